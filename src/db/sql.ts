@@ -1,0 +1,79 @@
+/**
+ * The narrow database seam: scoped clients, transactions and advisory locks, and the one helper
+ * that quotes identifiers. No SQL in Consort concatenates an unquoted identifier.
+ */
+import pg from 'pg';
+
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+export function quoteIdent(name: string): string {
+  if (name.includes('\u0000')) throw new Error('identifier contains a NUL byte');
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function quoteLiteral(value: string): string {
+  if (value.includes('\u0000')) throw new Error('literal contains a NUL byte');
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+export async function withClient<T>(
+  connectionString: string,
+  fn: (client: pg.Client) => Promise<T>,
+  options: { applicationName?: string } = {},
+): Promise<T> {
+  const client = new pg.Client({
+    connectionString,
+    application_name: options.applicationName ?? 'consort',
+    connectionTimeoutMillis: 10_000,
+  });
+  // A server shutting down under us must surface as a rejected query, not an unhandled 'error'.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function withTransaction<T>(client: Queryable, fn: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await fn();
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Session-level advisory lock keyed by text; released even if `fn` throws. */
+export async function withAdvisoryLock<T>(client: Queryable, key: string, fn: () => Promise<T>): Promise<T> {
+  await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+  try {
+    return await fn();
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => undefined);
+  }
+}
+
+export async function tryAdvisoryLock(client: Queryable, key: string): Promise<boolean> {
+  const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+  return rows[0].ok === true;
+}
+
+export async function advisoryUnlock(client: Queryable, key: string): Promise<void> {
+  await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+}
+
+/** Replace the database of a connection string, keeping credentials and parameters. */
+export function withDatabase(connectionString: string, database: string): string {
+  const url = new URL(connectionString);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  return url.toString();
+}
+
+export function pgErrorCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
+}

@@ -1,0 +1,75 @@
+/**
+ * The one port every lane uses to get isolated databases. Providers: `local` (embedded
+ * PostgreSQL 18), `postgres` (any server, 15–18), and later `lakebase` and `neon`.
+ */
+export type ProviderName = 'local' | 'postgres';
+
+/** How a provider makes a branch: `clone` = copy-on-write, `copy` = full copy, `native` = the service's own. */
+export type BranchMode = 'clone' | 'copy' | 'native';
+
+export interface BranchRecord {
+  name: string;
+  /** `null` only for the root branch `main`. */
+  parent: string | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+  /** The git branch this database branch is paired with, if any. */
+  gitBranch: string | null;
+  /** The physical database that holds the branch (informational). */
+  database: string;
+}
+
+export interface CreateBranchOptions {
+  name: string;
+  /** Defaults to `main`. */
+  parent?: string;
+  /** Time to live in milliseconds; `gc` removes the branch after it. */
+  ttlMs?: number;
+  gitBranch?: string;
+  /**
+   * A parent with open connections cannot be used as a template. By default that is an error that
+   * names the connected applications; `true` terminates those sessions first.
+   */
+  terminateConnections?: boolean;
+}
+
+export interface DeleteBranchOptions {
+  recursive?: boolean;
+  terminateConnections?: boolean;
+}
+
+export interface Capabilities {
+  provider: ProviderName;
+  mode: BranchMode;
+  /** Why this mode was chosen, in words (e.g. "data directory on ext4: no reflinks"). */
+  modeReason: string;
+  serverVersion: string;
+}
+
+export interface GcResult {
+  deleted: string[];
+  /** Half-made work from crashed processes that was finished or rolled back. */
+  repaired: string[];
+  /** Expired branches kept because they still have live children. */
+  kept: { name: string; reason: string }[];
+}
+
+export type EnsureOutcome = 'created' | 'reused' | 'recreated';
+
+export interface BranchProvider {
+  readonly name: ProviderName;
+  capabilities(): Promise<Capabilities>;
+  create(options: CreateBranchOptions): Promise<BranchRecord>;
+  /** Reuse the branch if it came from the same parent; recreate it if the parent differs. */
+  ensure(options: CreateBranchOptions): Promise<{ branch: BranchRecord; outcome: EnsureOutcome }>;
+  get(name: string): Promise<BranchRecord | undefined>;
+  list(): Promise<BranchRecord[]>;
+  delete(name: string, options?: DeleteBranchOptions): Promise<string[]>;
+  /** Throw away the branch's changes: it becomes a fresh copy of its parent's current state. */
+  reset(name: string, options?: { terminateConnections?: boolean }): Promise<BranchRecord>;
+  /** A connection string for the branch (contains credentials: never log it unmasked). */
+  connectionUri(name: string): Promise<string>;
+  gc(now?: Date): Promise<GcResult>;
+  /** Release pooled connections (the server keeps running). */
+  close(): Promise<void>;
+}
