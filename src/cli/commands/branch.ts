@@ -1,0 +1,120 @@
+/** `consort branch …`: create, list, delete, reset, url and gc database branches. */
+import { Command } from 'commander';
+import { parseDuration } from '../../core/duration.js';
+import { maskUrl } from '../../core/redact.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { CliContext } from '../context.js';
+import { branchJson, printJson, relativeTime, table } from '../output.js';
+
+type Ctx = (cmd: Command) => CliContext;
+
+async function recordJson(p: BranchProvider, name: string, showSecrets: boolean) {
+  const [branch, url, caps] = await Promise.all([p.get(name), p.connectionUri(name), p.capabilities()]);
+  return branchJson(branch!, url, caps.mode, showSecrets);
+}
+
+export function branchCommand(ctx: Ctx): Command {
+  const branch = new Command('branch').description('create, list, reset and delete database branches');
+
+  branch
+    .command('create <name>')
+    .description('fork a new branch from a parent (copy-on-write where the filesystem allows)')
+    .option('--from <parent>', 'parent branch', 'main')
+    .option('--ttl <duration>', 'remove with `branch gc` after this long (e.g. 1h, 7d)')
+    .option('--git-branch <name>', 'record the git branch this database branch is paired with')
+    .option('--terminate-connections', 'end sessions connected to the parent instead of failing')
+    .option('--show-secrets', 'print the connection URL with its password')
+    .action(async (name: string, o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean }, cmd: Command) => {
+      const c = ctx(cmd);
+      const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl);
+      await c.withProvider(async (p) => {
+        const started = performance.now();
+        await p.create({
+          name, parent: o.from,
+          ...(ttlMs !== undefined ? { ttlMs } : {}),
+          ...(o.gitBranch ? { gitBranch: o.gitBranch } : {}),
+          terminateConnections: o.terminateConnections === true,
+        });
+        const ms = performance.now() - started;
+        const record = await recordJson(p, name, o.showSecrets === true);
+        if (c.json) printJson(c.io, { ...record, durationMs: Math.round(ms) });
+        else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
+      });
+    });
+
+  branch
+    .command('list')
+    .description('list branches')
+    .option('--show-secrets', 'include passwords in URLs')
+    .action(async (o: { showSecrets?: boolean }, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        const branches = await p.list();
+        const records = await Promise.all(branches.map((b) => recordJson(p, b.name, o.showSecrets === true)));
+        if (c.json) return printJson(c.io, records);
+        const now = new Date();
+        c.io.out(table([
+          ['NAME', 'PARENT', 'CREATED', 'EXPIRES', 'GIT BRANCH'],
+          ...branches.map((b) => [b.name, b.parent ?? '-', relativeTime(b.createdAt, now), relativeTime(b.expiresAt, now), b.gitBranch ?? '-']),
+        ]));
+      });
+    });
+
+  branch
+    .command('delete <name>')
+    .description('delete a branch (and, with --recursive, everything forked from it)')
+    .option('--recursive', 'also delete child branches')
+    .option('--terminate-connections', 'end sessions connected to the branch instead of failing')
+    .action(async (name: string, o: { recursive?: boolean; terminateConnections?: boolean }, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        const deleted = await p.delete(name, { recursive: o.recursive === true, terminateConnections: o.terminateConnections === true });
+        if (c.json) printJson(c.io, { deleted });
+        else c.io.out(`Deleted ${deleted.join(', ')}`);
+      });
+    });
+
+  branch
+    .command('reset <name>')
+    .description("throw away a branch's changes: it becomes a fresh copy of its parent")
+    .option('--terminate-connections', 'end sessions connected to the branch or its parent instead of failing')
+    .action(async (name: string, o: { terminateConnections?: boolean }, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        const b = await p.reset(name, { terminateConnections: o.terminateConnections === true });
+        if (c.json) printJson(c.io, await recordJson(p, name, false));
+        else c.io.out(`Reset ${name} to the current state of ${b.parent}`);
+      });
+    });
+
+  branch
+    .command('url <name>')
+    .description('print the connection URL of a branch (with its password: for DATABASE_URL=$(…))')
+    .option('--masked', 'hide the password')
+    .action(async (name: string, o: { masked?: boolean }, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        const url = await p.connectionUri(name);
+        const shown = o.masked ? maskUrl(url) : url;
+        if (c.json) printJson(c.io, { name, url: shown });
+        else c.io.out(shown);
+      });
+    });
+
+  branch
+    .command('gc')
+    .description('delete expired branches and finish or roll back work a crashed process left behind')
+    .action(async (_o: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        const result = await p.gc();
+        if (c.json) return printJson(c.io, result);
+        const lines = [`Deleted ${result.deleted.length} expired branch(es)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`];
+        if (result.repaired.length) lines.push(`Cleaned up after interrupted operations: ${result.repaired.join(', ')}`);
+        for (const k of result.kept) lines.push(`Kept ${k.name}: ${k.reason}`);
+        c.io.out(lines.join('\n'));
+      });
+    });
+
+  return branch;
+}

@@ -1,0 +1,57 @@
+/** `consort db start|stop|status`: the embedded PostgreSQL server of the `local` provider. */
+import { Command } from 'commander';
+import { serverDir } from '../../branches/local/paths.js';
+import { EmbeddedServer } from '../../branches/local/server.js';
+import { ConsortError } from '../../core/errors.js';
+import { maskUrl } from '../../core/redact.js';
+import type { CliContext } from '../context.js';
+import { printJson } from '../output.js';
+
+type Ctx = (cmd: Command) => CliContext;
+
+function server(c: CliContext): EmbeddedServer {
+  if (c.providerName !== 'local') {
+    throw new ConsortError('invalid-input', `\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`, {
+      hint: 'Drop --provider, or manage that server with its own tools.',
+    });
+  }
+  return new EmbeddedServer(serverDir(c.root, c.env), (m) => c.io.err(m));
+}
+
+export function dbCommand(ctx: Ctx): Command {
+  const db = new Command('db').description("the local provider's embedded PostgreSQL 18 server");
+
+  db.command('start')
+    .description('start the server (initialising it on first use); later commands reuse it')
+    .action(async (_o: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      const info = await server(c).start();
+      if (c.json) printJson(c.io, { running: true, startedNow: info.startedNow, port: info.port, pid: info.pid, dataDir: info.dataDir, url: maskUrl(info.url) });
+      else c.io.out(`${info.startedNow ? 'Started' : 'Already running'}: ${maskUrl(info.url)} (pid ${info.pid}, data ${info.dataDir})`);
+    });
+
+  db.command('stop')
+    .description('stop the server (branches are kept on disk)')
+    .action(async (_o: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      const stopped = await server(c).stop();
+      if (c.json) printJson(c.io, { stopped });
+      else c.io.out(stopped ? 'Stopped' : 'Not running');
+    });
+
+  db.command('status')
+    .description('show whether the server runs, where its data lives and its port')
+    .action(async (_o: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      const s = await server(c).status();
+      if (c.json) return printJson(c.io, s);
+      c.io.out([
+        `running:     ${s.running ? `yes (pid ${s.pid})` : 'no'}`,
+        `initialised: ${s.initialised ? `yes (PostgreSQL ${s.version})` : 'no (first use initialises it)'}`,
+        `data dir:    ${s.dataDir}`,
+        `port:        ${s.port ?? '-'}`,
+      ].join('\n'));
+    });
+
+  return db;
+}
