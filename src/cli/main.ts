@@ -4,6 +4,7 @@ import { isConsortError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { branchCommand } from './commands/branch.js';
 import { dbCommand } from './commands/db.js';
+import { demoCommand } from './commands/demo.js';
 import { makeContext } from './context.js';
 import { processIo, type Io } from './output.js';
 
@@ -19,7 +20,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   const ctx = (cmd: Command) => makeContext(cmd.optsWithGlobals(), io, env);
-  for (const sub of [dbCommand(ctx), branchCommand(ctx)]) {
+  for (const sub of [dbCommand(ctx), branchCommand(ctx), demoCommand(ctx)]) {
     sub.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
     for (const c of sub.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
     program.addCommand(sub);

@@ -18,6 +18,9 @@ export const SYSTEM_PG_URL = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresq
 export interface TestProvider {
   provider: TemplateBranchProvider;
   adminUrl: string;
+  /** local: the server's data directory; postgres: the test's namespace. */
+  dataDir?: string;
+  namespace: string;
   cleanup: () => Promise<void>;
 }
 
@@ -28,6 +31,8 @@ export async function localTestProvider(): Promise<TestProvider> {
   return {
     provider,
     adminUrl: server.url,
+    dataDir,
+    namespace: 'local',
     cleanup: async () => {
       await provider.close();
       await new EmbeddedServer(dataDir).stop();
@@ -42,6 +47,7 @@ export async function postgresTestProvider(): Promise<TestProvider> {
   return {
     provider,
     adminUrl: SYSTEM_PG_URL,
+    namespace,
     cleanup: async () => {
       await provider.close();
       await dropNamespace(namespace);

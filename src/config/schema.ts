@@ -1,0 +1,210 @@
+/**
+ * The project configuration (`.github/consort.yml` or `consort.config.json`) as one zod schema.
+ * It is the single source of truth: the TypeScript type, the defaults, the editor JSON Schema
+ * (`schema/consort.schema.json`) and the "did you mean" key list are all derived from it.
+ * Secrets never live here: connection URLs come from the environment (see CONFIG_ENV_VARS).
+ */
+import { z } from 'zod';
+import { branchNameProblem, MAX_BRANCH_NAME } from '../core/branch-name.js';
+import { parseDuration } from '../core/duration.js';
+import { redact } from '../core/redact.js';
+
+export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const;
+export const CHECK_STAGES = ['migrations', 'lint', 'reversibility', 'suite'] as const;
+export const LINT_LEVELS = ['error', 'warning', 'none'] as const;
+
+export type Provider = (typeof PROVIDERS)[number];
+export type CheckStage = (typeof CHECK_STAGES)[number];
+
+/** Settings that are deliberately read from the environment, never from the committed file. */
+export const CONFIG_ENV_VARS = {
+  /** Admin connection URL for the `postgres` provider (it carries a password). */
+  postgresUrl: 'CONSORT_POSTGRES_URL',
+  /** Where the `local` provider keeps its embedded server's data directory. */
+  dataDir: 'CONSORT_DATA_DIR',
+} as const;
+
+// For editors only: the refinements below (branchNameProblem) are what Consort enforces.
+const BRANCH_PATTERN = '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$';
+
+// A namespace prefixes every branch name, so it must leave room inside the 63-character limit.
+const MAX_NAMESPACE = 24;
+
+function isDuration(text: string): boolean {
+  try {
+    parseDuration(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const DURATION_EXAMPLES = 'such as 90s, 15m, 1h30m or 7d';
+
+const duration = (description: string) =>
+  z
+    .string({ error: (iss) => `expected a duration such as 15m (a number needs a unit), got ${show(iss.input)}` })
+    .refine(isDuration, { error: (iss) => `expected a positive duration ${DURATION_EXAMPLES}, got ${show(iss.input)}` })
+    .meta({ description, pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d|w))+$', examples: ['15m', '1h30m', '7d'] });
+
+const branchName = (description: string, maxLength: number = MAX_BRANCH_NAME) =>
+  z
+    .string()
+    .max(maxLength, { error: `must be at most ${maxLength} characters` })
+    .refine((name) => branchNameProblem(name) === undefined, {
+      error: (iss) => `${show(iss.input)} is not a valid branch name: it ${branchNameProblem(String(iss.input))}`,
+    })
+    .meta({ description, pattern: BRANCH_PATTERN });
+
+const nonEmpty = () => z.string().min(1, { error: 'must not be empty' });
+
+// Paths are resolved against the repository root (the App reads them through the GitHub API),
+// so absolute paths and `..` would point outside anything Consort can see.
+const repoPath = (description: string) =>
+  nonEmpty()
+    .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), {
+      error: 'must be a path relative to the repository root, without ".."',
+    })
+    .meta({ description });
+
+const uniqueList = <T extends z.ZodType<string>>(item: T) =>
+  z
+    .array(item)
+    .refine((items) => new Set(items).size === items.length, { error: 'lists an entry more than once' })
+    .meta({ uniqueItems: true });
+
+export const seedShape = {
+  file: repoPath('A SQL file run against the baseline branch.').optional(),
+  command: nonEmpty().meta({ description: 'A shell command run with the baseline URL in suite.env.' }).optional(),
+};
+
+export type Seed = { kind: 'file'; path: string } | { kind: 'command'; command: string };
+
+const seed = z
+  .strictObject(seedShape)
+  .refine((s) => (s.file === undefined) !== (s.command === undefined), {
+    error: 'set exactly one of "file" or "command"',
+  })
+  .transform((s): Seed =>
+    s.file !== undefined ? { kind: 'file', path: s.file } : { kind: 'command', command: s.command ?? '' },
+  )
+  // With only two allowed keys, "exactly one property" tells editors "file or command, not both".
+  .meta({
+    description: 'Data applied once when a baseline branch is built: a SQL file or a command.',
+    minProperties: 1,
+    maxProperties: 1,
+  });
+
+export const databaseShape = {
+  provider: z
+    .enum(PROVIDERS)
+    .default('local')
+    .meta({ description: 'Where branches live. Credentials come from the environment.' }),
+  parent: branchName('The branch every PR and test branch is forked from.').default('main'),
+  namespace: branchName('Prefix for branch names, so repositories can share a server.', MAX_NAMESPACE).optional(),
+  ttl: duration('Branches older than this are removed by gc (default: kept until their PR closes).').optional(),
+  seed: seed.optional(),
+};
+
+export const migrationsShape = {
+  dir: repoPath('Directory of versioned migrations (node-pg-migrate).').default('migrations'),
+  table: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+      error: 'must be a plain SQL identifier (letters, digits, "_"; at most 63)',
+    })
+    .default('pgmigrations')
+    .meta({ description: 'Table node-pg-migrate records applied migrations in.' }),
+};
+
+export const suiteShape = {
+  command: nonEmpty().default('npm test').meta({ description: 'The command that runs the project tests.' }),
+  env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name (letters, digits, "_")' })
+    .default('DATABASE_URL')
+    .meta({ description: 'Environment variable that receives the branch connection URL.' }),
+  reports: z
+    .union([nonEmpty(), z.array(nonEmpty())], { error: 'expected a glob or a list of globs' })
+    .transform((r) => (typeof r === 'string' ? [r] : r))
+    .default([])
+    .meta({ description: 'JUnit XML report glob(s) the suite writes, for per-test results.' }),
+  timeout: duration('The suite is stopped after this long.').default('15m'),
+};
+
+export const lintShape = {
+  rules: uniqueList(z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }))
+    .default([])
+    .meta({ description: 'Squawk rules to exclude (turn off).' }),
+  failOn: z.enum(LINT_LEVELS).default('error').meta({ description: 'Lowest finding level that fails the lint stage.' }),
+};
+
+export const reversibilityShape = {
+  enabled: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'Prove every migration reverses (up, down, up on a throwaway branch).' }),
+};
+
+export const checkShape = {
+  blocking: uniqueList(z.enum(CHECK_STAGES))
+    .default([...CHECK_STAGES])
+    .meta({ description: 'Stages whose failure fails the merge-gate check; the rest only report.' }),
+};
+
+const sections = {
+  database: databaseShape,
+  migrations: migrationsShape,
+  suite: suiteShape,
+  lint: lintShape,
+  reversibility: reversibilityShape,
+  check: checkShape,
+};
+
+// `prefault` (not `default`) so an absent section is parsed from `{}` and gets its inner defaults.
+export const ConsortConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional().meta({ description: 'JSON Schema reference for editors; ignored by Consort.' }),
+    database: z.strictObject(databaseShape).prefault({}),
+    migrations: z.strictObject(migrationsShape).prefault({}),
+    suite: z.strictObject(suiteShape).prefault({}),
+    lint: z.strictObject(lintShape).prefault({}),
+    reversibility: z.strictObject(reversibilityShape).prefault({}),
+    check: z.strictObject(checkShape).prefault({}),
+  })
+  .meta({ title: 'Consort configuration', description: 'Settings for .github/consort.yml or consort.config.json.' });
+
+/** The configuration after parsing: every defaulted key is present. */
+export type ConsortConfig = z.output<typeof ConsortConfigSchema>;
+/** What a user may write in the file: everything optional. */
+export type ConsortConfigInput = z.input<typeof ConsortConfigSchema>;
+
+/** A fresh, fully defaulted configuration (fresh so callers cannot mutate a shared one). */
+export function defaultConfig(): ConsortConfig {
+  return ConsortConfigSchema.parse({});
+}
+
+/** Every key a file may contain, dotted (`suite.command`), for "did you mean" suggestions. */
+export const KNOWN_KEYS: readonly string[] = [
+  '$schema',
+  ...Object.entries(sections).flatMap(([section, shape]) => [
+    section,
+    ...Object.keys(shape).map((key) => `${section}.${key}`),
+  ]),
+  ...Object.keys(seedShape).map((key) => `database.seed.${key}`),
+];
+
+/**
+ * A value as it appears in messages: lists and maps named, not dumped; strings quoted, shortened
+ * and with URL passwords masked, since a value typed under the wrong key may well be a secret.
+ */
+export function show(value: unknown): string {
+  if (value === null || value === undefined) return 'an empty value';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  if (typeof value === 'string') {
+    const masked = redact(value);
+    return JSON.stringify(masked.length > 60 ? `${masked.slice(0, 57)}...` : masked);
+  }
+  return `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * Crash safety: a process killed mid-create, or leftovers of interrupted resets and deletes,
+ * leave nothing half-made that gc (or the next create of that name) does not clean up.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { withDatabase } from '../../src/db/sql.js';
+import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+const BIN = path.resolve('bin/consort.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function catalogState(t: TestProvider, name: string, namespace: string): Promise<string | undefined> {
+  const rows = await query<{ state: string }>(withDatabase(t.adminUrl, 'consort_catalog'), 'SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2', [namespace, name]);
+  return rows[0]?.state;
+}
+
+async function databaseExists(t: TestProvider, db: string): Promise<boolean> {
+  return (await query(t.adminUrl, 'SELECT 1 FROM pg_database WHERE datname = $1', [db])).length > 0;
+}
+
+describe('a create killed half-way (local provider, real process)', () => {
+  let t: TestProvider;
+  let dataDir: string;
+  beforeAll(async () => {
+    t = await localTestProvider();
+    dataDir = t.dataDir!;
+  });
+  afterAll(async () => t?.cleanup());
+
+  it('is rolled back by gc, and the name can be created again', async () => {
+    await t.provider.create({ name: 'big' });
+    // Enough data that the copy takes long enough to be interrupted.
+    await query(await t.provider.connectionUri('big'), "CREATE TABLE blob AS SELECT g, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 300000) g; CHECKPOINT");
+    const child = spawn(process.execPath, [BIN, 'branch', 'create', 'victim', '--from', 'big'], {
+      env: { ...process.env, CONSORT_DATA_DIR: dataDir },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    let seen = false;
+    for (let i = 0; i < 5000 && !seen; i++) {
+      seen = (await catalogState(t, 'victim', 'local')) === 'creating';
+      if (!seen) await sleep(2);
+    }
+    expect(seen).toBe(true);
+    child.kill('SIGKILL');
+    await exited;
+
+    expect(await t.provider.get('victim')).toBeUndefined();
+    let repaired: string[] = [];
+    for (let i = 0; i < 100 && !repaired.includes('victim'); i++) {
+      repaired = (await t.provider.gc()).repaired;
+      if (!repaired.includes('victim')) await sleep(100); // the killed session's copy may still be finishing
+    }
+    expect(repaired).toContain('victim');
+    expect(await catalogState(t, 'victim', 'local')).toBeUndefined();
+    expect(await databaseExists(t, 'victim')).toBe(false);
+    await t.provider.create({ name: 'victim', parent: 'big' });
+    expect(await query(await t.provider.connectionUri('victim'), 'SELECT count(*)::int AS n FROM blob')).toEqual([{ n: 300000 }]);
+  });
+});
+
+describe.each([
+  ['local', localTestProvider, ''],
+  ['postgres', postgresTestProvider, undefined],
+])('%s provider: leftovers of dead processes', (_name, make, prefix) => {
+  let t: TestProvider;
+  let namespace: string;
+  let dbPrefix: string;
+  beforeAll(async () => {
+    t = await make();
+    await t.provider.capabilities();
+    namespace = t.namespace;
+    dbPrefix = prefix ?? `${namespace}_`;
+  });
+  afterAll(async () => t?.cleanup());
+
+  const catalogUrl = () => withDatabase(t.adminUrl, 'consort_catalog');
+
+  it('a row left "creating" with its database is cleaned up by the next create of that name', async () => {
+    const db = `${dbPrefix}ghost`;
+    await query(t.adminUrl, `CREATE DATABASE "${db}"`);
+    await query(catalogUrl(), "INSERT INTO consort.branches (namespace, name, parent, database, state) VALUES ($1, 'ghost', 'main', $2, 'creating')", [namespace, db]);
+    expect(await t.provider.get('ghost')).toBeUndefined();
+    const created = await t.provider.create({ name: 'ghost' });
+    expect(created.parent).toBe('main');
+    expect(await catalogState(t, 'ghost', namespace)).toBe('ready');
+  });
+
+  it('an interrupted reset is finished by gc with the new copy in place', async () => {
+    await t.provider.create({ name: 'half-reset' });
+    const row = (await t.provider.get('half-reset'))!;
+    await query(await t.provider.connectionUri('half-reset'), 'CREATE TABLE old_state (x int)');
+    const pending = `${dbPrefix}consort_tmp_test01`;
+    await query(t.adminUrl, `CREATE DATABASE "${pending}" TEMPLATE "${(await t.provider.get('main'))!.database}"`);
+    await query(catalogUrl(), "UPDATE consort.branches SET state = 'resetting', pending_database = $3 WHERE namespace = $1 AND name = $2", [namespace, 'half-reset', pending]);
+    const result = await t.provider.gc();
+    expect(result.repaired).toEqual(['half-reset']);
+    expect(await databaseExists(t, pending)).toBe(false);
+    expect(await query(await t.provider.connectionUri('half-reset'), "SELECT to_regclass('old_state') IS NULL AS fresh")).toEqual([{ fresh: true }]);
+    expect((await t.provider.get('half-reset'))!.database).toBe(row.database);
+  });
+
+  it('an interrupted delete is finished by gc', async () => {
+    await t.provider.create({ name: 'half-deleted' });
+    const db = (await t.provider.get('half-deleted'))!.database;
+    await query(catalogUrl(), "UPDATE consort.branches SET state = 'deleting' WHERE namespace = $1 AND name = 'half-deleted'", [namespace]);
+    expect((await t.provider.list()).map((b) => b.name)).not.toContain('half-deleted');
+    expect((await t.provider.gc()).repaired).toEqual(['half-deleted']);
+    expect(await databaseExists(t, db)).toBe(false);
+  });
+});
+

@@ -1,0 +1,132 @@
+/** The CLI contract other issues and users script against: JSON shapes, exit codes, one-line errors. */
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { runCli } from '../../src/cli/main.js';
+import { SYSTEM_PG_URL, query } from '../helpers/servers.js';
+
+const run = promisify(execFile);
+
+async function cli(args: string[], env: NodeJS.ProcessEnv) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  return { code, stdout, stderr };
+}
+
+describe('consort CLI on the local provider', () => {
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-cli-'));
+    await chmod(dataDir, 0o755);
+    env = { ...process.env, CONSORT_DATA_DIR: dataDir };
+  });
+  afterAll(async () => {
+    await new EmbeddedServer(dataDir).stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('db start/status report the server, with the password masked', async () => {
+    const started = await cli(['db', 'start', '--json'], env);
+    expect(started.code).toBe(0);
+    const info = JSON.parse(started.stdout);
+    expect(info).toMatchObject({ running: true, dataDir });
+    expect(info.url).toMatch(/^postgresql:\/\/postgres:\*\*\*\*@127\.0\.0\.1:\d+\/postgres$/);
+    const status = JSON.parse((await cli(['db', 'status', '--json'], env)).stdout);
+    expect(status).toMatchObject({ running: true, initialised: true, version: '18', port: info.port });
+  });
+
+  it('branch create --json prints the documented record', async () => {
+    const r = await cli(['branch', 'create', 'pr-7', '--ttl', '2h', '--git-branch', 'feature/seven', '--json'], env);
+    expect(r.code).toBe(0);
+    const rec = JSON.parse(r.stdout);
+    expect(Object.keys(rec)).toEqual(expect.arrayContaining(['name', 'parent', 'createdAt', 'expiresAt', 'url', 'mode']));
+    expect(rec).toMatchObject({ name: 'pr-7', parent: 'main', gitBranch: 'feature/seven', mode: expect.stringMatching(/^(clone|copy)$/) });
+    const ttl = Date.parse(rec.expiresAt) - Date.parse(rec.createdAt);
+    expect(ttl).toBeGreaterThan(7_100_000);
+    expect(ttl).toBeLessThan(7_300_000);
+    expect(rec.url).toContain(':****@');
+  });
+
+  it('branch url prints a working URL; list --json masks it unless asked', async () => {
+    const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
+    expect(await query(url, 'SELECT current_database() AS db')).toEqual([{ db: 'pr-7' }]);
+    const list = JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout);
+    expect(list.map((b: { name: string }) => b.name)).toEqual(['main', 'pr-7']);
+    expect(JSON.stringify(list)).not.toContain(new URL(url).password);
+    const secret = JSON.parse((await cli(['branch', 'list', '--json', '--show-secrets'], env)).stdout);
+    expect(secret[1].url).toBe(url);
+  });
+
+  it('errors are one line on stderr with a non-zero exit and the fix', async () => {
+    const bad = await cli(['branch', 'create', 'Feature/X'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toContain('Use "feature-x" instead');
+    const main = await cli(['branch', 'delete', 'main'], env);
+    expect(main.code).toBe(1);
+    expect(main.stderr).toContain('cannot be deleted');
+    const usage = await cli(['branch', 'create'], env);
+    expect(usage.code).toBe(2);
+  });
+
+  it('reset, delete and gc work from the command line', async () => {
+    expect((await cli(['branch', 'create', 'tmp', '--from', 'pr-7', '--ttl', '1s'], env)).code).toBe(0);
+    expect((await cli(['branch', 'reset', 'tmp'], env)).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1100));
+    const gc = JSON.parse((await cli(['branch', 'gc', '--json'], env)).stdout);
+    expect(gc.deleted).toEqual(['tmp']);
+    const del = JSON.parse((await cli(['branch', 'delete', 'pr-7', '--json'], env)).stdout);
+    expect(del).toEqual({ deleted: ['pr-7'] });
+  });
+
+  it('two projects on one machine do not see each other', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'consort-cli-other-'));
+    await chmod(other, 0o755);
+    try {
+      const env2 = { ...process.env, CONSORT_DATA_DIR: other };
+      await cli(['branch', 'create', 'only-here'], env2);
+      const mine = JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map((b: { name: string }) => b.name);
+      expect(mine).not.toContain('only-here');
+    } finally {
+      await new EmbeddedServer(other).stop();
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('consort CLI on the postgres provider', () => {
+  it('refuses a missing CONSORT_POSTGRES_URL with the fix, and works with one', async () => {
+    const env = { ...process.env, CONSORT_POSTGRES_URL: undefined };
+    const missing = await cli(['--provider', 'postgres', 'branch', 'list'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('CONSORT_POSTGRES_URL');
+    const ns = `cli${Date.now().toString(36)}`;
+    const env2 = { ...process.env, CONSORT_POSTGRES_URL: SYSTEM_PG_URL };
+    const created = await cli(['--provider', 'postgres', '--namespace', ns, 'branch', 'create', 'one', '--json'], env2);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout).database).toBe(`${ns}_one`);
+    expect((await cli(['--provider', 'postgres', '--namespace', ns, 'branch', 'delete', 'one'], env2)).code).toBe(0);
+    await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS "${ns}_main"`);
+    await query(SYSTEM_PG_URL.replace(/\/postgres$/, '/consort_catalog'), 'DELETE FROM consort.branches WHERE namespace = $1', [ns]);
+  });
+
+  it('refuses the local-only db command for another provider', async () => {
+    const r = await cli(['--provider', 'postgres', 'db', 'status'], process.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('local provider');
+  });
+});
+
+describe('the installed bin', () => {
+  it('prints help for every command and exits 0', async () => {
+    for (const args of [['--help'], ['branch', '--help'], ['db', '--help'], ['branch', 'create', '--help']]) {
+      const { stdout } = await run(process.execPath, [path.resolve('bin/consort.js'), ...args]);
+      expect(stdout).toContain('Usage: consort');
+    }
+  });
+});

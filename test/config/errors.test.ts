@@ -1,0 +1,224 @@
+import { checkConfigText, ConfigError, parseConfigText } from '../../src/config/load.js';
+import { isConsortError } from '../../src/core/errors.js';
+
+/** The thrown error's problem lines, without the heading. */
+function problemLines(text: string, file: string): string[] {
+  try {
+    parseConfigText(text, file);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return e.message.split('\n').slice(1);
+  }
+  throw new Error('expected the configuration to be rejected');
+}
+
+describe('errors name the file, line, column and key', () => {
+  const Y = '.github/consort.yml';
+  const EXAMPLES = 'such as 90s, 15m, 1h30m or 7d';
+
+  it.each([
+    [
+      'an enum value',
+      'lint:\n  failOn: fatal\n',
+      [`${Y}:2:3 lint.failOn: expected one of error|warning|none, got "fatal"`],
+    ],
+    [
+      'a misspelt key',
+      'suite:\n  comand: x\n',
+      [`${Y}:2:3 unknown key "suite.comand" (did you mean "suite.command"?)`],
+    ],
+    ['a misplaced key', 'timeout: 3m\n', [`${Y}:1:1 unknown key "timeout" (did you mean "suite.timeout"?)`]],
+    [
+      'a key in the wrong case',
+      'lint:\n  failon: none\n',
+      [`${Y}:2:3 unknown key "lint.failon" (did you mean "lint.failOn"?)`],
+    ],
+    ['a key with no close match', 'colour: red\n', [`${Y}:1:1 unknown key "colour"`]],
+    [
+      'a misspelt dotted key',
+      'suite.comand: x\n',
+      [`${Y}:1:1 unknown key "suite.comand" (did you mean "suite.command"?)`],
+    ],
+    [
+      'a flat dotted key',
+      'lint:\n  failOn: none\nsuite.command: make\n',
+      [`${Y}:3:1 unknown key "suite.command": dotted names are not expanded; nest "command" under "suite"`],
+    ],
+    ['a number for a string', 'suite:\n  command: 42\n', [`${Y}:2:3 suite.command: expected a string, got number 42`]],
+    [
+      'a string for a boolean',
+      'reversibility:\n  enabled: yes\n',
+      [`${Y}:2:3 reversibility.enabled: expected true or false, got "yes"`],
+    ],
+    ['an empty section', 'suite:\n', [`${Y}:1:1 suite: expected a map, got an empty value`]],
+    ['a list for the whole file', '- a\n', [`${Y}:1:1 the file must be a map of settings, got a list`]],
+    [
+      'a bad duration',
+      'database:\n  ttl: 7days\n',
+      [`${Y}:2:3 database.ttl: expected a positive duration ${EXAMPLES}, got "7days"`],
+    ],
+    [
+      'a zero duration',
+      'suite:\n  timeout: 0s\n',
+      [`${Y}:2:3 suite.timeout: expected a positive duration ${EXAMPLES}, got "0s"`],
+    ],
+    [
+      'a duration without a unit',
+      'suite:\n  timeout: 15\n',
+      [`${Y}:2:3 suite.timeout: expected a duration such as 15m (a number needs a unit), got number 15`],
+    ],
+    [
+      'a bad list item (points at the item)',
+      'check:\n  blocking:\n    - lint\n    - deploy\n',
+      [`${Y}:4:7 check.blocking[1]: expected one of migrations|lint|reversibility|suite, got "deploy"`],
+    ],
+    ['a duplicated list item', 'lint:\n  rules: [a-b, a-b]\n', [`${Y}:2:3 lint.rules: lists an entry more than once`]],
+    [
+      'reports of the wrong type',
+      'suite:\n  reports: [1]\n',
+      [`${Y}:2:3 suite.reports: expected a glob or a list of globs`],
+    ],
+    [
+      'an invalid env name',
+      'suite:\n  env: 1X\n',
+      [`${Y}:2:3 suite.env: must be an environment variable name (letters, digits, "_")`],
+    ],
+    [
+      'a parent that is not a branch name',
+      'database:\n  parent: Main\n',
+      [`${Y}:2:3 database.parent: "Main" is not a valid branch name: it must start with a lowercase letter`],
+    ],
+    [
+      'a long namespace',
+      `database:\n  namespace: ${'a'.repeat(25)}\n`,
+      [`${Y}:2:3 database.namespace: must be at most 24 characters`],
+    ],
+    [
+      'a table that is not an identifier',
+      'migrations:\n  table: public.migrations\n',
+      [`${Y}:2:3 migrations.table: must be a plain SQL identifier (letters, digits, "_"; at most 63)`],
+    ],
+    [
+      'a path outside the repository',
+      'migrations:\n  dir: ../elsewhere\n',
+      [`${Y}:2:3 migrations.dir: must be a path relative to the repository root, without ".."`],
+    ],
+    [
+      'a seed with both forms',
+      'database:\n  seed: {file: a.sql, command: b}\n',
+      [`${Y}:2:3 database.seed: set exactly one of "file" or "command"`],
+    ],
+    [
+      'a seed with neither form',
+      'database:\n  seed: {}\n',
+      [`${Y}:2:3 database.seed: set exactly one of "file" or "command"`],
+    ],
+    [
+      'a YAML syntax error',
+      'suite: [1\nlint: 2\n',
+      [`${Y}:2:1 invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`],
+    ],
+    ['a duplicate YAML key', 'suite: {}\nsuite: {}\n', [`${Y}:2:1 invalid YAML: Map keys must be unique`]],
+  ])('reports %s', (_label, text, expected) => {
+    expect(problemLines(text, Y)).toEqual(expected);
+  });
+
+  it('masks URL passwords and shortens long values it quotes', () => {
+    const long = 'x'.repeat(80);
+    const text = `suite:\n  env: postgres://app:hunter2@db.internal/app\n  command: [x]\nlint:\n  failOn: ${long}\n`;
+    expect(problemLines(text, Y)).toEqual([
+      `${Y}:2:3 suite.env: must be an environment variable name (letters, digits, "_")`,
+      `${Y}:3:3 suite.command: expected a string, got a list`,
+      `${Y}:5:3 lint.failOn: expected one of error|warning|none, got "${'x'.repeat(57)}..."`,
+    ]);
+    expect(problemLines('suite:\n  timeout: postgres://app:hunter2@db/app\n', Y)).toEqual([
+      `${Y}:2:3 suite.timeout: expected a positive duration ${EXAMPLES}, got "postgres://app:****@db/app"`,
+    ]);
+  });
+
+  it('refuses a connection URL in the file and points at the environment', () => {
+    const text = 'database:\n  provider: postgres\n  postgres:\n    url: postgres://u:p@db/app\n';
+    let caught: unknown;
+    try {
+      parseConfigText(text, Y);
+    } catch (e) {
+      caught = e;
+    }
+    expect(isConsortError(caught, 'config')).toBe(true);
+    const error = caught as ConfigError;
+    expect(error.message.split('\n').slice(1)).toEqual([
+      `${Y}:3:3 key "database.postgres" is not allowed: connection URLs and other secrets are read from the ` +
+        'environment (CONSORT_POSTGRES_URL), never from the file',
+    ]);
+    expect(error.hint).toContain('CONSORT_POSTGRES_URL');
+    expect(error.message).not.toContain('u:p@db');
+  });
+
+  it('lists every problem, in file order, with a count and a hint', () => {
+    const text = 'suite:\n  comand: x\n  timeout: soon\nlint:\n  failOn: fatal\n';
+    let caught: unknown;
+    try {
+      parseConfigText(text, Y);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const error = caught as ConfigError;
+    expect(error.code).toBe('config');
+    expect(error.message).toBe(
+      [
+        `Invalid Consort configuration in ${Y} (3 problems):`,
+        `${Y}:2:3 unknown key "suite.comand" (did you mean "suite.command"?)`,
+        `${Y}:3:3 suite.timeout: expected a positive duration ${EXAMPLES}, got "soon"`,
+        `${Y}:5:3 lint.failOn: expected one of error|warning|none, got "fatal"`,
+      ].join('\n'),
+    );
+    expect(error.hint).toContain('docs/configuration.md');
+    expect(error.problems.map((p) => [p.line, p.column, p.key])).toEqual([
+      [2, 3, 'suite.comand'],
+      [3, 3, 'suite.timeout'],
+      [5, 3, 'lint.failOn'],
+    ]);
+  });
+});
+
+describe('JSON files', () => {
+  const J = 'consort.config.json';
+
+  it.each([
+    [
+      'a wrong type',
+      '{\n  "suite": {\n    "timeout": 15\n  }\n}\n',
+      [`${J}:3:5 suite.timeout: expected a duration such as 15m (a number needs a unit), got number 15`],
+    ],
+    [
+      'an unknown key',
+      '{\n  "lint": { "failOn": "none", "rule": [] }\n}\n',
+      [`${J}:2:31 unknown key "lint.rule" (did you mean "lint.rules"?)`],
+    ],
+    [
+      'a tab-indented file',
+      '{\n\t"check": {\n\t\t"blocking": ["nope"]\n\t}\n}\n',
+      [`${J}:3:16 check.blocking[0]: expected one of migrations|lint|reversibility|suite, got "nope"`],
+    ],
+    [
+      'a syntax error',
+      '{\n  "suite": {\n    "command": "x",\n  }\n}\n',
+      [`${J}:4:3 invalid JSON: Expected double-quoted property name`],
+    ],
+    [
+      'a duplicate key',
+      '{\n  "suite": {},\n  "suite": {}\n}\n',
+      [`${J}:3:3 invalid JSON: a key appears twice in the same object`],
+    ],
+    ['an empty file', '', [`${J}: invalid JSON: Unexpected end of JSON input`]],
+    ['text after the object', '{}\n}', [`${J}:2:1 invalid JSON: Unexpected non-whitespace character after JSON`]],
+  ])('reports %s', (_label, text, expected) => {
+    expect(problemLines(text, J)).toEqual(expected);
+  });
+
+  it('treats any *.json name as JSON (so YAML-only syntax is refused)', () => {
+    expect(problemLines('suite: {}', 'custom.json')).toEqual([`custom.json: invalid JSON: Unexpected token 's'`]);
+    expect(checkConfigText('suite: {}', 'custom.yaml')).toMatchObject({ ok: true });
+  });
+});

@@ -1,0 +1,113 @@
+import { parseConfigText } from '../../src/config/load.js';
+import { CHECK_STAGES, type ConsortConfig, defaultConfig, PROVIDERS } from '../../src/config/schema.js';
+
+const FULL_YAML = `# yaml-language-server: $schema=../schema/consort.schema.json
+database:
+  provider: postgres
+  parent: staging
+  namespace: shop
+  ttl: 7d
+  seed:
+    file: db/seed.sql
+migrations:
+  dir: db/migrations
+  table: schema_migrations
+suite:
+  command: npm run test:integration
+  env: TEST_DATABASE_URL
+  reports:
+    - reports/junit.xml
+    - packages/*/junit.xml
+  timeout: 1h30m
+lint:
+  rules: [ban-drop-column, prefer-robust-stmts]
+  failOn: warning
+reversibility:
+  enabled: false
+check:
+  blocking: [migrations, suite]
+`;
+
+const FULL_CONFIG: ConsortConfig = {
+  database: {
+    provider: 'postgres',
+    parent: 'staging',
+    namespace: 'shop',
+    ttl: '7d',
+    seed: { kind: 'file', path: 'db/seed.sql' },
+  },
+  migrations: { dir: 'db/migrations', table: 'schema_migrations' },
+  suite: {
+    command: 'npm run test:integration',
+    env: 'TEST_DATABASE_URL',
+    reports: ['reports/junit.xml', 'packages/*/junit.xml'],
+    timeout: '1h30m',
+  },
+  lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning' },
+  reversibility: { enabled: false },
+  check: { blocking: ['migrations', 'suite'] },
+};
+
+describe('defaults', () => {
+  const DEFAULTS: ConsortConfig = {
+    database: { provider: 'local', parent: 'main' },
+    migrations: { dir: 'migrations', table: 'pgmigrations' },
+    suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
+    lint: { rules: [], failOn: 'error' },
+    reversibility: { enabled: true },
+    check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
+  };
+
+  it.each([
+    ['an empty YAML file', '', 'consort.yml'],
+    ['a YAML file with only comments', '# nothing yet\n', 'consort.yml'],
+    ['empty sections', 'database: {}\nsuite: {}\n', 'consort.yml'],
+    ['an empty JSON object', '{}', 'consort.config.json'],
+  ])('fills every key for %s', (_label, text, file) => {
+    expect(parseConfigText(text, file)).toEqual(DEFAULTS);
+  });
+
+  it('defaultConfig() returns the defaults, fresh each time', () => {
+    const first = defaultConfig();
+    expect(first).toEqual(DEFAULTS);
+    first.check.blocking.pop();
+    expect(defaultConfig().check.blocking).toEqual([...CHECK_STAGES]);
+  });
+
+  it('fills the keys a partial file leaves out', () => {
+    const config = parseConfigText('suite:\n  command: make test\n', 'consort.yml');
+    expect(config.suite).toEqual({ ...DEFAULTS.suite, command: 'make test' });
+    expect(config.database).toEqual(DEFAULTS.database);
+  });
+});
+
+describe('valid files', () => {
+  it('parses every key of a full YAML file', () => {
+    expect(parseConfigText(FULL_YAML, '.github/consort.yml')).toEqual(FULL_CONFIG);
+  });
+
+  it('parses the same settings written as JSON, with $schema', () => {
+    // The same settings as FULL_YAML; only the seed is written in its input form.
+    const input = { ...FULL_CONFIG, database: { ...FULL_CONFIG.database, seed: { file: 'db/seed.sql' } } };
+    const json = JSON.stringify({ $schema: './schema/consort.schema.json', ...input }, null, 2);
+    const expected = { ...FULL_CONFIG, $schema: './schema/consort.schema.json' };
+    expect(parseConfigText(json, 'consort.config.json')).toEqual(expected);
+  });
+
+  it.each([
+    ['a single report glob becomes a list', 'suite:\n  reports: junit.xml\n', { suite: { reports: ['junit.xml'] } }],
+    [
+      'a seed command',
+      'database:\n  seed:\n    command: npm run seed\n',
+      { database: { seed: { kind: 'command', command: 'npm run seed' } } },
+    ],
+    ['no blocking stage', 'check:\n  blocking: []\n', { check: { blocking: [] } }],
+    ['a compound duration', 'suite:\n  timeout: 1h30m\n', { suite: { timeout: '1h30m' } }],
+  ])('accepts %s', (_label, text, expected) => {
+    expect(parseConfigText(text, 'consort.yml')).toMatchObject(expected);
+  });
+
+  it.each(PROVIDERS)('accepts the provider %s', (provider) => {
+    expect(parseConfigText(`database:\n  provider: ${provider}\n`, 'consort.yml').database.provider).toBe(provider);
+  });
+});
