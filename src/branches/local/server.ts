@@ -145,7 +145,7 @@ export class EmbeddedServer {
     try {
       await pgInit.initialise();
     } catch (e) {
-      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(0, 400)}`, {
+      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(0, 400)} ${output.slice(-400).trim()}`, {
         hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
         cause: e,
       });
