@@ -137,6 +137,10 @@ export const lintShape = {
     .default([])
     .meta({ description: 'Squawk rules to exclude (turn off).' }),
   failOn: z.enum(LINT_LEVELS).default('error').meta({ description: 'Lowest finding level that fails the lint stage.' }),
+  severity: z
+    .record(z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }), z.enum(['error', 'warning']))
+    .default({})
+    .meta({ description: 'Per-rule level, over the defaults (rules that lock or break production, such as adding-required-field, are errors; the rest warnings).' }),
 };
 
 export const reversibilityShape = {

@@ -22,6 +22,9 @@ suite:
 lint:
   rules: [ban-drop-column, prefer-robust-stmts]
   failOn: warning
+  severity:
+    require-concurrent-index-creation: warning
+    prefer-bigint-over-int: error
 reversibility:
   enabled: false
 check:
@@ -43,7 +46,7 @@ const FULL_CONFIG: ConsortConfig = {
     reports: ['reports/junit.xml', 'packages/*/junit.xml'],
     timeout: '1h30m',
   },
-  lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning' },
+  lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning', severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' } },
   reversibility: { enabled: false },
   check: { blocking: ['migrations', 'suite'] },
 };
@@ -53,7 +56,7 @@ describe('defaults', () => {
     database: { provider: 'local', parent: 'main' },
     migrations: { dir: 'migrations', table: 'pgmigrations' },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
-    lint: { rules: [], failOn: 'error' },
+    lint: { rules: [], failOn: 'error', severity: {} },
     reversibility: { enabled: true },
     check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
   };

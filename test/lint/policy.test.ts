@@ -35,3 +35,19 @@ describe('lintVerdict', () => {
     expect(findings).toEqual([warning, error]);
   });
 });
+
+describe('applySeverity', () => {
+  const base = { message: 'm', file: 'a.sql', line: 1 };
+  it('raises dangerous rules to error, keeps advice as warnings, honours overrides', async () => {
+    const { applySeverity } = await import('../../src/lint/policy.js');
+    const findings = [
+      { ...base, rule: 'adding-required-field', level: 'warning' as const },
+      { ...base, rule: 'prefer-robust-stmts', level: 'warning' as const },
+      { ...base, rule: 'require-concurrent-index-creation', level: 'warning' as const },
+      { ...base, rule: 'syntax-error', level: 'error' as const },
+    ];
+    expect(applySeverity(findings).map((f) => f.level)).toEqual(['error', 'warning', 'error', 'error']);
+    expect(applySeverity(findings, { 'require-concurrent-index-creation': 'warning', 'prefer-robust-stmts': 'error' }).map((f) => f.level))
+      .toEqual(['error', 'error', 'warning', 'error']);
+  });
+});

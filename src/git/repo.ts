@@ -1,0 +1,74 @@
+/**
+ * The little of git the check lane needs: resolve refs, find a sensible default base, and read a
+ * directory's files as they are at a commit (without touching the working tree).
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ConsortError } from '../core/errors.js';
+
+const exec = promisify(execFile);
+
+async function git(root: string, args: string[], input?: string): Promise<string> {
+  try {
+    const child = exec('git', args, { cwd: root, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+    if (input !== undefined) child.child.stdin?.end(input);
+    return (await child).stdout;
+  } catch (e) {
+    const stderr = (e as { stderr?: string }).stderr?.trim();
+    throw new ConsortError('invalid-input', `git ${args[0]} failed: ${stderr || (e as Error).message}`, { cause: e });
+  }
+}
+
+export async function isGitRepo(root: string): Promise<boolean> {
+  return git(root, ['rev-parse', '--is-inside-work-tree']).then((o) => o.trim() === 'true', () => false);
+}
+
+export async function resolveCommit(root: string, ref: string): Promise<string> {
+  try {
+    return (await git(root, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
+  } catch {
+    throw new ConsortError('invalid-input', `Unknown git ref "${ref}".`, { hint: 'Pass a branch, tag or commit that exists (git fetch it first in a shallow CI checkout).' });
+  }
+}
+
+/** The merge-base of HEAD with the default branch: what a PR would be compared against. */
+export async function defaultBase(root: string): Promise<{ ref: string; sha: string }> {
+  for (const candidate of ['origin/HEAD', 'origin/main', 'main', 'origin/master', 'master']) {
+    const sha = await git(root, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]).then((o) => o.trim(), () => '');
+    if (!sha) continue;
+    const base = (await git(root, ['merge-base', 'HEAD', sha])).trim();
+    return { ref: candidate, sha: base };
+  }
+  throw new ConsortError('invalid-input', 'Cannot tell which commit to compare against.', { hint: 'Pass --base <ref> (for example --base origin/main).' });
+}
+
+/** Every file under `dir` at `commit`, with its content (binary-safe enough for migrations). */
+export async function filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]> {
+  const clean = dir.replace(/\/+$/, '');
+  const listing = await git(root, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', clean]);
+  const entries = listing.split('\0').filter(Boolean).map((line) => {
+    const [meta, path] = line.split('\t') as [string, string];
+    const [, type, sha] = meta.split(' ') as [string, string, string];
+    return { type, sha, path };
+  }).filter((e) => e.type === 'blob');
+  if (entries.length === 0) return [];
+  // One `cat-file --batch` for all blobs instead of a process per file.
+  const out = await new Promise<Buffer>((resolve, reject) => {
+    const child = execFile('git', ['cat-file', '--batch'], { cwd: root, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    child.stdin?.end(entries.map((e) => e.sha).join('\n') + '\n');
+  });
+  const files: { file: string; content: string }[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    const headerEnd = out.indexOf(0x0a, offset);
+    const size = Number(out.subarray(offset, headerEnd).toString().split(' ')[2]);
+    const start = headerEnd + 1;
+    files.push({ file: entry.path, content: out.subarray(start, start + size).toString('utf8') });
+    offset = start + size + 1;
+  }
+  return files;
+}
+
+export async function headCommit(root: string): Promise<string | null> {
+  return git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).then((o) => o.trim() || null, () => null);
+}

@@ -1,0 +1,104 @@
+/**
+ * The CheckReport: one JSON document with every stage of the PR lane, its outcome and timing.
+ * It is the contract between the lane and everything that shows it (PR comment, job summary,
+ * check-run annotations, terminal, dashboards), so it is versioned and validated with zod.
+ * Documented in docs/check-report.md; bump `schemaVersion` on any incompatible change.
+ */
+import { z } from 'zod';
+
+export const CHECK_REPORT_VERSION = 1;
+
+export const StageStatus = z.enum(['passed', 'failed', 'skipped', 'error']);
+export type StageStatus = z.infer<typeof StageStatus>;
+
+const Stage = z.object({
+  status: StageStatus,
+  /** Whether a failure of this stage fails the check (config `check.blocking`). */
+  blocking: z.boolean(),
+  durationMs: z.number().nonnegative(),
+  /** One line for humans: what happened, or why the stage did not run. */
+  summary: z.string(),
+});
+
+const PlanProblem = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('order-conflict'), file: z.string(), newestOnBase: z.string(), suggestedName: z.string() }),
+  z.object({ kind: z.literal('history-rewritten'), file: z.string(), change: z.enum(['edited', 'deleted']) }),
+  z.object({ kind: z.literal('duplicate-prefix'), file: z.string(), other: z.string() }),
+  z.object({ kind: z.literal('parent-ahead'), migrations: z.array(z.string()) }),
+]);
+export type PlanProblem = z.infer<typeof PlanProblem>;
+
+const LintFinding = z.object({
+  rule: z.string(), level: z.enum(['error', 'warning']), message: z.string(), help: z.string().optional(),
+  file: z.string(), line: z.number().int(), column: z.number().int().optional(), blocking: z.boolean(),
+});
+
+export const ReversibilityVerdict = z.enum(['reversible', 'irreversible', 'missing-down', 'not-restored', 'down-failed', 'reapply-failed', 'not-checked']);
+export type ReversibilityVerdict = z.infer<typeof ReversibilityVerdict>;
+
+const TestFailure = z.object({ id: z.string(), name: z.string(), state: z.enum(['failed', 'errored']), message: z.string().optional(), file: z.string().optional() });
+
+export const CheckReport = z.object({
+  schemaVersion: z.literal(CHECK_REPORT_VERSION),
+  tool: z.object({ name: z.literal('consort'), version: z.string() }),
+  /** success: every blocking stage passed; failure: a blocking stage failed; error: the lane could not run. */
+  conclusion: z.enum(['success', 'failure', 'error']),
+  startedAt: z.string(),
+  durationMs: z.number().nonnegative(),
+  provider: z.string(),
+  branchMode: z.string().nullable(),
+  base: z.object({ ref: z.string(), sha: z.string().nullable() }),
+  head: z.object({ ref: z.string(), sha: z.string().nullable() }),
+  pr: z.number().int().nullable(),
+  /** The PR's database branch (kept for inspection unless --cleanup). */
+  branch: z.string().nullable(),
+  configSource: z.string().nullable(),
+  /** Set when conclusion is `error`: what went wrong and what to do. */
+  error: z.object({ message: z.string(), hint: z.string().optional() }).optional(),
+  stages: z.object({
+    plan: Stage.extend({ newMigrations: z.array(z.string()), problems: z.array(PlanProblem) }),
+    baseline: Stage.extend({ name: z.string().nullable(), reused: z.boolean(), applied: z.array(z.string()), seeded: z.boolean() }),
+    migrations: Stage.extend({
+      applied: z.array(z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() })),
+      failure: z.object({ name: z.string(), file: z.string(), statement: z.string(), message: z.string(), code: z.string().optional(), line: z.number().int().optional() }).optional(),
+    }),
+    lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),
+    reversibility: Stage.extend({
+      migrations: z.array(z.object({ name: z.string(), file: z.string(), verdict: ReversibilityVerdict, detail: z.string().optional() })),
+    }),
+    schemaDiff: Stage.extend({
+      text: z.string(),
+      counts: z.array(z.object({ kind: z.string(), added: z.number(), removed: z.number(), changed: z.number() })),
+    }),
+    suite: Stage.extend({
+      command: z.string(),
+      exitCode: z.number().int().nullable(),
+      timedOut: z.boolean(),
+      tests: z.object({ passed: z.number(), failed: z.number(), errored: z.number(), skipped: z.number(), total: z.number() }).nullable(),
+      failures: z.array(TestFailure),
+      /** The last few KB of the suite's output (secrets redacted). */
+      outputTail: z.string(),
+    }),
+  }),
+});
+export type CheckReport = z.infer<typeof CheckReport>;
+export type Stages = CheckReport['stages'];
+export type StageName = keyof Stages;
+export const STAGE_ORDER: readonly StageName[] = ['plan', 'baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'];
+
+export const STAGE_TITLES: Record<StageName, string> = {
+  plan: 'Migration plan',
+  baseline: 'Baseline',
+  migrations: 'Apply migrations',
+  lint: 'Lint',
+  reversibility: 'Reversibility',
+  schemaDiff: 'Schema diff',
+  suite: 'Test suite',
+};
+
+/** The conclusion follows from the stages: any blocking stage failed → failure; errored → error. */
+export function concludeStages(stages: Stages): CheckReport['conclusion'] {
+  const all = STAGE_ORDER.map((n) => stages[n]);
+  if (all.some((s) => s.status === 'error')) return 'error';
+  return all.some((s) => s.blocking && s.status === 'failed') ? 'failure' : 'success';
+}
