@@ -135,6 +135,7 @@ export class TemplateBranchProvider implements BranchProvider {
         await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
         await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
         copied = true;
+        if (options.prepare) await options.prepare(withDatabase(this.options.adminUrl, database));
         await this.catalog.markReady(cat, name, expiresAt);
       } catch (e) {
         // Leave neither a database nor a catalog row behind.

@@ -3,39 +3,43 @@ import { Command, CommanderError, Option } from 'commander';
 import { isConsortError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { branchCommand } from './commands/branch.js';
+import { checkCommand } from './commands/check.js';
 import { dbCommand } from './commands/db.js';
 import { demoCommand } from './commands/demo.js';
 import { makeContext } from './context.js';
+import { VERSION } from './version.js';
 import { processIo, type Io } from './output.js';
 
-export function buildProgram(io: Io, env: NodeJS.ProcessEnv): Command {
+export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code: number) => void = () => undefined): Command {
   const program = new Command('consort')
     .description('Test-driven development on a branching Postgres database')
     .version(VERSION)
     .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18) or postgres (CONSORT_POSTGRES_URL)').env('CONSORT_PROVIDER'))
     .option('--namespace <name>', 'postgres provider: keeps projects sharing one server apart (default: project folder name)')
-    .option('--json', 'machine-readable output on stdout')
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  const ctx = (cmd: Command) => makeContext(cmd.optsWithGlobals(), io, env);
-  for (const sub of [dbCommand(ctx), branchCommand(ctx), demoCommand(ctx)]) {
-    sub.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-    for (const c of sub.commands) c.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-    program.addCommand(sub);
-  }
+  const ctx = (cmd: Command) => makeContext(cmd.optsWithGlobals(), io, env, setExitCode);
+  const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
+  for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
+  // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
+  const visit = (cmd: Command) => {
+    cmd.exitOverride().configureOutput(output);
+    if (cmd.commands.length === 0 && !cmd.options.some((o) => o.long === '--json')) cmd.option('--json', 'machine-readable output on stdout');
+    cmd.commands.forEach(visit);
+  };
+  program.commands.forEach(visit);
   return program;
 }
 
-export const VERSION = '0.1.0';
-
 /** Run the CLI; resolves to the exit code (0 ok, 1 failed, 2 usage). */
 export async function runCli(argv: string[], io: Io = processIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const program = buildProgram(io, env);
+  let exitCode = 0;
+  const program = buildProgram(io, env, (code) => { exitCode = code; });
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
     const secrets = [env.CONSORT_POSTGRES_URL ?? ''];

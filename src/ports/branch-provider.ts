@@ -31,6 +31,13 @@ export interface CreateBranchOptions {
    * names the connected applications; `true` terminates those sessions first.
    */
   terminateConnections?: boolean;
+  /**
+   * Runs on the new branch (given its URL) before the branch becomes visible to anyone else; if it
+   * throws, the create is rolled back. Makes "fork and initialise" (a baseline with migrations
+   * and seed applied) atomic: a concurrent `ensure` of the same name waits, then reuses it.
+   * It must close its connections before it resolves.
+   */
+  prepare?: (url: string) => Promise<void>;
 }
 
 export interface DeleteBranchOptions {

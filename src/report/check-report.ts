@@ -21,9 +21,15 @@ const Stage = z.object({
 });
 
 const PlanProblem = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('order-conflict'), file: z.string(), newestOnBase: z.string(), suggestedName: z.string() }),
-  z.object({ kind: z.literal('history-rewritten'), file: z.string(), change: z.enum(['edited', 'deleted']) }),
-  z.object({ kind: z.literal('duplicate-prefix'), file: z.string(), other: z.string() }),
+  /** A new migration sorts before the newest one on base; `suggestedFile` is the rename that fixes it. */
+  z.object({ kind: z.literal('order-conflict'), file: z.string(), name: z.string(), newestOnBase: z.string(), suggestedName: z.string(), suggestedFile: z.string() }),
+  /** A migration that exists on base was edited or deleted on head. */
+  z.object({ kind: z.literal('history-rewritten'), file: z.string(), name: z.string(), change: z.enum(['edited', 'deleted']) }),
+  /** Two migrations share an order value. */
+  z.object({ kind: z.literal('duplicate-prefix'), file: z.string(), name: z.string(), conflictsWith: z.string(), suggestedName: z.string(), suggestedFile: z.string() }),
+  /** node-pg-migrate cannot load the file (no numeric prefix, not a migration type…). */
+  z.object({ kind: z.literal('invalid-name'), file: z.string(), name: z.string(), reason: z.string() }),
+  /** The parent database has migrations applied that base does not know. */
   z.object({ kind: z.literal('parent-ahead'), migrations: z.array(z.string()) }),
 ]);
 export type PlanProblem = z.infer<typeof PlanProblem>;

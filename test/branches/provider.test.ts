@@ -156,3 +156,28 @@ describe.each([
     expect(await query(await url('pr-1'), "SELECT to_regclass('marker') IS NOT NULL AS has")).toEqual([{ has: false }]);
   });
 });
+
+describe('create with prepare (local provider)', () => {
+  let t: TestProvider;
+  beforeAll(async () => {
+    t = await localTestProvider();
+  });
+  afterAll(async () => t?.cleanup());
+
+  it('makes fork-and-initialise atomic: failure rolls back, a concurrent ensure waits and reuses', async () => {
+    const failing = t.provider.create({ name: 'prep', prepare: async () => { throw new Error('seed failed'); } });
+    await expect(failing).rejects.toThrow('seed failed');
+    expect(await t.provider.get('prep')).toBeUndefined();
+
+    let prepared = 0;
+    const prepare = async (u: string) => {
+      prepared++;
+      await new Promise((r) => setTimeout(r, 300));
+      await query(u, 'CREATE TABLE prepared (x int)');
+    };
+    const [a, b] = await Promise.all([t.provider.ensure({ name: 'prep', prepare }), t.provider.ensure({ name: 'prep', prepare })]);
+    expect([a.outcome, b.outcome].sort()).toEqual(['created', 'reused']);
+    expect(prepared).toBe(1);
+    expect(await query(await t.provider.connectionUri('prep'), "SELECT to_regclass('prepared') IS NOT NULL AS ok")).toEqual([{ ok: true }]);
+  });
+});

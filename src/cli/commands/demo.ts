@@ -1,47 +1,67 @@
 /**
- * `consort demo`: shows what Consort does on the embedded default, with nothing to set up.
- * Forks a branch, proves a destructive change in it leaves `main` untouched, resets it, cleans up.
+ * `consort demo`: the PR lane on the example shop, with nothing to set up. Each scenario is a
+ * throwaway git repository (main + a change) checked on the embedded PostgreSQL, exactly as
+ * `consort check` would check a pull request; the demo passes when every scenario concludes as
+ * it should (the clean change passes, the broken ones are caught by the right stage).
  */
 import { Command } from 'commander';
-import { randomBytes } from 'node:crypto';
-import { withClient } from '../../db/sql.js';
+import { openProvider } from '../../branches/factory.js';
+import { loadConfig } from '../../config/load.js';
+import { ConsortError } from '../../core/errors.js';
+import { SCENARIOS, scenarioRepo } from '../../demo/scenarios.js';
+import { runCheck } from '../../lanes/check/run.js';
+import { renderCheckTerminal } from '../../report/terminal.js';
 import type { CliContext } from '../context.js';
-import { printJson } from '../output.js';
+import { printJson, table } from '../output.js';
+import { VERSION } from '../version.js';
+import { branchingTour } from './demo-branching.js';
+import { resolveSides } from './check.js';
 
 type Ctx = (cmd: Command) => CliContext;
 
 export function demoCommand(ctx: Ctx): Command {
   return new Command('demo')
-    .description('a short tour on the embedded PostgreSQL: branch, break things safely, reset, clean up')
-    .action(async (_o: unknown, cmd: Command) => {
+    .description('run the PR check lane on the example shop (or `demo branching` for a tour of database branches)')
+    .argument('[what]', 'check (default) or branching', 'check')
+    .option('--scenario <names>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+    .action(async (what: string, o: { scenario?: string }, cmd: Command) => {
       const c = ctx(cmd);
-      const steps: { step: string; ms: number }[] = [];
-      const say = (text: string) => (c.json ? undefined : c.io.out(text));
-      const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {
-        const t0 = performance.now();
-        const result = await fn();
-        steps.push({ step, ms: Math.round(performance.now() - t0) });
-        return result;
-      };
-      await c.withProvider(async (p) => {
-        const caps = await timed('start server', () => p.capabilities());
-        say(`1. ${c.providerName} provider, PostgreSQL ${caps.serverVersion}, branch mode: ${caps.mode} (${caps.modeReason})`);
-        const parent = `demo-${randomBytes(3).toString('hex')}`;
-        const child = `${parent}-try`;
-        await timed('create parent', () => p.create({ name: parent, ttlMs: 3_600_000 }));
-        await withClient(await p.connectionUri(parent), (db) =>
-          db.query("CREATE TABLE accounts (id int PRIMARY KEY, owner text NOT NULL, balance numeric NOT NULL); INSERT INTO accounts SELECT g, 'user ' || g, 100 FROM generate_series(1, 10000) g"));
-        say(`2. Branch ${parent} holds 10,000 accounts`);
-        const b = await timed('fork branch', () => p.create({ name: child, parent, ttlMs: 3_600_000 }));
-        say(`3. Forked ${b.name} from ${parent} in ${steps.at(-1)!.ms} ms`);
-        await withClient(await p.connectionUri(child), (db) => db.query('DELETE FROM accounts WHERE id % 2 = 0; ALTER TABLE accounts DROP COLUMN balance'));
-        const count = (name: string) => p.connectionUri(name).then((u) => withClient(u, async (db) => (await db.query('SELECT count(*)::int AS n FROM accounts')).rows[0].n as number));
-        say(`4. Destructive test in ${child}: ${await count(child)} accounts left there, still ${await count(parent)} in ${parent}`);
-        await timed('reset branch', () => p.reset(child));
-        say(`5. Reset ${child} to its parent in ${steps.at(-1)!.ms} ms: ${await count(child)} accounts again`);
-        await timed('delete branches', () => p.delete(parent, { recursive: true }));
-        say(`6. Deleted ${parent} and ${child}. Try it yourself: consort branch create my-branch && consort branch url my-branch`);
-        if (c.json) printJson(c.io, { provider: c.providerName, mode: caps.mode, steps });
-      });
+      if (what === 'branching') return branchingTour(c);
+      if (what !== 'check') throw new ConsortError('invalid-input', `Unknown demo "${what}".`, { hint: 'Use `consort demo` or `consort demo branching`.' });
+      const wanted = o.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
+      const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+      if (unknown.length) throw new ConsortError('invalid-input', `Unknown scenario(s): ${unknown.join(', ')}.`, { hint: `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.` });
+      const provider = await openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m) });
+      const rows: { scenario: string; expected: string; got: string; failedStage: string; ok: boolean; seconds: number }[] = [];
+      try {
+        for (const scenario of SCENARIOS.filter((s) => wanted.includes(s.name))) {
+          c.io.err(`\n━━ scenario ${scenario.name}: ${scenario.about}`);
+          const repo = await scenarioRepo(scenario.name);
+          try {
+            const { config, source } = await loadConfig(repo.dir);
+            const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, (m) => c.io.err(m));
+            const report = await runCheck({
+              workspace: repo.dir, config, configSource: source, base, head, pr: null, provider, env: c.env, toolVersion: VERSION,
+              cleanup: true, log: (m) => c.io.err(m),
+            });
+            const failed = (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][])
+              .find(([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'))?.[0] ?? '-';
+            const ok = report.conclusion === scenario.expect && (scenario.failingStage ?? '-') === failed;
+            rows.push({ scenario: scenario.name, expected: `${scenario.expect}${scenario.failingStage ? ` (${scenario.failingStage})` : ''}`, got: `${report.conclusion}${failed !== '-' ? ` (${failed})` : ''}`, failedStage: failed, ok, seconds: Math.round(report.durationMs / 100) / 10 });
+            if (!c.json) c.io.out(`\n${renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR })}`);
+          } finally {
+            await repo.dispose();
+          }
+        }
+      } finally {
+        await provider.close();
+      }
+      const allOk = rows.every((r) => r.ok);
+      if (c.json) printJson(c.io, { ok: allOk, scenarios: rows });
+      else {
+        c.io.out(`\n${table([['SCENARIO', 'EXPECTED', 'GOT', 'TIME', ''], ...rows.map((r) => [r.scenario, r.expected, r.got, `${r.seconds}s`, r.ok ? '✓' : '✗ unexpected'])])}`);
+        c.io.out(allOk ? '\nConsort caught every broken change and passed the clean one.' : '\nSome scenarios did not conclude as expected (see above).');
+      }
+      if (!allOk) c.setExitCode(1);
     });
 }

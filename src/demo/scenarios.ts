@@ -1,0 +1,74 @@
+/**
+ * The example shop as a throwaway git repository: base commit on `main`, a scenario's files
+ * (what a pull request would add) committed on top. Used by `consort demo`, the end-to-end tests
+ * and the check benchmark, so all three exercise the real git path of `consort check`.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** The repository (or installed package) root: this file is at <root>/{src,lib}/demo/. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SHOP_DIR = path.join(PACKAGE_ROOT, 'examples', 'shop');
+
+export interface Scenario {
+  name: string;
+  /** What the check must conclude on it. */
+  expect: 'success' | 'failure';
+  /** The stage that must fail (for failing scenarios). */
+  failingStage?: 'plan' | 'migrations' | 'reversibility' | 'lint' | 'suite';
+  about: string;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'clean', expect: 'success', about: 'adds a nullable column with a correct down, plus code and tests that use it' },
+  { name: 'not-null', expect: 'failure', failingStage: 'migrations', about: 'adds a NOT NULL column without a default to a populated table' },
+  { name: 'out-of-order', expect: 'failure', failingStage: 'plan', about: 'a new migration that sorts before the newest one on main' },
+  { name: 'bad-down', expect: 'failure', failingStage: 'reversibility', about: 'a down migration that does not restore the schema' },
+];
+
+export interface ScenarioRepo {
+  /** The shop's folder inside the repo: run `consort check` here. */
+  dir: string;
+  baseSha: string;
+  headSha: string;
+  dispose(): Promise<void>;
+}
+
+async function git(cwd: string, ...args: string[]): Promise<string> {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'Consort demo', GIT_AUTHOR_EMAIL: 'demo@consort.invalid', GIT_COMMITTER_NAME: 'Consort demo', GIT_COMMITTER_EMAIL: 'demo@consort.invalid' };
+  return (await exec('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd, env })).stdout.trim();
+}
+
+/**
+ * Lay the shop out as <tmp>/examples/shop with <tmp>/node_modules linked to this package's, so the
+ * example's suite command (`../../node_modules/jest/…`) runs exactly as in the repository.
+ */
+export async function scenarioRepo(scenario: string | null, options: { extraMigrations?: { file: string; content: string }[] } = {}): Promise<ScenarioRepo> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-demo-'));
+  const dir = path.join(tmp, 'examples', 'shop');
+  await mkdir(dir, { recursive: true });
+  await symlink(path.join(PACKAGE_ROOT, 'node_modules'), path.join(tmp, 'node_modules'), 'dir');
+  await cp(SHOP_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' });
+  await git(dir, 'init', '-q');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'base');
+  const baseSha = await git(dir, 'rev-parse', 'HEAD');
+  await git(dir, 'checkout', '-qb', scenario ?? 'change');
+  if (scenario) {
+    const overlay = path.join(SHOP_DIR, 'scenarios', scenario);
+    for (const entry of await readdir(overlay)) {
+      if (entry !== 'README.md') await cp(path.join(overlay, entry), path.join(dir, entry), { recursive: true });
+    }
+  }
+  for (const m of options.extraMigrations ?? []) await writeFile(path.join(dir, m.file), m.content);
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', scenario ?? 'change', '--allow-empty');
+  const headSha = await git(dir, 'rev-parse', 'HEAD');
+  return { dir, baseSha, headSha, dispose: () => rm(tmp, { recursive: true, force: true }) };
+}

@@ -1,0 +1,139 @@
+/**
+ * The baseline: the parent database brought to base's migration state (and seeded), kept and
+ * keyed by what it contains, so the next check on the same base forks straight from it. Built
+ * with `prepare`, so it only becomes visible once complete and concurrent checks share one build.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ConsortConfig } from '../../config/schema.js';
+import { ConsortError } from '../../core/errors.js';
+import { quoteIdent, withClient } from '../../db/sql.js';
+import type { MigrationFile } from '../../migrations/files.js';
+import { applyMigrations } from '../../migrations/runner.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import { branchEnv } from '../../suite/pg-env.js';
+import { runCommand } from '../../suite/process.js';
+
+export const BASELINE_TTL_MS = 7 * 86_400_000;
+
+export interface BaselineInput {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  workspace: string;
+  base: readonly MigrationFile[];
+  baseDir: { dir: string; relativeTo: string };
+  rebuild: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+export type BaselineOutcome =
+  | { ok: true; name: string; reused: boolean; applied: string[]; seeded: boolean }
+  | { ok: false; kind: 'parent-ahead'; ahead: string[] }
+  | { ok: false; kind: 'failed'; message: string };
+
+async function seedIdentity(config: ConsortConfig, workspace: string): Promise<string> {
+  const seed = config.database.seed;
+  if (!seed) return 'none';
+  if (seed.kind === 'command') return `command:${seed.command}`;
+  return `file:${createHash('sha256').update(await readSeed(workspace, seed.path)).digest('hex')}`;
+}
+
+async function readSeed(workspace: string, file: string): Promise<string> {
+  try {
+    return await readFile(path.join(workspace, file), 'utf8');
+  } catch (e) {
+    throw new ConsortError('config', `Cannot read the seed file ${file}: ${(e as Error).message}`, { hint: 'Fix database.seed in the Consort configuration.', cause: e });
+  }
+}
+
+export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild'>): Promise<string> {
+  const key = createHash('sha256').update(JSON.stringify({
+    parent: input.config.database.parent,
+    table: input.config.migrations.table,
+    migrations: input.base.map((m) => [m.name, m.sha256]),
+    seed: await seedIdentity(input.config, input.workspace),
+    rebuild: input.rebuild,
+  })).digest('hex');
+  return `baseline-${key.slice(0, 12)}`;
+}
+
+/** Names of the migrations node-pg-migrate recorded as run in a database. */
+export async function appliedMigrations(url: string, table: string): Promise<string[]> {
+  return withClient(url, async (db) => {
+    const { rows } = await db.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [quoteIdent(table)]);
+    if (!rows[0]?.exists) return [];
+    return (await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(table)} ORDER BY run_on, id`)).rows.map((r) => r.name);
+  });
+}
+
+/** Empty a forked database: every user schema dropped, `public` recreated (for --rebuild-baseline). */
+async function emptyDatabase(url: string): Promise<void> {
+  await withClient(url, async (db) => {
+    const { rows } = await db.query<{ nspname: string }>(
+      "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'");
+    for (const { nspname } of rows) await db.query(`DROP SCHEMA ${quoteIdent(nspname)} CASCADE`);
+    await db.query('CREATE SCHEMA public');
+  });
+}
+
+export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutcome> {
+  const { provider, config } = input;
+  const name = await baselineName(input);
+  const existing = await provider.get(name);
+  if (existing && existing.parent === config.database.parent) return { ok: true, name, reused: true, applied: [], seeded: false };
+
+  const parentApplied = await appliedMigrations(await provider.connectionUri(config.database.parent), config.migrations.table);
+  const baseNames = new Set(input.base.map((m) => m.name));
+  const ahead = parentApplied.filter((n) => !baseNames.has(n));
+  if (ahead.length > 0 && !input.rebuild) return { ok: false, kind: 'parent-ahead', ahead };
+
+  let applied: string[] = [];
+  let seeded = false;
+  try {
+    const { outcome } = await provider.ensure({
+      name,
+      parent: config.database.parent,
+      ttlMs: BASELINE_TTL_MS,
+      prepare: async (url) => {
+        if (input.rebuild) await emptyDatabase(url);
+        const result = await applyMigrations({
+          databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+        });
+        if (!result.ok) {
+          const f = result.failed;
+          throw new ConsortError('internal', `base's migration ${f.name ?? f.file ?? ''} does not apply to the parent branch "${config.database.parent}": ${f.error.message}`, {
+            hint: 'Fix the parent (or rebuild the baseline with --rebuild-baseline); the PR cannot be checked on top of a broken base.',
+          });
+        }
+        applied = result.applied.map((m) => m.name);
+        seeded = await runSeed(config, input.workspace, url, input.env);
+      },
+    });
+    return { ok: true, name, reused: outcome === 'reused', applied, seeded };
+  } catch (e) {
+    if (e instanceof ConsortError && e.code !== 'internal' && e.code !== 'config') throw e;
+    return { ok: false, kind: 'failed', message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e) };
+  }
+}
+
+async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const seed = config.database.seed;
+  if (!seed) return false;
+  if (seed.kind === 'file') {
+    const sql = await readSeed(workspace, seed.path);
+    await withClient(url, (db) => db.query(sql)).catch((e: Error) => {
+      throw new ConsortError('config', `The seed file ${seed.path} failed: ${e.message}`, { hint: 'Fix the seed SQL so it runs on the base schema.' });
+    });
+    return true;
+  }
+  const result = await runCommand({
+    command: seed.command, cwd: workspace, env: { ...env, ...branchEnv(url, [config.suite.env]) }, timeoutMs: 10 * 60_000, maxOutputBytes: 64 * 1024,
+  });
+  if (result.exitCode !== 0) {
+    throw new ConsortError('config', `The seed command \`${seed.command}\` failed (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.slice(-500)}`, {
+      hint: 'Fix database.seed.command so it succeeds on the base schema.',
+    });
+  }
+  return true;
+}

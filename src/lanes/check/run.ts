@@ -1,0 +1,242 @@
+/**
+ * The PR lane: plan → baseline → PR branch → apply → lint → reversibility → schema diff → suite
+ * → CheckReport. It talks to the world only through the BranchProvider it is given, so the CLI,
+ * the Action and the App run exactly this. A bad migration or a red suite is a failing report,
+ * never a throw; temporary branches are removed on every path.
+ */
+import type { ConsortConfig } from '../../config/schema.js';
+import { ConsortError, isConsortError } from '../../core/errors.js';
+import { redact } from '../../core/redact.js';
+import { withClient } from '../../db/sql.js';
+import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
+import { planMigrations } from '../../migrations/plan.js';
+import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
+import { diffCounts, diffSchemas } from '../../schema/diff.js';
+import { renderSchemaDiffText } from '../../schema/render.js';
+import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
+import { baselineName, ensureBaseline } from './baseline.js';
+import { lintStage } from './lint-stage.js';
+import { proveReversibility } from './reversibility.js';
+import { initialStages, runStage, skip } from './stages.js';
+import { suiteStage } from './suite-stage.js';
+import { createWorkdir } from './workdir.js';
+
+export interface CheckSide {
+  ref: string;
+  sha: string | null;
+  migrations: readonly MigrationEntry[];
+}
+
+export interface CheckInput {
+  workspace: string;
+  config: ConsortConfig;
+  configSource: string | null;
+  base: CheckSide;
+  head: CheckSide;
+  pr: number | null;
+  provider: BranchProvider;
+  env: NodeJS.ProcessEnv;
+  toolVersion: string;
+  keepBranches?: boolean;
+  /** Also delete the PR branch at the end. */
+  cleanup?: boolean;
+  rebuildBaseline?: boolean;
+  log?: (line: string) => void;
+  onSuiteOutput?: (chunk: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface CheckPlan {
+  ok: boolean;
+  newMigrations: string[];
+  problems: Stages['plan']['problems'];
+  baseline: string;
+  branch: string;
+  temporaryBranches: string[];
+}
+
+const TEMP_TTL_MS = 3_600_000;
+
+export function prBranchName(pr: number | null, headSha: string | null): string {
+  return pr !== null ? `pr-${pr}` : `check-${headSha ? headSha.slice(0, 7) : 'worktree'}`;
+}
+
+/** What a check would do, computed without touching any database (`--dry-run`). */
+export async function planCheck(input: CheckInput): Promise<CheckPlan> {
+  const base = migrationSetFromEntries(input.base.migrations);
+  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations));
+  const branch = prBranchName(input.pr, input.head.sha);
+  return {
+    ok: plan.ok,
+    newMigrations: plan.newMigrations.map((m) => m.name),
+    problems: plan.ok ? [] : plan.problems,
+    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true }),
+    branch,
+    temporaryBranches: [`${branch}-rev`, `${branch}-suite`],
+  };
+}
+
+export async function runCheck(input: CheckInput): Promise<CheckReport> {
+  const log = input.log ?? (() => undefined);
+  const { config, provider } = input;
+  const startedAt = new Date();
+  const stages = initialStages(config);
+  const branch = prBranchName(input.pr, input.head.sha);
+  const temporary: string[] = [];
+  let error: CheckReport['error'];
+  let mode: string | null = null;
+  let branchCreated = false;
+  const workdir = await createWorkdir(input.workspace);
+  try {
+    const base = migrationSetFromEntries(input.base.migrations);
+    const head = migrationSetFromEntries(input.head.migrations);
+    const plan = await runStage(stages, 'plan', log, async () => {
+      const p = planMigrations(base, head);
+      const newMigrations = p.newMigrations.map((m) => m.name);
+      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history`, newMigrations, problems: p.problems };
+      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged`, newMigrations };
+    });
+    if (plan.status !== 'passed') {
+      skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
+      return finish();
+    }
+    const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
+    const caps = await provider.capabilities();
+    mode = caps.mode;
+    const baseDir = await workdir.write('base', config.migrations.dir, base);
+    const headDir = await workdir.write('head', config.migrations.dir, head);
+
+    const baseline = await runStage(stages, 'baseline', log, async () => {
+      const b = await ensureBaseline({ provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env });
+      if (b.ok) {
+        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
+        return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
+      }
+      if (b.kind === 'parent-ahead') {
+        stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
+        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${b.ahead.length} migration(s) that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
+      }
+      return { status: 'failed', summary: b.message };
+    });
+    if (baseline.status !== 'passed' || !baseline.name) {
+      skip(stages, ['migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: no baseline');
+      return finish();
+    }
+
+    // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
+    const existing = await provider.get(branch);
+    if (existing && existing.parent === baseline.name) await provider.reset(branch, { terminateConnections: true });
+    else {
+      if (existing) await provider.delete(branch, { recursive: true, terminateConnections: true });
+      await provider.create({ name: branch, parent: baseline.name, ...(input.pr !== null ? { gitBranch: input.head.ref } : { ttlMs: TEMP_TTL_MS * 24 }) });
+    }
+    branchCreated = true;
+    const url = await provider.connectionUri(branch);
+    await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
+
+    let applied: AppliedMigration[] = [];
+    const migrations = await runStage(stages, 'migrations', log, async () => {
+      const r = await applyMigrations({ databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table });
+      applied = r.applied;
+      const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
+      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch}`, applied: list };
+      const f = r.failed;
+      return {
+        status: 'failed',
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
+        applied: list,
+        failure: {
+          name: f.name ?? '', file: f.file ?? '', statement: 'statement' in f ? f.statement : '', message: f.error.message,
+          ...(f.error.code ? { code: f.error.code } : {}), ...(f.error.line ? { line: f.error.line } : {}),
+        },
+      };
+    });
+
+    await runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion));
+
+    let before: SchemaSnapshot | undefined;
+    if (migrations.status !== 'passed') {
+      skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
+      return finish();
+    }
+    if (!config.reversibility.enabled) skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
+    else if (newMigrations.length === 0) stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
+    else {
+      await runStage(stages, 'reversibility', log, async () => {
+        const rev = `${branch}-rev`;
+        temporary.push(rev);
+        await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS });
+        const result = await proveReversibility({ url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table });
+        before = result.before;
+        const bad = result.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'irreversible');
+        const irreversible = result.migrations.filter((m) => m.verdict === 'irreversible').length;
+        const note = irreversible ? ` (${irreversible} declared irreversible)` : '';
+        return bad.length === 0
+          ? { status: 'passed', summary: `${result.migrations.length - irreversible} migration(s) reverse cleanly${note}`, migrations: result.migrations }
+          : { status: 'failed', summary: `${bad.length} migration(s) do not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
+      });
+    }
+
+    await runStage(stages, 'schemaDiff', log, async () => {
+      before ??= await withClient(await provider.connectionUri(baseline.name!), (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      const after = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      const diff = diffSchemas(before, after);
+      const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
+      const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
+      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${total} schema change(s)`, text: renderSchemaDiffText(diff), counts };
+    });
+
+    await runStage(stages, 'suite', log, async () => {
+      const suiteBranch = `${branch}-suite`;
+      temporary.push(suiteBranch);
+      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS });
+      return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
+    });
+    return finish();
+  } catch (e) {
+    error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
+    const running = (Object.keys(stages) as (keyof Stages)[]).find((k) => stages[k].status === 'skipped' && stages[k].summary === 'not run');
+    if (running) stages[running] = { ...stages[running], status: 'error', summary: redact(error.message) } as never;
+    skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
+    return finish();
+  } finally {
+    for (const name of temporary.reverse()) {
+      await provider.delete(name, { recursive: true, terminateConnections: true }).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+    }
+    if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, { recursive: true, terminateConnections: true }).catch(() => undefined);
+    await workdir.dispose();
+  }
+
+  function finish(): CheckReport {
+    return {
+      schemaVersion: CHECK_REPORT_VERSION,
+      tool: { name: 'consort', version: input.toolVersion },
+      conclusion: error ? 'error' : concludeStages(stages),
+      startedAt: startedAt.toISOString(),
+      durationMs: Math.round(Date.now() - startedAt.getTime()),
+      provider: provider.name,
+      branchMode: mode,
+      base: { ref: input.base.ref, sha: input.base.sha },
+      head: { ref: input.head.ref, sha: input.head.sha },
+      pr: input.pr,
+      branch: branchCreated && !(input.cleanup && !input.keepBranches) ? branch : null,
+      configSource: input.configSource,
+      ...(error ? { error } : {}),
+      stages,
+    };
+  }
+}
+
+/** Never migrate the wrong database: the branch URL must reach the branch's own database. */
+async function verifyBranchUrl(url: string, database: string, branch: string): Promise<void> {
+  const actual = await withClient(url, async (db) => (await db.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db);
+  if (actual !== database) {
+    throw new ConsortError('internal', `The URL of branch "${branch}" reaches database "${actual}", not "${database}"; refusing to migrate it.`, {
+      hint: 'This is a provider bug: report it. Nothing was written.',
+    });
+  }
+}
+
+export type { MigrationFile };

@@ -1,0 +1,192 @@
+/**
+ * A migrations directory as node-pg-migrate sees it: every regular file not starting with `.`,
+ * named by its file name without the extension (what node-pg-migrate records in its table), and
+ * ordered exactly as node-pg-migrate 9 orders them. Parsing is pure so the App can build the same
+ * set from files it fetched through the GitHub API; only `readMigrationSet` touches the disk.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConsortError } from '../core/errors.js';
+
+export type MigrationKind = 'sql' | 'js' | 'cjs' | 'mjs' | 'ts' | 'cts' | 'mts' | 'other';
+
+/**
+ * How a migration can be reversed. `inferred`: a JS/TS migration without a `down` export, which
+ * node-pg-migrate reverses by replaying `up` in reverse mode (works for createTable and the like,
+ * fails for `pgm.sql`), so only running it tells whether it is reversible.
+ */
+export type DownStatus = boolean | 'irreversible' | 'inferred';
+
+export interface MigrationFile {
+  name: string;
+  /** Path relative to the repository (or to `relativeTo`), with `/` separators. */
+  file: string;
+  kind: MigrationKind;
+  content: string;
+  /** sha256 of the content with CRLF normalized to LF, so a checkout's line endings do not count as an edit. */
+  sha256: string;
+  hasDown: DownStatus;
+  /** The digits a file name starts with, or null when it has none (node-pg-migrate cannot load it). */
+  prefix: string | null;
+  /** node-pg-migrate's sort value for the prefix; null when the prefix is missing or not a valid date. */
+  orderKey: number | null;
+  /** Lines before the text node-pg-migrate sends for the up (down) section of a SQL migration. */
+  upSqlLineOffset?: number;
+  downSqlLineOffset?: number;
+}
+
+export interface MigrationEntry {
+  file: string;
+  content: string;
+}
+
+const KINDS: ReadonlySet<string> = new Set(['sql', 'js', 'cjs', 'mjs', 'ts', 'cts', 'mts']);
+
+/** node-pg-migrate's `getNumericPrefix`: 17 digits are a UTC timestamp (ms), anything else a plain number. */
+export function orderKeyOf(fileName: string): { prefix: string | null; orderKey: number | null } {
+  const prefix = /^\d+/.exec(fileName)?.[0] ?? null;
+  if (prefix === null) return { prefix, orderKey: null };
+  if (prefix.length !== 17) return { prefix, orderKey: Number(prefix) };
+  const iso = `${prefix.slice(0, 4)}-${prefix.slice(4, 6)}-${prefix.slice(6, 8)}T${prefix.slice(8, 10)}:${prefix.slice(10, 12)}:${prefix.slice(12, 14)}.${prefix.slice(14, 17)}Z`;
+  const value = new Date(iso).valueOf();
+  return { prefix, orderKey: Number.isNaN(value) ? null : value };
+}
+
+/**
+ * node-pg-migrate's `compareMigrationFileNames`: by prefix value, then a numeric, punctuation-blind
+ * locale comparison. Names node-pg-migrate cannot order (no prefix) go last so they stay visible.
+ * Where its comparison says equal (`1_a.sql`, `1-a.sql`) it keeps readdir order; we fall back to
+ * code units so a plan does not depend on how a directory or an API listed the files.
+ */
+export function compareMigrationFileNames(a: string, b: string): number {
+  const ka = orderKeyOf(a).orderKey;
+  const kb = orderKeyOf(b).orderKey;
+  if (ka === null || kb === null) {
+    if (ka !== kb) return ka === null ? 1 : -1;
+  } else if (ka !== kb) {
+    return ka - kb;
+  }
+  const byLocale = a.localeCompare(b, undefined, { usage: 'sort', numeric: true, sensitivity: 'variant', ignorePunctuation: true });
+  return byLocale !== 0 ? byLocale : a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function sha256Normalized(content: string): string {
+  return createHash('sha256').update(content.replace(/\r\n/g, '\n')).digest('hex');
+}
+
+// The exact markers node-pg-migrate's SQL loader looks for (sqlMigration.ts).
+const UP_MARKER = /^\s*--[\s-]*up\s+migration/im;
+const DOWN_MARKER = /^\s*--[\s-]*down\s+migration/im;
+const SQL_IRREVERSIBLE = /^\s*--\s*consort\s*:\s*irreversible\b/im;
+
+function linesBefore(content: string, index: number): number {
+  let n = 0;
+  for (let i = content.indexOf('\n'); i !== -1 && i < index; i = content.indexOf('\n', i + 1)) n += 1;
+  return n;
+}
+
+/** True when SQL holds nothing but whitespace and comments (node-pg-migrate's SQL template leaves it so). */
+function isBlankSql(sql: string): boolean {
+  return sql.replace(/\/\*[\s\S]*?\*\//g, '').replace(/--[^\n]*/g, '').trim().length === 0;
+}
+
+/** Splits a SQL migration the way node-pg-migrate does, keeping where each section starts. */
+export function parseSqlSections(content: string): { up: string; upStart: number; down: string | undefined; downStart: number | undefined } {
+  const upStart = content.search(UP_MARKER);
+  const downStart = content.search(DOWN_MARKER);
+  const up = upStart >= 0 ? content.slice(upStart, downStart < upStart ? undefined : downStart) : content;
+  const down = downStart >= 0 ? content.slice(downStart, upStart < downStart ? undefined : upStart) : undefined;
+  return { up, upStart: Math.max(upStart, 0), down, downStart: downStart >= 0 ? downStart : undefined };
+}
+
+function stripJsComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\])\/\/[^\n]*/g, '$1');
+}
+
+/**
+ * A static reading of a JS/TS migration's `down`: the App only has the text, and loading user
+ * code just to inspect it would execute it. `down = false` is node-pg-migrate's irreversible marker.
+ */
+function jsDownStatus(source: string): DownStatus {
+  const code = stripJsComments(source);
+  // `module.exports = { up, down: false }` / `export default { down() {} }`: look at keys only there.
+  const objectExport = /\b(?:module\.exports|export\s+default)\s*=?\s*\{([\s\S]*)\}/.exec(code)?.[1] ?? '';
+  if (/\bexports\.down\s*=\s*false\b/.test(code)) return 'irreversible';
+  if (/\bexport\s+(?:const|let|var)\s+down\b(?:\s*:[^=]+)?\s*=\s*false\b/.test(code)) return 'irreversible';
+  if (/(?:^|[{,\s])down\s*:\s*false\b/.test(objectExport)) return 'irreversible';
+  const explicit = [
+    /\bexports\.down\s*=/,
+    /\bexport\s+(?:async\s+)?function\s*\*?\s*down\b/,
+    /\bexport\s+(?:const|let|var)\s+down\b/,
+    /\bexport\s*\{[^}]*\bdown\b[^}]*\}/,
+  ];
+  if (explicit.some((re) => re.test(code))) return true;
+  return /(?:^|[{,\s])(?:async\s+)?down\s*(?::|\(|,|\}|$)/m.test(objectExport) ? true : 'inferred';
+}
+
+function kindOf(fileName: string): MigrationKind {
+  const ext = path.posix.extname(fileName).slice(1).toLowerCase();
+  return KINDS.has(ext) ? (ext as MigrationKind) : 'other';
+}
+
+export function parseMigration(entry: MigrationEntry): MigrationFile {
+  const file = entry.file.replace(/\\/g, '/');
+  const base = path.posix.basename(file);
+  const name = path.posix.basename(base, path.posix.extname(base));
+  const kind = kindOf(base);
+  const common = { name, file, kind, content: entry.content, sha256: sha256Normalized(entry.content), ...orderKeyOf(base) };
+  if (kind !== 'sql') return { ...common, hasDown: kind === 'other' ? false : jsDownStatus(entry.content) };
+  const sections = parseSqlSections(entry.content);
+  const declared = SQL_IRREVERSIBLE.test(entry.content);
+  const hasDown: DownStatus = declared ? 'irreversible' : sections.down !== undefined && !isBlankSql(sections.down);
+  return {
+    ...common,
+    hasDown,
+    upSqlLineOffset: linesBefore(entry.content, sections.upStart),
+    ...(sections.downStart === undefined ? {} : { downSqlLineOffset: linesBefore(entry.content, sections.downStart) }),
+  };
+}
+
+/** node-pg-migrate skips files starting with `.` (its default ignorePattern) and loads every other file. */
+function isCandidate(fileName: string): boolean {
+  return !fileName.startsWith('.');
+}
+
+export function migrationSetFromEntries(entries: readonly MigrationEntry[]): MigrationFile[] {
+  return entries
+    .filter((e) => isCandidate(path.posix.basename(e.file.replace(/\\/g, '/'))))
+    .map(parseMigration)
+    .sort((a, b) => compareMigrationFileNames(path.posix.basename(a.file), path.posix.basename(b.file)));
+}
+
+export interface ReadMigrationSetOptions {
+  /** Base for the `file` paths (default: the working directory). */
+  relativeTo?: string;
+  /** Return an empty set instead of failing when the directory does not exist (a base without migrations yet). */
+  missingOk?: boolean;
+}
+
+export async function readMigrationSet(dir: string, options: ReadMigrationSetOptions = {}): Promise<MigrationFile[]> {
+  const absolute = path.resolve(dir);
+  let dirents;
+  try {
+    dirents = await readdir(absolute, { withFileTypes: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && options.missingOk === true) return [];
+    throw new ConsortError('config', `Cannot read the migrations directory ${dir}: ${(e as Error).message}`, {
+      hint: code === 'ENOENT' ? 'Check the migrations directory in the Consort configuration.' : undefined,
+      cause: e,
+    });
+  }
+  const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
+  const entries: MigrationEntry[] = [];
+  for (const d of dirents) {
+    // Same filter as node-pg-migrate's getMigrationFilePaths: files and symlinks, no directories.
+    if (!(d.isFile() || d.isSymbolicLink()) || !isCandidate(d.name)) continue;
+    const full = path.join(absolute, d.name);
+    entries.push({ file: path.relative(relativeTo, full).split(path.sep).join('/'), content: await readFile(full, 'utf8') });
+  }
+  return migrationSetFromEntries(entries);
+}

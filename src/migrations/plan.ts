@@ -1,0 +1,106 @@
+/**
+ * The pure migration plan for a pull request: which migrations are new, and whether the head's
+ * migrations can be applied on top of the base's at all. Migrations are matched by name, because
+ * that is what node-pg-migrate records in its table; content is compared by normalized hash.
+ */
+import path from 'node:path';
+import { compareMigrationFileNames, type MigrationFile } from './files.js';
+
+export type Problem =
+  /** A new migration sorts before the newest one on base: node-pg-migrate's checkOrder would reject it once base's are applied. */
+  | { kind: 'order-conflict'; file: string; name: string; newestOnBase: string; suggestedName: string; suggestedFile: string }
+  /** A migration that already ran wherever base is deployed was changed or removed; databases would no longer match the files. */
+  | { kind: 'history-rewritten'; file: string; name: string; change: 'edited' | 'deleted' }
+  /** A new migration has the same order value as another one, so their order depends on the rest of the name. */
+  | { kind: 'duplicate-prefix'; file: string; name: string; conflictsWith: string; suggestedName: string; suggestedFile: string }
+  /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
+  | { kind: 'invalid-name'; file: string; name: string; reason: string };
+
+export type MigrationPlan =
+  | { ok: true; newMigrations: MigrationFile[]; unchanged: number }
+  | { ok: false; problems: Problem[]; newMigrations: MigrationFile[] };
+
+function invalidReason(m: MigrationFile): string | undefined {
+  if (m.kind === 'other') return 'it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)';
+  if (m.prefix === null) return 'its name does not start with the number node-pg-migrate orders migrations by';
+  if (m.orderKey === null) return `its 17-digit prefix ${m.prefix} is not a valid UTC timestamp (YYYYMMDDHHmmssSSS)`;
+  if (!Number.isSafeInteger(m.orderKey)) return `its prefix ${m.prefix} is too large for node-pg-migrate to order exactly`;
+  return undefined;
+}
+
+function utcPrefix(value: number): string {
+  return new Date(value).toISOString().replace(/\D/g, '');
+}
+
+/** Format an order value the way the file already writes its prefix: a 17-digit UTC timestamp, or zero-padded to the same width. */
+export function formatPrefix(value: number, like: string): string {
+  if (like.length === 17) return utcPrefix(value);
+  return String(value).padStart(like.length, '0');
+}
+
+/** The file name with its numeric prefix replaced, everything after the prefix kept as written. */
+export function renameWithPrefix(m: MigrationFile, value: number): { suggestedName: string; suggestedFile: string } {
+  const base = path.posix.basename(m.file);
+  const prefix = m.prefix ?? '';
+  const suggestedName = formatPrefix(value, prefix) + base.slice(prefix.length);
+  const dir = path.posix.dirname(m.file);
+  return { suggestedName, suggestedFile: dir === '.' ? suggestedName : `${dir}/${suggestedName}` };
+}
+
+/** Hands out the smallest order value above `after` that no head migration uses (and records it as used). */
+function allocator(taken: Set<number>): (after: number) => number {
+  return (after) => {
+    let next = after + 1;
+    while (taken.has(next)) next += 1;
+    taken.add(next);
+    return next;
+  };
+}
+
+function byNodeOrder(a: MigrationFile, b: MigrationFile): number {
+  return compareMigrationFileNames(path.posix.basename(a.file), path.posix.basename(b.file));
+}
+
+export function planMigrations(base: readonly MigrationFile[], head: readonly MigrationFile[]): MigrationPlan {
+  const problems: Problem[] = [];
+  const headByName = new Map(head.map((m) => [m.name, m]));
+  const baseNames = new Set(base.map((m) => m.name));
+  let unchanged = 0;
+
+  for (const b of base) {
+    const h = headByName.get(b.name);
+    if (h === undefined) problems.push({ kind: 'history-rewritten', file: b.file, name: b.name, change: 'deleted' });
+    else if (h.sha256 !== b.sha256) problems.push({ kind: 'history-rewritten', file: h.file, name: h.name, change: 'edited' });
+    else unchanged += 1;
+  }
+
+  const newMigrations = head.filter((m) => !baseNames.has(m.name)).sort(byNodeOrder);
+  const valid: { m: MigrationFile; key: number }[] = [];
+  for (const m of newMigrations) {
+    const reason = invalidReason(m);
+    if (reason === undefined && m.orderKey !== null) valid.push({ m, key: m.orderKey });
+    else problems.push({ kind: 'invalid-name', file: m.file, name: m.name, reason: reason ?? 'it has no order value' });
+  }
+
+  // Base files node-pg-migrate cannot order are base's own problem; they do not move the floor.
+  const orderedBase = base.filter((m) => m.orderKey !== null).sort(byNodeOrder);
+  const newestOnBase = orderedBase.at(-1);
+  const take = allocator(new Set(head.flatMap((m) => (m.orderKey === null ? [] : [m.orderKey]))));
+
+  const keyOwner = new Map<number, MigrationFile>();
+  for (const m of orderedBase) if (!keyOwner.has(m.orderKey as number)) keyOwner.set(m.orderKey as number, m);
+  for (const { m, key } of valid) {
+    const floor = newestOnBase?.orderKey ?? null;
+    const sameKey = keyOwner.get(key);
+    if (newestOnBase !== undefined && floor !== null && key < floor) {
+      problems.push({ kind: 'order-conflict', file: m.file, name: m.name, newestOnBase: newestOnBase.name, ...renameWithPrefix(m, take(floor)) });
+    } else if (sameKey !== undefined) {
+      // Renaming to just after the shared value keeps the file where its author put it relative to the others.
+      problems.push({ kind: 'duplicate-prefix', file: m.file, name: m.name, conflictsWith: sameKey.name, ...renameWithPrefix(m, take(key)) });
+    } else {
+      keyOwner.set(key, m);
+    }
+  }
+
+  return problems.length === 0 ? { ok: true, newMigrations, unchanged } : { ok: false, problems, newMigrations };
+}

@@ -1,0 +1,297 @@
+/**
+ * The node-pg-migrate adapter: runs a directory's migrations through node-pg-migrate's own
+ * programmatic `runner`, so what Consort applies is exactly what a deploy would apply, and records
+ * the SQL each migration sent. A bad migration is an expected outcome (a failed ApplyResult); only
+ * an unusable database (cannot connect, lock held elsewhere, connection lost) throws.
+ */
+import { runner } from 'node-pg-migrate';
+import pg from 'pg';
+import { ConsortError } from '../core/errors.js';
+import { readMigrationSet, type MigrationFile } from './files.js';
+
+export interface ApplyOptions {
+  databaseUrl: string;
+  dir: string;
+  direction: 'up' | 'down';
+  /** How many to run (node-pg-migrate's default: all pending up, one down). Not with `onlyNames`. */
+  count?: number;
+  migrationsTable: string;
+  migrationsSchema?: string;
+  /** Run exactly these migrations, one node-pg-migrate run each, in the order given. */
+  onlyNames?: readonly string[];
+  /**
+   * Default false: each migration commits on its own, so after a failure the earlier migrations stay
+   * applied and the report can say precisely which ones ran; a migration that opts out of
+   * transactions (`pgm.noTransaction()`, e.g. CREATE INDEX CONCURRENTLY) runs as written instead of
+   * node-pg-migrate breaking a shared transaction around it.
+   */
+  singleTransaction?: boolean;
+  /** Base for the `file` paths reported (default: the working directory). */
+  relativeTo?: string;
+}
+
+export interface MigrationError {
+  message: string;
+  /** The SQLSTATE when Postgres rejected a statement. */
+  code?: string;
+  /** 1-based character offset into `statement`, as Postgres reports it. */
+  position?: number;
+  /** 1-based line in the migration file, when the statement text can be found in it. */
+  line?: number;
+  detail?: string;
+  hint?: string;
+}
+
+export type ApplyFailure =
+  /** Postgres rejected a statement the migration sent. */
+  | { kind: 'statement'; name: string; file: string; statement: string; error: MigrationError }
+  /**
+   * `script`: the migration's own code threw before sending SQL. `down-unavailable`: down is
+   * `false` (or a SQL file has no Down section) or node-pg-migrate cannot infer it. `order`:
+   * checkOrder found this not-yet-run migration sorting before one already run.
+   */
+  | { kind: 'script' | 'down-unavailable' | 'order'; name: string; file: string; error: MigrationError }
+  /** node-pg-migrate could not load the directory (a JS syntax error, a file it cannot order, a ran migration's file gone). */
+  | { kind: 'load'; name?: string; file?: string; error: MigrationError };
+
+export type ApplyResult =
+  | { ok: true; applied: AppliedMigration[]; log: string[] }
+  | { ok: false; failed: ApplyFailure; applied: AppliedMigration[]; log: string[] };
+
+export interface AppliedMigration {
+  name: string;
+  file: string;
+  /** The statements the migration sent, without node-pg-migrate's BEGIN/COMMIT and bookkeeping. */
+  sql: string[];
+  durationMs: number;
+  /** Whether it ran inside a transaction (false after `pgm.noTransaction()`). */
+  transactional: boolean;
+}
+
+/** The migration being run; `marked` once its INSERT/DELETE on the migrations table went out. */
+interface Live { name: string; sql: string[]; startedAt: number; marked: boolean }
+
+/**
+ * Attributes node-pg-migrate's queries to migrations. For each migration it logs
+ * `### MIGRATION <name> (UP|DOWN) ###`, then sends `BEGIN;`, the migration's steps, the
+ * INSERT/DELETE on its table and `COMMIT;`. Queries a JS migration makes itself (`pgm.db.query`)
+ * run while its `up` builds the steps, before that log line, so they are held as pending and
+ * given to the next migration that starts. Everything before `> Migrating files:` is
+ * node-pg-migrate's own setup (lock, migrations table) and is not recorded. A migration counts as
+ * applied once the transaction it ran in commits (at once, if it ran outside one).
+ */
+function createCapture(table: string, schema: string, files: Map<string, MigrationFile>) {
+  const lines: string[] = [];
+  const done: AppliedMigration[] = [];
+  let uncommitted: AppliedMigration[] = [];
+  const failures = new Map<unknown, string>();
+  let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
+  let current: Live | undefined;
+  let inTransaction = false;
+  const bookkeeping = new RegExp(`^(INSERT INTO|DELETE FROM) ${`"${schema}"."${table}"`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `);
+  const txControl = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'BEGIN;', 'COMMIT;']);
+
+  const finish = (): void => {
+    if (current === undefined) return;
+    const { name, sql, startedAt } = current;
+    const file = files.get(name)?.file ?? name;
+    (inTransaction ? uncommitted : done).push({ name, file, sql, durationMs: Math.round(performance.now() - startedAt), transactional: inTransaction });
+    [finishedThisRun, current, pendingSince] = [finishedThisRun + 1, undefined, performance.now()];
+  };
+  const onLog = (level: string) => (msg: string): void => {
+    lines.push(`${level}: ${msg}`);
+    if (msg === '> Migrating files:') [migrating, pendingSince] = [true, performance.now()];
+    const listed = /^> - (.+)$/.exec(msg)?.[1];
+    if (listed !== undefined) planned.push(listed);
+    const started = /^### MIGRATION (.+) \((?:UP|DOWN)\) ###$/.exec(msg)?.[1];
+    if (started === undefined) return;
+    if (current?.marked) finish(); // single-transaction mode: no COMMIT between migrations
+    current = { name: started, sql: pending, startedAt: pendingSince, marked: false };
+    pending = [];
+  };
+  return {
+    logger: { info: onLog('info'), warn: onLog('warn'), error: onLog('error') },
+    beginRun(): void {
+      [migrating, pending, planned, finishedThisRun, current] = [false, [], [], 0, undefined];
+    },
+    beforeQuery(text: string): void {
+      if (!migrating || txControl.has(text)) return;
+      if (current === undefined || current.marked) pending.push(text);
+      else if (bookkeeping.test(text)) current.marked = true;
+      else current.sql.push(text);
+    },
+    afterQuery(text: string): void {
+      if (text === 'BEGIN' || text === 'BEGIN;') inTransaction = true;
+      else if (text === 'ROLLBACK') [inTransaction, uncommitted] = [false, []];
+      else if (text === 'COMMIT' || text === 'COMMIT;') {
+        if (current?.marked) finish();
+        done.push(...uncommitted);
+        [inTransaction, uncommitted] = [false, []];
+      } else if (current?.marked && !inTransaction && bookkeeping.test(text)) finish();
+    },
+    queryFailed(text: string, e: unknown): void {
+      failures.set(e, text);
+    },
+    failedQuery: (e: unknown): string | undefined => failures.get(e),
+    /** The migration that was running when node-pg-migrate stopped. */
+    inProgress: (): string | undefined => current?.name ?? planned[finishedThisRun],
+    applied: (): AppliedMigration[] => [...done],
+    log: (): string[] => [...lines],
+  };
+}
+type Capture = ReturnType<typeof createCapture>;
+
+async function connect(databaseUrl: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'consort-migrate', connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined); // a dropped connection surfaces as a rejected query
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw new ConsortError('server-unavailable', `Cannot connect to the database to apply migrations: ${(e as Error).message}`, {
+      hint: 'Check that the branch exists and its connection URL is reachable.',
+      cause: e,
+    });
+  }
+  return client;
+}
+
+/** The client node-pg-migrate is given: the real one, with `query` going through the capture. */
+function recordingClient(client: pg.Client, capture: Capture): pg.Client {
+  const query = async (textOrConfig: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult> => {
+    const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text;
+    capture.beforeQuery(text);
+    try {
+      const result = typeof textOrConfig === 'string' ? await client.query(textOrConfig, values) : await client.query(textOrConfig);
+      capture.afterQuery(text);
+      return result;
+    } catch (e) {
+      capture.queryFailed(text, e);
+      throw e;
+    }
+  };
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === 'query') return query;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+function pgFields(e: unknown): Omit<MigrationError, 'message' | 'line'> {
+  if (!(e instanceof pg.DatabaseError)) return {};
+  const position = e.position === undefined ? undefined : Number(e.position);
+  return {
+    code: e.code,
+    ...(position !== undefined && Number.isFinite(position) ? { position } : {}),
+    ...(e.detail ? { detail: e.detail } : {}),
+    ...(e.hint ? { hint: e.hint } : {}),
+  };
+}
+
+/** Where in the migration file the failing statement's error position falls. */
+export function lineInFile(m: MigrationFile | undefined, statement: string, position: number | undefined, direction: 'up' | 'down'): number | undefined {
+  if (m === undefined || position === undefined) return undefined;
+  const lineInStatement = statement.slice(0, Math.max(position - 1, 0)).split('\n').length;
+  // A SQL migration's section is sent verbatim (node-pg-migrate only appends a `;`).
+  const sqlOffset = direction === 'up' ? m.upSqlLineOffset : m.downSqlLineOffset;
+  if (m.kind === 'sql' && sqlOffset !== undefined) return sqlOffset + lineInStatement;
+  // For JS/TS, a literal `pgm.sql('…')` string appears verbatim in the source.
+  const found = [statement, statement.replace(/;$/, '')].map((s) => (s.trim() === '' ? -1 : m.content.indexOf(s))).find((i) => i >= 0);
+  return found === undefined ? undefined : m.content.slice(0, found).split('\n').length - 1 + lineInStatement;
+}
+
+/** Postgres classes that mean the server or connection went away, not that the migration is wrong. */
+function isConnectionFailure(e: unknown): boolean {
+  if (e instanceof pg.DatabaseError) return /^(08|57P0)/.test(e.code ?? '');
+  return /Connection terminated|ECONNRESET|EPIPE|not queryable|Client was closed/i.test((e as Error)?.message ?? '');
+}
+
+/** What went wrong, in terms of a migration; undefined when node-pg-migrate failed for a reason that is not one. */
+function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile>, direction: 'up' | 'down'): ApplyFailure | undefined {
+  const message = (e as Error)?.message ?? String(e);
+  const fileOf = (name: string): string => files.get(name)?.file ?? name;
+  const failed = capture.failedQuery(e);
+  const current = capture.inProgress();
+  if (failed !== undefined && current !== undefined) {
+    const fields = pgFields(e);
+    const line = lineInFile(files.get(current), failed, fields.position, direction);
+    return { kind: 'statement', name: current, file: fileOf(current), statement: failed, error: { message, ...fields, ...(line === undefined ? {} : { line }) } };
+  }
+  const order = /^Not run migration (.+) is preceding already run migration (.+)$/.exec(message);
+  if (order?.[1] !== undefined) return { kind: 'order', name: order[1], file: fileOf(order[1]), error: { message } };
+  const deleted = /^Definitions of migrations (.+) have been deleted\.$/.exec(message)?.[1]?.split(', ')[0];
+  if (deleted !== undefined) return { kind: 'load', name: deleted, error: { message } };
+  if (message.startsWith('Error loading migration files:')) {
+    const hit = [...files.values()].find((m) => message.includes(m.file.split('/').pop() ?? m.file));
+    return { kind: 'load', ...(hit ? { name: hit.name, file: hit.file } : {}), error: { message } };
+  }
+  const disabled = /^User has disabled (?:up|down) migration on file: (.+)$/.exec(message)?.[1];
+  const name = disabled ?? current;
+  if (name === undefined) return undefined;
+  const downUnavailable = disabled !== undefined || /Impossible to automatically infer down migration/.test(message);
+  return { kind: downUnavailable ? 'down-unavailable' : 'script', name, file: fileOf(name), error: { message } };
+}
+
+export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
+  if (options.onlyNames !== undefined && options.count !== undefined) {
+    throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
+  }
+  const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+  const files = new Map(fileList.map((m) => [m.name, m]));
+  // node-pg-migrate silently runs nothing for a name it does not know.
+  const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));
+  if (unknown.length > 0) throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
+  const capture = createCapture(options.migrationsTable, options.migrationsSchema ?? 'public', files);
+  const client = await connect(options.databaseUrl);
+  const dbClient = recordingClient(client, capture);
+  const runs: (string | undefined)[] = options.onlyNames === undefined ? [undefined] : [...options.onlyNames];
+  try {
+    for (const only of runs) {
+      capture.beginRun();
+      try {
+        await runner({
+          dbClient,
+          dir: options.dir,
+          direction: options.direction,
+          migrationsTable: options.migrationsTable,
+          ...(options.migrationsSchema === undefined ? {} : { migrationsSchema: options.migrationsSchema }),
+          ...(options.count === undefined ? {} : { count: options.count }),
+          ...(only === undefined ? {} : { file: only }),
+          // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
+          checkOrder: true,
+          singleTransaction: options.singleTransaction ?? false,
+          logger: capture.logger,
+        });
+      } catch (e) {
+        if (/Another migration is already running/.test((e as Error)?.message ?? '')) {
+          throw new ConsortError('branch-busy', 'Another node-pg-migrate run holds the migration lock on this database.', {
+            hint: 'Wait for the other migration run to finish, then retry.',
+            cause: e,
+          });
+        }
+        if (isConnectionFailure(e)) {
+          throw new ConsortError('server-unavailable', `Lost the database connection while applying migrations: ${(e as Error).message}`, { cause: e });
+        }
+        const failed = classify(e, capture, files, options.direction);
+        if (failed === undefined) throw new ConsortError('internal', `node-pg-migrate failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+        await releaseAfterFailure(client);
+        return { ok: false, failed, applied: capture.applied(), log: capture.log() };
+      }
+    }
+    return { ok: true, applied: capture.applied(), log: capture.log() };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * After a failed statement node-pg-migrate leaves the session inside the aborted transaction, so
+ * its own `pg_advisory_unlock` fails and, with a caller-owned client, the lock would stay held for
+ * as long as the session lives. Roll back and drop our session's advisory locks before closing.
+ */
+async function releaseAfterFailure(client: pg.Client): Promise<void> {
+  await client.query('ROLLBACK').catch(() => undefined);
+  await client.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+}

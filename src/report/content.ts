@@ -1,0 +1,159 @@
+/**
+ * What the report says, shared by the markdown and terminal renderers so a PR comment and a local
+ * run word the same problem the same way. Sentences are phrases: plain words plus `{ code }` parts
+ * for untrusted names, which each renderer formats (and escapes) its own way.
+ */
+import { STAGE_ORDER, STAGE_TITLES, type CheckReport, type PlanProblem, type ReversibilityVerdict, type StageName, type Stages } from './check-report.js';
+
+/** A plain string is Consort's own wording; `code` and `text` carry untrusted input (names, prose). */
+export type Part = string | { code: string } | { text: string };
+export type Phrase = Part[];
+export type StageOutcome = 'passed' | 'failed' | 'warned' | 'skipped' | 'error';
+type Stage = Stages[StageName];
+type Suite = Stages['suite'];
+type MigrationFailure = NonNullable<Stages['migrations']['failure']>;
+
+export const plural = (n: number, one: string, many = `${one}s`): string => `${count(n)} ${n === 1 ? one : many}`;
+export const count = (n: number): string => n.toLocaleString('en-US');
+
+export function formatSize(chars: number): string {
+  if (chars < 1024) return `${chars} B`;
+  if (chars < 1024 * 1024) return `${(chars / 1024).toFixed(1)} KB`;
+  return `${(chars / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export const shortSha = (sha: string | null): string | null => (sha === null ? null : sha.slice(0, 7));
+
+/** A failed stage that does not block the merge is a warning, not a failure. */
+export function outcome(stage: Stage): StageOutcome {
+  if (stage.status === 'failed') return stage.blocking ? 'failed' : 'warned';
+  return stage.status;
+}
+
+export const OUTCOME_LABEL: Record<StageOutcome, string> = {
+  passed: 'passed', failed: 'failed', warned: 'failed (non-blocking)', skipped: 'skipped', error: 'error',
+};
+
+export function stagesWith(report: CheckReport, wanted: StageOutcome): string[] {
+  return STAGE_ORDER.filter((n) => outcome(report.stages[n]) === wanted).map((n) => STAGE_TITLES[n]);
+}
+
+/** The one-line verdict after the title: "database checks failed — 2 blocking problems". */
+export function verdict(report: CheckReport): string {
+  const failed = stagesWith(report, 'failed').length;
+  const warned = stagesWith(report, 'warned').length;
+  if (report.conclusion === 'error') return 'database checks could not run';
+  if (report.conclusion === 'failure') {
+    return failed === 0 ? 'database checks failed' : `database checks failed — ${plural(failed, 'blocking problem')}`;
+  }
+  return warned === 0 ? 'database checks passed' : `database checks passed with ${plural(warned, 'warning')}`;
+}
+
+type Renamable = Extract<PlanProblem, { kind: 'order-conflict' | 'duplicate-prefix' }>;
+
+/** The `git mv` that fixes a problem, when a rename does. */
+export function renameCommand(p: PlanProblem, quote: (w: string) => string): string | null {
+  if (p.kind !== 'order-conflict' && p.kind !== 'duplicate-prefix') return null;
+  const r: Renamable = p;
+  return `git mv ${quote(r.file)} ${quote(r.suggestedFile)}`;
+}
+
+const LISTED = 10;
+
+function codeList(names: string[]): Phrase {
+  const shown = names.slice(0, LISTED).flatMap((n, i): Phrase => (i === 0 ? [{ code: n }] : [', ', { code: n }]));
+  return names.length > LISTED ? [...shown, ` and ${count(names.length - LISTED)} more`] : shown;
+}
+
+export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
+  'order-conflict': 'Order conflict',
+  'history-rewritten': 'History rewritten',
+  'duplicate-prefix': 'Duplicate prefix',
+  'invalid-name': 'Invalid name',
+  'parent-ahead': 'Parent ahead',
+};
+
+export function problemPhrase(p: PlanProblem): Phrase {
+  switch (p.kind) {
+    case 'order-conflict':
+      return [{ code: p.file }, ' sorts before ', { code: p.newestOnBase }, ', the newest migration on the base branch, so it would run out of order once both are merged. Rename it to ', { code: p.suggestedFile }, '.'];
+    case 'history-rewritten':
+      return p.change === 'edited'
+        ? [{ code: p.file }, ' already ran on the base branch and was edited in this PR. Databases that ran it will not get the change: restore it and put the change in a new migration.']
+        : [{ code: p.file }, ' already ran on the base branch and was deleted in this PR. Restore it, and undo its effect in a new migration if needed.'];
+    case 'duplicate-prefix':
+      return [{ code: p.file }, ' has the same order value as ', { code: p.conflictsWith }, ', so their order depends on the rest of the name. Rename it to ', { code: p.suggestedFile }, '.'];
+    case 'invalid-name':
+      return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];
+    case 'parent-ahead':
+      return ['The parent database has migrations this PR\'s base does not: ', ...codeList(p.migrations), '. Merge the base branch into this PR and run the check again.'];
+  }
+}
+
+export const REVERSIBILITY_LABEL: Record<ReversibilityVerdict, string> = {
+  reversible: 'reversible',
+  irreversible: 'irreversible (marked so)',
+  'missing-down': 'no down migration',
+  'not-restored': 'down did not restore the schema',
+  'down-failed': 'down migration failed',
+  'reapply-failed': 'up failed after down',
+  'not-checked': 'not checked',
+};
+
+/** Verdicts worth a reviewer's attention; `not-checked` is said in the stage summary instead. */
+export function irreversible(report: CheckReport): Stages['reversibility']['migrations'] {
+  return report.stages.reversibility.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'not-checked');
+}
+
+/** Blocking findings first, so a capped list still shows what blocks the merge. */
+export function orderedFindings(report: CheckReport): Stages['lint']['findings'] {
+  const f = report.stages.lint.findings;
+  return [...f.filter((x) => x.blocking), ...f.filter((x) => !x.blocking)];
+}
+
+export const location = (file: string, line?: number, column?: number): string =>
+  `${file}${line === undefined ? '' : `:${line}`}${line === undefined || column === undefined ? '' : `:${column}`}`;
+
+export function migrationFailurePhrase(f: MigrationFailure): Phrase {
+  return [{ code: f.name }, ' failed at ', { code: location(f.file, f.line) }, ':'];
+}
+
+export const postgresError = (f: MigrationFailure): string => `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
+
+export function suitePhrase(suite: Suite): Phrase {
+  const ended = suite.timedOut ? ' timed out' : suite.exitCode === null ? ' did not finish' : ` exited with code ${suite.exitCode}`;
+  const t = suite.tests;
+  if (t === null) return [{ code: suite.command }, `${ended}.`];
+  const parts = [
+    t.failed > 0 ? `${count(t.failed)} failed` : '',
+    t.errored > 0 ? `${count(t.errored)} errored` : '',
+    `${count(t.passed)} passed`,
+    t.skipped > 0 ? `${count(t.skipped)} skipped` : '',
+  ].filter((s) => s !== '');
+  return [{ code: suite.command }, `${ended}: ${parts.join(', ')} of ${plural(t.total, 'test')}.`];
+}
+
+/** A failed test is named by its id; its name and file are added only where the id does not already say them. */
+export function failureNotes(f: Suite['failures'][number]): string[] {
+  const notes: string[] = [f.state];
+  if (!f.id.includes(f.name)) notes.push(f.name);
+  if (f.file !== undefined && !f.id.includes(f.file)) notes.push(f.file);
+  return notes;
+}
+
+export function schemaTotals(counts: Stages['schemaDiff']['counts']): { added: number; removed: number; changed: number } {
+  const sum = (f: 'added' | 'removed' | 'changed'): number => counts.reduce((n, c) => n + c[f], 0);
+  return { added: sum('added'), removed: sum('removed'), changed: sum('changed') };
+}
+
+/** The schema diff needs a section when something changed, or when the stage itself failed. */
+export function showSchemaDiff(report: CheckReport): boolean {
+  const d = report.stages.schemaDiff;
+  const t = schemaTotals(d.counts);
+  return t.added + t.removed + t.changed > 0 || d.status === 'failed' || d.status === 'error';
+}
+
+export function showSuite(report: CheckReport): boolean {
+  const s = report.stages.suite;
+  return s.status === 'failed' || s.status === 'error' || s.failures.length > 0;
+}

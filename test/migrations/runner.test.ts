@@ -1,0 +1,277 @@
+/**
+ * The node-pg-migrate adapter against the real PostgreSQL server: each test gets its own database
+ * and its own copy of the fixture migrations (node-pg-migrate's module cache is keyed by path).
+ */
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { isConsortError } from '../../src/core/errors.js';
+import { quoteIdent, withDatabase } from '../../src/db/sql.js';
+import { applyMigrations, lineInFile, type ApplyOptions, type ApplyResult } from '../../src/migrations/runner.js';
+import { parseMigration } from '../../src/migrations/files.js';
+import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixture = path.resolve(here, '../fixtures/migrations/app');
+const NAMES = ['1700000000000_create_users', '1700000001000_add_email', '1700000002000_create_orders', '1700000003000_index_orders_concurrently'];
+
+let database: string;
+let url: string;
+let work: string;
+let dir: string;
+
+beforeEach(async () => {
+  database = `mig_test_${randomBytes(5).toString('hex')}`;
+  await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(database)}`);
+  url = withDatabase(SYSTEM_PG_URL, database);
+  work = await mkdtemp(path.join(os.tmpdir(), 'consort-mig-'));
+  dir = path.join(work, 'migrations');
+  await cp(fixture, dir, { recursive: true });
+});
+
+afterEach(async () => {
+  await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+  await rm(work, { recursive: true, force: true });
+});
+
+function apply(direction: 'up' | 'down', extra: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
+  return applyMigrations({ databaseUrl: url, dir, direction, migrationsTable: 'pgmigrations', relativeTo: work, ...extra });
+}
+
+async function tables(): Promise<string[]> {
+  const rows = await query<{ t: string }>(url, "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
+  return rows.map((r) => r.t);
+}
+
+async function recorded(): Promise<string[]> {
+  return (await query<{ name: string }>(url, 'SELECT name FROM pgmigrations ORDER BY id')).map((r) => r.name);
+}
+
+async function advisoryLocks(): Promise<number> {
+  const rows = await query<{ n: number }>(
+    SYSTEM_PG_URL,
+    "SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = $1",
+    [database],
+  );
+  return rows[0]?.n ?? -1;
+}
+
+function expectOk(result: ApplyResult): asserts result is Extract<ApplyResult, { ok: true }> {
+  if (!result.ok) throw new Error(`expected success, got ${JSON.stringify(result.failed)}`);
+}
+function expectFailed(result: ApplyResult): asserts result is Extract<ApplyResult, { ok: false }> {
+  if (result.ok) throw new Error(`expected a failure, applied ${result.applied.map((m) => m.name).join(', ')}`);
+}
+
+describe('applyMigrations up', () => {
+  it('applies every pending migration and records the SQL each one sent', async () => {
+    const result = await apply('up');
+    expectOk(result);
+    expect(result.applied.map((m) => m.name)).toEqual(NAMES);
+    expect(result.applied.map((m) => m.file)).toEqual(NAMES.map((n, i) => `migrations/${n}.${['sql', 'js', 'mjs', 'js'][i]}`));
+    const [users, email, orders, index] = result.applied;
+    // The section as node-pg-migrate slices it (up to the blank line its Down marker pattern starts at), plus its `;`.
+    expect(users?.sql).toEqual(['-- Up Migration\nCREATE TABLE users (\n  id serial PRIMARY KEY,\n  name text NOT NULL\n);\n;']);
+    expect(email?.sql).toEqual(['ALTER TABLE "users"\n  ADD "email" text;', 'CREATE INDEX "users_email_index" ON "users" ("email");']);
+    // The query the migration ran itself, while building its steps, is attributed to it.
+    expect(orders?.sql[0]).toBe('SELECT count(*)::int AS n FROM users');
+    expect(orders?.sql[1]).toMatch(/^CREATE TABLE "orders"/);
+    expect(index?.sql).toEqual(['CREATE INDEX CONCURRENTLY "orders_user_id_index" ON "orders" ("user_id");']);
+    expect(result.applied.map((m) => m.transactional)).toEqual([true, true, true, false]);
+    for (const m of result.applied) {
+      expect(m.durationMs).toBeGreaterThanOrEqual(0);
+      for (const sql of m.sql) expect(sql).not.toMatch(/pgmigrations|advisory|^(BEGIN|COMMIT);?$/);
+    }
+    expect(await tables()).toEqual(['orders', 'pgmigrations', 'users']);
+    expect(await recorded()).toEqual(NAMES);
+    expect(result.log).toContain('info: ### MIGRATION 1700000000000_create_users (UP) ###');
+  });
+
+  it('is a no-op the second time', async () => {
+    expectOk(await apply('up'));
+    const again = await apply('up');
+    expectOk(again);
+    expect(again.applied).toEqual([]);
+    expect(again.log).toContain('info: No migrations to run!');
+  });
+
+  it('applies only `count` migrations, or exactly the named ones', async () => {
+    const first = await apply('up', { count: 1 });
+    expectOk(first);
+    expect(first.applied.map((m) => m.name)).toEqual(NAMES.slice(0, 1));
+    const named = await apply('up', { onlyNames: [NAMES[1] as string, NAMES[2] as string] });
+    expectOk(named);
+    expect(named.applied.map((m) => m.name)).toEqual(NAMES.slice(1, 3));
+    expect(await recorded()).toEqual(NAMES.slice(0, 3));
+  });
+
+  it('reports a SQL syntax error with file, statement, Postgres error and line, keeping earlier migrations', async () => {
+    await writeFile(path.join(dir, '1700000004000_broken.sql'), '-- Up Migration\nCREATE TABLE half (id int);\n\nSELEC 1;\n\n-- Down Migration\nDROP TABLE half;\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toMatchObject({
+      kind: 'statement',
+      name: '1700000004000_broken',
+      file: 'migrations/1700000004000_broken.sql',
+      statement: '-- Up Migration\nCREATE TABLE half (id int);\n\nSELEC 1;\n;',
+      error: { message: 'syntax error at or near "SELEC"', code: '42601', position: 46, line: 4 },
+    });
+    expect(result.applied.map((m) => m.name)).toEqual(NAMES);
+    // The failing migration's transaction was rolled back, the earlier ones committed.
+    expect(await tables()).toEqual(['orders', 'pgmigrations', 'users']);
+    expect(await recorded()).toEqual(NAMES);
+    expect(await advisoryLocks()).toBe(0);
+  });
+
+  it('locates a failing statement from a JS migration in its file', async () => {
+    await writeFile(path.join(dir, '1700000004000_bad_ref.js'), 'exports.up = (pgm) => {\n  pgm.sql(`UPDATE users\n     SET name = upper(name)\n   WHERE id IN (SELECT user_id FROM no_such_table)`);\n};\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_bad_ref', error: { code: '42P01', line: 4 } });
+  });
+
+  it('attributes a failing query a JS migration runs itself to that migration', async () => {
+    await writeFile(path.join(dir, '1700000004000_probe.js'), 'exports.up = async (pgm) => {\n  await pgm.db.select("SELECT nope FROM users");\n};\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_probe', statement: 'SELECT nope FROM users', error: { code: '42703', line: 2 } });
+    expect(result.applied).toHaveLength(4);
+  });
+
+  it('runs every migration in one transaction when asked, so a failure leaves nothing applied', async () => {
+    await rm(path.join(dir, '1700000003000_index_orders_concurrently.js'));
+    await writeFile(path.join(dir, '1700000004000_broken.sql'), 'SELECT 1/0;');
+    const result = await apply('up', { singleTransaction: true });
+    expectFailed(result);
+    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_broken', error: { code: '22012' } });
+    expect(result.applied).toEqual([]);
+    expect(await tables()).toEqual(['pgmigrations']); // node-pg-migrate creates its table before the transaction
+    expect(await recorded()).toEqual([]);
+    expect(await advisoryLocks()).toBe(0);
+  });
+
+  it('reports a migration whose own code throws', async () => {
+    await writeFile(path.join(dir, '1700000004000_throws.js'), 'exports.up = () => { throw new Error("boom"); };\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toEqual({ kind: 'script', name: '1700000004000_throws', file: 'migrations/1700000004000_throws.js', error: { message: 'boom' } });
+    expect(result.applied).toHaveLength(4);
+  });
+
+  it('reports a JS migration that does not parse as a load failure naming the file', async () => {
+    await writeFile(path.join(dir, '1700000004000_typo.js'), 'exports.up = (pgm) => { pgm.sql("SELECT 1" };\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toMatchObject({ kind: 'load', name: '1700000004000_typo', file: 'migrations/1700000004000_typo.js' });
+    expect(result.applied).toEqual([]);
+  });
+
+  it('surfaces a checkOrder violation as an order failure', async () => {
+    expectOk(await apply('up'));
+    await writeFile(path.join(dir, '1700000000500_late.sql'), '-- Up Migration\nCREATE TABLE late (id int);\n');
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toEqual({
+      kind: 'order',
+      name: '1700000000500_late',
+      file: 'migrations/1700000000500_late.sql',
+      error: { message: 'Not run migration 1700000000500_late is preceding already run migration 1700000001000_add_email' },
+    });
+    expect(await tables()).not.toContain('late');
+    expect(await advisoryLocks()).toBe(0);
+  });
+});
+
+describe('applyMigrations down', () => {
+  it('reverses every migration in reverse order, including inferred downs', async () => {
+    expectOk(await apply('up'));
+    const result = await apply('down', { count: Number.POSITIVE_INFINITY });
+    expectOk(result);
+    expect(result.applied.map((m) => m.name)).toEqual([...NAMES].reverse());
+    const email = result.applied.find((m) => m.name === '1700000001000_add_email');
+    expect(email?.sql).toEqual(['DROP INDEX "users_email_index";', 'ALTER TABLE "users"\n  DROP "email";']);
+    expect(result.applied[0]?.transactional).toBe(false);
+    expect(await tables()).toEqual(['pgmigrations']);
+    expect(await recorded()).toEqual([]);
+  });
+
+  it('reverts one migration by default, and the named one with onlyNames', async () => {
+    expectOk(await apply('up'));
+    const one = await apply('down');
+    expectOk(one);
+    expect(one.applied.map((m) => m.name)).toEqual([NAMES[3]]);
+    const named = await apply('down', { onlyNames: [NAMES[2] as string] });
+    expectOk(named);
+    expect(named.applied.map((m) => m.name)).toEqual([NAMES[2]]);
+    expect(await recorded()).toEqual(NAMES.slice(0, 2));
+  });
+
+  it('reports a ran migration whose file is gone', async () => {
+    expectOk(await apply('up'));
+    await rm(path.join(dir, '1700000003000_index_orders_concurrently.js'));
+    const result = await apply('down');
+    expectFailed(result);
+    expect(result.failed).toEqual({ kind: 'load', name: NAMES[3], error: { message: `Definitions of migrations ${NAMES[3]} have been deleted.` } });
+  });
+
+  it.each([
+    ['a SQL migration without a Down section', '1700000004000_no_down.sql', '-- Up Migration\nCREATE TABLE x (id int);\n', 'User has disabled down migration on file: 1700000004000_no_down'],
+    ['a JS migration with down = false', '1700000004000_no_down.js', 'exports.up = (pgm) => { pgm.createTable("x", { id: "id" }); };\nexports.down = false;\n', 'User has disabled down migration on file: 1700000004000_no_down'],
+    ['a JS migration whose down cannot be inferred', '1700000004000_no_down.js', 'exports.up = (pgm) => { pgm.sql("CREATE TABLE x (id int)"); };\n', 'Impossible to automatically infer down migration'],
+  ])('reports %s as down-unavailable', async (_title, file, content, message) => {
+    await writeFile(path.join(dir, file), content);
+    expectOk(await apply('up'));
+    const result = await apply('down');
+    expectFailed(result);
+    expect(result.failed).toEqual({ kind: 'down-unavailable', name: '1700000004000_no_down', file: `migrations/${file}`, error: { message: expect.stringContaining(message) } });
+    expect(await tables()).toContain('x');
+    expect(await advisoryLocks()).toBe(0);
+  });
+});
+
+describe('applyMigrations: unexpected failures throw', () => {
+  it('throws server-unavailable when it cannot connect', async () => {
+    const error = await applyMigrations({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/postgres', dir, direction: 'up', migrationsTable: 'pgmigrations' }).catch((e: unknown) => e);
+    expect(isConsortError(error, 'server-unavailable')).toBe(true);
+  });
+
+  it('throws branch-busy while another run holds node-pg-migrate\'s lock', async () => {
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock(7241865325823964)');
+      const error = await apply('up').catch((e: unknown) => e);
+      expect(isConsortError(error, 'branch-busy')).toBe(true);
+    } finally {
+      await holder.end();
+    }
+    expectOk(await apply('up'));
+  });
+
+  it('rejects count together with onlyNames, and names not in the directory', async () => {
+    const both = await apply('up', { count: 1, onlyNames: [NAMES[0] as string] }).catch((e: unknown) => e);
+    expect(isConsortError(both, 'invalid-input')).toBe(true);
+    const unknown = await apply('up', { onlyNames: ['1700000009999_nowhere'] }).catch((e: unknown) => e);
+    expect(isConsortError(unknown, 'invalid-input')).toBe(true);
+  });
+});
+
+describe('lineInFile', () => {
+  const sql = parseMigration({ file: '1_a.sql', content: '-- a comment\n\n-- Up Migration\nSELECT 1;\nSELEC 2;\n-- Down Migration\nSELEC 3;\n' });
+  it.each<[string, string, number | undefined, 'up' | 'down', number | undefined]>([
+    ['up section', '\n-- Up Migration\nSELECT 1;\nSELEC 2;\n;', 28, 'up', 5],
+    ['down section', '-- Down Migration\nSELEC 3;\n', 19, 'down', 7],
+    ['no position', 'SELECT 1;', undefined, 'up', undefined],
+  ])('%s', (_title, statement, position, direction, line) => {
+    expect(lineInFile(sql, statement, position, direction)).toBe(line);
+  });
+
+  it('finds a literal statement in a JS file, and gives up on generated SQL', () => {
+    const js = parseMigration({ file: '1_a.js', content: 'exports.up = (pgm) => {\n  pgm.sql("SELECT 1;\\nSELEC 2");\n  pgm.createTable("t", {});\n};\n' });
+    expect(lineInFile(js, 'SELECT 1;', 1, 'up')).toBe(2);
+    expect(lineInFile(js, 'CREATE TABLE "t" ();', 1, 'up')).toBeUndefined();
+  });
+});
