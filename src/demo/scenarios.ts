@@ -49,12 +49,20 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
  * Lay the shop out as <tmp>/examples/shop with <tmp>/node_modules linked to this package's, so the
  * example's suite command (`../../node_modules/jest/…`) runs exactly as in the repository.
  */
-export async function scenarioRepo(scenario: string | null, options: { extraMigrations?: { file: string; content: string }[] } = {}): Promise<ScenarioRepo> {
+export interface ScenarioRepoOptions {
+  /** Files added on top of the shop in the base commit (e.g. more migrations). */
+  baseFiles?: { file: string; content: string }[];
+  /** Files the change adds (after the scenario's overlay). */
+  extraMigrations?: { file: string; content: string }[];
+}
+
+export async function scenarioRepo(scenario: string | null, options: ScenarioRepoOptions = {}): Promise<ScenarioRepo> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-demo-'));
   const dir = path.join(tmp, 'examples', 'shop');
   await mkdir(dir, { recursive: true });
   await symlink(path.join(PACKAGE_ROOT, 'node_modules'), path.join(tmp, 'node_modules'), 'dir');
   await cp(SHOP_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' });
+  for (const f of options.baseFiles ?? []) await writeFile(path.join(dir, f.file), f.content);
   await git(dir, 'init', '-q');
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');

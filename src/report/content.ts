@@ -1,7 +1,7 @@
 /**
  * What the report says, shared by the markdown and terminal renderers so a PR comment and a local
- * run word the same problem the same way. Sentences are phrases: plain words plus `{ code }` parts
- * for untrusted names, which each renderer formats (and escapes) its own way.
+ * run word the same problem the same way. Sentences are phrases: Consort's own words plus `{ code }`
+ * and `{ text }` parts for untrusted input, which each renderer formats (and escapes) its own way.
  */
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport, type PlanProblem, type ReversibilityVerdict, type StageName, type Stages } from './check-report.js';
 
@@ -15,12 +15,6 @@ type MigrationFailure = NonNullable<Stages['migrations']['failure']>;
 
 export const plural = (n: number, one: string, many = `${one}s`): string => `${count(n)} ${n === 1 ? one : many}`;
 export const count = (n: number): string => n.toLocaleString('en-US');
-
-export function formatSize(chars: number): string {
-  if (chars < 1024) return `${chars} B`;
-  if (chars < 1024 * 1024) return `${(chars / 1024).toFixed(1)} KB`;
-  return `${(chars / 1024 / 1024).toFixed(1)} MB`;
-}
 
 export const shortSha = (sha: string | null): string | null => (sha === null ? null : sha.slice(0, 7));
 
@@ -49,13 +43,10 @@ export function verdict(report: CheckReport): string {
   return warned === 0 ? 'database checks passed' : `database checks passed with ${plural(warned, 'warning')}`;
 }
 
-type Renamable = Extract<PlanProblem, { kind: 'order-conflict' | 'duplicate-prefix' }>;
-
 /** The `git mv` that fixes a problem, when a rename does. */
 export function renameCommand(p: PlanProblem, quote: (w: string) => string): string | null {
   if (p.kind !== 'order-conflict' && p.kind !== 'duplicate-prefix') return null;
-  const r: Renamable = p;
-  return `git mv ${quote(r.file)} ${quote(r.suggestedFile)}`;
+  return `git mv ${quote(p.file)} ${quote(p.suggestedFile)}`;
 }
 
 const LISTED = 10;

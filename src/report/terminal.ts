@@ -67,7 +67,7 @@ function block(text: string, indent: string, max: number, from: 'start' | 'end',
   const lines = stripControl(text).replace(/\n+$/, '').split('\n');
   const shown = from === 'start' ? lines.slice(0, max) : lines.slice(-max);
   const note = lines.length > max ? [p.dim(`${indent}… ${plural(lines.length - max, 'more line')} in the JSON report`)] : [];
-  const body = shown.map((l) => `${indent}${l}`);
+  const body = shown.map((l) => (l === '' ? indent.trimEnd() : `${indent}${l}`));
   return from === 'start' ? [...body, ...note] : [...note, ...body];
 }
 
@@ -153,7 +153,7 @@ function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
     const head = `  ${p.red('✗')} ${oneLine(x.id)} (${failureNotes(x).map(oneLine).join(', ')})`;
     return x.message === undefined || x.message.trim() === '' ? [head] : [head, ...block(x.message, '      ', 20, 'start', p)];
   });
-  const tail = s.outputTail.trim() === '' ? [] : [p.dim('  Output:'), ...block(s.outputTail, p.dim('  │ '), TAIL_LINES, 'end', p)];
+  const tail = s.outputTail.trim() === '' ? [] : [p.dim('  Output:'), ...block(s.outputTail, '  │ ', TAIL_LINES, 'end', p)];
   return [p.bold('Test suite'), ...wrap(phrase(suitePhrase(s)), width, '  ', '    '), ...failures, ...more(s.failures.length, LIST_MAX, '  ', p), ...tail];
 }
 

@@ -154,16 +154,22 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       };
     });
 
-    await runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion));
-
-    let before: SchemaSnapshot | undefined;
+    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion));
     if (migrations.status !== 'passed') {
+      await lint;
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
       return finish();
     }
-    if (!config.reversibility.enabled) skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
-    else if (newMigrations.length === 0) stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
-    else {
+
+    // Lint, reversibility (on a child of the baseline) and the suite (on a child of the PR branch)
+    // touch different databases, so they run side by side; the schema diff reads the PR branch after.
+    let before: SchemaSnapshot | undefined;
+    const reversibility = async () => {
+      if (!config.reversibility.enabled) return skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
+      if (newMigrations.length === 0) {
+        stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
+        return;
+      }
       await runStage(stages, 'reversibility', log, async () => {
         const rev = `${branch}-rev`;
         temporary.push(rev);
@@ -177,7 +183,17 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           ? { status: 'passed', summary: `${result.migrations.length - irreversible} migration(s) reverse cleanly${note}`, migrations: result.migrations }
           : { status: 'failed', summary: `${bad.length} migration(s) do not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
       });
-    }
+    };
+    const suite = runStage(stages, 'suite', log, async () => {
+      const suiteBranch = `${branch}-suite`;
+      temporary.push(suiteBranch);
+      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS });
+      return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
+    });
+    // allSettled: never leave a stage running while `finally` removes its branch.
+    const settled = await Promise.allSettled([lint, reversibility(), suite]);
+    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (rejected) throw rejected.reason;
 
     await runStage(stages, 'schemaDiff', log, async () => {
       before ??= await withClient(await provider.connectionUri(baseline.name!), (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
@@ -186,13 +202,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
       return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${total} schema change(s)`, text: renderSchemaDiffText(diff), counts };
-    });
-
-    await runStage(stages, 'suite', log, async () => {
-      const suiteBranch = `${branch}-suite`;
-      temporary.push(suiteBranch);
-      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS });
-      return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
     });
     return finish();
   } catch (e) {

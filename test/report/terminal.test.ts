@@ -1,0 +1,72 @@
+import { renderCheckTerminal } from '../../src/report/terminal.js';
+import { errorReport } from '../fixtures/reports/error.js';
+import { failingReport } from '../fixtures/reports/failing.js';
+import { hugeReport } from '../fixtures/reports/huge.js';
+import { passingReport } from '../fixtures/reports/passing.js';
+
+// eslint-disable-next-line no-control-regex -- stripping SGR codes to compare with plain output
+const plain = (s: string): string => s.replace(/\u001b\[\d+m/g, '');
+
+describe('renderCheckTerminal snapshots', () => {
+  it.each([
+    ['passing', passingReport],
+    ['failing', failingReport],
+    ['error', errorReport],
+  ] as const)('%s report', (_name, report) => {
+    expect(renderCheckTerminal(report)).toMatchSnapshot();
+  });
+
+  it('failing report in color', () => {
+    expect(renderCheckTerminal(failingReport, { color: true })).toMatchSnapshot();
+  });
+});
+
+describe('renderCheckTerminal', () => {
+  it('has one line per stage with its symbol and time', () => {
+    const lines = renderCheckTerminal(failingReport).split('\n').slice(2, 9);
+    expect(lines.map((l) => l.slice(0, 26))).toEqual([
+      '  ✗ Migration plan     14m',
+      '  ✓ Baseline           2.3',
+      '  ✗ Apply migrations   96m',
+      '  ✗ Lint              380m',
+      '  ✗ Reversibility     903m',
+      '  ✓ Schema diff       150m',
+      '  ✗ Test suite          19',
+    ]);
+    expect(renderCheckTerminal(errorReport)).toContain('  ! Baseline            30s');
+    expect(renderCheckTerminal(errorReport)).toContain('  – Lint                  –  Not run');
+  });
+
+  it('ends with the conclusion and how to reach the database branch', () => {
+    const last = (s: string): string | undefined => s.trimEnd().split('\n').at(-1);
+    expect(last(renderCheckTerminal(passingReport))).toBe('✓ Database checks passed · database branch pr-42 · consort branch url pr-42');
+    expect(last(renderCheckTerminal(failingReport))).toBe('✗ Database checks failed — 4 blocking problems · database branch pr-42 · consort branch url pr-42');
+    expect(last(renderCheckTerminal(errorReport))).toBe('! Database checks could not run');
+  });
+
+  it('uses ANSI colors only when asked, with the same text', () => {
+    const colored = renderCheckTerminal(failingReport, { color: true });
+    expect(renderCheckTerminal(failingReport)).not.toContain('\u001b[');
+    expect(colored).toContain('\u001b[31m✗\u001b[39m');
+    expect(plain(colored)).toBe(renderCheckTerminal(failingReport));
+  });
+
+  it('fits stage lines and prose into the width', () => {
+    for (const width of [60, 80, 120]) {
+      const lines = renderCheckTerminal(failingReport, { width }).split('\n');
+      const stages = lines.slice(2, 9);
+      const plan = lines.slice(lines.indexOf('Migration plan') + 1, lines.indexOf('Failed migration') - 1).filter((l) => !l.startsWith('    $ '));
+      expect(plan.length).toBeGreaterThan(5);
+      expect([...stages, ...plan].filter((l) => [...l].length > width)).toEqual([]);
+    }
+  });
+
+  it('stays compact for a huge report, pointing to the JSON report for the rest', () => {
+    const text = renderCheckTerminal(hugeReport);
+    expect(text.split('\n').length).toBeLessThan(700);
+    expect(text).toContain('  … and 4,950 more');
+    expect(text).toMatch(/… [\d,]+ more lines in the JSON report\n {2}│ /);
+    const lastOutputLine = hugeReport.stages.suite.outputTail.split('\n').at(-1) ?? '';
+    expect(text).toContain(`  │ ${lastOutputLine}\n\n✗ Database checks failed`);
+  });
+});
