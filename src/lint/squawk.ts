@@ -203,7 +203,7 @@ export async function lintMigrations(inputs: LintInput[], options: LintOptions =
     const names = inputs.map((input, i) => tempName(input.file, i));
     const configPath = join(dir, 'consort-empty.toml');
     await writeFile(configPath, '');
-    await Promise.all(names.map((name, i) => writeFile(join(dir, name), inputs[i]?.sql ?? '')));
+    await Promise.all(names.map((name, i) => writeFile(join(dir, name), (inputs[i]?.sql ?? '').replace(/\r\n?/g, '\n'))));
 
     const r = await runSquawk(binary, [...buildArgs(options, configPath), '--', ...names], dir, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     if (r.code === 2 && !r.timedOut) {

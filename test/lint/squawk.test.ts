@@ -20,8 +20,8 @@ async function caught(p: Promise<unknown>): Promise<unknown> {
 }
 
 describe('lintMigrations (real squawk binary)', () => {
-  it('resolves the platform binary from node_modules', () => {
-    expect(resolveSquawkBinary()).toMatch(/node_modules[\\/]@squawk-cli[\\/][^\\/]+[\\/]bin[\\/]squawk(\.exe)?$/);
+  it('resolves the platform binary from node_modules', async () => {
+    expect(await resolveSquawkBinary()).toMatch(/node_modules[\\/]@squawk-cli[\\/][^\\/]+[\\/]bin[\\/]squawk(\.exe)?$/);
   });
 
   it('reports nothing for a clean migration, with the installed squawk version', async () => {
@@ -95,7 +95,7 @@ describe('lintMigrations (real squawk binary)', () => {
     ]);
   });
 
-  it('counts CRLF and bare CR line endings as squawk does', async () => {
+  it('counts CRLF and bare CR line endings as editors do (normalized before squawk sees them)', async () => {
     const body = ["SET lock_timeout = '1s';", "SET statement_timeout = '5s';", 'CREATE INDEX IF NOT EXISTS i ON t (c);'];
     const { findings } = await lintMigrations(
       [
