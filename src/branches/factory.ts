@@ -8,9 +8,13 @@ import { ConsortError } from '../core/errors.js';
 import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
 import { createLocalProvider } from './local/provider.js';
 import { projectRoot, serverDir } from './local/paths.js';
+import { createLakebaseProvider } from './lakebase/provider.js';
+import { parseLakebaseSettings } from './lakebase/settings.js';
+import { createNeonProvider } from './neon/provider.js';
+import { parseNeonSettings } from './neon/settings.js';
 import { createPostgresProvider } from './postgres-provider.js';
 
-export const PROVIDERS = ['local', 'postgres'] as const satisfies readonly ProviderName[];
+export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const satisfies readonly ProviderName[];
 
 export interface ProviderSettings {
   provider: ProviderName;
@@ -18,6 +22,8 @@ export interface ProviderSettings {
   env: NodeJS.ProcessEnv;
   namespace?: string;
   log?: (message: string) => void;
+  /** Told every connection string with a password as soon as it is known, so a shell can mask it. */
+  onSecret?: (connectionString: string) => void;
 }
 
 const PostgresEnv = z.object({
@@ -39,9 +45,11 @@ export function parseProviderName(value: string | undefined): ProviderName {
 
 export async function openProvider(settings: ProviderSettings): Promise<BranchProvider> {
   if (settings.provider === 'local') {
-    const { provider } = await createLocalProvider({ dataDir: serverDir(settings.projectRoot, settings.env), ...(settings.log ? { log: settings.log } : {}) });
+    const { provider, server } = await createLocalProvider({ dataDir: serverDir(settings.projectRoot, settings.env), ...(settings.log ? { log: settings.log } : {}) });
+    settings.onSecret?.(server.url);
     return provider;
   }
+  if (settings.provider === 'lakebase' || settings.provider === 'neon') return openCloudProvider(settings);
   const parsed = PostgresEnv.safeParse(settings.env);
   if (!parsed.success) {
     throw new ConsortError('config', parsed.error.issues.map((i) => i.message).join('; '), {
@@ -49,12 +57,26 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
     });
   }
   const env = parsed.data;
+  settings.onSecret?.(env.CONSORT_POSTGRES_URL);
   return createPostgresProvider({
     url: env.CONSORT_POSTGRES_URL,
     namespace: settings.namespace ?? env.CONSORT_NAMESPACE ?? path.basename(settings.projectRoot),
     clone: env.CONSORT_POSTGRES_CLONE === '1' || env.CONSORT_POSTGRES_CLONE === 'true',
     ...(env.CONSORT_POSTGRES_MAIN_DATABASE ? { mainDatabase: env.CONSORT_POSTGRES_MAIN_DATABASE } : {}),
   });
+}
+
+/** Lakebase and Neon: settings from the environment; tokens and URLs reported to `onSecret` before any use. */
+function openCloudProvider(settings: ProviderSettings): BranchProvider {
+  const common = { ...(settings.log ? { log: settings.log } : {}), ...(settings.onSecret ? { onSecret: settings.onSecret } : {}) };
+  if (settings.provider === 'lakebase') {
+    const lakebase = parseLakebaseSettings(settings.env);
+    settings.onSecret?.(lakebase.auth.kind === 'token' ? lakebase.auth.token : lakebase.auth.clientSecret);
+    return createLakebaseProvider(lakebase, common);
+  }
+  const neon = parseNeonSettings(settings.env);
+  settings.onSecret?.(neon.apiKey);
+  return createNeonProvider(neon, common);
 }
 
 export { projectRoot };

@@ -116,6 +116,11 @@ export class TemplateBranchProvider implements BranchProvider {
     const caps = await this.capabilities();
     const name = assertBranchName(options.name);
     assertNotReserved(name);
+    if (options.at) {
+      throw new ConsortError('invalid-input', `The ${this.name} provider cannot fork a branch as of a past time.`, {
+        hint: 'Point-in-time branches need a service that keeps history: use --provider lakebase or neon.',
+      });
+    }
     const parentName = options.parent ?? ROOT_BRANCH;
     return this.withLocked(name, async (cat) => {
       const existing = await this.catalog.get(cat, name);

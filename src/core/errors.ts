@@ -13,6 +13,13 @@ export type ErrorCode =
   | 'unsupported-server'
   | 'data-dir'
   | 'config'
+  | 'tools-unavailable'
+  | 'auth'
+  | 'project-not-found'
+  | 'quota-exceeded'
+  | 'branch-limit'
+  | 'timeout'
+  | 'service-error'
   | 'internal';
 
 export class ConsortError extends Error {

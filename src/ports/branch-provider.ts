@@ -1,8 +1,8 @@
 /**
  * The one port every lane uses to get isolated databases. Providers: `local` (embedded
- * PostgreSQL 18), `postgres` (any server, 15–18), and later `lakebase` and `neon`.
+ * PostgreSQL 18), `postgres` (any server, 15–18), `lakebase` (Databricks) and `neon`.
  */
-export type ProviderName = 'local' | 'postgres';
+export type ProviderName = 'local' | 'postgres' | 'lakebase' | 'neon';
 
 /** How a provider makes a branch: `clone` = copy-on-write, `copy` = full copy, `native` = the service's own. */
 export type BranchMode = 'clone' | 'copy' | 'native';
@@ -26,6 +26,13 @@ export interface CreateBranchOptions {
   /** Time to live in milliseconds; `gc` removes the branch after it. */
   ttlMs?: number;
   gitBranch?: string;
+  /**
+   * Fork the parent as it was at this time (point-in-time branch). Only services that keep
+   * history (lakebase, neon) can; the others refuse it.
+   */
+  at?: Date;
+  /** What made the branch (`pr`, `sha`, …), stored on it where the service allows, for sweeps. */
+  annotations?: Record<string, string>;
   /**
    * A parent with open connections cannot be used as a template. By default that is an error that
    * names the connected applications; `true` terminates those sessions first.
@@ -76,6 +83,13 @@ export interface BranchProvider {
   reset(name: string, options?: { terminateConnections?: boolean }): Promise<BranchRecord>;
   /** A connection string for the branch (contains credentials: never log it unmasked). */
   connectionUri(name: string): Promise<string>;
+  /**
+   * Prove that `url` reaches branch `name` and not another one (its parent); throws if not.
+   * Providers where the database name alone does not identify a branch (the cloud services,
+   * whose branches all hold a database of the same name) implement it; for the others the
+   * caller compares `current_database()` with the record's `database`.
+   */
+  verifyUrl?(name: string, url: string): Promise<void>;
   gc(now?: Date): Promise<GcResult>;
   /** Release pooled connections (the server keeps running). */
   close(): Promise<void>;

@@ -88,6 +88,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   let error: CheckReport['error'];
   let mode: string | null = null;
   let branchCreated = false;
+  // Stored on cloud branches where the service allows, so sweeps can tell which run made them.
+  const annotations = { ...(input.pr !== null ? { pr: String(input.pr) } : {}), ...(input.head.sha ? { sha: input.head.sha } : {}) };
   const workdir = await createWorkdir(input.workspace);
   try {
     const base = migrationSetFromEntries(input.base.migrations);
@@ -130,11 +132,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (existing && existing.parent === baseline.name) await provider.reset(branch, { terminateConnections: true });
     else {
       if (existing) await provider.delete(branch, { recursive: true, terminateConnections: true });
-      await provider.create({ name: branch, parent: baseline.name, ...(input.pr !== null ? { gitBranch: input.head.ref } : { ttlMs: TEMP_TTL_MS * 24 }) });
+      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? { gitBranch: input.head.ref } : { ttlMs: TEMP_TTL_MS * 24 }) });
     }
     branchCreated = true;
     const url = await provider.connectionUri(branch);
-    await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
+    if (provider.verifyUrl) await provider.verifyUrl(branch, url);
+    else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
 
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
@@ -173,7 +176,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await runStage(stages, 'reversibility', log, async () => {
         const rev = `${branch}-rev`;
         temporary.push(rev);
-        await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS });
+        await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
         const result = await proveReversibility({ url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table });
         before = result.before;
         const bad = result.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'irreversible');
@@ -187,7 +190,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const suite = runStage(stages, 'suite', log, async () => {
       const suiteBranch = `${branch}-suite`;
       temporary.push(suiteBranch);
-      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS });
+      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
     });
     // allSettled: never leave a stage running while `finally` removes its branch.

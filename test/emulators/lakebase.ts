@@ -1,0 +1,241 @@
+/**
+ * A local stand-in for a Databricks workspace with one Lakebase project, implementing the
+ * documented shapes Consort relies on: OAuth M2M at /oidc/v1/token (client credentials, tokens
+ * that expire), SCIM /Me, the Postgres API's projects, branches (paginated, `spec.source_branch`,
+ * exactly one of ttl/expire_time/no_expiry), endpoints, long-running operations polled until
+ * `done`, and /credentials (short-lived login tokens). Each branch is a real database; each
+ * endpoint a proxy that checks the login token and reaches that database.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PhysicalDatabases } from './databases.js';
+import { HttpReply, JsonServer, type Req, type Res } from './json-server.js';
+import { startPgProxy, type PgProxy } from './pg-proxy.js';
+
+export interface LakebaseEmulatorOptions {
+  project?: string;
+  token?: string;
+  clientId?: string;
+  clientSecret?: string;
+  userName?: string;
+  oauthTtlSec?: number;
+  credentialTtlSec?: number;
+  /** Polls an operation answers `done: false` before it completes. */
+  opPolls?: number;
+  pageSize?: number;
+  maxBranches?: number;
+  /** Inject the bugs verification must catch. */
+  bug?: 'parent-host' | 'parent-database';
+}
+
+interface EmuBranch { id: string; source: string | null; database: string; created: Date; expires: Date | null; ready: boolean; isDefault: boolean }
+interface EmuEndpoint { id: string; branch: string; proxy: PgProxy }
+interface EmuOp { name: string; polls: number; result: () => unknown }
+
+const err = (status: number, error_code: string, message: string) => new HttpReply(status, { error_code, message });
+
+export class LakebaseEmulator {
+  readonly server = new JsonServer((req) => this.route(req));
+  readonly dbs = new PhysicalDatabases();
+  readonly branches = new Map<string, EmuBranch>();
+  readonly endpoints = new Map<string, EmuEndpoint>();
+  private readonly ops = new Map<string, EmuOp>();
+  private readonly oauth = new Map<string, number>();
+  private readonly logins = new Map<string, { expires: number; user: string }>();
+  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret'>> & LakebaseEmulatorOptions;
+  expiredTokenHits = 0;
+
+  constructor(options: LakebaseEmulatorOptions = {}) {
+    this.o = { project: 'consort-emu', userName: 'ci@example.com', oauthTtlSec: 3600, credentialTtlSec: 3600, opPolls: 1, pageSize: 2, maxBranches: 50, ...options };
+  }
+
+  get host(): string {
+    return this.server.url;
+  }
+
+  env(kind: 'token' | 'm2m' = this.o.token ? 'token' : 'm2m'): NodeJS.ProcessEnv {
+    const auth = kind === 'token' ? { DATABRICKS_TOKEN: this.o.token } : { DATABRICKS_CLIENT_ID: this.o.clientId, DATABRICKS_CLIENT_SECRET: this.o.clientSecret };
+    return { DATABRICKS_HOST: this.host, CONSORT_LAKEBASE_PROJECT: this.o.project, ...auth };
+  }
+
+  async start(): Promise<this> {
+    await this.server.start();
+    const database = await this.dbs.create();
+    this.branches.set('production', { id: 'production', source: null, database, created: new Date(), expires: null, ready: true, isDefault: true });
+    await this.addEndpoint('production');
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const e of this.endpoints.values()) await e.proxy.close();
+    await this.server.close();
+    await this.dbs.dropAll();
+  }
+
+  private identity(req: Req): string {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token && token === this.o.token) return this.o.userName;
+    const expires = token ? this.oauth.get(token) : undefined;
+    if (expires !== undefined && expires > Date.now()) return this.o.clientId!;
+    if (expires !== undefined) this.expiredTokenHits++;
+    throw err(401, 'UNAUTHENTICATED', expires !== undefined ? 'Token expired' : 'Invalid access token');
+  }
+
+  private async route(req: Req): Promise<Res> {
+    if (req.method === 'POST' && req.path === '/oidc/v1/token') return this.issueOAuth(req);
+    const user = this.identity(req);
+    const base = `/api/2.0/postgres/projects/${this.o.project}`;
+    if (req.path === '/api/2.0/preview/scim/v2/Me') return { status: 200, body: { userName: user } };
+    if (req.method === 'POST' && req.path === '/api/2.0/postgres/credentials') return this.issueLogin(req, user);
+    if (req.method === 'GET' && /\/operations\/[^/]+$/.test(req.path)) return this.poll(req.path.slice('/api/2.0/postgres/'.length));
+    if (!req.path.startsWith('/api/2.0/postgres/projects/')) throw err(404, 'NOT_FOUND', `No API at ${req.path}`);
+    if (req.path !== base && !req.path.startsWith(`${base}/`)) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Project ${req.path.split('/')[5]} does not exist`);
+    const rest = req.path.slice(base.length).split('/').filter(Boolean);
+    if (rest.length === 0) return { status: 200, body: { name: `projects/${this.o.project}`, status: { pg_version: 15, display_name: 'Emulated', default_branch: `projects/${this.o.project}/branches/production` } } };
+    if (rest.length === 1 && req.method === 'GET') return this.listBranches(req);
+    if (rest.length === 1 && req.method === 'POST') return this.createBranch(req);
+    const branch = this.branches.get(rest[1]!);
+    if (rest.length === 2 && req.method === 'DELETE') return this.deleteBranch(rest[1]!, req.query.get('allow_missing') === 'true');
+    if (!branch) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${rest[1]} does not exist`);
+    if (rest.length === 2 && req.method === 'GET') return { status: 200, body: this.branchJson(branch) };
+    if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'GET') {
+      return { status: 200, body: { endpoints: [...this.endpoints.values()].filter((e) => e.branch === branch.id).map((e) => this.endpointJson(e)) } };
+    }
+    if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'POST') {
+      const spec = (req.body as { spec?: { endpoint_type?: string } }).spec;
+      if (spec?.endpoint_type !== 'ENDPOINT_TYPE_READ_WRITE') throw err(400, 'INVALID_PARAMETER_VALUE', 'endpoint_type is required');
+      if ([...this.endpoints.values()].some((e) => e.branch === branch.id)) throw err(409, 'ALREADY_EXISTS', 'A branch can only have one READ_WRITE endpoint');
+      const endpoint = await this.addEndpoint(branch.id, req.query.get('endpoint_id') ?? 'primary');
+      return this.operation(`projects/${this.o.project}/branches/${branch.id}/endpoints/${endpoint.id}`, () => this.endpointJson(endpoint));
+    }
+    throw err(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`);
+  }
+
+  private issueOAuth(req: Req): Res {
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [id, secret] = basic ? Buffer.from(basic, 'base64').toString().split(':').map(decodeURIComponent) : [];
+    const form = new URLSearchParams(req.rawBody);
+    if (form.get('grant_type') !== 'client_credentials' || id !== this.o.clientId || secret !== this.o.clientSecret) {
+      throw new HttpReply(401, { error: 'invalid_client', error_description: 'Client authentication failed' });
+    }
+    const token = `dapi-oauth-${randomBytes(12).toString('hex')}`;
+    this.oauth.set(token, Date.now() + this.o.oauthTtlSec * 1000);
+    return { status: 200, body: { access_token: token, token_type: 'Bearer', expires_in: this.o.oauthTtlSec, scope: 'all-apis' } };
+  }
+
+  private issueLogin(req: Req, user: string): Res {
+    const name = (req.body as { endpoint?: string }).endpoint ?? '';
+    if (![...this.endpoints.values()].some((e) => this.endpointName(e) === name)) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Endpoint ${name} does not exist`);
+    const token = `lb-login-${randomBytes(16).toString('hex')}`;
+    const expires = Date.now() + this.o.credentialTtlSec * 1000;
+    this.logins.set(token, { expires, user });
+    return { status: 200, body: { token, expire_time: new Date(expires).toISOString() } };
+  }
+
+  private listBranches(req: Req): Res {
+    const all = [...this.branches.values()].sort((a, b) => a.created.getTime() - b.created.getTime());
+    const offset = Number(req.query.get('page_token') ?? 0);
+    const size = Math.min(Number(req.query.get('page_size') ?? 100), this.o.pageSize);
+    const page = all.slice(offset, offset + size);
+    const next = offset + size < all.length ? String(offset + size) : undefined;
+    return { status: 200, body: { branches: page.map((b) => this.branchJson(b)), ...(next ? { next_page_token: next } : {}) } };
+  }
+
+  private async createBranch(req: Req): Promise<Res> {
+    const id = req.query.get('branch_id') ?? '';
+    const spec = (req.body as { spec?: { source_branch?: string; ttl?: string; expire_time?: string; no_expiry?: boolean } }).spec ?? {};
+    if (!/^[a-z][a-z0-9-]{0,62}$/.test(id)) throw err(400, 'INVALID_PARAMETER_VALUE', `Invalid branch_id "${id}"`);
+    if ([spec.ttl, spec.expire_time, spec.no_expiry].filter((v) => v !== undefined).length !== 1) {
+      throw err(400, 'INVALID_PARAMETER_VALUE', 'Exactly one of ttl, expire_time or no_expiry must be set');
+    }
+    if (this.branches.has(id)) throw err(409, 'ALREADY_EXISTS', `Branch ${id} already exists`);
+    if (this.branches.size >= this.o.maxBranches) throw err(400, 'RESOURCE_LIMIT_EXCEEDED', `Project has reached the maximum number of branches (${this.o.maxBranches})`);
+    const source = this.branches.get((spec.source_branch ?? '').split('/').pop() ?? '');
+    if (!source) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Source branch ${spec.source_branch} does not exist`);
+    const ttl = spec.ttl ? Number(/^(\d+)s$/.exec(spec.ttl)?.[1]) : undefined;
+    if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400)) throw err(400, 'INVALID_PARAMETER_VALUE', 'ttl must be between 1s and 30 days');
+    const database = await this.dbs.create(source.database);
+    const created = new Date();
+    const expires = ttl ? new Date(created.getTime() + ttl * 1000) : spec.expire_time ? new Date(spec.expire_time) : null;
+    const branch: EmuBranch = { id, source: source.id, database, created, expires, ready: false, isDefault: false };
+    this.branches.set(id, branch);
+    return this.operation(`projects/${this.o.project}/branches/${id}`, () => {
+      branch.ready = true;
+      return this.branchJson(branch);
+    });
+  }
+
+  private async deleteBranch(id: string, allowMissing: boolean): Promise<Res> {
+    const branch = this.branches.get(id);
+    if (!branch) {
+      if (allowMissing) return { status: 200, body: { name: `projects/${this.o.project}/branches/${id}/operations/${randomUUID()}`, done: true, response: {} } };
+      throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${id} does not exist`);
+    }
+    if (branch.isDefault) throw err(400, 'INVALID_STATE', 'The default branch cannot be deleted');
+    if ([...this.branches.values()].some((b) => b.source === id)) throw err(400, 'INVALID_STATE', `Branch ${id} has child branches`);
+    for (const [key, e] of this.endpoints) if (e.branch === id) {
+      await e.proxy.close();
+      this.endpoints.delete(key);
+    }
+    this.branches.delete(id);
+    await this.dbs.drop(branch.database);
+    return this.operation(`projects/${this.o.project}/branches/${id}`, () => ({}));
+  }
+
+  private operation(resource: string, result: () => unknown): Res {
+    const name = `${resource}/operations/${randomUUID()}`;
+    this.ops.set(name, { name, polls: 0, result });
+    return { status: 200, body: { name, done: false, metadata: {} } };
+  }
+
+  private poll(name: string): Res {
+    const op = this.ops.get(name);
+    if (!op) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Operation ${name} does not exist`);
+    op.polls++;
+    if (op.polls < this.o.opPolls) return { status: 200, body: { name, done: false } };
+    return { status: 200, body: { name, done: true, response: op.result() } };
+  }
+
+  private async addEndpoint(branchId: string, id = 'primary'): Promise<EmuEndpoint> {
+    const proxy = await startPgProxy((user, password, database) => {
+      const login = this.logins.get(password);
+      if (!login || login.expires <= Date.now() || login.user !== user) return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
+      if (database !== 'databricks_postgres') return { ok: false, code: '3D000', message: `database "${database}" does not exist` };
+      const branch = this.branches.get(branchId)!;
+      const routed = this.o.bug === 'parent-database' && branch.source ? this.branches.get(branch.source)! : branch;
+      return { ok: true, database: routed.database };
+    });
+    const endpoint = { id, branch: branchId, proxy };
+    this.endpoints.set(`${branchId}/${id}`, endpoint);
+    return endpoint;
+  }
+
+  private endpointName(e: EmuEndpoint): string {
+    return `projects/${this.o.project}/branches/${e.branch}/endpoints/${e.id}`;
+  }
+
+  private endpointJson(e: EmuEndpoint): unknown {
+    const source = this.branches.get(e.branch)?.source;
+    const shown = this.o.bug === 'parent-host' && source ? [...this.endpoints.values()].find((x) => x.branch === source) ?? e : e;
+    return {
+      name: this.endpointName(e),
+      endpoint_id: e.id,
+      status: { endpoint_type: 'ENDPOINT_TYPE_READ_WRITE', current_state: 'ACTIVE', hosts: { host: `127.0.0.1:${shown.proxy.port}` } },
+    };
+  }
+
+  private branchJson(b: EmuBranch): unknown {
+    const source = b.source ? `projects/${this.o.project}/branches/${b.source}` : undefined;
+    return {
+      name: `projects/${this.o.project}/branches/${b.id}`,
+      branch_id: b.id,
+      parent: `projects/${this.o.project}`,
+      create_time: b.created.toISOString(),
+      status: {
+        current_state: b.ready ? 'READY' : 'INIT',
+        default: b.isDefault,
+        ...(source ? { source_branch: source } : {}),
+        ...(b.expires ? { expire_time: b.expires.toISOString() } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * A local stand-in for one Neon project behind API v2, implementing the documented shapes
+ * Consort relies on: branches created with a read-write endpoint (`branch: { parent_id,
+ * parent_timestamp?, name, expires_at? }`, `endpoints`, `annotation_value`) answering `branch`,
+ * `endpoints`, `operations` and `connection_uris`; cursor-paginated listing with annotations;
+ * delete (204 when already gone); restore from another branch; operations polled until
+ * `finished`; `423 Locked` while another operation runs; the connection URI per database and role.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PhysicalDatabases } from './databases.js';
+import { HttpReply, JsonServer, type Req, type Res } from './json-server.js';
+import { startPgProxy, type PgProxy } from './pg-proxy.js';
+
+export interface NeonEmulatorOptions {
+  projectId?: string;
+  apiKey?: string;
+  /** Polls an operation answers `running` before it finishes. */
+  opPolls?: number;
+  pageSize?: number;
+  maxBranches?: number;
+  /** Refuse new operations while one runs (423), as Neon does. */
+  lock?: boolean;
+  bug?: 'parent-uri';
+}
+
+interface EmuBranch { id: string; name: string; parentId: string | null; database: string; created: Date; expires: string | null; annotations: Record<string, string>; isDefault: boolean; endpoint: { id: string; proxy: PgProxy } }
+interface EmuOp { id: string; branchId: string; action: string; polls: number }
+
+const err = (status: number, message: string, code = '') => new HttpReply(status, { code, message, request_id: randomUUID() });
+
+export class NeonEmulator {
+  readonly server = new JsonServer((req) => this.route(req));
+  readonly dbs = new PhysicalDatabases();
+  readonly branches = new Map<string, EmuBranch>();
+  private readonly ops = new Map<string, EmuOp>();
+  readonly password = randomBytes(12).toString('hex');
+  readonly o: Required<Omit<NeonEmulatorOptions, 'bug'>> & NeonEmulatorOptions;
+  locked = 0;
+
+  constructor(options: NeonEmulatorOptions = {}) {
+    this.o = { projectId: 'emu-project-123', apiKey: `napi_${randomBytes(16).toString('hex')}`, opPolls: 1, pageSize: 2, maxBranches: 50, lock: true, ...options };
+  }
+
+  env(): NodeJS.ProcessEnv {
+    return { NEON_API_KEY: this.o.apiKey, NEON_PROJECT_ID: this.o.projectId, NEON_API_HOST: `${this.server.url}/api/v2` };
+  }
+
+  async start(): Promise<this> {
+    await this.server.start();
+    await this.addBranch('main', null, await this.dbs.create(), null, {}, true);
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const b of this.branches.values()) await b.endpoint.proxy.close();
+    await this.server.close();
+    await this.dbs.dropAll();
+  }
+
+  byName(name: string): EmuBranch | undefined {
+    return [...this.branches.values()].find((b) => b.name === name);
+  }
+
+  private async route(req: Req): Promise<Res> {
+    if (req.headers.authorization !== `Bearer ${this.o.apiKey}`) throw err(401, 'authentication failed');
+    const base = `/api/v2/projects/${this.o.projectId}`;
+    if (req.path !== base && !req.path.startsWith(`${base}/`)) throw err(404, 'project not found');
+    const rest = req.path.slice(base.length).split('/').filter(Boolean);
+    if (rest.length === 0) return { status: 200, body: { project: { id: this.o.projectId, name: 'emulated', pg_version: 15 } } };
+    if (rest[0] === 'operations' && rest[1]) return this.poll(rest[1]);
+    if (rest[0] === 'connection_uri') return this.connectionUri(req);
+    if (rest[0] !== 'branches') throw err(404, `no route for ${req.method} ${req.path}`);
+    if (rest.length === 1 && req.method === 'GET') return this.list(req);
+    if (rest.length === 1 && req.method === 'POST') return this.create(req);
+    const branch = this.branches.get(rest[1]!);
+    if (rest.length === 2 && req.method === 'DELETE') return this.remove(branch);
+    if (!branch) throw err(404, 'branch not found');
+    if (rest.length === 2 && req.method === 'GET') return { status: 200, body: { branch: this.json(branch) } };
+    if (rest[2] === 'endpoints') return { status: 200, body: { endpoints: [this.endpointJson(branch)] } };
+    if (rest[2] === 'restore' && req.method === 'POST') return this.restore(branch, req);
+    throw err(404, `no route for ${req.method} ${req.path}`);
+  }
+
+  private guard(): void {
+    if (this.o.lock && [...this.ops.values()].some((op) => op.polls < this.o.opPolls)) {
+      this.locked++;
+      throw err(423, 'project already has running conflicting operations, scheduling of new ones is prohibited', 'LOCKED');
+    }
+  }
+
+  private list(req: Req): Res {
+    const all = [...this.branches.values()].sort((a, b) => a.created.getTime() - b.created.getTime());
+    const offset = Number(req.query.get('cursor') ?? 0);
+    const size = Math.min(Number(req.query.get('limit') ?? 100), this.o.pageSize);
+    const page = all.slice(offset, offset + size);
+    const annotations = Object.fromEntries(page.map((b) => [b.id, { object: { type: 'console/branch', id: b.id }, value: b.annotations }]));
+    const next = offset + size < all.length ? String(offset + size) : undefined;
+    return { status: 200, body: { branches: page.map((b) => this.json(b)), annotations, pagination: next ? { next, sort_by: 'created_at', sort_order: 'asc' } : {} } };
+  }
+
+  private async create(req: Req): Promise<Res> {
+    const body = req.body as { branch?: { name?: string; parent_id?: string; expires_at?: string; parent_timestamp?: string }; endpoints?: { type: string }[]; annotation_value?: Record<string, string> };
+    this.guard();
+    const name = body.branch?.name ?? `br-${randomBytes(3).toString('hex')}`;
+    if (this.byName(name)) throw err(409, `branch with name "${name}" already exists`, 'BRANCH_ALREADY_EXISTS');
+    if (this.branches.size >= this.o.maxBranches) throw err(422, `branches limit exceeded (${this.o.maxBranches})`, 'BRANCHES_LIMIT_EXCEEDED');
+    const parent = this.branches.get(body.branch?.parent_id ?? '');
+    if (!parent) throw err(404, 'parent branch not found');
+    if (!body.endpoints?.some((e) => e.type === 'read_write')) throw err(400, 'this emulator expects a read_write endpoint');
+    const expires = body.branch?.expires_at ?? null;
+    if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000) throw err(400, 'expires_at must be at most 30 days in the future');
+    const branch = await this.addBranch(name, parent.id, await this.dbs.create(parent.database), expires, body.annotation_value ?? {}, false);
+    const operations = [this.operation(branch.id, 'create_branch'), this.operation(branch.id, 'start_compute')];
+    return { status: 201, body: { branch: this.json(branch), endpoints: [this.endpointJson(branch)], operations, roles: [{ name: 'neondb_owner' }], databases: [{ name: 'neondb' }], connection_uris: [] } };
+  }
+
+  private async remove(branch: EmuBranch | undefined): Promise<Res> {
+    if (!branch) return { status: 204 };
+    this.guard();
+    if (branch.isDefault) throw err(400, 'cannot delete the default branch');
+    if ([...this.branches.values()].some((b) => b.parentId === branch.id)) throw err(400, 'cannot delete a branch that has children');
+    this.branches.delete(branch.id);
+    await branch.endpoint.proxy.close();
+    await this.dbs.drop(branch.database);
+    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'suspend_compute'), this.operation(branch.id, 'delete_timeline')] } };
+  }
+
+  private async restore(branch: EmuBranch, req: Req): Promise<Res> {
+    this.guard();
+    const source = this.branches.get((req.body as { source_branch_id?: string }).source_branch_id ?? '');
+    if (!source) throw err(404, 'source branch not found');
+    if ([...this.branches.values()].some((b) => b.parentId === branch.id)) throw err(400, 'preserve_under_name is required when the branch has children');
+    await this.dbs.replace(branch.database, source.database);
+    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'restore_branch')] } };
+  }
+
+  private connectionUri(req: Req): Res {
+    const branch = this.branches.get(req.query.get('branch_id') ?? '');
+    if (!branch) throw err(404, 'branch not found');
+    if (req.query.get('database_name') !== 'neondb') throw err(404, `database "${req.query.get('database_name')}" not found`);
+    if (req.query.get('role_name') !== 'neondb_owner') throw err(404, `role "${req.query.get('role_name')}" not found`);
+    const shown = this.o.bug === 'parent-uri' && branch.parentId ? this.branches.get(branch.parentId)! : branch;
+    return { status: 200, body: { uri: `postgresql://neondb_owner:${this.password}@127.0.0.1:${shown.endpoint.proxy.port}/neondb?sslmode=disable` } };
+  }
+
+  private operation(branchId: string, action: string): unknown {
+    const op = { id: randomUUID(), branchId, action, polls: 0 };
+    this.ops.set(op.id, op);
+    return this.opJson(op);
+  }
+
+  private poll(id: string): Res {
+    const op = this.ops.get(id);
+    if (!op) throw err(404, 'operation not found');
+    op.polls++;
+    return { status: 200, body: { operation: this.opJson(op) } };
+  }
+
+  private opJson(op: EmuOp): unknown {
+    const status = op.polls >= this.o.opPolls ? 'finished' : op.polls === 0 ? 'scheduling' : 'running';
+    return { id: op.id, project_id: this.o.projectId, branch_id: op.branchId, action: op.action, status, failures_count: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), total_duration_ms: 1 };
+  }
+
+  private async addBranch(name: string, parentId: string | null, database: string, expires: string | null, annotations: Record<string, string>, isDefault: boolean): Promise<EmuBranch> {
+    const id = `br-${randomBytes(4).toString('hex')}`;
+    const proxy = await startPgProxy((user, password, db) => {
+      if (user !== 'neondb_owner' || password !== this.password) return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
+      if (db !== 'neondb') return { ok: false, code: '3D000', message: `database "${db}" does not exist` };
+      return { ok: true, database: this.branches.get(id)?.database ?? database };
+    });
+    const branch: EmuBranch = { id, name, parentId, database, created: new Date(), expires, annotations, isDefault, endpoint: { id: `ep-${randomBytes(4).toString('hex')}`, proxy } };
+    this.branches.set(id, branch);
+    return branch;
+  }
+
+  private endpointJson(b: EmuBranch): unknown {
+    return { id: b.endpoint.id, branch_id: b.id, project_id: this.o.projectId, type: 'read_write', host: `127.0.0.1:${b.endpoint.proxy.port}`, current_state: 'active' };
+  }
+
+  private json(b: EmuBranch): unknown {
+    return {
+      id: b.id, project_id: this.o.projectId, name: b.name, current_state: 'ready', default: b.isDefault, protected: false,
+      ...(b.parentId ? { parent_id: b.parentId } : {}), ...(b.expires ? { expires_at: b.expires } : {}),
+      created_at: b.created.toISOString(), updated_at: b.created.toISOString(), creation_source: 'console',
+    };
+  }
+}
