@@ -18,3 +18,18 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join(MASK);
   return out;
 }
+
+/** Every form in which a connection string's secret can show up: the URL, its password raw and decoded. */
+export function connectionSecrets(url: string): string[] {
+  const found = new Set<string>([url]);
+  const password = /^[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:([^@\s]+)@/i.exec(url)?.[1];
+  if (password) {
+    found.add(password);
+    try {
+      found.add(decodeURIComponent(password));
+    } catch {
+      // not percent-encoded: the raw form is all there is
+    }
+  }
+  return [...found];
+}

@@ -72,3 +72,27 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
 export async function headCommit(root: string): Promise<string | null> {
   return git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).then((o) => o.trim() || null, () => null);
 }
+
+export async function hasCommit(root: string, sha: string): Promise<boolean> {
+  return git(root, ['cat-file', '-e', `${sha}^{commit}`]).then(() => true, () => false);
+}
+
+/**
+ * The parents a commit names. Read from the commit object itself, so they are known even in a
+ * shallow clone that lacks the parent commits.
+ */
+export async function commitParents(root: string, sha: string): Promise<string[]> {
+  const text = await git(root, ['cat-file', 'commit', sha]);
+  const header = text.slice(0, text.indexOf('\n\n'));
+  return header.split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice('parent '.length).trim());
+}
+
+/** Make `sha` available in a shallow or partial clone (one commit deep, no tags). */
+export async function fetchCommit(root: string, sha: string, remote = 'origin'): Promise<void> {
+  await git(root, ['fetch', '--no-tags', '--depth=1', remote, sha]);
+}
+
+/** The best common ancestor of two commits, or null when there is none (or history is missing). */
+export async function mergeBase(root: string, a: string, b: string): Promise<string | null> {
+  return git(root, ['merge-base', a, b]).then((o) => o.trim() || null, () => null);
+}

@@ -10,11 +10,12 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
+import { pinnedVersions } from '../tools/pinned-versions.js';
+import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } from '../tools/platform-packages.js';
 
 export type LintLevel = 'error' | 'warning';
 
@@ -68,18 +69,18 @@ const squawkReport = z.array(
 );
 type SquawkViolation = z.infer<typeof squawkReport>[number];
 
-/** Resolves through squawk-cli's own location so a nested (non-hoisted) install is found too. */
-export function resolveSquawkBinary(): string {
-  const platformPackage = `@squawk-cli/${process.platform}-${process.arch}`;
-  const binary = process.platform === 'win32' ? 'squawk.exe' : 'squawk';
+export function squawkPackage(platform: string = process.platform, arch: string = process.arch): PlatformPackage {
+  return { name: `@squawk-cli/${platform}-${arch}`, version: pinnedVersions().squawk, via: 'squawk-cli' };
+}
+
+/** The platform binary: from node_modules (nested under squawk-cli too), else the tools directory (see platform-packages.ts). */
+export async function resolveSquawkBinary(options: ResolveOptions = {}): Promise<string> {
+  const spec = squawkPackage();
   try {
-    const cliManifest = createRequire(import.meta.url).resolve('squawk-cli/package.json');
-    return createRequire(cliManifest).resolve(`${platformPackage}/bin/${binary}`);
+    const pkg = await resolvePlatformPackage(spec, options);
+    return join(pkg.dir, 'bin', process.platform === 'win32' ? 'squawk.exe' : 'squawk');
   } catch (cause) {
-    throw new ConsortError('internal', `The squawk binary (${platformPackage}) is not installed`, {
-      hint: INSTALL_HINT,
-      cause,
-    });
+    throw new ConsortError('tools-unavailable', `The squawk binary (${spec.name}) is not installed: ${(cause as Error).message}`, { hint: INSTALL_HINT, cause });
   }
 }
 
@@ -194,7 +195,7 @@ function validateInputs(inputs: LintInput[]): void {
 
 export async function lintMigrations(inputs: LintInput[], options: LintOptions = {}): Promise<LintResult> {
   validateInputs(inputs);
-  const binary = resolveSquawkBinary();
+  const binary = await resolveSquawkBinary();
   const version = await squawkVersion(binary);
   if (inputs.length === 0) return { findings: [], squawkVersion: version };
 

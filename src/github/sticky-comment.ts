@@ -1,0 +1,63 @@
+/**
+ * One sticky PR comment per kind of report, found again on every push by a hidden marker and
+ * edited in place. Planned purely (which comment is ours, create or update), then applied
+ * through the GitHubPort, so the same logic serves the Action and the App.
+ */
+import type { GitHubPort, IssueComment, IssueRef } from '../ports/github.js';
+
+export const CHECK_COMMENT_MARKER = '<!-- consort:check -->';
+
+export type StickyPlan =
+  | { action: 'create'; body: string }
+  | { action: 'update'; commentId: number; body: string }
+  | { action: 'unchanged'; commentId: number };
+
+export interface StickyOptions {
+  marker: string;
+  /**
+   * The login the token posts as, when known (an App's bot). Without it, only comments by bot
+   * accounts count as ours (GITHUB_TOKEN posts as github-actions[bot]): a person quoting the
+   * marker must never have their comment overwritten.
+   */
+  selfLogin?: string;
+}
+
+/** The marker on its own first line: invisible in the rendered comment, stable across edits. */
+export function withMarker(marker: string, markdown: string): string {
+  return `${marker}\n${markdown.startsWith(marker) ? markdown.slice(marker.length).replace(/^\n/, '') : markdown}`;
+}
+
+export function isOurs(comment: IssueComment, options: StickyOptions): boolean {
+  if (!comment.body.startsWith(options.marker) || comment.user === null) return false;
+  return options.selfLogin !== undefined ? comment.user.login === options.selfLogin : comment.user.type === 'Bot';
+}
+
+/** The oldest comment of ours is the sticky one (a later duplicate, from a race, is left alone). */
+export function planSticky(comments: readonly IssueComment[], markdown: string, options: StickyOptions): StickyPlan {
+  const body = withMarker(options.marker, markdown);
+  const ours = comments.find((c) => isOurs(c, options));
+  if (!ours) return { action: 'create', body };
+  return ours.body === body ? { action: 'unchanged', commentId: ours.id } : { action: 'update', commentId: ours.id, body };
+}
+
+export interface StickyResult {
+  action: StickyPlan['action'];
+  commentId: number;
+  url: string | null;
+}
+
+export async function upsertStickyComment(github: GitHubPort, issue: IssueRef, markdown: string, options: StickyOptions): Promise<StickyResult> {
+  const plan = planSticky(await github.listIssueComments(issue), markdown, options);
+  switch (plan.action) {
+    case 'create': {
+      const c = await github.createIssueComment(issue, plan.body);
+      return { action: 'create', commentId: c.id, url: c.htmlUrl };
+    }
+    case 'update': {
+      const c = await github.updateIssueComment(issue, plan.commentId, plan.body);
+      return { action: 'update', commentId: c.id, url: c.htmlUrl };
+    }
+    case 'unchanged':
+      return { action: 'unchanged', commentId: plan.commentId, url: null };
+  }
+}

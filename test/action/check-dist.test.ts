@@ -1,0 +1,49 @@
+/**
+ * check-dist: the committed dist/ is exactly what `npm run bundle` builds from this tree, so what
+ * GitHub runs is what was reviewed and tested. After changing anything the Action bundles, run
+ * `npm run bundle` and commit dist/.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Where two builds part, with some context, or null when they are equal. */
+function firstDifference(a: Buffer, b: Buffer): { offset: number; built: string; committed: string } | null {
+  if (a.equals(b)) return null;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const around = (x: Buffer) => x.subarray(Math.max(0, i - 60), i + 60).toString('utf8');
+  return { offset: i, built: around(a), committed: around(b) };
+}
+
+let out: string;
+beforeAll(async () => {
+  out = await mkdtemp(path.join(os.tmpdir(), 'consort-check-dist-'));
+  await exec(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), out], { cwd: ROOT });
+});
+afterAll(() => rm(out, { recursive: true, force: true }));
+
+describe('dist/', () => {
+  it('holds exactly the bundle and its license list', async () => {
+    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['index.js', 'licenses.txt']);
+  });
+
+  it.each(['index.js', 'licenses.txt'])('%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)', async (file) => {
+    const [built, committed] = await Promise.all([readFile(path.join(out, file)), readFile(path.join(ROOT, 'dist', file))]);
+    expect(firstDifference(built, committed)).toBeNull();
+  });
+
+  // That it loads with no node_modules at all is what dist.test.ts shows, running it from a copy.
+  it('lists the license of every bundled package with its text', async () => {
+    const licenses = await readFile(path.join(ROOT, 'dist', 'licenses.txt'), 'utf8');
+    for (const pkg of ['@actions/core', '@actions/github', 'pg', 'node-pg-migrate', 'zod', 'yaml', 'undici']) {
+      expect(licenses).toMatch(new RegExp(`^${pkg}@\\d[^\\n]* \\(MIT|ISC\\)\\n={78}\\n\\n\\S`, 'm'));
+    }
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * The committed dist/index.js, run as a GitHub runner runs it (see test/helpers/action-run.ts),
+ * on the example shop's `clean` scenario against a local stand-in for GitHub's REST API: a pull
+ * request checked twice (one sticky comment, created then updated), secrets kept out of every
+ * output, and the branch deleted when the pull request closes.
+ */
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createLocalProvider } from '../../src/branches/local/provider.js';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import { CHECK_COMMENT_MARKER } from '../../src/github/sticky-comment.js';
+import { CheckReport } from '../../src/report/check-report.js';
+import { installAction, QUICK_SUITE, runAction, webhookPayload, type ActionResult, type InstalledAction, type RecordedPullRequestEvent } from '../helpers/action-run.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { postgresTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const TOKEN = `ghs_${'x7Kq2'.repeat(7)}a`;
+const OWNER = 'Codertocat';
+const REPO = 'Hello-World';
+
+let action: InstalledAction;
+let github: FakeGitHub;
+let repo: ScenarioRepo;
+let dataDir: string;
+
+beforeAll(async () => {
+  [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), scenarioRepo('clean')]);
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-action-data-'));
+  await chmod(dataDir, 0o755); // the postgres OS user must reach it when tests run as root
+});
+
+afterAll(async () => {
+  if (dataDir) {
+    await new EmbeddedServer(dataDir).stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  await Promise.all([action?.cleanup(), github?.close(), repo?.dispose()]);
+});
+
+beforeEach(() => { github.requests.length = 0; });
+afterEach(() => expect(github.unexpected).toEqual([]));
+
+async function prPayload(file: string): Promise<RecordedPullRequestEvent> {
+  const payload = await webhookPayload(file);
+  payload.pull_request.base.sha = repo.baseSha;
+  payload.pull_request.head.sha = repo.headSha;
+  return payload;
+}
+
+function run(eventFile: string, inputs: Record<string, string> = {}, env: Record<string, string> = {}): Promise<ActionResult> {
+  return prPayload(eventFile).then((payload) => runAction({
+    action, inputs, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir,
+    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir, env,
+  }));
+}
+
+async function serverPassword(): Promise<string> {
+  return (JSON.parse(await readFile(path.join(dataDir, 'server.json'), 'utf8')) as { password: string }).password;
+}
+
+/** Every place a secret could leak to, except the masked `database-url` output. */
+function visibleText(r: ActionResult): string {
+  const log = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n');
+  const outputs = Object.entries(r.outputs).filter(([k]) => k !== 'database-url').map(([k, v]) => `${k}=${v}`).join('\n');
+  return [log, r.summary, outputs, ...github.comments.map((c) => c.body), ...github.requests.map((q) => JSON.stringify(q.body ?? ''))].join('\n');
+}
+
+describe('dist/index.js on a pull_request', () => {
+  it('uses a server you give (provider: postgres, database-url from a secret) and masks its password', async () => {
+    const t = await postgresTestProvider();
+    // The test server trusts local connections, so any password gets in: a stand-in for a real secret.
+    const url = SYSTEM_PG_URL.replace('postgres@', 'postgres:S3cret-db-pw@');
+    try {
+      const env = { CONSORT_NAMESPACE: t.namespace };
+      const r = await run('pull_request.synchronize.json', { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' }, env);
+      expect(r.code).toBe(0);
+      expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
+      expect(r.outputs['database-url']).toMatch(new RegExp(`^postgresql://postgres:S3cret-db-pw@127\\.0\\.0\\.1:5432/${t.namespace}_pr-2$`));
+      expect(r.stdout.split('\n').slice(0, 3)).toEqual([`::add-mask::${TOKEN}`, `::add-mask::${url}`, '::add-mask::S3cret-db-pw']);
+      expect(visibleText(r)).not.toContain('S3cret-db-pw');
+      expect(await t.provider.get('pr-2')).toBeDefined();
+      const cleanup = await run('pull_request.closed.json', { mode: 'cleanup', provider: 'postgres', 'database-url': url }, env);
+      expect(cleanup.code).toBe(0);
+      expect(await t.provider.get('pr-2')).toBeUndefined();
+      expect(github.requests).toEqual([]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('checks the PR, reports everywhere, and keeps one sticky comment across pushes', async () => {
+    const human = github.seed({ issue: 2, body: `${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`, user: { login: 'Codertocat', id: 21031067, type: 'User' } });
+
+    const first = await run('pull_request.synchronize.json');
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.outputs).toMatchObject({ conclusion: 'success', branch: 'pr-2' });
+    expect(first.outputs['database-url']).toMatch(/^postgresql:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/pr-2$/);
+    expect(first.outputs.report).toMatch(/consort\/check-report\.json$/);
+    const report = CheckReport.parse(first.report);
+    expect(report).toMatchObject({ conclusion: 'success', pr: 2, base: { sha: repo.baseSha }, head: { ref: 'changes', sha: repo.headSha } });
+    expect(report.stages.plan.newMigrations).toEqual(['1730000400000_add_customer_phone']);
+    expect(report.stages.suite.tests).toMatchObject({ passed: 18, failed: 0 });
+    expect(first.summary).toContain('database checks passed');
+    expect(first.stdout).toContain('PR comment created');
+
+    const bot = () => github.comments.filter((c) => c.user.type === 'Bot');
+    expect(bot()).toHaveLength(1);
+    const sticky = bot()[0]!;
+    expect(sticky.body.startsWith(`${CHECK_COMMENT_MARKER}\n`)).toBe(true);
+    expect(sticky.body).toContain('database checks passed');
+
+    const second = await run('pull_request.synchronize.json', { 'suite-command': QUICK_SUITE });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('PR comment updated');
+    expect(bot()).toEqual([expect.objectContaining({ id: sticky.id })]);
+    expect(github.comments.find((c) => c.id === human.id)!.body).toBe(`${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`);
+    expect(second.report).toMatchObject({ conclusion: 'success', stages: { suite: { command: QUICK_SUITE, tests: { passed: 1 } } } });
+
+    expect(github.requests.map((q) => `${q.method} ${q.path}`)).toEqual([
+      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100`,
+      `POST /repos/${OWNER}/${REPO}/issues/2/comments`,
+      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100`,
+      `PATCH /repos/${OWNER}/${REPO}/issues/comments/${sticky.id}`,
+    ]);
+    expect(github.requests.every((q) => q.authorization === `token ${TOKEN}`)).toBe(true);
+    expect(github.unexpected).toEqual([]);
+
+    const password = await serverPassword();
+    for (const r of [first, second]) {
+      const text = visibleText(r);
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(password);
+      // Masked before anything else is printed.
+      const lines = r.stdout.split('\n');
+      expect(lines[0]).toBe(`::add-mask::${TOKEN}`);
+      expect(lines.indexOf(`::add-mask::${password}`)).toBeGreaterThan(0);
+      // Registered as soon as the server is up, before the lane runs anything that could print it.
+      expect(lines.indexOf(`::add-mask::${password}`)).toBeLessThan(lines.findIndex((l) => l.startsWith('▸ plan')));
+    }
+    expect(await readFile(action.npmCalls, 'utf8').catch(() => '')).toBe('');
+  });
+
+  it('deletes the PR branch with mode: cleanup when the PR closes', async () => {
+    const { provider } = await createLocalProvider({ dataDir });
+    try {
+      expect(await provider.get('pr-2')).toBeDefined();
+      const r = await run('pull_request.closed.json', { mode: 'cleanup' });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('Deleted database branch pr-2');
+      expect(await provider.get('pr-2')).toBeUndefined();
+      expect(r.outputs).toMatchObject({ conclusion: 'success', branch: '' });
+    } finally {
+      await provider.close();
+    }
+  });
+});

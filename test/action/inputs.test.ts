@@ -1,0 +1,93 @@
+/** The Action's inputs: parsed once, '' is unset, defaults as in action.yml, errors name the input. */
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { isConsortError } from '../../src/core/errors.js';
+import { INPUT, MODES, parseInputs, SECRET_INPUTS, type InputName } from '../../src/action/inputs.js';
+import { OUTPUT } from '../../src/action/outputs.js';
+
+const reader = (values: Partial<Record<InputName, string>>) => (name: InputName) => values[name] ?? '';
+
+function failure(values: Partial<Record<InputName, string>>): string {
+  try {
+    parseInputs(reader(values));
+  } catch (e) {
+    if (isConsortError(e, 'invalid-input')) return e.message;
+    throw e;
+  }
+  throw new Error('expected the inputs to be rejected');
+}
+
+describe('parseInputs', () => {
+  it('treats every empty input as unset and applies the defaults', () => {
+    expect(parseInputs(reader({}))).toEqual({
+      mode: 'check', githubToken: undefined, config: undefined, provider: undefined, databaseUrl: undefined,
+      suiteCommand: undefined, comment: 'sticky', failOn: undefined, cloudEnv: {},
+    });
+  });
+
+  it('reads every input under its action.yml name', () => {
+    const inputs = parseInputs(reader({
+      mode: 'cleanup', 'github-token': 'ghs_abc', config: 'ci/consort.yml', provider: 'postgres',
+      'database-url': 'postgresql://ci:pw@db:5432/postgres', 'suite-command': 'npm run test:db', comment: 'off', 'fail-on': 'warning',
+    }));
+    expect(inputs).toEqual({
+      mode: 'cleanup', githubToken: 'ghs_abc', config: 'ci/consort.yml', provider: 'postgres',
+      databaseUrl: 'postgresql://ci:pw@db:5432/postgres', suiteCommand: 'npm run test:db', comment: 'off', failOn: 'warning', cloudEnv: {},
+    });
+  });
+
+  it('passes Lakebase and Neon settings on as the environment variables their providers read', () => {
+    const inputs = parseInputs(reader({
+      provider: 'neon', 'neon-api-key': 'napi_secret', 'neon-project-id': 'calm-pond-123',
+      'databricks-host': 'https://adb-1.azuredatabricks.net', 'databricks-client-secret': 'dose_x', 'lakebase-project': 'shop',
+    }));
+    expect(inputs.provider).toBe('neon');
+    expect(inputs.cloudEnv).toEqual({
+      NEON_API_KEY: 'napi_secret', NEON_PROJECT_ID: 'calm-pond-123',
+      DATABRICKS_HOST: 'https://adb-1.azuredatabricks.net', DATABRICKS_CLIENT_SECRET: 'dose_x', CONSORT_LAKEBASE_PROJECT: 'shop',
+    });
+    for (const secret of ['neon-api-key', 'databricks-token', 'databricks-client-secret'] as const) expect(SECRET_INPUTS).toContain(secret);
+  });
+
+  it('uses the postgres provider when a database URL is given without a provider', () => {
+    expect(parseInputs(reader({ 'database-url': 'postgres://u:p@h/d' })).provider).toBe('postgres');
+  });
+
+  it.each([
+    [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup (got "banana").'],
+    [{ mode: 'build' }, 'Invalid input "mode" must be one of check, cleanup (got "build").'],
+    [{ provider: 'mysql' }, 'Invalid input "provider" must be one of local, postgres, lakebase, neon (got "mysql").'],
+    [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
+    [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
+  ])('names the input it rejects: %j', (values, message) => {
+    expect(failure(values)).toBe(message);
+  });
+
+  it('lists every invalid input at once', () => {
+    expect(failure({ mode: 'x', comment: 'y' })).toBe('Invalid input "mode" must be one of check, cleanup (got "x"); input "comment" must be one of sticky, off (got "y").');
+  });
+
+  it('never repeats a rejected database URL, which holds a password', () => {
+    const message = failure({ 'database-url': 'mysql://root:s3cret-pw@db/app' });
+    expect(message).toBe('Invalid input "database-url" must be a postgres:// or postgresql:// connection string.');
+    expect(failure({ provider: 'local', 'database-url': 'postgres://u:s3cret-pw@h/d' })).not.toContain('s3cret-pw');
+  });
+
+  it('treats the token, the database URL and the cloud credentials as secrets', () => {
+    expect([...SECRET_INPUTS].sort()).toEqual(['database-url', 'databricks-client-secret', 'databricks-token', 'github-token', 'neon-api-key']);
+  });
+});
+
+describe('action.yml', () => {
+  it('declares exactly the inputs and outputs the code reads and writes, with matching defaults', async () => {
+    const meta = parseYaml(await readFile(new URL('../../action.yml', import.meta.url), 'utf8')) as {
+      inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>; runs: Record<string, unknown>;
+    };
+    expect(Object.keys(meta.inputs).sort()).toEqual(Object.values(INPUT).sort());
+    expect(Object.keys(meta.outputs).sort()).toEqual(Object.values(OUTPUT).sort());
+    expect(meta.runs).toEqual({ using: 'node20', main: 'dist/index.js' });
+    expect(meta.inputs.mode!.default).toBe(MODES[0]);
+    expect(meta.inputs.comment!.default).toBe('sticky');
+    expect(meta.inputs['github-token']!.default).toBe('${{ github.token }}');
+  });
+});

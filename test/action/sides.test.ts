@@ -1,0 +1,112 @@
+/**
+ * Base and head from a workflow's event, on real git repositories: the PR's base (or the commit a
+ * merge ref was built on), a base missing from a shallow checkout fetched from origin, merge
+ * groups and pushes. No network: "origin" is a local repository.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ActionEvent } from '../../src/action/context.js';
+import { actionSides } from '../../src/action/sides.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { ConsortConfig } from '../../src/config/schema.js';
+import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+
+const exec = promisify(execFile);
+const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+const git = async (cwd: string, ...args: string[]) => (await exec('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: { ...process.env, ...IDENTITY } })).stdout.trim();
+
+const NEW = 'migrations/1730000400000_add_customer_phone.sql';
+const names = (side: { migrations: readonly { file: string }[] }) => side.migrations.map((m) => m.file).sort();
+
+let repo: ScenarioRepo;
+let config: ConsortConfig;
+let scratch: string;
+
+beforeAll(async () => {
+  repo = await scenarioRepo('clean');
+  config = (await loadConfig(repo.dir)).config;
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'consort-sides-'));
+});
+afterAll(async () => {
+  await repo?.dispose();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+const pr = (base: string, head: string): ActionEvent => ({
+  kind: 'pull_request', target: false, action: 'synchronize', number: 7, fork: false, base: { ref: 'main', sha: base }, head: { ref: 'clean', sha: head },
+});
+
+async function sides(workspace: string, event: ActionEvent) {
+  const log: string[] = [];
+  const result = await actionSides({ workspace, event }, config, (m) => log.push(m));
+  return { ...result, log };
+}
+
+describe('actionSides', () => {
+  it('compares a PR head checkout with the PR base', async () => {
+    const s = await sides(repo.dir, pr(repo.baseSha, repo.headSha));
+    expect(s.pr).toBe(7);
+    expect(s.base).toMatchObject({ ref: 'main', sha: repo.baseSha });
+    expect(s.head).toMatchObject({ ref: 'clean', sha: repo.headSha });
+    expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
+    expect(s.log).toEqual([]);
+  });
+
+  it('compares GitHub\'s merge ref with the commit it merged onto, not a stale base SHA', async () => {
+    const clone = path.join(scratch, 'merge');
+    await git(scratch, 'clone', '-q', repo.dir, clone);
+    await git(clone, 'checkout', '-q', '-b', 'main-moved', repo.baseSha);
+    await writeFile(path.join(clone, 'migrations', '1730000350000_hotfix.sql'), '-- Up Migration\nSELECT 1;\n-- Down Migration\nSELECT 1;\n');
+    await git(clone, 'add', '-A');
+    await git(clone, 'commit', '-qm', 'hotfix on main');
+    const mainTip = await git(clone, 'rev-parse', 'HEAD');
+    await git(clone, 'merge', '-q', '--no-ff', '-m', `Merge ${repo.headSha} into ${mainTip}`, repo.headSha);
+
+    const s = await sides(clone, pr(repo.baseSha, repo.headSha));
+    expect(s.base.sha).toBe(mainTip);
+    expect(s.log).toEqual([expect.stringContaining(`merges the PR into main at ${mainTip.slice(0, 7)}`)]);
+    expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
+  });
+
+  it('fetches a base commit missing from a shallow checkout, and says so', async () => {
+    const clone = path.join(scratch, 'shallow');
+    await git(scratch, 'clone', '-q', '--depth=1', '--branch', 'clean', `file://${repo.dir}`, clone);
+    await expect(git(clone, 'cat-file', '-e', `${repo.baseSha}^{commit}`)).rejects.toThrow();
+
+    const s = await sides(clone, pr(repo.baseSha, repo.headSha));
+    expect(s.base.sha).toBe(repo.baseSha);
+    expect(s.log).toEqual([`Base commit ${repo.baseSha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${repo.baseSha}. Use actions/checkout with fetch-depth: 0 to skip this.`]);
+    expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
+  });
+
+  it('fails with the fix when the base cannot be fetched', async () => {
+    await expect(sides(repo.dir, pr('f'.repeat(40), repo.headSha))).rejects.toThrow(/Base commit f{40} is not in the checkout and could not be fetched/);
+  });
+
+  it('uses a merge group\'s base_sha, with no pull request', async () => {
+    const s = await sides(repo.dir, { kind: 'merge_group', base: { ref: 'refs/heads/main', sha: repo.baseSha }, head: { ref: 'refs/heads/gh-readonly-queue/main/pr-7-x', sha: repo.headSha } });
+    expect(s).toMatchObject({ pr: null, base: { sha: repo.baseSha }, head: { sha: repo.headSha, ref: 'refs/heads/gh-readonly-queue/main/pr-7-x' } });
+  });
+
+  it('uses a push\'s before, or HEAD\'s parent for a new branch or an unknown before', async () => {
+    const push = (before: string | null): ActionEvent => ({ kind: 'push', ref: 'refs/heads/clean', before, after: repo.headSha });
+    expect((await sides(repo.dir, push(repo.baseSha))).base).toMatchObject({ ref: 'before push', sha: repo.baseSha });
+    expect((await sides(repo.dir, push(null))).base).toMatchObject({ ref: 'HEAD^', sha: repo.baseSha });
+    const gone = await sides(repo.dir, push('e'.repeat(40)));
+    expect(gone.base).toMatchObject({ ref: 'HEAD^', sha: repo.baseSha });
+    expect(gone.log.at(-1)).toMatch(/could not be fetched.*Falling back to HEAD's parent\.$/s);
+  });
+
+  it('uses HEAD\'s parent on the default branch for other events', async () => {
+    const s = await sides(repo.dir, { kind: 'other', name: 'workflow_dispatch' });
+    expect(s.base).toMatchObject({ sha: repo.baseSha });
+    expect(s.head).toMatchObject({ ref: 'HEAD', sha: repo.headSha });
+  });
+
+  it('refuses a workspace that is not a git checkout', async () => {
+    await expect(sides(scratch, { kind: 'other', name: 'workflow_dispatch' })).rejects.toThrow(/is not a git checkout/);
+  });
+});

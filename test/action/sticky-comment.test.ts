@@ -1,0 +1,80 @@
+/** The sticky PR comment: which comment is ours (marker + bot author), and create vs update. */
+import { CHECK_COMMENT_MARKER, isOurs, planSticky, upsertStickyComment, withMarker } from '../../src/github/sticky-comment.js';
+import type { GitHubPort, IssueComment, IssueRef, RepoRef } from '../../src/ports/github.js';
+
+const M = CHECK_COMMENT_MARKER;
+const BOT = { login: 'github-actions[bot]', type: 'Bot' };
+const HUMAN = { login: 'mona', type: 'User' };
+const comment = (id: number, body: string, user: IssueComment['user'] = BOT): IssueComment => ({ id, body, user, htmlUrl: `https://github.com/o/r/pull/1#issuecomment-${id}` });
+
+describe('withMarker', () => {
+  it('puts the marker on its own first line, once', () => {
+    expect(withMarker(M, '## Consort: passed')).toBe(`${M}\n## Consort: passed`);
+    expect(withMarker(M, withMarker(M, 'x'))).toBe(`${M}\nx`);
+  });
+});
+
+describe('isOurs', () => {
+  it.each([
+    ['a bot comment starting with the marker', comment(1, `${M}\nreport`), true],
+    ['a bot comment without the marker', comment(2, 'Thanks for the PR!'), false],
+    ['a bot comment quoting the marker later', comment(3, `see ${M}`), false],
+    ['a person who pasted the marker', comment(4, `${M}\nme too`, HUMAN), false],
+    ['a comment by a deleted account', comment(5, `${M}\nold`, null), false],
+  ])('%s → %s', (_what, c, expected) => {
+    expect(isOurs(c, { marker: M })).toBe(expected);
+  });
+
+  it('matches on the login when the caller knows it (an App bot, a PAT user)', () => {
+    expect(isOurs(comment(1, `${M}\nr`, HUMAN), { marker: M, selfLogin: 'mona' })).toBe(true);
+    expect(isOurs(comment(1, `${M}\nr`), { marker: M, selfLogin: 'consort[bot]' })).toBe(false);
+  });
+});
+
+describe('planSticky', () => {
+  it('creates the comment when there is none of ours', () => {
+    expect(planSticky([comment(1, `${M}\nx`, HUMAN), comment(2, 'hi')], 'report', { marker: M })).toEqual({ action: 'create', body: `${M}\nreport` });
+  });
+
+  it('updates the oldest comment of ours, leaving a later duplicate alone', () => {
+    expect(planSticky([comment(7, 'hi'), comment(8, `${M}\nold`), comment(9, `${M}\nolder race`)], 'new', { marker: M }))
+      .toEqual({ action: 'update', commentId: 8, body: `${M}\nnew` });
+  });
+
+  it('does nothing when the text is the same', () => {
+    expect(planSticky([comment(8, `${M}\nsame`)], 'same', { marker: M })).toEqual({ action: 'unchanged', commentId: 8 });
+  });
+});
+
+describe('upsertStickyComment', () => {
+  function fakePort(initial: IssueComment[]) {
+    const comments = [...initial];
+    const calls: string[] = [];
+    const port: GitHubPort = {
+      listIssueComments: async (i: IssueRef) => { calls.push(`list ${i.issueNumber}`); return [...comments]; },
+      createIssueComment: async (i: IssueRef, body: string) => {
+        calls.push(`create ${i.issueNumber}`);
+        const c = comment(100 + comments.length, body);
+        comments.push(c);
+        return c;
+      },
+      updateIssueComment: async (_r: RepoRef, id: number, body: string) => {
+        calls.push(`update ${id}`);
+        const c = comments.find((x) => x.id === id)!;
+        c.body = body;
+        return c;
+      },
+    };
+    return { port, comments, calls };
+  }
+  const issue = { owner: 'o', repo: 'r', issueNumber: 5 };
+
+  it('creates on the first run and updates the same comment on the next', async () => {
+    const f = fakePort([comment(1, `${M}\nhuman`, HUMAN)]);
+    expect(await upsertStickyComment(f.port, issue, 'one', { marker: M })).toEqual({ action: 'create', commentId: 101, url: expect.stringContaining('101') });
+    expect(await upsertStickyComment(f.port, issue, 'two', { marker: M })).toEqual({ action: 'update', commentId: 101, url: expect.any(String) });
+    expect(await upsertStickyComment(f.port, issue, 'two', { marker: M })).toEqual({ action: 'unchanged', commentId: 101, url: null });
+    expect(f.calls).toEqual(['list 5', 'create 5', 'list 5', 'update 101', 'list 5']);
+    expect(f.comments.map((c) => c.body)).toEqual([`${M}\nhuman`, `${M}\ntwo`]);
+  });
+});
