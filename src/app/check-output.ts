@@ -1,0 +1,107 @@
+/**
+ * What the App shows on GitHub for a check, as pure functions: the check run's conclusion, title,
+ * summary and annotations from a CheckReport (or from the reason it could not produce one), and
+ * the sticky PR comment. Annotations point at repository files, so only relative paths qualify.
+ */
+import type { ConfigProblem } from '../config/load.js';
+import { redact } from '../core/redact.js';
+import { STAGE_TITLES, type CheckReport } from '../report/check-report.js';
+import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../report/content.js';
+import { renderCheckMarkdown } from '../report/markdown.js';
+import type { Annotation, CheckConclusion, CheckOutput } from './github.js';
+import { MAX_ANNOTATIONS } from './github.js';
+
+export const CHECK_NAME = 'Consort / database';
+/** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */
+export const STICKY_MARKER = '<!-- consort:app:check -->';
+const SUMMARY_MAX = 60_000;
+
+export interface CheckOutcome {
+  conclusion: CheckConclusion;
+  output: CheckOutput;
+}
+
+const plain = (p: Phrase): string => p.map((x) => (typeof x === 'string' ? x : 'code' in x ? `\`${x.code}\`` : x.text)).join('');
+const capitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+const isRepoPath = (file: string | undefined): file is string => file !== undefined && file !== '' && !file.startsWith('/') && !file.split('/').includes('..');
+
+export function reportAnnotations(report: CheckReport): Annotation[] {
+  const s = report.stages;
+  const out: Annotation[] = [];
+  const add = (file: string | undefined, line: number | undefined, level: Annotation['annotation_level'], title: string, message: string): void => {
+    if (!isRepoPath(file)) return;
+    const at = Math.max(1, line ?? 1);
+    out.push({ path: file, start_line: at, end_line: at, annotation_level: level, title, message: redact(message).slice(0, 4000) });
+  };
+  for (const p of s.plan.problems) if ('file' in p) add(p.file, 1, 'failure', STAGE_TITLES.plan, plain(problemPhrase(p)));
+  const f = s.migrations.failure;
+  if (f) add(f.file, f.line, s.migrations.blocking ? 'failure' : 'warning', 'Migration failed', `${postgresError(f)}\n\n${f.statement.slice(0, 2000)}`);
+  for (const l of s.lint.findings) {
+    add(l.file, l.line, l.blocking ? 'failure' : l.level === 'error' ? 'warning' : 'notice', `squawk: ${l.rule}`, l.help ? `${l.message}\n${l.help}` : l.message);
+  }
+  for (const m of s.reversibility.migrations) {
+    if (m.verdict === 'reversible' || m.verdict === 'irreversible') continue;
+    add(m.file, 1, s.reversibility.blocking ? 'failure' : 'warning', `Reversibility: ${REVERSIBILITY_LABEL[m.verdict]}`, m.detail ?? REVERSIBILITY_LABEL[m.verdict]);
+  }
+  for (const t of s.suite.failures) add(t.file, 1, s.suite.blocking ? 'failure' : 'warning', `Test ${t.state}: ${t.name}`, t.message ?? t.id);
+  return out;
+}
+
+function withAnnotationNote(summary: string, total: number): string {
+  return total > MAX_ANNOTATIONS ? `${summary}\n\n_Showing ${MAX_ANNOTATIONS} of ${total} annotations._` : summary;
+}
+
+export function reportOutcome(report: CheckReport): CheckOutcome {
+  const annotations = reportAnnotations(report);
+  const summary = renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME });
+  return {
+    conclusion: report.conclusion === 'success' ? 'success' : 'failure',
+    output: { title: capitalize(verdict(report)), summary: withAnnotationNote(summary, annotations.length), annotations: annotations.slice(0, MAX_ANNOTATIONS) },
+  };
+}
+
+export function cancelledOutcome(reason: string): CheckOutcome {
+  return { conclusion: 'cancelled', output: { title: 'Cancelled', summary: `This check was cancelled: ${reason}.` } };
+}
+
+export function configOutcome(file: string, problems: readonly ConfigProblem[]): CheckOutcome {
+  const lines = problems.map((p) => `- ${p.line === null ? p.file : `${p.file}:${p.line}`}: ${p.message}`);
+  const annotations = problems.filter((p) => isRepoPath(p.file)).map((p): Annotation => ({
+    path: p.file, start_line: p.line ?? 1, end_line: p.line ?? 1, annotation_level: 'failure', title: 'Consort configuration', message: p.message,
+  }));
+  return {
+    conclusion: 'failure',
+    output: {
+      title: 'Invalid Consort configuration',
+      summary: withAnnotationNote([`The Consort configuration in \`${file}\` has ${problems.length} problem(s); nothing was checked.`, '', ...lines, '', 'Every key is described in docs/configuration.md.'].join('\n'), annotations.length),
+      annotations: annotations.slice(0, MAX_ANNOTATIONS),
+    },
+  };
+}
+
+export function errorOutcome(message: string, hint?: string): CheckOutcome {
+  const text = redact(message);
+  return {
+    conclusion: 'failure',
+    output: { title: 'The check could not run', summary: [`The database check could not run: ${text}`, ...(hint ? ['', `**What to do:** ${redact(hint)}`] : [])].join('\n') },
+  };
+}
+
+export const forkWaitingText = (sha: string): string => [
+  `This pull request comes from a fork, so its migrations and test suite have not run.`,
+  '',
+  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort approve run\` to run them. Each new push needs a new approval.`,
+].join('\n');
+
+export function forkWaitingOutcome(sha: string): CheckOutcome {
+  return { conclusion: 'action_required', output: { title: 'Waiting for approval to run code from a fork', summary: forkWaitingText(sha) } };
+}
+
+/** The sticky PR comment: the marker (how the App finds its own comment again) and the report. */
+export function stickyBody(markdown: string): string {
+  return `${STICKY_MARKER}\n${markdown}`;
+}
+
+export function checkReportComment(report: CheckReport): string {
+  return stickyBody(renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME }));
+}

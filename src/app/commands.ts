@@ -1,0 +1,168 @@
+/**
+ * `/consort` commands in pull request comments, parsed purely from the comment text.
+ *
+ * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
+ * case) outside fenced code blocks, indented code, block quotes and HTML comments — so quoting
+ * someone's command, or showing one in a code block, never runs it. Arguments may be quoted
+ * (`"…"` or `'…'`). A rejection's reason may continue on the following lines of its paragraph.
+ */
+import { z } from 'zod';
+import { GATE_NAME } from './store/gates.js';
+
+export const Command = z.discriminatedUnion('kind', [
+  /** `/consort approve [<gate>]` (`run` approves a fork's code to run). */
+  z.object({ kind: z.literal('approve'), gate: z.string().nullable() }),
+  /**
+   * `/consort reject [<gate>] <reason>`. `gate` is the first word when it could name a gate; the
+   * executor keeps it only if the pull request has such a gate, otherwise `text` is the reason.
+   */
+  z.object({ kind: z.literal('reject'), gate: z.string().nullable(), reason: z.string(), text: z.string() }),
+  z.object({ kind: z.literal('retry') }),
+  z.object({ kind: z.literal('status') }),
+  z.object({ kind: z.literal('gc') }),
+  z.object({ kind: z.literal('help') }),
+  /** A command we do not know: answered with the help text. */
+  z.object({ kind: z.literal('unknown'), name: z.string() }),
+  /** A known command used wrongly: answered with what is wrong and the help text. */
+  z.object({ kind: z.literal('invalid'), name: z.string(), problem: z.string() }),
+]);
+export type Command = z.infer<typeof Command>;
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+const COMMAND = /^ {0,3}\/consort(?:[ \t]+(.*))?$/i;
+
+interface Found {
+  args: string;
+  /** The lines after the command line, up to the end of its paragraph. */
+  continuation: string[];
+}
+
+function findCommandLine(body: string): Found | null {
+  const lines = body.replace(/\r\n?/g, '\n').split('\n');
+  let fence: { char: string; length: number } | null = null;
+  let inComment = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (inComment) {
+      if (line.includes('-->')) inComment = false;
+      continue;
+    }
+    const f = FENCE.exec(line);
+    if (fence) {
+      // A closing fence: the same character, at least as long, nothing after it.
+      if (f && f[1]![0] === fence.char && f[1]!.length >= fence.length && f[2]!.trim() === '') fence = null;
+      continue;
+    }
+    if (f && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
+      fence = { char: f[1]![0]!, length: f[1]!.length };
+      continue;
+    }
+    const comment = line.indexOf('<!--');
+    if (comment >= 0 && !line.includes('-->', comment + 4)) {
+      inComment = true;
+      continue;
+    }
+    const m = COMMAND.exec(line);
+    if (!m) continue;
+    const continuation: string[] = [];
+    for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++) continuation.push(lines[j]!.trim());
+    return { args: (m[1] ?? '').trim(), continuation };
+  }
+  return null;
+}
+
+/** Split on whitespace, keeping quoted runs together (quotes removed, `\"` inside double quotes). */
+export function tokenize(text: string): { value: string; quoted: boolean }[] {
+  const tokens: { value: string; quoted: boolean }[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (i >= text.length) break;
+    const quote = text[i] === '"' || text[i] === "'" ? text[i]! : null;
+    let value = '';
+    if (quote) {
+      i++;
+      while (i < text.length && text[i] !== quote) {
+        if (quote === '"' && text[i] === '\\' && i + 1 < text.length) i++;
+        value += text[i++];
+      }
+      i++; // the closing quote (or the end of an unterminated one)
+    } else {
+      while (i < text.length && !/\s/.test(text[i]!)) value += text[i++];
+    }
+    tokens.push({ value, quoted: quote !== null });
+  }
+  return tokens;
+}
+
+/** The command in a comment, or null when it has none. */
+export function parseCommand(body: string): Command | null {
+  const found = findCommandLine(body);
+  if (found === null) return null;
+  const tokens = tokenize(found.args);
+  const [first, ...rest] = tokens;
+  if (first === undefined) return { kind: 'help' };
+  const name = first.value.toLowerCase();
+  switch (name) {
+    case 'approve': {
+      if (rest.length > 1) return { kind: 'invalid', name, problem: '`approve` takes at most one gate name' };
+      const gate = rest[0]?.value ?? null;
+      if (gate !== null && !GATE_NAME.test(gate)) return { kind: 'invalid', name, problem: `"${gate}" is not a gate name (lowercase letters, digits, "-" and "_")` };
+      return { kind: 'approve', gate };
+    }
+    case 'reject': {
+      const words = rest.map((t) => t.value);
+      const candidate = rest[0] !== undefined && !rest[0].quoted && GATE_NAME.test(rest[0].value) && (rest.length > 1 || found.continuation.length > 0) ? rest[0].value : null;
+      const text = [words.join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
+      const reason = [words.slice(candidate === null ? 0 : 1).join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
+      if (text === '') return { kind: 'invalid', name, problem: '`reject` needs a reason: `/consort reject [<gate>] <reason>`' };
+      return { kind: 'reject', gate: candidate, reason, text };
+    }
+    case 'retry':
+    case 'status':
+    case 'gc':
+    case 'help':
+      return { kind: name };
+    default:
+      return { kind: 'unknown', name: first.value.slice(0, 40) };
+  }
+}
+
+/**
+ * For an edited comment: the command to run, or null when the edit did not change it (fixing a
+ * typo elsewhere in a comment must not run its command a second time).
+ */
+export function commandOnEdit(body: string, previous: string | undefined): Command | null {
+  const now = parseCommand(body);
+  if (now === null || previous === undefined) return now;
+  const before = parseCommand(previous);
+  return before !== null && JSON.stringify(before) === JSON.stringify(now) ? null : now;
+}
+
+export const HELP_TEXT = [
+  '**Consort commands** (for people with write, maintain or admin access; one per comment):',
+  '',
+  '| command | what it does |',
+  '| --- | --- |',
+  '| `/consort approve [<gate>]` | approve a gate (the only pending one when no name is given); `/consort approve run` lets code from a fork run for the current head commit |',
+  '| `/consort reject [<gate>] <reason>` | reject a gate, saying why |',
+  '| `/consort retry` | run the database check again for the head commit |',
+  '| `/consort status` | the latest check, gates and approvals of this pull request |',
+  '| `/consort gc` | delete database branches of closed pull requests and expired ones |',
+  '| `/consort help` | this text |',
+].join('\n');
+
+/** The command as a user would write it (for quoting it back in a reply). */
+export function describeCommand(c: Command): string {
+  switch (c.kind) {
+    case 'approve':
+      return `/consort approve${c.gate === null ? '' : ` ${c.gate}`}`;
+    case 'reject':
+      return `/consort reject ${c.text}`;
+    case 'unknown':
+    case 'invalid':
+      return `/consort ${c.name}`;
+    default:
+      return `/consort ${c.kind}`;
+  }
+}

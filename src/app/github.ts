@@ -1,0 +1,142 @@
+/**
+ * The GitHub calls the App's jobs make, as a port, and its adapter over any Octokit-shaped client
+ * (`request(route, params)`). Responses are parsed once here with zod, down to the fields used.
+ */
+import { z } from 'zod';
+import type { RepoRef } from './store/runs.js';
+
+export type Repo = Pick<RepoRef, 'owner' | 'repo'>;
+
+export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'action_required' | 'skipped';
+
+export interface Annotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+}
+
+export interface CheckOutput {
+  title: string;
+  summary: string;
+  text?: string;
+  annotations?: Annotation[];
+}
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export interface IssueComment {
+  id: number;
+  body: string;
+  author: string;
+  authorType: string;
+}
+
+export interface GitHubApi {
+  createCheckRun(repo: Repo, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number>;
+  completeCheckRun(repo: Repo, id: number, result: { conclusion: CheckConclusion; output: CheckOutput }): Promise<void>;
+  /** The repository at a commit, as a gzipped tarball. */
+  tarball(repo: Repo, sha: string): Promise<Buffer>;
+  mergeBase(repo: Repo, base: string, head: string): Promise<string>;
+  listComments(repo: Repo, issue: number): Promise<IssueComment[]>;
+  createComment(repo: Repo, issue: number, body: string): Promise<number>;
+  updateComment(repo: Repo, commentId: number, body: string): Promise<void>;
+  react(repo: Repo, commentId: number, content: '+1' | 'eyes' | 'confused'): Promise<void>;
+  permission(repo: Repo, user: string): Promise<Permission>;
+  setStatus(repo: Repo, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error'; description: string }): Promise<void>;
+}
+
+/** The part of an Octokit client the adapter needs (Probot's, or any other). */
+export interface OctokitLike {
+  request(route: string, parameters?: Record<string, unknown>): Promise<{ status: number; data: unknown }>;
+}
+
+const Id = z.object({ id: z.number() });
+const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
+const Comments = z.array(z.object({ id: z.number(), body: z.string().nullish(), user: z.object({ login: z.string(), type: z.string() }).nullable() }));
+const PermissionReply = z.object({ permission: z.string(), role_name: z.string().optional() });
+const PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
+
+/** GitHub limits one check-run request to 50 annotations and a summary/text to 65,535 characters. */
+export const MAX_ANNOTATIONS = 50;
+const MAX_OUTPUT = 65_535;
+const clipOutput = (o: CheckOutput): CheckOutput => ({
+  ...o,
+  title: o.title.slice(0, 255),
+  summary: o.summary.slice(0, MAX_OUTPUT),
+  ...(o.text === undefined ? {} : { text: o.text.slice(0, MAX_OUTPUT) }),
+  ...(o.annotations === undefined ? {} : { annotations: o.annotations.slice(0, MAX_ANNOTATIONS) }),
+});
+
+function statusOf(e: unknown): number | undefined {
+  return typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : undefined;
+}
+
+/** Only owner and repo go into a request: callers may pass a richer record. */
+const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
+
+export function octokitGitHub(octokit: OctokitLike): GitHubApi {
+  return {
+    async createCheckRun(repo, run) {
+      const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+        ...at(repo), name: run.name, head_sha: run.headSha, external_id: run.externalId, status: 'in_progress',
+        started_at: new Date().toISOString(), output: clipOutput(run.output),
+      });
+      return Id.parse(data).id;
+    },
+    async completeCheckRun(repo, id, result) {
+      await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+        ...at(repo), check_run_id: id, status: 'completed', conclusion: result.conclusion, completed_at: new Date().toISOString(), output: clipOutput(result.output),
+      });
+    },
+    async tarball(repo, sha) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { ...at(repo), ref: sha });
+      if (data instanceof ArrayBuffer) return Buffer.from(data);
+      if (Buffer.isBuffer(data)) return data;
+      throw new Error(`the tarball of ${repo.owner}/${repo.repo}@${sha} came back as ${typeof data}`);
+    },
+    async mergeBase(repo, base, head) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${base}...${head}`, per_page: 1 });
+      return Compare.parse(data).merge_base_commit.sha;
+    },
+    async listComments(repo, issue) {
+      const all: IssueComment[] = [];
+      for (let page = 1; page <= 50; page++) {
+        const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, per_page: 100, page });
+        const batch = Comments.parse(data);
+        all.push(...batch.map((c) => ({ id: c.id, body: c.body ?? '', author: c.user?.login ?? '', authorType: c.user?.type ?? '' })));
+        if (batch.length < 100) break;
+      }
+      return all;
+    },
+    async createComment(repo, issue, body) {
+      const { data } = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, body });
+      return Id.parse(data).id;
+    },
+    async updateComment(repo, commentId, body) {
+      await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId, body });
+    },
+    async react(repo, commentId, content) {
+      await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { ...at(repo), comment_id: commentId, content });
+    },
+    async permission(repo, user) {
+      try {
+        const { data } = await octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user });
+        const reply = PermissionReply.parse(data);
+        // `permission` folds maintain into write and triage into read; role_name keeps them apart.
+        const role = (PERMISSIONS as readonly string[]).includes(reply.role_name ?? '') ? reply.role_name : reply.permission;
+        return (PERMISSIONS as readonly string[]).includes(role ?? '') ? (role as Permission) : 'none';
+      } catch (e) {
+        if (statusOf(e) === 404) return 'none';
+        throw e;
+      }
+    },
+    async setStatus(repo, sha, status) {
+      await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', { ...at(repo), sha, state: status.state, context: status.context, description: status.description.slice(0, 140) });
+    },
+  };
+}
+
+export const WRITE_PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write'];

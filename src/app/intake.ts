@@ -1,0 +1,153 @@
+/**
+ * Where webhooks enter the App's core: each function validates its payload, records the delivery,
+ * records what should happen and enqueues the job for it — all in one transaction, so a redelivery
+ * (same delivery id) finds its row and does nothing, and a crash leaves either everything or
+ * nothing. No GitHub call happens here: the handler acknowledges within milliseconds, and the
+ * check runs from the queue.
+ */
+import type pg from 'pg';
+import type { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
+import { commandOnEdit, parseCommand } from './commands.js';
+import type { JobQueue } from './queue.js';
+import { type Store } from './store/db.js';
+import { staleApprovals } from './store/gates.js';
+import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
+import { cancelSubject, findRunByCheckRun, getRun, insertRun, mergeGroupSubject, prSubject, type NewRun, type Run } from './store/runs.js';
+import { CheckRunPayload, IssueCommentPayload, isFork, MergeGroupPayload, PullRequestPayload, repoRef } from './payloads.js';
+
+export interface WebhookEvent {
+  /** The delivery id (X-GitHub-Delivery): the same for a redelivery. */
+  id: string;
+  name: string;
+  payload: unknown;
+}
+
+export type IntakeOutcome =
+  | { kind: 'enqueued'; job: 'announce' | 'run' | 'command'; runId?: number }
+  | { kind: 'cancelled'; runs: number[] }
+  | { kind: 'duplicate' }
+  | { kind: 'ignored'; reason: string };
+
+export interface Intake {
+  pullRequest(event: WebhookEvent): Promise<IntakeOutcome>;
+  mergeGroup(event: WebhookEvent): Promise<IntakeOutcome>;
+  checkRunRerequested(event: WebhookEvent): Promise<IntakeOutcome>;
+  comment(event: WebhookEvent): Promise<IntakeOutcome>;
+}
+
+const sha7 = (sha: string): string => sha.slice(0, 7);
+
+/** Record a check of a pull request's head and enqueue its announcement; older live checks are cancelled. */
+export async function recordPullCheck(tx: pg.PoolClient, queue: JobQueue, pull: PullRecord, deliveryId: string | null): Promise<Run> {
+  const run = await insertRun(tx, {
+    kind: 'check', subject: prSubject(pull.repositoryId, pull.number), repositoryId: pull.repositoryId, installationId: pull.installationId,
+    owner: pull.owner, repo: pull.repo, pr: pull.number, headSha: pull.headSha, headRef: pull.headRef, baseSha: pull.baseSha, baseRef: pull.baseRef,
+    fork: pull.fork, merged: false, deliveryId,
+  }, `superseded by a newer run at ${sha7(pull.headSha)}`);
+  await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
+  return run;
+}
+
+export function createIntake(store: Store, queue: JobQueue): Intake {
+  /** One transaction that first claims the delivery id; a redelivery stops there. */
+  async function once(event: WebhookEvent, action: string, repositoryId: number, fn: (tx: pg.PoolClient) => Promise<IntakeOutcome>): Promise<IntakeOutcome> {
+    const outcome = await store.tx(async (tx) => {
+      if (!(await recordDelivery(tx, { id: event.id, event: event.name, action, repositoryId }))) return { kind: 'duplicate' } as const;
+      return fn(tx);
+    });
+    if (outcome.kind === 'enqueued') queue.wake();
+    return outcome;
+  }
+  const parse = <T>(schema: z.ZodType<T>, event: WebhookEvent): T => {
+    const parsed = schema.safeParse(event.payload);
+    if (parsed.success) return parsed.data;
+    const where = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConsortError('invalid-input', `The ${event.name} webhook ${event.id} lacks what the App needs (${where}); nothing was recorded.`);
+  };
+
+  return {
+    async pullRequest(event) {
+      const p = parse(PullRequestPayload, event);
+      const pr = p.pull_request;
+      const ref = repoRef(p);
+      return once(event, p.action, ref.repositoryId, async (tx) => {
+        const closing = p.action === 'closed';
+        const state = closing ? (pr.merged ? 'merged' : 'closed') : 'open';
+        const { pull } = await upsertPull(tx, {
+          ...ref, number: pr.number, headSha: pr.head.sha, headRef: pr.head.ref, baseSha: pr.base.sha, baseRef: pr.base.ref, fork: isFork(pr), state,
+        });
+        if (!closing) {
+          await staleApprovals(tx, ref.repositoryId, pr.number, pr.head.sha);
+          const run = await recordPullCheck(tx, queue, pull, event.id);
+          return { kind: 'enqueued', job: 'announce', runId: run.id };
+        }
+        const merged = pr.merged === true && typeof pr.merge_commit_sha === 'string';
+        const close: NewRun = {
+          kind: 'close', subject: prSubject(ref.repositoryId, pr.number), ...ref, pr: pr.number,
+          headSha: merged ? pr.merge_commit_sha! : pr.head.sha, headRef: pr.head.ref, baseSha: pr.base.sha, baseRef: pr.base.ref,
+          fork: pull.fork, merged, deliveryId: event.id,
+        };
+        const run = await insertRun(tx, close, 'the pull request was closed');
+        await queue.sendRun({ runId: run.id }, tx);
+        return { kind: 'enqueued', job: 'run', runId: run.id };
+      });
+    },
+
+    async mergeGroup(event) {
+      const p = parse(MergeGroupPayload, event);
+      const g = p.merge_group;
+      const ref = repoRef(p);
+      const subject = mergeGroupSubject(ref.repositoryId, g.head_ref);
+      return once(event, p.action, ref.repositoryId, async (tx) => {
+        if (p.action === 'destroyed') return { kind: 'cancelled', runs: await cancelSubject(tx, subject, 'the merge group was destroyed (merged, dequeued or invalidated)') };
+        const run = await insertRun(tx, {
+          kind: 'check', subject, ...ref, pr: null, headSha: g.head_sha, headRef: g.head_ref, baseSha: g.base_sha, baseRef: g.base_ref,
+          fork: false, merged: false, deliveryId: event.id,
+        }, `superseded by a newer merge group commit ${sha7(g.head_sha)}`);
+        await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
+        return { kind: 'enqueued', job: 'announce', runId: run.id };
+      });
+    },
+
+    async checkRunRerequested(event) {
+      const p = parse(CheckRunPayload, event);
+      const ref = repoRef(p);
+      return once(event, p.action, ref.repositoryId, async (tx) => {
+        const external = Number(p.check_run.external_id);
+        const previous = (await findRunByCheckRun(tx, p.check_run.id)) ?? (Number.isInteger(external) && external > 0 ? await getRun(tx, external) : undefined);
+        if (!previous || previous.repositoryId !== ref.repositoryId || previous.kind !== 'check') return { kind: 'ignored', reason: 'not a check run of this App' };
+        if (previous.pr === null) {
+          const run = await insertRun(tx, { ...previous, deliveryId: event.id }, `superseded by a re-run at ${sha7(previous.headSha)}`);
+          await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
+          return { kind: 'enqueued', job: 'announce', runId: run.id };
+        }
+        const pull = await getPull(tx, ref.repositoryId, previous.pr);
+        if (!pull || pull.state !== 'open') return { kind: 'ignored', reason: 'the pull request is closed' };
+        if (pull.headSha !== p.check_run.head_sha) return { kind: 'ignored', reason: `not the head commit (${sha7(pull.headSha)})` };
+        const run = await recordPullCheck(tx, queue, pull, event.id);
+        return { kind: 'enqueued', job: 'announce', runId: run.id };
+      });
+    },
+
+    async comment(event) {
+      const p = parse(IssueCommentPayload, event);
+      if (!p.issue.pull_request) return { kind: 'ignored', reason: 'not a pull request' };
+      if (p.comment.user.type === 'Bot') return { kind: 'ignored', reason: 'written by a bot' };
+      const body = p.comment.body ?? '';
+      const command = p.action === 'edited' ? commandOnEdit(body, p.changes?.body?.from) : p.action === 'created' ? parseCommand(body) : null;
+      if (command === null) return { kind: 'ignored', reason: 'no new /consort command' };
+      const ref = repoRef(p);
+      return once(event, p.action, ref.repositoryId, async (tx) => {
+        await queue.sendQuick({
+          kind: 'command',
+          command: {
+            deliveryId: event.id, ...ref, pr: p.issue.number, commentId: p.comment.id, author: p.comment.user.login,
+            writtenAt: p.action === 'edited' ? p.comment.updated_at : p.comment.created_at, command,
+          },
+        }, tx);
+        return { kind: 'enqueued', job: 'command' };
+      });
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * A check run for a pull request head or a merge group: the repository at the head SHA in a
+ * temporary workspace (config read from there), the base's migrations at the merge base, the PR
+ * lane on the repository's branches, then the check run concluded with the report and, for a pull
+ * request, the sticky comment updated. A cancelled run concludes `cancelled` with the reason.
+ */
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../config/load.js';
+import { readMigrationSet } from '../../migrations/files.js';
+import { prBranchName } from '../../lanes/check/run.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import {
+  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, forkWaitingText, reportOutcome, STICKY_MARKER, stickyBody,
+  type CheckOutcome,
+} from '../check-output.js';
+import type { GitHubApi } from '../github.js';
+import { cancellable } from '../providers.js';
+import { upsertStickyComment } from '../publish.js';
+import { withRepositoryLock } from '../store/db.js';
+import { forkRunApproval } from '../store/pulls.js';
+import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
+import { checkoutCommit, migrationsAt } from '../workspace.js';
+import { LeaseLost, type JobDeps } from './deps.js';
+
+export async function ensureCheckRun(deps: JobDeps, gh: GitHubApi, run: Run): Promise<number> {
+  if (run.checkRunId !== null) return run.checkRunId;
+  const id = await gh.createCheckRun(run, {
+    name: CHECK_NAME, headSha: run.headSha, externalId: String(run.id),
+    output: { title: 'Checking the database changes', summary: `Consort is checking the migrations at \`${run.headSha.slice(0, 7)}\` on a fresh database branch.` },
+  });
+  await setCheckRun(deps.store.pool, run.id, id);
+  return id;
+}
+
+/** A fork's code runs only for a head SHA someone with write access approved. */
+export async function forkBlocked(deps: JobDeps, run: Run): Promise<boolean> {
+  return run.fork && run.pr !== null && !(await forkRunApproval(deps.store.pool, run.repositoryId, run.pr, run.headSha));
+}
+
+export async function reportForkWaiting(deps: JobDeps, gh: GitHubApi, run: Run, checkRunId: number): Promise<void> {
+  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha));
+  if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
+}
+
+const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });
+
+/** Helper branches a killed attempt may have left (the lane creates them fresh and would trip over them). */
+async function removeLeftovers(provider: BranchProvider, branch: string): Promise<void> {
+  for (const name of [`${branch}-rev`, `${branch}-suite`]) {
+    if (await provider.get(name)) await provider.delete(name, { recursive: true, terminateConnections: true });
+  }
+}
+
+/** A cancelled run concludes `cancelled`; one whose lease was lost stops without a word (another process owns it). */
+async function ifAborted(signal: AbortSignal, finish: (o: CheckOutcome, state: RunResult['state']) => Promise<RunResult>): Promise<RunResult | undefined> {
+  if (!signal.aborted) return undefined;
+  if (signal.reason instanceof LeaseLost) throw signal.reason;
+  return finish(cancelledOutcome(String(signal.reason)), 'cancelled');
+}
+
+export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
+  const gh = await deps.github(run.installationId);
+  const checkRunId = await ensureCheckRun(deps, gh, run);
+  if (await forkBlocked(deps, run)) {
+    // Defense in depth: the announcement blocks unapproved forks; a run must never get this far.
+    await reportForkWaiting(deps, gh, run, checkRunId);
+    return { state: 'completed', conclusion: 'action_required', summary: 'waiting for /consort approve run' };
+  }
+  const finish = async (o: CheckOutcome, state: RunResult['state'] = 'completed'): Promise<RunResult> => {
+    await gh.completeCheckRun(run, checkRunId, o);
+    return outcomeResult(o, state);
+  };
+  const options = { maxBytes: deps.settings.maxTarballBytes, ...(deps.settings.workspaceRoot ? { root: deps.settings.workspaceRoot } : {}) };
+  const workspace = await checkoutCommit(gh, run, run.headSha, options);
+  try {
+    let loaded;
+    try {
+      loaded = await loadConfig(workspace.dir);
+    } catch (e) {
+      if (e instanceof ConfigError) return await finish(configOutcome(e.problems[0]?.file ?? 'the configuration', e.problems));
+      throw e;
+    }
+    const { config, source } = loaded;
+    const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
+    const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, options);
+    const head = await readMigrationSet(path.join(workspace.dir, config.migrations.dir), { relativeTo: workspace.dir, missingOk: true });
+    const provider = await deps.providers.forRepository(run.repositoryId);
+    await removeLeftovers(provider, prBranchName(run.pr, run.headSha));
+    const early = await ifAborted(signal, finish);
+    if (early) return early;
+    const report = await withRepositoryLock(deps.store, run.repositoryId, 'shared', () => deps.lane({
+      workspace: workspace.dir, config, configSource: source,
+      base: { ref: run.baseRef, sha: baseSha, migrations: baseMigrations },
+      head: { ref: run.headRef, sha: run.headSha, migrations: head.map((m) => ({ file: m.file, content: m.content })) },
+      pr: run.pr, provider: cancellable(provider, signal), env: deps.settings.suiteEnv, toolVersion: deps.settings.toolVersion,
+      // A merge group's branch is of no use once the queue has moved on.
+      cleanup: run.pr === null, signal,
+    }));
+    const late = await ifAborted(signal, finish);
+    if (late) return late;
+    const result = await finish(reportOutcome(report));
+    if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, checkReportComment(report));
+    return result;
+  } finally {
+    await workspace.dispose();
+  }
+}

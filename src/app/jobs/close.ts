@@ -1,0 +1,47 @@
+/**
+ * A pull request closed: its database branches are deleted. When it was merged and promotion is
+ * on, the merged migrations are promoted to the parent branch (see promote.ts) and the outcome is
+ * posted on the pull request. Promotion holds the repository lock alone, so no check forks the
+ * parent while it changes.
+ */
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../config/load.js';
+import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
+import { deletePullBranches, repositoryNamespace } from '../providers.js';
+import { withRepositoryLock } from '../store/db.js';
+import type { Run, RunResult } from '../store/runs.js';
+import { checkoutCommit } from '../workspace.js';
+import type { JobDeps } from './deps.js';
+
+export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
+  if (run.pr === null) return { state: 'completed', conclusion: 'skipped', summary: 'not a pull request' };
+  const provider = await deps.providers.forRepository(run.repositoryId);
+  const deleted = await deletePullBranches(provider, run.pr);
+  const removed = deleted.length === 0 ? 'no branches to delete' : `deleted ${deleted.join(', ')}`;
+  if (!run.merged || !deps.settings.promote || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
+
+  const gh = await deps.github(run.installationId);
+  const options = { maxBytes: deps.settings.maxTarballBytes, ...(deps.settings.workspaceRoot ? { root: deps.settings.workspaceRoot } : {}) };
+  const workspace = await checkoutCommit(gh, run, run.headSha, options);
+  try {
+    let loaded;
+    try {
+      loaded = await loadConfig(workspace.dir);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\nThe Consort configuration at the merge commit is invalid:\n\n\`\`\`text\n${e.message}\n\`\`\``);
+      return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: invalid configuration` };
+    }
+    const { config } = loaded;
+    const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () => promote({
+      provider, parent: config.database.parent, migrationsTable: config.migrations.table,
+      dir: path.join(workspace.dir, config.migrations.dir), relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha,
+    }));
+    const cli = `CONSORT_POSTGRES_URL=<the App's branch server> npx consort --provider postgres --namespace ${repositoryNamespace(run.repositoryId)}`;
+    await gh.createComment(run, run.pr, promoteComment(outcome, { parent: config.database.parent, cli }));
+    const promoted = outcome.kind === 'promoted' ? `promoted ${outcome.applied.length} migration(s)` : `promotion ${outcome.kind}: snapshot ${outcome.snapshot}`;
+    return { state: 'completed', conclusion: outcome.kind === 'promoted' ? 'success' : 'failure', summary: `${removed}; ${promoted}` };
+  } finally {
+    await workspace.dispose();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * A `/consort` command: checked against the author's permission on the repository (through the
+ * API, for every command), acknowledged with a reaction, carried out, and answered in a reply.
+ * Someone without write access gets a polite refusal and nothing else happens.
+ */
+import type { CommandJob } from '../queue.js';
+import { describeCommand, HELP_TEXT } from '../commands.js';
+import { WRITE_PERMISSIONS, type GitHubApi } from '../github.js';
+import { recordPullCheck } from '../intake.js';
+import { replyText } from '../publish.js';
+import { listGates } from '../store/gates.js';
+import { forkRunApproval, getPull } from '../store/pulls.js';
+import { latestRun, prSubject } from '../store/runs.js';
+import type { JobDeps } from './deps.js';
+import { gateCommand } from './gate-commands.js';
+import { sweepRepository } from './sweep.js';
+
+export const REFUSAL = 'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
+
+export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
+  const gh = await deps.github(job.installationId);
+  const asked = describeCommand(job.command);
+  const permission = await gh.permission(job, job.author);
+  if (!WRITE_PERMISSIONS.includes(permission)) {
+    await gh.createComment(job, job.pr, replyText(job.author, asked, REFUSAL));
+    return;
+  }
+  await gh.react(job, job.commentId, '+1');
+  const answer = await execute(deps, gh, job);
+  await gh.createComment(job, job.pr, replyText(job.author, asked, answer));
+}
+
+async function execute(deps: JobDeps, gh: GitHubApi, job: CommandJob): Promise<string> {
+  const c = job.command;
+  switch (c.kind) {
+    case 'approve':
+    case 'reject':
+      return gateCommand(deps, gh, job, c);
+    case 'retry':
+      return retry(deps, job);
+    case 'status':
+      return status(deps, job);
+    case 'gc': {
+      const { deleted, expired } = await sweepRepository(deps, job);
+      const all = [...deleted, ...expired];
+      return all.length === 0 ? 'nothing to clean up: no branches of closed pull requests, none expired.' : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
+    }
+    case 'help':
+      return `here is what I can do:\n\n${HELP_TEXT}`;
+    case 'unknown':
+      return `I do not know \`/consort ${c.name}\`.\n\n${HELP_TEXT}`;
+    case 'invalid':
+      return `${c.problem}.\n\n${HELP_TEXT}`;
+  }
+}
+
+async function retry(deps: JobDeps, job: CommandJob): Promise<string> {
+  const pull = await getPull(deps.store.pool, job.repositoryId, job.pr);
+  if (!pull) return 'I have not seen a push to this pull request yet, so there is nothing to re-run.';
+  if (pull.state !== 'open') return 'this pull request is closed, so nothing was re-run.';
+  await deps.store.tx((tx) => recordPullCheck(tx, deps.queue, pull, job.deliveryId));
+  deps.queue.wake();
+  const fork = pull.fork && !(await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha));
+  return fork
+    ? `re-running at \`${pull.headSha.slice(0, 7)}\`; it is a fork's code, so it waits for \`/consort approve run\`.`
+    : `re-running the database check at \`${pull.headSha.slice(0, 7)}\`.`;
+}
+
+async function status(deps: JobDeps, job: CommandJob): Promise<string> {
+  const pull = await getPull(deps.store.pool, job.repositoryId, job.pr);
+  const run = await latestRun(deps.store.pool, prSubject(job.repositoryId, job.pr));
+  const gates = await listGates(deps.store.pool, job.repositoryId, job.pr);
+  const lines = ['here is where this pull request stands:', ''];
+  if (!pull || !run) lines.push('- **Check:** none yet (push a commit to start one).');
+  else {
+    const what = run.state === 'completed' || run.state === 'cancelled' ? `${run.conclusion ?? run.state}${run.summary ? ` — ${run.summary}` : ''}` : run.state;
+    lines.push(`- **Check** at \`${run.headSha.slice(0, 7)}\`: ${what}`);
+    if (pull.fork) {
+      const approval = await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha);
+      lines.push(`- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort approve run`'}`);
+    }
+  }
+  if (gates.length === 0) lines.push('- **Gates:** none');
+  for (const g of gates) {
+    const by = g.decidedBy === null ? '' : ` by @${g.decidedBy} at \`${(g.decidedHeadSha ?? '').slice(0, 7)}\``;
+    lines.push(`- **Gate \`${g.name}\`:** ${g.state}${g.state === 'pending' ? '' : by}${g.state === 'rejected' && g.reason ? ` — ${g.reason}` : ''}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,69 @@
+/**
+ * What the App's jobs are given: the store, the queue, GitHub (per installation), the branch
+ * providers, the lane that runs a check, and their settings. The App builds these from its
+ * adapters; tests pass stand-ins (a fake lane, a GitHub stand-in) for the parts they are not about.
+ */
+import type { CheckInput } from '../../lanes/check/run.js';
+import type { CheckReport } from '../../report/check-report.js';
+import type { GitHubApi } from '../github.js';
+import type { RepoProviders } from '../providers.js';
+import type { JobQueue } from '../queue.js';
+import type { Store } from '../store/db.js';
+
+export interface JobSettings {
+  /** How long a claimed run stays ours without a heartbeat. */
+  leaseSeconds: number;
+  /** How often a running job renews its lease and looks for a cancellation. */
+  heartbeatMs: number;
+  /** While an older run of the same subject finishes: how often to try again, and for how long. */
+  busyPollMs: number;
+  busyWaitMs: number;
+  /** Attempts of a run before an unexpected error is reported on the check run instead of retried. */
+  maxAttempts: number;
+  /** Apply merged migrations to the parent branch on merge. */
+  promote: boolean;
+  workspaceRoot?: string;
+  maxTarballBytes: number;
+  /** The environment a project's suite (and seed command) gets. */
+  suiteEnv: NodeJS.ProcessEnv;
+  toolVersion: string;
+}
+
+export interface AppLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export type Lane = (input: CheckInput) => Promise<CheckReport>;
+
+export interface JobDeps {
+  store: Store;
+  queue: JobQueue;
+  github(installationId: number): Promise<GitHubApi>;
+  providers: RepoProviders;
+  lane: Lane;
+  settings: JobSettings;
+  log: AppLog;
+}
+
+export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 'suiteEnv' | 'toolVersion'>): JobSettings {
+  const leaseSeconds = overrides.leaseSeconds ?? 60;
+  return {
+    leaseSeconds,
+    heartbeatMs: Math.min(5_000, (leaseSeconds * 1000) / 4),
+    busyPollMs: 500,
+    busyWaitMs: 10 * 60_000,
+    maxAttempts: 3,
+    promote: false,
+    maxTarballBytes: 512 * 1024 * 1024,
+    ...overrides,
+  };
+}
+
+export const silentLog: AppLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Why a run was aborted when its process no longer owns it: it must not touch GitHub or the store again. */
+export class LeaseLost extends Error {
+  override readonly name = 'LeaseLost';
+}

@@ -1,0 +1,60 @@
+/**
+ * The webhook payloads the App acts on, validated once at the edge down to the fields it uses.
+ * Everything else GitHub sends is ignored (zod strips unknown keys), so a payload shape GitHub
+ * extends later keeps working, and one missing a field the App needs is refused loudly.
+ */
+import { z } from 'zod';
+
+const Sha = z.string().regex(/^[0-9a-f]{40}$/, { error: 'expected a 40-character commit SHA' });
+const Installation = z.object({ id: z.number().int().positive() });
+const Repository = z.object({ id: z.number().int().positive(), name: z.string(), full_name: z.string(), owner: z.object({ login: z.string() }) });
+const User = z.object({ login: z.string(), type: z.string() });
+
+export const PullRequestPayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repository: Repository,
+  pull_request: z.object({
+    number: z.number().int().positive(),
+    merged: z.boolean().nullish(),
+    merge_commit_sha: Sha.nullish(),
+    head: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }).nullable() }),
+    base: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }) }),
+  }),
+});
+export type PullRequestPayload = z.infer<typeof PullRequestPayload>;
+
+export const MergeGroupPayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repository: Repository,
+  merge_group: z.object({ head_sha: Sha, head_ref: z.string(), base_sha: Sha, base_ref: z.string() }),
+});
+export type MergeGroupPayload = z.infer<typeof MergeGroupPayload>;
+
+export const CheckRunPayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repository: Repository,
+  check_run: z.object({ id: z.number().int().positive(), head_sha: Sha, external_id: z.string().nullish() }),
+});
+export type CheckRunPayload = z.infer<typeof CheckRunPayload>;
+
+export const IssueCommentPayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repository: Repository,
+  issue: z.object({ number: z.number().int().positive(), pull_request: z.object({ url: z.string() }).nullish() }),
+  comment: z.object({ id: z.number().int().positive(), body: z.string().nullable(), user: User, created_at: z.string(), updated_at: z.string() }),
+  changes: z.object({ body: z.object({ from: z.string() }).optional() }).optional(),
+});
+export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;
+
+/** A fork's pull request: its head lives in another repository (or one since deleted). */
+export function isFork(pr: PullRequestPayload['pull_request']): boolean {
+  return pr.head.repo === null || pr.head.repo.full_name !== pr.base.repo.full_name;
+}
+
+export const repoRef = (p: { installation: { id: number }; repository: z.infer<typeof Repository> }) => ({
+  repositoryId: p.repository.id, installationId: p.installation.id, owner: p.repository.owner.login, repo: p.repository.name,
+});

@@ -1,0 +1,103 @@
+/**
+ * Database branches for every repository the App serves, on one server: each repository gets its
+ * own namespace (`gh<repository id>`: branch databases prefixed with it, catalog rows keyed by
+ * it), so `pr-12` of one repository never meets `pr-12` of another. The server is the App's
+ * embedded PostgreSQL (`local`, the default) or one the operator runs (`postgres`).
+ *
+ * Also here: a provider that refuses new branch work once a run is cancelled, so a superseded
+ * check stops at its next branch operation instead of finishing work nobody will look at.
+ */
+import path from 'node:path';
+import { POSTGRES_CATALOG_DATABASE } from '../branches/postgres-provider.js';
+import { supportsReflink } from '../branches/local/reflink.js';
+import { TemplateBranchProvider } from '../branches/template-provider.js';
+import { ConsortError } from '../core/errors.js';
+import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
+
+export interface RepoProviders {
+  forRepository(repositoryId: number): Promise<BranchProvider>;
+  close(): Promise<void>;
+}
+
+export interface RepoProviderSettings {
+  provider: ProviderName;
+  /** An admin connection URL of the server branches live on. */
+  adminUrl: string;
+  /** local: the embedded server's data directory (for the copy-on-write probe). */
+  dataDir?: string;
+  /** postgres: clone mode requested (PostgreSQL 18 on a reflink filesystem). */
+  clone?: boolean;
+}
+
+export const repositoryNamespace = (repositoryId: number): string => `gh${repositoryId}`;
+
+export function repoProviders(settings: RepoProviderSettings): RepoProviders {
+  const cache = new Map<number, TemplateBranchProvider>();
+  const cloneMode = async (version: number): Promise<{ clone: boolean; reason: string }> => {
+    if (version < 180000) return { clone: false, reason: 'PostgreSQL before 18 cannot clone files: full copies' };
+    if (settings.provider === 'local' && settings.dataDir) {
+      const { reflink, reason } = await supportsReflink(path.join(settings.dataDir, 'pgdata'));
+      return { clone: reflink, reason };
+    }
+    return settings.clone ? { clone: true, reason: 'file_copy_method = clone (requested)' } : { clone: false, reason: 'full copies (CONSORT_POSTGRES_CLONE=1 for clones)' };
+  };
+  return {
+    async forRepository(repositoryId) {
+      let provider = cache.get(repositoryId);
+      if (!provider) {
+        const namespace = repositoryNamespace(repositoryId);
+        provider = new TemplateBranchProvider({
+          provider: settings.provider, adminUrl: settings.adminUrl, namespace, databasePrefix: `${namespace}_`,
+          catalogDatabase: POSTGRES_CATALOG_DATABASE, cloneMode,
+        });
+        cache.set(repositoryId, provider);
+      }
+      return provider;
+    },
+    async close() {
+      await Promise.all([...cache.values()].map((p) => p.close()));
+      cache.clear();
+    },
+  };
+}
+
+/**
+ * `provider` with creates, resets and ensures refused once `signal` aborts. Deletes still work,
+ * so the lane's own cleanup runs to the end.
+ */
+export function cancellable(provider: BranchProvider, signal: AbortSignal): BranchProvider {
+  const guard = (): void => {
+    if (signal.aborted) {
+      throw new ConsortError('internal', `cancelled: ${String(signal.reason ?? 'superseded')}`, { hint: 'A newer run of this pull request took over.' });
+    }
+  };
+  return {
+    name: provider.name,
+    capabilities: () => provider.capabilities(),
+    create: async (o) => (guard(), provider.create(o)),
+    ensure: async (o) => (guard(), provider.ensure(o)),
+    reset: async (n, o) => (guard(), provider.reset(n, o)),
+    get: (n) => provider.get(n),
+    list: () => provider.list(),
+    delete: (n, o) => provider.delete(n, o),
+    connectionUri: async (n) => (guard(), provider.connectionUri(n)),
+    gc: (now) => provider.gc(now),
+    close: () => provider.close(),
+  };
+}
+
+/** Branches that belong to a pull request: `pr-<n>` and its lane's helpers (`pr-<n>-rev`, `pr-<n>-suite`). */
+export function isPullBranch(name: string, pr: number): boolean {
+  return name === `pr-${pr}` || name.startsWith(`pr-${pr}-`);
+}
+
+/** Delete a pull request's branches (helpers first); returns the names deleted. */
+export async function deletePullBranches(provider: BranchProvider, pr: number): Promise<string[]> {
+  const names = (await provider.list()).map((b) => b.name).filter((n) => isPullBranch(n, pr));
+  const deleted: string[] = [];
+  for (const name of names.sort((a, b) => b.length - a.length)) {
+    if (!(await provider.get(name))) continue; // gone with a parent deleted recursively
+    deleted.push(...(await provider.delete(name, { recursive: true, terminateConnections: true })));
+  }
+  return [...new Set(deleted)];
+}

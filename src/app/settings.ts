@@ -1,0 +1,131 @@
+/**
+ * The App's settings, read once from the environment and validated with zod. The webhook secret
+ * is mandatory: without it (or with Probot's placeholder "development") the App refuses to start,
+ * so signature verification cannot be switched off by forgetting a variable.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { defaultCacheDir } from '../branches/local/paths.js';
+import { ConsortError } from '../core/errors.js';
+
+const flag = z.enum(['0', '1', 'true', 'false', '']).optional().transform((v) => v === '1' || v === 'true');
+const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).optional().transform((v) => v ?? fallback);
+
+const Env = z.object({
+  APP_ID: z.string({ error: 'APP_ID is not set (the App ID from its settings page)' }).regex(/^\d+$/, { error: 'APP_ID must be a number' }),
+  PRIVATE_KEY: z.string().min(1).optional(),
+  PRIVATE_KEY_PATH: z.string().min(1).optional(),
+  WEBHOOK_SECRET: z.string({ error: 'WEBHOOK_SECRET is not set: the App verifies every webhook signature and will not start without a secret' })
+    .min(8, { error: 'WEBHOOK_SECRET must be at least 8 characters' })
+    .refine((s) => s !== 'development', { error: 'WEBHOOK_SECRET must not be "development" (Probot\'s placeholder)' }),
+  WEBHOOK_PATH: z.string().startsWith('/').optional(),
+  PORT: int(3000, 0),
+  HOST: z.string().min(1).optional(),
+  GITHUB_API_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, { error: 'DATABASE_URL must be a postgres:// URL' }).optional(),
+  CONSORT_APP_DATA_DIR: z.string().min(1).optional(),
+  CONSORT_PROVIDER: z.enum(['local', 'postgres']).optional(),
+  CONSORT_POSTGRES_URL: z.string().regex(/^postgres(ql)?:\/\//).optional(),
+  CONSORT_POSTGRES_CLONE: flag,
+  CONSORT_APP_PROMOTE: flag,
+  CONSORT_APP_CHECK_CONCURRENCY: int(2),
+  CONSORT_APP_QUICK_CONCURRENCY: int(4),
+  CONSORT_APP_LEASE_SECONDS: int(60, 5),
+  CONSORT_APP_RUN_EXPIRE_SECONDS: int(7200, 60),
+  CONSORT_APP_SWEEP_CRON: z.string().min(9).optional(),
+  CONSORT_APP_MAX_TARBALL_MB: int(512),
+  CONSORT_APP_SUITE_ENV: z.string().optional(),
+});
+
+export interface AppSettings {
+  appId: number;
+  privateKey: string;
+  webhookSecret: string;
+  webhookPath: string;
+  port: number;
+  host: string;
+  githubApiUrl: string | undefined;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+  /** The store's database; null: the embedded PostgreSQL in dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  provider: 'local' | 'postgres';
+  postgresUrl: string | undefined;
+  postgresClone: boolean;
+  /** On merge, apply the merged migrations to the parent branch (pre-migration snapshot kept on failure). */
+  promote: boolean;
+  quickConcurrency: number;
+  runConcurrency: number;
+  leaseSeconds: number;
+  runExpireSeconds: number;
+  sweepCron: string;
+  maxTarballBytes: number;
+  /** Extra variables (beyond the basic ones) passed from the App's environment to a project's suite. */
+  suiteEnvNames: string[];
+}
+
+function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): string {
+  if (env.PRIVATE_KEY) {
+    const key = env.PRIVATE_KEY.replace(/\\n/g, '\n');
+    return key.includes('-----BEGIN') ? key : Buffer.from(key, 'base64').toString('utf8');
+  }
+  if (env.PRIVATE_KEY_PATH) {
+    try {
+      return read(env.PRIVATE_KEY_PATH);
+    } catch (e) {
+      throw new ConsortError('config', `Cannot read PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  throw new ConsortError('config', 'Neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set.', { hint: 'Download the private key from the App\'s settings page and point PRIVATE_KEY_PATH at it.' });
+}
+
+export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) => string = (f) => readFileSync(f, 'utf8')): AppSettings {
+  // '' from an empty `VAR=` line means "not set", as for the Action's inputs.
+  const parsed = Env.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
+  if (!parsed.success) {
+    throw new ConsortError('config', `The App's settings are invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`, {
+      hint: 'Set them in the environment (or a .env file your process manager loads); README.md, "GitHub App", lists every variable.',
+    });
+  }
+  const env = parsed.data;
+  const provider = env.CONSORT_PROVIDER ?? 'local';
+  if (provider === 'postgres' && !env.CONSORT_POSTGRES_URL) {
+    throw new ConsortError('config', 'CONSORT_PROVIDER=postgres needs CONSORT_POSTGRES_URL (an admin URL of the server branches live on).');
+  }
+  return {
+    appId: Number(env.APP_ID),
+    privateKey: privateKey(env, read),
+    webhookSecret: env.WEBHOOK_SECRET,
+    webhookPath: env.WEBHOOK_PATH ?? '/api/github/webhooks',
+    port: env.PORT,
+    host: env.HOST ?? '127.0.0.1',
+    githubApiUrl: env.GITHUB_API_URL,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    databaseUrl: env.DATABASE_URL ?? null,
+    dataDir: path.resolve(env.CONSORT_APP_DATA_DIR ?? path.join(defaultCacheDir(raw), 'app')),
+    provider,
+    postgresUrl: env.CONSORT_POSTGRES_URL,
+    postgresClone: env.CONSORT_POSTGRES_CLONE,
+    promote: env.CONSORT_APP_PROMOTE,
+    quickConcurrency: env.CONSORT_APP_QUICK_CONCURRENCY,
+    runConcurrency: env.CONSORT_APP_CHECK_CONCURRENCY,
+    leaseSeconds: env.CONSORT_APP_LEASE_SECONDS,
+    runExpireSeconds: env.CONSORT_APP_RUN_EXPIRE_SECONDS,
+    sweepCron: env.CONSORT_APP_SWEEP_CRON ?? '*/2 * * * *',
+    maxTarballBytes: env.CONSORT_APP_MAX_TARBALL_MB * 1024 * 1024,
+    suiteEnvNames: (env.CONSORT_APP_SUITE_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}
+
+/** What a project's suite may see of the App's environment: basics only, never the App's secrets. */
+const SUITE_BASICS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR', 'TERM'];
+
+export function suiteEnvironment(processEnv: NodeJS.ProcessEnv, extra: readonly string[] = []): NodeJS.ProcessEnv {
+  const allowed = (key: string): boolean => SUITE_BASICS.includes(key) || key.startsWith('LC_') || extra.includes(key);
+  // The lane lays this over the App's own environment, so every other variable is removed explicitly.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.keys(processEnv).map((k) => [k, allowed(k) ? processEnv[k] : undefined]));
+  env.CI = 'true';
+  return env;
+}

@@ -1,0 +1,87 @@
+/** `/consort` command parsing: what fires, what must not, and how arguments are read. */
+import { commandOnEdit, describeCommand, parseCommand, tokenize, type Command } from '../../src/app/commands.js';
+
+describe('parseCommand', () => {
+  it.each<[string, string, Command | null]>([
+    ['a bare approval', '/consort approve', { kind: 'approve', gate: null }],
+    ['a named gate', '/consort approve spec', { kind: 'approve', gate: 'spec' }],
+    ['the fork-run approval', '/consort approve run', { kind: 'approve', gate: 'run' }],
+    ['any case for the keyword and the verb', '/Consort APPROVE spec', { kind: 'approve', gate: 'spec' }],
+    ['CRLF line endings', 'thanks!\r\n/consort retry\r\n', { kind: 'retry' }],
+    ['leading spaces (up to three)', '   /consort status', { kind: 'status' }],
+    ['a command after prose', 'Looks good to me.\n\n/consort approve test-list', { kind: 'approve', gate: 'test-list' }],
+    ['only the first command counts', '/consort gc\n/consort retry', { kind: 'gc' }],
+    ['no arguments means help', '/consort', { kind: 'help' }],
+    ['help', '/consort help', { kind: 'help' }],
+    ['an unknown verb', '/consort deploy now', { kind: 'unknown', name: 'deploy' }],
+    ['reject with a gate and a reason', '/consort reject spec too vague', { kind: 'reject', gate: 'spec', reason: 'too vague', text: 'spec too vague' }],
+    ['reject with a quoted reason', '/consort reject spec "AC3 is not testable"', { kind: 'reject', gate: 'spec', reason: 'AC3 is not testable', text: 'spec AC3 is not testable' }],
+    ['reject whose first word is quoted (never a gate)', "/consort reject 'spec' is wrong", { kind: 'reject', gate: null, reason: 'spec is wrong', text: 'spec is wrong' }],
+    ['reject with one word: a reason, not a gate', '/consort reject nope', { kind: 'reject', gate: null, reason: 'nope', text: 'nope' }],
+    ['a reason continued on the next lines', '/consort reject plan\nthe migration locks orders\nfor minutes\n\nunrelated', { kind: 'reject', gate: 'plan', reason: 'the migration locks orders\nfor minutes', text: 'plan\nthe migration locks orders\nfor minutes' }],
+  ])('%s', (_label, body, expected) => {
+    expect(parseCommand(body)).toEqual(expected);
+  });
+
+  it.each([
+    ['reject without a reason', '/consort reject', 'reject', 'needs a reason'],
+    ['approve with two gates', '/consort approve spec plan', 'approve', 'at most one'],
+    ['approve with a name that cannot be a gate', '/consort approve Spec!', 'approve', 'not a gate name'],
+  ])('says what is wrong with %s', (_label, body, name, problem) => {
+    expect(parseCommand(body)).toEqual({ kind: 'invalid', name, problem: expect.stringContaining(problem) });
+  });
+
+  it.each([
+    ['in a fenced code block', 'Run this:\n```\n/consort approve\n```'],
+    ['in a tilde fence with an info string', '~~~text\n/consort approve spec\n~~~'],
+    ['in a fence that is still open at the end', '```sh\n/consort retry'],
+    ['after a fence opened by four backticks and "closed" by three', '````\n```\n/consort approve\n````x'],
+    ['in a block quote', '> /consort approve\n\nquoting the bot'],
+    ['in indented code', '    /consort approve'],
+    ['in inline code', 'type `/consort approve` to approve'],
+    ['in an HTML comment', '<!--\n/consort approve\n-->'],
+    ['mid-sentence', 'please do not /consort approve yet'],
+    ['a longer word', '/consortium approve'],
+    ['no command at all', 'LGTM'],
+    ['empty', ''],
+  ])('does not fire %s', (_label, body) => {
+    expect(parseCommand(body)).toBeNull();
+  });
+
+  it('fires after a closed code block', () => {
+    expect(parseCommand('```\n/consort gc\n```\n/consort status')).toEqual({ kind: 'status' });
+  });
+});
+
+describe('edited comments', () => {
+  it('runs a command the edit added', () => {
+    expect(commandOnEdit('LGTM\n/consort approve spec', 'LGTM')).toEqual({ kind: 'approve', gate: 'spec' });
+  });
+
+  it('does not run a command again when the edit changed something else', () => {
+    expect(commandOnEdit('LGTM, fixed a typo\n/consort approve spec', 'LGMT\n/consort approve spec')).toBeNull();
+  });
+
+  it('runs a changed command', () => {
+    expect(commandOnEdit('/consort approve plan', '/consort approve spec')).toEqual({ kind: 'approve', gate: 'plan' });
+  });
+
+  it('does not run a command the edit moved into a code block', () => {
+    expect(commandOnEdit('```\n/consort approve\n```', '/consort approve')).toBeNull();
+  });
+});
+
+describe('tokenize and describe', () => {
+  it('keeps quoted runs together and unescapes \\" inside double quotes', () => {
+    expect(tokenize('a "b c" \'d e\' "say \\"hi\\"" "unterminated x')).toEqual([
+      { value: 'a', quoted: false }, { value: 'b c', quoted: true }, { value: 'd e', quoted: true },
+      { value: 'say "hi"', quoted: true }, { value: 'unterminated x', quoted: true },
+    ]);
+  });
+
+  it('quotes a command back as it would be typed', () => {
+    expect(describeCommand({ kind: 'approve', gate: 'spec' })).toBe('/consort approve spec');
+    expect(describeCommand({ kind: 'reject', gate: 'spec', reason: 'no', text: 'spec no' })).toBe('/consort reject spec no');
+    expect(describeCommand({ kind: 'gc' })).toBe('/consort gc');
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * The App end to end: recorded webhooks through Probot's `receive()`, the real intake, queue and
+ * jobs on a store in the embedded PostgreSQL 18, the real PR lane on that server's branches, and
+ * GitHub behind nock — every request the App makes is expected here (unexpected ones and unused
+ * expectations fail the test). The repository is the example shop as a real git repository,
+ * served as GitHub serves tarballs.
+ */
+import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
+import { snapshotName } from '../../src/app/promote.js';
+import { query } from '../helpers/servers.js';
+import { api, expectTarball, expectToken } from './helpers/github.js';
+import { PATH, setupFlow, SUITE, type Body } from './helpers/flow.js';
+import { delivery, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
+import { appConfig, commit } from './helpers/repo.js';
+import { eventually } from './helpers/wait.js';
+
+const flow = setupFlow();
+const BROKEN = '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n';
+
+describe('pull requests', () => {
+  it('opened: check run in progress, the lane on a fresh branch, then the conclusion and the sticky comment', async () => {
+    const { repo } = flow;
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 2, head: repo.headSha, checkRunId: 1002, bodies });
+    flow.expectStickyCreated(2, bodies);
+    await flow.probot.receive(delivery('pull_request', 'open-2', pullRequestPayload({ action: 'opened', number: 2, head: repo.headSha, base: repo.baseSha })));
+    const [run] = await flow.finished(2);
+    expect(bodies.created).toMatchObject({ name: CHECK_NAME, head_sha: repo.headSha, status: 'in_progress', external_id: String(run!.id) });
+    expect(bodies.completed).toMatchObject({
+      status: 'completed', conclusion: 'success',
+      output: { title: 'Database checks passed', summary: expect.stringContaining('+ column public.customers.phone text') },
+    });
+    expect(bodies.comment).toEqual({ body: expect.stringMatching(new RegExp(`^${STICKY_MARKER}\\n## ✅ ${CHECK_NAME}: database checks passed`)) });
+    expect(run).toMatchObject({ state: 'completed', conclusion: 'success', checkRunId: 1002 });
+    expect(await flow.branches()).toContain('pr-2');
+    expect((await flow.branches()).filter((b) => b.startsWith('pr-2-'))).toEqual([]);
+  });
+
+  it('a failing migration: conclusion failure with annotations at the file and line', async () => {
+    const head = await commit(flow.repo.dir, { 'migrations/1730000500000_broken.sql': BROKEN }, 'broken', flow.repo.headSha);
+    await flow.tarball(head);
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 3, head, checkRunId: 1003, bodies });
+    flow.expectStickyCreated(3, bodies);
+    await flow.probot.receive(delivery('pull_request', 'open-3', pullRequestPayload({ action: 'opened', number: 3, head, base: flow.repo.baseSha })));
+    await flow.finished(3);
+    expect(bodies.completed).toMatchObject({ conclusion: 'failure', output: { title: expect.stringMatching(/^Database checks failed/) } });
+    expect((bodies.completed!.output as { annotations: Body[] }).annotations).toEqual(expect.arrayContaining([
+      expect.objectContaining({ path: 'migrations/1730000500000_broken.sql', start_line: 3, annotation_level: 'failure', title: 'Migration failed' }),
+    ]));
+  });
+
+  it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {
+    const { repo } = flow;
+    const slow = await commit(repo.dir, { '.github/consort.yml': appConfig('sleep 30') }, 'slow suite', repo.headSha);
+    const fast = await commit(repo.dir, { '.github/consort.yml': appConfig(SUITE) }, 'fast suite', repo.headSha);
+    await flow.tarball(slow);
+    await flow.tarball(fast);
+    const old: Record<string, Body> = {};
+    const next: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 4, head: slow, checkRunId: 1041, bodies: old });
+    flow.expectCheck({ pr: 4, head: fast, checkRunId: 1042, bodies: next });
+    flow.expectStickyCreated(4, next);
+    const started = Date.now();
+    await flow.probot.receive(delivery('pull_request', 'open-4', pullRequestPayload({ action: 'opened', number: 4, head: slow, base: repo.baseSha })));
+    await eventually(async () => (await flow.branches()).includes('pr-4-suite'), 'the slow suite to start');
+    await flow.probot.receive(delivery('pull_request', 'sync-4', pullRequestPayload({ action: 'synchronize', number: 4, head: fast, base: repo.baseSha })));
+    const runs = await flow.finished(4, 2);
+    expect(Date.now() - started).toBeLessThan(25_000); // the 30 s suite was stopped, not waited for
+    expect(old.completed).toMatchObject({ conclusion: 'cancelled', output: { summary: expect.stringContaining(`superseded by a newer run at ${fast.slice(0, 7)}`) } });
+    expect(next.completed).toMatchObject({ conclusion: 'success' });
+    expect(runs.map((r) => [r.headSha, r.state])).toEqual([[slow, 'cancelled'], [fast, 'completed']]);
+    expect((await flow.branches()).filter((b) => b.startsWith('pr-4'))).toEqual(['pr-4']);
+  });
+
+  it('closed: the pull request’s branches are deleted (no GitHub call needed)', async () => {
+    const { repo } = flow;
+    expect(await flow.branches()).toContain('pr-2');
+    await flow.probot.receive(delivery('pull_request', 'close-2', pullRequestPayload({ action: 'closed', number: 2, head: repo.headSha, base: repo.baseSha })));
+    await eventually(async () => (await flow.runs(2)).some((r) => r.kind === 'close' && r.state === 'completed'), 'the close run');
+    expect((await flow.branches()).filter((b) => b === 'pr-2' || b.startsWith('pr-2-'))).toEqual([]);
+  });
+});
+
+describe('promote on merge', () => {
+  beforeAll(() => {
+    flow.settings.promote = true;
+  });
+  afterAll(() => {
+    flow.settings.promote = false;
+  });
+
+  const parentMigrations = async (): Promise<string[]> => {
+    const url = await (await flow.providers.forRepository(186853002)).connectionUri('main');
+    return (await query<{ name: string }>(url, 'SELECT name FROM pgmigrations ORDER BY id')).map((r) => r.name);
+  };
+
+  async function merge(pr: number, mergeSha: string): Promise<string> {
+    let comment = '';
+    expectToken();
+    expectTarball('Codertocat', 'Hello-World', mergeSha, await flow.tarball(mergeSha));
+    api().post(`${PATH}/issues/${pr}/comments`, (b: { body: string }) => ((comment = b.body), true)).reply(201, { id: 7000 + pr });
+    await flow.probot.receive(delivery('pull_request', `merge-${pr}`, pullRequestPayload({ action: 'closed', number: pr, head: mergeSha, base: flow.repo.baseSha, merged: true, mergeSha })));
+    await eventually(async () => (await flow.runs(pr)).some((r) => r.kind === 'close' && r.state === 'completed') && comment !== '', `the merge of #${pr}`);
+    return comment;
+  }
+
+  it('a migration that fails on the parent: the pre-migration snapshot is kept, and the comment says how to restore', async () => {
+    const mergeSha = await commit(flow.repo.dir, { 'migrations/1730000500000_broken.sql': BROKEN }, 'merge broken', flow.repo.headSha);
+    const comment = await merge(5, mergeSha);
+    const snapshot = snapshotName(5, mergeSha);
+    expect(comment).toContain('could not promote the migrations');
+    expect(comment).toContain(`kept in the branch <code>${snapshot}</code>`);
+    expect(comment).toMatch(/pg_dump -Fc "\$\(CONSORT_POSTGRES_URL=.* --namespace gh186853002 branch url pre-merge-pr-5-/);
+    expect(comment).toContain('pg_restore --clean --if-exists');
+    expect(await flow.branches()).toContain(snapshot);
+    // Each migration commits on its own: the ones before the broken one are on the parent now.
+    expect(await parentMigrations()).toEqual(expect.arrayContaining(['1730000000000_create_customers', '1730000400000_add_customer_phone']));
+    expect(await parentMigrations()).not.toContain('1730000500000_broken');
+  });
+
+  it('migrations that apply: promoted to the parent, the snapshot deleted', async () => {
+    const mergeSha = await commit(flow.repo.dir, {
+      'migrations/1730000600000_add_order_note.sql': '-- Up Migration\nALTER TABLE orders ADD COLUMN note text;\n-- Down Migration\nALTER TABLE orders DROP COLUMN note;\n',
+    }, 'merge note', flow.repo.headSha);
+    const comment = await merge(6, mergeSha);
+    expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
+    expect(comment).toContain('add\\_order\\_note');
+    expect(await flow.branches()).not.toContain(snapshotName(6, mergeSha));
+    expect(await flow.branches()).toContain(snapshotName(5, (await flow.runs(5)).at(-1)!.headSha)); // the failed one's is kept
+    expect(await parentMigrations()).toContain('1730000600000_add_order_note');
+  });
+});
+
+describe('merge queue', () => {
+  it('merge_group.checks_requested: the lane on exactly the group’s head, concluded, its branch removed', async () => {
+    const head = await commit(flow.repo.dir, { 'notes/queue.txt': 'merged group' }, 'merge group', flow.repo.headSha);
+    await flow.tarball(head);
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    // As recorded, the merge group belongs to octo-org/octo-repo.
+    flow.expectCheck({ pr: null, head, checkRunId: 1100, bodies, owner: 'octo-org', repo: 'octo-repo' });
+    const payload = mergeGroupPayload({ head, base: flow.repo.baseSha, repositoryId: 186853002 });
+    await flow.probot.receive(delivery('merge_group', 'mg-1', payload));
+    expect(await flow.runtime.intake.mergeGroup({ id: 'mg-1', name: 'merge_group', payload })).toEqual({ kind: 'duplicate' });
+    await eventually(async () => bodies.completed, 'the merge group check');
+    expect(bodies.created).toMatchObject({ name: CHECK_NAME, head_sha: head });
+    expect(bodies.completed).toMatchObject({ conclusion: 'success' });
+    await eventually(async () => !(await flow.branches()).includes(`check-${head.slice(0, 7)}`), 'the group branch to be removed');
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * A local stand-in for GitHub (the GitHubApi port), for tests about the queue and the store rather
+ * than about HTTP: it records every call, serves tarballs it was given and fails on anything else.
+ */
+import type { CheckConclusion, CheckOutput, GitHubApi, IssueComment, Permission, Repo } from '../../../src/app/github.js';
+
+export interface FakeCall { method: keyof GitHubApi; args: unknown[] }
+
+/** Check run ids are unique across GitHub (the store relies on it), so across stand-ins too. */
+let lastId = 1_000_000;
+
+export class FakeGitHub implements GitHubApi {
+  readonly calls: FakeCall[] = [];
+  readonly checkRuns = new Map<number, { headSha: string; conclusion?: CheckConclusion; output: CheckOutput }>();
+  readonly tarballs = new Map<string, Buffer>();
+  readonly permissions = new Map<string, Permission>();
+  readonly comments: IssueComment[] = [];
+
+  private record(method: keyof GitHubApi, ...args: unknown[]): void {
+    this.calls.push({ method, args });
+  }
+
+  async createCheckRun(repo: Repo, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number> {
+    this.record('createCheckRun', repo, run);
+    const id = ++lastId;
+    this.checkRuns.set(id, { headSha: run.headSha, output: run.output });
+    return id;
+  }
+
+  async completeCheckRun(repo: Repo, id: number, result: { conclusion: CheckConclusion; output: CheckOutput }): Promise<void> {
+    this.record('completeCheckRun', repo, id, result);
+    const run = this.checkRuns.get(id);
+    if (!run) throw new Error(`no check run ${id}`);
+    if (run.conclusion !== undefined) throw new Error(`check run ${id} concluded twice (${run.conclusion}, then ${result.conclusion})`);
+    this.checkRuns.set(id, { ...run, conclusion: result.conclusion, output: result.output });
+  }
+
+  async tarball(repo: Repo, sha: string): Promise<Buffer> {
+    this.record('tarball', repo, sha);
+    const t = this.tarballs.get(sha);
+    if (!t) throw new Error(`no tarball for ${sha}`);
+    return t;
+  }
+
+  async mergeBase(repo: Repo, base: string, head: string): Promise<string> {
+    this.record('mergeBase', repo, base, head);
+    return base;
+  }
+
+  async listComments(repo: Repo, issue: number): Promise<IssueComment[]> {
+    this.record('listComments', repo, issue);
+    return [...this.comments];
+  }
+
+  async createComment(repo: Repo, issue: number, body: string): Promise<number> {
+    this.record('createComment', repo, issue, body);
+    const id = ++lastId;
+    this.comments.push({ id, body, author: 'consort[bot]', authorType: 'Bot' });
+    return id;
+  }
+
+  async updateComment(repo: Repo, commentId: number, body: string): Promise<void> {
+    this.record('updateComment', repo, commentId, body);
+    const c = this.comments.find((x) => x.id === commentId);
+    if (c) c.body = body;
+  }
+
+  async react(repo: Repo, commentId: number, content: '+1' | 'eyes' | 'confused'): Promise<void> {
+    this.record('react', repo, commentId, content);
+  }
+
+  async permission(repo: Repo, user: string): Promise<Permission> {
+    this.record('permission', repo, user);
+    return this.permissions.get(user) ?? 'none';
+  }
+
+  async setStatus(repo: Repo, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error'; description: string }): Promise<void> {
+    this.record('setStatus', repo, sha, status);
+  }
+
+  concluded(): { id: number; conclusion: CheckConclusion; summary: string }[] {
+    return [...this.checkRuns.entries()].filter(([, r]) => r.conclusion !== undefined).map(([id, r]) => ({ id, conclusion: r.conclusion!, summary: r.output.summary }));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The App end to end, for test files that drive it with webhooks: the embedded PostgreSQL 18
+ * (store and branches), the real runtime (intake, queue, jobs, lane), a Probot per test, nock for
+ * GitHub with its leftovers checked after every test, and the example shop as the repository.
+ */
+import type { Probot } from 'probot';
+import { octokitGitHub } from '../../../src/app/github.js';
+import type { JobSettings } from '../../../src/app/jobs/deps.js';
+import { repoProviders, type RepoProviders } from '../../../src/app/providers.js';
+import type { AppRuntime } from '../../../src/app/runtime.js';
+import { prSubject, runsOf, type Run } from '../../../src/app/store/runs.js';
+import { consortApp } from '../../../app/index.js';
+import { scenarioRepo, type ScenarioRepo } from '../../../src/demo/scenarios.js';
+import { localTestProvider, type TestProvider } from '../../helpers/servers.js';
+import { freshDatabase, type TestDatabase } from './database.js';
+import { api, expectTarball, forbidNetwork, githubLeftovers, restoreNetwork, testProbot } from './github.js';
+import { appConfig, tarballOf } from './repo.js';
+import { startTestRuntime } from './runtime.js';
+import { eventually } from './wait.js';
+
+export const OWNER = 'Codertocat';
+export const REPO = 'Hello-World';
+export const REPO_ID = 186853002; // as recorded
+export const PATH = `/repos/${OWNER}/${REPO}`;
+/** The suite sees its branch, and none of the App's own environment. */
+export const SUITE = 'test -n "$DATABASE_URL" && test -z "$CONSORT_TEST_APP_SECRET"';
+
+export interface Body { [key: string]: unknown }
+
+export interface Flow {
+  readonly probot: Probot;
+  readonly runtime: AppRuntime;
+  readonly repo: ScenarioRepo;
+  readonly providers: RepoProviders;
+  readonly settings: JobSettings;
+  tarball(sha: string): Promise<Buffer>;
+  runs(pr: number): Promise<Run[]>;
+  branches(): Promise<string[]>;
+  finished(pr: number, count?: number): Promise<Run[]>;
+  /** Expect a full check of `head`: check run created, both tarballs, the merge base (PRs), the check run completed. */
+  expectCheck(o: { pr: number | null; head: string; checkRunId: number; bodies: Record<string, Body>; owner?: string; repo?: string }): void;
+  expectStickyCreated(pr: number, bodies: Record<string, Body>, id?: number): void;
+}
+
+export function setupFlow(): Flow {
+  let server: TestProvider;
+  let db: TestDatabase;
+  let providers: RepoProviders;
+  let runtime: AppRuntime;
+  let repo: ScenarioRepo;
+  let probot: Probot;
+  const tarballs = new Map<string, Buffer>();
+
+  beforeAll(async () => {
+    forbidNetwork();
+    process.env.CONSORT_TEST_APP_SECRET = 'must-not-reach-the-suite';
+    server = await localTestProvider();
+    db = await freshDatabase(server.adminUrl);
+    providers = repoProviders({ provider: 'local', adminUrl: server.adminUrl, ...(server.dataDir ? { dataDir: server.dataDir } : {}) });
+    repo = await scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }] });
+    runtime = await startTestRuntime({ storeUrl: db.url, providers, github: async (id) => octokitGitHub(await probot.auth(id)) });
+    await flow.tarball(repo.baseSha);
+    await flow.tarball(repo.headSha);
+  }, 60_000);
+
+  afterAll(async () => {
+    delete process.env.CONSORT_TEST_APP_SECRET;
+    await runtime?.stop();
+    await providers?.close();
+    await repo?.dispose();
+    await db?.drop();
+    await server?.cleanup();
+    restoreNetwork();
+  });
+
+  beforeEach(async () => {
+    // A Probot per test: each authenticates afresh (one token exchange), as a new process would.
+    probot = testProbot();
+    await probot.load(consortApp(runtime.intake));
+  });
+
+  afterEach(() => {
+    expect(githubLeftovers()).toEqual({ unexpected: [], unused: [] });
+  });
+
+  const flow: Flow = {
+    get probot() { return probot; },
+    get runtime() { return runtime; },
+    get repo() { return repo; },
+    get providers() { return providers; },
+    get settings() { return runtime.deps.settings; },
+    async tarball(sha) {
+      if (!tarballs.has(sha)) tarballs.set(sha, await tarballOf(repo.dir, sha, OWNER, REPO));
+      return tarballs.get(sha)!;
+    },
+    runs: (pr) => runsOf(runtime.store.pool, prSubject(REPO_ID, pr)),
+    branches: async () => (await (await providers.forRepository(REPO_ID)).list()).map((b) => b.name),
+    finished: (pr, count = 1) => eventually(async () => {
+      const runs = await flow.runs(pr);
+      return runs.length >= count && runs.every((r) => r.state === 'completed' || r.state === 'cancelled' || r.state === 'blocked') ? runs : undefined;
+    }, `the runs of #${pr} to finish`),
+    expectCheck(o) {
+      const [owner, name] = [o.owner ?? OWNER, o.repo ?? REPO];
+      const at = `/repos/${owner}/${name}`;
+      api().post(`${at}/check-runs`, (b: Body) => (b.head_sha === o.head ? ((o.bodies.created = b), true) : false)).reply(201, { id: o.checkRunId });
+      expectTarball(owner, name, o.head, tarballs.get(o.head)!);
+      if (o.pr !== null) api().get(`${at}/compare/${repo.baseSha}...${o.head}`).query({ per_page: 1 }).reply(200, { merge_base_commit: { sha: repo.baseSha } });
+      expectTarball(owner, name, repo.baseSha, tarballs.get(repo.baseSha)!);
+      api().patch(`${at}/check-runs/${o.checkRunId}`, (b: Body) => ((o.bodies.completed = b), true)).reply(200, {});
+    },
+    expectStickyCreated(pr, bodies, id = 900 + pr) {
+      api().get(`${PATH}/issues/${pr}/comments`).query({ per_page: 100, page: 1 }).reply(200, []);
+      api().post(`${PATH}/issues/${pr}/comments`, (b: Body) => ((bodies.comment = b), true)).reply(201, { id });
+    },
+  };
+  return flow;
+}

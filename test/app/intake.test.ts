@@ -1,0 +1,175 @@
+/**
+ * The intake on a real store and queue, with no workers running: what each webhook records and
+ * enqueues (in one transaction), what a redelivery does (nothing), and the command answers that
+ * need no branches — against a GitHub stand-in.
+ */
+import { handleAnnounce } from '../../src/app/jobs/announce.js';
+import { handleCommand } from '../../src/app/jobs/command.js';
+import type { AppRuntime } from '../../src/app/runtime.js';
+import { decideGate, listGates, openGate } from '../../src/app/store/gates.js';
+import { recordDelivery } from '../../src/app/store/pulls.js';
+import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app/store/runs.js';
+import type { CommandJob } from '../../src/app/queue.js';
+import { freshDatabase, type TestDatabase } from './helpers/database.js';
+import { FakeGitHub } from './helpers/fake-github.js';
+import { checkRunPayload, commentPayload, INSTALLATION, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
+import { noBranches, startTestRuntime } from './helpers/runtime.js';
+
+const REPO = 777;
+const sha = (c: string): string => c.repeat(40);
+let db: TestDatabase;
+let app: AppRuntime;
+const gh = new FakeGitHub();
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  app = await startTestRuntime({ storeUrl: db.url, github: async () => gh, providers: noBranches(), workers: false });
+});
+afterAll(async () => {
+  await app?.stop();
+  await db?.drop();
+});
+
+const jobs = async (queue: string): Promise<unknown[]> =>
+  (await app.store.pool.query("SELECT data FROM pgboss.job WHERE name = $1 AND state = 'created' ORDER BY created_on, id", [queue])).rows.map((r) => r.data);
+const pr = (action: 'opened' | 'synchronize' | 'closed', number: number, head: string, extra: { merged?: boolean } = {}) =>
+  ({ id: `${action}-${number}-${head.slice(0, 4)}`, name: 'pull_request', payload: pullRequestPayload({ action, number, head, base: sha('b'), repositoryId: REPO, ...extra }) });
+
+describe('webhooks', () => {
+  it('opened: a run and its announce job, atomically; a redelivery does nothing', async () => {
+    const before = (await jobs('consort-quick')).length;
+    const outcome = await app.intake.pullRequest(pr('opened', 1, sha('1')));
+    expect(outcome).toMatchObject({ kind: 'enqueued', job: 'announce' });
+    expect(await app.intake.pullRequest(pr('opened', 1, sha('1')))).toEqual({ kind: 'duplicate' });
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
+    expect(runs).toEqual([expect.objectContaining({ kind: 'check', headSha: sha('1'), state: 'queued', deliveryId: `opened-1-1111` })]);
+    expect((await jobs('consort-quick')).slice(before)).toEqual([{ kind: 'announce', runId: runs[0]!.id }]);
+  });
+
+  it('synchronize: the older run is cancelled and approvals given on the old head go stale', async () => {
+    const gate = await openGate(app.store.pool, { repositoryId: REPO, pr: 1, name: 'spec', artifactHash: 'h', headSha: sha('1') });
+    await decideGate(app.store.pool, gate.id, { decision: 'approved', actor: 'octocat', headSha: sha('1'), reason: null });
+    await app.intake.pullRequest(pr('synchronize', 1, sha('2')));
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
+    expect(runs.map((r) => [r.headSha, r.cancelReason])).toEqual([[sha('1'), 'superseded by a newer run at 2222222'], [sha('2'), null]]);
+    expect((await listGates(app.store.pool, REPO, 1))[0]).toMatchObject({ state: 'stale' });
+  });
+
+  it('closed: a close run (cancelling the check) on the run queue', async () => {
+    await app.intake.pullRequest(pr('closed', 1, sha('2'), { merged: true }));
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
+    expect(runs.at(-1)).toMatchObject({ kind: 'close', merged: true, headSha: sha('2') });
+    expect(runs.at(-2)!.cancelReason).toBe('the pull request was closed');
+    expect(await jobs('consort-run')).toContainEqual({ runId: runs.at(-1)!.id });
+  });
+
+  it('check_run.rerequested: runs the check again for the head; ignores check runs it does not know', async () => {
+    await app.intake.pullRequest(pr('opened', 2, sha('3')));
+    const [first] = await runsOf(app.store.pool, prSubject(REPO, 2));
+    await setCheckRun(app.store.pool, first!.id, 424242);
+    expect(await app.intake.checkRunRerequested({ id: 'rr-1', name: 'check_run', payload: checkRunPayload({ checkRunId: 424242, head: sha('3'), repositoryId: REPO }) }))
+      .toMatchObject({ kind: 'enqueued', job: 'announce' });
+    expect((await runsOf(app.store.pool, prSubject(REPO, 2))).map((r) => r.cancelReason)).toEqual(['superseded by a newer run at 3333333', null]);
+    expect(await app.intake.checkRunRerequested({ id: 'rr-2', name: 'check_run', payload: checkRunPayload({ checkRunId: 1, head: sha('3'), repositoryId: REPO }) }))
+      .toEqual({ kind: 'ignored', reason: 'not a check run of this App' });
+  });
+
+  it('merge_group: checks_requested records a check; destroyed cancels it', async () => {
+    const payload = mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: REPO });
+    await app.intake.mergeGroup({ id: 'mg-a', name: 'merge_group', payload });
+    const destroyed = await app.intake.mergeGroup({ id: 'mg-b', name: 'merge_group', payload: mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: REPO, action: 'destroyed' }) });
+    expect(destroyed).toMatchObject({ kind: 'cancelled', runs: [expect.any(Number)] });
+    const [run] = await runsOf(app.store.pool, mergeGroupSubject(REPO, 'refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64'));
+    expect(run).toMatchObject({ pr: null, headSha: sha('4'), cancelReason: expect.stringMatching(/merge group was destroyed/) });
+  });
+
+  it('comments: commands are enqueued with who wrote them and when; others are not recorded', async () => {
+    const at = '2030-01-01T00:00:00Z';
+    expect(await app.intake.comment({ id: 'c-1', name: 'issue_comment', payload: commentPayload({ body: '/consort status', number: 2, user: 'octocat', repositoryId: REPO, at, commentId: 55 }) }))
+      .toEqual({ kind: 'enqueued', job: 'command' });
+    expect((await jobs('consort-quick')).at(-1)).toEqual({
+      kind: 'command', command: expect.objectContaining({ pr: 2, author: 'octocat', commentId: 55, writtenAt: at, installationId: INSTALLATION, command: { kind: 'status' } }),
+    });
+    expect(await app.intake.comment({ id: 'c-2', name: 'issue_comment', payload: commentPayload({ body: '/consort approve', number: 2, userType: 'Bot', user: 'other[bot]', repositoryId: REPO }) }))
+      .toEqual({ kind: 'ignored', reason: 'written by a bot' });
+    expect(await app.intake.comment({ id: 'c-3', name: 'issue_comment', payload: commentPayload({ body: '/consort gc', from: '/consort gc', action: 'edited', number: 2, repositoryId: REPO }) }))
+      .toEqual({ kind: 'ignored', reason: 'no new /consort command' });
+  });
+
+  it('a run superseded before it was announced gets no check run; the newer one does, and goes to the run queue', async () => {
+    await app.intake.pullRequest(pr('opened', 4, sha('6')));
+    await app.intake.pullRequest(pr('synchronize', 4, sha('7')));
+    const [older, newer] = await runsOf(app.store.pool, prSubject(REPO, 4));
+    const created = () => gh.calls.filter((c) => c.method === 'createCheckRun').length;
+    const before = created();
+    await handleAnnounce(app.deps, { kind: 'announce', runId: older!.id });
+    expect(created()).toBe(before);
+    await handleAnnounce(app.deps, { kind: 'announce', runId: newer!.id });
+    expect(created()).toBe(before + 1);
+    expect((await runsOf(app.store.pool, prSubject(REPO, 4))).map((r) => [r.state, r.checkRunId === null])).toEqual([['cancelled', true], ['queued', false]]);
+    expect(await jobs('consort-run')).toContainEqual({ runId: newer!.id });
+  });
+
+  it('refuses a payload without the fields it needs, recording nothing', async () => {
+    const payload = pullRequestPayload({ action: 'opened', number: 3, head: 'not-a-sha', base: sha('b'), repositoryId: REPO });
+    await expect(app.intake.pullRequest({ id: 'bad-1', name: 'pull_request', payload })).rejects.toThrow(/pull_request\.head\.sha: expected a 40-character commit SHA/);
+    expect((await app.store.pool.query("SELECT 1 FROM consort_app.deliveries WHERE id = 'bad-1'")).rowCount).toBe(0);
+  });
+});
+
+describe('commands without branches', () => {
+  let n = 0;
+  const job = (command: CommandJob['command'], author = 'octocat'): CommandJob => ({
+    deliveryId: `cmd-${++n}`, installationId: INSTALLATION, repositoryId: REPO, owner: 'o', repo: 'r', pr: 2, commentId: 9, author,
+    writtenAt: new Date(Date.now() + 1000).toISOString(), command,
+  });
+  const lastReply = (): string => String(gh.calls.filter((c) => c.method === 'createComment').at(-1)!.args[2]);
+
+  beforeAll(async () => {
+    gh.permissions.set('octocat', 'write');
+    // Command jobs come from recorded comment deliveries.
+    for (let i = 1; i <= 20; i++) await recordDelivery(app.store.pool, { id: `cmd-${i}`, event: 'issue_comment', action: 'created', repositoryId: REPO });
+  });
+
+  it('status: the latest check, fork approval and gates', async () => {
+    await openGate(app.store.pool, { repositoryId: REPO, pr: 2, name: 'plan', artifactHash: 'h', headSha: sha('3') });
+    await handleCommand(app.deps, job({ kind: 'status' }));
+    expect(lastReply()).toMatch(/@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gate `plan`:\*\* pending/);
+    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, '+1']);
+  });
+
+  it('retry: a new run of the head', async () => {
+    const before = (await runsOf(app.store.pool, prSubject(REPO, 2))).length;
+    await handleCommand(app.deps, job({ kind: 'retry' }));
+    expect(lastReply()).toContain('re-running the database check at `3333333`');
+    expect(await runsOf(app.store.pool, prSubject(REPO, 2))).toHaveLength(before + 1);
+  });
+
+  it('gc, help, unknown and invalid commands', async () => {
+    await handleCommand(app.deps, job({ kind: 'gc' }));
+    expect(lastReply()).toContain('nothing to clean up');
+    await handleCommand(app.deps, job({ kind: 'unknown', name: 'deploy' }));
+    expect(lastReply()).toContain('I do not know `/consort deploy`');
+    expect(lastReply()).toContain('| `/consort approve [<gate>]` |');
+    await handleCommand(app.deps, job({ kind: 'invalid', name: 'reject', problem: '`reject` needs a reason' }));
+    expect(lastReply()).toContain('`reject` needs a reason.');
+  });
+
+  it('approve with several gates waiting asks which; approve run on a non-fork says it is not needed', async () => {
+    await openGate(app.store.pool, { repositoryId: REPO, pr: 2, name: 'spec', artifactHash: 'h', headSha: sha('3') });
+    await handleCommand(app.deps, job({ kind: 'approve', gate: null }));
+    expect(lastReply()).toContain('several gates are waiting (`plan` (pending), `spec` (pending)); say which');
+    await handleCommand(app.deps, job({ kind: 'approve', gate: 'run' }));
+    expect(lastReply()).toContain('not from a fork');
+    await handleCommand(app.deps, job({ kind: 'approve', gate: 'deploy' }));
+    expect(lastReply()).toContain('there is no gate `deploy` here');
+  });
+
+  it('an approval written before the latest push is refused: the author must look again', async () => {
+    await app.intake.pullRequest(pr('synchronize', 2, sha('5')));
+    const stale = { ...job({ kind: 'approve', gate: 'spec' }), writtenAt: new Date(Date.now() - 60_000).toISOString() };
+    await handleCommand(app.deps, stale);
+    expect(lastReply()).toContain('new commits were pushed (now at `5555555`) after your comment, so nothing was approved');
+    expect((await listGates(app.store.pool, REPO, 2)).find((g) => g.name === 'spec')!.state).toBe('pending');
+  });
+});

@@ -1,0 +1,132 @@
+/** What the App shows on GitHub, and the settings it starts with: pure functions, table-tested. */
+import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
+import { MAX_ANNOTATIONS } from '../../src/app/github.js';
+import { gateContext, gateStatus, replyText } from '../../src/app/publish.js';
+import { parseAppSettings, suiteEnvironment } from '../../src/app/settings.js';
+import type { Gate } from '../../src/app/store/gates.js';
+import { makeReport, passingStages } from '../fixtures/reports/build.js';
+import { errorReport } from '../fixtures/reports/error.js';
+import { failingReport } from '../fixtures/reports/failing.js';
+import { passingReport } from '../fixtures/reports/passing.js';
+
+describe('check run output', () => {
+  it('a passing report: success, the verdict as title, the markdown report as summary', () => {
+    const o = reportOutcome(passingReport);
+    expect(o.conclusion).toBe('success');
+    expect(o.output.title).toBe('Database checks passed');
+    expect(o.output.summary).toContain(`${CHECK_NAME}: database checks passed`);
+    // Its one lint warning is a notice at its line; nothing is marked as a failure.
+    expect(o.output.annotations).toEqual([expect.objectContaining({ annotation_level: 'notice', title: expect.stringMatching(/^squawk: /) })]);
+  });
+
+  it('a failing report: failure, with annotations at the files and lines of each problem', () => {
+    const o = reportOutcome(failingReport);
+    expect(o.conclusion).toBe('failure');
+    const annotations = reportAnnotations(failingReport);
+    expect(annotations).toEqual(expect.arrayContaining([
+      expect.objectContaining({ path: 'migrations/20250502090000000_add_order_status.sql', start_line: 3, annotation_level: 'failure', title: 'Migration failed' }),
+      expect.objectContaining({ path: 'migrations/20250401000000000_add_orders.sql', title: 'Migration plan', message: expect.stringContaining('20250415093000001_add_orders') }),
+    ]));
+    expect(annotations.some((a) => a.title?.startsWith('squawk: '))).toBe(true);
+    // parent-ahead has no file: it is in the summary, not an annotation
+    expect(annotations.every((a) => a.path !== '')).toBe(true);
+  });
+
+  it('an errored report is a failure, never a success', () => {
+    expect(reportOutcome(errorReport).conclusion).toBe('failure');
+  });
+
+  it('caps annotations at 50 and says how many there were', () => {
+    const stages = passingStages();
+    const findings = Array.from({ length: 70 }, (_, i) => ({
+      rule: 'prefer-robust-stmts', level: 'warning' as const, message: `finding ${i}`, file: 'migrations/1_a.sql', line: i + 1, blocking: false,
+    }));
+    const o = reportOutcome(makeReport({ stages: { ...stages, lint: { ...stages.lint, findings } } }));
+    expect(o.output.annotations).toHaveLength(MAX_ANNOTATIONS);
+    expect(o.output.summary).toContain(`Showing ${MAX_ANNOTATIONS} of 70 annotations`);
+  });
+
+  it('never annotates a path outside the repository', () => {
+    const stages = passingStages();
+    const failures = [
+      { id: 'a', name: 'abs', state: 'failed' as const, file: '/etc/passwd' },
+      { id: 'b', name: 'up', state: 'failed' as const, file: '../secrets.txt' },
+      { id: 'c', name: 'ok', state: 'failed' as const, file: 'test/orders.test.js' },
+    ];
+    const report = makeReport({ stages: { ...stages, suite: { ...stages.suite, status: 'failed', failures } } });
+    expect(reportAnnotations(report).filter((a) => a.title?.startsWith('Test ')).map((a) => a.path)).toEqual(['test/orders.test.js']);
+  });
+
+  it('cancelled, fork waiting and configuration problems', () => {
+    expect(cancelledOutcome('superseded by a newer run at abc1234')).toEqual({
+      conclusion: 'cancelled', output: { title: 'Cancelled', summary: 'This check was cancelled: superseded by a newer run at abc1234.' },
+    });
+    expect(forkWaitingOutcome('0123456789abcdef0123456789abcdef01234567')).toMatchObject({
+      conclusion: 'action_required', output: { summary: expect.stringContaining('`/consort approve run`') },
+    });
+    const config = configOutcome('.github/consort.yml', [{ file: '.github/consort.yml', line: 4, column: 3, key: 'suite.comand', message: 'unknown key "suite.comand"' }]);
+    expect(config.conclusion).toBe('failure');
+    expect(config.output.annotations).toEqual([expect.objectContaining({ path: '.github/consort.yml', start_line: 4, message: 'unknown key "suite.comand"' })]);
+  });
+
+  it('the sticky comment starts with the marker the App finds it by', () => {
+    expect(checkReportComment(passingReport).startsWith(`${STICKY_MARKER}\n`)).toBe(true);
+  });
+});
+
+describe('gate statuses', () => {
+  const head = 'a'.repeat(40);
+  const gate = (over: Partial<Gate>): Gate => ({
+    id: 1, repositoryId: 1, pr: 1, name: 'spec', state: 'pending', artifactHash: 'h', headSha: head,
+    decidedBy: null, decidedAt: null, decidedHeadSha: null, decidedArtifactHash: null, reason: null, ...over,
+  });
+
+  it.each<[string, Partial<Gate>, string, RegExp]>([
+    ['pending', {}, 'pending', /^Waiting for \/consort approve spec$/],
+    ['approved on this head', { state: 'approved', decidedBy: 'octocat', decidedHeadSha: head }, 'success', /^Approved by @octocat$/],
+    ['approved on another head', { state: 'approved', decidedBy: 'octocat', decidedHeadSha: 'b'.repeat(40) }, 'pending', /stale/],
+    ['stale', { state: 'stale', decidedBy: 'octocat', decidedHeadSha: 'b'.repeat(40) }, 'pending', /Approval by @octocat at bbbbbbb is stale/],
+    ['rejected', { state: 'rejected', decidedBy: 'octocat', reason: 'too vague' }, 'failure', /^Rejected by @octocat: too vague$/],
+  ])('%s', (_label, over, state, description) => {
+    const s = gateStatus(gate(over), head);
+    expect(s.state).toBe(state);
+    expect(s.description).toMatch(description);
+  });
+
+  it('publishes under consort/gate/<name>, and replies quote the command', () => {
+    expect(gateContext('spec')).toBe('consort/gate/spec');
+    expect(replyText('octocat', '/consort approve', 'done.')).toBe('> /consort approve\n\n@octocat done.');
+  });
+});
+
+describe('settings', () => {
+  const base = { APP_ID: '42', PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nabc\\n-----END RSA PRIVATE KEY-----', WEBHOOK_SECRET: 'a-long-enough-secret' };
+
+  it('reads the environment, with defaults', () => {
+    const s = parseAppSettings(base);
+    expect(s).toMatchObject({ appId: 42, webhookSecret: 'a-long-enough-secret', port: 3000, provider: 'local', databaseUrl: null, promote: false, runConcurrency: 2 });
+    expect(s.privateKey).toBe('-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----');
+  });
+
+  it.each([
+    ['no webhook secret', { WEBHOOK_SECRET: undefined }, /WEBHOOK_SECRET is not set/],
+    ['an empty webhook secret', { WEBHOOK_SECRET: '' }, /WEBHOOK_SECRET is not set/],
+    ["Probot's development placeholder", { WEBHOOK_SECRET: 'development' }, /must not be "development"/],
+    ['no app id', { APP_ID: undefined }, /APP_ID is not set/],
+    ['no private key', { PRIVATE_KEY: undefined }, /Neither PRIVATE_KEY nor PRIVATE_KEY_PATH/],
+    ['postgres without a URL', { CONSORT_PROVIDER: 'postgres' }, /CONSORT_POSTGRES_URL/],
+  ])('refuses to start with %s', (_label, over, message) => {
+    expect(() => parseAppSettings({ ...base, ...over })).toThrow(message);
+  });
+
+  it('reads the private key from PRIVATE_KEY_PATH', () => {
+    const s = parseAppSettings({ ...base, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: '/keys/app.pem', CONSORT_APP_PROMOTE: '1' }, (f) => `key from ${f}`);
+    expect(s.privateKey).toBe('key from /keys/app.pem');
+    expect(s.promote).toBe(true);
+  });
+
+  it("never hands the App's secrets to a project's suite", () => {
+    const env = suiteEnvironment({ PATH: '/bin', HOME: '/home/app', LC_ALL: 'C', WEBHOOK_SECRET: 's', PRIVATE_KEY: 'k', DATABASE_URL: 'postgres://x', EXTRA: 'e' }, ['EXTRA']);
+    expect(env).toEqual({ PATH: '/bin', HOME: '/home/app', LC_ALL: 'C', EXTRA: 'e', WEBHOOK_SECRET: undefined, PRIVATE_KEY: undefined, DATABASE_URL: undefined, CI: 'true' });
+  });
+});
