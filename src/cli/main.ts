@@ -6,6 +6,11 @@ import { branchCommand } from './commands/branch.js';
 import { checkCommand } from './commands/check.js';
 import { dbCommand } from './commands/db.js';
 import { demoCommand } from './commands/demo.js';
+import { approveCommand } from './commands/approve.js';
+import { featureCommand } from './commands/feature.js';
+import { logCommand } from './commands/log.js';
+import { runCommand } from './commands/run.js';
+import { statusCommand } from './commands/status.js';
 import { makeContext } from './context.js';
 import { VERSION } from './version.js';
 import { processIo, type Io } from './output.js';
@@ -14,7 +19,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   const program = new Command('consort')
     .description('Test-driven development on a branching Postgres database')
     .version(VERSION)
-    .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18) or postgres (CONSORT_POSTGRES_URL)').env('CONSORT_PROVIDER'))
+    .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18), postgres (CONSORT_POSTGRES_URL), lakebase (Databricks) or neon').env('CONSORT_PROVIDER'))
     .option('--namespace <name>', 'postgres provider: keeps projects sharing one server apart (default: project folder name)')
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')
@@ -23,6 +28,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   const ctx = (cmd: Command) => makeContext(cmd.optsWithGlobals(), io, env, setExitCode);
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
+  for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)]) program.addCommand(sub);
   // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
   const visit = (cmd: Command) => {
     cmd.exitOverride().configureOutput(output);

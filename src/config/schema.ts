@@ -8,6 +8,9 @@ import { z } from 'zod';
 import { branchNameProblem, MAX_BRANCH_NAME } from '../core/branch-name.js';
 import { parseDuration } from '../core/duration.js';
 import { redact } from '../core/redact.js';
+import { DEFAULT_DESIGN, DEFAULT_TEST_GLOBS, DESIGN_ROLES, ROLES } from '../conductor/roles.js';
+import { OPTIONAL_GATES } from '../conductor/state.js';
+import { AGENT_BACKENDS } from '../ports/agent-backend.js';
 
 export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const;
 export const CHECK_STAGES = ['migrations', 'lint', 'reversibility', 'suite'] as const;
@@ -156,6 +159,61 @@ export const checkShape = {
     .meta({ description: 'Stages whose failure fails the merge-gate check; the rest only report.' }),
 };
 
+// Globs are matched against paths relative to the repository root: no absolute paths, no "..".
+const glob = () =>
+  nonEmpty()
+    .refine((g) => !g.replace(/^!/, '').startsWith('/') && !g.split(/[\\/]/).includes('..'), {
+      error: 'must be a glob relative to the repository root, without ".."',
+    })
+    .meta({ description: 'A path glob (*, **, ?, {a,b}, [abc]); a leading ! excludes.' });
+
+export const agentShape = {
+  backend: z.enum(AGENT_BACKENDS).meta({ description: 'Which agent runs the turns: command (any CLI or script); claude, codex and openai are planned.' }),
+  command: nonEmpty().meta({ description: 'command backend: the shell command run in the workspace for each turn.' }).optional(),
+  model: nonEmpty().meta({ description: 'The model, for backends that take one (passed to a command as CONSORT_MODEL).' }).optional(),
+  timeout: duration('A turn is stopped after this long (default: build.turnTimeout).').optional(),
+  maxCostUsd: z.number().positive().meta({ description: 'Model backends: the most a single turn may cost.' }).optional(),
+};
+
+const agent = z
+  .strictObject(agentShape)
+  .refine((a) => a.backend !== 'command' || a.command !== undefined, { error: 'the command backend needs "command"', path: ['command'] })
+  .meta({ description: 'An agent backend and its settings.' });
+
+export const roleShape = {
+  instructions: repoPath('The role prompt (markdown); default .consort/roles/<role>.md if present, else the built-in prompt.').optional(),
+  reads: uniqueList(glob()).meta({ description: 'What the role\'s context pack may include. Placeholders: {feature}, {tests}, {migrations}.' }).optional(),
+  writes: uniqueList(glob()).meta({ description: 'What the role\'s turns may change; anything else is refused and reverted.' }).optional(),
+  agent: agent.optional(),
+};
+
+const rolesShape = Object.fromEntries(ROLES.map((r) => [r, z.strictObject(roleShape).optional()])) as Record<(typeof ROLES)[number], z.ZodOptional<z.ZodObject<typeof roleShape, z.core.$strict>>>;
+
+export const agentsShape = {
+  default: agent.optional().meta({ description: 'The agent for every role that does not set its own.' }),
+};
+
+export const gatesShape = {
+  optional: uniqueList(z.enum(OPTIONAL_GATES))
+    .default([])
+    .meta({ description: 'Gates to add to the always-on spec and merge gates: plan, test_list, deploy.' }),
+  mode: z
+    .enum(['human', 'proxy'])
+    .default('human')
+    .meta({ description: 'human: a named person approves (consort approve); proxy: valid artifacts are approved automatically, and logged.' }),
+};
+
+export const buildShape = {
+  tests: uniqueList(glob()).default([...DEFAULT_TEST_GLOBS]).meta({ description: 'Where tests live: only the navigator may change these, and only in RED.' }),
+  design: uniqueList(z.enum(DESIGN_ROLES)).default([...DEFAULT_DESIGN]).meta({ description: 'The design roles, in order (the ux-designer joins user-facing features).' }),
+  rejectBornGreen: z.boolean().default(true).meta({ description: 'Reject a new test that passes before any implementation.' }),
+  retries: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' }).max(5, { error: 'must be at most 5' }).default(1).meta({ description: 'Informed retries after a refused, failed or incomplete turn, before a human is asked.' }),
+  repairRounds: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' }).max(10, { error: 'must be at most 10' }).default(3).meta({ description: 'GREEN/REFACTOR repair rounds after a red suite, before a human is asked.' }),
+  turnTimeout: duration('An agent turn is stopped after this long.').default('30m'),
+  experiments: z.number().int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(8, { error: 'must be at most 8' }).default(1)
+    .meta({ description: 'Competing GREEN attempts per item, each in its own git worktree and database branches; the green one with the fewest changed lines wins.' }),
+};
+
 const sections = {
   database: databaseShape,
   migrations: migrationsShape,
@@ -163,6 +221,10 @@ const sections = {
   lint: lintShape,
   reversibility: reversibilityShape,
   check: checkShape,
+  roles: rolesShape,
+  agents: agentsShape,
+  gates: gatesShape,
+  build: buildShape,
 };
 
 // `prefault` (not `default`) so an absent section is parsed from `{}` and gets its inner defaults.
@@ -175,6 +237,10 @@ export const ConsortConfigSchema = z
     lint: z.strictObject(lintShape).prefault({}),
     reversibility: z.strictObject(reversibilityShape).prefault({}),
     check: z.strictObject(checkShape).prefault({}),
+    roles: z.strictObject(rolesShape).prefault({}).meta({ description: 'TDD lane: per-role prompt, scope and agent.' }),
+    agents: z.strictObject(agentsShape).prefault({}).meta({ description: 'TDD lane: the default agent backend.' }),
+    gates: z.strictObject(gatesShape).prefault({}).meta({ description: 'TDD lane: approval gates.' }),
+    build: z.strictObject(buildShape).prefault({}).meta({ description: 'TDD lane: tests, design roles, retries and repairs.' }),
   })
   .meta({ title: 'Consort configuration', description: 'Settings for .github/consort.yml or consort.config.json.' });
 
@@ -196,6 +262,11 @@ export const KNOWN_KEYS: readonly string[] = [
     ...Object.keys(shape).map((key) => `${section}.${key}`),
   ]),
   ...Object.keys(seedShape).map((key) => `database.seed.${key}`),
+  ...ROLES.flatMap((role) => [
+    ...Object.keys(roleShape).map((key) => `roles.${role}.${key}`),
+    ...Object.keys(agentShape).map((key) => `roles.${role}.agent.${key}`),
+  ]),
+  ...Object.keys(agentShape).map((key) => `agents.default.${key}`),
 ];
 
 /**

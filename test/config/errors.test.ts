@@ -119,6 +119,30 @@ describe('errors name the file, line, column and key', () => {
       [`${Y}:2:1 invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]`],
     ],
     ['a duplicate YAML key', 'suite: {}\nsuite: {}\n', [`${Y}:2:1 invalid YAML: Map keys must be unique`]],
+    ['an unknown role', 'roles:\n  coder: {}\n', [`${Y}:2:3 unknown key "roles.coder"`]],
+    [
+      'a misspelt role setting',
+      'roles:\n  driver:\n    writs: [src/**]\n',
+      [`${Y}:3:5 unknown key "roles.driver.writs" (did you mean "roles.driver.writes"?)`],
+    ],
+    [
+      'a command agent without a command',
+      'agents:\n  default:\n    backend: command\n',
+      [`${Y}:2:3 agents.default.command: the command backend needs "command"`],
+    ],
+    [
+      'an unknown agent backend',
+      'roles:\n  navigator:\n    agent: {backend: gpt}\n',
+      [`${Y}:3:13 roles.navigator.agent.backend: expected one of command|claude|codex|openai, got "gpt"`],
+    ],
+    [
+      'a write glob outside the repository',
+      'roles:\n  driver:\n    writes: [../**]\n',
+      [`${Y}:3:14 roles.driver.writes[0]: must be a glob relative to the repository root, without ".."`],
+    ],
+    ['a gate that is not optional', 'gates:\n  optional: [spec]\n', [`${Y}:2:14 gates.optional[0]: expected one of plan|test_list|deploy, got "spec"`]],
+    ['an unknown design role', 'build:\n  design: [driver]\n', [`${Y}:2:12 build.design[0]: expected one of product-owner|spec-author|architect-reviewer|dba|test-strategist|ux-designer, got "driver"`]],
+    ['too many repair rounds', 'build:\n  repairRounds: 50\n', [`${Y}:2:3 build.repairRounds: must be at most 10`]],
   ])('reports %s', (_label, text, expected) => {
     expect(problemLines(text, Y)).toEqual(expected);
   });

@@ -29,6 +29,30 @@ reversibility:
   enabled: false
 check:
   blocking: [migrations, suite]
+roles:
+  driver:
+    instructions: prompts/driver.md
+    writes: ['src/**', '{migrations}/**']
+    agent:
+      backend: command
+      command: node agents/driver.mjs
+      timeout: 10m
+agents:
+  default:
+    backend: command
+    command: node agents/any.mjs
+    model: scripted
+gates:
+  optional: [plan, deploy]
+  mode: proxy
+build:
+  tests: ['spec/**']
+  design: [spec-author, dba, test-strategist]
+  rejectBornGreen: false
+  retries: 2
+  repairRounds: 5
+  turnTimeout: 45m
+  experiments: 3
 `;
 
 const FULL_CONFIG: ConsortConfig = {
@@ -49,6 +73,18 @@ const FULL_CONFIG: ConsortConfig = {
   lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning', severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' } },
   reversibility: { enabled: false },
   check: { blocking: ['migrations', 'suite'] },
+  roles: {
+    driver: {
+      instructions: 'prompts/driver.md',
+      writes: ['src/**', '{migrations}/**'],
+      agent: { backend: 'command', command: 'node agents/driver.mjs', timeout: '10m' },
+    },
+  },
+  agents: { default: { backend: 'command', command: 'node agents/any.mjs', model: 'scripted' } },
+  gates: { optional: ['plan', 'deploy'], mode: 'proxy' },
+  build: {
+    tests: ['spec/**'], design: ['spec-author', 'dba', 'test-strategist'], rejectBornGreen: false, retries: 2, repairRounds: 5, turnTimeout: '45m', experiments: 3,
+  },
 };
 
 describe('defaults', () => {
@@ -59,6 +95,14 @@ describe('defaults', () => {
     lint: { rules: [], failOn: 'error', severity: {} },
     reversibility: { enabled: true },
     check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
+    roles: {},
+    agents: {},
+    gates: { optional: [], mode: 'human' },
+    build: {
+      tests: ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'],
+      design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],
+      rejectBornGreen: true, retries: 1, repairRounds: 3, turnTimeout: '30m', experiments: 1,
+    },
   };
 
   it.each([

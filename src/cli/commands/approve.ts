@@ -1,0 +1,20 @@
+/** `consort approve <feature> <gate> --as <name>`: a named human approves a gate's artifacts, by hash. */
+import { Command, Option } from 'commander';
+import { approveGate, resolveFeature } from '../../lanes/build/feature.js';
+import { printJson } from '../output.js';
+import type { Ctx } from './lane.js';
+
+export function approveCommand(ctx: Ctx): Command {
+  return new Command('approve')
+    .description("approve a gate: binds your name to the sha256 of its artifacts; any later change reopens it")
+    .argument('<feature>', 'NNN-slug, NNN or slug')
+    .argument('<gate>', 'plan, test_list, spec, merge or deploy')
+    .addOption(new Option('--as <name>', 'who approves (a person; "proxy" is reserved)').makeOptionMandatory())
+    .action(async (ref: string, gate: string, o: { as: string }, cmd: Command) => {
+      const c = ctx(cmd);
+      const feature = await resolveFeature(c.root, ref);
+      const approval = await approveGate({ workspace: c.root, feature, gate, approver: o.as });
+      if (c.json) printJson(c.io, { feature, ...approval });
+      else c.io.out(`Approved the ${approval.gate} gate of ${feature} as ${approval.approver} (${approval.hash.slice(0, 19)}…). Continue with: consort run ${feature}`);
+    });
+}

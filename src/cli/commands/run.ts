@@ -1,0 +1,65 @@
+/** `consort run [feature]`: drive a feature through design, gates and red/green/refactor cycles. */
+import { Command } from 'commander';
+import { GATES, type GateName } from '../../conductor/state.js';
+import { ConsortError } from '../../core/errors.js';
+import { planBuildRun, runBuildLane } from '../../lanes/build.js';
+import { resolveFeature } from '../../lanes/build/feature.js';
+import { printJson } from '../output.js';
+import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
+
+interface RunFlags { until?: string; maxTurns?: string; dryRun?: boolean; gates?: string; retry?: boolean; config?: string; verbose?: boolean; experiments?: string }
+
+/** Normal pauses exit 0; a run that needs a human for anything but a gate exits 1. */
+const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
+
+function parseFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gateMode?: 'human' | 'proxy'; experiments?: number } {
+  if (flags.until !== undefined && !(GATES as readonly string[]).includes(flags.until)) {
+    throw new ConsortError('invalid-input', `--until must be a gate (${GATES.join(', ')}), got "${flags.until}".`);
+  }
+  const maxTurns = flags.maxTurns === undefined ? undefined : Number(flags.maxTurns);
+  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 0)) throw new ConsortError('invalid-input', `--max-turns must be a whole number, got "${flags.maxTurns}".`);
+  if (flags.gates !== undefined && flags.gates !== 'human' && flags.gates !== 'proxy') throw new ConsortError('invalid-input', `--gates must be human or proxy, got "${flags.gates}".`);
+  const experiments = flags.experiments === undefined ? undefined : Number(flags.experiments);
+  if (experiments !== undefined && (!Number.isInteger(experiments) || experiments < 1 || experiments > 8)) throw new ConsortError('invalid-input', `--experiments must be a whole number from 1 to 8, got "${flags.experiments}".`);
+  return {
+    ...(flags.until ? { until: flags.until as GateName } : {}),
+    ...(maxTurns !== undefined ? { maxTurns } : {}),
+    ...(flags.gates ? { gateMode: flags.gates as 'human' | 'proxy' } : {}),
+    ...(experiments !== undefined ? { experiments } : {}),
+  };
+}
+
+export function runCommand(ctx: Ctx): Command {
+  return new Command('run')
+    .description('run a feature: design turns, gates, then one red/green/refactor cycle per test-list item')
+    .argument('[feature]', 'NNN-slug, NNN or slug (default: the only open feature)')
+    .option('--until <gate>', 'stop before this gate (plan, test_list, spec, merge, deploy)')
+    .option('--max-turns <n>', 'stop after this many agent turns')
+    .option('--dry-run', 'print the next effects and run nothing')
+    .option('--gates <mode>', 'human (default) or proxy: approve valid artifacts automatically, logged')
+    .option('--retry', 'resume an escalated or stalled feature')
+    .option('--experiments <n>', 'N competing GREEN attempts per item (worktrees); the green one with the fewest changed lines wins')
+    .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
+    .option('--verbose', "stream the suite's output to stderr")
+    .action(async (ref: string | undefined, flags: RunFlags, cmd: Command) => {
+      const c = ctx(cmd);
+      const options = parseFlags(flags);
+      const config = await laneConfig(c, flags.config);
+      const feature = await resolveFeature(c.root, ref);
+      if (flags.dryRun) {
+        const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
+        if (c.json) printJson(c.io, { feature, effects });
+        else c.io.out([`Next for ${feature} (dry run, nothing done):`, ...effects.map((e) => `  - ${describeEffect(e)}`)].join('\n'));
+        return;
+      }
+      const result = await withLaneProvider(c, cmd, config, (provider) => runBuildLane({
+        workspace: c.root, config, feature, provider, env: c.env, retry: flags.retry === true, ...options,
+        log: (line) => c.io.err(line),
+        onGate: (gate, _hash, problems) => c.io.err(`Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`),
+        ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+      }));
+      if (c.json) printJson(c.io, { feature, stop: result.stop, message: result.message, phase: result.state.phase, step: result.state.step, gate: result.state.gate, turns: result.turns, effects: result.effects });
+      else c.io.out(`${feature}: ${result.stop} — ${result.message}`);
+      c.setExitCode(FAILED_STOPS.has(result.stop) ? 1 : 0);
+    });
+}

@@ -1,0 +1,25 @@
+/** `consort status [feature]`: where a feature is, its gates, cycles and costs. */
+import { Command } from 'commander';
+import { resolveFeature } from '../../lanes/build/feature.js';
+import { allStatuses, featureStatus, renderStatus } from '../../lanes/build/status.js';
+import { printJson, table } from '../output.js';
+import type { Ctx } from './lane.js';
+
+export function statusCommand(ctx: Ctx): Command {
+  return new Command('status')
+    .description("a feature's phase, step, gates, cycles and turn costs (all features without an argument)")
+    .argument('[feature]', 'NNN-slug, NNN or slug')
+    .action(async (ref: string | undefined, _o: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      if (ref !== undefined) {
+        const status = await featureStatus(c.root, await resolveFeature(c.root, ref));
+        if (c.json) printJson(c.io, status);
+        else c.io.out(renderStatus(status));
+        return;
+      }
+      const all = await allStatuses(c.root);
+      if (c.json) return printJson(c.io, all);
+      if (all.length === 0) return c.io.out('No features yet: consort feature new <slug>');
+      c.io.out(table([['FEATURE', 'PHASE', 'WHERE', 'TURNS'], ...all.map((s) => [s.feature, s.phase, s.where, String(s.turns.count)])]));
+    });
+}

@@ -1,0 +1,163 @@
+/**
+ * Moving forward: to the next design stop, into the build, to the next test-list item, past a
+ * gate. Each move logs what the dashboard needs (phase changes, handoffs) and records cycles.
+ */
+import type { CycleRecord } from './effects.js';
+import type { GateCheck } from './events.js';
+import { designPlan } from './design-plan.js';
+import { gateEnabled, isApproved } from './gates.js';
+import { type Draft, enterGate, handoff, log, policyOf, setStep } from './moves.js';
+import type { Role } from './roles.js';
+import type { GateName, Item } from './state.js';
+
+export function enterDesignStop(d: Draft, index: number, from: Role | 'conductor'): void {
+  const stop = designPlan(policyOf(d), d.state.userFacing)[index];
+  d.state.designStop = index;
+  if (stop === undefined) {
+    enterGate(d, 'spec');
+    return;
+  }
+  if (stop.kind === 'gate') {
+    enterGate(d, stop.gate);
+    return;
+  }
+  setStep(d, 'design');
+  handoff(d, from, stop.role, 'design');
+}
+
+export function writeCycle(d: Draft): void {
+  const c = d.state.cycle;
+  if (c === null) return;
+  const { proofs: _proofs, number, ...rest } = c;
+  const record: CycleRecord = { version: 1, cycle: number, ...structuredClone(rest) };
+  d.effects.push({ type: 'write-cycle', record });
+}
+
+/** The first item not yet built; the merge gate when there is none. */
+export function nextItem(d: Draft): void {
+  const s = d.state;
+  const index = s.items.findIndex((i) => i.status !== 'refactored');
+  s.repair = 0;
+  s.failure = null;
+  if (index === -1) {
+    s.current = -1;
+    s.cycle = null;
+    log(d, { type: 'phase.end', phase: 'build' });
+    log(d, { type: 'phase.start', phase: 'merge' });
+    s.phase = 'merge';
+    enterGate(d, 'merge');
+    return;
+  }
+  const item = s.items[index]!;
+  s.current = index;
+  s.cycles += 1;
+  s.cycle = {
+    number: s.cycles, item: item.id, ac: item.ac, testFiles: [], tests: [], red: null, green: null, refactor: null, review: null,
+    rejections: [], repairs: 0, proofs: 0, timing: { wallMs: 0, agentMs: 0, suiteMs: 0, overheadMs: 0 },
+  };
+  setStep(d, 'red');
+  handoff(d, 'conductor', 'navigator', 'red');
+}
+
+/** Statuses survive a re-approved spec for items that keep their id. */
+function mergeItems(previous: readonly Item[], next: readonly Item[]): Item[] {
+  return next.map((item) => ({ ...item, status: previous.find((p) => p.id === item.id)?.status ?? 'pending' }));
+}
+
+function enterBuild(d: Draft, items: readonly Item[]): void {
+  const s = d.state;
+  s.items = mergeItems(s.items, items);
+  log(d, { type: 'phase.end', phase: 'design' });
+  log(d, { type: 'phase.start', phase: 'build' });
+  s.phase = 'build';
+  s.gate = null;
+  if (s.passing === null) setStep(d, 'baseline');
+  else nextItem(d);
+}
+
+function finish(d: Draft): void {
+  const s = d.state;
+  log(d, { type: 'phase.end', phase: 'merge' });
+  log(d, { type: 'phase.start', phase: 'done' });
+  s.phase = 'done';
+  s.gate = null;
+  setStep(d, 'done');
+}
+
+export function passGate(d: Draft, gate: GateName, items: readonly Item[] | undefined): void {
+  const s = d.state;
+  const policy = policyOf(d);
+  if (gate === 'spec') {
+    enterBuild(d, items ?? s.items);
+  } else if (gate === 'plan' || gate === 'test_list') {
+    enterDesignStop(d, s.designStop + 1, 'conductor');
+  } else if (gate === 'merge' && gateEnabled('deploy', policy.optionalGates)) {
+    enterGate(d, 'deploy');
+  } else {
+    finish(d);
+  }
+}
+
+/** At a gate: pass it when approved (or proxy-approved), otherwise surface it and stop. */
+export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readonly Item[] | undefined): void {
+  const s = d.state;
+  const policy = policyOf(d);
+  const itemsOk = gate !== 'spec' || (items !== undefined && items.length > 0);
+  if (isApproved(check) && itemsOk) {
+    passGate(d, gate, items);
+    return;
+  }
+  if (policy.gateMode === 'proxy' && check.valid && itemsOk) {
+    const approval = { approver: 'proxy', at: d.at, hash: check.hash, proxy: true };
+    d.effects.push({ type: 'record-approval', gate, approval });
+    log(d, { type: 'gate.approved', gate, hash: check.hash, approver: 'proxy', proxy: true });
+    passGate(d, gate, items);
+    return;
+  }
+  s.step = 'awaiting-approval';
+  const problems = itemsOk ? check.problems : [...check.problems, 'the test list has no items'];
+  if (s.surfaced[gate] !== check.hash) {
+    s.surfaced[gate] = check.hash;
+    log(d, { type: 'gate.surfaced', gate, hash: check.hash, problems });
+  }
+  d.effects.push({ type: 'surface-gate', gate, hash: check.hash, problems });
+}
+
+/** Gates the feature has already passed, in order. */
+export function passedGates(d: Draft): GateName[] {
+  const s = d.state;
+  const policy = policyOf(d);
+  const plan = designPlan(policy, s.userFacing);
+  const passed: GateName[] = [];
+  plan.forEach((stop, i) => {
+    if (stop.kind === 'gate' && (s.phase !== 'design' || i < s.designStop)) passed.push(stop.gate);
+  });
+  if (s.phase === 'done' || (s.phase === 'merge' && s.gate === 'deploy')) passed.push('merge');
+  if (s.phase === 'done' && gateEnabled('deploy', policy.optionalGates)) passed.push('deploy');
+  return passed;
+}
+
+/** An approved gate whose artifacts changed sends the feature back to it. */
+export function reopen(d: Draft, reopened: readonly GateName[]): boolean {
+  const s = d.state;
+  if (s.phase === 'done') return false;
+  const passed = passedGates(d);
+  const gate = passed.find((g) => reopened.includes(g));
+  if (gate === undefined) return false;
+  log(d, { type: 'gate.reopened', gate, reason: 'its artifacts changed after approval' });
+  if (gate === 'merge') {
+    s.phase = 'merge';
+  } else {
+    const index = designPlan(policyOf(d), s.userFacing).findIndex((stop) => stop.kind === 'gate' && stop.gate === gate);
+    if (s.phase !== 'design') {
+      log(d, { type: 'phase.end', phase: s.phase });
+      log(d, { type: 'phase.start', phase: 'design' });
+    }
+    s.phase = 'design';
+    s.designStop = index;
+  }
+  s.attempt = 0;
+  s.note = null;
+  enterGate(d, gate);
+  return true;
+}

@@ -1,0 +1,109 @@
+/**
+ * Judging RED and GREEN from the suite's normalized results — the conductor's proofs, not the
+ * agents' claims. RED: the item's new or changed tests fail, by an assertion (`failed`), not by a
+ * load, syntax, import or collection error (`errored` / `loadError`), and every test that passed
+ * before still passes. A new test that passes before any implementation is born green. GREEN: the
+ * whole suite passes and the frozen test files are byte-for-byte (normalized) what RED proved.
+ */
+import type { ProofOutcome, ProofTest } from './events.js';
+
+const MAX_OUTPUT = 4000;
+
+export type RedVerdict =
+  | { verdict: 'red'; tests: string[]; failing: ProofTest[] }
+  | { verdict: 'born-green' | 'wrong-reason' | 'no-tests' | 'regression'; reason: string; tests: string[] }
+  | { verdict: 'broken'; reason: string; tests: string[] };
+
+export type GreenVerdict =
+  | { verdict: 'green'; passing: string[] }
+  | { verdict: 'failing'; reason: string; failing: ProofTest[] }
+  | { verdict: 'tampered'; reason: string; paths: string[] }
+  | { verdict: 'broken'; reason: string };
+
+function sameFile(testFile: string | undefined, changed: string): boolean {
+  if (testFile === undefined) return false;
+  const a = testFile.replace(/^\.\//, '');
+  return a === changed || a.endsWith(`/${changed}`) || changed.endsWith(`/${a}`);
+}
+
+function describe(tests: readonly ProofTest[], max = 5): string {
+  const shown = tests.slice(0, max).map((t) => `${t.id}${t.message ? ` (${t.message.split('\n')[0]!.slice(0, 160)})` : ''}`);
+  return `${shown.join('; ')}${tests.length > max ? `; and ${tests.length - max} more` : ''}`;
+}
+
+/** The tail of the suite output a repair turn sees. */
+export function boundedOutput(output: string): string {
+  return output.length <= MAX_OUTPUT ? output : output.slice(-MAX_OUTPUT);
+}
+
+export interface RedInput {
+  outcome: ProofOutcome;
+  /** Ids that passed at the last green proof (or the baseline). */
+  passing: readonly string[];
+  /** Test files the RED turn added or changed. */
+  testFiles: readonly string[];
+  rejectBornGreen: boolean;
+}
+
+export function judgeRed(input: RedInput): RedVerdict {
+  const { outcome } = input;
+  if (outcome.kind === 'broken') return { verdict: 'broken', reason: `the suite could not be judged (${outcome.reason}): ${outcome.message}`, tests: [] };
+  const before = new Set(input.passing);
+  const inChangedFile = (t: ProofTest) => input.testFiles.some((f) => sameFile(t.file, f));
+  // The item's tests: every test in a file the navigator changed, and any test never seen passing.
+  const item = outcome.tests.filter((t) => inChangedFile(t) || !before.has(t.id));
+  const ids = item.map((t) => t.id);
+  const broken = outcome.tests.filter((t) => t.loadError || t.state === 'errored');
+  if (broken.length > 0) {
+    return { verdict: 'wrong-reason', reason: `red for the wrong reason: ${describe(broken)} did not load or run (a syntax, import or collection error, or an exception instead of an assertion failure)`, tests: ids };
+  }
+  // A test that passed before and fails now, outside the files the navigator changed, is a regression.
+  const regressions = outcome.tests.filter((t) => before.has(t.id) && !inChangedFile(t) && t.state === 'failed');
+  const missing = [...before].filter((id) => !outcome.tests.some((t) => t.id === id));
+  if (regressions.length > 0 || missing.length > 0) {
+    const what = [regressions.length ? `${describe(regressions)} passed before and fail now` : '', missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : ''].filter(Boolean).join('; ');
+    return { verdict: 'regression', reason: `previously passing tests must still pass: ${what}`, tests: ids };
+  }
+  const failing = item.filter((t) => t.state === 'failed');
+  if (item.length === 0) return { verdict: 'no-tests', reason: 'no new or changed test ran: the suite did not pick up the test the navigator wrote', tests: ids };
+  if (failing.length === 0) {
+    // A skipped test proves nothing, whatever the born-green policy says.
+    if (item.every((t) => t.state === 'skipped')) return { verdict: 'no-tests', reason: `the new tests are skipped, so nothing is proven: ${describe(item)}`, tests: ids };
+    if (!input.rejectBornGreen) return { verdict: 'red', tests: ids, failing: [] };
+    return { verdict: 'born-green', reason: `born green: ${describe(item)} passed before any implementation, so they do not test the new behaviour`, tests: ids };
+  }
+  if (outcome.exitCode === 0) return { verdict: 'wrong-reason', reason: 'the suite reported failing tests but exited 0; it cannot prove red', tests: ids };
+  return { verdict: 'red', tests: ids, failing };
+}
+
+export interface GreenInput {
+  outcome: ProofOutcome;
+  /** The item's tests (from RED): they must be present and pass. */
+  itemTests: readonly string[];
+  frozen: Readonly<Record<string, string>>;
+}
+
+export function frozenChanges(frozen: Readonly<Record<string, string>>, hashes: Readonly<Record<string, string | null>>): string[] {
+  return Object.entries(frozen).filter(([path, hash]) => path in hashes && hashes[path] !== hash).map(([path]) => path).sort();
+}
+
+export function judgeGreen(input: GreenInput): GreenVerdict {
+  const { outcome } = input;
+  const tampered = frozenChanges(input.frozen, outcome.hashes);
+  if (tampered.length > 0) return { verdict: 'tampered', reason: `test files frozen at RED changed: ${tampered.join(', ')}`, paths: tampered };
+  if (outcome.kind === 'broken') {
+    if (outcome.reason === 'migrations') return { verdict: 'failing', reason: `the migrations do not apply: ${outcome.message}`, failing: [] };
+    return { verdict: 'broken', reason: `the suite could not be judged (${outcome.reason}): ${outcome.message}` };
+  }
+  const failing = outcome.tests.filter((t) => t.state === 'failed' || t.state === 'errored');
+  if (failing.length > 0) return { verdict: 'failing', reason: `${failing.length} test(s) fail: ${describe(failing)}`, failing };
+  const absent = input.itemTests.filter((id) => !outcome.tests.some((t) => t.id === id && t.state === 'passed'));
+  if (absent.length > 0) return { verdict: 'failing', reason: `the item's tests did not pass: ${absent.slice(0, 5).join(', ')}`, failing: [] };
+  if (outcome.exitCode !== 0) return { verdict: 'failing', reason: `every test passed but the suite exited ${outcome.exitCode ?? 'by a signal'}`, failing: [] };
+  return { verdict: 'green', passing: outcome.tests.filter((t) => t.state === 'passed').map((t) => t.id) };
+}
+
+/** Before the first cycle the suite must be green, or no RED could be told from a broken suite. */
+export function judgeBaseline(outcome: ProofOutcome): GreenVerdict {
+  return judgeGreen({ outcome, itemTests: [], frozen: {} });
+}

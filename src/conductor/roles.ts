@@ -1,0 +1,79 @@
+/**
+ * Roles are data: a name, a prompt file, the paths a role may read (what its context pack may hold)
+ * and write (what its turns may change), and what it owes. The defaults mirror the eight roles of
+ * the original Consort; a project overrides any of them in its configuration (`roles.<name>`).
+ *
+ * Glob lists are read in order and the last matching entry decides (`!` excludes), as in
+ * .gitignore. Globs may use placeholders, expanded per feature: `{feature}` is the feature's folder
+ * (`.consort/features/001-slug`), `{tests}` every glob in `build.tests` (`!{tests}` excludes them
+ * all), `{migrations}` the migrations directory.
+ */
+export const ROLES = [
+  'product-owner',
+  'spec-author',
+  'architect-reviewer',
+  'dba',
+  'test-strategist',
+  'ux-designer',
+  'navigator',
+  'driver',
+] as const;
+export type Role = (typeof ROLES)[number];
+
+export const DESIGN_ROLES = ['product-owner', 'spec-author', 'architect-reviewer', 'dba', 'test-strategist', 'ux-designer'] as const;
+export type DesignRole = (typeof DESIGN_ROLES)[number];
+
+/** The design sequence when `build.design` is not set; the ux-designer joins only for user-facing features. */
+export const DEFAULT_DESIGN: readonly DesignRole[] = ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'];
+
+/** What each design role must leave behind: artifact file names inside the feature folder. */
+export const OWED: Record<DesignRole, string> = {
+  'product-owner': 'feature-request.md',
+  'spec-author': 'feature-spec.json',
+  'architect-reviewer': 'architecture.json',
+  dba: 'db-design.json',
+  'test-strategist': 'test-list.json',
+  'ux-designer': 'ux-design.json',
+};
+
+export const DEFAULT_TEST_GLOBS = ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'];
+
+const F = '{feature}';
+const DESIGN_READS = [`${F}/feature-request.md`, `${F}/feature-spec.json`, `${F}/architecture.json`, `${F}/db-design.json`, `${F}/ux-design.json`];
+
+export interface RoleDefaults {
+  reads: string[];
+  writes: string[];
+}
+
+export const ROLE_DEFAULTS: Record<Role, RoleDefaults> = {
+  'product-owner': { reads: [`${F}/feature-request.md`], writes: [`${F}/feature-request.md`] },
+  'spec-author': { reads: [`${F}/feature-request.md`], writes: [`${F}/feature-spec.json`] },
+  'architect-reviewer': { reads: ['**', '!{tests}', '!.consort/**', `${F}/feature-request.md`, `${F}/feature-spec.json`], writes: [`${F}/architecture.json`] },
+  dba: { reads: [`${F}/feature-request.md`, `${F}/feature-spec.json`, `${F}/architecture.json`, '{migrations}/**'], writes: [`${F}/db-design.json`] },
+  'test-strategist': { reads: [...DESIGN_READS, '{tests}'], writes: [`${F}/test-list.json`] },
+  'ux-designer': { reads: [`${F}/feature-request.md`, `${F}/feature-spec.json`], writes: [`${F}/ux-design.json`] },
+  navigator: { reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`], writes: ['{tests}', `${F}/reviews/**`] },
+  driver: { reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`], writes: ['**', '!{tests}', '!.consort/**', '!.github/**'] },
+};
+
+export interface Placeholders {
+  /** The feature folder relative to the workspace, e.g. `.consort/features/001-phones`. */
+  feature: string;
+  tests: readonly string[];
+  migrations: string;
+}
+
+/** Expand `{feature}`, `{tests}` and `{migrations}` in a glob list. */
+export function expandGlobs(globs: readonly string[], p: Placeholders): string[] {
+  return globs.flatMap((glob) => {
+    const negated = glob.startsWith('!');
+    const body = negated ? glob.slice(1) : glob;
+    const bodies = body === '{tests}' ? [...p.tests] : [body.replaceAll('{feature}', p.feature).replaceAll('{migrations}', p.migrations.replace(/\/+$/, ''))];
+    return bodies.map((b) => (negated ? `!${b}` : b));
+  });
+}
+
+export function isRole(name: string): name is Role {
+  return (ROLES as readonly string[]).includes(name);
+}

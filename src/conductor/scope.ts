@@ -1,0 +1,83 @@
+/**
+ * The scope check after every turn: the paths a turn changed must lie inside its role's `writes`,
+ * and a few rules hold whatever the configuration says, because they are what makes a green
+ * result mean something:
+ *
+ * - the conductor's own records (state, gates, turns, events, cycles) are never an agent's to write;
+ * - during the build only the navigator's RED turn may change test files, and it may change nothing else;
+ * - test files frozen at RED may not change in GREEN, REFACTOR or REVIEW (by path or by content hash);
+ * - a REVIEW turn writes its review file and nothing else;
+ * - nothing outside the workspace.
+ */
+import { matchesAny } from '../core/glob.js';
+import type { FileChange } from './events.js';
+import type { Role } from './roles.js';
+import type { Policy, TurnStep } from './state.js';
+
+export interface Refusal {
+  path: string;
+  why: string;
+}
+
+export const CONDUCTOR_FILES = ['state.json', 'state.json.*', 'gates.json', 'turns.jsonl', 'events.jsonl', 'cycles/**', 'transcripts/**'];
+
+export interface ScopeInput {
+  policy: Policy;
+  role: Role;
+  step: TurnStep;
+  item: string | null;
+  changes: readonly FileChange[];
+  /** Frozen test files and their hashes at RED. */
+  frozen: Readonly<Record<string, string>>;
+  /** Their hashes after the turn. */
+  hashes: Readonly<Record<string, string | null>>;
+}
+
+const BUILD_STEPS: ReadonlySet<TurnStep> = new Set(['red', 'green', 'refactor', 'review']);
+
+export function reviewFile(policy: Policy, item: string): string {
+  return `${policy.featureDir}/reviews/${item}.json`;
+}
+
+export function isTestPath(policy: Policy, path: string): boolean {
+  return matchesAny(path, policy.tests);
+}
+
+function refusal(input: ScopeInput, path: string): string | undefined {
+  const { policy, role, step } = input;
+  if (path.startsWith('../')) return 'outside the workspace';
+  const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
+  if (matchesAny(path, conductorOwned)) return "the conductor's own record";
+  if (BUILD_STEPS.has(step)) {
+    const test = isTestPath(policy, path);
+    if (step === 'review') {
+      return input.item !== null && path === reviewFile(policy, input.item) ? undefined : 'a review writes only its review file';
+    }
+    if (step === 'red' && !test) return 'the navigator writes tests only in RED';
+    if (step !== 'red' && test) return `tests cannot change in ${step.toUpperCase()}`;
+    if (step !== 'red' && path in input.frozen) return `frozen at RED`;
+  }
+  if (!matchesAny(path, policy.writes[role] ?? [])) return `outside the ${role}'s writes`;
+  return undefined;
+}
+
+/** Every refused path with the reason, sorted; empty when the turn is in scope. */
+export function checkScope(input: ScopeInput): Refusal[] {
+  const refused = new Map<string, string>();
+  for (const change of input.changes) {
+    const why = refusal(input, change.path);
+    if (why !== undefined) refused.set(change.path, why);
+  }
+  // Content, not just paths: a frozen test that changed however it changed (an agent's own commit,
+  // a rename back and forth) is caught by its hash.
+  if (BUILD_STEPS.has(input.step) && input.step !== 'red') {
+    for (const [path, hash] of Object.entries(input.frozen)) {
+      if (path in input.hashes && input.hashes[path] !== hash && !refused.has(path)) refused.set(path, 'frozen at RED (content changed)');
+    }
+  }
+  return [...refused].map(([path, why]) => ({ path, why })).sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+export function describeRefusals(refused: readonly Refusal[]): string {
+  return refused.map((r) => `${r.path} (${r.why})`).join(', ');
+}

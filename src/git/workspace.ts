@@ -1,0 +1,235 @@
+/**
+ * The git operations the TDD lane's scope check rests on: what a turn changed since the commit it
+ * started from (tracked edits, deletions, untracked files, even commits the agent made itself),
+ * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
+ * inside the repository; paths are reported relative to it, with `../` for anything outside.
+ */
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { ConsortError } from '../core/errors.js';
+import type { FileChange } from '../conductor/events.js';
+import { contentHash, sha256 } from '../conductor/gates.js';
+
+export interface GitWorkspace {
+  /** The workspace folder (absolute). */
+  dir: string;
+  /** The repository's top-level folder. */
+  top: string;
+  /** The workspace relative to the top, with a trailing `/` ('' at the top). */
+  prefix: string;
+  /** `-c user.name=… -c user.email=…` when the repository has no identity configured. */
+  identity: string[];
+  /** The repository's common git directory (for lock files nobody commits). */
+  gitDir: string;
+}
+
+interface GitResult { code: number; stdout: string; stderr: string; error: Error | null }
+
+function exec(cwd: string, args: string[], input?: string): Promise<GitResult> {
+  return new Promise((resolve) => {
+    // LC_ALL=C: messages are matched below (nothing to commit), whatever the user's language.
+    const env = { ...process.env, LC_ALL: 'C' };
+    const child = execFile('git', ['-c', 'core.quotepath=off', ...args], { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, stdout, stderr, error });
+    });
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+function failure(args: string[], r: GitResult): ConsortError {
+  return new ConsortError('internal', `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} failed: ${r.stderr.trim() || r.error?.message || `exit ${r.code}`}`, {
+    hint: 'Check that the workspace is a healthy git checkout (git status).',
+    cause: r.error ?? undefined,
+  });
+}
+
+async function run(cwd: string, args: string[], input?: string): Promise<string> {
+  const r = await exec(cwd, args, input);
+  if (r.code !== 0) throw failure(args, r);
+  return r.stdout;
+}
+
+export async function openWorkspace(dir: string): Promise<GitWorkspace> {
+  let top: string;
+  try {
+    top = (await run(dir, ['rev-parse', '--show-toplevel'])).trim();
+  } catch (e) {
+    throw new ConsortError('invalid-input', `${dir} is not inside a git repository.`, {
+      hint: 'The TDD lane keeps its state in git: run it in a repository (git init, and commit once).', cause: e,
+    });
+  }
+  const prefix = (await run(dir, ['rev-parse', '--show-prefix'])).trim();
+  const email = await run(top, ['config', 'user.email']).then((o) => o.trim(), () => '');
+  const identity = email ? [] : ['-c', 'user.name=Consort', '-c', 'user.email=consort@localhost'];
+  const gitDir = path.resolve(top, (await run(top, ['rev-parse', '--git-common-dir'])).trim());
+  return { dir, top, prefix, identity, gitDir };
+}
+
+export async function headCommit(ws: GitWorkspace): Promise<string> {
+  try {
+    return (await run(ws.top, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
+  } catch (e) {
+    throw new ConsortError('invalid-input', 'The repository has no commit yet.', { hint: 'Commit the project once before running the TDD lane.', cause: e });
+  }
+}
+
+/** A path relative to the top, as seen from the workspace. */
+function fromTop(ws: GitWorkspace, p: string): string {
+  if (p.startsWith(ws.prefix)) return p.slice(ws.prefix.length);
+  return path.posix.relative(ws.prefix.replace(/\/$/, '') || '.', p);
+}
+
+function toTop(ws: GitWorkspace, p: string): string {
+  return path.posix.normalize(path.posix.join(ws.prefix, p));
+}
+
+/** HEAD and every path that differs from it (index or working tree, untracked included, ignored excluded). */
+async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
+  const out = (await run(ws.top, ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames'])).split('\0');
+  let head = '';
+  const changes: FileChange[] = [];
+  for (const entry of out) {
+    if (entry.startsWith('# branch.oid ')) head = entry.slice('# branch.oid '.length);
+    else if (entry.startsWith('? ')) changes.push({ path: fromTop(ws, entry.slice(2)), status: 'added' });
+    else if (entry.startsWith('1 ') || entry.startsWith('u ')) {
+      const fields = entry.split(' ');
+      const [x, y] = [fields[1]![0], fields[1]![1]];
+      const file = fields.slice(entry.startsWith('1 ') ? 8 : 10).join(' ');
+      // Staged as new and then deleted again: nothing changed relative to HEAD.
+      if (x === 'A' && y === 'D') continue;
+      changes.push({ path: fromTop(ws, file), status: x === 'A' ? 'added' : x === 'D' || y === 'D' ? 'deleted' : 'modified' });
+    }
+  }
+  return { head, changes: changes.sort((a, b) => (a.path < b.path ? -1 : 1)) };
+}
+
+/**
+ * Everything that differs from `base` in the working tree, repository-wide (ignored files
+ * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept.
+ */
+export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
+  const first = await status(ws);
+  if (first.head === base) return first.changes;
+  await run(ws.top, ['reset', '-q', '--mixed', base]);
+  return (await status(ws)).changes;
+}
+
+/** Undo commits made since `base` but keep their changes in the working tree (an agent's own commits). */
+export async function uncommitSince(ws: GitWorkspace, base: string): Promise<void> {
+  if ((await headCommit(ws)) !== base) await run(ws.top, ['reset', '-q', '--mixed', base]);
+}
+
+/** Back to `base` exactly: tracked files reset, the listed new files removed. */
+export async function restore(ws: GitWorkspace, base: string, added: readonly string[]): Promise<void> {
+  await run(ws.top, ['reset', '-q', '--hard', base]);
+  for (const p of added) {
+    if (p.startsWith('../')) continue;
+    const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(() => true, () => false);
+    if (!inBase) await rm(path.join(ws.dir, p), { force: true, recursive: true });
+  }
+}
+
+/** Throw away whatever happened since `base` (an interrupted turn): tracked files reset, new ones removed. */
+export async function discardSince(ws: GitWorkspace, base: string): Promise<void> {
+  await uncommitSince(ws, base);
+  const added = (await changesSince(ws, base)).filter((c) => c.status === 'added').map((c) => c.path);
+  await restore(ws, base, added);
+}
+
+/** Stage the paths and commit them; returns the new commit, or null when there was nothing to commit. */
+export async function commitPaths(ws: GitWorkspace, paths: readonly string[], message: string): Promise<string | null> {
+  const inside = paths.filter((p) => !p.startsWith('../'));
+  if (inside.length === 0) return null;
+  await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.map((p) => `:(literal)${p}`).join('\0'));
+  // core.abbrev=40: the summary line carries the full commit id, which saves a rev-parse.
+  const args = [...ws.identity, '-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', 'commit', '--no-verify', '-m', message];
+  const r = await exec(ws.top, args);
+  if (r.code !== 0) {
+    if (/nothing to commit|nothing added to commit|no changes added to commit/.test(r.stdout)) return null;
+    throw failure(args, r);
+  }
+  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? headCommit(ws);
+}
+
+/** Dirty paths (relative to the workspace) outside the given folders. */
+export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
+  const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
+  const paths: string[] = [];
+  for (let i = 0; i < out.length; i++) {
+    const entry = out[i]!;
+    const file = entry.slice(3);
+    if (entry[0] === 'R' || entry[0] === 'C') i += 1; // the source path follows
+    const rel = fromTop(ws, file);
+    if (!allowed.some((a) => rel === a || rel.startsWith(`${a}/`))) paths.push(rel);
+  }
+  return paths.sort();
+}
+
+/** Files in the workspace git knows of or would add (tracked and untracked, not ignored). */
+export async function listFiles(ws: GitWorkspace): Promise<string[]> {
+  const out = await run(ws.dir, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  return [...new Set(out.split('\0').filter(Boolean))].sort();
+}
+
+/** sha256 of each file's normalized content; null when it does not exist. */
+export async function hashFiles(ws: GitWorkspace, paths: readonly string[]): Promise<Record<string, string | null>> {
+  const hashes: Record<string, string | null> = {};
+  for (const p of paths) {
+    const text = await readFile(path.join(ws.dir, p), 'utf8').catch(() => null);
+    hashes[p] = text === null ? null : contentHash(text);
+  }
+  return hashes;
+}
+
+/** Identity of the committed code: the workspace's tree at HEAD, outside `.consort/`. */
+export async function codeTreeHash(ws: GitWorkspace): Promise<string> {
+  const listing = await run(ws.dir, ['ls-tree', '-r', 'HEAD']);
+  const lines = listing.split('\n').filter((l) => l && !l.split('\t')[1]?.startsWith('.consort/'));
+  return sha256(lines.join('\n'));
+}
+
+/** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
+export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
+  await exec(ws.top, ['worktree', 'remove', '--force', dir]);
+  await rm(dir, { recursive: true, force: true });
+  await run(ws.top, ['worktree', 'prune']);
+  await run(ws.top, ['worktree', 'add', '--detach', '-q', dir, base]);
+}
+
+export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<void> {
+  await exec(ws.top, ['worktree', 'remove', '--force', dir]);
+  await rm(dir, { recursive: true, force: true });
+  await exec(ws.top, ['worktree', 'prune']);
+}
+
+/** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */
+export async function stagedPatch(ws: GitWorkspace, base: string, paths: readonly string[]): Promise<{ patch: string; changedLines: number }> {
+  const inside = paths.filter((p) => !p.startsWith('../')).map((p) => `:(literal)${p}`);
+  if (inside.length === 0) return { patch: '', changedLines: 0 };
+  await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.join('\0'));
+  const [patch, numstat] = await Promise.all([
+    run(ws.dir, ['diff', '--cached', '--binary', '--full-index', base, '--', ...inside]),
+    run(ws.dir, ['diff', '--cached', '--numstat', base, '--', ...inside]),
+  ]);
+  // Binary files show "-": count each as one line.
+  const changedLines = numstat.split('\n').filter(Boolean).reduce((n, line) => {
+    const [added, removed] = line.split('\t');
+    return n + (added === '-' ? 1 : Number(added)) + (removed === '-' ? 0 : Number(removed));
+  }, 0);
+  return { patch, changedLines };
+}
+
+/** Apply a patch made by `stagedPatch` to the index and working tree, and commit it (idempotent by message). */
+export async function applyAndCommit(ws: GitWorkspace, patchFile: string, message: string): Promise<string | null> {
+  const subject = (await run(ws.top, ['log', '-1', '--format=%s'])).trim();
+  if (subject === message) return null;
+  const forward = await exec(ws.top, ['apply', '--check', '--index', '--binary', patchFile]);
+  if (forward.code === 0) await run(ws.top, ['apply', '--index', '--binary', patchFile]);
+  else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0) throw failure(['apply', patchFile], forward);
+  const args = [...ws.identity, '-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', 'commit', '--no-verify', '-m', message];
+  const r = await exec(ws.top, args);
+  if (r.code !== 0) throw failure(args, r);
+  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;
+}

@@ -1,0 +1,39 @@
+/** What the TDD lane driver's effect executors share for one run. */
+import type { ConsortConfig } from '../../config/schema.js';
+import type { GitWorkspace } from '../../git/workspace.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { Branches } from './database.js';
+import type { BackendFactory } from './policy.js';
+import type { FeatureStore } from './store.js';
+
+export interface LaneContext {
+  ws: GitWorkspace;
+  config: ConsortConfig;
+  feature: string;
+  store: FeatureStore;
+  provider: BranchProvider;
+  branches: Branches;
+  backends: BackendFactory;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  /** Progress lines (stderr in the CLI). */
+  log: (line: string) => void;
+  onSuiteOutput?: (chunk: string) => void;
+  /** Called for `surface-gate`: the CLI prints it; the App and Action will post it. */
+  onGate?: (gate: string, hash: string, problems: readonly string[]) => void;
+  now: () => Date;
+  /** Where the driver's own time goes (for `npm run bench:conductor`). */
+  time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+export function timer(onTiming?: (label: string, ms: number) => void): LaneContext['time'] {
+  if (onTiming === undefined) return (_label, fn) => fn();
+  return async (label, fn) => {
+    const started = performance.now();
+    try {
+      return await fn();
+    } finally {
+      onTiming(label, performance.now() - started);
+    }
+  };
+}

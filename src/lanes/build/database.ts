@@ -1,0 +1,271 @@
+/**
+ * Database branches for the TDD lane. A baseline (the parent with the migrations the feature
+ * started from, and the seed) is built once and reused, keyed by content as in the check lane;
+ * every turn and every proof then gets a fresh fork of it with the workspace's current
+ * migrations applied, and the fork is deleted afterwards.
+ */
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import type { ConsortConfig } from '../../config/schema.js';
+import type { SchemaSummary } from '../../conductor/context-pack.js';
+import { ConsortError } from '../../core/errors.js';
+import { withClient } from '../../db/sql.js';
+import { filesAt } from '../../git/repo.js';
+import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
+import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import { qualifiedName, snapshotSchema } from '../../schema/snapshot.js';
+import { ensureBaseline } from '../check/baseline.js';
+import { createWorkdir } from '../check/workdir.js';
+
+const BRANCH_TTL_MS = 3_600_000;
+
+export interface BranchKit {
+  provider: BranchProvider;
+  config: ConsortConfig;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  /** The commit the feature started from. */
+  baseCommit: string;
+  time?: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+export interface FreshBranch {
+  url: string;
+  migrations: ApplyResult;
+}
+
+type Shas = Map<string, string>;
+
+/** A branch forked (and migrated) ahead of use; `shas` are the migrations it holds, null when unknown. */
+interface Prepared {
+  ok: boolean;
+  shas: Shas | null;
+}
+
+const NOTHING_TO_APPLY: ApplyResult = { ok: true, applied: [], log: [] };
+
+/** Every migration the branch holds is still the same file, so only additions can be pending. */
+function holds(branch: Shas, current: Shas): boolean {
+  return [...branch].every(([name, sha]) => current.get(name) === sha);
+}
+
+function same(a: Shas, b: Shas): boolean {
+  return a.size === b.size && holds(a, b);
+}
+
+/**
+ * Branches cost most of the conductor's time (a fork is a file copy outside clone mode), so the
+ * kit keeps them off the critical path where correctness allows. The branch a proof will need is
+ * forked from the baseline and migrated while the turn before it runs; at proof time it is used
+ * only if every migration it holds is still the same file (else it is forked again), and only
+ * additions are applied. A cycle's sandbox is reused by the cycle's turns under the same rule.
+ * Deletions run in the background; `settle()` waits for them at the end of the run.
+ */
+export function createBranches(kit: BranchKit) {
+  const time = kit.time ?? (<T>(_label: string, fn: () => Promise<T>) => fn());
+  let baseline: Promise<string> | undefined;
+  const warm = new Map<string, Promise<Prepared>>();
+  /** Sandboxes this process holds, with the migrations they hold (null: unknown, after a failed migration). */
+  const sandboxes = new Map<string, Shas | null>();
+  const drops: Promise<void>[] = [];
+  const schemas = new Map<string, { fingerprint: string; summary: SchemaSummary }>();
+  /** One idle connection per sandbox for the schema fingerprint (a connection costs more than the query). */
+  const clients = new Map<string, Promise<pg.Client>>();
+  /** The migrations of a workspace: the main one, or an experiment's worktree. */
+  const migrationsIn = (workspace: string) => path.join(workspace, kit.config.migrations.dir);
+
+  async function buildBaseline(): Promise<string> {
+    const { config } = kit;
+    const base = migrationSetFromEntries(await filesAt(kit.workspace, kit.baseCommit, config.migrations.dir));
+    const workdir = await createWorkdir(kit.workspace);
+    try {
+      const baseDir = await workdir.write('base', config.migrations.dir, base);
+      const outcome = await ensureBaseline({ provider: kit.provider, config, workspace: kit.workspace, base, baseDir, rebuild: false, env: kit.env });
+      if (outcome.ok) return outcome.name;
+      const why = outcome.kind === 'parent-ahead'
+        ? `the parent branch "${config.database.parent}" has migrations the feature's base commit does not know (${outcome.ahead.slice(0, 3).join(', ')})`
+        : outcome.message;
+      throw new ConsortError('invalid-input', `Cannot build the TDD lane's baseline database: ${why}.`, {
+        hint: 'Bring the parent branch and the feature\'s base commit into line (consort branch reset, or start the feature from a newer commit).',
+      });
+    } finally {
+      await workdir.dispose();
+    }
+  }
+
+  const getBaseline = (): Promise<string> => {
+    baseline ??= buildBaseline();
+    return baseline;
+  };
+
+  async function fork(name: string): Promise<string> {
+    const parent = await getBaseline();
+    if (await kit.provider.get(name)) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
+    await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
+    return kit.provider.connectionUri(name);
+  }
+
+  async function migrate(url: string, workspace = kit.workspace): Promise<ApplyResult> {
+    const dir = migrationsIn(workspace);
+    if (!(await access(dir).then(() => true, () => false))) return NOTHING_TO_APPLY;
+    return applyMigrations({ databaseUrl: url, dir, direction: 'up', migrationsTable: kit.config.migrations.table, relativeTo: workspace });
+  }
+
+  async function migrationShas(workspace = kit.workspace): Promise<Shas> {
+    const dir = migrationsIn(workspace);
+    if (!(await access(dir).then(() => true, () => false))) return new Map();
+    return new Map((await readMigrationSet(dir)).map((m) => [m.name, m.sha256]));
+  }
+
+  /**
+   * Fork and migrate (and read a sandbox's schema); the files may change meanwhile (an agent at
+   * work), so what was applied is known only if they did not.
+   */
+  async function prepare(name: string, use: 'proof' | 'sandbox'): Promise<Prepared> {
+    const url = await fork(name);
+    const before = await migrationShas();
+    const result = await migrate(url);
+    const known = result.ok && same(before, await migrationShas());
+    if (known && use === 'sandbox') await readSchema(name, url);
+    return { ok: true, shas: known ? before : null };
+  }
+
+  async function readSchema(name: string, url: string): Promise<SchemaSummary> {
+    const print = await fingerprint(name, url);
+    const cached = schemas.get(name);
+    if (cached !== undefined && cached.fingerprint === print) return cached.summary;
+    const summary = await schemaSummary(url, kit.config.migrations.table);
+    schemas.set(name, { fingerprint: print, summary });
+    return summary;
+  }
+
+  /** Bring a branch holding `shas` up to a workspace's migrations, or fork it again when one changed. */
+  async function settleMigrations(name: string, shas: Shas | null, workspace = kit.workspace): Promise<{ url: string; migrations: ApplyResult; shas: Shas }> {
+    const current = await migrationShas(workspace);
+    if (shas !== null && holds(shas, current)) {
+      const url = await kit.provider.connectionUri(name);
+      const pending = [...current.keys()].some((m) => !shas.has(m));
+      const migrations = pending ? await time('branch:migrate', () => migrate(url, workspace)) : NOTHING_TO_APPLY;
+      return { url, migrations, shas: current };
+    }
+    await disconnect(name);
+    schemas.delete(name);
+    const url = await time('branch:fork-in-foreground', () => fork(name));
+    return { url, migrations: await time('branch:migrate', () => migrate(url, workspace)), shas: current };
+  }
+
+  async function takeWarm(name: string): Promise<Shas | null> {
+    const early = warm.get(name);
+    warm.delete(name);
+    const prepared = early ? await time('branch:wait-for-early-fork', () => early) : undefined;
+    return prepared?.ok ? prepared.shas : null;
+  }
+
+  async function disconnect(name: string): Promise<void> {
+    const client = clients.get(name);
+    clients.delete(name);
+    if (client) await client.then((c) => c.end(), () => undefined).catch(() => undefined);
+  }
+
+  const drop = (name: string): void => {
+    sandboxes.delete(name);
+    schemas.delete(name);
+    drops.push(disconnect(name).then(() => kit.provider.delete(name, { recursive: true, terminateConnections: true })).then(() => undefined, () => undefined));
+  };
+
+  async function fingerprint(name: string, url: string): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      let client = clients.get(name);
+      if (client === undefined) {
+        const c = new pg.Client({ connectionString: url, application_name: 'consort-conductor' });
+        c.on('error', () => undefined);
+        client = c.connect().then(() => c);
+        clients.set(name, client);
+      }
+      try {
+        return await catalogFingerprint(await client);
+      } catch (e) {
+        await disconnect(name);
+        if (attempt > 0) throw e;
+      }
+    }
+  }
+
+  return {
+    baseline: getBaseline,
+
+    /** Start forking (and migrating) a branch for later use: the proof after the running turn, the next sandbox. */
+    prefork(name: string, use: 'proof' | 'sandbox'): void {
+      if (warm.has(name) || sandboxes.has(name)) return;
+      warm.set(name, prepare(name, use).catch((): Prepared => ({ ok: false, shas: null })));
+    },
+
+    /**
+     * An unused fork of the baseline with a workspace's migrations applied (the main workspace's,
+     * or an experiment worktree's); a leftover of the same name is replaced.
+     */
+    async fresh(name: string, workspace = kit.workspace): Promise<FreshBranch> {
+      const early = await takeWarm(name);
+      const { url, migrations } = await settleMigrations(name, workspace === kit.workspace ? early : null, workspace);
+      return { url, migrations };
+    },
+
+    /** The cycle's sandbox for agents' turns, kept migrated; other (earlier cycles') sandboxes are dropped. */
+    async sandbox(name: string): Promise<FreshBranch> {
+      for (const other of [...sandboxes.keys()]) if (other !== name) drop(other);
+      const held = sandboxes.has(name) ? (sandboxes.get(name) ?? null) : await takeWarm(name);
+      const { url, migrations, shas } = await settleMigrations(name, held);
+      sandboxes.set(name, migrations.ok ? shas : null);
+      return { url, migrations };
+    },
+
+    /** The schema of a branch, re-read only when its catalog changed. */
+    schema: readSchema,
+
+    /** Delete in the background; `settle()` waits. */
+    drop,
+
+    /** End of a run: drop sandboxes and unused forks, wait for every deletion. */
+    async settle(): Promise<void> {
+      for (const name of [...sandboxes.keys()]) drop(name);
+      for (const [name, early] of [...warm]) {
+        warm.delete(name);
+        if ((await early).ok) drop(name);
+      }
+      await Promise.all(drops);
+      drops.length = 0;
+    },
+  };
+}
+
+export type Branches = ReturnType<typeof createBranches>;
+
+
+/** Changes whenever a user table, column, constraint or type is created, altered or dropped. */
+async function catalogFingerprint(db: pg.Client): Promise<string> {
+  {
+    const part = (catalog: string, where: string) => `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM pg_catalog.${catalog} WHERE ${where})`;
+    const { rows } = await db.query<{ f: string }>(`SELECT concat_ws(':', ${[
+      part('pg_class', "relnamespace <> 'pg_catalog'::regnamespace AND relnamespace <> 'information_schema'::regnamespace"),
+      part('pg_attribute', 'attrelid >= 16384'),
+      part('pg_constraint', 'oid >= 16384'),
+      part('pg_type', 'oid >= 16384'),
+    ].join(', ')}) AS f`);
+    return rows[0]?.f ?? '';
+  }
+}
+
+/** Tables, columns, constraints and enums of a branch, for a context pack. */
+export async function schemaSummary(url: string, migrationsTable: string): Promise<SchemaSummary> {
+  const snap = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [migrationsTable] }));
+  return {
+    tables: snap.tables.map((t) => ({
+      name: qualifiedName(t.schema, t.name),
+      columns: t.columns.map((c) => ({ name: c.name, type: c.type, notNull: c.notNull, default: c.default })),
+      constraints: snap.constraints.filter((c) => c.schema === t.schema && c.table === t.name).map((c) => `${c.name}: ${c.definition}`),
+    })),
+    enums: snap.enums.map((e) => ({ name: qualifiedName(e.schema, e.name), labels: e.labels })),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Performing the conductor's effects. Every executor is idempotent — a record is appended only
+ * once (by id), files are written whole, a commit happens only when something is staged, a
+ * branch left over by a crash is replaced — so the driver can re-run an effect after a crash.
+ */
+import type { ActionEffect, Effect } from '../../conductor/effects.js';
+import type { ConductorEvent, EffectTiming } from '../../conductor/events.js';
+import type { ConductorState } from '../../conductor/state.js';
+import { commitPaths, restore } from '../../git/workspace.js';
+import type { LaneContext } from './context.js';
+import { adoptExperiment, runExperiments } from './experiments.js';
+import { readGate, reopenedGates } from './gate-check.js';
+import { prove } from './proof.js';
+import { runTurn } from './turn.js';
+
+/** Durations that are not the conductor's: the agent's turn and the project's suite. */
+export interface Spent {
+  agentMs: number;
+  suiteMs: number;
+}
+
+export async function performRecord(ctx: LaneContext, effect: Effect): Promise<void> {
+  switch (effect.type) {
+    case 'commit': {
+      const sha = await commitPaths(ctx.ws, effect.paths, effect.message);
+      if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
+      return;
+    }
+    case 'revert':
+      await restore(ctx.ws, effect.base, effect.paths);
+      ctx.log(`  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`);
+      return;
+    case 'append-turn':
+      await ctx.store.append('turns.jsonl', effect.record);
+      return;
+    case 'log':
+      await ctx.store.append('events.jsonl', effect.event);
+      describe(ctx, effect.event);
+      return;
+    case 'write-cycle':
+      await ctx.store.writeCycle(effect.record);
+      return;
+    case 'set-item-status':
+      await ctx.store.setItemStatus(effect.item, effect.status);
+      return;
+    case 'record-approval':
+      await ctx.store.recordApproval(effect.gate, effect.approval);
+      return;
+    case 'surface-gate':
+      ctx.onGate?.(effect.gate, effect.hash, effect.problems);
+      return;
+    case 'adopt-experiment': {
+      const sha = await adoptExperiment(ctx, effect.turn, effect.message);
+      if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
+      return;
+    }
+    case 'stop':
+    case 'run-turn':
+    case 'prove':
+    case 'check-gate':
+    case 'run-experiments':
+      return;
+  }
+}
+
+/** Progress lines for what matters to a person watching. */
+function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['event']): void {
+  switch (event.type) {
+    case 'handoff':
+      ctx.log(`→ ${event.to} (${event.step}${event.item ? ` ${event.item}` : ''})`);
+      return;
+    case 'cycle.red':
+      ctx.log(`  RED proven for ${event.item}: ${event.tests.length} test(s) fail for the right reason`);
+      return;
+    case 'cycle.rejected':
+      ctx.log(`  ${event.step.toUpperCase()} rejected for ${event.item} (${event.verdict}): ${event.reason.split('\n')[0]}`);
+      return;
+    case 'cycle.green':
+      ctx.log(`  ${event.purpose === 'green' ? 'GREEN' : 'REFACTOR'} proven for ${event.item}: the full suite passes`);
+      return;
+    case 'turn.usage':
+      if (event.verdict !== 'accepted') ctx.log(`  ${event.turn} ${event.verdict}${event.refused ? `: ${event.refused.join(', ')}` : ''}`);
+      return;
+    case 'gate.approved':
+      ctx.log(`  gate ${event.gate} approved by ${event.approver}${event.proxy ? ' (proxy mode)' : ''}`);
+      return;
+    case 'escalation':
+      ctx.log(`  ${event.kind}: ${event.reason.split('\n')[0]}`);
+      return;
+    default:
+      return;
+  }
+}
+
+export async function performAction(
+  ctx: LaneContext, state: ConductorState, effect: ActionEffect,
+  onBase: (base: string) => Promise<void>,
+): Promise<{ event: (timing: EffectTiming) => ConductorEvent; spent: Spent }> {
+  const at = () => ctx.now().toISOString();
+  if (effect.type === 'run-turn') {
+    const run = await runTurn(ctx, effect.turn, onBase);
+    const finished = at();
+    return { event: (timing) => ({ type: 'turn.finished', at: finished, turn: run.outcome, timing }), spent: { agentMs: run.agentMs, suiteMs: 0 } };
+  }
+  if (effect.type === 'run-experiments') {
+    const run = await runExperiments(ctx, effect.turns, state.frozen, onBase);
+    const finished = at();
+    return { event: (timing) => ({ type: 'experiments.finished', at: finished, results: run.results, timing }), spent: { agentMs: run.agentMs, suiteMs: run.suiteMs } };
+  }
+  if (effect.type === 'prove') {
+    ctx.log(`  proving ${effect.purpose}${effect.item ? ` for ${effect.item}` : ''} on ${effect.branch} …`);
+    if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
+    const run = await prove({
+      ws: ctx.ws, config: ctx.config, branches: ctx.branches, branch: effect.branch, hash: effect.hash, env: ctx.env, time: ctx.time,
+      ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
+    });
+    const finished = at();
+    return {
+      event: (timing) => ({ type: 'proof.finished', at: finished, purpose: effect.purpose, item: effect.item, branch: effect.branch, outcome: run.outcome, timing }),
+      spent: { agentMs: 0, suiteMs: run.suiteMs },
+    };
+  }
+  const reading = await ctx.time('gate', () => readGate(ctx.ws, ctx.store, effect.gate, state.userFacing));
+  const reopened = await ctx.time('gate', () => reopenedGates(ctx.ws, ctx.store, state.userFacing));
+  const finished = at();
+  return {
+    event: (timing) => ({ type: 'gate.checked', at: finished, gate: effect.gate, check: reading.check, reopened, ...(reading.items ? { items: reading.items } : {}), timing }),
+    spent: { agentMs: 0, suiteMs: 0 },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Competing GREEN attempts, as the driver runs them: from one base commit, N git worktrees (next
+ * to the repository, so relative paths such as `../../node_modules` resolve as in the checkout),
+ * each with its own fresh database branch for the agent and another for its proof; all run side
+ * by side. Each attempt's change (only the paths it may be judged on) is kept as a binary-safe
+ * patch; the conductor picks, and `adopt` applies the winner's patch to the workspace and commits.
+ */
+import { lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { TurnPlan } from '../../conductor/effects.js';
+import type { ExperimentResult } from '../../conductor/events.js';
+import { checkScope } from '../../conductor/scope.js';
+import { matchesAny } from '../../core/glob.js';
+import { addWorktree, applyAndCommit, openWorkspace, removeWorktree, stagedPatch } from '../../git/workspace.js';
+import type { LaneContext } from './context.js';
+import { buildPolicy } from './policy.js';
+import { prove } from './proof.js';
+import { FeatureStore } from './store.js';
+import { commitRecords, turnAt } from './turn.js';
+
+function patchFile(ctx: LaneContext, turn: string): string {
+  return path.join(ctx.ws.gitDir, 'consort', 'experiments', ctx.feature, `${turn}.patch`);
+}
+
+/** Ignored dependency folders are not in a worktree; link the workspace's own. */
+async function linkDependencies(from: string, to: string): Promise<void> {
+  const source = path.join(from, 'node_modules');
+  const target = path.join(to, 'node_modules');
+  const exists = (p: string) => lstat(p).then(() => true, () => false);
+  if ((await exists(source)) && !(await exists(target))) await symlink(source, target, 'dir');
+}
+
+async function attempt(ctx: LaneContext, plan: TurnPlan, base: string, frozen: Readonly<Record<string, string>>): Promise<ExperimentResult & { agentMs: number }> {
+  const dir = `${ctx.ws.top}-consort-${plan.id}`;
+  await addWorktree(ctx.ws, dir, base);
+  try {
+    const ws = await openWorkspace(path.join(dir, ctx.ws.prefix));
+    await linkDependencies(ctx.ws.dir, ws.dir);
+    const here: LaneContext = { ...ctx, ws, store: new FeatureStore(ws.dir, ctx.feature) };
+    let branchUsed = false;
+    try {
+      const run = await turnAt(here, plan, base, { branch: () => { branchUsed = true; return ctx.branches.fresh(plan.branch, ws.dir); }, transcripts: ctx.store });
+      const { outcome } = run;
+      const policy = buildPolicy(ctx.config, ctx.feature);
+      const relevant = outcome.changes.filter((c) => !matchesAny(c.path, policy.ignore));
+      const { patch, changedLines } = await stagedPatch(ws, base, relevant.map((c) => c.path));
+      await mkdir(path.dirname(patchFile(ctx, plan.id)), { recursive: true });
+      await writeFile(patchFile(ctx, plan.id), patch);
+      // A turn that failed or strayed is not worth a suite run; the conductor refuses it anyway.
+      const inScope = outcome.exit.kind === 'done'
+        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes }).length === 0;
+      if (!inScope || plan.experiment === null) return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
+      const proof = await prove({ ws, config: ctx.config, branches: ctx.branches, branch: plan.experiment.proofBranch, hash: plan.frozen, env: ctx.env, time: ctx.time, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      return { turn: outcome, proof: proof.outcome, changedLines, suiteMs: proof.suiteMs, agentMs: run.agentMs };
+    } finally {
+      if (branchUsed) ctx.branches.drop(plan.branch);
+    }
+  } finally {
+    await removeWorktree(ctx.ws, dir);
+  }
+}
+
+export interface ExperimentsRun {
+  results: ExperimentResult[];
+  /** The attempts run side by side: the longest agent turn and the longest suite are what the wall clock waited for. */
+  agentMs: number;
+  suiteMs: number;
+}
+
+export async function runExperiments(ctx: LaneContext, plans: readonly TurnPlan[], frozen: Readonly<Record<string, string>>, onBase: (base: string) => Promise<void>): Promise<ExperimentsRun> {
+  const base = await commitRecords(ctx, `consort: ${ctx.feature} records before ${plans[0]?.id ?? 'experiments'}`);
+  await onBase(base);
+  ctx.log(`  ${plans.length} competing GREEN attempts (${plans.map((p) => p.id).join(', ')}) …`);
+  const runs = await Promise.all(plans.map((plan) => attempt(ctx, plan, base, frozen)));
+  return {
+    results: runs.map(({ agentMs: _agentMs, ...result }) => result),
+    agentMs: Math.max(0, ...runs.map((r) => r.agentMs)),
+    suiteMs: Math.max(0, ...runs.map((r) => r.suiteMs)),
+  };
+}
+
+/** Bring the picked attempt's change into the workspace (exactly its patch) and commit it; the patches go. */
+export async function adoptExperiment(ctx: LaneContext, turn: string, message: string): Promise<string | null> {
+  const sha = await applyAndCommit(ctx.ws, patchFile(ctx, turn), message);
+  await rm(path.dirname(patchFile(ctx, turn)), { recursive: true, force: true });
+  return sha;
+}

@@ -1,0 +1,114 @@
+/**
+ * Features from a person's side: start one, find one by a short name, approve a gate, and read a
+ * feature's status. Approval goes through the same gate check the conductor uses, so only valid
+ * artifacts can be approved, and only by a named human.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { LogEvent } from '../../conductor/events.js';
+import { approverProblem } from '../../conductor/gates.js';
+import { initialState, isStopped, type ConductorState, type GateName, GATES, STATE_VERSION } from '../../conductor/state.js';
+import { ConsortError } from '../../core/errors.js';
+import { headCommit, openWorkspace } from '../../git/workspace.js';
+import { readGate } from './gate-check.js';
+import { featureDirOf, FeatureStore, listFeatures } from './store.js';
+
+const SLUG = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+
+function requestTemplate(slug: string, request: string | undefined): string {
+  if (request !== undefined && request.trim() !== '') return `${request.trim()}\n`;
+  return [
+    `# ${slug.replace(/-/g, ' ')}`,
+    '',
+    'Who needs this, what they want to be able to do, and why. The spec-author turns this into',
+    'stories with acceptance criteria; say what is out of scope too.',
+    '',
+  ].join('\n');
+}
+
+export async function createFeature(workspace: string, slug: string, request?: string): Promise<{ feature: string; dir: string }> {
+  if (!SLUG.test(slug) || slug.length > 40) {
+    throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, { hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).' });
+  }
+  const ws = await openWorkspace(workspace);
+  const existing = await listFeatures(ws.dir);
+  const clash = existing.find((f) => f.replace(/^\d+-/, '') === slug);
+  if (clash) throw new ConsortError('invalid-input', `A feature named ${slug} already exists: ${clash}.`, { hint: 'Pick another slug, or run the existing feature.' });
+  const next = existing.reduce((n, f) => Math.max(n, Number(/^\d+/.exec(f)?.[0] ?? 0)), 0) + 1;
+  const feature = `${String(next).padStart(3, '0')}-${slug}`;
+  const store = new FeatureStore(ws.dir, feature);
+  await mkdir(store.dir, { recursive: true });
+  await writeFile(store.file('feature-request.md'), requestTemplate(slug, request));
+  await writeFile(store.file('gates.json'), `${JSON.stringify({ version: 1, feature, gates: {} }, null, 2)}\n`);
+  await store.save({ version: STATE_VERSION, state: initialState(feature), baseCommit: await headCommit(ws), pending: [], done: 0, inFlight: null });
+  return { feature, dir: path.join(ws.dir, featureDirOf(feature)) };
+}
+
+/** `001-phones`, `001`, `1` or `phones`; with no name, the only feature that is not done. */
+export async function resolveFeature(workspace: string, ref: string | undefined): Promise<string> {
+  const all = await listFeatures(workspace);
+  if (all.length === 0) throw new ConsortError('invalid-input', 'There is no feature yet.', { hint: 'Start one with `consort feature new <slug>`.' });
+  if (ref === undefined) {
+    const open: string[] = [];
+    for (const f of all) if ((await new FeatureStore(workspace, f).load()).state.step !== 'done') open.push(f);
+    if (open.length === 1) return open[0]!;
+    throw new ConsortError('invalid-input', open.length === 0 ? 'Every feature is done.' : `Several features are open: ${open.join(', ')}.`, { hint: 'Name the feature: consort run <feature>.' });
+  }
+  const number = /^\d+$/.test(ref) ? Number(ref) : null;
+  const match = all.filter((f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number));
+  if (match.length === 1) return match[0]!;
+  throw new ConsortError('invalid-input', `No feature ${ref}.`, { hint: `Features: ${all.join(', ')}.` });
+}
+
+export interface ApproveInput {
+  workspace: string;
+  feature: string;
+  gate: string;
+  approver: string;
+  now?: Date;
+}
+
+export async function approveGate(input: ApproveInput): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
+  if (!(GATES as readonly string[]).includes(input.gate)) {
+    throw new ConsortError('invalid-input', `Unknown gate "${input.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
+  }
+  const gate = input.gate as GateName;
+  const problem = approverProblem(input.approver);
+  if (problem) throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, { hint: 'Approve as a named person: --as <name>.' });
+  const ws = await openWorkspace(input.workspace);
+  const store = new FeatureStore(ws.dir, input.feature);
+  const { state } = await store.load();
+  if (state.gate !== gate || (state.step !== 'gate' && state.step !== 'awaiting-approval')) {
+    throw new ConsortError('invalid-input', `${input.feature} is not at the ${gate} gate (it is at: ${describeStep(state)}).`, {
+      hint: 'Approve a gate when `consort status` shows it waiting.',
+    });
+  }
+  const reading = await readGate(ws, store, gate, state.userFacing);
+  if (!reading.check.valid) {
+    throw new ConsortError('invalid-input', `The ${gate} gate cannot be approved: ${reading.check.problems.slice(0, 8).join('; ')}.`, {
+      hint: 'Fix the artifacts (or run the design again); a missing or invalid artifact is never approved.',
+    });
+  }
+  const at = (input.now ?? new Date()).toISOString();
+  const approver = input.approver.trim();
+  await store.recordApproval(gate, { approver, at, hash: reading.check.hash, proxy: false });
+  const event: LogEvent = { id: `approve:${gate}:${at}`, at, feature: input.feature, type: 'gate.approved', gate, hash: reading.check.hash, approver, proxy: false };
+  await store.append('events.jsonl', event);
+  return { gate, hash: reading.check.hash, approver, at };
+}
+
+export function describeStep(state: ConductorState): string {
+  const item = state.current >= 0 ? state.items[state.current]?.id : undefined;
+  switch (state.step) {
+    case 'gate':
+    case 'awaiting-approval':
+      return `${state.step === 'gate' ? 'the' : 'waiting for approval of the'} ${state.gate} gate`;
+    case 'escalated':
+    case 'stalled':
+      return `${state.step}: ${state.escalation?.reason.split('\n')[0] ?? ''}`;
+    default:
+      return `${state.step}${item ? ` ${item}` : ''}`;
+  }
+}
+
+export { isStopped };

@@ -1,0 +1,89 @@
+/**
+ * From the project's configuration to what the conductor and the driver need: the conductor's
+ * policy (scopes, gates, budgets), each role's prompt and reads, and its agent backend.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { commandBackend } from '../../agents/command.js';
+import type { ConsortConfig } from '../../config/schema.js';
+import { expandGlobs, type Placeholders, ROLE_DEFAULTS, ROLES, type Role } from '../../conductor/roles.js';
+import type { Policy } from '../../conductor/state.js';
+import { parseDuration } from '../../core/duration.js';
+import { ConsortError } from '../../core/errors.js';
+import type { AgentBackend } from '../../ports/agent-backend.js';
+import { featureDirOf } from './store.js';
+
+/** The built-in prompts: `roles/<role>.md` at the package root. */
+export const BUILTIN_ROLES_DIR = fileURLToPath(new URL('../../../roles/', import.meta.url));
+
+export function placeholders(config: ConsortConfig, feature: string): Placeholders {
+  return { feature: featureDirOf(feature), tests: config.build.tests, migrations: config.migrations.dir };
+}
+
+export function buildPolicy(config: ConsortConfig, feature: string, gateMode?: 'human' | 'proxy', experiments?: number): Policy {
+  const p = placeholders(config, feature);
+  const writes = Object.fromEntries(ROLES.map((r) => [r, expandGlobs(config.roles[r]?.writes ?? ROLE_DEFAULTS[r].writes, p)])) as Record<Role, string[]>;
+  return {
+    featureDir: p.feature,
+    design: [...config.build.design],
+    optionalGates: [...config.gates.optional],
+    gateMode: gateMode ?? config.gates.mode,
+    rejectBornGreen: config.build.rejectBornGreen,
+    retries: config.build.retries,
+    repairRounds: config.build.repairRounds,
+    tests: expandGlobs(config.build.tests, p),
+    writes,
+    ignore: [...config.suite.reports],
+    experiments: experiments ?? config.build.experiments,
+  };
+}
+
+export function roleReads(config: ConsortConfig, feature: string, role: Role): string[] {
+  return expandGlobs(config.roles[role]?.reads ?? ROLE_DEFAULTS[role].reads, placeholders(config, feature));
+}
+
+/** The role's prompt: the configured file, else `.consort/roles/<role>.md`, else the built-in one. */
+export async function roleInstructions(workspace: string, config: ConsortConfig, role: Role): Promise<string> {
+  const configured = config.roles[role]?.instructions;
+  const candidates = [
+    ...(configured ? [path.join(workspace, configured)] : []),
+    path.join(workspace, '.consort', 'roles', `${role}.md`),
+    path.join(BUILTIN_ROLES_DIR, `${role}.md`),
+  ];
+  for (const file of candidates) {
+    const text = await readFile(file, 'utf8').catch(() => null);
+    if (text !== null) return text;
+    if (file === candidates[0] && configured) {
+      throw new ConsortError('config', `The ${role}'s instructions file ${configured} cannot be read.`, { hint: `Fix roles.${role}.instructions in the configuration.` });
+    }
+  }
+  throw new ConsortError('internal', `No prompt for the ${role} role (looked in ${candidates.join(', ')}).`, { hint: 'Reinstall Consort: its roles/ folder is missing.' });
+}
+
+export interface RoleAgent {
+  backend: AgentBackend;
+  model: string | null;
+  timeoutMs: number;
+  maxCostUsd?: number;
+}
+
+export type BackendFactory = (role: Role, config: ConsortConfig) => RoleAgent;
+
+/** The agent a role uses: its own `agent`, else `agents.default`. */
+export const defaultBackendFactory: BackendFactory = (role, config) => {
+  const agent = config.roles[role]?.agent ?? config.agents.default;
+  if (agent === undefined) {
+    throw new ConsortError('config', `No agent backend for the ${role} role.`, {
+      hint: 'Set agents.default (or roles.<role>.agent) in .github/consort.yml, e.g. agents: { default: { backend: command, command: "node agents/run.mjs" } }.',
+    });
+  }
+  const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
+  const settings = { model: agent.model ?? null, timeoutMs, ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }) };
+  if (agent.backend === 'command') {
+    return { backend: commandBackend({ command: agent.command ?? '', urlVars: [config.suite.env] }), ...settings };
+  }
+  throw new ConsortError('config', `The ${agent.backend} agent backend is not available in this version.`, {
+    hint: `Use backend: command for the ${role} role (any CLI agent can be wrapped in a script), or upgrade Consort.`,
+  });
+};

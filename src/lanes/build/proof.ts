@@ -1,0 +1,95 @@
+/**
+ * The conductor's own suite run: a fresh branch (baseline + the workspace's migrations), the
+ * project's suite with the branch in `suite.env`, its JUnit reports normalized per test, and the
+ * hashes of the frozen test files — then the branch is deleted. The judging is the conductor's
+ * (src/conductor/proofs.ts); this only gathers the facts.
+ */
+import path from 'node:path';
+import type { ConsortConfig } from '../../config/schema.js';
+import type { ProofOutcome, ProofTest } from '../../conductor/events.js';
+import { parseDuration } from '../../core/duration.js';
+import { ConsortError } from '../../core/errors.js';
+import { redact } from '../../core/redact.js';
+import { hashFiles, type GitWorkspace } from '../../git/workspace.js';
+import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
+import { branchEnv } from '../../suite/pg-env.js';
+import { runCommand } from '../../suite/process.js';
+import type { Branches } from './database.js';
+
+const OUTPUT_TAIL = 4000;
+
+export interface ProofRun {
+  outcome: ProofOutcome;
+  suiteMs: number;
+}
+
+function relativeFile(workspace: string, file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  const rel = path.isAbsolute(file) ? path.relative(workspace, file) : file;
+  return rel.split(path.sep).join('/').replace(/^\.\//, '');
+}
+
+function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
+  return result.suites.flatMap((s) => s.tests).map((t) => {
+    const file = relativeFile(workspace, t.file);
+    return {
+      id: t.id, state: t.state, ...(file ? { file } : {}), ...(t.loadError ? { loadError: true } : {}),
+      ...(t.message ? { message: t.message } : {}),
+    };
+  });
+}
+
+export interface ProveInput {
+  ws: GitWorkspace;
+  config: ConsortConfig;
+  branches: Branches;
+  branch: string;
+  hash: readonly string[];
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  onOutput?: (chunk: string) => void;
+  time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+export async function prove(input: ProveInput): Promise<ProofRun> {
+  const { config, ws } = input;
+  if (config.suite.reports.length === 0) {
+    throw new ConsortError('config', 'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.', {
+      hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml with jest-junit, or pytest --junitxml=junit.xml).',
+    });
+  }
+  const { time } = input;
+  const hashes = await time('prove:hash', () => hashFiles(ws, input.hash));
+  try {
+    const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
+    if (!fresh.migrations.ok) {
+      const f = fresh.migrations.failed;
+      return { suiteMs: 0, outcome: { kind: 'broken', reason: 'migrations', message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`, output: '', hashes } };
+    }
+    const started = new Date();
+    const result = await time('prove:suite', () => runCommand({
+      command: config.suite.command, cwd: ws.dir,
+      env: { ...input.env, ...branchEnv(fresh.url, [config.suite.env]), CI: input.env.CI ?? 'true' },
+      timeoutMs: parseDuration(config.suite.timeout), maxOutputBytes: 2 * 1024 * 1024,
+      ...(input.signal ? { signal: input.signal } : {}),
+      ...(input.onOutput ? { onOutput: input.onOutput } : {}),
+    }));
+    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password]);
+    if (result.aborted) throw new ConsortError('internal', 'The run was cancelled during a suite run.', { hint: 'Run `consort run` again to resume.' });
+    const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({ suiteMs: result.durationMs, outcome: { kind: 'broken', reason, message, output, hashes } });
+    if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
+    if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
+    let junit: SuiteResult;
+    try {
+      junit = await time('prove:junit', () => readJUnitReports(config.suite.reports, ws.dir, { newerThan: new Date(started.getTime() - 2000) }));
+    } catch (e) {
+      return broken('no-report', e instanceof Error ? e.message : String(e));
+    }
+    return {
+      suiteMs: result.durationMs,
+      outcome: { kind: 'ran', exitCode: result.exitCode, tests: testsOf(ws.dir, junit), summary: summarizeSuite(junit), output, hashes },
+    };
+  } finally {
+    input.branches.drop(input.branch);
+  }
+}

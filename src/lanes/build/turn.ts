@@ -1,0 +1,142 @@
+/**
+ * One agent turn, as the driver runs it: the conductor's records committed so the tree is clean,
+ * the cycle's database branch brought up to date, the context pack, the backend's turn, then the facts the conductor
+ * judges — every path changed since the turn's base commit (commits the agent made itself are
+ * undone first, their changes kept), the frozen tests' hashes, and whether the role delivered
+ * what it owes.
+ */
+import type { ArtifactCheck, TurnOutcome } from '../../conductor/events.js';
+import { buildContextPack, type SchemaSummary } from '../../conductor/context-pack.js';
+import { crossCheck, parseArtifact, type FeatureSpec, type Review, type TestList } from '../../conductor/artifacts.js';
+import type { TurnPlan } from '../../conductor/effects.js';
+import { isDesignRole } from '../../conductor/moves.js';
+import { OWED } from '../../conductor/roles.js';
+import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
+import type { LaneContext } from './context.js';
+import { roleInstructions, roleReads } from './policy.js';
+import type { FreshBranch } from './database.js';
+import { featureDirOf, type FeatureStore, readText } from './store.js';
+
+const ARTIFACTS = ['feature-request.md', 'feature-spec.json', 'architecture.json', 'db-design.json', 'ux-design.json', 'test-list.json'];
+
+/** The conductor's own files are committed before a turn, so the turn's diff is the agent's alone. */
+export async function commitRecords(ctx: LaneContext, message: string): Promise<string> {
+  return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature)], message)) ?? headCommit(ctx.ws);
+}
+
+/** The design artifacts and the given workspace files (the frozen tests), as a pack may quote them. */
+async function artifactContents(ctx: LaneContext, extra: readonly string[] = []): Promise<Record<string, string>> {
+  const contents: Record<string, string> = {};
+  for (const name of ARTIFACTS) {
+    const text = await readText(ctx.store.file(name));
+    if (text !== null) contents[`${featureDirOf(ctx.feature)}/${name}`] = text;
+  }
+  for (const file of extra) {
+    const text = await readText(`${ctx.ws.dir}/${file}`);
+    if (text !== null) contents[file] = text;
+  }
+  return contents;
+}
+
+function specOf(contents: Record<string, string>, featureDir: string): FeatureSpec | undefined {
+  const r = parseArtifact('feature-spec.json', contents[`${featureDir}/feature-spec.json`] ?? null);
+  return r.ok ? (r.value as FeatureSpec) : undefined;
+}
+
+/** Did the role leave what it owes? Design roles: their artifact; a review: its verdict. */
+async function owedChecks(ctx: LaneContext, plan: TurnPlan): Promise<{ owed: ArtifactCheck[]; facts: TurnOutcome['facts'] }> {
+  const facts: TurnOutcome['facts'] = {};
+  const check = async (file: string): Promise<{ check: ArtifactCheck; value?: unknown }> => {
+    const result = parseArtifact(file, await readText(ctx.store.file(file)));
+    if (!result.ok) return { check: { file, status: result.problems[0]?.endsWith('is missing') ? 'missing' : 'invalid', problems: result.problems } };
+    return { check: { file, status: 'valid', problems: [] }, value: result.value };
+  };
+  if (isDesignRole(plan.role)) {
+    const { check: c, value } = await check(OWED[plan.role]);
+    if (c.status === 'valid') {
+      const contents = await artifactContents(ctx);
+      const spec = specOf(contents, featureDirOf(ctx.feature));
+      const problems = plan.role === 'test-strategist' ? crossCheck(spec, value as TestList) : plan.role === 'spec-author' ? crossCheck(value as FeatureSpec, undefined) : [];
+      if (problems.length) return { owed: [{ ...c, status: 'invalid', problems }], facts };
+      if (plan.role === 'spec-author') facts.userFacing = (value as FeatureSpec).userFacing;
+    }
+    return { owed: [c], facts };
+  }
+  if (plan.step === 'review' && plan.item) {
+    const { check: c, value } = await check(`reviews/${plan.item.id}.json`);
+    const review = value as Review | undefined;
+    if (c.status === 'valid' && review && review.item !== plan.item.id) return { owed: [{ ...c, status: 'invalid', problems: [`the review is for ${review.item}, not ${plan.item.id}`] }], facts };
+    if (review) facts.review = { verdict: review.verdict, notes: review.notes };
+    return { owed: [c], facts };
+  }
+  return { owed: [], facts };
+}
+
+export interface TurnRun {
+  outcome: TurnOutcome;
+  agentMs: number;
+}
+
+/** `onBase` lets the driver journal the base commit before the agent touches anything. */
+export async function runTurn(ctx: LaneContext, plan: TurnPlan, onBase: (base: string) => Promise<void>): Promise<TurnRun> {
+  const base = await ctx.time('turn:commit-records', () => commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`));
+  await onBase(base);
+  // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
+  if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
+  return turnAt(ctx, plan, base, { branch: () => ctx.branches.sandbox(plan.branch), transcripts: ctx.store });
+}
+
+export interface TurnPlace {
+  /** The turn's database branch: the cycle's sandbox, or a fresh one for an experiment. */
+  branch: () => Promise<FreshBranch>;
+  /** Where the transcript goes (the main workspace's feature, also for a turn in a worktree). */
+  transcripts: FeatureStore;
+}
+
+/** A turn from `base` in `ctx.ws` (the workspace, or an experiment's worktree). */
+export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, place: TurnPlace): Promise<TurnRun> {
+  const { config, time } = ctx;
+  const featureDir = featureDirOf(ctx.feature);
+  const startedAt = ctx.now();
+  // Independent preparations overlap: the database branch, the file list, the artifacts, the prompt.
+  const [sandbox, files, contents, instructions] = await Promise.all([
+    time('turn:branch', place.branch),
+    time('turn:git', () => listFiles(ctx.ws)),
+    artifactContents(ctx, plan.frozen),
+    roleInstructions(ctx.ws.dir, config, plan.role),
+  ]);
+  const schema: SchemaSummary | null = sandbox.migrations.ok ? await time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url)) : null;
+  const spec = specOf(contents, featureDir);
+  const built = buildContextPack({
+    feature: ctx.feature, featureDir, plan, instructions, reads: roleReads(config, ctx.feature, plan.role), files, contents,
+    acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
+    schema, layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
+  });
+  const url = sandbox.url;
+  const agent = ctx.backends(plan.role, config);
+  ctx.log(`  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`);
+  const result = await time('turn:agent', () => agent.backend.runTurn({
+    role: plan.role, step: plan.step, feature: ctx.feature, item: plan.item?.id ?? null, instructions,
+    ...(plan.experiment ? { experiment: { index: plan.experiment.index, of: plan.experiment.of } } : {}),
+    contextPack: { pack: built.pack, json: built.json, markdown: built.markdown },
+    workspace: ctx.ws.dir, writes: plan.writes, branchUrl: url, model: agent.model,
+    budget: { timeoutMs: agent.timeoutMs, ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }) },
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  }));
+  // The driver journals the turn in state.json after the records were committed: that write is
+  // its own, and only that exact content is (any other change to it is the agent's, and refused).
+  const ours = await ctx.store.stateIsOurs();
+  const changes = (await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`));
+  const [{ owed, facts }, hashes] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen)]);
+  // After the diff, so the transcript is the conductor's record, not part of the agent's change.
+  await place.transcripts.writeTranscript(plan.id, result.transcript);
+  return {
+    agentMs: result.durationMs,
+    outcome: {
+      id: plan.id, role: plan.role, step: plan.step, item: plan.item?.id ?? null, attempt: plan.attempt,
+      backend: agent.backend.name, model: agent.model, startedAt: startedAt.toISOString(), durationMs: result.durationMs,
+      usage: result.usage, exit: result.exit, summary: result.summary, base, changes, hashes, owed, facts, branch: plan.branch,
+      context: { bytes: built.bytes, sha256: built.sha256 },
+    },
+  };
+}

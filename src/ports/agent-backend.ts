@@ -1,0 +1,63 @@
+/**
+ * How the conductor drives an agent: one turn at a time, in a workspace, with a context pack and
+ * a budget. Backends: `command` (any CLI agent or script, here) and, later, `claude`, `codex` and
+ * `openai`. Whatever a backend lets its model do, the conductor checks the resulting diff after
+ * the turn; a backend's own tool restrictions (`writes`) are a courtesy, not the guard.
+ */
+import type { ContextPack } from '../conductor/context-pack.js';
+import type { Role } from '../conductor/roles.js';
+import type { TurnStep } from '../conductor/state.js';
+
+export const AGENT_BACKENDS = ['command', 'claude', 'codex', 'openai'] as const;
+export type AgentBackendName = (typeof AGENT_BACKENDS)[number];
+
+export interface TurnBudget {
+  /** The turn is stopped after this long. */
+  timeoutMs: number;
+  /** For model backends: a cap on the turn's cost and tool-loop length. */
+  maxCostUsd?: number;
+  maxTurns?: number;
+}
+
+export interface AgentTurnRequest {
+  role: Role;
+  step: TurnStep;
+  feature: string;
+  /** The test-list item id, when the turn is about one. */
+  item: string | null;
+  /** The role's prompt (also inside the context pack). */
+  instructions: string;
+  contextPack: { pack: ContextPack; json: string; markdown: string };
+  /** The repository checkout the agent works in. */
+  workspace: string;
+  /** Globs the role may change (relative to the workspace). */
+  writes: readonly string[];
+  /** The turn's database branch. */
+  branchUrl: string;
+  model: string | null;
+  /** One of N competing GREEN attempts, each in its own worktree. */
+  experiment?: { index: number; of: number };
+  budget: TurnBudget;
+  signal?: AbortSignal;
+}
+
+export type AgentExit =
+  | { kind: 'done' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'timeout'; message: string }
+  | { kind: 'aborted'; message: string };
+
+export interface AgentTurnResult {
+  /** One paragraph: what the agent says it did. */
+  summary: string;
+  /** The full transcript (for a command: its output), bounded by the backend. */
+  transcript: string;
+  usage: { inputTokens: number; outputTokens: number; costUsd?: number };
+  durationMs: number;
+  exit: AgentExit;
+}
+
+export interface AgentBackend {
+  readonly name: AgentBackendName;
+  runTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
+}
