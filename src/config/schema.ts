@@ -107,6 +107,10 @@ export const databaseShape = {
   namespace: branchName('Prefix for branch names, so repositories can share a server.', MAX_NAMESPACE).optional(),
   ttl: duration('Branches older than this are removed by gc (default: kept until their PR closes).').optional(),
   seed: seed.optional(),
+  promote: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'GitHub App: when a PR is merged, apply its migrations to the parent branch, keeping a pre-merge snapshot branch if that fails.' }),
 };
 
 export const migrationsShape = {

@@ -133,6 +133,22 @@ describe('promote on merge', () => {
     expect(await flow.branches()).toContain(snapshotName(5, (await flow.runs(5)).at(-1)!.headSha)); // the failed one's is kept
     expect(await parentMigrations()).toContain('1730000600000_add_order_note');
   });
+
+  it('a repository opts in with database.promote, without the App-wide setting', async () => {
+    flow.settings.promote = false;
+    try {
+      const previous = (await flow.runs(6)).at(-1)!.headSha;
+      const mergeSha = await commit(flow.repo.dir, {
+        '.github/consort.yml': appConfig(SUITE).replace('database:\n', 'database:\n  promote: true\n'),
+        'migrations/1730000700000_add_order_flag.sql': '-- Up Migration\nALTER TABLE orders ADD COLUMN flagged boolean;\n-- Down Migration\nALTER TABLE orders DROP COLUMN flagged;\n',
+      }, 'merge flag', previous);
+      const comment = await merge(7, mergeSha);
+      expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
+      expect(await parentMigrations()).toContain('1730000700000_add_order_flag');
+    } finally {
+      flow.settings.promote = true;
+    }
+  });
 });
 
 describe('merge queue', () => {

@@ -9,6 +9,7 @@ database:
   ttl: 7d
   seed:
     file: db/seed.sql
+  promote: true
 migrations:
   dir: db/migrations
   table: schema_migrations
@@ -62,6 +63,7 @@ const FULL_CONFIG: ConsortConfig = {
     namespace: 'shop',
     ttl: '7d',
     seed: { kind: 'file', path: 'db/seed.sql' },
+    promote: true,
   },
   migrations: { dir: 'db/migrations', table: 'schema_migrations' },
   suite: {
@@ -89,7 +91,7 @@ const FULL_CONFIG: ConsortConfig = {
 
 describe('defaults', () => {
   const DEFAULTS: ConsortConfig = {
-    database: { provider: 'local', parent: 'main' },
+    database: { provider: 'local', parent: 'main', promote: false },
     migrations: { dir: 'migrations', table: 'pgmigrations' },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
     lint: { rules: [], failOn: 'error', severity: {} },

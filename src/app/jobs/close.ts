@@ -1,6 +1,7 @@
 /**
  * A pull request closed: its database branches are deleted. When it was merged and promotion is
- * on, the merged migrations are promoted to the parent branch (see promote.ts) and the outcome is
+ * on (`database.promote` in the repository's configuration at the merge commit, or
+ * CONSORT_APP_PROMOTE=1 for every repository), the merged migrations are promoted to the parent branch (see promote.ts) and the outcome is
  * posted on the pull request. Promotion holds the repository lock alone, so no check forks the
  * parent while it changes.
  */
@@ -18,7 +19,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   const provider = await deps.providers.forRepository(run.repositoryId);
   const deleted = await deletePullBranches(provider, run.pr);
   const removed = deleted.length === 0 ? 'no branches to delete' : `deleted ${deleted.join(', ')}`;
-  if (!run.merged || !deps.settings.promote || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
+  if (!run.merged || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
 
   const gh = await deps.github(run.installationId);
   const options = { maxBytes: deps.settings.maxTarballBytes, ...(deps.settings.workspaceRoot ? { root: deps.settings.workspaceRoot } : {}) };
@@ -33,6 +34,8 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: invalid configuration` };
     }
     const { config } = loaded;
+    // The repository opts in with database.promote; CONSORT_APP_PROMOTE=1 turns it on App-wide.
+    if (!config.database.promote && !deps.settings.promote) return { state: 'completed', conclusion: 'success', summary: removed };
     const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () => promote({
       provider, parent: config.database.parent, migrationsTable: config.migrations.table,
       dir: path.join(workspace.dir, config.migrations.dir), relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha,
