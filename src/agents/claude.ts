@@ -1,0 +1,122 @@
+/**
+ * The `claude` agent backend: one turn is one `query()` of the Claude Agent SDK in the workspace.
+ * The SDK's own limits carry the budget (`maxTurns`, `maxBudgetUsd`); a PreToolUse hook refuses
+ * file edits outside the role's `writes` so the model hears "no" while it can still adapt — the
+ * conductor's diff check after the turn remains the guard, since Bash can write files too.
+ * The branch URL reaches the agent's tools through the environment, never through the prompt.
+ */
+import { query as sdkQuery } from '@anthropic-ai/claude-agent-sdk';
+import type { HookCallback, Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
+import { connectionSecrets } from '../core/redact.js';
+import { branchEnv } from '../suite/pg-env.js';
+import { CLAUDE_EDIT_TOOLS, editToolDecision, mapClaudeTurn, type ClaudeStreamEnd } from './claude-events.js';
+
+/** What the backend needs of `query`: the real one fits, and tests pass a replay of a recorded stream. */
+export type ClaudeQuery = (params: { prompt: string; options?: Options }) => AsyncIterable<SDKMessage> & { close?: () => void };
+
+export interface ClaudeBackendOptions {
+  /** Used when the turn does not name a model. */
+  model?: string;
+  /** Passed as ANTHROPIC_API_KEY; otherwise the environment's credentials apply. */
+  apiKey?: string;
+  query?: ClaudeQuery;
+  /** Variables that receive the branch URL (DATABASE_URL, and the suite's variable when it differs). */
+  urlVars?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Tools a headless editing turn runs without asking; anything else is refused, not prompted for. */
+const ALLOWED_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'Bash', 'TodoWrite', ...Object.keys(CLAUDE_EDIT_TOOLS)];
+
+export function turnPrompt(request: AgentTurnRequest): string {
+  return `${request.instructions.trim()}\n\n${request.contextPack.markdown}`;
+}
+
+/** The PreToolUse hook: denies edits outside `writes`, says nothing about other tools. */
+export function writeScopeHook(workspace: string, writes: readonly string[]): HookCallback {
+  return async (input) => {
+    if (input.hook_event_name !== 'PreToolUse') return {};
+    const decision = editToolDecision(workspace, writes, input.tool_name, input.tool_input);
+    if (decision === null || decision.allow) return {};
+    return {
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `Consort: ${decision.reason}` },
+    };
+  };
+}
+
+export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendOptions, abortController: AbortController): Options {
+  const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
+  const env: Record<string, string | undefined> = { ...(options.env ?? process.env), ...branchEnv(request.branchUrl, urlVars) };
+  if (options.apiKey) env.ANTHROPIC_API_KEY = options.apiKey;
+  const model = request.model ?? options.model;
+  return {
+    cwd: request.workspace,
+    abortController,
+    env,
+    ...(model ? { model } : {}),
+    ...(request.budget.maxTurns !== undefined ? { maxTurns: request.budget.maxTurns } : {}),
+    ...(request.budget.maxCostUsd !== undefined ? { maxBudgetUsd: request.budget.maxCostUsd } : {}),
+    permissionMode: 'acceptEdits',
+    allowedTools: ALLOWED_TOOLS,
+    // The repository's CLAUDE.md and settings apply; the runner's personal settings do not.
+    settingSources: ['project'],
+    hooks: { PreToolUse: [{ matcher: Object.keys(CLAUDE_EDIT_TOOLS).join('|'), hooks: [writeScopeHook(request.workspace, request.writes)] }] },
+  };
+}
+
+const STOP = Symbol('stop');
+
+export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend {
+  const runQuery: ClaudeQuery = options.query ?? sdkQuery;
+  return {
+    name: 'claude',
+    async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
+      const started = performance.now();
+      const controller = new AbortController();
+      let stopReason: 'timeout' | 'aborted' | null = null;
+      const stop = (why: 'timeout' | 'aborted'): void => {
+        stopReason ??= why;
+        controller.abort();
+      };
+      const stopped = new Promise<typeof STOP>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }));
+      const timer = setTimeout(() => stop('timeout'), request.budget.timeoutMs);
+      const onAbort = (): void => stop('aborted');
+      if (request.signal?.aborted) stop('aborted');
+      else request.signal?.addEventListener('abort', onAbort, { once: true });
+
+      const messages: SDKMessage[] = [];
+      let end: ClaudeStreamEnd = { kind: 'completed' };
+      let stream: ReturnType<ClaudeQuery> | undefined;
+      try {
+        if (!controller.signal.aborted) {
+          stream = runQuery({ prompt: turnPrompt(request), options: claudeOptions(request, options, controller) });
+          const iterator = stream[Symbol.asyncIterator]();
+          for (;;) {
+            const pending = iterator.next();
+            // The SDK should end on abort; if it does not, the turn still ends when it must.
+            pending.catch(() => undefined);
+            const next = await Promise.race([pending, stopped]);
+            if (next === STOP || next.done) break;
+            messages.push(next.value);
+          }
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+        if (controller.signal.aborted) stream?.close?.();
+      }
+      if (stopReason === 'timeout') end = { kind: 'timeout', timeoutMs: request.budget.timeoutMs };
+      else if (stopReason === 'aborted') end = { kind: 'aborted' };
+
+      const secrets = [...connectionSecrets(request.branchUrl), ...(options.apiKey ? [options.apiKey] : [])];
+      return mapClaudeTurn(messages, {
+        secrets, end, durationMs: Math.round(performance.now() - started),
+        ...(request.budget.maxTurns !== undefined ? { maxTurns: request.budget.maxTurns } : {}),
+        ...(request.budget.maxCostUsd !== undefined ? { maxBudgetUsd: request.budget.maxCostUsd } : {}),
+      });
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The `codex` agent backend: one turn is one streamed run on a new Codex thread in the workspace,
+ * sandboxed to it (`workspace-write`) and never asking for approval. Codex honours no per-path
+ * write rule, so out-of-scope file changes are only noted; the conductor's diff check reverts them.
+ * Each turn gets its own Codex client because the branch URL is passed in the CLI's environment
+ * (the SDK's `env` replaces `process.env`, so the rest of it is passed along explicitly).
+ */
+import { Codex } from '@openai/codex-sdk';
+import type { CodexOptions, Input, ThreadEvent, ThreadOptions, TurnOptions } from '@openai/codex-sdk';
+import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
+import { connectionSecrets } from '../core/redact.js';
+import { branchEnv } from '../suite/pg-env.js';
+import { mapCodexTurn, type CodexStreamEnd } from './codex-events.js';
+
+/** What the backend needs of the SDK: `new Codex(options)` fits, and tests pass a replay. */
+export interface CodexThreadLike {
+  runStreamed(input: Input, turnOptions?: TurnOptions): Promise<{ events: AsyncIterable<ThreadEvent> }>;
+}
+export interface CodexClient {
+  startThread(options?: ThreadOptions): CodexThreadLike;
+}
+export type CodexFactory = (options: CodexOptions) => CodexClient;
+
+export interface CodexBackendOptions {
+  /** Used when the turn does not name a model. */
+  model?: string;
+  /** Given to the Codex CLI; otherwise its own login or environment applies. */
+  apiKey?: string;
+  codex?: CodexFactory;
+  /** Variables that receive the branch URL (DATABASE_URL, and the suite's variable when it differs). */
+  urlVars?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export function codexPrompt(request: AgentTurnRequest): string {
+  return `${request.instructions.trim()}\n\n${request.contextPack.markdown}`;
+}
+
+export function codexClientOptions(request: AgentTurnRequest, options: CodexBackendOptions): CodexOptions {
+  const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries({ ...(options.env ?? process.env), ...branchEnv(request.branchUrl, urlVars) })) {
+    if (value !== undefined) env[key] = value;
+  }
+  return { env, ...(options.apiKey ? { apiKey: options.apiKey } : {}) };
+}
+
+export function codexThreadOptions(request: AgentTurnRequest, options: CodexBackendOptions): ThreadOptions {
+  const model = request.model ?? options.model;
+  return {
+    workingDirectory: request.workspace,
+    sandboxMode: 'workspace-write',
+    approvalPolicy: 'never',
+    // The conductor owns the workspace (a worktree or a copy); the suite must reach the branch database.
+    skipGitRepoCheck: true,
+    networkAccessEnabled: true,
+    webSearchMode: 'disabled',
+    ...(model ? { model } : {}),
+  };
+}
+
+const STOP = Symbol('stop');
+
+export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
+  const createCodex: CodexFactory = options.codex ?? ((o) => new Codex(o));
+  return {
+    name: 'codex',
+    async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
+      const started = performance.now();
+      const controller = new AbortController();
+      let stopReason: 'timeout' | 'aborted' | null = null;
+      const stop = (why: 'timeout' | 'aborted'): void => {
+        stopReason ??= why;
+        controller.abort();
+      };
+      const stopped = new Promise<typeof STOP>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }));
+      const timer = setTimeout(() => stop('timeout'), request.budget.timeoutMs);
+      const onAbort = (): void => stop('aborted');
+      if (request.signal?.aborted) stop('aborted');
+      else request.signal?.addEventListener('abort', onAbort, { once: true });
+
+      const events: ThreadEvent[] = [];
+      let end: CodexStreamEnd = { kind: 'completed' };
+      try {
+        if (!controller.signal.aborted) {
+          const thread = createCodex(codexClientOptions(request, options)).startThread(codexThreadOptions(request, options));
+          const run = await Promise.race([thread.runStreamed(codexPrompt(request), { signal: controller.signal }), stopped]);
+          if (run !== STOP) {
+            const iterator = run.events[Symbol.asyncIterator]();
+            for (;;) {
+              const pending = iterator.next();
+              // The SDK ends its stream on abort; if it does not, the turn still ends when it must.
+              pending.catch(() => undefined);
+              const next = await Promise.race([pending, stopped]);
+              if (next === STOP || next.done) break;
+              events.push(next.value);
+            }
+          }
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+      } finally {
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+      }
+      if (stopReason === 'timeout') end = { kind: 'timeout', timeoutMs: request.budget.timeoutMs };
+      else if (stopReason === 'aborted') end = { kind: 'aborted' };
+
+      const secrets = [...connectionSecrets(request.branchUrl), ...(options.apiKey ? [options.apiKey] : [])];
+      return mapCodexTurn(events, {
+        workspace: request.workspace, writes: request.writes, secrets, end, durationMs: Math.round(performance.now() - started),
+      });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The `openai` backend's tools on their own: query_sql on a real branch of the embedded
+ * PostgreSQL 18 cannot write, run_suite hands the branch to the suite, and symlinks cannot lead
+ * reads or writes out of the workspace.
+ */
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { querySqlTool, readFileTool, runSuiteTool, type ToolContext, writeFileTool } from '../../src/agents/openai-tools.js';
+import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+let t: TestProvider;
+let url: string;
+let dir: string;
+let outside: string;
+let ctx: ToolContext;
+
+beforeAll(async () => {
+  t = await localTestProvider();
+  await t.provider.create({ name: 'agent-tools' });
+  url = await t.provider.connectionUri('agent-tools');
+  await query(url, 'CREATE TABLE customers (id int PRIMARY KEY, name text); INSERT INTO customers SELECT g, $$c$$ || g FROM generate_series(1, 250) g');
+}, 120_000);
+afterAll(async () => {
+  await t?.cleanup();
+});
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tools-'));
+  outside = await mkdtemp(path.join(os.tmpdir(), 'consort-outside-'));
+  ctx = { workspace: dir, writes: ['src/**'], branchUrl: url, signal: new AbortController().signal, suite: { command: 'node -e "console.log(process.env.SHOP_URL === process.env.DATABASE_URL ? \'same\' : \'other\', process.env.PGDATABASE)"; exit 3', env: 'SHOP_URL' } };
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await rm(outside, { recursive: true, force: true });
+});
+
+async function count(): Promise<number> {
+  return Number((await query<{ n: string }>(url, 'SELECT count(*) AS n FROM customers'))[0]!.n);
+}
+
+describe('query_sql', () => {
+  it('reads the branch, row-limited', async () => {
+    const out = await querySqlTool(ctx, 'SELECT id, name FROM customers ORDER BY id');
+    expect(out).toMatch(/^SELECT 250\n/);
+    expect(out).toContain('"name": "c100"');
+    expect(out).not.toContain('"name": "c101"');
+    expect(out).toContain('150 more rows');
+  });
+
+  it.each([
+    ['an insert', 'INSERT INTO customers VALUES (999, $$x$$)', /read-only transaction/],
+    ['a DDL statement', 'DROP TABLE customers', /read-only transaction/],
+    ['a commit before a write', 'COMMIT; DELETE FROM customers', /multiple commands/],
+    ['making the transaction read-write', 'SET TRANSACTION READ WRITE', /before any query/],
+    ['a write in a CTE', 'WITH d AS (DELETE FROM customers RETURNING 1) SELECT count(*) FROM d', /read-only transaction/],
+  ])('cannot write with %s', async (_name, sql, error) => {
+    const out = await querySqlTool(ctx, sql);
+    expect(out).toMatch(/^error: /);
+    expect(out).toMatch(error);
+    expect(await count()).toBe(250);
+  });
+});
+
+describe('run_suite', () => {
+  it('runs the suite in the workspace with the branch in the suite variable and reports the exit', async () => {
+    const out = await runSuiteTool(ctx);
+    expect(out).toMatch(/^suite failed \(exit 3\)\nsame /);
+    expect(out).toContain(new URL(url).pathname.slice(1));
+  });
+
+  it('says so when no suite is configured', async () => {
+    const { suite: _suite, ...bare } = ctx;
+    expect(await runSuiteTool(bare)).toMatch(/no suite is configured/);
+  });
+});
+
+describe('the workspace boundary', () => {
+  it("refuses writes into git's own files even when the scope allows everything", async () => {
+    await mkdir(path.join(dir, '.git/hooks'), { recursive: true });
+    const everything = { ...ctx, writes: ['**'] };
+    expect(await writeFileTool(everything, '.git/hooks/pre-commit', 'rm -rf /')).toMatch(/^refused: .* inside git's own files/);
+    expect(await writeFileTool(everything, 'vendor/lib/.git/config', 'x')).toMatch(/^refused/);
+    expect(await writeFileTool(everything, 'src/ok.js', 'x')).toBe('wrote src/ok.js (1 bytes)');
+  });
+
+  it('does not follow symlinks out of the workspace', async () => {
+    await writeFile(path.join(outside, 'secret.txt'), 'do not read me');
+    await symlink(outside, path.join(dir, 'src'));
+    expect(await readFileTool(ctx, 'src/secret.txt')).toMatch(/^refused: .* outside the workspace/);
+    expect(await writeFileTool(ctx, 'src/new.js', 'x')).toMatch(/^refused: .* outside the workspace/);
+    await expect(readFile(path.join(outside, 'new.js'), 'utf8')).rejects.toThrow();
+  });
+});
