@@ -172,16 +172,21 @@ const glob = () =>
     .meta({ description: 'A path glob (*, **, ?, {a,b}, [abc]); a leading ! excludes.' });
 
 export const agentShape = {
-  backend: z.enum(AGENT_BACKENDS).meta({ description: 'Which agent runs the turns: command (any CLI or script); claude, codex and openai are planned.' }),
+  backend: z.enum(AGENT_BACKENDS).meta({ description: 'Which agent runs the turns: command (any CLI or script), claude (Claude Agent SDK), codex (Codex SDK) or openai (any OpenAI-compatible chat endpoint).' }),
   command: nonEmpty().meta({ description: 'command backend: the shell command run in the workspace for each turn.' }).optional(),
   model: nonEmpty().meta({ description: 'The model, for backends that take one (passed to a command as CONSORT_MODEL).' }).optional(),
   timeout: duration('A turn is stopped after this long (default: build.turnTimeout).').optional(),
-  maxCostUsd: z.number().positive().meta({ description: 'Model backends: the most a single turn may cost.' }).optional(),
+  maxCostUsd: z.number().positive().meta({ description: 'Model backends: the most a single turn may cost (claude enforces it; codex and openai report no cost).' }).optional(),
+  maxTurns: z.number().int().positive().meta({ description: 'Model backends: the most tool-loop steps in one turn.' }).optional(),
+  baseUrl: z.url({ error: 'must be a URL, e.g. https://api.openai.com/v1' }).meta({ description: 'openai backend: the endpoint base URL, including /v1 (OpenAI, Databricks model serving, a local gateway).' }).optional(),
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+    .meta({ description: 'Name of the environment variable that holds the API key (never the key itself). Defaults: OPENAI_API_KEY (openai, codex), ANTHROPIC_API_KEY (claude).' }).optional(),
 };
 
 const agent = z
   .strictObject(agentShape)
   .refine((a) => a.backend !== 'command' || a.command !== undefined, { error: 'the command backend needs "command"', path: ['command'] })
+  .refine((a) => a.backend !== 'openai' || (a.baseUrl !== undefined && a.model !== undefined), { error: 'the openai backend needs "baseUrl" and "model"', path: ['baseUrl'] })
   .meta({ description: 'An agent backend and its settings.' });
 
 export const roleShape = {

@@ -46,7 +46,21 @@ describe('the lane policy', () => {
     expect(defaultBackendFactory('navigator', config)).toMatchObject({ model: null, timeoutMs: 30 * 60_000, backend: { name: 'command' } });
     expect(defaultBackendFactory('driver', config)).toMatchObject({ model: 'm1', timeoutMs: 5 * 60_000 });
     expect(() => defaultBackendFactory('driver', defaultConfig())).toThrow(expect.objectContaining({ code: 'config', message: 'No agent backend for the driver role.' }));
-    const claude = parseConfigText('agents:\n  default: {backend: claude}\n', 'consort.yml');
-    expect(() => defaultBackendFactory('dba', claude)).toThrow(/claude agent backend is not available/);
+  });
+
+  it('builds the model backends from config, with API keys read from the environment variable it names', () => {
+    const claude = parseConfigText('agents:\n  default: {backend: claude, model: claude-sonnet-4-5, maxTurns: 40, maxCostUsd: 2}\n', 'consort.yml');
+    expect(defaultBackendFactory('dba', claude)).toMatchObject({ backend: { name: 'claude' }, model: 'claude-sonnet-4-5', maxTurns: 40, maxCostUsd: 2 });
+    expect(defaultBackendFactory('dba', parseConfigText('agents:\n  default: {backend: codex}\n', 'consort.yml'))).toMatchObject({ backend: { name: 'codex' } });
+    const openai = parseConfigText('agents:\n  default: {backend: openai, baseUrl: "http://127.0.0.1:9/v1", model: m, apiKeyEnv: CONSORT_TEST_OPENAI_KEY}\n', 'consort.yml');
+    delete process.env.CONSORT_TEST_OPENAI_KEY;
+    expect(() => defaultBackendFactory('driver', openai)).toThrow(expect.objectContaining({ code: 'config', message: expect.stringContaining('CONSORT_TEST_OPENAI_KEY') }));
+    process.env.CONSORT_TEST_OPENAI_KEY = 'sk-test';
+    try {
+      expect(defaultBackendFactory('driver', openai)).toMatchObject({ backend: { name: 'openai' }, model: 'm' });
+    } finally {
+      delete process.env.CONSORT_TEST_OPENAI_KEY;
+    }
+    expect(() => parseConfigText('agents:\n  default: {backend: openai, model: m}\n', 'consort.yml')).toThrow(/needs "baseUrl" and "model"/);
   });
 });

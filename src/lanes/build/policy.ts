@@ -5,7 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { claudeBackend } from '../../agents/claude.js';
+import { codexBackend } from '../../agents/codex.js';
 import { commandBackend } from '../../agents/command.js';
+import { openaiBackend } from '../../agents/openai.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { expandGlobs, type Placeholders, ROLE_DEFAULTS, ROLES, type Role } from '../../conductor/roles.js';
 import type { Policy } from '../../conductor/state.js';
@@ -66,6 +69,21 @@ export interface RoleAgent {
   model: string | null;
   timeoutMs: number;
   maxCostUsd?: number;
+  maxTurns?: number;
+}
+
+const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
+
+/** A model backend's API key, from the environment variable the configuration names. */
+function apiKey(backend: keyof typeof DEFAULT_KEY_ENV, envName: string | undefined, role: Role, required: boolean): string | undefined {
+  const name = envName ?? DEFAULT_KEY_ENV[backend];
+  const value = process.env[name];
+  if (required && !value) {
+    throw new ConsortError('config', `The ${backend} agent of the ${role} role needs an API key in ${name}, which is not set.`, {
+      hint: `Export ${name} (in the Action, from a repository secret), or set agent.apiKeyEnv to the variable that holds it.`,
+    });
+  }
+  return value || undefined;
 }
 
 export type BackendFactory = (role: Role, config: ConsortConfig) => RoleAgent;
@@ -79,11 +97,30 @@ export const defaultBackendFactory: BackendFactory = (role, config) => {
     });
   }
   const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
-  const settings = { model: agent.model ?? null, timeoutMs, ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }) };
-  if (agent.backend === 'command') {
-    return { backend: commandBackend({ command: agent.command ?? '', urlVars: [config.suite.env] }), ...settings };
+  const settings = {
+    model: agent.model ?? null, timeoutMs,
+    ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
+    ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
+  };
+  const urlVars = [config.suite.env];
+  switch (agent.backend) {
+    case 'command':
+      return { backend: commandBackend({ command: agent.command ?? '', urlVars }), ...settings };
+    case 'openai':
+      return {
+        backend: openaiBackend({
+          baseUrl: agent.baseUrl!, model: agent.model!, apiKey: apiKey('openai', agent.apiKeyEnv, role, true)!,
+          suite: { command: config.suite.command, env: config.suite.env },
+        }),
+        ...settings,
+      };
+    case 'claude': {
+      const key = apiKey('claude', agent.apiKeyEnv, role, false);
+      return { backend: claudeBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars }), ...settings };
+    }
+    case 'codex': {
+      const key = apiKey('codex', agent.apiKeyEnv, role, false);
+      return { backend: codexBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars }), ...settings };
+    }
   }
-  throw new ConsortError('config', `The ${agent.backend} agent backend is not available in this version.`, {
-    hint: `Use backend: command for the ${role} role (any CLI agent can be wrapped in a script), or upgrade Consort.`,
-  });
 };

@@ -120,7 +120,11 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     ...(plan.experiment ? { experiment: { index: plan.experiment.index, of: plan.experiment.of } } : {}),
     contextPack: { pack: built.pack, json: built.json, markdown: built.markdown },
     workspace: ctx.ws.dir, writes: plan.writes, branchUrl: url, model: agent.model,
-    budget: { timeoutMs: agent.timeoutMs, ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }) },
+    budget: {
+      timeoutMs: agent.timeoutMs,
+      ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
+      ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
+    },
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   }));
   // The driver journals the turn in state.json after the records were committed: that write is
