@@ -11,6 +11,7 @@ import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/a
 import { connectionSecrets } from '../core/redact.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { CLAUDE_EDIT_TOOLS, editToolDecision, mapClaudeTurn, type ClaudeStreamEnd } from './claude-events.js';
+import { drain, turnControl } from './turn-control.js';
 
 /** What the backend needs of `query`: the real one fits, and tests pass a replay of a recorded stream. */
 export type ClaudeQuery = (params: { prompt: string; options?: Options }) => AsyncIterable<SDKMessage> & { close?: () => void };
@@ -65,49 +66,28 @@ export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendO
   };
 }
 
-const STOP = Symbol('stop');
-
 export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend {
   const runQuery: ClaudeQuery = options.query ?? sdkQuery;
   return {
     name: 'claude',
     async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
       const started = performance.now();
-      const controller = new AbortController();
-      let stopReason: 'timeout' | 'aborted' | null = null;
-      const stop = (why: 'timeout' | 'aborted'): void => {
-        stopReason ??= why;
-        controller.abort();
-      };
-      const stopped = new Promise<typeof STOP>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }));
-      const timer = setTimeout(() => stop('timeout'), request.budget.timeoutMs);
-      const onAbort = (): void => stop('aborted');
-      if (request.signal?.aborted) stop('aborted');
-      else request.signal?.addEventListener('abort', onAbort, { once: true });
-
+      const control = turnControl(request);
       const messages: SDKMessage[] = [];
       let end: ClaudeStreamEnd = { kind: 'completed' };
       let stream: ReturnType<ClaudeQuery> | undefined;
       try {
-        if (!controller.signal.aborted) {
-          stream = runQuery({ prompt: turnPrompt(request), options: claudeOptions(request, options, controller) });
-          const iterator = stream[Symbol.asyncIterator]();
-          for (;;) {
-            const pending = iterator.next();
-            // The SDK should end on abort; if it does not, the turn still ends when it must.
-            pending.catch(() => undefined);
-            const next = await Promise.race([pending, stopped]);
-            if (next === STOP || next.done) break;
-            messages.push(next.value);
-          }
+        if (!control.controller.signal.aborted) {
+          stream = runQuery({ prompt: turnPrompt(request), options: claudeOptions(request, options, control.controller) });
+          await drain(stream, control.stopped, messages);
         }
       } catch (error) {
-        if (!controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+        if (!control.controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
       } finally {
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
-        if (controller.signal.aborted) stream?.close?.();
+        control.dispose();
+        if (control.controller.signal.aborted) stream?.close?.();
       }
+      const stopReason = control.reason();
       if (stopReason === 'timeout') end = { kind: 'timeout', timeoutMs: request.budget.timeoutMs };
       else if (stopReason === 'aborted') end = { kind: 'aborted' };
 

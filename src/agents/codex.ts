@@ -11,6 +11,7 @@ import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/a
 import { connectionSecrets } from '../core/redact.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { mapCodexTurn, type CodexStreamEnd } from './codex-events.js';
+import { drain, STOP, turnControl } from './turn-control.js';
 
 /** What the backend needs of the SDK: `new Codex(options)` fits, and tests pass a replay. */
 export interface CodexThreadLike {
@@ -59,50 +60,27 @@ export function codexThreadOptions(request: AgentTurnRequest, options: CodexBack
   };
 }
 
-const STOP = Symbol('stop');
-
 export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
   const createCodex: CodexFactory = options.codex ?? ((o) => new Codex(o));
   return {
     name: 'codex',
     async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
       const started = performance.now();
-      const controller = new AbortController();
-      let stopReason: 'timeout' | 'aborted' | null = null;
-      const stop = (why: 'timeout' | 'aborted'): void => {
-        stopReason ??= why;
-        controller.abort();
-      };
-      const stopped = new Promise<typeof STOP>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }));
-      const timer = setTimeout(() => stop('timeout'), request.budget.timeoutMs);
-      const onAbort = (): void => stop('aborted');
-      if (request.signal?.aborted) stop('aborted');
-      else request.signal?.addEventListener('abort', onAbort, { once: true });
-
+      const control = turnControl(request);
       const events: ThreadEvent[] = [];
       let end: CodexStreamEnd = { kind: 'completed' };
       try {
-        if (!controller.signal.aborted) {
+        if (!control.controller.signal.aborted) {
           const thread = createCodex(codexClientOptions(request, options)).startThread(codexThreadOptions(request, options));
-          const run = await Promise.race([thread.runStreamed(codexPrompt(request), { signal: controller.signal }), stopped]);
-          if (run !== STOP) {
-            const iterator = run.events[Symbol.asyncIterator]();
-            for (;;) {
-              const pending = iterator.next();
-              // The SDK ends its stream on abort; if it does not, the turn still ends when it must.
-              pending.catch(() => undefined);
-              const next = await Promise.race([pending, stopped]);
-              if (next === STOP || next.done) break;
-              events.push(next.value);
-            }
-          }
+          const run = await Promise.race([thread.runStreamed(codexPrompt(request), { signal: control.controller.signal }), control.stopped]);
+          if (run !== STOP) await drain(run.events, control.stopped, events);
         }
       } catch (error) {
-        if (!controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+        if (!control.controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
       } finally {
-        clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
+        control.dispose();
       }
+      const stopReason = control.reason();
       if (stopReason === 'timeout') end = { kind: 'timeout', timeoutMs: request.budget.timeoutMs };
       else if (stopReason === 'aborted') end = { kind: 'aborted' };
 
