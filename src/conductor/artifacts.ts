@@ -67,7 +67,11 @@ export const Review = z.object({
 });
 export type Review = z.infer<typeof Review>;
 
-export const GateApproval = z.object({ approver: z.string(), at: z.string(), hash: z.string(), proxy: z.boolean() });
+export const GateApproval = z.object({
+  approver: z.string(), at: z.string(), hash: z.string(), proxy: z.boolean(),
+  /** The pull request's head commit when the approval was given (approvals from a PR comment). */
+  headSha: z.string().optional(),
+});
 
 export const GatesFile = z.object({
   version: z.literal(1),

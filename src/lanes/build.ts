@@ -10,12 +10,12 @@ import lockfile from 'proper-lockfile';
 import type { ConsortConfig } from '../config/schema.js';
 import { type Effect, isAction } from '../conductor/effects.js';
 import type { ConductorEvent } from '../conductor/events.js';
-import type { ConductorState, GateName } from '../conductor/state.js';
+import type { ConductorState, GateName, TurnRecord } from '../conductor/state.js';
 import { transition } from '../conductor/transition.js';
 import { ConsortError } from '../core/errors.js';
 import { dirtyOutside, discardSince, type GitWorkspace, openWorkspace } from '../git/workspace.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
-import { type LaneContext, timer } from './build/context.js';
+import { type LaneContext, secretValues, timer } from './build/context.js';
 import { createBranches } from './build/database.js';
 import { performAction, performRecord } from './build/execute.js';
 import { reopenedGates } from './build/gate-check.js';
@@ -28,7 +28,12 @@ export interface BuildLaneInput {
   config: ConsortConfig;
   feature: string;
   provider: BranchProvider;
+  /** The suite's environment. */
   env: NodeJS.ProcessEnv;
+  /** The agents' environment (default: env). */
+  agentEnv?: NodeJS.ProcessEnv;
+  /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
+  secrets?: readonly string[];
   backends?: BackendFactory;
   /** Overrides gates.mode (the CLI's --gates). */
   gateMode?: 'human' | 'proxy';
@@ -38,6 +43,16 @@ export interface BuildLaneInput {
   maxTurns?: number;
   /** Stop after this many effects (step through a run). */
   maxEffects?: number;
+  /** Stop before the next agent turn once this run's turns have cost this much (USD, as the backends report it). */
+  maxCostUsd?: number;
+  /** Stop before the next action at this time (epoch ms): a wall-clock limit that leaves time to save the state. */
+  deadline?: number;
+  /**
+   * After each turn is settled (its verdict and, for RED/GREEN/REFACTOR, its proof known): the
+   * records are committed first, so `head` holds the turn; `commit` is the turn's own commit
+   * (null when it was refused and reverted, or changed nothing).
+   */
+  onTurn?: (turn: TurnRecord, commits: { commit: string | null; head: string }) => Promise<void>;
   /** Resume an escalated or stalled feature. */
   retry?: boolean;
   /** Overrides build.experiments (the CLI's --experiments). */
@@ -51,7 +66,7 @@ export interface BuildLaneInput {
   onTiming?: (label: string, ms: number) => void;
 }
 
-export type RunStop = 'awaiting-approval' | 'escalated' | 'stalled' | 'done' | 'until' | 'max-turns' | 'max-effects' | 'interrupted';
+export type RunStop = 'awaiting-approval' | 'escalated' | 'stalled' | 'done' | 'until' | 'max-turns' | 'max-cost' | 'time-limit' | 'max-effects' | 'interrupted';
 
 export interface BuildRunResult {
   feature: string;
@@ -60,6 +75,8 @@ export interface BuildRunResult {
   state: ConductorState;
   effects: number;
   turns: number;
+  /** What this run's turns cost (USD; turns whose backend reports no cost count 0). */
+  costUsd: number;
 }
 
 type StartInput = Pick<BuildLaneInput, 'config' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
@@ -104,6 +121,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   const time = timer(input.onTiming);
   const ctx: LaneContext = {
     ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env,
+    agentEnv: input.agentEnv ?? input.env, secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
     branches: createBranches({ provider: input.provider, config: input.config, workspace: ws.dir, env: input.env, baseCommit: file.baseCommit, time }),
     backends: input.backends ?? defaultBackendFactory, log: input.log ?? (() => undefined), now: input.now ?? (() => new Date()), time,
     ...(input.signal ? { signal: input.signal } : {}), ...(input.onSuiteOutput ? { onSuiteOutput: input.onSuiteOutput } : {}),
@@ -122,7 +140,10 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   };
   let effects = 0;
   let turns = 0;
-  const result = (stop: RunStop, message: string): BuildRunResult => ({ feature: input.feature, stop, message, state: file.state, effects, turns });
+  let costUsd = 0;
+  /** The commit the current turn's changes went into (reset when a turn starts). */
+  let turnCommit: string | null = null;
+  const result = (stop: RunStop, message: string): BuildRunResult => ({ feature: input.feature, stop, message, state: file.state, effects, turns, costUsd: Math.round(costUsd * 1e6) / 1e6 });
   const loop = async (): Promise<BuildRunResult> => {
     if (file.done < file.pending.length) {
       if (file.inFlight?.base) {
@@ -148,8 +169,19 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       const effect = file.pending[file.done]!;
       if (input.maxEffects !== undefined && effects >= input.maxEffects) return result('max-effects', `stopped after ${effects} effect(s)`);
       if (!isAction(effect)) {
-        await ctx.time(`effect:${effect.type}`, () => performRecord(ctx, effect));
+        const sha = await ctx.time(`effect:${effect.type}`, () => performRecord(ctx, effect));
+        if ((effect.type === 'commit' || effect.type === 'adopt-experiment') && sha) turnCommit = sha;
         effects += 1;
+        if (effect.type === 'append-turn') {
+          costUsd += effect.record.usage.costUsd ?? 0;
+          if (input.onTurn) {
+            await save({ ...file, done: file.done + 1 });
+            const head = await commitRecords(ctx, `consort: ${input.feature} ${effect.record.id} ${effect.record.verdict}`);
+            await input.onTurn(effect.record, { commit: turnCommit, head });
+            turnCommit = null;
+            continue;
+          }
+        }
         // Records are idempotent: repeating one after a crash is harmless, so only git changes
         // (after which state.json must be rewritten anyway: a revert resets it) are journaled at once.
         file = { ...file, done: file.done + 1 };
@@ -158,7 +190,11 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
         continue;
       }
       if (effect.type === 'check-gate' && effect.gate === input.until) return result('until', `stopped before the ${effect.gate} gate (--until)`);
-      if ((effect.type === 'run-turn' || effect.type === 'run-experiments') && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s) (--max-turns)`);
+      const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
+      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s) (--max-turns)`);
+      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s): they cost $${costUsd.toFixed(4)}, the limit is $${input.maxCostUsd}`);
+      if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped at the time limit after ${turns} turn(s)`);
+      if (turnNext) turnCommit = null;
       // An action interrupted before its result is applied runs again on resume: a proof or a gate
       // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.
       const index = file.done;

@@ -10,36 +10,25 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
-import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { runBuildLane } from '../../src/lanes/build.js';
 import { createFeature } from '../../src/lanes/build/feature.js';
 import { FeatureStore } from '../../src/lanes/build/store.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 
 const exec = promisify(execFile);
 const AGENT = fileURLToPath(new URL('../fixtures/agents/experiment-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-beforeAll(async () => {
-  t = await localTestProvider();
-  const shopConfig = await readFile(fileURLToPath(new URL('../../examples/shop/.github/consort.yml', import.meta.url)), 'utf8');
-  repo = await scenarioRepo(null, { baseFiles: [{ file: '.github/consort.yml', content: `${shopConfig}agents:\n  default:\n    backend: command\n    command: node ${AGENT}\n` }] });
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT);
 
 it('adopts the smallest green attempt and refuses the one that touched a test', async () => {
-  const { config } = await loadConfig(repo.dir);
-  const { feature } = await createFeature(repo.dir, 'phones', 'Phone numbers.');
+  const { config } = await loadConfig(shop.repo.dir);
+  const { feature } = await createFeature(shop.repo.dir, 'phones', 'Phone numbers.');
   const lines: string[] = [];
-  const r = await runBuildLane({ workspace: repo.dir, config, feature, provider: t.provider, env: process.env, gateMode: 'proxy', experiments: 3, log: (l) => lines.push(l) });
+  const r = await runBuildLane({ workspace: shop.repo.dir, config, feature, provider: shop.t.provider, env: process.env, gateMode: 'proxy', experiments: 3, log: (l) => lines.push(l) });
   if (r.stop !== 'done') console.log(lines.join('\n'), r.message);
   expect(r).toMatchObject({ stop: 'done', state: { phase: 'done' } });
 
-  const store = new FeatureStore(repo.dir, feature);
+  const store = new FeatureStore(shop.repo.dir, feature);
   const green = (await store.turns()).filter((x) => x.step === 'green');
   expect(green.map((x) => [x.id, x.verdict])).toEqual([['turn-0006', 'rejected'], ['turn-0007', 'accepted'], ['turn-0008', 'refused']]);
   expect(green[0]!.reason).toMatch(/not picked \(fewest changed lines.*\): \d+ changed lines vs \d+/);
@@ -48,17 +37,17 @@ it('adopts the smallest green attempt and refuses the one that touched a test', 
   expect(events.find((e) => e.type === 'cycle.experiments')).toMatchObject({ item: 'T1', of: 3, green: [1, 2], picked: 2 });
 
   // The workspace holds exactly the minimal attempt, committed as the driver's GREEN.
-  const source = await readFile(path.join(repo.dir, 'src/customers.js'), 'utf8');
+  const source = await readFile(path.join(shop.repo.dir, 'src/customers.js'), 'utf8');
   expect(source).toContain("[id, String(phone).trim()]");
   expect(source).not.toContain('normalizePhone');
-  expect(existsSync(path.join(repo.dir, 'migrations/1730000400000_add_customer_phone.sql'))).toBe(true);
-  const log = (await exec('git', ['log', '--format=%s'], { cwd: repo.dir })).stdout;
+  expect(existsSync(path.join(shop.repo.dir, 'migrations/1730000400000_add_customer_phone.sql'))).toBe(true);
+  const log = (await exec('git', ['log', '--format=%s'], { cwd: shop.repo.dir })).stdout;
   expect(log).toContain(`consort(driver): green ${feature}/T1 (experiment 2 of 3)`);
-  const changed = (await exec('git', ['show', '--name-only', '--format=', `HEAD~${log.split('\n').findIndex((l) => l.includes('(experiment 2 of 3)'))}`], { cwd: repo.dir })).stdout.trim().split('\n');
+  const changed = (await exec('git', ['show', '--name-only', '--format=', `HEAD~${log.split('\n').findIndex((l) => l.includes('(experiment 2 of 3)'))}`], { cwd: shop.repo.dir })).stdout.trim().split('\n');
   expect(changed.sort()).toEqual(['migrations/1730000400000_add_customer_phone.sql', 'src/customers.js']);
 
   // Nothing left behind: no worktree, no sibling folder, no branch but the baseline.
-  expect((await exec('git', ['worktree', 'list', '--porcelain'], { cwd: repo.dir })).stdout.match(/^worktree /gm)).toHaveLength(1);
-  for (const id of ['turn-0006', 'turn-0007', 'turn-0008']) expect(existsSync(`${repo.dir}-consort-${id}`)).toBe(false);
-  expect((await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'))).toEqual([]);
+  expect((await exec('git', ['worktree', 'list', '--porcelain'], { cwd: shop.repo.dir })).stdout.match(/^worktree /gm)).toHaveLength(1);
+  for (const id of ['turn-0006', 'turn-0007', 'turn-0008']) expect(existsSync(`${shop.repo.dir}-consort-${id}`)).toBe(false);
+  expect((await shop.t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'))).toEqual([]);
 }, 180_000);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { ROLES } from '../../src/conductor/roles.js';
-import { buildPolicy, defaultBackendFactory, roleInstructions, roleReads } from '../../src/lanes/build/policy.js';
+import { agentKeyEnvNames, buildPolicy, defaultBackendFactory, roleInstructions, roleReads } from '../../src/lanes/build/policy.js';
 
 describe('the lane policy', () => {
   it('expands {feature}, {tests} and {migrations} in every role scope', () => {
@@ -62,5 +62,12 @@ describe('the lane policy', () => {
       delete process.env.CONSORT_TEST_OPENAI_KEY;
     }
     expect(() => parseConfigText('agents:\n  default: {backend: openai, model: m}\n', 'consort.yml')).toThrow(/needs "baseUrl" and "model"/);
+  });
+});
+
+describe('agentKeyEnvNames', () => {
+  it('lists the default key variables and every configured apiKeyEnv', () => {
+    const config = parseConfigText('agents:\n  default: { backend: claude }\nroles:\n  spec-author:\n    agent: { backend: openai, baseUrl: "https://serving.example.com/v1", model: m, apiKeyEnv: SERVING_TOKEN }\n', 'consort.yml');
+    expect(agentKeyEnvNames(config)).toEqual(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'SERVING_TOKEN']);
   });
 });

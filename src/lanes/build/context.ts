@@ -14,7 +14,12 @@ export interface LaneContext {
   provider: BranchProvider;
   branches: Branches;
   backends: BackendFactory;
+  /** The suite's environment (proofs, baselines). */
   env: NodeJS.ProcessEnv;
+  /** The agents' environment: may hold a model API key the suite must not see. */
+  agentEnv: NodeJS.ProcessEnv;
+  /** Values redacted from transcripts and summaries before they are written. */
+  secrets: readonly string[];
   signal?: AbortSignal;
   /** Progress lines (stderr in the CLI). */
   log: (line: string) => void;
@@ -24,6 +29,12 @@ export interface LaneContext {
   now: () => Date;
   /** Where the driver's own time goes (for `npm run bench:conductor`). */
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+/** Values in an environment that look like credentials (…_API_KEY, …_TOKEN, …_SECRET, …PASSWORD). */
+export function secretValues(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env).flatMap(([key, value]) => (/(_API_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(key) && value && value.length >= 8 ? [value] : []))
+    .sort((a, b) => b.length - a.length);
 }
 
 export function timer(onTiming?: (label: string, ms: number) => void): LaneContext['time'] {

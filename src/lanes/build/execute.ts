@@ -19,47 +19,48 @@ export interface Spent {
   suiteMs: number;
 }
 
-export async function performRecord(ctx: LaneContext, effect: Effect): Promise<void> {
+/** Performs a record effect; returns the commit it made, if any. */
+export async function performRecord(ctx: LaneContext, effect: Effect): Promise<string | null> {
   switch (effect.type) {
     case 'commit': {
       const sha = await commitPaths(ctx.ws, effect.paths, effect.message);
       if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
-      return;
+      return sha;
     }
     case 'revert':
       await restore(ctx.ws, effect.base, effect.paths);
       ctx.log(`  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`);
-      return;
+      return null;
     case 'append-turn':
       await ctx.store.append('turns.jsonl', effect.record);
-      return;
+      return null;
     case 'log':
       await ctx.store.append('events.jsonl', effect.event);
       describe(ctx, effect.event);
-      return;
+      return null;
     case 'write-cycle':
       await ctx.store.writeCycle(effect.record);
-      return;
+      return null;
     case 'set-item-status':
       await ctx.store.setItemStatus(effect.item, effect.status);
-      return;
+      return null;
     case 'record-approval':
       await ctx.store.recordApproval(effect.gate, effect.approval);
-      return;
+      return null;
     case 'surface-gate':
       ctx.onGate?.(effect.gate, effect.hash, effect.problems);
-      return;
+      return null;
     case 'adopt-experiment': {
       const sha = await adoptExperiment(ctx, effect.turn, effect.message);
       if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
-      return;
+      return sha;
     }
     case 'stop':
     case 'run-turn':
     case 'prove':
     case 'check-gate':
     case 'run-experiments':
-      return;
+      return null;
   }
 }
 

@@ -66,6 +66,10 @@ export interface ApproveInput {
   gate: string;
   approver: string;
   now?: Date;
+  /** The pull request's head commit the approval was given on (recorded with it). */
+  headSha?: string;
+  /** Refuse unless the artifacts still hash to this (what the person was shown when the gate opened). */
+  expectedHash?: string;
 }
 
 export async function approveGate(input: ApproveInput): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
@@ -89,9 +93,14 @@ export async function approveGate(input: ApproveInput): Promise<{ gate: GateName
       hint: 'Fix the artifacts (or run the design again); a missing or invalid artifact is never approved.',
     });
   }
+  if (input.expectedHash !== undefined && input.expectedHash !== reading.check.hash) {
+    throw new ConsortError('invalid-input', `The ${gate} gate's artifacts changed since it was announced, so this approval would cover something nobody was shown.`, {
+      hint: 'Run the lane again (`/consort build` or `consort run`) to announce the gate with its current content, then approve.',
+    });
+  }
   const at = (input.now ?? new Date()).toISOString();
   const approver = input.approver.trim();
-  await store.recordApproval(gate, { approver, at, hash: reading.check.hash, proxy: false });
+  await store.recordApproval(gate, { approver, at, hash: reading.check.hash, proxy: false, ...(input.headSha ? { headSha: input.headSha } : {}) });
   const event: LogEvent = { id: `approve:${gate}:${at}`, at, feature: input.feature, type: 'gate.approved', gate, hash: reading.check.hash, approver, proxy: false };
   await store.append('events.jsonl', event);
   return { gate, hash: reading.check.hash, approver, at };

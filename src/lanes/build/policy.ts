@@ -2,6 +2,7 @@
  * From the project's configuration to what the conductor and the driver need: the conductor's
  * policy (scopes, gates, budgets), each role's prompt and reads, and its agent backend.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,8 +18,9 @@ import { ConsortError } from '../../core/errors.js';
 import type { AgentBackend } from '../../ports/agent-backend.js';
 import { featureDirOf } from './store.js';
 
-/** The built-in prompts: `roles/<role>.md` at the package root. */
-export const BUILTIN_ROLES_DIR = fileURLToPath(new URL('../../../roles/', import.meta.url));
+/** The built-in prompts: `roles/<role>.md` at the package root, or next to the bundled Action (dist/roles/). */
+export const BUILTIN_ROLES_DIR = [new URL('../../../roles/', import.meta.url), new URL('./roles/', import.meta.url)]
+  .map((u) => fileURLToPath(u)).find((dir) => existsSync(path.join(dir, 'spec-author.md'))) ?? fileURLToPath(new URL('../../../roles/', import.meta.url));
 
 export function placeholders(config: ConsortConfig, feature: string): Placeholders {
   return { feature: featureDirOf(feature), tests: config.build.tests, migrations: config.migrations.dir };
@@ -75,9 +77,9 @@ export interface RoleAgent {
 const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
 
 /** A model backend's API key, from the environment variable the configuration names. */
-function apiKey(backend: keyof typeof DEFAULT_KEY_ENV, envName: string | undefined, role: Role, required: boolean): string | undefined {
+function apiKey(env: NodeJS.ProcessEnv, backend: keyof typeof DEFAULT_KEY_ENV, envName: string | undefined, role: Role, required: boolean): string | undefined {
   const name = envName ?? DEFAULT_KEY_ENV[backend];
-  const value = process.env[name];
+  const value = env[name];
   if (required && !value) {
     throw new ConsortError('config', `The ${backend} agent of the ${role} role needs an API key in ${name}, which is not set.`, {
       hint: `Export ${name} (in the Action, from a repository secret), or set agent.apiKeyEnv to the variable that holds it.`,
@@ -86,10 +88,19 @@ function apiKey(backend: keyof typeof DEFAULT_KEY_ENV, envName: string | undefin
   return value || undefined;
 }
 
-export type BackendFactory = (role: Role, config: ConsortConfig) => RoleAgent;
+/** `env` is the agents' environment (process.env unless the caller narrowed it). */
+/** The variables that hold the configured agents' API keys (for keeping them from the project's suite). */
+export function agentKeyEnvNames(config: ConsortConfig): string[] {
+  const agents = [config.agents.default, ...Object.values(config.roles).map((r) => r?.agent)];
+  const names = new Set<string>(Object.values(DEFAULT_KEY_ENV));
+  for (const a of agents) if (a?.apiKeyEnv) names.add(a.apiKeyEnv);
+  return [...names].sort();
+}
+
+export type BackendFactory = (role: Role, config: ConsortConfig, env?: NodeJS.ProcessEnv) => RoleAgent;
 
 /** The agent a role uses: its own `agent`, else `agents.default`. */
-export const defaultBackendFactory: BackendFactory = (role, config) => {
+export const defaultBackendFactory: BackendFactory = (role, config, env = process.env) => {
   const agent = config.roles[role]?.agent ?? config.agents.default;
   if (agent === undefined) {
     throw new ConsortError('config', `No agent backend for the ${role} role.`, {
@@ -105,22 +116,22 @@ export const defaultBackendFactory: BackendFactory = (role, config) => {
   const urlVars = [config.suite.env];
   switch (agent.backend) {
     case 'command':
-      return { backend: commandBackend({ command: agent.command ?? '', urlVars }), ...settings };
+      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env }), ...settings };
     case 'openai':
       return {
         backend: openaiBackend({
-          baseUrl: agent.baseUrl!, model: agent.model!, apiKey: apiKey('openai', agent.apiKeyEnv, role, true)!,
+          baseUrl: agent.baseUrl!, model: agent.model!, apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
           suite: { command: config.suite.command, env: config.suite.env },
         }),
         ...settings,
       };
     case 'claude': {
-      const key = apiKey('claude', agent.apiKeyEnv, role, false);
-      return { backend: claudeBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars }), ...settings };
+      const key = apiKey(env, 'claude', agent.apiKeyEnv, role, false);
+      return { backend: claudeBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars, env }), ...settings };
     }
     case 'codex': {
-      const key = apiKey('codex', agent.apiKeyEnv, role, false);
-      return { backend: codexBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars }), ...settings };
+      const key = apiKey(env, 'codex', agent.apiKeyEnv, role, false);
+      return { backend: codexBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars, env }), ...settings };
     }
   }
 };

@@ -156,7 +156,7 @@ export class FeatureStore {
     return parsed.data;
   }
 
-  async recordApproval(gate: GateName, approval: { approver: string; at: string; hash: string; proxy: boolean }): Promise<void> {
+  async recordApproval(gate: GateName, approval: { approver: string; at: string; hash: string; proxy: boolean; headSha?: string }): Promise<void> {
     const file = await this.gates();
     const entry = file.gates[gate] ?? { approval: null, history: [] };
     if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver)) return;

@@ -11,6 +11,7 @@ import { crossCheck, parseArtifact, type FeatureSpec, type Review, type TestList
 import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
+import { redact } from '../../core/redact.js';
 import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { roleInstructions, roleReads } from './policy.js';
@@ -113,7 +114,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     schema, layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
   });
   const url = sandbox.url;
-  const agent = ctx.backends(plan.role, config);
+  const agent = ctx.backends(plan.role, config, ctx.agentEnv);
   ctx.log(`  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`);
   const result = await time('turn:agent', () => agent.backend.runTurn({
     role: plan.role, step: plan.step, feature: ctx.feature, item: plan.item?.id ?? null, instructions,
@@ -133,13 +134,14 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const changes = (await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`));
   const [{ owed, facts }, hashes] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen)]);
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
-  await place.transcripts.writeTranscript(plan.id, result.transcript);
+  // Whatever the backend did, no credential of the agent's environment is written anywhere.
+  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, ctx.secrets));
   return {
     agentMs: result.durationMs,
     outcome: {
       id: plan.id, role: plan.role, step: plan.step, item: plan.item?.id ?? null, attempt: plan.attempt,
       backend: agent.backend.name, model: agent.model, startedAt: startedAt.toISOString(), durationMs: result.durationMs,
-      usage: result.usage, exit: result.exit, summary: result.summary, base, changes, hashes, owed, facts, branch: plan.branch,
+      usage: result.usage, exit: result.exit, summary: redact(result.summary, ctx.secrets), base, changes, hashes, owed, facts, branch: plan.branch,
       context: { bytes: built.bytes, sha256: built.sha256 },
     },
   };
