@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
-import { commandOnEdit, parseCommand } from './commands.js';
+import { commandOnEdit, parseCommand } from '../github/commands.js';
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
 import { staleApprovals } from './store/gates.js';
@@ -137,6 +137,7 @@ export function createIntake(store: Store, queue: JobQueue): Intake {
       const body = p.comment.body ?? '';
       const command = p.action === 'edited' ? commandOnEdit(body, p.changes?.body?.from) : p.action === 'created' ? parseCommand(body) : null;
       if (command === null) return { kind: 'ignored', reason: 'no new /consort command' };
+      if (command.kind === 'build') return { kind: 'ignored', reason: '/consort build is the Action\'s (mode: build)' };
       const ref = repoRef(p);
       return once(event, p.action, ref.repositoryId, async (tx) => {
         await queue.sendQuick({

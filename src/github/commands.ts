@@ -1,5 +1,7 @@
 /**
- * `/consort` commands in pull request comments, parsed purely from the comment text.
+ * `/consort` commands in pull request comments, parsed purely from the comment text. The App and
+ * the Action share this parser: the Action runs `build` (and `approve` for the TDD lane's gates),
+ * the App the rest.
  *
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
  * case) outside fenced code blocks, indented code, block quotes and HTML comments — so quoting
@@ -7,7 +9,11 @@
  * (`"…"` or `'…'`). A rejection's reason may continue on the following lines of its paragraph.
  */
 import { z } from 'zod';
-import { GATE_NAME } from './store/gates.js';
+
+/** Names that can follow `/consort approve`: lowercase, digits, `-` and `_`. `run` is the fork-run approval. */
+export const GATE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+/** A feature to build: a slug (`customer-phones`) or an existing feature (`001-customer-phones`, `1`). */
+export const FEATURE_REF = /^[a-z0-9][a-z0-9-]{0,47}$/;
 
 export const Command = z.discriminatedUnion('kind', [
   /** `/consort approve [<gate>]` (`run` approves a fork's code to run). */
@@ -17,6 +23,8 @@ export const Command = z.discriminatedUnion('kind', [
    * executor keeps it only if the pull request has such a gate, otherwise `text` is the reason.
    */
   z.object({ kind: z.literal('reject'), gate: z.string().nullable(), reason: z.string(), text: z.string() }),
+  /** `/consort build <feature> [request…]`: run the TDD lane; the rest of the paragraph is the feature request. */
+  z.object({ kind: z.literal('build'), feature: z.string(), request: z.string() }),
   z.object({ kind: z.literal('retry') }),
   z.object({ kind: z.literal('status') }),
   z.object({ kind: z.literal('gc') }),
@@ -118,6 +126,12 @@ export function parseCommand(body: string): Command | null {
       if (text === '') return { kind: 'invalid', name, problem: '`reject` needs a reason: `/consort reject [<gate>] <reason>`' };
       return { kind: 'reject', gate: candidate, reason, text };
     }
+    case 'build': {
+      const feature = rest[0]?.value.toLowerCase() ?? '';
+      if (!FEATURE_REF.test(feature)) return { kind: 'invalid', name, problem: feature === '' ? '`build` needs a feature: `/consort build <feature-slug> [what it should do]`' : `"${rest[0]!.value}" is not a feature name (lowercase letters, digits and "-")` };
+      const request = [rest.slice(1).map((t) => t.value).join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
+      return { kind: 'build', feature, request };
+    }
     case 'retry':
     case 'status':
     case 'gc':
@@ -146,6 +160,7 @@ export const HELP_TEXT = [
   '| --- | --- |',
   '| `/consort approve [<gate>]` | approve a gate (the only pending one when no name is given); `/consort approve run` lets code from a fork run for the current head commit |',
   '| `/consort reject [<gate>] <reason>` | reject a gate, saying why |',
+  '| `/consort build <feature> [request]` | run the TDD lane for a feature on this pull request (the Action, `mode: build`) |',
   '| `/consort retry` | run the database check again for the head commit |',
   '| `/consort status` | the latest check, gates and approvals of this pull request |',
   '| `/consort gc` | delete database branches of closed pull requests and expired ones |',
@@ -159,6 +174,8 @@ export function describeCommand(c: Command): string {
       return `/consort approve${c.gate === null ? '' : ` ${c.gate}`}`;
     case 'reject':
       return `/consort reject ${c.text}`;
+    case 'build':
+      return `/consort build ${c.feature}`;
     case 'unknown':
     case 'invalid':
       return `/consort ${c.name}`;

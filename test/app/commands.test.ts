@@ -1,5 +1,5 @@
 /** `/consort` command parsing: what fires, what must not, and how arguments are read. */
-import { commandOnEdit, describeCommand, parseCommand, tokenize, type Command } from '../../src/app/commands.js';
+import { commandOnEdit, describeCommand, parseCommand, tokenize, type Command } from '../../src/github/commands.js';
 
 describe('parseCommand', () => {
   it.each<[string, string, Command | null]>([

@@ -4,7 +4,7 @@
  * Someone without write access gets a polite refusal and nothing else happens.
  */
 import type { CommandJob } from '../queue.js';
-import { describeCommand, HELP_TEXT } from '../commands.js';
+import { describeCommand, HELP_TEXT } from '../../github/commands.js';
 import { WRITE_PERMISSIONS, type GitHubApi } from '../github.js';
 import { recordPullCheck } from '../intake.js';
 import { replyText } from '../publish.js';
@@ -45,6 +45,8 @@ async function execute(deps: JobDeps, gh: GitHubApi, job: CommandJob): Promise<s
       const all = [...deleted, ...expired];
       return all.length === 0 ? 'nothing to clean up: no branches of closed pull requests, none expired.' : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
     }
+    case 'build':
+      return 'the TDD lane runs in the Consort Action (`mode: build`), not in this App.';
     case 'help':
       return `here is what I can do:\n\n${HELP_TEXT}`;
     case 'unknown':

@@ -5,7 +5,7 @@
  * author asked to look again. Each decision is published as the gate's commit status.
  */
 import type { CommandJob } from '../queue.js';
-import type { Command } from '../commands.js';
+import type { Command } from '../../github/commands.js';
 import type { GitHubApi } from '../github.js';
 import { recordPullCheck } from '../intake.js';
 import { publishGateStatuses } from '../publish.js';

@@ -4,7 +4,10 @@
  * the artifact hash it was made on, so a later push or a changed artifact makes an approval stale
  * (the gate is pending again). Every decision is also appended to gate_decisions.
  */
+import { GATE_NAME } from '../../github/commands.js';
 import { num, type Db } from './db.js';
+
+export { GATE_NAME };
 
 export type GateState = 'pending' | 'approved' | 'rejected' | 'stale';
 
@@ -32,8 +35,6 @@ export interface GateDecision {
   decidedAt: Date;
 }
 
-/** Names that can follow `/consort approve`: lowercase, digits, `-` and `_`. `run` is the fork-run approval. */
-export const GATE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 export const FORK_RUN_GATE = 'run';
 
 function toGate(r: Record<string, unknown>): Gate {
