@@ -5,12 +5,12 @@
  * conductor's diff check after the turn remains the guard, since Bash can write files too.
  * The branch URL reaches the agent's tools through the environment, never through the prompt.
  */
-import { query as sdkQuery } from '@anthropic-ai/claude-agent-sdk';
 import type { HookCallback, Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
 import { connectionSecrets } from '../core/redact.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { CLAUDE_EDIT_TOOLS, editToolDecision, mapClaudeTurn, type ClaudeStreamEnd } from './claude-events.js';
+import { CLAUDE_SDK, type ClaudeSdk, loadSdk } from './sdk.js';
 import { drain, turnControl } from './turn-control.js';
 
 /** What the backend needs of `query`: the real one fits, and tests pass a replay of a recorded stream. */
@@ -67,7 +67,6 @@ export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendO
 }
 
 export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend {
-  const runQuery: ClaudeQuery = options.query ?? sdkQuery;
   return {
     name: 'claude',
     async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
@@ -77,6 +76,8 @@ export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend 
       let end: ClaudeStreamEnd = { kind: 'completed' };
       let stream: ReturnType<ClaudeQuery> | undefined;
       try {
+        // The SDK is loaded on first use (see sdk.ts); tests pass a replay instead.
+        const runQuery: ClaudeQuery = options.query ?? (await loadSdk<ClaudeSdk>(CLAUDE_SDK)).query;
         if (!control.controller.signal.aborted) {
           stream = runQuery({ prompt: turnPrompt(request), options: claudeOptions(request, options, control.controller) });
           await drain(stream, control.stopped, messages);

@@ -5,12 +5,12 @@
  * Each turn gets its own Codex client because the branch URL is passed in the CLI's environment
  * (the SDK's `env` replaces `process.env`, so the rest of it is passed along explicitly).
  */
-import { Codex } from '@openai/codex-sdk';
 import type { CodexOptions, Input, ThreadEvent, ThreadOptions, TurnOptions } from '@openai/codex-sdk';
 import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
 import { connectionSecrets } from '../core/redact.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { mapCodexTurn, type CodexStreamEnd } from './codex-events.js';
+import { CODEX_SDK, type CodexSdk, loadSdk } from './sdk.js';
 import { drain, STOP, turnControl } from './turn-control.js';
 
 /** What the backend needs of the SDK: `new Codex(options)` fits, and tests pass a replay. */
@@ -61,7 +61,6 @@ export function codexThreadOptions(request: AgentTurnRequest, options: CodexBack
 }
 
 export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
-  const createCodex: CodexFactory = options.codex ?? ((o) => new Codex(o));
   return {
     name: 'codex',
     async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
@@ -70,6 +69,8 @@ export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
       const events: ThreadEvent[] = [];
       let end: CodexStreamEnd = { kind: 'completed' };
       try {
+        // The SDK is loaded on first use (see sdk.ts); tests pass a replay instead.
+        const createCodex: CodexFactory = options.codex ?? (await loadSdk<CodexSdk>(CODEX_SDK).then((sdk) => (o: CodexOptions) => new sdk.Codex(o)));
         if (!control.controller.signal.aborted) {
           const thread = createCodex(codexClientOptions(request, options)).startThread(codexThreadOptions(request, options));
           const run = await Promise.race([thread.runStreamed(codexPrompt(request), { signal: control.controller.signal }), control.stopped]);

@@ -38,13 +38,27 @@ export function pinsFromManifest(manifest: unknown): PinnedVersions {
 }
 
 let pins: PinnedVersions | undefined;
+let manifest: unknown;
+
+function rawManifest(): unknown {
+  manifest ??= typeof __CONSORT_MANIFEST__ !== 'undefined'
+    ? __CONSORT_MANIFEST__
+    : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return manifest;
+}
 
 export function pinnedVersions(): PinnedVersions {
-  pins ??= pinsFromManifest(
-    typeof __CONSORT_MANIFEST__ !== 'undefined'
-      ? __CONSORT_MANIFEST__
-      : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
-        JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')),
-  );
+  pins ??= pinsFromManifest(rawManifest());
   return pins;
+}
+
+/** The exact version package.json pins for a dependency (the agent SDKs installed at run time). */
+export function pinnedDependency(name: string): string {
+  const parsed = z.object({ dependencies: z.record(z.string(), z.string()) }).safeParse(rawManifest());
+  const version = parsed.success ? parsed.data.dependencies[name] : undefined;
+  if (version === undefined || !EXACT.test(version)) {
+    throw new ConsortError('internal', `${name} is not pinned to an exact version in package.json.`, { hint: `Pin ${name} to an exact version.` });
+  }
+  return version;
 }

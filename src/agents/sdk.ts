@@ -1,0 +1,58 @@
+/**
+ * The agent SDKs that drive a CLI of their own — the Claude Agent SDK (its `cli.js`) and the Codex
+ * SDK (the `codex` binary of @openai/codex) — find that CLI next to their own files, so they cannot
+ * live inside the bundled Action. They are loaded when a turn needs them: from node_modules where
+ * Consort is installed with npm, else (the Action) from the tools directory, where the exact
+ * version package.json pins is installed once per runner tool cache, like the native tools.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConsortError } from '../core/errors.js';
+import { pinnedDependency } from '../tools/pinned-versions.js';
+import { resolvePlatformPackage } from '../tools/platform-packages.js';
+
+export const CLAUDE_SDK = '@anthropic-ai/claude-agent-sdk';
+export const CODEX_SDK = '@openai/codex-sdk';
+
+export type ClaudeSdk = typeof import('@anthropic-ai/claude-agent-sdk');
+export type CodexSdk = typeof import('@openai/codex-sdk');
+
+const loaded = new Map<string, Promise<unknown>>();
+
+/** The package's ESM entry point from its manifest (`exports["."]`: import, else default; else main). */
+export async function entryOf(dir: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { exports?: unknown; main?: string };
+  const root = typeof manifest.exports === 'object' && manifest.exports !== null ? (manifest.exports as Record<string, unknown>)['.'] : manifest.exports;
+  const pick = typeof root === 'string' ? root : typeof root === 'object' && root !== null ? ((root as Record<string, unknown>).import ?? (root as Record<string, unknown>).default) : undefined;
+  const entry = typeof pick === 'string' ? pick : manifest.main;
+  if (!entry) throw new ConsortError('tools-unavailable', `${dir} has no entry point.`, { hint: 'Delete the tools directory and run again.' });
+  return path.join(dir, entry);
+}
+
+async function load(name: string, log: (m: string) => void): Promise<unknown> {
+  try {
+    // A variable specifier: bundlers leave it alone, Node resolves it from node_modules.
+    const specifier: string = name;
+    return await import(specifier);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+  }
+  return loadFromTools(name, log);
+}
+
+/** The pinned SDK from the tools directory, installed there first if missing (the bundled Action's path). */
+export async function loadFromTools(name: string, log: (m: string) => void = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<unknown> {
+  const pkg = await resolvePlatformPackage({ name, version: pinnedDependency(name), via: name }, { log, env });
+  return import(pathToFileURL(await entryOf(pkg.dir)).href);
+}
+
+export function loadSdk<T>(name: typeof CLAUDE_SDK | typeof CODEX_SDK, log: (m: string) => void = () => undefined): Promise<T> {
+  let p = loaded.get(name);
+  if (p === undefined) {
+    p = load(name, log);
+    loaded.set(name, p);
+    p.catch(() => loaded.delete(name));
+  }
+  return p as Promise<T>;
+}
