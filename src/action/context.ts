@@ -13,11 +13,18 @@ export interface GitPoint { ref: string; sha: string }
 
 export type ActionEvent =
   /** `pull_request`, or `pull_request_target` (target: true: a privileged run on the base's code). */
-  | { kind: 'pull_request'; target: boolean; action: string; number: number; base: GitPoint; head: GitPoint; fork: boolean }
+  | { kind: 'pull_request'; target: boolean; action: string; number: number; base: GitPoint; head: GitPoint; fork: boolean; label: string | null; sender: Actor }
+  /** A comment on an issue or pull request (`pullRequest` tells which). */
+  | { kind: 'issue_comment'; action: string; number: number; pullRequest: boolean; comment: { id: number; body: string; user: Actor } }
+  /** A manual run; `inputs` are the workflow's own dispatch inputs. */
+  | { kind: 'workflow_dispatch'; ref: string; inputs: Record<string, string>; sender: Actor }
   | { kind: 'merge_group'; base: GitPoint; head: GitPoint }
   | { kind: 'push'; ref: string; before: string | null; after: string }
   /** workflow_dispatch, schedule, …: the checked-out HEAD is the change. */
   | { kind: 'other'; name: string };
+
+/** Who did something: a login and whether it is a person or a bot. */
+export interface Actor { login: string; type: string }
 
 export interface ActionContext {
   eventName: string;
@@ -26,6 +33,8 @@ export interface ActionContext {
   repo: RepoRef;
   runnerTemp: string;
   apiUrl: string;
+  /** e.g. https://github.com (GITHUB_SERVER_URL): where git pushes go. */
+  serverUrl: string;
   /** Link to this workflow run, for the report. */
   runUrl: string | undefined;
   /** Set on GitHub runners; the job summary is written only then. */
@@ -53,6 +62,18 @@ const PullRequestPayload = z.object({
     head: Point.extend({ repo: z.object({ full_name: z.string() }).nullable() }),
   }),
 });
+const ActorShape = z.object({ login: z.string(), type: z.string() });
+const PullRequestExtras = z.object({ label: z.object({ name: z.string() }).optional(), sender: ActorShape });
+const IssueCommentPayload = z.object({
+  action: z.string(),
+  issue: z.object({ number: z.number().int().positive(), pull_request: z.object({}).loose().optional() }),
+  comment: z.object({ id: z.number().int(), body: z.string().nullable(), user: ActorShape.nullable() }),
+});
+const DispatchPayload = z.object({
+  ref: z.string(),
+  inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable().optional(),
+  sender: ActorShape,
+});
 const MergeGroupPayload = z.object({
   merge_group: z.object({ base_sha: Point.shape.sha, base_ref: z.string(), head_sha: Point.shape.sha, head_ref: z.string() }),
 });
@@ -71,13 +92,27 @@ export function parseEvent(name: string, payload: unknown): ActionEvent {
     case 'pull_request':
     case 'pull_request_target': {
       const p = parse(PullRequestPayload);
+      const extras = parse(PullRequestExtras);
       const { base, head } = p.pull_request;
       return {
         kind: 'pull_request', target: name === 'pull_request_target', action: p.action, number: p.number,
         base: { ref: base.ref, sha: base.sha }, head: { ref: head.ref, sha: head.sha },
         // A deleted fork has no head repository: still a fork, never trusted.
         fork: head.repo === null || head.repo.full_name !== base.repo.full_name,
+        label: extras.label?.name ?? null, sender: extras.sender,
       };
+    }
+    case 'issue_comment': {
+      const p = parse(IssueCommentPayload);
+      return {
+        kind: 'issue_comment', action: p.action, number: p.issue.number, pullRequest: p.issue.pull_request !== undefined,
+        // A deleted account's comment has no user: nobody can be trusted with it.
+        comment: { id: p.comment.id, body: p.comment.body ?? '', user: p.comment.user ?? { login: 'ghost', type: 'User' } },
+      };
+    }
+    case 'workflow_dispatch': {
+      const p = parse(DispatchPayload);
+      return { kind: 'workflow_dispatch', ref: p.ref, inputs: Object.fromEntries(Object.entries(p.inputs ?? {}).map(([k, v]) => [k, String(v)])), sender: p.sender };
     }
     case 'merge_group': {
       const g = parse(MergeGroupPayload).merge_group;
@@ -116,14 +151,29 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
     repo: { owner, repo },
     runnerTemp: e.RUNNER_TEMP ?? os.tmpdir(),
     apiUrl: e.GITHUB_API_URL ?? 'https://api.github.com',
+    serverUrl: server.replace(/\/+$/, ''),
     runUrl: e.GITHUB_RUN_ID ? `${server.replace(/\/+$/, '')}/${owner}/${repo}/actions/runs/${e.GITHUB_RUN_ID}` : undefined,
     stepSummary: e.GITHUB_STEP_SUMMARY,
   };
 }
 
 /** Runner credentials the project's suite has no business seeing (it may be a PR's untrusted code). */
-const HIDDEN_FROM_SUITE = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|CONSORT_POSTGRES_URL)$/;
+const HIDDEN_FROM_SUITE = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|CONSORT_POSTGRES_URL|GITHUB_TOKEN|GH_TOKEN)$/;
+/** The model API keys the Action exports for the agents (inputs anthropic-api-key, openai-api-key). */
+export const AGENT_KEY_ENV = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'] as const;
 
 export function suiteEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !HIDDEN_FROM_SUITE.test(key)));
+}
+
+/** What an agent may see: the suite's environment plus the model API keys (never a GitHub token). */
+export function agentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return suiteEnv(env);
+}
+
+/** What the project's suite sees in the TDD lane: neither GitHub tokens nor the agents' API keys (`keys`: the configured apiKeyEnv names too). */
+export function laneSuiteEnv(env: NodeJS.ProcessEnv, keys: readonly string[] = []): NodeJS.ProcessEnv {
+  const out = suiteEnv(env);
+  for (const key of [...AGENT_KEY_ENV, ...keys]) delete out[key];
+  return out;
 }

@@ -4,6 +4,7 @@
  * step with a message that names it. Secret inputs are never echoed back.
  */
 import { z } from 'zod';
+import { parseDuration } from '../core/duration.js';
 import { ConsortError } from '../core/errors.js';
 
 export const INPUT = {
@@ -26,15 +27,31 @@ export const INPUT = {
   neonApiHost: 'neon-api-host',
   neonDatabase: 'neon-database',
   neonRole: 'neon-role',
+  feature: 'feature',
+  pullRequest: 'pull-request',
+  buildLabel: 'build-label',
+  maxTurns: 'max-turns',
+  maxCostUsd: 'max-cost-usd',
+  timeLimit: 'time-limit',
+  anthropicApiKey: 'anthropic-api-key',
+  openaiApiKey: 'openai-api-key',
 } as const;
 export type InputName = (typeof INPUT)[keyof typeof INPUT];
 
-/** What the Action can do; `build` and `approve` (the TDD lane) join this list and MODE_HANDLERS. */
-export const MODES = ['check', 'cleanup'] as const;
+/** What the Action can do: the PR lane (check, cleanup) and the TDD lane (build, approve). */
+export const MODES = ['check', 'cleanup', 'build', 'approve'] as const;
 export type ActionMode = (typeof MODES)[number];
 
 /** Masked before anything else is read, so no later message can reveal them. */
-export const SECRET_INPUTS: readonly InputName[] = [INPUT.githubToken, INPUT.databaseUrl, INPUT.databricksToken, INPUT.databricksClientSecret, INPUT.neonApiKey];
+export const SECRET_INPUTS: readonly InputName[] = [
+  INPUT.githubToken, INPUT.databaseUrl, INPUT.databricksToken, INPUT.databricksClientSecret, INPUT.neonApiKey, INPUT.anthropicApiKey, INPUT.openaiApiKey,
+];
+
+/** Model API keys: each input becomes the variable the agent backends read (agents.*.apiKeyEnv defaults). */
+export const AGENT_INPUT_ENV: Readonly<Partial<Record<InputName, string>>> = {
+  [INPUT.anthropicApiKey]: 'ANTHROPIC_API_KEY',
+  [INPUT.openaiApiKey]: 'OPENAI_API_KEY',
+};
 
 /**
  * Cloud provider settings: each input becomes the environment variable the provider reads
@@ -73,6 +90,25 @@ export interface ActionInputs {
   failOn: (typeof FAIL_ON)[number] | undefined;
   /** Environment for the lakebase/neon providers, from their inputs (empty when none are set). */
   cloudEnv: Record<string, string>;
+  /** The TDD lane (modes build and approve). */
+  lane: LaneInputs;
+}
+
+export interface LaneInputs {
+  /** The feature to build when the trigger does not name one (workflow_dispatch, label). */
+  feature: string | undefined;
+  /** The pull request a workflow_dispatch run works on. */
+  pullRequest: number | undefined;
+  /** Adding this label to a pull request starts the lane. */
+  buildLabel: string;
+  /** Agent turns per run. */
+  maxTurns: number;
+  /** USD per run, as the backends report it (codex reports none: bound it with max-turns). */
+  maxCostUsd: number | undefined;
+  /** Wall-clock limit per run in ms: no action starts after it, so the state is saved and pushed before the job's timeout. */
+  timeLimitMs: number;
+  /** ANTHROPIC_API_KEY / OPENAI_API_KEY for the agents, from their inputs. */
+  agentEnv: Record<string, string>;
 }
 
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
@@ -88,8 +124,29 @@ const Schema = z.object({
   [INPUT.suiteCommand]: z.string().optional(),
   [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
   [INPUT.failOn]: oneOf(FAIL_ON).optional(),
+  [INPUT.feature]: z.string().regex(/^[a-z0-9][a-z0-9-]{0,47}$/, { error: 'must be a feature slug (lowercase letters, digits and "-") or number' }).optional(),
+  [INPUT.pullRequest]: z.coerce.number().int().positive({ error: 'must be a pull request number' }).optional(),
+  [INPUT.buildLabel]: z.string().default('consort:build'),
+  [INPUT.maxTurns]: z.coerce.number().int().min(1, { error: 'must be a whole number of turns, at least 1' }).default(12),
+  [INPUT.maxCostUsd]: z.coerce.number().positive({ error: 'must be a positive amount in US dollars' }).optional(),
+  [INPUT.timeLimit]: z.string().default('45m').transform((text, c) => {
+    try {
+      return parseDuration(text);
+    } catch {
+      c.addIssue({ code: 'custom', message: 'must be a duration such as 45m or 1h30m' });
+      return z.NEVER;
+    }
+  }),
+  ...Object.fromEntries(Object.keys(AGENT_INPUT_ENV).map((name) => [name, z.string().optional()])),
   ...Object.fromEntries(Object.keys(CLOUD_INPUT_ENV).map((name) => [name, z.string().optional()])),
 });
+
+function envFrom(map: Readonly<Partial<Record<InputName, string>>>, values: object): Record<string, string> {
+  return Object.fromEntries(Object.entries(map).flatMap(([input, env]) => {
+    const value = (values as Record<string, unknown>)[input];
+    return typeof value === 'string' ? [[env, value]] : [];
+  }));
+}
 
 /** `read` is core.getInput in the Action (it trims), a record lookup in tests. */
 export function parseInputs(read: (name: InputName) => string): ActionInputs {
@@ -118,11 +175,11 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
     suiteCommand: v[INPUT.suiteCommand],
     comment: v[INPUT.comment],
     failOn: v[INPUT.failOn],
-    cloudEnv: Object.fromEntries(
-      Object.entries(CLOUD_INPUT_ENV).flatMap(([input, env]) => {
-        const value = (v as Record<string, string | undefined>)[input];
-        return value === undefined ? [] : [[env, value]];
-      }),
-    ),
+    cloudEnv: envFrom(CLOUD_INPUT_ENV, v),
+    lane: {
+      feature: v[INPUT.feature], pullRequest: v[INPUT.pullRequest], buildLabel: v[INPUT.buildLabel],
+      maxTurns: v[INPUT.maxTurns], maxCostUsd: v[INPUT.maxCostUsd], timeLimitMs: v[INPUT.timeLimit],
+      agentEnv: envFrom(AGENT_INPUT_ENV, v),
+    },
   };
 }

@@ -7,6 +7,10 @@ export const OUTPUT = {
   databaseUrl: 'database-url',
   report: 'report',
   conclusion: 'conclusion',
+  feature: 'feature',
+  stop: 'stop',
+  turns: 'turns',
+  costUsd: 'cost-usd',
 } as const;
 
 export interface ActionOutputs {
@@ -24,4 +28,12 @@ export function setOutputs(o: ActionOutputs): void {
   core.setOutput(OUTPUT.branch, o.branch ?? '');
   core.setOutput(OUTPUT.report, o.report ?? '');
   core.setOutput(OUTPUT.conclusion, o.conclusion);
+}
+
+/** The TDD lane's outputs (modes build and approve). */
+export function setLaneOutputs(o: { feature: string; stop: string; turns: number; costUsd: number }): void {
+  core.setOutput(OUTPUT.feature, o.feature);
+  core.setOutput(OUTPUT.stop, o.stop);
+  core.setOutput(OUTPUT.turns, String(o.turns));
+  core.setOutput(OUTPUT.costUsd, o.costUsd.toFixed(4));
 }

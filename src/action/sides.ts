@@ -61,7 +61,9 @@ export async function actionSides(ctx: Pick<ActionContext, 'workspace' | 'event'
       const base = before ?? (await commitParents(root, head))[0] ?? null;
       return { base: await at(before ? 'before push' : 'HEAD^', base), head: await workingTreeSide(root, ev.ref, head, config), pr: null };
     }
-    case 'other': {
+    case 'other':
+    case 'workflow_dispatch':
+    case 'issue_comment': {
       const d = await defaultBase(root).catch(() => undefined);
       const base = d && d.sha !== head ? d : { ref: 'HEAD^', sha: (await commitParents(root, head))[0] ?? null };
       return { base: await at(base.ref, base.sha), head: await workingTreeSide(root, 'HEAD', head, config), pr: null };

@@ -30,8 +30,15 @@ beforeAll(async () => {
 afterAll(() => rm(out, { recursive: true, force: true }));
 
 describe('dist/', () => {
-  it('holds exactly the bundle and its license list', async () => {
-    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['index.js', 'licenses.txt']);
+  it('holds exactly the bundle, its license list and the built-in role prompts', async () => {
+    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['index.js', 'licenses.txt', 'roles']);
+    expect(await readdir(path.join(ROOT, 'dist', 'roles'))).toEqual(await readdir(path.join(out, 'roles')));
+  });
+
+  it('ships every built-in role prompt unchanged', async () => {
+    const names = (await readdir(path.join(ROOT, 'roles'))).filter((f) => f.endsWith('.md')).sort();
+    expect((await readdir(path.join(ROOT, 'dist', 'roles'))).sort()).toEqual(names);
+    for (const name of names) expect(await readFile(path.join(ROOT, 'dist', 'roles', name), 'utf8')).toBe(await readFile(path.join(ROOT, 'roles', name), 'utf8'));
   });
 
   it.each(['index.js', 'licenses.txt'])('%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)', async (file) => {

@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseEvent, readActionContext, suiteEnv } from '../../src/action/context.js';
+import { agentEnv, laneSuiteEnv, parseEvent, readActionContext, suiteEnv } from '../../src/action/context.js';
 import { isConsortError } from '../../src/core/errors.js';
 
 import { webhookPayload as fixture, type RecordedMergeGroupEvent } from '../helpers/action-run.js';
@@ -14,6 +14,7 @@ describe('parseEvent', () => {
       kind: 'pull_request', target: false, action: 'synchronize', number: 2, fork: false,
       base: { ref: payload.pull_request.base.ref, sha: payload.pull_request.base.sha },
       head: { ref: payload.pull_request.head.ref, sha: payload.pull_request.head.sha },
+      label: null, sender: { login: 'Codertocat', type: 'User' },
     });
   });
 
@@ -45,7 +46,24 @@ describe('parseEvent', () => {
   });
 
   it('keeps other events by name', () => {
-    expect(parseEvent('workflow_dispatch', { inputs: {} })).toEqual({ kind: 'other', name: 'workflow_dispatch' });
+    expect(parseEvent('schedule', { schedule: '*/15 * * * *' })).toEqual({ kind: 'other', name: 'schedule' });
+  });
+
+  it('reads a comment, and tells a pull request\'s from an issue\'s', async () => {
+    const payload = await fixture<{ issue: { number: number; pull_request?: unknown }; comment: { id: number; body: string } }>('issue_comment.created.json');
+    expect(parseEvent('issue_comment', payload)).toEqual({
+      kind: 'issue_comment', action: 'created', number: payload.issue.number, pullRequest: false,
+      comment: { id: payload.comment.id, body: payload.comment.body, user: { login: 'Codertocat', type: 'User' } },
+    });
+    payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/1' };
+    expect(parseEvent('issue_comment', payload)).toMatchObject({ pullRequest: true });
+  });
+
+  it('reads a label and a manual dispatch with its inputs and who started it', async () => {
+    expect(parseEvent('pull_request', await fixture<unknown>('pull_request.labeled.json'))).toMatchObject({ action: 'labeled', label: 'bug', sender: { login: 'Codertocat' } });
+    const dispatch = await fixture<{ inputs: unknown; sender: { login: string } }>('workflow_dispatch.json');
+    dispatch.inputs = { pr: '7', dry: true };
+    expect(parseEvent('workflow_dispatch', dispatch)).toEqual({ kind: 'workflow_dispatch', ref: 'refs/heads/master', inputs: { pr: '7', dry: 'true' }, sender: { login: dispatch.sender.login, type: 'User' } });
   });
 
   it('rejects a payload that is not what GitHub sends, saying where', () => {
@@ -93,5 +111,11 @@ describe('suiteEnv', () => {
       PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc', 'INPUT_GITHUB-TOKEN': 'ghs_x', INPUT_MODE: 'check',
       ACTIONS_RUNTIME_TOKEN: 'rt', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'id', ACTIONS_ID_TOKEN_REQUEST_URL: 'u', CONSORT_POSTGRES_URL: 'postgres://a:b@c/d',
     })).toEqual({ PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc' });
+  });
+
+  it('gives agents the model keys but no GitHub token, and the TDD lane\'s suite neither', () => {
+    const env = { PATH: '/bin', GITHUB_TOKEN: 'ghs_y', GH_TOKEN: 'gho_z', 'INPUT_OPENAI-API-KEY': 'sk-x', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' };
+    expect(agentEnv(env)).toEqual({ PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' });
+    expect(laneSuiteEnv(env, ['SERVING_TOKEN'])).toEqual({ PATH: '/bin' });
   });
 });

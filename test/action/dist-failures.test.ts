@@ -108,7 +108,7 @@ describe('dist/index.js: failures and refusals', () => {
   });
 
   it.each([
-    [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup (got "banana")'],
+    [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup, build, approve (got "banana")'],
     [{ comment: 'always' }, 'Invalid input "comment" must be one of sticky, off (got "always")'],
     [{ 'fail-on': 'info' }, 'Invalid input "fail-on" must be one of error, warning (got "info")'],
     [{ 'database-url': 'mysql://root:hunter2-secret@db/x' }, 'Invalid input "database-url" must be a postgres:// or postgresql:// connection string'],

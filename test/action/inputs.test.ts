@@ -22,6 +22,7 @@ describe('parseInputs', () => {
     expect(parseInputs(reader({}))).toEqual({
       mode: 'check', githubToken: undefined, config: undefined, provider: undefined, databaseUrl: undefined,
       suiteCommand: undefined, comment: 'sticky', failOn: undefined, cloudEnv: {},
+      lane: { feature: undefined, pullRequest: undefined, buildLabel: 'consort:build', maxTurns: 12, maxCostUsd: undefined, timeLimitMs: 45 * 60_000, agentEnv: {} },
     });
   });
 
@@ -33,7 +34,21 @@ describe('parseInputs', () => {
     expect(inputs).toEqual({
       mode: 'cleanup', githubToken: 'ghs_abc', config: 'ci/consort.yml', provider: 'postgres',
       databaseUrl: 'postgresql://ci:pw@db:5432/postgres', suiteCommand: 'npm run test:db', comment: 'off', failOn: 'warning', cloudEnv: {},
+      lane: { feature: undefined, pullRequest: undefined, buildLabel: 'consort:build', maxTurns: 12, maxCostUsd: undefined, timeLimitMs: 45 * 60_000, agentEnv: {} },
     });
+  });
+
+  it('reads the TDD lane inputs: budgets, trigger settings and model keys (as the variables the backends read)', () => {
+    const inputs = parseInputs(reader({
+      mode: 'build', feature: 'customer-phones', 'pull-request': '42', 'build-label': 'tdd', 'max-turns': '5', 'max-cost-usd': '2.5',
+      'time-limit': '1h30m', 'anthropic-api-key': 'sk-ant-test', 'openai-api-key': 'sk-test',
+    }));
+    expect(inputs.mode).toBe('build');
+    expect(inputs.lane).toEqual({
+      feature: 'customer-phones', pullRequest: 42, buildLabel: 'tdd', maxTurns: 5, maxCostUsd: 2.5, timeLimitMs: 90 * 60_000,
+      agentEnv: { ANTHROPIC_API_KEY: 'sk-ant-test', OPENAI_API_KEY: 'sk-test' },
+    });
+    expect(parseInputs(reader({ mode: 'approve' })).mode).toBe('approve');
   });
 
   it('passes Lakebase and Neon settings on as the environment variables their providers read', () => {
@@ -54,8 +69,11 @@ describe('parseInputs', () => {
   });
 
   it.each([
-    [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup (got "banana").'],
-    [{ mode: 'build' }, 'Invalid input "mode" must be one of check, cleanup (got "build").'],
+    [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup, build, approve (got "banana").'],
+    [{ 'max-turns': '0' }, 'Invalid input "max-turns" must be a whole number of turns, at least 1.'],
+    [{ 'max-cost-usd': '-1' }, 'Invalid input "max-cost-usd" must be a positive amount in US dollars.'],
+    [{ 'time-limit': 'soon' }, 'Invalid input "time-limit" must be a duration such as 45m or 1h30m.'],
+    [{ feature: 'Customer Phones' }, 'Invalid input "feature" must be a feature slug (lowercase letters, digits and "-") or number.'],
     [{ provider: 'mysql' }, 'Invalid input "provider" must be one of local, postgres, lakebase, neon (got "mysql").'],
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
@@ -64,7 +82,7 @@ describe('parseInputs', () => {
   });
 
   it('lists every invalid input at once', () => {
-    expect(failure({ mode: 'x', comment: 'y' })).toBe('Invalid input "mode" must be one of check, cleanup (got "x"); input "comment" must be one of sticky, off (got "y").');
+    expect(failure({ mode: 'x', comment: 'y' })).toBe('Invalid input "mode" must be one of check, cleanup, build, approve (got "x"); input "comment" must be one of sticky, off (got "y").');
   });
 
   it('never repeats a rejected database URL, which holds a password', () => {
@@ -74,7 +92,7 @@ describe('parseInputs', () => {
   });
 
   it('treats the token, the database URL and the cloud credentials as secrets', () => {
-    expect([...SECRET_INPUTS].sort()).toEqual(['database-url', 'databricks-client-secret', 'databricks-token', 'github-token', 'neon-api-key']);
+    expect([...SECRET_INPUTS].sort()).toEqual(['anthropic-api-key', 'database-url', 'databricks-client-secret', 'databricks-token', 'github-token', 'neon-api-key', 'openai-api-key']);
   });
 });
 

@@ -37,6 +37,7 @@ afterAll(async () => {
 
 const pr = (base: string, head: string): ActionEvent => ({
   kind: 'pull_request', target: false, action: 'synchronize', number: 7, fork: false, base: { ref: 'main', sha: base }, head: { ref: 'clean', sha: head },
+  label: null, sender: { login: 'octocat', type: 'User' },
 });
 
 async function sides(workspace: string, event: ActionEvent) {

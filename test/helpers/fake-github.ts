@@ -1,7 +1,10 @@
 /**
- * GitHub's REST API for issue comments, played by a local HTTP server: list (one page), create,
- * update, with the response bodies GitHub documents. It records every request; any other route
- * is answered 404 and recorded as unexpected, so a test can assert nothing else was called.
+ * GitHub's REST API, played by a local HTTP server, with the response bodies GitHub documents:
+ * issue comments (list one page, create, update), a pull request, a collaborator's permission,
+ * pull request reviews, commit statuses and comment reactions. It can also answer like GitHub
+ * under load: a secondary rate limit on writes (`limitNext`) or a 502 (`failNext`). It records
+ * every request; any other route is answered 404 and recorded as unexpected, so a test can
+ * assert nothing else was called.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +15,8 @@ export interface RecordedRequest {
   authorization: string | undefined;
   userAgent: string | undefined;
   body: unknown;
+  /** When the request arrived (Date.now()). */
+  at: number;
 }
 
 export interface StoredComment {
@@ -23,6 +28,39 @@ export interface StoredComment {
   updated_at: string;
 }
 
+export interface StoredPull {
+  number: number;
+  state: 'open' | 'closed';
+  title: string;
+  body: string | null;
+  /** `repo` is the head repository's full name, null when that fork was deleted. */
+  head: { ref: string; sha: string; repo: string | null };
+  base: { ref: string; sha: string };
+}
+
+export type StoredPermission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+
+export interface StoredReview {
+  id: number;
+  pr: number;
+  commitId: string;
+  body: string;
+  event: string;
+}
+
+export interface StoredStatus {
+  sha: string;
+  state: string;
+  context: string;
+  description: string;
+  targetUrl: string | null;
+}
+
+export interface StoredReaction {
+  commentId: number;
+  content: string;
+}
+
 export interface FakeGitHub {
   url: string;
   requests: RecordedRequest[];
@@ -30,77 +68,265 @@ export interface FakeGitHub {
   comments: StoredComment[];
   /** Answer comment creation with 403, as GitHub does for a token without write access. */
   forbidCreate: boolean;
+  pulls: Map<number, StoredPull>;
+  /** A person's role on the repository, by login; a login not here is not a GitHub user (404). */
+  permissions: Map<string, StoredPermission>;
+  reviews: StoredReview[];
+  statuses: StoredStatus[];
+  reactions: StoredReaction[];
+  /** While `count` > 0, every write (POST/PATCH) is answered with a secondary rate limit, and `count` goes down. */
+  limitNext: { status: 403 | 429; retryAfter: number; count: number } | null;
+  /** While > 0, the next request (any) is answered 502, and it goes down. */
+  failNext: number;
   seed(comment: Omit<StoredComment, 'id' | 'created_at' | 'updated_at'>): StoredComment;
+  setPull(pull: StoredPull): StoredPull;
   close(): Promise<void>;
 }
 
 export const ACTIONS_BOT = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' as const };
+/** The author of every pull request and the user of every permission answer not given one. */
+const OCTOCAT = { login: 'octocat', id: 583231, type: 'User' as const };
+
+export const SECONDARY_RATE_LIMIT_MESSAGE = 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+const SECONDARY_RATE_LIMIT_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
+const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'] as const;
+const STATUS_STATES = ['error', 'failure', 'pending', 'success'];
+const REVIEW_STATES: Record<string, string> = { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' };
+/** `permission` is the legacy field: maintain shows as write and triage as read; `role_name` keeps the role. */
+const LEGACY_PERMISSION: Record<StoredPermission, string> = { admin: 'admin', maintain: 'write', write: 'write', triage: 'read', read: 'read', none: 'none' };
 
 export async function startFakeGitHub(owner: string, repo: string): Promise<FakeGitHub> {
   let nextId = 1_900_000_000;
   let clock = Date.parse('2025-05-04T10:00:00Z');
   const now = () => new Date((clock += 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const reactionIds = new WeakMap<StoredReaction, { id: number; created_at: string }>();
   const state: FakeGitHub = {
     url: '', requests: [], unexpected: [], comments: [], forbidCreate: false,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    pulls: new Map(), permissions: new Map(), reviews: [], statuses: [], reactions: [], limitNext: null, failNext: 0,
+    close: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
     seed: (c) => {
       const stored = { ...c, id: nextId++, created_at: now(), updated_at: now() };
       state.comments.push(stored);
       return stored;
     },
+    setPull: (p) => {
+      state.pulls.set(p.number, p);
+      return p;
+    },
   };
   let base = '';
   const api = `/repos/${owner}/${repo}`;
+  const renderUser = (u: { login: string; id: number; type: 'Bot' | 'User' }) => ({
+    login: u.login, id: u.id, node_id: `${u.type === 'Bot' ? 'MDM6Qm90' : 'MDQ6VXNlcj'}${u.id}`, avatar_url: `https://avatars.githubusercontent.com/u/${u.id}?v=4`,
+    gravatar_id: '', url: `https://api.github.com/users/${encodeURIComponent(u.login)}`, html_url: `https://github.com/${u.login}`,
+    type: u.type, site_admin: false,
+  });
+  const reactionCounts = (commentId: number) => {
+    const counts: Record<string, number> = Object.fromEntries(REACTIONS.map((r) => [r, 0]));
+    let total = 0;
+    for (const r of state.reactions) {
+      if (r.commentId !== commentId) continue;
+      counts[r.content] = (counts[r.content] ?? 0) + 1;
+      total++;
+    }
+    return { url: `${base}${api}/issues/comments/${commentId}/reactions`, total_count: total, ...counts };
+  };
   const render = (c: StoredComment) => ({
     url: `${base}${api}/issues/comments/${c.id}`,
     html_url: `https://github.com/${owner}/${repo}/pull/${c.issue}#issuecomment-${c.id}`,
     issue_url: `${base}${api}/issues/${c.issue}`,
     id: c.id,
     node_id: `IC_kwDOM_${c.id}`,
-    user: {
-      login: c.user.login, id: c.user.id, node_id: `MDM6Qm90${c.user.id}`, avatar_url: `https://avatars.githubusercontent.com/u/${c.user.id}?v=4`,
-      gravatar_id: '', url: `https://api.github.com/users/${encodeURIComponent(c.user.login)}`, html_url: `https://github.com/${c.user.login}`,
-      type: c.user.type, site_admin: false,
-    },
+    user: renderUser(c.user),
     created_at: c.created_at,
     updated_at: c.updated_at,
     author_association: c.user.type === 'Bot' ? 'NONE' : 'MEMBER',
     body: c.body,
-    reactions: { url: `${base}${api}/issues/comments/${c.id}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
+    reactions: reactionCounts(c.id),
     performed_via_github_app: null,
+  });
+  const renderRepo = (fullName: string) => {
+    const [login = '', name = ''] = fullName.split('/');
+    return {
+      id: 1296269, node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5', name, full_name: fullName, private: false,
+      owner: renderUser({ login, id: 1, type: 'User' }), html_url: `https://github.com/${fullName}`,
+      fork: fullName !== `${owner}/${repo}`, url: `${base}/repos/${fullName}`, default_branch: 'main',
+    };
+  };
+  const renderPull = (p: StoredPull) => ({
+    url: `${base}${api}/pulls/${p.number}`,
+    id: 1_000_000 + p.number,
+    node_id: `PR_kwDOM_${p.number}`,
+    html_url: `https://github.com/${owner}/${repo}/pull/${p.number}`,
+    diff_url: `https://github.com/${owner}/${repo}/pull/${p.number}.diff`,
+    patch_url: `https://github.com/${owner}/${repo}/pull/${p.number}.patch`,
+    issue_url: `${base}${api}/issues/${p.number}`,
+    number: p.number,
+    state: p.state,
+    locked: false,
+    title: p.title,
+    user: renderUser(OCTOCAT),
+    body: p.body,
+    labels: [],
+    created_at: '2025-05-04T09:00:00Z',
+    updated_at: '2025-05-04T09:30:00Z',
+    closed_at: p.state === 'closed' ? '2025-05-04T09:30:00Z' : null,
+    merged_at: null,
+    merge_commit_sha: null,
+    draft: false,
+    head: {
+      label: p.head.repo ? `${p.head.repo.split('/')[0]}:${p.head.ref}` : p.head.ref,
+      ref: p.head.ref, sha: p.head.sha,
+      user: p.head.repo ? renderUser({ login: p.head.repo.split('/')[0] ?? '', id: 1, type: 'User' }) : null,
+      repo: p.head.repo ? renderRepo(p.head.repo) : null,
+    },
+    base: { label: `${owner}:${p.base.ref}`, ref: p.base.ref, sha: p.base.sha, user: renderUser({ login: owner, id: 1, type: 'User' }), repo: renderRepo(`${owner}/${repo}`) },
+    author_association: 'CONTRIBUTOR',
+    merged: false,
+    mergeable: null,
+    comments: state.comments.filter((c) => c.issue === p.number).length,
+    review_comments: 0,
+    commits: 1,
+  });
+  const renderReview = (r: StoredReview) => ({
+    id: r.id,
+    node_id: `PRR_kwDOM_${r.id}`,
+    user: renderUser(ACTIONS_BOT),
+    body: r.body,
+    state: REVIEW_STATES[r.event] ?? 'PENDING',
+    html_url: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}`,
+    pull_request_url: `${base}${api}/pulls/${r.pr}`,
+    _links: { html: { href: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}` }, pull_request: { href: `${base}${api}/pulls/${r.pr}` } },
+    submitted_at: now(),
+    commit_id: r.commitId,
+    author_association: 'NONE',
   });
 
   const server = http.createServer((req, res) => {
+    const at = Date.now();
     let text = '';
     req.on('data', (d: Buffer) => (text += d.toString()));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const body: unknown = text ? JSON.parse(text) : undefined;
-      state.requests.push({ method: req.method ?? '', path: url.pathname + url.search, authorization: req.headers.authorization, userAgent: req.headers['user-agent'], body });
-      const send = (status: number, payload: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28' });
+      const method = req.method ?? '';
+      state.requests.push({ method, path: url.pathname + url.search, authorization: req.headers.authorization, userAgent: req.headers['user-agent'], body, at });
+      const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...headers });
         res.end(JSON.stringify(payload));
       };
-      const list = new RegExp(`^${api}/issues/(\\d+)/comments$`).exec(url.pathname);
-      const one = new RegExp(`^${api}/issues/comments/(\\d+)$`).exec(url.pathname);
-      const text_ = (body as { body?: unknown } | undefined)?.body;
-      if (list && req.method === 'GET') {
+      const notFound = () => send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
+      const invalid = (resource: string, field: string, message: string, docs: string) =>
+        send(422, { message: 'Validation Failed', errors: [{ resource, code: 'custom', field, message }], documentation_url: docs, status: '422' });
+
+      if (state.failNext > 0) {
+        state.failNext--;
+        return send(502, { message: 'Server Error' });
+      }
+      if (state.limitNext && state.limitNext.count > 0 && (method === 'POST' || method === 'PATCH')) {
+        state.limitNext.count--;
+        return send(state.limitNext.status, { message: SECONDARY_RATE_LIMIT_MESSAGE, documentation_url: SECONDARY_RATE_LIMIT_DOCS }, { 'retry-after': String(state.limitNext.retryAfter) });
+      }
+
+      const route = (pattern: string) => new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(url.pathname);
+      const list = route('/issues/(\\d+)/comments');
+      const one = route('/issues/comments/(\\d+)');
+      const pull = route('/pulls/(\\d+)');
+      const permission = route('/collaborators/([^/]+)/permission');
+      const reviews = route('/pulls/(\\d+)/reviews');
+      const statuses = route('/statuses/([^/]+)');
+      const reactions = route('/issues/comments/(\\d+)/reactions');
+      const fields = (body ?? {}) as Record<string, unknown>;
+      const text_ = fields.body;
+      if (list && method === 'GET') {
         return send(200, state.comments.filter((c) => c.issue === Number(list[1])).map(render));
       }
-      if (list && req.method === 'POST' && typeof text_ === 'string') {
+      if (list && method === 'POST' && typeof text_ === 'string') {
         if (state.forbidCreate) {
           return send(403, { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/issues/comments#create-an-issue-comment', status: '403' });
         }
         return send(201, render(state.seed({ issue: Number(list[1]), body: text_, user: ACTIONS_BOT })));
       }
       const existing = one && state.comments.find((c) => c.id === Number(one[1]));
-      if (existing && req.method === 'PATCH' && typeof text_ === 'string') {
+      if (existing && method === 'PATCH' && typeof text_ === 'string') {
         existing.body = text_;
         existing.updated_at = now();
         return send(200, render(existing));
       }
-      state.unexpected.push(`${req.method} ${url.pathname}${url.search}`);
-      return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
+      if (pull && method === 'GET') {
+        const p = state.pulls.get(Number(pull[1]));
+        return p ? send(200, renderPull(p)) : notFound();
+      }
+      if (permission && method === 'GET') {
+        const login = decodeURIComponent(permission[1] ?? '');
+        const role = state.permissions.get(login);
+        if (!role) return notFound();
+        const legacy = LEGACY_PERMISSION[role];
+        return send(200, {
+          permission: legacy,
+          role_name: role,
+          user: {
+            ...renderUser({ login, id: 1000 + [...state.permissions.keys()].indexOf(login), type: 'User' }),
+            permissions: { admin: role === 'admin', maintain: ['admin', 'maintain'].includes(role), push: legacy === 'admin' || legacy === 'write', triage: role !== 'read' && role !== 'none', pull: role !== 'none' },
+            role_name: role,
+          },
+        });
+      }
+      if (reviews && method === 'POST') {
+        const p = state.pulls.get(Number(reviews[1]));
+        if (!p) return notFound();
+        const event = typeof fields.event === 'string' ? fields.event : '';
+        if (event && !(event in REVIEW_STATES)) {
+          return invalid('PullRequestReview', 'event', `event is not included in the list`, 'https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request');
+        }
+        const stored: StoredReview = {
+          id: nextId++, pr: p.number, commitId: typeof fields.commit_id === 'string' ? fields.commit_id : p.head.sha,
+          body: typeof text_ === 'string' ? text_ : '', event,
+        };
+        state.reviews.push(stored);
+        return send(200, renderReview(stored));
+      }
+      if (statuses && method === 'POST') {
+        const docs = 'https://docs.github.com/rest/commits/statuses#create-a-commit-status';
+        const st = fields.state;
+        const description = typeof fields.description === 'string' ? fields.description : null;
+        if (typeof st !== 'string' || !STATUS_STATES.includes(st)) return invalid('Status', 'state', 'state is not included in the list', docs);
+        if (description !== null && description.length > 140) return invalid('Status', 'description', 'description is too long (maximum is 140 characters)', docs);
+        const stored: StoredStatus = {
+          sha: statuses[1] ?? '', state: st, context: typeof fields.context === 'string' ? fields.context : 'default',
+          description: description ?? '', targetUrl: typeof fields.target_url === 'string' ? fields.target_url : null,
+        };
+        state.statuses.push(stored);
+        const id = nextId++;
+        const at_ = now();
+        return send(201, {
+          url: `${base}${api}/statuses/${stored.sha}`, avatar_url: `https://avatars.githubusercontent.com/in/15368?v=4`, id, node_id: `SC_kwDOM_${id}`,
+          state: stored.state, description: description, target_url: stored.targetUrl, context: stored.context,
+          created_at: at_, updated_at: at_, creator: renderUser(ACTIONS_BOT),
+        });
+      }
+      if (reactions && method === 'POST') {
+        const commentId = Number(reactions[1]);
+        if (!state.comments.some((c) => c.id === commentId)) return notFound();
+        const content = fields.content;
+        if (typeof content !== 'string' || !(REACTIONS as readonly string[]).includes(content)) {
+          return invalid('Reaction', 'content', 'content is not included in the list', 'https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment');
+        }
+        // The same reaction by the same user again is answered 200 with the one already there.
+        const again = state.reactions.find((r) => r.commentId === commentId && r.content === content);
+        const stored = again ?? { commentId, content };
+        if (!again) {
+          state.reactions.push(stored);
+          reactionIds.set(stored, { id: nextId++, created_at: now() });
+        }
+        const meta = reactionIds.get(stored) ?? { id: 0, created_at: now() };
+        return send(again ? 200 : 201, { id: meta.id, node_id: `REA_lADOM_${meta.id}`, user: renderUser(ACTIONS_BOT), content, created_at: meta.created_at });
+      }
+      state.unexpected.push(`${method} ${url.pathname}${url.search}`);
+      return notFound();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

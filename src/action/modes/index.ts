@@ -1,6 +1,7 @@
 /** Every mode of the Action; the record type makes a mode in MODES without a handler a type error. */
 import type { ActionContext } from '../context.js';
 import type { ActionInputs, ActionMode } from '../inputs.js';
+import { approveMode, buildMode } from './build.js';
 import { checkMode } from './check.js';
 import { cleanupMode } from './cleanup.js';
 
@@ -12,4 +13,6 @@ export type ModeHandler = (inputs: ActionInputs, ctx: ActionContext) => Promise<
 export const MODE_HANDLERS: Record<ActionMode, ModeHandler> = {
   check: checkMode,
   cleanup: cleanupMode,
+  build: buildMode,
+  approve: approveMode,
 };
