@@ -178,7 +178,7 @@ export const agentShape = {
   timeout: duration('A turn is stopped after this long (default: build.turnTimeout).').optional(),
   maxCostUsd: z.number().positive().meta({ description: 'Model backends: the most a single turn may cost (claude enforces it; codex and openai report no cost).' }).optional(),
   maxTurns: z.number().int().positive().meta({ description: 'Model backends: the most tool-loop steps in one turn.' }).optional(),
-  baseUrl: z.url({ error: 'must be a URL, e.g. https://api.openai.com/v1' }).meta({ description: 'openai backend: the endpoint base URL, including /v1 (OpenAI, Databricks model serving, a local gateway).' }).optional(),
+  baseUrl: z.url({ error: 'must be a URL, e.g. https://api.openai.com/v1' }).meta({ description: 'openai backend: the endpoint base URL, up to where /chat/completions follows (https://api.openai.com/v1; Databricks model serving: https://<workspace>/serving-endpoints; a local gateway).' }).optional(),
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
     .meta({ description: 'Name of the environment variable that holds the API key (never the key itself). Defaults: OPENAI_API_KEY (openai, codex), ANTHROPIC_API_KEY (claude).' }).optional(),
 };
