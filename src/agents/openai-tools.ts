@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { matchesAny } from '../core/glob.js';
 import { withClient } from '../db/sql.js';
+import { applyMigrations } from '../migrations/runner.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { runCommand } from '../suite/process.js';
 
@@ -27,6 +28,12 @@ export interface SuiteSettings {
   /** The variable that receives the branch URL (config `suite.env`). */
   env: string;
   timeoutMs?: number;
+  /**
+   * The project's migrations (config `migrations.dir` relative to the workspace, and `.table`):
+   * pending ones — such as one the agent just wrote — are applied to the turn's branch before the
+   * suite runs, as the conductor's proof will apply them.
+   */
+  migrations?: { dir: string; table: string };
 }
 
 export interface ToolContext {
@@ -129,15 +136,30 @@ export async function writeFileTool(ctx: ToolContext, file: string, content: str
   }
 }
 
+/** Applies pending migrations to the turn's branch; a line for the model, or an error that stops the suite. */
+async function migrateBranch(ctx: ToolContext, m: { dir: string; table: string }): Promise<{ ok: boolean; line: string }> {
+  const dir = path.join(ctx.workspace, m.dir);
+  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) return { ok: true, line: '' };
+  const r = await applyMigrations({ databaseUrl: ctx.branchUrl, dir, direction: 'up', migrationsTable: m.table, relativeTo: ctx.workspace });
+  const applied = r.applied.map((a) => a.name);
+  if (!r.ok) {
+    const where = r.failed.name ? `${r.failed.name}${r.failed.file ? ` (${r.failed.file}${r.failed.error.line ? `:${r.failed.error.line}` : ''})` : ''}` : m.dir;
+    return { ok: false, line: `migrations failed at ${where}: ${r.failed.error.message}${applied.length ? ` (applied before it: ${applied.join(', ')})` : ''}` };
+  }
+  return { ok: true, line: applied.length ? `migrations applied to this turn's branch: ${applied.join(', ')}\n` : '' };
+}
+
 export async function runSuiteTool(ctx: ToolContext): Promise<string> {
   if (!ctx.suite) return 'error: no suite is configured for this agent';
   const { command, env, timeoutMs } = ctx.suite;
+  const migrated = ctx.suite.migrations ? await migrateBranch(ctx, ctx.suite.migrations) : { ok: true, line: '' };
+  if (!migrated.ok) return `suite not run: ${migrated.line}`;
   const run = await runCommand({
     command, cwd: ctx.workspace, env: branchEnv(ctx.branchUrl, [...new Set(['DATABASE_URL', env])]),
     timeoutMs: timeoutMs ?? 5 * 60_000, maxOutputBytes: MAX_SUITE_OUTPUT, signal: ctx.signal,
   });
   const how = run.timedOut ? 'timed out' : run.aborted ? 'aborted' : run.exitCode === 0 ? 'passed (exit 0)' : `failed (exit ${run.exitCode ?? run.signal ?? '?'})`;
-  return `suite ${how}\n${run.output}`;
+  return `${migrated.line}suite ${how}\n${run.output}`;
 }
 
 /**

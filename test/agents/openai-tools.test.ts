@@ -68,6 +68,25 @@ describe('run_suite', () => {
     expect(out).toContain(new URL(url).pathname.slice(1));
   });
 
+  it('applies the migrations the agent wrote to its branch first, as the proof will', async () => {
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(path.join(dir, 'migrations', '1730000400000_add_phone.sql'), '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n');
+    const suite = { command: `psql -Atc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'" "$DATABASE_URL"`, env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } };
+    const out = await runSuiteTool({ ...ctx, suite });
+    expect(out).toBe('migrations applied to this turn\'s branch: 1730000400000_add_phone\nsuite passed (exit 0)\n1\n');
+    // Already applied: nothing to say the second time.
+    expect(await runSuiteTool({ ...ctx, suite })).toBe('suite passed (exit 0)\n1\n');
+    await query(url, 'ALTER TABLE customers DROP COLUMN phone; DROP TABLE pgmigrations');
+  });
+
+  it('does not run the suite when a migration fails, and says where', async () => {
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(path.join(dir, 'migrations', '1730000400001_bad.sql'), '-- Up Migration\nALTER TABLE customerz ADD COLUMN phone text;\n');
+    const out = await runSuiteTool({ ...ctx, suite: { ...ctx.suite!, migrations: { dir: 'migrations', table: 'pgmigrations' } } });
+    expect(out).toMatch(/^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/);
+    await query(url, 'DROP TABLE IF EXISTS pgmigrations');
+  });
+
   it('says so when no suite is configured', async () => {
     const { suite: _suite, ...bare } = ctx;
     expect(await runSuiteTool(bare)).toMatch(/no suite is configured/);

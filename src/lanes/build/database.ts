@@ -221,6 +221,14 @@ export function createBranches(kit: BranchKit) {
       return { url, migrations };
     },
 
+    /**
+     * The sandbox's database may no longer match what was recorded of it (an agent applied a
+     * migration it wrote, which may since have been reverted): fork it afresh next time.
+     */
+    invalidate(name: string): void {
+      if (sandboxes.has(name)) sandboxes.set(name, null);
+    },
+
     /** The schema of a branch, re-read only when its catalog changed. */
     schema: readSchema,
 

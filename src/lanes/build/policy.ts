@@ -121,7 +121,7 @@ export const defaultBackendFactory: BackendFactory = (role, config, env = proces
       return {
         backend: openaiBackend({
           baseUrl: agent.baseUrl!, model: agent.model!, apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
-          suite: { command: config.suite.command, env: config.suite.env },
+          suite: { command: config.suite.command, env: config.suite.env, migrations: { dir: config.migrations.dir, table: config.migrations.table } },
         }),
         ...settings,
       };

@@ -132,6 +132,10 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // its own, and only that exact content is (any other change to it is the agent's, and refused).
   const ours = await ctx.store.stateIsOurs();
   const changes = (await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`));
+  // A turn that wrote a migration may have applied it to its branch (run_suite, a shell): whether
+  // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
+  const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
+  if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
   const [{ owed, facts }, hashes] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen)]);
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
