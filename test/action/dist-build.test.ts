@@ -6,6 +6,7 @@
  * shop's own jest suite for every proof.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { REFUSED } from '../../src/action/modes/build.js';
-import { installAction, runAction, webhookPayload, type ActionResult, type InstalledAction } from '../helpers/action-run.js';
+import { installAction, runAction, webhookPayload, type ActionResult, type InstalledAction, type RunOptions } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 
@@ -83,10 +84,10 @@ async function comment(body: string, user = 'Codertocat', type: 'User' | 'Bot' =
   return p;
 }
 
-async function run(mode: 'build' | 'approve', payload: unknown, inputs: Record<string, string> = {}): Promise<ActionResult> {
+async function run(mode: 'build' | 'approve', payload: unknown, inputs: Record<string, string> = {}, more: Pick<RunOptions, 'env' | 'signalOn'> = {}): Promise<ActionResult> {
   const r = await runAction({
     action, inputs: { mode, 'anthropic-api-key': MODEL_KEY, ...inputs }, token: TOKEN, eventName: 'issue_comment', payload, workspace: repo.dir,
-    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir,
+    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir, ...more,
   });
   if (r.code !== 0) console.log(r.stdout.split('\n').filter((l) => /^::error|^::warning/.test(l)).join('\n') || r.stdout.slice(-3000));
   return r;
@@ -123,11 +124,26 @@ describe('dist/index.js, mode: build and approve', () => {
     expect(github.requests.length).toBe(requests);
   });
 
+  it('keeps every pushed turn when the job is cancelled mid-turn, and says how to resume', async () => {
+    const marker = path.join(path.dirname(origin), 'architect-hung');
+    const r = await run('build', await comment('/consort build customer-phones\nCustomers want to leave a phone number so the shop can call them.'), {}, {
+      env: { PR_AGENT_HANG_ONCE: marker }, signalOn: { when: () => existsSync(marker), signal: 'SIGTERM' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('::error::Consort: the run was cancelled; `/consort build 001-customer-phones` resumes from the last pushed turn.');
+    // The two spec-author turns were pushed and reviewed; nothing of the interrupted turn was.
+    expect(github.reviews).toHaveLength(2);
+    const pushed = await git(origin, 'ls-tree', '-r', '--name-only', 'refs/heads/change', `.consort/features/${FEATURE}`);
+    expect(pushed).toContain('feature-spec.json');
+    expect(pushed).not.toContain('architecture.json');
+  }, SLOW);
+
   it('designs the feature on the pull request: a commit and a review per turn, then the spec gate', async () => {
-    const r = await run('build', await comment('/consort build customer-phones\nCustomers want to leave a phone number so the shop can call them.'));
+    const r = await run('build', await comment('/consort build customer-phones'));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.outputs).toMatchObject({ feature: FEATURE, stop: 'awaiting-approval', turns: '5', 'cost-usd': '0.0625' });
+    // Resumed: the interrupted architect turn runs again, then the dba and the test-strategist.
+    expect(r.outputs).toMatchObject({ feature: FEATURE, stop: 'awaiting-approval', turns: '3', 'cost-usd': '0.0375' });
     // The checkout's persisted token was removed before any agent ran.
     await expect(git(repo.dir, 'config', '--local', '--get-regexp', 'extraheader')).rejects.toThrow();
 
@@ -156,8 +172,8 @@ describe('dist/index.js, mode: build and approve', () => {
     const gates = JSON.parse(await git(origin, 'show', `${head}:.consort/features/${FEATURE}/gates.json`)) as { gates: Record<string, unknown> };
     expect(gates.gates).toEqual({});
 
-    expect(r.summary).toMatch(/\| turn-0001 \| spec-author \| spec \| refused \|[^\n]*\n\| turn-0002 \| spec-author \| spec \| accepted \|/);
-    expect(r.summary).toContain('4 of 5 accepted');
+    expect(r.summary).toMatch(/\| turn-0003 \| architect-reviewer \| architecture \| accepted \|[^\n]*\n\| turn-0004 \| dba \| db-design \| accepted \|/);
+    expect(r.summary).toContain('3 of 3 accepted');
     expect(r.summary).toContain('/consort approve spec');
     expect(visible(r)).not.toContain(MODEL_KEY);
     expect(visible(r)).not.toContain(TOKEN);

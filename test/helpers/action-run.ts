@@ -63,6 +63,8 @@ export interface RunOptions {
   dataDir: string;
   /** More of the job's environment (`env:` in the workflow). */
   env?: Record<string, string>;
+  /** Send this signal once `when` holds (polled every 100 ms), as the runner does on cancel or timeout. */
+  signalOn?: { when: () => boolean; signal: NodeJS.Signals };
 }
 
 export interface ActionResult {
@@ -114,8 +116,14 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const poll = o.signalOn && setInterval(() => {
+      if (!o.signalOn!.when()) return;
+      clearInterval(poll);
+      child.kill(o.signalOn!.signal);
+    }, 100);
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    if (poll) clearInterval(poll);
     const outputs = parseOutputFile(await readFile(outputFile, 'utf8'));
     const report: unknown = outputs.report ? JSON.parse(await readFile(outputs.report, 'utf8')) : undefined;
     return { code, stdout, stderr, outputs, summary: await readFile(summaryFile, 'utf8'), report };
