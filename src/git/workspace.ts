@@ -153,6 +153,14 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? headCommit(ws);
 }
 
+/** Stage the paths into the last commit (same message); returns the rewritten commit. Only for a commit not yet pushed. */
+export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Promise<string> {
+  const inside = paths.filter((p) => !p.startsWith('../'));
+  if (inside.length > 0) await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.map((p) => `:(literal)${p}`).join('\0'));
+  await run(ws.top, [...ws.identity, '-c', 'commit.gpgsign=false', 'commit', '--amend', '--no-edit', '--no-verify', '--allow-empty']);
+  return headCommit(ws);
+}
+
 /** Dirty paths (relative to the workspace) outside the given folders. */
 export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
   const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);

@@ -11,9 +11,10 @@ import type { ConsortConfig } from '../config/schema.js';
 import { type Effect, isAction } from '../conductor/effects.js';
 import type { ConductorEvent } from '../conductor/events.js';
 import type { ConductorState, GateName, TurnRecord } from '../conductor/state.js';
+import { commitMessage } from '../conductor/moves.js';
 import { transition } from '../conductor/transition.js';
 import { ConsortError } from '../core/errors.js';
-import { dirtyOutside, discardSince, type GitWorkspace, openWorkspace } from '../git/workspace.js';
+import { amendPaths, commitPaths, dirtyOutside, discardSince, type GitWorkspace, headCommit, openWorkspace } from '../git/workspace.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { type LaneContext, secretValues, timer } from './build/context.js';
 import { createBranches } from './build/database.js';
@@ -48,9 +49,10 @@ export interface BuildLaneInput {
   /** Stop before the next action at this time (epoch ms): a wall-clock limit that leaves time to save the state. */
   deadline?: number;
   /**
-   * After each turn is settled (its verdict and, for RED/GREEN/REFACTOR, its proof known): the
-   * records are committed first, so `head` holds the turn; `commit` is the turn's own commit
-   * (null when it was refused and reverted, or changed nothing).
+   * After each turn is settled (its verdict and, for RED/GREEN/REFACTOR, its proof known), before
+   * the next action: the turn is one commit holding its change and the conductor's records (`head`);
+   * `commit` is that same commit when the turn changed code, null when it was refused and
+   * reverted, or changed nothing (then `head` is a commit of its records alone).
    */
   onTurn?: (turn: TurnRecord, commits: { commit: string | null; head: string }) => Promise<void>;
   /** Resume an escalated or stalled feature. */
@@ -95,6 +97,20 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
   const file = await store.load();
   if (file.done < file.pending.length) return file.pending.slice(file.done);
   return transition(file.state, await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state)).effects;
+}
+
+/**
+ * One commit per settled turn: the records (transcript, turn record, state) join the turn's own
+ * commit while it is still the last one (nothing is pushed before the turn settles); a turn that
+ * was refused, or changed nothing, gets a commit of its records under the same kind of message.
+ */
+async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
+  const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit) return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
+  // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
+  // that follows it, with the records, is the second.
+  if (turnCommit !== null) return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature), ...turn.filesChanged], `${message} (${turn.verdict}, reverted)`)) ?? headCommit(ctx.ws);
+  return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }
 
 export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResult> {
@@ -143,6 +159,21 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   let costUsd = 0;
   /** The commit the current turn's changes went into (reset when a turn starts). */
   let turnCommit: string | null = null;
+  /** A turn whose record is written but not yet committed and reported (onTurn). */
+  let settled: TurnRecord | null = null;
+  /**
+   * Before the next action (or the end of the run): the settled turn's records, and the records
+   * its batch wrote after it, join the turn's commit, so each turn is one commit; then onTurn.
+   */
+  const flushTurn = async () => {
+    if (settled === null || !input.onTurn) return;
+    const record = settled;
+    settled = null;
+    await save(file);
+    const head = await commitTurn(ctx, record, turnCommit);
+    await input.onTurn(record, { commit: turnCommit === null ? null : head, head });
+    turnCommit = null;
+  };
   const result = (stop: RunStop, message: string): BuildRunResult => ({ feature: input.feature, stop, message, state: file.state, effects, turns, costUsd: Math.round(costUsd * 1e6) / 1e6 });
   const loop = async (): Promise<BuildRunResult> => {
     if (file.done < file.pending.length) {
@@ -174,13 +205,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
         effects += 1;
         if (effect.type === 'append-turn') {
           costUsd += effect.record.usage.costUsd ?? 0;
-          if (input.onTurn) {
-            await save({ ...file, done: file.done + 1 });
-            const head = await commitRecords(ctx, `consort: ${input.feature} ${effect.record.id} ${effect.record.verdict}`);
-            await input.onTurn(effect.record, { commit: turnCommit, head });
-            turnCommit = null;
-            continue;
-          }
+          settled = effect.record;
         }
         // Records are idempotent: repeating one after a crash is harmless, so only git changes
         // (after which state.json must be rewritten anyway: a revert resets it) are journaled at once.
@@ -189,6 +214,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
         if (effect.type === 'revert' || effect.type === 'commit' || effect.type === 'adopt-experiment' || file.done === file.pending.length) await save(file);
         continue;
       }
+      await flushTurn();
       if (effect.type === 'check-gate' && effect.gate === input.until) return result('until', `stopped before the ${effect.gate} gate (--until)`);
       const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
       if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s) (--max-turns)`);
@@ -217,6 +243,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   };
   try {
     const outcome = await loop();
+    if (outcome.stop !== 'interrupted') await flushTurn();
     if (unsaved) await save(file);
     // A clean stop leaves the repository holding the state (a stateless CI run pushes it as is);
     // an interrupted run leaves the turn in flight uncommitted, for the next run to roll back.

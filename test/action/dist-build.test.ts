@@ -161,6 +161,14 @@ describe('dist/index.js, mode: build and approve', () => {
     for (const v of github.reviews) expect(shas.has(v.commitId)).toBe(true);
     const specCommit = log.find((c) => c.subject === `consort(spec-author): spec ${FEATURE}`)!;
     expect(github.reviews[1]!.commitId).toBe(specCommit.sha);
+    // One commit per turn: the refused one records its reverted attempt; each holds its transcript.
+    expect(log.find((c) => c.sha === github.reviews[0]!.commitId)!.subject).toBe(`consort(spec-author): spec ${FEATURE} (refused, reverted)`);
+    const inSpecCommit = await git(origin, 'show', '--name-only', '--format=', specCommit.sha);
+    expect(inSpecCommit.split('\n').sort()).toEqual(expect.arrayContaining([`.consort/features/${FEATURE}/feature-spec.json`, `.consort/features/${FEATURE}/transcripts/turn-0002.txt`, `.consort/features/${FEATURE}/turns.jsonl`]));
+    // Besides the turns' commits, only the conductor's state at the start of each run (two runs so far).
+    expect(log.filter((c) => c.subject.startsWith('consort: ') && c.subject.includes('turn-')).map((c) => c.subject)).toEqual([
+      `consort: ${FEATURE} records before turn-0003`, `consort: ${FEATURE} records before turn-0001`,
+    ]);
     expect(github.reviews[1]!.body).toMatch(/\| Tokens \| 1,200 in \/ 300 out \|\n\| Cost \| \$0\.0125 \|/);
 
     // The gate: pending on the pushed head, with a comment that says exactly how to approve it.
