@@ -217,9 +217,9 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       await flushTurn();
       if (effect.type === 'check-gate' && effect.gate === input.until) return result('until', `stopped before the ${effect.gate} gate (--until)`);
       const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
-      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s) (--max-turns)`);
-      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s): they cost $${costUsd.toFixed(4)}, the limit is $${input.maxCostUsd}`);
-      if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped at the time limit after ${turns} turn(s)`);
+      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
+      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`);
+      if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
       if (turnNext) turnCommit = null;
       // An action interrupted before its result is applied runs again on resume: a proof or a gate
       // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.

@@ -38,7 +38,7 @@ describe('run budgets', () => {
     });
     // 0.0125 per turn: the second turn crosses the limit, so no third starts.
     expect(r).toMatchObject({ stop: 'max-cost', turns: 2, costUsd: 0.025 });
-    expect(r.message).toBe('stopped after 2 turn(s): they cost $0.0250, the limit is $0.02');
+    expect(r.message).toBe('stopped after 2 turn(s), which cost $0.0250: the limit is $0.02 (max-cost-usd)');
     expect(seen.map((s) => `${s.turn.role} ${s.turn.verdict}`)).toEqual(['spec-author refused', 'spec-author accepted']);
     expect(seen[0]!.commit).toBeNull(); // refused and reverted
     expect(seen[1]!.commit).toMatch(/^[0-9a-f]{40}$/);

@@ -228,6 +228,10 @@ async function lane(s: Session): Promise<ModeResult> {
     await gh.comment(pull.number, scrub(`@${asked.actor.login}, ${feature} needs a human: ${result.message.split('\n')[0]}\n\nFix what it says (or the artifacts), then comment \`/consort build ${feature}\` to retry.`));
     return { conclusion: 'failure', message: `Consort: ${feature} ${result.stop}: ${result.message.split('\n')[0]}` };
   }
+  if (result.stop === 'max-turns' || result.stop === 'max-cost' || result.stop === 'time-limit') {
+    // Say so where the person who asked is looking: the reviews alone do not tell that it stopped.
+    await gh.comment(pull.number, scrub(`@${asked.actor.login}, the TDD lane paused ${feature} at a budget: ${result.message}. Everything so far is pushed; comment \`/consort build ${feature}\` to continue.`));
+  }
   if (result.stop === 'interrupted') return { conclusion: 'failure', message: `Consort: the run was cancelled; \`/consort build ${feature}\` resumes from the last pushed turn.` };
   return { conclusion: 'success' };
 }
