@@ -159,8 +159,6 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
 
 /** Runner credentials the project's suite has no business seeing (it may be a PR's untrusted code). */
 const HIDDEN_FROM_SUITE = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|CONSORT_POSTGRES_URL|GITHUB_TOKEN|GH_TOKEN)$/;
-/** The model API keys the Action exports for the agents (inputs anthropic-api-key, openai-api-key). */
-export const AGENT_KEY_ENV = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'] as const;
 
 export function suiteEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !HIDDEN_FROM_SUITE.test(key)));
@@ -171,9 +169,9 @@ export function agentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return suiteEnv(env);
 }
 
-/** What the project's suite sees in the TDD lane: neither GitHub tokens nor the agents' API keys (`keys`: the configured apiKeyEnv names too). */
-export function laneSuiteEnv(env: NodeJS.ProcessEnv, keys: readonly string[] = []): NodeJS.ProcessEnv {
+/** What the project's suite sees in the TDD lane: neither GitHub tokens nor the agents' API keys (`keys`: agentKeyEnvNames). */
+export function laneSuiteEnv(env: NodeJS.ProcessEnv, keys: readonly string[]): NodeJS.ProcessEnv {
   const out = suiteEnv(env);
-  for (const key of [...AGENT_KEY_ENV, ...keys]) delete out[key];
+  for (const key of keys) delete out[key];
   return out;
 }

@@ -3,6 +3,9 @@
  * (`request(route, params)`). Responses are parsed once here with zod, down to the fields used.
  */
 import { z } from 'zod';
+import { collaboratorPermission, type Permission } from '../github/permissions.js';
+
+export { type Permission, WRITE_PERMISSIONS } from '../github/permissions.js';
 import type { RepoRef } from './store/runs.js';
 
 export type Repo = Pick<RepoRef, 'owner' | 'repo'>;
@@ -25,7 +28,6 @@ export interface CheckOutput {
   annotations?: Annotation[];
 }
 
-export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
 export interface IssueComment {
   id: number;
@@ -56,8 +58,6 @@ export interface OctokitLike {
 const Id = z.object({ id: z.number() });
 const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
 const Comments = z.array(z.object({ id: z.number(), body: z.string().nullish(), user: z.object({ login: z.string(), type: z.string() }).nullable() }));
-const PermissionReply = z.object({ permission: z.string(), role_name: z.string().optional() });
-const PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
 
 /** GitHub limits one check-run request to 50 annotations and a summary/text to 65,535 characters. */
 export const MAX_ANNOTATIONS = 50;
@@ -69,10 +69,6 @@ const clipOutput = (o: CheckOutput): CheckOutput => ({
   ...(o.text === undefined ? {} : { text: o.text.slice(0, MAX_OUTPUT) }),
   ...(o.annotations === undefined ? {} : { annotations: o.annotations.slice(0, MAX_ANNOTATIONS) }),
 });
-
-function statusOf(e: unknown): number | undefined {
-  return typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : undefined;
-}
 
 /** Only owner and repo go into a request: callers may pass a richer record. */
 const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
@@ -121,22 +117,10 @@ export function octokitGitHub(octokit: OctokitLike): GitHubApi {
     async react(repo, commentId, content) {
       await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { ...at(repo), comment_id: commentId, content });
     },
-    async permission(repo, user) {
-      try {
-        const { data } = await octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user });
-        const reply = PermissionReply.parse(data);
-        // `permission` folds maintain into write and triage into read; role_name keeps them apart.
-        const role = (PERMISSIONS as readonly string[]).includes(reply.role_name ?? '') ? reply.role_name : reply.permission;
-        return (PERMISSIONS as readonly string[]).includes(role ?? '') ? (role as Permission) : 'none';
-      } catch (e) {
-        if (statusOf(e) === 404) return 'none';
-        throw e;
-      }
-    },
+    permission: (repo, user) => collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user })),
     async setStatus(repo, sha, status) {
       await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', { ...at(repo), sha, state: status.state, context: status.context, description: status.description.slice(0, 140) });
     },
   };
 }
 
-export const WRITE_PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write'];

@@ -56,6 +56,11 @@ function checkSize(tarball: Buffer, options: WorkspaceOptions, what: string): vo
 }
 
 /** The whole repository at `sha`. */
+/** The App's settings for checkouts (where, and how large a tarball may be). */
+export function workspaceOptions(settings: { maxTarballBytes: number; workspaceRoot?: string }): WorkspaceOptions {
+  return { maxBytes: settings.maxTarballBytes, ...(settings.workspaceRoot ? { root: settings.workspaceRoot } : {}) };
+}
+
 export async function checkoutCommit(gh: GitHubApi, repo: Repo, sha: string, options: WorkspaceOptions = {}): Promise<Workspace> {
   const tarball = await gh.tarball(repo, sha);
   checkSize(tarball, options, sha);

@@ -11,9 +11,9 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { z } from 'zod';
 import { GitHubApiError, type RepoRef } from '../ports/github.js';
+import { collaboratorPermission, type Permission } from './permissions.js';
 
-export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-export const WRITE_PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write'];
+export { type Permission, WRITE_PERMISSIONS } from './permissions.js';
 
 export interface PullRequestInfo {
   number: number;
@@ -47,9 +47,7 @@ export interface PullRequestApiSettings {
 
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
 const Pull = z.object({ number: z.number(), state: z.string(), title: z.string(), body: z.string().nullable(), head: Side, base: Side });
-const PermissionReply = z.object({ permission: z.string(), role_name: z.string().optional() });
 const Created = z.object({ id: z.number(), html_url: z.string() });
-const PERMISSIONS: readonly string[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
 /** How often a request that hit a rate limit is tried again before the run gives up. */
 const LIMIT_RETRIES = 3;
 
@@ -87,17 +85,7 @@ export function createPullRequestApi(s: PullRequestApiSettings): PullRequestApi 
         base: { ref: p.base.ref, sha: p.base.sha, repo: p.base.repo?.full_name ?? `${owner}/${repo}` },
       };
     }),
-    permission: (user) => call('get permission', async () => {
-      try {
-        const reply = PermissionReply.parse((await octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner, repo, username: user })).data);
-        // `permission` folds maintain into write and triage into read; role_name keeps them apart.
-        const role = PERMISSIONS.includes(reply.role_name ?? '') ? reply.role_name! : reply.permission;
-        return (PERMISSIONS.includes(role) ? role : 'none') as Permission;
-      } catch (e) {
-        if (statusOf(e) === 404) return 'none';
-        throw e;
-      }
-    }),
+    permission: (user) => call('get permission', () => collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner, repo, username: user }))),
     review: (number, commitId, body) => call('create review', async () => {
       const r = Created.parse((await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { owner, repo, pull_number: number, commit_id: commitId, body, event: 'COMMENT' })).data);
       return { id: r.id, url: r.html_url };

@@ -220,7 +220,6 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
       if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`);
       if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
-      if (turnNext) turnCommit = null;
       // An action interrupted before its result is applied runs again on resume: a proof or a gate
       // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.
       const index = file.done;

@@ -5,6 +5,8 @@
  * `/consort` command line has any effect.
  */
 import type { TurnRecord } from '../conductor/state.js';
+import { formatDuration } from '../core/duration.js';
+import { fenced, mdCode, mdText, stripControl } from './escape.js';
 
 export const TURN_MARKER = (id: string) => `<!-- consort:turn ${id} -->`;
 export const GATE_MARKER = (gate: string, hash: string) => `<!-- consort:gate ${gate} ${hash} -->`;
@@ -14,22 +16,16 @@ const MAX_TRANSCRIPT = 12_000;
 
 const VERDICT_ICON: Record<string, string> = { accepted: '✅', rejected: '❌', refused: '⛔', incomplete: '⚠️', failed: '💥' };
 
-export function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
 export const usd = (cost: number | undefined): string => (cost === undefined ? '—' : `$${cost.toFixed(4)}`);
 
-/** A fence longer than any run of backticks in the text, so the text cannot close it. */
-function fenced(text: string, info = 'text'): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}${info}\n${text.replace(/\n+$/, '')}\n${fence}`;
+/** Free text as a block quote, each line escaped so it renders as the words it is (no `/consort` line either). */
+function quoted(text: string): string {
+  return stripControl(text).trim().split('\n').slice(0, 20).map((l) => `> ${mdText(l).replace(/^\//, '\\/')}`).join('\n');
 }
 
-/** Free text as a block quote, each line escaped so it renders as the words it is. */
-function quoted(text: string): string {
-  return text.trim().split('\n').slice(0, 20).map((l) => `> ${l.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!).replace(/^(\s*)([#/])/, '$1\\$2')}`).join('\n');
+/** A path an agent chose, as code, linked at the commit when there is one. */
+function pathLink(file: string, repoUrl: string | undefined, commit: string | null): string {
+  return repoUrl && commit ? `[${mdCode(file)}](${repoUrl}/blob/${commit}/${file.split('/').map(encodeURIComponent).join('/')})` : mdCode(file);
 }
 
 function tail(text: string, max: number): { text: string; clipped: boolean } {
@@ -38,7 +34,7 @@ function tail(text: string, max: number): { text: string; clipped: boolean } {
   return { text: cut.slice(cut.indexOf('\n') + 1), clipped: true };
 }
 
-/** "12 passed, 1 failed, 0 skipped …" → the counts it names. */
+/** The counts in a suite summary ("12 passed, 1 failed, 0 errored, 2 skipped", as summarizeSuite writes it). */
 export function suiteCounts(summary: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const m of summary.matchAll(/(\d+)\s+(passed|failed|skipped|errors?|errored|todo|tests?)\b/gi)) counts[m[2]!.toLowerCase()] = Number(m[1]);
@@ -65,27 +61,27 @@ export function renderTurnReview(v: TurnView): string {
     `### ${VERDICT_ICON[t.verdict] ?? '•'} \`${t.role}\` · ${what} · ${t.feature} — ${t.verdict}`,
     '',
   ];
-  if (t.verdict !== 'accepted' && t.reason) lines.push(`**Why:** ${t.reason.split('\n')[0]!.slice(0, 600)}`, '');
-  const files = t.filesChanged.length === 0 ? 'none' : t.filesChanged.slice(0, 15).map((f) => (v.repoUrl && v.commit ? `[\`${f}\`](${v.repoUrl}/blob/${v.commit}/${f})` : `\`${f}\``)).join(', ') + (t.filesChanged.length > 15 ? `, and ${t.filesChanged.length - 15} more` : '');
+  if (t.verdict !== 'accepted' && t.reason) lines.push(`**Why:** ${mdText(t.reason.split('\n')[0]!.slice(0, 600))}`, '');
+  const files = t.filesChanged.length === 0 ? 'none' : t.filesChanged.slice(0, 15).map((f) => pathLink(f, v.repoUrl, v.commit)).join(', ') + (t.filesChanged.length > 15 ? `, and ${t.filesChanged.length - 15} more` : '');
   const commit = v.commit ? (v.repoUrl ? `[\`${v.commit.slice(0, 7)}\`](${v.repoUrl}/commit/${v.commit})` : `\`${v.commit.slice(0, 7)}\``) : t.verdict === 'accepted' ? 'none (nothing changed)' : 'none (reverted)';
   lines.push(
     '| | |',
     '| --- | --- |',
     `| Role | \`${t.role}\` (${t.backend}${t.model ? `, ${t.model}` : ''}) |`,
     `| Step | ${what}${t.attempt ? ` (attempt ${t.attempt + 1})` : ''} |`,
-    `| Verdict | ${t.verdict}${t.refused?.length ? `: outside its scope: ${t.refused.slice(0, 5).map((p) => `\`${p}\``).join(', ')}` : ''} |`,
+    `| Verdict | ${t.verdict}${t.refused?.length ? `: outside its scope: ${t.refused.slice(0, 5).map(mdCode).join(', ')}` : ''} |`,
     `| Files changed | ${files} |`,
     `| Commit | ${commit} |`,
     `| Database branch | ${t.branch ? `\`${t.branch}\`` : '—'} |`,
-    `| Duration | ${seconds(t.durationMs)} |`,
+    `| Duration | ${formatDuration(t.durationMs)} |`,
     `| Tokens | ${t.usage.inputTokens.toLocaleString('en-US')} in / ${t.usage.outputTokens.toLocaleString('en-US')} out |`,
     `| Cost | ${usd(t.usage.costUsd)} |`,
     '',
   );
   if (t.suite) {
     const c = suiteCounts(t.suite);
-    lines.push('**Suite** (the conductor\'s own run on a fresh branch):', '', '| passed | failed | skipped | result |', '| ---: | ---: | ---: | --- |',
-      `| ${c.passed ?? '—'} | ${c.failed ?? 0} | ${c.skipped ?? 0} | ${t.suite.split('\n')[0]!.replace(/\|/g, '\\|').slice(0, 300)} |`, '');
+    lines.push('**Suite** (the conductor\'s own run on a fresh branch):', '', '| passed | failed | errored | skipped | result |', '| ---: | ---: | ---: | ---: | --- |',
+      `| ${c.passed ?? '—'} | ${c.failed ?? 0} | ${c.errored ?? 0} | ${c.skipped ?? 0} | ${mdText(t.suite.split('\n')[0]!.slice(0, 300))} |`, '');
   }
   if (t.summary) lines.push('**What the agent says it did:**', '', quoted(t.summary.slice(0, 2000)), '');
   const head = lines.join('\n');
@@ -93,7 +89,7 @@ export function renderTurnReview(v: TurnView): string {
   if (v.transcript && room > 500) {
     const excerpt = tail(v.transcript, room);
     const total = v.transcript.split('\n').length;
-    lines.push('<details><summary>Transcript' + (excerpt.clipped ? ` (the last ${excerpt.text.split('\n').length} of ${total} lines; the whole of it is in \`.consort/features/${t.feature}/transcripts/${t.id}.txt\`)` : '') + '</summary>', '', fenced(excerpt.text), '', '</details>', '');
+    lines.push('<details><summary>Transcript' + (excerpt.clipped ? ` (the last ${excerpt.text.split('\n').length} of ${total} lines; the whole of it is in \`.consort/features/${t.feature}/transcripts/${t.id}.txt\`)` : '') + '</summary>', '', fenced(excerpt.text, 'text'), '', '</details>', '');
   }
   if (v.runUrl) lines.push(`<sub>Consort conductor · [workflow run](${v.runUrl}) · ${t.id}</sub>`);
   return lines.join('\n');
@@ -111,14 +107,13 @@ export interface GateView {
 }
 
 export function renderGateComment(g: GateView): string {
-  const link = (f: string) => (g.repoUrl ? `[\`${f}\`](${g.repoUrl}/blob/${g.head}/${f})` : `\`${f}\``);
   const lines = [GATE_MARKER(g.gate, g.hash), `### ⏸ Gate \`${g.gate}\` for ${g.feature} — waiting for a human`, ''];
   if (g.problems.length > 0) {
-    lines.push('The artifacts this gate covers are not valid yet, so it cannot be approved:', '', ...g.problems.slice(0, 10).map((p) => `- ${p}`), '');
+    lines.push('The artifacts this gate covers are not valid yet, so it cannot be approved:', '', ...g.problems.slice(0, 10).map((p) => `- ${mdText(p)}`), '');
   } else {
     lines.push(
       'The conductor stopped here. Read what this gate covers, then approve it to let the lane continue:', '',
-      ...g.artifacts.map((f) => `- ${link(f)}`), '',
+      ...g.artifacts.map((f) => `- ${pathLink(f, g.repoUrl, g.head)}`), '',
       'To approve, comment (people with write access only):', '', '```', `/consort approve ${g.gate}`, '```', '',
       `The approval is recorded for exactly these artifacts (\`${g.hash.slice(0, 19)}…\`) and the head commit it is given on; if they change, the gate opens again.`,
     );
@@ -141,11 +136,11 @@ export function renderRunSummary(r: RunView): string {
   else {
     lines.push('| # | role | step | verdict | duration | tokens in | tokens out | cost |', '| --- | --- | --- | --- | ---: | ---: | ---: | ---: |');
     for (const t of r.turns) {
-      lines.push(`| ${t.id} | ${t.role} | ${t.step}${t.item ? ` ${t.item}` : ''} | ${t.verdict} | ${seconds(t.durationMs)} | ${t.usage.inputTokens} | ${t.usage.outputTokens} | ${usd(t.usage.costUsd)} |`);
+      lines.push(`| ${t.id} | ${t.role} | ${t.step}${t.item ? ` ${t.item}` : ''} | ${t.verdict} | ${formatDuration(t.durationMs)} | ${t.usage.inputTokens} | ${t.usage.outputTokens} | ${usd(t.usage.costUsd)} |`);
     }
     const sum = (f: (t: TurnRecord) => number) => r.turns.reduce((n, t) => n + f(t), 0);
     const costs = r.turns.filter((t) => t.usage.costUsd !== undefined);
-    lines.push(`| **total** | | | ${r.turns.filter((t) => t.verdict === 'accepted').length} of ${r.turns.length} accepted | ${seconds(sum((t) => t.durationMs))} | ${sum((t) => t.usage.inputTokens)} | ${sum((t) => t.usage.outputTokens)} | ${costs.length ? usd(costs.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0)) : '—'}${costs.length < r.turns.length && costs.length ? ' (some backends report no cost)' : ''} |`, '');
+    lines.push(`| **total** | | | ${r.turns.filter((t) => t.verdict === 'accepted').length} of ${r.turns.length} accepted | ${formatDuration(sum((t) => t.durationMs))} | ${sum((t) => t.usage.inputTokens)} | ${sum((t) => t.usage.outputTokens)} | ${costs.length ? usd(costs.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0)) : '—'}${costs.length < r.turns.length && costs.length ? ' (some backends report no cost)' : ''} |`, '');
   }
   if (r.next) lines.push(`**Next:** ${r.next}`, '');
   return lines.join('\n');

@@ -116,6 +116,6 @@ describe('suiteEnv', () => {
   it('gives agents the model keys but no GitHub token, and the TDD lane\'s suite neither', () => {
     const env = { PATH: '/bin', GITHUB_TOKEN: 'ghs_y', GH_TOKEN: 'gho_z', 'INPUT_OPENAI-API-KEY': 'sk-x', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' };
     expect(agentEnv(env)).toEqual({ PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' });
-    expect(laneSuiteEnv(env, ['SERVING_TOKEN'])).toEqual({ PATH: '/bin' });
+    expect(laneSuiteEnv(env, ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'SERVING_TOKEN'])).toEqual({ PATH: '/bin' });
   });
 });

@@ -152,7 +152,7 @@ describe('dist/index.js, mode: build and approve', () => {
       'spec-author spec refused', 'spec-author spec accepted', 'architect-reviewer architecture accepted', 'dba db-design accepted', 'test-strategist test-list accepted',
     ]);
     const refused = github.reviews[0]!;
-    expect(refused.body).toContain(`\`.consort/features/${FEATURE}/gates.json\``);
+    expect(refused.body).toContain(`<code>.consort/features/${FEATURE}/gates.json</code>`);
     expect(refused.body).toContain('github token visible: false');
     expect(refused.body).toContain('my key is ****');
     expect(github.reviews.every((v) => v.event === 'COMMENT' && v.pr === PR)).toBe(true);
@@ -215,7 +215,7 @@ describe('dist/index.js, mode: build and approve', () => {
     const turns = github.reviews.slice(reviewsBefore).map((v) => /### \S+ `([a-z-]+)` · ([a-z-]+ ?T?\d?)[^\n]* — (\w+)/.exec(v.body)!.slice(1).join(' '));
     expect(turns).toEqual(['navigator red T1 accepted', 'driver green T1 accepted', 'driver refactor T1 accepted', 'navigator review T1 accepted']);
     const green = github.reviews[reviewsBefore + 1]!;
-    expect(green.body).toMatch(/\| passed \| failed \| skipped \| result \|/);
+    expect(green.body).toMatch(/\| passed \| failed \| errored \| skipped \| result \|\n[^\n]*\n\| \d+ \| 0 \| 0 \| 0 \| \d+ passed, 0 failed, 0 errored, 0 skipped \|/);
     expect(green.body).toContain('migrations/1730000400000_add_customer_phone.sql');
     const subjects = (await originLog()).map((c) => c.subject);
     expect(subjects).toEqual(expect.arrayContaining([`consort(navigator): red ${FEATURE}/T1`, `consort(driver): green ${FEATURE}/T1`, `consort(navigator): review ${FEATURE}/T1`]));

@@ -16,12 +16,13 @@ import { openaiBackend } from '../../src/agents/openai.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
-import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { runBuildLane, type BuildRunResult } from '../../src/lanes/build.js';
 import { approveGate, createFeature } from '../../src/lanes/build/feature.js';
 import { type BackendFactory, defaultBackendFactory } from '../../src/lanes/build/policy.js';
 import { FeatureStore } from '../../src/lanes/build/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 import { type ChatRequest, type Reply, scriptedServer, type ScriptedServer } from './openai-server.js';
 
 const exec = promisify(execFile);
@@ -125,9 +126,7 @@ const turnsSeen: string[] = [];
 beforeAll(async () => {
   t = await localTestProvider();
   agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-agent-'));
-  const shopConfig = await readFile(fileURLToPath(new URL('../../examples/shop/.github/consort.yml', import.meta.url)), 'utf8');
-  const config = `${shopConfig}agents:\n  default:\n    backend: command\n    command: node ${AGENT} ${agentState}\nbuild:\n  turnTimeout: 2m\n`;
-  repo = await scenarioRepo(null, { baseFiles: [{ file: '.github/consort.yml', content: config }] });
+  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n');
 }, 120_000);
 afterAll(async () => {
   await server?.close();

@@ -15,11 +15,12 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
 import { contentHash } from '../../src/conductor/gates.js';
-import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { runBuildLane, type BuildLaneInput, type BuildRunResult } from '../../src/lanes/build.js';
 import { approveGate, createFeature } from '../../src/lanes/build/feature.js';
 import { FeatureStore } from '../../src/lanes/build/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 
 const exec = promisify(execFile);
 /** Real suite runs on a shared machine: generous per-test limits, so a loaded CI box does not fail them. */
@@ -32,9 +33,7 @@ let agentState: string;
 beforeAll(async () => {
   t = await localTestProvider();
   agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-agent-'));
-  const shopConfig = await readFile(fileURLToPath(new URL('../../examples/shop/.github/consort.yml', import.meta.url)), 'utf8');
-  const config = `${shopConfig}agents:\n  default:\n    backend: command\n    command: node ${AGENT} ${agentState}\nbuild:\n  turnTimeout: 2m\n`;
-  repo = await scenarioRepo(null, { baseFiles: [{ file: '.github/consort.yml', content: config }] });
+  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n');
 }, 120_000);
 afterAll(async () => {
   await repo?.dispose();

@@ -18,9 +18,9 @@ import { gatedFiles } from '../../conductor/gates.js';
 import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { createPullRequestApi, type PullRequestApi, type PullRequestInfo, WRITE_PERMISSIONS } from '../../github/pull-requests.js';
-import { commitPaths, headCommit, openWorkspace } from '../../git/workspace.js';
+import { commitPaths, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
 import { type BuildRunResult, runBuildLane } from '../../lanes/build.js';
-import { approveGate, createFeature, describeStep } from '../../lanes/build/feature.js';
+import { approveGate, createFeature, describeStep, FEATURE_SLUG, matchFeature, openFeatures } from '../../lanes/build/feature.js';
 import { reopenedGates } from '../../lanes/build/gate-check.js';
 import { agentKeyEnvNames } from '../../lanes/build/policy.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from '../../lanes/build/store.js';
@@ -31,12 +31,11 @@ import { setLaneOutputs } from '../outputs.js';
 import { checkoutBranch, dropPersistedCredentials, type GitAuth, pushBranch } from '../lane/git.js';
 import { type LaneRequest, laneRequest } from '../lane/trigger.js';
 import { openActionProvider, prepareTools, providerName } from '../provider.js';
-import { registerSecret, scrub } from '../secrets.js';
+import { scrub } from '../secrets.js';
 import { applyInputs } from './check.js';
 import type { ModeResult } from './index.js';
 
 export const REFUSED = 'only people with write, maintain or admin access to this repository can run the TDD lane, so nothing was done.';
-const SLUG = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 type Asked = Exclude<LaneRequest, { kind: 'ignore' }>;
 
@@ -68,7 +67,10 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
   const reply = (text: string) => gh.comment(asked.pr, `@${asked.actor.login}, ${text}`);
 
   // Who asked is checked through the API for every request: the event says who, never what they may do.
-  if (asked.actor.type === 'Bot') return refuse(`ignored: ${asked.actor.login} is a bot`);
+  if (asked.actor.type === 'Bot') {
+    core.info(`Nothing to do: ${asked.actor.login} is a bot.`);
+    return { conclusion: 'success' };
+  }
   const permission = await gh.permission(asked.actor.login);
   if (!WRITE_PERMISSIONS.includes(permission)) {
     if (asked.kind === 'approve' || asked.commentId !== null) {
@@ -89,7 +91,6 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
   }
   if (asked.commentId !== null) await gh.react(asked.commentId, 'eyes');
 
-  for (const v of Object.values(inputs.lane.agentEnv)) registerSecret(v);
   const auth: GitAuth = { token: inputs.githubToken, serverUrl: ctx.serverUrl };
   const dropped = await dropPersistedCredentials(ctx.workspace);
   if (dropped.length > 0) core.notice(`Removed the credentials actions/checkout stored in .git/config (${dropped.join(', ')}), so no agent can read them; Consort pushes with its own token. Use persist-credentials: false to skip this.`);
@@ -103,11 +104,6 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
     const why = e instanceof ConsortError ? `${e.message}${e.hint ? ` ${e.hint}` : ''}` : `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
     await reply(scrub(`the TDD lane stopped: ${why}${ctx.runUrl ? ` ([workflow run](${ctx.runUrl}))` : ''}`)).catch(() => undefined);
     throw e;
-  }
-
-  function refuse(message: string): ModeResult {
-    core.info(message);
-    return { conclusion: 'success' };
   }
 }
 
@@ -128,20 +124,17 @@ async function buildFeature(s: Session, ref: string | null, request: string | nu
   const ws = s.ctx.workspace;
   const all = await listFeatures(ws);
   if (ref !== null) {
-    const number = /^\d+$/.test(ref) ? Number(ref) : null;
-    const match = all.find((f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number));
+    const match = matchFeature(all, ref);
     if (match) return { feature: match, created: false };
-    if (number !== null) throw new ConsortError('invalid-input', `There is no feature ${ref} on this branch.`, { hint: `Features: ${all.join(', ') || 'none yet'}. Start one with \`/consort build <slug>\`.` });
+    if (/^\d+$/.test(ref)) throw new ConsortError('invalid-input', `There is no feature ${ref} on this branch.`, { hint: `Features: ${all.join(', ') || 'none yet'}. Start one with \`/consort build <slug>\`.` });
   } else {
-    const open: string[] = [];
-    for (const f of all) if ((await new FeatureStore(ws, f).load()).state.step !== 'done') open.push(f);
+    const open = await openFeatures(ws, all);
     if (open.length === 1) return { feature: open[0]!, created: false };
     if (open.length > 1) throw new ConsortError('invalid-input', `Several features are open on this branch: ${open.join(', ')}.`, { hint: 'Name one: `/consort build <feature>` (or the feature input).' });
   }
   const slug = ref ?? s.pull.head.ref.split('/').pop()!.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '').slice(0, 40);
-  if (!SLUG.test(slug)) throw new ConsortError('invalid-input', `"${slug}" cannot name a feature.`, { hint: 'Name it: `/consort build <slug>` with lowercase letters, digits and "-", starting with a letter.' });
-  const text = request ?? `# ${s.pull.title}\n\n${s.pull.body}`.trim();
-  const { feature } = await createFeature(ws, slug, text);
+  if (!FEATURE_SLUG.test(slug)) throw new ConsortError('invalid-input', `"${slug}" cannot name a feature.`, { hint: 'Name it: `/consort build <slug>` with lowercase letters, digits and "-", starting with a letter.' });
+  const { feature } = await createFeature(ws, slug, request ?? `# ${s.pull.title}\n\n${s.pull.body}`.trim());
   return { feature, created: true };
 }
 
@@ -185,6 +178,7 @@ async function lane(s: Session): Promise<ModeResult> {
   await prepareTools(providerName(inputs, config), false);
   const provider = await openActionProvider(inputs, config, ctx.workspace);
   const env = { ...process.env, ...inputs.lane.agentEnv };
+  const store = new FeatureStore(ws.dir, feature);
   const turns: TurnRecord[] = [];
   const surfaced: { gate: string; hash: string; problems: readonly string[] }[] = [];
   const abort = new AbortController();
@@ -205,7 +199,7 @@ async function lane(s: Session): Promise<ModeResult> {
       onTurn: async (turn, { commit, head }) => {
         turns.push(turn);
         await pushBranch(ctx.workspace, pull.head.ref, s.auth);
-        const transcript = await readText(new FeatureStore(ctx.workspace, feature).file(`transcripts/${turn.id}.txt`));
+        const transcript = await readText(store.file(`transcripts/${turn.id}.txt`));
         const body = scrub(renderTurnReview({ turn, commit, transcript, repoUrl: s.repoUrl, ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}) }));
         const review = await gh.review(pull.number, commit ?? head, body);
         core.info(`  review for ${turn.id} (${turn.role} ${turn.step} ${turn.verdict}): ${review.url}`);
@@ -218,7 +212,7 @@ async function lane(s: Session): Promise<ModeResult> {
   }
   if (result.stop !== 'interrupted') await pushBranch(ctx.workspace, pull.head.ref, s.auth);
   const head = await headCommit(ws);
-  await announceGates(s, feature, result, surfaced, head);
+  await announceGates(s, ws, store, result, surfaced, head);
 
   const next = nextStep(feature, result);
   if (ctx.stepSummary) await core.summary.addRaw(scrub(renderRunSummary({ feature, stop: result.stop, message: result.message, turns, next }))).write();
@@ -257,14 +251,14 @@ function nextStep(feature: string, r: BuildRunResult): string | null {
  * On the head the run pushed: a success status for every approved gate, a pending one for the gate
  * the run stopped at, and one comment per gate opened in this run.
  */
-async function announceGates(s: Session, feature: string, r: BuildRunResult, surfaced: readonly { gate: string; hash: string; problems: readonly string[] }[], head: string): Promise<void> {
+async function announceGates(s: Session, ws: GitWorkspace, store: FeatureStore, r: BuildRunResult, surfaced: readonly { gate: string; hash: string; problems: readonly string[] }[], head: string): Promise<void> {
   const { gh, ctx, pull } = s;
+  const feature = store.feature;
   const gate = r.stop === 'awaiting-approval' ? r.state.gate : null;
-  const store = new FeatureStore(ctx.workspace, feature);
   // Statuses belong to a commit: the head this run pushed carries every approval still in force,
   // and an approval whose artifacts changed since (a push after it) is pending again, never success.
   const recorded = (await store.gates()).gates;
-  const reopened = await reopenedGates(await openWorkspace(ctx.workspace), store, r.state.userFacing);
+  const reopened = await reopenedGates(ws, store, r.state.userFacing);
   for (const [name, entry] of Object.entries(recorded)) {
     if (!entry?.approval || name === gate) continue;
     const stale = reopened.includes(name as GateName);

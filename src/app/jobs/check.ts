@@ -19,7 +19,7 @@ import { upsertStickyComment } from '../publish.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
-import { checkoutCommit, migrationsAt } from '../workspace.js';
+import { checkoutCommit, migrationsAt, workspaceOptions } from '../workspace.js';
 import { LeaseLost, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubApi, run: Run): Promise<number> {
@@ -70,8 +70,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     await gh.completeCheckRun(run, checkRunId, o);
     return outcomeResult(o, state);
   };
-  const options = { maxBytes: deps.settings.maxTarballBytes, ...(deps.settings.workspaceRoot ? { root: deps.settings.workspaceRoot } : {}) };
-  const workspace = await checkoutCommit(gh, run, run.headSha, options);
+  const workspace = await checkoutCommit(gh, run, run.headSha, workspaceOptions(deps.settings));
   try {
     let loaded;
     try {
@@ -82,7 +81,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     }
     const { config, source } = loaded;
     const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
-    const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, options);
+    const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, workspaceOptions(deps.settings));
     const head = await readMigrationSet(path.join(workspace.dir, config.migrations.dir), { relativeTo: workspace.dir, missingOk: true });
     const provider = await deps.providers.forRepository(run.repositoryId);
     await removeLeftovers(provider, prBranchName(run.pr, run.headSha));

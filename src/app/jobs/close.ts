@@ -11,7 +11,7 @@ import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
 import { deletePullBranches, repositoryNamespace } from '../providers.js';
 import { withRepositoryLock } from '../store/db.js';
 import type { Run, RunResult } from '../store/runs.js';
-import { checkoutCommit } from '../workspace.js';
+import { checkoutCommit, workspaceOptions } from '../workspace.js';
 import type { JobDeps } from './deps.js';
 
 export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
@@ -22,8 +22,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   if (!run.merged || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
 
   const gh = await deps.github(run.installationId);
-  const options = { maxBytes: deps.settings.maxTarballBytes, ...(deps.settings.workspaceRoot ? { root: deps.settings.workspaceRoot } : {}) };
-  const workspace = await checkoutCommit(gh, run, run.headSha, options);
+  const workspace = await checkoutCommit(gh, run, run.headSha, workspaceOptions(deps.settings));
   try {
     let loaded;
     try {

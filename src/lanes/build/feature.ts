@@ -13,7 +13,8 @@ import { headCommit, openWorkspace } from '../../git/workspace.js';
 import { readGate } from './gate-check.js';
 import { featureDirOf, FeatureStore, listFeatures } from './store.js';
 
-const SLUG = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+/** What names a new feature: lowercase words joined by "-", starting with a letter (at most 40 characters). */
+export const FEATURE_SLUG = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 function requestTemplate(slug: string, request: string | undefined): string {
   if (request !== undefined && request.trim() !== '') return `${request.trim()}\n`;
@@ -27,7 +28,7 @@ function requestTemplate(slug: string, request: string | undefined): string {
 }
 
 export async function createFeature(workspace: string, slug: string, request?: string): Promise<{ feature: string; dir: string }> {
-  if (!SLUG.test(slug) || slug.length > 40) {
+  if (!FEATURE_SLUG.test(slug) || slug.length > 40) {
     throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, { hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).' });
   }
   const ws = await openWorkspace(workspace);
@@ -44,19 +45,31 @@ export async function createFeature(workspace: string, slug: string, request?: s
   return { feature, dir: path.join(ws.dir, featureDirOf(feature)) };
 }
 
+/** The feature `ref` names among `all`: `001-phones`, `001`, `1` or `phones`; undefined when none (or several) match. */
+export function matchFeature(all: readonly string[], ref: string): string | undefined {
+  const number = /^\d+$/.test(ref) ? Number(ref) : null;
+  const match = all.filter((f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number));
+  return match.length === 1 ? match[0] : undefined;
+}
+
+/** Of the given features, those not done. */
+export async function openFeatures(workspace: string, all: readonly string[]): Promise<string[]> {
+  const open: string[] = [];
+  for (const f of all) if ((await new FeatureStore(workspace, f).load()).state.step !== 'done') open.push(f);
+  return open;
+}
+
 /** `001-phones`, `001`, `1` or `phones`; with no name, the only feature that is not done. */
 export async function resolveFeature(workspace: string, ref: string | undefined): Promise<string> {
   const all = await listFeatures(workspace);
   if (all.length === 0) throw new ConsortError('invalid-input', 'There is no feature yet.', { hint: 'Start one with `consort feature new <slug>`.' });
   if (ref === undefined) {
-    const open: string[] = [];
-    for (const f of all) if ((await new FeatureStore(workspace, f).load()).state.step !== 'done') open.push(f);
+    const open = await openFeatures(workspace, all);
     if (open.length === 1) return open[0]!;
     throw new ConsortError('invalid-input', open.length === 0 ? 'Every feature is done.' : `Several features are open: ${open.join(', ')}.`, { hint: 'Name the feature: consort run <feature>.' });
   }
-  const number = /^\d+$/.test(ref) ? Number(ref) : null;
-  const match = all.filter((f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number));
-  if (match.length === 1) return match[0]!;
+  const match = matchFeature(all, ref);
+  if (match) return match;
   throw new ConsortError('invalid-input', `No feature ${ref}.`, { hint: `Features: ${all.join(', ')}.` });
 }
 
