@@ -14,11 +14,13 @@ export const MAX_TRANSCRIPT = 256 * 1024;
 const MAX_ENTRY = 2000;
 const MAX_SUMMARY = 1000;
 
-/** Claude Code's file-editing tools and the input field that names the file. */
+/**
+ * Claude Code's file-editing tools and the input field that names the file, as the SDK's
+ * sdk-tools.d.ts defines them (FileWriteInput, FileEditInput, NotebookEditInput; MultiEdit is gone).
+ */
 export const CLAUDE_EDIT_TOOLS: Readonly<Record<string, string>> = {
   Write: 'file_path',
   Edit: 'file_path',
-  MultiEdit: 'file_path',
   NotebookEdit: 'notebook_path',
 };
 
@@ -181,9 +183,29 @@ function endExit(end: ClaudeStreamEnd, result: SDKResultMessage | undefined, opt
 }
 
 /**
+ * Tokens of the whole query from the result's `modelUsage` (every model: subagents, sidechains and
+ * auxiliary calls included); the result's `usage` covers the main loop only, so it is the fallback for
+ * a result without `modelUsage`. Input tokens include the cache reads and writes, which are billed as input.
+ */
+export function resultTokens(result: SDKResultMessage): { inputTokens: number; outputTokens: number } {
+  const models = Object.values(result.modelUsage ?? {});
+  if (models.length === 0) {
+    const u = result.usage;
+    return { inputTokens: u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens, outputTokens: u.output_tokens };
+  }
+  let inputTokens = 0;
+  let outputTokens = 0;
+  for (const m of models) {
+    inputTokens += m.inputTokens + m.cacheReadInputTokens + m.cacheCreationInputTokens;
+    outputTokens += m.outputTokens;
+  }
+  return { inputTokens, outputTokens };
+}
+
+/**
  * The turn result for a recorded (or collected) message stream. The result message decides usage
- * and cost: `total_cost_usd` is the SDK's estimate for the whole query; input tokens include the
- * cache reads and writes, which are billed as input.
+ * and cost: `total_cost_usd` is the SDK's estimate for the whole query, covering the same calls as
+ * `modelUsage`.
  */
 export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMappingOptions): AgentTurnResult {
   let result: SDKResultMessage | undefined;
@@ -195,11 +217,7 @@ export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMa
   const said = result?.subtype === 'success' ? result.result : lastAssistantText(messages);
   const summary = oneParagraph(said) || (exit.kind === 'done' ? 'the agent finished without a summary' : exit.message);
   const usage: AgentTurnResult['usage'] = result
-    ? {
-        inputTokens: result.usage.input_tokens + result.usage.cache_creation_input_tokens + result.usage.cache_read_input_tokens,
-        outputTokens: result.usage.output_tokens,
-        costUsd: result.total_cost_usd,
-      }
+    ? { ...resultTokens(result), costUsd: result.total_cost_usd }
     : { inputTokens: 0, outputTokens: 0 };
   const maskedExit: AgentExit = exit.kind === 'done' ? exit : { kind: exit.kind, message: mask(exit.message) };
   return { summary: mask(summary), transcript: boundTranscript(lines.map(mask)), usage, durationMs: options.durationMs, exit: maskedExit };

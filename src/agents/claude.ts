@@ -1,8 +1,10 @@
 /**
  * The `claude` agent backend: one turn is one `query()` of the Claude Agent SDK in the workspace.
- * The SDK's own limits carry the budget (`maxTurns`, `maxBudgetUsd`); a PreToolUse hook refuses
- * file edits outside the role's `writes` so the model hears "no" while it can still adapt — the
- * conductor's diff check after the turn remains the guard, since Bash can write files too.
+ * The SDK's own limits carry the budget (`maxTurns`, `maxBudgetUsd`). `tools` is the whole set the
+ * model can see (`allowedTools` only auto-approves) and `dontAsk` denies whatever is not pre-approved,
+ * so a headless turn never waits for an answer. A PreToolUse hook refuses file edits outside the role's
+ * `writes` so the model hears "no" while it can still adapt, and fails closed (`onFailure: 'block'`);
+ * the conductor's diff check after the turn remains the guard, since Bash can write files too.
  * The branch URL reaches the agent's tools through the environment, never through the prompt.
  */
 import type { HookCallback, Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
@@ -27,8 +29,11 @@ export interface ClaudeBackendOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Tools a headless editing turn runs without asking; anything else is refused, not prompted for. */
-const ALLOWED_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'Bash', 'TodoWrite', ...Object.keys(CLAUDE_EDIT_TOOLS)];
+/**
+ * The only tools a turn has (names as the SDK's sdk-tools.d.ts defines them): no web access, no
+ * subagents, no worktrees, no questions to a person who is not there.
+ */
+export const CLAUDE_TOOLS = ['Read', 'Glob', 'Grep', 'Bash', 'TodoWrite', ...Object.keys(CLAUDE_EDIT_TOOLS)];
 
 export function turnPrompt(request: AgentTurnRequest): string {
   return `${request.instructions.trim()}\n\n${request.contextPack.markdown}`;
@@ -58,11 +63,13 @@ export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendO
     ...(model ? { model } : {}),
     ...(request.budget.maxTurns !== undefined ? { maxTurns: request.budget.maxTurns } : {}),
     ...(request.budget.maxCostUsd !== undefined ? { maxBudgetUsd: request.budget.maxCostUsd } : {}),
-    permissionMode: 'acceptEdits',
-    allowedTools: ALLOWED_TOOLS,
+    tools: CLAUDE_TOOLS,
+    allowedTools: CLAUDE_TOOLS,
+    permissionMode: 'dontAsk',
     // The repository's CLAUDE.md and settings apply; the runner's personal settings do not.
     settingSources: ['project'],
-    hooks: { PreToolUse: [{ matcher: Object.keys(CLAUDE_EDIT_TOOLS).join('|'), hooks: [writeScopeHook(request.workspace, request.writes)] }] },
+    // A hook that throws or times out blocks the edit instead of letting it through.
+    hooks: { PreToolUse: [{ matcher: Object.keys(CLAUDE_EDIT_TOOLS).join('|'), hooks: [writeScopeHook(request.workspace, request.writes)], onFailure: 'block' }] },
   };
 }
 

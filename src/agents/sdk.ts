@@ -1,7 +1,7 @@
 /**
- * The agent SDKs that drive a CLI of their own — the Claude Agent SDK (its `cli.js`) and the Codex
- * SDK (the `codex` binary of @openai/codex) — find that CLI next to their own files, so they cannot
- * live inside the bundled Action. They are loaded when a turn needs them: from node_modules where
+ * The agent SDKs that drive a CLI of their own — the Claude Agent SDK (its native `claude` binary, which
+ * it resolves from its platform package per its manifest.json) and the Codex SDK (the `codex` binary of
+ * @openai/codex) — find that CLI next to their own files, so they cannot live inside the bundled Action. They are loaded when a turn needs them: from node_modules where
  * Consort is installed with npm, else (the Action) from the tools directory, where the exact
  * version package.json pins is installed once per runner tool cache, like the native tools.
  */

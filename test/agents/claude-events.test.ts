@@ -1,7 +1,7 @@
 /** The `claude` backend's pure mapping: write-scope decisions and recorded SDK streams to turn results. */
 import { boundTranscript, editToolDecision, mapClaudeTurn, pathInScope, type ClaudeMappingOptions } from '../../src/agents/claude-events.js';
 import { connectionSecrets } from '../../src/core/redact.js';
-import { API_KEY, BRANCH_URL, driverSuccess, maxBudget, maxTurns, noResult } from '../fixtures/agent-streams/claude.js';
+import { API_KEY, BRANCH_URL, driverSuccess, maxBudget, maxTurns, noResult, withSubagent } from '../fixtures/agent-streams/claude.js';
 
 const WS = '/work/ws';
 const SECRETS = [...connectionSecrets(BRANCH_URL), API_KEY];
@@ -30,7 +30,8 @@ describe('the write scope of a Claude edit', () => {
   it('judges only the editing tools, by their path field', () => {
     expect(editToolDecision(WS, ['src/**'], 'Write', { file_path: `${WS}/test/a.test.ts`, content: '' })?.allow).toBe(false);
     expect(editToolDecision(WS, ['src/**'], 'Edit', { file_path: `${WS}/src/a.ts` })?.allow).toBe(true);
-    expect(editToolDecision(WS, ['src/**'], 'MultiEdit', { file_path: 'test/a.ts' })?.allow).toBe(false);
+    // MultiEdit left the SDK (sdk-tools.d.ts); the backend offers only the tools in CLAUDE_TOOLS.
+    expect(editToolDecision(WS, ['src/**'], 'MultiEdit', { file_path: 'test/a.ts' })).toBeNull();
     expect(editToolDecision(WS, ['src/**'], 'NotebookEdit', { notebook_path: 'test/a.ipynb' })?.allow).toBe(false);
     expect(editToolDecision(WS, ['src/**'], 'Write', {})).toEqual({ allow: false, reason: 'Write without a file_path' });
     expect(editToolDecision(WS, ['src/**'], 'Bash', { command: 'echo > test/a.ts' })).toBeNull();
@@ -39,6 +40,11 @@ describe('the write scope of a Claude edit', () => {
 });
 
 describe('a Claude stream mapped to a turn result', () => {
+  it("counts every model's tokens (modelUsage), not only the main loop's (usage)", () => {
+    const result = mapClaudeTurn(withSubagent, completed());
+    expect(result.usage).toEqual({ inputTokens: 15_000 + 30_000 + 5_000 + 3_000 + 1_000, outputTokens: 2_400 + 500, costUsd: 0.2011 });
+  });
+
   it('takes the summary from the result, usage and cost from the result message', () => {
     const result = mapClaudeTurn(driverSuccess, completed());
     expect(result.exit).toEqual({ kind: 'done' });

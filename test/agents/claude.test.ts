@@ -2,8 +2,9 @@
  * The `claude` backend against an injected `query`: the SDK boundary replays a recorded stream and,
  * as Claude Code does, asks the PreToolUse hooks about each tool call before "running" it.
  */
+import { readFile } from 'node:fs/promises';
 import type { HookJSONOutput, Options, PreToolUseHookInput, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
-import { claudeBackend, writeScopeHook, type ClaudeQuery } from '../../src/agents/claude.js';
+import { CLAUDE_TOOLS, claudeBackend, writeScopeHook, type ClaudeQuery } from '../../src/agents/claude.js';
 import { API_KEY, BRANCH_URL, SESSION, driverSuccess, init, maxBudget, maxTurns } from '../fixtures/agent-streams/claude.js';
 import { WORKSPACE, driverRequest } from './claude-codex-request.js';
 
@@ -52,8 +53,13 @@ describe('the claude backend', () => {
     expect(backend.name).toBe('claude');
     expect(calls).toHaveLength(1);
     const { prompt, options } = calls[0]!;
-    expect(options).toMatchObject({ cwd: WORKSPACE, model: 'claude-sonnet-4-5', maxTurns: 12, maxBudgetUsd: 0.5, permissionMode: 'acceptEdits', settingSources: ['project'] });
-    expect(options.allowedTools).toEqual(expect.arrayContaining(['Read', 'Bash', 'Write', 'Edit']));
+    expect(options).toMatchObject({ cwd: WORKSPACE, model: 'claude-sonnet-4-5', maxTurns: 12, maxBudgetUsd: 0.5, permissionMode: 'dontAsk', settingSources: ['project'] });
+    // `tools` is what the model can use at all; `allowedTools` only spares the asking.
+    expect(options.tools).toEqual(CLAUDE_TOOLS);
+    expect(options.allowedTools).toEqual(CLAUDE_TOOLS);
+    expect([...CLAUDE_TOOLS].sort()).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'NotebookEdit', 'Read', 'TodoWrite', 'Write']);
+    // The write-scope hook fails closed: a hook that throws blocks the edit.
+    expect(options.hooks?.PreToolUse?.[0]).toMatchObject({ matcher: 'Write|Edit|NotebookEdit', onFailure: 'block' });
     expect(options.env).toMatchObject({ PATH: '/usr/bin', DATABASE_URL: BRANCH_URL, PGPASSWORD: 's3cret-pw', ANTHROPIC_API_KEY: API_KEY });
     expect(prompt.startsWith('# Driver\nMake the failing test pass.\n\n')).toBe(true);
     expect(prompt).toContain(driverRequest(BRANCH_URL).contextPack.markdown);
@@ -63,6 +69,19 @@ describe('the claude backend', () => {
     expect(result.summary).toBe('Implemented cart item counting in src/cart.ts. All 12 tests pass.');
     expect(result.transcript).not.toContain('s3cret-pw');
     expect(result.transcript).not.toContain(API_KEY);
+  });
+
+  it("offers only tools the installed SDK defines (sdk-tools.d.ts), by their input types", async () => {
+    const types = await readFile(new URL('../../node_modules/@anthropic-ai/claude-agent-sdk/sdk-tools.d.ts', import.meta.url), 'utf8');
+    const input: Record<string, string> = {
+      Read: 'FileReadInput', Write: 'FileWriteInput', Edit: 'FileEditInput', NotebookEdit: 'NotebookEditInput',
+      Glob: 'GlobInput', Grep: 'GrepInput', Bash: 'BashInput', TodoWrite: 'TodoWriteInput',
+    };
+    for (const tool of CLAUDE_TOOLS) expect([tool, types.includes(`export interface ${input[tool]} {`)]).toEqual([tool, true]);
+    // The fields the write-scope hook reads are the ones the SDK's edit tools take.
+    expect(types).toMatch(/export interface FileWriteInput \{[^}]*\bfile_path: string/);
+    expect(types).toMatch(/export interface FileEditInput \{[^}]*\bfile_path: string/);
+    expect(types).toMatch(/export interface NotebookEditInput \{[^}]*\bnotebook_path: string/);
   });
 
   it("prefers the turn's model and leaves out limits the budget does not set", async () => {
