@@ -24,7 +24,7 @@ const result = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node24', // action.yml: runs.using node24, as GitHub's runners run it
   minify: true,
   legalComments: 'none', // they are all in licenses.txt, with the full license texts
   charset: 'utf8',

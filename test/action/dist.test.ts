@@ -49,10 +49,10 @@ async function prPayload(file: string): Promise<RecordedPullRequestEvent> {
   return payload;
 }
 
-function run(eventFile: string, inputs: Record<string, string> = {}, env: Record<string, string> = {}): Promise<ActionResult> {
+function run(eventFile: string, inputs: Record<string, string> = {}, env: Record<string, string> = {}, node?: 'machine'): Promise<ActionResult> {
   return prPayload(eventFile).then((payload) => runAction({
     action, inputs, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir,
-    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir, env,
+    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir, env, node,
   }));
 }
 
@@ -68,20 +68,21 @@ function visibleText(r: ActionResult): string {
 }
 
 describe('dist/index.js on a pull_request', () => {
-  it('uses a server you give (provider: postgres, database-url from a secret) and masks its password', async () => {
+  // GitHub runs dist/ on the Node that runs.using names (node24); the machine's own Node must load it too.
+  it.each([['node24, as action.yml says', undefined], ["the machine's Node", 'machine']] as const)('uses a server you give (provider: postgres, database-url from a secret) and masks its password, on %s', async (_label, node) => {
     const t = await postgresTestProvider();
     // The test server trusts local connections, so any password gets in: a stand-in for a real secret.
     const url = SYSTEM_PG_URL.replace('postgres@', 'postgres:S3cret-db-pw@');
     try {
       const env = { CONSORT_NAMESPACE: t.namespace };
-      const r = await run('pull_request.synchronize.json', { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' }, env);
+      const r = await run('pull_request.synchronize.json', { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' }, env, node);
       expect(r.code).toBe(0);
       expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
       expect(r.outputs['database-url']).toMatch(new RegExp(`^postgresql://postgres:S3cret-db-pw@127\\.0\\.0\\.1:5432/${t.namespace}_pr-2$`));
       expect(r.stdout.split('\n').slice(0, 3)).toEqual([`::add-mask::${TOKEN}`, `::add-mask::${url}`, '::add-mask::S3cret-db-pw']);
       expect(visibleText(r)).not.toContain('S3cret-db-pw');
       expect(await t.provider.get('pr-2')).toBeDefined();
-      const cleanup = await run('pull_request.closed.json', { mode: 'cleanup', provider: 'postgres', 'database-url': url }, env);
+      const cleanup = await run('pull_request.closed.json', { mode: 'cleanup', provider: 'postgres', 'database-url': url }, env, node);
       expect(cleanup.code).toBe(0);
       expect(await t.provider.get('pr-2')).toBeUndefined();
       expect(github.requests).toEqual([]);

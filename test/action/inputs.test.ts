@@ -103,7 +103,7 @@ describe('action.yml', () => {
     };
     expect(Object.keys(meta.inputs).sort()).toEqual(Object.values(INPUT).sort());
     expect(Object.keys(meta.outputs).sort()).toEqual(Object.values(OUTPUT).sort());
-    expect(meta.runs).toEqual({ using: 'node20', main: 'dist/index.js' });
+    expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
     expect(meta.inputs.mode!.default).toBe(MODES[0]);
     expect(meta.inputs.comment!.default).toBe('sticky');
     expect(meta.inputs['github-token']!.default).toBe('${{ github.token }}');

@@ -5,7 +5,8 @@
  * variables (uppercased, dashes kept) with action.yml's defaults filled in, the event payload in
  * a file, GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, and a tool cache that already holds the
  * platform packages (linked from this repository's node_modules). An `npm` first on PATH fails
- * and records the call, so a test can prove nothing was downloaded.
+ * and records the call, so a test can prove nothing was downloaded. The Node that runs it is the one
+ * action.yml's `runs.using` names (node24), as on GitHub, unless a test asks for the machine's own.
  */
 import { spawn } from 'node:child_process';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { nodeForRunsUsing } from './action-node.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -63,6 +65,8 @@ export interface RunOptions {
   dataDir: string;
   /** More of the job's environment (`env:` in the workflow). */
   env?: Record<string, string>;
+  /** `machine`: run dist/ on this machine's Node instead of the one action.yml's runs.using names. */
+  node?: 'runs-using' | 'machine';
   /** Send this signal once `when` holds (polled every 100 ms), as the runner does on cancel or timeout. */
   signalOn?: { when: () => boolean; signal: NodeJS.Signals };
 }
@@ -95,7 +99,7 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
     const summaryFile = path.join(temp, 'step_summary');
     await writeFile(outputFile, '');
     await writeFile(summaryFile, '');
-    const meta = parseYaml(await readFile(path.join(o.action.dir, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }> };
+    const meta = parseYaml(await readFile(path.join(o.action.dir, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }>; runs: { using: string } };
     const inputs: Record<string, string> = {};
     for (const [name, spec] of Object.entries(meta.inputs)) {
       const value = o.inputs[name] ?? (spec.default ?? '').replace('${{ github.token }}', o.token);
@@ -112,7 +116,8 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
       ...o.env,
       ...inputs,
     };
-    const child = spawn(process.execPath, [path.join(o.action.dir, 'dist', 'index.js')], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const node = o.node === 'machine' ? process.execPath : nodeForRunsUsing(meta.runs.using);
+    const child = spawn(node, [path.join(o.action.dir, 'dist', 'index.js')], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
