@@ -92,6 +92,8 @@ async function main() {
     methods: {
       clone: 'provider.create({ name, parent }) on the local provider, data dir on a reflink XFS (CREATE DATABASE ... STRATEGY FILE_COPY with file_copy_method = clone); the branch is deleted after each timed create',
       copy: 'the same, data dir on ext4 (file_copy_method = copy: full file copies)',
+      clonePooled: 'provider.create({ name, parent }) with a warm pool of the parent (branch pool --size N): a rename of a ready copy plus a catalog row; refilled in the background between runs',
+      copyPooled: 'the same on the copy-mode server',
       dumpRestore: 'createdb new && pg_dump -Fc src | pg_restore -d new, on the dump/restore server with its own client tools (includes index builds)',
       freshMigrations: 'CREATE DATABASE + every migration from scratch (one transaction each) on the copy-mode embedded server',
       parent: 'branch parent-<size> of main, migrations applied, then VACUUM (ANALYZE) and CHECKPOINT before timing',
@@ -99,7 +101,7 @@ async function main() {
     },
     environment,
     sizes,
-    targets: { cloneMedianMs: 100, flatnessMax: 2, speedupMin: 50 },
+    targets: { cloneMedianMs: 100, flatnessMax: 2, speedupMin: 50, pooledMedianMs: 25 },
   };
   partial = result;
   environment.host.busy.start = await hostBusy();
@@ -301,6 +303,28 @@ async function benchCreates(env, mode, entry, list, opts) {
     }
     entry.results[mode] = { ...summarize(samples), samples, ...(warmup.length ? { warmup } : {}) };
     log(`${tag}: create median ${entry.results[mode].median} ms, p95 ${entry.results[mode].p95} ms`);
+
+    if (!opts.skip.has('pooled')) {
+      // Warm pool: the same creates, each taking a ready copy; the pool is refilled in the background
+      // between creates (as it is between a test file's setup and the next), so each run is a handout.
+      const key = `${mode}Pooled`;
+      await provider.pool(parent, opts.poolSize);
+      const pooledSamples = [];
+      let misses = 0;
+      for (let i = 0; i < opts.runs; i++) {
+        const name = `${parent}-p${i}`;
+        const t0 = performance.now();
+        const b = await provider.create({ name, parent });
+        const ms = performance.now() - t0;
+        if (!b.pooled) misses++;
+        pooledSamples.push(round(ms, 2));
+        await provider.settled();
+        await provider.delete(name);
+      }
+      await provider.pool(parent, 0);
+      entry.results[key] = { ...summarize(pooledSamples), samples: pooledSamples, misses };
+      log(`${tag}: pooled handout median ${entry.results[key].median} ms, p95 ${entry.results[key].p95} ms, ${misses} miss(es)`);
+    }
 
     if (mode === 'clone') entry.diagnostics.clone = await cloneBreakdown(env, parentDb, oid, entry.results.clone, opts);
   } finally {

@@ -30,7 +30,8 @@ Options (environment variable in brackets):
                         cost grows with the number of files, not bytes) [CONSORT_BENCH_EXTRA_TABLES] default 0
   --pg-setting K=V      ALTER SYSTEM SET K = V on the embedded servers (reloadable settings only,
                         repeatable; e.g. fsync=off to measure what fsync costs)
-  --skip LIST           skip some of: clone,copy,dump,fresh
+  --skip LIST           skip some of: clone,copy,dump,fresh,pooled
+  --pool-size N         warm-pool size for the pooled runs          [CONSORT_BENCH_POOL_SIZE] default 4
   --min-free-gb N       refuse to start with less free disk    default max(8, estimate for the largest size)
   -h, --help            this help
 `;
@@ -49,7 +50,7 @@ export function parseOptions(argv, env = process.env) {
       flags.set(name, true);
       continue;
     }
-    const known = ['sizes', 'runs', 'baseline-runs', 'warmup', 'extra-tables', 'pg-setting', 'out', 'xfs-dir', 'copy-dir', 'pg-url', 'skip', 'min-free-gb'];
+    const known = ['sizes', 'runs', 'baseline-runs', 'warmup', 'extra-tables', 'pg-setting', 'out', 'xfs-dir', 'copy-dir', 'pg-url', 'skip', 'min-free-gb', 'pool-size'];
     if (!known.includes(name)) throw new Error(`unknown option --${name} (try --help)`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new Error(`--${name} needs a value`);
@@ -70,7 +71,7 @@ export function parseOptions(argv, env = process.env) {
   const uniqueSizes = [...new Set(sizes)].sort((a, b) => a - b);
 
   const skip = new Set(String(flags.get('skip') ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-  for (const s of skip) if (!['clone', 'copy', 'dump', 'fresh'].includes(s)) throw new Error(`--skip: unknown item "${s}"`);
+  for (const s of skip) if (!['clone', 'copy', 'dump', 'fresh', 'pooled'].includes(s)) throw new Error(`--skip: unknown item "${s}"`);
   if (flags.get('no-clone')) skip.add('clone');
 
   const minFree = flags.get('min-free-gb');
@@ -80,6 +81,7 @@ export function parseOptions(argv, env = process.env) {
     runs: positiveInt('--runs', pick('runs', 'CONSORT_BENCH_RUNS', quick ? 5 : 15)),
     baselineRuns: positiveInt('--baseline-runs', pick('baseline-runs', 'CONSORT_BENCH_BASELINE_RUNS', quick ? 2 : 3)),
     warmup: nonNegativeInt('--warmup', pick('warmup', 'CONSORT_BENCH_WARMUP', 0)),
+    poolSize: positiveInt('--pool-size', pick('pool-size', 'CONSORT_BENCH_POOL_SIZE', 4)),
     extraTables: nonNegativeInt('--extra-tables', pick('extra-tables', 'CONSORT_BENCH_EXTRA_TABLES', 0)),
     out: path.resolve(pick('out', 'CONSORT_BENCH_OUT', path.join(BENCH_DIR, 'results', 'branch.json'))),
     xfsDir: path.resolve(pick('xfs-dir', 'CONSORT_BENCH_XFS_DIR', DEFAULT_XFS_DIR)),

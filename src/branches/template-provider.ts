@@ -9,11 +9,12 @@ import { assertBranchName, ROOT_BRANCH } from '../core/branch-name.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
 import type {
-  BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, ProviderName,
+  BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, PoolStatus, ProviderName,
 } from '../ports/branch-provider.js';
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
-import { clearSessions, copyDatabase, databaseExists, dropDatabase, renameDatabase, serverVersionNum } from './server-ops.js';
+import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
+import { clearSessions, copyDatabase, databaseExists, dropDatabase, renameDatabase, serverVersionNum, sessionsOn } from './server-ops.js';
 
 export interface TemplateProviderOptions {
   provider: ProviderName;
@@ -34,6 +35,9 @@ type Client = pg.PoolClient;
 export class TemplateBranchProvider implements BranchProvider {
   readonly name: ProviderName;
   private readonly catalog: Catalog;
+  private readonly pools: Pools;
+  /** Background refills of warm pools, by template; `close` waits for them. */
+  private readonly refills = new Map<string, Promise<void>>();
   private readonly admin: pg.Pool;
   private readonly catalogPool: pg.Pool;
   private ready: Promise<Capabilities> | undefined;
@@ -41,6 +45,7 @@ export class TemplateBranchProvider implements BranchProvider {
   constructor(private readonly options: TemplateProviderOptions) {
     this.name = options.provider;
     this.catalog = new Catalog(options.namespace);
+    this.pools = new Pools(options.namespace, options.databasePrefix);
     const pool = (connectionString: string) => {
       const p = new pg.Pool({ connectionString, max: 4, application_name: 'consort', connectionTimeoutMillis: 10_000 });
       p.on('error', () => undefined); // idle clients dying with the server must not crash the process
@@ -74,7 +79,10 @@ export class TemplateBranchProvider implements BranchProvider {
       }
       const { clone, reason } = await this.options.cloneMode(version);
       await this.withLocked(ROOT_BRANCH, async (cat) => {
-        await withTransaction(cat, () => ensureCatalogSchema(cat));
+        await withTransaction(cat, async () => {
+          await ensureCatalogSchema(cat);
+          await ensurePoolSchema(cat);
+        });
         await this.ensureMain(cat, admin);
       });
       const major = Math.floor(version / 10000);
@@ -136,9 +144,17 @@ export class TemplateBranchProvider implements BranchProvider {
       const expiresAt = options.ttlMs === undefined ? null : new Date(Date.now() + options.ttlMs);
       await this.catalog.insert(cat, { name, parent: parent.name, database, state: 'creating', gitBranch: options.gitBranch ?? null, expiresAt });
       let copied = false;
+      let pooled = false;
+      let refill = false;
       try {
-        await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
-        await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
+        // A warm pool of the parent hands out a ready copy (a rename); otherwise copy now.
+        const handout = await this.pools.take(cat, parent.name, parent.database, database);
+        pooled = handout.kind === 'member';
+        refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
+        if (!pooled) {
+          await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
+          await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
+        }
         copied = true;
         if (options.prepare) await options.prepare(withDatabase(this.options.adminUrl, database));
         await this.catalog.markReady(cat, name, expiresAt);
@@ -148,8 +164,93 @@ export class TemplateBranchProvider implements BranchProvider {
         await this.catalog.remove(cat, name).catch(() => undefined);
         throw e;
       }
-      return toRecord((await this.catalog.get(cat, name))!);
+      if (refill) this.refillSoon(parent.name);
+      return { ...toRecord((await this.catalog.get(cat, name))!), pooled };
     });
+  }
+
+  /**
+   * Keep `size` ready copies of `template` (0 drops the pool and its copies), filled now; `create`
+   * from the template then takes one and a refill starts in the background.
+   */
+  async pool(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus> {
+    const caps = await this.capabilities();
+    if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
+      throw new ConsortError('invalid-input', `A pool size must be a whole number from 0 to ${MAX_POOL_SIZE} (got ${size}).`, {
+        hint: 'Pass --size 0 to drop the pool.',
+      });
+    }
+    return this.withLocked(template, async (cat) => {
+      const row = await this.requireReady(cat, template);
+      if (size === 0) {
+        await this.pools.drain(cat, template, true);
+        return { template, size: 0, ready: 0 };
+      }
+      await this.pools.setSize(cat, template, size);
+      // More copies than wanted (a smaller size): drop the surplus, oldest first.
+      const [before] = await this.pools.status(cat, template);
+      if (before && before.ready > size) {
+        await this.pools.drain(cat, template);
+      }
+      await clearSessions(cat, row.database, template, 'fork', false);
+      await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
+      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', onCopy);
+      return (await this.pools.status(cat, template))[0]!;
+    });
+  }
+
+  async poolStatus(template?: string): Promise<PoolStatus[]> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      return await this.pools.status(cat, template);
+    } finally {
+      cat.release();
+    }
+  }
+
+  /** Drop every pooled copy (the pools stay configured and refill on the next `pool` or handout). */
+  async drainPools(): Promise<number> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      return await this.pools.drainAll(cat);
+    } finally {
+      cat.release();
+    }
+  }
+
+  /** VACUUM (ANALYZE) a pool's template, on a connection closed before the copies start. */
+  private async vacuumTemplate(database: string): Promise<void> {
+    const client = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, database), application_name: 'consort' });
+    await client.connect();
+    try {
+      await client.query('VACUUM (ANALYZE)');
+    } finally {
+      await client.end(); // resolves once the server closed the session, after it flushed its statistics
+    }
+  }
+
+  /** Resolves once background refills have finished (tests and benchmarks wait on it; `close` does too). */
+  async settled(): Promise<void> {
+    await Promise.all(this.refills.values());
+  }
+
+  /** Refill the template's pool after a handout, in the background; a busy template is skipped. */
+  private refillSoon(template: string): void {
+    if (this.refills.has(template)) return;
+    const run = (async () => {
+      const caps = await this.capabilities();
+      await this.withLocked(template, async (cat) => {
+        const row = await this.catalog.get(cat, template);
+        if (row?.state !== 'ready') return;
+        if ((await sessionsOn(cat, row.database)).length > 0) return; // busy: the next handout copies instead
+        await this.pools.fill(cat, template, row.database, caps.mode === 'clone');
+      });
+    })()
+      .catch(() => undefined) // a refill is an optimisation: the next create copies instead
+      .finally(() => this.refills.delete(template));
+    this.refills.set(template, run);
   }
 
   async ensure(options: CreateBranchOptions): Promise<{ branch: BranchRecord; outcome: EnsureOutcome }> {
@@ -217,6 +318,7 @@ export class TemplateBranchProvider implements BranchProvider {
 
   private async dropRow(cat: Client, row: CatalogRow, terminate: boolean): Promise<void> {
     await clearSessions(cat, row.database, row.name, 'drop', terminate);
+    await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
     await dropDatabase(cat, row.database, terminate);
     await this.catalog.remove(cat, row.name);
@@ -270,6 +372,11 @@ export class TemplateBranchProvider implements BranchProvider {
           await cat.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
         }
       }
+      result.repaired.push(...(await this.pools.sweep(cat)));
+      for (const pool of await this.pools.status(cat)) {
+        const template = await this.catalog.get(cat, pool.template);
+        if (template?.state === 'ready') await this.pools.dropStale(cat, pool.template, template.database);
+      }
       rows = (await this.catalog.all(cat)).filter((r) => r.state === 'ready');
     } finally {
       cat.release();
@@ -316,6 +423,7 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.refills.values());
     await Promise.all([this.admin.end(), this.catalogPool.end()]);
   }
 }

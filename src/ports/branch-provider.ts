@@ -17,6 +17,8 @@ export interface BranchRecord {
   gitBranch: string | null;
   /** The physical database that holds the branch (informational). */
   database: string;
+  /** Set by `create`: the branch came ready-made from a warm pool of its parent (a rename, no copy). */
+  pooled?: boolean;
 }
 
 export interface CreateBranchOptions {
@@ -68,6 +70,14 @@ export interface GcResult {
   kept: { name: string; reason: string }[];
 }
 
+export interface PoolStatus {
+  template: string;
+  /** How many ready copies the pool keeps. */
+  size: number;
+  /** Ready copies of the template's current state. */
+  ready: number;
+}
+
 export type EnsureOutcome = 'created' | 'reused' | 'recreated';
 
 export interface BranchProvider {
@@ -91,6 +101,14 @@ export interface BranchProvider {
    */
   verifyUrl?(name: string, url: string): Promise<void>;
   gc(now?: Date): Promise<GcResult>;
+  /**
+   * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` from it is a
+   * rename; 0 drops the pool. `onCopy` reports progress while the pool fills.
+   */
+  pool?(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus>;
+  poolStatus?(template?: string): Promise<PoolStatus[]>;
+  /** Drop every pooled copy (they are a cache); the pools stay configured. */
+  drainPools?(): Promise<number>;
   /** Release pooled connections (the server keeps running). */
   close(): Promise<void>;
 }

@@ -84,6 +84,26 @@ describe('consort CLI on the local provider', () => {
     expect(del).toEqual({ deleted: ['pr-7'] });
   });
 
+  it('branch pool keeps ready copies; create --json says it came from the pool; db stop drops the copies', async () => {
+    expect((await cli(['branch', 'create', 'tmpl'], env)).code).toBe(0);
+    const filled = await cli(['branch', 'pool', 'tmpl', '--size', '2', '--json'], env);
+    expect(filled.code).toBe(0);
+    expect(JSON.parse(filled.stdout)).toMatchObject({ template: 'tmpl', size: 2, ready: 2, durationMs: expect.any(Number) });
+    const made = JSON.parse((await cli(['branch', 'create', 'from-pool', '--from', 'tmpl', '--json'], env)).stdout);
+    expect(made).toMatchObject({ name: 'from-pool', parent: 'tmpl', pooled: true, durationMs: expect.any(Number) });
+    // The CLI waited for the refill before it exited: the pool is full again.
+    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([{ template: 'tmpl', size: 2, ready: 2 }]);
+    expect(await cli(['branch', 'pool', 'tmpl', '--size', 'lots'], env)).toMatchObject({ code: 2 });
+    expect(await cli(['branch', 'pool', '--size', '1'], env)).toMatchObject({ code: 2 });
+
+    const stopped = JSON.parse((await cli(['db', 'stop', '--json'], env)).stdout);
+    expect(stopped).toEqual({ stopped: true, poolCopiesDropped: 2 });
+    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([{ template: 'tmpl', size: 2, ready: 0 }]);
+    expect((await cli(['branch', 'pool', 'tmpl', '--size', '0'], env)).code).toBe(0);
+    expect((await cli(['branch', 'delete', 'from-pool'], env)).code).toBe(0);
+    expect((await cli(['branch', 'delete', 'tmpl'], env)).code).toBe(0);
+  });
+
   it('two projects on one machine do not see each other', async () => {
     const other = await mkdtemp(path.join(os.tmpdir(), 'consort-cli-other-'));
     await chmod(other, 0o755);

@@ -1,6 +1,7 @@
 /** `consort branch …`: create, list, delete, reset, url and gc database branches. */
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.js';
+import { ConsortError } from '../../core/errors.js';
 import { maskUrl } from '../../core/redact.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CliContext } from '../context.js';
@@ -29,7 +30,7 @@ export function branchCommand(ctx: Ctx): Command {
       const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl);
       await c.withProvider(async (p) => {
         const started = performance.now();
-        await p.create({
+        const created = await p.create({
           name, parent: o.from,
           ...(ttlMs !== undefined ? { ttlMs } : {}),
           ...(o.gitBranch ? { gitBranch: o.gitBranch } : {}),
@@ -37,8 +38,40 @@ export function branchCommand(ctx: Ctx): Command {
         });
         const ms = performance.now() - started;
         const record = await recordJson(p, name, o.showSecrets === true);
-        if (c.json) printJson(c.io, { ...record, durationMs: Math.round(ms) });
-        else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
+        const pooled = created.pooled === true;
+        if (c.json) printJson(c.io, { ...record, pooled, durationMs: Math.round(ms) });
+        else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
+      });
+    });
+
+  branch
+    .command('pool [template]')
+    .description('keep N ready copies of a branch so `branch create X --from <template>` takes one at once (local, postgres)')
+    .option('--size <n>', 'how many ready copies to keep (0 drops the pool); without it, show the pools')
+    .action(async (template: string | undefined, o: { size?: string }, cmd: Command) => {
+      const c = ctx(cmd);
+      await c.withProvider(async (p) => {
+        if (!p.pool || !p.poolStatus) {
+          throw new ConsortError('invalid-input', `The ${p.name} provider has no warm pools: its branches are made by the service.`, {
+            hint: 'Warm pools work with --provider local (the default) and postgres.',
+          });
+        }
+        if (o.size === undefined) {
+          const pools = await p.poolStatus(template);
+          if (c.json) return printJson(c.io, pools);
+          if (pools.length === 0) return c.io.out(template ? `No pool for ${template}.` : 'No pools. Make one with `consort branch pool <template> --size N`.');
+          return c.io.out(table([['TEMPLATE', 'SIZE', 'READY'], ...pools.map((x) => [x.template, String(x.size), String(x.ready)])]));
+        }
+        if (!template) return cmd.error('error: name the template branch: consort branch pool <template> --size N', { exitCode: 2 });
+        const size = Number(o.size);
+        if (!/^\d+$/.test(o.size)) return cmd.error(`error: --size takes a whole number (got ${JSON.stringify(o.size)})`, { exitCode: 2 });
+        const started = performance.now();
+        const status = await p.pool(template, size, (made, wanted) => {
+          if (!c.json) c.io.err(`Copied ${made}/${wanted} of ${template}`);
+        });
+        const ms = Math.round(performance.now() - started);
+        if (c.json) return printJson(c.io, { ...status, durationMs: ms });
+        c.io.out(size === 0 ? `Dropped the pool of ${template}` : `Pool of ${template}: ${status.ready}/${status.size} ready (${ms} ms)`);
       });
     });
 

@@ -31,12 +31,15 @@ export function dbCommand(ctx: Ctx): Command {
     });
 
   db.command('stop')
-    .description('stop the server (branches are kept on disk)')
+    .description('stop the server (branches are kept on disk; warm-pool copies are dropped)')
     .action(async (_o: unknown, cmd: Command) => {
       const c = ctx(cmd);
-      const stopped = await server(c).stop();
-      if (c.json) printJson(c.io, { stopped });
-      else c.io.out(stopped ? 'Stopped' : 'Not running');
+      const s = server(c);
+      // Pooled copies are a cache: they should not hold disk while nothing runs.
+      const drained = (await s.status()).running ? await c.withProvider(async (p) => (p.drainPools ? p.drainPools() : 0)) : 0;
+      const stopped = await s.stop();
+      if (c.json) printJson(c.io, { stopped, poolCopiesDropped: drained });
+      else c.io.out(`${stopped ? 'Stopped' : 'Not running'}${drained ? ` (dropped ${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'})` : ''}`);
     });
 
   db.command('status')

@@ -1,0 +1,264 @@
+/**
+ * Warm pools: N ready copies of a template branch, made before anyone asks, so that `create` from a
+ * pooled template is a rename plus a catalog row instead of a copy (IntegreSQL's idea, with real
+ * copy-on-write underneath and no extra server).
+ *
+ * A member is a database `<prefix>consort_pool_<random>` with a row in `consort.pool_members`. It is
+ * only handed out while the template is unchanged since the copy was made: each member records the
+ * template's fingerprint (its oid, and the commit/row counters the server keeps for it), and a
+ * template whose fingerprint moved has its members dropped instead. A template with open sessions is
+ * never served from the pool (its counters may not be flushed yet); the caller falls back to a copy.
+ *
+ * Crash safety follows the catalog's rule: a member row is written `filling` before its database is
+ * created and `ready` after, under an advisory lock on the member; `sweep` drops what a dead process
+ * left (rows whose lock is free, and pool databases with no row at all).
+ */
+import { randomBytes } from 'node:crypto';
+import { quoteIdent, type Queryable } from '../db/sql.js';
+import type { PoolStatus } from '../ports/branch-provider.js';
+import { copyDatabase, databaseExists, dropDatabase, renameDatabase, sessionsOn } from './server-ops.js';
+
+/** At most this many ready copies per template (each is a whole database on a copy-mode server). */
+export const MAX_POOL_SIZE = 64;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS consort.pools (
+  namespace  text        NOT NULL,
+  template   text        NOT NULL,
+  size       integer     NOT NULL CHECK (size > 0),
+  settled    text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (namespace, template),
+  FOREIGN KEY (namespace, template) REFERENCES consort.branches (namespace, name) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS consort.pool_members (
+  namespace   text        NOT NULL,
+  template    text        NOT NULL,
+  database    text        NOT NULL PRIMARY KEY,
+  state       text        NOT NULL CHECK (state IN ('filling', 'ready')),
+  fingerprint text,
+  created_at  timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS settled text;`;
+
+export async function ensurePoolSchema(db: Queryable): Promise<void> {
+  await db.query(DDL);
+}
+
+
+/** What `take` found: a database to rename, or why the pool could not serve. */
+export type Handout = { kind: 'member'; database: string } | { kind: 'miss'; reason: 'no-pool' | 'empty' | 'stale' | 'busy' };
+
+/**
+ * The template's identity and change counters: equal fingerprints mean no change between them. Any
+ * write to the template is a transaction in it (xact_commit) and changes rows (tup_*); a reset or a
+ * re-created template has another oid. Without `track_counts` the counters stand still, so there is
+ * no fingerprint and the pool never serves.
+ */
+export async function fingerprint(db: Queryable, database: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ f: string | null }>(
+    `SELECT CASE WHEN current_setting('track_counts')::boolean
+                 THEN concat_ws(':', d.oid, s.xact_commit, s.xact_rollback, s.tup_inserted, s.tup_updated, s.tup_deleted,
+                                extract(epoch FROM s.stats_reset)) END AS f
+       FROM pg_database d LEFT JOIN pg_stat_database s ON s.datid = d.oid
+      WHERE d.datname = $1`,
+    [database],
+  );
+  return rows[0]?.f ?? undefined;
+}
+
+export class Pools {
+  constructor(
+    private readonly namespace: string,
+    private readonly databasePrefix: string,
+  ) {}
+
+  memberLockKey(database: string): string {
+    return `consort:pool-member:${database}`;
+  }
+
+  memberPattern(): string {
+    return `${this.databasePrefix}consort_pool_`;
+  }
+
+  async status(db: Queryable, template?: string): Promise<PoolStatus[]> {
+    const { rows } = await db.query<{ template: string; size: number; ready: string }>(
+      `SELECT p.template, p.size,
+              (SELECT count(*) FROM consort.pool_members m
+                WHERE m.namespace = p.namespace AND m.template = p.template AND m.state = 'ready') AS ready
+         FROM consort.pools p
+        WHERE p.namespace = $1 AND ($2::text IS NULL OR p.template = $2)
+        ORDER BY p.template`,
+      [this.namespace, template ?? null],
+    );
+    return rows.map((r) => ({ template: r.template, size: r.size, ready: Number(r.ready) }));
+  }
+
+  async setSize(db: Queryable, template: string, size: number): Promise<void> {
+    if (size === 0) await db.query('DELETE FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
+    else {
+      await db.query(
+        `INSERT INTO consort.pools (namespace, template, size) VALUES ($1, $2, $3)
+         ON CONFLICT (namespace, template) DO UPDATE SET size = EXCLUDED.size`,
+        [this.namespace, template, size],
+      );
+    }
+  }
+
+  /**
+   * Take one ready member of `template` (whose database is `templateDb`) and rename it to `target`, in
+   * one transaction: either the caller has its database and the member is gone, or nothing changed.
+   * Stale members are left for `dropStale`. `db` must be a dedicated session (it runs BEGIN/COMMIT).
+   */
+  async take(db: Queryable, template: string, templateDb: string, target: string): Promise<Handout> {
+    const pool = await this.status(db, template);
+    if (pool.length === 0) return { kind: 'miss', reason: 'no-pool' };
+    if ((await sessionsOn(db, templateDb)).length > 0) return { kind: 'miss', reason: 'busy' };
+    const current = await fingerprint(db, templateDb);
+    await db.query('BEGIN');
+    try {
+      const { rows } = await db.query<{ database: string; fingerprint: string | null }>(
+        `SELECT database, fingerprint FROM consort.pool_members
+          WHERE namespace = $1 AND template = $2 AND state = 'ready'
+          ORDER BY (fingerprint IS NOT DISTINCT FROM $3) DESC, created_at
+          LIMIT 1 FOR UPDATE SKIP LOCKED`,
+        [this.namespace, template, current ?? null],
+      );
+      const member = rows[0];
+      if (!member || current === undefined || member.fingerprint !== current) {
+        await db.query('ROLLBACK');
+        return { kind: 'miss', reason: member ? 'stale' : 'empty' };
+      }
+      await db.query('DELETE FROM consort.pool_members WHERE database = $1', [member.database]);
+      await renameDatabase(db, member.database, target);
+      await db.query('COMMIT');
+      return { kind: 'member', database: target };
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Drop the members of `template` made from another state of it than the current one. */
+  async dropStale(db: Queryable, template: string, templateDb: string): Promise<number> {
+    const current = await fingerprint(db, templateDb);
+    const { rows } = await db.query<{ database: string }>(
+      `DELETE FROM consort.pool_members
+        WHERE namespace = $1 AND template = $2 AND state = 'ready' AND fingerprint IS DISTINCT FROM $3
+        RETURNING database`,
+      [this.namespace, template, current ?? null],
+    );
+    for (const r of rows) await dropDatabase(db, r.database, true);
+    return rows.length;
+  }
+
+  /**
+   * Copy the template until the pool holds `size` ready members of its current state. The caller
+   * holds the template's branch lock (so it is neither reset nor deleted meanwhile) and has checked
+   * that nobody is connected to it. Returns how many copies were made.
+   */
+  async fill(db: Queryable, template: string, templateDb: string, clone: boolean, onCopy?: (made: number, wanted: number) => void): Promise<number> {
+    await this.dropStale(db, template, templateDb);
+    const [pool] = await this.status(db, template);
+    if (!pool) return 0;
+    const wanted = pool.size - pool.ready;
+    let made = 0;
+    for (; made < wanted; made++) {
+      if ((await sessionsOn(db, templateDb)).length > 0) break; // someone connected: the copy would fail
+      const database = `${this.memberPattern()}${randomBytes(6).toString('hex')}`;
+      const key = this.memberLockKey(database);
+      await db.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+      try {
+        await db.query(
+          "INSERT INTO consort.pool_members (namespace, template, database, state) VALUES ($1, $2, $3, 'filling')",
+          [this.namespace, template, database],
+        );
+        await copyDatabase(db, database, templateDb, template, clone);
+        const after = await fingerprint(db, templateDb);
+        await db.query("UPDATE consort.pool_members SET state = 'ready', fingerprint = $2 WHERE database = $1", [database, after ?? null]);
+      } finally {
+        await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      }
+      onCopy?.(made + 1, wanted);
+    }
+    return made;
+  }
+
+  /**
+   * Run `vacuum` (VACUUM (ANALYZE) on the template) unless the template is unchanged since the last
+   * time: afterwards autovacuum finds nothing to do there, so it does not move the counters and make
+   * every copy look stale. Only the explicit `branch pool` does this — a background refill never
+   * connects to the template, so it never gets in the way of a create that copies it.
+   */
+  async settle(db: Queryable, template: string, templateDb: string, vacuum: () => Promise<void>): Promise<void> {
+    const { rows } = await db.query<{ settled: string | null }>('SELECT settled FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
+    const before = await fingerprint(db, templateDb);
+    if (before !== undefined && rows[0]?.settled === before) return;
+    await vacuum();
+    await db.query('UPDATE consort.pools SET settled = $3 WHERE namespace = $1 AND template = $2', [this.namespace, template, (await fingerprint(db, templateDb)) ?? null]);
+  }
+
+  /** Drop every member of `template` (the pool itself stays unless `forget`). */
+  async drain(db: Queryable, template: string, forget = false): Promise<number> {
+    const { rows } = await db.query<{ database: string }>(
+      'DELETE FROM consort.pool_members WHERE namespace = $1 AND template = $2 RETURNING database',
+      [this.namespace, template],
+    );
+    for (const r of rows) await dropDatabase(db, r.database, true);
+    if (forget) await this.setSize(db, template, 0);
+    return rows.length;
+  }
+
+  /** Drop every member of every pool in this namespace (`db stop`: copies are a cache, not data). */
+  async drainAll(db: Queryable): Promise<number> {
+    const { rows } = await db.query<{ template: string }>('SELECT DISTINCT template FROM consort.pool_members WHERE namespace = $1', [this.namespace]);
+    let dropped = 0;
+    for (const r of rows) dropped += await this.drain(db, r.template);
+    return dropped;
+  }
+
+  /**
+   * Repair after crashes: members left `filling` by a dead process, rows whose database is gone,
+   * and pool databases no row knows (a process killed between CREATE DATABASE and the row's insert
+   * cannot happen — the row comes first — but a server restored from elsewhere can hold them).
+   */
+  async sweep(db: Queryable): Promise<string[]> {
+    const repaired: string[] = [];
+    const { rows } = await db.query<{ database: string; state: string }>(
+      'SELECT database, state FROM consort.pool_members WHERE namespace = $1',
+      [this.namespace],
+    );
+    for (const r of rows) {
+      const gone = !(await databaseExists(db, r.database));
+      if (r.state === 'ready' && !gone) continue;
+      const key = this.memberLockKey(r.database);
+      const { rows: got } = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+      if (!got[0]!.ok) continue; // a live process is filling it
+      try {
+        await dropDatabase(db, r.database, true);
+        await db.query('DELETE FROM consort.pool_members WHERE database = $1', [r.database]);
+        repaired.push(r.database);
+      } finally {
+        await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      }
+    }
+    const { rows: orphans } = await db.query<{ datname: string }>(
+      `SELECT datname FROM pg_database
+        WHERE starts_with(datname, $1)
+          AND NOT EXISTS (SELECT 1 FROM consort.pool_members m WHERE m.database = datname)`,
+      [this.memberPattern()],
+    );
+    for (const o of orphans) {
+      const key = this.memberLockKey(o.datname);
+      const { rows: got } = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+      if (!got[0]!.ok) continue;
+      try {
+        await db.query(`DROP DATABASE IF EXISTS ${quoteIdent(o.datname)} WITH (FORCE)`);
+        repaired.push(o.datname);
+      } finally {
+        await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      }
+    }
+    return repaired;
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Warm pools on both real servers (embedded PostgreSQL 18 and the PostgreSQL 15 at 127.0.0.1:5432): a
+ * create from a pooled template is a handout of a ready copy, never a stale one, refilled behind the
+ * caller's back, and nothing is left when the template, the pool or a crashed filler goes.
+ */
+import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+describe.each([
+  ['local', localTestProvider],
+  ['postgres', postgresTestProvider],
+])('%s provider: warm pools', (_name, make) => {
+  let t: TestProvider;
+  let p: TemplateBranchProvider;
+  beforeAll(async () => {
+    t = await make();
+    p = t.provider;
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+  afterEach(async () => {
+    await p.settled();
+    for (const b of (await p.list()).reverse()) if (b.name !== 'main') await p.delete(b.name, { recursive: true }).catch(() => undefined);
+  });
+
+  const url = (name: string) => p.connectionUri(name);
+  /** Pool copies on the server, whatever the catalog says. */
+  const prefix = () => (t.namespace === 'local' ? '' : `${t.namespace}_`);
+  async function poolDatabases(): Promise<string[]> {
+    const rows = await query<{ datname: string }>(t.adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1', [`${prefix()}consort_pool_`]);
+    return rows.map((r) => r.datname);
+  }
+  async function template(): Promise<void> {
+    await p.create({ name: 'tmpl' });
+    await query(await url('tmpl'), 'CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items VALUES (1), (2)');
+  }
+
+  it('hands out ready copies of the template, then refills in the background', async () => {
+    await template();
+    const copies: string[] = [];
+    expect(await p.pool('tmpl', 2, (made) => copies.push(String(made)))).toEqual({ template: 'tmpl', size: 2, ready: 2 });
+    expect(copies).toEqual(['1', '2']);
+    expect(await poolDatabases()).toHaveLength(2);
+
+    const a = await p.create({ name: 'a', parent: 'tmpl' });
+    expect(a).toMatchObject({ name: 'a', parent: 'tmpl', pooled: true });
+    expect(await query(await url('a'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(await query(await url('a'), 'SELECT current_database() AS db')).toEqual([{ db: a.database }]);
+    await p.settled();
+    expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 2, ready: 2 }]);
+
+    // The handed-out branch is an ordinary branch: isolated, and reset from its parent.
+    await query(await url('a'), 'DELETE FROM items');
+    expect(await query(await url('tmpl'), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
+    await p.reset('a');
+    expect(await query(await url('a'), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
+  });
+
+  it('never hands out a copy of an older state: a changed template is copied fresh and the pool refilled', async () => {
+    await template();
+    await p.pool('tmpl', 2);
+    await query(await url('tmpl'), 'INSERT INTO items VALUES (3)');
+    const b = await p.create({ name: 'b', parent: 'tmpl' });
+    expect(b.pooled).toBe(false);
+    expect(await query(await url('b'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+    await p.settled();
+    const c = await p.create({ name: 'c', parent: 'tmpl' });
+    expect(c.pooled).toBe(true);
+    expect(await query(await url('c'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+    // A schema change counts as a change too.
+    await p.settled();
+    await query(await url('tmpl'), 'ALTER TABLE items ADD COLUMN label text');
+    const d = await p.create({ name: 'd', parent: 'tmpl' });
+    expect(d.pooled).toBe(false);
+    expect(await query(await url('d'), "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'items'")).toEqual([{ n: 2 }]);
+  });
+
+  it('does not serve from the pool while someone is connected to the template', async () => {
+    await template();
+    await p.pool('tmpl', 1);
+    const pg = await import('pg');
+    const held = new pg.default.Client({ connectionString: await url('tmpl') });
+    await held.connect();
+    try {
+      await expect(p.create({ name: 'e', parent: 'tmpl' })).rejects.toMatchObject({ code: 'branch-busy' });
+      expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
+    } finally {
+      await held.end();
+    }
+  });
+
+  it('shares a pool between concurrent creates: each gets its own database, the rest are copied', async () => {
+    await template();
+    await p.pool('tmpl', 2);
+    const made = await Promise.all(['f1', 'f2', 'f3', 'f4'].map((name) => p.create({ name, parent: 'tmpl' })));
+    expect(made.filter((b) => b.pooled)).toHaveLength(2);
+    expect(new Set(made.map((b) => b.database)).size).toBe(4);
+    for (const b of made) expect(await query(await url(b.name), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
+  });
+
+  it('leaves no copy behind: size 0, deleting the template, draining, a crashed filler', async () => {
+    await template();
+    await p.pool('tmpl', 2);
+    expect(await p.pool('tmpl', 0)).toEqual({ template: 'tmpl', size: 0, ready: 0 });
+    expect(await p.poolStatus()).toEqual([]);
+    expect(await poolDatabases()).toEqual([]);
+
+    await p.pool('tmpl', 2);
+    expect(await p.drainPools()).toBe(2);
+    expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 2, ready: 0 }]);
+    expect(await p.pool('tmpl', 1)).toEqual({ template: 'tmpl', size: 1, ready: 1 });
+    await p.delete('tmpl');
+    expect(await p.poolStatus()).toEqual([]);
+    expect(await poolDatabases()).toEqual([]);
+
+    // A filler killed after writing its row and creating the copy, and a copy no row knows.
+    await template();
+    await p.pool('tmpl', 1);
+    const [dead, stray] = [`${prefix()}consort_pool_deadbeef0001`, `${prefix()}consort_pool_deadbeef0002`];
+    const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
+    await query(t.adminUrl, `CREATE DATABASE "${dead}"`);
+    await query(catalog, "INSERT INTO consort.pool_members (namespace, template, database, state) VALUES ($1, 'tmpl', $2, 'filling')", [t.namespace, dead]);
+    await query(t.adminUrl, `CREATE DATABASE "${stray}"`);
+    const gc = await p.gc();
+    expect(gc.repaired.sort()).toEqual([dead, stray]);
+    expect(await poolDatabases()).toHaveLength(1); // the one good copy stays
+  });
+
+  it('refuses sizes it cannot keep, and a template that does not exist', async () => {
+    await expect(p.pool('main', -1)).rejects.toMatchObject({ code: 'invalid-input' });
+    await expect(p.pool('main', 65)).rejects.toMatchObject({ code: 'invalid-input' });
+    await expect(p.pool('nope', 1)).rejects.toMatchObject({ code: 'branch-not-found' });
+  });
+});
