@@ -51,7 +51,10 @@ it("a fork's code does not run until someone with write access approves its head
   expectForkBlocked(repo.headSha, 3001, blocked, false);
   await flow.probot.receive(delivery('pull_request', 'fork-open', pullRequestPayload({ action: 'opened', number: PR, head: repo.headSha, base: repo.baseSha, fork: true })));
   await eventually(async () => (await flow.runs(PR))[0]?.state === 'blocked' && blocked.sticky, 'the fork check to be held');
-  expect(blocked.completed).toMatchObject({ conclusion: 'action_required', output: { title: 'Waiting for approval to run code from a fork' } });
+  expect(blocked.completed).toMatchObject({
+    conclusion: 'action_required', details_url: `https://github.com${PATH.replace('/repos', '')}/pull/${PR}#issuecomment-${sticky.id}`,
+    output: { title: 'Waiting for approval to run code from a fork' },
+  });
   expect((blocked.sticky as { body: string }).body).toContain('`/consort approve run`');
 
   const reply: { body?: string } = {};

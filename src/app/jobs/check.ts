@@ -10,7 +10,7 @@ import { readMigrationSet } from '../../migrations/files.js';
 import { prBranchName } from '../../lanes/check/run.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import {
-  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, forkWaitingText, reportOutcome, STICKY_MARKER, stickyBody,
+  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
 import type { GitHubApi } from '../github.js';
@@ -37,9 +37,11 @@ export async function forkBlocked(deps: JobDeps, run: Run): Promise<boolean> {
   return run.fork && run.pr !== null && !(await forkRunApproval(deps.store.pool, run.repositoryId, run.pr, run.headSha));
 }
 
+/** The comment that says how to approve comes first, so the check run can point at it (`details_url`). */
 export async function reportForkWaiting(deps: JobDeps, gh: GitHubApi, run: Run, checkRunId: number): Promise<void> {
-  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha));
-  if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
+  const pr = run.pr ?? 0; // only pull requests come from forks
+  const comment = await upsertStickyComment(gh, run, pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
+  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.id)));
 }
 
 const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });

@@ -27,6 +27,8 @@ export interface JobSettings {
   /** The environment a project's suite (and seed command) gets. */
   suiteEnv: NodeJS.ProcessEnv;
   toolVersion: string;
+  /** The web address of the GitHub the App talks to (links in check runs): https://github.com, or the GHES host. */
+  githubWebUrl: string;
 }
 
 export interface AppLog {
@@ -57,6 +59,7 @@ export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 
     maxAttempts: 3,
     promote: false,
     maxTarballBytes: 512 * 1024 * 1024,
+    githubWebUrl: 'https://github.com',
     ...overrides,
   };
 }
