@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { collaboratorPermission, type Permission } from '../github/permissions.js';
 import { boundOutput, CHECK_LIMITS } from './check-limits.js';
+import { callFields, withCall, type CallContext } from './github-watch.js';
+import type { AppLog } from './jobs/deps.js';
 
 export { type Permission, WRITE_PERMISSIONS } from '../github/permissions.js';
 import type { RepoRef } from './store/runs.js';
@@ -74,7 +76,35 @@ export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRequest;
 /** Only owner and repo go into a request: callers may pass a richer record. */
 const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
 
-export function octokitGitHub(octokit: OctokitLike): GitHubApi {
+export interface Observe {
+  log: AppLog;
+  /** The delivery and run the calls are made for: every log line about them names both. */
+  context?: CallContext;
+}
+
+/**
+ * Each call with its route and context visible to every attempt (github-watch.ts logs those),
+ * and the call that finally fails logged here: at error when GitHub could not be reached or
+ * answered 5xx, at warn for a 4xx (the caller may expect it, e.g. a 404 permission lookup).
+ */
+export function observed(octokit: OctokitLike, observe: Observe): OctokitLike {
+  return {
+    request: (route, parameters) => withCall(observe.context, route, async () => {
+      try {
+        return await octokit.request(route, parameters);
+      } catch (e) {
+        const status = typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : null;
+        const fields = { ...callFields(), status, error: e instanceof Error ? e.message : String(e) };
+        if (status !== null && status < 500) observe.log.warn(`GitHub refused ${route}`, fields);
+        else observe.log.error(`GitHub call failed: ${route}`, fields);
+        throw e;
+      }
+    }),
+  };
+}
+
+export function octokitGitHub(client: OctokitLike, observe?: Observe): GitHubApi {
+  const octokit = observe ? observed(client, observe) : client;
   return {
     async createCheckRun(repo, run) {
       const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {

@@ -139,7 +139,7 @@ describe('the HTTP server', () => {
 
   it('serves /health (503 when the store does not answer) and 404 elsewhere', async () => {
     healthy = true;
-    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', version: 'test' });
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', version: 'test', store: 'ok' });
     healthy = false;
     expect((await fetch(`${url}/health`)).status).toBe(503);
     expect((await fetch(`${url}/nothing-here`)).status).toBe(404);

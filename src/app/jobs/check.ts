@@ -10,17 +10,17 @@ import { readMigrationSet } from '../../migrations/files.js';
 import { prBranchName } from '../../lanes/check/run.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import {
-  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
+  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
 import type { GitHubApi } from '../github.js';
-import { cancellable } from '../providers.js';
+import { cancellable, configuredProvider } from '../providers.js';
 import { upsertStickyComment } from '../publish.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
 import { checkoutCommit, migrationsAt, workspaceOptions } from '../workspace.js';
-import { LeaseLost, type JobDeps } from './deps.js';
+import { LeaseLost, runContext, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubApi, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
@@ -61,7 +61,7 @@ async function ifAborted(signal: AbortSignal, finish: (o: CheckOutcome, state: R
 }
 
 export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
-  const gh = await deps.github(run.installationId);
+  const gh = await deps.github(run.installationId, runContext(run));
   const checkRunId = await ensureCheckRun(deps, gh, run);
   if (await forkBlocked(deps, run)) {
     // Defense in depth: the announcement blocks unapproved forks; a run must never get this far.
@@ -85,7 +85,9 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
     const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, workspaceOptions(deps.settings));
     const head = await readMigrationSet(path.join(workspace.dir, config.migrations.dir), { relativeTo: workspace.dir, missingOk: true });
-    const provider = await deps.providers.forRepository(run.repositoryId);
+    const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
+    if (!chosen.ok) return await finish(errorOutcome(chosen.message));
+    const { provider } = chosen;
     await removeLeftovers(provider, prBranchName(run.pr, run.headSha));
     const early = await ifAborted(signal, finish);
     if (early) return early;

@@ -6,6 +6,7 @@
 import type { CheckInput } from '../../lanes/check/run.js';
 import type { CheckReport } from '../../report/check-report.js';
 import type { GitHubApi } from '../github.js';
+import type { CallContext } from '../github-watch.js';
 import type { RepoProviders } from '../providers.js';
 import type { JobQueue } from '../queue.js';
 import type { Store } from '../store/db.js';
@@ -42,7 +43,8 @@ export type Lane = (input: CheckInput) => Promise<CheckReport>;
 export interface JobDeps {
   store: Store;
   queue: JobQueue;
-  github(installationId: number): Promise<GitHubApi>;
+  /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
+  github(installationId: number, context?: CallContext): Promise<GitHubApi>;
   providers: RepoProviders;
   lane: Lane;
   settings: JobSettings;
@@ -63,6 +65,9 @@ export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 
     ...overrides,
   };
 }
+
+/** What a run's GitHub calls are for (log lines name the delivery that started it). */
+export const runContext = (run: { id: number; deliveryId: string | null }): CallContext => ({ deliveryId: run.deliveryId, runId: run.id });
 
 export const silentLog: AppLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
