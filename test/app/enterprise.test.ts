@@ -91,6 +91,9 @@ afterAll(async () => {
   await db?.drop();
   const leftovers = await query<{ datname: string }>(SYSTEM_PG_URL, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [`gh${REPO_ID}\\_%`]);
   for (const { datname } of leftovers) await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
+  const catalog = SYSTEM_PG_URL.replace(/\/[^/]*$/, '/consort_catalog');
+  await query(catalog, 'DELETE FROM consort.branches WHERE namespace = $1 AND parent IS NOT NULL', [`gh${REPO_ID}`]).catch(() => undefined);
+  await query(catalog, 'DELETE FROM consort.branches WHERE namespace = $1', [`gh${REPO_ID}`]).catch(() => undefined);
   await rm(dataDir, { recursive: true, force: true });
 });
 
