@@ -4,7 +4,9 @@
  * pull request reviews, commit statuses and comment reactions. It can also answer like GitHub
  * under load: a secondary rate limit on writes (`limitNext`) or a 502 (`failNext`). It records
  * every request; any other route is answered 404 and recorded as unexpected, so a test can
- * assert nothing else was called.
+ * assert nothing else was called. It also answers under GitHub Enterprise Server's `/api/v3`
+ * prefix, can be unreachable (`down`: connections closed without an answer), and takes more
+ * routes from other helpers (`routes`; the App's are in test/app/helpers/app-routes.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
