@@ -6,7 +6,7 @@
 import type { Context } from 'probot';
 import type { Intake, IntakeOutcome, WebhookEvent } from '../src/app/intake.js';
 
-type Named = 'pull_request' | 'merge_group' | 'check_run' | 'issue_comment';
+type Named = 'pull_request' | 'merge_group' | 'check_run' | 'check_suite' | 'issue_comment';
 
 const event = (context: Context<Named>): WebhookEvent => ({ id: context.id, name: context.name, payload: context.payload });
 const logged = (context: Context<Named>, outcome: IntakeOutcome): void => {
@@ -32,6 +32,11 @@ export const onMergeGroup = (intake: Intake) => async (context: Context<'merge_g
 export const onCheckRunRerequested = (intake: Intake) => async (context: Context<'check_run'>): Promise<void> => {
   if (!installed(context)) return;
   logged(context, await intake.checkRunRerequested(event(context)));
+};
+
+export const onCheckSuiteRerequested = (intake: Intake) => async (context: Context<'check_suite'>): Promise<void> => {
+  if (!installed(context)) return;
+  logged(context, await intake.checkSuiteRerequested(event(context)));
 };
 
 export const onComment = (intake: Intake) => async (context: Context<'issue_comment'>): Promise<void> => {

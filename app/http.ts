@@ -1,8 +1,13 @@
 /**
  * The App's HTTP server: GitHub's webhooks (signature-verified by @octokit/webhooks, through
  * Probot) on the webhook path, `/health` for load balancers and process managers, 404 elsewhere.
+ *
+ * `/health`: 503 `unavailable` when the store does not answer (the App cannot record webhooks);
+ * 200 `degraded` while GitHub cannot be reached (webhooks are still recorded, checks wait and
+ * are retried — restarting the App would not help); 200 `ok` otherwise.
  */
 import http from 'node:http';
+import type { GitHubStatus } from '../src/app/github-watch.js';
 
 export type NodeMiddleware = (req: http.IncomingMessage, res: http.ServerResponse, next?: (err?: Error) => void) => unknown;
 
@@ -10,16 +15,24 @@ export interface AppServerOptions {
   webhooks: NodeMiddleware;
   /** True when the App can do its work (its store answers). */
   healthy: () => Promise<boolean>;
+  /** Whether GitHub answers (github-watch.ts); absent: not reported. */
+  github?: () => Promise<GitHubStatus>;
   version: string;
+}
+
+async function health(options: AppServerOptions): Promise<{ code: number; body: Record<string, unknown> }> {
+  const [store, github] = await Promise.all([options.healthy(), options.github?.()]);
+  const status = !store ? 'unavailable' : github && !github.reachable ? 'degraded' : 'ok';
+  return { code: store ? 200 : 503, body: { status, version: options.version, store: store ? 'ok' : 'unavailable', ...(github ? { github } : {}) } };
 }
 
 export function createAppServer(options: AppServerOptions): http.Server {
   return http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
-      void options.healthy().then((ok) => {
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-        res.end(req.method === 'HEAD' ? undefined : JSON.stringify({ status: ok ? 'ok' : 'unavailable', version: options.version }));
+      void health(options).then(({ code, body }) => {
+        res.writeHead(code, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
       });
       return;
     }

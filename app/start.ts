@@ -5,13 +5,17 @@
  */
 import path from 'node:path';
 import { Probot, ProbotOctokit, type Logger } from 'probot';
+import { createLakebaseProvider, type LakebaseProviderOptions } from '../src/branches/lakebase/provider.js';
 import { EmbeddedServer } from '../src/branches/local/server.js';
+import { createNeonProvider, type NeonProviderOptions } from '../src/branches/neon/provider.js';
 import { VERSION } from '../src/cli/version.js';
 import { isConsortError } from '../src/core/errors.js';
 import { quoteIdent, withClient, withDatabase } from '../src/db/sql.js';
 import { octokitGitHub } from '../src/app/github.js';
 import { jobSettings, type AppLog, type Lane } from '../src/app/jobs/deps.js';
-import { repoProviders } from '../src/app/providers.js';
+import { GitHubHealth, observingFetch } from '../src/app/github-watch.js';
+import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from '../src/app/octokit.js';
+import { appProviders, repoProviders, type AppProviderSettings } from '../src/app/providers.js';
 import { startRuntime, type AppRuntime } from '../src/app/runtime.js';
 import { parseAppSettings, suiteEnvironment, type AppSettings } from '../src/app/settings.js';
 import { consortApp } from './index.js';
@@ -22,12 +26,22 @@ export interface StartedApp {
   port: number;
   runtime: AppRuntime;
   probot: Probot;
+  /** Whether GitHub answers, as /health reports it. */
+  github: GitHubHealth;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   /** Octokit class for Probot (tests and the benchmark turn off retries and throttling). */
   Octokit?: typeof ProbotOctokit;
+  /** Retry and rate-limit bounds (tests shorten the waits). */
+  octokitPolicy?: Partial<OctokitPolicy>;
+  /** Options for the cloud providers' clients (tests: a fast clock, no TLS to a local stand-in). */
+  cloud?: { lakebase?: LakebaseProviderOptions; neon?: NeonProviderOptions };
+  /** Ask GitHub once at startup whether it answers, and say so in the log (default true). */
+  probeGitHub?: boolean;
+  /** Also told every line the App logs (tests read what an operator would see). */
+  logSink?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
   lane?: Lane;
   /** Queue polling and maintenance intervals, for tests and the benchmark. */
   pollingSeconds?: number;
@@ -50,39 +64,74 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
 }
 
 export async function startApp(settings: AppSettings, options: StartOptions = {}): Promise<StartedApp> {
+  const { offer } = settings;
   const embeddedDir = path.join(settings.dataDir, 'postgres');
-  const needsEmbedded = settings.databaseUrl === null || settings.provider === 'local';
+  const needsEmbedded = settings.databaseUrl === null || offer.offered.includes('local');
   const embedded = needsEmbedded ? await new EmbeddedServer(embeddedDir).start() : undefined;
   const storeUrl = settings.databaseUrl ?? (await ensureDatabase(embedded!.url, 'consort_app'));
-  const providers = repoProviders(settings.provider === 'local'
-    ? { provider: 'local', adminUrl: embedded!.url, dataDir: embeddedDir }
-    : { provider: 'postgres', adminUrl: settings.postgresUrl!, clone: settings.postgresClone });
+
+  // Probot's logger exists only once Probot does, but its Octokit (built first) logs through it.
+  const late: { log?: AppLog } = {};
+  const log: AppLog = {
+    info: (message, fields) => (options.logSink?.('info', message, fields), late.log?.info(message, fields)),
+    warn: (message, fields) => (options.logSink?.('warn', message, fields), late.log?.warn(message, fields)),
+    error: (message, fields) => (options.logSink?.('error', message, fields), late.log?.error(message, fields)),
+  };
+  let fetcher: typeof fetch = globalThis.fetch;
+  const github = new GitHubHealth(`${settings.github.apiUrl}/meta`, () => fetcher);
+  fetcher = observingFetch(github, log);
+
+  const providerLog = (line: string): void => log.info(line);
+  const providerSettings: AppProviderSettings = {
+    offered: offer.offered, fallback: offer.fallback,
+    servers: {
+      ...(offer.offered.includes('local') ? { local: repoProviders({ provider: 'local', adminUrl: embedded!.url, dataDir: embeddedDir }) } : {}),
+      ...(offer.offered.includes('postgres') ? { postgres: repoProviders({ provider: 'postgres', adminUrl: settings.postgresUrl!, clone: settings.postgresClone }) } : {}),
+    },
+    cloud: {
+      ...(offer.lakebase ? { lakebase: createLakebaseProvider(offer.lakebase, { log: providerLog, ...options.cloud?.lakebase }) } : {}),
+      ...(offer.neon ? { neon: createNeonProvider(offer.neon, { log: providerLog, ...options.cloud?.neon }) } : {}),
+    },
+  };
+  const providers = appProviders(providerSettings);
 
   const probot = new Probot({
     appId: settings.appId, privateKey: settings.privateKey, secret: settings.webhookSecret, logLevel: settings.logLevel,
-    ...(settings.githubApiUrl ? { baseUrl: settings.githubApiUrl } : {}), ...(options.Octokit ? { Octokit: options.Octokit } : {}),
+    ...(settings.githubApiUrl ? { baseUrl: settings.githubApiUrl } : {}),
+    Octokit: consortOctokit(log, { ...DEFAULT_OCTOKIT_POLICY, ...options.octokitPolicy }, options.Octokit ?? ProbotOctokit),
+    request: { fetch: (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => fetcher(input, init) },
   });
   await probot.ready();
-  const log = toAppLog(probot.log);
+  late.log = toAppLog(probot.log);
+  log.info(`Consort App talks to GitHub at ${settings.github.apiUrl} (${settings.github.source === 'default' ? 'github.com: neither GHE_HOST nor GITHUB_API_URL is set' : `from ${settings.github.source}`})`);
+  log.info(`Consort App offers the branch providers ${offer.offered.join(', ')} (default for repositories that do not choose: ${offer.fallback})`);
+  if (options.probeGitHub !== false) {
+    void github.probe().then((s) => {
+      if (s.reachable) log.info(`GitHub at ${settings.github.apiUrl} answers`);
+      else log.error(`GitHub at ${settings.github.apiUrl} cannot be reached: ${s.lastError ?? 'no answer'}. Webhooks are still recorded; checks wait and are retried. /health reports "degraded" until it answers.`);
+    });
+  }
   const runtime = await startRuntime({
     storeUrl, providers, log,
-    github: async (installationId) => octokitGitHub(await probot.auth(installationId)),
+    github: async (installationId, context) => octokitGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
     queue: {
       quickConcurrency: settings.quickConcurrency, runConcurrency: settings.runConcurrency, runExpireSeconds: settings.runExpireSeconds,
       sweepCron: settings.sweepCron, ...(options.pollingSeconds ? { pollingSeconds: options.pollingSeconds } : {}),
     },
     jobs: jobSettings({
-      leaseSeconds: settings.leaseSeconds, promote: settings.promote, maxTarballBytes: settings.maxTarballBytes,
+      leaseSeconds: settings.leaseSeconds, promote: settings.promote, maxTarballBytes: settings.maxTarballBytes, githubWebUrl: settings.github.webUrl,
       workspaceRoot: path.join(settings.dataDir, 'workspaces'), suiteEnv: suiteEnvironment(process.env, settings.suiteEnvNames), toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
   });
   await probot.load(consortApp(runtime.intake));
-  const server = createAppServer({ webhooks: await probot.getNodeMiddleware({ path: settings.webhookPath }), healthy: runtime.healthy, version: VERSION });
+  const server = createAppServer({
+    webhooks: await probot.getNodeMiddleware({ path: settings.webhookPath }), healthy: runtime.healthy, github: () => github.check(), version: VERSION,
+  });
   const { port, url } = await listen(server, settings.port, settings.host);
   log.info(`Consort App listening on ${url} (webhooks at ${settings.webhookPath}, health at /health)`);
   return {
-    url, port, runtime, probot,
+    url, port, runtime, probot, github,
     async close() {
       await closeServer(server);
       await runtime.stop();

@@ -8,7 +8,7 @@ import { redact } from '../core/redact.js';
 import { STAGE_TITLES, type CheckReport } from '../report/check-report.js';
 import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../report/content.js';
 import { renderCheckMarkdown } from '../report/markdown.js';
-import type { Annotation, CheckConclusion, CheckOutput } from './github.js';
+import type { Annotation, CheckResult } from './github.js';
 import { MAX_ANNOTATIONS } from './github.js';
 
 export const CHECK_NAME = 'Consort / database';
@@ -16,10 +16,7 @@ export const CHECK_NAME = 'Consort / database';
 export const STICKY_MARKER = '<!-- consort:app:check -->';
 const SUMMARY_MAX = 60_000;
 
-export interface CheckOutcome {
-  conclusion: CheckConclusion;
-  output: CheckOutput;
-}
+export type CheckOutcome = CheckResult;
 
 const plain = (p: Phrase): string => p.map((x) => (typeof x === 'string' ? x : 'code' in x ? `\`${x.code}\`` : x.text)).join('');
 const capitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
@@ -93,8 +90,15 @@ export const forkWaitingText = (sha: string): string => [
   `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort approve run\` to run them. Each new push needs a new approval.`,
 ].join('\n');
 
-export function forkWaitingOutcome(sha: string): CheckOutcome {
-  return { conclusion: 'action_required', output: { title: 'Waiting for approval to run code from a fork', summary: forkWaitingText(sha) } };
+/** `detailsUrl`: the pull request comment that says who can approve, and how. */
+export function forkWaitingOutcome(sha: string, detailsUrl: string): CheckOutcome {
+  return { conclusion: 'action_required', detailsUrl, output: { title: 'Waiting for approval to run code from a fork', summary: forkWaitingText(sha) } };
+}
+
+/** The web page of a pull request (or one of its comments) on the GitHub the App talks to. */
+export function pullUrl(webUrl: string, repo: { owner: string; repo: string }, pr: number, commentId?: number): string {
+  const at = `${webUrl.replace(/\/+$/, '')}/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/pull/${pr}`;
+  return commentId === undefined ? at : `${at}#issuecomment-${commentId}`;
 }
 
 /** The sticky PR comment: the marker (how the App finds its own comment again) and the report. */

@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 import { collaboratorPermission, type Permission } from '../github/permissions.js';
+import { boundOutput, CHECK_LIMITS } from './check-limits.js';
+import { callFields, withCall, type CallContext } from './github-watch.js';
+import type { AppLog } from './jobs/deps.js';
 
 export { type Permission, WRITE_PERMISSIONS } from '../github/permissions.js';
 import type { RepoRef } from './store/runs.js';
@@ -19,7 +22,15 @@ export interface Annotation {
   annotation_level: 'notice' | 'warning' | 'failure';
   message: string;
   title?: string;
+  raw_details?: string;
+  start_column?: number;
+  end_column?: number;
 }
+
+/** A check run's end. GitHub asks for a `details_url` with `action_required` (where to act), so the type does too. */
+export type CheckResult =
+  | { conclusion: Exclude<CheckConclusion, 'action_required'>; output: CheckOutput; detailsUrl?: string }
+  | { conclusion: 'action_required'; output: CheckOutput; detailsUrl: string };
 
 export interface CheckOutput {
   title: string;
@@ -38,7 +49,7 @@ export interface IssueComment {
 
 export interface GitHubApi {
   createCheckRun(repo: Repo, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number>;
-  completeCheckRun(repo: Repo, id: number, result: { conclusion: CheckConclusion; output: CheckOutput }): Promise<void>;
+  completeCheckRun(repo: Repo, id: number, result: CheckResult): Promise<void>;
   /** The repository at a commit, as a gzipped tarball. */
   tarball(repo: Repo, sha: string): Promise<Buffer>;
   mergeBase(repo: Repo, base: string, head: string): Promise<string>;
@@ -59,32 +70,53 @@ const Id = z.object({ id: z.number() });
 const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
 const Comments = z.array(z.object({ id: z.number(), body: z.string().nullish(), user: z.object({ login: z.string(), type: z.string() }).nullable() }));
 
-/** GitHub limits one check-run request to 50 annotations and a summary/text to 65,535 characters. */
-export const MAX_ANNOTATIONS = 50;
-const MAX_OUTPUT = 65_535;
-const clipOutput = (o: CheckOutput): CheckOutput => ({
-  ...o,
-  title: o.title.slice(0, 255),
-  summary: o.summary.slice(0, MAX_OUTPUT),
-  ...(o.text === undefined ? {} : { text: o.text.slice(0, MAX_OUTPUT) }),
-  ...(o.annotations === undefined ? {} : { annotations: o.annotations.slice(0, MAX_ANNOTATIONS) }),
-});
+/** GitHub limits one check-run request to 50 annotations (check-limits.ts holds every limit). */
+export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRequest;
 
 /** Only owner and repo go into a request: callers may pass a richer record. */
 const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
 
-export function octokitGitHub(octokit: OctokitLike): GitHubApi {
+export interface Observe {
+  log: AppLog;
+  /** The delivery and run the calls are made for: every log line about them names both. */
+  context?: CallContext;
+}
+
+/**
+ * Each call with its route and context visible to every attempt (github-watch.ts logs those),
+ * and the call that finally fails logged here: at error when GitHub could not be reached or
+ * answered 5xx, at warn for a 4xx (the caller may expect it, e.g. a 404 permission lookup).
+ */
+export function observed(octokit: OctokitLike, observe: Observe): OctokitLike {
+  return {
+    request: (route, parameters) => withCall(observe.context, route, async () => {
+      try {
+        return await octokit.request(route, parameters);
+      } catch (e) {
+        const status = typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : null;
+        const fields = { ...callFields(), status, error: e instanceof Error ? e.message : String(e) };
+        if (status !== null && status < 500) observe.log.warn(`GitHub refused ${route}`, fields);
+        else observe.log.error(`GitHub call failed: ${route}`, fields);
+        throw e;
+      }
+    }),
+  };
+}
+
+export function octokitGitHub(client: OctokitLike, observe?: Observe): GitHubApi {
+  const octokit = observe ? observed(client, observe) : client;
   return {
     async createCheckRun(repo, run) {
       const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
         ...at(repo), name: run.name, head_sha: run.headSha, external_id: run.externalId, status: 'in_progress',
-        started_at: new Date().toISOString(), output: clipOutput(run.output),
+        started_at: new Date().toISOString(), output: boundOutput(run.output),
       });
       return Id.parse(data).id;
     },
     async completeCheckRun(repo, id, result) {
       await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-        ...at(repo), check_run_id: id, status: 'completed', conclusion: result.conclusion, completed_at: new Date().toISOString(), output: clipOutput(result.output),
+        ...at(repo), check_run_id: id, status: 'completed', conclusion: result.conclusion, completed_at: new Date().toISOString(), output: boundOutput(result.output),
+        ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
       });
     },
     async tarball(repo, sha) {

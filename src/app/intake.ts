@@ -13,8 +13,8 @@ import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
 import { staleApprovals } from './store/gates.js';
 import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
-import { cancelSubject, findRunByCheckRun, getRun, insertRun, mergeGroupSubject, prSubject, type NewRun, type Run } from './store/runs.js';
-import { CheckRunPayload, IssueCommentPayload, isFork, MergeGroupPayload, PullRequestPayload, repoRef } from './payloads.js';
+import { cancelSubject, findRunByCheckRun, getRun, insertRun, latestRunAt, mergeGroupSubject, prSubject, type NewRun, type Run } from './store/runs.js';
+import { CheckRunPayload, CheckSuitePayload, IssueCommentPayload, isFork, MergeGroupPayload, PullRequestPayload, repoRef } from './payloads.js';
 
 export interface WebhookEvent {
   /** The delivery id (X-GitHub-Delivery): the same for a redelivery. */
@@ -33,6 +33,7 @@ export interface Intake {
   pullRequest(event: WebhookEvent): Promise<IntakeOutcome>;
   mergeGroup(event: WebhookEvent): Promise<IntakeOutcome>;
   checkRunRerequested(event: WebhookEvent): Promise<IntakeOutcome>;
+  checkSuiteRerequested(event: WebhookEvent): Promise<IntakeOutcome>;
   comment(event: WebhookEvent): Promise<IntakeOutcome>;
 }
 
@@ -47,6 +48,24 @@ export async function recordPullCheck(tx: pg.PoolClient, queue: JobQueue, pull: 
   }, `superseded by a newer run at ${sha7(pull.headSha)}`);
   await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
   return run;
+}
+
+/**
+ * Check `previous`'s commit again ("Re-run" on the check, "Re-run all checks" on the suite): a
+ * merge group's run as it was; a pull request's only while it is open and that commit is still
+ * its head (an older commit's result no longer gates anything).
+ */
+async function rerun(tx: pg.PoolClient, queue: JobQueue, previous: Run, headSha: string, deliveryId: string): Promise<IntakeOutcome> {
+  if (previous.pr === null) {
+    const run = await insertRun(tx, { ...previous, deliveryId }, `superseded by a re-run at ${sha7(previous.headSha)}`);
+    await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
+    return { kind: 'enqueued', job: 'announce', runId: run.id };
+  }
+  const pull = await getPull(tx, previous.repositoryId, previous.pr);
+  if (!pull || pull.state !== 'open') return { kind: 'ignored', reason: 'the pull request is closed' };
+  if (pull.headSha !== headSha) return { kind: 'ignored', reason: `not the head commit (${sha7(pull.headSha)})` };
+  const run = await recordPullCheck(tx, queue, pull, deliveryId);
+  return { kind: 'enqueued', job: 'announce', runId: run.id };
 }
 
 export function createIntake(store: Store, queue: JobQueue): Intake {
@@ -71,6 +90,8 @@ export function createIntake(store: Store, queue: JobQueue): Intake {
       const p = parse(PullRequestPayload, event);
       const pr = p.pull_request;
       const ref = repoRef(p);
+      // An edit of the title or body changes nothing the check looks at; a new base changes what it compares with.
+      if (p.action === 'edited' && !p.changes?.base) return { kind: 'ignored', reason: 'edited without a change of base' };
       return once(event, p.action, ref.repositoryId, async (tx) => {
         const closing = p.action === 'closed';
         const state = closing ? (pr.merged ? 'merged' : 'closed') : 'open';
@@ -117,16 +138,17 @@ export function createIntake(store: Store, queue: JobQueue): Intake {
         const external = Number(p.check_run.external_id);
         const previous = (await findRunByCheckRun(tx, p.check_run.id)) ?? (Number.isInteger(external) && external > 0 ? await getRun(tx, external) : undefined);
         if (!previous || previous.repositoryId !== ref.repositoryId || previous.kind !== 'check') return { kind: 'ignored', reason: 'not a check run of this App' };
-        if (previous.pr === null) {
-          const run = await insertRun(tx, { ...previous, deliveryId: event.id }, `superseded by a re-run at ${sha7(previous.headSha)}`);
-          await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
-          return { kind: 'enqueued', job: 'announce', runId: run.id };
-        }
-        const pull = await getPull(tx, ref.repositoryId, previous.pr);
-        if (!pull || pull.state !== 'open') return { kind: 'ignored', reason: 'the pull request is closed' };
-        if (pull.headSha !== p.check_run.head_sha) return { kind: 'ignored', reason: `not the head commit (${sha7(pull.headSha)})` };
-        const run = await recordPullCheck(tx, queue, pull, event.id);
-        return { kind: 'enqueued', job: 'announce', runId: run.id };
+        return rerun(tx, queue, previous, p.check_run.head_sha, event.id);
+      });
+    },
+
+    async checkSuiteRerequested(event) {
+      const p = parse(CheckSuitePayload, event);
+      const ref = repoRef(p);
+      return once(event, p.action, ref.repositoryId, async (tx) => {
+        const previous = await latestRunAt(tx, ref.repositoryId, p.check_suite.head_sha);
+        if (!previous) return { kind: 'ignored', reason: `this App never checked ${sha7(p.check_suite.head_sha)}` };
+        return rerun(tx, queue, previous, p.check_suite.head_sha, event.id);
       });
     },
 

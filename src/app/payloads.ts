@@ -21,6 +21,8 @@ export const PullRequestPayload = z.object({
     head: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }).nullable() }),
     base: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }) }),
   }),
+  /** `edited` only: what changed. A changed base is the one edit that changes what the check compares. */
+  changes: z.object({ base: z.object({ ref: z.object({ from: z.string() }) }).optional() }).optional(),
 });
 export type PullRequestPayload = z.infer<typeof PullRequestPayload>;
 
@@ -39,6 +41,15 @@ export const CheckRunPayload = z.object({
   check_run: z.object({ id: z.number().int().positive(), head_sha: Sha, external_id: z.string().nullish() }),
 });
 export type CheckRunPayload = z.infer<typeof CheckRunPayload>;
+
+/** "Re-run all checks": GitHub sends it to the App that owns the suite, for the suite's head commit. */
+export const CheckSuitePayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repository: Repository,
+  check_suite: z.object({ id: z.number().int().positive(), head_sha: Sha }),
+});
+export type CheckSuitePayload = z.infer<typeof CheckSuitePayload>;
 
 export const IssueCommentPayload = z.object({
   action: z.string(),

@@ -13,9 +13,16 @@ import { supportsReflink } from '../branches/local/reflink.js';
 import { TemplateBranchProvider } from '../branches/template-provider.js';
 import { ConsortError } from '../core/errors.js';
 import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
+import { namespacedProvider } from './namespaced-provider.js';
+import { chooseProvider, requestedProvider, type ProviderDecision } from './provider-choice.js';
 
 export interface RepoProviders {
-  forRepository(repositoryId: number): Promise<BranchProvider>;
+  /** The branches of a repository on `provider` (default: the App's default provider). */
+  forRepository(repositoryId: number, provider?: ProviderName): Promise<BranchProvider>;
+  /** Which provider a repository that asks for `requested` gets (undefined: it did not ask); default: the App's one. */
+  choose?(requested: ProviderName | undefined): ProviderDecision;
+  /** Every provider the App offers, where a repository's branches may be (cleanup looks in each); default: the App's one. */
+  offered?(): ProviderName[];
   close(): Promise<void>;
 }
 
@@ -61,9 +68,48 @@ export function repoProviders(settings: RepoProviderSettings): RepoProviders {
   };
 }
 
+export interface AppProviderSettings {
+  /** The App's own servers by provider name (`local`: the embedded one; `postgres`: the operator's). */
+  servers: Partial<Record<'local' | 'postgres', RepoProviders>>;
+  /** The cloud providers the operator configured, each one project shared by every repository. */
+  cloud: Partial<Record<'lakebase' | 'neon', BranchProvider>>;
+  offered: ProviderName[];
+  fallback: ProviderName;
+}
+
+/**
+ * Every provider the App offers, behind one RepoProviders: a server's repositories are kept apart
+ * by database prefix (above), a cloud project's by branch-name prefix (namespaced-provider.ts).
+ */
+export function appProviders(settings: AppProviderSettings): RepoProviders {
+  const cache = new Map<string, BranchProvider>();
+  return {
+    choose: (requested) => chooseProvider(settings, requested),
+    offered: () => [...settings.offered],
+    async forRepository(repositoryId, name = settings.fallback) {
+      if (!settings.offered.includes(name)) throw new ConsortError('config', `This Consort App does not offer the ${name} provider.`, { hint: 'See docs/app.md, CONSORT_APP_PROVIDERS.' });
+      if (name === 'local' || name === 'postgres') {
+        const server = settings.servers[name];
+        if (!server) throw new ConsortError('internal', `The ${name} provider is offered but not set up.`);
+        return server.forRepository(repositoryId);
+      }
+      const cloud = settings.cloud[name];
+      if (!cloud) throw new ConsortError('internal', `The ${name} provider is offered but not set up.`);
+      const key = `${name}:${repositoryId}`;
+      let provider = cache.get(key);
+      if (!provider) cache.set(key, (provider = namespacedProvider(cloud, repositoryNamespace(repositoryId))));
+      return provider;
+    },
+    async close() {
+      cache.clear();
+      await Promise.all([...Object.values(settings.servers).map((s) => s.close()), ...Object.values(settings.cloud).map((c) => c.close())]);
+    },
+  };
+}
+
 /**
  * `provider` with creates, resets and ensures refused once `signal` aborts. Deletes still work,
- * so the lane's own cleanup runs to the end.
+ * so the lane's own cleanup runs to the end. URL verification is passed through untouched.
  */
 export function cancellable(provider: BranchProvider, signal: AbortSignal): BranchProvider {
   const guard = (): void => {
@@ -83,7 +129,23 @@ export function cancellable(provider: BranchProvider, signal: AbortSignal): Bran
     connectionUri: async (n) => (guard(), provider.connectionUri(n)),
     gc: (now) => provider.gc(now),
     close: () => provider.close(),
+    // Never dropped: without it the lane could not prove a cloud branch's URL is not its parent's.
+    ...(provider.verifyUrl ? { verifyUrl: provider.verifyUrl.bind(provider) } : {}),
   };
+}
+
+/** The provider a repository's configuration (in `workspace`, read from `source`) chooses, if the App offers it. */
+export async function configuredProvider(providers: RepoProviders, repositoryId: number, workspace: string, source: string | null)
+  : Promise<{ ok: true; provider: BranchProvider } | { ok: false; message: string }> {
+  const decision = providers.choose?.(await requestedProvider(workspace, source));
+  if (decision && !decision.ok) return decision;
+  return { ok: true, provider: await providers.forRepository(repositoryId, decision?.provider) };
+}
+
+/** A repository's branches on every provider the App offers (where cleanup must look). */
+export async function everyProvider(providers: RepoProviders, repositoryId: number): Promise<BranchProvider[]> {
+  const names: (ProviderName | undefined)[] = providers.offered?.() ?? [undefined];
+  return Promise.all(names.map((name) => providers.forRepository(repositoryId, name)));
 }
 
 /** Branches that belong to a pull request: `pr-<n>` and its lane's helpers (`pr-<n>-rev`, `pr-<n>-suite`). */

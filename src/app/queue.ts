@@ -73,6 +73,18 @@ export interface QueueSettings {
   /** pg-boss's own maintenance (expiring jobs, cron); tests shorten it. */
   maintenanceSeconds?: number;
   onError?: (error: Error) => void;
+  /** A job threw: the queue retries it until `final` (then it stays failed). Told before the queue records it. */
+  onJobFailed?: (failure: JobFailure, error: unknown) => void;
+}
+
+export interface JobFailure {
+  queue: string;
+  jobId: string;
+  data: unknown;
+  /** Tries so far, this one included, and how many the queue makes at most. */
+  attempt: number;
+  attempts: number;
+  final: boolean;
 }
 
 export interface QueueRuntime extends JobQueue {
@@ -109,18 +121,26 @@ export async function startQueue(settings: QueueSettings): Promise<QueueRuntime>
       for (const id of workers) boss.notifyWorker(id);
     },
     async startWorkers(handlers) {
+      // Every failure is told (and so logged) before pg-boss retries it, or gives up on the job.
+      const guarded = <T>(queue: string, parse: (data: unknown) => T, handle: (job: T) => Promise<void>) =>
+        async ([job]: PgBoss.JobWithMetadata<unknown>[]): Promise<void> => {
+          if (!job) return;
+          try {
+            await handle(parse(job.data));
+          } catch (e) {
+            const attempt = job.retryCount + 1;
+            settings.onJobFailed?.({ queue, jobId: job.id, data: job.data, attempt, attempts: job.retryLimit + 1, final: attempt > job.retryLimit }, e);
+            throw e;
+          }
+        };
       // pg-boss 10 runs one job at a time per worker, so concurrency is the number of workers.
       for (let i = 0; i < settings.quickConcurrency; i++) {
-        workers.push(await boss.work<unknown>(QUEUES.quick, { pollingIntervalSeconds: polling }, async ([job]) => {
-          if (job) await handlers.quick(QuickJob.parse(job.data));
-        }));
+        workers.push(await boss.work(QUEUES.quick, { pollingIntervalSeconds: polling, includeMetadata: true }, guarded(QUEUES.quick, (d) => QuickJob.parse(d), handlers.quick)));
       }
       for (let i = 0; i < settings.runConcurrency; i++) {
-        workers.push(await boss.work<unknown>(QUEUES.run, { pollingIntervalSeconds: polling }, async ([job]) => {
-          if (job) await handlers.run(RunJob.parse(job.data));
-        }));
+        workers.push(await boss.work(QUEUES.run, { pollingIntervalSeconds: polling, includeMetadata: true }, guarded(QUEUES.run, (d) => RunJob.parse(d), handlers.run)));
       }
-      await boss.work(QUEUES.sweep, { pollingIntervalSeconds: Math.max(polling, 5) }, () => handlers.sweep());
+      await boss.work(QUEUES.sweep, { pollingIntervalSeconds: Math.max(polling, 5), includeMetadata: true }, guarded(QUEUES.sweep, () => undefined, () => handlers.sweep()));
       await boss.schedule(QUEUES.sweep, settings.sweepCron);
     },
     async stop(options = {}) {

@@ -7,20 +7,22 @@
 import { runCheck } from '../lanes/check/run.js';
 import { createIntake, type Intake } from './intake.js';
 import type { GitHubApi } from './github.js';
+import type { CallContext } from './github-watch.js';
 import { handleAnnounce } from './jobs/announce.js';
 import { handleCommand } from './jobs/command.js';
 import type { AppLog, JobDeps, JobSettings, Lane } from './jobs/deps.js';
 import { handleRunJob } from './jobs/run-job.js';
 import { sweepAll } from './jobs/sweep.js';
 import type { RepoProviders } from './providers.js';
-import { startQueue, type QueueHandlers, type QueueRuntime, type QueueSettings } from './queue.js';
+import { startQueue, type JobFailure, type QueueHandlers, type QueueRuntime, type QueueSettings } from './queue.js';
 import { migrateStore, openStore, type Store } from './store/db.js';
 
 export interface RuntimeOptions {
   storeUrl: string;
-  queue: Omit<QueueSettings, 'url' | 'onError'>;
+  queue: Omit<QueueSettings, 'url' | 'onError' | 'onJobFailed'>;
   providers: RepoProviders;
-  github(installationId: number): Promise<GitHubApi>;
+  /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
+  github(installationId: number, context?: CallContext): Promise<GitHubApi>;
   jobs: JobSettings;
   log: AppLog;
   /** The check lane (default: the real one). */
@@ -47,12 +49,26 @@ export function jobHandlers(deps: JobDeps): QueueHandlers {
   };
 }
 
+/** A failed job, with what it was for; the last attempt says that the queue gives up on it. */
+function logJobFailure(log: AppLog, f: JobFailure, error: unknown): void {
+  const data = (typeof f.data === 'object' && f.data !== null ? f.data : {}) as { kind?: string; runId?: number; command?: { deliveryId?: string } };
+  const fields = {
+    queue: f.queue, job: f.jobId, ...(data.kind ? { kind: data.kind } : {}), ...(data.runId !== undefined ? { runId: data.runId } : {}),
+    ...(data.command?.deliveryId ? { delivery: data.command.deliveryId } : {}), attempt: f.attempt, attempts: f.attempts, error: error instanceof Error ? error.message : String(error),
+  };
+  if (f.final) log.error(`job gave up after ${f.attempts} attempts`, fields);
+  else log.warn(`job failed (attempt ${f.attempt} of ${f.attempts}); the queue retries it`, fields);
+}
+
 export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime> {
   await migrateStore(options.storeUrl);
   const store = openStore(options.storeUrl, { max: options.queue.runConcurrency * 2 + options.queue.quickConcurrency + 4 });
   let queue: QueueRuntime;
   try {
-    queue = await startQueue({ ...options.queue, url: options.storeUrl, onError: (e) => options.log.error('queue error', { error: e.message }) });
+    queue = await startQueue({
+      ...options.queue, url: options.storeUrl, onError: (e) => options.log.error('queue error', { error: e.message }),
+      onJobFailed: (f, e) => logJobFailure(options.log, f, e),
+    });
   } catch (e) {
     await store.close();
     throw e;

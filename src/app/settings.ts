@@ -8,6 +8,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defaultCacheDir } from '../branches/local/paths.js';
 import { ConsortError } from '../core/errors.js';
+import type { ProviderName } from '../ports/branch-provider.js';
+import { resolveGitHubHost, type GitHubHost } from './github-host.js';
+import { APP_PROVIDERS, parseProviderOffer, type ProviderOffer } from './provider-choice.js';
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).optional().transform((v) => v === '1' || v === 'true');
 const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).optional().transform((v) => v ?? fallback);
@@ -23,10 +26,13 @@ const Env = z.object({
   PORT: int(3000, 0),
   HOST: z.string().min(1).optional(),
   GITHUB_API_URL: z.url().optional(),
+  GHE_HOST: z.string().min(1).optional(),
+  GHE_PROTOCOL: z.enum(['http', 'https'], { error: 'GHE_PROTOCOL must be http or https' }).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, { error: 'DATABASE_URL must be a postgres:// URL' }).optional(),
   CONSORT_APP_DATA_DIR: z.string().min(1).optional(),
-  CONSORT_PROVIDER: z.enum(['local', 'postgres']).optional(),
+  CONSORT_PROVIDER: z.enum(APP_PROVIDERS, { error: `CONSORT_PROVIDER must be one of: ${APP_PROVIDERS.join(', ')}` }).optional(),
+  CONSORT_APP_PROVIDERS: z.string().optional(),
   CONSORT_POSTGRES_URL: z.string().regex(/^postgres(ql)?:\/\//).optional(),
   CONSORT_POSTGRES_CLONE: flag,
   CONSORT_APP_PROMOTE: flag,
@@ -46,12 +52,17 @@ export interface AppSettings {
   webhookPath: string;
   port: number;
   host: string;
+  /** GITHUB_API_URL, or the one GHE_HOST/GHE_PROTOCOL give; undefined: github.com. */
   githubApiUrl: string | undefined;
+  github: GitHubHost;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** The store's database; null: the embedded PostgreSQL in dataDir. */
   databaseUrl: string | null;
   dataDir: string;
-  provider: 'local' | 'postgres';
+  /** The provider of repositories that do not choose one (CONSORT_PROVIDER, else the first offered). */
+  provider: ProviderName;
+  /** What repositories may choose (CONSORT_APP_PROVIDERS), with the cloud providers' settings. */
+  offer: ProviderOffer;
   postgresUrl: string | undefined;
   postgresClone: boolean;
   /** On merge, apply the merged migrations to the parent branch (pre-migration snapshot kept on failure). */
@@ -90,10 +101,8 @@ export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) =>
     });
   }
   const env = parsed.data;
-  const provider = env.CONSORT_PROVIDER ?? 'local';
-  if (provider === 'postgres' && !env.CONSORT_POSTGRES_URL) {
-    throw new ConsortError('config', 'CONSORT_PROVIDER=postgres needs CONSORT_POSTGRES_URL (an admin URL of the server branches live on).');
-  }
+  const offer = parseProviderOffer(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
+  const github = resolveGitHubHost(env);
   return {
     appId: Number(env.APP_ID),
     privateKey: privateKey(env, read),
@@ -101,11 +110,13 @@ export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) =>
     webhookPath: env.WEBHOOK_PATH ?? '/api/github/webhooks',
     port: env.PORT,
     host: env.HOST ?? '127.0.0.1',
-    githubApiUrl: env.GITHUB_API_URL,
+    githubApiUrl: github.baseUrl,
+    github,
     logLevel: env.LOG_LEVEL ?? 'info',
     databaseUrl: env.DATABASE_URL ?? null,
     dataDir: path.resolve(env.CONSORT_APP_DATA_DIR ?? path.join(defaultCacheDir(raw), 'app')),
-    provider,
+    provider: offer.fallback,
+    offer,
     postgresUrl: env.CONSORT_POSTGRES_URL,
     postgresClone: env.CONSORT_POSTGRES_CLONE,
     promote: env.CONSORT_APP_PROMOTE,

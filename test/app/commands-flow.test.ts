@@ -50,8 +50,11 @@ it("a fork's code does not run until someone with write access approves its head
   expectToken();
   expectForkBlocked(repo.headSha, 3001, blocked, false);
   await flow.probot.receive(delivery('pull_request', 'fork-open', pullRequestPayload({ action: 'opened', number: PR, head: repo.headSha, base: repo.baseSha, fork: true })));
-  await eventually(async () => (await flow.runs(PR))[0]?.state === 'blocked' && blocked.sticky, 'the fork check to be held');
-  expect(blocked.completed).toMatchObject({ conclusion: 'action_required', output: { title: 'Waiting for approval to run code from a fork' } });
+  await eventually(async () => (await flow.runs(PR))[0]?.state === 'blocked' && blocked.sticky && blocked.completed, 'the fork check to be held');
+  expect(blocked.completed).toMatchObject({
+    conclusion: 'action_required', details_url: `https://github.com${PATH.replace('/repos', '')}/pull/${PR}#issuecomment-${sticky.id}`,
+    output: { title: 'Waiting for approval to run code from a fork' },
+  });
   expect((blocked.sticky as { body: string }).body).toContain('`/consort approve run`');
 
   const reply: { body?: string } = {};
@@ -63,12 +66,12 @@ it("a fork's code does not run until someone with write access approves its head
   api().get(`${PATH}/issues/${PR}/comments`).query({ per_page: 100, page: 1 }).reply(200, [sticky]);
   api().patch(`${PATH}/issues/comments/${sticky.id}`, (b: { body: string }) => b.body.includes(`${CHECK_NAME}: database checks passed`)).reply(200, {});
   await flow.probot.receive(comment('fork-approve', 'Reviewed the migrations.\n\n/consort approve run', 'maintainer', 8001));
-  await eventually(async () => checked.completed && reply.body, 'the approved check and the reply');
+  await eventually(async () => checked.completed && reply.body, 'the approved check and the reply', 90_000); // a full check on a shared, loaded machine
   await flow.finished(PR, 2);
   expect(checked.completed).toMatchObject({ conclusion: 'success' });
   expect(reply.body).toMatch(/^> \/consort approve run\n\n@maintainer approved running the fork's code at `[0-9a-f]{7}`/);
   expect(await forkRunApproval(flow.runtime.store.pool, REPO_ID, PR, repo.headSha)).toMatchObject({ approver: 'maintainer' });
-});
+}, 180_000);
 
 it('someone without write access is refused politely, and nothing happens', async () => {
   const before = (await flow.runs(PR)).length;

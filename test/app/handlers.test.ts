@@ -11,7 +11,7 @@ import { consortApp } from '../../app/index.js';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
 import type { Intake, IntakeOutcome, WebhookEvent } from '../../src/app/intake.js';
 import { forbidNetwork, githubLeftovers, restoreNetwork, testProbot, WEBHOOK_SECRET } from './helpers/github.js';
-import { commentPayload, delivery, example, mergeGroupPayload, pullRequestPayload, checkRunPayload, type PullJson } from './helpers/payloads.js';
+import { checkRunPayload, checkSuitePayload, commentPayload, delivery, example, mergeGroupPayload, pullRequestPayload, type PullJson } from './helpers/payloads.js';
 
 type Call = { method: keyof Intake; event: WebhookEvent };
 
@@ -21,7 +21,7 @@ function stubIntake(): { intake: Intake; calls: Call[] } {
     calls.push({ method, event });
     return { kind: 'ignored', reason: 'stub' };
   };
-  return { intake: { pullRequest: record('pullRequest'), mergeGroup: record('mergeGroup'), checkRunRerequested: record('checkRunRerequested'), comment: record('comment') }, calls };
+  return { intake: { pullRequest: record('pullRequest'), mergeGroup: record('mergeGroup'), checkRunRerequested: record('checkRunRerequested'), checkSuiteRerequested: record('checkSuiteRerequested'), comment: record('comment') }, calls };
 }
 
 const SHA = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
@@ -42,7 +42,7 @@ async function appWith() {
 }
 
 describe('handlers hand off to the intake, after their guard clauses', () => {
-  it.each(['opened', 'synchronize', 'reopened', 'closed'] as const)('pull_request.%s', async (action) => {
+  it.each(['opened', 'synchronize', 'reopened', 'edited', 'closed'] as const)('pull_request.%s', async (action) => {
     const { probot, calls } = await appWith();
     await probot.receive(delivery('pull_request', `d-${action}`, pullRequestPayload({ action, number: 2, head: SHA, base: BASE })));
     expect(calls).toEqual([{ method: 'pullRequest', event: expect.objectContaining({ id: `d-${action}`, name: 'pull_request' }) }]);
@@ -62,11 +62,12 @@ describe('handlers hand off to the intake, after their guard clauses', () => {
     expect(calls).toEqual([]);
   });
 
-  it('merge_group.checks_requested and check_run.rerequested', async () => {
+  it('merge_group.checks_requested, check_run.rerequested and check_suite.rerequested ("Re-run all checks")', async () => {
     const { probot, calls } = await appWith();
     await probot.receive(delivery('merge_group', 'd-mg', mergeGroupPayload({ head: SHA, base: BASE })));
     await probot.receive(delivery('check_run', 'd-cr', checkRunPayload({ checkRunId: 9, head: SHA })));
-    expect(calls.map((c) => c.method)).toEqual(['mergeGroup', 'checkRunRerequested']);
+    await probot.receive(delivery('check_suite', 'd-cs', checkSuitePayload({ head: SHA })));
+    expect(calls.map((c) => c.method)).toEqual(['mergeGroup', 'checkRunRerequested', 'checkSuiteRerequested']);
   });
 
   it.each([
@@ -85,7 +86,7 @@ describe('handlers hand off to the intake, after their guard clauses', () => {
 describe('the App manifest (app.yml)', () => {
   it('subscribes to exactly the events the App handles, with the minimum permissions', async () => {
     const manifest = parse(await readFile(new URL('../../app.yml', import.meta.url), 'utf8')) as { default_events: string[]; default_permissions: Record<string, string> };
-    const handled = ['pull_request', 'merge_group', 'check_run', 'issue_comment'];
+    const handled = ['pull_request', 'merge_group', 'check_run', 'check_suite', 'issue_comment'];
     expect([...manifest.default_events].sort()).toEqual([...handled].sort());
     expect(manifest.default_permissions).toEqual({
       checks: 'write', statuses: 'write', pull_requests: 'write', issues: 'write', contents: 'read', metadata: 'read', merge_queues: 'read',
@@ -138,7 +139,7 @@ describe('the HTTP server', () => {
 
   it('serves /health (503 when the store does not answer) and 404 elsewhere', async () => {
     healthy = true;
-    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', version: 'test' });
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok', version: 'test', store: 'ok' });
     healthy = false;
     expect((await fetch(`${url}/health`)).status).toBe(503);
     expect((await fetch(`${url}/nothing-here`)).status).toBe(404);

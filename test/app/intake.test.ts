@@ -12,7 +12,7 @@ import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app
 import type { CommandJob } from '../../src/app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { checkRunPayload, commentPayload, INSTALLATION, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
+import { checkRunPayload, checkSuitePayload, commentPayload, INSTALLATION, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
 import { noBranches, startTestRuntime } from './helpers/runtime.js';
 
 const REPO = 777;
@@ -72,6 +72,33 @@ describe('webhooks', () => {
     expect((await runsOf(app.store.pool, prSubject(REPO, 2))).map((r) => r.cancelReason)).toEqual(['superseded by a newer run at 3333333', null]);
     expect(await app.intake.checkRunRerequested({ id: 'rr-2', name: 'check_run', payload: checkRunPayload({ checkRunId: 1, head: sha('3'), repositoryId: REPO }) }))
       .toEqual({ kind: 'ignored', reason: 'not a check run of this App' });
+  });
+
+  it('check_suite.rerequested ("Re-run all checks"): the head is checked again; a commit it never checked, or an old head, is ignored', async () => {
+    await app.intake.pullRequest(pr('opened', 12, sha('c')));
+    const suite = (id: string, head: string) => ({ id, name: 'check_suite', payload: checkSuitePayload({ head, repositoryId: REPO }) });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-1', sha('c')))).toMatchObject({ kind: 'enqueued', job: 'announce' });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-1', sha('c')))).toEqual({ kind: 'duplicate' });
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 12));
+    expect(runs.map((r) => [r.headSha, r.cancelReason, r.deliveryId])).toEqual([[sha('c'), 'superseded by a newer run at ccccccc', expect.any(String)], [sha('c'), null, 'cs-1']]);
+    expect((await jobs('consort-quick')).at(-1)).toEqual({ kind: 'announce', runId: runs[1]!.id });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-2', sha('e')))).toEqual({ kind: 'ignored', reason: 'this App never checked eeeeeee' });
+    await app.intake.pullRequest(pr('synchronize', 12, sha('d')));
+    expect(await app.intake.checkSuiteRerequested(suite('cs-3', sha('c')))).toEqual({ kind: 'ignored', reason: 'not the head commit (ddddddd)' });
+  });
+
+  it('pull_request.edited: a new base records a check against it; an edit of the title does nothing', async () => {
+    await app.intake.pullRequest(pr('opened', 13, sha('7')));
+    const edited = (id: string, baseFrom: string | undefined) => ({
+      id, name: 'pull_request',
+      payload: pullRequestPayload({ action: 'edited', number: 13, head: sha('7'), base: sha('8'), baseRef: 'release', repositoryId: REPO, ...(baseFrom ? { baseFrom } : {}) }),
+    });
+    expect(await app.intake.pullRequest(edited('ed-1', undefined))).toEqual({ kind: 'ignored', reason: 'edited without a change of base' });
+    expect(await app.intake.pullRequest(edited('ed-2', 'main'))).toMatchObject({ kind: 'enqueued', job: 'announce' });
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 13));
+    expect(runs.map((r) => [r.baseRef, r.baseSha, r.cancelReason])).toEqual([
+      [expect.any(String), sha('b'), 'superseded by a newer run at 7777777'], ['release', sha('8'), null],
+    ]);
   });
 
   it('merge_group: checks_requested records a check; destroyed cancels it', async () => {

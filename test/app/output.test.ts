@@ -1,5 +1,5 @@
 /** What the App shows on GitHub, and the settings it starts with: pure functions, table-tested. */
-import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
+import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, pullUrl, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
 import { MAX_ANNOTATIONS } from '../../src/app/github.js';
 import { gateContext, gateStatus, replyText } from '../../src/app/publish.js';
 import { parseAppSettings, suiteEnvironment } from '../../src/app/settings.js';
@@ -61,8 +61,10 @@ describe('check run output', () => {
     expect(cancelledOutcome('superseded by a newer run at abc1234')).toEqual({
       conclusion: 'cancelled', output: { title: 'Cancelled', summary: 'This check was cancelled: superseded by a newer run at abc1234.' },
     });
-    expect(forkWaitingOutcome('0123456789abcdef0123456789abcdef01234567')).toMatchObject({
-      conclusion: 'action_required', output: { summary: expect.stringContaining('`/consort approve run`') },
+    const details = pullUrl('https://ghe.example.com/', { owner: 'o', repo: 'r' }, 7, 99);
+    expect(details).toBe('https://ghe.example.com/o/r/pull/7#issuecomment-99');
+    expect(forkWaitingOutcome('0123456789abcdef0123456789abcdef01234567', details)).toMatchObject({
+      conclusion: 'action_required', detailsUrl: details, output: { summary: expect.stringContaining('`/consort approve run`') },
     });
     const config = configOutcome('.github/consort.yml', [{ file: '.github/consort.yml', line: 4, column: 3, key: 'suite.comand', message: 'unknown key "suite.comand"' }]);
     expect(config.conclusion).toBe('failure');

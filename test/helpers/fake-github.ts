@@ -4,7 +4,9 @@
  * pull request reviews, commit statuses and comment reactions. It can also answer like GitHub
  * under load: a secondary rate limit on writes (`limitNext`) or a 502 (`failNext`). It records
  * every request; any other route is answered 404 and recorded as unexpected, so a test can
- * assert nothing else was called.
+ * assert nothing else was called. It also answers under GitHub Enterprise Server's `/api/v3`
+ * prefix, can be unreachable (`down`: connections closed without an answer), and takes more
+ * routes from other helpers (`routes`; the App's are in test/app/helpers/app-routes.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -78,10 +80,18 @@ export interface FakeGitHub {
   limitNext: { status: 403 | 429; retryAfter: number; count: number } | null;
   /** While > 0, the next request (any) is answered 502, and it goes down. */
   failNext: number;
+  /** While true, every connection is closed without an answer (GitHub unreachable); requests are still recorded. */
+  down: boolean;
+  /** More routes (tried before a request counts as unexpected): `path` without GHES's `/api/v3` prefix. */
+  routes: ExtraRoute[];
   seed(comment: Omit<StoredComment, 'id' | 'created_at' | 'updated_at'>): StoredComment;
   setPull(pull: StoredPull): StoredPull;
   close(): Promise<void>;
 }
+
+export interface ExtraRequest { method: string; path: string; query: URLSearchParams; body: unknown; authorization: string | undefined }
+export interface ExtraReply { status: number; body?: unknown; raw?: Buffer; headers?: Record<string, string> }
+export type ExtraRoute = (req: ExtraRequest) => ExtraReply | undefined;
 
 export const ACTIONS_BOT = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' as const };
 /** The author of every pull request and the user of every permission answer not given one. */
@@ -102,7 +112,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   const reactionIds = new WeakMap<StoredReaction, { id: number; created_at: string }>();
   const state: FakeGitHub = {
     url: '', requests: [], unexpected: [], comments: [], forbidCreate: false,
-    pulls: new Map(), permissions: new Map(), reviews: [], statuses: [], reactions: [], limitNext: null, failNext: 0,
+    pulls: new Map(), permissions: new Map(), reviews: [], statuses: [], reactions: [], limitNext: null, failNext: 0, down: false, routes: [],
     close: () => new Promise((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -214,6 +224,9 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       const body: unknown = text ? JSON.parse(text) : undefined;
       const method = req.method ?? '';
       state.requests.push({ method, path: url.pathname + url.search, authorization: req.headers.authorization, userAgent: req.headers['user-agent'], body, at });
+      if (state.down) return void req.socket.destroy();
+      // GitHub Enterprise Server serves the same REST API under /api/v3.
+      const pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...headers });
         res.end(JSON.stringify(payload));
@@ -231,7 +244,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         return send(state.limitNext.status, { message: SECONDARY_RATE_LIMIT_MESSAGE, documentation_url: SECONDARY_RATE_LIMIT_DOCS }, { 'retry-after': String(state.limitNext.retryAfter) });
       }
 
-      const route = (pattern: string) => new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(url.pathname);
+      const route = (pattern: string) => new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(pathname);
       const list = route('/issues/(\\d+)/comments');
       const one = route('/issues/comments/(\\d+)');
       const pull = route('/pulls/(\\d+)');
@@ -324,6 +337,12 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         }
         const meta = reactionIds.get(stored) ?? { id: 0, created_at: now() };
         return send(again ? 200 : 201, { id: meta.id, node_id: `REA_lADOM_${meta.id}`, user: renderUser(ACTIONS_BOT), content, created_at: meta.created_at });
+      }
+      for (const extra of state.routes) {
+        const reply = extra({ method, path: pathname, query: url.searchParams, body, authorization: req.headers.authorization });
+        if (!reply) continue;
+        res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...reply.headers });
+        return void res.end(reply.raw ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body)));
       }
       state.unexpected.push(`${method} ${url.pathname}${url.search}`);
       return notFound();

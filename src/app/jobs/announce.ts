@@ -8,7 +8,7 @@ import { publishGateStatuses } from '../publish.js';
 import { listGates } from '../store/gates.js';
 import { blockRun, dropCancelled, getRun } from '../store/runs.js';
 import { ensureCheckRun, forkBlocked, reportForkWaiting } from './check.js';
-import type { JobDeps } from './deps.js';
+import { runContext, type JobDeps } from './deps.js';
 
 export async function handleAnnounce(deps: JobDeps, job: Extract<QuickJob, { kind: 'announce' }>): Promise<void> {
   const run = await getRun(deps.store.pool, job.runId);
@@ -18,7 +18,7 @@ export async function handleAnnounce(deps: JobDeps, job: Extract<QuickJob, { kin
     await dropCancelled(deps.store.pool, run.id);
     return;
   }
-  const gh = await deps.github(run.installationId);
+  const gh = await deps.github(run.installationId, runContext(run));
   const checkRunId = await ensureCheckRun(deps, gh, run);
   if (run.pr !== null) {
     const gates = await listGates(deps.store.pool, run.repositoryId, run.pr);

@@ -10,17 +10,17 @@ import { readMigrationSet } from '../../migrations/files.js';
 import { prBranchName } from '../../lanes/check/run.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import {
-  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, forkWaitingText, reportOutcome, STICKY_MARKER, stickyBody,
+  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
 import type { GitHubApi } from '../github.js';
-import { cancellable } from '../providers.js';
+import { cancellable, configuredProvider } from '../providers.js';
 import { upsertStickyComment } from '../publish.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
 import { checkoutCommit, migrationsAt, workspaceOptions } from '../workspace.js';
-import { LeaseLost, type JobDeps } from './deps.js';
+import { LeaseLost, runContext, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubApi, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
@@ -37,9 +37,11 @@ export async function forkBlocked(deps: JobDeps, run: Run): Promise<boolean> {
   return run.fork && run.pr !== null && !(await forkRunApproval(deps.store.pool, run.repositoryId, run.pr, run.headSha));
 }
 
+/** The comment that says how to approve comes first, so the check run can point at it (`details_url`). */
 export async function reportForkWaiting(deps: JobDeps, gh: GitHubApi, run: Run, checkRunId: number): Promise<void> {
-  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha));
-  if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
+  const pr = run.pr ?? 0; // only pull requests come from forks
+  const comment = await upsertStickyComment(gh, run, pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
+  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.id)));
 }
 
 const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });
@@ -59,7 +61,7 @@ async function ifAborted(signal: AbortSignal, finish: (o: CheckOutcome, state: R
 }
 
 export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
-  const gh = await deps.github(run.installationId);
+  const gh = await deps.github(run.installationId, runContext(run));
   const checkRunId = await ensureCheckRun(deps, gh, run);
   if (await forkBlocked(deps, run)) {
     // Defense in depth: the announcement blocks unapproved forks; a run must never get this far.
@@ -83,7 +85,9 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
     const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, workspaceOptions(deps.settings));
     const head = await readMigrationSet(path.join(workspace.dir, config.migrations.dir), { relativeTo: workspace.dir, missingOk: true });
-    const provider = await deps.providers.forRepository(run.repositoryId);
+    const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
+    if (!chosen.ok) return await finish(errorOutcome(chosen.message));
+    const { provider } = chosen;
     await removeLeftovers(provider, prBranchName(run.pr, run.headSha));
     const early = await ifAborted(signal, finish);
     if (early) return early;

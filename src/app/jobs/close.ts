@@ -8,20 +8,21 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/load.js';
 import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
-import { deletePullBranches, repositoryNamespace } from '../providers.js';
+import { configuredProvider, deletePullBranches, everyProvider, repositoryNamespace } from '../providers.js';
 import { withRepositoryLock } from '../store/db.js';
 import type { Run, RunResult } from '../store/runs.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
-import type { JobDeps } from './deps.js';
+import { runContext, type JobDeps } from './deps.js';
 
 export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
   if (run.pr === null) return { state: 'completed', conclusion: 'skipped', summary: 'not a pull request' };
-  const provider = await deps.providers.forRepository(run.repositoryId);
-  const deleted = await deletePullBranches(provider, run.pr);
+  // Wherever the pull request's branches are: the repository may have changed provider meanwhile.
+  const deleted: string[] = [];
+  for (const provider of await everyProvider(deps.providers, run.repositoryId)) deleted.push(...(await deletePullBranches(provider, run.pr)));
   const removed = deleted.length === 0 ? 'no branches to delete' : `deleted ${deleted.join(', ')}`;
   if (!run.merged || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
 
-  const gh = await deps.github(run.installationId);
+  const gh = await deps.github(run.installationId, runContext(run));
   const workspace = await checkoutCommit(gh, run, run.headSha, workspaceOptions(deps.settings));
   try {
     let loaded;
@@ -32,9 +33,15 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\nThe Consort configuration at the merge commit is invalid:\n\n\`\`\`text\n${e.message}\n\`\`\``);
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: invalid configuration` };
     }
-    const { config } = loaded;
+    const { config, source } = loaded;
     // The repository opts in with database.promote; CONSORT_APP_PROMOTE=1 turns it on App-wide.
     if (!config.database.promote && !deps.settings.promote) return { state: 'completed', conclusion: 'success', summary: removed };
+    const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
+    if (!chosen.ok) {
+      await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\n${chosen.message}`);
+      return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: provider not offered` };
+    }
+    const { provider } = chosen;
     const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () => promote({
       provider, parent: config.database.parent, migrationsTable: config.migrations.table,
       dir: path.join(workspace.dir, config.migrations.dir), relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha,

@@ -18,7 +18,7 @@ import { sweepRepository } from './sweep.js';
 export const REFUSAL = 'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
 
 export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
-  const gh = await deps.github(job.installationId);
+  const gh = await deps.github(job.installationId, { deliveryId: job.deliveryId });
   const asked = describeCommand(job.command);
   const permission = await gh.permission(job, job.author);
   if (!WRITE_PERMISSIONS.includes(permission)) {

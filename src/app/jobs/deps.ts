@@ -6,6 +6,7 @@
 import type { CheckInput } from '../../lanes/check/run.js';
 import type { CheckReport } from '../../report/check-report.js';
 import type { GitHubApi } from '../github.js';
+import type { CallContext } from '../github-watch.js';
 import type { RepoProviders } from '../providers.js';
 import type { JobQueue } from '../queue.js';
 import type { Store } from '../store/db.js';
@@ -27,6 +28,8 @@ export interface JobSettings {
   /** The environment a project's suite (and seed command) gets. */
   suiteEnv: NodeJS.ProcessEnv;
   toolVersion: string;
+  /** The web address of the GitHub the App talks to (links in check runs): https://github.com, or the GHES host. */
+  githubWebUrl: string;
 }
 
 export interface AppLog {
@@ -40,7 +43,8 @@ export type Lane = (input: CheckInput) => Promise<CheckReport>;
 export interface JobDeps {
   store: Store;
   queue: JobQueue;
-  github(installationId: number): Promise<GitHubApi>;
+  /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
+  github(installationId: number, context?: CallContext): Promise<GitHubApi>;
   providers: RepoProviders;
   lane: Lane;
   settings: JobSettings;
@@ -57,9 +61,13 @@ export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 
     maxAttempts: 3,
     promote: false,
     maxTarballBytes: 512 * 1024 * 1024,
+    githubWebUrl: 'https://github.com',
     ...overrides,
   };
 }
+
+/** What a run's GitHub calls are for (log lines name the delivery that started it). */
+export const runContext = (run: { id: number; deliveryId: string | null }): CallContext => ({ deliveryId: run.deliveryId, runId: run.id });
 
 export const silentLog: AppLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

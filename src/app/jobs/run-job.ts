@@ -18,7 +18,7 @@ import type { RunJob } from '../queue.js';
 import { claimRun, finishRun, getRun, heartbeat, releaseRun, type Run, type RunResult } from '../store/runs.js';
 import { checkRun } from './check.js';
 import { closeRun } from './close.js';
-import { LeaseLost, type JobDeps } from './deps.js';
+import { LeaseLost, runContext, type JobDeps } from './deps.js';
 
 export async function handleRunJob(deps: JobDeps, job: RunJob): Promise<void> {
   const token = randomUUID();
@@ -44,7 +44,7 @@ export async function handleRunJob(deps: JobDeps, job: RunJob): Promise<void> {
 
 async function concludeCancelled(deps: JobDeps, run: Run): Promise<void> {
   if (run.kind !== 'check' || run.checkRunId === null) return;
-  const gh = await deps.github(run.installationId);
+  const gh = await deps.github(run.installationId, runContext(run));
   await gh.completeCheckRun(run, run.checkRunId, cancelledOutcome(run.cancelReason ?? 'cancelled'));
 }
 
@@ -74,7 +74,7 @@ async function work(deps: JobDeps, run: Run, token: string): Promise<void> {
     const checkRunId = run.kind === 'check' ? (await getRun(deps.store.pool, run.id))?.checkRunId ?? null : null;
     if (checkRunId !== null) {
       const outcome = cancelled !== null ? cancelledOutcome(cancelled) : errorOutcome(message, isConsortError(e) ? e.hint : undefined);
-      await (await deps.github(run.installationId)).completeCheckRun(run, checkRunId, outcome).catch((err: unknown) => {
+      await (await deps.github(run.installationId, runContext(run))).completeCheckRun(run, checkRunId, outcome).catch((err: unknown) => {
         deps.log.warn('could not conclude the check run', { runId: run.id, error: String(err) });
       });
     }

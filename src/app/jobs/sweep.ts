@@ -4,7 +4,7 @@
  * and those whose TTL passed. Snapshots kept after a failed promotion (`pre-merge-…`) stay.
  */
 import { isConsortError } from '../../core/errors.js';
-import { deletePullBranches } from '../providers.js';
+import { deletePullBranches, everyProvider } from '../providers.js';
 import { closedPulls, knownRepositories } from '../store/pulls.js';
 import { expiredRuns, unannouncedRuns, type RepoRef } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
@@ -17,25 +17,28 @@ export interface SweepResult {
 }
 
 export async function sweepRepository(deps: JobDeps, repo: Pick<RepoRef, 'repositoryId'>): Promise<SweepResult> {
-  const provider = await deps.providers.forRepository(repo.repositoryId);
   const closed = await closedPulls(deps.store.pool, repo.repositoryId);
-  const prs = new Set<number>();
-  for (const b of await provider.list()) {
-    const n = /^pr-(\d+)(?:-|$)/.exec(b.name)?.[1];
-    if (n !== undefined && closed.has(Number(n))) prs.add(Number(n));
-  }
-  const deleted: string[] = [];
-  for (const pr of prs) {
-    try {
-      deleted.push(...(await deletePullBranches(provider, pr)));
-    } catch (e) {
-      // Busy (someone is connected) or deleted meanwhile by the close job: the next sweep tries again.
-      if (!isConsortError(e)) throw e;
-      deps.log.warn('sweep could not delete a branch', { pr, error: e.message });
+  const result: SweepResult = { deleted: [], expired: [] };
+  // A repository's branches may be on any provider the App offers (it may have changed provider).
+  for (const provider of await everyProvider(deps.providers, repo.repositoryId)) {
+    const prs = new Set<number>();
+    for (const b of await provider.list()) {
+      const n = /^pr-(\d+)(?:-|$)/.exec(b.name)?.[1];
+      if (n !== undefined && closed.has(Number(n))) prs.add(Number(n));
     }
+    for (const pr of prs) {
+      try {
+        result.deleted.push(...(await deletePullBranches(provider, pr)));
+      } catch (e) {
+        // Busy (someone is connected) or deleted meanwhile by the close job: the next sweep tries again.
+        if (!isConsortError(e)) throw e;
+        deps.log.warn('sweep could not delete a branch', { pr, provider: provider.name, error: e.message });
+      }
+    }
+    const gc = await provider.gc();
+    result.expired.push(...gc.deleted, ...gc.repaired);
   }
-  const gc = await provider.gc();
-  return { deleted, expired: [...gc.deleted, ...gc.repaired] };
+  return result;
 }
 
 /**

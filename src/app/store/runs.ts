@@ -105,6 +105,13 @@ export async function findRunByCheckRun(db: Db, checkRunId: number): Promise<Run
   return rows[0] ? toRun(rows[0]) : undefined;
 }
 
+/** The newest check of a repository at a commit (a pull request head or a merge group's). */
+export async function latestRunAt(db: Db, repositoryId: number, headSha: string): Promise<Run | undefined> {
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM consort_app.runs WHERE repository_id = $1 AND head_sha = $2 AND kind = 'check' ORDER BY id DESC LIMIT 1`, [repositoryId, headSha]);
+  return rows[0] ? toRun(rows[0]) : undefined;
+}
+
 export async function latestRun(db: Db, subject: string, kind: RunKind = 'check'): Promise<Run | undefined> {
   const { rows } = await db.query(`SELECT ${COLUMNS} FROM consort_app.runs WHERE subject = $1 AND kind = $2 ORDER BY id DESC LIMIT 1`, [subject, kind]);
   return rows[0] ? toRun(rows[0]) : undefined;

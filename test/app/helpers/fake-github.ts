@@ -2,7 +2,7 @@
  * A local stand-in for GitHub (the GitHubApi port), for tests about the queue and the store rather
  * than about HTTP: it records every call, serves tarballs it was given and fails on anything else.
  */
-import type { CheckConclusion, CheckOutput, GitHubApi, IssueComment, Permission, Repo } from '../../../src/app/github.js';
+import type { CheckConclusion, CheckOutput, CheckResult, GitHubApi, IssueComment, Permission, Repo } from '../../../src/app/github.js';
 
 export interface FakeCall { method: keyof GitHubApi; args: unknown[] }
 
@@ -11,7 +11,7 @@ let lastId = 1_000_000;
 
 export class FakeGitHub implements GitHubApi {
   readonly calls: FakeCall[] = [];
-  readonly checkRuns = new Map<number, { headSha: string; conclusion?: CheckConclusion; output: CheckOutput }>();
+  readonly checkRuns = new Map<number, { headSha: string; conclusion?: CheckConclusion; output: CheckOutput; detailsUrl?: string }>();
   readonly tarballs = new Map<string, Buffer>();
   readonly permissions = new Map<string, Permission>();
   readonly comments: IssueComment[] = [];
@@ -27,12 +27,12 @@ export class FakeGitHub implements GitHubApi {
     return id;
   }
 
-  async completeCheckRun(repo: Repo, id: number, result: { conclusion: CheckConclusion; output: CheckOutput }): Promise<void> {
+  async completeCheckRun(repo: Repo, id: number, result: CheckResult): Promise<void> {
     this.record('completeCheckRun', repo, id, result);
     const run = this.checkRuns.get(id);
     if (!run) throw new Error(`no check run ${id}`);
     if (run.conclusion !== undefined) throw new Error(`check run ${id} concluded twice (${run.conclusion}, then ${result.conclusion})`);
-    this.checkRuns.set(id, { ...run, conclusion: result.conclusion, output: result.output });
+    this.checkRuns.set(id, { ...run, conclusion: result.conclusion, output: result.output, ...(result.detailsUrl ? { detailsUrl: result.detailsUrl } : {}) });
   }
 
   async tarball(repo: Repo, sha: string): Promise<Buffer> {

@@ -98,7 +98,7 @@ export function setupFlow(): Flow {
     finished: (pr, count = 1) => eventually(async () => {
       const runs = await flow.runs(pr);
       return runs.length >= count && runs.every((r) => r.state === 'completed' || r.state === 'cancelled' || r.state === 'blocked') ? runs : undefined;
-    }, `the runs of #${pr} to finish`),
+    }, `the runs of #${pr} to finish`, 90_000), // full checks on a shared, loaded machine
     expectCheck(o) {
       const [owner, name] = [o.owner ?? OWNER, o.repo ?? REPO];
       const at = `/repos/${owner}/${name}`;

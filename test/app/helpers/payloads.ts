@@ -39,9 +39,10 @@ export interface CommentJson extends Common {
 }
 export interface MergeGroupJson extends Common { merge_group: { head_sha: string; base_sha: string; head_ref: string } }
 export interface CheckRunJson extends Common { check_run: { id: number; head_sha: string } }
+export interface CheckSuiteJson extends Common { check_suite: { id: number; head_sha: string; pull_requests: unknown[] } }
 
 export interface PullOptions {
-  action: 'opened' | 'synchronize' | 'reopened' | 'closed' | 'labeled';
+  action: 'opened' | 'synchronize' | 'reopened' | 'closed' | 'labeled' | 'edited';
   number: number;
   head: string;
   base: string;
@@ -49,10 +50,21 @@ export interface PullOptions {
   fork?: boolean;
   merged?: boolean;
   mergeSha?: string;
+  /** edited: the base branch it had before (GitHub sends `changes.base` only when the base changed). */
+  baseFrom?: string;
+  baseRef?: string;
 }
 
 export function pullRequestPayload(o: PullOptions): PullJson {
-  const p = example<PullJson>('pull_request', o.action, true);
+  // No recorded `edited` example: GitHub sends the same pull request object with `changes`.
+  const p = example<PullJson>('pull_request', o.action === 'edited' ? 'synchronize' : o.action, true);
+  if (o.action === 'edited') {
+    p.action = 'edited';
+    delete (p as { before?: string }).before;
+    delete (p as { after?: string }).after;
+    (p as { changes?: unknown }).changes = o.baseFrom ? { base: { ref: { from: o.baseFrom }, sha: { from: 'f'.repeat(40) } } } : { title: { from: 'An older title' } };
+  }
+  if (o.baseRef) (p.pull_request.base as { ref?: string }).ref = o.baseRef;
   p.installation = installation;
   if (o.repositoryId !== undefined) p.repository.id = o.repositoryId;
   p.number = o.number;
@@ -119,9 +131,17 @@ export function checkRunPayload(o: { checkRunId: number; head: string; repositor
   return p;
 }
 
+export function checkSuitePayload(o: { head: string; repositoryId?: number }): CheckSuiteJson {
+  const p = example<CheckSuiteJson>('check_suite', 'rerequested', true);
+  p.installation = installation;
+  if (o.repositoryId !== undefined) p.repository.id = o.repositoryId;
+  p.check_suite.head_sha = o.head;
+  return p;
+}
+
 export type ReceivedEvent = Parameters<Probot['receive']>[0];
 
 /** Hand a recorded payload to Probot as GitHub would deliver it (`id` is the delivery id). */
-export function delivery(name: 'pull_request' | 'issue_comment' | 'merge_group' | 'check_run', id: string, payload: Common): ReceivedEvent {
+export function delivery(name: 'pull_request' | 'issue_comment' | 'merge_group' | 'check_run' | 'check_suite', id: string, payload: Common): ReceivedEvent {
   return { id, name, payload } as ReceivedEvent;
 }

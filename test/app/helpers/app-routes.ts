@@ -1,0 +1,107 @@
+/**
+ * What the App needs of GitHub beyond comments, statuses and permissions, added to the local
+ * GitHub stand-in (test/helpers/fake-github.ts) with the shapes GitHub documents: the
+ * installation token exchange (App JWT → `ghs_` token), check runs (create, update; the
+ * documented limits enforced with a 422 like GitHub's), the repository tarball at a commit,
+ * the merge base of a comparison, and `/meta`.
+ */
+import type { ExtraReply, ExtraRequest, FakeGitHub } from '../../helpers/fake-github.js';
+
+export interface StoredCheckRun {
+  id: number;
+  name: string;
+  headSha: string;
+  externalId: string | null;
+  status: string;
+  conclusion: string | null;
+  detailsUrl: string | null;
+  output: { title?: string; summary?: string; text?: string; annotations?: { title?: string; message: string }[] };
+  updates: number;
+}
+
+export interface AppRoutes {
+  checkRuns: Map<number, StoredCheckRun>;
+  tarballs: Map<string, Buffer>;
+  /** The merge base the compare endpoint answers (default: the base asked for). */
+  mergeBase: (base: string, head: string) => string;
+  tokens: number;
+}
+
+const TOKEN = 'ghs_consortfaketoken0000000000000000000';
+
+function invalid(message: string): ExtraReply {
+  return { status: 422, body: { message: 'Invalid request.', errors: [message], documentation_url: 'https://docs.github.com/rest/checks/runs', status: '422' } };
+}
+
+/** GitHub refuses output beyond its documented limits; so does the stand-in. */
+function checkOutput(o: StoredCheckRun['output'] | undefined): string | null {
+  if (!o) return null;
+  if ((o.summary ?? '').length > 65_535) return 'output.summary is too long (maximum is 65535 characters)';
+  if ((o.text ?? '').length > 65_535) return 'output.text is too long (maximum is 65535 characters)';
+  if ((o.annotations ?? []).length > 50) return 'output.annotations: at most 50 per request';
+  for (const a of o.annotations ?? []) {
+    if ((a.title ?? '').length > 255) return 'annotation title is too long (maximum is 255 characters)';
+    if (Buffer.byteLength(a.message, 'utf8') > 65_536) return 'annotation message is too long (maximum is 64 KB)';
+  }
+  return null;
+}
+
+export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string): AppRoutes {
+  let nextId = 7_000_000;
+  const routes: AppRoutes = { checkRuns: new Map(), tarballs: new Map(), mergeBase: (base) => base, tokens: 0 };
+  const at = `/repos/${owner}/${repo}`;
+  const authed = (r: ExtraRequest): boolean => r.authorization === `token ${TOKEN}`;
+  const unauthorized: ExtraReply = { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' } };
+  const render = (c: StoredCheckRun) => ({
+    id: c.id, head_sha: c.headSha, external_id: c.externalId, name: c.name, status: c.status, conclusion: c.conclusion,
+    details_url: c.detailsUrl, url: `${fake.url}/api/v3${at}/check-runs/${c.id}`, output: { title: c.output.title ?? null, summary: c.output.summary ?? null },
+  });
+
+  fake.routes.push((r) => {
+    if (r.method === 'GET' && r.path === '/meta') return { status: 200, body: { verifiable_password_authentication: false, installed_version: '3.17.0' } };
+    const token = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(r.path);
+    if (token && r.method === 'POST') {
+      if (!r.authorization?.startsWith('bearer ') && !r.authorization?.startsWith('Bearer ')) return unauthorized;
+      routes.tokens++;
+      return {
+        status: 201,
+        body: { token: TOKEN, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { checks: 'write', contents: 'read', pull_requests: 'write' }, repository_selection: 'all' },
+      };
+    }
+    if (!r.path.startsWith(`${at}/`)) return undefined;
+    if (!authed(r)) return unauthorized;
+    const rest = r.path.slice(at.length);
+    const body = (r.body ?? {}) as Record<string, unknown>;
+    if (rest === '/check-runs' && r.method === 'POST') {
+      const problem = checkOutput(body.output as StoredCheckRun['output']);
+      if (problem) return invalid(problem);
+      const run: StoredCheckRun = {
+        id: nextId++, name: String(body.name), headSha: String(body.head_sha), externalId: typeof body.external_id === 'string' ? body.external_id : null,
+        status: typeof body.status === 'string' ? body.status : 'queued', conclusion: null, detailsUrl: null, output: (body.output ?? {}) as StoredCheckRun['output'], updates: 0,
+      };
+      routes.checkRuns.set(run.id, run);
+      return { status: 201, body: render(run) };
+    }
+    const one = /^\/check-runs\/(\d+)$/.exec(rest);
+    if (one && r.method === 'PATCH') {
+      const run = routes.checkRuns.get(Number(one[1]));
+      if (!run) return { status: 404, body: { message: 'Not Found' } };
+      const problem = checkOutput(body.output as StoredCheckRun['output']);
+      if (problem) return invalid(problem);
+      Object.assign(run, {
+        status: typeof body.status === 'string' ? body.status : run.status, conclusion: typeof body.conclusion === 'string' ? body.conclusion : run.conclusion,
+        detailsUrl: typeof body.details_url === 'string' ? body.details_url : run.detailsUrl, output: body.output ?? run.output, updates: run.updates + 1,
+      });
+      return { status: 200, body: render(run) };
+    }
+    const tarball = /^\/tarball\/([0-9a-f]{40})$/.exec(rest);
+    if (tarball && r.method === 'GET') {
+      const archive = routes.tarballs.get(tarball[1]!);
+      return archive ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } } : { status: 404, body: { message: 'Not Found' } };
+    }
+    const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(rest);
+    if (compare && r.method === 'GET') return { status: 200, body: { status: 'ahead', merge_base_commit: { sha: routes.mergeBase(compare[1]!, compare[2]!) } } };
+    return undefined;
+  });
+  return routes;
+}
