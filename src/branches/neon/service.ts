@@ -155,9 +155,16 @@ export class NeonService implements BranchService {
 
   /** The branch with exactly this name, with its annotations (the API's `search` also matches parts of names and ids). */
   private async byName(name: string): Promise<{ branch: Branch; annotations: Record<string, string> | undefined } | undefined> {
-    const res = await this.client.request('GET', `${this.base}/branches`, { query: { search: name, limit: 100 }, schema: ListBranches });
-    const branch = res.branches.find((b) => b.name === name);
-    return branch ? { branch, annotations: res.annotations?.[branch.id]?.value } : undefined;
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await this.client.request('GET', `${this.base}/branches`, { query: { search: name, limit: 100, cursor }, schema: ListBranches });
+      const branch = res.branches.find((b) => b.name === name);
+      if (branch) return { branch, annotations: res.annotations?.[branch.id]?.value };
+      const next = res.pagination?.next;
+      if (!next || next === cursor || res.branches.length === 0) return undefined;
+      cursor = next;
+    }
+    return undefined;
   }
 
   /** Wait for a branch whose create operations Consort does not have (adopted after an ambiguous answer). */

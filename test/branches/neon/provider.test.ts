@@ -167,6 +167,16 @@ describe('neon: a create whose answer is lost is neither repeated nor leaked', (
     expect(emu.server.sent('GET', /\/branches$/).some((e) => new URLSearchParams(e.query).get('search') === 'pr-30')).toBe(true);
   }));
 
+  it('finds the adopted branch past the first page of a partial-name search', () => withNeon({ pageSize: 2 }, async (p, emu) => {
+    await p.create({ name: 'pr-33-rev' });
+    await p.create({ name: 'pr-33-suite' });
+    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+    await p.create({ name: 'pr-33' });
+    const searches = emu.server.sent('GET', /\/branches$/).filter((e) => new URLSearchParams(e.query).get('search') === 'pr-33');
+    expect(searches.map((e) => new URLSearchParams(e.query).get('cursor'))).toEqual([null, '2']);
+    expect([...emu.branches.values()].filter((b) => b.name === 'pr-33')).toHaveLength(1);
+  }));
+
   it('the API answers 500 without creating it: Consort looks, finds nothing, sends it again once', () => withNeon({}, async (p, emu) => {
     await p.capabilities();
     emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
