@@ -70,7 +70,8 @@ const BEFORE_SENDING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
  */
 export class AmbiguousRequestError extends ConsortError {
   constructor(readonly service: string, readonly method: Method, readonly path: string, readonly why: string, cause?: unknown) {
-    super('service-error', `${service}: ${method} ${path} may or may not have taken effect (${why}).`, {
+    const said = cause instanceof ConsortError && cause.message ? ` ${cause.message}` : ''; // what the service said, already scrubbed
+    super('service-error', `${service}: ${method} ${path} may or may not have taken effect (${why}).${said}`, {
       hint: 'Consort looks the result up before trying again; if this persists, check the service console for a half-made branch, and `consort branch gc`.',
       ...(cause !== undefined ? { cause } : {}),
     });
