@@ -34,7 +34,7 @@ async function checkClean(provider: BranchProvider, pr: number) {
   }
 }
 
-async function expectCleanPasses(provider: BranchProvider) {
+async function expectCleanPasses(provider: BranchProvider, beforeSecondRun: () => void = () => undefined) {
   const report = await checkClean(provider, 7);
   expect(report.error).toBeUndefined();
   expect(report.conclusion).toBe('success');
@@ -51,33 +51,52 @@ async function expectCleanPasses(provider: BranchProvider) {
   expect(rows[0]!.n).toBeGreaterThan(100);
   // main was never written to.
   expect(await query(await provider.connectionUri('main'), "SELECT to_regclass('customers') AS t")).toEqual([{ t: null }]);
-  // A second check on the same base reuses the prepared baseline.
+  // A second check on the same base reuses the prepared baseline (and makes pr-7-rev, pr-7-suite again).
+  beforeSecondRun();
   const again = await checkClean(provider, 7);
   expect(again.conclusion).toBe('success');
   expect(again.stages.baseline.reused).toBe(true);
 }
+
+/** Two full checks each (the second re-creates pr-7-rev and pr-7-suite through lost answers) on real databases. */
+const TWO_CHECKS_MS = 300_000;
 
 describe('consort check on emulated cloud providers', () => {
   it('lakebase: the clean change passes, migrations applied on real databases', async () => {
     const emu = await new LakebaseEmulator({ clientId: 'sp-consort', clientSecret: 'oauth-secret-1234', opPolls: 2 }).start();
     const provider = createLakebaseProvider(parseLakebaseSettings(emu.env('m2m')), { clock: fastClock(), sslMode: 'disable' });
     try {
-      await expectCleanPasses(provider);
+      // The second run meets lost answers: creates that succeed but answer 504 or drop the connection.
+      await expectCleanPasses(provider, () => {
+        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 0, afterHandling: true, drop: true });
+      });
+      expect(emu.server.pendingFaults()).toBe(0);
+      // The emulator soft-deletes unless told to purge: nothing Consort deleted may still hold its id.
+      expect(emu.softDeleted()).toEqual([]);
+      const visible = (await provider.list()).map((b) => (b.name === 'main' ? 'production' : b.name));
+      expect(emu.live().filter((id) => !id.startsWith('consort-stage-')).sort()).toEqual(visible.sort()); // no duplicate, nothing leaked
     } finally {
       await provider.close();
       await emu.stop();
     }
-  });
+  }, TWO_CHECKS_MS);
 
   it('neon: the clean change passes, migrations applied on real databases', async () => {
     const emu = await new NeonEmulator({ opPolls: 2 }).start();
     const provider = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
     try {
-      await expectCleanPasses(provider);
+      await expectCleanPasses(provider, () => {
+        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
+      });
+      expect(emu.server.pendingFaults()).toBe(0);
       expect(emu.byName('pr-7')).toBeDefined();
+      const names = [...emu.branches.values()].map((b) => b.name).filter((n) => !n.startsWith('consort-stage-'));
+      expect(names.sort()).toEqual((await provider.list()).map((b) => b.name).sort()); // no duplicate, nothing leaked
     } finally {
       await provider.close();
       await emu.stop();
     }
-  });
+  }, TWO_CHECKS_MS);
 });

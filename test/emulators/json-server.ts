@@ -1,7 +1,9 @@
 /**
  * The HTTP side of an emulator: a node:http server on 127.0.0.1 (port 0) that routes JSON requests
  * to a handler, records every exchange for assertions, and can be told to fail the next matching
- * requests with a given status, body and headers (429 with Retry-After, 503, 423, …).
+ * requests with a given status, body and headers (429 with Retry-After, 503, 423, …) — either
+ * instead of handling them, or after handling them (the server acted, then answered 500/504 or
+ * dropped the connection: the ambiguous outcome a client must not answer by sending again).
  */
 import http from 'node:http';
 import type net from 'node:net';
@@ -29,6 +31,12 @@ export interface Fault {
   headers?: Record<string, string>;
   /** How many matching requests fail (default 1). */
   times?: number;
+  /** Handle the request for real first, then fail (the server acted but the client cannot tell). */
+  afterHandling?: boolean;
+  /** Close the connection without any answer (status is then ignored). */
+  drop?: boolean;
+  /** Something else happens on the service at that moment (another client acts). */
+  meanwhile?: () => Promise<void> | void;
 }
 
 export interface Exchange {
@@ -37,6 +45,10 @@ export interface Exchange {
   query: string;
   status: number;
   body: unknown;
+  /** What the handler answered (also when a fault replaced it after handling). */
+  response: unknown;
+  /** The handler's status, when it ran. */
+  handledStatus?: number;
 }
 
 /** Thrown by handlers: becomes the response. */
@@ -97,21 +109,24 @@ export class JsonServer {
     const rawBody = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
-    let reply: Res;
     let parsed: unknown = rawBody;
     if (req.headers['content-type']?.includes('application/json') && rawBody) parsed = JSON.parse(rawBody);
     const fault = this.faults.find((f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname));
-    if (fault) {
-      fault.left--;
-      reply = { status: fault.status, body: fault.body ?? {}, headers: fault.headers ?? {} };
-    } else {
+    if (fault) fault.left--;
+    let handled: Res | undefined;
+    if (!fault || fault.afterHandling) {
       try {
-        reply = await this.handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body: parsed, rawBody });
+        handled = await this.handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body: parsed, rawBody });
       } catch (e) {
-        reply = e instanceof HttpReply ? { status: e.status, body: e.body, headers: e.headers } : { status: 500, body: { message: (e as Error).message } };
+        handled = e instanceof HttpReply ? { status: e.status, body: e.body, headers: e.headers } : { status: 500, body: { message: (e as Error).message } };
       }
     }
-    this.exchanges.push({ method, path: url.pathname, query: url.search, status: reply.status, body: parsed });
+    await fault?.meanwhile?.();
+    const reply: Res = fault ? { status: fault.drop ? 0 : fault.status, body: fault.body ?? {}, headers: fault.headers ?? {} } : handled!;
+    this.exchanges.push({
+      method, path: url.pathname, query: url.search, status: reply.status, body: parsed, response: handled?.body, ...(handled ? { handledStatus: handled.status } : {}),
+    });
+    if (fault?.drop) return void req.socket.destroy();
     res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
     res.end(reply.body === undefined || reply.status === 204 ? undefined : JSON.stringify(reply.body));
   }

@@ -5,6 +5,12 @@
  * exactly one of ttl/expire_time/no_expiry), endpoints, long-running operations polled until
  * `done`, and /credentials (short-lived login tokens). Each branch is a real database; each
  * endpoint a proxy that checks the login token and reaches that database.
+ *
+ * Like the service (and the SDKs' `DeleteBranchRequest`): DeleteBranch soft-deletes unless
+ * `purge=true` — the branch leaves the default listing (`show_deleted=true` shows it) but its id
+ * stays taken and it still counts against the branch limit until purged. The per-user rate limit
+ * answers 429 `RESOURCE_EXHAUSTED`; operations can be slow (`opPolls`, `opDelayMs`); ambiguous
+ * answers (created, then 500/504 or a dropped connection) come from `server.fail({ afterHandling })`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PhysicalDatabases } from './databases.js';
@@ -23,13 +29,17 @@ export interface LakebaseEmulatorOptions {
   opPolls?: number;
   pageSize?: number;
   maxBranches?: number;
+  /** An operation is done only once this long has passed since it started, however often it is polled. */
+  opDelayMs?: number;
+  /** Per-identity token bucket: beyond it requests get 429 RESOURCE_EXHAUSTED, as Databricks rate-limits each user. */
+  rateLimit?: { burst: number; perSecond: number };
   /** Inject the bugs verification must catch. */
   bug?: 'parent-host' | 'parent-database';
 }
 
-interface EmuBranch { id: string; source: string | null; database: string; created: Date; expires: Date | null; ready: boolean; isDefault: boolean }
+interface EmuBranch { id: string; source: string | null; database: string; created: Date; expires: Date | null; ready: boolean; isDefault: boolean; deleted?: Date; op?: string }
 interface EmuEndpoint { id: string; branch: string; proxy: PgProxy }
-interface EmuOp { name: string; polls: number; result: () => unknown }
+interface EmuOp { name: string; polls: number; started: number; result: () => unknown }
 
 const err = (status: number, error_code: string, message: string) => new HttpReply(status, { error_code, message });
 
@@ -41,11 +51,24 @@ export class LakebaseEmulator {
   private readonly ops = new Map<string, EmuOp>();
   private readonly oauth = new Map<string, number>();
   private readonly logins = new Map<string, { expires: number; user: string }>();
-  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret'>> & LakebaseEmulatorOptions;
+  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit'>> & LakebaseEmulatorOptions;
   expiredTokenHits = 0;
+  /** Requests refused with 429 RESOURCE_EXHAUSTED. */
+  rateLimited = 0;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(options: LakebaseEmulatorOptions = {}) {
-    this.o = { project: 'consort-emu', userName: 'ci@example.com', oauthTtlSec: 3600, credentialTtlSec: 3600, opPolls: 1, pageSize: 2, maxBranches: 50, ...options };
+    this.o = { project: 'consort-emu', userName: 'ci@example.com', oauthTtlSec: 3600, credentialTtlSec: 3600, opPolls: 1, opDelayMs: 0, pageSize: 2, maxBranches: 50, ...options };
+  }
+
+  /** Branches that are not deleted. */
+  live(): string[] {
+    return [...this.branches.values()].filter((b) => !b.deleted).map((b) => b.id);
+  }
+
+  /** Soft-deleted branches: gone from the listing, ids still taken. */
+  softDeleted(): string[] {
+    return [...this.branches.values()].filter((b) => b.deleted).map((b) => b.id);
   }
 
   get host(): string {
@@ -83,6 +106,7 @@ export class LakebaseEmulator {
   private async route(req: Req): Promise<Res> {
     if (req.method === 'POST' && req.path === '/oidc/v1/token') return this.issueOAuth(req);
     const user = this.identity(req);
+    this.throttle(user);
     const base = `/api/2.0/postgres/projects/${this.o.project}`;
     if (req.path === '/api/2.0/preview/scim/v2/Me') return { status: 200, body: { userName: user } };
     if (req.method === 'POST' && req.path === '/api/2.0/postgres/credentials') return this.issueLogin(req, user);
@@ -94,9 +118,13 @@ export class LakebaseEmulator {
     if (rest.length === 1 && req.method === 'GET') return this.listBranches(req);
     if (rest.length === 1 && req.method === 'POST') return this.createBranch(req);
     const branch = this.branches.get(rest[1]!);
-    if (rest.length === 2 && req.method === 'DELETE') return this.deleteBranch(rest[1]!, req.query.get('allow_missing') === 'true');
+    if (rest.length === 2 && req.method === 'DELETE') return this.deleteBranch(rest[1]!, req.query.get('allow_missing') === 'true', req.query.get('purge') === 'true');
     if (!branch) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${rest[1]} does not exist`);
-    if (rest.length === 2 && req.method === 'GET') return { status: 200, body: this.branchJson(branch) };
+    if (rest.length === 2 && req.method === 'GET') {
+      if (!branch.ready && branch.op) this.poll(branch.op); // the operation goes on whether or not its caller still polls it
+      return { status: 200, body: this.branchJson(branch) }; // soft-deleted ones too, with delete_time
+    }
+    if (branch.deleted) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${rest[1]} is deleted`);
     if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'GET') {
       return { status: 200, body: { endpoints: [...this.endpoints.values()].filter((e) => e.branch === branch.id).map((e) => this.endpointJson(e)) } };
     }
@@ -108,6 +136,21 @@ export class LakebaseEmulator {
       return this.operation(`projects/${this.o.project}/branches/${branch.id}/endpoints/${endpoint.id}`, () => this.endpointJson(endpoint));
     }
     throw err(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`);
+  }
+
+  private throttle(user: string): void {
+    const limit = this.o.rateLimit;
+    if (!limit) return;
+    const now = Date.now();
+    const b = this.buckets.get(user) ?? { tokens: limit.burst, at: now };
+    b.tokens = Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.perSecond);
+    b.at = now;
+    this.buckets.set(user, b);
+    if (b.tokens < 1) {
+      this.rateLimited++;
+      throw new HttpReply(429, { error_code: 'RESOURCE_EXHAUSTED', message: `Rate limit exceeded for ${user}: too many requests.` }, { 'retry-after': '1' });
+    }
+    b.tokens -= 1;
   }
 
   private issueOAuth(req: Req): Res {
@@ -132,7 +175,7 @@ export class LakebaseEmulator {
   }
 
   private listBranches(req: Req): Res {
-    const all = [...this.branches.values()].sort((a, b) => a.created.getTime() - b.created.getTime());
+    const all = [...this.branches.values()].filter((b) => !b.deleted || req.query.get('show_deleted') === 'true').sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('page_token') ?? 0);
     const size = Math.min(Number(req.query.get('page_size') ?? 100), this.o.pageSize);
     const page = all.slice(offset, offset + size);
@@ -158,32 +201,39 @@ export class LakebaseEmulator {
     const expires = ttl ? new Date(created.getTime() + ttl * 1000) : spec.expire_time ? new Date(spec.expire_time) : null;
     const branch: EmuBranch = { id, source: source.id, database, created, expires, ready: false, isDefault: false };
     this.branches.set(id, branch);
-    return this.operation(`projects/${this.o.project}/branches/${id}`, () => {
+    const res = this.operation(`projects/${this.o.project}/branches/${id}`, () => {
       branch.ready = true;
       return this.branchJson(branch);
     });
+    branch.op = (res.body as { name: string }).name;
+    return res;
   }
 
-  private async deleteBranch(id: string, allowMissing: boolean): Promise<Res> {
+  private async deleteBranch(id: string, allowMissing: boolean, purge: boolean): Promise<Res> {
     const branch = this.branches.get(id);
-    if (!branch) {
+    if (!branch || (branch.deleted && !purge)) {
       if (allowMissing) return { status: 200, body: { name: `projects/${this.o.project}/branches/${id}/operations/${randomUUID()}`, done: true, response: {} } };
       throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${id} does not exist`);
     }
     if (branch.isDefault) throw err(400, 'INVALID_STATE', 'The default branch cannot be deleted');
+    // A soft-deleted child still reads its parent's history: it blocks the parent too.
     if ([...this.branches.values()].some((b) => b.source === id)) throw err(400, 'INVALID_STATE', `Branch ${id} has child branches`);
     for (const [key, e] of this.endpoints) if (e.branch === id) {
       await e.proxy.close();
       this.endpoints.delete(key);
     }
-    this.branches.delete(id);
-    await this.dbs.drop(branch.database);
+    if (purge) {
+      this.branches.delete(id);
+      await this.dbs.drop(branch.database);
+    } else {
+      branch.deleted = new Date();
+    }
     return this.operation(`projects/${this.o.project}/branches/${id}`, () => ({}));
   }
 
   private operation(resource: string, result: () => unknown): Res {
     const name = `${resource}/operations/${randomUUID()}`;
-    this.ops.set(name, { name, polls: 0, result });
+    this.ops.set(name, { name, polls: 0, started: Date.now(), result });
     return { status: 200, body: { name, done: false, metadata: {} } };
   }
 
@@ -191,7 +241,7 @@ export class LakebaseEmulator {
     const op = this.ops.get(name);
     if (!op) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Operation ${name} does not exist`);
     op.polls++;
-    if (op.polls < this.o.opPolls) return { status: 200, body: { name, done: false } };
+    if (op.polls < this.o.opPolls || Date.now() - op.started < this.o.opDelayMs) return { status: 200, body: { name, done: false } };
     return { status: 200, body: { name, done: true, response: op.result() } };
   }
 
@@ -231,7 +281,8 @@ export class LakebaseEmulator {
       parent: `projects/${this.o.project}`,
       create_time: b.created.toISOString(),
       status: {
-        current_state: b.ready ? 'READY' : 'INIT',
+        current_state: b.deleted ? 'DELETED' : b.ready ? 'READY' : 'INIT',
+        ...(b.deleted ? { delete_time: b.deleted.toISOString(), purge_time: new Date(b.deleted.getTime() + 7 * 86_400_000).toISOString() } : {}),
         default: b.isDefault,
         ...(source ? { source_branch: source } : {}),
         ...(b.expires ? { expire_time: b.expires.toISOString() } : {}),

@@ -3,8 +3,12 @@
  * Consort relies on: branches created with a read-write endpoint (`branch: { parent_id,
  * parent_timestamp?, name, expires_at? }`, `endpoints`, `annotation_value`) answering `branch`,
  * `endpoints`, `operations` and `connection_uris`; cursor-paginated listing with annotations;
- * delete (204 when already gone); restore from another branch; operations polled until
- * `finished`; `423 Locked` while another operation runs; the connection URI per database and role.
+ * delete (204 when already gone); restore from another branch (refused for a branch with children
+ * unless `preserve_under_name` keeps the old state, which then takes the children); operations
+ * polled until `finished` (slow ones: `opPolls`, `opDelayMs`; a branch is `init` until its create
+ * operations finish); `423 Locked` while another operation runs; the connection URI per database
+ * and role; `search` by name. Every body it answers follows the schemas of Neon's OpenAPI file
+ * (test/branches/neon/openapi.test.ts checks each exchange against it).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PhysicalDatabases } from './databases.js';
@@ -20,11 +24,13 @@ export interface NeonEmulatorOptions {
   maxBranches?: number;
   /** Refuse new operations while one runs (423), as Neon does. */
   lock?: boolean;
+  /** An operation finishes only once this long has passed, however often it is polled. */
+  opDelayMs?: number;
   bug?: 'parent-uri';
 }
 
-interface EmuBranch { id: string; name: string; parentId: string | null; database: string; created: Date; expires: string | null; annotations: Record<string, string>; isDefault: boolean; endpoint: { id: string; proxy: PgProxy } }
-interface EmuOp { id: string; branchId: string; action: string; polls: number }
+interface EmuBranch { id: string; name: string; parentId: string | null; database: string; created: Date; expires: string | null; annotations: Record<string, string>; isDefault: boolean; endpoint: { id: string; proxy: PgProxy }; ops: string[] }
+interface EmuOp { id: string; branchId: string; action: string; polls: number; started: number }
 
 const err = (status: number, message: string, code = '') => new HttpReply(status, { code, message, request_id: randomUUID() });
 
@@ -38,7 +44,7 @@ export class NeonEmulator {
   locked = 0;
 
   constructor(options: NeonEmulatorOptions = {}) {
-    this.o = { projectId: 'emu-project-123', apiKey: `napi_${randomBytes(16).toString('hex')}`, opPolls: 1, pageSize: 2, maxBranches: 50, lock: true, ...options };
+    this.o = { projectId: 'emu-project-123', apiKey: `napi_${randomBytes(16).toString('hex')}`, opPolls: 1, opDelayMs: 0, pageSize: 2, maxBranches: 50, lock: true, ...options };
   }
 
   env(): NodeJS.ProcessEnv {
@@ -66,7 +72,7 @@ export class NeonEmulator {
     const base = `/api/v2/projects/${this.o.projectId}`;
     if (req.path !== base && !req.path.startsWith(`${base}/`)) throw err(404, 'project not found');
     const rest = req.path.slice(base.length).split('/').filter(Boolean);
-    if (rest.length === 0) return { status: 200, body: { project: { id: this.o.projectId, name: 'emulated', pg_version: 15 } } };
+    if (rest.length === 0) return { status: 200, body: { project: this.projectJson() } };
     if (rest[0] === 'operations' && rest[1]) return this.poll(rest[1]);
     if (rest[0] === 'connection_uri') return this.connectionUri(req);
     if (rest[0] !== 'branches') throw err(404, `no route for ${req.method} ${req.path}`);
@@ -75,25 +81,29 @@ export class NeonEmulator {
     const branch = this.branches.get(rest[1]!);
     if (rest.length === 2 && req.method === 'DELETE') return this.remove(branch);
     if (!branch) throw err(404, 'branch not found');
-    if (rest.length === 2 && req.method === 'GET') return { status: 200, body: { branch: this.json(branch) } };
+    if (rest.length === 2 && req.method === 'GET') {
+      for (const id of branch.ops) this.advance(id); // operations go on whether or not their caller still polls them
+      return { status: 200, body: { branch: this.json(branch), annotation: this.annotationJson(branch) } };
+    }
     if (rest[2] === 'endpoints') return { status: 200, body: { endpoints: [this.endpointJson(branch)] } };
     if (rest[2] === 'restore' && req.method === 'POST') return this.restore(branch, req);
     throw err(404, `no route for ${req.method} ${req.path}`);
   }
 
   private guard(): void {
-    if (this.o.lock && [...this.ops.values()].some((op) => op.polls < this.o.opPolls)) {
+    if (this.o.lock && [...this.ops.values()].some((op) => !this.finished(op))) {
       this.locked++;
       throw err(423, 'project already has running conflicting operations, scheduling of new ones is prohibited', 'LOCKED');
     }
   }
 
   private list(req: Req): Res {
-    const all = [...this.branches.values()].sort((a, b) => a.created.getTime() - b.created.getTime());
+    const search = req.query.get('search');
+    const all = [...this.branches.values()].filter((b) => !search || b.name.includes(search) || b.id.includes(search)).sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('cursor') ?? 0);
     const size = Math.min(Number(req.query.get('limit') ?? 100), this.o.pageSize);
     const page = all.slice(offset, offset + size);
-    const annotations = Object.fromEntries(page.map((b) => [b.id, { object: { type: 'console/branch', id: b.id }, value: b.annotations }]));
+    const annotations = Object.fromEntries(page.map((b) => [b.id, this.annotationJson(b)]));
     const next = offset + size < all.length ? String(offset + size) : undefined;
     return { status: 200, body: { branches: page.map((b) => this.json(b)), annotations, pagination: next ? { next, sort_by: 'created_at', sort_order: 'asc' } : {} } };
   }
@@ -111,7 +121,17 @@ export class NeonEmulator {
     if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000) throw err(400, 'expires_at must be at most 30 days in the future');
     const branch = await this.addBranch(name, parent.id, await this.dbs.create(parent.database), expires, body.annotation_value ?? {}, false);
     const operations = [this.operation(branch.id, 'create_branch'), this.operation(branch.id, 'start_compute')];
-    return { status: 201, body: { branch: this.json(branch), endpoints: [this.endpointJson(branch)], operations, roles: [{ name: 'neondb_owner' }], databases: [{ name: 'neondb' }], connection_uris: [] } };
+    branch.ops = operations.map((op) => op.id);
+    const now = new Date().toISOString();
+    return {
+      status: 201,
+      body: {
+        branch: this.json(branch), endpoints: [this.endpointJson(branch)], operations: operations.map((op) => this.opJson(op)),
+        roles: [{ branch_id: branch.id, name: 'neondb_owner', protected: false, created_at: now, updated_at: now }],
+        databases: [{ id: 1, branch_id: branch.id, name: 'neondb', owner_name: 'neondb_owner', created_at: now, updated_at: now }],
+        connection_uris: [],
+      },
+    };
   }
 
   private async remove(branch: EmuBranch | undefined): Promise<Res> {
@@ -122,16 +142,25 @@ export class NeonEmulator {
     this.branches.delete(branch.id);
     await branch.endpoint.proxy.close();
     await this.dbs.drop(branch.database);
-    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'suspend_compute'), this.operation(branch.id, 'delete_timeline')] } };
+    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'suspend_compute'), this.operation(branch.id, 'delete_timeline')].map((op) => this.opJson(op)) } };
   }
 
   private async restore(branch: EmuBranch, req: Req): Promise<Res> {
     this.guard();
-    const source = this.branches.get((req.body as { source_branch_id?: string }).source_branch_id ?? '');
+    const body = req.body as { source_branch_id?: string; preserve_under_name?: string };
+    const source = this.branches.get(body.source_branch_id ?? '');
     if (!source) throw err(404, 'source branch not found');
-    if ([...this.branches.values()].some((b) => b.parentId === branch.id)) throw err(400, 'preserve_under_name is required when the branch has children');
+    const children = [...this.branches.values()].filter((b) => b.parentId === branch.id);
+    if (children.length > 0 && !body.preserve_under_name) throw err(400, 'preserve_under_name is required when the branch has children');
+    const operations = [this.operation(branch.id, 'create_timeline'), this.operation(branch.id, 'start_compute')];
+    if (body.preserve_under_name) {
+      if (this.byName(body.preserve_under_name)) throw err(409, `branch with name "${body.preserve_under_name}" already exists`, 'BRANCH_ALREADY_EXISTS');
+      // The old state becomes a new branch (same parent) and takes the children with it.
+      const kept = await this.addBranch(body.preserve_under_name, branch.parentId, await this.dbs.create(branch.database), null, {}, false);
+      for (const child of children) child.parentId = kept.id;
+    }
     await this.dbs.replace(branch.database, source.database);
-    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'restore_branch')] } };
+    return { status: 200, body: { branch: this.json(branch), operations: operations.map((op) => this.opJson(op)) } };
   }
 
   private connectionUri(req: Req): Res {
@@ -143,22 +172,49 @@ export class NeonEmulator {
     return { status: 200, body: { uri: `postgresql://neondb_owner:${this.password}@127.0.0.1:${shown.endpoint.proxy.port}/neondb?sslmode=disable` } };
   }
 
-  private operation(branchId: string, action: string): unknown {
-    const op = { id: randomUUID(), branchId, action, polls: 0 };
+  private operation(branchId: string, action: string): EmuOp {
+    const op = { id: randomUUID(), branchId, action, polls: 0, started: Date.now() };
     this.ops.set(op.id, op);
-    return this.opJson(op);
+    return op;
+  }
+
+  private advance(id: string): EmuOp | undefined {
+    const op = this.ops.get(id);
+    if (op) op.polls++;
+    return op;
+  }
+
+  private finished(op: EmuOp): boolean {
+    return op.polls >= this.o.opPolls && Date.now() - op.started >= this.o.opDelayMs;
   }
 
   private poll(id: string): Res {
-    const op = this.ops.get(id);
+    const op = this.advance(id);
     if (!op) throw err(404, 'operation not found');
-    op.polls++;
     return { status: 200, body: { operation: this.opJson(op) } };
   }
 
   private opJson(op: EmuOp): unknown {
-    const status = op.polls >= this.o.opPolls ? 'finished' : op.polls === 0 ? 'scheduling' : 'running';
-    return { id: op.id, project_id: this.o.projectId, branch_id: op.branchId, action: op.action, status, failures_count: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(), total_duration_ms: 1 };
+    const status = this.finished(op) ? 'finished' : op.polls === 0 ? 'scheduling' : 'running';
+    return {
+      id: op.id, project_id: this.o.projectId, branch_id: op.branchId, action: op.action, status, failures_count: 0,
+      created_at: new Date(op.started).toISOString(), updated_at: new Date().toISOString(), total_duration_ms: Date.now() - op.started,
+    };
+  }
+
+  private annotationJson(b: EmuBranch): unknown {
+    return { object: { type: 'console/branch', id: b.id }, value: b.annotations };
+  }
+
+  private projectJson(): unknown {
+    const at = new Date(0).toISOString();
+    return {
+      id: this.o.projectId, name: 'emulated', pg_version: 15, platform_id: 'aws', region_id: 'aws-us-east-2', provisioner: 'k8s-neonvm', proxy_host: 'us-east-2.aws.neon.tech',
+      branch_logical_size_limit: 0, branch_logical_size_limit_bytes: 0, store_passwords: true, cpu_used_sec: 0, active_time: 0, creation_source: 'console',
+      created_at: at, updated_at: at, owner_id: 'emulated-owner', history_retention_seconds: 86400, consumption_period_start: at, consumption_period_end: at,
+      settings: {}, default_endpoint_settings: {}, org_id: 'org-emulated',
+      active_time_seconds: 0, compute_time_seconds: 0, written_data_bytes: 0, data_transfer_bytes: 0, data_storage_bytes_hour: 0,
+    };
   }
 
   private async addBranch(name: string, parentId: string | null, database: string, expires: string | null, annotations: Record<string, string>, isDefault: boolean): Promise<EmuBranch> {
@@ -168,20 +224,27 @@ export class NeonEmulator {
       if (db !== 'neondb') return { ok: false, code: '3D000', message: `database "${db}" does not exist` };
       return { ok: true, database: this.branches.get(id)?.database ?? database };
     });
-    const branch: EmuBranch = { id, name, parentId, database, created: new Date(), expires, annotations, isDefault, endpoint: { id: `ep-${randomBytes(4).toString('hex')}`, proxy } };
+    const branch: EmuBranch = { id, name, parentId, database, created: new Date(), expires, annotations, isDefault, endpoint: { id: `ep-${randomBytes(4).toString('hex')}`, proxy }, ops: [] };
     this.branches.set(id, branch);
     return branch;
   }
 
   private endpointJson(b: EmuBranch): unknown {
-    return { id: b.endpoint.id, branch_id: b.id, project_id: this.o.projectId, type: 'read_write', host: `127.0.0.1:${b.endpoint.proxy.port}`, current_state: 'active' };
+    const at = b.created.toISOString();
+    return {
+      id: b.endpoint.id, branch_id: b.id, project_id: this.o.projectId, type: 'read_write', host: `127.0.0.1:${b.endpoint.proxy.port}`, current_state: 'active',
+      region_id: 'aws-us-east-2', autoscaling_limit_min_cu: 0.25, autoscaling_limit_max_cu: 2, pooler_enabled: false, pooler_mode: 'transaction', disabled: false,
+      passwordless_access: true, creation_source: 'console', created_at: at, updated_at: at, settings: {}, proxy_host: '127.0.0.1', suspend_timeout_seconds: 0, provisioner: 'k8s-neonvm',
+    };
   }
 
   private json(b: EmuBranch): unknown {
+    const ready = b.ops.every((id) => { const op = this.ops.get(id); return !op || this.finished(op); });
     return {
-      id: b.id, project_id: this.o.projectId, name: b.name, current_state: 'ready', default: b.isDefault, protected: false,
+      id: b.id, project_id: this.o.projectId, name: b.name, current_state: ready ? 'ready' : 'init', state_changed_at: b.created.toISOString(), default: b.isDefault, protected: false,
       ...(b.parentId ? { parent_id: b.parentId } : {}), ...(b.expires ? { expires_at: b.expires } : {}),
       created_at: b.created.toISOString(), updated_at: b.created.toISOString(), creation_source: 'console',
+      cpu_used_sec: 0, active_time_seconds: 0, compute_time_seconds: 0, written_data_bytes: 0, data_transfer_bytes: 0,
     };
   }
 }

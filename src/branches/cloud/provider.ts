@@ -151,7 +151,13 @@ export class CloudBranchProvider implements BranchProvider {
     const parentName = tree.parentName(target)!;
     const parent = this.required(tree, parentName);
     if (this.service.restore && !tree.stageParent(target)) {
-      await this.service.restore(target, parent);
+      // Only hidden staging branches can be left under it (a leftover, or another run's prepare in
+      // flight); the service will not restore over them, so their old parent is kept, hidden, under
+      // a staging name — gc removes it once it has no children left.
+      const hidden = tree.children(target);
+      const preserveUnderName = hidden.length > 0 ? `${STAGE_PREFIX}${randomBytes(5).toString('hex')}` : undefined;
+      if (preserveUnderName) this.options.log?.(`${this.name}: "${name}" has ${hidden.length} hidden staging branch(es); keeping its old state as ${preserveUnderName} for them.`);
+      await this.service.restore(target, parent, preserveUnderName ? { preserveUnderName } : {});
       await this.verifyOrDelete(target, name, parent, parentName, false);
       return toRecord(target, parentName);
     }

@@ -31,6 +31,11 @@ export interface CreateRemoteBranch {
   annotations: Record<string, string>;
 }
 
+export interface RestoreOptions {
+  /** Keep the branch's old state (and its children) as a new branch of this name. */
+  preserveUnderName?: string;
+}
+
 export interface ServiceDescription {
   serverVersion: string;
   modeReason: string;
@@ -48,7 +53,7 @@ export interface BranchService {
   /** Delete and wait; a branch that is already gone is not an error. */
   delete(branch: RemoteBranch): Promise<void>;
   /** Make `branch` a copy of `source`'s current state in place, if the service can (else delete + re-create). */
-  restore?(branch: RemoteBranch, source: RemoteBranch): Promise<void>;
+  restore?(branch: RemoteBranch, source: RemoteBranch, options?: RestoreOptions): Promise<void>;
   /** A login URL for the branch's read-write endpoint; undefined when it has none. */
   connectionUri(branch: RemoteBranch): Promise<string | undefined>;
   close(): Promise<void>;

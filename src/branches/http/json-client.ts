@@ -1,8 +1,15 @@
 /**
  * A small JSON-over-HTTPS client for cloud branch services (Node's global fetch). It retries what
- * is safe to retry (429, 423, 5xx and, for idempotent methods, network failures) with backoff
- * and jitter honouring `Retry-After`, refreshes credentials once on 401, validates every response
- * with zod, and never puts a token, password or request body into an error or a log line.
+ * is safe to retry, with backoff and jitter honouring `Retry-After`, refreshes credentials once on
+ * 401, validates every response with zod, and never puts a token, password or request body into an
+ * error or a log line.
+ *
+ * What is safe depends on the method. GET and DELETE (and requests marked `idempotent`) are
+ * retried on 429/5xx and on any network failure. A POST that creates something is retried only
+ * when the server certainly did not act on it: 423, 429 and 503, or a connection that failed before
+ * the request was sent. Any other failure after sending (500, 502, 504, a timeout, a connection
+ * dropped mid-answer) may have created the resource: the client throws `AmbiguousRequestError`
+ * and the caller looks the resource up instead of creating it twice.
  */
 import type { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
@@ -29,7 +36,7 @@ export interface JsonClientOptions {
   authorization?: () => Promise<string | undefined>;
   /** Called on a 401 before the one retry with fresh credentials. */
   onUnauthorized?: () => void;
-  /** Whether a failure is worth another attempt (default: 429 and 5xx). */
+  /** Whether a failure is worth another attempt (default: 423, 429 and 5xx); a POST is repeated only on 423, 429 and 503. */
   retryable?: (failure: HttpFailure) => boolean;
   retry?: Partial<RetryPolicy>;
   clock?: Clock;
@@ -46,10 +53,31 @@ export interface RequestOptions<T> {
   form?: Record<string, string>;
   headers?: Record<string, string>;
   schema: z.ZodType<T>;
+  /** A POST that changes nothing when repeated (a token or credential request): retry it like a GET. */
+  idempotent?: boolean;
 }
 
-const DEFAULT_RETRY_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+const DEFAULT_RETRY_STATUSES: ReadonlySet<number> = new Set([423, 429, 500, 502, 503, 504]);
 const IDEMPOTENT = new Set<Method>(['GET', 'DELETE']);
+/** Answers that say the server did not act on the request (locked, rate-limited, unavailable). */
+const NOT_ACTED_ON: ReadonlySet<number> = new Set([423, 429, 503]);
+/** Network failures that happen before a request leaves this machine. */
+const BEFORE_SENDING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * A non-idempotent request whose outcome is unknown: the server may have acted on it. The caller
+ * must find out (look the resource up by name) rather than send it again.
+ */
+export class AmbiguousRequestError extends ConsortError {
+  constructor(readonly service: string, readonly method: Method, readonly path: string, readonly why: string, cause?: unknown) {
+    const said = cause instanceof ConsortError && cause.message ? ` ${cause.message}` : ''; // what the service said, already scrubbed
+    super('service-error', `${service}: ${method} ${path} may or may not have taken effect (${why}).${said}`, {
+      hint: 'Consort looks the result up before trying again; if this persists, check the service console for a half-made branch, and `consort branch gc`.',
+      ...(cause !== undefined ? { cause } : {}),
+    });
+    this.name = 'AmbiguousRequestError';
+  }
+}
 
 export class JsonClient {
   private readonly policy: RetryPolicy;
@@ -63,6 +91,7 @@ export class JsonClient {
   async request<T>(method: Method, path: string, req: RequestOptions<T>): Promise<T> {
     const url = this.url(path, req.query);
     const deadline = this.clock.now() + this.policy.timeoutMs;
+    const safe = IDEMPOTENT.has(method) || req.idempotent === true;
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const init = await this.init(method, req); // credential failures are errors of their own, not network trouble
@@ -70,7 +99,9 @@ export class JsonClient {
       try {
         response = await fetch(url, init);
       } catch (e) {
-        const delay = IDEMPOTENT.has(method) ? nextDelay(attempt, this.policy, undefined, deadline - this.clock.now(), this.options.random) : undefined;
+        const unsent = notSent(e);
+        if (!safe && !unsent) throw new AmbiguousRequestError(this.options.service, method, path, this.scrub(networkMessage(e)), e);
+        const delay = nextDelay(attempt, this.policy, undefined, deadline - this.clock.now(), this.options.random);
         if (delay === undefined) {
           throw new ConsortError('service-error', `${this.options.service}: ${method} ${path} failed: ${this.scrub(networkMessage(e))}.`, {
             hint: `Check the network and the service URL (${new URL(this.options.baseUrl).origin}), then retry.`,
@@ -88,7 +119,11 @@ export class JsonClient {
         this.log(`${method} ${path}: 401, retrying once with fresh credentials`);
         continue;
       }
-      const retryable = this.options.retryable ? this.options.retryable(failure) : DEFAULT_RETRY_STATUSES.has(response.status);
+      const transient = this.options.retryable ? this.options.retryable(failure) : DEFAULT_RETRY_STATUSES.has(response.status);
+      if (!safe && response.status >= 500 && !NOT_ACTED_ON.has(response.status)) {
+        throw new AmbiguousRequestError(this.options.service, method, path, `HTTP ${response.status}`, this.options.describeError(failure));
+      }
+      const retryable = transient && (safe || NOT_ACTED_ON.has(response.status));
       const wait = retryAfterMs(response.headers.get('retry-after'), this.clock.now());
       const delay = retryable ? nextDelay(attempt, this.policy, wait, deadline - this.clock.now(), this.options.random) : undefined;
       if (delay === undefined) throw this.options.describeError(failure);
@@ -160,10 +195,23 @@ export class JsonClient {
   }
 }
 
+/** The `cause` of a fetch failure, read by shape (undici's errors may come from another realm than `Error`). */
+function causeOf(e: unknown): { code?: unknown; message?: unknown; name?: unknown; errors?: { code?: unknown }[] } | undefined {
+  const cause = typeof e === 'object' && e !== null ? (e as { cause?: unknown }).cause : undefined;
+  return typeof cause === 'object' && cause !== null ? cause : undefined;
+}
+
+/** Whether a fetch failure happened before the request could reach the server (nothing was sent). */
+function notSent(e: unknown): boolean {
+  const cause = causeOf(e);
+  const codes = [cause?.code, ...(Array.isArray(cause?.errors) ? cause.errors.map((x) => x?.code) : [])].filter((c) => c !== undefined);
+  return codes.length > 0 && codes.every((c) => BEFORE_SENDING.has(String(c)));
+}
+
 function networkMessage(e: unknown): string {
-  if (e instanceof Error) {
-    const cause = e.cause instanceof Error ? `: ${e.cause.message}` : '';
-    return e.name === 'TimeoutError' ? 'the request timed out' : `${e.message}${cause}`;
-  }
-  return String(e);
+  const { name, message } = typeof e === 'object' && e !== null ? (e as { name?: unknown; message?: unknown }) : {};
+  if (name === 'TimeoutError') return 'the request timed out';
+  const cause = causeOf(e);
+  const detail = cause ? `: ${String(cause.message || cause.code || cause.name || 'unknown cause')}` : '';
+  return typeof message === 'string' ? `${message}${detail}` : String(e);
 }

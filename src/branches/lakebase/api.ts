@@ -1,8 +1,10 @@
 /**
  * The slice of the Databricks Postgres API (`/api/2.0/postgres/…`, Lakebase Autoscaling) that
  * Consort uses, as zod schemas of the documented responses, and the mapping of its failures to
- * errors that say what to do. Fields Consort does not read are ignored, so additions to the API
- * do not break it; a missing field it needs is a clear "unexpected response" error.
+ * errors that say what to do. Field names follow the Databricks SDKs' `postgres` service (Branch,
+ * BranchSpec, BranchStatus, Endpoint, Operation, DatabaseCredential). Fields Consort does not read
+ * are ignored, so additions to the API do not break it; a missing field it needs is a clear
+ * "unexpected response" error.
  */
 import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
@@ -18,6 +20,8 @@ export const Branch = z.object({
     source_branch: z.string().optional(),
     expire_time: z.string().optional(),
     current_state: z.string().optional(),
+    /** Set when the branch is soft-deleted (restorable until `purge_time`; its id stays taken until purged). */
+    delete_time: z.string().optional(),
   }).optional(),
 });
 export type Branch = z.infer<typeof Branch>;
@@ -58,10 +62,19 @@ export function lastSegment(resource: string): string {
   return resource.slice(resource.lastIndexOf('/') + 1);
 }
 
-const QUOTA = new Set(['QUOTA_EXCEEDED', 'RESOURCE_EXHAUSTED']);
+/** A soft-deleted branch is gone for Consort, though its id stays taken until it is purged. */
+export function isDeleted(b: Branch): boolean {
+  return b.status?.current_state === 'DELETED' || b.status?.delete_time !== undefined;
+}
+
+/**
+ * Quota answers: no amount of waiting fixes them. `RESOURCE_EXHAUSTED` is not one of them — it is
+ * Databricks' per-user rate limit (HTTP 429, `ResourceExhausted` in the SDKs) and is retried.
+ */
+const QUOTA = new Set(['QUOTA_EXCEEDED']);
 const LIMIT = new Set(['RESOURCE_LIMIT_EXCEEDED']);
 
-/** 429 and 5xx are retried — except quota answers, which no amount of waiting fixes. */
+/** 429 (RESOURCE_EXHAUSTED, REQUEST_LIMIT_EXCEEDED, …) and 5xx are transient — quota answers are not. */
 export function retryable(f: HttpFailure): boolean {
   const code = errorBody(f.body).code;
   if (code && (QUOTA.has(code) || LIMIT.has(code))) return false;
@@ -105,8 +118,10 @@ export function lakebaseError(project: string, status: number, code: string | un
   if (status === 400 || code === 'INVALID_PARAMETER_VALUE' || code === 'BAD_REQUEST') {
     return new ConsortError('invalid-input', `Lakebase refused the request while ${what}${detail}.`, { hint: 'Check the branch name, parent and TTL.' });
   }
-  if (status === 429) {
-    return new ConsortError('service-error', `Lakebase kept rate-limiting Consort while ${what}${detail}.`, { hint: 'Run fewer checks at once, then retry.' });
+  if (status === 429 || code === 'RESOURCE_EXHAUSTED') {
+    return new ConsortError('service-error', `Lakebase kept rate-limiting Consort while ${what}${detail}.`, {
+      hint: 'Databricks limits API requests per user: run fewer checks at once (or give CI its own service principal), then retry.',
+    });
   }
   return new ConsortError('service-error', `Lakebase failed while ${what} (HTTP ${status}${code ? ` ${code}` : ''})${detail}.`, {
     hint: 'Retry; if it persists, check the workspace status and the Lakebase App.',

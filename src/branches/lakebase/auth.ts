@@ -42,6 +42,7 @@ export class WorkspaceAuth {
           form: { grant_type: 'client_credentials', scope: 'all-apis' },
           headers: { authorization: `Basic ${basic}` },
           schema: TokenResponse,
+          idempotent: true, // asking for a token twice makes two tokens, nothing else
         });
         return { value: t.access_token, expiresAt: options.clock.now() + t.expires_in * 1000 };
       }, options.clock);

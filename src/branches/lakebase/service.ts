@@ -1,19 +1,22 @@
 /**
  * Databricks Lakebase as a BranchService: branches of one project created from a source branch
- * (`spec.source_branch`, optional `source_branch_time`) with `ttl` or `no_expiry`; a read-write
+ * (`spec.source_branch`, optional `source_branch_time`) with `ttl` or `no_expiry`; deleted with
+ * `purge=true` (a plain DeleteBranch only soft-deletes and keeps the id taken); a read-write
  * endpoint made when the branch has none; long-running operations polled until `done`; logins
  * with a short-lived database credential (refreshed before it expires) as the password and the
  * Databricks identity as the user, over `sslmode=require`.
  */
 import type { z } from 'zod';
+import { isConsortError } from '../../core/errors.js';
 import type { ProviderName } from '../../ports/branch-provider.js';
 import type { BranchService, CreateRemoteBranch, RemoteBranch, ServiceDescription } from '../cloud/service.js';
+import { createOnce } from '../cloud/create-once.js';
 import { JsonClient } from '../http/json-client.js';
 import { pollUntil } from '../http/poll.js';
 import { systemClock, type Clock, type PollPolicy, type RetryPolicy } from '../http/retry.js';
 import { RefreshingToken } from '../http/token.js';
 import {
-  Branch, Credential, describeFailure, Endpoint, lakebaseError, lastSegment, ListBranches, ListEndpoints, Me, Operation, Project, READ_WRITE, retryable,
+  Branch, Credential, describeFailure, Endpoint, isDeleted, lakebaseError, lastSegment, ListBranches, ListEndpoints, Me, Operation, Project, READ_WRITE, retryable,
 } from './api.js';
 import { WorkspaceAuth } from './auth.js';
 import type { LakebaseSettings } from './settings.js';
@@ -28,6 +31,9 @@ export interface LakebaseServiceOptions {
   /** Refresh database credentials this long before they expire (default 5 minutes). */
   credentialMarginMs?: number;
 }
+
+/** How far the service's clock may be behind ours when Consort compares a branch's create_time with its request. */
+const CLOCK_SKEW_MS = 120_000;
 
 /** Lakebase keeps branches for at most 30 days when they expire at all. */
 export const LAKEBASE_MAX_TTL_MS = 30 * 86_400_000;
@@ -76,27 +82,89 @@ export class LakebaseService implements BranchService {
     let token: string | undefined;
     do {
       const page = await this.client.request('GET', `${this.projectPath}/branches`, { query: { page_size: 100, page_token: token }, schema: ListBranches });
-      out.push(...(page.branches ?? []).filter((b) => b.status?.current_state !== 'DELETED').map((b) => this.remote(b)));
+      out.push(...(page.branches ?? []).filter((b) => !isDeleted(b)).map((b) => this.remote(b)));
       token = page.next_page_token || undefined;
     } while (token);
     return out;
   }
 
+  /**
+   * Lakebase branches carry no labels, so "did this request make it?" is answered from what the
+   * request fixed: the id (Consort's staging ids are random, and the provider saw the name free just
+   * before), the source branch, and a creation time no earlier than the request.
+   */
   async create(options: CreateRemoteBranch): Promise<RemoteBranch> {
+    const source = `projects/${this.settings.project}/branches/${options.parentId}`;
     const spec = {
-      source_branch: `projects/${this.settings.project}/branches/${options.parentId}`,
+      source_branch: source,
       ...(options.ttlMs !== undefined ? { ttl: `${Math.ceil(options.ttlMs / 1000)}s` } : { no_expiry: true }),
       ...(options.at ? { source_branch_time: options.at.toISOString() } : {}),
     };
-    const op = await this.client.request('POST', `${this.projectPath}/branches`, { query: { branch_id: options.name }, json: { spec }, schema: Operation });
-    const branch = await this.wait(op, Branch, `creating branch ${options.name}`);
+    const sentAt = this.clock.now();
+    const what = `creating branch ${options.name}`;
+    let purged = false;
+    const send = async (): Promise<Branch> => {
+      try {
+        const op = await this.client.request('POST', `${this.projectPath}/branches`, { query: { branch_id: options.name }, json: { spec }, schema: Operation });
+        return await this.wait(op, Branch, what);
+      } catch (e) {
+        // A soft-deleted branch keeps its id until it is purged: purge it once, then create.
+        const blocker = !purged && isConsortError(e, 'branch-exists') ? await this.getBranch(options.name) : undefined;
+        if (!blocker || !isDeleted(blocker)) throw e;
+        purged = true;
+        this.options.log?.(`Lakebase: "${options.name}" was soft-deleted but still holds its id; purging it before creating the branch again.`);
+        await this.purge(options.name);
+        return send();
+      }
+    };
+    const branch = await createOnce<Branch>({
+      name: options.name,
+      send,
+      lookup: async () => {
+        const found = await this.getBranch(options.name);
+        if (!found || isDeleted(found)) return undefined;
+        const from = found.status?.source_branch ?? found.spec?.source_branch;
+        const created = found.create_time ? Date.parse(found.create_time) : Number.NaN;
+        if (from !== source) return { ours: false, why: `it was forked from ${from ?? 'an unknown branch'}` };
+        if (!(created >= sentAt - CLOCK_SKEW_MS)) return { ours: false, why: `it was created at ${found.create_time ?? 'an unknown time'}, before the request` };
+        return { ours: true, value: () => this.untilReady(options.name, what) };
+      },
+      ...(this.options.log ? { log: (l: string) => this.options.log!(`Lakebase: ${l}`) } : {}),
+    });
     await this.ensureEndpoint(options.name);
     return this.remote(branch);
   }
 
+  /** Delete for good: a soft delete would keep the id taken, and Consort re-creates the same ids on every push. */
   async delete(branch: RemoteBranch): Promise<void> {
-    const op = await this.client.request('DELETE', `${this.projectPath}/branches/${branch.id}`, { query: { allow_missing: true }, schema: Operation });
-    await this.wait(op, undefined, `deleting branch ${branch.name}`);
+    await this.purge(branch.id, `deleting branch ${branch.name}`);
+  }
+
+  private async purge(id: string, what = `purging branch ${id}`): Promise<void> {
+    try {
+      const op = await this.client.request('DELETE', `${this.projectPath}/branches/${id}`, { query: { allow_missing: true, purge: true }, schema: Operation });
+      await this.wait(op, undefined, what);
+    } catch (e) {
+      if (!isConsortError(e, 'branch-not-found')) throw e; // already gone
+    }
+  }
+
+  private async getBranch(id: string): Promise<Branch | undefined> {
+    try {
+      return await this.client.request('GET', `${this.projectPath}/branches/${id}`, { schema: Branch });
+    } catch (e) {
+      if (isConsortError(e, 'branch-not-found')) return undefined;
+      throw e;
+    }
+  }
+
+  /** Wait for a branch whose create operation Consort does not have (adopted after an ambiguous answer). */
+  private untilReady(id: string, what: string): Promise<Branch> {
+    return pollUntil(async () => {
+      const b = await this.getBranch(id);
+      if (!b || isDeleted(b)) throw lakebaseError(this.settings.project, 404, 'NOT_FOUND', `branch ${id} disappeared`, what);
+      return b.status?.current_state === 'READY' ? { done: true, value: b } : { done: false, detail: b.status?.current_state ?? 'unknown state' };
+    }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
   }
 
   async connectionUri(branch: RemoteBranch): Promise<string | undefined> {
@@ -148,12 +216,24 @@ export class LakebaseService implements BranchService {
   /** Branches made through the API get no compute: add the one read-write endpoint. */
   private async ensureEndpoint(branchId: string): Promise<void> {
     if ((await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE)) return;
-    const op = await this.client.request('POST', `${this.projectPath}/branches/${branchId}/endpoints`, {
-      query: { endpoint_id: 'primary' },
-      json: { spec: { endpoint_type: READ_WRITE, autoscaling_limit_min_cu: 0.5, autoscaling_limit_max_cu: 2 } },
-      schema: Operation,
+    const what = `starting the read-write endpoint of ${branchId}`;
+    await createOnce<unknown>({
+      name: `${branchId}/endpoints/primary`,
+      send: async () => {
+        const op = await this.client.request('POST', `${this.projectPath}/branches/${branchId}/endpoints`, {
+          query: { endpoint_id: 'primary' },
+          json: { spec: { endpoint_type: READ_WRITE, autoscaling_limit_min_cu: 0.5, autoscaling_limit_max_cu: 2 } },
+          schema: Operation,
+        });
+        return this.wait(op, Endpoint, what);
+      },
+      // Only Consort adds endpoints to the branches it just made: a read-write one there is ours.
+      lookup: async () => ((await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE)
+        ? { ours: true, value: () => pollUntil(async () => ((await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE && e.status?.hosts?.host)
+          ? { done: true, value: undefined } : { done: false, detail: 'no host yet' }), { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) }) }
+        : undefined),
+      ...(this.options.log ? { log: (l: string) => this.options.log!(`Lakebase: ${l}`) } : {}),
     });
-    await this.wait(op, Endpoint, `starting the read-write endpoint of ${branchId}`);
   }
 
   private wait<T>(op: Operation, schema: z.ZodType<T>, what: string): Promise<T>;
@@ -183,7 +263,7 @@ export class LakebaseService implements BranchService {
     let token = this.credentials.get(endpoint);
     if (!token) {
       token = new RefreshingToken(async () => {
-        const c = await this.client.request('POST', '/api/2.0/postgres/credentials', { json: { endpoint }, schema: Credential });
+        const c = await this.client.request('POST', '/api/2.0/postgres/credentials', { json: { endpoint }, schema: Credential, idempotent: true });
         return { value: c.token, expiresAt: Date.parse(c.expire_time) };
       }, this.clock, this.options.credentialMarginMs);
       this.credentials.set(endpoint, token);

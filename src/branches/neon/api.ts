@@ -37,9 +37,37 @@ export const ListBranches = z.object({
   pagination: z.object({ next: z.string().optional() }).optional(),
 });
 export const Endpoints = z.object({ endpoints: z.array(Endpoint) });
+export const BranchResponse = z.object({ branch: Branch });
 export const ProjectResponse = z.object({ project: z.object({ id: z.string(), name: z.string().optional(), pg_version: z.number().optional() }) });
 export const ConnectionUri = z.object({ uri: z.string().min(1) });
 export const OperationResponse = z.object({ operation: Operation });
+
+/** The body of `createProjectBranch` (BranchCreateRequest & AnnotationCreateValueRequest in the OpenAPI file). */
+export interface BranchCreateBody {
+  branch: { name: string; parent_id: string; parent_timestamp?: string; expires_at?: string };
+  endpoints: { type: 'read_write' }[];
+  annotation_value: Record<string, string>;
+}
+
+/** The body of `restoreProjectBranch` (BranchRestoreRequest). */
+export interface BranchRestoreBody {
+  source_branch_id: string;
+  preserve_under_name?: string;
+}
+
+export function createBody(options: { name: string; parentId: string; at?: Date; ttlMs?: number }, annotations: Record<string, string>, now: number): BranchCreateBody {
+  return {
+    branch: {
+      name: options.name,
+      parent_id: options.parentId,
+      ...(options.at ? { parent_timestamp: options.at.toISOString() } : {}),
+      // RFC 3339 with precision up to seconds, as the API asks.
+      ...(options.ttlMs !== undefined ? { expires_at: new Date(now + options.ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
+    },
+    endpoints: [{ type: 'read_write' }],
+    annotation_value: annotations,
+  };
+}
 
 /** Operation statuses after which nothing more will happen. */
 export const FINISHED = new Set(['finished', 'skipped']);

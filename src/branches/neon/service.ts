@@ -1,17 +1,21 @@
 /**
  * Neon as a BranchService (API v2): a branch is created with its read-write endpoint in one call
- * (`parent_id`, optional `parent_timestamp` and `expires_at`), annotated with what made it; every
- * operation the API returns is polled until it finishes; `restore` from the parent resets a
- * branch in place; the connection URI comes from the API for the configured database and role.
+ * (`parent_id`, optional `parent_timestamp` and `expires_at`), annotated with what made it and by
+ * which request; every operation the API returns is polled until it finishes; `restore` from the
+ * parent resets a branch in place (keeping the old state under `preserve_under_name` when it has
+ * children); the connection URI comes from the API for the configured database and role.
  */
+import { randomUUID } from 'node:crypto';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import type { ProviderName } from '../../ports/branch-provider.js';
-import type { BranchService, CreateRemoteBranch, RemoteBranch, ServiceDescription } from '../cloud/service.js';
+import { createOnce } from '../cloud/create-once.js';
+import type { BranchService, CreateRemoteBranch, RemoteBranch, RestoreOptions, ServiceDescription } from '../cloud/service.js';
 import { JsonClient } from '../http/json-client.js';
 import { pollUntil } from '../http/poll.js';
 import { systemClock, type Clock, type PollPolicy, type RetryPolicy } from '../http/retry.js';
 import {
-  Branch, BranchOperations, ConnectionUri, CreatedBranch, describeFailure, Endpoints, FAILED, FINISHED, ListBranches, Operation, OperationResponse, ProjectResponse, retryable,
+  Branch, BranchOperations, BranchResponse, ConnectionUri, createBody, CreatedBranch, describeFailure, Endpoints, FAILED, FINISHED, ListBranches, Operation, OperationResponse,
+  ProjectResponse, retryable, type BranchRestoreBody,
 } from './api.js';
 import type { NeonSettings } from './settings.js';
 
@@ -27,6 +31,8 @@ export interface NeonServiceOptions {
 /** Neon accepts an `expires_at` at most 30 days ahead. */
 export const NEON_MAX_TTL_MS = 30 * 86_400_000;
 const ANNOTATION_PREFIX = 'consort-';
+/** The annotation that says which create request made a branch. */
+const REQUEST_ID = `${ANNOTATION_PREFIX}request-id`;
 
 export class NeonService implements BranchService {
   readonly provider: ProviderName = 'neon';
@@ -76,25 +82,34 @@ export class NeonService implements BranchService {
     return out;
   }
 
+  /**
+   * Every create carries a fresh `consort-request-id` annotation, so after an ambiguous answer
+   * (500/502/504, timeout, dropped connection) the branch found under the name is adopted only if
+   * this very request made it.
+   */
   async create(options: CreateRemoteBranch): Promise<RemoteBranch> {
     const annotations: Record<string, string> = {};
     for (const [k, v] of Object.entries(options.annotations)) annotations[`${ANNOTATION_PREFIX}${k}`] = v;
     if (options.gitBranch) annotations[`${ANNOTATION_PREFIX}git-branch`] = options.gitBranch;
-    const res = await this.client.request('POST', `${this.base}/branches`, {
-      json: {
-        branch: {
-          name: options.name,
-          parent_id: options.parentId,
-          ...(options.at ? { parent_timestamp: options.at.toISOString() } : {}),
-          ...(options.ttlMs !== undefined ? { expires_at: new Date(this.clock.now() + options.ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
-        },
-        endpoints: [{ type: 'read_write' }],
-        annotation_value: annotations,
+    const requestId = randomUUID();
+    annotations[REQUEST_ID] = requestId;
+    const what = `creating branch ${options.name}`;
+    return createOnce<RemoteBranch>({
+      name: options.name,
+      send: async () => {
+        const res = await this.client.request('POST', `${this.base}/branches`, { json: createBody(options, annotations, this.clock.now()), schema: CreatedBranch });
+        await this.waitFor(res.operations, what);
+        return this.remote(res.branch, annotations);
       },
-      schema: CreatedBranch,
+      lookup: async () => {
+        const found = await this.byName(options.name);
+        if (!found) return undefined;
+        const theirs = found.annotations?.[REQUEST_ID];
+        if (theirs !== requestId) return { ours: false, why: theirs ? 'another Consort request\'s id is on it' : 'it carries no Consort request id' };
+        return { ours: true, value: () => this.untilReady(found.branch.id, what).then((b) => this.remote(b, found.annotations)) };
+      },
+      ...(this.options.log ? { log: (l: string) => this.options.log!(`Neon: ${l}`) } : {}),
     });
-    await this.waitFor(res.operations, `creating branch ${options.name}`);
-    return this.remote(res.branch, annotations);
   }
 
   async delete(branch: RemoteBranch): Promise<void> {
@@ -106,8 +121,14 @@ export class NeonService implements BranchService {
     }
   }
 
-  async restore(branch: RemoteBranch, source: RemoteBranch): Promise<void> {
-    const res = await this.client.request('POST', `${this.base}/branches/${branch.id}/restore`, { json: { source_branch_id: source.id }, schema: BranchOperations });
+  /**
+   * Neon refuses to restore a branch that has children (hidden staging ones count) unless the old
+   * state is kept under `preserve_under_name`, which then also takes the children. Without it the
+   * request changes nothing when repeated, so it is retried like a GET.
+   */
+  async restore(branch: RemoteBranch, source: RemoteBranch, options: RestoreOptions = {}): Promise<void> {
+    const json: BranchRestoreBody = { source_branch_id: source.id, ...(options.preserveUnderName ? { preserve_under_name: options.preserveUnderName } : {}) };
+    const res = await this.client.request('POST', `${this.base}/branches/${branch.id}/restore`, { json, schema: BranchOperations, idempotent: !options.preserveUnderName });
     await this.waitFor(res.operations, `resetting branch ${branch.name} to ${source.name}`);
   }
 
@@ -130,6 +151,28 @@ export class NeonService implements BranchService {
 
   secrets(): string[] {
     return [this.settings.apiKey, ...this.passwords];
+  }
+
+  /** The branch with exactly this name, with its annotations (the API's `search` also matches parts of names and ids). */
+  private async byName(name: string): Promise<{ branch: Branch; annotations: Record<string, string> | undefined } | undefined> {
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await this.client.request('GET', `${this.base}/branches`, { query: { search: name, limit: 100, cursor }, schema: ListBranches });
+      const branch = res.branches.find((b) => b.name === name);
+      if (branch) return { branch, annotations: res.annotations?.[branch.id]?.value };
+      const next = res.pagination?.next;
+      if (!next || next === cursor || res.branches.length === 0) return undefined;
+      cursor = next;
+    }
+    return undefined;
+  }
+
+  /** Wait for a branch whose create operations Consort does not have (adopted after an ambiguous answer). */
+  private untilReady(id: string, what: string): Promise<Branch> {
+    return pollUntil(async () => {
+      const { branch } = await this.client.request('GET', `${this.base}/branches/${id}`, { schema: BranchResponse });
+      return branch.current_state === 'ready' ? { done: true, value: branch } : { done: false, detail: branch.current_state ?? 'unknown state' };
+    }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
   }
 
   private remote(b: Branch, annotations: Record<string, string> | undefined): RemoteBranch {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ConsortError } from '../../../src/core/errors.js';
-import { JsonClient, type HttpFailure } from '../../../src/branches/http/json-client.js';
+import { AmbiguousRequestError, JsonClient, type HttpFailure } from '../../../src/branches/http/json-client.js';
 import { pollUntil } from '../../../src/branches/http/poll.js';
 import { backoffDelay, nextDelay, retryAfterMs, DEFAULT_RETRY } from '../../../src/branches/http/retry.js';
 import { RefreshingToken } from '../../../src/branches/http/token.js';
@@ -145,7 +145,7 @@ describe('JsonClient', () => {
     });
   });
 
-  it('retries a GET whose connection fails, never a POST', async () => {
+  it('retries a request whose connection was refused — nothing was sent, so a POST too', async () => {
     const dead = new JsonServer(async () => ({ status: 200 }));
     await dead.start();
     await dead.close(); // a port nothing listens on
@@ -155,8 +155,34 @@ describe('JsonClient', () => {
     });
     await expect(make().request('GET', '/x', { schema: Shape })).rejects.toMatchObject({ code: 'service-error', message: expect.stringContaining('Dead API: GET /x failed') });
     expect(retries).toHaveLength(2);
-    await expect(make().request('POST', '/x', { schema: Shape, json: {} })).rejects.toMatchObject({ code: 'service-error' });
-    expect(retries).toHaveLength(2);
+    await expect(make().request('POST', '/x', { schema: Shape, json: {} })).rejects.toMatchObject({ code: 'service-error', message: expect.stringContaining('ECONNREFUSED') });
+    expect(retries).toHaveLength(4);
     expect(served).toBeGreaterThan(0);
+  });
+
+  it.each([500, 502, 504])('never repeats a POST answered %i: the server may have acted, so the caller must look', async (status) => {
+    server.fail({ method: 'POST', path: /^\/create$/, status, body: { message: 'upstream trouble' } });
+    const before = server.count('POST', /^\/create$/);
+    const error = await client().client.request('POST', '/create', { schema: Shape, json: { name: 'x' } }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(AmbiguousRequestError);
+    expect(error).toMatchObject({ code: 'service-error', message: expect.stringContaining(`may or may not have taken effect (HTTP ${status})`) });
+    expect(server.count('POST', /^\/create$/) - before).toBe(1);
+  });
+
+  it('repeats a POST answered 423, 429 or 503 (the server did not act on it)', async () => {
+    for (const status of [423, 429, 503]) server.fail({ method: 'POST', path: /^\/create$/, status });
+    const before = server.count('POST', /^\/create$/);
+    expect(await client().client.request('POST', '/create', { schema: Shape, json: {} })).toEqual({ id: 'ok' });
+    expect(server.count('POST', /^\/create$/) - before).toBe(4);
+    expect(server.pendingFaults()).toBe(0);
+  });
+
+  it('treats a POST whose connection drops after sending as ambiguous, and a marked idempotent POST as safe to repeat', async () => {
+    server.fail({ method: 'POST', path: /^\/create$/, status: 0, drop: true });
+    await expect(client().client.request('POST', '/create', { schema: Shape, json: {} })).rejects.toBeInstanceOf(AmbiguousRequestError);
+    server.fail({ method: 'POST', path: /^\/token$/, status: 0, drop: true });
+    server.fail({ method: 'POST', path: /^\/token$/, status: 500 });
+    expect(await client().client.request('POST', '/token', { schema: Shape, form: { grant_type: 'x' }, idempotent: true })).toEqual({ id: 'ok' });
+    expect(server.pendingFaults()).toBe(0);
   });
 });

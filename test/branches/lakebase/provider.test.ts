@@ -203,10 +203,26 @@ describe('lakebase: service failures', () => {
 
   it('does not retry a quota answer', () => withLakebase({}, async (p, emu) => {
     await p.capabilities();
-    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 429, body: { error_code: 'RESOURCE_EXHAUSTED', message: 'Storage quota exceeded' } });
+    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 400, body: { error_code: 'QUOTA_EXCEEDED', message: 'Storage quota exceeded' } });
     await expect(p.create({ name: 'big' })).rejects.toMatchObject({ code: 'quota-exceeded' });
     expect(emu.server.count('POST', /\/branches$/)).toBe(1);
   }));
+
+  it('retries RESOURCE_EXHAUSTED (the per-user rate limit, HTTP 429) like any 429, and gets everything done', () => withLakebase({ rateLimit: { burst: 2, perSecond: 10 } }, async (p, emu) => {
+    await p.create({ name: 'pr-7-rev' });
+    await p.create({ name: 'pr-7-suite', parent: 'pr-7-rev' });
+    expect(emu.rateLimited).toBeGreaterThan(0);
+    expect((await p.delete('pr-7-rev', { recursive: true })).sort()).toEqual(['pr-7-rev', 'pr-7-suite']);
+    expect(emu.live()).toEqual(['production']);
+    expect(emu.server.count('POST', /\/branches$/)).toBe(emu.server.sent('POST', /\/branches$/).filter((e) => e.status === 429).length + 2);
+  }, { clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 100))) } }));
+
+  it('after a run of RESOURCE_EXHAUSTED it says it was rate-limited, not out of quota', () => withLakebase({}, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'GET', path: /\/branches$/, status: 429, body: { error_code: 'RESOURCE_EXHAUSTED', message: 'Too many requests' }, times: 3 });
+    await expect(p.list()).rejects.toMatchObject({ code: 'service-error', message: expect.stringContaining('rate-limiting') });
+    expect(emu.server.count('GET', /\/branches$/)).toBe(3);
+  }, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } }));
 
   it('maps 403 to a permissions error naming the project', () => withLakebase({}, async (p, emu) => {
     await p.capabilities();
@@ -217,6 +233,98 @@ describe('lakebase: service failures', () => {
   it('times out an operation that never finishes', () => withLakebase({ opPolls: 10_000 }, async (p) => {
     await expect(p.create({ name: 'stuck' })).rejects.toMatchObject({ code: 'timeout', message: expect.stringContaining('creating branch stuck') });
   }, { poll: { initialDelayMs: 5, maxDelayMs: 10, timeoutMs: 300 } }));
+});
+
+describe('lakebase: soft delete, as DeleteBranch has it', () => {
+  it('deletes Consort\'s branches with purge=true, so the same ids can be made again on the next push', () => withLakebase({}, async (p, emu) => {
+    for (let push = 0; push < 3; push++) {
+      await p.create({ name: 'pr-9-rev', ttlMs: 3_600_000 });
+      await p.create({ name: 'pr-9-suite', parent: 'pr-9-rev', ttlMs: 3_600_000 });
+      await p.delete('pr-9-rev', { recursive: true });
+    }
+    expect(emu.server.sent('DELETE', /\/branches\//).map((e) => new URLSearchParams(e.query).get('purge'))).toEqual(Array(6).fill('true'));
+    expect(emu.softDeleted()).toEqual([]);
+    expect([...emu.branches.keys()]).toEqual(['production']);
+  }));
+
+  it('the emulator soft-deletes a plain DELETE: the id stays taken (what a delete without purge would have done to every push)', () => withLakebase({ token: 'dapi-soft-0001' }, async (p, emu) => {
+    await p.create({ name: 'pr-3-rev' });
+    const res = await fetch(`${emu.host}/api/2.0/postgres/projects/consort-emu/branches/pr-3-rev`, { method: 'DELETE', headers: { authorization: 'Bearer dapi-soft-0001' } });
+    expect(res.status).toBe(200);
+    expect(await p.get('pr-3-rev')).toBeUndefined(); // gone from the listing
+    expect(emu.softDeleted()).toEqual(['pr-3-rev']);
+    const again = await fetch(`${emu.host}/api/2.0/postgres/projects/consort-emu/branches?branch_id=pr-3-rev`, {
+      method: 'POST', headers: { authorization: 'Bearer dapi-soft-0001', 'content-type': 'application/json' }, body: JSON.stringify({ spec: { source_branch: 'projects/consort-emu/branches/production', no_expiry: true } }),
+    });
+    expect(again.status).toBe(409);
+  }, {}, (emu) => emu.env('token')));
+
+  it('purges a soft-deleted branch that still holds the id, then creates it, and says so', () => withLakebase({ token: 'dapi-soft-0002' }, async (p, emu, logs) => {
+    await p.create({ name: 'pr-4-rev' });
+    await fetch(`${emu.host}/api/2.0/postgres/projects/consort-emu/branches/pr-4-rev`, { method: 'DELETE', headers: { authorization: 'Bearer dapi-soft-0002' } });
+    expect(await p.create({ name: 'pr-4-rev' })).toMatchObject({ name: 'pr-4-rev', parent: 'main' });
+    expect(emu.softDeleted()).toEqual([]);
+    expect(logs.some((l) => l.includes('"pr-4-rev" was soft-deleted') && l.includes('purging'))).toBe(true);
+  }, {}, (emu) => emu.env('token')));
+
+  it('treats a branch that is already gone as deleted', () => withLakebase({}, async (p, emu) => {
+    await p.create({ name: 'gone' });
+    emu.server.fail({ method: 'DELETE', path: /\/branches\/gone$/, status: 404, body: { error_code: 'RESOURCE_DOES_NOT_EXIST', message: 'Branch gone does not exist' } });
+    expect(await p.delete('gone')).toEqual(['gone']);
+    expect(emu.server.pendingFaults()).toBe(0);
+  }));
+});
+
+describe('lakebase: a create whose answer is lost is neither repeated nor leaked', () => {
+  it.each([
+    ['answers 504 after creating it', { status: 504, afterHandling: true }],
+    ['answers 500 after creating it', { status: 500, afterHandling: true }],
+    ['drops the connection after creating it', { status: 0, afterHandling: true, drop: true }],
+  ])('the service %s: Consort finds the branch, adopts it and sends the create once', (_label, fault) => withLakebase({ opPolls: 2 }, async (p, emu, logs) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'POST', path: /\/branches$/, ...fault });
+    const record = await p.create({ name: 'pr-5-rev', ttlMs: 3_600_000 });
+    expect(record).toMatchObject({ name: 'pr-5-rev', parent: 'main' });
+    expect(emu.server.count('POST', /\/branches$/)).toBe(1);
+    expect(emu.live().sort()).toEqual(['pr-5-rev', 'production']);
+    expect(await query(await p.connectionUri('pr-5-rev'), 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    expect(logs.some((l) => l.includes('using it'))).toBe(true);
+  }));
+
+  it('the service answers 502 without creating it: Consort looks, finds nothing, and sends it again', () => withLakebase({}, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 502 });
+    await p.create({ name: 'pr-6-rev' });
+    expect(emu.server.count('POST', /\/branches$/)).toBe(2);
+    expect(emu.live().sort()).toEqual(['pr-6-rev', 'production']);
+  }));
+
+  it('never adopts a branch this request did not make', () => withLakebase({}, async (p, emu) => {
+    await p.create({ name: 'other-source' });
+    const posts = emu.server.count('POST', /\/branches$/);
+    // While Consort's request is in doubt, someone else makes the same id from another source.
+    emu.server.fail({
+      method: 'POST', path: /\/branches$/, status: 504,
+      meanwhile: async () => void emu.branches.set('pr-8-rev', { id: 'pr-8-rev', source: 'other-source', database: await emu.dbs.create(), created: new Date(), expires: null, ready: true, isDefault: false }),
+    });
+    await expect(p.create({ name: 'pr-8-rev' })).rejects.toMatchObject({ code: 'branch-exists', message: expect.stringContaining('another request') });
+    expect(emu.server.count('POST', /\/branches$/) - posts).toBe(1);
+  }));
+
+  it('adopts an endpoint whose create answer was lost', () => withLakebase({}, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'POST', path: /\/endpoints$/, status: 504, afterHandling: true });
+    await p.create({ name: 'ep-lost' });
+    expect(emu.server.count('POST', /\/endpoints$/)).toBe(1);
+    expect([...emu.endpoints.keys()].filter((k) => k.startsWith('ep-lost/'))).toEqual(['ep-lost/primary']);
+  }));
+
+  it('waits out slow operations', () => withLakebase({ opDelayMs: 400 }, async (p, emu) => {
+    const started = Date.now();
+    await p.create({ name: 'slow' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+    expect(emu.live()).toContain('slow');
+  }, { clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) } }));
 });
 
 describe('lakebase: verification before anything writes', () => {

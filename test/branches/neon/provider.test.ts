@@ -42,7 +42,9 @@ describe('neon: the BranchProvider contract', () => {
     const post = emu.server.sent('POST', /\/branches$/).at(-1)!.body as { branch: Record<string, string>; endpoints: unknown; annotation_value: Record<string, string> };
     expect(post.branch).toEqual({ name: 'pr-12', parent_id: emu.byName('main')!.id, parent_timestamp: at.toISOString(), expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
     expect(post.endpoints).toEqual([{ type: 'read_write' }]);
-    expect(post.annotation_value).toEqual({ 'consort-created-by': 'consort', 'consort-pr': '12', 'consort-sha': 'abc1234', 'consort-git-branch': 'feature/x' });
+    expect(post.annotation_value).toEqual({
+      'consort-created-by': 'consort', 'consort-pr': '12', 'consort-sha': 'abc1234', 'consort-git-branch': 'feature/x', 'consort-request-id': expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(emu.server.count('GET', /\/operations\//)).toBeGreaterThanOrEqual(6); // two operations, three polls each
 
     const url = await p.connectionUri('pr-12');
@@ -116,4 +118,92 @@ describe('neon: service failures', () => {
     await expect(p.create({ name: 'preview' })).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('is the address of its parent "main"') });
     expect(emu.byName('preview')).toBeUndefined();
   }));
+});
+
+describe('neon: restore as the API defines it', () => {
+  it('resets a branch that has a hidden staging child by keeping the old state under preserve_under_name', () => withNeon({}, async (p, emu) => {
+    await query(await p.connectionUri('main'), 'CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+    await p.create({ name: 'pr-20' });
+    await query(await p.connectionUri('pr-20'), 'INSERT INTO t VALUES (2)');
+    // A staging branch under pr-20 (another run's prepare in flight, or a killed run's leftover).
+    let reset: Promise<unknown> | undefined;
+    await p.create({
+      name: 'pr-20-baseline', parent: 'pr-20',
+      prepare: async () => {
+        reset = p.reset('pr-20');
+        await reset;
+      },
+    });
+    await reset;
+    const restore = emu.server.sent('POST', /\/restore$/).at(-1)!;
+    expect(restore.body).toEqual({ source_branch_id: emu.byName('main')!.id, preserve_under_name: expect.stringMatching(/^consort-stage-[0-9a-f]{10}$/) });
+    expect(restore.handledStatus).toBe(200);
+    expect(await count(await p.connectionUri('pr-20'))).toBe(1);
+    expect((await p.list()).map((b) => b.name)).toEqual(['main', 'pr-20', 'pr-20-baseline']); // the kept old state stays hidden
+  }));
+
+  it('the emulator refuses a restore under children without preserve_under_name, as Neon does', () => withNeon({}, async (p, emu) => {
+    await p.create({ name: 'pr-21' });
+    await p.create({ name: 'pr-21-child', parent: 'pr-21' });
+    const res = await fetch(`${emu.server.url}/api/v2/projects/${emu.o.projectId}/branches/${emu.byName('pr-21')!.id}/restore`, {
+      method: 'POST', headers: { authorization: `Bearer ${emu.o.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ source_branch_id: emu.byName('main')!.id }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ message: expect.stringContaining('preserve_under_name') });
+  }));
+});
+
+describe('neon: a create whose answer is lost is neither repeated nor leaked', () => {
+  it.each([
+    ['answers 504 after creating it', { status: 504, afterHandling: true }],
+    ['drops the connection after creating it', { status: 0, afterHandling: true, drop: true }],
+  ])('the API %s: Consort finds the branch by its request id and adopts it', (_label, fault) => withNeon({ opPolls: 2 }, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'POST', path: /\/branches$/, ...fault });
+    expect(await p.create({ name: 'pr-30', ttlMs: 3_600_000 })).toMatchObject({ name: 'pr-30', parent: 'main' });
+    expect(emu.server.count('POST', /\/branches$/)).toBe(1);
+    expect([...emu.branches.values()].filter((b) => b.name === 'pr-30')).toHaveLength(1);
+    expect(emu.byName('pr-30')!.annotations['consort-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(emu.server.sent('GET', /\/branches$/).some((e) => new URLSearchParams(e.query).get('search') === 'pr-30')).toBe(true);
+  }));
+
+  it('finds the adopted branch past the first page of a partial-name search', () => withNeon({ pageSize: 2 }, async (p, emu) => {
+    await p.create({ name: 'pr-33-rev' });
+    await p.create({ name: 'pr-33-suite' });
+    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+    await p.create({ name: 'pr-33' });
+    const searches = emu.server.sent('GET', /\/branches$/).filter((e) => new URLSearchParams(e.query).get('search') === 'pr-33');
+    expect(searches.map((e) => new URLSearchParams(e.query).get('cursor'))).toEqual([null, '2']);
+    expect([...emu.branches.values()].filter((b) => b.name === 'pr-33')).toHaveLength(1);
+  }));
+
+  it('the API answers 500 without creating it: Consort looks, finds nothing, sends it again once', () => withNeon({}, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
+    await p.create({ name: 'pr-31' });
+    expect(emu.server.count('POST', /\/branches$/)).toBe(2);
+    expect([...emu.branches.values()].filter((b) => b.name === 'pr-31')).toHaveLength(1);
+  }));
+
+  it('never adopts a branch another request made under the same name', () => withNeon({}, async (p, emu) => {
+    await p.capabilities();
+    emu.server.fail({
+      method: 'POST', path: /\/branches$/, status: 502,
+      meanwhile: async () => {
+        const other = await fetch(`${emu.server.url}/api/v2/projects/${emu.o.projectId}/branches`, {
+          method: 'POST', headers: { authorization: `Bearer ${emu.o.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ branch: { name: 'pr-32', parent_id: emu.byName('main')!.id }, endpoints: [{ type: 'read_write' }], annotation_value: { 'consort-request-id': 'someone-else' } }),
+        });
+        expect(other.status).toBe(201);
+      },
+    });
+    await expect(p.create({ name: 'pr-32' })).rejects.toMatchObject({ code: 'branch-exists', message: expect.stringContaining('another request') });
+    expect([...emu.branches.values()].filter((b) => b.name === 'pr-32')).toHaveLength(1);
+  }, { retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 2 } }));
+
+  it('waits out slow operations', () => withNeon({ opDelayMs: 300, lock: false }, async (p) => {
+    const started = Date.now();
+    await p.create({ name: 'slow' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  }, { clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) } as FastClock }));
 });

@@ -1,0 +1,61 @@
+/**
+ * Consort's Lakebase calls and the Lakebase stand-in's answers, checked against the Databricks
+ * Postgres API as the SDKs' `postgres` service defines it (test/emulators/lakebase-api.ts, closed
+ * objects: a misspelt or invented field fails): every exchange of a provider session — create with
+ * TTL and point in time, endpoint, credentials, paged listing, a prepared branch, an ambiguous create
+ * adopted, reset, purging deletes, gc — must be a documented call with documented fields.
+ */
+import { createLakebaseProvider } from '../../../src/branches/lakebase/provider.js';
+import { parseLakebaseSettings } from '../../../src/branches/lakebase/settings.js';
+import { fastClock } from '../../emulators/clock.js';
+import { LAKEBASE_API } from '../../emulators/lakebase-api.js';
+import { LakebaseEmulator } from '../../emulators/lakebase.js';
+import { OpenApiChecker } from '../../emulators/openapi.js';
+
+const checker = new OpenApiChecker(LAKEBASE_API, '/api/2.0/postgres');
+
+describe('the Databricks Postgres API, as the SDKs define it', () => {
+  it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter', () => {
+    expect(checker.validate({ $ref: '#/components/schemas/Branch' }, { spec: { sourceBranch: 'projects/p/branches/b' } }, 'create')).toEqual([expect.stringContaining('unknown property "sourceBranch"')]);
+    expect(checker.validate({ $ref: '#/components/schemas/Endpoint' }, { spec: { endpoint_type: 'READ_WRITE' } }, 'endpoint')).toEqual([expect.stringContaining('is not one of')]);
+    expect(checker.check({ method: 'DELETE', path: '/api/2.0/postgres/projects/p/branches/b', query: '?hard_delete=true', status: 200, body: '', response: undefined }))
+      .toEqual([expect.stringContaining('undocumented query parameter "hard_delete"')]);
+    expect(checker.check({ method: 'GET', path: '/api/2.0/postgres/projects/p/branches/b', query: '', status: 200, handledStatus: 200, body: '', response: { name: 'projects/p/branches/b', status: { state: 'READY' } } }))
+      .toEqual([expect.stringContaining('unknown property "state"')]);
+  });
+
+  it('every exchange of a provider session follows the definition', async () => {
+    const emu = await new LakebaseEmulator({ clientId: 'sp-shapes', clientSecret: 'shapes-secret-1', opPolls: 2, pageSize: 2 }).start();
+    const p = createLakebaseProvider(parseLakebaseSettings(emu.env('m2m')), { clock: fastClock(), sslMode: 'disable' });
+    try {
+      await p.capabilities();
+      await p.create({ name: 'pr-50', ttlMs: 3_600_000, at: new Date(Date.now() - 1000) });
+      await p.create({ name: 'pr-50-suite', parent: 'pr-50', prepare: async () => undefined });
+      await p.connectionUri('pr-50');
+      await p.list();
+      emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+      await p.create({ name: 'pr-51' });
+      await p.reset('pr-51');
+      await p.delete('pr-50', { recursive: true });
+      await p.gc(new Date(Date.now() + 86_400_000));
+      const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
+      expect(postgres.flatMap((ex) => checker.check(ex))).toEqual([]);
+      const calls = new Set(postgres.map((ex) => `${ex.method} ${ex.path.replace(/\/operations\/.+$/, '/operations/{op}').replace(/branches\/[a-z0-9-]+/g, 'branches/{b}')}`));
+      expect([...calls].sort()).toEqual([
+        'DELETE /api/2.0/postgres/projects/consort-emu/branches/{b}',
+        'GET /api/2.0/postgres/projects/consort-emu',
+        'GET /api/2.0/postgres/projects/consort-emu/branches',
+        'GET /api/2.0/postgres/projects/consort-emu/branches/{b}',
+        'GET /api/2.0/postgres/projects/consort-emu/branches/{b}/endpoints',
+        'GET /api/2.0/postgres/projects/consort-emu/branches/{b}/endpoints/primary/operations/{op}',
+        'GET /api/2.0/postgres/projects/consort-emu/branches/{b}/operations/{op}',
+        'POST /api/2.0/postgres/credentials',
+        'POST /api/2.0/postgres/projects/consort-emu/branches',
+        'POST /api/2.0/postgres/projects/consort-emu/branches/{b}/endpoints',
+      ]);
+    } finally {
+      await p.close();
+      await emu.stop();
+    }
+  });
+});
