@@ -177,14 +177,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         const rev = `${branch}-rev`;
         temporary.push(rev);
         await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
-        const result = await proveReversibility({ url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table });
+        const result = await proveReversibility({
+          url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table,
+          reset: async () => { await provider.reset(rev, { terminateConnections: true }); },
+        });
         before = result.before;
-        const bad = result.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'irreversible');
-        const irreversible = result.migrations.filter((m) => m.verdict === 'irreversible').length;
-        const note = irreversible ? ` (${irreversible} declared irreversible)` : '';
-        return bad.length === 0
-          ? { status: 'passed', summary: `${result.migrations.length - irreversible} migration(s) reverse cleanly${note}`, migrations: result.migrations }
-          : { status: 'failed', summary: `${bad.length} migration(s) do not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
+        return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
       });
     };
     const suite = runStage(stages, 'suite', log, async () => {
@@ -239,6 +237,35 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       stages,
     };
   }
+}
+
+const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);
+
+/**
+ * The stage's status and summary. "do not reverse" counts only migrations that were checked and
+ * failed; unchecked ones are counted apart (and fail the stage: nothing was proven), and a
+ * migration declared irreversible fails it only when the configuration requires downs.
+ */
+export function reversibilityOutcome(
+  migrations: Stages['reversibility']['migrations'],
+  requireDown: boolean,
+): Pick<Stages['reversibility'], 'status' | 'summary' | 'migrations'> {
+  const names = (ms: typeof migrations): string => ms.map((m) => m.name).join(', ');
+  const failed = migrations.filter((m) => FAILED_VERDICTS.has(m.verdict) || (requireDown && m.verdict === 'irreversible'));
+  const unchecked = migrations.filter((m) => m.verdict === 'not-checked');
+  const declared = migrations.filter((m) => m.verdict === 'irreversible');
+  const reversible = migrations.filter((m) => m.verdict === 'reversible').length;
+  const notes = [
+    ...(declared.length > 0 ? [`${declared.length} declared irreversible${requireDown ? ' (reversibility.requireDown: true)' : ''}: ${names(declared)}`] : []),
+    ...(unchecked.length > 0 ? [`${unchecked.length} not checked: ${names(unchecked)}${unchecked[0]?.detail ? ` (${unchecked[0].detail})` : ''}`] : []),
+  ];
+  const tail = notes.length > 0 ? `; ${notes.join('; ')}` : '';
+  if (failed.length > 0) {
+    const list = failed.map((m) => `${m.name} (${m.verdict})`).join(', ');
+    return { status: 'failed', summary: `${failed.length} migration(s) do not reverse: ${list}${tail}`, migrations };
+  }
+  if (unchecked.length > 0) return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
+  return { status: 'passed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
 }
 
 /** Never migrate the wrong database: the branch URL must reach the branch's own database. */
