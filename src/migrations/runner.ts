@@ -28,6 +28,8 @@ export interface ApplyOptions {
   singleTransaction?: boolean;
   /** Base for the `file` paths reported (default: the working directory). */
   relativeTo?: string;
+  /** node-pg-migrate's checkOrder, as the project deploys (default true; false for `--no-check-order`). */
+  checkOrder?: boolean;
 }
 
 export interface MigrationError {
@@ -260,7 +262,7 @@ export async function applyMigrations(options: ApplyOptions): Promise<ApplyResul
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
-          checkOrder: true,
+          checkOrder: options.checkOrder ?? true,
           singleTransaction: options.singleTransaction ?? false,
           logger: capture.logger,
         });

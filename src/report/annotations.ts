@@ -38,6 +38,9 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
   for (const p of plan.problems) {
     if (p.kind !== 'parent-ahead') out.push({ level: plan.blocking ? 'error' : 'warning', file: p.file, title: `Consort: ${p.kind}`, message: planMessage(p) });
   }
+  for (const p of plan.warnings ?? []) {
+    if (p.kind !== 'parent-ahead') out.push({ level: 'warning', file: p.file, title: `Consort: ${p.kind} (migrations.checkOrder: false)`, message: planMessage(p) });
+  }
   const failure = migrations.failure;
   if (failure?.file) {
     out.push({

@@ -62,7 +62,12 @@ export const CheckReport = z.object({
   /** Set when conclusion is `error`: what went wrong and what to do. */
   error: z.object({ message: z.string(), hint: z.string().optional() }).optional(),
   stages: z.object({
-    plan: Stage.extend({ newMigrations: z.array(z.string()), problems: z.array(PlanProblem) }),
+    plan: Stage.extend({
+      newMigrations: z.array(z.string()),
+      problems: z.array(PlanProblem),
+      /** Order conflicts allowed by `migrations.checkOrder: false`: reported, not failing. */
+      warnings: z.array(PlanProblem).optional(),
+    }),
     baseline: Stage.extend({ name: z.string().nullable(), reused: z.boolean(), applied: z.array(z.string()), seeded: z.boolean() }),
     migrations: Stage.extend({
       applied: z.array(z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() })),

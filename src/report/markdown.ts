@@ -131,9 +131,10 @@ function capped<T>(list: readonly T[], cap: number, what: string, omitted: strin
 
 function planSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
-  if (problems.length === 0) return null;
+  const warnings = (r.stages.plan.warnings ?? []).map((p) => `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p))}`);
+  if (problems.length === 0 && warnings.length === 0) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);
-  const lines = shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`);
+  const lines = [...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`), ...warnings.slice(0, Math.max(l.items, 0))];
   const renames = shown.flatMap((p) => renameCommand(p, shellQuote) ?? []);
   const fix = renames.length === 0 ? [] : ['Rename with:', fenced(renames.join('\n'), 'sh')];
   return ['### Migration plan', ...lines, ...more, ...fix].join('\n\n');

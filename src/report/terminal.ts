@@ -113,6 +113,12 @@ function sections(r: CheckReport, width: number, p: Palette): string[][] {
     });
     out.push([p.bold('Migration plan'), ...lines, ...more(problems.length, LIST_MAX, '  ', p)]);
   }
+  const warnings = r.stages.plan.warnings ?? [];
+  if (warnings.length > 0) {
+    const lines = warnings.slice(0, LIST_MAX).flatMap((pr) =>
+      wrap(`! ${PROBLEM_TITLE[pr.kind]} (allowed, migrations.checkOrder: false): ${phrase(problemPhrase(pr))}`, width, '  ', '    '));
+    out.push([p.bold('Migration plan warnings'), ...lines, ...more(warnings.length, LIST_MAX, '  ', p)]);
+  }
   const f = r.stages.migrations.failure;
   if (f !== undefined) {
     out.push([

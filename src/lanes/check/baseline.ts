@@ -99,6 +99,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         if (input.rebuild) await emptyDatabase(url);
         const result = await applyMigrations({
           databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+          checkOrder: config.migrations.checkOrder,
         });
         if (!result.ok) {
           const f = result.failed;

@@ -17,6 +17,7 @@ export interface ReversibilityInput {
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
   table: string;
+  checkOrder?: boolean;
   /**
    * Put the throwaway branch back to the baseline. With it, the migrations older than one that
    * cannot be taken down (declared irreversible, no down, a failing down) are still checked, on a
@@ -71,6 +72,7 @@ async function provePass(
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> => applyMigrations({
     databaseUrl: input.url, dir: input.headDir.dir, relativeTo: input.headDir.relativeTo, direction, count: 1, migrationsTable: input.table,
+    ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
   });
   const after: SchemaSnapshot[] = [before];
   for (const m of migrations) {

@@ -66,7 +66,7 @@ export function prBranchName(pr: number | null, headSha: string | null): string 
 /** What a check would do, computed without touching any database (`--dry-run`). */
 export async function planCheck(input: CheckInput): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
-  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations));
+  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), { checkOrder: input.config.migrations.checkOrder });
   const branch = prBranchName(input.pr, input.head.sha);
   return {
     ok: plan.ok,
@@ -95,10 +95,14 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const base = migrationSetFromEntries(input.base.migrations);
     const head = migrationSetFromEntries(input.head.migrations);
     const plan = await runStage(stages, 'plan', log, async () => {
-      const p = planMigrations(base, head);
+      const p = planMigrations(base, head, { checkOrder: config.migrations.checkOrder });
       const newMigrations = p.newMigrations.map((m) => m.name);
-      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history`, newMigrations, problems: p.problems };
-      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged`, newMigrations };
+      const warned = p.warnings.length > 0
+        ? { warnings: p.warnings, note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)` }
+        : { note: '' };
+      const { note, ...warnings } = warned;
+      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history${note}`, newMigrations, problems: p.problems, ...warnings };
+      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged${note}`, newMigrations, ...warnings };
     });
     if (plan.status !== 'passed') {
       skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
@@ -141,7 +145,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
 
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
-      const r = await applyMigrations({ databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table });
+      const r = await applyMigrations({
+        databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+      });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
       if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch}`, applied: list };
@@ -179,6 +186,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
         const result = await proveReversibility({
           url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table,
+          checkOrder: config.migrations.checkOrder,
           reset: async () => { await provider.reset(rev, { terminateConnections: true }); },
         });
         before = result.before;
