@@ -27,6 +27,8 @@ export interface CheckSide {
   ref: string;
   sha: string | null;
   migrations: readonly MigrationEntry[];
+  /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
+  seed?: string | null;
 }
 
 export interface CheckInput {
@@ -72,7 +74,7 @@ export async function planCheck(input: CheckInput): Promise<CheckPlan> {
     ok: plan.ok,
     newMigrations: plan.newMigrations.map((m) => m.name),
     problems: plan.ok ? [] : plan.problems,
-    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true }),
+    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true, baseSeed: input.base.seed }),
     branch,
     temporaryBranches: [`${branch}-rev`, `${branch}-suite`],
   };
@@ -115,7 +117,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const headDir = await workdir.write('head', config.migrations.dir, head);
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
-      const b = await ensureBaseline({ provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env });
+      const b = await ensureBaseline({
+        provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed,
+      });
       if (b.ok) {
         const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
         return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
