@@ -37,6 +37,8 @@ export type PlanProblem = z.infer<typeof PlanProblem>;
 const LintFinding = z.object({
   rule: z.string(), level: z.enum(['error', 'warning']), message: z.string(), help: z.string().optional(),
   file: z.string(), line: z.number().int(), column: z.number().int().optional(), blocking: z.boolean(),
+  /** Why this finding does not apply here (a table this PR creates, advice Postgres cannot follow): never blocking. */
+  note: z.string().optional(),
 });
 
 export const ReversibilityVerdict = z.enum(['reversible', 'irreversible', 'missing-down', 'not-restored', 'down-failed', 'reapply-failed', 'not-checked']);

@@ -152,8 +152,9 @@ function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
   const blocking = all.filter((f) => f.blocking).length;
   const { shown, more } = capped(all, l.items, 'lint finding', omitted);
   const rows = shown.map((f) => {
-    const message = f.help === undefined ? f.message : `${f.message} — ${f.help}`;
-    return `| ${mdCode(clip(f.rule, CELL_MAX))} | ${mdCode(clip(location(f.file, f.line, f.column), CELL_MAX))} | ${mdText(clip(oneLine(message), CELL_MAX * 2))} | ${f.blocking ? '❌ yes' : 'no'} |`;
+    const advice = f.help === undefined ? f.message : `${f.message} — ${f.help}`;
+    const message = f.note === undefined ? advice : `Note: ${f.note}. ${advice}`;
+    return `| ${mdCode(clip(f.rule, CELL_MAX))} | ${mdCode(clip(location(f.file, f.line, f.column), CELL_MAX))} | ${mdText(clip(oneLine(message), CELL_MAX * 2))} | ${f.blocking ? '❌ yes' : f.note === undefined ? 'no' : 'no (note)'} |`;
   });
   const table = rows.length === 0 ? [] : [['| Rule | Location | Message | Blocking |', '| --- | --- | --- | --- |', ...rows].join('\n')];
   return [`### Lint: ${plural(all.length, 'finding')}, ${count(blocking)} blocking`, ...table, ...more].join('\n\n');

@@ -9,6 +9,7 @@ import { ConsortError, isConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
+import { readRelations } from '../../lint/context.js';
 import { planMigrations } from '../../migrations/plan.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -147,6 +148,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (provider.verifyUrl) await provider.verifyUrl(branch, url);
     else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
 
+    // The fresh PR branch is the base: what lint needs to tell a live table from one this PR creates.
+    const baseRelations = await withClient(url, readRelations);
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
       const r = await applyMigrations({
@@ -168,7 +171,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       };
     });
 
-    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion));
+    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion, baseRelations));
     if (migrations.status !== 'passed') {
       await lint;
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
