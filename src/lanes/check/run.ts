@@ -4,6 +4,7 @@
  * the Action and the App run exactly this. A bad migration or a red suite is a failing report,
  * never a throw; temporary branches are removed on every path.
  */
+import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
@@ -30,6 +31,12 @@ export interface CheckSide {
   migrations: readonly MigrationEntry[];
   /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
   seed?: string | null;
+  /**
+   * Where the side's whole tree is, so migrations that import project code run where their imports
+   * resolve: a directory (the working tree) or a commit of a repository (extracted for the run).
+   * Without it only the migration files are written to a scratch directory.
+   */
+  tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
 }
 
 export interface CheckInput {
@@ -114,8 +121,13 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
     const caps = await provider.capabilities();
     mode = caps.mode;
-    const baseDir = await workdir.write('base', config.migrations.dir, base);
-    const headDir = await workdir.write('head', config.migrations.dir, head);
+    const sideDir = async (name: string, side: CheckSide, files: MigrationFile[]): Promise<{ dir: string; relativeTo: string }> => {
+      if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
+      if (side.tree?.kind === 'commit') return workdir.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
+      return workdir.write(name, config.migrations.dir, files);
+    };
+    const baseDir = await sideDir('base', input.base, base);
+    const headDir = await sideDir('head', input.head, head);
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
       const b = await ensureBaseline({
