@@ -10,6 +10,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import { applyMigrations } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { branchEnv } from '../../suite/pg-env.js';
@@ -31,6 +32,8 @@ export interface BaselineInput {
    * Undefined: read it from the workspace.
    */
   baseSeed?: string | null;
+  /** The node-pg-migrate to apply base's migrations with (default: the bundled one). */
+  engine?: MigrationEngine;
 }
 
 export type BaselineOutcome =
@@ -107,6 +110,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         const result = await applyMigrations({
           databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
           checkOrder: config.migrations.checkOrder,
+          ...(input.engine ? { engine: input.engine } : {}),
         });
         if (!result.ok) {
           const f = result.failed;

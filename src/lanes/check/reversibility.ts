@@ -5,6 +5,7 @@
  * node-pg-migrate's own `redo` compares nothing; this is what makes a down migration trustworthy.
  */
 import { withClient } from '../../db/sql.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
@@ -18,6 +19,7 @@ export interface ReversibilityInput {
   headDir: { dir: string; relativeTo: string };
   table: string;
   checkOrder?: boolean;
+  engine?: MigrationEngine;
   /**
    * Put the throwaway branch back to the baseline. With it, the migrations older than one that
    * cannot be taken down (declared irreversible, no down, a failing down) are still checked, on a
@@ -73,6 +75,7 @@ async function provePass(
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> => applyMigrations({
     databaseUrl: input.url, dir: input.headDir.dir, relativeTo: input.headDir.relativeTo, direction, count: 1, migrationsTable: input.table,
     ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+    ...(input.engine === undefined ? {} : { engine: input.engine }),
   });
   const after: SchemaSnapshot[] = [before];
   for (const m of migrations) {

@@ -11,6 +11,7 @@ import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { readRelations } from '../../lint/context.js';
+import { describeEngine, resolveEngine } from '../../migrations/engine.js';
 import { planMigrations } from '../../migrations/plan.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -126,12 +127,14 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       if (side.tree?.kind === 'commit') return workdir.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
       return workdir.write(name, config.migrations.dir, files);
     };
+    // The project's own node-pg-migrate when it has one: what its deploy applies.
+    const engine = await resolveEngine(input.workspace);
     const baseDir = await sideDir('base', input.base, base);
     const headDir = await sideDir('head', input.head, head);
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
       const b = await ensureBaseline({
-        provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed,
+        provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
       });
       if (b.ok) {
         const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
@@ -166,16 +169,18 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const migrations = await runStage(stages, 'migrations', log, async () => {
       const r = await applyMigrations({
         databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
+        checkOrder: config.migrations.checkOrder, engine,
       });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch}`, applied: list };
+      const nodePgMigrate = { version: engine.version, source: engine.source };
+      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
         summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
         applied: list,
+        nodePgMigrate,
         failure: {
           name: f.name ?? '', file: f.file ?? '', statement: 'statement' in f ? f.statement : '', message: f.error.message,
           ...(f.error.code ? { code: f.error.code } : {}), ...(f.error.line ? { line: f.error.line } : {}),
@@ -205,7 +210,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
         const result = await proveReversibility({
           url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table,
-          checkOrder: config.migrations.checkOrder,
+          checkOrder: config.migrations.checkOrder, engine,
           reset: async () => { await provider.reset(rev, { terminateConnections: true }); },
         });
         before = result.before;
