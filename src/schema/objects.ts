@@ -127,7 +127,10 @@ export const EXTRA_SQL = {
   // pg_identify_object; user objects are told from built-ins by OID.
   comments: `SELECT o.type, o.identity, d.description AS text,
       CASE WHEN d.classoid = 'pg_catalog.pg_class'::regclass THEN (SELECT relname::text FROM pg_catalog.pg_class WHERE oid = d.objoid) END AS rel
-    FROM pg_catalog.pg_description d CROSS JOIN LATERAL pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) o
+    FROM (SELECT * FROM pg_catalog.pg_description d
+      -- Built-in objects (thousands of comments) predate FIRST_USER_OID; only schemas need a look.
+      WHERE d.objoid >= ${FIRST_USER_OID} OR d.classoid = 'pg_catalog.pg_namespace'::regclass) d
+    CROSS JOIN LATERAL pg_catalog.pg_identify_object(d.classoid, d.objoid, d.objsubid) o
     WHERE (o.schema IN (SELECT nspname FROM nsp)
         OR (d.classoid = 'pg_catalog.pg_namespace'::regclass AND d.objoid IN (SELECT oid FROM nsp))
         OR (o.schema IS NULL AND d.classoid <> 'pg_catalog.pg_namespace'::regclass AND d.objoid >= ${FIRST_USER_OID}))
