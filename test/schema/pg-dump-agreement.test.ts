@@ -32,6 +32,10 @@ function readCase(file: string): Case {
 
 const cases = readdirSync(CORPUS).filter((f) => f.endsWith('.sql')).sort().map(readCase);
 const role = `consort_corpus_${randomBytes(4).toString('hex')}`;
+// Created on first use: concurrent tests may start before beforeAll hooks run.
+let roleCreated: Promise<unknown> | undefined;
+const ensureRole = (): Promise<unknown> =>
+  (roleCreated ??= withClient(ADMIN_URL, (a) => a.query(`CREATE ROLE ${quoteIdent(role)} NOLOGIN`)));
 
 /** A child with only what it needs: never the test runner's whole environment. */
 function run(cmd: string, args: string[], input = ''): Promise<string> {
@@ -70,6 +74,7 @@ const outcomes: Outcome[] = [];
 async function caseOutcomes(c: Case): Promise<Outcome[]> {
   const db = `corpus_${randomBytes(6).toString('hex')}`;
   const url = withDatabase(ADMIN_URL, db);
+  await ensureRole();
   await withClient(ADMIN_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
   try {
     const psql = (sql: string) => run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], sql.replaceAll('{{reader}}', role));
@@ -94,14 +99,13 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
 }
 
 describe('schema diff agrees with pg_dump --schema-only on the migration corpus', () => {
-  beforeAll(async () => {
-    await withClient(ADMIN_URL, (a) => a.query(`CREATE ROLE ${quoteIdent(role)} NOLOGIN`));
-  });
   afterAll(async () => {
+    await roleCreated;
     await withClient(ADMIN_URL, (a) => a.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`));
   });
 
-  it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+  // Each case has its own database, so they run side by side (jest's maxConcurrency at a time).
+  it.concurrent.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const [up, down] = await caseOutcomes(c);
     outcomes.push(up!, down!);
     for (const o of [up!, down!]) {
