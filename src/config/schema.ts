@@ -122,6 +122,10 @@ export const migrationsShape = {
     })
     .default('pgmigrations')
     .meta({ description: 'Table node-pg-migrate records applied migrations in.' }),
+  checkOrder: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.' }),
 };
 
 export const suiteShape = {
@@ -155,6 +159,10 @@ export const reversibilityShape = {
     .boolean()
     .default(true)
     .meta({ description: 'Prove every migration reverses (up, down, up on a throwaway branch).' }),
+  requireDown: z
+    .boolean()
+    .default(false)
+    .meta({ description: 'A migration declared irreversible (down = false, -- consort: irreversible) fails the stage instead of being reported as declared.' }),
 };
 
 export const checkShape = {

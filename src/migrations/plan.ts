@@ -16,11 +16,22 @@ export type Problem =
   /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
   | { kind: 'invalid-name'; file: string; name: string; reason: string };
 
+/** `warnings`: order conflicts when the project deploys with `--no-check-order` (migrations.checkOrder: false). */
 export type MigrationPlan =
-  | { ok: true; newMigrations: MigrationFile[]; unchanged: number }
-  | { ok: false; problems: Problem[]; newMigrations: MigrationFile[] };
+  | { ok: true; newMigrations: MigrationFile[]; unchanged: number; warnings: Problem[] }
+  | { ok: false; problems: Problem[]; newMigrations: MigrationFile[]; warnings: Problem[] };
+
+export interface PlanOptions {
+  /** node-pg-migrate's checkOrder as the project deploys with it (default true). */
+  checkOrder?: boolean;
+}
 
 function invalidReason(m: MigrationFile): string | undefined {
+  const base = path.posix.basename(m.file);
+  // A line break hides the file from the SQL capture (and so from lint); a quote breaks
+  // node-pg-migrate's INSERT of the name into its table after the migration ran.
+  if (/[\r\n]/.test(base)) return 'its name holds a line break, which node-pg-migrate records verbatim and Consort cannot lint or report reliably; rename it';
+  if (base.includes("'")) return "its name holds a ', which breaks node-pg-migrate's insert of the name into its migrations table; rename it";
   if (m.kind === 'other') return 'it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)';
   if (m.prefix === null) return 'its name does not start with the number node-pg-migrate orders migrations by';
   if (m.orderKey === null) return `its 17-digit prefix ${m.prefix} is not a valid UTC timestamp (YYYYMMDDHHmmssSSS)`;
@@ -61,8 +72,9 @@ function byNodeOrder(a: MigrationFile, b: MigrationFile): number {
   return compareMigrationFileNames(path.posix.basename(a.file), path.posix.basename(b.file));
 }
 
-export function planMigrations(base: readonly MigrationFile[], head: readonly MigrationFile[]): MigrationPlan {
+export function planMigrations(base: readonly MigrationFile[], head: readonly MigrationFile[], options: PlanOptions = {}): MigrationPlan {
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
   const headByName = new Map(head.map((m) => [m.name, m]));
   const baseNames = new Set(base.map((m) => m.name));
   let unchanged = 0;
@@ -93,7 +105,8 @@ export function planMigrations(base: readonly MigrationFile[], head: readonly Mi
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);
     if (newestOnBase !== undefined && floor !== null && key < floor) {
-      problems.push({ kind: 'order-conflict', file: m.file, name: m.name, newestOnBase: newestOnBase.name, ...renameWithPrefix(m, take(floor)) });
+      const conflict: Problem = { kind: 'order-conflict', file: m.file, name: m.name, newestOnBase: newestOnBase.name, ...renameWithPrefix(m, take(floor)) };
+      (options.checkOrder === false ? warnings : problems).push(conflict);
     } else if (sameKey !== undefined) {
       // Renaming to just after the shared value keeps the file where its author put it relative to the others.
       problems.push({ kind: 'duplicate-prefix', file: m.file, name: m.name, conflictsWith: sameKey.name, ...renameWithPrefix(m, take(key)) });
@@ -102,5 +115,5 @@ export function planMigrations(base: readonly MigrationFile[], head: readonly Mi
     }
   }
 
-  return problems.length === 0 ? { ok: true, newMigrations, unchanged } : { ok: false, problems, newMigrations };
+  return problems.length === 0 ? { ok: true, newMigrations, unchanged, warnings } : { ok: false, problems, newMigrations, warnings };
 }

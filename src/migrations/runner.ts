@@ -7,6 +7,7 @@
 import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { ConsortError } from '../core/errors.js';
+import type { MigrationEngine } from './engine.js';
 import { readMigrationSet, type MigrationFile } from './files.js';
 
 export interface ApplyOptions {
@@ -28,6 +29,10 @@ export interface ApplyOptions {
   singleTransaction?: boolean;
   /** Base for the `file` paths reported (default: the working directory). */
   relativeTo?: string;
+  /** node-pg-migrate's checkOrder, as the project deploys (default true; false for `--no-check-order`). */
+  checkOrder?: boolean;
+  /** Which node-pg-migrate runs (default: the bundled one); see resolveEngine. */
+  engine?: MigrationEngine;
 }
 
 export interface MigrationError {
@@ -251,7 +256,7 @@ export async function applyMigrations(options: ApplyOptions): Promise<ApplyResul
     for (const only of runs) {
       capture.beginRun();
       try {
-        await runner({
+        await (options.engine?.runner ?? runner)({
           dbClient,
           dir: options.dir,
           direction: options.direction,
@@ -260,7 +265,7 @@ export async function applyMigrations(options: ApplyOptions): Promise<ApplyResul
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
-          checkOrder: true,
+          checkOrder: options.checkOrder ?? true,
           singleTransaction: options.singleTransaction ?? false,
           logger: capture.logger,
         });

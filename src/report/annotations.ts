@@ -38,6 +38,9 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
   for (const p of plan.problems) {
     if (p.kind !== 'parent-ahead') out.push({ level: plan.blocking ? 'error' : 'warning', file: p.file, title: `Consort: ${p.kind}`, message: planMessage(p) });
   }
+  for (const p of plan.warnings ?? []) {
+    if (p.kind !== 'parent-ahead') out.push({ level: 'warning', file: p.file, title: `Consort: ${p.kind} (migrations.checkOrder: false)`, message: planMessage(p) });
+  }
   const failure = migrations.failure;
   if (failure?.file) {
     out.push({
@@ -48,7 +51,8 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
   for (const f of lint.findings) {
     out.push({
       level: f.blocking ? 'error' : 'warning', file: f.file, line: f.line, ...(f.column ? { column: f.column } : {}),
-      title: `squawk: ${f.rule}`, message: f.help ? `${f.message}\n${f.help}` : f.message,
+      title: `squawk: ${f.rule}${f.note === undefined ? '' : ' (note)'}`,
+      message: [...(f.note === undefined ? [] : [`Note: ${f.note}.`]), f.message, ...(f.help ? [f.help] : [])].join('\n'),
     });
   }
   for (const m of reversibility.migrations) {

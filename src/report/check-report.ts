@@ -37,6 +37,8 @@ export type PlanProblem = z.infer<typeof PlanProblem>;
 const LintFinding = z.object({
   rule: z.string(), level: z.enum(['error', 'warning']), message: z.string(), help: z.string().optional(),
   file: z.string(), line: z.number().int(), column: z.number().int().optional(), blocking: z.boolean(),
+  /** Why this finding does not apply here (a table this PR creates, advice Postgres cannot follow): never blocking. */
+  note: z.string().optional(),
 });
 
 export const ReversibilityVerdict = z.enum(['reversible', 'irreversible', 'missing-down', 'not-restored', 'down-failed', 'reapply-failed', 'not-checked']);
@@ -62,11 +64,18 @@ export const CheckReport = z.object({
   /** Set when conclusion is `error`: what went wrong and what to do. */
   error: z.object({ message: z.string(), hint: z.string().optional() }).optional(),
   stages: z.object({
-    plan: Stage.extend({ newMigrations: z.array(z.string()), problems: z.array(PlanProblem) }),
+    plan: Stage.extend({
+      newMigrations: z.array(z.string()),
+      problems: z.array(PlanProblem),
+      /** Order conflicts allowed by `migrations.checkOrder: false`: reported, not failing. */
+      warnings: z.array(PlanProblem).optional(),
+    }),
     baseline: Stage.extend({ name: z.string().nullable(), reused: z.boolean(), applied: z.array(z.string()), seeded: z.boolean() }),
     migrations: Stage.extend({
       applied: z.array(z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() })),
       failure: z.object({ name: z.string(), file: z.string(), statement: z.string(), message: z.string(), code: z.string().optional(), line: z.number().int().optional() }).optional(),
+      /** The node-pg-migrate that applied them: the project's installed copy, or Consort's bundled one. */
+      nodePgMigrate: z.object({ version: z.string(), source: z.enum(['project', 'bundled']) }).optional(),
     }),
     lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),
     reversibility: Stage.extend({

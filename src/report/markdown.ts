@@ -131,9 +131,10 @@ function capped<T>(list: readonly T[], cap: number, what: string, omitted: strin
 
 function planSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
-  if (problems.length === 0) return null;
+  const warnings = (r.stages.plan.warnings ?? []).map((p) => `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p))}`);
+  if (problems.length === 0 && warnings.length === 0) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);
-  const lines = shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`);
+  const lines = [...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`), ...warnings.slice(0, Math.max(l.items, 0))];
   const renames = shown.flatMap((p) => renameCommand(p, shellQuote) ?? []);
   const fix = renames.length === 0 ? [] : ['Rename with:', fenced(renames.join('\n'), 'sh')];
   return ['### Migration plan', ...lines, ...more, ...fix].join('\n\n');
@@ -151,8 +152,9 @@ function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
   const blocking = all.filter((f) => f.blocking).length;
   const { shown, more } = capped(all, l.items, 'lint finding', omitted);
   const rows = shown.map((f) => {
-    const message = f.help === undefined ? f.message : `${f.message} — ${f.help}`;
-    return `| ${mdCode(clip(f.rule, CELL_MAX))} | ${mdCode(clip(location(f.file, f.line, f.column), CELL_MAX))} | ${mdText(clip(oneLine(message), CELL_MAX * 2))} | ${f.blocking ? '❌ yes' : 'no'} |`;
+    const advice = f.help === undefined ? f.message : `${f.message} — ${f.help}`;
+    const message = f.note === undefined ? advice : `Note: ${f.note}. ${advice}`;
+    return `| ${mdCode(clip(f.rule, CELL_MAX))} | ${mdCode(clip(location(f.file, f.line, f.column), CELL_MAX))} | ${mdText(clip(oneLine(message), CELL_MAX * 2))} | ${f.blocking ? '❌ yes' : f.note === undefined ? 'no' : 'no (note)'} |`;
   });
   const table = rows.length === 0 ? [] : [['| Rule | Location | Message | Blocking |', '| --- | --- | --- | --- |', ...rows].join('\n')];
   return [`### Lint: ${plural(all.length, 'finding')}, ${count(blocking)} blocking`, ...table, ...more].join('\n\n');

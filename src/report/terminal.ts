@@ -113,6 +113,12 @@ function sections(r: CheckReport, width: number, p: Palette): string[][] {
     });
     out.push([p.bold('Migration plan'), ...lines, ...more(problems.length, LIST_MAX, '  ', p)]);
   }
+  const warnings = r.stages.plan.warnings ?? [];
+  if (warnings.length > 0) {
+    const lines = warnings.slice(0, LIST_MAX).flatMap((pr) =>
+      wrap(`! ${PROBLEM_TITLE[pr.kind]} (allowed, migrations.checkOrder: false): ${phrase(problemPhrase(pr))}`, width, '  ', '    '));
+    out.push([p.bold('Migration plan warnings'), ...lines, ...more(warnings.length, LIST_MAX, '  ', p)]);
+  }
   const f = r.stages.migrations.failure;
   if (f !== undefined) {
     out.push([
@@ -126,7 +132,8 @@ function sections(r: CheckReport, width: number, p: Palette): string[][] {
   if (findings.length > 0) {
     const blocking = findings.filter((x) => x.blocking).length;
     const lines = findings.slice(0, LIST_MAX).flatMap((x) => [
-      `  ${x.blocking ? p.red('✗') : p.yellow('·')} ${oneLine(x.rule)}  ${oneLine(location(x.file, x.line, x.column))}${x.blocking ? '' : p.dim(' (non-blocking)')}`,
+      `  ${x.blocking ? p.red('✗') : p.yellow('·')} ${oneLine(x.rule)}  ${oneLine(location(x.file, x.line, x.column))}${x.blocking ? '' : p.dim(x.note === undefined ? ' (non-blocking)' : ' (note)')}`,
+      ...(x.note === undefined ? [] : wrap(oneLine(`Note: ${x.note}.`), width, '      ')),
       ...wrap(oneLine(x.help === undefined ? x.message : `${x.message} — ${x.help}`), width, '      '),
     ]);
     out.push([p.bold(`Lint: ${plural(findings.length, 'finding')}, ${count(blocking)} blocking`), ...lines, ...more(findings.length, LIST_MAX, '  ', p)]);

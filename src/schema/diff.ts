@@ -2,6 +2,15 @@
  * A pure, name-based diff of two schema snapshots. Objects are matched by key (qualified name; for
  * functions, name and identity arguments), so an empty diff means the schemas are the same.
  */
+import type {
+  CollationInfo,
+  CommentInfo,
+  DomainInfo,
+  ExtensionInfo,
+  PolicyInfo,
+  PrivilegeInfo,
+  TypeInfo,
+} from './objects.js';
 import {
   compareKeys,
   qualifiedName,
@@ -25,8 +34,12 @@ export interface ColumnEntry extends ColumnInfo {
 
 /** What each kind in a diff holds. Columns are listed only for tables present on both sides. */
 export interface SchemaObjects {
+  extensions: ExtensionInfo;
   schemas: SchemaInfo;
+  collations: CollationInfo;
   enums: EnumInfo;
+  domains: DomainInfo;
+  types: TypeInfo;
   sequences: SequenceInfo;
   tables: TableInfo;
   columns: ColumnEntry;
@@ -35,12 +48,16 @@ export interface SchemaObjects {
   views: ViewInfo;
   functions: FunctionInfo;
   triggers: TriggerInfo;
+  policies: PolicyInfo;
+  privileges: PrivilegeInfo;
+  comments: CommentInfo;
 }
 export type ObjectKind = keyof SchemaObjects;
 
 /** The order kinds are reported in: roughly the order a migration would create them. */
 export const OBJECT_KINDS: readonly ObjectKind[] = [
-  'schemas', 'enums', 'sequences', 'tables', 'columns', 'indexes', 'constraints', 'views', 'functions', 'triggers',
+  'extensions', 'schemas', 'collations', 'enums', 'domains', 'types', 'sequences', 'tables', 'columns', 'indexes',
+  'constraints', 'views', 'functions', 'triggers', 'policies', 'privileges', 'comments',
 ];
 
 export type FieldValue = string | boolean | null | readonly string[];
@@ -73,28 +90,39 @@ interface KindSpec<T, Id extends PropertyKey> {
   fields: Record<Exclude<ValueFields<T>, Id>, true>;
 }
 type Specs = { [K in ObjectKind]: KindSpec<SchemaObjects[K], IdentityOf<K>> };
-type IdentityOf<K extends ObjectKind> = K extends 'schemas'
+type IdentityOf<K extends ObjectKind> = K extends 'schemas' | 'extensions'
   ? 'name'
-  : K extends 'columns' | 'constraints' | 'triggers'
+  : K extends 'columns' | 'constraints' | 'triggers' | 'policies'
     ? 'schema' | 'table' | 'name'
     : K extends 'functions'
       ? 'schema' | 'name' | 'identityArguments'
-      : 'schema' | 'name';
+      : K extends 'privileges' | 'comments'
+        ? 'type' | 'identity'
+        : 'schema' | 'name';
 
 const named = (o: { schema: string; name: string }): string => qualifiedName(o.schema, o.name);
 const onTable = (o: { schema: string; table: string; name: string }): string =>
   qualifiedName(o.schema, o.table, o.name);
 
+const identified = (o: { type: string; identity: string }): string => `${o.type} ${o.identity}`;
+
 export const KIND_SPECS: Specs = {
+  extensions: { key: (e) => qualifiedName(e.name), fields: { version: true, schema: true } },
   schemas: { key: (s) => qualifiedName(s.name), fields: {} },
+  collations: { key: named, fields: { provider: true, locale: true, deterministic: true } },
   enums: { key: named, fields: { labels: true } },
+  domains: { key: named, fields: { type: true, notNull: true, default: true, collation: true, constraints: true } },
+  types: { key: named, fields: { kind: true, definition: true } },
   sequences: {
     key: named,
     fields: { type: true, start: true, increment: true, min: true, max: true, cache: true, cycle: true, ownedBy: true },
   },
   tables: {
     key: named,
-    fields: { kind: true, partitionKey: true, partitionBound: true, inherits: true, unlogged: true, rowSecurity: true, options: true },
+    fields: {
+      kind: true, partitionKey: true, partitionBound: true, inherits: true, unlogged: true, rowSecurity: true,
+      forceRowSecurity: true, replicaIdentity: true, options: true,
+    },
   },
   columns: {
     key: onTable,
@@ -111,6 +139,9 @@ export const KIND_SPECS: Specs = {
     },
   },
   triggers: { key: onTable, fields: { definition: true, enabled: true } },
+  policies: { key: onTable, fields: { command: true, permissive: true, roles: true, using: true, withCheck: true } },
+  privileges: { key: identified, fields: { grants: true } },
+  comments: { key: identified, fields: { text: true } },
 };
 
 function sameValue(a: FieldValue, b: FieldValue): boolean {
@@ -173,8 +204,12 @@ export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): Sche
   }
   tables.changed.sort((x, y) => compareKeys(x.key, y.key));
   return {
+    extensions: diffKind(KIND_SPECS.extensions, before.extensions, after.extensions),
     schemas: diffKind(KIND_SPECS.schemas, before.schemas, after.schemas),
+    collations: diffKind(KIND_SPECS.collations, before.collations, after.collations),
     enums: diffKind(KIND_SPECS.enums, before.enums, after.enums),
+    domains: diffKind(KIND_SPECS.domains, before.domains, after.domains),
+    types: diffKind(KIND_SPECS.types, before.types, after.types),
     sequences: diffKind(KIND_SPECS.sequences, before.sequences, after.sequences),
     tables,
     columns: diffKind(KIND_SPECS.columns, columnsOf(before.tables, common), columnsOf(after.tables, common)),
@@ -183,6 +218,9 @@ export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): Sche
     views: diffKind(KIND_SPECS.views, before.views, after.views),
     functions: diffKind(KIND_SPECS.functions, before.functions, after.functions),
     triggers: diffKind(KIND_SPECS.triggers, before.triggers, after.triggers),
+    policies: diffKind(KIND_SPECS.policies, before.policies, after.policies),
+    privileges: diffKind(KIND_SPECS.privileges, before.privileges, after.privileges),
+    comments: diffKind(KIND_SPECS.comments, before.comments, after.comments),
   };
 }
 

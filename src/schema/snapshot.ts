@@ -4,6 +4,19 @@
  * what the reversibility check relies on. Queries use only catalog columns present in PG 15–18.
  */
 import type { Queryable } from '../db/sql.js';
+import {
+  EXTRA_SQL,
+  type CollationInfo,
+  type CommentInfo,
+  type DomainInfo,
+  type ExtensionInfo,
+  type ExtraObjects,
+  type PolicyInfo,
+  type PrivilegeInfo,
+  type TypeInfo,
+} from './objects.js';
+
+export type * from './objects.js';
 
 export interface SchemaInfo { name: string }
 export interface ColumnInfo {
@@ -23,6 +36,9 @@ export interface TableInfo {
   kind: 'table' | 'partitioned table';
   unlogged: boolean;
   rowSecurity: boolean;
+  /** FORCE ROW LEVEL SECURITY: policies apply to the table's owner too. */
+  forceRowSecurity: boolean;
+  replicaIdentity: 'default' | 'nothing' | 'full' | 'index';
   options: string[];
   partitionKey: string | null;
   partitionBound: string | null;
@@ -73,7 +89,7 @@ export interface SequenceInfo {
 }
 export interface TriggerInfo { schema: string; table: string; name: string; definition: string; enabled: string }
 
-export interface SchemaSnapshot {
+export interface SchemaSnapshot extends ExtraObjects {
   schemas: SchemaInfo[];
   tables: TableInfo[];
   indexes: IndexInfo[];
@@ -127,7 +143,10 @@ const SQL = {
   schemas: `${NSP} SELECT nspname AS name FROM nsp`,
   tables: `${NSP} SELECT n.nspname AS schema, c.relname::text AS name,
       CASE c.relkind WHEN 'p' THEN 'partitioned table' ELSE 'table' END AS kind,
-      c.relpersistence = 'u' AS unlogged, c.relrowsecurity AS "rowSecurity", coalesce(c.reloptions, '{}') AS options,
+      c.relpersistence = 'u' AS unlogged, c.relrowsecurity AS "rowSecurity",
+      c.relforcerowsecurity AS "forceRowSecurity",
+      CASE c.relreplident WHEN 'n' THEN 'nothing' WHEN 'f' THEN 'full' WHEN 'i' THEN 'index' ELSE 'default' END AS "replicaIdentity",
+      coalesce(c.reloptions, '{}') AS options,
       CASE WHEN c.relkind = 'p' THEN pg_catalog.pg_get_partkeydef(c.oid) END AS "partitionKey",
       pg_catalog.pg_get_expr(c.relpartbound, c.oid) AS "partitionBound",
       ARRAY(SELECT ARRAY[pn.nspname::text, p.relname::text] FROM pg_catalog.pg_inherits i
@@ -211,6 +230,30 @@ function sortBy<T>(items: T[], key: (item: T) => string): T[] {
 const byName = (o: { schema: string; name: string }): string => qualifiedName(o.schema, o.name);
 const onTable = (o: { schema: string; table: string; name: string }): string => qualifiedName(o.schema, o.table, o.name);
 
+type Query = <T extends object>(sql: string) => Promise<T[]>;
+const sorted = (items: readonly string[]): string[] => [...items].sort(compareKeys);
+const identified = (o: { type: string; identity: string }): string => `${o.type} ${o.identity}`;
+
+async function snapshotExtras(query: Query, kept: (schema: string, table: string | null) => boolean): Promise<ExtraObjects> {
+  const run = <T extends object>(sql: string): Promise<T[]> => query<T>(`${NSP} ${sql}`);
+  // Privileges and comments on an ignored table (the bookkeeping table) are its business, not the PR's.
+  const onKeptRelation = <T extends { rel: string | null }>(rows: T[]): Omit<T, 'rel'>[] =>
+    rows.filter((r) => r.rel === null || kept('', r.rel)).map(({ rel: _rel, ...r }) => r);
+  const privileges = onKeptRelation(await run<PrivilegeInfo & { rel: string | null }>(EXTRA_SQL.privileges));
+  return {
+    extensions: sortBy(await run<ExtensionInfo>(EXTRA_SQL.extensions), (e) => qualifiedName(e.name)),
+    collations: sortBy(await run<CollationInfo>(EXTRA_SQL.collations), byName),
+    domains: sortBy((await run<DomainInfo>(EXTRA_SQL.domains)).map((d) => ({ ...d, constraints: sorted(d.constraints) })), byName),
+    types: sortBy(await run<TypeInfo>(EXTRA_SQL.types), byName),
+    policies: sortBy(
+      (await run<PolicyInfo>(EXTRA_SQL.policies)).filter((p) => kept(p.schema, p.table)).map((p) => ({ ...p, roles: sorted(p.roles) })),
+      onTable,
+    ),
+    privileges: sortBy(privileges.map((p) => ({ ...p, grants: sorted(p.grants) })), identified),
+    comments: sortBy(onKeptRelation(await run<CommentInfo & { rel: string | null }>(EXTRA_SQL.comments)), identified),
+  };
+}
+
 export async function snapshotSchema(client: Queryable, options: SnapshotOptions = {}): Promise<SchemaSnapshot> {
   const ignore = new Set(options.ignoreTables ?? ['pgmigrations']);
   const kept = (schema: string, table: string | null): boolean =>
@@ -244,6 +287,7 @@ export async function snapshotSchema(client: Queryable, options: SnapshotOptions
         ownedBy: table === null || column === null ? null : qualifiedName(table, column),
       }));
     const views = await query<ViewInfo>(SQL.views);
+    const extra = await snapshotExtras(query, kept);
     const functions = await query<FunctionInfo>(SQL.functions);
     return {
       schemas: sortBy(await query<SchemaInfo>(SQL.schemas), (s) => qualifiedName(s.name)),
@@ -258,6 +302,7 @@ export async function snapshotSchema(client: Queryable, options: SnapshotOptions
       ),
       sequences: sortBy(sequences, byName),
       triggers: sortBy(keep(await query<TriggerInfo>(SQL.triggers)), onTable),
+      ...extra,
     };
   } finally {
     // Inside a caller's failed transaction this cannot run, but the rollback reverts our SET anyway;

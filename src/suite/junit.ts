@@ -76,7 +76,8 @@ interface RawSuite {
 const Suite: z.ZodType<RawSuite> = z.lazy(() =>
   z.object({ $: Attrs.optional(), testcase: z.array(Case).optional(), testsuite: z.array(Suite).optional(), failure: Outcomes, error: Outcomes }));
 const Root = z.object({
-  testsuites: z.object({ $: Attrs.optional(), testsuite: z.array(Suite).optional() }).optional(),
+  // node:test's junit reporter puts top-level tests straight under <testsuites>.
+  testsuites: z.object({ $: Attrs.optional(), testsuite: z.array(Suite).optional(), testcase: z.array(Case).optional() }).optional(),
   testsuite: z.array(Suite).optional(),
 });
 
@@ -236,8 +237,21 @@ export function parseJUnit(xml: string, source: string): SuiteResult {
   }
   const top = root.testsuites?.testsuite ?? root.testsuite ?? [];
   const suites: SuiteCase[] = [];
+  const loose = root.testsuites?.testcase ?? [];
+  if (loose.length > 0) {
+    const suite = { name: root.testsuites?.$?.name || path.basename(source) };
+    suites.push({ ...suite, tests: loose.map((c) => normalizeCase(c, suite)) });
+  }
   for (const raw of top) collect(raw, path.basename(source), suites);
   const unique = uniqueIds(suites);
+  // A report that says it holds tests but yields none is a dialect we misread: never a pass.
+  const declaredTests = Number(root.testsuites?.$?.tests ?? top.reduce((n, s) => n + Number(s.$?.tests ?? 0), 0));
+  if (declaredTests > 0 && totalsOf(unique).total === 0) {
+    throw new JUnitError(`JUnit report ${source} declares ${declaredTests} test(s) but no <testcase> could be read from it.`, {
+      source,
+      hint: `${FORMAT_HINT} Report this layout to Consort with the file attached.`,
+    });
+  }
   // Runners run suites in parallel, so the root's wall-clock time beats summing the parts.
   const declared = root.testsuites?.$?.time;
   const summed = top.reduce((sum, s) => sum + seconds(s.$?.time), 0);
@@ -292,7 +306,15 @@ export async function readJUnitReports(patterns: string | string[], cwd: string,
       hint: `${FORMAT_HINT} If the suite crashed before writing it, its output shows why.`,
     });
   }
-  return mergeSuiteResults(results);
+  const merged = mergeSuiteResults(results);
+  // The suite ran; a report without a single test proves nothing, so it fails closed.
+  if (merged.totals.total === 0) {
+    throw new JUnitError(`The JUnit report(s) at ${list.join(', ')} hold no test cases, though the suite ran.`, {
+      source: list.join(', '),
+      hint: `${FORMAT_HINT} node --test needs --test-reporter=junit --test-reporter-destination=<file>; a suite that selected no tests is not a pass.`,
+    });
+  }
+  return merged;
 }
 
 export function summarizeSuite(result: SuiteResult): string {

@@ -13,6 +13,7 @@ database:
 migrations:
   dir: db/migrations
   table: schema_migrations
+  checkOrder: false
 suite:
   command: npm run test:integration
   env: TEST_DATABASE_URL
@@ -28,6 +29,7 @@ lint:
     prefer-bigint-over-int: error
 reversibility:
   enabled: false
+  requireDown: true
 check:
   blocking: [migrations, suite]
 roles:
@@ -65,7 +67,7 @@ const FULL_CONFIG: ConsortConfig = {
     seed: { kind: 'file', path: 'db/seed.sql' },
     promote: true,
   },
-  migrations: { dir: 'db/migrations', table: 'schema_migrations' },
+  migrations: { dir: 'db/migrations', table: 'schema_migrations', checkOrder: false },
   suite: {
     command: 'npm run test:integration',
     env: 'TEST_DATABASE_URL',
@@ -73,7 +75,7 @@ const FULL_CONFIG: ConsortConfig = {
     timeout: '1h30m',
   },
   lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning', severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' } },
-  reversibility: { enabled: false },
+  reversibility: { enabled: false, requireDown: true },
   check: { blocking: ['migrations', 'suite'] },
   roles: {
     driver: {
@@ -92,10 +94,10 @@ const FULL_CONFIG: ConsortConfig = {
 describe('defaults', () => {
   const DEFAULTS: ConsortConfig = {
     database: { provider: 'local', parent: 'main', promote: false },
-    migrations: { dir: 'migrations', table: 'pgmigrations' },
+    migrations: { dir: 'migrations', table: 'pgmigrations', checkOrder: true },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
     lint: { rules: [], failOn: 'error', severity: {} },
-    reversibility: { enabled: true },
+    reversibility: { enabled: true, requireDown: false },
     check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
     roles: {},
     agents: {},

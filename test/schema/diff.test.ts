@@ -10,7 +10,7 @@ const col = (name: string, over: Partial<ColumnInfo> = {}): ColumnInfo => ({
   name, type: 'text', notNull: false, default: null, identity: null, generated: null, collation: null, ...over,
 });
 const table = (name: string, columns: ColumnInfo[], over: Partial<TableInfo> = {}): TableInfo => ({
-  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, options: [],
+  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, forceRowSecurity: false, replicaIdentity: 'default', options: [],
   partitionKey: null, partitionBound: null, inherits: [], columns, ...over,
 });
 const fn = (name: string, identityArguments: string, over: Partial<FunctionInfo> = {}): FunctionInfo => ({
@@ -20,7 +20,8 @@ const fn = (name: string, identityArguments: string, over: Partial<FunctionInfo>
 });
 const snap = (over: Partial<SchemaSnapshot> = {}): SchemaSnapshot => ({
   schemas: [{ name: 'public' }], tables: [], indexes: [], constraints: [], enums: [], views: [],
-  functions: [], sequences: [], triggers: [], ...over,
+  functions: [], sequences: [], triggers: [],
+  extensions: [], collations: [], domains: [], types: [], policies: [], privileges: [], comments: [], ...over,
 });
 
 const users = table('users', [col('id', { type: 'bigint', notNull: true }), col('email')]);

@@ -6,12 +6,13 @@ const col = (name: string, over: Partial<ColumnInfo> = {}): ColumnInfo => ({
   name, type: 'text', notNull: false, default: null, identity: null, generated: null, collation: null, ...over,
 });
 const table = (name: string, columns: ColumnInfo[], over: Partial<TableInfo> = {}): TableInfo => ({
-  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, options: [],
+  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, forceRowSecurity: false, replicaIdentity: 'default', options: [],
   partitionKey: null, partitionBound: null, inherits: [], columns, ...over,
 });
 const snap = (over: Partial<SchemaSnapshot> = {}): SchemaSnapshot => ({
   schemas: [{ name: 'public' }], tables: [], indexes: [], constraints: [], enums: [], views: [],
-  functions: [], sequences: [], triggers: [], ...over,
+  functions: [], sequences: [], triggers: [],
+  extensions: [], collations: [], domains: [], types: [], policies: [], privileges: [], comments: [], ...over,
 });
 
 const longView = `SELECT ${Array.from({ length: 12 }, (_, i) => `users.column_number_${i}`).join(',\n    ')}\n   FROM public.users;`;

@@ -10,6 +10,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import { applyMigrations } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { branchEnv } from '../../suite/pg-env.js';
@@ -25,6 +26,14 @@ export interface BaselineInput {
   baseDir: { dir: string; relativeTo: string };
   rebuild: boolean;
   env: NodeJS.ProcessEnv;
+  /**
+   * The seed file as base has it (a PR that adds a table and seeds it must not seed base's
+   * schema with it): a string, or null when base has no seed file yet (then nothing is seeded).
+   * Undefined: read it from the workspace.
+   */
+  baseSeed?: string | null;
+  /** The node-pg-migrate to apply base's migrations with (default: the bundled one). */
+  engine?: MigrationEngine;
 }
 
 export type BaselineOutcome =
@@ -32,11 +41,12 @@ export type BaselineOutcome =
   | { ok: false; kind: 'parent-ahead'; ahead: string[] }
   | { ok: false; kind: 'failed'; message: string };
 
-async function seedIdentity(config: ConsortConfig, workspace: string): Promise<string> {
+async function seedIdentity(config: ConsortConfig, workspace: string, baseSeed: string | null | undefined): Promise<string> {
   const seed = config.database.seed;
   if (!seed) return 'none';
   if (seed.kind === 'command') return `command:${seed.command}`;
-  return `file:${createHash('sha256').update(await readSeed(workspace, seed.path)).digest('hex')}`;
+  const sql = baseSeed === undefined ? await readSeed(workspace, seed.path) : baseSeed;
+  return sql === null ? 'file:absent-on-base' : `file:${createHash('sha256').update(sql).digest('hex')}`;
 }
 
 async function readSeed(workspace: string, file: string): Promise<string> {
@@ -47,12 +57,12 @@ async function readSeed(workspace: string, file: string): Promise<string> {
   }
 }
 
-export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild'>): Promise<string> {
+export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed'>): Promise<string> {
   const key = createHash('sha256').update(JSON.stringify({
     parent: input.config.database.parent,
     table: input.config.migrations.table,
     migrations: input.base.map((m) => [m.name, m.sha256]),
-    seed: await seedIdentity(input.config, input.workspace),
+    seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
     rebuild: input.rebuild,
   })).digest('hex');
   return `baseline-${key.slice(0, 12)}`;
@@ -99,6 +109,8 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         if (input.rebuild) await emptyDatabase(url);
         const result = await applyMigrations({
           databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+          checkOrder: config.migrations.checkOrder,
+          ...(input.engine ? { engine: input.engine } : {}),
         });
         if (!result.ok) {
           const f = result.failed;
@@ -107,7 +119,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           });
         }
         applied = result.applied.map((m) => m.name);
-        seeded = await runSeed(config, input.workspace, url, input.env);
+        seeded = await runSeed(config, input.workspace, url, input.env, input.baseSeed);
       },
     });
     return { ok: true, name, reused: outcome === 'reused', applied, seeded };
@@ -117,11 +129,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   }
 }
 
-async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv, baseSeed: string | null | undefined): Promise<boolean> {
   const seed = config.database.seed;
   if (!seed) return false;
   if (seed.kind === 'file') {
-    const sql = await readSeed(workspace, seed.path);
+    const sql = baseSeed === undefined ? await readSeed(workspace, seed.path) : baseSeed;
+    if (sql === null) return false;
     await withClient(url, (db) => db.query(sql)).catch((e: Error) => {
       throw new ConsortError('config', `The seed file ${seed.path} failed: ${e.message}`, { hint: 'Fix the seed SQL so it runs on the base schema.' });
     });

@@ -1,43 +1,99 @@
 /**
  * Lint the new migrations. SQL files are linted as written (their Up section), so findings point
- * at real file lines; JS/TS migrations are linted on the SQL they sent when applied.
+ * at real file lines; JS/TS migrations are linted on the SQL they sent when applied, and each
+ * finding is moved to the `pgm.*` call that sent the statement (or the file's first line, with
+ * the statement quoted). Findings that cannot apply (a live-table rule on a table this PR creates,
+ * NOT VALID advice for a UNIQUE or PRIMARY KEY) become non-blocking notes that say why.
  */
 import type { ConsortConfig } from '../../config/schema.js';
+import { noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
+import { locateStatements } from '../../lint/locate.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
-import { lintMigrations, type LintInput } from '../../lint/squawk.js';
+import { lintMigrations, type LintFinding, type LintInput } from '../../lint/squawk.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { parseSqlSections } from '../../migrations/files.js';
 import type { AppliedMigration } from '../../migrations/runner.js';
 import type { Stages } from '../../report/check-report.js';
+
+type Finding = Stages['lint']['findings'][number];
+
+interface Linted {
+  input: LintInput;
+  /** JS/TS: the statements sent, the 0-based line each starts at in `input.sql`, the source. */
+  sent?: { statements: string[]; startLines: number[]; source: string };
+}
+
+const QUOTE_MAX = 200;
+
+function jsInput(m: MigrationFile, sent: readonly string[]): Linted {
+  const statements = sent.map((s) => `${s.trim().replace(/;$/, '')};`);
+  const startLines: number[] = [];
+  let line = 0;
+  for (const s of statements) {
+    startLines.push(line);
+    line += s.split(/\r\n|\r|\n/).length;
+  }
+  return { input: { file: m.file, sql: statements.join('\n') }, sent: { statements, startLines, source: m.content } };
+}
+
+/** The statement a finding is about, and for JS/TS where it lands in the source. */
+function place(f: LintFinding, l: Linted): { statement: string; line: number; column?: number; quote?: string } {
+  if (!l.sent) return { statement: statementAt(l.input.sql, f.line - 1 - (l.input.lineOffset ?? 0)), line: f.line, ...(f.column ? { column: f.column } : {}) };
+  const { statements, startLines, source } = l.sent;
+  let index = startLines.findIndex((start, i) => f.line - 1 >= start && (i === startLines.length - 1 || f.line - 1 < startLines[i + 1]!));
+  if (index === -1) index = 0;
+  const statement = statements[index] ?? '';
+  const where = locateStatements(source, statements)[index] ?? { line: 1, exact: false };
+  const oneLine = statement.replace(/\s+/g, ' ');
+  return { statement, line: where.line, ...(where.exact ? {} : { quote: oneLine.length > QUOTE_MAX ? `${oneLine.slice(0, QUOTE_MAX)}…` : oneLine }) };
+}
 
 export async function lintStage(
   config: ConsortConfig,
   migrations: readonly MigrationFile[],
   applied: readonly AppliedMigration[],
   serverVersion: string,
+  baseRelations?: BaseRelations,
 ): Promise<Pick<Stages['lint'], 'status' | 'summary' | 'findings' | 'squawkVersion'>> {
-  const inputs: LintInput[] = [];
+  const linted: Linted[] = [];
   for (const m of migrations) {
     if (m.kind === 'sql') {
-      inputs.push({ file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 });
+      linted.push({ input: { file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 } });
     } else {
       const sent = applied.find((a) => a.name === m.name)?.sql ?? [];
-      if (sent.length > 0) inputs.push({ file: m.file, sql: sent.map((s) => `${s.trim().replace(/;$/, '')};`).join('\n') });
+      if (sent.length > 0) linted.push(jsInput(m, sent));
     }
   }
-  if (inputs.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
-  const result = await lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: true });
-  const findings = applySeverity(result.findings, config.lint.severity);
-  const verdict = lintVerdict(findings, config.lint.failOn);
+  if (linted.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
+  const result = await lintMigrations(linted.map((l) => l.input), { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: true });
+  const byFile = new Map(linted.map((l) => [l.input.file, l]));
+  const placed = applySeverity(result.findings, config.lint.severity).map((f) => {
+    const l = byFile.get(f.file);
+    if (!l) return { finding: f };
+    const p = place(f, l);
+    const note = baseRelations ? noteReason(f, p.statement, baseRelations) : undefined;
+    const { column: _column, ...rest } = f;
+    const finding: LintFinding = {
+      ...rest, line: p.line, ...(p.column ? { column: p.column } : {}),
+      message: p.quote ? `${f.message} (in \`${p.quote}\`)` : f.message,
+    };
+    return { finding: note ? { ...finding, level: 'warning' as const } : finding, note };
+  });
+  // Notes are reported, never counted against failOn.
+  const verdict = lintVerdict(placed.filter((p) => !p.note).map((p) => p.finding), config.lint.failOn);
   const blocking = new Set(verdict.blocking);
-  const errors = findings.filter((f) => f.level === 'error').length;
+  const findings: Finding[] = placed.map((p) => ({ ...p.finding, blocking: blocking.has(p.finding), ...(p.note ? { note: p.note } : {}) }));
+  const notes = findings.filter((f) => f.note !== undefined).length;
+  const counted = findings.filter((f) => f.note === undefined);
+  const errors = counted.filter((f) => f.level === 'error').length;
+  const noteText = notes > 0 ? `, ${notes} note(s)` : '';
   const summary = findings.length === 0
-    ? `${inputs.length} migration(s) clean`
-    : `${findings.length} finding(s): ${errors} error(s), ${findings.length - errors} warning(s)${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
+    ? `${linted.length} migration(s) clean`
+    : `${counted.length} finding(s): ${errors} error(s), ${counted.length - errors} warning(s)${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
   return {
     status: verdict.passed ? 'passed' : 'failed',
     summary,
-    findings: findings.map((f) => ({ ...f, blocking: blocking.has(f) })),
+    findings,
     squawkVersion: result.squawkVersion,
   };
 }

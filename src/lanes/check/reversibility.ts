@@ -5,6 +5,7 @@
  * node-pg-migrate's own `redo` compares nothing; this is what makes a down migration trustworthy.
  */
 import { withClient } from '../../db/sql.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
@@ -17,6 +18,14 @@ export interface ReversibilityInput {
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
   table: string;
+  checkOrder?: boolean;
+  engine?: MigrationEngine;
+  /**
+   * Put the throwaway branch back to the baseline. With it, the migrations older than one that
+   * cannot be taken down (declared irreversible, no down, a failing down) are still checked, on a
+   * fresh copy holding only them; without it they are reported as not checked.
+   */
+  reset?: () => Promise<void>;
 }
 
 export interface ReversibilityResult {
@@ -25,66 +34,114 @@ export interface ReversibilityResult {
   before: SchemaSnapshot;
 }
 
+type Verdicts = Map<string, { verdict: ReversibilityVerdict; detail?: string }>;
+
 const DETAIL_LIMIT = 4000;
+/** Verdicts from a down that ran and left the schema wrong: a later failure must not hide them. */
+const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restored', 'down-failed']);
 
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
   const snapshot = () => withClient(input.url, (db) => snapshotSchema(db, { ignoreTables: [input.table] }));
-  const run = (direction: 'up' | 'down'): Promise<ApplyResult> => applyMigrations({
-    databaseUrl: input.url, dir: input.headDir.dir, relativeTo: input.headDir.relativeTo, direction, count: 1, migrationsTable: input.table,
-  });
-  const verdicts = new Map<string, { verdict: ReversibilityVerdict; detail?: string }>();
+  const verdicts: Verdicts = new Map();
   const before = await snapshot();
-  const after: SchemaSnapshot[] = [before];
-  for (const m of input.migrations) {
-    const up = await run('up');
-    if (!up.ok) return finish(input, verdicts, before, `applying ${m.name} on the throwaway branch failed: ${up.failed.error.message}`);
-    after.push(await snapshot());
-  }
-  // Down, newest first: each down must restore the schema as it was before that migration.
-  let lowest = input.migrations.length;
-  for (let i = input.migrations.length - 1; i >= 0; i--) {
-    const m = input.migrations[i]!;
-    if (m.hasDown === 'irreversible') {
-      verdicts.set(m.name, { verdict: 'irreversible', detail: 'declared irreversible; older migrations in this PR were not taken down past it' });
-      break;
+  let pending = [...input.migrations];
+  let first = true;
+  while (pending.length > 0) {
+    if (!first) {
+      if (!input.reset) break;
+      await input.reset();
     }
-    if (m.hasDown === false) {
-      verdicts.set(m.name, { verdict: 'missing-down', detail: 'no down migration: it cannot be rolled back (declare it irreversible if that is intended)' });
-      break;
-    }
-    const down = await run('down');
-    if (!down.ok) {
-      const kind = down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed';
-      verdicts.set(m.name, { verdict: kind, detail: down.failed.error.message });
-      break;
-    }
-    lowest = i;
-    const diff = diffSchemas(after[i]!, await snapshot());
-    verdicts.set(m.name, isEmptyDiff(diff)
-      ? { verdict: 'reversible' }
-      : { verdict: 'not-restored', detail: `after down, the schema differs from before up:\n${renderSchemaDiffText(diff).slice(0, DETAIL_LIMIT)}` });
-  }
-  // Up again from where the downs stopped: the result must equal the first pass.
-  for (let i = lowest; i < input.migrations.length; i++) {
-    const m = input.migrations[i]!;
-    const up = await run('up');
-    if (!up.ok) {
-      verdicts.set(m.name, { verdict: 'reapply-failed', detail: `up after down failed: ${up.failed.error.message}` });
-      return finish(input, verdicts, before);
-    }
-  }
-  const final = diffSchemas(after[input.migrations.length]!, await snapshot());
-  if (!isEmptyDiff(final)) {
-    // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.
-    const suspect = [...input.migrations].reverse().find((m) => verdicts.get(m.name)?.verdict === 'reversible');
-    if (suspect) verdicts.set(suspect.name, { verdict: 'reapply-failed', detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}` });
+    first = false;
+    const pass = await provePass(input, pending, before, snapshot, verdicts);
+    if (pass.applyFailed) return finish(input, verdicts, before, pass.applyFailed);
+    // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
+    pending = pending.slice(0, pass.stoppedAt);
   }
   return finish(input, verdicts, before);
 }
 
+/**
+ * One pass over `migrations` (all pending on a copy of the baseline): up one at a time, down
+ * newest first until one cannot be taken down, up again. Returns the index the downs stopped at
+ * (0 when all went down).
+ */
+async function provePass(
+  input: ReversibilityInput,
+  migrations: readonly MigrationFile[],
+  before: SchemaSnapshot,
+  snapshot: () => Promise<SchemaSnapshot>,
+  verdicts: Verdicts,
+): Promise<{ stoppedAt: number; applyFailed?: string }> {
+  const run = (direction: 'up' | 'down'): Promise<ApplyResult> => applyMigrations({
+    databaseUrl: input.url, dir: input.headDir.dir, relativeTo: input.headDir.relativeTo, direction, count: 1, migrationsTable: input.table,
+    ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+    ...(input.engine === undefined ? {} : { engine: input.engine }),
+  });
+  const after: SchemaSnapshot[] = [before];
+  for (const m of migrations) {
+    const up = await run('up');
+    if (!up.ok) return { stoppedAt: 0, applyFailed: `applying ${m.name} on the throwaway branch failed: ${up.failed.error.message}` };
+    after.push(await snapshot());
+  }
+  // Down, newest first: each down must restore the schema as it was before that migration.
+  let lowest = migrations.length;
+  let stoppedAt = 0;
+  const residue = new Set<string>();
+  for (let i = migrations.length - 1; i >= 0; i--) {
+    const m = migrations[i]!;
+    const stop = (verdict: ReversibilityVerdict, detail: string): void => {
+      verdicts.set(m.name, { verdict, detail });
+      stoppedAt = i;
+    };
+    if (m.hasDown === 'irreversible') {
+      stop('irreversible', 'declared irreversible (down = false): not taken down; the migrations before it were checked without it');
+      break;
+    }
+    if (m.hasDown === false) {
+      stop('missing-down', 'no down migration: it cannot be rolled back (declare it irreversible if that is intended)');
+      break;
+    }
+    const down = await run('down');
+    if (!down.ok) {
+      stop(down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed', down.failed.error.message);
+      break;
+    }
+    lowest = i;
+    const diff = diffSchemas(after[i]!, await snapshot());
+    // What a newer migration's down left behind is still there; only what this down leaves is its own.
+    const own = isEmptyDiff(diff) ? [] : renderSchemaDiffText(diff).split('\n').filter((l) => !residue.has(l));
+    verdicts.set(m.name, own.length === 0
+      ? { verdict: 'reversible', ...(residue.size > 0 ? { detail: 'restores what it changed (a newer migration left the rest)' } : {}) }
+      : { verdict: 'not-restored', detail: `after down, the schema differs from before up:\n${own.join('\n').slice(0, DETAIL_LIMIT)}` });
+    for (const l of own) residue.add(l);
+  }
+  // Up again from where the downs stopped: the result must equal the first pass.
+  for (let i = lowest; i < migrations.length; i++) {
+    const m = migrations[i]!;
+    const up = await run('up');
+    if (!up.ok) {
+      // A down that left the schema wrong keeps its verdict and diff: re-applying on top of a
+      // wrong schema failing is a consequence, not the finding.
+      const was = verdicts.get(m.name);
+      const failure = `up after down failed: ${up.failed.error.message}`;
+      verdicts.set(m.name, was && KEEP_ON_REAPPLY.has(was.verdict)
+        ? { verdict: was.verdict, detail: `${was.detail ?? ''}\n${failure}` }
+        : { verdict: 'reapply-failed', detail: failure });
+      return { stoppedAt };
+    }
+  }
+  const final = diffSchemas(after[migrations.length]!, await snapshot());
+  if (!isEmptyDiff(final)) {
+    // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.
+    const suspect = [...migrations].reverse().find((m) => verdicts.get(m.name)?.verdict === 'reversible');
+    if (suspect) verdicts.set(suspect.name, { verdict: 'reapply-failed', detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}` });
+  }
+  return { stoppedAt };
+}
+
 function finish(
   input: ReversibilityInput,
-  verdicts: Map<string, { verdict: ReversibilityVerdict; detail?: string }>,
+  verdicts: Verdicts,
   before: SchemaSnapshot,
   notCheckedReason = 'not reached: a newer migration in this PR cannot be taken down',
 ): ReversibilityResult {

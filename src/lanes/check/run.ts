@@ -4,11 +4,14 @@
  * the Action and the App run exactly this. A bad migration or a red suite is a failing report,
  * never a throw; temporary branches are removed on every path.
  */
+import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
+import { readRelations } from '../../lint/context.js';
+import { describeEngine, resolveEngine } from '../../migrations/engine.js';
 import { planMigrations } from '../../migrations/plan.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -27,6 +30,14 @@ export interface CheckSide {
   ref: string;
   sha: string | null;
   migrations: readonly MigrationEntry[];
+  /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
+  seed?: string | null;
+  /**
+   * Where the side's whole tree is, so migrations that import project code run where their imports
+   * resolve: a directory (the working tree) or a commit of a repository (extracted for the run).
+   * Without it only the migration files are written to a scratch directory.
+   */
+  tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
 }
 
 export interface CheckInput {
@@ -66,13 +77,13 @@ export function prBranchName(pr: number | null, headSha: string | null): string 
 /** What a check would do, computed without touching any database (`--dry-run`). */
 export async function planCheck(input: CheckInput): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
-  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations));
+  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), { checkOrder: input.config.migrations.checkOrder });
   const branch = prBranchName(input.pr, input.head.sha);
   return {
     ok: plan.ok,
     newMigrations: plan.newMigrations.map((m) => m.name),
     problems: plan.ok ? [] : plan.problems,
-    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true }),
+    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true, baseSeed: input.base.seed }),
     branch,
     temporaryBranches: [`${branch}-rev`, `${branch}-suite`],
   };
@@ -95,10 +106,14 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const base = migrationSetFromEntries(input.base.migrations);
     const head = migrationSetFromEntries(input.head.migrations);
     const plan = await runStage(stages, 'plan', log, async () => {
-      const p = planMigrations(base, head);
+      const p = planMigrations(base, head, { checkOrder: config.migrations.checkOrder });
       const newMigrations = p.newMigrations.map((m) => m.name);
-      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history`, newMigrations, problems: p.problems };
-      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged`, newMigrations };
+      const warned = p.warnings.length > 0
+        ? { warnings: p.warnings, note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)` }
+        : { note: '' };
+      const { note, ...warnings } = warned;
+      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history${note}`, newMigrations, problems: p.problems, ...warnings };
+      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged${note}`, newMigrations, ...warnings };
     });
     if (plan.status !== 'passed') {
       skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
@@ -107,11 +122,20 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
     const caps = await provider.capabilities();
     mode = caps.mode;
-    const baseDir = await workdir.write('base', config.migrations.dir, base);
-    const headDir = await workdir.write('head', config.migrations.dir, head);
+    const sideDir = async (name: string, side: CheckSide, files: MigrationFile[]): Promise<{ dir: string; relativeTo: string }> => {
+      if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
+      if (side.tree?.kind === 'commit') return workdir.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
+      return workdir.write(name, config.migrations.dir, files);
+    };
+    // The project's own node-pg-migrate when it has one: what its deploy applies.
+    const engine = await resolveEngine(input.workspace);
+    const baseDir = await sideDir('base', input.base, base);
+    const headDir = await sideDir('head', input.head, head);
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
-      const b = await ensureBaseline({ provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env });
+      const b = await ensureBaseline({
+        provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
+      });
       if (b.ok) {
         const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
         return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
@@ -139,17 +163,24 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (provider.verifyUrl) await provider.verifyUrl(branch, url);
     else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
 
+    // The fresh PR branch is the base: what lint needs to tell a live table from one this PR creates.
+    const baseRelations = await withClient(url, readRelations);
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
-      const r = await applyMigrations({ databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table });
+      const r = await applyMigrations({
+        databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder, engine,
+      });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch}`, applied: list };
+      const nodePgMigrate = { version: engine.version, source: engine.source };
+      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
         summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
         applied: list,
+        nodePgMigrate,
         failure: {
           name: f.name ?? '', file: f.file ?? '', statement: 'statement' in f ? f.statement : '', message: f.error.message,
           ...(f.error.code ? { code: f.error.code } : {}), ...(f.error.line ? { line: f.error.line } : {}),
@@ -157,7 +188,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       };
     });
 
-    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion));
+    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion, baseRelations));
     if (migrations.status !== 'passed') {
       await lint;
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
@@ -177,14 +208,13 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         const rev = `${branch}-rev`;
         temporary.push(rev);
         await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
-        const result = await proveReversibility({ url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table });
+        const result = await proveReversibility({
+          url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table,
+          checkOrder: config.migrations.checkOrder, engine,
+          reset: async () => { await provider.reset(rev, { terminateConnections: true }); },
+        });
         before = result.before;
-        const bad = result.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'irreversible');
-        const irreversible = result.migrations.filter((m) => m.verdict === 'irreversible').length;
-        const note = irreversible ? ` (${irreversible} declared irreversible)` : '';
-        return bad.length === 0
-          ? { status: 'passed', summary: `${result.migrations.length - irreversible} migration(s) reverse cleanly${note}`, migrations: result.migrations }
-          : { status: 'failed', summary: `${bad.length} migration(s) do not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
+        return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
       });
     };
     const suite = runStage(stages, 'suite', log, async () => {
@@ -239,6 +269,35 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       stages,
     };
   }
+}
+
+const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);
+
+/**
+ * The stage's status and summary. "do not reverse" counts only migrations that were checked and
+ * failed; unchecked ones are counted apart (and fail the stage: nothing was proven), and a
+ * migration declared irreversible fails it only when the configuration requires downs.
+ */
+export function reversibilityOutcome(
+  migrations: Stages['reversibility']['migrations'],
+  requireDown: boolean,
+): Pick<Stages['reversibility'], 'status' | 'summary' | 'migrations'> {
+  const names = (ms: typeof migrations): string => ms.map((m) => m.name).join(', ');
+  const failed = migrations.filter((m) => FAILED_VERDICTS.has(m.verdict) || (requireDown && m.verdict === 'irreversible'));
+  const unchecked = migrations.filter((m) => m.verdict === 'not-checked');
+  const declared = migrations.filter((m) => m.verdict === 'irreversible');
+  const reversible = migrations.filter((m) => m.verdict === 'reversible').length;
+  const notes = [
+    ...(declared.length > 0 ? [`${declared.length} declared irreversible${requireDown ? ' (reversibility.requireDown: true)' : ''}: ${names(declared)}`] : []),
+    ...(unchecked.length > 0 ? [`${unchecked.length} not checked: ${names(unchecked)}${unchecked[0]?.detail ? ` (${unchecked[0].detail})` : ''}`] : []),
+  ];
+  const tail = notes.length > 0 ? `; ${notes.join('; ')}` : '';
+  if (failed.length > 0) {
+    const list = failed.map((m) => `${m.name} (${m.verdict})`).join(', ');
+    return { status: 'failed', summary: `${failed.length} migration(s) do not reverse: ${list}${tail}`, migrations };
+  }
+  if (unchecked.length > 0) return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
+  return { status: 'passed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
 }
 
 /** Never migrate the wrong database: the branch URL must reach the branch's own database. */

@@ -9,15 +9,21 @@ import { filesAt } from '../../git/repo.js';
 import { readMigrationSet } from '../../migrations/files.js';
 import type { CheckSide } from './run.js';
 
-export const EMPTY_SIDE: CheckSide = { ref: '(empty)', sha: null, migrations: [] };
+/** Nothing to compare with: no migrations, and no seed (seeding an empty schema with head's seed would fail). */
+export const EMPTY_SIDE: CheckSide = { ref: '(empty)', sha: null, migrations: [], seed: null };
 
-/** The migrations directory as it is at `sha`. */
+/** The migrations directory, and the seed file, as they are at `sha`. */
 export async function commitSide(root: string, ref: string, sha: string, config: ConsortConfig): Promise<CheckSide> {
-  return { ref, sha, migrations: await filesAt(root, sha, config.migrations.dir) };
+  const seed = config.database.seed;
+  const side: CheckSide = { ref, sha, migrations: await filesAt(root, sha, config.migrations.dir), tree: { kind: 'commit', repo: root, sha } };
+  if (seed?.kind !== 'file') return side;
+  const file = path.posix.normalize(seed.path.replace(/\\/g, '/'));
+  const found = (await filesAt(root, sha, file)).find((f) => f.file === file);
+  return { ...side, seed: found?.content ?? null };
 }
 
 /** The migrations directory as it is on disk (what CI checked out, or uncommitted local work). */
 export async function workingTreeSide(root: string, ref: string, sha: string | null, config: ConsortConfig): Promise<CheckSide> {
   const files = await readMigrationSet(path.join(root, config.migrations.dir), { relativeTo: root });
-  return { ref, sha, migrations: files.map((f) => ({ file: f.file, content: f.content })) };
+  return { ref, sha, migrations: files.map((f) => ({ file: f.file, content: f.content })), tree: { kind: 'dir', dir: root } };
 }

@@ -3,6 +3,7 @@
  * Inside the workspace's node_modules/.cache when there is one, so JS migrations that import
  * packages resolve them exactly as in the project; the system temp directory otherwise.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -13,7 +14,32 @@ export interface Workdir {
   root: string;
   /** Write a migration set; returns the directory to hand to the runner and the base for reported paths. */
   write(side: string, migrationsDir: string, files: readonly MigrationFile[]): Promise<{ dir: string; relativeTo: string }>;
+  /**
+   * The whole tree of a commit, so migrations that import project code (`require('../src/kinds')`)
+   * find it; packages still resolve through the workspace's node_modules above the scratch root.
+   */
+  extract(side: string, migrationsDir: string, repo: string, sha: string): Promise<{ dir: string; relativeTo: string }>;
   dispose(): Promise<void>;
+}
+
+/** `git archive <sha> | tar -x`, with a child environment built from an allow-list. */
+function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), GIT_CONFIG_NOSYSTEM: '1' };
+  return new Promise((resolve, reject) => {
+    const git = spawn('git', ['archive', '--format=tar', sha], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    git.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    tar.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    git.stdout.pipe(tar.stdin);
+    let gitCode: number | null = null;
+    git.on('close', (code) => (gitCode = code));
+    git.on('error', reject);
+    tar.on('error', reject);
+    tar.on('close', (code) => (code === 0 && gitCode === 0
+      ? resolve()
+      : reject(new Error(`could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`))));
+  });
 }
 
 export async function createWorkdir(workspace: string): Promise<Workdir> {
@@ -28,6 +54,14 @@ export async function createWorkdir(workspace: string): Promise<Workdir> {
       const dir = path.join(relativeTo, migrationsDir);
       await mkdir(dir, { recursive: true });
       for (const f of files) await writeFile(path.join(dir, path.posix.basename(f.file)), f.content);
+      return { dir, relativeTo };
+    },
+    async extract(side, migrationsDir, repo, sha) {
+      const relativeTo = path.join(root, side);
+      await mkdir(relativeTo, { recursive: true });
+      await extractCommit(repo, sha, relativeTo);
+      const dir = path.join(relativeTo, migrationsDir);
+      await mkdir(dir, { recursive: true });
       return { dir, relativeTo };
     },
     dispose: () => rm(root, { recursive: true, force: true }),

@@ -1,0 +1,88 @@
+/**
+ * Reversibility verdicts on a realistic CommonJS history (test/fixtures/histories/shop-cjs):
+ * a SQL migration that reverses, a JS one whose down leaves `uuid-ossp` installed (so its up then
+ * cannot run again), and a newest backfill declared irreversible (`exports.down = false`, in a
+ * file name with a space). Against the server at 127.0.0.1:5432; "reset" recreates the database,
+ * as the provider resets the throwaway branch to the baseline.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import { readMigrationSet } from '../../src/migrations/files.js';
+import { proveReversibility } from '../../src/lanes/check/reversibility.js';
+import { reversibilityOutcome } from '../../src/lanes/check/run.js';
+import { SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/shop-cjs');
+
+async function withScratchDatabase<T>(fn: (url: string, reset: () => Promise<void>) => Promise<T>): Promise<T> {
+  const name = `rev_${randomBytes(6).toString('hex')}`;
+  const create = () => withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
+  const drop = () => withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+  await create();
+  try {
+    return await fn(withDatabase(SYSTEM_PG_URL, name), async () => { await drop(); await create(); });
+  } finally {
+    await drop();
+  }
+}
+
+async function prove(withReset: boolean) {
+  const migrations = await readMigrationSet(path.join(HISTORY, 'migrations'), { relativeTo: HISTORY });
+  expect(migrations.map((m) => m.name)).toEqual([
+    '1700000000000_create-orders', '1700000000001_public-ids', '1700000000002_backfill lowercase emails',
+  ]);
+  return withScratchDatabase((url, reset) => proveReversibility({
+    url, migrations, table: 'pgmigrations', headDir: { dir: path.join(HISTORY, 'migrations'), relativeTo: HISTORY },
+    ...(withReset ? { reset } : {}),
+  }));
+}
+
+describe('reversibility verdicts on a CommonJS history', () => {
+  it('keeps not-restored with its diff over the failing re-apply, reports the declared one, still checks the older ones', async () => {
+    const result = await prove(true);
+    const [orders, ids, backfill] = result.migrations;
+    expect(backfill).toMatchObject({ verdict: 'irreversible', file: 'migrations/1700000000002_backfill lowercase emails.js' });
+    // The diff that explains it, and the re-apply failure after it: neither hides the other.
+    expect(ids!.verdict).toBe('not-restored');
+    expect(ids!.detail).toContain('+ extension "uuid-ossp"');
+    expect(ids!.detail).toMatch(/up after down failed: .*uuid-ossp.*already exists/);
+    // Checked on a fresh copy without the irreversible one; the extension left by the newer down is not blamed on it.
+    expect(orders).toMatchObject({ verdict: 'reversible' });
+
+    const outcome = reversibilityOutcome(result.migrations, false);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.summary).toBe(
+      '1 migration(s) do not reverse: 1700000000001_public-ids (not-restored); 1 declared irreversible: 1700000000002_backfill lowercase emails',
+    );
+  });
+
+  it('without a way to reset, reports the older migrations as not checked, not as failures', async () => {
+    const result = await prove(false);
+    expect(result.migrations.map((m) => m.verdict)).toEqual(['not-checked', 'not-checked', 'irreversible']);
+    const outcome = reversibilityOutcome(result.migrations, false);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.summary).toMatch(/^0 migration\(s\) reverse cleanly; 1 declared irreversible: .*; 2 not checked: 1700000000000_create-orders, 1700000000001_public-ids/);
+    expect(outcome.summary).not.toContain('do not reverse');
+  });
+});
+
+describe('reversibilityOutcome', () => {
+  const m = (name: string, verdict: Parameters<typeof reversibilityOutcome>[0][number]['verdict']) => ({ name, file: `migrations/${name}.js`, verdict });
+
+  it('passes a declared-irreversible newest migration when the older ones reverse', () => {
+    const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], false);
+    expect(o).toMatchObject({ status: 'passed', summary: '1 migration(s) reverse cleanly; 1 declared irreversible: 2_b' });
+  });
+
+  it('fails it when the configuration requires downs', () => {
+    const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], true);
+    expect(o).toMatchObject({ status: 'failed' });
+    expect(o.summary).toMatch(/^1 migration\(s\) do not reverse: 2_b \(irreversible\); 1 declared irreversible \(reversibility.requireDown: true\)/);
+  });
+
+  it('counts only checked-and-failed migrations as not reversing', () => {
+    const o = reversibilityOutcome([m('1_a', 'not-checked'), m('2_b', 'down-failed'), m('3_c', 'missing-down')], false);
+    expect(o.summary).toMatch(/^2 migration\(s\) do not reverse: 2_b \(down-failed\), 3_c \(missing-down\); 1 not checked: 1_a/);
+  });
+});

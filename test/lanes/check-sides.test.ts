@@ -1,0 +1,124 @@
+/**
+ * The baseline is seeded with base's seed file, not the working tree's: a PR that adds a table
+ * and seeds it must not break its own baseline (base's schema has no such table).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { ConsortConfigSchema } from '../../src/config/schema.js';
+import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import { commitSide, EMPTY_SIDE, workingTreeSide } from '../../src/lanes/check/sides.js';
+import { createWorkdir } from '../../src/lanes/check/workdir.js';
+import { migrationSetFromEntries } from '../../src/migrations/files.js';
+import { applyMigrations } from '../../src/migrations/runner.js';
+import { SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const run = promisify(execFile);
+const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', HOME: tmpdir() };
+const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
+
+describe('commitSide: the seed as base has it', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-sides-'));
+    await git(root, 'init', '-q', '-b', 'main');
+    await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'db/migrations/1700000000000_orders.sql'), '-- Up Migration\nCREATE TABLE orders (id int);\n');
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  const config = ConsortConfigSchema.parse({ database: { seed: { file: 'db/seed.sql' } }, migrations: { dir: 'db/migrations' } });
+
+  it('reads the seed file at the base commit, not the edited one in the working tree', async () => {
+    await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\n');
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'base');
+    const { stdout } = await git(root, 'rev-parse', 'HEAD');
+    // The PR adds a table and seeds it.
+    await writeFile(path.join(root, 'db/migrations/1700000000001_refunds.sql'), '-- Up Migration\nCREATE TABLE refunds (id int);\n');
+    await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\nINSERT INTO refunds VALUES (1);\n');
+    const side = await commitSide(root, 'main', stdout.trim(), config);
+    expect(side.seed).toBe('INSERT INTO orders VALUES (1);\n');
+    expect(side.migrations.map((m) => m.file)).toEqual(['db/migrations/1700000000000_orders.sql']);
+  });
+
+  it('is null when base has no seed file yet, and for an empty base', async () => {
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'base without seed');
+    const { stdout } = await git(root, 'rev-parse', 'HEAD');
+    await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\n');
+    expect((await commitSide(root, 'main', stdout.trim(), config)).seed).toBeNull();
+    expect(EMPTY_SIDE.seed).toBeNull();
+  });
+});
+
+describe('migrations that import project code run where their imports resolve', () => {
+  let root: string;
+  let db: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-tree-'));
+    await git(root, 'init', '-q', '-b', 'main');
+    await mkdir(path.join(root, 'migrations'));
+    await mkdir(path.join(root, 'src'));
+    await writeFile(path.join(root, 'package.json'), '{ "name": "kinds-app", "private": true, "type": "commonjs" }\n');
+    await writeFile(path.join(root, 'src/kinds.js'), "exports.KINDS = ['card', 'invoice'];\n");
+    await writeFile(path.join(root, 'migrations/1700000000000_payment-kinds.js'), [
+      "const { KINDS } = require('../src/kinds');",
+      '',
+      "exports.up = (pgm) => { pgm.createType('payment_kind', KINDS); };",
+      "exports.down = (pgm) => { pgm.dropType('payment_kind'); };",
+      '',
+    ].join('\n'));
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'base');
+    db = `tree_${randomBytes(6).toString('hex')}`;
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  const config = ConsortConfigSchema.parse({});
+
+  async function applyIn(dirs: { dir: string; relativeTo: string }) {
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+    try {
+      const url = withDatabase(SYSTEM_PG_URL, db);
+      const r = await applyMigrations({ databaseUrl: url, ...dirs, direction: 'up', migrationsTable: 'pgmigrations' });
+      const labels = r.ok ? await withClient(url, async (c) => (await c.query<{ l: string }>(`SELECT unnest(enum_range(NULL::payment_kind))::text AS l`)).rows.map((x) => x.l)) : [];
+      return { r, labels };
+    } finally {
+      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+    }
+  }
+
+  it('a base commit is extracted whole, so its migration finds ../src/kinds', async () => {
+    const { stdout } = await git(root, 'rev-parse', 'HEAD');
+    const side = await commitSide(root, 'main', stdout.trim(), config);
+    expect(side.tree).toEqual({ kind: 'commit', repo: root, sha: stdout.trim() });
+    const workdir = await createWorkdir(root);
+    try {
+      const extracted = await workdir.extract('base', config.migrations.dir, root, stdout.trim());
+      const { r, labels } = await applyIn(extracted);
+      expect(r.ok).toBe(true);
+      expect(labels).toEqual(['card', 'invoice']);
+      // Only the migration files in a scratch directory: the import cannot resolve.
+      const copied = await workdir.write('copied', config.migrations.dir, migrationSetFromEntries(side.migrations));
+      const broken = await applyIn(copied);
+      expect(broken.r.ok).toBe(false);
+      if (!broken.r.ok) expect(broken.r.failed).toMatchObject({ kind: 'load', error: { message: expect.stringContaining('Error loading migration files') } });
+    } finally {
+      await workdir.dispose();
+    }
+  });
+
+  it('the working tree side runs from the working tree itself', async () => {
+    const side = await workingTreeSide(root, 'working tree', null, config);
+    expect(side.tree).toEqual({ kind: 'dir', dir: root });
+    const { r, labels } = await applyIn({ dir: path.join(root, 'migrations'), relativeTo: root });
+    expect(r.ok).toBe(true);
+    expect(labels).toEqual(['card', 'invoice']);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * The lint stage on a realistic CommonJS history (test/fixtures/histories/lint-cjs), with real
+ * squawk and real PostgreSQL: rules about locking live tables do not block on a table or
+ * materialized view the PR creates (notes that say why), NOT VALID advice for a PRIMARY KEY does
+ * not block, the same rules on a live table still do, and findings in a JS migration land on
+ * the `pgm.*` call that sent the statement, never on the `eslint-disable` line.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { ConsortConfigSchema } from '../../src/config/schema.js';
+import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import { lintStage } from '../../src/lanes/check/lint-stage.js';
+import { readRelations } from '../../src/lint/context.js';
+import { readMigrationSet } from '../../src/migrations/files.js';
+import { applyMigrations } from '../../src/migrations/runner.js';
+import { SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/lint-cjs');
+const DIR = path.join(HISTORY, 'migrations');
+const JS = 'migrations/1700000000001_audit-and-reporting.js';
+const SQL = 'migrations/1700000000002_backfill.sql';
+
+async function lintHistory() {
+  const name = `lint_${randomBytes(6).toString('hex')}`;
+  await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
+  try {
+    const url = withDatabase(SYSTEM_PG_URL, name);
+    const all = await readMigrationSet(DIR, { relativeTo: HISTORY });
+    // The base: the first migration only.
+    const base = await applyMigrations({ databaseUrl: url, dir: DIR, relativeTo: HISTORY, direction: 'up', count: 1, migrationsTable: 'pgmigrations' });
+    expect(base.ok).toBe(true);
+    const relations = await withClient(url, readRelations);
+    const pr = await applyMigrations({ databaseUrl: url, dir: DIR, relativeTo: HISTORY, direction: 'up', migrationsTable: 'pgmigrations' });
+    if (!pr.ok) throw new Error(pr.failed.error.message);
+    const version = await withClient(url, async (db) => (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v);
+    return lintStage(ConsortConfigSchema.parse({}), all.slice(1), pr.applied, version, relations);
+  } finally {
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+  }
+}
+
+describe('lint stage on objects the PR creates', () => {
+  let result: Awaited<ReturnType<typeof lintHistory>>;
+  beforeAll(async () => {
+    result = await lintHistory();
+  }, 120_000);
+
+  const at = (file: string, rule: string) => result.findings.filter((f) => f.file === file && f.rule === rule);
+
+  it('notes, not blocks, a serial primary key added to a table created a few lines earlier', () => {
+    const serial = at(JS, 'adding-serial-primary-key-field');
+    expect(serial).toHaveLength(1);
+    expect(serial[0]).toMatchObject({ blocking: false, line: 10, note: 'audit_log does not exist on the base: this PR creates it, so no live table is locked' });
+    const sqlSerial = at(SQL, 'adding-serial-primary-key-field');
+    expect(sqlSerial).toEqual([expect.objectContaining({ line: 3, blocking: false, note: expect.stringContaining('refunds does not exist on the base') })]);
+  });
+
+  it('notes the index on a materialized view created in the same migration', () => {
+    const index = at(JS, 'require-concurrent-index-creation').find((f) => f.line === 16);
+    expect(index).toMatchObject({ blocking: false, level: 'warning', note: expect.stringContaining('order_totals does not exist on the base') });
+  });
+
+  it('still blocks the same rule on the live table, pointing at its pgm call', () => {
+    const live = at(JS, 'require-concurrent-index-creation').find((f) => f.line === 19);
+    expect(live).toMatchObject({ blocking: true, level: 'error' });
+    expect(live!.note).toBeUndefined();
+    expect(at(JS, 'require-concurrent-index-creation')).toHaveLength(2);
+    expect(result.status).toBe('failed');
+  });
+
+  it('does not block NOT VALID advice for a UNIQUE constraint, which Postgres cannot take', () => {
+    const notValid = at(JS, 'constraint-missing-not-valid');
+    expect(notValid).toEqual([expect.objectContaining({ line: 20, blocking: false, note: expect.stringContaining('does not accept NOT VALID on a UNIQUE or PRIMARY KEY') })]);
+    // The lock the UNIQUE constraint takes on the live table is still reported, and blocks.
+    expect(at(JS, 'disallowed-unique-constraint')).toEqual([expect.objectContaining({ line: 20, blocking: true })]);
+  });
+
+  it('never puts a JS finding on the eslint-disable line or between calls', () => {
+    const jsLines = result.findings.filter((f) => f.file === JS).map((f) => f.line);
+    expect(jsLines.length).toBeGreaterThan(0);
+    const callLines = [6, 10, 13, 15, 16, 19, 20];
+    for (const line of jsLines) expect(callLines).toContain(line);
+  });
+
+  it('in SQL: a CHECK on a live table without NOT VALID still blocks, at its line', () => {
+    expect(at(SQL, 'constraint-missing-not-valid')).toEqual([expect.objectContaining({ line: 4, blocking: true })]);
+    expect(result.summary).toMatch(/, 4 note\(s\); \d+ blocking$/);
+  });
+});
