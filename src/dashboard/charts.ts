@@ -4,11 +4,28 @@
  * DOM, so labels and tooltips built from agent-written text are escaped when serialized. Verdicts
  * are told apart by symbols and words as well as colour; every chart has a text title.
  */
+import { createHash } from 'node:crypto';
 import * as Plot from '@observablehq/plot';
 import { parseHTML } from 'linkedom';
 import type { Bar, Marker, Share } from './views.js';
 
 const { document } = parseHTML('<!doctype html><html><body></body></html>');
+
+// Drawing is the costly part of a page (tens of ms per chart): a chart of the same data is drawn once.
+const drawn = new Map<string, string>();
+const MAX_DRAWN = 200;
+
+function memo<F extends (...args: never[]) => string>(kind: string, draw: F): F {
+  return ((...args: Parameters<F>) => {
+    const key = createHash('sha256').update(kind).update(JSON.stringify(args)).digest('base64');
+    const hit = drawn.get(key);
+    if (hit !== undefined) return hit;
+    const out = draw(...args);
+    if (drawn.size >= MAX_DRAWN) drawn.delete(drawn.keys().next().value!);
+    drawn.set(key, out);
+    return out;
+  }) as F;
+}
 
 const VERDICT_DOMAIN = ['accepted', 'refused', 'failed', 'incomplete', 'rejected'];
 // Colour-blind-safe (Okabe–Ito); the symbols in the bars carry the same information.
@@ -24,7 +41,7 @@ function empty(title: string): string {
   return `<p class="empty">${title}: nothing to draw yet.</p>`;
 }
 
-export function timelineSvg(bars: readonly Bar[], markers: readonly Marker[], width = 1000): string {
+export const timelineSvg = memo('timelineSvg', function timelineSvg(bars: readonly Bar[], markers: readonly Marker[], width = 1000): string {
   const title = 'Timeline of turns by role';
   if (bars.length === 0) return empty(title);
   const roles = [...new Set(bars.map((b) => b.role))];
@@ -42,9 +59,9 @@ export function timelineSvg(bars: readonly Bar[], markers: readonly Marker[], wi
     ],
   });
   return svg(plot, title);
-}
+});
 
-export function sharesSvg(rows: readonly Share[], title: string, width = 520): string {
+export const sharesSvg = memo('sharesSvg', function sharesSvg(rows: readonly Share[], title: string, width = 520): string {
   if (rows.length === 0) return empty(title);
   const plot = Plot.plot({
     document, width, marginLeft: 150, marginRight: 90, height: 40 + rows.length * 26,
@@ -56,9 +73,9 @@ export function sharesSvg(rows: readonly Share[], title: string, width = 520): s
     ],
   });
   return svg(plot, title);
-}
+});
 
-export function turnsPerItemSvg(rows: readonly { item: string; verdict: string; turns: number }[], width = 520): string {
+export const turnsPerItemSvg = memo('turnsPerItemSvg', function turnsPerItemSvg(rows: readonly { item: string; verdict: string; turns: number }[], width = 520): string {
   const title = 'Turns per test item, by verdict';
   if (rows.length === 0) return empty(title);
   const plot = Plot.plot({
@@ -72,13 +89,13 @@ export function turnsPerItemSvg(rows: readonly { item: string; verdict: string; 
     ],
   });
   return svg(plot, title);
-}
+});
 
 export function costPerFeatureSvg(rows: readonly { feature: string; costUsd: number; turns: number }[], width = 700): string {
   return sharesSvg(rows.map((r) => ({ key: r.feature, costUsd: r.costUsd, turns: r.turns, tokens: 0 })), 'Cost per feature', width);
 }
 
-export function checkTrendSvg(points: readonly { at: Date; stage: string; seconds: number; conclusion: string }[], width = 1000): string {
+export const checkTrendSvg = memo('checkTrendSvg', function checkTrendSvg(points: readonly { at: Date; stage: string; seconds: number; conclusion: string }[], width = 1000): string {
   const title = 'Check duration trend (seconds)';
   if (points.length === 0) return empty(title);
   const plot = Plot.plot({
@@ -93,4 +110,4 @@ export function checkTrendSvg(points: readonly { at: Date; stage: string; second
     ],
   });
   return svg(plot, title);
-}
+});

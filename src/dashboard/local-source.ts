@@ -5,14 +5,14 @@
  * Gate approval goes through `approveGate`, exactly as `consort approve` does.
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GatesFile } from '../conductor/artifacts.js';
 import { CycleRecord } from '../conductor/effects.js';
-import { LogEvent } from '../conductor/events.js';
+import { LogEvent, type GateCheck } from '../conductor/events.js';
 import { gatedFiles } from '../conductor/gates.js';
-import { TurnRecord, type ConductorState } from '../conductor/state.js';
-import { openWorkspace } from '../git/workspace.js';
+import { TurnRecord, type ConductorState, type GateName } from '../conductor/state.js';
+import { openWorkspace, type GitWorkspace } from '../git/workspace.js';
 import { approveGate } from '../lanes/build/feature.js';
 import { readGate } from '../lanes/build/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/build/store.js';
@@ -44,6 +44,8 @@ export class LocalSource implements DashboardSource {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private changed = new Set<string | null>();
+  private ws: Promise<GitWorkspace | null> | null = null;
+  private readonly gateReadings = new Map<string, { fingerprint: string; check: GateCheck }>();
   approve?: (request: ApproveRequest) => ReturnType<NonNullable<DashboardSource['approve']>>;
 
   constructor(private readonly options: LocalSourceOptions) {
@@ -73,6 +75,33 @@ export class LocalSource implements DashboardSource {
     return this.cache.get(this.store(feature).file('gates.json'), (t) => { const p = GatesFile.safeParse(parseJson(t)); return p.success ? p.data : empty; }, empty);
   }
 
+  /** The git workspace, opened once (each opening runs git four times). */
+  private workspace(): Promise<GitWorkspace | null> {
+    this.ws ??= openWorkspace(this.options.root).catch(() => null);
+    return this.ws;
+  }
+
+  /**
+   * A gate's reading, reused while nothing it depends on changed: the gated files and gates.json
+   * (size and mtime) and, when the gate covers the code, where HEAD points (HEAD and its reflog).
+   */
+  private async readGateCached(feature: string, gate: GateName, userFacing: boolean, files: readonly string[]): Promise<GateCheck | null> {
+    const ws = await this.workspace();
+    if (ws === null) return null;
+    const store = this.store(feature);
+    const paths = files.map((f) => (f === 'git:tree' ? null : store.file(f)));
+    if (files.includes('git:tree')) paths.push(path.join(ws.gitDir, 'HEAD'), path.join(ws.gitDir, 'logs', 'HEAD'));
+    paths.push(store.file('gates.json'));
+    const stamps = await Promise.all(paths.filter((p): p is string => p !== null).map((p) => stat(p).then((s) => `${s.size}:${s.mtimeMs}`, () => '-')));
+    const key = `${feature}\0${gate}\0${String(userFacing)}`;
+    const fingerprint = stamps.join('|');
+    const hit = this.gateReadings.get(key);
+    if (hit !== undefined && hit.fingerprint === fingerprint) return hit.check;
+    const check = (await readGate(ws, store, gate, userFacing)).check;
+    this.gateReadings.set(key, { fingerprint, check });
+    return check;
+  }
+
   private async known(feature: string): Promise<boolean> {
     return (await listFeatures(this.options.root)).includes(feature);
   }
@@ -97,18 +126,16 @@ export class LocalSource implements DashboardSource {
     const cycles = (await Promise.all(cycleFiles.map((f) => this.cache.get(store.file(f), (t) => { const p = CycleRecord.safeParse(parseJson(t)); return p.success ? p.data : null; }, null))))
       .filter((c): c is CycleRecord => c !== null);
     const gates: GateView[] = [];
-    const ws = await openWorkspace(this.options.root).catch(() => null);
     for (const gate of gatesOf(state, gatesFile)) {
       const entry = gatesFile.gates[gate];
       const approval = entry?.approval ?? null;
       const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
+      const files = gatedFiles(gate, { userFacing: state.userFacing, cycles: cycleFiles });
       // Reading a gate hashes its artifacts (and, for merge/deploy, the code tree): only for gates a person can act on or was shown.
-      const reading = ws !== null && (waiting || approval !== null) ? (await readGate(ws, store, gate, state.userFacing)).check : null;
+      const reading = waiting || approval !== null ? await this.readGateCached(feature, gate, state.userFacing, files) : null;
       gates.push({
         gate, status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
-        hash: reading?.hash ?? '', valid: reading?.valid ?? false, problems: reading?.problems ?? [],
-        files: gatedFiles(gate, { userFacing: state.userFacing, cycles: cycleFiles }),
-        approval, history: entry?.history ?? [],
+        hash: reading?.hash ?? '', valid: reading?.valid ?? false, problems: reading?.problems ?? [], files, approval, history: entry?.history ?? [],
       });
     }
     return { summary: summarize({ state, turns, events, gates: gatesFile }), cycles, gates, events };
