@@ -5,7 +5,7 @@
  * Gate approval goes through `approveGate`, exactly as `consort approve` does.
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GatesFile } from '../conductor/artifacts.js';
 import { CycleRecord } from '../conductor/effects.js';
@@ -16,8 +16,8 @@ import { openWorkspace, type GitWorkspace } from '../git/workspace.js';
 import { approveGate } from '../lanes/build/feature.js';
 import { readGate } from '../lanes/build/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/build/store.js';
-import { FileCache, parseJson, parseJsonLines } from './file-cache.js';
-import type { ApproveRequest, BranchView, CheckRunView, DashboardSource, FeatureDetail, GateView, Page, TurnDetail } from './port.js';
+import { FileCache, parseJson } from './file-cache.js';
+import type { ApproveRequest, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from './port.js';
 import { checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
 
 export const CHECKS_DIR = '.consort/checks';
@@ -45,6 +45,8 @@ export class LocalSource implements DashboardSource {
   private timer: NodeJS.Timeout | null = null;
   private changed = new Set<string | null>();
   private ws: Promise<GitWorkspace | null> | null = null;
+  private readonly summaries = new Map<string, { state: ConductorState; turns: TurnRecord[]; events: LogEvent[]; gates: GatesFile; value: FeatureSummary }>();
+  private sortedChecks: { from: CheckRunView[]; sorted: CheckRunView[] } | null = null;
   private readonly gateReadings = new Map<string, { fingerprint: string; check: GateCheck }>();
   approve?: (request: ApproveRequest) => ReturnType<NonNullable<DashboardSource['approve']>>;
 
@@ -63,11 +65,11 @@ export class LocalSource implements DashboardSource {
   }
 
   private turnsOf(feature: string) {
-    return this.cache.get(this.store(feature).file('turns.jsonl'), (t) => parseJsonLines(t, asTurn), []);
+    return this.cache.lines(this.store(feature).file('turns.jsonl'), asTurn);
   }
 
   private eventsOf(feature: string) {
-    return this.cache.get(this.store(feature).file('events.jsonl'), (t) => parseJsonLines(t, asEvent), []);
+    return this.cache.lines(this.store(feature).file('events.jsonl'), asEvent);
   }
 
   private gatesFile(feature: string): Promise<GatesFile> {
@@ -89,7 +91,9 @@ export class LocalSource implements DashboardSource {
     const ws = await this.workspace();
     if (ws === null) return null;
     const store = this.store(feature);
-    const paths = files.map((f) => (f === 'git:tree' ? null : store.file(f)));
+    // Cycle records are written by rename, so the folder's mtime stands for all of them (one stat, not hundreds).
+    const paths: (string | null)[] = files.map((f) => (f === 'git:tree' || f.startsWith('cycles/') ? null : store.file(f)));
+    if (files.some((f) => f.startsWith('cycles/'))) paths.push(store.file('cycles'));
     if (files.includes('git:tree')) paths.push(path.join(ws.gitDir, 'HEAD'), path.join(ws.gitDir, 'logs', 'HEAD'));
     paths.push(store.file('gates.json'));
     const stamps = await Promise.all(paths.filter((p): p is string => p !== null).map((p) => stat(p).then((s) => `${s.size}:${s.mtimeMs}`, () => '-')));
@@ -102,6 +106,15 @@ export class LocalSource implements DashboardSource {
     return check;
   }
 
+  /** Summing 1,000 turns on every request is wasted work: the parsed records are reused objects, so identity says "unchanged". */
+  private summary(state: ConductorState, turns: TurnRecord[], events: LogEvent[], gates: GatesFile): FeatureSummary {
+    const hit = this.summaries.get(state.feature);
+    if (hit && hit.state === state && hit.turns === turns && hit.events === events && hit.gates === gates) return hit.value;
+    const value = summarize({ state, turns, events, gates });
+    this.summaries.set(state.feature, { state, turns, events, gates, value });
+    return value;
+  }
+
   private async known(feature: string): Promise<boolean> {
     return (await listFeatures(this.options.root)).includes(feature);
   }
@@ -112,7 +125,7 @@ export class LocalSource implements DashboardSource {
       const state = await this.state(feature);
       if (state === null) continue;
       const [turns, events, gates] = await Promise.all([this.turnsOf(feature), this.eventsOf(feature), this.gatesFile(feature)]);
-      out.push(summarize({ state, turns, events, gates }));
+      out.push(this.summary(state, turns, events, gates));
     }
     return out;
   }
@@ -122,9 +135,11 @@ export class LocalSource implements DashboardSource {
     const state = await this.state(feature);
     if (state === null) return null;
     const store = this.store(feature);
-    const [turns, events, gatesFile, cycleFiles] = await Promise.all([this.turnsOf(feature), this.eventsOf(feature), this.gatesFile(feature), store.cycleFiles()]);
-    const cycles = (await Promise.all(cycleFiles.map((f) => this.cache.get(store.file(f), (t) => { const p = CycleRecord.safeParse(parseJson(t)); return p.success ? p.data : null; }, null))))
-      .filter((c): c is CycleRecord => c !== null);
+    const [turns, events, gatesFile, cycles] = await Promise.all([
+      this.turnsOf(feature), this.eventsOf(feature), this.gatesFile(feature),
+      this.cache.dir(store.file('cycles'), (n) => /^cycle-\d+\.json$/.test(n), (_n, t) => { const p = CycleRecord.safeParse(parseJson(t)); return p.success ? p.data : undefined; }),
+    ]);
+    const cycleFiles = cycles.map((c) => `cycles/cycle-${String(c.cycle).padStart(3, '0')}.json`);
     const gates: GateView[] = [];
     for (const gate of gatesOf(state, gatesFile)) {
       const entry = gatesFile.gates[gate];
@@ -138,7 +153,7 @@ export class LocalSource implements DashboardSource {
         hash: reading?.hash ?? '', valid: reading?.valid ?? false, problems: reading?.problems ?? [], files, approval, history: entry?.history ?? [],
       });
     }
-    return { summary: summarize({ state, turns, events, gates: gatesFile }), cycles, gates, events };
+    return { summary: this.summary(state, turns, events, gatesFile), cycles, gates, events };
   }
 
   async turns(feature: string, page: number, pageSize: number): Promise<Page<TurnRecord> | null> {
@@ -164,11 +179,12 @@ export class LocalSource implements DashboardSource {
 
   private async allChecks(): Promise<CheckRunView[]> {
     const dir = path.join(this.options.root, CHECKS_DIR);
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
-    const files = names.map((n) => path.join(dir, n));
-    this.cache.prune(`${dir}${path.sep}`, new Set(files));
-    const runs = await Promise.all(names.map((n, i) => this.cache.get(files[i]!, (t) => checkRunOf(n.replace(/\.json$/, ''), parseJson(t)), undefined)));
-    return runs.filter((r): r is CheckRunView => r !== undefined).sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1));
+    const runs = await this.cache.dir(dir, (n) => n.endsWith('.json'), (n, t) => checkRunOf(n.replace(/\.json$/, ''), parseJson(t)), 'check');
+    if (this.sortedChecks?.from !== runs) {
+      const sorted = [...runs].sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1));
+      this.sortedChecks = { from: runs, sorted };
+    }
+    return this.sortedChecks.sorted;
   }
 
   async checks(page: number, pageSize: number): Promise<Page<CheckRunView>> {

@@ -67,7 +67,7 @@ ${s.escalation ? html`<dt>needs a person</dt><dd>⚠ ${s.escalation.reason}</dd>
 <h2>Timeline</h2><p>Bars are turns (✓ accepted, ✗ refused, ! failed, … incomplete, ⊘ rejected by the proof); thin dashed lines are RED/GREEN/REFACTOR, thick dashed lines gates.${page.total > page.pageSize ? ` Turns ${(page.page - 1) * page.pageSize + 1}–${(page.page - 1) * page.pageSize + page.items.length} of ${page.total}.` : ''}</p>
 <figure id="timeline">${trusted(timelineSvg(bars, timelineMarkers(detail.cycles, detail.events, from, to)))}</figure>
 <h2>Turns</h2>${pager(url, page.page, pageCount(page))}${turnsTable(base, s.feature, page.items)}${pager(url, page.page, pageCount(page))}
-<h2>Cycles</h2>${cyclesTable(detail.cycles)}
+<h2>Cycles${page.total > page.pageSize ? ' of the items on this page' : ''}</h2>${cyclesTable(page.total > page.pageSize ? detail.cycles.filter((c) => page.items.some((t) => t.item === c.item)) : detail.cycles)}
 <h2>Cost and effort</h2><section class="charts">${trusted(sharesSvg(costByRole(all), 'Cost per role'))}${trusted(turnsPerItemSvg(turnsPerItem(all)))}</section>`;
 }
 
