@@ -6,6 +6,7 @@ import { branchCommand } from './commands/branch.js';
 import { checkCommand } from './commands/check.js';
 import { dbCommand } from './commands/db.js';
 import { demoCommand } from './commands/demo.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { approveCommand } from './commands/approve.js';
 import { featureCommand } from './commands/feature.js';
 import { logCommand } from './commands/log.js';
@@ -29,6 +30,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
   for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)]) program.addCommand(sub);
+  program.addCommand(dashboardCommand(ctx));
   // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
   const visit = (cmd: Command) => {
     cmd.exitOverride().configureOutput(output);

@@ -1,0 +1,97 @@
+/**
+ * `consort dashboard [--port N] [--no-open] [--json]`: this repository's features, turns, gates,
+ * checks and database branches in the browser, on 127.0.0.1 only, live while `consort run` works.
+ * Runs until interrupted (Ctrl-C).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { openProvider } from '../../branches/factory.js';
+import { ConsortError } from '../../core/errors.js';
+import { LocalSource } from '../../dashboard/local-source.js';
+import { startLocalDashboard } from '../../dashboard/local-server.js';
+import type { BranchView } from '../../dashboard/port.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { CliContext } from '../context.js';
+import { printJson } from '../output.js';
+import type { Ctx } from './lane.js';
+
+const Options = z.object({
+  port: z.coerce.number().int().min(0).max(65535),
+  open: z.boolean(),
+  as: z.string().optional(),
+  readOnly: z.boolean().optional(),
+  branches: z.boolean(),
+});
+
+/** Names a browser opener needs, and nothing else (never the whole environment). */
+const OPENER_ENV = ['PATH', 'HOME', 'DISPLAY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'BROWSER', 'SYSTEMROOT'];
+
+function allowEnv(env: NodeJS.ProcessEnv, names: readonly string[]): NodeJS.ProcessEnv {
+  return Object.fromEntries(names.flatMap((n) => (env[n] === undefined ? [] : [[n, env[n]]])));
+}
+
+function openBrowser(url: string, env: NodeJS.ProcessEnv): void {
+  const [cmd, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+  const child = spawn(cmd, args, { env: allowEnv(env, OPENER_ENV), stdio: 'ignore', detached: true });
+  child.on('error', () => undefined); // no opener: the URL is printed anyway
+  child.unref();
+}
+
+function gitUserName(root: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', ['config', 'user.name'], { cwd: root, env: allowEnv(env, ['PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) }, (error, stdout) => resolve(error ? null : stdout.trim() || null));
+  });
+}
+
+/** The provider's branches, opening it on first use (the local one starts an embedded server). */
+function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close: () => Promise<void> } {
+  let provider: Promise<BranchProvider> | null = null;
+  return {
+    async list() {
+      provider ??= openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) });
+      const p = await provider;
+      const [records, caps] = await Promise.all([p.list(), p.capabilities().catch(() => null)]);
+      return records.map((b) => ({
+        name: b.name, parent: b.parent, gitBranch: b.gitBranch, pr: Number(/(?:^|-)pr-(\d+)$/.exec(b.name)?.[1] ?? NaN) || null,
+        createdAt: b.createdAt.toISOString(), expiresAt: b.expiresAt?.toISOString() ?? null, sizeBytes: null, mode: caps?.mode ?? null,
+      }));
+    },
+    async close() {
+      if (provider) await (await provider).close();
+    },
+  };
+}
+
+export function dashboardCommand(ctx: Ctx): Command {
+  return new Command('dashboard')
+    .description("this repository's features, turns, gates, checks and database branches in the browser (127.0.0.1 only, live)")
+    .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').default('4321'))
+    .option('--no-open', 'do not open a browser')
+    .option('--as <name>', 'the name gate approvals are recorded under (default: git config user.name)')
+    .option('--read-only', 'show everything, approve nothing')
+    .option('--no-branches', 'do not open the branch provider (the Branches view stays empty)')
+    .action(async (raw: unknown, cmd: Command) => {
+      const c = ctx(cmd);
+      const parsed = Options.safeParse(raw);
+      if (!parsed.success) throw new ConsortError('invalid-input', `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, { hint: 'Use --port <0-65535>.' });
+      const o = parsed.data;
+      const branches = o.branches ? lazyBranches(c) : null;
+      const source = new LocalSource({ root: c.root, canApprove: o.readOnly !== true, ...(branches ? { branches: branches.list } : {}) });
+      const approver = o.as ?? (await gitUserName(c.root, c.env));
+      const server = await startLocalDashboard({ source, port: o.port, approver }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'EADDRINUSE') throw new ConsortError('invalid-input', `Port ${o.port} is in use.`, { hint: 'Pick another with --port <n> (or --port 0 for any free port).' });
+        throw e;
+      });
+      if (c.json) printJson(c.io, { url: server.url, port: server.port, repository: source.name, readOnly: o.readOnly === true });
+      else c.io.out(`Consort dashboard for ${source.name}: ${server.url} (Ctrl-C to stop)`);
+      if (o.open) openBrowser(server.url, c.env);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      source.close();
+      await server.close();
+      await branches?.close();
+    });
+}

@@ -1,0 +1,90 @@
+/**
+ * What the App host's sign-in will rest on, kept pure so it can be table-tested: signed session
+ * cookies (HMAC-SHA256, expiring, `HttpOnly`, `SameSite=Lax`, `Secure` over https), a CSRF token
+ * bound to the session, and a short-lived cache of "may this person read / write this repository"
+ * answers (GitHub is asked again once an answer is older than its TTL).
+ *
+ * Not yet wired: the App's `/dashboard` route and the OAuth exchange (see docs/dashboard.md).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import type { Permission } from '../github/permissions.js';
+
+export const SESSION_COOKIE = 'consort_session';
+
+const Session = z.object({ id: z.string().min(16), login: z.string().min(1).max(100), token: z.string(), exp: z.number().int() });
+export type Session = z.infer<typeof Session>;
+
+function mac(secret: string, text: string): string {
+  return createHmac('sha256', secret).update(text).digest('base64url');
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function newSession(login: string, token: string, now: number, ttlMs = 8 * 3_600_000): Session {
+  return { id: randomBytes(18).toString('base64url'), login, token, exp: now + ttlMs };
+}
+
+/**
+ * `payload.signature`, both base64url. The payload holds the user's OAuth token, so a real
+ * deployment must encrypt it or keep it server-side; the signature only makes it unforgeable.
+ */
+export function signSession(session: Session, secret: string): string {
+  const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
+  return `${payload}.${mac(secret, payload)}`;
+}
+
+/** The session in a cookie value, or null when it is forged, malformed or expired. */
+export function verifySession(value: string | undefined, secret: string, now: number): Session | null {
+  if (!value) return null;
+  const [payload, signature, extra] = value.split('.');
+  if (!payload || !signature || extra !== undefined || !same(signature, mac(secret, payload))) return null;
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  const parsed = Session.safeParse(data);
+  return parsed.success && parsed.data.exp > now ? parsed.data : null;
+}
+
+export function sessionCookie(value: string, options: { secure: boolean; path: string; maxAgeS: number }): string {
+  return [`${SESSION_COOKIE}=${value}`, `Path=${options.path}`, `Max-Age=${options.maxAgeS}`, 'HttpOnly', 'SameSite=Lax', ...(options.secure ? ['Secure'] : [])].join('; ');
+}
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return undefined;
+}
+
+/** The form token of a session: derived, so nothing more is stored, and useless with another session. */
+export function csrfToken(session: Session, secret: string): string {
+  return mac(secret, `csrf:${session.id}`);
+}
+
+/** Permission answers per (login, repository), reused for `ttlMs`. */
+export class AccessCache {
+  private readonly answers = new Map<string, { permission: Permission; at: number }>();
+
+  constructor(private readonly ttlMs = 60_000, private readonly max = 10_000) {}
+
+  async permission(login: string, repo: string, now: number, ask: () => Promise<Permission>): Promise<Permission> {
+    const key = `${login.toLowerCase()}\0${repo.toLowerCase()}`;
+    const hit = this.answers.get(key);
+    if (hit !== undefined && now - hit.at < this.ttlMs) return hit.permission;
+    const permission = await ask();
+    if (this.answers.size >= this.max) this.answers.delete(this.answers.keys().next().value!);
+    this.answers.set(key, { permission, at: now });
+    return permission;
+  }
+}
+
+export const canRead = (p: Permission) => p !== 'none';
