@@ -31,6 +31,11 @@ export async function resolveCommit(root: string, ref: string): Promise<string> 
   }
 }
 
+/** The branch checked out at `root`, or null when HEAD is detached (or not a repository). */
+export async function currentBranch(root: string): Promise<string | null> {
+  return git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']).then((o) => o.trim() || null, () => null);
+}
+
 /** The merge-base of HEAD with the default branch: what a PR would be compared against. */
 export async function defaultBase(root: string): Promise<{ ref: string; sha: string }> {
   for (const candidate of ['origin/HEAD', 'origin/main', 'main', 'origin/master', 'master']) {

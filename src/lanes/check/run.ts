@@ -26,6 +26,8 @@ import { createWorkdir } from './workdir.js';
 export interface CheckSide {
   ref: string;
   sha: string | null;
+  /** The git branch the side is on, when `ref` does not name it (`HEAD`, the working tree). */
+  gitBranch?: string | null;
   migrations: readonly MigrationEntry[];
 }
 
@@ -64,7 +66,7 @@ export function prBranchName(pr: number | null, headSha: string | null): string 
 }
 
 /** What a check would do, computed without touching any database (`--dry-run`). */
-export async function planCheck(input: CheckInput): Promise<CheckPlan> {
+export async function planCheck(input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
   const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations));
   const branch = prBranchName(input.pr, input.head.sha);
@@ -132,7 +134,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (existing && existing.parent === baseline.name) await provider.reset(branch, { terminateConnections: true });
     else {
       if (existing) await provider.delete(branch, { recursive: true, terminateConnections: true });
-      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? { gitBranch: input.head.ref } : { ttlMs: TEMP_TTL_MS * 24 }) });
+      const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
+      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }) });
     }
     branchCreated = true;
     const url = await provider.connectionUri(branch);
