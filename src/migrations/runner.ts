@@ -202,6 +202,17 @@ export function lineInFile(m: MigrationFile | undefined, statement: string, posi
   return found === undefined ? undefined : m.content.slice(0, found).split('\n').length - 1 + lineInStatement;
 }
 
+/**
+ * The failing statement as the user wrote it: without node-pg-migrate's `-- Up Migration` marker
+ * line and the lone `;` it appends to a SQL section. `cut` is how many characters were removed
+ * from the front, to keep Postgres's error position pointing at the same character.
+ */
+export function shownStatement(sql: string): { text: string; cut: number } {
+  const marker = /^\s*--\s*(?:up|down) migration[^\n]*\n(?:\s*\n)*/i.exec(sql);
+  const cut = marker ? marker[0].length : 0;
+  return { text: sql.slice(cut).replace(/\n\s*;\s*$/, '').trimEnd(), cut };
+}
+
 /** Postgres classes that mean the server or connection went away, not that the migration is wrong. */
 function isConnectionFailure(e: unknown): boolean {
   if (e instanceof pg.DatabaseError) return /^(08|57P0)/.test(e.code ?? '');
@@ -217,7 +228,9 @@ function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile
   if (failed !== undefined && current !== undefined) {
     const fields = pgFields(e);
     const line = lineInFile(files.get(current), failed, fields.position, direction);
-    return { kind: 'statement', name: current, file: fileOf(current), statement: failed, error: { message, ...fields, ...(line === undefined ? {} : { line }) } };
+    const shown = shownStatement(failed);
+    const position = fields.position === undefined ? undefined : Math.max(1, fields.position - shown.cut);
+    return { kind: 'statement', name: current, file: fileOf(current), statement: shown.text, error: { message, ...fields, ...(position === undefined ? {} : { position }), ...(line === undefined ? {} : { line }) } };
   }
   const order = /^Not run migration (.+) is preceding already run migration (.+)$/.exec(message);
   if (order?.[1] !== undefined) return { kind: 'order', name: order[1], file: fileOf(order[1]), error: { message } };
