@@ -3,12 +3,27 @@
  * at real file lines; JS/TS migrations are linted on the SQL they sent when applied.
  */
 import type { ConsortConfig } from '../../config/schema.js';
+import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
-import { lintMigrations, type LintInput } from '../../lint/squawk.js';
+import { lintMigrations, type LintFinding, type LintInput } from '../../lint/squawk.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { parseSqlSections } from '../../migrations/files.js';
 import type { AppliedMigration } from '../../migrations/runner.js';
 import type { Stages } from '../../report/check-report.js';
+
+/**
+ * One typo makes the parser report a syntax error at every statement after it; the first one in
+ * each file is the one to fix, the rest are echoes of it.
+ */
+export function firstSyntaxErrors<F extends Pick<LintFinding, 'rule' | 'file' | 'line'>>(findings: readonly F[]): F[] {
+  const first = new Map<string, F>();
+  for (const f of findings) {
+    if (f.rule !== 'syntax-error') continue;
+    const seen = first.get(f.file);
+    if (seen === undefined || f.line < seen.line) first.set(f.file, f);
+  }
+  return findings.filter((f) => f.rule !== 'syntax-error' || first.get(f.file) === f);
+}
 
 export async function lintStage(
   config: ConsortConfig,
@@ -27,13 +42,13 @@ export async function lintStage(
   }
   if (inputs.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
   const result = await lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: true });
-  const findings = applySeverity(result.findings, config.lint.severity);
+  const findings = applySeverity(firstSyntaxErrors(result.findings), config.lint.severity);
   const verdict = lintVerdict(findings, config.lint.failOn);
   const blocking = new Set(verdict.blocking);
   const errors = findings.filter((f) => f.level === 'error').length;
   const summary = findings.length === 0
-    ? `${inputs.length} migration(s) clean`
-    : `${findings.length} finding(s): ${errors} error(s), ${findings.length - errors} warning(s)${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
+    ? `${count(inputs.length, 'migration')} clean`
+    : `${count(findings.length, 'finding')}: ${count(errors, 'error')}, ${count(findings.length - errors, 'warning')}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
   return {
     status: verdict.passed ? 'passed' : 'failed',
     summary,

@@ -6,6 +6,7 @@
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
+import { count } from '../../core/plural.js';
 import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
@@ -99,8 +100,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const plan = await runStage(stages, 'plan', log, async () => {
       const p = planMigrations(base, head);
       const newMigrations = p.newMigrations.map((m) => m.name);
-      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history`, newMigrations, problems: p.problems };
-      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged`, newMigrations };
+      if (!p.ok) return { status: 'failed', summary: `${count(p.problems.length, 'problem')} with the migration history`, newMigrations, problems: p.problems };
+      return { status: 'passed', summary: `${count(newMigrations.length, 'new migration')}, ${p.unchanged} unchanged`, newMigrations };
     });
     if (plan.status !== 'passed') {
       skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
@@ -115,12 +116,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const baseline = await runStage(stages, 'baseline', log, async () => {
       const b = await ensureBaseline({ provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env });
       if (b.ok) {
-        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
+        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
         return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
       }
       if (b.kind === 'parent-ahead') {
         stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
-        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${b.ahead.length} migration(s) that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
+        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
       }
       return { status: 'failed', summary: b.message };
     });
@@ -147,7 +148,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const r = await applyMigrations({ databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch}`, applied: list };
+      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch}`, applied: list };
       const f = r.failed;
       return {
         status: 'failed',
@@ -186,8 +187,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         const irreversible = result.migrations.filter((m) => m.verdict === 'irreversible').length;
         const note = irreversible ? ` (${irreversible} declared irreversible)` : '';
         return bad.length === 0
-          ? { status: 'passed', summary: `${result.migrations.length - irreversible} migration(s) reverse cleanly${note}`, migrations: result.migrations }
-          : { status: 'failed', summary: `${bad.length} migration(s) do not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
+          ? { status: 'passed', summary: `${count(result.migrations.length - irreversible, 'migration')} ${result.migrations.length - irreversible === 1 ? 'reverses' : 'reverse'} cleanly${note}`, migrations: result.migrations }
+          : { status: 'failed', summary: `${count(bad.length, 'migration')} ${bad.length === 1 ? 'does' : 'do'} not reverse: ${bad.map((m) => `${m.name} (${m.verdict})`).join(', ')}`, migrations: result.migrations };
       });
     };
     const suite = runStage(stages, 'suite', log, async () => {
@@ -207,7 +208,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const diff = diffSchemas(before, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
-      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${total} schema change(s)`, text: renderSchemaDiffText(diff), counts };
+      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${count(total, 'schema change')}`, text: renderSchemaDiffText(diff), counts };
     });
     return finish();
   } catch (e) {
