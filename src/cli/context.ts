@@ -26,7 +26,8 @@ export interface CliContext {
 export type Ctx = (cmd: Command) => Promise<CliContext>;
 
 export async function makeContext(cmd: Command, io: Io, env: NodeJS.ProcessEnv, setExitCode: (code: number) => void = () => undefined): Promise<CliContext> {
-  const [{ z }, { openProvider, parseProviderName, projectRoot }] = await Promise.all([import('zod'), import('../branches/factory.js')]);
+  const { z } = await import('zod');
+  const { openProvider, parseProviderName, projectRoot } = await import('../branches/factory.js');
   const GlobalOptions = z.object({
     provider: z.string().optional(),
     json: z.union([z.boolean(), z.string()]).optional(),

@@ -3,7 +3,9 @@
  *
  * Start-up is kept to commander and a few small modules: each command loads what it needs
  * (providers, pg, node-pg-migrate, the lanes) with `import()` inside its action, so `--version`,
- * `--help` and usage errors answer in a few tens of milliseconds (bench/cli-startup.mjs).
+ * `--help` and usage errors answer in a few tens of milliseconds (bench/cli-startup.mjs). The
+ * imports are awaited one by one, not with Promise.all: jest's ESM linker (the tests run the CLI
+ * in-process) fails on concurrent imports that share a module ("… is not in cache").
  */
 import { Command, CommanderError, Option } from 'commander';
 import { isConsortError } from '../core/errors.js';

@@ -153,3 +153,21 @@ it('--version and --help load commander and the CLI only: no provider, pg, zod o
     expect(loaded.some((f) => /lib\/(branches|lanes|config|db|migrations)\//.test(f))).toBe(false);
   }
 });
+
+it('the rename fix is `mv` for a migration git does not track yet, `git mv` otherwise', async () => {
+  const { failingReport } = await import('../fixtures/reports/failing.js');
+  const { renderCheckTerminal } = await import('../../src/report/terminal.js');
+  const { untrackedFiles } = await import('../../src/git/repo.js');
+  const file = 'migrations/20250401000000000_add_orders.sql';
+  expect(renderCheckTerminal(failingReport)).toContain(`$ git mv ${file} `);
+  const local = renderCheckTerminal(failingReport, { untracked: new Set([file]) });
+  expect(local).toContain(`$ mv ${file} migrations/20250415093000001_add_orders.sql`);
+  expect(local).not.toContain(`git mv ${file}`);
+  const repo = await scenarioRepo('out-of-order');
+  try {
+    await writeFile(path.join(repo.dir, 'migrations', '1730000500000_new.sql'), 'SELECT 1;\n');
+    expect([...await untrackedFiles(repo.dir, 'migrations')]).toEqual(['migrations/1730000500000_new.sql']);
+  } finally {
+    await repo.dispose();
+  }
+});

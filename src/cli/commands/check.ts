@@ -16,14 +16,16 @@ interface CheckFlags {
 
 /** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
 async function side(root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
-  const [{ resolveCommit, currentBranch }, { commitSide }] = await Promise.all([import('../../git/repo.js'), import('../../lanes/check/sides.js')]);
+  const { resolveCommit, currentBranch } = await import('../../git/repo.js');
+  const { commitSide } = await import('../../lanes/check/sides.js');
   const s = await commitSide(root, ref, await resolveCommit(root, ref), config);
   return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await currentBranch(root) } : s;
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
 export async function resolveSides(root: string, config: ConsortConfig, flags: CheckFlags, log: (m: string) => void): Promise<{ base: CheckSide; head: CheckSide }> {
-  const [{ currentBranch, defaultBase, headCommit, isGitRepo }, { commitSide, EMPTY_SIDE, workingTreeSide }] = await Promise.all([import('../../git/repo.js'), import('../../lanes/check/sides.js')]);
+  const { currentBranch, defaultBase, headCommit, isGitRepo } = await import('../../git/repo.js');
+  const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
   const git = await isGitRepo(root);
   let base: CheckSide;
   if (flags.base) base = await side(root, flags.base, config);
@@ -82,9 +84,10 @@ export function checkCommand(ctx: Ctx): Command {
         c.setExitCode(plan.ok ? 0 : 1);
         return;
       }
-      const [{ openProvider }, { runCheck }, { renderCheckMarkdown }, { renderCheckTerminal }] = await Promise.all([
-        import('../../branches/factory.js'), import('../../lanes/check/run.js'), import('../../report/markdown.js'), import('../../report/terminal.js'),
-      ]);
+      const { openProvider } = await import('../../branches/factory.js');
+      const { runCheck } = await import('../../lanes/check/run.js');
+      const { renderCheckMarkdown } = await import('../../report/markdown.js');
+      const { renderCheckTerminal } = await import('../../report/terminal.js');
       const providerName = c.providerExplicit ? c.providerName : config.database.provider;
       const namespace = c.namespace ?? config.database.namespace;
       const wasRunning = providerName === 'local' ? await serverRunning(c) : true;
@@ -101,7 +104,12 @@ export function checkCommand(ctx: Ctx): Command {
       }
       if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(report, null, 2));
       if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
-      if (c.jsonFile !== '-') c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR }));
+      if (c.jsonFile !== '-') {
+        // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
+        const { untrackedFiles } = await import('../../git/repo.js');
+        const untracked = flags.head ? new Set<string>() : await untrackedFiles(c.root, config.migrations.dir);
+        c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR, untracked }));
+      }
       await serverNotice(c, wasRunning);
       c.setExitCode(report.conclusion === 'success' ? 0 : 1);
     });
@@ -114,9 +122,10 @@ async function emit(c: CliContext, file: string, text: string): Promise<void> {
 
 /** The report of a check that could not start (e.g. an invalid configuration): every stage not run. */
 async function errorReport(c: CliContext, e: unknown, pr: number | null): Promise<CheckReport> {
-  const [{ defaultConfig }, { initialStages, skip }, { CHECK_REPORT_VERSION }, { isConsortError }] = await Promise.all([
-    import('../../config/schema.js'), import('../../lanes/check/stages.js'), import('../../report/check-report.js'), import('../../core/errors.js'),
-  ]);
+  const { defaultConfig } = await import('../../config/schema.js');
+  const { initialStages, skip } = await import('../../lanes/check/stages.js');
+  const { CHECK_REPORT_VERSION } = await import('../../report/check-report.js');
+  const { isConsortError } = await import('../../core/errors.js');
   const stages = initialStages(defaultConfig());
   skip(stages, Object.keys(stages) as (keyof typeof stages)[], 'not run: the check stopped on an error');
   const error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };

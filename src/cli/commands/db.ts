@@ -10,7 +10,8 @@ async function server(c: CliContext): Promise<EmbeddedServer> {
   if (c.providerName !== 'local') {
     throw usageError(`\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`, 'Drop --provider, or manage that server with its own tools.');
   }
-  const [{ serverDir }, { EmbeddedServer }] = await Promise.all([import('../../branches/local/paths.js'), import('../../branches/local/server.js')]);
+  const { serverDir } = await import('../../branches/local/paths.js');
+  const { EmbeddedServer } = await import('../../branches/local/server.js');
   return new EmbeddedServer(serverDir(c.root, c.env), (m) => c.io.err(m));
 }
 

@@ -6,7 +6,10 @@
  * someone's project, it leaves no branch of its own behind in their branch list.
  */
 import { Command } from 'commander';
-import { SCENARIOS } from '../../demo/scenarios.js';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { ConsortError } from '../../core/errors.js';
+import { PACKAGE_ROOT, SCENARIOS, SHOP_DIR } from '../../demo/scenarios.js';
 import type { Ctx } from '../context.js';
 import { printJson, table } from '../output.js';
 import { usageError } from '../usage.js';
@@ -26,6 +29,16 @@ export function demoVerdict(rows: readonly Row[]): string {
   return `Consort ${caught}${passed ? ` and ${passed}` : ''}.`;
 }
 
+/** The example shop and the jest its suite runs live in a clone of the repository, not in the npm package. */
+async function requireExampleShop(): Promise<void> {
+  const exists = (p: string) => access(p).then(() => true, () => false);
+  if (!(await exists(SHOP_DIR)) || !(await exists(path.join(PACKAGE_ROOT, 'node_modules', 'jest')))) {
+    throw new ConsortError('invalid-input', 'The check demo runs the example shop of a Consort clone (its migrations and jest suite), which the npm package leaves out.', {
+      hint: 'Try `npx consort demo branching` here, or in a clone of the repository: npm ci && npm run demo',
+    });
+  }
+}
+
 export function demoCommand(ctx: Ctx): Command {
   return new Command('demo')
     .description('run the PR check lane on the example shop (or `demo branching` for a tour of database branches)')
@@ -37,16 +50,19 @@ export function demoCommand(ctx: Ctx): Command {
       const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
       if (unknown.length) throw usageError(`Unknown scenario${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.`);
       const c = await ctx(cmd);
+      if (what === 'check') await requireExampleShop();
       const wasRunning = c.providerName === 'local' ? await serverRunning(c) : true;
       if (what === 'branching') {
         const { branchingTour } = await import('./demo-branching.js');
         await branchingTour(c);
         return serverNotice(c, wasRunning);
       }
-      const [{ openProvider }, { loadConfig }, { scenarioRepo }, { planCheck, runCheck }, { renderCheckTerminal }, { resolveSides }] = await Promise.all([
-        import('../../branches/factory.js'), import('../../config/load.js'), import('../../demo/scenarios.js'), import('../../lanes/check/run.js'),
-        import('../../report/terminal.js'), import('./check.js'),
-      ]);
+      const { openProvider } = await import('../../branches/factory.js');
+      const { loadConfig } = await import('../../config/load.js');
+      const { scenarioRepo } = await import('../../demo/scenarios.js');
+      const { planCheck, runCheck } = await import('../../lanes/check/run.js');
+      const { renderCheckTerminal } = await import('../../report/terminal.js');
+      const { resolveSides } = await import('./check.js');
       const provider = await openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m) });
       const rows: Row[] = [];
       const before = new Set((await provider.list()).map((b) => b.name));

@@ -38,7 +38,8 @@ export function parseRunFlags(flags: RunFlags): { until?: GateName; maxTurns?: n
  * repository exactly as it was.
  */
 async function validateAgents(config: ConsortConfig, next: Effect[], env: NodeJS.ProcessEnv): Promise<void> {
-  const [{ ROLES }, { defaultBackendFactory }] = await Promise.all([import('../../conductor/roles.js'), import('../../lanes/build/policy.js')]);
+  const { ROLES } = await import('../../conductor/roles.js');
+  const { defaultBackendFactory } = await import('../../lanes/build/policy.js');
   const roles = new Set<(typeof ROLES)[number]>();
   for (const role of ROLES) if ((config.roles[role]?.agent ?? config.agents.default) !== undefined) roles.add(role);
   for (const e of next) {
@@ -64,7 +65,8 @@ export function runCommand(ctx: Ctx): Command {
       const options = parseRunFlags(flags);
       const c = await ctx(cmd);
       const config = await laneConfig(c, flags.config);
-      const [{ planBuildRun, runBuildLane }, { resolveFeature }] = await Promise.all([import('../../lanes/build.js'), import('../../lanes/build/feature.js')]);
+      const { planBuildRun, runBuildLane } = await import('../../lanes/build.js');
+      const { resolveFeature } = await import('../../lanes/build/feature.js');
       const feature = await resolveFeature(c.root, ref);
       const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
       if (flags.dryRun) {

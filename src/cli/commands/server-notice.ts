@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { CliContext } from '../context.js';
 
 async function server(c: CliContext) {
-  const [{ serverDir }, { EmbeddedServer }] = await Promise.all([import('../../branches/local/paths.js'), import('../../branches/local/server.js')]);
+  const { serverDir } = await import('../../branches/local/paths.js');
+  const { EmbeddedServer } = await import('../../branches/local/server.js');
   return new EmbeddedServer(serverDir(c.root, c.env));
 }
 

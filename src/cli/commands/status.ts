@@ -9,7 +9,8 @@ export function statusCommand(ctx: Ctx): Command {
     .argument('[feature]', 'NNN-slug, NNN or slug')
     .action(async (ref: string | undefined, _o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
-      const [{ resolveFeature }, { allStatuses, featureStatus, renderStatus }] = await Promise.all([import('../../lanes/build/feature.js'), import('../../lanes/build/status.js')]);
+      const { resolveFeature } = await import('../../lanes/build/feature.js');
+      const { allStatuses, featureStatus, renderStatus } = await import('../../lanes/build/status.js');
       if (ref !== undefined) {
         const status = await featureStatus(c.root, await resolveFeature(c.root, ref));
         if (c.json) printJson(c.io, status);
