@@ -213,6 +213,21 @@ export function shownStatement(sql: string): { text: string; cut: number } {
   return { text: sql.slice(cut).replace(/\n\s*;\s*$/, '').trimEnd(), cut };
 }
 
+/**
+ * node-pg-migrate loads the copies in the check's scratch directory, so its errors (a JS syntax
+ * error, a stack line) name `…/node_modules/.cache/consort/check-…/head/migrations/x.js`: point
+ * them at the project's own `migrations/x.js` instead.
+ */
+export function projectPaths(message: string, files: ReadonlyMap<string, Pick<MigrationFile, 'file'>>): string {
+  let out = message;
+  for (const m of files.values()) {
+    const base = m.file.split('/').pop() ?? m.file;
+    const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(?:file://)?[^\\s'"(]*[/\\\\]${escaped}(?![\\w.])`, 'g'), m.file);
+  }
+  return out;
+}
+
 /** Postgres classes that mean the server or connection went away, not that the migration is wrong. */
 function isConnectionFailure(e: unknown): boolean {
   if (e instanceof pg.DatabaseError) return /^(08|57P0)/.test(e.code ?? '');
@@ -221,7 +236,7 @@ function isConnectionFailure(e: unknown): boolean {
 
 /** What went wrong, in terms of a migration; undefined when node-pg-migrate failed for a reason that is not one. */
 function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile>, direction: 'up' | 'down'): ApplyFailure | undefined {
-  const message = (e as Error)?.message ?? String(e);
+  const message = projectPaths((e as Error)?.message ?? String(e), files);
   const fileOf = (name: string): string => files.get(name)?.file ?? name;
   const failed = capture.failedQuery(e);
   const current = capture.inProgress();

@@ -171,3 +171,9 @@ it('the rename fix is `mv` for a migration git does not track yet, `git mv` othe
     await repo.dispose();
   }
 });
+
+it('the CLI knows the same gates as the conductor (it checks --until and approve before loading it)', async () => {
+  const { GATES } = await import('../../src/conductor/state.js');
+  const { GATE_NAMES } = await import('../../src/cli/commands/run.js');
+  expect([...GATE_NAMES]).toEqual([...GATES]);
+});

@@ -1,6 +1,8 @@
 /** `consort approve <feature> <gate> --as <name>`: a named human approves a gate's artifacts, by hash. */
 import { Command, Option } from 'commander';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
+import { GATE_NAMES } from './run.js';
 import type { Ctx } from './lane.js';
 
 export function approveCommand(ctx: Ctx): Command {
@@ -10,6 +12,7 @@ export function approveCommand(ctx: Ctx): Command {
     .argument('<gate>', 'plan, test_list, spec, merge or deploy')
     .addOption(new Option('--as <name>', 'who approves (a person; "proxy" is reserved)').makeOptionMandatory())
     .action(async (ref: string, gate: string, o: { as: string }, cmd: Command) => {
+      if (!(GATE_NAMES as readonly string[]).includes(gate)) throw usageError(`Unknown gate "${gate}".`, `Gates: ${GATE_NAMES.join(', ')}.`);
       const c = await ctx(cmd);
       const { approveGate, resolveFeature } = await import('../../lanes/build/feature.js');
       const feature = await resolveFeature(c.root, ref);

@@ -13,7 +13,7 @@ interface RunFlags { until?: string; maxTurns?: string; dryRun?: boolean; gates?
 const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
 
 /** Kept here (not imported from the conductor) so a wrong flag is refused before anything loads. */
-const GATE_NAMES = ['plan', 'test_list', 'spec', 'merge', 'deploy'] as const;
+export const GATE_NAMES = ['plan', 'test_list', 'spec', 'merge', 'deploy'] as const;
 
 export function parseRunFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gateMode?: 'human' | 'proxy'; experiments?: number } {
   if (flags.until !== undefined && !(GATE_NAMES as readonly string[]).includes(flags.until)) {
