@@ -31,7 +31,7 @@ const result = await build({
   // Bundled CommonJS packages call require() for Node's built-ins; ESM has no require of its own.
   banner: { js: "import { createRequire as __consortCreateRequire } from 'node:module';\nconst require = __consortCreateRequire(import.meta.url);" },
   // The pinned tool versions, read from package.json here because dist/ ships without it.
-  define: { __CONSORT_MANIFEST__: JSON.stringify({ version: manifest.version, dependencies: manifest.dependencies }) },
+  define: { __CONSORT_MANIFEST__: JSON.stringify({ version: manifest.version, dependencies: manifest.dependencies, peerDependencies: manifest.peerDependencies }) },
   external: ['pg-native'],
   metafile: true,
   logLevel: 'warning',

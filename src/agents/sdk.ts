@@ -1,9 +1,11 @@
 /**
- * The agent SDKs that drive a CLI of their own — the Claude Agent SDK (its native `claude` binary, which
- * it resolves from its platform package per its manifest.json) and the Codex SDK (the `codex` binary of
- * @openai/codex) — find that CLI next to their own files, so they cannot live inside the bundled Action. They are loaded when a turn needs them: from node_modules where
- * Consort is installed with npm, else (the Action) from the tools directory, where the exact
- * version package.json pins is installed once per runner tool cache, like the native tools.
+ * The agent SDKs that drive a CLI of their own — the Claude Agent SDK (its native `claude` binary, resolved from its platform package per its manifest.json) and the Codex
+ * SDK (the `codex` binary of @openai/codex) — find that CLI next to their own files, so they cannot
+ * live inside the bundled Action. Together they weigh ~800 MB, so they are optional peer
+ * dependencies, not installed with Consort (the PR lane never needs them). They are loaded when a
+ * turn needs them: from node_modules where the project installed them, else from the tools
+ * directory, where the exact version package.json pins is installed once (per runner tool cache
+ * in the Action), like the native tools.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,6 +40,7 @@ async function load(name: string, log: (m: string) => void): Promise<unknown> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
   }
+  log(sdkMissingMessage(name));
   return loadFromTools(name, log);
 }
 
@@ -47,7 +50,19 @@ export async function loadFromTools(name: string, log: (m: string) => void = () 
   return import(pathToFileURL(await entryOf(pkg.dir)).href);
 }
 
-export function loadSdk<T>(name: typeof CLAUDE_SDK | typeof CODEX_SDK, log: (m: string) => void = () => undefined): Promise<T> {
+/** Said once, when a backend's SDK is not in the project and is fetched into the tools directory. */
+export function sdkMissingMessage(name: string): string {
+  let pin = '';
+  try {
+    pin = `@${pinnedDependency(name)}`;
+  } catch {
+    // The install below reports a missing pin; the advice stands without a version.
+  }
+  return `${name} is not installed in this project (it is optional: ~400 MB, only the ${name === CLAUDE_SDK ? 'claude' : 'codex'} backend needs it); fetching it once into the tools directory. To keep it with the project instead: npm i -D ${name}${pin}`;
+}
+
+/** The default log is stderr: the fetch takes a minute and the user must learn how to avoid it. */
+export function loadSdk<T>(name: typeof CLAUDE_SDK | typeof CODEX_SDK, log: (m: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<T> {
   let p = loaded.get(name);
   if (p === undefined) {
     p = load(name, log);

@@ -1,4 +1,12 @@
-/** The `consort` CLI: builds the command tree; the one place errors become exit codes. */
+/**
+ * The `consort` CLI: builds the command tree; the one place errors become exit codes.
+ *
+ * Start-up is kept to commander and a few small modules: each command loads what it needs
+ * (providers, pg, node-pg-migrate, the lanes) with `import()` inside its action, so `--version`,
+ * `--help` and usage errors answer in a few tens of milliseconds (bench/cli-startup.mjs). The
+ * imports are awaited one by one, not with Promise.all: jest's ESM linker (the tests run the CLI
+ * in-process) fails on concurrent imports that share a module ("… is not in cache").
+ */
 import { Command, CommanderError, Option } from 'commander';
 import { isConsortError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
@@ -13,6 +21,7 @@ import { logCommand } from './commands/log.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { makeContext } from './context.js';
+import { isUsageError } from './usage.js';
 import { VERSION } from './version.js';
 import { processIo, type Io } from './output.js';
 
@@ -20,20 +29,20 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   const program = new Command('consort')
     .description('Test-driven development on a branching Postgres database')
     .version(VERSION)
-    .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18), postgres (CONSORT_POSTGRES_URL), lakebase (Databricks) or neon').env('CONSORT_PROVIDER'))
+    .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18), postgres (CONSORT_POSTGRES_URL), lakebase (Databricks) or neon (default: the configuration\'s database.provider, else local)').env('CONSORT_PROVIDER'))
     .option('--namespace <name>', 'postgres provider: keeps projects sharing one server apart (default: project folder name)')
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  const ctx = (cmd: Command) => makeContext(cmd.optsWithGlobals(), io, env, setExitCode);
+  const ctx = (cmd: Command) => makeContext(cmd, io, env, setExitCode);
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
   for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)]) program.addCommand(sub);
   program.addCommand(dashboardCommand(ctx));
   // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
   const visit = (cmd: Command) => {
-    cmd.exitOverride().configureOutput(output);
+    cmd.exitOverride().configureOutput(output).showHelpAfterError('(run with --help for usage)');
     if (cmd.commands.length === 0 && !cmd.options.some((o) => o.long === '--json')) cmd.option('--json', 'machine-readable output on stdout');
     cmd.commands.forEach(visit);
   };
@@ -45,15 +54,16 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
 export async function runCli(argv: string[], io: Io = processIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let exitCode = 0;
   const program = buildProgram(io, env, (code) => { exitCode = code; });
+  const secrets = [env.CONSORT_POSTGRES_URL ?? ''];
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    const secrets = [env.CONSORT_POSTGRES_URL ?? ''];
     if (isConsortError(e)) {
-      io.err(redact(`consort: ${e.message}${e.hint ? ` ${e.hint}` : ''}`, secrets));
-      return 1;
+      // The hint on a line of its own: the last problem of a list must not run into it.
+      io.err(redact(`consort: ${e.message}${e.hint ? `\n${e.hint}` : ''}`, secrets));
+      return isUsageError(e) ? 2 : 1;
     }
     const message = e instanceof Error ? e.message : String(e);
     io.err(redact(`consort: unexpected error: ${message} (set CONSORT_DEBUG=1 for details)`, secrets));

@@ -31,12 +31,12 @@ export class ConfigError extends ConsortError {
 
   constructor(file: string, problems: ConfigProblem[]) {
     const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-    const hints = ['Fix the settings listed; every key is described in docs/configuration.md.'];
-    if (problems.some((p) => p.secret)) {
-      hints.push(`Put connection URLs in the environment (${CONFIG_ENV_VARS.postgresUrl}), never in the file.`);
-    }
+    // A secret's problem line already says where it belongs (the environment): not said twice.
+    const hint = problems.every((p) => p.secret)
+      ? `Delete ${problems.length === 1 ? 'that key' : 'those keys'} from ${file}.`
+      : 'Fix the settings listed; every key is described in docs/configuration.md.';
     const lines = [`Invalid Consort configuration in ${file} (${count}):`, ...problems.map(formatProblem)];
-    super('config', lines.join('\n'), { hint: hints.join(' ') });
+    super('config', lines.join('\n'), { hint });
     this.name = 'ConfigError';
     this.problems = problems;
   }

@@ -31,6 +31,18 @@ export async function resolveCommit(root: string, ref: string): Promise<string> 
   }
 }
 
+/** Files under `dir` that git does not track yet (new and not added), relative to `root`. */
+export async function untrackedFiles(root: string, dir: string): Promise<Set<string>> {
+  const out = await git(root, ['ls-files', '--others', '--exclude-standard', '--full-name', '--', dir]).catch(() => '');
+  const prefix = (await git(root, ['rev-parse', '--show-prefix']).catch(() => '')).trim();
+  return new Set(out.split('\n').filter(Boolean).map((f) => (prefix && f.startsWith(prefix) ? f.slice(prefix.length) : f)));
+}
+
+/** The branch checked out at `root`, or null when HEAD is detached (or not a repository). */
+export async function currentBranch(root: string): Promise<string | null> {
+  return git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']).then((o) => o.trim() || null, () => null);
+}
+
 /** The merge-base of HEAD with the default branch: what a PR would be compared against. */
 export async function defaultBase(root: string): Promise<{ ref: string; sha: string }> {
   for (const candidate of ['origin/HEAD', 'origin/main', 'main', 'origin/master', 'master']) {

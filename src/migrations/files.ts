@@ -175,10 +175,13 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.missingOk === true) return [];
-    throw new ConsortError('config', `Cannot read the migrations directory ${dir}: ${(e as Error).message}`, {
-      hint: code === 'ENOENT' ? 'Check the migrations directory in the Consort configuration.' : undefined,
-      cause: e,
-    });
+    if (code === 'ENOENT') {
+      throw new ConsortError('config', `No migrations directory at ${path.relative(path.resolve(options.relativeTo ?? process.cwd()), absolute) || '.'} (migrations.dir).`, {
+        hint: 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+        cause: e,
+      });
+    }
+    throw new ConsortError('config', `Cannot read the migrations directory ${dir} (migrations.dir): ${(e as Error).message}`, { cause: e });
   }
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const entries: MigrationEntry[] = [];

@@ -207,6 +207,32 @@ export function lineInFile(m: MigrationFile | undefined, statement: string, posi
   return found === undefined ? undefined : m.content.slice(0, found).split('\n').length - 1 + lineInStatement;
 }
 
+/**
+ * The failing statement as the user wrote it: without node-pg-migrate's `-- Up Migration` marker
+ * line and the lone `;` it appends to a SQL section. `cut` is how many characters were removed
+ * from the front, to keep Postgres's error position pointing at the same character.
+ */
+export function shownStatement(sql: string): { text: string; cut: number } {
+  const marker = /^\s*--\s*(?:up|down) migration[^\n]*\n(?:\s*\n)*/i.exec(sql);
+  const cut = marker ? marker[0].length : 0;
+  return { text: sql.slice(cut).replace(/\n\s*;\s*$/, '').trimEnd(), cut };
+}
+
+/**
+ * node-pg-migrate loads the copies in the check's scratch directory, so its errors (a JS syntax
+ * error, a stack line) name `…/node_modules/.cache/consort/check-…/head/migrations/x.js`: point
+ * them at the project's own `migrations/x.js` instead.
+ */
+export function projectPaths(message: string, files: ReadonlyMap<string, Pick<MigrationFile, 'file'>>): string {
+  let out = message;
+  for (const m of files.values()) {
+    const base = m.file.split('/').pop() ?? m.file;
+    const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(?:file://)?[^\\s'"(]*[/\\\\]${escaped}(?![\\w.])`, 'g'), m.file);
+  }
+  return out;
+}
+
 /** Postgres classes that mean the server or connection went away, not that the migration is wrong. */
 function isConnectionFailure(e: unknown): boolean {
   if (e instanceof pg.DatabaseError) return /^(08|57P0)/.test(e.code ?? '');
@@ -215,14 +241,16 @@ function isConnectionFailure(e: unknown): boolean {
 
 /** What went wrong, in terms of a migration; undefined when node-pg-migrate failed for a reason that is not one. */
 function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile>, direction: 'up' | 'down'): ApplyFailure | undefined {
-  const message = (e as Error)?.message ?? String(e);
+  const message = projectPaths((e as Error)?.message ?? String(e), files);
   const fileOf = (name: string): string => files.get(name)?.file ?? name;
   const failed = capture.failedQuery(e);
   const current = capture.inProgress();
   if (failed !== undefined && current !== undefined) {
     const fields = pgFields(e);
     const line = lineInFile(files.get(current), failed, fields.position, direction);
-    return { kind: 'statement', name: current, file: fileOf(current), statement: failed, error: { message, ...fields, ...(line === undefined ? {} : { line }) } };
+    const shown = shownStatement(failed);
+    const position = fields.position === undefined ? undefined : Math.max(1, fields.position - shown.cut);
+    return { kind: 'statement', name: current, file: fileOf(current), statement: shown.text, error: { message, ...fields, ...(position === undefined ? {} : { position }), ...(line === undefined ? {} : { line }) } };
   }
   const order = /^Not run migration (.+) is preceding already run migration (.+)$/.exec(message);
   if (order?.[1] !== undefined) return { kind: 'order', name: order[1], file: fileOf(order[1]), error: { message } };

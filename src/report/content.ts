@@ -43,10 +43,10 @@ export function verdict(report: CheckReport): string {
   return warned === 0 ? 'database checks passed' : `database checks passed with ${plural(warned, 'warning')}`;
 }
 
-/** The `git mv` that fixes a problem, when a rename does. */
-export function renameCommand(p: PlanProblem, quote: (w: string) => string): string | null {
+/** The `git mv` that fixes a problem, when a rename does (plain `mv` for a file git does not track yet). */
+export function renameCommand(p: PlanProblem, quote: (w: string) => string, untracked?: ReadonlySet<string>): string | null {
   if (p.kind !== 'order-conflict' && p.kind !== 'duplicate-prefix') return null;
-  return `git mv ${quote(p.file)} ${quote(p.suggestedFile)}`;
+  return `${untracked?.has(p.file) ? 'mv' : 'git mv'} ${quote(p.file)} ${quote(p.suggestedFile)}`;
 }
 
 const LISTED = 10;

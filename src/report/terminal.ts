@@ -15,6 +15,8 @@ import { clip, oneLine, shellQuote, stripControl } from './escape.js';
 
 export interface TerminalOptions {
   color?: boolean;
+  /** Files git does not track yet (a local check of the working tree): renamed with `mv`, not `git mv`. */
+  untracked?: ReadonlySet<string>;
   /** Columns to fit stage lines and prose into; code and output lines are left whole. */
   width?: number;
 }
@@ -99,7 +101,7 @@ function stageLines(r: CheckReport, width: number, p: Palette): string[] {
   });
 }
 
-function sections(r: CheckReport, width: number, p: Palette): string[][] {
+function sections(r: CheckReport, width: number, p: Palette, untracked?: ReadonlySet<string>): string[][] {
   const out: string[][] = [];
   if (r.error !== undefined) {
     const hint = r.error.hint === undefined ? [] : wrap(`What to do: ${oneLine(r.error.hint)}`, width, '  ', '    ');
@@ -108,7 +110,7 @@ function sections(r: CheckReport, width: number, p: Palette): string[][] {
   const problems = r.stages.plan.problems;
   if (problems.length > 0) {
     const lines = problems.slice(0, LIST_MAX).flatMap((pr) => {
-      const rename = renameCommand(pr, (w) => shellQuote(stripControl(w)));
+      const rename = renameCommand(pr, (w) => shellQuote(stripControl(w)), untracked);
       return [...wrap(`${p.red('✗')} ${PROBLEM_TITLE[pr.kind]}: ${phrase(problemPhrase(pr))}`, width, '  ', '    '), ...(rename === null ? [] : [`    $ ${rename}`])];
     });
     out.push([p.bold('Migration plan'), ...lines, ...more(problems.length, LIST_MAX, '  ', p)]);
@@ -176,6 +178,6 @@ function conclusion(r: CheckReport, p: Palette): string {
 export function renderCheckTerminal(report: CheckReport, options: TerminalOptions = {}): string {
   const p = palette(options.color ?? false);
   const width = Math.max(40, options.width ?? 100);
-  const parts = [[header(report)], stageLines(report, width, p), ...sections(report, width, p), [conclusion(report, p)]];
+  const parts = [[header(report)], stageLines(report, width, p), ...sections(report, width, p, options.untracked), [conclusion(report, p)]];
   return `${parts.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }

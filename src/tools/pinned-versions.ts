@@ -53,10 +53,14 @@ export function pinnedVersions(): PinnedVersions {
   return pins;
 }
 
-/** The exact version package.json pins for a dependency (the agent SDKs installed at run time). */
+/**
+ * The exact version package.json pins for a dependency. The agent SDKs are optional peer
+ * dependencies (hundreds of MB the PR lane never needs), installed at run time on first use.
+ */
 export function pinnedDependency(name: string): string {
-  const parsed = z.object({ dependencies: z.record(z.string(), z.string()) }).safeParse(rawManifest());
-  const version = parsed.success ? parsed.data.dependencies[name] : undefined;
+  const Deps = z.record(z.string(), z.string()).optional();
+  const parsed = z.object({ dependencies: Deps, peerDependencies: Deps }).safeParse(rawManifest());
+  const version = parsed.success ? (parsed.data.dependencies?.[name] ?? parsed.data.peerDependencies?.[name]) : undefined;
   if (version === undefined || !EXACT.test(version)) {
     throw new ConsortError('internal', `${name} is not pinned to an exact version in package.json.`, { hint: `Pin ${name} to an exact version.` });
   }

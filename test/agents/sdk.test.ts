@@ -26,9 +26,13 @@ describe('agent SDK loading', () => {
     expect(await loadSdk<ClaudeSdk>(CLAUDE_SDK)).toBe(claude);
   });
 
-  it('installs exactly the versions package.json pins', () => {
-    const manifest = require('../../package.json') as { dependencies: Record<string, string> };
-    expect(pinnedDependency(CLAUDE_SDK)).toBe(manifest.dependencies[CLAUDE_SDK]);
+  it('installs exactly the versions package.json pins, as optional peers the PR lane never installs', () => {
+    const manifest = require('../../package.json') as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+    for (const sdk of [CLAUDE_SDK, CODEX_SDK]) {
+      expect(manifest.dependencies[sdk]).toBeUndefined();
+      expect(manifest.peerDependenciesMeta[sdk]?.optional).toBe(true);
+    }
+    expect(pinnedDependency(CLAUDE_SDK)).toBe(manifest.peerDependencies[CLAUDE_SDK]);
     expect(pinnedDependency(CODEX_SDK)).toMatch(/^\d+\.\d+\.\d+$/);
     expect(() => pinnedDependency('left-pad')).toThrow(/not pinned/);
   });

@@ -62,16 +62,32 @@ describe('consort CLI on the local provider', () => {
     expect(secret[1].url).toBe(url);
   });
 
-  it('errors are one line on stderr with a non-zero exit and the fix', async () => {
+  it('errors say what happened, then the fix on a line of its own, with a non-zero exit', async () => {
     const bad = await cli(['branch', 'create', 'Feature/X'], env);
     expect(bad.code).toBe(1);
-    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    const lines = bad.stderr.trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(2);
+    expect(lines[0]).toMatch(/^consort: /);
     expect(bad.stderr).toContain('Use "feature-x" instead');
     const main = await cli(['branch', 'delete', 'main'], env);
     expect(main.code).toBe(1);
     expect(main.stderr).toContain('cannot be deleted');
     const usage = await cli(['branch', 'create'], env);
     expect(usage.code).toBe(2);
+  });
+
+  it('says so when a branch is forked from a main that has no tables yet', async () => {
+    const empty = await cli(['branch', 'create', 'from-empty'], env);
+    expect(empty.code).toBe(0);
+    expect(empty.stderr).toContain('main has no tables yet, so from-empty starts empty');
+    const url = (await cli(['branch', 'url', 'main'], env)).stdout.trim();
+    await query(url, 'CREATE TABLE t (id int)');
+    const full = await cli(['branch', 'create', 'from-full'], env);
+    expect(full.code).toBe(0);
+    expect(full.stderr).not.toContain('no tables yet');
+    await query(url, 'DROP TABLE t');
+    expect((await cli(['branch', 'delete', 'from-empty'], env)).code).toBe(0);
+    expect((await cli(['branch', 'delete', 'from-full'], env)).code).toBe(0);
   });
 
   it('reset, delete and gc work from the command line', async () => {
@@ -135,9 +151,9 @@ describe('consort CLI on the postgres provider', () => {
     await query(SYSTEM_PG_URL.replace(/\/postgres$/, '/consort_catalog'), 'DELETE FROM consort.branches WHERE namespace = $1', [ns]);
   });
 
-  it('refuses the local-only db command for another provider', async () => {
+  it('refuses the local-only db command for another provider, as a usage error', async () => {
     const r = await cli(['--provider', 'postgres', 'db', 'status'], process.env);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('local provider');
   });
 });

@@ -1,7 +1,8 @@
 /** `consort approve <feature> <gate> --as <name>`: a named human approves a gate's artifacts, by hash. */
 import { Command, Option } from 'commander';
-import { approveGate, resolveFeature } from '../../lanes/build/feature.js';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
+import { GATE_NAMES } from './run.js';
 import type { Ctx } from './lane.js';
 
 export function approveCommand(ctx: Ctx): Command {
@@ -11,7 +12,9 @@ export function approveCommand(ctx: Ctx): Command {
     .argument('<gate>', 'plan, test_list, spec, merge or deploy')
     .addOption(new Option('--as <name>', 'who approves (a person; "proxy" is reserved)').makeOptionMandatory())
     .action(async (ref: string, gate: string, o: { as: string }, cmd: Command) => {
-      const c = ctx(cmd);
+      if (!(GATE_NAMES as readonly string[]).includes(gate)) throw usageError(`Unknown gate "${gate}".`, `Gates: ${GATE_NAMES.join(', ')}.`);
+      const c = await ctx(cmd);
+      const { approveGate, resolveFeature } = await import('../../lanes/build/feature.js');
       const feature = await resolveFeature(c.root, ref);
       const approval = await approveGate({ workspace: c.root, feature, gate, approver: o.as });
       if (c.json) printJson(c.io, { feature, ...approval });

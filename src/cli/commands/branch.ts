@@ -4,14 +4,22 @@ import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { maskUrl } from '../../core/redact.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
-import type { CliContext } from '../context.js';
+import type { Ctx } from '../context.js';
 import { branchJson, printJson, relativeTime, table } from '../output.js';
-
-type Ctx = (cmd: Command) => CliContext;
+import { asUsage } from '../usage.js';
 
 async function recordJson(p: BranchProvider, name: string, showSecrets: boolean) {
   const [branch, url, caps] = await Promise.all([p.get(name), p.connectionUri(name), p.capabilities()]);
   return branchJson(branch!, url, caps.mode, showSecrets);
+}
+
+/** No table, view or sequence outside the system schemas: a fork of it holds nothing to test on. */
+async function isEmptyDatabase(url: string): Promise<boolean> {
+  const { withClient } = await import('../../db/sql.js');
+  return withClient(url, async (db) => {
+    const r = await db.query("SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')");
+    return (r.rows[0] as { n: number }).n === 0;
+  }).catch(() => false);
 }
 
 export function branchCommand(ctx: Ctx): Command {
@@ -26,8 +34,8 @@ export function branchCommand(ctx: Ctx): Command {
     .option('--terminate-connections', 'end sessions connected to the parent instead of failing')
     .option('--show-secrets', 'print the connection URL with its password')
     .action(async (name: string, o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean }, cmd: Command) => {
-      const c = ctx(cmd);
-      const ttlMs = o.ttl === undefined ? undefined : parseDuration(o.ttl);
+      const ttlMs = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const started = performance.now();
         const created = await p.create({
@@ -39,6 +47,9 @@ export function branchCommand(ctx: Ctx): Command {
         const ms = performance.now() - started;
         const record = await recordJson(p, name, o.showSecrets === true);
         const pooled = created.pooled === true;
+        if (!c.json && (await isEmptyDatabase(await p.connectionUri(name)))) {
+          c.io.err(`Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first (e.g. DATABASE_URL=$(consort branch url ${o.from}) npx node-pg-migrate up), or fork from another branch with --from.`);
+        }
         if (c.json) printJson(c.io, { ...record, pooled, durationMs: Math.round(ms) });
         else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
       });
@@ -49,7 +60,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description('keep N ready copies of a branch so `branch create X --from <template>` takes one at once (local, postgres)')
     .option('--size <n>', 'how many ready copies to keep (0 drops the pool); without it, show the pools')
     .action(async (template: string | undefined, o: { size?: string }, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         if (!p.pool || !p.poolStatus) {
           throw new ConsortError('invalid-input', `The ${p.name} provider has no warm pools: its branches are made by the service.`, {
@@ -80,7 +91,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description('list branches')
     .option('--show-secrets', 'include passwords in URLs')
     .action(async (o: { showSecrets?: boolean }, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const branches = await p.list();
         const records = await Promise.all(branches.map((b) => recordJson(p, b.name, o.showSecrets === true)));
@@ -99,7 +110,7 @@ export function branchCommand(ctx: Ctx): Command {
     .option('--recursive', 'also delete child branches')
     .option('--terminate-connections', 'end sessions connected to the branch instead of failing')
     .action(async (name: string, o: { recursive?: boolean; terminateConnections?: boolean }, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const deleted = await p.delete(name, { recursive: o.recursive === true, terminateConnections: o.terminateConnections === true });
         if (c.json) printJson(c.io, { deleted });
@@ -112,7 +123,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description("throw away a branch's changes: it becomes a fresh copy of its parent")
     .option('--terminate-connections', 'end sessions connected to the branch or its parent instead of failing')
     .action(async (name: string, o: { terminateConnections?: boolean }, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const b = await p.reset(name, { terminateConnections: o.terminateConnections === true });
         if (c.json) printJson(c.io, await recordJson(p, name, false));
@@ -125,7 +136,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description('print the connection URL of a branch (with its password: for DATABASE_URL=$(…))')
     .option('--masked', 'hide the password')
     .action(async (name: string, o: { masked?: boolean }, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const url = await p.connectionUri(name);
         const shown = o.masked ? maskUrl(url) : url;
@@ -138,7 +149,7 @@ export function branchCommand(ctx: Ctx): Command {
     .command('gc')
     .description('delete expired branches and finish or roll back work a crashed process left behind')
     .action(async (_o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const result = await p.gc();
         if (c.json) return printJson(c.io, result);

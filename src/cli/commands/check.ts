@@ -1,31 +1,31 @@
 /** `consort check`: the PR lane from the command line (the Action's `check` mode runs the same lane). */
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
-import { openProvider, parseProviderName } from '../../branches/factory.js';
-import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
-import { ConsortError } from '../../core/errors.js';
-import { defaultBase, headCommit, isGitRepo, resolveCommit } from '../../git/repo.js';
-import { planCheck, runCheck, type CheckSide } from '../../lanes/check/run.js';
-import { commitSide, EMPTY_SIDE, workingTreeSide } from '../../lanes/check/sides.js';
-import { renderCheckMarkdown } from '../../report/markdown.js';
-import { renderCheckTerminal } from '../../report/terminal.js';
-import type { CliContext } from '../context.js';
+import type { CheckSide } from '../../lanes/check/run.js';
+import type { CheckReport } from '../../report/check-report.js';
+import type { CliContext, Ctx } from '../context.js';
+import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
-
-type Ctx = (cmd: Command) => CliContext;
+import { serverNotice, serverRunning } from './server-notice.js';
 
 interface CheckFlags {
   base?: string; head?: string; pr?: string; config?: string; markdown?: string;
   dryRun?: boolean; keepBranches?: boolean; cleanup?: boolean; rebuildBaseline?: boolean; verbose?: boolean;
 }
 
+/** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
 async function side(root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
-  return commitSide(root, ref, await resolveCommit(root, ref), config);
+  const { resolveCommit, currentBranch } = await import('../../git/repo.js');
+  const { commitSide } = await import('../../lanes/check/sides.js');
+  const s = await commitSide(root, ref, await resolveCommit(root, ref), config);
+  return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await currentBranch(root) } : s;
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
 export async function resolveSides(root: string, config: ConsortConfig, flags: CheckFlags, log: (m: string) => void): Promise<{ base: CheckSide; head: CheckSide }> {
+  const { currentBranch, defaultBase, headCommit, isGitRepo } = await import('../../git/repo.js');
+  const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
   const git = await isGitRepo(root);
   let base: CheckSide;
   if (flags.base) base = await side(root, flags.base, config);
@@ -41,7 +41,8 @@ export async function resolveSides(root: string, config: ConsortConfig, flags: C
     base = EMPTY_SIDE;
   }
   if (flags.head) return { base, head: await side(root, flags.head, config) };
-  return { base, head: await workingTreeSide(root, 'working tree', git ? await headCommit(root) : null, config) };
+  const head = await workingTreeSide(root, 'working tree', git ? await headCommit(root) : null, config);
+  return { base, head: { ...head, gitBranch: git ? await currentBranch(root) : null } };
 }
 
 export function checkCommand(ctx: Ctx): Command {
@@ -53,44 +54,64 @@ export function checkCommand(ctx: Ctx): Command {
     .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
     .option('--json <file>', 'write the CheckReport JSON to <file> (- for stdout)')
     .option('--markdown <file>', 'write the markdown report (PR comment / job summary) to <file>')
-    .option('--dry-run', 'print the plan and touch nothing')
+    .option('--dry-run', 'print the plan from the files alone: starts no server, needs no database')
     .option('--keep-branches', 'keep the temporary branches too (for debugging)')
     .option('--cleanup', 'delete the PR branch at the end as well')
     .option('--rebuild-baseline', 'build the baseline from base alone when the parent branch is ahead of base')
     .option('--verbose', "stream the suite's output to stderr")
     .action(async (flags: CheckFlags, cmd: Command) => {
-      const c = ctx(cmd);
-      const { config, source } = await loadConfig(c.root, flags.config ? { path: flags.config } : {});
       const pr = flags.pr === undefined ? null : Number(flags.pr);
-      if (pr !== null && (!Number.isInteger(pr) || pr <= 0)) throw new ConsortError('invalid-input', `--pr must be a positive number, got "${flags.pr}".`);
+      if (pr !== null && (!Number.isInteger(pr) || pr <= 0)) throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
+      const c = await ctx(cmd);
+      const { loadConfig } = await import('../../config/load.js');
+      let loaded: Awaited<ReturnType<typeof loadConfig>>;
+      try {
+        loaded = await loadConfig(c.root, flags.config ? { path: flags.config } : {});
+      } catch (e) {
+        // The report promised to scripts: an `error` conclusion, written before the error is shown.
+        if (c.jsonFile && !flags.dryRun) await emit(c, c.jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
+        throw e;
+      }
+      const { config, source } = loaded;
       const log = (m: string) => c.io.err(m);
       const { base, head } = await resolveSides(c.root, config, flags, log);
-      const providerName = parseProviderName(c.env.CONSORT_PROVIDER ? c.providerName : (cmd.optsWithGlobals().provider ?? config.database.provider));
-      const provider = await openProvider({
-        provider: providerName, projectRoot: c.root, env: c.env, log,
-        ...(c.namespace ?? config.database.namespace ? { namespace: (c.namespace ?? config.database.namespace)! } : {}),
-      });
+      if (flags.dryRun) {
+        // From the files alone: no provider is opened, so nothing starts and no URL is needed.
+        const { planCheck } = await import('../../lanes/check/run.js');
+        const plan = await planCheck({ workspace: c.root, config, base, head, pr, rebuildBaseline: flags.rebuildBaseline === true });
+        if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(plan, null, 2));
+        else c.io.out(renderPlan(plan));
+        c.setExitCode(plan.ok ? 0 : 1);
+        return;
+      }
+      const { openProvider } = await import('../../branches/factory.js');
+      const { runCheck } = await import('../../lanes/check/run.js');
+      const { renderCheckMarkdown } = await import('../../report/markdown.js');
+      const { renderCheckTerminal } = await import('../../report/terminal.js');
+      const providerName = c.providerExplicit ? c.providerName : config.database.provider;
+      const namespace = c.namespace ?? config.database.namespace;
+      const wasRunning = providerName === 'local' ? await serverRunning(c) : true;
+      const provider = await openProvider({ provider: providerName, projectRoot: c.root, env: c.env, log, ...(namespace ? { namespace } : {}) });
+      let report: CheckReport;
       try {
-        const input = {
+        report = await runCheck({
           workspace: c.root, config, configSource: source, base, head, pr, provider, env: c.env, toolVersion: VERSION,
           keepBranches: flags.keepBranches === true, cleanup: flags.cleanup === true, rebuildBaseline: flags.rebuildBaseline === true,
           log, ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-        };
-        if (flags.dryRun) {
-          const plan = await planCheck(input);
-          if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(plan, null, 2));
-          else c.io.out(renderPlan(plan));
-          c.setExitCode(plan.ok ? 0 : 1);
-          return;
-        }
-        const report = await runCheck(input);
-        if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(report, null, 2));
-        if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
-        if (c.jsonFile !== '-') c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR }));
-        c.setExitCode(report.conclusion === 'success' ? 0 : 1);
+        });
       } finally {
         await provider.close();
       }
+      if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(report, null, 2));
+      if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
+      if (c.jsonFile !== '-') {
+        // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
+        const { untrackedFiles } = await import('../../git/repo.js');
+        const untracked = flags.head ? new Set<string>() : await untrackedFiles(c.root, config.migrations.dir);
+        c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR, untracked }));
+      }
+      await serverNotice(c, wasRunning);
+      c.setExitCode(report.conclusion === 'success' ? 0 : 1);
     });
 }
 
@@ -99,11 +120,26 @@ async function emit(c: CliContext, file: string, text: string): Promise<void> {
   else await writeFile(file, `${text}\n`);
 }
 
-function renderPlan(plan: Awaited<ReturnType<typeof planCheck>>): string {
-  const lines = [`Plan (dry run, nothing touched):`];
+/** The report of a check that could not start (e.g. an invalid configuration): every stage not run. */
+async function errorReport(c: CliContext, e: unknown, pr: number | null): Promise<CheckReport> {
+  const { defaultConfig } = await import('../../config/schema.js');
+  const { initialStages, skip } = await import('../../lanes/check/stages.js');
+  const { CHECK_REPORT_VERSION } = await import('../../report/check-report.js');
+  const { isConsortError } = await import('../../core/errors.js');
+  const stages = initialStages(defaultConfig());
+  skip(stages, Object.keys(stages) as (keyof typeof stages)[], 'not run: the check stopped on an error');
+  const error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
+  return {
+    schemaVersion: CHECK_REPORT_VERSION, tool: { name: 'consort', version: VERSION }, conclusion: 'error',
+    startedAt: new Date().toISOString(), durationMs: 0, provider: c.providerName, branchMode: null,
+    base: { ref: '(not resolved)', sha: null }, head: { ref: '(not resolved)', sha: null }, pr, branch: null, configSource: null, error, stages,
+  };
+}
+
+function renderPlan(plan: { newMigrations: string[]; problems: { kind: string; file?: string; migrations?: string[]; suggestedFile?: string }[]; baseline: string; branch: string; temporaryBranches: string[] }): string {
+  const lines = [`Plan (dry run: from the files alone, no database touched):`];
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
-  for (const p of plan.problems) lines.push(`  ✗ ${p.kind}: ${'file' in p ? p.file : p.migrations.join(', ')}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
+  for (const p of plan.problems) lines.push(`  ✗ ${p.kind}: ${p.file ?? p.migrations?.join(', ') ?? ''}${p.suggestedFile ? ` → rename to ${p.suggestedFile}` : ''}`);
   lines.push(`  baseline: ${plan.baseline} (reused if it exists)`, `  PR branch: ${plan.branch} (created or reset)`, `  temporary: ${plan.temporaryBranches.join(', ')} (removed at the end)`);
   return lines.join('\n');
 }
-

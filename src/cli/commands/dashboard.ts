@@ -6,15 +6,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { openProvider } from '../../branches/factory.js';
 import { ConsortError } from '../../core/errors.js';
-import { LocalSource } from '../../dashboard/local-source.js';
-import { startLocalDashboard } from '../../dashboard/local-server.js';
 import type { BranchView } from '../../dashboard/port.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
-import type { Ctx } from './lane.js';
+import type { Ctx } from '../context.js';
 
 const Options = z.object({
   port: z.coerce.number().int().min(0).max(65535),
@@ -49,7 +46,7 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
   let provider: Promise<BranchProvider> | null = null;
   return {
     async list() {
-      provider ??= openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) });
+      provider ??= import('../../branches/factory.js').then(({ openProvider }) => openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) }));
       const p = await provider;
       const [records, caps] = await Promise.all([p.list(), p.capabilities().catch(() => null)]);
       return records.map((b) => ({
@@ -72,10 +69,13 @@ export function dashboardCommand(ctx: Ctx): Command {
     .option('--read-only', 'show everything, approve nothing')
     .option('--no-branches', 'do not open the branch provider (the Branches view stays empty)')
     .action(async (raw: unknown, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
       const parsed = Options.safeParse(raw);
       if (!parsed.success) throw new ConsortError('invalid-input', `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, { hint: 'Use --port <0-65535>.' });
       const o = parsed.data;
+      // Loaded here, not at start-up: `consort --version` must not pay for the dashboard.
+      const { LocalSource } = await import('../../dashboard/local-source.js');
+      const { startLocalDashboard } = await import('../../dashboard/local-server.js');
       const branches = o.branches ? lazyBranches(c) : null;
       const source = new LocalSource({ root: c.root, canApprove: o.readOnly !== true, ...(branches ? { branches: branches.list } : {}) });
       const approver = o.as ?? (await gitUserName(c.root, c.env));

@@ -1,20 +1,17 @@
 /** `consort db start|stop|status`: the embedded PostgreSQL server of the `local` provider. */
 import { Command } from 'commander';
-import { serverDir } from '../../branches/local/paths.js';
-import { EmbeddedServer } from '../../branches/local/server.js';
-import { ConsortError } from '../../core/errors.js';
+import type { EmbeddedServer } from '../../branches/local/server.js';
 import { maskUrl } from '../../core/redact.js';
-import type { CliContext } from '../context.js';
+import type { CliContext, Ctx } from '../context.js';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
 
-type Ctx = (cmd: Command) => CliContext;
-
-function server(c: CliContext): EmbeddedServer {
+async function server(c: CliContext): Promise<EmbeddedServer> {
   if (c.providerName !== 'local') {
-    throw new ConsortError('invalid-input', `\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`, {
-      hint: 'Drop --provider, or manage that server with its own tools.',
-    });
+    throw usageError(`\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`, 'Drop --provider, or manage that server with its own tools.');
   }
+  const { serverDir } = await import('../../branches/local/paths.js');
+  const { EmbeddedServer } = await import('../../branches/local/server.js');
   return new EmbeddedServer(serverDir(c.root, c.env), (m) => c.io.err(m));
 }
 
@@ -24,8 +21,8 @@ export function dbCommand(ctx: Ctx): Command {
   db.command('start')
     .description('start the server (initialising it on first use); later commands reuse it')
     .action(async (_o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
-      const info = await server(c).start();
+      const c = await ctx(cmd);
+      const info = await (await server(c)).start();
       if (c.json) printJson(c.io, { running: true, startedNow: info.startedNow, port: info.port, pid: info.pid, dataDir: info.dataDir, url: maskUrl(info.url) });
       else c.io.out(`${info.startedNow ? 'Started' : 'Already running'}: ${maskUrl(info.url)} (pid ${info.pid}, data ${info.dataDir})`);
     });
@@ -33,8 +30,8 @@ export function dbCommand(ctx: Ctx): Command {
   db.command('stop')
     .description('stop the server (branches are kept on disk; warm-pool copies are dropped)')
     .action(async (_o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
-      const s = server(c);
+      const c = await ctx(cmd);
+      const s = await server(c);
       // Pooled copies are a cache: they should not hold disk while nothing runs.
       const drained = (await s.status()).running ? await c.withProvider(async (p) => (p.drainPools ? p.drainPools() : 0)) : 0;
       const stopped = await s.stop();
@@ -45,8 +42,8 @@ export function dbCommand(ctx: Ctx): Command {
   db.command('status')
     .description('show whether the server runs, where its data lives and its port')
     .action(async (_o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
-      const s = await server(c).status();
+      const c = await ctx(cmd);
+      const s = await (await server(c)).status();
       if (c.json) return printJson(c.io, s);
       c.io.out([
         `running:     ${s.running ? `yes (pid ${s.pid})` : 'no'}`,

@@ -3,11 +3,11 @@
  * branch, proves a destructive change in it leaves its parent untouched, resets it, cleans up.
  */
 import { randomBytes } from 'node:crypto';
-import { withClient } from '../../db/sql.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
 
 export async function branchingTour(c: CliContext): Promise<void> {
+      const { withClient } = await import('../../db/sql.js');
       const steps: { step: string; ms: number }[] = [];
       const say = (text: string) => (c.json ? undefined : c.io.out(text));
       const timed = async <T>(step: string, fn: () => Promise<T>): Promise<T> => {

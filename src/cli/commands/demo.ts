@@ -2,37 +2,71 @@
  * `consort demo`: the PR lane on the example shop, with nothing to set up. Each scenario is a
  * throwaway git repository (main + a change) checked on the embedded PostgreSQL, exactly as
  * `consort check` would check a pull request; the demo passes when every scenario concludes as
- * it should (the clean change passes, the broken ones are caught by the right stage).
+ * it should (the clean change passes, the broken ones are caught by the right stage). Run inside
+ * someone's project, it leaves no branch of its own behind in their branch list.
  */
 import { Command } from 'commander';
-import { openProvider } from '../../branches/factory.js';
-import { loadConfig } from '../../config/load.js';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 import { ConsortError } from '../../core/errors.js';
-import { SCENARIOS, scenarioRepo } from '../../demo/scenarios.js';
-import { runCheck } from '../../lanes/check/run.js';
-import { renderCheckTerminal } from '../../report/terminal.js';
-import type { CliContext } from '../context.js';
+import { PACKAGE_ROOT, SCENARIOS, SHOP_DIR } from '../../demo/scenarios.js';
+import type { Ctx } from '../context.js';
 import { printJson, table } from '../output.js';
+import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
-import { branchingTour } from './demo-branching.js';
-import { resolveSides } from './check.js';
+import { serverNotice, serverRunning } from './server-notice.js';
 
-type Ctx = (cmd: Command) => CliContext;
+interface Row { scenario: string; expected: string; got: string; failedStage: string; ok: boolean; seconds: number }
+
+/** The closing line says only what the scenarios that ran showed. */
+export function demoVerdict(rows: readonly Row[]): string {
+  if (!rows.every((r) => r.ok)) return 'Some scenarios did not conclude as expected (see above).';
+  const broken = rows.filter((r) => !r.expected.startsWith('success')).length;
+  const clean = rows.length - broken;
+  const caught = broken === 0 ? '' : broken === 1 ? 'caught the broken change' : `caught all ${broken} broken changes`;
+  const passed = clean === 0 ? '' : clean === 1 ? 'passed the clean one' : `passed all ${clean} clean ones`;
+  if (!caught) return `Consort ${clean === 1 ? 'passed the clean change' : `passed all ${clean} clean changes`}.`;
+  return `Consort ${caught}${passed ? ` and ${passed}` : ''}.`;
+}
+
+/** The example shop and the jest its suite runs live in a clone of the repository, not in the npm package. */
+async function requireExampleShop(): Promise<void> {
+  const exists = (p: string) => access(p).then(() => true, () => false);
+  if (!(await exists(SHOP_DIR)) || !(await exists(path.join(PACKAGE_ROOT, 'node_modules', 'jest')))) {
+    throw new ConsortError('invalid-input', 'The check demo runs the example shop of a Consort clone (its migrations and jest suite), which the npm package leaves out.', {
+      hint: 'Try `npx consort demo branching` here, or in a clone of the repository: npm ci && npm run demo',
+    });
+  }
+}
 
 export function demoCommand(ctx: Ctx): Command {
   return new Command('demo')
     .description('run the PR check lane on the example shop (or `demo branching` for a tour of database branches)')
-    .argument('[what]', 'check (default) or branching', 'check')
-    .option('--scenario <names>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}`)
+    .argument('[what]', 'check or branching', 'check')
+    .option('--scenario <names>', `comma-separated scenarios (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}`)
     .action(async (what: string, o: { scenario?: string }, cmd: Command) => {
-      const c = ctx(cmd);
-      if (what === 'branching') return branchingTour(c);
-      if (what !== 'check') throw new ConsortError('invalid-input', `Unknown demo "${what}".`, { hint: 'Use `consort demo` or `consort demo branching`.' });
+      if (what !== 'check' && what !== 'branching') throw usageError(`Unknown demo "${what}".`, 'Use `consort demo` or `consort demo branching`.');
       const wanted = o.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
       const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
-      if (unknown.length) throw new ConsortError('invalid-input', `Unknown scenario(s): ${unknown.join(', ')}.`, { hint: `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.` });
+      if (unknown.length) throw usageError(`Unknown scenario${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.`);
+      const c = await ctx(cmd);
+      if (what === 'check') await requireExampleShop();
+      const wasRunning = c.providerName === 'local' ? await serverRunning(c) : true;
+      if (what === 'branching') {
+        const { branchingTour } = await import('./demo-branching.js');
+        await branchingTour(c);
+        return serverNotice(c, wasRunning);
+      }
+      const { openProvider } = await import('../../branches/factory.js');
+      const { loadConfig } = await import('../../config/load.js');
+      const { scenarioRepo } = await import('../../demo/scenarios.js');
+      const { planCheck, runCheck } = await import('../../lanes/check/run.js');
+      const { renderCheckTerminal } = await import('../../report/terminal.js');
+      const { resolveSides } = await import('./check.js');
       const provider = await openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m) });
-      const rows: { scenario: string; expected: string; got: string; failedStage: string; ok: boolean; seconds: number }[] = [];
+      const rows: Row[] = [];
+      const before = new Set((await provider.list()).map((b) => b.name));
+      const baselines = new Set<string>();
       try {
         for (const scenario of SCENARIOS.filter((s) => wanted.includes(s.name))) {
           c.io.err(`\n━━ scenario ${scenario.name}: ${scenario.about}`);
@@ -40,6 +74,7 @@ export function demoCommand(ctx: Ctx): Command {
           try {
             const { config, source } = await loadConfig(repo.dir);
             const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, (m) => c.io.err(m));
+            baselines.add((await planCheck({ workspace: repo.dir, config, base, head, pr: null })).baseline);
             const report = await runCheck({
               workspace: repo.dir, config, configSource: source, base, head, pr: null, provider, env: c.env, toolVersion: VERSION,
               cleanup: true, log: (m) => c.io.err(m),
@@ -54,14 +89,19 @@ export function demoCommand(ctx: Ctx): Command {
           }
         }
       } finally {
+        // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
+        for (const name of baselines) {
+          if (!before.has(name)) await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
+        }
         await provider.close();
       }
       const allOk = rows.every((r) => r.ok);
       if (c.json) printJson(c.io, { ok: allOk, scenarios: rows });
       else {
         c.io.out(`\n${table([['SCENARIO', 'EXPECTED', 'GOT', 'TIME', ''], ...rows.map((r) => [r.scenario, r.expected, r.got, `${r.seconds}s`, r.ok ? '✓' : '✗ unexpected'])])}`);
-        c.io.out(allOk ? '\nConsort caught every broken change and passed the clean one.' : '\nSome scenarios did not conclude as expected (see above).');
+        c.io.out(`\n${demoVerdict(rows)}`);
       }
+      await serverNotice(c, wasRunning);
       if (!allOk) c.setExitCode(1);
     });
 }

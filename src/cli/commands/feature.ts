@@ -1,9 +1,8 @@
 /** `consort feature new <slug>`: start a feature of the TDD lane. */
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { ConsortError } from '../../core/errors.js';
-import { createFeature } from '../../lanes/build/feature.js';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
 import type { Ctx } from './lane.js';
 
 export function featureCommand(ctx: Ctx): Command {
@@ -14,8 +13,9 @@ export function featureCommand(ctx: Ctx): Command {
     .option('--request <text>', 'the feature request (default: a template to fill in)')
     .option('--from <file>', 'read the feature request from a markdown file')
     .action(async (slug: string, o: { request?: string; from?: string }, cmd: Command) => {
-      const c = ctx(cmd);
-      if (o.request !== undefined && o.from !== undefined) throw new ConsortError('invalid-input', 'Give either --request or --from, not both.');
+      if (o.request !== undefined && o.from !== undefined) throw usageError('Give either --request or --from, not both.');
+      const c = await ctx(cmd);
+      const { createFeature } = await import('../../lanes/build/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
       const created = await createFeature(c.root, slug, request);
       if (c.json) printJson(c.io, created);

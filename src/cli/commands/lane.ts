@@ -1,21 +1,20 @@
 /** What the TDD lane's commands share: the configuration, the provider, and effects in words. */
-import type { Command } from 'commander';
-import { openProvider, parseProviderName } from '../../branches/factory.js';
-import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CliContext } from '../context.js';
 
-export type Ctx = (cmd: Command) => CliContext;
+export type { Ctx } from '../context.js';
 
 export async function laneConfig(c: CliContext, configPath: string | undefined): Promise<ConsortConfig> {
+  const { loadConfig } = await import('../../config/load.js');
   return (await loadConfig(c.root, configPath ? { path: configPath } : {})).config;
 }
 
 /** The provider: --provider / CONSORT_PROVIDER when given, else the configuration's. */
-export async function withLaneProvider<T>(c: CliContext, cmd: Command, config: ConsortConfig, fn: (p: BranchProvider) => Promise<T>): Promise<T> {
-  const name = parseProviderName(c.env.CONSORT_PROVIDER ? c.providerName : ((cmd.optsWithGlobals() as { provider?: string }).provider ?? config.database.provider));
+export async function withLaneProvider<T>(c: CliContext, config: ConsortConfig, fn: (p: BranchProvider) => Promise<T>): Promise<T> {
+  const { openProvider } = await import('../../branches/factory.js');
+  const name = c.providerExplicit ? c.providerName : config.database.provider;
   const namespace = c.namespace ?? config.database.namespace;
   const provider = await openProvider({ provider: name, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(namespace ? { namespace } : {}) });
   try {

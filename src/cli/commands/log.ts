@@ -1,8 +1,6 @@
 /** `consort log <feature>`: the feature's event log (phases, handoffs, gates, cycles, turns). */
 import { Command } from 'commander';
 import type { LogEvent } from '../../conductor/events.js';
-import { resolveFeature } from '../../lanes/build/feature.js';
-import { FeatureStore } from '../../lanes/build/store.js';
 import { printJson } from '../output.js';
 import type { Ctx } from './lane.js';
 
@@ -32,7 +30,9 @@ export function logCommand(ctx: Ctx): Command {
     .description("a feature's event log")
     .argument('<feature>', 'NNN-slug, NNN or slug')
     .action(async (ref: string, _o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
+      const { resolveFeature } = await import('../../lanes/build/feature.js');
+      const { FeatureStore } = await import('../../lanes/build/store.js');
       const events = await new FeatureStore(c.root, await resolveFeature(c.root, ref)).events();
       if (c.json) return printJson(c.io, events);
       c.io.out(events.map((e) => `${e.at}  ${e.type.padEnd(16)}  ${detail(e)}`).join('\n') || '(no events yet)');

@@ -1,10 +1,10 @@
 /** `consort run [feature]`: drive a feature through design, gates and red/green/refactor cycles. */
 import { Command } from 'commander';
-import { GATES, type GateName } from '../../conductor/state.js';
-import { ConsortError } from '../../core/errors.js';
-import { planBuildRun, runBuildLane } from '../../lanes/build.js';
-import { resolveFeature } from '../../lanes/build/feature.js';
+import type { GateName } from '../../conductor/state.js';
+import type { ConsortConfig } from '../../config/schema.js';
+import type { Effect } from '../../conductor/effects.js';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
 import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
 
 interface RunFlags { until?: string; maxTurns?: string; dryRun?: boolean; gates?: string; retry?: boolean; config?: string; verbose?: boolean; experiments?: string }
@@ -12,15 +12,18 @@ interface RunFlags { until?: string; maxTurns?: string; dryRun?: boolean; gates?
 /** Normal pauses exit 0; a run that needs a human for anything but a gate exits 1. */
 const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
 
-function parseFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gateMode?: 'human' | 'proxy'; experiments?: number } {
-  if (flags.until !== undefined && !(GATES as readonly string[]).includes(flags.until)) {
-    throw new ConsortError('invalid-input', `--until must be a gate (${GATES.join(', ')}), got "${flags.until}".`);
+/** Kept here (not imported from the conductor) so a wrong flag is refused before anything loads. */
+export const GATE_NAMES = ['plan', 'test_list', 'spec', 'merge', 'deploy'] as const;
+
+export function parseRunFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gateMode?: 'human' | 'proxy'; experiments?: number } {
+  if (flags.until !== undefined && !(GATE_NAMES as readonly string[]).includes(flags.until)) {
+    throw usageError(`--until must be a gate (${GATE_NAMES.join(', ')}), got "${flags.until}".`);
   }
   const maxTurns = flags.maxTurns === undefined ? undefined : Number(flags.maxTurns);
-  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 0)) throw new ConsortError('invalid-input', `--max-turns must be a whole number, got "${flags.maxTurns}".`);
-  if (flags.gates !== undefined && flags.gates !== 'human' && flags.gates !== 'proxy') throw new ConsortError('invalid-input', `--gates must be human or proxy, got "${flags.gates}".`);
+  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 0)) throw usageError(`--max-turns must be a whole number, got "${flags.maxTurns}".`);
+  if (flags.gates !== undefined && flags.gates !== 'human' && flags.gates !== 'proxy') throw usageError(`--gates must be human or proxy, got "${flags.gates}".`);
   const experiments = flags.experiments === undefined ? undefined : Number(flags.experiments);
-  if (experiments !== undefined && (!Number.isInteger(experiments) || experiments < 1 || experiments > 8)) throw new ConsortError('invalid-input', `--experiments must be a whole number from 1 to 8, got "${flags.experiments}".`);
+  if (experiments !== undefined && (!Number.isInteger(experiments) || experiments < 1 || experiments > 8)) throw usageError(`--experiments must be a whole number from 1 to 8, got "${flags.experiments}".`);
   return {
     ...(flags.until ? { until: flags.until as GateName } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
@@ -29,12 +32,29 @@ function parseFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gat
   };
 }
 
+/**
+ * Every configured agent, and the agent of each role the next effects run, must be usable
+ * (backend set, API key present) before the run commits anything: an error leaves the
+ * repository exactly as it was.
+ */
+async function validateAgents(config: ConsortConfig, next: Effect[], env: NodeJS.ProcessEnv): Promise<void> {
+  const { ROLES } = await import('../../conductor/roles.js');
+  const { defaultBackendFactory } = await import('../../lanes/build/policy.js');
+  const roles = new Set<(typeof ROLES)[number]>();
+  for (const role of ROLES) if ((config.roles[role]?.agent ?? config.agents.default) !== undefined) roles.add(role);
+  for (const e of next) {
+    if (e.type === 'run-turn') roles.add(e.turn.role);
+    if (e.type === 'run-experiments') for (const t of e.turns) roles.add(t.role);
+  }
+  for (const role of roles) defaultBackendFactory(role, config, env);
+}
+
 export function runCommand(ctx: Ctx): Command {
   return new Command('run')
     .description('run a feature: design turns, gates, then one red/green/refactor cycle per test-list item')
     .argument('[feature]', 'NNN-slug, NNN or slug (default: the only open feature)')
     .option('--until <gate>', 'stop before this gate (plan, test_list, spec, merge, deploy)')
-    .option('--max-turns <n>', 'stop after this many agent turns')
+    .option('--max-turns <n>', 'stop after this many agent turns (default: no limit)')
     .option('--dry-run', 'print the next effects and run nothing')
     .option('--gates <mode>', 'human (default) or proxy: approve valid artifacts automatically, logged')
     .option('--retry', 'resume an escalated or stalled feature')
@@ -42,17 +62,20 @@ export function runCommand(ctx: Ctx): Command {
     .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
     .option('--verbose', "stream the suite's output to stderr")
     .action(async (ref: string | undefined, flags: RunFlags, cmd: Command) => {
-      const c = ctx(cmd);
-      const options = parseFlags(flags);
+      const options = parseRunFlags(flags);
+      const c = await ctx(cmd);
       const config = await laneConfig(c, flags.config);
+      const { planBuildRun, runBuildLane } = await import('../../lanes/build.js');
+      const { resolveFeature } = await import('../../lanes/build/feature.js');
       const feature = await resolveFeature(c.root, ref);
+      const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
       if (flags.dryRun) {
-        const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
         if (c.json) printJson(c.io, { feature, effects });
         else c.io.out([`Next for ${feature} (dry run, nothing done):`, ...effects.map((e) => `  - ${describeEffect(e)}`)].join('\n'));
         return;
       }
-      const result = await withLaneProvider(c, cmd, config, (provider) => runBuildLane({
+      await validateAgents(config, effects, c.env);
+      const result = await withLaneProvider(c, config, (provider) => runBuildLane({
         workspace: c.root, config, feature, provider, env: c.env, retry: flags.retry === true, ...options,
         log: (line) => c.io.err(line),
         onGate: (gate, _hash, problems) => c.io.err(`Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`),

@@ -1,7 +1,5 @@
 /** `consort status [feature]`: where a feature is, its gates, cycles and costs. */
 import { Command } from 'commander';
-import { resolveFeature } from '../../lanes/build/feature.js';
-import { allStatuses, featureStatus, renderStatus } from '../../lanes/build/status.js';
 import { printJson, table } from '../output.js';
 import type { Ctx } from './lane.js';
 
@@ -10,7 +8,9 @@ export function statusCommand(ctx: Ctx): Command {
     .description("a feature's phase, step, gates, cycles and turn costs (all features without an argument)")
     .argument('[feature]', 'NNN-slug, NNN or slug')
     .action(async (ref: string | undefined, _o: unknown, cmd: Command) => {
-      const c = ctx(cmd);
+      const c = await ctx(cmd);
+      const { resolveFeature } = await import('../../lanes/build/feature.js');
+      const { allStatuses, featureStatus, renderStatus } = await import('../../lanes/build/status.js');
       if (ref !== undefined) {
         const status = await featureStatus(c.root, await resolveFeature(c.root, ref));
         if (c.json) printJson(c.io, status);

@@ -8,6 +8,7 @@
 import type { ConsortConfig } from '../../config/schema.js';
 import { noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
 import { locateStatements } from '../../lint/locate.js';
+import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
 import { lintMigrations, type LintFinding, type LintInput } from '../../lint/squawk.js';
 import type { MigrationFile } from '../../migrations/files.js';
@@ -48,6 +49,20 @@ function place(f: LintFinding, l: Linted): { statement: string; line: number; co
   return { statement, line: where.line, ...(where.exact ? {} : { quote: oneLine.length > QUOTE_MAX ? `${oneLine.slice(0, QUOTE_MAX)}…` : oneLine }) };
 }
 
+/**
+ * One typo makes the parser report a syntax error at every statement after it; the first one in
+ * each file is the one to fix, the rest are echoes of it.
+ */
+export function firstSyntaxErrors<F extends Pick<LintFinding, 'rule' | 'file' | 'line'>>(findings: readonly F[]): F[] {
+  const first = new Map<string, F>();
+  for (const f of findings) {
+    if (f.rule !== 'syntax-error') continue;
+    const seen = first.get(f.file);
+    if (seen === undefined || f.line < seen.line) first.set(f.file, f);
+  }
+  return findings.filter((f) => f.rule !== 'syntax-error' || first.get(f.file) === f);
+}
+
 export async function lintStage(
   config: ConsortConfig,
   migrations: readonly MigrationFile[],
@@ -67,7 +82,7 @@ export async function lintStage(
   if (linted.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
   const result = await lintMigrations(linted.map((l) => l.input), { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: true });
   const byFile = new Map(linted.map((l) => [l.input.file, l]));
-  const placed = applySeverity(result.findings, config.lint.severity).map((f) => {
+  const placed = applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
     const l = byFile.get(f.file);
     if (!l) return { finding: f };
     const p = place(f, l);
@@ -86,10 +101,10 @@ export async function lintStage(
   const notes = findings.filter((f) => f.note !== undefined).length;
   const counted = findings.filter((f) => f.note === undefined);
   const errors = counted.filter((f) => f.level === 'error').length;
-  const noteText = notes > 0 ? `, ${notes} note(s)` : '';
+  const noteText = notes > 0 ? `, ${count(notes, 'note')}` : '';
   const summary = findings.length === 0
-    ? `${linted.length} migration(s) clean`
-    : `${counted.length} finding(s): ${errors} error(s), ${counted.length - errors} warning(s)${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
+    ? `${count(linted.length, 'migration')} clean`
+    : `${count(counted.length, 'finding')}: ${count(errors, 'error')}, ${count(counted.length - errors, 'warning')}${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
   return {
     status: verdict.passed ? 'passed' : 'failed',
     summary,

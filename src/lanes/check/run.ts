@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
+import { count } from '../../core/plural.js';
 import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
@@ -29,6 +30,8 @@ import { createWorkdir } from './workdir.js';
 export interface CheckSide {
   ref: string;
   sha: string | null;
+  /** The git branch the side is on, when `ref` does not name it (`HEAD`, the working tree). */
+  gitBranch?: string | null;
   migrations: readonly MigrationEntry[];
   /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
   seed?: string | null;
@@ -75,7 +78,7 @@ export function prBranchName(pr: number | null, headSha: string | null): string 
 }
 
 /** What a check would do, computed without touching any database (`--dry-run`). */
-export async function planCheck(input: CheckInput): Promise<CheckPlan> {
+export async function planCheck(input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
   const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), { checkOrder: input.config.migrations.checkOrder });
   const branch = prBranchName(input.pr, input.head.sha);
@@ -112,8 +115,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         ? { warnings: p.warnings, note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)` }
         : { note: '' };
       const { note, ...warnings } = warned;
-      if (!p.ok) return { status: 'failed', summary: `${p.problems.length} problem(s) with the migration history${note}`, newMigrations, problems: p.problems, ...warnings };
-      return { status: 'passed', summary: `${newMigrations.length} new migration(s), ${p.unchanged} unchanged${note}`, newMigrations, ...warnings };
+      if (!p.ok) return { status: 'failed', summary: `${count(p.problems.length, 'problem')} with the migration history${note}`, newMigrations, problems: p.problems, ...warnings };
+      return { status: 'passed', summary: `${count(newMigrations.length, 'new migration')}, ${p.unchanged} unchanged${note}`, newMigrations, ...warnings };
     });
     if (plan.status !== 'passed') {
       skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
@@ -137,12 +140,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
       });
       if (b.ok) {
-        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${b.applied.length} base migration(s) applied${b.seeded ? ', seeded' : ''}`;
+        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
         return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
       }
       if (b.kind === 'parent-ahead') {
         stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
-        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${b.ahead.length} migration(s) that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
+        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
       }
       return { status: 'failed', summary: b.message };
     });
@@ -156,7 +159,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (existing && existing.parent === baseline.name) await provider.reset(branch, { terminateConnections: true });
     else {
       if (existing) await provider.delete(branch, { recursive: true, terminateConnections: true });
-      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? { gitBranch: input.head.ref } : { ttlMs: TEMP_TTL_MS * 24 }) });
+      const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
+      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }) });
     }
     branchCreated = true;
     const url = await provider.connectionUri(branch);
@@ -174,7 +178,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
       const nodePgMigrate = { version: engine.version, source: engine.source };
-      if (r.ok) return { status: 'passed', summary: `${list.length} migration(s) applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
+      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
@@ -234,7 +238,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const diff = diffSchemas(before, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
-      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${total} schema change(s)`, text: renderSchemaDiffText(diff), counts };
+      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${count(total, 'schema change')}`, text: renderSchemaDiffText(diff), counts };
     });
     return finish();
   } catch (e) {

@@ -1,0 +1,179 @@
+/**
+ * What a newcomer meets in the first hour: a dry run that starts nothing, usage errors that exit 2,
+ * an invalid configuration that still writes the promised `error` report, a run that refuses to
+ * start without an agent before it changes anything, the git branch a check records, a start-up
+ * that loads nothing a command does not use.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { runCli } from '../../src/cli/main.js';
+import { demoVerdict } from '../../src/cli/commands/demo.js';
+import { resolveSides } from '../../src/cli/commands/check.js';
+import { defaultConfig } from '../../src/config/schema.js';
+import { scenarioRepo } from '../../src/demo/scenarios.js';
+import { CheckReport } from '../../src/report/check-report.js';
+
+const exec = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const GIT_ENV = { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+
+async function cli(args: string[], env: NodeJS.ProcessEnv) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  return { code, stdout, stderr };
+}
+
+let tmp: string;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-first-hour-'));
+  dataDir = path.join(tmp, 'data');
+  env = { PATH: process.env.PATH ?? '', HOME: tmp, CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' };
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+it('check --dry-run plans from the files alone: no server started, no URL needed for postgres', async () => {
+  const repo = await scenarioRepo('out-of-order');
+  try {
+    for (const provider of ['local', 'postgres']) {
+      const r = await cli(['--provider', provider, '-C', repo.dir, 'check', '--base', 'main', '--dry-run'], env);
+      expect(r).toMatchObject({ code: 1, stdout: expect.stringContaining('rename to migrations/1730000300001_add_product_discontinued_at.sql') });
+      expect(r.stdout).toContain('no database touched');
+    }
+    // The local provider's data directory was never created: nothing was initialised or started.
+    await expect(readdir(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  } finally {
+    await repo.dispose();
+  }
+});
+
+it('usage errors exit 2 and say what was wrong', async () => {
+  const cases: [string[], RegExp][] = [
+    [['run', '--until', 'nope'], /--until must be a gate/],
+    [['check', '--pr', 'x'], /--pr must be a positive number, got "x"/],
+    [['--provider', 'bogus', 'branch', 'list'], /Unknown provider "bogus"/],
+    [['branch', 'create', 'x', '--ttl', 'soon'], /soon/],
+    [['demo', 'nope'], /Unknown demo "nope"/],
+    [['demo', '--scenario', 'clean,nope'], /Unknown scenario: nope/],
+    [['feature', 'new', 'x', '--request', 'a', '--from', 'b'], /either --request or --from/],
+    [['check', '--no-such-flag'], /unknown option/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await cli(['-C', tmp, ...args], env);
+    expect({ args, code: r.code }).toEqual({ args, code: 2 });
+    expect(r.stderr).toMatch(message);
+  }
+});
+
+it('an invalid configuration still writes the error report --json promised, and the hint stands on its own line', async () => {
+  const dir = path.join(tmp, 'bad-config');
+  await mkdir(path.join(dir, '.github'), { recursive: true });
+  await writeFile(path.join(dir, '.github', 'consort.yml'), 'suite:\n  comand: x\ndatabase:\n  url: postgres://u:secret@db/app\n');
+  const r = await cli(['-C', dir, 'check', '--json', '-'], env);
+  expect(r.code).toBe(1);
+  const report = CheckReport.parse(JSON.parse(r.stdout));
+  expect(report.conclusion).toBe('error');
+  expect(report.error?.message).toContain('Invalid Consort configuration in .github/consort.yml (2 problems)');
+  expect(Object.values(report.stages).every((s) => s.status === 'skipped')).toBe(true);
+  expect(r.stdout + r.stderr).not.toContain('secret@db');
+  const lines = r.stderr.trim().split('\n');
+  expect(lines.at(-1)).toBe('Fix the settings listed; every key is described in docs/configuration.md.');
+  expect(lines.at(-2)).toMatch(/consort\.yml:\d+:\d+ /);
+  // The environment variable is named once, on the problem line.
+  expect(r.stderr.match(/CONSORT_POSTGRES_URL/g)).toHaveLength(1);
+});
+
+it('a missing migrations folder names migrations.dir', async () => {
+  const dir = path.join(tmp, 'no-migrations');
+  await mkdir(dir, { recursive: true });
+  const r = await cli(['-C', dir, 'check', '--dry-run'], env);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('No migrations directory at migrations (migrations.dir).');
+  expect(r.stderr).toContain('set migrations.dir in .github/consort.yml');
+});
+
+it('consort run without an agent backend refuses before it commits or writes anything', async () => {
+  const repo = path.join(tmp, 'lane');
+  await mkdir(repo, { recursive: true });
+  await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: GIT_ENV });
+  await writeFile(path.join(repo, 'consort.config.json'), JSON.stringify({ suite: { command: 'true' } }));
+  await exec('git', ['add', '-A'], { cwd: repo, env: GIT_ENV });
+  await exec('git', ['commit', '-qm', 'init'], { cwd: repo, env: GIT_ENV });
+  expect((await cli(['-C', repo, 'feature', 'new', 'phones', '--request', 'Phones.'], env)).code).toBe(0);
+  const before = (await exec('git', ['log', '--oneline'], { cwd: repo, env: GIT_ENV })).stdout;
+  const status = (await exec('git', ['status', '--porcelain'], { cwd: repo, env: GIT_ENV })).stdout;
+  const r = await cli(['-C', repo, 'run', 'phones'], env);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/No agent backend for the \S+ role/);
+  expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^Set agents\.default/);
+  expect((await exec('git', ['log', '--oneline'], { cwd: repo, env: GIT_ENV })).stdout).toBe(before);
+  expect((await exec('git', ['status', '--porcelain'], { cwd: repo, env: GIT_ENV })).stdout).toBe(status);
+});
+
+it('check records the git branch checked out, not "HEAD" or "working tree"', async () => {
+  const repo = await scenarioRepo('clean');
+  try {
+    const config = defaultConfig();
+    const atHead = await resolveSides(repo.dir, config, { base: 'main', head: 'HEAD' }, () => undefined);
+    expect(atHead.head).toMatchObject({ ref: 'HEAD', sha: repo.headSha, gitBranch: 'clean' });
+    const tree = await resolveSides(repo.dir, config, { base: 'main' }, () => undefined);
+    expect(tree.head).toMatchObject({ ref: 'working tree', gitBranch: 'clean' });
+    const byName = await resolveSides(repo.dir, config, { base: 'main', head: 'clean' }, () => undefined);
+    expect(byName.head.gitBranch).toBeUndefined(); // the ref is the branch name itself
+  } finally {
+    await repo.dispose();
+  }
+});
+
+it('the demo claims only what the scenarios that ran showed', () => {
+  const row = (scenario: string, expected: string, ok = true) => ({ scenario, expected, got: expected, failedStage: '-', ok, seconds: 1 });
+  expect(demoVerdict([row('clean', 'success')])).toBe('Consort passed the clean change.');
+  expect(demoVerdict([row('not-null', 'failure (migrations)')])).toBe('Consort caught the broken change.');
+  expect(demoVerdict([row('clean', 'success'), row('not-null', 'failure (migrations)'), row('bad-down', 'failure (reversibility)')]))
+    .toBe('Consort caught all 2 broken changes and passed the clean one.');
+  expect(demoVerdict([row('clean', 'success', false)])).toMatch(/did not conclude as expected/);
+});
+
+it('--version and --help load commander and the CLI only: no provider, pg, zod or lane', async () => {
+  const hooks = path.join(tmp, 'hooks.mjs');
+  const register = path.join(tmp, 'register.mjs');
+  await writeFile(hooks, 'export async function load(url, ctx, next) { process._rawDebug(url); return next(url, ctx); }\n');
+  await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+  for (const args of [['--version'], ['check', '--help']]) {
+    const { stderr } = await exec(process.execPath, ['--import', register, path.join(ROOT, 'bin', 'consort.js'), ...args], { env: { PATH: process.env.PATH ?? '' } });
+    const loaded = stderr.split('\n').filter((l) => l.startsWith('file://')).map((l) => path.relative(ROOT, fileURLToPath(l)));
+    expect(loaded).toContain('lib/cli/main.js');
+    expect(loaded.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/'))).toBe(true);
+    expect(loaded.some((f) => /lib\/(branches|lanes|config|db|migrations)\//.test(f))).toBe(false);
+  }
+});
+
+it('the rename fix is `mv` for a migration git does not track yet, `git mv` otherwise', async () => {
+  const { failingReport } = await import('../fixtures/reports/failing.js');
+  const { renderCheckTerminal } = await import('../../src/report/terminal.js');
+  const { untrackedFiles } = await import('../../src/git/repo.js');
+  const file = 'migrations/20250401000000000_add_orders.sql';
+  expect(renderCheckTerminal(failingReport)).toContain(`$ git mv ${file} `);
+  const local = renderCheckTerminal(failingReport, { untracked: new Set([file]) });
+  expect(local).toContain(`$ mv ${file} migrations/20250415093000001_add_orders.sql`);
+  expect(local).not.toContain(`git mv ${file}`);
+  const repo = await scenarioRepo('out-of-order');
+  try {
+    await writeFile(path.join(repo.dir, 'migrations', '1730000500000_new.sql'), 'SELECT 1;\n');
+    expect([...await untrackedFiles(repo.dir, 'migrations')]).toEqual(['migrations/1730000500000_new.sql']);
+  } finally {
+    await repo.dispose();
+  }
+});
+
+it('the CLI knows the same gates as the conductor (it checks --until and approve before loading it)', async () => {
+  const { GATES } = await import('../../src/conductor/state.js');
+  const { GATE_NAMES } = await import('../../src/cli/commands/run.js');
+  expect([...GATE_NAMES]).toEqual([...GATES]);
+});
