@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
+import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
 export interface GitWorkspace {
   /** The workspace folder (absolute). */
@@ -28,9 +29,7 @@ interface GitResult { code: number; stdout: string; stderr: string; error: Error
 
 function exec(cwd: string, args: string[], input?: string): Promise<GitResult> {
   return new Promise((resolve) => {
-    // LC_ALL=C: messages are matched below (nothing to commit), whatever the user's language.
-    const env = { ...process.env, LC_ALL: 'C' };
-    const child = execFile('git', ['-c', 'core.quotepath=off', ...args], { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
+    const child = execFile('git', [...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args], { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr, error });
     });

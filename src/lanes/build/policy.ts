@@ -116,7 +116,8 @@ export const defaultBackendFactory: BackendFactory = (role, config, env = proces
   const urlVars = [config.suite.env];
   switch (agent.backend) {
     case 'command':
-      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env }), ...settings };
+      // A scripted or wrapped CLI agent may call a model: it gets the configured key variable (or the defaults), nothing else secret.
+      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env, keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))] }), ...settings };
     case 'openai':
       return {
         backend: openaiBackend({

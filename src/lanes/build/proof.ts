@@ -69,7 +69,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     const started = new Date();
     const result = await time('prove:suite', () => runCommand({
       command: config.suite.command, cwd: ws.dir,
-      env: { ...input.env, ...branchEnv(fresh.url, [config.suite.env]), CI: input.env.CI ?? 'true' },
+      isolate: true, inherit: input.env, env: { ...branchEnv(fresh.url, [config.suite.env]), CI: input.env.CI ?? 'true' },
       timeoutMs: parseDuration(config.suite.timeout), maxOutputBytes: 2 * 1024 * 1024,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.onOutput ? { onOutput: input.onOutput } : {}),
