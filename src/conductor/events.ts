@@ -62,6 +62,8 @@ export interface ProofTest {
   state: TestState;
   loadError?: boolean;
   message?: string;
+  /** The exception class when the test failed by one rather than by an assertion (src/conductor/failure-kind.ts). */
+  exception?: string;
 }
 
 export type ProofOutcome =

@@ -7,7 +7,7 @@
  * - during the build only the navigator's RED turn may change test files, and it may change nothing else;
  * - test files frozen at RED may not change in GREEN, REFACTOR or REVIEW (by path or by content hash);
  * - a REVIEW turn writes its review file and nothing else;
- * - nothing outside the workspace.
+ * - nothing outside the workspace, and nothing under `.git/` (src/git/guard.ts reports those).
  */
 import { matchesAny } from '../core/glob.js';
 import type { FileChange } from './events.js';
@@ -46,6 +46,7 @@ export function isTestPath(policy: Policy, path: string): boolean {
 function refusal(input: ScopeInput, path: string): string | undefined {
   const { policy, role, step } = input;
   if (path.startsWith('../')) return 'outside the workspace';
+  if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
   if (BUILD_STEPS.has(step)) {

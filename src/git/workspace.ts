@@ -105,10 +105,25 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
 }
 
 /**
+ * `skip-worktree` and `assume-unchanged` make git stop looking at a file: an edited test behind
+ * either flag is invisible to `git status` (so to the scope check) and cannot be reverted. The
+ * conductor sets neither, so every flag found is an agent's, and is cleared before git is asked.
+ */
+export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
+  const flagged = (await run(ws.top, ['ls-files', '-v', '-z'])).split('\0').filter((e) => /^([a-z]|S) /.test(e)).map((e) => e.slice(2));
+  if (flagged.length > 0) {
+    await run(ws.top, ['update-index', '--no-skip-worktree', '--no-assume-unchanged', '-z', '--stdin'], `${flagged.join('\0')}\0`);
+  }
+  return flagged;
+}
+
+/**
  * Everything that differs from `base` in the working tree, repository-wide (ignored files
- * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept.
+ * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept;
+ * index flags that hide a file from git are cleared first.
  */
 export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
+  await clearIndexFlags(ws);
   const first = await status(ws);
   if (first.head === base) return first.changes;
   await run(ws.top, ['reset', '-q', '--mixed', base]);
@@ -124,7 +139,8 @@ export async function uncommitSince(ws: GitWorkspace, base: string): Promise<voi
 export async function restore(ws: GitWorkspace, base: string, added: readonly string[]): Promise<void> {
   await run(ws.top, ['reset', '-q', '--hard', base]);
   for (const p of added) {
-    if (p.startsWith('../')) continue;
+    // `.git/…` changes were put back by the guard (src/git/guard.ts), never removed here.
+    if (p.startsWith('../') || p === '.git' || p.startsWith('.git/')) continue;
     const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(() => true, () => false);
     if (!inBase) await rm(path.join(ws.dir, p), { force: true, recursive: true });
   }
@@ -162,6 +178,7 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
 
 /** Dirty paths (relative to the workspace) outside the given folders. */
 export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
+  await clearIndexFlags(ws);
   const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
   const paths: string[] = [];
   for (let i = 0; i < out.length; i++) {

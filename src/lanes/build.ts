@@ -17,6 +17,7 @@ import { ConsortError } from '../core/errors.js';
 import { amendPaths, commitPaths, dirtyOutside, discardSince, type GitWorkspace, headCommit, openWorkspace } from '../git/workspace.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { type LaneContext, secretValues, timer } from './build/context.js';
+import { snapshotDependencies } from './build/clean-tree.js';
 import { createBranches } from './build/database.js';
 import { performAction, performRecord } from './build/execute.js';
 import { reopenedGates } from './build/gate-check.js';
@@ -135,8 +136,10 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
 async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStore): Promise<BuildRunResult> {
   let file = await store.load();
   const time = timer(input.onTiming);
+  // Before any agent of this run works: what proofs install from (src/lanes/build/clean-tree.ts).
+  const deps = await time('deps', () => snapshotDependencies(ws));
   const ctx: LaneContext = {
-    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env,
+    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env, deps,
     agentEnv: input.agentEnv ?? input.env, secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
     branches: createBranches({ provider: input.provider, config: input.config, workspace: ws.dir, env: input.env, baseCommit: file.baseCommit, time }),
     backends: input.backends ?? defaultBackendFactory, log: input.log ?? (() => undefined), now: input.now ?? (() => new Date()), time,
@@ -251,5 +254,6 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   } finally {
     if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));
     await ctx.time('settle', () => ctx.branches.settle()).catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
+    await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }

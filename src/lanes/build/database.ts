@@ -208,7 +208,7 @@ export function createBranches(kit: BranchKit) {
      */
     async fresh(name: string, workspace = kit.workspace): Promise<FreshBranch> {
       const early = await takeWarm(name);
-      const { url, migrations } = await settleMigrations(name, workspace === kit.workspace ? early : null, workspace);
+      const { url, migrations } = await settleMigrations(name, early, workspace);
       return { url, migrations };
     },
 

@@ -12,6 +12,7 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
+import { restoreGit, snapshotGit } from '../../git/guard.js';
 import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { roleInstructions, roleReads } from './policy.js';
@@ -100,7 +101,8 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const featureDir = featureDirOf(ctx.feature);
   const startedAt = ctx.now();
   // Independent preparations overlap: the database branch, the file list, the artifacts, the prompt.
-  const [sandbox, files, contents, instructions] = await Promise.all([
+  const [gitBefore, sandbox, files, contents, instructions] = await Promise.all([
+    snapshotGit(ctx.ws),
     time('turn:branch', place.branch),
     time('turn:git', () => listFiles(ctx.ws)),
     artifactContents(ctx, plan.frozen),
@@ -130,8 +132,10 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   }));
   // The driver journals the turn in state.json after the records were committed: that write is
   // its own, and only that exact content is (any other change to it is the agent's, and refused).
+  // First git's own control files: anything the agent planted there is put back before git runs again.
+  const gitChanges = await restoreGit(ctx.ws, gitBefore);
   const ours = await ctx.store.stateIsOurs();
-  const changes = (await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`));
+  const changes = [...gitChanges, ...(await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`))];
   // A turn that wrote a migration may have applied it to its branch (run_suite, a shell): whether
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
