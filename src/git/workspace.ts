@@ -111,8 +111,12 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
  */
 export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
   const flagged = (await run(ws.top, ['ls-files', '-v', '-z'])).split('\0').filter((e) => /^([a-z]|S) /.test(e)).map((e) => e.slice(2));
-  if (flagged.length > 0) {
-    await run(ws.top, ['update-index', '--no-skip-worktree', '--no-assume-unchanged', '-z', '--stdin'], `${flagged.join('\0')}\0`);
+  // One flag per call (update-index applies only the last flag option to the paths), paths on the
+  // command line (it ignores flag options for paths read with --stdin).
+  for (let i = 0; i < flagged.length; i += 500) {
+    const chunk = flagged.slice(i, i + 500);
+    await run(ws.top, ['update-index', '--no-skip-worktree', '--', ...chunk]);
+    await run(ws.top, ['update-index', '--no-assume-unchanged', '--', ...chunk]);
   }
   return flagged;
 }
