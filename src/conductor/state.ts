@@ -66,6 +66,10 @@ export const Policy = z.object({
   ignore: z.array(z.string()),
   /** Competing GREEN attempts per item (1: none). */
   experiments: z.number().int().min(1),
+  /** The test harness (globs): how the suite runs and what it expects. Test-owned: only the navigator, in RED, changes it. */
+  harness: z.array(z.string()).default([]),
+  /** Paths no agent changes: Consort's configuration, migrations already on the base, the seed. */
+  locked: z.array(z.string()).default([]),
 });
 export type Policy = z.infer<typeof Policy>;
 

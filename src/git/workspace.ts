@@ -261,3 +261,15 @@ export async function applyAndCommit(ws: GitWorkspace, patchFile: string, messag
   if (r.code !== 0) throw failure(args, r);
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;
 }
+
+/** A file's content at a commit (path relative to the workspace), or null when it is not there. */
+export async function fileAt(ws: GitWorkspace, commit: string, p: string): Promise<string | null> {
+  const r = await exec(ws.top, ['show', `${commit}:${toTop(ws, p)}`]);
+  return r.code === 0 ? r.stdout : null;
+}
+
+/** Files under `dir` (relative to the workspace) at a commit, relative to the workspace. */
+export async function filesUnder(ws: GitWorkspace, commit: string, dir: string): Promise<string[]> {
+  const r = await exec(ws.dir, ['ls-tree', '-r', '-z', '--name-only', commit, '--', dir.replace(/\/+$/, '') || '.']);
+  return r.code === 0 ? r.stdout.split('\0').filter(Boolean).sort() : [];
+}

@@ -48,7 +48,7 @@ async function attempt(ctx: LaneContext, plan: TurnPlan, base: string, frozen: R
       await writeFile(patchFile(ctx, plan.id), patch);
       // A turn that failed or strayed is not worth a suite run; the conductor refuses it anyway.
       const inScope = outcome.exit.kind === 'done'
-        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes }).length === 0;
+        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes, testOwned: outcome.facts.testOwned ?? [] }).length === 0;
       if (!inScope || plan.experiment === null) return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
       // The proof judges a commit: the attempt's relevant change, committed in its own (throwaway) worktree.
       const commit = await commitPaths(ws, relevant.map((c) => c.path), `consort: ${ctx.feature} ${plan.id} attempt`) ?? base;

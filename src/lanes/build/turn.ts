@@ -15,6 +15,7 @@ import { redact } from '../../core/redact.js';
 import { restoreGit, snapshotGit } from '../../git/guard.js';
 import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
+import { testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
 import { featureDirOf, type FeatureStore, readText } from './store.js';
@@ -140,7 +141,8 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
-  const [{ owed, facts }, hashes] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen)]);
+  const [{ owed, facts }, hashes, testOwned] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen), testOwnedChanges(ctx.ws, base, changes, plan.frozen)]);
+  if (testOwned.length > 0) facts.testOwned = testOwned;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
   await place.transcripts.writeTranscript(plan.id, redact(result.transcript, ctx.secrets));
