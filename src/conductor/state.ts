@@ -127,6 +127,8 @@ export const TurnRecord = z.object({
   durationMs: z.number(),
   usage: Usage,
   filesChanged: z.array(z.string()),
+  /** The commit the turn started from (what a rejected turn is reverted to). */
+  base: z.string().optional(),
   verdict: z.enum(TURN_VERDICTS),
   reason: z.string().optional(),
   refused: z.array(z.string()).optional(),

@@ -1,6 +1,7 @@
 /** `consort approve <feature> <gate> --as <name>`: a named human approves a gate's artifacts, by hash. */
 import { Command, Option } from 'commander';
 import { approveGate, resolveFeature } from '../../lanes/build/feature.js';
+import { terminalConfirm } from '../confirm.js';
 import { printJson } from '../output.js';
 import type { Ctx } from './lane.js';
 
@@ -13,7 +14,10 @@ export function approveCommand(ctx: Ctx): Command {
     .action(async (ref: string, gate: string, o: { as: string }, cmd: Command) => {
       const c = ctx(cmd);
       const feature = await resolveFeature(c.root, ref);
-      const approval = await approveGate({ workspace: c.root, feature, gate, approver: o.as });
+      const approval = await approveGate({
+        workspace: c.root, feature, gate, approver: o.as,
+        confirm: ({ hash }) => (c.io.confirm ?? terminalConfirm)(`Approve the ${gate} gate of ${feature} as ${o.as.trim()}?\nIts artifacts hash to ${hash}.\nType the first 8 characters of the hash (${hash.replace(/^sha256:/, '').slice(0, 8)}…) to approve: `, hash.replace(/^sha256:/, '').slice(0, 8)),
+      });
       if (c.json) printJson(c.io, { feature, ...approval });
       else c.io.out(`Approved the ${approval.gate} gate of ${feature} as ${approval.approver} (${approval.hash.slice(0, 19)}…). Continue with: consort run ${feature}`);
     });
