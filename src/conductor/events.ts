@@ -79,6 +79,8 @@ export interface GateCheck {
   /** sha256 over the gated artifacts, normalized. */
   hash: string;
   approval: Approval | null;
+  /** Not problems, but what a person must look at before approving (proxy mode does not pass a flagged gate). */
+  flags?: string[];
 }
 
 export interface Approval {

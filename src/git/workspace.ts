@@ -273,3 +273,17 @@ export async function filesUnder(ws: GitWorkspace, commit: string, dir: string):
   const r = await exec(ws.dir, ['ls-tree', '-r', '-z', '--name-only', commit, '--', dir.replace(/\/+$/, '') || '.']);
   return r.code === 0 ? r.stdout.split('\0').filter(Boolean).sort() : [];
 }
+
+/** Lines added since `base` (committed, up to HEAD), with their file (relative to the workspace) and new line number. */
+export async function diffAdded(ws: GitWorkspace, base: string): Promise<{ file: string; line: number; text: string }[]> {
+  const out = await run(ws.dir, ['diff', '--unified=0', '--no-color', '--no-ext-diff', '--relative', base, 'HEAD']);
+  const added: { file: string; line: number; text: string }[] = [];
+  let file = '';
+  let line = 0;
+  for (const l of out.split('\n')) {
+    if (l.startsWith('+++ ')) file = l.slice(4).replace(/^b\//, '');
+    else if (l.startsWith('@@')) line = Number(/\+(\d+)/.exec(l)?.[1] ?? 0);
+    else if (l.startsWith('+')) added.push({ file, line: line++, text: l.slice(1) });
+  }
+  return added;
+}
