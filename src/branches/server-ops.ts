@@ -106,6 +106,10 @@ export async function serverVersionNum(db: Queryable): Promise<number> {
  * bypass), so `COPY … TO PROGRAM`, other branches, the catalog and the App's store are out of its
  * reach; CONNECT to branch databases is revoked from PUBLIC when they are made (see confine).
  */
+function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
 export function branchRoleName(database: string): string {
   return `${database.slice(0, 55)}_role`;
 }
@@ -129,9 +133,23 @@ export async function upsertBranchRole(db: Queryable, database: string, password
   return role;
 }
 
-/** Inside the branch database (as the admin): what a suite or an agent needs on its own schema. */
+/**
+ * Inside the branch database (as the admin): the branch's role owns its schemas and relations, so
+ * a suite or an agent can migrate and test its own branch (ALTER TABLE needs the owner) — and
+ * nothing outside it. Sequences owned by a column follow their table.
+ */
 export async function grantBranchSchema(db: Queryable, role: string): Promise<void> {
   const r = quoteIdent(role);
+  await db.query(`DO $$ DECLARE x record; BEGIN
+    FOR x IN SELECT n.nspname FROM pg_namespace n WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' LOOP
+      EXECUTE format('ALTER SCHEMA %I OWNER TO %I', x.nspname, ${quoteLiteral(role)});
+    END LOOP;
+    FOR x IN SELECT c.relkind, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e')) LOOP
+      EXECUTE format('ALTER %s %I.%I OWNER TO %I', CASE x.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, x.nspname, x.relname, ${quoteLiteral(role)});
+    END LOOP;
+  END $$`);
   await db.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${r}`);
   await db.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${r}`);
   await db.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ${r}`);

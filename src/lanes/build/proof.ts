@@ -76,14 +76,16 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       return { suiteMs: 0, outcome: { kind: 'broken', reason: 'migrations', message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`, output: '', hashes } };
     }
     // Every report path was emptied in the fresh tree: whatever is there now, this run's suite wrote.
+    // The suite gets the branch's own role: it reaches this branch only (src/branches/server-ops.ts).
+    const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
     const result = await time('prove:suite', () => runCommand({
       command: config.suite.command, cwd: ws.dir,
-      isolate: true, inherit: input.env, env: { ...branchEnv(fresh.url, [config.suite.env]), CI: input.env.CI ?? 'true' },
+      isolate: true, inherit: input.env, env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
       timeoutMs: parseDuration(config.suite.timeout), maxOutputBytes: 2 * 1024 * 1024,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.onOutput ? { onOutput: input.onOutput } : {}),
     }));
-    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password]);
+    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean));
     if (result.aborted) throw new ConsortError('internal', 'The run was cancelled during a suite run.', { hint: 'Run `consort run` again to resume.' });
     const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({ suiteMs: result.durationMs, outcome: { kind: 'broken', reason, message, output, hashes } });
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);

@@ -116,7 +116,8 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
     schema, layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
   });
-  const url = sandbox.url;
+  // The agent gets the branch's own role, never the provider's admin credentials.
+  const url = await time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url));
   const agent = ctx.backends(plan.role, config, ctx.agentEnv);
   ctx.log(`  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`);
   const result = await time('turn:agent', () => agent.backend.runTurn({
@@ -145,7 +146,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   if (testOwned.length > 0) facts.testOwned = testOwned;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
-  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, ctx.secrets));
+  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)));
   return {
     agentMs: result.durationMs,
     outcome: {
