@@ -39,6 +39,8 @@ export interface ChildEnvOptions {
   inherit?: NodeJS.ProcessEnv;
   /** Credential-looking names the child may nevertheless receive (from `set` or `inherit`). */
   secrets?: readonly string[];
+  /** More names to take from `inherit` besides the basics (a caller's own allow-list); credentials are still dropped. */
+  pass?: readonly string[];
 }
 
 /**
@@ -51,6 +53,10 @@ export function childEnv(set: Readonly<Record<string, string | undefined>> = {},
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(inherit)) {
     if (value !== undefined && isBasic(key) && !isCredentialName(key)) env[key] = value;
+  }
+  for (const key of options.pass ?? []) {
+    const value = inherit[key];
+    if (value !== undefined && !isCredentialName(key)) env[key] = value;
   }
   for (const key of secrets) {
     const value = inherit[key];

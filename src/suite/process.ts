@@ -22,6 +22,8 @@ export interface RunCommandOptions {
   env?: Record<string, string | undefined>;
   /** Where the basics come from (default: process.env). */
   inherit?: NodeJS.ProcessEnv;
+  /** More names to take from `inherit` (a caller's own allow-list); credential names are dropped all the same. */
+  pass?: readonly string[];
   /** Credential-looking variables this command may still receive (an agent's own model key). */
   secrets?: readonly string[];
   /**
@@ -143,7 +145,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     const [program, args] = sandbox ? sandbox.argv(options.command) : ['/bin/sh', ['-c', options.command]];
     const child = spawn(program, args, {
       cwd: options.cwd,
-      env: childEnv({ ...options.env, ...sandbox?.env }, { ...(options.inherit ? { inherit: options.inherit } : {}), ...(options.secrets ? { secrets: options.secrets } : {}) }),
+      env: childEnv({ ...options.env, ...sandbox?.env }, { ...(options.inherit ? { inherit: options.inherit } : {}), ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.pass ? { pass: options.pass } : {}) }),
       detached: true,
       // No stdin: a suite that waits for input would otherwise hang until the timeout.
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -55,6 +55,7 @@ it('reaches its own branch, with what a suite needs there', async () => {
     await c.query("INSERT INTO customers VALUES (1, 'Ada')");
     expect((await c.query('SELECT count(*)::int AS n FROM customers')).rows[0].n).toBe(1);
     await c.query('CREATE TABLE scratch (x int)'); // a test may create its own tables
+    await c.query('ALTER TABLE customers ADD COLUMN phone text'); // and migrate its own branch
     const { rows } = await c.query("SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user");
     expect(rows[0]).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false });
   });

@@ -50,6 +50,8 @@ describe('childEnv', () => {
   it('drops credentials even when a caller sets them, unless it names them', () => {
     expect(childEnv({ GITHUB_TOKEN: 'x', OPENAI_API_KEY: 'k' }, { inherit: {} })).toEqual({});
     expect(childEnv({}, { inherit: { OPENAI_API_KEY: 'k', GITHUB_TOKEN: 'x' }, secrets: ['OPENAI_API_KEY'] })).toEqual({ OPENAI_API_KEY: 'k' });
+    // A caller's own allow-list (the App's suite variables) passes, credentials never.
+    expect(childEnv({}, { inherit: { FOO: '1', GITHUB_TOKEN: 'x', BAR: '2' }, pass: ['FOO', 'GITHUB_TOKEN'] })).toEqual({ FOO: '1' });
     for (const name of Object.keys(SECRETS)) expect(isCredentialName(name)).toBe(true);
     for (const name of ['PATH', 'DATABASE_URL', 'PGPASSWORD', 'CONSORT_ROLE']) expect(isCredentialName(name)).toBe(false);
   });
