@@ -14,6 +14,7 @@ import { branchEnv } from '../suite/pg-env.js';
 import { CLAUDE_EDIT_TOOLS, editToolDecision, mapClaudeTurn, type ClaudeStreamEnd } from './claude-events.js';
 import { CLAUDE_SDK, type ClaudeSdk, loadSdk } from './sdk.js';
 import { drain, turnControl } from './turn-control.js';
+import { childEnv } from '../core/child-env.js';
 
 /** What the backend needs of `query`: the real one fits, and tests pass a replay of a recorded stream. */
 export type ClaudeQuery = (params: { prompt: string; options?: Options }) => AsyncIterable<SDKMessage> & { close?: () => void };
@@ -53,8 +54,8 @@ export function writeScopeHook(workspace: string, writes: readonly string[]): Ho
 
 export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendOptions, abortController: AbortController): Options {
   const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
-  const env: Record<string, string | undefined> = { ...(options.env ?? process.env), ...branchEnv(request.branchUrl, urlVars) };
-  if (options.apiKey) env.ANTHROPIC_API_KEY = options.apiKey;
+  // The CLI's complete environment: allow-listed basics, the branch, and its own key (src/core/child-env.ts).
+  const env: Record<string, string | undefined> = childEnv({ ...branchEnv(request.branchUrl, urlVars), ...(options.apiKey ? { ANTHROPIC_API_KEY: options.apiKey } : {}) }, { inherit: options.env ?? process.env, secrets: ['ANTHROPIC_API_KEY'] });
   const model = request.model ?? options.model;
   return {
     cwd: request.workspace,

@@ -12,6 +12,7 @@ import { branchEnv } from '../suite/pg-env.js';
 import { mapCodexTurn, type CodexStreamEnd } from './codex-events.js';
 import { CODEX_SDK, type CodexSdk, loadSdk } from './sdk.js';
 import { drain, STOP, turnControl } from './turn-control.js';
+import { childEnv } from '../core/child-env.js';
 
 /** What the backend needs of the SDK: `new Codex(options)` fits, and tests pass a replay. */
 export interface CodexThreadLike {
@@ -40,7 +41,7 @@ export function codexPrompt(request: AgentTurnRequest): string {
 export function codexClientOptions(request: AgentTurnRequest, options: CodexBackendOptions): CodexOptions {
   const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries({ ...(options.env ?? process.env), ...branchEnv(request.branchUrl, urlVars) })) {
+  for (const [key, value] of Object.entries(childEnv(branchEnv(request.branchUrl, urlVars), { inherit: options.env ?? process.env }))) {
     if (value !== undefined) env[key] = value;
   }
   return { env, ...(options.apiKey ? { apiKey: options.apiKey } : {}) };

@@ -28,7 +28,10 @@ export interface CommandBackendOptions {
   command: string;
   /** Variables that receive the branch URL (DATABASE_URL, and the suite's variable when it differs). */
   urlVars?: readonly string[];
+  /** Where the allow-listed basics (PATH, HOME, …) and the named `keys` are read from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Model-key variables this agent may receive from `env` (its own API key); no other credential reaches it. */
+  keys?: readonly string[];
 }
 
 function lastLine(text: string): string {
@@ -59,7 +62,6 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
         await writeFile(files.md, request.contextPack.markdown);
         const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
         const env: Record<string, string | undefined> = {
-          ...(options.env ?? process.env),
           ...branchEnv(request.branchUrl, urlVars),
           CONSORT_ROLE: request.role,
           CONSORT_STEP: request.step,
@@ -72,7 +74,7 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
           CONSORT_EXPERIMENT: request.experiment ? `${request.experiment.index}/${request.experiment.of}` : undefined,
         };
         const run = await runCommand({
-          command: options.command, cwd: request.workspace, env, timeoutMs: request.budget.timeoutMs, maxOutputBytes: MAX_TRANSCRIPT,
+          command: options.command, cwd: request.workspace, env, inherit: options.env ?? process.env, secrets: options.keys ?? [], isolate: true, timeoutMs: request.budget.timeoutMs, maxOutputBytes: MAX_TRANSCRIPT,
           ...(request.signal ? { signal: request.signal } : {}),
         });
         const transcript = redact(run.output, [new URL(request.branchUrl).password]);

@@ -14,7 +14,10 @@ import type {
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
-import { clearSessions, copyDatabase, databaseExists, dropDatabase, renameDatabase, serverVersionNum, sessionsOn } from './server-ops.js';
+import {
+  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, serverVersionNum,
+  sessionsOn, upsertBranchRole,
+} from './server-ops.js';
 
 export interface TemplateProviderOptions {
   provider: ProviderName;
@@ -78,6 +81,8 @@ export class TemplateBranchProvider implements BranchProvider {
         });
       }
       const { clone, reason } = await this.options.cloneMode(version);
+      // The catalog is the admin's: no branch role may connect to it.
+      await confineDatabase(admin, this.options.catalogDatabase);
       await this.withLocked(ROOT_BRANCH, async (cat) => {
         await withTransaction(cat, async () => {
           await ensureCatalogSchema(cat);
@@ -156,6 +161,8 @@ export class TemplateBranchProvider implements BranchProvider {
           await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
         }
         copied = true;
+        // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
+        await confineDatabase(cat, database);
         if (options.prepare) await options.prepare(withDatabase(this.options.adminUrl, database));
         await this.catalog.markReady(cat, name, expiresAt);
       } catch (e) {
@@ -321,6 +328,7 @@ export class TemplateBranchProvider implements BranchProvider {
     await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
     await dropDatabase(cat, row.database, terminate);
+    await dropBranchRole(cat, row.database).catch(() => undefined);
     await this.catalog.remove(cat, row.name);
   }
 
@@ -346,6 +354,34 @@ export class TemplateBranchProvider implements BranchProvider {
       await this.catalog.markReady(cat, name, undefined);
       return toRecord((await this.catalog.get(cat, name))!);
     });
+  }
+
+  /**
+   * A connection string for untrusted code (a suite, an agent): the branch's own login role,
+   * which reaches this branch database only (src/branches/server-ops.ts). Re-keyed on every call.
+   */
+  async confinedUri(name: string): Promise<string> {
+    const branch = await this.get(name);
+    if (!branch) throw notFound(name);
+    const password = randomBytes(18).toString('base64url');
+    const cat = await this.catalogPool.connect();
+    let role: string;
+    try {
+      role = await upsertBranchRole(cat, branch.database, password);
+    } finally {
+      cat.release();
+    }
+    const inside = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, branch.database) });
+    await inside.connect();
+    try {
+      await grantBranchSchema(inside, role);
+    } finally {
+      await inside.end();
+    }
+    const url = new URL(withDatabase(this.options.adminUrl, branch.database));
+    url.username = encodeURIComponent(role);
+    url.password = encodeURIComponent(password);
+    return url.toString();
   }
 
   async connectionUri(name: string): Promise<string> {

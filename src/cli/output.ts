@@ -5,6 +5,8 @@ import { maskUrl } from '../core/redact.js';
 export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
+  /** How `consort approve` asks a person (default: on /dev/tty, src/cli/confirm.ts); tests pass their own. */
+  confirm?: (prompt: string, expected: string) => Promise<boolean>;
 }
 
 export const processIo: Io = {

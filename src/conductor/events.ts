@@ -50,7 +50,8 @@ export interface TurnOutcome {
   /** Current sha256 (normalized) of each frozen file; null when it no longer exists. */
   hashes: Record<string, string | null>;
   owed: ArtifactCheck[];
-  facts: { userFacing?: boolean; review?: { verdict: 'approve' | 'changes'; notes: string } };
+  /** `testOwned`: changed paths whose test-owned content changed (src/lanes/build/harness.ts). */
+  facts: { userFacing?: boolean; review?: { verdict: 'approve' | 'changes'; notes: string }; testOwned?: string[] };
   branch: string | null;
   context: { bytes: number; sha256: string };
 }
@@ -62,6 +63,8 @@ export interface ProofTest {
   state: TestState;
   loadError?: boolean;
   message?: string;
+  /** The exception class when the test failed by one rather than by an assertion (src/conductor/failure-kind.ts). */
+  exception?: string;
 }
 
 export type ProofOutcome =
@@ -76,6 +79,8 @@ export interface GateCheck {
   /** sha256 over the gated artifacts, normalized. */
   hash: string;
   approval: Approval | null;
+  /** Not problems, but what a person must look at before approving (proxy mode does not pass a flagged gate). */
+  flags?: string[];
 }
 
 export interface Approval {

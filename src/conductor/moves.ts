@@ -190,7 +190,7 @@ export function turnRecord(
   return {
     version: 1, id: turn.id, feature: d.state.feature, role: turn.role, step: turn.step, item: turn.item, attempt: turn.attempt,
     backend: turn.backend, model: turn.model, startedAt: turn.startedAt, durationMs: turn.durationMs, usage: turn.usage,
-    filesChanged: paths, verdict, ...(extra.reason === undefined ? {} : { reason: extra.reason }),
+    filesChanged: paths, base: turn.base, verdict, ...(extra.reason === undefined ? {} : { reason: extra.reason }),
     ...(extra.refused === undefined ? {} : { refused: extra.refused }), branch: turn.branch, context: turn.context, suite: extra.suite ?? null,
     ...(turn.summary ? { summary: turn.summary.slice(0, 1000) } : {}),
   };

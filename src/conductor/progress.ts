@@ -107,7 +107,7 @@ export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readon
     passGate(d, gate, items);
     return;
   }
-  if (policy.gateMode === 'proxy' && check.valid && itemsOk) {
+  if (policy.gateMode === 'proxy' && check.valid && itemsOk && (check.flags ?? []).length === 0) {
     const approval = { approver: 'proxy', at: d.at, hash: check.hash, proxy: true };
     d.effects.push({ type: 'record-approval', gate, approval });
     log(d, { type: 'gate.approved', gate, hash: check.hash, approver: 'proxy', proxy: true });
@@ -115,7 +115,7 @@ export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readon
     return;
   }
   s.step = 'awaiting-approval';
-  const problems = itemsOk ? check.problems : [...check.problems, 'the test list has no items'];
+  const problems = [...(itemsOk ? check.problems : [...check.problems, 'the test list has no items']), ...(check.flags ?? []).map((f) => `flag: ${f}`)];
   if (s.surfaced[gate] !== check.hash) {
     s.surfaced[gate] = check.hash;
     log(d, { type: 'gate.surfaced', gate, hash: check.hash, problems });

@@ -23,6 +23,16 @@ function suiteSummary(outcome: ProofOutcome): string {
   return outcome.kind === 'ran' ? outcome.summary : `${outcome.reason}: ${outcome.message.slice(0, 200)}`;
 }
 
+/**
+ * Rejected means gone: the turn's commit (made before its proof, never pushed) is dropped by
+ * resetting to the commit it started from, before any record of this batch is written (the reset
+ * takes the records back to that commit too). Its record says what was rejected and why.
+ */
+function revertPending(d: Draft): void {
+  const pending = d.state.pendingTurn;
+  if (pending?.base && pending.filesChanged.length > 0) d.effects.push({ type: 'revert', base: pending.base, paths: pending.filesChanged });
+}
+
 /** The accepted turn that led to this proof gets its record, with the proof's suite summary. */
 function flushTurn(d: Draft, outcome: ProofOutcome, verdict: 'accepted' | 'rejected', reason?: string): void {
   const pending = d.state.pendingTurn;
@@ -72,6 +82,8 @@ export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, br
       handoff(d, 'navigator', 'driver', 'green');
       return true;
     }
+    // A broken suite is not the navigator's doing: the test stays for the proof a retry repeats.
+    if (v.verdict !== 'broken') revertPending(d);
     flushTurn(d, outcome, 'rejected', v.reason);
     cycle.rejections.push({ step: 'red', verdict: v.verdict, reason: v.reason, at: d.at });
     log(d, { type: 'cycle.rejected', item: cycle.item, step: 'red', verdict: v.verdict, reason: v.reason });
@@ -111,6 +123,7 @@ export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, br
     }
     return true;
   }
+  if (v.verdict !== 'broken') revertPending(d);
   flushTurn(d, outcome, 'rejected', v.reason);
   cycle.rejections.push({ step: turnStep, verdict: v.verdict, reason: v.reason, at: d.at });
   log(d, { type: 'cycle.rejected', item: cycle.item, step: turnStep, verdict: v.verdict, reason: v.reason });

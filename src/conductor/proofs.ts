@@ -57,6 +57,11 @@ export function judgeRed(input: RedInput): RedVerdict {
   if (broken.length > 0) {
     return { verdict: 'wrong-reason', reason: `red for the wrong reason: ${describe(broken)} did not load or run (a syntax, import or collection error, or an exception instead of an assertion failure)`, tests: ids };
   }
+  // Per test: a <failure> is not an assertion failure when what failed it was an exception.
+  const thrown = item.filter((t) => t.state === 'failed' && t.exception);
+  if (thrown.length > 0) {
+    return { verdict: 'wrong-reason', reason: `red for the wrong reason: ${thrown.slice(0, 5).map((t) => `${t.id} threw ${t.exception}`).join('; ')} instead of failing an assertion (make the code under test exist, e.g. a stub, so the test fails on what it asserts)`, tests: ids };
+  }
   // A test that passed before and fails now, outside the files the navigator changed, is a regression.
   const regressions = outcome.tests.filter((t) => before.has(t.id) && !inChangedFile(t) && t.state === 'failed');
   const missing = [...before].filter((id) => !outcome.tests.some((t) => t.id === id));
@@ -71,6 +76,11 @@ export function judgeRed(input: RedInput): RedVerdict {
     if (item.every((t) => t.state === 'skipped')) return { verdict: 'no-tests', reason: `the new tests are skipped, so nothing is proven: ${describe(item)}`, tests: ids };
     if (!input.rejectBornGreen) return { verdict: 'red', tests: ids, failing: [] };
     return { verdict: 'born-green', reason: `born green: ${describe(item)} passed before any implementation, so they do not test the new behaviour`, tests: ids };
+  }
+  // Born green is judged per test: a new test that passes next to one that fails proves nothing either.
+  const bornGreen = item.filter((t) => !before.has(t.id) && (t.state === 'passed' || t.state === 'skipped'));
+  if (bornGreen.length > 0 && input.rejectBornGreen) {
+    return { verdict: 'born-green', reason: `born green: ${describe(bornGreen)} passed (or were skipped) before any implementation, next to failing tests; every new test must fail on its own`, tests: ids };
   }
   if (outcome.exitCode === 0) return { verdict: 'wrong-reason', reason: 'the suite reported failing tests but exited 0; it cannot prove red', tests: ids };
   return { verdict: 'red', tests: ids, failing };

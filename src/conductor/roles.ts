@@ -36,6 +36,21 @@ export const OWED: Record<DesignRole, string> = {
   'ux-designer': 'ux-design.json',
 };
 
+/**
+ * The test harness: whatever decides how the suite runs or what it expects, wherever a runner
+ * looks for it — package-manager and runtime configuration, runner configs, setup and transform
+ * configuration, module doubles, snapshots and fixtures. `package.json`'s runner keys and the data
+ * files a frozen test reads are judged by content (src/lanes/build/harness.ts).
+ */
+export const DEFAULT_HARNESS = [
+  '**/.npmrc', '**/.yarnrc', '**/.yarnrc.yml', '**/.pnpmfile.cjs', 'pnpm-workspace.yaml', '.nvmrc', '.node-version', '.tool-versions', 'bunfig.toml',
+  '**/jest.config.*', '**/jest.setup.*', '**/jest-setup.*', '**/vitest.config.*', '**/vitest.workspace.*', '**/vitest.setup.*', '**/vite.config.*',
+  '**/.mocharc*', '**/karma.conf.*', '**/ava.config.*', '**/playwright.config.*', '**/cypress.config.*',
+  '**/babel.config.*', '**/.babelrc*', '**/tsconfig*.json', '**/.swcrc',
+  '**/pytest.ini', '**/conftest.py', '**/tox.ini', '**/.coveragerc',
+  '**/__mocks__/**', '**/__snapshots__/**', '**/*.snap', '**/__fixtures__/**', '**/fixtures/**', '**/testdata/**',
+];
+
 export const DEFAULT_TEST_GLOBS = ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'];
 
 const F = '{feature}';

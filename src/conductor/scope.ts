@@ -6,8 +6,11 @@
  * - the conductor's own records (state, gates, turns, events, cycles) are never an agent's to write;
  * - during the build only the navigator's RED turn may change test files, and it may change nothing else;
  * - test files frozen at RED may not change in GREEN, REFACTOR or REVIEW (by path or by content hash);
+ * - the test harness (runner configs, setup files, module doubles, snapshots, fixtures, package.json's
+ *   runner keys, data files a frozen test reads) is test-owned: only the navigator changes it, in RED;
+ * - Consort's configuration, migrations already on the base and the seed are no agent's to change;
  * - a REVIEW turn writes its review file and nothing else;
- * - nothing outside the workspace.
+ * - nothing outside the workspace, and nothing under `.git/` (src/git/guard.ts reports those).
  */
 import { matchesAny } from '../core/glob.js';
 import type { FileChange } from './events.js';
@@ -31,12 +34,18 @@ export interface ScopeInput {
   frozen: Readonly<Record<string, string>>;
   /** Their hashes after the turn. */
   hashes: Readonly<Record<string, string | null>>;
+  /** Paths whose test-owned content changed, as the driver found (package.json runner keys, data files a frozen test reads). */
+  testOwned?: readonly string[];
 }
 
 const BUILD_STEPS: ReadonlySet<TurnStep> = new Set(['red', 'green', 'refactor', 'review']);
 
 export function reviewFile(policy: Policy, item: string): string {
   return `${policy.featureDir}/reviews/${item}.json`;
+}
+
+function isHarness(input: ScopeInput, path: string): boolean {
+  return matchesAny(path, input.policy.harness ?? []) || (input.testOwned ?? []).includes(path);
 }
 
 export function isTestPath(policy: Policy, path: string): boolean {
@@ -46,8 +55,14 @@ export function isTestPath(policy: Policy, path: string): boolean {
 function refusal(input: ScopeInput, path: string): string | undefined {
   const { policy, role, step } = input;
   if (path.startsWith('../')) return 'outside the workspace';
+  if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
+  if (matchesAny(path, policy.locked ?? [])) return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
+  if (isHarness(input, path)) {
+    if (role === 'navigator' && step === 'red') return undefined;
+    return 'the test harness (test-owned: only the navigator changes it, in RED)';
+  }
   if (BUILD_STEPS.has(step)) {
     const test = isTestPath(policy, path);
     if (step === 'review') {

@@ -66,6 +66,10 @@ export const Policy = z.object({
   ignore: z.array(z.string()),
   /** Competing GREEN attempts per item (1: none). */
   experiments: z.number().int().min(1),
+  /** The test harness (globs): how the suite runs and what it expects. Test-owned: only the navigator, in RED, changes it. */
+  harness: z.array(z.string()).default([]),
+  /** Paths no agent changes: Consort's configuration, migrations already on the base, the seed. */
+  locked: z.array(z.string()).default([]),
 });
 export type Policy = z.infer<typeof Policy>;
 
@@ -123,6 +127,8 @@ export const TurnRecord = z.object({
   durationMs: z.number(),
   usage: Usage,
   filesChanged: z.array(z.string()),
+  /** The commit the turn started from (what a rejected turn is reverted to). */
+  base: z.string().optional(),
   verdict: z.enum(TURN_VERDICTS),
   reason: z.string().optional(),
   refused: z.array(z.string()).optional(),

@@ -41,7 +41,7 @@ export function onTurn(d: Draft, turn: TurnOutcome): boolean {
     reject('failed', `the ${turn.role}'s turn ${turn.exit.kind === 'timeout' ? 'timed out' : 'failed'}: ${turn.exit.message}; its changes were reverted`);
     return true;
   }
-  const refused = checkScope({ policy, role: turn.role, step: turn.step, item: turn.item, changes, frozen: s.frozen, hashes: turn.hashes });
+  const refused = checkScope({ policy, role: turn.role, step: turn.step, item: turn.item, changes, frozen: s.frozen, hashes: turn.hashes, testOwned: turn.facts.testOwned ?? [] });
   if (refused.length > 0) {
     const allowed = (policy.writes[turn.role] ?? []).join(', ');
     reject('refused', `your previous turn was refused and reverted: it changed ${describeRefusals(refused)}. The ${turn.role} may change only: ${allowed}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`, refused.map((r) => r.path));

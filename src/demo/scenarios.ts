@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { childEnv } from '../core/child-env.js';
 
 const exec = promisify(execFile);
 
@@ -41,7 +42,7 @@ export interface ScenarioRepo {
 }
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'Consort demo', GIT_AUTHOR_EMAIL: 'demo@consort.invalid', GIT_COMMITTER_NAME: 'Consort demo', GIT_COMMITTER_EMAIL: 'demo@consort.invalid' };
+  const env = { ...childEnv(), GIT_AUTHOR_NAME: 'Consort demo', GIT_AUTHOR_EMAIL: 'demo@consort.invalid', GIT_COMMITTER_NAME: 'Consort demo', GIT_COMMITTER_EMAIL: 'demo@consort.invalid' };
   return (await exec('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd, env })).stdout.trim();
 }
 

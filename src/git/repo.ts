@@ -5,12 +5,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ConsortError } from '../core/errors.js';
+import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
 const exec = promisify(execFile);
 
 async function git(root: string, args: string[], input?: string): Promise<string> {
   try {
-    const child = exec('git', args, { cwd: root, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+    const child = exec('git', [...SAFE_GIT_ARGS, ...args], { cwd: root, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
     if (input !== undefined) child.child.stdin?.end(input);
     return (await child).stdout;
   } catch (e) {
@@ -66,7 +67,7 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
   if (entries.length === 0) return [];
   // One `cat-file --batch` for all blobs instead of a process per file.
   const out = await new Promise<Buffer>((resolve, reject) => {
-    const child = execFile('git', ['cat-file', '--batch'], { cwd: root, encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    const child = execFile('git', [...SAFE_GIT_ARGS, 'cat-file', '--batch'], { cwd: root, env: gitEnv(), encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
     child.stdin?.end(entries.map((e) => e.sha).join('\n') + '\n');
   });
   const files: { file: string; content: string }[] = [];

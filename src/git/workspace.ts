@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
+import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
 export interface GitWorkspace {
   /** The workspace folder (absolute). */
@@ -28,9 +29,7 @@ interface GitResult { code: number; stdout: string; stderr: string; error: Error
 
 function exec(cwd: string, args: string[], input?: string): Promise<GitResult> {
   return new Promise((resolve) => {
-    // LC_ALL=C: messages are matched below (nothing to commit), whatever the user's language.
-    const env = { ...process.env, LC_ALL: 'C' };
-    const child = execFile('git', ['-c', 'core.quotepath=off', ...args], { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
+    const child = execFile('git', [...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args], { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr, error });
     });
@@ -106,10 +105,29 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
 }
 
 /**
+ * `skip-worktree` and `assume-unchanged` make git stop looking at a file: an edited test behind
+ * either flag is invisible to `git status` (so to the scope check) and cannot be reverted. The
+ * conductor sets neither, so every flag found is an agent's, and is cleared before git is asked.
+ */
+export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
+  const flagged = (await run(ws.top, ['ls-files', '-v', '-z'])).split('\0').filter((e) => /^([a-z]|S) /.test(e)).map((e) => e.slice(2));
+  // One flag per call (update-index applies only the last flag option to the paths), paths on the
+  // command line (it ignores flag options for paths read with --stdin).
+  for (let i = 0; i < flagged.length; i += 500) {
+    const chunk = flagged.slice(i, i + 500);
+    await run(ws.top, ['update-index', '--no-skip-worktree', '--', ...chunk]);
+    await run(ws.top, ['update-index', '--no-assume-unchanged', '--', ...chunk]);
+  }
+  return flagged;
+}
+
+/**
  * Everything that differs from `base` in the working tree, repository-wide (ignored files
- * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept.
+ * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept;
+ * index flags that hide a file from git are cleared first.
  */
 export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
+  await clearIndexFlags(ws);
   const first = await status(ws);
   if (first.head === base) return first.changes;
   await run(ws.top, ['reset', '-q', '--mixed', base]);
@@ -125,7 +143,8 @@ export async function uncommitSince(ws: GitWorkspace, base: string): Promise<voi
 export async function restore(ws: GitWorkspace, base: string, added: readonly string[]): Promise<void> {
   await run(ws.top, ['reset', '-q', '--hard', base]);
   for (const p of added) {
-    if (p.startsWith('../')) continue;
+    // `.git/…` changes were put back by the guard (src/git/guard.ts), never removed here.
+    if (p.startsWith('../') || p === '.git' || p.startsWith('.git/')) continue;
     const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(() => true, () => false);
     if (!inBase) await rm(path.join(ws.dir, p), { force: true, recursive: true });
   }
@@ -163,6 +182,7 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
 
 /** Dirty paths (relative to the workspace) outside the given folders. */
 export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
+  await clearIndexFlags(ws);
   const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
   const paths: string[] = [];
   for (let i = 0; i < out.length; i++) {
@@ -240,4 +260,30 @@ export async function applyAndCommit(ws: GitWorkspace, patchFile: string, messag
   const r = await exec(ws.top, args);
   if (r.code !== 0) throw failure(args, r);
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;
+}
+
+/** A file's content at a commit (path relative to the workspace), or null when it is not there. */
+export async function fileAt(ws: GitWorkspace, commit: string, p: string): Promise<string | null> {
+  const r = await exec(ws.top, ['show', `${commit}:${toTop(ws, p)}`]);
+  return r.code === 0 ? r.stdout : null;
+}
+
+/** Files under `dir` (relative to the workspace) at a commit, relative to the workspace. */
+export async function filesUnder(ws: GitWorkspace, commit: string, dir: string): Promise<string[]> {
+  const r = await exec(ws.dir, ['ls-tree', '-r', '-z', '--name-only', commit, '--', dir.replace(/\/+$/, '') || '.']);
+  return r.code === 0 ? r.stdout.split('\0').filter(Boolean).sort() : [];
+}
+
+/** Lines added since `base` (committed, up to HEAD), with their file (relative to the workspace) and new line number. */
+export async function diffAdded(ws: GitWorkspace, base: string): Promise<{ file: string; line: number; text: string }[]> {
+  const out = await run(ws.dir, ['diff', '--unified=0', '--no-color', '--no-ext-diff', '--relative', base, 'HEAD']);
+  const added: { file: string; line: number; text: string }[] = [];
+  let file = '';
+  let line = 0;
+  for (const l of out.split('\n')) {
+    if (l.startsWith('+++ ')) file = l.slice(4).replace(/^b\//, '');
+    else if (l.startsWith('@@')) line = Number(/\+(\d+)/.exec(l)?.[1] ?? 0);
+    else if (l.startsWith('+')) added.push({ file, line: line++, text: l.slice(1) });
+  }
+  return added;
 }

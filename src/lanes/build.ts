@@ -14,9 +14,10 @@ import type { ConductorState, GateName, TurnRecord } from '../conductor/state.js
 import { commitMessage } from '../conductor/moves.js';
 import { transition } from '../conductor/transition.js';
 import { ConsortError } from '../core/errors.js';
-import { amendPaths, commitPaths, dirtyOutside, discardSince, type GitWorkspace, headCommit, openWorkspace } from '../git/workspace.js';
+import { amendPaths, commitPaths, dirtyOutside, discardSince, filesUnder, type GitWorkspace, headCommit, openWorkspace } from '../git/workspace.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { type LaneContext, secretValues, timer } from './build/context.js';
+import { snapshotDependencies } from './build/clean-tree.js';
 import { createBranches } from './build/database.js';
 import { performAction, performRecord } from './build/execute.js';
 import { reopenedGates } from './build/gate-check.js';
@@ -83,9 +84,13 @@ export interface BuildRunResult {
 
 type StartInput = Pick<BuildLaneInput, 'config' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
 
-async function startEvent(ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>, input: StartInput, state: ConductorState): Promise<ConductorEvent> {
+async function startEvent(ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>, input: StartInput, state: ConductorState, baseCommit: string): Promise<ConductorEvent> {
+  const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
+  // A migration already on the base is history every later database was built from: editing it
+  // instead of adding one would never run (the runner skips recorded names). No agent changes one.
+  policy.locked.push(...(await filesUnder(ctx.ws, baseCommit, input.config.migrations.dir)));
   return {
-    type: 'run.started', at: ctx.now().toISOString(), policy: buildPolicy(input.config, input.feature, input.gateMode, input.experiments),
+    type: 'run.started', at: ctx.now().toISOString(), policy,
     reopened: await reopenedGates(ctx.ws, ctx.store, state.userFacing), retry: input.retry === true,
   };
 }
@@ -96,7 +101,7 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
   const store = new FeatureStore(ws.dir, input.feature);
   const file = await store.load();
   if (file.done < file.pending.length) return file.pending.slice(file.done);
-  return transition(file.state, await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state)).effects;
+  return transition(file.state, await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state, file.baseCommit)).effects;
 }
 
 /**
@@ -135,8 +140,10 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
 async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStore): Promise<BuildRunResult> {
   let file = await store.load();
   const time = timer(input.onTiming);
+  // Before any agent of this run works: what proofs install from (src/lanes/build/clean-tree.ts).
+  const deps = await time('deps', () => snapshotDependencies(ws));
   const ctx: LaneContext = {
-    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env,
+    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env, deps,
     agentEnv: input.agentEnv ?? input.env, secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
     branches: createBranches({ provider: input.provider, config: input.config, workspace: ws.dir, env: input.env, baseCommit: file.baseCommit, time }),
     backends: input.backends ?? defaultBackendFactory, log: input.log ?? (() => undefined), now: input.now ?? (() => new Date()), time,
@@ -189,7 +196,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
           hint: 'Commit or stash them first: every turn is judged by what it changes, so the tree must start clean.',
         });
       }
-      await apply(await startEvent(ctx, input, file.state));
+      await apply(await startEvent(ctx, input, file.state, file.baseCommit));
     }
     let mark = performance.now();
     for (;;) {
@@ -251,5 +258,6 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   } finally {
     if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));
     await ctx.time('settle', () => ctx.branches.settle()).catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
+    await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }

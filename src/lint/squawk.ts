@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import { pinnedVersions } from '../tools/pinned-versions.js';
 import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } from '../tools/platform-packages.js';
+import { childEnv } from '../core/child-env.js';
 
 export type LintLevel = 'error' | 'warning';
 
@@ -99,7 +100,7 @@ function runSquawk(binary: string, args: string[], cwd: string, timeoutMs: numbe
     const child = spawn(binary, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, SQUAWK_DISABLE_GITHUB_ANNOTATIONS: '1', NO_COLOR: '1' },
+      env: childEnv({ SQUAWK_DISABLE_GITHUB_ANNOTATIONS: '1', NO_COLOR: '1' }),
     });
     let stdout = '';
     let stderr = '';

@@ -94,6 +94,11 @@ export interface BranchProvider {
   /** A connection string for the branch (contains credentials: never log it unmasked). */
   connectionUri(name: string): Promise<string>;
   /**
+   * A connection string for untrusted code (a suite, an agent) that reaches this branch only: a
+   * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it.
+   */
+  confinedUri?(name: string): Promise<string>;
+  /**
    * Prove that `url` reaches branch `name` and not another one (its parent); throws if not.
    * Providers where the database name alone does not identify a branch (the cloud services,
    * whose branches all hold a database of the same name) implement it; for the others the

@@ -6,14 +6,31 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { childEnv } from '../core/child-env.js';
 import { ConsortError } from '../core/errors.js';
+import { isolation } from './isolate.js';
 
 export interface RunCommandOptions {
   /** Shell text, run as `/bin/sh -c command` so users can write pipes, `&&` and `VAR=x cmd`. */
   command: string;
   cwd: string;
-  /** Laid over the current environment (a suite needs PATH, HOME, ...); `undefined` removes a variable. */
+  /**
+   * What the command gets besides the allow-listed basics (PATH, HOME, LANG, … read from
+   * `inherit`): the branch URL, the turn's variables. `undefined` removes a variable. Nothing else
+   * of Consort's environment reaches the command (src/core/child-env.ts).
+   */
   env?: Record<string, string | undefined>;
+  /** Where the basics come from (default: process.env). */
+  inherit?: NodeJS.ProcessEnv;
+  /** More names to take from `inherit` (a caller's own allow-list); credential names are dropped all the same. */
+  pass?: readonly string[];
+  /** Credential-looking variables this command may still receive (an agent's own model key). */
+  secrets?: readonly string[];
+  /**
+   * Untrusted code (an agent's turn, a proof's suite): run it in a PID namespace where available,
+   * so nothing it starts outlives it and it cannot read its ancestors' environments (src/suite/isolate.ts).
+   */
+  isolate?: boolean;
   timeoutMs: number;
   /** Bound on captured output; the head and the tail are kept because errors show up in both. */
   maxOutputBytes: number;
@@ -85,15 +102,6 @@ class BoundedOutput {
   }
 }
 
-function mergedEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const [key, value] of Object.entries(overrides)) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-  return env;
-}
-
 /** Signal a whole process group; a group that is already gone is the outcome we wanted. */
 function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
@@ -133,9 +141,11 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const output = new BoundedOutput(options.maxOutputBytes);
 
   return new Promise<CommandResult>((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', options.command], {
+    const sandbox = options.isolate ? isolation() : undefined;
+    const [program, args] = sandbox ? sandbox.argv(options.command) : ['/bin/sh', ['-c', options.command]];
+    const child = spawn(program, args, {
       cwd: options.cwd,
-      env: mergedEnv(options.env),
+      env: childEnv({ ...options.env, ...sandbox?.env }, { ...(options.inherit ? { inherit: options.inherit } : {}), ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.pass ? { pass: options.pass } : {}) }),
       detached: true,
       // No stdin: a suite that waits for input would otherwise hang until the timeout.
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -165,6 +175,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     const finish = (error?: unknown): void => {
       if (settled) return;
       settled = true;
+      sandbox?.sweep();
       clearTimeout(timeout);
       clearTimeout(drainTimer);
       options.signal?.removeEventListener('abort', onAbort);
@@ -210,6 +221,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       options.signal?.removeEventListener('abort', onAbort);
       // Background processes the command left behind would outlive the run and hold the pipes open.
       stop();
+      sandbox?.sweep();
       drainTimer = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();

@@ -164,7 +164,7 @@ const CASES: Case[] = [
   {
     name: 'red: a born-green test goes back to the navigator',
     at: atProof('red'), event: (t) => proved(proofOf(t), ran([...OLD_TESTS, itemTest('T1', 'passed')])),
-    expect: { step: 'red', attempt: 1, effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
+    expect: { step: 'red', attempt: 1, effects: ['revert test/t1.test.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
   },
   {
     name: 'red: born green is accepted when the policy allows it',
@@ -176,12 +176,12 @@ const CASES: Case[] = [
     name: 'red: a test file that does not load is red for the wrong reason',
     at: atProof('red'),
     event: (t) => proved(proofOf(t), ran([...OLD_TESTS, { id: `Test suite failed to run::${testFileOf('T1')}`, file: testFileOf('T1'), state: 'errored', loadError: true }])),
-    expect: { step: 'red', attempt: 1, effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
+    expect: { step: 'red', attempt: 1, effects: ['revert test/t1.test.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
   },
   {
     name: 'red: breaking a test that passed before is a regression',
     at: atProof('red'), event: (t) => proved(proofOf(t), ran([{ ...OLD_TESTS[0]!, state: 'failed' }, OLD_TESTS[1]!, itemTest('T1', 'failed')])),
-    expect: { step: 'red', attempt: 1, effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
+    expect: { step: 'red', attempt: 1, effects: ['revert test/t1.test.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'run-turn navigator/red T1 #1'] },
   },
   {
     name: 'red: migrations that do not apply are for a human, not the navigator',
@@ -209,18 +209,18 @@ const CASES: Case[] = [
   {
     name: 'green: a red suite is a repair round with the failure in context',
     at: atProof('green'), event: (t) => proved(proofOf(t), ran(T1_RED)),
-    expect: { step: 'green', repair: 1, effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log cycle.repair', 'run-turn driver/green T1'] },
+    expect: { step: 'green', repair: 1, effects: ['revert src/phones.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log cycle.repair', 'run-turn driver/green T1'] },
   },
   {
     name: 'green: out of repair rounds, a human',
     policy: { repairRounds: 0 },
     at: atProof('green'), event: (t) => proved(proofOf(t), ran(T1_RED)),
-    expect: { step: 'escalated', effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log escalation', 'stop escalated'] },
+    expect: { step: 'escalated', effects: ['revert src/phones.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log escalation', 'stop escalated'] },
   },
   {
     name: 'green: a frozen test changed by the time of the proof escalates',
     at: atProof('green'), event: (t) => proved(proofOf(t), ran([...OLD_TESTS, itemTest('T1', 'passed')], 0, { [testFileOf('T1')]: 'tampered' })),
-    expect: { step: 'escalated', effects: ['append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log escalation', 'stop escalated'] },
+    expect: { step: 'escalated', effects: ['revert src/phones.js', 'append-turn rejected', 'log turn.usage', 'log cycle.rejected', 'write-cycle 1', 'log escalation', 'stop escalated'] },
   },
   {
     name: 'green: proven green goes to REFACTOR',

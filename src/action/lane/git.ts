@@ -9,6 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { ConsortError } from '../../core/errors.js';
+import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
 
 export interface GitAuth {
   token: string | undefined;
@@ -20,7 +21,7 @@ interface Result { code: number; stdout: string; stderr: string }
 
 function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, env: { ...process.env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', ...extraEnv }, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile('git', [...SAFE_GIT_ARGS, ...args], { cwd, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
     });
   });

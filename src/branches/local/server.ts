@@ -14,6 +14,7 @@ import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
 import { createPostgresOsUser, postgresBinaries, postgresOsUser, type OsUser } from './binaries.js';
+import { childEnv } from '../../core/child-env.js';
 
 const StateFile = z.object({ port: z.number().int(), password: z.string().min(16), createdAt: z.string() });
 type State = z.infer<typeof StateFile>;
@@ -176,7 +177,7 @@ export class EmbeddedServer {
         ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
         cwd: os.tmpdir(),
         stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, LC_ALL: 'C' },
+        env: childEnv({ LC_ALL: 'C' }),
       });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });

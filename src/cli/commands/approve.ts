@@ -1,5 +1,6 @@
 /** `consort approve <feature> <gate> --as <name>`: a named human approves a gate's artifacts, by hash. */
 import { Command, Option } from 'commander';
+import { terminalConfirm } from '../confirm.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
 import { GATE_NAMES } from './run.js';
@@ -16,7 +17,10 @@ export function approveCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const { approveGate, resolveFeature } = await import('../../lanes/build/feature.js');
       const feature = await resolveFeature(c.root, ref);
-      const approval = await approveGate({ workspace: c.root, feature, gate, approver: o.as });
+      const approval = await approveGate({
+        workspace: c.root, feature, gate, approver: o.as,
+        confirm: ({ hash }) => (c.io.confirm ?? terminalConfirm)(`Approve the ${gate} gate of ${feature} as ${o.as.trim()}?\nIts artifacts hash to ${hash}.\nType the first 8 characters of the hash (${hash.replace(/^sha256:/, '').slice(0, 8)}…) to approve: `, hash.replace(/^sha256:/, '').slice(0, 8)),
+      });
       if (c.json) printJson(c.io, { feature, ...approval });
       else c.io.out(`Approved the ${approval.gate} gate of ${feature} as ${approval.approver} (${approval.hash.slice(0, 19)}…). Continue with: consort run ${feature}`);
     });

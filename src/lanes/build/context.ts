@@ -2,6 +2,7 @@
 import type { ConsortConfig } from '../../config/schema.js';
 import type { GitWorkspace } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
 import type { FeatureStore } from './store.js';
@@ -14,6 +15,8 @@ export interface LaneContext {
   provider: BranchProvider;
   branches: Branches;
   backends: BackendFactory;
+  /** The pristine dependency install proofs link to (taken before the run's first turn). */
+  deps?: Dependencies;
   /** The suite's environment (proofs, baselines). */
   env: NodeJS.ProcessEnv;
   /** The agents' environment: may hold a model API key the suite must not see. */

@@ -208,7 +208,7 @@ export function createBranches(kit: BranchKit) {
      */
     async fresh(name: string, workspace = kit.workspace): Promise<FreshBranch> {
       const early = await takeWarm(name);
-      const { url, migrations } = await settleMigrations(name, workspace === kit.workspace ? early : null, workspace);
+      const { url, migrations } = await settleMigrations(name, early, workspace);
       return { url, migrations };
     },
 
@@ -227,6 +227,14 @@ export function createBranches(kit: BranchKit) {
      */
     invalidate(name: string): void {
       if (sandboxes.has(name)) sandboxes.set(name, null);
+    },
+
+    /**
+     * The URL untrusted code (an agent, the suite) gets for a branch: the branch's own role where
+     * the provider can make one (it reaches that branch only), else the provider's URL.
+     */
+    async untrusted(name: string, url: string): Promise<string> {
+      return kit.provider.confinedUri ? time('branch:role', () => kit.provider.confinedUri!(name)) : url;
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */

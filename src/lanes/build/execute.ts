@@ -6,7 +6,7 @@
 import type { ActionEffect, Effect } from '../../conductor/effects.js';
 import type { ConductorEvent, EffectTiming } from '../../conductor/events.js';
 import type { ConductorState } from '../../conductor/state.js';
-import { commitPaths, restore } from '../../git/workspace.js';
+import { commitPaths, headCommit, restore } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
@@ -112,7 +112,7 @@ export async function performAction(
     ctx.log(`  proving ${effect.purpose}${effect.item ? ` for ${effect.item}` : ''} on ${effect.branch} …`);
     if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
     const run = await prove({
-      ws: ctx.ws, config: ctx.config, branches: ctx.branches, branch: effect.branch, hash: effect.hash, env: ctx.env, time: ctx.time,
+      ws: ctx.ws, commit: await headCommit(ctx.ws), ...(ctx.deps ? { deps: ctx.deps } : {}), config: ctx.config, branches: ctx.branches, branch: effect.branch, hash: effect.hash, env: ctx.env, time: ctx.time,
       ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
     });
     const finished = at();

@@ -11,7 +11,7 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import type { ExperimentResult } from '../../conductor/events.js';
 import { checkScope } from '../../conductor/scope.js';
 import { matchesAny } from '../../core/glob.js';
-import { addWorktree, applyAndCommit, openWorkspace, removeWorktree, stagedPatch } from '../../git/workspace.js';
+import { addWorktree, applyAndCommit, commitPaths, openWorkspace, removeWorktree, stagedPatch } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { buildPolicy } from './policy.js';
 import { prove } from './proof.js';
@@ -48,9 +48,11 @@ async function attempt(ctx: LaneContext, plan: TurnPlan, base: string, frozen: R
       await writeFile(patchFile(ctx, plan.id), patch);
       // A turn that failed or strayed is not worth a suite run; the conductor refuses it anyway.
       const inScope = outcome.exit.kind === 'done'
-        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes }).length === 0;
+        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes, testOwned: outcome.facts.testOwned ?? [] }).length === 0;
       if (!inScope || plan.experiment === null) return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
-      const proof = await prove({ ws, config: ctx.config, branches: ctx.branches, branch: plan.experiment.proofBranch, hash: plan.frozen, env: ctx.env, time: ctx.time, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      // The proof judges a commit: the attempt's relevant change, committed in its own (throwaway) worktree.
+      const commit = await commitPaths(ws, relevant.map((c) => c.path), `consort: ${ctx.feature} ${plan.id} attempt`) ?? base;
+      const proof = await prove({ ws, commit, ...(ctx.deps ? { deps: ctx.deps } : {}), config: ctx.config, branches: ctx.branches, branch: plan.experiment.proofBranch, hash: plan.frozen, env: ctx.env, time: ctx.time, ...(ctx.signal ? { signal: ctx.signal } : {}) });
       return { turn: outcome, proof: proof.outcome, changedLines, suiteMs: proof.suiteMs, agentMs: run.agentMs };
     } finally {
       if (branchUsed) ctx.branches.drop(plan.branch);

@@ -83,6 +83,8 @@ export interface ApproveInput {
   headSha?: string;
   /** Refuse unless the artifacts still hash to this (what the person was shown when the gate opened). */
   expectedHash?: string;
+  /** A person confirms what is approved (the CLI asks on the terminal); false refuses. */
+  confirm?: (what: { feature: string; gate: GateName; hash: string; approver: string }) => Promise<boolean>;
 }
 
 export async function approveGate(input: ApproveInput): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
@@ -111,8 +113,11 @@ export async function approveGate(input: ApproveInput): Promise<{ gate: GateName
       hint: 'Run the lane again (`/consort build` or `consort run`) to announce the gate with its current content, then approve.',
     });
   }
-  const at = (input.now ?? new Date()).toISOString();
   const approver = input.approver.trim();
+  if (input.confirm && !(await input.confirm({ feature: input.feature, gate, hash: reading.check.hash, approver }))) {
+    throw new ConsortError('invalid-input', `The ${gate} gate of ${input.feature} was not approved: it was not confirmed.`, { hint: `Type the first 8 characters of the gate's hash when asked.` });
+  }
+  const at = (input.now ?? new Date()).toISOString();
   await store.recordApproval(gate, { approver, at, hash: reading.check.hash, proxy: false, ...(input.headSha ? { headSha: input.headSha } : {}) });
   const event: LogEvent = { id: `approve:${gate}:${at}`, at, feature: input.feature, type: 'gate.approved', gate, hash: reading.check.hash, approver, proxy: false };
   await store.append('events.jsonl', event);

@@ -11,6 +11,7 @@ import { gatedFiles, gateHash, type GatedFile } from '../../conductor/gates.js';
 import { GATES, type GateName, type Item } from '../../conductor/state.js';
 import { codeTreeHash, type GitWorkspace } from '../../git/workspace.js';
 import { type FeatureStore, readText } from './store.js';
+import { testEnvironmentFlags } from './test-env-flags.js';
 
 export interface GateReading {
   check: GateCheck;
@@ -49,7 +50,8 @@ export async function readGate(ws: GitWorkspace, store: FeatureStore, gate: Gate
   const files = await readGated(ws, store, gatedFiles(gate, { userFacing, cycles: await store.cycleFiles() }));
   const { problems, list } = validate(files);
   const approval = (await store.gates()).gates[gate]?.approval ?? null;
-  const check: GateCheck = { valid: problems.length === 0, problems, hash: gateHash(files), approval };
+  const flags = gate === 'merge' ? await testEnvironmentFlags(ws, (await store.load()).baseCommit) : [];
+  const check: GateCheck = { valid: problems.length === 0, problems, hash: gateHash(files), approval, ...(flags.length ? { flags } : {}) };
   return { check, ...(gate === 'spec' && list && problems.length === 0 ? { items: list.items } : {}) };
 }
 

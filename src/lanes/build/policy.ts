@@ -11,7 +11,8 @@ import { codexBackend } from '../../agents/codex.js';
 import { commandBackend } from '../../agents/command.js';
 import { openaiBackend } from '../../agents/openai.js';
 import type { ConsortConfig } from '../../config/schema.js';
-import { expandGlobs, type Placeholders, ROLE_DEFAULTS, ROLES, type Role } from '../../conductor/roles.js';
+import { DEFAULT_HARNESS, expandGlobs, type Placeholders, ROLE_DEFAULTS, ROLES, type Role } from '../../conductor/roles.js';
+import { CONFIG_FILES } from '../../config/load.js';
 import type { Policy } from '../../conductor/state.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
@@ -41,6 +42,9 @@ export function buildPolicy(config: ConsortConfig, feature: string, gateMode?: '
     writes,
     ignore: [...config.suite.reports],
     experiments: experiments ?? config.build.experiments,
+    harness: [...DEFAULT_HARNESS],
+    // Migrations already on the base join this list when a run starts (lockedMigrations).
+    locked: [...CONFIG_FILES, '.consort/roles/**', ...(config.database.seed?.kind === 'file' ? [config.database.seed.path] : [])],
   };
 }
 
@@ -116,7 +120,8 @@ export const defaultBackendFactory: BackendFactory = (role, config, env = proces
   const urlVars = [config.suite.env];
   switch (agent.backend) {
     case 'command':
-      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env }), ...settings };
+      // A scripted or wrapped CLI agent may call a model: it gets the configured key variable (or the defaults), nothing else secret.
+      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env, keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))] }), ...settings };
     case 'openai':
       return {
         backend: openaiBackend({

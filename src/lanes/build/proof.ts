@@ -1,5 +1,5 @@
 /**
- * The conductor's own suite run: a fresh branch (baseline + the workspace's migrations), the
+ * The conductor's own suite run, on the committed tree in a fresh worktree: a fresh branch (baseline + the workspace's migrations), the
  * project's suite with the branch in `suite.env`, its JUnit reports normalized per test, and the
  * hashes of the frozen test files — then the branch is deleted. The judging is the conductor's
  * (src/conductor/proofs.ts); this only gathers the facts.
@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { ProofOutcome, ProofTest } from '../../conductor/events.js';
+import { failureException } from '../../conductor/failure-kind.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
@@ -14,6 +15,7 @@ import { hashFiles, type GitWorkspace } from '../../git/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
 import { runCommand } from '../../suite/process.js';
+import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 
 const OUTPUT_TAIL = 4000;
@@ -32,8 +34,9 @@ function relativeFile(workspace: string, file: string | undefined): string | und
 function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
   return result.suites.flatMap((s) => s.tests).map((t) => {
     const file = relativeFile(workspace, t.file);
+    const exception = t.state === 'failed' ? failureException(t) : null;
     return {
-      id: t.id, state: t.state, ...(file ? { file } : {}), ...(t.loadError ? { loadError: true } : {}),
+      id: t.id, state: t.state, ...(file ? { file } : {}), ...(t.loadError ? { loadError: true } : {}), ...(exception ? { exception } : {}),
       ...(t.message ? { message: t.message } : {}),
     };
   });
@@ -41,6 +44,10 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
 
 export interface ProveInput {
   ws: GitWorkspace;
+  /** What is proven: this commit, checked out afresh (src/lanes/build/clean-tree.ts), never the agent's work tree. */
+  commit: string;
+  /** The pristine dependencies taken before the run's first turn. */
+  deps?: Dependencies;
   config: ConsortConfig;
   branches: Branches;
   branch: string;
@@ -52,36 +59,40 @@ export interface ProveInput {
 }
 
 export async function prove(input: ProveInput): Promise<ProofRun> {
-  const { config, ws } = input;
+  const { config } = input;
   if (config.suite.reports.length === 0) {
     throw new ConsortError('config', 'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.', {
       hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml with jest-junit, or pytest --junitxml=junit.xml).',
     });
   }
   const { time } = input;
-  const hashes = await time('prove:hash', () => hashFiles(ws, input.hash));
+  const tree = await time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports));
+  const ws = tree.ws;
   try {
+    const hashes = await time('prove:hash', () => hashFiles(ws, input.hash));
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (!fresh.migrations.ok) {
       const f = fresh.migrations.failed;
       return { suiteMs: 0, outcome: { kind: 'broken', reason: 'migrations', message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`, output: '', hashes } };
     }
-    const started = new Date();
+    // Every report path was emptied in the fresh tree: whatever is there now, this run's suite wrote.
+    // The suite gets the branch's own role: it reaches this branch only (src/branches/server-ops.ts).
+    const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
     const result = await time('prove:suite', () => runCommand({
       command: config.suite.command, cwd: ws.dir,
-      env: { ...input.env, ...branchEnv(fresh.url, [config.suite.env]), CI: input.env.CI ?? 'true' },
+      isolate: true, inherit: input.env, env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
       timeoutMs: parseDuration(config.suite.timeout), maxOutputBytes: 2 * 1024 * 1024,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.onOutput ? { onOutput: input.onOutput } : {}),
     }));
-    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password]);
+    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean));
     if (result.aborted) throw new ConsortError('internal', 'The run was cancelled during a suite run.', { hint: 'Run `consort run` again to resume.' });
     const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({ suiteMs: result.durationMs, outcome: { kind: 'broken', reason, message, output, hashes } });
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
     let junit: SuiteResult;
     try {
-      junit = await time('prove:junit', () => readJUnitReports(config.suite.reports, ws.dir, { newerThan: new Date(started.getTime() - 2000) }));
+      junit = await time('prove:junit', () => readJUnitReports(config.suite.reports, ws.dir));
     } catch (e) {
       return broken('no-report', e instanceof Error ? e.message : String(e));
     }
@@ -91,5 +102,6 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     };
   } finally {
     input.branches.drop(input.branch);
+    await tree.dispose();
   }
 }

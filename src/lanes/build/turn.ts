@@ -12,8 +12,10 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
+import { restoreGit, snapshotGit } from '../../git/guard.js';
 import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
+import { testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
 import { featureDirOf, type FeatureStore, readText } from './store.js';
@@ -100,7 +102,8 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const featureDir = featureDirOf(ctx.feature);
   const startedAt = ctx.now();
   // Independent preparations overlap: the database branch, the file list, the artifacts, the prompt.
-  const [sandbox, files, contents, instructions] = await Promise.all([
+  const [gitBefore, sandbox, files, contents, instructions] = await Promise.all([
+    snapshotGit(ctx.ws),
     time('turn:branch', place.branch),
     time('turn:git', () => listFiles(ctx.ws)),
     artifactContents(ctx, plan.frozen),
@@ -113,7 +116,8 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
     schema, layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
   });
-  const url = sandbox.url;
+  // The agent gets the branch's own role, never the provider's admin credentials.
+  const url = await time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url));
   const agent = ctx.backends(plan.role, config, ctx.agentEnv);
   ctx.log(`  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`);
   const result = await time('turn:agent', () => agent.backend.runTurn({
@@ -130,16 +134,19 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   }));
   // The driver journals the turn in state.json after the records were committed: that write is
   // its own, and only that exact content is (any other change to it is the agent's, and refused).
+  // First git's own control files: anything the agent planted there is put back before git runs again.
+  const gitChanges = await restoreGit(ctx.ws, gitBefore);
   const ours = await ctx.store.stateIsOurs();
-  const changes = (await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`));
+  const changes = [...gitChanges, ...(await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`))];
   // A turn that wrote a migration may have applied it to its branch (run_suite, a shell): whether
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
-  const [{ owed, facts }, hashes] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen)]);
+  const [{ owed, facts }, hashes, testOwned] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen), testOwnedChanges(ctx.ws, base, changes, plan.frozen)]);
+  if (testOwned.length > 0) facts.testOwned = testOwned;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
-  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, ctx.secrets));
+  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)));
   return {
     agentMs: result.durationMs,
     outcome: {

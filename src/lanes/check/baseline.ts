@@ -141,7 +141,7 @@ async function runSeed(config: ConsortConfig, workspace: string, url: string, en
     return true;
   }
   const result = await runCommand({
-    command: seed.command, cwd: workspace, env: { ...env, ...branchEnv(url, [config.suite.env]) }, timeoutMs: 10 * 60_000, maxOutputBytes: 64 * 1024,
+    command: seed.command, cwd: workspace, inherit: env, pass: Object.keys(env), env: branchEnv(url, [config.suite.env]), timeoutMs: 10 * 60_000, maxOutputBytes: 64 * 1024,
   });
   if (result.exitCode !== 0) {
     throw new ConsortError('config', `The seed command \`${seed.command}\` failed (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.slice(-500)}`, {

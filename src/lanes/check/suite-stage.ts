@@ -25,7 +25,7 @@ export async function suiteStage(
   const result = await runCommand({
     command: config.suite.command,
     cwd: workspace,
-    env: { ...env, ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
+    inherit: env, pass: Object.keys(env), env: { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
     timeoutMs: parseDuration(config.suite.timeout),
     maxOutputBytes: 2 * 1024 * 1024,
     ...(signal ? { signal } : {}),

@@ -1,0 +1,70 @@
+/**
+ * The one place a child process's environment is built. A child (a suite, a seed, an agent, git)
+ * gets the basics a toolchain needs, taken by name from an allow-list, plus what its caller sets
+ * explicitly — never a copy of Consort's own environment with a few keys deleted, because that
+ * leaks whatever the runner adds next (GITHUB_TOKEN, ACTIONS_*_TOKEN, INPUT_*, a provider's API
+ * key, the App's PRIVATE_KEY). Explicit additions that look like runner or service credentials are
+ * dropped too, unless the caller names them in `secrets` (a model key for its own agent backend,
+ * the push token for the push itself).
+ */
+
+/** Variables a toolchain needs to find itself, its caches and the user's locale. */
+const BASICS = new Set([
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'TERM',
+  'CI', 'NO_COLOR', 'FORCE_COLOR',
+  // Toolchains found by variable rather than PATH.
+  'JAVA_HOME', 'GOPATH', 'GOROOT', 'GOCACHE', 'GOMODCACHE', 'CARGO_HOME', 'RUSTUP_HOME', 'VIRTUAL_ENV',
+  // Windows needs these to start anything at all.
+  'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'ComSpec', 'PATHEXT', 'WINDIR', 'windir', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA', 'PROGRAMDATA', 'ProgramData',
+]);
+
+/** Locale categories (LC_ALL, LC_CTYPE, …) are basics too. */
+function isBasic(key: string): boolean {
+  return BASICS.has(key) || /^LC_[A-Z]+$/.test(key);
+}
+
+/**
+ * Names no child gets unless its caller lists them in `secrets`: the runner's and the App's
+ * credentials, inputs, and anything named like a key, token or secret. Branch passwords travel as
+ * PGPASSWORD and inside DATABASE_URL, which the caller sets on purpose.
+ */
+const CREDENTIAL = /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_POSTGRES_URL|CONSORT_APP_.*|NODE_OPTIONS|.*_API_KEY|.*_TOKEN|.*_SECRET|.*_PRIVATE_KEY)$/i;
+
+export function isCredentialName(key: string): boolean {
+  return CREDENTIAL.test(key);
+}
+
+export interface ChildEnvOptions {
+  /** Where the basics are read from (default: this process's environment). */
+  inherit?: NodeJS.ProcessEnv;
+  /** Credential-looking names the child may nevertheless receive (from `set` or `inherit`). */
+  secrets?: readonly string[];
+  /** More names to take from `inherit` besides the basics (a caller's own allow-list); credentials are still dropped. */
+  pass?: readonly string[];
+}
+
+/**
+ * The complete environment for a child: the allow-listed basics of `inherit`, then `set` laid on
+ * top (`undefined` removes a variable). The result is all the child sees.
+ */
+export function childEnv(set: Readonly<Record<string, string | undefined>> = {}, options: ChildEnvOptions = {}): NodeJS.ProcessEnv {
+  const inherit = options.inherit ?? process.env;
+  const secrets = new Set(options.secrets ?? []);
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(inherit)) {
+    if (value !== undefined && isBasic(key) && !isCredentialName(key)) env[key] = value;
+  }
+  for (const key of options.pass ?? []) {
+    const value = inherit[key];
+    if (value !== undefined && !isCredentialName(key)) env[key] = value;
+  }
+  for (const key of secrets) {
+    const value = inherit[key];
+    if (value !== undefined && !(key in set)) env[key] = value;
+  }
+  for (const [key, value] of Object.entries(set)) {
+    if (value === undefined) delete env[key];
+    else if (!isCredentialName(key) || secrets.has(key)) env[key] = value;
+  }
+  return env;
+}

@@ -1,0 +1,15 @@
+/**
+ * How the conductor calls git when an agent may have written under `.git/`: no hook runs (a
+ * planted `pre-commit` or `pre-push` would run with whatever the conductor's git process holds,
+ * the push token included), no fsmonitor daemon answers `git status` for it, and the process gets
+ * only the allow-listed environment. `.git/config` itself is compared before and after every turn
+ * (src/git/guard.ts), so includes, filters and aliases an agent adds there never reach these calls.
+ */
+import { childEnv } from '../core/child-env.js';
+
+export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+
+/** LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language. */
+export function gitEnv(extra: Record<string, string> = {}, secrets: readonly string[] = []): NodeJS.ProcessEnv {
+  return childEnv({ LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', ...extra }, { secrets });
+}

@@ -1,0 +1,109 @@
+/**
+ * A turn ends completely. Commands that run untrusted code (an agent's turn, the suite of a proof)
+ * start in their own PID namespace where one is available — bubblewrap, else util-linux `unshare`
+ * — so that (1) when the command's shell exits, the kernel ends every process it left behind,
+ * `setsid` daemons and double forks included, and (2) the command sees a /proc of its own and
+ * cannot read the environment of Consort's process or of the runner above it
+ * (`/proc/<ppid>/environ` holds the runner's tokens however clean the child's own environment is).
+ *
+ * Where neither works (no user namespaces, macOS), every child carries a random marker in its
+ * environment and, after the command, every process still carrying it is killed: a weaker sweep,
+ * since a process that re-executes itself with `env -i` sheds the marker.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+export type IsolationKind = 'bwrap' | 'unshare' | 'sweep';
+
+export const MARKER_VAR = 'CONSORT_TURN_MARKER';
+
+const PREFIX: Record<Exclude<IsolationKind, 'sweep'>, string[]> = {
+  // --dev-bind / /: the same files; --proc /proc: a /proc showing only this namespace.
+  bwrap: ['bwrap', '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--'],
+  unshare: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'],
+};
+
+let detected: IsolationKind | undefined;
+
+function works(argv: string[]): boolean {
+  try {
+    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ = 1'], { stdio: 'ignore', timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The strongest isolation this machine offers, probed once. CONSORT_ISOLATION=bwrap|unshare|sweep
+ * pins it (tests; a host where namespaces are known to be unavailable).
+ */
+export function isolationKind(env: NodeJS.ProcessEnv = process.env): IsolationKind {
+  const pinned = env.CONSORT_ISOLATION;
+  if (pinned === 'bwrap' || pinned === 'unshare' || pinned === 'sweep') return pinned;
+  if (detected !== undefined) return detected;
+  if (process.platform !== 'linux') detected = 'sweep';
+  else if (works(['bwrap', ...PREFIX.bwrap.slice(1)])) detected = 'bwrap';
+  else if (works(PREFIX.unshare)) detected = 'unshare';
+  else detected = 'sweep';
+  return detected;
+}
+
+export interface Isolation {
+  kind: IsolationKind;
+  /** The program and arguments that run `/bin/sh -c command` inside the isolation. */
+  argv: (command: string) => [string, string[]];
+  /** Variables the child must carry (the sweep's marker). */
+  env: Record<string, string>;
+  /** After the command: end whatever it left running (no-op inside a PID namespace, which the kernel ends). */
+  sweep: () => number;
+}
+
+export function isolation(kind: IsolationKind = isolationKind()): Isolation {
+  const marker = randomUUID();
+  if (kind === 'sweep') {
+    return {
+      kind, env: { [MARKER_VAR]: marker },
+      argv: (command) => ['/bin/sh', ['-c', command]],
+      sweep: () => sweepMarked(marker),
+    };
+  }
+  const prefix = PREFIX[kind];
+  return {
+    kind, env: { [MARKER_VAR]: marker },
+    argv: (command) => [prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', command]],
+    // The namespace is gone with its first process; the sweep still catches anything that escaped it.
+    sweep: () => sweepMarked(marker),
+  };
+}
+
+/** SIGKILL every process whose environment carries the marker; returns how many. */
+export function sweepMarked(marker: string): number {
+  if (process.platform !== 'linux') return 0;
+  const needle = `${MARKER_VAR}=${marker}`;
+  let killed = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!environ.split('\0').includes(needle)) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+      killed += 1;
+    } catch {
+      // Already gone.
+    }
+  }
+  return killed;
+}

@@ -1,0 +1,78 @@
+/**
+ * Least privilege on the database: the URL untrusted code gets (`confinedUri`) is the branch's own
+ * login role. A suite holding it reaches its branch and nothing else: not a sibling branch, not the
+ * catalog, no superuser powers (`COPY … TO PROGRAM`), no CREATEDB or CREATEROLE. Runs against the
+ * PostgreSQL server at 127.0.0.1:5432 with a namespace and catalog of its own.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
+import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+
+const ADMIN = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const tag = randomBytes(4).toString('hex');
+const catalogDatabase = `consort_catalog_sec_${tag}`;
+let provider: TemplateBranchProvider;
+
+async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+const other = (url: string, database: string) => {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+};
+
+beforeAll(async () => {
+  provider = createPostgresProvider({ url: ADMIN, namespace: `sec${tag}`, catalogDatabase });
+  await provider.create({ name: 'a' });
+  await provider.create({ name: 'b' });
+  await asUser(await provider.connectionUri('a'), (c) => c.query('CREATE TABLE customers (id int primary key, name text)'));
+}, 60_000);
+
+afterAll(async () => {
+  await provider.delete('a', { terminateConnections: true }).catch(() => undefined);
+  await provider.delete('b', { terminateConnections: true }).catch(() => undefined);
+  await provider.delete('main', { terminateConnections: true }).catch(() => undefined);
+  await provider.close();
+  await asUser(ADMIN, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${catalogDatabase}" WITH (FORCE)`);
+    await c.query(`DROP DATABASE IF EXISTS "sec${tag}_main" WITH (FORCE)`);
+  });
+});
+
+it('reaches its own branch, with what a suite needs there', async () => {
+  const url = await provider.confinedUri!('a');
+  expect(new URL(url).username).not.toBe('postgres');
+  await asUser(url, async (c) => {
+    await c.query("INSERT INTO customers VALUES (1, 'Ada')");
+    expect((await c.query('SELECT count(*)::int AS n FROM customers')).rows[0].n).toBe(1);
+    await c.query('CREATE TABLE scratch (x int)'); // a test may create its own tables
+    await c.query('ALTER TABLE customers ADD COLUMN phone text'); // and migrate its own branch
+    const { rows } = await c.query("SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user");
+    expect(rows[0]).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false });
+  });
+});
+
+it('cannot reach a sibling branch or the catalog', async () => {
+  const url = await provider.confinedUri!('a');
+  const b = (await provider.get('b'))!.database;
+  await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+  await expect(asUser(other(url, catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+});
+
+it('has no superuser powers: no COPY TO PROGRAM, no CREATE DATABASE, no CREATE ROLE', async () => {
+  const url = await provider.confinedUri!('a');
+  await asUser(url, async (c) => {
+    await expect(c.query("COPY (SELECT 1) TO PROGRAM 'id'")).rejects.toThrow(/permission denied|must be superuser|pg_execute_server_program/);
+    await expect(c.query('CREATE DATABASE stolen')).rejects.toThrow(/permission denied/);
+    await expect(c.query('CREATE ROLE stolen')).rejects.toThrow(/permission denied/);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Proofs judge what is committed, in a place the agent never touched. Each cheat below worked
+ * against a proof run in the agent's own work tree; here each is played against `prove` and the
+ * git layer the conductor uses:
+ *
+ * - a patched, ignored dependency (the suite's runner rewritten to report green);
+ * - an edited test hidden behind `skip-worktree`;
+ * - a planted report (future mtime) next to a suite that writes none, and a committed one;
+ * - a planted `.git/hooks/pre-commit` and an `include.path` added to `.git/config`.
+ *
+ * The suite is node:test behind a tiny runner in node_modules/ (what jest is to a real project);
+ * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
+ */
+import { execFile } from 'node:child_process';
+import { access, chmod, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config/load.js';
+import { checkScope } from '../../src/conductor/scope.js';
+import { restoreGit, snapshotGit } from '../../src/git/guard.js';
+import { changesSince, commitPaths, headCommit, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
+import { snapshotDependencies, type Dependencies } from '../../src/lanes/build/clean-tree.js';
+import type { Branches } from '../../src/lanes/build/database.js';
+import { prove } from '../../src/lanes/build/proof.js';
+import { policy } from '../conductor/fixtures.js';
+
+const exec = promisify(execFile);
+const git = (cwd: string, ...args: string[]) => exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) => r.stdout.trim());
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+const RUNNER = `import { spawnSync } from 'node:child_process';
+const r = spawnSync(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'test/'], { stdio: 'inherit' });
+process.exit(r.status ?? 1);
+`;
+const FORGED = `<?xml version="1.0"?><testsuites><testsuite name="sum"><testcase name="adds" classname="test"/></testsuite></testsuites>`;
+const PATCHED_RUNNER = `import { writeFileSync } from 'node:fs';\nwriteFileSync('junit.xml', ${JSON.stringify(FORGED)});\n`;
+const TEST = `import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sum } from '../src/sum.js';
+describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
+`;
+
+const fakeBranches = { fresh: async () => ({ url: 'postgresql://nobody:pw@127.0.0.1:1/none', migrations: { ok: true, applied: [], log: [] } }), drop: () => undefined } as unknown as Branches;
+
+let dir: string;
+let ws: GitWorkspace;
+let deps: Dependencies;
+
+async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<void> {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-clean-'));
+  await mkdir(path.join(dir, 'src'));
+  await mkdir(path.join(dir, 'test'));
+  await mkdir(path.join(dir, 'migrations'));
+  await mkdir(path.join(dir, '.github'));
+  await mkdir(path.join(dir, 'node_modules', 'runner'), { recursive: true });
+  await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), RUNNER);
+  await writeFile(path.join(dir, '.gitignore'), 'node_modules/\njunit.xml\n');
+  await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n'); // the bug the test catches
+  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST);
+  await writeFile(path.join(dir, 'migrations', '.keep'), '');
+  await writeFile(path.join(dir, '.github', 'consort.yml'), `suite:\n  command: ${suiteCommand}\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`);
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'base');
+  ws = await openWorkspace(dir);
+  deps = await snapshotDependencies(ws);
+}
+
+async function proveHead() {
+  const { config } = await loadConfig(dir);
+  return prove({ ws, commit: await headCommit(ws), deps, config, branches: fakeBranches, branch: 'p', hash: ['test/sum.test.js'], env: process.env, time: (_l, fn) => fn() });
+}
+
+afterEach(async () => {
+  await deps?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('a patched ignored dependency does not reach the proof: it runs the install copied before the turn', async () => {
+  await repo();
+  await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), PATCHED_RUNNER);
+  // The attack is real: in the agent's own tree the patched runner "passes".
+  await exec(process.execPath, ['node_modules/runner/run.mjs'], { cwd: dir });
+  expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toBe(FORGED);
+  const { outcome } = await proveHead();
+  expect(outcome).toMatchObject({ kind: 'ran', exitCode: 1 });
+  expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
+}, 60_000);
+
+it('an edited test behind skip-worktree is seen by the scope check, and the proof runs the committed test', async () => {
+  await repo();
+  const base = await headCommit(ws);
+  await git(dir, 'update-index', '--skip-worktree', 'test/sum.test.js');
+  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'));
+  expect(await git(dir, 'status', '--porcelain')).toBe(''); // hidden from git status
+  const changes = await changesSince(ws, base);
+  expect(changes).toEqual([{ path: 'test/sum.test.js', status: 'modified' }]);
+  const refused = checkScope({ policy: policy(), role: 'driver', step: 'green', item: 'T1', changes, frozen: { 'test/sum.test.js': 'h' }, hashes: {} });
+  expect(refused.map((r) => r.path)).toEqual(['test/sum.test.js']);
+  const { outcome } = await proveHead();
+  expect(outcome.kind === 'ran' && outcome.tests.map((t) => t.state)).toEqual(['failed']);
+}, 60_000);
+
+it('a planted report with a future mtime, or a committed one, is not read: report paths are emptied first', async () => {
+  await repo('node -e 0');
+  const planted = path.join(dir, 'junit.xml');
+  await writeFile(planted, FORGED);
+  const future = new Date(Date.now() + 3_600_000);
+  await utimes(planted, future, future);
+  expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+  await git(dir, 'add', '-f', 'junit.xml');
+  await git(dir, 'commit', '-qm', 'a report in the tree');
+  expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+}, 60_000);
+
+it('a planted hook never runs in the conductor\'s git calls, and .git is put back after the turn (and refused)', async () => {
+  await repo();
+  const before = await snapshotGit(ws);
+  const ran = path.join(dir, '..', `${path.basename(dir)}-hook-ran`);
+  for (const hook of ['pre-commit', 'commit-msg', 'post-commit', 'post-checkout', 'reference-transaction']) {
+    await writeFile(path.join(ws.gitDir, 'hooks', hook), `#!/bin/sh\necho ${hook} >> ${ran}\n`);
+    await chmod(path.join(ws.gitDir, 'hooks', hook), 0o755);
+  }
+  const config = path.join(ws.gitDir, 'config');
+  const original = await readFile(config, 'utf8');
+  await writeFile(config, `${original}[include]\n\tpath = /tmp/agent-config\n[core]\n\tfsmonitor = /tmp/agent-fsmonitor\n`);
+  // The conductor's own commit (and the proof's worktree checkout) with the hooks in place: none runs.
+  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a + b;\n');
+  expect(await commitPaths(ws, ['src/sum.js'], 'consort(driver): green')).toMatch(/^[0-9a-f]{40}$/);
+  expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
+  expect(await exists(ran)).toBe(false);
+  // After the turn: put back, and reported as the turn's change, which the scope check refuses.
+  const changes = await restoreGit(ws, before);
+  expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual(expect.arrayContaining(['added .git/hooks/pre-commit', 'modified .git/config']));
+  expect(await readFile(config, 'utf8')).toBe(original);
+  expect(await exists(path.join(ws.gitDir, 'hooks', 'pre-commit'))).toBe(false);
+  const refused = checkScope({ policy: policy(), role: 'driver', step: 'green', item: 'T1', changes, frozen: {}, hashes: {} });
+  expect(refused.map((r) => r.path)).toEqual(changes.map((c) => c.path));
+  await rm(ran, { force: true });
+}, 60_000);
