@@ -2,7 +2,11 @@
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // Its package.json sends jest's resolver to the CommonJS build, which ESM mode cannot run.
+    '^@sparticuz/chromium$': '<rootDir>/node_modules/@sparticuz/chromium/build/esm/index.js',
+  },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/setup/no-network.ts'],
