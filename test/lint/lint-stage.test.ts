@@ -84,6 +84,6 @@ describe('lint stage on objects the PR creates', () => {
 
   it('in SQL: a CHECK on a live table without NOT VALID still blocks, at its line', () => {
     expect(at(SQL, 'constraint-missing-not-valid')).toEqual([expect.objectContaining({ line: 4, blocking: true })]);
-    expect(result.summary).toMatch(/, 4 note\(s\); \d+ blocking$/);
+    expect(result.summary).toMatch(/, 4 notes; \d+ blocking$/);
   });
 });

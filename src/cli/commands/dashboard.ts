@@ -5,7 +5,6 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { Command, Option } from 'commander';
-import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
 import type { BranchView } from '../../dashboard/port.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -13,13 +12,17 @@ import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
 import type { Ctx } from '../context.js';
 
-const Options = z.object({
-  port: z.coerce.number().int().min(0).max(65535),
-  open: z.boolean(),
-  as: z.string().optional(),
-  readOnly: z.boolean().optional(),
-  branches: z.boolean(),
-});
+/** The options, parsed with zod — loaded when the command runs, not when the CLI starts. */
+async function optionsSchema() {
+  const { z } = await import('zod');
+  return z.object({
+    port: z.coerce.number().int().min(0).max(65535),
+    open: z.boolean(),
+    as: z.string().optional(),
+    readOnly: z.boolean().optional(),
+    branches: z.boolean(),
+  });
+}
 
 /** Names a browser opener needs, and nothing else (never the whole environment). */
 const OPENER_ENV = ['PATH', 'HOME', 'DISPLAY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'BROWSER', 'SYSTEMROOT'];
@@ -70,7 +73,7 @@ export function dashboardCommand(ctx: Ctx): Command {
     .option('--no-branches', 'do not open the branch provider (the Branches view stays empty)')
     .action(async (raw: unknown, cmd: Command) => {
       const c = await ctx(cmd);
-      const parsed = Options.safeParse(raw);
+      const parsed = (await optionsSchema()).safeParse(raw);
       if (!parsed.success) throw new ConsortError('invalid-input', `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, { hint: 'Use --port <0-65535>.' });
       const o = parsed.data;
       // Loaded here, not at start-up: `consort --version` must not pay for the dashboard.
