@@ -6,5 +6,9 @@ export default {
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/setup/no-network.ts'],
+  // One run directory for the run's embedded PostgreSQL clusters (one shared server, copies of one
+  // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
+  globalSetup: '<rootDir>/test/setup/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
   testTimeout: 60000,
 };
