@@ -8,7 +8,7 @@
  *   initdb'd template), for tests about the local provider itself: its server's lifecycle, its
  *   data directory, the CLI or the Action starting it from CONSORT_DATA_DIR.
  * - postgresTestProvider(): the `postgres` provider on the system server (CONSORT_TEST_POSTGRES_URL,
- *   default 127.0.0.1:5432, or the embedded stand-in global-setup.ts starts when nothing answers).
+ *   default 127.0.0.1:5432, or the embedded stand-in global-setup.mjs arranges when nothing answers).
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
