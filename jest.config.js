@@ -10,5 +10,9 @@ export default {
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
+  // Jest's default is one worker per core minus one: a single worker, one file at a time, on the
+  // 2-core machines this runs on. The slow files wait on PostgreSQL, git and child processes, not
+  // on the CPU, so two workers overlap that waiting (measured in CONTRIBUTING.md).
+  maxWorkers: 2,
   testTimeout: 60000,
 };
