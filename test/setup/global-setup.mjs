@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { claimRunDir, RUN_DIR_PREFIX, sweepDeadRuns } from './run-dirs.mjs';
 
 const SYSTEM_PG_ENV = 'CONSORT_TEST_POSTGRES_URL';
 const DEFAULT_SYSTEM_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -39,7 +40,9 @@ function freePort() {
 }
 
 export default async function globalSetup() {
-  const runDir = await mkdtemp(path.join(os.tmpdir(), 'consort-test-run-'));
+  await sweepDeadRuns();
+  const runDir = await mkdtemp(path.join(os.tmpdir(), RUN_DIR_PREFIX));
+  await claimRunDir(runDir);
   await chmod(runDir, 0o755); // the postgres OS user must reach the clusters when tests run as root
   process.env.CONSORT_TEST_RUN_DIR = runDir;
   const wanted = process.env[SYSTEM_PG_ENV] ?? DEFAULT_SYSTEM_PG_URL;
