@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { REFUSED } from '../../src/action/modes/build.js';
 import { installAction, runAction, webhookPayload, type ActionResult, type InstalledAction, type RunOptions } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { ownDataDir } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 
 const exec = promisify(execFile);
@@ -43,8 +44,7 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 
 beforeAll(async () => {
   [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n')]);
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-action-data-'));
-  await chmod(dataDir, 0o755); // the postgres OS user must reach it when tests run as root
+  dataDir = await ownDataDir(); // the Action starts it, as on a runner
   // origin: a bare repository with the base branch and the pull request's branch `change`.
   origin = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-origin-')), 'Hello-World.git');
   await exec('git', ['clone', '-q', '--bare', repo.dir, origin]);

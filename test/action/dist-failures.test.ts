@@ -3,11 +3,10 @@
  * failing check (exit 1, annotations on the migration's lines), a fork PR (no comment), a token
  * that may not comment (a warning, not a failure), pull_request_target, and invalid inputs.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import { ownDataDir } from '../helpers/servers.js';
 import { installAction, QUICK_SUITE, runAction, webhookPayload, type ActionResult, type InstalledAction, type RecordedPullRequestEvent } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 
@@ -23,8 +22,7 @@ const repos: ScenarioRepo[] = [];
 
 beforeAll(async () => {
   [action, github] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO)]);
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-action-data-'));
-  await chmod(dataDir, 0o755);
+  dataDir = await ownDataDir(); // the Action starts it, as on a runner
 });
 
 afterAll(async () => {

@@ -4,8 +4,7 @@
  * request checked twice (one sticky comment, created then updated), secrets kept out of every
  * output, and the branch deleted when the pull request closes.
  */
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createLocalProvider } from '../../src/branches/local/provider.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
@@ -14,7 +13,7 @@ import { CHECK_COMMENT_MARKER } from '../../src/github/sticky-comment.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { installAction, QUICK_SUITE, runAction, webhookPayload, type ActionResult, type InstalledAction, type RecordedPullRequestEvent } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
-import { postgresTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
+import { ownDataDir, postgresTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const TOKEN = `ghs_${'x7Kq2'.repeat(7)}a`;
 const OWNER = 'Codertocat';
@@ -27,8 +26,7 @@ let dataDir: string;
 
 beforeAll(async () => {
   [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), scenarioRepo('clean')]);
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-action-data-'));
-  await chmod(dataDir, 0o755); // the postgres OS user must reach it when tests run as root
+  dataDir = await ownDataDir(); // the Action starts it, as on a runner
 });
 
 afterAll(async () => {
@@ -78,7 +76,7 @@ describe('dist/index.js on a pull_request', () => {
       const r = await run('pull_request.synchronize.json', { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' }, env, node);
       expect(r.code).toBe(0);
       expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
-      expect(r.outputs['database-url']).toMatch(new RegExp(`^postgresql://postgres:S3cret-db-pw@127\\.0\\.0\\.1:5432/${t.namespace}_pr-2$`));
+      expect(r.outputs['database-url']).toMatch(new RegExp(`^postgresql://postgres:S3cret-db-pw@${new URL(SYSTEM_PG_URL).host.replace(/\./g, '\\.')}/${t.namespace}_pr-2$`));
       expect(r.stdout.split('\n').slice(0, 3)).toEqual([`::add-mask::${TOKEN}`, `::add-mask::${url}`, '::add-mask::S3cret-db-pw']);
       expect(visibleText(r)).not.toContain('S3cret-db-pw');
       expect(await t.provider.get('pr-2')).toBeDefined();

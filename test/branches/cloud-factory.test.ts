@@ -20,9 +20,10 @@ describe('the provider factory knows the cloud providers', () => {
 
   it('opens both against their stand-ins and reports their secrets for masking', async () => {
     const lakebase = await new LakebaseEmulator({ token: 'dapi-factory-7777' }).start();
-    const neon = await new NeonEmulator().start();
+    let neon: NeonEmulator | undefined;
     const secrets: string[] = [];
     try {
+      neon = await new NeonEmulator().start();
       for (const [provider, env] of [['lakebase', lakebase.env('token')], ['neon', neon.env()]] as const) {
         const p = await openProvider({ provider, projectRoot: '/tmp', env, onSecret: (s) => secrets.push(s) });
         expect(await p.capabilities()).toMatchObject({ provider, mode: 'native' });
@@ -32,7 +33,7 @@ describe('the provider factory knows the cloud providers', () => {
       expect(secrets).toEqual(['dapi-factory-7777', neon.o.apiKey]);
     } finally {
       await lakebase.stop();
-      await neon.stop();
+      await neon?.stop();
     }
   });
 });

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { withDatabase } from '../../src/db/sql.js';
-import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { ownLocalTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const BIN = path.resolve('bin/consort.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +23,7 @@ describe('a create killed half-way (local provider, real process)', () => {
   let t: TestProvider;
   let dataDir: string;
   beforeAll(async () => {
-    t = await localTestProvider();
+    t = await ownLocalTestProvider();
     dataDir = t.dataDir!;
   });
   afterAll(async () => t?.cleanup());
@@ -61,7 +61,7 @@ describe('a create killed half-way (local provider, real process)', () => {
 });
 
 describe.each([
-  ['local', localTestProvider, ''],
+  ['local', ownLocalTestProvider, ''],
   ['postgres', postgresTestProvider, undefined],
 ])('%s provider: leftovers of dead processes', (_name, make, prefix) => {
   let t: TestProvider;

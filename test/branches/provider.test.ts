@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import { isConsortError } from '../../src/core/errors.js';
-import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, ownLocalTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 async function rejection(p: Promise<unknown>): Promise<{ code?: string; message: string; hint?: string }> {
   try {
@@ -16,7 +16,7 @@ async function rejection(p: Promise<unknown>): Promise<{ code?: string; message:
 }
 
 describe.each([
-  ['local', localTestProvider],
+  ['local', ownLocalTestProvider],
   ['postgres', postgresTestProvider],
 ])('%s provider', (_name, make) => {
   let t: TestProvider;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
-import { SYSTEM_PG_URL, query } from '../helpers/servers.js';
+import { ownDataDir, SYSTEM_PG_URL, query } from '../helpers/servers.js';
 
 const run = promisify(execFile);
 
@@ -121,8 +121,7 @@ describe('consort CLI on the local provider', () => {
   });
 
   it('two projects on one machine do not see each other', async () => {
-    const other = await mkdtemp(path.join(os.tmpdir(), 'consort-cli-other-'));
-    await chmod(other, 0o755);
+    const other = await ownDataDir();
     try {
       const env2 = { ...process.env, CONSORT_DATA_DIR: other };
       await cli(['branch', 'create', 'only-here'], env2);

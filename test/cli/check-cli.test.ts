@@ -1,17 +1,16 @@
 /** `consort check` as users and scripts call it: exit codes, --json -, --markdown, --dry-run. */
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { CheckReport } from '../../src/report/check-report.js';
+import { ownDataDir } from '../helpers/servers.js';
 
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-check-cli-'));
-  await chmod(dataDir, 0o755);
+  dataDir = await ownDataDir();
   env = { ...process.env, CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' };
 });
 afterAll(async () => {

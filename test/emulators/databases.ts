@@ -1,13 +1,14 @@
 /**
  * The real databases behind an emulated cloud project: every emulated branch is a database on the
- * PostgreSQL server at 127.0.0.1:5432, forked from its parent's with
+ * system PostgreSQL (CONSORT_TEST_POSTGRES_URL, default 127.0.0.1:5432), forked from its parent's with
  * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY`, all under one random prefix so tests
  * never collide and `dropAll` leaves nothing behind.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { systemPgUrl } from '../setup/system-postgres.js';
 
-export const SYSTEM_PG_URL = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const SYSTEM_PG_URL = systemPgUrl();
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

@@ -82,15 +82,24 @@ export class LakebaseEmulator {
 
   async start(): Promise<this> {
     await this.server.start();
-    const database = await this.dbs.create();
-    this.branches.set('production', { id: 'production', source: null, database, created: new Date(), expires: null, ready: true, isDefault: true });
-    await this.addEndpoint('production');
+    try {
+      const database = await this.dbs.create();
+      this.branches.set('production', { id: 'production', source: null, database, created: new Date(), expires: null, ready: true, isDefault: true });
+      await this.addEndpoint('production');
+    } catch (e) {
+      // The caller never gets an emulator to stop: close what is open, or jest never exits.
+      await this.stop().catch(() => undefined);
+      throw e;
+    }
     return this;
   }
 
   async stop(): Promise<void> {
-    for (const e of this.endpoints.values()) await e.proxy.close();
-    await this.server.close();
+    try {
+      for (const e of this.endpoints.values()) await e.proxy.close();
+    } finally {
+      await this.server.close();
+    }
     await this.dbs.dropAll();
   }
 

@@ -53,13 +53,22 @@ export class NeonEmulator {
 
   async start(): Promise<this> {
     await this.server.start();
-    await this.addBranch('main', null, await this.dbs.create(), null, {}, true);
+    try {
+      await this.addBranch('main', null, await this.dbs.create(), null, {}, true);
+    } catch (e) {
+      // The caller never gets an emulator to stop: close what is open, or jest never exits.
+      await this.stop().catch(() => undefined);
+      throw e;
+    }
     return this;
   }
 
   async stop(): Promise<void> {
-    for (const b of this.branches.values()) await b.endpoint.proxy.close();
-    await this.server.close();
+    try {
+      for (const b of this.branches.values()) await b.endpoint.proxy.close();
+    } finally {
+      await this.server.close();
+    }
     await this.dbs.dropAll();
   }
 

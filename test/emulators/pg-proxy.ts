@@ -1,7 +1,7 @@
 /**
  * A cloud endpoint in miniature: a TCP listener on 127.0.0.1 that speaks just enough of the
  * PostgreSQL protocol to refuse TLS, ask for a password, check it (a login token or a role
- * password the emulator issued), and then hand the session to the real server at 127.0.0.1:5432
+ * password the emulator issued), and then hand the session to the system PostgreSQL (trust auth)
  * as `postgres` on the branch's own database. So a URL built from an emulated endpoint's host
  * reaches exactly that branch's data, and an expired token is refused like the real service does.
  */

@@ -1,19 +1,29 @@
 /**
- * Real servers for tests: a throwaway embedded PostgreSQL 18 (its own data directory under the
- * system temp dir, reachable by the postgres OS user when tests run as root) and the PostgreSQL
- * server at 127.0.0.1:5432 with a unique namespace per test file.
+ * Real servers for tests, cheap enough to use in every file:
+ *
+ * - localTestProvider(): the `local` provider's branches on the run's one shared embedded
+ *   PostgreSQL 18 (test/setup/clusters.ts), in a namespace of its own, so files running side by
+ *   side never see each other's branches. Booting a server per file was most of the suite's time.
+ * - ownLocalTestProvider() / ownDataDir(): a server of the test's own (a copy of the run's
+ *   initdb'd template), for tests about the local provider itself: its server's lifecycle, its
+ *   data directory, the CLI or the Action starting it from CONSORT_DATA_DIR.
+ * - postgresTestProvider(): the `postgres` provider on the system server (CONSORT_TEST_POSTGRES_URL,
+ *   default 127.0.0.1:5432, or the embedded stand-in global-setup.mjs arranges when nothing answers).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { createLocalProvider } from '../../src/branches/local/provider.js';
+import { createLocalProvider, LOCAL_CATALOG_DATABASE } from '../../src/branches/local/provider.js';
+import { supportsReflink } from '../../src/branches/local/reflink.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
-import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+import { createPostgresProvider, POSTGRES_CATALOG_DATABASE } from '../../src/branches/postgres-provider.js';
+import { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+import { withDatabase } from '../../src/db/sql.js';
+import { copyOfTemplate, sharedServer } from '../setup/clusters.js';
+import { systemPgUrl } from '../setup/system-postgres.js';
 
-export const SYSTEM_PG_URL = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const SYSTEM_PG_URL = systemPgUrl();
 
 export interface TestProvider {
   provider: TemplateBranchProvider;
@@ -24,9 +34,49 @@ export interface TestProvider {
   cleanup: () => Promise<void>;
 }
 
+const newNamespace = (letter: string) => `${letter}${randomBytes(4).toString('hex')}`;
+
+/** The local provider on the run's shared embedded server, in a namespace of this call's own. */
 export async function localTestProvider(): Promise<TestProvider> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-test-'));
-  await chmod(dataDir, 0o755); // the postgres OS user must reach it when tests run as root
+  const server = await sharedServer();
+  const namespace = newNamespace('l');
+  // As createLocalProvider builds it, but prefixed by the namespace: the server is shared.
+  const provider = new TemplateBranchProvider({
+    provider: 'local',
+    adminUrl: server.url,
+    namespace,
+    databasePrefix: `${namespace}_`,
+    catalogDatabase: LOCAL_CATALOG_DATABASE,
+    cloneMode: async (version) => {
+      if (version < 180000) return { clone: false, reason: 'PostgreSQL before 18 cannot clone files' };
+      const { reflink, reason } = await supportsReflink(path.dirname(server.pgdata));
+      return { clone: reflink, reason };
+    },
+  });
+  return {
+    provider,
+    adminUrl: server.url,
+    dataDir: server.dataDir,
+    namespace,
+    cleanup: async () => {
+      await provider.close();
+      await dropNamespace(server.url, namespace, LOCAL_CATALOG_DATABASE);
+    },
+  };
+}
+
+/**
+ * An initialised, stopped embedded cluster of the test's own (namespace `local`, as users get it):
+ * pass it as CONSORT_DATA_DIR to the CLI or the Action. Stop it with `new EmbeddedServer(dir).stop()`;
+ * the run's teardown stops and removes whatever is left.
+ */
+export function ownDataDir(): Promise<string> {
+  return copyOfTemplate();
+}
+
+/** createLocalProvider exactly as the CLI builds it, on a server of the test's own. */
+export async function ownLocalTestProvider(): Promise<TestProvider> {
+  const dataDir = await ownDataDir();
   const { provider, server } = await createLocalProvider({ dataDir });
   return {
     provider,
@@ -42,7 +92,7 @@ export async function localTestProvider(): Promise<TestProvider> {
 }
 
 export async function postgresTestProvider(): Promise<TestProvider> {
-  const namespace = `t${randomBytes(4).toString('hex')}`;
+  const namespace = newNamespace('t');
   const provider = createPostgresProvider({ url: SYSTEM_PG_URL, namespace });
   return {
     provider,
@@ -50,29 +100,23 @@ export async function postgresTestProvider(): Promise<TestProvider> {
     namespace,
     cleanup: async () => {
       await provider.close();
-      await dropNamespace(namespace);
+      await dropNamespace(SYSTEM_PG_URL, namespace, POSTGRES_CATALOG_DATABASE);
     },
   };
 }
 
-/** Remove every database and catalog row a test namespace left on the shared server. */
-async function dropNamespace(namespace: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SYSTEM_PG_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${namespace}\\_%`]);
-    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-  const cat = new pg.Client({ connectionString: SYSTEM_PG_URL.replace(/\/[^/]*$/, '/consort_catalog') });
-  await cat.connect();
-  try {
-    await cat.query('DELETE FROM consort.branches WHERE namespace = $1 AND parent IS NOT NULL', [namespace]);
-    await cat.query('DELETE FROM consort.branches WHERE namespace = $1', [namespace]);
-  } finally {
-    await cat.end();
-  }
+/** Remove every database and catalog row a test namespace left on a shared server. */
+async function dropNamespace(adminUrl: string, namespace: string, catalogDatabase: string): Promise<void> {
+  const rows = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [`${namespace}\\_%`]);
+  for (const { datname } of rows) await query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`);
+  const catalogUrl = withDatabase(adminUrl, catalogDatabase);
+  const catalog = await query<{ ok: boolean }>(adminUrl, 'SELECT true AS ok FROM pg_database WHERE datname = $1', [catalogDatabase]);
+  if (catalog.length === 0) return; // the provider was never used
+  await query(catalogUrl, "SELECT 1 FROM pg_namespace WHERE nspname = 'consort'").then(async (r) => {
+    if (r.length === 0) return;
+    await query(catalogUrl, 'DELETE FROM consort.branches WHERE namespace = $1 AND parent IS NOT NULL', [namespace]);
+    await query(catalogUrl, 'DELETE FROM consort.branches WHERE namespace = $1', [namespace]);
+  });
 }
 
 export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {

@@ -1,12 +1,13 @@
 /** The TDD lane from the command line: feature new, run (dry and for real), status, approve, log; exit codes. */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
+import { ownDataDir } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
 const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.meta.url));
@@ -26,9 +27,8 @@ describe('consort feature / run / status / approve / log', () => {
 
   beforeAll(async () => {
     repo = await mkdtemp(path.join(os.tmpdir(), 'consort-lane-cli-'));
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-lane-cli-pg-'));
+    dataDir = await ownDataDir();
     agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-lane-cli-agent-'));
-    await chmod(dataDir, 0o755);
     env = { ...process.env, CONSORT_DATA_DIR: dataDir, CONSORT_PROVIDER: undefined };
     const config = {
       suite: { command: 'true', reports: 'junit.xml' },

@@ -1,6 +1,6 @@
 /**
- * Against the real PostgreSQL server at 127.0.0.1:5432: every test gets its own database, dropped
- * afterwards, so tests run in parallel and leave nothing behind.
+ * Against the system PostgreSQL (CONSORT_TEST_POSTGRES_URL, default 127.0.0.1:5432): every test gets
+ * its own database, dropped afterwards, so tests run in parallel and leave nothing behind.
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -8,8 +8,9 @@ import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { diffSchemas, isEmptyDiff, type SchemaDiff } from '../../src/schema/diff.js';
 import { renderSchemaDiffText } from '../../src/schema/render.js';
 import { snapshotSchema, type SchemaSnapshot, type SnapshotOptions } from '../../src/schema/snapshot.js';
+import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
-const ADMIN_URL = process.env.CONSORT_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const ADMIN_URL = SYSTEM_PG_URL;
 
 async function withTestDatabase<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const name = `schema_test_${randomBytes(6).toString('hex')}`;

@@ -1,4 +1,4 @@
-/** A fresh database for each App test file on the PostgreSQL at 127.0.0.1:5432, dropped afterwards. */
+/** A fresh database for each App test file on the system PostgreSQL (or the one given), dropped afterwards. */
 import { randomBytes } from 'node:crypto';
 import { quoteIdent, withDatabase } from '../../../src/db/sql.js';
 import { query, SYSTEM_PG_URL } from '../../helpers/servers.js';

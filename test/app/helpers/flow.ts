@@ -11,7 +11,7 @@ import type { AppRuntime } from '../../../src/app/runtime.js';
 import { prSubject, runsOf, type Run } from '../../../src/app/store/runs.js';
 import { consortApp } from '../../../app/index.js';
 import { scenarioRepo, type ScenarioRepo } from '../../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../../helpers/servers.js';
+import { ownLocalTestProvider, type TestProvider } from '../../helpers/servers.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { api, expectTarball, forbidNetwork, githubLeftovers, restoreNetwork, testProbot } from './github.js';
 import { appConfig, tarballOf } from './repo.js';
@@ -54,7 +54,9 @@ export function setupFlow(): Flow {
   beforeAll(async () => {
     forbidNetwork();
     process.env.CONSORT_TEST_APP_SECRET = 'must-not-reach-the-suite';
-    server = await localTestProvider();
+    // A server of its own: the App names its namespaces by repository id (gh186853002 in every
+    // file that drives it), so two such files on one server would see each other's branches.
+    server = await ownLocalTestProvider();
     db = await freshDatabase(server.adminUrl);
     providers = repoProviders({ provider: 'local', adminUrl: server.adminUrl, ...(server.dataDir ? { dataDir: server.dataDir } : {}) });
     repo = await scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }] });
