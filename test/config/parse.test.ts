@@ -54,6 +54,11 @@ build:
   repairRounds: 5
   turnTimeout: 45m
   experiments: 3
+pairing:
+  envFile: .env.local
+  envKey: APP_DATABASE_URL
+  writeEnv: false
+  rootGitBranches: [trunk]
 `;
 
 const FULL_CONFIG: ConsortConfig = {
@@ -87,6 +92,7 @@ const FULL_CONFIG: ConsortConfig = {
   build: {
     tests: ['spec/**'], design: ['spec-author', 'dba', 'test-strategist'], rejectBornGreen: false, retries: 2, repairRounds: 5, turnTimeout: '45m', experiments: 3,
   },
+  pairing: { envFile: '.env.local', envKey: 'APP_DATABASE_URL', writeEnv: false, rootGitBranches: ['trunk'] },
 };
 
 describe('defaults', () => {
@@ -105,6 +111,7 @@ describe('defaults', () => {
       design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],
       rejectBornGreen: true, retries: 1, repairRounds: 3, turnTimeout: '30m', experiments: 1,
     },
+    pairing: { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true, rootGitBranches: ['main', 'master'] },
   };
 
   it.each([

@@ -1,0 +1,77 @@
+/**
+ * What the git hooks run. In the hook (foreground) it does only what takes milliseconds: if the new
+ * git branch was paired before, its cached URL goes into the dotenv file at once; then a detached
+ * background job (this file again, `--background`) checks the pairing, creates the branch or
+ * applies pending migrations, and logs to `.git/consort/hooks.log`. The checkout never waits for
+ * the database. Kept free of heavy imports so Node starts it fast; the background loads the rest.
+ */
+import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pairingChildEnv } from './child-env.js';
+import { writeEnvValue } from './env-file.js';
+import { git } from './git.js';
+import { appendLog, logFile, readCache, stateDir } from './state.js';
+
+interface Repo { root: string; gitDir: string; branch: string | undefined }
+
+async function repo(): Promise<Repo | undefined> {
+  const r = await git(process.cwd(), ['rev-parse', '--show-toplevel', '--git-common-dir', '--abbrev-ref', 'HEAD']);
+  if (r.code !== 0) return undefined;
+  const [root, gitDir, head] = r.stdout.split('\n') as [string, string, string];
+  return { root, gitDir: path.resolve(process.cwd(), gitDir), branch: head === 'HEAD' ? undefined : head };
+}
+
+/** The git branch checked out before, when `git checkout -b`/`switch -c` just created this one from it. */
+async function createdFrom(root: string, prev: string | undefined, next: string | undefined): Promise<string | undefined> {
+  if (prev === undefined || prev !== next) return undefined;
+  const r = await git(root, ['rev-parse', '--abbrev-ref', '@{-1}']);
+  return r.code === 0 && r.stdout !== '' && r.stdout !== 'HEAD' ? r.stdout : undefined;
+}
+
+async function foreground(hook: string, args: string[]): Promise<void> {
+  if (hook === 'post-checkout' && args[2] !== '1') return; // a file checkout, not a branch switch
+  const where = await repo();
+  if (where?.branch === undefined) return; // detached HEAD: nothing to pair
+  const cache = await readCache(where.gitDir);
+  const cached = cache?.branches[where.branch];
+  if (hook === 'post-checkout' && cache?.writeEnv && cached) {
+    await writeEnvValue(path.join(where.root, cache.envFile), cache.envKey, cached.url);
+  }
+  const from = hook === 'post-checkout' ? await createdFrom(where.root, args[0], args[1]) : undefined;
+  await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${where.branch}${from ? ` (created from ${from})` : ''}${cached ? `: ${cache?.envFile} updated from the cache (${cached.name})` : ''}`);
+  const log = openSync(logFile(where.gitDir), 'a');
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--background', hook, where.branch, from ?? ''], {
+    cwd: where.root, detached: true, stdio: ['ignore', log, log], env: pairingChildEnv(process.env),
+  });
+  child.unref();
+}
+
+async function background(hook: string, gitBranch: string, from: string): Promise<void> {
+  const where = await repo();
+  if (where === undefined) return;
+  const started = Date.now();
+  const record = (ok: boolean, message: string) =>
+    writeFile(path.join(stateDir(where.gitDir), 'last-run.json'), JSON.stringify({ hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started }, null, 2));
+  try {
+    const { runPairing } = await import('./run.js');
+    const message = await runPairing({ root: where.root, gitBranch, ...(from ? { from } : {}), hook, env: process.env });
+    await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${message}`);
+    await record(true, message);
+  } catch (e) {
+    const err = e as Error & { hint?: string };
+    const message = `${err.message}${err.hint ? ` ${err.hint}` : ''}`;
+    await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: error: ${message}`);
+    await record(false, message);
+    process.exitCode = 1;
+  }
+}
+
+const [first, ...rest] = process.argv.slice(2);
+if (first === '--background') await background(rest[0] ?? '', rest[1] ?? '', rest[2] ?? '');
+else if (first !== undefined) {
+  // A hook must never fail the git command that ran it.
+  await foreground(first, rest).catch(() => undefined);
+}
