@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairingChildEnv } from './child-env.js';
@@ -24,9 +24,17 @@ async function repo(): Promise<Repo | undefined> {
   return { root, gitDir: path.resolve(process.cwd(), gitDir), branch: head === 'HEAD' ? undefined : head };
 }
 
-/** The git branch checked out before, when `git checkout -b`/`switch -c` just created this one from it. */
-async function createdFrom(root: string, prev: string | undefined, next: string | undefined): Promise<string | undefined> {
+/**
+ * The git branch checked out before, when `git checkout -b`/`switch -c` just created this one from
+ * it: the commit did not change and the branch's reflog holds only its creation. (A branch made
+ * earlier with `git branch` and first checked out now looks the same; it forks from the branch
+ * checked out before, which is where the person is coming from.)
+ */
+async function createdFrom(root: string, branch: string, prev: string | undefined, next: string | undefined): Promise<string | undefined> {
   if (prev === undefined || prev !== next) return undefined;
+  const reflog = await git(root, ['reflog', 'show', '-n', '2', '--format=%gs', `refs/heads/${branch}`]);
+  const entries = reflog.stdout.split('\n').filter(Boolean);
+  if (reflog.code !== 0 || entries.length !== 1 || !entries[0]!.startsWith('branch: Created from')) return undefined;
   const r = await git(root, ['rev-parse', '--abbrev-ref', '@{-1}']);
   return r.code === 0 && r.stdout !== '' && r.stdout !== 'HEAD' ? r.stdout : undefined;
 }
@@ -40,7 +48,8 @@ async function foreground(hook: string, args: string[]): Promise<void> {
   if (hook === 'post-checkout' && cache?.writeEnv && cached) {
     await writeEnvValue(path.join(where.root, cache.envFile), cache.envKey, cached.url);
   }
-  const from = hook === 'post-checkout' ? await createdFrom(where.root, args[0], args[1]) : undefined;
+  // Only a git branch without a pairing yet needs to know where it came from.
+  const from = hook === 'post-checkout' && !cached ? await createdFrom(where.root, where.branch, args[0], args[1]) : undefined;
   await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${where.branch}${from ? ` (created from ${from})` : ''}${cached ? `: ${cache?.envFile} updated from the cache (${cached.name})` : ''}`);
   const log = openSync(logFile(where.gitDir), 'a');
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--background', hook, where.branch, from ?? ''], {
@@ -53,8 +62,12 @@ async function background(hook: string, gitBranch: string, from: string): Promis
   const where = await repo();
   if (where === undefined) return;
   const started = Date.now();
-  const record = (ok: boolean, message: string) =>
-    writeFile(path.join(stateDir(where.gitDir), 'last-run.json'), JSON.stringify({ hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started }, null, 2));
+  // Renamed into place: `consort hooks status` (or an editor) may read it at any moment.
+  const record = async (ok: boolean, message: string) => {
+    const file = path.join(stateDir(where.gitDir), 'last-run.json');
+    await writeFile(`${file}.${process.pid}.tmp`, JSON.stringify({ hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started }, null, 2));
+    await rename(`${file}.${process.pid}.tmp`, file);
+  };
   try {
     const { runPairing } = await import('./run.js');
     const message = await runPairing({ root: where.root, gitBranch, ...(from ? { from } : {}), hook, env: process.env });
