@@ -9,7 +9,9 @@ import { currentGitBranch } from '../../pairing/git.js';
 import { hooksStatus } from '../../pairing/hooks.js';
 import { envWarning } from '../../pairing/publish.js';
 import { describePairing, pairAndPublish, withPairingProvider } from '../../pairing/run.js';
+import { pairedSchemaDiff } from '../../pairing/diff.js';
 import { findPaired } from '../../pairing/service.js';
+import { renderSchemaDiffText } from '../../schema/render.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
 
@@ -102,6 +104,19 @@ export function pairCommand(ctx: Ctx): Command {
         `hooks:           ${status.hooks ? (status.hooks.installed ? `installed (${status.hooks.manager})` : 'not installed (consort hooks install)') : '-'}`,
         ...(status.env.warning ? [`warning: ${status.env.warning}`] : []),
       ].join('\n'));
+    });
+  pair
+    .command('diff')
+    .description("the paired database branch's schema against its parent's (what this git branch's migrations changed)")
+    .option('--git-branch <name>', 'another git branch (default: the checked-out one)')
+    .option('--config <path>', 'configuration file')
+    .action(async (o: { gitBranch?: string; config?: string }, cmd: Command) => {
+      const c = ctx(cmd);
+      const { config } = await loadConfig(c.root, o.config ? { path: o.config } : {});
+      const gitBranch = await gitBranchOf(c, o.gitBranch);
+      const d = await withPairingProvider(c.root, c.env, config, providerChoice(c, cmd), (p) => pairedSchemaDiff(p, config, gitBranch));
+      if (c.json) return printJson(c.io, d);
+      c.io.out(d.empty ? `${d.branch} has the same schema as ${d.parent}.` : `${d.branch} against ${d.parent}:\n${renderSchemaDiffText(d.diff)}`);
     });
   return pair;
 }
