@@ -7,6 +7,7 @@
 # Idempotent: skips what is already in place. Prints the seconds each step took.
 # Usage: scripts/setup-vscode-test.sh [PREFIX]   (default PREFIX=/opt/consort-vscode-test)
 # Afterwards: CONSORT_CODE_SERVER_HOME=PREFIX (the test reads it; it defaults to the same path).
+#   then: npm run build && node --experimental-vm-modules node_modules/jest/bin/jest.js test/vscode
 set -euo pipefail
 PREFIX="${1:-${CONSORT_CODE_SERVER_HOME:-/opt/consort-vscode-test}}"
 NODE24_VERSION="${NODE24_VERSION:-24.22.3}"
@@ -38,7 +39,7 @@ if [ ! -f "$CS_BIN" ] || [ ! -d "$PREFIX/code-server/node_modules/code-server/li
   mkdir -p "$PREFIX/bin"
   ln -sf "$NODE24" "$PREFIX/bin/node"
   (cd "$PREFIX/code-server" && npm init -y >/dev/null && \
-    PATH="$PREFIX/bin:$PATH" npm_config_build_from_source=false npm install --no-audit --no-fund --unsafe-perm "code-server@$CODE_SERVER_VERSION" >/dev/null)
+    PATH="$PREFIX/bin:$PATH" npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION" >/dev/null)
 fi
 [ -f "$CS_BIN" ]
 cat > "$PREFIX/code-server.sh" <<SH
@@ -47,4 +48,13 @@ exec "$NODE24" "$CS_BIN" "\$@"
 SH
 chmod +x "$PREFIX/code-server.sh"
 "$PREFIX/code-server.sh" --version >&2
-step "done in $((SECONDS - t0)) s: $PREFIX/code-server.sh"
+step "code-server ready after $((SECONDS - t0)) s: $PREFIX/code-server.sh"
+
+# The extension's own dev dependencies (esbuild, @vscode/vsce, playwright-core): the test packages
+# the .vsix and drives Chromium with them.
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -d "$REPO/vscode/node_modules/playwright-core" ]; then
+  step "npm ci in vscode/"
+  (cd "$REPO/vscode" && npm ci --no-audit --no-fund >/dev/null)
+fi
+step "done in $((SECONDS - t0)) s"
