@@ -61,9 +61,17 @@ try {
   await writeFile(path.join(root, '.gitignore'), '.env\n');
   git(root, 'add', '.');
   git(root, 'commit', '-qm', 'init');
-  await installHooks(root, { node: process.execPath, entry: path.join(here, '..', 'lib', 'pairing', 'hook-main.js') });
   git(root, 'branch', 'feature-a');
   git(root, 'branch', 'feature-b');
+  // The same switches without any hook: what git itself costs on this machine right now.
+  const bare = [];
+  for (let i = 0; i < Math.min(switches, 10); i += 1) {
+    const t0 = performance.now();
+    git(root, 'checkout', '-q', i % 2 ? 'feature-a' : 'feature-b');
+    bare.push(performance.now() - t0);
+  }
+  git(root, 'checkout', '-q', 'main');
+  await installHooks(root, { node: process.execPath, entry: path.join(here, '..', 'lib', 'pairing', 'hook-main.js') });
   const urls = {};
   for (const b of ['feature-a', 'feature-b']) {
     git(root, 'checkout', '-q', b);
@@ -102,6 +110,7 @@ try {
   }
   const result = {
     switchToEnvUpdatedMs: summarize(samples),
+    gitCheckoutWithoutHooksMs: summarize(bare),
     nodeStartFloorMs: summarize(floor),
     consortPairReusedMs: summarize(reuse),
     loadAverage: os.loadavg().map((l) => Math.round(l * 10) / 10),
@@ -110,7 +119,7 @@ try {
   };
   console.log(JSON.stringify(result, null, 2));
   const m = result.switchToEnvUpdatedMs;
-  log(`git checkout → .env updated: median ${m.median} ms, p95 ${m.p95} ms over ${m.runs} switches (target ≤ 300 ms; node -e 0 alone: median ${result.nodeStartFloorMs.median} ms; load ${result.loadAverage.join(' ')} on ${result.cpus} CPUs)`);
+  log(`git checkout → .env updated: median ${m.median} ms, p95 ${m.p95} ms over ${m.runs} switches (target ≤ 300 ms; git checkout without hooks: median ${result.gitCheckoutWithoutHooksMs.median} ms; node -e 0 alone: median ${result.nodeStartFloorMs.median} ms; load ${result.loadAverage.join(' ')} on ${result.cpus} CPUs)`);
 } finally {
   await new Promise((r) => setTimeout(r, 2000)); // background jobs still holding connections
   await dropNamespace().catch((e) => log(`cleanup: ${e.message}`));

@@ -36,7 +36,7 @@ interface Locator {
   click(): Promise<void>;
 }
 interface Page {
-  goto(url: string): Promise<unknown>;
+  goto(url: string, o: { waitUntil: 'domcontentloaded'; timeout: number }): Promise<unknown>;
   locator(selector: string): Locator;
   keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
   screenshot(o: { path: string }): Promise<unknown>;
@@ -118,7 +118,7 @@ beforeAll(async () => {
     CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace,
   };
   const installed = await exec(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env: csEnv });
-  expect(installed.stdout).toMatch(/consort\.consort-pairing.*was successfully installed/);
+  expect(installed.stdout).toMatch(/consort-pairing\.vsix' was successfully installed/);
 
   const port = await freePort();
   server = spawn(codeServer, [
@@ -136,10 +136,13 @@ beforeAll(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`);
+  // The workbench is megabytes of JavaScript: on a loaded machine `load` can take minutes.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`, { waitUntil: 'domcontentloaded', timeout: 300_000 });
 }, 600_000);
 
 afterAll(async () => {
+  // What the editor showed last, for whoever reads a failure.
+  await page?.screenshot({ path: path.join(os.tmpdir(), 'consort-vscode-test.png') }).catch(() => undefined);
   await browser?.close().catch(() => undefined);
   if (server?.pid) {
     try { process.kill(-server.pid, 'SIGTERM'); } catch { /* already gone */ }
