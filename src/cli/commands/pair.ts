@@ -31,6 +31,14 @@ async function gitBranchOf(c: CliContext, given: string | undefined): Promise<st
   return branch;
 }
 
+/** `pair` itself takes --git-branch/--config too, so commander hands them to it: read them from either. */
+function subOptions(o: { gitBranch?: string; config?: string }, cmd: Command): { gitBranch?: string; config?: string } {
+  const all = cmd.optsWithGlobals() as { gitBranch?: string; config?: string };
+  const gitBranch = o.gitBranch ?? all.gitBranch;
+  const config = o.config ?? all.config;
+  return { ...(gitBranch ? { gitBranch } : {}), ...(config ? { config } : {}) };
+}
+
 function providerChoice(c: CliContext, cmd: Command) {
   const g = cmd.optsWithGlobals() as { provider?: string };
   return { ...(g.provider ? { provider: g.provider } : {}), ...(c.namespace ? { namespace: c.namespace } : {}), log: (m: string) => c.io.err(m) };
@@ -79,8 +87,9 @@ export function pairCommand(ctx: Ctx): Command {
     .description('the checked-out git branch, its paired database branch, the dotenv file and the hooks')
     .option('--git-branch <name>', 'show another git branch')
     .option('--config <path>', 'configuration file')
-    .action(async (o: { gitBranch?: string; config?: string }, cmd: Command) => {
+    .action(async (given: { gitBranch?: string; config?: string }, cmd: Command) => {
       const c = ctx(cmd);
+      const o = subOptions(given, cmd);
       const { config } = await loadConfig(c.root, o.config ? { path: o.config } : {});
       const gitBranch = await gitBranchOf(c, o.gitBranch);
       const envPath = path.join(c.root, config.pairing.envFile);
@@ -110,8 +119,9 @@ export function pairCommand(ctx: Ctx): Command {
     .description("the paired database branch's schema against its parent's (what this git branch's migrations changed)")
     .option('--git-branch <name>', 'another git branch (default: the checked-out one)')
     .option('--config <path>', 'configuration file')
-    .action(async (o: { gitBranch?: string; config?: string }, cmd: Command) => {
+    .action(async (given: { gitBranch?: string; config?: string }, cmd: Command) => {
       const c = ctx(cmd);
+      const o = subOptions(given, cmd);
       const { config } = await loadConfig(c.root, o.config ? { path: o.config } : {});
       const gitBranch = await gitBranchOf(c, o.gitBranch);
       const d = await withPairingProvider(c.root, c.env, config, providerChoice(c, cmd), (p) => pairedSchemaDiff(p, config, gitBranch));
