@@ -3,8 +3,9 @@
  * worktrees): the last URL each git branch was paired with — what lets the hook update `.env` in a
  * few milliseconds before the background job checks the branch — and the hook log.
  */
-import { appendFile, mkdir, readFile, rename, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { formatEnvValue } from './env-file.js';
 
 export interface CachedPairing { name: string; url: string; pairedAt: string }
 export interface PairCache {
@@ -58,7 +59,16 @@ export async function recordPairing(
   const temp = `${cacheFile(gitDir)}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(next, null, 2), { mode: 0o600 });
   await rename(temp, cacheFile(gitDir));
+  // The hook's sh fast path reads this: the dotenv file, the key and the exact line to put there.
+  const line = lineFile(gitDir, gitBranch);
+  if (!settings.writeEnv) return rm(line, { force: true });
+  await mkdir(path.dirname(line), { recursive: true });
+  await writeFile(`${line}.${process.pid}.tmp`, `${settings.envFile}\n${settings.envKey}\n${settings.envKey}=${formatEnvValue(entry.url)}\n`, { mode: 0o600 });
+  await rename(`${line}.${process.pid}.tmp`, line);
 }
+
+/** Where the fast path finds a git branch's dotenv line (git branch names are valid relative paths). */
+export const lineFile = (gitDir: string, gitBranch: string): string => path.join(stateDir(gitDir), 'pairs', `${gitBranch}.env`);
 
 /** Append to the hook log; a log past 256 KiB is emptied first (it is a diagnostic, not a record). */
 export async function appendLog(gitDir: string, text: string): Promise<void> {

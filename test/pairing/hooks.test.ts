@@ -11,7 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main.js';
+import { setEnvLine } from '../../src/pairing/env-file.js';
 import { hooksStatus, installHooks, uninstallHooks, type HookRunner } from '../../src/pairing/hooks.js';
+import { recordPairing } from '../../src/pairing/state.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
@@ -182,5 +184,43 @@ describe('hook managers', () => {
       hookEnv.CONSORT_POSTGRES_URL = saved;
     }
     expect((await uninstallHooks(root)).hooks.map((h) => h.outcome)).toEqual(['removed', 'removed']);
+  });
+});
+
+describe("the hook's sh fast path", () => {
+  // No Node part at all (the runner is absent): only the shell edits .env, from the recorded line.
+  const shellOnly: HookRunner = { node: process.execPath, entry: '/nonexistent/hook-main.js' };
+  const url = 'postgresql://app:p#ss@127.0.0.1:5432/shop_feature-x';
+
+  it.each([
+    ['no .env yet', undefined],
+    ['an empty .env', ''],
+    ['other lines only', '# local settings\nSECRET=keep\n'],
+    ['the key among other lines', 'A=1\nDATABASE_URL=postgresql://old\n  B = "two words"\n'],
+    ['an exported key', 'export DATABASE_URL=old\nDATABASE_URL=second\n'],
+    ['a similar key', 'DATABASE_URL_RO=ro\n'],
+  ])('writes what env-file.ts writes, for %s', async (_label, before) => {
+    const root = await repo();
+    await installHooks(root, shellOnly);
+    await git(root, 'branch', 'feature/x');
+    await recordPairing(path.join(root, '.git'), { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true }, 'feature/x', { name: 'feature-x', url });
+    if (before !== undefined) await writeFile(path.join(root, '.env'), before, { mode: 0o640 });
+    await git(root, 'checkout', '-q', 'feature/x');
+    expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(setEnvLine(before ?? '', 'DATABASE_URL', url));
+    expect((await stat(path.join(root, '.env'))).mode & 0o777).toBe(before === undefined ? 0o600 : 0o640);
+    expect((await import('node:fs/promises').then((fs) => fs.readdir(root))).filter((f) => f.includes('consort-'))).toEqual([]);
+  });
+
+  it('leaves files it cannot edit byte-exactly (CRLF, no final newline) to the Node job', async () => {
+    const root = await repo();
+    await installHooks(root, shellOnly);
+    await git(root, 'branch', 'feature/x');
+    await recordPairing(path.join(root, '.git'), { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true }, 'feature/x', { name: 'feature-x', url });
+    for (const before of ['A=1\r\nDATABASE_URL=old\r\n', 'DATABASE_URL=old']) {
+      await writeFile(path.join(root, '.env'), before);
+      await git(root, 'checkout', '-q', 'feature/x');
+      expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(before);
+      await git(root, 'checkout', '-q', 'main');
+    }
   });
 });

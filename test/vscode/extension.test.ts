@@ -96,6 +96,7 @@ beforeAll(async () => {
   await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: gitEnv });
   await writeFile(path.join(repo, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
   await writeFile(path.join(repo, '.gitignore'), '.env\n');
+  await writeFile(path.join(repo, 'consort.yml'), 'suite:\n  command: "node -e 0"\n');
   await git('add', '.');
   await git('commit', '-qm', 'init');
 
@@ -184,6 +185,18 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
   await page.keyboard.type('Consort: Schema Diff Against Parent');
   await page.keyboard.press('Enter');
   await page.locator('.view-lines').filter({ hasText: 'table public.tags' }).waitFor({ timeout: 60_000 });
+
+  // consort check on the working tree: a lint error becomes a diagnostic on the migration file.
+  await writeFile(path.join(repo, 'migrations', '003_required.sql'), '-- Up Migration\nALTER TABLE items ADD COLUMN sku int NOT NULL;\n-- Down Migration\nALTER TABLE items DROP COLUMN sku;\n');
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Check Migrations');
+  await page.keyboard.press('Enter');
+  await page.locator('.notifications-toasts').filter({ hasText: 'Consort check: failure' }).waitFor({ timeout: 300_000 });
+  await page.keyboard.press('Control+Shift+M');
+  const problem = page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'adding-required-field' });
+  await problem.first().waitFor({ timeout: 60_000 });
+  expect(await page.locator('.markers-panel').innerText()).toMatch(/003_required\.sql/);
+  await rm(path.join(repo, 'migrations', '003_required.sql'));
 
   // Switching back reuses main's pairing.
   await git('checkout', '-q', 'main');
