@@ -68,7 +68,19 @@ async function background(hook: string, gitBranch: string, from: string): Promis
     await writeFile(`${file}.${process.pid}.tmp`, JSON.stringify({ hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started }, null, 2));
     await rename(`${file}.${process.pid}.tmp`, file);
   };
+  let release: (() => Promise<void>) | undefined;
   try {
+    // One background job at a time per repository (quick switches would otherwise race on the same
+    // branch's migration lock); a job whose git branch is no longer checked out when its turn comes
+    // has nothing left to do — the job of the newer switch pairs what is checked out.
+    const lockfile = (await import('proper-lockfile')).default;
+    release = await lockfile.lock(stateDir(where.gitDir), {
+      lockfilePath: path.join(stateDir(where.gitDir), 'pairing.lock'), stale: 120_000, retries: { retries: 600, minTimeout: 100, maxTimeout: 500 },
+    });
+    if (hook === 'post-checkout' && (await repo())?.branch !== gitBranch) {
+      await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${gitBranch}: skipped, HEAD moved on`);
+      return;
+    }
     const { runPairing } = await import('./run.js');
     const message = await runPairing({ root: where.root, gitBranch, ...(from ? { from } : {}), hook, env: process.env });
     await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${message}`);
@@ -79,6 +91,8 @@ async function background(hook: string, gitBranch: string, from: string): Promis
     await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: error: ${message}`);
     await record(false, message);
     process.exitCode = 1;
+  } finally {
+    await release?.().catch(() => undefined);
   }
 }
 
