@@ -47,19 +47,27 @@ const sq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
  * new git branch was paired before, its dotenv line (written by the background job to
  * `.git/consort/pairs/<branch>.env`: file, key, line) replaces the key's first assignment in the
  * dotenv file with the same rules as env-file.ts, through a temporary file and `mv`. Files it cannot
- * edit exactly that way (CRLF line ends, no final newline) are left to the Node job.
+ * edit exactly that way (CRLF line ends, no final newline) are left to the Node job. Written for few
+ * processes (git, tail, cp, awk, mv): on a busy machine every fork costs.
  */
+// `${D}{…}` writes the shell's own `${…}` (parameter expansion) into the template.
+const D = '$';
 const FAST_PATH = String.raw`if [ "$3" = 1 ]; then (
-  b=$(git symbolic-ref --quiet --short HEAD) && d=$(git rev-parse --git-common-dir) && c="$d/consort/pairs/$b.env" && [ -f "$c" ] || exit 0
+  IFS='
+'
+  set -- $(git rev-parse --git-common-dir --abbrev-ref HEAD) && [ "$#" = 2 ] && [ "$2" != HEAD ] && c="$1/consort/pairs/$2.env" && [ -f "$c" ] || exit 0
   { IFS= read -r f && IFS= read -r k && IFS= read -r l; } < "$c" || exit 0
   [ -L "$f" ] && f=$(readlink -f "$f")
-  if [ -s "$f" ]; then [ -z "$(tail -c 1 "$f")" ] && ! grep -q "$(printf '\r')" "$f" || exit 0; fi
-  t="$(dirname "$f")/.$(basename "$f").consort-$$.tmp"
+  case "$f" in */*) t="${D}{f%/*}/.${D}{f##*/}" ;; *) t=".$f" ;; esac
+  t="$t.consort-$$.tmp"
   if [ -f "$f" ]; then
-    cp -p "$f" "$t" && K="$k" L="$l" awk 'BEGIN { k = ENVIRON["K"]; l = ENVIRON["L"]; re = "^[ \t]*(export[ \t]+)?" k "[ \t]*="; done = 0 }
-      !done && $0 ~ re { match($0, /^[ \t]*(export[ \t]+)?/); print substr($0, 1, RLENGTH) l; done = 1; next }
-      { print } END { if (!done) print l }' "$f" > "$t" || { rm -f "$t"; exit 0; }
-    if cmp -s "$t" "$f"; then rm -f "$t"; else mv -f "$t" "$f"; fi
+    if [ -s "$f" ]; then [ -z "$(tail -c 1 "$f")" ] || exit 0; fi
+    cp -p "$f" "$t" || exit 0
+    K="$k" L="$l" awk 'BEGIN { k = ENVIRON["K"]; l = ENVIRON["L"]; re = "^[ \t]*(export[ \t]+)?" k "[ \t]*="; done = 0; same = 0; bad = 0 }
+      /\r$/ { bad = 1; exit }
+      !done && $0 ~ re { match($0, /^[ \t]*(export[ \t]+)?/); n = substr($0, 1, RLENGTH) l; same = (n == $0); print n; done = 1; next }
+      { print }
+      END { if (bad) exit 3; if (!done) print l; else if (same) exit 4 }' "$f" > "$t" && mv -f "$t" "$f" || rm -f "$t"
   else
     (umask 077 && printf '%s\n' "$l" > "$t") && mv -f "$t" "$f"
   fi
