@@ -6,7 +6,7 @@
  * The hooks run the built lib/pairing/hook-main.js (npm run build first, as npm test does).
  */
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -222,5 +222,21 @@ describe("the hook's sh fast path", () => {
       expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(before);
       await git(root, 'checkout', '-q', 'main');
     }
+  });
+});
+
+describe("the hook's sh fast path with a configured file", () => {
+  it('edits a dotenv file in a subdirectory, through a symlink, keeping the link', async () => {
+    const root = await repo();
+    await installHooks(root, { node: process.execPath, entry: '/nonexistent/hook-main.js' });
+    await git(root, 'branch', 'feature/y');
+    await mkdir(path.join(root, 'config'));
+    await writeFile(path.join(root, 'config', 'real.env'), 'KEEP=1\nAPP_DB=old\n');
+    await symlink('real.env', path.join(root, 'config', '.env.local'));
+    const url = 'postgresql://postgres@127.0.0.1:5432/shop_feature-y';
+    await recordPairing(path.join(root, '.git'), { envFile: 'config/.env.local', envKey: 'APP_DB', writeEnv: true }, 'feature/y', { name: 'feature-y', url });
+    await git(root, 'checkout', '-q', 'feature/y');
+    expect(await readFile(path.join(root, 'config', 'real.env'), 'utf8')).toBe(`KEEP=1\nAPP_DB=${url}\n`);
+    expect((await lstat(path.join(root, 'config', '.env.local'))).isSymbolicLink()).toBe(true);
   });
 });
