@@ -18,6 +18,8 @@ import { dashboardCommand } from './commands/dashboard.js';
 import { approveCommand } from './commands/approve.js';
 import { featureCommand } from './commands/feature.js';
 import { logCommand } from './commands/log.js';
+import { hooksCommand } from './commands/hooks.js';
+import { pairCommand } from './commands/pair.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { makeContext } from './context.js';
@@ -40,6 +42,7 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
   for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)]) program.addCommand(sub);
   program.addCommand(dashboardCommand(ctx));
+  for (const sub of [pairCommand(ctx), hooksCommand(ctx)]) program.addCommand(sub);
   // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
   const visit = (cmd: Command) => {
     cmd.exitOverride().configureOutput(output).showHelpAfterError('(run with --help for usage)');

@@ -231,6 +231,20 @@ export const buildShape = {
     .meta({ description: 'Competing GREEN attempts per item, each in its own git worktree and database branches; the green one with the fewest changed lines wins.' }),
 };
 
+// Where `consort pair` (and its git hook and editor extension) puts the paired branch's URL.
+export const pairingShape = {
+  envFile: repoPath('The dotenv file that receives the paired branch URL (written atomically; other lines untouched).').default('.env'),
+  envKey: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name (letters, digits, "_")' })
+    .default('DATABASE_URL')
+    .meta({ description: 'The variable in envFile that holds the paired branch URL.' }),
+  writeEnv: z.boolean().default(true).meta({ description: 'Write the URL into envFile on every pairing (false: only print it, e.g. for eval "$(consort pair --export)").' }),
+  rootGitBranches: uniqueList(nonEmpty())
+    .default(['main', 'master'])
+    .meta({ description: 'Git branches paired with database.parent itself instead of a branch of their own.' }),
+};
+
 const sections = {
   database: databaseShape,
   migrations: migrationsShape,
@@ -242,6 +256,7 @@ const sections = {
   agents: agentsShape,
   gates: gatesShape,
   build: buildShape,
+  pairing: pairingShape,
 };
 
 // `prefault` (not `default`) so an absent section is parsed from `{}` and gets its inner defaults.
@@ -258,6 +273,7 @@ export const ConsortConfigSchema = z
     agents: z.strictObject(agentsShape).prefault({}).meta({ description: 'TDD lane: the default agent backend.' }),
     gates: z.strictObject(gatesShape).prefault({}).meta({ description: 'TDD lane: approval gates.' }),
     build: z.strictObject(buildShape).prefault({}).meta({ description: 'TDD lane: tests, design roles, retries and repairs.' }),
+    pairing: z.strictObject(pairingShape).prefault({}).meta({ description: 'Git ↔ database branch pairing: consort pair, its git hooks and the VS Code extension.' }),
   })
   .meta({ title: 'Consort configuration', description: 'Settings for .github/consort.yml or consort.config.json.' });
 

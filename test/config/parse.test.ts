@@ -56,6 +56,11 @@ build:
   repairRounds: 5
   turnTimeout: 45m
   experiments: 3
+pairing:
+  envFile: .env.local
+  envKey: APP_DATABASE_URL
+  writeEnv: false
+  rootGitBranches: [trunk]
 `;
 
 const FULL_CONFIG: ConsortConfig = {
@@ -89,6 +94,7 @@ const FULL_CONFIG: ConsortConfig = {
   build: {
     tests: ['spec/**'], design: ['spec-author', 'dba', 'test-strategist'], rejectBornGreen: false, retries: 2, repairRounds: 5, turnTimeout: '45m', experiments: 3,
   },
+  pairing: { envFile: '.env.local', envKey: 'APP_DATABASE_URL', writeEnv: false, rootGitBranches: ['trunk'] },
 };
 
 describe('defaults', () => {
@@ -107,6 +113,7 @@ describe('defaults', () => {
       design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],
       rejectBornGreen: true, retries: 1, repairRounds: 3, turnTimeout: '30m', experiments: 1,
     },
+    pairing: { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true, rootGitBranches: ['main', 'master'] },
   };
 
   it.each([

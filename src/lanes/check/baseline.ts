@@ -129,7 +129,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   }
 }
 
-async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv, baseSeed: string | null | undefined): Promise<boolean> {
+export async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv, baseSeed?: string | null): Promise<boolean> {
   const seed = config.database.seed;
   if (!seed) return false;
   if (seed.kind === 'file') {

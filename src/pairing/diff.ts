@@ -1,0 +1,37 @@
+/** The schema of a paired branch against its parent: what this git branch's migrations changed. */
+import type { ConsortConfig } from '../config/schema.js';
+import { ConsortError } from '../core/errors.js';
+import { withClient } from '../db/sql.js';
+import type { BranchProvider } from '../ports/branch-provider.js';
+import { diffCounts, diffSchemas, isEmptyDiff, type SchemaDiff } from '../schema/diff.js';
+import { snapshotSchema } from '../schema/snapshot.js';
+import { findPaired } from './service.js';
+
+export interface PairDiff {
+  gitBranch: string;
+  branch: string;
+  parent: string;
+  empty: boolean;
+  counts: ReturnType<typeof diffCounts>;
+  diff: SchemaDiff;
+}
+
+export async function pairedSchemaDiff(provider: BranchProvider, config: ConsortConfig, gitBranch: string): Promise<PairDiff> {
+  const paired = await findPaired(provider, config, gitBranch);
+  if (!paired) {
+    throw new ConsortError('branch-not-found', `The git branch "${gitBranch}" has no database branch yet.`, { hint: 'Run consort pair first.' });
+  }
+  if (paired.parent === null) {
+    throw new ConsortError('invalid-input', `"${gitBranch}" is paired with the root branch "${paired.name}", which has no parent to compare with.`, {
+      hint: 'Check out a feature branch, or compare two branches with consort check.',
+    });
+  }
+  // node-pg-migrate's bookkeeping table differs whenever migrations did: not a schema change.
+  const options = { ignoreTables: [config.migrations.table] };
+  const [before, after] = await Promise.all([
+    withClient(await provider.connectionUri(paired.parent), (db) => snapshotSchema(db, options)),
+    withClient(await provider.connectionUri(paired.name), (db) => snapshotSchema(db, options)),
+  ]);
+  const diff = diffSchemas(before, after);
+  return { gitBranch, branch: paired.name, parent: paired.parent, empty: isEmptyDiff(diff), counts: diffCounts(diff), diff };
+}

@@ -1,0 +1,78 @@
+/**
+ * One pairing end to end, as the hook's background job and `consort pair` run it: configuration,
+ * provider (flag / CONSORT_PROVIDER, else `database.provider`), pair, publish.
+ */
+import { loadConfig } from '../config/load.js';
+import type { ConsortConfig } from '../config/schema.js';
+import { openProvider, parseProviderName } from '../branches/factory.js';
+import { redact } from '../core/redact.js';
+import type { BranchProvider } from '../ports/branch-provider.js';
+import { pairingChildEnv } from './child-env.js';
+import { git } from './git.js';
+import { publishPairing, type EnvReport } from './publish.js';
+import { pair, type PairResult } from './service.js';
+
+export interface ProviderChoice { provider?: string; namespace?: string; log?: (m: string) => void }
+
+export async function withPairingProvider<T>(root: string, env: NodeJS.ProcessEnv, config: ConsortConfig, choice: ProviderChoice, fn: (p: BranchProvider) => Promise<T>): Promise<T> {
+  const name = parseProviderName(choice.provider ?? env.CONSORT_PROVIDER ?? config.database.provider);
+  const namespace = choice.namespace ?? config.database.namespace;
+  const provider = await openProvider({ provider: name, projectRoot: root, env, ...(choice.log ? { log: choice.log } : {}), ...(namespace ? { namespace } : {}) });
+  try {
+    return await fn(provider);
+  } finally {
+    await provider.close();
+  }
+}
+
+export interface PairRun {
+  root: string;
+  config: ConsortConfig;
+  env: NodeJS.ProcessEnv;
+  gitBranch: string;
+  from?: string;
+  migrate?: boolean;
+  writeEnv?: boolean;
+  onlyIfHead?: boolean;
+  choice?: ProviderChoice;
+}
+
+export async function pairAndPublish(run: PairRun): Promise<{ result: PairResult; env: EnvReport }> {
+  return withPairingProvider(run.root, run.env, run.config, run.choice ?? {}, async (provider) => {
+    const result = await pair({
+      provider, config: run.config, root: run.root, gitBranch: run.gitBranch, env: pairingChildEnv(run.env),
+      ...(run.from ? { from: run.from } : {}), ...(run.migrate === false ? { migrate: false } : {}),
+    });
+    const config = run.writeEnv === false ? { ...run.config, pairing: { ...run.config.pairing, writeEnv: false } } : run.config;
+    const env = await publishPairing({ root: run.root, config, gitBranch: run.gitBranch, name: result.branch.name, url: result.url, onlyIfHead: run.onlyIfHead === true });
+    return { result, env };
+  });
+}
+
+/** One line for the log and `consort hooks status`. */
+export function describePairing({ result, env }: { result: PairResult; env: EnvReport }): string {
+  const m = result.migrations;
+  const parts = [
+    `${result.gitBranch} → ${result.branch.name} (${result.outcome}${result.outcome === 'created' ? ` from ${result.branch.parent}` : ''}, ${result.durationMs} ms)`,
+    m.applied.length ? `applied ${m.applied.join(', ')}` : '',
+    m.failed ? `migration ${m.failed.name ?? m.failed.file ?? ''} failed: ${m.failed.message}` : '',
+    result.seeded ? 'seeded' : '',
+    env.status === 'written' ? `${env.key} written to ${env.file}` : env.status === 'skipped' ? `${env.file} not written` : '',
+    env.warning ?? '',
+  ];
+  return redact(parts.filter(Boolean).join('; '), [result.url]);
+}
+
+/** The hook's background job: after a pull (post-merge), only when it changed the migrations. */
+export async function runPairing(input: { root: string; gitBranch: string; from?: string; hook: string; env: NodeJS.ProcessEnv }): Promise<string> {
+  const { config } = await loadConfig(input.root);
+  if (input.hook === 'post-merge') {
+    const changed = await git(input.root, ['diff', '--quiet', 'ORIG_HEAD', 'HEAD', '--', config.migrations.dir]);
+    if (changed.code === 0) return `${input.gitBranch}: the merge brought no migrations`;
+  }
+  const done = await pairAndPublish({
+    root: input.root, config, env: input.env, gitBranch: input.gitBranch, onlyIfHead: true,
+    ...(input.from ? { from: input.from } : {}),
+  });
+  return describePairing(done);
+}

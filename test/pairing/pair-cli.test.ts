@@ -1,0 +1,77 @@
+/** The `consort pair` CLI contract: JSON shape, --export, status, diff, errors that say what to do. */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runCli } from '../../src/cli/main.js';
+import { postgresTestProvider, type TestProvider } from '../helpers/servers.js';
+
+let t: TestProvider;
+let root: string;
+let env: NodeJS.ProcessEnv;
+
+async function cli(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['-C', root, ...args], { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  t = await postgresTestProvider();
+  root = await mkdtemp(path.join(os.tmpdir(), 'consort-pair-cli-'));
+  const g = (...a: string[]) => execFileSync('git', a, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: root, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+  g('init', '-q', '-b', 'main');
+  await mkdir(path.join(root, 'migrations'));
+  await writeFile(path.join(root, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
+  g('add', '.');
+  g('commit', '-qm', 'init');
+  g('checkout', '-q', '-b', 'feature/cli');
+  env = { PATH: process.env.PATH ?? '', CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace };
+});
+afterAll(async () => {
+  await t?.cleanup();
+  await rm(root, { recursive: true, force: true });
+});
+
+it('pair --json: the pairing, migrations and the .env write, with a warning when .env is not git-ignored', async () => {
+  const r = await cli('pair', '--json');
+  expect(r.code).toBe(0);
+  const out = JSON.parse(r.stdout);
+  expect(out).toMatchObject({
+    gitBranch: 'feature/cli', branch: 'feature-cli', parent: 'main', outcome: 'created', mode: 'copy',
+    migrations: { applied: ['001_items'], failed: null }, seeded: false,
+    env: { file: '.env', key: 'DATABASE_URL', status: 'written', ignored: false, warning: expect.stringMatching(/not git-ignored/) },
+  });
+  expect(r.stderr).toMatch(/warning: \.env is not git-ignored/);
+  expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(`DATABASE_URL=${await t.provider.connectionUri('feature-cli')}\n`);
+});
+
+it('pair --export prints a shell line with the URL and keeps the summary on stderr', async () => {
+  await writeFile(path.join(root, '.gitignore'), '.env\n');
+  const r = await cli('pair', '--export', '--no-env');
+  expect(r.code).toBe(0);
+  expect(r.stdout).toBe(`export DATABASE_URL='${await t.provider.connectionUri('feature-cli')}'\n`);
+  expect(r.stderr).toMatch(/feature\/cli → feature-cli \(reused/);
+});
+
+it('pair status and pair diff describe the pairing', async () => {
+  const s = JSON.parse((await cli('pair', 'status', '--json')).stdout);
+  expect(s).toMatchObject({ gitBranch: 'feature/cli', paired: { branch: 'feature-cli', parent: 'main' }, env: { upToDate: true, ignored: true, warning: null }, hooks: { manager: 'git', installed: false } });
+  const d = JSON.parse((await cli('pair', 'diff', '--json')).stdout);
+  expect(d).toMatchObject({ branch: 'feature-cli', parent: 'main', empty: false });
+  expect((await cli('pair', 'diff')).stdout).toMatch(/\+ table public\.items/);
+  const other = await cli('pair', 'status', '--git-branch', 'never/paired');
+  expect(other.stdout).toMatch(/not paired yet \(run consort pair\)/);
+});
+
+it('a detached HEAD is an error that says what to do', async () => {
+  execFileSync('git', ['checkout', '-q', '--detach'], { cwd: root });
+  try {
+    const r = await cli('pair');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/HEAD is detached.*Check out a branch, or pass --git-branch <name>\./);
+  } finally {
+    execFileSync('git', ['checkout', '-q', 'feature/cli'], { cwd: root });
+  }
+});

@@ -1,0 +1,101 @@
+/**
+ * The pairing service on real servers (embedded PostgreSQL 18 and the server at 127.0.0.1:5432):
+ * created on first use with migrations and seed, reused (never recreated) afterwards, forked from
+ * the branch the git branch came from, URL published to .env and the hook's cache.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfigText } from '../../src/config/load.js';
+import { readCache } from '../../src/pairing/state.js';
+import { pairAndPublish } from '../../src/pairing/run.js';
+import { pair } from '../../src/pairing/service.js';
+import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+async function gitRepo(): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'consort-pair-'));
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
+  await mkdir(path.join(root, 'migrations'));
+  await writeFile(path.join(root, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id serial PRIMARY KEY, label text NOT NULL);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(path.join(root, 'seed.sql'), "INSERT INTO items (label) VALUES ('seeded');\n");
+  await writeFile(path.join(root, '.gitignore'), '.env\n');
+  return root;
+}
+
+const config = parseConfigText('database:\n  seed:\n    file: seed.sql\n', 'consort.yml');
+
+describe.each([
+  ['local (embedded PostgreSQL 18)', localTestProvider],
+  ['postgres (127.0.0.1:5432)', postgresTestProvider],
+])('pairing on %s', (_label, open) => {
+  let t: TestProvider;
+  let root: string;
+  beforeAll(async () => { [t, root] = await Promise.all([open(), gitRepo()]); }, 120_000);
+  afterAll(async () => {
+    await t?.cleanup();
+    await rm(root, { recursive: true, force: true });
+  });
+  const request = (gitBranch: string, from?: string) => ({ provider: t.provider, config, root, gitBranch, env: { PATH: process.env.PATH ?? '' }, ...(from ? { from } : {}) });
+
+  it('creates the paired branch on first use with migrations and seed, and reuses it (with its data) afterwards', async () => {
+    const first = await pair(request('feature/Login'));
+    expect(first).toMatchObject({ outcome: 'created', seeded: true, migrations: { applied: ['001_items'], failed: null } });
+    expect(first.branch).toMatchObject({ name: 'feature-login', parent: 'main', gitBranch: 'feature/Login' });
+    expect(await query(first.url, 'SELECT label FROM items')).toEqual([{ label: 'seeded' }]);
+    expect((await query(first.url, 'SELECT current_database() AS db'))[0]!.db).toBe(first.branch.database);
+
+    await query(first.url, "INSERT INTO items (label) VALUES ('made on the branch')");
+    const again = await pair(request('feature/Login'));
+    expect(again).toMatchObject({ outcome: 'reused', seeded: false, migrations: { applied: [], failed: null } });
+    expect(again.branch.database).toBe(first.branch.database);
+    expect(again.branch.createdAt).toEqual(first.branch.createdAt);
+    expect(await query(again.url, 'SELECT label FROM items ORDER BY id')).toEqual([{ label: 'seeded' }, { label: 'made on the branch' }]);
+  });
+
+  it('forks a new git branch from the database branch of the git branch it was created from, without seeding twice', async () => {
+    const child = await pair(request('feature/login-2fa', 'feature/Login'));
+    expect(child).toMatchObject({ outcome: 'created', seeded: false });
+    expect(child.branch.parent).toBe('feature-login');
+    expect(await query(child.url, 'SELECT label FROM items ORDER BY id')).toEqual([{ label: 'seeded' }, { label: 'made on the branch' }]);
+  });
+
+  it('pairs root git branches with database.parent itself, and applies migrations that arrive later (as after a pull)', async () => {
+    const main = await pair(request('main'));
+    expect(main).toMatchObject({ outcome: 'root', seeded: false, migrations: { applied: ['001_items'] } });
+    expect(main.branch.name).toBe('main');
+    await writeFile(path.join(root, 'migrations', '002_tags.sql'), '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n');
+    try {
+      const login = await pair(request('feature/Login'));
+      expect(login).toMatchObject({ outcome: 'reused', migrations: { applied: ['002_tags'], failed: null } });
+      expect(await query(login.url, "SELECT to_regclass('tags') IS NOT NULL AS present")).toEqual([{ present: true }]);
+    } finally {
+      await rm(path.join(root, 'migrations', '002_tags.sql'));
+    }
+  });
+
+  it('reports a failing migration instead of throwing, and keeps the pairing', async () => {
+    await writeFile(path.join(root, 'migrations', '003_bad.sql'), '-- Up Migration\nALTER TABLE nowhere ADD COLUMN x int;\n');
+    try {
+      const r = await pair(request('fix/broken'));
+      expect(r.outcome).toBe('created');
+      expect(r.migrations.failed).toMatchObject({ name: '003_bad', message: expect.stringMatching(/nowhere/) });
+      expect((await t.provider.get(r.branch.name))?.gitBranch).toBe('fix/broken');
+    } finally {
+      await rm(path.join(root, 'migrations', '003_bad.sql'));
+    }
+  });
+
+  it('publishes the URL to the configured dotenv file and the hook cache', async () => {
+    const custom = parseConfigText('pairing:\n  envFile: config/.env.local\n  envKey: APP_DB\n', 'consort.yml');
+    await mkdir(path.join(root, 'config'), { recursive: true });
+    await writeFile(path.join(root, 'config', '.env.local'), 'KEEP=1\n');
+    const env = t.namespace === 'local' ? { CONSORT_DATA_DIR: t.dataDir } : { CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace };
+    const done = await pairAndPublish({ root, config: custom, env: { PATH: process.env.PATH ?? '', ...env }, gitBranch: 'feature/Login', choice: { provider: t.namespace === 'local' ? 'local' : 'postgres' } });
+    expect(done.result).toMatchObject({ outcome: 'reused' });
+    expect(done.env).toMatchObject({ file: 'config/.env.local', key: 'APP_DB', status: 'written', ignored: false, warning: expect.stringMatching(/not git-ignored/) });
+    expect(await readFile(path.join(root, 'config', '.env.local'), 'utf8')).toBe(`KEEP=1\nAPP_DB=${done.result.url}\n`);
+    const cache = await readCache(path.join(root, '.git'));
+    expect(cache).toMatchObject({ envFile: 'config/.env.local', envKey: 'APP_DB', branches: { 'feature/Login': { name: 'feature-login', url: done.result.url } } });
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The packaged extension in a real VS Code: code-server (VS Code in the browser, from the npm
+ * registry) driven by Playwright with Debian's Chromium. The .vsix is built with `npm run package`
+ * in vscode/, installed with `code-server --install-extension`, and a repository is opened; the
+ * test switches git branches outside the editor (as a terminal would) and sees the status bar
+ * change, the branch appear in the tree, and the paired database (PostgreSQL at 127.0.0.1:5432)
+ * receive the branch's migrations.
+ *
+ * Needs what scripts/setup-vscode-test.sh installs (code-server + Node 24 under
+ * CONSORT_CODE_SERVER_HOME, default /opt/consort-vscode-test; chromium; vscode/node_modules).
+ * Missing pieces fail the test with that instruction: it is never skipped.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+const exec = promisify(execFile);
+const repoRoot = path.resolve('.');
+const home = process.env.CONSORT_CODE_SERVER_HOME ?? '/opt/consort-vscode-test';
+const codeServer = path.join(home, 'code-server.sh');
+const chromiumPath = process.env.CONSORT_CHROMIUM ?? '/usr/bin/chromium';
+const vsix = path.join(repoRoot, 'vscode', 'consort-pairing.vsix');
+
+// playwright-core is a dependency of vscode/ (not of the root package): loaded from there with
+// createRequire, so only the members used are typed here.
+interface Locator {
+  filter(o: { hasText: string }): Locator;
+  first(): Locator;
+  waitFor(o: { timeout: number }): Promise<void>;
+  innerText(): Promise<string>;
+  click(): Promise<void>;
+}
+interface Page {
+  goto(url: string, o: { waitUntil: 'domcontentloaded'; timeout: number }): Promise<unknown>;
+  locator(selector: string): Locator;
+  keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
+  screenshot(o: { path: string }): Promise<unknown>;
+}
+interface Browser { newPage(o: { viewport: { width: number; height: number } }): Promise<Page>; close(): Promise<void> }
+interface Playwright { chromium: { launch(o: { executablePath: string; args: string[] }): Promise<Browser> } }
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function waitForHttp(url: string, child: ChildProcess, log: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`code-server exited (${child.exitCode}): ${log()}`);
+    const ok = await fetch(url).then((r) => r.status < 500, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`code-server did not answer on ${url} within ${timeoutMs} ms: ${log()}`);
+}
+
+let t: TestProvider;
+let work: string;
+let repo: string;
+let server: ChildProcess | undefined;
+let serverLog = '';
+let browser: Browser | undefined;
+let page: Page;
+let gitEnv: NodeJS.ProcessEnv;
+
+const git = async (...args: string[]) => (await exec('git', args, { cwd: repo, env: gitEnv })).stdout.trim();
+const statusBar = () => page.locator('.statusbar-item').filter({ hasText: 'db:' });
+
+beforeAll(async () => {
+  for (const [file, what] of [[codeServer, 'code-server'], [chromiumPath, 'chromium'], [path.join(repoRoot, 'vscode', 'node_modules', 'playwright-core'), 'vscode/node_modules']]) {
+    await access(file!).catch(() => { throw new Error(`${what} is missing (${file}): run scripts/setup-vscode-test.sh first`); });
+  }
+  await access(path.join(repoRoot, 'lib', 'cli', 'main.js')).catch(() => { throw new Error('lib/ is missing: npm run build first'); });
+  // The .vsix exactly as users get it.
+  await exec('npm', ['run', 'package', '--silent'], { cwd: path.join(repoRoot, 'vscode'), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir() } });
+  await access(vsix);
+
+  t = await postgresTestProvider();
+  await t.provider.list(); // the namespace's main branch
+  work = await mkdtemp(path.join(os.tmpdir(), 'consort-vscode-'));
+  repo = path.join(work, 'shop');
+  await mkdir(path.join(repo, 'migrations'), { recursive: true });
+  gitEnv = { PATH: process.env.PATH ?? '', HOME: work, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' };
+  await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: gitEnv });
+  await writeFile(path.join(repo, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(path.join(repo, '.gitignore'), '.env\n');
+  await writeFile(path.join(repo, 'consort.yml'), 'suite:\n  command: "node -e 0"\n');
+  await git('add', '.');
+  await git('commit', '-qm', 'init');
+
+  const userData = path.join(work, 'user-data');
+  const extensions = path.join(work, 'extensions');
+  await mkdir(path.join(userData, 'User'), { recursive: true });
+  await writeFile(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+    'consort.cli': path.join(repoRoot, 'bin', 'consort.js'),
+    'consort.node': process.execPath,
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'git.autorefresh': true,
+  }));
+  const csEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '', HOME: work, LANG: 'C.UTF-8',
+    CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace,
+  };
+  const installed = await exec(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env: csEnv });
+  expect(installed.stdout).toMatch(/consort-pairing\.vsix' was successfully installed/);
+
+  const port = await freePort();
+  server = spawn(codeServer, [
+    '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', repo,
+  ], { env: csEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  server.stdout?.on('data', (d) => { serverLog = (serverLog + String(d)).slice(-20_000); });
+  server.stderr?.on('data', (d) => { serverLog = (serverLog + String(d)).slice(-20_000); });
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, () => serverLog, 120_000);
+
+  const require = createRequire(path.join(repoRoot, 'vscode', 'package.json'));
+  const { chromium } = require('playwright-core') as Playwright;
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // The workbench is megabytes of JavaScript: on a loaded machine `load` can take minutes.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`, { waitUntil: 'domcontentloaded', timeout: 300_000 });
+}, 600_000);
+
+afterAll(async () => {
+  // What the editor showed last, for whoever reads a failure.
+  await page?.screenshot({ path: path.join(os.tmpdir(), 'consort-vscode-test.png') }).catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+  if (server?.pid) {
+    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* already gone */ }
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  await t?.cleanup();
+  if (work) await rm(work, { recursive: true, force: true });
+}, 60_000);
+
+it('pairs on every git branch switch: status bar, tree, .env and the paired database follow HEAD', async () => {
+  // On opening, main is paired with the root database branch, which receives the migrations.
+  await statusBar().filter({ hasText: 'db: main' }).waitFor({ timeout: 180_000 });
+  expect(await statusBar().innerText()).toMatch(/db: main · copy · ready/);
+  const mainUrl = await t.provider.connectionUri('main');
+  expect(await query(mainUrl, "SELECT to_regclass('items') IS NOT NULL AS migrated")).toEqual([{ migrated: true }]);
+
+  // A new git branch with a migration of its own, made outside the editor.
+  await git('checkout', '-q', '-b', 'feature/ui');
+  await writeFile(path.join(repo, 'migrations', '002_tags.sql'), '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n');
+  await git('add', '.');
+  await git('commit', '-qm', 'tags');
+  await statusBar().filter({ hasText: 'db: feature-ui' }).waitFor({ timeout: 120_000 });
+  expect(await statusBar().innerText()).toMatch(/db: feature-ui · copy · ready/);
+  const paired = await t.provider.get('feature-ui');
+  expect(paired).toMatchObject({ parent: 'main', gitBranch: 'feature/ui' });
+  const url = await t.provider.connectionUri('feature-ui');
+  expect(await query(url, "SELECT to_regclass('tags') IS NOT NULL AS migrated")).toEqual([{ migrated: true }]);
+  expect(await query(mainUrl, "SELECT to_regclass('tags') IS NOT NULL AS migrated")).toEqual([{ migrated: false }]);
+  expect(await readFile(path.join(repo, '.env'), 'utf8')).toBe(`DATABASE_URL=${url}\n`);
+
+  // The tree of database branches shows the new branch with its git branch.
+  await page.locator('.activitybar [aria-label^="Consort"]').first().click();
+  const row = page.locator('.monaco-list-row').filter({ hasText: 'feature-ui' });
+  await row.waitFor({ timeout: 60_000 });
+  expect(await row.innerText()).toMatch(/git feature\/ui/);
+
+  // Schema diff of the paired branch against its parent, through the command palette.
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Schema Diff Against Parent');
+  await page.keyboard.press('Enter');
+  await page.locator('.view-lines').filter({ hasText: 'table public.tags' }).waitFor({ timeout: 60_000 });
+
+  // consort check on the working tree: a lint error becomes a diagnostic on the migration file.
+  await writeFile(path.join(repo, 'migrations', '003_required.sql'), '-- Up Migration\nALTER TABLE items ADD COLUMN sku int NOT NULL;\n-- Down Migration\nALTER TABLE items DROP COLUMN sku;\n');
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Check Migrations');
+  await page.keyboard.press('Enter');
+  await page.locator('.notifications-toasts').filter({ hasText: 'Consort check: failure' }).waitFor({ timeout: 300_000 });
+  await page.keyboard.press('Control+Shift+M');
+  const problem = page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'adding-required-field' });
+  await problem.first().waitFor({ timeout: 60_000 });
+  expect(await page.locator('.markers-panel').innerText()).toMatch(/003_required\.sql/);
+  await rm(path.join(repo, 'migrations', '003_required.sql'));
+
+  // Switching back reuses main's pairing.
+  await git('checkout', '-q', 'main');
+  await statusBar().filter({ hasText: 'db: main' }).waitFor({ timeout: 120_000 });
+  expect(await readFile(path.join(repo, '.env'), 'utf8')).toBe(`DATABASE_URL=${mainUrl}\n`);
+}, 600_000);

@@ -1,0 +1,56 @@
+/** The TDD lane at a glance (`consort status --json`): features, where each stands, and its gates. */
+import * as vscode from 'vscode';
+import { runJson } from './cli';
+
+interface FeatureJson {
+  feature: string;
+  phase: string;
+  where: string;
+  gate: string | null;
+  gates: Record<string, { approver: string; at: string; proxy: boolean } | null>;
+  turns: { count: number; costUsd: number };
+}
+
+export class LaneItem extends vscode.TreeItem {
+  constructor(readonly feature: FeatureJson, readonly gate?: string) {
+    super(gate ?? feature.feature, gate ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded);
+    if (gate === undefined) {
+      this.description = `${feature.phase}: ${feature.where}`;
+      this.tooltip = `${feature.feature}\n${feature.where}\n${feature.turns.count} turn(s), $${feature.turns.costUsd.toFixed(2)}`;
+      this.iconPath = new vscode.ThemeIcon('beaker');
+      this.contextValue = 'feature';
+      return;
+    }
+    const approval = feature.gates[gate];
+    this.description = approval ? `approved by ${approval.approver}${approval.proxy ? ' (proxy)' : ''}` : feature.gate === gate ? 'waiting for approval' : 'open';
+    this.iconPath = new vscode.ThemeIcon(approval ? 'pass' : 'circle-large-outline');
+    this.contextValue = approval ? 'gate-approved' : 'gate-open';
+  }
+}
+
+export class LaneView implements vscode.TreeDataProvider<LaneItem> {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(private readonly root: () => string | undefined, private readonly output: vscode.OutputChannel) {}
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  async getChildren(element?: LaneItem): Promise<LaneItem[]> {
+    if (element) return Object.keys(element.feature.gates).map((g) => new LaneItem(element.feature, g));
+    const root = this.root();
+    if (root === undefined) return [];
+    try {
+      return (await runJson<FeatureJson[]>(root, ['status'], this.output)).map((f) => new LaneItem(f));
+    } catch (e) {
+      this.output.appendLine(`status: ${(e as Error).message}`);
+      return [];
+    }
+  }
+
+  getTreeItem(element: LaneItem): vscode.TreeItem {
+    return element;
+  }
+}
