@@ -116,7 +116,8 @@ describe('applyMigrations up', () => {
       kind: 'statement',
       name: '1700000004000_broken',
       file: 'migrations/1700000004000_broken.sql',
-      statement: '-- Up Migration\nCREATE TABLE half (id int);\n\nSELEC 1;\n;',
+      // As written: without node-pg-migrate's section marker and the `;` it appends.
+      statement: 'CREATE TABLE half (id int);\n\nSELEC 1;',
       error: { message: 'syntax error at or near "SELEC"', code: '42601', position: 46, line: 4 },
     });
     expect(result.applied.map((m) => m.name)).toEqual(NAMES);

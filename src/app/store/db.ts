@@ -12,6 +12,8 @@ import { ConsortError } from '../../core/errors.js';
 import { quoteIdent, withAdvisoryLock, withClient, withTransaction, type Queryable } from '../../db/sql.js';
 import { applyMigrations } from '../../migrations/runner.js';
 
+/** package.json's name: how the store finds its own migrations folder from wherever it is bundled. */
+const PACKAGE_NAME = 'consort-db';
 export const STORE_SCHEMA = 'consort_app';
 export const STORE_MIGRATIONS_TABLE = 'pgmigrations';
 
@@ -28,7 +30,7 @@ export interface Store {
 export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'consort') return dir;
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir;
     if (path.dirname(dir) === dir) throw new ConsortError('internal', `Cannot find Consort's package root above ${from}.`);
   }
 }
