@@ -32,13 +32,16 @@ export function stagesWith(report: CheckReport, wanted: StageOutcome): string[] 
   return STAGE_ORDER.filter((n) => outcome(report.stages[n]) === wanted).map((n) => STAGE_TITLES[n]);
 }
 
-/** The one-line verdict after the title: "database checks failed — 2 blocking problems". */
+/**
+ * The one-line verdict after the title: "database checks failed — 2 failing stages". It counts stages,
+ * and says so: a stage with two problems is one failing stage, not "1 blocking problem".
+ */
 export function verdict(report: CheckReport): string {
   const failed = stagesWith(report, 'failed').length;
   const warned = stagesWith(report, 'warned').length;
   if (report.conclusion === 'error') return 'database checks could not run';
   if (report.conclusion === 'failure') {
-    return failed === 0 ? 'database checks failed' : `database checks failed — ${plural(failed, 'blocking problem')}`;
+    return failed === 0 ? 'database checks failed' : `database checks failed — ${plural(failed, 'failing stage')}`;
   }
   return warned === 0 ? 'database checks passed' : `database checks passed with ${plural(warned, 'warning')}`;
 }

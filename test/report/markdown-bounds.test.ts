@@ -6,7 +6,7 @@ import { hostileReport } from '../fixtures/reports/hostile.js';
 import { hugeReport } from '../fixtures/reports/huge.js';
 import { parseBlocks, tables } from './markdown-structure.js';
 
-const VERDICT = '## ❌ Consort: database checks failed — 2 blocking problems';
+const VERDICT = '## ❌ Consort: database checks failed — 2 failing stages';
 const STAGES = ['Migration plan', 'Baseline', 'Apply migrations', 'Lint', 'Reversibility', 'Schema diff', 'Test suite'];
 const h = hugeReport.stages;
 const n = (x: number): string => x.toLocaleString('en-US');

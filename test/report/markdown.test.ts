@@ -20,7 +20,7 @@ describe('renderCheckMarkdown snapshots', () => {
 describe('renderCheckMarkdown', () => {
   it('opens with the status and a one-line verdict', () => {
     expect(renderCheckMarkdown(passingReport)).toMatch(/^## ✅ Consort: database checks passed\n/);
-    expect(renderCheckMarkdown(failingReport)).toMatch(/^## ❌ Consort: database checks failed — 4 blocking problems\n/);
+    expect(renderCheckMarkdown(failingReport)).toMatch(/^## ❌ Consort: database checks failed — 4 failing stages\n/);
     expect(renderCheckMarkdown(errorReport)).toMatch(/^## ⚠️ Consort: database checks could not run\n/);
   });
 

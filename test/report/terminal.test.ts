@@ -40,7 +40,7 @@ describe('renderCheckTerminal', () => {
   it('ends with the conclusion and how to reach the database branch', () => {
     const last = (s: string): string | undefined => s.trimEnd().split('\n').at(-1);
     expect(last(renderCheckTerminal(passingReport))).toBe('✓ Database checks passed · database branch pr-42 · consort branch url pr-42');
-    expect(last(renderCheckTerminal(failingReport))).toBe('✗ Database checks failed — 4 blocking problems · database branch pr-42 · consort branch url pr-42');
+    expect(last(renderCheckTerminal(failingReport))).toBe('✗ Database checks failed — 4 failing stages · database branch pr-42 · consort branch url pr-42');
     expect(last(renderCheckTerminal(errorReport))).toBe('! Database checks could not run');
   });
 
