@@ -70,7 +70,7 @@ it('a detached HEAD is an error that says what to do', async () => {
   try {
     const r = await cli('pair');
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/HEAD is detached.*Check out a branch, or pass --git-branch <name>\./);
+    expect(r.stderr).toMatch(/HEAD is detached[^]*\nCheck out a branch, or pass --git-branch <name>\./);
   } finally {
     execFileSync('git', ['checkout', '-q', 'feature/cli'], { cwd: root });
   }

@@ -41,7 +41,7 @@ import { sum } from '../src/sum.js';
 describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
 `;
 
-const fakeBranches = { fresh: async () => ({ url: 'postgresql://nobody:pw@127.0.0.1:1/none', migrations: { ok: true, applied: [], log: [] } }), drop: () => undefined } as unknown as Branches;
+const fakeBranches = { fresh: async () => ({ url: 'postgresql://nobody:pw@127.0.0.1:1/none', migrations: { ok: true, applied: [], log: [] } }), untrusted: async (_name: string, url: string) => url, drop: () => undefined } as unknown as Branches;
 
 let dir: string;
 let ws: GitWorkspace;
