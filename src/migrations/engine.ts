@@ -9,6 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runner as bundledRunner } from 'node-pg-migrate';
 import { z } from 'zod';
+import { pinnedDependency } from '../tools/pinned-versions.js';
 
 export type Runner = typeof bundledRunner;
 
@@ -48,9 +49,14 @@ let bundled: MigrationEngine | undefined;
 
 export async function bundledEngine(): Promise<MigrationEngine> {
   if (bundled) return bundled;
-  const require = createRequire(import.meta.url);
-  const dir = (await packageRoot(require.resolve('node-pg-migrate'))) ?? '';
-  bundled = { runner: bundledRunner, version: (await packageAt(dir))?.version ?? 'unknown', source: 'bundled', dir };
+  let dir = '';
+  try {
+    dir = (await packageRoot(createRequire(import.meta.url).resolve('node-pg-migrate'))) ?? '';
+  } catch {
+    // Inside the bundled Action there is no node_modules: the runner is in dist/index.js itself.
+  }
+  const version = (dir ? (await packageAt(dir))?.version : undefined) ?? pinnedDependency('node-pg-migrate');
+  bundled = { runner: bundledRunner, version, source: 'bundled', dir };
   return bundled;
 }
 
