@@ -27,7 +27,9 @@ const OWNER = 'Codertocat';
 const REPO = 'Hello-World';
 const PR = 7;
 const FEATURE = '001-customer-phones';
-const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
+const AGENT_SOURCE = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
+/** A copy of the scripted agent in this file's own temp dir, so its `hang-once` control file is ours alone. */
+let AGENT: string;
 /** Real suite runs on a shared machine: generous limits. */
 const SLOW = 300_000;
 
@@ -43,6 +45,8 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
+  AGENT = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-pr-agent-')), 'pr-agent.mjs');
+  await writeFile(AGENT, await readFile(AGENT_SOURCE));
   [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n')]);
   dataDir = await ownDataDir(); // the Action starts it, as on a runner
   // origin: a bare repository with the base branch and the pull request's branch `change`.
@@ -65,6 +69,7 @@ afterAll(async () => {
     await rm(dataDir, { recursive: true, force: true });
   }
   if (origin) await rm(path.dirname(origin), { recursive: true, force: true });
+  if (AGENT) await rm(path.dirname(AGENT), { recursive: true, force: true });
   await Promise.all([action?.cleanup(), github?.close(), repo?.dispose()]);
 });
 
@@ -126,8 +131,9 @@ describe('dist/index.js, mode: build and approve', () => {
 
   it('keeps every pushed turn when the job is cancelled mid-turn, and says how to resume', async () => {
     const marker = path.join(path.dirname(origin), 'architect-hung');
+    await writeFile(path.join(path.dirname(AGENT), 'hang-once'), marker);
     const r = await run('build', await comment('/consort build customer-phones\nCustomers want to leave a phone number so the shop can call them.'), {}, {
-      env: { PR_AGENT_HANG_ONCE: marker }, signalOn: { when: () => existsSync(marker), signal: 'SIGTERM' },
+      signalOn: { when: () => existsSync(marker), signal: 'SIGTERM' },
     });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('::error::Consort: the run was cancelled; `/consort build 001-customer-phones` resumes from the last pushed turn.');
