@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // test/fixtures/histories: other projects' migration histories, kept as those projects write them.
-  { ignores: ['lib/**', 'dist/**', 'node_modules/**', 'coverage/**', 'examples/**/node_modules/**', 'test/fixtures/histories/**'] },
+  { ignores: ['lib/**', 'dist/**', 'node_modules/**', 'coverage/**', 'examples/**/node_modules/**', 'test/fixtures/histories/**', 'vscode/dist/**', 'vscode/node_modules/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

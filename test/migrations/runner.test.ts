@@ -118,7 +118,7 @@ describe('applyMigrations up', () => {
       file: 'migrations/1700000004000_broken.sql',
       // As written: without node-pg-migrate's section marker and the `;` it appends.
       statement: 'CREATE TABLE half (id int);\n\nSELEC 1;',
-      error: { message: 'syntax error at or near "SELEC"', code: '42601', position: 46, line: 4 },
+      error: { message: 'syntax error at or near "SELEC"', code: '42601', position: 30, line: 4 },
     });
     expect(result.applied.map((m) => m.name)).toEqual(NAMES);
     // The failing migration's transaction was rolled back, the earlier ones committed.
