@@ -28,6 +28,7 @@ export async function prepareTools(provider: ProviderName, lint: boolean): Promi
 }
 
 export async function openActionProvider(inputs: ActionInputs, config: ConsortConfig, workspace: string): Promise<BranchProvider> {
+  // Provider settings to parse (never handed to a child as is: the embedded server's is allow-listed).
   const env = { ...process.env, ...inputs.cloudEnv, ...(inputs.databaseUrl ? { CONSORT_POSTGRES_URL: inputs.databaseUrl } : {}) };
   return openProvider({
     provider: providerName(inputs, config),

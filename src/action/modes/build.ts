@@ -177,6 +177,8 @@ async function lane(s: Session): Promise<ModeResult> {
   const config = applyInputs(loaded.config, inputs);
   await prepareTools(providerName(inputs, config), false);
   const provider = await openActionProvider(inputs, config, ctx.workspace);
+  // The source the lane reads settings and allow-listed names from, never a child's environment:
+  // every child is built by src/core/child-env.ts (model keys reach only their own backend).
   const env = { ...process.env, ...inputs.lane.agentEnv };
   const store = new FeatureStore(ws.dir, feature);
   const turns: TurnRecord[] = [];
