@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { LogEvent } from '../../conductor/events.js';
+import { decideApproval } from '../../conductor/approval.js';
 import { approverProblem } from '../../conductor/gates.js';
 import { initialState, isStopped, type ConductorState, type GateName, GATES, STATE_VERSION } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
@@ -91,37 +91,27 @@ export async function approveGate(input: ApproveInput): Promise<{ gate: GateName
   if (!(GATES as readonly string[]).includes(input.gate)) {
     throw new ConsortError('invalid-input', `Unknown gate "${input.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
   }
-  const gate = input.gate as GateName;
   const problem = approverProblem(input.approver);
   if (problem) throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, { hint: 'Approve as a named person: --as <name>.' });
   const ws = await openWorkspace(input.workspace);
   const store = new FeatureStore(ws.dir, input.feature);
   const { state } = await store.load();
-  if (state.gate !== gate || (state.step !== 'gate' && state.step !== 'awaiting-approval')) {
-    throw new ConsortError('invalid-input', `${input.feature} is not at the ${gate} gate (it is at: ${describeStep(state)}).`, {
-      hint: 'Approve a gate when `consort status` shows it waiting.',
-    });
-  }
-  const reading = await readGate(ws, store, gate, state.userFacing);
-  if (!reading.check.valid) {
-    throw new ConsortError('invalid-input', `The ${gate} gate cannot be approved: ${reading.check.problems.slice(0, 8).join('; ')}.`, {
-      hint: 'Fix the artifacts (or run the design again); a missing or invalid artifact is never approved.',
-    });
-  }
-  if (input.expectedHash !== undefined && input.expectedHash !== reading.check.hash) {
-    throw new ConsortError('invalid-input', `The ${gate} gate's artifacts changed since it was announced, so this approval would cover something nobody was shown.`, {
-      hint: 'Run the lane again (`/consort build` or `consort run`) to announce the gate with its current content, then approve.',
-    });
-  }
-  const approver = input.approver.trim();
-  if (input.confirm && !(await input.confirm({ feature: input.feature, gate, hash: reading.check.hash, approver }))) {
+  const gate = input.gate as GateName;
+  // Only a gate the feature waits at is read (reading merge hashes the whole code tree).
+  const waiting = state.gate === gate && (state.step === 'gate' || state.step === 'awaiting-approval');
+  const check = waiting ? (await readGate(ws, store, gate, state.userFacing)).check : { valid: false, problems: [], hash: '', approval: null };
+  const at = (input.now ?? new Date()).toISOString();
+  const decision = decideApproval({
+    feature: input.feature, gate: input.gate, approver: input.approver, state, check, at, where: describeStep(state),
+    ...(input.expectedHash !== undefined ? { expectedHash: input.expectedHash } : {}), ...(input.headSha ? { headSha: input.headSha } : {}),
+  });
+  const { approval } = decision;
+  if (input.confirm && !(await input.confirm({ feature: input.feature, gate, hash: approval.hash, approver: approval.approver }))) {
     throw new ConsortError('invalid-input', `The ${gate} gate of ${input.feature} was not approved: it was not confirmed.`, { hint: `Type the first 8 characters of the gate's hash when asked.` });
   }
-  const at = (input.now ?? new Date()).toISOString();
-  await store.recordApproval(gate, { approver, at, hash: reading.check.hash, proxy: false, ...(input.headSha ? { headSha: input.headSha } : {}) });
-  const event: LogEvent = { id: `approve:${gate}:${at}`, at, feature: input.feature, type: 'gate.approved', gate, hash: reading.check.hash, approver, proxy: false };
-  await store.append('events.jsonl', event);
-  return { gate, hash: reading.check.hash, approver, at };
+  await store.recordApproval(gate, approval);
+  await store.append('events.jsonl', decision.event);
+  return { gate, hash: approval.hash, approver: approval.approver, at };
 }
 
 export function describeStep(state: ConductorState): string {
