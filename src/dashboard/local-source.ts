@@ -4,7 +4,7 @@
  * `consort check --json <file>` writes them) and the branches of the provider the CLI opened.
  * Gate approval goes through `approveGate`, exactly as `consort approve` does.
  */
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GatesFile } from '../conductor/artifacts.js';
@@ -18,11 +18,10 @@ import { readGate } from '../lanes/build/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/build/store.js';
 import { FileCache, parseJson } from './file-cache.js';
 import type { ApproveRequest, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from './port.js';
-import { checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
+import { ARTIFACT_NAME, checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
 
 export const CHECKS_DIR = '.consort/checks';
-/** What a gate covers: artifacts at the feature's top level, cycle records and reviews (never a path that climbs out). */
-export const ARTIFACT_NAME = /^(?:[a-z][a-z0-9-]*\.(?:json|md)|cycles\/cycle-\d+\.json|reviews\/T\d+\.json)$/;
+export { ARTIFACT_NAME };
 
 export interface LocalSourceOptions {
   root: string;
@@ -41,7 +40,7 @@ export class LocalSource implements DashboardSource {
   readonly name: string;
   private readonly cache = new FileCache();
   private readonly listeners = new Set<(change: { feature: string | null }) => void>();
-  private watcher: FSWatcher | null = null;
+  private readonly watchers = new Map<string, FSWatcher>();
   private timer: NodeJS.Timeout | null = null;
   private changed = new Set<string | null>();
   private ws: Promise<GitWorkspace | null> | null = null;
@@ -208,11 +207,16 @@ export class LocalSource implements DashboardSource {
 
   watch(listener: (change: { feature: string | null }) => void): () => void {
     this.listeners.add(listener);
-    if (this.watcher === null) this.startWatching();
+    if (this.watchers.size === 0) this.startWatching();
     return () => {
       this.listeners.delete(listener);
       if (this.listeners.size === 0) this.close();
     };
+  }
+
+  /** Watches are armed when watch() returns (see startWatching). */
+  watchReady(): Promise<void> {
+    return Promise.resolve();
   }
 
   private notify(file: string | null): void {
@@ -228,25 +232,72 @@ export class LocalSource implements DashboardSource {
     }, this.options.debounceMs ?? 100);
   }
 
+  /**
+   * One non-recursive watch per folder (`.consort/`, `features/`, each feature and its `cycles/`,
+   * `checks/`), added as folders appear. Not `fs.watch(…, { recursive: true })`: on Linux, Node
+   * arms that by walking the tree asynchronously, so a record appended just after a page opened
+   * its event stream could go unnoticed — the live-update test's occasional failure.
+   */
   private startWatching(): void {
-    const dir = path.join(this.options.root, path.dirname(FEATURES_DIR));
-    if (!existsSync(dir)) {
+    const consort = path.join(this.options.root, path.dirname(FEATURES_DIR));
+    if (!existsSync(consort)) {
       // No records yet: watch the repository's top folder until `.consort/` appears.
-      this.watcher = watch(this.options.root, (_e, name) => {
-        if (name === '.consort' && existsSync(dir)) {
-          this.watcher?.close();
+      this.arm(this.options.root, (name) => {
+        if (name === '.consort' && existsSync(consort)) {
+          this.closeWatchers();
           this.startWatching();
           this.notify(null);
         }
       });
       return;
     }
-    this.watcher = watch(dir, { recursive: true }, (_e, name) => this.notify(typeof name === 'string' ? name : null));
+    this.arm(consort, (name) => {
+      if (name === 'features' || name === 'checks') this.armFolders(consort);
+      this.notify(name);
+    });
+    this.armFolders(consort);
+  }
+
+  private armFolders(consort: string): void {
+    const features = path.join(consort, 'features');
+    this.arm(path.join(consort, 'checks'), () => this.notify('checks'));
+    this.arm(features, (name) => {
+      if (name) this.armFeature(features, name);
+      this.notify(name ? `features/${name}` : null);
+    });
+    for (const name of existsSync(features) ? readdirSync(features) : []) this.armFeature(features, name);
+  }
+
+  private armFeature(features: string, name: string): void {
+    const dir = path.join(features, name);
+    this.arm(dir, (file) => {
+      if (file === 'cycles') this.arm(path.join(dir, 'cycles'), (c) => this.notify(`features/${name}/cycles/${c ?? ''}`));
+      this.notify(`features/${name}/${file ?? ''}`);
+    });
+    this.arm(path.join(dir, 'cycles'), (c) => this.notify(`features/${name}/cycles/${c ?? ''}`));
+  }
+
+  private arm(dir: string, onChange: (name: string | null) => void): void {
+    if (this.watchers.has(dir)) return;
+    try {
+      const w = watch(dir, (_e, name) => onChange(typeof name === 'string' ? name : null));
+      w.on('error', () => {
+        w.close();
+        this.watchers.delete(dir);
+      });
+      this.watchers.set(dir, w);
+    } catch {
+      // Not there (yet): its parent's watch arms it when it appears.
+    }
+  }
+
+  private closeWatchers(): void {
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
   }
 
   close(): void {
-    this.watcher?.close();
-    this.watcher = null;
+    this.closeWatchers();
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
   }

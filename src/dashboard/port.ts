@@ -132,4 +132,6 @@ export interface DashboardSource {
   approve?(request: ApproveRequest): Promise<ApproveResult>;
   /** Call `listener` (debounced) when records change; returns the unsubscribe. */
   watch(listener: (change: { feature: string | null }) => void): () => void;
+  /** Resolves once changes made from now on reach the listeners (the event stream opens only then). */
+  watchReady?(): Promise<void>;
 }

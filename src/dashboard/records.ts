@@ -11,6 +11,9 @@ import { describeStep } from '../lanes/build/feature.js';
 import { CheckReport, STAGE_ORDER } from '../report/check-report.js';
 import type { CheckRunView, FeatureSummary, GateStatus, Page } from './port.js';
 
+/** What a gate covers: artifacts at the feature's top level, cycle records and reviews (never a path that climbs out). */
+export const ARTIFACT_NAME = /^(?:[a-z][a-z0-9-]*\.(?:json|md)|cycles\/cycle-\d+\.json|reviews\/T\d+\.json)$/;
+
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 function latest(...stamps: (string | undefined | null)[]): string | null {

@@ -90,16 +90,24 @@ function filterOf(url: URL): FeatureFilter {
   return { q: url.searchParams.get('q') ?? '', state: url.searchParams.get('state') ?? 'all', ...(Number.isFinite(pr) ? { pr } : {}) };
 }
 
-/** Server-sent events: one `change` event per (debounced) change of the records. */
-function events(ctx: DashboardContext, req: http.IncomingMessage, res: http.ServerResponse): void {
-  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
-  res.write('retry: 1000\n\n');
-  const stop = ctx.source.watch((change) => res.write(`event: change\ndata: ${JSON.stringify(change)}\n\n`));
-  const beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+/**
+ * Server-sent events: one `change` event per (debounced) change of the records. The stream opens
+ * (and the page says "live") only once the source is watching, so no change made after that is missed.
+ */
+async function events(ctx: DashboardContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const stop = ctx.source.watch((change) => {
+    if (res.headersSent) res.write(`event: change\ndata: ${JSON.stringify(change)}\n\n`);
+  });
+  const timer: { beat?: NodeJS.Timeout } = {};
   req.on('close', () => {
-    clearInterval(beat);
+    clearInterval(timer.beat);
     stop();
   });
+  await ctx.source.watchReady?.();
+  if (req.destroyed) return;
+  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+  res.write('retry: 1000\n\n');
+  timer.beat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
 }
 
 /**
@@ -128,7 +136,7 @@ export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMe
       if (api) return sendJson(res, 200, { version: DASHBOARD_API_VERSION, repository: s.name, features: rows });
       return sendHtml(res, 200, ctx, { title: 'Features', active: 'features', live: '*' }, featuresPage(ctx.base, rows, all, filter));
     }
-    if (head === 'events' && !api && segments.length === 1) return events(ctx, req, res);
+    if (head === 'events' && !api && segments.length === 1) return await events(ctx, req, res);
     if (head === 'checks' && segments.length === 1) {
       const page = await s.checks(pageOf(url), CHECKS_PAGE);
       if (api) return sendJson(res, 200, { version: DASHBOARD_API_VERSION, ...page, last: await s.lastCheckReport() });

@@ -7,17 +7,11 @@
 import { appendFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jest } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { LocalSource } from '../../src/dashboard/local-source.js';
 import { startLocalDashboard, type LocalDashboard } from '../../src/dashboard/local-server.js';
 import { launchBrowser, SCREENSHOTS } from './browser.js';
 import { makeFixture, T0, turn, type Fixture } from './fixture.js';
-
-// The live-update test asserts wall-clock time (≤ 1 s from record to page); on a machine whose CPUs
-// are oversubscribed several times over, one slow scheduling can miss it, so a failure is retried
-// (and logged) before it counts.
-jest.retryTimes(2, { logErrorsBeforeRetry: true });
 
 const IMG = fileURLToPath(new URL('../../docs/img/', import.meta.url));
 
