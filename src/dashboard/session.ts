@@ -1,12 +1,11 @@
 /**
- * What the App host's sign-in will rest on, kept pure so it can be table-tested: signed session
- * cookies (HMAC-SHA256, expiring, `HttpOnly`, `SameSite=Lax`, `Secure` over https), a CSRF token
- * bound to the session, and a short-lived cache of "may this person read / write this repository"
- * answers (GitHub is asked again once an answer is older than its TTL).
- *
- * Not yet wired: the App's `/dashboard` route and the OAuth exchange (see docs/dashboard.md).
+ * What the App host's sign-in rests on, kept pure so it can be table-tested: sealed session
+ * cookies (AES-256-GCM, so the person's OAuth token inside can be neither read nor forged;
+ * expiring; `HttpOnly`, `SameSite=Lax`, `Secure` over https), a CSRF token bound to the session,
+ * and a short-lived cache of "may this person read / write this repository" answers (GitHub is
+ * asked again once an answer is older than its TTL). Wired by src/app/dashboard/host.ts.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Permission } from '../github/permissions.js';
 
@@ -19,33 +18,31 @@ function mac(secret: string, text: string): string {
   return createHmac('sha256', secret).update(text).digest('base64url');
 }
 
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export function newSession(login: string, token: string, now: number, ttlMs = 8 * 3_600_000): Session {
   return { id: randomBytes(18).toString('base64url'), login, token, exp: now + ttlMs };
 }
 
-/**
- * `payload.signature`, both base64url. The payload holds the user's OAuth token, so a real
- * deployment must encrypt it or keep it server-side; the signature only makes it unforgeable.
- */
+const keyOf = (secret: string): Buffer => createHash('sha256').update(`consort-session\0${secret}`).digest();
+
+/** `sealed.tag`, both base64url: the session encrypted and authenticated with a key derived from `secret`. */
 export function signSession(session: Session, secret: string): string {
-  const payload = Buffer.from(JSON.stringify(session)).toString('base64url');
-  return `${payload}.${mac(secret, payload)}`;
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(secret), iv);
+  const sealed = Buffer.concat([iv, cipher.update(JSON.stringify(session), 'utf8'), cipher.final()]);
+  return `${sealed.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
 }
 
 /** The session in a cookie value, or null when it is forged, malformed or expired. */
 export function verifySession(value: string | undefined, secret: string, now: number): Session | null {
   if (!value) return null;
-  const [payload, signature, extra] = value.split('.');
-  if (!payload || !signature || extra !== undefined || !same(signature, mac(secret, payload))) return null;
+  const [payload, tag, extra] = value.split('.');
+  if (!payload || !tag || extra !== undefined) return null;
   let data: unknown;
   try {
-    data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const sealed = Buffer.from(payload, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(secret), sealed.subarray(0, 12));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    data = JSON.parse(Buffer.concat([decipher.update(sealed.subarray(12)), decipher.final()]).toString('utf8'));
   } catch {
     return null;
   }
@@ -53,8 +50,8 @@ export function verifySession(value: string | undefined, secret: string, now: nu
   return parsed.success && parsed.data.exp > now ? parsed.data : null;
 }
 
-export function sessionCookie(value: string, options: { secure: boolean; path: string; maxAgeS: number }): string {
-  return [`${SESSION_COOKIE}=${value}`, `Path=${options.path}`, `Max-Age=${options.maxAgeS}`, 'HttpOnly', 'SameSite=Lax', ...(options.secure ? ['Secure'] : [])].join('; ');
+export function sessionCookie(value: string, options: { secure: boolean; path: string; maxAgeS: number; name?: string }): string {
+  return [`${options.name ?? SESSION_COOKIE}=${value}`, `Path=${options.path}`, `Max-Age=${options.maxAgeS}`, 'HttpOnly', 'SameSite=Lax', ...(options.secure ? ['Secure'] : [])].join('; ');
 }
 
 export function readCookie(header: string | undefined, name: string): string | undefined {
