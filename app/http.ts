@@ -1,6 +1,7 @@
 /**
  * The App's HTTP server: GitHub's webhooks (signature-verified by @octokit/webhooks, through
- * Probot) on the webhook path, `/health` for load balancers and process managers, 404 elsewhere.
+ * Probot) on the webhook path, `/health` for load balancers and process managers, the dashboard
+ * under `/dashboard` when it is configured, 404 elsewhere.
  *
  * `/health`: 503 `unavailable` when the store does not answer (the App cannot record webhooks);
  * 200 `degraded` while GitHub cannot be reached (webhooks are still recorded, checks wait and
@@ -18,6 +19,8 @@ export interface AppServerOptions {
   /** Whether GitHub answers (github-watch.ts); absent: not reported. */
   github?: () => Promise<GitHubStatus>;
   version: string;
+  /** The dashboard (src/app/dashboard/host.ts): true when it took the request. */
+  dashboard?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
 async function health(options: AppServerOptions): Promise<{ code: number; body: Record<string, unknown> }> {
@@ -36,6 +39,7 @@ export function createAppServer(options: AppServerOptions): http.Server {
       });
       return;
     }
+    if (options.dashboard?.(req, res)) return;
     const notFound = (): void => {
       if (!res.headersSent) res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
     };

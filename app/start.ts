@@ -11,6 +11,9 @@ import { createNeonProvider, type NeonProviderOptions } from '../src/branches/ne
 import { VERSION } from '../src/cli/version.js';
 import { isConsortError } from '../src/core/errors.js';
 import { quoteIdent, withClient, withDatabase } from '../src/db/sql.js';
+import { createAppDashboard } from '../src/app/dashboard/host.js';
+import { githubRecords } from '../src/app/dashboard/github-records.js';
+import { branchViews } from '../src/dashboard/branch-views.js';
 import { octokitGitHub } from '../src/app/github.js';
 import { jobSettings, type AppLog, type Lane } from '../src/app/jobs/deps.js';
 import { GitHubHealth, observingFetch } from '../src/app/github-watch.js';
@@ -111,8 +114,9 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       else log.error(`GitHub at ${settings.github.apiUrl} cannot be reached: ${s.lastError ?? 'no answer'}. Webhooks are still recorded; checks wait and are retried. /health reports "degraded" until it answers.`);
     });
   }
+  const records = async (installationId: number) => githubRecords(await probot.auth(installationId));
   const runtime = await startRuntime({
-    storeUrl, providers, log,
+    storeUrl, providers, log, ...(settings.dashboard ? { records } : {}),
     github: async (installationId, context) => octokitGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
     queue: {
       quickConcurrency: settings.quickConcurrency, runConcurrency: settings.runConcurrency, runExpireSeconds: settings.runExpireSeconds,
@@ -125,14 +129,20 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
     ...(options.lane ? { lane: options.lane } : {}),
   });
   await probot.load(consortApp(runtime.intake));
+  const dashboard = settings.dashboard ? createAppDashboard({
+    store: runtime.store, storeUrl, settings: settings.dashboard, github: { apiUrl: settings.github.apiUrl, webUrl: settings.github.webUrl },
+    installation: (id) => probot.auth(id), branches: async (repositoryId) => branchViews(await providers.forRepository(repositoryId)),
+  }) : null;
   const server = createAppServer({
     webhooks: await probot.getNodeMiddleware({ path: settings.webhookPath }), healthy: runtime.healthy, github: () => github.check(), version: VERSION,
+    ...(dashboard ? { dashboard: dashboard.handle } : {}),
   });
   const { port, url } = await listen(server, settings.port, settings.host);
-  log.info(`Consort App listening on ${url} (webhooks at ${settings.webhookPath}, health at /health)`);
+  log.info(`Consort App listening on ${url} (webhooks at ${settings.webhookPath}, health at /health${dashboard ? `, dashboard at ${settings.dashboard!.publicUrl}/dashboard` : ''})`);
   return {
     url, port, runtime, probot, github,
     async close() {
+      await dashboard?.close(); // ends its event streams, which would keep the server open
       await closeServer(server);
       await runtime.stop();
       await providers.close();

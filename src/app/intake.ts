@@ -68,7 +68,12 @@ async function rerun(tx: pg.PoolClient, queue: JobQueue, previous: Run, headSha:
   return { kind: 'enqueued', job: 'announce', runId: run.id };
 }
 
-export function createIntake(store: Store, queue: JobQueue): Intake {
+export interface IntakeOptions {
+  /** Also enqueue indexing each pushed head's TDD records for the dashboard. */
+  indexRecords?: boolean;
+}
+
+export function createIntake(store: Store, queue: JobQueue, options: IntakeOptions = {}): Intake {
   /** One transaction that first claims the delivery id; a redelivery stops there. */
   async function once(event: WebhookEvent, action: string, repositoryId: number, fn: (tx: pg.PoolClient) => Promise<IntakeOutcome>): Promise<IntakeOutcome> {
     const outcome = await store.tx(async (tx) => {
@@ -101,6 +106,7 @@ export function createIntake(store: Store, queue: JobQueue): Intake {
         if (!closing) {
           await staleApprovals(tx, ref.repositoryId, pr.number, pr.head.sha);
           const run = await recordPullCheck(tx, queue, pull, event.id);
+          if (options.indexRecords) await queue.sendQuick({ kind: 'index', repositoryId: ref.repositoryId, pr: pr.number, headSha: pr.head.sha }, tx);
           return { kind: 'enqueued', job: 'announce', runId: run.id };
         }
         const merged = pr.merged === true && typeof pr.merge_commit_sha === 'string';

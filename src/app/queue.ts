@@ -9,7 +9,7 @@
  * still supports Node 20.)
  *
  * Three queues, so quick work never waits behind long checks:
- *   quick  — create a check run, answer a /consort command (seconds);
+ *   quick  — create a check run, answer a /consort command, index a head for the dashboard (seconds);
  *   run    — a check or a close-time cleanup/promote (minutes), serialized per subject by the store;
  *   sweep  — the periodic sweep (cron).
  */
@@ -38,6 +38,8 @@ export type CommandJob = z.infer<typeof CommandJob>;
 export const QuickJob = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('announce'), runId: z.number().int().positive() }),
   z.object({ kind: z.literal('command'), command: CommandJob }),
+  /** Index the TDD lane's records at a pull request's head for the dashboard (only when the dashboard is on). */
+  z.object({ kind: z.literal('index'), repositoryId: z.number().int(), pr: z.number().int().positive(), headSha: z.string() }),
 ]);
 export type QuickJob = z.infer<typeof QuickJob>;
 export const RunJob = z.object({ runId: z.number().int().positive() });

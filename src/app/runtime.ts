@@ -8,7 +8,9 @@ import { runCheck } from '../lanes/check/run.js';
 import { createIntake, type Intake } from './intake.js';
 import type { GitHubApi } from './github.js';
 import type { CallContext } from './github-watch.js';
+import type { RecordsApi } from './dashboard/github-records.js';
 import { handleAnnounce } from './jobs/announce.js';
+import { handleIndex } from './jobs/index-records.js';
 import { handleCommand } from './jobs/command.js';
 import type { AppLog, JobDeps, JobSettings, Lane } from './jobs/deps.js';
 import { handleRunJob } from './jobs/run-job.js';
@@ -29,6 +31,8 @@ export interface RuntimeOptions {
   lane?: Lane;
   /** Start the workers (default true); false gives a process that only takes webhooks. */
   workers?: boolean;
+  /** The dashboard is on: index every pushed head's TDD records through this. */
+  records?: (installationId: number) => Promise<RecordsApi>;
 }
 
 export interface AppRuntime {
@@ -43,7 +47,7 @@ export interface AppRuntime {
 
 export function jobHandlers(deps: JobDeps): QueueHandlers {
   return {
-    quick: (job) => (job.kind === 'announce' ? handleAnnounce(deps, job) : handleCommand(deps, job.command)),
+    quick: (job) => (job.kind === 'announce' ? handleAnnounce(deps, job) : job.kind === 'index' ? handleIndex(deps, job) : handleCommand(deps, job.command)),
     run: (job) => handleRunJob(deps, job),
     sweep: () => sweepAll(deps),
   };
@@ -75,13 +79,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime>
   }
   const deps: JobDeps = {
     store, queue, github: options.github, providers: options.providers, lane: options.lane ?? runCheck, settings: options.jobs, log: options.log,
+    ...(options.records ? { records: options.records } : {}),
   };
   if (options.workers !== false) await queue.startWorkers(jobHandlers(deps));
   let stopped = false;
   return {
     store,
     queue,
-    intake: createIntake(store, queue),
+    intake: createIntake(store, queue, { indexRecords: options.records !== undefined }),
     deps,
     healthy: () => store.pool.query('SELECT 1').then(() => true, () => false),
     async stop(stopOptions = {}) {

@@ -43,7 +43,21 @@ const Env = z.object({
   CONSORT_APP_SWEEP_CRON: z.string().min(9).optional(),
   CONSORT_APP_MAX_TARBALL_MB: int(512),
   CONSORT_APP_SUITE_ENV: z.string().optional(),
+  // The dashboard (docs/app.md, "Dashboard"): the App's OAuth credentials, where people reach it, the session key.
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  CONSORT_DASHBOARD_URL: z.url({ error: 'CONSORT_DASHBOARD_URL must be the URL people open, like https://consort.example.com' }).optional(),
+  CONSORT_DASHBOARD_SECRET: z.string().min(32, { error: 'CONSORT_DASHBOARD_SECRET must be at least 32 characters (it seals the session cookies)' }).optional(),
 });
+
+/** The App's `/dashboard` (off unless all four variables are set). */
+export interface DashboardSettings {
+  clientId: string;
+  clientSecret: string;
+  /** The origin people open (`https://consort.example.com`): redirects, the Origin check, Secure cookies. */
+  publicUrl: string;
+  sessionSecret: string;
+}
 
 export interface AppSettings {
   appId: number;
@@ -75,6 +89,7 @@ export interface AppSettings {
   maxTarballBytes: number;
   /** Extra variables (beyond the basic ones) passed from the App's environment to a project's suite. */
   suiteEnvNames: string[];
+  dashboard: DashboardSettings | null;
 }
 
 function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): string {
@@ -103,6 +118,12 @@ export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) =>
   const env = parsed.data;
   const offer = parseProviderOffer(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
   const github = resolveGitHubHost(env);
+  const dashboardVars = [env.GITHUB_CLIENT_ID, env.GITHUB_CLIENT_SECRET, env.CONSORT_DASHBOARD_URL, env.CONSORT_DASHBOARD_SECRET];
+  if (dashboardVars.some((v) => v !== undefined) && dashboardVars.some((v) => v === undefined)) {
+    throw new ConsortError('config', 'The dashboard needs all of GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, CONSORT_DASHBOARD_URL and CONSORT_DASHBOARD_SECRET; some are missing.', {
+      hint: 'Set the four together (docs/app.md, "Dashboard"), or none to run the App without its dashboard.',
+    });
+  }
   return {
     appId: Number(env.APP_ID),
     privateKey: privateKey(env, read),
@@ -127,6 +148,9 @@ export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) =>
     sweepCron: env.CONSORT_APP_SWEEP_CRON ?? '*/2 * * * *',
     maxTarballBytes: env.CONSORT_APP_MAX_TARBALL_MB * 1024 * 1024,
     suiteEnvNames: (env.CONSORT_APP_SUITE_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    dashboard: env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET && env.CONSORT_DASHBOARD_URL && env.CONSORT_DASHBOARD_SECRET
+      ? { clientId: env.GITHUB_CLIENT_ID, clientSecret: env.GITHUB_CLIENT_SECRET, publicUrl: new URL(env.CONSORT_DASHBOARD_URL).origin, sessionSecret: env.CONSORT_DASHBOARD_SECRET }
+      : null,
   };
 }
 

@@ -47,6 +47,15 @@ ${frame.user ? html`<span>${frame.user.login} · <a href="${frame.user.signOut}"
 <main id="main">${body}</main></body></html>`;
 }
 
+/** A page outside any repository (the App's sign-in and repository list): the same styles, no navigation, no script. */
+export function plainLayout(frame: { title: string; user?: PageFrame['user'] }, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${frame.title} · Consort</title><style>${STYLE}</style></head>
+<body><header><strong>Consort</strong>${frame.user ? html`<span>${frame.user.login} · <a href="${frame.user.signOut}">sign out</a></span>` : ''}</header>
+<main id="main">${body}</main></body></html>`;
+}
+
 export function pager(url: string, page: number, pages: number, query: Record<string, string | number | undefined> = {}): Html {
   if (pages <= 1) return html``;
   const at = (p: number, text: string) => html`<a href="${withQuery(url, { ...query, page: p })}">${text}</a>`;

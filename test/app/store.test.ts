@@ -37,10 +37,10 @@ const newRun = (over: Partial<NewRun> = {}): NewRun => ({
 describe('migrations', () => {
   it('applies the schema once, even when two processes start together', async () => {
     const [a, b] = await Promise.all([migrateStore(db.url), migrateStore(db.url)]);
-    expect([...a, ...b]).toEqual(['1764460800000_consort_app_store']);
+    expect([...a, ...b]).toEqual(['1764460800000_consort_app_store', '1764547200000_consort_app_dashboard']);
     expect(await migrateStore(db.url)).toEqual([]);
     const tables = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'consort_app' ORDER BY 1");
-    expect(tables.map((t) => t.table_name)).toEqual(['deliveries', 'fork_approvals', 'gate_decisions', 'gates', 'pgmigrations', 'pull_requests', 'runs']);
+    expect(tables.map((t) => t.table_name)).toEqual(['check_history', 'dashboard_features', 'dashboard_files', 'dashboard_turns', 'deliveries', 'fork_approvals', 'gate_decisions', 'gates', 'pgmigrations', 'pull_requests', 'runs']);
   });
 
   it("passes Consort's own check lane: applies, lints clean and reverses", async () => {
@@ -56,7 +56,10 @@ describe('migrations', () => {
       });
       expect(report.conclusion).toBe('success');
       expect(report.stages.lint.findings).toEqual([]);
-      expect(report.stages.reversibility.migrations).toEqual([expect.objectContaining({ file: path.posix.join('migrations', '1764460800000_consort_app_store.sql'), verdict: 'reversible' })]);
+      expect(report.stages.reversibility.migrations).toEqual([
+        expect.objectContaining({ file: path.posix.join('migrations', '1764460800000_consort_app_store.sql'), verdict: 'reversible' }),
+        expect.objectContaining({ file: path.posix.join('migrations', '1764547200000_consort_app_dashboard.sql'), verdict: 'reversible' }),
+      ]);
     } finally {
       await t?.cleanup();
     }

@@ -103,7 +103,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     if (late) return late;
     const result = await finish(reportOutcome(report));
     if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, checkReportComment(report));
-    return result;
+    return { ...result, report };
   } finally {
     await workspace.dispose();
   }

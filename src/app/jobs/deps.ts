@@ -5,6 +5,7 @@
  */
 import type { CheckInput } from '../../lanes/check/run.js';
 import type { CheckReport } from '../../report/check-report.js';
+import type { RecordsApi } from '../dashboard/github-records.js';
 import type { GitHubApi } from '../github.js';
 import type { CallContext } from '../github-watch.js';
 import type { RepoProviders } from '../providers.js';
@@ -49,6 +50,8 @@ export interface JobDeps {
   lane: Lane;
   settings: JobSettings;
   log: AppLog;
+  /** GitHub's records API as an installation, when the dashboard is on (indexing jobs). */
+  records?: (installationId: number) => Promise<RecordsApi>;
 }
 
 export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 'suiteEnv' | 'toolVersion'>): JobSettings {

@@ -16,6 +16,7 @@ import { isConsortError } from '../../core/errors.js';
 import { cancelledOutcome, errorOutcome } from '../check-output.js';
 import type { RunJob } from '../queue.js';
 import { claimRun, finishRun, getRun, heartbeat, releaseRun, type Run, type RunResult } from '../store/runs.js';
+import { recordCheck } from '../dashboard/index-store.js';
 import { checkRun } from './check.js';
 import { closeRun } from './close.js';
 import { LeaseLost, runContext, type JobDeps } from './deps.js';
@@ -80,7 +81,15 @@ async function work(deps: JobDeps, run: Run, token: string): Promise<void> {
     }
   }
   stopHeartbeat();
-  if (!(await finishRun(deps.store.pool, run.id, token, result))) deps.log.warn('run outcome not recorded: the lease was lost', { runId: run.id });
+  if (!(await finishRun(deps.store.pool, run.id, token, result))) {
+    deps.log.warn('run outcome not recorded: the lease was lost', { runId: run.id });
+    return;
+  }
+  if (run.kind === 'check') {
+    await recordCheck(deps.store.pool, run, result, result.report ?? null).catch((e: unknown) => {
+      deps.log.warn('the check history did not record this run', { runId: run.id, error: String(e) });
+    });
+  }
 }
 
 /**

@@ -192,6 +192,8 @@ export interface RunResult {
   state: 'completed' | 'cancelled';
   conclusion: string;
   summary: string;
+  /** The check lane's CheckReport, when it produced one (kept for the dashboard's check history). */
+  report?: unknown;
 }
 
 /** Record the outcome, only if the run is still ours (a lost lease means another process took over). */

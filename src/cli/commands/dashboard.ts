@@ -6,6 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { Command, Option } from 'commander';
 import { ConsortError } from '../../core/errors.js';
+import { branchViews } from '../../dashboard/branch-views.js';
 import type { BranchView } from '../../dashboard/port.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CliContext } from '../context.js';
@@ -50,12 +51,7 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
   return {
     async list() {
       provider ??= import('../../branches/factory.js').then(({ openProvider }) => openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) }));
-      const p = await provider;
-      const [records, caps] = await Promise.all([p.list(), p.capabilities().catch(() => null)]);
-      return records.map((b) => ({
-        name: b.name, parent: b.parent, gitBranch: b.gitBranch, pr: Number(/(?:^|-)pr-(\d+)$/.exec(b.name)?.[1] ?? NaN) || null,
-        createdAt: b.createdAt.toISOString(), expiresAt: b.expiresAt?.toISOString() ?? null, sizeBytes: null, mode: caps?.mode ?? null,
-      }));
+      return branchViews(await provider);
     },
     async close() {
       if (provider) await (await provider).close();

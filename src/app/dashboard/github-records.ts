@@ -1,0 +1,89 @@
+/**
+ * What the dashboard asks of GitHub, as a port and its adapter over any Octokit-shaped client:
+ * a commit's whole tree (one call; the blobs under `.consort/features/` and the code tree's hash
+ * come from it), blobs by sha (fetched only when their sha is new), a person's permission, and the
+ * one write — a commit on a pull request's branch made with the person's own token, which GitHub
+ * accepts only from someone who may push there and only as a fast-forward of the head they saw.
+ */
+import { z } from 'zod';
+import { collaboratorPermission, type Permission } from '../../github/permissions.js';
+import type { OctokitLike, Repo } from '../github.js';
+
+export interface TreeEntry {
+  path: string;
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  sha: string;
+}
+
+export interface RecordsApi {
+  /** Every entry of the commit's tree, recursively; `truncated` when GitHub did not list them all. */
+  tree(repo: Repo, commitSha: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
+  blob(repo: Repo, sha: string): Promise<string>;
+  permission(repo: Repo, user: string): Promise<Permission>;
+}
+
+export interface CommitApi {
+  /** Where the branch points now. */
+  branchHead(repo: Repo, branch: string): Promise<string>;
+  /**
+   * A commit on `branch` with `files` written (paths from the repository root), parent `parent`;
+   * the branch moves only if it still points at `parent` (no force). Returns the new commit's sha.
+   */
+  commitFiles(repo: Repo, o: { branch: string; parent: string; message: string; files: { path: string; content: string }[] }): Promise<string>;
+}
+
+const Tree = z.object({
+  sha: z.string(),
+  truncated: z.boolean().optional(),
+  tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string() })),
+});
+const Blob = z.object({ content: z.string(), encoding: z.string() });
+const Sha = z.object({ sha: z.string() });
+const Ref = z.object({ object: z.object({ sha: z.string() }) });
+const Commit = z.object({ sha: z.string(), tree: z.object({ sha: z.string() }) });
+
+const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
+
+export function githubRecords(octokit: OctokitLike): RecordsApi {
+  return {
+    async tree(repo, commitSha) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', { ...at(repo), tree_sha: commitSha, recursive: '1' });
+      const tree = Tree.parse(data);
+      return { entries: tree.tree, truncated: tree.truncated === true };
+    },
+    async blob(repo, sha) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', { ...at(repo), file_sha: sha });
+      const blob = Blob.parse(data);
+      return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64').toString('utf8') : blob.content;
+    },
+    permission: (repo, user) => collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user })),
+  };
+}
+
+export function githubCommits(octokit: OctokitLike): CommitApi {
+  return {
+    async branchHead(repo, branch) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: `heads/${branch}` });
+      return Ref.parse(data).object.sha;
+    },
+    async commitFiles(repo, o) {
+      const { data: parent } = await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...at(repo), commit_sha: o.parent });
+      const { data: tree } = await octokit.request('POST /repos/{owner}/{repo}/git/trees', {
+        ...at(repo), base_tree: Commit.parse(parent).tree.sha, tree: o.files.map((f) => ({ path: f.path, mode: '100644', type: 'blob', content: f.content })),
+      });
+      const { data: commit } = await octokit.request('POST /repos/{owner}/{repo}/git/commits', { ...at(repo), message: o.message, tree: Sha.parse(tree).sha, parents: [o.parent] });
+      const sha = Sha.parse(commit).sha;
+      await octokit.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...at(repo), ref: `heads/${o.branch}`, sha, force: false });
+      return sha;
+    },
+  };
+}
+
+/**
+ * The code tree's hash as the merge gate computes it from a checkout (`git ls-tree -r HEAD`
+ * outside `.consort/`, see codeTreeHash): one line per blob or submodule, `<mode> <type> <sha>\t<path>`.
+ */
+export function codeTreeLines(entries: readonly TreeEntry[]): string[] {
+  return entries.filter((e) => e.type !== 'tree' && !e.path.startsWith('.consort/')).map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}`);
+}
