@@ -16,6 +16,7 @@ import { openWorkspace, type GitWorkspace } from '../git/workspace.js';
 import { approveGate } from '../lanes/build/feature.js';
 import { readGate } from '../lanes/build/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/build/store.js';
+import { diffStatOf, gitCounts, turnSpan } from './diff-stat.js';
 import { FileCache, parseJson } from './file-cache.js';
 import type { ApproveRequest, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from './port.js';
 import { ARTIFACT_NAME, checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
@@ -173,7 +174,9 @@ export class LocalSource implements DashboardSource {
     const transcript = /^[A-Za-z0-9._-]+$/.test(record.id)
       ? await this.cache.get(this.store(feature).file(`transcripts/${record.id}.txt`), (t) => transcriptExcerpt(t), null)
       : null;
-    return { record, transcript, diffStat: record.filesChanged.map((p) => ({ path: p, added: null, removed: null })) };
+    const span = turnSpan(await this.turnsOf(feature), record.id, 'HEAD');
+    const counts = span ? await gitCounts(this.options.root, span.from, span.to, record.filesChanged) : null;
+    return { record, transcript, diffStat: diffStatOf(record, counts) };
   }
 
   private async allChecks(): Promise<CheckRunView[]> {

@@ -7,7 +7,7 @@
  * `CONSORT_SCREENSHOTS=1` also writes the screenshots in docs/img/.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
@@ -201,14 +201,23 @@ describe('the App dashboard in Chromium', () => {
     await page.evaluate(() => { (globalThis as unknown as { __same: boolean }).__same = true; });
     await page.waitForSelector('#live:has-text("live")');
     // A push: the lane commits a new turn; the App records the new head and indexes it (the job the push's webhook enqueues).
-    appendFileSync(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(turn({ id: 'turn-0013', role: 'navigator', step: 'red', item: 'T3' }, fx.building, T0 + 9_000_000))}\n`);
-    git('commit', '-q', '-am', 'turn-0013');
+    mkdirSync(path.join(fx.root, 'test'), { recursive: true });
+    writeFileSync(path.join(fx.root, 'test/T3.test.js'), 'test("T3", () => {\n  expect(cart()).toBe(3);\n});\n');
+    const record = turn({ id: 'turn-0013', role: 'navigator', step: 'red', item: 'T3', base: head.headSha, filesChanged: ['test/T3.test.js'] }, fx.building, T0 + 9_000_000);
+    appendFileSync(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(record)}\n`);
+    git('add', '-A');
+    git('commit', '-q', '-m', 'turn-0013');
     head = { ...head, headSha: git('rev-parse', 'HEAD') };
     await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
     const deps = { store, records: async () => records(), log: silentLog } as unknown as JobDeps;
     await handleIndex(deps, { kind: 'index', repositoryId: head.repositoryId, pr: head.pr, headSha: head.headSha });
     await page.waitForSelector('#turns a:has-text("turn-0013")', { timeout: 5000 });
     expect(await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same)).toBe(true);
+    // Its detail: the lines it added, from GitHub's comparison (and the same from git on the local host).
+    await page.click('#turns a:has-text("turn-0013")');
+    expect(await page.locator('#files tbody tr').innerText()).toMatch(/test\/T3\.test\.js\s+3\s+0/);
+    const localTurn = (await (await fetch(`${local.url}/api/features/${fx.building}/turns/turn-0013`)).json()) as { diffStat: unknown };
+    expect(localTurn.diffStat).toEqual([{ path: 'test/T3.test.js', added: 3, removed: 0 }]);
   });
 
   it('refuses approval to a reader: no form, and a posted approval is refused', async () => {

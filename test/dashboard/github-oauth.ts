@@ -7,6 +7,7 @@
  *   `state`), `POST /login/oauth/access_token` (code → `gho_` token; a code works once, with the
  *   App's client id and secret and the same redirect_uri; errors as 200 `{ error, error_description }`),
  *   `GET /user`;
+ * - the comparison of two commits (its `files` with additions and deletions);
  * - the Git database API on a real git repository: trees (recursive), blobs, a branch's ref, a
  *   commit; and, with a person's token and push access, new trees, commits and a fast-forward-only
  *   ref update, refused (403) for anyone who may only read.
@@ -93,6 +94,15 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
     if (r.method === 'GET' && r.path === '/user') {
       const w = who(r);
       return w?.kind === 'user' ? { status: 200, body: renderUser(w.login) } : unauthorized;
+    }
+    const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(r.path.slice(api.length));
+    if (r.path.startsWith(`${api}/compare/`) && compare && r.method === 'GET') {
+      if (who(r)?.kind !== 'installation') return unauthorized;
+      const files = git(['diff', '--numstat', '-z', '--no-renames', `${compare[1]}...${compare[2]}`]).split('\0').filter(Boolean).map((e) => {
+        const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
+        return { filename, additions: Number(additions), deletions: Number(deletions), changes: Number(additions) + Number(deletions), status: 'modified' };
+      });
+      return { status: 200, body: { status: 'ahead', merge_base_commit: { sha: compare[1] }, files } };
     }
     if (!r.path.startsWith(`${api}/git/`)) return undefined;
     const w = who(r);

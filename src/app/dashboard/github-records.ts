@@ -21,6 +21,8 @@ export interface RecordsApi {
   tree(repo: Repo, commitSha: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
   blob(repo: Repo, sha: string): Promise<string>;
   permission(repo: Repo, user: string): Promise<Permission>;
+  /** Lines added/removed per file from `base` to `head` (GitHub lists at most 300 files). */
+  compare(repo: Repo, base: string, head: string): Promise<Map<string, { added: number; removed: number }>>;
 }
 
 export interface CommitApi {
@@ -38,6 +40,7 @@ const Tree = z.object({
   truncated: z.boolean().optional(),
   tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string() })),
 });
+const Compare = z.object({ files: z.array(z.object({ filename: z.string(), additions: z.number(), deletions: z.number() })).optional() });
 const Blob = z.object({ content: z.string(), encoding: z.string() });
 const Sha = z.object({ sha: z.string() });
 const Ref = z.object({ object: z.object({ sha: z.string() }) });
@@ -56,6 +59,10 @@ export function githubRecords(octokit: OctokitLike): RecordsApi {
       const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', { ...at(repo), file_sha: sha });
       const blob = Blob.parse(data);
       return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64').toString('utf8') : blob.content;
+    },
+    async compare(repo, base, head) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${base}...${head}`, per_page: 100 });
+      return new Map((Compare.parse(data).files ?? []).map((f) => [f.filename, { added: f.additions, removed: f.deletions }]));
     },
     permission: (repo, user) => collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user })),
   };

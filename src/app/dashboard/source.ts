@@ -11,6 +11,7 @@ import { LogEvent, type GateCheck } from '../../conductor/events.js';
 import { gatedFiles, type GatedFile } from '../../conductor/gates.js';
 import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
 import type { ApproveRequest, ApproveResult, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from '../../dashboard/port.js';
+import { diffStatOf, turnSpan, type Counts } from '../../dashboard/diff-stat.js';
 import { ARTIFACT_NAME, gatesOf, gateStatus, paginate, transcriptExcerpt } from '../../dashboard/records.js';
 import { STAGE_ORDER } from '../../report/check-report.js';
 import type { Store } from '../store/db.js';
@@ -22,6 +23,10 @@ import { checkPage, featureFile, featureFiles, fillContent, getFeature, lastRepo
 export class IndexCache {
   private readonly blobs = new Map<string, unknown>();
   private readonly turns = new Map<string, { stamp: number; turns: TurnRecord[] }>();
+
+  peek<T>(key: string): T | undefined {
+    return this.blobs.get(key) as T | undefined;
+  }
 
   parsed<T>(blobSha: string, parse: () => T): T {
     if (this.blobs.has(blobSha)) return this.blobs.get(blobSha) as T;
@@ -166,7 +171,17 @@ export class AppSource implements DashboardSource {
         transcript = transcriptExcerpt(text);
       }
     }
-    return { record, transcript, diffStat: record.filesChanged.map((p) => ({ path: p, added: null, removed: null })) };
+    const span = turnSpan(await this.o.cache.allTurns(this.o.store, f), record.id, f.headSha);
+    let counts: Counts | null = null;
+    if (span && record.filesChanged.length > 0) {
+      const key = `compare:${span.from}:${span.to}`;
+      counts = this.o.cache.peek<Counts>(key) ?? null;
+      if (counts === null) {
+        counts = await (await this.o.records()).compare({ owner: f.owner, repo: f.repo }, span.from, span.to).catch(() => null);
+        if (counts) this.o.cache.parsed(key, () => counts);
+      }
+    }
+    return { record, transcript, diffStat: diffStatOf(record, counts) };
   }
 
   async checks(page: number, pageSize: number): Promise<Page<CheckRunView>> {
