@@ -9,6 +9,7 @@ import { checkTrendSvg, costPerFeatureSvg, sharesSvg, timelineSvg, turnsPerItemS
 import { formatCount, formatMs, formatUsd, href, html, type Html, trusted } from './html.js';
 import { pager } from './layout.js';
 import type { BranchView, CheckRunView, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from './port.js';
+import { STAGE_ORDER } from '../report/check-report.js';
 import { pageCount, type FeatureFilter } from './records.js';
 import { branchTree, checkTrend, costByRole, costPerFeature, timelineBars, timelineMarkers, turnsPerItem, VERDICT_SYMBOL } from './views.js';
 
@@ -111,9 +112,12 @@ export function artifactPage(base: string, feature: string, file: string, text: 
   return html`<h1>${file}</h1><p><a href="${href(base, 'features', feature, 'gates')}">← gates of ${feature}</a></p><pre id="artifact">${text}</pre>`;
 }
 
+/** The pipeline's order (a report read back from jsonb has its keys in another). */
+const stageRank = (name: string) => { const i = (STAGE_ORDER as readonly string[]).indexOf(name); return i < 0 ? STAGE_ORDER.length : i; };
+
 function stagesTable(report: { stages: Record<string, { status: string; durationMs: number; summary: string }> }): Html {
   return html`<table id="last-report"><thead><tr><th>stage</th><th>status</th><th>time</th><th>what happened</th></tr></thead><tbody>
-${Object.entries(report.stages).map(([name, s]) => html`<tr><td>${name}</td><td>${s.status === 'passed' ? '✓' : s.status === 'skipped' ? '–' : '✗'} ${s.status}</td><td class="num">${formatMs(s.durationMs)}</td><td>${s.summary}</td></tr>`)}</tbody></table>`;
+${Object.entries(report.stages).sort(([a], [b]) => stageRank(a) - stageRank(b)).map(([name, s]) => html`<tr><td>${name}</td><td>${s.status === 'passed' ? '✓' : s.status === 'skipped' ? '–' : '✗'} ${s.status}</td><td class="num">${formatMs(s.durationMs)}</td><td>${s.summary}</td></tr>`)}</tbody></table>`;
 }
 
 export function checksPage(base: string, page: Page<CheckRunView>, trendRuns: readonly CheckRunView[], last: unknown): Html {
