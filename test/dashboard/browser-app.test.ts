@@ -169,6 +169,10 @@ describe('the App dashboard in Chromium', () => {
     expect(await page.locator('#features tbody tr').count()).toBe(2);
     expect(await page.locator('#features').innerText()).toContain('⏸ spec gate');
     await shot('features');
+    await page.click('nav a:has-text("Checks")');
+    expect(await page.locator('#checks tbody tr').count()).toBe(12);
+    expect(await page.locator('[aria-label="Check duration trend (seconds)"]').count()).toBe(1);
+    await shot('checks');
   });
 
   it('shows nothing to someone who cannot read the repository, and nothing before sign-in', async () => {
