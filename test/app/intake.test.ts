@@ -3,6 +3,7 @@
  * enqueues (in one transaction), what a redelivery does (nothing), and the command answers that
  * need no branches — against a GitHub stand-in.
  */
+import { createIntake } from '../../src/app/intake.js';
 import { handleAnnounce } from '../../src/app/jobs/announce.js';
 import { handleCommand } from '../../src/app/jobs/command.js';
 import type { AppRuntime } from '../../src/app/runtime.js';
@@ -44,6 +45,18 @@ describe('webhooks', () => {
     const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
     expect(runs).toEqual([expect.objectContaining({ kind: 'check', headSha: sha('1'), state: 'queued', deliveryId: `opened-1-1111` })]);
     expect((await jobs('consort-quick')).slice(before)).toEqual([{ kind: 'announce', runId: runs[0]!.id }]);
+  });
+
+  it('with the dashboard on, a push also enqueues indexing its head (and a close does not)', async () => {
+    const intake = createIntake(app.store, app.queue, { indexRecords: true });
+    const before = (await jobs('consort-quick')).length;
+    await intake.pullRequest(pr('opened', 41, sha('4')));
+    await intake.pullRequest(pr('closed', 41, sha('4')));
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 41));
+    const added = (await jobs('consort-quick')).slice(before);
+    // One transaction: the two jobs share a creation time, so their order is not defined.
+    expect(added).toHaveLength(2);
+    expect(added).toEqual(expect.arrayContaining([{ kind: 'announce', runId: runs[0]!.id }, { kind: 'index', repositoryId: REPO, pr: 41, headSha: sha('4') }]));
   });
 
   it('synchronize: the older run is cancelled and approvals given on the old head go stale', async () => {

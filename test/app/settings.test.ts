@@ -49,6 +49,23 @@ describe('which GitHub the App talks to', () => {
   });
 });
 
+describe('the dashboard settings', () => {
+  const dashboard = { GITHUB_CLIENT_ID: 'Iv1.abc', GITHUB_CLIENT_SECRET: 'shh', CONSORT_DASHBOARD_URL: 'https://consort.example.com/somewhere', CONSORT_DASHBOARD_SECRET: 'x'.repeat(32) };
+
+  it('are off without them, on with all four (the public URL reduced to its origin)', () => {
+    expect(parseAppSettings(base).dashboard).toBeNull();
+    expect(parseAppSettings({ ...base, ...dashboard }).dashboard).toEqual({ clientId: 'Iv1.abc', clientSecret: 'shh', publicUrl: 'https://consort.example.com', sessionSecret: 'x'.repeat(32) });
+  });
+
+  it.each([
+    ['some missing', { GITHUB_CLIENT_ID: 'Iv1.abc' }, /needs all of GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, CONSORT_DASHBOARD_URL and CONSORT_DASHBOARD_SECRET/],
+    ['a short secret', { ...dashboard, CONSORT_DASHBOARD_SECRET: 'short' }, /CONSORT_DASHBOARD_SECRET must be at least 32 characters/],
+    ['not a URL', { ...dashboard, CONSORT_DASHBOARD_URL: 'consort.example.com' }, /CONSORT_DASHBOARD_URL must be the URL people open/],
+  ])('refuse %s', (_label, env, message) => {
+    expect(() => parseAppSettings({ ...base, ...env })).toThrow(message);
+  });
+});
+
 describe('the branch providers the App offers', () => {
   it('by default: local, and every provider whose credentials are set', () => {
     expect(parseProviderOffer({})).toEqual({ offered: ['local'], fallback: 'local' });

@@ -175,6 +175,25 @@ describe('the App dashboard in Chromium', () => {
     await shot('checks');
   });
 
+  it('refuses a sign-in that did not start here, and a code used twice', async () => {
+    const forged = await fetch(`${url}/dashboard/callback?code=whatever&state=made-up`, { redirect: 'manual' });
+    expect(forged.status).toBe(400);
+    expect(forged.headers.get('set-cookie')).toBeNull();
+    // A real start: the state cookie and GitHub's redirect; the code works once.
+    const start = await fetch(`${url}/dashboard/login`, { redirect: 'manual' });
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    const stateCookie = start.headers.get('set-cookie')!.split(';')[0]!;
+    expect(start.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Lax/);
+    const grant = await fetch(`${fake.url}/login/oauth/authorize/grant?login=ada&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${state}`, { redirect: 'manual' });
+    const back = grant.headers.get('location')!;
+    const first = await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } });
+    expect(first.status).toBe(302);
+    expect(first.headers.get('set-cookie')).toMatch(/consort_session=[^;]+; Path=\/dashboard; Max-Age=28800; HttpOnly; SameSite=Lax/);
+    const again = await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain('used already or is too old');
+  });
+
   it('shows nothing to someone who cannot read the repository, and nothing before sign-in', async () => {
     const anonymous = await fetch(`${url}${base}/api/features/${fx.gated}`);
     expect(anonymous.status).toBe(401);
