@@ -39,7 +39,7 @@ export interface OAuthStandIn {
 const notFound: ExtraReply = { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } };
 const unauthorized: ExtraReply = { status: 401, body: { message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest', status: '401' } };
 
-export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string, gitDir: string): OAuthStandIn {
+export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string, gitDir: string, installationToken = INSTALLATION_TOKEN): OAuthStandIn {
   const codes = new Map<string, { login: string; redirectUri: string }>();
   const tokens = new Map<string, string>();
   let serial = 0;
@@ -50,7 +50,7 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
   const api = `/repos/${owner}/${repo}`;
   const who = (r: ExtraRequest): { kind: 'installation' } | { kind: 'user'; login: string } | null => {
     const token = r.authorization?.replace(/^(token|bearer) /i, '');
-    if (token === INSTALLATION_TOKEN) return { kind: 'installation' };
+    if (token === installationToken) return { kind: 'installation' };
     const login = token ? tokens.get(token) : undefined;
     return login ? { kind: 'user', login } : null;
   };

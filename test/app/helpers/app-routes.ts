@@ -27,7 +27,8 @@ export interface AppRoutes {
   tokens: number;
 }
 
-const TOKEN = 'ghs_consortfaketoken0000000000000000000';
+/** The installation token the stand-in hands out (other stand-ins accept it as the App's). */
+export const TOKEN = 'ghs_consortfaketoken0000000000000000000';
 
 function invalid(message: string): ExtraReply {
   return { status: 422, body: { message: 'Invalid request.', errors: [message], documentation_url: 'https://docs.github.com/rest/checks/runs', status: '422' } };
