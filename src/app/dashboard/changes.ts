@@ -27,7 +27,7 @@ export class ChangeHub {
     return () => {
       set.delete(listener);
       if (set.size === 0) this.listeners.delete(repositoryId);
-      if (this.listeners.size === 0) void this.close();
+      if (this.listeners.size === 0) void this.close(false);
     };
   }
 
@@ -84,8 +84,10 @@ export class ChangeHub {
     }, this.debounceMs));
   }
 
-  async close(): Promise<void> {
+  /** Stop listening; unless `force`d, only while nobody subscribed meanwhile (a page replacing another). */
+  async close(force = true): Promise<void> {
     await this.connecting;
+    if (!force && this.listeners.size > 0) return;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     if (this.retry) clearTimeout(this.retry);
