@@ -19,6 +19,7 @@ import { defaultConfig } from '../lib/config/schema.js';
 import { initialState } from '../lib/conductor/state.js';
 import { buildPolicy } from '../lib/lanes/build/policy.js';
 import { newSession, signSession } from '../lib/dashboard/session.js';
+import { liveLatency } from './lib/live.js';
 
 const TURNS = Number(process.env.TURNS ?? 1000);
 const CHECKS = Number(process.env.CHECKS ?? 10000);
@@ -156,6 +157,20 @@ try {
     console.log(label.padEnd(40), first.toFixed(0).padStart(10), median(runs).toFixed(0).padStart(10), Math.max(...runs).toFixed(0).padStart(8));
   }
   console.log(`worst median: ${worst.toFixed(0)} ms (target ≤ 200 ms)`);
+  // A push with a new turn while the feature page is open: index the head → NOTIFY → change event → the page's new HTML.
+  const lives = [];
+  for (let i = 1; i <= 5; i++) {
+    lives.push(await liveLatency({
+      eventsUrl: `${origin}${base}/events`, pageUrl: `${origin}${base}/features/${feature}`, headers: { cookie },
+      change: async () => {
+        const text = files.get(`${dir}/turns.jsonl`) + turns.split('\n')[0].replace('turn-0000', `turn-${TURNS + i}`) + '\n';
+        files.set(`${dir}/turns.jsonl`, text);
+        blobs.set(blobSha(text), text);
+        await indexPull(store, records, head);
+      },
+    }));
+  }
+  console.log(`live update, median of 5: push indexed → event ${median(lives.map((l) => l.eventMs)).toFixed(0)} ms, → refreshed page ${median(lives.map((l) => l.pageMs)).toFixed(0)} ms (target ≤ 1000 ms)`);
   github.close();
 } finally {
   await dashboard?.close();

