@@ -21,6 +21,7 @@ const time = (iso: string | null) => (iso ? html`<time datetime="${iso}">${iso.r
 export function featuresPage(base: string, rows: readonly FeatureSummary[], all: readonly FeatureSummary[], filter: FeatureFilter): Html {
   return html`<h1>Features</h1>
 <form method="get" action="${base}/" class="filter"><label>name <input name="q" value="${filter.q ?? ''}"></label>
+${all.some((r) => r.pr !== null) ? html`<label>PR <input name="pr" inputmode="numeric" size="5" value="${filter.pr ?? ''}"></label>` : ''}
 <label>state <select name="state">${STATES.map((s) => html`<option${s === (filter.state ?? 'all') ? html` selected` : ''}>${s}</option>`)}</select></label>
 <button>filter</button></form>
 ${rows.length === 0 ? html`<p class="empty">${all.length ? 'No feature matches.' : 'No feature yet: start one with consort feature new <slug>.'}</p>` : html`

@@ -169,6 +169,15 @@ describe('the App dashboard in Chromium', () => {
     expect(await page.locator('#features tbody tr').count()).toBe(2);
     expect(await page.locator('#features').innerText()).toContain('⏸ spec gate');
     await shot('features');
+    // Filtered by pull request: this one, then one that has none.
+    await page.fill('input[name=pr]', '12');
+    await page.click('form.filter button');
+    await page.waitForURL(/pr=12/);
+    expect(await page.locator('#features tbody tr').count()).toBe(2);
+    await page.fill('input[name=pr]', '13');
+    await page.click('form.filter button');
+    await page.waitForURL(/pr=13/);
+    expect(await page.locator('#features').count()).toBe(0);
     await page.click('nav a:has-text("Checks")');
     expect(await page.locator('#checks tbody tr').count()).toBe(12);
     expect(await page.locator('[aria-label="Check duration trend (seconds)"]').count()).toBe(1);
