@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { defaultConfig } from '../lib/config/schema.js';
 import { initialState } from '../lib/conductor/state.js';
-import { createFeature } from '../lib/lanes/build/feature.js';
-import { buildPolicy } from '../lib/lanes/build/policy.js';
-import { FeatureStore } from '../lib/lanes/build/store.js';
+import { createFeature } from '../lib/lanes/tdd/feature.js';
+import { buildPolicy } from '../lib/lanes/tdd/policy.js';
+import { FeatureStore } from '../lib/lanes/tdd/store.js';
 import { LocalSource } from '../lib/dashboard/local-source.js';
 import { startLocalDashboard } from '../lib/dashboard/local-server.js';
 
