@@ -87,7 +87,7 @@ export function errorOutcome(message: string, hint?: string): CheckOutcome {
 export const forkWaitingText = (sha: string): string => [
   `This pull request comes from a fork, so its migrations and test suite have not run.`,
   '',
-  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort approve run\` to run them. Each new push needs a new approval.`,
+  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort allow-run\` to run them. Each new push needs a new approval.`,
 ].join('\n');
 
 /** `detailsUrl`: the pull request comment that says who can approve, and how. */

@@ -1,40 +1,10 @@
 /**
  * What the App writes on a pull request besides check runs: the sticky comment (one per pull
- * request, updated in place) and a commit status per gate (`consort/gate/<name>`) that branch
- * protection can require. The statuses' wording is a pure function of the gate.
+ * request, updated in place) and replies to commands. Gate statuses are the TDD lane's (the Action
+ * publishes them from the records on the branch).
  */
 import { planSticky } from '../github/sticky-comment.js';
 import type { GitHubApi, Repo } from './github.js';
-import type { Gate } from './store/gates.js';
-
-export const gateContext = (name: string): string => `consort/gate/${name}`;
-
-export interface StatusText {
-  state: 'pending' | 'success' | 'failure';
-  description: string;
-}
-
-/** The status of a gate on the commit `headSha`: only an approval made on that very commit counts. */
-export function gateStatus(gate: Gate, headSha: string): StatusText {
-  const by = gate.decidedBy === null ? '' : ` by @${gate.decidedBy}`;
-  const at = gate.decidedHeadSha === null ? '' : ` at ${gate.decidedHeadSha.slice(0, 7)}`;
-  switch (gate.state) {
-    case 'approved':
-      return gate.decidedHeadSha === headSha
-        ? { state: 'success', description: `Approved${by}` }
-        : { state: 'pending', description: `Approval${by}${at} is stale: approve again with /consort approve ${gate.name}` };
-    case 'rejected':
-      return { state: 'failure', description: `Rejected${by}: ${gate.reason ?? ''}`.trim() };
-    case 'stale':
-      return { state: 'pending', description: `Approval${by}${at} is stale: approve again with /consort approve ${gate.name}` };
-    case 'pending':
-      return { state: 'pending', description: `Waiting for /consort approve ${gate.name}` };
-  }
-}
-
-export async function publishGateStatuses(gh: GitHubApi, repo: Repo, gates: readonly Gate[], headSha: string): Promise<void> {
-  for (const gate of gates) await gh.setStatus(repo, headSha, { context: gateContext(gate.name), ...gateStatus(gate, headSha) });
-}
 
 /**
  * Create or update the comment that starts with `marker`, with the sticky-comment plan the Action

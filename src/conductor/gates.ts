@@ -12,6 +12,9 @@ import { createHash } from 'node:crypto';
 import type { GateCheck } from './events.js';
 import type { GateName, OptionalGate } from './state.js';
 
+/** The commit status a gate is published as (the one place it is spelled): branch protection can require it. */
+export const gateStatusContext = (gate: string): string => `consort/gate/${gate}`;
+
 export function normalizeText(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/[ \t\f\v]+$/, ''));
   const out: string[] = [];

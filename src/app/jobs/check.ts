@@ -66,7 +66,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   if (await forkBlocked(deps, run)) {
     // Defense in depth: the announcement blocks unapproved forks; a run must never get this far.
     await reportForkWaiting(deps, gh, run, checkRunId);
-    return { state: 'completed', conclusion: 'action_required', summary: 'waiting for /consort approve run' };
+    return { state: 'completed', conclusion: 'action_required', summary: 'waiting for /consort allow-run' };
   }
   const finish = async (o: CheckOutcome, state: RunResult['state'] = 'completed'): Promise<RunResult> => {
     await gh.completeCheckRun(run, checkRunId, o);
