@@ -11,7 +11,7 @@ import { createNeonProvider, type NeonProviderOptions } from '../src/branches/ne
 import { VERSION } from '../src/cli/version.js';
 import { isConsortError } from '../src/core/errors.js';
 import { quoteIdent, withClient, withDatabase } from '../src/db/sql.js';
-import { octokitGitHub } from '../src/app/github.js';
+import { appGitHub } from '../src/app/github.js';
 import { jobSettings, type AppLog, type Lane } from '../src/app/jobs/deps.js';
 import { GitHubHealth, observingFetch } from '../src/app/github-watch.js';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from '../src/app/octokit.js';
@@ -113,7 +113,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
   }
   const runtime = await startRuntime({
     storeUrl, providers, log,
-    github: async (installationId, context) => octokitGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
+    github: async (installationId, context) => appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
     queue: {
       quickConcurrency: settings.quickConcurrency, runConcurrency: settings.runConcurrency, runExpireSeconds: settings.runExpireSeconds,
       sweepCron: settings.sweepCron, ...(options.pollingSeconds ? { pollingSeconds: options.pollingSeconds } : {}),

@@ -8,8 +8,8 @@ import { redact } from '../core/redact.js';
 import { STAGE_TITLES, type CheckReport } from '../report/check-report.js';
 import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../report/content.js';
 import { renderCheckMarkdown } from '../report/markdown.js';
-import type { Annotation, CheckResult } from './github.js';
-import { MAX_ANNOTATIONS } from './github.js';
+import { MAX_ANNOTATIONS } from '../github/check-limits.js';
+import type { Annotation, CheckResult } from '../ports/github.js';
 
 export const CHECK_NAME = 'Consort / database';
 /** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */

@@ -8,7 +8,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Permission } from '../github/permissions.js';
+import type { Permission } from '../ports/github.js';
 
 export const SESSION_COOKIE = 'consort_session';
 

@@ -6,7 +6,7 @@
  * unchanged by an edit do not fire.
  */
 import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
-import { REFUSAL } from '../../src/app/jobs/command.js';
+import { REFUSAL } from '../../src/github/command-reply.js';
 import { forkRunApproval } from '../../src/app/store/pulls.js';
 import { api, expectToken } from './helpers/github.js';
 import { PATH, REPO_ID, setupFlow, type Body } from './helpers/flow.js';
@@ -27,8 +27,9 @@ function expectReply(into: { body?: string }, id: number): void {
   api().post(`${PATH}/issues/${PR}/comments`, (b: { body: string }) => ((into.body = b.body), true)).reply(201, { id });
 }
 
-function expectReaction(commentId: number): void {
-  api().post(`${PATH}/issues/comments/${commentId}/reactions`, { content: '+1' }).reply(201, { id: 1 });
+/** 👀 acknowledges a command that goes ahead; 😕 comes with a refusal. */
+function expectReaction(commentId: number, content: 'eyes' | 'confused' = 'eyes'): void {
+  api().post(`${PATH}/issues/comments/${commentId}/reactions`, { content }).reply(201, { id: 1 });
 }
 
 /** A fork's check that must not run: created, concluded action_required, the sticky comment written. */
@@ -78,8 +79,10 @@ it('someone without write access is refused politely, and nothing happens', asyn
   const none: { body?: string } = {};
   expectToken();
   expectPermission('reader', { status: 200, permission: 'read' });
+  expectReaction(8101, 'confused');
   expectReply(read, 6101);
   expectPermission('stranger', { status: 404 });
+  expectReaction(8102, 'confused');
   expectReply(none, 6102);
   await flow.probot.receive(comment('refuse-1', '/consort retry', 'reader', 8101));
   await flow.probot.receive(comment('refuse-2', '/consort approve run', 'stranger', 8102));
@@ -96,6 +99,7 @@ it('an edited command is judged by whoever edited it, not by the comment\'s auth
   expectToken();
   // The maintainer wrote the comment; someone without access edited a command into it.
   expectPermission('intruder', { status: 404 });
+  expectReaction(8401, 'confused');
   expectReply(refused, 6301);
   await flow.probot.receive(delivery('issue_comment', 'edit-1', commentPayload({
     body: 'LGTM\n\n/consort allow-run', from: 'LGTM', action: 'edited', number: PR, user: 'maintainer', editor: 'intruder', commentId: 8401, repositoryId: REPO_ID,

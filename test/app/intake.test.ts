@@ -7,6 +7,7 @@ import { handleAnnounce } from '../../src/app/jobs/announce.js';
 import { handleCommand } from '../../src/app/jobs/command.js';
 import type { AppRuntime } from '../../src/app/runtime.js';
 import { REJECT_ANSWER } from '../../src/app/jobs/fork-run.js';
+import { REFUSAL } from '../../src/github/command-reply.js';
 import { recordDelivery } from '../../src/app/store/pulls.js';
 import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app/store/runs.js';
 import type { CommandJob } from '../../src/app/queue.js';
@@ -177,7 +178,16 @@ describe('commands without branches', () => {
   it('status: the latest check, and where the gates are', async () => {
     await handleCommand(app.deps, job({ kind: 'status' }));
     expect(lastReply()).toMatch(/@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gates:\*\* the TDD lane keeps them on the branch .*`consort\/gate\/<gate>` status/);
-    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, '+1']);
+    // Acknowledged with 👀 by the flow the Action uses too (src/github/command-reply.ts).
+    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, 'eyes']);
+  });
+
+  it('someone without write access gets 😕 and the one refusal text, and nothing runs', async () => {
+    const before = (await runsOf(app.store.pool, prSubject(REPO, 2))).length;
+    await handleCommand(app.deps, job({ kind: 'retry' }, 'stranger'));
+    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, 'confused']);
+    expect(lastReply()).toBe(`> /consort retry\n\n@stranger ${REFUSAL}`);
+    expect(await runsOf(app.store.pool, prSubject(REPO, 2))).toHaveLength(before);
   });
 
   it('retry: a new run of the head', async () => {

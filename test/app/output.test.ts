@@ -1,7 +1,7 @@
 /** What the App shows on GitHub, and the settings it starts with: pure functions, table-tested. */
 import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, pullUrl, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
-import { MAX_ANNOTATIONS } from '../../src/app/github.js';
-import { replyText } from '../../src/app/publish.js';
+import { MAX_ANNOTATIONS } from '../../src/github/check-limits.js';
+import { replyText } from '../../src/github/command-reply.js';
 import { gateStatusContext } from '../../src/conductor/gates.js';
 import { parseAppSettings, suiteEnvironment } from '../../src/app/settings.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';

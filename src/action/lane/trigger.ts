@@ -7,13 +7,11 @@
  */
 import { ConsortError } from '../../core/errors.js';
 import { type Command, COMMAND_OWNER, describeCommand, parseCommand } from '../../github/commands.js';
-import type { ActionEvent, Actor } from '../context.js';
+import type { PullRequestAsk } from '../../lanes/tdd/index.js';
+import type { ActionEvent } from '../context.js';
 import type { LaneInputs } from '../inputs.js';
 
-export type LaneRequest =
-  | { kind: 'build'; pr: number; feature: string | null; request: string | null; actor: Actor; commentId: number | null; via: 'comment' | 'label' | 'dispatch' }
-  | { kind: 'approve'; pr: number; gate: string | null; actor: Actor; commentId: number }
-  | { kind: 'ignore'; why: string };
+export type LaneRequest = PullRequestAsk | { kind: 'ignore'; why: string };
 
 export function laneRequest(mode: 'build' | 'approve', event: ActionEvent, lane: Pick<LaneInputs, 'feature' | 'pullRequest' | 'buildLabel'>): LaneRequest {
   switch (event.kind) {

@@ -1,32 +1,24 @@
 /**
- * A `/consort` command: checked against the author's permission on the repository (through the
- * API, for every command), acknowledged with a reaction, carried out, and answered in a reply.
- * Someone without write access gets a polite refusal and nothing else happens.
+ * A `/consort` command the App answers (COMMAND_OWNER): admitted by the flow the Action uses too
+ * (src/github/command-reply.ts — permission through the API, 😕 and the refusal, or 👀), carried
+ * out, and answered in one reply.
  */
 import type { CommandJob } from '../queue.js';
+import { admitCommand, reply, type CommandRequest } from '../../github/command-reply.js';
 import { describeCommand, HELP_TEXT } from '../../github/commands.js';
-import { WRITE_PERMISSIONS } from '../github.js';
+import { gateStatusContext } from '../../conductor/gates.js';
 import { recordPullCheck } from '../intake.js';
-import { replyText } from '../publish.js';
 import { forkRunApproval, getPull } from '../store/pulls.js';
 import { latestRun, prSubject } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
 import { allowForkRun, REJECT_ANSWER } from './fork-run.js';
 import { sweepRepository } from './sweep.js';
 
-export const REFUSAL = 'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
-
 export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
   const gh = await deps.github(job.installationId, { deliveryId: job.deliveryId });
-  const asked = describeCommand(job.command);
-  const permission = await gh.permission(job, job.author);
-  if (!WRITE_PERMISSIONS.includes(permission)) {
-    await gh.createComment(job, job.pr, replyText(job.author, asked, REFUSAL));
-    return;
-  }
-  await gh.react(job, job.commentId, '+1');
-  const answer = await execute(deps, job);
-  await gh.createComment(job, job.pr, replyText(job.author, asked, answer));
+  const request: CommandRequest = { repo: { owner: job.owner, repo: job.repo }, pr: job.pr, actor: job.author, commentId: job.commentId, asked: describeCommand(job.command) };
+  if (!(await admitCommand(gh, request)).admitted) return;
+  await reply(gh, request, await execute(deps, job));
 }
 
 async function execute(deps: JobDeps, job: CommandJob): Promise<string> {
@@ -86,6 +78,6 @@ async function status(deps: JobDeps, job: CommandJob): Promise<string> {
       lines.push(`- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort allow-run`'}`);
     }
   }
-  lines.push('- **Gates:** the TDD lane keeps them on the branch (`.consort/features/<feature>/gates.json`) and publishes each as the `consort/gate/<gate>` status of the head commit.');
+  lines.push(`- **Gates:** the TDD lane keeps them on the branch (\`.consort/features/<feature>/gates.json\`) and publishes each as the \`${gateStatusContext('<gate>')}\` status of the head commit.`);
   return lines.join('\n');
 }

@@ -1,0 +1,263 @@
+/**
+ * The TDD lane driver: loads a feature's state from `.consort/`, performs the conductor's effects
+ * and feeds each action's result back through `transition`. Before and after every effect the
+ * journal in `state.json` says how far the batch got, so a run killed at any point resumes: a
+ * record effect is simply repeated (they are idempotent), an interrupted turn is discarded back to
+ * the commit it started from and run again, an interrupted proof is run again on a fresh branch.
+ */
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import type { ConsortConfig } from '../../config/schema.js';
+import { type Effect, isAction } from '../../conductor/effects.js';
+import type { ConductorEvent } from '../../conductor/events.js';
+import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
+import { commitMessage } from '../../conductor/moves.js';
+import { transition } from '../../conductor/transition.js';
+import { ConsortError } from '../../core/errors.js';
+import { amendPaths, commitPaths, dirtyOutside, discardSince, filesUnder, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import { type LaneContext, secretValues, timer } from './context.js';
+import { snapshotDependencies } from './clean-tree.js';
+import { createBranches } from './database.js';
+import { performAction, performRecord } from './execute.js';
+import { reopenedGates } from './gate-check.js';
+import { type BackendFactory, buildPolicy, defaultBackendFactory } from './policy.js';
+import { featureDirOf, FeatureStore, type StateFile } from './store.js';
+import { commitRecords } from './turn.js';
+
+export interface BuildLaneInput {
+  workspace: string;
+  config: ConsortConfig;
+  feature: string;
+  provider: BranchProvider;
+  /** The suite's environment. */
+  env: NodeJS.ProcessEnv;
+  /** The agents' environment (default: env). */
+  agentEnv?: NodeJS.ProcessEnv;
+  /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
+  secrets?: readonly string[];
+  backends?: BackendFactory;
+  /** Overrides gates.mode (the CLI's --gates). */
+  gateMode?: 'human' | 'proxy';
+  /** Stop before checking this gate. */
+  until?: GateName;
+  /** Stop before the (N+1)th agent turn of this run. */
+  maxTurns?: number;
+  /** Stop after this many effects (step through a run). */
+  maxEffects?: number;
+  /** Stop before the next agent turn once this run's turns have cost this much (USD, as the backends report it). */
+  maxCostUsd?: number;
+  /** Stop before the next action at this time (epoch ms): a wall-clock limit that leaves time to save the state. */
+  deadline?: number;
+  /**
+   * After each turn is settled (its verdict and, for RED/GREEN/REFACTOR, its proof known), before
+   * the next action: the turn is one commit holding its change and the conductor's records (`head`);
+   * `commit` is that same commit when the turn changed code, null when it was refused and
+   * reverted, or changed nothing (then `head` is a commit of its records alone).
+   */
+  onTurn?: (turn: TurnRecord, commits: { commit: string | null; head: string }) => Promise<void>;
+  /** Resume an escalated or stalled feature. */
+  retry?: boolean;
+  /** Overrides build.experiments (the CLI's --experiments). */
+  experiments?: number;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+  onSuiteOutput?: (chunk: string) => void;
+  onGate?: LaneContext['onGate'];
+  now?: () => Date;
+  /** Durations of the driver's own steps (benchmarks). */
+  onTiming?: (label: string, ms: number) => void;
+}
+
+export type RunStop = 'awaiting-approval' | 'escalated' | 'stalled' | 'done' | 'until' | 'max-turns' | 'max-cost' | 'time-limit' | 'max-effects' | 'interrupted';
+
+export interface BuildRunResult {
+  feature: string;
+  stop: RunStop;
+  message: string;
+  state: ConductorState;
+  effects: number;
+  turns: number;
+  /** What this run's turns cost (USD; turns whose backend reports no cost count 0). */
+  costUsd: number;
+}
+
+type StartInput = Pick<BuildLaneInput, 'config' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
+
+async function startEvent(ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>, input: StartInput, state: ConductorState, baseCommit: string): Promise<ConductorEvent> {
+  const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
+  // A migration already on the base is history every later database was built from: editing it
+  // instead of adding one would never run (the runner skips recorded names). No agent changes one.
+  policy.locked.push(...(await filesUnder(ctx.ws, baseCommit, input.config.migrations.dir)));
+  return {
+    type: 'run.started', at: ctx.now().toISOString(), policy,
+    reopened: await reopenedGates(ctx.ws, ctx.store, state.userFacing), retry: input.retry === true,
+  };
+}
+
+/** The effects the next run would perform, without performing any (`--dry-run`). */
+export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Promise<Effect[]> {
+  const ws = await openWorkspace(input.workspace);
+  const store = new FeatureStore(ws.dir, input.feature);
+  const file = await store.load();
+  if (file.done < file.pending.length) return file.pending.slice(file.done);
+  return transition(file.state, await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state, file.baseCommit)).effects;
+}
+
+/**
+ * One commit per settled turn: the records (transcript, turn record, state) join the turn's own
+ * commit while it is still the last one (nothing is pushed before the turn settles); a turn that
+ * was refused, or changed nothing, gets a commit of its records under the same kind of message.
+ */
+async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
+  const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit) return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
+  // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
+  // that follows it, with the records, is the second.
+  if (turnCommit !== null) return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature), ...turn.filesChanged], `${message} (${turn.verdict}, reverted)`)) ?? headCommit(ctx.ws);
+  return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
+}
+
+export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResult> {
+  if (input.config.suite.reports.length === 0) {
+    throw new ConsortError('config', 'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.', {
+      hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml).',
+    });
+  }
+  const ws = await openWorkspace(input.workspace);
+  const store = new FeatureStore(ws.dir, input.feature);
+  if (!(await store.exists())) await store.load(); // throws the "no such feature" error
+  const release = await lockfile.lock(ws.dir, { lockfilePath: path.join(ws.gitDir, `consort-${input.feature}.lock`), realpath: false, retries: 0 }).catch((e: unknown) => {
+    throw new ConsortError('branch-busy', `Another consort run is working on ${input.feature}.`, { hint: 'Wait for it to finish.', cause: e });
+  });
+  try {
+    return await drive(input, ws, store);
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStore): Promise<BuildRunResult> {
+  let file = await store.load();
+  const time = timer(input.onTiming);
+  // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
+  const deps = await time('deps', () => snapshotDependencies(ws));
+  const ctx: LaneContext = {
+    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env, deps,
+    agentEnv: input.agentEnv ?? input.env, secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
+    branches: createBranches({ provider: input.provider, config: input.config, workspace: ws.dir, env: input.env, baseCommit: file.baseCommit, time }),
+    backends: input.backends ?? defaultBackendFactory, log: input.log ?? (() => undefined), now: input.now ?? (() => new Date()), time,
+    ...(input.signal ? { signal: input.signal } : {}), ...(input.onSuiteOutput ? { onSuiteOutput: input.onSuiteOutput } : {}),
+    ...(input.onGate ? { onGate: input.onGate } : {}),
+  };
+  /** Whether `file` holds progress not yet written (records are journaled lazily: they are idempotent). */
+  let unsaved = false;
+  const save = async (next: StateFile) => {
+    file = next;
+    unsaved = false;
+    await ctx.time('journal', () => store.save(file));
+  };
+  const apply = async (event: ConductorEvent) => {
+    const t = await ctx.time('transition', async () => transition(file.state, event));
+    await save({ ...file, state: t.state, pending: t.effects, done: 0, inFlight: null });
+  };
+  let effects = 0;
+  let turns = 0;
+  let costUsd = 0;
+  /** The commit the current turn's changes went into (reset when a turn starts). */
+  let turnCommit: string | null = null;
+  /** A turn whose record is written but not yet committed and reported (onTurn). */
+  let settled: TurnRecord | null = null;
+  /**
+   * Before the next action (or the end of the run): the settled turn's records, and the records
+   * its batch wrote after it, join the turn's commit, so each turn is one commit; then onTurn.
+   */
+  const flushTurn = async () => {
+    if (settled === null || !input.onTurn) return;
+    const record = settled;
+    settled = null;
+    await save(file);
+    const head = await commitTurn(ctx, record, turnCommit);
+    await input.onTurn(record, { commit: turnCommit === null ? null : head, head });
+    turnCommit = null;
+  };
+  const result = (stop: RunStop, message: string): BuildRunResult => ({ feature: input.feature, stop, message, state: file.state, effects, turns, costUsd: Math.round(costUsd * 1e6) / 1e6 });
+  const loop = async (): Promise<BuildRunResult> => {
+    if (file.done < file.pending.length) {
+      if (file.inFlight?.base) {
+        ctx.log(`Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`);
+        await discardSince(ws, file.inFlight.base);
+        await save({ ...file, inFlight: null });
+      }
+    } else {
+      const dirty = await dirtyOutside(ws, [featureDirOf(input.feature)]);
+      if (dirty.length > 0) {
+        throw new ConsortError('invalid-input', `The working tree has uncommitted changes outside ${featureDirOf(input.feature)}: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}.`, {
+          hint: 'Commit or stash them first: every turn is judged by what it changes, so the tree must start clean.',
+        });
+      }
+      await apply(await startEvent(ctx, input, file.state, file.baseCommit));
+    }
+    let mark = performance.now();
+    for (;;) {
+      if (file.done >= file.pending.length) {
+        const stop = file.pending.findLast((e) => e.type === 'stop');
+        return stop?.type === 'stop' ? result(stop.reason, stop.message) : result('stalled', 'the conductor asked for nothing');
+      }
+      const effect = file.pending[file.done]!;
+      if (input.maxEffects !== undefined && effects >= input.maxEffects) return result('max-effects', `stopped after ${effects} effect(s)`);
+      if (!isAction(effect)) {
+        const sha = await ctx.time(`effect:${effect.type}`, () => performRecord(ctx, effect));
+        if ((effect.type === 'commit' || effect.type === 'adopt-experiment') && sha) turnCommit = sha;
+        effects += 1;
+        if (effect.type === 'append-turn') {
+          costUsd += effect.record.usage.costUsd ?? 0;
+          settled = effect.record;
+        }
+        // Records are idempotent: repeating one after a crash is harmless, so only git changes
+        // (after which state.json must be rewritten anyway: a revert resets it) are journaled at once.
+        file = { ...file, done: file.done + 1 };
+        unsaved = true;
+        if (effect.type === 'revert' || effect.type === 'commit' || effect.type === 'adopt-experiment' || file.done === file.pending.length) await save(file);
+        continue;
+      }
+      await flushTurn();
+      if (effect.type === 'check-gate' && effect.gate === input.until) return result('until', `stopped before the ${effect.gate} gate (--until)`);
+      const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
+      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
+      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`);
+      if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
+      // An action interrupted before its result is applied runs again on resume: a proof or a gate
+      // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.
+      const index = file.done;
+      let outcome: Awaited<ReturnType<typeof performAction>>;
+      try {
+        outcome = await performAction(ctx, file.state, effect, (base) => save({ ...file, inFlight: { index, base } }));
+      } catch (e) {
+        if (input.signal?.aborted) return result('interrupted', 'the run was interrupted; `consort run` resumes it');
+        throw e;
+      }
+      if (input.signal?.aborted) return result('interrupted', 'the run was interrupted; `consort run` resumes it');
+      const ended = performance.now();
+      const event = outcome.event({ totalMs: Math.round(ended - mark), agentMs: outcome.spent.agentMs, suiteMs: outcome.spent.suiteMs });
+      mark = ended;
+      effects += 1;
+      if (effect.type === 'run-turn') turns += 1;
+      if (effect.type === 'run-experiments') turns += effect.turns.length;
+      await apply(event);
+    }
+  };
+  try {
+    const outcome = await loop();
+    if (outcome.stop !== 'interrupted') await flushTurn();
+    if (unsaved) await save(file);
+    // A clean stop leaves the repository holding the state (a stateless CI run pushes it as is);
+    // an interrupted run leaves the turn in flight uncommitted, for the next run to roll back.
+    if (outcome.stop !== 'interrupted') await commitRecords(ctx, `consort: ${input.feature} ${outcome.stop}`);
+    return outcome;
+  } finally {
+    if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));
+    await ctx.time('settle', () => ctx.branches.settle()).catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
+    await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
+  }
+}
