@@ -14,7 +14,7 @@ import { quoteIdent, withClient, withDatabase } from '../src/db/sql.js';
 import { createAppDashboard } from '../src/app/dashboard/host.js';
 import { githubRecords } from '../src/app/dashboard/github-records.js';
 import { branchViews } from '../src/dashboard/branch-views.js';
-import { octokitGitHub } from '../src/app/github.js';
+import { appGitHub } from '../src/app/github.js';
 import { jobSettings, type AppLog, type Lane } from '../src/app/jobs/deps.js';
 import { GitHubHealth, observingFetch } from '../src/app/github-watch.js';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from '../src/app/octokit.js';
@@ -117,7 +117,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
   const records = async (installationId: number) => githubRecords(await probot.auth(installationId));
   const runtime = await startRuntime({
     storeUrl, providers, log, ...(settings.dashboard ? { records } : {}),
-    github: async (installationId, context) => octokitGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
+    github: async (installationId, context) => appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
     queue: {
       quickConcurrency: settings.quickConcurrency, runConcurrency: settings.runConcurrency, runExpireSeconds: settings.runExpireSeconds,
       sweepCron: settings.sweepCron, ...(options.pollingSeconds ? { pollingSeconds: options.pollingSeconds } : {}),

@@ -23,9 +23,9 @@ import { createLocalProvider } from '../lib/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/branches/local/server.js';
 import { loadConfig } from '../lib/config/load.js';
 import { scenarioRepo } from '../lib/demo/scenarios.js';
-import { runBuildLane } from '../lib/lanes/build.js';
-import { createFeature } from '../lib/lanes/build/feature.js';
-import { FeatureStore } from '../lib/lanes/build/store.js';
+import { runBuildLane } from '../lib/lanes/tdd/index.js';
+import { createFeature } from '../lib/lanes/tdd/feature.js';
+import { FeatureStore } from '../lib/lanes/tdd/store.js';
 
 const { values } = parseArgs({ options: { items: { type: 'string', default: '5' }, think: { type: 'string', default: '0' }, 'data-dir': { type: 'string' } } });
 const items = Number(values.items);

@@ -17,7 +17,7 @@ import { migrateStore, openStore } from '../lib/app/store/db.js';
 import { upsertPull } from '../lib/app/store/pulls.js';
 import { defaultConfig } from '../lib/config/schema.js';
 import { initialState } from '../lib/conductor/state.js';
-import { buildPolicy } from '../lib/lanes/build/policy.js';
+import { buildPolicy } from '../lib/lanes/tdd/policy.js';
 import { newSession, signSession } from '../lib/dashboard/session.js';
 import { liveLatency } from './lib/live.js';
 

@@ -70,7 +70,7 @@ const header = `Third-party software bundled in dist/index.js (${unique.length} 
 const body = unique.map((p) => `${'='.repeat(78)}\n${p.id} (${p.license})\n${'='.repeat(78)}\n\n${p.text}\n`).join('\n');
 await writeFile(path.join(outdir, 'licenses.txt'), `${header}\n${body}`);
 
-// The built-in role prompts the TDD lane reads at run time (src/lanes/build/policy.ts looks next to index.js).
+// The built-in role prompts the TDD lane reads at run time (src/lanes/tdd/policy.ts looks next to index.js).
 await mkdir(path.join(outdir, 'roles'), { recursive: true });
 for (const file of (await readdir(path.join(root, 'roles'))).filter((f) => f.endsWith('.md')).sort()) {
   await writeFile(path.join(outdir, 'roles', file), await readFile(path.join(root, 'roles', file)));

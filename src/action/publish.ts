@@ -7,7 +7,6 @@
 import * as core from '@actions/core';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createOctokitGitHub } from '../github/octokit.js';
 import { CHECK_COMMENT_MARKER, upsertStickyComment } from '../github/sticky-comment.js';
 import { isGitHubApiError } from '../ports/github.js';
 import { checkAnnotations } from '../report/annotations.js';
@@ -16,6 +15,7 @@ import { renderCheckMarkdown } from '../report/markdown.js';
 import type { ActionContext } from './context.js';
 import type { ActionInputs } from './inputs.js';
 import { setOutputs } from './outputs.js';
+import { actionGitHub } from './github.js';
 import { scrub } from './secrets.js';
 
 export interface PublishInput {
@@ -24,10 +24,9 @@ export interface PublishInput {
   ctx: ActionContext;
   /** The PR branch's connection string, when the branch was kept. */
   databaseUrl: string | null;
-  userAgent: string;
 }
 
-export async function publishCheck({ report, inputs, ctx, databaseUrl, userAgent }: PublishInput): Promise<void> {
+export async function publishCheck({ report, inputs, ctx, databaseUrl }: PublishInput): Promise<void> {
   const reportFile = path.join(ctx.runnerTemp, 'consort', 'check-report.json');
   await mkdir(path.dirname(reportFile), { recursive: true });
   await writeFile(reportFile, `${scrub(JSON.stringify(report, null, 2))}\n`);
@@ -42,10 +41,10 @@ export async function publishCheck({ report, inputs, ctx, databaseUrl, userAgent
   }
 
   setOutputs({ branch: report.branch, databaseUrl, report: reportFile, conclusion: report.conclusion });
-  await comment(markdown, inputs, ctx, userAgent);
+  await comment(markdown, inputs, ctx);
 }
 
-async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContext, userAgent: string): Promise<void> {
+async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContext): Promise<void> {
   const ev = ctx.event;
   if (inputs.comment === 'off') return;
   if (ev.kind !== 'pull_request') {
@@ -60,9 +59,8 @@ async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContex
     core.warning('No PR comment: the github-token input is empty.');
     return;
   }
-  const github = createOctokitGitHub({ token: inputs.githubToken, apiUrl: ctx.apiUrl, userAgent });
   try {
-    const r = await upsertStickyComment(github, { ...ctx.repo, issueNumber: ev.number }, markdown, { marker: CHECK_COMMENT_MARKER });
+    const r = await upsertStickyComment(actionGitHub(inputs.githubToken, ctx), ctx.repo, ev.number, markdown, { marker: CHECK_COMMENT_MARKER });
     core.info(`PR comment ${r.action === 'create' ? 'created' : r.action === 'update' ? 'updated' : 'unchanged'}${r.url ? `: ${r.url}` : ''}`);
   } catch (e) {
     if (!isGitHubApiError(e, 403)) throw e;

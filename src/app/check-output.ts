@@ -8,8 +8,8 @@ import { redact } from '../core/redact.js';
 import { STAGE_TITLES, type CheckReport } from '../report/check-report.js';
 import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../report/content.js';
 import { renderCheckMarkdown } from '../report/markdown.js';
-import type { Annotation, CheckResult } from './github.js';
-import { MAX_ANNOTATIONS } from './github.js';
+import { MAX_ANNOTATIONS } from '../github/check-limits.js';
+import type { Annotation, CheckResult } from '../ports/github.js';
 
 export const CHECK_NAME = 'Consort / database';
 /** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */
@@ -87,7 +87,7 @@ export function errorOutcome(message: string, hint?: string): CheckOutcome {
 export const forkWaitingText = (sha: string): string => [
   `This pull request comes from a fork, so its migrations and test suite have not run.`,
   '',
-  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort approve run\` to run them. Each new push needs a new approval.`,
+  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort allow-run\` to run them. Each new push needs a new approval.`,
 ].join('\n');
 
 /** `detailsUrl`: the pull request comment that says who can approve, and how. */

@@ -8,10 +8,9 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
-import { commandOnEdit, parseCommand } from '../github/commands.js';
+import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../github/commands.js';
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
-import { staleApprovals } from './store/gates.js';
 import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
 import { cancelSubject, findRunByCheckRun, getRun, insertRun, latestRunAt, mergeGroupSubject, prSubject, type NewRun, type Run } from './store/runs.js';
 import { CheckRunPayload, CheckSuitePayload, IssueCommentPayload, isFork, MergeGroupPayload, PullRequestPayload, repoRef } from './payloads.js';
@@ -104,7 +103,6 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
           ...ref, number: pr.number, headSha: pr.head.sha, headRef: pr.head.ref, baseSha: pr.base.sha, baseRef: pr.base.ref, fork: isFork(pr), state,
         });
         if (!closing) {
-          await staleApprovals(tx, ref.repositoryId, pr.number, pr.head.sha);
           const run = await recordPullCheck(tx, queue, pull, event.id);
           if (options.indexRecords) await queue.sendQuick({ kind: 'index', repositoryId: ref.repositoryId, pr: pr.number, headSha: pr.head.sha }, tx);
           return { kind: 'enqueued', job: 'announce', runId: run.id };
@@ -161,17 +159,19 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
     async comment(event) {
       const p = parse(IssueCommentPayload, event);
       if (!p.issue.pull_request) return { kind: 'ignored', reason: 'not a pull request' };
-      if (p.comment.user.type === 'Bot') return { kind: 'ignored', reason: 'written by a bot' };
+      // An edit is the editor's command, not the author's: someone with write access may edit anyone's comment.
+      const actor = p.sender;
+      if (p.comment.user.type === 'Bot' || actor.type === 'Bot') return { kind: 'ignored', reason: 'written by a bot' };
       const body = p.comment.body ?? '';
       const command = p.action === 'edited' ? commandOnEdit(body, p.changes?.body?.from) : p.action === 'created' ? parseCommand(body) : null;
       if (command === null) return { kind: 'ignored', reason: 'no new /consort command' };
-      if (command.kind === 'build') return { kind: 'ignored', reason: '/consort build is the Action\'s (mode: build)' };
+      if (COMMAND_OWNER[command.kind] !== 'app') return { kind: 'ignored', reason: `\`${describeCommand(command)}\` is answered by the Action` };
       const ref = repoRef(p);
       return once(event, p.action, ref.repositoryId, async (tx) => {
         await queue.sendQuick({
           kind: 'command',
           command: {
-            deliveryId: event.id, ...ref, pr: p.issue.number, commentId: p.comment.id, author: p.comment.user.login,
+            deliveryId: event.id, ...ref, pr: p.issue.number, commentId: p.comment.id, author: actor.login,
             writtenAt: p.action === 'edited' ? p.comment.updated_at : p.comment.created_at, command,
           },
         }, tx);

@@ -58,6 +58,8 @@ export const IssueCommentPayload = z.object({
   issue: z.object({ number: z.number().int().positive(), pull_request: z.object({ url: z.string() }).nullish() }),
   comment: z.object({ id: z.number().int().positive(), body: z.string().nullable(), user: User, created_at: z.string(), updated_at: z.string() }),
   changes: z.object({ body: z.object({ from: z.string() }).optional() }).optional(),
+  /** Who did this: the comment's author when it was created, whoever edited it for an edit. */
+  sender: User,
 });
 export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;
 

@@ -28,6 +28,7 @@ export const CommandJob = z.object({
   repo: z.string(),
   pr: z.number().int().positive(),
   commentId: z.number().int(),
+  /** Who gave the command: the comment's author, or for an edited comment the person who edited it (the webhook's sender). */
   author: z.string(),
   /** When the comment was written (an edit's time for edited comments): what its author could have seen. */
   writtenAt: z.string(),

@@ -6,7 +6,7 @@
  */
 import { runCheck } from '../lanes/check/run.js';
 import { createIntake, type Intake } from './intake.js';
-import type { GitHubApi } from './github.js';
+import type { GitHubPort } from '../ports/github.js';
 import type { CallContext } from './github-watch.js';
 import type { RecordsApi } from './dashboard/github-records.js';
 import { handleAnnounce } from './jobs/announce.js';
@@ -24,7 +24,7 @@ export interface RuntimeOptions {
   queue: Omit<QueueSettings, 'url' | 'onError' | 'onJobFailed'>;
   providers: RepoProviders;
   /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
-  github(installationId: number, context?: CallContext): Promise<GitHubApi>;
+  github(installationId: number, context?: CallContext): Promise<GitHubPort>;
   jobs: JobSettings;
   log: AppLog;
   /** The check lane (default: the real one). */

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { ConsortError } from '../core/errors.js';
 import { readMigrationSet } from '../migrations/files.js';
 import type { MigrationEntry } from '../migrations/files.js';
-import type { GitHubApi, Repo } from './github.js';
+import type { GitHubPort, RepoRef } from '../ports/github.js';
 
 const exec = promisify(execFile);
 
@@ -61,7 +61,7 @@ export function workspaceOptions(settings: { maxTarballBytes: number; workspaceR
   return { maxBytes: settings.maxTarballBytes, ...(settings.workspaceRoot ? { root: settings.workspaceRoot } : {}) };
 }
 
-export async function checkoutCommit(gh: GitHubApi, repo: Repo, sha: string, options: WorkspaceOptions = {}): Promise<Workspace> {
+export async function checkoutCommit(gh: GitHubPort, repo: RepoRef, sha: string, options: WorkspaceOptions = {}): Promise<Workspace> {
   const tarball = await gh.tarball(repo, sha);
   checkSize(tarball, options, sha);
   const root = options.root ?? os.tmpdir();
@@ -77,7 +77,7 @@ export async function checkoutCommit(gh: GitHubApi, repo: Repo, sha: string, opt
 }
 
 /** The migration files under `migrationsDir` at `sha` (none when the directory does not exist there). */
-export async function migrationsAt(gh: GitHubApi, repo: Repo, sha: string, migrationsDir: string, options: WorkspaceOptions = {}): Promise<MigrationEntry[]> {
+export async function migrationsAt(gh: GitHubPort, repo: RepoRef, sha: string, migrationsDir: string, options: WorkspaceOptions = {}): Promise<MigrationEntry[]> {
   const tarball = await gh.tarball(repo, sha);
   checkSize(tarball, options, sha);
   const root = options.root ?? os.tmpdir();

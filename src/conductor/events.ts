@@ -50,7 +50,7 @@ export interface TurnOutcome {
   /** Current sha256 (normalized) of each frozen file; null when it no longer exists. */
   hashes: Record<string, string | null>;
   owed: ArtifactCheck[];
-  /** `testOwned`: changed paths whose test-owned content changed (src/lanes/build/harness.ts). */
+  /** `testOwned`: changed paths whose test-owned content changed (src/lanes/tdd/harness.ts). */
   facts: { userFacing?: boolean; review?: { verdict: 'approve' | 'changes'; notes: string }; testOwned?: string[] };
   branch: string | null;
   context: { bytes: number; sha256: string };

@@ -12,6 +12,9 @@ import { createHash } from 'node:crypto';
 import type { GateCheck } from './events.js';
 import type { GateName, OptionalGate } from './state.js';
 
+/** The commit status a gate is published as (the one place it is spelled): branch protection can require it. */
+export const gateStatusContext = (gate: string): string => `consort/gate/${gate}`;
+
 export function normalizeText(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/[ \t\f\v]+$/, ''));
   const out: string[] = [];
@@ -113,4 +116,30 @@ export function approverProblem(name: string): string | undefined {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed) || trimmed.length > 100) return 'the approver name must be printable and at most 100 characters';
   return undefined;
+}
+
+/** Who may approve a pull request's gates (`gates.approvers`, `gates.selfApproval`), read from the default branch. */
+export interface ApprovalPolicy {
+  /** Logins and `org/team-slug` teams; empty: anyone with write access. */
+  approvers: readonly string[];
+  /** Whether the pull request's author may approve its gates. */
+  selfApproval: boolean;
+}
+
+/** The teams of `approvers` (`org/team-slug` entries). */
+export const approverTeams = (policy: ApprovalPolicy): string[] => policy.approvers.filter((a) => a.includes('/'));
+
+/**
+ * Why `login` may not approve a gate of the pull request `author` opened, or undefined when they
+ * may. `teams` are the policy's teams `login` belongs to (asked of GitHub by the caller). Logins
+ * compare without case, as GitHub's do.
+ */
+export function approvalRefusal(policy: ApprovalPolicy, approver: { login: string; teams: readonly string[] }, author: string | null): string | undefined {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+  if (!policy.selfApproval && author !== null && same(approver.login, author)) {
+    return 'the author of a pull request may not approve its gates (gates.selfApproval is off): ask someone else to review and approve';
+  }
+  if (policy.approvers.length === 0) return undefined;
+  const listed = policy.approvers.some((a) => (a.includes('/') ? approver.teams.some((t) => same(t, a)) : same(a, approver.login)));
+  return listed ? undefined : `only the approvers gates.approvers names may approve gates (${policy.approvers.join(', ')})`;
 }

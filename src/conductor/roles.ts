@@ -40,7 +40,7 @@ export const OWED: Record<DesignRole, string> = {
  * The test harness: whatever decides how the suite runs or what it expects, wherever a runner
  * looks for it — package-manager and runtime configuration, runner configs, setup and transform
  * configuration, module doubles, snapshots and fixtures. `package.json`'s runner keys and the data
- * files a frozen test reads are judged by content (src/lanes/build/harness.ts).
+ * files a frozen test reads are judged by content (src/lanes/tdd/harness.ts).
  */
 export const DEFAULT_HARNESS = [
   '**/.npmrc', '**/.yarnrc', '**/.yarnrc.yml', '**/.pnpmfile.cjs', 'pnpm-workspace.yaml', '.nvmrc', '.node-version', '.tool-versions', 'bunfig.toml',

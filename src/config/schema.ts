@@ -218,6 +218,13 @@ export const gatesShape = {
     .enum(['human', 'proxy'])
     .default('human')
     .meta({ description: 'human: a named person approves (consort approve); proxy: valid artifacts are approved automatically, and logged.' }),
+  approvers: uniqueList(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9._-]{1,100})?$/, { error: 'must be a GitHub login or a team as "org/team-slug"' }))
+    .default([])
+    .meta({ description: 'Who may approve gates with /consort approve: GitHub logins and teams ("org/team-slug"). Empty: anyone with write access.' }),
+  selfApproval: z
+    .boolean()
+    .default(false)
+    .meta({ description: "Whether a pull request's author may approve its gates with /consort approve (default false: a second person approves)." }),
 };
 
 export const buildShape = {

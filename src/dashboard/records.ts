@@ -7,7 +7,7 @@ import type { GatesFile } from '../conductor/artifacts.js';
 import type { LogEvent } from '../conductor/events.js';
 import { gateEnabled } from '../conductor/gates.js';
 import { GATES, type ConductorState, type GateName, type TurnRecord } from '../conductor/state.js';
-import { describeStep } from '../lanes/build/feature.js';
+import { describeStep } from '../lanes/tdd/feature.js';
 import { CheckReport, STAGE_ORDER } from '../report/check-report.js';
 import type { CheckRunView, FeatureSummary, GateStatus, Page } from './port.js';
 

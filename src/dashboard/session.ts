@@ -7,7 +7,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Permission } from '../github/permissions.js';
+import type { Permission } from '../ports/github.js';
 
 export const SESSION_COOKIE = 'consort_session';
 

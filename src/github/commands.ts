@@ -1,7 +1,8 @@
 /**
  * `/consort` commands in pull request comments, parsed purely from the comment text. The App and
- * the Action share this parser: the Action runs `build` (and `approve` for the TDD lane's gates),
- * the App the rest.
+ * the Action share this parser, and COMMAND_OWNER says which of them answers each command, so with
+ * both installed every command gets exactly one answer: the Action the TDD lane's (`build`,
+ * `approve <gate>`), the App the rest.
  *
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
  * case) outside fenced code blocks, indented code, block quotes and HTML comments — so quoting
@@ -10,14 +11,18 @@
  */
 import { z } from 'zod';
 
-/** Names that can follow `/consort approve`: lowercase, digits, `-` and `_`. `run` is the fork-run approval. */
+/** Names that can follow `/consort approve`: lowercase, digits, `-` and `_`. `run` is not a gate (`approve run` is `allow-run`). */
 export const GATE_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+/** `/consort approve run`: the old spelling of `/consort allow-run`, kept as an alias. */
+const FORK_RUN_ALIAS = 'run';
 /** A feature to build: a slug (`customer-phones`) or an existing feature (`001-customer-phones`, `1`). */
 export const FEATURE_REF = /^[a-z0-9][a-z0-9-]{0,47}$/;
 
 export const Command = z.discriminatedUnion('kind', [
-  /** `/consort approve [<gate>]` (`run` approves a fork's code to run). */
+  /** `/consort approve [<gate>]`: a TDD-lane gate (the Action's records). */
   z.object({ kind: z.literal('approve'), gate: z.string().nullable() }),
+  /** `/consort allow-run` (alias `/consort approve run`): let a fork's code run for the current head commit (the App). */
+  z.object({ kind: z.literal('allow-run') }),
   /**
    * `/consort reject [<gate>] <reason>`. `gate` is the first word when it could name a gate; the
    * executor keeps it only if the pull request has such a gate, otherwise `text` is the reason.
@@ -115,6 +120,7 @@ export function parseCommand(body: string): Command | null {
     case 'approve': {
       if (rest.length > 1) return { kind: 'invalid', name, problem: '`approve` takes at most one gate name' };
       const gate = rest[0]?.value ?? null;
+      if (gate === FORK_RUN_ALIAS) return { kind: 'allow-run' };
       if (gate !== null && !GATE_NAME.test(gate)) return { kind: 'invalid', name, problem: `"${gate}" is not a gate name (lowercase letters, digits, "-" and "_")` };
       return { kind: 'approve', gate };
     }
@@ -132,6 +138,9 @@ export function parseCommand(body: string): Command | null {
       const request = [rest.slice(1).map((t) => t.value).join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
       return { kind: 'build', feature, request };
     }
+    case 'allow-run':
+      if (rest.length > 0) return { kind: 'invalid', name, problem: '`allow-run` takes no arguments' };
+      return { kind: 'allow-run' };
     case 'retry':
     case 'status':
     case 'gc':
@@ -153,18 +162,36 @@ export function commandOnEdit(body: string, previous: string | undefined): Comma
   return before !== null && JSON.stringify(before) === JSON.stringify(now) ? null : now;
 }
 
+/**
+ * Which component answers a command when both are installed: `action` (the TDD lane's workflow,
+ * `mode: build` / `mode: approve`) or `app`. The other one ignores it silently.
+ */
+export const COMMAND_OWNER: Readonly<Record<Command['kind'], 'action' | 'app'>> = {
+  build: 'action',
+  approve: 'action',
+  'allow-run': 'app',
+  reject: 'app',
+  retry: 'app',
+  status: 'app',
+  gc: 'app',
+  help: 'app',
+  unknown: 'app',
+  invalid: 'app',
+};
+
 export const HELP_TEXT = [
   '**Consort commands** (for people with write, maintain or admin access; one per comment):',
   '',
-  '| command | what it does |',
-  '| --- | --- |',
-  '| `/consort approve [<gate>]` | approve a gate (the only pending one when no name is given); `/consort approve run` lets code from a fork run for the current head commit |',
-  '| `/consort reject [<gate>] <reason>` | reject a gate, saying why |',
-  '| `/consort build <feature> [request]` | run the TDD lane for a feature on this pull request (the Action, `mode: build`) |',
-  '| `/consort retry` | run the database check again for the head commit |',
-  '| `/consort status` | the latest check, gates and approvals of this pull request |',
-  '| `/consort gc` | delete database branches of closed pull requests and expired ones |',
-  '| `/consort help` | this text |',
+  '| command | what it does | answered by |',
+  '| --- | --- | --- |',
+  '| `/consort build <feature> [request]` | run the TDD lane for a feature on this pull request | the Action (`mode: build`) |',
+  '| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |',
+  '| `/consort allow-run` | let code from a fork run for the current head commit (also `/consort approve run`) | the App |',
+  '| `/consort reject [<gate>] <reason>` | explains how to turn a gate down (the TDD lane\'s gates have no reject) | the App |',
+  '| `/consort retry` | run the database check again for the head commit | the App |',
+  '| `/consort status` | the latest check and fork approval of this pull request | the App |',
+  '| `/consort gc` | delete database branches of closed pull requests and expired ones | the App |',
+  '| `/consort help` | this text | the App |',
 ].join('\n');
 
 /** The command as a user would write it (for quoting it back in a reply). */

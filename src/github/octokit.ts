@@ -1,49 +1,125 @@
 /**
- * The GitHubPort on Octokit, built with @actions/github's getOctokit (its proxy support and user
- * agent). The API base URL is passed explicitly — GITHUB_API_URL on GitHub Enterprise Server, or
- * a test's local server — rather than trusting a default computed when the module was loaded.
+ * The GitHubPort on any Octokit client — the Action's (src/github/client.ts: @actions/github with
+ * the throttling and retry plugins) or Probot's (the App). Routes are checked against
+ * `@octokit/types`' Endpoints, so a misspelt route or a missing parameter is a type error;
+ * responses are parsed with zod down to the fields used. Every failure becomes a GitHubApiError
+ * carrying the HTTP status (the message never includes the token).
  */
-import { getOctokit } from '@actions/github';
-import { GitHubApiError, type GitHubPort, type IssueComment } from '../ports/github.js';
+import type { Endpoints, RequestParameters } from '@octokit/types';
+import { z } from 'zod';
+import { boundOutput } from './check-limits.js';
+import { collaboratorPermission } from './permissions.js';
+import { GitHubApiError, type GitHubPort, type IssueComment, type RepoRef } from '../ports/github.js';
 
-export interface OctokitSettings {
-  token: string;
-  /** e.g. https://api.github.com (GITHUB_API_URL). */
-  apiUrl: string;
-  userAgent?: string;
+export type Route = keyof Endpoints;
+
+/** The part of an Octokit client the adapter needs: `request` with a typed route. */
+export interface OctokitClient {
+  request<R extends Route>(route: R, parameters: Endpoints[R]['parameters'] & RequestParameters): Promise<{ status: number; data: unknown }>;
 }
 
-interface RawComment {
-  id: number;
-  body?: string | null;
-  user: { login: string; type?: string } | null;
-  html_url: string;
-}
+/** `html_url` is read when GitHub sends it (it always does; some stand-ins do not). */
+const Created = z.object({ id: z.number(), html_url: z.string().optional() });
+const Id = z.object({ id: z.number() });
+const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
+const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
+const Comments = z.array(z.object({ id: z.number(), body: z.string().nullish(), user: User, html_url: z.string().optional() }));
+const Membership = z.object({ state: z.string() });
+const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
+const Pull = z.object({ number: z.number(), state: z.string(), title: z.string(), body: z.string().nullable(), user: User.optional(), head: Side, base: Side });
 
-const toComment = (c: RawComment): IssueComment => ({
-  id: c.id, body: c.body ?? '', user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null, htmlUrl: c.html_url,
-});
+/** One page of comments is 100; past 50 pages (5,000 comments) the rest are not read. */
+const MAX_COMMENT_PAGES = 50;
 
-/** Octokit's RequestError carries the status; the message never includes the token. */
+const statusOf = (e: unknown): number => (typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0);
+
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    const status = typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0;
-    const detail = e instanceof Error ? e.message : String(e);
-    throw new GitHubApiError(status, `GitHub API ${what} failed${status ? ` (HTTP ${status})` : ''}: ${detail}`, { cause: e });
+    if (e instanceof GitHubApiError) throw e;
+    const status = statusOf(e);
+    throw new GitHubApiError(status, `GitHub API ${what} failed${status ? ` (HTTP ${status})` : ''}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 
-export function createOctokitGitHub(settings: OctokitSettings): GitHubPort {
-  const octokit = getOctokit(settings.token, { baseUrl: settings.apiUrl.replace(/\/+$/, ''), ...(settings.userAgent ? { userAgent: settings.userAgent } : {}) });
+/** Only owner and repo go into a request: callers may pass a richer record. */
+const at = (repo: RepoRef): RepoRef => ({ owner: repo.owner, repo: repo.repo });
+
+export function octokitGitHub(octokit: OctokitClient): GitHubPort {
   return {
-    listIssueComments: ({ owner, repo, issueNumber }) =>
-      call('list issue comments', async () =>
-        (await octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issueNumber, per_page: 100 })).map(toComment)),
-    createIssueComment: ({ owner, repo, issueNumber }, body) =>
-      call('create issue comment', async () => toComment((await octokit.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body })).data)),
-    updateIssueComment: ({ owner, repo }, commentId, body) =>
-      call('update issue comment', async () => toComment((await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body })).data)),
+    listComments: (repo, issue) => call('list issue comments', async () => {
+      const all: IssueComment[] = [];
+      for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+        const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, per_page: 100, page });
+        const batch = Comments.parse(data);
+        all.push(...batch.map((c) => ({
+          id: c.id, body: c.body ?? '', user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null, htmlUrl: c.html_url ?? '',
+        })));
+        if (batch.length < 100) break;
+      }
+      return all;
+    }),
+    createComment: (repo, issue, body) => call('create issue comment', async () => {
+      const r = Created.parse((await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, body })).data);
+      return { id: r.id, url: r.html_url ?? '' };
+    }),
+    updateComment: (repo, commentId, body) => call('update issue comment', async () => {
+      await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId, body });
+    }),
+    react: (repo, commentId, content) => call('create reaction', async () => {
+      await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { ...at(repo), comment_id: commentId, content });
+    }),
+    permission: (repo, user) => call('get permission', () =>
+      collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user }))),
+    teamMember: (org, teamSlug, user) => call('get team membership', async () => {
+      try {
+        const { data } = await octokit.request('GET /orgs/{org}/teams/{team_slug}/memberships/{username}', { org, team_slug: teamSlug, username: user });
+        return Membership.parse(data).state === 'active';
+      } catch (e) {
+        if (statusOf(e) === 404) return false;
+        throw e;
+      }
+    }),
+    pull: (repo, number) => call('get pull request', async () => {
+      const p = Pull.parse((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...at(repo), pull_number: number })).data);
+      return {
+        number: p.number, state: p.state, title: p.title, body: p.body ?? '', author: p.user?.login ?? '',
+        head: { ref: p.head.ref, sha: p.head.sha, repo: p.head.repo?.full_name ?? null },
+        base: { ref: p.base.ref, sha: p.base.sha, repo: p.base.repo?.full_name ?? `${repo.owner}/${repo.repo}` },
+      };
+    }),
+    review: (repo, pull, commitId, body) => call('create review', async () => {
+      const r = Created.parse((await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at(repo), pull_number: pull, commit_id: commitId, body, event: 'COMMENT' })).data);
+      return { id: r.id, url: r.html_url ?? '' };
+    }),
+    setStatus: (repo, sha, s) => call('create status', async () => {
+      await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+        ...at(repo), sha, state: s.state, context: s.context, description: s.description.slice(0, 140), ...(s.targetUrl ? { target_url: s.targetUrl } : {}),
+      });
+    }),
+    createCheckRun: (repo, run) => call('create check run', async () => {
+      const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+        ...at(repo), name: run.name, head_sha: run.headSha, external_id: run.externalId, status: 'in_progress',
+        started_at: new Date().toISOString(), output: boundOutput(run.output),
+      });
+      return Id.parse(data).id;
+    }),
+    completeCheckRun: (repo, id, result) => call('complete check run', async () => {
+      await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+        ...at(repo), check_run_id: id, status: 'completed', conclusion: result.conclusion, completed_at: new Date().toISOString(), output: boundOutput(result.output),
+        ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
+      });
+    }),
+    tarball: (repo, sha) => call('download tarball', async () => {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { ...at(repo), ref: sha });
+      if (data instanceof ArrayBuffer) return Buffer.from(data);
+      if (Buffer.isBuffer(data)) return data;
+      throw new Error(`the tarball of ${repo.owner}/${repo.repo}@${sha} came back as ${typeof data}`);
+    }),
+    mergeBase: (repo, base, head) => call('compare', async () => {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${base}...${head}`, per_page: 1 });
+      return Compare.parse(data).merge_base_commit.sha;
+    }),
   };
 }

@@ -1,12 +1,10 @@
 /**
  * A person's permission on a repository, as the collaborator-permission endpoint tells it — shared by
- * the App's and the Action's GitHub adapters. `permission` folds maintain into write and triage
+ * the GitHub adapter (src/github/octokit.ts). `permission` folds maintain into write and triage
  * into read; `role_name` keeps them apart. Someone the endpoint does not know (404) has none.
  */
 import { z } from 'zod';
-
-export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-export const WRITE_PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write'];
+import type { Permission } from '../ports/github.js';
 
 const PERMISSIONS: readonly string[] = ['admin', 'maintain', 'write', 'triage', 'read', 'none'];
 const Reply = z.object({ permission: z.string(), role_name: z.string().optional() });

@@ -1,9 +1,10 @@
 /**
  * One sticky PR comment per kind of report, found again on every push by a hidden marker and
  * edited in place. Planned purely (which comment is ours, create or update), then applied
- * through the GitHubPort, so the same logic serves the Action and the App.
+ * through the GitHubPort: the one implementation the Action and the App both use, each with its
+ * own marker, so on a repository that runs both the two comments never overwrite each other.
  */
-import type { GitHubPort, IssueComment, IssueRef } from '../ports/github.js';
+import type { GitHubPort, IssueComment, RepoRef } from '../ports/github.js';
 
 export const CHECK_COMMENT_MARKER = '<!-- consort:check -->';
 
@@ -46,16 +47,17 @@ export interface StickyResult {
   url: string | null;
 }
 
-export async function upsertStickyComment(github: GitHubPort, issue: IssueRef, markdown: string, options: StickyOptions): Promise<StickyResult> {
-  const plan = planSticky(await github.listIssueComments(issue), markdown, options);
+export async function upsertStickyComment(github: GitHubPort, repo: RepoRef, issue: number, markdown: string, options: StickyOptions): Promise<StickyResult> {
+  const comments = await github.listComments(repo, issue);
+  const plan = planSticky(comments, markdown, options);
   switch (plan.action) {
     case 'create': {
-      const c = await github.createIssueComment(issue, plan.body);
-      return { action: 'create', commentId: c.id, url: c.htmlUrl };
+      const c = await github.createComment(repo, issue, plan.body);
+      return { action: 'create', commentId: c.id, url: c.url };
     }
     case 'update': {
-      const c = await github.updateIssueComment(issue, plan.commentId, plan.body);
-      return { action: 'update', commentId: c.id, url: c.htmlUrl };
+      await github.updateComment(repo, plan.commentId, plan.body);
+      return { action: 'update', commentId: plan.commentId, url: comments.find((c) => c.id === plan.commentId)?.htmlUrl || null };
     }
     case 'unchanged':
       return { action: 'unchanged', commentId: plan.commentId, url: null };

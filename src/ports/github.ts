@@ -1,6 +1,9 @@
 /**
- * The GitHub API as the lanes and shells need it — issue comments for now (the App adds check
- * runs and reviews). Adapters: github/octokit.ts (Actions and the App); tests use a local server.
+ * The GitHub API as every lane and shell needs it — comments (and the sticky one), reactions,
+ * permissions, pull requests, reviews, commit statuses, check runs, tarballs and compares — as one
+ * port. Calls name their repository, so one port serves the Action (one repository) and the App
+ * (every installation's). The adapter is src/github/octokit.ts over any Octokit client with typed
+ * routes; each shell builds its client in its composition root; tests use local servers or a fake.
  */
 
 export interface RepoRef {
@@ -8,10 +11,10 @@ export interface RepoRef {
   repo: string;
 }
 
-export interface IssueRef extends RepoRef {
-  /** A pull request is an issue for the comments API. */
-  issueNumber: number;
-}
+/** What the permission endpoint says a person may do; `none` for someone it does not know. */
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+/** The permissions that may give `/consort` commands and approve gates. */
+export const WRITE_PERMISSIONS: readonly Permission[] = ['admin', 'maintain', 'write'];
 
 export interface IssueComment {
   id: number;
@@ -21,11 +24,79 @@ export interface IssueComment {
   htmlUrl: string;
 }
 
+export interface Created {
+  id: number;
+  url: string;
+}
+
+export type Reaction = '+1' | 'eyes' | 'confused';
+
+export interface PullRequest {
+  number: number;
+  state: string;
+  title: string;
+  body: string;
+  /** The pull request's author (who may be kept from approving their own gates). */
+  author: string;
+  /** `repo` is `owner/name`; null when the head repository was deleted. */
+  head: { ref: string; sha: string; repo: string | null };
+  base: { ref: string; sha: string; repo: string };
+}
+
+export type StatusState = 'pending' | 'success' | 'failure' | 'error';
+
+export interface CommitStatus {
+  context: string;
+  state: StatusState;
+  /** Cut to GitHub's 140 characters by the adapter. */
+  description: string;
+  targetUrl?: string;
+}
+
+export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'action_required' | 'skipped';
+
+export interface Annotation {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+  raw_details?: string;
+  start_column?: number;
+  end_column?: number;
+}
+
+export interface CheckOutput {
+  title: string;
+  summary: string;
+  text?: string;
+  annotations?: Annotation[];
+}
+
+/** A check run's end. GitHub asks for a `details_url` with `action_required` (where to act), so the type does too. */
+export type CheckResult =
+  | { conclusion: Exclude<CheckConclusion, 'action_required'>; output: CheckOutput; detailsUrl?: string }
+  | { conclusion: 'action_required'; output: CheckOutput; detailsUrl: string };
+
 export interface GitHubPort {
-  /** Every comment on the issue, oldest first (all pages). */
-  listIssueComments(issue: IssueRef): Promise<IssueComment[]>;
-  createIssueComment(issue: IssueRef, body: string): Promise<IssueComment>;
-  updateIssueComment(repo: RepoRef, commentId: number, body: string): Promise<IssueComment>;
+  /** Every comment on the issue or pull request, oldest first (all pages). */
+  listComments(repo: RepoRef, issue: number): Promise<IssueComment[]>;
+  createComment(repo: RepoRef, issue: number, body: string): Promise<Created>;
+  updateComment(repo: RepoRef, commentId: number, body: string): Promise<void>;
+  react(repo: RepoRef, commentId: number, content: Reaction): Promise<void>;
+  permission(repo: RepoRef, user: string): Promise<Permission>;
+  /** Whether `user` is an active member of the team `org/teamSlug` (needs a token that may read the organization's teams). */
+  teamMember(org: string, teamSlug: string, user: string): Promise<boolean>;
+  pull(repo: RepoRef, number: number): Promise<PullRequest>;
+  /** A review with event COMMENT on `commitId` (one per agent turn). */
+  review(repo: RepoRef, pull: number, commitId: string, body: string): Promise<Created>;
+  setStatus(repo: RepoRef, sha: string, status: CommitStatus): Promise<void>;
+  createCheckRun(repo: RepoRef, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number>;
+  completeCheckRun(repo: RepoRef, id: number, result: CheckResult): Promise<void>;
+  /** The repository at a commit, as a gzipped tarball. */
+  tarball(repo: RepoRef, sha: string): Promise<Buffer>;
+  mergeBase(repo: RepoRef, base: string, head: string): Promise<string>;
 }
 
 /** An HTTP error from the API, with its status, so callers can tell "not allowed" (403) from the rest. */

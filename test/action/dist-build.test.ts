@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { REFUSED } from '../../src/action/modes/build.js';
+import { REFUSAL, replyText } from '../../src/github/command-reply.js';
 import { installAction, runAction, webhookPayload, type ActionResult, type InstalledAction, type RunOptions } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir } from '../helpers/servers.js';
@@ -113,7 +113,7 @@ describe('dist/index.js, mode: build and approve', () => {
     const r = await run('build', await comment('/consort build customer-phones', 'mallory'));
     expect(r.code).toBe(0);
     expect(github.reactions).toEqual([{ commentId, content: 'confused' }]);
-    expect(github.comments.map((c) => c.body)).toEqual(['/consort build customer-phones', `@mallory, ${REFUSED}`]);
+    expect(github.comments.map((c) => c.body)).toEqual(['/consort build customer-phones', replyText('mallory', '/consort build customer-phones', REFUSAL)]);
     expect(github.reviews).toEqual([]);
     expect(await originHead()).toBe(before);
     expect(r.stdout).toContain('mallory has read access');

@@ -119,9 +119,9 @@ describe('dist/index.js on a pull_request', () => {
     expect(second.report).toMatchObject({ conclusion: 'success', stages: { suite: { command: QUICK_SUITE, tests: { passed: 1 } } } });
 
     expect(github.requests.map((q) => `${q.method} ${q.path}`)).toEqual([
-      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100`,
+      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100&page=1`,
       `POST /repos/${OWNER}/${REPO}/issues/2/comments`,
-      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100`,
+      `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100&page=1`,
       `PATCH /repos/${OWNER}/${REPO}/issues/comments/${sticky.id}`,
     ]);
     expect(github.requests.every((q) => q.authorization === `token ${TOKEN}`)).toBe(true);

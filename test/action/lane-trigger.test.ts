@@ -28,8 +28,8 @@ describe('laneRequest', () => {
     ['a command in a code block', onPr('```\n/consort approve spec\n```'), /no \/consort command/],
     ['an edit', onPr('/consort approve spec', { action: 'edited' }), /edited/],
     ['an issue', onPr('/consort build x', { pullRequest: false }), /issue, not a pull request/],
-    ['the fork-run approval', onPr('/consort approve run'), /for the App/],
-    ['an App command', onPr('/consort retry'), /not a TDD lane command/],
+    ['the fork-run approval', onPr('/consort approve run'), /^`\/consort allow-run` is answered by the Consort App$/],
+    ['an App command', onPr('/consort retry'), /^`\/consort retry` is answered by the Consort App$/],
   ])('ignores %s', (_what, event, why) => {
     expect(laneRequest('build', event, lane)).toEqual({ kind: 'ignore', why: expect.stringMatching(why) });
   });

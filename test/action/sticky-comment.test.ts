@@ -1,6 +1,6 @@
 /** The sticky PR comment: which comment is ours (marker + bot author), and create vs update. */
 import { CHECK_COMMENT_MARKER, isOurs, planSticky, upsertStickyComment, withMarker } from '../../src/github/sticky-comment.js';
-import type { GitHubPort, IssueComment, IssueRef, RepoRef } from '../../src/ports/github.js';
+import type { GitHubPort, IssueComment, RepoRef } from '../../src/ports/github.js';
 
 const M = CHECK_COMMENT_MARKER;
 const BOT = { login: 'github-actions[bot]', type: 'Bot' };
@@ -50,30 +50,33 @@ describe('upsertStickyComment', () => {
   function fakePort(initial: IssueComment[]) {
     const comments = [...initial];
     const calls: string[] = [];
+    const unused = async (): Promise<never> => {
+      throw new Error('not a sticky-comment call');
+    };
     const port: GitHubPort = {
-      listIssueComments: async (i: IssueRef) => { calls.push(`list ${i.issueNumber}`); return [...comments]; },
-      createIssueComment: async (i: IssueRef, body: string) => {
-        calls.push(`create ${i.issueNumber}`);
+      listComments: async (_r: RepoRef, issue: number) => { calls.push(`list ${issue}`); return [...comments]; },
+      createComment: async (_r: RepoRef, issue: number, body: string) => {
+        calls.push(`create ${issue}`);
         const c = comment(100 + comments.length, body);
         comments.push(c);
-        return c;
+        return { id: c.id, url: c.htmlUrl };
       },
-      updateIssueComment: async (_r: RepoRef, id: number, body: string) => {
+      updateComment: async (_r: RepoRef, id: number, body: string) => {
         calls.push(`update ${id}`);
-        const c = comments.find((x) => x.id === id)!;
-        c.body = body;
-        return c;
+        comments.find((x) => x.id === id)!.body = body;
       },
+      react: unused, permission: unused, teamMember: unused, pull: unused, review: unused, setStatus: unused,
+      createCheckRun: unused, completeCheckRun: unused, tarball: unused, mergeBase: unused,
     };
     return { port, comments, calls };
   }
-  const issue = { owner: 'o', repo: 'r', issueNumber: 5 };
+  const repo = { owner: 'o', repo: 'r' };
 
   it('creates on the first run and updates the same comment on the next', async () => {
     const f = fakePort([comment(1, `${M}\nhuman`, HUMAN)]);
-    expect(await upsertStickyComment(f.port, issue, 'one', { marker: M })).toEqual({ action: 'create', commentId: 101, url: expect.stringContaining('101') });
-    expect(await upsertStickyComment(f.port, issue, 'two', { marker: M })).toEqual({ action: 'update', commentId: 101, url: expect.any(String) });
-    expect(await upsertStickyComment(f.port, issue, 'two', { marker: M })).toEqual({ action: 'unchanged', commentId: 101, url: null });
+    expect(await upsertStickyComment(f.port, repo, 5, 'one', { marker: M })).toEqual({ action: 'create', commentId: 101, url: expect.stringContaining('101') });
+    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({ action: 'update', commentId: 101, url: expect.stringContaining('101') });
+    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({ action: 'unchanged', commentId: 101, url: null });
     expect(f.calls).toEqual(['list 5', 'create 5', 'list 5', 'update 101', 'list 5']);
     expect(f.comments.map((c) => c.body)).toEqual([`${M}\nhuman`, `${M}\ntwo`]);
   });

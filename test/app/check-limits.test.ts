@@ -1,6 +1,6 @@
 /** GitHub's documented check-run limits, applied by one pure function before every request. */
-import { boundAnnotation, boundOutput, CHECK_LIMITS, clipBytes, clipChars } from '../../src/app/check-limits.js';
-import type { Annotation } from '../../src/app/github.js';
+import { boundAnnotation, boundOutput, CHECK_LIMITS, clipBytes, clipChars } from '../../src/github/check-limits.js';
+import type { Annotation } from '../../src/ports/github.js';
 
 const note = (i: number): Annotation => ({ path: `migrations/${i}.sql`, start_line: 1, end_line: 1, annotation_level: 'warning', message: `m${i}` });
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');

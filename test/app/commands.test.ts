@@ -1,11 +1,12 @@
 /** `/consort` command parsing: what fires, what must not, and how arguments are read. */
-import { commandOnEdit, describeCommand, parseCommand, tokenize, type Command } from '../../src/github/commands.js';
+import { COMMAND_OWNER, commandOnEdit, describeCommand, HELP_TEXT, parseCommand, tokenize, type Command } from '../../src/github/commands.js';
 
 describe('parseCommand', () => {
   it.each<[string, string, Command | null]>([
     ['a bare approval', '/consort approve', { kind: 'approve', gate: null }],
     ['a named gate', '/consort approve spec', { kind: 'approve', gate: 'spec' }],
-    ['the fork-run approval', '/consort approve run', { kind: 'approve', gate: 'run' }],
+    ['the fork-run approval', '/consort allow-run', { kind: 'allow-run' }],
+    ['its old spelling, kept as an alias', '/consort approve run', { kind: 'allow-run' }],
     ['any case for the keyword and the verb', '/Consort APPROVE spec', { kind: 'approve', gate: 'spec' }],
     ['CRLF line endings', 'thanks!\r\n/consort retry\r\n', { kind: 'retry' }],
     ['leading spaces (up to three)', '   /consort status', { kind: 'status' }],
@@ -27,6 +28,7 @@ describe('parseCommand', () => {
     ['reject without a reason', '/consort reject', 'reject', 'needs a reason'],
     ['approve with two gates', '/consort approve spec plan', 'approve', 'at most one'],
     ['approve with a name that cannot be a gate', '/consort approve Spec!', 'approve', 'not a gate name'],
+    ['allow-run with arguments', '/consort allow-run now', 'allow-run', 'takes no arguments'],
   ])('says what is wrong with %s', (_label, body, name, problem) => {
     expect(parseCommand(body)).toEqual({ kind: 'invalid', name, problem: expect.stringContaining(problem) });
   });
@@ -83,5 +85,18 @@ describe('tokenize and describe', () => {
     expect(describeCommand({ kind: 'approve', gate: 'spec' })).toBe('/consort approve spec');
     expect(describeCommand({ kind: 'reject', gate: 'spec', reason: 'no', text: 'spec no' })).toBe('/consort reject spec no');
     expect(describeCommand({ kind: 'gc' })).toBe('/consort gc');
+    expect(describeCommand({ kind: 'allow-run' })).toBe('/consort allow-run');
+  });
+});
+
+describe('COMMAND_OWNER', () => {
+  it('gives every command exactly one answerer: the TDD lane\'s to the Action, the rest to the App', () => {
+    expect(Object.entries(COMMAND_OWNER).filter(([, owner]) => owner === 'action').map(([kind]) => kind).sort()).toEqual(['approve', 'build']);
+    for (const body of ['/consort approve spec', '/consort approve', '/consort build phones']) expect(COMMAND_OWNER[parseCommand(body)!.kind]).toBe('action');
+    for (const body of ['/consort approve run', '/consort allow-run', '/consort retry', '/consort reject spec no', '/consort status', '/consort gc', '/consort', '/consort deploy', '/consort approve Spec!']) {
+      expect(COMMAND_OWNER[parseCommand(body)!.kind]).toBe('app');
+    }
+    // The help text says who answers each one.
+    expect(HELP_TEXT).toContain('| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |');
   });
 });

@@ -3,7 +3,8 @@
  * 5xx, no answer) reaches the health record and, when it failed, the log with the delivery, run
  * and route of the call; the call that finally fails is logged at error (5xx, no answer) or warn (4xx).
  */
-import { octokitGitHub, type OctokitLike } from '../../src/app/github.js';
+import { appGitHub } from '../../src/app/github.js';
+import type { OctokitClient } from '../../src/github/octokit.js';
 import { GitHubHealth, observingFetch, withCall } from '../../src/app/github-watch.js';
 import type { AppLog } from '../../src/app/jobs/deps.js';
 
@@ -66,7 +67,7 @@ describe('every attempt is watched', () => {
 });
 
 describe('the call that finally fails', () => {
-  const failing = (status: number | undefined): OctokitLike => ({
+  const failing = (status: number | undefined): OctokitClient => ({
     request: async () => {
       throw Object.assign(new Error(status === undefined ? 'fetch failed' : `HTTP ${status}`), status === undefined ? {} : { status });
     },
@@ -74,7 +75,7 @@ describe('the call that finally fails', () => {
 
   it.each([[502, 'error'], [undefined, 'error'], [422, 'warn']] as const)('%s: logged at %s with delivery, run and route', async (status, level) => {
     const { log, lines } = recordingLog();
-    const gh = octokitGitHub(failing(status), { log, context: { deliveryId: 'd-9', runId: 3 } });
+    const gh = appGitHub(failing(status), { log, context: { deliveryId: 'd-9', runId: 3 } });
     await expect(gh.createComment({ owner: 'o', repo: 'r' }, 1, 'hi')).rejects.toThrow();
     expect(lines).toEqual([{
       level, message: expect.stringContaining('POST /repos/{owner}/{repo}/issues/{issue_number}/comments'),
@@ -84,7 +85,7 @@ describe('the call that finally fails', () => {
 
   it('a 404 permission lookup is still "none" (logged at warn, not error)', async () => {
     const { log, lines } = recordingLog();
-    expect(await octokitGitHub(failing(404), { log }).permission({ owner: 'o', repo: 'r' }, 'stranger')).toBe('none');
+    expect(await appGitHub(failing(404), { log }).permission({ owner: 'o', repo: 'r' }, 'stranger')).toBe('none');
     expect(lines.map((l) => l.level)).toEqual(['warn']);
   });
 });

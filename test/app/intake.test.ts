@@ -7,7 +7,8 @@ import { createIntake } from '../../src/app/intake.js';
 import { handleAnnounce } from '../../src/app/jobs/announce.js';
 import { handleCommand } from '../../src/app/jobs/command.js';
 import type { AppRuntime } from '../../src/app/runtime.js';
-import { decideGate, listGates, openGate } from '../../src/app/store/gates.js';
+import { REJECT_ANSWER } from '../../src/app/jobs/fork-run.js';
+import { REFUSAL } from '../../src/github/command-reply.js';
 import { recordDelivery } from '../../src/app/store/pulls.js';
 import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app/store/runs.js';
 import type { CommandJob } from '../../src/app/queue.js';
@@ -59,13 +60,10 @@ describe('webhooks', () => {
     expect(added).toEqual(expect.arrayContaining([{ kind: 'announce', runId: runs[0]!.id }, { kind: 'index', repositoryId: REPO, pr: 41, headSha: sha('4') }]));
   });
 
-  it('synchronize: the older run is cancelled and approvals given on the old head go stale', async () => {
-    const gate = await openGate(app.store.pool, { repositoryId: REPO, pr: 1, name: 'spec', artifactHash: 'h', headSha: sha('1') });
-    await decideGate(app.store.pool, gate.id, { decision: 'approved', actor: 'octocat', headSha: sha('1'), reason: null });
+  it('synchronize: the older run is cancelled', async () => {
     await app.intake.pullRequest(pr('synchronize', 1, sha('2')));
     const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
     expect(runs.map((r) => [r.headSha, r.cancelReason])).toEqual([[sha('1'), 'superseded by a newer run at 2222222'], [sha('2'), null]]);
-    expect((await listGates(app.store.pool, REPO, 1))[0]).toMatchObject({ state: 'stale' });
   });
 
   it('closed: a close run (cancelling the check) on the run queue', async () => {
@@ -136,6 +134,25 @@ describe('webhooks', () => {
       .toEqual({ kind: 'ignored', reason: 'no new /consort command' });
   });
 
+  it('an edited comment\'s command is enqueued as its editor\'s (the sender), with the edit\'s time', async () => {
+    const at = '2030-01-02T00:00:00Z';
+    const edited = commentPayload({ body: 'ok\n/consort retry', from: 'ok', action: 'edited', number: 2, user: 'octocat', editor: 'mallory', repositoryId: REPO, at, commentId: 56 });
+    expect(await app.intake.comment({ id: 'c-4', name: 'issue_comment', payload: edited })).toEqual({ kind: 'enqueued', job: 'command' });
+    expect((await jobs('consort-quick')).at(-1)).toEqual({
+      kind: 'command', command: expect.objectContaining({ author: 'mallory', commentId: 56, writtenAt: at, command: { kind: 'retry' } }),
+    });
+  });
+
+  it('each command has one answerer: the TDD lane\'s go to the Action; `approve run` is `allow-run`, the App\'s', async () => {
+    for (const [id, body] of [['c-5', '/consort approve spec'], ['c-6', '/consort approve'], ['c-7', '/consort build phones']] as const) {
+      expect(await app.intake.comment({ id, name: 'issue_comment', payload: commentPayload({ body, number: 2, user: 'octocat', repositoryId: REPO }) }))
+        .toEqual({ kind: 'ignored', reason: expect.stringMatching(/is answered by the Action$/) });
+    }
+    expect(await app.intake.comment({ id: 'c-8', name: 'issue_comment', payload: commentPayload({ body: '/consort approve run', number: 2, user: 'octocat', repositoryId: REPO }) }))
+      .toEqual({ kind: 'enqueued', job: 'command' });
+    expect((await jobs('consort-quick')).at(-1)).toEqual({ kind: 'command', command: expect.objectContaining({ command: { kind: 'allow-run' } }) });
+  });
+
   it('a run superseded before it was announced gets no check run; the newer one does, and goes to the run queue', async () => {
     await app.intake.pullRequest(pr('opened', 4, sha('6')));
     await app.intake.pullRequest(pr('synchronize', 4, sha('7')));
@@ -171,11 +188,19 @@ describe('commands without branches', () => {
     for (let i = 1; i <= 20; i++) await recordDelivery(app.store.pool, { id: `cmd-${i}`, event: 'issue_comment', action: 'created', repositoryId: REPO });
   });
 
-  it('status: the latest check, fork approval and gates', async () => {
-    await openGate(app.store.pool, { repositoryId: REPO, pr: 2, name: 'plan', artifactHash: 'h', headSha: sha('3') });
+  it('status: the latest check, and where the gates are', async () => {
     await handleCommand(app.deps, job({ kind: 'status' }));
-    expect(lastReply()).toMatch(/@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gate `plan`:\*\* pending/);
-    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, '+1']);
+    expect(lastReply()).toMatch(/@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gates:\*\* the TDD lane keeps them on the branch .*`consort\/gate\/<gate>` status/);
+    // Acknowledged with 👀 by the flow the Action uses too (src/github/command-reply.ts).
+    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, 'eyes']);
+  });
+
+  it('someone without write access gets 😕 and the one refusal text, and nothing runs', async () => {
+    const before = (await runsOf(app.store.pool, prSubject(REPO, 2))).length;
+    await handleCommand(app.deps, job({ kind: 'retry' }, 'stranger'));
+    expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, 'confused']);
+    expect(lastReply()).toBe(`> /consort retry\n\n@stranger ${REFUSAL}`);
+    expect(await runsOf(app.store.pool, prSubject(REPO, 2))).toHaveLength(before);
   });
 
   it('retry: a new run of the head', async () => {
@@ -195,21 +220,22 @@ describe('commands without branches', () => {
     expect(lastReply()).toContain('`reject` needs a reason.');
   });
 
-  it('approve with several gates waiting asks which; approve run on a non-fork says it is not needed', async () => {
-    await openGate(app.store.pool, { repositoryId: REPO, pr: 2, name: 'spec', artifactHash: 'h', headSha: sha('3') });
-    await handleCommand(app.deps, job({ kind: 'approve', gate: null }));
-    expect(lastReply()).toContain('several gates are waiting (`plan` (pending), `spec` (pending)); say which');
+  it('allow-run on a non-fork says it is not needed; reject explains the TDD lane\'s gates; a queued gate approval points to the Action', async () => {
+    await handleCommand(app.deps, job({ kind: 'allow-run' }));
+    expect(lastReply()).toContain('not from a fork');
+    // A job queued before allow-run had its own kind.
     await handleCommand(app.deps, job({ kind: 'approve', gate: 'run' }));
     expect(lastReply()).toContain('not from a fork');
-    await handleCommand(app.deps, job({ kind: 'approve', gate: 'deploy' }));
-    expect(lastReply()).toContain('there is no gate `deploy` here');
+    await handleCommand(app.deps, job({ kind: 'reject', gate: 'spec', reason: 'too vague', text: 'spec too vague' }));
+    expect(lastReply()).toContain(REJECT_ANSWER);
+    await handleCommand(app.deps, job({ kind: 'approve', gate: 'spec' }));
+    expect(lastReply()).toContain('`/consort approve spec` is answered by the Consort Action');
   });
 
   it('an approval written before the latest push is refused: the author must look again', async () => {
     await app.intake.pullRequest(pr('synchronize', 2, sha('5')));
-    const stale = { ...job({ kind: 'approve', gate: 'spec' }), writtenAt: new Date(Date.now() - 60_000).toISOString() };
+    const stale = { ...job({ kind: 'allow-run' }), writtenAt: new Date(Date.now() - 60_000).toISOString() };
     await handleCommand(app.deps, stale);
     expect(lastReply()).toContain('new commits were pushed (now at `5555555`) after your comment, so nothing was approved');
-    expect((await listGates(app.store.pool, REPO, 2)).find((g) => g.name === 'spec')!.state).toBe('pending');
   });
 });

@@ -1,9 +1,9 @@
 /** What the App shows on GitHub, and the settings it starts with: pure functions, table-tested. */
 import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, pullUrl, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
-import { MAX_ANNOTATIONS } from '../../src/app/github.js';
-import { gateContext, gateStatus, replyText } from '../../src/app/publish.js';
+import { MAX_ANNOTATIONS } from '../../src/github/check-limits.js';
+import { replyText } from '../../src/github/command-reply.js';
+import { gateStatusContext } from '../../src/conductor/gates.js';
 import { parseAppSettings, suiteEnvironment } from '../../src/app/settings.js';
-import type { Gate } from '../../src/app/store/gates.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';
 import { errorReport } from '../fixtures/reports/error.js';
 import { failingReport } from '../fixtures/reports/failing.js';
@@ -64,7 +64,7 @@ describe('check run output', () => {
     const details = pullUrl('https://ghe.example.com/', { owner: 'o', repo: 'r' }, 7, 99);
     expect(details).toBe('https://ghe.example.com/o/r/pull/7#issuecomment-99');
     expect(forkWaitingOutcome('0123456789abcdef0123456789abcdef01234567', details)).toMatchObject({
-      conclusion: 'action_required', detailsUrl: details, output: { summary: expect.stringContaining('`/consort approve run`') },
+      conclusion: 'action_required', detailsUrl: details, output: { summary: expect.stringContaining('`/consort allow-run`') },
     });
     const config = configOutcome('.github/consort.yml', [{ file: '.github/consort.yml', line: 4, column: 3, key: 'suite.comand', message: 'unknown key "suite.comand"' }]);
     expect(config.conclusion).toBe('failure');
@@ -76,27 +76,9 @@ describe('check run output', () => {
   });
 });
 
-describe('gate statuses', () => {
-  const head = 'a'.repeat(40);
-  const gate = (over: Partial<Gate>): Gate => ({
-    id: 1, repositoryId: 1, pr: 1, name: 'spec', state: 'pending', artifactHash: 'h', headSha: head,
-    decidedBy: null, decidedAt: null, decidedHeadSha: null, decidedArtifactHash: null, reason: null, ...over,
-  });
-
-  it.each<[string, Partial<Gate>, string, RegExp]>([
-    ['pending', {}, 'pending', /^Waiting for \/consort approve spec$/],
-    ['approved on this head', { state: 'approved', decidedBy: 'octocat', decidedHeadSha: head }, 'success', /^Approved by @octocat$/],
-    ['approved on another head', { state: 'approved', decidedBy: 'octocat', decidedHeadSha: 'b'.repeat(40) }, 'pending', /stale/],
-    ['stale', { state: 'stale', decidedBy: 'octocat', decidedHeadSha: 'b'.repeat(40) }, 'pending', /Approval by @octocat at bbbbbbb is stale/],
-    ['rejected', { state: 'rejected', decidedBy: 'octocat', reason: 'too vague' }, 'failure', /^Rejected by @octocat: too vague$/],
-  ])('%s', (_label, over, state, description) => {
-    const s = gateStatus(gate(over), head);
-    expect(s.state).toBe(state);
-    expect(s.description).toMatch(description);
-  });
-
-  it('publishes under consort/gate/<name>, and replies quote the command', () => {
-    expect(gateContext('spec')).toBe('consort/gate/spec');
+describe('gate statuses and replies', () => {
+  it('a gate is published as consort/gate/<name>, and replies quote the command', () => {
+    expect(gateStatusContext('spec')).toBe('consort/gate/spec');
     expect(replyText('octocat', '/consort approve', 'done.')).toBe('> /consort approve\n\n@octocat done.');
   });
 });

@@ -5,7 +5,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import { migrateStore, openStore, packageRoot, STORE_MIGRATIONS_DIR, type Store } from '../../src/app/store/db.js';
-import { decideGate, gateHistory, listGates, openGate, staleApprovals } from '../../src/app/store/gates.js';
 import { recordDelivery } from '../../src/app/store/pulls.js';
 import {
   claimRun, finishRun, heartbeat, insertRun, prSubject, releaseRun, runsOf, type NewRun,
@@ -37,10 +36,11 @@ const newRun = (over: Partial<NewRun> = {}): NewRun => ({
 describe('migrations', () => {
   it('applies the schema once, even when two processes start together', async () => {
     const [a, b] = await Promise.all([migrateStore(db.url), migrateStore(db.url)]);
-    expect([...a, ...b]).toEqual(['1764460800000_consort_app_store', '1764547200000_consort_app_dashboard']);
+    expect([...a, ...b]).toEqual(['1764460800000_consort_app_store', '1764547200000_drop_app_gates', '1764633600000_consort_app_dashboard']);
     expect(await migrateStore(db.url)).toEqual([]);
     const tables = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'consort_app' ORDER BY 1");
-    expect(tables.map((t) => t.table_name)).toEqual(['check_history', 'dashboard_features', 'dashboard_files', 'dashboard_turns', 'deliveries', 'fork_approvals', 'gate_decisions', 'gates', 'pgmigrations', 'pull_requests', 'runs']);
+    // The App's gate store is gone (the TDD lane's records are the one gate model): the second migration drops it.
+    expect(tables.map((t) => t.table_name)).toEqual(['check_history', 'dashboard_features', 'dashboard_files', 'dashboard_turns', 'deliveries', 'fork_approvals', 'pgmigrations', 'pull_requests', 'runs']);
   });
 
   it("passes Consort's own check lane: applies, lints clean and reverses", async () => {
@@ -56,10 +56,7 @@ describe('migrations', () => {
       });
       expect(report.conclusion).toBe('success');
       expect(report.stages.lint.findings).toEqual([]);
-      expect(report.stages.reversibility.migrations).toEqual([
-        expect.objectContaining({ file: path.posix.join('migrations', '1764460800000_consort_app_store.sql'), verdict: 'reversible' }),
-        expect.objectContaining({ file: path.posix.join('migrations', '1764547200000_consort_app_dashboard.sql'), verdict: 'reversible' }),
-      ]);
+      expect(report.stages.reversibility.migrations).toEqual(['1764460800000_consort_app_store.sql', '1764547200000_drop_app_gates.sql', '1764633600000_consort_app_dashboard.sql'].map((f) => expect.objectContaining({ file: path.posix.join('migrations', f), verdict: 'reversible' })));
     } finally {
       await t?.cleanup();
     }
@@ -118,30 +115,3 @@ describe('runs', () => {
   });
 });
 
-describe('gates', () => {
-  beforeAll(() => migrateStore(db.url));
-
-  it('records approvals with approver, head and artifact hash; a push or new artifacts make them stale', async () => {
-    const g = await openGate(store.pool, { repositoryId: 7, pr: 40, name: 'spec', artifactHash: 'hash-1', headSha: sha('a') });
-    expect(g).toMatchObject({ state: 'pending', decidedBy: null });
-    const approved = await decideGate(store.pool, g.id, { decision: 'approved', actor: 'octocat', headSha: sha('a'), reason: null });
-    expect(approved).toMatchObject({ state: 'approved', decidedBy: 'octocat', decidedHeadSha: sha('a'), decidedArtifactHash: 'hash-1', decidedAt: expect.any(Date) });
-    // The same head: the approval stands.
-    expect(await staleApprovals(store.pool, 7, 40, sha('a'))).toEqual([]);
-    // Reopening with the same artifacts keeps it; new artifacts make it stale.
-    expect((await openGate(store.pool, { repositoryId: 7, pr: 40, name: 'spec', artifactHash: 'hash-1', headSha: sha('a') })).state).toBe('approved');
-    expect((await openGate(store.pool, { repositoryId: 7, pr: 40, name: 'spec', artifactHash: 'hash-2', headSha: sha('a') })).state).toBe('stale');
-    await decideGate(store.pool, g.id, { decision: 'approved', actor: 'hubot', headSha: sha('a'), reason: null });
-    // A push: approvals on another head go stale.
-    expect((await staleApprovals(store.pool, 7, 40, sha('e'))).map((x) => x.name)).toEqual(['spec']);
-    expect((await listGates(store.pool, 7, 40))[0]).toMatchObject({ state: 'stale', decidedBy: 'hubot' });
-    expect((await gateHistory(store.pool, g.id)).map((d) => [d.decision, d.actor, d.artifactHash])).toEqual([
-      ['approved', 'octocat', 'hash-1'], ['approved', 'hubot', 'hash-2'], ['stale', 'consort', 'hash-2'],
-    ]);
-  });
-
-  it('refuses "run" and malformed names (they are not gates)', async () => {
-    await expect(openGate(store.pool, { repositoryId: 7, pr: 41, name: 'run', artifactHash: 'h', headSha: sha('a') })).rejects.toThrow(/invalid gate name/);
-    await expect(openGate(store.pool, { repositoryId: 7, pr: 41, name: 'Spec!', artifactHash: 'h', headSha: sha('a') })).rejects.toThrow(/invalid gate name/);
-  });
-});

@@ -7,7 +7,7 @@ import type { ConductorState, GateName, Item, Policy } from '../../src/conductor
 import { initialState } from '../../src/conductor/state.js';
 import { transition, type Transition } from '../../src/conductor/transition.js';
 import { isDesignRole } from '../../src/conductor/moves.js';
-import { buildPolicy } from '../../src/lanes/build/policy.js';
+import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 
 export const FEATURE = '001-phones';
 export const FDIR = `.consort/features/${FEATURE}`;

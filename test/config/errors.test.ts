@@ -27,6 +27,11 @@ describe('errors name the file, line, column and key', () => {
       'suite:\n  comand: x\n',
       [`${Y}:2:3 unknown key "suite.comand" (did you mean "suite.command"?)`],
     ],
+    [
+      'an approver that is neither a login nor a team',
+      'gates:\n  approvers: [mona, "@octo-org/reviewers"]\n',
+      [`${Y}:2:21 gates.approvers[1]: must be a GitHub login or a team as "org/team-slug"`],
+    ],
     ['a misplaced key', 'timeout: 3m\n', [`${Y}:1:1 unknown key "timeout" (did you mean "suite.timeout"?)`]],
     [
       'a key in the wrong case',

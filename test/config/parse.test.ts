@@ -48,6 +48,8 @@ agents:
 gates:
   optional: [plan, deploy]
   mode: proxy
+  approvers: [mona, octo-org/db-reviewers]
+  selfApproval: true
 build:
   tests: ['spec/**']
   design: [spec-author, dba, test-strategist]
@@ -90,7 +92,7 @@ const FULL_CONFIG: ConsortConfig = {
     },
   },
   agents: { default: { backend: 'command', command: 'node agents/any.mjs', model: 'scripted' } },
-  gates: { optional: ['plan', 'deploy'], mode: 'proxy' },
+  gates: { optional: ['plan', 'deploy'], mode: 'proxy', approvers: ['mona', 'octo-org/db-reviewers'], selfApproval: true },
   build: {
     tests: ['spec/**'], design: ['spec-author', 'dba', 'test-strategist'], rejectBornGreen: false, retries: 2, repairRounds: 5, turnTimeout: '45m', experiments: 3,
   },
@@ -107,7 +109,7 @@ describe('defaults', () => {
     check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
     roles: {},
     agents: {},
-    gates: { optional: [], mode: 'human' },
+    gates: { optional: [], mode: 'human', approvers: [], selfApproval: false },
     build: {
       tests: ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'],
       design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],

@@ -13,9 +13,9 @@ import { defaultConfig } from '../../src/config/schema.js';
 import type { CycleRecord } from '../../src/conductor/effects.js';
 import type { LogEvent } from '../../src/conductor/events.js';
 import type { ConductorState, Item, TurnRecord } from '../../src/conductor/state.js';
-import { createFeature } from '../../src/lanes/build/feature.js';
-import { buildPolicy } from '../../src/lanes/build/policy.js';
-import { FeatureStore } from '../../src/lanes/build/store.js';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { buildPolicy } from '../../src/lanes/tdd/policy.js';
+import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import type { CheckReport } from '../../src/report/check-report.js';
 
 const exec = promisify(execFile);

@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { TurnRecord } from '../../src/conductor/state.js';
-import { runBuildLane } from '../../src/lanes/build.js';
-import { createFeature } from '../../src/lanes/build/feature.js';
-import { FeatureStore } from '../../src/lanes/build/store.js';
+import { runBuildLane } from '../../src/lanes/tdd/index.js';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
 
 const exec = promisify(execFile);

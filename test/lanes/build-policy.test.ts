@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { ROLES } from '../../src/conductor/roles.js';
-import { agentKeyEnvNames, buildPolicy, defaultBackendFactory, roleInstructions, roleReads } from '../../src/lanes/build/policy.js';
+import { agentKeyEnvNames, buildPolicy, defaultBackendFactory, roleInstructions, roleReads } from '../../src/lanes/tdd/policy.js';
 
 describe('the lane policy', () => {
   it('expands {feature}, {tests} and {migrations} in every role scope', () => {

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { createBranches } from '../../src/lanes/build/database.js';
+import { createBranches } from '../../src/lanes/tdd/database.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);

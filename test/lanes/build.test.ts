@@ -16,9 +16,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
 import { contentHash } from '../../src/conductor/gates.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { runBuildLane, type BuildLaneInput, type BuildRunResult } from '../../src/lanes/build.js';
-import { approveGate, createFeature } from '../../src/lanes/build/feature.js';
-import { FeatureStore } from '../../src/lanes/build/store.js';
+import { runBuildLane, type BuildLaneInput, type BuildRunResult } from '../../src/lanes/tdd/index.js';
+import { approveGate, createFeature } from '../../src/lanes/tdd/feature.js';
+import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 

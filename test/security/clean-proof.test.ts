@@ -20,9 +20,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
 import { changesSince, commitPaths, headCommit, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
-import { snapshotDependencies, type Dependencies } from '../../src/lanes/build/clean-tree.js';
-import type { Branches } from '../../src/lanes/build/database.js';
-import { prove } from '../../src/lanes/build/proof.js';
+import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
+import type { Branches } from '../../src/lanes/tdd/database.js';
+import { prove } from '../../src/lanes/tdd/proof.js';
 import { policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);

@@ -15,8 +15,8 @@ import { checkScope } from '../../src/conductor/scope.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { TurnStep } from '../../src/conductor/state.js';
 import { openWorkspace } from '../../src/git/workspace.js';
-import { dataReferences, testOwnedChanges } from '../../src/lanes/build/harness.js';
-import { buildPolicy } from '../../src/lanes/build/policy.js';
+import { dataReferences, testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { SHOP_DIR } from '../../src/demo/scenarios.js';
 
 const exec = promisify(execFile);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { transition } from '../../src/conductor/transition.js';
 import { openWorkspace } from '../../src/git/workspace.js';
-import { testEnvironmentFlags } from '../../src/lanes/build/test-env-flags.js';
+import { testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
 import { action, gateChecked, playUntil, policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);

@@ -6,14 +6,12 @@
  * through the API: nothing in the event is trusted for permission.
  */
 import { ConsortError } from '../../core/errors.js';
-import { type Command, parseCommand } from '../../github/commands.js';
-import type { ActionEvent, Actor } from '../context.js';
+import { type Command, COMMAND_OWNER, describeCommand, parseCommand } from '../../github/commands.js';
+import type { PullRequestAsk } from '../../lanes/tdd/index.js';
+import type { ActionEvent } from '../context.js';
 import type { LaneInputs } from '../inputs.js';
 
-export type LaneRequest =
-  | { kind: 'build'; pr: number; feature: string | null; request: string | null; actor: Actor; commentId: number | null; via: 'comment' | 'label' | 'dispatch' }
-  | { kind: 'approve'; pr: number; gate: string | null; actor: Actor; commentId: number }
-  | { kind: 'ignore'; why: string };
+export type LaneRequest = PullRequestAsk | { kind: 'ignore'; why: string };
 
 export function laneRequest(mode: 'build' | 'approve', event: ActionEvent, lane: Pick<LaneInputs, 'feature' | 'pullRequest' | 'buildLabel'>): LaneRequest {
   switch (event.kind) {
@@ -24,16 +22,14 @@ export function laneRequest(mode: 'build' | 'approve', event: ActionEvent, lane:
       if (event.comment.user.type === 'Bot') return { kind: 'ignore', why: `the comment is by a bot (${event.comment.user.login})` };
       const command: Command | null = parseCommand(event.comment.body);
       if (command === null) return { kind: 'ignore', why: 'the comment has no /consort command' };
+      if (COMMAND_OWNER[command.kind] !== 'action') return { kind: 'ignore', why: `\`${describeCommand(command)}\` is answered by the Consort App` };
       const base = { pr: event.number, actor: event.comment.user, commentId: event.comment.id };
-      if (command.kind === 'approve') {
-        if (command.gate === 'run') return { kind: 'ignore', why: '`/consort approve run` approves a fork for the App' };
-        return { kind: 'approve', ...base, gate: command.gate };
-      }
+      if (command.kind === 'approve') return { kind: 'approve', ...base, gate: command.gate };
       if (command.kind === 'build') {
         if (mode !== 'build') return { kind: 'ignore', why: '`/consort build` is for mode: build' };
         return { kind: 'build', ...base, feature: command.feature, request: command.request || null, via: 'comment' };
       }
-      return { kind: 'ignore', why: `\`/consort ${command.kind === 'unknown' || command.kind === 'invalid' ? command.name : command.kind}\` is not a TDD lane command` };
+      return { kind: 'ignore', why: `\`${describeCommand(command)}\` is not a TDD lane command` };
     }
     case 'pull_request': {
       if (mode !== 'build') return { kind: 'ignore', why: 'mode: approve runs on comments' };

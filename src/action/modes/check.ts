@@ -56,7 +56,7 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
       onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
     });
     const databaseUrl = report.branch !== null ? await provider.connectionUri(report.branch) : null;
-    await publishCheck({ report, inputs, ctx, databaseUrl, userAgent: `consort-action/${VERSION}` });
+    await publishCheck({ report, inputs, ctx, databaseUrl });
     if (report.conclusion === 'success') return { conclusion: 'success' };
     const detail = report.error ? `: ${report.error.message}${report.error.hint ? ` ${report.error.hint}` : ''}` : '';
     return { conclusion: report.conclusion, message: `Consort: ${verdict(report)}${detail}` };

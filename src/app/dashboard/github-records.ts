@@ -6,8 +6,9 @@
  * accepts only from someone who may push there and only as a fast-forward of the head they saw.
  */
 import { z } from 'zod';
-import { collaboratorPermission, type Permission } from '../../github/permissions.js';
-import type { OctokitLike, Repo } from '../github.js';
+import { collaboratorPermission } from '../../github/permissions.js';
+import type { Permission, RepoRef as Repo } from '../../ports/github.js';
+import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
 
 export interface TreeEntry {
   path: string;
@@ -77,7 +78,7 @@ export function githubCommits(octokit: OctokitLike): CommitApi {
     async commitFiles(repo, o) {
       const { data: parent } = await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...at(repo), commit_sha: o.parent });
       const { data: tree } = await octokit.request('POST /repos/{owner}/{repo}/git/trees', {
-        ...at(repo), base_tree: Commit.parse(parent).tree.sha, tree: o.files.map((f) => ({ path: f.path, mode: '100644', type: 'blob', content: f.content })),
+        ...at(repo), base_tree: Commit.parse(parent).tree.sha, tree: o.files.map((f) => ({ path: f.path, mode: '100644' as const, type: 'blob' as const, content: f.content })),
       });
       const { data: commit } = await octokit.request('POST /repos/{owner}/{repo}/git/commits', { ...at(repo), message: o.message, tree: Sha.parse(tree).sha, parents: [o.parent] });
       const sha = Sha.parse(commit).sha;

@@ -1,5 +1,5 @@
 /**
- * The dashboard's index in the App's store (migrations/1764547200000_consort_app_dashboard.sql):
+ * The dashboard's index in the App's store (migrations/1764633600000_consort_app_dashboard.sql):
  * features at each pull request's head, their files by blob, their turns by position, and the
  * App's finished checks. Parameterized SQL only; a change is announced on the channel
  * `consort_dashboard` (delivered at commit, to every App process) so open pages refresh.

@@ -57,6 +57,6 @@ export async function exchangeCode(c: OAuthClient, code: string): Promise<string
 }
 
 export async function currentUser(c: Pick<OAuthClient, 'apiUrl' | 'fetch'>, token: string): Promise<{ login: string; id: number }> {
-  const { data } = await restClient(c.apiUrl, token, c.fetch).request('GET /user');
+  const { data } = await restClient(c.apiUrl, token, c.fetch).request('GET /user', {});
   return User.parse(data);
 }

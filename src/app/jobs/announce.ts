@@ -1,11 +1,9 @@
 /**
  * The quick half of a check: create the `Consort / database` check run (in progress) as soon as
- * the webhook is recorded, refresh the gate statuses on the new head, and either hand the run to
+ * the webhook is recorded, and either hand the run to
  * the run queue or — for a fork whose head nobody approved — conclude `action_required` and wait.
  */
 import type { QuickJob } from '../queue.js';
-import { publishGateStatuses } from '../publish.js';
-import { listGates } from '../store/gates.js';
 import { blockRun, dropCancelled, getRun } from '../store/runs.js';
 import { ensureCheckRun, forkBlocked, reportForkWaiting } from './check.js';
 import { runContext, type JobDeps } from './deps.js';
@@ -20,12 +18,8 @@ export async function handleAnnounce(deps: JobDeps, job: Extract<QuickJob, { kin
   }
   const gh = await deps.github(run.installationId, runContext(run));
   const checkRunId = await ensureCheckRun(deps, gh, run);
-  if (run.pr !== null) {
-    const gates = await listGates(deps.store.pool, run.repositoryId, run.pr);
-    if (gates.length > 0) await publishGateStatuses(gh, run, gates, run.headSha);
-  }
   if (await forkBlocked(deps, run)) {
-    if (await blockRun(deps.store.pool, run.id, 'waiting for /consort approve run')) await reportForkWaiting(deps, gh, run, checkRunId);
+    if (await blockRun(deps.store.pool, run.id, 'waiting for /consort allow-run')) await reportForkWaiting(deps, gh, run, checkRunId);
     return;
   }
   await deps.queue.sendRun({ runId: run.id });

@@ -13,16 +13,16 @@ import {
   cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
-import type { GitHubApi } from '../github.js';
+import type { GitHubPort } from '../../ports/github.js';
 import { cancellable, configuredProvider } from '../providers.js';
-import { upsertStickyComment } from '../publish.js';
+import { upsertStickyComment } from '../../github/sticky-comment.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
 import { checkoutCommit, migrationsAt, workspaceOptions } from '../workspace.js';
 import { LeaseLost, runContext, type JobDeps } from './deps.js';
 
-export async function ensureCheckRun(deps: JobDeps, gh: GitHubApi, run: Run): Promise<number> {
+export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
   const id = await gh.createCheckRun(run, {
     name: CHECK_NAME, headSha: run.headSha, externalId: String(run.id),
@@ -38,10 +38,10 @@ export async function forkBlocked(deps: JobDeps, run: Run): Promise<boolean> {
 }
 
 /** The comment that says how to approve comes first, so the check run can point at it (`details_url`). */
-export async function reportForkWaiting(deps: JobDeps, gh: GitHubApi, run: Run, checkRunId: number): Promise<void> {
+export async function reportForkWaiting(deps: JobDeps, gh: GitHubPort, run: Run, checkRunId: number): Promise<void> {
   const pr = run.pr ?? 0; // only pull requests come from forks
-  const comment = await upsertStickyComment(gh, run, pr, STICKY_MARKER, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`));
-  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.id)));
+  const comment = await upsertStickyComment(gh, run, pr, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`), { marker: STICKY_MARKER });
+  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.commentId)));
 }
 
 const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });
@@ -66,7 +66,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   if (await forkBlocked(deps, run)) {
     // Defense in depth: the announcement blocks unapproved forks; a run must never get this far.
     await reportForkWaiting(deps, gh, run, checkRunId);
-    return { state: 'completed', conclusion: 'action_required', summary: 'waiting for /consort approve run' };
+    return { state: 'completed', conclusion: 'action_required', summary: 'waiting for /consort allow-run' };
   }
   const finish = async (o: CheckOutcome, state: RunResult['state'] = 'completed'): Promise<RunResult> => {
     await gh.completeCheckRun(run, checkRunId, o);
@@ -102,7 +102,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const late = await ifAborted(signal, finish);
     if (late) return late;
     const result = await finish(reportOutcome(report));
-    if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, STICKY_MARKER, checkReportComment(report));
+    if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, checkReportComment(report), { marker: STICKY_MARKER });
     return { ...result, report };
   } finally {
     await workspace.dispose();

@@ -1,41 +1,40 @@
 /**
- * A `/consort` command: checked against the author's permission on the repository (through the
- * API, for every command), acknowledged with a reaction, carried out, and answered in a reply.
- * Someone without write access gets a polite refusal and nothing else happens.
+ * A `/consort` command the App answers (COMMAND_OWNER): admitted by the flow the Action uses too
+ * (src/github/command-reply.ts — permission through the API, 😕 and the refusal, or 👀), carried
+ * out, and answered in one reply.
  */
 import type { CommandJob } from '../queue.js';
+import { admitCommand, reply, type CommandRequest } from '../../github/command-reply.js';
 import { describeCommand, HELP_TEXT } from '../../github/commands.js';
-import { WRITE_PERMISSIONS, type GitHubApi } from '../github.js';
+import { gateStatusContext } from '../../conductor/gates.js';
 import { recordPullCheck } from '../intake.js';
-import { replyText } from '../publish.js';
-import { listGates } from '../store/gates.js';
 import { forkRunApproval, getPull } from '../store/pulls.js';
 import { latestRun, prSubject } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
-import { gateCommand } from './gate-commands.js';
+import { allowForkRun, REJECT_ANSWER } from './fork-run.js';
 import { sweepRepository } from './sweep.js';
-
-export const REFUSAL = 'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
 
 export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
   const gh = await deps.github(job.installationId, { deliveryId: job.deliveryId });
-  const asked = describeCommand(job.command);
-  const permission = await gh.permission(job, job.author);
-  if (!WRITE_PERMISSIONS.includes(permission)) {
-    await gh.createComment(job, job.pr, replyText(job.author, asked, REFUSAL));
-    return;
-  }
-  await gh.react(job, job.commentId, '+1');
-  const answer = await execute(deps, gh, job);
-  await gh.createComment(job, job.pr, replyText(job.author, asked, answer));
+  const request: CommandRequest = { repo: { owner: job.owner, repo: job.repo }, pr: job.pr, actor: job.author, commentId: job.commentId, asked: describeCommand(job.command) };
+  if (!(await admitCommand(gh, request)).admitted) return;
+  await reply(gh, request, await execute(deps, job));
 }
 
-async function execute(deps: JobDeps, gh: GitHubApi, job: CommandJob): Promise<string> {
+async function execute(deps: JobDeps, job: CommandJob): Promise<string> {
   const c = job.command;
   switch (c.kind) {
-    case 'approve':
+    case 'allow-run':
+      return allowForkRun(deps, job);
     case 'reject':
-      return gateCommand(deps, gh, job, c);
+      return REJECT_ANSWER;
+    case 'approve':
+      // Queued before `allow-run` had its own kind.
+      if (c.gate === 'run') return allowForkRun(deps, job);
+      return `\`${describeCommand(c)}\` is answered by the Consort Action's TDD-lane workflow, not by this App.`;
+    case 'build':
+      // The intake never queues the Action's commands (COMMAND_OWNER); a job queued before that rule is answered once.
+      return `\`${describeCommand(c)}\` is answered by the Consort Action's TDD-lane workflow, not by this App.`;
     case 'retry':
       return retry(deps, job);
     case 'status':
@@ -45,8 +44,6 @@ async function execute(deps: JobDeps, gh: GitHubApi, job: CommandJob): Promise<s
       const all = [...deleted, ...expired];
       return all.length === 0 ? 'nothing to clean up: no branches of closed pull requests, none expired.' : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
     }
-    case 'build':
-      return 'the TDD lane runs in the Consort Action (`mode: build`), not in this App.';
     case 'help':
       return `here is what I can do:\n\n${HELP_TEXT}`;
     case 'unknown':
@@ -64,14 +61,13 @@ async function retry(deps: JobDeps, job: CommandJob): Promise<string> {
   deps.queue.wake();
   const fork = pull.fork && !(await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha));
   return fork
-    ? `re-running at \`${pull.headSha.slice(0, 7)}\`; it is a fork's code, so it waits for \`/consort approve run\`.`
+    ? `re-running at \`${pull.headSha.slice(0, 7)}\`; it is a fork's code, so it waits for \`/consort allow-run\`.`
     : `re-running the database check at \`${pull.headSha.slice(0, 7)}\`.`;
 }
 
 async function status(deps: JobDeps, job: CommandJob): Promise<string> {
   const pull = await getPull(deps.store.pool, job.repositoryId, job.pr);
   const run = await latestRun(deps.store.pool, prSubject(job.repositoryId, job.pr));
-  const gates = await listGates(deps.store.pool, job.repositoryId, job.pr);
   const lines = ['here is where this pull request stands:', ''];
   if (!pull || !run) lines.push('- **Check:** none yet (push a commit to start one).');
   else {
@@ -79,13 +75,9 @@ async function status(deps: JobDeps, job: CommandJob): Promise<string> {
     lines.push(`- **Check** at \`${run.headSha.slice(0, 7)}\`: ${what}`);
     if (pull.fork) {
       const approval = await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha);
-      lines.push(`- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort approve run`'}`);
+      lines.push(`- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort allow-run`'}`);
     }
   }
-  if (gates.length === 0) lines.push('- **Gates:** none');
-  for (const g of gates) {
-    const by = g.decidedBy === null ? '' : ` by @${g.decidedBy} at \`${(g.decidedHeadSha ?? '').slice(0, 7)}\``;
-    lines.push(`- **Gate \`${g.name}\`:** ${g.state}${g.state === 'pending' ? '' : by}${g.state === 'rejected' && g.reason ? ` — ${g.reason}` : ''}`);
-  }
+  lines.push(`- **Gates:** the TDD lane keeps them on the branch (\`.consort/features/<feature>/gates.json\`) and publishes each as the \`${gateStatusContext('<gate>')}\` status of the head commit.`);
   return lines.join('\n');
 }

@@ -6,7 +6,7 @@
 import type { CheckInput } from '../../lanes/check/run.js';
 import type { CheckReport } from '../../report/check-report.js';
 import type { RecordsApi } from '../dashboard/github-records.js';
-import type { GitHubApi } from '../github.js';
+import type { GitHubPort } from '../../ports/github.js';
 import type { CallContext } from '../github-watch.js';
 import type { RepoProviders } from '../providers.js';
 import type { JobQueue } from '../queue.js';
@@ -45,7 +45,7 @@ export interface JobDeps {
   store: Store;
   queue: JobQueue;
   /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
-  github(installationId: number, context?: CallContext): Promise<GitHubApi>;
+  github(installationId: number, context?: CallContext): Promise<GitHubPort>;
   providers: RepoProviders;
   lane: Lane;
   settings: JobSettings;

@@ -128,7 +128,7 @@ export async function dropCancelled(db: Db, id: number): Promise<void> {
      WHERE id = $1 AND state = 'queued' AND cancel_reason IS NOT NULL`, [id]);
 }
 
-/** A fork's run waiting for `/consort approve run`: no job holds it. */
+/** A fork's run waiting for `/consort allow-run`: no job holds it. */
 export async function blockRun(db: Db, id: number, summary: string): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE consort_app.runs SET state = 'blocked', summary = $2, conclusion = 'action_required' WHERE id = $1 AND state = 'queued' AND cancel_reason IS NULL`,

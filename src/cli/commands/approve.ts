@@ -15,7 +15,7 @@ export function approveCommand(ctx: Ctx): Command {
     .action(async (ref: string, gate: string, o: { as: string }, cmd: Command) => {
       if (!(GATE_NAMES as readonly string[]).includes(gate)) throw usageError(`Unknown gate "${gate}".`, `Gates: ${GATE_NAMES.join(', ')}.`);
       const c = await ctx(cmd);
-      const { approveGate, resolveFeature } = await import('../../lanes/build/feature.js');
+      const { approveGate, resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
       const approval = await approveGate({
         workspace: c.root, feature, gate, approver: o.as,

@@ -15,7 +15,7 @@ export function featureCommand(ctx: Ctx): Command {
     .action(async (slug: string, o: { request?: string; from?: string }, cmd: Command) => {
       if (o.request !== undefined && o.from !== undefined) throw usageError('Give either --request or --from, not both.');
       const c = await ctx(cmd);
-      const { createFeature } = await import('../../lanes/build/feature.js');
+      const { createFeature } = await import('../../lanes/tdd/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
       const created = await createFeature(c.root, slug, request);
       if (c.json) printJson(c.io, created);

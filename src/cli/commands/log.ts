@@ -31,8 +31,8 @@ export function logCommand(ctx: Ctx): Command {
     .argument('<feature>', 'NNN-slug, NNN or slug')
     .action(async (ref: string, _o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
-      const { resolveFeature } = await import('../../lanes/build/feature.js');
-      const { FeatureStore } = await import('../../lanes/build/store.js');
+      const { resolveFeature } = await import('../../lanes/tdd/feature.js');
+      const { FeatureStore } = await import('../../lanes/tdd/store.js');
       const events = await new FeatureStore(c.root, await resolveFeature(c.root, ref)).events();
       if (c.json) return printJson(c.io, events);
       c.io.out(events.map((e) => `${e.at}  ${e.type.padEnd(16)}  ${detail(e)}`).join('\n') || '(no events yet)');

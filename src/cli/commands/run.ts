@@ -39,7 +39,7 @@ export function parseRunFlags(flags: RunFlags): { until?: GateName; maxTurns?: n
  */
 async function validateAgents(config: ConsortConfig, next: Effect[], env: NodeJS.ProcessEnv): Promise<void> {
   const { ROLES } = await import('../../conductor/roles.js');
-  const { defaultBackendFactory } = await import('../../lanes/build/policy.js');
+  const { defaultBackendFactory } = await import('../../lanes/tdd/policy.js');
   const roles = new Set<(typeof ROLES)[number]>();
   for (const role of ROLES) if ((config.roles[role]?.agent ?? config.agents.default) !== undefined) roles.add(role);
   for (const e of next) {
@@ -65,8 +65,8 @@ export function runCommand(ctx: Ctx): Command {
       const options = parseRunFlags(flags);
       const c = await ctx(cmd);
       const config = await laneConfig(c, flags.config);
-      const { planBuildRun, runBuildLane } = await import('../../lanes/build.js');
-      const { resolveFeature } = await import('../../lanes/build/feature.js');
+      const { planBuildRun, runBuildLane } = await import('../../lanes/tdd/index.js');
+      const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
       const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
       if (flags.dryRun) {

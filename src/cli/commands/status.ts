@@ -9,8 +9,8 @@ export function statusCommand(ctx: Ctx): Command {
     .argument('[feature]', 'NNN-slug, NNN or slug')
     .action(async (ref: string | undefined, _o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
-      const { resolveFeature } = await import('../../lanes/build/feature.js');
-      const { allStatuses, featureStatus, renderStatus } = await import('../../lanes/build/status.js');
+      const { resolveFeature } = await import('../../lanes/tdd/feature.js');
+      const { allStatuses, featureStatus, renderStatus } = await import('../../lanes/tdd/status.js');
       if (ref !== undefined) {
         const status = await featureStatus(c.root, await resolveFeature(c.root, ref));
         if (c.json) printJson(c.io, status);

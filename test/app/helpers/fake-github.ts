@@ -1,22 +1,24 @@
 /**
- * A local stand-in for GitHub (the GitHubApi port), for tests about the queue and the store rather
+ * A local stand-in for GitHub (the GitHubPort), for tests about the queue and the store rather
  * than about HTTP: it records every call, serves tarballs it was given and fails on anything else.
  */
-import type { CheckConclusion, CheckOutput, CheckResult, GitHubApi, IssueComment, Permission, Repo } from '../../../src/app/github.js';
+import type {
+  CheckConclusion, CheckOutput, CheckResult, CommitStatus, Created, GitHubPort, IssueComment, Permission, PullRequest, RepoRef as Repo,
+} from '../../../src/ports/github.js';
 
-export interface FakeCall { method: keyof GitHubApi; args: unknown[] }
+export interface FakeCall { method: keyof GitHubPort; args: unknown[] }
 
 /** Check run ids are unique across GitHub (the store relies on it), so across stand-ins too. */
 let lastId = 1_000_000;
 
-export class FakeGitHub implements GitHubApi {
+export class FakeGitHub implements GitHubPort {
   readonly calls: FakeCall[] = [];
   readonly checkRuns = new Map<number, { headSha: string; conclusion?: CheckConclusion; output: CheckOutput; detailsUrl?: string }>();
   readonly tarballs = new Map<string, Buffer>();
   readonly permissions = new Map<string, Permission>();
   readonly comments: IssueComment[] = [];
 
-  private record(method: keyof GitHubApi, ...args: unknown[]): void {
+  private record(method: keyof GitHubPort, ...args: unknown[]): void {
     this.calls.push({ method, args });
   }
 
@@ -52,11 +54,12 @@ export class FakeGitHub implements GitHubApi {
     return [...this.comments];
   }
 
-  async createComment(repo: Repo, issue: number, body: string): Promise<number> {
+  async createComment(repo: Repo, issue: number, body: string): Promise<Created> {
     this.record('createComment', repo, issue, body);
     const id = ++lastId;
-    this.comments.push({ id, body, author: 'consort[bot]', authorType: 'Bot' });
-    return id;
+    const url = `https://github.com/${repo.owner}/${repo.repo}/pull/${issue}#issuecomment-${id}`;
+    this.comments.push({ id, body, user: { login: 'consort[bot]', type: 'Bot' }, htmlUrl: url });
+    return { id, url };
   }
 
   async updateComment(repo: Repo, commentId: number, body: string): Promise<void> {
@@ -74,8 +77,23 @@ export class FakeGitHub implements GitHubApi {
     return this.permissions.get(user) ?? 'none';
   }
 
-  async setStatus(repo: Repo, sha: string, status: { context: string; state: 'pending' | 'success' | 'failure' | 'error'; description: string }): Promise<void> {
+  async setStatus(repo: Repo, sha: string, status: CommitStatus): Promise<void> {
     this.record('setStatus', repo, sha, status);
+  }
+
+  async teamMember(org: string, teamSlug: string, user: string): Promise<boolean> {
+    this.record('teamMember', org, teamSlug, user);
+    return false;
+  }
+
+  async pull(repo: Repo, number: number): Promise<PullRequest> {
+    this.record('pull', repo, number);
+    throw new Error(`no pull request ${number} on this stand-in`);
+  }
+
+  async review(repo: Repo, pull: number, commitId: string, body: string): Promise<Created> {
+    this.record('review', repo, pull, commitId, body);
+    throw new Error('the App posts no reviews');
   }
 
   concluded(): { id: number; conclusion: CheckConclusion; summary: string }[] {

@@ -4,7 +4,7 @@
  * GitHub with its leftovers checked after every test, and the example shop as the repository.
  */
 import type { Probot } from 'probot';
-import { octokitGitHub } from '../../../src/app/github.js';
+import { appGitHub } from '../../../src/app/github.js';
 import type { JobSettings } from '../../../src/app/jobs/deps.js';
 import { repoProviders, type RepoProviders } from '../../../src/app/providers.js';
 import type { AppRuntime } from '../../../src/app/runtime.js';
@@ -60,7 +60,7 @@ export function setupFlow(): Flow {
     db = await freshDatabase(server.adminUrl);
     providers = repoProviders({ provider: 'local', adminUrl: server.adminUrl, ...(server.dataDir ? { dataDir: server.dataDir } : {}) });
     repo = await scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }] });
-    runtime = await startTestRuntime({ storeUrl: db.url, providers, github: async (id) => octokitGitHub(await probot.auth(id)) });
+    runtime = await startTestRuntime({ storeUrl: db.url, providers, github: async (id) => appGitHub(await probot.auth(id)) });
     await flow.tarball(repo.baseSha);
     await flow.tarball(repo.headSha);
   }, 60_000);

@@ -92,6 +92,8 @@ export interface CommentOptions {
   at?: string;
   commentId?: number;
   onIssue?: boolean;
+  /** Who edited the comment (the webhook's sender; default: its author). */
+  editor?: string;
 }
 
 export function commentPayload(o: CommentOptions): CommentJson {
@@ -104,7 +106,7 @@ export function commentPayload(o: CommentOptions): CommentJson {
   p.comment.body = o.body;
   if (o.commentId !== undefined) p.comment.id = o.commentId;
   p.comment.user = { ...p.comment.user, login: o.user ?? 'Codertocat', type: o.userType ?? 'User' };
-  p.sender = { ...p.sender, login: o.user ?? 'Codertocat', type: o.userType ?? 'User' };
+  p.sender = { ...p.sender, login: o.editor ?? o.user ?? 'Codertocat', type: o.userType ?? 'User' };
   const at = o.at ?? new Date(Date.now() + 1000).toISOString();
   p.comment.created_at = at;
   p.comment.updated_at = at;

@@ -1,5 +1,5 @@
 /** App runtimes for tests: the real store, queue and jobs, with short leases and fast polling. */
-import type { GitHubApi } from '../../../src/app/github.js';
+import type { GitHubPort } from '../../../src/ports/github.js';
 import { jobSettings, silentLog, type JobSettings, type Lane } from '../../../src/app/jobs/deps.js';
 import type { RepoProviders } from '../../../src/app/providers.js';
 import { startRuntime, type AppRuntime } from '../../../src/app/runtime.js';
@@ -8,7 +8,7 @@ import type { BranchProvider } from '../../../src/ports/branch-provider.js';
 
 export interface TestRuntimeOptions {
   storeUrl: string;
-  github(installationId: number): Promise<GitHubApi>;
+  github(installationId: number): Promise<GitHubPort>;
   providers: RepoProviders;
   lane?: Lane;
   jobs?: Partial<JobSettings>;

@@ -1,6 +1,6 @@
 /**
  * GitHub's documented limits on a check run's output, applied in one pure function just before a
- * request leaves the App (REST "Create a check run" / "Update a check run"):
+ * request leaves Consort (REST "Create a check run" / "Update a check run"):
  *
  * - `output.summary` and `output.text`: at most 65,535 characters;
  * - `output.annotations`: at most 50 per request;
@@ -11,7 +11,7 @@
  * characters like the annotation titles (GitHub has refused far longer ones with a 422).
  * Cutting never splits a character, and a cut text says that it was cut.
  */
-import type { Annotation, CheckOutput } from './github.js';
+import type { Annotation, CheckOutput } from '../ports/github.js';
 
 export const CHECK_LIMITS = {
   summaryChars: 65_535,
@@ -22,6 +22,9 @@ export const CHECK_LIMITS = {
   annotationRawDetailsBytes: 64 * 1024,
   titleChars: 255,
 } as const;
+
+/** GitHub limits one check-run request to 50 annotations. */
+export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRequest;
 
 const MARK = '…';
 const NOTE = '\n\n_… cut to fit GitHub\'s limit._';

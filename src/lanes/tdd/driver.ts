@@ -7,23 +7,23 @@
  */
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { ConsortConfig } from '../config/schema.js';
-import { type Effect, isAction } from '../conductor/effects.js';
-import type { ConductorEvent } from '../conductor/events.js';
-import type { ConductorState, GateName, TurnRecord } from '../conductor/state.js';
-import { commitMessage } from '../conductor/moves.js';
-import { transition } from '../conductor/transition.js';
-import { ConsortError } from '../core/errors.js';
-import { amendPaths, commitPaths, dirtyOutside, discardSince, filesUnder, type GitWorkspace, headCommit, openWorkspace } from '../git/workspace.js';
-import type { BranchProvider } from '../ports/branch-provider.js';
-import { type LaneContext, secretValues, timer } from './build/context.js';
-import { snapshotDependencies } from './build/clean-tree.js';
-import { createBranches } from './build/database.js';
-import { performAction, performRecord } from './build/execute.js';
-import { reopenedGates } from './build/gate-check.js';
-import { type BackendFactory, buildPolicy, defaultBackendFactory } from './build/policy.js';
-import { featureDirOf, FeatureStore, type StateFile } from './build/store.js';
-import { commitRecords } from './build/turn.js';
+import type { ConsortConfig } from '../../config/schema.js';
+import { type Effect, isAction } from '../../conductor/effects.js';
+import type { ConductorEvent } from '../../conductor/events.js';
+import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
+import { commitMessage } from '../../conductor/moves.js';
+import { transition } from '../../conductor/transition.js';
+import { ConsortError } from '../../core/errors.js';
+import { amendPaths, commitPaths, dirtyOutside, discardSince, filesUnder, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
+import type { BranchProvider } from '../../ports/branch-provider.js';
+import { type LaneContext, secretValues, timer } from './context.js';
+import { snapshotDependencies } from './clean-tree.js';
+import { createBranches } from './database.js';
+import { performAction, performRecord } from './execute.js';
+import { reopenedGates } from './gate-check.js';
+import { type BackendFactory, buildPolicy, defaultBackendFactory } from './policy.js';
+import { featureDirOf, FeatureStore, type StateFile } from './store.js';
+import { commitRecords } from './turn.js';
 
 export interface BuildLaneInput {
   workspace: string;
@@ -140,7 +140,7 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
 async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStore): Promise<BuildRunResult> {
   let file = await store.load();
   const time = timer(input.onTiming);
-  // Before any agent of this run works: what proofs install from (src/lanes/build/clean-tree.ts).
+  // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws));
   const ctx: LaneContext = {
     ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env, deps,

@@ -1,13 +1,14 @@
 /**
- * The pull-request calls of the TDD lane (src/github/pull-requests.ts) against a local stand-in
+ * The GitHubPort's calls (src/github/octokit.ts on the client of src/github/client.ts) against a local stand-in
  * for GitHub's REST API, through the real Octokit with the throttling and retry plugins: the
  * fields read, the requests sent, and how rate limits and server errors are waited out.
  *
  * The plugins' limiters are shared by every Octokit in the process, so writes in one test pace
  * the next; reviews and comments also go through the "notifications" group (≥ 3 s apart).
  */
-import { createPullRequestApi, type PullRequestApi } from '../../src/github/pull-requests.js';
-import { GitHubApiError } from '../../src/ports/github.js';
+import { createOctokitClient } from '../../src/github/client.js';
+import { octokitGitHub } from '../../src/github/octokit.js';
+import { GitHubApiError, type GitHubPort } from '../../src/ports/github.js';
 import { startFakeGitHub, type FakeGitHub, type RecordedRequest } from '../helpers/fake-github.js';
 
 const OWNER = 'octo-org';
@@ -16,12 +17,13 @@ const HEAD_SHA = '6dcb09b5b57875f334f61aebed695e2e4193db5e';
 const BASE_SHA = 'c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc';
 
 let fake: FakeGitHub;
-let api: PullRequestApi;
+let api: GitHubPort;
+const R = { owner: OWNER, repo: REPO };
 const msgs: string[] = [];
 
 beforeAll(async () => {
   fake = await startFakeGitHub(OWNER, REPO);
-  api = createPullRequestApi({ token: 'ghs_test', apiUrl: fake.url, repo: { owner: OWNER, repo: REPO }, onLimit: (m) => msgs.push(m) });
+  api = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m) }));
   fake.setPull({ number: 7, state: 'open', title: 'Add orders table', body: 'Adds `orders`.', head: { ref: 'feature/orders', sha: HEAD_SHA, repo: 'mona/octo-repo' }, base: { ref: 'main', sha: BASE_SHA } });
 });
 
@@ -46,7 +48,7 @@ const gaps = (rs: RecordedRequest[]) => rs.slice(1).map((r, i) => r.at - rs[i]!.
 
 describe('pull request calls', () => {
   it('review() creates a COMMENT review on the given commit', async () => {
-    const r = await api.review(7, HEAD_SHA, 'Turn 1: wrote the failing test.');
+    const r = await api.review(R, 7, HEAD_SHA, 'Turn 1: wrote the failing test.');
     expect(fake.reviews).toEqual([{ id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' }]);
     expect(r.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#pullrequestreview-${r.id}`);
     expect(fake.requests).toEqual([expect.objectContaining({
@@ -56,18 +58,18 @@ describe('pull request calls', () => {
   });
 
   it('pull() maps the fields, a deleted fork to a null head repo, and an unknown number to a 404 error', async () => {
-    expect(await api.pull(7)).toEqual({
-      number: 7, state: 'open', title: 'Add orders table', body: 'Adds `orders`.',
+    expect(await api.pull(R, 7)).toEqual({
+      number: 7, state: 'open', title: 'Add orders table', body: 'Adds `orders`.', author: 'octocat',
       head: { ref: 'feature/orders', sha: HEAD_SHA, repo: 'mona/octo-repo' },
       base: { ref: 'main', sha: BASE_SHA, repo: `${OWNER}/${REPO}` },
     });
     fake.setPull({ number: 8, state: 'closed', title: 'Gone', body: null, head: { ref: 'patch-1', sha: 'a'.repeat(40), repo: null }, base: { ref: 'main', sha: BASE_SHA } });
-    expect(await api.pull(8)).toEqual({
-      number: 8, state: 'closed', title: 'Gone', body: '',
+    expect(await api.pull(R, 8)).toEqual({
+      number: 8, state: 'closed', title: 'Gone', body: '', author: 'octocat',
       head: { ref: 'patch-1', sha: 'a'.repeat(40), repo: null },
       base: { ref: 'main', sha: BASE_SHA, repo: `${OWNER}/${REPO}` },
     });
-    const missing = api.pull(99);
+    const missing = api.pull(R, 99);
     await expect(missing).rejects.toBeInstanceOf(GitHubApiError);
     await expect(missing).rejects.toMatchObject({ status: 404 });
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([7, 8, 99].map((n) => `GET /repos/${OWNER}/${REPO}/pulls/${n}`));
@@ -75,17 +77,17 @@ describe('pull request calls', () => {
 
   it('permission() reads the role (maintain and triage, not the folded permission); an unknown user has none', async () => {
     fake.permissions.set('writer', 'write').set('keeper', 'maintain').set('reader', 'read').set('triager', 'triage').set('boss', 'admin');
-    expect(await api.permission('writer')).toBe('write');
-    expect(await api.permission('keeper')).toBe('maintain');
-    expect(await api.permission('reader')).toBe('read');
-    expect(await api.permission('triager')).toBe('triage');
-    expect(await api.permission('boss')).toBe('admin');
-    expect(await api.permission('stranger')).toBe('none');
+    expect(await api.permission(R, 'writer')).toBe('write');
+    expect(await api.permission(R, 'keeper')).toBe('maintain');
+    expect(await api.permission(R, 'reader')).toBe('read');
+    expect(await api.permission(R, 'triager')).toBe('triage');
+    expect(await api.permission(R, 'boss')).toBe('admin');
+    expect(await api.permission(R, 'stranger')).toBe('none');
     expect(fake.requests.map((r) => r.path)).toEqual(['writer', 'keeper', 'reader', 'triager', 'boss', 'stranger'].map((u) => `/repos/${OWNER}/${REPO}/collaborators/${u}/permission`));
   });
 
   it('status() sends target_url and clips the description to 140 characters', async () => {
-    await api.status(HEAD_SHA, { context: 'consort/tdd', state: 'pending', description: 'x'.repeat(200), targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1' });
+    await api.setStatus(R, HEAD_SHA, { context: 'consort/tdd', state: 'pending', description: 'x'.repeat(200), targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1' });
     expect(fake.statuses).toEqual([
       { sha: HEAD_SHA, state: 'pending', context: 'consort/tdd', description: 'x'.repeat(140), targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1' },
     ]);
@@ -96,7 +98,7 @@ describe('pull request calls', () => {
   });
 
   it('consecutive writes are paced at least a second apart (and target_url is left out when not given)', async () => {
-    for (const state of ['pending', 'failure', 'success'] as const) await api.status(HEAD_SHA, { context: 'consort/gate', state, description: state });
+    for (const state of ['pending', 'failure', 'success'] as const) await api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state, description: state });
     expect(fake.statuses.map((s) => [s.state, s.targetUrl])).toEqual([['pending', null], ['failure', null], ['success', null]]);
     expect(fake.requests.map((r) => r.body)).toEqual(['pending', 'failure', 'success'].map((state) => ({ state, context: 'consort/gate', description: state })));
     expect(fake.requests).toHaveLength(3);
@@ -104,11 +106,11 @@ describe('pull request calls', () => {
   });
 
   it('comment() creates an issue comment and react() reacts to it', async () => {
-    const c = await api.comment(7, 'On it.');
+    const c = await api.createComment(R, 7, 'On it.');
     expect(c.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#issuecomment-${c.id}`);
     expect(fake.comments).toEqual([expect.objectContaining({ id: c.id, issue: 7, body: 'On it.' })]);
-    await api.react(c.id, 'eyes');
-    await api.react(c.id, '+1');
+    await api.react(R, c.id, 'eyes');
+    await api.react(R, c.id, '+1');
     expect(fake.reactions).toEqual([{ commentId: c.id, content: 'eyes' }, { commentId: c.id, content: '+1' }]);
     expect(fake.requests.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.body)}`)).toEqual([
       `POST /repos/${OWNER}/${REPO}/issues/7/comments {"body":"On it."}`,
@@ -120,9 +122,9 @@ describe('pull request calls', () => {
   it('a 502 on a read is retried and the call succeeds', async () => {
     // A fresh client: the retry plugin keeps its retry count on the client's shared request
     // defaults, so after any earlier failed request (the 404s above) its first backoff is 4 s, not 1 s.
-    const fresh = createPullRequestApi({ token: 'ghs_test', apiUrl: fake.url, repo: { owner: OWNER, repo: REPO }, onLimit: (m) => msgs.push(m) });
+    const fresh = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m) }));
     fake.failNext = 1;
-    expect(await fresh.pull(7)).toMatchObject({ number: 7, title: 'Add orders table' });
+    expect(await fresh.pull(R, 7)).toMatchObject({ number: 7, title: 'Add orders table' });
     expect(fake.failNext).toBe(0);
     expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /repos/${OWNER}/${REPO}/pulls/7`, `GET /repos/${OWNER}/${REPO}/pulls/7`]);
     expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(900); // the retry plugin's first backoff: 1 s
@@ -131,7 +133,7 @@ describe('pull request calls', () => {
 
   it('a secondary rate limit (403, retry-after: 1) on a review is waited out and retried; the review is made once', async () => {
     fake.limitNext = { status: 403, retryAfter: 1, count: 1 };
-    const r = await api.review(7, HEAD_SHA, 'Turn 2: made it pass.');
+    const r = await api.review(R, 7, HEAD_SHA, 'Turn 2: made it pass.');
     expect(fake.limitNext).toEqual({ status: 403, retryAfter: 1, count: 0 });
     expect(fake.reviews).toEqual([{ id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 2: made it pass.', event: 'COMMENT' }]);
     expect(fake.requests.map((q) => `${q.method} ${q.path}`)).toEqual([1, 2].map(() => `POST /repos/${OWNER}/${REPO}/pulls/7/reviews`));
@@ -142,7 +144,7 @@ describe('pull request calls', () => {
 
   it('a secondary rate limit answered 429 (retry-after: 1) is waited out and retried the same way', async () => {
     fake.limitNext = { status: 429, retryAfter: 1, count: 1 };
-    await api.status(HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'limited' });
+    await api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'limited' });
     expect(fake.limitNext).toEqual({ status: 429, retryAfter: 1, count: 0 });
     expect(fake.statuses).toEqual([expect.objectContaining({ state: 'success', description: 'limited' })]);
     expect(fake.requests.map((q) => q.method)).toEqual(['POST', 'POST']);
@@ -152,7 +154,7 @@ describe('pull request calls', () => {
 
   it('gives up with a 403 GitHubApiError when the first try and all 3 retries hit the limit', async () => {
     fake.limitNext = { status: 403, retryAfter: 1, count: 5 };
-    const call = api.status(HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'done' });
+    const call = api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'done' });
     await expect(call).rejects.toBeInstanceOf(GitHubApiError);
     await expect(call).rejects.toMatchObject({ status: 403, message: expect.stringContaining('secondary rate limit') });
     // onSecondaryRateLimit gets retryCount 0, 1, 2 (→ retry) and 3 (→ false, give up): 4 attempts,

@@ -44,7 +44,7 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
 
 export interface ProveInput {
   ws: GitWorkspace;
-  /** What is proven: this commit, checked out afresh (src/lanes/build/clean-tree.ts), never the agent's work tree. */
+  /** What is proven: this commit, checked out afresh (src/lanes/tdd/clean-tree.ts), never the agent's work tree. */
   commit: string;
   /** The pristine dependencies taken before the run's first turn. */
   deps?: Dependencies;

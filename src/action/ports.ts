@@ -1,0 +1,58 @@
+/**
+ * The Action's composition root: the one place its adapters are built — the GitHubPort
+ * (./github.ts), the git remote of the pull request's branch, and the TDD lane's ports. Modes
+ * parse, build ports here, call a lane and report.
+ */
+import * as core from '@actions/core';
+import { loadConfig } from '../config/load.js';
+import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
+import { agentEnv, laneSuiteEnv, type ActionContext } from './context.js';
+import { actionGitHub } from './github.js';
+import type { ActionInputs } from './inputs.js';
+import { checkoutBranch, dropPersistedCredentials, type GitAuth, pushBranch } from './lane/git.js';
+import { applyInputs } from './modes/check.js';
+import { openActionProvider, prepareTools, providerName } from './provider.js';
+import { scrub } from './secrets.js';
+
+const configOf = (inputs: ActionInputs, workspace: string) => loadConfig(workspace, inputs.config !== undefined ? { path: inputs.config } : {});
+
+/**
+ * The TDD lane's ports on a pull request. Call it before the pull request's branch is checked out:
+ * who may approve is read from what the workflow checked out (the default branch, for a comment),
+ * never from the branch under review.
+ */
+export async function tddPorts(inputs: ActionInputs, ctx: ActionContext, token: string, signal: AbortSignal): Promise<PullRequestPorts> {
+  const { config: trusted } = await configOf(inputs, ctx.workspace);
+  const auth: GitAuth = { token, serverUrl: ctx.serverUrl };
+  return {
+    github: actionGitHub(token, ctx),
+    repo: ctx.repo,
+    workspace: ctx.workspace,
+    policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
+    remote: {
+      async checkout(ref) {
+        const dropped = await dropPersistedCredentials(ctx.workspace);
+        if (dropped.length > 0) core.notice(`Removed the credentials actions/checkout stored in .git/config (${dropped.join(', ')}), so no agent can read them; Consort pushes with its own token. Use persist-credentials: false to skip this.`);
+        return checkoutBranch(ctx.workspace, ref, auth);
+      },
+      push: (ref) => pushBranch(ctx.workspace, ref, auth),
+    },
+    async configure() {
+      const config = applyInputs((await configOf(inputs, ctx.workspace)).config, inputs);
+      await prepareTools(providerName(inputs, config), false);
+      return { config, provider: await openActionProvider(inputs, config, ctx.workspace) };
+    },
+    environment(config) {
+      // The sources the lane reads settings and allow-listed names from, never a child's environment:
+      // every child is built by src/core/child-env.ts (model keys reach only their own backend).
+      const env = { ...process.env, ...inputs.lane.agentEnv };
+      return { env: laneSuiteEnv(env, agentKeyEnvNames(config)), agentEnv: agentEnv(env) };
+    },
+    budgets: { maxTurns: inputs.lane.maxTurns, timeLimitMs: inputs.lane.timeLimitMs, ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}) },
+    signal,
+    log: { info: (m) => core.info(scrub(m)), warning: (m) => core.warning(scrub(m)) },
+    scrub,
+    onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
+    links: { repoUrl: `${ctx.serverUrl}/${ctx.repo.owner}/${ctx.repo.repo}`, ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}) },
+  };
+}
