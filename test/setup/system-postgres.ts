@@ -26,6 +26,8 @@ let scratch: Promise<string> | undefined;
  * the run starts it.
  */
 export function scratchPgUrl(): Promise<string> {
+  // Without a system server, its embedded stand-in (started above) is just such a server already.
+  if (standInPort) return Promise.resolve(systemPgUrl());
   scratch ??= scratchServerUrl().catch((e: unknown) => {
     scratch = undefined;
     throw e;
