@@ -8,7 +8,8 @@
  *   system/    only when no PostgreSQL answers at CONSORT_TEST_POSTGRES_URL: a stand-in for the
  *              system server (trust auth on 127.0.0.1, like the one CI runs), see system-postgres.ts.
  *   scratch/   trust auth on 127.0.0.1 too: where tests that need *a* PostgreSQL (the cloud
- *              emulators' databases, the App's store) make their databases (scratchServerUrl).
+ *              emulators' databases, the App's store) make their databases (scratchServerUrl);
+ *              when system/ runs, it plays this part too (scratchPgUrl in system-postgres.ts).
  *   own-*      a test's own server, for tests about the local provider's lifecycle or that run
  *              the CLI/Action with CONSORT_DATA_DIR (they start and stop it themselves).
  *
