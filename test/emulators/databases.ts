@@ -1,13 +1,15 @@
 /**
  * The real databases behind an emulated cloud project: every emulated branch is a database on the
- * system PostgreSQL (CONSORT_TEST_POSTGRES_URL, default 127.0.0.1:5432), forked from its parent's with
+ * run's scratch PostgreSQL (scratchPgUrl in test/setup/system-postgres.ts: embedded, trust auth,
+ * fsync off, so a fork costs a copy rather than a durable server's fsyncs), forked from its parent's with
  * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY`, all under one random prefix so tests
  * never collide and `dropAll` leaves nothing behind.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { systemPgUrl } from '../setup/system-postgres.js';
+import { scratchPgUrl, systemPgUrl } from '../setup/system-postgres.js';
 
+/** The system server (kept for importers); the emulators' databases live on scratchPgUrl(). */
 export const SYSTEM_PG_URL = systemPgUrl();
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -17,7 +19,7 @@ export class PhysicalDatabases {
   private counter = 0;
 
   private async admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({ connectionString: SYSTEM_PG_URL, application_name: 'consort-emulator' });
+    const client = new pg.Client({ connectionString: await scratchPgUrl(), application_name: 'consort-emulator' });
     client.on('error', () => undefined);
     await client.connect();
     try {

@@ -1,12 +1,12 @@
 /**
  * A cloud endpoint in miniature: a TCP listener on 127.0.0.1 that speaks just enough of the
  * PostgreSQL protocol to refuse TLS, ask for a password, check it (a login token or a role
- * password the emulator issued), and then hand the session to the system PostgreSQL (trust auth)
- * as `postgres` on the branch's own database. So a URL built from an emulated endpoint's host
+ * password the emulator issued), and then hand the session to the run's scratch PostgreSQL (trust
+ * auth, see databases.ts) as `postgres` on the branch's own database. So a URL built from an emulated endpoint's host
  * reaches exactly that branch's data, and an expired token is refused like the real service does.
  */
 import net from 'node:net';
-import { SYSTEM_PG_URL } from './databases.js';
+import { scratchPgUrl } from '../setup/system-postgres.js';
 
 export type Authenticate = (user: string, password: string, database: string) => { ok: true; database: string } | { ok: false; code: string; message: string };
 
@@ -38,7 +38,7 @@ function errorResponse(code: string, message: string): Buffer {
 const CLEARTEXT = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3]);
 
 export async function startPgProxy(authenticate: Authenticate): Promise<PgProxy> {
-  const upstreamUrl = new URL(SYSTEM_PG_URL);
+  const upstreamUrl = new URL(await scratchPgUrl());
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     sockets.add(client);

@@ -7,6 +7,9 @@
  *   shared/    the one server test files share (localTestProvider), a namespace per file.
  *   system/    only when no PostgreSQL answers at CONSORT_TEST_POSTGRES_URL: a stand-in for the
  *              system server (trust auth on 127.0.0.1, like the one CI runs), see system-postgres.ts.
+ *   scratch/   trust auth on 127.0.0.1 too: where tests that need *a* PostgreSQL (the cloud
+ *              emulators' databases, the App's store) make their databases (scratchServerUrl);
+ *              when system/ runs, it plays this part too (scratchPgUrl in system-postgres.ts).
  *   own-*      a test's own server, for tests about the local provider's lifecycle or that run
  *              the CLI/Action with CONSORT_DATA_DIR (they start and stop it themselves).
  *
@@ -134,6 +137,12 @@ export function sharedServer(): Promise<ServerInfo> {
   return runningCluster('shared');
 }
 
+/** pg_hba.conf: trust on loopback ahead of the local provider's scram lines, as a system server's CI service has it. */
+async function trustLoopback(dir: string): Promise<void> {
+  const hba = path.join(dir, 'pgdata', 'pg_hba.conf');
+  await writeFile(hba, `host all all 127.0.0.1/32 trust\n${await readFile(hba, 'utf8')}`);
+}
+
 /**
  * A stand-in for the system PostgreSQL at 127.0.0.1:5432, on the port global-setup.mjs chose:
  * trust auth on loopback, as the tests expect of the system server (the cloud emulators' proxy and
@@ -141,11 +150,23 @@ export function sharedServer(): Promise<ServerInfo> {
  */
 export async function systemStandIn(port: number): Promise<void> {
   const info = await runningCluster('system', async (dir) => {
-    const hba = path.join(dir, 'pgdata', 'pg_hba.conf');
-    await writeFile(hba, `host all all 127.0.0.1/32 trust\n${await readFile(hba, 'utf8')}`);
+    await trustLoopback(dir);
     const stateFile = path.join(dir, 'server.json');
     const state = JSON.parse(await readFile(stateFile, 'utf8')) as { port: number };
     await writeFile(stateFile, `${JSON.stringify({ ...state, port }, null, 2)}\n`, { mode: 0o600 });
   });
   if (info.port !== port) throw new Error(`The embedded stand-in for the system PostgreSQL could not get port ${port} (it is on ${info.port}): run the tests again.`);
+}
+
+/**
+ * The run's scratch server: an embedded PostgreSQL 18 with trust auth on loopback (like the system
+ * server) and fsync off (like every cluster of the run), for tests that need *a* PostgreSQL to make
+ * databases on rather than a particular one: the cloud emulators' physical databases and the App's
+ * store. A `CREATE DATABASE … STRATEGY FILE_COPY` fsyncs every file and checkpoints twice on a
+ * durable server (5 s at load 15 on the system PostgreSQL 15 here, 0.5 s on this one). Returns its
+ * passwordless URL as `postgres`.
+ */
+export async function scratchServerUrl(): Promise<string> {
+  const info = await runningCluster('scratch', trustLoopback);
+  return `postgresql://postgres@127.0.0.1:${info.port}/postgres`;
 }

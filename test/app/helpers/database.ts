@@ -1,14 +1,16 @@
-/** A fresh database for each App test file on the system PostgreSQL (or the one given), dropped afterwards. */
+/** A fresh database for each App test file on the run's scratch PostgreSQL (or the server given), dropped afterwards. */
 import { randomBytes } from 'node:crypto';
 import { quoteIdent, withDatabase } from '../../../src/db/sql.js';
-import { query, SYSTEM_PG_URL } from '../../helpers/servers.js';
+import { query } from '../../helpers/servers.js';
+import { scratchPgUrl } from '../../setup/system-postgres.js';
 
 export interface TestDatabase {
   url: string;
   drop(): Promise<void>;
 }
 
-export async function freshDatabase(adminUrl: string = SYSTEM_PG_URL): Promise<TestDatabase> {
+export async function freshDatabase(adminUrl?: string): Promise<TestDatabase> {
+  adminUrl ??= await scratchPgUrl();
   const name = `consort_app_t${randomBytes(4).toString('hex')}`;
   await query(adminUrl, `CREATE DATABASE ${quoteIdent(name)}`);
   return {
