@@ -6,7 +6,8 @@
  * take turns (the newest wins) and runs of one commit do not collide; sessions the lane ends are
  * named; a catalog row without its database is rebuilt; the stage that failed is the one reported.
  */
-import { readFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/load.js';
@@ -16,6 +17,7 @@ import { resolveSides } from '../../src/cli/commands/check.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
 import { runCheck, type CheckInput } from '../../src/lanes/check/run.js';
+import { createWorkdir } from '../../src/lanes/check/workdir.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
@@ -192,6 +194,31 @@ describe('the stage that failed is the stage reported', () => {
     expect(report.stages.reversibility.status).toBe('passed');
     expect(await leaked()).toEqual([]);
     await cleanupPull(t.provider, 27);
+  });
+});
+
+describe('scratch directories', () => {
+  it('each run has its own (0700), removed at the end; a killed run\'s is swept by the next', async () => {
+    const workspace = await mkdtemp(path.join(os.tmpdir(), 'consort-ws-'));
+    try {
+      await mkdir(path.join(workspace, 'node_modules'));
+      const parent = path.join(workspace, 'node_modules', '.cache', 'consort');
+      const [a, b] = await Promise.all([createWorkdir(workspace), createWorkdir(workspace)]);
+      expect(a.root).not.toBe(b.root);
+      expect(path.dirname(a.root)).toBe(parent);
+      expect((await stat(a.root)).mode & 0o777).toBe(0o700);
+      // What a run killed with -9 leaves: its pid is gone.
+      const dead = path.join(parent, 'consort-check-999999999-abcdef');
+      await mkdir(dead);
+      await a.dispose();
+      await expect(access(a.root)).rejects.toThrow();
+      const c = await createWorkdir(workspace);
+      await expect(access(dead)).rejects.toThrow();
+      await access(b.root); // a live run's directory stays
+      await Promise.all([b.dispose(), c.dispose()]);
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
   });
 });
 
