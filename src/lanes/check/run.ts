@@ -168,15 +168,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       headDir = await sideDir('head', input.head, head);
       const b = await ensureBaseline({
         provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
-      }).catch((e: unknown) => {
-        // The parent is the user's: the lane never ends sessions on it, and `check` has no flag that would.
-        if (isConsortError(e, 'branch-busy')) {
-          throw new ConsortError('branch-busy', e.message, {
-            hint: `Close those connections and re-run the check: a new baseline is forked from "${config.database.parent}", and Consort never ends sessions on it.`,
-            cause: e,
-          });
-        }
-        throw e;
       });
       if (b.ok) {
         const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
@@ -303,6 +294,11 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     }
     // The stage that threw has recorded itself (runStage); the rest did not run.
     error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
+    // A busy parent or baseline is someone else's session: the lane never ends those, and `check`
+    // has no flag that would (the provider's hint names `--terminate-connections`).
+    if (isConsortError(e, 'branch-busy')) {
+      error.hint = `Close those connections and re-run the check: Consort ends sessions only on the check's own branches (${branch} and its temporary children), never on "${config.database.parent}" or a baseline.`;
+    }
     skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
     return finish();
   } finally {
