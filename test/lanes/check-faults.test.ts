@@ -10,6 +10,9 @@ import { access, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
+import { runCli } from '../../src/cli/main.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
@@ -173,6 +176,35 @@ describe('catalog drift', () => {
     expect(gc.repaired).toContain('pr-26');
     expect(await t.provider.drift()).toEqual([]);
     expect(await names()).toContain(baseline);
+  });
+
+  it('`consort branch list` names the drift on stderr and `branch gc` repairs it', async () => {
+    const namespace = `d${randomBytes(4).toString('hex')}`;
+    const provider = createPostgresProvider({ url: t.adminUrl, namespace });
+    try {
+      await provider.create({ name: 'feature-x' });
+      await provider.create({ name: 'feature-x-try', parent: 'feature-x' });
+      await query(t.adminUrl, `DROP DATABASE "${(await provider.get('feature-x'))!.database}" WITH (FORCE)`);
+      const cli = async (...args: string[]) => {
+        let out = '';
+        let err = '';
+        const code = await runCli(['--provider', 'postgres', '--namespace', namespace, 'branch', ...args],
+          { out: (s) => { out += `${s}\n`; }, err: (s) => { err += `${s}\n`; } }, { ...process.env, CONSORT_POSTGRES_URL: t.adminUrl });
+        return { code, out, err };
+      };
+      const list = await cli('list');
+      expect(list.code).toBe(0);
+      expect(list.err).toContain('Drift: branch "feature-x" is in the catalog but its database');
+      expect(list.out).not.toMatch(/^feature-x /m);
+      const gc = await cli('gc');
+      expect(gc.out).toContain('Repaired (interrupted operations, branches whose database was gone): feature-x');
+      expect((await cli('list')).err).toBe('');
+      // The child's database was intact: it stays, now a child of main.
+      expect(await provider.get('feature-x-try')).toMatchObject({ parent: 'main' });
+    } finally {
+      for (const b of await provider.list()) if (b.name !== 'main') await provider.delete(b.name, { recursive: true }).catch(() => undefined);
+      await provider.close();
+    }
   });
 });
 
