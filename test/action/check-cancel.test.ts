@@ -4,6 +4,7 @@
  * branches removed, and the `conclusion` output is `cancelled`. It runs the Action's tsc build
  * (lib/) through a one-line dist/index.js, the way runAction starts the bundle, so it tests this
  * code before `npm run bundle`; the `postgres` provider points at the run's shared PostgreSQL 18.
+ * Then `mode: cleanup` removes what a killed run left.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -61,4 +62,19 @@ it('SIGINT during the suite: the suite group is killed, temporary branches remov
   const stat = await readFile(`/proc/${grandchild}/stat`, 'utf8').catch(() => null);
   expect(stat === null || /\) Z/.test(stat)).toBe(true);
   expect((await provider.list()).map((b) => b.name).filter((n) => n.startsWith('pr-'))).toEqual(['pr-2']);
+});
+
+it('mode: cleanup removes pr-N with the pr-N-rev a killed run left on the baseline', async () => {
+  const baseline = (await provider.list()).find((b) => b.name.startsWith('baseline-'))!.name;
+  await provider.create({ name: 'pr-2-rev', parent: baseline }); // what a run killed during reversibility leaves
+  const payload = await webhookPayload('pull_request.closed.json');
+  const r = await runAction({
+    action, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir, repository: `${OWNER}/${REPO}`, apiUrl: github.url,
+    dataDir: path.join(repo.dir, 'unused-data-dir'), node: 'machine',
+    inputs: { mode: 'cleanup', provider: 'postgres', 'database-url': url },
+    env: { CONSORT_NAMESPACE: namespace },
+  });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain('Deleted database branches pr-2-rev, pr-2.');
+  expect((await provider.list()).map((b) => b.name).filter((n) => n.startsWith('pr-'))).toEqual([]);
 });

@@ -1,7 +1,8 @@
 /**
  * `mode: cleanup` — on `pull_request: closed`, delete the PR's database branches: `pr-<n>` with its
- * children, and the helpers a killed run may have left (`pr-<n>-rev` is a child of the baseline). It runs no code from the pull request, so it may also run on pull_request_target
- * (where fork PRs get the secrets a `postgres` provider needs).
+ * children, and the helpers a killed run may have left (`pr-<n>-rev` is a child of the baseline).
+ * It runs no code from the pull request, so it may also run on pull_request_target (where fork PRs
+ * get the secrets a `postgres` provider needs).
  */
 import * as core from '@actions/core';
 import { loadConfig } from '../../config/load.js';
