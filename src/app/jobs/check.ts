@@ -88,6 +88,8 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       pr: run.pr, provider: cancellable(provider, signal), env: deps.settings.suiteEnv, toolVersion: deps.settings.toolVersion,
       // A merge group's branch is of no use once the queue has moved on.
       cleanup: run.pr === null, signal,
+      // The lane's progress, with what an operator must be able to find: sessions it ended, leftovers it removed.
+      log: (line) => deps.log.info(line.trim(), { runId: run.id }),
     }));
     const late = await ifAborted(signal, finish);
     if (late) return late;
