@@ -297,7 +297,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     // A busy parent or baseline is someone else's session: the lane never ends those, and `check`
     // has no flag that would (the provider's hint names `--terminate-connections`).
     if (isConsortError(e, 'branch-busy')) {
-      error.hint = `Close those connections and re-run the check: Consort ends sessions only on the check's own branches (${branch} and its temporary children), never on "${config.database.parent}" or a baseline.`;
+      error.hint = `Close those connections and re-run the check: the check ends sessions only on branches it made (${branch}, its temporary children, a baseline it resets them from), never on "${config.database.parent}".`;
     }
     skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
     return finish();
