@@ -17,7 +17,7 @@ export interface ActionOutputs {
   branch: string | null;
   databaseUrl: string | null;
   report: string | null;
-  conclusion: 'success' | 'failure' | 'error';
+  conclusion: 'success' | 'failure' | 'error' | 'cancelled';
 }
 
 export function setOutputs(o: ActionOutputs): void {

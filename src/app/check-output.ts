@@ -49,6 +49,7 @@ function withAnnotationNote(summary: string, total: number): string {
 }
 
 export function reportOutcome(report: CheckReport): CheckOutcome {
+  if (report.conclusion === 'cancelled') return cancelledOutcome(report.cancelled?.reason ?? 'stopped before its verdict');
   const annotations = reportAnnotations(report);
   const summary = renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME });
   return {

@@ -131,6 +131,9 @@ export function cancellable(provider: BranchProvider, signal: AbortSignal): Bran
     close: () => provider.close(),
     // Never dropped: without it the lane could not prove a cloud branch's URL is not its parent's.
     ...(provider.verifyUrl ? { verifyUrl: provider.verifyUrl.bind(provider) } : {}),
+    // The lane's per-PR run lock and drift report pass through: they are how runs take turns.
+    ...(provider.lockRun ? { lockRun: provider.lockRun.bind(provider) } : {}),
+    ...(provider.drift ? { drift: provider.drift.bind(provider) } : {}),
   };
 }
 
@@ -146,20 +149,4 @@ export async function configuredProvider(providers: RepoProviders, repositoryId:
 export async function everyProvider(providers: RepoProviders, repositoryId: number): Promise<BranchProvider[]> {
   const names: (ProviderName | undefined)[] = providers.offered?.() ?? [undefined];
   return Promise.all(names.map((name) => providers.forRepository(repositoryId, name)));
-}
-
-/** Branches that belong to a pull request: `pr-<n>` and its lane's helpers (`pr-<n>-rev`, `pr-<n>-suite`). */
-export function isPullBranch(name: string, pr: number): boolean {
-  return name === `pr-${pr}` || name.startsWith(`pr-${pr}-`);
-}
-
-/** Delete a pull request's branches (helpers first); returns the names deleted. */
-export async function deletePullBranches(provider: BranchProvider, pr: number): Promise<string[]> {
-  const names = (await provider.list()).map((b) => b.name).filter((n) => isPullBranch(n, pr));
-  const deleted: string[] = [];
-  for (const name of names.sort((a, b) => b.length - a.length)) {
-    if (!(await provider.get(name))) continue; // gone with a parent deleted recursively
-    deleted.push(...(await provider.delete(name, { recursive: true, terminateConnections: true })));
-  }
-  return [...new Set(deleted)];
 }

@@ -7,12 +7,18 @@
  */
 import type { Queryable } from '../db/sql.js';
 import type { BranchRecord } from '../ports/branch-provider.js';
+import { RUN_CLAIMS_DDL } from './run-lock.js';
 
 export type BranchState = 'creating' | 'ready' | 'deleting' | 'resetting';
 
 export interface CatalogRow extends BranchRecord {
   state: BranchState;
   pendingDatabase: string | null;
+  /**
+   * Whether the server has the row's database. A row is trusted only with its database: one
+   * dropped by hand, or a restored server, leaves a row that must count as missing (drift).
+   */
+  present: boolean;
 }
 
 const DDL = `
@@ -35,6 +41,7 @@ export async function ensureCatalogSchema(db: Queryable): Promise<void> {
   // Serialized so two processes initialising a fresh server do not race on CREATE TABLE.
   await db.query("SELECT pg_advisory_xact_lock(hashtextextended('consort:catalog-ddl', 0))");
   await db.query(DDL);
+  await db.query(RUN_CLAIMS_DDL);
 }
 
 interface Raw {
@@ -46,9 +53,11 @@ interface Raw {
   git_branch: string | null;
   created_at: Date;
   expires_at: Date | null;
+  present: boolean;
 }
 
-const COLUMNS = 'name, parent, database, state, pending_database, git_branch, created_at, expires_at';
+const COLUMNS = 'name, parent, database, state, pending_database, git_branch, created_at, expires_at, '
+  + 'EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = database) AS present';
 
 function toRow(r: Raw): CatalogRow {
   return {
@@ -60,11 +69,12 @@ function toRow(r: Raw): CatalogRow {
     gitBranch: r.git_branch,
     createdAt: r.created_at,
     expiresAt: r.expires_at,
+    present: r.present,
   };
 }
 
 export function toRecord(row: CatalogRow): BranchRecord {
-  const { state: _state, pendingDatabase: _pending, ...record } = row;
+  const { state: _state, pendingDatabase: _pending, present: _present, ...record } = row;
   return record;
 }
 
@@ -100,7 +110,7 @@ export class Catalog {
     return rows.map(toRow);
   }
 
-  async insert(db: Queryable, row: Omit<CatalogRow, 'createdAt' | 'pendingDatabase'>): Promise<void> {
+  async insert(db: Queryable, row: Omit<CatalogRow, 'createdAt' | 'pendingDatabase' | 'present'>): Promise<void> {
     await db.query(
       `INSERT INTO consort.branches (namespace, name, parent, database, state, git_branch, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -122,6 +132,11 @@ export class Catalog {
        WHERE namespace = $1 AND name = $2`,
       [this.namespace, name, expiresAt !== undefined, expiresAt ?? null],
     );
+  }
+
+  /** Children of `name` become children of `parent` (repairing drift: their databases are intact). */
+  async reparent(db: Queryable, name: string, parent: string | null): Promise<void> {
+    await db.query('UPDATE consort.branches SET parent = $3 WHERE namespace = $1 AND parent = $2', [this.namespace, name, parent]);
   }
 
   async remove(db: Queryable, name: string): Promise<void> {

@@ -38,11 +38,13 @@ export async function clearSessions(
   branch: string,
   purpose: 'fork' | 'drop' | 'reset',
   terminate: boolean,
+  onTerminated?: (line: string) => void,
 ): Promise<void> {
   const sessions = await sessionsOn(db, database);
   if (sessions.length === 0) return;
   if (terminate) {
     await db.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [sessions.map((s) => s.pid)]);
+    onTerminated?.(`Disconnected ${sessions.length === 1 ? '1 session' : `${sessions.length} sessions`} from branch "${branch}": ${describe(sessions)}.`);
     return;
   }
   const what = purpose === 'fork' ? `be used as a parent` : purpose === 'drop' ? 'be deleted' : 'be reset';

@@ -9,9 +9,11 @@ import { assertBranchName, ROOT_BRANCH } from '../core/branch-name.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
 import type {
-  BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, PoolStatus, ProviderName,
+  BranchDrift, BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, PoolStatus, ProviderName,
+  ResetBranchOptions, RunLockOptions, RunLockResult,
 } from '../ports/branch-provider.js';
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
+import { acquireRunLock } from './run-lock.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
@@ -139,6 +141,8 @@ export class TemplateBranchProvider implements BranchProvider {
       const existing = await this.catalog.get(cat, name);
       // We hold the lock, so a row in a transitional state was left by a process that died.
       if (existing && existing.state !== 'ready') await this.repairLocked(cat, existing);
+      // A row whose database is gone is not a branch: forget it and make the branch anew.
+      else if (existing && !existing.present) await this.repairDrift(cat, existing);
       else if (existing) {
         throw new ConsortError('branch-exists', `Branch "${name}" already exists (from "${existing.parent}").`, {
           hint: `Use it as is, reset it with \`consort branch reset ${name}\`, or delete it first.`,
@@ -282,7 +286,7 @@ export class TemplateBranchProvider implements BranchProvider {
     const cat = await this.catalogPool.connect();
     try {
       const row = await this.catalog.get(cat, name);
-      return row?.state === 'ready' ? toRecord(row) : undefined;
+      return row?.state === 'ready' && row.present ? toRecord(row) : undefined;
     } finally {
       cat.release();
     }
@@ -292,10 +296,29 @@ export class TemplateBranchProvider implements BranchProvider {
     await this.capabilities();
     const cat = await this.catalogPool.connect();
     try {
-      return (await this.catalog.all(cat)).filter((r) => r.state === 'ready').map(toRecord);
+      return (await this.catalog.all(cat)).filter((r) => r.state === 'ready' && r.present).map(toRecord);
     } finally {
       cat.release();
     }
+  }
+
+  /** Catalog rows whose database the server does not have (`branch list` shows them, `gc` repairs them). */
+  async drift(): Promise<BranchDrift[]> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      return (await this.catalog.all(cat))
+        .filter((r) => r.state === 'ready' && !r.present)
+        .map((r) => ({ name: r.name, problem: 'database-missing' as const, database: r.database }));
+    } finally {
+      cat.release();
+    }
+  }
+
+  /** One run of the PR lane per key at a time, on the catalog server (see run-lock.ts). */
+  async lockRun(key: string, options: RunLockOptions): Promise<RunLockResult> {
+    await this.capabilities();
+    return acquireRunLock(withDatabase(this.options.adminUrl, this.options.catalogDatabase), this.options.namespace, key, options);
   }
 
   async delete(name: string, options: DeleteBranchOptions = {}): Promise<string[]> {
@@ -316,15 +339,15 @@ export class TemplateBranchProvider implements BranchProvider {
       }
       const deleted: string[] = [];
       for (const row of subtree) {
-        await this.dropRow(cat, row, options.terminateConnections === true);
+        await this.dropRow(cat, row, options.terminateConnections === true, options.onTerminated);
         deleted.push(row.name);
       }
       return deleted;
     });
   }
 
-  private async dropRow(cat: Client, row: CatalogRow, terminate: boolean): Promise<void> {
-    await clearSessions(cat, row.database, row.name, 'drop', terminate);
+  private async dropRow(cat: Client, row: CatalogRow, terminate: boolean, onTerminated?: (line: string) => void): Promise<void> {
+    await clearSessions(cat, row.database, row.name, 'drop', terminate, onTerminated);
     await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
     await dropDatabase(cat, row.database, terminate);
@@ -332,20 +355,20 @@ export class TemplateBranchProvider implements BranchProvider {
     await this.catalog.remove(cat, row.name);
   }
 
-  async reset(name: string, options: { terminateConnections?: boolean } = {}): Promise<BranchRecord> {
+  async reset(name: string, options: ResetBranchOptions = {}): Promise<BranchRecord> {
     const caps = await this.capabilities();
     if (name === ROOT_BRANCH) {
       throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
     }
     return this.withLocked(name, async (cat) => {
       const row = await this.catalog.get(cat, name);
-      if (!row || row.state === 'creating' || row.state === 'deleting') throw notFound(name);
+      if (!row || row.state === 'creating' || row.state === 'deleting' || !row.present) throw notFound(name);
       if (row.state === 'resetting') await this.repairLocked(cat, row);
       const parent = await this.requireReady(cat, row.parent!);
       const scratch = scratchDatabaseName(this.options.databasePrefix, randomBytes(6).toString('hex'));
       const terminate = options.terminateConnections === true;
-      await clearSessions(cat, row.database, name, 'reset', terminate);
-      await clearSessions(cat, parent.database, parent.name, 'fork', terminate);
+      await clearSessions(cat, row.database, name, 'reset', terminate, options.onTerminated);
+      await clearSessions(cat, parent.database, parent.name, 'fork', terminate, options.onTerminated);
       // Copy first: if this fails the branch is untouched.
       await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
       await this.catalog.setState(cat, name, 'resetting', scratch);
@@ -408,6 +431,17 @@ export class TemplateBranchProvider implements BranchProvider {
           await cat.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
         }
       }
+      // Rows whose database is gone, deepest first (a child's repair re-parents nothing of its own).
+      const drifted = (await this.catalog.all(cat)).filter((r) => r.state === 'ready' && !r.present && r.parent !== null);
+      for (const row of drifted.reverse()) {
+        await this.withLocked(row.name, async (locked) => {
+          const again = await this.catalog.get(locked, row.name);
+          if (again?.state === 'ready' && !again.present) {
+            await this.repairDrift(locked, again);
+            result.repaired.push(row.name);
+          }
+        });
+      }
       result.repaired.push(...(await this.pools.sweep(cat)));
       for (const pool of await this.pools.status(cat)) {
         const template = await this.catalog.get(cat, pool.template);
@@ -452,9 +486,21 @@ export class TemplateBranchProvider implements BranchProvider {
     }
   }
 
+  /**
+   * Forget a branch whose database is gone (caller holds its lock). Its children keep their
+   * databases and become children of its parent, so nothing that still exists is lost; a lane that
+   * needs the branch makes it anew.
+   */
+  private async repairDrift(cat: Client, row: CatalogRow): Promise<void> {
+    await this.pools.drain(cat, row.name, true);
+    await this.catalog.reparent(cat, row.name, row.parent);
+    await dropBranchRole(cat, row.database).catch(() => undefined);
+    await this.catalog.remove(cat, row.name);
+  }
+
   private async requireReady(cat: Client, name: string): Promise<CatalogRow> {
     const row = await this.catalog.get(cat, name);
-    if (!row || row.state !== 'ready') throw notFound(name);
+    if (!row || row.state !== 'ready' || !row.present) throw notFound(name);
     return row;
   }
 

@@ -69,7 +69,7 @@ export interface CheckRunView {
   id: string;
   pr: number | null;
   headSha: string | null;
-  conclusion: 'success' | 'failure' | 'error';
+  conclusion: 'success' | 'failure' | 'error' | 'cancelled';
   startedAt: string;
   durationMs: number;
   /** Stage name → duration and status. */

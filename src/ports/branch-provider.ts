@@ -52,6 +52,14 @@ export interface CreateBranchOptions {
 export interface DeleteBranchOptions {
   recursive?: boolean;
   terminateConnections?: boolean;
+  /** Told who was disconnected, one line per branch, when terminateConnections ended sessions. */
+  onTerminated?: (line: string) => void;
+}
+
+export interface ResetBranchOptions {
+  terminateConnections?: boolean;
+  /** Told who was disconnected, one line per branch, when terminateConnections ended sessions. */
+  onTerminated?: (line: string) => void;
 }
 
 export interface Capabilities {
@@ -80,6 +88,29 @@ export interface PoolStatus {
 
 export type EnsureOutcome = 'created' | 'reused' | 'recreated';
 
+export interface RunLockOptions {
+  /**
+   * true: the newest run takes over — a run waiting for the lock, or holding it, is told it was
+   * superseded (the pull request's older runs); false: wait in turn (runs of the same commit).
+   */
+  supersede: boolean;
+  /** Stop waiting when aborted. */
+  signal?: AbortSignal;
+  /** Called (once) while the lock is held, when a newer run claimed the key. */
+  onSuperseded?: () => void;
+}
+
+export type RunLockResult =
+  | { ok: true; release: () => Promise<void> }
+  | { ok: false; reason: 'superseded' | 'aborted' };
+
+export interface BranchDrift {
+  name: string;
+  /** The catalog row names a database the server does not have (dropped by hand, a restored server). */
+  problem: 'database-missing';
+  database: string;
+}
+
 export interface BranchProvider {
   readonly name: ProviderName;
   capabilities(): Promise<Capabilities>;
@@ -90,7 +121,7 @@ export interface BranchProvider {
   list(): Promise<BranchRecord[]>;
   delete(name: string, options?: DeleteBranchOptions): Promise<string[]>;
   /** Throw away the branch's changes: it becomes a fresh copy of its parent's current state. */
-  reset(name: string, options?: { terminateConnections?: boolean }): Promise<BranchRecord>;
+  reset(name: string, options?: ResetBranchOptions): Promise<BranchRecord>;
   /** A connection string for the branch (contains credentials: never log it unmasked). */
   connectionUri(name: string): Promise<string>;
   /**
@@ -106,6 +137,14 @@ export interface BranchProvider {
    */
   verifyUrl?(name: string, url: string): Promise<void>;
   gc(now?: Date): Promise<GcResult>;
+  /**
+   * Serialize runs of the PR lane on one key (its PR branch), held on the provider's catalog
+   * server so every shell and machine that shares it takes turns. A run killed outright releases
+   * it with its session. Providers without a catalog omit it (runs are then not serialized).
+   */
+  lockRun?(key: string, options: RunLockOptions): Promise<RunLockResult>;
+  /** Catalog rows whose database is gone: `get` and `list` treat them as missing, `gc` removes them. */
+  drift?(): Promise<BranchDrift[]>;
   /**
    * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` from it is a
    * rename; 0 drops the pool. `onCopy` reports progress while the pool fills.

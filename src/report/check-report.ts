@@ -49,8 +49,11 @@ const TestFailure = z.object({ id: z.string(), name: z.string(), state: z.enum([
 export const CheckReport = z.object({
   schemaVersion: z.literal(CHECK_REPORT_VERSION),
   tool: z.object({ name: z.literal('consort'), version: z.string() }),
-  /** success: every blocking stage passed; failure: a blocking stage failed; error: the lane could not run. */
-  conclusion: z.enum(['success', 'failure', 'error']),
+  /**
+   * success: every blocking stage passed; failure: a blocking stage failed; error: the lane could not
+   * run; cancelled: the run was stopped (a signal, or a newer run of the same pull request) before its verdict.
+   */
+  conclusion: z.enum(['success', 'failure', 'error', 'cancelled']),
   startedAt: z.string(),
   durationMs: z.number().nonnegative(),
   provider: z.string(),
@@ -63,6 +66,8 @@ export const CheckReport = z.object({
   configSource: z.string().nullable(),
   /** Set when conclusion is `error`: what went wrong and what to do. */
   error: z.object({ message: z.string(), hint: z.string().optional() }).optional(),
+  /** Set when conclusion is `cancelled`: why (`SIGINT`, `superseded by a newer run of pr-12`). */
+  cancelled: z.object({ reason: z.string() }).optional(),
   stages: z.object({
     plan: Stage.extend({
       newMigrations: z.array(z.string()),

@@ -40,6 +40,7 @@ export function verdict(report: CheckReport): string {
   const failed = stagesWith(report, 'failed').length;
   const warned = stagesWith(report, 'warned').length;
   if (report.conclusion === 'error') return 'database checks could not run';
+  if (report.conclusion === 'cancelled') return `database checks cancelled${report.cancelled ? ` (${report.cancelled.reason})` : ''}`;
   if (report.conclusion === 'failure') {
     return failed === 0 ? 'database checks failed' : `database checks failed — ${plural(failed, 'failing stage')}`;
   }

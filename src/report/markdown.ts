@@ -45,7 +45,7 @@ const MESSAGE_MAX = 2_000;
 const CELL_MAX = 300;
 const SUMMARY_MAX = 160;
 
-const HEADING_EMOJI: Record<CheckReport['conclusion'], string> = { success: '✅', failure: '❌', error: '⚠️' };
+const HEADING_EMOJI: Record<CheckReport['conclusion'], string> = { success: '✅', failure: '❌', error: '⚠️', cancelled: '⏹️' };
 const STAGE_EMOJI: Record<StageOutcome, string> = { passed: '✅', failed: '❌', warned: '⚠️', skipped: '⏭️', error: '💥' };
 
 const phrase = (p: Phrase): string =>

@@ -167,7 +167,7 @@ function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
 }
 
 function conclusion(r: CheckReport, p: Palette): string {
-  const symbol = r.conclusion === 'success' ? p.green('✓') : r.conclusion === 'failure' ? p.red('✗') : p.red('!');
+  const symbol = r.conclusion === 'success' ? p.green('✓') : r.conclusion === 'failure' ? p.red('✗') : r.conclusion === 'cancelled' ? p.dim('■') : p.red('!');
   const text = verdict(r);
   const line = `${symbol} ${p.bold(text.charAt(0).toUpperCase() + text.slice(1))}`;
   if (r.branch === null) return line;

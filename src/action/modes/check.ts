@@ -8,6 +8,7 @@ import { VERSION } from '../../cli/version.js';
 import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
+import { onTermination } from '../../lanes/check/cancel.js';
 import { runCheck } from '../../lanes/check/run.js';
 import { verdict } from '../../report/content.js';
 import { suiteEnv, type ActionContext } from '../context.js';
@@ -46,15 +47,19 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   await prepareTools(providerName(inputs, config), true);
 
   const provider = await openActionProvider(inputs, config, ctx.workspace);
+  // A cancelled workflow (`cancel-in-progress`, the Cancel button) sends SIGINT, then SIGTERM:
+  // the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
+  const controller = new AbortController();
   try {
-    const report = await runCheck({
+    const report = await onTermination(controller, () => runCheck({
       workspace: ctx.workspace, config, configSource: loaded.source, base: sides.base, head: sides.head, pr: sides.pr, provider,
       env: suiteEnv(process.env), toolVersion: VERSION,
       // Nothing closes a merge group's or a push's branch later: remove it at the end.
       cleanup: sides.pr === null,
       log: (m) => core.info(scrub(m)),
       onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
-    });
+      signal: controller.signal,
+    }), (m) => core.info(m));
     const databaseUrl = report.branch !== null ? await provider.connectionUri(report.branch) : null;
     await publishCheck({ report, inputs, ctx, databaseUrl });
     if (report.conclusion === 'success') return { conclusion: 'success' };

@@ -6,7 +6,7 @@ import { checkMode } from './check.js';
 import { cleanupMode } from './cleanup.js';
 
 /** What a mode reports back to run(): success, or the one line the failed step shows. */
-export type ModeResult = { conclusion: 'success' } | { conclusion: 'failure' | 'error'; message: string };
+export type ModeResult = { conclusion: 'success' } | { conclusion: 'failure' | 'error' | 'cancelled'; message: string };
 
 export type ModeHandler = (inputs: ActionInputs, ctx: ActionContext) => Promise<ModeResult>;
 

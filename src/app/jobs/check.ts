@@ -7,8 +7,6 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/load.js';
 import { readMigrationSet } from '../../migrations/files.js';
-import { prBranchName } from '../../lanes/check/run.js';
-import type { BranchProvider } from '../../ports/branch-provider.js';
 import {
   cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
@@ -46,13 +44,6 @@ export async function reportForkWaiting(deps: JobDeps, gh: GitHubPort, run: Run,
 
 const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });
 
-/** Helper branches a killed attempt may have left (the lane creates them fresh and would trip over them). */
-async function removeLeftovers(provider: BranchProvider, branch: string): Promise<void> {
-  for (const name of [`${branch}-rev`, `${branch}-suite`]) {
-    if (await provider.get(name)) await provider.delete(name, { recursive: true, terminateConnections: true });
-  }
-}
-
 /** A cancelled run concludes `cancelled`; one whose lease was lost stops without a word (another process owns it). */
 async function ifAborted(signal: AbortSignal, finish: (o: CheckOutcome, state: RunResult['state']) => Promise<RunResult>): Promise<RunResult | undefined> {
   if (!signal.aborted) return undefined;
@@ -88,7 +79,6 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) return await finish(errorOutcome(chosen.message));
     const { provider } = chosen;
-    await removeLeftovers(provider, prBranchName(run.pr, run.headSha));
     const early = await ifAborted(signal, finish);
     if (early) return early;
     const report = await withRepositoryLock(deps.store, run.repositoryId, 'shared', () => deps.lane({
@@ -98,6 +88,8 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       pr: run.pr, provider: cancellable(provider, signal), env: deps.settings.suiteEnv, toolVersion: deps.settings.toolVersion,
       // A merge group's branch is of no use once the queue has moved on.
       cleanup: run.pr === null, signal,
+      // The lane's progress, with what an operator must be able to find: sessions it ended, leftovers it removed.
+      log: (line) => deps.log.info(line.trim(), { runId: run.id }),
     }));
     const late = await ifAborted(signal, finish);
     if (late) return late;

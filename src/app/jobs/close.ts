@@ -7,8 +7,9 @@
  */
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/load.js';
+import { cleanupPull } from '../../lanes/check/cleanup.js';
 import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
-import { configuredProvider, deletePullBranches, everyProvider, repositoryNamespace } from '../providers.js';
+import { configuredProvider, everyProvider, repositoryNamespace } from '../providers.js';
 import { withRepositoryLock } from '../store/db.js';
 import type { Run, RunResult } from '../store/runs.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
@@ -18,7 +19,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   if (run.pr === null) return { state: 'completed', conclusion: 'skipped', summary: 'not a pull request' };
   // Wherever the pull request's branches are: the repository may have changed provider meanwhile.
   const deleted: string[] = [];
-  for (const provider of await everyProvider(deps.providers, run.repositoryId)) deleted.push(...(await deletePullBranches(provider, run.pr)));
+  for (const provider of await everyProvider(deps.providers, run.repositoryId)) deleted.push(...(await cleanupPull(provider, run.pr)));
   const removed = deleted.length === 0 ? 'no branches to delete' : `deleted ${deleted.join(', ')}`;
   if (!run.merged || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
 

@@ -3,8 +3,9 @@
  * to the queue, and delete database branches nobody needs any more — those of closed pull requests
  * and those whose TTL passed. Snapshots kept after a failed promotion (`pre-merge-…`) stay.
  */
+import { cleanupPull } from '../../lanes/check/cleanup.js';
 import { isConsortError } from '../../core/errors.js';
-import { deletePullBranches, everyProvider } from '../providers.js';
+import { everyProvider } from '../providers.js';
 import { closedPulls, knownRepositories } from '../store/pulls.js';
 import { expiredRuns, unannouncedRuns, type RepoRef } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
@@ -28,7 +29,7 @@ export async function sweepRepository(deps: JobDeps, repo: Pick<RepoRef, 'reposi
     }
     for (const pr of prs) {
       try {
-        result.deleted.push(...(await deletePullBranches(provider, pr)));
+        result.deleted.push(...(await cleanupPull(provider, pr)));
       } catch (e) {
         // Busy (someone is connected) or deleted meanwhile by the close job: the next sweep tries again.
         if (!isConsortError(e)) throw e;

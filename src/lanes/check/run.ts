@@ -2,13 +2,14 @@
  * The PR lane: plan → baseline → PR branch → apply → lint → reversibility → schema diff → suite
  * → CheckReport. It talks to the world only through the BranchProvider it is given, so the CLI,
  * the Action and the App run exactly this. A bad migration or a red suite is a failing report,
- * never a throw; temporary branches are removed on every path.
+ * never a throw; temporary branches are removed on every path. Runs on one PR branch take turns
+ * (the provider's run lock: the newest run of a pull request wins, the older concludes
+ * `cancelled`), and a run first removes what a killed earlier run left.
  */
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
-import { redact } from '../../core/redact.js';
 import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { readRelations } from '../../lint/context.js';
@@ -21,11 +22,14 @@ import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 import { baselineName, ensureBaseline } from './baseline.js';
+import { prBranchName, runBranches, temporaryBranches } from './branch-names.js';
+import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
+import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
 import { proveReversibility } from './reversibility.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
-import { createWorkdir } from './workdir.js';
+import { createWorkdir, type Workdir } from './workdir.js';
 
 export interface CheckSide {
   ref: string;
@@ -73,10 +77,6 @@ export interface CheckPlan {
 
 const TEMP_TTL_MS = 3_600_000;
 
-export function prBranchName(pr: number | null, headSha: string | null): string {
-  return pr !== null ? `pr-${pr}` : `check-${headSha ? headSha.slice(0, 7) : 'worktree'}`;
-}
-
 /** What a check would do, computed without touching any database (`--dry-run`). */
 export async function planCheck(input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
@@ -88,7 +88,7 @@ export async function planCheck(input: Pick<CheckInput, 'workspace' | 'config' |
     problems: plan.ok ? [] : plan.problems,
     baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true, baseSeed: input.base.seed }),
     branch,
-    temporaryBranches: [`${branch}-rev`, `${branch}-suite`],
+    temporaryBranches: temporaryBranches(branch),
   };
 }
 
@@ -98,14 +98,39 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   const startedAt = new Date();
   const stages = initialStages(config);
   const branch = prBranchName(input.pr, input.head.sha);
+  const names = runBranches(branch);
   const temporary: string[] = [];
   let error: CheckReport['error'];
+  let cancelled: CheckReport['cancelled'];
   let mode: string | null = null;
   let branchCreated = false;
+  // Aborted by the caller (a signal, the App's newer run) or by a newer run claiming the lock.
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const forward = () => controller.abort(input.signal!.reason);
+  if (input.signal?.aborted) forward();
+  else input.signal?.addEventListener('abort', forward, { once: true });
+  const cancelPoint = () => throwIfCancelled(signal);
+  // Sessions on the lane's own branches are ended, and named in the log (never silently).
+  const ours = { recursive: true, terminateConnections: true, onTerminated: log } as const;
   // Stored on cloud branches where the service allows, so sweeps can tell which run made them.
   const annotations = { ...(input.pr !== null ? { pr: String(input.pr) } : {}), ...(input.head.sha ? { sha: input.head.sha } : {}) };
-  const workdir = await createWorkdir(input.workspace);
+  let release: (() => Promise<void>) | undefined;
+  let workdir: Workdir | undefined;
   try {
+    // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
+    if (provider.lockRun) {
+      const lock = await provider.lockRun(branch, {
+        supersede: input.pr !== null, signal,
+        onSuperseded: () => controller.abort(new CheckCancelled(`superseded by a newer run of ${branch}`)),
+      });
+      if (!lock.ok) throw new CheckCancelled(lock.reason === 'superseded' ? `superseded by a newer run of ${branch}` : abortReason(signal));
+      release = lock.release;
+    }
+    cancelPoint();
+    await removeLeftovers(provider, branch, log);
+    workdir = await createWorkdir(input.workspace);
+    const scratch = workdir;
     const base = migrationSetFromEntries(input.base.migrations);
     const head = migrationSetFromEntries(input.head.migrations);
     const plan = await runStage(stages, 'plan', log, async () => {
@@ -122,20 +147,25 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
       return finish();
     }
+    cancelPoint();
     const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
-    const caps = await provider.capabilities();
-    mode = caps.mode;
     const sideDir = async (name: string, side: CheckSide, files: MigrationFile[]): Promise<{ dir: string; relativeTo: string }> => {
       if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
-      if (side.tree?.kind === 'commit') return workdir.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
-      return workdir.write(name, config.migrations.dir, files);
+      if (side.tree?.kind === 'commit') return scratch.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
+      return scratch.write(name, config.migrations.dir, files);
     };
-    // The project's own node-pg-migrate when it has one: what its deploy applies.
-    const engine = await resolveEngine(input.workspace);
-    const baseDir = await sideDir('base', input.base, base);
-    const headDir = await sideDir('head', input.head, head);
+    let engine: Awaited<ReturnType<typeof resolveEngine>> | undefined;
+    let serverVersion = '';
+    let headDir: { dir: string; relativeTo: string } | undefined;
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
+      const caps = await provider.capabilities();
+      mode = caps.mode;
+      serverVersion = caps.serverVersion;
+      // The project's own node-pg-migrate when it has one: what its deploy applies.
+      engine = await resolveEngine(input.workspace);
+      const baseDir = await sideDir('base', input.base, base);
+      headDir = await sideDir('head', input.head, head);
       const b = await ensureBaseline({
         provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
       });
@@ -153,32 +183,38 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       skip(stages, ['migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: no baseline');
       return finish();
     }
+    cancelPoint();
+    const baselineName = baseline.name;
+    const engineUsed = engine!;
+    const headFiles = headDir!;
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
-    const existing = await provider.get(branch);
-    if (existing && existing.parent === baseline.name) await provider.reset(branch, { terminateConnections: true });
-    else {
-      if (existing) await provider.delete(branch, { recursive: true, terminateConnections: true });
-      const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
-      await provider.create({ name: branch, parent: baseline.name, annotations, ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }) });
-    }
-    branchCreated = true;
-    const url = await provider.connectionUri(branch);
-    if (provider.verifyUrl) await provider.verifyUrl(branch, url);
-    else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
-
-    // The fresh PR branch is the base: what lint needs to tell a live table from one this PR creates.
-    const baseRelations = await withClient(url, readRelations);
+    let url = '';
+    let baseRelations: Awaited<ReturnType<typeof readRelations>> | undefined;
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
+      const existing = await provider.get(branch);
+      if (existing && existing.parent === baselineName) await provider.reset(branch, { terminateConnections: true, onTerminated: log });
+      else {
+        if (existing) await provider.delete(branch, ours);
+        const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
+        await provider.create({ name: branch, parent: baselineName, annotations, ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }) });
+      }
+      branchCreated = true;
+      url = await provider.connectionUri(branch);
+      if (provider.verifyUrl) await provider.verifyUrl(branch, url);
+      else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
+      // The fresh PR branch is the base: what lint needs to tell a live table from one this PR creates.
+      baseRelations = await withClient(url, readRelations);
+      cancelPoint();
       const r = await applyMigrations({
-        databaseUrl: url, dir: headDir.dir, relativeTo: headDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder, engine,
+        databaseUrl: url, dir: headFiles.dir, relativeTo: headFiles.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder, engine: engineUsed,
       });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      const nodePgMigrate = { version: engine.version, source: engine.source };
-      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
+      const nodePgMigrate = { version: engineUsed.version, source: engineUsed.source };
+      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${describeEngine(engineUsed)}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
@@ -192,7 +228,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       };
     });
 
-    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, caps.serverVersion, baseRelations));
+    cancelPoint();
+    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, serverVersion, baseRelations!));
     if (migrations.status !== 'passed') {
       await lint;
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
@@ -209,31 +246,38 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         return;
       }
       await runStage(stages, 'reversibility', log, async () => {
-        const rev = `${branch}-rev`;
-        temporary.push(rev);
-        await provider.create({ name: rev, parent: baseline.name!, ttlMs: TEMP_TTL_MS, annotations });
+        temporary.push(names.reversibility);
+        await provider.create({ name: names.reversibility, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
+        cancelPoint();
         const result = await proveReversibility({
-          url: await provider.connectionUri(rev), migrations: newMigrations, headDir, table: config.migrations.table,
-          checkOrder: config.migrations.checkOrder, engine,
-          reset: async () => { await provider.reset(rev, { terminateConnections: true }); },
+          url: await provider.connectionUri(names.reversibility), migrations: newMigrations, headDir: headFiles, table: config.migrations.table,
+          checkOrder: config.migrations.checkOrder, engine: engineUsed,
+          reset: async () => {
+            cancelPoint();
+            await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
+          },
         });
         before = result.before;
         return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
       });
     };
     const suite = runStage(stages, 'suite', log, async () => {
-      const suiteBranch = `${branch}-suite`;
-      temporary.push(suiteBranch);
-      await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
-      return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
+      temporary.push(names.suite);
+      await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      cancelPoint();
+      const result = await suiteStage(config, input.workspace, await provider.connectionUri(names.suite), input.env, signal, input.onSuiteOutput);
+      cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
+      return result;
     });
-    // allSettled: never leave a stage running while `finally` removes its branch.
+    // allSettled: never leave a stage running while `finally` removes its branch; each stage has
+    // recorded its own outcome, so the first failure is rethrown only to stop the run.
     const settled = await Promise.allSettled([lint, reversibility(), suite]);
-    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (rejected) throw rejected.reason;
+    const rejected = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+    if (rejected.length > 0) throw rejected.find((e) => !(e instanceof CheckCancelled)) ?? rejected[0];
+    cancelPoint();
 
     await runStage(stages, 'schemaDiff', log, async () => {
-      before ??= await withClient(await provider.connectionUri(baseline.name!), (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      before ??= await withClient(await provider.connectionUri(baselineName), (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
       const after = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
       const diff = diffSchemas(before, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
@@ -242,24 +286,38 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     });
     return finish();
   } catch (e) {
+    if (e instanceof CheckCancelled || signal.aborted) {
+      cancelled = { reason: e instanceof CheckCancelled ? e.reason : abortReason(signal) };
+      log(`Cancelled: ${cancelled.reason}.`);
+      skip(stages, (Object.keys(stages) as (keyof Stages)[]).filter((k) => stages[k].summary !== 'cancelled'), 'not run: the check was cancelled');
+      return finish();
+    }
+    // The stage that threw has recorded itself (runStage); the rest did not run.
     error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
-    const running = (Object.keys(stages) as (keyof Stages)[]).find((k) => stages[k].status === 'skipped' && stages[k].summary === 'not run');
-    if (running) stages[running] = { ...stages[running], status: 'error', summary: redact(error.message) } as never;
+    // A busy parent or baseline is someone else's session: the lane never ends those, and `check`
+    // has no flag that would (the provider's hint names `--terminate-connections`).
+    if (isConsortError(e, 'branch-busy')) {
+      error.hint = `Close those connections and re-run the check: the check ends sessions only on branches it made (${branch}, its temporary children, a baseline it resets them from), never on "${config.database.parent}".`;
+    }
     skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
     return finish();
   } finally {
+    input.signal?.removeEventListener('abort', forward);
+    log(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     for (const name of temporary.reverse()) {
-      await provider.delete(name, { recursive: true, terminateConnections: true }).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+      if (!(await provider.get(name).catch(() => undefined))) continue; // never made (a stage stopped before)
+      await provider.delete(name, ours).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
     }
-    if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, { recursive: true, terminateConnections: true }).catch(() => undefined);
-    await workdir.dispose();
+    if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, ours).catch(() => undefined);
+    await workdir?.dispose();
+    await release?.().catch(() => undefined);
   }
 
   function finish(): CheckReport {
     return {
       schemaVersion: CHECK_REPORT_VERSION,
       tool: { name: 'consort', version: input.toolVersion },
-      conclusion: error ? 'error' : concludeStages(stages),
+      conclusion: cancelled ? 'cancelled' : error ? 'error' : concludeStages(stages),
       startedAt: startedAt.toISOString(),
       durationMs: Math.round(Date.now() - startedAt.getTime()),
       provider: provider.name,
@@ -269,7 +327,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       pr: input.pr,
       branch: branchCreated && !(input.cleanup && !input.keepBranches) ? branch : null,
       configSource: input.configSource,
-      ...(error ? { error } : {}),
+      ...(cancelled ? { cancelled } : error ? { error } : {}),
       stages,
     };
   }

@@ -1,6 +1,13 @@
-/** Building blocks for the CheckReport's stage records, shared by the lane's steps. */
+/**
+ * Building blocks for the CheckReport's stage records, shared by the lane's steps. A stage's
+ * record comes from its own settled result: what it returned, or — when it threw — `error` with
+ * the message (`skipped`, "cancelled", when the run was cancelled), so with stages side by side
+ * the stage that failed is the stage reported.
+ */
 import type { ConsortConfig } from '../../config/schema.js';
+import { redact } from '../../core/redact.js';
 import type { StageName, StageStatus, Stages } from '../../report/check-report.js';
+import { CheckCancelled } from './cancel.js';
 
 export function isBlocking(stage: StageName, config: ConsortConfig): boolean {
   if (stage === 'plan' || stage === 'baseline') return true;
@@ -21,7 +28,7 @@ export function initialStages(config: ConsortConfig, reason = 'not run'): Stages
   };
 }
 
-/** Time a stage and merge what it returns into its record. */
+/** Time a stage and merge what it returns into its record; a stage that throws is recorded, then the error goes on. */
 export async function runStage<K extends StageName>(
   stages: Stages,
   name: K,
@@ -30,7 +37,17 @@ export async function runStage<K extends StageName>(
 ): Promise<Stages[K]> {
   const t0 = performance.now();
   log(`▸ ${name}…`);
-  const result = await fn();
+  let result: Partial<Stages[K]> & { status: StageStatus; summary: string };
+  try {
+    result = await fn();
+  } catch (e) {
+    const durationMs = Math.round(performance.now() - t0);
+    const cancelled = e instanceof CheckCancelled;
+    const summary = cancelled ? 'cancelled' : redact(e instanceof Error ? e.message : String(e));
+    stages[name] = { ...stages[name], status: cancelled ? 'skipped' : 'error', summary, durationMs } as Stages[K];
+    log(`  ${cancelled ? '–' : '!'} ${name}: ${summary} (${durationMs} ms)`);
+    throw e;
+  }
   const record = { ...stages[name], ...result, durationMs: Math.round(performance.now() - t0) } as Stages[K];
   stages[name] = record;
   log(`  ${result.status === 'passed' ? '✓' : result.status === 'skipped' ? '–' : '✗'} ${name}: ${result.summary} (${record.durationMs} ms)`);

@@ -1,11 +1,12 @@
 /**
  * Migration sets written to a scratch directory for node-pg-migrate, which loads files from disk.
- * Inside the workspace's node_modules/.cache when there is one, so JS migrations that import
- * packages resolve them exactly as in the project; the system temp directory otherwise.
+ * Inside the workspace's node_modules/.cache/consort when there is one, so JS migrations that
+ * import packages resolve them exactly as in the project; the system temp directory otherwise.
+ * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
+ * or users), named with its process id, so a run removes what killed runs left.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { access, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { MigrationFile } from '../../migrations/files.js';
@@ -42,11 +43,33 @@ function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
   });
 }
 
+const PREFIX = 'consort-check-';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Scratch directories of runs whose process is gone (killed before their `finally`). */
+async function sweepDead(parent: string): Promise<void> {
+  const entries = await readdir(parent).catch(() => [] as string[]);
+  await Promise.all(entries.map(async (name) => {
+    const pid = Number(/^consort-check-(\d+)-/.exec(name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await rm(path.join(parent, name), { recursive: true, force: true }).catch(() => undefined);
+  }));
+}
+
 export async function createWorkdir(workspace: string): Promise<Workdir> {
   const modules = path.join(workspace, 'node_modules');
-  const base = await access(modules).then(() => path.join(modules, '.cache', 'consort'), () => path.join(os.tmpdir(), 'consort'));
-  const root = path.join(base, `check-${randomBytes(4).toString('hex')}`);
-  await mkdir(root, { recursive: true });
+  const cache = path.join(modules, '.cache', 'consort');
+  const inProject = await access(modules).then(() => mkdir(cache, { recursive: true })).then(() => true, () => false);
+  const parent = inProject ? cache : os.tmpdir();
+  await sweepDead(parent);
+  const root = await mkdtemp(path.join(parent, `${PREFIX}${process.pid}-`));
   return {
     root,
     async write(side, migrationsDir, files) {

@@ -1,0 +1,84 @@
+/**
+ * The embedded server's data directory under faults: one that cannot be written fails at once
+ * with the fix (it used to retry a lock for a minute before EACCES), and a stale postmaster.pid
+ * whose pid now belongs to another process is neither "already running" nor signalled by stop.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { isConsortError } from '../../src/core/errors.js';
+import { ownDataDir, query } from '../helpers/servers.js';
+
+/** A directory nobody can write, root included (the tests run as root in CI containers). */
+async function unwritableDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-ro-'));
+  if (process.getuid?.() === 0) {
+    const r = spawnSync('chattr', ['+i', dir]);
+    if (r.status !== 0) throw new Error(`chattr +i failed: ${r.stderr.toString()}`);
+  } else {
+    spawnSync('chmod', ['0555', dir]);
+  }
+  return dir;
+}
+
+async function writable(dir: string): Promise<void> {
+  if (process.getuid?.() === 0) spawnSync('chattr', ['-i', dir]);
+  else spawnSync('chmod', ['0755', dir]);
+  await rm(dir, { recursive: true, force: true });
+}
+
+it('a data directory that cannot be written fails at once, naming it and the fix', async () => {
+  const dir = await unwritableDir();
+  try {
+    const server = new EmbeddedServer(dir);
+    const error = await server.start().then(() => undefined, (e: unknown) => e);
+    expect(isConsortError(error, 'data-dir')).toBe(true);
+    expect((error as Error).message).toContain(`data directory ${dir} is not writable`);
+    expect((error as { hint?: string }).hint).toContain('CONSORT_DATA_DIR');
+  } finally {
+    await writable(dir);
+  }
+});
+
+it('a data directory that cannot be created fails the same way', async () => {
+  const parent = await unwritableDir();
+  try {
+    const error = await new EmbeddedServer(path.join(parent, 'data')).start().then(() => undefined, (e: unknown) => e);
+    expect(isConsortError(error, 'data-dir')).toBe(true);
+  } finally {
+    await writable(parent);
+  }
+});
+
+describe('a stale postmaster.pid naming another live process', () => {
+  let dataDir: string;
+  let other: ChildProcess;
+  beforeAll(async () => {
+    dataDir = await ownDataDir();
+    // After a reboot the recorded pid is some other program's.
+    other = spawn('sleep', ['300'], { stdio: 'ignore' });
+    await mkdir(path.join(dataDir, 'pgdata'), { recursive: true });
+    await writeFile(path.join(dataDir, 'pgdata', 'postmaster.pid'), `${other.pid}\n${path.join(dataDir, 'pgdata')}\n1700000000\n5432\n\n127.0.0.1\n`);
+  });
+  afterAll(async () => {
+    other.kill('SIGKILL');
+    await new EmbeddedServer(dataDir).stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('is not "running", stop signals nothing, and start starts the real server', async () => {
+    const server = new EmbeddedServer(dataDir);
+    expect((await server.status()).running).toBe(false);
+    expect(await server.stop()).toBe(false);
+    expect(other.exitCode).toBeNull();
+    expect(other.signalCode).toBeNull();
+    const info = await server.start();
+    expect(info.startedNow).toBe(true);
+    expect(info.pid).not.toBe(other.pid);
+    expect(await query(info.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    expect(await server.stop()).toBe(true);
+    expect(other.exitCode).toBeNull();
+  });
+});
