@@ -131,7 +131,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       return workdir.write(name, config.migrations.dir, files);
     };
     // The project's own node-pg-migrate when it has one: what its deploy applies.
-    const engine = await resolveEngine(input.workspace);
+    const engine = await resolveEngine(input.workspace, { env: input.env, log });
     const baseDir = await sideDir('base', input.base, base);
     const headDir = await sideDir('head', input.head, head);
 
