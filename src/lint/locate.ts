@@ -28,7 +28,8 @@ const METHODS: [RegExp, RegExp][] = [
   [/^CREATE\s+(OR\s+REPLACE\s+)?FUNCTION\b/i, /^createFunction$/],
   [/^CREATE\s+TRIGGER\b/i, /^createTrigger$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bADD\s+CONSTRAINT\b/i, /^(addConstraint|createConstraint)$/],
-  [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+COLUMN\b/i, /^renameColumn$/],
+  // node-pg-migrate writes `RENAME "a" TO "b"` for a column, without COLUMN.
+  [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+(?:COLUMN\s+)?(?!TO\b|CONSTRAINT\b)/i, /^renameColumn$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+TO\b/i, /^renameTable$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bADD\s+(COLUMN\s+)?(?!CONSTRAINT)/i, /^(addColumns?|addColumn)$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bDROP\s+(COLUMN\s+)?(?!CONSTRAINT)/i, /^(dropColumns?|dropColumn)$/],
@@ -85,7 +86,9 @@ export function locateStatements(source: string, statements: readonly string[]):
     const byName = verbatim !== -1 || ofKind !== -1 || wanted.length === 0 ? -1 : all.findIndex((c, i) => i >= cursor && mentions(c));
     const found = verbatim !== -1 ? verbatim : ofKind !== -1 ? ofKind : byName;
     if (found === -1) return { line: 1, exact: false };
-    cursor = found;
+    // A `pgm.db.query` runs while `up` still queues its steps, so its statement goes out before
+    // theirs: it must not move the search past the calls that queued them.
+    if (all[found]!.method !== 'query') cursor = found;
     return { line: all[found]!.line, exact: true };
   });
 }

@@ -14,6 +14,7 @@ import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from
 import { readRelations } from '../../lint/context.js';
 import { describeEngine, resolveEngine } from '../../migrations/engine.js';
 import { planMigrations } from '../../migrations/plan.js';
+import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -105,6 +106,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   // Stored on cloud branches where the service allows, so sweeps can tell which run made them.
   const annotations = { ...(input.pr !== null ? { pr: String(input.pr) } : {}), ...(input.head.sha ? { sha: input.head.sha } : {}) };
   const workdir = await createWorkdir(input.workspace);
+  let typescript: LoaderHandle | undefined;
   try {
     const base = migrationSetFromEntries(input.base.migrations);
     const head = migrationSetFromEntries(input.head.migrations);
@@ -132,6 +134,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     };
     // The project's own node-pg-migrate when it has one: what its deploy applies.
     const engine = await resolveEngine(input.workspace, { env: input.env, log });
+    typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file));
+    const ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
     const baseDir = await sideDir('base', input.base, base);
     const headDir = await sideDir('head', input.head, head);
 
@@ -177,8 +181,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      const nodePgMigrate = { version: engine.version, source: engine.source };
-      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${describeEngine(engine)}`, applied: list, nodePgMigrate };
+      const nodePgMigrate = { version: engine.version, source: engine.source, ...(typescript?.loader ? { typescript: typescript.loader } : {}) };
+      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
@@ -252,6 +256,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await provider.delete(name, { recursive: true, terminateConnections: true }).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
     }
     if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, { recursive: true, terminateConnections: true }).catch(() => undefined);
+    typescript?.dispose();
     await workdir.dispose();
   }
 
