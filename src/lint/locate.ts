@@ -79,8 +79,17 @@ export function locateStatements(source: string, statements: readonly string[]):
     // a match there beats a column name that happens to recur.
     const firstArg = (c: Call): string | undefined =>
       /^\s*(['"`])([^'"`]+)\1/.exec(source.slice(c.start, c.end).replace(/^[^(]*\(/, ''))?.[2]?.split('.').at(-1);
-    const kindAt = (match: (c: Call) => boolean): number =>
-      verbatim !== -1 || methods === undefined ? -1 : all.findIndex((c, i) => i >= cursor && methods.test(c.method) && match(c));
+    // Of several such calls, the one naming most of the statement's objects: two indexes on one
+    // table differ by their columns (`createIndex('t', 'id')`, then `createIndex('t', 'doc')`).
+    const named = (c: Call): number => wanted.filter((n) => source.slice(c.start, c.end).includes(n)).length;
+    const kindAt = (match: (c: Call) => boolean): number => {
+      if (verbatim !== -1 || methods === undefined) return -1;
+      let best = -1;
+      all.forEach((c, i) => {
+        if (i >= cursor && methods.test(c.method) && match(c) && (best === -1 || named(c) > named(all[best]!))) best = i;
+      });
+      return best;
+    };
     let ofKind = kindAt((c) => wanted.includes(firstArg(c) ?? '\0'));
     if (ofKind === -1) ofKind = kindAt((c) => wanted.length === 0 || mentions(c));
     const byName = verbatim !== -1 || ofKind !== -1 || wanted.length === 0 ? -1 : all.findIndex((c, i) => i >= cursor && mentions(c));

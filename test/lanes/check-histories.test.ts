@@ -157,3 +157,28 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
   });
 });
 
+
+describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () => {
+  it("loads through node-pg-migrate's own jiti with project imports, and tells a new view's index from a live table's", async () => {
+    const h = await history('catalog-esm-ts', 1, { 'node-pg-migrate': 'node-pg-migrate' });
+    try {
+      const report = await check(h.dir, 304);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1710000000001_product search', file: 'migrations/1710000000001_product search.ts' }],
+        nodePgMigrate: { version: '9.0.0', source: 'bundled', typescript: { name: 'jiti', source: 'engine' } },
+      });
+      expect(report.stages.migrations.summary).toMatch(/^1 migration applied to pr-304 with node-pg-migrate 9\.0\.0 \(bundled with Consort\), TypeScript through its own jiti \d/);
+      // By hand: the indexes on the view this PR creates cannot lock anyone (notes); the one on
+      // products, live on base, blocks writes while it builds (blocking).
+      const concurrent = report.stages.lint.findings.filter((f) => f.rule === 'require-concurrent-index-creation');
+      expect(concurrent.map((f) => [f.line, f.blocking, f.note === undefined])).toEqual([[10, false, false], [11, false, false], [13, true, true]]);
+      expect(report.stages.lint.status).toBe('failed');
+      expect(report.stages.reversibility).toMatchObject({ status: 'passed', migrations: [{ verdict: 'reversible' }] });
+      expect(report.stages.schemaDiff.text).toContain('product_search');
+    } finally {
+      await h.dispose();
+    }
+  });
+});
