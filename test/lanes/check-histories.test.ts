@@ -22,7 +22,7 @@ import { resolveSides } from '../../src/cli/commands/check.js';
 import { runCheck } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
-import { localTestProvider, SYSTEM_PG_URL, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const run = promisify(execFile);
 const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', HOME: tmpdir() };
@@ -78,7 +78,8 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' });
     const namespace = `h${randomBytes(4).toString('hex')}`;
     try {
-      const env = { PATH: process.env.PATH ?? '', HOME: tmpdir(), NO_COLOR: '1', CONSORT_POSTGRES_URL: SYSTEM_PG_URL };
+      // The run's shared PostgreSQL 18 through the postgres provider, in a namespace of this test's own.
+      const env = { PATH: process.env.PATH ?? '', HOME: tmpdir(), NO_COLOR: '1', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_POSTGRES_CLONE: '1' };
       const args = [path.join(process.cwd(), 'bin/consort.js'), '-C', h.dir, '--provider', 'postgres', '--namespace', namespace, 'check', '--base', 'main', '--pr', '301', '--json', '-', '--cleanup'];
       const cli = await run(process.execPath, args, { env, maxBuffer: 16 * 1024 * 1024 }).then((r) => ({ ...r, code: 0 }), (e: { stdout: string; stderr: string; code: number }) => e);
       const report = CheckReport.parse(JSON.parse(cli.stdout));
@@ -123,7 +124,7 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
       for (const line of ['invoices.total_cents', 'invoices.currency', 'invoices_account_status_idx', 'enterprise']) expect(diff).toContain(line);
       expect(report.branch).toBeNull();
     } finally {
-      const provider = createPostgresProvider({ url: SYSTEM_PG_URL, namespace });
+      const provider = createPostgresProvider({ url: t.adminUrl, namespace });
       await provider.delete('main', { recursive: true, terminateConnections: true }).catch(() => undefined);
       await provider.close();
       await h.dispose();
