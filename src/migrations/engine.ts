@@ -4,7 +4,7 @@
  * differently); else the exact version its lockfile pins, installed once into a cache; else the
  * one bundled with Consort. The version that ran goes into the report.
  */
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -78,18 +78,41 @@ async function engineAt(dir: string, source: MigrationEngine['source']): Promise
   return runner ? { runner, version: pkg.version, source, dir } : undefined;
 }
 
+const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+
+/**
+ * The entry file of the node-pg-migrate installed in the workspace's node_modules, or in one above
+ * it up to the repository root (a monorepo's hoisted install) — never above that: a node_modules
+ * elsewhere on the machine (a stray /tmp/node_modules above the App's checkout) is not the project's.
+ */
+async function installedEntry(workspace: string): Promise<string | undefined> {
+  const dirs: string[] = [];
+  for (let d = path.resolve(workspace); ; d = path.dirname(d)) {
+    dirs.push(d);
+    if (await exists(path.join(d, '.git'))) break;
+    if (path.dirname(d) === d) {
+      dirs.splice(1); // no repository around it: the workspace alone
+      break;
+    }
+  }
+  for (const d of dirs) {
+    if (!(await exists(path.join(d, 'node_modules', 'node-pg-migrate', 'package.json')))) continue;
+    try {
+      return createRequire(path.join(d, 'package.json')).resolve('node-pg-migrate');
+    } catch {
+      return undefined; // installed but unloadable here: treated as not installed
+    }
+  }
+  return undefined;
+}
+
 /**
  * The project's node-pg-migrate: its installed copy when `workspace` has one, else the exact
  * version its lockfile pins (installed once into the cache), else the bundled one.
  */
 export async function resolveEngine(workspace: string, options: ResolveEngineOptions = {}): Promise<MigrationEngine> {
   const mine = await bundledEngine();
-  let entry: string | undefined;
-  try {
-    entry = createRequire(path.join(path.resolve(workspace), 'package.json')).resolve('node-pg-migrate');
-  } catch {
-    // Not installed in the workspace.
-  }
+  const entry = await installedEntry(workspace);
   const dir = entry === undefined ? undefined : await packageRoot(entry);
   if (dir !== undefined) {
     if (mine.dir !== '' && path.resolve(dir) === path.resolve(mine.dir)) return mine;

@@ -170,3 +170,48 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
     expect(await resolveEngine(same, { env })).toBe(await bundledEngine());
   });
 });
+
+describe("which node_modules is the project's", () => {
+  // Copies of the bundled package under a marked version; inside Consort's tree so their own
+  // imports resolve when loaded.
+  let scratch: string;
+  const install = async (at: string, version: string) => {
+    const pkgDir = path.join(at, 'node_modules/node-pg-migrate');
+    await mkdir(path.dirname(pkgDir), { recursive: true });
+    await cp(BUNDLED_DIR, pkgDir, { recursive: true });
+    const pkg = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(path.join(pkgDir, 'package.json'), JSON.stringify({ ...pkg, version }));
+  };
+  beforeAll(async () => {
+    scratch = path.join(process.cwd(), 'node_modules/.cache', `consort-engine-where-${randomBytes(4).toString('hex')}`);
+    await mkdir(scratch, { recursive: true });
+  });
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+  it("a monorepo's hoisted install at the repository root is the project's", async () => {
+    const mono = path.join(scratch, 'mono');
+    await mkdir(path.join(mono, '.git'), { recursive: true });
+    await install(mono, '9.0.0-hoisted.1');
+    const pkg = path.join(mono, 'packages/db');
+    await mkdir(pkg, { recursive: true });
+    expect(await resolveEngine(pkg)).toMatchObject({ source: 'project', version: '9.0.0-hoisted.1' });
+  });
+
+  it('a node_modules above the repository (or above a checkout with no repository) is not', async () => {
+    const outer = path.join(scratch, 'outer');
+    await install(outer, '9.0.0-stray.1');
+    const repo = path.join(outer, 'repo');
+    await mkdir(path.join(repo, '.git'), { recursive: true });
+    expect(await resolveEngine(repo)).toBe(await bundledEngine());
+    // The App's tarball checkout in the temp directory: no .git anywhere above it.
+    const tmp = await mkdtemp(path.join(tmpdir(), 'consort-app-root-'));
+    try {
+      await install(tmp, '9.0.0-stray.2');
+      const checkout = path.join(tmp, 'consort-app-x1y2');
+      await mkdir(checkout);
+      expect(await resolveEngine(checkout)).toBe(await bundledEngine());
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
+});
