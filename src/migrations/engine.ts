@@ -4,7 +4,7 @@
  * differently); else the exact version its lockfile pins, installed once into a cache; else the
  * one bundled with Consort. The version that ran goes into the report.
  */
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import { pinnedDependency } from '../tools/pinned-versions.js';
 import { cachedEngine, lockedVersion } from './engine-pin.js';
+import { projectRequire } from './project-packages.js';
 
 export type Runner = typeof bundledRunner;
 
@@ -78,32 +79,13 @@ async function engineAt(dir: string, source: MigrationEngine['source']): Promise
   return runner ? { runner, version: pkg.version, source, dir } : undefined;
 }
 
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
-
-/**
- * The entry file of the node-pg-migrate installed in the workspace's node_modules, or in one above
- * it up to the repository root (a monorepo's hoisted install) — never above that: a node_modules
- * elsewhere on the machine (a stray /tmp/node_modules above the App's checkout) is not the project's.
- */
+/** The entry file of the project's installed node-pg-migrate (see projectRequire for which is the project's). */
 async function installedEntry(workspace: string): Promise<string | undefined> {
-  const dirs: string[] = [];
-  for (let d = path.resolve(workspace); ; d = path.dirname(d)) {
-    dirs.push(d);
-    if (await exists(path.join(d, '.git'))) break;
-    if (path.dirname(d) === d) {
-      dirs.splice(1); // no repository around it: the workspace alone
-      break;
-    }
+  try {
+    return (await projectRequire(workspace, 'node-pg-migrate'))?.resolve('node-pg-migrate');
+  } catch {
+    return undefined; // installed but unloadable: treated as not installed
   }
-  for (const d of dirs) {
-    if (!(await exists(path.join(d, 'node_modules', 'node-pg-migrate', 'package.json')))) continue;
-    try {
-      return createRequire(path.join(d, 'package.json')).resolve('node-pg-migrate');
-    } catch {
-      return undefined; // installed but unloadable here: treated as not installed
-    }
-  }
-  return undefined;
 }
 
 /**

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
+import { projectRequire } from './project-packages.js';
 
 export interface TypeScriptLoader {
   /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
@@ -91,8 +92,9 @@ async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-nod
   const pkg = await manifest(path.join(workspace, 'package.json'));
   const scripts = Object.values(pkg?.scripts ?? {}).filter((s) => s.includes('node-pg-migrate')).join('\n');
   const named: ('tsx' | 'ts-node')[] = /\btsx\b/.test(scripts) ? ['tsx', 'ts-node'] : /ts-node|--tsconfig/.test(scripts) ? ['ts-node', 'tsx'] : ['tsx', 'ts-node'];
-  const req = createRequire(path.join(path.resolve(workspace), 'package.json'));
   for (const name of named) {
+    const req = await projectRequire(workspace, name);
+    if (!req) continue;
     let file: string;
     try {
       file = req.resolve(`${name}/package.json`);
