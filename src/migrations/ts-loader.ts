@@ -107,7 +107,7 @@ async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-nod
 }
 
 /** How many checks in this process use each registered loader (the App runs several at once). */
-const registered = new Map<string, { count: number; undo: () => void }>();
+const registered = new Map<string, { count: number; undo: Promise<() => void> }>();
 
 /**
  * Make `files` loadable by `engine` as the project's deploy would, for as long as the handle is
@@ -127,11 +127,19 @@ export async function prepareTypeScript(engine: MigrationEngine, workspace: stri
   const key = `${found.name} ${found.require.resolve(`${found.name}/package.json`)}`;
   let entry = registered.get(key);
   if (!entry) {
-    const esmEngine = (await manifest(path.join(engine.dir, 'package.json')))?.type === 'module';
-    entry = { count: 0, undo: await REGISTRARS[found.name](found.require, workspace, esmEngine) };
+    // Counted before the first await, so two checks starting together register once.
+    const registrar = REGISTRARS[found.name];
+    const undo = manifest(path.join(engine.dir, 'package.json')).then((m) => registrar(found.require, workspace, m?.type === 'module'));
+    entry = { count: 0, undo };
     registered.set(key, entry);
   }
   entry.count += 1;
+  try {
+    await entry.undo;
+  } catch (e) {
+    if (registered.get(key) === entry) registered.delete(key);
+    throw e;
+  }
   let disposed = false;
   return {
     loader: { name: found.name, version: found.version, source: 'project' },
@@ -141,7 +149,7 @@ export async function prepareTypeScript(engine: MigrationEngine, workspace: stri
       const e = registered.get(key);
       if (!e || --e.count > 0) return;
       registered.delete(key);
-      e.undo();
+      void e.undo.then((undo) => undo());
     },
   };
 }
