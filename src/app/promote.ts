@@ -5,6 +5,7 @@
  * and the comment says how to restore the parent from it. Outcomes are a union, never a throw.
  */
 import { ConsortError, isConsortError } from '../core/errors.js';
+import type { MigrationEngine } from '../migrations/engine.js';
 import { applyMigrations } from '../migrations/runner.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { mdCode, shellQuote } from '../report/escape.js';
@@ -18,6 +19,9 @@ export interface PromoteInput {
   relativeTo: string;
   pr: number;
   mergeSha: string;
+  /** The same node-pg-migrate and order check as the project's deploy and its checks (default: bundled, checkOrder on). */
+  engine?: MigrationEngine;
+  checkOrder?: boolean;
 }
 
 export type PromoteOutcome =
@@ -40,7 +44,10 @@ export async function promote(input: PromoteInput): Promise<PromoteOutcome> {
   const url = await input.provider.connectionUri(input.parent);
   let result;
   try {
-    result = await applyMigrations({ databaseUrl: url, dir: input.dir, relativeTo: input.relativeTo, direction: 'up', migrationsTable: input.migrationsTable });
+    result = await applyMigrations({
+      databaseUrl: url, dir: input.dir, relativeTo: input.relativeTo, direction: 'up', migrationsTable: input.migrationsTable,
+      ...(input.engine ? { engine: input.engine } : {}), ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+    });
   } catch (e) {
     if (!(e instanceof ConsortError)) throw e;
     return { kind: 'failed', snapshot, applied: [], migration: '(none)', error: e.message };

@@ -1,14 +1,15 @@
 /**
  * A repository at a commit, on disk: its tarball downloaded through the API (GitHub serves the
  * exact tree of the SHA, without history) and unpacked with the system `tar` into a temporary
- * directory that is removed afterwards. The base side only needs its migrations, so only that
- * directory is unpacked from the base tarball.
+ * directory that is removed afterwards. Both sides are whole trees: base's migrations may import
+ * base's code, and its seed is base's.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
 import { readMigrationSet } from '../migrations/files.js';
 import type { MigrationEntry } from '../migrations/files.js';
@@ -76,19 +77,19 @@ export async function checkoutCommit(gh: GitHubPort, repo: RepoRef, sha: string,
   return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** The migration files under `migrationsDir` at `sha` (none when the directory does not exist there). */
-export async function migrationsAt(gh: GitHubPort, repo: RepoRef, sha: string, migrationsDir: string, options: WorkspaceOptions = {}): Promise<MigrationEntry[]> {
-  const tarball = await gh.tarball(repo, sha);
-  checkSize(tarball, options, sha);
-  const root = options.root ?? os.tmpdir();
-  await mkdir(root, { recursive: true });
-  const dir = await mkdtemp(path.join(root, 'consort-app-base-'));
-  try {
-    const clean = migrationsDir.replace(/^\.\/+/, '').replace(/\/+$/, '');
-    await unpack(tarball, dir, [clean]);
-    const files = await readMigrationSet(path.join(dir, clean), { relativeTo: dir, missingOk: true });
-    return files.map((f) => ({ file: f.file, content: f.content }));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+/**
+ * A checked-out commit as one side of a check: its migrations (none when the directory does not
+ * exist there), its seed file (null when it has none) and the tree itself, so migrations that
+ * import project code run where their imports resolve and the baseline is seeded as base has it.
+ */
+export async function treeSide(dir: string, config: Pick<ConsortConfig, 'migrations' | 'database'>): Promise<{ migrations: MigrationEntry[]; seed?: string | null; tree: { kind: 'dir'; dir: string } }> {
+  const files = await readMigrationSet(path.join(dir, config.migrations.dir), { relativeTo: dir, missingOk: true });
+  const migrations = files.map((f) => ({ file: f.file, content: f.content }));
+  const seed = config.database.seed;
+  if (seed?.kind !== 'file') return { migrations, tree: { kind: 'dir', dir } };
+  const text = await readFile(path.join(dir, seed.path), 'utf8').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  return { migrations, seed: text, tree: { kind: 'dir', dir } };
 }

@@ -324,8 +324,9 @@ export class TemplateBranchProvider implements BranchProvider {
   async delete(name: string, options: DeleteBranchOptions = {}): Promise<string[]> {
     await this.capabilities();
     if (name === ROOT_BRANCH) {
-      throw new ConsortError('protected-branch', 'The root branch "main" cannot be deleted.', {
-        hint: 'Reset a branch with `consort branch reset <name>`, or stop the server with `consort db stop`.',
+      if (options.recursive) return this.removeNamespace(options.terminateConnections === true);
+      throw new ConsortError('protected-branch', `The root branch "main" cannot be deleted on its own: namespace "${this.options.namespace}" is built on it.`, {
+        hint: 'Reset a branch with `consort branch reset <name>`; `consort branch delete main --recursive` removes the whole namespace (every branch, and main itself).',
       });
     }
     return this.withLocked(name, async (cat) => {
@@ -344,6 +345,35 @@ export class TemplateBranchProvider implements BranchProvider {
       }
       return deleted;
     });
+  }
+
+  /**
+   * The whole namespace: every branch (leaves first), its pooled copies, roles and catalog rows,
+   * and main with them. main's database is dropped when Consort created it; a database adopted
+   * as main (`mainDatabase`) is the user's and is only forgotten. A later call starts afresh.
+   */
+  private async removeNamespace(terminate: boolean): Promise<string[]> {
+    const deleted = await this.withLocked(ROOT_BRANCH, async (cat) => {
+      let rows = await this.catalog.all(cat);
+      const done: string[] = [];
+      while (rows.length > 0) {
+        const leaves = rows.filter((r) => !rows.some((o) => o.parent === r.name && o.name !== r.name));
+        for (const row of leaves.length > 0 ? leaves : rows) {
+          if (row.name === ROOT_BRANCH && this.options.mainDatabase !== undefined) {
+            await clearSessions(cat, row.database, row.name, 'drop', terminate);
+            await this.pools.drain(cat, row.name, true);
+            await this.catalog.remove(cat, row.name);
+          } else {
+            await this.dropRow(cat, row, terminate);
+          }
+          done.push(row.name);
+        }
+        rows = await this.catalog.all(cat);
+      }
+      return done;
+    });
+    this.ready = undefined;
+    return deleted;
   }
 
   private async dropRow(cat: Client, row: CatalogRow, terminate: boolean, onTerminated?: (line: string) => void): Promise<void> {

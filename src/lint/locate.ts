@@ -28,7 +28,8 @@ const METHODS: [RegExp, RegExp][] = [
   [/^CREATE\s+(OR\s+REPLACE\s+)?FUNCTION\b/i, /^createFunction$/],
   [/^CREATE\s+TRIGGER\b/i, /^createTrigger$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bADD\s+CONSTRAINT\b/i, /^(addConstraint|createConstraint)$/],
-  [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+COLUMN\b/i, /^renameColumn$/],
+  // node-pg-migrate writes `RENAME "a" TO "b"` for a column, without COLUMN.
+  [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+(?:COLUMN\s+)?(?!TO\b|CONSTRAINT\b)/i, /^renameColumn$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bRENAME\s+TO\b/i, /^renameTable$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bADD\s+(COLUMN\s+)?(?!CONSTRAINT)/i, /^(addColumns?|addColumn)$/],
   [/^ALTER\s+TABLE\b[\s\S]*\bDROP\s+(COLUMN\s+)?(?!CONSTRAINT)/i, /^(dropColumns?|dropColumn)$/],
@@ -78,14 +79,25 @@ export function locateStatements(source: string, statements: readonly string[]):
     // a match there beats a column name that happens to recur.
     const firstArg = (c: Call): string | undefined =>
       /^\s*(['"`])([^'"`]+)\1/.exec(source.slice(c.start, c.end).replace(/^[^(]*\(/, ''))?.[2]?.split('.').at(-1);
-    const kindAt = (match: (c: Call) => boolean): number =>
-      verbatim !== -1 || methods === undefined ? -1 : all.findIndex((c, i) => i >= cursor && methods.test(c.method) && match(c));
+    // Of several such calls, the one naming most of the statement's objects: two indexes on one
+    // table differ by their columns (`createIndex('t', 'id')`, then `createIndex('t', 'doc')`).
+    const named = (c: Call): number => wanted.filter((n) => source.slice(c.start, c.end).includes(n)).length;
+    const kindAt = (match: (c: Call) => boolean): number => {
+      if (verbatim !== -1 || methods === undefined) return -1;
+      let best = -1;
+      all.forEach((c, i) => {
+        if (i >= cursor && methods.test(c.method) && match(c) && (best === -1 || named(c) > named(all[best]!))) best = i;
+      });
+      return best;
+    };
     let ofKind = kindAt((c) => wanted.includes(firstArg(c) ?? '\0'));
     if (ofKind === -1) ofKind = kindAt((c) => wanted.length === 0 || mentions(c));
     const byName = verbatim !== -1 || ofKind !== -1 || wanted.length === 0 ? -1 : all.findIndex((c, i) => i >= cursor && mentions(c));
     const found = verbatim !== -1 ? verbatim : ofKind !== -1 ? ofKind : byName;
     if (found === -1) return { line: 1, exact: false };
-    cursor = found;
+    // A `pgm.db.query` runs while `up` still queues its steps, so its statement goes out before
+    // theirs: it must not move the search past the calls that queued them.
+    if (all[found]!.method !== 'query') cursor = found;
     return { line: all[found]!.line, exact: true };
   });
 }

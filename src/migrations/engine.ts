@@ -1,7 +1,8 @@
 /**
  * Which node-pg-migrate applies the migrations: the project's own installed copy when it has one
  * (so a check applies exactly what its deploy applies: 7.x and 9 render some index options
- * differently), else the one bundled with Consort. The version that ran goes into the report.
+ * differently); else the exact version its lockfile pins, installed once into a cache; else the
+ * one bundled with Consort. The version that ran goes into the report.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -9,15 +10,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runner as bundledRunner } from 'node-pg-migrate';
 import { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
 import { pinnedDependency } from '../tools/pinned-versions.js';
+import { cachedEngine, lockedVersion } from './engine-pin.js';
+import { projectRequire } from './project-packages.js';
 
 export type Runner = typeof bundledRunner;
 
 export interface MigrationEngine {
   runner: Runner;
   version: string;
-  /** `project`: the workspace's node_modules; `bundled`: Consort's own. */
-  source: 'project' | 'bundled';
+  /** `project`: the workspace's node_modules; `lockfile`: the version its lockfile pins, from the cache; `bundled`: Consort's own. */
+  source: 'project' | 'lockfile' | 'bundled';
   /** The package directory it was loaded from. */
   dir: string;
 }
@@ -60,23 +64,50 @@ export async function bundledEngine(): Promise<MigrationEngine> {
   return bundled;
 }
 
-/** The project's node-pg-migrate when `workspace` has one installed, else the bundled one. */
-export async function resolveEngine(workspace: string): Promise<MigrationEngine> {
-  let entry: string;
-  try {
-    entry = createRequire(path.join(path.resolve(workspace), 'package.json')).resolve('node-pg-migrate');
-  } catch {
-    return bundledEngine();
-  }
-  const dir = await packageRoot(entry);
-  const pkg = dir === undefined ? undefined : await packageAt(dir);
-  const mine = await bundledEngine();
-  if (dir === undefined || pkg === undefined || path.resolve(dir) === path.resolve(mine.dir)) return mine;
+export interface ResolveEngineOptions {
+  /** For the npm install of a lockfile's version (registry, proxy, CONSORT_TOOLS_DIR). */
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
+
+/** The runner of the package installed at `dir` (its entry file resolved as Node would). */
+async function engineAt(dir: string, source: MigrationEngine['source']): Promise<MigrationEngine | undefined> {
+  const pkg = await packageAt(dir);
+  if (pkg?.name !== 'node-pg-migrate') return undefined;
+  const entry = createRequire(path.join(dir, 'package.json')).resolve('node-pg-migrate');
   const runner = runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>);
-  if (!runner) return mine;
-  return { runner, version: pkg.version, source: 'project', dir };
+  return runner ? { runner, version: pkg.version, source, dir } : undefined;
+}
+
+/** The entry file of the project's installed node-pg-migrate (see projectRequire for which is the project's). */
+async function installedEntry(workspace: string): Promise<string | undefined> {
+  try {
+    return (await projectRequire(workspace, 'node-pg-migrate'))?.resolve('node-pg-migrate');
+  } catch {
+    return undefined; // installed but unloadable: treated as not installed
+  }
+}
+
+/**
+ * The project's node-pg-migrate: its installed copy when `workspace` has one, else the exact
+ * version its lockfile pins (installed once into the cache), else the bundled one.
+ */
+export async function resolveEngine(workspace: string, options: ResolveEngineOptions = {}): Promise<MigrationEngine> {
+  const mine = await bundledEngine();
+  const entry = await installedEntry(workspace);
+  const dir = entry === undefined ? undefined : await packageRoot(entry);
+  if (dir !== undefined) {
+    if (mine.dir !== '' && path.resolve(dir) === path.resolve(mine.dir)) return mine;
+    return (await engineAt(dir, 'project')) ?? mine;
+  }
+  const locked = await lockedVersion(workspace);
+  if (locked === undefined || locked.version === mine.version) return mine;
+  const cached = await engineAt(await cachedEngine(locked.version, options), 'lockfile');
+  if (!cached) throw new ConsortError('tools-unavailable', `The node-pg-migrate ${locked.version} installed for ${locked.lockfile} has no runner Consort can call.`);
+  return cached;
 }
 
 export function describeEngine(e: MigrationEngine): string {
-  return `node-pg-migrate ${e.version} (${e.source === 'project' ? "the project's" : 'bundled with Consort'})`;
+  const from = { project: "the project's", lockfile: "the version the project's lockfile pins", bundled: 'bundled with Consort' }[e.source];
+  return `node-pg-migrate ${e.version} (${from})`;
 }

@@ -256,7 +256,8 @@ function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile
   if (order?.[1] !== undefined) return { kind: 'order', name: order[1], file: fileOf(order[1]), error: { message } };
   const deleted = /^Definitions of migrations (.+) have been deleted\.$/.exec(message)?.[1]?.split(', ')[0];
   if (deleted !== undefined) return { kind: 'load', name: deleted, error: { message } };
-  if (message.startsWith('Error loading migration files:')) {
+  // 9's wording, and 7.x/8.x's.
+  if (message.startsWith('Error loading migration files:') || message.startsWith("Can't get migration files:")) {
     const hit = [...files.values()].find((m) => message.includes(m.file.split('/').pop() ?? m.file));
     return { kind: 'load', ...(hit ? { name: hit.name, file: hit.file } : {}), error: { message } };
   }

@@ -80,7 +80,11 @@ export const CheckReport = z.object({
       applied: z.array(z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() })),
       failure: z.object({ name: z.string(), file: z.string(), statement: z.string(), message: z.string(), code: z.string().optional(), line: z.number().int().optional() }).optional(),
       /** The node-pg-migrate that applied them: the project's installed copy, or Consort's bundled one. */
-      nodePgMigrate: z.object({ version: z.string(), source: z.enum(['project', 'bundled']) }).optional(),
+      nodePgMigrate: z.object({
+        version: z.string(),
+        source: z.enum(['project', 'lockfile', 'bundled']),
+        typescript: z.object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project']) }).optional(),
+      }).optional(),
     }),
     lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),
     reversibility: Stage.extend({

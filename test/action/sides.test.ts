@@ -54,6 +54,9 @@ describe('actionSides', () => {
     expect(s.head).toMatchObject({ ref: 'clean', sha: repo.headSha });
     expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
     expect(s.log).toEqual([]);
+    // Migrations run where their imports resolve: base's whole commit, head's checkout itself.
+    expect(s.base.tree).toEqual({ kind: 'commit', repo: repo.dir, sha: repo.baseSha });
+    expect(s.head.tree).toEqual({ kind: 'dir', dir: repo.dir });
   });
 
   it('compares GitHub\'s merge ref with the commit it merged onto, not a stale base SHA', async () => {

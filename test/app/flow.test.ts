@@ -5,6 +5,8 @@
  * expectations fail the test). The repository is the example shop as a real git repository,
  * served as GitHub serves tarballs.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
 import { snapshotName } from '../../src/app/promote.js';
 import { query } from '../helpers/servers.js';
@@ -74,6 +76,51 @@ describe('pull requests', () => {
     expect(next.completed).toMatchObject({ conclusion: 'success' });
     expect(runs.map((r) => [r.headSha, r.state])).toEqual([[slow, 'cancelled'], [fast, 'completed']]);
     expect((await flow.branches()).filter((b) => b.startsWith('pr-4'))).toEqual(['pr-4']);
+  });
+
+  it("migrations that import project code run in their own side's tree; the baseline is seeded as base has it", async () => {
+    const { repo } = flow;
+    // Base: an ESM migration that takes its enum labels from base's code.
+    const base = await commit(repo.dir, {
+      'src/kinds.js': "export const KINDS = ['retail', 'wholesale'];\n",
+      'migrations/1730000450000_customer_kind.js': [
+        "import { KINDS } from '../src/kinds.js';",
+        "export const up = (pgm) => { pgm.createType('customer_kind', KINDS); pgm.addColumn('customers', { kind: { type: 'customer_kind', notNull: true, default: KINDS[0] } }); };",
+        "export const down = (pgm) => { pgm.dropColumn('customers', 'kind'); pgm.dropType('customer_kind'); };", '',
+      ].join('\n'),
+    }, 'customer kinds', repo.headSha);
+    // Head: a TypeScript migration importing head's code (which now has a third kind), and a seed
+    // for the table it creates, which base's schema does not have.
+    const head = await commit(repo.dir, {
+      'src/kinds.js': "export const KINDS = ['retail', 'wholesale', 'partner'];\n",
+      'src/discounts.ts': "import { KINDS } from './kinds.js';\nexport const DISCOUNTS: Record<string, number> = Object.fromEntries(KINDS.map((k, i) => [k, i * 5]));\n",
+      'migrations/1730000800000_kind_discounts.ts': [
+        "import type { MigrationBuilder } from 'node-pg-migrate';",
+        "import { DISCOUNTS } from '../src/discounts';",
+        'export async function up(pgm: MigrationBuilder): Promise<void> {',
+        "  pgm.createTable('kind_discounts', { kind: { type: 'text', primaryKey: true }, percent: { type: 'integer', notNull: true } });",
+        "  for (const [kind, percent] of Object.entries(DISCOUNTS)) pgm.sql(`INSERT INTO kind_discounts VALUES ('${kind}', ${percent})`);",
+        '}',
+        "export const down = (pgm: MigrationBuilder): void => pgm.dropTable('kind_discounts');", '',
+      ].join('\n'),
+      'seed.sql': `${await readFile(path.join(repo.dir, 'seed.sql'), 'utf8')}\nUPDATE kind_discounts SET percent = 7 WHERE kind = 'partner';\n`,
+    }, 'kind discounts', base);
+    await flow.tarball(base);
+    await flow.tarball(head);
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 8, head, base, checkRunId: 1008, bodies });
+    flow.expectStickyCreated(8, bodies);
+    await flow.probot.receive(delivery('pull_request', 'open-8', pullRequestPayload({ action: 'opened', number: 8, head, base })));
+    await flow.finished(8);
+    expect(bodies.completed).toMatchObject({ conclusion: 'success', output: { summary: expect.stringContaining('kind_discounts') } });
+    const url = await (await flow.providers.forRepository(186853002)).connectionUri('pr-8');
+    // The baseline ran base's migration with base's code: two labels, not head's three.
+    expect(await query<{ label: string }>(url, "SELECT enumlabel AS label FROM pg_enum WHERE enumtypid = 'customer_kind'::regtype ORDER BY enumsortorder"))
+      .toEqual([{ label: 'retail' }, { label: 'wholesale' }]);
+    expect(await query(url, 'SELECT kind, percent FROM kind_discounts ORDER BY kind')).toEqual([
+      { kind: 'partner', percent: 10 }, { kind: 'retail', percent: 0 }, { kind: 'wholesale', percent: 5 },
+    ]);
   });
 
   it('closed: the pull request’s branches are deleted (no GitHub call needed)', async () => {

@@ -1,6 +1,9 @@
-/** docs/action.md's inputs and outputs tables are generated from action.yml and must be current. */
+/**
+ * docs/action.md's inputs and outputs tables are generated from action.yml and must be current;
+ * every workflow snippet names the Action by the repository package.json gives.
+ */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -30,4 +33,23 @@ it('a changed default makes the document stale', async () => {
   expect(changed).not.toBe(yml);
   expect(gen.updateDoc(doc, gen.renderTables(changed))).not.toBe(doc);
   expect(gen.renderTables('inputs:\n  x:\n    description: "a | b"\n    required: true\n').inputs).toContain('| `x` | required | a \\| b |');
+});
+
+it('README and docs name the Action and the repository as package.json does, with no placeholder left', async () => {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
+  const repo = /github\.com\/([\w.-]+\/[\w.-]+?)(?:\.git)?$/.exec(pkg.repository.url)?.[1];
+  expect(repo).toBe('consort/consort');
+  const vscode = JSON.parse(await readFile(path.join(ROOT, 'vscode', 'package.json'), 'utf8')) as { repository: { url: string } };
+  expect(vscode.repository.url).toBe(`https://github.com/${repo}`);
+  const docs = ['README.md', 'CONTRIBUTING.md', ...(await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  let uses = 0;
+  for (const file of docs) {
+    const text = await readFile(path.join(ROOT, file), 'utf8');
+    expect({ file, placeholders: text.match(/<owner>|<this repository>/g) ?? [] }).toEqual({ file, placeholders: [] });
+    for (const m of text.matchAll(/uses: ([\w.-]+\/consort)(@\S+)?/g)) {
+      uses += 1;
+      expect({ file, ref: `${m[1]}${m[2] ?? ''}` }).toEqual({ file, ref: `${repo}@v1` });
+    }
+  }
+  expect(uses).toBeGreaterThanOrEqual(4); // README, docs/action.md (2), docs/tdd-lane.md (2)
 });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { resolveSides } from '../../src/cli/commands/check.js';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { commitSide, EMPTY_SIDE, workingTreeSide } from '../../src/lanes/check/sides.js';
@@ -112,6 +113,13 @@ describe('migrations that import project code run where their imports resolve', 
     } finally {
       await workdir.dispose();
     }
+  });
+
+  it('consort check builds its sides that way: base from its commit, the change from the working tree', async () => {
+    const { stdout } = await git(root, 'rev-parse', 'HEAD');
+    const { base, head } = await resolveSides(root, config, { base: 'main' }, () => undefined);
+    expect(base.tree).toEqual({ kind: 'commit', repo: root, sha: stdout.trim() });
+    expect(head.tree).toEqual({ kind: 'dir', dir: root });
   });
 
   it('the working tree side runs from the working tree itself', async () => {

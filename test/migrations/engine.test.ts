@@ -5,12 +5,14 @@
  * with its version marked), placed where its dependencies still resolve.
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runner as bundledRunner } from 'node-pg-migrate';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { bundledEngine, describeEngine, resolveEngine } from '../../src/migrations/engine.js';
+import { engineCacheDir, lockedVersion } from '../../src/migrations/engine-pin.js';
+import { NPM_INSTALL_FLAGS } from '../../src/tools/npm-install.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -64,6 +66,152 @@ describe('resolveEngine', () => {
       expect(rows).toEqual([{ name: '1700000000000_orders' }]);
     } finally {
       await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+    }
+  });
+});
+
+describe('lockedVersion: the exact version a lockfile pins', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'consort-lock-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+  const pins = async (file: string, text: string) => {
+    await writeFile(path.join(dir, file), text);
+    return lockedVersion(dir);
+  };
+
+  it.each([
+    ['package-lock.json', '7.9.1', JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '7.9.1' } } })],
+    ['package-lock.json', '6.2.2', JSON.stringify({ lockfileVersion: 1, dependencies: { 'node-pg-migrate': { version: '6.2.2' } } })],
+    ['npm-shrinkwrap.json', '8.0.3', JSON.stringify({ lockfileVersion: 2, packages: { 'node_modules/node-pg-migrate': { version: '8.0.3' } } })],
+    ['pnpm-lock.yaml', '7.9.1', "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      node-pg-migrate:\n        specifier: ^7.9.0\n        version: 7.9.1(pg@8.13.1)\n"],
+    ['pnpm-lock.yaml', '6.2.2', 'lockfileVersion: 5.4\ndevDependencies:\n  node-pg-migrate: 6.2.2_pg@8.7.3\n'],
+    ['yarn.lock', '7.9.1', '# yarn lockfile v1\n\n"node-pg-migrate@^7.0.0", node-pg-migrate@^7.9.0:\n  version "7.9.1"\n  resolved "https://registry.yarnpkg.com/node-pg-migrate/-/node-pg-migrate-7.9.1.tgz"\n'],
+    ['yarn.lock', '8.0.3', '__metadata:\n  version: 8\n\n"node-pg-migrate@npm:^8.0.0":\n  version: 8.0.3\n  resolution: "node-pg-migrate@npm:8.0.3"\n'],
+  ])('%s pins %s', async (file, version, text) => {
+    expect(await pins(file, text)).toEqual({ version, lockfile: file });
+  });
+
+  it('pins nothing when the lockfile does not hold it, holds a range, or is not valid', async () => {
+    expect(await lockedVersion(dir)).toBeUndefined();
+    expect(await pins('package-lock.json', JSON.stringify({ packages: { 'node_modules/pg': { version: '8.13.1' } } }))).toBeUndefined();
+    expect(await pins('package-lock.json', '{ not json')).toBeUndefined();
+    expect(await pins('yarn.lock', 'node-pg-migrate@latest:\n  version "latest; rm -rf /"\n')).toBeUndefined();
+  });
+});
+
+describe('a project whose lockfile pins a node-pg-migrate it has not installed', () => {
+  // The cache lives under Consort's node_modules, so the installed copy's own imports (jiti, glob,
+  // yargs) resolve as they would inside the real install's prefix. npm is a stand-in first on PATH
+  // that records its arguments and lays out the bundled package under the asked-for version:
+  // nothing is downloaded.
+  let scratch: string;
+  let env: NodeJS.ProcessEnv;
+  let npmLog: string;
+  let project: string;
+  beforeAll(async () => {
+    scratch = path.join(process.cwd(), 'node_modules/.cache', `consort-engine-pin-${randomBytes(4).toString('hex')}`);
+    // The project outside Consort's tree: from there node-pg-migrate does not resolve at all.
+    project = await mkdtemp(path.join(tmpdir(), 'consort-locked-shop-'));
+    npmLog = path.join(scratch, 'npm.log');
+    await mkdir(path.join(scratch, 'bin'), { recursive: true });
+    await writeFile(path.join(scratch, 'bin/npm'), `#!${process.execPath}
+const fs = require('fs'), path = require('path');
+const args = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
+const prefix = args[args.indexOf('--prefix') + 1];
+const version = args.at(-1).replace(/^node-pg-migrate@/, '');
+const dest = path.join(prefix, 'node_modules/node-pg-migrate');
+fs.cpSync(${JSON.stringify(BUNDLED_DIR)}, dest, { recursive: true });
+const pkg = JSON.parse(fs.readFileSync(path.join(dest, 'package.json'), 'utf8'));
+fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, version }));
+`);
+    await chmod(path.join(scratch, 'bin/npm'), 0o755);
+    await mkdir(path.join(project, 'migrations'), { recursive: true });
+    await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'commonjs', dependencies: { 'node-pg-migrate': '^9.0.0-lock' } }));
+    await writeFile(path.join(project, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '9.0.0-lock.1' } } }));
+    await writeFile(path.join(project, 'migrations/1700000000000_orders.js'), "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id' }); };\n");
+    env = { PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, CONSORT_TOOLS_DIR: path.join(scratch, 'tools') };
+  });
+  afterAll(async () => {
+    await rm(scratch, { recursive: true, force: true });
+    await rm(project, { recursive: true, force: true });
+  });
+
+  it('installs that exact version once into the cache, runs it and says so', async () => {
+    const log: string[] = [];
+    const engine = await resolveEngine(project, { env, log: (l) => log.push(l) });
+    const dir = path.join(engineCacheDir('9.0.0-lock.1', env), 'node_modules/node-pg-migrate');
+    expect(engine).toMatchObject({ source: 'lockfile', version: '9.0.0-lock.1', dir });
+    expect(describeEngine(engine)).toBe("node-pg-migrate 9.0.0-lock.1 (the version the project's lockfile pins)");
+    expect(log).toEqual([expect.stringContaining(`Installing node-pg-migrate@9.0.0-lock.1, the version the project's lockfile pins, into ${engineCacheDir('9.0.0-lock.1', env)}`)]);
+    const calls = (await readFile(npmLog, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    expect(calls).toEqual([['install', ...NPM_INSTALL_FLAGS, '--prefix', engineCacheDir('9.0.0-lock.1', env), 'node-pg-migrate@9.0.0-lock.1']]);
+
+    // From the cache next time: npm is not asked again, and the cached copy applies migrations.
+    const again = await resolveEngine(project, { env });
+    expect(again).toMatchObject({ source: 'lockfile', dir });
+    expect((await readFile(npmLog, 'utf8')).trim().split('\n')).toHaveLength(1);
+    const db = `engine_${randomBytes(6).toString('hex')}`;
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+    try {
+      const r = await applyMigrations({ databaseUrl: withDatabase(SYSTEM_PG_URL, db), dir: path.join(project, 'migrations'), relativeTo: project, direction: 'up', migrationsTable: 'pgmigrations', engine: again });
+      expect(r).toMatchObject({ ok: true, applied: [{ name: '1700000000000_orders' }] });
+    } finally {
+      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+    }
+  });
+
+  it('uses the bundled one when the lockfile pins the bundled version (nothing to install)', async () => {
+    const same = path.join(scratch, 'same');
+    await mkdir(same, { recursive: true });
+    await writeFile(path.join(same, 'package-lock.json'), JSON.stringify({ packages: { 'node_modules/node-pg-migrate': { version: (await bundledEngine()).version } } }));
+    expect(await resolveEngine(same, { env })).toBe(await bundledEngine());
+  });
+});
+
+describe("which node_modules is the project's", () => {
+  // Copies of the bundled package under a marked version; inside Consort's tree so their own
+  // imports resolve when loaded.
+  let scratch: string;
+  const install = async (at: string, version: string) => {
+    const pkgDir = path.join(at, 'node_modules/node-pg-migrate');
+    await mkdir(path.dirname(pkgDir), { recursive: true });
+    await cp(BUNDLED_DIR, pkgDir, { recursive: true });
+    const pkg = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(path.join(pkgDir, 'package.json'), JSON.stringify({ ...pkg, version }));
+  };
+  beforeAll(async () => {
+    scratch = path.join(process.cwd(), 'node_modules/.cache', `consort-engine-where-${randomBytes(4).toString('hex')}`);
+    await mkdir(scratch, { recursive: true });
+  });
+  afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+  it("a monorepo's hoisted install at the repository root is the project's", async () => {
+    const mono = path.join(scratch, 'mono');
+    await mkdir(path.join(mono, '.git'), { recursive: true });
+    await install(mono, '9.0.0-hoisted.1');
+    const pkg = path.join(mono, 'packages/db');
+    await mkdir(pkg, { recursive: true });
+    expect(await resolveEngine(pkg)).toMatchObject({ source: 'project', version: '9.0.0-hoisted.1' });
+  });
+
+  it('a node_modules above the repository (or above a checkout with no repository) is not', async () => {
+    const outer = path.join(scratch, 'outer');
+    await install(outer, '9.0.0-stray.1');
+    const repo = path.join(outer, 'repo');
+    await mkdir(path.join(repo, '.git'), { recursive: true });
+    expect(await resolveEngine(repo)).toBe(await bundledEngine());
+    // The App's tarball checkout in the temp directory: no .git anywhere above it.
+    const tmp = await mkdtemp(path.join(tmpdir(), 'consort-app-root-'));
+    try {
+      await install(tmp, '9.0.0-stray.2');
+      const checkout = path.join(tmp, 'consort-app-x1y2');
+      await mkdir(checkout);
+      expect(await resolveEngine(checkout)).toBe(await bundledEngine());
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
     }
   });
 });

@@ -1,12 +1,10 @@
 /**
  * A check run for a pull request head or a merge group: the repository at the head SHA in a
- * temporary workspace (config read from there), the base's migrations at the merge base, the PR
+ * temporary workspace (config read from there), the base's tree at the merge base, the PR
  * lane on the repository's branches, then the check run concluded with the report and, for a pull
  * request, the sticky comment updated. A cancelled run concludes `cancelled` with the reason.
  */
-import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/load.js';
-import { readMigrationSet } from '../../migrations/files.js';
 import {
   cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
   type CheckOutcome,
@@ -17,7 +15,7 @@ import { upsertStickyComment } from '../../github/sticky-comment.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
-import { checkoutCommit, migrationsAt, workspaceOptions } from '../workspace.js';
+import { checkoutCommit, treeSide, workspaceOptions, type Workspace } from '../workspace.js';
 import { LeaseLost, runContext, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
@@ -64,6 +62,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     return outcomeResult(o, state);
   };
   const workspace = await checkoutCommit(gh, run, run.headSha, workspaceOptions(deps.settings));
+  let baseTree: Workspace | undefined;
   try {
     let loaded;
     try {
@@ -74,8 +73,10 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     }
     const { config, source } = loaded;
     const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
-    const baseMigrations = await migrationsAt(gh, run, baseSha, config.migrations.dir, workspaceOptions(deps.settings));
-    const head = await readMigrationSet(path.join(workspace.dir, config.migrations.dir), { relativeTo: workspace.dir, missingOk: true });
+    // Base's whole tree: its migrations run where their imports resolve, and its seed seeds the baseline.
+    baseTree = await checkoutCommit(gh, run, baseSha, workspaceOptions(deps.settings));
+    const base = await treeSide(baseTree.dir, config);
+    const head = await treeSide(workspace.dir, config);
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) return await finish(errorOutcome(chosen.message));
     const { provider } = chosen;
@@ -83,8 +84,8 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     if (early) return early;
     const report = await withRepositoryLock(deps.store, run.repositoryId, 'shared', () => deps.lane({
       workspace: workspace.dir, config, configSource: source,
-      base: { ref: run.baseRef, sha: baseSha, migrations: baseMigrations },
-      head: { ref: run.headRef, sha: run.headSha, migrations: head.map((m) => ({ file: m.file, content: m.content })) },
+      base: { ref: run.baseRef, sha: baseSha, ...base },
+      head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
       pr: run.pr, provider: cancellable(provider, signal), env: deps.settings.suiteEnv, toolVersion: deps.settings.toolVersion,
       // A merge group's branch is of no use once the queue has moved on.
       cleanup: run.pr === null, signal,
@@ -97,6 +98,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, checkReportComment(report), { marker: STICKY_MARKER });
     return { ...result, report };
   } finally {
+    await baseTree?.dispose();
     await workspace.dispose();
   }
 }

@@ -12,6 +12,10 @@ import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
 import { configuredProvider, everyProvider, repositoryNamespace } from '../providers.js';
 import { withRepositoryLock } from '../store/db.js';
 import type { Run, RunResult } from '../store/runs.js';
+import { isConsortError } from '../../core/errors.js';
+import { resolveEngine, type MigrationEngine } from '../../migrations/engine.js';
+import { readMigrationSet } from '../../migrations/files.js';
+import { prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
 import { runContext, type JobDeps } from './deps.js';
 
@@ -43,10 +47,24 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: provider not offered` };
     }
     const { provider } = chosen;
+    // What the checks applied, the deploy applies: the project's node-pg-migrate (or the one its
+    // lockfile pins) with its TypeScript loader, and its order check.
+    const dir = path.join(workspace.dir, config.migrations.dir);
+    let engine: MigrationEngine;
+    let typescript: LoaderHandle;
+    try {
+      engine = await resolveEngine(workspace.dir, { env: deps.settings.suiteEnv });
+      const files = (await readMigrationSet(dir, { relativeTo: workspace.dir, missingOk: true })).map((m) => m.file);
+      typescript = await prepareTypeScript(engine, workspace.dir, files);
+    } catch (e) {
+      if (!isConsortError(e)) throw e;
+      await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\n${e.message}${e.hint ? `\n\n${e.hint}` : ''}`);
+      return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: ${e.message}` };
+    }
     const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () => promote({
       provider, parent: config.database.parent, migrationsTable: config.migrations.table,
-      dir: path.join(workspace.dir, config.migrations.dir), relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha,
-    }));
+      dir, relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha, engine, checkOrder: config.migrations.checkOrder,
+    })).finally(() => typescript.dispose());
     const cli = `CONSORT_POSTGRES_URL=<the App's branch server> npx consort --provider postgres --namespace ${repositoryNamespace(run.repositoryId)}`;
     await gh.createComment(run, run.pr, promoteComment(outcome, { parent: config.database.parent, cli }));
     const promoted = outcome.kind === 'promoted' ? `promoted ${outcome.applied.length} migration(s)` : `promotion ${outcome.kind}: snapshot ${outcome.snapshot}`;

@@ -20,13 +20,15 @@ type Finding = Stages['lint']['findings'][number];
 
 interface Linted {
   input: LintInput;
+  /** False for a migration that ran outside a transaction (`pgm.noTransaction()`): CONCURRENTLY is right there. */
+  transactional: boolean;
   /** JS/TS: the statements sent, the 0-based line each starts at in `input.sql`, the source. */
   sent?: { statements: string[]; startLines: number[]; source: string };
 }
 
 const QUOTE_MAX = 200;
 
-function jsInput(m: MigrationFile, sent: readonly string[]): Linted {
+function jsInput(m: MigrationFile, sent: readonly string[], transactional: boolean): Linted {
   const statements = sent.map((s) => `${s.trim().replace(/;$/, '')};`);
   const startLines: number[] = [];
   let line = 0;
@@ -34,7 +36,7 @@ function jsInput(m: MigrationFile, sent: readonly string[]): Linted {
     startLines.push(line);
     line += s.split(/\r\n|\r|\n/).length;
   }
-  return { input: { file: m.file, sql: statements.join('\n') }, sent: { statements, startLines, source: m.content } };
+  return { input: { file: m.file, sql: statements.join('\n') }, transactional, sent: { statements, startLines, source: m.content } };
 }
 
 /** The statement a finding is about, and for JS/TS where it lands in the source. */
@@ -73,14 +75,19 @@ export async function lintStage(
   const linted: Linted[] = [];
   for (const m of migrations) {
     if (m.kind === 'sql') {
-      linted.push({ input: { file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 } });
+      linted.push({ input: { file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 }, transactional: true });
     } else {
-      const sent = applied.find((a) => a.name === m.name)?.sql ?? [];
-      if (sent.length > 0) linted.push(jsInput(m, sent));
+      const ran = applied.find((a) => a.name === m.name);
+      if (ran && ran.sql.length > 0) linted.push(jsInput(m, ran.sql, ran.transactional));
     }
   }
   if (linted.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
-  const result = await lintMigrations(linted.map((l) => l.input), { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: true });
+  // node-pg-migrate wraps each migration in a transaction unless it opted out: lint each as it ran.
+  const runs = await Promise.all([true, false].map((inTx) => {
+    const inputs = linted.filter((l) => l.transactional === inTx).map((l) => l.input);
+    return inputs.length === 0 ? undefined : lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: inTx });
+  }));
+  const result = { findings: runs.flatMap((r) => r?.findings ?? []), squawkVersion: runs.find((r) => r !== undefined)?.squawkVersion ?? null };
   const byFile = new Map(linted.map((l) => [l.input.file, l]));
   const placed = applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
     const l = byFile.get(f.file);

@@ -15,6 +15,7 @@ import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from
 import { readRelations } from '../../lint/context.js';
 import { describeEngine, resolveEngine } from '../../migrations/engine.js';
 import { planMigrations } from '../../migrations/plan.js';
+import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -117,6 +118,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   const annotations = { ...(input.pr !== null ? { pr: String(input.pr) } : {}), ...(input.head.sha ? { sha: input.head.sha } : {}) };
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
+  let typescript: LoaderHandle | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -157,13 +159,16 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     let engine: Awaited<ReturnType<typeof resolveEngine>> | undefined;
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
+    let ranWith = '';
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
       const caps = await provider.capabilities();
       mode = caps.mode;
       serverVersion = caps.serverVersion;
       // The project's own node-pg-migrate when it has one: what its deploy applies.
-      engine = await resolveEngine(input.workspace);
+      engine = await resolveEngine(input.workspace, { env: input.env, log });
+      typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file));
+      ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
       const b = await ensureBaseline({
@@ -213,8 +218,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       });
       applied = r.applied;
       const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      const nodePgMigrate = { version: engineUsed.version, source: engineUsed.source };
-      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${describeEngine(engineUsed)}`, applied: list, nodePgMigrate };
+      const nodePgMigrate = { version: engineUsed.version, source: engineUsed.source, ...(typescript?.loader ? { typescript: typescript.loader } : {}) };
+      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`, applied: list, nodePgMigrate };
       const f = r.failed;
       return {
         status: 'failed',
@@ -309,6 +314,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await provider.delete(name, ours).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
     }
     if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, ours).catch(() => undefined);
+    typescript?.dispose();
     await workdir?.dispose();
     await release?.().catch(() => undefined);
   }

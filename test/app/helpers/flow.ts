@@ -38,7 +38,7 @@ export interface Flow {
   branches(): Promise<string[]>;
   finished(pr: number, count?: number): Promise<Run[]>;
   /** Expect a full check of `head`: check run created, both tarballs, the merge base (PRs), the check run completed. */
-  expectCheck(o: { pr: number | null; head: string; checkRunId: number; bodies: Record<string, Body>; owner?: string; repo?: string }): void;
+  expectCheck(o: { pr: number | null; head: string; checkRunId: number; bodies: Record<string, Body>; owner?: string; repo?: string; base?: string }): void;
   expectStickyCreated(pr: number, bodies: Record<string, Body>, id?: number): void;
 }
 
@@ -102,12 +102,12 @@ export function setupFlow(): Flow {
       return runs.length >= count && runs.every((r) => r.state === 'completed' || r.state === 'cancelled' || r.state === 'blocked') ? runs : undefined;
     }, `the runs of #${pr} to finish`, 90_000), // full checks on a shared, loaded machine
     expectCheck(o) {
-      const [owner, name] = [o.owner ?? OWNER, o.repo ?? REPO];
+      const [owner, name, base] = [o.owner ?? OWNER, o.repo ?? REPO, o.base ?? repo.baseSha];
       const at = `/repos/${owner}/${name}`;
       api().post(`${at}/check-runs`, (b: Body) => (b.head_sha === o.head ? ((o.bodies.created = b), true) : false)).reply(201, { id: o.checkRunId });
       expectTarball(owner, name, o.head, tarballs.get(o.head)!);
-      if (o.pr !== null) api().get(`${at}/compare/${repo.baseSha}...${o.head}`).query({ per_page: 1 }).reply(200, { merge_base_commit: { sha: repo.baseSha } });
-      expectTarball(owner, name, repo.baseSha, tarballs.get(repo.baseSha)!);
+      if (o.pr !== null) api().get(`${at}/compare/${base}...${o.head}`).query({ per_page: 1 }).reply(200, { merge_base_commit: { sha: base } });
+      expectTarball(owner, name, base, tarballs.get(base)!);
       api().patch(`${at}/check-runs/${o.checkRunId}`, (b: Body) => ((o.bodies.completed = b), true)).reply(200, {});
     },
     expectStickyCreated(pr, bodies, id = 900 + pr) {

@@ -1,0 +1,123 @@
+/**
+ * The node-pg-migrate a project deploys with when it is not installed (the App's checkout, an
+ * Action step before `npm ci`): the exact version its lockfile pins, installed once into a cache
+ * directory per version and reused by every later check. Lockfiles are untrusted input: each is
+ * parsed and validated, and a version is used only when it is an exact one.
+ */
+import { access, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { childEnv } from '../core/child-env.js';
+import { ConsortError } from '../core/errors.js';
+import { npmInstall, withToolsLock } from '../tools/npm-install.js';
+import { toolsDir } from '../tools/platform-packages.js';
+
+const NAME = 'node-pg-migrate';
+const EXACT = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
+
+export interface LockedVersion {
+  version: string;
+  /** The lockfile it was read from, relative to the workspace. */
+  lockfile: string;
+}
+
+const NpmLock = z.object({
+  packages: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
+  dependencies: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
+}).loose();
+
+const PnpmLock = z.object({
+  importers: z.record(z.string(), z.object({
+    dependencies: z.record(z.string(), z.unknown()).optional(),
+    devDependencies: z.record(z.string(), z.unknown()).optional(),
+  }).loose()).optional(),
+  dependencies: z.record(z.string(), z.unknown()).optional(),
+  devDependencies: z.record(z.string(), z.unknown()).optional(),
+}).loose();
+
+/** `7.9.1`, `7.9.1(pg@8.11.3)` (pnpm 7+), `7.9.1_pg@8.11.3` (pnpm 6), `{ version: … }` (pnpm 8+ importers). */
+function pnpmVersion(entry: unknown): string | undefined {
+  const raw = typeof entry === 'string' ? entry : (entry as { version?: unknown } | null)?.version;
+  return typeof raw === 'string' ? raw.replace(/[(_].*$/, '') : undefined;
+}
+
+function fromNpm(text: string): string | undefined {
+  const lock = NpmLock.safeParse(JSON.parse(text));
+  if (!lock.success) return undefined;
+  return lock.data.packages?.[`node_modules/${NAME}`]?.version ?? lock.data.dependencies?.[NAME]?.version;
+}
+
+function fromPnpm(text: string): string | undefined {
+  const lock = PnpmLock.safeParse(parseYaml(text));
+  if (!lock.success) return undefined;
+  const root = lock.data.importers?.['.'] ?? lock.data;
+  return pnpmVersion(root.dependencies?.[NAME] ?? root.devDependencies?.[NAME]);
+}
+
+/** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
+function fromYarn(text: string): string | undefined {
+  return /^"?node-pg-migrate@[^\n]*:\r?\n(?:[ \t]+[^\n]*\r?\n)*?[ \t]+version:? "?([^"\s]+)"?/m.exec(text)?.[1];
+}
+
+const LOCKFILES: readonly [string, (text: string) => string | undefined][] = [
+  ['package-lock.json', fromNpm],
+  ['npm-shrinkwrap.json', fromNpm],
+  ['pnpm-lock.yaml', fromPnpm],
+  ['yarn.lock', fromYarn],
+];
+
+/** The exact node-pg-migrate version the workspace's lockfile pins, if it has one that does. */
+export async function lockedVersion(workspace: string): Promise<LockedVersion | undefined> {
+  for (const [lockfile, read] of LOCKFILES) {
+    const text = await readFile(path.join(workspace, lockfile), 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    let version: string | undefined;
+    try {
+      version = read(text);
+    } catch {
+      version = undefined; // unparsable: as if it pinned nothing
+    }
+    if (version !== undefined && EXACT.test(version)) return { version, lockfile };
+  }
+  return undefined;
+}
+
+/** Where a version is installed: `<tools directory>/node-pg-migrate/<version>`. */
+export function engineCacheDir(version: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(toolsDir(env), NAME, version);
+}
+
+/** Variables npm needs to reach the user's registry or mirror; npm's own config files stay where HOME says. */
+const NPM_PASS = [
+  'NPM_CONFIG_REGISTRY', 'npm_config_registry', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'NPM_CONFIG_CACHE', 'npm_config_cache',
+  'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',
+];
+
+const installedVersion = async (dir: string): Promise<string | undefined> => {
+  const text = await readFile(path.join(dir, 'node_modules', NAME, 'package.json'), 'utf8').catch(() => undefined);
+  const parsed = text === undefined ? undefined : z.object({ version: z.string() }).safeParse(JSON.parse(text));
+  return parsed?.success ? parsed.data.version : undefined;
+};
+
+/**
+ * The package directory of `version` in the cache, installed by `npm install` the first time
+ * (serialized across processes, so concurrent checks install it once).
+ */
+export async function cachedEngine(version: string, options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<string> {
+  const env = options.env ?? process.env;
+  const dir = engineCacheDir(version, env);
+  const pkg = path.join(dir, 'node_modules', NAME);
+  if ((await installedVersion(dir)) === version) return pkg;
+  await withToolsLock(dir, async () => {
+    if ((await installedVersion(dir)) === version) return; // another process installed it meanwhile
+    options.log?.(`Installing ${NAME}@${version}, the version the project's lockfile pins, into ${dir} (once)`);
+    await npmInstall(dir, [`${NAME}@${version}`], childEnv({}, { inherit: env, pass: NPM_PASS }));
+  });
+  if ((await installedVersion(dir)) !== version || !(await access(pkg).then(() => true, () => false))) {
+    throw new ConsortError('tools-unavailable', `npm did not install ${NAME}@${version} into ${dir}.`, {
+      hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${NAME}@${version}.`,
+    });
+  }
+  return pkg;
+}

@@ -1,0 +1,159 @@
+/**
+ * How TypeScript migrations load, as the project's deploy loads them. node-pg-migrate 9 loads
+ * them itself (through jiti); 8.x `import()`s and 7.x `require()`s each file, so a project on
+ * those runs its migrate command with a TypeScript loader (`--tsx`, `--tsconfig` with ts-node,
+ * `node --import tsx`). Consort registers that same loader, resolved from the project, for the
+ * length of a check: in this process, because the runner is called here and its SQL captured.
+ * A `.ts` migration with neither is refused with the fix, before any database is touched.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire, register as registerHooks } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ConsortError } from '../core/errors.js';
+import type { MigrationEngine } from './engine.js';
+import { projectRequire } from './project-packages.js';
+
+export interface TypeScriptLoader {
+  /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
+  name: string;
+  version: string;
+  /** `engine`: the runner loads TypeScript itself; `project`: the project's loader, registered here. */
+  source: 'engine' | 'project';
+}
+
+export interface LoaderHandle {
+  loader: TypeScriptLoader | undefined;
+  dispose(): void;
+}
+
+const TS_FILE = /\.(?:ts|mts|cts)$/;
+const Manifest = z.object({
+  name: z.string().optional(),
+  version: z.string().optional(),
+  type: z.string().optional(),
+  dependencies: z.record(z.string(), z.string()).optional(),
+  devDependencies: z.record(z.string(), z.string()).optional(),
+  scripts: z.record(z.string(), z.string()).optional(),
+}).loose();
+
+async function manifest(file: string): Promise<z.infer<typeof Manifest> | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = Manifest.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** jiti, when the engine depends on it (node-pg-migrate 9 and later); its version as installed beside the engine, else the declared range. */
+async function engineLoader(engine: MigrationEngine): Promise<TypeScriptLoader | undefined> {
+  // The bundled Action inlines node-pg-migrate 9 with jiti: no package directory to read.
+  if (engine.dir === '') return { name: 'jiti', version: 'bundled', source: 'engine' };
+  const pkg = await manifest(path.join(engine.dir, 'package.json'));
+  const declared = pkg?.dependencies?.jiti;
+  if (declared === undefined) return undefined;
+  let version = declared;
+  try {
+    const file = createRequire(path.join(engine.dir, 'package.json')).resolve('jiti/package.json');
+    version = (await manifest(file))?.version ?? declared;
+  } catch {
+    // jiti hides its manifest behind `exports` in some versions; the declared range says enough.
+  }
+  return { name: 'jiti', version, source: 'engine' };
+}
+
+type Registrar = (require: NodeJS.Require, workspace: string, esmEngine: boolean) => Promise<() => void>;
+
+const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
+  // The CommonJS hook for a `require()`ing runner (7.x), the ESM one for an `import()`ing one (8.x); both undo.
+  async tsx(req, _workspace, esmEngine) {
+    if (!esmEngine) return (req('tsx/cjs/api') as { register: () => () => void }).register();
+    const esm = (await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as { register: () => () => Promise<void> | void };
+    const undo = esm.register();
+    return () => { void undo(); };
+  },
+  // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the project's tsconfig.
+  async 'ts-node'(req, workspace, esmEngine) {
+    const tsNode = req('ts-node') as { register: (o: object) => { enabled: (on: boolean) => boolean } };
+    const tsconfig = path.join(workspace, 'tsconfig.json');
+    const service = tsNode.register({ transpileOnly: true, ...(await readFile(tsconfig).then(() => ({ project: tsconfig }), () => ({}))) });
+    // An import()ing runner needs ts-node's ESM hooks, which Node cannot remove again.
+    if (esmEngine) registerHooks('ts-node/esm', pathToFileURL(path.join(workspace, '/')));
+    return () => { service.enabled(false); };
+  },
+};
+
+/** The loader the project's migrate script names, else the first of tsx and ts-node it has installed. */
+async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-node'; version: string; require: NodeJS.Require } | undefined> {
+  const pkg = await manifest(path.join(workspace, 'package.json'));
+  const scripts = Object.values(pkg?.scripts ?? {}).filter((s) => s.includes('node-pg-migrate')).join('\n');
+  const named: ('tsx' | 'ts-node')[] = /\btsx\b/.test(scripts) ? ['tsx', 'ts-node'] : /ts-node|--tsconfig/.test(scripts) ? ['ts-node', 'tsx'] : ['tsx', 'ts-node'];
+  for (const name of named) {
+    const req = await projectRequire(workspace, name);
+    if (!req) continue;
+    let file: string;
+    try {
+      file = req.resolve(`${name}/package.json`);
+    } catch {
+      continue;
+    }
+    return { name, version: (await manifest(file))?.version ?? 'unknown', require: req };
+  }
+  return undefined;
+}
+
+/** How many checks in this process use each registered loader (the App runs several at once). */
+const registered = new Map<string, { count: number; undo: Promise<() => void> }>();
+
+/**
+ * Make `files` loadable by `engine` as the project's deploy would, for as long as the handle is
+ * not disposed. No TypeScript among them: nothing to do.
+ */
+export async function prepareTypeScript(engine: MigrationEngine, workspace: string, files: readonly string[]): Promise<LoaderHandle> {
+  const ts = files.filter((f) => TS_FILE.test(f));
+  if (ts.length === 0) return { loader: undefined, dispose: () => undefined };
+  const own = await engineLoader(engine);
+  if (own) return { loader: own, dispose: () => undefined };
+  const found = await projectLoader(workspace);
+  if (!found) {
+    throw new ConsortError('config', `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project does not have installed (tsx or ts-node).`, {
+      hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
+    });
+  }
+  const key = `${found.name} ${found.require.resolve(`${found.name}/package.json`)}`;
+  let entry = registered.get(key);
+  if (!entry) {
+    // Counted before the first await, so two checks starting together register once.
+    const registrar = REGISTRARS[found.name];
+    const undo = manifest(path.join(engine.dir, 'package.json')).then((m) => registrar(found.require, workspace, m?.type === 'module'));
+    entry = { count: 0, undo };
+    registered.set(key, entry);
+  }
+  entry.count += 1;
+  try {
+    await entry.undo;
+  } catch (e) {
+    if (registered.get(key) === entry) registered.delete(key);
+    throw e;
+  }
+  let disposed = false;
+  return {
+    loader: { name: found.name, version: found.version, source: 'project' },
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      const e = registered.get(key);
+      if (!e || --e.count > 0) return;
+      registered.delete(key);
+      void e.undo.then((undo) => undo());
+    },
+  };
+}
+
+export function describeLoader(l: TypeScriptLoader): string {
+  return l.source === 'engine' ? `TypeScript through its own ${l.name} ${l.version}` : `TypeScript through the project's ${l.name} ${l.version}`;
+}

@@ -1,0 +1,79 @@
+/**
+ * The CLI and its documentation agree (issue 16, "README and behaviour agree"): `--json` after
+ * every command and not before it, the flags docs/cli.md lists for `check` are the ones `--help`
+ * shows, with the defaults the docs name; and a stage with two problems is counted as one
+ * failing stage with two problems, never as "1 blocking problem".
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { buildProgram, runCli } from '../../src/cli/main.js';
+import { renderCheckMarkdown } from '../../src/report/markdown.js';
+import { renderCheckTerminal } from '../../src/report/terminal.js';
+import { makeReport, passingStages } from '../fixtures/reports/build.js';
+
+const io = { out: () => undefined, err: () => undefined };
+const env = { PATH: process.env.PATH ?? '' };
+
+function leaves(cmd: Command, prefix: string[] = []): [string[], Command][] {
+  return cmd.commands.flatMap((c) => (c.commands.length === 0 ? [[[...prefix, c.name()], c] as [string[], Command]] : leaves(c, [...prefix, c.name()])));
+}
+
+async function cli(args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  return { code, stdout, stderr };
+}
+
+it('every command takes --json after its name, and --json before the command is a usage error (exit 2)', async () => {
+  const all = leaves(buildProgram(io, env));
+  expect(all.length).toBeGreaterThan(15);
+  const without = all.filter(([, c]) => !c.options.some((o) => o.long === '--json')).map(([name]) => name.join(' '));
+  expect(without).toEqual([]);
+  const before = await cli(['--json', 'branch', 'list']);
+  expect(before.code).toBe(2);
+  expect(before.stderr).toMatch(/unknown option '--json'/);
+});
+
+it("check's flags in docs/cli.md are the ones --help shows, and each default the docs name shows in --help", async () => {
+  const doc = await readFile(path.join(process.cwd(), 'docs', 'cli.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('| flag | meaning |'));
+  const rows = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| (`--[^|]+) \| (.+) \|$/gm)];
+  const documented = new Map<string, string>();
+  for (const [, flags, meaning] of rows) for (const [, flag] of flags!.matchAll(/`(--[\w-]+)/g)) documented.set(flag!, meaning!);
+
+  const check = buildProgram(io, env).commands.find((c) => c.name() === 'check')!;
+  const help = check.helpInformation();
+  const shown = check.options.map((o) => o.long!).filter((l) => l !== '--help');
+  expect([...documented.keys()].sort()).toEqual(shown.sort());
+  for (const [flag, meaning] of documented) {
+    if (!/default/.test(meaning)) continue;
+    const option = check.options.find((o) => o.long === flag)!;
+    // The option's help entry (its description may wrap onto more lines).
+    const entry = help.slice(help.indexOf(`  ${flag}`)).split(/\n {2}-/)[0]!;
+    expect({ flag, saysDefault: /default/.test(entry) || option.defaultValue !== undefined }).toEqual({ flag, saysDefault: true });
+  }
+});
+
+it('a plan stage with two problems is one failing stage with two problems, in the terminal and the comment', () => {
+  const problem = (n: number) => ({
+    kind: 'order-conflict' as const, file: `migrations/170000000000${n}_x${n}.sql`, name: `170000000000${n}_x${n}`, newestOnBase: '1700000000009_base',
+    suggestedName: `170000000001${n}_x${n}`, suggestedFile: `migrations/170000000001${n}_x${n}.sql`,
+  });
+  const skipped = <T extends { status: string; summary: string }>(s: T): T => ({ ...s, status: 'skipped', summary: 'not run: fix the migration plan first' });
+  const stages = passingStages();
+  const report = makeReport({
+    conclusion: 'failure',
+    stages: {
+      plan: { ...stages.plan, status: 'failed', summary: '2 problems with the migration history', problems: [problem(1), problem(2)] },
+      baseline: skipped(stages.baseline), migrations: skipped(stages.migrations), lint: { ...skipped(stages.lint), findings: [] },
+      reversibility: { ...skipped(stages.reversibility), migrations: [] }, schemaDiff: skipped(stages.schemaDiff), suite: skipped(stages.suite),
+    },
+  });
+  for (const text of [renderCheckTerminal(report), renderCheckMarkdown(report)]) {
+    expect(text).toContain('1 failing stage');
+    expect(text).toContain('2 problems with the migration history');
+    expect(text).not.toMatch(/1 blocking problem/);
+  }
+});

@@ -1,0 +1,77 @@
+/**
+ * `consort demo` run inside a user's project: it leaves their branch list as it was (its
+ * baselines go with it), and a command that started the embedded server says so once — with
+ * the command that stops it and the disk the data directory uses — and `consort db stop` stops it.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { runCli } from '../../src/cli/main.js';
+import { diskUse } from '../../src/cli/commands/server-notice.js';
+import { ownDataDir } from '../helpers/servers.js';
+
+const exec = promisify(execFile);
+let dataDir: string;
+let project: string;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  dataDir = await ownDataDir();
+  project = await mkdtemp(path.join(os.tmpdir(), 'consort-users-project-'));
+  await exec('git', ['init', '-q', project]);
+  env = { PATH: process.env.PATH ?? '', HOME: project, CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' };
+});
+afterAll(async () => {
+  await new EmbeddedServer(dataDir).stop();
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(project, { recursive: true, force: true });
+});
+
+async function cli(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['-C', project, ...args], { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  return { code, stdout, stderr };
+}
+
+const branchNames = async (): Promise<string[]> =>
+  (JSON.parse((await cli('branch', 'list', '--json')).stdout) as { name: string }[]).map((b) => b.name).sort();
+
+const NOTICE = /The embedded PostgreSQL server keeps running for the next command \(pid (\d+), data in (.+), (\d+) (KB|MB|GB) on disk\)\. Stop it with: consort db stop/;
+
+it("leaves the user's branch list as it was, and says nothing about a server it did not start", async () => {
+  expect((await cli('branch', 'create', 'feature-x')).code).toBe(0);
+  const before = await branchNames();
+  expect(before).toEqual(['feature-x', 'main']);
+  const demo = await cli('demo', '--scenario', 'not-null');
+  expect(demo.code).toBe(0);
+  expect(demo.stdout).toMatch(/not-null\s+failure \(migrations\)\s+failure \(migrations\)/);
+  expect(await branchNames()).toEqual(before);
+  expect(demo.stderr).not.toMatch(NOTICE);
+});
+
+it('a demo that started the server says so once, with `consort db stop` and the disk used; db stop stops it', async () => {
+  expect((await cli('db', 'stop')).stdout).toMatch(/^Stopped/);
+  const demo = await cli('demo', '--scenario', 'out-of-order');
+  expect(demo.code).toBe(0);
+  const notice = NOTICE.exec(demo.stderr);
+  expect(notice).not.toBeNull();
+  expect(demo.stderr.match(new RegExp(NOTICE.source, 'g'))).toHaveLength(1);
+  const [, pid, dir, amount, unit] = notice!;
+  expect(path.resolve(dir!)).toContain(path.resolve(dataDir));
+  const status = await new EmbeddedServer(dataDir).status();
+  expect(status).toMatchObject({ running: true, pid: Number(pid) });
+  // The figure is the data directory's allocated size, in the unit it reads best in.
+  const bytes = await diskUse(dir!);
+  const shown = Number(amount) * { KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[unit as 'KB' | 'MB' | 'GB'];
+  expect(Math.abs(shown - bytes) / bytes).toBeLessThan(0.25);
+
+  expect((await cli('db', 'stop')).stdout).toMatch(/^Stopped/);
+  expect((await new EmbeddedServer(dataDir).status()).running).toBe(false);
+  // Machine-readable output stays clean: no notice with --json.
+  const quiet = await cli('demo', '--scenario', 'out-of-order', '--json');
+  expect(JSON.parse(quiet.stdout)).toMatchObject({ ok: true });
+  expect(quiet.stderr).not.toMatch(NOTICE);
+});

@@ -1,0 +1,185 @@
+/**
+ * The PR lane on realistic histories of our own (test/fixtures/histories), each made a real git
+ * repository: base holds the older migrations, the pull request adds the newer ones. The verdicts
+ * asserted here were worked out by hand from the migrations themselves (see each test).
+ *
+ * billing-ts-7x deploys with node-pg-migrate 7.9.1 and tsx (`node-pg-migrate --tsx`): TypeScript
+ * migrations that import the project's own code (a TS enum, a const array), `citext`, an enum
+ * type, an expression index written for 7.x (`'LOWER(name) text_pattern_ops'`, which 9 renders
+ * into invalid SQL), a PL/pgSQL trigger function, a rename, a backfill sized by `pgm.db.query`,
+ * and a newest `noTransaction` migration adding an enum label and a concurrent index, declared
+ * irreversible. The project's packages are links into Consort's node_modules (7.9.1 is a
+ * devDependency there under the alias node-pg-migrate-7): nothing is downloaded.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config/load.js';
+import { resolveSides } from '../../src/cli/commands/check.js';
+import { runCheck } from '../../src/lanes/check/run.js';
+import { CheckReport } from '../../src/report/check-report.js';
+import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+
+const run = promisify(execFile);
+const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', HOME: tmpdir() };
+const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
+const HISTORIES = path.join(process.cwd(), 'test/fixtures/histories');
+const MODULES = path.join(process.cwd(), 'node_modules');
+
+let t: TestProvider;
+beforeAll(async () => {
+  t = await localTestProvider();
+});
+afterAll(async () => t?.cleanup());
+
+interface History { dir: string; dispose(): Promise<void> }
+
+/**
+ * The fixture as a git repository outside Consort's tree (so nothing resolves from Consort's own
+ * node_modules by accident): `main` holds its first `baseCount` migrations, the checked-out
+ * branch all of them. `links`: node_modules entries of the project, as packages of Consort's.
+ */
+async function history(name: string, baseCount: number, links: Record<string, string>): Promise<History> {
+  const root = await mkdtemp(path.join(tmpdir(), `consort-history-${name}-`));
+  await cp(path.join(HISTORIES, name), root, { recursive: true });
+  await writeFile(path.join(root, '.gitignore'), 'node_modules/\n');
+  await mkdir(path.join(root, 'node_modules'));
+  for (const [as, pkg] of Object.entries(links)) await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
+  const all = (await run('ls', [path.join(root, 'migrations')])).stdout.trim().split('\n').sort();
+  const later = all.slice(baseCount);
+  const aside = path.join(root, '.later');
+  await mkdir(aside);
+  for (const f of later) await run('mv', [path.join(root, 'migrations', f), aside]);
+  await git(root, 'init', '-q', '-b', 'main');
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-qm', 'base');
+  await git(root, 'checkout', '-qb', 'feature');
+  for (const f of later) await run('mv', [path.join(aside, f), path.join(root, 'migrations')]);
+  await rm(aside, { recursive: true });
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-qm', 'the pull request');
+  return { dir: root, dispose: () => rm(root, { recursive: true, force: true }) };
+}
+
+async function check(dir: string, pr: number) {
+  const { config, source } = await loadConfig(dir);
+  const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
+  return CheckReport.parse(await runCheck({ workspace: dir, config, configSource: source, base, head, pr, provider: t.provider, env: process.env, toolVersion: 'test', cleanup: true, keepBranches: false }));
+}
+
+describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
+  // Through the built CLI in a process of its own, as users run it: tsx's hooks attach to Node's
+  // module loader, and inside jest the project's require() would be jest's instead.
+  it("applies with the project's node-pg-migrate and tsx, and every stage says what it found", async () => {
+    const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' });
+    const namespace = `h${randomBytes(4).toString('hex')}`;
+    try {
+      // The run's shared PostgreSQL 18 through the postgres provider, in a namespace of this test's own.
+      const env = { PATH: process.env.PATH ?? '', HOME: tmpdir(), NO_COLOR: '1', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_POSTGRES_CLONE: '1' };
+      const args = [path.join(process.cwd(), 'bin/consort.js'), '-C', h.dir, '--provider', 'postgres', '--namespace', namespace, 'check', '--base', 'main', '--pr', '301', '--json', '-', '--cleanup'];
+      const cli = await run(process.execPath, args, { env, maxBuffer: 16 * 1024 * 1024 }).then((r) => ({ ...r, code: 0 }), (e: { stdout: string; stderr: string; code: number }) => e);
+      const report = CheckReport.parse(JSON.parse(cli.stdout));
+      expect(report.error).toBeUndefined();
+      expect(report.stages.baseline).toMatchObject({ status: 'passed', applied: ['1700000000000_accounts', '1700000000001_invoices'] });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1700000000002_invoice-currency', file: 'migrations/1700000000002_invoice-currency.ts' }, { name: '1700000000003_enterprise-plan' }],
+        nodePgMigrate: { version: '7.9.1', source: 'project', typescript: { name: 'tsx', version: '4.23.15', source: 'project' } },
+      });
+      expect(report.stages.migrations.summary).toBe("2 migrations applied to pr-301 with node-pg-migrate 7.9.1 (the project's), TypeScript through the project's tsx 4.23.15");
+
+      // Lint, by hand. Blocking: renaming a column breaks the running code that still reads
+      // amount_cents, and char(3) is squawk's ban-char-field; both at their pgm.* call, after a
+      // pgm.db.query that ran first. The rest are warnings where they belong: timeouts, the label
+      // appended at the end of the enum, the concurrent index that cannot be re-run. Not reported:
+      // a concurrent index "in a transaction" (the migration opted out of one).
+      const findings = report.stages.lint.findings.map((f) => [f.file.replace('migrations/170000000000', ''), f.line, f.rule, f.blocking]);
+      expect(findings).toEqual([
+        ['2_invoice-currency.ts', 7, 'require-lock-timeout', false],
+        ['2_invoice-currency.ts', 7, 'require-statement-timeout', false],
+        ['2_invoice-currency.ts', 7, 'renaming-column', true],
+        ['2_invoice-currency.ts', 8, 'ban-char-field', true],
+        ['3_enterprise-plan.ts', 9, 'require-lock-timeout', false],
+        ['3_enterprise-plan.ts', 9, 'require-statement-timeout', false],
+        ['3_enterprise-plan.ts', 9, 'require-enum-value-ordering', false],
+        ['3_enterprise-plan.ts', 10, 'prefer-robust-stmts', false],
+      ]);
+      expect(report.stages.lint.status).toBe('failed');
+      expect(report.conclusion).toBe('failure');
+      expect(cli.code).toBe(1);
+
+      // Reversibility, by hand: the rename and backfill reverse; the enum label cannot, and the
+      // migration says so (down = false), so it is reported as declared and does not fail the stage.
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1700000000002_invoice-currency', 'reversible'], ['1700000000003_enterprise-plan', 'irreversible'],
+      ]);
+      expect(report.stages.reversibility.status).toBe('passed');
+
+      // The schema diff shows all of it.
+      const diff = report.stages.schemaDiff.text;
+      for (const line of ['invoices.total_cents', 'invoices.currency', 'invoices_account_status_idx', 'enterprise']) expect(diff).toContain(line);
+      expect(report.branch).toBeNull();
+    } finally {
+      const provider = createPostgresProvider({ url: t.adminUrl, namespace });
+      await provider.delete('main', { recursive: true, terminateConnections: true }).catch(() => undefined);
+      await provider.close();
+      await h.dispose();
+    }
+  });
+
+  it('without a TypeScript loader, refuses before touching a database and names the fix', async () => {
+    const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
+    try {
+      const before = (await t.provider.list()).map((b) => b.name);
+      const report = await check(h.dir, 302);
+      expect(report.conclusion).toBe('error');
+      expect(report.error).toEqual({
+        message: 'migrations/1700000000000_accounts.ts is TypeScript, and node-pg-migrate 7.9.1 loads TypeScript only through a loader the project does not have installed (tsx or ts-node).',
+        hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
+      });
+      expect((await t.provider.list()).map((b) => b.name)).toEqual(before);
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it("with Consort's bundled node-pg-migrate 9 instead, base's 7.x index expression fails: why the project's own must run", async () => {
+    const h = await history('billing-ts-7x', 2, { tsx: 'tsx' });
+    try {
+      const report = await check(h.dir, 303);
+      expect(report.stages.baseline).toMatchObject({ status: 'failed', summary: expect.stringContaining('syntax error at or near "text_pattern_ops"') });
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+
+describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () => {
+  it("loads through node-pg-migrate's own jiti with project imports, and tells a new view's index from a live table's", async () => {
+    const h = await history('catalog-esm-ts', 1, { 'node-pg-migrate': 'node-pg-migrate' });
+    try {
+      const report = await check(h.dir, 304);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1710000000001_product search', file: 'migrations/1710000000001_product search.ts' }],
+        nodePgMigrate: { version: '9.0.0', source: 'bundled', typescript: { name: 'jiti', source: 'engine' } },
+      });
+      expect(report.stages.migrations.summary).toMatch(/^1 migration applied to pr-304 with node-pg-migrate 9\.0\.0 \(bundled with Consort\), TypeScript through its own jiti \d/);
+      // By hand: the indexes on the view this PR creates cannot lock anyone (notes); the one on
+      // products, live on base, blocks writes while it builds (blocking).
+      const concurrent = report.stages.lint.findings.filter((f) => f.rule === 'require-concurrent-index-creation');
+      expect(concurrent.map((f) => [f.line, f.blocking, f.note === undefined])).toEqual([[10, false, false], [11, false, false], [13, true, true]]);
+      expect(report.stages.lint.status).toBe('failed');
+      expect(report.stages.reversibility).toMatchObject({ status: 'passed', migrations: [{ verdict: 'reversible' }] });
+      expect(report.stages.schemaDiff.text).toContain('product_search');
+    } finally {
+      await h.dispose();
+    }
+  });
+});
