@@ -131,6 +131,8 @@ export function cancellable(provider: BranchProvider, signal: AbortSignal): Bran
     close: () => provider.close(),
     // Never dropped: without it the lane could not prove a cloud branch's URL is not its parent's.
     ...(provider.verifyUrl ? { verifyUrl: provider.verifyUrl.bind(provider) } : {}),
+    // Nor this: without it a pull request's suite and seed would get the provider's own credentials.
+    ...(provider.confinedUri ? { confinedUri: async (n: string) => (guard(), provider.confinedUri!(n)) } : {}),
   };
 }
 

@@ -15,8 +15,8 @@ import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catal
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
-  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, serverVersionNum,
-  sessionsOn, upsertBranchRole,
+  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, retireBranchRole,
+  serverVersionNum, sessionsOn, upsertBranchRole,
 } from './server-ops.js';
 
 export interface TemplateProviderOptions {
@@ -101,7 +101,11 @@ export class TemplateBranchProvider implements BranchProvider {
     const row = await this.catalog.get(cat, ROOT_BRANCH);
     const database = this.options.mainDatabase ?? databaseName(this.options.databasePrefix, ROOT_BRANCH);
     if (row?.state === 'ready' && (await databaseExists(admin, row.database))) return;
-    if (!(await databaseExists(admin, database))) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+    if (!(await databaseExists(admin, database))) {
+      await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+      // Every baseline forks from it; a database the user adopted as main keeps its own grants.
+      await confineDatabase(admin, database);
+    }
     if (row) await this.catalog.markReady(cat, ROOT_BRANCH, null);
     else await this.catalog.insert(cat, { name: ROOT_BRANCH, parent: null, database, state: 'ready', gitBranch: null, expiresAt: null });
   }
@@ -163,7 +167,7 @@ export class TemplateBranchProvider implements BranchProvider {
         copied = true;
         // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
         await confineDatabase(cat, database);
-        if (options.prepare) await options.prepare(withDatabase(this.options.adminUrl, database));
+        if (options.prepare) await this.runPrepare(cat, database, options.prepare);
         await this.catalog.markReady(cat, name, expiresAt);
       } catch (e) {
         // Leave neither a database nor a catalog row behind.
@@ -348,6 +352,8 @@ export class TemplateBranchProvider implements BranchProvider {
       await clearSessions(cat, parent.database, parent.name, 'fork', terminate);
       // Copy first: if this fails the branch is untouched.
       await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
+      // A new database is PUBLIC again: confine it before anyone can know its name.
+      await confineDatabase(cat, scratch);
       await this.catalog.setState(cat, name, 'resetting', scratch);
       await dropDatabase(cat, row.database, terminate);
       await renameDatabase(cat, scratch, row.database);
@@ -363,25 +369,51 @@ export class TemplateBranchProvider implements BranchProvider {
   async confinedUri(name: string): Promise<string> {
     const branch = await this.get(name);
     if (!branch) throw notFound(name);
+    return this.roleUrl(branch.database);
+  }
+
+  /** (Re-)key the database's own role, make it the owner of what is in it, and give its URL. */
+  private async roleUrl(database: string): Promise<string> {
     const password = randomBytes(18).toString('base64url');
     const cat = await this.catalogPool.connect();
     let role: string;
     try {
-      role = await upsertBranchRole(cat, branch.database, password);
+      role = await upsertBranchRole(cat, database, password);
     } finally {
       cat.release();
     }
-    const inside = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, branch.database) });
-    await inside.connect();
-    try {
-      await grantBranchSchema(inside, role);
-    } finally {
-      await inside.end();
-    }
-    const url = new URL(withDatabase(this.options.adminUrl, branch.database));
+    await this.inside(database, (db) => grantBranchSchema(db, role));
+    const url = new URL(withDatabase(this.options.adminUrl, database));
     url.username = encodeURIComponent(role);
     url.password = encodeURIComponent(password);
     return url.toString();
+  }
+
+  private async inside<T>(database: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
+    const db = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, database) });
+    await db.connect();
+    try {
+      return await fn(db);
+    } finally {
+      await db.end();
+    }
+  }
+
+  /**
+   * `prepare` gets the admin URL for Consort's own work (migrations already on the base) and, on
+   * request, a confined one for the project's code (the seed); that role is retired afterwards,
+   * so the database (a baseline every fork inherits) keeps no role a seed could have passed on.
+   */
+  private async runPrepare(cat: Client, database: string, prepare: NonNullable<CreateBranchOptions['prepare']>): Promise<void> {
+    let confined = false;
+    try {
+      await prepare(withDatabase(this.options.adminUrl, database), async () => {
+        confined = true;
+        return this.roleUrl(database);
+      });
+    } finally {
+      if (confined) await this.inside(database, (db) => retireBranchRole(cat, db, database));
+    }
   }
 
   async connectionUri(name: string): Promise<string> {

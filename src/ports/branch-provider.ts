@@ -44,9 +44,11 @@ export interface CreateBranchOptions {
    * Runs on the new branch (given its URL) before the branch becomes visible to anyone else; if it
    * throws, the create is rolled back. Makes "fork and initialise" (a baseline with migrations
    * and seed applied) atomic: a concurrent `ensure` of the same name waits, then reuses it.
-   * It must close its connections before it resolves.
+   * It must close its connections before it resolves. `untrusted`, where the provider can make
+   * one, gives a URL for the project's own code (the seed): a role confined to this database,
+   * which is dropped (its objects handed back to the admin) once `prepare` ends.
    */
-  prepare?: (url: string) => Promise<void>;
+  prepare?: (url: string, untrusted?: () => Promise<string>) => Promise<void>;
 }
 
 export interface DeleteBranchOptions {

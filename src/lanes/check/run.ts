@@ -225,7 +225,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const suiteBranch = `${branch}-suite`;
       temporary.push(suiteBranch);
       await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
-      return suiteStage(config, input.workspace, await provider.connectionUri(suiteBranch), input.env, input.signal, input.onSuiteOutput);
+      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
+      const suiteUrl = provider.confinedUri ? await provider.confinedUri(suiteBranch) : await provider.connectionUri(suiteBranch);
+      return suiteStage(config, input.workspace, suiteUrl, input.env, input.signal, input.onSuiteOutput);
     });
     // allSettled: never leave a stage running while `finally` removes its branch.
     const settled = await Promise.allSettled([lint, reversibility(), suite]);
