@@ -68,6 +68,13 @@ it('cannot reach a sibling branch or the catalog', async () => {
   await expect(asUser(other(url, catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
 });
 
+it('cannot reach a sibling branch that was reset (its database is a new copy)', async () => {
+  const url = await provider.confinedUri!('a');
+  await provider.reset('b', { terminateConnections: true });
+  const b = (await provider.get('b'))!.database;
+  await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+});
+
 it('has no superuser powers: no COPY TO PROGRAM, no CREATE DATABASE, no CREATE ROLE', async () => {
   const url = await provider.confinedUri!('a');
   await asUser(url, async (c) => {

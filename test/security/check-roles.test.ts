@@ -13,13 +13,14 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { databaseName } from '../../src/branches/database-name.js';
 import { LOCAL_CATALOG_DATABASE } from '../../src/branches/local/provider.js';
 import { POSTGRES_CATALOG_DATABASE } from '../../src/branches/postgres-provider.js';
 import { cancellable } from '../../src/app/providers.js';
 import { ensureStoreDatabase } from '../../src/app/store/db.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
-import { runCheck } from '../../src/lanes/check/run.js';
+import { planCheck, runCheck } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -110,23 +111,18 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     const { config, source } = await loadConfig(dir);
     const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
     const main = (await t.provider.get('main'))!.database;
-    // The seed runs while the baseline is built, so it can be told only what exists then.
+    // Every database the check will make is named before it runs (branch databases are `<namespace>_<branch>`).
+    const baseline = databaseName(`${t.namespace}_`, (await planCheck({ workspace: dir, config, base, head, pr: 7 })).baseline);
+    databases = { pr: databaseName(`${t.namespace}_`, 'pr-7'), baseline, main };
     const report = await runCheck({
-      workspace: dir, config, configSource: source, base, head, pr: 7, provider, toolVersion: 'test',
-      env: { PROBE_TARGETS: [main, catalog, store, 'postgres'].join(',') },
-    });
-    expect(report.stages.suite).toMatchObject({ status: 'passed' });
-    const pr = (await t.provider.get('pr-7'))!;
-    databases = { pr: pr.database, baseline: (await t.provider.get(pr.parent!))!.database, main };
-    seed = JSON.parse(await readFile(path.join(dir, 'seed.json'), 'utf8')) as Probe;
-    // Now the suite again, told every database the check made.
-    const again = await runCheck({
       workspace: dir, config, configSource: source, base, head, pr: 7, provider, toolVersion: 'test',
       env: { PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(',') },
     });
-    expect(again.stages.suite).toMatchObject({ status: 'passed' });
+    expect(report.stages.suite).toMatchObject({ status: 'passed' });
+    expect((await t.provider.get('pr-7'))!.database).toBe(databases.pr);
+    seed = JSON.parse(await readFile(path.join(dir, 'seed.json'), 'utf8')) as Probe;
     suite = JSON.parse(await readFile(path.join(dir, 'suite.json'), 'utf8')) as Probe;
-  }, 120_000);
+  }, 90_000);
 
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -149,9 +145,11 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
       if (db === 'postgres') expect(outcome).toMatch(/^refused|^allowed: "postgres"$/); // a server's default database: holds nothing of Consort's
       else expect([db, outcome]).toEqual([db, expect.stringMatching(/^refused: permission denied for database/)]);
     }
-    for (const [db, outcome] of Object.entries(seed.others)) {
-      if (db !== 'postgres') expect([db, outcome]).toEqual([db, expect.stringMatching(/^refused: permission denied for database/)]);
+    // The seed runs while the baseline is built (its own database) and before the PR branch exists.
+    for (const db of [databases.main, catalog, store]) {
+      expect([db, seed.others[db]]).toEqual([db, expect.stringMatching(/^refused: permission denied for database/)]);
     }
+    expect(seed.others[databases.baseline]).toBe(`allowed: "${databases.baseline}"`);
   });
 
   it('cannot run COPY … TO PROGRAM, create a database or a role', async () => {
