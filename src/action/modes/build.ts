@@ -17,6 +17,7 @@ import { loadConfig } from '../../config/load.js';
 import { gatedFiles } from '../../conductor/gates.js';
 import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
+import { childEnv } from '../../core/child-env.js';
 import { createPullRequestApi, type PullRequestApi, type PullRequestInfo, WRITE_PERMISSIONS } from '../../github/pull-requests.js';
 import { commitPaths, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
 import { type BuildRunResult, runBuildLane } from '../../lanes/build.js';
@@ -25,7 +26,7 @@ import { reopenedGates } from '../../lanes/build/gate-check.js';
 import { agentKeyEnvNames } from '../../lanes/build/policy.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from '../../lanes/build/store.js';
 import { GATE_MARKER, renderGateComment, renderRunSummary, renderTurnReview } from '../../report/turn-markdown.js';
-import { agentEnv, laneSuiteEnv, type ActionContext } from '../context.js';
+import { laneSuiteEnv, type ActionContext } from '../context.js';
 import type { ActionInputs } from '../inputs.js';
 import { setLaneOutputs } from '../outputs.js';
 import { checkoutBranch, dropPersistedCredentials, type GitAuth, pushBranch } from '../lane/git.js';
@@ -177,9 +178,12 @@ async function lane(s: Session): Promise<ModeResult> {
   const config = applyInputs(loaded.config, inputs);
   await prepareTools(providerName(inputs, config), false);
   const provider = await openActionProvider(inputs, config, ctx.workspace);
-  // The source the lane reads settings and allow-listed names from, never a child's environment:
-  // every child is built by src/core/child-env.ts (model keys reach only their own backend).
-  const env = { ...process.env, ...inputs.lane.agentEnv };
+  // Sources the lane reads allow-listed names from, never a child's environment as they are (every
+  // child is built by src/core/child-env.ts). The suite's: the runner's environment without
+  // credentials or model keys. The agents': only what an agent's child may take (the basics and
+  // the key variables), with the keys the inputs give laid on top; no merged copy of process.env.
+  const keys = agentKeyEnvNames(config);
+  const agents = childEnv(inputs.lane.agentEnv, { inherit: process.env, pass: keys, secrets: keys });
   const store = new FeatureStore(ws.dir, feature);
   const turns: TurnRecord[] = [];
   const surfaced: { gate: string; hash: string; problems: readonly string[] }[] = [];
@@ -192,7 +196,7 @@ async function lane(s: Session): Promise<ModeResult> {
   try {
     result = await runBuildLane({
       workspace: ctx.workspace, config, feature, provider, retry,
-      env: laneSuiteEnv(env, agentKeyEnvNames(config)), agentEnv: agentEnv(env),
+      env: laneSuiteEnv(process.env, keys), agentEnv: agents,
       maxTurns: inputs.lane.maxTurns, ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}),
       deadline: Date.now() + inputs.lane.timeLimitMs, signal: abort.signal,
       log: (m) => core.info(scrub(m)),
