@@ -20,6 +20,8 @@ export interface MigrationEngine {
   source: 'project' | 'bundled';
   /** The package directory it was loaded from. */
   dir: string;
+  /** The project's copy: its entry file (it is imported only where it runs, in a child process). */
+  entry?: string;
 }
 
 const PackageJson = z.object({ name: z.string(), version: z.string() });
@@ -72,9 +74,15 @@ export async function resolveEngine(workspace: string): Promise<MigrationEngine>
   const pkg = dir === undefined ? undefined : await packageAt(dir);
   const mine = await bundledEngine();
   if (dir === undefined || pkg === undefined || path.resolve(dir) === path.resolve(mine.dir)) return mine;
-  const runner = runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>);
-  if (!runner) return mine;
-  return { runner, version: pkg.version, source: 'project', dir };
+  // The project's code is never imported here (this may be the App's process): the runner loads it
+  // where it runs, which for a project's engine is always a child process (isolated.ts).
+  const runner = (async (options) => (await loadProjectRunner(entry))(options)) as Runner;
+  return { runner, version: pkg.version, source: 'project', dir, entry };
+}
+
+/** The project's runner, or the bundled one when its package exports none Consort knows. */
+export async function loadProjectRunner(entry: string): Promise<Runner> {
+  return runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>) ?? bundledRunner;
 }
 
 export function describeEngine(e: MigrationEngine): string {
