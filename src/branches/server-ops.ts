@@ -165,6 +165,14 @@ export async function retireBranchRole(db: Queryable, inside: Queryable, databas
   const role = branchRoleName(database);
   await db.query(`ALTER ROLE ${quoteIdent(role)} NOLOGIN`);
   await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()', [role]);
+  // Handed to the admin, a SECURITY DEFINER function the seed wrote would run as the admin (a
+  // superuser) for whoever calls it in any fork: it becomes SECURITY INVOKER first.
+  await inside.query(`DO $$ DECLARE f record; BEGIN
+    FOR f IN SELECT p.oid::regprocedure AS sig, p.prokind FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner
+      WHERE r.rolname = ${quoteLiteral(role)} AND p.prosecdef LOOP
+      EXECUTE format('ALTER %s %s SECURITY INVOKER', CASE f.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END, f.sig);
+    END LOOP;
+  END $$`);
   await inside.query(`REASSIGN OWNED BY ${quoteIdent(role)} TO CURRENT_USER`);
   await inside.query(`DROP OWNED BY ${quoteIdent(role)}`);
   await db.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`);

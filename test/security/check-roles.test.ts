@@ -34,7 +34,7 @@ import { writeFileSync } from 'node:fs';
 const pg = createRequire(import.meta.url)(${JSON.stringify(PG)});
 const url = process.env.DATABASE_URL;
 const result = { user: null, attributes: null, own: null, others: {}, copyToProgram: null, createDatabase: null, createRole: null };
-const attempt = async (fn) => { try { return 'allowed: ' + JSON.stringify(await fn()); } catch (e) { return 'refused: ' + e.message; } };
+const attempt = async (fn) => { try { const r = await fn(); return 'allowed: ' + JSON.stringify(r?.rows ?? r); } catch (e) { return 'refused: ' + e.message; } };
 const c = new pg.Client({ connectionString: url });
 await c.connect();
 const me = (await c.query('SELECT current_user AS u, rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user')).rows[0];
@@ -44,6 +44,12 @@ result.own = await attempt(async () => (await c.query('SELECT count(*)::int AS n
 result.copyToProgram = await attempt(() => c.query("COPY (SELECT 1) TO PROGRAM 'touch /tmp/consort-pwned'"));
 result.createDatabase = await attempt(() => c.query('CREATE DATABASE stolen'));
 result.createRole = await attempt(() => c.query('CREATE ROLE stolen LOGIN'));
+// The seed leaves a SECURITY DEFINER function behind for the suite: it must not run as anyone powerful.
+if (process.argv[2] === 'seed.json') {
+  result.definer = await attempt(() => c.query("CREATE FUNCTION pwn() RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $f$ BEGIN COPY (SELECT 1) TO PROGRAM 'touch /tmp/consort-pwned-definer'; END $f$"));
+} else {
+  result.definer = await attempt(() => c.query('SELECT pwn()'));
+}
 await c.end();
 for (const db of process.env.PROBE_TARGETS.split(',')) {
   const u = new URL(url);
@@ -65,6 +71,7 @@ interface Probe {
   copyToProgram: string;
   createDatabase: string;
   createRole: string;
+  definer: string;
 }
 
 async function repo(): Promise<string> {
@@ -159,6 +166,12 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
       expect(p.createRole).toMatch(/^refused: permission denied/);
     }
     await expect(access('/tmp/consort-pwned')).rejects.toThrow();
+  });
+
+  it("cannot use a SECURITY DEFINER function the seed left to act as the admin", async () => {
+    expect(seed.definer).toMatch(/^allowed/);
+    expect(suite.definer).toMatch(/^refused: .*(permission denied|must be superuser|pg_execute_server_program)/);
+    await expect(access('/tmp/consort-pwned-definer')).rejects.toThrow();
   });
 
   it("leaves no login role behind for the baseline's seed", async () => {
