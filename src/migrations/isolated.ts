@@ -47,7 +47,10 @@ export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> 
     options: { ...rest, dir: path.resolve(rest.dir), ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}) },
     engine: engine ? { version: engine.version, source: engine.source, dir: engine.dir, ...(engine.entry ? { entry: engine.entry } : {}) } : null,
   };
-  const child = fork(childScript(), [], { env: childEnv(), execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
+  // needed in process too); the child is the repository's code either way, so it carries no secret.
+  const env = childEnv({}, { secrets: ['NODE_OPTIONS'] });
+  const child = fork(childScript(), [], { env, execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   let output = '';
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-TAIL);
