@@ -91,3 +91,15 @@ it('a command agent cannot put a schema change into the baseline or the proof br
   expect((await columns(proof.url)).map((r) => r.column_name)).toEqual(['id']);
   expect((await columns(await t.provider.connectionUri(await branches.baseline()))).map((r) => r.column_name)).toEqual(['id']);
 }, 60_000);
+
+it("an agent's migration runs as the branch's role: it can change its branch's schema, not run programs on the server", async () => {
+  const file = path.join(dir, 'migrations', '1700000000001_phone.sql');
+  await writeFile(file, "-- Up Migration\nCOPY (SELECT 1) TO PROGRAM 'touch /tmp/consort-pwned-migration';\n-- Down Migration\n");
+  const hostile = await branches.fresh('f001-proof2');
+  expect(hostile.migrations).toMatchObject({ ok: false, failed: { kind: 'statement', error: { message: expect.stringMatching(/permission denied|must be superuser|pg_execute_server_program/) } } });
+  await expect(readFile('/tmp/consort-pwned-migration')).rejects.toThrow();
+  await writeFile(file, '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\nCREATE INDEX customers_phone ON customers (phone);\n-- Down Migration\nDROP INDEX customers_phone;\nALTER TABLE customers DROP COLUMN phone;\n');
+  const fine = await branches.fresh('f001-proof3');
+  expect(fine.migrations).toMatchObject({ ok: true, applied: [expect.objectContaining({ name: '1700000000001_phone' })] });
+  await rm(file);
+}, 60_000);
