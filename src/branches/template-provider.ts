@@ -366,10 +366,30 @@ export class TemplateBranchProvider implements BranchProvider {
    * A connection string for untrusted code (a suite, an agent): the branch's own login role,
    * which reaches this branch database only (src/branches/server-ops.ts). Re-keyed on every call.
    */
-  async confinedUri(name: string): Promise<string> {
+  async confinedUri(name: string): Promise<string | null> {
     const branch = await this.get(name);
     if (!branch) throw notFound(name);
-    return this.roleUrl(branch.database);
+    return (await this.canConfine()) ? this.roleUrl(branch.database) : null;
+  }
+
+  private confining: Promise<boolean> | undefined;
+
+  /**
+   * Making a role and handing it a branch's objects takes a superuser (CREATEROLE alone cannot
+   * give objects to a role it is no member of); with a CREATEDB-only admin untrusted code gets the
+   * admin's URL, as docs/security.md says.
+   */
+  private canConfine(): Promise<boolean> {
+    this.confining ??= (async () => {
+      const db = await this.admin.connect();
+      try {
+        const { rows } = await db.query<{ ok: boolean }>('SELECT rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
+        return rows[0]?.ok === true;
+      } finally {
+        db.release();
+      }
+    })();
+    return this.confining;
   }
 
   /** (Re-)key the database's own role, make it the owner of what is in it, and give its URL. */
@@ -407,7 +427,9 @@ export class TemplateBranchProvider implements BranchProvider {
   private async runPrepare(cat: Client, database: string, prepare: NonNullable<CreateBranchOptions['prepare']>): Promise<void> {
     let confined = false;
     try {
-      await prepare(withDatabase(this.options.adminUrl, database), async () => {
+      const admin = withDatabase(this.options.adminUrl, database);
+      await prepare(admin, async () => {
+        if (!(await this.canConfine())) return admin;
         confined = true;
         return this.roleUrl(database);
       });

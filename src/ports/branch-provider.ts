@@ -97,9 +97,10 @@ export interface BranchProvider {
   connectionUri(name: string): Promise<string>;
   /**
    * A connection string for untrusted code (a suite, an agent) that reaches this branch only: a
-   * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it.
+   * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it;
+   * null when this server's admin cannot (it is not a superuser): the caller uses connectionUri.
    */
-  confinedUri?(name: string): Promise<string>;
+  confinedUri?(name: string): Promise<string | null>;
   /**
    * Prove that `url` reaches branch `name` and not another one (its parent); throws if not.
    * Providers where the database name alone does not identify a branch (the cloud services,

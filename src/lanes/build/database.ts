@@ -114,7 +114,7 @@ export function createBranches(kit: BranchKit) {
   async function migrate(name: string, url: string, workspace = kit.workspace): Promise<ApplyResult> {
     const dir = migrationsIn(workspace);
     if (!(await access(dir).then(() => true, () => false))) return NOTHING_TO_APPLY;
-    const as = kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : url;
+    const as = (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
     return applyMigrations({ databaseUrl: as, dir, direction: 'up', migrationsTable: kit.config.migrations.table, relativeTo: workspace });
   }
 
@@ -239,7 +239,7 @@ export function createBranches(kit: BranchKit) {
      * the provider can make one (it reaches that branch only), else the provider's URL.
      */
     async untrusted(name: string, url: string): Promise<string> {
-      return kit.provider.confinedUri ? time('branch:role', () => kit.provider.confinedUri!(name)) : url;
+      return (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */

@@ -226,7 +226,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       temporary.push(suiteBranch);
       await provider.create({ name: suiteBranch, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = provider.confinedUri ? await provider.confinedUri(suiteBranch) : await provider.connectionUri(suiteBranch);
+      const suiteUrl = (provider.confinedUri ? await provider.confinedUri(suiteBranch) : null) ?? await provider.connectionUri(suiteBranch);
       return suiteStage(config, input.workspace, suiteUrl, input.env, input.signal, input.onSuiteOutput);
     });
     // allSettled: never leave a stage running while `finally` removes its branch.
