@@ -10,7 +10,6 @@ import { EmbeddedServer } from '../src/branches/local/server.js';
 import { createNeonProvider, type NeonProviderOptions } from '../src/branches/neon/provider.js';
 import { VERSION } from '../src/cli/version.js';
 import { isConsortError } from '../src/core/errors.js';
-import { quoteIdent, withClient, withDatabase } from '../src/db/sql.js';
 import { createAppDashboard } from '../src/app/dashboard/host.js';
 import { githubRecords } from '../src/app/dashboard/github-records.js';
 import { branchViews } from '../src/dashboard/branch-views.js';
@@ -20,6 +19,7 @@ import { GitHubHealth, observingFetch } from '../src/app/github-watch.js';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from '../src/app/octokit.js';
 import { appProviders, repoProviders, type AppProviderSettings } from '../src/app/providers.js';
 import { startRuntime, type AppRuntime } from '../src/app/runtime.js';
+import { ensureStoreDatabase } from '../src/app/store/db.js';
 import { parseAppSettings, suiteEnvironment, type AppSettings } from '../src/app/settings.js';
 import { consortApp } from './index.js';
 import { closeServer, createAppServer, listen } from './http.js';
@@ -56,22 +56,12 @@ const toAppLog = (log: Logger): AppLog => ({
   error: (message, fields) => log.error(fields ?? {}, message),
 });
 
-async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
-  await withClient(adminUrl, async (db) => {
-    const { rows } = await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (rows.length === 0) await db.query(`CREATE DATABASE ${quoteIdent(name)}`).catch((e: { code?: string }) => {
-      if (e.code !== '42P04') throw e; // created by another App process meanwhile
-    });
-  });
-  return withDatabase(adminUrl, name);
-}
-
 export async function startApp(settings: AppSettings, options: StartOptions = {}): Promise<StartedApp> {
   const { offer } = settings;
   const embeddedDir = path.join(settings.dataDir, 'postgres');
   const needsEmbedded = settings.databaseUrl === null || offer.offered.includes('local');
   const embedded = needsEmbedded ? await new EmbeddedServer(embeddedDir).start() : undefined;
-  const storeUrl = settings.databaseUrl ?? (await ensureDatabase(embedded!.url, 'consort_app'));
+  const storeUrl = settings.databaseUrl ?? (await ensureStoreDatabase(embedded!.url, 'consort_app'));
 
   // Probot's logger exists only once Probot does, but its Octokit (built first) logs through it.
   const late: { log?: AppLog } = {};

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * npm run bundle [-- <outdir>] — the GitHub Action as one ESM file, dist/index.js, plus
+ * npm run bundle [-- <outdir>] — the GitHub Action as one ESM file, dist/index.js (and
+ * dist/apply-child.js, the process a repository's JS/TS migrations run in), plus
  * dist/licenses.txt with the license of every package inside it. GitHub runs dist/ without
  * node_modules, so everything is bundled except what cannot be: the native platform packages
  * (embedded PostgreSQL, Squawk), which are resolved or installed at run time and never imported
@@ -17,10 +18,8 @@ const outdir = path.resolve(root, process.argv[2] ?? 'dist');
 const manifest = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
 
 await mkdir(outdir, { recursive: true });
-const result = await build({
+const options = {
   absWorkingDir: root,
-  entryPoints: ['src/action/index.ts'],
-  outfile: path.join(outdir, 'index.js'),
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -35,7 +34,11 @@ const result = await build({
   external: ['pg-native'],
   metafile: true,
   logLevel: 'warning',
-});
+};
+const result = await build({ ...options, entryPoints: ['src/action/index.ts'], outfile: path.join(outdir, 'index.js') });
+// A repository's JS/TS migrations run in a child process of their own (src/migrations/isolated.ts looks next to index.js).
+const child = await build({ ...options, entryPoints: ['src/migrations/apply-child.ts'], outfile: path.join(outdir, 'apply-child.js') });
+Object.assign(result.metafile.inputs, child.metafile.inputs);
 
 /** node_modules/<name or @scope/name>/… → the package's directory, relative to the root. */
 function packageDirOf(input) {

@@ -6,7 +6,8 @@
 import * as core from '@actions/core';
 import { loadConfig } from '../config/load.js';
 import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
-import { agentEnv, laneSuiteEnv, type ActionContext } from './context.js';
+import { childEnv } from '../core/child-env.js';
+import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
 import type { ActionInputs } from './inputs.js';
 import { checkoutBranch, dropPersistedCredentials, type GitAuth, pushBranch } from './lane/git.js';
@@ -43,10 +44,12 @@ export async function tddPorts(inputs: ActionInputs, ctx: ActionContext, token: 
       return { config, provider: await openActionProvider(inputs, config, ctx.workspace) };
     },
     environment(config) {
-      // The sources the lane reads settings and allow-listed names from, never a child's environment:
-      // every child is built by src/core/child-env.ts (model keys reach only their own backend).
-      const env = { ...process.env, ...inputs.lane.agentEnv };
-      return { env: laneSuiteEnv(env, agentKeyEnvNames(config)), agentEnv: agentEnv(env) };
+      // Sources the lane reads allow-listed names from, never a child's environment as they are (every
+      // child is built by src/core/child-env.ts). The suite's: the runner's environment without
+      // credentials or model keys. The agents': only what an agent's child may take (the basics and
+      // the key variables), with the keys the inputs give laid on top; no merged copy of process.env.
+      const keys = agentKeyEnvNames(config);
+      return { env: laneSuiteEnv(process.env, keys), agentEnv: childEnv(inputs.lane.agentEnv, { inherit: process.env, pass: keys, secrets: keys }) };
     },
     budgets: { maxTurns: inputs.lane.maxTurns, timeLimitMs: inputs.lane.timeLimitMs, ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}) },
     signal,

@@ -28,12 +28,12 @@ export async function prepareTools(provider: ProviderName, lint: boolean): Promi
 }
 
 export async function openActionProvider(inputs: ActionInputs, config: ConsortConfig, workspace: string): Promise<BranchProvider> {
-  // Provider settings to parse (never handed to a child as is: the embedded server's is allow-listed).
-  const env = { ...process.env, ...inputs.cloudEnv, ...(inputs.databaseUrl ? { CONSORT_POSTGRES_URL: inputs.databaseUrl } : {}) };
+  // Settings are read by name: the inputs given explicitly, else the runner's environment.
   return openProvider({
     provider: providerName(inputs, config),
     projectRoot: workspace,
-    env,
+    env: process.env,
+    explicit: { ...inputs.cloudEnv, ...(inputs.databaseUrl ? { CONSORT_POSTGRES_URL: inputs.databaseUrl } : {}) },
     log: (m) => core.info(m),
     onSecret: registerConnectionString,
     ...(config.database.namespace ? { namespace: config.database.namespace } : {}),

@@ -45,6 +45,10 @@ export function namespacedProvider(inner: BranchProvider, namespace: string): Br
     // Shared by every repository of the project: closed once, by the App.
     close: async () => undefined,
   };
+  if (inner.confinedUri) {
+    const confined = inner.confinedUri.bind(inner);
+    provider.confinedUri = (name) => confined(outer(name));
+  }
   if (inner.verifyUrl) {
     const verify = inner.verifyUrl.bind(inner);
     provider.verifyUrl = (name, url) => verify(outer(name), url);

@@ -134,6 +134,8 @@ export function cancellable(provider: BranchProvider, signal: AbortSignal): Bran
     // The lane's per-PR run lock and drift report pass through: they are how runs take turns.
     ...(provider.lockRun ? { lockRun: provider.lockRun.bind(provider) } : {}),
     ...(provider.drift ? { drift: provider.drift.bind(provider) } : {}),
+    // Nor this: without it a pull request's suite and seed would get the provider's own credentials.
+    ...(provider.confinedUri ? { confinedUri: async (n: string) => (guard(), provider.confinedUri!(n)) } : {}),
   };
 }
 

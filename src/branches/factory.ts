@@ -9,9 +9,9 @@ import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
 import { createLocalProvider } from './local/provider.js';
 import { projectRoot, serverDir } from './local/paths.js';
 import { createLakebaseProvider } from './lakebase/provider.js';
-import { parseLakebaseSettings } from './lakebase/settings.js';
+import { LAKEBASE_SETTING_NAMES, parseLakebaseSettings } from './lakebase/settings.js';
 import { createNeonProvider } from './neon/provider.js';
-import { parseNeonSettings } from './neon/settings.js';
+import { NEON_SETTING_NAMES, parseNeonSettings } from './neon/settings.js';
 import { createPostgresProvider } from './postgres-provider.js';
 
 export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const satisfies readonly ProviderName[];
@@ -19,7 +19,10 @@ export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const sati
 export interface ProviderSettings {
   provider: ProviderName;
   projectRoot: string;
+  /** Where settings are read from by name (usually process.env). */
   env: NodeJS.ProcessEnv;
+  /** Settings the caller gives explicitly (the Action's inputs), taking precedence over `env`. */
+  explicit?: Readonly<Record<string, string>>;
   namespace?: string;
   log?: (message: string) => void;
   /** Told every connection string with a password as soon as it is known, so a shell can mask it. */
@@ -43,6 +46,14 @@ export function parseProviderName(value: string | undefined): ProviderName {
   return name as ProviderName;
 }
 
+/**
+ * The named settings, each from the caller's explicit ones when given there, else from the
+ * environment: the parsers see only what they read, never a merged copy of the environment.
+ */
+function settingsNamed(names: readonly string[], settings: ProviderSettings): Record<string, string | undefined> {
+  return Object.fromEntries(names.map((name) => [name, settings.explicit?.[name] ?? settings.env[name]]));
+}
+
 export async function openProvider(settings: ProviderSettings): Promise<BranchProvider> {
   if (settings.provider === 'local') {
     const { provider, server } = await createLocalProvider({ dataDir: serverDir(settings.projectRoot, settings.env), ...(settings.log ? { log: settings.log } : {}) });
@@ -50,7 +61,7 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
     return provider;
   }
   if (settings.provider === 'lakebase' || settings.provider === 'neon') return openCloudProvider(settings);
-  const parsed = PostgresEnv.safeParse(settings.env);
+  const parsed = PostgresEnv.safeParse(settingsNamed(Object.keys(PostgresEnv.shape), settings));
   if (!parsed.success) {
     throw new ConsortError('config', parsed.error.issues.map((i) => i.message).join('; '), {
       hint: 'Export CONSORT_POSTGRES_URL=postgresql://user:password@host:5432/postgres (a role that may CREATEDB).',
@@ -70,11 +81,11 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
 function openCloudProvider(settings: ProviderSettings): BranchProvider {
   const common = { ...(settings.log ? { log: settings.log } : {}), ...(settings.onSecret ? { onSecret: settings.onSecret } : {}) };
   if (settings.provider === 'lakebase') {
-    const lakebase = parseLakebaseSettings(settings.env);
+    const lakebase = parseLakebaseSettings(settingsNamed(LAKEBASE_SETTING_NAMES, settings));
     settings.onSecret?.(lakebase.auth.kind === 'token' ? lakebase.auth.token : lakebase.auth.clientSecret);
     return createLakebaseProvider(lakebase, common);
   }
-  const neon = parseNeonSettings(settings.env);
+  const neon = parseNeonSettings(settingsNamed(NEON_SETTING_NAMES, settings));
   settings.onSecret?.(neon.apiKey);
   return createNeonProvider(neon, common);
 }

@@ -158,6 +158,28 @@ export async function grantBranchSchema(db: Queryable, role: string): Promise<vo
   await db.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ${r}`);
 }
 
+/**
+ * A role that confined untrusted code while a database was prepared goes: its sessions end (a
+ * seed's background process keeps no way in), what it made is handed to the admin (`inside`: a
+ * session on that database), and the role is dropped, so no fork inherits an object it owns.
+ */
+export async function retireBranchRole(db: Queryable, inside: Queryable, database: string): Promise<void> {
+  const role = branchRoleName(database);
+  await db.query(`ALTER ROLE ${quoteIdent(role)} NOLOGIN`);
+  await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()', [role]);
+  // Handed to the admin, a SECURITY DEFINER function the seed wrote would run as the admin (a
+  // superuser) for whoever calls it in any fork: it becomes SECURITY INVOKER first.
+  await inside.query(`DO $$ DECLARE f record; BEGIN
+    FOR f IN SELECT p.oid::regprocedure AS sig, p.prokind FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner
+      WHERE r.rolname = ${quoteLiteral(role)} AND p.prosecdef LOOP
+      EXECUTE format('ALTER %s %s SECURITY INVOKER', CASE f.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END, f.sig);
+    END LOOP;
+  END $$`);
+  await inside.query(`REASSIGN OWNED BY ${quoteIdent(role)} TO CURRENT_USER`);
+  await inside.query(`DROP OWNED BY ${quoteIdent(role)}`);
+  await db.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`);
+}
+
 export async function dropBranchRole(db: Queryable, database: string): Promise<void> {
   await db.query(`DROP ROLE IF EXISTS ${quoteIdent(branchRoleName(database))}`);
 }

@@ -17,8 +17,8 @@ import { acquireRunLock } from './run-lock.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
-  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, serverVersionNum,
-  sessionsOn, upsertBranchRole,
+  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, retireBranchRole,
+  serverVersionNum, sessionsOn, upsertBranchRole,
 } from './server-ops.js';
 
 export interface TemplateProviderOptions {
@@ -103,7 +103,11 @@ export class TemplateBranchProvider implements BranchProvider {
     const row = await this.catalog.get(cat, ROOT_BRANCH);
     const database = this.options.mainDatabase ?? databaseName(this.options.databasePrefix, ROOT_BRANCH);
     if (row?.state === 'ready' && (await databaseExists(admin, row.database))) return;
-    if (!(await databaseExists(admin, database))) await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+    if (!(await databaseExists(admin, database))) {
+      await admin.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+      // Every baseline forks from it; a database the user adopted as main keeps its own grants.
+      await confineDatabase(admin, database);
+    }
     if (row) await this.catalog.markReady(cat, ROOT_BRANCH, null);
     else await this.catalog.insert(cat, { name: ROOT_BRANCH, parent: null, database, state: 'ready', gitBranch: null, expiresAt: null });
   }
@@ -167,7 +171,7 @@ export class TemplateBranchProvider implements BranchProvider {
         copied = true;
         // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
         await confineDatabase(cat, database);
-        if (options.prepare) await options.prepare(withDatabase(this.options.adminUrl, database));
+        if (options.prepare) await this.runPrepare(cat, database, options.prepare);
         await this.catalog.markReady(cat, name, expiresAt);
       } catch (e) {
         // Leave neither a database nor a catalog row behind.
@@ -401,6 +405,8 @@ export class TemplateBranchProvider implements BranchProvider {
       await clearSessions(cat, parent.database, parent.name, 'fork', terminate, options.onTerminated);
       // Copy first: if this fails the branch is untouched.
       await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
+      // A new database is PUBLIC again: confine it before anyone can know its name.
+      await confineDatabase(cat, scratch);
       await this.catalog.setState(cat, name, 'resetting', scratch);
       await dropDatabase(cat, row.database, terminate);
       await renameDatabase(cat, scratch, row.database);
@@ -413,28 +419,76 @@ export class TemplateBranchProvider implements BranchProvider {
    * A connection string for untrusted code (a suite, an agent): the branch's own login role,
    * which reaches this branch database only (src/branches/server-ops.ts). Re-keyed on every call.
    */
-  async confinedUri(name: string): Promise<string> {
+  async confinedUri(name: string): Promise<string | null> {
     const branch = await this.get(name);
     if (!branch) throw notFound(name);
+    return (await this.canConfine()) ? this.roleUrl(branch.database) : null;
+  }
+
+  private confining: Promise<boolean> | undefined;
+
+  /**
+   * Making a role and handing it a branch's objects takes a superuser (CREATEROLE alone cannot
+   * give objects to a role it is no member of); with a CREATEDB-only admin untrusted code gets the
+   * admin's URL, as docs/security.md says.
+   */
+  private canConfine(): Promise<boolean> {
+    this.confining ??= (async () => {
+      const db = await this.admin.connect();
+      try {
+        const { rows } = await db.query<{ ok: boolean }>('SELECT rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
+        return rows[0]?.ok === true;
+      } finally {
+        db.release();
+      }
+    })();
+    return this.confining;
+  }
+
+  /** (Re-)key the database's own role, make it the owner of what is in it, and give its URL. */
+  private async roleUrl(database: string): Promise<string> {
     const password = randomBytes(18).toString('base64url');
     const cat = await this.catalogPool.connect();
     let role: string;
     try {
-      role = await upsertBranchRole(cat, branch.database, password);
+      role = await upsertBranchRole(cat, database, password);
     } finally {
       cat.release();
     }
-    const inside = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, branch.database) });
-    await inside.connect();
-    try {
-      await grantBranchSchema(inside, role);
-    } finally {
-      await inside.end();
-    }
-    const url = new URL(withDatabase(this.options.adminUrl, branch.database));
+    await this.inside(database, (db) => grantBranchSchema(db, role));
+    const url = new URL(withDatabase(this.options.adminUrl, database));
     url.username = encodeURIComponent(role);
     url.password = encodeURIComponent(password);
     return url.toString();
+  }
+
+  private async inside<T>(database: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
+    const db = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, database) });
+    await db.connect();
+    try {
+      return await fn(db);
+    } finally {
+      await db.end();
+    }
+  }
+
+  /**
+   * `prepare` gets the admin URL for Consort's own work (migrations already on the base) and, on
+   * request, a confined one for the project's code (the seed); that role is retired afterwards,
+   * so the database (a baseline every fork inherits) keeps no role a seed could have passed on.
+   */
+  private async runPrepare(cat: Client, database: string, prepare: NonNullable<CreateBranchOptions['prepare']>): Promise<void> {
+    let confined = false;
+    try {
+      const admin = withDatabase(this.options.adminUrl, database);
+      await prepare(admin, async () => {
+        if (!(await this.canConfine())) return admin;
+        confined = true;
+        return this.roleUrl(database);
+      });
+    } finally {
+      if (confined) await this.inside(database, (db) => retireBranchRole(cat, db, database));
+    }
   }
 
   async connectionUri(name: string): Promise<string> {

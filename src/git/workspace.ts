@@ -218,18 +218,40 @@ export async function codeTreeHash(ws: GitWorkspace): Promise<string> {
   return sha256(lines.join('\n'));
 }
 
+/**
+ * Worktree changes of one repository, one at a time: a `worktree prune` or `remove` that empties
+ * `.git/worktrees` deletes the folder while a concurrent `worktree add` (a proof next to an
+ * experiment's attempt) is creating its entry in it, and the add fails.
+ */
+const worktreeQueues = new Map<string, Promise<unknown>>();
+
+function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
+  const previous = worktreeQueues.get(ws.top) ?? Promise.resolve();
+  const next = previous.then(fn, fn);
+  const settled = next.then(() => undefined, () => undefined);
+  worktreeQueues.set(ws.top, settled);
+  void settled.then(() => {
+    if (worktreeQueues.get(ws.top) === settled) worktreeQueues.delete(ws.top);
+  });
+  return next;
+}
+
 /** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
 export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
-  await exec(ws.top, ['worktree', 'remove', '--force', dir]);
-  await rm(dir, { recursive: true, force: true });
-  await run(ws.top, ['worktree', 'prune']);
-  await run(ws.top, ['worktree', 'add', '--detach', '-q', dir, base]);
+  await serially(ws, async () => {
+    await exec(ws.top, ['worktree', 'remove', '--force', dir]);
+    await rm(dir, { recursive: true, force: true });
+    await run(ws.top, ['worktree', 'prune']);
+    await run(ws.top, ['worktree', 'add', '--detach', '-q', dir, base]);
+  });
 }
 
 export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<void> {
-  await exec(ws.top, ['worktree', 'remove', '--force', dir]);
-  await rm(dir, { recursive: true, force: true });
-  await exec(ws.top, ['worktree', 'prune']);
+  await serially(ws, async () => {
+    await exec(ws.top, ['worktree', 'remove', '--force', dir]);
+    await rm(dir, { recursive: true, force: true });
+    await exec(ws.top, ['worktree', 'prune']);
+  });
 }
 
 /** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */

@@ -24,6 +24,10 @@ export interface MigrationEngine {
   source: 'project' | 'lockfile' | 'bundled';
   /** The package directory it was loaded from. */
   dir: string;
+  /** The project's copy: its entry file (it is imported only where it runs, in a child process). */
+  entry?: string;
+  /** The project's TypeScript loader, registered where the migrations run (ts-loader.ts). */
+  tsLoader?: { name: 'tsx' | 'ts-node'; workspace: string };
 }
 
 const PackageJson = z.object({ name: z.string(), version: z.string() });
@@ -75,8 +79,10 @@ async function engineAt(dir: string, source: MigrationEngine['source']): Promise
   const pkg = await packageAt(dir);
   if (pkg?.name !== 'node-pg-migrate') return undefined;
   const entry = createRequire(path.join(dir, 'package.json')).resolve('node-pg-migrate');
-  const runner = runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>);
-  return runner ? { runner, version: pkg.version, source, dir } : undefined;
+  // The project's code is never imported here (this may be the App's process): the runner loads it
+  // where it runs, which for a project's engine is always a child process (isolated.ts).
+  const runner = (async (options) => (await loadProjectRunner(entry))(options)) as Runner;
+  return { runner, version: pkg.version, source, dir, entry };
 }
 
 /** The entry file of the project's installed node-pg-migrate (see projectRequire for which is the project's). */
@@ -105,6 +111,11 @@ export async function resolveEngine(workspace: string, options: ResolveEngineOpt
   const cached = await engineAt(await cachedEngine(locked.version, options), 'lockfile');
   if (!cached) throw new ConsortError('tools-unavailable', `The node-pg-migrate ${locked.version} installed for ${locked.lockfile} has no runner Consort can call.`);
   return cached;
+}
+
+/** The project's runner, or the bundled one when its package exports none Consort knows. */
+export async function loadProjectRunner(entry: string): Promise<Runner> {
+  return runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>) ?? bundledRunner;
 }
 
 export function describeEngine(e: MigrationEngine): string {

@@ -268,7 +268,24 @@ function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile
   return { kind: downUnavailable ? 'down-unavailable' : 'script', name, file: fileOf(name), error: { message } };
 }
 
+/**
+ * Apply a directory's migrations. SQL files are read, never run as code, so the bundled
+ * node-pg-migrate applies them here; a JS/TS migration or the project's own node-pg-migrate is
+ * the repository's code, so it runs in a child process with the allow-listed basics only
+ * (isolated.ts): never inside Consort's process, where the App keeps PRIVATE_KEY and
+ * WEBHOOK_SECRET and the Action its tokens.
+ */
 export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
+  const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+  if (options.engine?.source === 'project' || options.engine?.source === 'lockfile' || options.engine?.tsLoader || fileList.some((m) => m.kind !== 'sql' && m.kind !== 'other')) {
+    const { applyInChild } = await import('./isolated.js');
+    return applyInChild(options);
+  }
+  return applyMigrationsHere(options);
+}
+
+/** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */
+export async function applyMigrationsHere(options: ApplyOptions): Promise<ApplyResult> {
   if (options.onlyNames !== undefined && options.count !== undefined) {
     throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
   }

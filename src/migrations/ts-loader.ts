@@ -2,8 +2,8 @@
  * How TypeScript migrations load, as the project's deploy loads them. node-pg-migrate 9 loads
  * them itself (through jiti); 8.x `import()`s and 7.x `require()`s each file, so a project on
  * those runs its migrate command with a TypeScript loader (`--tsx`, `--tsconfig` with ts-node,
- * `node --import tsx`). Consort registers that same loader, resolved from the project, for the
- * length of a check: in this process, because the runner is called here and its SQL captured.
+ * `node --import tsx`). Consort registers that same loader, resolved from the project, in the child
+ * process the migrations run in (never in Consort's own process).
  * A `.ts` migration with neither is refused with the fix, before any database is touched.
  */
 import { readFile } from 'node:fs/promises';
@@ -25,6 +25,8 @@ export interface TypeScriptLoader {
 
 export interface LoaderHandle {
   loader: TypeScriptLoader | undefined;
+  /** The engine to apply with: the project's loader, when one is needed, named on it (`tsLoader`). */
+  engine: MigrationEngine;
   dispose(): void;
 }
 
@@ -106,52 +108,39 @@ async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-nod
   return undefined;
 }
 
-/** How many checks in this process use each registered loader (the App runs several at once). */
-const registered = new Map<string, { count: number; undo: Promise<() => void> }>();
-
 /**
- * Make `files` loadable by `engine` as the project's deploy would, for as long as the handle is
- * not disposed. No TypeScript among them: nothing to do.
+ * Which loader makes `files` loadable by `engine` as the project's deploy would. Nothing is
+ * registered here (this may be the App's process, and the loader is the repository's package):
+ * the project's loader is named on the returned engine, and the child process that runs the
+ * migrations (apply-child.ts) registers it there. No TypeScript among them: nothing to do.
  */
 export async function prepareTypeScript(engine: MigrationEngine, workspace: string, files: readonly string[]): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
-  if (ts.length === 0) return { loader: undefined, dispose: () => undefined };
+  const none: LoaderHandle = { loader: undefined, engine, dispose: () => undefined };
+  if (ts.length === 0) return none;
   const own = await engineLoader(engine);
-  if (own) return { loader: own, dispose: () => undefined };
+  if (own) return { ...none, loader: own };
   const found = await projectLoader(workspace);
   if (!found) {
     throw new ConsortError('config', `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project does not have installed (tsx or ts-node).`, {
       hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
     });
   }
-  const key = `${found.name} ${found.require.resolve(`${found.name}/package.json`)}`;
-  let entry = registered.get(key);
-  if (!entry) {
-    // Counted before the first await, so two checks starting together register once.
-    const registrar = REGISTRARS[found.name];
-    const undo = manifest(path.join(engine.dir, 'package.json')).then((m) => registrar(found.require, workspace, m?.type === 'module'));
-    entry = { count: 0, undo };
-    registered.set(key, entry);
-  }
-  entry.count += 1;
-  try {
-    await entry.undo;
-  } catch (e) {
-    if (registered.get(key) === entry) registered.delete(key);
-    throw e;
-  }
-  let disposed = false;
   return {
     loader: { name: found.name, version: found.version, source: 'project' },
-    dispose() {
-      if (disposed) return;
-      disposed = true;
-      const e = registered.get(key);
-      if (!e || --e.count > 0) return;
-      registered.delete(key);
-      void e.undo.then((undo) => undo());
-    },
+    engine: { ...engine, tsLoader: { name: found.name, workspace } },
+    dispose: () => undefined,
   };
+}
+
+/** In the migrations' own process (apply-child.ts): register the project's loader for the engine's files. */
+export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>): Promise<void> {
+  const wanted = engine.tsLoader;
+  if (!wanted) return;
+  const req = await projectRequire(wanted.workspace, wanted.name);
+  if (!req) throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, { hint: `Install it (npm i -D ${wanted.name}).` });
+  const esmEngine = (await manifest(path.join(engine.dir, 'package.json')))?.type === 'module';
+  await REGISTRARS[wanted.name](req, wanted.workspace, esmEngine);
 }
 
 export function describeLoader(l: TypeScriptLoader): string {

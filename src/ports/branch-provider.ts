@@ -44,9 +44,11 @@ export interface CreateBranchOptions {
    * Runs on the new branch (given its URL) before the branch becomes visible to anyone else; if it
    * throws, the create is rolled back. Makes "fork and initialise" (a baseline with migrations
    * and seed applied) atomic: a concurrent `ensure` of the same name waits, then reuses it.
-   * It must close its connections before it resolves.
+   * It must close its connections before it resolves. `untrusted`, where the provider can make
+   * one, gives a URL for the project's own code (the seed): a role confined to this database,
+   * which is dropped (its objects handed back to the admin) once `prepare` ends.
    */
-  prepare?: (url: string) => Promise<void>;
+  prepare?: (url: string, untrusted?: () => Promise<string>) => Promise<void>;
 }
 
 export interface DeleteBranchOptions {
@@ -126,9 +128,10 @@ export interface BranchProvider {
   connectionUri(name: string): Promise<string>;
   /**
    * A connection string for untrusted code (a suite, an agent) that reaches this branch only: a
-   * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it.
+   * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it;
+   * null when this server's admin cannot (it is not a superuser): the caller uses connectionUri.
    */
-  confinedUri?(name: string): Promise<string>;
+  confinedUri?(name: string): Promise<string | null>;
   /**
    * Prove that `url` reaches branch `name` and not another one (its parent); throws if not.
    * Providers where the database name alone does not identify a branch (the cloud services,

@@ -30,8 +30,8 @@ beforeAll(async () => {
 afterAll(() => rm(out, { recursive: true, force: true }));
 
 describe('dist/', () => {
-  it('holds exactly the bundle, its license list and the built-in role prompts', async () => {
-    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['index.js', 'licenses.txt', 'roles']);
+  it('holds exactly the bundle, the migration child, its license list and the built-in role prompts', async () => {
+    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['apply-child.js', 'index.js', 'licenses.txt', 'roles']);
     expect(await readdir(path.join(ROOT, 'dist', 'roles'))).toEqual(await readdir(path.join(out, 'roles')));
   });
 
@@ -41,7 +41,7 @@ describe('dist/', () => {
     for (const name of names) expect(await readFile(path.join(ROOT, 'dist', 'roles', name), 'utf8')).toBe(await readFile(path.join(ROOT, 'roles', name), 'utf8'));
   });
 
-  it.each(['index.js', 'licenses.txt'])('%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)', async (file) => {
+  it.each(['index.js', 'apply-child.js', 'licenses.txt'])('%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)', async (file) => {
     const [built, committed] = await Promise.all([readFile(path.join(out, file)), readFile(path.join(ROOT, 'dist', file))]);
     expect(firstDifference(built, committed)).toBeNull();
   });

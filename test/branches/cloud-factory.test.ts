@@ -18,6 +18,16 @@ describe('the provider factory knows the cloud providers', () => {
     await expect(openProvider({ provider, projectRoot: '/tmp', env: {} })).rejects.toMatchObject({ code: 'config', message: expect.stringMatching(message) });
   });
 
+  it('reads settings by name, the explicit ones (the Action\'s inputs) over the environment', async () => {
+    const secrets: string[] = [];
+    const env = { NEON_API_KEY: 'from-env', NEON_PROJECT_ID: 'p-env', UNRELATED_TOKEN: 'never-read' };
+    await openProvider({ provider: 'neon', projectRoot: '/tmp', env, explicit: { NEON_API_KEY: 'from-input' }, onSecret: (s) => secrets.push(s) }).then((p) => p.close());
+    expect(secrets).toEqual(['from-input']);
+    await expect(openProvider({ provider: 'postgres', projectRoot: '/tmp', env: { CONSORT_POSTGRES_URL: 'mysql://x' }, explicit: { CONSORT_POSTGRES_URL: 'postgresql://u:pw@127.0.0.1:1/postgres' }, onSecret: (s) => secrets.push(s) }).then((p) => p.close()))
+      .resolves.toBeUndefined();
+    expect(secrets).toEqual(['from-input', 'postgresql://u:pw@127.0.0.1:1/postgres']);
+  });
+
   it('opens both against their stand-ins and reports their secrets for masking', async () => {
     const lakebase = await new LakebaseEmulator({ token: 'dapi-factory-7777' }).start();
     let neon: NeonEmulator | undefined;

@@ -24,6 +24,13 @@ async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise
   }
 }
 
+/** The system server's admin is a superuser, so a confined URL must come back. */
+async function confined(name: string): Promise<string> {
+  const url = await provider.confinedUri!(name);
+  if (url === null) throw new Error('no confined URL: the test server\'s admin is not a superuser');
+  return url;
+}
+
 const other = (url: string, database: string) => {
   const u = new URL(url);
   u.pathname = `/${database}`;
@@ -49,7 +56,7 @@ afterAll(async () => {
 });
 
 it('reaches its own branch, with what a suite needs there', async () => {
-  const url = await provider.confinedUri!('a');
+  const url = await confined('a');
   expect(new URL(url).username).not.toBe('postgres');
   await asUser(url, async (c) => {
     await c.query("INSERT INTO customers VALUES (1, 'Ada')");
@@ -62,17 +69,47 @@ it('reaches its own branch, with what a suite needs there', async () => {
 });
 
 it('cannot reach a sibling branch or the catalog', async () => {
-  const url = await provider.confinedUri!('a');
+  const url = await confined('a');
   const b = (await provider.get('b'))!.database;
   await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
   await expect(asUser(other(url, catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
 });
 
+it('cannot reach a sibling branch that was reset (its database is a new copy)', async () => {
+  const url = await confined('a');
+  await provider.reset('b', { terminateConnections: true });
+  const b = (await provider.get('b'))!.database;
+  await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+});
+
 it('has no superuser powers: no COPY TO PROGRAM, no CREATE DATABASE, no CREATE ROLE', async () => {
-  const url = await provider.confinedUri!('a');
+  const url = await confined('a');
   await asUser(url, async (c) => {
     await expect(c.query("COPY (SELECT 1) TO PROGRAM 'id'")).rejects.toThrow(/permission denied|must be superuser|pg_execute_server_program/);
     await expect(c.query('CREATE DATABASE stolen')).rejects.toThrow(/permission denied/);
     await expect(c.query('CREATE ROLE stolen')).rejects.toThrow(/permission denied/);
   });
+});
+
+it('says it cannot confine when the admin is not a superuser (a CREATEDB-only role), instead of failing the check', async () => {
+  const admin = `sec${tag}_admin`;
+  await asUser(ADMIN, (c) => c.query(`CREATE ROLE "${admin}" LOGIN CREATEDB PASSWORD 'pw'`));
+  const url = new URL(ADMIN);
+  url.username = admin;
+  url.password = 'pw';
+  const weak = createPostgresProvider({ url: url.toString(), namespace: `sec${tag}w`, catalogDatabase: `${catalogDatabase}_w` });
+  try {
+    await weak.create({ name: 'x' });
+    expect(await weak.confinedUri('x')).toBeNull();
+  } finally {
+    await weak.delete('x', { terminateConnections: true }).catch(() => undefined);
+    await weak.delete('main', { terminateConnections: true }).catch(() => undefined);
+    await weak.close();
+    await asUser(ADMIN, async (c) => {
+      await c.query(`DROP DATABASE IF EXISTS "${catalogDatabase}_w" WITH (FORCE)`);
+      await c.query(`DROP DATABASE IF EXISTS "sec${tag}w_main" WITH (FORCE)`);
+      await c.query(`DROP DATABASE IF EXISTS "sec${tag}w_x" WITH (FORCE)`);
+      await c.query(`DROP ROLE IF EXISTS "${admin}"`);
+    });
+  }
 });

@@ -89,10 +89,24 @@ it('a patched ignored dependency does not reach the proof: it runs the install c
   expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
 }, 60_000);
 
-it('an edited test behind skip-worktree is seen by the scope check, and the proof runs the committed test', async () => {
+it('code a proof ran that rewrites its dependencies cannot reach the next proof: each proof has its own copy', async () => {
+  await repo();
+  // GREEN code that, once the suite imports it, rewrites the test runner it finds in node_modules.
+  const tamper = `import { writeFileSync } from 'node:fs';\nwriteFileSync('node_modules/runner/run.mjs', ${JSON.stringify(PATCHED_RUNNER)});\nexport const sum = (a, b) => a + b;\n`;
+  await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
+  await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
+  expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
+  // The bug comes back; the next proof must see it, whatever the last one's code did to its runner.
+  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n');
+  await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor');
+  const { outcome } = await proveHead();
+  expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
+}, 60_000);
+
+it.each(['--skip-worktree', '--assume-unchanged'])('an edited test behind %s is seen by the scope check, and the proof runs the committed test', async (flag) => {
   await repo();
   const base = await headCommit(ws);
-  await git(dir, 'update-index', '--skip-worktree', 'test/sum.test.js');
+  await git(dir, 'update-index', flag, 'test/sum.test.js');
   await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'));
   expect(await git(dir, 'status', '--porcelain')).toBe(''); // hidden from git status
   const changes = await changesSince(ws, base);

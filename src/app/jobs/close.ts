@@ -56,6 +56,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       engine = await resolveEngine(workspace.dir, { env: deps.settings.suiteEnv });
       const files = (await readMigrationSet(dir, { relativeTo: workspace.dir, missingOk: true })).map((m) => m.file);
       typescript = await prepareTypeScript(engine, workspace.dir, files);
+      engine = typescript.engine;
     } catch (e) {
       if (!isConsortError(e)) throw e;
       await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\n${e.message}${e.hint ? `\n\n${e.hint}` : ''}`);

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ConsortError } from '../../core/errors.js';
-import { quoteIdent, withAdvisoryLock, withClient, withTransaction, type Queryable } from '../../db/sql.js';
+import { confineDatabase } from '../../branches/server-ops.js';
+import { quoteIdent, withAdvisoryLock, withClient, withDatabase, withTransaction, type Queryable } from '../../db/sql.js';
 import { applyMigrations } from '../../migrations/runner.js';
 
 /** package.json's name: how the store finds its own migrations folder from wherever it is bundled. */
@@ -36,6 +37,21 @@ export function packageRoot(from: string = path.dirname(fileURLToPath(import.met
 }
 
 export const STORE_MIGRATIONS_DIR = (): string => path.join(packageRoot(), 'migrations');
+
+/**
+ * The App's store on its embedded server, which also holds every repository's branches: no role
+ * but the admin may connect to it (a branch's confined role cannot even open a session there).
+ */
+export async function ensureStoreDatabase(adminUrl: string, name: string): Promise<string> {
+  await withClient(adminUrl, async (db) => {
+    const { rows } = await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rows.length === 0) await db.query(`CREATE DATABASE ${quoteIdent(name)}`).catch((e: { code?: string }) => {
+      if (e.code !== '42P04') throw e; // created by another App process meanwhile
+    });
+    await confineDatabase(db, name);
+  });
+  return withDatabase(adminUrl, name);
+}
 
 /** Bring the store's schema up to date; returns the names of the migrations applied now. */
 export async function migrateStore(url: string, dir: string = STORE_MIGRATIONS_DIR()): Promise<string[]> {

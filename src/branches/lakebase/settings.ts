@@ -34,6 +34,9 @@ const Env = z.object({
   CONSORT_LAKEBASE_DATABASE: optional,
 });
 
+/** Every variable the provider reads (a caller picks these, never copies a whole environment). */
+export const LAKEBASE_SETTING_NAMES: readonly string[] = Object.keys(Env.shape);
+
 function missing(name: string, hint: string): ConsortError {
   return new ConsortError('config', `${name} is not set (needed by the lakebase provider).`, { hint });
 }

@@ -27,6 +27,9 @@ const Env = z.object({
   NEON_ROLE: optional,
 });
 
+/** Every variable the provider reads (a caller picks these, never copies a whole environment). */
+export const NEON_SETTING_NAMES: readonly string[] = Object.keys(Env.shape);
+
 function missing(name: string, hint: string): ConsortError {
   return new ConsortError('config', `${name} is not set (needed by the neon provider).`, { hint });
 }

@@ -105,7 +105,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
       name,
       parent: config.database.parent,
       ttlMs: BASELINE_TTL_MS,
-      prepare: async (url) => {
+      prepare: async (url, untrusted) => {
         if (input.rebuild) await emptyDatabase(url);
         const result = await applyMigrations({
           databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
@@ -119,7 +119,8 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           });
         }
         applied = result.applied.map((m) => m.name);
-        seeded = await runSeed(config, input.workspace, url, input.env, input.baseSeed);
+        // The seed is the project's code: a role confined to the baseline where the provider makes one.
+        seeded = await runSeed(config, input.workspace, config.database.seed && untrusted ? await untrusted() : url, input.env, input.baseSeed);
       },
     });
     return { ok: true, name, reused: outcome === 'reused', applied, seeded };

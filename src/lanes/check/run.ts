@@ -168,6 +168,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       // The project's own node-pg-migrate when it has one: what its deploy applies.
       engine = await resolveEngine(input.workspace, { env: input.env, log });
       typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file));
+      engine = typescript.engine; // names the project's TypeScript loader, registered where the migrations run
       ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
@@ -270,7 +271,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       temporary.push(names.suite);
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
-      const result = await suiteStage(config, input.workspace, await provider.connectionUri(names.suite), input.env, signal, input.onSuiteOutput);
+      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
+      const suiteUrl = (provider.confinedUri ? await provider.confinedUri(names.suite) : null) ?? await provider.connectionUri(names.suite);
+      const result = await suiteStage(config, input.workspace, suiteUrl, input.env, signal, input.onSuiteOutput);
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
       return result;
     });

@@ -5,7 +5,9 @@
  * `assume-unchanged`), a report left from an earlier run and anything else outside the commit
  * cannot reach it. Dependencies come from a copy of the workspace's install made before the
  * run's first turn, so a patched `node_modules/jest/bin/jest.js` (ignored, so invisible to the
- * scope check) is not what runs; every report path is emptied before the suite starts.
+ * scope check) is not what runs; each proof gets its own copy of that pristine one, so code a proof
+ * ran (the driver's, in GREEN) that rewrote its dependencies cannot reach a later proof; every
+ * report path is emptied before the suite starts.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,8 +25,10 @@ const DEPENDENCY_DIRS = ['node_modules'];
 export interface Dependencies {
   /** Where the copies live (removed by `dispose`). */
   root: string;
-  /** Workspace-relative folder → what the proof's worktree links to. */
+  /** Workspace-relative folder → the pristine copy (or the outside install a symlink pointed to). */
   links: Map<string, string>;
+  /** The folders of `links` that are pristine copies: each proof gets a copy of its own. */
+  copied: Set<string>;
   dispose(): Promise<void>;
 }
 
@@ -43,6 +47,7 @@ async function copyTree(from: string, to: string): Promise<void> {
 export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependencies> {
   const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
   const links = new Map<string, string>();
+  const copied = new Set<string>();
   for (const rel of DEPENDENCY_DIRS) {
     const source = path.join(ws.dir, rel);
     const info = await lstat(source).catch(() => undefined);
@@ -55,8 +60,9 @@ export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependenci
     const target = path.join(root, rel);
     await copyTree(source, target);
     links.set(rel, target);
+    copied.add(rel);
   }
-  return { root, links, dispose: () => rm(root, { recursive: true, force: true }) };
+  return { root, links, copied, dispose: () => rm(root, { recursive: true, force: true }) };
 }
 
 export interface CleanTree {
@@ -67,20 +73,29 @@ export interface CleanTree {
 /** A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty. */
 export async function cleanTree(ws: GitWorkspace, commit: string, deps: Dependencies | undefined, reports: readonly string[]): Promise<CleanTree> {
   const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
+  const own = `${dir}-deps`;
+  const dispose = async (): Promise<void> => {
+    await removeWorktree(ws, dir);
+    await rm(own, { recursive: true, force: true });
+  };
   await addWorktree(ws, dir, commit);
   try {
     const clean = await openWorkspace(path.join(dir, ws.prefix));
-    for (const [rel, target] of deps?.links ?? []) {
+    for (const [rel, pristine] of deps?.links ?? []) {
       const at = path.join(clean.dir, rel);
       // A committed file or folder at that path is the commit's own (and the suite's to use).
-      if ((await lstat(at).catch(() => undefined)) === undefined) await symlink(target, at, 'dir');
+      if ((await lstat(at).catch(() => undefined)) !== undefined) continue;
+      // This proof's own copy of the pristine install (a reflink where the filesystem can).
+      const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
+      if (target !== pristine) await copyTree(pristine, target);
+      await symlink(target, at, 'dir');
     }
     // A report in the commit (or written by a checkout filter) would be read as this run's.
     const stale = await glob([...reports], { cwd: clean.dir, absolute: true, onlyFiles: false, dot: true });
     await Promise.all(stale.map((file) => rm(file, { recursive: true, force: true })));
-    return { ws: clean, dispose: () => removeWorktree(ws, dir) };
+    return { ws: clean, dispose };
   } catch (e) {
-    await removeWorktree(ws, dir);
+    await dispose();
     throw e;
   }
 }

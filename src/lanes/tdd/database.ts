@@ -107,10 +107,15 @@ export function createBranches(kit: BranchKit) {
     return kit.provider.connectionUri(name);
   }
 
-  async function migrate(url: string, workspace = kit.workspace): Promise<ApplyResult> {
+  /**
+   * The feature's migrations are agents' work: they run as the branch's own role where the provider
+   * makes one (it owns the branch's schemas and tables, and is no superuser), not as the admin.
+   */
+  async function migrate(name: string, url: string, workspace = kit.workspace): Promise<ApplyResult> {
     const dir = migrationsIn(workspace);
     if (!(await access(dir).then(() => true, () => false))) return NOTHING_TO_APPLY;
-    return applyMigrations({ databaseUrl: url, dir, direction: 'up', migrationsTable: kit.config.migrations.table, relativeTo: workspace });
+    const as = (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
+    return applyMigrations({ databaseUrl: as, dir, direction: 'up', migrationsTable: kit.config.migrations.table, relativeTo: workspace });
   }
 
   async function migrationShas(workspace = kit.workspace): Promise<Shas> {
@@ -126,7 +131,7 @@ export function createBranches(kit: BranchKit) {
   async function prepare(name: string, use: 'proof' | 'sandbox'): Promise<Prepared> {
     const url = await fork(name);
     const before = await migrationShas();
-    const result = await migrate(url);
+    const result = await migrate(name, url);
     const known = result.ok && same(before, await migrationShas());
     if (known && use === 'sandbox') await readSchema(name, url);
     return { ok: true, shas: known ? before : null };
@@ -147,13 +152,13 @@ export function createBranches(kit: BranchKit) {
     if (shas !== null && holds(shas, current)) {
       const url = await kit.provider.connectionUri(name);
       const pending = [...current.keys()].some((m) => !shas.has(m));
-      const migrations = pending ? await time('branch:migrate', () => migrate(url, workspace)) : NOTHING_TO_APPLY;
+      const migrations = pending ? await time('branch:migrate', () => migrate(name, url, workspace)) : NOTHING_TO_APPLY;
       return { url, migrations, shas: current };
     }
     await disconnect(name);
     schemas.delete(name);
     const url = await time('branch:fork-in-foreground', () => fork(name));
-    return { url, migrations: await time('branch:migrate', () => migrate(url, workspace)), shas: current };
+    return { url, migrations: await time('branch:migrate', () => migrate(name, url, workspace)), shas: current };
   }
 
   async function takeWarm(name: string): Promise<Shas | null> {
@@ -234,7 +239,7 @@ export function createBranches(kit: BranchKit) {
      * the provider can make one (it reaches that branch only), else the provider's URL.
      */
     async untrusted(name: string, url: string): Promise<string> {
-      return kit.provider.confinedUri ? time('branch:role', () => kit.provider.confinedUri!(name)) : url;
+      return (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */
