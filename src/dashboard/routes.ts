@@ -84,6 +84,17 @@ const ApproveForm = z.object({
 });
 
 const pageOf = (url: URL) => Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '1', 10) || 1);
+/** `?pageSize=`: a whole number (paginate bounds it), the view's own size when absent or not a number. */
+const pageSizeOf = (url: URL, fallback: number) => Number.parseInt(url.searchParams.get('pageSize') ?? '', 10) || fallback;
+
+/** Path segments percent-decoded; null when one is malformed (`%E0%A4%A`). */
+export function decodeSegments(segments: readonly string[]): string[] | null {
+  try {
+    return segments.map((s) => decodeURIComponent(s));
+  } catch {
+    return null;
+  }
+}
 
 function filterOf(url: URL): FeatureFilter {
   const pr = Number.parseInt(url.searchParams.get('pr') ?? '', 10);
@@ -115,8 +126,13 @@ async function events(ctx: DashboardContext, req: http.IncomingMessage, res: htt
  * way; a 404 for anything it does not know.
  */
 export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMessage, res: http.ServerResponse, subpath: string, url: URL): Promise<void> {
-  const segments = subpath.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
-  const api = segments[0] === 'api';
+  const raw = subpath.split('/').filter(Boolean);
+  const api = raw[0] === 'api';
+  const segments = decodeSegments(raw);
+  if (segments === null) {
+    const message = 'The address is not valid (a malformed %-escape).';
+    return api ? sendJson(res, 400, { error: message }) : sendHtml(res, 400, ctx, { title: 'Bad request', active: 'features', live: null }, errorPage(400, message));
+  }
   if (api) segments.shift();
   const [head, feature, kind, id, action] = segments;
   const s = ctx.source;
@@ -159,7 +175,7 @@ export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMe
       return sendHtml(res, 200, ctx, { title: feature, active: 'features', live: feature }, featurePage(ctx.base, detail, page, all));
     }
     if (kind === 'turns' && id === undefined && api) {
-      const page = await s.turns(feature, pageOf(url), Number(url.searchParams.get('pageSize') ?? TURNS_PAGE));
+      const page = await s.turns(feature, pageOf(url), pageSizeOf(url, TURNS_PAGE));
       return page === null ? notFound(`feature ${feature}`) : sendJson(res, 200, { version: DASHBOARD_API_VERSION, ...page });
     }
     if (kind === 'turns' && id !== undefined && segments.length === 4) {
@@ -202,7 +218,12 @@ async function approve(ctx: DashboardContext, req: http.IncomingMessage, res: ht
   if (!ctx.canApprove || ctx.source.approve === undefined) return refuse(403, 'You cannot approve gates here: approving needs write access to the repository.');
   const type = String(req.headers['content-type'] ?? '');
   const raw = await readBody(req);
-  const fields: unknown = type.startsWith('application/json') ? JSON.parse(raw || '{}') : Object.fromEntries(new URLSearchParams(raw));
+  let fields: unknown;
+  try {
+    fields = type.startsWith('application/json') ? JSON.parse(raw || '{}') : Object.fromEntries(new URLSearchParams(raw));
+  } catch {
+    return refuse(400, 'Cannot approve: the body is not valid JSON.');
+  }
   const body = { ...(fields as object), ...(req.headers['x-csrf-token'] ? { csrf: String(req.headers['x-csrf-token']) } : {}) };
   const parsed = ApproveForm.safeParse(body);
   if (!parsed.success) return refuse(400, `Cannot approve: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}.`);

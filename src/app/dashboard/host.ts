@@ -17,7 +17,7 @@ import { html } from '../../dashboard/html.js';
 import { CLIENT_SCRIPT, plainLayout } from '../../dashboard/layout.js';
 import type { BranchView } from '../../dashboard/port.js';
 import { DASHBOARD_API_VERSION } from '../../dashboard/port.js';
-import { SECURITY_HEADERS, sameToken, sendJson, serveDashboard, type DashboardContext } from '../../dashboard/routes.js';
+import { decodeSegments, SECURITY_HEADERS, sameToken, sendJson, serveDashboard, type DashboardContext } from '../../dashboard/routes.js';
 import { AccessCache, canRead, csrfToken, newSession, readCookie, SESSION_COOKIE, sessionCookie, signSession, verifySession, type Session } from '../../dashboard/session.js';
 import { WRITE_PERMISSIONS, type OctokitLike, type Permission } from '../github.js';
 import type { DashboardSettings } from '../settings.js';
@@ -33,6 +33,8 @@ import { AppSource, IndexCache } from './source.js';
 export const DASHBOARD_PATH = '/dashboard';
 const STATE_COOKIE = 'consort_oauth';
 const SESSION_TTL_MS = 8 * 3_600_000;
+/** Live-update streams one person may hold open at once (a browser holds one per open page). */
+export const STREAMS_PER_PERSON = 16;
 
 export interface AppDashboardOptions {
   store: Store;
@@ -76,6 +78,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
   const cache = new IndexCache();
   const changes = new ChangeHub(o.storeUrl);
   const streams = new Set<http.ServerResponse>();
+  const streamsOf = new Map<string, number>();
   const oauth: OAuthClient = {
     clientId: o.settings.clientId, clientSecret: o.settings.clientSecret, webUrl: o.github.webUrl, apiUrl: o.github.apiUrl,
     redirectUri: `${o.settings.publicUrl}${DASHBOARD_PATH}/callback`, ...(o.fetch ? { fetch: o.fetch } : {}),
@@ -129,6 +132,25 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
       : html`<ul id="repositories">${repos.map((r) => html`<li><a href="${DASHBOARD_PATH}/${encodeURIComponent(r.repo.owner)}/${encodeURIComponent(r.repo.repo)}/">${r.repo.owner}/${r.repo.repo}</a> (${r.permission})</li>`)}</ul>`}`, session);
   }
 
+  /** Open a live-update stream for this person, or say no (429) when they hold too many already. */
+  function holdStream(res: http.ServerResponse, login: string): boolean {
+    const key = login.toLowerCase();
+    const held = streamsOf.get(key) ?? 0;
+    if (held >= STREAMS_PER_PERSON) {
+      sendJson(res, 429, { error: `You have ${held} live-update streams open already; close some pages of this dashboard.` });
+      return false;
+    }
+    streamsOf.set(key, held + 1);
+    streams.add(res);
+    res.on('close', () => {
+      streams.delete(res);
+      const left = (streamsOf.get(key) ?? 1) - 1;
+      if (left > 0) streamsOf.set(key, left);
+      else streamsOf.delete(key);
+    });
+    return true;
+  }
+
   async function repository(req: http.IncomingMessage, res: http.ServerResponse, url: URL, session: Session | null, owner: string, name: string, rest: string): Promise<void> {
     const api = rest.startsWith('/api/') || rest === '/api';
     if (session === null) {
@@ -141,9 +163,18 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
       // The same answer whether it does not exist or this person may not see it.
       return api ? sendJson(res, 404, { error: 'repository not found' }) : page(res, 404, 'Not found', html`<h1>404</h1><p>No such repository here.</p>`, session);
     }
+    if (rest === '/events' && !holdStream(res, session.login)) return;
     const where = { owner: repo.owner, repo: repo.repo };
     const source = new AppSource({
       store: o.store, repository: repo, cache, changes, records: () => records(repo.installationId),
+      // A change reaches an open stream only while the person may still read the repository (asked
+      // again once the cached answer is older than its TTL); otherwise the stream ends, and the
+      // browser's reconnection meets the 404 of someone who cannot read it.
+      stillReadable: async () => {
+        const ok = canRead(await permission(session, repo).catch((): Permission => 'none'));
+        if (!ok) res.end();
+        return ok;
+      },
       ...(o.branches ? { branches: () => o.branches!(repo.repositoryId) } : {}),
       ...(WRITE_PERMISSIONS.includes(perm) ? {
         approve: async (request) => {
@@ -177,11 +208,9 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     const m = /^\/([^/]+)\/([^/]+)(\/.*)?$/.exec(rest);
     if (!m) return page(res, 404, 'Not found', html`<h1>404</h1>`, session);
     if (m[3] === undefined) return redirect(res, `${url.pathname}/`);
-    if (m[3] === '/events') {
-      streams.add(res);
-      res.on('close', () => streams.delete(res));
-    }
-    return repository(req, res, url, session, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), m[3]);
+    const [owner, name] = decodeSegments([m[1]!, m[2]!]) ?? [];
+    if (owner === undefined || name === undefined) return page(res, 400, 'Bad request', html`<h1>400</h1><p>The address is not valid (a malformed %-escape).</p>`, session);
+    return repository(req, res, url, session, owner, name, m[3]);
   }
 
   return {

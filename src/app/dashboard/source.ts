@@ -57,6 +57,8 @@ export interface AppSourceOptions {
   branches?: () => Promise<BranchView[]>;
   /** Present when the signed-in person may approve (write access). */
   approve?: (request: ApproveRequest) => Promise<ApproveResult>;
+  /** Asked before each change is handed to a watcher: false drops it (the person lost read access). */
+  stillReadable?: () => Promise<boolean>;
 }
 
 const jsonOf = (text: string | null): unknown => {
@@ -209,7 +211,13 @@ export class AppSource implements DashboardSource {
   }
 
   watch(listener: (change: { feature: string | null }) => void): () => void {
-    return this.o.changes.subscribe(this.id, listener);
+    const { stillReadable } = this.o;
+    if (!stillReadable) return this.o.changes.subscribe(this.id, listener);
+    return this.o.changes.subscribe(this.id, (change) => {
+      void stillReadable().then((ok) => {
+        if (ok) listener(change);
+      });
+    });
   }
 
   watchReady(): Promise<void> {

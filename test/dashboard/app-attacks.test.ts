@@ -1,0 +1,270 @@
+/**
+ * The App's /dashboard attacked over real HTTP, against the real server, a real PostgreSQL store
+ * and the local GitHub stand-in: the sign-in flow (state, return-to, codes), the sealed session
+ * cookie, access to a repository one cannot read or can no longer read (pages, JSON, the event
+ * stream), the approval form (origin, token, stale hash, another repository's feature), paging
+ * parameters and malformed input, and a flood of event streams from one person.
+ */
+import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import type http from 'node:http';
+import path from 'node:path';
+import { closeServer, createAppServer, listen } from '../../app/http.js';
+import { githubRecords } from '../../src/app/dashboard/github-records.js';
+import { createAppDashboard, type AppDashboard } from '../../src/app/dashboard/host.js';
+import { indexPull, type PullHead } from '../../src/app/dashboard/indexer.js';
+import { restClient } from '../../src/app/dashboard/rest-client.js';
+import { migrateStore, openStore, type Store } from '../../src/app/store/db.js';
+import { upsertPull } from '../../src/app/store/pulls.js';
+import { newSession, signSession } from '../../src/dashboard/session.js';
+import { freshDatabase, type TestDatabase } from '../app/helpers/database.js';
+import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { makeFixture, type Fixture } from './fixture.js';
+import { CLIENT_ID, CLIENT_SECRET, installOAuthAndGit, INSTALLATION_TOKEN, type OAuthStandIn } from './github-oauth.js';
+
+const OWNER = 'octo';
+const REPO = 'shop';
+const BRANCH = 'feature/phones';
+const SECRET = 'another-session-secret-of-32-characters!';
+const ACCESS_TTL_MS = 300;
+
+let fx: Fixture;
+let fake: FakeGitHub;
+let stand: OAuthStandIn;
+let db: TestDatabase;
+let store: Store;
+let dashboard: AppDashboard;
+let server: http.Server;
+let url = '';
+let head: PullHead;
+
+const base = `/dashboard/${OWNER}/${REPO}`;
+const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { cwd: fx.root, encoding: 'utf8' }).trim();
+/** A session cookie as the App seals it after a sign-in (the token is only used to write). */
+const cookieOf = (login: string, token = `gho_${login}-not-issued`) => `consort_session=${signSession(newSession(login, token, Date.now()), SECRET)}`;
+const get = (p: string, cookie?: string, headers: Record<string, string> = {}) => fetch(`${url}${p}`, { redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...headers } });
+
+beforeAll(async () => {
+  fx = await makeFixture('consort-dashboard-attacks-');
+  git('checkout', '-q', '-b', BRANCH);
+  git('add', '-A');
+  git('commit', '-q', '-m', 'the lane\'s records');
+  fake = await startFakeGitHub(OWNER, REPO);
+  fake.permissions.set('ada', 'write');
+  fake.permissions.set('rita', 'read');
+  fake.permissions.set('walt', 'read');
+  stand = installOAuthAndGit(fake, OWNER, REPO, path.join(fx.root, '.git'));
+  db = await freshDatabase();
+  await migrateStore(db.url);
+  store = openStore(db.url);
+  head = { repositoryId: 4242, installationId: 77, owner: OWNER, repo: REPO, pr: 12, headSha: git('rev-parse', 'HEAD'), headRef: BRANCH };
+  await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+  await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), head);
+  server = createAppServer({ webhooks: (_req, _res, next) => next?.(), healthy: async () => true, version: 'test', dashboard: (req, res) => dashboard.handle(req, res) });
+  ({ url } = await listen(server, 0, '127.0.0.1'));
+  stand.redirectUri = `${url}/dashboard/callback`;
+  dashboard = createAppDashboard({
+    store, storeUrl: db.url, settings: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: url, sessionSecret: SECRET },
+    github: { apiUrl: fake.url, webUrl: fake.url }, installation: async () => restClient(fake.url, INSTALLATION_TOKEN), accessTtlMs: ACCESS_TTL_MS,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await dashboard?.close();
+  if (server) {
+    server.closeAllConnections();
+    await closeServer(server);
+  }
+  await store?.close();
+  await db?.drop();
+  stand?.close();
+  await fake?.close();
+  if (fx) await rm(fx.root, { recursive: true, force: true });
+});
+
+/** The sign-in flow up to the callback: the state cookie, GitHub's grant, the URL GitHub sends the browser back to. */
+async function startSignIn(login: string, next?: string): Promise<{ stateCookie: string; back: string; state: string }> {
+  const start = await get(`/dashboard/login${next === undefined ? '' : `?next=${encodeURIComponent(next)}`}`);
+  const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+  const stateCookie = start.headers.get('set-cookie')!.split(';')[0]!;
+  const grant = await fetch(`${fake.url}/login/oauth/authorize/grant?login=${login}&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${state}`, { redirect: 'manual' });
+  return { stateCookie, back: grant.headers.get('location')!, state };
+}
+
+describe('sign-in', () => {
+  it('returns only to a path on this dashboard, whatever `next` says', async () => {
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/dashboard//evil.example', '/dashboard/\\evil.example', '/\\evil.example', '/dashboardevil', 'javascript:alert(1)', '/dashboard/%0d%0aSet-Cookie:x=1']) {
+      const { stateCookie, back } = await startSignIn('rita', next);
+      const res = await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } });
+      const location = res.headers.get('location') ?? '';
+      expect([res.status, location.startsWith('/dashboard/'), location.startsWith('//'), /[\r\n]/.test(location)]).toEqual([302, true, false, false]);
+      expect(res.headers.get('set-cookie')).not.toContain('x=1');
+    }
+    const { stateCookie, back } = await startSignIn('rita', `${base}/checks`);
+    expect((await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } })).headers.get('location')).toBe(`${base}/checks`);
+  });
+
+  it('refuses a state from another browser, no state, and a state cookie replayed after use', async () => {
+    const mine = await startSignIn('rita');
+    const theirs = await startSignIn('eve');
+    // Login CSRF: eve's code and state delivered to rita's browser (which holds its own state cookie).
+    expect((await fetch(theirs.back, { redirect: 'manual', headers: { cookie: mine.stateCookie } })).status).toBe(400);
+    const noState = new URL(theirs.back);
+    noState.searchParams.delete('state');
+    expect((await fetch(noState, { redirect: 'manual' })).status).toBe(400);
+    expect((await fetch(noState, { redirect: 'manual', headers: { cookie: 'consort_oauth=' } })).status).toBe(400);
+    const ok = await fetch(mine.back, { redirect: 'manual', headers: { cookie: mine.stateCookie } });
+    expect(ok.status).toBe(302);
+    expect(ok.headers.get('set-cookie')).toContain('consort_oauth=; Path=/dashboard; Max-Age=0');
+    // The same state with a fresh code (a replayed link): the code is GitHub's to refuse, and it does.
+    const again = await fetch(mine.back, { redirect: 'manual', headers: { cookie: mine.stateCookie } });
+    expect(again.status).toBe(400);
+  });
+
+  it('puts no token in a URL or a page, and issues a new session on every sign-in (no fixation)', async () => {
+    const planted = cookieOf('eve');
+    const { stateCookie, back } = await startSignIn('rita');
+    const res = await fetch(back, { redirect: 'manual', headers: { cookie: `${stateCookie}; ${planted}` } });
+    const issued = /consort_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')![1]!;
+    expect(issued).not.toBe(planted.split('=')[1]);
+    expect(res.headers.get('location')).not.toMatch(/gho_|code=/);
+    expect(res.headers.get('referrer-policy')).toBe('same-origin');
+    const home = await get('/dashboard/', `consort_session=${issued}`);
+    const text = await home.text();
+    expect(text).toContain('rita');
+    expect(text).not.toContain('gho_');
+  });
+
+  it('refuses a tampered, expired or foreign-secret session cookie', async () => {
+    const good = signSession(newSession('rita', 'gho_x', Date.now()), SECRET);
+    const [payload, tag] = good.split('.') as [string, string];
+    const flipped = Buffer.from(payload, 'base64url');
+    flipped[20] = flipped[20]! ^ 1;
+    for (const value of [`${flipped.toString('base64url')}.${tag}`, signSession(newSession('rita', 'gho_x', Date.now() - 9 * 3_600_000), SECRET), signSession(newSession('rita', 'gho_x', Date.now()), 'x'.repeat(40)), `${payload}.`, '']) {
+      expect((await get(`${base}/api/features/${fx.gated}`, `consort_session=${value}`)).status).toBe(401);
+    }
+    expect((await get(`${base}/api/features/${fx.gated}`, `consort_session=${good}`)).status).toBe(200);
+  });
+});
+
+describe('access', () => {
+  it('shows nothing of a repository to someone who cannot read it, on every endpoint, and refuses traversal', async () => {
+    const eve = cookieOf('eve');
+    const paths = ['/', '/checks', '/branches', '/api/checks', '/api/branches', `/api/features/${fx.gated}`, `/api/features/${fx.gated}/turns`, `/api/features/${fx.gated}/gates`,
+      `/features/${fx.gated}/turns/turn-0001`, `/api/features/${fx.gated}/files/feature-spec.json`, '/events'];
+    for (const p of paths) {
+      const res = await get(`${base}${p}`, eve);
+      expect([p, res.status]).toEqual([p, 404]);
+      expect(await res.text()).not.toContain(fx.gated);
+    }
+    const rita = cookieOf('rita');
+    for (const p of [`/api/features/..%2f..%2f${fx.gated}`, `/api/features/${fx.gated}/files/..%2fstate.json`, `/api/features/${fx.gated}/files/../../../README.md`, `/api/features/${fx.gated}/turns/..%2f..%2fstate`]) {
+      const res = await get(`${base}${p}`, rita);
+      expect([p, res.status]).toEqual([p, 404]);
+    }
+    // Another owner's name and the case of this one: the same repository or none, never someone else's.
+    expect((await get(`/dashboard/${OWNER}%2F${REPO}/x/api/checks`, rita)).status).toBe(404);
+  });
+
+  it('answers malformed input with 400, not 500', async () => {
+    const rita = cookieOf('rita');
+    expect((await get(`${base}/api/features/${fx.building}/turns?pageSize=abc`, rita)).status).toBe(200);
+    const huge = await get(`${base}/api/features/${fx.building}/turns?pageSize=100000000&page=99999999999999999999`, rita);
+    expect(huge.status).toBe(200);
+    expect(((await huge.json()) as { pageSize: number }).pageSize).toBeLessThanOrEqual(500);
+    expect((await get(`${base}/api/checks?page=-5`, rita)).status).toBe(200);
+    expect((await get(`${base}/api/features/%E0%A4%A`, rita)).status).toBe(400);
+    expect((await get(`/dashboard/%E0%A4%A/${REPO}/api/checks`, rita)).status).toBe(400);
+  });
+
+  it('stops sending changes to someone whose read access was taken away while the stream was open', async () => {
+    fake.permissions.set('walt', 'read');
+    const controller = new AbortController();
+    const res = await fetch(`${url}${base}/events`, { headers: { cookie: cookieOf('walt') }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const received: string[] = [];
+    const reading = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return 'ended';
+        received.push(Buffer.from(value).toString('utf8'));
+      }
+    })().catch(() => 'aborted');
+    await dashboard.changes.ready();
+    await store.pool.query('SELECT pg_notify($1, $2)', ['consort_dashboard', JSON.stringify({ repositoryId: head.repositoryId, feature: fx.gated })]);
+    await waitFor(() => received.join('').includes('event: change'));
+    fake.permissions.set('walt', 'none');
+    await new Promise((r) => setTimeout(r, ACCESS_TTL_MS + 50));
+    const before = received.join('').split('event: change').length;
+    await store.pool.query('SELECT pg_notify($1, $2)', ['consort_dashboard', JSON.stringify({ repositoryId: head.repositoryId, feature: fx.building })]);
+    const outcome = await Promise.race([reading, new Promise((r) => setTimeout(() => r('still open'), 2000))]);
+    expect(received.join('').split('event: change').length).toBe(before);
+    expect(received.join('')).not.toContain(fx.building);
+    expect(outcome).toBe('ended');
+    controller.abort();
+    expect((await get(`${base}/events`, cookieOf('walt'))).status).toBe(404);
+  });
+
+  it('lets one person hold only a bounded number of event streams', async () => {
+    const rita = cookieOf('rita');
+    const controllers: AbortController[] = [];
+    const statuses: number[] = [];
+    try {
+      for (let i = 0; i < 40; i++) {
+        const c = new AbortController();
+        controllers.push(c);
+        statuses.push((await fetch(`${url}${base}/events`, { headers: { cookie: rita }, signal: c.signal })).status);
+      }
+      expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(20);
+      expect(statuses).toContain(429);
+      // Someone else is not held back by rita's streams.
+      const other = new AbortController();
+      controllers.push(other);
+      expect((await fetch(`${url}${base}/events`, { headers: { cookie: cookieOf('ada') }, signal: other.signal })).status).toBe(200);
+    } finally {
+      for (const c of controllers) c.abort();
+    }
+    // Closed streams are given back.
+    await waitFor(async () => {
+      const c = new AbortController();
+      const status = (await fetch(`${url}${base}/events`, { headers: { cookie: rita }, signal: c.signal })).status;
+      c.abort();
+      return status === 200;
+    });
+  });
+});
+
+describe('approval', () => {
+  const approveUrl = (feature: string, gate = 'spec') => `${url}${base}/api/features/${feature}/gates/${gate}/approve`;
+
+  it('refuses a stale hash, a gate not waiting, a foreign origin and a missing token, and answers a malformed body with 400', async () => {
+    const ada = cookieOf('ada');
+    const gates = (await (await get(`${base}/api/features/${fx.gated}/gates`, ada)).json()) as { gates: { gate: string; hash: string }[] };
+    const hash = gates.gates.find((g) => g.gate === 'spec')!.hash;
+    const page = await (await get(`${base}/features/${fx.gated}/gates`, ada)).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const post = (body: unknown, headers: Record<string, string> = {}, feature = fx.gated, gate = 'spec') => fetch(approveUrl(feature, gate), {
+      method: 'POST', headers: { cookie: ada, 'content-type': 'application/json', origin: url, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    expect((await post({ csrf, hash: `sha256:${'0'.repeat(64)}`, read: 'yes' })).status).toBe(409);
+    expect((await post({ csrf, hash, read: 'yes' }, {}, fx.gated, 'merge')).status).toBe(409);
+    expect((await post({ csrf, hash, read: 'yes' }, {}, fx.building)).status).toBe(409);
+    expect((await post({ csrf, hash, read: 'yes' }, { origin: 'null' })).status).toBe(403);
+    expect((await post({ hash, read: 'yes' })).status).toBe(400);
+    // Another session's token (same person, another sign-in) is not this one's.
+    const other = /name="csrf" value="([^"]+)"/.exec(await (await get(`${base}/features/${fx.gated}/gates`, cookieOf('ada'))).text())![1]!;
+    expect((await post({ csrf: other, hash, read: 'yes' })).status).toBe(403);
+    expect((await post('{"csrf":')).status).toBe(400);
+    expect((await post('x'.repeat(40_000))).status).toBe(413);
+    expect(stand.commits).toEqual([]);
+  });
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
