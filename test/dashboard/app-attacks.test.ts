@@ -6,13 +6,13 @@
  * parameters and malformed input, and a flood of event streams from one person.
  */
 import { execFileSync } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
 import { githubRecords } from '../../src/app/dashboard/github-records.js';
 import { createAppDashboard, type AppDashboard } from '../../src/app/dashboard/host.js';
-import { indexPull, type PullHead } from '../../src/app/dashboard/indexer.js';
+import { indexPull, MAX_RECORD_BYTES, type PullHead } from '../../src/app/dashboard/indexer.js';
 import { restClient } from '../../src/app/dashboard/rest-client.js';
 import { migrateStore, openStore, type Store } from '../../src/app/store/db.js';
 import { upsertPull } from '../../src/app/store/pulls.js';
@@ -257,6 +257,48 @@ describe('approval', () => {
     expect((await post({ csrf: other, hash, read: 'yes' })).status).toBe(403);
     expect((await post('{"csrf":')).status).toBe(400);
     expect((await post('x'.repeat(40_000))).status).toBe(413);
+    expect(stand.commits).toEqual([]);
+  });
+});
+
+describe('records a pull request makes huge', () => {
+  it('neither fetches nor keeps a record over the size limit, and will not rewrite one it did not read', async () => {
+    // A second pull request (anyone can open one) whose head makes three of the feature's files 9 MiB.
+    const big = (line: string) => `${line}\n`.repeat(Math.ceil((MAX_RECORD_BYTES + 1024 * 1024) / (line.length + 1)));
+    const dir = path.join(fx.root, '.consort/features', fx.gated);
+    git('checkout', '-q', '-b', 'huge');
+    await writeFile(path.join(dir, 'transcripts/turn-0002.txt'), big('x'.repeat(99)));
+    await mkdir(path.join(dir, 'reviews'), { recursive: true });
+    await writeFile(path.join(dir, 'reviews/T1.json'), big(' '.repeat(99)));
+    await appendFile(path.join(dir, 'events.jsonl'), big('{"not":"an event"}'));
+    git('add', '-A');
+    git('commit', '-q', '-m', 'huge records');
+    const shas = ['transcripts/turn-0002.txt', 'reviews/T1.json', 'events.jsonl'].map((f) => git('rev-parse', `HEAD:.consort/features/${fx.gated}/${f}`));
+    const pr13: PullHead = { ...head, pr: 13, headSha: git('rev-parse', 'HEAD'), headRef: 'huge' };
+    git('checkout', '-q', BRANCH);
+    await upsertPull(store.pool, { ...pr13, number: pr13.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    const outcome = await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), pr13);
+    expect(outcome.features).toContain(fx.gated);
+    expect(shas.map((sha) => stand.blobFetches.get(sha) ?? 0)).toEqual([0, 0, 0]);
+    const { rows } = await store.pool.query('SELECT max(octet_length(content)) AS n FROM consort_app.dashboard_files WHERE pr = 13');
+    expect(Number(rows[0].n)).toBeLessThan(MAX_RECORD_BYTES);
+    const ada = cookieOf('ada');
+    const turnRes = (await (await get(`${base}/api/features/${fx.gated}/turns/turn-0002`, ada)).json()) as { transcript: unknown; record: { summary: string } };
+    expect([turnRes.record.summary.length > 0, turnRes.transcript]).toEqual([true, null]);
+    expect(stand.blobFetches.get(shas[0]!) ?? 0).toBe(0);
+    expect((await get(`${base}/api/features/${fx.gated}/files/reviews/T1.json`, ada)).status).toBe(404);
+    // Approving would rewrite events.jsonl from what the index holds: refused, nothing committed
+    // (ada signed in for real, so her token could commit).
+    const signIn = await startSignIn('ada');
+    const signedIn = await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } });
+    const adaReal = /consort_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0];
+    const gates = (await (await get(`${base}/api/features/${fx.gated}/gates`, adaReal)).json()) as { gates: { gate: string; hash: string }[] };
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await (await get(`${base}/features/${fx.gated}/gates`, adaReal)).text())![1]!;
+    const res = await fetch(`${url}${base}/api/features/${fx.gated}/gates/spec/approve`, {
+      method: 'POST', headers: { cookie: adaReal, origin: url, 'content-type': 'application/json' }, body: JSON.stringify({ csrf, hash: gates.gates.find((g) => g.gate === 'spec')!.hash, read: 'yes' }),
+    });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: string }).error).toContain('events.jsonl');
     expect(stand.commits).toEqual([]);
   });
 });
