@@ -19,7 +19,7 @@ import { upsertPull } from '../../src/app/store/pulls.js';
 import { newSession, signSession } from '../../src/dashboard/session.js';
 import { freshDatabase, type TestDatabase } from '../app/helpers/database.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
-import { makeFixture, type Fixture } from './fixture.js';
+import { makeFixture, T0, turn, type Fixture } from './fixture.js';
 import { CLIENT_ID, CLIENT_SECRET, installOAuthAndGit, INSTALLATION_TOKEN, type OAuthStandIn } from './github-oauth.js';
 
 const OWNER = 'octo';
@@ -37,6 +37,8 @@ let dashboard: AppDashboard;
 let server: http.Server;
 let url = '';
 let head: PullHead;
+/** A second repository on another GitHub installation (mal/pub), for what the App shares across repositories. */
+let other: { fx: Fixture; fake: FakeGitHub; stand: OAuthStandIn } | null = null;
 
 const base = `/dashboard/${OWNER}/${REPO}`;
 const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { cwd: fx.root, encoding: 'utf8' }).trim();
@@ -65,7 +67,8 @@ beforeAll(async () => {
   stand.redirectUri = `${url}/dashboard/callback`;
   dashboard = createAppDashboard({
     store, storeUrl: db.url, settings: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: url, sessionSecret: SECRET },
-    github: { apiUrl: fake.url, webUrl: fake.url }, installation: async () => restClient(fake.url, INSTALLATION_TOKEN), accessTtlMs: ACCESS_TTL_MS,
+    github: { apiUrl: fake.url, webUrl: fake.url }, accessTtlMs: ACCESS_TTL_MS,
+    installation: async (id) => restClient(id === 99 && other ? other.fake.url : fake.url, INSTALLATION_TOKEN),
   });
 }, 120_000);
 
@@ -80,6 +83,9 @@ afterAll(async () => {
   stand?.close();
   await fake?.close();
   if (fx) await rm(fx.root, { recursive: true, force: true });
+  other?.stand.close();
+  await other?.fake.close();
+  if (other) await rm(other.fx.root, { recursive: true, force: true });
 });
 
 /** The sign-in flow up to the callback: the state cookie, GitHub's grant, the URL GitHub sends the browser back to. */
@@ -300,6 +306,45 @@ describe('records a pull request makes huge', () => {
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: string }).error).toContain('events.jsonl');
     expect(stand.commits).toEqual([]);
+  });
+});
+
+describe('what the App caches across repositories', () => {
+  it('does not show one repository\'s diff counts in another whose records name the same commits', async () => {
+    // octo/shop: a turn adds src/secret.js (5 lines) between two commits; ada opens it, so its counts are cached.
+    git('checkout', '-q', '-b', 'secret-work', BRANCH);
+    const from = git('rev-parse', 'HEAD');
+    await mkdir(path.join(fx.root, 'src'), { recursive: true });
+    await writeFile(path.join(fx.root, 'src/secret.js'), 'a\nb\nc\nd\ne\n');
+    const secret = turn({ id: 'turn-0900', role: 'navigator', step: 'green', base: from, filesChanged: ['src/secret.js'] }, fx.building, T0 + 9_000_000);
+    await appendFile(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(secret)}\n`);
+    git('add', '-A');
+    git('commit', '-q', '-m', 'secret work');
+    const to = git('rev-parse', 'HEAD');
+    git('checkout', '-q', BRANCH);
+    const pr14: PullHead = { ...head, pr: 14, headSha: to, headRef: 'secret-work' };
+    await upsertPull(store.pool, { ...pr14, number: 14, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), pr14);
+    const seen = (await (await get(`${base}/api/features/${fx.building}/turns/turn-0900`, cookieOf('ada'))).json()) as { diffStat: unknown };
+    expect(seen.diffStat).toEqual([{ path: 'src/secret.js', added: 5, removed: 0 }]);
+
+    // mal/pub, another installation, which mallory can read: its records claim a turn between the same two commits.
+    const ofx = await makeFixture('consort-dashboard-attacks-other-');
+    const ofake = await startFakeGitHub('mal', 'pub');
+    other = { fx: ofx, fake: ofake, stand: installOAuthAndGit(ofake, 'mal', 'pub', path.join(ofx.root, '.git')) };
+    ofake.permissions.set('mallory', 'read');
+    const claim = [turn({ id: 'turn-0900', role: 'navigator', step: 'green', base: from, filesChanged: ['src/secret.js'] }, ofx.building, T0 + 9_000_000),
+      turn({ id: 'turn-0901', role: 'navigator', step: 'green', base: to }, ofx.building, T0 + 9_100_000)];
+    await appendFile(path.join(ofx.root, `.consort/features/${ofx.building}/turns.jsonl`), claim.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    execFileSync('git', ['add', '-A'], { cwd: ofx.root });
+    execFileSync('git', ['-c', 'user.name=M', '-c', 'user.email=m@example.com', 'commit', '-q', '-m', 'claims'], { cwd: ofx.root });
+    const ohead: PullHead = { repositoryId: 9999, installationId: 99, owner: 'mal', repo: 'pub', pr: 1, headSha: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ofx.root, encoding: 'utf8' }).trim(), headRef: 'main' };
+    await upsertPull(store.pool, { ...ohead, number: 1, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    await indexPull(store, githubRecords(restClient(ofake.url, INSTALLATION_TOKEN)), ohead);
+    const res = await get(`/dashboard/mal/pub/api/features/${ofx.building}/turns/turn-0900`, cookieOf('mallory'));
+    expect(res.status).toBe(200);
+    // mal/pub's GitHub does not know those commits: no counts, and certainly not octo/shop's.
+    expect(((await res.json()) as { diffStat: unknown }).diffStat).toEqual([{ path: 'src/secret.js', added: null, removed: null }]);
   });
 });
 

@@ -98,7 +98,13 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
     const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(r.path.slice(api.length));
     if (r.path.startsWith(`${api}/compare/`) && compare && r.method === 'GET') {
       if (who(r)?.kind !== 'installation') return unauthorized;
-      const files = git(['diff', '--numstat', '-z', '--no-renames', `${compare[1]}...${compare[2]}`]).split('\0').filter(Boolean).map((e) => {
+      let numstat: string;
+      try {
+        numstat = git(['diff', '--numstat', '-z', '--no-renames', `${compare[1]}...${compare[2]}`]);
+      } catch {
+        return notFound; // GitHub's answer for commits this repository does not have
+      }
+      const files = numstat.split('\0').filter(Boolean).map((e) => {
         const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
         return { filename, additions: Number(additions), deletions: Number(deletions), changes: Number(additions) + Number(deletions), status: 'modified' };
       });

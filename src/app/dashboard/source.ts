@@ -176,7 +176,8 @@ export class AppSource implements DashboardSource {
     const span = turnSpan(await this.o.cache.allTurns(this.o.store, f), record.id, f.headSha);
     let counts: Counts | null = null;
     if (span && record.filesChanged.length > 0) {
-      const key = `compare:${span.from}:${span.to}`;
+      // Per repository: the commits come from agent-written records, which may name another repository's.
+      const key = `compare:${this.id}:${span.from}:${span.to}`;
       counts = this.o.cache.peek<Counts>(key) ?? null;
       if (counts === null) {
         counts = await (await this.o.records()).compare({ owner: f.owner, repo: f.repo }, span.from, span.to).catch(() => null);
