@@ -8,6 +8,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { z } from 'zod';
+import { GATES } from '../conductor/state.js';
 import { isConsortError } from '../core/errors.js';
 import { type Html } from './html.js';
 import { layout, type PageFrame } from './layout.js';
@@ -188,7 +189,8 @@ export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMe
       const detail = await s.feature(feature);
       if (detail === null) return notFound(`feature ${feature}`);
       if (api) return sendJson(res, 200, { version: DASHBOARD_API_VERSION, feature, gates: detail.gates });
-      const approved = url.searchParams.get('approved');
+      // Only a gate's name: the page must not say whatever a link someone was sent puts here.
+      const approved = (GATES as readonly string[]).find((g) => g === url.searchParams.get('approved'));
       return sendHtml(res, 200, ctx, { title: `Gates · ${feature}`, active: 'features', live: feature }, gatesPage(ctx.base, detail, {
         csrf: ctx.csrf, approver: ctx.approver, canApprove: ctx.canApprove && s.approve !== undefined, editableApprover: ctx.editableApprover,
         ...(approved ? { message: `Approved the ${approved} gate.` } : {}),

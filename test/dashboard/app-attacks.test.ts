@@ -262,6 +262,10 @@ describe('approval', () => {
     const other = /name="csrf" value="([^"]+)"/.exec(await (await get(`${base}/features/${fx.gated}/gates`, cookieOf('ada'))).text())![1]!;
     expect((await post({ csrf: other, hash, read: 'yes' })).status).toBe(403);
     expect((await post('{"csrf":')).status).toBe(400);
+    // The confirmation line after an approval names a gate, never text a link brings.
+    const spoof = await (await get(`${base}/features/${fx.gated}/gates?approved=${encodeURIComponent('nothing: sign in again at evil.example')}`, ada)).text();
+    expect(spoof).not.toContain('evil.example');
+    expect(await (await get(`${base}/features/${fx.gated}/gates?approved=spec`, ada)).text()).toContain('Approved the spec gate.');
     expect((await post('x'.repeat(40_000))).status).toBe(413);
     expect(stand.commits).toEqual([]);
   });
