@@ -352,6 +352,38 @@ describe('what the App caches across repositories', () => {
   });
 });
 
+describe('approval against a moving target', () => {
+  it('refuses when write access was taken away since the page, and when a push lands between the page and the approval', async () => {
+    const signIn = await startSignIn('ada');
+    const ada = /consort_session=[^;]+/.exec((await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } })).headers.get('set-cookie') ?? '')![0];
+    const page = await (await get(`${base}/features/${fx.gated}/gates`, ada)).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const hash = /name="hash" value="([^"]+)"/.exec(page)![1]!;
+    const approve = () => fetch(`${url}${base}/api/features/${fx.gated}/gates/spec/approve`, {
+      method: 'POST', headers: { cookie: ada, origin: url, 'content-type': 'application/json' }, body: JSON.stringify({ csrf, hash, read: 'yes' }),
+    });
+    const commitsBefore = stand.commits.length;
+    // The cached answer still says write; the approval asks afresh.
+    fake.permissions.set('ada', 'read');
+    const demoted = await approve();
+    expect([demoted.status, ((await demoted.json()) as { error: string }).error]).toEqual([409, expect.stringContaining('needs write access')]);
+    fake.permissions.set('ada', 'write');
+    // The feature is shown as indexed at the head of the pull request it was indexed for last; someone pushes there now.
+    const { rows } = await store.pool.query('SELECT head_ref FROM consort_app.dashboard_features WHERE repository_id = $1 AND feature = $2 ORDER BY indexed_at DESC LIMIT 1', [head.repositoryId, fx.gated]);
+    const branch = String(rows[0].head_ref);
+    git('checkout', '-q', branch);
+    await writeFile(path.join(fx.root, 'README.md'), 'pushed meanwhile\n');
+    git('commit', '-q', '-am', 'a push the page did not show');
+    const pushed = git('rev-parse', 'HEAD');
+    git('checkout', '-q', BRANCH);
+    const raced = await approve();
+    expect([raced.status, ((await raced.json()) as { error: string }).error]).toEqual([409, expect.stringContaining('moved while you approved')]);
+    expect(git('rev-parse', `refs/heads/${branch}`)).toBe(pushed);
+    expect(git('show', `${pushed}:.consort/features/${fx.gated}/gates.json`)).not.toContain('"approver"');
+    expect(stand.commits.length - commitsBefore).toBeLessThanOrEqual(1); // a dangling commit object at most, never on the branch
+  });
+});
+
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
