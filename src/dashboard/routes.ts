@@ -60,7 +60,7 @@ function sendHtml(res: http.ServerResponse, status: number, ctx: DashboardContex
   send(res, status, 'text/html; charset=utf-8', page.text);
 }
 
-async function readBody(req: http.IncomingMessage, limit = 16_384): Promise<string> {
+export async function readBody(req: http.IncomingMessage, limit = 16_384): Promise<string> {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -141,6 +141,22 @@ describe('sign-in', () => {
     expect(text).not.toContain('gho_');
   });
 
+  it('signs out only through its own form: another site cannot sign a person out', async () => {
+    const rita = cookieOf('rita');
+    const home = await (await get('/dashboard/', rita)).text();
+    const csrf = /class="sign-out"[^>]*>[^<]*<input type="hidden" name="csrf" value="([^"]+)"/.exec(home)![1]!;
+    const cleared = (r: Response) => /consort_session=;/.test(r.headers.get('set-cookie') ?? '');
+    const out = (headers: Record<string, string>, body: string) => fetch(`${url}/dashboard/logout`, { method: 'POST', redirect: 'manual', headers: { cookie: rita, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const byLink = await get('/dashboard/logout', rita);
+    expect([byLink.status, cleared(byLink)]).toEqual([200, false]);
+    const crossSite = await out({ origin: 'https://evil.example' }, `csrf=${csrf}`);
+    expect([crossSite.status, cleared(crossSite)]).toEqual([403, false]);
+    const noToken = await out({}, '');
+    expect([noToken.status, cleared(noToken)]).toEqual([403, false]);
+    const own = await out({ origin: url }, `csrf=${csrf}`);
+    expect([own.status, own.headers.get('location'), cleared(own)]).toEqual([302, '/dashboard/', true]);
+  });
+
   it('refuses a tampered, expired or foreign-secret session cookie', async () => {
     const good = signSession(newSession('rita', 'gho_x', Date.now()), SECRET);
     const [payload, tag] = good.split('.') as [string, string];
