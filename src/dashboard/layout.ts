@@ -11,8 +11,8 @@ export interface PageFrame {
   active: 'features' | 'checks' | 'branches';
   /** Which changes refresh this page: a feature name, `*` for any, or null for none. */
   live: string | null;
-  /** Signed-in person (App host), shown with a sign-out link. */
-  user?: { login: string; signOut: string } | null;
+  /** Signed-in person (App host), shown with a sign-out button (a form POST with the session's CSRF token). */
+  user?: { login: string; signOut: string; csrf: string } | null;
   /** A link back to the repository list (App host). */
   home?: string;
 }
@@ -28,9 +28,14 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}pre{background:#f7f7f7
 .badge.pending{background:#fff3bf;border-style:dashed}.badge.approved{background:#d3f9d8}.badge.stale{background:#ffe3e3;border-style:dotted}
 .verdict-refused,.verdict-failed,.verdict-rejected,.verdict-incomplete{background:#fff0f0}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}.empty{color:#555;font-style:italic}
+form.sign-out{margin:0}form.sign-out button{font:inherit}
 .pager a,.pager span{margin-right:.6rem}#live{font-size:.8rem;color:#555;margin-left:auto}
 form.approve{border:2px solid #333;padding:.6rem;margin:.5rem 0;max-width:40rem}form.approve label{display:block;margin:.3rem 0}
 `;
+
+export function signOutForm(user: NonNullable<PageFrame['user']>): Html {
+  return html`<form class="sign-out" method="post" action="${user.signOut}">${user.login} · <input type="hidden" name="csrf" value="${user.csrf}"><button type="submit">sign out</button></form>`;
+}
 
 export function layout(frame: PageFrame, body: Html): Html {
   const link = (name: PageFrame['active'], path: string, text: string) =>
@@ -42,7 +47,7 @@ export function layout(frame: PageFrame, body: Html): Html {
 <body data-live="${frame.live ?? ''}" data-events="${frame.base}/events">
 <header>${frame.home ? html`<a href="${frame.home}">Repositories</a>` : ''}<strong>${frame.repo}</strong>
 <nav>${link('features', '/', 'Features')}${link('checks', '/checks', 'Checks')}${link('branches', '/branches', 'Branches')}</nav>
-${frame.user ? html`<span>${frame.user.login} · <a href="${frame.user.signOut}">sign out</a></span>` : ''}
+${frame.user ? signOutForm(frame.user) : ''}
 <span id="live" aria-live="polite"></span></header>
 <main id="main">${body}</main></body></html>`;
 }
@@ -52,7 +57,7 @@ export function plainLayout(frame: { title: string; user?: PageFrame['user'] }, 
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${frame.title} · Consort</title><style>${STYLE}</style></head>
-<body><header><strong>Consort</strong>${frame.user ? html`<span>${frame.user.login} · <a href="${frame.user.signOut}">sign out</a></span>` : ''}</header>
+<body><header><strong>Consort</strong>${frame.user ? signOutForm(frame.user) : ''}</header>
 <main id="main">${body}</main></body></html>`;
 }
 

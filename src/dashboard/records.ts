@@ -61,7 +61,7 @@ export function gatesOf(state: ConductorState, gates: GatesFile): GateName[] {
 }
 
 export function paginate<T>(all: readonly T[], page: number, pageSize: number): Page<T> {
-  const size = Math.max(1, Math.min(500, Math.floor(pageSize)));
+  const size = Math.max(1, Math.min(500, Number.isFinite(pageSize) ? Math.floor(pageSize) : 500));
   const pages = Math.max(1, Math.ceil(all.length / size));
   const p = Math.max(1, Math.min(pages, Math.floor(Number.isFinite(page) ? page : 1)));
   return { items: all.slice((p - 1) * size, p * size), total: all.length, page: p, pageSize: size };

@@ -8,6 +8,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { z } from 'zod';
+import { GATES } from '../conductor/state.js';
 import { isConsortError } from '../core/errors.js';
 import { type Html } from './html.js';
 import { layout, type PageFrame } from './layout.js';
@@ -59,7 +60,7 @@ function sendHtml(res: http.ServerResponse, status: number, ctx: DashboardContex
   send(res, status, 'text/html; charset=utf-8', page.text);
 }
 
-async function readBody(req: http.IncomingMessage, limit = 16_384): Promise<string> {
+export async function readBody(req: http.IncomingMessage, limit = 16_384): Promise<string> {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -84,6 +85,17 @@ const ApproveForm = z.object({
 });
 
 const pageOf = (url: URL) => Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '1', 10) || 1);
+/** `?pageSize=`: a whole number (paginate bounds it), the view's own size when absent or not a number. */
+const pageSizeOf = (url: URL, fallback: number) => Number.parseInt(url.searchParams.get('pageSize') ?? '', 10) || fallback;
+
+/** Path segments percent-decoded; null when one is malformed (`%E0%A4%A`). */
+export function decodeSegments(segments: readonly string[]): string[] | null {
+  try {
+    return segments.map((s) => decodeURIComponent(s));
+  } catch {
+    return null;
+  }
+}
 
 function filterOf(url: URL): FeatureFilter {
   const pr = Number.parseInt(url.searchParams.get('pr') ?? '', 10);
@@ -115,8 +127,13 @@ async function events(ctx: DashboardContext, req: http.IncomingMessage, res: htt
  * way; a 404 for anything it does not know.
  */
 export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMessage, res: http.ServerResponse, subpath: string, url: URL): Promise<void> {
-  const segments = subpath.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
-  const api = segments[0] === 'api';
+  const raw = subpath.split('/').filter(Boolean);
+  const api = raw[0] === 'api';
+  const segments = decodeSegments(raw);
+  if (segments === null) {
+    const message = 'The address is not valid (a malformed %-escape).';
+    return api ? sendJson(res, 400, { error: message }) : sendHtml(res, 400, ctx, { title: 'Bad request', active: 'features', live: null }, errorPage(400, message));
+  }
   if (api) segments.shift();
   const [head, feature, kind, id, action] = segments;
   const s = ctx.source;
@@ -159,7 +176,7 @@ export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMe
       return sendHtml(res, 200, ctx, { title: feature, active: 'features', live: feature }, featurePage(ctx.base, detail, page, all));
     }
     if (kind === 'turns' && id === undefined && api) {
-      const page = await s.turns(feature, pageOf(url), Number(url.searchParams.get('pageSize') ?? TURNS_PAGE));
+      const page = await s.turns(feature, pageOf(url), pageSizeOf(url, TURNS_PAGE));
       return page === null ? notFound(`feature ${feature}`) : sendJson(res, 200, { version: DASHBOARD_API_VERSION, ...page });
     }
     if (kind === 'turns' && id !== undefined && segments.length === 4) {
@@ -172,7 +189,8 @@ export async function serveDashboard(ctx: DashboardContext, req: http.IncomingMe
       const detail = await s.feature(feature);
       if (detail === null) return notFound(`feature ${feature}`);
       if (api) return sendJson(res, 200, { version: DASHBOARD_API_VERSION, feature, gates: detail.gates });
-      const approved = url.searchParams.get('approved');
+      // Only a gate's name: the page must not say whatever a link someone was sent puts here.
+      const approved = (GATES as readonly string[]).find((g) => g === url.searchParams.get('approved'));
       return sendHtml(res, 200, ctx, { title: `Gates · ${feature}`, active: 'features', live: feature }, gatesPage(ctx.base, detail, {
         csrf: ctx.csrf, approver: ctx.approver, canApprove: ctx.canApprove && s.approve !== undefined, editableApprover: ctx.editableApprover,
         ...(approved ? { message: `Approved the ${approved} gate.` } : {}),
@@ -202,7 +220,12 @@ async function approve(ctx: DashboardContext, req: http.IncomingMessage, res: ht
   if (!ctx.canApprove || ctx.source.approve === undefined) return refuse(403, 'You cannot approve gates here: approving needs write access to the repository.');
   const type = String(req.headers['content-type'] ?? '');
   const raw = await readBody(req);
-  const fields: unknown = type.startsWith('application/json') ? JSON.parse(raw || '{}') : Object.fromEntries(new URLSearchParams(raw));
+  let fields: unknown;
+  try {
+    fields = type.startsWith('application/json') ? JSON.parse(raw || '{}') : Object.fromEntries(new URLSearchParams(raw));
+  } catch {
+    return refuse(400, 'Cannot approve: the body is not valid JSON.');
+  }
   const body = { ...(fields as object), ...(req.headers['x-csrf-token'] ? { csrf: String(req.headers['x-csrf-token']) } : {}) };
   const parsed = ApproveForm.safeParse(body);
   if (!parsed.success) return refuse(400, `Cannot approve: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}.`);

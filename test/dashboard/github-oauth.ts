@@ -98,7 +98,13 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
     const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(r.path.slice(api.length));
     if (r.path.startsWith(`${api}/compare/`) && compare && r.method === 'GET') {
       if (who(r)?.kind !== 'installation') return unauthorized;
-      const files = git(['diff', '--numstat', '-z', '--no-renames', `${compare[1]}...${compare[2]}`]).split('\0').filter(Boolean).map((e) => {
+      let numstat: string;
+      try {
+        numstat = git(['diff', '--numstat', '-z', '--no-renames', `${compare[1]}...${compare[2]}`]);
+      } catch {
+        return notFound; // GitHub's answer for commits this repository does not have
+      }
+      const files = numstat.split('\0').filter(Boolean).map((e) => {
         const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
         return { filename, additions: Number(additions), deletions: Number(deletions), changes: Number(additions) + Number(deletions), status: 'modified' };
       });
@@ -114,22 +120,23 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       let m: RegExpExecArray | null;
       if (r.method === 'GET' && (m = /^\/trees\/([0-9a-f]{40})$/.exec(rest))) {
         const tree = git(['rev-parse', `${m[1]}^{tree}`]);
-        const lines = git(['ls-tree', '-z', ...(r.query.get('recursive') ? ['-r', '-t'] : []), tree]).split('\0').filter(Boolean);
+        const lines = git(['ls-tree', '-z', '-l', ...(r.query.get('recursive') ? ['-r', '-t'] : []), tree]).split('\0').filter(Boolean);
         return {
           status: 200,
           body: {
             sha: tree, url: `${fake.url}${api}/git/trees/${tree}`, truncated: false,
             tree: lines.map((l) => {
               const [meta = '', p = ''] = l.split('\t');
-              const [mode = '', type = '', sha = ''] = meta.split(' ');
-              return { path: p, mode, type, sha, url: `${fake.url}${api}/git/${type}s/${sha}` };
+              const [mode = '', type = '', sha = '', size = '-'] = meta.split(' ').filter(Boolean);
+              return { path: p, mode, type, sha, ...(type === 'blob' ? { size: Number(size) } : {}), url: `${fake.url}${api}/git/${type}s/${sha}` };
             }),
           },
         };
       }
       if (r.method === 'GET' && (m = /^\/blobs\/([0-9a-f]{40})$/.exec(rest))) {
         stand.blobFetches.set(m[1]!, (stand.blobFetches.get(m[1]!) ?? 0) + 1);
-        const content = execFileSync('git', ['--git-dir', gitDir, 'cat-file', 'blob', m[1]!]);
+        // GitHub's blob API serves blobs up to 100 MB.
+        const content = execFileSync('git', ['--git-dir', gitDir, 'cat-file', 'blob', m[1]!], { maxBuffer: 128 * 1024 * 1024 });
         return { status: 200, body: { sha: m[1], node_id: `B_${m[1]}`, size: content.length, url: `${fake.url}${api}/git/blobs/${m[1]}`, content: content.toString('base64').replace(/(.{60})/g, '$1\n'), encoding: 'base64' } };
       }
       if (r.method === 'GET' && (m = /^\/ref\/heads\/(.+)$/.exec(rest))) {

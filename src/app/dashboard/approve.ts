@@ -51,6 +51,11 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
   const gates = f.gates as GatesFile;
   const rows = await featureFiles(d.store.pool, f);
   const byPath = new Map(rows.map((r) => [r.path, r.content]));
+  // Both files are rewritten whole: one the index could not read (too large) would be replaced by less.
+  const unread = ['gates.json', 'events.jsonl'].filter((p) => byPath.has(p) && byPath.get(p) === null);
+  if (unread.length > 0) {
+    throw new ConsortError('invalid-input', `The dashboard did not read ${unread.join(' and ')} of ${f.feature} (larger than it indexes), so it cannot add the approval to them.`, { hint: 'Approve with `/consort approve` on the pull request.' });
+  }
   const cycles = rows.map((r) => r.path).filter((p) => /^cycles\/cycle-\d+\.json$/.test(p));
   const gate = request.gate as keyof GatesFile['gates'];
   const names = gatedFiles(gate, { userFacing: state.userFacing, cycles });

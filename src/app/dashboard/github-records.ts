@@ -15,6 +15,8 @@ export interface TreeEntry {
   mode: string;
   type: 'blob' | 'tree' | 'commit';
   sha: string;
+  /** Bytes (blobs only). */
+  size?: number;
 }
 
 export interface RecordsApi {
@@ -39,7 +41,7 @@ export interface CommitApi {
 const Tree = z.object({
   sha: z.string(),
   truncated: z.boolean().optional(),
-  tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string() })),
+  tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string(), size: z.number().optional() })),
 });
 const Compare = z.object({ files: z.array(z.object({ filename: z.string(), additions: z.number(), deletions: z.number() })).optional() });
 const Blob = z.object({ content: z.string(), encoding: z.string() });

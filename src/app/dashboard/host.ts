@@ -17,7 +17,7 @@ import { html } from '../../dashboard/html.js';
 import { CLIENT_SCRIPT, plainLayout } from '../../dashboard/layout.js';
 import type { BranchView } from '../../dashboard/port.js';
 import { DASHBOARD_API_VERSION } from '../../dashboard/port.js';
-import { SECURITY_HEADERS, sameToken, sendJson, serveDashboard, type DashboardContext } from '../../dashboard/routes.js';
+import { decodeSegments, readBody, SECURITY_HEADERS, sameToken, sendJson, serveDashboard, type DashboardContext } from '../../dashboard/routes.js';
 import { AccessCache, canRead, csrfToken, newSession, readCookie, SESSION_COOKIE, sessionCookie, signSession, verifySession, type Session } from '../../dashboard/session.js';
 import { WRITE_PERMISSIONS, type Permission } from '../../ports/github.js';
 import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
@@ -34,6 +34,8 @@ import { AppSource, IndexCache } from './source.js';
 export const DASHBOARD_PATH = '/dashboard';
 const STATE_COOKIE = 'consort_oauth';
 const SESSION_TTL_MS = 8 * 3_600_000;
+/** Live-update streams one person may hold open at once (a browser holds one per open page). */
+export const STREAMS_PER_PERSON = 16;
 
 export interface AppDashboardOptions {
   store: Store;
@@ -61,9 +63,11 @@ function redirect(res: http.ServerResponse, location: string, cookies: string[] 
   res.end();
 }
 
-function page(res: http.ServerResponse, status: number, title: string, body: ReturnType<typeof html>, user: Session | null = null): void {
+type SignedIn = { login: string; signOut: string; csrf: string };
+
+function page(res: http.ServerResponse, status: number, title: string, body: ReturnType<typeof html>, user: SignedIn | null = null): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' });
-  res.end(plainLayout({ title, user: user ? { login: user.login, signOut: `${DASHBOARD_PATH}/logout` } : null }, body).text);
+  res.end(plainLayout({ title, user }, body).text);
 }
 
 /** Only a path on this dashboard (never `//host` or a scheme) is a place to return to after sign-in. */
@@ -77,6 +81,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
   const cache = new IndexCache();
   const changes = new ChangeHub(o.storeUrl);
   const streams = new Set<http.ServerResponse>();
+  const streamsOf = new Map<string, number>();
   const oauth: OAuthClient = {
     clientId: o.settings.clientId, clientSecret: o.settings.clientSecret, webUrl: o.github.webUrl, apiUrl: o.github.apiUrl,
     redirectUri: `${o.settings.publicUrl}${DASHBOARD_PATH}/callback`, ...(o.fetch ? { fetch: o.fetch } : {}),
@@ -88,6 +93,24 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     access.permission(session.login, `${repo.owner}/${repo.repo}`, now(), () => askPermission(repo, session.login));
 
   const sessionOf = (req: http.IncomingMessage): Session | null => verifySession(readCookie(req.headers.cookie, SESSION_COOKIE), o.settings.sessionSecret, now());
+  const frameUser = (session: Session | null): SignedIn | null =>
+    session ? { login: session.login, signOut: `${DASHBOARD_PATH}/logout`, csrf: csrfToken(session, o.settings.sessionSecret) } : null;
+
+  /**
+   * Sign-out is a form POST carrying the session's token from this origin, so another site cannot
+   * sign a person out (a GET shows the button). The sealed cookie is cleared in the browser.
+   */
+  async function logout(req: http.IncomingMessage, res: http.ServerResponse, session: Session | null): Promise<void> {
+    const clear = [sessionCookie('', { secure, path: cookiePath, maxAgeS: 0 })];
+    if (session === null) return redirect(res, `${DASHBOARD_PATH}/`, clear);
+    if (req.method !== 'POST') return page(res, 200, 'Sign out', html`<h1>Sign out</h1>`, frameUser(session));
+    const origin = req.headers.origin;
+    const token = new URLSearchParams(await readBody(req, 4096)).get('csrf') ?? '';
+    if ((origin !== undefined && origin !== o.settings.publicUrl) || !sameToken(token, csrfToken(session, o.settings.sessionSecret))) {
+      return page(res, 403, 'Sign out', html`<h1>Not signed out</h1><p>This request did not come from this dashboard's own sign-out button.</p>`, frameUser(session));
+    }
+    redirect(res, `${DASHBOARD_PATH}/`, clear);
+  }
 
   async function login(res: http.ServerResponse, url: URL): Promise<void> {
     const state = randomBytes(18).toString('base64url');
@@ -127,7 +150,26 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     }
     page(res, 200, 'Repositories', html`<h1>Repositories</h1>${repos.length === 0
       ? html`<p class="empty" id="no-repositories">You cannot read any repository this App is installed on (or it has seen no pull request yet).</p>`
-      : html`<ul id="repositories">${repos.map((r) => html`<li><a href="${DASHBOARD_PATH}/${encodeURIComponent(r.repo.owner)}/${encodeURIComponent(r.repo.repo)}/">${r.repo.owner}/${r.repo.repo}</a> (${r.permission})</li>`)}</ul>`}`, session);
+      : html`<ul id="repositories">${repos.map((r) => html`<li><a href="${DASHBOARD_PATH}/${encodeURIComponent(r.repo.owner)}/${encodeURIComponent(r.repo.repo)}/">${r.repo.owner}/${r.repo.repo}</a> (${r.permission})</li>`)}</ul>`}`, frameUser(session));
+  }
+
+  /** Open a live-update stream for this person, or say no (429) when they hold too many already. */
+  function holdStream(res: http.ServerResponse, login: string): boolean {
+    const key = login.toLowerCase();
+    const held = streamsOf.get(key) ?? 0;
+    if (held >= STREAMS_PER_PERSON) {
+      sendJson(res, 429, { error: `You have ${held} live-update streams open already; close some pages of this dashboard.` });
+      return false;
+    }
+    streamsOf.set(key, held + 1);
+    streams.add(res);
+    res.on('close', () => {
+      streams.delete(res);
+      const left = (streamsOf.get(key) ?? 1) - 1;
+      if (left > 0) streamsOf.set(key, left);
+      else streamsOf.delete(key);
+    });
+    return true;
   }
 
   async function repository(req: http.IncomingMessage, res: http.ServerResponse, url: URL, session: Session | null, owner: string, name: string, rest: string): Promise<void> {
@@ -140,11 +182,20 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     const perm = repo ? await permission(session, repo) : 'none';
     if (!repo || !canRead(perm)) {
       // The same answer whether it does not exist or this person may not see it.
-      return api ? sendJson(res, 404, { error: 'repository not found' }) : page(res, 404, 'Not found', html`<h1>404</h1><p>No such repository here.</p>`, session);
+      return api ? sendJson(res, 404, { error: 'repository not found' }) : page(res, 404, 'Not found', html`<h1>404</h1><p>No such repository here.</p>`, frameUser(session));
     }
+    if (rest === '/events' && !holdStream(res, session.login)) return;
     const where = { owner: repo.owner, repo: repo.repo };
     const source = new AppSource({
       store: o.store, repository: repo, cache, changes, records: () => records(repo.installationId),
+      // A change reaches an open stream only while the person may still read the repository (asked
+      // again once the cached answer is older than its TTL); otherwise the stream ends, and the
+      // browser's reconnection meets the 404 of someone who cannot read it.
+      stillReadable: async () => {
+        const ok = canRead(await permission(session, repo).catch((): Permission => 'none'));
+        if (!ok) res.end();
+        return ok;
+      },
       ...(o.branches ? { branches: () => o.branches!(repo.repositoryId) } : {}),
       ...(WRITE_PERMISSIONS.includes(perm) ? {
         approve: async (request) => {
@@ -158,7 +209,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     const base = `${DASHBOARD_PATH}/${encodeURIComponent(where.owner)}/${encodeURIComponent(where.repo)}`;
     const ctx: DashboardContext = {
       source, base, assets: `${DASHBOARD_PATH}/assets`, csrf: csrfToken(session, o.settings.sessionSecret), approver: session.login, editableApprover: false,
-      canApprove: source.approve !== undefined, origin: o.settings.publicUrl, user: { login: session.login, signOut: `${DASHBOARD_PATH}/logout` }, home: `${DASHBOARD_PATH}/`,
+      canApprove: source.approve !== undefined, origin: o.settings.publicUrl, user: frameUser(session)!, home: `${DASHBOARD_PATH}/`,
     };
     await serveDashboard(ctx, req, res, rest, url);
   }
@@ -172,17 +223,15 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
     }
     if (rest === '/login') return login(res, url);
     if (rest === '/callback') return callback(req, res, url);
-    if (rest === '/logout') return redirect(res, `${DASHBOARD_PATH}/`, [sessionCookie('', { secure, path: cookiePath, maxAgeS: 0 })]);
+    if (rest === '/logout') return logout(req, res, session);
     if (rest === '' || rest === '/') return home(res, session, false);
     if (rest === '/api/repositories') return home(res, session, true);
     const m = /^\/([^/]+)\/([^/]+)(\/.*)?$/.exec(rest);
-    if (!m) return page(res, 404, 'Not found', html`<h1>404</h1>`, session);
+    if (!m) return page(res, 404, 'Not found', html`<h1>404</h1>`, frameUser(session));
     if (m[3] === undefined) return redirect(res, `${url.pathname}/`);
-    if (m[3] === '/events') {
-      streams.add(res);
-      res.on('close', () => streams.delete(res));
-    }
-    return repository(req, res, url, session, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), m[3]);
+    const [owner, name] = decodeSegments([m[1]!, m[2]!]) ?? [];
+    if (owner === undefined || name === undefined) return page(res, 400, 'Bad request', html`<h1>400</h1><p>The address is not valid (a malformed %-escape).</p>`, frameUser(session));
+    return repository(req, res, url, session, owner, name, m[3]);
   }
 
   return {

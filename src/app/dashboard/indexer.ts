@@ -32,6 +32,15 @@ export interface IndexOutcome {
 }
 
 const FEATURE_NAME = /^\d{3,}-[a-z0-9][a-z0-9-]*$/;
+/**
+ * A record larger than this is neither fetched nor kept (anyone who can open a pull request, a fork
+ * included, chooses what its head holds; 1,000 turns are about 1 MB). Such a file is indexed
+ * without content, as if unreadable; a transcript that large is left out.
+ */
+export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+/** Blobs fetched in one indexing at most (the lane's own files first); the rest wait for the next push. */
+export const MAX_FETCHES = 2_000;
+const CORE = new Set(['state.json', 'gates.json', 'turns.jsonl', 'events.jsonl']);
 const LAZY = /^transcripts\//;
 const PREFIX = `${FEATURES_DIR}/`;
 
@@ -65,15 +74,21 @@ export async function indexPull(store: Store, api: RecordsApi, head: PullHead): 
   const codeTreeHash = truncated ? null : createHash('sha256').update(codeTreeLines(entries).join('\n')).digest('hex');
   // feature → path inside the folder → blob sha
   const found = new Map<string, Map<string, string>>();
+  const oversized = new Set<string>();
   for (const e of entries) {
     if (e.type !== 'blob' || !e.path.startsWith(PREFIX)) continue;
     const [feature, ...rest] = e.path.slice(PREFIX.length).split('/');
     if (!feature || !FEATURE_NAME.test(feature) || rest.length === 0) continue;
+    const file = rest.join('/');
+    const tooLarge = (e.size ?? 0) > MAX_RECORD_BYTES;
+    if (tooLarge && LAZY.test(file)) continue;
+    if (tooLarge) oversized.add(e.sha);
     const files = found.get(feature) ?? new Map<string, string>();
-    files.set(rest.join('/'), e.sha);
+    files.set(file, e.sha);
     found.set(feature, files);
   }
-  const wanted = [...new Set([...found.values()].flatMap((files) => [...files].filter(([p]) => !LAZY.test(p)).map(([, sha]) => sha)))];
+  const fetchable = [...found.values()].flatMap((files) => [...files].filter(([p, sha]) => !LAZY.test(p) && !oversized.has(sha)));
+  const wanted = [...new Set([...fetchable.filter(([p]) => CORE.has(p)), ...fetchable.filter(([p]) => !CORE.has(p))].map(([, sha]) => sha))];
   const known = new Map<string, string>();
   if (wanted.length > 0) {
     const { rows } = await store.pool.query(
@@ -81,7 +96,7 @@ export async function indexPull(store: Store, api: RecordsApi, head: PullHead): 
       [head.repositoryId, wanted]);
     for (const r of rows) known.set(String(r.blob_sha), String(r.content));
   }
-  const missing = wanted.filter((sha) => !known.has(sha));
+  const missing = wanted.filter((sha) => !known.has(sha)).slice(0, MAX_FETCHES);
   const fetched = await inBatches(missing, 8, async (sha) => [sha, await api.blob(head, sha)] as const);
   for (const [sha, text] of fetched) known.set(sha, text);
 

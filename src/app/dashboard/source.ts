@@ -57,6 +57,8 @@ export interface AppSourceOptions {
   branches?: () => Promise<BranchView[]>;
   /** Present when the signed-in person may approve (write access). */
   approve?: (request: ApproveRequest) => Promise<ApproveResult>;
+  /** Asked before each change is handed to a watcher: false drops it (the person lost read access). */
+  stillReadable?: () => Promise<boolean>;
 }
 
 const jsonOf = (text: string | null): unknown => {
@@ -174,7 +176,8 @@ export class AppSource implements DashboardSource {
     const span = turnSpan(await this.o.cache.allTurns(this.o.store, f), record.id, f.headSha);
     let counts: Counts | null = null;
     if (span && record.filesChanged.length > 0) {
-      const key = `compare:${span.from}:${span.to}`;
+      // Per repository: the commits come from agent-written records, which may name another repository's.
+      const key = `compare:${this.id}:${span.from}:${span.to}`;
       counts = this.o.cache.peek<Counts>(key) ?? null;
       if (counts === null) {
         counts = await (await this.o.records()).compare({ owner: f.owner, repo: f.repo }, span.from, span.to).catch(() => null);
@@ -209,7 +212,13 @@ export class AppSource implements DashboardSource {
   }
 
   watch(listener: (change: { feature: string | null }) => void): () => void {
-    return this.o.changes.subscribe(this.id, listener);
+    const { stillReadable } = this.o;
+    if (!stillReadable) return this.o.changes.subscribe(this.id, listener);
+    return this.o.changes.subscribe(this.id, (change) => {
+      void stillReadable().then((ok) => {
+        if (ok) listener(change);
+      });
+    });
   }
 
   watchReady(): Promise<void> {
