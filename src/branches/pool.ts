@@ -26,23 +26,32 @@ export const MAX_POOL_SIZE = 64;
 export const HANDOUT_CHANNEL = 'consort_pool_handout';
 
 /**
- * Call `onHandout(template)` for every handout from a pool of `namespace`, on a session of its own
- * (LISTEN needs one). Returns a function that stops listening. A lost session only stops the
- * refills: a pool left empty makes `create` copy the template, as without a pool.
+ * Call `onHandout(template)` for every handout from a pool of `namespace`. Returns a function that
+ * stops listening. A lost session only stops the refills: a pool left empty makes `create` copy the
+ * template, as without a pool.
  */
-export async function listenForHandouts(catalogUrl: string, namespace: string, onHandout: (template: string) => void): Promise<() => Promise<void>> {
-  const client = new pg.Client({ connectionString: catalogUrl, application_name: 'consort-pool-watch' });
+export function listenForHandouts(catalogUrl: string, namespace: string, onHandout: (template: string) => void): Promise<() => Promise<void>> {
+  return listenFor(catalogUrl, HANDOUT_CHANNEL, namespace, onHandout);
+}
+
+/**
+ * Call `on(name)` for every NOTIFY on `channel` whose payload is `[namespace, name]` (JSON) for this
+ * namespace, on a session of its own (LISTEN needs one). Returns a function that stops listening.
+ */
+export async function listenFor(url: string, channel: string, namespace: string, on: (name: string) => void): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url, application_name: 'consort-listen' });
   client.on('error', () => undefined); // the server going away ends the watch, not the process
   client.on('notification', (n) => {
+    if (n.channel !== channel) return;
     try {
-      const [ns, template] = JSON.parse(n.payload ?? '') as unknown[];
-      if (ns === namespace && typeof template === 'string') onHandout(template);
+      const [ns, name] = JSON.parse(n.payload ?? '') as unknown[];
+      if (ns === namespace && typeof name === 'string') on(name);
     } catch {
       // not ours
     }
   });
   await client.connect();
-  await client.query(`LISTEN ${quoteIdent(HANDOUT_CHANNEL)}`);
+  await client.query(`LISTEN ${quoteIdent(channel)}`);
   return async () => {
     await client.end().catch(() => undefined);
   };

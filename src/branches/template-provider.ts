@@ -1,7 +1,7 @@
 /**
  * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
  * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
- * `file_copy_method = clone`). `local` and `postgres` differ only in how they reach the server.
+ * `file_copy_method = clone`; a small parent without reflinks is copied with WAL_LOG, see server-ops.ts). `local` and `postgres` differ only in how they reach the server.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -372,6 +372,17 @@ export class TemplateBranchProvider implements BranchProvider {
     await dropDatabase(cat, row.database, terminate);
     await dropBranchRole(cat, row.database).catch(() => undefined);
     await this.catalog.remove(cat, row.name);
+  }
+
+  /** Set when `gc` removes the branch (a lease given back: expired now, dropped by the next sweep). */
+  async expire(name: string, at: Date = new Date()): Promise<void> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      if (!(await this.catalog.setExpiry(cat, name, at))) throw notFound(name);
+    } finally {
+      cat.release();
+    }
   }
 
   async reset(name: string, options: { terminateConnections?: boolean } = {}): Promise<BranchRecord> {

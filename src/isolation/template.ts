@@ -87,14 +87,22 @@ export async function prepareTestTemplate(provider: BranchProvider, options: Tes
     reused = outcome === 'reused';
   }
 
-  const removed: string[] = [];
-  for (const b of await provider.list()) {
-    if (b.name === name || !TEMPLATE.test(b.name)) continue;
-    // Not recursive: a template with a lease still out belongs to a run that is not over.
-    await provider.delete(b.name).then(() => removed.push(b.name), () => undefined);
-  }
+  const removed = await dropOldTemplates(provider, name);
 
   let pool: PoolStatus | undefined;
   if (provider.pool) pool = await provider.pool(name, options.poolSize);
   return { name, reused, pool, removed, config };
+}
+
+/**
+ * Drop the test templates other than `current` (and their pools). Not recursive: a template with a
+ * lease still out belongs to a run that is not over, and is dropped by a later sweep.
+ */
+export async function dropOldTemplates(provider: BranchProvider, current: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const b of await provider.list()) {
+    if (b.name === current || !TEMPLATE.test(b.name)) continue;
+    await provider.delete(b.name).then(() => removed.push(b.name), () => undefined);
+  }
+  return removed;
 }

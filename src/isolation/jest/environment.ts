@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import type { TestEnvironment } from 'jest-environment-node';
 import { ConsortError } from '../../core/errors.js';
-import { leaseForFile, parseRunSpec, RUN_SPEC_ENV } from '../run.js';
+import { parseRunSpec, RUN_SPEC_ENV } from '../spec.js';
+import { leaseForFile } from '../worker.js';
 import { jestOptions } from './options.js';
 
 /** jest's own node environment: the project's copy first (the one its jest runs with), else ours. */

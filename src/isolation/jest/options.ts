@@ -1,6 +1,6 @@
 /** jest's side of the options: `testEnvironmentOptions.consortDb` in the project's jest config. */
 import { ConsortError } from '../../core/errors.js';
-import { TestDatabasesOptions } from '../run.js';
+import { TestDatabasesOptions } from '../spec.js';
 
 export function jestOptions(testEnvironmentOptions: Record<string, unknown> | undefined): TestDatabasesOptions {
   const parsed = TestDatabasesOptions.safeParse(testEnvironmentOptions?.consortDb ?? {});

@@ -4,10 +4,10 @@
  * make a global setup file of your own: `export default consortDbSetup({ poolSize: 4 })`.
  */
 import { ConsortError } from '../../core/errors.js';
-import { startTestDatabases, TestDatabasesOptions, type RunSpec } from '../run.js';
+import { startTestDatabases } from '../run.js';
+import { SPEC_KEY, TestDatabasesOptions, type RunSpec } from '../spec.js';
 
-/** The key the spec is provided under (`inject(SPEC_KEY)` in the workers). */
-export const SPEC_KEY = 'consortDb';
+export { SPEC_KEY };
 
 /** The part of vitest's TestProject the setup uses. */
 interface Project {

@@ -6,8 +6,8 @@
  */
 import { inject, test as base } from 'vitest';
 import { ConsortError } from '../../core/errors.js';
-import { leaseForFile, RunSpec } from '../run.js';
-import { SPEC_KEY } from './global-setup.js';
+import { RunSpec, SPEC_KEY } from '../spec.js';
+import { leaseForFile } from '../worker.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
