@@ -1,7 +1,8 @@
 /**
  * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
  * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
- * `file_copy_method = clone`; a small parent without reflinks is copied with WAL_LOG, see server-ops.ts). `local` and `postgres` differ only in how they reach the server.
+ * `file_copy_method = clone`; without reflinks a small parent is copied with WAL_LOG, see server-ops.ts).
+ * `local` and `postgres` differ only in how they reach the server.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
