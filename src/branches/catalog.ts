@@ -139,6 +139,11 @@ export class Catalog {
     await db.query('UPDATE consort.branches SET parent = $3 WHERE namespace = $1 AND parent = $2', [this.namespace, name, parent]);
   }
 
+  async setExpiry(db: Queryable, name: string, expiresAt: Date | null): Promise<boolean> {
+    const { rowCount } = await db.query('UPDATE consort.branches SET expires_at = $3 WHERE namespace = $1 AND name = $2', [this.namespace, name, expiresAt]);
+    return (rowCount ?? 0) > 0;
+  }
+
   async remove(db: Queryable, name: string): Promise<void> {
     await db.query('DELETE FROM consort.branches WHERE namespace = $1 AND name = $2', [this.namespace, name]);
   }

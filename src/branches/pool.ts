@@ -14,12 +14,48 @@
  * left (rows whose lock is free, and pool databases with no row at all).
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { quoteIdent, type Queryable } from '../db/sql.js';
 import type { PoolStatus } from '../ports/branch-provider.js';
 import { copyDatabase, databaseExists, dropDatabase, renameDatabase, sessionsOn } from './server-ops.js';
 
 /** At most this many ready copies per template (each is a whole database on a copy-mode server). */
 export const MAX_POOL_SIZE = 64;
+
+/** The catalog database's NOTIFY channel for handouts: the payload is `[namespace, template]` as JSON. */
+export const HANDOUT_CHANNEL = 'consort_pool_handout';
+
+/**
+ * Call `onHandout(template)` for every handout from a pool of `namespace`. Returns a function that
+ * stops listening. A lost session only stops the refills: a pool left empty makes `create` copy the
+ * template, as without a pool.
+ */
+export function listenForHandouts(catalogUrl: string, namespace: string, onHandout: (template: string) => void): Promise<() => Promise<void>> {
+  return listenFor(catalogUrl, HANDOUT_CHANNEL, namespace, onHandout);
+}
+
+/**
+ * Call `on(name)` for every NOTIFY on `channel` whose payload is `[namespace, name]` (JSON) for this
+ * namespace, on a session of its own (LISTEN needs one). Returns a function that stops listening.
+ */
+export async function listenFor(url: string, channel: string, namespace: string, on: (name: string) => void): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString: url, application_name: 'consort-listen' });
+  client.on('error', () => undefined); // the server going away ends the watch, not the process
+  client.on('notification', (n) => {
+    if (n.channel !== channel) return;
+    try {
+      const [ns, name] = JSON.parse(n.payload ?? '') as unknown[];
+      if (ns === namespace && typeof name === 'string') on(name);
+    } catch {
+      // not ours
+    }
+  });
+  await client.connect();
+  await client.query(`LISTEN ${quoteIdent(channel)}`);
+  return async () => {
+    await client.end().catch(() => undefined);
+  };
+}
 
 const DDL = `
 CREATE TABLE IF NOT EXISTS consort.pools (
@@ -131,6 +167,8 @@ export class Pools {
       }
       await db.query('DELETE FROM consort.pool_members WHERE database = $1', [member.database]);
       await renameDatabase(db, member.database, target);
+      // Delivered at COMMIT: a process watching the pools (watchPools) refills it.
+      await db.query('SELECT pg_notify($1, $2)', [HANDOUT_CHANNEL, JSON.stringify([this.namespace, template])]);
       await db.query('COMMIT');
       return { kind: 'member', database: target };
     } catch (e) {

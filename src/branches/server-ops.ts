@@ -60,6 +60,15 @@ export async function databaseExists(db: Queryable, database: string): Promise<b
   return rows.length > 0;
 }
 
+/**
+ * Below this size a full copy goes through the WAL instead of the files. FILE_COPY makes the server
+ * take two checkpoints per copy, which on a busy ext4 disk cost 1–2 s whatever the size, and the
+ * copy is slower to drop too; WAL_LOG writes the database's blocks to the WAL, which for a small
+ * database costs less (measured on the 2-core box, 15 MB template: create 0.7–1.5 s vs 2.0–2.9 s,
+ * drop 0.1 s vs 0.9–1.1 s; they meet around 100 MB). Clones always copy files: that is the reflink.
+ */
+export const WAL_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
 export async function copyDatabase(
   db: Queryable,
   target: string,
@@ -68,8 +77,13 @@ export async function copyDatabase(
   clone: boolean,
 ): Promise<void> {
   if (clone) await db.query('SET file_copy_method = clone');
+  let strategy = 'FILE_COPY';
+  if (!clone) {
+    const { rows } = await db.query<{ bytes: string | null }>('SELECT pg_database_size(oid) AS bytes FROM pg_database WHERE datname = $1', [template]);
+    if (rows[0]?.bytes != null && Number(rows[0].bytes) <= WAL_LOG_MAX_BYTES) strategy = 'WAL_LOG';
+  }
   try {
-    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy}`);
   } catch (e) {
     const code = pgErrorCode(e);
     if (code === '55006') {

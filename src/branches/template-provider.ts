@@ -1,7 +1,8 @@
 /**
  * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
  * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
- * `file_copy_method = clone`). `local` and `postgres` differ only in how they reach the server.
+ * `file_copy_method = clone`; without reflinks a small parent is copied with WAL_LOG, see server-ops.ts).
+ * `local` and `postgres` differ only in how they reach the server.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -15,7 +16,7 @@ import type {
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
 import { acquireRunLock } from './run-lock.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
-import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
+import { ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
   clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, retireBranchRole,
   serverVersionNum, sessionsOn, upsertBranchRole,
@@ -33,7 +34,20 @@ export interface TemplateProviderOptions {
   mainDatabase?: string;
   /** Decide clone vs copy once the server version is known. */
   cloneMode: (serverVersionNum: number) => Promise<{ clone: boolean; reason: string }>;
+  /**
+   * What another process with these same settings already established (a test worker reopening its
+   * run's provider): the server is checked and the catalog exists, so `capabilities` skips that work.
+   */
+  known?: Capabilities;
+  /**
+   * Refill a warm pool in this process after a handout (default true). False where another process
+   * keeps the pools filled (`watchPools`), so a short-lived process never waits for a copy on close.
+   */
+  refillPools?: boolean;
 }
+
+/** Enough to open the same provider again in another process (contains the admin URL: a secret). */
+export type ProviderSettingsSnapshot = Omit<TemplateProviderOptions, 'cloneMode' | 'refillPools' | 'mainDatabase'> & { known: Capabilities };
 
 type Client = pg.PoolClient;
 
@@ -43,6 +57,7 @@ export class TemplateBranchProvider implements BranchProvider {
   private readonly pools: Pools;
   /** Background refills of warm pools, by template; `close` waits for them. */
   private readonly refills = new Map<string, Promise<void>>();
+  private readonly refillAgain = new Set<string>();
   private readonly admin: pg.Pool;
   private readonly catalogPool: pg.Pool;
   private ready: Promise<Capabilities> | undefined;
@@ -61,6 +76,7 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   capabilities(): Promise<Capabilities> {
+    if (this.options.known) return Promise.resolve(this.options.known);
     this.ready ??= this.initialise().catch((e) => {
       this.ready = undefined;
       throw e;
@@ -179,7 +195,7 @@ export class TemplateBranchProvider implements BranchProvider {
         await this.catalog.remove(cat, name).catch(() => undefined);
         throw e;
       }
-      if (refill) this.refillSoon(parent.name);
+      if (refill && this.options.refillPools !== false) this.refillSoon(parent.name);
       return { ...toRecord((await this.catalog.get(cat, name))!), pooled };
     });
   }
@@ -248,12 +264,36 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /** Resolves once background refills have finished (tests and benchmarks wait on it; `close` does too). */
   async settled(): Promise<void> {
-    await Promise.all(this.refills.values());
+    while (this.refills.size > 0) await Promise.all(this.refills.values());
+  }
+
+  /** The settings another process needs to open this provider again (see `known`). */
+  async snapshot(): Promise<ProviderSettingsSnapshot> {
+    const known = await this.capabilities();
+    const { provider, adminUrl, namespace, databasePrefix, catalogDatabase } = this.options;
+    return { provider, adminUrl, namespace, databasePrefix, catalogDatabase, known };
+  }
+
+  /**
+   * Keep this namespace's pools filled while other processes take from them: every handout is
+   * announced (NOTIFY) and refilled here, in the background. Returns a function that stops watching
+   * and waits for refills under way.
+   */
+  async watchPools(): Promise<() => Promise<void>> {
+    await this.capabilities();
+    const stop = await listenForHandouts(withDatabase(this.options.adminUrl, this.options.catalogDatabase), this.options.namespace, (template) => this.refillSoon(template));
+    return async () => {
+      await stop();
+      await this.settled();
+    };
   }
 
   /** Refill the template's pool after a handout, in the background; a busy template is skipped. */
   private refillSoon(template: string): void {
-    if (this.refills.has(template)) return;
+    if (this.refills.has(template)) {
+      this.refillAgain.add(template); // a handout during a refill: go round once more afterwards
+      return;
+    }
     const run = (async () => {
       const caps = await this.capabilities();
       await this.withLocked(template, async (cat) => {
@@ -264,7 +304,10 @@ export class TemplateBranchProvider implements BranchProvider {
       });
     })()
       .catch(() => undefined) // a refill is an optimisation: the next create copies instead
-      .finally(() => this.refills.delete(template));
+      .finally(() => {
+        this.refills.delete(template);
+        if (this.refillAgain.delete(template)) this.refillSoon(template);
+      });
     this.refills.set(template, run);
   }
 
@@ -387,6 +430,17 @@ export class TemplateBranchProvider implements BranchProvider {
     await dropDatabase(cat, row.database, terminate);
     await dropBranchRole(cat, row.database).catch(() => undefined);
     await this.catalog.remove(cat, row.name);
+  }
+
+  /** Set when `gc` removes the branch (a lease given back: expired now, dropped by the next sweep). */
+  async expire(name: string, at: Date = new Date()): Promise<void> {
+    await this.capabilities();
+    const cat = await this.catalogPool.connect();
+    try {
+      if (!(await this.catalog.setExpiry(cat, name, at))) throw notFound(name);
+    } finally {
+      cat.release();
+    }
   }
 
   async reset(name: string, options: ResetBranchOptions = {}): Promise<BranchRecord> {
@@ -589,7 +643,7 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.refills.values());
+    await this.settled();
     await Promise.all([this.admin.end(), this.catalogPool.end()]);
   }
 }

@@ -100,7 +100,7 @@ describe('consort CLI on the local provider', () => {
     expect(del).toEqual({ deleted: ['pr-7'] });
   });
 
-  it('branch pool keeps ready copies; create --json says it came from the pool; db stop drops the copies', async () => {
+  it('branch pool keeps ready copies; create --json says it came from the pool; db stop drops the copies and expired leases', async () => {
     expect((await cli(['branch', 'create', 'tmpl'], env)).code).toBe(0);
     const filled = await cli(['branch', 'pool', 'tmpl', '--size', '2', '--json'], env);
     expect(filled.code).toBe(0);
@@ -112,8 +112,12 @@ describe('consort CLI on the local provider', () => {
     expect(await cli(['branch', 'pool', 'tmpl', '--size', 'lots'], env)).toMatchObject({ code: 2 });
     expect(await cli(['branch', 'pool', '--size', '1'], env)).toMatchObject({ code: 2 });
 
+    // A lease its holder never returned expires; db stop drops it with the pool's copies.
+    const lease = JSON.parse((await cli(['branch', 'lease', 'tmpl', '--ttl', '1s', '--json'], env)).stdout);
+    expect(lease).toMatchObject({ template: 'tmpl', pooled: true, name: expect.stringMatching(/^lease-/) });
+    await new Promise((r) => setTimeout(r, 1100));
     const stopped = JSON.parse((await cli(['db', 'stop', '--json'], env)).stdout);
-    expect(stopped).toEqual({ stopped: true, poolCopiesDropped: 2 });
+    expect(stopped).toEqual({ stopped: true, poolCopiesDropped: 2, expiredLeasesDropped: 1 });
     expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([{ template: 'tmpl', size: 2, ready: 0 }]);
     expect((await cli(['branch', 'pool', 'tmpl', '--size', '0'], env)).code).toBe(0);
     expect((await cli(['branch', 'delete', 'from-pool'], env)).code).toBe(0);

@@ -1,4 +1,4 @@
-/** `consort branch …`: create, list, delete, reset, url and gc database branches. */
+/** `consort branch …`: create, pool, lease, release, list, delete, reset, url and gc database branches. */
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
@@ -83,6 +83,38 @@ export function branchCommand(ctx: Ctx): Command {
         const ms = Math.round(performance.now() - started);
         if (c.json) return printJson(c.io, { ...status, durationMs: ms });
         c.io.out(size === 0 ? `Dropped the pool of ${template}` : `Pool of ${template}: ${status.ready}/${status.size} ready (${ms} ms)`);
+      });
+    });
+
+  branch
+    .command('lease <template>')
+    .description('take a branch of a template for a while (from its warm pool when one is ready): prints its URL; return it with `branch release`')
+    .option('--ttl <duration>', 'dropped by `branch gc` (and the next lease) after this long if never returned', '1h')
+    .action(async (template: string, o: { ttl: string }, cmd: Command) => {
+      const ttlMs = asUsage(() => parseDuration(o.ttl));
+      const c = await ctx(cmd);
+      const { leaseBranch, sweepLeases } = await import('../../isolation/lease.js');
+      await c.withProvider(async (p) => {
+        await sweepLeases(p); // what a crashed holder left, once expired
+        const lease = await leaseBranch(p, { template, ttlMs });
+        if (c.json) return printJson(c.io, { ...lease, expiresAt: lease.expiresAt?.toISOString() ?? null });
+        c.io.err(`Leased ${lease.name} from ${template} in ${lease.durationMs} ms (${lease.pooled ? 'from its warm pool' : 'copied'}); return it with \`consort branch release ${lease.name}\``);
+        c.io.out(lease.url);
+      });
+    });
+
+  branch
+    .command('release <lease>')
+    .description('return a leased branch (its name, or its connection URL): its database is dropped')
+    .action(async (ref: string, _o: unknown, cmd: Command) => {
+      const c = await ctx(cmd);
+      const { leaseForUrl, releaseBranch } = await import('../../isolation/lease.js');
+      await c.withProvider(async (p) => {
+        const name = /^postgres(ql)?:\/\//.test(ref) ? await leaseForUrl(p, ref) : ref;
+        if (name === undefined) throw new ConsortError('branch-not-found', 'No lease has a database at that URL.', { hint: 'List branches with `consort branch list`.' });
+        await releaseBranch(p, name);
+        if (c.json) printJson(c.io, { released: name });
+        else c.io.out(`Released ${name}`);
       });
     });
 

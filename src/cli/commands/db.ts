@@ -28,15 +28,21 @@ export function dbCommand(ctx: Ctx): Command {
     });
 
   db.command('stop')
-    .description('stop the server (branches are kept on disk; warm-pool copies are dropped)')
+    .description('stop the server (branches are kept on disk; warm-pool copies and expired leases are dropped)')
     .action(async (_o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       const s = await server(c);
-      // Pooled copies are a cache: they should not hold disk while nothing runs.
-      const drained = (await s.status()).running ? await c.withProvider(async (p) => (p.drainPools ? p.drainPools() : 0)) : 0;
+      // Pooled copies are a cache and expired leases are garbage: neither should hold disk while nothing runs.
+      const { sweepLeases } = await import('../../isolation/lease.js');
+      const [drained, leases] = (await s.status()).running
+        ? await c.withProvider(async (p) => [p.drainPools ? await p.drainPools() : 0, (await sweepLeases(p)).length] as const)
+        : [0, 0];
       const stopped = await s.stop();
-      if (c.json) printJson(c.io, { stopped, poolCopiesDropped: drained });
-      else c.io.out(`${stopped ? 'Stopped' : 'Not running'}${drained ? ` (dropped ${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'})` : ''}`);
+      if (c.json) printJson(c.io, { stopped, poolCopiesDropped: drained, expiredLeasesDropped: leases });
+      else {
+        const dropped = [drained ? `${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'}` : '', leases ? `${leases} expired lease(s)` : ''].filter(Boolean);
+        c.io.out(`${stopped ? 'Stopped' : 'Not running'}${dropped.length ? ` (dropped ${dropped.join(' and ')})` : ''}`);
+      }
     });
 
   db.command('status')

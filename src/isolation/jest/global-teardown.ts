@@ -1,0 +1,11 @@
+/** jest `globalTeardown: 'consort-db/jest/global-teardown'`: return what the run's files did not, stop refilling. */
+import { RUN_SPEC_ENV, type StartedRun } from '../run.js';
+import { RUN_HANDLE } from './options.js';
+
+export default async function globalTeardown(): Promise<void> {
+  const handles = globalThis as Record<symbol, StartedRun | undefined>;
+  const started = handles[RUN_HANDLE];
+  handles[RUN_HANDLE] = undefined;
+  delete process.env[RUN_SPEC_ENV];
+  await started?.stop();
+}

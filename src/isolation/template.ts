@@ -1,0 +1,108 @@
+/**
+ * The template that test leases fork from: the parent branch with the project's migrations applied
+ * and its seed loaded, named by what it holds (`tests-<hash of migrations, seed, parent>`), so a run
+ * reuses it until a migration or the seed changes, and then builds the next one once. Older test
+ * templates go when a new one is made (unless a lease of theirs is still out).
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '../config/load.js';
+import type { ConsortConfig } from '../config/schema.js';
+import { ConsortError } from '../core/errors.js';
+import { runSeed } from '../lanes/check/baseline.js';
+import { resolveEngine } from '../migrations/engine.js';
+import { readMigrationSet } from '../migrations/files.js';
+import { applyMigrations } from '../migrations/runner.js';
+import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
+
+const TEMPLATE = /^tests-[0-9a-f]{12}$/;
+
+export interface TestTemplateOptions {
+  /** The project root: where the configuration, migrations and seed are found. */
+  root: string;
+  /** Default: the project's configuration file (or the defaults). */
+  config?: ConsortConfig;
+  /** Ready copies to keep (0: no pool, every lease copies). */
+  poolSize: number;
+  /** For a seed command. */
+  env: NodeJS.ProcessEnv;
+  log?: (message: string) => void;
+}
+
+export interface TestTemplate {
+  name: string;
+  /** The template already existed (nothing was migrated or seeded). */
+  reused: boolean;
+  pool: PoolStatus | undefined;
+  /** Older test templates dropped. */
+  removed: string[];
+  config: ConsortConfig;
+}
+
+async function seedIdentity(config: ConsortConfig, root: string): Promise<string> {
+  const seed = config.database.seed;
+  if (!seed) return 'none';
+  if (seed.kind === 'command') return `command:${seed.command}`;
+  const sql = await readFile(path.join(root, seed.path), 'utf8').catch((e: Error) => {
+    throw new ConsortError('config', `Cannot read the seed file ${seed.path}: ${e.message}`, { hint: 'Fix database.seed in the Consort configuration.' });
+  });
+  return `file:${createHash('sha256').update(sql).digest('hex')}`;
+}
+
+export async function prepareTestTemplate(provider: BranchProvider, options: TestTemplateOptions): Promise<TestTemplate> {
+  const { root } = options;
+  const config = options.config ?? (await loadConfig(root)).config;
+  const dir = path.join(root, config.migrations.dir);
+  const files = await readMigrationSet(dir, { relativeTo: root, missingOk: true });
+  const key = createHash('sha256').update(JSON.stringify({
+    parent: config.database.parent,
+    table: config.migrations.table,
+    migrations: files.map((m) => [m.name, m.sha256]),
+    seed: await seedIdentity(config, root),
+  })).digest('hex');
+  const name = `tests-${key.slice(0, 12)}`;
+
+  const existing = await provider.get(name);
+  let reused = existing?.parent === config.database.parent;
+  if (!reused) {
+    options.log?.(`Preparing the test template ${name}: ${files.length} migration(s)${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`);
+    const engine = await resolveEngine(root);
+    const { outcome } = await provider.ensure({
+      name,
+      parent: config.database.parent,
+      prepare: async (url) => {
+        const result = await applyMigrations({
+          databaseUrl: url, dir, relativeTo: root, direction: 'up', migrationsTable: config.migrations.table, checkOrder: config.migrations.checkOrder, engine,
+        });
+        if (!result.ok) {
+          const f = result.failed;
+          throw new ConsortError('config', `The migration ${f.name ?? f.file ?? ''} does not apply to "${config.database.parent}": ${f.error.message}`, {
+            hint: 'Fix the migration; the test template is the parent branch with every migration applied.',
+          });
+        }
+        await runSeed(config, root, url, options.env);
+      },
+    });
+    reused = outcome === 'reused';
+  }
+
+  const removed = await dropOldTemplates(provider, name);
+
+  let pool: PoolStatus | undefined;
+  if (provider.pool) pool = await provider.pool(name, options.poolSize);
+  return { name, reused, pool, removed, config };
+}
+
+/**
+ * Drop the test templates other than `current` (and their pools). Not recursive: a template with a
+ * lease still out belongs to a run that is not over, and is dropped by a later sweep.
+ */
+export async function dropOldTemplates(provider: BranchProvider, current: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const b of await provider.list()) {
+    if (b.name === current || !TEMPLATE.test(b.name)) continue;
+    await provider.delete(b.name).then(() => removed.push(b.name), () => undefined);
+  }
+  return removed;
+}
