@@ -1,7 +1,8 @@
 /**
- * The conductor's state: where a feature is (phase and step as string-literal unions), what it has
- * proven so far, and the policy it runs under. Zod schemas are the single source of the types
- * because the state is persisted in `.consort/features/<F>/state.json` and read back on resume.
+ * The conductor's state: where a feature is (one variant per kind of step, so a step's own fields
+ * are there exactly when it needs them), what it has proven so far, and the policy it runs under.
+ * Zod schemas are the single source of the types because the state is persisted in
+ * `.consort/features/<F>/state.json` and read back on resume.
  */
 import { z } from 'zod';
 import { DESIGN_ROLES, ROLES } from './roles.js';
