@@ -226,7 +226,7 @@ export const ConductorState = z.preprocess(
   z.discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, StoppedAt, DoneAt]).superRefine((s, ctx) => {
     if (s.step !== 'escalated' && s.step !== 'stalled') return;
     // A stop must be resumable: the step it stopped at, with its fields, is a state of its own.
-    const resumed = LiveState.safeParse({ ...s, step: s.escalation.step, escalation: null });
+    const resumed = LiveState.safeParse(withoutLeftovers({ ...s, step: s.escalation.step, escalation: null }));
     if (STOPS.includes(s.escalation.step) || !resumed.success) {
       ctx.addIssue({ code: 'custom', path: ['escalation', 'step'], message: `a ${s.step} state cannot resume at ${s.escalation.step} with these fields` });
     }

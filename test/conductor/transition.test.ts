@@ -372,6 +372,16 @@ describe('run.started', () => {
     expect(summary(resumed)).toMatchObject({ phase: 'build', step: 'red', item: 'T1' });
   });
 
+  it('reopening a gate before a proof ran records the turn it would have judged', () => {
+    const proving = playUntil(atProof('green'));
+    const t = transition(proving.state, started(policy(), { reopened: ['spec'] }));
+    expect(summary(t)).toMatchObject({
+      phase: 'design', step: 'gate', gate: 'spec', effects: ['log gate.reopened', 'append-turn accepted', 'log turn.usage', 'log phase.end', 'log phase.start', 'check-gate spec'],
+    });
+    expect(t.effects.find((e) => e.type === 'append-turn')).toMatchObject({ record: { step: 'green', suite: 'not proven: the spec gate reopened first' } });
+    expect(t.state.pendingTurn).toBeNull();
+  });
+
   it('ignores a reopened gate the feature has not passed yet', () => {
     const t = transition(playUntil(atTurn('dba')).state, started(policy(), { reopened: ['spec', 'merge'] }));
     expect(summary(t)).toMatchObject({ step: 'design', effects: ['run-turn dba/db-design'] });
