@@ -51,10 +51,11 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
     async list() {
       provider ??= import('../../branches/factory.js').then(({ openProvider }) => openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) }));
       const p = await provider;
-      const [records, caps] = await Promise.all([p.list(), p.capabilities().catch(() => null)]);
+      const noSizes: Record<string, number> = {};
+      const [records, caps, sizes] = await Promise.all([p.list(), p.capabilities().catch(() => null), p.sizes?.().catch(() => noSizes) ?? noSizes]);
       return records.map((b) => ({
         name: b.name, parent: b.parent, gitBranch: b.gitBranch, pr: Number(/(?:^|-)pr-(\d+)$/.exec(b.name)?.[1] ?? NaN) || null,
-        createdAt: b.createdAt.toISOString(), expiresAt: b.expiresAt?.toISOString() ?? null, sizeBytes: null, mode: caps?.mode ?? null,
+        createdAt: b.createdAt.toISOString(), expiresAt: b.expiresAt?.toISOString() ?? null, sizeBytes: sizes[b.name] ?? null, mode: caps?.mode ?? null,
       }));
     },
     async close() {
