@@ -242,11 +242,6 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** A step with its own fields: what a move sets, all at once. */
 export type Position = DistributiveOmit<ConductorState, keyof z.infer<typeof Common>>;
 
-/** Whether a state (after a resume) is one the conductor can be at. */
-export function isLegal(state: unknown): boolean {
-  return ConductorState.safeParse(state).success;
-}
-
 export function initialState(feature: string): ConductorState {
   return {
     version: STATE_VERSION, feature, phase: 'design', step: 'design', policy: null, designStop: 0, gate: null, userFacing: false,
