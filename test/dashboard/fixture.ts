@@ -89,14 +89,8 @@ export interface Fixture {
   building: string;
 }
 
-export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixture> {
-  const root = await mkdtemp(path.join(os.tmpdir(), prefix));
-  await git(root, 'init', '-q');
-  await writeFile(path.join(root, 'README.md'), 'shop\n');
-  await git(root, 'add', '-A');
-  await git(root, 'commit', '-q', '-m', 'init');
-
-  // Feature 1: the design done, waiting for a person at the spec gate.
+/** A feature whose design is done, waiting for a person at the spec gate (valid artifacts, design turns, hostile agent text). */
+export async function addGatedFeature(root: string): Promise<string> {
   const { feature: gated } = await createFeature(root, 'phones', 'Customers want phone numbers.');
   const g = new FeatureStore(root, gated);
   await writeFile(g.file('feature-spec.json'), JSON.stringify(SPEC, null, 2));
@@ -117,6 +111,18 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   await g.append('events.jsonl', surfaced);
   const gs = await g.load();
   await g.save({ ...gs, state: baseState(gated, { step: 'awaiting-approval', gate: 'spec', designStop: 4, items: ITEMS, turns: design.length }) });
+  return gated;
+}
+
+export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixture> {
+  const root = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await git(root, 'init', '-q');
+  await writeFile(path.join(root, 'README.md'), 'shop\n');
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'init');
+
+  // Feature 1: the design done, waiting for a person at the spec gate.
+  const gated = await addGatedFeature(root);
 
   // Feature 2: building, two cycles in.
   const { feature: building } = await createFeature(root, 'carts', 'Carts hold products.');

@@ -29,6 +29,7 @@ export class BranchItem extends vscode.TreeItem {
     super(branch.name, hasChildren ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     const parts = [branch.gitBranch ? `git ${branch.gitBranch}` : '', `${ago(branch.createdAt)} old`, branch.expiresAt ? `TTL ${branch.expiresAt.slice(0, 16).replace('T', ' ')}` : '', size(branch.sizeBytes)];
     this.description = parts.filter(Boolean).join(' · ');
+    this.accessibilityInformation = { label: `database branch ${branch.name}: ${this.description}` };
     this.tooltip = `${branch.name} (${branch.mode})\nparent: ${branch.parent ?? '-'}\ndatabase: ${branch.database}\ncreated: ${branch.createdAt}${branch.expiresAt ? `\nexpires: ${branch.expiresAt}` : ''}${branch.sizeBytes === null ? '' : `\nsize: ${size(branch.sizeBytes)}`}${branch.gitBranch ? `\npaired with git branch ${branch.gitBranch}` : ''}`;
     this.iconPath = new vscode.ThemeIcon(paired ? 'database' : 'circle-outline');
     this.contextValue = branch.parent === null ? 'branch-root' : 'branch';
