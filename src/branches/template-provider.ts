@@ -339,6 +339,14 @@ export class TemplateBranchProvider implements BranchProvider {
     }
   }
 
+  async sizes(): Promise<Record<string, number>> {
+    const branches = await this.list();
+    const r = await this.admin.query<{ datname: string; bytes: string }>(
+      'SELECT datname, pg_database_size(datname) AS bytes FROM pg_database WHERE datname = ANY($1::text[])', [branches.map((b) => b.database)]);
+    const bytes = new Map(r.rows.map((row) => [row.datname, Number(row.bytes)]));
+    return Object.fromEntries(branches.flatMap((b) => (bytes.has(b.database) ? [[b.name, bytes.get(b.database)!]] : [])));
+  }
+
   async list(): Promise<BranchRecord[]> {
     await this.capabilities();
     const cat = await this.catalogPool.connect();

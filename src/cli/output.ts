@@ -32,6 +32,20 @@ export function branchJson(branch: BranchRecord, url: string, mode: BranchMode, 
   };
 }
 
+/** `7.6 MB`; `-` when unknown. */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) return '-';
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');

@@ -7,11 +7,13 @@
  */
 import { matchesAny } from '../core/glob.js';
 import type { ExperimentResult, ProofTest } from './events.js';
-import { commitMessage, currentItem, type Draft, escalate, handoff, log, policyOf, recordTurn, setStep, turnRecord } from './moves.js';
+import { turnId } from './actions.js';
+import { at, commitMessage, currentItem, type Draft, enter, escalate, experimentsDue, handoff, log, policyOf, recordTurn, setStep, turnRecord } from './moves.js';
 import { failureOf } from './proof-steps.js';
 import { writeCycle } from './progress.js';
 import { judgeGreen } from './proofs.js';
 import { checkScope, describeRefusals } from './scope.js';
+import type { StateAt } from './state.js';
 
 export const PICK_RULE = 'fewest changed lines, then the fastest suite, then the lowest number';
 
@@ -46,14 +48,14 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
   return { ...base, verdict: 'rejected', reason: v.reason, failing: v.verdict === 'failing' ? v.failing : [] };
 }
 
-export function onExperiments(d: Draft, results: readonly ExperimentResult[]): boolean {
+export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly ExperimentResult[]): boolean {
   const s = d.state;
   const policy = policyOf(d);
   const cycle = s.cycle;
   const item = currentItem(s);
   const n = results.length;
-  const ids = Array.from({ length: n }, (_, i) => `turn-${String(s.turns - n + 1 + i).padStart(4, '0')}`);
-  if (s.step !== 'green' || cycle === null || item === null || n < 2) return false;
+  const ids = Array.from({ length: n }, (_, i) => turnId(s.turns - n + 1 + i));
+  if (!experimentsDue(s) || n !== policy.experiments || item === null) return false;
   if (results.some((r, i) => r.turn.id !== ids[i] || r.turn.role !== 'driver' || r.turn.step !== 'green' || r.turn.item !== item.id)) return false;
 
   const judged = results.map((r, i) => judge(d, r, i + 1));
@@ -84,7 +86,7 @@ export function onExperiments(d: Draft, results: readonly ExperimentResult[]): b
     d.effects.push({ type: 'set-item-status', item: item.id, status: 'green' });
     log(d, { type: 'cycle.green', item: item.id, branch: proofBranch(winner), purpose: 'green' });
     writeCycle(d);
-    setStep(d, 'refactor');
+    setStep(d, at.turn('refactor', s.current, cycle));
     handoff(d, 'driver', 'driver', 'refactor');
     return true;
   }
@@ -104,5 +106,6 @@ export function onExperiments(d: Draft, results: readonly ExperimentResult[]): b
   s.failure = failing?.result.proof ? failureOf('green', failing.reason, failing.failing, failing.result.proof) : null;
   s.note = `none of ${n} competing GREEN attempts made the suite pass (repair round ${s.repair} of ${policy.repairRounds}): ${reasons}`;
   log(d, { type: 'cycle.repair', item: item.id, step: 'green', round: s.repair });
+  enter(d, at.turn('green', s.current, cycle));
   return true;
 }

@@ -1,27 +1,24 @@
 /**
  * Moving forward: to the next design stop, into the build, to the next test-list item, past a
- * gate. Each move logs what the dashboard needs (phase changes, handoffs) and records cycles.
+ * gate, and back to a reopened gate. Each move logs what the dashboard and `consort log` show
+ * (phase changes, handoffs) and records cycles.
  */
 import type { CycleRecord } from './effects.js';
 import type { GateCheck } from './events.js';
 import { designPlan } from './design-plan.js';
 import { gateEnabled, isApproved } from './gates.js';
-import { type Draft, enterGate, handoff, log, policyOf, setStep } from './moves.js';
+import { at, type Draft, enter, handoff, log, place, policyOf, recordTurn, setStep } from './moves.js';
 import type { Role } from './roles.js';
 import type { GateName, Item } from './state.js';
 
 export function enterDesignStop(d: Draft, index: number, from: Role | 'conductor'): void {
   const stop = designPlan(policyOf(d), d.state.userFacing)[index];
   d.state.designStop = index;
-  if (stop === undefined) {
-    enterGate(d, 'spec');
+  if (stop === undefined || stop.kind === 'gate') {
+    enter(d, at.gate(stop?.gate ?? 'spec', 'design'));
     return;
   }
-  if (stop.kind === 'gate') {
-    enterGate(d, stop.gate);
-    return;
-  }
-  setStep(d, 'design');
+  setStep(d, at.design());
   handoff(d, from, stop.role, 'design');
 }
 
@@ -40,22 +37,18 @@ export function nextItem(d: Draft): void {
   s.repair = 0;
   s.failure = null;
   if (index === -1) {
-    s.current = -1;
-    s.cycle = null;
     log(d, { type: 'phase.end', phase: 'build' });
     log(d, { type: 'phase.start', phase: 'merge' });
-    s.phase = 'merge';
-    enterGate(d, 'merge');
+    enter(d, at.gate('merge', 'merge'));
     return;
   }
   const item = s.items[index]!;
-  s.current = index;
   s.cycles += 1;
-  s.cycle = {
+  const cycle = {
     number: s.cycles, item: item.id, ac: item.ac, testFiles: [], tests: [], red: null, green: null, refactor: null, review: null,
     rejections: [], repairs: 0, proofs: 0, timing: { wallMs: 0, agentMs: 0, suiteMs: 0, overheadMs: 0 },
   };
-  setStep(d, 'red');
+  setStep(d, at.turn('red', index, cycle));
   handoff(d, 'conductor', 'navigator', 'red');
 }
 
@@ -69,19 +62,14 @@ function enterBuild(d: Draft, items: readonly Item[]): void {
   s.items = mergeItems(s.items, items);
   log(d, { type: 'phase.end', phase: 'design' });
   log(d, { type: 'phase.start', phase: 'build' });
-  s.phase = 'build';
-  s.gate = null;
-  if (s.passing === null) setStep(d, 'baseline');
+  if (s.passing === null) setStep(d, at.baseline());
   else nextItem(d);
 }
 
 function finish(d: Draft): void {
-  const s = d.state;
   log(d, { type: 'phase.end', phase: 'merge' });
   log(d, { type: 'phase.start', phase: 'done' });
-  s.phase = 'done';
-  s.gate = null;
-  setStep(d, 'done');
+  setStep(d, at.done());
 }
 
 export function passGate(d: Draft, gate: GateName, items: readonly Item[] | undefined): void {
@@ -92,7 +80,7 @@ export function passGate(d: Draft, gate: GateName, items: readonly Item[] | unde
   } else if (gate === 'plan' || gate === 'test_list') {
     enterDesignStop(d, s.designStop + 1, 'conductor');
   } else if (gate === 'merge' && gateEnabled('deploy', policy.optionalGates)) {
-    enterGate(d, 'deploy');
+    enter(d, at.gate('deploy', 'merge'));
   } else {
     finish(d);
   }
@@ -114,7 +102,7 @@ export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readon
     passGate(d, gate, items);
     return;
   }
-  s.step = 'awaiting-approval';
+  place(d, at.gate(gate, s.phase === 'merge' ? 'merge' : 'design', 'awaiting-approval'));
   const problems = [...(itemsOk ? check.problems : [...check.problems, 'the test list has no items']), ...(check.flags ?? []).map((f) => `flag: ${f}`)];
   if (s.surfaced[gate] !== check.hash) {
     s.surfaced[gate] = check.hash;
@@ -145,19 +133,15 @@ export function reopen(d: Draft, reopened: readonly GateName[]): boolean {
   const gate = passed.find((g) => reopened.includes(g));
   if (gate === undefined) return false;
   log(d, { type: 'gate.reopened', gate, reason: 'its artifacts changed after approval' });
-  if (gate === 'merge') {
-    s.phase = 'merge';
-  } else {
-    const index = designPlan(policyOf(d), s.userFacing).findIndex((stop) => stop.kind === 'gate' && stop.gate === gate);
+  // A turn accepted but not yet proven keeps its commit: its record says the proof never ran.
+  if (s.pendingTurn !== null) recordTurn(d, { ...s.pendingTurn, suite: `not proven: the ${gate} gate reopened first` });
+  if (gate !== 'merge') {
+    s.designStop = designPlan(policyOf(d), s.userFacing).findIndex((stop) => stop.kind === 'gate' && stop.gate === gate);
     if (s.phase !== 'design') {
       log(d, { type: 'phase.end', phase: s.phase });
       log(d, { type: 'phase.start', phase: 'design' });
     }
-    s.phase = 'design';
-    s.designStop = index;
   }
-  s.attempt = 0;
-  s.note = null;
-  enterGate(d, gate);
+  setStep(d, at.gate(gate, gate === 'merge' ? 'merge' : 'design'));
   return true;
 }

@@ -4,12 +4,12 @@
  * untouched (else a bounded repair, then a human).
  */
 import type { ProofOutcome, ProofTest } from './events.js';
-import { currentItem, type Draft, escalate, handoff, log, policyOf, recordTurn, retryOrEscalate, setStep } from './moves.js';
+import { at, currentItem, type Draft, enter, escalate, handoff, log, place, policyOf, recordTurn, retryOrEscalate, setStep } from './moves.js';
 import { nextItem, writeCycle } from './progress.js';
 import { boundedOutput, judgeBaseline, judgeGreen, judgeRed } from './proofs.js';
-import type { Failure, ProofPurpose } from './state.js';
+import type { Failure, ProofPurpose, StateAt } from './state.js';
 
-const STEP_OF: Record<ProofPurpose, string> = { baseline: 'baseline', red: 'prove-red', green: 'prove-green', refactor: 'prove-refactor' };
+type ProofEvent = { purpose: ProofPurpose; item: string | null; branch: string; outcome: ProofOutcome };
 
 export function failureOf(purpose: ProofPurpose, summary: string, failing: readonly ProofTest[], outcome: ProofOutcome): Failure {
   return {
@@ -41,64 +41,81 @@ function flushTurn(d: Draft, outcome: ProofOutcome, verdict: 'accepted' | 'rejec
   d.state.pendingTurn = null;
 }
 
-export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, branch: string, outcome: ProofOutcome): boolean {
+/** The baseline must be green: else RED could not be told from a broken suite. */
+export function onBaselineProof(d: Draft<StateAt<'baseline'>>, { purpose, outcome }: ProofEvent): boolean {
+  if (purpose !== 'baseline') return false;
+  const v = judgeBaseline(outcome);
+  if (v.verdict !== 'green') {
+    escalate(d, `the suite must pass before the first cycle, so RED can be told from a broken suite: ${v.reason}`);
+    return true;
+  }
+  d.state.passing = v.passing;
+  nextItem(d);
+  return true;
+}
+
+type CycleProof = StateAt<'prove-red' | 'prove-green' | 'prove-refactor'>;
+const PURPOSE_OF = { 'prove-red': 'red', 'prove-green': 'green', 'prove-refactor': 'refactor' } as const;
+
+/** The proof this step asked for: its purpose and the cycle's item. */
+export function fits(s: CycleProof, event: ProofEvent): boolean {
+  return event.purpose === PURPOSE_OF[s.step] && event.item === (currentItem(s)?.id ?? null);
+}
+
+/** RED proven: freeze the tests, hand over to the driver. Not proven: the navigator again (broken: a human). */
+export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): boolean {
+  if (!fits(d.state, event)) return false;
+  const { branch, outcome } = event;
   const s = d.state;
-  if (s.step !== STEP_OF[purpose] || (purpose !== 'baseline' && item !== (currentItem(s)?.id ?? null))) return false;
   const policy = policyOf(d);
-
-  if (purpose === 'baseline') {
-    const v = judgeBaseline(outcome);
-    if (v.verdict !== 'green') {
-      escalate(d, `the suite must pass before the first cycle, so RED can be told from a broken suite: ${v.reason}`);
-      return true;
-    }
-    s.passing = v.passing;
-    nextItem(d);
-    return true;
-  }
-
-  const cycle = s.cycle!;
+  const cycle = s.cycle;
   const stamp = (verdict: string) => ({ at: d.at, verdict, branch, summary: suiteSummary(outcome) });
-
-  if (purpose === 'red') {
-    const v = judgeRed({ outcome, passing: s.passing ?? [], testFiles: cycle.testFiles, rejectBornGreen: policy.rejectBornGreen });
-    if (v.verdict === 'red') {
-      flushTurn(d, outcome, 'accepted');
-      cycle.tests = v.tests;
-      cycle.red = stamp('red');
-      for (const file of cycle.testFiles) {
-        const hash = outcome.hashes[file];
-        if (hash) s.frozen[file] = hash;
-        else delete s.frozen[file];
-      }
-      const it = currentItem(s)!;
-      it.status = 'red';
-      d.effects.push({ type: 'set-item-status', item: it.id, status: 'red' });
-      log(d, { type: 'cycle.red', item: it.id, branch, tests: v.tests });
-      writeCycle(d);
-      setStep(d, 'green');
-      s.repair = 0;
-      s.failure = failureOf('red', `${v.failing.length} test(s) fail as they should`, v.failing, outcome);
-      handoff(d, 'navigator', 'driver', 'green');
-      return true;
+  const v = judgeRed({ outcome, passing: s.passing ?? [], testFiles: cycle.testFiles, rejectBornGreen: policy.rejectBornGreen });
+  if (v.verdict === 'red') {
+    flushTurn(d, outcome, 'accepted');
+    cycle.tests = v.tests;
+    cycle.red = stamp('red');
+    for (const file of cycle.testFiles) {
+      const hash = outcome.hashes[file];
+      if (hash) s.frozen[file] = hash;
+      else delete s.frozen[file];
     }
-    // A broken suite is not the navigator's doing: the test stays for the proof a retry repeats.
-    if (v.verdict !== 'broken') revertPending(d);
-    flushTurn(d, outcome, 'rejected', v.reason);
-    cycle.rejections.push({ step: 'red', verdict: v.verdict, reason: v.reason, at: d.at });
-    log(d, { type: 'cycle.rejected', item: cycle.item, step: 'red', verdict: v.verdict, reason: v.reason });
+    const it = currentItem(s)!;
+    it.status = 'red';
+    d.effects.push({ type: 'set-item-status', item: it.id, status: 'red' });
+    log(d, { type: 'cycle.red', item: it.id, branch, tests: v.tests });
     writeCycle(d);
-    if (v.verdict === 'broken') {
-      // Not the navigator's doing: a human fixes the suite, and a retry proves again.
-      escalate(d, v.reason);
-      return true;
-    }
-    const tail = outcome.output.trim() === '' ? '' : `\n\nThe end of the suite's output:\n${boundedOutput(outcome.output).slice(-1500)}`;
-    retryOrEscalate(d, 'red', `${v.reason}${tail}`);
+    s.repair = 0;
+    s.failure = failureOf('red', `${v.failing.length} test(s) fail as they should`, v.failing, outcome);
+    setStep(d, at.turn('green', s.current, cycle));
+    handoff(d, 'navigator', 'driver', 'green');
     return true;
   }
+  // A broken suite is not the navigator's doing: the test stays for the proof a retry repeats.
+  if (v.verdict !== 'broken') revertPending(d);
+  flushTurn(d, outcome, 'rejected', v.reason);
+  cycle.rejections.push({ step: 'red', verdict: v.verdict, reason: v.reason, at: d.at });
+  log(d, { type: 'cycle.rejected', item: cycle.item, step: 'red', verdict: v.verdict, reason: v.reason });
+  writeCycle(d);
+  if (v.verdict === 'broken') {
+    // Not the navigator's doing: a human fixes the suite, and a retry proves again.
+    escalate(d, v.reason);
+    return true;
+  }
+  const tail = outcome.output.trim() === '' ? '' : `\n\nThe end of the suite's output:\n${boundedOutput(outcome.output).slice(-1500)}`;
+  retryOrEscalate(d, at.turn('red', s.current, cycle), `${v.reason}${tail}`);
+  return true;
+}
 
-  // green or refactor
+/** GREEN or REFACTOR proven: on to REFACTOR or REVIEW. A red suite: a bounded repair round, then a human. */
+export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>, event: ProofEvent): boolean {
+  if (!fits(d.state, event)) return false;
+  const { branch, outcome } = event;
+  const s = d.state;
+  const purpose = PURPOSE_OF[s.step];
+  const policy = policyOf(d);
+  const cycle = s.cycle;
+  const stamp = (verdict: string) => ({ at: d.at, verdict, branch, summary: suiteSummary(outcome) });
   const v = judgeGreen({ outcome, itemTests: cycle.tests, frozen: s.frozen });
   const turnStep = purpose === 'green' ? 'green' : 'refactor';
   if (v.verdict === 'green') {
@@ -113,12 +130,12 @@ export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, br
       it.status = 'green';
       d.effects.push({ type: 'set-item-status', item: it.id, status: 'green' });
       writeCycle(d);
-      setStep(d, 'refactor');
+      setStep(d, at.turn('refactor', s.current, cycle));
       handoff(d, 'driver', 'driver', 'refactor');
     } else {
       cycle.refactor = stamp('green');
       writeCycle(d);
-      setStep(d, 'review');
+      setStep(d, at.turn('review', s.current, cycle));
       handoff(d, 'driver', 'navigator', 'review');
     }
     return true;
@@ -132,8 +149,9 @@ export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, br
     escalate(d, v.reason);
     return true;
   }
-  s.step = turnStep;
+  const retry = at.turn(turnStep, s.current, cycle);
   if (s.repair >= policy.repairRounds) {
+    place(d, retry);
     escalate(d, `${turnStep.toUpperCase()} is still red after ${s.repair} repair round(s): ${v.reason}`);
     return true;
   }
@@ -143,5 +161,6 @@ export function onProof(d: Draft, purpose: ProofPurpose, item: string | null, br
   s.failure = failureOf(purpose, v.reason, v.failing, outcome);
   s.note = `the suite is red after your ${turnStep} turn (repair round ${s.repair} of ${policy.repairRounds}): ${v.reason}`;
   log(d, { type: 'cycle.repair', item: cycle.item, step: turnStep, round: s.repair });
+  enter(d, retry);
   return true;
 }

@@ -1,7 +1,8 @@
 /**
- * The conductor's state: where a feature is (phase and step as string-literal unions), what it has
- * proven so far, and the policy it runs under. Zod schemas are the single source of the types
- * because the state is persisted in `.consort/features/<F>/state.json` and read back on resume.
+ * The conductor's state: where a feature is (one variant per kind of step, so a step's own fields
+ * are there exactly when it needs them), what it has proven so far, and the policy it runs under.
+ * Zod schemas are the single source of the types because the state is persisted in
+ * `.consort/features/<F>/state.json` and read back on resume.
  */
 import { z } from 'zod';
 import { DESIGN_ROLES, ROLES } from './roles.js';
@@ -141,22 +142,29 @@ export const TurnRecord = z.object({
 export type TurnRecord = z.infer<typeof TurnRecord>;
 
 export const Escalation = z.object({ reason: z.string(), step: z.enum(STEPS), at: z.string() });
+export type Escalation = z.infer<typeof Escalation>;
 
-export const ConductorState = z.object({
+/** Stall guard: the last action asked for, the state it was asked from, and the last ids handed out. */
+export const LastAction = z.object({
+  key: z.string(),
+  fingerprint: z.string(),
+  /** Number of the highest turn id asked for: a turn id is never asked for twice. */
+  turn: z.number().int().min(0).default(0),
+  /** The last proof branch asked for: a proof is never asked for twice. */
+  proof: z.string().nullable().default(null),
+});
+export type LastAction = z.infer<typeof LastAction>;
+
+/** What every step carries: the feature's record and its policy. */
+const Common = z.object({
   version: z.literal(STATE_VERSION),
   feature: z.string(),
-  phase: z.enum(PHASES),
-  step: z.enum(STEPS),
   /** null until the first `run.started`. */
   policy: Policy.nullable(),
   /** Index into the design plan (roles and gates before the build). */
   designStop: z.number().int().min(0),
-  gate: z.enum(GATES).nullable(),
   userFacing: z.boolean(),
   items: z.array(Item),
-  /** Index of the item being built; -1 before the build. */
-  current: z.number().int(),
-  cycle: Cycle.nullable(),
   cycles: z.number().int().min(0),
   attempt: z.number().int().min(0),
   repair: z.number().int().min(0),
@@ -167,17 +175,72 @@ export const ConductorState = z.object({
   passing: z.array(z.string()).nullable(),
   /** Test files frozen at RED: path → sha256 of the normalized content. */
   frozen: z.record(z.string(), z.string()),
-  /** An accepted turn whose record waits for its proof's suite summary. */
-  pendingTurn: TurnRecord.nullable(),
+  /** Turn ids handed out so far: the current turn is `turn-<turns>` (ids are allocated on entering a step, never by `act`). */
   turns: z.number().int().min(0),
   logSeq: z.number().int().min(0),
   /** Hash last surfaced per gate, so a gate is announced once per content. */
   surfaced: z.record(z.string(), z.string()),
-  escalation: Escalation.nullable(),
-  /** Stall guard: the last action and the state it was planned from. */
-  lastAction: z.object({ key: z.string(), fingerprint: z.string() }).nullable(),
+  /** Resets at every `run.started` (a new run is a person's decision); an older shape is dropped. */
+  lastAction: LastAction.nullable().catch(null),
 });
+
+/*
+ * Where the feature is: one variant per kind of step, so that what a step needs is there and what
+ * it must not have is not (`red` without a cycle, a gate step without a gate). Every variant keeps
+ * the same keys (`gate`, `current`, `cycle`, `pendingTurn`, `escalation`), narrowed, so readers and
+ * the persisted JSON see one flat shape.
+ */
+const idle = { gate: z.null(), current: z.literal(-1), cycle: z.null(), pendingTurn: z.null(), escalation: z.null() };
+const inCycle = { phase: z.literal('build'), gate: z.null(), current: z.number().int().min(0), cycle: Cycle, escalation: z.null() };
+
+const DesignAt = Common.extend({ step: z.literal('design'), phase: z.literal('design'), ...idle });
+/** Checking a gate, or stopped at it for a human; design gates in `design`, `merge`/`deploy` in `merge`. */
+const GateAt = Common.extend({ step: z.literal(['gate', 'awaiting-approval']), phase: z.enum(['design', 'merge']), ...idle, gate: z.enum(GATES) });
+const BaselineAt = Common.extend({ step: z.literal('baseline'), phase: z.literal('build'), ...idle });
+/** An agent's turn within a cycle. */
+const CycleTurnAt = Common.extend({ step: z.literal(['red', 'green', 'refactor', 'review']), ...inCycle, pendingTurn: z.null() });
+/** The conductor's own suite run within a cycle; `pendingTurn` is the turn it judges (none when a retry proves again). */
+const CycleProofAt = Common.extend({ step: z.literal(['prove-red', 'prove-green', 'prove-refactor']), ...inCycle, pendingTurn: TurnRecord.nullable() });
+/** Stopped for a human: the fields of the step it stopped at (`escalation.step`), where `--retry` resumes. */
+const StoppedAt = Common.extend({
+  step: z.literal(['escalated', 'stalled']), phase: z.enum(PHASES), gate: z.enum(GATES).nullable(), current: z.number().int().min(-1),
+  cycle: Cycle.nullable(), pendingTurn: TurnRecord.nullable(), escalation: Escalation,
+});
+const DoneAt = Common.extend({ step: z.literal('done'), phase: z.literal('done'), ...idle });
+
+const STOPS: readonly Step[] = ['awaiting-approval', 'escalated', 'stalled', 'done'];
+
+/**
+ * State files written before the steps were variants may hold what a variant now leaves out:
+ * a gate reopened during the build kept the last cycle (already written to its cycle record).
+ */
+function withoutLeftovers(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const v = value as Record<string, unknown>;
+  if (v.step !== 'gate' && v.step !== 'awaiting-approval') return value;
+  return { ...v, cycle: null, current: -1 };
+}
+
+export const ConductorState = z.preprocess(
+  withoutLeftovers,
+  z.discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, StoppedAt, DoneAt]).superRefine((s, ctx) => {
+    if (s.step !== 'escalated' && s.step !== 'stalled') return;
+    // A stop must be resumable: the step it stopped at, with its fields, is a state of its own.
+    const resumed = LiveState.safeParse(withoutLeftovers({ ...s, step: s.escalation.step, escalation: null }));
+    if (STOPS.includes(s.escalation.step) || !resumed.success) {
+      ctx.addIssue({ code: 'custom', path: ['escalation', 'step'], message: `a ${s.step} state cannot resume at ${s.escalation.step} with these fields` });
+    }
+  }),
+);
+const LiveState = z.discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, DoneAt]);
 export type ConductorState = z.infer<typeof ConductorState>;
+
+/** The state at one step, narrowed: `StateAt<'red'>` has its cycle. */
+export type StateAt<S extends Step> = ConductorState extends infer U ? (U extends { step: infer T } ? (S extends T ? U & { step: S } : never) : never) : never;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A step with its own fields: what a move sets, all at once. */
+export type Position = DistributiveOmit<ConductorState, keyof z.infer<typeof Common>>;
 
 export function initialState(feature: string): ConductorState {
   return {
@@ -189,5 +252,5 @@ export function initialState(feature: string): ConductorState {
 
 /** Stop states: nothing to do until a human acts (or, for `escalated`, retries). */
 export function isStopped(state: ConductorState): boolean {
-  return state.step === 'awaiting-approval' || state.step === 'escalated' || state.step === 'stalled' || state.step === 'done';
+  return STOPS.includes(state.step);
 }

@@ -1,8 +1,8 @@
 /**
  * How the conductor drives an agent: one turn at a time, in a workspace, with a context pack and
- * a budget. Backends: `command` (any CLI agent or script, here) and, later, `claude`, `codex` and
- * `openai`. Whatever a backend lets its model do, the conductor checks the resulting diff after
- * the turn; a backend's own tool restrictions (`writes`) are a courtesy, not the guard.
+ * a budget. Backends: `command` (any CLI agent or script) and the model backends `claude`, `codex`
+ * and `openai` (src/agents/). Whatever a backend lets its model do, the conductor checks the
+ * resulting diff after the turn; a backend's own tool restrictions (`writes`) are a courtesy, not the guard.
  */
 import type { ContextPack } from '../conductor/context-pack.js';
 import type { Role } from '../conductor/roles.js';

@@ -154,6 +154,8 @@ export interface BranchProvider {
    */
   pool?(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus>;
   poolStatus?(template?: string): Promise<PoolStatus[]>;
+  /** Bytes each ready branch's database takes, by branch name. Providers that cannot tell omit it. */
+  sizes?(): Promise<Record<string, number>>;
   /** Drop every pooled copy (they are a cache); the pools stay configured. */
   drainPools?(): Promise<number>;
   /** Release pooled connections (the server keeps running). */

@@ -62,6 +62,19 @@ describe('consort CLI on the local provider', () => {
     expect(secret[1].url).toBe(url);
   });
 
+  it('branch list tells each branch\'s size: its own database, not its parent\'s', async () => {
+    const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
+    // ~5 MB of rows that do not compress, in pr-7 only.
+    await query(url, "CREATE TABLE filler AS SELECT string_agg(md5(random()::text || g::text || i::text), '') AS t FROM generate_series(1, 5000) g, generate_series(1, 30) i GROUP BY g");
+    const sizes = Object.fromEntries(JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map((b: { name: string; sizeBytes: number }) => [b.name, b.sizeBytes]));
+    expect(sizes.main).toBeGreaterThan(1_000_000);
+    expect(sizes['pr-7'] - sizes.main).toBeGreaterThan(4_000_000);
+    const text = (await cli(['branch', 'list'], env)).stdout;
+    expect(text.split('\n')[0]).toMatch(/GIT BRANCH\s+SIZE$/);
+    expect(text).toMatch(/^pr-7 .* \d+\.\d MB$/m);
+    await query(url, 'DROP TABLE filler');
+  });
+
   it('errors say what happened, then the fix on a line of its own, with a non-zero exit', async () => {
     const bad = await cli(['branch', 'create', 'Feature/X'], env);
     expect(bad.code).toBe(1);

@@ -10,7 +10,7 @@ import type { Effect } from '../../src/conductor/effects.js';
 import type { TurnPlan } from '../../src/conductor/effects.js';
 import type { ConductorEvent, ExperimentResult, FileChange, ProofOutcome, ProofTest, TurnOutcome } from '../../src/conductor/events.js';
 import { matchesAny } from '../../src/core/glob.js';
-import { OPTIONAL_GATES, initialState, type GateName, type Item, type Policy } from '../../src/conductor/state.js';
+import { ConductorState, OPTIONAL_GATES, initialState, type GateName, type Item, type Policy } from '../../src/conductor/state.js';
 import { transition, type Transition } from '../../src/conductor/transition.js';
 import { isConsortError } from '../../src/core/errors.js';
 import { action, AT, FDIR, FEATURE, finished, gateChecked, itemTest, OLD_TESTS, policy, proved, started, testFileOf, turnFor } from './fixtures.js';
@@ -224,6 +224,8 @@ describe('the conductor under random event sequences', () => {
           if (t.state.gate) w.approvals.add(t.state.gate);
           event = started(p, { reopened: r.chance(0.1) ? ['spec'] : [] });
         } else {
+          // A stall is a conductor bug (an action asked for twice), never a reaction to the world.
+          expect({ seed, stop: stop?.type === 'stop' ? stop.reason : 'none' }).not.toEqual({ seed, stop: 'stalled' });
           escalated += 1;
           return;
         }
@@ -234,6 +236,9 @@ describe('the conductor under random event sequences', () => {
         if (isConsortError(e)) throw new Error(`seed ${seed}: the conductor refused a fitting event: ${e.message}`);
         throw e;
       }
+      // Every state reached is one the schema admits (what state.json is read back with).
+      const legal = ConductorState.safeParse(t.state);
+      if (!legal.success) throw new Error(`seed ${seed}: an illegal state at ${t.state.step}: ${legal.error.message}`);
     }
   });
 

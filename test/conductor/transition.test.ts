@@ -4,7 +4,8 @@
  */
 import type { Effect } from '../../src/conductor/effects.js';
 import type { ConductorEvent } from '../../src/conductor/events.js';
-import { initialState, type Policy } from '../../src/conductor/state.js';
+import { ConductorState, initialState, type Policy } from '../../src/conductor/state.js';
+import { STEP_TABLE } from '../../src/conductor/steps.js';
 import { stallGuard, transition, type Transition } from '../../src/conductor/transition.js';
 import { pickExperiment } from '../../src/conductor/experiments.js';
 import {
@@ -371,6 +372,16 @@ describe('run.started', () => {
     expect(summary(resumed)).toMatchObject({ phase: 'build', step: 'red', item: 'T1' });
   });
 
+  it('reopening a gate before a proof ran records the turn it would have judged', () => {
+    const proving = playUntil(atProof('green'));
+    const t = transition(proving.state, started(policy(), { reopened: ['spec'] }));
+    expect(summary(t)).toMatchObject({
+      phase: 'design', step: 'gate', gate: 'spec', effects: ['log gate.reopened', 'append-turn accepted', 'log turn.usage', 'log phase.end', 'log phase.start', 'check-gate spec'],
+    });
+    expect(t.effects.find((e) => e.type === 'append-turn')).toMatchObject({ record: { step: 'green', suite: 'not proven: the spec gate reopened first' } });
+    expect(t.state.pendingTurn).toBeNull();
+  });
+
   it('ignores a reopened gate the feature has not passed yet', () => {
     const t = transition(playUntil(atTurn('dba')).state, started(policy(), { reopened: ['spec', 'merge'] }));
     expect(summary(t)).toMatchObject({ step: 'design', effects: ['run-turn dba/db-design'] });
@@ -432,5 +443,85 @@ describe('guards', () => {
       'red', 'prove-red', 'green', 'prove-green', 'refactor', 'review',
       'gate:merge', 'done',
     ]);
+  });
+});
+
+describe('the step table', () => {
+  it('act only reads: asked twice, a step asks for the same thing and hands out no id', () => {
+    const seen = new Set<string>();
+    for (const p of [policy(), policy({ experiments: 2 })]) {
+      playUntil((t) => {
+        const s = structuredClone(t.state);
+        const act = (STEP_TABLE[s.step] as unknown as { act(x: ConductorState): Effect[] }).act;
+        expect(act(s)).toEqual(act(s));
+        expect(s).toEqual(t.state);
+        seen.add(s.step);
+        return false;
+      }, p);
+    }
+    expect([...seen]).toEqual(expect.arrayContaining(['design', 'gate', 'baseline', 'red', 'prove-red', 'green', 'prove-green', 'refactor', 'review', 'done']));
+  });
+
+  it('stops a turn asked for again, even when the state around it changed', () => {
+    const t = playUntil(atTurn('driver', 'green'));
+    const again = { state: { ...structuredClone(t.state), note: 'something changed' }, effects: [action(t)!], at: 'y' };
+    stallGuard(again);
+    expect(again.state.step).toBe('stalled');
+    expect(again.effects.map((e) => e.type)).toEqual(['log', 'stop']);
+    expect(again.state.escalation?.reason).toMatch(/stall: turn-0006 was asked for again/);
+  });
+
+  it('stops a proof asked for again, even when the state around it changed', () => {
+    const t = playUntil(atProof('green'));
+    const again = { state: { ...structuredClone(t.state), attempt: 1 }, effects: [action(t)!], at: 'y' };
+    stallGuard(again);
+    expect(again.state.step).toBe('stalled');
+    expect(again.state.escalation?.reason).toMatch(/stall: the proof on f001-t1-green-2 was asked for again/);
+    // Resumed with --retry, the proof runs again on a new branch.
+    const resumed = transition(again.state, started(policy(), { retry: true }));
+    expect(proofOf(resumed).branch).toBe('f001-t1-green-3');
+  });
+
+  it('makes illegal states unrepresentable', () => {
+    const s = initialState(FEATURE);
+    expect(ConductorState.safeParse(s).success).toBe(true);
+    expect(ConductorState.safeParse({ ...s, step: 'red', phase: 'build' }).success).toBe(false);
+    expect(ConductorState.safeParse({ ...s, step: 'gate' }).success).toBe(false);
+    expect(ConductorState.safeParse({ ...s, step: 'gate', gate: 'spec' }).success).toBe(true);
+    const building = playUntil(atTurn('driver', 'green')).state;
+    expect(ConductorState.safeParse(building).success).toBe(true);
+    expect(ConductorState.safeParse({ ...building, cycle: null }).success).toBe(false);
+    expect(ConductorState.safeParse({ ...building, current: -1 }).success).toBe(false);
+    // A stop must be resumable: escalated at `red` keeps the cycle that `red` needs.
+    const escalated = { ...building, step: 'escalated', escalation: { reason: 'x', step: 'red', at: 'y' } };
+    expect(ConductorState.safeParse(escalated).success).toBe(true);
+    expect(ConductorState.safeParse({ ...escalated, cycle: null }).success).toBe(false);
+    expect(ConductorState.safeParse({ ...escalated, escalation: { reason: 'x', step: 'done', at: 'y' } }).success).toBe(false);
+  });
+
+  it('reads a state file that kept the last cycle at a reopened gate', () => {
+    const building = playUntil(atTurn('driver', 'green')).state;
+    const legacy = { ...building, phase: 'design', step: 'gate', gate: 'spec' };
+    expect(ConductorState.parse(legacy)).toMatchObject({ step: 'gate', gate: 'spec', cycle: null, current: -1 });
+  });
+
+  it('refuses a move the table does not list', () => {
+    const t = playUntil(atTurn('navigator', 'red'));
+    const next = STEP_TABLE.red.next as Record<string, string>;
+    const saved = next['prove-red']!;
+    delete next['prove-red'];
+    try {
+      expect(() => transition(t.state, finished(turnFor(turnOf(t))))).toThrow(/moved from red to prove-red on turn.finished, a move its step table does not list/);
+    } finally {
+      next['prove-red'] = saved;
+    }
+    expect(summary(transition(t.state, finished(turnFor(turnOf(t)))))).toMatchObject({ step: 'prove-red' });
+  });
+
+  it('refuses a single GREEN turn when competing attempts were asked for', () => {
+    const t = playUntil((x) => action(x)?.type === 'run-experiments', policy({ experiments: 2 }));
+    const a = action(t);
+    if (a?.type !== 'run-experiments') throw new Error('expected experiments');
+    expect(() => transition(t.state, finished(turnFor(a.turns[1]!)))).toThrow(/did not expect turn.finished at step green/);
   });
 });

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { defaultConfig } from '../../src/config/schema.js';
 import type { CycleRecord } from '../../src/conductor/effects.js';
 import type { LogEvent } from '../../src/conductor/events.js';
-import type { ConductorState, Item, TurnRecord } from '../../src/conductor/state.js';
+import { ConductorState, type Item, type TurnRecord } from '../../src/conductor/state.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
@@ -51,12 +51,13 @@ async function git(dir: string, ...args: string[]): Promise<void> {
   await exec('git', ['-c', 'user.name=Test', '-c', 'user.email=t@example.com', ...args], { cwd: dir });
 }
 
-function baseState(feature: string, over: Partial<ConductorState>): ConductorState {
-  return {
+/** Validated: a state the conductor could be at. */
+function baseState(feature: string, over: Record<string, unknown>): ConductorState {
+  return ConductorState.parse({
     version: 1, feature, phase: 'design', step: 'design', policy: buildPolicy(defaultConfig(), feature), designStop: 0, gate: null, userFacing: false,
     items: [], current: -1, cycle: null, cycles: 0, attempt: 0, repair: 0, note: null, failure: null, passing: null, frozen: {},
     pendingTurn: null, turns: 0, logSeq: 0, surfaced: {}, escalation: null, lastAction: null, ...over,
-  };
+  });
 }
 
 export function checkReport(i: number, at: number, over: Partial<CheckReport> = {}): CheckReport {
@@ -88,14 +89,8 @@ export interface Fixture {
   building: string;
 }
 
-export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixture> {
-  const root = await mkdtemp(path.join(os.tmpdir(), prefix));
-  await git(root, 'init', '-q');
-  await writeFile(path.join(root, 'README.md'), 'shop\n');
-  await git(root, 'add', '-A');
-  await git(root, 'commit', '-q', '-m', 'init');
-
-  // Feature 1: the design done, waiting for a person at the spec gate.
+/** A feature whose design is done, waiting for a person at the spec gate (valid artifacts, design turns, hostile agent text). */
+export async function addGatedFeature(root: string): Promise<string> {
   const { feature: gated } = await createFeature(root, 'phones', 'Customers want phone numbers.');
   const g = new FeatureStore(root, gated);
   await writeFile(g.file('feature-spec.json'), JSON.stringify(SPEC, null, 2));
@@ -116,6 +111,18 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   await g.append('events.jsonl', surfaced);
   const gs = await g.load();
   await g.save({ ...gs, state: baseState(gated, { step: 'awaiting-approval', gate: 'spec', designStop: 4, items: ITEMS, turns: design.length }) });
+  return gated;
+}
+
+export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixture> {
+  const root = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await git(root, 'init', '-q');
+  await writeFile(path.join(root, 'README.md'), 'shop\n');
+  await git(root, 'add', '-A');
+  await git(root, 'commit', '-q', '-m', 'init');
+
+  // Feature 1: the design done, waiting for a person at the spec gate.
+  const gated = await addGatedFeature(root);
 
   // Feature 2: building, two cycles in.
   const { feature: building } = await createFeature(root, 'carts', 'Carts hold products.');
@@ -153,7 +160,7 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   const approved: LogEvent = { id: 'approve:spec', at: new Date(T0 + 3_600_000 + 420_000).toISOString(), feature: building, type: 'gate.approved', gate: 'spec', hash: `sha256:${'d'.repeat(64)}`, approver: 'alice', proxy: false };
   await b.append('events.jsonl', approved);
   const bs = await b.load();
-  await b.save({ ...bs, state: baseState(building, { phase: 'build', step: 'green', designStop: 5, items: ITEMS.map((it) => ({ ...it, status: 'refactored' as const })), current: 1, cycles: 2, turns: turns.length }) });
+  await b.save({ ...bs, state: baseState(building, { phase: 'build', step: 'green', designStop: 5, items: ITEMS.map((it) => ({ ...it, status: 'refactored' as const })), current: 1, cycles: 2, turns: turns.length, cycle: { ...cycles[1]!, number: 2, proofs: 2 } }) });
 
   await mkdir(path.join(root, '.consort/checks'), { recursive: true });
   for (let i = 0; i < 12; i++) await writeFile(path.join(root, `.consort/checks/${1000 + i}.json`), JSON.stringify(checkReport(i, T0 + i * 3_600_000)));

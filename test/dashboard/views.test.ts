@@ -1,12 +1,13 @@
 /** The dashboard's pure parts, table-driven: gate status, pages, filters, excerpts, view models, escaping. */
-import { initialState, type ConductorState, type TurnRecord } from '../../src/conductor/state.js';
+import { ConductorState, initialState, type TurnRecord } from '../../src/conductor/state.js';
 import { escapeHtml, href, html } from '../../src/dashboard/html.js';
 import type { FeatureSummary } from '../../src/dashboard/port.js';
 import { checkRunOf, filterFeatures, gateStatus, paginate, summarize, transcriptExcerpt } from '../../src/dashboard/records.js';
 import { branchTree, costByRole, timelineBars, turnsPerItem } from '../../src/dashboard/views.js';
 import { checkReport, T0, turn } from './fixture.js';
 
-const state = (over: Partial<ConductorState>): ConductorState => ({ ...initialState('001-x'), ...over });
+/** Validated: a state the conductor could be at. */
+const state = (over: Record<string, unknown>): ConductorState => ConductorState.parse({ ...initialState('001-x'), ...over });
 
 describe('gateStatus', () => {
   it.each([

@@ -4,7 +4,9 @@
  * in vscode/, installed with `code-server --install-extension`, and a repository is opened; the
  * test switches git branches outside the editor (as a terminal would) and sees the status bar
  * change, the branch appear in the tree, and the paired database (PostgreSQL at 127.0.0.1:5432)
- * receive the branch's migrations.
+ * receive the branch's migrations. From the tree it creates, resets and deletes a branch (each
+ * destructive step confirmed in a dialog), and approves a TDD-lane gate: the name in an input box,
+ * the confirmation typed into the editor terminal that `consort approve` asks on.
  *
  * Needs what scripts/setup-vscode-test.sh installs (code-server + Node 24 under
  * CONSORT_CODE_SERVER_HOME, default /opt/consort-vscode-test; chromium; vscode/node_modules).
@@ -17,6 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { addGatedFeature } from '../dashboard/fixture.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
@@ -29,11 +32,15 @@ const vsix = path.join(repoRoot, 'vscode', 'consort-pairing.vsix');
 // playwright-core is a dependency of vscode/ (not of the root package): loaded from there with
 // createRequire, so only the members used are typed here.
 interface Locator {
-  filter(o: { hasText: string }): Locator;
+  filter(o: { hasText: string | RegExp }): Locator;
   first(): Locator;
-  waitFor(o: { timeout: number }): Promise<void>;
+  waitFor(o: { timeout: number; state?: 'attached' | 'detached' | 'visible' | 'hidden' }): Promise<void>;
   innerText(): Promise<string>;
-  click(): Promise<void>;
+  click(o?: { button: 'right' }): Promise<void>;
+  hover(): Promise<void>;
+  fill(text: string): Promise<void>;
+  locator(selector: string): Locator;
+  count(): Promise<number>;
 }
 interface Page {
   goto(url: string, o: { waitUntil: 'domcontentloaded'; timeout: number }): Promise<unknown>;
@@ -113,6 +120,8 @@ beforeAll(async () => {
     'telemetry.telemetryLevel': 'off',
     'update.mode': 'none',
     'git.autorefresh': true,
+    // The DOM renderer, so the test reads the terminal as a person reads it.
+    'terminal.integrated.gpuAcceleration': 'off',
   }));
   const csEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '', HOME: work, LANG: 'C.UTF-8',
@@ -203,3 +212,124 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
   await statusBar().filter({ hasText: 'db: main' }).waitFor({ timeout: 120_000 });
   expect(await readFile(path.join(repo, '.env'), 'utf8')).toBe(`DATABASE_URL=${mainUrl}\n`);
 }, 600_000);
+
+/** A row of a tree view by the start of what a screen reader says of it (the items set it). */
+const treeRow = (spoken: string) => page.locator(`.monaco-list-row[aria-label^="${spoken}"]`);
+/** The Consort views in the side bar (clicking the icon of the container already shown would hide it). */
+async function showConsort(): Promise<void> {
+  if ((await page.locator('.activitybar .action-item.checked [aria-label^="Consort"]').count()) === 0) {
+    await page.locator('.activitybar [aria-label^="Consort"]').first().click();
+  }
+}
+/** Right-click a row and pick a context-menu entry. */
+async function fromMenu(row: Locator, entry: string): Promise<void> {
+  await row.click({ button: 'right' });
+  const item = page.locator('.monaco-menu .action-item').filter({ hasText: entry }).first();
+  await item.waitFor({ timeout: 30_000 });
+  // A menu ignores a click that comes right after it opened (the right-click's own release): point, pause, click.
+  await item.hover();
+  await new Promise((r) => setTimeout(r, 400));
+  await item.click();
+}
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+const tableExists = async (url: string, table: string) => ((await query(url, `SELECT to_regclass('${table}') IS NOT NULL AS present`)) as { present: boolean }[])[0]!.present;
+/** Whether branch `name` is there (a reset drops and recreates it) and holds `table`. */
+const branchHas = async (name: string, table: string): Promise<boolean | null> => {
+  try {
+    return (await t.provider.get(name)) === undefined ? null : await tableExists(await t.provider.connectionUri(name), table);
+  } catch {
+    return null; // between the drop and the re-creation
+  }
+};
+
+it('from the tree: creates a child branch, resets it to its parent, deletes it; the tree shows sizes', async () => {
+  await showConsort();
+  const main = treeRow('database branch main:');
+  await main.waitFor({ timeout: 60_000 });
+  // The size is what `consort branch list` reports: the database's own bytes.
+  expect(await main.innerText()).toMatch(/\d+\.\d MB/);
+
+  await fromMenu(main, 'Create Database Branch');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 30_000 });
+  await input.fill('scratch');
+  await page.keyboard.press('Enter');
+  await treeRow('database branch scratch:').waitFor({ timeout: 60_000 });
+  expect(await t.provider.get('scratch')).toMatchObject({ parent: 'main' });
+
+  // Reset to parent: the branch's own changes are gone, after a confirmation.
+  const url = await t.provider.connectionUri('scratch');
+  await query(url, 'CREATE TABLE scratch_only (id int)');
+  await fromMenu(treeRow('database branch scratch:'), 'Reset to Parent');
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: 30_000 });
+  expect(await dialog.innerText()).toMatch(/Reset scratch to its parent\? Its changes are thrown away\./);
+  await dialog.locator('.monaco-button').filter({ hasText: /^Reset$/ }).click();
+  await until('the reset', async () => (await branchHas('scratch', 'scratch_only')) === false);
+  expect(await branchHas('scratch', 'items')).toBe(true);
+
+  // Delete, confirmed; cancelling first changes nothing.
+  await fromMenu(treeRow('database branch scratch:'), 'Delete Branch');
+  await dialog.waitFor({ timeout: 30_000 });
+  await dialog.locator('.monaco-button').filter({ hasText: /^Cancel$/ }).click();
+  await dialog.waitFor({ timeout: 30_000, state: 'detached' });
+  expect(await t.provider.get('scratch')).toBeDefined();
+  await fromMenu(treeRow('database branch scratch:'), 'Delete Branch');
+  await dialog.waitFor({ timeout: 30_000 });
+  expect(await dialog.innerText()).toMatch(/Delete the database branch scratch and its data\?/);
+  await dialog.locator('.monaco-button').filter({ hasText: /^Delete$/ }).click();
+  await treeRow('database branch scratch:').waitFor({ timeout: 60_000, state: 'detached' });
+  expect(await t.provider.get('scratch')).toBeUndefined();
+}, 300_000);
+
+it('approves a gate from the TDD Lane view: the name asked, the confirmation typed in a terminal, recorded as consort approve does', async () => {
+  const feature = await addGatedFeature(repo);
+  await git('add', '.');
+  await git('commit', '-qm', 'a feature waiting at its spec gate');
+  await showConsort();
+  // Refreshed by hand, as the records were written all at once (the view's watcher is for what changes later).
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Refresh');
+  await page.keyboard.press('Enter');
+  const gate = treeRow('spec gate:');
+  await gate.waitFor({ timeout: 60_000 });
+  expect(await gate.innerText()).toMatch(/waiting for approval/);
+
+  // The row's own action button, as a person clicks it. The view refreshes as the feature's records
+  // land (a file watcher), re-rendering the row: a click on a row being replaced is clicked again.
+  const input = page.locator('.quick-input-widget input');
+  for (let attempt = 1; ; attempt++) {
+    await gate.hover();
+    await gate.locator('.actions .action-label[aria-label^="Approve Gate"]').click();
+    const shown = await input.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    if (shown) break;
+    if (attempt === 5) throw new Error('the Approve Gate action opened no input box');
+  }
+  await input.fill('Ada Lovelace');
+  await page.keyboard.press('Enter');
+  // `consort approve` asks on its terminal for the start of the artifacts' hash; the person types it.
+  const terminal = page.locator('.xterm-rows');
+  await terminal.filter({ hasText: /Type the first 8 characters/ }).first().waitFor({ timeout: 120_000 });
+  const prefix = /hash \(([0-9a-f]{8})…\)/.exec(await terminal.first().innerText())?.[1];
+  expect(prefix).toMatch(/^[0-9a-f]{8}$/);
+  await page.locator('.xterm-screen').first().click();
+  await page.keyboard.type(prefix!);
+  await page.keyboard.press('Enter');
+
+  const gatesFile = path.join(repo, '.consort', 'features', feature, 'gates.json');
+  await until('the approval record', async () => (await readFile(gatesFile, 'utf8').catch(() => '')).includes('Ada Lovelace'));
+  const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as { approver: string; hash: string; proxy: boolean };
+  expect(approval).toMatchObject({ approver: 'Ada Lovelace', proxy: false });
+  expect(approval.hash.replace(/^sha256:/, '').startsWith(prefix!)).toBe(true);
+  // The view shows the record.
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Consort: Refresh');
+  await page.keyboard.press('Enter');
+  await treeRow('spec gate:').filter({ hasText: 'approved by Ada Lovelace' }).waitFor({ timeout: 60_000 });
+}, 300_000);

@@ -1,4 +1,4 @@
-/** The tree of database branches (`consort branch list --json`): parent → children, paired git branch, age, TTL. */
+/** The tree of database branches (`consort branch list --json`): parent → children, paired git branch, age, TTL, size. */
 import * as vscode from 'vscode';
 import { runJson } from './cli';
 
@@ -10,6 +10,13 @@ export interface BranchJson {
   mode: string;
   database: string;
   gitBranch: string | null;
+  /** Bytes its database takes; null where the provider cannot tell. */
+  sizeBytes: number | null;
+}
+
+function size(bytes: number | null): string {
+  if (bytes === null) return '';
+  return bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 function ago(iso: string, now = Date.now()): string {
@@ -20,9 +27,10 @@ function ago(iso: string, now = Date.now()): string {
 export class BranchItem extends vscode.TreeItem {
   constructor(readonly branch: BranchJson, hasChildren: boolean, paired: boolean) {
     super(branch.name, hasChildren ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-    const parts = [branch.gitBranch ? `git ${branch.gitBranch}` : '', `${ago(branch.createdAt)} old`, branch.expiresAt ? `TTL ${branch.expiresAt.slice(0, 16).replace('T', ' ')}` : ''];
+    const parts = [branch.gitBranch ? `git ${branch.gitBranch}` : '', `${ago(branch.createdAt)} old`, branch.expiresAt ? `TTL ${branch.expiresAt.slice(0, 16).replace('T', ' ')}` : '', size(branch.sizeBytes)];
     this.description = parts.filter(Boolean).join(' · ');
-    this.tooltip = `${branch.name} (${branch.mode})\nparent: ${branch.parent ?? '-'}\ndatabase: ${branch.database}\ncreated: ${branch.createdAt}${branch.expiresAt ? `\nexpires: ${branch.expiresAt}` : ''}${branch.gitBranch ? `\npaired with git branch ${branch.gitBranch}` : ''}`;
+    this.accessibilityInformation = { label: `database branch ${branch.name}: ${this.description}` };
+    this.tooltip = `${branch.name} (${branch.mode})\nparent: ${branch.parent ?? '-'}\ndatabase: ${branch.database}\ncreated: ${branch.createdAt}${branch.expiresAt ? `\nexpires: ${branch.expiresAt}` : ''}${branch.sizeBytes === null ? '' : `\nsize: ${size(branch.sizeBytes)}`}${branch.gitBranch ? `\npaired with git branch ${branch.gitBranch}` : ''}`;
     this.iconPath = new vscode.ThemeIcon(paired ? 'database' : 'circle-outline');
     this.contextValue = branch.parent === null ? 'branch-root' : 'branch';
     this.id = `branch:${branch.name}`;

@@ -25,7 +25,8 @@ export class CliError extends Error {
   }
 }
 
-function command(): { file: string; prefix: string[] } {
+/** How to start the CLI: the program, and the arguments before the command's own. */
+export function cliCommand(): { file: string; prefix: string[] } {
   const config = vscode.workspace.getConfiguration('consort');
   const cli = config.get<string>('cli') || 'consort';
   if (/\.(m?js)$/.test(cli)) return { file: config.get<string>('node') || 'node', prefix: [cli] };
@@ -34,7 +35,7 @@ function command(): { file: string; prefix: string[] } {
 
 /** Run `consort <args>` in `cwd`; resolves to stdout. A non-zero exit rejects with stderr's message (stdout kept). */
 export function runCli(cwd: string, args: string[], output?: vscode.OutputChannel): Promise<string> {
-  const { file, prefix } = command();
+  const { file, prefix } = cliCommand();
   output?.appendLine(`$ consort ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
     execFile(file, [...prefix, ...args], { cwd, env: childEnv(), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {

@@ -1,7 +1,7 @@
 /** Entry: wires the git API, the pairing controller, the status bar, the views and the commands. */
 import * as vscode from 'vscode';
 import { BranchesView, type BranchItem } from './branches-view';
-import { CliError, runCli, runJson } from './cli';
+import { childEnv, CliError, cliCommand, runCli, runJson } from './cli';
 import { showCheckDiagnostics } from './diagnostics';
 import type { GitExtension, Repository } from './git-api';
 import { LaneView, type LaneItem } from './lane-view';
@@ -26,6 +26,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const branches = new BranchesView(root, output);
   const lane = new LaneView(root, output);
   const diagnostics = vscode.languages.createDiagnosticCollection('consort');
+  // Gates approved and steps taken outside the view (a terminal, a run) show up in it.
+  const records = vscode.workspace.createFileSystemWatcher('**/.consort/features/*/{gates,state}.json');
+  const laneChanged = () => lane.refresh();
+  context.subscriptions.push(records, records.onDidChange(laneChanged), records.onDidCreate(laneChanged), records.onDidDelete(laneChanged));
   context.subscriptions.push(output, controller, status.item, diagnostics,
     vscode.window.registerTreeDataProvider('consort.branches', branches),
     vscode.window.registerTreeDataProvider('consort.lane', lane));
@@ -142,12 +146,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!item?.gate) throw new Error('Pick a gate in the TDD Lane view.');
     const name = await vscode.window.showInputBox({ prompt: `Approve the ${item.gate} gate of ${item.feature.feature} as (your name)`, ignoreFocusOut: true });
     if (!name) return;
-    const ok = await vscode.window.showWarningMessage(
-      `Approve the ${item.gate} gate of ${item.feature.feature} as ${name}? This binds your name to the current artifacts' hash; any later change reopens it.`,
-      { modal: true }, 'Approve');
-    if (ok !== 'Approve') return;
-    await runJson(needRoot(), ['approve', item.feature.feature, item.gate, '--as', name], output);
-    lane.refresh();
+    // `consort approve` asks the person at its terminal to confirm by typing the start of the
+    // artifacts' hash, and reads the answer from that terminal only. The extension host has none,
+    // and must not answer for the person: the approval runs in an editor terminal, where they do.
+    const { file, prefix } = cliCommand();
+    const terminal = vscode.window.createTerminal({
+      name: `consort approve ${item.gate}`, cwd: needRoot(), shellPath: file, shellArgs: [...prefix, 'approve', item.feature.feature, item.gate, '--as', name],
+      env: childEnv(), strictEnv: true,
+    });
+    terminal.show();
   });
 }
 

@@ -16,6 +16,7 @@ export class LaneItem extends vscode.TreeItem {
     super(gate ?? feature.feature, gate ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded);
     if (gate === undefined) {
       this.description = `${feature.phase}: ${feature.where}`;
+      this.accessibilityInformation = { label: `feature ${feature.feature}: ${this.description}` };
       this.tooltip = `${feature.feature}\n${feature.where}\n${feature.turns.count} turn(s), $${feature.turns.costUsd.toFixed(2)}`;
       this.iconPath = new vscode.ThemeIcon('beaker');
       this.contextValue = 'feature';
@@ -23,6 +24,7 @@ export class LaneItem extends vscode.TreeItem {
     }
     const approval = feature.gates[gate];
     this.description = approval ? `approved by ${approval.approver}${approval.proxy ? ' (proxy)' : ''}` : feature.gate === gate ? 'waiting for approval' : 'open';
+    this.accessibilityInformation = { label: `${gate} gate: ${this.description}` };
     this.iconPath = new vscode.ThemeIcon(approval ? 'pass' : 'circle-large-outline');
     this.contextValue = approval ? 'gate-approved' : 'gate-open';
   }
@@ -39,7 +41,12 @@ export class LaneView implements vscode.TreeDataProvider<LaneItem> {
   }
 
   async getChildren(element?: LaneItem): Promise<LaneItem[]> {
-    if (element) return Object.keys(element.feature.gates).map((g) => new LaneItem(element.feature, g));
+    if (element) {
+      // Gates with a record, and the one the feature is at (it has none until approved).
+      const gates = Object.keys(element.feature.gates);
+      if (element.feature.gate !== null && !gates.includes(element.feature.gate)) gates.push(element.feature.gate);
+      return gates.map((g) => new LaneItem(element.feature, g));
+    }
     const root = this.root();
     if (root === undefined) return [];
     try {

@@ -5,7 +5,7 @@ import { ConsortError } from '../../core/errors.js';
 import { maskUrl } from '../../core/redact.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Ctx } from '../context.js';
-import { branchJson, printJson, relativeTime, table } from '../output.js';
+import { branchJson, formatBytes, printJson, relativeTime, table } from '../output.js';
 import { asUsage } from '../usage.js';
 
 async function recordJson(p: BranchProvider, name: string, showSecrets: boolean) {
@@ -125,8 +125,9 @@ export function branchCommand(ctx: Ctx): Command {
     .action(async (o: { showSecrets?: boolean }, cmd: Command) => {
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
-        const branches = await p.list();
-        const records = await Promise.all(branches.map((b) => recordJson(p, b.name, o.showSecrets === true)));
+        const noSizes: Record<string, number> = {};
+        const [branches, sizes] = await Promise.all([p.list(), p.sizes?.() ?? noSizes]);
+        const records = await Promise.all(branches.map(async (b) => ({ ...(await recordJson(p, b.name, o.showSecrets === true)), sizeBytes: sizes[b.name] ?? null })));
         // Catalog rows whose database is gone are not branches: named apart (on stderr with --json), repaired by gc.
         const drift = p.drift ? await p.drift() : [];
         for (const d of drift) {
@@ -135,8 +136,8 @@ export function branchCommand(ctx: Ctx): Command {
         if (c.json) return printJson(c.io, records);
         const now = new Date();
         c.io.out(table([
-          ['NAME', 'PARENT', 'CREATED', 'EXPIRES', 'GIT BRANCH'],
-          ...branches.map((b) => [b.name, b.parent ?? '-', relativeTime(b.createdAt, now), relativeTime(b.expiresAt, now), b.gitBranch ?? '-']),
+          ['NAME', 'PARENT', 'CREATED', 'EXPIRES', 'GIT BRANCH', 'SIZE'],
+          ...branches.map((b) => [b.name, b.parent ?? '-', relativeTime(b.createdAt, now), relativeTime(b.expiresAt, now), b.gitBranch ?? '-', formatBytes(sizes[b.name] ?? null)]),
         ]));
       });
     });

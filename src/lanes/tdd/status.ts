@@ -1,6 +1,7 @@
 /**
  * A feature's status as data: where it is, its gates, items, cycles and what its turns cost.
- * `consort status --json` prints exactly this; the dashboard will read the same shape.
+ * `consort status --json` prints exactly this (the dashboard reads the same records into its own
+ * view: src/dashboard/records.ts).
  */
 import { readFile } from 'node:fs/promises';
 import type { GateName, Item, Phase, Step } from '../../conductor/state.js';
