@@ -41,6 +41,10 @@ let head: PullHead;
 let other: { fx: Fixture; fake: FakeGitHub; stand: OAuthStandIn } | null = null;
 
 const base = `/dashboard/${OWNER}/${REPO}`;
+/** The pull request as GitHub answers it (author octocat unless given): the approval rule asks for its author and base. */
+const githubPull = (number: number, sha: string, ref: string, author?: string) => ({
+  number, state: 'open' as const, title: 'phones', body: null, head: { ref, sha, repo: `${OWNER}/${REPO}` }, base: { ref: 'main', sha: 'b'.repeat(40) }, ...(author ? { author } : {}),
+});
 const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { cwd: fx.root, encoding: 'utf8' }).trim();
 /** A session cookie as the App seals it after a sign-in (the token is only used to write). */
 const cookieOf = (login: string, token = `gho_${login}-not-issued`) => `consort_session=${signSession(newSession(login, token, Date.now()), SECRET)}`;
@@ -61,6 +65,7 @@ beforeAll(async () => {
   store = openStore(db.url);
   head = { repositoryId: 4242, installationId: 77, owner: OWNER, repo: REPO, pr: 12, headSha: git('rev-parse', 'HEAD'), headRef: BRANCH };
   await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+  fake.setPull(githubPull(head.pr, head.headSha, BRANCH));
   await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), head);
   server = createAppServer({ webhooks: (_req, _res, next) => next?.(), healthy: async () => true, version: 'test', dashboard: (req, res) => dashboard.handle(req, res) });
   ({ url } = await listen(server, 0, '127.0.0.1'));
@@ -285,6 +290,38 @@ describe('approval', () => {
     expect((await post('x'.repeat(40_000))).status).toBe(413);
     expect(stand.commits).toEqual([]);
   });
+
+  it('applies gates.selfApproval and gates.approvers from the base branch, as /consort approve does', async () => {
+    const ada = cookieOf('ada');
+    const gates = (await (await get(`${base}/api/features/${fx.gated}/gates`, ada)).json()) as { gates: { gate: string; hash: string }[] };
+    const hash = gates.gates.find((g) => g.gate === 'spec')!.hash;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await (await get(`${base}/features/${fx.gated}/gates`, ada)).text())![1]!;
+    const post = async () => {
+      const res = await fetch(approveUrl(fx.gated), { method: 'POST', headers: { cookie: ada, 'content-type': 'application/json', origin: url }, body: JSON.stringify({ csrf, hash, read: 'yes' }) });
+      return [res.status, ((await res.json()) as { error?: string }).error ?? ''] as const;
+    };
+    // The pull request's author may not approve its gates (gates.selfApproval defaults to false).
+    fake.setPull(githubPull(head.pr, head.headSha, BRANCH, 'ada'));
+    expect(await post()).toEqual([409, expect.stringContaining('the author of a pull request may not approve its gates')]);
+    // The base branch's configuration names the approvers; ada is not one of them.
+    fake.setPull(githubPull(head.pr, head.headSha, BRANCH));
+    const config = Buffer.from(JSON.stringify({ gates: { approvers: ['grace'] } })).toString('base64');
+    const asked: string[] = [];
+    fake.routes.push((r) => {
+      if (r.method !== 'GET' || !r.path.startsWith(`/repos/${OWNER}/${REPO}/contents/`)) return undefined;
+      asked.push(`${r.path.slice(`/repos/${OWNER}/${REPO}/contents/`.length)}@${r.query.get('ref')}`);
+      return r.path.endsWith('/consort.config.json') && r.query.get('ref') === 'main'
+        ? { status: 200, body: { type: 'file', name: 'consort.config.json', path: 'consort.config.json', encoding: 'base64', content: config } }
+        : { status: 404, body: { message: 'Not Found' } };
+    });
+    try {
+      expect(await post()).toEqual([409, expect.stringContaining('only the approvers gates.approvers names may approve gates (grace)')]);
+      expect(asked).toEqual(['.github/consort.yml@main', '.github/consort.yaml@main', 'consort.config.json@main']);
+    } finally {
+      fake.routes.pop();
+    }
+    expect(stand.commits).toEqual([]);
+  });
 });
 
 describe('records a pull request makes huge', () => {
@@ -303,6 +340,7 @@ describe('records a pull request makes huge', () => {
     const pr13: PullHead = { ...head, pr: 13, headSha: git('rev-parse', 'HEAD'), headRef: 'huge' };
     git('checkout', '-q', BRANCH);
     await upsertPull(store.pool, { ...pr13, number: pr13.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    fake.setPull(githubPull(pr13.pr, pr13.headSha, 'huge'));
     const outcome = await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), pr13);
     expect(outcome.features).toContain(fx.gated);
     expect(shas.map((sha) => stand.blobFetches.get(sha) ?? 0)).toEqual([0, 0, 0]);
@@ -344,6 +382,7 @@ describe('what the App caches across repositories', () => {
     git('checkout', '-q', BRANCH);
     const pr14: PullHead = { ...head, pr: 14, headSha: to, headRef: 'secret-work' };
     await upsertPull(store.pool, { ...pr14, number: 14, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    fake.setPull(githubPull(14, pr14.headSha, 'secret-work'));
     await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), pr14);
     const seen = (await (await get(`${base}/api/features/${fx.building}/turns/turn-0900`, cookieOf('ada'))).json()) as { diffStat: unknown };
     expect(seen.diffStat).toEqual([{ path: 'src/secret.js', added: 5, removed: 0 }]);

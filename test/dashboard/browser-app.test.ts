@@ -71,6 +71,7 @@ beforeAll(async () => {
   store = openStore(db.url);
   head = { repositoryId: 4242, installationId: 77, owner: OWNER, repo: REPO, pr: 12, headSha: git('rev-parse', 'HEAD'), headRef: BRANCH };
   await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+  fake.setPull({ number: head.pr, state: 'open', title: 'phones', body: null, head: { ref: BRANCH, sha: head.headSha, repo: `${OWNER}/${REPO}` }, base: { ref: 'main', sha: 'b'.repeat(40) } });
   for (let i = 0; i < 12; i++) {
     const run = await insertRun(store.pool, {
       kind: 'check', subject: prSubject(head.repositoryId, head.pr), repositoryId: head.repositoryId, installationId: head.installationId, owner: OWNER, repo: REPO,

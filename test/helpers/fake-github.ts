@@ -38,6 +38,8 @@ export interface StoredPull {
   /** `repo` is the head repository's full name, null when that fork was deleted. */
   head: { ref: string; sha: string; repo: string | null };
   base: { ref: string; sha: string };
+  /** The author's login (octocat when not given). */
+  author?: string;
 }
 
 export type StoredPermission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
@@ -178,7 +180,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     state: p.state,
     locked: false,
     title: p.title,
-    user: renderUser(OCTOCAT),
+    user: renderUser(p.author ? { login: p.author, id: 9000 + p.author.length, type: 'User' } : OCTOCAT),
     body: p.body,
     labels: [],
     created_at: '2025-05-04T09:00:00Z',

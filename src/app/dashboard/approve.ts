@@ -27,6 +27,8 @@ export interface DashboardApproval {
   records: RecordsApi;
   /** The signed-in person's token (the commit is theirs). */
   commits: CommitApi;
+  /** Why the person may not approve this pull request's gates (gates.approvers, gates.selfApproval), or undefined. */
+  refusal?: (pr: number) => Promise<string | undefined>;
   now?: () => Date;
 }
 
@@ -41,6 +43,8 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
   if (pull.fork) {
     throw new ConsortError('invalid-input', `Pull request #${f.pr} comes from a fork, whose branch this dashboard cannot write.`, { hint: 'Approve with a `/consort approve` comment on the pull request.' });
   }
+  const refused = await d.refusal?.(f.pr);
+  if (refused !== undefined) throw new ConsortError('invalid-input', `You cannot approve the gates of #${f.pr}: ${refused}.`);
   if (pull.headSha !== f.headSha) {
     throw new ConsortError('invalid-input', `New commits were pushed to #${f.pr} (now at ${sha7(pull.headSha)}) since the page was indexed at ${sha7(f.headSha)}, so nothing was approved.`, {
       hint: 'Reload the page once it shows the new head, look again, then approve.',

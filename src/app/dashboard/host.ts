@@ -23,6 +23,7 @@ import { WRITE_PERMISSIONS, type Permission } from '../../ports/github.js';
 import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
 import type { DashboardSettings } from '../settings.js';
 import type { Store } from '../store/db.js';
+import { dashboardApprovalRefusal } from './approval-policy.js';
 import { approveFromDashboard } from './approve.js';
 import { ChangeHub } from './changes.js';
 import { githubCommits, githubRecords, type RecordsApi } from './github-records.js';
@@ -202,7 +203,11 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
           // The write is judged on the permission now, not on the cached answer.
           const fresh = await askPermission(repo, session.login);
           if (!WRITE_PERMISSIONS.includes(fresh)) throw new ConsortError('invalid-input', 'You cannot approve gates here: approving needs write access to the repository.');
-          return approveFromDashboard({ store: o.store, repository: repo, records: await records(repo.installationId), commits: githubCommits(restClient(o.github.apiUrl, session.token, o.fetch)) }, { ...request, approver: session.login });
+          const installation = await o.installation(repo.installationId);
+          return approveFromDashboard({
+            store: o.store, repository: repo, records: await records(repo.installationId), commits: githubCommits(restClient(o.github.apiUrl, session.token, o.fetch)),
+            refusal: (pr) => dashboardApprovalRefusal(installation, { owner: repo.owner, repo: repo.repo }, pr, session.login),
+          }, { ...request, approver: session.login });
         },
       } : {}),
     });

@@ -21,7 +21,7 @@ export function restClient(apiUrl: string, token: string, fetcher: typeof fetch 
       const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
         const value = rest[name];
         delete rest[name];
-        return name === 'ref' ? String(value).split('/').map(encodeURIComponent).join('/') : encodeURIComponent(String(value));
+        return name === 'ref' || name === 'path' ? String(value).split('/').map(encodeURIComponent).join('/') : encodeURIComponent(String(value));
       });
       const url = new URL(`${apiUrl.replace(/\/+$/, '')}${path}`);
       const get = method === 'GET' || method === 'HEAD';
