@@ -42,25 +42,27 @@ function pnpmVersion(entry: unknown): string | undefined {
   return typeof raw === 'string' ? raw.replace(/[(_].*$/, '') : undefined;
 }
 
-function fromNpm(text: string): string | undefined {
+function fromNpm(text: string, name: string): string | undefined {
   const lock = NpmLock.safeParse(JSON.parse(text));
   if (!lock.success) return undefined;
-  return lock.data.packages?.[`node_modules/${NAME}`]?.version ?? lock.data.dependencies?.[NAME]?.version;
+  return lock.data.packages?.[`node_modules/${name}`]?.version ?? lock.data.dependencies?.[name]?.version;
 }
 
-function fromPnpm(text: string): string | undefined {
+function fromPnpm(text: string, name: string): string | undefined {
   const lock = PnpmLock.safeParse(parseYaml(text));
   if (!lock.success) return undefined;
   const root = lock.data.importers?.['.'] ?? lock.data;
-  return pnpmVersion(root.dependencies?.[NAME] ?? root.devDependencies?.[NAME]);
+  return pnpmVersion(root.dependencies?.[name] ?? root.devDependencies?.[name]);
 }
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
-function fromYarn(text: string): string | undefined {
-  return /^"?node-pg-migrate@[^\n]*:\r?\n(?:[ \t]+[^\n]*\r?\n)*?[ \t]+version:? "?([^"\s]+)"?/m.exec(text)?.[1];
+function fromYarn(text: string, name: string): string | undefined {
+  return new RegExp(`^"?${escapeRegExp(name)}@[^\\n]*:\\r?\\n(?:[ \\t]+[^\\n]*\\r?\\n)*?[ \\t]+version:? "?([^"\\s]+)"?`, 'm').exec(text)?.[1];
 }
 
-const LOCKFILES: readonly [string, (text: string) => string | undefined][] = [
+const LOCKFILES: readonly [string, (text: string, name: string) => string | undefined][] = [
   ['package-lock.json', fromNpm],
   ['npm-shrinkwrap.json', fromNpm],
   ['pnpm-lock.yaml', fromPnpm],
@@ -69,12 +71,17 @@ const LOCKFILES: readonly [string, (text: string) => string | undefined][] = [
 
 /** The exact node-pg-migrate version the workspace's lockfile pins, if it has one that does. */
 export async function lockedVersion(workspace: string): Promise<LockedVersion | undefined> {
+  return lockedVersionOf(workspace, NAME);
+}
+
+/** The exact version of package `name` the workspace's lockfile pins, if it has one that does. */
+export async function lockedVersionOf(workspace: string, name: string): Promise<LockedVersion | undefined> {
   for (const [lockfile, read] of LOCKFILES) {
     const text = await readFile(path.join(workspace, lockfile), 'utf8').catch(() => undefined);
     if (text === undefined) continue;
     let version: string | undefined;
     try {
-      version = read(text);
+      version = read(text, name);
     } catch {
       version = undefined; // unparsable: as if it pinned nothing
     }
@@ -85,7 +92,12 @@ export async function lockedVersion(workspace: string): Promise<LockedVersion | 
 
 /** Where a version is installed: `<tools directory>/node-pg-migrate/<version>`. */
 export function engineCacheDir(version: string, env: NodeJS.ProcessEnv = process.env): string {
-  return path.join(toolsDir(env), NAME, version);
+  return packageCacheDir(NAME, version, env);
+}
+
+/** Where a version of package `name` is installed: `<tools directory>/<name>/<version>`. */
+export function packageCacheDir(name: string, version: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(toolsDir(env), name, version);
 }
 
 /** Variables npm needs to reach the user's registry or mirror; npm's own config files stay where HOME says. */
@@ -94,8 +106,8 @@ const NPM_PASS = [
   'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',
 ];
 
-const installedVersion = async (dir: string): Promise<string | undefined> => {
-  const text = await readFile(path.join(dir, 'node_modules', NAME, 'package.json'), 'utf8').catch(() => undefined);
+const installedVersion = async (dir: string, name: string): Promise<string | undefined> => {
+  const text = await readFile(path.join(dir, 'node_modules', name, 'package.json'), 'utf8').catch(() => undefined);
   const parsed = text === undefined ? undefined : z.object({ version: z.string() }).safeParse(JSON.parse(text));
   return parsed?.success ? parsed.data.version : undefined;
 };
@@ -105,18 +117,23 @@ const installedVersion = async (dir: string): Promise<string | undefined> => {
  * (serialized across processes, so concurrent checks install it once).
  */
 export async function cachedEngine(version: string, options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<string> {
+  return cachedPackage(NAME, version, options);
+}
+
+/** As cachedEngine, for any package a project's lockfile pins (its TypeScript loader). */
+export async function cachedPackage(name: string, version: string, options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<string> {
   const env = options.env ?? process.env;
-  const dir = engineCacheDir(version, env);
-  const pkg = path.join(dir, 'node_modules', NAME);
-  if ((await installedVersion(dir)) === version) return pkg;
+  const dir = packageCacheDir(name, version, env);
+  const pkg = path.join(dir, 'node_modules', name);
+  if ((await installedVersion(dir, name)) === version) return pkg;
   await withToolsLock(dir, async () => {
-    if ((await installedVersion(dir)) === version) return; // another process installed it meanwhile
-    options.log?.(`Installing ${NAME}@${version}, the version the project's lockfile pins, into ${dir} (once)`);
-    await npmInstall(dir, [`${NAME}@${version}`], childEnv({}, { inherit: env, pass: NPM_PASS }));
+    if ((await installedVersion(dir, name)) === version) return; // another process installed it meanwhile
+    options.log?.(`Installing ${name}@${version}, the version the project's lockfile pins, into ${dir} (once)`);
+    await npmInstall(dir, [`${name}@${version}`], childEnv({}, { inherit: env, pass: NPM_PASS }));
   });
-  if ((await installedVersion(dir)) !== version || !(await access(pkg).then(() => true, () => false))) {
-    throw new ConsortError('tools-unavailable', `npm did not install ${NAME}@${version} into ${dir}.`, {
-      hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${NAME}@${version}.`,
+  if ((await installedVersion(dir, name)) !== version || !(await access(pkg).then(() => true, () => false))) {
+    throw new ConsortError('tools-unavailable', `npm did not install ${name}@${version} into ${dir}.`, {
+      hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${name}@${version}.`,
     });
   }
   return pkg;

@@ -27,7 +27,7 @@ export interface MigrationEngine {
   /** The project's copy: its entry file (it is imported only where it runs, in a child process). */
   entry?: string;
   /** The project's TypeScript loader, registered where the migrations run (ts-loader.ts). */
-  tsLoader?: { name: 'tsx' | 'ts-node'; workspace: string };
+  tsLoader?: { name: 'tsx' | 'ts-node'; workspace: string; /** Resolved from here (the cache of a lockfile-pinned loader) rather than the workspace. */ from?: string };
 }
 
 const PackageJson = z.object({ name: z.string(), version: z.string() });

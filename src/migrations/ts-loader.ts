@@ -13,14 +13,18 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
+import { cachedPackage, lockedVersionOf } from './engine-pin.js';
 import { projectRequire } from './project-packages.js';
 
 export interface TypeScriptLoader {
   /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
   name: string;
   version: string;
-  /** `engine`: the runner loads TypeScript itself; `project`: the project's loader, registered here. */
-  source: 'engine' | 'project';
+  /**
+   * `engine`: the runner loads TypeScript itself; `project`: the project's installed loader;
+   * `lockfile`: the version of it the project's lockfile pins, installed once into the cache.
+   */
+  source: 'engine' | 'project' | 'lockfile';
 }
 
 export interface LoaderHandle {
@@ -114,35 +118,50 @@ async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-nod
  * the project's loader is named on the returned engine, and the child process that runs the
  * migrations (apply-child.ts) registers it there. No TypeScript among them: nothing to do.
  */
-export async function prepareTypeScript(engine: MigrationEngine, workspace: string, files: readonly string[]): Promise<LoaderHandle> {
+export async function prepareTypeScript(
+  engine: MigrationEngine, workspace: string, files: readonly string[], options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
   const none: LoaderHandle = { loader: undefined, engine, dispose: () => undefined };
   if (ts.length === 0) return none;
   const own = await engineLoader(engine);
   if (own) return { ...none, loader: own };
   const found = await projectLoader(workspace);
-  if (!found) {
-    throw new ConsortError('config', `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project does not have installed (tsx or ts-node).`, {
-      hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
-    });
+  if (found) {
+    return {
+      loader: { name: found.name, version: found.version, source: 'project' },
+      engine: { ...engine, tsLoader: { name: found.name, workspace } },
+      dispose: () => undefined,
+    };
   }
-  return {
-    loader: { name: found.name, version: found.version, source: 'project' },
-    engine: { ...engine, tsLoader: { name: found.name, workspace } },
-    dispose: () => undefined,
-  };
+  // Not installed (the App's checkout, an Action step before npm ci): the version its lockfile pins.
+  for (const name of ['tsx', 'ts-node'] as const) {
+    const locked = await lockedVersionOf(workspace, name);
+    if (!locked) continue;
+    const dir = await cachedPackage(name, locked.version, options);
+    return {
+      loader: { name, version: locked.version, source: 'lockfile' },
+      engine: { ...engine, tsLoader: { name, workspace, from: path.dirname(path.dirname(dir)) } },
+      dispose: () => undefined,
+    };
+  }
+  throw new ConsortError('config', `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).`, {
+    hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
+  });
 }
 
 /** In the migrations' own process (apply-child.ts): register the project's loader for the engine's files. */
 export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>): Promise<void> {
   const wanted = engine.tsLoader;
   if (!wanted) return;
-  const req = await projectRequire(wanted.workspace, wanted.name);
+  const req = wanted.from !== undefined ? createRequire(path.join(wanted.from, 'package.json')) : await projectRequire(wanted.workspace, wanted.name);
   if (!req) throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, { hint: `Install it (npm i -D ${wanted.name}).` });
   const esmEngine = (await manifest(path.join(engine.dir, 'package.json')))?.type === 'module';
   await REGISTRARS[wanted.name](req, wanted.workspace, esmEngine);
 }
 
 export function describeLoader(l: TypeScriptLoader): string {
-  return l.source === 'engine' ? `TypeScript through its own ${l.name} ${l.version}` : `TypeScript through the project's ${l.name} ${l.version}`;
+  if (l.source === 'engine') return `TypeScript through its own ${l.name} ${l.version}`;
+  if (l.source === 'lockfile') return `TypeScript through ${l.name} ${l.version} (the version the project's lockfile pins)`;
+  return `TypeScript through the project's ${l.name} ${l.version}`;
 }

@@ -83,7 +83,7 @@ export const CheckReport = z.object({
       nodePgMigrate: z.object({
         version: z.string(),
         source: z.enum(['project', 'lockfile', 'bundled']),
-        typescript: z.object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project']) }).optional(),
+        typescript: z.object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project', 'lockfile']) }).optional(),
       }).optional(),
     }),
     lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),

@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -138,11 +138,50 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
       const report = await check(h.dir, 302);
       expect(report.conclusion).toBe('error');
       expect(report.error).toEqual({
-        message: 'migrations/1700000000000_accounts.ts is TypeScript, and node-pg-migrate 7.9.1 loads TypeScript only through a loader the project does not have installed (tsx or ts-node).',
+        message: 'migrations/1700000000000_accounts.ts is TypeScript, and node-pg-migrate 7.9.1 loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).',
         hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
       });
       expect((await t.provider.list()).map((b) => b.name)).toEqual(before);
     } finally {
+      await h.dispose();
+    }
+  });
+
+  it('with no loader installed (the App\'s checkout), installs the tsx its lockfile pins once into the cache and loads them with it', async () => {
+    const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
+    // The cache under Consort's node_modules, so tsx's own imports (esbuild, get-tsconfig) resolve as
+    // in a real install's prefix; npm is a stand-in first on PATH that records its arguments and lays
+    // out Consort's tsx under the prefix: nothing is downloaded.
+    const scratch = path.join(MODULES, '.cache', `consort-tsx-pin-${randomBytes(4).toString('hex')}`);
+    const npmLog = path.join(scratch, 'npm.log');
+    try {
+      await writeFile(path.join(h.dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'billing' }, 'node_modules/tsx': { version: '4.23.15' } } }));
+      await git(h.dir, 'add', '-A');
+      await git(h.dir, 'commit', '-qm', 'lockfile');
+      await mkdir(path.join(scratch, 'bin'), { recursive: true });
+      await writeFile(path.join(scratch, 'bin/npm'), `#!${process.execPath}
+const fs = require('fs'), path = require('path');
+const args = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
+const prefix = args[args.indexOf('--prefix') + 1];
+fs.cpSync(${JSON.stringify(path.join(MODULES, 'tsx'))}, path.join(prefix, 'node_modules/tsx'), { recursive: true });
+`);
+      await chmod(path.join(scratch, 'bin/npm'), 0o755);
+      const env = { ...process.env, PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, CONSORT_TOOLS_DIR: path.join(scratch, 'tools') };
+      const { config, source } = await loadConfig(h.dir);
+      const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
+      const report = CheckReport.parse(await runCheck({ workspace: h.dir, config, configSource: source, base, head, pr: 305, provider: t.provider, env, toolVersion: 'test', cleanup: true, keepBranches: false }));
+      expect(report.error).toBeUndefined();
+      expect(report.stages.baseline).toMatchObject({ status: 'passed', applied: ['1700000000000_accounts', '1700000000001_invoices'] });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        nodePgMigrate: { version: '7.9.1', source: 'project', typescript: { name: 'tsx', version: '4.23.15', source: 'lockfile' } },
+      });
+      expect(report.stages.migrations.summary).toContain("TypeScript through tsx 4.23.15 (the version the project's lockfile pins)");
+      // Installed once, for the whole check (baseline, PR branch, reversibility).
+      expect((await readFile(npmLog, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as string[]).at(-1))).toEqual(['tsx@4.23.15']);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
       await h.dispose();
     }
   });

@@ -55,7 +55,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     try {
       engine = await resolveEngine(workspace.dir, { env: deps.settings.suiteEnv });
       const files = (await readMigrationSet(dir, { relativeTo: workspace.dir, missingOk: true })).map((m) => m.file);
-      typescript = await prepareTypeScript(engine, workspace.dir, files);
+      typescript = await prepareTypeScript(engine, workspace.dir, files, { env: deps.settings.suiteEnv });
       engine = typescript.engine;
     } catch (e) {
       if (!isConsortError(e)) throw e;

@@ -57,13 +57,21 @@ async function readSeed(workspace: string, file: string): Promise<string> {
   }
 }
 
-export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed'>): Promise<string> {
+/**
+ * The baseline's name: a hash of everything that decides its contents. The same files applied by
+ * another node-pg-migrate can give another schema (or fail), so a project's or lockfile's engine
+ * is part of it; the bundled one is left out, so baselines made before engines were chosen (and a
+ * dry run's plan, which resolves none) keep their names.
+ */
+export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'>): Promise<string> {
+  const engine = input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
   const key = createHash('sha256').update(JSON.stringify({
     parent: input.config.database.parent,
     table: input.config.migrations.table,
     migrations: input.base.map((m) => [m.name, m.sha256]),
     seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
     rebuild: input.rebuild,
+    engine,
   })).digest('hex');
   return `baseline-${key.slice(0, 12)}`;
 }

@@ -167,7 +167,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       serverVersion = caps.serverVersion;
       // The project's own node-pg-migrate when it has one: what its deploy applies.
       engine = await resolveEngine(input.workspace, { env: input.env, log });
-      typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file));
+      typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file), { env: input.env, log });
       engine = typescript.engine; // names the project's TypeScript loader, registered where the migrations run
       ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
       const baseDir = await sideDir('base', input.base, base);
