@@ -4,7 +4,7 @@
  * and the check benchmark, so all three exercise the real git path of `consort check`.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,14 +55,19 @@ export interface ScenarioRepoOptions {
   baseFiles?: { file: string; content: string }[];
   /** Files the change adds (after the scenario's overlay). */
   extraMigrations?: { file: string; content: string }[];
+  /** Shop files left out of the base commit, relative to the shop (e.g. test files a lean copy does without). */
+  leaveOut?: string[];
 }
 
 export async function scenarioRepo(scenario: string | null, options: ScenarioRepoOptions = {}): Promise<ScenarioRepo> {
+  const left = new Set((options.leaveOut ?? []).map((f) => path.join(SHOP_DIR, f)));
+  // A name that is not in the shop would leave nothing out without a word: say so instead.
+  for (const f of left) await access(f).catch(() => { throw new Error(`scenarioRepo: leaveOut names ${path.relative(SHOP_DIR, f)}, which is not in the shop`); });
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-demo-'));
   const dir = path.join(tmp, 'examples', 'shop');
   await mkdir(dir, { recursive: true });
   await symlink(path.join(PACKAGE_ROOT, 'node_modules'), path.join(tmp, 'node_modules'), 'dir');
-  await cp(SHOP_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' });
+  await cp(SHOP_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' && !left.has(src) });
   for (const f of options.baseFiles ?? []) await writeFile(path.join(dir, f.file), f.content);
   await git(dir, 'init', '-q');
   await git(dir, 'add', '-A');

@@ -3,7 +3,8 @@
  * (test/helpers/action-run.ts) against a local stand-in for GitHub's REST API and a local bare
  * repository as `origin`: the TDD lane on the example shop from `/consort build` to the merge gate,
  * with scripted agents (the `command` backend), real branches on the embedded PostgreSQL 18 and the
- * shop's own jest suite for every proof.
+ * shop's own jest suite for every proof (its lean copy, see test/helpers/shop-agent.ts: this file tests
+ * the workflow, not the shop).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -47,7 +48,7 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 beforeAll(async () => {
   AGENT = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-pr-agent-')), 'pr-agent.mjs');
   await writeFile(AGENT, await readFile(AGENT_SOURCE));
-  [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n')]);
+  [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n', 'lean')]);
   dataDir = await ownDataDir(); // the Action starts it, as on a runner
   // origin: a bare repository with the base branch and the pull request's branch `change`.
   origin = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-origin-')), 'Hello-World.git');

@@ -4,7 +4,8 @@
  * model behind a local OpenAI-compatible endpoint. The model works only through its tools: it reads
  * the code, writes the test (RED), the migration and the implementation (GREEN) and a small
  * refactor, runs the shop's real jest suite on its turn's branch of the embedded PostgreSQL 18 and
- * writes its reviews. The design roles stay scripted `command` agents.
+ * writes its reviews. The design roles stay scripted `command` agents. This is the one end-to-end
+ * test on the shop's full suite (all its test files); the other lane tests use its lean copy.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -126,7 +127,7 @@ const turnsSeen: string[] = [];
 beforeAll(async () => {
   t = await localTestProvider();
   agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-agent-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n');
+  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n', 'full');
 }, 120_000);
 afterAll(async () => {
   await server?.close();

@@ -1,6 +1,6 @@
 /**
  * Competing GREEN attempts end to end on the example shop: three driver turns side by side, each
- * in its own git worktree with its own database branches, each proven with the shop's suite; the
+ * in its own git worktree with its own database branches, each proven with the shop's (lean) jest suite; the
  * green one with the fewest changed lines is adopted, the one that weakened the test is refused.
  */
 import { execFile } from 'node:child_process';
@@ -18,7 +18,7 @@ import { useShopWithAgent } from '../helpers/shop-agent.js';
 const exec = promisify(execFile);
 const AGENT = fileURLToPath(new URL('../fixtures/agents/experiment-agent.mjs', import.meta.url));
 
-const shop = useShopWithAgent(AGENT);
+const shop = useShopWithAgent(AGENT, 'lean');
 
 it('adopts the smallest green attempt and refuses the one that touched a test', async () => {
   const { config } = await loadConfig(shop.repo.dir);

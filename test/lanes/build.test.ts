@@ -1,9 +1,10 @@
 /**
  * The TDD lane end to end on the example shop: a throwaway git repository, scripted agents run by
  * the `command` backend, real database branches on the embedded PostgreSQL 18 and the shop's own
- * jest suite for every proof. The agents misbehave on purpose (see the script's header): a driver
- * that edits a frozen test, a born-green test, a test with a syntax error, and a crash in the
- * middle of GREEN that a fresh driver resumes from `.consort/`.
+ * jest suite for every proof (its lean copy, see test/helpers/shop-agent.ts). The agents misbehave
+ * on purpose (see the script's header): a driver that edits a frozen test, a born-green test, a
+ * test with a syntax error, and a crash in the middle of GREEN that a fresh driver resumes from
+ * `.consort/`.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -33,7 +34,7 @@ let agentState: string;
 beforeAll(async () => {
   t = await localTestProvider();
   agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-agent-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n');
+  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n', 'lean');
 }, 120_000);
 afterAll(async () => {
   await repo?.dispose();
