@@ -58,16 +58,41 @@ export async function databaseExists(db: Queryable, database: string): Promise<b
   return rows.length > 0;
 }
 
+/** How `CREATE DATABASE … TEMPLATE` copied a database: `file_copy` (files, checkpoints) or `wal_log` (through WAL). */
+export type CopyStrategy = 'file_copy' | 'wal_log';
+
+/**
+ * Templates smaller than this are copied with `STRATEGY WAL_LOG`, larger ones with `FILE_COPY`.
+ * FILE_COPY checkpoints the whole server twice per copy (PostgreSQL 15–17, and 18 without
+ * `file_copy_method = clone`): on a busy or shared server that costs more than writing a small
+ * database to WAL, and concurrent copies queue behind each other's checkpoints. WAL_LOG writes the
+ * whole template to WAL, so large templates (and every clone) use FILE_COPY. See docs/benchmarks.md.
+ */
+export const WAL_LOG_BELOW_BYTES = 64 * 1024 * 1024;
+
+/** FILE_COPY when the server clones files or the template is large, WAL_LOG for small templates. */
+export async function copyStrategy(db: Queryable, template: string, clone: boolean): Promise<CopyStrategy> {
+  if (clone) return 'file_copy';
+  // pg_database_size needs CONNECT on the template (or pg_read_all_stats): without it, the safe default.
+  const bytes = await db
+    .query<{ bytes: string | null }>('SELECT pg_database_size(oid)::text AS bytes FROM pg_database WHERE datname = $1', [template])
+    .then(({ rows }) => Number(rows[0]?.bytes ?? Infinity), () => Infinity);
+  return bytes < WAL_LOG_BELOW_BYTES ? 'wal_log' : 'file_copy';
+}
+
+/** Copy `template` to a new database `target`; returns the strategy that ran. */
 export async function copyDatabase(
   db: Queryable,
   target: string,
   template: string,
   templateBranch: string,
   clone: boolean,
-): Promise<void> {
+): Promise<CopyStrategy> {
+  const strategy = await copyStrategy(db, template, clone);
   if (clone) await db.query('SET file_copy_method = clone');
   try {
-    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy === 'wal_log' ? 'WAL_LOG' : 'FILE_COPY'}`);
+    return strategy;
   } catch (e) {
     const code = pgErrorCode(e);
     if (code === '55006') {

@@ -1,7 +1,8 @@
 /**
  * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
- * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
- * `file_copy_method = clone`). `local` and `postgres` differ only in how they reach the server.
+ * `CREATE DATABASE … TEMPLATE parent` (STRATEGY WAL_LOG for small parents, FILE_COPY for large ones;
+ * FILE_COPY with `file_copy_method = clone` is a reflink clone on PostgreSQL 18, see server-ops.ts).
+ * `local` and `postgres` differ only in how they reach the server.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -15,7 +16,7 @@ import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catal
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
-  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, serverVersionNum,
+  clearSessions, confineDatabase, copyDatabase, type CopyStrategy, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, serverVersionNum,
   sessionsOn, upsertBranchRole,
 } from './server-ops.js';
 
@@ -72,7 +73,7 @@ export class TemplateBranchProvider implements BranchProvider {
       const version = await serverVersionNum(admin);
       if (version < 150000) {
         throw new ConsortError('unsupported-server', `PostgreSQL ${Math.floor(version / 10000)} is too old for database branches.`, {
-          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY FILE_COPY).',
+          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY).',
         });
       }
       if (!(await databaseExists(admin, this.options.catalogDatabase))) {
@@ -150,6 +151,7 @@ export class TemplateBranchProvider implements BranchProvider {
       await this.catalog.insert(cat, { name, parent: parent.name, database, state: 'creating', gitBranch: options.gitBranch ?? null, expiresAt });
       let copied = false;
       let pooled = false;
+      let strategy: CopyStrategy | undefined;
       let refill = false;
       try {
         // A warm pool of the parent hands out a ready copy (a rename); otherwise copy now.
@@ -158,7 +160,7 @@ export class TemplateBranchProvider implements BranchProvider {
         refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
         if (!pooled) {
           await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
-          await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
+          strategy = await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
         }
         copied = true;
         // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
@@ -172,7 +174,7 @@ export class TemplateBranchProvider implements BranchProvider {
         throw e;
       }
       if (refill) this.refillSoon(parent.name);
-      return { ...toRecord((await this.catalog.get(cat, name))!), pooled };
+      return { ...toRecord((await this.catalog.get(cat, name))!), pooled, ...(strategy ? { copyStrategy: strategy } : {}) };
     });
   }
 
