@@ -66,13 +66,17 @@ export type CopyStrategy = 'file_copy' | 'wal_log';
  * FILE_COPY checkpoints the whole server twice per copy (PostgreSQL 15–17, and 18 without
  * `file_copy_method = clone`): on a busy or shared server that costs more than writing a small
  * database to WAL, and concurrent copies queue behind each other's checkpoints. WAL_LOG writes the
- * whole template to WAL, so large templates (and every clone) use FILE_COPY. See docs/benchmarks.md.
+ * whole template to WAL, so large templates (and every clone) use FILE_COPY. A server with
+ * `fsync = off` (a throwaway one) syncs nothing at a checkpoint, so there copying files is cheaper
+ * than writing them through WAL, and FILE_COPY is used too. See docs/benchmarks.md.
  */
 export const WAL_LOG_BELOW_BYTES = 64 * 1024 * 1024;
 
-/** FILE_COPY when the server clones files or the template is large, WAL_LOG for small templates. */
+/** FILE_COPY when the server clones files, does not fsync, or the template is large; WAL_LOG otherwise. */
 export async function copyStrategy(db: Queryable, template: string, clone: boolean): Promise<CopyStrategy> {
   if (clone) return 'file_copy';
+  const { rows: settings } = await db.query<{ fsync: boolean }>("SELECT current_setting('fsync')::boolean AS fsync");
+  if (settings[0]?.fsync === false) return 'file_copy';
   // pg_database_size needs CONNECT on the template (or pg_read_all_stats): without it, the safe default.
   const bytes = await db
     .query<{ bytes: string | null }>('SELECT pg_database_size(oid)::text AS bytes FROM pg_database WHERE datname = $1', [template])
