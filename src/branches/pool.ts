@@ -87,14 +87,16 @@ export type Handout = { kind: 'member'; database: string } | { kind: 'miss'; rea
 
 /**
  * The template's identity and change counters: equal fingerprints mean no change between them. Any
- * write to the template is a transaction in it (xact_commit) and changes rows (tup_*); a reset or a
- * re-created template has another oid. Without `track_counts` the counters stand still, so there is
- * no fingerprint and the pool never serves.
+ * write to the template comes from a client session on it (`sessions`, which counts client backends
+ * only) and most change rows (tup_*); a reset or a re-created template has another oid. Transaction
+ * counts are not used: autovacuum's visits to an unchanged template commit transactions there, which
+ * made good copies look stale. Without `track_counts` the counters stand still, so there is no
+ * fingerprint and the pool never serves.
  */
 export async function fingerprint(db: Queryable, database: string): Promise<string | undefined> {
   const { rows } = await db.query<{ f: string | null }>(
     `SELECT CASE WHEN current_setting('track_counts')::boolean
-                 THEN concat_ws(':', d.oid, s.xact_commit, s.xact_rollback, s.tup_inserted, s.tup_updated, s.tup_deleted,
+                 THEN concat_ws(':', d.oid, s.sessions, s.tup_inserted, s.tup_updated, s.tup_deleted,
                                 extract(epoch FROM s.stats_reset)) END AS f
        FROM pg_database d LEFT JOIN pg_stat_database s ON s.datid = d.oid
       WHERE d.datname = $1`,

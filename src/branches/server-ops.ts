@@ -60,30 +60,45 @@ export async function databaseExists(db: Queryable, database: string): Promise<b
   return rows.length > 0;
 }
 
-/**
- * Below this size a full copy goes through the WAL instead of the files. FILE_COPY makes the server
- * take two checkpoints per copy, which on a busy ext4 disk cost 1–2 s whatever the size, and the
- * copy is slower to drop too; WAL_LOG writes the database's blocks to the WAL, which for a small
- * database costs less (measured on the 2-core box, 15 MB template: create 0.7–1.5 s vs 2.0–2.9 s,
- * drop 0.1 s vs 0.9–1.1 s; they meet around 100 MB). Clones always copy files: that is the reflink.
- */
-export const WAL_LOG_MAX_BYTES = 64 * 1024 * 1024;
+/** How `CREATE DATABASE … TEMPLATE` copied a database: `file_copy` (files, checkpoints) or `wal_log` (through WAL). */
+export type CopyStrategy = 'file_copy' | 'wal_log';
 
+/**
+ * Templates smaller than this are copied with `STRATEGY WAL_LOG`, larger ones with `FILE_COPY`.
+ * FILE_COPY checkpoints the whole server twice per copy (PostgreSQL 15–17, and 18 without
+ * `file_copy_method = clone`): on a busy or shared server that costs more than writing a small
+ * database to WAL, and concurrent copies queue behind each other's checkpoints. WAL_LOG writes the
+ * whole template to WAL, so large templates (and every clone) use FILE_COPY. A server with
+ * `fsync = off` (a throwaway one) syncs nothing at a checkpoint, so there copying files is cheaper
+ * than writing them through WAL, and FILE_COPY is used too. See docs/benchmarks.md.
+ */
+export const WAL_LOG_BELOW_BYTES = 64 * 1024 * 1024;
+
+/** FILE_COPY when the server clones files, does not fsync, or the template is large; WAL_LOG otherwise. */
+export async function copyStrategy(db: Queryable, template: string, clone: boolean): Promise<CopyStrategy> {
+  if (clone) return 'file_copy';
+  const { rows: settings } = await db.query<{ fsync: boolean }>("SELECT current_setting('fsync')::boolean AS fsync");
+  if (settings[0]?.fsync === false) return 'file_copy';
+  // pg_database_size needs CONNECT on the template (or pg_read_all_stats): without it, the safe default.
+  const bytes = await db
+    .query<{ bytes: string | null }>('SELECT pg_database_size(oid)::text AS bytes FROM pg_database WHERE datname = $1', [template])
+    .then(({ rows }) => Number(rows[0]?.bytes ?? Infinity), () => Infinity);
+  return bytes < WAL_LOG_BELOW_BYTES ? 'wal_log' : 'file_copy';
+}
+
+/** Copy `template` to a new database `target`; returns the strategy that ran. */
 export async function copyDatabase(
   db: Queryable,
   target: string,
   template: string,
   templateBranch: string,
   clone: boolean,
-): Promise<void> {
+): Promise<CopyStrategy> {
+  const strategy = await copyStrategy(db, template, clone);
   if (clone) await db.query('SET file_copy_method = clone');
-  let strategy = 'FILE_COPY';
-  if (!clone) {
-    const { rows } = await db.query<{ bytes: string | null }>('SELECT pg_database_size(oid) AS bytes FROM pg_database WHERE datname = $1', [template]);
-    if (rows[0]?.bytes != null && Number(rows[0].bytes) <= WAL_LOG_MAX_BYTES) strategy = 'WAL_LOG';
-  }
   try {
-    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy}`);
+    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy === 'wal_log' ? 'WAL_LOG' : 'FILE_COPY'}`);
+    return strategy;
   } catch (e) {
     const code = pgErrorCode(e);
     if (code === '55006') {

@@ -1,7 +1,7 @@
 /**
  * A BranchProvider for any PostgreSQL server: a branch is a database copied from its parent with
- * `CREATE DATABASE … TEMPLATE parent STRATEGY FILE_COPY` (a reflink clone on PostgreSQL 18 with
- * `file_copy_method = clone`; without reflinks a small parent is copied with WAL_LOG, see server-ops.ts).
+ * `CREATE DATABASE … TEMPLATE parent` (STRATEGY WAL_LOG for small parents, FILE_COPY for large ones;
+ * FILE_COPY with `file_copy_method = clone` is a reflink clone on PostgreSQL 18, see server-ops.ts).
  * `local` and `postgres` differ only in how they reach the server.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,8 +18,8 @@ import { acquireRunLock } from './run-lock.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
-  clearSessions, confineDatabase, copyDatabase, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase, retireBranchRole,
-  serverVersionNum, sessionsOn, upsertBranchRole,
+  clearSessions, confineDatabase, copyDatabase, type CopyStrategy, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase,
+  retireBranchRole, serverVersionNum, sessionsOn, upsertBranchRole,
 } from './server-ops.js';
 
 export interface TemplateProviderOptions {
@@ -90,7 +90,7 @@ export class TemplateBranchProvider implements BranchProvider {
       const version = await serverVersionNum(admin);
       if (version < 150000) {
         throw new ConsortError('unsupported-server', `PostgreSQL ${Math.floor(version / 10000)} is too old for database branches.`, {
-          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY FILE_COPY).',
+          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY).',
         });
       }
       if (!(await databaseExists(admin, this.options.catalogDatabase))) {
@@ -174,6 +174,7 @@ export class TemplateBranchProvider implements BranchProvider {
       await this.catalog.insert(cat, { name, parent: parent.name, database, state: 'creating', gitBranch: options.gitBranch ?? null, expiresAt });
       let copied = false;
       let pooled = false;
+      let strategy: CopyStrategy | undefined;
       let refill = false;
       try {
         // A warm pool of the parent hands out a ready copy (a rename); otherwise copy now.
@@ -182,7 +183,7 @@ export class TemplateBranchProvider implements BranchProvider {
         refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
         if (!pooled) {
           await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
-          await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
+          strategy = await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
         }
         copied = true;
         // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
@@ -196,7 +197,7 @@ export class TemplateBranchProvider implements BranchProvider {
         throw e;
       }
       if (refill && this.options.refillPools !== false) this.refillSoon(parent.name);
-      return { ...toRecord((await this.catalog.get(cat, name))!), pooled };
+      return { ...toRecord((await this.catalog.get(cat, name))!), pooled, ...(strategy ? { copyStrategy: strategy } : {}) };
     });
   }
 

@@ -19,6 +19,11 @@ export interface BranchRecord {
   database: string;
   /** Set by `create`: the branch came ready-made from a warm pool of its parent (a rename, no copy). */
   pooled?: boolean;
+  /**
+   * Set by `create` when it copied the parent on a template-based provider (`local`, `postgres`): the
+   * `CREATE DATABASE` strategy that ran — `wal_log` for small parents, `file_copy` for large ones and clones.
+   */
+  copyStrategy?: 'file_copy' | 'wal_log';
 }
 
 export interface CreateBranchOptions {

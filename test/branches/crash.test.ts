@@ -4,8 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import pg from 'pg';
 import { withDatabase } from '../../src/db/sql.js';
-import { ownLocalTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, ownLocalTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const BIN = path.resolve('bin/consort.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,10 +38,19 @@ describe('a create killed half-way (local provider, real process)', () => {
       stdio: 'ignore',
     });
     const exited = new Promise((r) => child.on('exit', r));
+    // Watch for the row on one open session (a new connection per look costs more than the look).
+    const watcher = new pg.Client({ connectionString: withDatabase(t.adminUrl, 'consort_catalog') });
+    await watcher.connect();
     let seen = false;
-    for (let i = 0; i < 5000 && !seen; i++) {
-      seen = (await catalogState(t, 'victim', 'local')) === 'creating';
-      if (!seen) await sleep(2);
+    try {
+      const deadline = Date.now() + 30000;
+      while (!seen && Date.now() < deadline) {
+        const { rows } = await watcher.query<{ state: string }>('SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2', ['local', 'victim']);
+        seen = rows[0]?.state === 'creating';
+        if (!seen) await sleep(5);
+      }
+    } finally {
+      await watcher.end();
     }
     expect(seen).toBe(true);
     child.kill('SIGKILL');
@@ -55,15 +65,17 @@ describe('a create killed half-way (local provider, real process)', () => {
     expect(repaired).toContain('victim');
     expect(await catalogState(t, 'victim', 'local')).toBeUndefined();
     expect(await databaseExists(t, 'victim')).toBe(false);
-    await t.provider.create({ name: 'victim', parent: 'big' });
+    // A parent this large (~100 MB) is copied file by file, not written through WAL.
+    expect((await t.provider.create({ name: 'victim', parent: 'big' })).copyStrategy).toBe('file_copy');
     expect(await query(await t.provider.connectionUri('victim'), 'SELECT count(*)::int AS n FROM blob')).toEqual([{ n: 300000 }]);
   });
 });
 
+// Repair does not depend on the server's lifecycle: `local` runs in a namespace on the run's shared server.
 describe.each([
-  ['local', ownLocalTestProvider, ''],
-  ['postgres', postgresTestProvider, undefined],
-])('%s provider: leftovers of dead processes', (_name, make, prefix) => {
+  ['local', localTestProvider],
+  ['postgres', postgresTestProvider],
+])('%s provider: leftovers of dead processes', (_name, make) => {
   let t: TestProvider;
   let namespace: string;
   let dbPrefix: string;
@@ -71,7 +83,7 @@ describe.each([
     t = await make();
     await t.provider.capabilities();
     namespace = t.namespace;
-    dbPrefix = prefix ?? `${namespace}_`;
+    dbPrefix = `${namespace}_`;
   });
   afterAll(async () => t?.cleanup());
 

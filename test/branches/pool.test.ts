@@ -21,7 +21,9 @@ describe.each([
   });
   afterEach(async () => {
     await p.settled();
-    for (const b of (await p.list()).reverse()) if (b.name !== 'main') await p.delete(b.name, { recursive: true }).catch(() => undefined);
+    // Each child of main with its subtree, side by side: drops that overlap share the server's checkpoints.
+    const tops = (await p.list()).filter((b) => b.parent === 'main');
+    await Promise.all(tops.map((b) => p.delete(b.name, { recursive: true }).catch(() => undefined)));
   });
 
   const url = (name: string) => p.connectionUri(name);

@@ -71,6 +71,12 @@ interface Point { snapshot: SchemaSnapshot; dump: string }
 interface Outcome { pair: string; consortEmpty: boolean; dumpsEqual: boolean; diff: string }
 const outcomes: Outcome[] = [];
 
+/**
+ * Databases are dropped in the background and awaited in afterAll: on PostgreSQL 15 every DROP
+ * DATABASE waits for a checkpoint, and drops that overlap share one instead of each case waiting.
+ */
+const drops: Promise<unknown>[] = [];
+
 async function caseOutcomes(c: Case): Promise<Outcome[]> {
   const db = `corpus_${randomBytes(6).toString('hex')}`;
   const url = withDatabase(ADMIN_URL, db);
@@ -78,10 +84,14 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
   await withClient(ADMIN_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
   try {
     const psql = (sql: string) => run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], sql.replaceAll('{{reader}}', role));
-    const point = async (): Promise<Point> => ({
-      snapshot: await withClient(url, (db) => snapshotSchema(db)),
-      dump: normalizeDump(await run(PG_DUMP, ['--schema-only', '--no-tablespaces', '-d', url])),
-    });
+    // The snapshot and the dump read the same unchanging schema: side by side.
+    const point = async (): Promise<Point> => {
+      const [snapshot, dump] = await Promise.all([
+        withClient(url, (db) => snapshotSchema(db)),
+        run(PG_DUMP, ['--schema-only', '--no-tablespaces', '-d', url]),
+      ]);
+      return { snapshot, dump: normalizeDump(dump) };
+    };
     await psql(c.base);
     const before = await point();
     await psql(c.up);
@@ -94,19 +104,46 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
     };
     return [compare('base→up', before, up), compare('base→down', before, down)];
   } finally {
-    await withClient(ADMIN_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+    drops.push(withClient(ADMIN_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`)));
   }
+}
+
+/**
+ * Every case's outcomes, computed CONCURRENCY cases at a time from the first test on (jest runs
+ * only maxConcurrency = 5 concurrent tests at once; most of a case is spent waiting on the server,
+ * psql and pg_dump). Each case is still its own test with its own assertions.
+ */
+const CONCURRENCY = 8;
+let running: Map<string, Promise<Outcome[]>> | undefined;
+function outcomesOf(c: Case): Promise<Outcome[]> {
+  if (!running) {
+    const results = new Map<string, Promise<Outcome[]>>();
+    const queue = [...cases];
+    const starts = new Map<string, () => void>();
+    for (const k of queue) results.set(k.name, new Promise<void>((go) => starts.set(k.name, go)).then(() => caseOutcomes(k)));
+    const worker = async (): Promise<void> => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        starts.get(next.name)!();
+        await results.get(next.name)!.catch(() => undefined); // its own test reports the failure
+      }
+    };
+    for (let i = 0; i < CONCURRENCY; i++) void worker();
+    running = results;
+  }
+  return running.get(c.name)!;
 }
 
 describe('schema diff agrees with pg_dump --schema-only on the migration corpus', () => {
   afterAll(async () => {
+    await Promise.allSettled(running?.values() ?? []);
+    await Promise.all(drops);
     await roleCreated;
     await withClient(ADMIN_URL, (a) => a.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`));
   });
 
-  // Each case has its own database, so they run side by side (jest's maxConcurrency at a time).
+  // Each case has its own database, so they run side by side (CONCURRENCY at a time).
   it.concurrent.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const [up, down] = await caseOutcomes(c);
+    const [up, down] = await outcomesOf(c);
     outcomes.push(up!, down!);
     for (const o of [up!, down!]) {
       // Printed on failure: which side saw a difference, and what Consort saw.

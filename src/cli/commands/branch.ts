@@ -50,7 +50,7 @@ export function branchCommand(ctx: Ctx): Command {
         if (!c.json && (await isEmptyDatabase(await p.connectionUri(name)))) {
           c.io.err(`Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first (e.g. DATABASE_URL=$(consort branch url ${o.from}) npx node-pg-migrate up), or fork from another branch with --from.`);
         }
-        if (c.json) printJson(c.io, { ...record, pooled, durationMs: Math.round(ms) });
+        if (c.json) printJson(c.io, { ...record, pooled, ...(created.copyStrategy ? { copyStrategy: created.copyStrategy } : {}), durationMs: Math.round(ms) });
         else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
       });
     });
