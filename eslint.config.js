@@ -5,13 +5,37 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // test/fixtures/histories: other projects' migration histories, kept as those projects write them.
-  { ignores: ['lib/**', 'dist/**', 'node_modules/**', 'coverage/**', 'examples/**/node_modules/**', 'test/fixtures/histories/**', 'vscode/dist/**', 'vscode/node_modules/**'] },
+  {
+    ignores: [
+      'lib/**',
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'examples/**/node_modules/**',
+      'test/fixtures/histories/**',
+      'vscode/dist/**',
+      'vscode/node_modules/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly', performance: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+        performance: 'readonly',
+      },
+    },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
     },
   },
 );

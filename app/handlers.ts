@@ -8,7 +8,11 @@ import type { Intake, IntakeOutcome, WebhookEvent } from '../src/app/intake.js';
 
 type Named = 'pull_request' | 'merge_group' | 'check_run' | 'check_suite' | 'issue_comment';
 
-const event = (context: Context<Named>): WebhookEvent => ({ id: context.id, name: context.name, payload: context.payload });
+const event = (context: Context<Named>): WebhookEvent => ({
+  id: context.id,
+  name: context.name,
+  payload: context.payload,
+});
 const logged = (context: Context<Named>, outcome: IntakeOutcome): void => {
   context.log.debug({ delivery: context.id, event: context.name, outcome }, 'consort intake');
 };
@@ -16,33 +20,49 @@ const logged = (context: Context<Named>, outcome: IntakeOutcome): void => {
 /** Deliveries to an installation carry it; anything else is not for this App to act on. */
 function installed(context: Context<Named>): boolean {
   const p: object = context.payload;
-  return 'installation' in p && typeof p.installation === 'object' && p.installation !== null && 'id' in p.installation && typeof p.installation.id === 'number';
+  return (
+    'installation' in p &&
+    typeof p.installation === 'object' &&
+    p.installation !== null &&
+    'id' in p.installation &&
+    typeof p.installation.id === 'number'
+  );
 }
 
-export const onPullRequest = (intake: Intake) => async (context: Context<'pull_request'>): Promise<void> => {
-  if (!installed(context)) return;
-  logged(context, await intake.pullRequest(event(context)));
-};
+export const onPullRequest =
+  (intake: Intake) =>
+  async (context: Context<'pull_request'>): Promise<void> => {
+    if (!installed(context)) return;
+    logged(context, await intake.pullRequest(event(context)));
+  };
 
-export const onMergeGroup = (intake: Intake) => async (context: Context<'merge_group'>): Promise<void> => {
-  if (!installed(context)) return;
-  logged(context, await intake.mergeGroup(event(context)));
-};
+export const onMergeGroup =
+  (intake: Intake) =>
+  async (context: Context<'merge_group'>): Promise<void> => {
+    if (!installed(context)) return;
+    logged(context, await intake.mergeGroup(event(context)));
+  };
 
-export const onCheckRunRerequested = (intake: Intake) => async (context: Context<'check_run'>): Promise<void> => {
-  if (!installed(context)) return;
-  logged(context, await intake.checkRunRerequested(event(context)));
-};
+export const onCheckRunRerequested =
+  (intake: Intake) =>
+  async (context: Context<'check_run'>): Promise<void> => {
+    if (!installed(context)) return;
+    logged(context, await intake.checkRunRerequested(event(context)));
+  };
 
-export const onCheckSuiteRerequested = (intake: Intake) => async (context: Context<'check_suite'>): Promise<void> => {
-  if (!installed(context)) return;
-  logged(context, await intake.checkSuiteRerequested(event(context)));
-};
+export const onCheckSuiteRerequested =
+  (intake: Intake) =>
+  async (context: Context<'check_suite'>): Promise<void> => {
+    if (!installed(context)) return;
+    logged(context, await intake.checkSuiteRerequested(event(context)));
+  };
 
-export const onComment = (intake: Intake) => async (context: Context<'issue_comment'>): Promise<void> => {
-  if (!installed(context)) return;
-  if (context.isBot) return; // the App's own replies, and every other bot
-  if (!context.payload.issue.pull_request) return; // commands live on pull requests only
-  if (!/\/consort/i.test(context.payload.comment.body ?? '')) return; // most comments: not even a candidate
-  logged(context, await intake.comment(event(context)));
-};
+export const onComment =
+  (intake: Intake) =>
+  async (context: Context<'issue_comment'>): Promise<void> => {
+    if (!installed(context)) return;
+    if (context.isBot) return; // the App's own replies, and every other bot
+    if (!context.payload.issue.pull_request) return; // commands live on pull requests only
+    if (!/\/consort/i.test(context.payload.comment.body ?? '')) return; // most comments: not even a candidate
+    logged(context, await intake.comment(event(context)));
+  };

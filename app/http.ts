@@ -10,7 +10,11 @@
 import http from 'node:http';
 import type { GitHubStatus } from '../src/app/github-watch.js';
 
-export type NodeMiddleware = (req: http.IncomingMessage, res: http.ServerResponse, next?: (err?: Error) => void) => unknown;
+export type NodeMiddleware = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  next?: (err?: Error) => void,
+) => unknown;
 
 export interface AppServerOptions {
   webhooks: NodeMiddleware;
@@ -26,7 +30,10 @@ export interface AppServerOptions {
 async function health(options: AppServerOptions): Promise<{ code: number; body: Record<string, unknown> }> {
   const [store, github] = await Promise.all([options.healthy(), options.github?.()]);
   const status = !store ? 'unavailable' : github && !github.reachable ? 'degraded' : 'ok';
-  return { code: store ? 200 : 503, body: { status, version: options.version, store: store ? 'ok' : 'unavailable', ...(github ? { github } : {}) } };
+  return {
+    code: store ? 200 : 503,
+    body: { status, version: options.version, store: store ? 'ok' : 'unavailable', ...(github ? { github } : {}) },
+  };
 }
 
 export function createAppServer(options: AppServerOptions): http.Server {

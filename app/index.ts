@@ -6,7 +6,16 @@ import { onCheckRunRerequested, onCheckSuiteRerequested, onComment, onMergeGroup
 export function consortApp(intake: Intake): ApplicationFunction {
   return (app) => {
     // edited: only a changed base leads to a check (the intake decides).
-    app.on(['pull_request.opened', 'pull_request.synchronize', 'pull_request.reopened', 'pull_request.edited', 'pull_request.closed'], onPullRequest(intake));
+    app.on(
+      [
+        'pull_request.opened',
+        'pull_request.synchronize',
+        'pull_request.reopened',
+        'pull_request.edited',
+        'pull_request.closed',
+      ],
+      onPullRequest(intake),
+    );
     app.on(['merge_group.checks_requested', 'merge_group.destroyed'], onMergeGroup(intake));
     app.on('check_run.rerequested', onCheckRunRerequested(intake));
     app.on('check_suite.rerequested', onCheckSuiteRerequested(intake));

@@ -76,61 +76,117 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
 
   const providerLog = (line: string): void => log.info(line);
   const providerSettings: AppProviderSettings = {
-    offered: offer.offered, fallback: offer.fallback,
+    offered: offer.offered,
+    fallback: offer.fallback,
     servers: {
-      ...(offer.offered.includes('local') ? { local: repoProviders({ provider: 'local', adminUrl: embedded!.url, dataDir: embeddedDir }) } : {}),
-      ...(offer.offered.includes('postgres') ? { postgres: repoProviders({ provider: 'postgres', adminUrl: settings.postgresUrl!, clone: settings.postgresClone }) } : {}),
+      ...(offer.offered.includes('local')
+        ? { local: repoProviders({ provider: 'local', adminUrl: embedded!.url, dataDir: embeddedDir }) }
+        : {}),
+      ...(offer.offered.includes('postgres')
+        ? {
+            postgres: repoProviders({
+              provider: 'postgres',
+              adminUrl: settings.postgresUrl!,
+              clone: settings.postgresClone,
+            }),
+          }
+        : {}),
     },
     cloud: {
-      ...(offer.lakebase ? { lakebase: createLakebaseProvider(offer.lakebase, { log: providerLog, ...options.cloud?.lakebase }) } : {}),
+      ...(offer.lakebase
+        ? { lakebase: createLakebaseProvider(offer.lakebase, { log: providerLog, ...options.cloud?.lakebase }) }
+        : {}),
       ...(offer.neon ? { neon: createNeonProvider(offer.neon, { log: providerLog, ...options.cloud?.neon }) } : {}),
     },
   };
   const providers = appProviders(providerSettings);
 
   const probot = new Probot({
-    appId: settings.appId, privateKey: settings.privateKey, secret: settings.webhookSecret, logLevel: settings.logLevel,
+    appId: settings.appId,
+    privateKey: settings.privateKey,
+    secret: settings.webhookSecret,
+    logLevel: settings.logLevel,
     ...(settings.githubApiUrl ? { baseUrl: settings.githubApiUrl } : {}),
-    Octokit: consortOctokit(log, { ...DEFAULT_OCTOKIT_POLICY, ...options.octokitPolicy }, options.Octokit ?? ProbotOctokit),
-    request: { fetch: (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => fetcher(input, init) },
+    Octokit: consortOctokit(
+      log,
+      { ...DEFAULT_OCTOKIT_POLICY, ...options.octokitPolicy },
+      options.Octokit ?? ProbotOctokit,
+    ),
+    request: {
+      fetch: (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => fetcher(input, init),
+    },
   });
   await probot.ready();
   late.log = toAppLog(probot.log);
-  log.info(`Consort App talks to GitHub at ${settings.github.apiUrl} (${settings.github.source === 'default' ? 'github.com: neither GHE_HOST nor GITHUB_API_URL is set' : `from ${settings.github.source}`})`);
-  log.info(`Consort App offers the branch providers ${offer.offered.join(', ')} (default for repositories that do not choose: ${offer.fallback})`);
+  log.info(
+    `Consort App talks to GitHub at ${settings.github.apiUrl} (${settings.github.source === 'default' ? 'github.com: neither GHE_HOST nor GITHUB_API_URL is set' : `from ${settings.github.source}`})`,
+  );
+  log.info(
+    `Consort App offers the branch providers ${offer.offered.join(', ')} (default for repositories that do not choose: ${offer.fallback})`,
+  );
   if (options.probeGitHub !== false) {
     void github.probe().then((s) => {
       if (s.reachable) log.info(`GitHub at ${settings.github.apiUrl} answers`);
-      else log.error(`GitHub at ${settings.github.apiUrl} cannot be reached: ${s.lastError ?? 'no answer'}. Webhooks are still recorded; checks wait and are retried. /health reports "degraded" until it answers.`);
+      else
+        log.error(
+          `GitHub at ${settings.github.apiUrl} cannot be reached: ${s.lastError ?? 'no answer'}. Webhooks are still recorded; checks wait and are retried. /health reports "degraded" until it answers.`,
+        );
     });
   }
   const records = async (installationId: number) => githubRecords(await probot.auth(installationId));
   const runtime = await startRuntime({
-    storeUrl, providers, log, ...(settings.dashboard ? { records } : {}),
-    github: async (installationId, context) => appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
+    storeUrl,
+    providers,
+    log,
+    ...(settings.dashboard ? { records } : {}),
+    github: async (installationId, context) =>
+      appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
     queue: {
-      quickConcurrency: settings.quickConcurrency, runConcurrency: settings.runConcurrency, runExpireSeconds: settings.runExpireSeconds,
-      sweepCron: settings.sweepCron, ...(options.pollingSeconds ? { pollingSeconds: options.pollingSeconds } : {}),
+      quickConcurrency: settings.quickConcurrency,
+      runConcurrency: settings.runConcurrency,
+      runExpireSeconds: settings.runExpireSeconds,
+      sweepCron: settings.sweepCron,
+      ...(options.pollingSeconds ? { pollingSeconds: options.pollingSeconds } : {}),
     },
     jobs: jobSettings({
-      leaseSeconds: settings.leaseSeconds, promote: settings.promote, maxTarballBytes: settings.maxTarballBytes, githubWebUrl: settings.github.webUrl,
-      workspaceRoot: path.join(settings.dataDir, 'workspaces'), suiteEnv: suiteEnvironment(process.env, settings.suiteEnvNames), toolVersion: VERSION,
+      leaseSeconds: settings.leaseSeconds,
+      promote: settings.promote,
+      maxTarballBytes: settings.maxTarballBytes,
+      githubWebUrl: settings.github.webUrl,
+      workspaceRoot: path.join(settings.dataDir, 'workspaces'),
+      suiteEnv: suiteEnvironment(process.env, settings.suiteEnvNames),
+      toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
   });
   await probot.load(consortApp(runtime.intake));
-  const dashboard = settings.dashboard ? createAppDashboard({
-    store: runtime.store, storeUrl, settings: settings.dashboard, github: { apiUrl: settings.github.apiUrl, webUrl: settings.github.webUrl },
-    installation: (id) => probot.auth(id), branches: async (repositoryId) => branchViews(await providers.forRepository(repositoryId)),
-  }) : null;
+  const dashboard = settings.dashboard
+    ? createAppDashboard({
+        store: runtime.store,
+        storeUrl,
+        settings: settings.dashboard,
+        github: { apiUrl: settings.github.apiUrl, webUrl: settings.github.webUrl },
+        installation: (id) => probot.auth(id),
+        branches: async (repositoryId) => branchViews(await providers.forRepository(repositoryId)),
+      })
+    : null;
   const server = createAppServer({
-    webhooks: await probot.getNodeMiddleware({ path: settings.webhookPath }), healthy: runtime.healthy, github: () => github.check(), version: VERSION,
+    webhooks: await probot.getNodeMiddleware({ path: settings.webhookPath }),
+    healthy: runtime.healthy,
+    github: () => github.check(),
+    version: VERSION,
     ...(dashboard ? { dashboard: dashboard.handle } : {}),
   });
   const { port, url } = await listen(server, settings.port, settings.host);
-  log.info(`Consort App listening on ${url} (webhooks at ${settings.webhookPath}, health at /health${dashboard ? `, dashboard at ${settings.dashboard!.publicUrl}/dashboard` : ''})`);
+  log.info(
+    `Consort App listening on ${url} (webhooks at ${settings.webhookPath}, health at /health${dashboard ? `, dashboard at ${settings.dashboard!.publicUrl}/dashboard` : ''})`,
+  );
   return {
-    url, port, runtime, probot, github,
+    url,
+    port,
+    runtime,
+    probot,
+    github,
     async close() {
       await dashboard?.close(); // ends its event streams, which would keep the server open
       await closeServer(server);

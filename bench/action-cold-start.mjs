@@ -24,15 +24,25 @@ function firstLine(args, cwd) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let at;
-    const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, HOME: os.homedir(), INPUT_MODE: 'check', INPUT_COMMENT: 'sticky' }, stdio: ['ignore', 'pipe', 'ignore'] });
-    child.stdout.once('data', () => { at = performance.now() - started; });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: os.homedir(), INPUT_MODE: 'check', INPUT_COMMENT: 'sticky' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child.stdout.once('data', () => {
+      at = performance.now() - started;
+    });
     child.stdout.resume();
     child.on('error', reject);
     child.on('close', () => (at === undefined ? reject(new Error(`${args.join(' ')} printed nothing`)) : resolve(at)));
   });
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = Math.floor(s.length / 2); return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const ms = (x) => `${x.toFixed(0)} ms`;
 
 const cwd = await mkdtemp(path.join(os.tmpdir(), 'consort-cold-start-')); // no node_modules around, as on a runner
@@ -46,7 +56,9 @@ try {
   }
   const size = (await stat(bundle)).size;
   console.log(`dist/index.js: ${(size / 1024).toFixed(0)} KiB`);
-  console.log(`cold start, process start → first log line: median ${ms(median(action))} over ${runs} runs (min ${ms(Math.min(...action))}, max ${ms(Math.max(...action))})`);
+  console.log(
+    `cold start, process start → first log line: median ${ms(median(action))} over ${runs} runs (min ${ms(Math.min(...action))}, max ${ms(Math.max(...action))})`,
+  );
   console.log(`  of which Node's own start-up (bare node printing a line): median ${ms(median(bare))}`);
   console.log(`  target < 500 ms: ${median(action) < 500 ? 'met' : 'MISSED'}`);
 } finally {

@@ -7,7 +7,11 @@ import { ProbotOctokit } from 'probot';
 import { startApp } from '../lib/app-entry/start.js';
 import { parseAppSettings } from '../lib/app/settings.js';
 
-const Octokit = ProbotOctokit.defaults((options = {}) => ({ ...options, retry: { enabled: false }, throttle: { ...options.throttle, enabled: false } }));
+const Octokit = ProbotOctokit.defaults((options = {}) => ({
+  ...options,
+  retry: { enabled: false },
+  throttle: { ...options.throttle, enabled: false },
+}));
 const app = await startApp(parseAppSettings(process.env), { Octokit, pollingSeconds: 0.5 });
 process.send?.({ ready: app.url });
 process.on('message', (message) => {

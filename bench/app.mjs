@@ -37,8 +37,19 @@ const pct = (xs, p) => {
 const ms = (x) => Math.round(x * 10) / 10;
 
 // --- the repository the checks run on: the example shop with a suite of `true` ---
-const repo = await scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: 'database:\n  seed:\n    file: seed.sql\nsuite:\n  command: "true"\n' }] });
-const archive = async (sha) => (await exec('git', ['archive', '--format=tar.gz', `--prefix=o-r-${sha.slice(0, 7)}/`, sha], { cwd: repo.dir, encoding: 'buffer', maxBuffer: 1 << 26 })).stdout;
+const repo = await scenarioRepo('clean', {
+  extraMigrations: [
+    { file: '.github/consort.yml', content: 'database:\n  seed:\n    file: seed.sql\nsuite:\n  command: "true"\n' },
+  ],
+});
+const archive = async (sha) =>
+  (
+    await exec('git', ['archive', '--format=tar.gz', `--prefix=o-r-${sha.slice(0, 7)}/`, sha], {
+      cwd: repo.dir,
+      encoding: 'buffer',
+      maxBuffer: 1 << 26,
+    })
+  ).stdout;
 const headTar = await archive(repo.headSha);
 const baseTar = await archive(repo.baseSha);
 
@@ -52,8 +63,10 @@ const github = http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const url = new URL(req.url, 'http://x');
-    const json = (status, body) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.method === 'POST' && /\/app\/installations\/\d+\/access_tokens$/.test(url.pathname)) return json(201, { token: 'ghs_bench', expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const json = (status, body) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method === 'POST' && /\/app\/installations\/\d+\/access_tokens$/.test(url.pathname))
+      return json(201, { token: 'ghs_bench', expires_at: new Date(Date.now() + 3_600_000).toISOString() });
     if (req.method === 'POST' && url.pathname.endsWith('/check-runs')) {
       const at = performance.now();
       const sha = JSON.parse(Buffer.concat(chunks).toString()).head_sha;
@@ -62,15 +75,18 @@ const github = http.createServer((req, res) => {
       waiters.get(sha)?.(at);
       return json(201, { id: nextId++ });
     }
-    if (req.method === 'PATCH' && /\/check-runs\/\d+$/.test(url.pathname)) return (counts.checkRunsCompleted++, json(200, {}));
+    if (req.method === 'PATCH' && /\/check-runs\/\d+$/.test(url.pathname))
+      return (counts.checkRunsCompleted++, json(200, {}));
     if (req.method === 'GET' && /\/tarball\//.test(url.pathname)) {
       counts.tarballs++;
       const sha = url.pathname.split('/').pop();
       return res.writeHead(200, { 'content-type': 'application/x-gzip' }).end(sha === repo.baseSha ? baseTar : headTar);
     }
-    if (req.method === 'GET' && /\/compare\//.test(url.pathname)) return json(200, { merge_base_commit: { sha: repo.baseSha } });
+    if (req.method === 'GET' && /\/compare\//.test(url.pathname))
+      return json(200, { merge_base_commit: { sha: repo.baseSha } });
     if (req.method === 'GET' && /\/comments$/.test(url.pathname)) return json(200, []);
-    if (req.method === 'POST' && /\/comments$/.test(url.pathname)) return (counts.comments++, json(201, { id: nextId++ }));
+    if (req.method === 'POST' && /\/comments$/.test(url.pathname))
+      return (counts.comments++, json(201, { id: nextId++ }));
     json(404, { message: `bench fake GitHub: no route for ${req.method} ${url.pathname}` });
   });
 });
@@ -80,11 +96,25 @@ const githubUrl = `http://127.0.0.1:${github.address().port}`;
 // --- the App, in its own process ---
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'consort-bench-app-'));
 await chmod(dataDir, 0o755); // as root, the embedded server runs as the postgres OS user, which must reach it
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
 const child = fork(path.join(here, 'app-server.mjs'), [], {
   env: {
-    PATH: process.env.PATH, HOME: process.env.HOME, APP_ID: '1', PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: '0', HOST: '127.0.0.1',
-    GITHUB_API_URL: githubUrl, LOG_LEVEL: 'warn', CONSORT_APP_DATA_DIR: dataDir, CONSORT_APP_CHECK_CONCURRENCY: '2', CONSORT_APP_QUICK_CONCURRENCY: '4',
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    APP_ID: '1',
+    PRIVATE_KEY: privateKey,
+    WEBHOOK_SECRET: SECRET,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    GITHUB_API_URL: githubUrl,
+    LOG_LEVEL: 'warn',
+    CONSORT_APP_DATA_DIR: dataDir,
+    CONSORT_APP_CHECK_CONCURRENCY: '2',
+    CONSORT_APP_QUICK_CONCURRENCY: '4',
   },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
@@ -96,23 +126,47 @@ console.error(`App ready at ${appUrl}; fake GitHub at ${githubUrl}`);
 
 // --- webhooks ---
 const agent = new http.Agent({ keepAlive: true, maxSockets: BURST_CLIENTS });
-const template = (action, number, head) => JSON.stringify({
-  action, number, installation: { id: 7 }, sender: { login: 'bench', type: 'User' },
-  repository: { id: 424242, name: 'shop', full_name: 'bench/shop', owner: { login: 'bench' } },
-  pull_request: { number, merged: false, merge_commit_sha: null, head: { sha: head, ref: `feature-${number}`, repo: { full_name: 'bench/shop' } }, base: { sha: repo.baseSha, ref: 'main', repo: { full_name: 'bench/shop' } } },
-});
+const template = (action, number, head) =>
+  JSON.stringify({
+    action,
+    number,
+    installation: { id: 7 },
+    sender: { login: 'bench', type: 'User' },
+    repository: { id: 424242, name: 'shop', full_name: 'bench/shop', owner: { login: 'bench' } },
+    pull_request: {
+      number,
+      merged: false,
+      merge_commit_sha: null,
+      head: { sha: head, ref: `feature-${number}`, repo: { full_name: 'bench/shop' } },
+      base: { sha: repo.baseSha, ref: 'main', repo: { full_name: 'bench/shop' } },
+    },
+  });
 let delivery = 0;
 function send(body) {
   const signature = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(`${appUrl}/api/github/webhooks`, {
-      method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': `bench-${++delivery}`, 'x-hub-signature-256': signature },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve({ t0, ack: performance.now() - t0 }) : reject(new Error(`webhook answered ${res.statusCode}`))));
-    });
+    const req = http.request(
+      `${appUrl}/api/github/webhooks`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'pull_request',
+          'x-github-delivery': `bench-${++delivery}`,
+          'x-hub-signature-256': signature,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve({ t0, ack: performance.now() - t0 })
+            : reject(new Error(`webhook answered ${res.statusCode}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -160,19 +214,29 @@ await rm(dataDir, { recursive: true, force: true });
 await repo.dispose();
 
 const result = {
-  when: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
+  when: new Date().toISOString(),
+  node: process.version,
+  cpus: os.cpus().length,
+  cpu: os.cpus()[0]?.model,
   latency: {
     webhooks: LATENCY_WEBHOOKS,
     receiptToCheckRunMs: { median: ms(pct(latency, 50)), p95: ms(pct(latency, 95)), max: ms(Math.max(...latency)) },
     acknowledgedMs: { median: ms(pct(acks, 50)), p95: ms(pct(acks, 95)) },
   },
   throughput: {
-    webhooks: burstAcks.length, clients: BURST_CLIENTS, seconds: ms(burstSeconds), perSecond: Math.round(burstAcks.length / burstSeconds),
+    webhooks: burstAcks.length,
+    clients: BURST_CLIENTS,
+    seconds: ms(burstSeconds),
+    perSecond: Math.round(burstAcks.length / burstSeconds),
     acknowledgedMs: { median: ms(pct(burstAcks, 50)), p95: ms(pct(burstAcks, 95)) },
   },
   background: counts,
 };
 await mkdir(path.join(here, 'results'), { recursive: true });
 await writeFile(path.join(here, 'results', 'app.json'), `${JSON.stringify(result, null, 2)}\n`);
-console.log(`webhook receipt → check run created: median ${result.latency.receiptToCheckRunMs.median} ms, p95 ${result.latency.receiptToCheckRunMs.p95} ms (${LATENCY_WEBHOOKS} webhooks; acknowledged in median ${result.latency.acknowledgedMs.median} ms)`);
-console.log(`burst: ${result.throughput.webhooks} webhooks acknowledged in ${result.throughput.seconds} s = ${result.throughput.perSecond}/s by one process (${BURST_CLIENTS} clients; ack median ${result.throughput.acknowledgedMs.median} ms, p95 ${result.throughput.acknowledgedMs.p95} ms) while checks ran: ${counts.checkRunsCreated} check runs created, ${counts.checkRunsCompleted} completed`);
+console.log(
+  `webhook receipt → check run created: median ${result.latency.receiptToCheckRunMs.median} ms, p95 ${result.latency.receiptToCheckRunMs.p95} ms (${LATENCY_WEBHOOKS} webhooks; acknowledged in median ${result.latency.acknowledgedMs.median} ms)`,
+);
+console.log(
+  `burst: ${result.throughput.webhooks} webhooks acknowledged in ${result.throughput.seconds} s = ${result.throughput.perSecond}/s by one process (${BURST_CLIENTS} clients; ack median ${result.throughput.acknowledgedMs.median} ms, p95 ${result.throughput.acknowledgedMs.p95} ms) while checks ran: ${counts.checkRunsCreated} check runs created, ${counts.checkRunsCompleted} completed`,
+);

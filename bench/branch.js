@@ -21,23 +21,35 @@ import { bash, run } from './lib/exec.js';
 import { parseOptions } from './lib/options.js';
 import { renderReport, verdicts } from './lib/report.js';
 import { round, summarize } from './lib/stats.js';
-import { applyMigrations, connect, eventsForSize, migrations, sql, waitForNoSessions, withDatabase } from './lib/workload.js';
+import {
+  applyMigrations,
+  connect,
+  eventsForSize,
+  migrations,
+  sql,
+  waitForNoSessions,
+  withDatabase,
+} from './lib/workload.js';
 
 const GiB = 1024 ** 3;
 const started = performance.now();
 let partial; // what has been measured so far, written as JSON if the run fails
-const log = (message) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
+const log = (message) =>
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${message}\n`);
 
 main().then(
   (code) => process.exit(code),
   async (e) => {
     if (wasInterrupted()) return cleanup(log); // the signal handler exits once cleanup is done
-    log(`FAILED: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    log(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     if (partial) {
       partial.error = e instanceof Error ? e.message : String(e);
       await mkdir(path.dirname(partial.options.out), { recursive: true })
         .then(() => writeFile(partial.options.out, `${JSON.stringify(partial, null, 2)}\n`))
-        .then(() => log(`partial results: ${partial.options.out}`), () => undefined);
+        .then(
+          () => log(`partial results: ${partial.options.out}`),
+          () => undefined,
+        );
     }
     await cleanup(log);
     process.exit(1);
@@ -60,7 +72,9 @@ async function main() {
   const id = randomBytes(4).toString('hex');
   const maxMb = Math.max(...opts.sizes);
   const notes = [];
-  log(`sizes ${opts.sizes.join(', ')} MB; ${opts.runs} creates per size and mode, ${opts.baselineRuns} baseline runs${opts.quick ? ' (--quick)' : ''}`);
+  log(
+    `sizes ${opts.sizes.join(', ')} MB; ${opts.runs} creates per size and mode, ${opts.baselineRuns} baseline runs${opts.quick ? ' (--quick)' : ''}`,
+  );
 
   // ------------------------------------------------------------------ preflight: disk
   // Copy mode (parent + a full copy + fresh database + WAL) and the dump/restore server (source +
@@ -69,14 +83,22 @@ async function main() {
   const minFreeGb = opts.minFreeGb ?? Math.max(8, estimate);
   const free = await freeBytes(opts.copyDir);
   if (free < minFreeGb * GiB) {
-    throw new Error(`not enough disk: ${gb(free)} free under ${opts.copyDir}, this run needs ${minFreeGb} GB ` +
-      `(largest parent ${maxMb} MB; lower --sizes or pass --min-free-gb to override)`);
+    throw new Error(
+      `not enough disk: ${gb(free)} free under ${opts.copyDir}, this run needs ${minFreeGb} GB ` +
+        `(largest parent ${maxMb} MB; lower --sizes or pass --min-free-gb to override)`,
+    );
   }
   log(`disk: ${gb(free)} free under ${opts.copyDir} (need ${minFreeGb} GB)`);
 
   const environment = {
     embeddedServerSettings: opts.pgSettings.map(({ name, value }) => `${name}=${value}`),
-    host: { cpus: os.cpus().length, memoryGb: Math.round(os.totalmem() / GiB), kernel: os.release(), node: process.version, busy: {} },
+    host: {
+      cpus: os.cpus().length,
+      memoryGb: Math.round(os.totalmem() / GiB),
+      kernel: os.release(),
+      node: process.version,
+      busy: {},
+    },
     clone: { available: false, reason: 'not set up' },
     copy: null,
     dumpRestore: null,
@@ -90,12 +112,16 @@ async function main() {
     finishedAt: null,
     options: { ...opts, skip: [...opts.skip] },
     methods: {
-      clone: 'provider.create({ name, parent }) on the local provider, data dir on a reflink XFS (CREATE DATABASE ... STRATEGY FILE_COPY with file_copy_method = clone); the branch is deleted after each timed create',
+      clone:
+        'provider.create({ name, parent }) on the local provider, data dir on a reflink XFS (CREATE DATABASE ... STRATEGY FILE_COPY with file_copy_method = clone); the branch is deleted after each timed create',
       copy: 'the same, data dir on ext4 (file_copy_method = copy: full file copies)',
-      clonePooled: 'provider.create({ name, parent }) with a warm pool of the parent (branch pool --size N): a rename of a ready copy plus a catalog row; refilled in the background between runs',
+      clonePooled:
+        'provider.create({ name, parent }) with a warm pool of the parent (branch pool --size N): a rename of a ready copy plus a catalog row; refilled in the background between runs',
       copyPooled: 'the same on the copy-mode server',
-      dumpRestore: 'createdb new && pg_dump -Fc src | pg_restore -d new, on the dump/restore server with its own client tools (includes index builds)',
-      freshMigrations: 'CREATE DATABASE + every migration from scratch (one transaction each) on the copy-mode embedded server',
+      dumpRestore:
+        'createdb new && pg_dump -Fc src | pg_restore -d new, on the dump/restore server with its own client tools (includes index builds)',
+      freshMigrations:
+        'CREATE DATABASE + every migration from scratch (one transaction each) on the copy-mode embedded server',
       parent: 'branch parent-<size> of main, migrations applied, then VACUUM (ANALYZE) and CHECKPOINT before timing',
       percentiles: 'median; p95 by nearest rank (with few runs it is the slowest run)',
     },
@@ -118,8 +144,16 @@ async function main() {
     const dataDir = path.join(opts.copyDir, `consort-bench-${id}`);
     copy = await setupLocal('copy', dataDir, opts.pgSettings);
     const fs = await filesystemOf(dataDir);
-    environment.copy = { available: true, dataDir, filesystem: fs.fstype, mode: copy.caps.mode, serverVersion: copy.caps.serverVersion, modeReason: copy.caps.modeReason };
-    if (copy.caps.mode !== 'copy') notes.push(`copy-mode data dir ${dataDir} reported mode ${copy.caps.mode} (${copy.caps.modeReason})`);
+    environment.copy = {
+      available: true,
+      dataDir,
+      filesystem: fs.fstype,
+      mode: copy.caps.mode,
+      serverVersion: copy.caps.serverVersion,
+      modeReason: copy.caps.modeReason,
+    };
+    if (copy.caps.mode !== 'copy')
+      notes.push(`copy-mode data dir ${dataDir} reported mode ${copy.caps.mode} (${copy.caps.modeReason})`);
   }
   let dump;
   if (!opts.skip.has('dump')) {
@@ -151,7 +185,10 @@ async function main() {
     }
     if (copy && !opts.skip.has('copy')) await benchCreates(copy, 'copy', entry, list, opts);
     if (copy && !opts.skip.has('fresh')) entry.results.freshMigrations = await benchFresh(copy, entry, list, opts);
-    if (dump) entry.results.dumpRestore = dump.info.available ? await benchDumpRestore(dump, id, entry, list, opts) : { unavailable: dump.info.reason };
+    if (dump)
+      entry.results.dumpRestore = dump.info.available
+        ? await benchDumpRestore(dump, id, entry, list, opts)
+        : { unavailable: dump.info.reason };
   }
 
   // ------------------------------------------------------------------ report
@@ -160,7 +197,9 @@ async function main() {
   // Only the reading taken before we started is free of our own load.
   const { load1 } = environment.host.busy.start;
   if (load1 > environment.host.cpus * 0.5) {
-    notes.push(`the host was already busy when the run started (1-min load average ${load1} on ${environment.host.cpus} CPUs): fsync-bound timings are noisy, rerun on a quiet machine`);
+    notes.push(
+      `the host was already busy when the run started (1-min load average ${load1} on ${environment.host.cpus} CPUs): fsync-bound timings are noisy, rerun on a quiet machine`,
+    );
   }
   result.verdicts = verdicts(sizes);
   await mkdir(path.dirname(opts.out), { recursive: true });
@@ -181,7 +220,13 @@ async function hostBusy() {
     const m = text && /some avg10=([\d.]+) avg60=([\d.]+)/.exec(text);
     return m ? { someAvg10: Number(m[1]), someAvg60: Number(m[2]) } : null;
   };
-  return { at: new Date().toISOString(), load1: round(load1, 2), load5: round(load5, 2), cpuPressure: await psi('cpu'), ioPressure: await psi('io') };
+  return {
+    at: new Date().toISOString(),
+    load1: round(load1, 2),
+    load5: round(load5, 2),
+    cpuPressure: await psi('cpu'),
+    ioPressure: await psi('io'),
+  };
 }
 
 /** An embedded PostgreSQL 18 with its own data directory, removed at the end. */
@@ -213,18 +258,27 @@ async function setupClone(opts, id, maxMb, environment) {
     return undefined;
   }
   if (scratch.undo && !opts.keepXfs) onCleanup(`remove scratch XFS ${scratch.dir}`, scratch.undo);
-  if (scratch.created) environment.notes.push(`${scratch.note}${opts.keepXfs ? ' (kept: --keep-xfs)' : ' (removed at the end)'}`);
+  if (scratch.created)
+    environment.notes.push(`${scratch.note}${opts.keepXfs ? ' (kept: --keep-xfs)' : ' (removed at the end)'}`);
   const dataDir = path.join(scratch.dir, `bench-${id}`);
   const env = await setupLocal('clone', dataDir, opts.pgSettings);
   const fs = await filesystemOf(dataDir);
   if (env.caps.mode !== 'clone') {
-    environment.clone = { available: false, reason: `provider chose ${env.caps.mode} mode in ${dataDir}: ${env.caps.modeReason}` };
+    environment.clone = {
+      available: false,
+      reason: `provider chose ${env.caps.mode} mode in ${dataDir}: ${env.caps.modeReason}`,
+    };
     log(`clone mode unavailable: ${environment.clone.reason}`);
     return undefined;
   }
   environment.clone = {
-    available: true, dataDir, filesystem: `${fs.fstype} reflink (${fs.source})`, mode: env.caps.mode,
-    serverVersion: env.caps.serverVersion, modeReason: env.caps.modeReason, scratchFreeBytes: await freeBytes(dataDir),
+    available: true,
+    dataDir,
+    filesystem: `${fs.fstype} reflink (${fs.source})`,
+    mode: env.caps.mode,
+    serverVersion: env.caps.serverVersion,
+    modeReason: env.caps.modeReason,
+    scratchFreeBytes: await freeBytes(dataDir),
   };
   return env;
 }
@@ -247,11 +301,17 @@ async function setupDumpRestore(opts) {
       const { stdout } = await run(tool, ['--version']);
       tools[tool] = Number.parseInt(stdout.match(/(\d+)(\.\d+)?/)[1], 10);
       if (tools[tool] !== serverMajor) {
-        throw new Error(`${tool} is version ${tools[tool]} but the server at ${server} is ${serverMajor} (install matching client tools)`);
+        throw new Error(
+          `${tool} is version ${tools[tool]} but the server at ${server} is ${serverMajor} (install matching client tools)`,
+        );
       }
     }
     log(`dump/restore: PostgreSQL ${v} at ${server}, client tools ${serverMajor}`);
-    return { env: pgEnv, url: opts.pgUrl, info: { available: true, server, serverVersion: v, tools: `pg_dump/pg_restore ${serverMajor}` } };
+    return {
+      env: pgEnv,
+      url: opts.pgUrl,
+      info: { available: true, server, serverVersion: v, tools: `pg_dump/pg_restore ${serverMajor}` },
+    };
   } catch (e) {
     const reason = `${server}: ${e.message}`;
     log(`dump/restore baseline unavailable: ${reason}`);
@@ -279,14 +339,25 @@ async function benchCreates(env, mode, entry, list, opts) {
     const parentDb = (await provider.get(parent)).database;
     const url = await provider.connectionUri(parent);
     const tLoad = performance.now();
-    const steps = await applyMigrations(url, list, (m) => log(`${tag}: parent ${parent}: ${m.name}${m.rows ? ` (${m.rows.toLocaleString('en-US')} rows)` : ''}`));
+    const steps = await applyMigrations(url, list, (m) =>
+      log(`${tag}: parent ${parent}: ${m.name}${m.rows ? ` (${m.rows.toLocaleString('en-US')} rows)` : ''}`),
+    );
     log(`${tag}: VACUUM ANALYZE + CHECKPOINT`);
     await sql(url, 'VACUUM (ANALYZE)');
     await sql(server.url, 'CHECKPOINT');
-    entry.load[mode] = { totalMs: round(performance.now() - tLoad), steps: steps.map((s) => ({ ...s, ms: round(s.ms) })) };
-    const [{ bytes, oid }] = await sql(server.url, 'SELECT pg_database_size(oid)::bigint AS bytes, oid FROM pg_database WHERE datname = $1', [parentDb]);
+    entry.load[mode] = {
+      totalMs: round(performance.now() - tLoad),
+      steps: steps.map((s) => ({ ...s, ms: round(s.ms) })),
+    };
+    const [{ bytes, oid }] = await sql(
+      server.url,
+      'SELECT pg_database_size(oid)::bigint AS bytes, oid FROM pg_database WHERE datname = $1',
+      [parentDb],
+    );
     entry.parentBytes[mode] = Number(bytes);
-    log(`${tag}: parent is ${(Number(bytes) / 1024 / 1024).toFixed(1)} MB (loaded in ${(entry.load[mode].totalMs / 1000).toFixed(1)} s)`);
+    log(
+      `${tag}: parent is ${(Number(bytes) / 1024 / 1024).toFixed(1)} MB (loaded in ${(entry.load[mode].totalMs / 1000).toFixed(1)} s)`,
+    );
     await waitForNoSessions(server.url, parentDb);
 
     const samples = [];
@@ -323,7 +394,9 @@ async function benchCreates(env, mode, entry, list, opts) {
       }
       await provider.pool(parent, 0);
       entry.results[key] = { ...summarize(pooledSamples), samples: pooledSamples, misses };
-      log(`${tag}: pooled handout median ${entry.results[key].median} ms, p95 ${entry.results[key].p95} ms, ${misses} miss(es)`);
+      log(
+        `${tag}: pooled handout median ${entry.results[key].median} ms, p95 ${entry.results[key].p95} ms, ${misses} miss(es)`,
+      );
     }
 
     if (mode === 'clone') entry.diagnostics.clone = await cloneBreakdown(env, parentDb, oid, entry.results.clone, opts);
@@ -359,7 +432,10 @@ async function cloneBreakdown(env, parentDb, oid, providerResult, opts) {
     await client.query('DROP DATABASE IF EXISTS bench_raw_clone').catch(() => undefined);
     await client.end().catch(() => undefined);
   }
-  const parentFiles = await readdir(path.join(env.server.pgdata, 'base', String(oid))).then((f) => f.length, () => null);
+  const parentFiles = await readdir(path.join(env.server.pgdata, 'base', String(oid))).then(
+    (f) => f.length,
+    () => null,
+  );
   const raw = { ...summarize(rawCreate), samples: rawCreate };
   return {
     rawCreate: raw,
@@ -390,7 +466,11 @@ async function benchFresh(env, entry, list, opts) {
       undo();
     }
   }
-  return { ...summarize(samples), samples, server: `embedded PostgreSQL ${env.caps.serverVersion} (${env.label} data dir)` };
+  return {
+    ...summarize(samples),
+    samples,
+    server: `embedded PostgreSQL ${env.caps.serverVersion} (${env.label} data dir)`,
+  };
 }
 
 /** What users do today: `createdb new && pg_dump -Fc src | pg_restore -d new` on their server. */
@@ -403,7 +483,9 @@ async function benchDumpRestore(dump, id, entry, list, opts) {
   try {
     await sql(admin, `CREATE DATABASE ${src}`);
     const tLoad = performance.now();
-    await applyMigrations(withDatabase(admin, src), list, (m) => log(`${tag}: source ${src}: ${m.name}${m.rows ? ` (${m.rows.toLocaleString('en-US')} rows)` : ''}`));
+    await applyMigrations(withDatabase(admin, src), list, (m) =>
+      log(`${tag}: source ${src}: ${m.name}${m.rows ? ` (${m.rows.toLocaleString('en-US')} rows)` : ''}`),
+    );
     await sql(withDatabase(admin, src), 'VACUUM (ANALYZE)');
     await sql(admin, 'CHECKPOINT');
     entry.load.dumpRestore = { totalMs: round(performance.now() - tLoad) };

@@ -19,9 +19,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' }, json: { type: 'boolean', default: false }, bin: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '15' },
+    json: { type: 'boolean', default: false },
+    bin: { type: 'string' },
+  },
+});
 const runs = Number(values.runs);
-const bin = values.bin ? path.resolve(values.bin) : path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'consort.js');
+const bin = values.bin
+  ? path.resolve(values.bin)
+  : path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'consort.js');
 const TARGET_MS = 150;
 
 const cases = [
@@ -47,25 +55,35 @@ for (let round = 0; round < runs + 1; round++) {
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     // Another build (--bin) may exit differently on the usage error; only a crash or success there is wrong.
     const expected = c.exit ?? 0;
-    if (values.bin ? (r.status === 0) !== (expected === 0) : r.status !== expected) throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
+    if (values.bin ? (r.status === 0) !== (expected === 0) : r.status !== expected)
+      throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
     if (round === 0) return; // warms the file cache
     times[i].push(ms);
     const m = /CPU ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
     if (m) cpu[i].push((Number(m[1]) + Number(m[2])) * 1000);
   });
 }
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
 const base = median(times[0]);
 const cpuBase = cpu[0].length ? median(cpu[0]) : null;
 const rows = cases.map((c, i) => ({
-  command: c.name, medianMs: Math.round(median(times[i])), overNodeMs: Math.round(median(times[i]) - base),
-  ...(cpuBase === null ? {} : { cpuMs: Math.round(median(cpu[i])), cpuOverNodeMs: Math.round(median(cpu[i]) - cpuBase) }),
+  command: c.name,
+  medianMs: Math.round(median(times[i])),
+  overNodeMs: Math.round(median(times[i]) - base),
+  ...(cpuBase === null
+    ? {}
+    : { cpuMs: Math.round(median(cpu[i])), cpuOverNodeMs: Math.round(median(cpu[i]) - cpuBase) }),
 }));
 if (values.json) console.log(JSON.stringify({ node: process.version, runs, targetMs: TARGET_MS, rows }, null, 2));
 else {
   const w = Math.max(...rows.map((r) => r.command.length));
   const over = (r, v) => (r === rows[0] ? '-' : `+${v} ms`).padStart(9);
-  console.log(`${'command'.padEnd(w)}  wall (median)  over node  cpu (median)  over node   ${runs} runs, ${process.version}`);
+  console.log(
+    `${'command'.padEnd(w)}  wall (median)  over node  cpu (median)  over node   ${runs} runs, ${process.version}`,
+  );
   for (const r of rows) {
     const cpuCols = r.cpuMs === undefined ? '' : `  ${`${r.cpuMs} ms`.padStart(12)}  ${over(r, r.cpuOverNodeMs)}`;
     console.log(`${r.command.padEnd(w)}  ${`${r.medianMs} ms`.padStart(13)}  ${over(r, r.overNodeMs)}${cpuCols}`);

@@ -17,14 +17,28 @@ const pack = JSON.parse(readFileSync(env.CONSORT_CONTEXT, 'utf8'));
 const dir = `.consort/features/${env.CONSORT_FEATURE}`;
 const item = env.CONSORT_ITEM;
 const n = item ? Number(item.slice(1)) : 0;
-const write = (file, text) => { mkdirSync(path.dirname(file), { recursive: true }); writeFileSync(file, text); };
+const write = (file, text) => {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+};
 const json = (file, value) => write(`${dir}/${file}`, `${JSON.stringify(value, null, 2)}\n`);
 const range = Array.from({ length: items }, (_, i) => i + 1);
 
 switch (`${env.CONSORT_ROLE}/${env.CONSORT_STEP}`) {
   case 'spec-author/spec':
-    json('feature-spec.json', { version: 1, title: 'Bench', summary: 'Benchmark feature.', userFacing: false, stories: [{ id: 'S1', title: 'bench',
-      acceptanceCriteria: range.map((i) => ({ id: `AC${i}`, given: 'x', when: 'y', then: 'z', layer: 'API' })) }] });
+    json('feature-spec.json', {
+      version: 1,
+      title: 'Bench',
+      summary: 'Benchmark feature.',
+      userFacing: false,
+      stories: [
+        {
+          id: 'S1',
+          title: 'bench',
+          acceptanceCriteria: range.map((i) => ({ id: `AC${i}`, given: 'x', when: 'y', then: 'z', layer: 'API' })),
+        },
+      ],
+    });
     break;
   case 'architect-reviewer/architecture':
     json('architecture.json', { version: 1, summary: 's', components: [], invariants: [], nonFunctional: [] });
@@ -33,14 +47,24 @@ switch (`${env.CONSORT_ROLE}/${env.CONSORT_STEP}`) {
     json('db-design.json', { version: 1, summary: 's', tables: [], migrations: [] });
     break;
   case 'test-strategist/test-list':
-    json('test-list.json', { version: 1, items: range.map((i) => ({ id: `T${i}`, ac: `AC${i}`, kind: 'behavior', title: `f${i}`, status: 'pending' })) });
+    json('test-list.json', {
+      version: 1,
+      items: range.map((i) => ({ id: `T${i}`, ac: `AC${i}`, kind: 'behavior', title: `f${i}`, status: 'pending' })),
+    });
     break;
   case 'navigator/red':
-    write(`test/bench-t${n}.test.js`, `import { expect, test } from '@jest/globals';\nimport * as bench from '../src/bench.js';\n\ntest('T${n} f${n} answers ${n}', () => {\n  expect(bench.f${n}?.()).toBe(${n});\n});\n`);
+    write(
+      `test/bench-t${n}.test.js`,
+      `import { expect, test } from '@jest/globals';\nimport * as bench from '../src/bench.js';\n\ntest('T${n} f${n} answers ${n}', () => {\n  expect(bench.f${n}?.()).toBe(${n});\n});\n`,
+    );
     break;
   case 'driver/green':
     // Like a real feature, the first item also changes the schema: every later branch must apply it.
-    if (n === 1) write('migrations/1730000400000_add_customer_note.sql', "-- Up Migration\nSET LOCAL lock_timeout = '1s';\nALTER TABLE customers ADD COLUMN note text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN note;\n");
+    if (n === 1)
+      write(
+        'migrations/1730000400000_add_customer_note.sql',
+        "-- Up Migration\nSET LOCAL lock_timeout = '1s';\nALTER TABLE customers ADD COLUMN note text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN note;\n",
+      );
     appendFileSync('src/bench.js', `\n/** f${n} */\nexport function f${n}() {\n  return ${n};\n}\n`);
     break;
   case 'driver/refactor':

@@ -34,34 +34,103 @@ const dir = `.consort/features/${feature}`;
 
 // ---- the head's files, as GitHub would list them ----
 const files = new Map();
-const items = Array.from({ length: Math.ceil(TURNS / 4) }, (_, i) => ({ id: `T${i + 1}`, ac: 'AC1', kind: 'behavior', title: `item ${i + 1}`, status: 'refactored' }));
+const items = Array.from({ length: Math.ceil(TURNS / 4) }, (_, i) => ({
+  id: `T${i + 1}`,
+  ac: 'AC1',
+  kind: 'behavior',
+  title: `item ${i + 1}`,
+  status: 'refactored',
+}));
 let turns = '';
 let events = '';
 for (let i = 0; i < TURNS; i++) {
   const item = `T${Math.floor(i / 4) + 1}`;
   const at = new Date(T0 + i * 120_000).toISOString();
   turns += `${JSON.stringify({
-    version: 1, id: `turn-${String(i).padStart(4, '0')}`, feature, role: ROLES[i % 4], step: STEPS[i % 4], item, attempt: 0, backend: 'command', model: 'm',
-    startedAt: at, durationMs: 90_000, usage: { inputTokens: 2000 + i, outputTokens: 500, costUsd: 0.05 }, filesChanged: ['src/a.js'], verdict: i % 13 === 5 ? 'refused' : 'accepted',
-    ...(i % 13 === 5 ? { reason: 'changed a test file', refused: ['test/a.test.js'] } : {}), branch: `consort-${feature}-c${item}`, context: { bytes: 1000, sha256: 'c'.repeat(64) }, suite: '12 passed', summary: 'did it',
+    version: 1,
+    id: `turn-${String(i).padStart(4, '0')}`,
+    feature,
+    role: ROLES[i % 4],
+    step: STEPS[i % 4],
+    item,
+    attempt: 0,
+    backend: 'command',
+    model: 'm',
+    startedAt: at,
+    durationMs: 90_000,
+    usage: { inputTokens: 2000 + i, outputTokens: 500, costUsd: 0.05 },
+    filesChanged: ['src/a.js'],
+    verdict: i % 13 === 5 ? 'refused' : 'accepted',
+    ...(i % 13 === 5 ? { reason: 'changed a test file', refused: ['test/a.test.js'] } : {}),
+    branch: `consort-${feature}-c${item}`,
+    context: { bytes: 1000, sha256: 'c'.repeat(64) },
+    suite: '12 passed',
+    summary: 'did it',
   })}\n`;
-  if (i % 4 === 0) events += `${JSON.stringify({ id: `log-${i}`, at, feature, type: 'cycle.red', item, branch: 'b', tests: ['t'] })}\n`;
+  if (i % 4 === 0)
+    events += `${JSON.stringify({ id: `log-${i}`, at, feature, type: 'cycle.red', item, branch: 'b', tests: ['t'] })}\n`;
 }
 files.set(`${dir}/turns.jsonl`, turns);
 files.set(`${dir}/events.jsonl`, events);
 for (let c = 1; c <= Math.min(items.length, 250); c++) {
   const stamp = { at: new Date(T0 + c * 480_000).toISOString(), verdict: 'proven', branch: 'b' };
-  files.set(`${dir}/cycles/cycle-${String(c).padStart(3, '0')}.json`, JSON.stringify({ version: 1, cycle: c, item: `T${c}`, ac: 'AC1', testFiles: [], tests: [], red: stamp, green: stamp, refactor: stamp, review: { ...stamp, verdict: 'approve' }, rejections: [], repairs: 0, timing: { wallMs: 1, agentMs: 1, suiteMs: 1, overheadMs: 1 } }));
+  files.set(
+    `${dir}/cycles/cycle-${String(c).padStart(3, '0')}.json`,
+    JSON.stringify({
+      version: 1,
+      cycle: c,
+      item: `T${c}`,
+      ac: 'AC1',
+      testFiles: [],
+      tests: [],
+      red: stamp,
+      green: stamp,
+      refactor: stamp,
+      review: { ...stamp, verdict: 'approve' },
+      rejections: [],
+      repairs: 0,
+      timing: { wallMs: 1, agentMs: 1, suiteMs: 1, overheadMs: 1 },
+    }),
+  );
 }
-files.set(`${dir}/state.json`, JSON.stringify({ version: 1, state: { ...initialState(feature), policy: buildPolicy(defaultConfig(), feature), phase: 'merge', step: 'awaiting-approval', gate: 'merge', items, current: items.length - 1, turns: TURNS }, baseCommit: 'a'.repeat(40), pending: [], done: 0, inFlight: null }));
+files.set(
+  `${dir}/state.json`,
+  JSON.stringify({
+    version: 1,
+    state: {
+      ...initialState(feature),
+      policy: buildPolicy(defaultConfig(), feature),
+      phase: 'merge',
+      step: 'awaiting-approval',
+      gate: 'merge',
+      items,
+      current: items.length - 1,
+      turns: TURNS,
+    },
+    baseCommit: 'a'.repeat(40),
+    pending: [],
+    done: 0,
+    inFlight: null,
+  }),
+);
 files.set(`${dir}/test-list.json`, JSON.stringify({ version: 1, items }));
 for (let i = 0; i < 200; i++) files.set(`src/module-${i}.js`, `export const x${i} = ${i};\n`);
-const blobSha = (text) => createHash('sha1').update(`blob ${Buffer.byteLength(text)}\0`).update(text).digest('hex');
+const blobSha = (text) =>
+  createHash('sha1')
+    .update(`blob ${Buffer.byteLength(text)}\0`)
+    .update(text)
+    .digest('hex');
 const blobs = new Map([...files.values()].map((t) => [blobSha(t), t]));
 let blobCalls = 0;
 const records = {
-  tree: async () => ({ truncated: false, entries: [...files].map(([p, t]) => ({ path: p, mode: '100644', type: 'blob', sha: blobSha(t) })) }),
-  blob: async (_repo, sha) => { blobCalls++; return blobs.get(sha); },
+  tree: async () => ({
+    truncated: false,
+    entries: [...files].map(([p, t]) => ({ path: p, mode: '100644', type: 'blob', sha: blobSha(t) })),
+  }),
+  blob: async (_repo, sha) => {
+    blobCalls++;
+    return blobs.get(sha);
+  },
   permission: async () => 'write',
 };
 
@@ -79,8 +148,23 @@ let store;
 try {
   await migrateStore(storeUrl);
   store = openStore(storeUrl);
-  const head = { repositoryId: 1, installationId: 1, owner: 'bench', repo: 'shop', pr: 7, headSha: 'f'.repeat(40), headRef: 'feature/big' };
-  await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+  const head = {
+    repositoryId: 1,
+    installationId: 1,
+    owner: 'bench',
+    repo: 'shop',
+    pr: 7,
+    headSha: 'f'.repeat(40),
+    headRef: 'feature/big',
+  };
+  await upsertPull(store.pool, {
+    ...head,
+    number: head.pr,
+    baseSha: 'b'.repeat(40),
+    baseRef: 'main',
+    fork: false,
+    state: 'open',
+  });
   let t = performance.now();
   await indexPull(store, records, head);
   const indexMs = performance.now() - t;
@@ -92,20 +176,46 @@ try {
   const reindexMs = performance.now() - t;
   const stage = (ms) => ({ status: 'passed', blocking: true, durationMs: ms, summary: 'ok' });
   const report = (i) => ({
-    schemaVersion: 1, tool: { name: 'consort', version: '0.1.0' }, conclusion: i % 17 ? 'success' : 'failure', startedAt: new Date(T0 + i * 600_000).toISOString(), durationMs: 30_000 + (i % 50) * 100,
-    provider: 'local', branchMode: 'clone', base: { ref: 'main', sha: null }, head: { ref: 'x', sha: null }, pr: i % 300, branch: null, configSource: null,
+    schemaVersion: 1,
+    tool: { name: 'consort', version: '0.1.0' },
+    conclusion: i % 17 ? 'success' : 'failure',
+    startedAt: new Date(T0 + i * 600_000).toISOString(),
+    durationMs: 30_000 + (i % 50) * 100,
+    provider: 'local',
+    branchMode: 'clone',
+    base: { ref: 'main', sha: null },
+    head: { ref: 'x', sha: null },
+    pr: i % 300,
+    branch: null,
+    configSource: null,
     stages: {
-      plan: { ...stage(20), newMigrations: [], problems: [] }, baseline: { ...stage(800), name: null, reused: true, applied: [], seeded: false },
-      migrations: { ...stage(900), applied: [] }, lint: { ...stage(200), findings: [], squawkVersion: null }, reversibility: { ...stage(900), migrations: [] },
-      schemaDiff: { ...stage(300), text: '', counts: [] }, suite: { ...stage(25_000), command: 'npm test', exitCode: 0, timedOut: false, tests: null, failures: [], outputTail: '' },
+      plan: { ...stage(20), newMigrations: [], problems: [] },
+      baseline: { ...stage(800), name: null, reused: true, applied: [], seeded: false },
+      migrations: { ...stage(900), applied: [] },
+      lint: { ...stage(200), findings: [], squawkVersion: null },
+      reversibility: { ...stage(900), migrations: [] },
+      schemaDiff: { ...stage(300), text: '', counts: [] },
+      suite: {
+        ...stage(25_000),
+        command: 'npm test',
+        exitCode: 0,
+        timedOut: false,
+        tests: null,
+        failures: [],
+        outputTail: '',
+      },
     },
   });
   await store.pool.query(
     `INSERT INTO consort_app.runs (kind, subject, repository_id, installation_id, owner, repo, pr, head_sha, head_ref, base_sha, base_ref, state, conclusion, started_at, finished_at)
-     SELECT 'check', '1:pr:' || (g % 300), 1, 1, 'bench', 'shop', g % 300, lpad(g::text, 40, '0'), 'x', 'b', 'main', 'completed', 'success', now(), now() FROM generate_series(1, $1) g`, [CHECKS]);
+     SELECT 'check', '1:pr:' || (g % 300), 1, 1, 'bench', 'shop', g % 300, lpad(g::text, 40, '0'), 'x', 'b', 'main', 'completed', 'success', now(), now() FROM generate_series(1, $1) g`,
+    [CHECKS],
+  );
   await store.pool.query(
     `INSERT INTO consort_app.check_history (run_id, repository_id, pr, head_sha, conclusion, started_at, duration_ms, report)
-     SELECT r.id, 1, r.pr, r.head_sha, 'success', $2::timestamptz + (r.id * interval '10 minutes'), 30000, $1::jsonb FROM consort_app.runs r`, [JSON.stringify(report(1)), new Date(T0).toISOString()]);
+     SELECT r.id, 1, r.pr, r.head_sha, 'success', $2::timestamptz + (r.id * interval '10 minutes'), 30000, $1::jsonb FROM consort_app.runs r`,
+    [JSON.stringify(report(1)), new Date(T0).toISOString()],
+  );
   await store.pool.query('ANALYZE');
 
   // ---- the App's HTTP server with the dashboard, and a GitHub that answers the permission question ----
@@ -115,13 +225,18 @@ try {
   });
   await new Promise((r) => github.listen(0, '127.0.0.1', r));
   const githubUrl = `http://127.0.0.1:${github.address().port}`;
-  server = http.createServer((req, res) => { if (!dashboard.handle(req, res)) res.writeHead(404).end(); });
+  server = http.createServer((req, res) => {
+    if (!dashboard.handle(req, res)) res.writeHead(404).end();
+  });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${server.address().port}`;
   const { restClient } = await import('../lib/app/dashboard/rest-client.js');
   dashboard = createAppDashboard({
-    store, storeUrl, settings: { clientId: 'x', clientSecret: 'y', publicUrl: origin, sessionSecret: SECRET },
-    github: { apiUrl: githubUrl, webUrl: githubUrl }, installation: async () => restClient(githubUrl, 'ghs_bench'),
+    store,
+    storeUrl,
+    settings: { clientId: 'x', clientSecret: 'y', publicUrl: origin, sessionSecret: SECRET },
+    github: { apiUrl: githubUrl, webUrl: githubUrl },
+    installation: async () => restClient(githubUrl, 'ghs_bench'),
   });
   const cookie = `consort_session=${signSession(newSession('bench', 'gho_bench', Date.now()), SECRET)}`;
   const base = '/dashboard/bench/shop';
@@ -145,8 +260,15 @@ try {
     return performance.now() - t0;
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.log(`App dashboard bench: ${TURNS} turns in one feature, ${CHECKS} checks; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
-  console.log(`indexing the head: ${indexMs.toFixed(0)} ms (${calls} blobs fetched); after one more turn: ${reindexMs.toFixed(0)} ms (${blobCalls - calls} blob fetched)`);
+  console.log(
+    `App dashboard bench: ${TURNS} turns in one feature, ${CHECKS} checks; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} on ${os.cpus().length} CPUs`,
+  );
+  console.log(
+    `indexing the head: ${indexMs.toFixed(0)} ms (${calls} blobs fetched); after one more turn: ${reindexMs.toFixed(0)} ms (${blobCalls - calls} blob fetched)`,
+  );
   console.log('page'.padEnd(40), 'first ms'.padStart(10), 'median ms'.padStart(10), 'max ms'.padStart(8));
   let worst = 0;
   for (const [label, path] of pages) {
@@ -154,23 +276,37 @@ try {
     const runs = [];
     for (let i = 0; i < REPEAT; i++) runs.push(await time(path));
     worst = Math.max(worst, median(runs));
-    console.log(label.padEnd(40), first.toFixed(0).padStart(10), median(runs).toFixed(0).padStart(10), Math.max(...runs).toFixed(0).padStart(8));
+    console.log(
+      label.padEnd(40),
+      first.toFixed(0).padStart(10),
+      median(runs).toFixed(0).padStart(10),
+      Math.max(...runs)
+        .toFixed(0)
+        .padStart(8),
+    );
   }
   console.log(`worst median: ${worst.toFixed(0)} ms (target ≤ 200 ms)`);
   // A push with a new turn while the feature page is open: index the head → NOTIFY → change event → the page's new HTML.
   const lives = [];
   for (let i = 1; i <= 5; i++) {
-    lives.push(await liveLatency({
-      eventsUrl: `${origin}${base}/events`, pageUrl: `${origin}${base}/features/${feature}`, headers: { cookie },
-      change: async () => {
-        const text = files.get(`${dir}/turns.jsonl`) + turns.split('\n')[0].replace('turn-0000', `turn-${TURNS + i}`) + '\n';
-        files.set(`${dir}/turns.jsonl`, text);
-        blobs.set(blobSha(text), text);
-        await indexPull(store, records, head);
-      },
-    }));
+    lives.push(
+      await liveLatency({
+        eventsUrl: `${origin}${base}/events`,
+        pageUrl: `${origin}${base}/features/${feature}`,
+        headers: { cookie },
+        change: async () => {
+          const text =
+            files.get(`${dir}/turns.jsonl`) + turns.split('\n')[0].replace('turn-0000', `turn-${TURNS + i}`) + '\n';
+          files.set(`${dir}/turns.jsonl`, text);
+          blobs.set(blobSha(text), text);
+          await indexPull(store, records, head);
+        },
+      }),
+    );
   }
-  console.log(`live update, median of 5: push indexed → event ${median(lives.map((l) => l.eventMs)).toFixed(0)} ms, → refreshed page ${median(lives.map((l) => l.pageMs)).toFixed(0)} ms (target ≤ 1000 ms)`);
+  console.log(
+    `live update, median of 5: push indexed → event ${median(lives.map((l) => l.eventMs)).toFixed(0)} ms, → refreshed page ${median(lives.map((l) => l.pageMs)).toFixed(0)} ms (target ≤ 1000 ms)`,
+  );
   github.close();
 } finally {
   await dashboard?.close();

@@ -34,18 +34,33 @@ const { values } = parseArgs({ options: { prs: { type: 'string', default: '20' }
 const prs = Number(values.prs);
 const log = (m) => process.stderr.write(`${m}\n`);
 
-const dataDir = values['data-dir'] ?? await mkdtemp(path.join(os.tmpdir(), 'consort-bench-faults-'));
+const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'consort-bench-faults-')));
 await mkdir(dataDir, { recursive: true });
 await chmod(dataDir, 0o755); // as root, the postgres OS user must reach it
 const ownsDataDir = !values['data-dir'];
 // A slow migration, so "apply" and "reversibility" last long enough to be killed in the middle.
-const slow = { file: 'migrations/1730000500000_backfill_customer_notes.sql', content: '-- Up Migration\nALTER TABLE customers ADD COLUMN notes text;\nSELECT pg_sleep(1.5);\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN notes;\n' };
-const repos = { clean: await scenarioRepo('clean'), badDown: await scenarioRepo('bad-down'), killed: await scenarioRepo('clean', { extraMigrations: [slow] }) };
+const slow = {
+  file: 'migrations/1730000500000_backfill_customer_notes.sql',
+  content:
+    '-- Up Migration\nALTER TABLE customers ADD COLUMN notes text;\nSELECT pg_sleep(1.5);\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN notes;\n',
+};
+const repos = {
+  clean: await scenarioRepo('clean'),
+  badDown: await scenarioRepo('bad-down'),
+  killed: await scenarioRepo('clean', { extraMigrations: [slow] }),
+};
 const env = { PATH: process.env.PATH, HOME: process.env.HOME, CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' };
 
 async function config(repo, name, suite) {
   const file = path.join(repo.dir, `${name}.consort.yml`);
-  await writeFile(file, ['database: { seed: { file: seed.sql } }', 'migrations: { dir: migrations }', `suite: { command: ${JSON.stringify(suite)}, reports: [], timeout: 2m }`].join('\n'));
+  await writeFile(
+    file,
+    [
+      'database: { seed: { file: seed.sql } }',
+      'migrations: { dir: migrations }',
+      `suite: { command: ${JSON.stringify(suite)}, reports: [], timeout: 2m }`,
+    ].join('\n'),
+  );
   return file;
 }
 // The suite proves it runs against the migrated branch: the PR's column is there.
@@ -61,49 +76,88 @@ const configs = {
 function check(repo, cfg, pr, onStderr) {
   const json = path.join(repo.dir, `report-${pr}.json`);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, '-C', repo.dir, 'check', '--base', 'main', '--pr', String(pr), '--config', cfg, '--json', json, '--verbose'], {
-    env, stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, '-C', repo.dir, 'check', '--base', 'main', '--pr', String(pr), '--config', cfg, '--json', json, '--verbose'],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => {
     stderr += d.toString();
     onStderr?.(stderr, child);
   });
-  return new Promise((resolve) => child.on('close', async (code, signal) => {
-    const report = await readFile(json, 'utf8').then(JSON.parse, () => null);
-    resolve({ code, signal, report, stderr, ms: performance.now() - t0 });
-  }));
+  return new Promise((resolve) =>
+    child.on('close', async (code, signal) => {
+      const report = await readFile(json, 'utf8').then(JSON.parse, () => null);
+      resolve({ code, signal, report, stderr, ms: performance.now() - t0 });
+    }),
+  );
 }
 
-const verdict = (r) => (r.report === null ? `no report (exit ${r.code ?? r.signal})` : r.report.conclusion === 'failure'
-  ? `failure (${Object.entries(r.report.stages).filter(([, s]) => s.status === 'failed' && s.blocking).map(([k]) => k).join(', ')})`
-  : r.report.conclusion);
+const verdict = (r) =>
+  r.report === null
+    ? `no report (exit ${r.code ?? r.signal})`
+    : r.report.conclusion === 'failure'
+      ? `failure (${Object.entries(r.report.stages)
+          .filter(([, s]) => s.status === 'failed' && s.blocking)
+          .map(([k]) => k)
+          .join(', ')})`
+      : r.report.conclusion;
 
 const server = new EmbeddedServer(dataDir, log);
 const { provider } = await createLocalProvider({ dataDir, log });
 const result = { prs, concurrent: null, kills: [], leaks: null };
 try {
   const caps = await provider.capabilities();
-  log(`local provider, PostgreSQL ${caps.serverVersion}, mode ${caps.mode} (${caps.modeReason}); ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`);
+  log(
+    `local provider, PostgreSQL ${caps.serverVersion}, mode ${caps.mode} (${caps.modeReason}); ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`,
+  );
   // Baselines first (as after the first push on a base): the figure is the check, not the one-off build.
   for (const [name, repo] of Object.entries(repos)) {
-    const r = await check(repo, name === 'killed' ? configs.killedFast : configs[name], 900 + Object.keys(repos).indexOf(name));
+    const r = await check(
+      repo,
+      name === 'killed' ? configs.killedFast : configs[name],
+      900 + Object.keys(repos).indexOf(name),
+    );
     log(`  warm-up ${name}: ${verdict(r)} in ${(r.ms / 1000).toFixed(1)} s`);
   }
 
   log(`${prs} concurrent checks…`);
   const t0 = performance.now();
-  const runs = await Promise.all(Array.from({ length: prs }, (_, i) => {
-    const bad = i % 2 === 1;
-    return check(bad ? repos.badDown : repos.clean, bad ? configs.badDown : configs.clean, i + 1).then((r) => ({
-      pr: i + 1, expected: bad ? 'failure (reversibility)' : 'success', got: verdict(r), ms: r.ms,
-      ...(r.report?.error ? { error: r.report.error, stages: Object.fromEntries(Object.entries(r.report.stages).map(([k, v]) => [k, `${v.status}: ${v.summary}`])) } : {}),
-    }));
-  }));
+  const runs = await Promise.all(
+    Array.from({ length: prs }, (_, i) => {
+      const bad = i % 2 === 1;
+      return check(bad ? repos.badDown : repos.clean, bad ? configs.badDown : configs.clean, i + 1).then((r) => ({
+        pr: i + 1,
+        expected: bad ? 'failure (reversibility)' : 'success',
+        got: verdict(r),
+        ms: r.ms,
+        ...(r.report?.error
+          ? {
+              error: r.report.error,
+              stages: Object.fromEntries(
+                Object.entries(r.report.stages).map(([k, v]) => [k, `${v.status}: ${v.summary}`]),
+              ),
+            }
+          : {}),
+      }));
+    }),
+  );
   const wallMs = performance.now() - t0;
   const correct = runs.filter((r) => r.expected === r.got).length;
-  result.concurrent = { wallMs: Math.round(wallMs), correct, checksPerMinute: Number(((prs / wallMs) * 60_000).toFixed(1)), medianMs: Math.round(runs.map((r) => r.ms).sort((a, b) => a - b)[Math.floor(prs / 2)]), wrong: runs.filter((r) => r.expected !== r.got) };
-  log(`  ${correct}/${prs} correct in ${(wallMs / 1000).toFixed(1)} s: ${result.concurrent.checksPerMinute} checks/minute`);
+  result.concurrent = {
+    wallMs: Math.round(wallMs),
+    correct,
+    checksPerMinute: Number(((prs / wallMs) * 60_000).toFixed(1)),
+    medianMs: Math.round(runs.map((r) => r.ms).sort((a, b) => a - b)[Math.floor(prs / 2)]),
+    wrong: runs.filter((r) => r.expected !== r.got),
+  };
+  log(
+    `  ${correct}/${prs} correct in ${(wallMs / 1000).toFixed(1)} s: ${result.concurrent.checksPerMinute} checks/minute`,
+  );
 
   // kill -9 at five points, each followed by a re-run of the same pull request.
   const points = [
@@ -124,9 +178,19 @@ try {
     const rerun = await check(repos.killed, configs.killedFast, pr);
     const left = (await provider.list()).map((b) => b.name).filter((n) => n.startsWith(`pr-${pr}-`));
     const removed = /Removed (.*): left by an earlier run/.exec(rerun.stderr)?.[1] ?? '';
-    const entry = { point: p.point, killed: killed.signal === 'SIGKILL', lastLine: killedAt, rerun: verdict(rerun), correct: verdict(rerun) === 'success', removedByRerun: removed, leakedAfterRerun: left };
+    const entry = {
+      point: p.point,
+      killed: killed.signal === 'SIGKILL',
+      lastLine: killedAt,
+      rerun: verdict(rerun),
+      correct: verdict(rerun) === 'success',
+      removedByRerun: removed,
+      leakedAfterRerun: left,
+    };
     result.kills.push(entry);
-    log(`  kill -9 at ${p.point}: ${entry.killed ? 'killed' : `not killed (${killed.code})`}; re-run ${entry.rerun}; leaked ${left.length}`);
+    log(
+      `  kill -9 at ${p.point}: ${entry.killed ? 'killed' : `not killed (${killed.code})`}; re-run ${entry.rerun}; leaked ${left.length}`,
+    );
   }
 
   // Leaks over the whole run.
@@ -136,22 +200,38 @@ try {
   let rows;
   let databases;
   try {
-    rows = (await catalog.query('SELECT name, database, state, pending_database, EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = database) AS present FROM consort.branches')).rows;
-    const pooled = await catalog.query("SELECT to_regclass('consort.pool_members') IS NOT NULL AS ok").then((r) => r.rows[0].ok
-      ? catalog.query('SELECT database FROM consort.pool_members').then((q) => q.rows.map((x) => x.database)) : []);
-    databases = (await catalog.query("SELECT datname FROM pg_database WHERE datname NOT IN ('postgres', 'template0', 'template1', 'consort_catalog')")).rows.map((r) => r.datname)
+    rows = (
+      await catalog.query(
+        'SELECT name, database, state, pending_database, EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = database) AS present FROM consort.branches',
+      )
+    ).rows;
+    const pooled = await catalog
+      .query("SELECT to_regclass('consort.pool_members') IS NOT NULL AS ok")
+      .then((r) =>
+        r.rows[0].ok
+          ? catalog.query('SELECT database FROM consort.pool_members').then((q) => q.rows.map((x) => x.database))
+          : [],
+      );
+    databases = (
+      await catalog.query(
+        "SELECT datname FROM pg_database WHERE datname NOT IN ('postgres', 'template0', 'template1', 'consort_catalog')",
+      )
+    ).rows
+      .map((r) => r.datname)
       .filter((d) => !rows.some((r) => r.database === d || r.pending_database === d) && !pooled.includes(d));
   } finally {
     await catalog.end();
   }
-  const scratch = (await readdir(os.tmpdir())).filter((n) => /^consort-check-\d+-/.test(n)).filter((n) => {
-    try {
-      process.kill(Number(n.split('-')[2]), 0);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  const scratch = (await readdir(os.tmpdir()))
+    .filter((n) => /^consort-check-\d+-/.test(n))
+    .filter((n) => {
+      try {
+        process.kill(Number(n.split('-')[2]), 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
   result.leaks = {
     temporaryBranches: branches.map((b) => b.name).filter((n) => /-(rev|suite)$/.test(n)),
     transitionalRows: rows.filter((r) => r.state !== 'ready').map((r) => `${r.name} (${r.state})`),
@@ -166,14 +246,25 @@ try {
     `concurrent checks (distinct PRs, one server): ${result.concurrent.correct}/${prs} correct, wall ${(result.concurrent.wallMs / 1000).toFixed(1)} s, median ${(result.concurrent.medianMs / 1000).toFixed(1)} s per check, ${result.concurrent.checksPerMinute} checks/minute`,
     '',
     'KILL -9 AT       KILLED  RE-RUN     LEAKED  THE RE-RUN REMOVED FIRST',
-    ...result.kills.map((k) => `${k.point.padEnd(16)} ${String(k.killed).padEnd(7)} ${k.rerun.padEnd(10)} ${String(k.leakedAfterRerun.length).padEnd(7)} ${k.removedByRerun || '-'}`),
+    ...result.kills.map(
+      (k) =>
+        `${k.point.padEnd(16)} ${String(k.killed).padEnd(7)} ${k.rerun.padEnd(10)} ${String(k.leakedAfterRerun.length).padEnd(7)} ${k.removedByRerun || '-'}`,
+    ),
     '',
     `leaks after everything: ${leakCount}${leakCount ? ` ${JSON.stringify(result.leaks)}` : ' (temporary branches, transitional rows, drift, unknown databases, dead scratch dirs)'}`,
   ];
   console.log(out.join('\n'));
   await mkdir(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  await writeFile(path.join(ROOT, 'bench', 'results', 'faults.json'), `${JSON.stringify({ at: new Date().toISOString(), load: os.loadavg(), mode: caps.mode, ...result }, null, 2)}\n`);
-  if (result.concurrent.correct !== prs || result.kills.some((k) => !k.correct || k.leakedAfterRerun.length) || leakCount) process.exitCode = 1;
+  await writeFile(
+    path.join(ROOT, 'bench', 'results', 'faults.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), load: os.loadavg(), mode: caps.mode, ...result }, null, 2)}\n`,
+  );
+  if (
+    result.concurrent.correct !== prs ||
+    result.kills.some((k) => !k.correct || k.leakedAfterRerun.length) ||
+    leakCount
+  )
+    process.exitCode = 1;
 } finally {
   await provider.close();
   for (const repo of Object.values(repos)) await repo.dispose();

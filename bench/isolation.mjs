@@ -31,7 +31,13 @@ import { run } from './lib/exec.js';
 import { summarize } from './lib/stats.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, samples: { type: 'string', default: '15' }, 'data-dir': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '5' },
+    samples: { type: 'string', default: '15' },
+    'data-dir': { type: 'string' },
+  },
+});
 const runs = Number(values.runs);
 const samples = Number(values.samples);
 const started = performance.now();
@@ -43,7 +49,7 @@ main().then(
     process.exit(code);
   },
   async (e) => {
-    log(`FAILED: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    log(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     await cleanup(log);
     process.exit(1);
   },
@@ -51,17 +57,27 @@ main().then(
 
 /** The shop in a temp directory, with consort-db and its tools installed as npm would link them. */
 async function shopProject(dir) {
-  await cp(path.join(REPO, 'examples/shop'), dir, { recursive: true, filter: (src) => !src.includes(`${path.sep}scenarios`) });
+  await cp(path.join(REPO, 'examples/shop'), dir, {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}scenarios`),
+  });
   await mkdir(path.join(dir, 'node_modules/@jest'), { recursive: true });
   await symlink(REPO, path.join(dir, 'node_modules/consort-db'));
-  for (const dep of ['pg', 'jest', 'jest-environment-node', 'node-pg-migrate', '@jest/globals']) await symlink(path.join(REPO, 'node_modules', dep), path.join(dir, 'node_modules', dep));
+  for (const dep of ['pg', 'jest', 'jest-environment-node', 'node-pg-migrate', '@jest/globals'])
+    await symlink(path.join(REPO, 'node_modules', dep), path.join(dir, 'node_modules', dep));
   await cp(path.join(REPO, 'bench/lib/fresh-db-environment.mjs'), path.join(dir, 'fresh-environment.mjs'));
   const base = "transform: {}, testMatch: ['<rootDir>/test/**/*.test.js'], testTimeout: 30000";
   await writeFile(path.join(dir, 'jest.shared.config.js'), `export default { testEnvironment: 'node', ${base} };\n`);
-  await writeFile(path.join(dir, 'jest.lease.config.js'), `export default {
+  await writeFile(
+    path.join(dir, 'jest.lease.config.js'),
+    `export default {
   testEnvironment: 'consort-db/jest', globalSetup: 'consort-db/jest/global-setup', globalTeardown: 'consort-db/jest/global-teardown',
-  testEnvironmentOptions: { consortDb: { poolSize: 3 } }, ${base} };\n`);
-  await writeFile(path.join(dir, 'jest.fresh.config.js'), `export default { testEnvironment: '<rootDir>/fresh-environment.mjs', ${base} };\n`);
+  testEnvironmentOptions: { consortDb: { poolSize: 3 } }, ${base} };\n`,
+  );
+  await writeFile(
+    path.join(dir, 'jest.fresh.config.js'),
+    `export default { testEnvironment: '<rootDir>/fresh-environment.mjs', ${base} };\n`,
+  );
 }
 
 /** The same tests, each transaction committed instead of rolled back. */
@@ -74,14 +90,22 @@ async function committing(dir) {
 }
 
 async function migrateAndSeed(url, project) {
-  await runner({ databaseUrl: url, dir: path.join(project, 'migrations'), direction: 'up', migrationsTable: 'pgmigrations', log: () => undefined });
+  await runner({
+    databaseUrl: url,
+    dir: path.join(project, 'migrations'),
+    direction: 'up',
+    migrationsTable: 'pgmigrations',
+    log: () => undefined,
+  });
   const seed = await readFile(path.join(project, 'seed.sql'), 'utf8');
   await withClient(url, (db) => db.query(seed));
 }
 
 async function main() {
   await installSignalHandlers(log);
-  const dataDir = values['data-dir'] ? path.resolve(values['data-dir'], `isolation-${process.pid}`) : await mkdtemp(path.join(os.tmpdir(), 'consort-bench-isolation-'));
+  const dataDir = values['data-dir']
+    ? path.resolve(values['data-dir'], `isolation-${process.pid}`)
+    : await mkdtemp(path.join(os.tmpdir(), 'consort-bench-isolation-'));
   await mkdir(dataDir, { recursive: true });
   await chmod(dataDir, 0o755); // as root, postgres runs as its own OS user and must reach it
   onCleanup('data dir', () => rm(dataDir, { recursive: true, force: true }));
@@ -101,8 +125,14 @@ async function main() {
   const jest = path.join(REPO, 'node_modules/jest/bin/jest.js');
   async function suite(project, mode, env) {
     const t0 = performance.now();
-    const out = await run(process.execPath, ['--experimental-vm-modules', jest, '--ci', '--maxWorkers=2', '-c', `jest.${mode}.config.js`], { cwd: project, env: { ...childBase, ...env } })
-      .then((r) => ({ ok: true, text: r.stdout + r.stderr }), (e) => ({ ok: false, text: `${e.stdout ?? ''}${e.stderr ?? ''}` }));
+    const out = await run(
+      process.execPath,
+      ['--experimental-vm-modules', jest, '--ci', '--maxWorkers=2', '-c', `jest.${mode}.config.js`],
+      { cwd: project, env: { ...childBase, ...env } },
+    ).then(
+      (r) => ({ ok: true, text: r.stdout + r.stderr }),
+      (e) => ({ ok: false, text: `${e.stdout ?? ''}${e.stderr ?? ''}` }),
+    );
     const ms = performance.now() - t0;
     const tests = /Tests:\s+(.*)/.exec(out.text)?.[1]?.trim() ?? 'no summary';
     return { ms, ok: out.ok, tests };
@@ -162,20 +192,37 @@ async function main() {
       }
     }
     for (const [mode, list] of Object.entries(byMode)) {
-      results.push({ version, mode, wall: summarize(list.map((r) => r.ms)), failedRuns: list.filter((r) => !r.ok).length, runs: list.length, tests: list.map((r) => r.tests) });
+      results.push({
+        version,
+        mode,
+        wall: summarize(list.map((r) => r.ms)),
+        failedRuns: list.filter((r) => !r.ok).length,
+        runs: list.length,
+        tests: list.map((r) => r.tests),
+      });
     }
   }
   // A run leaves its last leases expired (dropping a database costs a checkpoint, so nobody waits for
   // it); the next sweep drops them. Live leases left behind would be a leak.
   const now = new Date();
-  const leftovers = (await provider.list()).filter((b) => b.name.startsWith('lease-') && !(b.expiresAt && b.expiresAt <= now)).map((b) => b.name);
+  const leftovers = (await provider.list())
+    .filter((b) => b.name.startsWith('lease-') && !(b.expiresAt && b.expiresAt <= now))
+    .map((b) => b.name);
   const expiredSwept = (await sweepLeases(provider)).length;
 
   const report = {
-    when: new Date().toISOString(), machine: `${os.cpus().length} vCPU, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
-    server: caps, runs, samples,
+    when: new Date().toISOString(),
+    machine: `${os.cpus().length} vCPU, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+    server: caps,
+    runs,
+    samples,
     perFile: Object.fromEntries(Object.entries(perFile).map(([k, v]) => [k, summarize(v)])),
-    suites: results, leasesLeft: leftovers, expiredLeasesSwept: expiredSwept,
+    suites: results,
+    leasesLeft: leftovers,
+    expiredLeasesSwept: expiredSwept,
   };
   await mkdir(path.join(REPO, 'bench/results'), { recursive: true });
   await writeFile(path.join(REPO, 'bench/results/isolation.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -184,14 +231,17 @@ async function main() {
   const lines = [
     `A database per test file on the example shop (PostgreSQL ${caps.serverVersion}, ${caps.mode} mode, ${report.machine})`,
     '',
-    'one file\'s database            median ms   p95 ms',
+    "one file's database            median ms   p95 ms",
     `lease (pooled branch)          ${String(f.lease.median).padStart(9)}  ${String(f.lease.p95).padStart(7)}`,
     `  return it                    ${String(f.leaseReturn.median).padStart(9)}  ${String(f.leaseReturn.p95).padStart(7)}`,
     `fresh: create+migrate+seed     ${String(f.fresh.median).padStart(9)}  ${String(f.fresh.p95).padStart(7)}`,
     `  drop it                      ${String(f.freshDrop.median).padStart(9)}  ${String(f.freshDrop.p95).padStart(7)}`,
     '',
     `whole suite (3 files, 2 workers), ${runs} runs each    wall median  min–max         failed runs`,
-    ...results.map((r) => `${`${r.version} / ${r.mode}`.padEnd(40)} ${`${(r.wall.median / 1000).toFixed(2)} s`.padStart(11)}  ${`${(r.wall.min / 1000).toFixed(2)}–${(r.wall.max / 1000).toFixed(2)} s`.padEnd(14)}  ${r.failedRuns}/${r.runs}`),
+    ...results.map(
+      (r) =>
+        `${`${r.version} / ${r.mode}`.padEnd(40)} ${`${(r.wall.median / 1000).toFixed(2)} s`.padStart(11)}  ${`${(r.wall.min / 1000).toFixed(2)}–${(r.wall.max / 1000).toFixed(2)} s`.padEnd(14)}  ${r.failedRuns}/${r.runs}`,
+    ),
     '',
     `live leases left behind: ${leftovers.length} (expired ones swept at the end: ${expiredSwept})`,
   ];

@@ -28,13 +28,23 @@ const adminUrl = process.env.CONSORT_BENCH_POSTGRES_URL ?? 'postgresql://postgre
 const namespace = `bench${randomBytes(3).toString('hex')}`;
 const log = (m) => process.stderr.write(`${m}\n`);
 const env = {
-  PATH: process.env.PATH ?? '', HOME: os.tmpdir(),
-  GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com',
-  CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: adminUrl, CONSORT_NAMESPACE: namespace,
+  PATH: process.env.PATH ?? '',
+  HOME: os.tmpdir(),
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+  CONSORT_PROVIDER: 'postgres',
+  CONSORT_POSTGRES_URL: adminUrl,
+  CONSORT_NAMESPACE: namespace,
 };
 const consort = path.join(here, '..', 'bin', 'consort.js');
-const git = (root, ...args) => execFileSync('git', args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim();
-const envUrl = async (root) => /^DATABASE_URL=(.*)$/m.exec(await readFile(path.join(root, '.env'), 'utf8').catch(() => ''))?.[1];
+const git = (root, ...args) =>
+  execFileSync('git', args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    .toString()
+    .trim();
+const envUrl = async (root) =>
+  /^DATABASE_URL=(.*)$/m.exec(await readFile(path.join(root, '.env'), 'utf8').catch(() => ''))?.[1];
 
 async function dropNamespace() {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -119,7 +129,9 @@ try {
   };
   console.log(JSON.stringify(result, null, 2));
   const m = result.switchToEnvUpdatedMs;
-  log(`git checkout → .env updated: median ${m.median} ms, p95 ${m.p95} ms over ${m.runs} switches (target ≤ 300 ms; git checkout without hooks: median ${result.gitCheckoutWithoutHooksMs.median} ms; node -e 0 alone: median ${result.nodeStartFloorMs.median} ms; load ${result.loadAverage.join(' ')} on ${result.cpus} CPUs)`);
+  log(
+    `git checkout → .env updated: median ${m.median} ms, p95 ${m.p95} ms over ${m.runs} switches (target ≤ 300 ms; git checkout without hooks: median ${result.gitCheckoutWithoutHooksMs.median} ms; node -e 0 alone: median ${result.nodeStartFloorMs.median} ms; load ${result.loadAverage.join(' ')} on ${result.cpus} CPUs)`,
+  );
 } finally {
   await new Promise((r) => setTimeout(r, 2000)); // background jobs still holding connections
   await dropNamespace().catch((e) => log(`cleanup: ${e.message}`));

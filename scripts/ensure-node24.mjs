@@ -24,7 +24,9 @@ if (process.env.CONSORT_NODE24) {
   console.log(process.execPath);
 } else {
   if (!existsSync(bin) && process.argv.includes('--no-install')) {
-    console.error(`No Node 24 binary at ${bin}: run \`npm run setup:node24\` (or set CONSORT_NODE24 to a Node 24 binary).`);
+    console.error(
+      `No Node 24 binary at ${bin}: run \`npm run setup:node24\` (or set CONSORT_NODE24 to a Node 24 binary).`,
+    );
     process.exit(1);
   }
   if (!existsSync(bin)) {
@@ -32,9 +34,27 @@ if (process.env.CONSORT_NODE24) {
     console.error(`Installing Node ${NODE24_VERSION} (${pkg}) into ${prefix} for the dist/ tests…`);
     // A minimal, allow-listed environment: npm needs PATH, HOME and its own config, nothing else of ours.
     const env = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => /^(PATH|HOME|USERPROFILE|APPDATA|SYSTEMROOT|TMPDIR|TEMP|TMP|LANG|LC_ALL|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cache|userconfig|proxy|https_proxy|noproxy|strict_ssl|cafile))$/i.test(k)),
+      Object.entries(process.env).filter(([k]) =>
+        /^(PATH|HOME|USERPROFILE|APPDATA|SYSTEMROOT|TMPDIR|TEMP|TMP|LANG|LC_ALL|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|npm_config_(registry|cache|userconfig|proxy|https_proxy|noproxy|strict_ssl|cafile))$/i.test(
+          k,
+        ),
+      ),
     );
-    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `${pkg}@${NODE24_VERSION}`], { stdio: ['ignore', 'inherit', 'inherit'], env, shell: process.platform === 'win32' });
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefix',
+        prefix,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        '--loglevel=error',
+        `${pkg}@${NODE24_VERSION}`,
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'], env, shell: process.platform === 'win32' },
+    );
   }
   console.log(bin);
 }

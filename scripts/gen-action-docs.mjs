@@ -13,13 +13,18 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = path.join(ROOT, 'docs', 'action.md');
 
 /** One table cell: single line, pipes escaped (GitHub tables have no other quoting). */
-const cell = (text) => String(text ?? '').trim().replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+const cell = (text) =>
+  String(text ?? '')
+    .trim()
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|');
 const code = (text) => (text === undefined || text === '' ? '' : `\`${String(text).replace(/\|/g, '\\|')}\``);
 
 export function renderTables(actionYml) {
   const action = parse(actionYml);
-  const inputs = Object.entries(action.inputs ?? {}).map(([name, i]) =>
-    `| \`${name}\` | ${i.required === true ? 'required' : code(i.default)} | ${cell(i.description)} |`);
+  const inputs = Object.entries(action.inputs ?? {}).map(
+    ([name, i]) => `| \`${name}\` | ${i.required === true ? 'required' : code(i.default)} | ${cell(i.description)} |`,
+  );
   const outputs = Object.entries(action.outputs ?? {}).map(([name, o]) => `| \`${name}\` | ${cell(o.description)} |`);
   return {
     inputs: ['| input | default | description |', '| --- | --- | --- |', ...inputs].join('\n'),

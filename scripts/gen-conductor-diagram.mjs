@@ -22,7 +22,9 @@ const doc = readFileSync(DOC, 'utf8');
 const next = updateDiagram(doc, renderStepDiagram());
 if (process.argv.includes('--check')) {
   if (next !== doc) {
-    console.error('docs/tdd-lane.md is out of date with src/conductor/steps.ts: run npm run build && node scripts/gen-conductor-diagram.mjs');
+    console.error(
+      'docs/tdd-lane.md is out of date with src/conductor/steps.ts: run npm run build && node scripts/gen-conductor-diagram.mjs',
+    );
     process.exitCode = 1;
   }
 } else if (next !== doc) {

@@ -20,11 +20,16 @@ if (!input || !output) {
 
 const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 /** Inline markdown; the renderer's own HTML (<code>, <sub>, <details>) passes through. */
-const inline = (s) => s
-  .replace(/\\([\\`*_{}[\]()#+\-.!|])/g, (_, c) => `&#${c.charCodeAt(0)};`)
-  .replace(/`([^`]+)`/g, (_, c) => `<code>${esc(c)}</code>`)
-  .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
-const cells = (row) => row.replace(/^\||\|$/g, '').split(/(?<!\\)\|/).map((c) => c.trim());
+const inline = (s) =>
+  s
+    .replace(/\\([\\`*_{}[\]()#+\-.!|])/g, (_, c) => `&#${c.charCodeAt(0)};`)
+    .replace(/`([^`]+)`/g, (_, c) => `<code>${esc(c)}</code>`)
+    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
+const cells = (row) =>
+  row
+    .replace(/^\||\|$/g, '')
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim());
 
 function toHtml(md) {
   const lines = md.split('\n');
@@ -44,7 +49,9 @@ function toHtml(md) {
       i++;
       const rows = [];
       while (lines[i + 1]?.startsWith('|')) rows.push(cells(lines[++i]));
-      out.push(`<table><thead><tr>${head.map((h, k) => `<th${align[k]}>${inline(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, k) => `<td${align[k]}>${inline(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`);
+      out.push(
+        `<table><thead><tr>${head.map((h, k) => `<th${align[k]}>${inline(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, k) => `<td${align[k]}>${inline(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`,
+      );
     } else if (line.trim() === '' || /^<\/?(details|summary)/.test(line)) {
       out.push(line.replace('<details>', '<details open>'));
     } else {
@@ -67,12 +74,22 @@ const html = `<!doctype html><meta charset="utf-8"><style>${css}</style><div cla
 const dir = mkdtempSync(path.join(os.tmpdir(), 'consort-comment-'));
 try {
   const page = path.join(dir, 'comment.html');
-  const chromium = (args, stdio) => execFileSync('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', ...args, `file://${page}`],
-    { stdio, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } });
+  const chromium = (args, stdio) =>
+    execFileSync(
+      'chromium',
+      ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', ...args, `file://${page}`],
+      { stdio, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir } },
+    );
   // First pass: the page reports its own height, so the PNG is cropped to the comment.
   writeFileSync(page, `${html}<script>document.body.dataset.h = document.documentElement.scrollHeight</script>`);
-  const height = Number(/data-h="(\d+)"/.exec(chromium([`--window-size=${width},400`, '--dump-dom'], ['ignore', 'pipe', 'ignore']))?.[1] ?? 1200);
-  chromium([`--window-size=${width},${height}`, `--screenshot=${path.resolve(output)}`], ['ignore', 'ignore', 'ignore']);
+  const height = Number(
+    /data-h="(\d+)"/.exec(chromium([`--window-size=${width},400`, '--dump-dom'], ['ignore', 'pipe', 'ignore']))?.[1] ??
+      1200,
+  );
+  chromium(
+    [`--window-size=${width},${height}`, `--screenshot=${path.resolve(output)}`],
+    ['ignore', 'ignore', 'ignore'],
+  );
   console.log(`${output}: ${width}×${height}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

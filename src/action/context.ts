@@ -9,13 +9,32 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { RepoRef } from '../ports/github.js';
 
-export interface GitPoint { ref: string; sha: string }
+export interface GitPoint {
+  ref: string;
+  sha: string;
+}
 
 export type ActionEvent =
   /** `pull_request`, or `pull_request_target` (target: true: a privileged run on the base's code). */
-  | { kind: 'pull_request'; target: boolean; action: string; number: number; base: GitPoint; head: GitPoint; fork: boolean; label: string | null; sender: Actor }
+  | {
+      kind: 'pull_request';
+      target: boolean;
+      action: string;
+      number: number;
+      base: GitPoint;
+      head: GitPoint;
+      fork: boolean;
+      label: string | null;
+      sender: Actor;
+    }
   /** A comment on an issue or pull request (`pullRequest` tells which). */
-  | { kind: 'issue_comment'; action: string; number: number; pullRequest: boolean; comment: { id: number; body: string; user: Actor } }
+  | {
+      kind: 'issue_comment';
+      action: string;
+      number: number;
+      pullRequest: boolean;
+      comment: { id: number; body: string; user: Actor };
+    }
   /** A manual run; `inputs` are the workflow's own dispatch inputs. */
   | { kind: 'workflow_dispatch'; ref: string; inputs: Record<string, string>; sender: Actor }
   | { kind: 'merge_group'; base: GitPoint; head: GitPoint }
@@ -24,7 +43,10 @@ export type ActionEvent =
   | { kind: 'other'; name: string };
 
 /** Who did something: a login and whether it is a person or a bot. */
-export interface Actor { login: string; type: string }
+export interface Actor {
+  login: string;
+  type: string;
+}
 
 export interface ActionContext {
   eventName: string;
@@ -71,11 +93,19 @@ const IssueCommentPayload = z.object({
 });
 const DispatchPayload = z.object({
   ref: z.string(),
-  inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullable().optional(),
+  inputs: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .nullable()
+    .optional(),
   sender: ActorShape,
 });
 const MergeGroupPayload = z.object({
-  merge_group: z.object({ base_sha: Point.shape.sha, base_ref: z.string(), head_sha: Point.shape.sha, head_ref: z.string() }),
+  merge_group: z.object({
+    base_sha: Point.shape.sha,
+    base_ref: z.string(),
+    head_sha: Point.shape.sha,
+    head_ref: z.string(),
+  }),
 });
 const PushPayload = z.object({ ref: z.string(), before: z.string(), after: Point.shape.sha });
 
@@ -86,7 +116,9 @@ export function parseEvent(name: string, payload: unknown): ActionEvent {
     const r = schema.safeParse(payload);
     if (r.success) return r.data;
     const where = r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new ConsortError('invalid-input', `The ${name} event payload is not what GitHub sends (${where}).`, { hint: 'Run Consort from a workflow triggered by that event.' });
+    throw new ConsortError('invalid-input', `The ${name} event payload is not what GitHub sends (${where}).`, {
+      hint: 'Run Consort from a workflow triggered by that event.',
+    });
   };
   switch (name) {
     case 'pull_request':
@@ -95,28 +127,49 @@ export function parseEvent(name: string, payload: unknown): ActionEvent {
       const extras = parse(PullRequestExtras);
       const { base, head } = p.pull_request;
       return {
-        kind: 'pull_request', target: name === 'pull_request_target', action: p.action, number: p.number,
-        base: { ref: base.ref, sha: base.sha }, head: { ref: head.ref, sha: head.sha },
+        kind: 'pull_request',
+        target: name === 'pull_request_target',
+        action: p.action,
+        number: p.number,
+        base: { ref: base.ref, sha: base.sha },
+        head: { ref: head.ref, sha: head.sha },
         // A deleted fork has no head repository: still a fork, never trusted.
         fork: head.repo === null || head.repo.full_name !== base.repo.full_name,
-        label: extras.label?.name ?? null, sender: extras.sender,
+        label: extras.label?.name ?? null,
+        sender: extras.sender,
       };
     }
     case 'issue_comment': {
       const p = parse(IssueCommentPayload);
       return {
-        kind: 'issue_comment', action: p.action, number: p.issue.number, pullRequest: p.issue.pull_request !== undefined,
+        kind: 'issue_comment',
+        action: p.action,
+        number: p.issue.number,
+        pullRequest: p.issue.pull_request !== undefined,
         // A deleted account's comment has no user: nobody can be trusted with it.
-        comment: { id: p.comment.id, body: p.comment.body ?? '', user: p.comment.user ?? { login: 'ghost', type: 'User' } },
+        comment: {
+          id: p.comment.id,
+          body: p.comment.body ?? '',
+          user: p.comment.user ?? { login: 'ghost', type: 'User' },
+        },
       };
     }
     case 'workflow_dispatch': {
       const p = parse(DispatchPayload);
-      return { kind: 'workflow_dispatch', ref: p.ref, inputs: Object.fromEntries(Object.entries(p.inputs ?? {}).map(([k, v]) => [k, String(v)])), sender: p.sender };
+      return {
+        kind: 'workflow_dispatch',
+        ref: p.ref,
+        inputs: Object.fromEntries(Object.entries(p.inputs ?? {}).map(([k, v]) => [k, String(v)])),
+        sender: p.sender,
+      };
     }
     case 'merge_group': {
       const g = parse(MergeGroupPayload).merge_group;
-      return { kind: 'merge_group', base: { ref: g.base_ref, sha: g.base_sha }, head: { ref: g.head_ref, sha: g.head_sha } };
+      return {
+        kind: 'merge_group',
+        base: { ref: g.base_ref, sha: g.base_sha },
+        head: { ref: g.head_ref, sha: g.head_sha },
+      };
     }
     case 'push': {
       const p = parse(PushPayload);
@@ -130,7 +183,9 @@ export function parseEvent(name: string, payload: unknown): ActionEvent {
 export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionContext> {
   const parsed = Env.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${String(i.path[0])} ${i.code === 'invalid_type' || i.code === 'too_small' ? 'is not set' : i.message}`);
+    const problems = parsed.error.issues.map(
+      (i) => `${String(i.path[0])} ${i.code === 'invalid_type' || i.code === 'too_small' ? 'is not set' : i.message}`,
+    );
     throw new ConsortError('invalid-input', `Not running as a GitHub Action: ${problems.join('; ')}.`, {
       hint: 'Run it with `uses:` in a workflow; locally, use the consort CLI (consort check).',
     });
@@ -140,7 +195,10 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
   try {
     payload = JSON.parse(await readFile(e.GITHUB_EVENT_PATH, 'utf8'));
   } catch (cause) {
-    throw new ConsortError('invalid-input', `Cannot read the event payload ${e.GITHUB_EVENT_PATH}.`, { hint: 'GITHUB_EVENT_PATH must name the JSON file GitHub wrote.', cause });
+    throw new ConsortError('invalid-input', `Cannot read the event payload ${e.GITHUB_EVENT_PATH}.`, {
+      hint: 'GITHUB_EVENT_PATH must name the JSON file GitHub wrote.',
+      cause,
+    });
   }
   const [owner, repo] = e.GITHUB_REPOSITORY.split('/') as [string, string];
   const server = e.GITHUB_SERVER_URL ?? 'https://github.com';
@@ -152,13 +210,16 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
     runnerTemp: e.RUNNER_TEMP ?? os.tmpdir(),
     apiUrl: e.GITHUB_API_URL ?? 'https://api.github.com',
     serverUrl: server.replace(/\/+$/, ''),
-    runUrl: e.GITHUB_RUN_ID ? `${server.replace(/\/+$/, '')}/${owner}/${repo}/actions/runs/${e.GITHUB_RUN_ID}` : undefined,
+    runUrl: e.GITHUB_RUN_ID
+      ? `${server.replace(/\/+$/, '')}/${owner}/${repo}/actions/runs/${e.GITHUB_RUN_ID}`
+      : undefined,
     stepSummary: e.GITHUB_STEP_SUMMARY,
   };
 }
 
 /** Runner credentials the project's suite has no business seeing (it may be a PR's untrusted code). */
-const HIDDEN_FROM_SUITE = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|CONSORT_POSTGRES_URL|GITHUB_TOKEN|GH_TOKEN)$/;
+const HIDDEN_FROM_SUITE =
+  /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|CONSORT_POSTGRES_URL|GITHUB_TOKEN|GH_TOKEN)$/;
 
 export function suiteEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !HIDDEN_FROM_SUITE.test(key)));

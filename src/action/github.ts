@@ -12,5 +12,7 @@ import type { ActionContext } from './context.js';
 export const USER_AGENT = `consort-action/${VERSION}`;
 
 export function actionGitHub(token: string, ctx: Pick<ActionContext, 'apiUrl'>): GitHubPort {
-  return octokitGitHub(createOctokitClient({ token, apiUrl: ctx.apiUrl, userAgent: USER_AGENT, onLimit: (m) => core.warning(m) }));
+  return octokitGitHub(
+    createOctokitClient({ token, apiUrl: ctx.apiUrl, userAgent: USER_AGENT, onLimit: (m) => core.warning(m) }),
+  );
 }

@@ -44,7 +44,13 @@ export type ActionMode = (typeof MODES)[number];
 
 /** Masked before anything else is read, so no later message can reveal them. */
 export const SECRET_INPUTS: readonly InputName[] = [
-  INPUT.githubToken, INPUT.databaseUrl, INPUT.databricksToken, INPUT.databricksClientSecret, INPUT.neonApiKey, INPUT.anthropicApiKey, INPUT.openaiApiKey,
+  INPUT.githubToken,
+  INPUT.databaseUrl,
+  INPUT.databricksToken,
+  INPUT.databricksClientSecret,
+  INPUT.neonApiKey,
+  INPUT.anthropicApiKey,
+  INPUT.openaiApiKey,
 ];
 
 /** Model API keys: each input becomes the variable the agent backends read (agents.*.apiKeyEnv defaults). */
@@ -120,32 +126,49 @@ const Schema = z.object({
   [INPUT.config]: z.string().optional(),
   [INPUT.provider]: oneOf(ACTION_PROVIDERS).optional(),
   // Never show the value: it carries a password.
-  [INPUT.databaseUrl]: z.string().regex(/^postgres(?:ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' }).optional(),
+  [INPUT.databaseUrl]: z
+    .string()
+    .regex(/^postgres(?:ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// connection string' })
+    .optional(),
   [INPUT.suiteCommand]: z.string().optional(),
   [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
   [INPUT.failOn]: oneOf(FAIL_ON).optional(),
-  [INPUT.feature]: z.string().regex(/^[a-z0-9][a-z0-9-]{0,47}$/, { error: 'must be a feature slug (lowercase letters, digits and "-") or number' }).optional(),
+  [INPUT.feature]: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,47}$/, {
+      error: 'must be a feature slug (lowercase letters, digits and "-") or number',
+    })
+    .optional(),
   [INPUT.pullRequest]: z.coerce.number().int().positive({ error: 'must be a pull request number' }).optional(),
   [INPUT.buildLabel]: z.string().default('consort:build'),
-  [INPUT.maxTurns]: z.coerce.number().int().min(1, { error: 'must be a whole number of turns, at least 1' }).default(12),
+  [INPUT.maxTurns]: z.coerce
+    .number()
+    .int()
+    .min(1, { error: 'must be a whole number of turns, at least 1' })
+    .default(12),
   [INPUT.maxCostUsd]: z.coerce.number().positive({ error: 'must be a positive amount in US dollars' }).optional(),
-  [INPUT.timeLimit]: z.string().default('45m').transform((text, c) => {
-    try {
-      return parseDuration(text);
-    } catch {
-      c.addIssue({ code: 'custom', message: 'must be a duration such as 45m or 1h30m' });
-      return z.NEVER;
-    }
-  }),
+  [INPUT.timeLimit]: z
+    .string()
+    .default('45m')
+    .transform((text, c) => {
+      try {
+        return parseDuration(text);
+      } catch {
+        c.addIssue({ code: 'custom', message: 'must be a duration such as 45m or 1h30m' });
+        return z.NEVER;
+      }
+    }),
   ...Object.fromEntries(Object.keys(AGENT_INPUT_ENV).map((name) => [name, z.string().optional()])),
   ...Object.fromEntries(Object.keys(CLOUD_INPUT_ENV).map((name) => [name, z.string().optional()])),
 });
 
 function envFrom(map: Readonly<Partial<Record<InputName, string>>>, values: object): Record<string, string> {
-  return Object.fromEntries(Object.entries(map).flatMap(([input, env]) => {
-    const value = (values as Record<string, unknown>)[input];
-    return typeof value === 'string' ? [[env, value]] : [];
-  }));
+  return Object.fromEntries(
+    Object.entries(map).flatMap(([input, env]) => {
+      const value = (values as Record<string, unknown>)[input];
+      return typeof value === 'string' ? [[env, value]] : [];
+    }),
+  );
 }
 
 /** `read` is core.getInput in the Action (it trims), a record lookup in tests. */
@@ -158,13 +181,19 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
   const parsed = Schema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `input "${String(i.path[0])}" ${i.message}`);
-    throw new ConsortError('invalid-input', `Invalid ${problems.join('; ')}.`, { hint: 'See the inputs table in the README (GitHub Action section).' });
+    throw new ConsortError('invalid-input', `Invalid ${problems.join('; ')}.`, {
+      hint: 'See the inputs table in the README (GitHub Action section).',
+    });
   }
   const v = parsed.data;
   if (v[INPUT.provider] === 'local' && v[INPUT.databaseUrl] !== undefined) {
-    throw new ConsortError('invalid-input', 'Invalid input "database-url": it is only used with provider: postgres, and provider is local.', {
-      hint: 'Remove database-url, or set provider: postgres.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      'Invalid input "database-url": it is only used with provider: postgres, and provider is local.',
+      {
+        hint: 'Remove database-url, or set provider: postgres.',
+      },
+    );
   }
   return {
     mode: v[INPUT.mode],
@@ -177,8 +206,12 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
     failOn: v[INPUT.failOn],
     cloudEnv: envFrom(CLOUD_INPUT_ENV, v),
     lane: {
-      feature: v[INPUT.feature], pullRequest: v[INPUT.pullRequest], buildLabel: v[INPUT.buildLabel],
-      maxTurns: v[INPUT.maxTurns], maxCostUsd: v[INPUT.maxCostUsd], timeLimitMs: v[INPUT.timeLimit],
+      feature: v[INPUT.feature],
+      pullRequest: v[INPUT.pullRequest],
+      buildLabel: v[INPUT.buildLabel],
+      maxTurns: v[INPUT.maxTurns],
+      maxCostUsd: v[INPUT.maxCostUsd],
+      timeLimitMs: v[INPUT.timeLimit],
       agentEnv: envFrom(AGENT_INPUT_ENV, v),
     },
   };

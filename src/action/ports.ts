@@ -15,14 +15,20 @@ import { applyInputs } from './modes/check.js';
 import { openActionProvider, prepareTools, providerName } from './provider.js';
 import { scrub } from './secrets.js';
 
-const configOf = (inputs: ActionInputs, workspace: string) => loadConfig(workspace, inputs.config !== undefined ? { path: inputs.config } : {});
+const configOf = (inputs: ActionInputs, workspace: string) =>
+  loadConfig(workspace, inputs.config !== undefined ? { path: inputs.config } : {});
 
 /**
  * The TDD lane's ports on a pull request. Call it before the pull request's branch is checked out:
  * who may approve is read from what the workflow checked out (the default branch, for a comment),
  * never from the branch under review.
  */
-export async function tddPorts(inputs: ActionInputs, ctx: ActionContext, token: string, signal: AbortSignal): Promise<PullRequestPorts> {
+export async function tddPorts(
+  inputs: ActionInputs,
+  ctx: ActionContext,
+  token: string,
+  signal: AbortSignal,
+): Promise<PullRequestPorts> {
   const { config: trusted } = await configOf(inputs, ctx.workspace);
   const auth: GitAuth = { token, serverUrl: ctx.serverUrl };
   return {
@@ -33,7 +39,10 @@ export async function tddPorts(inputs: ActionInputs, ctx: ActionContext, token: 
     remote: {
       async checkout(ref) {
         const dropped = await dropPersistedCredentials(ctx.workspace);
-        if (dropped.length > 0) core.notice(`Removed the credentials actions/checkout stored in .git/config (${dropped.join(', ')}), so no agent can read them; Consort pushes with its own token. Use persist-credentials: false to skip this.`);
+        if (dropped.length > 0)
+          core.notice(
+            `Removed the credentials actions/checkout stored in .git/config (${dropped.join(', ')}), so no agent can read them; Consort pushes with its own token. Use persist-credentials: false to skip this.`,
+          );
         return checkoutBranch(ctx.workspace, ref, auth);
       },
       push: (ref) => pushBranch(ctx.workspace, ref, auth),
@@ -49,13 +58,23 @@ export async function tddPorts(inputs: ActionInputs, ctx: ActionContext, token: 
       // credentials or model keys. The agents': only what an agent's child may take (the basics and
       // the key variables), with the keys the inputs give laid on top; no merged copy of process.env.
       const keys = agentKeyEnvNames(config);
-      return { env: laneSuiteEnv(process.env, keys), agentEnv: childEnv(inputs.lane.agentEnv, { inherit: process.env, pass: keys, secrets: keys }) };
+      return {
+        env: laneSuiteEnv(process.env, keys),
+        agentEnv: childEnv(inputs.lane.agentEnv, { inherit: process.env, pass: keys, secrets: keys }),
+      };
     },
-    budgets: { maxTurns: inputs.lane.maxTurns, timeLimitMs: inputs.lane.timeLimitMs, ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}) },
+    budgets: {
+      maxTurns: inputs.lane.maxTurns,
+      timeLimitMs: inputs.lane.timeLimitMs,
+      ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}),
+    },
     signal,
     log: { info: (m) => core.info(scrub(m)), warning: (m) => core.warning(scrub(m)) },
     scrub,
     onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
-    links: { repoUrl: `${ctx.serverUrl}/${ctx.repo.owner}/${ctx.repo.repo}`, ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}) },
+    links: {
+      repoUrl: `${ctx.serverUrl}/${ctx.repo.owner}/${ctx.repo.repo}`,
+      ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}),
+    },
   };
 }

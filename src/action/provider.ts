@@ -27,7 +27,11 @@ export async function prepareTools(provider: ProviderName, lint: boolean): Promi
   });
 }
 
-export async function openActionProvider(inputs: ActionInputs, config: ConsortConfig, workspace: string): Promise<BranchProvider> {
+export async function openActionProvider(
+  inputs: ActionInputs,
+  config: ConsortConfig,
+  workspace: string,
+): Promise<BranchProvider> {
   // Settings are read by name: the inputs given explicitly, else the runner's environment.
   return openProvider({
     provider: providerName(inputs, config),

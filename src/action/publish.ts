@@ -36,7 +36,12 @@ export async function publishCheck({ report, inputs, ctx, databaseUrl }: Publish
   if (ctx.stepSummary) await core.summary.addRaw(markdown).write();
 
   for (const a of checkAnnotations(report)) {
-    const props = { title: a.title, file: a.file, ...(a.line ? { startLine: a.line } : {}), ...(a.column ? { startColumn: a.column } : {}) };
+    const props = {
+      title: a.title,
+      file: a.file,
+      ...(a.line ? { startLine: a.line } : {}),
+      ...(a.column ? { startColumn: a.column } : {}),
+    };
     (a.level === 'error' ? core.error : core.warning)(scrub(a.message), props);
   }
 
@@ -52,7 +57,9 @@ async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContex
     return;
   }
   if (ev.fork) {
-    core.info('No PR comment: this pull request comes from a fork, and GitHub gives fork runs a read-only GITHUB_TOKEN. The job summary has the report.');
+    core.info(
+      'No PR comment: this pull request comes from a fork, and GitHub gives fork runs a read-only GITHUB_TOKEN. The job summary has the report.',
+    );
     return;
   }
   if (!inputs.githubToken) {
@@ -60,10 +67,16 @@ async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContex
     return;
   }
   try {
-    const r = await upsertStickyComment(actionGitHub(inputs.githubToken, ctx), ctx.repo, ev.number, markdown, { marker: CHECK_COMMENT_MARKER });
-    core.info(`PR comment ${r.action === 'create' ? 'created' : r.action === 'update' ? 'updated' : 'unchanged'}${r.url ? `: ${r.url}` : ''}`);
+    const r = await upsertStickyComment(actionGitHub(inputs.githubToken, ctx), ctx.repo, ev.number, markdown, {
+      marker: CHECK_COMMENT_MARKER,
+    });
+    core.info(
+      `PR comment ${r.action === 'create' ? 'created' : r.action === 'update' ? 'updated' : 'unchanged'}${r.url ? `: ${r.url}` : ''}`,
+    );
   } catch (e) {
     if (!isGitHubApiError(e, 403)) throw e;
-    core.warning(`Could not write the PR comment (${scrub(e.message)}). Give the job \`permissions: pull-requests: write\` (and \`issues: write\`); the job summary has the report.`);
+    core.warning(
+      `Could not write the PR comment (${scrub(e.message)}). Give the job \`permissions: pull-requests: write\` (and \`issues: write\`); the job summary has the report.`,
+    );
   }
 }

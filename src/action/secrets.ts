@@ -30,5 +30,8 @@ export function registerSecretInputs(): void {
 }
 
 export function scrub(text: string): string {
-  return redact(text, [...known].sort((a, b) => b.length - a.length));
+  return redact(
+    text,
+    [...known].sort((a, b) => b.length - a.length),
+  );
 }

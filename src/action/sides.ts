@@ -26,11 +26,17 @@ export interface ActionSides {
 
 type Log = (message: string) => void;
 
-export async function actionSides(ctx: Pick<ActionContext, 'workspace' | 'event'>, config: ConsortConfig, log: Log): Promise<ActionSides> {
+export async function actionSides(
+  ctx: Pick<ActionContext, 'workspace' | 'event'>,
+  config: ConsortConfig,
+  log: Log,
+): Promise<ActionSides> {
   const root = ctx.workspace;
   const head = await headCommit(root);
   if (head === null) {
-    throw new ConsortError('invalid-input', `${root} is not a git checkout.`, { hint: 'Add `- uses: actions/checkout@v4` with `fetch-depth: 0` before Consort.' });
+    throw new ConsortError('invalid-input', `${root} is not a git checkout.`, {
+      hint: 'Add `- uses: actions/checkout@v4` with `fetch-depth: 0` before Consort.',
+    });
   }
   const ev = ctx.event;
   const at = async (ref: string, sha: string | null): Promise<CheckSide> => {
@@ -47,19 +53,34 @@ export async function actionSides(ctx: Pick<ActionContext, 'workspace' | 'event'
       let base: string;
       if (head !== ev.head.sha && parents.length === 2 && parents[1] === ev.head.sha) {
         base = parents[0]!;
-        if (base !== ev.base.sha) log(`The checkout merges the PR into ${ev.base.ref} at ${base.slice(0, 7)}: comparing with that commit, so only this PR's migrations count as new.`);
+        if (base !== ev.base.sha)
+          log(
+            `The checkout merges the PR into ${ev.base.ref} at ${base.slice(0, 7)}: comparing with that commit, so only this PR's migrations count as new.`,
+          );
       } else {
         await ensureCommit(root, ev.base.sha, log);
         base = (await mergeBase(root, ev.base.sha, head)) ?? ev.base.sha;
       }
-      return { base: await at(ev.base.ref, base), head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config), pr: ev.number };
+      return {
+        base: await at(ev.base.ref, base),
+        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config),
+        pr: ev.number,
+      };
     }
     case 'merge_group':
-      return { base: await at(ev.base.ref, ev.base.sha), head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config), pr: null };
+      return {
+        base: await at(ev.base.ref, ev.base.sha),
+        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config),
+        pr: null,
+      };
     case 'push': {
       const before = ev.before !== null && (await tryEnsureCommit(root, ev.before, log)) ? ev.before : null;
       const base = before ?? (await commitParents(root, head))[0] ?? null;
-      return { base: await at(before ? 'before push' : 'HEAD^', base), head: await workingTreeSide(root, ev.ref, head, config), pr: null };
+      return {
+        base: await at(before ? 'before push' : 'HEAD^', base),
+        head: await workingTreeSide(root, ev.ref, head, config),
+        pr: null,
+      };
     }
     case 'other':
     case 'workflow_dispatch':
@@ -72,22 +93,31 @@ export async function actionSides(ctx: Pick<ActionContext, 'workspace' | 'event'
 }
 
 async function tryEnsureCommit(root: string, sha: string, log: Log): Promise<boolean> {
-  return ensureCommit(root, sha, log).then(() => true, (e: unknown) => {
-    log(`${(e as Error).message} Falling back to HEAD's parent.`);
-    return false;
-  });
+  return ensureCommit(root, sha, log).then(
+    () => true,
+    (e: unknown) => {
+      log(`${(e as Error).message} Falling back to HEAD's parent.`);
+      return false;
+    },
+  );
 }
 
 /** actions/checkout fetches one commit unless told `fetch-depth: 0`; fetch the base if it is missing. */
 export async function ensureCommit(root: string, sha: string, log: Log): Promise<void> {
   if (await hasCommit(root, sha)) return;
-  log(`Base commit ${sha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${sha}. Use actions/checkout with fetch-depth: 0 to skip this.`);
+  log(
+    `Base commit ${sha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${sha}. Use actions/checkout with fetch-depth: 0 to skip this.`,
+  );
   try {
     await fetchCommit(root, sha);
   } catch (cause) {
-    throw new ConsortError('invalid-input', `Base commit ${sha} is not in the checkout and could not be fetched: ${(cause as Error).message}`, {
-      hint: 'Use actions/checkout with fetch-depth: 0.',
-      cause,
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `Base commit ${sha} is not in the checkout and could not be fetched: ${(cause as Error).message}`,
+      {
+        hint: 'Use actions/checkout with fetch-depth: 0.',
+        cause,
+      },
+    );
   }
 }

@@ -38,15 +38,22 @@ export function pathInScope(workspace: string, writes: readonly string[], file: 
     return { allow: false, reason: `${file} is outside the workspace` };
   }
   const rel = relative.split(path.sep).join('/');
-  if (!matchesAny(rel, writes)) return { allow: false, reason: `${rel} is outside this role's writes (${writes.join(', ') || 'none'})` };
+  if (!matchesAny(rel, writes))
+    return { allow: false, reason: `${rel} is outside this role's writes (${writes.join(', ') || 'none'})` };
   return { allow: true, path: rel };
 }
 
 /** The hook's decision for one tool call: `null` when the tool does not edit files. */
-export function editToolDecision(workspace: string, writes: readonly string[], toolName: string, toolInput: unknown): ScopeDecision | null {
+export function editToolDecision(
+  workspace: string,
+  writes: readonly string[],
+  toolName: string,
+  toolInput: unknown,
+): ScopeDecision | null {
   const field = CLAUDE_EDIT_TOOLS[toolName];
   if (field === undefined) return null;
-  const value = typeof toolInput === 'object' && toolInput !== null ? (toolInput as Record<string, unknown>)[field] : undefined;
+  const value =
+    typeof toolInput === 'object' && toolInput !== null ? (toolInput as Record<string, unknown>)[field] : undefined;
   if (typeof value !== 'string' || value === '') return { allow: false, reason: `${toolName} without a ${field}` };
   return pathInScope(workspace, writes, value);
 }
@@ -80,7 +87,9 @@ export function describeClaudeMessage(message: SDKMessage): string[] {
   switch (message.type) {
     case 'system':
       if (message.subtype === 'init') {
-        return [`[init] model ${message.model}, permission mode ${message.permissionMode}, ${message.tools.length} tools`];
+        return [
+          `[init] model ${message.model}, permission mode ${message.permissionMode}, ${message.tools.length} tools`,
+        ];
       }
       return [];
     case 'assistant': {
@@ -97,7 +106,8 @@ export function describeClaudeMessage(message: SDKMessage): string[] {
       if (typeof content === 'string') return [];
       const lines: string[] = [];
       for (const block of content) {
-        if (block.type === 'tool_result') lines.push(`${block.is_error ? 'tool error' : 'tool result'}: ${clip(toolResultText(block.content))}`);
+        if (block.type === 'tool_result')
+          lines.push(`${block.is_error ? 'tool error' : 'tool result'}: ${clip(toolResultText(block.content))}`);
       }
       return lines;
     }
@@ -144,7 +154,10 @@ function lastAssistantText(messages: readonly SDKMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.type !== 'assistant' || m.parent_tool_use_id !== null) continue;
-    const text = m.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n').trim();
+    const text = m.message.content
+      .flatMap((b) => (b.type === 'text' ? [b.text] : []))
+      .join('\n')
+      .trim();
     if (text !== '') return text;
   }
   return '';
@@ -154,12 +167,20 @@ function resultExit(result: SDKResultMessage | undefined, options: ClaudeMapping
   if (result === undefined) return { kind: 'failed', message: 'the agent ended without a result' };
   switch (result.subtype) {
     case 'success':
-      return result.is_error ? { kind: 'failed', message: oneParagraph(result.result) || 'the agent reported an error' } : { kind: 'done' };
+      return result.is_error
+        ? { kind: 'failed', message: oneParagraph(result.result) || 'the agent reported an error' }
+        : { kind: 'done' };
     case 'error_max_turns':
-      return { kind: 'failed', message: `budget: stopped at the turn limit (${options.maxTurns ?? result.num_turns} turns)` };
+      return {
+        kind: 'failed',
+        message: `budget: stopped at the turn limit (${options.maxTurns ?? result.num_turns} turns)`,
+      };
     case 'error_max_budget_usd': {
       const cap = options.maxBudgetUsd === undefined ? '' : ` of $${options.maxBudgetUsd.toFixed(2)}`;
-      return { kind: 'failed', message: `budget: stopped at the cost cap${cap} ($${result.total_cost_usd.toFixed(4)} spent)` };
+      return {
+        kind: 'failed',
+        message: `budget: stopped at the cost cap${cap} ($${result.total_cost_usd.toFixed(4)} spent)`,
+      };
     }
     case 'error_max_structured_output_retries':
       return { kind: 'failed', message: 'the agent could not produce the structured output' };
@@ -191,7 +212,10 @@ export function resultTokens(result: SDKResultMessage): { inputTokens: number; o
   const models = Object.values(result.modelUsage ?? {});
   if (models.length === 0) {
     const u = result.usage;
-    return { inputTokens: u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens, outputTokens: u.output_tokens };
+    return {
+      inputTokens: u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens,
+      outputTokens: u.output_tokens,
+    };
   }
   let inputTokens = 0;
   let outputTokens = 0;
@@ -220,5 +244,11 @@ export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMa
     ? { ...resultTokens(result), costUsd: result.total_cost_usd }
     : { inputTokens: 0, outputTokens: 0 };
   const maskedExit: AgentExit = exit.kind === 'done' ? exit : { kind: exit.kind, message: mask(exit.message) };
-  return { summary: mask(summary), transcript: boundTranscript(lines.map(mask)), usage, durationMs: options.durationMs, exit: maskedExit };
+  return {
+    summary: mask(summary),
+    transcript: boundTranscript(lines.map(mask)),
+    usage,
+    durationMs: options.durationMs,
+    exit: maskedExit,
+  };
 }

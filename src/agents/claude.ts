@@ -17,7 +17,10 @@ import { drain, turnControl } from './turn-control.js';
 import { childEnv } from '../core/child-env.js';
 
 /** What the backend needs of `query`: the real one fits, and tests pass a replay of a recorded stream. */
-export type ClaudeQuery = (params: { prompt: string; options?: Options }) => AsyncIterable<SDKMessage> & { close?: () => void };
+export type ClaudeQuery = (params: {
+  prompt: string;
+  options?: Options;
+}) => AsyncIterable<SDKMessage> & { close?: () => void };
 
 export interface ClaudeBackendOptions {
   /** Used when the turn does not name a model. */
@@ -47,15 +50,26 @@ export function writeScopeHook(workspace: string, writes: readonly string[]): Ho
     const decision = editToolDecision(workspace, writes, input.tool_name, input.tool_input);
     if (decision === null || decision.allow) return {};
     return {
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `Consort: ${decision.reason}` },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: `Consort: ${decision.reason}`,
+      },
     };
   };
 }
 
-export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendOptions, abortController: AbortController): Options {
+export function claudeOptions(
+  request: AgentTurnRequest,
+  options: ClaudeBackendOptions,
+  abortController: AbortController,
+): Options {
   const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
   // The CLI's complete environment: allow-listed basics, the branch, and its own key (src/core/child-env.ts).
-  const env: Record<string, string | undefined> = childEnv({ ...branchEnv(request.branchUrl, urlVars), ...(options.apiKey ? { ANTHROPIC_API_KEY: options.apiKey } : {}) }, { inherit: options.env ?? process.env, secrets: ['ANTHROPIC_API_KEY'] });
+  const env: Record<string, string | undefined> = childEnv(
+    { ...branchEnv(request.branchUrl, urlVars), ...(options.apiKey ? { ANTHROPIC_API_KEY: options.apiKey } : {}) },
+    { inherit: options.env ?? process.env, secrets: ['ANTHROPIC_API_KEY'] },
+  );
   const model = request.model ?? options.model;
   return {
     cwd: request.workspace,
@@ -70,7 +84,15 @@ export function claudeOptions(request: AgentTurnRequest, options: ClaudeBackendO
     // The repository's CLAUDE.md and settings apply; the runner's personal settings do not.
     settingSources: ['project'],
     // A hook that throws or times out blocks the edit instead of letting it through.
-    hooks: { PreToolUse: [{ matcher: Object.keys(CLAUDE_EDIT_TOOLS).join('|'), hooks: [writeScopeHook(request.workspace, request.writes)], onFailure: 'block' }] },
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: Object.keys(CLAUDE_EDIT_TOOLS).join('|'),
+          hooks: [writeScopeHook(request.workspace, request.writes)],
+          onFailure: 'block',
+        },
+      ],
+    },
   };
 }
 
@@ -87,11 +109,15 @@ export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend 
         // The SDK is loaded on first use (see sdk.ts); tests pass a replay instead.
         const runQuery: ClaudeQuery = options.query ?? (await loadSdk<ClaudeSdk>(CLAUDE_SDK)).query;
         if (!control.controller.signal.aborted) {
-          stream = runQuery({ prompt: turnPrompt(request), options: claudeOptions(request, options, control.controller) });
+          stream = runQuery({
+            prompt: turnPrompt(request),
+            options: claudeOptions(request, options, control.controller),
+          });
           await drain(stream, control.stopped, messages);
         }
       } catch (error) {
-        if (!control.controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+        if (!control.controller.signal.aborted)
+          end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
       } finally {
         control.dispose();
         if (control.controller.signal.aborted) stream?.close?.();
@@ -102,7 +128,9 @@ export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend 
 
       const secrets = [...connectionSecrets(request.branchUrl), ...(options.apiKey ? [options.apiKey] : [])];
       return mapClaudeTurn(messages, {
-        secrets, end, durationMs: Math.round(performance.now() - started),
+        secrets,
+        end,
+        durationMs: Math.round(performance.now() - started),
         ...(request.budget.maxTurns !== undefined ? { maxTurns: request.budget.maxTurns } : {}),
         ...(request.budget.maxCostUsd !== undefined ? { maxBudgetUsd: request.budget.maxCostUsd } : {}),
       });

@@ -83,7 +83,8 @@ function oneParagraph(text: string): string {
 }
 
 function streamExit(events: readonly ThreadEvent[], end: CodexStreamEnd): AgentExit {
-  if (end.kind === 'timeout') return { kind: 'timeout', message: `no result within ${Math.round(end.timeoutMs / 1000)}s` };
+  if (end.kind === 'timeout')
+    return { kind: 'timeout', message: `no result within ${Math.round(end.timeoutMs / 1000)}s` };
   if (end.kind === 'aborted') return { kind: 'aborted', message: 'the run was cancelled' };
   const failure = events.find((e) => e.type === 'turn.failed' || e.type === 'error');
   if (failure?.type === 'turn.failed') return { kind: 'failed', message: failure.error.message };
@@ -106,11 +107,18 @@ export function mapCodexTurn(events: readonly ThreadEvent[], options: CodexMappi
     if (e.type === 'turn.completed') {
       usage.inputTokens += e.usage.input_tokens;
       usage.outputTokens += e.usage.output_tokens;
-    } else if (e.type === 'item.completed' && e.item.type === 'agent_message' && e.item.text.trim() !== '') said = e.item.text;
+    } else if (e.type === 'item.completed' && e.item.type === 'agent_message' && e.item.text.trim() !== '')
+      said = e.item.text;
   }
   const mask = (text: string): string => redact(text, options.secrets);
   const exit = streamExit(events, options.end);
   const summary = oneParagraph(said) || (exit.kind === 'done' ? 'the agent finished without a summary' : exit.message);
   const maskedExit: AgentExit = exit.kind === 'done' ? exit : { kind: exit.kind, message: mask(exit.message) };
-  return { summary: mask(summary), transcript: boundTranscript(lines.map(mask)), usage, durationMs: options.durationMs, exit: maskedExit };
+  return {
+    summary: mask(summary),
+    transcript: boundTranscript(lines.map(mask)),
+    usage,
+    durationMs: options.durationMs,
+    exit: maskedExit,
+  };
 }

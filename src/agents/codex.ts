@@ -41,7 +41,9 @@ export function codexPrompt(request: AgentTurnRequest): string {
 export function codexClientOptions(request: AgentTurnRequest, options: CodexBackendOptions): CodexOptions {
   const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(childEnv(branchEnv(request.branchUrl, urlVars), { inherit: options.env ?? process.env }))) {
+  for (const [key, value] of Object.entries(
+    childEnv(branchEnv(request.branchUrl, urlVars), { inherit: options.env ?? process.env }),
+  )) {
     if (value !== undefined) env[key] = value;
   }
   return { env, ...(options.apiKey ? { apiKey: options.apiKey } : {}) };
@@ -71,14 +73,21 @@ export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
       let end: CodexStreamEnd = { kind: 'completed' };
       try {
         // The SDK is loaded on first use (see sdk.ts); tests pass a replay instead.
-        const createCodex: CodexFactory = options.codex ?? (await loadSdk<CodexSdk>(CODEX_SDK).then((sdk) => (o: CodexOptions) => new sdk.Codex(o)));
+        const createCodex: CodexFactory =
+          options.codex ?? (await loadSdk<CodexSdk>(CODEX_SDK).then((sdk) => (o: CodexOptions) => new sdk.Codex(o)));
         if (!control.controller.signal.aborted) {
-          const thread = createCodex(codexClientOptions(request, options)).startThread(codexThreadOptions(request, options));
-          const run = await Promise.race([thread.runStreamed(codexPrompt(request), { signal: control.controller.signal }), control.stopped]);
+          const thread = createCodex(codexClientOptions(request, options)).startThread(
+            codexThreadOptions(request, options),
+          );
+          const run = await Promise.race([
+            thread.runStreamed(codexPrompt(request), { signal: control.controller.signal }),
+            control.stopped,
+          ]);
           if (run !== STOP) await drain(run.events, control.stopped, events);
         }
       } catch (error) {
-        if (!control.controller.signal.aborted) end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
+        if (!control.controller.signal.aborted)
+          end = { kind: 'error', message: error instanceof Error ? error.message : String(error) };
       } finally {
         control.dispose();
       }
@@ -88,7 +97,11 @@ export function codexBackend(options: CodexBackendOptions = {}): AgentBackend {
 
       const secrets = [...connectionSecrets(request.branchUrl), ...(options.apiKey ? [options.apiKey] : [])];
       return mapCodexTurn(events, {
-        workspace: request.workspace, writes: request.writes, secrets, end, durationMs: Math.round(performance.now() - started),
+        workspace: request.workspace,
+        writes: request.writes,
+        secrets,
+        end,
+        durationMs: Math.round(performance.now() - started),
       });
     },
   };

@@ -21,7 +21,9 @@ const MAX_TRANSCRIPT = 256 * 1024;
 
 const ResultFile = z.object({
   summary: z.string().optional(),
-  usage: z.object({ inputTokens: z.number().min(0), outputTokens: z.number().min(0), costUsd: z.number().min(0).optional() }).optional(),
+  usage: z
+    .object({ inputTokens: z.number().min(0), outputTokens: z.number().min(0), costUsd: z.number().min(0).optional() })
+    .optional(),
 });
 
 export interface CommandBackendOptions {
@@ -35,11 +37,18 @@ export interface CommandBackendOptions {
 }
 
 function lastLine(text: string): string {
-  const line = text.split('\n').map((l) => l.trim()).filter((l) => l !== '').at(-1) ?? '';
+  const line =
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .at(-1) ?? '';
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
-async function readResult(file: string): Promise<{ summary?: string; usage?: AgentTurnResult['usage']; problem?: string }> {
+async function readResult(
+  file: string,
+): Promise<{ summary?: string; usage?: AgentTurnResult['usage']; problem?: string }> {
   const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return {};
   try {
@@ -57,7 +66,11 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
     async runTurn(request: AgentTurnRequest): Promise<AgentTurnResult> {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-turn-'));
       try {
-        const files = { json: path.join(dir, 'context.json'), md: path.join(dir, 'context.md'), result: path.join(dir, 'result.json') };
+        const files = {
+          json: path.join(dir, 'context.json'),
+          md: path.join(dir, 'context.md'),
+          result: path.join(dir, 'result.json'),
+        };
         await writeFile(files.json, request.contextPack.json);
         await writeFile(files.md, request.contextPack.markdown);
         const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
@@ -74,22 +87,43 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
           CONSORT_EXPERIMENT: request.experiment ? `${request.experiment.index}/${request.experiment.of}` : undefined,
         };
         const run = await runCommand({
-          command: options.command, cwd: request.workspace, env, inherit: options.env ?? process.env, secrets: options.keys ?? [], isolate: true, timeoutMs: request.budget.timeoutMs, maxOutputBytes: MAX_TRANSCRIPT,
+          command: options.command,
+          cwd: request.workspace,
+          env,
+          inherit: options.env ?? process.env,
+          secrets: options.keys ?? [],
+          isolate: true,
+          timeoutMs: request.budget.timeoutMs,
+          maxOutputBytes: MAX_TRANSCRIPT,
           ...(request.signal ? { signal: request.signal } : {}),
         });
         const transcript = redact(run.output, [new URL(request.branchUrl).password]);
         const result = await readResult(files.result);
         const summary = result.summary ?? lastLine(transcript);
-        const base = { transcript, usage: result.usage ?? { inputTokens: 0, outputTokens: 0 }, durationMs: run.durationMs };
+        const base = {
+          transcript,
+          usage: result.usage ?? { inputTokens: 0, outputTokens: 0 },
+          durationMs: run.durationMs,
+        };
         const tail = lastLine(transcript);
         if (run.aborted) return { ...base, summary, exit: { kind: 'aborted', message: 'the run was cancelled' } };
-        if (run.timedOut) return { ...base, summary, exit: { kind: 'timeout', message: `no result within ${Math.round(request.budget.timeoutMs / 1000)}s` } };
-        if (run.notFound) return { ...base, summary, exit: { kind: 'failed', message: `command not found: ${options.command}` } };
+        if (run.timedOut)
+          return {
+            ...base,
+            summary,
+            exit: { kind: 'timeout', message: `no result within ${Math.round(request.budget.timeoutMs / 1000)}s` },
+          };
+        if (run.notFound)
+          return { ...base, summary, exit: { kind: 'failed', message: `command not found: ${options.command}` } };
         if (run.exitCode !== 0) {
           const how = run.exitCode === null ? `killed by ${run.signal}` : `exit ${run.exitCode}`;
           return { ...base, summary, exit: { kind: 'failed', message: `${how}${tail ? `: ${tail}` : ''}` } };
         }
-        return { ...base, summary: result.problem ? `${summary} (${result.problem})` : summary, exit: { kind: 'done' } };
+        return {
+          ...base,
+          summary: result.problem ? `${summary} (${result.problem})` : summary,
+          exit: { kind: 'done' },
+        };
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

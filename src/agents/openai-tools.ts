@@ -137,14 +137,34 @@ export async function writeFileTool(ctx: ToolContext, file: string, content: str
 }
 
 /** Applies pending migrations to the turn's branch; a line for the model, or an error that stops the suite. */
-async function migrateBranch(ctx: ToolContext, m: { dir: string; table: string }): Promise<{ ok: boolean; line: string }> {
+async function migrateBranch(
+  ctx: ToolContext,
+  m: { dir: string; table: string },
+): Promise<{ ok: boolean; line: string }> {
   const dir = path.join(ctx.workspace, m.dir);
-  if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) return { ok: true, line: '' };
-  const r = await applyMigrations({ databaseUrl: ctx.branchUrl, dir, direction: 'up', migrationsTable: m.table, relativeTo: ctx.workspace });
+  if (
+    !(await stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return { ok: true, line: '' };
+  const r = await applyMigrations({
+    databaseUrl: ctx.branchUrl,
+    dir,
+    direction: 'up',
+    migrationsTable: m.table,
+    relativeTo: ctx.workspace,
+  });
   const applied = r.applied.map((a) => a.name);
   if (!r.ok) {
-    const where = r.failed.name ? `${r.failed.name}${r.failed.file ? ` (${r.failed.file}${r.failed.error.line ? `:${r.failed.error.line}` : ''})` : ''}` : m.dir;
-    return { ok: false, line: `migrations failed at ${where}: ${r.failed.error.message}${applied.length ? ` (applied before it: ${applied.join(', ')})` : ''}` };
+    const where = r.failed.name
+      ? `${r.failed.name}${r.failed.file ? ` (${r.failed.file}${r.failed.error.line ? `:${r.failed.error.line}` : ''})` : ''}`
+      : m.dir;
+    return {
+      ok: false,
+      line: `migrations failed at ${where}: ${r.failed.error.message}${applied.length ? ` (applied before it: ${applied.join(', ')})` : ''}`,
+    };
   }
   return { ok: true, line: applied.length ? `migrations applied to this turn's branch: ${applied.join(', ')}\n` : '' };
 }
@@ -155,10 +175,20 @@ export async function runSuiteTool(ctx: ToolContext): Promise<string> {
   const migrated = ctx.suite.migrations ? await migrateBranch(ctx, ctx.suite.migrations) : { ok: true, line: '' };
   if (!migrated.ok) return `suite not run: ${migrated.line}`;
   const run = await runCommand({
-    command, cwd: ctx.workspace, env: branchEnv(ctx.branchUrl, [...new Set(['DATABASE_URL', env])]),
-    timeoutMs: timeoutMs ?? 5 * 60_000, maxOutputBytes: MAX_SUITE_OUTPUT, signal: ctx.signal,
+    command,
+    cwd: ctx.workspace,
+    env: branchEnv(ctx.branchUrl, [...new Set(['DATABASE_URL', env])]),
+    timeoutMs: timeoutMs ?? 5 * 60_000,
+    maxOutputBytes: MAX_SUITE_OUTPUT,
+    signal: ctx.signal,
   });
-  const how = run.timedOut ? 'timed out' : run.aborted ? 'aborted' : run.exitCode === 0 ? 'passed (exit 0)' : `failed (exit ${run.exitCode ?? run.signal ?? '?'})`;
+  const how = run.timedOut
+    ? 'timed out'
+    : run.aborted
+      ? 'aborted'
+      : run.exitCode === 0
+        ? 'passed (exit 0)'
+        : `failed (exit ${run.exitCode ?? run.signal ?? '?'})`;
   return `${migrated.line}suite ${how}\n${run.output}`;
 }
 
@@ -169,21 +199,29 @@ export async function runSuiteTool(ctx: ToolContext): Promise<string> {
  */
 export async function querySqlTool(ctx: ToolContext, sql: string): Promise<string> {
   try {
-    return await withClient(ctx.branchUrl, async (client) => {
-      await client.query('BEGIN READ ONLY');
-      try {
-        await client.query(`SET LOCAL statement_timeout = ${SQL_TIMEOUT_MS}`);
-        await client.query('SELECT 1');
-        // `queryMode` is honoured by pg but missing from its types.
-        const query: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
-        const result = await client.query(query);
-        const rows = (result.rows as unknown[]).slice(0, MAX_SQL_ROWS);
-        const more = result.rows.length > MAX_SQL_ROWS ? `\n[... ${result.rows.length - MAX_SQL_ROWS} more rows ...]` : '';
-        return bound(`${result.command ?? 'OK'} ${result.rowCount ?? 0}\n${JSON.stringify(rows, null, 1)}${more}`, MAX_READ_BYTES);
-      } finally {
-        await client.query('ROLLBACK').catch(() => undefined);
-      }
-    }, { applicationName: 'consort-agent' });
+    return await withClient(
+      ctx.branchUrl,
+      async (client) => {
+        await client.query('BEGIN READ ONLY');
+        try {
+          await client.query(`SET LOCAL statement_timeout = ${SQL_TIMEOUT_MS}`);
+          await client.query('SELECT 1');
+          // `queryMode` is honoured by pg but missing from its types.
+          const query: pg.QueryConfig & { queryMode: 'extended' } = { text: sql, queryMode: 'extended' };
+          const result = await client.query(query);
+          const rows = (result.rows as unknown[]).slice(0, MAX_SQL_ROWS);
+          const more =
+            result.rows.length > MAX_SQL_ROWS ? `\n[... ${result.rows.length - MAX_SQL_ROWS} more rows ...]` : '';
+          return bound(
+            `${result.command ?? 'OK'} ${result.rowCount ?? 0}\n${JSON.stringify(rows, null, 1)}${more}`,
+            MAX_READ_BYTES,
+          );
+        } finally {
+          await client.query('ROLLBACK').catch(() => undefined);
+        }
+      },
+      { applicationName: 'consort-agent' },
+    );
   } catch (e) {
     return `error: ${message(e)}`;
   }
@@ -212,7 +250,8 @@ export function agentTools(ctx: ToolContext) {
       execute: () => runSuiteTool(ctx),
     }),
     query_sql: tool({
-      description: "Run one read-only SQL statement on this turn's database branch (rolled back; at most 100 rows returned).",
+      description:
+        "Run one read-only SQL statement on this turn's database branch (rolled back; at most 100 rows returned).",
       inputSchema: z.object({ sql: z.string() }),
       execute: ({ sql }) => querySqlTool(ctx, sql),
     }),

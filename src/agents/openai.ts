@@ -73,7 +73,9 @@ function recordStep(transcript: Transcript, index: number, step: StepResult<Tool
 
 /** Header values that carry credentials (a gateway token, an `Authorization` override). */
 function secretHeaders(headers: Record<string, string> = {}): string[] {
-  return Object.entries(headers).filter(([name]) => /auth|key|token|secret|cookie/i.test(name)).map(([, value]) => value);
+  return Object.entries(headers)
+    .filter(([name]) => /auth|key|token|secret|cookie/i.test(name))
+    .map(([, value]) => value);
 }
 
 function firstParagraph(text: string): string {
@@ -113,7 +115,10 @@ export function openaiBackend(options: OpenAIBackendOptions): AgentBackend {
           system: request.instructions,
           prompt: request.contextPack.markdown,
           tools: agentTools({
-            workspace: request.workspace, writes: request.writes, branchUrl: request.branchUrl, signal,
+            workspace: request.workspace,
+            writes: request.writes,
+            branchUrl: request.branchUrl,
+            signal,
             ...(options.suite ? { suite: options.suite } : {}),
           }),
           stopWhen: stepCountIs(steps),
@@ -129,15 +134,24 @@ export function openaiBackend(options: OpenAIBackendOptions): AgentBackend {
         });
         const stoppedEarly = result.finishReason === 'tool-calls';
         const summary = firstParagraph(result.text) || (stoppedEarly ? '' : 'the model gave no summary');
-        return finish(stoppedEarly ? `${summary}${summary ? ' ' : ''}(stopped after ${steps} steps)` : summary, { kind: 'done' });
+        return finish(stoppedEarly ? `${summary}${summary ? ' ' : ''}(stopped after ${steps} steps)` : summary, {
+          kind: 'done',
+        });
       } catch (e) {
         const why = e instanceof Error ? e.message : String(e);
         transcript.add(`error: ${why}`);
-        if (request.signal?.aborted) return finish('the turn was cancelled', { kind: 'aborted', message: 'the run was cancelled' });
+        if (request.signal?.aborted)
+          return finish('the turn was cancelled', { kind: 'aborted', message: 'the run was cancelled' });
         if (timeout.aborted) {
-          return finish('the turn ran out of time', { kind: 'timeout', message: `no result within ${Math.round(request.budget.timeoutMs / 1000)}s` });
+          return finish('the turn ran out of time', {
+            kind: 'timeout',
+            message: `no result within ${Math.round(request.budget.timeoutMs / 1000)}s`,
+          });
         }
-        return finish(`the model call failed: ${clip(why, 300)}`, { kind: 'failed', message: redact(clip(why, 300), secrets) });
+        return finish(`the model call failed: ${clip(why, 300)}`, {
+          kind: 'failed',
+          message: redact(clip(why, 300), secrets),
+        });
       }
     },
   };

@@ -24,11 +24,25 @@ const loaded = new Map<string, Promise<unknown>>();
 
 /** The package's ESM entry point from its manifest (`exports["."]`: import, else default; else main). */
 export async function entryOf(dir: string): Promise<string> {
-  const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as { exports?: unknown; main?: string };
-  const root = typeof manifest.exports === 'object' && manifest.exports !== null ? (manifest.exports as Record<string, unknown>)['.'] : manifest.exports;
-  const pick = typeof root === 'string' ? root : typeof root === 'object' && root !== null ? ((root as Record<string, unknown>).import ?? (root as Record<string, unknown>).default) : undefined;
+  const manifest = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8')) as {
+    exports?: unknown;
+    main?: string;
+  };
+  const root =
+    typeof manifest.exports === 'object' && manifest.exports !== null
+      ? (manifest.exports as Record<string, unknown>)['.']
+      : manifest.exports;
+  const pick =
+    typeof root === 'string'
+      ? root
+      : typeof root === 'object' && root !== null
+        ? ((root as Record<string, unknown>).import ?? (root as Record<string, unknown>).default)
+        : undefined;
   const entry = typeof pick === 'string' ? pick : manifest.main;
-  if (!entry) throw new ConsortError('tools-unavailable', `${dir} has no entry point.`, { hint: 'Delete the tools directory and run again.' });
+  if (!entry)
+    throw new ConsortError('tools-unavailable', `${dir} has no entry point.`, {
+      hint: 'Delete the tools directory and run again.',
+    });
   return path.join(dir, entry);
 }
 
@@ -45,7 +59,11 @@ async function load(name: string, log: (m: string) => void): Promise<unknown> {
 }
 
 /** The pinned SDK from the tools directory, installed there first if missing (the bundled Action's path). */
-export async function loadFromTools(name: string, log: (m: string) => void = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<unknown> {
+export async function loadFromTools(
+  name: string,
+  log: (m: string) => void = () => undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<unknown> {
   const pkg = await resolvePlatformPackage({ name, version: pinnedDependency(name), via: name }, { log, env });
   return import(pathToFileURL(await entryOf(pkg.dir)).href);
 }
@@ -62,7 +80,10 @@ export function sdkMissingMessage(name: string): string {
 }
 
 /** The default log is stderr: the fetch takes a minute and the user must learn how to avoid it. */
-export function loadSdk<T>(name: typeof CLAUDE_SDK | typeof CODEX_SDK, log: (m: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<T> {
+export function loadSdk<T>(
+  name: typeof CLAUDE_SDK | typeof CODEX_SDK,
+  log: (m: string) => void = (m) => process.stderr.write(`${m}\n`),
+): Promise<T> {
   let p = loaded.get(name);
   if (p === undefined) {
     p = load(name, log);

@@ -23,7 +23,9 @@ export function turnControl(request: AgentTurnRequest): TurnControl {
     reason ??= why;
     controller.abort();
   };
-  const stopped = new Promise<typeof STOP>((resolve) => controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }));
+  const stopped = new Promise<typeof STOP>((resolve) =>
+    controller.signal.addEventListener('abort', () => resolve(STOP), { once: true }),
+  );
   const timer = setTimeout(() => stop('timeout'), request.budget.timeoutMs);
   const onAbort = (): void => stop('aborted');
   if (request.signal?.aborted) stop('aborted');

@@ -18,29 +18,65 @@ const SUMMARY_MAX = 60_000;
 
 export type CheckOutcome = CheckResult;
 
-const plain = (p: Phrase): string => p.map((x) => (typeof x === 'string' ? x : 'code' in x ? `\`${x.code}\`` : x.text)).join('');
+const plain = (p: Phrase): string =>
+  p.map((x) => (typeof x === 'string' ? x : 'code' in x ? `\`${x.code}\`` : x.text)).join('');
 const capitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-const isRepoPath = (file: string | undefined): file is string => file !== undefined && file !== '' && !file.startsWith('/') && !file.split('/').includes('..');
+const isRepoPath = (file: string | undefined): file is string =>
+  file !== undefined && file !== '' && !file.startsWith('/') && !file.split('/').includes('..');
 
 export function reportAnnotations(report: CheckReport): Annotation[] {
   const s = report.stages;
   const out: Annotation[] = [];
-  const add = (file: string | undefined, line: number | undefined, level: Annotation['annotation_level'], title: string, message: string): void => {
+  const add = (
+    file: string | undefined,
+    line: number | undefined,
+    level: Annotation['annotation_level'],
+    title: string,
+    message: string,
+  ): void => {
     if (!isRepoPath(file)) return;
     const at = Math.max(1, line ?? 1);
-    out.push({ path: file, start_line: at, end_line: at, annotation_level: level, title, message: redact(message).slice(0, 4000) });
+    out.push({
+      path: file,
+      start_line: at,
+      end_line: at,
+      annotation_level: level,
+      title,
+      message: redact(message).slice(0, 4000),
+    });
   };
-  for (const p of s.plan.problems) if ('file' in p) add(p.file, 1, 'failure', STAGE_TITLES.plan, plain(problemPhrase(p)));
+  for (const p of s.plan.problems)
+    if ('file' in p) add(p.file, 1, 'failure', STAGE_TITLES.plan, plain(problemPhrase(p)));
   const f = s.migrations.failure;
-  if (f) add(f.file, f.line, s.migrations.blocking ? 'failure' : 'warning', 'Migration failed', `${postgresError(f)}\n\n${f.statement.slice(0, 2000)}`);
+  if (f)
+    add(
+      f.file,
+      f.line,
+      s.migrations.blocking ? 'failure' : 'warning',
+      'Migration failed',
+      `${postgresError(f)}\n\n${f.statement.slice(0, 2000)}`,
+    );
   for (const l of s.lint.findings) {
-    add(l.file, l.line, l.blocking ? 'failure' : l.level === 'error' ? 'warning' : 'notice', `squawk: ${l.rule}`, l.help ? `${l.message}\n${l.help}` : l.message);
+    add(
+      l.file,
+      l.line,
+      l.blocking ? 'failure' : l.level === 'error' ? 'warning' : 'notice',
+      `squawk: ${l.rule}`,
+      l.help ? `${l.message}\n${l.help}` : l.message,
+    );
   }
   for (const m of s.reversibility.migrations) {
     if (m.verdict === 'reversible' || m.verdict === 'irreversible') continue;
-    add(m.file, 1, s.reversibility.blocking ? 'failure' : 'warning', `Reversibility: ${REVERSIBILITY_LABEL[m.verdict]}`, m.detail ?? REVERSIBILITY_LABEL[m.verdict]);
+    add(
+      m.file,
+      1,
+      s.reversibility.blocking ? 'failure' : 'warning',
+      `Reversibility: ${REVERSIBILITY_LABEL[m.verdict]}`,
+      m.detail ?? REVERSIBILITY_LABEL[m.verdict],
+    );
   }
-  for (const t of s.suite.failures) add(t.file, 1, s.suite.blocking ? 'failure' : 'warning', `Test ${t.state}: ${t.name}`, t.message ?? t.id);
+  for (const t of s.suite.failures)
+    add(t.file, 1, s.suite.blocking ? 'failure' : 'warning', `Test ${t.state}: ${t.name}`, t.message ?? t.id);
   return out;
 }
 
@@ -49,12 +85,17 @@ function withAnnotationNote(summary: string, total: number): string {
 }
 
 export function reportOutcome(report: CheckReport): CheckOutcome {
-  if (report.conclusion === 'cancelled') return cancelledOutcome(report.cancelled?.reason ?? 'stopped before its verdict');
+  if (report.conclusion === 'cancelled')
+    return cancelledOutcome(report.cancelled?.reason ?? 'stopped before its verdict');
   const annotations = reportAnnotations(report);
   const summary = renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME });
   return {
     conclusion: report.conclusion === 'success' ? 'success' : 'failure',
-    output: { title: capitalize(verdict(report)), summary: withAnnotationNote(summary, annotations.length), annotations: annotations.slice(0, MAX_ANNOTATIONS) },
+    output: {
+      title: capitalize(verdict(report)),
+      summary: withAnnotationNote(summary, annotations.length),
+      annotations: annotations.slice(0, MAX_ANNOTATIONS),
+    },
   };
 }
 
@@ -64,14 +105,30 @@ export function cancelledOutcome(reason: string): CheckOutcome {
 
 export function configOutcome(file: string, problems: readonly ConfigProblem[]): CheckOutcome {
   const lines = problems.map((p) => `- ${p.line === null ? p.file : `${p.file}:${p.line}`}: ${p.message}`);
-  const annotations = problems.filter((p) => isRepoPath(p.file)).map((p): Annotation => ({
-    path: p.file, start_line: p.line ?? 1, end_line: p.line ?? 1, annotation_level: 'failure', title: 'Consort configuration', message: p.message,
-  }));
+  const annotations = problems
+    .filter((p) => isRepoPath(p.file))
+    .map((p): Annotation => ({
+      path: p.file,
+      start_line: p.line ?? 1,
+      end_line: p.line ?? 1,
+      annotation_level: 'failure',
+      title: 'Consort configuration',
+      message: p.message,
+    }));
   return {
     conclusion: 'failure',
     output: {
       title: 'Invalid Consort configuration',
-      summary: withAnnotationNote([`The Consort configuration in \`${file}\` has ${problems.length} problem(s); nothing was checked.`, '', ...lines, '', 'Every key is described in docs/configuration.md.'].join('\n'), annotations.length),
+      summary: withAnnotationNote(
+        [
+          `The Consort configuration in \`${file}\` has ${problems.length} problem(s); nothing was checked.`,
+          '',
+          ...lines,
+          '',
+          'Every key is described in docs/configuration.md.',
+        ].join('\n'),
+        annotations.length,
+      ),
       annotations: annotations.slice(0, MAX_ANNOTATIONS),
     },
   };
@@ -81,19 +138,30 @@ export function errorOutcome(message: string, hint?: string): CheckOutcome {
   const text = redact(message);
   return {
     conclusion: 'failure',
-    output: { title: 'The check could not run', summary: [`The database check could not run: ${text}`, ...(hint ? ['', `**What to do:** ${redact(hint)}`] : [])].join('\n') },
+    output: {
+      title: 'The check could not run',
+      summary: [
+        `The database check could not run: ${text}`,
+        ...(hint ? ['', `**What to do:** ${redact(hint)}`] : []),
+      ].join('\n'),
+    },
   };
 }
 
-export const forkWaitingText = (sha: string): string => [
-  `This pull request comes from a fork, so its migrations and test suite have not run.`,
-  '',
-  `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort allow-run\` to run them. Each new push needs a new approval.`,
-].join('\n');
+export const forkWaitingText = (sha: string): string =>
+  [
+    `This pull request comes from a fork, so its migrations and test suite have not run.`,
+    '',
+    `Someone with write access to this repository can review the changes at \`${sha.slice(0, 7)}\` and comment \`/consort allow-run\` to run them. Each new push needs a new approval.`,
+  ].join('\n');
 
 /** `detailsUrl`: the pull request comment that says who can approve, and how. */
 export function forkWaitingOutcome(sha: string, detailsUrl: string): CheckOutcome {
-  return { conclusion: 'action_required', detailsUrl, output: { title: 'Waiting for approval to run code from a fork', summary: forkWaitingText(sha) } };
+  return {
+    conclusion: 'action_required',
+    detailsUrl,
+    output: { title: 'Waiting for approval to run code from a fork', summary: forkWaitingText(sha) },
+  };
 }
 
 /** The web page of a pull request (or one of its comments) on the GitHub the App talks to. */

@@ -18,7 +18,12 @@ export interface GitHubHost {
   baseUrl: string | undefined;
 }
 
-export const GITHUB_COM: GitHubHost = { apiUrl: 'https://api.github.com', webUrl: 'https://github.com', source: 'default', baseUrl: undefined };
+export const GITHUB_COM: GitHubHost = {
+  apiUrl: 'https://api.github.com',
+  webUrl: 'https://github.com',
+  source: 'default',
+  baseUrl: undefined,
+};
 
 const trim = (url: string): string => url.replace(/\/+$/, '');
 
@@ -30,19 +35,31 @@ export function webUrlOf(apiUrl: string): string {
   return `${u.protocol}//${u.host}${trim(u.pathname).replace(/\/api\/v3$/, '')}`;
 }
 
-export function resolveGitHubHost(env: { GHE_HOST?: string | undefined; GHE_PROTOCOL?: string | undefined; GITHUB_API_URL?: string | undefined }): GitHubHost {
+export function resolveGitHubHost(env: {
+  GHE_HOST?: string | undefined;
+  GHE_PROTOCOL?: string | undefined;
+  GITHUB_API_URL?: string | undefined;
+}): GitHubHost {
   const fromGhe = env.GHE_HOST ? `${env.GHE_PROTOCOL || 'https'}://${env.GHE_HOST}/api/v3` : undefined;
   if (env.GHE_HOST && /[/\s]/.test(env.GHE_HOST)) {
-    throw new ConsortError('config', `GHE_HOST must be a host name (and port), like ghe.example.com or 127.0.0.1:8080; got "${env.GHE_HOST}".`, {
-      hint: 'Probot builds the API address as <GHE_PROTOCOL>://<GHE_HOST>/api/v3: leave out the scheme and the path.',
-    });
+    throw new ConsortError(
+      'config',
+      `GHE_HOST must be a host name (and port), like ghe.example.com or 127.0.0.1:8080; got "${env.GHE_HOST}".`,
+      {
+        hint: 'Probot builds the API address as <GHE_PROTOCOL>://<GHE_HOST>/api/v3: leave out the scheme and the path.',
+      },
+    );
   }
   if (env.GHE_PROTOCOL && !env.GHE_HOST) {
-    throw new ConsortError('config', 'GHE_PROTOCOL is set without GHE_HOST.', { hint: 'Set GHE_HOST to your GitHub Enterprise Server host, or remove GHE_PROTOCOL.' });
+    throw new ConsortError('config', 'GHE_PROTOCOL is set without GHE_HOST.', {
+      hint: 'Set GHE_HOST to your GitHub Enterprise Server host, or remove GHE_PROTOCOL.',
+    });
   }
   const api = env.GITHUB_API_URL ? trim(env.GITHUB_API_URL) : undefined;
   if (fromGhe && api && api !== fromGhe) {
-    throw new ConsortError('config', `GHE_HOST points the App at ${fromGhe}, but GITHUB_API_URL at ${api}.`, { hint: 'Set only one of them (GHE_HOST is what Probot documents).' });
+    throw new ConsortError('config', `GHE_HOST points the App at ${fromGhe}, but GITHUB_API_URL at ${api}.`, {
+      hint: 'Set only one of them (GHE_HOST is what Probot documents).',
+    });
   }
   const apiUrl = fromGhe ?? api;
   if (!apiUrl) return GITHUB_COM;

@@ -29,13 +29,28 @@ const scope = new AsyncLocalStorage<CallScope>();
 
 /** Run `fn` (one GitHub call, with its retries) with `context` and `route` visible to every attempt. */
 export function withCall<T>(context: CallContext | undefined, route: string, fn: () => Promise<T>): Promise<T> {
-  return scope.run({ deliveryId: context?.deliveryId ?? null, ...(context?.runId !== undefined ? { runId: context.runId } : {}), route, attempts: 0 }, fn);
+  return scope.run(
+    {
+      deliveryId: context?.deliveryId ?? null,
+      ...(context?.runId !== undefined ? { runId: context.runId } : {}),
+      route,
+      attempts: 0,
+    },
+    fn,
+  );
 }
 
 /** The fields every GitHub log line carries: delivery, run, route, attempts so far. */
 export function callFields(): Record<string, unknown> {
   const s = scope.getStore();
-  return s ? { delivery: s.deliveryId, ...(s.runId !== undefined ? { runId: s.runId } : {}), route: s.route, attempts: s.attempts } : {};
+  return s
+    ? {
+        delivery: s.deliveryId,
+        ...(s.runId !== undefined ? { runId: s.runId } : {}),
+        route: s.route,
+        attempts: s.attempts,
+      }
+    : {};
 }
 
 export interface GitHubStatus {
@@ -46,13 +61,22 @@ export interface GitHubStatus {
 }
 
 export class GitHubHealth {
-  private state: { reachable: boolean; since: Date | null; lastError: string | null } = { reachable: true, since: null, lastError: null };
+  private state: { reachable: boolean; since: Date | null; lastError: string | null } = {
+    reachable: true,
+    since: null,
+    lastError: null,
+  };
   private lastProbe = 0;
 
-  constructor(private readonly probeUrl: string, private readonly fetcher: () => typeof fetch, private readonly probeEveryMs = 5_000) {}
+  constructor(
+    private readonly probeUrl: string,
+    private readonly fetcher: () => typeof fetch,
+    private readonly probeEveryMs = 5_000,
+  ) {}
 
   succeeded(): void {
-    if (!this.state.reachable || this.state.since === null) this.state = { reachable: true, since: new Date(), lastError: null };
+    if (!this.state.reachable || this.state.since === null)
+      this.state = { reachable: true, since: new Date(), lastError: null };
   }
 
   failed(error: string): void {
@@ -60,7 +84,11 @@ export class GitHubHealth {
   }
 
   status(): GitHubStatus {
-    return { reachable: this.state.reachable, since: this.state.since?.toISOString() ?? null, lastError: this.state.lastError };
+    return {
+      reachable: this.state.reachable,
+      since: this.state.since?.toISOString() ?? null,
+      lastError: this.state.lastError,
+    };
   }
 
   /** The status; while unreachable, first one unauthenticated request (at most every few seconds) to see whether GitHub is back. */
@@ -72,7 +100,10 @@ export class GitHubHealth {
   /** GET <api>/meta, unauthenticated (GitHub.com and GHES both serve it): any answer below 500 means reachable. */
   async probe(): Promise<GitHubStatus> {
     this.lastProbe = Date.now();
-    await this.fetcher()(this.probeUrl, { signal: AbortSignal.timeout(5_000), headers: { accept: 'application/vnd.github+json' } })
+    await this.fetcher()(this.probeUrl, {
+      signal: AbortSignal.timeout(5_000),
+      headers: { accept: 'application/vnd.github+json' },
+    })
       .then((res) => res.body?.cancel())
       .catch(() => undefined); // recorded by the observing fetch
     return this.status();

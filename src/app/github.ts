@@ -21,17 +21,19 @@ export interface Observe {
  */
 export function observed(octokit: OctokitClient, observe: Observe): OctokitClient {
   return {
-    request: <R extends Route>(route: R, parameters: Endpoints[R]['parameters'] & RequestParameters) => withCall(observe.context, route, async () => {
-      try {
-        return await octokit.request(route, parameters);
-      } catch (e) {
-        const status = typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : null;
-        const fields = { ...callFields(), status, error: e instanceof Error ? e.message : String(e) };
-        if (status !== null && status < 500) observe.log.warn(`GitHub refused ${route}`, fields);
-        else observe.log.error(`GitHub call failed: ${route}`, fields);
-        throw e;
-      }
-    }),
+    request: <R extends Route>(route: R, parameters: Endpoints[R]['parameters'] & RequestParameters) =>
+      withCall(observe.context, route, async () => {
+        try {
+          return await octokit.request(route, parameters);
+        } catch (e) {
+          const status =
+            typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : null;
+          const fields = { ...callFields(), status, error: e instanceof Error ? e.message : String(e) };
+          if (status !== null && status < 500) observe.log.warn(`GitHub refused ${route}`, fields);
+          else observe.log.error(`GitHub call failed: ${route}`, fields);
+          throw e;
+        }
+      }),
   };
 }
 

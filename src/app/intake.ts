@@ -12,8 +12,26 @@ import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
 import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
-import { cancelSubject, findRunByCheckRun, getRun, insertRun, latestRunAt, mergeGroupSubject, prSubject, type NewRun, type Run } from './store/runs.js';
-import { CheckRunPayload, CheckSuitePayload, IssueCommentPayload, isFork, MergeGroupPayload, PullRequestPayload, repoRef } from './payloads.js';
+import {
+  cancelSubject,
+  findRunByCheckRun,
+  getRun,
+  insertRun,
+  latestRunAt,
+  mergeGroupSubject,
+  prSubject,
+  type NewRun,
+  type Run,
+} from './store/runs.js';
+import {
+  CheckRunPayload,
+  CheckSuitePayload,
+  IssueCommentPayload,
+  isFork,
+  MergeGroupPayload,
+  PullRequestPayload,
+  repoRef,
+} from './payloads.js';
 
 export interface WebhookEvent {
   /** The delivery id (X-GitHub-Delivery): the same for a redelivery. */
@@ -39,12 +57,32 @@ export interface Intake {
 const sha7 = (sha: string): string => sha.slice(0, 7);
 
 /** Record a check of a pull request's head and enqueue its announcement; older live checks are cancelled. */
-export async function recordPullCheck(tx: pg.PoolClient, queue: JobQueue, pull: PullRecord, deliveryId: string | null): Promise<Run> {
-  const run = await insertRun(tx, {
-    kind: 'check', subject: prSubject(pull.repositoryId, pull.number), repositoryId: pull.repositoryId, installationId: pull.installationId,
-    owner: pull.owner, repo: pull.repo, pr: pull.number, headSha: pull.headSha, headRef: pull.headRef, baseSha: pull.baseSha, baseRef: pull.baseRef,
-    fork: pull.fork, merged: false, deliveryId,
-  }, `superseded by a newer run at ${sha7(pull.headSha)}`);
+export async function recordPullCheck(
+  tx: pg.PoolClient,
+  queue: JobQueue,
+  pull: PullRecord,
+  deliveryId: string | null,
+): Promise<Run> {
+  const run = await insertRun(
+    tx,
+    {
+      kind: 'check',
+      subject: prSubject(pull.repositoryId, pull.number),
+      repositoryId: pull.repositoryId,
+      installationId: pull.installationId,
+      owner: pull.owner,
+      repo: pull.repo,
+      pr: pull.number,
+      headSha: pull.headSha,
+      headRef: pull.headRef,
+      baseSha: pull.baseSha,
+      baseRef: pull.baseRef,
+      fork: pull.fork,
+      merged: false,
+      deliveryId,
+    },
+    `superseded by a newer run at ${sha7(pull.headSha)}`,
+  );
   await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
   return run;
 }
@@ -54,7 +92,13 @@ export async function recordPullCheck(tx: pg.PoolClient, queue: JobQueue, pull: 
  * merge group's run as it was; a pull request's only while it is open and that commit is still
  * its head (an older commit's result no longer gates anything).
  */
-async function rerun(tx: pg.PoolClient, queue: JobQueue, previous: Run, headSha: string, deliveryId: string): Promise<IntakeOutcome> {
+async function rerun(
+  tx: pg.PoolClient,
+  queue: JobQueue,
+  previous: Run,
+  headSha: string,
+  deliveryId: string,
+): Promise<IntakeOutcome> {
   if (previous.pr === null) {
     const run = await insertRun(tx, { ...previous, deliveryId }, `superseded by a re-run at ${sha7(previous.headSha)}`);
     await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
@@ -74,9 +118,15 @@ export interface IntakeOptions {
 
 export function createIntake(store: Store, queue: JobQueue, options: IntakeOptions = {}): Intake {
   /** One transaction that first claims the delivery id; a redelivery stops there. */
-  async function once(event: WebhookEvent, action: string, repositoryId: number, fn: (tx: pg.PoolClient) => Promise<IntakeOutcome>): Promise<IntakeOutcome> {
+  async function once(
+    event: WebhookEvent,
+    action: string,
+    repositoryId: number,
+    fn: (tx: pg.PoolClient) => Promise<IntakeOutcome>,
+  ): Promise<IntakeOutcome> {
     const outcome = await store.tx(async (tx) => {
-      if (!(await recordDelivery(tx, { id: event.id, event: event.name, action, repositoryId }))) return { kind: 'duplicate' } as const;
+      if (!(await recordDelivery(tx, { id: event.id, event: event.name, action, repositoryId })))
+        return { kind: 'duplicate' } as const;
       return fn(tx);
     });
     if (outcome.kind === 'enqueued') queue.wake();
@@ -86,7 +136,10 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
     const parsed = schema.safeParse(event.payload);
     if (parsed.success) return parsed.data;
     const where = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConsortError('invalid-input', `The ${event.name} webhook ${event.id} lacks what the App needs (${where}); nothing was recorded.`);
+    throw new ConsortError(
+      'invalid-input',
+      `The ${event.name} webhook ${event.id} lacks what the App needs (${where}); nothing was recorded.`,
+    );
   };
 
   return {
@@ -95,23 +148,43 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       const pr = p.pull_request;
       const ref = repoRef(p);
       // An edit of the title or body changes nothing the check looks at; a new base changes what it compares with.
-      if (p.action === 'edited' && !p.changes?.base) return { kind: 'ignored', reason: 'edited without a change of base' };
+      if (p.action === 'edited' && !p.changes?.base)
+        return { kind: 'ignored', reason: 'edited without a change of base' };
       return once(event, p.action, ref.repositoryId, async (tx) => {
         const closing = p.action === 'closed';
         const state = closing ? (pr.merged ? 'merged' : 'closed') : 'open';
         const { pull } = await upsertPull(tx, {
-          ...ref, number: pr.number, headSha: pr.head.sha, headRef: pr.head.ref, baseSha: pr.base.sha, baseRef: pr.base.ref, fork: isFork(pr), state,
+          ...ref,
+          number: pr.number,
+          headSha: pr.head.sha,
+          headRef: pr.head.ref,
+          baseSha: pr.base.sha,
+          baseRef: pr.base.ref,
+          fork: isFork(pr),
+          state,
         });
         if (!closing) {
           const run = await recordPullCheck(tx, queue, pull, event.id);
-          if (options.indexRecords) await queue.sendQuick({ kind: 'index', repositoryId: ref.repositoryId, pr: pr.number, headSha: pr.head.sha }, tx);
+          if (options.indexRecords)
+            await queue.sendQuick(
+              { kind: 'index', repositoryId: ref.repositoryId, pr: pr.number, headSha: pr.head.sha },
+              tx,
+            );
           return { kind: 'enqueued', job: 'announce', runId: run.id };
         }
         const merged = pr.merged === true && typeof pr.merge_commit_sha === 'string';
         const close: NewRun = {
-          kind: 'close', subject: prSubject(ref.repositoryId, pr.number), ...ref, pr: pr.number,
-          headSha: merged ? pr.merge_commit_sha! : pr.head.sha, headRef: pr.head.ref, baseSha: pr.base.sha, baseRef: pr.base.ref,
-          fork: pull.fork, merged, deliveryId: event.id,
+          kind: 'close',
+          subject: prSubject(ref.repositoryId, pr.number),
+          ...ref,
+          pr: pr.number,
+          headSha: merged ? pr.merge_commit_sha! : pr.head.sha,
+          headRef: pr.head.ref,
+          baseSha: pr.base.sha,
+          baseRef: pr.base.ref,
+          fork: pull.fork,
+          merged,
+          deliveryId: event.id,
         };
         const run = await insertRun(tx, close, 'the pull request was closed');
         await queue.sendRun({ runId: run.id }, tx);
@@ -125,11 +198,28 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       const ref = repoRef(p);
       const subject = mergeGroupSubject(ref.repositoryId, g.head_ref);
       return once(event, p.action, ref.repositoryId, async (tx) => {
-        if (p.action === 'destroyed') return { kind: 'cancelled', runs: await cancelSubject(tx, subject, 'the merge group was destroyed (merged, dequeued or invalidated)') };
-        const run = await insertRun(tx, {
-          kind: 'check', subject, ...ref, pr: null, headSha: g.head_sha, headRef: g.head_ref, baseSha: g.base_sha, baseRef: g.base_ref,
-          fork: false, merged: false, deliveryId: event.id,
-        }, `superseded by a newer merge group commit ${sha7(g.head_sha)}`);
+        if (p.action === 'destroyed')
+          return {
+            kind: 'cancelled',
+            runs: await cancelSubject(tx, subject, 'the merge group was destroyed (merged, dequeued or invalidated)'),
+          };
+        const run = await insertRun(
+          tx,
+          {
+            kind: 'check',
+            subject,
+            ...ref,
+            pr: null,
+            headSha: g.head_sha,
+            headRef: g.head_ref,
+            baseSha: g.base_sha,
+            baseRef: g.base_ref,
+            fork: false,
+            merged: false,
+            deliveryId: event.id,
+          },
+          `superseded by a newer merge group commit ${sha7(g.head_sha)}`,
+        );
         await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
         return { kind: 'enqueued', job: 'announce', runId: run.id };
       });
@@ -140,8 +230,11 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       const ref = repoRef(p);
       return once(event, p.action, ref.repositoryId, async (tx) => {
         const external = Number(p.check_run.external_id);
-        const previous = (await findRunByCheckRun(tx, p.check_run.id)) ?? (Number.isInteger(external) && external > 0 ? await getRun(tx, external) : undefined);
-        if (!previous || previous.repositoryId !== ref.repositoryId || previous.kind !== 'check') return { kind: 'ignored', reason: 'not a check run of this App' };
+        const previous =
+          (await findRunByCheckRun(tx, p.check_run.id)) ??
+          (Number.isInteger(external) && external > 0 ? await getRun(tx, external) : undefined);
+        if (!previous || previous.repositoryId !== ref.repositoryId || previous.kind !== 'check')
+          return { kind: 'ignored', reason: 'not a check run of this App' };
         return rerun(tx, queue, previous, p.check_run.head_sha, event.id);
       });
     },
@@ -163,18 +256,32 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       const actor = p.sender;
       if (p.comment.user.type === 'Bot' || actor.type === 'Bot') return { kind: 'ignored', reason: 'written by a bot' };
       const body = p.comment.body ?? '';
-      const command = p.action === 'edited' ? commandOnEdit(body, p.changes?.body?.from) : p.action === 'created' ? parseCommand(body) : null;
+      const command =
+        p.action === 'edited'
+          ? commandOnEdit(body, p.changes?.body?.from)
+          : p.action === 'created'
+            ? parseCommand(body)
+            : null;
       if (command === null) return { kind: 'ignored', reason: 'no new /consort command' };
-      if (COMMAND_OWNER[command.kind] !== 'app') return { kind: 'ignored', reason: `\`${describeCommand(command)}\` is answered by the Action` };
+      if (COMMAND_OWNER[command.kind] !== 'app')
+        return { kind: 'ignored', reason: `\`${describeCommand(command)}\` is answered by the Action` };
       const ref = repoRef(p);
       return once(event, p.action, ref.repositoryId, async (tx) => {
-        await queue.sendQuick({
-          kind: 'command',
-          command: {
-            deliveryId: event.id, ...ref, pr: p.issue.number, commentId: p.comment.id, author: actor.login,
-            writtenAt: p.action === 'edited' ? p.comment.updated_at : p.comment.created_at, command,
+        await queue.sendQuick(
+          {
+            kind: 'command',
+            command: {
+              deliveryId: event.id,
+              ...ref,
+              pr: p.issue.number,
+              commentId: p.comment.id,
+              author: actor.login,
+              writtenAt: p.action === 'edited' ? p.comment.updated_at : p.comment.created_at,
+              command,
+            },
           },
-        }, tx);
+          tx,
+        );
         return { kind: 'enqueued', job: 'command' };
       });
     },

@@ -16,9 +16,17 @@ export function namespacedProvider(inner: BranchProvider, namespace: string): Br
   const outer = (name: string): string => (name === ROOT_BRANCH ? name : `${prefix}${name}`);
   const mine = (name: string): boolean => name === ROOT_BRANCH || name.startsWith(prefix);
   const local = (name: string): string => (name === ROOT_BRANCH ? name : name.slice(prefix.length));
-  const record = (r: BranchRecord): BranchRecord => ({ ...r, name: local(r.name), parent: r.parent === null ? null : local(r.parent) });
+  const record = (r: BranchRecord): BranchRecord => ({
+    ...r,
+    name: local(r.name),
+    parent: r.parent === null ? null : local(r.parent),
+  });
   const options = (o: CreateBranchOptions): CreateBranchOptions => {
-    if (o.name === ROOT_BRANCH) throw new ConsortError('invalid-input', `"${ROOT_BRANCH}" is the project's default branch; Consort never creates it.`);
+    if (o.name === ROOT_BRANCH)
+      throw new ConsortError(
+        'invalid-input',
+        `"${ROOT_BRANCH}" is the project's default branch; Consort never creates it.`,
+      );
     return { ...o, name: outer(o.name), ...(o.parent !== undefined ? { parent: outer(o.parent) } : {}) };
   };
   const provider: BranchProvider = {
@@ -40,7 +48,11 @@ export function namespacedProvider(inner: BranchProvider, namespace: string): Br
     // The service's gc sweeps the whole project; report only this repository's part of it.
     gc: async (now) => {
       const r = await inner.gc(now);
-      return { deleted: r.deleted.filter(mine).map(local), repaired: r.repaired, kept: r.kept.filter((k) => mine(k.name)).map((k) => ({ ...k, name: local(k.name) })) };
+      return {
+        deleted: r.deleted.filter(mine).map(local),
+        repaired: r.repaired,
+        kept: r.kept.filter((k) => mine(k.name)).map((k) => ({ ...k, name: local(k.name) })),
+      };
     },
     // Shared by every repository of the project: closed once, by the App.
     close: async () => undefined,

@@ -20,28 +20,49 @@ export interface OctokitPolicy {
   maxRateLimitWaitSeconds: number;
 }
 
-export const DEFAULT_OCTOKIT_POLICY: OctokitPolicy = { retries: 3, retryAfterBaseMs: 1_000, rateLimitRetries: 2, maxRateLimitWaitSeconds: 120 };
+export const DEFAULT_OCTOKIT_POLICY: OctokitPolicy = {
+  retries: 3,
+  retryAfterBaseMs: 1_000,
+  rateLimitRetries: 2,
+  maxRateLimitWaitSeconds: 120,
+};
 
 type Options = ConstructorParameters<typeof ProbotOctokit>[0];
-interface RequestOptions { method?: string; url?: string }
+interface RequestOptions {
+  method?: string;
+  url?: string;
+}
 
 /** Whether to wait `retryAfter` seconds and retry a rate-limited request (pure, for tests). */
 export function retryRateLimited(policy: OctokitPolicy, retryAfter: number, retryCount: number): boolean {
   return retryCount < policy.rateLimitRetries && retryAfter <= policy.maxRateLimitWaitSeconds;
 }
 
-export function consortOctokit(log: AppLog, policy: OctokitPolicy = DEFAULT_OCTOKIT_POLICY, base: typeof ProbotOctokit = ProbotOctokit): typeof ProbotOctokit {
-  const onLimit = (kind: string) => (retryAfter: number, options: RequestOptions, _octokit: unknown, retryCount: number): boolean => {
-    const retry = retryRateLimited(policy, retryAfter, retryCount);
-    log.warn(`GitHub ${kind} rate limit${retry ? `: retrying in ${retryAfter} s` : ': giving up on this call'}`, {
-      ...callFields(), request: `${options.method ?? '?'} ${options.url ?? '?'}`, retryAfter, retryCount,
-    });
-    return retry;
-  };
+export function consortOctokit(
+  log: AppLog,
+  policy: OctokitPolicy = DEFAULT_OCTOKIT_POLICY,
+  base: typeof ProbotOctokit = ProbotOctokit,
+): typeof ProbotOctokit {
+  const onLimit =
+    (kind: string) =>
+    (retryAfter: number, options: RequestOptions, _octokit: unknown, retryCount: number): boolean => {
+      const retry = retryRateLimited(policy, retryAfter, retryCount);
+      log.warn(`GitHub ${kind} rate limit${retry ? `: retrying in ${retryAfter} s` : ': giving up on this call'}`, {
+        ...callFields(),
+        request: `${options.method ?? '?'} ${options.url ?? '?'}`,
+        retryAfter,
+        retryCount,
+      });
+      return retry;
+    };
   // A function, so it is applied to every instance Probot creates (installation clients included).
   return base.defaults((options: Options = {}) => ({
     ...options,
-    retry: { ...(options as { retry?: object }).retry, retries: policy.retries, retryAfterBaseValue: policy.retryAfterBaseMs },
+    retry: {
+      ...(options as { retry?: object }).retry,
+      retries: policy.retries,
+      retryAfterBaseValue: policy.retryAfterBaseMs,
+    },
     throttle: { ...options.throttle, onRateLimit: onLimit('primary'), onSecondaryRateLimit: onLimit('secondary') },
   }));
 }

@@ -7,7 +7,12 @@ import { z } from 'zod';
 
 const Sha = z.string().regex(/^[0-9a-f]{40}$/, { error: 'expected a 40-character commit SHA' });
 const Installation = z.object({ id: z.number().int().positive() });
-const Repository = z.object({ id: z.number().int().positive(), name: z.string(), full_name: z.string(), owner: z.object({ login: z.string() }) });
+const Repository = z.object({
+  id: z.number().int().positive(),
+  name: z.string(),
+  full_name: z.string(),
+  owner: z.object({ login: z.string() }),
+});
 const User = z.object({ login: z.string(), type: z.string() });
 
 export const PullRequestPayload = z.object({
@@ -56,7 +61,13 @@ export const IssueCommentPayload = z.object({
   installation: Installation,
   repository: Repository,
   issue: z.object({ number: z.number().int().positive(), pull_request: z.object({ url: z.string() }).nullish() }),
-  comment: z.object({ id: z.number().int().positive(), body: z.string().nullable(), user: User, created_at: z.string(), updated_at: z.string() }),
+  comment: z.object({
+    id: z.number().int().positive(),
+    body: z.string().nullable(),
+    user: User,
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
   changes: z.object({ body: z.object({ from: z.string() }).optional() }).optional(),
   /** Who did this: the comment's author when it was created, whoever edited it for an edit. */
   sender: User,
@@ -69,5 +80,8 @@ export function isFork(pr: PullRequestPayload['pull_request']): boolean {
 }
 
 export const repoRef = (p: { installation: { id: number }; repository: z.infer<typeof Repository> }) => ({
-  repositoryId: p.repository.id, installationId: p.installation.id, owner: p.repository.owner.login, repo: p.repository.name,
+  repositoryId: p.repository.id,
+  installationId: p.installation.id,
+  owner: p.repository.owner.login,
+  repo: p.repository.name,
 });

@@ -45,15 +45,27 @@ export async function promote(input: PromoteInput): Promise<PromoteOutcome> {
   let result;
   try {
     result = await applyMigrations({
-      databaseUrl: url, dir: input.dir, relativeTo: input.relativeTo, direction: 'up', migrationsTable: input.migrationsTable,
-      ...(input.engine ? { engine: input.engine } : {}), ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+      databaseUrl: url,
+      dir: input.dir,
+      relativeTo: input.relativeTo,
+      direction: 'up',
+      migrationsTable: input.migrationsTable,
+      ...(input.engine ? { engine: input.engine } : {}),
+      ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
     });
   } catch (e) {
     if (!(e instanceof ConsortError)) throw e;
     return { kind: 'failed', snapshot, applied: [], migration: '(none)', error: e.message };
   }
   const applied = result.applied.map((m) => m.name);
-  if (!result.ok) return { kind: 'failed', snapshot, applied, migration: result.failed.file ?? result.failed.name ?? 'a migration', error: result.failed.error.message };
+  if (!result.ok)
+    return {
+      kind: 'failed',
+      snapshot,
+      applied,
+      migration: result.failed.file ?? result.failed.name ?? 'a migration',
+      error: result.failed.error.message,
+    };
   await input.provider.delete(snapshot, { recursive: true });
   return { kind: 'promoted', snapshot, applied };
 }
@@ -76,7 +88,10 @@ export function promoteComment(outcome: PromoteOutcome, ctx: PromoteContext): st
         : `### ✅ Consort promoted ${outcome.applied.length} migration(s) to ${parent}\n\n${outcome.applied.map((n) => `- ${mdCode(n)}`).join('\n')}\n\nThe pre-migration snapshot was deleted.`;
     case 'failed': {
       const snap = shellQuote(outcome.snapshot);
-      const done = outcome.applied.length === 0 ? 'No migration was applied.' : `Applied before the failure: ${outcome.applied.map(mdCode).join(', ')}.`;
+      const done =
+        outcome.applied.length === 0
+          ? 'No migration was applied.'
+          : `Applied before the failure: ${outcome.applied.map(mdCode).join(', ')}.`;
       return [
         `### ❌ Consort could not promote the migrations to ${parent}`,
         '',

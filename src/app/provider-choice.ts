@@ -33,18 +33,30 @@ export function parseProviderOffer(env: NodeJS.ProcessEnv): ProviderOffer {
   const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
   const fallbackRaw = env.CONSORT_PROVIDER?.trim() || undefined;
   if (fallbackRaw !== undefined && !isProvider(fallbackRaw)) {
-    throw new ConsortError('config', `CONSORT_PROVIDER "${fallbackRaw}" is not a provider.`, { hint: `Use one of: ${APP_PROVIDERS.join(', ')}.` });
+    throw new ConsortError('config', `CONSORT_PROVIDER "${fallbackRaw}" is not a provider.`, {
+      hint: `Use one of: ${APP_PROVIDERS.join(', ')}.`,
+    });
   }
   let offered: ProviderName[];
-  const listed = env.CONSORT_APP_PROVIDERS?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  const listed =
+    env.CONSORT_APP_PROVIDERS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) ?? [];
   if (listed.length > 0) {
     const unknown = listed.filter((p) => !isProvider(p));
-    if (unknown.length > 0) throw new ConsortError('config', `CONSORT_APP_PROVIDERS names unknown provider(s): ${unknown.join(', ')}.`, { hint: `Use a comma list of: ${APP_PROVIDERS.join(', ')}.` });
+    if (unknown.length > 0)
+      throw new ConsortError('config', `CONSORT_APP_PROVIDERS names unknown provider(s): ${unknown.join(', ')}.`, {
+        hint: `Use a comma list of: ${APP_PROVIDERS.join(', ')}.`,
+      });
     offered = [...new Set(listed as ProviderName[])];
     if (fallbackRaw !== undefined && !offered.includes(fallbackRaw)) {
-      throw new ConsortError('config', `CONSORT_PROVIDER is ${fallbackRaw}, which CONSORT_APP_PROVIDERS (${offered.join(', ')}) does not offer.`, {
-        hint: 'Add it to CONSORT_APP_PROVIDERS, or set CONSORT_PROVIDER to one of them.',
-      });
+      throw new ConsortError(
+        'config',
+        `CONSORT_PROVIDER is ${fallbackRaw}, which CONSORT_APP_PROVIDERS (${offered.join(', ')}) does not offer.`,
+        {
+          hint: 'Add it to CONSORT_APP_PROVIDERS, or set CONSORT_PROVIDER to one of them.',
+        },
+      );
     }
   } else {
     offered = [fallbackRaw ?? 'local'];
@@ -55,7 +67,10 @@ export function parseProviderOffer(env: NodeJS.ProcessEnv): ProviderOffer {
   }
   const fallback = fallbackRaw ?? offered[0]!;
   if (offered.includes('postgres') && !set('CONSORT_POSTGRES_URL')) {
-    throw new ConsortError('config', 'The postgres provider needs CONSORT_POSTGRES_URL (an admin URL of the server branches live on).');
+    throw new ConsortError(
+      'config',
+      'The postgres provider needs CONSORT_POSTGRES_URL (an admin URL of the server branches live on).',
+    );
   }
   return {
     offered: [fallback, ...offered.filter((p) => p !== fallback)],
@@ -69,12 +84,16 @@ export function parseProviderOffer(env: NodeJS.ProcessEnv): ProviderOffer {
 export type ProviderDecision = { ok: true; provider: ProviderName } | { ok: false; message: string };
 
 /** The provider for a repository that asked for `requested` (undefined: it did not say). */
-export function chooseProvider(offer: Pick<ProviderOffer, 'offered' | 'fallback'>, requested: ProviderName | undefined): ProviderDecision {
+export function chooseProvider(
+  offer: Pick<ProviderOffer, 'offered' | 'fallback'>,
+  requested: ProviderName | undefined,
+): ProviderDecision {
   if (requested === undefined) return { ok: true, provider: offer.fallback };
   if (offer.offered.includes(requested)) return { ok: true, provider: requested };
   return {
     ok: false,
-    message: `This repository's configuration asks for database.provider "${requested}", which this Consort App does not offer (it offers: ${offer.offered.join(', ')}). ` +
+    message:
+      `This repository's configuration asks for database.provider "${requested}", which this Consort App does not offer (it offers: ${offer.offered.join(', ')}). ` +
       `Set database.provider to one of those, or remove it to use "${offer.fallback}"; the App's operator can offer more with CONSORT_APP_PROVIDERS and the provider's credentials (docs/app.md).`,
   };
 }
@@ -88,6 +107,7 @@ export async function requestedProvider(workspace: string, source: string | null
   if (source === null) return undefined;
   const raw: unknown = parse(await readFile(path.resolve(workspace, source), 'utf8'));
   const database = typeof raw === 'object' && raw !== null && 'database' in raw ? raw.database : undefined;
-  const provider = typeof database === 'object' && database !== null && 'provider' in database ? database.provider : undefined;
+  const provider =
+    typeof database === 'object' && database !== null && 'provider' in database ? database.provider : undefined;
   return typeof provider === 'string' && isProvider(provider) ? provider : undefined;
 }

@@ -46,7 +46,9 @@ export function repoProviders(settings: RepoProviderSettings): RepoProviders {
       const { reflink, reason } = await supportsReflink(path.join(settings.dataDir, 'pgdata'));
       return { clone: reflink, reason };
     }
-    return settings.clone ? { clone: true, reason: 'file_copy_method = clone (requested)' } : { clone: false, reason: 'full copies (CONSORT_POSTGRES_CLONE=1 for clones)' };
+    return settings.clone
+      ? { clone: true, reason: 'file_copy_method = clone (requested)' }
+      : { clone: false, reason: 'full copies (CONSORT_POSTGRES_CLONE=1 for clones)' };
   };
   return {
     async forRepository(repositoryId) {
@@ -54,8 +56,12 @@ export function repoProviders(settings: RepoProviderSettings): RepoProviders {
       if (!provider) {
         const namespace = repositoryNamespace(repositoryId);
         provider = new TemplateBranchProvider({
-          provider: settings.provider, adminUrl: settings.adminUrl, namespace, databasePrefix: `${namespace}_`,
-          catalogDatabase: POSTGRES_CATALOG_DATABASE, cloneMode,
+          provider: settings.provider,
+          adminUrl: settings.adminUrl,
+          namespace,
+          databasePrefix: `${namespace}_`,
+          catalogDatabase: POSTGRES_CATALOG_DATABASE,
+          cloneMode,
         });
         cache.set(repositoryId, provider);
       }
@@ -87,7 +93,10 @@ export function appProviders(settings: AppProviderSettings): RepoProviders {
     choose: (requested) => chooseProvider(settings, requested),
     offered: () => [...settings.offered],
     async forRepository(repositoryId, name = settings.fallback) {
-      if (!settings.offered.includes(name)) throw new ConsortError('config', `This Consort App does not offer the ${name} provider.`, { hint: 'See docs/app.md, CONSORT_APP_PROVIDERS.' });
+      if (!settings.offered.includes(name))
+        throw new ConsortError('config', `This Consort App does not offer the ${name} provider.`, {
+          hint: 'See docs/app.md, CONSORT_APP_PROVIDERS.',
+        });
       if (name === 'local' || name === 'postgres') {
         const server = settings.servers[name];
         if (!server) throw new ConsortError('internal', `The ${name} provider is offered but not set up.`);
@@ -102,7 +111,10 @@ export function appProviders(settings: AppProviderSettings): RepoProviders {
     },
     async close() {
       cache.clear();
-      await Promise.all([...Object.values(settings.servers).map((s) => s.close()), ...Object.values(settings.cloud).map((c) => c.close())]);
+      await Promise.all([
+        ...Object.values(settings.servers).map((s) => s.close()),
+        ...Object.values(settings.cloud).map((c) => c.close()),
+      ]);
     },
   };
 }
@@ -114,7 +126,9 @@ export function appProviders(settings: AppProviderSettings): RepoProviders {
 export function cancellable(provider: BranchProvider, signal: AbortSignal): BranchProvider {
   const guard = (): void => {
     if (signal.aborted) {
-      throw new ConsortError('internal', `cancelled: ${String(signal.reason ?? 'superseded')}`, { hint: 'A newer run of this pull request took over.' });
+      throw new ConsortError('internal', `cancelled: ${String(signal.reason ?? 'superseded')}`, {
+        hint: 'A newer run of this pull request took over.',
+      });
     }
   };
   return {
@@ -140,8 +154,12 @@ export function cancellable(provider: BranchProvider, signal: AbortSignal): Bran
 }
 
 /** The provider a repository's configuration (in `workspace`, read from `source`) chooses, if the App offers it. */
-export async function configuredProvider(providers: RepoProviders, repositoryId: number, workspace: string, source: string | null)
-  : Promise<{ ok: true; provider: BranchProvider } | { ok: false; message: string }> {
+export async function configuredProvider(
+  providers: RepoProviders,
+  repositoryId: number,
+  workspace: string,
+  source: string | null,
+): Promise<{ ok: true; provider: BranchProvider } | { ok: false; message: string }> {
   const decision = providers.choose?.(await requestedProvider(workspace, source));
   if (decision && !decision.ok) return decision;
   return { ok: true, provider: await providers.forRepository(repositoryId, decision?.provider) };

@@ -40,7 +40,12 @@ export const QuickJob = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('announce'), runId: z.number().int().positive() }),
   z.object({ kind: z.literal('command'), command: CommandJob }),
   /** Index the TDD lane's records at a pull request's head for the dashboard (only when the dashboard is on). */
-  z.object({ kind: z.literal('index'), repositoryId: z.number().int(), pr: z.number().int().positive(), headSha: z.string() }),
+  z.object({
+    kind: z.literal('index'),
+    repositoryId: z.number().int(),
+    pr: z.number().int().positive(),
+    headSha: z.string(),
+  }),
 ]);
 export type QuickJob = z.infer<typeof QuickJob>;
 export const RunJob = z.object({ runId: z.number().int().positive() });
@@ -101,13 +106,33 @@ const executor = (tx: SqlExecutor): PgBoss.Db => ({ executeSql: (text, values) =
 
 export async function startQueue(settings: QueueSettings): Promise<QueueRuntime> {
   const boss = new PgBoss({
-    connectionString: settings.url, schema: 'pgboss', max: 4, application_name: 'consort-app-queue',
-    ...(settings.maintenanceSeconds ? { maintenanceIntervalSeconds: settings.maintenanceSeconds, monitorStateIntervalSeconds: settings.maintenanceSeconds } : {}),
+    connectionString: settings.url,
+    schema: 'pgboss',
+    max: 4,
+    application_name: 'consort-app-queue',
+    ...(settings.maintenanceSeconds
+      ? {
+          maintenanceIntervalSeconds: settings.maintenanceSeconds,
+          monitorStateIntervalSeconds: settings.maintenanceSeconds,
+        }
+      : {}),
   });
   boss.on('error', (e: Error) => settings.onError?.(e));
   await boss.start();
-  await ensureQueue(boss, { name: QUEUES.quick, retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 300 });
-  await ensureQueue(boss, { name: QUEUES.run, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: settings.runExpireSeconds });
+  await ensureQueue(boss, {
+    name: QUEUES.quick,
+    retryLimit: 5,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 300,
+  });
+  await ensureQueue(boss, {
+    name: QUEUES.run,
+    retryLimit: 10,
+    retryDelay: 5,
+    retryBackoff: true,
+    expireInSeconds: settings.runExpireSeconds,
+  });
   await ensureQueue(boss, { name: QUEUES.sweep, retryLimit: 0, expireInSeconds: 600 });
   const workers: string[] = [];
   const polling = settings.pollingSeconds ?? 2;
@@ -125,25 +150,56 @@ export async function startQueue(settings: QueueSettings): Promise<QueueRuntime>
     },
     async startWorkers(handlers) {
       // Every failure is told (and so logged) before pg-boss retries it, or gives up on the job.
-      const guarded = <T>(queue: string, parse: (data: unknown) => T, handle: (job: T) => Promise<void>) =>
+      const guarded =
+        <T>(queue: string, parse: (data: unknown) => T, handle: (job: T) => Promise<void>) =>
         async ([job]: PgBoss.JobWithMetadata<unknown>[]): Promise<void> => {
           if (!job) return;
           try {
             await handle(parse(job.data));
           } catch (e) {
             const attempt = job.retryCount + 1;
-            settings.onJobFailed?.({ queue, jobId: job.id, data: job.data, attempt, attempts: job.retryLimit + 1, final: attempt > job.retryLimit }, e);
+            settings.onJobFailed?.(
+              {
+                queue,
+                jobId: job.id,
+                data: job.data,
+                attempt,
+                attempts: job.retryLimit + 1,
+                final: attempt > job.retryLimit,
+              },
+              e,
+            );
             throw e;
           }
         };
       // pg-boss 10 runs one job at a time per worker, so concurrency is the number of workers.
       for (let i = 0; i < settings.quickConcurrency; i++) {
-        workers.push(await boss.work(QUEUES.quick, { pollingIntervalSeconds: polling, includeMetadata: true }, guarded(QUEUES.quick, (d) => QuickJob.parse(d), handlers.quick)));
+        workers.push(
+          await boss.work(
+            QUEUES.quick,
+            { pollingIntervalSeconds: polling, includeMetadata: true },
+            guarded(QUEUES.quick, (d) => QuickJob.parse(d), handlers.quick),
+          ),
+        );
       }
       for (let i = 0; i < settings.runConcurrency; i++) {
-        workers.push(await boss.work(QUEUES.run, { pollingIntervalSeconds: polling, includeMetadata: true }, guarded(QUEUES.run, (d) => RunJob.parse(d), handlers.run)));
+        workers.push(
+          await boss.work(
+            QUEUES.run,
+            { pollingIntervalSeconds: polling, includeMetadata: true },
+            guarded(QUEUES.run, (d) => RunJob.parse(d), handlers.run),
+          ),
+        );
       }
-      await boss.work(QUEUES.sweep, { pollingIntervalSeconds: Math.max(polling, 5), includeMetadata: true }, guarded(QUEUES.sweep, () => undefined, () => handlers.sweep()));
+      await boss.work(
+        QUEUES.sweep,
+        { pollingIntervalSeconds: Math.max(polling, 5), includeMetadata: true },
+        guarded(
+          QUEUES.sweep,
+          () => undefined,
+          () => handlers.sweep(),
+        ),
+      );
       await boss.schedule(QUEUES.sweep, settings.sweepCron);
     },
     async stop(options = {}) {
@@ -154,7 +210,8 @@ export async function startQueue(settings: QueueSettings): Promise<QueueRuntime>
 
 async function ensureQueue(boss: PgBoss, queue: PgBoss.Queue): Promise<void> {
   if (await boss.getQueue(queue.name)) await boss.updateQueue(queue.name, queue);
-  else await boss.createQueue(queue.name, queue).catch(async (e: unknown) => {
-    if (!(await boss.getQueue(queue.name))) throw e; // created by another process meanwhile
-  });
+  else
+    await boss.createQueue(queue.name, queue).catch(async (e: unknown) => {
+      if (!(await boss.getQueue(queue.name))) throw e; // created by another process meanwhile
+    });
 }

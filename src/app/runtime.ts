@@ -47,7 +47,12 @@ export interface AppRuntime {
 
 export function jobHandlers(deps: JobDeps): QueueHandlers {
   return {
-    quick: (job) => (job.kind === 'announce' ? handleAnnounce(deps, job) : job.kind === 'index' ? handleIndex(deps, job) : handleCommand(deps, job.command)),
+    quick: (job) =>
+      job.kind === 'announce'
+        ? handleAnnounce(deps, job)
+        : job.kind === 'index'
+          ? handleIndex(deps, job)
+          : handleCommand(deps, job.command),
     run: (job) => handleRunJob(deps, job),
     sweep: () => sweepAll(deps),
   };
@@ -55,10 +60,20 @@ export function jobHandlers(deps: JobDeps): QueueHandlers {
 
 /** A failed job, with what it was for; the last attempt says that the queue gives up on it. */
 function logJobFailure(log: AppLog, f: JobFailure, error: unknown): void {
-  const data = (typeof f.data === 'object' && f.data !== null ? f.data : {}) as { kind?: string; runId?: number; command?: { deliveryId?: string } };
+  const data = (typeof f.data === 'object' && f.data !== null ? f.data : {}) as {
+    kind?: string;
+    runId?: number;
+    command?: { deliveryId?: string };
+  };
   const fields = {
-    queue: f.queue, job: f.jobId, ...(data.kind ? { kind: data.kind } : {}), ...(data.runId !== undefined ? { runId: data.runId } : {}),
-    ...(data.command?.deliveryId ? { delivery: data.command.deliveryId } : {}), attempt: f.attempt, attempts: f.attempts, error: error instanceof Error ? error.message : String(error),
+    queue: f.queue,
+    job: f.jobId,
+    ...(data.kind ? { kind: data.kind } : {}),
+    ...(data.runId !== undefined ? { runId: data.runId } : {}),
+    ...(data.command?.deliveryId ? { delivery: data.command.deliveryId } : {}),
+    attempt: f.attempt,
+    attempts: f.attempts,
+    error: error instanceof Error ? error.message : String(error),
   };
   if (f.final) log.error(`job gave up after ${f.attempts} attempts`, fields);
   else log.warn(`job failed (attempt ${f.attempt} of ${f.attempts}); the queue retries it`, fields);
@@ -66,11 +81,15 @@ function logJobFailure(log: AppLog, f: JobFailure, error: unknown): void {
 
 export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime> {
   await migrateStore(options.storeUrl);
-  const store = openStore(options.storeUrl, { max: options.queue.runConcurrency * 2 + options.queue.quickConcurrency + 4 });
+  const store = openStore(options.storeUrl, {
+    max: options.queue.runConcurrency * 2 + options.queue.quickConcurrency + 4,
+  });
   let queue: QueueRuntime;
   try {
     queue = await startQueue({
-      ...options.queue, url: options.storeUrl, onError: (e) => options.log.error('queue error', { error: e.message }),
+      ...options.queue,
+      url: options.storeUrl,
+      onError: (e) => options.log.error('queue error', { error: e.message }),
       onJobFailed: (f, e) => logJobFailure(options.log, f, e),
     });
   } catch (e) {
@@ -78,7 +97,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime>
     throw e;
   }
   const deps: JobDeps = {
-    store, queue, github: options.github, providers: options.providers, lane: options.lane ?? runCheck, settings: options.jobs, log: options.log,
+    store,
+    queue,
+    github: options.github,
+    providers: options.providers,
+    lane: options.lane ?? runCheck,
+    settings: options.jobs,
+    log: options.log,
     ...(options.records ? { records: options.records } : {}),
   };
   if (options.workers !== false) await queue.startWorkers(jobHandlers(deps));
@@ -88,7 +113,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime>
     queue,
     intake: createIntake(store, queue, { indexRecords: options.records !== undefined }),
     deps,
-    healthy: () => store.pool.query('SELECT 1').then(() => true, () => false),
+    healthy: () =>
+      store.pool.query('SELECT 1').then(
+        () => true,
+        () => false,
+      ),
     async stop(stopOptions = {}) {
       if (stopped) return;
       stopped = true;

@@ -12,14 +12,28 @@ import type { ProviderName } from '../ports/branch-provider.js';
 import { resolveGitHubHost, type GitHubHost } from './github-host.js';
 import { APP_PROVIDERS, parseProviderOffer, type ProviderOffer } from './provider-choice.js';
 
-const flag = z.enum(['0', '1', 'true', 'false', '']).optional().transform((v) => v === '1' || v === 'true');
-const int = (fallback: number, min = 1) => z.coerce.number().int().min(min).optional().transform((v) => v ?? fallback);
+const flag = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true');
+const int = (fallback: number, min = 1) =>
+  z.coerce
+    .number()
+    .int()
+    .min(min)
+    .optional()
+    .transform((v) => v ?? fallback);
 
 const Env = z.object({
-  APP_ID: z.string({ error: 'APP_ID is not set (the App ID from its settings page)' }).regex(/^\d+$/, { error: 'APP_ID must be a number' }),
+  APP_ID: z
+    .string({ error: 'APP_ID is not set (the App ID from its settings page)' })
+    .regex(/^\d+$/, { error: 'APP_ID must be a number' }),
   PRIVATE_KEY: z.string().min(1).optional(),
   PRIVATE_KEY_PATH: z.string().min(1).optional(),
-  WEBHOOK_SECRET: z.string({ error: 'WEBHOOK_SECRET is not set: the App verifies every webhook signature and will not start without a secret' })
+  WEBHOOK_SECRET: z
+    .string({
+      error: 'WEBHOOK_SECRET is not set: the App verifies every webhook signature and will not start without a secret',
+    })
     .min(8, { error: 'WEBHOOK_SECRET must be at least 8 characters' })
     .refine((s) => s !== 'development', { error: 'WEBHOOK_SECRET must not be "development" (Probot\'s placeholder)' }),
   WEBHOOK_PATH: z.string().startsWith('/').optional(),
@@ -29,11 +43,19 @@ const Env = z.object({
   GHE_HOST: z.string().min(1).optional(),
   GHE_PROTOCOL: z.enum(['http', 'https'], { error: 'GHE_PROTOCOL must be http or https' }).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, { error: 'DATABASE_URL must be a postgres:// URL' }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { error: 'DATABASE_URL must be a postgres:// URL' })
+    .optional(),
   CONSORT_APP_DATA_DIR: z.string().min(1).optional(),
-  CONSORT_PROVIDER: z.enum(APP_PROVIDERS, { error: `CONSORT_PROVIDER must be one of: ${APP_PROVIDERS.join(', ')}` }).optional(),
+  CONSORT_PROVIDER: z
+    .enum(APP_PROVIDERS, { error: `CONSORT_PROVIDER must be one of: ${APP_PROVIDERS.join(', ')}` })
+    .optional(),
   CONSORT_APP_PROVIDERS: z.string().optional(),
-  CONSORT_POSTGRES_URL: z.string().regex(/^postgres(ql)?:\/\//).optional(),
+  CONSORT_POSTGRES_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//)
+    .optional(),
   CONSORT_POSTGRES_CLONE: flag,
   CONSORT_APP_PROMOTE: flag,
   CONSORT_APP_CHECK_CONCURRENCY: int(2),
@@ -46,8 +68,13 @@ const Env = z.object({
   // The dashboard (docs/app.md, "Dashboard"): the App's OAuth credentials, where people reach it, the session key.
   GITHUB_CLIENT_ID: z.string().min(1).optional(),
   GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
-  CONSORT_DASHBOARD_URL: z.url({ error: 'CONSORT_DASHBOARD_URL must be the URL people open, like https://consort.example.com' }).optional(),
-  CONSORT_DASHBOARD_SECRET: z.string().min(32, { error: 'CONSORT_DASHBOARD_SECRET must be at least 32 characters (it seals the session cookies)' }).optional(),
+  CONSORT_DASHBOARD_URL: z
+    .url({ error: 'CONSORT_DASHBOARD_URL must be the URL people open, like https://consort.example.com' })
+    .optional(),
+  CONSORT_DASHBOARD_SECRET: z
+    .string()
+    .min(32, { error: 'CONSORT_DASHBOARD_SECRET must be at least 32 characters (it seals the session cookies)' })
+    .optional(),
 });
 
 /** The App's `/dashboard` (off unless all four variables are set). */
@@ -101,28 +128,50 @@ function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): s
     try {
       return read(env.PRIVATE_KEY_PATH);
     } catch (e) {
-      throw new ConsortError('config', `Cannot read PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as Error).message}`, { cause: e });
+      throw new ConsortError(
+        'config',
+        `Cannot read PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as Error).message}`,
+        { cause: e },
+      );
     }
   }
-  throw new ConsortError('config', 'Neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set.', { hint: 'Download the private key from the App\'s settings page and point PRIVATE_KEY_PATH at it.' });
+  throw new ConsortError('config', 'Neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set.', {
+    hint: "Download the private key from the App's settings page and point PRIVATE_KEY_PATH at it.",
+  });
 }
 
-export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) => string = (f) => readFileSync(f, 'utf8')): AppSettings {
+export function parseAppSettings(
+  raw: NodeJS.ProcessEnv,
+  read: (file: string) => string = (f) => readFileSync(f, 'utf8'),
+): AppSettings {
   // '' from an empty `VAR=` line means "not set", as for the Action's inputs.
   const parsed = Env.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
   if (!parsed.success) {
-    throw new ConsortError('config', `The App's settings are invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`, {
-      hint: 'Set them in the environment (or a .env file your process manager loads); README.md, "GitHub App", lists every variable.',
-    });
+    throw new ConsortError(
+      'config',
+      `The App's settings are invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      {
+        hint: 'Set them in the environment (or a .env file your process manager loads); README.md, "GitHub App", lists every variable.',
+      },
+    );
   }
   const env = parsed.data;
   const offer = parseProviderOffer(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
   const github = resolveGitHubHost(env);
-  const dashboardVars = [env.GITHUB_CLIENT_ID, env.GITHUB_CLIENT_SECRET, env.CONSORT_DASHBOARD_URL, env.CONSORT_DASHBOARD_SECRET];
+  const dashboardVars = [
+    env.GITHUB_CLIENT_ID,
+    env.GITHUB_CLIENT_SECRET,
+    env.CONSORT_DASHBOARD_URL,
+    env.CONSORT_DASHBOARD_SECRET,
+  ];
   if (dashboardVars.some((v) => v !== undefined) && dashboardVars.some((v) => v === undefined)) {
-    throw new ConsortError('config', 'The dashboard needs all of GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, CONSORT_DASHBOARD_URL and CONSORT_DASHBOARD_SECRET; some are missing.', {
-      hint: 'Set the four together (docs/app.md, "Dashboard"), or none to run the App without its dashboard.',
-    });
+    throw new ConsortError(
+      'config',
+      'The dashboard needs all of GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, CONSORT_DASHBOARD_URL and CONSORT_DASHBOARD_SECRET; some are missing.',
+      {
+        hint: 'Set the four together (docs/app.md, "Dashboard"), or none to run the App without its dashboard.',
+      },
+    );
   }
   return {
     appId: Number(env.APP_ID),
@@ -147,10 +196,19 @@ export function parseAppSettings(raw: NodeJS.ProcessEnv, read: (file: string) =>
     runExpireSeconds: env.CONSORT_APP_RUN_EXPIRE_SECONDS,
     sweepCron: env.CONSORT_APP_SWEEP_CRON ?? '*/2 * * * *',
     maxTarballBytes: env.CONSORT_APP_MAX_TARBALL_MB * 1024 * 1024,
-    suiteEnvNames: (env.CONSORT_APP_SUITE_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    dashboard: env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET && env.CONSORT_DASHBOARD_URL && env.CONSORT_DASHBOARD_SECRET
-      ? { clientId: env.GITHUB_CLIENT_ID, clientSecret: env.GITHUB_CLIENT_SECRET, publicUrl: new URL(env.CONSORT_DASHBOARD_URL).origin, sessionSecret: env.CONSORT_DASHBOARD_SECRET }
-      : null,
+    suiteEnvNames: (env.CONSORT_APP_SUITE_ENV ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    dashboard:
+      env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET && env.CONSORT_DASHBOARD_URL && env.CONSORT_DASHBOARD_SECRET
+        ? {
+            clientId: env.GITHUB_CLIENT_ID,
+            clientSecret: env.GITHUB_CLIENT_SECRET,
+            publicUrl: new URL(env.CONSORT_DASHBOARD_URL).origin,
+            sessionSecret: env.CONSORT_DASHBOARD_SECRET,
+          }
+        : null,
   };
 }
 
@@ -160,7 +218,9 @@ const SUITE_BASICS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGU
 export function suiteEnvironment(processEnv: NodeJS.ProcessEnv, extra: readonly string[] = []): NodeJS.ProcessEnv {
   const allowed = (key: string): boolean => SUITE_BASICS.includes(key) || key.startsWith('LC_') || extra.includes(key);
   // The lane lays this over the App's own environment, so every other variable is removed explicitly.
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.keys(processEnv).map((k) => [k, allowed(k) ? processEnv[k] : undefined]));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.keys(processEnv).map((k) => [k, allowed(k) ? processEnv[k] : undefined]),
+  );
   env.CI = 'true';
   return env;
 }

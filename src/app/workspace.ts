@@ -35,13 +35,20 @@ async function unpack(tarball: Buffer, into: string, members: string[] = []): Pr
   try {
     // GitHub wraps the tree in one `<owner>-<repo>-<sha>/` directory. --no-same-owner: files
     // belong to the App's user whatever the archive says; GNU tar refuses `..` and absolute members.
-    const filter = members.length > 0 ? ['--wildcards', '--no-wildcards-match-slash', ...members.map((m) => `*/${m}`)] : [];
-    await exec('tar', ['-xzf', file, '-C', into, '--strip-components=1', '--no-same-owner', ...filter], { maxBuffer: 16 * 1024 * 1024 });
+    const filter =
+      members.length > 0 ? ['--wildcards', '--no-wildcards-match-slash', ...members.map((m) => `*/${m}`)] : [];
+    await exec('tar', ['-xzf', file, '-C', into, '--strip-components=1', '--no-same-owner', ...filter], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (e) {
     const stderr = (e as { stderr?: string }).stderr ?? '';
     // A member pattern that matches nothing: the directory does not exist at that commit.
     if (members.length > 0 && /Not found in archive/.test(stderr)) return;
-    throw new ConsortError('internal', `Could not unpack the repository tarball: ${stderr.trim() || (e as Error).message}`, { cause: e });
+    throw new ConsortError(
+      'internal',
+      `Could not unpack the repository tarball: ${stderr.trim() || (e as Error).message}`,
+      { cause: e },
+    );
   } finally {
     await rm(file, { force: true });
   }
@@ -50,9 +57,13 @@ async function unpack(tarball: Buffer, into: string, members: string[] = []): Pr
 function checkSize(tarball: Buffer, options: WorkspaceOptions, what: string): void {
   const max = options.maxBytes ?? 512 * 1024 * 1024;
   if (tarball.length > max) {
-    throw new ConsortError('invalid-input', `The repository tarball at ${what} is ${Math.round(tarball.length / 1048576)} MiB, over the App's limit.`, {
-      hint: 'Raise CONSORT_APP_MAX_TARBALL_MB, or run Consort as a GitHub Action on this repository instead.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `The repository tarball at ${what} is ${Math.round(tarball.length / 1048576)} MiB, over the App's limit.`,
+      {
+        hint: 'Raise CONSORT_APP_MAX_TARBALL_MB, or run Consort as a GitHub Action on this repository instead.',
+      },
+    );
   }
 }
 
@@ -62,7 +73,12 @@ export function workspaceOptions(settings: { maxTarballBytes: number; workspaceR
   return { maxBytes: settings.maxTarballBytes, ...(settings.workspaceRoot ? { root: settings.workspaceRoot } : {}) };
 }
 
-export async function checkoutCommit(gh: GitHubPort, repo: RepoRef, sha: string, options: WorkspaceOptions = {}): Promise<Workspace> {
+export async function checkoutCommit(
+  gh: GitHubPort,
+  repo: RepoRef,
+  sha: string,
+  options: WorkspaceOptions = {},
+): Promise<Workspace> {
   const tarball = await gh.tarball(repo, sha);
   checkSize(tarball, options, sha);
   const root = options.root ?? os.tmpdir();
@@ -82,7 +98,10 @@ export async function checkoutCommit(gh: GitHubPort, repo: RepoRef, sha: string,
  * exist there), its seed file (null when it has none) and the tree itself, so migrations that
  * import project code run where their imports resolve and the baseline is seeded as base has it.
  */
-export async function treeSide(dir: string, config: Pick<ConsortConfig, 'migrations' | 'database'>): Promise<{ migrations: MigrationEntry[]; seed?: string | null; tree: { kind: 'dir'; dir: string } }> {
+export async function treeSide(
+  dir: string,
+  config: Pick<ConsortConfig, 'migrations' | 'database'>,
+): Promise<{ migrations: MigrationEntry[]; seed?: string | null; tree: { kind: 'dir'; dir: string } }> {
   const files = await readMigrationSet(path.join(dir, config.migrations.dir), { relativeTo: dir, missingOk: true });
   const migrations = files.map((f) => ({ file: f.file, content: f.content }));
   const seed = config.database.seed;

@@ -56,8 +56,9 @@ interface Raw {
   present: boolean;
 }
 
-const COLUMNS = 'name, parent, database, state, pending_database, git_branch, created_at, expires_at, '
-  + 'EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = database) AS present';
+const COLUMNS =
+  'name, parent, database, state, pending_database, git_branch, created_at, expires_at, ' +
+  'EXISTS (SELECT 1 FROM pg_database d WHERE d.datname = database) AS present';
 
 function toRow(r: Raw): CatalogRow {
   return {
@@ -82,10 +83,10 @@ export class Catalog {
   constructor(private readonly namespace: string) {}
 
   async get(db: Queryable, name: string): Promise<CatalogRow | undefined> {
-    const { rows } = await db.query<Raw>(
-      `SELECT ${COLUMNS} FROM consort.branches WHERE namespace = $1 AND name = $2`,
-      [this.namespace, name],
-    );
+    const { rows } = await db.query<Raw>(`SELECT ${COLUMNS} FROM consort.branches WHERE namespace = $1 AND name = $2`, [
+      this.namespace,
+      name,
+    ]);
     return rows[0] ? toRow(rows[0]) : undefined;
   }
 
@@ -118,11 +119,18 @@ export class Catalog {
     );
   }
 
-  async setState(db: Queryable, name: string, state: BranchState, pendingDatabase: string | null = null): Promise<void> {
-    await db.query(
-      'UPDATE consort.branches SET state = $3, pending_database = $4 WHERE namespace = $1 AND name = $2',
-      [this.namespace, name, state, pendingDatabase],
-    );
+  async setState(
+    db: Queryable,
+    name: string,
+    state: BranchState,
+    pendingDatabase: string | null = null,
+  ): Promise<void> {
+    await db.query('UPDATE consort.branches SET state = $3, pending_database = $4 WHERE namespace = $1 AND name = $2', [
+      this.namespace,
+      name,
+      state,
+      pendingDatabase,
+    ]);
   }
 
   async markReady(db: Queryable, name: string, expiresAt: Date | null | undefined): Promise<void> {
@@ -136,11 +144,18 @@ export class Catalog {
 
   /** Children of `name` become children of `parent` (repairing drift: their databases are intact). */
   async reparent(db: Queryable, name: string, parent: string | null): Promise<void> {
-    await db.query('UPDATE consort.branches SET parent = $3 WHERE namespace = $1 AND parent = $2', [this.namespace, name, parent]);
+    await db.query('UPDATE consort.branches SET parent = $3 WHERE namespace = $1 AND parent = $2', [
+      this.namespace,
+      name,
+      parent,
+    ]);
   }
 
   async setExpiry(db: Queryable, name: string, expiresAt: Date | null): Promise<boolean> {
-    const { rowCount } = await db.query('UPDATE consort.branches SET expires_at = $3 WHERE namespace = $1 AND name = $2', [this.namespace, name, expiresAt]);
+    const { rowCount } = await db.query(
+      'UPDATE consort.branches SET expires_at = $3 WHERE namespace = $1 AND name = $2',
+      [this.namespace, name, expiresAt],
+    );
     return (rowCount ?? 0) > 0;
   }
 

@@ -19,7 +19,11 @@ export function assertNotReserved(name: string): void {
 
 /** Namespaces become identifier prefixes: lowercase letters, digits and '_' only. */
 export function sanitizeNamespace(input: string): string {
-  const ns = input.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 24);
+  const ns = input
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 24);
   return /^[a-z]/.test(ns) ? ns : `ns_${ns}`.replace(/_+$/, '');
 }
 

@@ -30,9 +30,11 @@ export interface ProviderSettings {
 }
 
 const PostgresEnv = z.object({
-  CONSORT_POSTGRES_URL: z.string({ error: 'CONSORT_POSTGRES_URL is not set' }).refine((u) => /^postgres(ql)?:\/\//.test(u), {
-    error: 'CONSORT_POSTGRES_URL must be a postgres:// or postgresql:// URL',
-  }),
+  CONSORT_POSTGRES_URL: z
+    .string({ error: 'CONSORT_POSTGRES_URL is not set' })
+    .refine((u) => /^postgres(ql)?:\/\//.test(u), {
+      error: 'CONSORT_POSTGRES_URL must be a postgres:// or postgresql:// URL',
+    }),
   CONSORT_POSTGRES_CLONE: z.enum(['0', '1', 'true', 'false']).optional(),
   CONSORT_POSTGRES_MAIN_DATABASE: z.string().min(1).optional(),
   CONSORT_NAMESPACE: z.string().min(1).optional(),
@@ -41,7 +43,9 @@ const PostgresEnv = z.object({
 export function parseProviderName(value: string | undefined): ProviderName {
   const name = value ?? 'local';
   if (!(PROVIDERS as readonly string[]).includes(name)) {
-    throw new ConsortError('invalid-input', `Unknown provider "${name}".`, { hint: `Use one of: ${PROVIDERS.join(', ')}.` });
+    throw new ConsortError('invalid-input', `Unknown provider "${name}".`, {
+      hint: `Use one of: ${PROVIDERS.join(', ')}.`,
+    });
   }
   return name as ProviderName;
 }
@@ -56,7 +60,10 @@ function settingsNamed(names: readonly string[], settings: ProviderSettings): Re
 
 export async function openProvider(settings: ProviderSettings): Promise<BranchProvider> {
   if (settings.provider === 'local') {
-    const { provider, server } = await createLocalProvider({ dataDir: serverDir(settings.projectRoot, settings.env), ...(settings.log ? { log: settings.log } : {}) });
+    const { provider, server } = await createLocalProvider({
+      dataDir: serverDir(settings.projectRoot, settings.env),
+      ...(settings.log ? { log: settings.log } : {}),
+    });
     settings.onSecret?.(server.url);
     return provider;
   }
@@ -79,7 +86,10 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
 
 /** Lakebase and Neon: settings from the environment; tokens and URLs reported to `onSecret` before any use. */
 function openCloudProvider(settings: ProviderSettings): BranchProvider {
-  const common = { ...(settings.log ? { log: settings.log } : {}), ...(settings.onSecret ? { onSecret: settings.onSecret } : {}) };
+  const common = {
+    ...(settings.log ? { log: settings.log } : {}),
+    ...(settings.onSecret ? { onSecret: settings.onSecret } : {}),
+  };
   if (settings.provider === 'lakebase') {
     const lakebase = parseLakebaseSettings(settingsNamed(LAKEBASE_SETTING_NAMES, settings));
     settings.onSecret?.(lakebase.auth.kind === 'token' ? lakebase.auth.token : lakebase.auth.clientSecret);

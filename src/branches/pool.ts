@@ -30,7 +30,11 @@ export const HANDOUT_CHANNEL = 'consort_pool_handout';
  * stops listening. A lost session only stops the refills: a pool left empty makes `create` copy the
  * template, as without a pool.
  */
-export function listenForHandouts(catalogUrl: string, namespace: string, onHandout: (template: string) => void): Promise<() => Promise<void>> {
+export function listenForHandouts(
+  catalogUrl: string,
+  namespace: string,
+  onHandout: (template: string) => void,
+): Promise<() => Promise<void>> {
   return listenFor(catalogUrl, HANDOUT_CHANNEL, namespace, onHandout);
 }
 
@@ -38,7 +42,12 @@ export function listenForHandouts(catalogUrl: string, namespace: string, onHando
  * Call `on(name)` for every NOTIFY on `channel` whose payload is `[namespace, name]` (JSON) for this
  * namespace, on a session of its own (LISTEN needs one). Returns a function that stops listening.
  */
-export async function listenFor(url: string, channel: string, namespace: string, on: (name: string) => void): Promise<() => Promise<void>> {
+export async function listenFor(
+  url: string,
+  channel: string,
+  namespace: string,
+  on: (name: string) => void,
+): Promise<() => Promise<void>> {
   const client = new pg.Client({ connectionString: url, application_name: 'consort-listen' });
   client.on('error', () => undefined); // the server going away ends the watch, not the process
   client.on('notification', (n) => {
@@ -81,9 +90,9 @@ export async function ensurePoolSchema(db: Queryable): Promise<void> {
   await db.query(DDL);
 }
 
-
 /** What `take` found: a database to rename, or why the pool could not serve. */
-export type Handout = { kind: 'member'; database: string } | { kind: 'miss'; reason: 'no-pool' | 'empty' | 'stale' | 'busy' };
+export type Handout =
+  { kind: 'member'; database: string } | { kind: 'miss'; reason: 'no-pool' | 'empty' | 'stale' | 'busy' };
 
 /**
  * The template's identity and change counters: equal fingerprints mean no change between them. Any
@@ -133,7 +142,8 @@ export class Pools {
   }
 
   async setSize(db: Queryable, template: string, size: number): Promise<void> {
-    if (size === 0) await db.query('DELETE FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
+    if (size === 0)
+      await db.query('DELETE FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
     else {
       await db.query(
         `INSERT INTO consort.pools (namespace, template, size) VALUES ($1, $2, $3)
@@ -197,7 +207,13 @@ export class Pools {
    * holds the template's branch lock (so it is neither reset nor deleted meanwhile) and has checked
    * that nobody is connected to it. Returns how many copies were made.
    */
-  async fill(db: Queryable, template: string, templateDb: string, clone: boolean, onCopy?: (made: number, wanted: number) => void): Promise<number> {
+  async fill(
+    db: Queryable,
+    template: string,
+    templateDb: string,
+    clone: boolean,
+    onCopy?: (made: number, wanted: number) => void,
+  ): Promise<number> {
     await this.dropStale(db, template, templateDb);
     const [pool] = await this.status(db, template);
     if (!pool) return 0;
@@ -215,7 +231,10 @@ export class Pools {
         );
         await copyDatabase(db, database, templateDb, template, clone);
         const after = await fingerprint(db, templateDb);
-        await db.query("UPDATE consort.pool_members SET state = 'ready', fingerprint = $2 WHERE database = $1", [database, after ?? null]);
+        await db.query("UPDATE consort.pool_members SET state = 'ready', fingerprint = $2 WHERE database = $1", [
+          database,
+          after ?? null,
+        ]);
       } finally {
         await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
       }
@@ -231,11 +250,18 @@ export class Pools {
    * connects to the template, so it never gets in the way of a create that copies it.
    */
   async settle(db: Queryable, template: string, templateDb: string, vacuum: () => Promise<void>): Promise<void> {
-    const { rows } = await db.query<{ settled: string | null }>('SELECT settled FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
+    const { rows } = await db.query<{ settled: string | null }>(
+      'SELECT settled FROM consort.pools WHERE namespace = $1 AND template = $2',
+      [this.namespace, template],
+    );
     const before = await fingerprint(db, templateDb);
     if (before !== undefined && rows[0]?.settled === before) return;
     await vacuum();
-    await db.query('UPDATE consort.pools SET settled = $3 WHERE namespace = $1 AND template = $2', [this.namespace, template, (await fingerprint(db, templateDb)) ?? null]);
+    await db.query('UPDATE consort.pools SET settled = $3 WHERE namespace = $1 AND template = $2', [
+      this.namespace,
+      template,
+      (await fingerprint(db, templateDb)) ?? null,
+    ]);
   }
 
   /** Drop every member of `template` (the pool itself stays unless `forget`). */
@@ -251,7 +277,10 @@ export class Pools {
 
   /** Drop every member of every pool in this namespace (`db stop`: copies are a cache, not data). */
   async drainAll(db: Queryable): Promise<number> {
-    const { rows } = await db.query<{ template: string }>('SELECT DISTINCT template FROM consort.pool_members WHERE namespace = $1', [this.namespace]);
+    const { rows } = await db.query<{ template: string }>(
+      'SELECT DISTINCT template FROM consort.pool_members WHERE namespace = $1',
+      [this.namespace],
+    );
     let dropped = 0;
     for (const r of rows) dropped += await this.drain(db, r.template);
     return dropped;
@@ -272,7 +301,10 @@ export class Pools {
       const gone = !(await databaseExists(db, r.database));
       if (r.state === 'ready' && !gone) continue;
       const key = this.memberLockKey(r.database);
-      const { rows: got } = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+      const { rows: got } = await db.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+        [key],
+      );
       if (!got[0]!.ok) continue; // a live process is filling it
       try {
         await dropDatabase(db, r.database, true);
@@ -290,7 +322,10 @@ export class Pools {
     );
     for (const o of orphans) {
       const key = this.memberLockKey(o.datname);
-      const { rows: got } = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [key]);
+      const { rows: got } = await db.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+        [key],
+      );
       if (!got[0]!.ok) continue;
       try {
         await db.query(`DROP DATABASE IF EXISTS ${quoteIdent(o.datname)} WITH (FORCE)`);

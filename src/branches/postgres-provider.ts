@@ -30,9 +30,17 @@ export function createPostgresProvider(options: PostgresProviderOptions): Templa
     catalogDatabase: options.catalogDatabase ?? POSTGRES_CATALOG_DATABASE,
     ...(options.mainDatabase ? { mainDatabase: options.mainDatabase } : {}),
     cloneMode: async (version) => {
-      if (!options.clone) return { clone: false, reason: 'full copies (set CONSORT_POSTGRES_CLONE=1 on PostgreSQL 18 with a reflink filesystem for clones)' };
-      if (version < 180000) return { clone: false, reason: 'clone requested, but PostgreSQL before 18 cannot clone files: full copies' };
-      return { clone: true, reason: 'file_copy_method = clone (requested; copy-on-write if the server filesystem has reflinks)' };
+      if (!options.clone)
+        return {
+          clone: false,
+          reason: 'full copies (set CONSORT_POSTGRES_CLONE=1 on PostgreSQL 18 with a reflink filesystem for clones)',
+        };
+      if (version < 180000)
+        return { clone: false, reason: 'clone requested, but PostgreSQL before 18 cannot clone files: full copies' };
+      return {
+        clone: true,
+        reason: 'file_copy_method = clone (requested; copy-on-write if the server filesystem has reflinks)',
+      };
     },
   });
 }

@@ -21,14 +21,22 @@ CREATE TABLE IF NOT EXISTS consort.run_claims (
   PRIMARY KEY (namespace, key)
 );`;
 
-export async function acquireRunLock(catalogUrl: string, namespace: string, key: string, options: RunLockOptions): Promise<RunLockResult> {
+export async function acquireRunLock(
+  catalogUrl: string,
+  namespace: string,
+  key: string,
+  options: RunLockOptions,
+): Promise<RunLockResult> {
   const me = randomUUID();
   const lockKey = `consort:run:${namespace}:${key}`;
   const client = new pg.Client({ connectionString: catalogUrl, application_name: 'consort run lock' });
   client.on('error', () => undefined); // the server going away ends the lock; the run notices elsewhere
   await client.connect();
   const ours = async (): Promise<boolean> => {
-    const { rows } = await client.query<{ run_id: string }>('SELECT run_id FROM consort.run_claims WHERE namespace = $1 AND key = $2', [namespace, key]);
+    const { rows } = await client.query<{ run_id: string }>(
+      'SELECT run_id FROM consort.run_claims WHERE namespace = $1 AND key = $2',
+      [namespace, key],
+    );
     return rows[0]?.run_id === me;
   };
   const giveUp = async (reason: 'superseded' | 'aborted'): Promise<RunLockResult> => {
@@ -46,7 +54,10 @@ export async function acquireRunLock(catalogUrl: string, namespace: string, key:
     for (;;) {
       if (options.signal?.aborted) return await giveUp('aborted');
       if (options.supersede && !(await ours())) return await giveUp('superseded');
-      const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [lockKey]);
+      const { rows } = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+        [lockKey],
+      );
       if (rows[0]!.ok) break;
       await sleep(POLL_MS, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
     }
@@ -58,12 +69,15 @@ export async function acquireRunLock(catalogUrl: string, namespace: string, key:
   if (options.supersede && options.onSuperseded) {
     const notify = options.onSuperseded;
     watcher = setInterval(() => {
-      ours().then((still) => {
-        if (still || watcher === undefined) return;
-        clearInterval(watcher);
-        watcher = undefined;
-        notify();
-      }, () => undefined);
+      ours().then(
+        (still) => {
+          if (still || watcher === undefined) return;
+          clearInterval(watcher);
+          watcher = undefined;
+          notify();
+        },
+        () => undefined,
+      );
     }, POLL_MS);
     watcher.unref();
   }
@@ -73,7 +87,12 @@ export async function acquireRunLock(catalogUrl: string, namespace: string, key:
       if (watcher) clearInterval(watcher);
       watcher = undefined;
       try {
-        if (options.supersede) await client.query('DELETE FROM consort.run_claims WHERE namespace = $1 AND key = $2 AND run_id = $3', [namespace, key, me]);
+        if (options.supersede)
+          await client.query('DELETE FROM consort.run_claims WHERE namespace = $1 AND key = $2 AND run_id = $3', [
+            namespace,
+            key,
+            me,
+          ]);
       } finally {
         await client.end().catch(() => undefined); // ending the session releases the advisory lock
       }

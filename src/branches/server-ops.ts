@@ -14,7 +14,12 @@ export interface Session {
 }
 
 export async function sessionsOn(db: Queryable, database: string): Promise<Session[]> {
-  const { rows } = await db.query<{ pid: number; usename: string | null; application_name: string | null; client: string | null }>(
+  const { rows } = await db.query<{
+    pid: number;
+    usename: string | null;
+    application_name: string | null;
+    client: string | null;
+  }>(
     `SELECT pid, usename, application_name, client_addr::text AS client
        FROM pg_stat_activity
       WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'
@@ -25,10 +30,15 @@ export async function sessionsOn(db: Queryable, database: string): Promise<Sessi
 }
 
 function describe(sessions: Session[]): string {
-  return sessions
-    .slice(0, 5)
-    .map((s) => `${s.application ?? 'unnamed app'} (pid ${s.pid}${s.user ? `, user ${s.user}` : ''}${s.client ? `, from ${s.client}` : ''})`)
-    .join(', ') + (sessions.length > 5 ? ` and ${sessions.length - 5} more` : '');
+  return (
+    sessions
+      .slice(0, 5)
+      .map(
+        (s) =>
+          `${s.application ?? 'unnamed app'} (pid ${s.pid}${s.user ? `, user ${s.user}` : ''}${s.client ? `, from ${s.client}` : ''})`,
+      )
+      .join(', ') + (sessions.length > 5 ? ` and ${sessions.length - 5} more` : '')
+  );
 }
 
 /** Refuse (or, when asked, terminate) sessions on a database we are about to copy or drop. */
@@ -44,7 +54,9 @@ export async function clearSessions(
   if (sessions.length === 0) return;
   if (terminate) {
     await db.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [sessions.map((s) => s.pid)]);
-    onTerminated?.(`Disconnected ${sessions.length === 1 ? '1 session' : `${sessions.length} sessions`} from branch "${branch}": ${describe(sessions)}.`);
+    onTerminated?.(
+      `Disconnected ${sessions.length === 1 ? '1 session' : `${sessions.length} sessions`} from branch "${branch}": ${describe(sessions)}.`,
+    );
     return;
   }
   const what = purpose === 'fork' ? `be used as a parent` : purpose === 'drop' ? 'be deleted' : 'be reset';
@@ -81,8 +93,14 @@ export async function copyStrategy(db: Queryable, template: string, clone: boole
   if (settings[0]?.fsync === false) return 'file_copy';
   // pg_database_size needs CONNECT on the template (or pg_read_all_stats): without it, the safe default.
   const bytes = await db
-    .query<{ bytes: string | null }>('SELECT pg_database_size(oid)::text AS bytes FROM pg_database WHERE datname = $1', [template])
-    .then(({ rows }) => Number(rows[0]?.bytes ?? Infinity), () => Infinity);
+    .query<{ bytes: string | null }>(
+      'SELECT pg_database_size(oid)::text AS bytes FROM pg_database WHERE datname = $1',
+      [template],
+    )
+    .then(
+      ({ rows }) => Number(rows[0]?.bytes ?? Infinity),
+      () => Infinity,
+    );
   return bytes < WAL_LOG_BELOW_BYTES ? 'wal_log' : 'file_copy';
 }
 
@@ -97,22 +115,32 @@ export async function copyDatabase(
   const strategy = await copyStrategy(db, template, clone);
   if (clone) await db.query('SET file_copy_method = clone');
   try {
-    await db.query(`CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy === 'wal_log' ? 'WAL_LOG' : 'FILE_COPY'}`);
+    await db.query(
+      `CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy === 'wal_log' ? 'WAL_LOG' : 'FILE_COPY'}`,
+    );
     return strategy;
   } catch (e) {
     const code = pgErrorCode(e);
     if (code === '55006') {
       // Someone connected to the parent between our check and the copy.
-      throw new ConsortError('branch-busy', `Branch "${templateBranch}" got a new connection while it was being copied.`, {
-        hint: 'Retry, or pass --terminate-connections to end sessions on the parent first.',
-        cause: e,
-      });
+      throw new ConsortError(
+        'branch-busy',
+        `Branch "${templateBranch}" got a new connection while it was being copied.`,
+        {
+          hint: 'Retry, or pass --terminate-connections to end sessions on the parent first.',
+          cause: e,
+        },
+      );
     }
     if (code === '42P04') {
-      throw new ConsortError('branch-exists', `A database named "${target}" already exists but Consort does not track it.`, {
-        hint: 'Drop that database yourself, or use another branch name or namespace.',
-        cause: e,
-      });
+      throw new ConsortError(
+        'branch-exists',
+        `A database named "${target}" already exists but Consort does not track it.`,
+        {
+          hint: 'Drop that database yourself, or use another branch name or namespace.',
+          cause: e,
+        },
+      );
     }
     throw e;
   }
@@ -195,7 +223,10 @@ export async function grantBranchSchema(db: Queryable, role: string): Promise<vo
 export async function retireBranchRole(db: Queryable, inside: Queryable, database: string): Promise<void> {
   const role = branchRoleName(database);
   await db.query(`ALTER ROLE ${quoteIdent(role)} NOLOGIN`);
-  await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()', [role]);
+  await db.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()',
+    [role],
+  );
   // Handed to the admin, a SECURITY DEFINER function the seed wrote would run as the admin (a
   // superuser) for whoever calls it in any fork: it becomes SECURITY INVOKER first.
   await inside.query(`DO $$ DECLARE f record; BEGIN

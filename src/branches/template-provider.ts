@@ -10,16 +10,38 @@ import { assertBranchName, ROOT_BRANCH } from '../core/branch-name.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
 import type {
-  BranchDrift, BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, PoolStatus, ProviderName,
-  ResetBranchOptions, RunLockOptions, RunLockResult,
+  BranchDrift,
+  BranchProvider,
+  BranchRecord,
+  Capabilities,
+  CreateBranchOptions,
+  DeleteBranchOptions,
+  EnsureOutcome,
+  GcResult,
+  PoolStatus,
+  ProviderName,
+  ResetBranchOptions,
+  RunLockOptions,
+  RunLockResult,
 } from '../ports/branch-provider.js';
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
 import { acquireRunLock } from './run-lock.js';
 import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
 import { ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
-  clearSessions, confineDatabase, copyDatabase, type CopyStrategy, databaseExists, dropBranchRole, dropDatabase, grantBranchSchema, renameDatabase,
-  retireBranchRole, serverVersionNum, sessionsOn, upsertBranchRole,
+  clearSessions,
+  confineDatabase,
+  copyDatabase,
+  type CopyStrategy,
+  databaseExists,
+  dropBranchRole,
+  dropDatabase,
+  grantBranchSchema,
+  renameDatabase,
+  retireBranchRole,
+  serverVersionNum,
+  sessionsOn,
+  upsertBranchRole,
 } from './server-ops.js';
 
 export interface TemplateProviderOptions {
@@ -47,7 +69,9 @@ export interface TemplateProviderOptions {
 }
 
 /** Enough to open the same provider again in another process (contains the admin URL: a secret). */
-export type ProviderSettingsSnapshot = Omit<TemplateProviderOptions, 'cloneMode' | 'refillPools' | 'mainDatabase'> & { known: Capabilities };
+export type ProviderSettingsSnapshot = Omit<TemplateProviderOptions, 'cloneMode' | 'refillPools' | 'mainDatabase'> & {
+  known: Capabilities;
+};
 
 type Client = pg.PoolClient;
 
@@ -89,9 +113,13 @@ export class TemplateBranchProvider implements BranchProvider {
     try {
       const version = await serverVersionNum(admin);
       if (version < 150000) {
-        throw new ConsortError('unsupported-server', `PostgreSQL ${Math.floor(version / 10000)} is too old for database branches.`, {
-          hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY).',
-        });
+        throw new ConsortError(
+          'unsupported-server',
+          `PostgreSQL ${Math.floor(version / 10000)} is too old for database branches.`,
+          {
+            hint: 'Consort needs PostgreSQL 15 or later (CREATE DATABASE … STRATEGY).',
+          },
+        );
       }
       if (!(await databaseExists(admin, this.options.catalogDatabase))) {
         await admin.query(`CREATE DATABASE "${this.options.catalogDatabase.replace(/"/g, '""')}"`).catch((e) => {
@@ -109,7 +137,12 @@ export class TemplateBranchProvider implements BranchProvider {
         await this.ensureMain(cat, admin);
       });
       const major = Math.floor(version / 10000);
-      return { provider: this.name, mode: clone ? 'clone' : 'copy', modeReason: reason, serverVersion: `${major}.${version % 100}` };
+      return {
+        provider: this.name,
+        mode: clone ? 'clone' : 'copy',
+        modeReason: reason,
+        serverVersion: `${major}.${version % 100}`,
+      };
     } finally {
       admin.release();
     }
@@ -125,7 +158,15 @@ export class TemplateBranchProvider implements BranchProvider {
       await confineDatabase(admin, database);
     }
     if (row) await this.catalog.markReady(cat, ROOT_BRANCH, null);
-    else await this.catalog.insert(cat, { name: ROOT_BRANCH, parent: null, database, state: 'ready', gitBranch: null, expiresAt: null });
+    else
+      await this.catalog.insert(cat, {
+        name: ROOT_BRANCH,
+        parent: null,
+        database,
+        state: 'ready',
+        gitBranch: null,
+        expiresAt: null,
+      });
   }
 
   /**
@@ -171,7 +212,14 @@ export class TemplateBranchProvider implements BranchProvider {
       const parent = await this.requireReady(cat, parentName);
       const database = databaseName(this.options.databasePrefix, name);
       const expiresAt = options.ttlMs === undefined ? null : new Date(Date.now() + options.ttlMs);
-      await this.catalog.insert(cat, { name, parent: parent.name, database, state: 'creating', gitBranch: options.gitBranch ?? null, expiresAt });
+      await this.catalog.insert(cat, {
+        name,
+        parent: parent.name,
+        database,
+        state: 'creating',
+        gitBranch: options.gitBranch ?? null,
+        expiresAt,
+      });
       let copied = false;
       let pooled = false;
       let strategy: CopyStrategy | undefined;
@@ -197,7 +245,11 @@ export class TemplateBranchProvider implements BranchProvider {
         throw e;
       }
       if (refill && this.options.refillPools !== false) this.refillSoon(parent.name);
-      return { ...toRecord((await this.catalog.get(cat, name))!), pooled, ...(strategy ? { copyStrategy: strategy } : {}) };
+      return {
+        ...toRecord((await this.catalog.get(cat, name))!),
+        pooled,
+        ...(strategy ? { copyStrategy: strategy } : {}),
+      };
     });
   }
 
@@ -208,9 +260,13 @@ export class TemplateBranchProvider implements BranchProvider {
   async pool(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus> {
     const caps = await this.capabilities();
     if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
-      throw new ConsortError('invalid-input', `A pool size must be a whole number from 0 to ${MAX_POOL_SIZE} (got ${size}).`, {
-        hint: 'Pass --size 0 to drop the pool.',
-      });
+      throw new ConsortError(
+        'invalid-input',
+        `A pool size must be a whole number from 0 to ${MAX_POOL_SIZE} (got ${size}).`,
+        {
+          hint: 'Pass --size 0 to drop the pool.',
+        },
+      );
     }
     return this.withLocked(template, async (cat) => {
       const row = await this.requireReady(cat, template);
@@ -254,7 +310,10 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /** VACUUM (ANALYZE) a pool's template, on a connection closed before the copies start. */
   private async vacuumTemplate(database: string): Promise<void> {
-    const client = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, database), application_name: 'consort' });
+    const client = new pg.Client({
+      connectionString: withDatabase(this.options.adminUrl, database),
+      application_name: 'consort',
+    });
     await client.connect();
     try {
       await client.query('VACUUM (ANALYZE)');
@@ -282,7 +341,11 @@ export class TemplateBranchProvider implements BranchProvider {
    */
   async watchPools(): Promise<() => Promise<void>> {
     await this.capabilities();
-    const stop = await listenForHandouts(withDatabase(this.options.adminUrl, this.options.catalogDatabase), this.options.namespace, (template) => this.refillSoon(template));
+    const stop = await listenForHandouts(
+      withDatabase(this.options.adminUrl, this.options.catalogDatabase),
+      this.options.namespace,
+      (template) => this.refillSoon(template),
+    );
     return async () => {
       await stop();
       await this.settled();
@@ -343,9 +406,13 @@ export class TemplateBranchProvider implements BranchProvider {
   async sizes(): Promise<Record<string, number>> {
     const branches = await this.list();
     const r = await this.admin.query<{ datname: string; bytes: string }>(
-      'SELECT datname, pg_database_size(datname) AS bytes FROM pg_database WHERE datname = ANY($1::text[])', [branches.map((b) => b.database)]);
+      'SELECT datname, pg_database_size(datname) AS bytes FROM pg_database WHERE datname = ANY($1::text[])',
+      [branches.map((b) => b.database)],
+    );
     const bytes = new Map(r.rows.map((row) => [row.datname, Number(row.bytes)]));
-    return Object.fromEntries(branches.flatMap((b) => (bytes.has(b.database) ? [[b.name, bytes.get(b.database)!]] : [])));
+    return Object.fromEntries(
+      branches.flatMap((b) => (bytes.has(b.database) ? [[b.name, bytes.get(b.database)!]] : [])),
+    );
   }
 
   async list(): Promise<BranchRecord[]> {
@@ -374,25 +441,41 @@ export class TemplateBranchProvider implements BranchProvider {
   /** One run of the PR lane per key at a time, on the catalog server (see run-lock.ts). */
   async lockRun(key: string, options: RunLockOptions): Promise<RunLockResult> {
     await this.capabilities();
-    return acquireRunLock(withDatabase(this.options.adminUrl, this.options.catalogDatabase), this.options.namespace, key, options);
+    return acquireRunLock(
+      withDatabase(this.options.adminUrl, this.options.catalogDatabase),
+      this.options.namespace,
+      key,
+      options,
+    );
   }
 
   async delete(name: string, options: DeleteBranchOptions = {}): Promise<string[]> {
     await this.capabilities();
     if (name === ROOT_BRANCH) {
       if (options.recursive) return this.removeNamespace(options.terminateConnections === true);
-      throw new ConsortError('protected-branch', `The root branch "main" cannot be deleted on its own: namespace "${this.options.namespace}" is built on it.`, {
-        hint: 'Reset a branch with `consort branch reset <name>`; `consort branch delete main --recursive` removes the whole namespace (every branch, and main itself).',
-      });
+      throw new ConsortError(
+        'protected-branch',
+        `The root branch "main" cannot be deleted on its own: namespace "${this.options.namespace}" is built on it.`,
+        {
+          hint: 'Reset a branch with `consort branch reset <name>`; `consort branch delete main --recursive` removes the whole namespace (every branch, and main itself).',
+        },
+      );
     }
     return this.withLocked(name, async (cat) => {
       const subtree = await this.catalog.subtree(cat, name);
       if (subtree.length === 0) throw notFound(name);
       const children = subtree.filter((r) => r.name !== name);
       if (children.length > 0 && !options.recursive) {
-        throw new ConsortError('branch-has-children', `Branch "${name}" has ${children.length} child branch(es): ${children.map((c) => c.name).sort().join(', ')}.`, {
-          hint: `Delete them first, or pass --recursive to delete "${name}" and everything forked from it.`,
-        });
+        throw new ConsortError(
+          'branch-has-children',
+          `Branch "${name}" has ${children.length} child branch(es): ${children
+            .map((c) => c.name)
+            .sort()
+            .join(', ')}.`,
+          {
+            hint: `Delete them first, or pass --recursive to delete "${name}" and everything forked from it.`,
+          },
+        );
       }
       const deleted: string[] = [];
       for (const row of subtree) {
@@ -432,7 +515,12 @@ export class TemplateBranchProvider implements BranchProvider {
     return deleted;
   }
 
-  private async dropRow(cat: Client, row: CatalogRow, terminate: boolean, onTerminated?: (line: string) => void): Promise<void> {
+  private async dropRow(
+    cat: Client,
+    row: CatalogRow,
+    terminate: boolean,
+    onTerminated?: (line: string) => void,
+  ): Promise<void> {
     await clearSessions(cat, row.database, row.name, 'drop', terminate, onTerminated);
     await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
@@ -499,7 +587,9 @@ export class TemplateBranchProvider implements BranchProvider {
     this.confining ??= (async () => {
       const db = await this.admin.connect();
       try {
-        const { rows } = await db.query<{ ok: boolean }>('SELECT rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
+        const { rows } = await db.query<{ ok: boolean }>(
+          'SELECT rolsuper AS ok FROM pg_roles WHERE rolname = current_user',
+        );
         return rows[0]?.ok === true;
       } finally {
         db.release();
@@ -540,7 +630,11 @@ export class TemplateBranchProvider implements BranchProvider {
    * request, a confined one for the project's code (the seed); that role is retired afterwards,
    * so the database (a baseline every fork inherits) keeps no role a seed could have passed on.
    */
-  private async runPrepare(cat: Client, database: string, prepare: NonNullable<CreateBranchOptions['prepare']>): Promise<void> {
+  private async runPrepare(
+    cat: Client,
+    database: string,
+    prepare: NonNullable<CreateBranchOptions['prepare']>,
+  ): Promise<void> {
     let confined = false;
     try {
       const admin = withDatabase(this.options.adminUrl, database);
@@ -579,7 +673,9 @@ export class TemplateBranchProvider implements BranchProvider {
         }
       }
       // Rows whose database is gone, deepest first (a child's repair re-parents nothing of its own).
-      const drifted = (await this.catalog.all(cat)).filter((r) => r.state === 'ready' && !r.present && r.parent !== null);
+      const drifted = (await this.catalog.all(cat)).filter(
+        (r) => r.state === 'ready' && !r.present && r.parent !== null,
+      );
       for (const row of drifted.reverse()) {
         await this.withLocked(row.name, async (locked) => {
           const again = await this.catalog.get(locked, row.name);
@@ -658,5 +754,7 @@ export class TemplateBranchProvider implements BranchProvider {
 }
 
 function notFound(name: string): ConsortError {
-  return new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, { hint: 'List branches with `consort branch list`.' });
+  return new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, {
+    hint: 'List branches with `consort branch list`.',
+  });
 }

@@ -12,9 +12,14 @@ export type Confirm = (prompt: string, expected: string) => Promise<boolean>;
 /** Ask on /dev/tty; true when the person typed `expected`. */
 export const terminalConfirm: Confirm = async (prompt, expected) => {
   const tty = await open('/dev/tty', 'r+').catch((e: unknown) => {
-    throw new ConsortError('invalid-input', 'consort approve needs a person at an interactive terminal to confirm the approval.', {
-      hint: 'Run it yourself in a terminal. On a pull request, approve with a `/consort approve` comment instead.', cause: e,
-    });
+    throw new ConsortError(
+      'invalid-input',
+      'consort approve needs a person at an interactive terminal to confirm the approval.',
+      {
+        hint: 'Run it yourself in a terminal. On a pull request, approve with a `/consort approve` comment instead.',
+        cause: e,
+      },
+    );
   });
   try {
     await tty.write(prompt);

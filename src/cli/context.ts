@@ -25,7 +25,12 @@ export interface CliContext {
 
 export type Ctx = (cmd: Command) => Promise<CliContext>;
 
-export async function makeContext(cmd: Command, io: Io, env: NodeJS.ProcessEnv, setExitCode: (code: number) => void = () => undefined): Promise<CliContext> {
+export async function makeContext(
+  cmd: Command,
+  io: Io,
+  env: NodeJS.ProcessEnv,
+  setExitCode: (code: number) => void = () => undefined,
+): Promise<CliContext> {
   const { z } = await import('zod');
   const { openProvider, parseProviderName, projectRoot } = await import('../branches/factory.js');
   const GlobalOptions = z.object({
@@ -41,10 +46,20 @@ export async function makeContext(cmd: Command, io: Io, env: NodeJS.ProcessEnv, 
   const json = opts.json === true;
   const jsonFile = typeof opts.json === 'string' ? opts.json : undefined;
   return {
-    io, env, providerName, providerExplicit: given !== undefined, json, jsonFile, root, namespace: opts.namespace, setExitCode,
+    io,
+    env,
+    providerName,
+    providerExplicit: given !== undefined,
+    json,
+    jsonFile,
+    root,
+    namespace: opts.namespace,
+    setExitCode,
     withProvider: async (fn) => {
       const provider = await openProvider({
-        provider: providerName, projectRoot: root, env,
+        provider: providerName,
+        projectRoot: root,
+        env,
         ...(opts.namespace ? { namespace: opts.namespace } : {}),
         log: (m) => io.err(m),
       });

@@ -27,12 +27,24 @@ import { isUsageError } from './usage.js';
 import { VERSION } from './version.js';
 import { processIo, type Io } from './output.js';
 
-export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code: number) => void = () => undefined): Command {
+export function buildProgram(
+  io: Io,
+  env: NodeJS.ProcessEnv,
+  setExitCode: (code: number) => void = () => undefined,
+): Command {
   const program = new Command('consort')
     .description('Test-driven development on a branching Postgres database')
     .version(VERSION)
-    .addOption(new Option('--provider <name>', 'where branches live: local (embedded PostgreSQL 18), postgres (CONSORT_POSTGRES_URL), lakebase (Databricks) or neon (default: the configuration\'s database.provider, else local)').env('CONSORT_PROVIDER'))
-    .option('--namespace <name>', 'postgres provider: keeps projects sharing one server apart (default: project folder name)')
+    .addOption(
+      new Option(
+        '--provider <name>',
+        "where branches live: local (embedded PostgreSQL 18), postgres (CONSORT_POSTGRES_URL), lakebase (Databricks) or neon (default: the configuration's database.provider, else local)",
+      ).env('CONSORT_PROVIDER'),
+    )
+    .option(
+      '--namespace <name>',
+      'postgres provider: keeps projects sharing one server apart (default: project folder name)',
+    )
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -40,13 +52,15 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
   const ctx = (cmd: Command) => makeContext(cmd, io, env, setExitCode);
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
-  for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)]) program.addCommand(sub);
+  for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)])
+    program.addCommand(sub);
   program.addCommand(dashboardCommand(ctx));
   for (const sub of [pairCommand(ctx), hooksCommand(ctx)]) program.addCommand(sub);
   // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
   const visit = (cmd: Command) => {
     cmd.exitOverride().configureOutput(output).showHelpAfterError('(run with --help for usage)');
-    if (cmd.commands.length === 0 && !cmd.options.some((o) => o.long === '--json')) cmd.option('--json', 'machine-readable output on stdout');
+    if (cmd.commands.length === 0 && !cmd.options.some((o) => o.long === '--json'))
+      cmd.option('--json', 'machine-readable output on stdout');
     cmd.commands.forEach(visit);
   };
   program.commands.forEach(visit);
@@ -54,9 +68,15 @@ export function buildProgram(io: Io, env: NodeJS.ProcessEnv, setExitCode: (code:
 }
 
 /** Run the CLI; resolves to the exit code (0 ok, 1 failed, 2 usage). */
-export async function runCli(argv: string[], io: Io = processIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runCli(
+  argv: string[],
+  io: Io = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram(io, env, (code) => { exitCode = code; });
+  const program = buildProgram(io, env, (code) => {
+    exitCode = code;
+  });
   const secrets = [env.CONSORT_POSTGRES_URL ?? ''];
   try {
     await program.parseAsync(argv, { from: 'user' });

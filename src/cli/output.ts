@@ -48,14 +48,28 @@ export function formatBytes(bytes: number | null): string {
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function relativeTime(date: Date | null, now = new Date()): string {
   if (!date) return '-';
   const s = Math.round((date.getTime() - now.getTime()) / 1000);
   const abs = Math.abs(s);
-  const text = abs < 60 ? `${abs}s` : abs < 3600 ? `${Math.round(abs / 60)}m` : abs < 86400 ? `${Math.round(abs / 3600)}h` : `${Math.round(abs / 86400)}d`;
-  if (abs < 1) return "just now";
+  const text =
+    abs < 60
+      ? `${abs}s`
+      : abs < 3600
+        ? `${Math.round(abs / 60)}m`
+        : abs < 86400
+          ? `${Math.round(abs / 3600)}h`
+          : `${Math.round(abs / 86400)}d`;
+  if (abs < 1) return 'just now';
   return s > 0 ? `in ${text}` : `${text} ago`;
 }

@@ -14,7 +14,14 @@ import type { ConductorState, ProofPurpose, StateAt, TurnStep } from './state.js
 /** Branch names: `f001-…` from feature `001-slug`, valid on every provider (lowercase, ≤ 63). */
 export function branchPrefix(feature: string): string {
   const digits = /^\d+/.exec(feature)?.[0];
-  return `f${digits ?? feature.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 20)}`;
+  return `f${
+    digits ??
+    feature
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 20)
+  }`;
 }
 
 export function turnId(n: number): string {
@@ -43,11 +50,20 @@ function turnPlan(s: ConductorState, id: number, role: Role, step: TurnStep): Tu
   const next = step === 'review' ? nextItemId(s) : null;
   return {
     id: turnId(id),
-    role, step, item: currentItem(s), attempt: s.attempt, note: s.note,
+    role,
+    step,
+    item: currentItem(s),
+    attempt: s.attempt,
+    note: s.note,
     failure: withFailure ? s.failure : null,
     branch: sandboxOf(s, s.cycle?.item ?? null),
     // The proof after this turn gets the next number (handed out when the turn is accepted).
-    forkAhead: proof && s.cycle ? { branch: proofBranch(s, proof, s.cycle.proofs + 1), use: 'proof' as const } : next ? { branch: sandboxOf(s, next), use: 'sandbox' as const } : null,
+    forkAhead:
+      proof && s.cycle
+        ? { branch: proofBranch(s, proof, s.cycle.proofs + 1), use: 'proof' as const }
+        : next
+          ? { branch: sandboxOf(s, next), use: 'sandbox' as const }
+          : null,
     experiment: null,
     frozen: Object.keys(s.frozen).sort(),
     writes: s.policy?.writes[role] ?? [],
@@ -72,20 +88,34 @@ export function greenTurns(s: StateAt<'green'>): Effect[] {
   const turns = Array.from({ length: n }, (_, i) => {
     const plan = turnPlan(s, s.turns - n + 1 + i, 'driver', 'green');
     const x = `${branchPrefix(s.feature)}-${cycle.item.toLowerCase()}-x${i + 1}`;
-    return { ...plan, branch: x, forkAhead: null, experiment: { index: i + 1, of: n, proofBranch: `${x}-green-${cycle.proofs}` } };
+    return {
+      ...plan,
+      branch: x,
+      forkAhead: null,
+      experiment: { index: i + 1, of: n, proofBranch: `${x}-green-${cycle.proofs}` },
+    };
   });
   return [{ type: 'run-experiments', turns }];
 }
 
 export function prove(purpose: ProofPurpose) {
   return (s: ConductorState): Effect[] => {
-    const branch = s.cycle !== null && purpose !== 'baseline' ? proofBranch(s, purpose, s.cycle.proofs) : `${branchPrefix(s.feature)}-baseline-${s.turns}`;
+    const branch =
+      s.cycle !== null && purpose !== 'baseline'
+        ? proofBranch(s, purpose, s.cycle.proofs)
+        : `${branchPrefix(s.feature)}-baseline-${s.turns}`;
     const hash = [...new Set([...Object.keys(s.frozen), ...(s.cycle?.testFiles ?? [])])].sort();
     const first = purpose === 'baseline' ? (s.items.find((i) => i.status !== 'refactored')?.id ?? null) : null;
-    return [{
-      type: 'prove', purpose, item: purpose === 'baseline' ? null : (currentItem(s)?.id ?? null), branch, hash,
-      forkAhead: first ? { branch: sandboxOf(s, first), use: 'sandbox' } : null,
-    }];
+    return [
+      {
+        type: 'prove',
+        purpose,
+        item: purpose === 'baseline' ? null : (currentItem(s)?.id ?? null),
+        branch,
+        hash,
+        forkAhead: first ? { branch: sandboxOf(s, first), use: 'sandbox' } : null,
+      },
+    ];
   };
 }
 
@@ -96,7 +126,9 @@ export function checkGate(s: StateAt<'gate'>): Effect[] {
 export function stop(s: ConductorState): Effect[] {
   switch (s.step) {
     case 'awaiting-approval':
-      return [{ type: 'stop', reason: 'awaiting-approval', message: `waiting for a human to approve the ${s.gate} gate` }];
+      return [
+        { type: 'stop', reason: 'awaiting-approval', message: `waiting for a human to approve the ${s.gate} gate` },
+      ];
     case 'escalated':
     case 'stalled':
       return [{ type: 'stop', reason: s.step, message: s.escalation.reason }];

@@ -33,7 +33,11 @@ function parsesAsCycle(content: string | null): boolean {
 }
 
 /** Whether the gated files can be approved, and their hash: what the conductor decides a gate on. */
-export function checkGate(files: readonly GatedFile[], approval: GateCheck['approval'], flags: readonly string[] = []): { check: GateCheck; items?: Item[] } {
+export function checkGate(
+  files: readonly GatedFile[],
+  approval: GateCheck['approval'],
+  flags: readonly string[] = [],
+): { check: GateCheck; items?: Item[] } {
   const problems: string[] = [];
   let spec: FeatureSpec | undefined;
   let list: TestList | undefined;
@@ -49,7 +53,13 @@ export function checkGate(files: readonly GatedFile[], approval: GateCheck['appr
     else if (f.file === 'test-list.json') list = r.value as TestList;
   }
   problems.push(...crossCheck(spec, list));
-  const check: GateCheck = { valid: problems.length === 0, problems, hash: gateHash(files), approval, ...(flags.length ? { flags: [...flags] } : {}) };
+  const check: GateCheck = {
+    valid: problems.length === 0,
+    problems,
+    hash: gateHash(files),
+    approval,
+    ...(flags.length ? { flags: [...flags] } : {}),
+  };
   return { check, ...(list && problems.length === 0 ? { items: list.items } : {}) };
 }
 
@@ -83,32 +93,63 @@ export function decideApproval(input: ApprovalInput): ApprovalDecision {
   }
   const gate = input.gate as GateName;
   const problem = approverProblem(input.approver);
-  if (problem) throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, { hint: 'Approve as a named person: --as <name>.' });
+  if (problem)
+    throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, {
+      hint: 'Approve as a named person: --as <name>.',
+    });
   const { state } = input;
   if (state.gate !== gate || (state.step !== 'gate' && state.step !== 'awaiting-approval')) {
-    throw new ConsortError('invalid-input', `${input.feature} is not at the ${gate} gate (it is at: ${input.where ?? `${state.step}${state.gate ? ` ${state.gate}` : ''}`}).`, {
-      hint: 'Approve a gate when `consort status` shows it waiting.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `${input.feature} is not at the ${gate} gate (it is at: ${input.where ?? `${state.step}${state.gate ? ` ${state.gate}` : ''}`}).`,
+      {
+        hint: 'Approve a gate when `consort status` shows it waiting.',
+      },
+    );
   }
   if (!input.check.valid) {
-    throw new ConsortError('invalid-input', `The ${gate} gate cannot be approved: ${input.check.problems.slice(0, 8).join('; ')}.`, {
-      hint: 'Fix the artifacts (or run the design again); a missing or invalid artifact is never approved.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `The ${gate} gate cannot be approved: ${input.check.problems.slice(0, 8).join('; ')}.`,
+      {
+        hint: 'Fix the artifacts (or run the design again); a missing or invalid artifact is never approved.',
+      },
+    );
   }
   if (input.expectedHash !== undefined && input.expectedHash !== input.check.hash) {
-    throw new ConsortError('invalid-input', `The ${gate} gate's artifacts changed since it was announced, so this approval would cover something nobody was shown.`, {
-      hint: 'Run the lane again (`/consort build` or `consort run`) to announce the gate with its current content, then approve.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `The ${gate} gate's artifacts changed since it was announced, so this approval would cover something nobody was shown.`,
+      {
+        hint: 'Run the lane again (`/consort build` or `consort run`) to announce the gate with its current content, then approve.',
+      },
+    );
   }
   const approver = input.approver.trim();
-  const approval: GateApprovalRecord = { approver, at: input.at, hash: input.check.hash, proxy: false, ...(input.headSha ? { headSha: input.headSha } : {}) };
-  const event: LogEvent = { id: `approve:${gate}:${input.at}`, at: input.at, feature: input.feature, type: 'gate.approved', gate, hash: input.check.hash, approver, proxy: false };
+  const approval: GateApprovalRecord = {
+    approver,
+    at: input.at,
+    hash: input.check.hash,
+    proxy: false,
+    ...(input.headSha ? { headSha: input.headSha } : {}),
+  };
+  const event: LogEvent = {
+    id: `approve:${gate}:${input.at}`,
+    at: input.at,
+    feature: input.feature,
+    type: 'gate.approved',
+    gate,
+    hash: input.check.hash,
+    approver,
+    proxy: false,
+  };
   return { gate, approval, event };
 }
 
 /** gates.json with the approval recorded (history kept; the same approval twice is recorded once). */
 export function withApproval(file: GatesFile, gate: GateName, approval: GateApprovalRecord): GatesFile {
   const entry = file.gates[gate] ?? { approval: null, history: [] };
-  if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver)) return file;
+  if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver))
+    return file;
   return { ...file, gates: { ...file.gates, [gate]: { approval, history: [...entry.history, approval] } } };
 }

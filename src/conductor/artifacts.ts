@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { GATES, Item } from './state.js';
 
-const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[1-9][0-9]*$`), { error: `must look like ${prefix}1, ${prefix}2, …` });
+const id = (prefix: string) =>
+  z.string().regex(new RegExp(`^${prefix}[1-9][0-9]*$`), { error: `must look like ${prefix}1, ${prefix}2, …` });
 const text = () => z.string().trim().min(1, { error: 'must not be empty' });
 
 export const AcceptanceCriterion = z.object({
@@ -23,7 +24,9 @@ export const FeatureSpec = z.object({
   summary: text(),
   /** Brings the ux-designer into the design. */
   userFacing: z.boolean(),
-  stories: z.array(z.object({ id: id('S'), title: text(), acceptanceCriteria: z.array(AcceptanceCriterion).min(1) })).min(1),
+  stories: z
+    .array(z.object({ id: id('S'), title: text(), acceptanceCriteria: z.array(AcceptanceCriterion).min(1) }))
+    .min(1),
 });
 export type FeatureSpec = z.infer<typeof FeatureSpec>;
 
@@ -38,12 +41,14 @@ export const Architecture = z.object({
 export const DbDesign = z.object({
   version: z.literal(1),
   summary: text(),
-  tables: z.array(z.object({
-    name: text(),
-    change: z.enum(['create', 'alter', 'none']),
-    columns: z.array(z.object({ name: text(), type: text(), nullable: z.boolean(), note: z.string().optional() })),
-    constraints: z.array(text()).optional(),
-  })),
+  tables: z.array(
+    z.object({
+      name: text(),
+      change: z.enum(['create', 'alter', 'none']),
+      columns: z.array(z.object({ name: text(), type: text(), nullable: z.boolean(), note: z.string().optional() })),
+      constraints: z.array(text()).optional(),
+    }),
+  ),
   migrations: z.array(z.object({ name: text(), description: text(), reversible: z.boolean() })),
 });
 
@@ -68,7 +73,10 @@ export const Review = z.object({
 export type Review = z.infer<typeof Review>;
 
 export const GateApproval = z.object({
-  approver: z.string(), at: z.string(), hash: z.string(), proxy: z.boolean(),
+  approver: z.string(),
+  at: z.string(),
+  hash: z.string(),
+  proxy: z.boolean(),
   /** The pull request's head commit when the approval was given (approvals from a PR comment). */
   headSha: z.string().optional(),
 });
@@ -76,7 +84,10 @@ export const GateApproval = z.object({
 export const GatesFile = z.object({
   version: z.literal(1),
   feature: z.string(),
-  gates: z.partialRecord(z.enum(GATES), z.object({ approval: GateApproval.nullable(), history: z.array(GateApproval) })),
+  gates: z.partialRecord(
+    z.enum(GATES),
+    z.object({ approval: GateApproval.nullable(), history: z.array(GateApproval) }),
+  ),
 });
 export type GatesFile = z.infer<typeof GatesFile>;
 
@@ -97,8 +108,10 @@ function issues(error: z.ZodError): string[] {
 /** Parse an artifact's text (null when the file is missing). */
 export function parseArtifact(file: string, content: string | null): ArtifactResult {
   if (content === null) return { ok: false, problems: [`${file} is missing`] };
-  if (file.endsWith('.md')) return content.trim() === '' ? { ok: false, problems: [`${file} is empty`] } : { ok: true, value: content };
-  const schema = (JSON_ARTIFACTS as Record<string, z.ZodType>)[file] ?? (file.startsWith('reviews/') ? Review : undefined);
+  if (file.endsWith('.md'))
+    return content.trim() === '' ? { ok: false, problems: [`${file} is empty`] } : { ok: true, value: content };
+  const schema =
+    (JSON_ARTIFACTS as Record<string, z.ZodType>)[file] ?? (file.startsWith('reviews/') ? Review : undefined);
   if (schema === undefined) return { ok: false, problems: [`${file} is not a known artifact`] };
   let data: unknown;
   try {
@@ -107,7 +120,9 @@ export function parseArtifact(file: string, content: string | null): ArtifactRes
     return { ok: false, problems: [`${file} is not valid JSON: ${(e as Error).message}`] };
   }
   const parsed = schema.safeParse(data);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, problems: issues(parsed.error).map((p) => `${file}: ${p}`) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, problems: issues(parsed.error).map((p) => `${file}: ${p}`) };
 }
 
 /** Checks across artifacts: test-list items name acceptance criteria of the spec, ids are unique. */
@@ -123,7 +138,8 @@ export function crossCheck(spec: FeatureSpec | undefined, list: TestList | undef
     const dup = acs.filter((x, i) => acs.indexOf(x) !== i);
     if (dup.length) problems.push(`feature-spec.json: acceptance criteria ids repeat: ${[...new Set(dup)].join(', ')}`);
     for (const item of list?.items ?? []) {
-      if (!acs.includes(item.ac)) problems.push(`test-list.json: ${item.id} names ${item.ac}, which is not an acceptance criterion of the spec`);
+      if (!acs.includes(item.ac))
+        problems.push(`test-list.json: ${item.id} names ${item.ac}, which is not an acceptance criterion of the spec`);
     }
   }
   return problems;

@@ -15,7 +15,11 @@ const MAX_FILE = 20_000;
 const MAX_FILES_LISTED = 2000;
 
 export interface SchemaSummary {
-  tables: { name: string; columns: { name: string; type: string; notNull: boolean; default: string | null }[]; constraints: string[] }[];
+  tables: {
+    name: string;
+    columns: { name: string; type: string; notNull: boolean; default: string | null }[];
+    constraints: string[];
+  }[];
   enums: { name: string; labels: string[] }[];
 }
 
@@ -70,20 +74,33 @@ export function buildContextPack(input: ContextInput): BuiltPack {
   const { plan } = input;
   const readable = (p: string) => matchesAny(p, input.reads);
   const files = [...input.files].filter(readable).sort();
-  const artifacts = Object.keys(input.contents).filter(readable).sort().map((path) => ({ path, content: bound(input.contents[path]!) }));
+  const artifacts = Object.keys(input.contents)
+    .filter(readable)
+    .sort()
+    .map((path) => ({ path, content: bound(input.contents[path]!) }));
   const item = plan.item;
   const criteria = item === null ? input.acceptanceCriteria : input.acceptanceCriteria.filter((a) => a.id === item.ac);
   const specReadable = readable(`${input.featureDir}/feature-spec.json`);
   const pack: ContextPack = {
-    version: 1, feature: input.feature, role: plan.role, step: plan.step, turn: plan.id, attempt: plan.attempt,
-    instructions: input.instructions, note: plan.note, item,
+    version: 1,
+    feature: input.feature,
+    role: plan.role,
+    step: plan.step,
+    turn: plan.id,
+    attempt: plan.attempt,
+    instructions: input.instructions,
+    note: plan.note,
+    item,
     acceptanceCriteria: specReadable ? [...criteria] : [],
     failure: plan.failure,
     artifacts,
     schema: input.schema,
     layout: {
-      tests: [...input.layout.tests], migrations: input.layout.migrations, suite: input.layout.suite,
-      files: files.slice(0, MAX_FILES_LISTED), filesOmitted: Math.max(0, files.length - MAX_FILES_LISTED),
+      tests: [...input.layout.tests],
+      migrations: input.layout.migrations,
+      suite: input.layout.suite,
+      files: files.slice(0, MAX_FILES_LISTED),
+      filesOmitted: Math.max(0, files.length - MAX_FILES_LISTED),
     },
     writes: [...plan.writes],
   };
@@ -98,33 +115,51 @@ function fence(text: string, lang = ''): string {
 }
 
 export function renderContextMarkdown(p: ContextPack): string {
-  const out: string[] = [`# ${p.role}: ${p.step}${p.item ? ` ${p.item.id}` : ''} — feature ${p.feature}`, '', `Turn ${p.turn}, attempt ${p.attempt + 1}.`, ''];
+  const out: string[] = [
+    `# ${p.role}: ${p.step}${p.item ? ` ${p.item.id}` : ''} — feature ${p.feature}`,
+    '',
+    `Turn ${p.turn}, attempt ${p.attempt + 1}.`,
+    '',
+  ];
   if (p.note) out.push('## Why you are asked again', '', p.note, '');
   out.push('## Instructions', '', p.instructions.trim(), '');
-  if (p.item) out.push('## The test-list item', '', `**${p.item.id}** (${p.item.kind}, ${p.item.ac}): ${p.item.title}`, '');
+  if (p.item)
+    out.push('## The test-list item', '', `**${p.item.id}** (${p.item.kind}, ${p.item.ac}): ${p.item.title}`, '');
   if (p.acceptanceCriteria.length) {
     out.push('## Acceptance criteria', '');
-    for (const a of p.acceptanceCriteria) out.push(`- **${a.id}** (${a.layer}) — given ${a.given}, when ${a.when}, then ${a.then}`);
+    for (const a of p.acceptanceCriteria)
+      out.push(`- **${a.id}** (${a.layer}) — given ${a.given}, when ${a.when}, then ${a.then}`);
     out.push('');
   }
   if (p.failure) {
     out.push(`## The suite (${p.failure.purpose})`, '', p.failure.summary, '');
-    for (const t of p.failure.tests) out.push(`- ${t.state}: ${t.id}${t.message ? ` — ${t.message.split('\n')[0]}` : ''}`);
+    for (const t of p.failure.tests)
+      out.push(`- ${t.state}: ${t.id}${t.message ? ` — ${t.message.split('\n')[0]}` : ''}`);
     if (p.failure.output) out.push('', fence(p.failure.output));
     out.push('');
   }
   out.push('## What you may change', '', ...p.writes.map((w) => `- \`${w}\``), '');
-  out.push('## Where things live', '', `- tests: ${p.layout.tests.map((t) => `\`${t}\``).join(', ')}`, `- migrations: \`${p.layout.migrations}\``, `- the suite: \`${p.layout.suite}\` (DATABASE_URL is this turn's database branch)`, '');
+  out.push(
+    '## Where things live',
+    '',
+    `- tests: ${p.layout.tests.map((t) => `\`${t}\``).join(', ')}`,
+    `- migrations: \`${p.layout.migrations}\``,
+    `- the suite: \`${p.layout.suite}\` (DATABASE_URL is this turn's database branch)`,
+    '',
+  );
   if (p.schema) {
     out.push('## Database schema of your branch', '');
     for (const t of p.schema.tables) {
-      out.push(`- **${t.name}**: ${t.columns.map((c) => `${c.name} ${c.type}${c.notNull ? ' not null' : ''}${c.default ? ` default ${c.default}` : ''}`).join(', ')}`);
+      out.push(
+        `- **${t.name}**: ${t.columns.map((c) => `${c.name} ${c.type}${c.notNull ? ' not null' : ''}${c.default ? ` default ${c.default}` : ''}`).join(', ')}`,
+      );
       for (const c of t.constraints) out.push(`  - ${c}`);
     }
     for (const e of p.schema.enums) out.push(`- enum **${e.name}**: ${e.labels.join(', ')}`);
     out.push('');
   }
-  for (const a of p.artifacts) out.push(`## ${a.path}`, '', fence(a.content, a.path.endsWith('.json') ? 'json' : ''), '');
+  for (const a of p.artifacts)
+    out.push(`## ${a.path}`, '', fence(a.content, a.path.endsWith('.json') ? 'json' : ''), '');
   if (p.layout.files.length) {
     out.push('## Files', '', ...p.layout.files.map((f) => `- ${f}`));
     if (p.layout.filesOmitted) out.push(`- … and ${p.layout.filesOmitted} more`);

@@ -41,6 +41,10 @@ export function designPlan(policy: Pick<Policy, 'design' | 'optionalGates'>, use
 }
 
 /** Where a gate sits in the plan (-1 when it is not a design gate or not enabled). */
-export function designGateIndex(policy: Pick<Policy, 'design' | 'optionalGates'>, userFacing: boolean, gate: GateName): number {
+export function designGateIndex(
+  policy: Pick<Policy, 'design' | 'optionalGates'>,
+  userFacing: boolean,
+  gate: GateName,
+): number {
   return designPlan(policy, userFacing).findIndex((s) => s.kind === 'gate' && s.gate === gate);
 }

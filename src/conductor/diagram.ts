@@ -7,7 +7,8 @@
 import { STEPS, type Step } from './state.js';
 import { ANY_STEP, STEP_TABLE, type StepSpec } from './steps.js';
 
-export const DIAGRAM_START = '<!-- conductor-steps:start (generated from src/conductor/steps.ts by scripts/gen-conductor-diagram.mjs; do not edit) -->';
+export const DIAGRAM_START =
+  '<!-- conductor-steps:start (generated from src/conductor/steps.ts by scripts/gen-conductor-diagram.mjs; do not edit) -->';
 export const DIAGRAM_END = '<!-- conductor-steps:end -->';
 
 type Table = { readonly [S in Step]: Pick<StepSpec<S>, 'says' | 'accepts' | 'next'> };
@@ -15,7 +16,11 @@ type Table = { readonly [S in Step]: Pick<StepSpec<S>, 'says' | 'accepts' | 'nex
 /** Mermaid ids cannot hold `-`. */
 const id = (step: string) => step.replace(/-/g, '_');
 /** Edge labels: one line, no characters Mermaid or a Markdown table reads as syntax. */
-const label = (text: string) => text.replace(/[:;|#]/g, ',').replace(/\s+/g, ' ').trim();
+const label = (text: string) =>
+  text
+    .replace(/[:;|#]/g, ',')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 export function renderStepDiagram(table: Table = STEP_TABLE, anyStep: Record<string, string> = ANY_STEP): string {
   const lines = ['```mermaid', 'stateDiagram-v2'];

@@ -28,7 +28,9 @@ export const TurnPlan = z.object({
    */
   forkAhead: z.object({ branch: z.string(), use: z.enum(['proof', 'sandbox']) }).nullable(),
   /** One of N competing GREEN attempts, with the branch its proof runs on. */
-  experiment: z.object({ index: z.number().int().min(1), of: z.number().int().min(2), proofBranch: z.string() }).nullable(),
+  experiment: z
+    .object({ index: z.number().int().min(1), of: z.number().int().min(2), proofBranch: z.string() })
+    .nullable(),
   /** Frozen test files whose hashes the driver reports after the turn. */
   frozen: z.array(z.string()),
   /** The role's effective write scope, for the agent's information. */
@@ -39,13 +41,19 @@ export type TurnPlan = z.infer<typeof TurnPlan>;
 export const Approval = z.object({ approver: z.string(), at: z.string(), hash: z.string(), proxy: z.boolean() });
 
 /** cycles/cycle-NNN.json */
-export const CycleRecord = Cycle.omit({ proofs: true, number: true }).extend({ version: z.literal(1), cycle: z.number().int() });
+export const CycleRecord = Cycle.omit({ proofs: true, number: true }).extend({
+  version: z.literal(1),
+  cycle: z.number().int(),
+});
 export type CycleRecord = z.infer<typeof CycleRecord>;
 
 export const Effect = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-turn'), turn: TurnPlan }),
   z.object({
-    type: z.literal('prove'), purpose: z.enum(PROOF_PURPOSES), item: z.string().nullable(), branch: z.string(),
+    type: z.literal('prove'),
+    purpose: z.enum(PROOF_PURPOSES),
+    item: z.string().nullable(),
+    branch: z.string(),
     /** Files whose hashes the driver reports (frozen tests). */
     hash: z.array(z.string()),
     /** As for turns: a branch to fork while the suite runs (the first cycle's sandbox during the baseline). */
@@ -55,7 +63,13 @@ export const Effect = z.discriminatedUnion('type', [
   /** N GREEN turns side by side, each in its own git worktree and database branches, each proven. */
   z.object({ type: z.literal('run-experiments'), turns: z.array(TurnPlan).min(2) }),
   /** Bring the picked experiment's change into the workspace and commit it. */
-  z.object({ type: z.literal('adopt-experiment'), turn: z.string(), index: z.number().int(), base: z.string(), message: z.string() }),
+  z.object({
+    type: z.literal('adopt-experiment'),
+    turn: z.string(),
+    index: z.number().int(),
+    base: z.string(),
+    message: z.string(),
+  }),
   /** Stage the paths (and the conductor's own records) and commit, if anything changed. */
   z.object({ type: z.literal('commit'), message: z.string(), paths: z.array(z.string()) }),
   /** Throw a refused turn away: back to the commit it started from. */
@@ -67,14 +81,23 @@ export const Effect = z.discriminatedUnion('type', [
   z.object({ type: z.literal('log'), event: LogEvent }),
   /** Ask a human: the CLI prints it, the App and Action post it on the pull request. */
   z.object({ type: z.literal('surface-gate'), gate: z.enum(GATES), hash: z.string(), problems: z.array(z.string()) }),
-  z.object({ type: z.literal('stop'), reason: z.enum(['awaiting-approval', 'escalated', 'stalled', 'done']), message: z.string() }),
+  z.object({
+    type: z.literal('stop'),
+    reason: z.enum(['awaiting-approval', 'escalated', 'stalled', 'done']),
+    message: z.string(),
+  }),
 ]);
 export type Effect = z.infer<typeof Effect>;
 
 export type ActionEffect = Extract<Effect, { type: 'run-turn' | 'prove' | 'check-gate' | 'run-experiments' }>;
 
 export function isAction(effect: Effect): effect is ActionEffect {
-  return effect.type === 'run-turn' || effect.type === 'prove' || effect.type === 'check-gate' || effect.type === 'run-experiments';
+  return (
+    effect.type === 'run-turn' ||
+    effect.type === 'prove' ||
+    effect.type === 'check-gate' ||
+    effect.type === 'run-experiments'
+  );
 }
 
 /** Identity of an action, for the stall guard and for idempotent re-execution. */

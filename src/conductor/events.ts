@@ -6,7 +6,17 @@
 import { z } from 'zod';
 import type { TestState } from '../suite/junit.js';
 import { ROLES } from './roles.js';
-import { GATES, type GateName, type Item, type Policy, type ProofPurpose, type TurnStep, type Usage, PHASES, TURN_VERDICTS } from './state.js';
+import {
+  GATES,
+  type GateName,
+  type Item,
+  type Policy,
+  type ProofPurpose,
+  type TurnStep,
+  type Usage,
+  PHASES,
+  TURN_VERDICTS,
+} from './state.js';
 import type { Role } from './roles.js';
 
 /** Time the driver spent on one effect, split so the conductor's own overhead can be measured. */
@@ -68,9 +78,22 @@ export interface ProofTest {
 }
 
 export type ProofOutcome =
-  | { kind: 'ran'; exitCode: number | null; tests: ProofTest[]; summary: string; output: string; hashes: Record<string, string | null> }
+  | {
+      kind: 'ran';
+      exitCode: number | null;
+      tests: ProofTest[];
+      summary: string;
+      output: string;
+      hashes: Record<string, string | null>;
+    }
   /** The suite could not be judged: migrations failed, no JUnit report, timeout, command not found. */
-  | { kind: 'broken'; reason: 'migrations' | 'no-report' | 'timeout' | 'not-found'; message: string; output: string; hashes: Record<string, string | null> };
+  | {
+      kind: 'broken';
+      reason: 'migrations' | 'no-report' | 'timeout' | 'not-found';
+      message: string;
+      output: string;
+      hashes: Record<string, string | null>;
+    };
 
 export interface GateCheck {
   /** Every gated artifact present and schema-valid. */
@@ -102,11 +125,24 @@ export interface ExperimentResult {
 export type ConductorEvent =
   | { type: 'run.started'; at: string; policy: Policy; reopened: GateName[]; retry: boolean }
   | { type: 'turn.finished'; at: string; turn: TurnOutcome; timing: EffectTiming }
-  | { type: 'proof.finished'; at: string; purpose: ProofPurpose; item: string | null; branch: string; outcome: ProofOutcome; timing: EffectTiming }
   | {
-      type: 'gate.checked'; at: string; gate: GateName; check: GateCheck; reopened: GateName[];
+      type: 'proof.finished';
+      at: string;
+      purpose: ProofPurpose;
+      item: string | null;
+      branch: string;
+      outcome: ProofOutcome;
+      timing: EffectTiming;
+    }
+  | {
+      type: 'gate.checked';
+      at: string;
+      gate: GateName;
+      check: GateCheck;
+      reopened: GateName[];
       /** The test list as the spec gate approves it (only for `spec`). */
-      items?: Item[]; timing: EffectTiming;
+      items?: Item[];
+      timing: EffectTiming;
     }
   | { type: 'experiments.finished'; at: string; results: ExperimentResult[]; timing: EffectTiming };
 
@@ -119,26 +155,80 @@ const gate = z.enum(GATES);
 export const LogEvent = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('phase.start'), phase: z.enum(PHASES) }),
   z.object({ ...base, type: z.literal('phase.end'), phase: z.enum(PHASES) }),
-  z.object({ ...base, type: z.literal('handoff'), from: z.union([role, z.literal('conductor')]), to: role, step: z.string(), item: z.string().nullable() }),
-  z.object({ ...base, type: z.literal('artifact.written'), file: z.string(), role: z.union([role, z.literal('conductor')]) }),
+  z.object({
+    ...base,
+    type: z.literal('handoff'),
+    from: z.union([role, z.literal('conductor')]),
+    to: role,
+    step: z.string(),
+    item: z.string().nullable(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal('artifact.written'),
+    file: z.string(),
+    role: z.union([role, z.literal('conductor')]),
+  }),
   z.object({ ...base, type: z.literal('gate.surfaced'), gate, hash: z.string(), problems: z.array(z.string()) }),
-  z.object({ ...base, type: z.literal('gate.approved'), gate, hash: z.string(), approver: z.string(), proxy: z.boolean() }),
+  z.object({
+    ...base,
+    type: z.literal('gate.approved'),
+    gate,
+    hash: z.string(),
+    approver: z.string(),
+    proxy: z.boolean(),
+  }),
   z.object({ ...base, type: z.literal('gate.reopened'), gate, reason: z.string() }),
   z.object({ ...base, type: z.literal('cycle.red'), item: z.string(), branch: z.string(), tests: z.array(z.string()) }),
-  z.object({ ...base, type: z.literal('cycle.rejected'), item: z.string(), step: z.string(), verdict: z.string(), reason: z.string() }),
-  z.object({ ...base, type: z.literal('cycle.green'), item: z.string(), branch: z.string(), purpose: z.enum(['green', 'refactor']) }),
+  z.object({
+    ...base,
+    type: z.literal('cycle.rejected'),
+    item: z.string(),
+    step: z.string(),
+    verdict: z.string(),
+    reason: z.string(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal('cycle.green'),
+    item: z.string(),
+    branch: z.string(),
+    purpose: z.enum(['green', 'refactor']),
+  }),
   z.object({ ...base, type: z.literal('cycle.repair'), item: z.string(), step: z.string(), round: z.number() }),
   z.object({ ...base, type: z.literal('cycle.review'), item: z.string(), verdict: z.enum(['approve', 'changes']) }),
   z.object({
-    ...base, type: z.literal('cycle.experiments'), item: z.string(), of: z.number(), green: z.array(z.number()), picked: z.number().nullable(), rule: z.string(),
+    ...base,
+    type: z.literal('cycle.experiments'),
+    item: z.string(),
+    of: z.number(),
+    green: z.array(z.number()),
+    picked: z.number().nullable(),
+    rule: z.string(),
   }),
   z.object({ ...base, type: z.literal('cycle.refactored'), item: z.string() }),
   z.object({
-    ...base, type: z.literal('turn.usage'), turn: z.string(), role, step: z.string(), item: z.string().nullable(), model: z.string().nullable(),
-    durationMs: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().optional(),
-    verdict: z.enum(TURN_VERDICTS), refused: z.array(z.string()).optional(),
+    ...base,
+    type: z.literal('turn.usage'),
+    turn: z.string(),
+    role,
+    step: z.string(),
+    item: z.string().nullable(),
+    model: z.string().nullable(),
+    durationMs: z.number(),
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    costUsd: z.number().optional(),
+    verdict: z.enum(TURN_VERDICTS),
+    refused: z.array(z.string()).optional(),
   }),
-  z.object({ ...base, type: z.literal('escalation'), kind: z.enum(['escalated', 'stalled', 'resumed']), step: z.string(), reason: z.string() }),
+  z.object({
+    ...base,
+    type: z.literal('escalation'),
+    kind: z.enum(['escalated', 'stalled', 'resumed']),
+    step: z.string(),
+    reason: z.string(),
+  }),
 ]);
 export type LogEvent = z.infer<typeof LogEvent>;
 

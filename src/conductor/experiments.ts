@@ -8,7 +8,21 @@
 import { matchesAny } from '../core/glob.js';
 import type { ExperimentResult, ProofTest } from './events.js';
 import { turnId } from './actions.js';
-import { at, commitMessage, currentItem, type Draft, enter, escalate, experimentsDue, handoff, log, policyOf, recordTurn, setStep, turnRecord } from './moves.js';
+import {
+  at,
+  commitMessage,
+  currentItem,
+  type Draft,
+  enter,
+  escalate,
+  experimentsDue,
+  handoff,
+  log,
+  policyOf,
+  recordTurn,
+  setStep,
+  turnRecord,
+} from './moves.js';
 import { failureOf } from './proof-steps.js';
 import { writeCycle } from './progress.js';
 import { judgeGreen } from './proofs.js';
@@ -24,24 +38,64 @@ export interface Candidate {
 }
 
 export function pickExperiment(green: readonly Candidate[]): Candidate | null {
-  return [...green].sort((a, b) => a.changedLines - b.changedLines || a.suiteMs - b.suiteMs || a.index - b.index)[0] ?? null;
+  return (
+    [...green].sort((a, b) => a.changedLines - b.changedLines || a.suiteMs - b.suiteMs || a.index - b.index)[0] ?? null
+  );
 }
 
 type Judged =
   | { index: number; result: ExperimentResult; paths: string[]; verdict: 'green'; passing: string[] }
-  | { index: number; result: ExperimentResult; paths: string[]; verdict: 'rejected'; reason: string; refused?: string[]; failing: ProofTest[] }
-  | { index: number; result: ExperimentResult; paths: string[]; verdict: 'failed' | 'refused'; reason: string; refused?: string[]; failing: ProofTest[] };
+  | {
+      index: number;
+      result: ExperimentResult;
+      paths: string[];
+      verdict: 'rejected';
+      reason: string;
+      refused?: string[];
+      failing: ProofTest[];
+    }
+  | {
+      index: number;
+      result: ExperimentResult;
+      paths: string[];
+      verdict: 'failed' | 'refused';
+      reason: string;
+      refused?: string[];
+      failing: ProofTest[];
+    };
 
 function judge(d: Draft, result: ExperimentResult, index: number): Judged {
   const s = d.state;
   const policy = policyOf(d);
   const { turn } = result;
-  const paths = turn.changes.filter((c) => !matchesAny(c.path, policy.ignore)).map((c) => c.path).sort();
+  const paths = turn.changes
+    .filter((c) => !matchesAny(c.path, policy.ignore))
+    .map((c) => c.path)
+    .sort();
   const base = { index, result, paths, failing: [] as ProofTest[] };
-  if (turn.exit.kind !== 'done') return { ...base, verdict: 'failed', reason: `the turn ${turn.exit.kind === 'timeout' ? 'timed out' : 'failed'}: ${turn.exit.message}` };
+  if (turn.exit.kind !== 'done')
+    return {
+      ...base,
+      verdict: 'failed',
+      reason: `the turn ${turn.exit.kind === 'timeout' ? 'timed out' : 'failed'}: ${turn.exit.message}`,
+    };
   const changes = turn.changes.filter((c) => paths.includes(c.path));
-  const refused = checkScope({ policy, role: 'driver', step: 'green', item: turn.item, changes, frozen: s.frozen, hashes: turn.hashes });
-  if (refused.length > 0) return { ...base, verdict: 'refused', reason: `out of scope: ${describeRefusals(refused)}`, refused: refused.map((r) => r.path) };
+  const refused = checkScope({
+    policy,
+    role: 'driver',
+    step: 'green',
+    item: turn.item,
+    changes,
+    frozen: s.frozen,
+    hashes: turn.hashes,
+  });
+  if (refused.length > 0)
+    return {
+      ...base,
+      verdict: 'refused',
+      reason: `out of scope: ${describeRefusals(refused)}`,
+      refused: refused.map((r) => r.path),
+    };
   if (result.proof === null) return { ...base, verdict: 'rejected', reason: 'not proven' };
   const v = judgeGreen({ outcome: result.proof, itemTests: s.cycle?.tests ?? [], frozen: s.frozen });
   if (v.verdict === 'green') return { ...base, verdict: 'green', passing: v.passing };
@@ -56,32 +110,65 @@ export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly Expe
   const n = results.length;
   const ids = Array.from({ length: n }, (_, i) => turnId(s.turns - n + 1 + i));
   if (!experimentsDue(s) || n !== policy.experiments || item === null) return false;
-  if (results.some((r, i) => r.turn.id !== ids[i] || r.turn.role !== 'driver' || r.turn.step !== 'green' || r.turn.item !== item.id)) return false;
+  if (
+    results.some(
+      (r, i) => r.turn.id !== ids[i] || r.turn.role !== 'driver' || r.turn.step !== 'green' || r.turn.item !== item.id,
+    )
+  )
+    return false;
 
   const judged = results.map((r, i) => judge(d, r, i + 1));
   const green = judged.filter((j): j is Extract<Judged, { verdict: 'green' }> => j.verdict === 'green');
-  const picked = pickExperiment(green.map((g) => ({ index: g.index, changedLines: g.result.changedLines, suiteMs: g.result.suiteMs })));
+  const picked = pickExperiment(
+    green.map((g) => ({ index: g.index, changedLines: g.result.changedLines, suiteMs: g.result.suiteMs })),
+  );
   const winner = green.find((g) => g.index === picked?.index);
   const proofBranch = (j: Judged) => `${j.result.turn.branch ?? ''}-green-${cycle.proofs}`;
-  const summary = (j: Judged) => (j.result.proof?.kind === 'ran' ? j.result.proof.summary : j.result.proof?.message ?? 'no proof');
+  const summary = (j: Judged) =>
+    j.result.proof?.kind === 'ran' ? j.result.proof.summary : (j.result.proof?.message ?? 'no proof');
 
   for (const j of judged) {
     const won = winner !== undefined && j.index === winner.index;
-    const reason = won ? undefined
-      : j.verdict === 'green' ? `not picked (${PICK_RULE}): ${j.result.changedLines} changed lines vs ${winner?.result.changedLines}`
+    const reason = won
+      ? undefined
+      : j.verdict === 'green'
+        ? `not picked (${PICK_RULE}): ${j.result.changedLines} changed lines vs ${winner?.result.changedLines}`
         : j.reason;
-    recordTurn(d, turnRecord(d, j.result.turn, won ? 'accepted' : j.verdict === 'green' ? 'rejected' : j.verdict, j.paths, {
-      ...(reason ? { reason } : {}), ...(j.verdict !== 'green' && j.refused ? { refused: j.refused } : {}), suite: j.result.proof ? summary(j) : null,
-    }));
+    recordTurn(
+      d,
+      turnRecord(d, j.result.turn, won ? 'accepted' : j.verdict === 'green' ? 'rejected' : j.verdict, j.paths, {
+        ...(reason ? { reason } : {}),
+        ...(j.verdict !== 'green' && j.refused ? { refused: j.refused } : {}),
+        suite: j.result.proof ? summary(j) : null,
+      }),
+    );
   }
-  log(d, { type: 'cycle.experiments', item: item.id, of: n, green: green.map((g) => g.index), picked: winner?.index ?? null, rule: PICK_RULE });
+  log(d, {
+    type: 'cycle.experiments',
+    item: item.id,
+    of: n,
+    green: green.map((g) => g.index),
+    picked: winner?.index ?? null,
+    rule: PICK_RULE,
+  });
 
   if (winner !== undefined) {
     const t = winner.result.turn;
-    d.effects.push({ type: 'adopt-experiment', turn: t.id, index: winner.index, base: t.base, message: `${commitMessage('driver', 'green', s.feature, item.id)} (experiment ${winner.index} of ${n})` });
+    d.effects.push({
+      type: 'adopt-experiment',
+      turn: t.id,
+      index: winner.index,
+      base: t.base,
+      message: `${commitMessage('driver', 'green', s.feature, item.id)} (experiment ${winner.index} of ${n})`,
+    });
     s.passing = winner.passing;
     s.failure = null;
-    cycle.green = { at: d.at, verdict: 'green', branch: proofBranch(winner), summary: `experiment ${winner.index} of ${n}: ${winner.result.changedLines} changed lines; ${summary(winner)}` };
+    cycle.green = {
+      at: d.at,
+      verdict: 'green',
+      branch: proofBranch(winner),
+      summary: `experiment ${winner.index} of ${n}: ${winner.result.changedLines} changed lines; ${summary(winner)}`,
+    };
     item.status = 'green';
     d.effects.push({ type: 'set-item-status', item: item.id, status: 'green' });
     log(d, { type: 'cycle.green', item: item.id, branch: proofBranch(winner), purpose: 'green' });
@@ -100,7 +187,9 @@ export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly Expe
     escalate(d, `none of ${n} GREEN experiments made the suite pass: ${reasons}`);
     return true;
   }
-  const failing = judged.find((j): j is Extract<Judged, { verdict: 'rejected' }> => j.verdict === 'rejected' && j.result.proof !== null);
+  const failing = judged.find(
+    (j): j is Extract<Judged, { verdict: 'rejected' }> => j.verdict === 'rejected' && j.result.proof !== null,
+  );
   s.repair += 1;
   cycle.repairs += 1;
   s.failure = failing?.result.proof ? failureOf('green', failing.reason, failing.failing, failing.result.proof) : null;

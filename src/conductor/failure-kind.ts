@@ -13,7 +13,8 @@ export interface FailureFacts {
   details?: string;
 }
 
-const ASSERTION = /(^|\.)(Jest)?Assertion(Failed)?Error$|ERR_ASSERTION|AssertionError|ComparisonFailure|AssertionFailedError|ExpectationFailedException|MultipleFailuresError/;
+const ASSERTION =
+  /(^|\.)(Jest)?Assertion(Failed)?Error$|ERR_ASSERTION|AssertionError|ComparisonFailure|AssertionFailedError|ExpectationFailedException|MultipleFailuresError/;
 /** A named error or exception class: `TypeError`, `java.lang.NullPointerException`, `NameError`. */
 const EXCEPTION = /(?:^|\.)([A-Z][A-Za-z0-9_$]*(?:Error|Exception))$/;
 /** `TypeError: x is not a function`, `ReferenceError [ERR_X]: …`, `Uncaught TypeError: …`. */

@@ -16,7 +16,10 @@ import type { GateName, OptionalGate } from './state.js';
 export const gateStatusContext = (gate: string): string => `consort/gate/${gate}`;
 
 export function normalizeText(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/[ \t\f\v]+$/, ''));
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.replace(/[ \t\f\v]+$/, ''));
   const out: string[] = [];
   for (const line of lines) {
     if (line === '' && (out.length === 0 || out[out.length - 1] === '')) continue;
@@ -38,7 +41,11 @@ export function contentHash(text: string): string {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
@@ -52,9 +59,17 @@ export function gatedText(file: string, content: string): string {
   } catch {
     return normalizeText(content);
   }
-  if (file === 'test-list.json' && parsed !== null && typeof parsed === 'object' && Array.isArray((parsed as { items?: unknown }).items)) {
+  if (
+    file === 'test-list.json' &&
+    parsed !== null &&
+    typeof parsed === 'object' &&
+    Array.isArray((parsed as { items?: unknown }).items)
+  ) {
     const list = parsed as { items: unknown[] };
-    parsed = { ...list, items: list.items.map((i) => (i !== null && typeof i === 'object' ? { ...i, status: undefined } : i)) };
+    parsed = {
+      ...list,
+      items: list.items.map((i) => (i !== null && typeof i === 'object' ? { ...i, status: undefined } : i)),
+    };
   }
   return `${JSON.stringify(canonical(parsed))}\n`;
 }
@@ -114,7 +129,8 @@ export function approverProblem(name: string): string | undefined {
   if (trimmed === '') return 'an approver name is required (--as <name>)';
   if (trimmed.toLowerCase() === 'proxy') return '"proxy" is reserved for headless approvals (--gates proxy)';
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(trimmed) || trimmed.length > 100) return 'the approver name must be printable and at most 100 characters';
+  if (/[\u0000-\u001f\u007f]/.test(trimmed) || trimmed.length > 100)
+    return 'the approver name must be printable and at most 100 characters';
   return undefined;
 }
 
@@ -134,12 +150,20 @@ export const approverTeams = (policy: ApprovalPolicy): string[] => policy.approv
  * may. `teams` are the policy's teams `login` belongs to (asked of GitHub by the caller). Logins
  * compare without case, as GitHub's do.
  */
-export function approvalRefusal(policy: ApprovalPolicy, approver: { login: string; teams: readonly string[] }, author: string | null): string | undefined {
+export function approvalRefusal(
+  policy: ApprovalPolicy,
+  approver: { login: string; teams: readonly string[] },
+  author: string | null,
+): string | undefined {
   const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
   if (!policy.selfApproval && author !== null && same(approver.login, author)) {
     return 'the author of a pull request may not approve its gates (gates.selfApproval is off): ask someone else to review and approve';
   }
   if (policy.approvers.length === 0) return undefined;
-  const listed = policy.approvers.some((a) => (a.includes('/') ? approver.teams.some((t) => same(t, a)) : same(a, approver.login)));
-  return listed ? undefined : `only the approvers gates.approvers names may approve gates (${policy.approvers.join(', ')})`;
+  const listed = policy.approvers.some((a) =>
+    a.includes('/') ? approver.teams.some((t) => same(t, a)) : same(a, approver.login),
+  );
+  return listed
+    ? undefined
+    : `only the approvers gates.approvers names may approve gates (${policy.approvers.join(', ')})`;
 }

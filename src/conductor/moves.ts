@@ -25,7 +25,8 @@ export function draftOf(state: ConductorState, at: string): Draft {
 }
 
 export function policyOf(d: Draft): Policy {
-  if (d.state.policy === null) throw new ConsortError('internal', 'The conductor has no policy: the run did not start with run.started.');
+  if (d.state.policy === null)
+    throw new ConsortError('internal', 'The conductor has no policy: the run did not start with run.started.');
   return d.state.policy;
 }
 
@@ -47,10 +48,31 @@ type CycleProofStep = 'prove-red' | 'prove-green' | 'prove-refactor';
 
 export const at = {
   design: (): Position => ({ step: 'design', phase: 'design', ...IDLE }),
-  gate: (gate: GateName, phase: 'design' | 'merge', step: 'gate' | 'awaiting-approval' = 'gate'): Position => ({ step, phase, ...IDLE, gate }),
+  gate: (gate: GateName, phase: 'design' | 'merge', step: 'gate' | 'awaiting-approval' = 'gate'): Position => ({
+    step,
+    phase,
+    ...IDLE,
+    gate,
+  }),
   baseline: (): Position => ({ step: 'baseline', phase: 'build', ...IDLE }),
-  turn: (step: CycleTurnStep, current: number, cycle: Cycle): Position => ({ step, phase: 'build', gate: null, current, cycle, pendingTurn: null, escalation: null }),
-  proof: (step: CycleProofStep, current: number, cycle: Cycle, pendingTurn: TurnRecord | null): Position => ({ step, phase: 'build', gate: null, current, cycle, pendingTurn, escalation: null }),
+  turn: (step: CycleTurnStep, current: number, cycle: Cycle): Position => ({
+    step,
+    phase: 'build',
+    gate: null,
+    current,
+    cycle,
+    pendingTurn: null,
+    escalation: null,
+  }),
+  proof: (step: CycleProofStep, current: number, cycle: Cycle, pendingTurn: TurnRecord | null): Position => ({
+    step,
+    phase: 'build',
+    gate: null,
+    current,
+    cycle,
+    pendingTurn,
+    escalation: null,
+  }),
   done: (): Position => ({ step: 'done', phase: 'done', ...IDLE }),
 };
 
@@ -127,14 +149,33 @@ export function handoff(d: Draft, from: Role | 'conductor', to: Role, step: stri
 }
 
 export function turnRecord(
-  d: Draft, turn: TurnOutcome, verdict: TurnRecord['verdict'], paths: string[],
+  d: Draft,
+  turn: TurnOutcome,
+  verdict: TurnRecord['verdict'],
+  paths: string[],
   extra: { reason?: string; refused?: string[]; suite?: string | null } = {},
 ): TurnRecord {
   return {
-    version: 1, id: turn.id, feature: d.state.feature, role: turn.role, step: turn.step, item: turn.item, attempt: turn.attempt,
-    backend: turn.backend, model: turn.model, startedAt: turn.startedAt, durationMs: turn.durationMs, usage: turn.usage,
-    filesChanged: paths, base: turn.base, verdict, ...(extra.reason === undefined ? {} : { reason: extra.reason }),
-    ...(extra.refused === undefined ? {} : { refused: extra.refused }), branch: turn.branch, context: turn.context, suite: extra.suite ?? null,
+    version: 1,
+    id: turn.id,
+    feature: d.state.feature,
+    role: turn.role,
+    step: turn.step,
+    item: turn.item,
+    attempt: turn.attempt,
+    backend: turn.backend,
+    model: turn.model,
+    startedAt: turn.startedAt,
+    durationMs: turn.durationMs,
+    usage: turn.usage,
+    filesChanged: paths,
+    base: turn.base,
+    verdict,
+    ...(extra.reason === undefined ? {} : { reason: extra.reason }),
+    ...(extra.refused === undefined ? {} : { refused: extra.refused }),
+    branch: turn.branch,
+    context: turn.context,
+    suite: extra.suite ?? null,
     ...(turn.summary ? { summary: turn.summary.slice(0, 1000) } : {}),
   };
 }
@@ -143,10 +184,18 @@ export function turnRecord(
 export function recordTurn(d: Draft, record: TurnRecord): void {
   d.effects.push({ type: 'append-turn', record });
   log(d, {
-    type: 'turn.usage', turn: record.id, role: record.role, step: record.step, item: record.item, model: record.model, durationMs: record.durationMs,
-    inputTokens: record.usage.inputTokens, outputTokens: record.usage.outputTokens,
+    type: 'turn.usage',
+    turn: record.id,
+    role: record.role,
+    step: record.step,
+    item: record.item,
+    model: record.model,
+    durationMs: record.durationMs,
+    inputTokens: record.usage.inputTokens,
+    outputTokens: record.usage.outputTokens,
     ...(record.usage.costUsd === undefined ? {} : { costUsd: record.usage.costUsd }),
-    verdict: record.verdict, ...(record.refused ? { refused: record.refused } : {}),
+    verdict: record.verdict,
+    ...(record.refused ? { refused: record.refused } : {}),
   });
 }
 

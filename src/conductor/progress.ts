@@ -45,8 +45,19 @@ export function nextItem(d: Draft): void {
   const item = s.items[index]!;
   s.cycles += 1;
   const cycle = {
-    number: s.cycles, item: item.id, ac: item.ac, testFiles: [], tests: [], red: null, green: null, refactor: null, review: null,
-    rejections: [], repairs: 0, proofs: 0, timing: { wallMs: 0, agentMs: 0, suiteMs: 0, overheadMs: 0 },
+    number: s.cycles,
+    item: item.id,
+    ac: item.ac,
+    testFiles: [],
+    tests: [],
+    red: null,
+    green: null,
+    refactor: null,
+    review: null,
+    rejections: [],
+    repairs: 0,
+    proofs: 0,
+    timing: { wallMs: 0, agentMs: 0, suiteMs: 0, overheadMs: 0 },
   };
   setStep(d, at.turn('red', index, cycle));
   handoff(d, 'conductor', 'navigator', 'red');
@@ -103,7 +114,10 @@ export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readon
     return;
   }
   place(d, at.gate(gate, s.phase === 'merge' ? 'merge' : 'design', 'awaiting-approval'));
-  const problems = [...(itemsOk ? check.problems : [...check.problems, 'the test list has no items']), ...(check.flags ?? []).map((f) => `flag: ${f}`)];
+  const problems = [
+    ...(itemsOk ? check.problems : [...check.problems, 'the test list has no items']),
+    ...(check.flags ?? []).map((f) => `flag: ${f}`),
+  ];
   if (s.surfaced[gate] !== check.hash) {
     s.surfaced[gate] = check.hash;
     log(d, { type: 'gate.surfaced', gate, hash: check.hash, problems });
@@ -136,7 +150,9 @@ export function reopen(d: Draft, reopened: readonly GateName[]): boolean {
   // A turn accepted but not yet proven keeps its commit: its record says the proof never ran.
   if (s.pendingTurn !== null) recordTurn(d, { ...s.pendingTurn, suite: `not proven: the ${gate} gate reopened first` });
   if (gate !== 'merge') {
-    s.designStop = designPlan(policyOf(d), s.userFacing).findIndex((stop) => stop.kind === 'gate' && stop.gate === gate);
+    s.designStop = designPlan(policyOf(d), s.userFacing).findIndex(
+      (stop) => stop.kind === 'gate' && stop.gate === gate,
+    );
     if (s.phase !== 'design') {
       log(d, { type: 'phase.end', phase: s.phase });
       log(d, { type: 'phase.start', phase: 'design' });

@@ -4,17 +4,38 @@
  * untouched (else a bounded repair, then a human).
  */
 import type { ProofOutcome, ProofTest } from './events.js';
-import { at, currentItem, type Draft, enter, escalate, handoff, log, place, policyOf, recordTurn, retryOrEscalate, setStep } from './moves.js';
+import {
+  at,
+  currentItem,
+  type Draft,
+  enter,
+  escalate,
+  handoff,
+  log,
+  place,
+  policyOf,
+  recordTurn,
+  retryOrEscalate,
+  setStep,
+} from './moves.js';
 import { nextItem, writeCycle } from './progress.js';
 import { boundedOutput, judgeBaseline, judgeGreen, judgeRed } from './proofs.js';
 import type { Failure, ProofPurpose, StateAt } from './state.js';
 
 type ProofEvent = { purpose: ProofPurpose; item: string | null; branch: string; outcome: ProofOutcome };
 
-export function failureOf(purpose: ProofPurpose, summary: string, failing: readonly ProofTest[], outcome: ProofOutcome): Failure {
+export function failureOf(
+  purpose: ProofPurpose,
+  summary: string,
+  failing: readonly ProofTest[],
+  outcome: ProofOutcome,
+): Failure {
   return {
-    purpose, summary,
-    tests: failing.slice(0, 50).map((t) => ({ id: t.id, state: t.state, ...(t.message ? { message: t.message.slice(0, 500) } : {}) })),
+    purpose,
+    summary,
+    tests: failing
+      .slice(0, 50)
+      .map((t) => ({ id: t.id, state: t.state, ...(t.message ? { message: t.message.slice(0, 500) } : {}) })),
     output: boundedOutput(outcome.output),
   };
 }
@@ -30,7 +51,8 @@ function suiteSummary(outcome: ProofOutcome): string {
  */
 function revertPending(d: Draft): void {
   const pending = d.state.pendingTurn;
-  if (pending?.base && pending.filesChanged.length > 0) d.effects.push({ type: 'revert', base: pending.base, paths: pending.filesChanged });
+  if (pending?.base && pending.filesChanged.length > 0)
+    d.effects.push({ type: 'revert', base: pending.base, paths: pending.filesChanged });
 }
 
 /** The accepted turn that led to this proof gets its record, with the proof's suite summary. */
@@ -70,7 +92,12 @@ export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): b
   const policy = policyOf(d);
   const cycle = s.cycle;
   const stamp = (verdict: string) => ({ at: d.at, verdict, branch, summary: suiteSummary(outcome) });
-  const v = judgeRed({ outcome, passing: s.passing ?? [], testFiles: cycle.testFiles, rejectBornGreen: policy.rejectBornGreen });
+  const v = judgeRed({
+    outcome,
+    passing: s.passing ?? [],
+    testFiles: cycle.testFiles,
+    rejectBornGreen: policy.rejectBornGreen,
+  });
   if (v.verdict === 'red') {
     flushTurn(d, outcome, 'accepted');
     cycle.tests = v.tests;
@@ -102,7 +129,10 @@ export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): b
     escalate(d, v.reason);
     return true;
   }
-  const tail = outcome.output.trim() === '' ? '' : `\n\nThe end of the suite's output:\n${boundedOutput(outcome.output).slice(-1500)}`;
+  const tail =
+    outcome.output.trim() === ''
+      ? ''
+      : `\n\nThe end of the suite's output:\n${boundedOutput(outcome.output).slice(-1500)}`;
   retryOrEscalate(d, at.turn('red', s.current, cycle), `${v.reason}${tail}`);
   return true;
 }

@@ -27,7 +27,9 @@ function sameFile(testFile: string | undefined, changed: string): boolean {
 }
 
 function describe(tests: readonly ProofTest[], max = 5): string {
-  const shown = tests.slice(0, max).map((t) => `${t.id}${t.message ? ` (${t.message.split('\n')[0]!.slice(0, 160)})` : ''}`);
+  const shown = tests
+    .slice(0, max)
+    .map((t) => `${t.id}${t.message ? ` (${t.message.split('\n')[0]!.slice(0, 160)})` : ''}`);
   return `${shown.join('; ')}${tests.length > max ? `; and ${tests.length - max} more` : ''}`;
 }
 
@@ -47,7 +49,12 @@ export interface RedInput {
 
 export function judgeRed(input: RedInput): RedVerdict {
   const { outcome } = input;
-  if (outcome.kind === 'broken') return { verdict: 'broken', reason: `the suite could not be judged (${outcome.reason}): ${outcome.message}`, tests: [] };
+  if (outcome.kind === 'broken')
+    return {
+      verdict: 'broken',
+      reason: `the suite could not be judged (${outcome.reason}): ${outcome.message}`,
+      tests: [],
+    };
   const before = new Set(input.passing);
   const inChangedFile = (t: ProofTest) => input.testFiles.some((f) => sameFile(t.file, f));
   // The item's tests: every test in a file the navigator changed, and any test never seen passing.
@@ -55,34 +62,75 @@ export function judgeRed(input: RedInput): RedVerdict {
   const ids = item.map((t) => t.id);
   const broken = outcome.tests.filter((t) => t.loadError || t.state === 'errored');
   if (broken.length > 0) {
-    return { verdict: 'wrong-reason', reason: `red for the wrong reason: ${describe(broken)} did not load or run (a syntax, import or collection error, or an exception instead of an assertion failure)`, tests: ids };
+    return {
+      verdict: 'wrong-reason',
+      reason: `red for the wrong reason: ${describe(broken)} did not load or run (a syntax, import or collection error, or an exception instead of an assertion failure)`,
+      tests: ids,
+    };
   }
   // Per test: a <failure> is not an assertion failure when what failed it was an exception.
   const thrown = item.filter((t) => t.state === 'failed' && t.exception);
   if (thrown.length > 0) {
-    return { verdict: 'wrong-reason', reason: `red for the wrong reason: ${thrown.slice(0, 5).map((t) => `${t.id} threw ${t.exception}`).join('; ')} instead of failing an assertion (make the code under test exist, e.g. a stub, so the test fails on what it asserts)`, tests: ids };
+    return {
+      verdict: 'wrong-reason',
+      reason: `red for the wrong reason: ${thrown
+        .slice(0, 5)
+        .map((t) => `${t.id} threw ${t.exception}`)
+        .join(
+          '; ',
+        )} instead of failing an assertion (make the code under test exist, e.g. a stub, so the test fails on what it asserts)`,
+      tests: ids,
+    };
   }
   // A test that passed before and fails now, outside the files the navigator changed, is a regression.
   const regressions = outcome.tests.filter((t) => before.has(t.id) && !inChangedFile(t) && t.state === 'failed');
   const missing = [...before].filter((id) => !outcome.tests.some((t) => t.id === id));
   if (regressions.length > 0 || missing.length > 0) {
-    const what = [regressions.length ? `${describe(regressions)} passed before and fail now` : '', missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : ''].filter(Boolean).join('; ');
+    const what = [
+      regressions.length ? `${describe(regressions)} passed before and fail now` : '',
+      missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
     return { verdict: 'regression', reason: `previously passing tests must still pass: ${what}`, tests: ids };
   }
   const failing = item.filter((t) => t.state === 'failed');
-  if (item.length === 0) return { verdict: 'no-tests', reason: 'no new or changed test ran: the suite did not pick up the test the navigator wrote', tests: ids };
+  if (item.length === 0)
+    return {
+      verdict: 'no-tests',
+      reason: 'no new or changed test ran: the suite did not pick up the test the navigator wrote',
+      tests: ids,
+    };
   if (failing.length === 0) {
     // A skipped test proves nothing, whatever the born-green policy says.
-    if (item.every((t) => t.state === 'skipped')) return { verdict: 'no-tests', reason: `the new tests are skipped, so nothing is proven: ${describe(item)}`, tests: ids };
+    if (item.every((t) => t.state === 'skipped'))
+      return {
+        verdict: 'no-tests',
+        reason: `the new tests are skipped, so nothing is proven: ${describe(item)}`,
+        tests: ids,
+      };
     if (!input.rejectBornGreen) return { verdict: 'red', tests: ids, failing: [] };
-    return { verdict: 'born-green', reason: `born green: ${describe(item)} passed before any implementation, so they do not test the new behaviour`, tests: ids };
+    return {
+      verdict: 'born-green',
+      reason: `born green: ${describe(item)} passed before any implementation, so they do not test the new behaviour`,
+      tests: ids,
+    };
   }
   // Born green is judged per test: a new test that passes next to one that fails proves nothing either.
   const bornGreen = item.filter((t) => !before.has(t.id) && (t.state === 'passed' || t.state === 'skipped'));
   if (bornGreen.length > 0 && input.rejectBornGreen) {
-    return { verdict: 'born-green', reason: `born green: ${describe(bornGreen)} passed (or were skipped) before any implementation, next to failing tests; every new test must fail on its own`, tests: ids };
+    return {
+      verdict: 'born-green',
+      reason: `born green: ${describe(bornGreen)} passed (or were skipped) before any implementation, next to failing tests; every new test must fail on its own`,
+      tests: ids,
+    };
   }
-  if (outcome.exitCode === 0) return { verdict: 'wrong-reason', reason: 'the suite reported failing tests but exited 0; it cannot prove red', tests: ids };
+  if (outcome.exitCode === 0)
+    return {
+      verdict: 'wrong-reason',
+      reason: 'the suite reported failing tests but exited 0; it cannot prove red',
+      tests: ids,
+    };
   return { verdict: 'red', tests: ids, failing };
 }
 
@@ -93,23 +141,42 @@ export interface GreenInput {
   frozen: Readonly<Record<string, string>>;
 }
 
-export function frozenChanges(frozen: Readonly<Record<string, string>>, hashes: Readonly<Record<string, string | null>>): string[] {
-  return Object.entries(frozen).filter(([path, hash]) => path in hashes && hashes[path] !== hash).map(([path]) => path).sort();
+export function frozenChanges(
+  frozen: Readonly<Record<string, string>>,
+  hashes: Readonly<Record<string, string | null>>,
+): string[] {
+  return Object.entries(frozen)
+    .filter(([path, hash]) => path in hashes && hashes[path] !== hash)
+    .map(([path]) => path)
+    .sort();
 }
 
 export function judgeGreen(input: GreenInput): GreenVerdict {
   const { outcome } = input;
   const tampered = frozenChanges(input.frozen, outcome.hashes);
-  if (tampered.length > 0) return { verdict: 'tampered', reason: `test files frozen at RED changed: ${tampered.join(', ')}`, paths: tampered };
+  if (tampered.length > 0)
+    return { verdict: 'tampered', reason: `test files frozen at RED changed: ${tampered.join(', ')}`, paths: tampered };
   if (outcome.kind === 'broken') {
-    if (outcome.reason === 'migrations') return { verdict: 'failing', reason: `the migrations do not apply: ${outcome.message}`, failing: [] };
+    if (outcome.reason === 'migrations')
+      return { verdict: 'failing', reason: `the migrations do not apply: ${outcome.message}`, failing: [] };
     return { verdict: 'broken', reason: `the suite could not be judged (${outcome.reason}): ${outcome.message}` };
   }
   const failing = outcome.tests.filter((t) => t.state === 'failed' || t.state === 'errored');
-  if (failing.length > 0) return { verdict: 'failing', reason: `${failing.length} test(s) fail: ${describe(failing)}`, failing };
+  if (failing.length > 0)
+    return { verdict: 'failing', reason: `${failing.length} test(s) fail: ${describe(failing)}`, failing };
   const absent = input.itemTests.filter((id) => !outcome.tests.some((t) => t.id === id && t.state === 'passed'));
-  if (absent.length > 0) return { verdict: 'failing', reason: `the item's tests did not pass: ${absent.slice(0, 5).join(', ')}`, failing: [] };
-  if (outcome.exitCode !== 0) return { verdict: 'failing', reason: `every test passed but the suite exited ${outcome.exitCode ?? 'by a signal'}`, failing: [] };
+  if (absent.length > 0)
+    return {
+      verdict: 'failing',
+      reason: `the item's tests did not pass: ${absent.slice(0, 5).join(', ')}`,
+      failing: [],
+    };
+  if (outcome.exitCode !== 0)
+    return {
+      verdict: 'failing',
+      reason: `every test passed but the suite exited ${outcome.exitCode ?? 'by a signal'}`,
+      failing: [],
+    };
   return { verdict: 'green', passing: outcome.tests.filter((t) => t.state === 'passed').map((t) => t.id) };
 }
 

@@ -20,7 +20,14 @@ export const ROLES = [
 ] as const;
 export type Role = (typeof ROLES)[number];
 
-export const DESIGN_ROLES = ['product-owner', 'spec-author', 'architect-reviewer', 'dba', 'test-strategist', 'ux-designer'] as const;
+export const DESIGN_ROLES = [
+  'product-owner',
+  'spec-author',
+  'architect-reviewer',
+  'dba',
+  'test-strategist',
+  'ux-designer',
+] as const;
 export type DesignRole = (typeof DESIGN_ROLES)[number];
 
 /** The design sequence when `build.design` is not set; the ux-designer joins only for user-facing features. */
@@ -43,18 +50,53 @@ export const OWED: Record<DesignRole, string> = {
  * files a frozen test reads are judged by content (src/lanes/tdd/harness.ts).
  */
 export const DEFAULT_HARNESS = [
-  '**/.npmrc', '**/.yarnrc', '**/.yarnrc.yml', '**/.pnpmfile.cjs', 'pnpm-workspace.yaml', '.nvmrc', '.node-version', '.tool-versions', 'bunfig.toml',
-  '**/jest.config.*', '**/jest.setup.*', '**/jest-setup.*', '**/vitest.config.*', '**/vitest.workspace.*', '**/vitest.setup.*', '**/vite.config.*',
-  '**/.mocharc*', '**/karma.conf.*', '**/ava.config.*', '**/playwright.config.*', '**/cypress.config.*',
-  '**/babel.config.*', '**/.babelrc*', '**/tsconfig*.json', '**/.swcrc',
-  '**/pytest.ini', '**/conftest.py', '**/tox.ini', '**/.coveragerc',
-  '**/__mocks__/**', '**/__snapshots__/**', '**/*.snap', '**/__fixtures__/**', '**/fixtures/**', '**/testdata/**',
+  '**/.npmrc',
+  '**/.yarnrc',
+  '**/.yarnrc.yml',
+  '**/.pnpmfile.cjs',
+  'pnpm-workspace.yaml',
+  '.nvmrc',
+  '.node-version',
+  '.tool-versions',
+  'bunfig.toml',
+  '**/jest.config.*',
+  '**/jest.setup.*',
+  '**/jest-setup.*',
+  '**/vitest.config.*',
+  '**/vitest.workspace.*',
+  '**/vitest.setup.*',
+  '**/vite.config.*',
+  '**/.mocharc*',
+  '**/karma.conf.*',
+  '**/ava.config.*',
+  '**/playwright.config.*',
+  '**/cypress.config.*',
+  '**/babel.config.*',
+  '**/.babelrc*',
+  '**/tsconfig*.json',
+  '**/.swcrc',
+  '**/pytest.ini',
+  '**/conftest.py',
+  '**/tox.ini',
+  '**/.coveragerc',
+  '**/__mocks__/**',
+  '**/__snapshots__/**',
+  '**/*.snap',
+  '**/__fixtures__/**',
+  '**/fixtures/**',
+  '**/testdata/**',
 ];
 
 export const DEFAULT_TEST_GLOBS = ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'];
 
 const F = '{feature}';
-const DESIGN_READS = [`${F}/feature-request.md`, `${F}/feature-spec.json`, `${F}/architecture.json`, `${F}/db-design.json`, `${F}/ux-design.json`];
+const DESIGN_READS = [
+  `${F}/feature-request.md`,
+  `${F}/feature-spec.json`,
+  `${F}/architecture.json`,
+  `${F}/db-design.json`,
+  `${F}/ux-design.json`,
+];
 
 export interface RoleDefaults {
   reads: string[];
@@ -64,12 +106,24 @@ export interface RoleDefaults {
 export const ROLE_DEFAULTS: Record<Role, RoleDefaults> = {
   'product-owner': { reads: [`${F}/feature-request.md`], writes: [`${F}/feature-request.md`] },
   'spec-author': { reads: [`${F}/feature-request.md`], writes: [`${F}/feature-spec.json`] },
-  'architect-reviewer': { reads: ['**', '!{tests}', '!.consort/**', `${F}/feature-request.md`, `${F}/feature-spec.json`], writes: [`${F}/architecture.json`] },
-  dba: { reads: [`${F}/feature-request.md`, `${F}/feature-spec.json`, `${F}/architecture.json`, '{migrations}/**'], writes: [`${F}/db-design.json`] },
+  'architect-reviewer': {
+    reads: ['**', '!{tests}', '!.consort/**', `${F}/feature-request.md`, `${F}/feature-spec.json`],
+    writes: [`${F}/architecture.json`],
+  },
+  dba: {
+    reads: [`${F}/feature-request.md`, `${F}/feature-spec.json`, `${F}/architecture.json`, '{migrations}/**'],
+    writes: [`${F}/db-design.json`],
+  },
   'test-strategist': { reads: [...DESIGN_READS, '{tests}'], writes: [`${F}/test-list.json`] },
   'ux-designer': { reads: [`${F}/feature-request.md`, `${F}/feature-spec.json`], writes: [`${F}/ux-design.json`] },
-  navigator: { reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`], writes: ['{tests}', `${F}/reviews/**`] },
-  driver: { reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`], writes: ['**', '!{tests}', '!.consort/**', '!.github/**'] },
+  navigator: {
+    reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`],
+    writes: ['{tests}', `${F}/reviews/**`],
+  },
+  driver: {
+    reads: ['**', '!.consort/**', ...DESIGN_READS, `${F}/test-list.json`],
+    writes: ['**', '!{tests}', '!.consort/**', '!.github/**'],
+  },
 };
 
 export interface Placeholders {
@@ -84,7 +138,10 @@ export function expandGlobs(globs: readonly string[], p: Placeholders): string[]
   return globs.flatMap((glob) => {
     const negated = glob.startsWith('!');
     const body = negated ? glob.slice(1) : glob;
-    const bodies = body === '{tests}' ? [...p.tests] : [body.replaceAll('{feature}', p.feature).replaceAll('{migrations}', p.migrations.replace(/\/+$/, ''))];
+    const bodies =
+      body === '{tests}'
+        ? [...p.tests]
+        : [body.replaceAll('{feature}', p.feature).replaceAll('{migrations}', p.migrations.replace(/\/+$/, ''))];
     return bodies.map((b) => (negated ? `!${b}` : b));
   });
 }

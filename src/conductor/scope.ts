@@ -22,7 +22,15 @@ export interface Refusal {
   why: string;
 }
 
-export const CONDUCTOR_FILES = ['state.json', 'state.json.*', 'gates.json', 'turns.jsonl', 'events.jsonl', 'cycles/**', 'transcripts/**'];
+export const CONDUCTOR_FILES = [
+  'state.json',
+  'state.json.*',
+  'gates.json',
+  'turns.jsonl',
+  'events.jsonl',
+  'cycles/**',
+  'transcripts/**',
+];
 
 export interface ScopeInput {
   policy: Policy;
@@ -58,7 +66,8 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
-  if (matchesAny(path, policy.locked ?? [])) return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
+  if (matchesAny(path, policy.locked ?? []))
+    return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
   if (isHarness(input, path)) {
     if (role === 'navigator' && step === 'red') return undefined;
     return 'the test harness (test-owned: only the navigator changes it, in RED)';
@@ -66,7 +75,9 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (BUILD_STEPS.has(step)) {
     const test = isTestPath(policy, path);
     if (step === 'review') {
-      return input.item !== null && path === reviewFile(policy, input.item) ? undefined : 'a review writes only its review file';
+      return input.item !== null && path === reviewFile(policy, input.item)
+        ? undefined
+        : 'a review writes only its review file';
     }
     if (step === 'red' && !test) return 'the navigator writes tests only in RED';
     if (step !== 'red' && test) return `tests cannot change in ${step.toUpperCase()}`;
@@ -87,7 +98,8 @@ export function checkScope(input: ScopeInput): Refusal[] {
   // a rename back and forth) is caught by its hash.
   if (BUILD_STEPS.has(input.step) && input.step !== 'red') {
     for (const [path, hash] of Object.entries(input.frozen)) {
-      if (path in input.hashes && input.hashes[path] !== hash && !refused.has(path)) refused.set(path, 'frozen at RED (content changed)');
+      if (path in input.hashes && input.hashes[path] !== hash && !refused.has(path))
+        refused.set(path, 'frozen at RED (content changed)');
     }
   }
   return [...refused].map(([path, why]) => ({ path, why })).sort((a, b) => (a.path < b.path ? -1 : 1));

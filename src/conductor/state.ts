@@ -18,9 +18,20 @@ export type Phase = (typeof PHASES)[number];
  * cycle (`prove-*` are the conductor's own suite runs) · `escalated`, `stalled`, `done` stop the run.
  */
 export const STEPS = [
-  'design', 'gate', 'awaiting-approval', 'baseline',
-  'red', 'prove-red', 'green', 'prove-green', 'refactor', 'prove-refactor', 'review',
-  'escalated', 'stalled', 'done',
+  'design',
+  'gate',
+  'awaiting-approval',
+  'baseline',
+  'red',
+  'prove-red',
+  'green',
+  'prove-green',
+  'refactor',
+  'prove-refactor',
+  'review',
+  'escalated',
+  'stalled',
+  'done',
 ] as const;
 export type Step = (typeof STEPS)[number];
 
@@ -30,7 +41,18 @@ export const OPTIONAL_GATES = ['plan', 'test_list', 'deploy'] as const;
 export type OptionalGate = (typeof OPTIONAL_GATES)[number];
 
 /** What CONSORT_STEP says to an agent. */
-export const TURN_STEPS = ['request', 'spec', 'architecture', 'db-design', 'test-list', 'ux', 'red', 'green', 'refactor', 'review'] as const;
+export const TURN_STEPS = [
+  'request',
+  'spec',
+  'architecture',
+  'db-design',
+  'test-list',
+  'ux',
+  'red',
+  'green',
+  'refactor',
+  'review',
+] as const;
 export type TurnStep = (typeof TURN_STEPS)[number];
 
 export const ITEM_STATUSES = ['pending', 'red', 'green', 'refactored'] as const;
@@ -83,10 +105,20 @@ export const Failure = z.object({
 });
 export type Failure = z.infer<typeof Failure>;
 
-export const Stamp = z.object({ at: z.string(), verdict: z.string(), branch: z.string().nullable(), summary: z.string().optional() });
+export const Stamp = z.object({
+  at: z.string(),
+  verdict: z.string(),
+  branch: z.string().nullable(),
+  summary: z.string().optional(),
+});
 export type Stamp = z.infer<typeof Stamp>;
 
-export const Timing = z.object({ wallMs: z.number(), agentMs: z.number(), suiteMs: z.number(), overheadMs: z.number() });
+export const Timing = z.object({
+  wallMs: z.number(),
+  agentMs: z.number(),
+  suiteMs: z.number(),
+  overheadMs: z.number(),
+});
 export type Timing = z.infer<typeof Timing>;
 
 export const Cycle = z.object({
@@ -108,7 +140,11 @@ export const Cycle = z.object({
 });
 export type Cycle = z.infer<typeof Cycle>;
 
-export const Usage = z.object({ inputTokens: z.number().min(0), outputTokens: z.number().min(0), costUsd: z.number().min(0).optional() });
+export const Usage = z.object({
+  inputTokens: z.number().min(0),
+  outputTokens: z.number().min(0),
+  costUsd: z.number().min(0).optional(),
+});
 export type Usage = z.infer<typeof Usage>;
 
 export const TURN_VERDICTS = ['accepted', 'refused', 'failed', 'incomplete', 'rejected'] as const;
@@ -191,20 +227,44 @@ const Common = z.object({
  * the persisted JSON see one flat shape.
  */
 const idle = { gate: z.null(), current: z.literal(-1), cycle: z.null(), pendingTurn: z.null(), escalation: z.null() };
-const inCycle = { phase: z.literal('build'), gate: z.null(), current: z.number().int().min(0), cycle: Cycle, escalation: z.null() };
+const inCycle = {
+  phase: z.literal('build'),
+  gate: z.null(),
+  current: z.number().int().min(0),
+  cycle: Cycle,
+  escalation: z.null(),
+};
 
 const DesignAt = Common.extend({ step: z.literal('design'), phase: z.literal('design'), ...idle });
 /** Checking a gate, or stopped at it for a human; design gates in `design`, `merge`/`deploy` in `merge`. */
-const GateAt = Common.extend({ step: z.literal(['gate', 'awaiting-approval']), phase: z.enum(['design', 'merge']), ...idle, gate: z.enum(GATES) });
+const GateAt = Common.extend({
+  step: z.literal(['gate', 'awaiting-approval']),
+  phase: z.enum(['design', 'merge']),
+  ...idle,
+  gate: z.enum(GATES),
+});
 const BaselineAt = Common.extend({ step: z.literal('baseline'), phase: z.literal('build'), ...idle });
 /** An agent's turn within a cycle. */
-const CycleTurnAt = Common.extend({ step: z.literal(['red', 'green', 'refactor', 'review']), ...inCycle, pendingTurn: z.null() });
+const CycleTurnAt = Common.extend({
+  step: z.literal(['red', 'green', 'refactor', 'review']),
+  ...inCycle,
+  pendingTurn: z.null(),
+});
 /** The conductor's own suite run within a cycle; `pendingTurn` is the turn it judges (none when a retry proves again). */
-const CycleProofAt = Common.extend({ step: z.literal(['prove-red', 'prove-green', 'prove-refactor']), ...inCycle, pendingTurn: TurnRecord.nullable() });
+const CycleProofAt = Common.extend({
+  step: z.literal(['prove-red', 'prove-green', 'prove-refactor']),
+  ...inCycle,
+  pendingTurn: TurnRecord.nullable(),
+});
 /** Stopped for a human: the fields of the step it stopped at (`escalation.step`), where `--retry` resumes. */
 const StoppedAt = Common.extend({
-  step: z.literal(['escalated', 'stalled']), phase: z.enum(PHASES), gate: z.enum(GATES).nullable(), current: z.number().int().min(-1),
-  cycle: Cycle.nullable(), pendingTurn: TurnRecord.nullable(), escalation: Escalation,
+  step: z.literal(['escalated', 'stalled']),
+  phase: z.enum(PHASES),
+  gate: z.enum(GATES).nullable(),
+  current: z.number().int().min(-1),
+  cycle: Cycle.nullable(),
+  pendingTurn: TurnRecord.nullable(),
+  escalation: Escalation,
 });
 const DoneAt = Common.extend({ step: z.literal('done'), phase: z.literal('done'), ...idle });
 
@@ -223,20 +283,32 @@ function withoutLeftovers(value: unknown): unknown {
 
 export const ConductorState = z.preprocess(
   withoutLeftovers,
-  z.discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, StoppedAt, DoneAt]).superRefine((s, ctx) => {
-    if (s.step !== 'escalated' && s.step !== 'stalled') return;
-    // A stop must be resumable: the step it stopped at, with its fields, is a state of its own.
-    const resumed = LiveState.safeParse(withoutLeftovers({ ...s, step: s.escalation.step, escalation: null }));
-    if (STOPS.includes(s.escalation.step) || !resumed.success) {
-      ctx.addIssue({ code: 'custom', path: ['escalation', 'step'], message: `a ${s.step} state cannot resume at ${s.escalation.step} with these fields` });
-    }
-  }),
+  z
+    .discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, StoppedAt, DoneAt])
+    .superRefine((s, ctx) => {
+      if (s.step !== 'escalated' && s.step !== 'stalled') return;
+      // A stop must be resumable: the step it stopped at, with its fields, is a state of its own.
+      const resumed = LiveState.safeParse(withoutLeftovers({ ...s, step: s.escalation.step, escalation: null }));
+      if (STOPS.includes(s.escalation.step) || !resumed.success) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['escalation', 'step'],
+          message: `a ${s.step} state cannot resume at ${s.escalation.step} with these fields`,
+        });
+      }
+    }),
 );
 const LiveState = z.discriminatedUnion('step', [DesignAt, GateAt, BaselineAt, CycleTurnAt, CycleProofAt, DoneAt]);
 export type ConductorState = z.infer<typeof ConductorState>;
 
 /** The state at one step, narrowed: `StateAt<'red'>` has its cycle. */
-export type StateAt<S extends Step> = ConductorState extends infer U ? (U extends { step: infer T } ? (S extends T ? U & { step: S } : never) : never) : never;
+export type StateAt<S extends Step> = ConductorState extends infer U
+  ? U extends { step: infer T }
+    ? S extends T
+      ? U & { step: S }
+      : never
+    : never
+  : never;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A step with its own fields: what a move sets, all at once. */
@@ -244,9 +316,30 @@ export type Position = DistributiveOmit<ConductorState, keyof z.infer<typeof Com
 
 export function initialState(feature: string): ConductorState {
   return {
-    version: STATE_VERSION, feature, phase: 'design', step: 'design', policy: null, designStop: 0, gate: null, userFacing: false,
-    items: [], current: -1, cycle: null, cycles: 0, attempt: 0, repair: 0, note: null, failure: null, passing: null, frozen: {},
-    pendingTurn: null, turns: 0, logSeq: 0, surfaced: {}, escalation: null, lastAction: null,
+    version: STATE_VERSION,
+    feature,
+    phase: 'design',
+    step: 'design',
+    policy: null,
+    designStop: 0,
+    gate: null,
+    userFacing: false,
+    items: [],
+    current: -1,
+    cycle: null,
+    cycles: 0,
+    attempt: 0,
+    repair: 0,
+    note: null,
+    failure: null,
+    passing: null,
+    frozen: {},
+    pendingTurn: null,
+    turns: 0,
+    logSeq: 0,
+    surfaced: {},
+    escalation: null,
+    lastAction: null,
   };
 }
 

@@ -41,7 +41,13 @@ function step<S extends Step, E extends StepEventType = never>(spec: {
   next: Partial<Record<Step, string>>;
 }): StepSpec<S> {
   const on = spec.on ?? (() => false);
-  return { says: spec.says, accepts: spec.accepts, act: spec.act, next: spec.next, on: (d, event) => on(d, event as EventOf<E>) };
+  return {
+    says: spec.says,
+    accepts: spec.accepts,
+    act: spec.act,
+    next: spec.next,
+    on: (d, event) => on(d, event as EventOf<E>),
+  };
 }
 
 const RETRY = 'refused, failed or incomplete: retry';
@@ -80,7 +86,7 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     next: {},
   }),
   baseline: step<'baseline', 'proof.finished'>({
-    says: "the conductor runs the suite once: it must be green before the first cycle",
+    says: 'the conductor runs the suite once: it must be green before the first cycle',
     accepts: ['proof.finished'],
     on: (d, e) => onBaselineProof(d, e),
     act: prove('baseline'),
@@ -98,16 +104,23 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     accepts: ['proof.finished'],
     on: (d, e) => onRedProof(d, e),
     act: prove('red'),
-    next: { green: 'red: tests frozen', red: 'born green, wrong reason, regression: retry', escalated: `broken suite · ${HUMAN}` },
+    next: {
+      green: 'red: tests frozen',
+      red: 'born green, wrong reason, regression: retry',
+      escalated: `broken suite · ${HUMAN}`,
+    },
   }),
   green: step<'green', 'turn.finished' | 'experiments.finished'>({
     says: "the driver's GREEN turn (or N competing ones: `experiments`)",
     accepts: ['turn.finished', 'experiments.finished'],
     // Competing attempts come back together; a single turn then does not fit, and vice versa.
-    on: (d, e) => (e.type === 'turn.finished' ? !experimentsDue(d.state) && onDriverTurn(d, e.turn) : onExperiments(d, e.results)),
+    on: (d, e) =>
+      e.type === 'turn.finished' ? !experimentsDue(d.state) && onDriverTurn(d, e.turn) : onExperiments(d, e.results),
     act: greenTurns,
     next: {
-      'prove-green': 'code changed: committed', green: `${RETRY} · no experiment green: repair`, refactor: 'an experiment is green: adopted',
+      'prove-green': 'code changed: committed',
+      green: `${RETRY} · no experiment green: repair`,
+      refactor: 'an experiment is green: adopted',
       escalated: 'out of retries or repair rounds',
     },
   }),
@@ -123,7 +136,12 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     accepts: ['turn.finished'],
     on: (d, e) => onDriverTurn(d, e.turn),
     act: cycleTurn('driver', 'refactor'),
-    next: { 'prove-refactor': 'code changed: committed', review: 'nothing changed: GREEN still holds', refactor: RETRY, escalated: HUMAN },
+    next: {
+      'prove-refactor': 'code changed: committed',
+      review: 'nothing changed: GREEN still holds',
+      refactor: RETRY,
+      escalated: HUMAN,
+    },
   }),
   'prove-refactor': step<'prove-refactor', 'proof.finished'>({
     says: 'the conductor proves the REFACTOR green',
@@ -138,12 +156,25 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     on: (d, e) => onReviewTurn(d, e.turn),
     act: cycleTurn('navigator', 'review'),
     next: {
-      red: 'approved: the next item', gate: 'approved: the last item, the merge gate', refactor: 'changes asked: a repair round', review: RETRY,
+      red: 'approved: the next item',
+      gate: 'approved: the last item, the merge gate',
+      refactor: 'changes asked: a repair round',
+      review: RETRY,
       escalated: 'out of retries or repair rounds',
     },
   }),
-  escalated: step<'escalated'>({ says: 'stopped for a person: what went wrong is in the escalation', accepts: [], act: stop, next: {} }),
-  stalled: step<'stalled'>({ says: 'stopped: the same action was asked for twice (a conductor bug)', accepts: [], act: stop, next: {} }),
+  escalated: step<'escalated'>({
+    says: 'stopped for a person: what went wrong is in the escalation',
+    accepts: [],
+    act: stop,
+    next: {},
+  }),
+  stalled: step<'stalled'>({
+    says: 'stopped: the same action was asked for twice (a conductor bug)',
+    accepts: [],
+    act: stop,
+    next: {},
+  }),
   done: step<'done'>({ says: 'built, with its gates approved', accepts: [], act: stop, next: {} }),
 };
 
@@ -153,6 +184,8 @@ export const ANY_STEP = {
   approval: '`run.started` at `awaiting-approval`: back to `gate`, which checks the gate again',
   resume: '`run.started --retry` at `escalated` or `stalled`: back to the step it stopped at',
   reopen: '`run.started` past an approved gate whose artifacts changed: back to that `gate`',
-  fresh: '`run.started` anywhere else: the step is entered afresh, with new ids (the last run may have half-done its action)',
-  stall: 'the stall guard, at any step that asks for an action: `stalled` when a turn id or proof branch is asked for again, or a gate check from the same state',
+  fresh:
+    '`run.started` anywhere else: the step is entered afresh, with new ids (the last run may have half-done its action)',
+  stall:
+    'the stall guard, at any step that asks for an action: `stalled` when a turn id or proof branch is asked for again, or a gate check from the same state',
 } as const;

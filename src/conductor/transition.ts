@@ -35,7 +35,10 @@ function resume(d: Draft): void {
   const s = d.state;
   if (s.escalation === null) return;
   const resumed = StateSchema.safeParse({ ...s, step: s.escalation.step, escalation: null });
-  if (!resumed.success) throw new ConsortError('internal', `The ${s.step} feature cannot resume at ${s.escalation.step}.`, { hint: 'Run `consort status` and report this.' });
+  if (!resumed.success)
+    throw new ConsortError('internal', `The ${s.step} feature cannot resume at ${s.escalation.step}.`, {
+      hint: 'Run `consort status` and report this.',
+    });
   log(d, { type: 'escalation', kind: 'resumed', step: s.escalation.step, reason: s.escalation.reason });
   s.attempt = 0;
   s.repair = 0;
@@ -80,7 +83,10 @@ function idsOf(action: ActionEffect): { turn: number; proof: string | null } {
     case 'run-turn':
       return { turn: number(action.turn.id), proof: null };
     case 'run-experiments':
-      return { turn: Math.min(...action.turns.map((t) => number(t.id))), proof: action.turns[0]?.experiment?.proofBranch ?? null };
+      return {
+        turn: Math.min(...action.turns.map((t) => number(t.id))),
+        proof: action.turns[0]?.experiment?.proofBranch ?? null,
+      };
     case 'prove':
       return { turn: 0, proof: action.branch };
     case 'check-gate':
@@ -101,9 +107,12 @@ export function stallGuard(d: Draft): void {
   const last = d.state.lastAction;
   const ids = idsOf(action);
   let reason: string | null = null;
-  if (last !== null && last.key === key && last.fingerprint === print) reason = `stall: ${key} was asked for twice with no change of state`;
-  else if (last !== null && ids.turn > 0 && ids.turn <= last.turn) reason = `stall: ${turnId(ids.turn)} was asked for again (no step handed out a new turn)`;
-  else if (last !== null && ids.proof !== null && ids.proof === last.proof) reason = `stall: the proof on ${ids.proof} was asked for again (no step handed out a new proof)`;
+  if (last !== null && last.key === key && last.fingerprint === print)
+    reason = `stall: ${key} was asked for twice with no change of state`;
+  else if (last !== null && ids.turn > 0 && ids.turn <= last.turn)
+    reason = `stall: ${turnId(ids.turn)} was asked for again (no step handed out a new turn)`;
+  else if (last !== null && ids.proof !== null && ids.proof === last.proof)
+    reason = `stall: the proof on ${ids.proof} was asked for again (no step handed out a new proof)`;
   if (reason !== null) {
     d.effects = d.effects.filter((e) => !isAction(e));
     const step = d.state.step;
@@ -112,7 +121,12 @@ export function stallGuard(d: Draft): void {
     d.effects.push({ type: 'stop', reason: 'stalled', message: reason });
     return;
   }
-  d.state.lastAction = { key, fingerprint: print, turn: Math.max(ids.turn, last?.turn ?? 0), proof: ids.proof ?? last?.proof ?? null };
+  d.state.lastAction = {
+    key,
+    fingerprint: print,
+    turn: Math.max(ids.turn, last?.turn ?? 0),
+    proof: ids.proof ?? last?.proof ?? null,
+  };
 }
 
 /** A table entry as the dispatcher sees it: the entry for the state's own step. */
@@ -125,9 +139,13 @@ interface AnyStep {
 const specOf = (state: ConductorState) => STEP_TABLE[state.step] as unknown as AnyStep;
 
 function unexpected(state: ConductorState, event: ConductorEvent): never {
-  throw new ConsortError('internal', `The conductor did not expect ${event.type} at step ${state.step}${state.gate ? ` (${state.gate})` : ''}.`, {
-    hint: 'The run state and the driver disagree; run `consort status` and report this.',
-  });
+  throw new ConsortError(
+    'internal',
+    `The conductor did not expect ${event.type} at step ${state.step}${state.gate ? ` (${state.gate})` : ''}.`,
+    {
+      hint: 'The run state and the driver disagree; run `consort status` and report this.',
+    },
+  );
 }
 
 export function transition(state: ConductorState, event: ConductorEvent): Transition {
@@ -141,9 +159,13 @@ export function transition(state: ConductorState, event: ConductorEvent): Transi
     addTiming(d, event.timing);
     if (!spec.on(d, event)) unexpected(state, event);
     if (!(d.state.step in spec.next)) {
-      throw new ConsortError('internal', `The conductor moved from ${state.step} to ${d.state.step} on ${event.type}, a move its step table does not list.`, {
-        hint: 'Report this: src/conductor/steps.ts and the handler disagree.',
-      });
+      throw new ConsortError(
+        'internal',
+        `The conductor moved from ${state.step} to ${d.state.step} on ${event.type}, a move its step table does not list.`,
+        {
+          hint: 'Report this: src/conductor/steps.ts and the handler disagree.',
+        },
+      );
     }
   }
   d.effects.push(...specOf(d.state).act(d.state));

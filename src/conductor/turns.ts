@@ -8,7 +8,20 @@ import { turnId } from './actions.js';
 import type { TurnOutcome } from './events.js';
 import { designPlan } from './design-plan.js';
 import {
-  at, commitMessage, currentItem, type Draft, enter, escalate, handoff, isDesignRole, log, policyOf, recordTurn, retryOrEscalate, setStep, turnRecord,
+  at,
+  commitMessage,
+  currentItem,
+  type Draft,
+  enter,
+  escalate,
+  handoff,
+  isDesignRole,
+  log,
+  policyOf,
+  recordTurn,
+  retryOrEscalate,
+  setStep,
+  turnRecord,
 } from './moves.js';
 import { enterDesignStop, nextItem, writeCycle } from './progress.js';
 import { checkScope, describeRefusals, isTestPath, reviewFile } from './scope.js';
@@ -53,19 +66,36 @@ function settle(d: Draft<TurnStepState>, turn: TurnOutcome, retry: Position): Se
     retryOrEscalate(d, retry, reason);
   };
   if (turn.exit.kind !== 'done') {
-    reject('failed', `the ${turn.role}'s turn ${turn.exit.kind === 'timeout' ? 'timed out' : 'failed'}: ${turn.exit.message}; its changes were reverted`);
+    reject(
+      'failed',
+      `the ${turn.role}'s turn ${turn.exit.kind === 'timeout' ? 'timed out' : 'failed'}: ${turn.exit.message}; its changes were reverted`,
+    );
     return null;
   }
-  const refused = checkScope({ policy, role: turn.role, step: turn.step, item: turn.item, changes, frozen: s.frozen, hashes: turn.hashes, testOwned: turn.facts.testOwned ?? [] });
+  const refused = checkScope({
+    policy,
+    role: turn.role,
+    step: turn.step,
+    item: turn.item,
+    changes,
+    frozen: s.frozen,
+    hashes: turn.hashes,
+    testOwned: turn.facts.testOwned ?? [],
+  });
   if (refused.length > 0) {
     const allowed = (policy.writes[turn.role] ?? []).join(', ');
-    reject('refused', `your previous turn was refused and reverted: it changed ${describeRefusals(refused)}. The ${turn.role} may change only: ${allowed}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`, refused.map((r) => r.path));
+    reject(
+      'refused',
+      `your previous turn was refused and reverted: it changed ${describeRefusals(refused)}. The ${turn.role} may change only: ${allowed}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`,
+      refused.map((r) => r.path),
+    );
     return null;
   }
   return {
     paths,
     commit: () => {
-      if (paths.length > 0) d.effects.push({ type: 'commit', message: commitMessage(turn.role, turn.step, s.feature, turn.item), paths });
+      if (paths.length > 0)
+        d.effects.push({ type: 'commit', message: commitMessage(turn.role, turn.step, s.feature, turn.item), paths });
     },
     reject: (verdict, reason) => reject(verdict, reason),
   };
@@ -79,12 +109,16 @@ export function onDesignTurn(d: Draft<StateAt<'design'>>, turn: TurnOutcome): bo
   const s = d.state;
   const bad = turn.owed.filter((o) => o.status !== 'valid');
   if (bad.length > 0) {
-    settled.reject('incomplete', `the ${turn.role} owes ${bad.map((o) => `${o.file} (${o.status}${o.problems.length ? `: ${o.problems.slice(0, 5).join('; ')}` : ''})`).join(', ')}`);
+    settled.reject(
+      'incomplete',
+      `the ${turn.role} owes ${bad.map((o) => `${o.file} (${o.status}${o.problems.length ? `: ${o.problems.slice(0, 5).join('; ')}` : ''})`).join(', ')}`,
+    );
     return true;
   }
   settled.commit();
   recordTurn(d, turnRecord(d, turn, 'accepted', settled.paths));
-  for (const o of turn.owed) log(d, { type: 'artifact.written', file: `${policyOf(d).featureDir}/${o.file}`, role: turn.role });
+  for (const o of turn.owed)
+    log(d, { type: 'artifact.written', file: `${policyOf(d).featureDir}/${o.file}`, role: turn.role });
   if (turn.role === 'spec-author') s.userFacing = turn.facts.userFacing ?? false;
   enterDesignStop(d, s.designStop + 1, turn.role);
   return true;
@@ -122,7 +156,15 @@ export function onDriverTurn(d: Draft<StateAt<'green' | 'refactor'>>, turn: Turn
     return true;
   }
   settled.commit();
-  enter(d, at.proof(step === 'green' ? 'prove-green' : 'prove-refactor', s.current, cycle, turnRecord(d, turn, 'accepted', settled.paths)));
+  enter(
+    d,
+    at.proof(
+      step === 'green' ? 'prove-green' : 'prove-refactor',
+      s.current,
+      cycle,
+      turnRecord(d, turn, 'accepted', settled.paths),
+    ),
+  );
   return true;
 }
 
@@ -136,7 +178,10 @@ export function onReviewTurn(d: Draft<StateAt<'review'>>, turn: TurnOutcome): bo
   const review = turn.facts.review;
   const owed = turn.owed.find((o) => o.file === reviewFile(policy, cycle.item).slice(policy.featureDir.length + 1));
   if (review === undefined || owed?.status !== 'valid') {
-    settled.reject('incomplete', `the navigator owes a review in ${reviewFile(policy, cycle.item)}: ${owed?.problems.join('; ') || 'missing'}`);
+    settled.reject(
+      'incomplete',
+      `the navigator owes a review in ${reviewFile(policy, cycle.item)}: ${owed?.problems.join('; ') || 'missing'}`,
+    );
     return true;
   }
   settled.commit();

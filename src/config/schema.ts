@@ -107,10 +107,10 @@ export const databaseShape = {
   namespace: branchName('Prefix for branch names, so repositories can share a server.', MAX_NAMESPACE).optional(),
   ttl: duration('Branches older than this are removed by gc (default: kept until their PR closes).').optional(),
   seed: seed.optional(),
-  promote: z
-    .boolean()
-    .default(false)
-    .meta({ description: 'GitHub App: when a PR is merged, apply its migrations to the parent branch, keeping a pre-merge snapshot branch if that fails.' }),
+  promote: z.boolean().default(false).meta({
+    description:
+      'GitHub App: when a PR is merged, apply its migrations to the parent branch, keeping a pre-merge snapshot branch if that fails.',
+  }),
 };
 
 export const migrationsShape = {
@@ -122,10 +122,10 @@ export const migrationsShape = {
     })
     .default('pgmigrations')
     .meta({ description: 'Table node-pg-migrate records applied migrations in.' }),
-  checkOrder: z
-    .boolean()
-    .default(true)
-    .meta({ description: 'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.' }),
+  checkOrder: z.boolean().default(true).meta({
+    description:
+      'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.',
+  }),
 };
 
 export const suiteShape = {
@@ -149,9 +149,15 @@ export const lintShape = {
     .meta({ description: 'Squawk rules to exclude (turn off).' }),
   failOn: z.enum(LINT_LEVELS).default('error').meta({ description: 'Lowest finding level that fails the lint stage.' }),
   severity: z
-    .record(z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }), z.enum(['error', 'warning']))
+    .record(
+      z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }),
+      z.enum(['error', 'warning']),
+    )
     .default({})
-    .meta({ description: 'Per-rule level, over the defaults (rules that lock or break production, such as adding-required-field, are errors; the rest warnings).' }),
+    .meta({
+      description:
+        'Per-rule level, over the defaults (rules that lock or break production, such as adding-required-field, are errors; the rest warnings).',
+    }),
 };
 
 export const reversibilityShape = {
@@ -159,10 +165,10 @@ export const reversibilityShape = {
     .boolean()
     .default(true)
     .meta({ description: 'Prove every migration reverses (up, down, up on a throwaway branch).' }),
-  requireDown: z
-    .boolean()
-    .default(false)
-    .meta({ description: 'A migration declared irreversible (down = false, -- consort: irreversible) fails the stage instead of being reported as declared.' }),
+  requireDown: z.boolean().default(false).meta({
+    description:
+      'A migration declared irreversible (down = false, -- consort: irreversible) fails the stage instead of being reported as declared.',
+  }),
 };
 
 export const checkShape = {
@@ -180,31 +186,77 @@ const glob = () =>
     .meta({ description: 'A path glob (*, **, ?, {a,b}, [abc]); a leading ! excludes.' });
 
 export const agentShape = {
-  backend: z.enum(AGENT_BACKENDS).meta({ description: 'Which agent runs the turns: command (any CLI or script), claude (Claude Agent SDK), codex (Codex SDK) or openai (any OpenAI-compatible chat endpoint).' }),
-  command: nonEmpty().meta({ description: 'command backend: the shell command run in the workspace for each turn.' }).optional(),
-  model: nonEmpty().meta({ description: 'The model, for backends that take one (passed to a command as CONSORT_MODEL).' }).optional(),
+  backend: z.enum(AGENT_BACKENDS).meta({
+    description:
+      'Which agent runs the turns: command (any CLI or script), claude (Claude Agent SDK), codex (Codex SDK) or openai (any OpenAI-compatible chat endpoint).',
+  }),
+  command: nonEmpty()
+    .meta({ description: 'command backend: the shell command run in the workspace for each turn.' })
+    .optional(),
+  model: nonEmpty()
+    .meta({ description: 'The model, for backends that take one (passed to a command as CONSORT_MODEL).' })
+    .optional(),
   timeout: duration('A turn is stopped after this long (default: build.turnTimeout).').optional(),
-  maxCostUsd: z.number().positive().meta({ description: 'Model backends: the most a single turn may cost (claude enforces it; codex and openai report no cost).' }).optional(),
-  maxTurns: z.number().int().positive().meta({ description: 'Model backends: the most tool-loop steps in one turn.' }).optional(),
-  baseUrl: z.url({ error: 'must be a URL, e.g. https://api.openai.com/v1' }).meta({ description: 'openai backend: the endpoint base URL, up to where /chat/completions follows (https://api.openai.com/v1; Databricks model serving: https://<workspace>/serving-endpoints; a local gateway).' }).optional(),
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
-    .meta({ description: 'Name of the environment variable that holds the API key (never the key itself). Defaults: OPENAI_API_KEY (openai, codex), ANTHROPIC_API_KEY (claude).' }).optional(),
+  maxCostUsd: z
+    .number()
+    .positive()
+    .meta({
+      description:
+        'Model backends: the most a single turn may cost (claude enforces it; codex and openai report no cost).',
+    })
+    .optional(),
+  maxTurns: z
+    .number()
+    .int()
+    .positive()
+    .meta({ description: 'Model backends: the most tool-loop steps in one turn.' })
+    .optional(),
+  baseUrl: z
+    .url({ error: 'must be a URL, e.g. https://api.openai.com/v1' })
+    .meta({
+      description:
+        'openai backend: the endpoint base URL, up to where /chat/completions follows (https://api.openai.com/v1; Databricks model serving: https://<workspace>/serving-endpoints; a local gateway).',
+    })
+    .optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+    .meta({
+      description:
+        'Name of the environment variable that holds the API key (never the key itself). Defaults: OPENAI_API_KEY (openai, codex), ANTHROPIC_API_KEY (claude).',
+    })
+    .optional(),
 };
 
 const agent = z
   .strictObject(agentShape)
-  .refine((a) => a.backend !== 'command' || a.command !== undefined, { error: 'the command backend needs "command"', path: ['command'] })
-  .refine((a) => a.backend !== 'openai' || (a.baseUrl !== undefined && a.model !== undefined), { error: 'the openai backend needs "baseUrl" and "model"', path: ['baseUrl'] })
+  .refine((a) => a.backend !== 'command' || a.command !== undefined, {
+    error: 'the command backend needs "command"',
+    path: ['command'],
+  })
+  .refine((a) => a.backend !== 'openai' || (a.baseUrl !== undefined && a.model !== undefined), {
+    error: 'the openai backend needs "baseUrl" and "model"',
+    path: ['baseUrl'],
+  })
   .meta({ description: 'An agent backend and its settings.' });
 
 export const roleShape = {
-  instructions: repoPath('The role prompt (markdown); default .consort/roles/<role>.md if present, else the built-in prompt.').optional(),
-  reads: uniqueList(glob()).meta({ description: 'What the role\'s context pack may include. Placeholders: {feature}, {tests}, {migrations}.' }).optional(),
-  writes: uniqueList(glob()).meta({ description: 'What the role\'s turns may change; anything else is refused and reverted.' }).optional(),
+  instructions: repoPath(
+    'The role prompt (markdown); default .consort/roles/<role>.md if present, else the built-in prompt.',
+  ).optional(),
+  reads: uniqueList(glob())
+    .meta({ description: "What the role's context pack may include. Placeholders: {feature}, {tests}, {migrations}." })
+    .optional(),
+  writes: uniqueList(glob())
+    .meta({ description: "What the role's turns may change; anything else is refused and reverted." })
+    .optional(),
   agent: agent.optional(),
 };
 
-const rolesShape = Object.fromEntries(ROLES.map((r) => [r, z.strictObject(roleShape).optional()])) as Record<(typeof ROLES)[number], z.ZodOptional<z.ZodObject<typeof roleShape, z.core.$strict>>>;
+const rolesShape = Object.fromEntries(ROLES.map((r) => [r, z.strictObject(roleShape).optional()])) as Record<
+  (typeof ROLES)[number],
+  z.ZodOptional<z.ZodObject<typeof roleShape, z.core.$strict>>
+>;
 
 export const agentsShape = {
   default: agent.optional().meta({ description: 'The agent for every role that does not set its own.' }),
@@ -214,39 +266,78 @@ export const gatesShape = {
   optional: uniqueList(z.enum(OPTIONAL_GATES))
     .default([])
     .meta({ description: 'Gates to add to the always-on spec and merge gates: plan, test_list, deploy.' }),
-  mode: z
-    .enum(['human', 'proxy'])
-    .default('human')
-    .meta({ description: 'human: a named person approves (consort approve); proxy: valid artifacts are approved automatically, and logged.' }),
-  approvers: uniqueList(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9._-]{1,100})?$/, { error: 'must be a GitHub login or a team as "org/team-slug"' }))
+  mode: z.enum(['human', 'proxy']).default('human').meta({
+    description:
+      'human: a named person approves (consort approve); proxy: valid artifacts are approved automatically, and logged.',
+  }),
+  approvers: uniqueList(
+    z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9._-]{1,100})?$/, {
+      error: 'must be a GitHub login or a team as "org/team-slug"',
+    }),
+  )
     .default([])
-    .meta({ description: 'Who may approve gates with /consort approve: GitHub logins and teams ("org/team-slug"). Empty: anyone with write access.' }),
-  selfApproval: z
-    .boolean()
-    .default(false)
-    .meta({ description: "Whether a pull request's author may approve its gates with /consort approve (default false: a second person approves)." }),
+    .meta({
+      description:
+        'Who may approve gates with /consort approve: GitHub logins and teams ("org/team-slug"). Empty: anyone with write access.',
+    }),
+  selfApproval: z.boolean().default(false).meta({
+    description:
+      "Whether a pull request's author may approve its gates with /consort approve (default false: a second person approves).",
+  }),
 };
 
 export const buildShape = {
-  tests: uniqueList(glob()).default([...DEFAULT_TEST_GLOBS]).meta({ description: 'Where tests live: only the navigator may change these, and only in RED.' }),
-  design: uniqueList(z.enum(DESIGN_ROLES)).default([...DEFAULT_DESIGN]).meta({ description: 'The design roles, in order (the ux-designer joins user-facing features).' }),
-  rejectBornGreen: z.boolean().default(true).meta({ description: 'Reject a new test that passes before any implementation.' }),
-  retries: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' }).max(5, { error: 'must be at most 5' }).default(1).meta({ description: 'Informed retries after a refused, failed or incomplete turn, before a human is asked.' }),
-  repairRounds: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' }).max(10, { error: 'must be at most 10' }).default(3).meta({ description: 'GREEN/REFACTOR repair rounds after a red suite, before a human is asked.' }),
+  tests: uniqueList(glob())
+    .default([...DEFAULT_TEST_GLOBS])
+    .meta({ description: 'Where tests live: only the navigator may change these, and only in RED.' }),
+  design: uniqueList(z.enum(DESIGN_ROLES))
+    .default([...DEFAULT_DESIGN])
+    .meta({ description: 'The design roles, in order (the ux-designer joins user-facing features).' }),
+  rejectBornGreen: z
+    .boolean()
+    .default(true)
+    .meta({ description: 'Reject a new test that passes before any implementation.' }),
+  retries: z
+    .number()
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must not be negative' })
+    .max(5, { error: 'must be at most 5' })
+    .default(1)
+    .meta({ description: 'Informed retries after a refused, failed or incomplete turn, before a human is asked.' }),
+  repairRounds: z
+    .number()
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must not be negative' })
+    .max(10, { error: 'must be at most 10' })
+    .default(3)
+    .meta({ description: 'GREEN/REFACTOR repair rounds after a red suite, before a human is asked.' }),
   turnTimeout: duration('An agent turn is stopped after this long.').default('30m'),
-  experiments: z.number().int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(8, { error: 'must be at most 8' }).default(1)
-    .meta({ description: 'Competing GREEN attempts per item, each in its own git worktree and database branches; the green one with the fewest changed lines wins.' }),
+  experiments: z
+    .number()
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be at least 1' })
+    .max(8, { error: 'must be at most 8' })
+    .default(1)
+    .meta({
+      description:
+        'Competing GREEN attempts per item, each in its own git worktree and database branches; the green one with the fewest changed lines wins.',
+    }),
 };
 
 // Where `consort pair` (and its git hook and editor extension) puts the paired branch's URL.
 export const pairingShape = {
-  envFile: repoPath('The dotenv file that receives the paired branch URL (written atomically; other lines untouched).').default('.env'),
+  envFile: repoPath(
+    'The dotenv file that receives the paired branch URL (written atomically; other lines untouched).',
+  ).default('.env'),
   envKey: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name (letters, digits, "_")' })
     .default('DATABASE_URL')
     .meta({ description: 'The variable in envFile that holds the paired branch URL.' }),
-  writeEnv: z.boolean().default(true).meta({ description: 'Write the URL into envFile on every pairing (false: only print it, e.g. for eval "$(consort pair --export)").' }),
+  writeEnv: z.boolean().default(true).meta({
+    description:
+      'Write the URL into envFile on every pairing (false: only print it, e.g. for eval "$(consort pair --export)").',
+  }),
   rootGitBranches: uniqueList(nonEmpty())
     .default(['main', 'master'])
     .meta({ description: 'Git branches paired with database.parent itself instead of a branch of their own.' }),
@@ -279,8 +370,14 @@ export const ConsortConfigSchema = z
     roles: z.strictObject(rolesShape).prefault({}).meta({ description: 'TDD lane: per-role prompt, scope and agent.' }),
     agents: z.strictObject(agentsShape).prefault({}).meta({ description: 'TDD lane: the default agent backend.' }),
     gates: z.strictObject(gatesShape).prefault({}).meta({ description: 'TDD lane: approval gates.' }),
-    build: z.strictObject(buildShape).prefault({}).meta({ description: 'TDD lane: tests, design roles, retries and repairs.' }),
-    pairing: z.strictObject(pairingShape).prefault({}).meta({ description: 'Git ↔ database branch pairing: consort pair, its git hooks and the VS Code extension.' }),
+    build: z
+      .strictObject(buildShape)
+      .prefault({})
+      .meta({ description: 'TDD lane: tests, design roles, retries and repairs.' }),
+    pairing: z
+      .strictObject(pairingShape)
+      .prefault({})
+      .meta({ description: 'Git ↔ database branch pairing: consort pair, its git hooks and the VS Code extension.' }),
   })
   .meta({ title: 'Consort configuration', description: 'Settings for .github/consort.yml or consort.config.json.' });
 

@@ -10,12 +10,43 @@
 
 /** Variables a toolchain needs to find itself, its caches and the user's locale. */
 const BASICS = new Set([
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'TERM',
-  'CI', 'NO_COLOR', 'FORCE_COLOR',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'TERM',
+  'CI',
+  'NO_COLOR',
+  'FORCE_COLOR',
   // Toolchains found by variable rather than PATH.
-  'JAVA_HOME', 'GOPATH', 'GOROOT', 'GOCACHE', 'GOMODCACHE', 'CARGO_HOME', 'RUSTUP_HOME', 'VIRTUAL_ENV',
+  'JAVA_HOME',
+  'GOPATH',
+  'GOROOT',
+  'GOCACHE',
+  'GOMODCACHE',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'VIRTUAL_ENV',
   // Windows needs these to start anything at all.
-  'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'ComSpec', 'PATHEXT', 'WINDIR', 'windir', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA', 'PROGRAMDATA', 'ProgramData',
+  'SYSTEMROOT',
+  'SystemRoot',
+  'COMSPEC',
+  'ComSpec',
+  'PATHEXT',
+  'WINDIR',
+  'windir',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'PROGRAMDATA',
+  'ProgramData',
 ]);
 
 /** Locale categories (LC_ALL, LC_CTYPE, …) are basics too. */
@@ -28,7 +59,8 @@ function isBasic(key: string): boolean {
  * credentials, inputs, and anything named like a key, token or secret. Branch passwords travel as
  * PGPASSWORD and inside DATABASE_URL, which the caller sets on purpose.
  */
-const CREDENTIAL = /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_POSTGRES_URL|CONSORT_APP_.*|NODE_OPTIONS|.*_API_KEY|.*_TOKEN|.*_SECRET|.*_PRIVATE_KEY)$/i;
+const CREDENTIAL =
+  /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_POSTGRES_URL|CONSORT_APP_.*|NODE_OPTIONS|.*_API_KEY|.*_TOKEN|.*_SECRET|.*_PRIVATE_KEY)$/i;
 
 export function isCredentialName(key: string): boolean {
   return CREDENTIAL.test(key);
@@ -47,7 +79,10 @@ export interface ChildEnvOptions {
  * The complete environment for a child: the allow-listed basics of `inherit`, then `set` laid on
  * top (`undefined` removes a variable). The result is all the child sees.
  */
-export function childEnv(set: Readonly<Record<string, string | undefined>> = {}, options: ChildEnvOptions = {}): NodeJS.ProcessEnv {
+export function childEnv(
+  set: Readonly<Record<string, string | undefined>> = {},
+  options: ChildEnvOptions = {},
+): NodeJS.ProcessEnv {
   const inherit = options.inherit ?? process.env;
   const secrets = new Set(options.secrets ?? []);
   const env: NodeJS.ProcessEnv = {};

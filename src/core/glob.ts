@@ -48,7 +48,10 @@ function translate(glob: string): string {
       const end = glob.indexOf(']', i + 2);
       if (end === -1) out += '\\[';
       else {
-        const body = glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = glob
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         out += `(?!/)[${body}]`;
         i = end;
       }

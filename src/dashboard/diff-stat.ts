@@ -12,7 +12,11 @@ import type { TurnDetail } from './port.js';
 export type Counts = Map<string, { added: number | null; removed: number | null }>;
 
 /** The commits to measure a turn between, or null when its record does not say where it started. */
-export function turnSpan(turns: readonly TurnRecord[], id: string, head: string | null): { from: string; to: string } | null {
+export function turnSpan(
+  turns: readonly TurnRecord[],
+  id: string,
+  head: string | null,
+): { from: string; to: string } | null {
   const index = turns.findLastIndex((t) => t.id === id);
   const turn = turns[index];
   if (!turn?.base) return null;
@@ -40,9 +44,12 @@ export function parseNumstat(text: string): Counts {
 
 /** Counts between two commits of a working copy, for `paths`; null when git cannot tell (a commit gone, no git). */
 export function gitCounts(root: string, from: string, to: string, paths: readonly string[]): Promise<Counts | null> {
-  if (!/^[0-9a-f]{7,64}$/.test(from) || !/^[0-9a-f]{7,64}$|^HEAD$/.test(to) || paths.length === 0) return Promise.resolve(null);
+  if (!/^[0-9a-f]{7,64}$/.test(from) || !/^[0-9a-f]{7,64}$|^HEAD$/.test(to) || paths.length === 0)
+    return Promise.resolve(null);
   const args = ['diff', '--numstat', '-z', '--no-renames', from, to, '--', ...paths.map((p) => `:(literal)${p}`)];
   return new Promise((resolve) => {
-    execFile('git', args, { cwd: root, env: childEnv(), maxBuffer: 4 * 1024 * 1024 }, (error, stdout) => resolve(error ? null : parseNumstat(stdout)));
+    execFile('git', args, { cwd: root, env: childEnv(), maxBuffer: 4 * 1024 * 1024 }, (error, stdout) =>
+      resolve(error ? null : parseNumstat(stdout)),
+    );
   });
 }

@@ -6,7 +6,11 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-interface Entry<T> { mtimeMs: number; size: number; value: T }
+interface Entry<T> {
+  mtimeMs: number;
+  size: number;
+  value: T;
+}
 
 export class FileCache {
   private readonly entries = new Map<string, Entry<unknown>>();
@@ -37,7 +41,12 @@ export class FileCache {
    * file added, removed or replaced by rename (how records are written), so its list is reused
    * without a stat per file; otherwise each file is checked as `get` does.
    */
-  async dir<T>(dir: string, accept: (name: string) => boolean, parse: (name: string, text: string) => T | undefined, kind = 'dir'): Promise<T[]> {
+  async dir<T>(
+    dir: string,
+    accept: (name: string) => boolean,
+    parse: (name: string, text: string) => T | undefined,
+    kind = 'dir',
+  ): Promise<T[]> {
     const info = await stat(dir).catch(() => null);
     if (info === null) return [];
     const key = `${dir}\0${kind}`;
@@ -46,7 +55,9 @@ export class FileCache {
     const names = (await readdir(dir).catch(() => [] as string[])).filter(accept).sort();
     const files = names.map((n) => path.join(dir, n));
     this.prune(`${dir}${path.sep}`, new Set(files));
-    const values = (await Promise.all(names.map((n, i) => this.get(files[i]!, (t) => parse(n, t), undefined, kind)))).filter((v): v is Awaited<T> => v !== undefined);
+    const values = (
+      await Promise.all(names.map((n, i) => this.get(files[i]!, (t) => parse(n, t), undefined, kind)))
+    ).filter((v): v is Awaited<T> => v !== undefined);
     this.dirs.set(key, { mtimeMs: info.mtimeMs, values });
     return values as T[];
   }
@@ -86,7 +97,8 @@ export class FileCache {
 
   /** Forget files under `prefix` that `keep` does not list (deleted records). */
   prune(prefix: string, keep: ReadonlySet<string>): void {
-    for (const key of this.entries.keys()) if (key.startsWith(prefix) && !keep.has(key.split('\0')[0]!)) this.entries.delete(key);
+    for (const key of this.entries.keys())
+      if (key.startsWith(prefix) && !keep.has(key.split('\0')[0]!)) this.entries.delete(key);
   }
 }
 

@@ -26,7 +26,11 @@ export interface LocalDashboard {
 }
 
 export function serveAsset(res: http.ServerResponse): void {
-  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' });
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': 'text/javascript; charset=utf-8',
+    'cache-control': 'no-cache',
+  });
   res.end(CLIENT_SCRIPT);
 }
 
@@ -37,14 +41,22 @@ export async function startLocalDashboard(options: LocalDashboardOptions): Promi
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     if (!allowedHosts.has(String(req.headers.host ?? ''))) {
-      res.writeHead(421, { 'content-type': 'text/plain' }).end('This dashboard answers only to 127.0.0.1 and localhost.\n');
+      res
+        .writeHead(421, { 'content-type': 'text/plain' })
+        .end('This dashboard answers only to 127.0.0.1 and localhost.\n');
       return;
     }
     const url = new URL(req.url ?? '/', origin);
     if (url.pathname === '/assets/dashboard.js') return serveAsset(res);
     const ctx: DashboardContext = {
-      source: options.source, base: '', assets: '/assets', csrf, approver: options.approver, editableApprover: true,
-      canApprove: options.source.approve !== undefined, origin: `http://${String(req.headers.host)}`,
+      source: options.source,
+      base: '',
+      assets: '/assets',
+      csrf,
+      approver: options.approver,
+      editableApprover: true,
+      canApprove: options.source.approve !== undefined,
+      origin: `http://${String(req.headers.host)}`,
     };
     void serveDashboard(ctx, req, res, url.pathname, url).catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
@@ -63,7 +75,8 @@ export async function startLocalDashboard(options: LocalDashboardOptions): Promi
   origin = `http://${LOCAL_HOST}:${port}`;
   allowedHosts = new Set([`${LOCAL_HOST}:${port}`, `localhost:${port}`]);
   return {
-    url: origin, port,
+    url: origin,
+    port,
     async close() {
       // Open event streams never end by themselves.
       for (const s of sockets) s.destroy();

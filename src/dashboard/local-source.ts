@@ -18,7 +18,17 @@ import { readGate } from '../lanes/tdd/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/tdd/store.js';
 import { diffStatOf, gitCounts, turnSpan } from './diff-stat.js';
 import { FileCache, parseJson } from './file-cache.js';
-import type { ApproveRequest, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from './port.js';
+import type {
+  ApproveRequest,
+  BranchView,
+  CheckRunView,
+  DashboardSource,
+  FeatureDetail,
+  FeatureSummary,
+  GateView,
+  Page,
+  TurnDetail,
+} from './port.js';
 import { ARTIFACT_NAME, checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
 
 export const CHECKS_DIR = '.consort/checks';
@@ -34,8 +44,14 @@ export interface LocalSourceOptions {
   debounceMs?: number;
 }
 
-const asTurn = (v: unknown) => { const p = TurnRecord.safeParse(v); return p.success ? p.data : undefined; };
-const asEvent = (v: unknown) => { const p = LogEvent.safeParse(v); return p.success ? p.data : undefined; };
+const asTurn = (v: unknown) => {
+  const p = TurnRecord.safeParse(v);
+  return p.success ? p.data : undefined;
+};
+const asEvent = (v: unknown) => {
+  const p = LogEvent.safeParse(v);
+  return p.success ? p.data : undefined;
+};
 
 export class LocalSource implements DashboardSource {
   readonly name: string;
@@ -45,14 +61,25 @@ export class LocalSource implements DashboardSource {
   private timer: NodeJS.Timeout | null = null;
   private changed = new Set<string | null>();
   private ws: Promise<GitWorkspace | null> | null = null;
-  private readonly summaries = new Map<string, { state: ConductorState; turns: TurnRecord[]; events: LogEvent[]; gates: GatesFile; value: FeatureSummary }>();
+  private readonly summaries = new Map<
+    string,
+    { state: ConductorState; turns: TurnRecord[]; events: LogEvent[]; gates: GatesFile; value: FeatureSummary }
+  >();
   private sortedChecks: { from: CheckRunView[]; sorted: CheckRunView[] } | null = null;
   private readonly gateReadings = new Map<string, { fingerprint: string; check: GateCheck }>();
   approve?: (request: ApproveRequest) => ReturnType<NonNullable<DashboardSource['approve']>>;
 
   constructor(private readonly options: LocalSourceOptions) {
     this.name = path.basename(options.root);
-    if (options.canApprove !== false) this.approve = (r) => approveGate({ workspace: options.root, feature: r.feature, gate: r.gate, approver: r.approver, expectedHash: r.expectedHash });
+    if (options.canApprove !== false)
+      this.approve = (r) =>
+        approveGate({
+          workspace: options.root,
+          feature: r.feature,
+          gate: r.gate,
+          approver: r.approver,
+          expectedHash: r.expectedHash,
+        });
   }
 
   private store(feature: string): FeatureStore {
@@ -61,7 +88,14 @@ export class LocalSource implements DashboardSource {
 
   private async state(feature: string): Promise<ConductorState | null> {
     const file = this.store(feature).file('state.json');
-    return this.cache.get(file, (t) => { const p = StateFile.safeParse(parseJson(t)); return p.success ? p.data.state : null; }, null);
+    return this.cache.get(
+      file,
+      (t) => {
+        const p = StateFile.safeParse(parseJson(t));
+        return p.success ? p.data.state : null;
+      },
+      null,
+    );
   }
 
   private turnsOf(feature: string) {
@@ -74,7 +108,14 @@ export class LocalSource implements DashboardSource {
 
   private gatesFile(feature: string): Promise<GatesFile> {
     const empty: GatesFile = { version: 1, feature, gates: {} };
-    return this.cache.get(this.store(feature).file('gates.json'), (t) => { const p = GatesFile.safeParse(parseJson(t)); return p.success ? p.data : empty; }, empty);
+    return this.cache.get(
+      this.store(feature).file('gates.json'),
+      (t) => {
+        const p = GatesFile.safeParse(parseJson(t));
+        return p.success ? p.data : empty;
+      },
+      empty,
+    );
   }
 
   /** The git workspace, opened once (each opening runs git four times). */
@@ -87,16 +128,32 @@ export class LocalSource implements DashboardSource {
    * A gate's reading, reused while nothing it depends on changed: the gated files and gates.json
    * (size and mtime) and, when the gate covers the code, where HEAD points (HEAD and its reflog).
    */
-  private async readGateCached(feature: string, gate: GateName, userFacing: boolean, files: readonly string[]): Promise<GateCheck | null> {
+  private async readGateCached(
+    feature: string,
+    gate: GateName,
+    userFacing: boolean,
+    files: readonly string[],
+  ): Promise<GateCheck | null> {
     const ws = await this.workspace();
     if (ws === null) return null;
     const store = this.store(feature);
     // Cycle records are written by rename, so the folder's mtime stands for all of them (one stat, not hundreds).
-    const paths: (string | null)[] = files.map((f) => (f === 'git:tree' || f.startsWith('cycles/') ? null : store.file(f)));
+    const paths: (string | null)[] = files.map((f) =>
+      f === 'git:tree' || f.startsWith('cycles/') ? null : store.file(f),
+    );
     if (files.some((f) => f.startsWith('cycles/'))) paths.push(store.file('cycles'));
     if (files.includes('git:tree')) paths.push(path.join(ws.gitDir, 'HEAD'), path.join(ws.gitDir, 'logs', 'HEAD'));
     paths.push(store.file('gates.json'));
-    const stamps = await Promise.all(paths.filter((p): p is string => p !== null).map((p) => stat(p).then((s) => `${s.size}:${s.mtimeMs}`, () => '-')));
+    const stamps = await Promise.all(
+      paths
+        .filter((p): p is string => p !== null)
+        .map((p) =>
+          stat(p).then(
+            (s) => `${s.size}:${s.mtimeMs}`,
+            () => '-',
+          ),
+        ),
+    );
     const key = `${feature}\0${gate}\0${String(userFacing)}`;
     const fingerprint = stamps.join('|');
     const hit = this.gateReadings.get(key);
@@ -109,7 +166,8 @@ export class LocalSource implements DashboardSource {
   /** Summing 1,000 turns on every request is wasted work: the parsed records are reused objects, so identity says "unchanged". */
   private summary(state: ConductorState, turns: TurnRecord[], events: LogEvent[], gates: GatesFile): FeatureSummary {
     const hit = this.summaries.get(state.feature);
-    if (hit && hit.state === state && hit.turns === turns && hit.events === events && hit.gates === gates) return hit.value;
+    if (hit && hit.state === state && hit.turns === turns && hit.events === events && hit.gates === gates)
+      return hit.value;
     const value = summarize({ state, turns, events, gates });
     this.summaries.set(state.feature, { state, turns, events, gates, value });
     return value;
@@ -124,7 +182,11 @@ export class LocalSource implements DashboardSource {
     for (const feature of await listFeatures(this.options.root)) {
       const state = await this.state(feature);
       if (state === null) continue;
-      const [turns, events, gates] = await Promise.all([this.turnsOf(feature), this.eventsOf(feature), this.gatesFile(feature)]);
+      const [turns, events, gates] = await Promise.all([
+        this.turnsOf(feature),
+        this.eventsOf(feature),
+        this.gatesFile(feature),
+      ]);
       out.push(this.summary(state, turns, events, gates));
     }
     return out;
@@ -136,8 +198,17 @@ export class LocalSource implements DashboardSource {
     if (state === null) return null;
     const store = this.store(feature);
     const [turns, events, gatesFile, cycles] = await Promise.all([
-      this.turnsOf(feature), this.eventsOf(feature), this.gatesFile(feature),
-      this.cache.dir(store.file('cycles'), (n) => /^cycle-\d+\.json$/.test(n), (_n, t) => { const p = CycleRecord.safeParse(parseJson(t)); return p.success ? p.data : undefined; }),
+      this.turnsOf(feature),
+      this.eventsOf(feature),
+      this.gatesFile(feature),
+      this.cache.dir(
+        store.file('cycles'),
+        (n) => /^cycle-\d+\.json$/.test(n),
+        (_n, t) => {
+          const p = CycleRecord.safeParse(parseJson(t));
+          return p.success ? p.data : undefined;
+        },
+      ),
     ]);
     const cycleFiles = cycles.map((c) => `cycles/cycle-${String(c.cycle).padStart(3, '0')}.json`);
     const gates: GateView[] = [];
@@ -147,10 +218,17 @@ export class LocalSource implements DashboardSource {
       const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
       const files = gatedFiles(gate, { userFacing: state.userFacing, cycles: cycleFiles });
       // Reading a gate hashes its artifacts (and, for merge/deploy, the code tree): only for gates a person can act on or was shown.
-      const reading = waiting || approval !== null ? await this.readGateCached(feature, gate, state.userFacing, files) : null;
+      const reading =
+        waiting || approval !== null ? await this.readGateCached(feature, gate, state.userFacing, files) : null;
       gates.push({
-        gate, status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
-        hash: reading?.hash ?? '', valid: reading?.valid ?? false, problems: reading?.problems ?? [], files, approval, history: entry?.history ?? [],
+        gate,
+        status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
+        hash: reading?.hash ?? '',
+        valid: reading?.valid ?? false,
+        problems: reading?.problems ?? [],
+        files,
+        approval,
+        history: entry?.history ?? [],
       });
     }
     return { summary: this.summary(state, turns, events, gatesFile), cycles, gates, events };
@@ -172,7 +250,11 @@ export class LocalSource implements DashboardSource {
     if (record === undefined) return null;
     // The id comes from our own parsed record, so it names a file inside transcripts/ (no path tricks).
     const transcript = /^[A-Za-z0-9._-]+$/.test(record.id)
-      ? await this.cache.get(this.store(feature).file(`transcripts/${record.id}.txt`), (t) => transcriptExcerpt(t), null)
+      ? await this.cache.get(
+          this.store(feature).file(`transcripts/${record.id}.txt`),
+          (t) => transcriptExcerpt(t),
+          null,
+        )
       : null;
     const span = turnSpan(await this.turnsOf(feature), record.id, 'HEAD');
     const counts = span ? await gitCounts(this.options.root, span.from, span.to, record.filesChanged) : null;
@@ -181,9 +263,16 @@ export class LocalSource implements DashboardSource {
 
   private async allChecks(): Promise<CheckRunView[]> {
     const dir = path.join(this.options.root, CHECKS_DIR);
-    const runs = await this.cache.dir(dir, (n) => n.endsWith('.json'), (n, t) => checkRunOf(n.replace(/\.json$/, ''), parseJson(t)), 'check');
+    const runs = await this.cache.dir(
+      dir,
+      (n) => n.endsWith('.json'),
+      (n, t) => checkRunOf(n.replace(/\.json$/, ''), parseJson(t)),
+      'check',
+    );
     if (this.sortedChecks?.from !== runs) {
-      const sorted = [...runs].sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1));
+      const sorted = [...runs].sort((a, b) =>
+        a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : a.id < b.id ? 1 : -1,
+      );
       this.sortedChecks = { from: runs, sorted };
     }
     return this.sortedChecks.sorted;
@@ -274,7 +363,8 @@ export class LocalSource implements DashboardSource {
   private armFeature(features: string, name: string): void {
     const dir = path.join(features, name);
     this.arm(dir, (file) => {
-      if (file === 'cycles') this.arm(path.join(dir, 'cycles'), (c) => this.notify(`features/${name}/cycles/${c ?? ''}`));
+      if (file === 'cycles')
+        this.arm(path.join(dir, 'cycles'), (c) => this.notify(`features/${name}/cycles/${c ?? ''}`));
       this.notify(`features/${name}/${file ?? ''}`);
     });
     this.arm(path.join(dir, 'cycles'), (c) => this.notify(`features/${name}/cycles/${c ?? ''}`));

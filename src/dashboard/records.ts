@@ -22,14 +22,23 @@ function latest(...stamps: (string | undefined | null)[]): string | null {
   return best;
 }
 
-export function summarize(input: { state: ConductorState; turns: readonly TurnRecord[]; events: readonly LogEvent[]; gates: GatesFile; pr?: number | null }): FeatureSummary {
+export function summarize(input: {
+  state: ConductorState;
+  turns: readonly TurnRecord[];
+  events: readonly LogEvent[];
+  gates: GatesFile;
+  pr?: number | null;
+}): FeatureSummary {
   const { state, turns, events } = input;
   const lastTurn = turns[turns.length - 1];
   const lastEvent = events[events.length - 1];
   const approvals = Object.values(input.gates.gates).map((g) => g?.approval?.at);
   const waiting = state.step === 'awaiting-approval' || state.step === 'gate';
   return {
-    feature: state.feature, phase: state.phase, step: state.step, where: describeStep(state),
+    feature: state.feature,
+    phase: state.phase,
+    step: state.step,
+    where: describeStep(state),
     item: state.current >= 0 ? (state.items[state.current]?.id ?? null) : null,
     openGate: waiting ? state.gate : null,
     items: state.items,
@@ -39,7 +48,11 @@ export function summarize(input: { state: ConductorState; turns: readonly TurnRe
     costUsd: round6(turns.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0)),
     agentMs: turns.reduce((n, t) => n + t.durationMs, 0),
     escalation: state.escalation,
-    updatedAt: latest(lastTurn ? new Date(Date.parse(lastTurn.startedAt) + lastTurn.durationMs).toISOString() : null, lastEvent?.at, ...approvals),
+    updatedAt: latest(
+      lastTurn ? new Date(Date.parse(lastTurn.startedAt) + lastTurn.durationMs).toISOString() : null,
+      lastEvent?.at,
+      ...approvals,
+    ),
     pr: input.pr ?? null,
   };
 }
@@ -48,9 +61,16 @@ export function summarize(input: { state: ConductorState; turns: readonly TurnRe
  * Where a gate stands: approved while its artifacts still hash to what was approved, stale when
  * they changed since (the conductor reopens it), pending while the feature waits at it.
  */
-export function gateStatus(input: { gate: GateName; state: ConductorState; approvalHash: string | null; currentHash: string | null }): GateStatus {
-  if (input.approvalHash !== null) return input.currentHash === null || input.currentHash === input.approvalHash ? 'approved' : 'stale';
-  const waiting = input.state.gate === input.gate && (input.state.step === 'awaiting-approval' || input.state.step === 'gate');
+export function gateStatus(input: {
+  gate: GateName;
+  state: ConductorState;
+  approvalHash: string | null;
+  currentHash: string | null;
+}): GateStatus {
+  if (input.approvalHash !== null)
+    return input.currentHash === null || input.currentHash === input.approvalHash ? 'approved' : 'stale';
+  const waiting =
+    input.state.gate === input.gate && (input.state.step === 'awaiting-approval' || input.state.step === 'gate');
   return waiting ? 'pending' : 'not-reached';
 }
 
@@ -77,13 +97,27 @@ export function checkRunOf(id: string, value: unknown): CheckRunView | undefined
   if (!parsed.success) return undefined;
   const r = parsed.data;
   return {
-    id, pr: r.pr, headSha: r.head.sha, conclusion: r.conclusion, startedAt: r.startedAt, durationMs: r.durationMs,
-    stages: STAGE_ORDER.map((name) => ({ name, status: r.stages[name].status, durationMs: r.stages[name].durationMs, summary: r.stages[name].summary })),
+    id,
+    pr: r.pr,
+    headSha: r.head.sha,
+    conclusion: r.conclusion,
+    startedAt: r.startedAt,
+    durationMs: r.durationMs,
+    stages: STAGE_ORDER.map((name) => ({
+      name,
+      status: r.stages[name].status,
+      durationMs: r.stages[name].durationMs,
+      summary: r.stages[name].summary,
+    })),
   };
 }
 
 /** The transcript's last lines, bounded, as the turn's PR comment shows them. */
-export function transcriptExcerpt(text: string, maxLines = 120, maxChars = 12_000): { text: string; clipped: boolean; lines: number } {
+export function transcriptExcerpt(
+  text: string,
+  maxLines = 120,
+  maxChars = 12_000,
+): { text: string; clipped: boolean; lines: number } {
   const lines = text.replace(/\r\n?/g, '\n').replace(/\n$/, '').split('\n');
   let kept = lines.slice(-maxLines);
   while (kept.length > 1 && kept.join('\n').length > maxChars) kept = kept.slice(1);

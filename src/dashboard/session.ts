@@ -11,7 +11,12 @@ import type { Permission } from '../ports/github.js';
 
 export const SESSION_COOKIE = 'consort_session';
 
-const Session = z.object({ id: z.string().min(16), login: z.string().min(1).max(100), token: z.string(), exp: z.number().int() });
+const Session = z.object({
+  id: z.string().min(16),
+  login: z.string().min(1).max(100),
+  token: z.string(),
+  exp: z.number().int(),
+});
 export type Session = z.infer<typeof Session>;
 
 function mac(secret: string, text: string): string {
@@ -50,8 +55,18 @@ export function verifySession(value: string | undefined, secret: string, now: nu
   return parsed.success && parsed.data.exp > now ? parsed.data : null;
 }
 
-export function sessionCookie(value: string, options: { secure: boolean; path: string; maxAgeS: number; name?: string }): string {
-  return [`${options.name ?? SESSION_COOKIE}=${value}`, `Path=${options.path}`, `Max-Age=${options.maxAgeS}`, 'HttpOnly', 'SameSite=Lax', ...(options.secure ? ['Secure'] : [])].join('; ');
+export function sessionCookie(
+  value: string,
+  options: { secure: boolean; path: string; maxAgeS: number; name?: string },
+): string {
+  return [
+    `${options.name ?? SESSION_COOKIE}=${value}`,
+    `Path=${options.path}`,
+    `Max-Age=${options.maxAgeS}`,
+    'HttpOnly',
+    'SameSite=Lax',
+    ...(options.secure ? ['Secure'] : []),
+  ].join('; ');
 }
 
 export function readCookie(header: string | undefined, name: string): string | undefined {
@@ -71,7 +86,10 @@ export function csrfToken(session: Session, secret: string): string {
 export class AccessCache {
   private readonly answers = new Map<string, { permission: Permission; at: number }>();
 
-  constructor(private readonly ttlMs = 60_000, private readonly max = 10_000) {}
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly max = 10_000,
+  ) {}
 
   async permission(login: string, repo: string, now: number, ask: () => Promise<Permission>): Promise<Permission> {
     const key = `${login.toLowerCase()}\0${repo.toLowerCase()}`;

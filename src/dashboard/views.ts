@@ -8,7 +8,13 @@ import type { LogEvent } from '../conductor/events.js';
 import type { TurnRecord } from '../conductor/state.js';
 import type { CheckRunView, FeatureSummary } from './port.js';
 
-export const VERDICT_SYMBOL: Record<string, string> = { accepted: '✓', refused: '✗', failed: '!', incomplete: '…', rejected: '⊘' };
+export const VERDICT_SYMBOL: Record<string, string> = {
+  accepted: '✓',
+  refused: '✗',
+  failed: '!',
+  incomplete: '…',
+  rejected: '⊘',
+};
 
 export interface Bar {
   turn: string;
@@ -38,30 +44,56 @@ export function timelineBars(turns: readonly TurnRecord[]): Bar[] {
     if (!Number.isFinite(start)) return [];
     const symbol = VERDICT_SYMBOL[t.verdict] ?? '?';
     const reason = t.reason ? ` — ${clip(t.reason, 160)}` : '';
-    return [{
-      turn: t.id, role: t.role, start: new Date(start), end: new Date(start + Math.max(t.durationMs, 1)), verdict: t.verdict, symbol,
-      label: `${t.id} ${t.role} ${t.step}${t.item ? ` ${t.item}` : ''}: ${symbol} ${t.verdict}${reason}`,
-    }];
+    return [
+      {
+        turn: t.id,
+        role: t.role,
+        start: new Date(start),
+        end: new Date(start + Math.max(t.durationMs, 1)),
+        verdict: t.verdict,
+        symbol,
+        label: `${t.id} ${t.role} ${t.step}${t.item ? ` ${t.item}` : ''}: ${symbol} ${t.verdict}${reason}`,
+      },
+    ];
   });
 }
 
 /** Cycle stamps and gate approvals inside [from, to] (the turns shown), for the same axis. */
-export function timelineMarkers(cycles: readonly CycleRecord[], events: readonly LogEvent[], from: Date, to: Date): Marker[] {
-  const inRange = (at: string) => { const t = Date.parse(at); return Number.isFinite(t) && t >= from.getTime() && t <= to.getTime(); };
+export function timelineMarkers(
+  cycles: readonly CycleRecord[],
+  events: readonly LogEvent[],
+  from: Date,
+  to: Date,
+): Marker[] {
+  const inRange = (at: string) => {
+    const t = Date.parse(at);
+    return Number.isFinite(t) && t >= from.getTime() && t <= to.getTime();
+  };
   const out: Marker[] = [];
   for (const c of cycles) {
-    for (const [step, stamp] of [['red', c.red], ['green', c.green], ['refactor', c.refactor]] as const) {
+    for (const [step, stamp] of [
+      ['red', c.red],
+      ['green', c.green],
+      ['refactor', c.refactor],
+    ] as const) {
       if (stamp && inRange(stamp.at)) out.push({ at: new Date(stamp.at), label: `${c.item} ${step}`, kind: 'cycle' });
     }
   }
   for (const e of events) {
-    if (e.type === 'gate.approved' && inRange(e.at)) out.push({ at: new Date(e.at), label: `${e.gate} ✓ ${clip(e.approver, 24)}`, kind: 'gate' });
-    if (e.type === 'gate.surfaced' && inRange(e.at)) out.push({ at: new Date(e.at), label: `${e.gate} ?`, kind: 'gate' });
+    if (e.type === 'gate.approved' && inRange(e.at))
+      out.push({ at: new Date(e.at), label: `${e.gate} ✓ ${clip(e.approver, 24)}`, kind: 'gate' });
+    if (e.type === 'gate.surfaced' && inRange(e.at))
+      out.push({ at: new Date(e.at), label: `${e.gate} ?`, kind: 'gate' });
   }
   return out.sort((a, b) => a.at.getTime() - b.at.getTime());
 }
 
-export interface Share { key: string; costUsd: number; turns: number; tokens: number }
+export interface Share {
+  key: string;
+  costUsd: number;
+  turns: number;
+  tokens: number;
+}
 
 function shares(turns: readonly TurnRecord[], key: (t: TurnRecord) => string): Share[] {
   const by = new Map<string, Share>();
@@ -77,7 +109,9 @@ function shares(turns: readonly TurnRecord[], key: (t: TurnRecord) => string): S
 }
 
 export function costByRole(turns: readonly TurnRecord[]): Share[] {
-  return shares(turns, (t) => t.role).sort((a, b) => b.costUsd - a.costUsd || b.turns - a.turns || a.key.localeCompare(b.key));
+  return shares(turns, (t) => t.role).sort(
+    (a, b) => b.costUsd - a.costUsd || b.turns - a.turns || a.key.localeCompare(b.key),
+  );
 }
 
 /** Turns per test-list item, by verdict (design turns have no item and are left out). */
@@ -91,27 +125,37 @@ export function turnsPerItem(turns: readonly TurnRecord[]): { item: string; verd
     by.set(k, row);
   }
   const num = (id: string) => Number(/\d+/.exec(id)?.[0] ?? Number.MAX_SAFE_INTEGER);
-  return [...by.values()].sort((a, b) => num(a.item) - num(b.item) || a.item.localeCompare(b.item) || a.verdict.localeCompare(b.verdict));
+  return [...by.values()].sort(
+    (a, b) => num(a.item) - num(b.item) || a.item.localeCompare(b.item) || a.verdict.localeCompare(b.verdict),
+  );
 }
 
 export function costPerFeature(rows: readonly FeatureSummary[]): { feature: string; costUsd: number; turns: number }[] {
-  return rows.map((r) => ({ feature: r.feature, costUsd: r.costUsd, turns: r.turns })).sort((a, b) => b.costUsd - a.costUsd || a.feature.localeCompare(b.feature));
+  return rows
+    .map((r) => ({ feature: r.feature, costUsd: r.costUsd, turns: r.turns }))
+    .sort((a, b) => b.costUsd - a.costUsd || a.feature.localeCompare(b.feature));
 }
 
 /** Check durations, oldest first, per stage and in total: the trend plot's points. */
-export function checkTrend(runs: readonly CheckRunView[]): { at: Date; run: string; stage: string; seconds: number; conclusion: string }[] {
+export function checkTrend(
+  runs: readonly CheckRunView[],
+): { at: Date; run: string; stage: string; seconds: number; conclusion: string }[] {
   const points: { at: Date; run: string; stage: string; seconds: number; conclusion: string }[] = [];
   for (const r of [...runs].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : 0))) {
     const at = new Date(r.startedAt);
     if (!Number.isFinite(at.getTime())) continue;
     points.push({ at, run: r.id, stage: 'total', seconds: r.durationMs / 1000, conclusion: r.conclusion });
-    for (const s of r.stages) if (s.name === 'suite' || s.name === 'migrations') points.push({ at, run: r.id, stage: s.name, seconds: s.durationMs / 1000, conclusion: r.conclusion });
+    for (const s of r.stages)
+      if (s.name === 'suite' || s.name === 'migrations')
+        points.push({ at, run: r.id, stage: s.name, seconds: s.durationMs / 1000, conclusion: r.conclusion });
   }
   return points;
 }
 
 /** The branch tree, depth-first from the roots, with each branch's depth for indentation. */
-export function branchTree<T extends { name: string; parent: string | null }>(branches: readonly T[]): { branch: T; depth: number }[] {
+export function branchTree<T extends { name: string; parent: string | null }>(
+  branches: readonly T[],
+): { branch: T; depth: number }[] {
   const names = new Set(branches.map((b) => b.name));
   const children = new Map<string | null, T[]>();
   for (const b of branches) {

@@ -27,10 +27,29 @@ export interface Scenario {
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'clean', expect: 'success', about: 'adds a nullable column with a correct down, plus code and tests that use it' },
-  { name: 'not-null', expect: 'failure', failingStage: 'migrations', about: 'adds a NOT NULL column without a default to a populated table' },
-  { name: 'out-of-order', expect: 'failure', failingStage: 'plan', about: 'a new migration that sorts before the newest one on main' },
-  { name: 'bad-down', expect: 'failure', failingStage: 'reversibility', about: 'a down migration that does not restore the schema' },
+  {
+    name: 'clean',
+    expect: 'success',
+    about: 'adds a nullable column with a correct down, plus code and tests that use it',
+  },
+  {
+    name: 'not-null',
+    expect: 'failure',
+    failingStage: 'migrations',
+    about: 'adds a NOT NULL column without a default to a populated table',
+  },
+  {
+    name: 'out-of-order',
+    expect: 'failure',
+    failingStage: 'plan',
+    about: 'a new migration that sorts before the newest one on main',
+  },
+  {
+    name: 'bad-down',
+    expect: 'failure',
+    failingStage: 'reversibility',
+    about: 'a down migration that does not restore the schema',
+  },
 ];
 
 export interface ScenarioRepo {
@@ -42,8 +61,16 @@ export interface ScenarioRepo {
 }
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
-  const env = { ...childEnv(), GIT_AUTHOR_NAME: 'Consort demo', GIT_AUTHOR_EMAIL: 'demo@consort.invalid', GIT_COMMITTER_NAME: 'Consort demo', GIT_COMMITTER_EMAIL: 'demo@consort.invalid' };
-  return (await exec('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd, env })).stdout.trim();
+  const env = {
+    ...childEnv(),
+    GIT_AUTHOR_NAME: 'Consort demo',
+    GIT_AUTHOR_EMAIL: 'demo@consort.invalid',
+    GIT_COMMITTER_NAME: 'Consort demo',
+    GIT_COMMITTER_EMAIL: 'demo@consort.invalid',
+  };
+  return (
+    await exec('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd, env })
+  ).stdout.trim();
 }
 
 /**
@@ -62,12 +89,19 @@ export interface ScenarioRepoOptions {
 export async function scenarioRepo(scenario: string | null, options: ScenarioRepoOptions = {}): Promise<ScenarioRepo> {
   const left = new Set((options.leaveOut ?? []).map((f) => path.join(SHOP_DIR, f)));
   // A name that is not in the shop would leave nothing out without a word: say so instead.
-  for (const f of left) await access(f).catch(() => { throw new Error(`scenarioRepo: leaveOut names ${path.relative(SHOP_DIR, f)}, which is not in the shop`); });
+  for (const f of left)
+    await access(f).catch(() => {
+      throw new Error(`scenarioRepo: leaveOut names ${path.relative(SHOP_DIR, f)}, which is not in the shop`);
+    });
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-demo-'));
   const dir = path.join(tmp, 'examples', 'shop');
   await mkdir(dir, { recursive: true });
   await symlink(path.join(PACKAGE_ROOT, 'node_modules'), path.join(tmp, 'node_modules'), 'dir');
-  await cp(SHOP_DIR, dir, { recursive: true, filter: (src) => !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' && !left.has(src) });
+  await cp(SHOP_DIR, dir, {
+    recursive: true,
+    filter: (src) =>
+      !src.startsWith(path.join(SHOP_DIR, 'scenarios')) && path.basename(src) !== 'junit.xml' && !left.has(src),
+  });
   for (const f of options.baseFiles ?? []) await writeFile(path.join(dir, f.file), f.content);
   await git(dir, 'init', '-q');
   await git(dir, 'add', '-A');

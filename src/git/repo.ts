@@ -11,7 +11,12 @@ const exec = promisify(execFile);
 
 async function git(root: string, args: string[], input?: string): Promise<string> {
   try {
-    const child = exec('git', [...SAFE_GIT_ARGS, ...args], { cwd: root, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' });
+    const child = exec('git', [...SAFE_GIT_ARGS, ...args], {
+      cwd: root,
+      env: gitEnv(),
+      maxBuffer: 256 * 1024 * 1024,
+      encoding: 'utf8',
+    });
     if (input !== undefined) child.child.stdin?.end(input);
     return (await child).stdout;
   } catch (e) {
@@ -21,14 +26,19 @@ async function git(root: string, args: string[], input?: string): Promise<string
 }
 
 export async function isGitRepo(root: string): Promise<boolean> {
-  return git(root, ['rev-parse', '--is-inside-work-tree']).then((o) => o.trim() === 'true', () => false);
+  return git(root, ['rev-parse', '--is-inside-work-tree']).then(
+    (o) => o.trim() === 'true',
+    () => false,
+  );
 }
 
 export async function resolveCommit(root: string, ref: string): Promise<string> {
   try {
     return (await git(root, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).trim();
   } catch {
-    throw new ConsortError('invalid-input', `Unknown git ref "${ref}".`, { hint: 'Pass a branch, tag or commit that exists (git fetch it first in a shallow CI checkout).' });
+    throw new ConsortError('invalid-input', `Unknown git ref "${ref}".`, {
+      hint: 'Pass a branch, tag or commit that exists (git fetch it first in a shallow CI checkout).',
+    });
   }
 }
 
@@ -36,38 +46,60 @@ export async function resolveCommit(root: string, ref: string): Promise<string> 
 export async function untrackedFiles(root: string, dir: string): Promise<Set<string>> {
   const out = await git(root, ['ls-files', '--others', '--exclude-standard', '--full-name', '--', dir]).catch(() => '');
   const prefix = (await git(root, ['rev-parse', '--show-prefix']).catch(() => '')).trim();
-  return new Set(out.split('\n').filter(Boolean).map((f) => (prefix && f.startsWith(prefix) ? f.slice(prefix.length) : f)));
+  return new Set(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => (prefix && f.startsWith(prefix) ? f.slice(prefix.length) : f)),
+  );
 }
 
 /** The branch checked out at `root`, or null when HEAD is detached (or not a repository). */
 export async function currentBranch(root: string): Promise<string | null> {
-  return git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']).then((o) => o.trim() || null, () => null);
+  return git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD']).then(
+    (o) => o.trim() || null,
+    () => null,
+  );
 }
 
 /** The merge-base of HEAD with the default branch: what a PR would be compared against. */
 export async function defaultBase(root: string): Promise<{ ref: string; sha: string }> {
   for (const candidate of ['origin/HEAD', 'origin/main', 'main', 'origin/master', 'master']) {
-    const sha = await git(root, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]).then((o) => o.trim(), () => '');
+    const sha = await git(root, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]).then(
+      (o) => o.trim(),
+      () => '',
+    );
     if (!sha) continue;
     const base = (await git(root, ['merge-base', 'HEAD', sha])).trim();
     return { ref: candidate, sha: base };
   }
-  throw new ConsortError('invalid-input', 'Cannot tell which commit to compare against.', { hint: 'Pass --base <ref> (for example --base origin/main).' });
+  throw new ConsortError('invalid-input', 'Cannot tell which commit to compare against.', {
+    hint: 'Pass --base <ref> (for example --base origin/main).',
+  });
 }
 
 /** Every file under `dir` at `commit`, with its content (binary-safe enough for migrations). */
 export async function filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]> {
   const clean = dir.replace(/\/+$/, '');
   const listing = await git(root, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', clean]);
-  const entries = listing.split('\0').filter(Boolean).map((line) => {
-    const [meta, path] = line.split('\t') as [string, string];
-    const [, type, sha] = meta.split(' ') as [string, string, string];
-    return { type, sha, path };
-  }).filter((e) => e.type === 'blob');
+  const entries = listing
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => {
+      const [meta, path] = line.split('\t') as [string, string];
+      const [, type, sha] = meta.split(' ') as [string, string, string];
+      return { type, sha, path };
+    })
+    .filter((e) => e.type === 'blob');
   if (entries.length === 0) return [];
   // One `cat-file --batch` for all blobs instead of a process per file.
   const out = await new Promise<Buffer>((resolve, reject) => {
-    const child = execFile('git', [...SAFE_GIT_ARGS, 'cat-file', '--batch'], { cwd: root, env: gitEnv(), encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    const child = execFile(
+      'git',
+      [...SAFE_GIT_ARGS, 'cat-file', '--batch'],
+      { cwd: root, env: gitEnv(), encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
     child.stdin?.end(entries.map((e) => e.sha).join('\n') + '\n');
   });
   const files: { file: string; content: string }[] = [];
@@ -83,11 +115,17 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
 }
 
 export async function headCommit(root: string): Promise<string | null> {
-  return git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).then((o) => o.trim() || null, () => null);
+  return git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).then(
+    (o) => o.trim() || null,
+    () => null,
+  );
 }
 
 export async function hasCommit(root: string, sha: string): Promise<boolean> {
-  return git(root, ['cat-file', '-e', `${sha}^{commit}`]).then(() => true, () => false);
+  return git(root, ['cat-file', '-e', `${sha}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -97,7 +135,10 @@ export async function hasCommit(root: string, sha: string): Promise<boolean> {
 export async function commitParents(root: string, sha: string): Promise<string[]> {
   const text = await git(root, ['cat-file', 'commit', sha]);
   const header = text.slice(0, text.indexOf('\n\n'));
-  return header.split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice('parent '.length).trim());
+  return header
+    .split('\n')
+    .filter((l) => l.startsWith('parent '))
+    .map((l) => l.slice('parent '.length).trim());
 }
 
 /** Make `sha` available in a shallow or partial clone (one commit deep, no tags). */
@@ -107,5 +148,8 @@ export async function fetchCommit(root: string, sha: string, remote = 'origin'):
 
 /** The best common ancestor of two commits, or null when there is none (or history is missing). */
 export async function mergeBase(root: string, a: string, b: string): Promise<string | null> {
-  return git(root, ['merge-base', a, b]).then((o) => o.trim() || null, () => null);
+  return git(root, ['merge-base', a, b]).then(
+    (o) => o.trim() || null,
+    () => null,
+  );
 }

@@ -7,7 +7,14 @@
  */
 import { childEnv } from '../core/child-env.js';
 
-export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+export const SAFE_GIT_ARGS: readonly string[] = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.untrackedCache=false',
+];
 
 /** LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language. */
 export function gitEnv(extra: Record<string, string> = {}, secrets: readonly string[] = []): NodeJS.ProcessEnv {

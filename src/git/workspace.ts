@@ -25,23 +25,37 @@ export interface GitWorkspace {
   gitDir: string;
 }
 
-interface GitResult { code: number; stdout: string; stderr: string; error: Error | null }
+interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  error: Error | null;
+}
 
 function exec(cwd: string, args: string[], input?: string): Promise<GitResult> {
   return new Promise((resolve) => {
-    const child = execFile('git', [...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args], { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr, error });
-    });
+    const child = execFile(
+      'git',
+      [...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args],
+      { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ code, stdout, stderr, error });
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
 
 function failure(args: string[], r: GitResult): ConsortError {
-  return new ConsortError('internal', `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} failed: ${r.stderr.trim() || r.error?.message || `exit ${r.code}`}`, {
-    hint: 'Check that the workspace is a healthy git checkout (git status).',
-    cause: r.error ?? undefined,
-  });
+  return new ConsortError(
+    'internal',
+    `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} failed: ${r.stderr.trim() || r.error?.message || `exit ${r.code}`}`,
+    {
+      hint: 'Check that the workspace is a healthy git checkout (git status).',
+      cause: r.error ?? undefined,
+    },
+  );
 }
 
 async function run(cwd: string, args: string[], input?: string): Promise<string> {
@@ -56,11 +70,15 @@ export async function openWorkspace(dir: string): Promise<GitWorkspace> {
     top = (await run(dir, ['rev-parse', '--show-toplevel'])).trim();
   } catch (e) {
     throw new ConsortError('invalid-input', `${dir} is not inside a git repository.`, {
-      hint: 'The TDD lane keeps its state in git: run it in a repository (git init, and commit once).', cause: e,
+      hint: 'The TDD lane keeps its state in git: run it in a repository (git init, and commit once).',
+      cause: e,
     });
   }
   const prefix = (await run(dir, ['rev-parse', '--show-prefix'])).trim();
-  const email = await run(top, ['config', 'user.email']).then((o) => o.trim(), () => '');
+  const email = await run(top, ['config', 'user.email']).then(
+    (o) => o.trim(),
+    () => '',
+  );
   const identity = email ? [] : ['-c', 'user.name=Consort', '-c', 'user.email=consort@localhost'];
   const gitDir = path.resolve(top, (await run(top, ['rev-parse', '--git-common-dir'])).trim());
   return { dir, top, prefix, identity, gitDir };
@@ -70,7 +88,10 @@ export async function headCommit(ws: GitWorkspace): Promise<string> {
   try {
     return (await run(ws.top, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
   } catch (e) {
-    throw new ConsortError('invalid-input', 'The repository has no commit yet.', { hint: 'Commit the project once before running the TDD lane.', cause: e });
+    throw new ConsortError('invalid-input', 'The repository has no commit yet.', {
+      hint: 'Commit the project once before running the TDD lane.',
+      cause: e,
+    });
   }
 }
 
@@ -86,7 +107,9 @@ function toTop(ws: GitWorkspace, p: string): string {
 
 /** HEAD and every path that differs from it (index or working tree, untracked included, ignored excluded). */
 async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
-  const out = (await run(ws.top, ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames'])).split('\0');
+  const out = (
+    await run(ws.top, ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames'])
+  ).split('\0');
   let head = '';
   const changes: FileChange[] = [];
   for (const entry of out) {
@@ -98,7 +121,10 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
       const file = fields.slice(entry.startsWith('1 ') ? 8 : 10).join(' ');
       // Staged as new and then deleted again: nothing changed relative to HEAD.
       if (x === 'A' && y === 'D') continue;
-      changes.push({ path: fromTop(ws, file), status: x === 'A' ? 'added' : x === 'D' || y === 'D' ? 'deleted' : 'modified' });
+      changes.push({
+        path: fromTop(ws, file),
+        status: x === 'A' ? 'added' : x === 'D' || y === 'D' ? 'deleted' : 'modified',
+      });
     }
   }
   return { head, changes: changes.sort((a, b) => (a.path < b.path ? -1 : 1)) };
@@ -110,7 +136,10 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
  * conductor sets neither, so every flag found is an agent's, and is cleared before git is asked.
  */
 export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
-  const flagged = (await run(ws.top, ['ls-files', '-v', '-z'])).split('\0').filter((e) => /^([a-z]|S) /.test(e)).map((e) => e.slice(2));
+  const flagged = (await run(ws.top, ['ls-files', '-v', '-z']))
+    .split('\0')
+    .filter((e) => /^([a-z]|S) /.test(e))
+    .map((e) => e.slice(2));
   // One flag per call (update-index applies only the last flag option to the paths), paths on the
   // command line (it ignores flag options for paths read with --stdin).
   for (let i = 0; i < flagged.length; i += 500) {
@@ -145,7 +174,10 @@ export async function restore(ws: GitWorkspace, base: string, added: readonly st
   for (const p of added) {
     // `.git/…` changes were put back by the guard (src/git/guard.ts), never removed here.
     if (p.startsWith('../') || p === '.git' || p.startsWith('.git/')) continue;
-    const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(() => true, () => false);
+    const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(
+      () => true,
+      () => false,
+    );
     if (!inBase) await rm(path.join(ws.dir, p), { force: true, recursive: true });
   }
 }
@@ -161,9 +193,23 @@ export async function discardSince(ws: GitWorkspace, base: string): Promise<void
 export async function commitPaths(ws: GitWorkspace, paths: readonly string[], message: string): Promise<string | null> {
   const inside = paths.filter((p) => !p.startsWith('../'));
   if (inside.length === 0) return null;
-  await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.map((p) => `:(literal)${p}`).join('\0'));
+  await run(
+    ws.dir,
+    ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
+    inside.map((p) => `:(literal)${p}`).join('\0'),
+  );
   // core.abbrev=40: the summary line carries the full commit id, which saves a rev-parse.
-  const args = [...ws.identity, '-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', 'commit', '--no-verify', '-m', message];
+  const args = [
+    ...ws.identity,
+    '-c',
+    'commit.gpgsign=false',
+    '-c',
+    'core.abbrev=40',
+    'commit',
+    '--no-verify',
+    '-m',
+    message,
+  ];
   const r = await exec(ws.top, args);
   if (r.code !== 0) {
     if (/nothing to commit|nothing added to commit|no changes added to commit/.test(r.stdout)) return null;
@@ -175,15 +221,31 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
 /** Stage the paths into the last commit (same message); returns the rewritten commit. Only for a commit not yet pushed. */
 export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Promise<string> {
   const inside = paths.filter((p) => !p.startsWith('../'));
-  if (inside.length > 0) await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.map((p) => `:(literal)${p}`).join('\0'));
-  await run(ws.top, [...ws.identity, '-c', 'commit.gpgsign=false', 'commit', '--amend', '--no-edit', '--no-verify', '--allow-empty']);
+  if (inside.length > 0)
+    await run(
+      ws.dir,
+      ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      inside.map((p) => `:(literal)${p}`).join('\0'),
+    );
+  await run(ws.top, [
+    ...ws.identity,
+    '-c',
+    'commit.gpgsign=false',
+    'commit',
+    '--amend',
+    '--no-edit',
+    '--no-verify',
+    '--allow-empty',
+  ]);
   return headCommit(ws);
 }
 
 /** Dirty paths (relative to the workspace) outside the given folders. */
 export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
   await clearIndexFlags(ws);
-  const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).split('\0').filter(Boolean);
+  const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all']))
+    .split('\0')
+    .filter(Boolean);
   const paths: string[] = [];
   for (let i = 0; i < out.length; i++) {
     const entry = out[i]!;
@@ -228,7 +290,10 @@ const worktreeQueues = new Map<string, Promise<unknown>>();
 function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
   const previous = worktreeQueues.get(ws.top) ?? Promise.resolve();
   const next = previous.then(fn, fn);
-  const settled = next.then(() => undefined, () => undefined);
+  const settled = next.then(
+    () => undefined,
+    () => undefined,
+  );
   worktreeQueues.set(ws.top, settled);
   void settled.then(() => {
     if (worktreeQueues.get(ws.top) === settled) worktreeQueues.delete(ws.top);
@@ -255,7 +320,11 @@ export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<voi
 }
 
 /** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */
-export async function stagedPatch(ws: GitWorkspace, base: string, paths: readonly string[]): Promise<{ patch: string; changedLines: number }> {
+export async function stagedPatch(
+  ws: GitWorkspace,
+  base: string,
+  paths: readonly string[],
+): Promise<{ patch: string; changedLines: number }> {
   const inside = paths.filter((p) => !p.startsWith('../')).map((p) => `:(literal)${p}`);
   if (inside.length === 0) return { patch: '', changedLines: 0 };
   await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.join('\0'));
@@ -264,10 +333,13 @@ export async function stagedPatch(ws: GitWorkspace, base: string, paths: readonl
     run(ws.dir, ['diff', '--cached', '--numstat', base, '--', ...inside]),
   ]);
   // Binary files show "-": count each as one line.
-  const changedLines = numstat.split('\n').filter(Boolean).reduce((n, line) => {
-    const [added, removed] = line.split('\t');
-    return n + (added === '-' ? 1 : Number(added)) + (removed === '-' ? 0 : Number(removed));
-  }, 0);
+  const changedLines = numstat
+    .split('\n')
+    .filter(Boolean)
+    .reduce((n, line) => {
+      const [added, removed] = line.split('\t');
+      return n + (added === '-' ? 1 : Number(added)) + (removed === '-' ? 0 : Number(removed));
+    }, 0);
   return { patch, changedLines };
 }
 
@@ -277,8 +349,19 @@ export async function applyAndCommit(ws: GitWorkspace, patchFile: string, messag
   if (subject === message) return null;
   const forward = await exec(ws.top, ['apply', '--check', '--index', '--binary', patchFile]);
   if (forward.code === 0) await run(ws.top, ['apply', '--index', '--binary', patchFile]);
-  else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0) throw failure(['apply', patchFile], forward);
-  const args = [...ws.identity, '-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', 'commit', '--no-verify', '-m', message];
+  else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0)
+    throw failure(['apply', patchFile], forward);
+  const args = [
+    ...ws.identity,
+    '-c',
+    'commit.gpgsign=false',
+    '-c',
+    'core.abbrev=40',
+    'commit',
+    '--no-verify',
+    '-m',
+    message,
+  ];
   const r = await exec(ws.top, args);
   if (r.code !== 0) throw failure(args, r);
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;
@@ -297,7 +380,10 @@ export async function filesUnder(ws: GitWorkspace, commit: string, dir: string):
 }
 
 /** Lines added since `base` (committed, up to HEAD), with their file (relative to the workspace) and new line number. */
-export async function diffAdded(ws: GitWorkspace, base: string): Promise<{ file: string; line: number; text: string }[]> {
+export async function diffAdded(
+  ws: GitWorkspace,
+  base: string,
+): Promise<{ file: string; line: number; text: string }[]> {
   const out = await run(ws.dir, ['diff', '--unified=0', '--no-color', '--no-ext-diff', '--relative', base, 'HEAD']);
   const added: { file: string; line: number; text: string }[] = [];
   let file = '';

@@ -27,7 +27,7 @@ export const CHECK_LIMITS = {
 export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRequest;
 
 const MARK = '…';
-const NOTE = '\n\n_… cut to fit GitHub\'s limit._';
+const NOTE = "\n\n_… cut to fit GitHub's limit._";
 
 /** At most `max` UTF-16 units, never ending in half a surrogate pair, marked when cut. */
 export function clipChars(text: string, max: number, mark: string = MARK): string {
@@ -58,7 +58,10 @@ export function boundAnnotation(a: Annotation): Annotation {
   const start = Math.max(1, Math.floor(a.start_line));
   const end = Math.max(start, Math.floor(a.end_line));
   const out: Annotation = {
-    path: a.path, start_line: start, end_line: end, annotation_level: a.annotation_level,
+    path: a.path,
+    start_line: start,
+    end_line: end,
+    annotation_level: a.annotation_level,
     message: clipBytes(a.message === '' ? a.annotation_level : a.message, CHECK_LIMITS.annotationMessageBytes),
   };
   if (a.title !== undefined) out.title = clipChars(a.title, CHECK_LIMITS.annotationTitleChars);

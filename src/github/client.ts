@@ -25,16 +25,25 @@ export interface ClientSettings {
 const LIMIT_RETRIES = 3;
 
 export function createOctokitClient(s: ClientSettings): OctokitClient {
-  const limit = (kind: string) => (retryAfter: number, options: { method?: string; url?: string }, _octokit: unknown, retryCount: number) => {
-    const again = retryCount < LIMIT_RETRIES;
-    s.onLimit?.(`GitHub ${kind} rate limit on ${options.method ?? ''} ${options.url ?? ''}: ${again ? `waiting ${retryAfter} s (retry ${retryCount + 1} of ${LIMIT_RETRIES})` : `giving up after ${LIMIT_RETRIES} retries`}`);
-    return again;
-  };
-  return getOctokit(s.token, {
-    baseUrl: s.apiUrl.replace(/\/+$/, ''),
-    ...(s.userAgent ? { userAgent: s.userAgent } : {}),
-    throttle: { onRateLimit: limit('primary'), onSecondaryRateLimit: limit('secondary') },
-    // 5xx only: rate limits (403/429) are the throttling plugin's, with the waits GitHub asks for.
-    retry: { retries: 3, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
-  }, throttling, retry);
+  const limit =
+    (kind: string) =>
+    (retryAfter: number, options: { method?: string; url?: string }, _octokit: unknown, retryCount: number) => {
+      const again = retryCount < LIMIT_RETRIES;
+      s.onLimit?.(
+        `GitHub ${kind} rate limit on ${options.method ?? ''} ${options.url ?? ''}: ${again ? `waiting ${retryAfter} s (retry ${retryCount + 1} of ${LIMIT_RETRIES})` : `giving up after ${LIMIT_RETRIES} retries`}`,
+      );
+      return again;
+    };
+  return getOctokit(
+    s.token,
+    {
+      baseUrl: s.apiUrl.replace(/\/+$/, ''),
+      ...(s.userAgent ? { userAgent: s.userAgent } : {}),
+      throttle: { onRateLimit: limit('primary'), onSecondaryRateLimit: limit('secondary') },
+      // 5xx only: rate limits (403/429) are the throttling plugin's, with the waits GitHub asks for.
+      retry: { retries: 3, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
+    },
+    throttling,
+    retry,
+  );
 }

@@ -6,7 +6,8 @@
  */
 import { type GitHubPort, type Permission, type Reaction, type RepoRef, WRITE_PERMISSIONS } from '../ports/github.js';
 
-export const REFUSAL = 'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
+export const REFUSAL =
+  'sorry — only people with write, maintain or admin access to this repository can run `/consort` commands, so nothing was done.';
 
 export interface CommandRequest {
   repo: RepoRef;
@@ -22,11 +23,16 @@ export interface CommandRequest {
 
 /** A reply to a command: addressed to whoever gave it, quoting what they asked. */
 export function replyText(actor: string, asked: string, answer: string): string {
-  const quoted = asked.split('\n').slice(0, 3).map((l) => `> ${l}`).join('\n');
+  const quoted = asked
+    .split('\n')
+    .slice(0, 3)
+    .map((l) => `> ${l}`)
+    .join('\n');
   return `${quoted}\n\n@${actor} ${answer}`;
 }
 
-export const reply = (gh: GitHubPort, req: CommandRequest, answer: string) => gh.createComment(req.repo, req.pr, replyText(req.actor, req.asked, answer));
+export const reply = (gh: GitHubPort, req: CommandRequest, answer: string) =>
+  gh.createComment(req.repo, req.pr, replyText(req.actor, req.asked, answer));
 
 export const mayCommand = (permission: Permission): boolean => WRITE_PERMISSIONS.includes(permission);
 
@@ -45,7 +51,10 @@ export async function refuse(gh: GitHubPort, req: CommandRequest): Promise<void>
  * Ask the API what the actor may do (the event says who, never what they may do); refuse them, or
  * acknowledge the command with 👀. Returns the permission and whether the command goes ahead.
  */
-export async function admitCommand(gh: GitHubPort, req: CommandRequest): Promise<{ admitted: boolean; permission: Permission }> {
+export async function admitCommand(
+  gh: GitHubPort,
+  req: CommandRequest,
+): Promise<{ admitted: boolean; permission: Permission }> {
   const permission = await gh.permission(req.repo, req.actor);
   if (!mayCommand(permission)) {
     await refuse(gh, req);

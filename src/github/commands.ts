@@ -78,7 +78,8 @@ function findCommandLine(body: string): Found | null {
     const m = COMMAND.exec(line);
     if (!m) continue;
     const continuation: string[] = [];
-    for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++) continuation.push(lines[j]!.trim());
+    for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++)
+      continuation.push(lines[j]!.trim());
     return { args: (m[1] ?? '').trim(), continuation };
   }
   return null;
@@ -121,21 +122,56 @@ export function parseCommand(body: string): Command | null {
       if (rest.length > 1) return { kind: 'invalid', name, problem: '`approve` takes at most one gate name' };
       const gate = rest[0]?.value ?? null;
       if (gate === FORK_RUN_ALIAS) return { kind: 'allow-run' };
-      if (gate !== null && !GATE_NAME.test(gate)) return { kind: 'invalid', name, problem: `"${gate}" is not a gate name (lowercase letters, digits, "-" and "_")` };
+      if (gate !== null && !GATE_NAME.test(gate))
+        return {
+          kind: 'invalid',
+          name,
+          problem: `"${gate}" is not a gate name (lowercase letters, digits, "-" and "_")`,
+        };
       return { kind: 'approve', gate };
     }
     case 'reject': {
       const words = rest.map((t) => t.value);
-      const candidate = rest[0] !== undefined && !rest[0].quoted && GATE_NAME.test(rest[0].value) && (rest.length > 1 || found.continuation.length > 0) ? rest[0].value : null;
-      const text = [words.join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
-      const reason = [words.slice(candidate === null ? 0 : 1).join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
-      if (text === '') return { kind: 'invalid', name, problem: '`reject` needs a reason: `/consort reject [<gate>] <reason>`' };
+      const candidate =
+        rest[0] !== undefined &&
+        !rest[0].quoted &&
+        GATE_NAME.test(rest[0].value) &&
+        (rest.length > 1 || found.continuation.length > 0)
+          ? rest[0].value
+          : null;
+      const text = [words.join(' '), ...found.continuation]
+        .filter((s) => s !== '')
+        .join('\n')
+        .trim();
+      const reason = [words.slice(candidate === null ? 0 : 1).join(' '), ...found.continuation]
+        .filter((s) => s !== '')
+        .join('\n')
+        .trim();
+      if (text === '')
+        return { kind: 'invalid', name, problem: '`reject` needs a reason: `/consort reject [<gate>] <reason>`' };
       return { kind: 'reject', gate: candidate, reason, text };
     }
     case 'build': {
       const feature = rest[0]?.value.toLowerCase() ?? '';
-      if (!FEATURE_REF.test(feature)) return { kind: 'invalid', name, problem: feature === '' ? '`build` needs a feature: `/consort build <feature-slug> [what it should do]`' : `"${rest[0]!.value}" is not a feature name (lowercase letters, digits and "-")` };
-      const request = [rest.slice(1).map((t) => t.value).join(' '), ...found.continuation].filter((s) => s !== '').join('\n').trim();
+      if (!FEATURE_REF.test(feature))
+        return {
+          kind: 'invalid',
+          name,
+          problem:
+            feature === ''
+              ? '`build` needs a feature: `/consort build <feature-slug> [what it should do]`'
+              : `"${rest[0]!.value}" is not a feature name (lowercase letters, digits and "-")`,
+        };
+      const request = [
+        rest
+          .slice(1)
+          .map((t) => t.value)
+          .join(' '),
+        ...found.continuation,
+      ]
+        .filter((s) => s !== '')
+        .join('\n')
+        .trim();
       return { kind: 'build', feature, request };
     }
     case 'allow-run':
@@ -187,7 +223,7 @@ export const HELP_TEXT = [
   '| `/consort build <feature> [request]` | run the TDD lane for a feature on this pull request | the Action (`mode: build`) |',
   '| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |',
   '| `/consort allow-run` | let code from a fork run for the current head commit (also `/consort approve run`) | the App |',
-  '| `/consort reject [<gate>] <reason>` | explains how to turn a gate down (the TDD lane\'s gates have no reject) | the App |',
+  "| `/consort reject [<gate>] <reason>` | explains how to turn a gate down (the TDD lane's gates have no reject) | the App |",
   '| `/consort retry` | run the database check again for the head commit | the App |',
   '| `/consort status` | the latest check and fork approval of this pull request | the App |',
   '| `/consort gc` | delete database branches of closed pull requests and expired ones | the App |',

@@ -15,7 +15,10 @@ export type Route = keyof Endpoints;
 
 /** The part of an Octokit client the adapter needs: `request` with a typed route. */
 export interface OctokitClient {
-  request<R extends Route>(route: R, parameters: Endpoints[R]['parameters'] & RequestParameters): Promise<{ status: number; data: unknown }>;
+  request<R extends Route>(
+    route: R,
+    parameters: Endpoints[R]['parameters'] & RequestParameters,
+  ): Promise<{ status: number; data: unknown }>;
 }
 
 /** `html_url` is read when GitHub sends it (it always does; some stand-ins do not). */
@@ -23,15 +26,26 @@ const Created = z.object({ id: z.number(), html_url: z.string().optional() });
 const Id = z.object({ id: z.number() });
 const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
 const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
-const Comments = z.array(z.object({ id: z.number(), body: z.string().nullish(), user: User, html_url: z.string().optional() }));
+const Comments = z.array(
+  z.object({ id: z.number(), body: z.string().nullish(), user: User, html_url: z.string().optional() }),
+);
 const Membership = z.object({ state: z.string() });
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
-const Pull = z.object({ number: z.number(), state: z.string(), title: z.string(), body: z.string().nullable(), user: User.optional(), head: Side, base: Side });
+const Pull = z.object({
+  number: z.number(),
+  state: z.string(),
+  title: z.string(),
+  body: z.string().nullable(),
+  user: User.optional(),
+  head: Side,
+  base: Side,
+});
 
 /** One page of comments is 100; past 50 pages (5,000 comments) the rest are not read. */
 const MAX_COMMENT_PAGES = 50;
 
-const statusOf = (e: unknown): number => (typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0);
+const statusOf = (e: unknown): number =>
+  typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0;
 
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
@@ -39,7 +53,11 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
   } catch (e) {
     if (e instanceof GitHubApiError) throw e;
     const status = statusOf(e);
-    throw new GitHubApiError(status, `GitHub API ${what} failed${status ? ` (HTTP ${status})` : ''}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new GitHubApiError(
+      status,
+      `GitHub API ${what} failed${status ? ` (HTTP ${status})` : ''}: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
 }
 
@@ -48,78 +66,163 @@ const at = (repo: RepoRef): RepoRef => ({ owner: repo.owner, repo: repo.repo });
 
 export function octokitGitHub(octokit: OctokitClient): GitHubPort {
   return {
-    listComments: (repo, issue) => call('list issue comments', async () => {
-      const all: IssueComment[] = [];
-      for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
-        const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, per_page: 100, page });
-        const batch = Comments.parse(data);
-        all.push(...batch.map((c) => ({
-          id: c.id, body: c.body ?? '', user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null, htmlUrl: c.html_url ?? '',
-        })));
-        if (batch.length < 100) break;
-      }
-      return all;
-    }),
-    createComment: (repo, issue, body) => call('create issue comment', async () => {
-      const r = Created.parse((await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { ...at(repo), issue_number: issue, body })).data);
-      return { id: r.id, url: r.html_url ?? '' };
-    }),
-    updateComment: (repo, commentId, body) => call('update issue comment', async () => {
-      await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { ...at(repo), comment_id: commentId, body });
-    }),
-    react: (repo, commentId, content) => call('create reaction', async () => {
-      await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { ...at(repo), comment_id: commentId, content });
-    }),
-    permission: (repo, user) => call('get permission', () =>
-      collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user }))),
-    teamMember: (org, teamSlug, user) => call('get team membership', async () => {
-      try {
-        const { data } = await octokit.request('GET /orgs/{org}/teams/{team_slug}/memberships/{username}', { org, team_slug: teamSlug, username: user });
-        return Membership.parse(data).state === 'active';
-      } catch (e) {
-        if (statusOf(e) === 404) return false;
-        throw e;
-      }
-    }),
-    pull: (repo, number) => call('get pull request', async () => {
-      const p = Pull.parse((await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...at(repo), pull_number: number })).data);
-      return {
-        number: p.number, state: p.state, title: p.title, body: p.body ?? '', author: p.user?.login ?? '',
-        head: { ref: p.head.ref, sha: p.head.sha, repo: p.head.repo?.full_name ?? null },
-        base: { ref: p.base.ref, sha: p.base.sha, repo: p.base.repo?.full_name ?? `${repo.owner}/${repo.repo}` },
-      };
-    }),
-    review: (repo, pull, commitId, body) => call('create review', async () => {
-      const r = Created.parse((await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', { ...at(repo), pull_number: pull, commit_id: commitId, body, event: 'COMMENT' })).data);
-      return { id: r.id, url: r.html_url ?? '' };
-    }),
-    setStatus: (repo, sha, s) => call('create status', async () => {
-      await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
-        ...at(repo), sha, state: s.state, context: s.context, description: s.description.slice(0, 140), ...(s.targetUrl ? { target_url: s.targetUrl } : {}),
-      });
-    }),
-    createCheckRun: (repo, run) => call('create check run', async () => {
-      const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
-        ...at(repo), name: run.name, head_sha: run.headSha, external_id: run.externalId, status: 'in_progress',
-        started_at: new Date().toISOString(), output: boundOutput(run.output),
-      });
-      return Id.parse(data).id;
-    }),
-    completeCheckRun: (repo, id, result) => call('complete check run', async () => {
-      await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-        ...at(repo), check_run_id: id, status: 'completed', conclusion: result.conclusion, completed_at: new Date().toISOString(), output: boundOutput(result.output),
-        ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
-      });
-    }),
-    tarball: (repo, sha) => call('download tarball', async () => {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { ...at(repo), ref: sha });
-      if (data instanceof ArrayBuffer) return Buffer.from(data);
-      if (Buffer.isBuffer(data)) return data;
-      throw new Error(`the tarball of ${repo.owner}/${repo.repo}@${sha} came back as ${typeof data}`);
-    }),
-    mergeBase: (repo, base, head) => call('compare', async () => {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${base}...${head}`, per_page: 1 });
-      return Compare.parse(data).merge_base_commit.sha;
-    }),
+    listComments: (repo, issue) =>
+      call('list issue comments', async () => {
+        const all: IssueComment[] = [];
+        for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+          const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+            ...at(repo),
+            issue_number: issue,
+            per_page: 100,
+            page,
+          });
+          const batch = Comments.parse(data);
+          all.push(
+            ...batch.map((c) => ({
+              id: c.id,
+              body: c.body ?? '',
+              user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null,
+              htmlUrl: c.html_url ?? '',
+            })),
+          );
+          if (batch.length < 100) break;
+        }
+        return all;
+      }),
+    createComment: (repo, issue, body) =>
+      call('create issue comment', async () => {
+        const r = Created.parse(
+          (
+            await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+              ...at(repo),
+              issue_number: issue,
+              body,
+            })
+          ).data,
+        );
+        return { id: r.id, url: r.html_url ?? '' };
+      }),
+    updateComment: (repo, commentId, body) =>
+      call('update issue comment', async () => {
+        await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+          ...at(repo),
+          comment_id: commentId,
+          body,
+        });
+      }),
+    react: (repo, commentId, content) =>
+      call('create reaction', async () => {
+        await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {
+          ...at(repo),
+          comment_id: commentId,
+          content,
+        });
+      }),
+    permission: (repo, user) =>
+      call('get permission', () =>
+        collaboratorPermission(() =>
+          octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', {
+            ...at(repo),
+            username: user,
+          }),
+        ),
+      ),
+    teamMember: (org, teamSlug, user) =>
+      call('get team membership', async () => {
+        try {
+          const { data } = await octokit.request('GET /orgs/{org}/teams/{team_slug}/memberships/{username}', {
+            org,
+            team_slug: teamSlug,
+            username: user,
+          });
+          return Membership.parse(data).state === 'active';
+        } catch (e) {
+          if (statusOf(e) === 404) return false;
+          throw e;
+        }
+      }),
+    pull: (repo, number) =>
+      call('get pull request', async () => {
+        const p = Pull.parse(
+          (await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}', { ...at(repo), pull_number: number }))
+            .data,
+        );
+        return {
+          number: p.number,
+          state: p.state,
+          title: p.title,
+          body: p.body ?? '',
+          author: p.user?.login ?? '',
+          head: { ref: p.head.ref, sha: p.head.sha, repo: p.head.repo?.full_name ?? null },
+          base: { ref: p.base.ref, sha: p.base.sha, repo: p.base.repo?.full_name ?? `${repo.owner}/${repo.repo}` },
+        };
+      }),
+    review: (repo, pull, commitId, body) =>
+      call('create review', async () => {
+        const r = Created.parse(
+          (
+            await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+              ...at(repo),
+              pull_number: pull,
+              commit_id: commitId,
+              body,
+              event: 'COMMENT',
+            })
+          ).data,
+        );
+        return { id: r.id, url: r.html_url ?? '' };
+      }),
+    setStatus: (repo, sha, s) =>
+      call('create status', async () => {
+        await octokit.request('POST /repos/{owner}/{repo}/statuses/{sha}', {
+          ...at(repo),
+          sha,
+          state: s.state,
+          context: s.context,
+          description: s.description.slice(0, 140),
+          ...(s.targetUrl ? { target_url: s.targetUrl } : {}),
+        });
+      }),
+    createCheckRun: (repo, run) =>
+      call('create check run', async () => {
+        const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+          ...at(repo),
+          name: run.name,
+          head_sha: run.headSha,
+          external_id: run.externalId,
+          status: 'in_progress',
+          started_at: new Date().toISOString(),
+          output: boundOutput(run.output),
+        });
+        return Id.parse(data).id;
+      }),
+    completeCheckRun: (repo, id, result) =>
+      call('complete check run', async () => {
+        await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+          ...at(repo),
+          check_run_id: id,
+          status: 'completed',
+          conclusion: result.conclusion,
+          completed_at: new Date().toISOString(),
+          output: boundOutput(result.output),
+          ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
+        });
+      }),
+    tarball: (repo, sha) =>
+      call('download tarball', async () => {
+        const { data } = await octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { ...at(repo), ref: sha });
+        if (data instanceof ArrayBuffer) return Buffer.from(data);
+        if (Buffer.isBuffer(data)) return data;
+        throw new Error(`the tarball of ${repo.owner}/${repo.repo}@${sha} came back as ${typeof data}`);
+      }),
+    mergeBase: (repo, base, head) =>
+      call('compare', async () => {
+        const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
+          ...at(repo),
+          basehead: `${base}...${head}`,
+          per_page: 1,
+        });
+        return Compare.parse(data).merge_base_commit.sha;
+      }),
   };
 }

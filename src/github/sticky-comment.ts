@@ -38,7 +38,9 @@ export function planSticky(comments: readonly IssueComment[], markdown: string, 
   const body = withMarker(options.marker, markdown);
   const ours = comments.find((c) => isOurs(c, options));
   if (!ours) return { action: 'create', body };
-  return ours.body === body ? { action: 'unchanged', commentId: ours.id } : { action: 'update', commentId: ours.id, body };
+  return ours.body === body
+    ? { action: 'unchanged', commentId: ours.id }
+    : { action: 'update', commentId: ours.id, body };
 }
 
 export interface StickyResult {
@@ -47,7 +49,13 @@ export interface StickyResult {
   url: string | null;
 }
 
-export async function upsertStickyComment(github: GitHubPort, repo: RepoRef, issue: number, markdown: string, options: StickyOptions): Promise<StickyResult> {
+export async function upsertStickyComment(
+  github: GitHubPort,
+  repo: RepoRef,
+  issue: number,
+  markdown: string,
+  options: StickyOptions,
+): Promise<StickyResult> {
   const comments = await github.listComments(repo, issue);
   const plan = planSticky(comments, markdown, options);
   switch (plan.action) {
@@ -57,7 +65,11 @@ export async function upsertStickyComment(github: GitHubPort, repo: RepoRef, iss
     }
     case 'update': {
       await github.updateComment(repo, plan.commentId, plan.body);
-      return { action: 'update', commentId: plan.commentId, url: comments.find((c) => c.id === plan.commentId)?.htmlUrl || null };
+      return {
+        action: 'update',
+        commentId: plan.commentId,
+        url: comments.find((c) => c.id === plan.commentId)?.htmlUrl || null,
+      };
     }
     case 'unchanged':
       return { action: 'unchanged', commentId: plan.commentId, url: null };

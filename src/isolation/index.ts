@@ -5,5 +5,13 @@
  * `consort-db/jest` and `consort-db/vitest` (see docs/isolation.md).
  */
 export { DEFAULT_LEASE_TTL_MS, isLeaseName, leaseBranch, releaseBranch, sweepLeases, type Lease } from './lease.js';
-export { leaseForFile, parseRunSpec, RUN_SPEC_ENV, startTestDatabases, type RunSpec, type StartedRun, type TestDatabasesOptions } from './run.js';
+export {
+  leaseForFile,
+  parseRunSpec,
+  RUN_SPEC_ENV,
+  startTestDatabases,
+  type RunSpec,
+  type StartedRun,
+  type TestDatabasesOptions,
+} from './run.js';
 export { prepareTestTemplate, type TestTemplate } from './template.js';

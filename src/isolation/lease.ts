@@ -51,15 +51,26 @@ export async function leaseBranch(provider: BranchProvider, options: LeaseOption
     ...(options.terminateConnections ? { terminateConnections: true } : {}),
   });
   const url = await provider.connectionUri(name);
-  return { name, template: options.template, url, pooled: branch.pooled === true, durationMs: Math.round(performance.now() - started), expiresAt: branch.expiresAt };
+  return {
+    name,
+    template: options.template,
+    url,
+    pooled: branch.pooled === true,
+    durationMs: Math.round(performance.now() - started),
+    expiresAt: branch.expiresAt,
+  };
 }
 
 /** Return a lease: its database is dropped, whoever is still connected to it. */
 export async function releaseBranch(provider: BranchProvider, name: string): Promise<void> {
   if (!isLeaseName(name)) {
-    throw new ConsortError('invalid-input', `"${name}" is not a lease (lease names look like lease-1a2b3c4d-5e6f7a8b).`, {
-      hint: 'Delete an ordinary branch with `consort branch delete`.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `"${name}" is not a lease (lease names look like lease-1a2b3c4d-5e6f7a8b).`,
+      {
+        hint: 'Delete an ordinary branch with `consort branch delete`.',
+      },
+    );
   }
   await provider.delete(name, { terminateConnections: true });
 }
@@ -80,7 +91,10 @@ export async function leaseForUrl(provider: BranchProvider, url: string): Promis
  * expired ones (a crashed run's). Returns the names dropped; a lease that cannot be dropped now is
  * left for the next sweep.
  */
-export async function sweepLeases(provider: BranchProvider, options: { run?: string; now?: Date } = {}): Promise<string[]> {
+export async function sweepLeases(
+  provider: BranchProvider,
+  options: { run?: string; now?: Date } = {},
+): Promise<string[]> {
   const now = options.now ?? new Date();
   const due = (await provider.list()).filter((b) => {
     const m = LEASE.exec(b.name);

@@ -45,22 +45,39 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
   const { config } = await loadConfig(root, options.config ? { path: options.config } : {});
   const envName = options.env ?? config.suite.env ?? 'DATABASE_URL';
   if (env[envName] && options.respectExisting !== false) {
-    options.log?.(`consort-db: ${envName} is already set, so every test file uses that database (set respectExisting: false to lease one per file).`);
+    options.log?.(
+      `consort-db: ${envName} is already set, so every test file uses that database (set respectExisting: false to lease one per file).`,
+    );
     return { spec: undefined, envName, template: undefined, stop: async () => undefined };
   }
   const providerName = parseProviderName(env.CONSORT_PROVIDER ?? config.database.provider);
   if (providerName !== 'local' && providerName !== 'postgres') {
-    throw new ConsortError('config', `A database per test file needs the local or postgres provider, not ${providerName}.`, {
-      hint: 'Run the tests with CONSORT_PROVIDER=local (the default) or postgres.',
-    });
+    throw new ConsortError(
+      'config',
+      `A database per test file needs the local or postgres provider, not ${providerName}.`,
+      {
+        hint: 'Run the tests with CONSORT_PROVIDER=local (the default) or postgres.',
+      },
+    );
   }
   const namespace = env.CONSORT_NAMESPACE ?? config.database.namespace;
-  const provider = await openProvider({ provider: providerName, projectRoot: root, env, ...(namespace ? { namespace } : {}), ...(options.log ? { log: options.log } : {}) });
-  if (!(provider instanceof TemplateBranchProvider)) throw new ConsortError('internal', 'The provider cannot lease branches.');
+  const provider = await openProvider({
+    provider: providerName,
+    projectRoot: root,
+    env,
+    ...(namespace ? { namespace } : {}),
+    ...(options.log ? { log: options.log } : {}),
+  });
+  if (!(provider instanceof TemplateBranchProvider))
+    throw new ConsortError('internal', 'The provider cannot lease branches.');
   try {
     const workers = Math.max(1, options.workers ?? os.availableParallelism());
     const template = await prepareTestTemplate(provider, {
-      root, config, env, poolSize: options.poolSize ?? Math.min(MAX_POOL_SIZE, Math.max(2, workers)), ...(options.log ? { log: options.log } : {}),
+      root,
+      config,
+      env,
+      poolSize: options.poolSize ?? Math.min(MAX_POOL_SIZE, Math.max(2, workers)),
+      ...(options.log ? { log: options.log } : {}),
     });
     const stopWatching = await provider.watchPools();
     const run = newRunTag();
@@ -76,9 +93,14 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
       await sweepLeases(provider);
       await dropOldTemplates(provider, template.name); // once their leftover leases are gone
     });
-    const stopReturns = await listenFor(withDatabase(settings.adminUrl, settings.catalogDatabase), RETURN_CHANNEL, settings.namespace, (name) => {
-      if (name.startsWith(`lease-${run}-`)) later(() => releaseBranch(provider, name)); // another run's: its own setup drops it
-    });
+    const stopReturns = await listenFor(
+      withDatabase(settings.adminUrl, settings.catalogDatabase),
+      RETURN_CHANNEL,
+      settings.namespace,
+      (name) => {
+        if (name.startsWith(`lease-${run}-`)) later(() => releaseBranch(provider, name)); // another run's: its own setup drops it
+      },
+    );
     const spec: RunSpec = {
       settings,
       template: template.name,
@@ -87,7 +109,9 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
       ttlMs: options.ttl ? parseDuration(options.ttl) : DEFAULT_LEASE_TTL_MS,
     };
     return {
-      spec, envName, template,
+      spec,
+      envName,
+      template,
       stop: async () => {
         stopping = true;
         await stopReturns();
@@ -106,4 +130,3 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
     throw e;
   }
 }
-

@@ -27,11 +27,23 @@ export const TestDatabasesOptions = z.strictObject({
   /** The Consort configuration file (default: .github/consort.yml or consort.config.json, or none). */
   config: z.string().min(1).optional(),
   /** The variable each test file finds its database URL in (default: the configuration's suite.env, DATABASE_URL). */
-  env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+  env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .optional(),
   /** Ready copies of the template to keep (default: the number of workers, at least 2). */
   poolSize: z.number().int().min(0).max(MAX_POOL_SIZE).optional(),
   /** How long a lease lives if its file never returns it (a crash): a duration such as 30m (default 1h). */
-  ttl: z.string().refine((t) => { try { return parseDuration(t) > 0; } catch { return false; } }, 'must be a duration such as 30m or 2h').optional(),
+  ttl: z
+    .string()
+    .refine((t) => {
+      try {
+        return parseDuration(t) > 0;
+      } catch {
+        return false;
+      }
+    }, 'must be a duration such as 30m or 2h')
+    .optional(),
   /**
    * When the variable is already set (Consort's own check, a CI job with its database), use that
    * one database for every file, as without consort-db (default true).
@@ -46,7 +58,12 @@ export const Snapshot = z.object({
   namespace: z.string().min(1),
   databasePrefix: z.string(),
   catalogDatabase: z.string().min(1),
-  known: z.object({ provider: z.enum(['local', 'postgres']), mode: z.enum(['clone', 'copy']), modeReason: z.string(), serverVersion: z.string() }),
+  known: z.object({
+    provider: z.enum(['local', 'postgres']),
+    mode: z.enum(['clone', 'copy']),
+    modeReason: z.string(),
+    serverVersion: z.string(),
+  }),
 });
 
 export const RunSpec = z.object({
@@ -73,4 +90,3 @@ export function parseRunSpec(text: string): RunSpec {
   }
   return parsed.data;
 }
-

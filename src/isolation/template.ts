@@ -45,41 +45,62 @@ async function seedIdentity(config: ConsortConfig, root: string): Promise<string
   if (!seed) return 'none';
   if (seed.kind === 'command') return `command:${seed.command}`;
   const sql = await readFile(path.join(root, seed.path), 'utf8').catch((e: Error) => {
-    throw new ConsortError('config', `Cannot read the seed file ${seed.path}: ${e.message}`, { hint: 'Fix database.seed in the Consort configuration.' });
+    throw new ConsortError('config', `Cannot read the seed file ${seed.path}: ${e.message}`, {
+      hint: 'Fix database.seed in the Consort configuration.',
+    });
   });
   return `file:${createHash('sha256').update(sql).digest('hex')}`;
 }
 
-export async function prepareTestTemplate(provider: BranchProvider, options: TestTemplateOptions): Promise<TestTemplate> {
+export async function prepareTestTemplate(
+  provider: BranchProvider,
+  options: TestTemplateOptions,
+): Promise<TestTemplate> {
   const { root } = options;
   const config = options.config ?? (await loadConfig(root)).config;
   const dir = path.join(root, config.migrations.dir);
   const files = await readMigrationSet(dir, { relativeTo: root, missingOk: true });
-  const key = createHash('sha256').update(JSON.stringify({
-    parent: config.database.parent,
-    table: config.migrations.table,
-    migrations: files.map((m) => [m.name, m.sha256]),
-    seed: await seedIdentity(config, root),
-  })).digest('hex');
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify({
+        parent: config.database.parent,
+        table: config.migrations.table,
+        migrations: files.map((m) => [m.name, m.sha256]),
+        seed: await seedIdentity(config, root),
+      }),
+    )
+    .digest('hex');
   const name = `tests-${key.slice(0, 12)}`;
 
   const existing = await provider.get(name);
   let reused = existing?.parent === config.database.parent;
   if (!reused) {
-    options.log?.(`Preparing the test template ${name}: ${files.length} migration(s)${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`);
+    options.log?.(
+      `Preparing the test template ${name}: ${files.length} migration(s)${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`,
+    );
     const engine = await resolveEngine(root);
     const { outcome } = await provider.ensure({
       name,
       parent: config.database.parent,
       prepare: async (url) => {
         const result = await applyMigrations({
-          databaseUrl: url, dir, relativeTo: root, direction: 'up', migrationsTable: config.migrations.table, checkOrder: config.migrations.checkOrder, engine,
+          databaseUrl: url,
+          dir,
+          relativeTo: root,
+          direction: 'up',
+          migrationsTable: config.migrations.table,
+          checkOrder: config.migrations.checkOrder,
+          engine,
         });
         if (!result.ok) {
           const f = result.failed;
-          throw new ConsortError('config', `The migration ${f.name ?? f.file ?? ''} does not apply to "${config.database.parent}": ${f.error.message}`, {
-            hint: 'Fix the migration; the test template is the parent branch with every migration applied.',
-          });
+          throw new ConsortError(
+            'config',
+            `The migration ${f.name ?? f.file ?? ''} does not apply to "${config.database.parent}": ${f.error.message}`,
+            {
+              hint: 'Fix the migration; the test template is the parent branch with every migration applied.',
+            },
+          );
         }
         await runSeed(config, root, url, options.env);
       },
@@ -102,7 +123,10 @@ export async function dropOldTemplates(provider: BranchProvider, current: string
   const removed: string[] = [];
   for (const b of await provider.list()) {
     if (b.name === current || !TEMPLATE.test(b.name)) continue;
-    await provider.delete(b.name).then(() => removed.push(b.name), () => undefined);
+    await provider.delete(b.name).then(
+      () => removed.push(b.name),
+      () => undefined,
+    );
   }
   return removed;
 }

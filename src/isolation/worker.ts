@@ -32,9 +32,13 @@ export class Leaser {
   /** Give the lease back to the run's setup, which drops it in the background (and at its stop). */
   async giveBack(name: string): Promise<void> {
     const { adminUrl, catalogDatabase, namespace } = this.spec.settings;
-    await withClient(withDatabase(adminUrl, catalogDatabase), (db) => db.query('SELECT pg_notify($1, $2)', [RETURN_CHANNEL, JSON.stringify([namespace, name])]), {
-      applicationName: 'consort-lease',
-    });
+    await withClient(
+      withDatabase(adminUrl, catalogDatabase),
+      (db) => db.query('SELECT pg_notify($1, $2)', [RETURN_CHANNEL, JSON.stringify([namespace, name])]),
+      {
+        applicationName: 'consort-lease',
+      },
+    );
   }
 
   close(): Promise<void> {

@@ -52,7 +52,11 @@ export function statementTarget(statement: string): [string | null, string] | un
 const UNIQUE_OR_PK = /\bADD\s+(?:CONSTRAINT\s+(?:"(?:[^"]|"")+"|\S+)\s+)?(?:UNIQUE|PRIMARY\s+KEY)\b/i;
 
 /** Why a finding must not block, or undefined when it stands. */
-export function noteReason(finding: Pick<LintFinding, 'rule'>, statement: string, base: BaseRelations): string | undefined {
+export function noteReason(
+  finding: Pick<LintFinding, 'rule'>,
+  statement: string,
+  base: BaseRelations,
+): string | undefined {
   if (finding.rule === 'constraint-missing-not-valid' && UNIQUE_OR_PK.test(statement)) {
     return 'Postgres does not accept NOT VALID on a UNIQUE or PRIMARY KEY constraint, so this advice cannot be followed; to avoid the lock, build a unique index CONCURRENTLY and add the constraint USING INDEX';
   }
@@ -81,7 +85,10 @@ export function statementAt(sql: string, line: number): string {
 
 /** The tables, views and materialized views of a database (the PR branch before its migrations: the base). */
 export async function readRelations(db: Queryable): Promise<Set<string>> {
-  const { rows } = await db.query<{ schema: string; name: string }>(`SELECT n.nspname::text AS schema, c.relname::text AS name
+  const { rows } = await db.query<{
+    schema: string;
+    name: string;
+  }>(`SELECT n.nspname::text AS schema, c.relname::text AS name
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'`);
   return new Set(rows.flatMap((r) => [`${r.schema}.${r.name}`, r.name]));

@@ -12,7 +12,12 @@ export interface SourceLocation {
   exact: boolean;
 }
 
-interface Call { line: number; start: number; end: number; method: string }
+interface Call {
+  line: number;
+  start: number;
+  end: number;
+  method: string;
+}
 
 /** The pgm methods that generate a statement of this kind (node-pg-migrate's operation names). */
 const METHODS: [RegExp, RegExp][] = [
@@ -45,7 +50,12 @@ function lineOf(source: string, index: number): number {
 /** Every `pgm.<method>(` call, with the text up to the next call. */
 function calls(source: string): Call[] {
   const found = [...source.matchAll(/\bpgm\s*\.\s*(?:db\s*\.\s*)?(\w+)\s*\(/g)];
-  return found.map((m, i) => ({ line: lineOf(source, m.index), start: m.index, end: found[i + 1]?.index ?? source.length, method: m[1]! }));
+  return found.map((m, i) => ({
+    line: lineOf(source, m.index),
+    start: m.index,
+    end: found[i + 1]?.index ?? source.length,
+    method: m[1]!,
+  }));
 }
 
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim().toLowerCase();
@@ -64,13 +74,19 @@ export function locateStatements(source: string, statements: readonly string[]):
   let cursor = 0;
   return statements.map((statement) => {
     const firstLine = squash(statement.split('\n').find((l) => l.trim() !== '') ?? '');
-    const verbatim = firstLine.length >= 12
-      ? all.findIndex((c, i) => i >= cursor && squash(source.slice(c.start, c.end)).includes(firstLine.replace(/;$/, '')))
-      : -1;
+    const verbatim =
+      firstLine.length >= 12
+        ? all.findIndex(
+            (c, i) => i >= cursor && squash(source.slice(c.start, c.end)).includes(firstLine.replace(/;$/, '')),
+          )
+        : -1;
     const wanted = names(statement);
     const mentions = (c: Call): boolean => {
       const text = source.slice(c.start, c.end);
-      return wanted.some((n) => new RegExp(`['"\`]${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(text) || text.includes(`${n}:`));
+      return wanted.some(
+        (n) =>
+          new RegExp(`['"\`]${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(text) || text.includes(`${n}:`),
+      );
     };
     const methods = METHODS.find(([kind]) => kind.test(statement.trim()))?.[1];
     // A later call of the statement's own kind first; else the call that produced the previous
@@ -78,7 +94,10 @@ export function locateStatements(source: string, statements: readonly string[]):
     // The call's first argument names the object it acts on (`pgm.createIndex('orders', 'email')`):
     // a match there beats a column name that happens to recur.
     const firstArg = (c: Call): string | undefined =>
-      /^\s*(['"`])([^'"`]+)\1/.exec(source.slice(c.start, c.end).replace(/^[^(]*\(/, ''))?.[2]?.split('.').at(-1);
+      /^\s*(['"`])([^'"`]+)\1/
+        .exec(source.slice(c.start, c.end).replace(/^[^(]*\(/, ''))?.[2]
+        ?.split('.')
+        .at(-1);
     // Of several such calls, the one naming most of the statement's objects: two indexes on one
     // table differ by their columns (`createIndex('t', 'id')`, then `createIndex('t', 'doc')`).
     const named = (c: Call): number => wanted.filter((n) => source.slice(c.start, c.end).includes(n)).length;
@@ -86,13 +105,17 @@ export function locateStatements(source: string, statements: readonly string[]):
       if (verbatim !== -1 || methods === undefined) return -1;
       let best = -1;
       all.forEach((c, i) => {
-        if (i >= cursor && methods.test(c.method) && match(c) && (best === -1 || named(c) > named(all[best]!))) best = i;
+        if (i >= cursor && methods.test(c.method) && match(c) && (best === -1 || named(c) > named(all[best]!)))
+          best = i;
       });
       return best;
     };
     let ofKind = kindAt((c) => wanted.includes(firstArg(c) ?? '\0'));
     if (ofKind === -1) ofKind = kindAt((c) => wanted.length === 0 || mentions(c));
-    const byName = verbatim !== -1 || ofKind !== -1 || wanted.length === 0 ? -1 : all.findIndex((c, i) => i >= cursor && mentions(c));
+    const byName =
+      verbatim !== -1 || ofKind !== -1 || wanted.length === 0
+        ? -1
+        : all.findIndex((c, i) => i >= cursor && mentions(c));
     const found = verbatim !== -1 ? verbatim : ofKind !== -1 ? ofKind : byName;
     if (found === -1) return { line: 1, exact: false };
     // A `pgm.db.query` runs while `up` still queues its steps, so its statement goes out before

@@ -40,7 +40,10 @@ export interface LintVerdict {
 }
 
 /** Apply default and configured per-rule levels (syntax errors always stay errors). */
-export function applySeverity(findings: readonly LintFinding[], overrides: Readonly<Record<string, LintLevel>> = {}): LintFinding[] {
+export function applySeverity(
+  findings: readonly LintFinding[],
+  overrides: Readonly<Record<string, LintLevel>> = {},
+): LintFinding[] {
   return findings.map((f) => {
     if (f.level === 'error') return f;
     const level = overrides[f.rule] ?? (DANGEROUS_RULES.includes(f.rule) ? 'error' : 'warning');

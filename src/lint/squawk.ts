@@ -81,7 +81,11 @@ export async function resolveSquawkBinary(options: ResolveOptions = {}): Promise
     const pkg = await resolvePlatformPackage(spec, options);
     return join(pkg.dir, 'bin', process.platform === 'win32' ? 'squawk.exe' : 'squawk');
   } catch (cause) {
-    throw new ConsortError('tools-unavailable', `The squawk binary (${spec.name}) is not installed: ${(cause as Error).message}`, { hint: INSTALL_HINT, cause });
+    throw new ConsortError(
+      'tools-unavailable',
+      `The squawk binary (${spec.name}) is not installed: ${(cause as Error).message}`,
+      { hint: INSTALL_HINT, cause },
+    );
   }
 }
 
@@ -205,9 +209,16 @@ export async function lintMigrations(inputs: LintInput[], options: LintOptions =
     const names = inputs.map((input, i) => tempName(input.file, i));
     const configPath = join(dir, 'consort-empty.toml');
     await writeFile(configPath, '');
-    await Promise.all(names.map((name, i) => writeFile(join(dir, name), (inputs[i]?.sql ?? '').replace(/\r\n?/g, '\n'))));
+    await Promise.all(
+      names.map((name, i) => writeFile(join(dir, name), (inputs[i]?.sql ?? '').replace(/\r\n?/g, '\n'))),
+    );
 
-    const r = await runSquawk(binary, [...buildArgs(options, configPath), '--', ...names], dir, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const r = await runSquawk(
+      binary,
+      [...buildArgs(options, configPath), '--', ...names],
+      dir,
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
     if (r.code === 2 && !r.timedOut) {
       throw new ConsortError('config', `squawk rejected the lint settings: ${r.stderr.trim().split('\n')[0] ?? ''}`, {
         hint: 'Check lint.rules and the Postgres version in the Consort config; rule names are listed at https://squawkhq.com/docs/rules',
@@ -229,7 +240,9 @@ export async function lintMigrations(inputs: LintInput[], options: LintOptions =
       const index = indexByName.get(basename(v.file));
       const input = index === undefined ? undefined : inputs[index];
       if (index === undefined || input === undefined) {
-        throw new ConsortError('internal', `squawk reported a file it was not given: ${v.file}`, { hint: INSTALL_HINT });
+        throw new ConsortError('internal', `squawk reported a file it was not given: ${v.file}`, {
+          hint: INSTALL_HINT,
+        });
       }
       return { index, finding: toFinding(v, input) };
     });

@@ -16,7 +16,10 @@ process.once('message', (message) => {
 async function answer(request: ChildRequest): Promise<ChildReply> {
   try {
     const wanted = request.engine;
-    const base = wanted?.source !== 'bundled' && wanted?.entry ? { ...wanted, runner: await loadProjectRunner(wanted.entry) } : await bundledEngine();
+    const base =
+      wanted?.source !== 'bundled' && wanted?.entry
+        ? { ...wanted, runner: await loadProjectRunner(wanted.entry) }
+        : await bundledEngine();
     const engine = wanted?.tsLoader ? { ...base, tsLoader: wanted.tsLoader } : base;
     await registerProjectLoader(engine);
     return { ok: true, result: await applyMigrationsHere({ ...request.options, engine }) };

@@ -22,19 +22,30 @@ export interface LockedVersion {
   lockfile: string;
 }
 
-const NpmLock = z.object({
-  packages: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
-  dependencies: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
-}).loose();
+const NpmLock = z
+  .object({
+    packages: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
+    dependencies: z.record(z.string(), z.object({ version: z.string().optional() }).loose()).optional(),
+  })
+  .loose();
 
-const PnpmLock = z.object({
-  importers: z.record(z.string(), z.object({
+const PnpmLock = z
+  .object({
+    importers: z
+      .record(
+        z.string(),
+        z
+          .object({
+            dependencies: z.record(z.string(), z.unknown()).optional(),
+            devDependencies: z.record(z.string(), z.unknown()).optional(),
+          })
+          .loose(),
+      )
+      .optional(),
     dependencies: z.record(z.string(), z.unknown()).optional(),
     devDependencies: z.record(z.string(), z.unknown()).optional(),
-  }).loose()).optional(),
-  dependencies: z.record(z.string(), z.unknown()).optional(),
-  devDependencies: z.record(z.string(), z.unknown()).optional(),
-}).loose();
+  })
+  .loose();
 
 /** `7.9.1`, `7.9.1(pg@8.11.3)` (pnpm 7+), `7.9.1_pg@8.11.3` (pnpm 6), `{ version: … }` (pnpm 8+ importers). */
 function pnpmVersion(entry: unknown): string | undefined {
@@ -59,7 +70,10 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
 function fromYarn(text: string, name: string): string | undefined {
-  return new RegExp(`^"?${escapeRegExp(name)}@[^\\n]*:\\r?\\n(?:[ \\t]+[^\\n]*\\r?\\n)*?[ \\t]+version:? "?([^"\\s]+)"?`, 'm').exec(text)?.[1];
+  return new RegExp(
+    `^"?${escapeRegExp(name)}@[^\\n]*:\\r?\\n(?:[ \\t]+[^\\n]*\\r?\\n)*?[ \\t]+version:? "?([^"\\s]+)"?`,
+    'm',
+  ).exec(text)?.[1];
 }
 
 const LOCKFILES: readonly [string, (text: string, name: string) => string | undefined][] = [
@@ -102,8 +116,19 @@ export function packageCacheDir(name: string, version: string, env: NodeJS.Proce
 
 /** Variables npm needs to reach the user's registry or mirror; npm's own config files stay where HOME says. */
 const NPM_PASS = [
-  'NPM_CONFIG_REGISTRY', 'npm_config_registry', 'NPM_CONFIG_USERCONFIG', 'npm_config_userconfig', 'NPM_CONFIG_CACHE', 'npm_config_cache',
-  'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',
+  'NPM_CONFIG_REGISTRY',
+  'npm_config_registry',
+  'NPM_CONFIG_USERCONFIG',
+  'npm_config_userconfig',
+  'NPM_CONFIG_CACHE',
+  'npm_config_cache',
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
 ];
 
 const installedVersion = async (dir: string, name: string): Promise<string | undefined> => {
@@ -116,12 +141,19 @@ const installedVersion = async (dir: string, name: string): Promise<string | und
  * The package directory of `version` in the cache, installed by `npm install` the first time
  * (serialized across processes, so concurrent checks install it once).
  */
-export async function cachedEngine(version: string, options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<string> {
+export async function cachedEngine(
+  version: string,
+  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+): Promise<string> {
   return cachedPackage(NAME, version, options);
 }
 
 /** As cachedEngine, for any package a project's lockfile pins (its TypeScript loader). */
-export async function cachedPackage(name: string, version: string, options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {}): Promise<string> {
+export async function cachedPackage(
+  name: string,
+  version: string,
+  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+): Promise<string> {
   const env = options.env ?? process.env;
   const dir = packageCacheDir(name, version, env);
   const pkg = path.join(dir, 'node_modules', name);
@@ -131,7 +163,13 @@ export async function cachedPackage(name: string, version: string, options: { en
     options.log?.(`Installing ${name}@${version}, the version the project's lockfile pins, into ${dir} (once)`);
     await npmInstall(dir, [`${name}@${version}`], childEnv({}, { inherit: env, pass: NPM_PASS }));
   });
-  if ((await installedVersion(dir, name)) !== version || !(await access(pkg).then(() => true, () => false))) {
+  if (
+    (await installedVersion(dir, name)) !== version ||
+    !(await access(pkg).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     throw new ConsortError('tools-unavailable', `npm did not install ${name}@${version} into ${dir}.`, {
       hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${name}@${version}.`,
     });

@@ -27,7 +27,11 @@ export interface MigrationEngine {
   /** The project's copy: its entry file (it is imported only where it runs, in a child process). */
   entry?: string;
   /** The project's TypeScript loader, registered where the migrations run (ts-loader.ts). */
-  tsLoader?: { name: 'tsx' | 'ts-node'; workspace: string; /** Resolved from here (the cache of a lockfile-pinned loader) rather than the workspace. */ from?: string };
+  tsLoader?: {
+    name: 'tsx' | 'ts-node';
+    workspace: string;
+    /** Resolved from here (the cache of a lockfile-pinned loader) rather than the workspace. */ from?: string;
+  };
 }
 
 const PackageJson = z.object({ name: z.string(), version: z.string() });
@@ -49,7 +53,12 @@ async function packageRoot(entry: string): Promise<string | undefined> {
 
 /** node-pg-migrate 6–7 (CommonJS, `default` export) and 8–9 (ESM, named `runner`). */
 function runnerOf(mod: Record<string, unknown>): Runner | undefined {
-  const candidates = [mod.runner, (mod.default as Record<string, unknown> | undefined)?.runner, (mod.default as Record<string, unknown> | undefined)?.default, mod.default];
+  const candidates = [
+    mod.runner,
+    (mod.default as Record<string, unknown> | undefined)?.runner,
+    (mod.default as Record<string, unknown> | undefined)?.default,
+    mod.default,
+  ];
   return candidates.find((c): c is Runner => typeof c === 'function');
 }
 
@@ -109,16 +118,24 @@ export async function resolveEngine(workspace: string, options: ResolveEngineOpt
   const locked = await lockedVersion(workspace);
   if (locked === undefined || locked.version === mine.version) return mine;
   const cached = await engineAt(await cachedEngine(locked.version, options), 'lockfile');
-  if (!cached) throw new ConsortError('tools-unavailable', `The node-pg-migrate ${locked.version} installed for ${locked.lockfile} has no runner Consort can call.`);
+  if (!cached)
+    throw new ConsortError(
+      'tools-unavailable',
+      `The node-pg-migrate ${locked.version} installed for ${locked.lockfile} has no runner Consort can call.`,
+    );
   return cached;
 }
 
 /** The project's runner, or the bundled one when its package exports none Consort knows. */
 export async function loadProjectRunner(entry: string): Promise<Runner> {
-  return runnerOf(await import(pathToFileURL(entry).href) as Record<string, unknown>) ?? bundledRunner;
+  return runnerOf((await import(pathToFileURL(entry).href)) as Record<string, unknown>) ?? bundledRunner;
 }
 
 export function describeEngine(e: MigrationEngine): string {
-  const from = { project: "the project's", lockfile: "the version the project's lockfile pins", bundled: 'bundled with Consort' }[e.source];
+  const from = {
+    project: "the project's",
+    lockfile: "the version the project's lockfile pins",
+    bundled: 'bundled with Consort',
+  }[e.source];
   return `node-pg-migrate ${e.version} (${from})`;
 }

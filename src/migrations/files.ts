@@ -67,7 +67,12 @@ export function compareMigrationFileNames(a: string, b: string): number {
   } else if (ka !== kb) {
     return ka - kb;
   }
-  const byLocale = a.localeCompare(b, undefined, { usage: 'sort', numeric: true, sensitivity: 'variant', ignorePunctuation: true });
+  const byLocale = a.localeCompare(b, undefined, {
+    usage: 'sort',
+    numeric: true,
+    sensitivity: 'variant',
+    ignorePunctuation: true,
+  });
   return byLocale !== 0 ? byLocale : a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -88,11 +93,21 @@ function linesBefore(content: string, index: number): number {
 
 /** True when SQL holds nothing but whitespace and comments (node-pg-migrate's SQL template leaves it so). */
 function isBlankSql(sql: string): boolean {
-  return sql.replace(/\/\*[\s\S]*?\*\//g, '').replace(/--[^\n]*/g, '').trim().length === 0;
+  return (
+    sql
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/--[^\n]*/g, '')
+      .trim().length === 0
+  );
 }
 
 /** Splits a SQL migration the way node-pg-migrate does, keeping where each section starts. */
-export function parseSqlSections(content: string): { up: string; upStart: number; down: string | undefined; downStart: number | undefined } {
+export function parseSqlSections(content: string): {
+  up: string;
+  upStart: number;
+  down: string | undefined;
+  downStart: number | undefined;
+} {
   const upStart = content.search(UP_MARKER);
   const downStart = content.search(DOWN_MARKER);
   const up = upStart >= 0 ? content.slice(upStart, downStart < upStart ? undefined : downStart) : content;
@@ -135,7 +150,14 @@ export function parseMigration(entry: MigrationEntry): MigrationFile {
   const base = path.posix.basename(file);
   const name = path.posix.basename(base, path.posix.extname(base));
   const kind = kindOf(base);
-  const common = { name, file, kind, content: entry.content, sha256: sha256Normalized(entry.content), ...orderKeyOf(base) };
+  const common = {
+    name,
+    file,
+    kind,
+    content: entry.content,
+    sha256: sha256Normalized(entry.content),
+    ...orderKeyOf(base),
+  };
   if (kind !== 'sql') return { ...common, hasDown: kind === 'other' ? false : jsDownStatus(entry.content) };
   const sections = parseSqlSections(entry.content);
   const declared = SQL_IRREVERSIBLE.test(entry.content);
@@ -176,12 +198,20 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.missingOk === true) return [];
     if (code === 'ENOENT') {
-      throw new ConsortError('config', `No migrations directory at ${path.relative(path.resolve(options.relativeTo ?? process.cwd()), absolute) || '.'} (migrations.dir).`, {
-        hint: 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
-        cause: e,
-      });
+      throw new ConsortError(
+        'config',
+        `No migrations directory at ${path.relative(path.resolve(options.relativeTo ?? process.cwd()), absolute) || '.'} (migrations.dir).`,
+        {
+          hint: 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+          cause: e,
+        },
+      );
     }
-    throw new ConsortError('config', `Cannot read the migrations directory ${dir} (migrations.dir): ${(e as Error).message}`, { cause: e });
+    throw new ConsortError(
+      'config',
+      `Cannot read the migrations directory ${dir} (migrations.dir): ${(e as Error).message}`,
+      { cause: e },
+    );
   }
   const relativeTo = path.resolve(options.relativeTo ?? process.cwd());
   const entries: MigrationEntry[] = [];
@@ -189,7 +219,10 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     // Same filter as node-pg-migrate's getMigrationFilePaths: files and symlinks, no directories.
     if (!(d.isFile() || d.isSymbolicLink()) || !isCandidate(d.name)) continue;
     const full = path.join(absolute, d.name);
-    entries.push({ file: path.relative(relativeTo, full).split(path.sep).join('/'), content: await readFile(full, 'utf8') });
+    entries.push({
+      file: path.relative(relativeTo, full).split(path.sep).join('/'),
+      content: await readFile(full, 'utf8'),
+    });
   }
   return migrationSetFromEntries(entries);
 }

@@ -20,8 +20,7 @@ export interface ChildRequest {
 }
 
 export type ChildReply =
-  | { ok: true; result: ApplyResult }
-  | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } };
+  { ok: true; result: ApplyResult } | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } };
 
 const TAIL = 4000;
 
@@ -31,12 +30,19 @@ const TAIL = 4000;
  */
 function childScript(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.join(here, 'apply-child.js'), path.join(here, '..', '..', 'lib', 'migrations', 'apply-child.js')];
+  const candidates = [
+    path.join(here, 'apply-child.js'),
+    path.join(here, '..', '..', 'lib', 'migrations', 'apply-child.js'),
+  ];
   const found = candidates.find((c) => existsSync(c));
   if (!found) {
-    throw new ConsortError('internal', `Cannot find the migration runner's child script (looked at ${candidates.join(', ')}).`, {
-      hint: 'Build Consort (npm run build), or reinstall it: lib/migrations/apply-child.js is missing.',
-    });
+    throw new ConsortError(
+      'internal',
+      `Cannot find the migration runner's child script (looked at ${candidates.join(', ')}).`,
+      {
+        hint: 'Build Consort (npm run build), or reinstall it: lib/migrations/apply-child.js is missing.',
+      },
+    );
   }
   return found;
 }
@@ -44,8 +50,20 @@ function childScript(): string {
 export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> {
   const { engine, ...rest } = options;
   const request: ChildRequest = {
-    options: { ...rest, dir: path.resolve(rest.dir), ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}) },
-    engine: engine ? { version: engine.version, source: engine.source, dir: engine.dir, ...(engine.entry ? { entry: engine.entry } : {}), ...(engine.tsLoader ? { tsLoader: engine.tsLoader } : {}) } : null,
+    options: {
+      ...rest,
+      dir: path.resolve(rest.dir),
+      ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
+    },
+    engine: engine
+      ? {
+          version: engine.version,
+          source: engine.source,
+          dir: engine.dir,
+          ...(engine.entry ? { entry: engine.entry } : {}),
+          ...(engine.tsLoader ? { tsLoader: engine.tsLoader } : {}),
+        }
+      : null,
   };
   // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
   // needed in process too); the child is the repository's code either way, so it carries no secret.
@@ -67,9 +85,13 @@ export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> 
     child.send(request);
   });
   if (reply === undefined) {
-    throw new ConsortError('internal', `The migration process ended without a result: ${output.trim() || 'no output'}`, {
-      hint: 'A migration may have ended the process (process.exit) or crashed Node; run it alone to see.',
-    });
+    throw new ConsortError(
+      'internal',
+      `The migration process ended without a result: ${output.trim() || 'no output'}`,
+      {
+        hint: 'A migration may have ended the process (process.exit) or crashed Node; run it alone to see.',
+      },
+    );
   }
   if (reply.ok) return reply.result;
   const { code, message, hint } = reply.error;

@@ -8,11 +8,25 @@ import { compareMigrationFileNames, type MigrationFile } from './files.js';
 
 export type Problem =
   /** A new migration sorts before the newest one on base: node-pg-migrate's checkOrder would reject it once base's are applied. */
-  | { kind: 'order-conflict'; file: string; name: string; newestOnBase: string; suggestedName: string; suggestedFile: string }
+  | {
+      kind: 'order-conflict';
+      file: string;
+      name: string;
+      newestOnBase: string;
+      suggestedName: string;
+      suggestedFile: string;
+    }
   /** A migration that already ran wherever base is deployed was changed or removed; databases would no longer match the files. */
   | { kind: 'history-rewritten'; file: string; name: string; change: 'edited' | 'deleted' }
   /** A new migration has the same order value as another one, so their order depends on the rest of the name. */
-  | { kind: 'duplicate-prefix'; file: string; name: string; conflictsWith: string; suggestedName: string; suggestedFile: string }
+  | {
+      kind: 'duplicate-prefix';
+      file: string;
+      name: string;
+      conflictsWith: string;
+      suggestedName: string;
+      suggestedFile: string;
+    }
   /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
   | { kind: 'invalid-name'; file: string; name: string; reason: string };
 
@@ -30,12 +44,16 @@ function invalidReason(m: MigrationFile): string | undefined {
   const base = path.posix.basename(m.file);
   // A line break hides the file from the SQL capture (and so from lint); a quote breaks
   // node-pg-migrate's INSERT of the name into its table after the migration ran.
-  if (/[\r\n]/.test(base)) return 'its name holds a line break, which node-pg-migrate records verbatim and Consort cannot lint or report reliably; rename it';
-  if (base.includes("'")) return "its name holds a ', which breaks node-pg-migrate's insert of the name into its migrations table; rename it";
-  if (m.kind === 'other') return 'it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)';
+  if (/[\r\n]/.test(base))
+    return 'its name holds a line break, which node-pg-migrate records verbatim and Consort cannot lint or report reliably; rename it';
+  if (base.includes("'"))
+    return "its name holds a ', which breaks node-pg-migrate's insert of the name into its migrations table; rename it";
+  if (m.kind === 'other')
+    return 'it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)';
   if (m.prefix === null) return 'its name does not start with the number node-pg-migrate orders migrations by';
   if (m.orderKey === null) return `its 17-digit prefix ${m.prefix} is not a valid UTC timestamp (YYYYMMDDHHmmssSSS)`;
-  if (!Number.isSafeInteger(m.orderKey)) return `its prefix ${m.prefix} is too large for node-pg-migrate to order exactly`;
+  if (!Number.isSafeInteger(m.orderKey))
+    return `its prefix ${m.prefix} is too large for node-pg-migrate to order exactly`;
   return undefined;
 }
 
@@ -72,7 +90,11 @@ function byNodeOrder(a: MigrationFile, b: MigrationFile): number {
   return compareMigrationFileNames(path.posix.basename(a.file), path.posix.basename(b.file));
 }
 
-export function planMigrations(base: readonly MigrationFile[], head: readonly MigrationFile[], options: PlanOptions = {}): MigrationPlan {
+export function planMigrations(
+  base: readonly MigrationFile[],
+  head: readonly MigrationFile[],
+  options: PlanOptions = {},
+): MigrationPlan {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
   const headByName = new Map(head.map((m) => [m.name, m]));
@@ -82,7 +104,8 @@ export function planMigrations(base: readonly MigrationFile[], head: readonly Mi
   for (const b of base) {
     const h = headByName.get(b.name);
     if (h === undefined) problems.push({ kind: 'history-rewritten', file: b.file, name: b.name, change: 'deleted' });
-    else if (h.sha256 !== b.sha256) problems.push({ kind: 'history-rewritten', file: h.file, name: h.name, change: 'edited' });
+    else if (h.sha256 !== b.sha256)
+      problems.push({ kind: 'history-rewritten', file: h.file, name: h.name, change: 'edited' });
     else unchanged += 1;
   }
 
@@ -105,15 +128,29 @@ export function planMigrations(base: readonly MigrationFile[], head: readonly Mi
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);
     if (newestOnBase !== undefined && floor !== null && key < floor) {
-      const conflict: Problem = { kind: 'order-conflict', file: m.file, name: m.name, newestOnBase: newestOnBase.name, ...renameWithPrefix(m, take(floor)) };
+      const conflict: Problem = {
+        kind: 'order-conflict',
+        file: m.file,
+        name: m.name,
+        newestOnBase: newestOnBase.name,
+        ...renameWithPrefix(m, take(floor)),
+      };
       (options.checkOrder === false ? warnings : problems).push(conflict);
     } else if (sameKey !== undefined) {
       // Renaming to just after the shared value keeps the file where its author put it relative to the others.
-      problems.push({ kind: 'duplicate-prefix', file: m.file, name: m.name, conflictsWith: sameKey.name, ...renameWithPrefix(m, take(key)) });
+      problems.push({
+        kind: 'duplicate-prefix',
+        file: m.file,
+        name: m.name,
+        conflictsWith: sameKey.name,
+        ...renameWithPrefix(m, take(key)),
+      });
     } else {
       keyOwner.set(key, m);
     }
   }
 
-  return problems.length === 0 ? { ok: true, newMigrations, unchanged, warnings } : { ok: false, problems, newMigrations, warnings };
+  return problems.length === 0
+    ? { ok: true, newMigrations, unchanged, warnings }
+    : { ok: false, problems, newMigrations, warnings };
 }

@@ -8,7 +8,11 @@ import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** The workspace and its ancestors up to the repository root; the workspace alone outside a repository. */
 async function projectDirs(workspace: string): Promise<string[]> {
@@ -26,7 +30,8 @@ async function projectDirs(workspace: string): Promise<string[]> {
  */
 export async function projectRequire(workspace: string, name: string): Promise<NodeJS.Require | undefined> {
   for (const d of await projectDirs(workspace)) {
-    if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json'))) return createRequire(path.join(d, 'package.json'));
+    if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json')))
+      return createRequire(path.join(d, 'package.json'));
   }
   return undefined;
 }

@@ -74,7 +74,12 @@ export interface AppliedMigration {
 }
 
 /** The migration being run; `marked` once its INSERT/DELETE on the migrations table went out. */
-interface Live { name: string; sql: string[]; startedAt: number; marked: boolean }
+interface Live {
+  name: string;
+  sql: string[];
+  startedAt: number;
+  marked: boolean;
+}
 
 /**
  * Attributes node-pg-migrate's queries to migrations. For each migration it logs
@@ -93,27 +98,37 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
   let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
   let current: Live | undefined;
   let inTransaction = false;
-  const bookkeeping = new RegExp(`^(INSERT INTO|DELETE FROM) ${`"${schema}"."${table}"`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `);
+  const bookkeeping = new RegExp(
+    `^(INSERT INTO|DELETE FROM) ${`"${schema}"."${table}"`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `,
+  );
   const txControl = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'BEGIN;', 'COMMIT;']);
 
   const finish = (): void => {
     if (current === undefined) return;
     const { name, sql, startedAt } = current;
     const file = files.get(name)?.file ?? name;
-    (inTransaction ? uncommitted : done).push({ name, file, sql, durationMs: Math.round(performance.now() - startedAt), transactional: inTransaction });
+    (inTransaction ? uncommitted : done).push({
+      name,
+      file,
+      sql,
+      durationMs: Math.round(performance.now() - startedAt),
+      transactional: inTransaction,
+    });
     [finishedThisRun, current, pendingSince] = [finishedThisRun + 1, undefined, performance.now()];
   };
-  const onLog = (level: string) => (msg: string): void => {
-    lines.push(`${level}: ${msg}`);
-    if (msg === '> Migrating files:') [migrating, pendingSince] = [true, performance.now()];
-    const listed = /^> - (.+)$/.exec(msg)?.[1];
-    if (listed !== undefined) planned.push(listed);
-    const started = /^### MIGRATION (.+) \((?:UP|DOWN)\) ###$/.exec(msg)?.[1];
-    if (started === undefined) return;
-    if (current?.marked) finish(); // single-transaction mode: no COMMIT between migrations
-    current = { name: started, sql: pending, startedAt: pendingSince, marked: false };
-    pending = [];
-  };
+  const onLog =
+    (level: string) =>
+    (msg: string): void => {
+      lines.push(`${level}: ${msg}`);
+      if (msg === '> Migrating files:') [migrating, pendingSince] = [true, performance.now()];
+      const listed = /^> - (.+)$/.exec(msg)?.[1];
+      if (listed !== undefined) planned.push(listed);
+      const started = /^### MIGRATION (.+) \((?:UP|DOWN)\) ###$/.exec(msg)?.[1];
+      if (started === undefined) return;
+      if (current?.marked) finish(); // single-transaction mode: no COMMIT between migrations
+      current = { name: started, sql: pending, startedAt: pendingSince, marked: false };
+      pending = [];
+    };
   return {
     logger: { info: onLog('info'), warn: onLog('warn'), error: onLog('error') },
     beginRun(): void {
@@ -147,16 +162,24 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
 type Capture = ReturnType<typeof createCapture>;
 
 async function connect(databaseUrl: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'consort-migrate', connectionTimeoutMillis: 10_000 });
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    application_name: 'consort-migrate',
+    connectionTimeoutMillis: 10_000,
+  });
   client.on('error', () => undefined); // a dropped connection surfaces as a rejected query
   try {
     await client.connect();
   } catch (e) {
     await client.end().catch(() => undefined);
-    throw new ConsortError('server-unavailable', `Cannot connect to the database to apply migrations: ${(e as Error).message}`, {
-      hint: 'Check that the branch exists and its connection URL is reachable.',
-      cause: e,
-    });
+    throw new ConsortError(
+      'server-unavailable',
+      `Cannot connect to the database to apply migrations: ${(e as Error).message}`,
+      {
+        hint: 'Check that the branch exists and its connection URL is reachable.',
+        cause: e,
+      },
+    );
   }
   return client;
 }
@@ -167,7 +190,8 @@ function recordingClient(client: pg.Client, capture: Capture): pg.Client {
     const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig.text;
     capture.beforeQuery(text);
     try {
-      const result = typeof textOrConfig === 'string' ? await client.query(textOrConfig, values) : await client.query(textOrConfig);
+      const result =
+        typeof textOrConfig === 'string' ? await client.query(textOrConfig, values) : await client.query(textOrConfig);
       capture.afterQuery(text);
       return result;
     } catch (e) {
@@ -196,14 +220,21 @@ function pgFields(e: unknown): Omit<MigrationError, 'message' | 'line'> {
 }
 
 /** Where in the migration file the failing statement's error position falls. */
-export function lineInFile(m: MigrationFile | undefined, statement: string, position: number | undefined, direction: 'up' | 'down'): number | undefined {
+export function lineInFile(
+  m: MigrationFile | undefined,
+  statement: string,
+  position: number | undefined,
+  direction: 'up' | 'down',
+): number | undefined {
   if (m === undefined || position === undefined) return undefined;
   const lineInStatement = statement.slice(0, Math.max(position - 1, 0)).split('\n').length;
   // A SQL migration's section is sent verbatim (node-pg-migrate only appends a `;`).
   const sqlOffset = direction === 'up' ? m.upSqlLineOffset : m.downSqlLineOffset;
   if (m.kind === 'sql' && sqlOffset !== undefined) return sqlOffset + lineInStatement;
   // For JS/TS, a literal `pgm.sql('…')` string appears verbatim in the source.
-  const found = [statement, statement.replace(/;$/, '')].map((s) => (s.trim() === '' ? -1 : m.content.indexOf(s))).find((i) => i >= 0);
+  const found = [statement, statement.replace(/;$/, '')]
+    .map((s) => (s.trim() === '' ? -1 : m.content.indexOf(s)))
+    .find((i) => i >= 0);
   return found === undefined ? undefined : m.content.slice(0, found).split('\n').length - 1 + lineInStatement;
 }
 
@@ -215,7 +246,13 @@ export function lineInFile(m: MigrationFile | undefined, statement: string, posi
 export function shownStatement(sql: string): { text: string; cut: number } {
   const marker = /^\s*--\s*(?:up|down) migration[^\n]*\n(?:\s*\n)*/i.exec(sql);
   const cut = marker ? marker[0].length : 0;
-  return { text: sql.slice(cut).replace(/\n\s*;\s*$/, '').trimEnd(), cut };
+  return {
+    text: sql
+      .slice(cut)
+      .replace(/\n\s*;\s*$/, '')
+      .trimEnd(),
+    cut,
+  };
 }
 
 /**
@@ -240,7 +277,12 @@ function isConnectionFailure(e: unknown): boolean {
 }
 
 /** What went wrong, in terms of a migration; undefined when node-pg-migrate failed for a reason that is not one. */
-function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile>, direction: 'up' | 'down'): ApplyFailure | undefined {
+function classify(
+  e: unknown,
+  capture: Capture,
+  files: Map<string, MigrationFile>,
+  direction: 'up' | 'down',
+): ApplyFailure | undefined {
   const message = projectPaths((e as Error)?.message ?? String(e), files);
   const fileOf = (name: string): string => files.get(name)?.file ?? name;
   const failed = capture.failedQuery(e);
@@ -250,7 +292,18 @@ function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile
     const line = lineInFile(files.get(current), failed, fields.position, direction);
     const shown = shownStatement(failed);
     const position = fields.position === undefined ? undefined : Math.max(1, fields.position - shown.cut);
-    return { kind: 'statement', name: current, file: fileOf(current), statement: shown.text, error: { message, ...fields, ...(position === undefined ? {} : { position }), ...(line === undefined ? {} : { line }) } };
+    return {
+      kind: 'statement',
+      name: current,
+      file: fileOf(current),
+      statement: shown.text,
+      error: {
+        message,
+        ...fields,
+        ...(position === undefined ? {} : { position }),
+        ...(line === undefined ? {} : { line }),
+      },
+    };
   }
   const order = /^Not run migration (.+) is preceding already run migration (.+)$/.exec(message);
   if (order?.[1] !== undefined) return { kind: 'order', name: order[1], file: fileOf(order[1]), error: { message } };
@@ -277,7 +330,12 @@ function classify(e: unknown, capture: Capture, files: Map<string, MigrationFile
  */
 export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
   const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
-  if (options.engine?.source === 'project' || options.engine?.source === 'lockfile' || options.engine?.tsLoader || fileList.some((m) => m.kind !== 'sql' && m.kind !== 'other')) {
+  if (
+    options.engine?.source === 'project' ||
+    options.engine?.source === 'lockfile' ||
+    options.engine?.tsLoader ||
+    fileList.some((m) => m.kind !== 'sql' && m.kind !== 'other')
+  ) {
     const { applyInChild } = await import('./isolated.js');
     return applyInChild(options);
   }
@@ -293,7 +351,8 @@ export async function applyMigrationsHere(options: ApplyOptions): Promise<ApplyR
   const files = new Map(fileList.map((m) => [m.name, m]));
   // node-pg-migrate silently runs nothing for a name it does not know.
   const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));
-  if (unknown.length > 0) throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
+  if (unknown.length > 0)
+    throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
   const capture = createCapture(options.migrationsTable, options.migrationsSchema ?? 'public', files);
   const client = await connect(options.databaseUrl);
   const dbClient = recordingClient(client, capture);
@@ -317,16 +376,27 @@ export async function applyMigrationsHere(options: ApplyOptions): Promise<ApplyR
         });
       } catch (e) {
         if (/Another migration is already running/.test((e as Error)?.message ?? '')) {
-          throw new ConsortError('branch-busy', 'Another node-pg-migrate run holds the migration lock on this database.', {
-            hint: 'Wait for the other migration run to finish, then retry.',
-            cause: e,
-          });
+          throw new ConsortError(
+            'branch-busy',
+            'Another node-pg-migrate run holds the migration lock on this database.',
+            {
+              hint: 'Wait for the other migration run to finish, then retry.',
+              cause: e,
+            },
+          );
         }
         if (isConnectionFailure(e)) {
-          throw new ConsortError('server-unavailable', `Lost the database connection while applying migrations: ${(e as Error).message}`, { cause: e });
+          throw new ConsortError(
+            'server-unavailable',
+            `Lost the database connection while applying migrations: ${(e as Error).message}`,
+            { cause: e },
+          );
         }
         const failed = classify(e, capture, files, options.direction);
-        if (failed === undefined) throw new ConsortError('internal', `node-pg-migrate failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+        if (failed === undefined)
+          throw new ConsortError('internal', `node-pg-migrate failed: ${(e as Error)?.message ?? String(e)}`, {
+            cause: e,
+          });
         await releaseAfterFailure(client);
         return { ok: false, failed, applied: capture.applied(), log: capture.log() };
       }

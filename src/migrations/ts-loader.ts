@@ -35,14 +35,16 @@ export interface LoaderHandle {
 }
 
 const TS_FILE = /\.(?:ts|mts|cts)$/;
-const Manifest = z.object({
-  name: z.string().optional(),
-  version: z.string().optional(),
-  type: z.string().optional(),
-  dependencies: z.record(z.string(), z.string()).optional(),
-  devDependencies: z.record(z.string(), z.string()).optional(),
-  scripts: z.record(z.string(), z.string()).optional(),
-}).loose();
+const Manifest = z
+  .object({
+    name: z.string().optional(),
+    version: z.string().optional(),
+    type: z.string().optional(),
+    dependencies: z.record(z.string(), z.string()).optional(),
+    devDependencies: z.record(z.string(), z.string()).optional(),
+    scripts: z.record(z.string(), z.string()).optional(),
+  })
+  .loose();
 
 async function manifest(file: string): Promise<z.infer<typeof Manifest> | undefined> {
   const text = await readFile(file, 'utf8').catch(() => undefined);
@@ -78,26 +80,46 @@ const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
   // The CommonJS hook for a `require()`ing runner (7.x), the ESM one for an `import()`ing one (8.x); both undo.
   async tsx(req, _workspace, esmEngine) {
     if (!esmEngine) return (req('tsx/cjs/api') as { register: () => () => void }).register();
-    const esm = (await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as { register: () => () => Promise<void> | void };
+    const esm = (await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as {
+      register: () => () => Promise<void> | void;
+    };
     const undo = esm.register();
-    return () => { void undo(); };
+    return () => {
+      void undo();
+    };
   },
   // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the project's tsconfig.
   async 'ts-node'(req, workspace, esmEngine) {
     const tsNode = req('ts-node') as { register: (o: object) => { enabled: (on: boolean) => boolean } };
     const tsconfig = path.join(workspace, 'tsconfig.json');
-    const service = tsNode.register({ transpileOnly: true, ...(await readFile(tsconfig).then(() => ({ project: tsconfig }), () => ({}))) });
+    const service = tsNode.register({
+      transpileOnly: true,
+      ...(await readFile(tsconfig).then(
+        () => ({ project: tsconfig }),
+        () => ({}),
+      )),
+    });
     // An import()ing runner needs ts-node's ESM hooks, which Node cannot remove again.
     if (esmEngine) registerHooks('ts-node/esm', pathToFileURL(path.join(workspace, '/')));
-    return () => { service.enabled(false); };
+    return () => {
+      service.enabled(false);
+    };
   },
 };
 
 /** The loader the project's migrate script names, else the first of tsx and ts-node it has installed. */
-async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-node'; version: string; require: NodeJS.Require } | undefined> {
+async function projectLoader(
+  workspace: string,
+): Promise<{ name: 'tsx' | 'ts-node'; version: string; require: NodeJS.Require } | undefined> {
   const pkg = await manifest(path.join(workspace, 'package.json'));
-  const scripts = Object.values(pkg?.scripts ?? {}).filter((s) => s.includes('node-pg-migrate')).join('\n');
-  const named: ('tsx' | 'ts-node')[] = /\btsx\b/.test(scripts) ? ['tsx', 'ts-node'] : /ts-node|--tsconfig/.test(scripts) ? ['ts-node', 'tsx'] : ['tsx', 'ts-node'];
+  const scripts = Object.values(pkg?.scripts ?? {})
+    .filter((s) => s.includes('node-pg-migrate'))
+    .join('\n');
+  const named: ('tsx' | 'ts-node')[] = /\btsx\b/.test(scripts)
+    ? ['tsx', 'ts-node']
+    : /ts-node|--tsconfig/.test(scripts)
+      ? ['ts-node', 'tsx']
+      : ['tsx', 'ts-node'];
   for (const name of named) {
     const req = await projectRequire(workspace, name);
     if (!req) continue;
@@ -119,7 +141,10 @@ async function projectLoader(workspace: string): Promise<{ name: 'tsx' | 'ts-nod
  * migrations (apply-child.ts) registers it there. No TypeScript among them: nothing to do.
  */
 export async function prepareTypeScript(
-  engine: MigrationEngine, workspace: string, files: readonly string[], options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+  engine: MigrationEngine,
+  workspace: string,
+  files: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
 ): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
   const none: LoaderHandle = { loader: undefined, engine, dispose: () => undefined };
@@ -145,23 +170,34 @@ export async function prepareTypeScript(
       dispose: () => undefined,
     };
   }
-  throw new ConsortError('config', `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).`, {
-    hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
-  });
+  throw new ConsortError(
+    'config',
+    `${ts[0]} is TypeScript, and node-pg-migrate ${engine.version} loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).`,
+    {
+      hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
+    },
+  );
 }
 
 /** In the migrations' own process (apply-child.ts): register the project's loader for the engine's files. */
 export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>): Promise<void> {
   const wanted = engine.tsLoader;
   if (!wanted) return;
-  const req = wanted.from !== undefined ? createRequire(path.join(wanted.from, 'package.json')) : await projectRequire(wanted.workspace, wanted.name);
-  if (!req) throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, { hint: `Install it (npm i -D ${wanted.name}).` });
+  const req =
+    wanted.from !== undefined
+      ? createRequire(path.join(wanted.from, 'package.json'))
+      : await projectRequire(wanted.workspace, wanted.name);
+  if (!req)
+    throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, {
+      hint: `Install it (npm i -D ${wanted.name}).`,
+    });
   const esmEngine = (await manifest(path.join(engine.dir, 'package.json')))?.type === 'module';
   await REGISTRARS[wanted.name](req, wanted.workspace, esmEngine);
 }
 
 export function describeLoader(l: TypeScriptLoader): string {
   if (l.source === 'engine') return `TypeScript through its own ${l.name} ${l.version}`;
-  if (l.source === 'lockfile') return `TypeScript through ${l.name} ${l.version} (the version the project's lockfile pins)`;
+  if (l.source === 'lockfile')
+    return `TypeScript through ${l.name} ${l.version} (the version the project's lockfile pins)`;
   return `TypeScript through the project's ${l.name} ${l.version}`;
 }

@@ -3,7 +3,22 @@
  * built from an allow-list, never the whole parent environment, so tokens that happen to be
  * exported in a developer's shell do not travel further than they must.
  */
-const BASICS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'SYSTEMROOT'];
+const BASICS = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'TZ',
+  'TMPDIR',
+  'TERM',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_HOME',
+  'SYSTEMROOT',
+];
 // What the providers read (CONSORT_*: provider choice, postgres URL, data dir; the cloud providers'
 // own variables), and libpq's, for a seed command that uses psql.
 const PREFIXES = ['CONSORT_', 'DATABRICKS_', 'LAKEBASE_', 'NEON_', 'PG'];

@@ -16,15 +16,25 @@ export interface PairDiff {
   diff: SchemaDiff;
 }
 
-export async function pairedSchemaDiff(provider: BranchProvider, config: ConsortConfig, gitBranch: string): Promise<PairDiff> {
+export async function pairedSchemaDiff(
+  provider: BranchProvider,
+  config: ConsortConfig,
+  gitBranch: string,
+): Promise<PairDiff> {
   const paired = await findPaired(provider, config, gitBranch);
   if (!paired) {
-    throw new ConsortError('branch-not-found', `The git branch "${gitBranch}" has no database branch yet.`, { hint: 'Run consort pair first.' });
+    throw new ConsortError('branch-not-found', `The git branch "${gitBranch}" has no database branch yet.`, {
+      hint: 'Run consort pair first.',
+    });
   }
   if (paired.parent === null) {
-    throw new ConsortError('invalid-input', `"${gitBranch}" is paired with the root branch "${paired.name}", which has no parent to compare with.`, {
-      hint: 'Check out a feature branch, or compare two branches with consort check.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `"${gitBranch}" is paired with the root branch "${paired.name}", which has no parent to compare with.`,
+      {
+        hint: 'Check out a feature branch, or compare two branches with consort check.',
+      },
+    );
   }
   // node-pg-migrate's bookkeeping table differs whenever migrations did: not a schema change.
   const options = { ignoreTables: [config.migrations.table] };
@@ -33,5 +43,12 @@ export async function pairedSchemaDiff(provider: BranchProvider, config: Consort
     withClient(await provider.connectionUri(paired.name), (db) => snapshotSchema(db, options)),
   ]);
   const diff = diffSchemas(before, after);
-  return { gitBranch, branch: paired.name, parent: paired.parent, empty: isEmptyDiff(diff), counts: diffCounts(diff), diff };
+  return {
+    gitBranch,
+    branch: paired.name,
+    parent: paired.parent,
+    empty: isEmptyDiff(diff),
+    counts: diffCounts(diff),
+    diff,
+  };
 }

@@ -45,7 +45,10 @@ export function getEnvValue(content: string, key: string): string | undefined {
   if (line === undefined) return undefined;
   const raw = line.slice(line.indexOf('=') + 1).trim();
   if (raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2) {
-    return raw.slice(1, -1).replace(/\\n/g, '\n').replace(/\\(["\\$])/g, '$1');
+    return raw
+      .slice(1, -1)
+      .replace(/\\n/g, '\n')
+      .replace(/\\(["\\$])/g, '$1');
   }
   if (raw.startsWith("'") && raw.endsWith("'") && raw.length >= 2) return raw.slice(1, -1);
   return raw.replace(/\s+#.*$/, '');
@@ -75,7 +78,10 @@ export async function writeEnvValue(file: string, key: string, value: string): P
   }
   const after = setEnvLine(before, key, value);
   if (after === before) return 'unchanged';
-  const temp = path.join(path.dirname(target), `.${path.basename(target)}.consort-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const temp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.consort-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   try {
     await writeFile(temp, after, { mode });
     await rename(temp, target);

@@ -2,12 +2,19 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 
-export interface GitResult { code: number; stdout: string }
+export interface GitResult {
+  code: number;
+  stdout: string;
+}
 
 export function git(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve) => {
     execFile('git', args, { cwd, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout: stdout.trim() });
     });
   });

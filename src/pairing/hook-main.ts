@@ -15,7 +15,11 @@ import { writeEnvValue } from './env-file.js';
 import { git } from './git.js';
 import { appendLog, logFile, readCache, stateDir } from './state.js';
 
-interface Repo { root: string; gitDir: string; branch: string | undefined }
+interface Repo {
+  root: string;
+  gitDir: string;
+  branch: string | undefined;
+}
 
 async function repo(): Promise<Repo | undefined> {
   const r = await git(process.cwd(), ['rev-parse', '--show-toplevel', '--git-common-dir', '--abbrev-ref', 'HEAD']);
@@ -30,7 +34,12 @@ async function repo(): Promise<Repo | undefined> {
  * earlier with `git branch` and first checked out now looks the same; it forks from the branch
  * checked out before, which is where the person is coming from.)
  */
-async function createdFrom(root: string, branch: string, prev: string | undefined, next: string | undefined): Promise<string | undefined> {
+async function createdFrom(
+  root: string,
+  branch: string,
+  prev: string | undefined,
+  next: string | undefined,
+): Promise<string | undefined> {
   if (prev === undefined || prev !== next) return undefined;
   const reflog = await git(root, ['reflog', 'show', '-n', '2', '--format=%gs', `refs/heads/${branch}`]);
   const entries = reflog.stdout.split('\n').filter(Boolean);
@@ -49,12 +58,23 @@ async function foreground(hook: string, args: string[]): Promise<void> {
     await writeEnvValue(path.join(where.root, cache.envFile), cache.envKey, cached.url);
   }
   // Only a git branch without a pairing yet needs to know where it came from.
-  const from = hook === 'post-checkout' && !cached ? await createdFrom(where.root, where.branch, args[0], args[1]) : undefined;
-  await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${where.branch}${from ? ` (created from ${from})` : ''}${cached ? `: ${cache?.envFile} updated from the cache (${cached.name})` : ''}`);
+  const from =
+    hook === 'post-checkout' && !cached ? await createdFrom(where.root, where.branch, args[0], args[1]) : undefined;
+  await appendLog(
+    where.gitDir,
+    `${new Date().toISOString()} ${hook}: ${where.branch}${from ? ` (created from ${from})` : ''}${cached ? `: ${cache?.envFile} updated from the cache (${cached.name})` : ''}`,
+  );
   const log = openSync(logFile(where.gitDir), 'a');
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--background', hook, where.branch, from ?? ''], {
-    cwd: where.root, detached: true, stdio: ['ignore', log, log], env: pairingChildEnv(process.env),
-  });
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--background', hook, where.branch, from ?? ''],
+    {
+      cwd: where.root,
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: pairingChildEnv(process.env),
+    },
+  );
   child.unref();
 }
 
@@ -65,7 +85,14 @@ async function background(hook: string, gitBranch: string, from: string): Promis
   // Renamed into place: `consort hooks status` (or an editor) may read it at any moment.
   const record = async (ok: boolean, message: string) => {
     const file = path.join(stateDir(where.gitDir), 'last-run.json');
-    await writeFile(`${file}.${process.pid}.tmp`, JSON.stringify({ hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started }, null, 2));
+    await writeFile(
+      `${file}.${process.pid}.tmp`,
+      JSON.stringify(
+        { hook, gitBranch, ok, message, at: new Date().toISOString(), durationMs: Date.now() - started },
+        null,
+        2,
+      ),
+    );
     await rename(`${file}.${process.pid}.tmp`, file);
   };
   let release: (() => Promise<void>) | undefined;
@@ -75,14 +102,22 @@ async function background(hook: string, gitBranch: string, from: string): Promis
     // has nothing left to do — the job of the newer switch pairs what is checked out.
     const lockfile = (await import('proper-lockfile')).default;
     release = await lockfile.lock(stateDir(where.gitDir), {
-      lockfilePath: path.join(stateDir(where.gitDir), 'pairing.lock'), stale: 120_000, retries: { retries: 600, minTimeout: 100, maxTimeout: 500 },
+      lockfilePath: path.join(stateDir(where.gitDir), 'pairing.lock'),
+      stale: 120_000,
+      retries: { retries: 600, minTimeout: 100, maxTimeout: 500 },
     });
     if (hook === 'post-checkout' && (await repo())?.branch !== gitBranch) {
       await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${gitBranch}: skipped, HEAD moved on`);
       return;
     }
     const { runPairing } = await import('./run.js');
-    const message = await runPairing({ root: where.root, gitBranch, ...(from ? { from } : {}), hook, env: process.env });
+    const message = await runPairing({
+      root: where.root,
+      gitBranch,
+      ...(from ? { from } : {}),
+      hook,
+      env: process.env,
+    });
     await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${message}`);
     await record(true, message);
   } catch (e) {

@@ -32,7 +32,10 @@ export interface HookPlace {
   dir: string;
 }
 
-export interface HookRunner { node: string; entry: string }
+export interface HookRunner {
+  node: string;
+  entry: string;
+}
 
 /** The hook runner of this installation of Consort: this Node and the built hook-main.js beside this file. */
 export function defaultRunner(): HookRunner {
@@ -107,23 +110,32 @@ async function readMaybe(file: string): Promise<string | undefined> {
 
 export async function hookPlace(root: string): Promise<HookPlace> {
   const gitDir = await commonGitDir(root).catch((cause) => {
-    throw new ConsortError('invalid-input', `${root} is not a git repository.`, { hint: 'Run consort hooks in a git working tree (git init first).', cause });
+    throw new ConsortError('invalid-input', `${root} is not a git repository.`, {
+      hint: 'Run consort hooks in a git working tree (git init first).',
+      cause,
+    });
   });
   const configured = (await git(root, ['config', '--get', 'core.hooksPath'])).stdout;
   if (configured === '') {
     const dir = path.join(gitDir, 'hooks');
-    const lefthook = /lefthook/.test((await readMaybe(path.join(dir, 'post-checkout'))) ?? '') || (await exists(path.join(root, 'lefthook.yml')));
+    const lefthook =
+      /lefthook/.test((await readMaybe(path.join(dir, 'post-checkout'))) ?? '') ||
+      (await exists(path.join(root, 'lefthook.yml')));
     return { manager: lefthook ? 'lefthook' : 'git', mode: 'chain', dir };
   }
   const dir = path.resolve(root, configured.replace(/^~(?=\/)/, process.env.HOME ?? '~'));
   // husky 9 points core.hooksPath at .husky/_ (generated); husky 8 at .husky. User hooks live in .husky/.
-  if (path.basename(dir) === '_' && path.basename(path.dirname(dir)) === '.husky') return { manager: 'husky', mode: 'append', dir: path.dirname(dir) };
+  if (path.basename(dir) === '_' && path.basename(path.dirname(dir)) === '.husky')
+    return { manager: 'husky', mode: 'append', dir: path.dirname(dir) };
   if (path.basename(dir) === '.husky') return { manager: 'husky', mode: 'append', dir };
   return { manager: 'core.hooksPath', mode: 'chain', dir };
 }
 
 async function exists(file: string): Promise<boolean> {
-  return stat(file).then(() => true, () => false);
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 const originalCopy = (gitDir: string, hook: string): string => path.join(stateDir(gitDir), 'hooks', `${hook}.orig`);
@@ -131,7 +143,10 @@ const NO_ORIGINAL = `${MARKER}: no file\n`;
 
 export type InstallOutcome = 'installed' | 'updated' | 'unchanged';
 
-export async function installHooks(root: string, runner: HookRunner = defaultRunner()): Promise<{ place: HookPlace; hooks: { hook: PairingHook; file: string; outcome: InstallOutcome }[] }> {
+export async function installHooks(
+  root: string,
+  runner: HookRunner = defaultRunner(),
+): Promise<{ place: HookPlace; hooks: { hook: PairingHook; file: string; outcome: InstallOutcome }[] }> {
   const place = await hookPlace(root);
   const gitDir = await commonGitDir(root);
   await mkdir(place.dir, { recursive: true });
@@ -173,7 +188,9 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export type UninstallOutcome = 'removed' | 'restored' | 'not-installed';
 
-export async function uninstallHooks(root: string): Promise<{ place: HookPlace; hooks: { hook: PairingHook; file: string; outcome: UninstallOutcome }[] }> {
+export async function uninstallHooks(
+  root: string,
+): Promise<{ place: HookPlace; hooks: { hook: PairingHook; file: string; outcome: UninstallOutcome }[] }> {
   const place = await hookPlace(root);
   const gitDir = await commonGitDir(root);
   const hooks = [];
@@ -234,11 +251,16 @@ export async function hooksStatus(root: string, logLines = 20): Promise<HookStat
     const installed = place.mode === 'chain' ? content.includes(MARKER) : content.includes(BEGIN);
     const entry = /\[ -f '([^']+)' \]/.exec(content)?.[1];
     hooks.push({
-      hook, file, installed,
+      hook,
+      file,
+      installed,
       chained: installed && place.mode === 'chain' && (await exists(`${file}${CHAINED}`)) ? `${file}${CHAINED}` : null,
       runnerPresent: entry !== undefined && (await exists(entry)),
     });
   }
-  const lastRun = await readFile(path.join(stateDir(gitDir), 'last-run.json'), 'utf8').then((t) => JSON.parse(t) as unknown, () => null);
+  const lastRun = await readFile(path.join(stateDir(gitDir), 'last-run.json'), 'utf8').then(
+    (t) => JSON.parse(t) as unknown,
+    () => null,
+  );
   return { ...place, hooks, log: await readLogTail(gitDir, logLines), lastRun };
 }

@@ -8,12 +8,13 @@ import { createHash } from 'node:crypto';
 import { MAX_BRANCH_NAME, sanitizeBranchName } from '../core/branch-name.js';
 import { RESERVED_BRANCH_NAMES } from '../branches/database-name.js';
 
-export interface KnownBranch { name: string; gitBranch: string | null }
+export interface KnownBranch {
+  name: string;
+  gitBranch: string | null;
+}
 
 export type PairTarget =
-  | { kind: 'root'; name: string }
-  | { kind: 'existing'; name: string }
-  | { kind: 'new'; name: string };
+  { kind: 'root'; name: string } | { kind: 'existing'; name: string } | { kind: 'new'; name: string };
 
 export interface PairingRules {
   /** The branch root git branches pair with (config `database.parent`). */

@@ -20,9 +20,18 @@ export interface EnvReport {
 
 export async function envWarning(root: string, file: string): Promise<{ ignored: boolean; warning: string | null }> {
   const tracked = await isTracked(root, file);
-  if (tracked) return { ignored: false, warning: `${file} is tracked by git: the database URL would be committed. Run \`git rm --cached ${file}\` and add it to .gitignore.` };
+  if (tracked)
+    return {
+      ignored: false,
+      warning: `${file} is tracked by git: the database URL would be committed. Run \`git rm --cached ${file}\` and add it to .gitignore.`,
+    };
   const ignored = await isIgnored(root, file);
-  return { ignored, warning: ignored ? null : `${file} is not git-ignored: the database URL could be committed. Add "${file}" to .gitignore.` };
+  return {
+    ignored,
+    warning: ignored
+      ? null
+      : `${file} is not git-ignored: the database URL could be committed. Add "${file}" to .gitignore.`,
+  };
 }
 
 export interface PublishRequest {
@@ -37,11 +46,26 @@ export interface PublishRequest {
 
 export async function publishPairing(request: PublishRequest): Promise<EnvReport> {
   const { root, config } = request;
-  const settings = { envFile: config.pairing.envFile, envKey: config.pairing.envKey, writeEnv: config.pairing.writeEnv };
+  const settings = {
+    envFile: config.pairing.envFile,
+    envKey: config.pairing.envKey,
+    writeEnv: config.pairing.writeEnv,
+  };
   const gitDir = await commonGitDir(root).catch(() => undefined);
-  if (gitDir !== undefined) await recordPairing(gitDir, settings, request.gitBranch, { name: request.name, url: request.url });
+  if (gitDir !== undefined)
+    await recordPairing(gitDir, settings, request.gitBranch, { name: request.name, url: request.url });
   const headMoved = request.onlyIfHead && (await currentGitBranch(root)) !== request.gitBranch;
-  const status = !config.pairing.writeEnv || headMoved ? 'skipped' : await writeEnvValue(path.join(root, settings.envFile), settings.envKey, request.url);
-  const { ignored, warning } = gitDir === undefined ? { ignored: false, warning: null } : await envWarning(root, settings.envFile);
-  return { file: settings.envFile, key: settings.envKey, status, ignored, warning: status === 'skipped' ? null : warning };
+  const status =
+    !config.pairing.writeEnv || headMoved
+      ? 'skipped'
+      : await writeEnvValue(path.join(root, settings.envFile), settings.envKey, request.url);
+  const { ignored, warning } =
+    gitDir === undefined ? { ignored: false, warning: null } : await envWarning(root, settings.envFile);
+  return {
+    file: settings.envFile,
+    key: settings.envKey,
+    status,
+    ignored,
+    warning: status === 'skipped' ? null : warning,
+  };
 }

@@ -12,12 +12,28 @@ import { git } from './git.js';
 import { publishPairing, type EnvReport } from './publish.js';
 import { pair, type PairResult } from './service.js';
 
-export interface ProviderChoice { provider?: string; namespace?: string; log?: (m: string) => void }
+export interface ProviderChoice {
+  provider?: string;
+  namespace?: string;
+  log?: (m: string) => void;
+}
 
-export async function withPairingProvider<T>(root: string, env: NodeJS.ProcessEnv, config: ConsortConfig, choice: ProviderChoice, fn: (p: BranchProvider) => Promise<T>): Promise<T> {
+export async function withPairingProvider<T>(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  config: ConsortConfig,
+  choice: ProviderChoice,
+  fn: (p: BranchProvider) => Promise<T>,
+): Promise<T> {
   const name = parseProviderName(choice.provider ?? env.CONSORT_PROVIDER ?? config.database.provider);
   const namespace = choice.namespace ?? config.database.namespace;
-  const provider = await openProvider({ provider: name, projectRoot: root, env, ...(choice.log ? { log: choice.log } : {}), ...(namespace ? { namespace } : {}) });
+  const provider = await openProvider({
+    provider: name,
+    projectRoot: root,
+    env,
+    ...(choice.log ? { log: choice.log } : {}),
+    ...(namespace ? { namespace } : {}),
+  });
   try {
     return await fn(provider);
   } finally {
@@ -40,11 +56,24 @@ export interface PairRun {
 export async function pairAndPublish(run: PairRun): Promise<{ result: PairResult; env: EnvReport }> {
   return withPairingProvider(run.root, run.env, run.config, run.choice ?? {}, async (provider) => {
     const result = await pair({
-      provider, config: run.config, root: run.root, gitBranch: run.gitBranch, env: pairingChildEnv(run.env),
-      ...(run.from ? { from: run.from } : {}), ...(run.migrate === false ? { migrate: false } : {}),
+      provider,
+      config: run.config,
+      root: run.root,
+      gitBranch: run.gitBranch,
+      env: pairingChildEnv(run.env),
+      ...(run.from ? { from: run.from } : {}),
+      ...(run.migrate === false ? { migrate: false } : {}),
     });
-    const config = run.writeEnv === false ? { ...run.config, pairing: { ...run.config.pairing, writeEnv: false } } : run.config;
-    const env = await publishPairing({ root: run.root, config, gitBranch: run.gitBranch, name: result.branch.name, url: result.url, onlyIfHead: run.onlyIfHead === true });
+    const config =
+      run.writeEnv === false ? { ...run.config, pairing: { ...run.config.pairing, writeEnv: false } } : run.config;
+    const env = await publishPairing({
+      root: run.root,
+      config,
+      gitBranch: run.gitBranch,
+      name: result.branch.name,
+      url: result.url,
+      onlyIfHead: run.onlyIfHead === true,
+    });
     return { result, env };
   });
 }
@@ -57,21 +86,35 @@ export function describePairing({ result, env }: { result: PairResult; env: EnvR
     m.applied.length ? `applied ${m.applied.join(', ')}` : '',
     m.failed ? `migration ${m.failed.name ?? m.failed.file ?? ''} failed: ${m.failed.message}` : '',
     result.seeded ? 'seeded' : '',
-    env.status === 'written' ? `${env.key} written to ${env.file}` : env.status === 'skipped' ? `${env.file} not written` : '',
+    env.status === 'written'
+      ? `${env.key} written to ${env.file}`
+      : env.status === 'skipped'
+        ? `${env.file} not written`
+        : '',
     env.warning ?? '',
   ];
   return redact(parts.filter(Boolean).join('; '), [result.url]);
 }
 
 /** The hook's background job: after a pull (post-merge), only when it changed the migrations. */
-export async function runPairing(input: { root: string; gitBranch: string; from?: string; hook: string; env: NodeJS.ProcessEnv }): Promise<string> {
+export async function runPairing(input: {
+  root: string;
+  gitBranch: string;
+  from?: string;
+  hook: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<string> {
   const { config } = await loadConfig(input.root);
   if (input.hook === 'post-merge') {
     const changed = await git(input.root, ['diff', '--quiet', 'ORIG_HEAD', 'HEAD', '--', config.migrations.dir]);
     if (changed.code === 0) return `${input.gitBranch}: the merge brought no migrations`;
   }
   const done = await pairAndPublish({
-    root: input.root, config, env: input.env, gitBranch: input.gitBranch, onlyIfHead: true,
+    root: input.root,
+    config,
+    env: input.env,
+    gitBranch: input.gitBranch,
+    onlyIfHead: true,
     ...(input.from ? { from: input.from } : {}),
   });
   return describePairing(done);

@@ -53,7 +53,10 @@ export function pairingRules(config: ConsortConfig): PairingRules {
 
 async function migrationsDir(config: ConsortConfig, root: string): Promise<string | undefined> {
   const dir = path.join(root, config.migrations.dir);
-  return access(dir).then(() => dir, () => undefined);
+  return access(dir).then(
+    () => dir,
+    () => undefined,
+  );
 }
 
 function summarize(result: ApplyResult | undefined): MigrationSummary {
@@ -68,11 +71,21 @@ async function migrate(url: string, request: PairRequest): Promise<ApplyResult |
   if (request.migrate === false) return undefined;
   const dir = await migrationsDir(request.config, request.root);
   if (dir === undefined) return undefined;
-  return applyMigrations({ databaseUrl: url, dir, relativeTo: request.root, direction: 'up', migrationsTable: request.config.migrations.table });
+  return applyMigrations({
+    databaseUrl: url,
+    dir,
+    relativeTo: request.root,
+    direction: 'up',
+    migrationsTable: request.config.migrations.table,
+  });
 }
 
 /** The database branch paired with `gitBranch`, if there is one yet (no side effects). */
-export async function findPaired(provider: BranchProvider, config: ConsortConfig, gitBranch: string): Promise<BranchRecord | undefined> {
+export async function findPaired(
+  provider: BranchProvider,
+  config: ConsortConfig,
+  gitBranch: string,
+): Promise<BranchRecord | undefined> {
   const branches = await provider.list();
   const target = pairTarget(gitBranch, branches, pairingRules(config));
   return target.kind === 'new' ? undefined : branches.find((b) => b.name === target.name);
@@ -93,12 +106,15 @@ export async function pair(request: PairRequest): Promise<PairResult> {
     const parent = pairParent(request.from, branches, rules);
     try {
       branch = await provider.create({
-        name: target.name, parent, gitBranch,
+        name: target.name,
+        parent,
+        gitBranch,
         // Forked and initialised before anyone sees it: a second `pair` racing this one waits, then reuses it.
         prepare: async (url) => {
           applied = await migrate(url, request);
           // The seed is data for an empty root; a branch forked from a paired branch already has it.
-          if (parent === rules.root && (applied === undefined || applied.ok)) seeded = await runSeed(config, request.root, url, request.env);
+          if (parent === rules.root && (applied === undefined || applied.ok))
+            seeded = await runSeed(config, request.root, url, request.env);
         },
       });
     } catch (e) {
@@ -119,7 +135,13 @@ export async function pair(request: PairRequest): Promise<PairResult> {
   }
   const [url, caps] = await Promise.all([provider.connectionUri(branch.name), provider.capabilities()]);
   return {
-    gitBranch, branch, outcome, url, mode: caps.mode, migrations: summarize(applied), seeded,
+    gitBranch,
+    branch,
+    outcome,
+    url,
+    mode: caps.mode,
+    migrations: summarize(applied),
+    seeded,
     durationMs: Math.round(performance.now() - started),
   };
 }

@@ -108,8 +108,7 @@ export interface RunLockOptions {
 }
 
 export type RunLockResult =
-  | { ok: true; release: () => Promise<void> }
-  | { ok: false; reason: 'superseded' | 'aborted' };
+  { ok: true; release: () => Promise<void> } | { ok: false; reason: 'superseded' | 'aborted' };
 
 export interface BranchDrift {
   name: string;

@@ -53,7 +53,8 @@ export interface CommitStatus {
   targetUrl?: string;
 }
 
-export type CheckConclusion = 'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'action_required' | 'skipped';
+export type CheckConclusion =
+  'success' | 'failure' | 'neutral' | 'cancelled' | 'timed_out' | 'action_required' | 'skipped';
 
 export interface Annotation {
   path: string;
@@ -92,7 +93,10 @@ export interface GitHubPort {
   /** A review with event COMMENT on `commitId` (one per agent turn). */
   review(repo: RepoRef, pull: number, commitId: string, body: string): Promise<Created>;
   setStatus(repo: RepoRef, sha: string, status: CommitStatus): Promise<void>;
-  createCheckRun(repo: RepoRef, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number>;
+  createCheckRun(
+    repo: RepoRef,
+    run: { name: string; headSha: string; externalId: string; output: CheckOutput },
+  ): Promise<number>;
   completeCheckRun(repo: RepoRef, id: number, result: CheckResult): Promise<void>;
   /** The repository at a commit, as a gzipped tarball. */
   tarball(repo: RepoRef, sha: string): Promise<Buffer>;
@@ -101,7 +105,11 @@ export interface GitHubPort {
 
 /** An HTTP error from the API, with its status, so callers can tell "not allowed" (403) from the rest. */
 export class GitHubApiError extends Error {
-  constructor(readonly status: number, message: string, options: { cause?: unknown } = {}) {
+  constructor(
+    readonly status: number,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GitHubApiError';
   }

@@ -36,30 +36,52 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
   const { plan, migrations, lint, reversibility } = report.stages;
   const out: Annotation[] = [];
   for (const p of plan.problems) {
-    if (p.kind !== 'parent-ahead') out.push({ level: plan.blocking ? 'error' : 'warning', file: p.file, title: `Consort: ${p.kind}`, message: planMessage(p) });
+    if (p.kind !== 'parent-ahead')
+      out.push({
+        level: plan.blocking ? 'error' : 'warning',
+        file: p.file,
+        title: `Consort: ${p.kind}`,
+        message: planMessage(p),
+      });
   }
   for (const p of plan.warnings ?? []) {
-    if (p.kind !== 'parent-ahead') out.push({ level: 'warning', file: p.file, title: `Consort: ${p.kind} (migrations.checkOrder: false)`, message: planMessage(p) });
+    if (p.kind !== 'parent-ahead')
+      out.push({
+        level: 'warning',
+        file: p.file,
+        title: `Consort: ${p.kind} (migrations.checkOrder: false)`,
+        message: planMessage(p),
+      });
   }
   const failure = migrations.failure;
   if (failure?.file) {
     out.push({
-      level: migrations.blocking ? 'error' : 'warning', file: failure.file, ...(failure.line ? { line: failure.line } : {}),
-      title: 'Consort: migration failed', message: `ERROR${failure.code ? ` ${failure.code}` : ''}: ${failure.message}`,
+      level: migrations.blocking ? 'error' : 'warning',
+      file: failure.file,
+      ...(failure.line ? { line: failure.line } : {}),
+      title: 'Consort: migration failed',
+      message: `ERROR${failure.code ? ` ${failure.code}` : ''}: ${failure.message}`,
     });
   }
   for (const f of lint.findings) {
     out.push({
-      level: f.blocking ? 'error' : 'warning', file: f.file, line: f.line, ...(f.column ? { column: f.column } : {}),
+      level: f.blocking ? 'error' : 'warning',
+      file: f.file,
+      line: f.line,
+      ...(f.column ? { column: f.column } : {}),
       title: `squawk: ${f.rule}${f.note === undefined ? '' : ' (note)'}`,
-      message: [...(f.note === undefined ? [] : [`Note: ${f.note}.`]), f.message, ...(f.help ? [f.help] : [])].join('\n'),
+      message: [...(f.note === undefined ? [] : [`Note: ${f.note}.`]), f.message, ...(f.help ? [f.help] : [])].join(
+        '\n',
+      ),
     });
   }
   for (const m of reversibility.migrations) {
     if (m.verdict === 'reversible' || m.verdict === 'irreversible' || m.verdict === 'not-checked') continue;
     out.push({
-      level: reversibility.blocking && reversibility.status === 'failed' ? 'error' : 'warning', file: m.file,
-      title: `Consort: not reversible (${m.verdict})`, message: m.detail ?? `Down did not bring the schema back (${m.verdict}).`,
+      level: reversibility.blocking && reversibility.status === 'failed' ? 'error' : 'warning',
+      file: m.file,
+      title: `Consort: not reversible (${m.verdict})`,
+      message: m.detail ?? `Down did not bring the schema back (${m.verdict}).`,
     });
   }
   return out.slice(0, max);

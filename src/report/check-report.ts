@@ -22,11 +22,30 @@ const Stage = z.object({
 
 const PlanProblem = z.discriminatedUnion('kind', [
   /** A new migration sorts before the newest one on base; `suggestedFile` is the rename that fixes it. */
-  z.object({ kind: z.literal('order-conflict'), file: z.string(), name: z.string(), newestOnBase: z.string(), suggestedName: z.string(), suggestedFile: z.string() }),
+  z.object({
+    kind: z.literal('order-conflict'),
+    file: z.string(),
+    name: z.string(),
+    newestOnBase: z.string(),
+    suggestedName: z.string(),
+    suggestedFile: z.string(),
+  }),
   /** A migration that exists on base was edited or deleted on head. */
-  z.object({ kind: z.literal('history-rewritten'), file: z.string(), name: z.string(), change: z.enum(['edited', 'deleted']) }),
+  z.object({
+    kind: z.literal('history-rewritten'),
+    file: z.string(),
+    name: z.string(),
+    change: z.enum(['edited', 'deleted']),
+  }),
   /** Two migrations share an order value. */
-  z.object({ kind: z.literal('duplicate-prefix'), file: z.string(), name: z.string(), conflictsWith: z.string(), suggestedName: z.string(), suggestedFile: z.string() }),
+  z.object({
+    kind: z.literal('duplicate-prefix'),
+    file: z.string(),
+    name: z.string(),
+    conflictsWith: z.string(),
+    suggestedName: z.string(),
+    suggestedFile: z.string(),
+  }),
   /** node-pg-migrate cannot load the file (no numeric prefix, not a migration type…). */
   z.object({ kind: z.literal('invalid-name'), file: z.string(), name: z.string(), reason: z.string() }),
   /** The parent database has migrations applied that base does not know. */
@@ -35,16 +54,36 @@ const PlanProblem = z.discriminatedUnion('kind', [
 export type PlanProblem = z.infer<typeof PlanProblem>;
 
 const LintFinding = z.object({
-  rule: z.string(), level: z.enum(['error', 'warning']), message: z.string(), help: z.string().optional(),
-  file: z.string(), line: z.number().int(), column: z.number().int().optional(), blocking: z.boolean(),
+  rule: z.string(),
+  level: z.enum(['error', 'warning']),
+  message: z.string(),
+  help: z.string().optional(),
+  file: z.string(),
+  line: z.number().int(),
+  column: z.number().int().optional(),
+  blocking: z.boolean(),
   /** Why this finding does not apply here (a table this PR creates, advice Postgres cannot follow): never blocking. */
   note: z.string().optional(),
 });
 
-export const ReversibilityVerdict = z.enum(['reversible', 'irreversible', 'missing-down', 'not-restored', 'down-failed', 'reapply-failed', 'not-checked']);
+export const ReversibilityVerdict = z.enum([
+  'reversible',
+  'irreversible',
+  'missing-down',
+  'not-restored',
+  'down-failed',
+  'reapply-failed',
+  'not-checked',
+]);
 export type ReversibilityVerdict = z.infer<typeof ReversibilityVerdict>;
 
-const TestFailure = z.object({ id: z.string(), name: z.string(), state: z.enum(['failed', 'errored']), message: z.string().optional(), file: z.string().optional() });
+const TestFailure = z.object({
+  id: z.string(),
+  name: z.string(),
+  state: z.enum(['failed', 'errored']),
+  message: z.string().optional(),
+  file: z.string().optional(),
+});
 
 export const CheckReport = z.object({
   schemaVersion: z.literal(CHECK_REPORT_VERSION),
@@ -75,20 +114,42 @@ export const CheckReport = z.object({
       /** Order conflicts allowed by `migrations.checkOrder: false`: reported, not failing. */
       warnings: z.array(PlanProblem).optional(),
     }),
-    baseline: Stage.extend({ name: z.string().nullable(), reused: z.boolean(), applied: z.array(z.string()), seeded: z.boolean() }),
+    baseline: Stage.extend({
+      name: z.string().nullable(),
+      reused: z.boolean(),
+      applied: z.array(z.string()),
+      seeded: z.boolean(),
+    }),
     migrations: Stage.extend({
-      applied: z.array(z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() })),
-      failure: z.object({ name: z.string(), file: z.string(), statement: z.string(), message: z.string(), code: z.string().optional(), line: z.number().int().optional() }).optional(),
+      applied: z.array(
+        z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() }),
+      ),
+      failure: z
+        .object({
+          name: z.string(),
+          file: z.string(),
+          statement: z.string(),
+          message: z.string(),
+          code: z.string().optional(),
+          line: z.number().int().optional(),
+        })
+        .optional(),
       /** The node-pg-migrate that applied them: the project's installed copy, or Consort's bundled one. */
-      nodePgMigrate: z.object({
-        version: z.string(),
-        source: z.enum(['project', 'lockfile', 'bundled']),
-        typescript: z.object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project', 'lockfile']) }).optional(),
-      }).optional(),
+      nodePgMigrate: z
+        .object({
+          version: z.string(),
+          source: z.enum(['project', 'lockfile', 'bundled']),
+          typescript: z
+            .object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project', 'lockfile']) })
+            .optional(),
+        })
+        .optional(),
     }),
     lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),
     reversibility: Stage.extend({
-      migrations: z.array(z.object({ name: z.string(), file: z.string(), verdict: ReversibilityVerdict, detail: z.string().optional() })),
+      migrations: z.array(
+        z.object({ name: z.string(), file: z.string(), verdict: ReversibilityVerdict, detail: z.string().optional() }),
+      ),
     }),
     schemaDiff: Stage.extend({
       text: z.string(),
@@ -98,7 +159,9 @@ export const CheckReport = z.object({
       command: z.string(),
       exitCode: z.number().int().nullable(),
       timedOut: z.boolean(),
-      tests: z.object({ passed: z.number(), failed: z.number(), errored: z.number(), skipped: z.number(), total: z.number() }).nullable(),
+      tests: z
+        .object({ passed: z.number(), failed: z.number(), errored: z.number(), skipped: z.number(), total: z.number() })
+        .nullable(),
       failures: z.array(TestFailure),
       /** The last few KB of the suite's output (secrets redacted). */
       outputTail: z.string(),
@@ -108,7 +171,15 @@ export const CheckReport = z.object({
 export type CheckReport = z.infer<typeof CheckReport>;
 export type Stages = CheckReport['stages'];
 export type StageName = keyof Stages;
-export const STAGE_ORDER: readonly StageName[] = ['plan', 'baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'];
+export const STAGE_ORDER: readonly StageName[] = [
+  'plan',
+  'baseline',
+  'migrations',
+  'lint',
+  'reversibility',
+  'schemaDiff',
+  'suite',
+];
 
 export const STAGE_TITLES: Record<StageName, string> = {
   plan: 'Migration plan',

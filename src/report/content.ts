@@ -3,7 +3,15 @@
  * run word the same problem the same way. Sentences are phrases: Consort's own words plus `{ code }`
  * and `{ text }` parts for untrusted input, which each renderer formats (and escapes) its own way.
  */
-import { STAGE_ORDER, STAGE_TITLES, type CheckReport, type PlanProblem, type ReversibilityVerdict, type StageName, type Stages } from './check-report.js';
+import {
+  STAGE_ORDER,
+  STAGE_TITLES,
+  type CheckReport,
+  type PlanProblem,
+  type ReversibilityVerdict,
+  type StageName,
+  type Stages,
+} from './check-report.js';
 
 /** A plain string is Consort's own wording; `code` and `text` carry untrusted input (names, prose). */
 export type Part = string | { code: string } | { text: string };
@@ -25,7 +33,11 @@ export function outcome(stage: Stage): StageOutcome {
 }
 
 export const OUTCOME_LABEL: Record<StageOutcome, string> = {
-  passed: 'passed', failed: 'failed', warned: 'failed (non-blocking)', skipped: 'skipped', error: 'error',
+  passed: 'passed',
+  failed: 'failed',
+  warned: 'failed (non-blocking)',
+  skipped: 'skipped',
+  error: 'error',
 };
 
 export function stagesWith(report: CheckReport, wanted: StageOutcome): string[] {
@@ -40,7 +52,8 @@ export function verdict(report: CheckReport): string {
   const failed = stagesWith(report, 'failed').length;
   const warned = stagesWith(report, 'warned').length;
   if (report.conclusion === 'error') return 'database checks could not run';
-  if (report.conclusion === 'cancelled') return `database checks cancelled${report.cancelled ? ` (${report.cancelled.reason})` : ''}`;
+  if (report.conclusion === 'cancelled')
+    return `database checks cancelled${report.cancelled ? ` (${report.cancelled.reason})` : ''}`;
   if (report.conclusion === 'failure') {
     return failed === 0 ? 'database checks failed' : `database checks failed — ${plural(failed, 'failing stage')}`;
   }
@@ -48,7 +61,11 @@ export function verdict(report: CheckReport): string {
 }
 
 /** The `git mv` that fixes a problem, when a rename does (plain `mv` for a file git does not track yet). */
-export function renameCommand(p: PlanProblem, quote: (w: string) => string, untracked?: ReadonlySet<string>): string | null {
+export function renameCommand(
+  p: PlanProblem,
+  quote: (w: string) => string,
+  untracked?: ReadonlySet<string>,
+): string | null {
   if (p.kind !== 'order-conflict' && p.kind !== 'duplicate-prefix') return null;
   return `${untracked?.has(p.file) ? 'mv' : 'git mv'} ${quote(p.file)} ${quote(p.suggestedFile)}`;
 }
@@ -71,17 +88,41 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
 export function problemPhrase(p: PlanProblem): Phrase {
   switch (p.kind) {
     case 'order-conflict':
-      return [{ code: p.file }, ' sorts before ', { code: p.newestOnBase }, ', the newest migration on the base branch, so it would run out of order once both are merged. Rename it to ', { code: p.suggestedFile }, '.'];
+      return [
+        { code: p.file },
+        ' sorts before ',
+        { code: p.newestOnBase },
+        ', the newest migration on the base branch, so it would run out of order once both are merged. Rename it to ',
+        { code: p.suggestedFile },
+        '.',
+      ];
     case 'history-rewritten':
       return p.change === 'edited'
-        ? [{ code: p.file }, ' already ran on the base branch and was edited in this PR. Databases that ran it will not get the change: restore it and put the change in a new migration.']
-        : [{ code: p.file }, ' already ran on the base branch and was deleted in this PR. Restore it, and undo its effect in a new migration if needed.'];
+        ? [
+            { code: p.file },
+            ' already ran on the base branch and was edited in this PR. Databases that ran it will not get the change: restore it and put the change in a new migration.',
+          ]
+        : [
+            { code: p.file },
+            ' already ran on the base branch and was deleted in this PR. Restore it, and undo its effect in a new migration if needed.',
+          ];
     case 'duplicate-prefix':
-      return [{ code: p.file }, ' has the same order value as ', { code: p.conflictsWith }, ', so their order depends on the rest of the name. Rename it to ', { code: p.suggestedFile }, '.'];
+      return [
+        { code: p.file },
+        ' has the same order value as ',
+        { code: p.conflictsWith },
+        ', so their order depends on the rest of the name. Rename it to ',
+        { code: p.suggestedFile },
+        '.',
+      ];
     case 'invalid-name':
       return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];
     case 'parent-ahead':
-      return ['The parent database has migrations this PR\'s base does not: ', ...codeList(p.migrations), '. Merge the base branch into this PR and run the check again.'];
+      return [
+        "The parent database has migrations this PR's base does not: ",
+        ...codeList(p.migrations),
+        '. Merge the base branch into this PR and run the check again.',
+      ];
   }
 }
 
@@ -97,7 +138,9 @@ export const REVERSIBILITY_LABEL: Record<ReversibilityVerdict, string> = {
 
 /** Verdicts worth a reviewer's attention; `not-checked` is said in the stage summary instead. */
 export function irreversible(report: CheckReport): Stages['reversibility']['migrations'] {
-  return report.stages.reversibility.migrations.filter((m) => m.verdict !== 'reversible' && m.verdict !== 'not-checked');
+  return report.stages.reversibility.migrations.filter(
+    (m) => m.verdict !== 'reversible' && m.verdict !== 'not-checked',
+  );
 }
 
 /** Blocking findings first, so a capped list still shows what blocks the merge. */
@@ -113,10 +156,15 @@ export function migrationFailurePhrase(f: MigrationFailure): Phrase {
   return [{ code: f.name }, ' failed at ', { code: location(f.file, f.line) }, ':'];
 }
 
-export const postgresError = (f: MigrationFailure): string => `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
+export const postgresError = (f: MigrationFailure): string =>
+  `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
 
 export function suitePhrase(suite: Suite): Phrase {
-  const ended = suite.timedOut ? ' timed out' : suite.exitCode === null ? ' did not finish' : ` exited with code ${suite.exitCode}`;
+  const ended = suite.timedOut
+    ? ' timed out'
+    : suite.exitCode === null
+      ? ' did not finish'
+      : ` exited with code ${suite.exitCode}`;
   const t = suite.tests;
   if (t === null) return [{ code: suite.command }, `${ended}.`];
   const parts = [
@@ -136,7 +184,11 @@ export function failureNotes(f: Suite['failures'][number]): string[] {
   return notes;
 }
 
-export function schemaTotals(counts: Stages['schemaDiff']['counts']): { added: number; removed: number; changed: number } {
+export function schemaTotals(counts: Stages['schemaDiff']['counts']): {
+  added: number;
+  removed: number;
+  changed: number;
+} {
   const sum = (f: 'added' | 'removed' | 'changed'): number => counts.reduce((n, c) => n + c[f], 0);
   return { added: sum('added'), removed: sum('removed'), changed: sum('changed') };
 }

@@ -6,9 +6,28 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
-  count, irreversible, migrationFailurePhrase, OUTCOME_LABEL, orderedFindings, outcome, plural, postgresError,
-  PROBLEM_TITLE, problemPhrase, renameCommand, REVERSIBILITY_LABEL, schemaTotals, shortSha, showSchemaDiff,
-  showSuite, location, suitePhrase, failureNotes, verdict, type Phrase, type StageOutcome,
+  count,
+  irreversible,
+  migrationFailurePhrase,
+  OUTCOME_LABEL,
+  orderedFindings,
+  outcome,
+  plural,
+  postgresError,
+  PROBLEM_TITLE,
+  problemPhrase,
+  renameCommand,
+  REVERSIBILITY_LABEL,
+  schemaTotals,
+  shortSha,
+  showSchemaDiff,
+  showSuite,
+  location,
+  suitePhrase,
+  failureNotes,
+  verdict,
+  type Phrase,
+  type StageOutcome,
 } from './content.js';
 import { clip, fenced, mdCode, mdText, oneLine, shellQuote, stripControl } from './escape.js';
 
@@ -45,11 +64,26 @@ const MESSAGE_MAX = 2_000;
 const CELL_MAX = 300;
 const SUMMARY_MAX = 160;
 
-const HEADING_EMOJI: Record<CheckReport['conclusion'], string> = { success: '✅', failure: '❌', error: '⚠️', cancelled: '⏹️' };
-const STAGE_EMOJI: Record<StageOutcome, string> = { passed: '✅', failed: '❌', warned: '⚠️', skipped: '⏭️', error: '💥' };
+const HEADING_EMOJI: Record<CheckReport['conclusion'], string> = {
+  success: '✅',
+  failure: '❌',
+  error: '⚠️',
+  cancelled: '⏹️',
+};
+const STAGE_EMOJI: Record<StageOutcome, string> = {
+  passed: '✅',
+  failed: '❌',
+  warned: '⚠️',
+  skipped: '⏭️',
+  error: '💥',
+};
 
 const phrase = (p: Phrase): string =>
-  p.map((x) => (typeof x === 'string' ? x : 'code' in x ? mdCode(clip(x.code, CELL_MAX)) : mdText(clip(x.text, CELL_MAX * 2)))).join('');
+  p
+    .map((x) =>
+      typeof x === 'string' ? x : 'code' in x ? mdCode(clip(x.code, CELL_MAX)) : mdText(clip(x.text, CELL_MAX * 2)),
+    )
+    .join('');
 
 /** Prose from outside: inline when it is one short line, otherwise a code block that keeps its lines. */
 function prose(text: string, max = MESSAGE_MAX): string {
@@ -121,7 +155,12 @@ function errorSection(r: CheckReport, max: number): string | null {
 }
 
 /** The first `cap` items, and a line saying how many were left out (recorded for the closing note). */
-function capped<T>(list: readonly T[], cap: number, what: string, omitted: string[]): { shown: readonly T[]; more: string[] } {
+function capped<T>(
+  list: readonly T[],
+  cap: number,
+  what: string,
+  omitted: string[],
+): { shown: readonly T[]; more: string[] } {
   if (list.length <= cap) return { shown: list, more: [] };
   const left = list.length - cap;
   omitted.push(`${count(left)} of ${plural(list.length, what)}`);
@@ -131,10 +170,15 @@ function capped<T>(list: readonly T[], cap: number, what: string, omitted: strin
 
 function planSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
-  const warnings = (r.stages.plan.warnings ?? []).map((p) => `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p))}`);
+  const warnings = (r.stages.plan.warnings ?? []).map(
+    (p) => `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p))}`,
+  );
   if (problems.length === 0 && warnings.length === 0) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);
-  const lines = [...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`), ...warnings.slice(0, Math.max(l.items, 0))];
+  const lines = [
+    ...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`),
+    ...warnings.slice(0, Math.max(l.items, 0)),
+  ];
   const renames = shown.flatMap((p) => renameCommand(p, shellQuote) ?? []);
   const fix = renames.length === 0 ? [] : ['Rename with:', fenced(renames.join('\n'), 'sh')];
   return ['### Migration plan', ...lines, ...more, ...fix].join('\n\n');
@@ -143,7 +187,12 @@ function planSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
 function migrationSection(r: CheckReport): string | null {
   const f = r.stages.migrations.failure;
   if (f === undefined) return null;
-  return ['### Failed migration', phrase(migrationFailurePhrase(f)), fenced(clip(f.statement, STATEMENT_MAX), 'sql'), fenced(clip(postgresError(f), MESSAGE_MAX), 'text')].join('\n\n');
+  return [
+    '### Failed migration',
+    phrase(migrationFailurePhrase(f)),
+    fenced(clip(f.statement, STATEMENT_MAX), 'sql'),
+    fenced(clip(postgresError(f), MESSAGE_MAX), 'text'),
+  ].join('\n\n');
 }
 
 function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
@@ -156,7 +205,10 @@ function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
     const message = f.note === undefined ? advice : `Note: ${f.note}. ${advice}`;
     return `| ${mdCode(clip(f.rule, CELL_MAX))} | ${mdCode(clip(location(f.file, f.line, f.column), CELL_MAX))} | ${mdText(clip(oneLine(message), CELL_MAX * 2))} | ${f.blocking ? '❌ yes' : f.note === undefined ? 'no' : 'no (note)'} |`;
   });
-  const table = rows.length === 0 ? [] : [['| Rule | Location | Message | Blocking |', '| --- | --- | --- | --- |', ...rows].join('\n')];
+  const table =
+    rows.length === 0
+      ? []
+      : [['| Rule | Location | Message | Blocking |', '| --- | --- | --- | --- |', ...rows].join('\n')];
   return [`### Lint: ${plural(all.length, 'finding')}, ${count(blocking)} blocking`, ...table, ...more].join('\n\n');
 }
 
@@ -164,8 +216,12 @@ function reversibilitySection(r: CheckReport, l: Limits, omitted: string[]): str
   const bad = irreversible(r);
   if (bad.length === 0) return null;
   const { shown, more } = capped(bad, l.items, 'reversibility problem', omitted);
-  const rows = shown.map((m) => `| ${mdCode(clip(m.file, CELL_MAX))} | ${REVERSIBILITY_LABEL[m.verdict]} | ${m.detail === undefined ? '' : mdText(clip(oneLine(m.detail), CELL_MAX * 2))} |`);
-  const table = rows.length === 0 ? [] : [['| Migration | Verdict | Detail |', '| --- | --- | --- |', ...rows].join('\n')];
+  const rows = shown.map(
+    (m) =>
+      `| ${mdCode(clip(m.file, CELL_MAX))} | ${REVERSIBILITY_LABEL[m.verdict]} | ${m.detail === undefined ? '' : mdText(clip(oneLine(m.detail), CELL_MAX * 2))} |`,
+  );
+  const table =
+    rows.length === 0 ? [] : [['| Migration | Verdict | Detail |', '| --- | --- | --- |', ...rows].join('\n')];
   return ['### Reversibility', ...table, ...more].join('\n\n');
 }
 
@@ -192,7 +248,9 @@ function suiteSection(i: Input, l: Limits, omitted: string[]): string | null {
   const s = i.report.stages.suite;
   const { shown, more } = capped(s.failures, l.items, 'test failure', omitted);
   const failures = shown.map((f) => {
-    const head = `**❌** ${mdCode(clip(f.id, CELL_MAX))} (${failureNotes(f).map((n) => mdText(clip(n, CELL_MAX))).join(', ')})`;
+    const head = `**❌** ${mdCode(clip(f.id, CELL_MAX))} (${failureNotes(f)
+      .map((n) => mdText(clip(n, CELL_MAX)))
+      .join(', ')})`;
     return f.message === undefined || f.message.trim() === '' ? head : `${head}\n\n${prose(f.message)}`;
   });
   const text = i.tail.replace(/\n+$/, '');
@@ -204,7 +262,9 @@ function suiteSection(i: Input, l: Limits, omitted: string[]): string | null {
     const kept = keepEnd(text, l.tail);
     const cut = kept.length < text.length;
     if (cut) omitted.push(`${count(total - lineCount(kept))} of ${plural(total, 'suite output line')}`);
-    const label = cut ? `Output (last ${count(lineCount(kept))} of ${plural(total, 'line')})` : `Output (last ${plural(total, 'line')})`;
+    const label = cut
+      ? `Output (last ${count(lineCount(kept))} of ${plural(total, 'line')})`
+      : `Output (last ${plural(total, 'line')})`;
     output = [details(label, fenced(kept, 'text'))];
   }
   return ['### Test suite', phrase(suitePhrase(s)), ...failures, ...more, ...output].join('\n\n');
@@ -231,9 +291,14 @@ function render(i: Input, l: Limits): string {
   const body = l.summaryOnly
     ? [errorSection(r, 300)]
     : [
-      errorSection(r, MESSAGE_MAX), planSection(r, l, omitted), migrationSection(r), lintSection(r, l, omitted),
-      reversibilitySection(r, l, omitted), schemaSection(i, l, omitted), suiteSection(i, l, omitted),
-    ];
+        errorSection(r, MESSAGE_MAX),
+        planSection(r, l, omitted),
+        migrationSection(r),
+        lintSection(r, l, omitted),
+        reversibilitySection(r, l, omitted),
+        schemaSection(i, l, omitted),
+        suiteSection(i, l, omitted),
+      ];
   const table = stageTable(r, l.summaryOnly ? 80 : SUMMARY_MAX);
   const parts = [header(i), table, ...body, omissionNote(i, omitted, l.summaryOnly), footer(i)];
   return `${parts.filter((p): p is string => p !== null).join('\n\n')}\n`;
@@ -255,18 +320,29 @@ function largest(hi: number, ok: (n: number) => boolean): number | null {
 export function renderCheckMarkdown(report: CheckReport, options: MarkdownOptions = {}): string {
   const maxChars = options.maxChars ?? 60_000;
   const i: Input = {
-    report, maxChars, title: options.title ?? 'Consort', run: safeUrl(options.links?.run),
-    tail: stripControl(report.stages.suite.outputTail), diff: stripControl(report.stages.schemaDiff.text),
+    report,
+    maxChars,
+    title: options.title ?? 'Consort',
+    run: safeUrl(options.links?.run),
+    tail: stripControl(report.stages.suite.outputTail),
+    diff: stripControl(report.stages.schemaDiff.text),
   };
   const fits = (l: Limits): boolean => render(i, l).length <= maxChars;
   let l = FULL;
   if (fits(l)) return render(i, l);
   // In order of how little a reviewer loses: old output lines, then diff lines, then list entries.
   const r = report.stages;
-  const longest = Math.max(r.lint.findings.length, r.suite.failures.length, r.plan.problems.length, r.reversibility.migrations.length);
+  const longest = Math.max(
+    r.lint.findings.length,
+    r.suite.failures.length,
+    r.plan.problems.length,
+    r.reversibility.migrations.length,
+  );
   // No more than maxChars characters of text, or maxChars / 20 list entries (none renders shorter), can fit.
   const stages: ['tail' | 'diff' | 'items', number][] = [
-    ['tail', Math.min(i.tail.length, maxChars)], ['diff', Math.min(i.diff.length, maxChars)], ['items', Math.min(longest, Math.ceil(maxChars / 20))],
+    ['tail', Math.min(i.tail.length, maxChars)],
+    ['diff', Math.min(i.diff.length, maxChars)],
+    ['items', Math.min(longest, Math.ceil(maxChars / 20))],
   ];
   for (const [key, hi] of stages) {
     const at = (n: number): Limits => ({ ...l, [key]: n });

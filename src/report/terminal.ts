@@ -7,9 +7,27 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
-  count, irreversible, migrationFailurePhrase, orderedFindings, outcome, plural, postgresError,
-  PROBLEM_TITLE, problemPhrase, renameCommand, REVERSIBILITY_LABEL, schemaTotals, shortSha, showSchemaDiff,
-  showSuite, location, suitePhrase, failureNotes, verdict, type Phrase, type StageOutcome,
+  count,
+  irreversible,
+  migrationFailurePhrase,
+  orderedFindings,
+  outcome,
+  plural,
+  postgresError,
+  PROBLEM_TITLE,
+  problemPhrase,
+  renameCommand,
+  REVERSIBILITY_LABEL,
+  schemaTotals,
+  shortSha,
+  showSchemaDiff,
+  showSuite,
+  location,
+  suitePhrase,
+  failureNotes,
+  verdict,
+  type Phrase,
+  type StageOutcome,
 } from './content.js';
 import { clip, oneLine, shellQuote, stripControl } from './escape.js';
 
@@ -27,10 +45,19 @@ const DIFF_LINES = 200;
 const BLOCK_LINES = 40;
 
 type Paint = (s: string) => string;
-interface Palette { red: Paint; green: Paint; yellow: Paint; dim: Paint; bold: Paint }
+interface Palette {
+  red: Paint;
+  green: Paint;
+  yellow: Paint;
+  dim: Paint;
+  bold: Paint;
+}
 
 function palette(on: boolean): Palette {
-  const sgr = (open: number, close: number): Paint => (s) => (on ? `\u001b[${open}m${s}\u001b[${close}m` : s);
+  const sgr =
+    (open: number, close: number): Paint =>
+    (s) =>
+      on ? `\u001b[${open}m${s}\u001b[${close}m` : s;
   return { red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), dim: sgr(2, 22), bold: sgr(1, 22) };
 }
 
@@ -42,7 +69,8 @@ function tint(p: Palette, o: StageOutcome): Paint {
   return o === 'skipped' ? p.dim : p.red;
 }
 
-const phrase = (ph: Phrase): string => ph.map((x) => (typeof x === 'string' ? x : oneLine('code' in x ? x.code : x.text))).join('');
+const phrase = (ph: Phrase): string =>
+  ph.map((x) => (typeof x === 'string' ? x : oneLine('code' in x ? x.code : x.text))).join('');
 
 // Our own color codes take no columns; the text they wrap was stripped of foreign ones already.
 // eslint-disable-next-line no-control-regex -- measuring around escape sequences is the point
@@ -68,7 +96,8 @@ function wrap(text: string, width: number, indent: string, hang = indent): strin
 function block(text: string, indent: string, max: number, from: 'start' | 'end', p: Palette): string[] {
   const lines = stripControl(text).replace(/\n+$/, '').split('\n');
   const shown = from === 'start' ? lines.slice(0, max) : lines.slice(-max);
-  const note = lines.length > max ? [p.dim(`${indent}… ${plural(lines.length - max, 'more line')} in the JSON report`)] : [];
+  const note =
+    lines.length > max ? [p.dim(`${indent}… ${plural(lines.length - max, 'more line')} in the JSON report`)] : [];
   const body = shown.map((l) => (l === '' ? indent.trimEnd() : `${indent}${l}`));
   return from === 'start' ? [...body, ...note] : [...note, ...body];
 }
@@ -87,7 +116,9 @@ function header(r: CheckReport): string {
     `${ref(r.head)} → ${ref(r.base)}`,
     r.pr === null ? '' : `PR #${r.pr}`,
     `${oneLine(r.provider)}${r.branchMode === null ? '' : ` (${oneLine(r.branchMode)})`}`,
-  ].filter((s) => s !== '').join(' · ');
+  ]
+    .filter((s) => s !== '')
+    .join(' · ');
 }
 
 function stageLines(r: CheckReport, width: number, p: Palette): string[] {
@@ -111,14 +142,25 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   if (problems.length > 0) {
     const lines = problems.slice(0, LIST_MAX).flatMap((pr) => {
       const rename = renameCommand(pr, (w) => shellQuote(stripControl(w)), untracked);
-      return [...wrap(`${p.red('✗')} ${PROBLEM_TITLE[pr.kind]}: ${phrase(problemPhrase(pr))}`, width, '  ', '    '), ...(rename === null ? [] : [`    $ ${rename}`])];
+      return [
+        ...wrap(`${p.red('✗')} ${PROBLEM_TITLE[pr.kind]}: ${phrase(problemPhrase(pr))}`, width, '  ', '    '),
+        ...(rename === null ? [] : [`    $ ${rename}`]),
+      ];
     });
     out.push([p.bold('Migration plan'), ...lines, ...more(problems.length, LIST_MAX, '  ', p)]);
   }
   const warnings = r.stages.plan.warnings ?? [];
   if (warnings.length > 0) {
-    const lines = warnings.slice(0, LIST_MAX).flatMap((pr) =>
-      wrap(`! ${PROBLEM_TITLE[pr.kind]} (allowed, migrations.checkOrder: false): ${phrase(problemPhrase(pr))}`, width, '  ', '    '));
+    const lines = warnings
+      .slice(0, LIST_MAX)
+      .flatMap((pr) =>
+        wrap(
+          `! ${PROBLEM_TITLE[pr.kind]} (allowed, migrations.checkOrder: false): ${phrase(problemPhrase(pr))}`,
+          width,
+          '  ',
+          '    ',
+        ),
+      );
     out.push([p.bold('Migration plan warnings'), ...lines, ...more(warnings.length, LIST_MAX, '  ', p)]);
   }
   const f = r.stages.migrations.failure;
@@ -133,24 +175,41 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   const findings = orderedFindings(r);
   if (findings.length > 0) {
     const blocking = findings.filter((x) => x.blocking).length;
-    const lines = findings.slice(0, LIST_MAX).flatMap((x) => [
-      `  ${x.blocking ? p.red('✗') : p.yellow('·')} ${oneLine(x.rule)}  ${oneLine(location(x.file, x.line, x.column))}${x.blocking ? '' : p.dim(x.note === undefined ? ' (non-blocking)' : ' (note)')}`,
-      ...(x.note === undefined ? [] : wrap(oneLine(`Note: ${x.note}.`), width, '      ')),
-      ...wrap(oneLine(x.help === undefined ? x.message : `${x.message} — ${x.help}`), width, '      '),
+    const lines = findings
+      .slice(0, LIST_MAX)
+      .flatMap((x) => [
+        `  ${x.blocking ? p.red('✗') : p.yellow('·')} ${oneLine(x.rule)}  ${oneLine(location(x.file, x.line, x.column))}${x.blocking ? '' : p.dim(x.note === undefined ? ' (non-blocking)' : ' (note)')}`,
+        ...(x.note === undefined ? [] : wrap(oneLine(`Note: ${x.note}.`), width, '      ')),
+        ...wrap(oneLine(x.help === undefined ? x.message : `${x.message} — ${x.help}`), width, '      '),
+      ]);
+    out.push([
+      p.bold(`Lint: ${plural(findings.length, 'finding')}, ${count(blocking)} blocking`),
+      ...lines,
+      ...more(findings.length, LIST_MAX, '  ', p),
     ]);
-    out.push([p.bold(`Lint: ${plural(findings.length, 'finding')}, ${count(blocking)} blocking`), ...lines, ...more(findings.length, LIST_MAX, '  ', p)]);
   }
   const bad = irreversible(r);
   if (bad.length > 0) {
-    const lines = bad.slice(0, LIST_MAX).flatMap((m) =>
-      wrap(`${p.red('✗')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${m.detail === undefined ? '' : ` — ${oneLine(m.detail)}`}`, width, '  ', '    '));
+    const lines = bad
+      .slice(0, LIST_MAX)
+      .flatMap((m) =>
+        wrap(
+          `${p.red('✗')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${m.detail === undefined ? '' : ` — ${oneLine(m.detail)}`}`,
+          width,
+          '  ',
+          '    ',
+        ),
+      );
     out.push([p.bold('Reversibility'), ...lines, ...more(bad.length, LIST_MAX, '  ', p)]);
   }
   if (showSchemaDiff(r)) {
     const t = schemaTotals(r.stages.schemaDiff.counts);
     const text = r.stages.schemaDiff.text;
     const diff = text.trim() === '' ? [] : block(text, '    ', DIFF_LINES, 'start', p);
-    out.push([p.bold(`Schema diff: ${count(t.added)} added, ${count(t.removed)} removed, ${count(t.changed)} changed`), ...diff]);
+    out.push([
+      p.bold(`Schema diff: ${count(t.added)} added, ${count(t.removed)} removed, ${count(t.changed)} changed`),
+      ...diff,
+    ]);
   }
   if (showSuite(r)) out.push(suiteLines(r, width, p));
   return out;
@@ -160,14 +219,30 @@ function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
   const s = r.stages.suite;
   const failures = s.failures.slice(0, LIST_MAX).flatMap((x) => {
     const head = `  ${p.red('✗')} ${oneLine(x.id)} (${failureNotes(x).map(oneLine).join(', ')})`;
-    return x.message === undefined || x.message.trim() === '' ? [head] : [head, ...block(x.message, '      ', 20, 'start', p)];
+    return x.message === undefined || x.message.trim() === ''
+      ? [head]
+      : [head, ...block(x.message, '      ', 20, 'start', p)];
   });
-  const tail = s.outputTail.trim() === '' ? [] : [p.dim('  Output:'), ...block(s.outputTail, '  │ ', TAIL_LINES, 'end', p)];
-  return [p.bold('Test suite'), ...wrap(phrase(suitePhrase(s)), width, '  ', '    '), ...failures, ...more(s.failures.length, LIST_MAX, '  ', p), ...tail];
+  const tail =
+    s.outputTail.trim() === '' ? [] : [p.dim('  Output:'), ...block(s.outputTail, '  │ ', TAIL_LINES, 'end', p)];
+  return [
+    p.bold('Test suite'),
+    ...wrap(phrase(suitePhrase(s)), width, '  ', '    '),
+    ...failures,
+    ...more(s.failures.length, LIST_MAX, '  ', p),
+    ...tail,
+  ];
 }
 
 function conclusion(r: CheckReport, p: Palette): string {
-  const symbol = r.conclusion === 'success' ? p.green('✓') : r.conclusion === 'failure' ? p.red('✗') : r.conclusion === 'cancelled' ? p.dim('■') : p.red('!');
+  const symbol =
+    r.conclusion === 'success'
+      ? p.green('✓')
+      : r.conclusion === 'failure'
+        ? p.red('✗')
+        : r.conclusion === 'cancelled'
+          ? p.dim('■')
+          : p.red('!');
   const text = verdict(r);
   const line = `${symbol} ${p.bold(text.charAt(0).toUpperCase() + text.slice(1))}`;
   if (r.branch === null) return line;
@@ -178,6 +253,11 @@ function conclusion(r: CheckReport, p: Palette): string {
 export function renderCheckTerminal(report: CheckReport, options: TerminalOptions = {}): string {
   const p = palette(options.color ?? false);
   const width = Math.max(40, options.width ?? 100);
-  const parts = [[header(report)], stageLines(report, width, p), ...sections(report, width, p, options.untracked), [conclusion(report, p)]];
+  const parts = [
+    [header(report)],
+    stageLines(report, width, p),
+    ...sections(report, width, p, options.untracked),
+    [conclusion(report, p)],
+  ];
   return `${parts.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }

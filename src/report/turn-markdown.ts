@@ -14,18 +14,31 @@ export const GATE_MARKER = (gate: string, hash: string) => `<!-- consort:gate ${
 const MAX_BODY = 60_000;
 const MAX_TRANSCRIPT = 12_000;
 
-const VERDICT_ICON: Record<string, string> = { accepted: '✅', rejected: '❌', refused: '⛔', incomplete: '⚠️', failed: '💥' };
+const VERDICT_ICON: Record<string, string> = {
+  accepted: '✅',
+  rejected: '❌',
+  refused: '⛔',
+  incomplete: '⚠️',
+  failed: '💥',
+};
 
 export const usd = (cost: number | undefined): string => (cost === undefined ? '—' : `$${cost.toFixed(4)}`);
 
 /** Free text as a block quote, each line escaped so it renders as the words it is (no `/consort` line either). */
 function quoted(text: string): string {
-  return stripControl(text).trim().split('\n').slice(0, 20).map((l) => `> ${mdText(l).replace(/^\//, '\\/')}`).join('\n');
+  return stripControl(text)
+    .trim()
+    .split('\n')
+    .slice(0, 20)
+    .map((l) => `> ${mdText(l).replace(/^\//, '\\/')}`)
+    .join('\n');
 }
 
 /** A path an agent chose, as code, linked at the commit when there is one. */
 function pathLink(file: string, repoUrl: string | undefined, commit: string | null): string {
-  return repoUrl && commit ? `[${mdCode(file)}](${repoUrl}/blob/${commit}/${file.split('/').map(encodeURIComponent).join('/')})` : mdCode(file);
+  return repoUrl && commit
+    ? `[${mdCode(file)}](${repoUrl}/blob/${commit}/${file.split('/').map(encodeURIComponent).join('/')})`
+    : mdCode(file);
 }
 
 function tail(text: string, max: number): { text: string; clipped: boolean } {
@@ -37,7 +50,8 @@ function tail(text: string, max: number): { text: string; clipped: boolean } {
 /** The counts in a suite summary ("12 passed, 1 failed, 0 errored, 2 skipped", as summarizeSuite writes it). */
 export function suiteCounts(summary: string): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const m of summary.matchAll(/(\d+)\s+(passed|failed|skipped|errors?|errored|todo|tests?)\b/gi)) counts[m[2]!.toLowerCase()] = Number(m[1]);
+  for (const m of summary.matchAll(/(\d+)\s+(passed|failed|skipped|errors?|errored|todo|tests?)\b/gi))
+    counts[m[2]!.toLowerCase()] = Number(m[1]);
   return counts;
 }
 
@@ -61,9 +75,22 @@ export function renderTurnReview(v: TurnView): string {
     `### ${VERDICT_ICON[t.verdict] ?? '•'} \`${t.role}\` · ${what} · ${t.feature} — ${t.verdict}`,
     '',
   ];
-  if (t.verdict !== 'accepted' && t.reason) lines.push(`**Why:** ${mdText(t.reason.split('\n')[0]!.slice(0, 600))}`, '');
-  const files = t.filesChanged.length === 0 ? 'none' : t.filesChanged.slice(0, 15).map((f) => pathLink(f, v.repoUrl, v.commit)).join(', ') + (t.filesChanged.length > 15 ? `, and ${t.filesChanged.length - 15} more` : '');
-  const commit = v.commit ? (v.repoUrl ? `[\`${v.commit.slice(0, 7)}\`](${v.repoUrl}/commit/${v.commit})` : `\`${v.commit.slice(0, 7)}\``) : t.verdict === 'accepted' ? 'none (nothing changed)' : 'none (reverted)';
+  if (t.verdict !== 'accepted' && t.reason)
+    lines.push(`**Why:** ${mdText(t.reason.split('\n')[0]!.slice(0, 600))}`, '');
+  const files =
+    t.filesChanged.length === 0
+      ? 'none'
+      : t.filesChanged
+          .slice(0, 15)
+          .map((f) => pathLink(f, v.repoUrl, v.commit))
+          .join(', ') + (t.filesChanged.length > 15 ? `, and ${t.filesChanged.length - 15} more` : '');
+  const commit = v.commit
+    ? v.repoUrl
+      ? `[\`${v.commit.slice(0, 7)}\`](${v.repoUrl}/commit/${v.commit})`
+      : `\`${v.commit.slice(0, 7)}\``
+    : t.verdict === 'accepted'
+      ? 'none (nothing changed)'
+      : 'none (reverted)';
   lines.push(
     '| | |',
     '| --- | --- |',
@@ -80,8 +107,14 @@ export function renderTurnReview(v: TurnView): string {
   );
   if (t.suite) {
     const c = suiteCounts(t.suite);
-    lines.push('**Suite** (the conductor\'s own run on a fresh branch):', '', '| passed | failed | errored | skipped | result |', '| ---: | ---: | ---: | ---: | --- |',
-      `| ${c.passed ?? '—'} | ${c.failed ?? 0} | ${c.errored ?? 0} | ${c.skipped ?? 0} | ${mdText(t.suite.split('\n')[0]!.slice(0, 300))} |`, '');
+    lines.push(
+      "**Suite** (the conductor's own run on a fresh branch):",
+      '',
+      '| passed | failed | errored | skipped | result |',
+      '| ---: | ---: | ---: | ---: | --- |',
+      `| ${c.passed ?? '—'} | ${c.failed ?? 0} | ${c.errored ?? 0} | ${c.skipped ?? 0} | ${mdText(t.suite.split('\n')[0]!.slice(0, 300))} |`,
+      '',
+    );
   }
   if (t.summary) lines.push('**What the agent says it did:**', '', quoted(t.summary.slice(0, 2000)), '');
   const head = lines.join('\n');
@@ -89,7 +122,18 @@ export function renderTurnReview(v: TurnView): string {
   if (v.transcript && room > 500) {
     const excerpt = tail(v.transcript, room);
     const total = v.transcript.split('\n').length;
-    lines.push('<details><summary>Transcript' + (excerpt.clipped ? ` (the last ${excerpt.text.split('\n').length} of ${total} lines; the whole of it is in \`.consort/features/${t.feature}/transcripts/${t.id}.txt\`)` : '') + '</summary>', '', fenced(excerpt.text, 'text'), '', '</details>', '');
+    lines.push(
+      '<details><summary>Transcript' +
+        (excerpt.clipped
+          ? ` (the last ${excerpt.text.split('\n').length} of ${total} lines; the whole of it is in \`.consort/features/${t.feature}/transcripts/${t.id}.txt\`)`
+          : '') +
+        '</summary>',
+      '',
+      fenced(excerpt.text, 'text'),
+      '',
+      '</details>',
+      '',
+    );
   }
   if (v.runUrl) lines.push(`<sub>Consort conductor · [workflow run](${v.runUrl}) · ${t.id}</sub>`);
   return lines.join('\n');
@@ -109,12 +153,24 @@ export interface GateView {
 export function renderGateComment(g: GateView): string {
   const lines = [GATE_MARKER(g.gate, g.hash), `### ⏸ Gate \`${g.gate}\` for ${g.feature} — waiting for a human`, ''];
   if (g.problems.length > 0) {
-    lines.push('The artifacts this gate covers are not valid yet, so it cannot be approved:', '', ...g.problems.slice(0, 10).map((p) => `- ${mdText(p)}`), '');
+    lines.push(
+      'The artifacts this gate covers are not valid yet, so it cannot be approved:',
+      '',
+      ...g.problems.slice(0, 10).map((p) => `- ${mdText(p)}`),
+      '',
+    );
   } else {
     lines.push(
-      'The conductor stopped here. Read what this gate covers, then approve it to let the lane continue:', '',
-      ...g.artifacts.map((f) => `- ${pathLink(f, g.repoUrl, g.head)}`), '',
-      'To approve, comment (people with write access only):', '', '```', `/consort approve ${g.gate}`, '```', '',
+      'The conductor stopped here. Read what this gate covers, then approve it to let the lane continue:',
+      '',
+      ...g.artifacts.map((f) => `- ${pathLink(f, g.repoUrl, g.head)}`),
+      '',
+      'To approve, comment (people with write access only):',
+      '',
+      '```',
+      `/consort approve ${g.gate}`,
+      '```',
+      '',
       `The approval is recorded for exactly these artifacts (\`${g.hash.slice(0, 19)}…\`) and the head commit it is given on; if they change, the gate opens again.`,
     );
   }
@@ -134,13 +190,21 @@ export function renderRunSummary(r: RunView): string {
   const lines = [`## Consort TDD lane: ${r.feature}`, '', `**Stopped:** ${r.stop} — ${r.message}`, ''];
   if (r.turns.length === 0) lines.push('No agent turn ran in this run.', '');
   else {
-    lines.push('| # | role | step | verdict | duration | tokens in | tokens out | cost |', '| --- | --- | --- | --- | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '| # | role | step | verdict | duration | tokens in | tokens out | cost |',
+      '| --- | --- | --- | --- | ---: | ---: | ---: | ---: |',
+    );
     for (const t of r.turns) {
-      lines.push(`| ${t.id} | ${t.role} | ${t.step}${t.item ? ` ${t.item}` : ''} | ${t.verdict} | ${formatDuration(t.durationMs)} | ${t.usage.inputTokens} | ${t.usage.outputTokens} | ${usd(t.usage.costUsd)} |`);
+      lines.push(
+        `| ${t.id} | ${t.role} | ${t.step}${t.item ? ` ${t.item}` : ''} | ${t.verdict} | ${formatDuration(t.durationMs)} | ${t.usage.inputTokens} | ${t.usage.outputTokens} | ${usd(t.usage.costUsd)} |`,
+      );
     }
     const sum = (f: (t: TurnRecord) => number) => r.turns.reduce((n, t) => n + f(t), 0);
     const costs = r.turns.filter((t) => t.usage.costUsd !== undefined);
-    lines.push(`| **total** | | | ${r.turns.filter((t) => t.verdict === 'accepted').length} of ${r.turns.length} accepted | ${formatDuration(sum((t) => t.durationMs))} | ${sum((t) => t.usage.inputTokens)} | ${sum((t) => t.usage.outputTokens)} | ${costs.length ? usd(costs.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0)) : '—'}${costs.length < r.turns.length && costs.length ? ' (some backends report no cost)' : ''} |`, '');
+    lines.push(
+      `| **total** | | | ${r.turns.filter((t) => t.verdict === 'accepted').length} of ${r.turns.length} accepted | ${formatDuration(sum((t) => t.durationMs))} | ${sum((t) => t.usage.inputTokens)} | ${sum((t) => t.usage.outputTokens)} | ${costs.length ? usd(costs.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0)) : '—'}${costs.length < r.turns.length && costs.length ? ' (some backends report no cost)' : ''} |`,
+      '',
+    );
   }
   if (r.next) lines.push(`**Next:** ${r.next}`, '');
   return lines.join('\n');

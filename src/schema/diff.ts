@@ -56,8 +56,23 @@ export type ObjectKind = keyof SchemaObjects;
 
 /** The order kinds are reported in: roughly the order a migration would create them. */
 export const OBJECT_KINDS: readonly ObjectKind[] = [
-  'extensions', 'schemas', 'collations', 'enums', 'domains', 'types', 'sequences', 'tables', 'columns', 'indexes',
-  'constraints', 'views', 'functions', 'triggers', 'policies', 'privileges', 'comments',
+  'extensions',
+  'schemas',
+  'collations',
+  'enums',
+  'domains',
+  'types',
+  'sequences',
+  'tables',
+  'columns',
+  'indexes',
+  'constraints',
+  'views',
+  'functions',
+  'triggers',
+  'policies',
+  'privileges',
+  'comments',
 ];
 
 export type FieldValue = string | boolean | null | readonly string[];
@@ -120,8 +135,15 @@ export const KIND_SPECS: Specs = {
   tables: {
     key: named,
     fields: {
-      kind: true, partitionKey: true, partitionBound: true, inherits: true, unlogged: true, rowSecurity: true,
-      forceRowSecurity: true, replicaIdentity: true, options: true,
+      kind: true,
+      partitionKey: true,
+      partitionBound: true,
+      inherits: true,
+      unlogged: true,
+      rowSecurity: true,
+      forceRowSecurity: true,
+      replicaIdentity: true,
+      options: true,
     },
   },
   columns: {
@@ -134,8 +156,16 @@ export const KIND_SPECS: Specs = {
   functions: {
     key: (f) => `${named(f)}(${f.identityArguments})`,
     fields: {
-      kind: true, arguments: true, result: true, language: true, volatility: true, strict: true,
-      securityDefiner: true, parallel: true, config: true, bodyHash: true,
+      kind: true,
+      arguments: true,
+      result: true,
+      language: true,
+      volatility: true,
+      strict: true,
+      securityDefiner: true,
+      parallel: true,
+      config: true,
+      bodyHash: true,
     },
   },
   triggers: { key: onTable, fields: { definition: true, enabled: true } },
@@ -159,12 +189,19 @@ function fieldChanges<T extends object>(fields: object, before: T, after: T): Fi
   return changes;
 }
 
-function diffKind<T extends object>(spec: { key: (o: T) => string; fields: object }, before: T[], after: T[]): KindDiff<T> {
+function diffKind<T extends object>(
+  spec: { key: (o: T) => string; fields: object },
+  before: T[],
+  after: T[],
+): KindDiff<T> {
   const index = (items: T[]): Map<string, T> => new Map(items.map((o) => [spec.key(o), o]));
   const b = index(before);
   const a = index(after);
   const sorted = (m: Map<string, T>, other: Map<string, T>): ObjectEntry<T>[] =>
-    [...m.keys()].filter((k) => !other.has(k)).sort(compareKeys).map((key) => ({ key, object: m.get(key) as T }));
+    [...m.keys()]
+      .filter((k) => !other.has(k))
+      .sort(compareKeys)
+      .map((key) => ({ key, object: m.get(key) as T }));
   const changed: ObjectChange<T>[] = [];
   for (const key of [...b.keys()].filter((k) => a.has(k)).sort(compareKeys)) {
     const [was, now] = [b.get(key) as T, a.get(key) as T];

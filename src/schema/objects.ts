@@ -7,8 +7,18 @@
  * (collation locales) the row is read through `to_jsonb` so one query fits every version.
  */
 
-export interface ExtensionInfo { name: string; version: string; schema: string }
-export interface CollationInfo { schema: string; name: string; provider: string; locale: string; deterministic: boolean }
+export interface ExtensionInfo {
+  name: string;
+  version: string;
+  schema: string;
+}
+export interface CollationInfo {
+  schema: string;
+  name: string;
+  provider: string;
+  locale: string;
+  deterministic: boolean;
+}
 export interface DomainInfo {
   schema: string;
   name: string;
@@ -20,7 +30,12 @@ export interface DomainInfo {
   constraints: string[];
 }
 /** Composite types list their attributes; range types their subtype and options. */
-export interface TypeInfo { schema: string; name: string; kind: 'composite' | 'range'; definition: string }
+export interface TypeInfo {
+  schema: string;
+  name: string;
+  kind: 'composite' | 'range';
+  definition: string;
+}
 export interface PolicyInfo {
   schema: string;
   table: string;
@@ -32,8 +47,16 @@ export interface PolicyInfo {
   withCheck: string | null;
 }
 /** An object whose privileges differ from its owner's defaults, as `grantee: PRIVILEGE`, sorted. */
-export interface PrivilegeInfo { type: string; identity: string; grants: string[] }
-export interface CommentInfo { type: string; identity: string; text: string }
+export interface PrivilegeInfo {
+  type: string;
+  identity: string;
+  grants: string[];
+}
+export interface CommentInfo {
+  type: string;
+  identity: string;
+  text: string;
+}
 
 export interface ExtraObjects {
   extensions: ExtensionInfo[];
@@ -51,7 +74,9 @@ const FIRST_USER_OID = 16384;
 const notExtension = (catalog: string, oid: string): string => `NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
     WHERE e.classid = '${catalog}'::regclass AND e.objid = ${oid} AND e.deptype = 'e')`;
 
-const collationName = (oid: string): string => `(SELECT CASE WHEN cn.nspname = 'pg_catalog' THEN quote_ident(co.collname)
+const collationName = (
+  oid: string,
+): string => `(SELECT CASE WHEN cn.nspname = 'pg_catalog' THEN quote_ident(co.collname)
     ELSE quote_ident(cn.nspname) || '.' || quote_ident(co.collname) END
   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace WHERE co.oid = ${oid})`;
 

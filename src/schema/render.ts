@@ -53,16 +53,25 @@ interface KindRenderer<T> {
 }
 
 const RENDER: { [K in ObjectKind]: KindRenderer<SchemaObjects[K]> } = {
-  extensions: { name: (k) => `extension ${k}`, added: (e) => plain(` version ${e.version} in schema ${qualifiedName(e.schema)}`) },
+  extensions: {
+    name: (k) => `extension ${k}`,
+    added: (e) => plain(` version ${e.version} in schema ${qualifiedName(e.schema)}`),
+  },
   schemas: { name: (k) => `schema ${k}`, added: () => plain('') },
   collations: {
     name: (k) => `collation ${k}`,
-    added: (c) => plain(` (provider ${c.provider}${c.locale === '' ? '' : `, ${c.locale}`}${c.deterministic ? '' : ', nondeterministic'})`),
+    added: (c) =>
+      plain(
+        ` (provider ${c.provider}${c.locale === '' ? '' : `, ${c.locale}`}${c.deterministic ? '' : ', nondeterministic'})`,
+      ),
   },
   enums: { name: (k) => `enum ${k}`, added: (e) => plain(` (${e.labels.map(literal).join(', ')})`) },
   domains: {
     name: (k) => `domain ${k}`,
-    added: (d) => plain(` ${columnText({ ...d, identity: null, generated: null })}${d.constraints.map((c) => ` CONSTRAINT ${oneLine(c)}`).join('')}`),
+    added: (d) =>
+      plain(
+        ` ${columnText({ ...d, identity: null, generated: null })}${d.constraints.map((c) => ` CONSTRAINT ${oneLine(c)}`).join('')}`,
+      ),
   },
   types: { name: (k, t) => `${t.kind} type ${k}`, added: (t) => plain(` ${oneLine(t.definition)}`) },
   sequences: {
@@ -87,16 +96,27 @@ const RENDER: { [K in ObjectKind]: KindRenderer<SchemaObjects[K]> } = {
     added: (i) => plain(`: ${oneLine(i.definition)}${i.valid ? '' : ' (INVALID)'}`),
   },
   constraints: { name: (_k, c) => `constraint ${onTable(c)}`, added: (c) => plain(`: ${oneLine(c.definition)}`) },
-  views: { name: (k, v) => `${v.kind} ${k}`, added: (v) => ({ headline: '', detail: [`    ${oneLine(v.definition)}`] }) },
+  views: {
+    name: (k, v) => `${v.kind} ${k}`,
+    added: (v) => ({ headline: '', detail: [`    ${oneLine(v.definition)}`] }),
+  },
   functions: {
     name: (k, f) => `${f.kind} ${k}`,
-    added: (f) => plain(`${f.result === null || f.kind === 'procedure' ? '' : ` returns ${f.result}`} language ${f.language}`),
+    added: (f) =>
+      plain(`${f.result === null || f.kind === 'procedure' ? '' : ` returns ${f.result}`} language ${f.language}`),
   },
-  triggers: { name: (_k, t) => `trigger ${onTable(t)}`, added: (t) => ({ headline: '', detail: [`    ${oneLine(t.definition)}`] }) },
+  triggers: {
+    name: (_k, t) => `trigger ${onTable(t)}`,
+    added: (t) => ({ headline: '', detail: [`    ${oneLine(t.definition)}`] }),
+  },
   policies: {
     name: (_k, p) => `policy ${onTable(p)}`,
-    added: (p) => plain(`: ${p.permissive ? '' : 'RESTRICTIVE '}FOR ${p.command} TO ${p.roles.join(', ')}${
-      p.using === null ? '' : ` USING (${oneLine(p.using)})`}${p.withCheck === null ? '' : ` WITH CHECK (${oneLine(p.withCheck)})`}`),
+    added: (p) =>
+      plain(
+        `: ${p.permissive ? '' : 'RESTRICTIVE '}FOR ${p.command} TO ${p.roles.join(', ')}${
+          p.using === null ? '' : ` USING (${oneLine(p.using)})`
+        }${p.withCheck === null ? '' : ` WITH CHECK (${oneLine(p.withCheck)})`}`,
+      ),
   },
   privileges: { name: (k) => `privileges on ${k}`, added: (p) => plain(`: ${p.grants.join(', ')}`) },
   comments: { name: (k) => `comment on ${k}`, added: (c) => plain(`: ${literal(oneLine(c.text))}`) },

@@ -18,7 +18,9 @@ import {
 
 export type * from './objects.js';
 
-export interface SchemaInfo { name: string }
+export interface SchemaInfo {
+  name: string;
+}
 export interface ColumnInfo {
   name: string;
   type: string;
@@ -47,7 +49,13 @@ export interface TableInfo {
   /** In column order. */
   columns: ColumnInfo[];
 }
-export interface IndexInfo { schema: string; name: string; table: string; definition: string; valid: boolean }
+export interface IndexInfo {
+  schema: string;
+  name: string;
+  table: string;
+  definition: string;
+  valid: boolean;
+}
 export interface ConstraintInfo {
   schema: string;
   table: string;
@@ -55,8 +63,18 @@ export interface ConstraintInfo {
   type: 'primary key' | 'unique' | 'foreign key' | 'check' | 'exclusion';
   definition: string;
 }
-export interface EnumInfo { schema: string; name: string; labels: string[] }
-export interface ViewInfo { schema: string; name: string; kind: 'view' | 'materialized view'; definition: string; options: string[] }
+export interface EnumInfo {
+  schema: string;
+  name: string;
+  labels: string[];
+}
+export interface ViewInfo {
+  schema: string;
+  name: string;
+  kind: 'view' | 'materialized view';
+  definition: string;
+  options: string[];
+}
 export interface FunctionInfo {
   schema: string;
   name: string;
@@ -87,7 +105,13 @@ export interface SequenceInfo {
   /** `table.column` from OWNED BY (always the sequence's own schema). */
   ownedBy: string | null;
 }
-export interface TriggerInfo { schema: string; table: string; name: string; definition: string; enabled: string }
+export interface TriggerInfo {
+  schema: string;
+  table: string;
+  name: string;
+  definition: string;
+  enabled: string;
+}
 
 export interface SchemaSnapshot extends ExtraObjects {
   schemas: SchemaInfo[];
@@ -121,7 +145,6 @@ export function qualifiedName(...parts: string[]): string {
 export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-
 
 const NSP = `WITH nsp AS (
   SELECT n.oid, n.nspname::text AS nspname FROM pg_catalog.pg_namespace n
@@ -228,13 +251,17 @@ function sortBy<T>(items: T[], key: (item: T) => string): T[] {
 }
 
 const byName = (o: { schema: string; name: string }): string => qualifiedName(o.schema, o.name);
-const onTable = (o: { schema: string; table: string; name: string }): string => qualifiedName(o.schema, o.table, o.name);
+const onTable = (o: { schema: string; table: string; name: string }): string =>
+  qualifiedName(o.schema, o.table, o.name);
 
 type Query = <T extends object>(sql: string) => Promise<T[]>;
 const sorted = (items: readonly string[]): string[] => [...items].sort(compareKeys);
 const identified = (o: { type: string; identity: string }): string => `${o.type} ${o.identity}`;
 
-async function snapshotExtras(query: Query, kept: (schema: string, table: string | null) => boolean): Promise<ExtraObjects> {
+async function snapshotExtras(
+  query: Query,
+  kept: (schema: string, table: string | null) => boolean,
+): Promise<ExtraObjects> {
   const run = <T extends object>(sql: string): Promise<T[]> => query<T>(`${NSP} ${sql}`);
   // Privileges and comments on an ignored table (the bookkeeping table) are its business, not the PR's.
   const onKeptRelation = <T extends { rel: string | null }>(rows: T[]): Omit<T, 'rel'>[] =>
@@ -243,13 +270,21 @@ async function snapshotExtras(query: Query, kept: (schema: string, table: string
   return {
     extensions: sortBy(await run<ExtensionInfo>(EXTRA_SQL.extensions), (e) => qualifiedName(e.name)),
     collations: sortBy(await run<CollationInfo>(EXTRA_SQL.collations), byName),
-    domains: sortBy((await run<DomainInfo>(EXTRA_SQL.domains)).map((d) => ({ ...d, constraints: sorted(d.constraints) })), byName),
+    domains: sortBy(
+      (await run<DomainInfo>(EXTRA_SQL.domains)).map((d) => ({ ...d, constraints: sorted(d.constraints) })),
+      byName,
+    ),
     types: sortBy(await run<TypeInfo>(EXTRA_SQL.types), byName),
     policies: sortBy(
-      (await run<PolicyInfo>(EXTRA_SQL.policies)).filter((p) => kept(p.schema, p.table)).map((p) => ({ ...p, roles: sorted(p.roles) })),
+      (await run<PolicyInfo>(EXTRA_SQL.policies))
+        .filter((p) => kept(p.schema, p.table))
+        .map((p) => ({ ...p, roles: sorted(p.roles) })),
       onTable,
     ),
-    privileges: sortBy(privileges.map((p) => ({ ...p, grants: sorted(p.grants) })), identified),
+    privileges: sortBy(
+      privileges.map((p) => ({ ...p, grants: sorted(p.grants) })),
+      identified,
+    ),
     comments: sortBy(onKeptRelation(await run<CommentInfo & { rel: string | null }>(EXTRA_SQL.comments)), identified),
   };
 }
@@ -258,7 +293,8 @@ export async function snapshotSchema(client: Queryable, options: SnapshotOptions
   const ignore = new Set(options.ignoreTables ?? ['pgmigrations']);
   const kept = (schema: string, table: string | null): boolean =>
     table === null || !(ignore.has(table) || ignore.has(`${schema}.${table}`));
-  const keep = <T extends { schema: string; table: string }>(rows: T[]): T[] => rows.filter((r) => kept(r.schema, r.table));
+  const keep = <T extends { schema: string; table: string }>(rows: T[]): T[] =>
+    rows.filter((r) => kept(r.schema, r.table));
   const params = [options.schemas ?? null];
   const query = async <T extends object>(sql: string): Promise<T[]> => (await client.query<T>(sql, params)).rows;
 
@@ -295,7 +331,10 @@ export async function snapshotSchema(client: Queryable, options: SnapshotOptions
       indexes: sortBy(keep(await query<IndexInfo>(SQL.indexes)), byName),
       constraints: sortBy(keep(await query<ConstraintInfo>(SQL.constraints)), onTable),
       enums: sortBy(await query<EnumInfo>(SQL.enums), byName),
-      views: sortBy(views.map((v) => ({ ...v, options: [...v.options].sort(compareKeys) })), byName),
+      views: sortBy(
+        views.map((v) => ({ ...v, options: [...v.options].sort(compareKeys) })),
+        byName,
+      ),
       functions: sortBy(
         functions.map((f) => ({ ...f, config: [...f.config].sort(compareKeys) })),
         (f) => `${byName(f)}(${f.identityArguments})`,

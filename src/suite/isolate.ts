@@ -64,14 +64,16 @@ export function isolation(kind: IsolationKind = isolationKind()): Isolation {
   const marker = randomUUID();
   if (kind === 'sweep') {
     return {
-      kind, env: { [MARKER_VAR]: marker },
+      kind,
+      env: { [MARKER_VAR]: marker },
       argv: (command) => ['/bin/sh', ['-c', command]],
       sweep: () => sweepMarked(marker),
     };
   }
   const prefix = PREFIX[kind];
   return {
-    kind, env: { [MARKER_VAR]: marker },
+    kind,
+    env: { [MARKER_VAR]: marker },
     argv: (command) => [prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', command]],
     // The namespace is gone with its first process; the sweep still catches anything that escaped it.
     sweep: () => sweepMarked(marker),

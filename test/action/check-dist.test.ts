@@ -31,20 +31,34 @@ afterAll(() => rm(out, { recursive: true, force: true }));
 
 describe('dist/', () => {
   it('holds exactly the bundle, the migration child, its license list and the built-in role prompts', async () => {
-    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual(['apply-child.js', 'index.js', 'licenses.txt', 'roles']);
+    expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual([
+      'apply-child.js',
+      'index.js',
+      'licenses.txt',
+      'roles',
+    ]);
     expect(await readdir(path.join(ROOT, 'dist', 'roles'))).toEqual(await readdir(path.join(out, 'roles')));
   });
 
   it('ships every built-in role prompt unchanged', async () => {
     const names = (await readdir(path.join(ROOT, 'roles'))).filter((f) => f.endsWith('.md')).sort();
     expect((await readdir(path.join(ROOT, 'dist', 'roles'))).sort()).toEqual(names);
-    for (const name of names) expect(await readFile(path.join(ROOT, 'dist', 'roles', name), 'utf8')).toBe(await readFile(path.join(ROOT, 'roles', name), 'utf8'));
+    for (const name of names)
+      expect(await readFile(path.join(ROOT, 'dist', 'roles', name), 'utf8')).toBe(
+        await readFile(path.join(ROOT, 'roles', name), 'utf8'),
+      );
   });
 
-  it.each(['index.js', 'apply-child.js', 'licenses.txt'])('%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)', async (file) => {
-    const [built, committed] = await Promise.all([readFile(path.join(out, file)), readFile(path.join(ROOT, 'dist', file))]);
-    expect(firstDifference(built, committed)).toBeNull();
-  });
+  it.each(['index.js', 'apply-child.js', 'licenses.txt'])(
+    '%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)',
+    async (file) => {
+      const [built, committed] = await Promise.all([
+        readFile(path.join(out, file)),
+        readFile(path.join(ROOT, 'dist', file)),
+      ]);
+      expect(firstDifference(built, committed)).toBeNull();
+    },
+  );
 
   // That it loads with no node_modules at all is what dist.test.ts shows, running it from a copy.
   it('lists the license of every bundled package with its text', async () => {

@@ -11,10 +11,15 @@ describe('parseEvent', () => {
   it('reads a pull_request payload: number, base and head, same-repository', async () => {
     const payload = await fixture('pull_request.synchronize.json');
     expect(parseEvent('pull_request', payload)).toEqual({
-      kind: 'pull_request', target: false, action: 'synchronize', number: 2, fork: false,
+      kind: 'pull_request',
+      target: false,
+      action: 'synchronize',
+      number: 2,
+      fork: false,
       base: { ref: payload.pull_request.base.ref, sha: payload.pull_request.base.sha },
       head: { ref: payload.pull_request.head.ref, sha: payload.pull_request.head.sha },
-      label: null, sender: { login: 'Codertocat', type: 'User' },
+      label: null,
+      sender: { login: 'Codertocat', type: 'User' },
     });
   });
 
@@ -27,7 +32,10 @@ describe('parseEvent', () => {
   });
 
   it('flags pull_request_target runs', async () => {
-    expect(parseEvent('pull_request_target', await fixture('pull_request.closed.json'))).toMatchObject({ target: true, action: 'closed' });
+    expect(parseEvent('pull_request_target', await fixture('pull_request.closed.json'))).toMatchObject({
+      target: true,
+      action: 'closed',
+    });
   });
 
   it('reads a merge group: base_sha and head_sha', async () => {
@@ -41,18 +49,31 @@ describe('parseEvent', () => {
 
   it('reads a push, with a new branch (before = zeros) as no before', () => {
     const after = 'a'.repeat(40);
-    expect(parseEvent('push', { ref: 'refs/heads/x', before: '0'.repeat(40), after })).toEqual({ kind: 'push', ref: 'refs/heads/x', before: null, after });
-    expect(parseEvent('push', { ref: 'refs/heads/x', before: 'b'.repeat(40), after })).toMatchObject({ before: 'b'.repeat(40) });
+    expect(parseEvent('push', { ref: 'refs/heads/x', before: '0'.repeat(40), after })).toEqual({
+      kind: 'push',
+      ref: 'refs/heads/x',
+      before: null,
+      after,
+    });
+    expect(parseEvent('push', { ref: 'refs/heads/x', before: 'b'.repeat(40), after })).toMatchObject({
+      before: 'b'.repeat(40),
+    });
   });
 
   it('keeps other events by name', () => {
     expect(parseEvent('schedule', { schedule: '*/15 * * * *' })).toEqual({ kind: 'other', name: 'schedule' });
   });
 
-  it('reads a comment, and tells a pull request\'s from an issue\'s', async () => {
-    const payload = await fixture<{ issue: { number: number; pull_request?: unknown }; comment: { id: number; body: string } }>('issue_comment.created.json');
+  it("reads a comment, and tells a pull request's from an issue's", async () => {
+    const payload = await fixture<{
+      issue: { number: number; pull_request?: unknown };
+      comment: { id: number; body: string };
+    }>('issue_comment.created.json');
     expect(parseEvent('issue_comment', payload)).toEqual({
-      kind: 'issue_comment', action: 'created', number: payload.issue.number, pullRequest: false,
+      kind: 'issue_comment',
+      action: 'created',
+      number: payload.issue.number,
+      pullRequest: false,
       comment: { id: payload.comment.id, body: payload.comment.body, user: { login: 'Codertocat', type: 'User' } },
     });
     payload.issue.pull_request = { url: 'https://api.github.com/repos/Codertocat/Hello-World/pulls/1' };
@@ -60,10 +81,19 @@ describe('parseEvent', () => {
   });
 
   it('reads a label and a manual dispatch with its inputs and who started it', async () => {
-    expect(parseEvent('pull_request', await fixture<unknown>('pull_request.labeled.json'))).toMatchObject({ action: 'labeled', label: 'bug', sender: { login: 'Codertocat' } });
+    expect(parseEvent('pull_request', await fixture<unknown>('pull_request.labeled.json'))).toMatchObject({
+      action: 'labeled',
+      label: 'bug',
+      sender: { login: 'Codertocat' },
+    });
     const dispatch = await fixture<{ inputs: unknown; sender: { login: string } }>('workflow_dispatch.json');
     dispatch.inputs = { pr: '7', dry: true };
-    expect(parseEvent('workflow_dispatch', dispatch)).toEqual({ kind: 'workflow_dispatch', ref: 'refs/heads/master', inputs: { pr: '7', dry: 'true' }, sender: { login: dispatch.sender.login, type: 'User' } });
+    expect(parseEvent('workflow_dispatch', dispatch)).toEqual({
+      kind: 'workflow_dispatch',
+      ref: 'refs/heads/master',
+      inputs: { pr: '7', dry: 'true' },
+      sender: { login: dispatch.sender.login, type: 'User' },
+    });
   });
 
   it('rejects a payload that is not what GitHub sends, saying where', () => {
@@ -72,26 +102,41 @@ describe('parseEvent', () => {
       throw new Error('expected a rejection');
     } catch (e) {
       expect(isConsortError(e, 'invalid-input')).toBe(true);
-      expect((e as Error).message).toMatch(/^The pull_request event payload is not what GitHub sends \(pull_request\.base\.ref: /);
+      expect((e as Error).message).toMatch(
+        /^The pull_request event payload is not what GitHub sends \(pull_request\.base\.ref: /,
+      );
     }
   });
 });
 
 describe('readActionContext', () => {
   let dir: string;
-  beforeAll(async () => { dir = await mkdtemp(path.join(os.tmpdir(), 'consort-ctx-')); });
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-ctx-'));
+  });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('builds the context from the runner variables', async () => {
     const eventPath = path.join(dir, 'event.json');
     await writeFile(eventPath, JSON.stringify(await fixture('pull_request.synchronize.json')));
     const ctx = await readActionContext({
-      GITHUB_EVENT_NAME: 'pull_request', GITHUB_EVENT_PATH: eventPath, GITHUB_WORKSPACE: '/w', GITHUB_REPOSITORY: 'octo/shop',
-      RUNNER_TEMP: '/rt', GITHUB_API_URL: 'https://ghe.example.com/api/v3', GITHUB_SERVER_URL: 'https://ghe.example.com', GITHUB_RUN_ID: '77',
+      GITHUB_EVENT_NAME: 'pull_request',
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_WORKSPACE: '/w',
+      GITHUB_REPOSITORY: 'octo/shop',
+      RUNNER_TEMP: '/rt',
+      GITHUB_API_URL: 'https://ghe.example.com/api/v3',
+      GITHUB_SERVER_URL: 'https://ghe.example.com',
+      GITHUB_RUN_ID: '77',
     });
     expect(ctx).toMatchObject({
-      eventName: 'pull_request', workspace: '/w', repo: { owner: 'octo', repo: 'shop' }, runnerTemp: '/rt',
-      apiUrl: 'https://ghe.example.com/api/v3', runUrl: 'https://ghe.example.com/octo/shop/actions/runs/77', stepSummary: undefined,
+      eventName: 'pull_request',
+      workspace: '/w',
+      repo: { owner: 'octo', repo: 'shop' },
+      runnerTemp: '/rt',
+      apiUrl: 'https://ghe.example.com/api/v3',
+      runUrl: 'https://ghe.example.com/octo/shop/actions/runs/77',
+      stepSummary: undefined,
       event: { kind: 'pull_request', number: 2 },
     });
   });
@@ -99,23 +144,53 @@ describe('readActionContext', () => {
   it('defaults the API URL to api.github.com and refuses to run outside Actions', async () => {
     const eventPath = path.join(dir, 'other.json');
     await writeFile(eventPath, '{}');
-    const ctx = await readActionContext({ GITHUB_EVENT_NAME: 'schedule', GITHUB_EVENT_PATH: eventPath, GITHUB_WORKSPACE: '/w', GITHUB_REPOSITORY: 'o/r' });
+    const ctx = await readActionContext({
+      GITHUB_EVENT_NAME: 'schedule',
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_WORKSPACE: '/w',
+      GITHUB_REPOSITORY: 'o/r',
+    });
     expect(ctx.apiUrl).toBe('https://api.github.com');
-    await expect(readActionContext({})).rejects.toThrow(/^Not running as a GitHub Action: GITHUB_EVENT_NAME is not set/);
+    await expect(readActionContext({})).rejects.toThrow(
+      /^Not running as a GitHub Action: GITHUB_EVENT_NAME is not set/,
+    );
   });
 });
 
 describe('suiteEnv', () => {
   it('hides the inputs (the token) and the runner credentials from the suite, and keeps the rest', () => {
-    expect(suiteEnv({
-      PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc', 'INPUT_GITHUB-TOKEN': 'ghs_x', INPUT_MODE: 'check',
-      ACTIONS_RUNTIME_TOKEN: 'rt', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'id', ACTIONS_ID_TOKEN_REQUEST_URL: 'u', CONSORT_POSTGRES_URL: 'postgres://a:b@c/d',
-    })).toEqual({ PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc' });
+    expect(
+      suiteEnv({
+        PATH: '/bin',
+        HOME: '/home/runner',
+        CI: 'true',
+        GITHUB_SHA: 'abc',
+        'INPUT_GITHUB-TOKEN': 'ghs_x',
+        INPUT_MODE: 'check',
+        ACTIONS_RUNTIME_TOKEN: 'rt',
+        ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'id',
+        ACTIONS_ID_TOKEN_REQUEST_URL: 'u',
+        CONSORT_POSTGRES_URL: 'postgres://a:b@c/d',
+      }),
+    ).toEqual({ PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc' });
   });
 
-  it('gives agents the model keys but no GitHub token, and the TDD lane\'s suite neither', () => {
-    const env = { PATH: '/bin', GITHUB_TOKEN: 'ghs_y', GH_TOKEN: 'gho_z', 'INPUT_OPENAI-API-KEY': 'sk-x', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' };
-    expect(agentEnv(env)).toEqual({ PATH: '/bin', ANTHROPIC_API_KEY: 'sk-ant', OPENAI_API_KEY: 'sk-x', SERVING_TOKEN: 'dapi' });
+  it("gives agents the model keys but no GitHub token, and the TDD lane's suite neither", () => {
+    const env = {
+      PATH: '/bin',
+      GITHUB_TOKEN: 'ghs_y',
+      GH_TOKEN: 'gho_z',
+      'INPUT_OPENAI-API-KEY': 'sk-x',
+      ANTHROPIC_API_KEY: 'sk-ant',
+      OPENAI_API_KEY: 'sk-x',
+      SERVING_TOKEN: 'dapi',
+    };
+    expect(agentEnv(env)).toEqual({
+      PATH: '/bin',
+      ANTHROPIC_API_KEY: 'sk-ant',
+      OPENAI_API_KEY: 'sk-x',
+      SERVING_TOKEN: 'dapi',
+    });
     expect(laneSuiteEnv(env, ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'SERVING_TOKEN'])).toEqual({ PATH: '/bin' });
   });
 });

@@ -7,7 +7,15 @@ import { rm } from 'node:fs/promises';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { ownDataDir } from '../helpers/servers.js';
-import { installAction, QUICK_SUITE, runAction, webhookPayload, type ActionResult, type InstalledAction, type RecordedPullRequestEvent } from '../helpers/action-run.js';
+import {
+  installAction,
+  QUICK_SUITE,
+  runAction,
+  webhookPayload,
+  type ActionResult,
+  type InstalledAction,
+  type RecordedPullRequestEvent,
+} from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 
 const TOKEN = `ghs_${'Fq9z'.repeat(9)}`;
@@ -47,14 +55,29 @@ async function scenario(name: string): Promise<ScenarioRepo> {
   return repo;
 }
 
-interface Run { repo: ScenarioRepo; inputs?: Record<string, string>; eventName?: string; edit?: (pr: RecordedPullRequestEvent['pull_request']) => void }
+interface Run {
+  repo: ScenarioRepo;
+  inputs?: Record<string, string>;
+  eventName?: string;
+  edit?: (pr: RecordedPullRequestEvent['pull_request']) => void;
+}
 
 async function run({ repo, inputs = {}, eventName = 'pull_request', edit }: Run): Promise<ActionResult> {
   const payload = await webhookPayload('pull_request.synchronize.json');
   payload.pull_request.base.sha = repo.baseSha;
   payload.pull_request.head.sha = repo.headSha;
   edit?.(payload.pull_request);
-  return runAction({ action, inputs, token: TOKEN, eventName, payload, workspace: repo.dir, repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir });
+  return runAction({
+    action,
+    inputs,
+    token: TOKEN,
+    eventName,
+    payload,
+    workspace: repo.dir,
+    repository: `${OWNER}/${REPO}`,
+    apiUrl: github.url,
+    dataDir,
+  });
 }
 
 describe('dist/index.js: failures and refusals', () => {
@@ -63,25 +86,39 @@ describe('dist/index.js: failures and refusals', () => {
     expect(r.code).toBe(1);
     expect(r.outputs).toMatchObject({ conclusion: 'failure', branch: 'pr-2' });
     const file = 'migrations/1730000400000_add_customer_region.sql';
-    expect(r.stdout).toMatch(new RegExp(`^::error title=squawk%3A adding-required-field,file=${file},line=5,col=\\d+::`, 'm'));
-    expect(r.stdout).toMatch(new RegExp(`^::error title=Consort%3A migration failed,file=${file}(,line=\\d+)?::ERROR 23502: .*contains null values`, 'm'));
+    expect(r.stdout).toMatch(
+      new RegExp(`^::error title=squawk%3A adding-required-field,file=${file},line=5,col=\\d+::`, 'm'),
+    );
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^::error title=Consort%3A migration failed,file=${file}(,line=\\d+)?::ERROR 23502: .*contains null values`,
+        'm',
+      ),
+    );
     expect(r.stdout).toMatch(/^::error::Consort: database checks failed/m);
     expect(r.summary).toContain('database checks failed');
-    expect(github.comments).toEqual([expect.objectContaining({ body: expect.stringContaining('database checks failed') })]);
+    expect(github.comments).toEqual([
+      expect.objectContaining({ body: expect.stringContaining('database checks failed') }),
+    ]);
   });
 
   it('fails a migration that does not reverse (bad-down)', async () => {
     const r = await run({ repo: await scenario('bad-down'), inputs: { ...QUICK, comment: 'off' } });
     expect(r.code).toBe(1);
     expect(r.report).toMatchObject({ conclusion: 'failure', stages: { reversibility: { status: 'failed' } } });
-    expect(r.stdout).toMatch(/^::error title=Consort%3A not reversible \(not-restored\),file=migrations\/1730000400000_add_loyalty_program\.sql::/m);
+    expect(r.stdout).toMatch(
+      /^::error title=Consort%3A not reversible \(not-restored\),file=migrations\/1730000400000_add_loyalty_program\.sql::/m,
+    );
     expect(github.requests).toEqual([]); // comment: off
   });
 
   it('posts no comment on a fork PR and says why', async () => {
     const r = await run({
-      repo: await scenario('clean'), inputs: QUICK,
-      edit: (pr) => { pr.head.repo = { ...pr.head.repo, full_name: 'mona/Hello-World', fork: true }; },
+      repo: await scenario('clean'),
+      inputs: QUICK,
+      edit: (pr) => {
+        pr.head.repo = { ...pr.head.repo, full_name: 'mona/Hello-World', fork: true };
+      },
     });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('this pull request comes from a fork');
@@ -93,7 +130,9 @@ describe('dist/index.js: failures and refusals', () => {
     github.forbidCreate = true;
     const r = await run({ repo: await scenario('clean'), inputs: QUICK });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^::warning::Could not write the PR comment \(GitHub API create issue comment failed \(HTTP 403\): Resource not accessible by integration/m);
+    expect(r.stdout).toMatch(
+      /^::warning::Could not write the PR comment \(GitHub API create issue comment failed \(HTTP 403\): Resource not accessible by integration/m,
+    );
     expect(r.outputs.conclusion).toBe('success');
     expect(github.requests.map((q) => q.method)).toEqual(['GET', 'POST']);
   });
@@ -109,12 +148,20 @@ describe('dist/index.js: failures and refusals', () => {
     [{ mode: 'banana' }, 'Invalid input "mode" must be one of check, cleanup, build, approve (got "banana")'],
     [{ comment: 'always' }, 'Invalid input "comment" must be one of sticky, off (got "always")'],
     [{ 'fail-on': 'info' }, 'Invalid input "fail-on" must be one of error, warning (got "info")'],
-    [{ 'database-url': 'mysql://root:hunter2-secret@db/x' }, 'Invalid input "database-url" must be a postgres:// or postgresql:// connection string'],
+    [
+      { 'database-url': 'mysql://root:hunter2-secret@db/x' },
+      'Invalid input "database-url" must be a postgres:// or postgresql:// connection string',
+    ],
   ])('fails on an invalid input, naming it: %j', async (inputs, message) => {
     const r = await run({ repo: await scenario('clean'), inputs });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`::error::${message}`);
-    expect(r.stdout.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n')).not.toContain('hunter2-secret');
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => !l.startsWith('::add-mask::'))
+        .join('\n'),
+    ).not.toContain('hunter2-secret');
     expect(github.requests).toEqual([]);
   });
 });

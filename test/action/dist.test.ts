@@ -11,7 +11,15 @@ import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { CHECK_COMMENT_MARKER } from '../../src/github/sticky-comment.js';
 import { CheckReport } from '../../src/report/check-report.js';
-import { installAction, QUICK_SUITE, runAction, webhookPayload, type ActionResult, type InstalledAction, type RecordedPullRequestEvent } from '../helpers/action-run.js';
+import {
+  installAction,
+  QUICK_SUITE,
+  runAction,
+  webhookPayload,
+  type ActionResult,
+  type InstalledAction,
+  type RecordedPullRequestEvent,
+} from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir, postgresTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -37,7 +45,9 @@ afterAll(async () => {
   await Promise.all([action?.cleanup(), github?.close(), repo?.dispose()]);
 });
 
-beforeEach(() => { github.requests.length = 0; });
+beforeEach(() => {
+  github.requests.length = 0;
+});
 afterEach(() => expect(github.unexpected).toEqual([]));
 
 async function prPayload(file: string): Promise<RecordedPullRequestEvent> {
@@ -47,11 +57,27 @@ async function prPayload(file: string): Promise<RecordedPullRequestEvent> {
   return payload;
 }
 
-function run(eventFile: string, inputs: Record<string, string> = {}, env: Record<string, string> = {}, node?: 'machine'): Promise<ActionResult> {
-  return prPayload(eventFile).then((payload) => runAction({
-    action, inputs, token: TOKEN, eventName: 'pull_request', payload, workspace: repo.dir,
-    repository: `${OWNER}/${REPO}`, apiUrl: github.url, dataDir, env, node,
-  }));
+function run(
+  eventFile: string,
+  inputs: Record<string, string> = {},
+  env: Record<string, string> = {},
+  node?: 'machine',
+): Promise<ActionResult> {
+  return prPayload(eventFile).then((payload) =>
+    runAction({
+      action,
+      inputs,
+      token: TOKEN,
+      eventName: 'pull_request',
+      payload,
+      workspace: repo.dir,
+      repository: `${OWNER}/${REPO}`,
+      apiUrl: github.url,
+      dataDir,
+      env,
+      node,
+    }),
+  );
 }
 
 async function serverPassword(): Promise<string> {
@@ -60,37 +86,77 @@ async function serverPassword(): Promise<string> {
 
 /** Every place a secret could leak to, except the masked `database-url` output. */
 function visibleText(r: ActionResult): string {
-  const log = `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => !l.startsWith('::add-mask::')).join('\n');
-  const outputs = Object.entries(r.outputs).filter(([k]) => k !== 'database-url').map(([k, v]) => `${k}=${v}`).join('\n');
-  return [log, r.summary, outputs, ...github.comments.map((c) => c.body), ...github.requests.map((q) => JSON.stringify(q.body ?? ''))].join('\n');
+  const log = `${r.stdout}\n${r.stderr}`
+    .split('\n')
+    .filter((l) => !l.startsWith('::add-mask::'))
+    .join('\n');
+  const outputs = Object.entries(r.outputs)
+    .filter(([k]) => k !== 'database-url')
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n');
+  return [
+    log,
+    r.summary,
+    outputs,
+    ...github.comments.map((c) => c.body),
+    ...github.requests.map((q) => JSON.stringify(q.body ?? '')),
+  ].join('\n');
 }
 
 describe('dist/index.js on a pull_request', () => {
   // GitHub runs dist/ on the Node that runs.using names (node24); the machine's own Node must load it too.
-  it.each([['node24, as action.yml says', undefined], ["the machine's Node", 'machine']] as const)('uses a server you give (provider: postgres, database-url from a secret) and masks its password, on %s', async (_label, node) => {
-    const t = await postgresTestProvider();
-    // The test server trusts local connections, so any password gets in: a stand-in for a real secret.
-    const url = SYSTEM_PG_URL.replace('postgres@', 'postgres:S3cret-db-pw@');
-    try {
-      const env = { CONSORT_NAMESPACE: t.namespace };
-      const r = await run('pull_request.synchronize.json', { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' }, env, node);
-      expect(r.code).toBe(0);
-      expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
-      expect(r.outputs['database-url']).toMatch(new RegExp(`^postgresql://postgres:S3cret-db-pw@${new URL(SYSTEM_PG_URL).host.replace(/\./g, '\\.')}/${t.namespace}_pr-2$`));
-      expect(r.stdout.split('\n').slice(0, 3)).toEqual([`::add-mask::${TOKEN}`, `::add-mask::${url}`, '::add-mask::S3cret-db-pw']);
-      expect(visibleText(r)).not.toContain('S3cret-db-pw');
-      expect(await t.provider.get('pr-2')).toBeDefined();
-      const cleanup = await run('pull_request.closed.json', { mode: 'cleanup', provider: 'postgres', 'database-url': url }, env, node);
-      expect(cleanup.code).toBe(0);
-      expect(await t.provider.get('pr-2')).toBeUndefined();
-      expect(github.requests).toEqual([]);
-    } finally {
-      await t.cleanup();
-    }
-  });
+  it.each([
+    ['node24, as action.yml says', undefined],
+    ["the machine's Node", 'machine'],
+  ] as const)(
+    'uses a server you give (provider: postgres, database-url from a secret) and masks its password, on %s',
+    async (_label, node) => {
+      const t = await postgresTestProvider();
+      // The test server trusts local connections, so any password gets in: a stand-in for a real secret.
+      const url = SYSTEM_PG_URL.replace('postgres@', 'postgres:S3cret-db-pw@');
+      try {
+        const env = { CONSORT_NAMESPACE: t.namespace };
+        const r = await run(
+          'pull_request.synchronize.json',
+          { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' },
+          env,
+          node,
+        );
+        expect(r.code).toBe(0);
+        expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
+        expect(r.outputs['database-url']).toMatch(
+          new RegExp(
+            `^postgresql://postgres:S3cret-db-pw@${new URL(SYSTEM_PG_URL).host.replace(/\./g, '\\.')}/${t.namespace}_pr-2$`,
+          ),
+        );
+        expect(r.stdout.split('\n').slice(0, 3)).toEqual([
+          `::add-mask::${TOKEN}`,
+          `::add-mask::${url}`,
+          '::add-mask::S3cret-db-pw',
+        ]);
+        expect(visibleText(r)).not.toContain('S3cret-db-pw');
+        expect(await t.provider.get('pr-2')).toBeDefined();
+        const cleanup = await run(
+          'pull_request.closed.json',
+          { mode: 'cleanup', provider: 'postgres', 'database-url': url },
+          env,
+          node,
+        );
+        expect(cleanup.code).toBe(0);
+        expect(await t.provider.get('pr-2')).toBeUndefined();
+        expect(github.requests).toEqual([]);
+      } finally {
+        await t.cleanup();
+      }
+    },
+  );
 
   it('checks the PR, reports everywhere, and keeps one sticky comment across pushes', async () => {
-    const human = github.seed({ issue: 2, body: `${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`, user: { login: 'Codertocat', id: 21031067, type: 'User' } });
+    const human = github.seed({
+      issue: 2,
+      body: `${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`,
+      user: { login: 'Codertocat', id: 21031067, type: 'User' },
+    });
 
     const first = await run('pull_request.synchronize.json');
     expect(first.stderr).toBe('');
@@ -99,7 +165,12 @@ describe('dist/index.js on a pull_request', () => {
     expect(first.outputs['database-url']).toMatch(/^postgresql:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/pr-2$/);
     expect(first.outputs.report).toMatch(/consort\/check-report\.json$/);
     const report = CheckReport.parse(first.report);
-    expect(report).toMatchObject({ conclusion: 'success', pr: 2, base: { sha: repo.baseSha }, head: { ref: 'changes', sha: repo.headSha } });
+    expect(report).toMatchObject({
+      conclusion: 'success',
+      pr: 2,
+      base: { sha: repo.baseSha },
+      head: { ref: 'changes', sha: repo.headSha },
+    });
     expect(report.stages.plan.newMigrations).toEqual(['1730000400000_add_customer_phone']);
     expect(report.stages.suite.tests).toMatchObject({ passed: 18, failed: 0 });
     expect(first.summary).toContain('database checks passed');
@@ -115,8 +186,13 @@ describe('dist/index.js on a pull_request', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('PR comment updated');
     expect(bot()).toEqual([expect.objectContaining({ id: sticky.id })]);
-    expect(github.comments.find((c) => c.id === human.id)!.body).toBe(`${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`);
-    expect(second.report).toMatchObject({ conclusion: 'success', stages: { suite: { command: QUICK_SUITE, tests: { passed: 1 } } } });
+    expect(github.comments.find((c) => c.id === human.id)!.body).toBe(
+      `${CHECK_COMMENT_MARKER}\nQuoting the bot: is this right?`,
+    );
+    expect(second.report).toMatchObject({
+      conclusion: 'success',
+      stages: { suite: { command: QUICK_SUITE, tests: { passed: 1 } } },
+    });
 
     expect(github.requests.map((q) => `${q.method} ${q.path}`)).toEqual([
       `GET /repos/${OWNER}/${REPO}/issues/2/comments?per_page=100&page=1`,

@@ -20,48 +20,110 @@ function failure(values: Partial<Record<InputName, string>>): string {
 describe('parseInputs', () => {
   it('treats every empty input as unset and applies the defaults', () => {
     expect(parseInputs(reader({}))).toEqual({
-      mode: 'check', githubToken: undefined, config: undefined, provider: undefined, databaseUrl: undefined,
-      suiteCommand: undefined, comment: 'sticky', failOn: undefined, cloudEnv: {},
-      lane: { feature: undefined, pullRequest: undefined, buildLabel: 'consort:build', maxTurns: 12, maxCostUsd: undefined, timeLimitMs: 45 * 60_000, agentEnv: {} },
+      mode: 'check',
+      githubToken: undefined,
+      config: undefined,
+      provider: undefined,
+      databaseUrl: undefined,
+      suiteCommand: undefined,
+      comment: 'sticky',
+      failOn: undefined,
+      cloudEnv: {},
+      lane: {
+        feature: undefined,
+        pullRequest: undefined,
+        buildLabel: 'consort:build',
+        maxTurns: 12,
+        maxCostUsd: undefined,
+        timeLimitMs: 45 * 60_000,
+        agentEnv: {},
+      },
     });
   });
 
   it('reads every input under its action.yml name', () => {
-    const inputs = parseInputs(reader({
-      mode: 'cleanup', 'github-token': 'ghs_abc', config: 'ci/consort.yml', provider: 'postgres',
-      'database-url': 'postgresql://ci:pw@db:5432/postgres', 'suite-command': 'npm run test:db', comment: 'off', 'fail-on': 'warning',
-    }));
+    const inputs = parseInputs(
+      reader({
+        mode: 'cleanup',
+        'github-token': 'ghs_abc',
+        config: 'ci/consort.yml',
+        provider: 'postgres',
+        'database-url': 'postgresql://ci:pw@db:5432/postgres',
+        'suite-command': 'npm run test:db',
+        comment: 'off',
+        'fail-on': 'warning',
+      }),
+    );
     expect(inputs).toEqual({
-      mode: 'cleanup', githubToken: 'ghs_abc', config: 'ci/consort.yml', provider: 'postgres',
-      databaseUrl: 'postgresql://ci:pw@db:5432/postgres', suiteCommand: 'npm run test:db', comment: 'off', failOn: 'warning', cloudEnv: {},
-      lane: { feature: undefined, pullRequest: undefined, buildLabel: 'consort:build', maxTurns: 12, maxCostUsd: undefined, timeLimitMs: 45 * 60_000, agentEnv: {} },
+      mode: 'cleanup',
+      githubToken: 'ghs_abc',
+      config: 'ci/consort.yml',
+      provider: 'postgres',
+      databaseUrl: 'postgresql://ci:pw@db:5432/postgres',
+      suiteCommand: 'npm run test:db',
+      comment: 'off',
+      failOn: 'warning',
+      cloudEnv: {},
+      lane: {
+        feature: undefined,
+        pullRequest: undefined,
+        buildLabel: 'consort:build',
+        maxTurns: 12,
+        maxCostUsd: undefined,
+        timeLimitMs: 45 * 60_000,
+        agentEnv: {},
+      },
     });
   });
 
   it('reads the TDD lane inputs: budgets, trigger settings and model keys (as the variables the backends read)', () => {
-    const inputs = parseInputs(reader({
-      mode: 'build', feature: 'customer-phones', 'pull-request': '42', 'build-label': 'tdd', 'max-turns': '5', 'max-cost-usd': '2.5',
-      'time-limit': '1h30m', 'anthropic-api-key': 'sk-ant-test', 'openai-api-key': 'sk-test',
-    }));
+    const inputs = parseInputs(
+      reader({
+        mode: 'build',
+        feature: 'customer-phones',
+        'pull-request': '42',
+        'build-label': 'tdd',
+        'max-turns': '5',
+        'max-cost-usd': '2.5',
+        'time-limit': '1h30m',
+        'anthropic-api-key': 'sk-ant-test',
+        'openai-api-key': 'sk-test',
+      }),
+    );
     expect(inputs.mode).toBe('build');
     expect(inputs.lane).toEqual({
-      feature: 'customer-phones', pullRequest: 42, buildLabel: 'tdd', maxTurns: 5, maxCostUsd: 2.5, timeLimitMs: 90 * 60_000,
+      feature: 'customer-phones',
+      pullRequest: 42,
+      buildLabel: 'tdd',
+      maxTurns: 5,
+      maxCostUsd: 2.5,
+      timeLimitMs: 90 * 60_000,
       agentEnv: { ANTHROPIC_API_KEY: 'sk-ant-test', OPENAI_API_KEY: 'sk-test' },
     });
     expect(parseInputs(reader({ mode: 'approve' })).mode).toBe('approve');
   });
 
   it('passes Lakebase and Neon settings on as the environment variables their providers read', () => {
-    const inputs = parseInputs(reader({
-      provider: 'neon', 'neon-api-key': 'napi_secret', 'neon-project-id': 'calm-pond-123',
-      'databricks-host': 'https://adb-1.azuredatabricks.net', 'databricks-client-secret': 'dose_x', 'lakebase-project': 'shop',
-    }));
+    const inputs = parseInputs(
+      reader({
+        provider: 'neon',
+        'neon-api-key': 'napi_secret',
+        'neon-project-id': 'calm-pond-123',
+        'databricks-host': 'https://adb-1.azuredatabricks.net',
+        'databricks-client-secret': 'dose_x',
+        'lakebase-project': 'shop',
+      }),
+    );
     expect(inputs.provider).toBe('neon');
     expect(inputs.cloudEnv).toEqual({
-      NEON_API_KEY: 'napi_secret', NEON_PROJECT_ID: 'calm-pond-123',
-      DATABRICKS_HOST: 'https://adb-1.azuredatabricks.net', DATABRICKS_CLIENT_SECRET: 'dose_x', CONSORT_LAKEBASE_PROJECT: 'shop',
+      NEON_API_KEY: 'napi_secret',
+      NEON_PROJECT_ID: 'calm-pond-123',
+      DATABRICKS_HOST: 'https://adb-1.azuredatabricks.net',
+      DATABRICKS_CLIENT_SECRET: 'dose_x',
+      CONSORT_LAKEBASE_PROJECT: 'shop',
     });
-    for (const secret of ['neon-api-key', 'databricks-token', 'databricks-client-secret'] as const) expect(SECRET_INPUTS).toContain(secret);
+    for (const secret of ['neon-api-key', 'databricks-token', 'databricks-client-secret'] as const)
+      expect(SECRET_INPUTS).toContain(secret);
   });
 
   it('uses the postgres provider when a database URL is given without a provider', () => {
@@ -73,7 +135,10 @@ describe('parseInputs', () => {
     [{ 'max-turns': '0' }, 'Invalid input "max-turns" must be a whole number of turns, at least 1.'],
     [{ 'max-cost-usd': '-1' }, 'Invalid input "max-cost-usd" must be a positive amount in US dollars.'],
     [{ 'time-limit': 'soon' }, 'Invalid input "time-limit" must be a duration such as 45m or 1h30m.'],
-    [{ feature: 'Customer Phones' }, 'Invalid input "feature" must be a feature slug (lowercase letters, digits and "-") or number.'],
+    [
+      { feature: 'Customer Phones' },
+      'Invalid input "feature" must be a feature slug (lowercase letters, digits and "-") or number.',
+    ],
     [{ provider: 'mysql' }, 'Invalid input "provider" must be one of local, postgres, lakebase, neon (got "mysql").'],
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
@@ -82,7 +147,9 @@ describe('parseInputs', () => {
   });
 
   it('lists every invalid input at once', () => {
-    expect(failure({ mode: 'x', comment: 'y' })).toBe('Invalid input "mode" must be one of check, cleanup, build, approve (got "x"); input "comment" must be one of sticky, off (got "y").');
+    expect(failure({ mode: 'x', comment: 'y' })).toBe(
+      'Invalid input "mode" must be one of check, cleanup, build, approve (got "x"); input "comment" must be one of sticky, off (got "y").',
+    );
   });
 
   it('never repeats a rejected database URL, which holds a password', () => {
@@ -92,14 +159,24 @@ describe('parseInputs', () => {
   });
 
   it('treats the token, the database URL and the cloud credentials as secrets', () => {
-    expect([...SECRET_INPUTS].sort()).toEqual(['anthropic-api-key', 'database-url', 'databricks-client-secret', 'databricks-token', 'github-token', 'neon-api-key', 'openai-api-key']);
+    expect([...SECRET_INPUTS].sort()).toEqual([
+      'anthropic-api-key',
+      'database-url',
+      'databricks-client-secret',
+      'databricks-token',
+      'github-token',
+      'neon-api-key',
+      'openai-api-key',
+    ]);
   });
 });
 
 describe('action.yml', () => {
   it('declares exactly the inputs and outputs the code reads and writes, with matching defaults', async () => {
     const meta = parseYaml(await readFile(new URL('../../action.yml', import.meta.url), 'utf8')) as {
-      inputs: Record<string, { default?: string }>; outputs: Record<string, unknown>; runs: Record<string, unknown>;
+      inputs: Record<string, { default?: string }>;
+      outputs: Record<string, unknown>;
+      runs: Record<string, unknown>;
     };
     expect(Object.keys(meta.inputs).sort()).toEqual(Object.values(INPUT).sort());
     expect(Object.keys(meta.outputs).sort()).toEqual(Object.values(OUTPUT).sort());

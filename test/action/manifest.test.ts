@@ -26,7 +26,8 @@ export function manifestProblems(meta: unknown): string[] {
       for (const expr of value.matchAll(/\$\{\{([\s\S]*?)\}\}/g)) {
         const code = expr[1]!.replace(/'(?:[^']|'')*'/g, "''"); // string literals name no context
         for (const name of code.matchAll(/(?<![.\w'"])([A-Za-z_][\w-]*)(?=\s*[.([]|\s*\}|\s*$)/g)) {
-          if (!DEFAULT_CONTEXTS.has(name[1]!)) problems.push(`${at.join('.')}: context ${name[1]} is not available in an input's default`);
+          if (!DEFAULT_CONTEXTS.has(name[1]!))
+            problems.push(`${at.join('.')}: context ${name[1]} is not available in an input's default`);
         }
       }
       return;
@@ -35,10 +36,16 @@ export function manifestProblems(meta: unknown): string[] {
     if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...at, k]);
   };
   walk(meta, []);
-  const m = meta as { name?: unknown; description?: unknown; runs?: { using?: unknown; main?: unknown }; inputs?: Record<string, { description?: unknown }> };
+  const m = meta as {
+    name?: unknown;
+    description?: unknown;
+    runs?: { using?: unknown; main?: unknown };
+    inputs?: Record<string, { description?: unknown }>;
+  };
   if (typeof m.name !== 'string' || !m.name) problems.push('name: required');
   if (typeof m.description !== 'string' || !m.description) problems.push('description: required');
-  if (!RUNTIMES.has(String(m.runs?.using))) problems.push(`runs.using: ${String(m.runs?.using)} is not a runtime hosted runners start`);
+  if (!RUNTIMES.has(String(m.runs?.using)))
+    problems.push(`runs.using: ${String(m.runs?.using)} is not a runtime hosted runners start`);
   if (typeof m.runs?.main !== 'string' || !m.runs.main) problems.push('runs.main: required');
   for (const [name, input] of Object.entries(m.inputs ?? {})) {
     if (typeof input?.description !== 'string') problems.push(`inputs.${name}.description: must be a string`);
@@ -47,7 +54,9 @@ export function manifestProblems(meta: unknown): string[] {
 }
 
 async function manifest(): Promise<{ runs: { using: string; main: string } }> {
-  return parseYaml(await readFile(new URL('../../action.yml', import.meta.url), 'utf8')) as { runs: { using: string; main: string } };
+  return parseYaml(await readFile(new URL('../../action.yml', import.meta.url), 'utf8')) as {
+    runs: { using: string; main: string };
+  };
 }
 
 describe('action.yml, as the runner parses it', () => {
@@ -65,7 +74,9 @@ describe('action.yml, as the runner parses it', () => {
 
   it('catches what stopped every workflow: an expression in a description, a context a default cannot see', () => {
     const broken = {
-      name: 'x', description: 'y', runs: { using: 'node20', main: 'dist/index.js' },
+      name: 'x',
+      description: 'y',
+      runs: { using: 'node20', main: 'dist/index.js' },
       inputs: {
         'pull-request': { description: 'pass a dispatch input: ${{ inputs.pr }}' },
         token: { description: 'ok', default: '${{ github.token }}' },
@@ -77,6 +88,8 @@ describe('action.yml, as the runner parses it', () => {
       "inputs.pull-request.description: expressions are allowed only in an input's default",
       "inputs.bad.default: context inputs is not available in an input's default",
     ]);
-    expect(manifestProblems({ ...broken, inputs: {}, runs: { using: 'node16', main: 'a.js' } })).toEqual(['runs.using: node16 is not a runtime hosted runners start']);
+    expect(manifestProblems({ ...broken, inputs: {}, runs: { using: 'node16', main: 'a.js' } })).toEqual([
+      'runs.using: node16 is not a runtime hosted runners start',
+    ]);
   });
 });

@@ -15,8 +15,16 @@ import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 
 const exec = promisify(execFile);
-const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
-const git = async (cwd: string, ...args: string[]) => (await exec('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: { ...process.env, ...IDENTITY } })).stdout.trim();
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.invalid',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.invalid',
+};
+const git = async (cwd: string, ...args: string[]) =>
+  (
+    await exec('git', ['-c', 'commit.gpgsign=false', ...args], { cwd, env: { ...process.env, ...IDENTITY } })
+  ).stdout.trim();
 
 const NEW = 'migrations/1730000400000_add_customer_phone.sql';
 const names = (side: { migrations: readonly { file: string }[] }) => side.migrations.map((m) => m.file).sort();
@@ -36,8 +44,15 @@ afterAll(async () => {
 });
 
 const pr = (base: string, head: string): ActionEvent => ({
-  kind: 'pull_request', target: false, action: 'synchronize', number: 7, fork: false, base: { ref: 'main', sha: base }, head: { ref: 'clean', sha: head },
-  label: null, sender: { login: 'octocat', type: 'User' },
+  kind: 'pull_request',
+  target: false,
+  action: 'synchronize',
+  number: 7,
+  fork: false,
+  base: { ref: 'main', sha: base },
+  head: { ref: 'clean', sha: head },
+  label: null,
+  sender: { login: 'octocat', type: 'User' },
 });
 
 async function sides(workspace: string, event: ActionEvent) {
@@ -59,11 +74,14 @@ describe('actionSides', () => {
     expect(s.head.tree).toEqual({ kind: 'dir', dir: repo.dir });
   });
 
-  it('compares GitHub\'s merge ref with the commit it merged onto, not a stale base SHA', async () => {
+  it("compares GitHub's merge ref with the commit it merged onto, not a stale base SHA", async () => {
     const clone = path.join(scratch, 'merge');
     await git(scratch, 'clone', '-q', repo.dir, clone);
     await git(clone, 'checkout', '-q', '-b', 'main-moved', repo.baseSha);
-    await writeFile(path.join(clone, 'migrations', '1730000350000_hotfix.sql'), '-- Up Migration\nSELECT 1;\n-- Down Migration\nSELECT 1;\n');
+    await writeFile(
+      path.join(clone, 'migrations', '1730000350000_hotfix.sql'),
+      '-- Up Migration\nSELECT 1;\n-- Down Migration\nSELECT 1;\n',
+    );
     await git(clone, 'add', '-A');
     await git(clone, 'commit', '-qm', 'hotfix on main');
     const mainTip = await git(clone, 'rev-parse', 'HEAD');
@@ -82,21 +100,38 @@ describe('actionSides', () => {
 
     const s = await sides(clone, pr(repo.baseSha, repo.headSha));
     expect(s.base.sha).toBe(repo.baseSha);
-    expect(s.log).toEqual([`Base commit ${repo.baseSha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${repo.baseSha}. Use actions/checkout with fetch-depth: 0 to skip this.`]);
+    expect(s.log).toEqual([
+      `Base commit ${repo.baseSha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${repo.baseSha}. Use actions/checkout with fetch-depth: 0 to skip this.`,
+    ]);
     expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
   });
 
   it('fails with the fix when the base cannot be fetched', async () => {
-    await expect(sides(repo.dir, pr('f'.repeat(40), repo.headSha))).rejects.toThrow(/Base commit f{40} is not in the checkout and could not be fetched/);
+    await expect(sides(repo.dir, pr('f'.repeat(40), repo.headSha))).rejects.toThrow(
+      /Base commit f{40} is not in the checkout and could not be fetched/,
+    );
   });
 
-  it('uses a merge group\'s base_sha, with no pull request', async () => {
-    const s = await sides(repo.dir, { kind: 'merge_group', base: { ref: 'refs/heads/main', sha: repo.baseSha }, head: { ref: 'refs/heads/gh-readonly-queue/main/pr-7-x', sha: repo.headSha } });
-    expect(s).toMatchObject({ pr: null, base: { sha: repo.baseSha }, head: { sha: repo.headSha, ref: 'refs/heads/gh-readonly-queue/main/pr-7-x' } });
+  it("uses a merge group's base_sha, with no pull request", async () => {
+    const s = await sides(repo.dir, {
+      kind: 'merge_group',
+      base: { ref: 'refs/heads/main', sha: repo.baseSha },
+      head: { ref: 'refs/heads/gh-readonly-queue/main/pr-7-x', sha: repo.headSha },
+    });
+    expect(s).toMatchObject({
+      pr: null,
+      base: { sha: repo.baseSha },
+      head: { sha: repo.headSha, ref: 'refs/heads/gh-readonly-queue/main/pr-7-x' },
+    });
   });
 
-  it('uses a push\'s before, or HEAD\'s parent for a new branch or an unknown before', async () => {
-    const push = (before: string | null): ActionEvent => ({ kind: 'push', ref: 'refs/heads/clean', before, after: repo.headSha });
+  it("uses a push's before, or HEAD's parent for a new branch or an unknown before", async () => {
+    const push = (before: string | null): ActionEvent => ({
+      kind: 'push',
+      ref: 'refs/heads/clean',
+      before,
+      after: repo.headSha,
+    });
     expect((await sides(repo.dir, push(repo.baseSha))).base).toMatchObject({ ref: 'before push', sha: repo.baseSha });
     expect((await sides(repo.dir, push(null))).base).toMatchObject({ ref: 'HEAD^', sha: repo.baseSha });
     const gone = await sides(repo.dir, push('e'.repeat(40)));
@@ -104,7 +139,7 @@ describe('actionSides', () => {
     expect(gone.log.at(-1)).toMatch(/could not be fetched.*Falling back to HEAD's parent\.$/s);
   });
 
-  it('uses HEAD\'s parent on the default branch for other events', async () => {
+  it("uses HEAD's parent on the default branch for other events", async () => {
     const s = await sides(repo.dir, { kind: 'other', name: 'workflow_dispatch' });
     expect(s.base).toMatchObject({ sha: repo.baseSha });
     expect(s.head).toMatchObject({ ref: 'HEAD', sha: repo.headSha });

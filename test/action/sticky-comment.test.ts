@@ -1,11 +1,22 @@
 /** The sticky PR comment: which comment is ours (marker + bot author), and create vs update. */
-import { CHECK_COMMENT_MARKER, isOurs, planSticky, upsertStickyComment, withMarker } from '../../src/github/sticky-comment.js';
+import {
+  CHECK_COMMENT_MARKER,
+  isOurs,
+  planSticky,
+  upsertStickyComment,
+  withMarker,
+} from '../../src/github/sticky-comment.js';
 import type { GitHubPort, IssueComment, RepoRef } from '../../src/ports/github.js';
 
 const M = CHECK_COMMENT_MARKER;
 const BOT = { login: 'github-actions[bot]', type: 'Bot' };
 const HUMAN = { login: 'mona', type: 'User' };
-const comment = (id: number, body: string, user: IssueComment['user'] = BOT): IssueComment => ({ id, body, user, htmlUrl: `https://github.com/o/r/pull/1#issuecomment-${id}` });
+const comment = (id: number, body: string, user: IssueComment['user'] = BOT): IssueComment => ({
+  id,
+  body,
+  user,
+  htmlUrl: `https://github.com/o/r/pull/1#issuecomment-${id}`,
+});
 
 describe('withMarker', () => {
   it('puts the marker on its own first line, once', () => {
@@ -33,16 +44,23 @@ describe('isOurs', () => {
 
 describe('planSticky', () => {
   it('creates the comment when there is none of ours', () => {
-    expect(planSticky([comment(1, `${M}\nx`, HUMAN), comment(2, 'hi')], 'report', { marker: M })).toEqual({ action: 'create', body: `${M}\nreport` });
+    expect(planSticky([comment(1, `${M}\nx`, HUMAN), comment(2, 'hi')], 'report', { marker: M })).toEqual({
+      action: 'create',
+      body: `${M}\nreport`,
+    });
   });
 
   it('updates the oldest comment of ours, leaving a later duplicate alone', () => {
-    expect(planSticky([comment(7, 'hi'), comment(8, `${M}\nold`), comment(9, `${M}\nolder race`)], 'new', { marker: M }))
-      .toEqual({ action: 'update', commentId: 8, body: `${M}\nnew` });
+    expect(
+      planSticky([comment(7, 'hi'), comment(8, `${M}\nold`), comment(9, `${M}\nolder race`)], 'new', { marker: M }),
+    ).toEqual({ action: 'update', commentId: 8, body: `${M}\nnew` });
   });
 
   it('does nothing when the text is the same', () => {
-    expect(planSticky([comment(8, `${M}\nsame`)], 'same', { marker: M })).toEqual({ action: 'unchanged', commentId: 8 });
+    expect(planSticky([comment(8, `${M}\nsame`)], 'same', { marker: M })).toEqual({
+      action: 'unchanged',
+      commentId: 8,
+    });
   });
 });
 
@@ -54,7 +72,10 @@ describe('upsertStickyComment', () => {
       throw new Error('not a sticky-comment call');
     };
     const port: GitHubPort = {
-      listComments: async (_r: RepoRef, issue: number) => { calls.push(`list ${issue}`); return [...comments]; },
+      listComments: async (_r: RepoRef, issue: number) => {
+        calls.push(`list ${issue}`);
+        return [...comments];
+      },
       createComment: async (_r: RepoRef, issue: number, body: string) => {
         calls.push(`create ${issue}`);
         const c = comment(100 + comments.length, body);
@@ -65,8 +86,16 @@ describe('upsertStickyComment', () => {
         calls.push(`update ${id}`);
         comments.find((x) => x.id === id)!.body = body;
       },
-      react: unused, permission: unused, teamMember: unused, pull: unused, review: unused, setStatus: unused,
-      createCheckRun: unused, completeCheckRun: unused, tarball: unused, mergeBase: unused,
+      react: unused,
+      permission: unused,
+      teamMember: unused,
+      pull: unused,
+      review: unused,
+      setStatus: unused,
+      createCheckRun: unused,
+      completeCheckRun: unused,
+      tarball: unused,
+      mergeBase: unused,
     };
     return { port, comments, calls };
   }
@@ -74,9 +103,21 @@ describe('upsertStickyComment', () => {
 
   it('creates on the first run and updates the same comment on the next', async () => {
     const f = fakePort([comment(1, `${M}\nhuman`, HUMAN)]);
-    expect(await upsertStickyComment(f.port, repo, 5, 'one', { marker: M })).toEqual({ action: 'create', commentId: 101, url: expect.stringContaining('101') });
-    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({ action: 'update', commentId: 101, url: expect.stringContaining('101') });
-    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({ action: 'unchanged', commentId: 101, url: null });
+    expect(await upsertStickyComment(f.port, repo, 5, 'one', { marker: M })).toEqual({
+      action: 'create',
+      commentId: 101,
+      url: expect.stringContaining('101'),
+    });
+    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({
+      action: 'update',
+      commentId: 101,
+      url: expect.stringContaining('101'),
+    });
+    expect(await upsertStickyComment(f.port, repo, 5, 'two', { marker: M })).toEqual({
+      action: 'unchanged',
+      commentId: 101,
+      url: null,
+    });
     expect(f.calls).toEqual(['list 5', 'create 5', 'list 5', 'update 101', 'list 5']);
     expect(f.comments.map((c) => c.body)).toEqual([`${M}\nhuman`, `${M}\ntwo`]);
   });

@@ -4,7 +4,12 @@ import { connectionSecrets } from '../../src/core/redact.js';
 import { API_KEY, BRANCH_URL, WORKSPACE, driverTurn, failedTurn, unfinished } from '../fixtures/agent-streams/codex.js';
 
 const options = (over: Partial<CodexMappingOptions> = {}): CodexMappingOptions => ({
-  workspace: WORKSPACE, writes: ['src/**'], secrets: [...connectionSecrets(BRANCH_URL), API_KEY], end: { kind: 'completed' }, durationMs: 12_000, ...over,
+  workspace: WORKSPACE,
+  writes: ['src/**'],
+  secrets: [...connectionSecrets(BRANCH_URL), API_KEY],
+  end: { kind: 'completed' },
+  durationMs: 12_000,
+  ...over,
 });
 
 describe('a Codex stream mapped to a turn result', () => {
@@ -22,7 +27,9 @@ describe('a Codex stream mapped to a turn result', () => {
     expect(transcript).toContain("$ bash -lc 'npm test' (started)");
     expect(transcript).toContain("$ bash -lc 'npm test' (exit 0)");
     expect(transcript).toContain('files completed: update /work/ws/src/cart.ts, update /work/ws/test/cart.test.ts');
-    expect(transcript).toContain("outside writes: test/cart.test.ts is outside this role's writes (src/**) (the conductor reverts it)");
+    expect(transcript).toContain(
+      "outside writes: test/cart.test.ts is outside this role's writes (src/**) (the conductor reverts it)",
+    );
     expect(transcript).not.toContain('outside writes: src/cart.ts');
     expect(transcript).toContain('agent: Implemented item counting');
     expect(transcript).toContain('[turn completed] 24310 input tokens, 1904 output tokens');
@@ -45,15 +52,39 @@ describe('a Codex stream mapped to a turn result', () => {
   });
 
   it('fails a stream that stops before the turn completes, and reports timeouts and cancellations', () => {
-    expect(mapCodexTurn(unfinished, options()).exit).toEqual({ kind: 'failed', message: 'the agent ended without completing the turn' });
-    expect(mapCodexTurn(unfinished, options({ end: { kind: 'error', message: 'Codex Exec exited with code 1' } })).exit).toEqual({ kind: 'failed', message: 'Codex Exec exited with code 1' });
-    expect(mapCodexTurn(unfinished, options({ end: { kind: 'timeout', timeoutMs: 120_000 } })).exit).toEqual({ kind: 'timeout', message: 'no result within 120s' });
-    expect(mapCodexTurn(driverTurn, options({ end: { kind: 'aborted' } })).exit).toEqual({ kind: 'aborted', message: 'the run was cancelled' });
+    expect(mapCodexTurn(unfinished, options()).exit).toEqual({
+      kind: 'failed',
+      message: 'the agent ended without completing the turn',
+    });
+    expect(
+      mapCodexTurn(unfinished, options({ end: { kind: 'error', message: 'Codex Exec exited with code 1' } })).exit,
+    ).toEqual({ kind: 'failed', message: 'Codex Exec exited with code 1' });
+    expect(mapCodexTurn(unfinished, options({ end: { kind: 'timeout', timeoutMs: 120_000 } })).exit).toEqual({
+      kind: 'timeout',
+      message: 'no result within 120s',
+    });
+    expect(mapCodexTurn(driverTurn, options({ end: { kind: 'aborted' } })).exit).toEqual({
+      kind: 'aborted',
+      message: 'the run was cancelled',
+    });
   });
 
   it('accepts file changes reported relative to the workspace', () => {
     const { transcript } = mapCodexTurn(
-      [{ type: 'item.completed', item: { id: 'i', type: 'file_change', changes: [{ path: 'test/x.test.ts', kind: 'add' }, { path: 'src/x.ts', kind: 'add' }], status: 'completed' } }],
+      [
+        {
+          type: 'item.completed',
+          item: {
+            id: 'i',
+            type: 'file_change',
+            changes: [
+              { path: 'test/x.test.ts', kind: 'add' },
+              { path: 'src/x.ts', kind: 'add' },
+            ],
+            status: 'completed',
+          },
+        },
+      ],
       options(),
     );
     expect(transcript.match(/outside writes/g)).toHaveLength(1);

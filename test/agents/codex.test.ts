@@ -4,9 +4,18 @@ import { codexBackend, type CodexFactory } from '../../src/agents/codex.js';
 import { API_KEY, BRANCH_URL, driverTurn, failedTurn } from '../fixtures/agent-streams/codex.js';
 import { WORKSPACE, driverRequest } from './claude-codex-request.js';
 
-interface Call { client: CodexOptions; thread?: ThreadOptions; input?: Input; turn?: TurnOptions }
+interface Call {
+  client: CodexOptions;
+  thread?: ThreadOptions;
+  input?: Input;
+  turn?: TurnOptions;
+}
 
-function replay(events: readonly ThreadEvent[], calls: Call[], tail?: (signal: AbortSignal | undefined) => Promise<void>): CodexFactory {
+function replay(
+  events: readonly ThreadEvent[],
+  calls: Call[],
+  tail?: (signal: AbortSignal | undefined) => Promise<void>,
+): CodexFactory {
   return (client) => {
     const call: Call = { client };
     calls.push(call);
@@ -32,14 +41,24 @@ function replay(events: readonly ThreadEvent[], calls: Call[], tail?: (signal: A
 describe('the codex backend', () => {
   it('starts a sandboxed, never-asking thread in the workspace with the branch in the environment', async () => {
     const calls: Call[] = [];
-    const backend = codexBackend({ model: 'gpt-5-codex', apiKey: API_KEY, codex: replay(driverTurn, calls), env: { PATH: '/usr/bin', UNSET: undefined } });
+    const backend = codexBackend({
+      model: 'gpt-5-codex',
+      apiKey: API_KEY,
+      codex: replay(driverTurn, calls),
+      env: { PATH: '/usr/bin', UNSET: undefined },
+    });
     const result = await backend.runTurn(driverRequest(BRANCH_URL));
     expect(backend.name).toBe('codex');
     const call = calls[0]!;
     expect(call.client.apiKey).toBe(API_KEY);
     expect(call.client.env).toMatchObject({ PATH: '/usr/bin', DATABASE_URL: BRANCH_URL, PGPASSWORD: 's3cret-pw' });
     expect(call.client.env).not.toHaveProperty('UNSET');
-    expect(call.thread).toMatchObject({ workingDirectory: WORKSPACE, sandboxMode: 'workspace-write', approvalPolicy: 'never', model: 'gpt-5-codex' });
+    expect(call.thread).toMatchObject({
+      workingDirectory: WORKSPACE,
+      sandboxMode: 'workspace-write',
+      approvalPolicy: 'never',
+      model: 'gpt-5-codex',
+    });
     expect(typeof call.input).toBe('string');
     expect(call.input).toContain('# Driver\nMake the failing test pass.');
     expect(call.input).toContain(driverRequest(BRANCH_URL).contextPack.markdown);
@@ -56,23 +75,30 @@ describe('the codex backend', () => {
 
   it("prefers the turn's model", async () => {
     const calls: Call[] = [];
-    await codexBackend({ model: 'gpt-5-codex', codex: replay(driverTurn, calls) }).runTurn(driverRequest(BRANCH_URL, { model: 'gpt-5.1-codex-max' }));
+    await codexBackend({ model: 'gpt-5-codex', codex: replay(driverTurn, calls) }).runTurn(
+      driverRequest(BRANCH_URL, { model: 'gpt-5.1-codex-max' }),
+    );
     expect(calls[0]!.thread?.model).toBe('gpt-5.1-codex-max');
     expect(calls[0]!.client).not.toHaveProperty('apiKey');
   });
 
   it('maps a failed turn to a failed exit without the key', async () => {
-    const result = await codexBackend({ apiKey: API_KEY, codex: replay(failedTurn, []) }).runTurn(driverRequest(BRANCH_URL));
+    const result = await codexBackend({ apiKey: API_KEY, codex: replay(failedTurn, []) }).runTurn(
+      driverRequest(BRANCH_URL),
+    );
     expect(result.exit).toEqual({ kind: 'failed', message: 'stream disconnected before completion (****)' });
   });
 
   it('honours the abort signal: the run is told to stop and the turn ends aborted', async () => {
     const calls: Call[] = [];
     const cancel = new AbortController();
-    const waitForAbort = (signal: AbortSignal | undefined) => new Promise<void>((_, reject) => {
-      signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-    });
-    const pending = codexBackend({ codex: replay(driverTurn.slice(0, 2), calls, waitForAbort) }).runTurn(driverRequest(BRANCH_URL, { signal: cancel.signal }));
+    const waitForAbort = (signal: AbortSignal | undefined) =>
+      new Promise<void>((_, reject) => {
+        signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+      });
+    const pending = codexBackend({ codex: replay(driverTurn.slice(0, 2), calls, waitForAbort) }).runTurn(
+      driverRequest(BRANCH_URL, { signal: cancel.signal }),
+    );
     setTimeout(() => cancel.abort(), 20);
     expect((await pending).exit).toEqual({ kind: 'aborted', message: 'the run was cancelled' });
     expect(calls[0]!.turn?.signal?.aborted).toBe(true);
@@ -80,7 +106,9 @@ describe('the codex backend', () => {
 
   it('times out a run that ignores its signal', async () => {
     const hang = () => new Promise<void>(() => undefined);
-    const result = await codexBackend({ codex: replay(driverTurn.slice(0, 2), [], hang) }).runTurn(driverRequest(BRANCH_URL, { budget: { timeoutMs: 30 } }));
+    const result = await codexBackend({ codex: replay(driverTurn.slice(0, 2), [], hang) }).runTurn(
+      driverRequest(BRANCH_URL, { budget: { timeoutMs: 30 } }),
+    );
     expect(result.exit.kind).toBe('timeout');
   });
 

@@ -61,7 +61,8 @@ ALTER TABLE customers ADD COLUMN phone text;
 -- Down Migration
 ALTER TABLE customers DROP COLUMN phone;
 `;
-const VALIDATE = "  if (!/^\\+?[0-9][0-9 ()-]{5,19}$/.test(value)) throw new ValidationError(`invalid phone number: ${JSON.stringify(phone)}`);\n";
+const VALIDATE =
+  '  if (!/^\\+?[0-9][0-9 ()-]{5,19}$/.test(value)) throw new ValidationError(`invalid phone number: ${JSON.stringify(phone)}`);\n';
 const SET_PHONE = `
 /** Stores a customer's phone number, trimmed. */
 export async function setCustomerPhone(db, id, phone) {
@@ -79,37 +80,61 @@ function lastToolResult(body: ChatRequest): string {
   return body.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '';
 }
 
-const write = (file: string, content: string): Reply => ({ calls: [{ name: 'write_file', args: { path: file, content } }] });
+const write = (file: string, content: string): Reply => ({
+  calls: [{ name: 'write_file', args: { path: file, content } }],
+});
 const read = (file: string): Reply => ({ calls: [{ name: 'read_file', args: { path: file } }] });
 const suite: Reply = { calls: [{ name: 'run_suite', args: {} }] };
 const say = (text: string): Reply => ({ text });
 
 function script(featureDir: string): Record<string, Step[]> {
   const review = (item: string): Step[] => [
-    () => write(`${featureDir}/reviews/${item}.json`, `${JSON.stringify({ version: 1, item, verdict: 'approve', notes: `${item} is minimal and tested.` }, null, 2)}\n`),
+    () =>
+      write(
+        `${featureDir}/reviews/${item}.json`,
+        `${JSON.stringify({ version: 1, item, verdict: 'approve', notes: `${item} is minimal and tested.` }, null, 2)}\n`,
+      ),
     () => say(`Reviewed ${item}: approved.`),
   ];
   return {
-    'navigator red T1': [() => read('src/customers.js'), () => write('test/phones.test.js', tests(T1)), () => suite, () => say('Wrote T1: a failing test for setCustomerPhone.')],
+    'navigator red T1': [
+      () => read('src/customers.js'),
+      () => write('test/phones.test.js', tests(T1)),
+      () => suite,
+      () => say('Wrote T1: a failing test for setCustomerPhone.'),
+    ],
     'driver green T1': [
       () => read('src/customers.js'),
-      (body) => ({ calls: [
-        { name: 'write_file', args: { path: 'migrations/1730000400000_add_customer_phone.sql', content: MIGRATION } },
-        { name: 'write_file', args: { path: 'src/customers.js', content: lastToolResult(body) + SET_PHONE } },
-      ] }),
+      (body) => ({
+        calls: [
+          { name: 'write_file', args: { path: 'migrations/1730000400000_add_customer_phone.sql', content: MIGRATION } },
+          { name: 'write_file', args: { path: 'src/customers.js', content: lastToolResult(body) + SET_PHONE } },
+        ],
+      }),
       () => suite,
       () => say('Added the phone column and setCustomerPhone; the suite passes.'),
     ],
     'driver refactor T1': [
       () => read('src/customers.js'),
-      (body) => write('src/customers.js', lastToolResult(body).replace('/** Stores a customer', '/** Sets (or replaces) a customer')),
+      (body) =>
+        write(
+          'src/customers.js',
+          lastToolResult(body).replace('/** Stores a customer', '/** Sets (or replaces) a customer'),
+        ),
       () => say('Renamed the doc comment.'),
     ],
     'navigator review T1': review('T1'),
     'navigator red T2': [() => write('test/phones.test.js', tests(T1, T2)), () => say('Wrote T2.')],
     'driver green T2': [
       () => read('src/customers.js'),
-      (body) => write('src/customers.js', lastToolResult(body).replace("  const value = String(phone).trim();\n", `  const value = String(phone).trim();\n${VALIDATE}`)),
+      (body) =>
+        write(
+          'src/customers.js',
+          lastToolResult(body).replace(
+            '  const value = String(phone).trim();\n',
+            `  const value = String(phone).trim();\n${VALIDATE}`,
+          ),
+        ),
       () => suite,
       () => say('Validated phone numbers; the suite passes.'),
     ],
@@ -137,59 +162,101 @@ afterAll(async () => {
 });
 
 describe('the TDD lane with the openai backend for the navigator and the driver', () => {
-  it('drives RED → GREEN → REFACTOR for every item on real branches and real suite runs', async () => {
-    const { config } = await loadConfig(repo.dir);
-    const feature = (await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')).feature;
-    const store = new FeatureStore(repo.dir, feature);
-    const steps = script(`.consort/features/${feature}`);
-    server = await scriptedServer((body) => {
-      const head = /^# ([\w-]+): ([\w-]+)(?: (T\d+))?/.exec(body.messages.find((m) => m.role === 'user')?.content ?? '');
-      const turn = head ? [head[1], head[2], head[3]].filter(Boolean).join(' ') : '?';
-      const done = body.messages.filter((m) => m.role === 'assistant').length;
-      if (done === 0) turnsSeen.push(turn);
-      const step = steps[turn]?.[done];
-      if (!step) throw new Error(`no script for ${turn} step ${done}`);
-      return step(body);
-    });
-    const openai = openaiBackend({ baseUrl: server.baseUrl, apiKey: API_KEY, model: 'scripted', suite: { command: config.suite.command, env: config.suite.env } });
-    const backends: BackendFactory = (role, cfg: ConsortConfig) =>
-      role === 'navigator' || role === 'driver' ? { backend: openai, model: 'scripted-model', timeoutMs: 120_000 } : defaultBackendFactory(role, cfg);
-    const run = (): Promise<BuildRunResult> => runBuildLane({ workspace: repo.dir, config, feature, provider: t.provider, env: process.env, backends });
+  it(
+    'drives RED → GREEN → REFACTOR for every item on real branches and real suite runs',
+    async () => {
+      const { config } = await loadConfig(repo.dir);
+      const feature = (
+        await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')
+      ).feature;
+      const store = new FeatureStore(repo.dir, feature);
+      const steps = script(`.consort/features/${feature}`);
+      server = await scriptedServer((body) => {
+        const head = /^# ([\w-]+): ([\w-]+)(?: (T\d+))?/.exec(
+          body.messages.find((m) => m.role === 'user')?.content ?? '',
+        );
+        const turn = head ? [head[1], head[2], head[3]].filter(Boolean).join(' ') : '?';
+        const done = body.messages.filter((m) => m.role === 'assistant').length;
+        if (done === 0) turnsSeen.push(turn);
+        const step = steps[turn]?.[done];
+        if (!step) throw new Error(`no script for ${turn} step ${done}`);
+        return step(body);
+      });
+      const openai = openaiBackend({
+        baseUrl: server.baseUrl,
+        apiKey: API_KEY,
+        model: 'scripted',
+        suite: { command: config.suite.command, env: config.suite.env },
+      });
+      const backends: BackendFactory = (role, cfg: ConsortConfig) =>
+        role === 'navigator' || role === 'driver'
+          ? { backend: openai, model: 'scripted-model', timeoutMs: 120_000 }
+          : defaultBackendFactory(role, cfg);
+      const run = (): Promise<BuildRunResult> =>
+        runBuildLane({ workspace: repo.dir, config, feature, provider: t.provider, env: process.env, backends });
 
-    expect(await run()).toMatchObject({ stop: 'awaiting-approval', state: { gate: 'spec' } });
-    await approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'Ada Lovelace' });
-    const r = await run();
-    expect(r).toMatchObject({ stop: 'awaiting-approval', state: { phase: 'merge', gate: 'merge', items: [{ status: 'refactored' }, { status: 'refactored' }] } });
+      expect(await run()).toMatchObject({ stop: 'awaiting-approval', state: { gate: 'spec' } });
+      await approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'Ada Lovelace' });
+      const r = await run();
+      expect(r).toMatchObject({
+        stop: 'awaiting-approval',
+        state: { phase: 'merge', gate: 'merge', items: [{ status: 'refactored' }, { status: 'refactored' }] },
+      });
 
-    expect(turnsSeen).toEqual([
-      'navigator red T1', 'driver green T1', 'driver refactor T1', 'navigator review T1',
-      'navigator red T2', 'driver green T2', 'driver refactor T2', 'navigator review T2',
-    ]);
-    const turns = (await store.turns()).filter((x) => x.role === 'navigator' || x.role === 'driver');
-    expect(turns.every((x) => x.backend === 'openai' && x.verdict === 'accepted')).toBe(true);
-    expect(turns.every((x) => x.usage.inputTokens > 0 && x.usage.costUsd === undefined)).toBe(true);
+      expect(turnsSeen).toEqual([
+        'navigator red T1',
+        'driver green T1',
+        'driver refactor T1',
+        'navigator review T1',
+        'navigator red T2',
+        'driver green T2',
+        'driver refactor T2',
+        'navigator review T2',
+      ]);
+      const turns = (await store.turns()).filter((x) => x.role === 'navigator' || x.role === 'driver');
+      expect(turns.every((x) => x.backend === 'openai' && x.verdict === 'accepted')).toBe(true);
+      expect(turns.every((x) => x.usage.inputTokens > 0 && x.usage.costUsd === undefined)).toBe(true);
 
-    // The model ran the real suite on its branch: red after writing T1, green after implementing it.
-    const suiteResults = server.requests.flatMap((q) => q.body.messages.filter((m) => m.role === 'tool')).map((m) => m.content ?? '').filter((c) => c.startsWith('suite '));
-    expect(suiteResults.some((c) => c.startsWith('suite failed') && c.includes('setCustomerPhone'))).toBe(true);
-    // A migration written during the turn is not on the turn's branch yet (the conductor applies it
-    // when it proves GREEN), so T1's in-turn run fails on the column; T2's branch has it and passes.
-    expect(suiteResults.some((c) => c.startsWith('suite failed') && c.includes('column "phone" does not exist'))).toBe(true);
-    expect(suiteResults.at(-1)).toMatch(/^suite passed \(exit 0\)[\s\S]*PASS test\/phones\.test\.js/);
+      // The model ran the real suite on its branch: red after writing T1, green after implementing it.
+      const suiteResults = server.requests
+        .flatMap((q) => q.body.messages.filter((m) => m.role === 'tool'))
+        .map((m) => m.content ?? '')
+        .filter((c) => c.startsWith('suite '));
+      expect(suiteResults.some((c) => c.startsWith('suite failed') && c.includes('setCustomerPhone'))).toBe(true);
+      // A migration written during the turn is not on the turn's branch yet (the conductor applies it
+      // when it proves GREEN), so T1's in-turn run fails on the column; T2's branch has it and passes.
+      expect(
+        suiteResults.some((c) => c.startsWith('suite failed') && c.includes('column "phone" does not exist')),
+      ).toBe(true);
+      expect(suiteResults.at(-1)).toMatch(/^suite passed \(exit 0\)[\s\S]*PASS test\/phones\.test\.js/);
 
-    const cycles = await Promise.all((await store.cycleFiles()).map(async (f) => CycleRecord.parse(JSON.parse(await readFile(store.file(f), 'utf8')))));
-    expect(cycles.map((c) => [c.item, c.red?.verdict, c.green?.verdict, c.refactor?.verdict, c.review?.verdict])).toEqual([
-      ['T1', 'red', 'green', 'green', 'approve'],
-      ['T2', 'red', 'green', 'unchanged', 'approve'],
-    ]);
-    expect(await readFile(path.join(repo.dir, 'src/customers.js'), 'utf8')).toContain('/** Sets (or replaces) a customer');
-    const log = (await exec('git', ['log', '--format=%s'], { cwd: repo.dir })).stdout;
-    expect(log).toContain(`consort(driver): refactor ${feature}/T1`);
-    // The API key is nowhere in what the conductor recorded.
-    const recorded = (await exec('git', ['grep', '-I', '-c', API_KEY, '--', '.'], { cwd: repo.dir }).catch((e: { code?: number }) => ({ stdout: `exit ${e.code}` }))).stdout;
-    expect(recorded).toBe('exit 1');
+      const cycles = await Promise.all(
+        (await store.cycleFiles()).map(async (f) =>
+          CycleRecord.parse(JSON.parse(await readFile(store.file(f), 'utf8'))),
+        ),
+      );
+      expect(
+        cycles.map((c) => [c.item, c.red?.verdict, c.green?.verdict, c.refactor?.verdict, c.review?.verdict]),
+      ).toEqual([
+        ['T1', 'red', 'green', 'green', 'approve'],
+        ['T2', 'red', 'green', 'unchanged', 'approve'],
+      ]);
+      expect(await readFile(path.join(repo.dir, 'src/customers.js'), 'utf8')).toContain(
+        '/** Sets (or replaces) a customer',
+      );
+      const log = (await exec('git', ['log', '--format=%s'], { cwd: repo.dir })).stdout;
+      expect(log).toContain(`consort(driver): refactor ${feature}/T1`);
+      // The API key is nowhere in what the conductor recorded.
+      const recorded = (
+        await exec('git', ['grep', '-I', '-c', API_KEY, '--', '.'], { cwd: repo.dir }).catch(
+          (e: { code?: number }) => ({ stdout: `exit ${e.code}` }),
+        )
+      ).stdout;
+      expect(recorded).toBe('exit 1');
 
-    await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
-    expect(await run()).toMatchObject({ stop: 'done', state: { phase: 'done' } });
-  }, SLOW);
+      await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
+      expect(await run()).toMatchObject({ stop: 'done', state: { phase: 'done' } });
+    },
+    SLOW,
+  );
 });

@@ -46,7 +46,9 @@ export async function scriptedServer(script: (body: ChatRequest, n: number) => R
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
@@ -56,17 +58,32 @@ export async function scriptedServer(script: (body: ChatRequest, n: number) => R
       try {
         reply = script(body, n);
       } catch (e) {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(e) } }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: String(e) } }));
         return;
       }
-      const toolCalls = (reply.calls ?? []).map((c) => ({ id: `call_${(calls += 1)}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+      const toolCalls = (reply.calls ?? []).map((c) => ({
+        id: `call_${(calls += 1)}`,
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.args) },
+      }));
       const payload = {
-        id: `chatcmpl-${n}`, object: 'chat.completion', created: 1_700_000_000, model: body.model,
-        choices: [{
-          index: 0,
-          message: { role: 'assistant', content: reply.text ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-          finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
-        }],
+        id: `chatcmpl-${n}`,
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: reply.text ?? null,
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
+            finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+          },
+        ],
         usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
       };
       const send = (): void => {
@@ -81,9 +98,10 @@ export async function scriptedServer(script: (body: ChatRequest, n: number) => R
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -6,7 +6,13 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { querySqlTool, readFileTool, runSuiteTool, type ToolContext, writeFileTool } from '../../src/agents/openai-tools.js';
+import {
+  querySqlTool,
+  readFileTool,
+  runSuiteTool,
+  type ToolContext,
+  writeFileTool,
+} from '../../src/agents/openai-tools.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 let t: TestProvider;
@@ -19,7 +25,10 @@ beforeAll(async () => {
   t = await localTestProvider();
   await t.provider.create({ name: 'agent-tools' });
   url = await t.provider.connectionUri('agent-tools');
-  await query(url, 'CREATE TABLE customers (id int PRIMARY KEY, name text); INSERT INTO customers SELECT g, $$c$$ || g FROM generate_series(1, 250) g');
+  await query(
+    url,
+    'CREATE TABLE customers (id int PRIMARY KEY, name text); INSERT INTO customers SELECT g, $$c$$ || g FROM generate_series(1, 250) g',
+  );
 }, 120_000);
 afterAll(async () => {
   await t?.cleanup();
@@ -27,7 +36,17 @@ afterAll(async () => {
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tools-'));
   outside = await mkdtemp(path.join(os.tmpdir(), 'consort-outside-'));
-  ctx = { workspace: dir, writes: ['src/**'], branchUrl: url, signal: new AbortController().signal, suite: { command: 'node -e "console.log(process.env.SHOP_URL === process.env.DATABASE_URL ? \'same\' : \'other\', process.env.PGDATABASE)"; exit 3', env: 'SHOP_URL' } };
+  ctx = {
+    workspace: dir,
+    writes: ['src/**'],
+    branchUrl: url,
+    signal: new AbortController().signal,
+    suite: {
+      command:
+        "node -e \"console.log(process.env.SHOP_URL === process.env.DATABASE_URL ? 'same' : 'other', process.env.PGDATABASE)\"; exit 3",
+      env: 'SHOP_URL',
+    },
+  };
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -52,7 +71,11 @@ describe('query_sql', () => {
     ['a DDL statement', 'DROP TABLE customers', /read-only transaction/],
     ['a commit before a write', 'COMMIT; DELETE FROM customers', /multiple commands/],
     ['making the transaction read-write', 'SET TRANSACTION READ WRITE', /before any query/],
-    ['a write in a CTE', 'WITH d AS (DELETE FROM customers RETURNING 1) SELECT count(*) FROM d', /read-only transaction/],
+    [
+      'a write in a CTE',
+      'WITH d AS (DELETE FROM customers RETURNING 1) SELECT count(*) FROM d',
+      /read-only transaction/,
+    ],
   ])('cannot write with %s', async (_name, sql, error) => {
     const out = await querySqlTool(ctx, sql);
     expect(out).toMatch(/^error: /);
@@ -70,10 +93,17 @@ describe('run_suite', () => {
 
   it('applies the migrations the agent wrote to its branch first, as the proof will', async () => {
     await mkdir(path.join(dir, 'migrations'));
-    await writeFile(path.join(dir, 'migrations', '1730000400000_add_phone.sql'), '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n');
-    const suite = { command: `psql -Atc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'" "$DATABASE_URL"`, env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } };
+    await writeFile(
+      path.join(dir, 'migrations', '1730000400000_add_phone.sql'),
+      '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n',
+    );
+    const suite = {
+      command: `psql -Atc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'" "$DATABASE_URL"`,
+      env: 'DATABASE_URL',
+      migrations: { dir: 'migrations', table: 'pgmigrations' },
+    };
     const out = await runSuiteTool({ ...ctx, suite });
-    expect(out).toBe('migrations applied to this turn\'s branch: 1730000400000_add_phone\nsuite passed (exit 0)\n1\n');
+    expect(out).toBe("migrations applied to this turn's branch: 1730000400000_add_phone\nsuite passed (exit 0)\n1\n");
     // Already applied: nothing to say the second time.
     expect(await runSuiteTool({ ...ctx, suite })).toBe('suite passed (exit 0)\n1\n');
     await query(url, 'ALTER TABLE customers DROP COLUMN phone; DROP TABLE pgmigrations');
@@ -81,9 +111,17 @@ describe('run_suite', () => {
 
   it('does not run the suite when a migration fails, and says where', async () => {
     await mkdir(path.join(dir, 'migrations'));
-    await writeFile(path.join(dir, 'migrations', '1730000400001_bad.sql'), '-- Up Migration\nALTER TABLE customerz ADD COLUMN phone text;\n');
-    const out = await runSuiteTool({ ...ctx, suite: { ...ctx.suite!, migrations: { dir: 'migrations', table: 'pgmigrations' } } });
-    expect(out).toMatch(/^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/);
+    await writeFile(
+      path.join(dir, 'migrations', '1730000400001_bad.sql'),
+      '-- Up Migration\nALTER TABLE customerz ADD COLUMN phone text;\n',
+    );
+    const out = await runSuiteTool({
+      ...ctx,
+      suite: { ...ctx.suite!, migrations: { dir: 'migrations', table: 'pgmigrations' } },
+    });
+    expect(out).toMatch(
+      /^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/,
+    );
     await query(url, 'DROP TABLE IF EXISTS pgmigrations');
   });
 
@@ -97,7 +135,9 @@ describe('the workspace boundary', () => {
   it("refuses writes into git's own files even when the scope allows everything", async () => {
     await mkdir(path.join(dir, '.git/hooks'), { recursive: true });
     const everything = { ...ctx, writes: ['**'] };
-    expect(await writeFileTool(everything, '.git/hooks/pre-commit', 'rm -rf /')).toMatch(/^refused: .* inside git's own files/);
+    expect(await writeFileTool(everything, '.git/hooks/pre-commit', 'rm -rf /')).toMatch(
+      /^refused: .* inside git's own files/,
+    );
     expect(await writeFileTool(everything, 'vendor/lib/.git/config', 'x')).toMatch(/^refused/);
     expect(await writeFileTool(everything, 'src/ok.js', 'x')).toBe('wrote src/ok.js (1 bytes)');
   });

@@ -32,27 +32,46 @@ afterEach(async () => {
 
 function request(extra: Partial<AgentTurnRequest> = {}): AgentTurnRequest {
   return {
-    role: 'driver', step: 'green', feature: 'phones', item: 'T1',
+    role: 'driver',
+    step: 'green',
+    feature: 'phones',
+    item: 'T1',
     instructions: 'You are the driver. Make the failing test pass.',
     contextPack: { pack: {} as ContextPack, json: '{}', markdown: '# driver: green\nMake T1 pass.' },
-    workspace: dir, writes: ['src/**'], branchUrl: 'postgres://agent:branch-password-42@127.0.0.1:1/shop',
-    model: null, budget: { timeoutMs: 30_000, maxTurns: 10 },
+    workspace: dir,
+    writes: ['src/**'],
+    branchUrl: 'postgres://agent:branch-password-42@127.0.0.1:1/shop',
+    model: null,
+    budget: { timeoutMs: 30_000, maxTurns: 10 },
     ...extra,
   };
 }
 
 async function backendWith(script: (body: Parameters<Parameters<typeof scriptedServer>[0]>[0], n: number) => Reply) {
   server = await scriptedServer(script);
-  return openaiBackend({ baseUrl: server.baseUrl, apiKey: API_KEY, model: 'test-model', headers: { 'x-gateway': 'consort' } });
+  return openaiBackend({
+    baseUrl: server.baseUrl,
+    apiKey: API_KEY,
+    model: 'test-model',
+    headers: { 'x-gateway': 'consort' },
+  });
 }
 
 describe('the openai backend', () => {
   it('runs a tool loop: offers the tools, sends the results back, writes in scope and counts tokens', async () => {
-    const backend = await backendWith((_body, n) => [
-      { calls: [{ name: 'list_files', args: { path: '.' } }, { name: 'read_file', args: { path: 'src/shop.js' } }] },
-      { calls: [{ name: 'write_file', args: { path: 'src/phones.js', content: 'export const phones = [];\n' } }] },
-      { text: 'Added src/phones.js with an empty list.\n\nDetails follow.' },
-    ][n]!);
+    const backend = await backendWith(
+      (_body, n) =>
+        [
+          {
+            calls: [
+              { name: 'list_files', args: { path: '.' } },
+              { name: 'read_file', args: { path: 'src/shop.js' } },
+            ],
+          },
+          { calls: [{ name: 'write_file', args: { path: 'src/phones.js', content: 'export const phones = [];\n' } }] },
+          { text: 'Added src/phones.js with an empty list.\n\nDetails follow.' },
+        ][n]!,
+    );
     const r = await backend.runTurn(request());
     expect(r.exit).toEqual({ kind: 'done' });
     expect(r.summary).toBe('Added src/phones.js with an empty list.');
@@ -67,7 +86,13 @@ describe('the openai backend', () => {
     expect(first.body.model).toBe('test-model');
     expect(first.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(first.headers['x-gateway']).toBe('consort');
-    expect(first.body.tools?.map((t) => t.function.name).sort()).toEqual(['list_files', 'query_sql', 'read_file', 'run_suite', 'write_file']);
+    expect(first.body.tools?.map((t) => t.function.name).sort()).toEqual([
+      'list_files',
+      'query_sql',
+      'read_file',
+      'run_suite',
+      'write_file',
+    ]);
     expect(first.body.messages.slice(0, 2)).toEqual([
       { role: 'system', content: 'You are the driver. Make the failing test pass.' },
       { role: 'user', content: '# driver: green\nMake T1 pass.' },
@@ -82,18 +107,21 @@ describe('the openai backend', () => {
   });
 
   it('refuses writes outside the role scope and paths escaping the workspace, telling the model', async () => {
-    const backend = await backendWith((_body, n) => [
-      {
-        calls: [
-          { name: 'write_file', args: { path: 'test/shop.test.js', content: 'weakened' } },
-          { name: 'write_file', args: { path: '../escape.js', content: 'x' } },
-          { name: 'read_file', args: { path: path.join(outside, 'secret.txt') } },
-          { name: 'read_file', args: { path: '../../etc/passwd' } },
-          { name: 'list_files', args: { path: '..' } },
-        ],
-      },
-      { text: 'Could not do it.' },
-    ][n]!);
+    const backend = await backendWith(
+      (_body, n) =>
+        [
+          {
+            calls: [
+              { name: 'write_file', args: { path: 'test/shop.test.js', content: 'weakened' } },
+              { name: 'write_file', args: { path: '../escape.js', content: 'x' } },
+              { name: 'read_file', args: { path: path.join(outside, 'secret.txt') } },
+              { name: 'read_file', args: { path: '../../etc/passwd' } },
+              { name: 'list_files', args: { path: '..' } },
+            ],
+          },
+          { text: 'Could not do it.' },
+        ][n]!,
+    );
     const r = await backend.runTurn(request());
     expect(r.exit).toEqual({ kind: 'done' });
     const results = [...toolResults(server!.requests[1]!.body).values()];
@@ -105,10 +133,20 @@ describe('the openai backend', () => {
   });
 
   it('never shows the API key or the branch password in the summary or transcript', async () => {
-    const backend = await backendWith((_body, n) => [
-      { calls: [{ name: 'write_file', args: { path: 'src/leak.js', content: `const key = '${API_KEY}'; // branch-password-42` } }] },
-      { text: `Done; my key is ${API_KEY} and the branch is postgres://agent:branch-password-42@127.0.0.1:1/shop` },
-    ][n]!);
+    const backend = await backendWith(
+      (_body, n) =>
+        [
+          {
+            calls: [
+              {
+                name: 'write_file',
+                args: { path: 'src/leak.js', content: `const key = '${API_KEY}'; // branch-password-42` },
+              },
+            ],
+          },
+          { text: `Done; my key is ${API_KEY} and the branch is postgres://agent:branch-password-42@127.0.0.1:1/shop` },
+        ][n]!,
+    );
     const r = await backend.runTurn(request());
     for (const text of [r.summary, r.transcript]) {
       expect(text).not.toContain(API_KEY);
@@ -119,7 +157,11 @@ describe('the openai backend', () => {
 
   it('bounds the transcript, keeping its start and its end', async () => {
     await writeFile(path.join(dir, 'src/big.js'), `// ${'x'.repeat(60_000)}\n`);
-    const backend = await backendWith((_body, n) => (n === 0 ? { calls: Array.from({ length: 40 }, () => ({ name: 'read_file', args: { path: 'src/big.js' } })) } : { text: 'Read it all.' }));
+    const backend = await backendWith((_body, n) =>
+      n === 0
+        ? { calls: Array.from({ length: 40 }, () => ({ name: 'read_file', args: { path: 'src/big.js' } })) }
+        : { text: 'Read it all.' },
+    );
     const r = await backend.runTurn(request());
     expect(r.transcript.length).toBeLessThan(270 * 1024);
     expect(r.transcript).toMatch(/^## step 1\n/);
@@ -129,7 +171,12 @@ describe('the openai backend', () => {
 
   it('masks credential headers but not other header values', async () => {
     server = await scriptedServer((body) => ({ text: `token gw-token-abcdef via consort-gateway for ${body.model}` }));
-    const backend = openaiBackend({ baseUrl: server.baseUrl, apiKey: API_KEY, model: 'm', headers: { 'x-api-token': 'gw-token-abcdef', 'x-gateway': 'consort-gateway' } });
+    const backend = openaiBackend({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      model: 'm',
+      headers: { 'x-api-token': 'gw-token-abcdef', 'x-gateway': 'consort-gateway' },
+    });
     const r = await backend.runTurn(request());
     expect(server.requests[0]!.headers['x-api-token']).toBe('gw-token-abcdef');
     expect(r.summary).toBe('token **** via consort-gateway for m');

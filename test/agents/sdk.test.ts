@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 const dirOf = (name: string) => fileURLToPath(new URL(`../../node_modules/${name}`, import.meta.url));
 
 describe('agent SDK loading', () => {
-  it('finds each SDK\'s ESM entry point from its manifest, as the tools-directory path does', async () => {
+  it("finds each SDK's ESM entry point from its manifest, as the tools-directory path does", async () => {
     expect(path.relative(dirOf(CLAUDE_SDK), await entryOf(dirOf(CLAUDE_SDK)))).toBe('sdk.mjs');
     expect(path.relative(dirOf(CODEX_SDK), await entryOf(dirOf(CODEX_SDK)))).toBe(path.join('dist', 'index.js'));
     const codex = (await import(pathToFileURL(await entryOf(dirOf(CODEX_SDK))).href)) as CodexSdk;
@@ -27,7 +27,11 @@ describe('agent SDK loading', () => {
   });
 
   it('installs exactly the versions package.json pins, as optional peers the PR lane never installs', () => {
-    const manifest = require('../../package.json') as { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+    const manifest = require('../../package.json') as {
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
     for (const sdk of [CLAUDE_SDK, CODEX_SDK]) {
       expect(manifest.dependencies[sdk]).toBeUndefined();
       expect(manifest.peerDependenciesMeta[sdk]?.optional).toBe(true);

@@ -2,7 +2,13 @@
 import { boundAnnotation, boundOutput, CHECK_LIMITS, clipBytes, clipChars } from '../../src/github/check-limits.js';
 import type { Annotation } from '../../src/ports/github.js';
 
-const note = (i: number): Annotation => ({ path: `migrations/${i}.sql`, start_line: 1, end_line: 1, annotation_level: 'warning', message: `m${i}` });
+const note = (i: number): Annotation => ({
+  path: `migrations/${i}.sql`,
+  start_line: 1,
+  end_line: 1,
+  annotation_level: 'warning',
+  message: `m${i}`,
+});
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 describe('check-run output limits', () => {
@@ -19,14 +25,23 @@ describe('check-run output limits', () => {
   });
 
   it('at most 50 annotations per request, and the summary says how many there were', () => {
-    const out = boundOutput({ title: 't', summary: 'Summary', annotations: Array.from({ length: 73 }, (_, i) => note(i)) });
+    const out = boundOutput({
+      title: 't',
+      summary: 'Summary',
+      annotations: Array.from({ length: 73 }, (_, i) => note(i)),
+    });
     expect(out.annotations).toHaveLength(50);
     expect(out.annotations![49]!.path).toBe('migrations/49.sql');
     expect(out.summary).toBe('Summary\n\n_Showing 50 of 73 annotations._');
   });
 
   it('annotation title: at most 255 characters; message and raw_details: at most 64 KB of UTF-8', () => {
-    const a = boundAnnotation({ ...note(1), title: 'T'.repeat(300), message: 'é'.repeat(40_000), raw_details: 'r'.repeat(70_000) });
+    const a = boundAnnotation({
+      ...note(1),
+      title: 'T'.repeat(300),
+      message: 'é'.repeat(40_000),
+      raw_details: 'r'.repeat(70_000),
+    });
     expect(a.title).toHaveLength(255);
     expect(a.title!.endsWith('…')).toBe(true);
     expect(bytes(a.message)).toBeLessThanOrEqual(CHECK_LIMITS.annotationMessageBytes);
@@ -35,9 +50,20 @@ describe('check-run output limits', () => {
   });
 
   it('line and column rules: lines from 1, end ≥ start, columns only on one line, an empty message filled in', () => {
-    expect(boundAnnotation({ ...note(1), start_line: 0, end_line: -3, start_column: 4, end_column: 2, message: '' }))
-      .toEqual({ path: 'migrations/1.sql', start_line: 1, end_line: 1, start_column: 4, end_column: 4, annotation_level: 'warning', message: 'warning' });
-    expect(boundAnnotation({ ...note(1), start_line: 2, end_line: 5, start_column: 1, end_column: 9 })).not.toHaveProperty('start_column');
+    expect(
+      boundAnnotation({ ...note(1), start_line: 0, end_line: -3, start_column: 4, end_column: 2, message: '' }),
+    ).toEqual({
+      path: 'migrations/1.sql',
+      start_line: 1,
+      end_line: 1,
+      start_column: 4,
+      end_column: 4,
+      annotation_level: 'warning',
+      message: 'warning',
+    });
+    expect(
+      boundAnnotation({ ...note(1), start_line: 2, end_line: 5, start_column: 1, end_column: 9 }),
+    ).not.toHaveProperty('start_column');
   });
 
   it('the title: one line of at most 255 characters, never empty', () => {

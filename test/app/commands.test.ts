@@ -1,5 +1,13 @@
 /** `/consort` command parsing: what fires, what must not, and how arguments are read. */
-import { COMMAND_OWNER, commandOnEdit, describeCommand, HELP_TEXT, parseCommand, tokenize, type Command } from '../../src/github/commands.js';
+import {
+  COMMAND_OWNER,
+  commandOnEdit,
+  describeCommand,
+  HELP_TEXT,
+  parseCommand,
+  tokenize,
+  type Command,
+} from '../../src/github/commands.js';
 
 describe('parseCommand', () => {
   it.each<[string, string, Command | null]>([
@@ -10,16 +18,45 @@ describe('parseCommand', () => {
     ['any case for the keyword and the verb', '/Consort APPROVE spec', { kind: 'approve', gate: 'spec' }],
     ['CRLF line endings', 'thanks!\r\n/consort retry\r\n', { kind: 'retry' }],
     ['leading spaces (up to three)', '   /consort status', { kind: 'status' }],
-    ['a command after prose', 'Looks good to me.\n\n/consort approve test-list', { kind: 'approve', gate: 'test-list' }],
+    [
+      'a command after prose',
+      'Looks good to me.\n\n/consort approve test-list',
+      { kind: 'approve', gate: 'test-list' },
+    ],
     ['only the first command counts', '/consort gc\n/consort retry', { kind: 'gc' }],
     ['no arguments means help', '/consort', { kind: 'help' }],
     ['help', '/consort help', { kind: 'help' }],
     ['an unknown verb', '/consort deploy now', { kind: 'unknown', name: 'deploy' }],
-    ['reject with a gate and a reason', '/consort reject spec too vague', { kind: 'reject', gate: 'spec', reason: 'too vague', text: 'spec too vague' }],
-    ['reject with a quoted reason', '/consort reject spec "AC3 is not testable"', { kind: 'reject', gate: 'spec', reason: 'AC3 is not testable', text: 'spec AC3 is not testable' }],
-    ['reject whose first word is quoted (never a gate)', "/consort reject 'spec' is wrong", { kind: 'reject', gate: null, reason: 'spec is wrong', text: 'spec is wrong' }],
-    ['reject with one word: a reason, not a gate', '/consort reject nope', { kind: 'reject', gate: null, reason: 'nope', text: 'nope' }],
-    ['a reason continued on the next lines', '/consort reject plan\nthe migration locks orders\nfor minutes\n\nunrelated', { kind: 'reject', gate: 'plan', reason: 'the migration locks orders\nfor minutes', text: 'plan\nthe migration locks orders\nfor minutes' }],
+    [
+      'reject with a gate and a reason',
+      '/consort reject spec too vague',
+      { kind: 'reject', gate: 'spec', reason: 'too vague', text: 'spec too vague' },
+    ],
+    [
+      'reject with a quoted reason',
+      '/consort reject spec "AC3 is not testable"',
+      { kind: 'reject', gate: 'spec', reason: 'AC3 is not testable', text: 'spec AC3 is not testable' },
+    ],
+    [
+      'reject whose first word is quoted (never a gate)',
+      "/consort reject 'spec' is wrong",
+      { kind: 'reject', gate: null, reason: 'spec is wrong', text: 'spec is wrong' },
+    ],
+    [
+      'reject with one word: a reason, not a gate',
+      '/consort reject nope',
+      { kind: 'reject', gate: null, reason: 'nope', text: 'nope' },
+    ],
+    [
+      'a reason continued on the next lines',
+      '/consort reject plan\nthe migration locks orders\nfor minutes\n\nunrelated',
+      {
+        kind: 'reject',
+        gate: 'plan',
+        reason: 'the migration locks orders\nfor minutes',
+        text: 'plan\nthe migration locks orders\nfor minutes',
+      },
+    ],
   ])('%s', (_label, body, expected) => {
     expect(parseCommand(body)).toEqual(expected);
   });
@@ -76,27 +113,50 @@ describe('edited comments', () => {
 describe('tokenize and describe', () => {
   it('keeps quoted runs together and unescapes \\" inside double quotes', () => {
     expect(tokenize('a "b c" \'d e\' "say \\"hi\\"" "unterminated x')).toEqual([
-      { value: 'a', quoted: false }, { value: 'b c', quoted: true }, { value: 'd e', quoted: true },
-      { value: 'say "hi"', quoted: true }, { value: 'unterminated x', quoted: true },
+      { value: 'a', quoted: false },
+      { value: 'b c', quoted: true },
+      { value: 'd e', quoted: true },
+      { value: 'say "hi"', quoted: true },
+      { value: 'unterminated x', quoted: true },
     ]);
   });
 
   it('quotes a command back as it would be typed', () => {
     expect(describeCommand({ kind: 'approve', gate: 'spec' })).toBe('/consort approve spec');
-    expect(describeCommand({ kind: 'reject', gate: 'spec', reason: 'no', text: 'spec no' })).toBe('/consort reject spec no');
+    expect(describeCommand({ kind: 'reject', gate: 'spec', reason: 'no', text: 'spec no' })).toBe(
+      '/consort reject spec no',
+    );
     expect(describeCommand({ kind: 'gc' })).toBe('/consort gc');
     expect(describeCommand({ kind: 'allow-run' })).toBe('/consort allow-run');
   });
 });
 
 describe('COMMAND_OWNER', () => {
-  it('gives every command exactly one answerer: the TDD lane\'s to the Action, the rest to the App', () => {
-    expect(Object.entries(COMMAND_OWNER).filter(([, owner]) => owner === 'action').map(([kind]) => kind).sort()).toEqual(['approve', 'build']);
-    for (const body of ['/consort approve spec', '/consort approve', '/consort build phones']) expect(COMMAND_OWNER[parseCommand(body)!.kind]).toBe('action');
-    for (const body of ['/consort approve run', '/consort allow-run', '/consort retry', '/consort reject spec no', '/consort status', '/consort gc', '/consort', '/consort deploy', '/consort approve Spec!']) {
+  it("gives every command exactly one answerer: the TDD lane's to the Action, the rest to the App", () => {
+    expect(
+      Object.entries(COMMAND_OWNER)
+        .filter(([, owner]) => owner === 'action')
+        .map(([kind]) => kind)
+        .sort(),
+    ).toEqual(['approve', 'build']);
+    for (const body of ['/consort approve spec', '/consort approve', '/consort build phones'])
+      expect(COMMAND_OWNER[parseCommand(body)!.kind]).toBe('action');
+    for (const body of [
+      '/consort approve run',
+      '/consort allow-run',
+      '/consort retry',
+      '/consort reject spec no',
+      '/consort status',
+      '/consort gc',
+      '/consort',
+      '/consort deploy',
+      '/consort approve Spec!',
+    ]) {
       expect(COMMAND_OWNER[parseCommand(body)!.kind]).toBe('app');
     }
     // The help text says who answers each one.
-    expect(HELP_TEXT).toContain('| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |');
+    expect(HELP_TEXT).toContain(
+      '| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |',
+    );
   });
 });

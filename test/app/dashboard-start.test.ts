@@ -48,12 +48,20 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  [github, db, fx] = await Promise.all([startFakeGitHub(OWNER, REPO), freshDatabase(), makeFixture('consort-dashboard-start-')]);
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { cwd: fx.root, encoding: 'utf8' }).trim();
+  [github, db, fx] = await Promise.all([
+    startFakeGitHub(OWNER, REPO),
+    freshDatabase(),
+    makeFixture('consort-dashboard-start-'),
+  ]);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], {
+      cwd: fx.root,
+      encoding: 'utf8',
+    }).trim();
   base = git('rev-parse', 'HEAD');
   git('checkout', '-q', '-b', 'feature/phones');
   git('add', '-A');
-  git('commit', '-q', '-m', 'the lane\'s records');
+  git('commit', '-q', '-m', "the lane's records");
   head = git('rev-parse', 'HEAD');
   routes = installAppRoutes(github, OWNER, REPO);
   for (const sha of [base, head]) routes.tarballs.set(sha, await tarballOf(fx.root, sha, OWNER, REPO));
@@ -63,13 +71,34 @@ beforeAll(async () => {
   const port = await freePort();
   stand.redirectUri = `http://127.0.0.1:${port}/dashboard/callback`;
   const env: NodeJS.ProcessEnv = {
-    APP_ID: '4242', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET, PORT: String(port), LOG_LEVEL: 'fatal',
-    GHE_HOST: new URL(github.url).host, GHE_PROTOCOL: 'http', DATABASE_URL: db.url, CONSORT_APP_DATA_DIR: dataDir,
-    CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: SYSTEM_PG_URL, CONSORT_APP_PROVIDERS: 'postgres',
-    GITHUB_CLIENT_ID: CLIENT_ID, GITHUB_CLIENT_SECRET: CLIENT_SECRET, CONSORT_DASHBOARD_URL: `http://127.0.0.1:${port}`, CONSORT_DASHBOARD_SECRET: 's'.repeat(40),
+    APP_ID: '4242',
+    PRIVATE_KEY: privateKey(),
+    WEBHOOK_SECRET,
+    PORT: String(port),
+    LOG_LEVEL: 'fatal',
+    GHE_HOST: new URL(github.url).host,
+    GHE_PROTOCOL: 'http',
+    DATABASE_URL: db.url,
+    CONSORT_APP_DATA_DIR: dataDir,
+    CONSORT_PROVIDER: 'postgres',
+    CONSORT_POSTGRES_URL: SYSTEM_PG_URL,
+    CONSORT_APP_PROVIDERS: 'postgres',
+    GITHUB_CLIENT_ID: CLIENT_ID,
+    GITHUB_CLIENT_SECRET: CLIENT_SECRET,
+    CONSORT_DASHBOARD_URL: `http://127.0.0.1:${port}`,
+    CONSORT_DASHBOARD_SECRET: 's'.repeat(40),
   };
-  const Octokit = ProbotOctokit.defaults((o: ConstructorParameters<typeof ProbotOctokit>[0] = {}) => ({ ...o, throttle: { ...o.throttle, enabled: false } }));
-  app = await startApp(parseAppSettings(env), { Octokit, octokitPolicy: { retries: 1, retryAfterBaseMs: 20 }, pollingSeconds: 0.5, probeGitHub: false, lane: recordingLane().lane });
+  const Octokit = ProbotOctokit.defaults((o: ConstructorParameters<typeof ProbotOctokit>[0] = {}) => ({
+    ...o,
+    throttle: { ...o.throttle, enabled: false },
+  }));
+  app = await startApp(parseAppSettings(env), {
+    Octokit,
+    octokitPolicy: { retries: 1, retryAfterBaseMs: 20 },
+    pollingSeconds: 0.5,
+    probeGitHub: false,
+    lane: recordingLane().lane,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -86,8 +115,14 @@ async function signIn(login: string): Promise<string> {
   const authorize = new URL(start.headers.get('location')!);
   // GitHub Enterprise Server: people sign in on its web host, not under /api/v3.
   expect(authorize.origin + authorize.pathname).toBe(`${github.url}/login/oauth/authorize`);
-  const grant = await fetch(`${github.url}/login/oauth/authorize/grant?login=${login}&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${authorize.searchParams.get('state')}`, { redirect: 'manual' });
-  const back = await fetch(grant.headers.get('location')!, { redirect: 'manual', headers: { cookie: start.headers.get('set-cookie')!.split(';')[0]! } });
+  const grant = await fetch(
+    `${github.url}/login/oauth/authorize/grant?login=${login}&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${authorize.searchParams.get('state')}`,
+    { redirect: 'manual' },
+  );
+  const back = await fetch(grant.headers.get('location')!, {
+    redirect: 'manual',
+    headers: { cookie: start.headers.get('set-cookie')!.split(';')[0]! },
+  });
   expect(back.status).toBe(302);
   return back.headers.get('set-cookie')!.split(';')[0]!;
 }
@@ -96,24 +131,51 @@ it('indexes a pushed pull request and its check, and shows them to a person who 
   const payload = pullRequestPayload({ action: 'opened', number: 12, head, base, repositoryId: REPO_ID });
   const body = JSON.stringify(payload);
   const res = await fetch(`${app.url}/api/github/webhooks`, {
-    method: 'POST', body,
-    headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': 'dash-open-12', 'x-hub-signature-256': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}` },
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': 'dash-open-12',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`,
+    },
   });
   expect(res.status).toBe(200);
   const cookie = await signIn('ada');
-  const get = async (p: string) => (await fetch(`${app.url}${p}`, { headers: { cookie } })).json() as Promise<Record<string, unknown>>;
-  const features = await eventually(async () => {
-    const answer = await get(`/dashboard/${OWNER}/${REPO}/api`).catch(() => null);
-    const rows = (answer?.features ?? []) as { feature: string; pr: number }[];
-    return rows.length === 2 ? rows : undefined;
-  }, 'the index job to index the head', 60_000, 250);
-  expect(features.map((f) => [f.feature, f.pr])).toEqual([[fx.gated, 12], [fx.building, 12]]);
-  const checks = await eventually(async () => {
-    const answer = await get(`/dashboard/${OWNER}/${REPO}/api/checks`);
-    return answer.total === 1 ? answer : undefined;
-  }, 'the check to reach the history', 60_000, 250);
-  expect((checks.items as { conclusion: string; headSha: string; pr: number }[])[0]).toMatchObject({ conclusion: 'success', headSha: head, pr: 12 });
-  expect(await get('/dashboard/api/repositories')).toMatchObject({ login: 'ada', repositories: [{ owner: OWNER, repo: REPO, permission: 'write' }] });
+  const get = async (p: string) =>
+    (await fetch(`${app.url}${p}`, { headers: { cookie } })).json() as Promise<Record<string, unknown>>;
+  const features = await eventually(
+    async () => {
+      const answer = await get(`/dashboard/${OWNER}/${REPO}/api`).catch(() => null);
+      const rows = (answer?.features ?? []) as { feature: string; pr: number }[];
+      return rows.length === 2 ? rows : undefined;
+    },
+    'the index job to index the head',
+    60_000,
+    250,
+  );
+  expect(features.map((f) => [f.feature, f.pr])).toEqual([
+    [fx.gated, 12],
+    [fx.building, 12],
+  ]);
+  const checks = await eventually(
+    async () => {
+      const answer = await get(`/dashboard/${OWNER}/${REPO}/api/checks`);
+      return answer.total === 1 ? answer : undefined;
+    },
+    'the check to reach the history',
+    60_000,
+    250,
+  );
+  expect((checks.items as { conclusion: string; headSha: string; pr: number }[])[0]).toMatchObject({
+    conclusion: 'success',
+    headSha: head,
+    pr: 12,
+  });
+  expect(await get('/dashboard/api/repositories')).toMatchObject({
+    login: 'ada',
+    repositories: [{ owner: OWNER, repo: REPO, permission: 'write' }],
+  });
   const paths = github.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, '')}`);
   expect(paths).toContain(`GET /api/v3/repos/${OWNER}/${REPO}/git/trees/${head}`);
   expect(github.unexpected).toEqual([]);

@@ -17,7 +17,8 @@ import { appConfig, commit } from './helpers/repo.js';
 import { eventually } from './helpers/wait.js';
 
 const flow = setupFlow();
-const BROKEN = '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n';
+const BROKEN =
+  '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n';
 
 describe('pull requests', () => {
   it('opened: check run in progress, the lane on a fresh branch, then the conclusion and the sticky comment', async () => {
@@ -26,32 +27,70 @@ describe('pull requests', () => {
     expectToken();
     flow.expectCheck({ pr: 2, head: repo.headSha, checkRunId: 1002, bodies });
     flow.expectStickyCreated(2, bodies);
-    await flow.probot.receive(delivery('pull_request', 'open-2', pullRequestPayload({ action: 'opened', number: 2, head: repo.headSha, base: repo.baseSha })));
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-2',
+        pullRequestPayload({ action: 'opened', number: 2, head: repo.headSha, base: repo.baseSha }),
+      ),
+    );
     const [run] = await flow.finished(2);
-    expect(bodies.created).toMatchObject({ name: CHECK_NAME, head_sha: repo.headSha, status: 'in_progress', external_id: String(run!.id) });
-    expect(bodies.completed).toMatchObject({
-      status: 'completed', conclusion: 'success',
-      output: { title: 'Database checks passed', summary: expect.stringContaining('+ column public.customers.phone text') },
+    expect(bodies.created).toMatchObject({
+      name: CHECK_NAME,
+      head_sha: repo.headSha,
+      status: 'in_progress',
+      external_id: String(run!.id),
     });
-    expect(bodies.comment).toEqual({ body: expect.stringMatching(new RegExp(`^${STICKY_MARKER}\\n## ✅ ${CHECK_NAME}: database checks passed`)) });
+    expect(bodies.completed).toMatchObject({
+      status: 'completed',
+      conclusion: 'success',
+      output: {
+        title: 'Database checks passed',
+        summary: expect.stringContaining('+ column public.customers.phone text'),
+      },
+    });
+    expect(bodies.comment).toEqual({
+      body: expect.stringMatching(new RegExp(`^${STICKY_MARKER}\\n## ✅ ${CHECK_NAME}: database checks passed`)),
+    });
     expect(run).toMatchObject({ state: 'completed', conclusion: 'success', checkRunId: 1002 });
     expect(await flow.branches()).toContain('pr-2');
     expect((await flow.branches()).filter((b) => b.startsWith('pr-2-'))).toEqual([]);
   });
 
   it('a failing migration: conclusion failure with annotations at the file and line', async () => {
-    const head = await commit(flow.repo.dir, { 'migrations/1730000500000_broken.sql': BROKEN }, 'broken', flow.repo.headSha);
+    const head = await commit(
+      flow.repo.dir,
+      { 'migrations/1730000500000_broken.sql': BROKEN },
+      'broken',
+      flow.repo.headSha,
+    );
     await flow.tarball(head);
     const bodies: Record<string, Body> = {};
     expectToken();
     flow.expectCheck({ pr: 3, head, checkRunId: 1003, bodies });
     flow.expectStickyCreated(3, bodies);
-    await flow.probot.receive(delivery('pull_request', 'open-3', pullRequestPayload({ action: 'opened', number: 3, head, base: flow.repo.baseSha })));
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-3',
+        pullRequestPayload({ action: 'opened', number: 3, head, base: flow.repo.baseSha }),
+      ),
+    );
     await flow.finished(3);
-    expect(bodies.completed).toMatchObject({ conclusion: 'failure', output: { title: expect.stringMatching(/^Database checks failed/) } });
-    expect((bodies.completed!.output as { annotations: Body[] }).annotations).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: 'migrations/1730000500000_broken.sql', start_line: 3, annotation_level: 'failure', title: 'Migration failed' }),
-    ]));
+    expect(bodies.completed).toMatchObject({
+      conclusion: 'failure',
+      output: { title: expect.stringMatching(/^Database checks failed/) },
+    });
+    expect((bodies.completed!.output as { annotations: Body[] }).annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: 'migrations/1730000500000_broken.sql',
+          start_line: 3,
+          annotation_level: 'failure',
+          title: 'Migration failed',
+        }),
+      ]),
+    );
   });
 
   it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {
@@ -67,67 +106,118 @@ describe('pull requests', () => {
     flow.expectCheck({ pr: 4, head: fast, checkRunId: 1042, bodies: next });
     flow.expectStickyCreated(4, next);
     const started = Date.now();
-    await flow.probot.receive(delivery('pull_request', 'open-4', pullRequestPayload({ action: 'opened', number: 4, head: slow, base: repo.baseSha })));
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-4',
+        pullRequestPayload({ action: 'opened', number: 4, head: slow, base: repo.baseSha }),
+      ),
+    );
     await eventually(async () => (await flow.branches()).includes('pr-4-suite'), 'the slow suite to start');
-    await flow.probot.receive(delivery('pull_request', 'sync-4', pullRequestPayload({ action: 'synchronize', number: 4, head: fast, base: repo.baseSha })));
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'sync-4',
+        pullRequestPayload({ action: 'synchronize', number: 4, head: fast, base: repo.baseSha }),
+      ),
+    );
     const runs = await flow.finished(4, 2);
     expect(Date.now() - started).toBeLessThan(25_000); // the 30 s suite was stopped, not waited for
-    expect(old.completed).toMatchObject({ conclusion: 'cancelled', output: { summary: expect.stringContaining(`superseded by a newer run at ${fast.slice(0, 7)}`) } });
+    expect(old.completed).toMatchObject({
+      conclusion: 'cancelled',
+      output: { summary: expect.stringContaining(`superseded by a newer run at ${fast.slice(0, 7)}`) },
+    });
     expect(next.completed).toMatchObject({ conclusion: 'success' });
-    expect(runs.map((r) => [r.headSha, r.state])).toEqual([[slow, 'cancelled'], [fast, 'completed']]);
+    expect(runs.map((r) => [r.headSha, r.state])).toEqual([
+      [slow, 'cancelled'],
+      [fast, 'completed'],
+    ]);
     expect((await flow.branches()).filter((b) => b.startsWith('pr-4'))).toEqual(['pr-4']);
   });
 
   it("migrations that import project code run in their own side's tree; the baseline is seeded as base has it", async () => {
     const { repo } = flow;
     // Base: an ESM migration that takes its enum labels from base's code.
-    const base = await commit(repo.dir, {
-      'src/kinds.js': "export const KINDS = ['retail', 'wholesale'];\n",
-      'migrations/1730000450000_customer_kind.js': [
-        "import { KINDS } from '../src/kinds.js';",
-        "export const up = (pgm) => { pgm.createType('customer_kind', KINDS); pgm.addColumn('customers', { kind: { type: 'customer_kind', notNull: true, default: KINDS[0] } }); };",
-        "export const down = (pgm) => { pgm.dropColumn('customers', 'kind'); pgm.dropType('customer_kind'); };", '',
-      ].join('\n'),
-    }, 'customer kinds', repo.headSha);
+    const base = await commit(
+      repo.dir,
+      {
+        'src/kinds.js': "export const KINDS = ['retail', 'wholesale'];\n",
+        'migrations/1730000450000_customer_kind.js': [
+          "import { KINDS } from '../src/kinds.js';",
+          "export const up = (pgm) => { pgm.createType('customer_kind', KINDS); pgm.addColumn('customers', { kind: { type: 'customer_kind', notNull: true, default: KINDS[0] } }); };",
+          "export const down = (pgm) => { pgm.dropColumn('customers', 'kind'); pgm.dropType('customer_kind'); };",
+          '',
+        ].join('\n'),
+      },
+      'customer kinds',
+      repo.headSha,
+    );
     // Head: a TypeScript migration importing head's code (which now has a third kind), and a seed
     // for the table it creates, which base's schema does not have.
-    const head = await commit(repo.dir, {
-      'src/kinds.js': "export const KINDS = ['retail', 'wholesale', 'partner'];\n",
-      'src/discounts.ts': "import { KINDS } from './kinds.js';\nexport const DISCOUNTS: Record<string, number> = Object.fromEntries(KINDS.map((k, i) => [k, i * 5]));\n",
-      'migrations/1730000800000_kind_discounts.ts': [
-        "import type { MigrationBuilder } from 'node-pg-migrate';",
-        "import { DISCOUNTS } from '../src/discounts';",
-        'export async function up(pgm: MigrationBuilder): Promise<void> {',
-        "  pgm.createTable('kind_discounts', { kind: { type: 'text', primaryKey: true }, percent: { type: 'integer', notNull: true } });",
-        "  for (const [kind, percent] of Object.entries(DISCOUNTS)) pgm.sql(`INSERT INTO kind_discounts VALUES ('${kind}', ${percent})`);",
-        '}',
-        "export const down = (pgm: MigrationBuilder): void => pgm.dropTable('kind_discounts');", '',
-      ].join('\n'),
-      'seed.sql': `${await readFile(path.join(repo.dir, 'seed.sql'), 'utf8')}\nUPDATE kind_discounts SET percent = 7 WHERE kind = 'partner';\n`,
-    }, 'kind discounts', base);
+    const head = await commit(
+      repo.dir,
+      {
+        'src/kinds.js': "export const KINDS = ['retail', 'wholesale', 'partner'];\n",
+        'src/discounts.ts':
+          "import { KINDS } from './kinds.js';\nexport const DISCOUNTS: Record<string, number> = Object.fromEntries(KINDS.map((k, i) => [k, i * 5]));\n",
+        'migrations/1730000800000_kind_discounts.ts': [
+          "import type { MigrationBuilder } from 'node-pg-migrate';",
+          "import { DISCOUNTS } from '../src/discounts';",
+          'export async function up(pgm: MigrationBuilder): Promise<void> {',
+          "  pgm.createTable('kind_discounts', { kind: { type: 'text', primaryKey: true }, percent: { type: 'integer', notNull: true } });",
+          "  for (const [kind, percent] of Object.entries(DISCOUNTS)) pgm.sql(`INSERT INTO kind_discounts VALUES ('${kind}', ${percent})`);",
+          '}',
+          "export const down = (pgm: MigrationBuilder): void => pgm.dropTable('kind_discounts');",
+          '',
+        ].join('\n'),
+        'seed.sql': `${await readFile(path.join(repo.dir, 'seed.sql'), 'utf8')}\nUPDATE kind_discounts SET percent = 7 WHERE kind = 'partner';\n`,
+      },
+      'kind discounts',
+      base,
+    );
     await flow.tarball(base);
     await flow.tarball(head);
     const bodies: Record<string, Body> = {};
     expectToken();
     flow.expectCheck({ pr: 8, head, base, checkRunId: 1008, bodies });
     flow.expectStickyCreated(8, bodies);
-    await flow.probot.receive(delivery('pull_request', 'open-8', pullRequestPayload({ action: 'opened', number: 8, head, base })));
+    await flow.probot.receive(
+      delivery('pull_request', 'open-8', pullRequestPayload({ action: 'opened', number: 8, head, base })),
+    );
     await flow.finished(8);
-    expect(bodies.completed).toMatchObject({ conclusion: 'success', output: { summary: expect.stringContaining('kind_discounts') } });
+    expect(bodies.completed).toMatchObject({
+      conclusion: 'success',
+      output: { summary: expect.stringContaining('kind_discounts') },
+    });
     const url = await (await flow.providers.forRepository(186853002)).connectionUri('pr-8');
     // The baseline ran base's migration with base's code: two labels, not head's three.
-    expect(await query<{ label: string }>(url, "SELECT enumlabel AS label FROM pg_enum WHERE enumtypid = 'customer_kind'::regtype ORDER BY enumsortorder"))
-      .toEqual([{ label: 'retail' }, { label: 'wholesale' }]);
+    expect(
+      await query<{ label: string }>(
+        url,
+        "SELECT enumlabel AS label FROM pg_enum WHERE enumtypid = 'customer_kind'::regtype ORDER BY enumsortorder",
+      ),
+    ).toEqual([{ label: 'retail' }, { label: 'wholesale' }]);
     expect(await query(url, 'SELECT kind, percent FROM kind_discounts ORDER BY kind')).toEqual([
-      { kind: 'partner', percent: 10 }, { kind: 'retail', percent: 0 }, { kind: 'wholesale', percent: 5 },
+      { kind: 'partner', percent: 10 },
+      { kind: 'retail', percent: 0 },
+      { kind: 'wholesale', percent: 5 },
     ]);
   });
 
   it('closed: the pull request’s branches are deleted (no GitHub call needed)', async () => {
     const { repo } = flow;
     expect(await flow.branches()).toContain('pr-2');
-    await flow.probot.receive(delivery('pull_request', 'close-2', pullRequestPayload({ action: 'closed', number: 2, head: repo.headSha, base: repo.baseSha })));
-    await eventually(async () => (await flow.runs(2)).some((r) => r.kind === 'close' && r.state === 'completed'), 'the close run');
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'close-2',
+        pullRequestPayload({ action: 'closed', number: 2, head: repo.headSha, base: repo.baseSha }),
+      ),
+    );
+    await eventually(
+      async () => (await flow.runs(2)).some((r) => r.kind === 'close' && r.state === 'completed'),
+      'the close run',
+    );
     expect((await flow.branches()).filter((b) => b === 'pr-2' || b.startsWith('pr-2-'))).toEqual([]);
   });
 });
@@ -149,30 +239,63 @@ describe('promote on merge', () => {
     let comment = '';
     expectToken();
     expectTarball('Codertocat', 'Hello-World', mergeSha, await flow.tarball(mergeSha));
-    api().post(`${PATH}/issues/${pr}/comments`, (b: { body: string }) => ((comment = b.body), true)).reply(201, { id: 7000 + pr });
-    await flow.probot.receive(delivery('pull_request', `merge-${pr}`, pullRequestPayload({ action: 'closed', number: pr, head: mergeSha, base: flow.repo.baseSha, merged: true, mergeSha })));
-    await eventually(async () => (await flow.runs(pr)).some((r) => r.kind === 'close' && r.state === 'completed') && comment !== '', `the merge of #${pr}`);
+    api()
+      .post(`${PATH}/issues/${pr}/comments`, (b: { body: string }) => ((comment = b.body), true))
+      .reply(201, { id: 7000 + pr });
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        `merge-${pr}`,
+        pullRequestPayload({
+          action: 'closed',
+          number: pr,
+          head: mergeSha,
+          base: flow.repo.baseSha,
+          merged: true,
+          mergeSha,
+        }),
+      ),
+    );
+    await eventually(
+      async () => (await flow.runs(pr)).some((r) => r.kind === 'close' && r.state === 'completed') && comment !== '',
+      `the merge of #${pr}`,
+    );
     return comment;
   }
 
   it('a migration that fails on the parent: the pre-migration snapshot is kept, and the comment says how to restore', async () => {
-    const mergeSha = await commit(flow.repo.dir, { 'migrations/1730000500000_broken.sql': BROKEN }, 'merge broken', flow.repo.headSha);
+    const mergeSha = await commit(
+      flow.repo.dir,
+      { 'migrations/1730000500000_broken.sql': BROKEN },
+      'merge broken',
+      flow.repo.headSha,
+    );
     const comment = await merge(5, mergeSha);
     const snapshot = snapshotName(5, mergeSha);
     expect(comment).toContain('could not promote the migrations');
     expect(comment).toContain(`kept in the branch <code>${snapshot}</code>`);
-    expect(comment).toMatch(/pg_dump -Fc "\$\(CONSORT_POSTGRES_URL=.* --namespace gh186853002 branch url pre-merge-pr-5-/);
+    expect(comment).toMatch(
+      /pg_dump -Fc "\$\(CONSORT_POSTGRES_URL=.* --namespace gh186853002 branch url pre-merge-pr-5-/,
+    );
     expect(comment).toContain('pg_restore --clean --if-exists');
     expect(await flow.branches()).toContain(snapshot);
     // Each migration commits on its own: the ones before the broken one are on the parent now.
-    expect(await parentMigrations()).toEqual(expect.arrayContaining(['1730000000000_create_customers', '1730000400000_add_customer_phone']));
+    expect(await parentMigrations()).toEqual(
+      expect.arrayContaining(['1730000000000_create_customers', '1730000400000_add_customer_phone']),
+    );
     expect(await parentMigrations()).not.toContain('1730000500000_broken');
   });
 
   it('migrations that apply: promoted to the parent, the snapshot deleted', async () => {
-    const mergeSha = await commit(flow.repo.dir, {
-      'migrations/1730000600000_add_order_note.sql': '-- Up Migration\nALTER TABLE orders ADD COLUMN note text;\n-- Down Migration\nALTER TABLE orders DROP COLUMN note;\n',
-    }, 'merge note', flow.repo.headSha);
+    const mergeSha = await commit(
+      flow.repo.dir,
+      {
+        'migrations/1730000600000_add_order_note.sql':
+          '-- Up Migration\nALTER TABLE orders ADD COLUMN note text;\n-- Down Migration\nALTER TABLE orders DROP COLUMN note;\n',
+      },
+      'merge note',
+      flow.repo.headSha,
+    );
     const comment = await merge(6, mergeSha);
     expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
     expect(comment).toContain('add\\_order\\_note');
@@ -185,10 +308,16 @@ describe('promote on merge', () => {
     flow.settings.promote = false;
     try {
       const previous = (await flow.runs(6)).at(-1)!.headSha;
-      const mergeSha = await commit(flow.repo.dir, {
-        '.github/consort.yml': appConfig(SUITE).replace('database:\n', 'database:\n  promote: true\n'),
-        'migrations/1730000700000_add_order_flag.sql': '-- Up Migration\nALTER TABLE orders ADD COLUMN flagged boolean;\n-- Down Migration\nALTER TABLE orders DROP COLUMN flagged;\n',
-      }, 'merge flag', previous);
+      const mergeSha = await commit(
+        flow.repo.dir,
+        {
+          '.github/consort.yml': appConfig(SUITE).replace('database:\n', 'database:\n  promote: true\n'),
+          'migrations/1730000700000_add_order_flag.sql':
+            '-- Up Migration\nALTER TABLE orders ADD COLUMN flagged boolean;\n-- Down Migration\nALTER TABLE orders DROP COLUMN flagged;\n',
+        },
+        'merge flag',
+        previous,
+      );
       const comment = await merge(7, mergeSha);
       expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
       expect(await parentMigrations()).toContain('1730000700000_add_order_flag');
@@ -208,10 +337,15 @@ describe('merge queue', () => {
     flow.expectCheck({ pr: null, head, checkRunId: 1100, bodies, owner: 'octo-org', repo: 'octo-repo' });
     const payload = mergeGroupPayload({ head, base: flow.repo.baseSha, repositoryId: 186853002 });
     await flow.probot.receive(delivery('merge_group', 'mg-1', payload));
-    expect(await flow.runtime.intake.mergeGroup({ id: 'mg-1', name: 'merge_group', payload })).toEqual({ kind: 'duplicate' });
+    expect(await flow.runtime.intake.mergeGroup({ id: 'mg-1', name: 'merge_group', payload })).toEqual({
+      kind: 'duplicate',
+    });
     await eventually(async () => bodies.completed, 'the merge group check');
     expect(bodies.created).toMatchObject({ name: CHECK_NAME, head_sha: head });
     expect(bodies.completed).toMatchObject({ conclusion: 'success' });
-    await eventually(async () => !(await flow.branches()).includes(`check-${head.slice(0, 7)}`), 'the group branch to be removed');
+    await eventually(
+      async () => !(await flow.branches()).includes(`check-${head.slice(0, 7)}`),
+      'the group branch to be removed',
+    );
   });
 });

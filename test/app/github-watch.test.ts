@@ -8,11 +8,16 @@ import type { OctokitClient } from '../../src/github/octokit.js';
 import { GitHubHealth, observingFetch, withCall } from '../../src/app/github-watch.js';
 import type { AppLog } from '../../src/app/jobs/deps.js';
 
-interface Line { level: string; message: string; fields: Record<string, unknown> | undefined }
+interface Line {
+  level: string;
+  message: string;
+  fields: Record<string, unknown> | undefined;
+}
 
 function recordingLog(): { log: AppLog; lines: Line[] } {
   const lines: Line[] = [];
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void lines.push({ level, message, fields });
   return { log: { info: at('info'), warn: at('warn'), error: at('error') }, lines };
 }
 
@@ -39,7 +44,10 @@ describe('every attempt is watched', () => {
     const url = 'https://ghe.example.com/api/v3/repos/o/r/check-runs';
     await withCall({ deliveryId: 'd-1', runId: 7 }, 'POST /repos/{owner}/{repo}/check-runs', async () => {
       expect((await watched(url, { method: 'POST' })).status).toBe(502);
-      expect(health.status()).toMatchObject({ reachable: false, lastError: 'HTTP 502 from POST /api/v3/repos/o/r/check-runs' });
+      expect(health.status()).toMatchObject({
+        reachable: false,
+        lastError: 'HTTP 502 from POST /api/v3/repos/o/r/check-runs',
+      });
       await expect(watched(url, { method: 'POST' })).rejects.toThrow('fetch failed');
       expect(health.status()).toMatchObject({ reachable: false, lastError: 'fetch failed: ECONNREFUSED' });
       expect((await watched(url, { method: 'POST' })).status).toBe(201);
@@ -47,8 +55,32 @@ describe('every attempt is watched', () => {
     expect(health.status()).toMatchObject({ reachable: true, lastError: null });
     const route = 'POST /repos/{owner}/{repo}/check-runs';
     expect(lines).toEqual([
-      { level: 'warn', message: 'GitHub answered 502', fields: { delivery: 'd-1', runId: 7, route, attempts: 1, method: 'POST', path: '/api/v3/repos/o/r/check-runs', status: 502 } },
-      { level: 'warn', message: 'GitHub could not be reached', fields: { delivery: 'd-1', runId: 7, route, attempts: 2, method: 'POST', path: '/api/v3/repos/o/r/check-runs', error: 'fetch failed: ECONNREFUSED' } },
+      {
+        level: 'warn',
+        message: 'GitHub answered 502',
+        fields: {
+          delivery: 'd-1',
+          runId: 7,
+          route,
+          attempts: 1,
+          method: 'POST',
+          path: '/api/v3/repos/o/r/check-runs',
+          status: 502,
+        },
+      },
+      {
+        level: 'warn',
+        message: 'GitHub could not be reached',
+        fields: {
+          delivery: 'd-1',
+          runId: 7,
+          route,
+          attempts: 2,
+          method: 'POST',
+          path: '/api/v3/repos/o/r/check-runs',
+          error: 'fetch failed: ECONNREFUSED',
+        },
+      },
     ]);
   });
 
@@ -69,18 +101,33 @@ describe('every attempt is watched', () => {
 describe('the call that finally fails', () => {
   const failing = (status: number | undefined): OctokitClient => ({
     request: async () => {
-      throw Object.assign(new Error(status === undefined ? 'fetch failed' : `HTTP ${status}`), status === undefined ? {} : { status });
+      throw Object.assign(
+        new Error(status === undefined ? 'fetch failed' : `HTTP ${status}`),
+        status === undefined ? {} : { status },
+      );
     },
   });
 
-  it.each([[502, 'error'], [undefined, 'error'], [422, 'warn']] as const)('%s: logged at %s with delivery, run and route', async (status, level) => {
+  it.each([
+    [502, 'error'],
+    [undefined, 'error'],
+    [422, 'warn'],
+  ] as const)('%s: logged at %s with delivery, run and route', async (status, level) => {
     const { log, lines } = recordingLog();
     const gh = appGitHub(failing(status), { log, context: { deliveryId: 'd-9', runId: 3 } });
     await expect(gh.createComment({ owner: 'o', repo: 'r' }, 1, 'hi')).rejects.toThrow();
-    expect(lines).toEqual([{
-      level, message: expect.stringContaining('POST /repos/{owner}/{repo}/issues/{issue_number}/comments'),
-      fields: expect.objectContaining({ delivery: 'd-9', runId: 3, route: 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', status: status ?? null }),
-    }]);
+    expect(lines).toEqual([
+      {
+        level,
+        message: expect.stringContaining('POST /repos/{owner}/{repo}/issues/{issue_number}/comments'),
+        fields: expect.objectContaining({
+          delivery: 'd-9',
+          runId: 3,
+          route: 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+          status: status ?? null,
+        }),
+      },
+    ]);
   });
 
   it('a 404 permission lookup is still "none" (logged at warn, not error)', async () => {

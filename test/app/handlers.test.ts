@@ -11,17 +11,37 @@ import { consortApp } from '../../app/index.js';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
 import type { Intake, IntakeOutcome, WebhookEvent } from '../../src/app/intake.js';
 import { forbidNetwork, githubLeftovers, restoreNetwork, testProbot, WEBHOOK_SECRET } from './helpers/github.js';
-import { checkRunPayload, checkSuitePayload, commentPayload, delivery, example, mergeGroupPayload, pullRequestPayload, type PullJson } from './helpers/payloads.js';
+import {
+  checkRunPayload,
+  checkSuitePayload,
+  commentPayload,
+  delivery,
+  example,
+  mergeGroupPayload,
+  pullRequestPayload,
+  type PullJson,
+} from './helpers/payloads.js';
 
 type Call = { method: keyof Intake; event: WebhookEvent };
 
 function stubIntake(): { intake: Intake; calls: Call[] } {
   const calls: Call[] = [];
-  const record = (method: keyof Intake) => async (event: WebhookEvent): Promise<IntakeOutcome> => {
-    calls.push({ method, event });
-    return { kind: 'ignored', reason: 'stub' };
+  const record =
+    (method: keyof Intake) =>
+    async (event: WebhookEvent): Promise<IntakeOutcome> => {
+      calls.push({ method, event });
+      return { kind: 'ignored', reason: 'stub' };
+    };
+  return {
+    intake: {
+      pullRequest: record('pullRequest'),
+      mergeGroup: record('mergeGroup'),
+      checkRunRerequested: record('checkRunRerequested'),
+      checkSuiteRerequested: record('checkSuiteRerequested'),
+      comment: record('comment'),
+    },
+    calls,
   };
-  return { intake: { pullRequest: record('pullRequest'), mergeGroup: record('mergeGroup'), checkRunRerequested: record('checkRunRerequested'), checkSuiteRerequested: record('checkSuiteRerequested'), comment: record('comment') }, calls };
 }
 
 const SHA = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
@@ -44,13 +64,19 @@ async function appWith() {
 describe('handlers hand off to the intake, after their guard clauses', () => {
   it.each(['opened', 'synchronize', 'reopened', 'edited', 'closed'] as const)('pull_request.%s', async (action) => {
     const { probot, calls } = await appWith();
-    await probot.receive(delivery('pull_request', `d-${action}`, pullRequestPayload({ action, number: 2, head: SHA, base: BASE })));
-    expect(calls).toEqual([{ method: 'pullRequest', event: expect.objectContaining({ id: `d-${action}`, name: 'pull_request' }) }]);
+    await probot.receive(
+      delivery('pull_request', `d-${action}`, pullRequestPayload({ action, number: 2, head: SHA, base: BASE })),
+    );
+    expect(calls).toEqual([
+      { method: 'pullRequest', event: expect.objectContaining({ id: `d-${action}`, name: 'pull_request' }) },
+    ]);
   });
 
   it('ignores pull_request actions that do not change code (labeled)', async () => {
     const { probot, calls } = await appWith();
-    await probot.receive(delivery('pull_request', 'd-label', pullRequestPayload({ action: 'labeled', number: 2, head: SHA, base: BASE })));
+    await probot.receive(
+      delivery('pull_request', 'd-label', pullRequestPayload({ action: 'labeled', number: 2, head: SHA, base: BASE })),
+    );
     expect(calls).toEqual([]);
   });
 
@@ -74,7 +100,11 @@ describe('handlers hand off to the intake, after their guard clauses', () => {
     ['a command on a pull request', { body: '/consort status', number: 2 }, 1],
     ['an edited comment', { body: '/consort status', number: 2, action: 'edited' as const, from: 'hi' }, 1],
     ['a comment without a command', { body: 'Looks good!', number: 2 }, 0],
-    ['a command from a bot', { body: '/consort approve', number: 2, user: 'consort[bot]', userType: 'Bot' as const }, 0],
+    [
+      'a command from a bot',
+      { body: '/consort approve', number: 2, user: 'consort[bot]', userType: 'Bot' as const },
+      0,
+    ],
     ['a command on an issue', { body: '/consort approve', number: 2, onIssue: true }, 0],
   ])('issue_comment: %s', async (_label, options, expected) => {
     const { probot, calls } = await appWith();
@@ -85,11 +115,20 @@ describe('handlers hand off to the intake, after their guard clauses', () => {
 
 describe('the App manifest (app.yml)', () => {
   it('subscribes to exactly the events the App handles, with the minimum permissions', async () => {
-    const manifest = parse(await readFile(new URL('../../app.yml', import.meta.url), 'utf8')) as { default_events: string[]; default_permissions: Record<string, string> };
+    const manifest = parse(await readFile(new URL('../../app.yml', import.meta.url), 'utf8')) as {
+      default_events: string[];
+      default_permissions: Record<string, string>;
+    };
     const handled = ['pull_request', 'merge_group', 'check_run', 'check_suite', 'issue_comment'];
     expect([...manifest.default_events].sort()).toEqual([...handled].sort());
     expect(manifest.default_permissions).toEqual({
-      checks: 'write', statuses: 'write', pull_requests: 'write', issues: 'write', contents: 'read', metadata: 'read', merge_queues: 'read',
+      checks: 'write',
+      statuses: 'write',
+      pull_requests: 'write',
+      issues: 'write',
+      contents: 'read',
+      metadata: 'read',
+      merge_queues: 'read',
     });
   });
 });
@@ -103,7 +142,11 @@ describe('the HTTP server', () => {
   beforeAll(async () => {
     const app = await appWith();
     calls = app.calls;
-    server = createAppServer({ webhooks: await app.probot.getNodeMiddleware(), healthy: async () => healthy, version: 'test' });
+    server = createAppServer({
+      webhooks: await app.probot.getNodeMiddleware(),
+      healthy: async () => healthy,
+      version: 'test',
+    });
     url = (await listen(server, 0, '127.0.0.1')).url;
   });
   afterAll(() => closeServer(server));
@@ -112,10 +155,19 @@ describe('the HTTP server', () => {
   });
 
   const body = JSON.stringify(pullRequestPayload({ action: 'opened', number: 2, head: SHA, base: BASE }));
-  const sign = (text: string, secret = WEBHOOK_SECRET): string => `sha256=${createHmac('sha256', secret).update(text).digest('hex')}`;
-  const post = (headers: Record<string, string>) => fetch(`${url}/api/github/webhooks`, {
-    method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': 'http-1', ...headers },
-  });
+  const sign = (text: string, secret = WEBHOOK_SECRET): string =>
+    `sha256=${createHmac('sha256', secret).update(text).digest('hex')}`;
+  const post = (headers: Record<string, string>) =>
+    fetch(`${url}/api/github/webhooks`, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': 'http-1',
+        ...headers,
+      },
+    });
 
   it('rejects an unsigned webhook (400) and runs no handler', async () => {
     const res = await post({});

@@ -14,7 +14,14 @@ import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app
 import type { CommandJob } from '../../src/app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
-import { checkRunPayload, checkSuitePayload, commentPayload, INSTALLATION, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
+import {
+  checkRunPayload,
+  checkSuitePayload,
+  commentPayload,
+  INSTALLATION,
+  mergeGroupPayload,
+  pullRequestPayload,
+} from './helpers/payloads.js';
 import { noBranches, startTestRuntime } from './helpers/runtime.js';
 
 const REPO = 777;
@@ -33,9 +40,22 @@ afterAll(async () => {
 });
 
 const jobs = async (queue: string): Promise<unknown[]> =>
-  (await app.store.pool.query("SELECT data FROM pgboss.job WHERE name = $1 AND state = 'created' ORDER BY created_on, id", [queue])).rows.map((r) => r.data);
-const pr = (action: 'opened' | 'synchronize' | 'closed', number: number, head: string, extra: { merged?: boolean } = {}) =>
-  ({ id: `${action}-${number}-${head.slice(0, 4)}`, name: 'pull_request', payload: pullRequestPayload({ action, number, head, base: sha('b'), repositoryId: REPO, ...extra }) });
+  (
+    await app.store.pool.query(
+      "SELECT data FROM pgboss.job WHERE name = $1 AND state = 'created' ORDER BY created_on, id",
+      [queue],
+    )
+  ).rows.map((r) => r.data);
+const pr = (
+  action: 'opened' | 'synchronize' | 'closed',
+  number: number,
+  head: string,
+  extra: { merged?: boolean } = {},
+) => ({
+  id: `${action}-${number}-${head.slice(0, 4)}`,
+  name: 'pull_request',
+  payload: pullRequestPayload({ action, number, head, base: sha('b'), repositoryId: REPO, ...extra }),
+});
 
 describe('webhooks', () => {
   it('opened: a run and its announce job, atomically; a redelivery does nothing', async () => {
@@ -44,7 +64,9 @@ describe('webhooks', () => {
     expect(outcome).toMatchObject({ kind: 'enqueued', job: 'announce' });
     expect(await app.intake.pullRequest(pr('opened', 1, sha('1')))).toEqual({ kind: 'duplicate' });
     const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
-    expect(runs).toEqual([expect.objectContaining({ kind: 'check', headSha: sha('1'), state: 'queued', deliveryId: `opened-1-1111` })]);
+    expect(runs).toEqual([
+      expect.objectContaining({ kind: 'check', headSha: sha('1'), state: 'queued', deliveryId: `opened-1-1111` }),
+    ]);
     expect((await jobs('consort-quick')).slice(before)).toEqual([{ kind: 'announce', runId: runs[0]!.id }]);
   });
 
@@ -57,13 +79,21 @@ describe('webhooks', () => {
     const added = (await jobs('consort-quick')).slice(before);
     // One transaction: the two jobs share a creation time, so their order is not defined.
     expect(added).toHaveLength(2);
-    expect(added).toEqual(expect.arrayContaining([{ kind: 'announce', runId: runs[0]!.id }, { kind: 'index', repositoryId: REPO, pr: 41, headSha: sha('4') }]));
+    expect(added).toEqual(
+      expect.arrayContaining([
+        { kind: 'announce', runId: runs[0]!.id },
+        { kind: 'index', repositoryId: REPO, pr: 41, headSha: sha('4') },
+      ]),
+    );
   });
 
   it('synchronize: the older run is cancelled', async () => {
     await app.intake.pullRequest(pr('synchronize', 1, sha('2')));
     const runs = await runsOf(app.store.pool, prSubject(REPO, 1));
-    expect(runs.map((r) => [r.headSha, r.cancelReason])).toEqual([[sha('1'), 'superseded by a newer run at 2222222'], [sha('2'), null]]);
+    expect(runs.map((r) => [r.headSha, r.cancelReason])).toEqual([
+      [sha('1'), 'superseded by a newer run at 2222222'],
+      [sha('2'), null],
+    ]);
   });
 
   it('closed: a close run (cancelling the check) on the run queue', async () => {
@@ -78,79 +108,205 @@ describe('webhooks', () => {
     await app.intake.pullRequest(pr('opened', 2, sha('3')));
     const [first] = await runsOf(app.store.pool, prSubject(REPO, 2));
     await setCheckRun(app.store.pool, first!.id, 424242);
-    expect(await app.intake.checkRunRerequested({ id: 'rr-1', name: 'check_run', payload: checkRunPayload({ checkRunId: 424242, head: sha('3'), repositoryId: REPO }) }))
-      .toMatchObject({ kind: 'enqueued', job: 'announce' });
-    expect((await runsOf(app.store.pool, prSubject(REPO, 2))).map((r) => r.cancelReason)).toEqual(['superseded by a newer run at 3333333', null]);
-    expect(await app.intake.checkRunRerequested({ id: 'rr-2', name: 'check_run', payload: checkRunPayload({ checkRunId: 1, head: sha('3'), repositoryId: REPO }) }))
-      .toEqual({ kind: 'ignored', reason: 'not a check run of this App' });
+    expect(
+      await app.intake.checkRunRerequested({
+        id: 'rr-1',
+        name: 'check_run',
+        payload: checkRunPayload({ checkRunId: 424242, head: sha('3'), repositoryId: REPO }),
+      }),
+    ).toMatchObject({ kind: 'enqueued', job: 'announce' });
+    expect((await runsOf(app.store.pool, prSubject(REPO, 2))).map((r) => r.cancelReason)).toEqual([
+      'superseded by a newer run at 3333333',
+      null,
+    ]);
+    expect(
+      await app.intake.checkRunRerequested({
+        id: 'rr-2',
+        name: 'check_run',
+        payload: checkRunPayload({ checkRunId: 1, head: sha('3'), repositoryId: REPO }),
+      }),
+    ).toEqual({ kind: 'ignored', reason: 'not a check run of this App' });
   });
 
   it('check_suite.rerequested ("Re-run all checks"): the head is checked again; a commit it never checked, or an old head, is ignored', async () => {
     await app.intake.pullRequest(pr('opened', 12, sha('c')));
-    const suite = (id: string, head: string) => ({ id, name: 'check_suite', payload: checkSuitePayload({ head, repositoryId: REPO }) });
-    expect(await app.intake.checkSuiteRerequested(suite('cs-1', sha('c')))).toMatchObject({ kind: 'enqueued', job: 'announce' });
+    const suite = (id: string, head: string) => ({
+      id,
+      name: 'check_suite',
+      payload: checkSuitePayload({ head, repositoryId: REPO }),
+    });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-1', sha('c')))).toMatchObject({
+      kind: 'enqueued',
+      job: 'announce',
+    });
     expect(await app.intake.checkSuiteRerequested(suite('cs-1', sha('c')))).toEqual({ kind: 'duplicate' });
     const runs = await runsOf(app.store.pool, prSubject(REPO, 12));
-    expect(runs.map((r) => [r.headSha, r.cancelReason, r.deliveryId])).toEqual([[sha('c'), 'superseded by a newer run at ccccccc', expect.any(String)], [sha('c'), null, 'cs-1']]);
+    expect(runs.map((r) => [r.headSha, r.cancelReason, r.deliveryId])).toEqual([
+      [sha('c'), 'superseded by a newer run at ccccccc', expect.any(String)],
+      [sha('c'), null, 'cs-1'],
+    ]);
     expect((await jobs('consort-quick')).at(-1)).toEqual({ kind: 'announce', runId: runs[1]!.id });
-    expect(await app.intake.checkSuiteRerequested(suite('cs-2', sha('e')))).toEqual({ kind: 'ignored', reason: 'this App never checked eeeeeee' });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-2', sha('e')))).toEqual({
+      kind: 'ignored',
+      reason: 'this App never checked eeeeeee',
+    });
     await app.intake.pullRequest(pr('synchronize', 12, sha('d')));
-    expect(await app.intake.checkSuiteRerequested(suite('cs-3', sha('c')))).toEqual({ kind: 'ignored', reason: 'not the head commit (ddddddd)' });
+    expect(await app.intake.checkSuiteRerequested(suite('cs-3', sha('c')))).toEqual({
+      kind: 'ignored',
+      reason: 'not the head commit (ddddddd)',
+    });
   });
 
   it('pull_request.edited: a new base records a check against it; an edit of the title does nothing', async () => {
     await app.intake.pullRequest(pr('opened', 13, sha('7')));
     const edited = (id: string, baseFrom: string | undefined) => ({
-      id, name: 'pull_request',
-      payload: pullRequestPayload({ action: 'edited', number: 13, head: sha('7'), base: sha('8'), baseRef: 'release', repositoryId: REPO, ...(baseFrom ? { baseFrom } : {}) }),
+      id,
+      name: 'pull_request',
+      payload: pullRequestPayload({
+        action: 'edited',
+        number: 13,
+        head: sha('7'),
+        base: sha('8'),
+        baseRef: 'release',
+        repositoryId: REPO,
+        ...(baseFrom ? { baseFrom } : {}),
+      }),
     });
-    expect(await app.intake.pullRequest(edited('ed-1', undefined))).toEqual({ kind: 'ignored', reason: 'edited without a change of base' });
+    expect(await app.intake.pullRequest(edited('ed-1', undefined))).toEqual({
+      kind: 'ignored',
+      reason: 'edited without a change of base',
+    });
     expect(await app.intake.pullRequest(edited('ed-2', 'main'))).toMatchObject({ kind: 'enqueued', job: 'announce' });
     const runs = await runsOf(app.store.pool, prSubject(REPO, 13));
     expect(runs.map((r) => [r.baseRef, r.baseSha, r.cancelReason])).toEqual([
-      [expect.any(String), sha('b'), 'superseded by a newer run at 7777777'], ['release', sha('8'), null],
+      [expect.any(String), sha('b'), 'superseded by a newer run at 7777777'],
+      ['release', sha('8'), null],
     ]);
   });
 
   it('merge_group: checks_requested records a check; destroyed cancels it', async () => {
     const payload = mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: REPO });
     await app.intake.mergeGroup({ id: 'mg-a', name: 'merge_group', payload });
-    const destroyed = await app.intake.mergeGroup({ id: 'mg-b', name: 'merge_group', payload: mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: REPO, action: 'destroyed' }) });
+    const destroyed = await app.intake.mergeGroup({
+      id: 'mg-b',
+      name: 'merge_group',
+      payload: mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: REPO, action: 'destroyed' }),
+    });
     expect(destroyed).toMatchObject({ kind: 'cancelled', runs: [expect.any(Number)] });
-    const [run] = await runsOf(app.store.pool, mergeGroupSubject(REPO, 'refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64'));
-    expect(run).toMatchObject({ pr: null, headSha: sha('4'), cancelReason: expect.stringMatching(/merge group was destroyed/) });
+    const [run] = await runsOf(
+      app.store.pool,
+      mergeGroupSubject(REPO, 'refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64'),
+    );
+    expect(run).toMatchObject({
+      pr: null,
+      headSha: sha('4'),
+      cancelReason: expect.stringMatching(/merge group was destroyed/),
+    });
   });
 
   it('comments: commands are enqueued with who wrote them and when; others are not recorded', async () => {
     const at = '2030-01-01T00:00:00Z';
-    expect(await app.intake.comment({ id: 'c-1', name: 'issue_comment', payload: commentPayload({ body: '/consort status', number: 2, user: 'octocat', repositoryId: REPO, at, commentId: 55 }) }))
-      .toEqual({ kind: 'enqueued', job: 'command' });
+    expect(
+      await app.intake.comment({
+        id: 'c-1',
+        name: 'issue_comment',
+        payload: commentPayload({
+          body: '/consort status',
+          number: 2,
+          user: 'octocat',
+          repositoryId: REPO,
+          at,
+          commentId: 55,
+        }),
+      }),
+    ).toEqual({ kind: 'enqueued', job: 'command' });
     expect((await jobs('consort-quick')).at(-1)).toEqual({
-      kind: 'command', command: expect.objectContaining({ pr: 2, author: 'octocat', commentId: 55, writtenAt: at, installationId: INSTALLATION, command: { kind: 'status' } }),
+      kind: 'command',
+      command: expect.objectContaining({
+        pr: 2,
+        author: 'octocat',
+        commentId: 55,
+        writtenAt: at,
+        installationId: INSTALLATION,
+        command: { kind: 'status' },
+      }),
     });
-    expect(await app.intake.comment({ id: 'c-2', name: 'issue_comment', payload: commentPayload({ body: '/consort approve', number: 2, userType: 'Bot', user: 'other[bot]', repositoryId: REPO }) }))
-      .toEqual({ kind: 'ignored', reason: 'written by a bot' });
-    expect(await app.intake.comment({ id: 'c-3', name: 'issue_comment', payload: commentPayload({ body: '/consort gc', from: '/consort gc', action: 'edited', number: 2, repositoryId: REPO }) }))
-      .toEqual({ kind: 'ignored', reason: 'no new /consort command' });
+    expect(
+      await app.intake.comment({
+        id: 'c-2',
+        name: 'issue_comment',
+        payload: commentPayload({
+          body: '/consort approve',
+          number: 2,
+          userType: 'Bot',
+          user: 'other[bot]',
+          repositoryId: REPO,
+        }),
+      }),
+    ).toEqual({ kind: 'ignored', reason: 'written by a bot' });
+    expect(
+      await app.intake.comment({
+        id: 'c-3',
+        name: 'issue_comment',
+        payload: commentPayload({
+          body: '/consort gc',
+          from: '/consort gc',
+          action: 'edited',
+          number: 2,
+          repositoryId: REPO,
+        }),
+      }),
+    ).toEqual({ kind: 'ignored', reason: 'no new /consort command' });
   });
 
-  it('an edited comment\'s command is enqueued as its editor\'s (the sender), with the edit\'s time', async () => {
+  it("an edited comment's command is enqueued as its editor's (the sender), with the edit's time", async () => {
     const at = '2030-01-02T00:00:00Z';
-    const edited = commentPayload({ body: 'ok\n/consort retry', from: 'ok', action: 'edited', number: 2, user: 'octocat', editor: 'mallory', repositoryId: REPO, at, commentId: 56 });
-    expect(await app.intake.comment({ id: 'c-4', name: 'issue_comment', payload: edited })).toEqual({ kind: 'enqueued', job: 'command' });
+    const edited = commentPayload({
+      body: 'ok\n/consort retry',
+      from: 'ok',
+      action: 'edited',
+      number: 2,
+      user: 'octocat',
+      editor: 'mallory',
+      repositoryId: REPO,
+      at,
+      commentId: 56,
+    });
+    expect(await app.intake.comment({ id: 'c-4', name: 'issue_comment', payload: edited })).toEqual({
+      kind: 'enqueued',
+      job: 'command',
+    });
     expect((await jobs('consort-quick')).at(-1)).toEqual({
-      kind: 'command', command: expect.objectContaining({ author: 'mallory', commentId: 56, writtenAt: at, command: { kind: 'retry' } }),
+      kind: 'command',
+      command: expect.objectContaining({ author: 'mallory', commentId: 56, writtenAt: at, command: { kind: 'retry' } }),
     });
   });
 
-  it('each command has one answerer: the TDD lane\'s go to the Action; `approve run` is `allow-run`, the App\'s', async () => {
-    for (const [id, body] of [['c-5', '/consort approve spec'], ['c-6', '/consort approve'], ['c-7', '/consort build phones']] as const) {
-      expect(await app.intake.comment({ id, name: 'issue_comment', payload: commentPayload({ body, number: 2, user: 'octocat', repositoryId: REPO }) }))
-        .toEqual({ kind: 'ignored', reason: expect.stringMatching(/is answered by the Action$/) });
+  it("each command has one answerer: the TDD lane's go to the Action; `approve run` is `allow-run`, the App's", async () => {
+    for (const [id, body] of [
+      ['c-5', '/consort approve spec'],
+      ['c-6', '/consort approve'],
+      ['c-7', '/consort build phones'],
+    ] as const) {
+      expect(
+        await app.intake.comment({
+          id,
+          name: 'issue_comment',
+          payload: commentPayload({ body, number: 2, user: 'octocat', repositoryId: REPO }),
+        }),
+      ).toEqual({ kind: 'ignored', reason: expect.stringMatching(/is answered by the Action$/) });
     }
-    expect(await app.intake.comment({ id: 'c-8', name: 'issue_comment', payload: commentPayload({ body: '/consort approve run', number: 2, user: 'octocat', repositoryId: REPO }) }))
-      .toEqual({ kind: 'enqueued', job: 'command' });
-    expect((await jobs('consort-quick')).at(-1)).toEqual({ kind: 'command', command: expect.objectContaining({ command: { kind: 'allow-run' } }) });
+    expect(
+      await app.intake.comment({
+        id: 'c-8',
+        name: 'issue_comment',
+        payload: commentPayload({ body: '/consort approve run', number: 2, user: 'octocat', repositoryId: REPO }),
+      }),
+    ).toEqual({ kind: 'enqueued', job: 'command' });
+    expect((await jobs('consort-quick')).at(-1)).toEqual({
+      kind: 'command',
+      command: expect.objectContaining({ command: { kind: 'allow-run' } }),
+    });
   });
 
   it('a run superseded before it was announced gets no check run; the newer one does, and goes to the run queue', async () => {
@@ -163,13 +319,24 @@ describe('webhooks', () => {
     expect(created()).toBe(before);
     await handleAnnounce(app.deps, { kind: 'announce', runId: newer!.id });
     expect(created()).toBe(before + 1);
-    expect((await runsOf(app.store.pool, prSubject(REPO, 4))).map((r) => [r.state, r.checkRunId === null])).toEqual([['cancelled', true], ['queued', false]]);
+    expect((await runsOf(app.store.pool, prSubject(REPO, 4))).map((r) => [r.state, r.checkRunId === null])).toEqual([
+      ['cancelled', true],
+      ['queued', false],
+    ]);
     expect(await jobs('consort-run')).toContainEqual({ runId: newer!.id });
   });
 
   it('refuses a payload without the fields it needs, recording nothing', async () => {
-    const payload = pullRequestPayload({ action: 'opened', number: 3, head: 'not-a-sha', base: sha('b'), repositoryId: REPO });
-    await expect(app.intake.pullRequest({ id: 'bad-1', name: 'pull_request', payload })).rejects.toThrow(/pull_request\.head\.sha: expected a 40-character commit SHA/);
+    const payload = pullRequestPayload({
+      action: 'opened',
+      number: 3,
+      head: 'not-a-sha',
+      base: sha('b'),
+      repositoryId: REPO,
+    });
+    await expect(app.intake.pullRequest({ id: 'bad-1', name: 'pull_request', payload })).rejects.toThrow(
+      /pull_request\.head\.sha: expected a 40-character commit SHA/,
+    );
     expect((await app.store.pool.query("SELECT 1 FROM consort_app.deliveries WHERE id = 'bad-1'")).rowCount).toBe(0);
   });
 });
@@ -177,20 +344,36 @@ describe('webhooks', () => {
 describe('commands without branches', () => {
   let n = 0;
   const job = (command: CommandJob['command'], author = 'octocat'): CommandJob => ({
-    deliveryId: `cmd-${++n}`, installationId: INSTALLATION, repositoryId: REPO, owner: 'o', repo: 'r', pr: 2, commentId: 9, author,
-    writtenAt: new Date(Date.now() + 1000).toISOString(), command,
+    deliveryId: `cmd-${++n}`,
+    installationId: INSTALLATION,
+    repositoryId: REPO,
+    owner: 'o',
+    repo: 'r',
+    pr: 2,
+    commentId: 9,
+    author,
+    writtenAt: new Date(Date.now() + 1000).toISOString(),
+    command,
   });
   const lastReply = (): string => String(gh.calls.filter((c) => c.method === 'createComment').at(-1)!.args[2]);
 
   beforeAll(async () => {
     gh.permissions.set('octocat', 'write');
     // Command jobs come from recorded comment deliveries.
-    for (let i = 1; i <= 20; i++) await recordDelivery(app.store.pool, { id: `cmd-${i}`, event: 'issue_comment', action: 'created', repositoryId: REPO });
+    for (let i = 1; i <= 20; i++)
+      await recordDelivery(app.store.pool, {
+        id: `cmd-${i}`,
+        event: 'issue_comment',
+        action: 'created',
+        repositoryId: REPO,
+      });
   });
 
   it('status: the latest check, and where the gates are', async () => {
     await handleCommand(app.deps, job({ kind: 'status' }));
-    expect(lastReply()).toMatch(/@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gates:\*\* the TDD lane keeps them on the branch .*`consort\/gate\/<gate>` status/);
+    expect(lastReply()).toMatch(
+      /@octocat here is where this pull request stands:\n\n- \*\*Check\*\* at `3333333`: queued\n- \*\*Gates:\*\* the TDD lane keeps them on the branch .*`consort\/gate\/<gate>` status/,
+    );
     // Acknowledged with 👀 by the flow the Action uses too (src/github/command-reply.ts).
     expect(gh.calls.filter((c) => c.method === 'react').at(-1)!.args).toEqual([expect.anything(), 9, 'eyes']);
   });
@@ -220,7 +403,7 @@ describe('commands without branches', () => {
     expect(lastReply()).toContain('`reject` needs a reason.');
   });
 
-  it('allow-run on a non-fork says it is not needed; reject explains the TDD lane\'s gates; a queued gate approval points to the Action', async () => {
+  it("allow-run on a non-fork says it is not needed; reject explains the TDD lane's gates; a queued gate approval points to the Action", async () => {
     await handleCommand(app.deps, job({ kind: 'allow-run' }));
     expect(lastReply()).toContain('not from a fork');
     // A job queued before allow-run had its own kind.
@@ -236,6 +419,8 @@ describe('commands without branches', () => {
     await app.intake.pullRequest(pr('synchronize', 2, sha('5')));
     const stale = { ...job({ kind: 'allow-run' }), writtenAt: new Date(Date.now() - 60_000).toISOString() };
     await handleCommand(app.deps, stale);
-    expect(lastReply()).toContain('new commits were pushed (now at `5555555`) after your comment, so nothing was approved');
+    expect(lastReply()).toContain(
+      'new commits were pushed (now at `5555555`) after your comment, so nothing was approved',
+    );
   });
 });

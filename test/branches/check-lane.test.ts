@@ -20,7 +20,10 @@ import { LakebaseEmulator } from '../emulators/lakebase.js';
 import { NeonEmulator } from '../emulators/neon.js';
 import { query } from '../helpers/servers.js';
 
-const cheapSuite = (c: ConsortConfig): ConsortConfig => ({ ...c, suite: { ...c.suite, command: 'test -n "$DATABASE_URL" && test -n "$PGPASSWORD"', reports: [] } });
+const cheapSuite = (c: ConsortConfig): ConsortConfig => ({
+  ...c,
+  suite: { ...c.suite, command: 'test -n "$DATABASE_URL" && test -n "$PGPASSWORD"', reports: [] },
+});
 
 async function checkClean(provider: BranchProvider, pr: number) {
   const repo = await scenarioRepo('clean');
@@ -28,7 +31,19 @@ async function checkClean(provider: BranchProvider, pr: number) {
     const { config, source } = await loadConfig(repo.dir);
     const cfg = cheapSuite(config);
     const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
-    return CheckReport.parse(await runCheck({ workspace: repo.dir, config: cfg, configSource: source, base, head, pr, provider, env: process.env, toolVersion: 'test' }));
+    return CheckReport.parse(
+      await runCheck({
+        workspace: repo.dir,
+        config: cfg,
+        configSource: source,
+        base,
+        head,
+        pr,
+        provider,
+        env: process.env,
+        toolVersion: 'test',
+      }),
+    );
   } finally {
     await repo.dispose();
   }
@@ -47,10 +62,15 @@ async function expectCleanPasses(provider: BranchProvider, beforeSecondRun: () =
   // Only main, the baseline and the PR branch remain; the migrated column is really there.
   const names = (await provider.list()).map((b) => b.name).sort();
   expect(names.filter((n) => !n.startsWith('baseline-'))).toEqual(['main', 'pr-7']);
-  const rows = await query(await provider.connectionUri('pr-7'), 'SELECT count(*)::int AS n FROM customers WHERE phone IS NULL');
+  const rows = await query(
+    await provider.connectionUri('pr-7'),
+    'SELECT count(*)::int AS n FROM customers WHERE phone IS NULL',
+  );
   expect(rows[0]!.n).toBeGreaterThan(100);
   // main was never written to.
-  expect(await query(await provider.connectionUri('main'), "SELECT to_regclass('customers') AS t")).toEqual([{ t: null }]);
+  expect(await query(await provider.connectionUri('main'), "SELECT to_regclass('customers') AS t")).toEqual([
+    { t: null },
+  ]);
   // A second check on the same base reuses the prepared baseline (and makes pr-7-rev, pr-7-suite again).
   beforeSecondRun();
   const again = await checkClean(provider, 7);
@@ -62,41 +82,61 @@ async function expectCleanPasses(provider: BranchProvider, beforeSecondRun: () =
 const TWO_CHECKS_MS = 300_000;
 
 describe('consort check on emulated cloud providers', () => {
-  it('lakebase: the clean change passes, migrations applied on real databases', async () => {
-    const emu = await new LakebaseEmulator({ clientId: 'sp-consort', clientSecret: 'oauth-secret-1234', opPolls: 2 }).start();
-    const provider = createLakebaseProvider(parseLakebaseSettings(emu.env('m2m')), { clock: fastClock(), sslMode: 'disable' });
-    try {
-      // The second run meets lost answers: creates that succeed but answer 504 or drop the connection.
-      await expectCleanPasses(provider, () => {
-        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
-        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 0, afterHandling: true, drop: true });
+  it(
+    'lakebase: the clean change passes, migrations applied on real databases',
+    async () => {
+      const emu = await new LakebaseEmulator({
+        clientId: 'sp-consort',
+        clientSecret: 'oauth-secret-1234',
+        opPolls: 2,
+      }).start();
+      const provider = createLakebaseProvider(parseLakebaseSettings(emu.env('m2m')), {
+        clock: fastClock(),
+        sslMode: 'disable',
       });
-      expect(emu.server.pendingFaults()).toBe(0);
-      // The emulator soft-deletes unless told to purge: nothing Consort deleted may still hold its id.
-      expect(emu.softDeleted()).toEqual([]);
-      const visible = (await provider.list()).map((b) => (b.name === 'main' ? 'production' : b.name));
-      expect(emu.live().filter((id) => !id.startsWith('consort-stage-')).sort()).toEqual(visible.sort()); // no duplicate, nothing leaked
-    } finally {
-      await provider.close();
-      await emu.stop();
-    }
-  }, TWO_CHECKS_MS);
+      try {
+        // The second run meets lost answers: creates that succeed but answer 504 or drop the connection.
+        await expectCleanPasses(provider, () => {
+          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 0, afterHandling: true, drop: true });
+        });
+        expect(emu.server.pendingFaults()).toBe(0);
+        // The emulator soft-deletes unless told to purge: nothing Consort deleted may still hold its id.
+        expect(emu.softDeleted()).toEqual([]);
+        const visible = (await provider.list()).map((b) => (b.name === 'main' ? 'production' : b.name));
+        expect(
+          emu
+            .live()
+            .filter((id) => !id.startsWith('consort-stage-'))
+            .sort(),
+        ).toEqual(visible.sort()); // no duplicate, nothing leaked
+      } finally {
+        await provider.close();
+        await emu.stop();
+      }
+    },
+    TWO_CHECKS_MS,
+  );
 
-  it('neon: the clean change passes, migrations applied on real databases', async () => {
-    const emu = await new NeonEmulator({ opPolls: 2 }).start();
-    const provider = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
-    try {
-      await expectCleanPasses(provider, () => {
-        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
-        emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
-      });
-      expect(emu.server.pendingFaults()).toBe(0);
-      expect(emu.byName('pr-7')).toBeDefined();
-      const names = [...emu.branches.values()].map((b) => b.name).filter((n) => !n.startsWith('consort-stage-'));
-      expect(names.sort()).toEqual((await provider.list()).map((b) => b.name).sort()); // no duplicate, nothing leaked
-    } finally {
-      await provider.close();
-      await emu.stop();
-    }
-  }, TWO_CHECKS_MS);
+  it(
+    'neon: the clean change passes, migrations applied on real databases',
+    async () => {
+      const emu = await new NeonEmulator({ opPolls: 2 }).start();
+      const provider = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
+      try {
+        await expectCleanPasses(provider, () => {
+          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
+          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
+        });
+        expect(emu.server.pendingFaults()).toBe(0);
+        expect(emu.byName('pr-7')).toBeDefined();
+        const names = [...emu.branches.values()].map((b) => b.name).filter((n) => !n.startsWith('consort-stage-'));
+        expect(names.sort()).toEqual((await provider.list()).map((b) => b.name).sort()); // no duplicate, nothing leaked
+      } finally {
+        await provider.close();
+        await emu.stop();
+      }
+    },
+    TWO_CHECKS_MS,
+  );
 });

@@ -8,23 +8,41 @@ describe('the provider factory knows the cloud providers', () => {
     expect(PROVIDERS).toEqual(['local', 'postgres', 'lakebase', 'neon']);
     expect(parseProviderName('lakebase')).toBe('lakebase');
     expect(parseProviderName('neon')).toBe('neon');
-    expect(() => parseProviderName('supabase')).toThrow(expect.objectContaining({ hint: 'Use one of: local, postgres, lakebase, neon.' }));
+    expect(() => parseProviderName('supabase')).toThrow(
+      expect.objectContaining({ hint: 'Use one of: local, postgres, lakebase, neon.' }),
+    );
   });
 
   it.each([
     ['lakebase', /DATABRICKS_HOST is not set/],
     ['neon', /NEON_API_KEY is not set/],
   ] as const)('%s without settings names the missing one', async (provider, message) => {
-    await expect(openProvider({ provider, projectRoot: '/tmp', env: {} })).rejects.toMatchObject({ code: 'config', message: expect.stringMatching(message) });
+    await expect(openProvider({ provider, projectRoot: '/tmp', env: {} })).rejects.toMatchObject({
+      code: 'config',
+      message: expect.stringMatching(message),
+    });
   });
 
-  it('reads settings by name, the explicit ones (the Action\'s inputs) over the environment', async () => {
+  it("reads settings by name, the explicit ones (the Action's inputs) over the environment", async () => {
     const secrets: string[] = [];
     const env = { NEON_API_KEY: 'from-env', NEON_PROJECT_ID: 'p-env', UNRELATED_TOKEN: 'never-read' };
-    await openProvider({ provider: 'neon', projectRoot: '/tmp', env, explicit: { NEON_API_KEY: 'from-input' }, onSecret: (s) => secrets.push(s) }).then((p) => p.close());
+    await openProvider({
+      provider: 'neon',
+      projectRoot: '/tmp',
+      env,
+      explicit: { NEON_API_KEY: 'from-input' },
+      onSecret: (s) => secrets.push(s),
+    }).then((p) => p.close());
     expect(secrets).toEqual(['from-input']);
-    await expect(openProvider({ provider: 'postgres', projectRoot: '/tmp', env: { CONSORT_POSTGRES_URL: 'mysql://x' }, explicit: { CONSORT_POSTGRES_URL: 'postgresql://u:pw@127.0.0.1:1/postgres' }, onSecret: (s) => secrets.push(s) }).then((p) => p.close()))
-      .resolves.toBeUndefined();
+    await expect(
+      openProvider({
+        provider: 'postgres',
+        projectRoot: '/tmp',
+        env: { CONSORT_POSTGRES_URL: 'mysql://x' },
+        explicit: { CONSORT_POSTGRES_URL: 'postgresql://u:pw@127.0.0.1:1/postgres' },
+        onSecret: (s) => secrets.push(s),
+      }).then((p) => p.close()),
+    ).resolves.toBeUndefined();
     expect(secrets).toEqual(['from-input', 'postgresql://u:pw@127.0.0.1:1/postgres']);
   });
 
@@ -34,7 +52,10 @@ describe('the provider factory knows the cloud providers', () => {
     const secrets: string[] = [];
     try {
       neon = await new NeonEmulator().start();
-      for (const [provider, env] of [['lakebase', lakebase.env('token')], ['neon', neon.env()]] as const) {
+      for (const [provider, env] of [
+        ['lakebase', lakebase.env('token')],
+        ['neon', neon.env()],
+      ] as const) {
         const p = await openProvider({ provider, projectRoot: '/tmp', env, onSecret: (s) => secrets.push(s) });
         expect(await p.capabilities()).toMatchObject({ provider, mode: 'native' });
         expect((await p.list()).map((b) => b.name)).toEqual(['main']);

@@ -6,13 +6,23 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { withDatabase } from '../../src/db/sql.js';
-import { localTestProvider, ownLocalTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import {
+  localTestProvider,
+  ownLocalTestProvider,
+  postgresTestProvider,
+  query,
+  type TestProvider,
+} from '../helpers/servers.js';
 
 const BIN = path.resolve('bin/consort.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function catalogState(t: TestProvider, name: string, namespace: string): Promise<string | undefined> {
-  const rows = await query<{ state: string }>(withDatabase(t.adminUrl, 'consort_catalog'), 'SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2', [namespace, name]);
+  const rows = await query<{ state: string }>(
+    withDatabase(t.adminUrl, 'consort_catalog'),
+    'SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2',
+    [namespace, name],
+  );
   return rows[0]?.state;
 }
 
@@ -32,7 +42,10 @@ describe('a create killed half-way (local provider, real process)', () => {
   it('is rolled back by gc, and the name can be created again', async () => {
     await t.provider.create({ name: 'big' });
     // Enough data that the copy takes long enough to be interrupted.
-    await query(await t.provider.connectionUri('big'), "CREATE TABLE blob AS SELECT g, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 300000) g; CHECKPOINT");
+    await query(
+      await t.provider.connectionUri('big'),
+      'CREATE TABLE blob AS SELECT g, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 300000) g; CHECKPOINT',
+    );
     const child = spawn(process.execPath, [BIN, 'branch', 'create', 'victim', '--from', 'big'], {
       env: { ...process.env, CONSORT_DATA_DIR: dataDir },
       stdio: 'ignore',
@@ -45,7 +58,10 @@ describe('a create killed half-way (local provider, real process)', () => {
     try {
       const deadline = Date.now() + 30000;
       while (!seen && Date.now() < deadline) {
-        const { rows } = await watcher.query<{ state: string }>('SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2', ['local', 'victim']);
+        const { rows } = await watcher.query<{ state: string }>(
+          'SELECT state FROM consort.branches WHERE namespace = $1 AND name = $2',
+          ['local', 'victim'],
+        );
         seen = rows[0]?.state === 'creating';
         if (!seen) await sleep(5);
       }
@@ -67,7 +83,9 @@ describe('a create killed half-way (local provider, real process)', () => {
     expect(await databaseExists(t, 'victim')).toBe(false);
     // A parent this large (~100 MB) is copied file by file, not written through WAL.
     expect((await t.provider.create({ name: 'victim', parent: 'big' })).copyStrategy).toBe('file_copy');
-    expect(await query(await t.provider.connectionUri('victim'), 'SELECT count(*)::int AS n FROM blob')).toEqual([{ n: 300000 }]);
+    expect(await query(await t.provider.connectionUri('victim'), 'SELECT count(*)::int AS n FROM blob')).toEqual([
+      { n: 300000 },
+    ]);
   });
 });
 
@@ -92,7 +110,11 @@ describe.each([
   it('a row left "creating" with its database is cleaned up by the next create of that name', async () => {
     const db = `${dbPrefix}ghost`;
     await query(t.adminUrl, `CREATE DATABASE "${db}"`);
-    await query(catalogUrl(), "INSERT INTO consort.branches (namespace, name, parent, database, state) VALUES ($1, 'ghost', 'main', $2, 'creating')", [namespace, db]);
+    await query(
+      catalogUrl(),
+      "INSERT INTO consort.branches (namespace, name, parent, database, state) VALUES ($1, 'ghost', 'main', $2, 'creating')",
+      [namespace, db],
+    );
     expect(await t.provider.get('ghost')).toBeUndefined();
     const created = await t.provider.create({ name: 'ghost' });
     expect(created.parent).toBe('main');
@@ -105,21 +127,30 @@ describe.each([
     await query(await t.provider.connectionUri('half-reset'), 'CREATE TABLE old_state (x int)');
     const pending = `${dbPrefix}consort_tmp_test01`;
     await query(t.adminUrl, `CREATE DATABASE "${pending}" TEMPLATE "${(await t.provider.get('main'))!.database}"`);
-    await query(catalogUrl(), "UPDATE consort.branches SET state = 'resetting', pending_database = $3 WHERE namespace = $1 AND name = $2", [namespace, 'half-reset', pending]);
+    await query(
+      catalogUrl(),
+      "UPDATE consort.branches SET state = 'resetting', pending_database = $3 WHERE namespace = $1 AND name = $2",
+      [namespace, 'half-reset', pending],
+    );
     const result = await t.provider.gc();
     expect(result.repaired).toEqual(['half-reset']);
     expect(await databaseExists(t, pending)).toBe(false);
-    expect(await query(await t.provider.connectionUri('half-reset'), "SELECT to_regclass('old_state') IS NULL AS fresh")).toEqual([{ fresh: true }]);
+    expect(
+      await query(await t.provider.connectionUri('half-reset'), "SELECT to_regclass('old_state') IS NULL AS fresh"),
+    ).toEqual([{ fresh: true }]);
     expect((await t.provider.get('half-reset'))!.database).toBe(row.database);
   });
 
   it('an interrupted delete is finished by gc', async () => {
     await t.provider.create({ name: 'half-deleted' });
     const db = (await t.provider.get('half-deleted'))!.database;
-    await query(catalogUrl(), "UPDATE consort.branches SET state = 'deleting' WHERE namespace = $1 AND name = 'half-deleted'", [namespace]);
+    await query(
+      catalogUrl(),
+      "UPDATE consort.branches SET state = 'deleting' WHERE namespace = $1 AND name = 'half-deleted'",
+      [namespace],
+    );
     expect((await t.provider.list()).map((b) => b.name)).not.toContain('half-deleted');
     expect((await t.provider.gc()).repaired).toEqual(['half-deleted']);
     expect(await databaseExists(t, db)).toBe(false);
   });
 });
-

@@ -17,10 +17,22 @@ const live = env.CONSORT_LIVE_TESTS === '1';
 const targets: { provider: ProviderName; needs: string[]; present: boolean }[] = [
   {
     provider: 'lakebase',
-    needs: ['DATABRICKS_HOST', 'DATABRICKS_TOKEN or DATABRICKS_CLIENT_ID+DATABRICKS_CLIENT_SECRET', 'CONSORT_LAKEBASE_PROJECT'],
-    present: Boolean(env.DATABRICKS_HOST && env.CONSORT_LAKEBASE_PROJECT && (env.DATABRICKS_TOKEN || (env.DATABRICKS_CLIENT_ID && env.DATABRICKS_CLIENT_SECRET))),
+    needs: [
+      'DATABRICKS_HOST',
+      'DATABRICKS_TOKEN or DATABRICKS_CLIENT_ID+DATABRICKS_CLIENT_SECRET',
+      'CONSORT_LAKEBASE_PROJECT',
+    ],
+    present: Boolean(
+      env.DATABRICKS_HOST &&
+      env.CONSORT_LAKEBASE_PROJECT &&
+      (env.DATABRICKS_TOKEN || (env.DATABRICKS_CLIENT_ID && env.DATABRICKS_CLIENT_SECRET)),
+    ),
   },
-  { provider: 'neon', needs: ['NEON_API_KEY', 'NEON_PROJECT_ID'], present: Boolean(env.NEON_API_KEY && env.NEON_PROJECT_ID) },
+  {
+    provider: 'neon',
+    needs: ['NEON_API_KEY', 'NEON_PROJECT_ID'],
+    present: Boolean(env.NEON_API_KEY && env.NEON_PROJECT_ID),
+  },
 ];
 
 for (const target of targets) {
@@ -32,7 +44,12 @@ for (const target of targets) {
   const block = enabled ? describe : describe.skip;
   block(`live ${target.provider}`, () => {
     it('creates a branch, writes to it, resets and deletes it', async () => {
-      const provider = await openProvider({ provider: target.provider, projectRoot: process.cwd(), env, log: (l) => process.stderr.write(`${l}\n`) });
+      const provider = await openProvider({
+        provider: target.provider,
+        projectRoot: process.cwd(),
+        env,
+        log: (l) => process.stderr.write(`${l}\n`),
+      });
       const name = `consort-live-${randomBytes(3).toString('hex')}`;
       try {
         expect(await provider.capabilities()).toMatchObject({ provider: target.provider, mode: 'native' });
@@ -41,7 +58,9 @@ for (const target of targets) {
         const url = await provider.connectionUri(name);
         await query(url, 'CREATE TABLE consort_live (id int)');
         await provider.reset(name);
-        expect(await query(await provider.connectionUri(name), "SELECT to_regclass('consort_live') AS t")).toEqual([{ t: null }]);
+        expect(await query(await provider.connectionUri(name), "SELECT to_regclass('consort_live') AS t")).toEqual([
+          { t: null },
+        ]);
       } finally {
         await provider.delete(name).catch(() => undefined);
         await provider.close();

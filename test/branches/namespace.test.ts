@@ -7,13 +7,33 @@
 import { randomBytes } from 'node:crypto';
 import { quoteIdent, withDatabase } from '../../src/db/sql.js';
 import { POSTGRES_CATALOG_DATABASE, createPostgresProvider } from '../../src/branches/postgres-provider.js';
-import { localTestProvider, postgresTestProvider, query, SYSTEM_PG_URL, type TestProvider } from '../helpers/servers.js';
+import {
+  localTestProvider,
+  postgresTestProvider,
+  query,
+  SYSTEM_PG_URL,
+  type TestProvider,
+} from '../helpers/servers.js';
 
 async function leftovers(adminUrl: string, namespace: string) {
-  const databases = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [`${namespace}\\_%`]);
-  const roles = await query<{ rolname: string }>(adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [`${namespace}\\_%`]);
-  const rows = await query<{ name: string }>(withDatabase(adminUrl, POSTGRES_CATALOG_DATABASE), 'SELECT name FROM consort.branches WHERE namespace = $1', [namespace]);
-  return { databases: databases.map((d) => d.datname), roles: roles.map((r) => r.rolname), rows: rows.map((r) => r.name) };
+  const databases = await query<{ datname: string }>(
+    adminUrl,
+    'SELECT datname FROM pg_database WHERE datname LIKE $1',
+    [`${namespace}\\_%`],
+  );
+  const roles = await query<{ rolname: string }>(adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [
+    `${namespace}\\_%`,
+  ]);
+  const rows = await query<{ name: string }>(
+    withDatabase(adminUrl, POSTGRES_CATALOG_DATABASE),
+    'SELECT name FROM consort.branches WHERE namespace = $1',
+    [namespace],
+  );
+  return {
+    databases: databases.map((d) => d.datname),
+    roles: roles.map((r) => r.rolname),
+    rows: rows.map((r) => r.name),
+  };
 }
 
 describe.each([
@@ -57,7 +77,10 @@ it('postgres: a database adopted as main is forgotten, not dropped', async () =>
   await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(adopted)}`);
   const provider = createPostgresProvider({ url: SYSTEM_PG_URL, namespace, mainDatabase: adopted });
   try {
-    await query(withDatabase(SYSTEM_PG_URL, adopted), 'CREATE TABLE accounts (id int); INSERT INTO accounts VALUES (1)');
+    await query(
+      withDatabase(SYSTEM_PG_URL, adopted),
+      'CREATE TABLE accounts (id int); INSERT INTO accounts VALUES (1)',
+    );
     await provider.create({ name: 'feature' });
     expect(await provider.delete('main', { recursive: true })).toEqual(['feature', 'main']);
     expect(await leftovers(SYSTEM_PG_URL, namespace)).toEqual({ databases: [], roles: [], rows: [] });

@@ -30,7 +30,11 @@ describe.each([
   /** Pool copies on the server, whatever the catalog says. */
   const prefix = () => (t.namespace === 'local' ? '' : `${t.namespace}_`);
   async function poolDatabases(): Promise<string[]> {
-    const rows = await query<{ datname: string }>(t.adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1', [`${prefix()}consort_pool_`]);
+    const rows = await query<{ datname: string }>(
+      t.adminUrl,
+      'SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1',
+      [`${prefix()}consort_pool_`],
+    );
     return rows.map((r) => r.datname);
   }
   async function template(): Promise<void> {
@@ -41,7 +45,11 @@ describe.each([
   it('hands out ready copies of the template, then refills in the background', async () => {
     await template();
     const copies: string[] = [];
-    expect(await p.pool('tmpl', 2, (made) => copies.push(String(made)))).toEqual({ template: 'tmpl', size: 2, ready: 2 });
+    expect(await p.pool('tmpl', 2, (made) => copies.push(String(made)))).toEqual({
+      template: 'tmpl',
+      size: 2,
+      ready: 2,
+    });
     expect(copies).toEqual(['1', '2']);
     expect(await poolDatabases()).toHaveLength(2);
 
@@ -75,7 +83,12 @@ describe.each([
     await query(await url('tmpl'), 'ALTER TABLE items ADD COLUMN label text');
     const d = await p.create({ name: 'd', parent: 'tmpl' });
     expect(d.pooled).toBe(false);
-    expect(await query(await url('d'), "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'items'")).toEqual([{ n: 2 }]);
+    expect(
+      await query(
+        await url('d'),
+        "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'items'",
+      ),
+    ).toEqual([{ n: 2 }]);
   });
 
   it('does not serve from the pool while someone is connected to the template', async () => {
@@ -99,7 +112,8 @@ describe.each([
     // At least the two ready copies are handed out; a refill that lands in time may serve another.
     expect(made.filter((b) => b.pooled).length).toBeGreaterThanOrEqual(2);
     expect(new Set(made.map((b) => b.database)).size).toBe(4);
-    for (const b of made) expect(await query(await url(b.name), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
+    for (const b of made)
+      expect(await query(await url(b.name), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
   });
 
   it('leaves no copy behind: size 0, deleting the template, draining, a crashed filler', async () => {
@@ -123,7 +137,11 @@ describe.each([
     const [dead, stray] = [`${prefix()}consort_pool_deadbeef0001`, `${prefix()}consort_pool_deadbeef0002`];
     const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
     await query(t.adminUrl, `CREATE DATABASE "${dead}"`);
-    await query(catalog, "INSERT INTO consort.pool_members (namespace, template, database, state) VALUES ($1, 'tmpl', $2, 'filling')", [t.namespace, dead]);
+    await query(
+      catalog,
+      "INSERT INTO consort.pool_members (namespace, template, database, state) VALUES ($1, 'tmpl', $2, 'filling')",
+      [t.namespace, dead],
+    );
     await query(t.adminUrl, `CREATE DATABASE "${stray}"`);
     const gc = await p.gc();
     expect(gc.repaired.sort()).toEqual([dead, stray]);

@@ -46,11 +46,15 @@ describe.each([
   });
 
   it('isolates writes between a branch, its parent and its siblings', async () => {
-    await query(await url('main'), 'CREATE TABLE items (id int PRIMARY KEY, label text); INSERT INTO items VALUES (1, $$seed$$)');
+    await query(
+      await url('main'),
+      'CREATE TABLE items (id int PRIMARY KEY, label text); INSERT INTO items VALUES (1, $$seed$$)',
+    );
     const left = await t.provider.create({ name: 'left' });
     // A small parent is copied through WAL (no server-wide checkpoints) on PostgreSQL 15 (fsync on);
     // the run's embedded server has fsync off (checkpoints sync nothing), and a clone copies files.
-    const fsync = (await query<{ fsync: boolean }>(t.adminUrl, "SELECT current_setting('fsync')::boolean AS fsync"))[0]!.fsync;
+    const fsync = (await query<{ fsync: boolean }>(t.adminUrl, "SELECT current_setting('fsync')::boolean AS fsync"))[0]!
+      .fsync;
     const filesCheap = !fsync || (await t.provider.capabilities()).mode === 'clone';
     expect(left.copyStrategy).toBe(filesCheap ? 'file_copy' : 'wal_log');
     await t.provider.create({ name: 'right' });
@@ -67,9 +71,9 @@ describe.each([
     await query(await url('parent-a'), 'INSERT INTO items VALUES (7)');
     const child = await t.provider.create({ name: 'child-a', parent: 'parent-a', gitBranch: 'feature/x' });
     expect(child).toMatchObject({ name: 'child-a', parent: 'parent-a', gitBranch: 'feature/x' });
-    expect(await query(await url('child-a'), 'SELECT current_database() AS db, (SELECT count(*)::int FROM items) AS n')).toEqual([
-      { db: child.database, n: 1 },
-    ]);
+    expect(
+      await query(await url('child-a'), 'SELECT current_database() AS db, (SELECT count(*)::int FROM items) AS n'),
+    ).toEqual([{ db: child.database, n: 1 }]);
   });
 
   it('resets a branch to its parent current state', async () => {
@@ -121,7 +125,10 @@ describe.each([
   });
 
   it('lets exactly one of two concurrent creates of a name succeed', async () => {
-    const results = await Promise.allSettled([t.provider.create({ name: 'race' }), t.provider.create({ name: 'race' })]);
+    const results = await Promise.allSettled([
+      t.provider.create({ name: 'race' }),
+      t.provider.create({ name: 'race' }),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(isConsortError(failed.reason, 'branch-exists')).toBe(true);
@@ -174,7 +181,12 @@ describe('create with prepare (local provider)', () => {
   afterAll(async () => t?.cleanup());
 
   it('makes fork-and-initialise atomic: failure rolls back, a concurrent ensure waits and reuses', async () => {
-    const failing = t.provider.create({ name: 'prep', prepare: async () => { throw new Error('seed failed'); } });
+    const failing = t.provider.create({
+      name: 'prep',
+      prepare: async () => {
+        throw new Error('seed failed');
+      },
+    });
     await expect(failing).rejects.toThrow('seed failed');
     expect(await t.provider.get('prep')).toBeUndefined();
 
@@ -184,9 +196,14 @@ describe('create with prepare (local provider)', () => {
       await new Promise((r) => setTimeout(r, 300));
       await query(u, 'CREATE TABLE prepared (x int)');
     };
-    const [a, b] = await Promise.all([t.provider.ensure({ name: 'prep', prepare }), t.provider.ensure({ name: 'prep', prepare })]);
+    const [a, b] = await Promise.all([
+      t.provider.ensure({ name: 'prep', prepare }),
+      t.provider.ensure({ name: 'prep', prepare }),
+    ]);
     expect([a.outcome, b.outcome].sort()).toEqual(['created', 'reused']);
     expect(prepared).toBe(1);
-    expect(await query(await t.provider.connectionUri('prep'), "SELECT to_regclass('prepared') IS NOT NULL AS ok")).toEqual([{ ok: true }]);
+    expect(
+      await query(await t.provider.connectionUri('prep'), "SELECT to_regclass('prepared') IS NOT NULL AS ok"),
+    ).toEqual([{ ok: true }]);
   });
 });

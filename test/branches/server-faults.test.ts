@@ -33,7 +33,10 @@ it('a data directory that cannot be written fails at once, naming it and the fix
   const dir = await unwritableDir();
   try {
     const server = new EmbeddedServer(dir);
-    const error = await server.start().then(() => undefined, (e: unknown) => e);
+    const error = await server.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isConsortError(error, 'data-dir')).toBe(true);
     expect((error as Error).message).toContain(`data directory ${dir} is not writable`);
     expect((error as { hint?: string }).hint).toContain('CONSORT_DATA_DIR');
@@ -45,7 +48,10 @@ it('a data directory that cannot be written fails at once, naming it and the fix
 it('a data directory that cannot be created fails the same way', async () => {
   const parent = await unwritableDir();
   try {
-    const error = await new EmbeddedServer(path.join(parent, 'data')).start().then(() => undefined, (e: unknown) => e);
+    const error = await new EmbeddedServer(path.join(parent, 'data')).start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isConsortError(error, 'data-dir')).toBe(true);
   } finally {
     await writable(parent);
@@ -60,7 +66,10 @@ describe('a stale postmaster.pid naming another live process', () => {
     // After a reboot the recorded pid is some other program's.
     other = spawn('sleep', ['300'], { stdio: 'ignore' });
     await mkdir(path.join(dataDir, 'pgdata'), { recursive: true });
-    await writeFile(path.join(dataDir, 'pgdata', 'postmaster.pid'), `${other.pid}\n${path.join(dataDir, 'pgdata')}\n1700000000\n5432\n\n127.0.0.1\n`);
+    await writeFile(
+      path.join(dataDir, 'pgdata', 'postmaster.pid'),
+      `${other.pid}\n${path.join(dataDir, 'pgdata')}\n1700000000\n5432\n\n127.0.0.1\n`,
+    );
   });
   afterAll(async () => {
     other.kill('SIGKILL');

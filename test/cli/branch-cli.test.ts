@@ -13,7 +13,18 @@ const run = promisify(execFile);
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    args,
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
@@ -44,8 +55,15 @@ describe('consort CLI on the local provider', () => {
     const r = await cli(['branch', 'create', 'pr-7', '--ttl', '2h', '--git-branch', 'feature/seven', '--json'], env);
     expect(r.code).toBe(0);
     const rec = JSON.parse(r.stdout);
-    expect(Object.keys(rec)).toEqual(expect.arrayContaining(['name', 'parent', 'createdAt', 'expiresAt', 'url', 'mode']));
-    expect(rec).toMatchObject({ name: 'pr-7', parent: 'main', gitBranch: 'feature/seven', mode: expect.stringMatching(/^(clone|copy)$/) });
+    expect(Object.keys(rec)).toEqual(
+      expect.arrayContaining(['name', 'parent', 'createdAt', 'expiresAt', 'url', 'mode']),
+    );
+    expect(rec).toMatchObject({
+      name: 'pr-7',
+      parent: 'main',
+      gitBranch: 'feature/seven',
+      mode: expect.stringMatching(/^(clone|copy)$/),
+    });
     const ttl = Date.parse(rec.expiresAt) - Date.parse(rec.createdAt);
     expect(ttl).toBeGreaterThan(7_100_000);
     expect(ttl).toBeLessThan(7_300_000);
@@ -62,11 +80,18 @@ describe('consort CLI on the local provider', () => {
     expect(secret[1].url).toBe(url);
   });
 
-  it('branch list tells each branch\'s size: its own database, not its parent\'s', async () => {
+  it("branch list tells each branch's size: its own database, not its parent's", async () => {
     const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
     // ~5 MB of rows that do not compress, in pr-7 only.
-    await query(url, "CREATE TABLE filler AS SELECT string_agg(md5(random()::text || g::text || i::text), '') AS t FROM generate_series(1, 5000) g, generate_series(1, 30) i GROUP BY g");
-    const sizes = Object.fromEntries(JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map((b: { name: string; sizeBytes: number }) => [b.name, b.sizeBytes]));
+    await query(
+      url,
+      "CREATE TABLE filler AS SELECT string_agg(md5(random()::text || g::text || i::text), '') AS t FROM generate_series(1, 5000) g, generate_series(1, 30) i GROUP BY g",
+    );
+    const sizes = Object.fromEntries(
+      JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map(
+        (b: { name: string; sizeBytes: number }) => [b.name, b.sizeBytes],
+      ),
+    );
     expect(sizes.main).toBeGreaterThan(1_000_000);
     expect(sizes['pr-7'] - sizes.main).toBeGreaterThan(4_000_000);
     const text = (await cli(['branch', 'list'], env)).stdout;
@@ -117,11 +142,18 @@ describe('consort CLI on the local provider', () => {
     expect((await cli(['branch', 'create', 'tmpl'], env)).code).toBe(0);
     const filled = await cli(['branch', 'pool', 'tmpl', '--size', '2', '--json'], env);
     expect(filled.code).toBe(0);
-    expect(JSON.parse(filled.stdout)).toMatchObject({ template: 'tmpl', size: 2, ready: 2, durationMs: expect.any(Number) });
+    expect(JSON.parse(filled.stdout)).toMatchObject({
+      template: 'tmpl',
+      size: 2,
+      ready: 2,
+      durationMs: expect.any(Number),
+    });
     const made = JSON.parse((await cli(['branch', 'create', 'from-pool', '--from', 'tmpl', '--json'], env)).stdout);
     expect(made).toMatchObject({ name: 'from-pool', parent: 'tmpl', pooled: true, durationMs: expect.any(Number) });
     // The CLI waited for the refill before it exited: the pool is full again.
-    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([{ template: 'tmpl', size: 2, ready: 2 }]);
+    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([
+      { template: 'tmpl', size: 2, ready: 2 },
+    ]);
     expect(await cli(['branch', 'pool', 'tmpl', '--size', 'lots'], env)).toMatchObject({ code: 2 });
     expect(await cli(['branch', 'pool', '--size', '1'], env)).toMatchObject({ code: 2 });
 
@@ -131,7 +163,9 @@ describe('consort CLI on the local provider', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const stopped = JSON.parse((await cli(['db', 'stop', '--json'], env)).stdout);
     expect(stopped).toEqual({ stopped: true, poolCopiesDropped: 2, expiredLeasesDropped: 1 });
-    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([{ template: 'tmpl', size: 2, ready: 0 }]);
+    expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([
+      { template: 'tmpl', size: 2, ready: 0 },
+    ]);
     expect((await cli(['branch', 'pool', 'tmpl', '--size', '0'], env)).code).toBe(0);
     expect((await cli(['branch', 'delete', 'from-pool'], env)).code).toBe(0);
     expect((await cli(['branch', 'delete', 'tmpl'], env)).code).toBe(0);
@@ -142,7 +176,9 @@ describe('consort CLI on the local provider', () => {
     try {
       const env2 = { ...process.env, CONSORT_DATA_DIR: other };
       await cli(['branch', 'create', 'only-here'], env2);
-      const mine = JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map((b: { name: string }) => b.name);
+      const mine = JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map(
+        (b: { name: string }) => b.name,
+      );
       expect(mine).not.toContain('only-here');
     } finally {
       await new EmbeddedServer(other).stop();
@@ -164,7 +200,11 @@ describe('consort CLI on the postgres provider', () => {
     expect(JSON.parse(created.stdout).database).toBe(`${ns}_one`);
     expect((await cli(['--provider', 'postgres', '--namespace', ns, 'branch', 'delete', 'one'], env2)).code).toBe(0);
     await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS "${ns}_main"`);
-    await query(SYSTEM_PG_URL.replace(/\/postgres$/, '/consort_catalog'), 'DELETE FROM consort.branches WHERE namespace = $1', [ns]);
+    await query(
+      SYSTEM_PG_URL.replace(/\/postgres$/, '/consort_catalog'),
+      'DELETE FROM consort.branches WHERE namespace = $1',
+      [ns],
+    );
   });
 
   it('refuses the local-only db command for another provider, as a usage error', async () => {

@@ -33,34 +33,46 @@ afterAll(async () => {
 });
 
 function consort(args: string[], onStderr: (text: string, child: ReturnType<typeof spawn>) => void = () => undefined) {
-  const child = spawn(process.execPath, [BIN, '-C', repo.dir, '--provider', 'postgres', '--namespace', namespace, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, CONSORT_POSTGRES_URL: url, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, '-C', repo.dir, '--provider', 'postgres', '--namespace', namespace, ...args],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CONSORT_POSTGRES_URL: url, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();
     onStderr(stderr, child);
   });
   child.stdout!.resume();
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+  return new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, stderr })),
+  );
 }
 
 it('SIGINT during the suite: suite group killed, temporaries removed, report cancelled, exit 130; the next run passes', async () => {
   const config = path.join(repo.dir, 'cancel.consort.yml');
-  await writeFile(config, [
-    'database: { seed: { file: seed.sql } }',
-    'migrations: { dir: migrations }',
-    'suite: { command: "sleep 300 & echo $! > grandchild.pid; echo suite-started; wait", reports: [] }',
-  ].join('\n'));
+  await writeFile(
+    config,
+    [
+      'database: { seed: { file: seed.sql } }',
+      'migrations: { dir: migrations }',
+      'suite: { command: "sleep 300 & echo $! > grandchild.pid; echo suite-started; wait", reports: [] }',
+    ].join('\n'),
+  );
   const json = path.join(repo.dir, 'report.json');
   let sent = false;
-  const r = await consort(['check', '--base', 'main', '--pr', '41', '--config', config, '--json', json, '--verbose'], (text, child) => {
-    if (!sent && text.includes('suite-started')) {
-      sent = true;
-      child.kill('SIGINT');
-    }
-  });
+  const r = await consort(
+    ['check', '--base', 'main', '--pr', '41', '--config', config, '--json', json, '--verbose'],
+    (text, child) => {
+      if (!sent && text.includes('suite-started')) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    },
+  );
   expect(sent).toBe(true);
   expect(r.stderr).toContain('SIGINT: cancelling the check');
   expect(r.code).toBe(130);
@@ -72,8 +84,26 @@ it('SIGINT during the suite: suite group killed, temporaries removed, report can
   const names = (await provider.list()).map((b) => b.name);
   expect(names.filter((n) => n.startsWith('pr-41-'))).toEqual([]);
 
-  await writeFile(config, ['database: { seed: { file: seed.sql } }', 'migrations: { dir: migrations }', 'suite: { command: "true", reports: [] }'].join('\n'));
-  const again = await consort(['check', '--base', 'main', '--pr', '41', '--config', config, '--json', json, '--cleanup']);
+  await writeFile(
+    config,
+    [
+      'database: { seed: { file: seed.sql } }',
+      'migrations: { dir: migrations }',
+      'suite: { command: "true", reports: [] }',
+    ].join('\n'),
+  );
+  const again = await consort([
+    'check',
+    '--base',
+    'main',
+    '--pr',
+    '41',
+    '--config',
+    config,
+    '--json',
+    json,
+    '--cleanup',
+  ]);
   expect(again.code).toBe(0);
   expect(JSON.parse(await readFile(json, 'utf8'))).toMatchObject({ conclusion: 'success' });
 });

@@ -21,7 +21,18 @@ afterAll(async () => {
 async function cli(args: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    args,
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
@@ -34,27 +45,43 @@ async function inRepo(scenario: string, fn: (repo: ScenarioRepo) => Promise<void
   }
 }
 
-it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on stderr', () => inRepo('clean', async (repo) => {
-  const md = path.join(repo.dir, 'comment.md');
-  const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--pr', '7', '--json', '-', '--markdown', md, '--cleanup']);
-  expect(r.code).toBe(0);
-  const report = CheckReport.parse(JSON.parse(r.stdout));
-  expect(report).toMatchObject({ conclusion: 'success', pr: 7, branch: null });
-  expect(r.stderr).toContain('▸ suite');
-  expect(await readFile(md, 'utf8')).toContain('Consort: database checks passed');
-}));
+it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on stderr', () =>
+  inRepo('clean', async (repo) => {
+    const md = path.join(repo.dir, 'comment.md');
+    const r = await cli([
+      '-C',
+      repo.dir,
+      'check',
+      '--base',
+      'main',
+      '--pr',
+      '7',
+      '--json',
+      '-',
+      '--markdown',
+      md,
+      '--cleanup',
+    ]);
+    expect(r.code).toBe(0);
+    const report = CheckReport.parse(JSON.parse(r.stdout));
+    expect(report).toMatchObject({ conclusion: 'success', pr: 7, branch: null });
+    expect(r.stderr).toContain('▸ suite');
+    expect(await readFile(md, 'utf8')).toContain('Consort: database checks passed');
+  }));
 
-it('fails a broken change with exit 1 and a readable terminal report', () => inRepo('not-null', async (repo) => {
-  const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--cleanup']);
-  expect(r.code).toBe(1);
-  expect(r.stdout).toContain('contains null values');
-  expect(r.stdout).toContain('adding-required-field');
-}));
+it('fails a broken change with exit 1 and a readable terminal report', () =>
+  inRepo('not-null', async (repo) => {
+    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--cleanup']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('contains null values');
+    expect(r.stdout).toContain('adding-required-field');
+  }));
 
-it('--dry-run prints the plan and exits by its verdict', () => inRepo('out-of-order', async (repo) => {
-  const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run']);
-  expect(r.code).toBe(1);
-  expect(r.stdout).toContain('rename to migrations/1730000300001_add_product_discontinued_at.sql');
-  const plan = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-']);
-  expect(JSON.parse(plan.stdout)).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
-}));
+it('--dry-run prints the plan and exits by its verdict', () =>
+  inRepo('out-of-order', async (repo) => {
+    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('rename to migrations/1730000300001_add_product_discontinued_at.sql');
+    const plan = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-']);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
+  }));

@@ -16,13 +16,26 @@ const io = { out: () => undefined, err: () => undefined };
 const env = { PATH: process.env.PATH ?? '' };
 
 function leaves(cmd: Command, prefix: string[] = []): [string[], Command][] {
-  return cmd.commands.flatMap((c) => (c.commands.length === 0 ? [[[...prefix, c.name()], c] as [string[], Command]] : leaves(c, [...prefix, c.name()])));
+  return cmd.commands.flatMap((c) =>
+    c.commands.length === 0 ? [[[...prefix, c.name()], c] as [string[], Command]] : leaves(c, [...prefix, c.name()]),
+  );
 }
 
 async function cli(args: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    args,
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
@@ -41,7 +54,8 @@ it("check's flags in docs/cli.md are the ones --help shows, and each default the
   const table = doc.slice(doc.indexOf('| flag | meaning |'));
   const rows = [...table.slice(0, table.indexOf('\n\n')).matchAll(/^\| (`--[^|]+) \| (.+) \|$/gm)];
   const documented = new Map<string, string>();
-  for (const [, flags, meaning] of rows) for (const [, flag] of flags!.matchAll(/`(--[\w-]+)/g)) documented.set(flag!, meaning!);
+  for (const [, flags, meaning] of rows)
+    for (const [, flag] of flags!.matchAll(/`(--[\w-]+)/g)) documented.set(flag!, meaning!);
 
   const check = buildProgram(io, env).commands.find((c) => c.name() === 'check')!;
   const help = check.helpInformation();
@@ -52,23 +66,43 @@ it("check's flags in docs/cli.md are the ones --help shows, and each default the
     const option = check.options.find((o) => o.long === flag)!;
     // The option's help entry (its description may wrap onto more lines).
     const entry = help.slice(help.indexOf(`  ${flag}`)).split(/\n {2}-/)[0]!;
-    expect({ flag, saysDefault: /default/.test(entry) || option.defaultValue !== undefined }).toEqual({ flag, saysDefault: true });
+    expect({ flag, saysDefault: /default/.test(entry) || option.defaultValue !== undefined }).toEqual({
+      flag,
+      saysDefault: true,
+    });
   }
 });
 
 it('a plan stage with two problems is one failing stage with two problems, in the terminal and the comment', () => {
   const problem = (n: number) => ({
-    kind: 'order-conflict' as const, file: `migrations/170000000000${n}_x${n}.sql`, name: `170000000000${n}_x${n}`, newestOnBase: '1700000000009_base',
-    suggestedName: `170000000001${n}_x${n}`, suggestedFile: `migrations/170000000001${n}_x${n}.sql`,
+    kind: 'order-conflict' as const,
+    file: `migrations/170000000000${n}_x${n}.sql`,
+    name: `170000000000${n}_x${n}`,
+    newestOnBase: '1700000000009_base',
+    suggestedName: `170000000001${n}_x${n}`,
+    suggestedFile: `migrations/170000000001${n}_x${n}.sql`,
   });
-  const skipped = <T extends { status: string; summary: string }>(s: T): T => ({ ...s, status: 'skipped', summary: 'not run: fix the migration plan first' });
+  const skipped = <T extends { status: string; summary: string }>(s: T): T => ({
+    ...s,
+    status: 'skipped',
+    summary: 'not run: fix the migration plan first',
+  });
   const stages = passingStages();
   const report = makeReport({
     conclusion: 'failure',
     stages: {
-      plan: { ...stages.plan, status: 'failed', summary: '2 problems with the migration history', problems: [problem(1), problem(2)] },
-      baseline: skipped(stages.baseline), migrations: skipped(stages.migrations), lint: { ...skipped(stages.lint), findings: [] },
-      reversibility: { ...skipped(stages.reversibility), migrations: [] }, schemaDiff: skipped(stages.schemaDiff), suite: skipped(stages.suite),
+      plan: {
+        ...stages.plan,
+        status: 'failed',
+        summary: '2 problems with the migration history',
+        problems: [problem(1), problem(2)],
+      },
+      baseline: skipped(stages.baseline),
+      migrations: skipped(stages.migrations),
+      lint: { ...skipped(stages.lint), findings: [] },
+      reversibility: { ...skipped(stages.reversibility), migrations: [] },
+      schemaDiff: skipped(stages.schemaDiff),
+      suite: skipped(stages.suite),
     },
   });
   for (const text of [renderCheckTerminal(report), renderCheckMarkdown(report)]) {

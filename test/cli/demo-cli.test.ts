@@ -32,14 +32,26 @@ afterAll(async () => {
 async function cli(...args: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(['-C', project, ...args], { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    ['-C', project, ...args],
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
 const branchNames = async (): Promise<string[]> =>
   (JSON.parse((await cli('branch', 'list', '--json')).stdout) as { name: string }[]).map((b) => b.name).sort();
 
-const NOTICE = /The embedded PostgreSQL server keeps running for the next command \(pid (\d+), data in (.+), (\d+) (KB|MB|GB) on disk\)\. Stop it with: consort db stop/;
+const NOTICE =
+  /The embedded PostgreSQL server keeps running for the next command \(pid (\d+), data in (.+), (\d+) (KB|MB|GB) on disk\)\. Stop it with: consort db stop/;
 
 it("leaves the user's branch list as it was, and says nothing about a server it did not start", async () => {
   expect((await cli('branch', 'create', 'feature-x')).code).toBe(0);

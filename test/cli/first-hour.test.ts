@@ -19,12 +19,30 @@ import { CheckReport } from '../../src/report/check-report.js';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const GIT_ENV = { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '',
+  HOME: os.tmpdir(),
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    args,
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
@@ -43,7 +61,10 @@ it('check --dry-run plans from the files alone: no server started, no URL needed
   try {
     for (const provider of ['local', 'postgres']) {
       const r = await cli(['--provider', provider, '-C', repo.dir, 'check', '--base', 'main', '--dry-run'], env);
-      expect(r).toMatchObject({ code: 1, stdout: expect.stringContaining('rename to migrations/1730000300001_add_product_discontinued_at.sql') });
+      expect(r).toMatchObject({
+        code: 1,
+        stdout: expect.stringContaining('rename to migrations/1730000300001_add_product_discontinued_at.sql'),
+      });
       expect(r.stdout).toContain('no database touched');
     }
     // The local provider's data directory was never created: nothing was initialised or started.
@@ -74,7 +95,10 @@ it('usage errors exit 2 and say what was wrong', async () => {
 it('an invalid configuration still writes the error report --json promised, and the hint stands on its own line', async () => {
   const dir = path.join(tmp, 'bad-config');
   await mkdir(path.join(dir, '.github'), { recursive: true });
-  await writeFile(path.join(dir, '.github', 'consort.yml'), 'suite:\n  comand: x\ndatabase:\n  url: postgres://u:secret@db/app\n');
+  await writeFile(
+    path.join(dir, '.github', 'consort.yml'),
+    'suite:\n  comand: x\ndatabase:\n  url: postgres://u:secret@db/app\n',
+  );
   const r = await cli(['-C', dir, 'check', '--json', '-'], env);
   expect(r.code).toBe(1);
   const report = CheckReport.parse(JSON.parse(r.stdout));
@@ -132,24 +156,51 @@ it('check records the git branch checked out, not "HEAD" or "working tree"', asy
 });
 
 it('the demo claims only what the scenarios that ran showed', () => {
-  const row = (scenario: string, expected: string, ok = true) => ({ scenario, expected, got: expected, failedStage: '-', ok, seconds: 1 });
+  const row = (scenario: string, expected: string, ok = true) => ({
+    scenario,
+    expected,
+    got: expected,
+    failedStage: '-',
+    ok,
+    seconds: 1,
+  });
   expect(demoVerdict([row('clean', 'success')])).toBe('Consort passed the clean change.');
   expect(demoVerdict([row('not-null', 'failure (migrations)')])).toBe('Consort caught the broken change.');
-  expect(demoVerdict([row('clean', 'success'), row('not-null', 'failure (migrations)'), row('bad-down', 'failure (reversibility)')]))
-    .toBe('Consort caught all 2 broken changes and passed the clean one.');
+  expect(
+    demoVerdict([
+      row('clean', 'success'),
+      row('not-null', 'failure (migrations)'),
+      row('bad-down', 'failure (reversibility)'),
+    ]),
+  ).toBe('Consort caught all 2 broken changes and passed the clean one.');
   expect(demoVerdict([row('clean', 'success', false)])).toMatch(/did not conclude as expected/);
 });
 
 it('--version and --help load commander and the CLI only: no provider, pg, zod or lane', async () => {
   const hooks = path.join(tmp, 'hooks.mjs');
   const register = path.join(tmp, 'register.mjs');
-  await writeFile(hooks, 'export async function load(url, ctx, next) { process._rawDebug(url); return next(url, ctx); }\n');
-  await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+  await writeFile(
+    hooks,
+    'export async function load(url, ctx, next) { process._rawDebug(url); return next(url, ctx); }\n',
+  );
+  await writeFile(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`,
+  );
   for (const args of [['--version'], ['check', '--help']]) {
-    const { stderr } = await exec(process.execPath, ['--import', register, path.join(ROOT, 'bin', 'consort.js'), ...args], { env: { PATH: process.env.PATH ?? '' } });
-    const loaded = stderr.split('\n').filter((l) => l.startsWith('file://')).map((l) => path.relative(ROOT, fileURLToPath(l)));
+    const { stderr } = await exec(
+      process.execPath,
+      ['--import', register, path.join(ROOT, 'bin', 'consort.js'), ...args],
+      { env: { PATH: process.env.PATH ?? '' } },
+    );
+    const loaded = stderr
+      .split('\n')
+      .filter((l) => l.startsWith('file://'))
+      .map((l) => path.relative(ROOT, fileURLToPath(l)));
     expect(loaded).toContain('lib/cli/main.js');
-    expect(loaded.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/'))).toBe(true);
+    expect(
+      loaded.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/')),
+    ).toBe(true);
     expect(loaded.some((f) => /lib\/(branches|lanes|config|db|migrations)\//.test(f))).toBe(false);
   }
 });
@@ -166,7 +217,7 @@ it('the rename fix is `mv` for a migration git does not track yet, `git mv` othe
   const repo = await scenarioRepo('out-of-order');
   try {
     await writeFile(path.join(repo.dir, 'migrations', '1730000500000_new.sql'), 'SELECT 1;\n');
-    expect([...await untrackedFiles(repo.dir, 'migrations')]).toEqual(['migrations/1730000500000_new.sql']);
+    expect([...(await untrackedFiles(repo.dir, 'migrations'))]).toEqual(['migrations/1730000500000_new.sql']);
   } finally {
     await repo.dispose();
   }

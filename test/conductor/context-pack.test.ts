@@ -2,18 +2,49 @@ import { buildContextPack, type ContextInput } from '../../src/conductor/context
 import { FDIR, FEATURE, policy } from './fixtures.js';
 
 const INPUT: ContextInput = {
-  feature: FEATURE, featureDir: FDIR,
+  feature: FEATURE,
+  featureDir: FDIR,
   plan: {
-    id: 'turn-0007', role: 'driver', step: 'green', item: { id: 'T1', ac: 'AC1', kind: 'behavior', title: 'stores a phone', status: 'red' }, attempt: 1,
-    note: 'the suite is red', failure: { purpose: 'red', summary: '1 failing', tests: [{ id: 'phones::T1', state: 'failed', message: 'expected x' }], output: 'FAIL test/phones.test.js' },
-    branch: 'f001-t1', forkAhead: null, experiment: null, frozen: ['test/phones.test.js'], writes: policy().writes.driver,
+    id: 'turn-0007',
+    role: 'driver',
+    step: 'green',
+    item: { id: 'T1', ac: 'AC1', kind: 'behavior', title: 'stores a phone', status: 'red' },
+    attempt: 1,
+    note: 'the suite is red',
+    failure: {
+      purpose: 'red',
+      summary: '1 failing',
+      tests: [{ id: 'phones::T1', state: 'failed', message: 'expected x' }],
+      output: 'FAIL test/phones.test.js',
+    },
+    branch: 'f001-t1',
+    forkAhead: null,
+    experiment: null,
+    frozen: ['test/phones.test.js'],
+    writes: policy().writes.driver,
   },
   instructions: '# Driver\nMake it pass.',
   reads: ['**', '!.consort/**', `${FDIR}/feature-spec.json`],
   files: ['src/customers.js', 'test/phones.test.js', `${FDIR}/state.json`, `${FDIR}/gates.json`],
-  contents: { [`${FDIR}/feature-spec.json`]: '{"spec":1}', [`${FDIR}/db-design.json`]: '{"db":1}', 'test/phones.test.js': 'test("T1")' },
-  acceptanceCriteria: [{ id: 'AC1', given: 'a customer', when: 'a phone is set', then: 'it is stored', layer: 'API' }, { id: 'AC2', given: 'x', when: 'y', then: 'z', layer: 'API' }],
-  schema: { tables: [{ name: 'customers', columns: [{ name: 'id', type: 'bigint', notNull: true, default: null }], constraints: ['customers_pkey: PRIMARY KEY (id)'] }], enums: [] },
+  contents: {
+    [`${FDIR}/feature-spec.json`]: '{"spec":1}',
+    [`${FDIR}/db-design.json`]: '{"db":1}',
+    'test/phones.test.js': 'test("T1")',
+  },
+  acceptanceCriteria: [
+    { id: 'AC1', given: 'a customer', when: 'a phone is set', then: 'it is stored', layer: 'API' },
+    { id: 'AC2', given: 'x', when: 'y', then: 'z', layer: 'API' },
+  ],
+  schema: {
+    tables: [
+      {
+        name: 'customers',
+        columns: [{ name: 'id', type: 'bigint', notNull: true, default: null }],
+        constraints: ['customers_pkey: PRIMARY KEY (id)'],
+      },
+    ],
+    enums: [],
+  },
   layout: { tests: ['test/**'], migrations: 'migrations', suite: 'npm test' },
 };
 
@@ -32,7 +63,11 @@ describe('context packs', () => {
 
   it('is deterministic: same inputs, same bytes and hash', () => {
     const a = buildContextPack(INPUT);
-    const b = buildContextPack({ ...INPUT, files: [...INPUT.files].reverse(), contents: Object.fromEntries(Object.entries(INPUT.contents).reverse()) });
+    const b = buildContextPack({
+      ...INPUT,
+      files: [...INPUT.files].reverse(),
+      contents: Object.fromEntries(Object.entries(INPUT.contents).reverse()),
+    });
     expect(b.json).toBe(a.json);
     expect(b.sha256).toBe(a.sha256);
     expect(a.bytes).toBe(Buffer.byteLength(a.json));
@@ -42,7 +77,15 @@ describe('context packs', () => {
   it('renders the same content as markdown', () => {
     const { markdown } = buildContextPack(INPUT);
     expect(markdown.startsWith(`# driver: green T1 — feature ${FEATURE}`)).toBe(true);
-    for (const text of ['## Why you are asked again', 'the suite is red', '**T1** (behavior, AC1)', 'AC1', 'FAIL test/phones.test.js', '**customers**: id bigint not null', '`!test/**`']) {
+    for (const text of [
+      '## Why you are asked again',
+      'the suite is red',
+      '**T1** (behavior, AC1)',
+      'AC1',
+      'FAIL test/phones.test.js',
+      '**customers**: id bigint not null',
+      '`!test/**`',
+    ]) {
       expect(markdown).toContain(text);
     }
   });

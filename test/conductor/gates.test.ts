@@ -1,4 +1,11 @@
-import { approverProblem, gatedFiles, gatedText, gateHash, isApproved, normalizeText } from '../../src/conductor/gates.js';
+import {
+  approverProblem,
+  gatedFiles,
+  gatedText,
+  gateHash,
+  isApproved,
+  normalizeText,
+} from '../../src/conductor/gates.js';
 
 describe('gate hashing', () => {
   it('normalizes line endings, trailing whitespace and runs of blank lines', () => {
@@ -7,8 +14,14 @@ describe('gate hashing', () => {
   });
 
   it('does not count whitespace, CRLF or re-indented JSON as an edit', () => {
-    const a = gateHash([{ file: 'feature-request.md', content: 'Phones.\n\n\nCall them.\n' }, { file: 'feature-spec.json', content: '{"b":1,"a":[1,2]}' }]);
-    const b = gateHash([{ file: 'feature-spec.json', content: '{\r\n  "a": [1, 2],\r\n  "b": 1\r\n}\r\n' }, { file: 'feature-request.md', content: 'Phones.   \r\n\r\nCall them.' }]);
+    const a = gateHash([
+      { file: 'feature-request.md', content: 'Phones.\n\n\nCall them.\n' },
+      { file: 'feature-spec.json', content: '{"b":1,"a":[1,2]}' },
+    ]);
+    const b = gateHash([
+      { file: 'feature-spec.json', content: '{\r\n  "a": [1, 2],\r\n  "b": 1\r\n}\r\n' },
+      { file: 'feature-request.md', content: 'Phones.   \r\n\r\nCall them.' },
+    ]);
     expect(a).toBe(b);
     expect(a).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
@@ -21,15 +34,24 @@ describe('gate hashing', () => {
   });
 
   it("leaves the items' status out of test-list.json, which the conductor advances", () => {
-    const list = (status: string, title = 'x') => JSON.stringify({ version: 1, items: [{ id: 'T1', ac: 'AC1', kind: 'behavior', title, status }] });
+    const list = (status: string, title = 'x') =>
+      JSON.stringify({ version: 1, items: [{ id: 'T1', ac: 'AC1', kind: 'behavior', title, status }] });
     expect(gatedText('test-list.json', list('pending'))).toBe(gatedText('test-list.json', list('refactored')));
     expect(gatedText('test-list.json', list('pending'))).not.toBe(gatedText('test-list.json', list('pending', 'y')));
   });
 
   it('covers the design for spec, the code and cycles for merge', () => {
-    expect(gatedFiles('spec', { userFacing: false, cycles: [] })).toEqual(['feature-request.md', 'feature-spec.json', 'architecture.json', 'db-design.json', 'test-list.json']);
+    expect(gatedFiles('spec', { userFacing: false, cycles: [] })).toEqual([
+      'feature-request.md',
+      'feature-spec.json',
+      'architecture.json',
+      'db-design.json',
+      'test-list.json',
+    ]);
     expect(gatedFiles('plan', { userFacing: true, cycles: [] })).toContain('ux-design.json');
-    expect(gatedFiles('merge', { userFacing: false, cycles: ['cycles/cycle-001.json'] })).toEqual(expect.arrayContaining(['test-list.json', 'cycles/cycle-001.json', 'git:tree']));
+    expect(gatedFiles('merge', { userFacing: false, cycles: ['cycles/cycle-001.json'] })).toEqual(
+      expect.arrayContaining(['test-list.json', 'cycles/cycle-001.json', 'git:tree']),
+    );
   });
 
   it('approves only a valid set whose hash is the approved one', () => {

@@ -8,12 +8,40 @@
  */
 import type { Effect } from '../../src/conductor/effects.js';
 import type { TurnPlan } from '../../src/conductor/effects.js';
-import type { ConductorEvent, ExperimentResult, FileChange, ProofOutcome, ProofTest, TurnOutcome } from '../../src/conductor/events.js';
+import type {
+  ConductorEvent,
+  ExperimentResult,
+  FileChange,
+  ProofOutcome,
+  ProofTest,
+  TurnOutcome,
+} from '../../src/conductor/events.js';
 import { matchesAny } from '../../src/core/glob.js';
-import { ConductorState, OPTIONAL_GATES, initialState, type GateName, type Item, type Policy } from '../../src/conductor/state.js';
+import {
+  ConductorState,
+  OPTIONAL_GATES,
+  initialState,
+  type GateName,
+  type Item,
+  type Policy,
+} from '../../src/conductor/state.js';
 import { transition, type Transition } from '../../src/conductor/transition.js';
 import { isConsortError } from '../../src/core/errors.js';
-import { action, AT, FDIR, FEATURE, finished, gateChecked, itemTest, OLD_TESTS, policy, proved, started, testFileOf, turnFor } from './fixtures.js';
+import {
+  action,
+  AT,
+  FDIR,
+  FEATURE,
+  finished,
+  gateChecked,
+  itemTest,
+  OLD_TESTS,
+  policy,
+  proved,
+  started,
+  testFileOf,
+  turnFor,
+} from './fixtures.js';
 
 /** mulberry32: a tiny seeded generator, so a failing seed replays exactly. */
 function rng(seed: number) {
@@ -59,7 +87,13 @@ function randomPolicy(r: Rng): Policy {
 }
 
 function items(r: Rng): Item[] {
-  return Array.from({ length: r.int(1, 3) }, (_, i) => ({ id: `T${i + 1}`, ac: `AC${i + 1}`, kind: 'behavior' as const, title: `item ${i + 1}`, status: 'pending' as const }));
+  return Array.from({ length: r.int(1, 3) }, (_, i) => ({
+    id: `T${i + 1}`,
+    ac: `AC${i + 1}`,
+    kind: 'behavior' as const,
+    title: `item ${i + 1}`,
+    status: 'pending' as const,
+  }));
 }
 
 /** A random outcome for a planned turn; `clean` when it did its job in scope (whatever its quality). */
@@ -69,13 +103,30 @@ function randomTurn(r: Rng, plan: TurnPlan): { turn: TurnOutcome; clean: boolean
   if (roll < 0.08) return { turn: { ...turn, exit: { kind: 'failed', message: 'boom' } }, clean: false };
   if (roll < 0.16) {
     // Out of scope: the driver edits a test, the navigator edits code, a design role writes a migration.
-    const stray: FileChange = plan.role === 'driver' ? r.pick<FileChange>([{ path: testFileOf(plan.item?.id ?? 'T1'), status: 'modified' }, { path: 'test/extra.test.js', status: 'added' }])
-      : plan.role === 'navigator' ? { path: 'src/phones.js', status: 'modified' } : { path: 'migrations/9_x.sql', status: 'added' };
+    const stray: FileChange =
+      plan.role === 'driver'
+        ? r.pick<FileChange>([
+            { path: testFileOf(plan.item?.id ?? 'T1'), status: 'modified' },
+            { path: 'test/extra.test.js', status: 'added' },
+          ])
+        : plan.role === 'navigator'
+          ? { path: 'src/phones.js', status: 'modified' }
+          : { path: 'migrations/9_x.sql', status: 'added' };
     return { turn: { ...turn, changes: [...turn.changes, stray] }, clean: false };
   }
-  if (roll < 0.2 && plan.frozen.length > 0) return { turn: { ...turn, hashes: { ...turn.hashes, [plan.frozen[0]!]: 'edited' } }, clean: false };
-  if (roll < 0.26) return { turn: { ...turn, changes: [], owed: turn.owed.map((o) => ({ ...o, status: 'missing' as const, problems: ['missing'] })) }, clean: turn.owed.length === 0 };
-  if (plan.step === 'review' && r.chance(0.3)) return { turn: { ...turn, facts: { review: { verdict: 'changes', notes: 'again' } } }, clean: true };
+  if (roll < 0.2 && plan.frozen.length > 0)
+    return { turn: { ...turn, hashes: { ...turn.hashes, [plan.frozen[0]!]: 'edited' } }, clean: false };
+  if (roll < 0.26)
+    return {
+      turn: {
+        ...turn,
+        changes: [],
+        owed: turn.owed.map((o) => ({ ...o, status: 'missing' as const, problems: ['missing'] })),
+      },
+      clean: turn.owed.length === 0,
+    };
+  if (plan.step === 'review' && r.chance(0.3))
+    return { turn: { ...turn, facts: { review: { verdict: 'changes', notes: 'again' } } }, clean: true };
   if (plan.role === 'spec-author') return { turn: { ...turn, facts: { userFacing: r.chance(0.3) } }, clean: true };
   if (plan.step === 'refactor' && r.chance(0.5)) return { turn: { ...turn, changes: [] }, clean: true };
   return { turn, clean: true };
@@ -88,22 +139,48 @@ function turnEvent(r: Rng, a: Extract<Effect, { type: 'run-turn' }>): ConductorE
 function redOutcome(kind: RedKind, item: string, others: ProofTest[]): ProofOutcome {
   const base = { summary: 's', output: 'out', hashes: {} };
   switch (kind) {
-    case 'proper': return { kind: 'ran', exitCode: 1, tests: [...others, itemTest(item, 'failed')], ...base };
-    case 'born-green': return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'passed')], ...base };
-    case 'skipped': return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'skipped')], ...base };
-    case 'load-error': return { kind: 'ran', exitCode: 1, tests: [...others, { id: `load::${item}`, file: testFileOf(item), state: 'errored', loadError: true }], ...base };
-    case 'regression': return { kind: 'ran', exitCode: 1, tests: [{ ...others[0]!, state: 'failed' }, ...others.slice(1), itemTest(item, 'failed')], ...base };
-    case 'broken': return { kind: 'broken', reason: 'no-report', message: 'no junit', output: '', hashes: {} };
+    case 'proper':
+      return { kind: 'ran', exitCode: 1, tests: [...others, itemTest(item, 'failed')], ...base };
+    case 'born-green':
+      return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'passed')], ...base };
+    case 'skipped':
+      return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'skipped')], ...base };
+    case 'load-error':
+      return {
+        kind: 'ran',
+        exitCode: 1,
+        tests: [...others, { id: `load::${item}`, file: testFileOf(item), state: 'errored', loadError: true }],
+        ...base,
+      };
+    case 'regression':
+      return {
+        kind: 'ran',
+        exitCode: 1,
+        tests: [{ ...others[0]!, state: 'failed' }, ...others.slice(1), itemTest(item, 'failed')],
+        ...base,
+      };
+    case 'broken':
+      return { kind: 'broken', reason: 'no-report', message: 'no junit', output: '', hashes: {} };
   }
 }
 
 function greenOutcome(kind: GreenKind, item: string, others: ProofTest[], frozen: readonly string[]): ProofOutcome {
   const base = { summary: 's', output: 'out', hashes: {} as Record<string, string> };
   switch (kind) {
-    case 'pass': return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'passed')], ...base };
-    case 'fail': return { kind: 'ran', exitCode: 1, tests: [...others, itemTest(item, 'failed')], ...base };
-    case 'tampered': return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'passed')], ...base, hashes: frozen.length ? { [frozen[0]!]: 'edited' } : {} };
-    case 'broken': return { kind: 'broken', reason: 'timeout', message: 'slow', output: '', hashes: {} };
+    case 'pass':
+      return { kind: 'ran', exitCode: 0, tests: [...others, itemTest(item, 'passed')], ...base };
+    case 'fail':
+      return { kind: 'ran', exitCode: 1, tests: [...others, itemTest(item, 'failed')], ...base };
+    case 'tampered':
+      return {
+        kind: 'ran',
+        exitCode: 0,
+        tests: [...others, itemTest(item, 'passed')],
+        ...base,
+        hashes: frozen.length ? { [frozen[0]!]: 'edited' } : {},
+      };
+    case 'broken':
+      return { kind: 'broken', reason: 'timeout', message: 'slow', output: '', hashes: {} };
   }
 }
 
@@ -128,12 +205,22 @@ function answer(w: World, t: Transition): ConductorEvent | undefined {
       const kind = r.pick<GreenKind>(['pass', 'pass', 'fail', 'tampered', 'broken']);
       // The real driver proves only clean turns; give some unclean ones a passing proof anyway.
       const proven = clean || r.chance(0.3);
-      w.oracle.history.push({ purpose: 'green', item, kind: proven && clean && kind === 'pass' ? 'pass' : `${kind}${clean ? '' : ' (unclean)'}` });
+      w.oracle.history.push({
+        purpose: 'green',
+        item,
+        kind: proven && clean && kind === 'pass' ? 'pass' : `${kind}${clean ? '' : ' (unclean)'}`,
+      });
       const others = [...w.passing.values()].filter((x) => x.id !== itemTest(item, 'passed').id);
-      return { turn, proof: proven ? greenOutcome(kind, item, others, plan.frozen) : null, changedLines: r.int(1, 50), suiteMs: r.int(100, 900) };
+      return {
+        turn,
+        proof: proven ? greenOutcome(kind, item, others, plan.frozen) : null,
+        changedLines: r.int(1, 50),
+        suiteMs: r.int(100, 900),
+      };
     });
     const item = a.turns[0]!.item!.id;
-    if (w.oracle.history.slice(-a.turns.length).some((h) => h.kind === 'pass')) w.passing.set(itemTest(item, 'passed').id, itemTest(item, 'passed'));
+    if (w.oracle.history.slice(-a.turns.length).some((h) => h.kind === 'pass'))
+      w.passing.set(itemTest(item, 'passed').id, itemTest(item, 'passed'));
     return { type: 'experiments.finished', at: AT, results, timing: { totalMs: 1, agentMs: 0, suiteMs: 0 } };
   }
   if (a.type === 'check-gate') {
@@ -141,10 +228,22 @@ function answer(w: World, t: Transition): ConductorEvent | undefined {
     const approved = w.approvals.has(a.gate) || r.chance(0.5);
     if (approved) w.approvals.add(a.gate);
     const hash = `sha256:${a.gate}`;
-    const event = gateChecked(a.gate, { valid, problems: valid ? [] : ['bad'], hash, approval: approved ? { approver: 'ada', at: AT, hash: r.chance(0.9) ? hash : 'sha256:stale', proxy: false } : null }, a.gate === 'spec' && valid ? w.list : undefined);
+    const event = gateChecked(
+      a.gate,
+      {
+        valid,
+        problems: valid ? [] : ['bad'],
+        hash,
+        approval: approved
+          ? { approver: 'ada', at: AT, hash: r.chance(0.9) ? hash : 'sha256:stale', proxy: false }
+          : null,
+      },
+      a.gate === 'spec' && valid ? w.list : undefined,
+    );
     if (event.type === 'gate.checked' && a.gate === 'spec') {
       const c = event.check;
-      const passes = c.valid && ((c.approval !== null && c.approval.hash === c.hash) || t.state.policy?.gateMode === 'proxy');
+      const passes =
+        c.valid && ((c.approval !== null && c.approval.hash === c.hash) || t.state.policy?.gateMode === 'proxy');
       if (passes) w.oracle.specApproved = true;
     }
     return event;
@@ -153,10 +252,26 @@ function answer(w: World, t: Transition): ConductorEvent | undefined {
   if (a.purpose === 'baseline') {
     const kind = r.chance(0.9) ? 'pass' : 'fail';
     w.oracle.history.push({ purpose: 'baseline', item: null, kind });
-    return proved(a, { kind: 'ran', exitCode: kind === 'pass' ? 0 : 1, tests: kind === 'pass' ? OLD_TESTS : [{ ...OLD_TESTS[0]!, state: 'failed' }], summary: 's', output: '', hashes: {} });
+    return proved(a, {
+      kind: 'ran',
+      exitCode: kind === 'pass' ? 0 : 1,
+      tests: kind === 'pass' ? OLD_TESTS : [{ ...OLD_TESTS[0]!, state: 'failed' }],
+      summary: 's',
+      output: '',
+      hashes: {},
+    });
   }
   if (a.purpose === 'red') {
-    const kind = r.pick<RedKind>(['proper', 'proper', 'proper', 'born-green', 'load-error', 'regression', 'broken', 'skipped']);
+    const kind = r.pick<RedKind>([
+      'proper',
+      'proper',
+      'proper',
+      'born-green',
+      'load-error',
+      'regression',
+      'broken',
+      'skipped',
+    ]);
     w.oracle.history.push({ purpose: 'red', item: a.item, kind });
     return proved(a, redOutcome(kind, a.item!, others));
   }
@@ -176,7 +291,12 @@ function checkMerge(w: World, t: Transition, seed: number, p: Policy): void {
     const accepted = p.rejectBornGreen ? ['proper'] : ['proper', 'born-green'];
     const red = h.findIndex((x) => x.purpose === 'red' && x.item === item.id && accepted.includes(x.kind));
     const green = h.findIndex((x, i) => i > red && x.purpose === 'green' && x.item === item.id && x.kind === 'pass');
-    expect({ where, item: item.id, provenRed: red >= 0, thenGreen: green > red }).toEqual({ where, item: item.id, provenRed: true, thenGreen: true });
+    expect({ where, item: item.id, provenRed: red >= 0, thenGreen: green > red }).toEqual({
+      where,
+      item: item.id,
+      provenRed: true,
+      thenGreen: true,
+    });
     expect(item.status).toBe('refactored');
   }
 }
@@ -190,7 +310,9 @@ function checkCommits(effects: readonly Effect[], p: Policy, seed: number): void
       const code = e.paths.filter((x) => !matchesAny(x, p.tests) && !x.startsWith(`${FDIR}/reviews/`));
       expect({ seed, code }).toEqual({ seed, code: [] });
     }
-    expect(e.paths.filter((x) => x.startsWith(`${FDIR}/`) && /(state|gates)\.json$|\.jsonl$|cycles\//.test(x))).toEqual([]);
+    expect(e.paths.filter((x) => x.startsWith(`${FDIR}/`) && /(state|gates)\.json$|\.jsonl$|cycles\//.test(x))).toEqual(
+      [],
+    );
   }
 }
 
@@ -202,7 +324,13 @@ describe('the conductor under random event sequences', () => {
   it.each(SEEDS)('seed %i: merge is earned, scope holds', (seed) => {
     const r = rng(seed);
     const p = randomPolicy(r);
-    const w: World = { r, list: items(r), oracle: { history: [], specApproved: false }, passing: new Map(OLD_TESTS.map((x) => [x.id, x])), approvals: new Set() };
+    const w: World = {
+      r,
+      list: items(r),
+      oracle: { history: [], specApproved: false },
+      passing: new Map(OLD_TESTS.map((x) => [x.id, x])),
+      approvals: new Set(),
+    };
     let t = transition(initialState(FEATURE), started(p));
     for (let step = 0; step < 400; step++) {
       checkCommits(t.effects, p, seed);
@@ -213,7 +341,22 @@ describe('the conductor under random event sequences', () => {
       }
       // Now and then a driver bug: an event that does not fit must be refused, not acted on.
       if (r.chance(0.05)) {
-        const stray = finished({ ...turnFor({ id: 'turn-9999', role: 'driver', step: 'green', item: w.list[0]!, attempt: 0, note: null, failure: null, branch: 'b', forkAhead: null, experiment: null, frozen: [], writes: [] }) });
+        const stray = finished({
+          ...turnFor({
+            id: 'turn-9999',
+            role: 'driver',
+            step: 'green',
+            item: w.list[0]!,
+            attempt: 0,
+            note: null,
+            failure: null,
+            branch: 'b',
+            forkAhead: null,
+            experiment: null,
+            frozen: [],
+            writes: [],
+          }),
+        });
         expect(() => transition(t.state, stray)).toThrow(expect.objectContaining({ code: 'internal' }));
       }
       let event = answer(w, t);

@@ -145,8 +145,18 @@ describe('errors name the file, line, column and key', () => {
       'roles:\n  driver:\n    writes: [../**]\n',
       [`${Y}:3:14 roles.driver.writes[0]: must be a glob relative to the repository root, without ".."`],
     ],
-    ['a gate that is not optional', 'gates:\n  optional: [spec]\n', [`${Y}:2:14 gates.optional[0]: expected one of plan|test_list|deploy, got "spec"`]],
-    ['an unknown design role', 'build:\n  design: [driver]\n', [`${Y}:2:12 build.design[0]: expected one of product-owner|spec-author|architect-reviewer|dba|test-strategist|ux-designer, got "driver"`]],
+    [
+      'a gate that is not optional',
+      'gates:\n  optional: [spec]\n',
+      [`${Y}:2:14 gates.optional[0]: expected one of plan|test_list|deploy, got "spec"`],
+    ],
+    [
+      'an unknown design role',
+      'build:\n  design: [driver]\n',
+      [
+        `${Y}:2:12 build.design[0]: expected one of product-owner|spec-author|architect-reviewer|dba|test-strategist|ux-designer, got "driver"`,
+      ],
+    ],
     ['too many repair rounds', 'build:\n  repairRounds: 50\n', [`${Y}:2:3 build.repairRounds: must be at most 10`]],
   ])('reports %s', (_label, text, expected) => {
     expect(problemLines(text, Y)).toEqual(expected);

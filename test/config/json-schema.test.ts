@@ -15,7 +15,20 @@ describe('the committed JSON Schema', () => {
       properties: Record<string, { properties: Record<string, Record<string, unknown>>; additionalProperties: false }>;
     };
     expect(schema.additionalProperties).toBe(false);
-    const sections = ['$schema', 'database', 'migrations', 'suite', 'lint', 'reversibility', 'check', 'roles', 'agents', 'gates', 'build', 'pairing'];
+    const sections = [
+      '$schema',
+      'database',
+      'migrations',
+      'suite',
+      'lint',
+      'reversibility',
+      'check',
+      'roles',
+      'agents',
+      'gates',
+      'build',
+      'pairing',
+    ];
     expect(Object.keys(schema.properties)).toEqual(sections);
     const database = schema.properties['database'];
     expect(database?.additionalProperties).toBe(false);

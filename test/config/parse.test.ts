@@ -81,7 +81,11 @@ const FULL_CONFIG: ConsortConfig = {
     reports: ['reports/junit.xml', 'packages/*/junit.xml'],
     timeout: '1h30m',
   },
-  lint: { rules: ['ban-drop-column', 'prefer-robust-stmts'], failOn: 'warning', severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' } },
+  lint: {
+    rules: ['ban-drop-column', 'prefer-robust-stmts'],
+    failOn: 'warning',
+    severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' },
+  },
   reversibility: { enabled: false, requireDown: true },
   check: { blocking: ['migrations', 'suite'] },
   roles: {
@@ -92,9 +96,20 @@ const FULL_CONFIG: ConsortConfig = {
     },
   },
   agents: { default: { backend: 'command', command: 'node agents/any.mjs', model: 'scripted' } },
-  gates: { optional: ['plan', 'deploy'], mode: 'proxy', approvers: ['mona', 'octo-org/db-reviewers'], selfApproval: true },
+  gates: {
+    optional: ['plan', 'deploy'],
+    mode: 'proxy',
+    approvers: ['mona', 'octo-org/db-reviewers'],
+    selfApproval: true,
+  },
   build: {
-    tests: ['spec/**'], design: ['spec-author', 'dba', 'test-strategist'], rejectBornGreen: false, retries: 2, repairRounds: 5, turnTimeout: '45m', experiments: 3,
+    tests: ['spec/**'],
+    design: ['spec-author', 'dba', 'test-strategist'],
+    rejectBornGreen: false,
+    retries: 2,
+    repairRounds: 5,
+    turnTimeout: '45m',
+    experiments: 3,
   },
   pairing: { envFile: '.env.local', envKey: 'APP_DATABASE_URL', writeEnv: false, rootGitBranches: ['trunk'] },
 };
@@ -113,7 +128,11 @@ describe('defaults', () => {
     build: {
       tests: ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'],
       design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],
-      rejectBornGreen: true, retries: 1, repairRounds: 3, turnTimeout: '30m', experiments: 1,
+      rejectBornGreen: true,
+      retries: 1,
+      repairRounds: 3,
+      turnTimeout: '30m',
+      experiments: 1,
     },
     pairing: { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true, rootGitBranches: ['main', 'master'] },
   };

@@ -54,14 +54,18 @@ let context: BrowserContext;
 let page: Page;
 let head: PullHead;
 
-const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], { cwd: fx.root, encoding: 'utf8' }).trim();
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=Agent', '-c', 'user.email=agent@example.com', ...args], {
+    cwd: fx.root,
+    encoding: 'utf8',
+  }).trim();
 const records = () => githubRecords(restClient(fake.url, INSTALLATION_TOKEN));
 
 beforeAll(async () => {
   fx = await makeFixture('consort-dashboard-app-');
   git('checkout', '-q', '-b', BRANCH);
   git('add', '-A');
-  git('commit', '-q', '-m', 'the lane\'s records');
+  git('commit', '-q', '-m', "the lane's records");
   fake = await startFakeGitHub(OWNER, REPO);
   fake.permissions.set('ada', 'write');
   fake.permissions.set('rita', 'read');
@@ -69,31 +73,82 @@ beforeAll(async () => {
   db = await freshDatabase();
   await migrateStore(db.url);
   store = openStore(db.url);
-  head = { repositoryId: 4242, installationId: 77, owner: OWNER, repo: REPO, pr: 12, headSha: git('rev-parse', 'HEAD'), headRef: BRANCH };
-  await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
-  fake.setPull({ number: head.pr, state: 'open', title: 'phones', body: null, head: { ref: BRANCH, sha: head.headSha, repo: `${OWNER}/${REPO}` }, base: { ref: 'main', sha: 'b'.repeat(40) } });
+  head = {
+    repositoryId: 4242,
+    installationId: 77,
+    owner: OWNER,
+    repo: REPO,
+    pr: 12,
+    headSha: git('rev-parse', 'HEAD'),
+    headRef: BRANCH,
+  };
+  await upsertPull(store.pool, {
+    ...head,
+    number: head.pr,
+    baseSha: 'b'.repeat(40),
+    baseRef: 'main',
+    fork: false,
+    state: 'open',
+  });
+  fake.setPull({
+    number: head.pr,
+    state: 'open',
+    title: 'phones',
+    body: null,
+    head: { ref: BRANCH, sha: head.headSha, repo: `${OWNER}/${REPO}` },
+    base: { ref: 'main', sha: 'b'.repeat(40) },
+  });
   for (let i = 0; i < 12; i++) {
-    const run = await insertRun(store.pool, {
-      kind: 'check', subject: prSubject(head.repositoryId, head.pr), repositoryId: head.repositoryId, installationId: head.installationId, owner: OWNER, repo: REPO,
-      pr: head.pr, headSha: `${i}`.padStart(40, 'c'), headRef: BRANCH, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, merged: false, deliveryId: null,
-    }, 'superseded');
+    const run = await insertRun(
+      store.pool,
+      {
+        kind: 'check',
+        subject: prSubject(head.repositoryId, head.pr),
+        repositoryId: head.repositoryId,
+        installationId: head.installationId,
+        owner: OWNER,
+        repo: REPO,
+        pr: head.pr,
+        headSha: `${i}`.padStart(40, 'c'),
+        headRef: BRANCH,
+        baseSha: 'b'.repeat(40),
+        baseRef: 'main',
+        fork: false,
+        merged: false,
+        deliveryId: null,
+      },
+      'superseded',
+    );
     const report = checkReport(i, T0 + i * 3_600_000);
-    await store.pool.query(`UPDATE consort_app.runs SET state = 'completed', started_at = $2, finished_at = $3 WHERE id = $1`, [run.id, report.startedAt, new Date(Date.parse(report.startedAt) + report.durationMs)]);
+    await store.pool.query(
+      `UPDATE consort_app.runs SET state = 'completed', started_at = $2, finished_at = $3 WHERE id = $1`,
+      [run.id, report.startedAt, new Date(Date.parse(report.startedAt) + report.durationMs)],
+    );
     await recordCheck(store.pool, run, { state: 'completed', conclusion: report.conclusion, summary: '' }, report);
   }
-  server = createAppServer({ webhooks: (_req, _res, next) => next?.(), healthy: async () => true, version: 'test', dashboard: (req, res) => dashboard.handle(req, res) });
+  server = createAppServer({
+    webhooks: (_req, _res, next) => next?.(),
+    healthy: async () => true,
+    version: 'test',
+    dashboard: (req, res) => dashboard.handle(req, res),
+  });
   ({ url } = await listen(server, 0, '127.0.0.1'));
   stand.redirectUri = `${url}/dashboard/callback`;
   dashboard = createAppDashboard({
-    store, storeUrl: db.url, settings: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: url, sessionSecret: SECRET },
-    github: { apiUrl: fake.url, webUrl: fake.url }, installation: async () => restClient(fake.url, INSTALLATION_TOKEN),
+    store,
+    storeUrl: db.url,
+    settings: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, publicUrl: url, sessionSecret: SECRET },
+    github: { apiUrl: fake.url, webUrl: fake.url },
+    installation: async () => restClient(fake.url, INSTALLATION_TOKEN),
   });
   localSource = new LocalSource({ root: fx.root, canApprove: false });
   local = await startLocalDashboard({ source: localSource, port: 0, approver: null });
   browser = await launchBrowser();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.on('pageerror', (e) => { throw e; });
+  page.on('pageerror', (e) => {
+    throw e;
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -141,14 +196,18 @@ describe('indexing a pull request head', () => {
     expect([...stand.blobFetches.values()].every((n) => n === 1)).toBe(true);
     // The same contract on both hosts: the feature (gates and their hashes included), its turns, the checks.
     await signedIn('ada', `${base}/`);
-    const app = async (p: string) => page.evaluate(async (u) => (await fetch(u)).json(), `${url}${base}${p}`) as Promise<Record<string, unknown>>;
+    const app = async (p: string) =>
+      page.evaluate(async (u) => (await fetch(u)).json(), `${url}${base}${p}`) as Promise<Record<string, unknown>>;
     const byLocal = async (p: string) => (await (await fetch(`${local.url}${p}`)).json()) as Record<string, unknown>;
     for (const feature of [fx.gated, fx.building]) {
       const [a, l] = await Promise.all([app(`/api/features/${feature}`), byLocal(`/api/features/${feature}`)]);
       expect({ ...a, summary: { ...(a.summary as object), pr: null } }).toEqual(l);
       expect((a.summary as { pr: number }).pr).toBe(12);
     }
-    const [a, l] = await Promise.all([app(`/api/features/${fx.gated}/gates`), byLocal(`/api/features/${fx.gated}/gates`)]);
+    const [a, l] = await Promise.all([
+      app(`/api/features/${fx.gated}/gates`),
+      byLocal(`/api/features/${fx.gated}/gates`),
+    ]);
     expect(a.gates).toEqual(l.gates);
     expect((a.gates as { gate: string; status: string }[]).find((g) => g.gate === 'spec')?.status).toBe('pending');
     const checks = await app('/api/checks');
@@ -194,11 +253,16 @@ describe('the App dashboard in Chromium', () => {
     const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
     const stateCookie = start.headers.get('set-cookie')!.split(';')[0]!;
     expect(start.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Lax/);
-    const grant = await fetch(`${fake.url}/login/oauth/authorize/grant?login=ada&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${state}`, { redirect: 'manual' });
+    const grant = await fetch(
+      `${fake.url}/login/oauth/authorize/grant?login=ada&redirect_uri=${encodeURIComponent(stand.redirectUri)}&state=${state}`,
+      { redirect: 'manual' },
+    );
     const back = grant.headers.get('location')!;
     const first = await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } });
     expect(first.status).toBe(302);
-    expect(first.headers.get('set-cookie')).toMatch(/consort_session=[^;]+; Path=\/dashboard; Max-Age=28800; HttpOnly; SameSite=Lax/);
+    expect(first.headers.get('set-cookie')).toMatch(
+      /consort_session=[^;]+; Path=\/dashboard; Max-Age=28800; HttpOnly; SameSite=Lax/,
+    );
     const again = await fetch(back, { redirect: 'manual', headers: { cookie: stateCookie } });
     expect(again.status).toBe(400);
     expect(await again.text()).toContain('used already or is too old');
@@ -211,8 +275,21 @@ describe('the App dashboard in Chromium', () => {
     expect(redirect.headers.get('location')).toBe(`/dashboard/login?next=${encodeURIComponent(`${base}/`)}`);
     await signedIn('eve');
     expect(await page.locator('#no-repositories').count()).toBe(1);
-    const answers = await page.evaluate(async (urls) => Promise.all(urls.map(async (u) => { const r = await fetch(u); return [r.status, await r.text()]; })),
-      [`${url}${base}/`, `${url}${base}/api/features/${fx.gated}`, `${url}${base}/features/${fx.gated}/turns/turn-0001`, `${url}/dashboard/api/repositories`]);
+    const answers = await page.evaluate(
+      async (urls) =>
+        Promise.all(
+          urls.map(async (u) => {
+            const r = await fetch(u);
+            return [r.status, await r.text()];
+          }),
+        ),
+      [
+        `${url}${base}/`,
+        `${url}${base}/api/features/${fx.gated}`,
+        `${url}${base}/features/${fx.gated}/turns/turn-0001`,
+        `${url}/dashboard/api/repositories`,
+      ],
+    );
     expect(answers.slice(0, 3).map(([s]) => s)).toEqual([404, 404, 404]);
     expect(answers.map(([, t]) => t).join('')).not.toContain(fx.gated);
     expect(JSON.parse(String(answers[3]![1])).repositories).toEqual([]);
@@ -223,7 +300,9 @@ describe('the App dashboard in Chromium', () => {
     expect(await page.locator('#reason').innerText()).toContain(HOSTILE.script);
     expect(await page.locator('#transcript').innerText()).toContain(HOSTILE.textarea);
     expect(await page.locator('#summary').innerText()).toContain(HOSTILE.link);
-    expect(await page.locator('main script, main img, main a[href^="javascript:"], main [onmouseover]').count()).toBe(0);
+    expect(await page.locator('main script, main img, main a[href^="javascript:"], main [onmouseover]').count()).toBe(
+      0,
+    );
     expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned ?? null)).toBeNull();
     await shot('turn');
   });
@@ -231,17 +310,37 @@ describe('the App dashboard in Chromium', () => {
   it('puts a pushed turn on the open page without a reload', async () => {
     await signedIn('rita', `${base}/features/${fx.building}`);
     await shot('timeline');
-    await page.evaluate(() => { (globalThis as unknown as { __same: boolean }).__same = true; });
+    await page.evaluate(() => {
+      (globalThis as unknown as { __same: boolean }).__same = true;
+    });
     await page.waitForSelector('#live:has-text("live")');
     // A push: the lane commits a new turn; the App records the new head and indexes it (the job the push's webhook enqueues).
     mkdirSync(path.join(fx.root, 'test'), { recursive: true });
     writeFileSync(path.join(fx.root, 'test/T3.test.js'), 'test("T3", () => {\n  expect(cart()).toBe(3);\n});\n');
-    const record = turn({ id: 'turn-0013', role: 'navigator', step: 'red', item: 'T3', base: head.headSha, filesChanged: ['test/T3.test.js'] }, fx.building, T0 + 9_000_000);
+    const record = turn(
+      {
+        id: 'turn-0013',
+        role: 'navigator',
+        step: 'red',
+        item: 'T3',
+        base: head.headSha,
+        filesChanged: ['test/T3.test.js'],
+      },
+      fx.building,
+      T0 + 9_000_000,
+    );
     appendFileSync(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(record)}\n`);
     git('add', '-A');
     git('commit', '-q', '-m', 'turn-0013');
     head = { ...head, headSha: git('rev-parse', 'HEAD') };
-    await upsertPull(store.pool, { ...head, number: head.pr, baseSha: 'b'.repeat(40), baseRef: 'main', fork: false, state: 'open' });
+    await upsertPull(store.pool, {
+      ...head,
+      number: head.pr,
+      baseSha: 'b'.repeat(40),
+      baseRef: 'main',
+      fork: false,
+      state: 'open',
+    });
     const deps = { store, records: async () => records(), log: silentLog } as unknown as JobDeps;
     await handleIndex(deps, { kind: 'index', repositoryId: head.repositoryId, pr: head.pr, headSha: head.headSha });
     await page.waitForSelector('#turns a:has-text("turn-0013")', { timeout: 5000 });
@@ -249,7 +348,9 @@ describe('the App dashboard in Chromium', () => {
     // Its detail: the lines it added, from GitHub's comparison (and the same from git on the local host).
     await page.click('#turns a:has-text("turn-0013")');
     expect(await page.locator('#files tbody tr').innerText()).toMatch(/test\/T3\.test\.js\s+3\s+0/);
-    const localTurn = (await (await fetch(`${local.url}/api/features/${fx.building}/turns/turn-0013`)).json()) as { diffStat: unknown };
+    const localTurn = (await (await fetch(`${local.url}/api/features/${fx.building}/turns/turn-0013`)).json()) as {
+      diffStat: unknown;
+    };
     expect(localTurn.diffStat).toEqual([{ path: 'test/T3.test.js', added: 3, removed: 0 }]);
   });
 
@@ -257,7 +358,17 @@ describe('the App dashboard in Chromium', () => {
     await signedIn('rita', `${base}/features/${fx.gated}/gates`);
     expect(await page.locator('form.approve').count()).toBe(0);
     expect(await page.locator('#gate-spec').innerText()).toContain('You cannot approve this gate here');
-    const status = await page.evaluate(async (u) => (await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ csrf: 'x', hash: `sha256:${'0'.repeat(64)}`, read: 'yes' }) })).status, `${url}${base}/api/features/${fx.gated}/gates/spec/approve`);
+    const status = await page.evaluate(
+      async (u) =>
+        (
+          await fetch(u, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ csrf: 'x', hash: `sha256:${'0'.repeat(64)}`, read: 'yes' }),
+          })
+        ).status,
+      `${url}${base}/api/features/${fx.gated}/gates/spec/approve`,
+    );
     expect(status).toBe(403);
     expect(stand.commits).toEqual([]);
   });
@@ -269,7 +380,13 @@ describe('the App dashboard in Chromium', () => {
     const csrf = await page.locator('#gate-spec input[name=csrf]').inputValue();
     const hash = await page.locator('#gate-spec input[name=hash]').inputValue();
     const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-    const post = (headers: Record<string, string>, body: string) => fetch(`${url}${base}/features/${fx.gated}/gates/spec/approve`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const post = (headers: Record<string, string>, body: string) =>
+      fetch(`${url}${base}/features/${fx.gated}/gates/spec/approve`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+      });
     expect((await post({ origin: 'https://evil.example' }, `csrf=${csrf}&hash=${hash}&read=yes`)).status).toBe(403);
     expect((await post({ origin: url }, `csrf=not-the-token&hash=${hash}&read=yes`)).status).toBe(403);
     expect(stand.commits).toEqual([]);
@@ -283,11 +400,27 @@ describe('the App dashboard in Chromium', () => {
     expect(stand.commits.map((c) => c.login)).toEqual(['ada']);
     const tip = execFileSync('git', ['rev-parse', `refs/heads/${BRANCH}`], { cwd: fx.root, encoding: 'utf8' }).trim();
     expect(tip).toBe(stand.commits[0]!.sha);
-    const gates = JSON.parse(execFileSync('git', ['show', `${tip}:.consort/features/${fx.gated}/gates.json`], { cwd: fx.root, encoding: 'utf8' })) as { gates: { spec: { approval: { approver: string; hash: string; headSha: string } } } };
-    expect(gates.gates.spec.approval).toMatchObject({ approver: 'ada', headSha: head.headSha, hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
-    expect(execFileSync('git', ['show', `${tip}:.consort/features/${fx.gated}/events.jsonl`], { cwd: fx.root, encoding: 'utf8' })).toContain('"type":"gate.approved"');
+    const gates = JSON.parse(
+      execFileSync('git', ['show', `${tip}:.consort/features/${fx.gated}/gates.json`], {
+        cwd: fx.root,
+        encoding: 'utf8',
+      }),
+    ) as { gates: { spec: { approval: { approver: string; hash: string; headSha: string } } } };
+    expect(gates.gates.spec.approval).toMatchObject({
+      approver: 'ada',
+      headSha: head.headSha,
+      hash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
+    expect(
+      execFileSync('git', ['show', `${tip}:.consort/features/${fx.gated}/events.jsonl`], {
+        cwd: fx.root,
+        encoding: 'utf8',
+      }),
+    ).toContain('"type":"gate.approved"');
     // The same hash the local host shows for these artifacts: one rule, one hash.
-    const localGates = (await (await fetch(`${local.url}/api/features/${fx.gated}/gates`)).json()) as { gates: { gate: string; hash: string }[] };
+    const localGates = (await (await fetch(`${local.url}/api/features/${fx.gated}/gates`)).json()) as {
+      gates: { gate: string; hash: string }[];
+    };
     expect(gates.gates.spec.approval.hash).toBe(localGates.gates.find((g) => g.gate === 'spec')!.hash);
   });
 });

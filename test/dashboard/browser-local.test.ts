@@ -26,9 +26,36 @@ let page: Page;
 beforeAll(async () => {
   fx = await makeFixture('consort-dashboard-browser-');
   const branches = async () => [
-    { name: 'main', parent: null, gitBranch: 'main', pr: null, createdAt: new Date(T0).toISOString(), expiresAt: null, sizeBytes: 52_428_800, mode: 'clone' },
-    { name: 'ci-pr-12', parent: 'main', gitBranch: 'feature/phones', pr: 12, createdAt: new Date(T0 + 3_600_000).toISOString(), expiresAt: new Date(T0 + 7 * 86_400_000).toISOString(), sizeBytes: 52_690_944, mode: 'clone' },
-    { name: 'consort-002-carts-cT2', parent: 'ci-pr-12', gitBranch: null, pr: null, createdAt: new Date(T0 + 7_200_000).toISOString(), expiresAt: new Date(T0 + 10_800_000).toISOString(), sizeBytes: null, mode: 'clone' },
+    {
+      name: 'main',
+      parent: null,
+      gitBranch: 'main',
+      pr: null,
+      createdAt: new Date(T0).toISOString(),
+      expiresAt: null,
+      sizeBytes: 52_428_800,
+      mode: 'clone',
+    },
+    {
+      name: 'ci-pr-12',
+      parent: 'main',
+      gitBranch: 'feature/phones',
+      pr: 12,
+      createdAt: new Date(T0 + 3_600_000).toISOString(),
+      expiresAt: new Date(T0 + 7 * 86_400_000).toISOString(),
+      sizeBytes: 52_690_944,
+      mode: 'clone',
+    },
+    {
+      name: 'consort-002-carts-cT2',
+      parent: 'ci-pr-12',
+      gitBranch: null,
+      pr: null,
+      createdAt: new Date(T0 + 7_200_000).toISOString(),
+      expiresAt: new Date(T0 + 10_800_000).toISOString(),
+      sizeBytes: null,
+      mode: 'clone',
+    },
   ];
   source = new LocalSource({ root: fx.root, debounceMs: 50, branches });
   server = await startLocalDashboard({ source, port: 0, approver: 'Ada' });
@@ -36,7 +63,9 @@ beforeAll(async () => {
   readOnly = await startLocalDashboard({ source: readOnlySource, port: 0, approver: null });
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageerror', (e) => { throw e; });
+  page.on('pageerror', (e) => {
+    throw e;
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -66,7 +95,9 @@ describe('the local dashboard in Chromium', () => {
     await page.goto(`${server.url}/`);
     await hasCount(page.locator('#features tbody tr'), 2);
     expect(await page.locator('#features').innerText()).toContain('⏸ spec gate');
-    expect(await page.locator('figure[aria-label="Cost per feature"], svg[aria-label="Cost per feature"]').count()).toBe(1);
+    expect(
+      await page.locator('figure[aria-label="Cost per feature"], svg[aria-label="Cost per feature"]').count(),
+    ).toBe(1);
     await page.selectOption('select[name=state]', 'waiting');
     await page.click('form.filter button');
     await hasCount(page.locator('#features tbody tr'), 1);
@@ -86,9 +117,13 @@ describe('the local dashboard in Chromium', () => {
   it('renders hostile agent text as text: no script runs, no javascript: link exists', async () => {
     await page.goto(`${server.url}/features/${fx.gated}/turns/turn-0001`);
     expect(await page.locator('#reason').innerText()).toContain('<script>window.__pwned = 1</script>');
-    expect(await page.locator('#transcript').innerText()).toContain('</textarea><img src=x onerror="window.__pwned=3">');
+    expect(await page.locator('#transcript').innerText()).toContain(
+      '</textarea><img src=x onerror="window.__pwned=3">',
+    );
     expect(await page.locator('#summary').innerText()).toContain('<a href="javascript:window.__pwned=2">click me</a>');
-    expect(await page.locator('main script, main img, main a[href^="javascript:"], main [onmouseover]').count()).toBe(0);
+    expect(await page.locator('main script, main img, main a[href^="javascript:"], main [onmouseover]').count()).toBe(
+      0,
+    );
     await page.goto(`${server.url}/features/${fx.gated}`);
     await page.locator('#timeline svg rect').first().hover();
     expect(await pwned()).toBeNull();
@@ -100,9 +135,15 @@ describe('the local dashboard in Chromium', () => {
   // wall-clock bound in a test fails whenever the machine is oversubscribed (it did, and was retried).
   it('puts a new turn on the open page, without a reload', async () => {
     await page.goto(`${server.url}/features/${fx.building}`);
-    await page.evaluate(() => { (globalThis as unknown as { __same: boolean }).__same = true; });
+    await page.evaluate(() => {
+      (globalThis as unknown as { __same: boolean }).__same = true;
+    });
     await page.waitForSelector('#live:has-text("live")');
-    const record = turn({ id: 'turn-0013', role: 'navigator', step: 'red', item: 'T3', summary: 'a third test' }, fx.building, T0 + 9_000_000);
+    const record = turn(
+      { id: 'turn-0013', role: 'navigator', step: 'red', item: 'T3', summary: 'a third test' },
+      fx.building,
+      T0 + 9_000_000,
+    );
     await appendFile(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(record)}\n`);
     await page.waitForSelector('#turns a:has-text("turn-0013")', { timeout: 10_000 });
     expect(await page.evaluate(() => (globalThis as unknown as { __same?: boolean }).__same)).toBe(true);
@@ -119,12 +160,18 @@ describe('the local dashboard in Chromium', () => {
     const gatesFile = path.join(fx.root, `.consort/features/${fx.gated}/gates.json`);
     expect(JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec).toBeUndefined();
     let confirmText = '';
-    page.once('dialog', (d) => { confirmText = d.message(); void d.accept(); });
+    page.once('dialog', (d) => {
+      confirmText = d.message();
+      void d.accept();
+    });
     await Promise.all([page.waitForURL(/approved=spec/), form.locator('button[type=submit]').click()]);
     expect(confirmText).toContain(`Approve the spec gate of ${fx.gated}?`);
     expect(await page.locator('#message').innerText()).toBe('Approved the spec gate.');
     expect(await page.locator('#gate-spec .badge').innerText()).toContain('approved');
-    const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as { approver: string; hash: string };
+    const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as {
+      approver: string;
+      hash: string;
+    };
     expect(approval.approver).toBe('Ada');
     expect(approval.hash).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
@@ -132,7 +179,17 @@ describe('the local dashboard in Chromium', () => {
   it('a read-only dashboard shows no approval form and refuses a posted one', async () => {
     await page.goto(`${readOnly.url}/features/${fx.building}/gates`);
     expect(await page.locator('form.approve').count()).toBe(0);
-    const status = await page.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x&hash=sha256:' + '0'.repeat(64) + '&read=yes' })).status, `${readOnly.url}/features/${fx.building}/gates/merge/approve`);
+    const status = await page.evaluate(
+      async (url) =>
+        (
+          await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'csrf=x&hash=sha256:' + '0'.repeat(64) + '&read=yes',
+          })
+        ).status,
+      `${readOnly.url}/features/${fx.building}/gates/merge/approve`,
+    );
     expect(status).toBe(403);
   });
 
@@ -146,4 +203,3 @@ describe('the local dashboard in Chromium', () => {
     await shot('branches');
   });
 });
-

@@ -7,7 +7,12 @@ import Chromium from '@sparticuz/chromium';
 import { chromium, type Browser } from 'playwright-core';
 
 // The package's flags are made for serverless hosts; these would weaken what the tests check.
-const DROP = new Set(['--disable-web-security', '--allow-running-insecure-content', "--headless='shell'", '--disable-site-isolation-trials']);
+const DROP = new Set([
+  '--disable-web-security',
+  '--allow-running-insecure-content',
+  "--headless='shell'",
+  '--disable-site-isolation-trials',
+]);
 
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = process.env.CONSORT_CHROMIUM ?? (await Chromium.executablePath());

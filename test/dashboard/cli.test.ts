@@ -6,21 +6,36 @@ import { makeFixture, type Fixture } from './fixture.js';
 
 const BIN = fileURLToPath(new URL('../../bin/consort.js', import.meta.url));
 let fx: Fixture;
-beforeAll(async () => { fx = await makeFixture('consort-dashboard-cli-'); });
-afterAll(async () => { await rm(fx.root, { recursive: true, force: true }); });
+beforeAll(async () => {
+  fx = await makeFixture('consort-dashboard-cli-');
+});
+afterAll(async () => {
+  await rm(fx.root, { recursive: true, force: true });
+});
 
 it('serves the repository on 127.0.0.1 and stops cleanly', async () => {
-  const child = spawn(process.execPath, [BIN, '-C', fx.root, 'dashboard', '--port', '0', '--no-open', '--no-branches', '--as', 'Ada', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: fx.root }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, '-C', fx.root, 'dashboard', '--port', '0', '--no-open', '--no-branches', '--as', 'Ada', '--json'],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: fx.root },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
-  const info = await new Promise<{ url: string; port: number; repository: string; readOnly: boolean }>((resolve, reject) => {
-    child.stdout.on('data', (b: Buffer) => {
-      out += b.toString();
-      try { resolve(JSON.parse(out)); } catch { /* not complete yet */ }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
+  const info = await new Promise<{ url: string; port: number; repository: string; readOnly: boolean }>(
+    (resolve, reject) => {
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+        try {
+          resolve(JSON.parse(out));
+        } catch {
+          /* not complete yet */
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    },
+  );
   expect(info).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), readOnly: false });
   const api = (await (await fetch(`${info.url}/api`)).json()) as { features: { feature: string }[] };
   expect(api.features.map((f) => f.feature)).toEqual([fx.gated, fx.building]);
@@ -30,9 +45,14 @@ it('serves the repository on 127.0.0.1 and stops cleanly', async () => {
 });
 
 it('explains its options with --help', async () => {
-  const child = spawn(process.execPath, [BIN, 'dashboard', '--help'], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'dashboard', '--help'], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
-  child.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
   expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
   for (const flag of ['--port', '--no-open', '--json', '--read-only', '--as']) expect(out).toContain(flag);
 });

@@ -32,18 +32,57 @@ const ITEMS: Item[] = [
   { id: 'T2', ac: 'AC2', kind: 'behavior', title: 'rejects a malformed phone', status: 'pending' },
 ];
 
-const SPEC = { version: 1, title: 'Phones', summary: 'Customers have phone numbers.', userFacing: false, stories: [{ id: 'S1', title: 'Store phones', acceptanceCriteria: [
-  { id: 'AC1', given: 'a customer', when: 'a phone is saved', then: 'it is stored', layer: 'API' },
-  { id: 'AC2', given: 'a customer', when: 'a malformed phone is saved', then: 'it is refused', layer: 'API' },
-] }] };
-const ARCH = { version: 1, summary: 'One table.', components: [{ name: 'phones', path: 'src/phones.js', responsibility: 'store phones' }], invariants: ['a phone belongs to one customer'], nonFunctional: ['fast'] };
-const DB = { version: 1, summary: 'phones table', tables: [{ name: 'phones', change: 'create', columns: [{ name: 'id', type: 'bigint', nullable: false }] }], migrations: [{ name: '001_phones', description: 'create phones', reversible: true }] };
+const SPEC = {
+  version: 1,
+  title: 'Phones',
+  summary: 'Customers have phone numbers.',
+  userFacing: false,
+  stories: [
+    {
+      id: 'S1',
+      title: 'Store phones',
+      acceptanceCriteria: [
+        { id: 'AC1', given: 'a customer', when: 'a phone is saved', then: 'it is stored', layer: 'API' },
+        { id: 'AC2', given: 'a customer', when: 'a malformed phone is saved', then: 'it is refused', layer: 'API' },
+      ],
+    },
+  ],
+};
+const ARCH = {
+  version: 1,
+  summary: 'One table.',
+  components: [{ name: 'phones', path: 'src/phones.js', responsibility: 'store phones' }],
+  invariants: ['a phone belongs to one customer'],
+  nonFunctional: ['fast'],
+};
+const DB = {
+  version: 1,
+  summary: 'phones table',
+  tables: [{ name: 'phones', change: 'create', columns: [{ name: 'id', type: 'bigint', nullable: false }] }],
+  migrations: [{ name: '001_phones', description: 'create phones', reversible: true }],
+};
 
-export function turn(over: Partial<TurnRecord> & { id: string; role: TurnRecord['role']; step: TurnRecord['step'] }, feature: string, at: number): TurnRecord {
+export function turn(
+  over: Partial<TurnRecord> & { id: string; role: TurnRecord['role']; step: TurnRecord['step'] },
+  feature: string,
+  at: number,
+): TurnRecord {
   return {
-    version: 1, feature, item: null, attempt: 0, backend: 'command', model: 'test-model', startedAt: new Date(at).toISOString(), durationMs: 60_000,
-    usage: { inputTokens: 1200, outputTokens: 300, costUsd: 0.12 }, filesChanged: [], verdict: 'accepted', branch: `consort-${feature}-design`,
-    context: { bytes: 2048, sha256: 'c'.repeat(64) }, suite: null, ...over,
+    version: 1,
+    feature,
+    item: null,
+    attempt: 0,
+    backend: 'command',
+    model: 'test-model',
+    startedAt: new Date(at).toISOString(),
+    durationMs: 60_000,
+    usage: { inputTokens: 1200, outputTokens: 300, costUsd: 0.12 },
+    filesChanged: [],
+    verdict: 'accepted',
+    branch: `consort-${feature}-design`,
+    context: { bytes: 2048, sha256: 'c'.repeat(64) },
+    suite: null,
+    ...over,
   };
 }
 
@@ -54,28 +93,76 @@ async function git(dir: string, ...args: string[]): Promise<void> {
 /** Validated: a state the conductor could be at. */
 function baseState(feature: string, over: Record<string, unknown>): ConductorState {
   return ConductorState.parse({
-    version: 1, feature, phase: 'design', step: 'design', policy: buildPolicy(defaultConfig(), feature), designStop: 0, gate: null, userFacing: false,
-    items: [], current: -1, cycle: null, cycles: 0, attempt: 0, repair: 0, note: null, failure: null, passing: null, frozen: {},
-    pendingTurn: null, turns: 0, logSeq: 0, surfaced: {}, escalation: null, lastAction: null, ...over,
+    version: 1,
+    feature,
+    phase: 'design',
+    step: 'design',
+    policy: buildPolicy(defaultConfig(), feature),
+    designStop: 0,
+    gate: null,
+    userFacing: false,
+    items: [],
+    current: -1,
+    cycle: null,
+    cycles: 0,
+    attempt: 0,
+    repair: 0,
+    note: null,
+    failure: null,
+    passing: null,
+    frozen: {},
+    pendingTurn: null,
+    turns: 0,
+    logSeq: 0,
+    surfaced: {},
+    escalation: null,
+    lastAction: null,
+    ...over,
   });
 }
 
 export function checkReport(i: number, at: number, over: Partial<CheckReport> = {}): CheckReport {
-  const stage = (durationMs: number, summary = 'ok') => ({ status: 'passed' as const, blocking: true, durationMs, summary });
+  const stage = (durationMs: number, summary = 'ok') => ({
+    status: 'passed' as const,
+    blocking: true,
+    durationMs,
+    summary,
+  });
   const suiteMs = 20_000 + (i % 7) * 1500;
   const migrationsMs = 800 + (i % 5) * 100;
   return {
-    schemaVersion: 1, tool: { name: 'consort', version: '0.1.0' }, conclusion: i % 9 === 4 ? 'failure' : 'success', startedAt: new Date(at).toISOString(),
-    durationMs: suiteMs + migrationsMs + 3000, provider: 'local', branchMode: 'clone', base: { ref: 'main', sha: 'a'.repeat(40) }, head: { ref: `pr-${i}`, sha: `${i}`.padStart(40, 'b') },
-    pr: 10 + (i % 4), branch: `ci-pr-${10 + (i % 4)}`, configSource: null,
+    schemaVersion: 1,
+    tool: { name: 'consort', version: '0.1.0' },
+    conclusion: i % 9 === 4 ? 'failure' : 'success',
+    startedAt: new Date(at).toISOString(),
+    durationMs: suiteMs + migrationsMs + 3000,
+    provider: 'local',
+    branchMode: 'clone',
+    base: { ref: 'main', sha: 'a'.repeat(40) },
+    head: { ref: `pr-${i}`, sha: `${i}`.padStart(40, 'b') },
+    pr: 10 + (i % 4),
+    branch: `ci-pr-${10 + (i % 4)}`,
+    configSource: null,
     stages: {
       plan: { ...stage(40), newMigrations: ['001_phones.sql'], problems: [] },
       baseline: { ...stage(900), name: 'baseline', reused: true, applied: [], seeded: false },
-      migrations: { ...stage(migrationsMs), applied: [{ name: '001_phones', file: 'migrations/001_phones.sql', durationMs: migrationsMs, statements: 2 }] },
+      migrations: {
+        ...stage(migrationsMs),
+        applied: [{ name: '001_phones', file: 'migrations/001_phones.sql', durationMs: migrationsMs, statements: 2 }],
+      },
       lint: { ...stage(300), findings: [], squawkVersion: '2.61.0' },
       reversibility: { ...stage(1200), migrations: [] },
       schemaDiff: { ...stage(500), text: '', counts: [] },
-      suite: { ...stage(suiteMs, i % 9 === 4 ? '1 of 40 tests failed' : '40 tests passed'), status: i % 9 === 4 ? 'failed' : 'passed', command: 'npm test', exitCode: i % 9 === 4 ? 1 : 0, timedOut: false, tests: { passed: 40, failed: 0, errored: 0, skipped: 0, total: 40 }, failures: [], outputTail: '' },
+      suite: {
+        ...stage(suiteMs, i % 9 === 4 ? '1 of 40 tests failed' : '40 tests passed'),
+        status: i % 9 === 4 ? 'failed' : 'passed',
+        command: 'npm test',
+        exitCode: i % 9 === 4 ? 1 : 0,
+        timedOut: false,
+        tests: { passed: 40, failed: 0, errored: 0, skipped: 0, total: 40 },
+        failures: [],
+        outputTail: '',
+      },
     },
     ...over,
   };
@@ -98,19 +185,78 @@ export async function addGatedFeature(root: string): Promise<string> {
   await writeFile(g.file('db-design.json'), JSON.stringify(DB, null, 2));
   await writeFile(g.file('test-list.json'), JSON.stringify({ version: 1, items: ITEMS }, null, 2));
   const design = [
-    turn({ id: 'turn-0000', role: 'spec-author', step: 'spec', filesChanged: [`.consort/features/${gated}/feature-spec.json`], summary: 'Wrote the spec.' }, gated, T0),
-    turn({ id: 'turn-0001', role: 'architect-reviewer', step: 'architecture', verdict: 'refused', reason: `changed src/app.js outside its scope ${HOSTILE.script}`, refused: [HOSTILE.path], summary: HOSTILE.link }, gated, T0 + 70_000),
-    turn({ id: 'turn-0002', role: 'architect-reviewer', step: 'architecture', attempt: 1, summary: HOSTILE.textarea }, gated, T0 + 140_000),
-    turn({ id: 'turn-0003', role: 'dba', step: 'db-design', usage: { inputTokens: 3000, outputTokens: 900, costUsd: 0.4 } }, gated, T0 + 210_000),
-    turn({ id: 'turn-0004', role: 'test-strategist', step: 'test-list', filesChanged: [HOSTILE.path] }, gated, T0 + 280_000),
+    turn(
+      {
+        id: 'turn-0000',
+        role: 'spec-author',
+        step: 'spec',
+        filesChanged: [`.consort/features/${gated}/feature-spec.json`],
+        summary: 'Wrote the spec.',
+      },
+      gated,
+      T0,
+    ),
+    turn(
+      {
+        id: 'turn-0001',
+        role: 'architect-reviewer',
+        step: 'architecture',
+        verdict: 'refused',
+        reason: `changed src/app.js outside its scope ${HOSTILE.script}`,
+        refused: [HOSTILE.path],
+        summary: HOSTILE.link,
+      },
+      gated,
+      T0 + 70_000,
+    ),
+    turn(
+      { id: 'turn-0002', role: 'architect-reviewer', step: 'architecture', attempt: 1, summary: HOSTILE.textarea },
+      gated,
+      T0 + 140_000,
+    ),
+    turn(
+      {
+        id: 'turn-0003',
+        role: 'dba',
+        step: 'db-design',
+        usage: { inputTokens: 3000, outputTokens: 900, costUsd: 0.4 },
+      },
+      gated,
+      T0 + 210_000,
+    ),
+    turn(
+      { id: 'turn-0004', role: 'test-strategist', step: 'test-list', filesChanged: [HOSTILE.path] },
+      gated,
+      T0 + 280_000,
+    ),
   ];
   for (const t of design) await g.append('turns.jsonl', t);
   await mkdir(g.file('transcripts'), { recursive: true });
-  await writeFile(g.file('transcripts/turn-0001.txt'), `I will now run ${HOSTILE.script}\n${HOSTILE.textarea}\n${HOSTILE.link}\n`);
-  const surfaced: LogEvent = { id: 'log-0001', at: new Date(T0 + 350_000).toISOString(), feature: gated, type: 'gate.surfaced', gate: 'spec', hash: 'sha256:x', problems: [] };
+  await writeFile(
+    g.file('transcripts/turn-0001.txt'),
+    `I will now run ${HOSTILE.script}\n${HOSTILE.textarea}\n${HOSTILE.link}\n`,
+  );
+  const surfaced: LogEvent = {
+    id: 'log-0001',
+    at: new Date(T0 + 350_000).toISOString(),
+    feature: gated,
+    type: 'gate.surfaced',
+    gate: 'spec',
+    hash: 'sha256:x',
+    problems: [],
+  };
   await g.append('events.jsonl', surfaced);
   const gs = await g.load();
-  await g.save({ ...gs, state: baseState(gated, { step: 'awaiting-approval', gate: 'spec', designStop: 4, items: ITEMS, turns: design.length }) });
+  await g.save({
+    ...gs,
+    state: baseState(gated, {
+      step: 'awaiting-approval',
+      gate: 'spec',
+      designStop: 4,
+      items: ITEMS,
+      turns: design.length,
+    }),
+  });
   return gated;
 }
 
@@ -131,7 +277,16 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   const turns: TurnRecord[] = [];
   let n = 0;
   const next = (over: Partial<TurnRecord> & { role: TurnRecord['role']; step: TurnRecord['step'] }, ms = 90_000) => {
-    const t = turn({ id: `turn-${String(n++).padStart(4, '0')}`, durationMs: ms, branch: `consort-${building}-c${over.item ?? 'design'}`, ...over }, building, at);
+    const t = turn(
+      {
+        id: `turn-${String(n++).padStart(4, '0')}`,
+        durationMs: ms,
+        branch: `consort-${building}-c${over.item ?? 'design'}`,
+        ...over,
+      },
+      building,
+      at,
+    );
     at += ms + 10_000;
     turns.push(t);
     return t;
@@ -142,27 +297,108 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   next({ role: 'test-strategist', step: 'test-list' });
   const cycles: CycleRecord[] = [];
   for (const [i, item] of ['T1', 'T2'].entries()) {
-    const red = next({ role: 'navigator', step: 'red', item, filesChanged: [`test/${item}.test.js`], suite: `RED proven: 1 new test fails (${item})` });
-    if (i === 1) next({ role: 'driver', step: 'green', item, verdict: 'refused', reason: 'changed a test file: test/T2.test.js', refused: ['test/T2.test.js'] }, 200_000);
-    const green = next({ role: 'driver', step: 'green', item, filesChanged: ['src/carts.js'], suite: '| suite | passed | failed |\n| all | 12 | 0 |', usage: { inputTokens: 40_000, outputTokens: 9000, costUsd: 1.8 } }, 400_000);
+    const red = next({
+      role: 'navigator',
+      step: 'red',
+      item,
+      filesChanged: [`test/${item}.test.js`],
+      suite: `RED proven: 1 new test fails (${item})`,
+    });
+    if (i === 1)
+      next(
+        {
+          role: 'driver',
+          step: 'green',
+          item,
+          verdict: 'refused',
+          reason: 'changed a test file: test/T2.test.js',
+          refused: ['test/T2.test.js'],
+        },
+        200_000,
+      );
+    const green = next(
+      {
+        role: 'driver',
+        step: 'green',
+        item,
+        filesChanged: ['src/carts.js'],
+        suite: '| suite | passed | failed |\n| all | 12 | 0 |',
+        usage: { inputTokens: 40_000, outputTokens: 9000, costUsd: 1.8 },
+      },
+      400_000,
+    );
     const refactor = next({ role: 'driver', step: 'refactor', item, filesChanged: ['src/carts.js'] });
     next({ role: 'navigator', step: 'review', item });
-    const stamp = (t: TurnRecord, verdict: string) => ({ at: new Date(Date.parse(t.startedAt) + t.durationMs + 5000).toISOString(), verdict, branch: t.branch });
+    const stamp = (t: TurnRecord, verdict: string) => ({
+      at: new Date(Date.parse(t.startedAt) + t.durationMs + 5000).toISOString(),
+      verdict,
+      branch: t.branch,
+    });
     cycles.push({
-      version: 1, cycle: i + 1, item, ac: `AC${i + 1}`, testFiles: [`test/${item}.test.js`], tests: [`${item} works`], red: stamp(red, 'proven'), green: stamp(green, 'proven'),
-      refactor: stamp(refactor, 'proven'), review: { ...stamp(refactor, 'approve'), summary: 'fine' }, rejections: i === 1 ? [{ step: 'green', verdict: 'refused', reason: 'changed a test file', at: turns[turns.length - 4]!.startedAt }] : [],
-      repairs: 0, timing: { wallMs: 900_000, agentMs: 700_000, suiteMs: 150_000, overheadMs: 120 },
+      version: 1,
+      cycle: i + 1,
+      item,
+      ac: `AC${i + 1}`,
+      testFiles: [`test/${item}.test.js`],
+      tests: [`${item} works`],
+      red: stamp(red, 'proven'),
+      green: stamp(green, 'proven'),
+      refactor: stamp(refactor, 'proven'),
+      review: { ...stamp(refactor, 'approve'), summary: 'fine' },
+      rejections:
+        i === 1
+          ? [
+              {
+                step: 'green',
+                verdict: 'refused',
+                reason: 'changed a test file',
+                at: turns[turns.length - 4]!.startedAt,
+              },
+            ]
+          : [],
+      repairs: 0,
+      timing: { wallMs: 900_000, agentMs: 700_000, suiteMs: 150_000, overheadMs: 120 },
     });
   }
   for (const t of turns) await b.append('turns.jsonl', t);
   for (const c of cycles) await b.writeCycle(c);
-  await b.recordApproval('spec', { approver: 'alice', at: new Date(T0 + 3_600_000 + 420_000).toISOString(), hash: `sha256:${'d'.repeat(64)}`, proxy: false });
-  const approved: LogEvent = { id: 'approve:spec', at: new Date(T0 + 3_600_000 + 420_000).toISOString(), feature: building, type: 'gate.approved', gate: 'spec', hash: `sha256:${'d'.repeat(64)}`, approver: 'alice', proxy: false };
+  await b.recordApproval('spec', {
+    approver: 'alice',
+    at: new Date(T0 + 3_600_000 + 420_000).toISOString(),
+    hash: `sha256:${'d'.repeat(64)}`,
+    proxy: false,
+  });
+  const approved: LogEvent = {
+    id: 'approve:spec',
+    at: new Date(T0 + 3_600_000 + 420_000).toISOString(),
+    feature: building,
+    type: 'gate.approved',
+    gate: 'spec',
+    hash: `sha256:${'d'.repeat(64)}`,
+    approver: 'alice',
+    proxy: false,
+  };
   await b.append('events.jsonl', approved);
   const bs = await b.load();
-  await b.save({ ...bs, state: baseState(building, { phase: 'build', step: 'green', designStop: 5, items: ITEMS.map((it) => ({ ...it, status: 'refactored' as const })), current: 1, cycles: 2, turns: turns.length, cycle: { ...cycles[1]!, number: 2, proofs: 2 } }) });
+  await b.save({
+    ...bs,
+    state: baseState(building, {
+      phase: 'build',
+      step: 'green',
+      designStop: 5,
+      items: ITEMS.map((it) => ({ ...it, status: 'refactored' as const })),
+      current: 1,
+      cycles: 2,
+      turns: turns.length,
+      cycle: { ...cycles[1]!, number: 2, proofs: 2 },
+    }),
+  });
 
   await mkdir(path.join(root, '.consort/checks'), { recursive: true });
-  for (let i = 0; i < 12; i++) await writeFile(path.join(root, `.consort/checks/${1000 + i}.json`), JSON.stringify(checkReport(i, T0 + i * 3_600_000)));
+  for (let i = 0; i < 12; i++)
+    await writeFile(
+      path.join(root, `.consort/checks/${1000 + i}.json`),
+      JSON.stringify(checkReport(i, T0 + i * 3_600_000)),
+    );
   return { root, gated, building };
 }

@@ -36,17 +36,39 @@ export interface OAuthStandIn {
   close(): void;
 }
 
-const notFound: ExtraReply = { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' } };
-const unauthorized: ExtraReply = { status: 401, body: { message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest', status: '401' } };
+const notFound: ExtraReply = {
+  status: 404,
+  body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' },
+};
+const unauthorized: ExtraReply = {
+  status: 401,
+  body: { message: 'Requires authentication', documentation_url: 'https://docs.github.com/rest', status: '401' },
+};
 
-export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string, gitDir: string, installationToken = INSTALLATION_TOKEN): OAuthStandIn {
+export function installOAuthAndGit(
+  fake: FakeGitHub,
+  owner: string,
+  repo: string,
+  gitDir: string,
+  installationToken = INSTALLATION_TOKEN,
+): OAuthStandIn {
   const codes = new Map<string, { login: string; redirectUri: string }>();
   const tokens = new Map<string, string>();
   let serial = 0;
   const indexDir = mkdtempSync(path.join(os.tmpdir(), 'consort-fake-git-'));
-  const stand: OAuthStandIn = { redirectUri: '', signIns: [], commits: [], blobFetches: new Map(), close: () => rmSync(indexDir, { recursive: true, force: true }) };
+  const stand: OAuthStandIn = {
+    redirectUri: '',
+    signIns: [],
+    commits: [],
+    blobFetches: new Map(),
+    close: () => rmSync(indexDir, { recursive: true, force: true }),
+  };
   const git = (args: string[], o: { input?: string; env?: Record<string, string> } = {}): string =>
-    execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', input: o.input, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: indexDir, ...o.env } }).trim();
+    execFileSync('git', ['--git-dir', gitDir, ...args], {
+      encoding: 'utf8',
+      input: o.input,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: indexDir, ...o.env },
+    }).trim();
   const api = `/repos/${owner}/${repo}`;
   const who = (r: ExtraRequest): { kind: 'installation' } | { kind: 'user'; login: string } | null => {
     const token = r.authorization?.replace(/^(token|bearer) /i, '');
@@ -56,16 +78,33 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
   };
   const role = (login: string) => fake.permissions.get(login) ?? 'none';
   const canPush = (login: string) => ['admin', 'maintain', 'write'].includes(role(login));
-  const renderUser = (login: string) => ({ login, id: 5000 + login.length, node_id: `U_${login}`, type: 'User', site_admin: false, html_url: `https://github.com/${login}` });
+  const renderUser = (login: string) => ({
+    login,
+    id: 5000 + login.length,
+    node_id: `U_${login}`,
+    type: 'User',
+    site_admin: false,
+    html_url: `https://github.com/${login}`,
+  });
 
   fake.routes.push((r) => {
     if (r.method === 'GET' && r.path === '/login/oauth/authorize') {
       const ok = r.query.get('client_id') === CLIENT_ID && r.query.get('redirect_uri') === stand.redirectUri;
-      if (!ok) return { status: 400, raw: Buffer.from('<p>The redirect_uri MUST match the registered callback URL for this application.</p>'), headers: { 'content-type': 'text/html' } };
-      const hidden = ['client_id', 'redirect_uri', 'state'].map((k) => `<input type="hidden" name="${k}" value="${(r.query.get(k) ?? '').replace(/[&"<>]/g, '')}">`).join('');
+      if (!ok)
+        return {
+          status: 400,
+          raw: Buffer.from('<p>The redirect_uri MUST match the registered callback URL for this application.</p>'),
+          headers: { 'content-type': 'text/html' },
+        };
+      const hidden = ['client_id', 'redirect_uri', 'state']
+        .map((k) => `<input type="hidden" name="${k}" value="${(r.query.get(k) ?? '').replace(/[&"<>]/g, '')}">`)
+        .join('');
       return {
-        status: 200, headers: { 'content-type': 'text/html; charset=utf-8' },
-        raw: Buffer.from(`<!doctype html><title>Sign in to GitHub</title><form method="get" action="/login/oauth/authorize/grant">${hidden}<label>Username <input name="login" id="login_field"></label><button type="submit" name="commit">Sign in</button></form>`),
+        status: 200,
+        headers: { 'content-type': 'text/html; charset=utf-8' },
+        raw: Buffer.from(
+          `<!doctype html><title>Sign in to GitHub</title><form method="get" action="/login/oauth/authorize/grant">${hidden}<label>Username <input name="login" id="login_field"></label><button type="submit" name="commit">Sign in</button></form>`,
+        ),
       };
     }
     if (r.method === 'GET' && r.path === '/login/oauth/authorize/grant') {
@@ -81,11 +120,29 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
     }
     if (r.method === 'POST' && r.path === '/login/oauth/access_token') {
       const b = (r.body ?? {}) as Record<string, string>;
-      if (b.client_id !== CLIENT_ID || b.client_secret !== CLIENT_SECRET) return { status: 200, body: { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' } };
+      if (b.client_id !== CLIENT_ID || b.client_secret !== CLIENT_SECRET)
+        return {
+          status: 200,
+          body: {
+            error: 'incorrect_client_credentials',
+            error_description: 'The client_id and/or client_secret passed are incorrect.',
+          },
+        };
       const grant = codes.get(b.code ?? '');
       codes.delete(b.code ?? '');
-      if (!grant) return { status: 200, body: { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' } };
-      if (b.redirect_uri !== grant.redirectUri) return { status: 200, body: { error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.' } };
+      if (!grant)
+        return {
+          status: 200,
+          body: { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' },
+        };
+      if (b.redirect_uri !== grant.redirectUri)
+        return {
+          status: 200,
+          body: {
+            error: 'redirect_uri_mismatch',
+            error_description: 'The redirect_uri MUST match the registered callback URL for this application.',
+          },
+        };
       const token = `gho_${grant.login}${++serial}`;
       tokens.set(token, grant.login);
       stand.signIns.push(grant.login);
@@ -104,10 +161,19 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       } catch {
         return notFound; // GitHub's answer for commits this repository does not have
       }
-      const files = numstat.split('\0').filter(Boolean).map((e) => {
-        const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
-        return { filename, additions: Number(additions), deletions: Number(deletions), changes: Number(additions) + Number(deletions), status: 'modified' };
-      });
+      const files = numstat
+        .split('\0')
+        .filter(Boolean)
+        .map((e) => {
+          const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
+          return {
+            filename,
+            additions: Number(additions),
+            deletions: Number(deletions),
+            changes: Number(additions) + Number(deletions),
+            status: 'modified',
+          };
+        });
       return { status: 200, body: { status: 'ahead', merge_base_commit: { sha: compare[1] }, files } };
     }
     if (!r.path.startsWith(`${api}/git/`)) return undefined;
@@ -120,15 +186,26 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       let m: RegExpExecArray | null;
       if (r.method === 'GET' && (m = /^\/trees\/([0-9a-f]{40})$/.exec(rest))) {
         const tree = git(['rev-parse', `${m[1]}^{tree}`]);
-        const lines = git(['ls-tree', '-z', '-l', ...(r.query.get('recursive') ? ['-r', '-t'] : []), tree]).split('\0').filter(Boolean);
+        const lines = git(['ls-tree', '-z', '-l', ...(r.query.get('recursive') ? ['-r', '-t'] : []), tree])
+          .split('\0')
+          .filter(Boolean);
         return {
           status: 200,
           body: {
-            sha: tree, url: `${fake.url}${api}/git/trees/${tree}`, truncated: false,
+            sha: tree,
+            url: `${fake.url}${api}/git/trees/${tree}`,
+            truncated: false,
             tree: lines.map((l) => {
               const [meta = '', p = ''] = l.split('\t');
               const [mode = '', type = '', sha = '', size = '-'] = meta.split(' ').filter(Boolean);
-              return { path: p, mode, type, sha, ...(type === 'blob' ? { size: Number(size) } : {}), url: `${fake.url}${api}/git/${type}s/${sha}` };
+              return {
+                path: p,
+                mode,
+                type,
+                sha,
+                ...(type === 'blob' ? { size: Number(size) } : {}),
+                url: `${fake.url}${api}/git/${type}s/${sha}`,
+              };
             }),
           },
         };
@@ -136,8 +213,20 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       if (r.method === 'GET' && (m = /^\/blobs\/([0-9a-f]{40})$/.exec(rest))) {
         stand.blobFetches.set(m[1]!, (stand.blobFetches.get(m[1]!) ?? 0) + 1);
         // GitHub's blob API serves blobs up to 100 MB.
-        const content = execFileSync('git', ['--git-dir', gitDir, 'cat-file', 'blob', m[1]!], { maxBuffer: 128 * 1024 * 1024 });
-        return { status: 200, body: { sha: m[1], node_id: `B_${m[1]}`, size: content.length, url: `${fake.url}${api}/git/blobs/${m[1]}`, content: content.toString('base64').replace(/(.{60})/g, '$1\n'), encoding: 'base64' } };
+        const content = execFileSync('git', ['--git-dir', gitDir, 'cat-file', 'blob', m[1]!], {
+          maxBuffer: 128 * 1024 * 1024,
+        });
+        return {
+          status: 200,
+          body: {
+            sha: m[1],
+            node_id: `B_${m[1]}`,
+            size: content.length,
+            url: `${fake.url}${api}/git/blobs/${m[1]}`,
+            content: content.toString('base64').replace(/(.{60})/g, '$1\n'),
+            encoding: 'base64',
+          },
+        };
       }
       if (r.method === 'GET' && (m = /^\/ref\/heads\/(.+)$/.exec(rest))) {
         const sha = git(['rev-parse', `refs/heads/${m[1]}`]);
@@ -145,11 +234,29 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       }
       if (r.method === 'GET' && (m = /^\/commits\/([0-9a-f]{40})$/.exec(rest))) {
         const [tree = '', parents = ''] = git(['show', '-s', '--format=%T%n%P', m[1]!]).split('\n');
-        return { status: 200, body: { sha: m[1], tree: { sha: tree }, parents: parents.split(' ').filter(Boolean).map((sha) => ({ sha })), message: git(['show', '-s', '--format=%B', m[1]!]) } };
+        return {
+          status: 200,
+          body: {
+            sha: m[1],
+            tree: { sha: tree },
+            parents: parents
+              .split(' ')
+              .filter(Boolean)
+              .map((sha) => ({ sha })),
+            message: git(['show', '-s', '--format=%B', m[1]!]),
+          },
+        };
       }
       // Writes: only with a person's token and push access (an installation token here only reads).
       if (r.method !== 'GET' && (w.kind !== 'user' || !canPush(w.login))) {
-        return { status: 403, body: { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/git', status: '403' } };
+        return {
+          status: 403,
+          body: {
+            message: 'Resource not accessible by integration',
+            documentation_url: 'https://docs.github.com/rest/git',
+            status: '403',
+          },
+        };
       }
       const login = w.kind === 'user' ? w.login : '';
       if (r.method === 'POST' && rest === '/trees') {
@@ -164,10 +271,26 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
       }
       if (r.method === 'POST' && rest === '/commits') {
         const parents = ((b.parents ?? []) as string[]).flatMap((p) => ['-p', p]);
-        const env = { GIT_AUTHOR_NAME: login, GIT_AUTHOR_EMAIL: `${login}@users.noreply.github.com`, GIT_COMMITTER_NAME: 'GitHub', GIT_COMMITTER_EMAIL: 'noreply@github.com' };
-        const sha = git(['commit-tree', String(b.tree), ...parents, '-F', '-'], { input: String(b.message ?? ''), env });
+        const env = {
+          GIT_AUTHOR_NAME: login,
+          GIT_AUTHOR_EMAIL: `${login}@users.noreply.github.com`,
+          GIT_COMMITTER_NAME: 'GitHub',
+          GIT_COMMITTER_EMAIL: 'noreply@github.com',
+        };
+        const sha = git(['commit-tree', String(b.tree), ...parents, '-F', '-'], {
+          input: String(b.message ?? ''),
+          env,
+        });
         stand.commits.push({ login, sha, message: String(b.message ?? '') });
-        return { status: 201, body: { sha, tree: { sha: String(b.tree) }, parents: ((b.parents ?? []) as string[]).map((p) => ({ sha: p })), message: b.message } };
+        return {
+          status: 201,
+          body: {
+            sha,
+            tree: { sha: String(b.tree) },
+            parents: ((b.parents ?? []) as string[]).map((p) => ({ sha: p })),
+            message: b.message,
+          },
+        };
       }
       if (r.method === 'PATCH' && (m = /^\/refs\/heads\/(.+)$/.exec(rest))) {
         const current = git(['rev-parse', `refs/heads/${m[1]}`]);
@@ -178,12 +301,23 @@ export function installOAuthAndGit(fake: FakeGitHub, owner: string, repo: string
         } catch {
           fastForward = false;
         }
-        if (!fastForward && b.force !== true) return { status: 422, body: { message: 'Update is not a fast forward', documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference', status: '422' } };
+        if (!fastForward && b.force !== true)
+          return {
+            status: 422,
+            body: {
+              message: 'Update is not a fast forward',
+              documentation_url: 'https://docs.github.com/rest/git/refs#update-a-reference',
+              status: '422',
+            },
+          };
         git(['update-ref', `refs/heads/${m[1]}`, sha, current]);
         return { status: 200, body: { ref: `refs/heads/${m[1]}`, object: { sha, type: 'commit' } } };
       }
     } catch {
-      return { status: 422, body: { message: 'Validation Failed', documentation_url: 'https://docs.github.com/rest/git', status: '422' } };
+      return {
+        status: 422,
+        body: { message: 'Validation Failed', documentation_url: 'https://docs.github.com/rest/git', status: '422' },
+      };
     }
     return undefined;
   });

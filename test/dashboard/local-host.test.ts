@@ -16,10 +16,32 @@ let server: LocalDashboard;
 
 beforeAll(async () => {
   fx = await makeFixture();
-  source = new LocalSource({ root: fx.root, debounceMs: 50, branches: async () => [
-    { name: 'main', parent: null, gitBranch: 'main', pr: null, createdAt: new Date(T0).toISOString(), expiresAt: null, sizeBytes: 8_000_000, mode: 'clone' },
-    { name: 'ci-pr-12', parent: 'main', gitBranch: 'feature/x', pr: 12, createdAt: new Date(T0).toISOString(), expiresAt: new Date(T0 + 86_400_000).toISOString(), sizeBytes: null, mode: 'clone' },
-  ] });
+  source = new LocalSource({
+    root: fx.root,
+    debounceMs: 50,
+    branches: async () => [
+      {
+        name: 'main',
+        parent: null,
+        gitBranch: 'main',
+        pr: null,
+        createdAt: new Date(T0).toISOString(),
+        expiresAt: null,
+        sizeBytes: 8_000_000,
+        mode: 'clone',
+      },
+      {
+        name: 'ci-pr-12',
+        parent: 'main',
+        gitBranch: 'feature/x',
+        pr: 12,
+        createdAt: new Date(T0).toISOString(),
+        expiresAt: new Date(T0 + 86_400_000).toISOString(),
+        sizeBytes: null,
+        mode: 'clone',
+      },
+    ],
+  });
   server = await startLocalDashboard({ source, port: 0, approver: 'Ada' });
 });
 afterAll(async () => {
@@ -30,7 +52,12 @@ afterAll(async () => {
 
 async function get(p: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}${p}`, { headers });
-  return { status: res.status, type: res.headers.get('content-type') ?? '', csp: res.headers.get('content-security-policy'), text: await res.text() };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    csp: res.headers.get('content-security-policy'),
+    text: await res.text(),
+  };
 }
 
 const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
@@ -40,7 +67,12 @@ describe('consort dashboard (local host)', () => {
   it('binds 127.0.0.1 and refuses other Host names (DNS rebinding)', async () => {
     expect(new URL(server.url).hostname).toBe('127.0.0.1');
     const status = await new Promise<number>((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port: server.port, path: '/', headers: { host: 'evil.example:80' } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); }).on('error', reject);
+      http
+        .get({ host: '127.0.0.1', port: server.port, path: '/', headers: { host: 'evil.example:80' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+        .on('error', reject);
     });
     expect(status).toBe(421);
   });
@@ -53,8 +85,13 @@ describe('consort dashboard (local host)', () => {
     expect(page.text).toContain('⏸ spec gate');
     expect(page.text).toContain('002-carts');
     expect(page.text).toMatch(/aria-label="Cost per feature"/);
-    const api = JSON.parse((await get('/api')).text) as { features: { feature: string; turns: number; costUsd: number; openGate: string | null }[] };
-    expect(api.features.map((f) => [f.feature, f.turns, f.openGate])).toEqual([['001-phones', 5, 'spec'], ['002-carts', 13, null]]);
+    const api = JSON.parse((await get('/api')).text) as {
+      features: { feature: string; turns: number; costUsd: number; openGate: string | null }[];
+    };
+    expect(api.features.map((f) => [f.feature, f.turns, f.openGate])).toEqual([
+      ['001-phones', 5, 'spec'],
+      ['002-carts', 13, null],
+    ]);
     expect(api.features[0]!.costUsd).toBeCloseTo(0.88);
     const waiting = JSON.parse((await get('/api?state=waiting')).text) as { features: { feature: string }[] };
     expect(waiting.features.map((f) => f.feature)).toEqual(['001-phones']);
@@ -68,7 +105,11 @@ describe('consort dashboard (local host)', () => {
     expect(page.text).toContain('spec ✓ alice');
     expect(page.text).toContain('id="cycles"');
     expect(page.text).toContain('✗ refused');
-    const api = JSON.parse((await get(`/api/features/${fx.building}`)).text) as { cycles: unknown[]; turns: { total: number }; gates: { gate: string; status: string }[] };
+    const api = JSON.parse((await get(`/api/features/${fx.building}`)).text) as {
+      cycles: unknown[];
+      turns: { total: number };
+      gates: { gate: string; status: string }[];
+    };
     expect(api.cycles).toHaveLength(2);
     expect(api.turns.total).toBe(13);
     // The recorded approval does not match the artifacts as they are now.
@@ -76,7 +117,11 @@ describe('consort dashboard (local host)', () => {
   });
 
   it('pages the turns', async () => {
-    const p2 = JSON.parse((await get(`/api/features/${fx.building}/turns?page=2&pageSize=10`)).text) as { items: { id: string }[]; total: number; page: number };
+    const p2 = JSON.parse((await get(`/api/features/${fx.building}/turns?page=2&pageSize=10`)).text) as {
+      items: { id: string }[];
+      total: number;
+      page: number;
+    };
     expect(p2).toMatchObject({ total: 13, page: 2 });
     expect(p2.items.map((t) => t.id)).toEqual(['turn-0010', 'turn-0011', 'turn-0012']);
   });
@@ -84,11 +129,15 @@ describe('consort dashboard (local host)', () => {
   it('shows a turn: verdict, scope, files, summary and transcript — agent text escaped', async () => {
     const page = await get(`/features/${fx.gated}/turns/turn-0001`);
     expect(page.status).toBe(200);
-    for (const bad of ['<script>window.__pwned', '<a href="javascript:', '<img src=x', '<b onmouseover']) expect(page.text).not.toContain(bad);
+    for (const bad of ['<script>window.__pwned', '<a href="javascript:', '<img src=x', '<b onmouseover'])
+      expect(page.text).not.toContain(bad);
     expect(page.text).toContain('&lt;script&gt;window.__pwned = 1&lt;/script&gt;');
     expect(page.text).toContain('&lt;/textarea&gt;&lt;img src=x onerror=&quot;window.__pwned=3&quot;&gt;');
     expect(page.text).toContain('id="transcript"');
-    const api = JSON.parse((await get(`/api/features/${fx.gated}/turns/turn-0001`)).text) as { record: { reason: string }; transcript: { text: string } };
+    const api = JSON.parse((await get(`/api/features/${fx.gated}/turns/turn-0001`)).text) as {
+      record: { reason: string };
+      transcript: { text: string };
+    };
     expect(api.record.reason).toContain(HOSTILE.script);
     expect(api.transcript.text).toContain(HOSTILE.textarea);
     expect((await get(`/features/${fx.gated}/turns/turn-9999`)).status).toBe(404);
@@ -99,7 +148,11 @@ describe('consort dashboard (local host)', () => {
     const page = await get('/checks');
     expect(page.text).toMatch(/aria-label="Check duration trend \(seconds\)"/);
     expect(page.text).toContain('id="last-report"');
-    const api = JSON.parse((await get('/api/checks')).text) as { total: number; items: { id: string; stages: unknown[] }[]; last: { schemaVersion: number } };
+    const api = JSON.parse((await get('/api/checks')).text) as {
+      total: number;
+      items: { id: string; stages: unknown[] }[];
+      last: { schemaVersion: number };
+    };
     expect(api.total).toBe(12);
     expect(api.items[0]!.id).toBe('1011');
     expect(api.items[0]!.stages).toHaveLength(7);
@@ -109,7 +162,9 @@ describe('consort dashboard (local host)', () => {
   it('shows the branch tree', async () => {
     const page = await get('/branches');
     expect(page.text).toContain('└ ci-pr-12');
-    expect(JSON.parse((await get('/api/branches')).text)).toMatchObject({ branches: [{ name: 'main' }, { name: 'ci-pr-12', pr: 12 }] });
+    expect(JSON.parse((await get('/api/branches')).text)).toMatchObject({
+      branches: [{ name: 'main' }, { name: 'ci-pr-12', pr: 12 }],
+    });
   });
 
   it('serves the files a person reads before approving, and nothing outside the feature', async () => {
@@ -127,7 +182,10 @@ describe('consort dashboard (local host)', () => {
     let seen = '';
     await reader.read(); // retry: line
     const started = Date.now();
-    await appendFile(path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`), `${JSON.stringify(turn({ id: 'turn-0013', role: 'driver', step: 'green', item: 'T2' }, fx.building, T0 + 9e6))}\n`);
+    await appendFile(
+      path.join(fx.root, `.consort/features/${fx.building}/turns.jsonl`),
+      `${JSON.stringify(turn({ id: 'turn-0013', role: 'driver', step: 'green', item: 'T2' }, fx.building, T0 + 9e6))}\n`,
+    );
     while (!seen.includes(`"feature":"${fx.building}"`)) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -147,20 +205,30 @@ describe('consort dashboard (local host)', () => {
     const hash = hashOf(gates.text);
     expect(csrf).not.toBe('');
     expect(hash).toMatch(/^sha256:/);
-    const post = (body: Record<string, string>, headers: Record<string, string> = {}) => fetch(`${server.url}/features/${fx.gated}/gates/spec/approve`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...headers }, body: new URLSearchParams(body).toString(),
-    });
+    const post = (body: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/features/${fx.gated}/gates/spec/approve`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...headers },
+        body: new URLSearchParams(body).toString(),
+      });
     expect((await post({ csrf: 'forged', hash, read: 'yes', approver: 'Ada' })).status).toBe(403);
-    expect((await post({ csrf, hash, read: 'yes', approver: 'Ada' }, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post({ csrf, hash, read: 'yes', approver: 'Ada' }, { origin: 'https://evil.example' })).status).toBe(
+      403,
+    );
     expect((await post({ csrf, hash, approver: 'Ada' })).status).toBe(400);
     expect((await post({ csrf, hash: `sha256:${'0'.repeat(64)}`, read: 'yes', approver: 'Ada' })).status).toBe(409);
     expect((await post({ csrf, hash, read: 'yes', approver: 'proxy' })).status).toBe(409);
     const ok = await post({ csrf, hash, read: 'yes', approver: 'Ada' });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe(`/features/${fx.gated}/gates?approved=spec`);
-    const recorded = JSON.parse(await readFile(path.join(fx.root, `.consort/features/${fx.gated}/gates.json`), 'utf8')) as { gates: { spec: { approval: { approver: string; hash: string } } } };
+    const recorded = JSON.parse(
+      await readFile(path.join(fx.root, `.consort/features/${fx.gated}/gates.json`), 'utf8'),
+    ) as { gates: { spec: { approval: { approver: string; hash: string } } } };
     expect(recorded.gates.spec.approval).toMatchObject({ approver: 'Ada', hash });
-    const after = JSON.parse((await get(`/api/features/${fx.gated}/gates`)).text) as { gates: { gate: string; status: string }[] };
+    const after = JSON.parse((await get(`/api/features/${fx.gated}/gates`)).text) as {
+      gates: { gate: string; status: string }[];
+    };
     expect(after.gates.find((g) => g.gate === 'spec')?.status).toBe('approved');
   });
 });

@@ -1,5 +1,14 @@
 /** Signed session cookies, CSRF tokens and the permission cache of the App host, table-driven. */
-import { AccessCache, canRead, csrfToken, newSession, readCookie, sessionCookie, signSession, verifySession } from '../../src/dashboard/session.js';
+import {
+  AccessCache,
+  canRead,
+  csrfToken,
+  newSession,
+  readCookie,
+  sessionCookie,
+  signSession,
+  verifySession,
+} from '../../src/dashboard/session.js';
 
 const SECRET = 's'.repeat(32);
 const NOW = 1_900_000_000_000;
@@ -41,7 +50,10 @@ describe('AccessCache', () => {
   it('asks GitHub once per TTL per person and repository', async () => {
     const cache = new AccessCache(60_000);
     let asked = 0;
-    const ask = async () => { asked += 1; return 'read' as const; };
+    const ask = async () => {
+      asked += 1;
+      return 'read' as const;
+    };
     expect(await cache.permission('Ada', 'o/r', NOW, ask)).toBe('read');
     expect(await cache.permission('ada', 'O/R', NOW + 59_000, ask)).toBe('read');
     expect(asked).toBe(1);

@@ -2,20 +2,43 @@
 import { ConductorState, initialState, type TurnRecord } from '../../src/conductor/state.js';
 import { escapeHtml, href, html } from '../../src/dashboard/html.js';
 import type { FeatureSummary } from '../../src/dashboard/port.js';
-import { checkRunOf, filterFeatures, gateStatus, paginate, summarize, transcriptExcerpt } from '../../src/dashboard/records.js';
+import {
+  checkRunOf,
+  filterFeatures,
+  gateStatus,
+  paginate,
+  summarize,
+  transcriptExcerpt,
+} from '../../src/dashboard/records.js';
 import { branchTree, costByRole, timelineBars, turnsPerItem } from '../../src/dashboard/views.js';
 import { checkReport, T0, turn } from './fixture.js';
 
 /** Validated: a state the conductor could be at. */
-const state = (over: Record<string, unknown>): ConductorState => ConductorState.parse({ ...initialState('001-x'), ...over });
+const state = (over: Record<string, unknown>): ConductorState =>
+  ConductorState.parse({ ...initialState('001-x'), ...over });
 
 describe('gateStatus', () => {
   it.each([
     ['approved and unchanged', { approvalHash: 'h1', currentHash: 'h1' }, {}, 'approved'],
     ['approved, artifacts changed since', { approvalHash: 'h1', currentHash: 'h2' }, {}, 'stale'],
-    ['waiting at it', { approvalHash: null, currentHash: 'h2' }, { step: 'awaiting-approval' as const, gate: 'spec' as const }, 'pending'],
-    ['being checked', { approvalHash: null, currentHash: 'h2' }, { step: 'gate' as const, gate: 'spec' as const }, 'pending'],
-    ['waiting at another gate', { approvalHash: null, currentHash: 'h2' }, { step: 'awaiting-approval' as const, gate: 'plan' as const }, 'not-reached'],
+    [
+      'waiting at it',
+      { approvalHash: null, currentHash: 'h2' },
+      { step: 'awaiting-approval' as const, gate: 'spec' as const },
+      'pending',
+    ],
+    [
+      'being checked',
+      { approvalHash: null, currentHash: 'h2' },
+      { step: 'gate' as const, gate: 'spec' as const },
+      'pending',
+    ],
+    [
+      'waiting at another gate',
+      { approvalHash: null, currentHash: 'h2' },
+      { step: 'awaiting-approval' as const, gate: 'plan' as const },
+      'not-reached',
+    ],
     ['not reached', { approvalHash: null, currentHash: null }, {}, 'not-reached'],
   ])('%s', (_name, hashes, over, expected) => {
     expect(gateStatus({ gate: 'spec', state: state(over), ...hashes })).toBe(expected);
@@ -39,9 +62,29 @@ describe('paginate', () => {
 
 describe('filterFeatures', () => {
   const row = (feature: string, over: Partial<FeatureSummary>): FeatureSummary => ({
-    feature, phase: 'build', step: 'green', where: '', item: null, openGate: null, items: [], turns: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, agentMs: 0, escalation: null, updatedAt: null, pr: null, ...over,
+    feature,
+    phase: 'build',
+    step: 'green',
+    where: '',
+    item: null,
+    openGate: null,
+    items: [],
+    turns: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+    agentMs: 0,
+    escalation: null,
+    updatedAt: null,
+    pr: null,
+    ...over,
   });
-  const rows = [row('001-a', { openGate: 'spec', step: 'awaiting-approval', pr: 7 }), row('002-b', { step: 'done', phase: 'done' }), row('003-c', { step: 'escalated' }), row('004-d', {})];
+  const rows = [
+    row('001-a', { openGate: 'spec', step: 'awaiting-approval', pr: 7 }),
+    row('002-b', { step: 'done', phase: 'done' }),
+    row('003-c', { step: 'escalated' }),
+    row('004-d', {}),
+  ];
   it.each([
     [{}, ['001-a', '002-b', '003-c', '004-d']],
     [{ state: 'open' }, ['001-a', '003-c', '004-d']],
@@ -57,9 +100,29 @@ describe('filterFeatures', () => {
 
 describe('summarize', () => {
   it('adds up turns and says where the feature waits', () => {
-    const turns: TurnRecord[] = [turn({ id: 'turn-0000', role: 'spec-author', step: 'spec' }, '001-x', T0), turn({ id: 'turn-0001', role: 'dba', step: 'db-design', usage: { inputTokens: 5, outputTokens: 6 } }, '001-x', T0 + 1000)];
-    const s = summarize({ state: state({ step: 'awaiting-approval', gate: 'spec' }), turns, events: [], gates: { version: 1, feature: '001-x', gates: {} } });
-    expect(s).toMatchObject({ turns: 2, inputTokens: 1205, outputTokens: 306, costUsd: 0.12, openGate: 'spec', where: 'waiting for approval of the spec gate', updatedAt: new Date(T0 + 61_000).toISOString() });
+    const turns: TurnRecord[] = [
+      turn({ id: 'turn-0000', role: 'spec-author', step: 'spec' }, '001-x', T0),
+      turn(
+        { id: 'turn-0001', role: 'dba', step: 'db-design', usage: { inputTokens: 5, outputTokens: 6 } },
+        '001-x',
+        T0 + 1000,
+      ),
+    ];
+    const s = summarize({
+      state: state({ step: 'awaiting-approval', gate: 'spec' }),
+      turns,
+      events: [],
+      gates: { version: 1, feature: '001-x', gates: {} },
+    });
+    expect(s).toMatchObject({
+      turns: 2,
+      inputTokens: 1205,
+      outputTokens: 306,
+      costUsd: 0.12,
+      openGate: 'spec',
+      where: 'waiting for approval of the spec gate',
+      updatedAt: new Date(T0 + 61_000).toISOString(),
+    });
   });
 });
 
@@ -77,7 +140,15 @@ describe('checkRunOf', () => {
   it('reads a CheckReport into a history row and refuses anything else', () => {
     const row = checkRunOf('1', checkReport(4, T0));
     expect(row).toMatchObject({ id: '1', conclusion: 'failure', pr: 10 });
-    expect(row?.stages.map((s) => s.name)).toEqual(['plan', 'baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite']);
+    expect(row?.stages.map((s) => s.name)).toEqual([
+      'plan',
+      'baseline',
+      'migrations',
+      'lint',
+      'reversibility',
+      'schemaDiff',
+      'suite',
+    ]);
     expect(checkRunOf('2', { schemaVersion: 2 })).toBeUndefined();
   });
 });
@@ -86,7 +157,11 @@ describe('view models', () => {
   const turns = [
     turn({ id: 't0', role: 'driver', step: 'green', item: 'T2', verdict: 'refused', reason: 'x'.repeat(500) }, 'f', T0),
     turn({ id: 't1', role: 'driver', step: 'green', item: 'T2' }, 'f', T0 + 1),
-    turn({ id: 't2', role: 'navigator', step: 'red', item: 'T10', usage: { inputTokens: 1, outputTokens: 1, costUsd: 2 } }, 'f', T0 + 2),
+    turn(
+      { id: 't2', role: 'navigator', step: 'red', item: 'T10', usage: { inputTokens: 1, outputTokens: 1, costUsd: 2 } },
+      'f',
+      T0 + 2,
+    ),
     turn({ id: 't3', role: 'spec-author', step: 'spec' }, 'f', T0 + 3),
   ];
   it('gives every bar a symbol and a bounded label', () => {
@@ -95,11 +170,24 @@ describe('view models', () => {
     expect(bars[0]!.label.length).toBeLessThan(220);
   });
   it('adds cost by role and turns per item in test-list order', () => {
-    expect(costByRole(turns).map((s) => [s.key, s.costUsd, s.turns])).toEqual([['navigator', 2, 1], ['driver', 0.24, 2], ['spec-author', 0.12, 1]]);
-    expect(turnsPerItem(turns)).toEqual([{ item: 'T2', verdict: 'accepted', turns: 1 }, { item: 'T2', verdict: 'refused', turns: 1 }, { item: 'T10', verdict: 'accepted', turns: 1 }]);
+    expect(costByRole(turns).map((s) => [s.key, s.costUsd, s.turns])).toEqual([
+      ['navigator', 2, 1],
+      ['driver', 0.24, 2],
+      ['spec-author', 0.12, 1],
+    ]);
+    expect(turnsPerItem(turns)).toEqual([
+      { item: 'T2', verdict: 'accepted', turns: 1 },
+      { item: 'T2', verdict: 'refused', turns: 1 },
+      { item: 'T10', verdict: 'accepted', turns: 1 },
+    ]);
   });
   it('orders the branch tree parent first, orphans as roots', () => {
-    const tree = branchTree([{ name: 'c', parent: 'b' }, { name: 'b', parent: 'main' }, { name: 'main', parent: null }, { name: 'lost', parent: 'gone' }]);
+    const tree = branchTree([
+      { name: 'c', parent: 'b' },
+      { name: 'b', parent: 'main' },
+      { name: 'main', parent: null },
+      { name: 'lost', parent: 'gone' },
+    ]);
     expect(tree.map((t) => `${t.depth}${t.branch.name}`)).toEqual(['0lost', '0main', '1b', '2c']);
   });
 });

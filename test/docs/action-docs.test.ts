@@ -18,10 +18,13 @@ interface Generator {
 }
 
 it('docs/action.md lists every input and output of action.yml, as the generator writes them', async () => {
-  await expect(exec(process.execPath, [SCRIPT, '--check'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } })).resolves.toBeDefined();
+  await expect(
+    exec(process.execPath, [SCRIPT, '--check'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '' } }),
+  ).resolves.toBeDefined();
   const doc = await readFile(path.join(ROOT, 'docs', 'action.md'), 'utf8');
   const yml = await readFile(path.join(ROOT, 'action.yml'), 'utf8');
-  for (const name of [...yml.matchAll(/^ {2}([a-z][a-z-]*):\s*$/gm)].map((m) => m[1]!)) expect(doc).toContain(`| \`${name}\` |`);
+  for (const name of [...yml.matchAll(/^ {2}([a-z][a-z-]*):\s*$/gm)].map((m) => m[1]!))
+    expect(doc).toContain(`| \`${name}\` |`);
 });
 
 it('a changed default makes the document stale', async () => {
@@ -32,16 +35,24 @@ it('a changed default makes the document stale', async () => {
   const changed = yml.replace(/\n {4}default: check\n/, '\n    default: verify\n');
   expect(changed).not.toBe(yml);
   expect(gen.updateDoc(doc, gen.renderTables(changed))).not.toBe(doc);
-  expect(gen.renderTables('inputs:\n  x:\n    description: "a | b"\n    required: true\n').inputs).toContain('| `x` | required | a \\| b |');
+  expect(gen.renderTables('inputs:\n  x:\n    description: "a | b"\n    required: true\n').inputs).toContain(
+    '| `x` | required | a \\| b |',
+  );
 });
 
 it('README and docs name the Action and the repository as package.json does, with no placeholder left', async () => {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { repository: { url: string } };
   const repo = /github\.com\/([\w.-]+\/[\w.-]+?)(?:\.git)?$/.exec(pkg.repository.url)?.[1];
   expect(repo).toBe('consort/consort');
-  const vscode = JSON.parse(await readFile(path.join(ROOT, 'vscode', 'package.json'), 'utf8')) as { repository: { url: string } };
+  const vscode = JSON.parse(await readFile(path.join(ROOT, 'vscode', 'package.json'), 'utf8')) as {
+    repository: { url: string };
+  };
   expect(vscode.repository.url).toBe(`https://github.com/${repo}`);
-  const docs = ['README.md', 'CONTRIBUTING.md', ...(await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const docs = [
+    'README.md',
+    'CONTRIBUTING.md',
+    ...(await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+  ];
   let uses = 0;
   for (const file of docs) {
     const text = await readFile(path.join(ROOT, file), 'utf8');

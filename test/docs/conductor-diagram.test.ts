@@ -15,13 +15,17 @@ it('docs/tdd-lane.md holds the diagram as the step table renders it (npm run bui
   expect(updateDiagram(text, renderStepDiagram())).toBe(text);
   // Every move the table lists is an edge of the diagram.
   for (const step of STEPS) {
-    for (const to of Object.keys(STEP_TABLE[step].next)) expect(text).toMatch(new RegExp(`^  ${step.replace(/-/g, '_')} --> ${to.replace(/-/g, '_')} : `, 'm'));
+    for (const to of Object.keys(STEP_TABLE[step].next))
+      expect(text).toMatch(new RegExp(`^  ${step.replace(/-/g, '_')} --> ${to.replace(/-/g, '_')} : `, 'm'));
   }
 });
 
 it('a changed table makes the document stale', async () => {
   const text = await doc();
-  const changed = { ...STEP_TABLE, review: { ...STEP_TABLE.review, next: { ...STEP_TABLE.review.next, done: 'a shortcut' } } };
+  const changed = {
+    ...STEP_TABLE,
+    review: { ...STEP_TABLE.review, next: { ...STEP_TABLE.review.next, done: 'a shortcut' } },
+  };
   expect(updateDiagram(text, renderStepDiagram(changed))).not.toBe(text);
   const said = { ...STEP_TABLE, red: { ...STEP_TABLE.red, says: 'something else' } };
   expect(updateDiagram(text, renderStepDiagram(said))).not.toBe(text);

@@ -47,7 +47,14 @@ export class PhysicalDatabases {
   }
 
   async dropAll(): Promise<void> {
-    const names = await this.admin(async (c) => (await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [this.prefix])).rows);
+    const names = await this.admin(
+      async (c) =>
+        (
+          await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+            this.prefix,
+          ])
+        ).rows,
+    );
     for (const { datname } of names) await this.drop(datname);
   }
 

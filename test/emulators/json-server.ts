@@ -53,7 +53,11 @@ export interface Exchange {
 
 /** Thrown by handlers: becomes the response. */
 export class HttpReply extends Error {
-  constructor(readonly status: number, readonly body: unknown, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(`HTTP ${status}`);
   }
 }
@@ -111,20 +115,40 @@ export class JsonServer {
     const method = req.method ?? 'GET';
     let parsed: unknown = rawBody;
     if (req.headers['content-type']?.includes('application/json') && rawBody) parsed = JSON.parse(rawBody);
-    const fault = this.faults.find((f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname));
+    const fault = this.faults.find(
+      (f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname),
+    );
     if (fault) fault.left--;
     let handled: Res | undefined;
     if (!fault || fault.afterHandling) {
       try {
-        handled = await this.handler({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body: parsed, rawBody });
+        handled = await this.handler({
+          method,
+          path: url.pathname,
+          query: url.searchParams,
+          headers: req.headers,
+          body: parsed,
+          rawBody,
+        });
       } catch (e) {
-        handled = e instanceof HttpReply ? { status: e.status, body: e.body, headers: e.headers } : { status: 500, body: { message: (e as Error).message } };
+        handled =
+          e instanceof HttpReply
+            ? { status: e.status, body: e.body, headers: e.headers }
+            : { status: 500, body: { message: (e as Error).message } };
       }
     }
     await fault?.meanwhile?.();
-    const reply: Res = fault ? { status: fault.drop ? 0 : fault.status, body: fault.body ?? {}, headers: fault.headers ?? {} } : handled!;
+    const reply: Res = fault
+      ? { status: fault.drop ? 0 : fault.status, body: fault.body ?? {}, headers: fault.headers ?? {} }
+      : handled!;
     this.exchanges.push({
-      method, path: url.pathname, query: url.search, status: reply.status, body: parsed, response: handled?.body, ...(handled ? { handledStatus: handled.status } : {}),
+      method,
+      path: url.pathname,
+      query: url.search,
+      status: reply.status,
+      body: parsed,
+      response: handled?.body,
+      ...(handled ? { handledStatus: handled.status } : {}),
     });
     if (fault?.drop) return void req.socket.destroy();
     res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });

@@ -16,7 +16,12 @@ const bool = { type: 'boolean' };
 const num = { type: 'number' };
 const int = { type: 'integer' };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const closed = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) });
+const closed = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  additionalProperties: false,
+  properties,
+  ...(required.length ? { required } : {}),
+});
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const q = (name: string, schema: unknown, required = false) => ({ name, in: 'query', required, schema });
 
@@ -29,62 +34,182 @@ export const LAKEBASE_API: OpenApiDoc = {
   paths: {
     '/projects/{project}': { get: { operationId: 'GetProject', responses: { 200: json(ref('Project')) } } },
     '/projects/{project}/branches': {
-      get: { operationId: 'ListBranches', parameters: [q('page_size', int), q('page_token', str), q('show_deleted', bool)], responses: { 200: json(ref('ListBranchesResponse')) } },
-      post: { operationId: 'CreateBranch', parameters: [q('branch_id', { type: 'string', pattern: '^[a-z][a-z0-9-]{0,62}$' }, true), q('replace_existing', bool)], requestBody: json(ref('Branch')), responses: { 200: op } },
+      get: {
+        operationId: 'ListBranches',
+        parameters: [q('page_size', int), q('page_token', str), q('show_deleted', bool)],
+        responses: { 200: json(ref('ListBranchesResponse')) },
+      },
+      post: {
+        operationId: 'CreateBranch',
+        parameters: [
+          q('branch_id', { type: 'string', pattern: '^[a-z][a-z0-9-]{0,62}$' }, true),
+          q('replace_existing', bool),
+        ],
+        requestBody: json(ref('Branch')),
+        responses: { 200: op },
+      },
     },
     '/projects/{project}/branches/{branch}': {
       get: { operationId: 'GetBranch', responses: { 200: json(ref('Branch')) } },
-      delete: { operationId: 'DeleteBranch', parameters: [q('allow_missing', bool), q('purge', bool)], responses: { 200: op } },
+      delete: {
+        operationId: 'DeleteBranch',
+        parameters: [q('allow_missing', bool), q('purge', bool)],
+        responses: { 200: op },
+      },
     },
     '/projects/{project}/branches/{branch}/endpoints': {
-      get: { operationId: 'ListEndpoints', parameters: [q('page_size', int), q('page_token', str)], responses: { 200: json(ref('ListEndpointsResponse')) } },
-      post: { operationId: 'CreateEndpoint', parameters: [q('endpoint_id', str, true), q('replace_existing', bool)], requestBody: json(ref('Endpoint')), responses: { 200: op } },
+      get: {
+        operationId: 'ListEndpoints',
+        parameters: [q('page_size', int), q('page_token', str)],
+        responses: { 200: json(ref('ListEndpointsResponse')) },
+      },
+      post: {
+        operationId: 'CreateEndpoint',
+        parameters: [q('endpoint_id', str, true), q('replace_existing', bool)],
+        requestBody: json(ref('Endpoint')),
+        responses: { 200: op },
+      },
     },
-    '/projects/{project}/branches/{branch}/operations/{operation}': { get: { operationId: 'GetOperation', responses: { 200: op } } },
-    '/projects/{project}/branches/{branch}/endpoints/{endpoint}/operations/{operation}': { get: { operationId: 'GetOperation', responses: { 200: op } } },
+    '/projects/{project}/branches/{branch}/operations/{operation}': {
+      get: { operationId: 'GetOperation', responses: { 200: op } },
+    },
+    '/projects/{project}/branches/{branch}/endpoints/{endpoint}/operations/{operation}': {
+      get: { operationId: 'GetOperation', responses: { 200: op } },
+    },
     '/credentials': {
       post: {
         operationId: 'GenerateDatabaseCredential',
-        requestBody: json(closed({ endpoint: str, claims: { type: 'array' }, expire_time: str, group_name: str, ttl: str }, ['endpoint'])),
+        requestBody: json(
+          closed({ endpoint: str, claims: { type: 'array' }, expire_time: str, group_name: str, ttl: str }, [
+            'endpoint',
+          ]),
+        ),
         responses: { 200: json(closed({ token: str, expire_time: str })) },
       },
     },
   },
   components: {
     schemas: {
-      Branch: closed({ branch_id: str, create_time: str, name: str, parent: str, spec: ref('BranchSpec'), status: ref('BranchStatus'), uid: str, update_time: str }),
+      Branch: closed({
+        branch_id: str,
+        create_time: str,
+        name: str,
+        parent: str,
+        spec: ref('BranchSpec'),
+        status: ref('BranchStatus'),
+        uid: str,
+        update_time: str,
+      }),
       BranchSpec: closed({
-        expire_time: str, is_protected: bool, no_expiry: bool, source_branch: str, source_branch_lsn: str, source_branch_time: str, source_snapshot: str,
+        expire_time: str,
+        is_protected: bool,
+        no_expiry: bool,
+        source_branch: str,
+        source_branch_lsn: str,
+        source_branch_time: str,
+        source_snapshot: str,
         ttl: { type: 'string', pattern: '^\\d+(\\.\\d+)?s$' }, // a protobuf Duration in JSON
       }),
       BranchStatus: closed({
-        branch_id: str, current_state: branchState, default: bool, delete_time: str, expire_time: str, is_protected: bool, logical_size_bytes: int, pending_state: branchState,
-        purge_time: str, source_branch: str, source_branch_lsn: str, source_branch_time: str, source_recovery_branch: str, source_snapshot: str, state_change_time: str,
+        branch_id: str,
+        current_state: branchState,
+        default: bool,
+        delete_time: str,
+        expire_time: str,
+        is_protected: bool,
+        logical_size_bytes: int,
+        pending_state: branchState,
+        purge_time: str,
+        source_branch: str,
+        source_branch_lsn: str,
+        source_branch_time: str,
+        source_recovery_branch: str,
+        source_snapshot: str,
+        state_change_time: str,
       }),
       ListBranchesResponse: closed({ branches: { type: 'array', items: ref('Branch') }, next_page_token: str }),
-      Endpoint: closed({ create_time: str, endpoint_id: str, name: str, parent: str, spec: ref('EndpointSpec'), status: ref('EndpointStatus'), uid: str, update_time: str }),
-      EndpointSpec: closed({
-        endpoint_type: endpointType, autoscaling_limit_max_cu: num, autoscaling_limit_min_cu: num, disabled: bool, group: { type: 'object' }, no_suspension: bool,
-        settings: { type: 'object' }, suspend_timeout_duration: str,
-      }, ['endpoint_type']),
-      EndpointStatus: closed({
-        autoscaling_limit_max_cu: num, autoscaling_limit_min_cu: num, current_state: endpointState, disabled: bool, endpoint_id: str, endpoint_type: endpointType,
-        group: { type: 'object' }, hosts: ref('EndpointHosts'), last_active_time: str, pending_state: endpointState, settings: { type: 'object' }, suspend_timeout_duration: str,
+      Endpoint: closed({
+        create_time: str,
+        endpoint_id: str,
+        name: str,
+        parent: str,
+        spec: ref('EndpointSpec'),
+        status: ref('EndpointStatus'),
+        uid: str,
+        update_time: str,
       }),
-      EndpointHosts: closed({ host: str, read_only_host: str, read_only_pooled_host: str, read_write_pooled_host: str }),
+      EndpointSpec: closed(
+        {
+          endpoint_type: endpointType,
+          autoscaling_limit_max_cu: num,
+          autoscaling_limit_min_cu: num,
+          disabled: bool,
+          group: { type: 'object' },
+          no_suspension: bool,
+          settings: { type: 'object' },
+          suspend_timeout_duration: str,
+        },
+        ['endpoint_type'],
+      ),
+      EndpointStatus: closed({
+        autoscaling_limit_max_cu: num,
+        autoscaling_limit_min_cu: num,
+        current_state: endpointState,
+        disabled: bool,
+        endpoint_id: str,
+        endpoint_type: endpointType,
+        group: { type: 'object' },
+        hosts: ref('EndpointHosts'),
+        last_active_time: str,
+        pending_state: endpointState,
+        settings: { type: 'object' },
+        suspend_timeout_duration: str,
+      }),
+      EndpointHosts: closed({
+        host: str,
+        read_only_host: str,
+        read_only_pooled_host: str,
+        read_write_pooled_host: str,
+      }),
       ListEndpointsResponse: closed({ endpoints: { type: 'array', items: ref('Endpoint') }, next_page_token: str }),
       Operation: closed({
-        done: bool, error: closed({ details: { type: 'array' }, error_code: str, message: str, stack_trace: str }), metadata: { type: 'object' }, name: str,
+        done: bool,
+        error: closed({ details: { type: 'array' }, error_code: str, message: str, stack_trace: str }),
+        metadata: { type: 'object' },
+        name: str,
         response: { type: 'object' }, // polymorphic: the created resource
       }),
       Project: closed({
-        create_time: str, delete_time: str, initial_branch_spec: { type: 'object' }, initial_database_spec: { type: 'object' }, initial_endpoint_spec: { type: 'object' },
-        initial_role_spec: { type: 'object' }, name: str, project_id: str, purge_time: str, spec: { type: 'object' }, status: ref('ProjectStatus'), uid: str, update_time: str,
+        create_time: str,
+        delete_time: str,
+        initial_branch_spec: { type: 'object' },
+        initial_database_spec: { type: 'object' },
+        initial_endpoint_spec: { type: 'object' },
+        initial_role_spec: { type: 'object' },
+        name: str,
+        project_id: str,
+        purge_time: str,
+        spec: { type: 'object' },
+        status: ref('ProjectStatus'),
+        uid: str,
+        update_time: str,
       }),
       ProjectStatus: closed({
-        branch_logical_size_limit_bytes: int, budget_policy_id: str, compute_last_active_time: str, compute_provisioner: str, custom_tags: { type: 'array' },
-        default_branch: str, default_endpoint_settings: { type: 'object' }, display_name: str, enable_pg_native_login: bool, history_retention_duration: str, owner: str,
-        pg_version: int, project_id: str, replication_role: str, synthetic_storage_size_bytes: int,
+        branch_logical_size_limit_bytes: int,
+        budget_policy_id: str,
+        compute_last_active_time: str,
+        compute_provisioner: str,
+        custom_tags: { type: 'array' },
+        default_branch: str,
+        default_endpoint_settings: { type: 'object' },
+        display_name: str,
+        enable_pg_native_login: bool,
+        history_retention_duration: str,
+        owner: str,
+        pg_version: int,
+        project_id: str,
+        replication_role: str,
+        synthetic_storage_size_bytes: int,
       }),
     },
   },

@@ -37,9 +37,28 @@ export interface LakebaseEmulatorOptions {
   bug?: 'parent-host' | 'parent-database';
 }
 
-interface EmuBranch { id: string; source: string | null; database: string; created: Date; expires: Date | null; ready: boolean; isDefault: boolean; deleted?: Date; op?: string }
-interface EmuEndpoint { id: string; branch: string; proxy: PgProxy }
-interface EmuOp { name: string; polls: number; started: number; result: () => unknown }
+interface EmuBranch {
+  id: string;
+  source: string | null;
+  database: string;
+  created: Date;
+  expires: Date | null;
+  ready: boolean;
+  isDefault: boolean;
+  deleted?: Date;
+  op?: string;
+}
+interface EmuEndpoint {
+  id: string;
+  branch: string;
+  proxy: PgProxy;
+}
+interface EmuOp {
+  name: string;
+  polls: number;
+  started: number;
+  result: () => unknown;
+}
 
 const err = (status: number, error_code: string, message: string) => new HttpReply(status, { error_code, message });
 
@@ -51,14 +70,25 @@ export class LakebaseEmulator {
   private readonly ops = new Map<string, EmuOp>();
   private readonly oauth = new Map<string, number>();
   private readonly logins = new Map<string, { expires: number; user: string }>();
-  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit'>> & LakebaseEmulatorOptions;
+  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit'>> &
+    LakebaseEmulatorOptions;
   expiredTokenHits = 0;
   /** Requests refused with 429 RESOURCE_EXHAUSTED. */
   rateLimited = 0;
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(options: LakebaseEmulatorOptions = {}) {
-    this.o = { project: 'consort-emu', userName: 'ci@example.com', oauthTtlSec: 3600, credentialTtlSec: 3600, opPolls: 1, opDelayMs: 0, pageSize: 2, maxBranches: 50, ...options };
+    this.o = {
+      project: 'consort-emu',
+      userName: 'ci@example.com',
+      oauthTtlSec: 3600,
+      credentialTtlSec: 3600,
+      opPolls: 1,
+      opDelayMs: 0,
+      pageSize: 2,
+      maxBranches: 50,
+      ...options,
+    };
   }
 
   /** Branches that are not deleted. */
@@ -76,7 +106,10 @@ export class LakebaseEmulator {
   }
 
   env(kind: 'token' | 'm2m' = this.o.token ? 'token' : 'm2m'): NodeJS.ProcessEnv {
-    const auth = kind === 'token' ? { DATABRICKS_TOKEN: this.o.token } : { DATABRICKS_CLIENT_ID: this.o.clientId, DATABRICKS_CLIENT_SECRET: this.o.clientSecret };
+    const auth =
+      kind === 'token'
+        ? { DATABRICKS_TOKEN: this.o.token }
+        : { DATABRICKS_CLIENT_ID: this.o.clientId, DATABRICKS_CLIENT_SECRET: this.o.clientSecret };
     return { DATABRICKS_HOST: this.host, CONSORT_LAKEBASE_PROJECT: this.o.project, ...auth };
   }
 
@@ -84,7 +117,15 @@ export class LakebaseEmulator {
     await this.server.start();
     try {
       const database = await this.dbs.create();
-      this.branches.set('production', { id: 'production', source: null, database, created: new Date(), expires: null, ready: true, isDefault: true });
+      this.branches.set('production', {
+        id: 'production',
+        source: null,
+        database,
+        created: new Date(),
+        expires: null,
+        ready: true,
+        isDefault: true,
+      });
       await this.addEndpoint('production');
     } catch (e) {
       // The caller never gets an emulator to stop: close what is open, or jest never exits.
@@ -119,15 +160,29 @@ export class LakebaseEmulator {
     const base = `/api/2.0/postgres/projects/${this.o.project}`;
     if (req.path === '/api/2.0/preview/scim/v2/Me') return { status: 200, body: { userName: user } };
     if (req.method === 'POST' && req.path === '/api/2.0/postgres/credentials') return this.issueLogin(req, user);
-    if (req.method === 'GET' && /\/operations\/[^/]+$/.test(req.path)) return this.poll(req.path.slice('/api/2.0/postgres/'.length));
+    if (req.method === 'GET' && /\/operations\/[^/]+$/.test(req.path))
+      return this.poll(req.path.slice('/api/2.0/postgres/'.length));
     if (!req.path.startsWith('/api/2.0/postgres/projects/')) throw err(404, 'NOT_FOUND', `No API at ${req.path}`);
-    if (req.path !== base && !req.path.startsWith(`${base}/`)) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Project ${req.path.split('/')[5]} does not exist`);
+    if (req.path !== base && !req.path.startsWith(`${base}/`))
+      throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Project ${req.path.split('/')[5]} does not exist`);
     const rest = req.path.slice(base.length).split('/').filter(Boolean);
-    if (rest.length === 0) return { status: 200, body: { name: `projects/${this.o.project}`, status: { pg_version: 15, display_name: 'Emulated', default_branch: `projects/${this.o.project}/branches/production` } } };
+    if (rest.length === 0)
+      return {
+        status: 200,
+        body: {
+          name: `projects/${this.o.project}`,
+          status: {
+            pg_version: 15,
+            display_name: 'Emulated',
+            default_branch: `projects/${this.o.project}/branches/production`,
+          },
+        },
+      };
     if (rest.length === 1 && req.method === 'GET') return this.listBranches(req);
     if (rest.length === 1 && req.method === 'POST') return this.createBranch(req);
     const branch = this.branches.get(rest[1]!);
-    if (rest.length === 2 && req.method === 'DELETE') return this.deleteBranch(rest[1]!, req.query.get('allow_missing') === 'true', req.query.get('purge') === 'true');
+    if (rest.length === 2 && req.method === 'DELETE')
+      return this.deleteBranch(rest[1]!, req.query.get('allow_missing') === 'true', req.query.get('purge') === 'true');
     if (!branch) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${rest[1]} does not exist`);
     if (rest.length === 2 && req.method === 'GET') {
       if (!branch.ready && branch.op) this.poll(branch.op); // the operation goes on whether or not its caller still polls it
@@ -135,14 +190,25 @@ export class LakebaseEmulator {
     }
     if (branch.deleted) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${rest[1]} is deleted`);
     if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'GET') {
-      return { status: 200, body: { endpoints: [...this.endpoints.values()].filter((e) => e.branch === branch.id).map((e) => this.endpointJson(e)) } };
+      return {
+        status: 200,
+        body: {
+          endpoints: [...this.endpoints.values()]
+            .filter((e) => e.branch === branch.id)
+            .map((e) => this.endpointJson(e)),
+        },
+      };
     }
     if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'POST') {
       const spec = (req.body as { spec?: { endpoint_type?: string } }).spec;
-      if (spec?.endpoint_type !== 'ENDPOINT_TYPE_READ_WRITE') throw err(400, 'INVALID_PARAMETER_VALUE', 'endpoint_type is required');
-      if ([...this.endpoints.values()].some((e) => e.branch === branch.id)) throw err(409, 'ALREADY_EXISTS', 'A branch can only have one READ_WRITE endpoint');
+      if (spec?.endpoint_type !== 'ENDPOINT_TYPE_READ_WRITE')
+        throw err(400, 'INVALID_PARAMETER_VALUE', 'endpoint_type is required');
+      if ([...this.endpoints.values()].some((e) => e.branch === branch.id))
+        throw err(409, 'ALREADY_EXISTS', 'A branch can only have one READ_WRITE endpoint');
       const endpoint = await this.addEndpoint(branch.id, req.query.get('endpoint_id') ?? 'primary');
-      return this.operation(`projects/${this.o.project}/branches/${branch.id}/endpoints/${endpoint.id}`, () => this.endpointJson(endpoint));
+      return this.operation(`projects/${this.o.project}/branches/${branch.id}/endpoints/${endpoint.id}`, () =>
+        this.endpointJson(endpoint),
+      );
     }
     throw err(404, 'NOT_FOUND', `No route for ${req.method} ${req.path}`);
   }
@@ -157,7 +223,11 @@ export class LakebaseEmulator {
     this.buckets.set(user, b);
     if (b.tokens < 1) {
       this.rateLimited++;
-      throw new HttpReply(429, { error_code: 'RESOURCE_EXHAUSTED', message: `Rate limit exceeded for ${user}: too many requests.` }, { 'retry-after': '1' });
+      throw new HttpReply(
+        429,
+        { error_code: 'RESOURCE_EXHAUSTED', message: `Rate limit exceeded for ${user}: too many requests.` },
+        { 'retry-after': '1' },
+      );
     }
     b.tokens -= 1;
   }
@@ -171,12 +241,16 @@ export class LakebaseEmulator {
     }
     const token = `dapi-oauth-${randomBytes(12).toString('hex')}`;
     this.oauth.set(token, Date.now() + this.o.oauthTtlSec * 1000);
-    return { status: 200, body: { access_token: token, token_type: 'Bearer', expires_in: this.o.oauthTtlSec, scope: 'all-apis' } };
+    return {
+      status: 200,
+      body: { access_token: token, token_type: 'Bearer', expires_in: this.o.oauthTtlSec, scope: 'all-apis' },
+    };
   }
 
   private issueLogin(req: Req, user: string): Res {
     const name = (req.body as { endpoint?: string }).endpoint ?? '';
-    if (![...this.endpoints.values()].some((e) => this.endpointName(e) === name)) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Endpoint ${name} does not exist`);
+    if (![...this.endpoints.values()].some((e) => this.endpointName(e) === name))
+      throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Endpoint ${name} does not exist`);
     const token = `lb-login-${randomBytes(16).toString('hex')}`;
     const expires = Date.now() + this.o.credentialTtlSec * 1000;
     this.logins.set(token, { expires, user });
@@ -184,30 +258,47 @@ export class LakebaseEmulator {
   }
 
   private listBranches(req: Req): Res {
-    const all = [...this.branches.values()].filter((b) => !b.deleted || req.query.get('show_deleted') === 'true').sort((a, b) => a.created.getTime() - b.created.getTime());
+    const all = [...this.branches.values()]
+      .filter((b) => !b.deleted || req.query.get('show_deleted') === 'true')
+      .sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('page_token') ?? 0);
     const size = Math.min(Number(req.query.get('page_size') ?? 100), this.o.pageSize);
     const page = all.slice(offset, offset + size);
     const next = offset + size < all.length ? String(offset + size) : undefined;
-    return { status: 200, body: { branches: page.map((b) => this.branchJson(b)), ...(next ? { next_page_token: next } : {}) } };
+    return {
+      status: 200,
+      body: { branches: page.map((b) => this.branchJson(b)), ...(next ? { next_page_token: next } : {}) },
+    };
   }
 
   private async createBranch(req: Req): Promise<Res> {
     const id = req.query.get('branch_id') ?? '';
-    const spec = (req.body as { spec?: { source_branch?: string; ttl?: string; expire_time?: string; no_expiry?: boolean } }).spec ?? {};
+    const spec =
+      (req.body as { spec?: { source_branch?: string; ttl?: string; expire_time?: string; no_expiry?: boolean } })
+        .spec ?? {};
     if (!/^[a-z][a-z0-9-]{0,62}$/.test(id)) throw err(400, 'INVALID_PARAMETER_VALUE', `Invalid branch_id "${id}"`);
     if ([spec.ttl, spec.expire_time, spec.no_expiry].filter((v) => v !== undefined).length !== 1) {
       throw err(400, 'INVALID_PARAMETER_VALUE', 'Exactly one of ttl, expire_time or no_expiry must be set');
     }
     if (this.branches.has(id)) throw err(409, 'ALREADY_EXISTS', `Branch ${id} already exists`);
-    if (this.branches.size >= this.o.maxBranches) throw err(400, 'RESOURCE_LIMIT_EXCEEDED', `Project has reached the maximum number of branches (${this.o.maxBranches})`);
+    if (this.branches.size >= this.o.maxBranches)
+      throw err(
+        400,
+        'RESOURCE_LIMIT_EXCEEDED',
+        `Project has reached the maximum number of branches (${this.o.maxBranches})`,
+      );
     const source = this.branches.get((spec.source_branch ?? '').split('/').pop() ?? '');
     if (!source) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Source branch ${spec.source_branch} does not exist`);
     const ttl = spec.ttl ? Number(/^(\d+)s$/.exec(spec.ttl)?.[1]) : undefined;
-    if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400)) throw err(400, 'INVALID_PARAMETER_VALUE', 'ttl must be between 1s and 30 days');
+    if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400))
+      throw err(400, 'INVALID_PARAMETER_VALUE', 'ttl must be between 1s and 30 days');
     const database = await this.dbs.create(source.database);
     const created = new Date();
-    const expires = ttl ? new Date(created.getTime() + ttl * 1000) : spec.expire_time ? new Date(spec.expire_time) : null;
+    const expires = ttl
+      ? new Date(created.getTime() + ttl * 1000)
+      : spec.expire_time
+        ? new Date(spec.expire_time)
+        : null;
     const branch: EmuBranch = { id, source: source.id, database, created, expires, ready: false, isDefault: false };
     this.branches.set(id, branch);
     const res = this.operation(`projects/${this.o.project}/branches/${id}`, () => {
@@ -221,16 +312,26 @@ export class LakebaseEmulator {
   private async deleteBranch(id: string, allowMissing: boolean, purge: boolean): Promise<Res> {
     const branch = this.branches.get(id);
     if (!branch || (branch.deleted && !purge)) {
-      if (allowMissing) return { status: 200, body: { name: `projects/${this.o.project}/branches/${id}/operations/${randomUUID()}`, done: true, response: {} } };
+      if (allowMissing)
+        return {
+          status: 200,
+          body: {
+            name: `projects/${this.o.project}/branches/${id}/operations/${randomUUID()}`,
+            done: true,
+            response: {},
+          },
+        };
       throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Branch ${id} does not exist`);
     }
     if (branch.isDefault) throw err(400, 'INVALID_STATE', 'The default branch cannot be deleted');
     // A soft-deleted child still reads its parent's history: it blocks the parent too.
-    if ([...this.branches.values()].some((b) => b.source === id)) throw err(400, 'INVALID_STATE', `Branch ${id} has child branches`);
-    for (const [key, e] of this.endpoints) if (e.branch === id) {
-      await e.proxy.close();
-      this.endpoints.delete(key);
-    }
+    if ([...this.branches.values()].some((b) => b.source === id))
+      throw err(400, 'INVALID_STATE', `Branch ${id} has child branches`);
+    for (const [key, e] of this.endpoints)
+      if (e.branch === id) {
+        await e.proxy.close();
+        this.endpoints.delete(key);
+      }
     if (purge) {
       this.branches.delete(id);
       await this.dbs.drop(branch.database);
@@ -250,15 +351,18 @@ export class LakebaseEmulator {
     const op = this.ops.get(name);
     if (!op) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Operation ${name} does not exist`);
     op.polls++;
-    if (op.polls < this.o.opPolls || Date.now() - op.started < this.o.opDelayMs) return { status: 200, body: { name, done: false } };
+    if (op.polls < this.o.opPolls || Date.now() - op.started < this.o.opDelayMs)
+      return { status: 200, body: { name, done: false } };
     return { status: 200, body: { name, done: true, response: op.result() } };
   }
 
   private async addEndpoint(branchId: string, id = 'primary'): Promise<EmuEndpoint> {
     const proxy = await startPgProxy((user, password, database) => {
       const login = this.logins.get(password);
-      if (!login || login.expires <= Date.now() || login.user !== user) return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
-      if (database !== 'databricks_postgres') return { ok: false, code: '3D000', message: `database "${database}" does not exist` };
+      if (!login || login.expires <= Date.now() || login.user !== user)
+        return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
+      if (database !== 'databricks_postgres')
+        return { ok: false, code: '3D000', message: `database "${database}" does not exist` };
       const branch = this.branches.get(branchId)!;
       const routed = this.o.bug === 'parent-database' && branch.source ? this.branches.get(branch.source)! : branch;
       return { ok: true, database: routed.database };
@@ -274,11 +378,16 @@ export class LakebaseEmulator {
 
   private endpointJson(e: EmuEndpoint): unknown {
     const source = this.branches.get(e.branch)?.source;
-    const shown = this.o.bug === 'parent-host' && source ? [...this.endpoints.values()].find((x) => x.branch === source) ?? e : e;
+    const shown =
+      this.o.bug === 'parent-host' && source ? ([...this.endpoints.values()].find((x) => x.branch === source) ?? e) : e;
     return {
       name: this.endpointName(e),
       endpoint_id: e.id,
-      status: { endpoint_type: 'ENDPOINT_TYPE_READ_WRITE', current_state: 'ACTIVE', hosts: { host: `127.0.0.1:${shown.proxy.port}` } },
+      status: {
+        endpoint_type: 'ENDPOINT_TYPE_READ_WRITE',
+        current_state: 'ACTIVE',
+        hosts: { host: `127.0.0.1:${shown.proxy.port}` },
+      },
     };
   }
 
@@ -291,7 +400,12 @@ export class LakebaseEmulator {
       create_time: b.created.toISOString(),
       status: {
         current_state: b.deleted ? 'DELETED' : b.ready ? 'READY' : 'INIT',
-        ...(b.deleted ? { delete_time: b.deleted.toISOString(), purge_time: new Date(b.deleted.getTime() + 7 * 86_400_000).toISOString() } : {}),
+        ...(b.deleted
+          ? {
+              delete_time: b.deleted.toISOString(),
+              purge_time: new Date(b.deleted.getTime() + 7 * 86_400_000).toISOString(),
+            }
+          : {}),
         default: b.isDefault,
         ...(source ? { source_branch: source } : {}),
         ...(b.expires ? { expire_time: b.expires.toISOString() } : {}),

@@ -29,10 +29,28 @@ export interface NeonEmulatorOptions {
   bug?: 'parent-uri';
 }
 
-interface EmuBranch { id: string; name: string; parentId: string | null; database: string; created: Date; expires: string | null; annotations: Record<string, string>; isDefault: boolean; endpoint: { id: string; proxy: PgProxy }; ops: string[] }
-interface EmuOp { id: string; branchId: string; action: string; polls: number; started: number }
+interface EmuBranch {
+  id: string;
+  name: string;
+  parentId: string | null;
+  database: string;
+  created: Date;
+  expires: string | null;
+  annotations: Record<string, string>;
+  isDefault: boolean;
+  endpoint: { id: string; proxy: PgProxy };
+  ops: string[];
+}
+interface EmuOp {
+  id: string;
+  branchId: string;
+  action: string;
+  polls: number;
+  started: number;
+}
 
-const err = (status: number, message: string, code = '') => new HttpReply(status, { code, message, request_id: randomUUID() });
+const err = (status: number, message: string, code = '') =>
+  new HttpReply(status, { code, message, request_id: randomUUID() });
 
 export class NeonEmulator {
   readonly server = new JsonServer((req) => this.route(req));
@@ -44,11 +62,24 @@ export class NeonEmulator {
   locked = 0;
 
   constructor(options: NeonEmulatorOptions = {}) {
-    this.o = { projectId: 'emu-project-123', apiKey: `napi_${randomBytes(16).toString('hex')}`, opPolls: 1, opDelayMs: 0, pageSize: 2, maxBranches: 50, lock: true, ...options };
+    this.o = {
+      projectId: 'emu-project-123',
+      apiKey: `napi_${randomBytes(16).toString('hex')}`,
+      opPolls: 1,
+      opDelayMs: 0,
+      pageSize: 2,
+      maxBranches: 50,
+      lock: true,
+      ...options,
+    };
   }
 
   env(): NodeJS.ProcessEnv {
-    return { NEON_API_KEY: this.o.apiKey, NEON_PROJECT_ID: this.o.projectId, NEON_API_HOST: `${this.server.url}/api/v2` };
+    return {
+      NEON_API_KEY: this.o.apiKey,
+      NEON_PROJECT_ID: this.o.projectId,
+      NEON_API_HOST: `${this.server.url}/api/v2`,
+    };
   }
 
   async start(): Promise<this> {
@@ -102,42 +133,73 @@ export class NeonEmulator {
   private guard(): void {
     if (this.o.lock && [...this.ops.values()].some((op) => !this.finished(op))) {
       this.locked++;
-      throw err(423, 'project already has running conflicting operations, scheduling of new ones is prohibited', 'LOCKED');
+      throw err(
+        423,
+        'project already has running conflicting operations, scheduling of new ones is prohibited',
+        'LOCKED',
+      );
     }
   }
 
   private list(req: Req): Res {
     const search = req.query.get('search');
-    const all = [...this.branches.values()].filter((b) => !search || b.name.includes(search) || b.id.includes(search)).sort((a, b) => a.created.getTime() - b.created.getTime());
+    const all = [...this.branches.values()]
+      .filter((b) => !search || b.name.includes(search) || b.id.includes(search))
+      .sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('cursor') ?? 0);
     const size = Math.min(Number(req.query.get('limit') ?? 100), this.o.pageSize);
     const page = all.slice(offset, offset + size);
     const annotations = Object.fromEntries(page.map((b) => [b.id, this.annotationJson(b)]));
     const next = offset + size < all.length ? String(offset + size) : undefined;
-    return { status: 200, body: { branches: page.map((b) => this.json(b)), annotations, pagination: next ? { next, sort_by: 'created_at', sort_order: 'asc' } : {} } };
+    return {
+      status: 200,
+      body: {
+        branches: page.map((b) => this.json(b)),
+        annotations,
+        pagination: next ? { next, sort_by: 'created_at', sort_order: 'asc' } : {},
+      },
+    };
   }
 
   private async create(req: Req): Promise<Res> {
-    const body = req.body as { branch?: { name?: string; parent_id?: string; expires_at?: string; parent_timestamp?: string }; endpoints?: { type: string }[]; annotation_value?: Record<string, string> };
+    const body = req.body as {
+      branch?: { name?: string; parent_id?: string; expires_at?: string; parent_timestamp?: string };
+      endpoints?: { type: string }[];
+      annotation_value?: Record<string, string>;
+    };
     this.guard();
     const name = body.branch?.name ?? `br-${randomBytes(3).toString('hex')}`;
     if (this.byName(name)) throw err(409, `branch with name "${name}" already exists`, 'BRANCH_ALREADY_EXISTS');
-    if (this.branches.size >= this.o.maxBranches) throw err(422, `branches limit exceeded (${this.o.maxBranches})`, 'BRANCHES_LIMIT_EXCEEDED');
+    if (this.branches.size >= this.o.maxBranches)
+      throw err(422, `branches limit exceeded (${this.o.maxBranches})`, 'BRANCHES_LIMIT_EXCEEDED');
     const parent = this.branches.get(body.branch?.parent_id ?? '');
     if (!parent) throw err(404, 'parent branch not found');
-    if (!body.endpoints?.some((e) => e.type === 'read_write')) throw err(400, 'this emulator expects a read_write endpoint');
+    if (!body.endpoints?.some((e) => e.type === 'read_write'))
+      throw err(400, 'this emulator expects a read_write endpoint');
     const expires = body.branch?.expires_at ?? null;
-    if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000) throw err(400, 'expires_at must be at most 30 days in the future');
-    const branch = await this.addBranch(name, parent.id, await this.dbs.create(parent.database), expires, body.annotation_value ?? {}, false);
+    if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000)
+      throw err(400, 'expires_at must be at most 30 days in the future');
+    const branch = await this.addBranch(
+      name,
+      parent.id,
+      await this.dbs.create(parent.database),
+      expires,
+      body.annotation_value ?? {},
+      false,
+    );
     const operations = [this.operation(branch.id, 'create_branch'), this.operation(branch.id, 'start_compute')];
     branch.ops = operations.map((op) => op.id);
     const now = new Date().toISOString();
     return {
       status: 201,
       body: {
-        branch: this.json(branch), endpoints: [this.endpointJson(branch)], operations: operations.map((op) => this.opJson(op)),
+        branch: this.json(branch),
+        endpoints: [this.endpointJson(branch)],
+        operations: operations.map((op) => this.opJson(op)),
         roles: [{ branch_id: branch.id, name: 'neondb_owner', protected: false, created_at: now, updated_at: now }],
-        databases: [{ id: 1, branch_id: branch.id, name: 'neondb', owner_name: 'neondb_owner', created_at: now, updated_at: now }],
+        databases: [
+          { id: 1, branch_id: branch.id, name: 'neondb', owner_name: 'neondb_owner', created_at: now, updated_at: now },
+        ],
         connection_uris: [],
       },
     };
@@ -147,11 +209,20 @@ export class NeonEmulator {
     if (!branch) return { status: 204 };
     this.guard();
     if (branch.isDefault) throw err(400, 'cannot delete the default branch');
-    if ([...this.branches.values()].some((b) => b.parentId === branch.id)) throw err(400, 'cannot delete a branch that has children');
+    if ([...this.branches.values()].some((b) => b.parentId === branch.id))
+      throw err(400, 'cannot delete a branch that has children');
     this.branches.delete(branch.id);
     await branch.endpoint.proxy.close();
     await this.dbs.drop(branch.database);
-    return { status: 200, body: { branch: this.json(branch), operations: [this.operation(branch.id, 'suspend_compute'), this.operation(branch.id, 'delete_timeline')].map((op) => this.opJson(op)) } };
+    return {
+      status: 200,
+      body: {
+        branch: this.json(branch),
+        operations: [this.operation(branch.id, 'suspend_compute'), this.operation(branch.id, 'delete_timeline')].map(
+          (op) => this.opJson(op),
+        ),
+      },
+    };
   }
 
   private async restore(branch: EmuBranch, req: Req): Promise<Res> {
@@ -160,12 +231,21 @@ export class NeonEmulator {
     const source = this.branches.get(body.source_branch_id ?? '');
     if (!source) throw err(404, 'source branch not found');
     const children = [...this.branches.values()].filter((b) => b.parentId === branch.id);
-    if (children.length > 0 && !body.preserve_under_name) throw err(400, 'preserve_under_name is required when the branch has children');
+    if (children.length > 0 && !body.preserve_under_name)
+      throw err(400, 'preserve_under_name is required when the branch has children');
     const operations = [this.operation(branch.id, 'create_timeline'), this.operation(branch.id, 'start_compute')];
     if (body.preserve_under_name) {
-      if (this.byName(body.preserve_under_name)) throw err(409, `branch with name "${body.preserve_under_name}" already exists`, 'BRANCH_ALREADY_EXISTS');
+      if (this.byName(body.preserve_under_name))
+        throw err(409, `branch with name "${body.preserve_under_name}" already exists`, 'BRANCH_ALREADY_EXISTS');
       // The old state becomes a new branch (same parent) and takes the children with it.
-      const kept = await this.addBranch(body.preserve_under_name, branch.parentId, await this.dbs.create(branch.database), null, {}, false);
+      const kept = await this.addBranch(
+        body.preserve_under_name,
+        branch.parentId,
+        await this.dbs.create(branch.database),
+        null,
+        {},
+        false,
+      );
       for (const child of children) child.parentId = kept.id;
     }
     await this.dbs.replace(branch.database, source.database);
@@ -175,10 +255,16 @@ export class NeonEmulator {
   private connectionUri(req: Req): Res {
     const branch = this.branches.get(req.query.get('branch_id') ?? '');
     if (!branch) throw err(404, 'branch not found');
-    if (req.query.get('database_name') !== 'neondb') throw err(404, `database "${req.query.get('database_name')}" not found`);
+    if (req.query.get('database_name') !== 'neondb')
+      throw err(404, `database "${req.query.get('database_name')}" not found`);
     if (req.query.get('role_name') !== 'neondb_owner') throw err(404, `role "${req.query.get('role_name')}" not found`);
     const shown = this.o.bug === 'parent-uri' && branch.parentId ? this.branches.get(branch.parentId)! : branch;
-    return { status: 200, body: { uri: `postgresql://neondb_owner:${this.password}@127.0.0.1:${shown.endpoint.proxy.port}/neondb?sslmode=disable` } };
+    return {
+      status: 200,
+      body: {
+        uri: `postgresql://neondb_owner:${this.password}@127.0.0.1:${shown.endpoint.proxy.port}/neondb?sslmode=disable`,
+      },
+    };
   }
 
   private operation(branchId: string, action: string): EmuOp {
@@ -206,8 +292,15 @@ export class NeonEmulator {
   private opJson(op: EmuOp): unknown {
     const status = this.finished(op) ? 'finished' : op.polls === 0 ? 'scheduling' : 'running';
     return {
-      id: op.id, project_id: this.o.projectId, branch_id: op.branchId, action: op.action, status, failures_count: 0,
-      created_at: new Date(op.started).toISOString(), updated_at: new Date().toISOString(), total_duration_ms: Date.now() - op.started,
+      id: op.id,
+      project_id: this.o.projectId,
+      branch_id: op.branchId,
+      action: op.action,
+      status,
+      failures_count: 0,
+      created_at: new Date(op.started).toISOString(),
+      updated_at: new Date().toISOString(),
+      total_duration_ms: Date.now() - op.started,
     };
   }
 
@@ -218,22 +311,63 @@ export class NeonEmulator {
   private projectJson(): unknown {
     const at = new Date(0).toISOString();
     return {
-      id: this.o.projectId, name: 'emulated', pg_version: 15, platform_id: 'aws', region_id: 'aws-us-east-2', provisioner: 'k8s-neonvm', proxy_host: 'us-east-2.aws.neon.tech',
-      branch_logical_size_limit: 0, branch_logical_size_limit_bytes: 0, store_passwords: true, cpu_used_sec: 0, active_time: 0, creation_source: 'console',
-      created_at: at, updated_at: at, owner_id: 'emulated-owner', history_retention_seconds: 86400, consumption_period_start: at, consumption_period_end: at,
-      settings: {}, default_endpoint_settings: {}, org_id: 'org-emulated',
-      active_time_seconds: 0, compute_time_seconds: 0, written_data_bytes: 0, data_transfer_bytes: 0, data_storage_bytes_hour: 0,
+      id: this.o.projectId,
+      name: 'emulated',
+      pg_version: 15,
+      platform_id: 'aws',
+      region_id: 'aws-us-east-2',
+      provisioner: 'k8s-neonvm',
+      proxy_host: 'us-east-2.aws.neon.tech',
+      branch_logical_size_limit: 0,
+      branch_logical_size_limit_bytes: 0,
+      store_passwords: true,
+      cpu_used_sec: 0,
+      active_time: 0,
+      creation_source: 'console',
+      created_at: at,
+      updated_at: at,
+      owner_id: 'emulated-owner',
+      history_retention_seconds: 86400,
+      consumption_period_start: at,
+      consumption_period_end: at,
+      settings: {},
+      default_endpoint_settings: {},
+      org_id: 'org-emulated',
+      active_time_seconds: 0,
+      compute_time_seconds: 0,
+      written_data_bytes: 0,
+      data_transfer_bytes: 0,
+      data_storage_bytes_hour: 0,
     };
   }
 
-  private async addBranch(name: string, parentId: string | null, database: string, expires: string | null, annotations: Record<string, string>, isDefault: boolean): Promise<EmuBranch> {
+  private async addBranch(
+    name: string,
+    parentId: string | null,
+    database: string,
+    expires: string | null,
+    annotations: Record<string, string>,
+    isDefault: boolean,
+  ): Promise<EmuBranch> {
     const id = `br-${randomBytes(4).toString('hex')}`;
     const proxy = await startPgProxy((user, password, db) => {
-      if (user !== 'neondb_owner' || password !== this.password) return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
+      if (user !== 'neondb_owner' || password !== this.password)
+        return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (db !== 'neondb') return { ok: false, code: '3D000', message: `database "${db}" does not exist` };
       return { ok: true, database: this.branches.get(id)?.database ?? database };
     });
-    const branch: EmuBranch = { id, name, parentId, database, created: new Date(), expires, annotations, isDefault, endpoint: { id: `ep-${randomBytes(4).toString('hex')}`, proxy }, ops: [] };
+    const branch: EmuBranch = {
+      id,
+      name,
+      parentId,
+      database,
+      created: new Date(),
+      expires,
+      annotations,
+      isDefault,
+      endpoint: { id: `ep-${randomBytes(4).toString('hex')}`, proxy },
+      ops: [],
+    };
     this.branches.set(id, branch);
     return branch;
   }
@@ -241,19 +375,52 @@ export class NeonEmulator {
   private endpointJson(b: EmuBranch): unknown {
     const at = b.created.toISOString();
     return {
-      id: b.endpoint.id, branch_id: b.id, project_id: this.o.projectId, type: 'read_write', host: `127.0.0.1:${b.endpoint.proxy.port}`, current_state: 'active',
-      region_id: 'aws-us-east-2', autoscaling_limit_min_cu: 0.25, autoscaling_limit_max_cu: 2, pooler_enabled: false, pooler_mode: 'transaction', disabled: false,
-      passwordless_access: true, creation_source: 'console', created_at: at, updated_at: at, settings: {}, proxy_host: '127.0.0.1', suspend_timeout_seconds: 0, provisioner: 'k8s-neonvm',
+      id: b.endpoint.id,
+      branch_id: b.id,
+      project_id: this.o.projectId,
+      type: 'read_write',
+      host: `127.0.0.1:${b.endpoint.proxy.port}`,
+      current_state: 'active',
+      region_id: 'aws-us-east-2',
+      autoscaling_limit_min_cu: 0.25,
+      autoscaling_limit_max_cu: 2,
+      pooler_enabled: false,
+      pooler_mode: 'transaction',
+      disabled: false,
+      passwordless_access: true,
+      creation_source: 'console',
+      created_at: at,
+      updated_at: at,
+      settings: {},
+      proxy_host: '127.0.0.1',
+      suspend_timeout_seconds: 0,
+      provisioner: 'k8s-neonvm',
     };
   }
 
   private json(b: EmuBranch): unknown {
-    const ready = b.ops.every((id) => { const op = this.ops.get(id); return !op || this.finished(op); });
+    const ready = b.ops.every((id) => {
+      const op = this.ops.get(id);
+      return !op || this.finished(op);
+    });
     return {
-      id: b.id, project_id: this.o.projectId, name: b.name, current_state: ready ? 'ready' : 'init', state_changed_at: b.created.toISOString(), default: b.isDefault, protected: false,
-      ...(b.parentId ? { parent_id: b.parentId } : {}), ...(b.expires ? { expires_at: b.expires } : {}),
-      created_at: b.created.toISOString(), updated_at: b.created.toISOString(), creation_source: 'console',
-      cpu_used_sec: 0, active_time_seconds: 0, compute_time_seconds: 0, written_data_bytes: 0, data_transfer_bytes: 0,
+      id: b.id,
+      project_id: this.o.projectId,
+      name: b.name,
+      current_state: ready ? 'ready' : 'init',
+      state_changed_at: b.created.toISOString(),
+      default: b.isDefault,
+      protected: false,
+      ...(b.parentId ? { parent_id: b.parentId } : {}),
+      ...(b.expires ? { expires_at: b.expires } : {}),
+      created_at: b.created.toISOString(),
+      updated_at: b.created.toISOString(),
+      creation_source: 'console',
+      cpu_used_sec: 0,
+      active_time_seconds: 0,
+      compute_time_seconds: 0,
+      written_data_bytes: 0,
+      data_transfer_bytes: 0,
     };
   }
 }

@@ -8,7 +8,11 @@
 import net from 'node:net';
 import { scratchPgUrl } from '../setup/system-postgres.js';
 
-export type Authenticate = (user: string, password: string, database: string) => { ok: true; database: string } | { ok: false; code: string; message: string };
+export type Authenticate = (
+  user: string,
+  password: string,
+  database: string,
+) => { ok: true; database: string } | { ok: false; code: string; message: string };
 
 export interface PgProxy {
   port: number;
@@ -20,7 +24,9 @@ const GSS_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
 
 function startup(params: Map<string, string>): Buffer {
-  const body = Buffer.concat([...params].flatMap(([k, v]) => [Buffer.from(`${k}\0`), Buffer.from(`${v}\0`)]).concat([Buffer.from([0])]));
+  const body = Buffer.concat(
+    [...params].flatMap(([k, v]) => [Buffer.from(`${k}\0`), Buffer.from(`${v}\0`)]).concat([Buffer.from([0])]),
+  );
   const head = Buffer.alloc(8);
   head.writeInt32BE(body.length + 8, 0);
   head.writeInt32BE(196608, 4);
@@ -74,7 +80,11 @@ export async function startPgProxy(authenticate: Authenticate): Promise<PgProxy>
         buf = buf.subarray(1 + buf.readInt32BE(1));
         if (type !== 0x70) return void client.end(errorResponse('08P01', 'expected a password message'));
         const password = body.subarray(0, body.indexOf(0)).toString('utf8');
-        const verdict = authenticate(params.get('user') ?? '', password, params.get('database') ?? params.get('user') ?? '');
+        const verdict = authenticate(
+          params.get('user') ?? '',
+          password,
+          params.get('database') ?? params.get('user') ?? '',
+        );
         if (!verdict.ok) return void client.end(errorResponse(verdict.code, verdict.message));
         client.off('data', onData);
         client.pause();
@@ -105,9 +115,10 @@ export async function startPgProxy(authenticate: Authenticate): Promise<PgProxy>
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -24,7 +24,14 @@ const msgs: string[] = [];
 beforeAll(async () => {
   fake = await startFakeGitHub(OWNER, REPO);
   api = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m) }));
-  fake.setPull({ number: 7, state: 'open', title: 'Add orders table', body: 'Adds `orders`.', head: { ref: 'feature/orders', sha: HEAD_SHA, repo: 'mona/octo-repo' }, base: { ref: 'main', sha: BASE_SHA } });
+  fake.setPull({
+    number: 7,
+    state: 'open',
+    title: 'Add orders table',
+    body: 'Adds `orders`.',
+    head: { ref: 'feature/orders', sha: HEAD_SHA, repo: 'mona/octo-repo' },
+    base: { ref: 'main', sha: BASE_SHA },
+  });
 });
 
 afterAll(async () => {
@@ -49,58 +56,116 @@ const gaps = (rs: RecordedRequest[]) => rs.slice(1).map((r, i) => r.at - rs[i]!.
 describe('pull request calls', () => {
   it('review() creates a COMMENT review on the given commit', async () => {
     const r = await api.review(R, 7, HEAD_SHA, 'Turn 1: wrote the failing test.');
-    expect(fake.reviews).toEqual([{ id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' }]);
+    expect(fake.reviews).toEqual([
+      { id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
+    ]);
     expect(r.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#pullrequestreview-${r.id}`);
-    expect(fake.requests).toEqual([expect.objectContaining({
-      method: 'POST', path: `/repos/${OWNER}/${REPO}/pulls/7/reviews`, authorization: 'token ghs_test',
-      body: { commit_id: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
-    })]);
+    expect(fake.requests).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: `/repos/${OWNER}/${REPO}/pulls/7/reviews`,
+        authorization: 'token ghs_test',
+        body: { commit_id: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
+      }),
+    ]);
   });
 
   it('pull() maps the fields, a deleted fork to a null head repo, and an unknown number to a 404 error', async () => {
     expect(await api.pull(R, 7)).toEqual({
-      number: 7, state: 'open', title: 'Add orders table', body: 'Adds `orders`.', author: 'octocat',
+      number: 7,
+      state: 'open',
+      title: 'Add orders table',
+      body: 'Adds `orders`.',
+      author: 'octocat',
       head: { ref: 'feature/orders', sha: HEAD_SHA, repo: 'mona/octo-repo' },
       base: { ref: 'main', sha: BASE_SHA, repo: `${OWNER}/${REPO}` },
     });
-    fake.setPull({ number: 8, state: 'closed', title: 'Gone', body: null, head: { ref: 'patch-1', sha: 'a'.repeat(40), repo: null }, base: { ref: 'main', sha: BASE_SHA } });
+    fake.setPull({
+      number: 8,
+      state: 'closed',
+      title: 'Gone',
+      body: null,
+      head: { ref: 'patch-1', sha: 'a'.repeat(40), repo: null },
+      base: { ref: 'main', sha: BASE_SHA },
+    });
     expect(await api.pull(R, 8)).toEqual({
-      number: 8, state: 'closed', title: 'Gone', body: '', author: 'octocat',
+      number: 8,
+      state: 'closed',
+      title: 'Gone',
+      body: '',
+      author: 'octocat',
       head: { ref: 'patch-1', sha: 'a'.repeat(40), repo: null },
       base: { ref: 'main', sha: BASE_SHA, repo: `${OWNER}/${REPO}` },
     });
     const missing = api.pull(R, 99);
     await expect(missing).rejects.toBeInstanceOf(GitHubApiError);
     await expect(missing).rejects.toMatchObject({ status: 404 });
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([7, 8, 99].map((n) => `GET /repos/${OWNER}/${REPO}/pulls/${n}`));
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(
+      [7, 8, 99].map((n) => `GET /repos/${OWNER}/${REPO}/pulls/${n}`),
+    );
   });
 
   it('permission() reads the role (maintain and triage, not the folded permission); an unknown user has none', async () => {
-    fake.permissions.set('writer', 'write').set('keeper', 'maintain').set('reader', 'read').set('triager', 'triage').set('boss', 'admin');
+    fake.permissions
+      .set('writer', 'write')
+      .set('keeper', 'maintain')
+      .set('reader', 'read')
+      .set('triager', 'triage')
+      .set('boss', 'admin');
     expect(await api.permission(R, 'writer')).toBe('write');
     expect(await api.permission(R, 'keeper')).toBe('maintain');
     expect(await api.permission(R, 'reader')).toBe('read');
     expect(await api.permission(R, 'triager')).toBe('triage');
     expect(await api.permission(R, 'boss')).toBe('admin');
     expect(await api.permission(R, 'stranger')).toBe('none');
-    expect(fake.requests.map((r) => r.path)).toEqual(['writer', 'keeper', 'reader', 'triager', 'boss', 'stranger'].map((u) => `/repos/${OWNER}/${REPO}/collaborators/${u}/permission`));
+    expect(fake.requests.map((r) => r.path)).toEqual(
+      ['writer', 'keeper', 'reader', 'triager', 'boss', 'stranger'].map(
+        (u) => `/repos/${OWNER}/${REPO}/collaborators/${u}/permission`,
+      ),
+    );
   });
 
   it('status() sends target_url and clips the description to 140 characters', async () => {
-    await api.setStatus(R, HEAD_SHA, { context: 'consort/tdd', state: 'pending', description: 'x'.repeat(200), targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1' });
+    await api.setStatus(R, HEAD_SHA, {
+      context: 'consort/tdd',
+      state: 'pending',
+      description: 'x'.repeat(200),
+      targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1',
+    });
     expect(fake.statuses).toEqual([
-      { sha: HEAD_SHA, state: 'pending', context: 'consort/tdd', description: 'x'.repeat(140), targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1' },
+      {
+        sha: HEAD_SHA,
+        state: 'pending',
+        context: 'consort/tdd',
+        description: 'x'.repeat(140),
+        targetUrl: 'https://github.com/octo-org/octo-repo/actions/runs/1',
+      },
     ]);
-    expect(fake.requests).toEqual([expect.objectContaining({
-      method: 'POST', path: `/repos/${OWNER}/${REPO}/statuses/${HEAD_SHA}`,
-      body: { state: 'pending', context: 'consort/tdd', description: 'x'.repeat(140), target_url: 'https://github.com/octo-org/octo-repo/actions/runs/1' },
-    })]);
+    expect(fake.requests).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: `/repos/${OWNER}/${REPO}/statuses/${HEAD_SHA}`,
+        body: {
+          state: 'pending',
+          context: 'consort/tdd',
+          description: 'x'.repeat(140),
+          target_url: 'https://github.com/octo-org/octo-repo/actions/runs/1',
+        },
+      }),
+    ]);
   });
 
   it('consecutive writes are paced at least a second apart (and target_url is left out when not given)', async () => {
-    for (const state of ['pending', 'failure', 'success'] as const) await api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state, description: state });
-    expect(fake.statuses.map((s) => [s.state, s.targetUrl])).toEqual([['pending', null], ['failure', null], ['success', null]]);
-    expect(fake.requests.map((r) => r.body)).toEqual(['pending', 'failure', 'success'].map((state) => ({ state, context: 'consort/gate', description: state })));
+    for (const state of ['pending', 'failure', 'success'] as const)
+      await api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state, description: state });
+    expect(fake.statuses.map((s) => [s.state, s.targetUrl])).toEqual([
+      ['pending', null],
+      ['failure', null],
+      ['success', null],
+    ]);
+    expect(fake.requests.map((r) => r.body)).toEqual(
+      ['pending', 'failure', 'success'].map((state) => ({ state, context: 'consort/gate', description: state })),
+    );
     expect(fake.requests).toHaveLength(3);
     for (const gap of gaps(fake.requests)) expect(gap).toBeGreaterThanOrEqual(900);
   });
@@ -111,7 +176,10 @@ describe('pull request calls', () => {
     expect(fake.comments).toEqual([expect.objectContaining({ id: c.id, issue: 7, body: 'On it.' })]);
     await api.react(R, c.id, 'eyes');
     await api.react(R, c.id, '+1');
-    expect(fake.reactions).toEqual([{ commentId: c.id, content: 'eyes' }, { commentId: c.id, content: '+1' }]);
+    expect(fake.reactions).toEqual([
+      { commentId: c.id, content: 'eyes' },
+      { commentId: c.id, content: '+1' },
+    ]);
     expect(fake.requests.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.body)}`)).toEqual([
       `POST /repos/${OWNER}/${REPO}/issues/7/comments {"body":"On it."}`,
       `POST /repos/${OWNER}/${REPO}/issues/comments/${c.id}/reactions {"content":"eyes"}`,
@@ -122,11 +190,16 @@ describe('pull request calls', () => {
   it('a 502 on a read is retried and the call succeeds', async () => {
     // A fresh client: the retry plugin keeps its retry count on the client's shared request
     // defaults, so after any earlier failed request (the 404s above) its first backoff is 4 s, not 1 s.
-    const fresh = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m) }));
+    const fresh = octokitGitHub(
+      createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m) }),
+    );
     fake.failNext = 1;
     expect(await fresh.pull(R, 7)).toMatchObject({ number: 7, title: 'Add orders table' });
     expect(fake.failNext).toBe(0);
-    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /repos/${OWNER}/${REPO}/pulls/7`, `GET /repos/${OWNER}/${REPO}/pulls/7`]);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `GET /repos/${OWNER}/${REPO}/pulls/7`,
+      `GET /repos/${OWNER}/${REPO}/pulls/7`,
+    ]);
     expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(900); // the retry plugin's first backoff: 1 s
     expect(msgs).toEqual([]);
   });
@@ -135,11 +208,17 @@ describe('pull request calls', () => {
     fake.limitNext = { status: 403, retryAfter: 1, count: 1 };
     const r = await api.review(R, 7, HEAD_SHA, 'Turn 2: made it pass.');
     expect(fake.limitNext).toEqual({ status: 403, retryAfter: 1, count: 0 });
-    expect(fake.reviews).toEqual([{ id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 2: made it pass.', event: 'COMMENT' }]);
-    expect(fake.requests.map((q) => `${q.method} ${q.path}`)).toEqual([1, 2].map(() => `POST /repos/${OWNER}/${REPO}/pulls/7/reviews`));
+    expect(fake.reviews).toEqual([
+      { id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 2: made it pass.', event: 'COMMENT' },
+    ]);
+    expect(fake.requests.map((q) => `${q.method} ${q.path}`)).toEqual(
+      [1, 2].map(() => `POST /repos/${OWNER}/${REPO}/pulls/7/reviews`),
+    );
     // retry-after says 1 s; reviews also go through the plugin's notification group (3 s apart).
     expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(900);
-    expect(msgs).toEqual(['GitHub secondary rate limit on POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews: waiting 1 s (retry 1 of 3)']);
+    expect(msgs).toEqual([
+      'GitHub secondary rate limit on POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews: waiting 1 s (retry 1 of 3)',
+    ]);
   });
 
   it('a secondary rate limit answered 429 (retry-after: 1) is waited out and retried the same way', async () => {
@@ -149,7 +228,9 @@ describe('pull request calls', () => {
     expect(fake.statuses).toEqual([expect.objectContaining({ state: 'success', description: 'limited' })]);
     expect(fake.requests.map((q) => q.method)).toEqual(['POST', 'POST']);
     expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(900);
-    expect(msgs).toEqual(['GitHub secondary rate limit on POST /repos/{owner}/{repo}/statuses/{sha}: waiting 1 s (retry 1 of 3)']);
+    expect(msgs).toEqual([
+      'GitHub secondary rate limit on POST /repos/{owner}/{repo}/statuses/{sha}: waiting 1 s (retry 1 of 3)',
+    ]);
   });
 
   it('gives up with a 403 GitHubApiError when the first try and all 3 retries hit the limit', async () => {
@@ -164,6 +245,9 @@ describe('pull request calls', () => {
     for (const gap of gaps(fake.requests)) expect(gap).toBeGreaterThanOrEqual(900);
     expect(fake.statuses).toEqual([]);
     const prefix = 'GitHub secondary rate limit on POST /repos/{owner}/{repo}/statuses/{sha}: ';
-    expect(msgs).toEqual([...[1, 2, 3].map((n) => `${prefix}waiting 1 s (retry ${n} of 3)`), `${prefix}giving up after 3 retries`]);
+    expect(msgs).toEqual([
+      ...[1, 2, 3].map((n) => `${prefix}waiting 1 s (retry ${n} of 3)`),
+      `${prefix}giving up after 3 retries`,
+    ]);
   });
 });

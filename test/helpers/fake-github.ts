@@ -91,21 +91,45 @@ export interface FakeGitHub {
   close(): Promise<void>;
 }
 
-export interface ExtraRequest { method: string; path: string; query: URLSearchParams; body: unknown; authorization: string | undefined }
-export interface ExtraReply { status: number; body?: unknown; raw?: Buffer; headers?: Record<string, string> }
+export interface ExtraRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: unknown;
+  authorization: string | undefined;
+}
+export interface ExtraReply {
+  status: number;
+  body?: unknown;
+  raw?: Buffer;
+  headers?: Record<string, string>;
+}
 export type ExtraRoute = (req: ExtraRequest) => ExtraReply | undefined;
 
 export const ACTIONS_BOT = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' as const };
 /** The author of every pull request and the user of every permission answer not given one. */
 const OCTOCAT = { login: 'octocat', id: 583231, type: 'User' as const };
 
-export const SECONDARY_RATE_LIMIT_MESSAGE = 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
-const SECONDARY_RATE_LIMIT_DOCS = 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
+export const SECONDARY_RATE_LIMIT_MESSAGE =
+  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+const SECONDARY_RATE_LIMIT_DOCS =
+  'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
 const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'] as const;
 const STATUS_STATES = ['error', 'failure', 'pending', 'success'];
-const REVIEW_STATES: Record<string, string> = { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' };
+const REVIEW_STATES: Record<string, string> = {
+  APPROVE: 'APPROVED',
+  REQUEST_CHANGES: 'CHANGES_REQUESTED',
+  COMMENT: 'COMMENTED',
+};
 /** `permission` is the legacy field: maintain shows as write and triage as read; `role_name` keeps the role. */
-const LEGACY_PERMISSION: Record<StoredPermission, string> = { admin: 'admin', maintain: 'write', write: 'write', triage: 'read', read: 'read', none: 'none' };
+const LEGACY_PERMISSION: Record<StoredPermission, string> = {
+  admin: 'admin',
+  maintain: 'write',
+  write: 'write',
+  triage: 'read',
+  read: 'read',
+  none: 'none',
+};
 
 export async function startFakeGitHub(owner: string, repo: string): Promise<FakeGitHub> {
   let nextId = 1_900_000_000;
@@ -113,12 +137,25 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   const now = () => new Date((clock += 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const reactionIds = new WeakMap<StoredReaction, { id: number; created_at: string }>();
   const state: FakeGitHub = {
-    url: '', requests: [], unexpected: [], comments: [], forbidCreate: false,
-    pulls: new Map(), permissions: new Map(), reviews: [], statuses: [], reactions: [], limitNext: null, failNext: 0, down: false, routes: [],
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    url: '',
+    requests: [],
+    unexpected: [],
+    comments: [],
+    forbidCreate: false,
+    pulls: new Map(),
+    permissions: new Map(),
+    reviews: [],
+    statuses: [],
+    reactions: [],
+    limitNext: null,
+    failNext: 0,
+    down: false,
+    routes: [],
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
     seed: (c) => {
       const stored = { ...c, id: nextId++, created_at: now(), updated_at: now() };
       state.comments.push(stored);
@@ -132,9 +169,15 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   let base = '';
   const api = `/repos/${owner}/${repo}`;
   const renderUser = (u: { login: string; id: number; type: 'Bot' | 'User' }) => ({
-    login: u.login, id: u.id, node_id: `${u.type === 'Bot' ? 'MDM6Qm90' : 'MDQ6VXNlcj'}${u.id}`, avatar_url: `https://avatars.githubusercontent.com/u/${u.id}?v=4`,
-    gravatar_id: '', url: `https://api.github.com/users/${encodeURIComponent(u.login)}`, html_url: `https://github.com/${u.login}`,
-    type: u.type, site_admin: false,
+    login: u.login,
+    id: u.id,
+    node_id: `${u.type === 'Bot' ? 'MDM6Qm90' : 'MDQ6VXNlcj'}${u.id}`,
+    avatar_url: `https://avatars.githubusercontent.com/u/${u.id}?v=4`,
+    gravatar_id: '',
+    url: `https://api.github.com/users/${encodeURIComponent(u.login)}`,
+    html_url: `https://github.com/${u.login}`,
+    type: u.type,
+    site_admin: false,
   });
   const reactionCounts = (commentId: number) => {
     const counts: Record<string, number> = Object.fromEntries(REACTIONS.map((r) => [r, 0]));
@@ -163,9 +206,16 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   const renderRepo = (fullName: string) => {
     const [login = '', name = ''] = fullName.split('/');
     return {
-      id: 1296269, node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5', name, full_name: fullName, private: false,
-      owner: renderUser({ login, id: 1, type: 'User' }), html_url: `https://github.com/${fullName}`,
-      fork: fullName !== `${owner}/${repo}`, url: `${base}/repos/${fullName}`, default_branch: 'main',
+      id: 1296269,
+      node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5',
+      name,
+      full_name: fullName,
+      private: false,
+      owner: renderUser({ login, id: 1, type: 'User' }),
+      html_url: `https://github.com/${fullName}`,
+      fork: fullName !== `${owner}/${repo}`,
+      url: `${base}/repos/${fullName}`,
+      default_branch: 'main',
     };
   };
   const renderPull = (p: StoredPull) => ({
@@ -191,11 +241,18 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     draft: false,
     head: {
       label: p.head.repo ? `${p.head.repo.split('/')[0]}:${p.head.ref}` : p.head.ref,
-      ref: p.head.ref, sha: p.head.sha,
+      ref: p.head.ref,
+      sha: p.head.sha,
       user: p.head.repo ? renderUser({ login: p.head.repo.split('/')[0] ?? '', id: 1, type: 'User' }) : null,
       repo: p.head.repo ? renderRepo(p.head.repo) : null,
     },
-    base: { label: `${owner}:${p.base.ref}`, ref: p.base.ref, sha: p.base.sha, user: renderUser({ login: owner, id: 1, type: 'User' }), repo: renderRepo(`${owner}/${repo}`) },
+    base: {
+      label: `${owner}:${p.base.ref}`,
+      ref: p.base.ref,
+      sha: p.base.sha,
+      user: renderUser({ login: owner, id: 1, type: 'User' }),
+      repo: renderRepo(`${owner}/${repo}`),
+    },
     author_association: 'CONTRIBUTOR',
     merged: false,
     mergeable: null,
@@ -211,7 +268,10 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     state: REVIEW_STATES[r.event] ?? 'PENDING',
     html_url: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}`,
     pull_request_url: `${base}${api}/pulls/${r.pr}`,
-    _links: { html: { href: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}` }, pull_request: { href: `${base}${api}/pulls/${r.pr}` } },
+    _links: {
+      html: { href: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}` },
+      pull_request: { href: `${base}${api}/pulls/${r.pr}` },
+    },
     submitted_at: now(),
     commit_id: r.commitId,
     author_association: 'NONE',
@@ -225,17 +285,34 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       const url = new URL(req.url ?? '/', 'http://localhost');
       const body: unknown = text ? JSON.parse(text) : undefined;
       const method = req.method ?? '';
-      state.requests.push({ method, path: url.pathname + url.search, authorization: req.headers.authorization, userAgent: req.headers['user-agent'], body, at });
+      state.requests.push({
+        method,
+        path: url.pathname + url.search,
+        authorization: req.headers.authorization,
+        userAgent: req.headers['user-agent'],
+        body,
+        at,
+      });
       if (state.down) return void req.socket.destroy();
       // GitHub Enterprise Server serves the same REST API under /api/v3.
       const pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...headers });
+        res.writeHead(status, {
+          'content-type': 'application/json; charset=utf-8',
+          'x-github-api-version-selected': '2022-11-28',
+          ...headers,
+        });
         res.end(JSON.stringify(payload));
       };
-      const notFound = () => send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
+      const notFound = () =>
+        send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
       const invalid = (resource: string, field: string, message: string, docs: string) =>
-        send(422, { message: 'Validation Failed', errors: [{ resource, code: 'custom', field, message }], documentation_url: docs, status: '422' });
+        send(422, {
+          message: 'Validation Failed',
+          errors: [{ resource, code: 'custom', field, message }],
+          documentation_url: docs,
+          status: '422',
+        });
 
       if (state.failNext > 0) {
         state.failNext--;
@@ -243,10 +320,15 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       }
       if (state.limitNext && state.limitNext.count > 0 && (method === 'POST' || method === 'PATCH')) {
         state.limitNext.count--;
-        return send(state.limitNext.status, { message: SECONDARY_RATE_LIMIT_MESSAGE, documentation_url: SECONDARY_RATE_LIMIT_DOCS }, { 'retry-after': String(state.limitNext.retryAfter) });
+        return send(
+          state.limitNext.status,
+          { message: SECONDARY_RATE_LIMIT_MESSAGE, documentation_url: SECONDARY_RATE_LIMIT_DOCS },
+          { 'retry-after': String(state.limitNext.retryAfter) },
+        );
       }
 
-      const route = (pattern: string) => new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(pathname);
+      const route = (pattern: string) =>
+        new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(pathname);
       const list = route('/issues/(\\d+)/comments');
       const one = route('/issues/comments/(\\d+)');
       const pull = route('/pulls/(\\d+)');
@@ -261,7 +343,11 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       }
       if (list && method === 'POST' && typeof text_ === 'string') {
         if (state.forbidCreate) {
-          return send(403, { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest/issues/comments#create-an-issue-comment', status: '403' });
+          return send(403, {
+            message: 'Resource not accessible by integration',
+            documentation_url: 'https://docs.github.com/rest/issues/comments#create-an-issue-comment',
+            status: '403',
+          });
         }
         return send(201, render(state.seed({ issue: Number(list[1]), body: text_, user: ACTIONS_BOT })));
       }
@@ -285,7 +371,13 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           role_name: role,
           user: {
             ...renderUser({ login, id: 1000 + [...state.permissions.keys()].indexOf(login), type: 'User' }),
-            permissions: { admin: role === 'admin', maintain: ['admin', 'maintain'].includes(role), push: legacy === 'admin' || legacy === 'write', triage: role !== 'read' && role !== 'none', pull: role !== 'none' },
+            permissions: {
+              admin: role === 'admin',
+              maintain: ['admin', 'maintain'].includes(role),
+              push: legacy === 'admin' || legacy === 'write',
+              triage: role !== 'read' && role !== 'none',
+              pull: role !== 'none',
+            },
             role_name: role,
           },
         });
@@ -295,11 +387,19 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         if (!p) return notFound();
         const event = typeof fields.event === 'string' ? fields.event : '';
         if (event && !(event in REVIEW_STATES)) {
-          return invalid('PullRequestReview', 'event', `event is not included in the list`, 'https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request');
+          return invalid(
+            'PullRequestReview',
+            'event',
+            `event is not included in the list`,
+            'https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request',
+          );
         }
         const stored: StoredReview = {
-          id: nextId++, pr: p.number, commitId: typeof fields.commit_id === 'string' ? fields.commit_id : p.head.sha,
-          body: typeof text_ === 'string' ? text_ : '', event,
+          id: nextId++,
+          pr: p.number,
+          commitId: typeof fields.commit_id === 'string' ? fields.commit_id : p.head.sha,
+          body: typeof text_ === 'string' ? text_ : '',
+          event,
         };
         state.reviews.push(stored);
         return send(200, renderReview(stored));
@@ -308,19 +408,32 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         const docs = 'https://docs.github.com/rest/commits/statuses#create-a-commit-status';
         const st = fields.state;
         const description = typeof fields.description === 'string' ? fields.description : null;
-        if (typeof st !== 'string' || !STATUS_STATES.includes(st)) return invalid('Status', 'state', 'state is not included in the list', docs);
-        if (description !== null && description.length > 140) return invalid('Status', 'description', 'description is too long (maximum is 140 characters)', docs);
+        if (typeof st !== 'string' || !STATUS_STATES.includes(st))
+          return invalid('Status', 'state', 'state is not included in the list', docs);
+        if (description !== null && description.length > 140)
+          return invalid('Status', 'description', 'description is too long (maximum is 140 characters)', docs);
         const stored: StoredStatus = {
-          sha: statuses[1] ?? '', state: st, context: typeof fields.context === 'string' ? fields.context : 'default',
-          description: description ?? '', targetUrl: typeof fields.target_url === 'string' ? fields.target_url : null,
+          sha: statuses[1] ?? '',
+          state: st,
+          context: typeof fields.context === 'string' ? fields.context : 'default',
+          description: description ?? '',
+          targetUrl: typeof fields.target_url === 'string' ? fields.target_url : null,
         };
         state.statuses.push(stored);
         const id = nextId++;
         const at_ = now();
         return send(201, {
-          url: `${base}${api}/statuses/${stored.sha}`, avatar_url: `https://avatars.githubusercontent.com/in/15368?v=4`, id, node_id: `SC_kwDOM_${id}`,
-          state: stored.state, description: description, target_url: stored.targetUrl, context: stored.context,
-          created_at: at_, updated_at: at_, creator: renderUser(ACTIONS_BOT),
+          url: `${base}${api}/statuses/${stored.sha}`,
+          avatar_url: `https://avatars.githubusercontent.com/in/15368?v=4`,
+          id,
+          node_id: `SC_kwDOM_${id}`,
+          state: stored.state,
+          description: description,
+          target_url: stored.targetUrl,
+          context: stored.context,
+          created_at: at_,
+          updated_at: at_,
+          creator: renderUser(ACTIONS_BOT),
         });
       }
       if (reactions && method === 'POST') {
@@ -328,7 +441,12 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         if (!state.comments.some((c) => c.id === commentId)) return notFound();
         const content = fields.content;
         if (typeof content !== 'string' || !(REACTIONS as readonly string[]).includes(content)) {
-          return invalid('Reaction', 'content', 'content is not included in the list', 'https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment');
+          return invalid(
+            'Reaction',
+            'content',
+            'content is not included in the list',
+            'https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment',
+          );
         }
         // The same reaction by the same user again is answered 200 with the one already there.
         const again = state.reactions.find((r) => r.commentId === commentId && r.content === content);
@@ -338,12 +456,28 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           reactionIds.set(stored, { id: nextId++, created_at: now() });
         }
         const meta = reactionIds.get(stored) ?? { id: 0, created_at: now() };
-        return send(again ? 200 : 201, { id: meta.id, node_id: `REA_lADOM_${meta.id}`, user: renderUser(ACTIONS_BOT), content, created_at: meta.created_at });
+        return send(again ? 200 : 201, {
+          id: meta.id,
+          node_id: `REA_lADOM_${meta.id}`,
+          user: renderUser(ACTIONS_BOT),
+          content,
+          created_at: meta.created_at,
+        });
       }
       for (const extra of state.routes) {
-        const reply = extra({ method, path: pathname, query: url.searchParams, body, authorization: req.headers.authorization });
+        const reply = extra({
+          method,
+          path: pathname,
+          query: url.searchParams,
+          body,
+          authorization: req.headers.authorization,
+        });
         if (!reply) continue;
-        res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'x-github-api-version-selected': '2022-11-28', ...reply.headers });
+        res.writeHead(reply.status, {
+          'content-type': 'application/json; charset=utf-8',
+          'x-github-api-version-selected': '2022-11-28',
+          ...reply.headers,
+        });
         return void res.end(reply.raw ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body)));
       }
       state.unexpected.push(`${method} ${url.pathname}${url.search}`);

@@ -107,10 +107,15 @@ export async function postgresTestProvider(): Promise<TestProvider> {
 
 /** Remove every database and catalog row a test namespace left on a shared server. */
 async function dropNamespace(adminUrl: string, namespace: string, catalogDatabase: string): Promise<void> {
-  const rows = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [`${namespace}\\_%`]);
-  for (const { datname } of rows) await query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`);
+  const rows = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [
+    `${namespace}\\_%`,
+  ]);
+  for (const { datname } of rows)
+    await query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`);
   const catalogUrl = withDatabase(adminUrl, catalogDatabase);
-  const catalog = await query<{ ok: boolean }>(adminUrl, 'SELECT true AS ok FROM pg_database WHERE datname = $1', [catalogDatabase]);
+  const catalog = await query<{ ok: boolean }>(adminUrl, 'SELECT true AS ok FROM pg_database WHERE datname = $1', [
+    catalogDatabase,
+  ]);
   if (catalog.length === 0) return; // the provider was never used
   await query(catalogUrl, "SELECT 1 FROM pg_namespace WHERE nspname = 'consort'").then(async (r) => {
     if (r.length === 0) return;
@@ -119,7 +124,11 @@ async function dropNamespace(adminUrl: string, namespace: string, catalogDatabas
   });
 }
 
-export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

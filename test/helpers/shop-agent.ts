@@ -17,12 +17,18 @@ const LEFT_OUT: Record<ShopSuite, string[]> = { full: [], lean: ['test/orders.te
 
 /** The shop's .github/consort.yml with `agents.default` running `node <agent> [args]`, plus any extra YAML. */
 export async function shopConfigWithAgent(agent: string, extra = ''): Promise<string> {
-  const shopConfig = await readFile(fileURLToPath(new URL('../../examples/shop/.github/consort.yml', import.meta.url)), 'utf8');
+  const shopConfig = await readFile(
+    fileURLToPath(new URL('../../examples/shop/.github/consort.yml', import.meta.url)),
+    'utf8',
+  );
   return `${shopConfig}agents:\n  default:\n    backend: command\n    command: node ${agent}\n${extra}`;
 }
 
 export async function shopRepoWithAgent(agent: string, extra = '', suite: ShopSuite = 'full'): Promise<ScenarioRepo> {
-  return scenarioRepo(null, { baseFiles: [{ file: '.github/consort.yml', content: await shopConfigWithAgent(agent, extra) }], leaveOut: LEFT_OUT[suite] });
+  return scenarioRepo(null, {
+    baseFiles: [{ file: '.github/consort.yml', content: await shopConfigWithAgent(agent, extra) }],
+    leaveOut: LEFT_OUT[suite],
+  });
 }
 
 /** Registers beforeAll/afterAll for a suite on the shop with this agent and a local provider; read the fields in tests. */

@@ -53,15 +53,26 @@ describe('the test template', () => {
     const first = await prepareTestTemplate(p, { root: project, poolSize: 2, env: {} });
     expect(first).toMatchObject({ reused: false, pool: { size: 2, ready: 2 } });
     expect(first.name).toMatch(/^tests-[0-9a-f]{12}$/);
-    expect(await query(await p.connectionUri(first.name), 'SELECT body FROM notes ORDER BY id')).toEqual([{ body: 'seeded one' }, { body: 'seeded two' }]);
+    expect(await query(await p.connectionUri(first.name), 'SELECT body FROM notes ORDER BY id')).toEqual([
+      { body: 'seeded one' },
+      { body: 'seeded two' },
+    ]);
     expect((await prepareTestTemplate(p, { root: project, poolSize: 2, env: {} })).reused).toBe(true);
 
     // A new migration is a new template; the old one (no lease out) goes.
-    await writeFile(path.join(project, 'migrations', '1730000100000_add_tag.sql'), '-- Up Migration\nALTER TABLE notes ADD COLUMN tag text;\n-- Down Migration\nALTER TABLE notes DROP COLUMN tag;\n');
+    await writeFile(
+      path.join(project, 'migrations', '1730000100000_add_tag.sql'),
+      '-- Up Migration\nALTER TABLE notes ADD COLUMN tag text;\n-- Down Migration\nALTER TABLE notes DROP COLUMN tag;\n',
+    );
     try {
       const second = await prepareTestTemplate(p, { root: project, poolSize: 1, env: {} });
       expect(second).toMatchObject({ reused: false, removed: [first.name] });
-      expect(await query(await p.connectionUri(second.name), "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'tag'")).toEqual([{ n: 1 }]);
+      expect(
+        await query(
+          await p.connectionUri(second.name),
+          "SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'tag'",
+        ),
+      ).toEqual([{ n: 1 }]);
       expect(await p.get(first.name)).toBeUndefined();
       await p.delete(second.name);
     } finally {
@@ -118,11 +129,19 @@ describe('a test run', () => {
   it('prepares the template, hands workers a spec, refills the pool as they take from it and returns what they leave', async () => {
     const snapshot = await p.snapshot();
     // The postgres provider on the shared server, in this file's namespace: what the tests' own runs use.
-    const env = { CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: snapshot.adminUrl, CONSORT_NAMESPACE: t.namespace, CONSORT_POSTGRES_CLONE: snapshot.known.mode === 'clone' ? '1' : '0' };
+    const env = {
+      CONSORT_PROVIDER: 'postgres',
+      CONSORT_POSTGRES_URL: snapshot.adminUrl,
+      CONSORT_NAMESPACE: t.namespace,
+      CONSORT_POSTGRES_CLONE: snapshot.known.mode === 'clone' ? '1' : '0',
+    };
     const run = await startTestDatabases({ root: project, poolSize: 2, processEnv: env });
     try {
       const spec = parseRunSpec(JSON.stringify(run.spec));
-      expect(spec).toMatchObject({ envName: 'DATABASE_URL', settings: { namespace: t.namespace, known: { mode: snapshot.known.mode } } });
+      expect(spec).toMatchObject({
+        envName: 'DATABASE_URL',
+        settings: { namespace: t.namespace, known: { mode: snapshot.known.mode } },
+      });
 
       // Two files lease at once (the pool's two copies), one more copies; the run refills behind them.
       const files = await Promise.all([leaseForFile(spec), leaseForFile(spec), leaseForFile(spec)]);

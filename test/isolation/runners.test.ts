@@ -31,11 +31,18 @@ beforeAll(async () => {
   // As npm installs them: consort-db itself (this repository, built) and the project's own tools.
   await mkdir(path.join(project, 'node_modules/@jest'), { recursive: true });
   await symlink(REPO, path.join(project, 'node_modules/consort-db'));
-  for (const dep of ['pg', 'jest', 'vitest', 'vite', '@jest/globals']) await symlink(path.join(REPO, 'node_modules', dep), path.join(project, 'node_modules', dep));
+  for (const dep of ['pg', 'jest', 'vitest', 'vite', '@jest/globals'])
+    await symlink(path.join(REPO, 'node_modules', dep), path.join(project, 'node_modules', dep));
   // The postgres provider on the shared server, in this file's namespace (no server of its own to boot).
   env = {
-    PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: os.tmpdir(), NO_COLOR: '1', CI: 'true',
-    CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: adminUrl, CONSORT_NAMESPACE: t.namespace,
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TMPDIR: os.tmpdir(),
+    NO_COLOR: '1',
+    CI: 'true',
+    CONSORT_PROVIDER: 'postgres',
+    CONSORT_POSTGRES_URL: adminUrl,
+    CONSORT_NAMESPACE: t.namespace,
     CONSORT_POSTGRES_CLONE: known.mode === 'clone' ? '1' : '0',
   };
 });
@@ -51,25 +58,38 @@ async function leasesLeft(): Promise<string[]> {
 /** After a run, no lease is live: each was dropped, or expired for the next sweep to drop. */
 async function noLiveLease(): Promise<void> {
   const now = Date.now();
-  for (const b of (await t.provider.list()).filter((x) => isLeaseName(x.name))) expect(b.expiresAt!.getTime()).toBeLessThanOrEqual(now);
+  for (const b of (await t.provider.list()).filter((x) => isLeaseName(x.name)))
+    expect(b.expiresAt!.getTime()).toBeLessThanOrEqual(now);
 }
 
 async function runIn(args: string[]): Promise<string> {
-  const { stdout, stderr } = await exec(process.execPath, args, { cwd: project, env, timeout: 120_000, maxBuffer: 8 << 20 }).catch((e: { stdout?: string; stderr?: string; message: string }) => {
+  const { stdout, stderr } = await exec(process.execPath, args, {
+    cwd: project,
+    env,
+    timeout: 120_000,
+    maxBuffer: 8 << 20,
+  }).catch((e: { stdout?: string; stderr?: string; message: string }) => {
     throw new Error(`${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
   });
   return `${stdout}\n${stderr}`;
 }
 
 it('jest: each test file gets its own branch of the migrated, seeded template, returned afterwards', async () => {
-  const out = await runIn(['--experimental-vm-modules', path.join(REPO, 'node_modules/jest/bin/jest.js'), '--ci', '--maxWorkers=2']);
+  const out = await runIn([
+    '--experimental-vm-modules',
+    path.join(REPO, 'node_modules/jest/bin/jest.js'),
+    '--ci',
+    '--maxWorkers=2',
+  ]);
   expect(out).toMatch(/Tests:\s+3 passed, 3 total/);
   expect(out).toMatch(/Preparing the test template tests-[0-9a-f]{12}/);
   await noLiveLease();
   const template = (await t.provider.list()).find((b) => /^tests-/.test(b.name))!;
   expect(await t.provider.poolStatus(template.name)).toEqual([{ template: template.name, size: 2, ready: 2 }]);
   // The template itself is as the seed left it: the files' rows went with their leases.
-  expect(await query(await t.provider.connectionUri(template.name), 'SELECT count(*)::int AS n FROM notes')).toEqual([{ n: 2 }]);
+  expect(await query(await t.provider.connectionUri(template.name), 'SELECT count(*)::int AS n FROM notes')).toEqual([
+    { n: 2 },
+  ]);
 });
 
 it('vitest: the file-scoped database fixture, on the template the jest run left warm', async () => {
@@ -82,7 +102,12 @@ it('vitest: the file-scoped database fixture, on the template the jest run left 
 it('the CLI leases a branch of the template for any language and takes it back by its URL; nothing of the runs is left', async () => {
   const template = (await t.provider.list()).find((b) => /^tests-/.test(b.name))!.name;
   const cli = path.join(REPO, 'bin/consort.js');
-  const lease = JSON.parse(await exec(process.execPath, [cli, 'branch', 'lease', template, '--ttl', '10m', '--json'], { cwd: project, env }).then((r) => r.stdout)) as { name: string; url: string; pooled: boolean; expiresAt: string };
+  const lease = JSON.parse(
+    await exec(process.execPath, [cli, 'branch', 'lease', template, '--ttl', '10m', '--json'], {
+      cwd: project,
+      env,
+    }).then((r) => r.stdout),
+  ) as { name: string; url: string; pooled: boolean; expiresAt: string };
   expect(lease).toMatchObject({ pooled: true, url: expect.stringContaining(lease.name) });
   expect(Date.parse(lease.expiresAt) - Date.now()).toBeLessThanOrEqual(10 * 60_000);
   expect(await query(lease.url, 'SELECT count(*)::int AS n FROM notes')).toEqual([{ n: 2 }]);

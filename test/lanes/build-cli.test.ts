@@ -15,7 +15,18 @@ const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    args,
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
@@ -36,7 +47,9 @@ describe('consort feature / run / status / approve / log', () => {
     };
     await writeFile(path.join(repo, 'consort.config.json'), JSON.stringify(config, null, 2));
     await exec('git', ['init', '-q'], { cwd: repo });
-    await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init'], { cwd: repo });
+    await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init'], {
+      cwd: repo,
+    });
     await exec('git', ['add', '-A'], { cwd: repo });
     await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'config'], { cwd: repo });
   });
@@ -46,10 +59,18 @@ describe('consort feature / run / status / approve / log', () => {
   });
 
   it('starts a feature with its request', async () => {
-    const r = await cli(['-C', repo, 'feature', 'new', 'phones', '--request', 'Customers want phone numbers.', '--json'], env);
+    const r = await cli(
+      ['-C', repo, 'feature', 'new', 'phones', '--request', 'Customers want phone numbers.', '--json'],
+      env,
+    );
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ feature: '001-phones', dir: expect.stringMatching(/\.consort\/features\/001-phones$/) });
-    expect(await readFile(path.join(repo, '.consort/features/001-phones/feature-request.md'), 'utf8')).toBe('Customers want phone numbers.\n');
+    expect(JSON.parse(r.stdout)).toEqual({
+      feature: '001-phones',
+      dir: expect.stringMatching(/\.consort\/features\/001-phones$/),
+    });
+    expect(await readFile(path.join(repo, '.consort/features/001-phones/feature-request.md'), 'utf8')).toBe(
+      'Customers want phone numbers.\n',
+    );
     const again = await cli(['-C', repo, 'feature', 'new', 'phones'], env);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('already exists') });
     expect((await cli(['-C', repo, 'feature', 'new', 'Bad_Slug'], env)).code).toBe(1);
@@ -60,9 +81,14 @@ describe('consort feature / run / status / approve / log', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Next for 001-phones (dry run, nothing done):');
     expect(r.stdout).toContain('run a spec-author turn (spec) on branch f001-design');
-    const json = JSON.parse((await cli(['-C', repo, 'run', '--dry-run', '--json'], env)).stdout) as { effects: { type: string }[] };
+    const json = JSON.parse((await cli(['-C', repo, 'run', '--dry-run', '--json'], env)).stdout) as {
+      effects: { type: string }[];
+    };
     expect(json.effects.map((e) => e.type)).toEqual(['log', 'log', 'run-turn']);
-    expect(JSON.parse((await cli(['-C', repo, 'status', '001', '--json'], env)).stdout)).toMatchObject({ step: 'design', turns: { count: 0 } });
+    expect(JSON.parse((await cli(['-C', repo, 'status', '001', '--json'], env)).stdout)).toMatchObject({
+      step: 'design',
+      turns: { count: 0 },
+    });
   });
 
   it('runs one turn with --max-turns 1 and reports where it stopped', async () => {
@@ -75,15 +101,23 @@ describe('consort feature / run / status / approve / log', () => {
     expect(status.stdout).toMatch(/turns: {2}1 \(1 accepted\); tokens in 100, out 40; cost \$0\.0010/);
     const log = await cli(['-C', repo, 'log', 'phones'], env);
     expect(log.stdout).toMatch(/turn\.usage\s+turn-0001 spec-author spec accepted/);
-    expect(log.stdout).toMatch(/artifact\.written\s+\.consort\/features\/001-phones\/feature-spec\.json by spec-author/);
-    expect(JSON.parse((await cli(['-C', repo, 'log', 'phones', '--json'], env)).stdout)[0]).toMatchObject({ type: 'phase.start', phase: 'design' });
+    expect(log.stdout).toMatch(
+      /artifact\.written\s+\.consort\/features\/001-phones\/feature-spec\.json by spec-author/,
+    );
+    expect(JSON.parse((await cli(['-C', repo, 'log', 'phones', '--json'], env)).stdout)[0]).toMatchObject({
+      type: 'phase.start',
+      phase: 'design',
+    });
   }, 120_000);
 
   it('refuses approvals that do not fit, with one-line errors and exit codes', async () => {
     const early = await cli(['-C', repo, 'approve', 'phones', 'spec', '--as', 'Ada'], env);
     expect(early).toMatchObject({ code: 1, stderr: expect.stringContaining('is not at the spec gate') });
     expect((await cli(['-C', repo, 'approve', 'phones', 'spec'], env)).code).toBe(2);
-    expect(await cli(['-C', repo, 'approve', 'phones', 'launch', '--as', 'Ada'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown gate "launch"') });
+    expect(await cli(['-C', repo, 'approve', 'phones', 'launch', '--as', 'Ada'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('Unknown gate "launch"'),
+    });
     expect((await cli(['-C', repo, 'run', 'phones', '--until', 'launch'], env)).code).toBe(2); // a usage error
   });
 

@@ -19,16 +19,44 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 function request(over: Partial<AgentTurnRequest> = {}): AgentTurnRequest {
   const plan = {
-    id: 'turn-0003', role: 'navigator' as const, step: 'red' as const, item: { id: 'T1', ac: 'AC1', kind: 'behavior' as const, title: 't', status: 'pending' as const },
-    attempt: 0, note: null, failure: null, branch: 'f001-t1', forkAhead: null, experiment: null, frozen: [], writes: policy().writes.navigator,
+    id: 'turn-0003',
+    role: 'navigator' as const,
+    step: 'red' as const,
+    item: { id: 'T1', ac: 'AC1', kind: 'behavior' as const, title: 't', status: 'pending' as const },
+    attempt: 0,
+    note: null,
+    failure: null,
+    branch: 'f001-t1',
+    forkAhead: null,
+    experiment: null,
+    frozen: [],
+    writes: policy().writes.navigator,
   };
   const built = buildContextPack({
-    feature: FEATURE, featureDir: FDIR, plan, instructions: '# Navigator', reads: ['**'], files: [], contents: {}, acceptanceCriteria: [], schema: null,
+    feature: FEATURE,
+    featureDir: FDIR,
+    plan,
+    instructions: '# Navigator',
+    reads: ['**'],
+    files: [],
+    contents: {},
+    acceptanceCriteria: [],
+    schema: null,
     layout: { tests: ['test/**'], migrations: 'migrations', suite: 'npm test' },
   });
   return {
-    role: 'navigator', step: 'red', feature: FEATURE, item: 'T1', instructions: '# Navigator', contextPack: built, workspace: dir,
-    writes: plan.writes, branchUrl: URL_WITH_SECRET, model: 'scripted-1', budget: { timeoutMs: 20_000 }, ...over,
+    role: 'navigator',
+    step: 'red',
+    feature: FEATURE,
+    item: 'T1',
+    instructions: '# Navigator',
+    contextPack: built,
+    workspace: dir,
+    writes: plan.writes,
+    branchUrl: URL_WITH_SECRET,
+    model: 'scripted-1',
+    budget: { timeoutMs: 20_000 },
+    ...over,
   };
 }
 
@@ -38,10 +66,21 @@ describe('the command backend', () => {
     const backend = commandBackend({ command: `node ${SCRIPT} ${out}`, urlVars: ['TEST_DATABASE_URL'] });
     const result = await backend.runTurn(request());
     expect(result.exit).toEqual({ kind: 'done' });
-    const seen = JSON.parse(await readFile(out, 'utf8')) as { env: Record<string, string | null>; cwd: string; pack: { turn: string; role: string }; markdown: string };
+    const seen = JSON.parse(await readFile(out, 'utf8')) as {
+      env: Record<string, string | null>;
+      cwd: string;
+      pack: { turn: string; role: string };
+      markdown: string;
+    };
     expect(seen.env).toEqual({
-      CONSORT_ROLE: 'navigator', CONSORT_STEP: 'red', CONSORT_FEATURE: FEATURE, CONSORT_ITEM: 'T1', CONSORT_MODEL: 'scripted-1',
-      DATABASE_URL: URL_WITH_SECRET, TEST_DATABASE_URL: URL_WITH_SECRET, PGDATABASE: 'f001-t1',
+      CONSORT_ROLE: 'navigator',
+      CONSORT_STEP: 'red',
+      CONSORT_FEATURE: FEATURE,
+      CONSORT_ITEM: 'T1',
+      CONSORT_MODEL: 'scripted-1',
+      DATABASE_URL: URL_WITH_SECRET,
+      TEST_DATABASE_URL: URL_WITH_SECRET,
+      PGDATABASE: 'f001-t1',
     });
     expect(await realpath(seen.cwd)).toBe(await realpath(dir));
     expect(seen.pack).toMatchObject({ turn: 'turn-0003', role: 'navigator' });
@@ -55,17 +94,31 @@ describe('the command backend', () => {
 
   it('leaves CONSORT_ITEM unset for a turn about no item', async () => {
     const out = path.join(dir, 'noitem.json');
-    await commandBackend({ command: `node ${SCRIPT} ${out}` }).runTurn(request({ item: null, role: 'spec-author', step: 'spec' }));
-    expect(JSON.parse(await readFile(out, 'utf8')).env).toMatchObject({ CONSORT_ITEM: null, CONSORT_ROLE: 'spec-author', CONSORT_STEP: 'spec' });
+    await commandBackend({ command: `node ${SCRIPT} ${out}` }).runTurn(
+      request({ item: null, role: 'spec-author', step: 'spec' }),
+    );
+    expect(JSON.parse(await readFile(out, 'utf8')).env).toMatchObject({
+      CONSORT_ITEM: null,
+      CONSORT_ROLE: 'spec-author',
+      CONSORT_STEP: 'spec',
+    });
   });
 
   it('reads a summary and token usage from CONSORT_RESULT', async () => {
-    const result = await commandBackend({ command: `node ${SCRIPT} ${path.join(dir, 'r.json')} result` }).runTurn(request());
-    expect(result).toMatchObject({ summary: 'wrote the spec', usage: { inputTokens: 1200, outputTokens: 300, costUsd: 0.02 }, exit: { kind: 'done' } });
+    const result = await commandBackend({ command: `node ${SCRIPT} ${path.join(dir, 'r.json')} result` }).runTurn(
+      request(),
+    );
+    expect(result).toMatchObject({
+      summary: 'wrote the spec',
+      usage: { inputTokens: 1200, outputTokens: 300, costUsd: 0.02 },
+      exit: { kind: 'done' },
+    });
   });
 
   it('reports a non-zero exit as a failed turn, with its last words', async () => {
-    const result = await commandBackend({ command: `node ${SCRIPT} ${path.join(dir, 'f.json')} fail` }).runTurn(request());
+    const result = await commandBackend({ command: `node ${SCRIPT} ${path.join(dir, 'f.json')} fail` }).runTurn(
+      request(),
+    );
     expect(result.exit).toEqual({ kind: 'failed', message: 'exit 3: cannot do it' });
   });
 

@@ -24,30 +24,66 @@ it('adopts the smallest green attempt and refuses the one that touched a test', 
   const { config } = await loadConfig(shop.repo.dir);
   const { feature } = await createFeature(shop.repo.dir, 'phones', 'Phone numbers.');
   const lines: string[] = [];
-  const r = await runBuildLane({ workspace: shop.repo.dir, config, feature, provider: shop.t.provider, env: process.env, gateMode: 'proxy', experiments: 3, log: (l) => lines.push(l) });
+  const r = await runBuildLane({
+    workspace: shop.repo.dir,
+    config,
+    feature,
+    provider: shop.t.provider,
+    env: process.env,
+    gateMode: 'proxy',
+    experiments: 3,
+    log: (l) => lines.push(l),
+  });
   if (r.stop !== 'done') console.log(lines.join('\n'), r.message);
   expect(r).toMatchObject({ stop: 'done', state: { phase: 'done' } });
 
   const store = new FeatureStore(shop.repo.dir, feature);
   const green = (await store.turns()).filter((x) => x.step === 'green');
-  expect(green.map((x) => [x.id, x.verdict])).toEqual([['turn-0006', 'rejected'], ['turn-0007', 'accepted'], ['turn-0008', 'refused']]);
+  expect(green.map((x) => [x.id, x.verdict])).toEqual([
+    ['turn-0006', 'rejected'],
+    ['turn-0007', 'accepted'],
+    ['turn-0008', 'refused'],
+  ]);
   expect(green[0]!.reason).toMatch(/not picked \(fewest changed lines.*\): \d+ changed lines vs \d+/);
   expect(green[2]!.refused).toEqual(['test/phones.test.js']);
   const events = await store.events();
-  expect(events.find((e) => e.type === 'cycle.experiments')).toMatchObject({ item: 'T1', of: 3, green: [1, 2], picked: 2 });
+  expect(events.find((e) => e.type === 'cycle.experiments')).toMatchObject({
+    item: 'T1',
+    of: 3,
+    green: [1, 2],
+    picked: 2,
+  });
 
   // The workspace holds exactly the minimal attempt, committed as the driver's GREEN.
   const source = await readFile(path.join(shop.repo.dir, 'src/customers.js'), 'utf8');
-  expect(source).toContain("[id, String(phone).trim()]");
+  expect(source).toContain('[id, String(phone).trim()]');
   expect(source).not.toContain('normalizePhone');
   expect(existsSync(path.join(shop.repo.dir, 'migrations/1730000400000_add_customer_phone.sql'))).toBe(true);
   const log = (await exec('git', ['log', '--format=%s'], { cwd: shop.repo.dir })).stdout;
   expect(log).toContain(`consort(driver): green ${feature}/T1 (experiment 2 of 3)`);
-  const changed = (await exec('git', ['show', '--name-only', '--format=', `HEAD~${log.split('\n').findIndex((l) => l.includes('(experiment 2 of 3)'))}`], { cwd: shop.repo.dir })).stdout.trim().split('\n');
+  const changed = (
+    await exec(
+      'git',
+      [
+        'show',
+        '--name-only',
+        '--format=',
+        `HEAD~${log.split('\n').findIndex((l) => l.includes('(experiment 2 of 3)'))}`,
+      ],
+      { cwd: shop.repo.dir },
+    )
+  ).stdout
+    .trim()
+    .split('\n');
   expect(changed.sort()).toEqual(['migrations/1730000400000_add_customer_phone.sql', 'src/customers.js']);
 
   // Nothing left behind: no worktree, no sibling folder, no branch but the baseline.
-  expect((await exec('git', ['worktree', 'list', '--porcelain'], { cwd: shop.repo.dir })).stdout.match(/^worktree /gm)).toHaveLength(1);
-  for (const id of ['turn-0006', 'turn-0007', 'turn-0008']) expect(existsSync(`${shop.repo.dir}-consort-${id}`)).toBe(false);
-  expect((await shop.t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'))).toEqual([]);
+  expect(
+    (await exec('git', ['worktree', 'list', '--porcelain'], { cwd: shop.repo.dir })).stdout.match(/^worktree /gm),
+  ).toHaveLength(1);
+  for (const id of ['turn-0006', 'turn-0007', 'turn-0008'])
+    expect(existsSync(`${shop.repo.dir}-consort-${id}`)).toBe(false);
+  expect(
+    (await shop.t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-')),
+  ).toEqual([]);
 }, 180_000);

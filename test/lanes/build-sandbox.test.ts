@@ -22,7 +22,15 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-const phoneColumns = async (url: string) => Number((await query<{ n: string }>(url, "SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'"))[0]!.n);
+const phoneColumns = async (url: string) =>
+  Number(
+    (
+      await query<{ n: string }>(
+        url,
+        "SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'",
+      )
+    )[0]!.n,
+  );
 
 it('keeps a sandbox between turns, and forks it afresh once invalidated', async () => {
   const { config } = await loadConfig(repo.dir);

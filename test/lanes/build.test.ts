@@ -54,29 +54,64 @@ describe('the TDD lane on the example shop', () => {
 
   beforeAll(async () => {
     const { config } = await loadConfig(repo.dir);
-    feature = (await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')).feature;
+    feature = (
+      await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')
+    ).feature;
     store = new FeatureStore(repo.dir, feature);
-    run = (extra = {}) => runBuildLane({ workspace: repo.dir, config, feature, provider: t.provider, env: process.env, log: (l) => lines.push(l), ...extra });
+    run = (extra = {}) =>
+      runBuildLane({
+        workspace: repo.dir,
+        config,
+        feature,
+        provider: t.provider,
+        env: process.env,
+        log: (l) => lines.push(l),
+        ...extra,
+      });
   });
 
-  it('designs the feature with four roles and stops at the spec gate', async () => {
-    const r = await run();
-    expect(r).toMatchObject({ stop: 'awaiting-approval', state: { step: 'awaiting-approval', gate: 'spec', phase: 'design' } });
-    const turns = await store.turns();
-    expect(turns.map((x) => `${x.role}:${x.verdict}`)).toEqual(['spec-author:accepted', 'architect-reviewer:accepted', 'dba:accepted', 'test-strategist:accepted']);
-    // The dba's DATABASE_URL was a fork of the seeded baseline with the migrations applied.
-    const db = JSON.parse(await readFile(store.file('db-design.json'), 'utf8')) as { summary: string };
-    expect(db.summary).toMatch(/customers \(300 rows on the branch\)/);
-    expect(turns[0]).toMatchObject({ backend: 'command', usage: { inputTokens: 100, outputTokens: 40, costUsd: 0.001 }, filesChanged: [`.consort/features/${feature}/feature-spec.json`] });
-    expect(await git('log', '--format=%s')).toContain(`consort(spec-author): spec ${feature}`);
-  }, SLOW);
+  it(
+    'designs the feature with four roles and stops at the spec gate',
+    async () => {
+      const r = await run();
+      expect(r).toMatchObject({
+        stop: 'awaiting-approval',
+        state: { step: 'awaiting-approval', gate: 'spec', phase: 'design' },
+      });
+      const turns = await store.turns();
+      expect(turns.map((x) => `${x.role}:${x.verdict}`)).toEqual([
+        'spec-author:accepted',
+        'architect-reviewer:accepted',
+        'dba:accepted',
+        'test-strategist:accepted',
+      ]);
+      // The dba's DATABASE_URL was a fork of the seeded baseline with the migrations applied.
+      const db = JSON.parse(await readFile(store.file('db-design.json'), 'utf8')) as { summary: string };
+      expect(db.summary).toMatch(/customers \(300 rows on the branch\)/);
+      expect(turns[0]).toMatchObject({
+        backend: 'command',
+        usage: { inputTokens: 100, outputTokens: 40, costUsd: 0.001 },
+        filesChanged: [`.consort/features/${feature}/feature-spec.json`],
+      });
+      expect(await git('log', '--format=%s')).toContain(`consort(spec-author): spec ${feature}`);
+    },
+    SLOW,
+  );
 
   it('lets only a named human approve, and only valid artifacts', async () => {
-    await expect(approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'proxy' })).rejects.toThrow(/reserved for headless/);
-    await expect(approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Ada' })).rejects.toThrow(/not at the merge gate/);
+    await expect(approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'proxy' })).rejects.toThrow(
+      /reserved for headless/,
+    );
+    await expect(approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Ada' })).rejects.toThrow(
+      /not at the merge gate/,
+    );
     const ok = await approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'Ada Lovelace' });
     expect(ok.hash).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect((await store.gates()).gates.spec?.approval).toMatchObject({ approver: 'Ada Lovelace', proxy: false, hash: ok.hash });
+    expect((await store.gates()).gates.spec?.approval).toMatchObject({
+      approver: 'Ada Lovelace',
+      proxy: false,
+      hash: ok.hash,
+    });
   });
 
   it('fails closed: an edit after approval withdraws it, line endings and blank lines do not', async () => {
@@ -89,61 +124,91 @@ describe('the TDD lane on the example shop', () => {
     await writeFile(file, `${original.replace(/\n/g, '  \r\n')}\r\n\r\n`);
   });
 
-  it('steps through T1 one effect at a time, each by a fresh driver, refusing the driver that edits a test', async () => {
-    for (let i = 0; i < 200; i++) {
-      const r = await run({ maxEffects: 1 });
-      expect(['max-effects']).toContain(r.stop);
-      if (r.state.step === 'prove-green') break;
-    }
-    const state = (await store.load()).state;
-    expect(state).toMatchObject({ step: 'prove-green', items: [{ id: 'T1', status: 'red' }, { id: 'T2', status: 'pending' }] });
-    const turns = await store.turns();
-    const redTurns = turns.filter((x) => x.step === 'red');
-    // Attempt 1 was born green: rejected by the conductor's own suite run.
-    expect(redTurns.map((x) => x.verdict)).toEqual(['rejected', 'accepted']);
-    expect(redTurns[0]!.reason).toMatch(/born green/);
-    const refused = turns.find((x) => x.step === 'green' && x.verdict === 'refused');
-    expect(refused?.refused).toEqual(['test/phones.test.js']);
-    // The refused change is gone from the tree, and the frozen test is what RED proved.
-    expect(await readFile(path.join(repo.dir, 'test/phones.test.js'), 'utf8')).toContain("expect(typeof customers.setCustomerPhone).toBe('function');");
-    expect(contentHash(await readFile(path.join(repo.dir, 'test/phones.test.js'), 'utf8'))).toBe(state.frozen['test/phones.test.js']);
-  }, 2 * SLOW); // ~40 fresh drivers and four proofs, each proof in its own worktree: slow on a loaded machine
+  it(
+    'steps through T1 one effect at a time, each by a fresh driver, refusing the driver that edits a test',
+    async () => {
+      for (let i = 0; i < 200; i++) {
+        const r = await run({ maxEffects: 1 });
+        expect(['max-effects']).toContain(r.stop);
+        if (r.state.step === 'prove-green') break;
+      }
+      const state = (await store.load()).state;
+      expect(state).toMatchObject({
+        step: 'prove-green',
+        items: [
+          { id: 'T1', status: 'red' },
+          { id: 'T2', status: 'pending' },
+        ],
+      });
+      const turns = await store.turns();
+      const redTurns = turns.filter((x) => x.step === 'red');
+      // Attempt 1 was born green: rejected by the conductor's own suite run.
+      expect(redTurns.map((x) => x.verdict)).toEqual(['rejected', 'accepted']);
+      expect(redTurns[0]!.reason).toMatch(/born green/);
+      const refused = turns.find((x) => x.step === 'green' && x.verdict === 'refused');
+      expect(refused?.refused).toEqual(['test/phones.test.js']);
+      // The refused change is gone from the tree, and the frozen test is what RED proved.
+      expect(await readFile(path.join(repo.dir, 'test/phones.test.js'), 'utf8')).toContain(
+        "expect(typeof customers.setCustomerPhone).toBe('function');",
+      );
+      expect(contentHash(await readFile(path.join(repo.dir, 'test/phones.test.js'), 'utf8'))).toBe(
+        state.frozen['test/phones.test.js'],
+      );
+    },
+    2 * SLOW,
+  ); // ~40 fresh drivers and four proofs, each proof in its own worktree: slow on a loaded machine
 
-  it('runs on until it is killed in the middle of GREEN for T2', async () => {
-    const controller = new AbortController();
-    const marker = path.join(agentState, 'green-t2-started');
-    const watch = setInterval(() => existsSync(marker) && controller.abort(), 50);
-    let r: BuildRunResult;
-    try {
-      r = await run({ signal: controller.signal });
-    } finally {
-      clearInterval(watch);
-    }
-    expect(r).toMatchObject({ stop: 'interrupted', state: { step: 'green', items: [{ status: 'refactored' }, { status: 'red' }] } });
-    // What a killed process leaves: half a change in the tree, the turn in flight in the journal, a branch.
-    expect(existsSync(path.join(repo.dir, 'src/phones-wip.js'))).toBe(true);
-    const journal = await store.load();
-    expect(journal.inFlight?.base).toMatch(/^[0-9a-f]{40}$/);
-    const plan = journal.pending[journal.done];
-    if (plan?.type !== 'run-turn') throw new Error('expected the GREEN turn in flight');
-    await t.provider.create({ name: plan.turn.branch, parent: 'main' });
-    // T2's first RED had a syntax error: red for the wrong reason, back to the navigator.
-    const t2red = (await store.turns()).filter((x) => x.step === 'red' && x.item === 'T2');
-    expect(t2red.map((x) => x.verdict)).toEqual(['rejected', 'accepted']);
-    expect(t2red[0]!.reason).toMatch(/red for the wrong reason/);
-  }, SLOW);
+  it(
+    'runs on until it is killed in the middle of GREEN for T2',
+    async () => {
+      const controller = new AbortController();
+      const marker = path.join(agentState, 'green-t2-started');
+      const watch = setInterval(() => existsSync(marker) && controller.abort(), 50);
+      let r: BuildRunResult;
+      try {
+        r = await run({ signal: controller.signal });
+      } finally {
+        clearInterval(watch);
+      }
+      expect(r).toMatchObject({
+        stop: 'interrupted',
+        state: { step: 'green', items: [{ status: 'refactored' }, { status: 'red' }] },
+      });
+      // What a killed process leaves: half a change in the tree, the turn in flight in the journal, a branch.
+      expect(existsSync(path.join(repo.dir, 'src/phones-wip.js'))).toBe(true);
+      const journal = await store.load();
+      expect(journal.inFlight?.base).toMatch(/^[0-9a-f]{40}$/);
+      const plan = journal.pending[journal.done];
+      if (plan?.type !== 'run-turn') throw new Error('expected the GREEN turn in flight');
+      await t.provider.create({ name: plan.turn.branch, parent: 'main' });
+      // T2's first RED had a syntax error: red for the wrong reason, back to the navigator.
+      const t2red = (await store.turns()).filter((x) => x.step === 'red' && x.item === 'T2');
+      expect(t2red.map((x) => x.verdict)).toEqual(['rejected', 'accepted']);
+      expect(t2red[0]!.reason).toMatch(/red for the wrong reason/);
+    },
+    SLOW,
+  );
 
-  it('resumes from .consort/ with a fresh driver, discards the half-done turn and reaches the merge gate', async () => {
-    const r = await run();
-    expect(r).toMatchObject({ stop: 'awaiting-approval', state: { phase: 'merge', gate: 'merge', items: [{ status: 'refactored' }, { status: 'refactored' }] } });
-    expect(existsSync(path.join(repo.dir, 'src/phones-wip.js'))).toBe(false);
-    expect(await git('log', '--all', '--format=%H', '--', 'src/phones-wip.js')).toBe('');
-    // A clean stop commits the conductor's records too: nothing is left uncommitted.
-    expect(await git('status', '--porcelain', '--untracked-files=all')).toBe('');
-  }, SLOW);
+  it(
+    'resumes from .consort/ with a fresh driver, discards the half-done turn and reaches the merge gate',
+    async () => {
+      const r = await run();
+      expect(r).toMatchObject({
+        stop: 'awaiting-approval',
+        state: { phase: 'merge', gate: 'merge', items: [{ status: 'refactored' }, { status: 'refactored' }] },
+      });
+      expect(existsSync(path.join(repo.dir, 'src/phones-wip.js'))).toBe(false);
+      expect(await git('log', '--all', '--format=%H', '--', 'src/phones-wip.js')).toBe('');
+      // A clean stop commits the conductor's records too: nothing is left uncommitted.
+      expect(await git('status', '--porcelain', '--untracked-files=all')).toBe('');
+    },
+    SLOW,
+  );
 
   it('records every cycle: red before green, with branches, rejections and conductor overhead', async () => {
-    const cycles = await Promise.all((await store.cycleFiles()).map(async (f) => CycleRecord.parse(JSON.parse(await readFile(store.file(f), 'utf8')))));
+    const cycles = await Promise.all(
+      (await store.cycleFiles()).map(async (f) => CycleRecord.parse(JSON.parse(await readFile(store.file(f), 'utf8')))),
+    );
     expect(cycles.map((c) => c.item)).toEqual(['T1', 'T2']);
     for (const c of cycles) {
       expect(c.red?.verdict).toBe('red');
@@ -166,34 +231,56 @@ describe('the TDD lane on the example shop', () => {
       expect(green).toBeGreaterThan(red);
     }
     // Only the baseline survives: every turn and proof branch was deleted.
-    expect((await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'))).toEqual([]);
+    expect(
+      (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-')),
+    ).toEqual([]);
   });
 
   it('never committed a test change by the driver, nor code by the navigator', async () => {
     const log = await git('log', '--format=%x00%s', '--name-only');
-    const commits = log.split('\0').filter(Boolean).map((c) => { const [subject, ...files] = c.trim().split('\n'); return { subject: subject!, files: files.filter(Boolean) }; });
+    const commits = log
+      .split('\0')
+      .filter(Boolean)
+      .map((c) => {
+        const [subject, ...files] = c.trim().split('\n');
+        return { subject: subject!, files: files.filter(Boolean) };
+      });
     const driver = commits.filter((c) => c.subject.startsWith('consort(driver)'));
     const navigator = commits.filter((c) => c.subject.startsWith('consort(navigator)'));
-    expect(driver.map((c) => c.subject)).toEqual([`consort(driver): green ${feature}/T2`, `consort(driver): refactor ${feature}/T1`, `consort(driver): green ${feature}/T1`]);
+    expect(driver.map((c) => c.subject)).toEqual([
+      `consort(driver): green ${feature}/T2`,
+      `consort(driver): refactor ${feature}/T1`,
+      `consort(driver): green ${feature}/T1`,
+    ]);
     expect(driver.flatMap((c) => c.files).filter((f) => f.startsWith('test/'))).toEqual([]);
-    expect(navigator.flatMap((c) => c.files).filter((f) => !f.startsWith('test/') && !f.includes('/reviews/'))).toEqual([]);
+    expect(navigator.flatMap((c) => c.files).filter((f) => !f.startsWith('test/') && !f.includes('/reviews/'))).toEqual(
+      [],
+    );
     // Rejected means gone: the born-green RED of T1 (attempt 1) and the T2 RED that did not load are in no commit of the branch.
     const patches = await git('log', '-p', '--format=%s', '--', 'test/');
     expect(patches).not.toContain('T1 customers can be created');
     expect(patches).not.toContain("test('T2 rejects'");
-    expect(commits.filter((c) => / \((rejected|refused), reverted\)$/.test(c.subject)).every((c) => c.files.every((f) => f.startsWith('.consort/')))).toBe(true);
+    expect(
+      commits
+        .filter((c) => / \((rejected|refused), reverted\)$/.test(c.subject))
+        .every((c) => c.files.every((f) => f.startsWith('.consort/'))),
+    ).toBe(true);
   });
 
-  it('approves the merge gate and finishes', async () => {
-    await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
-    const r = await run();
-    expect(r).toMatchObject({ stop: 'done', state: { phase: 'done', step: 'done' } });
-    const list = JSON.parse(await readFile(store.file('test-list.json'), 'utf8')) as { items: { status: string }[] };
-    expect(list.items.map((i) => i.status)).toEqual(['refactored', 'refactored']);
-    const agentTurns = (await readFile(path.join(agentState, 'turns.log'), 'utf8')).trim().split('\n');
-    // GREEN turns had the failing output in their context pack; retries had a note; every turn saw the schema.
-    expect(agentTurns.filter((l) => l.startsWith('driver green')).every((l) => l.includes('failure=yes'))).toBe(true);
-    expect(agentTurns.filter((l) => l.includes('attempt=1')).every((l) => l.includes('note=yes'))).toBe(true);
-    expect(agentTurns.every((l) => /schema=[1-9]/.test(l))).toBe(true);
-  }, SLOW);
+  it(
+    'approves the merge gate and finishes',
+    async () => {
+      await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
+      const r = await run();
+      expect(r).toMatchObject({ stop: 'done', state: { phase: 'done', step: 'done' } });
+      const list = JSON.parse(await readFile(store.file('test-list.json'), 'utf8')) as { items: { status: string }[] };
+      expect(list.items.map((i) => i.status)).toEqual(['refactored', 'refactored']);
+      const agentTurns = (await readFile(path.join(agentState, 'turns.log'), 'utf8')).trim().split('\n');
+      // GREEN turns had the failing output in their context pack; retries had a note; every turn saw the schema.
+      expect(agentTurns.filter((l) => l.startsWith('driver green')).every((l) => l.includes('failure=yes'))).toBe(true);
+      expect(agentTurns.filter((l) => l.includes('attempt=1')).every((l) => l.includes('note=yes'))).toBe(true);
+      expect(agentTurns.every((l) => /schema=[1-9]/.test(l))).toBe(true);
+    },
+    SLOW,
+  );
 });

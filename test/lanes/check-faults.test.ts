@@ -36,7 +36,9 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-const withSuite = (command: string) => (c: ConsortConfig): ConsortConfig => ({ ...c, suite: { ...c.suite, command, reports: [], timeout: '2m' } });
+const withSuite =
+  (command: string) =>
+  (c: ConsortConfig): ConsortConfig => ({ ...c, suite: { ...c.suite, command, reports: [], timeout: '2m' } });
 const quickSuite = withSuite('true');
 
 async function check(tweak: (c: ConsortConfig) => ConsortConfig, extra: Partial<CheckInput> = {}) {
@@ -44,10 +46,21 @@ async function check(tweak: (c: ConsortConfig) => ConsortConfig, extra: Partial<
   const cfg = tweak(config);
   const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
   const lines: string[] = [];
-  const report = CheckReport.parse(await runCheck({
-    workspace: repo.dir, config: cfg, configSource: source, base, head, pr: null, provider: t.provider, env: process.env, toolVersion: 'test',
-    log: (l) => lines.push(l), ...extra,
-  }));
+  const report = CheckReport.parse(
+    await runCheck({
+      workspace: repo.dir,
+      config: cfg,
+      configSource: source,
+      base,
+      head,
+      pr: null,
+      provider: t.provider,
+      env: process.env,
+      toolVersion: 'test',
+      log: (l) => lines.push(l),
+      ...extra,
+    }),
+  );
   return { report, log: lines.join('\n') };
 }
 
@@ -66,7 +79,8 @@ describe('cancel', () => {
     // The suite starts a grandchild that would outlive a plain kill of the shell.
     const suite = 'sleep 300 & echo $! > grandchild.pid; echo started; wait';
     const { report } = await check(withSuite(suite), {
-      pr: 21, signal: controller.signal,
+      pr: 21,
+      signal: controller.signal,
       onSuiteOutput: (chunk) => {
         if (chunk.includes('started')) controller.abort(new CheckCancelled('SIGTERM'));
       },
@@ -100,7 +114,10 @@ describe('overlap', () => {
   it('two runs of one pull request: the newer wins, the older concludes cancelled, nothing leaks', async () => {
     let started!: () => void;
     const suiteStarted = new Promise<void>((resolve) => (started = resolve));
-    const older = check(withSuite('echo started; sleep 60'), { pr: 23, onSuiteOutput: (c) => c.includes('started') && started() });
+    const older = check(withSuite('echo started; sleep 60'), {
+      pr: 23,
+      onSuiteOutput: (c) => c.includes('started') && started(),
+    });
     await suiteStarted;
     const newer = await check(quickSuite, { pr: 23 });
     const old = await older;
@@ -124,7 +141,10 @@ describe('overlap', () => {
 describe('sessions', () => {
   it('a re-check ends a session on its own PR branch and names it in the log', async () => {
     expect((await check(quickSuite, { pr: 24 })).report.conclusion).toBe('success');
-    const client = new pg.Client({ connectionString: await t.provider.connectionUri('pr-24'), application_name: 'psql-of-a-reviewer' });
+    const client = new pg.Client({
+      connectionString: await t.provider.connectionUri('pr-24'),
+      application_name: 'psql-of-a-reviewer',
+    });
     client.on('error', () => undefined);
     await client.connect();
     const ended = new Promise<void>((resolve) => client.on('end', () => resolve()));
@@ -137,11 +157,17 @@ describe('sessions', () => {
   });
 
   it('a session on the parent stops a new baseline with the session named and a hint check can follow', async () => {
-    const client = new pg.Client({ connectionString: await t.provider.connectionUri('main'), application_name: 'app-on-main' });
+    const client = new pg.Client({
+      connectionString: await t.provider.connectionUri('main'),
+      application_name: 'app-on-main',
+    });
     await client.connect();
     try {
       // A seed no baseline has yet: the baseline must be forked from main now.
-      const { report } = await check((c) => quickSuite({ ...c, database: { ...c.database, seed: { kind: 'command', command: 'true' } } }), { pr: 25 });
+      const { report } = await check(
+        (c) => quickSuite({ ...c, database: { ...c.database, seed: { kind: 'command', command: 'true' } } }),
+        { pr: 25 },
+      );
       expect(report.conclusion).toBe('error');
       expect(report.stages.baseline.status).toBe('error');
       expect(report.error!.message).toContain('app-on-main');
@@ -159,7 +185,9 @@ describe('catalog drift', () => {
     const baseline = first.report.stages.baseline.name!;
     const record = (await t.provider.get(baseline))!;
     await query(t.adminUrl, `DROP DATABASE "${record.database}" WITH (FORCE)`);
-    expect(await t.provider.drift()).toEqual([{ name: baseline, problem: 'database-missing', database: record.database }]);
+    expect(await t.provider.drift()).toEqual([
+      { name: baseline, problem: 'database-missing', database: record.database },
+    ]);
     expect(await t.provider.get(baseline)).toBeUndefined();
     const { report } = await check(quickSuite, { pr: 26 });
     expect(report.error).toBeUndefined();
@@ -186,8 +214,18 @@ describe('catalog drift', () => {
       const cli = async (...args: string[]) => {
         let out = '';
         let err = '';
-        const code = await runCli(['--provider', 'postgres', '--namespace', namespace, 'branch', ...args],
-          { out: (s) => { out += `${s}\n`; }, err: (s) => { err += `${s}\n`; } }, { ...process.env, CONSORT_POSTGRES_URL: t.adminUrl });
+        const code = await runCli(
+          ['--provider', 'postgres', '--namespace', namespace, 'branch', ...args],
+          {
+            out: (s) => {
+              out += `${s}\n`;
+            },
+            err: (s) => {
+              err += `${s}\n`;
+            },
+          },
+          { ...process.env, CONSORT_POSTGRES_URL: t.adminUrl },
+        );
         return { code, out, err };
       };
       const list = await cli('list');
@@ -200,7 +238,8 @@ describe('catalog drift', () => {
       // The child's database was intact: it stays, now a child of main.
       expect(await provider.get('feature-x-try')).toMatchObject({ parent: 'main' });
     } finally {
-      for (const b of await provider.list()) if (b.name !== 'main') await provider.delete(b.name, { recursive: true }).catch(() => undefined);
+      for (const b of await provider.list())
+        if (b.name !== 'main') await provider.delete(b.name, { recursive: true }).catch(() => undefined);
       await provider.close();
     }
   });
@@ -228,7 +267,7 @@ describe('the stage that failed is the stage reported', () => {
 });
 
 describe('scratch directories', () => {
-  it('each run has its own (0700), removed at the end; a killed run\'s is swept by the next', async () => {
+  it("each run has its own (0700), removed at the end; a killed run's is swept by the next", async () => {
     const workspace = await mkdtemp(path.join(os.tmpdir(), 'consort-ws-'));
     try {
       await mkdir(path.join(workspace, 'node_modules'));

@@ -25,7 +25,14 @@ import { createPostgresProvider } from '../../src/branches/postgres-provider.js'
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const run = promisify(execFile);
-const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', HOME: tmpdir() };
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+  HOME: tmpdir(),
+};
 const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
 const HISTORIES = path.join(process.cwd(), 'test/fixtures/histories');
 const MODULES = path.join(process.cwd(), 'node_modules');
@@ -36,7 +43,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.cleanup());
 
-interface History { dir: string; dispose(): Promise<void> }
+interface History {
+  dir: string;
+  dispose(): Promise<void>;
+}
 
 /**
  * The fixture as a git repository outside Consort's tree (so nothing resolves from Consort's own
@@ -48,7 +58,8 @@ async function history(name: string, baseCount: number, links: Record<string, st
   await cp(path.join(HISTORIES, name), root, { recursive: true });
   await writeFile(path.join(root, '.gitignore'), 'node_modules/\n');
   await mkdir(path.join(root, 'node_modules'));
-  for (const [as, pkg] of Object.entries(links)) await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
+  for (const [as, pkg] of Object.entries(links))
+    await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
   const all = (await run('ls', [path.join(root, 'migrations')])).stdout.trim().split('\n').sort();
   const later = all.slice(baseCount);
   const aside = path.join(root, '.later');
@@ -68,7 +79,21 @@ async function history(name: string, baseCount: number, links: Record<string, st
 async function check(dir: string, pr: number) {
   const { config, source } = await loadConfig(dir);
   const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(await runCheck({ workspace: dir, config, configSource: source, base, head, pr, provider: t.provider, env: process.env, toolVersion: 'test', cleanup: true, keepBranches: false }));
+  return CheckReport.parse(
+    await runCheck({
+      workspace: dir,
+      config,
+      configSource: source,
+      base,
+      head,
+      pr,
+      provider: t.provider,
+      env: process.env,
+      toolVersion: 'test',
+      cleanup: true,
+      keepBranches: false,
+    }),
+  );
 }
 
 describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
@@ -79,25 +104,67 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     const namespace = `h${randomBytes(4).toString('hex')}`;
     try {
       // The run's shared PostgreSQL 18 through the postgres provider, in a namespace of this test's own.
-      const env = { PATH: process.env.PATH ?? '', HOME: tmpdir(), NO_COLOR: '1', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_POSTGRES_CLONE: '1' };
-      const args = [path.join(process.cwd(), 'bin/consort.js'), '-C', h.dir, '--provider', 'postgres', '--namespace', namespace, 'check', '--base', 'main', '--pr', '301', '--json', '-', '--cleanup'];
-      const cli = await run(process.execPath, args, { env, maxBuffer: 16 * 1024 * 1024 }).then((r) => ({ ...r, code: 0 }), (e: { stdout: string; stderr: string; code: number }) => e);
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: tmpdir(),
+        NO_COLOR: '1',
+        CONSORT_POSTGRES_URL: t.adminUrl,
+        CONSORT_POSTGRES_CLONE: '1',
+      };
+      const args = [
+        path.join(process.cwd(), 'bin/consort.js'),
+        '-C',
+        h.dir,
+        '--provider',
+        'postgres',
+        '--namespace',
+        namespace,
+        'check',
+        '--base',
+        'main',
+        '--pr',
+        '301',
+        '--json',
+        '-',
+        '--cleanup',
+      ];
+      const cli = await run(process.execPath, args, { env, maxBuffer: 16 * 1024 * 1024 }).then(
+        (r) => ({ ...r, code: 0 }),
+        (e: { stdout: string; stderr: string; code: number }) => e,
+      );
       const report = CheckReport.parse(JSON.parse(cli.stdout));
       expect(report.error).toBeUndefined();
-      expect(report.stages.baseline).toMatchObject({ status: 'passed', applied: ['1700000000000_accounts', '1700000000001_invoices'] });
+      expect(report.stages.baseline).toMatchObject({
+        status: 'passed',
+        applied: ['1700000000000_accounts', '1700000000001_invoices'],
+      });
       expect(report.stages.migrations).toMatchObject({
         status: 'passed',
-        applied: [{ name: '1700000000002_invoice-currency', file: 'migrations/1700000000002_invoice-currency.ts' }, { name: '1700000000003_enterprise-plan' }],
-        nodePgMigrate: { version: '7.9.1', source: 'project', typescript: { name: 'tsx', version: '4.23.15', source: 'project' } },
+        applied: [
+          { name: '1700000000002_invoice-currency', file: 'migrations/1700000000002_invoice-currency.ts' },
+          { name: '1700000000003_enterprise-plan' },
+        ],
+        nodePgMigrate: {
+          version: '7.9.1',
+          source: 'project',
+          typescript: { name: 'tsx', version: '4.23.15', source: 'project' },
+        },
       });
-      expect(report.stages.migrations.summary).toBe("2 migrations applied to pr-301 with node-pg-migrate 7.9.1 (the project's), TypeScript through the project's tsx 4.23.15");
+      expect(report.stages.migrations.summary).toBe(
+        "2 migrations applied to pr-301 with node-pg-migrate 7.9.1 (the project's), TypeScript through the project's tsx 4.23.15",
+      );
 
       // Lint, by hand. Blocking: renaming a column breaks the running code that still reads
       // amount_cents, and char(3) is squawk's ban-char-field; both at their pgm.* call, after a
       // pgm.db.query that ran first. The rest are warnings where they belong: timeouts, the label
       // appended at the end of the enum, the concurrent index that cannot be re-run. Not reported:
       // a concurrent index "in a transaction" (the migration opted out of one).
-      const findings = report.stages.lint.findings.map((f) => [f.file.replace('migrations/170000000000', ''), f.line, f.rule, f.blocking]);
+      const findings = report.stages.lint.findings.map((f) => [
+        f.file.replace('migrations/170000000000', ''),
+        f.line,
+        f.rule,
+        f.blocking,
+      ]);
       expect(findings).toEqual([
         ['2_invoice-currency.ts', 7, 'require-lock-timeout', false],
         ['2_invoice-currency.ts', 7, 'require-statement-timeout', false],
@@ -115,13 +182,15 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
       // Reversibility, by hand: the rename and backfill reverse; the enum label cannot, and the
       // migration says so (down = false), so it is reported as declared and does not fail the stage.
       expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
-        ['1700000000002_invoice-currency', 'reversible'], ['1700000000003_enterprise-plan', 'irreversible'],
+        ['1700000000002_invoice-currency', 'reversible'],
+        ['1700000000003_enterprise-plan', 'irreversible'],
       ]);
       expect(report.stages.reversibility.status).toBe('passed');
 
       // The schema diff shows all of it.
       const diff = report.stages.schemaDiff.text;
-      for (const line of ['invoices.total_cents', 'invoices.currency', 'invoices_account_status_idx', 'enterprise']) expect(diff).toContain(line);
+      for (const line of ['invoices.total_cents', 'invoices.currency', 'invoices_account_status_idx', 'enterprise'])
+        expect(diff).toContain(line);
       expect(report.branch).toBeNull();
     } finally {
       const provider = createPostgresProvider({ url: t.adminUrl, namespace });
@@ -138,7 +207,8 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
       const report = await check(h.dir, 302);
       expect(report.conclusion).toBe('error');
       expect(report.error).toEqual({
-        message: 'migrations/1700000000000_accounts.ts is TypeScript, and node-pg-migrate 7.9.1 loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).',
+        message:
+          'migrations/1700000000000_accounts.ts is TypeScript, and node-pg-migrate 7.9.1 loads TypeScript only through a loader the project neither has installed nor pins in its lockfile (tsx or ts-node).',
         hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
       });
       expect((await t.provider.list()).map((b) => b.name)).toEqual(before);
@@ -147,7 +217,7 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     }
   });
 
-  it('with no loader installed (the App\'s checkout), installs the tsx its lockfile pins once into the cache and loads them with it', async () => {
+  it("with no loader installed (the App's checkout), installs the tsx its lockfile pins once into the cache and loads them with it", async () => {
     const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
     // The cache under Consort's node_modules, so tsx's own imports (esbuild, get-tsconfig) resolve as
     // in a real install's prefix; npm is a stand-in first on PATH that records its arguments and lays
@@ -155,31 +225,72 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     const scratch = path.join(MODULES, '.cache', `consort-tsx-pin-${randomBytes(4).toString('hex')}`);
     const npmLog = path.join(scratch, 'npm.log');
     try {
-      await writeFile(path.join(h.dir, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'billing' }, 'node_modules/tsx': { version: '4.23.15' } } }));
+      await writeFile(
+        path.join(h.dir, 'package-lock.json'),
+        JSON.stringify({
+          lockfileVersion: 3,
+          packages: { '': { name: 'billing' }, 'node_modules/tsx': { version: '4.23.15' } },
+        }),
+      );
       await git(h.dir, 'add', '-A');
       await git(h.dir, 'commit', '-qm', 'lockfile');
       await mkdir(path.join(scratch, 'bin'), { recursive: true });
-      await writeFile(path.join(scratch, 'bin/npm'), `#!${process.execPath}
+      await writeFile(
+        path.join(scratch, 'bin/npm'),
+        `#!${process.execPath}
 const fs = require('fs'), path = require('path');
 const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
 const prefix = args[args.indexOf('--prefix') + 1];
 fs.cpSync(${JSON.stringify(path.join(MODULES, 'tsx'))}, path.join(prefix, 'node_modules/tsx'), { recursive: true });
-`);
+`,
+      );
       await chmod(path.join(scratch, 'bin/npm'), 0o755);
-      const env = { ...process.env, PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, CONSORT_TOOLS_DIR: path.join(scratch, 'tools') };
+      const env = {
+        ...process.env,
+        PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+        CONSORT_TOOLS_DIR: path.join(scratch, 'tools'),
+      };
       const { config, source } = await loadConfig(h.dir);
       const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
-      const report = CheckReport.parse(await runCheck({ workspace: h.dir, config, configSource: source, base, head, pr: 305, provider: t.provider, env, toolVersion: 'test', cleanup: true, keepBranches: false }));
+      const report = CheckReport.parse(
+        await runCheck({
+          workspace: h.dir,
+          config,
+          configSource: source,
+          base,
+          head,
+          pr: 305,
+          provider: t.provider,
+          env,
+          toolVersion: 'test',
+          cleanup: true,
+          keepBranches: false,
+        }),
+      );
       expect(report.error).toBeUndefined();
-      expect(report.stages.baseline).toMatchObject({ status: 'passed', applied: ['1700000000000_accounts', '1700000000001_invoices'] });
+      expect(report.stages.baseline).toMatchObject({
+        status: 'passed',
+        applied: ['1700000000000_accounts', '1700000000001_invoices'],
+      });
       expect(report.stages.migrations).toMatchObject({
         status: 'passed',
-        nodePgMigrate: { version: '7.9.1', source: 'project', typescript: { name: 'tsx', version: '4.23.15', source: 'lockfile' } },
+        nodePgMigrate: {
+          version: '7.9.1',
+          source: 'project',
+          typescript: { name: 'tsx', version: '4.23.15', source: 'lockfile' },
+        },
       });
-      expect(report.stages.migrations.summary).toContain("TypeScript through tsx 4.23.15 (the version the project's lockfile pins)");
+      expect(report.stages.migrations.summary).toContain(
+        "TypeScript through tsx 4.23.15 (the version the project's lockfile pins)",
+      );
       // Installed once, for the whole check (baseline, PR branch, reversibility).
-      expect((await readFile(npmLog, 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as string[]).at(-1))).toEqual(['tsx@4.23.15']);
+      expect(
+        (await readFile(npmLog, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as string[]).at(-1)),
+      ).toEqual(['tsx@4.23.15']);
     } finally {
       await rm(scratch, { recursive: true, force: true });
       await h.dispose();
@@ -190,13 +301,15 @@ fs.cpSync(${JSON.stringify(path.join(MODULES, 'tsx'))}, path.join(prefix, 'node_
     const h = await history('billing-ts-7x', 2, { tsx: 'tsx' });
     try {
       const report = await check(h.dir, 303);
-      expect(report.stages.baseline).toMatchObject({ status: 'failed', summary: expect.stringContaining('syntax error at or near "text_pattern_ops"') });
+      expect(report.stages.baseline).toMatchObject({
+        status: 'failed',
+        summary: expect.stringContaining('syntax error at or near "text_pattern_ops"'),
+      });
     } finally {
       await h.dispose();
     }
   });
 });
-
 
 describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () => {
   it("loads through node-pg-migrate's own jiti with project imports, and tells a new view's index from a live table's", async () => {
@@ -209,11 +322,17 @@ describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () =
         applied: [{ name: '1710000000001_product search', file: 'migrations/1710000000001_product search.ts' }],
         nodePgMigrate: { version: '9.0.0', source: 'bundled', typescript: { name: 'jiti', source: 'engine' } },
       });
-      expect(report.stages.migrations.summary).toMatch(/^1 migration applied to pr-304 with node-pg-migrate 9\.0\.0 \(bundled with Consort\), TypeScript through its own jiti \d/);
+      expect(report.stages.migrations.summary).toMatch(
+        /^1 migration applied to pr-304 with node-pg-migrate 9\.0\.0 \(bundled with Consort\), TypeScript through its own jiti \d/,
+      );
       // By hand: the indexes on the view this PR creates cannot lock anyone (notes); the one on
       // products, live on base, blocks writes while it builds (blocking).
       const concurrent = report.stages.lint.findings.filter((f) => f.rule === 'require-concurrent-index-creation');
-      expect(concurrent.map((f) => [f.line, f.blocking, f.note === undefined])).toEqual([[10, false, false], [11, false, false], [13, true, true]]);
+      expect(concurrent.map((f) => [f.line, f.blocking, f.note === undefined])).toEqual([
+        [10, false, false],
+        [11, false, false],
+        [13, true, true],
+      ]);
       expect(report.stages.lint.status).toBe('failed');
       expect(report.stages.reversibility).toMatchObject({ status: 'passed', migrations: [{ verdict: 'reversible' }] });
       expect(report.stages.schemaDiff.text).toContain('product_search');

@@ -17,11 +17,16 @@ const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/shop-cjs');
 
 async function withScratchDatabase<T>(fn: (url: string, reset: () => Promise<void>) => Promise<T>): Promise<T> {
   const name = `rev_${randomBytes(6).toString('hex')}`;
-  const create = () => withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
-  const drop = () => withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+  const create = () =>
+    withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
+  const drop = () =>
+    withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
   await create();
   try {
-    return await fn(withDatabase(SYSTEM_PG_URL, name), async () => { await drop(); await create(); });
+    return await fn(withDatabase(SYSTEM_PG_URL, name), async () => {
+      await drop();
+      await create();
+    });
   } finally {
     await drop();
   }
@@ -30,19 +35,29 @@ async function withScratchDatabase<T>(fn: (url: string, reset: () => Promise<voi
 async function prove(withReset: boolean) {
   const migrations = await readMigrationSet(path.join(HISTORY, 'migrations'), { relativeTo: HISTORY });
   expect(migrations.map((m) => m.name)).toEqual([
-    '1700000000000_create-orders', '1700000000001_public-ids', '1700000000002_backfill lowercase emails',
+    '1700000000000_create-orders',
+    '1700000000001_public-ids',
+    '1700000000002_backfill lowercase emails',
   ]);
-  return withScratchDatabase((url, reset) => proveReversibility({
-    url, migrations, table: 'pgmigrations', headDir: { dir: path.join(HISTORY, 'migrations'), relativeTo: HISTORY },
-    ...(withReset ? { reset } : {}),
-  }));
+  return withScratchDatabase((url, reset) =>
+    proveReversibility({
+      url,
+      migrations,
+      table: 'pgmigrations',
+      headDir: { dir: path.join(HISTORY, 'migrations'), relativeTo: HISTORY },
+      ...(withReset ? { reset } : {}),
+    }),
+  );
 }
 
 describe('reversibility verdicts on a CommonJS history', () => {
   it('keeps not-restored with its diff over the failing re-apply, reports the declared one, still checks the older ones', async () => {
     const result = await prove(true);
     const [orders, ids, backfill] = result.migrations;
-    expect(backfill).toMatchObject({ verdict: 'irreversible', file: 'migrations/1700000000002_backfill lowercase emails.js' });
+    expect(backfill).toMatchObject({
+      verdict: 'irreversible',
+      file: 'migrations/1700000000002_backfill lowercase emails.js',
+    });
     // The diff that explains it, and the re-apply failure after it: neither hides the other.
     expect(ids!.verdict).toBe('not-restored');
     expect(ids!.detail).toContain('+ extension "uuid-ossp"');
@@ -62,27 +77,40 @@ describe('reversibility verdicts on a CommonJS history', () => {
     expect(result.migrations.map((m) => m.verdict)).toEqual(['not-checked', 'not-checked', 'irreversible']);
     const outcome = reversibilityOutcome(result.migrations, false);
     expect(outcome.status).toBe('failed');
-    expect(outcome.summary).toMatch(/^0 migration\(s\) reverse cleanly; 1 declared irreversible: .*; 2 not checked: 1700000000000_create-orders, 1700000000001_public-ids/);
+    expect(outcome.summary).toMatch(
+      /^0 migration\(s\) reverse cleanly; 1 declared irreversible: .*; 2 not checked: 1700000000000_create-orders, 1700000000001_public-ids/,
+    );
     expect(outcome.summary).not.toContain('do not reverse');
   });
 });
 
 describe('reversibilityOutcome', () => {
-  const m = (name: string, verdict: Parameters<typeof reversibilityOutcome>[0][number]['verdict']) => ({ name, file: `migrations/${name}.js`, verdict });
+  const m = (name: string, verdict: Parameters<typeof reversibilityOutcome>[0][number]['verdict']) => ({
+    name,
+    file: `migrations/${name}.js`,
+    verdict,
+  });
 
   it('passes a declared-irreversible newest migration when the older ones reverse', () => {
     const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], false);
-    expect(o).toMatchObject({ status: 'passed', summary: '1 migration(s) reverse cleanly; 1 declared irreversible: 2_b' });
+    expect(o).toMatchObject({
+      status: 'passed',
+      summary: '1 migration(s) reverse cleanly; 1 declared irreversible: 2_b',
+    });
   });
 
   it('fails it when the configuration requires downs', () => {
     const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], true);
     expect(o).toMatchObject({ status: 'failed' });
-    expect(o.summary).toMatch(/^1 migration\(s\) do not reverse: 2_b \(irreversible\); 1 declared irreversible \(reversibility.requireDown: true\)/);
+    expect(o.summary).toMatch(
+      /^1 migration\(s\) do not reverse: 2_b \(irreversible\); 1 declared irreversible \(reversibility.requireDown: true\)/,
+    );
   });
 
   it('counts only checked-and-failed migrations as not reversing', () => {
     const o = reversibilityOutcome([m('1_a', 'not-checked'), m('2_b', 'down-failed'), m('3_c', 'missing-down')], false);
-    expect(o.summary).toMatch(/^2 migration\(s\) do not reverse: 2_b \(down-failed\), 3_c \(missing-down\); 1 not checked: 1_a/);
+    expect(o.summary).toMatch(
+      /^2 migration\(s\) do not reverse: 2_b \(down-failed\), 3_c \(missing-down\); 1 not checked: 1_a/,
+    );
   });
 });

@@ -18,7 +18,14 @@ import { applyMigrations } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const run = promisify(execFile);
-const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', HOME: tmpdir() };
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+  HOME: tmpdir(),
+};
 const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
 
 describe('commitSide: the seed as base has it', () => {
@@ -27,12 +34,18 @@ describe('commitSide: the seed as base has it', () => {
     root = await mkdtemp(path.join(tmpdir(), 'consort-sides-'));
     await git(root, 'init', '-q', '-b', 'main');
     await mkdir(path.join(root, 'db/migrations'), { recursive: true });
-    await writeFile(path.join(root, 'db/migrations/1700000000000_orders.sql'), '-- Up Migration\nCREATE TABLE orders (id int);\n');
+    await writeFile(
+      path.join(root, 'db/migrations/1700000000000_orders.sql'),
+      '-- Up Migration\nCREATE TABLE orders (id int);\n',
+    );
   });
   afterEach(async () => {
     await rm(root, { recursive: true, force: true });
   });
-  const config = ConsortConfigSchema.parse({ database: { seed: { file: 'db/seed.sql' } }, migrations: { dir: 'db/migrations' } });
+  const config = ConsortConfigSchema.parse({
+    database: { seed: { file: 'db/seed.sql' } },
+    migrations: { dir: 'db/migrations' },
+  });
 
   it('reads the seed file at the base commit, not the edited one in the working tree', async () => {
     await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\n');
@@ -40,8 +53,14 @@ describe('commitSide: the seed as base has it', () => {
     await git(root, 'commit', '-qm', 'base');
     const { stdout } = await git(root, 'rev-parse', 'HEAD');
     // The PR adds a table and seeds it.
-    await writeFile(path.join(root, 'db/migrations/1700000000001_refunds.sql'), '-- Up Migration\nCREATE TABLE refunds (id int);\n');
-    await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\nINSERT INTO refunds VALUES (1);\n');
+    await writeFile(
+      path.join(root, 'db/migrations/1700000000001_refunds.sql'),
+      '-- Up Migration\nCREATE TABLE refunds (id int);\n',
+    );
+    await writeFile(
+      path.join(root, 'db/seed.sql'),
+      'INSERT INTO orders VALUES (1);\nINSERT INTO refunds VALUES (1);\n',
+    );
     const side = await commitSide(root, 'main', stdout.trim(), config);
     expect(side.seed).toBe('INSERT INTO orders VALUES (1);\n');
     expect(side.migrations.map((m) => m.file)).toEqual(['db/migrations/1700000000000_orders.sql']);
@@ -67,13 +86,16 @@ describe('migrations that import project code run where their imports resolve', 
     await mkdir(path.join(root, 'src'));
     await writeFile(path.join(root, 'package.json'), '{ "name": "kinds-app", "private": true, "type": "commonjs" }\n');
     await writeFile(path.join(root, 'src/kinds.js'), "exports.KINDS = ['card', 'invoice'];\n");
-    await writeFile(path.join(root, 'migrations/1700000000000_payment-kinds.js'), [
-      "const { KINDS } = require('../src/kinds');",
-      '',
-      "exports.up = (pgm) => { pgm.createType('payment_kind', KINDS); };",
-      "exports.down = (pgm) => { pgm.dropType('payment_kind'); };",
-      '',
-    ].join('\n'));
+    await writeFile(
+      path.join(root, 'migrations/1700000000000_payment-kinds.js'),
+      [
+        "const { KINDS } = require('../src/kinds');",
+        '',
+        "exports.up = (pgm) => { pgm.createType('payment_kind', KINDS); };",
+        "exports.down = (pgm) => { pgm.dropType('payment_kind'); };",
+        '',
+      ].join('\n'),
+    );
     await git(root, 'add', '.');
     await git(root, 'commit', '-qm', 'base');
     db = `tree_${randomBytes(6).toString('hex')}`;
@@ -88,7 +110,13 @@ describe('migrations that import project code run where their imports resolve', 
     try {
       const url = withDatabase(SYSTEM_PG_URL, db);
       const r = await applyMigrations({ databaseUrl: url, ...dirs, direction: 'up', migrationsTable: 'pgmigrations' });
-      const labels = r.ok ? await withClient(url, async (c) => (await c.query<{ l: string }>(`SELECT unnest(enum_range(NULL::payment_kind))::text AS l`)).rows.map((x) => x.l)) : [];
+      const labels = r.ok
+        ? await withClient(url, async (c) =>
+            (await c.query<{ l: string }>(`SELECT unnest(enum_range(NULL::payment_kind))::text AS l`)).rows.map(
+              (x) => x.l,
+            ),
+          )
+        : [];
       return { r, labels };
     } finally {
       await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
@@ -109,7 +137,11 @@ describe('migrations that import project code run where their imports resolve', 
       const copied = await workdir.write('copied', config.migrations.dir, migrationSetFromEntries(side.migrations));
       const broken = await applyIn(copied);
       expect(broken.r.ok).toBe(false);
-      if (!broken.r.ok) expect(broken.r.failed).toMatchObject({ kind: 'load', error: { message: expect.stringContaining('Error loading migration files') } });
+      if (!broken.r.ok)
+        expect(broken.r.failed).toMatchObject({
+          kind: 'load',
+          error: { message: expect.stringContaining('Error loading migration files') },
+        });
     } finally {
       await workdir.dispose();
     }

@@ -16,11 +16,26 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.cleanup());
 
-async function check(repo: ScenarioRepo, tweak: (c: ConsortConfig) => ConsortConfig = (c) => c, extra: Partial<CheckInput> = {}) {
+async function check(
+  repo: ScenarioRepo,
+  tweak: (c: ConsortConfig) => ConsortConfig = (c) => c,
+  extra: Partial<CheckInput> = {},
+) {
   const { config, source } = await loadConfig(repo.dir);
   const cfg = tweak(config);
   const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
-  const input: CheckInput = { workspace: repo.dir, config: cfg, configSource: source, base, head, pr: null, provider: t.provider, env: process.env, toolVersion: 'test', ...extra };
+  const input: CheckInput = {
+    workspace: repo.dir,
+    config: cfg,
+    configSource: source,
+    base,
+    head,
+    pr: null,
+    provider: t.provider,
+    env: process.env,
+    toolVersion: 'test',
+    ...extra,
+  };
   const report = CheckReport.parse(await runCheck(input));
   return { report, input };
 }
@@ -29,7 +44,11 @@ async function branchNames(): Promise<string[]> {
   return (await t.provider.list()).map((b) => b.name);
 }
 
-async function withRepo<T>(scenario: string | null, fn: (repo: ScenarioRepo) => Promise<T>, extraMigrations?: { file: string; content: string }[]): Promise<T> {
+async function withRepo<T>(
+  scenario: string | null,
+  fn: (repo: ScenarioRepo) => Promise<T>,
+  extraMigrations?: { file: string; content: string }[],
+): Promise<T> {
   const repo = await scenarioRepo(scenario, extraMigrations ? { extraMigrations } : {});
   try {
     return await fn(repo);
@@ -41,96 +60,155 @@ async function withRepo<T>(scenario: string | null, fn: (repo: ScenarioRepo) => 
 const noSuite = (c: ConsortConfig): ConsortConfig => ({ ...c, suite: { ...c.suite, command: 'true', reports: [] } });
 
 describe('example scenarios', () => {
-  it('passes the clean change, keeps only the PR branch and a reusable baseline', () => withRepo('clean', async (repo) => {
-    const { report } = await check(repo);
-    expect(report.conclusion).toBe('success');
-    expect(report.stages.plan.newMigrations).toEqual(['1730000400000_add_customer_phone']);
-    expect(report.stages.baseline).toMatchObject({ status: 'passed', seeded: true, reused: false });
-    expect(report.stages.reversibility.migrations).toEqual([expect.objectContaining({ verdict: 'reversible' })]);
-    expect(report.stages.schemaDiff.text).toContain('+ column public.customers.phone text');
-    expect(report.stages.suite.tests).toMatchObject({ passed: 18, failed: 0 });
-    const branch = report.branch!;
-    expect(branch).toBe(`check-${repo.headSha.slice(0, 7)}`);
-    expect((await branchNames()).filter((n) => !n.startsWith('baseline-')).sort()).toEqual([branch, 'main'].sort());
-    // The PR branch really holds the migrated, seeded schema.
-    const rows = await query(await t.provider.connectionUri(branch), "SELECT count(*)::int AS n FROM customers WHERE phone IS NULL");
-    expect(rows[0]!.n).toBeGreaterThan(100);
-    // A second check on the same base forks straight from the baseline.
-    const again = await check(repo, noSuite);
-    expect(again.report.stages.baseline.reused).toBe(true);
-    expect(again.report.conclusion).toBe('success');
-    await t.provider.delete(branch);
-  }));
+  it('passes the clean change, keeps only the PR branch and a reusable baseline', () =>
+    withRepo('clean', async (repo) => {
+      const { report } = await check(repo);
+      expect(report.conclusion).toBe('success');
+      expect(report.stages.plan.newMigrations).toEqual(['1730000400000_add_customer_phone']);
+      expect(report.stages.baseline).toMatchObject({ status: 'passed', seeded: true, reused: false });
+      expect(report.stages.reversibility.migrations).toEqual([expect.objectContaining({ verdict: 'reversible' })]);
+      expect(report.stages.schemaDiff.text).toContain('+ column public.customers.phone text');
+      expect(report.stages.suite.tests).toMatchObject({ passed: 18, failed: 0 });
+      const branch = report.branch!;
+      expect(branch).toBe(`check-${repo.headSha.slice(0, 7)}`);
+      expect((await branchNames()).filter((n) => !n.startsWith('baseline-')).sort()).toEqual([branch, 'main'].sort());
+      // The PR branch really holds the migrated, seeded schema.
+      const rows = await query(
+        await t.provider.connectionUri(branch),
+        'SELECT count(*)::int AS n FROM customers WHERE phone IS NULL',
+      );
+      expect(rows[0]!.n).toBeGreaterThan(100);
+      // A second check on the same base forks straight from the baseline.
+      const again = await check(repo, noSuite);
+      expect(again.report.stages.baseline.reused).toBe(true);
+      expect(again.report.conclusion).toBe('success');
+      await t.provider.delete(branch);
+    }));
 
-  it('stops a NOT NULL column on a populated table at apply time, with file, statement and error', () => withRepo('not-null', async (repo) => {
-    const { report } = await check(repo);
-    expect(report.conclusion).toBe('failure');
-    expect(report.stages.migrations.failure).toMatchObject({
-      file: 'migrations/1730000400000_add_customer_region.sql', code: '23502', message: expect.stringContaining('contains null values'),
-    });
-    expect(report.stages.migrations.failure!.statement).toContain('ADD COLUMN region text NOT NULL');
-    expect(report.stages.lint.findings).toEqual([expect.objectContaining({ rule: 'adding-required-field', level: 'error', blocking: true, line: 5 })]);
-    expect(report.stages.suite.status).toBe('skipped');
-  }));
+  it('stops a NOT NULL column on a populated table at apply time, with file, statement and error', () =>
+    withRepo('not-null', async (repo) => {
+      const { report } = await check(repo);
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.migrations.failure).toMatchObject({
+        file: 'migrations/1730000400000_add_customer_region.sql',
+        code: '23502',
+        message: expect.stringContaining('contains null values'),
+      });
+      expect(report.stages.migrations.failure!.statement).toContain('ADD COLUMN region text NOT NULL');
+      expect(report.stages.lint.findings).toEqual([
+        expect.objectContaining({ rule: 'adding-required-field', level: 'error', blocking: true, line: 5 }),
+      ]);
+      expect(report.stages.suite.status).toBe('skipped');
+    }));
 
-  it('refuses an out-of-order migration with the exact rename, touching no database', () => withRepo('out-of-order', async (repo) => {
-    const before = await branchNames();
-    const { report } = await check(repo);
-    expect(report.conclusion).toBe('failure');
-    expect(report.stages.plan.problems).toEqual([expect.objectContaining({
-      kind: 'order-conflict', suggestedFile: 'migrations/1730000300001_add_product_discontinued_at.sql',
-    })]);
-    expect(report.stages.baseline.status).toBe('skipped');
-    expect(await branchNames()).toEqual(before);
-  }));
+  it('refuses an out-of-order migration with the exact rename, touching no database', () =>
+    withRepo('out-of-order', async (repo) => {
+      const before = await branchNames();
+      const { report } = await check(repo);
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.plan.problems).toEqual([
+        expect.objectContaining({
+          kind: 'order-conflict',
+          suggestedFile: 'migrations/1730000300001_add_product_discontinued_at.sql',
+        }),
+      ]);
+      expect(report.stages.baseline.status).toBe('skipped');
+      expect(await branchNames()).toEqual(before);
+    }));
 
-  it('catches a down migration that does not restore the schema', () => withRepo('bad-down', async (repo) => {
-    const { report } = await check(repo, noSuite);
-    expect(report.conclusion).toBe('failure');
-    expect(report.stages.reversibility.migrations).toEqual([expect.objectContaining({
-      verdict: 'not-restored', detail: expect.stringContaining('loyalty_tier'),
-    })]);
-  }));
+  it('catches a down migration that does not restore the schema', () =>
+    withRepo('bad-down', async (repo) => {
+      const { report } = await check(repo, noSuite);
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.reversibility.migrations).toEqual([
+        expect.objectContaining({
+          verdict: 'not-restored',
+          detail: expect.stringContaining('loyalty_tier'),
+        }),
+      ]);
+    }));
 });
 
 describe('bad input ends in a failing report or a clear error, leaving only the PR branch', () => {
-  it('a migration with a syntax error', () => withRepo(null, async (repo) => {
-    const { report } = await check(repo, noSuite);
-    expect(report.conclusion).toBe('failure');
-    expect(report.stages.migrations.failure).toMatchObject({ code: '42601', line: 3, file: 'migrations/1730000500000_broken.sql' });
-    expect(report.stages.lint.findings.some((f) => f.rule === 'syntax-error')).toBe(true);
-    expect((await branchNames()).filter((n) => n.endsWith('-rev') || n.endsWith('-suite'))).toEqual([]);
-  }, [{ file: 'migrations/1730000500000_broken.sql', content: '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n' }]));
+  it('a migration with a syntax error', () =>
+    withRepo(
+      null,
+      async (repo) => {
+        const { report } = await check(repo, noSuite);
+        expect(report.conclusion).toBe('failure');
+        expect(report.stages.migrations.failure).toMatchObject({
+          code: '42601',
+          line: 3,
+          file: 'migrations/1730000500000_broken.sql',
+        });
+        expect(report.stages.lint.findings.some((f) => f.rule === 'syntax-error')).toBe(true);
+        expect((await branchNames()).filter((n) => n.endsWith('-rev') || n.endsWith('-suite'))).toEqual([]);
+      },
+      [
+        {
+          file: 'migrations/1730000500000_broken.sql',
+          content:
+            '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n',
+        },
+      ],
+    ));
 
   it.each([
     ['a suite command that does not exist', { command: 'consort-no-such-command --run' }, /not found/],
     ['a suite that hangs', { command: 'sleep 60', timeout: '1s' }, /timed out after 1s/],
     ['a suite that prints megabytes and fails', { command: 'yes consort | head -c 5000000; exit 3' }, /exit 3/],
-    ['malformed JUnit', { command: 'printf "<testsuites><testsuite" > junit.xml', reports: ['junit.xml'] }, /JUnit report is unusable/],
+    [
+      'malformed JUnit',
+      { command: 'printf "<testsuites><testsuite" > junit.xml', reports: ['junit.xml'] },
+      /JUnit report is unusable/,
+    ],
     ['missing JUnit', { command: 'true', reports: ['reports/*.xml'] }, /JUnit report is unusable/],
-  ])('%s', (_label, suite, summary) => withRepo(null, async (repo) => {
-    const { report } = await check(repo, (c) => ({ ...c, suite: { ...c.suite, reports: [], ...suite } }));
-    expect(report.conclusion).toBe('failure');
-    expect(report.stages.suite.status).toBe('failed');
-    expect(report.stages.suite.summary).toMatch(summary);
-    expect(report.stages.suite.outputTail.length).toBeLessThanOrEqual(8000);
-    expect((await branchNames()).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'))).toEqual([]);
-  }));
+  ])('%s', (_label, suite, summary) =>
+    withRepo(null, async (repo) => {
+      const { report } = await check(repo, (c) => ({ ...c, suite: { ...c.suite, reports: [], ...suite } }));
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.suite.status).toBe('failed');
+      expect(report.stages.suite.summary).toMatch(summary);
+      expect(report.stages.suite.outputTail.length).toBeLessThanOrEqual(8000);
+      expect((await branchNames()).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'))).toEqual([]);
+    }),
+  );
 
-  it('the suite sees DATABASE_URL and PG* of a fresh child of the PR branch, and its writes do not reach the PR branch', () => withRepo(null, async (repo) => {
-    const cmd = 'psql "$DATABASE_URL" -Atc "select current_database()" > db.txt && test "$PGDATABASE" = "$(cat db.txt)" && psql -Atc "delete from order_lines"';
-    const { report } = await check(repo, (c) => ({ ...c, suite: { ...c.suite, command: cmd, reports: [] } }));
-    expect(report.stages.suite).toMatchObject({ status: 'passed' });
-    const left = await query(await t.provider.connectionUri(report.branch!), 'SELECT count(*)::int AS n FROM order_lines');
-    expect(left[0]!.n).toBe(1200);
-  }));
+  it('the suite sees DATABASE_URL and PG* of a fresh child of the PR branch, and its writes do not reach the PR branch', () =>
+    withRepo(null, async (repo) => {
+      const cmd =
+        'psql "$DATABASE_URL" -Atc "select current_database()" > db.txt && test "$PGDATABASE" = "$(cat db.txt)" && psql -Atc "delete from order_lines"';
+      const { report } = await check(repo, (c) => ({ ...c, suite: { ...c.suite, command: cmd, reports: [] } }));
+      expect(report.stages.suite).toMatchObject({ status: 'passed' });
+      const left = await query(
+        await t.provider.connectionUri(report.branch!),
+        'SELECT count(*)::int AS n FROM order_lines',
+      );
+      expect(left[0]!.n).toBe(1200);
+    }));
 
-  it('dry run plans without touching any database', () => withRepo('clean', async (repo) => {
-    const before = await branchNames();
-    const { config, source } = await loadConfig(repo.dir);
-    const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, () => undefined);
-    const plan = await planCheck({ workspace: repo.dir, config, configSource: source, base, head, pr: 12, provider: t.provider, env: process.env, toolVersion: 'test' });
-    expect(plan).toMatchObject({ ok: true, newMigrations: ['1730000400000_add_customer_phone'], branch: 'pr-12', baseline: expect.stringMatching(/^baseline-[0-9a-f]{12}$/) });
-    expect(await branchNames()).toEqual(before);
-  }));
+  it('dry run plans without touching any database', () =>
+    withRepo('clean', async (repo) => {
+      const before = await branchNames();
+      const { config, source } = await loadConfig(repo.dir);
+      const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, () => undefined);
+      const plan = await planCheck({
+        workspace: repo.dir,
+        config,
+        configSource: source,
+        base,
+        head,
+        pr: 12,
+        provider: t.provider,
+        env: process.env,
+        toolVersion: 'test',
+      });
+      expect(plan).toMatchObject({
+        ok: true,
+        newMigrations: ['1730000400000_add_customer_phone'],
+        branch: 'pr-12',
+        baseline: expect.stringMatching(/^baseline-[0-9a-f]{12}$/),
+      });
+      expect(await branchNames()).toEqual(before);
+    }));
 });

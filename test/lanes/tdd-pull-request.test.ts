@@ -9,7 +9,13 @@ import { type ApprovalPolicy, approvalRefusal } from '../../src/conductor/gates.
 import { createOctokitClient } from '../../src/github/client.js';
 import { REFUSAL, replyText } from '../../src/github/command-reply.js';
 import { octokitGitHub } from '../../src/github/octokit.js';
-import { type Access, decide, type PullRequestAsk, type PullRequestPorts, runOnPullRequest } from '../../src/lanes/tdd/index.js';
+import {
+  type Access,
+  decide,
+  type PullRequestAsk,
+  type PullRequestPorts,
+  runOnPullRequest,
+} from '../../src/lanes/tdd/index.js';
 import type { PullRequest } from '../../src/ports/github.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 
@@ -17,45 +23,163 @@ const OWNER = 'octo-org';
 const REPO = 'shop';
 const SHA = 'a'.repeat(40);
 const OPEN: PullRequest = {
-  number: 7, state: 'open', title: 'Phones', body: '', author: 'octocat',
-  head: { ref: 'phones', sha: SHA, repo: `${OWNER}/${REPO}` }, base: { ref: 'main', sha: 'b'.repeat(40), repo: `${OWNER}/${REPO}` },
+  number: 7,
+  state: 'open',
+  title: 'Phones',
+  body: '',
+  author: 'octocat',
+  head: { ref: 'phones', sha: SHA, repo: `${OWNER}/${REPO}` },
+  base: { ref: 'main', sha: 'b'.repeat(40), repo: `${OWNER}/${REPO}` },
 };
 const DEFAULT_POLICY: ApprovalPolicy = { approvers: [], selfApproval: false };
 const user = (login: string) => ({ login, type: 'User' });
-const approve = (login: string, commentId = 11): PullRequestAsk => ({ kind: 'approve', pr: 7, gate: 'spec', actor: user(login), commentId });
+const approve = (login: string, commentId = 11): PullRequestAsk => ({
+  kind: 'approve',
+  pr: 7,
+  gate: 'spec',
+  actor: user(login),
+  commentId,
+});
 const build = (login: string, via: 'comment' | 'label' = 'comment'): PullRequestAsk => ({
-  kind: 'build', pr: 7, feature: 'phones', request: null, actor: user(login), commentId: via === 'comment' ? 11 : null, via,
+  kind: 'build',
+  pr: 7,
+  feature: 'phones',
+  request: null,
+  actor: user(login),
+  commentId: via === 'comment' ? 11 : null,
+  via,
 });
 const writer: Access = { permission: 'write', teams: [] };
 
 describe('decide', () => {
   it.each<[string, PullRequestAsk, Access, PullRequest, ApprovalPolicy, ReturnType<typeof decide>]>([
-    ['a bot', { ...build('x'), actor: { login: 'renovate[bot]', type: 'Bot' } }, writer, OPEN, DEFAULT_POLICY, { kind: 'ignore', why: 'renovate[bot] is a bot' }],
-    ['read access, by comment', build('mallory'), { permission: 'read', teams: [] }, OPEN, DEFAULT_POLICY,
-      { kind: 'refuse', why: 'mallory has read access; the TDD lane needs write access', answer: 'refusal' }],
-    ['read access, by label (no comment to answer)', build('mallory', 'label'), { permission: 'triage', teams: [] }, OPEN, DEFAULT_POLICY,
-      { kind: 'refuse', why: 'mallory has triage access; the TDD lane needs write access', answer: null }],
-    ['a closed pull request', build('mona'), writer, { ...OPEN, state: 'closed' }, DEFAULT_POLICY,
-      { kind: 'refuse', why: '#7 is closed', answer: '#7 is closed, so the TDD lane did not run.' }],
-    ['a fork', build('mona'), writer, { ...OPEN, head: { ...OPEN.head, repo: 'mallory/shop' } }, DEFAULT_POLICY,
-      { kind: 'refuse', why: 'the pull request comes from a fork', answer: expect.stringContaining('comes from a fork') }],
+    [
+      'a bot',
+      { ...build('x'), actor: { login: 'renovate[bot]', type: 'Bot' } },
+      writer,
+      OPEN,
+      DEFAULT_POLICY,
+      { kind: 'ignore', why: 'renovate[bot] is a bot' },
+    ],
+    [
+      'read access, by comment',
+      build('mallory'),
+      { permission: 'read', teams: [] },
+      OPEN,
+      DEFAULT_POLICY,
+      { kind: 'refuse', why: 'mallory has read access; the TDD lane needs write access', answer: 'refusal' },
+    ],
+    [
+      'read access, by label (no comment to answer)',
+      build('mallory', 'label'),
+      { permission: 'triage', teams: [] },
+      OPEN,
+      DEFAULT_POLICY,
+      { kind: 'refuse', why: 'mallory has triage access; the TDD lane needs write access', answer: null },
+    ],
+    [
+      'a closed pull request',
+      build('mona'),
+      writer,
+      { ...OPEN, state: 'closed' },
+      DEFAULT_POLICY,
+      { kind: 'refuse', why: '#7 is closed', answer: '#7 is closed, so the TDD lane did not run.' },
+    ],
+    [
+      'a fork',
+      build('mona'),
+      writer,
+      { ...OPEN, head: { ...OPEN.head, repo: 'mallory/shop' } },
+      DEFAULT_POLICY,
+      {
+        kind: 'refuse',
+        why: 'the pull request comes from a fork',
+        answer: expect.stringContaining('comes from a fork'),
+      },
+    ],
     ['a build by the author', build('octocat'), writer, OPEN, DEFAULT_POLICY, { kind: 'proceed' }],
-    ['an approval by someone else with write access', approve('mona'), writer, OPEN, DEFAULT_POLICY, { kind: 'proceed' }],
-    ['the author approving their own gate (default)', approve('OctoCat'), writer, OPEN, DEFAULT_POLICY,
-      { kind: 'refuse', why: expect.stringMatching(/^the author of a pull request may not approve its gates \(gates\.selfApproval is off\)/), answer: expect.stringMatching(/so nothing was approved\.$/) }],
-    ['the author approving with gates.selfApproval on', approve('octocat'), writer, OPEN, { approvers: [], selfApproval: true }, { kind: 'proceed' }],
-    ['a listed approver', approve('Mona'), writer, OPEN, { approvers: ['mona'], selfApproval: false }, { kind: 'proceed' }],
-    ['a member of a listed team', approve('kim'), { permission: 'maintain', teams: ['octo-org/reviewers'] }, OPEN, { approvers: ['mona', 'octo-org/reviewers'], selfApproval: false }, { kind: 'proceed' }],
-    ['someone not listed', approve('kim'), writer, OPEN, { approvers: ['mona', 'octo-org/reviewers'], selfApproval: false },
-      { kind: 'refuse', why: 'only the approvers gates.approvers names may approve gates (mona, octo-org/reviewers)', answer: expect.any(String) }],
-    ['a listed author, self-approval off', approve('octocat'), writer, OPEN, { approvers: ['octocat'], selfApproval: false }, { kind: 'refuse', why: expect.stringContaining('author'), answer: expect.any(String) }],
-    ['the approver list does not limit builds', build('kim'), writer, OPEN, { approvers: ['mona'], selfApproval: false }, { kind: 'proceed' }],
+    [
+      'an approval by someone else with write access',
+      approve('mona'),
+      writer,
+      OPEN,
+      DEFAULT_POLICY,
+      { kind: 'proceed' },
+    ],
+    [
+      'the author approving their own gate (default)',
+      approve('OctoCat'),
+      writer,
+      OPEN,
+      DEFAULT_POLICY,
+      {
+        kind: 'refuse',
+        why: expect.stringMatching(
+          /^the author of a pull request may not approve its gates \(gates\.selfApproval is off\)/,
+        ),
+        answer: expect.stringMatching(/so nothing was approved\.$/),
+      },
+    ],
+    [
+      'the author approving with gates.selfApproval on',
+      approve('octocat'),
+      writer,
+      OPEN,
+      { approvers: [], selfApproval: true },
+      { kind: 'proceed' },
+    ],
+    [
+      'a listed approver',
+      approve('Mona'),
+      writer,
+      OPEN,
+      { approvers: ['mona'], selfApproval: false },
+      { kind: 'proceed' },
+    ],
+    [
+      'a member of a listed team',
+      approve('kim'),
+      { permission: 'maintain', teams: ['octo-org/reviewers'] },
+      OPEN,
+      { approvers: ['mona', 'octo-org/reviewers'], selfApproval: false },
+      { kind: 'proceed' },
+    ],
+    [
+      'someone not listed',
+      approve('kim'),
+      writer,
+      OPEN,
+      { approvers: ['mona', 'octo-org/reviewers'], selfApproval: false },
+      {
+        kind: 'refuse',
+        why: 'only the approvers gates.approvers names may approve gates (mona, octo-org/reviewers)',
+        answer: expect.any(String),
+      },
+    ],
+    [
+      'a listed author, self-approval off',
+      approve('octocat'),
+      writer,
+      OPEN,
+      { approvers: ['octocat'], selfApproval: false },
+      { kind: 'refuse', why: expect.stringContaining('author'), answer: expect.any(String) },
+    ],
+    [
+      'the approver list does not limit builds',
+      build('kim'),
+      writer,
+      OPEN,
+      { approvers: ['mona'], selfApproval: false },
+      { kind: 'proceed' },
+    ],
   ])('%s', (_label, request, access, pull, policy, expected) => {
     expect(decide(request, access, pull, policy)).toEqual(expected);
   });
 
   it('approvalRefusal: with no approvers listed and self-approval on, anyone with write access may approve', () => {
-    expect(approvalRefusal({ approvers: [], selfApproval: true }, { login: 'octocat', teams: [] }, 'octocat')).toBeUndefined();
+    expect(
+      approvalRefusal({ approvers: [], selfApproval: true }, { login: 'octocat', teams: [] }, 'octocat'),
+    ).toBeUndefined();
     expect(approvalRefusal(DEFAULT_POLICY, { login: 'mona', teams: [] }, null)).toBeUndefined();
   });
 });
@@ -68,13 +192,22 @@ describe('runOnPullRequest, before the branch', () => {
 
   beforeAll(async () => {
     github = await startFakeGitHub(OWNER, REPO);
-    github.setPull({ number: 7, state: 'open', title: 'Phones', body: null, head: { ref: 'phones', sha: SHA, repo: `${OWNER}/${REPO}` }, base: { ref: 'main', sha: 'b'.repeat(40) } });
+    github.setPull({
+      number: 7,
+      state: 'open',
+      title: 'Phones',
+      body: null,
+      head: { ref: 'phones', sha: SHA, repo: `${OWNER}/${REPO}` },
+      base: { ref: 'main', sha: 'b'.repeat(40) },
+    });
     github.permissions.set('octocat', 'write').set('mona', 'write').set('kim', 'maintain').set('reader', 'read');
     // GET /orgs/{org}/teams/{team_slug}/memberships/{username}: kim is in octo-org/reviewers.
     github.routes.push((req) => {
       const m = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(req.path);
       if (!m || req.method !== 'GET') return undefined;
-      return m[1] === 'octo-org' && m[2] === 'reviewers' && m[3] === 'kim' ? { status: 200, body: { state: 'active', role: 'member' } } : { status: 404, body: { message: 'Not Found' } };
+      return m[1] === 'octo-org' && m[2] === 'reviewers' && m[3] === 'kim'
+        ? { status: 200, body: { state: 'active', role: 'member' } }
+        : { status: 404, body: { message: 'Not Found' } };
     });
   });
   afterAll(async () => {
@@ -91,7 +224,8 @@ describe('runOnPullRequest, before the branch', () => {
     expect(github.unexpected).toEqual([]);
   });
   /** The command's comment (reactions need it, as on GitHub). */
-  const asked = (login: string) => approve(login, github.seed({ issue: 7, body: '/consort approve spec', user: { login, id: 5, type: 'User' } }).id);
+  const asked = (login: string) =>
+    approve(login, github.seed({ issue: 7, body: '/consort approve spec', user: { login, id: 5, type: 'User' } }).id);
   const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
   const reacted = () => github.reactions.map((r) => r.content);
 
@@ -120,9 +254,16 @@ describe('runOnPullRequest, before the branch', () => {
   });
 
   it('the author approving their own gate: 😕, a reply saying why, and the branch untouched', async () => {
-    expect(await runOnPullRequest(ports(DEFAULT_POLICY), asked('octocat'))).toEqual({ kind: 'refused', why: expect.stringContaining('author of a pull request') });
+    expect(await runOnPullRequest(ports(DEFAULT_POLICY), asked('octocat'))).toEqual({
+      kind: 'refused',
+      why: expect.stringContaining('author of a pull request'),
+    });
     expect(reacted()).toEqual(['confused']);
-    expect(replies()).toEqual([expect.stringMatching(/^@octocat, the author of a pull request may not approve its gates .*so nothing was approved\.$/)]);
+    expect(replies()).toEqual([
+      expect.stringMatching(
+        /^@octocat, the author of a pull request may not approve its gates .*so nothing was approved\.$/,
+      ),
+    ]);
     expect(checkouts).toEqual([]);
   });
 
@@ -141,7 +282,9 @@ describe('runOnPullRequest, before the branch', () => {
     expect(checkouts).toEqual(['phones']);
     github.permissions.set('lee', 'admin');
     expect(await runOnPullRequest(ports(policy), asked('lee'))).toMatchObject({ kind: 'refused' });
-    expect(replies().at(-1)).toBe('@lee, only the approvers gates.approvers names may approve gates (mona, octo-org/reviewers), so nothing was approved.');
+    expect(replies().at(-1)).toBe(
+      '@lee, only the approvers gates.approvers names may approve gates (mona, octo-org/reviewers), so nothing was approved.',
+    );
     expect(checkouts).toEqual(['phones']);
   });
 });

@@ -27,12 +27,28 @@ async function lintHistory() {
     const url = withDatabase(SYSTEM_PG_URL, name);
     const all = await readMigrationSet(DIR, { relativeTo: HISTORY });
     // The base: the first migration only.
-    const base = await applyMigrations({ databaseUrl: url, dir: DIR, relativeTo: HISTORY, direction: 'up', count: 1, migrationsTable: 'pgmigrations' });
+    const base = await applyMigrations({
+      databaseUrl: url,
+      dir: DIR,
+      relativeTo: HISTORY,
+      direction: 'up',
+      count: 1,
+      migrationsTable: 'pgmigrations',
+    });
     expect(base.ok).toBe(true);
     const relations = await withClient(url, readRelations);
-    const pr = await applyMigrations({ databaseUrl: url, dir: DIR, relativeTo: HISTORY, direction: 'up', migrationsTable: 'pgmigrations' });
+    const pr = await applyMigrations({
+      databaseUrl: url,
+      dir: DIR,
+      relativeTo: HISTORY,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+    });
     if (!pr.ok) throw new Error(pr.failed.error.message);
-    const version = await withClient(url, async (db) => (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v);
+    const version = await withClient(
+      url,
+      async (db) => (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v,
+    );
     return lintStage(ConsortConfigSchema.parse({}), all.slice(1), pr.applied, version, relations);
   } finally {
     await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
@@ -50,14 +66,28 @@ describe('lint stage on objects the PR creates', () => {
   it('notes, not blocks, a serial primary key added to a table created a few lines earlier', () => {
     const serial = at(JS, 'adding-serial-primary-key-field');
     expect(serial).toHaveLength(1);
-    expect(serial[0]).toMatchObject({ blocking: false, line: 10, note: 'audit_log does not exist on the base: this PR creates it, so no live table is locked' });
+    expect(serial[0]).toMatchObject({
+      blocking: false,
+      line: 10,
+      note: 'audit_log does not exist on the base: this PR creates it, so no live table is locked',
+    });
     const sqlSerial = at(SQL, 'adding-serial-primary-key-field');
-    expect(sqlSerial).toEqual([expect.objectContaining({ line: 3, blocking: false, note: expect.stringContaining('refunds does not exist on the base') })]);
+    expect(sqlSerial).toEqual([
+      expect.objectContaining({
+        line: 3,
+        blocking: false,
+        note: expect.stringContaining('refunds does not exist on the base'),
+      }),
+    ]);
   });
 
   it('notes the index on a materialized view created in the same migration', () => {
     const index = at(JS, 'require-concurrent-index-creation').find((f) => f.line === 16);
-    expect(index).toMatchObject({ blocking: false, level: 'warning', note: expect.stringContaining('order_totals does not exist on the base') });
+    expect(index).toMatchObject({
+      blocking: false,
+      level: 'warning',
+      note: expect.stringContaining('order_totals does not exist on the base'),
+    });
   });
 
   it('still blocks the same rule on the live table, pointing at its pgm call', () => {
@@ -70,7 +100,13 @@ describe('lint stage on objects the PR creates', () => {
 
   it('does not block NOT VALID advice for a UNIQUE constraint, which Postgres cannot take', () => {
     const notValid = at(JS, 'constraint-missing-not-valid');
-    expect(notValid).toEqual([expect.objectContaining({ line: 20, blocking: false, note: expect.stringContaining('does not accept NOT VALID on a UNIQUE or PRIMARY KEY') })]);
+    expect(notValid).toEqual([
+      expect.objectContaining({
+        line: 20,
+        blocking: false,
+        note: expect.stringContaining('does not accept NOT VALID on a UNIQUE or PRIMARY KEY'),
+      }),
+    ]);
     // The lock the UNIQUE constraint takes on the live table is still reported, and blocks.
     expect(at(JS, 'disallowed-unique-constraint')).toEqual([expect.objectContaining({ line: 20, blocking: true })]);
   });

@@ -31,7 +31,12 @@ describe('locateStatements', () => {
       'ANALYZE orders',
       'ALTER TABLE "orders"\n  ADD "refunded_at" timestamptz;',
     ]);
-    expect(lines).toEqual([{ line: 8, exact: true }, { line: 9, exact: true }, { line: 13, exact: true }, { line: 14, exact: true }]);
+    expect(lines).toEqual([
+      { line: 8, exact: true },
+      { line: 9, exact: true },
+      { line: 13, exact: true },
+      { line: 14, exact: true },
+    ]);
   });
 
   it('falls back to the first line, not a neighbour, when nothing names the statement', () => {

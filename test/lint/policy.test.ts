@@ -47,7 +47,10 @@ describe('applySeverity', () => {
       { ...base, rule: 'syntax-error', level: 'error' as const },
     ];
     expect(applySeverity(findings).map((f) => f.level)).toEqual(['error', 'warning', 'error', 'error']);
-    expect(applySeverity(findings, { 'require-concurrent-index-creation': 'warning', 'prefer-robust-stmts': 'error' }).map((f) => f.level))
-      .toEqual(['error', 'error', 'warning', 'error']);
+    expect(
+      applySeverity(findings, { 'require-concurrent-index-creation': 'warning', 'prefer-robust-stmts': 'error' }).map(
+        (f) => f.level,
+      ),
+    ).toEqual(['error', 'error', 'warning', 'error']);
   });
 });

@@ -96,7 +96,11 @@ describe('lintMigrations (real squawk binary)', () => {
   });
 
   it('counts CRLF and bare CR line endings as editors do (normalized before squawk sees them)', async () => {
-    const body = ["SET lock_timeout = '1s';", "SET statement_timeout = '5s';", 'CREATE INDEX IF NOT EXISTS i ON t (c);'];
+    const body = [
+      "SET lock_timeout = '1s';",
+      "SET statement_timeout = '5s';",
+      'CREATE INDEX IF NOT EXISTS i ON t (c);',
+    ];
     const { findings } = await lintMigrations(
       [
         { file: 'crlf.sql', sql: body.join('\r\n') },
@@ -118,7 +122,10 @@ describe('lintMigrations (real squawk binary)', () => {
           file: 'ignore.sql',
           sql: `${TIMEOUTS}-- squawk-ignore require-concurrent-index-creation\n${index('a')}${index('b')}`,
         },
-        { file: 'ignore-file.sql', sql: `-- squawk-ignore-file\n${index('c')}ALTER TABLE t ADD COLUMN d int NOT NULL;\n` },
+        {
+          file: 'ignore-file.sql',
+          sql: `-- squawk-ignore-file\n${index('c')}ALTER TABLE t ADD COLUMN d int NOT NULL;\n`,
+        },
       ],
       {},
     );
@@ -129,7 +136,12 @@ describe('lintMigrations (real squawk binary)', () => {
     const sql = 'CREATE INDEX i ON t (c);\nCREATE TABLE IF NOT EXISTS u (id bigint PRIMARY KEY);\n';
     const all = await lintMigrations([{ file: 'x.sql', sql }], {});
     expect(new Set(rules(all.findings))).toEqual(
-      new Set(['prefer-robust-stmts', 'require-concurrent-index-creation', 'require-lock-timeout', 'require-statement-timeout']),
+      new Set([
+        'prefer-robust-stmts',
+        'require-concurrent-index-creation',
+        'require-lock-timeout',
+        'require-statement-timeout',
+      ]),
     );
     const some = await lintMigrations([{ file: 'x.sql', sql }], {
       exclude: ['require-lock-timeout', 'require-statement-timeout', 'prefer-robust-stmts'],
@@ -153,7 +165,10 @@ describe('lintMigrations (real squawk binary)', () => {
   });
 
   it('reports unparsable SQL as syntax-error findings instead of throwing', async () => {
-    const { findings } = await lintMigrations([{ file: 'bad.sql', sql: 'SELECT 1;\nCREATE TABLE x (;\n', lineOffset: 4 }], {});
+    const { findings } = await lintMigrations(
+      [{ file: 'bad.sql', sql: 'SELECT 1;\nCREATE TABLE x (;\n', lineOffset: 4 }],
+      {},
+    );
     expect(findings.length).toBeGreaterThan(0);
     expect(findings.every((f) => f.rule === 'syntax-error' && f.level === 'error')).toBe(true);
     expect(findings[0]).toMatchObject({ file: 'bad.sql', line: 6 });
@@ -164,7 +179,9 @@ describe('lintMigrations (real squawk binary)', () => {
     const files = ['a/001 [init].sql', 'b/001 [init].sql', 'migrations/1700000000000_add-c.js', '*.sql'];
     const { findings } = await lintMigrations(
       files.map((file) => ({ file, sql })),
-      { exclude: ['require-lock-timeout', 'require-statement-timeout', 'prefer-robust-stmts', 'prefer-bigint-over-int'] },
+      {
+        exclude: ['require-lock-timeout', 'require-statement-timeout', 'prefer-robust-stmts', 'prefer-bigint-over-int'],
+      },
     );
     expect(findings.map(brief)).toEqual(files.map((file) => `${file}:2:15 adding-required-field`));
   });

@@ -27,10 +27,20 @@ describe('resolveEngine', () => {
     await cp(BUNDLED_DIR, pkgDir, { recursive: true });
     const pkg = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as Record<string, unknown>;
     await writeFile(path.join(pkgDir, 'package.json'), JSON.stringify({ ...pkg, version: '9.0.0-project.1' }));
-    await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'commonjs', dependencies: { 'node-pg-migrate': '9.0.0-project.1' } }));
+    await writeFile(
+      path.join(project, 'package.json'),
+      JSON.stringify({
+        name: 'shop',
+        private: true,
+        type: 'commonjs',
+        dependencies: { 'node-pg-migrate': '9.0.0-project.1' },
+      }),
+    );
     await mkdir(path.join(project, 'migrations'));
-    await writeFile(path.join(project, 'migrations/1700000000000_orders.js'),
-      "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id', email: { type: 'text', notNull: true } }); pgm.createIndex('orders', 'email'); };\n");
+    await writeFile(
+      path.join(project, 'migrations/1700000000000_orders.js'),
+      "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id', email: { type: 'text', notNull: true } }); pgm.createIndex('orders', 'email'); };\n",
+    );
   });
   afterAll(async () => {
     await rm(project, { recursive: true, force: true });
@@ -50,7 +60,11 @@ describe('resolveEngine', () => {
 
   it("runs the project's own copy and reports its version", async () => {
     const engine = await resolveEngine(project);
-    expect(engine).toMatchObject({ source: 'project', version: '9.0.0-project.1', dir: path.join(project, 'node_modules/node-pg-migrate') });
+    expect(engine).toMatchObject({
+      source: 'project',
+      version: '9.0.0-project.1',
+      dir: path.join(project, 'node_modules/node-pg-migrate'),
+    });
     expect(engine.runner).not.toBe((await bundledEngine()).runner);
     expect(describeEngine(engine)).toBe("node-pg-migrate 9.0.0-project.1 (the project's)");
 
@@ -58,11 +72,21 @@ describe('resolveEngine', () => {
     await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
     try {
       const url = withDatabase(SYSTEM_PG_URL, db);
-      const r = await applyMigrations({ databaseUrl: url, dir: path.join(project, 'migrations'), relativeTo: project, direction: 'up', migrationsTable: 'pgmigrations', engine });
+      const r = await applyMigrations({
+        databaseUrl: url,
+        dir: path.join(project, 'migrations'),
+        relativeTo: project,
+        direction: 'up',
+        migrationsTable: 'pgmigrations',
+        engine,
+      });
       expect(r.ok).toBe(true);
       // The capture works through the project's runner too: lint and the report see the SQL it sent.
       expect(r.applied.map((m) => m.sql.some((s) => /CREATE INDEX/.test(s)))).toEqual([true]);
-      const rows = await withClient(url, async (c) => (await c.query<{ name: string }>('SELECT name FROM pgmigrations')).rows);
+      const rows = await withClient(
+        url,
+        async (c) => (await c.query<{ name: string }>('SELECT name FROM pgmigrations')).rows,
+      );
       expect(rows).toEqual([{ name: '1700000000000_orders' }]);
     } finally {
       await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
@@ -82,20 +106,49 @@ describe('lockedVersion: the exact version a lockfile pins', () => {
   };
 
   it.each([
-    ['package-lock.json', '7.9.1', JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '7.9.1' } } })],
-    ['package-lock.json', '6.2.2', JSON.stringify({ lockfileVersion: 1, dependencies: { 'node-pg-migrate': { version: '6.2.2' } } })],
-    ['npm-shrinkwrap.json', '8.0.3', JSON.stringify({ lockfileVersion: 2, packages: { 'node_modules/node-pg-migrate': { version: '8.0.3' } } })],
-    ['pnpm-lock.yaml', '7.9.1', "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      node-pg-migrate:\n        specifier: ^7.9.0\n        version: 7.9.1(pg@8.13.1)\n"],
+    [
+      'package-lock.json',
+      '7.9.1',
+      JSON.stringify({
+        lockfileVersion: 3,
+        packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '7.9.1' } },
+      }),
+    ],
+    [
+      'package-lock.json',
+      '6.2.2',
+      JSON.stringify({ lockfileVersion: 1, dependencies: { 'node-pg-migrate': { version: '6.2.2' } } }),
+    ],
+    [
+      'npm-shrinkwrap.json',
+      '8.0.3',
+      JSON.stringify({ lockfileVersion: 2, packages: { 'node_modules/node-pg-migrate': { version: '8.0.3' } } }),
+    ],
+    [
+      'pnpm-lock.yaml',
+      '7.9.1',
+      "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      node-pg-migrate:\n        specifier: ^7.9.0\n        version: 7.9.1(pg@8.13.1)\n",
+    ],
     ['pnpm-lock.yaml', '6.2.2', 'lockfileVersion: 5.4\ndevDependencies:\n  node-pg-migrate: 6.2.2_pg@8.7.3\n'],
-    ['yarn.lock', '7.9.1', '# yarn lockfile v1\n\n"node-pg-migrate@^7.0.0", node-pg-migrate@^7.9.0:\n  version "7.9.1"\n  resolved "https://registry.yarnpkg.com/node-pg-migrate/-/node-pg-migrate-7.9.1.tgz"\n'],
-    ['yarn.lock', '8.0.3', '__metadata:\n  version: 8\n\n"node-pg-migrate@npm:^8.0.0":\n  version: 8.0.3\n  resolution: "node-pg-migrate@npm:8.0.3"\n'],
+    [
+      'yarn.lock',
+      '7.9.1',
+      '# yarn lockfile v1\n\n"node-pg-migrate@^7.0.0", node-pg-migrate@^7.9.0:\n  version "7.9.1"\n  resolved "https://registry.yarnpkg.com/node-pg-migrate/-/node-pg-migrate-7.9.1.tgz"\n',
+    ],
+    [
+      'yarn.lock',
+      '8.0.3',
+      '__metadata:\n  version: 8\n\n"node-pg-migrate@npm:^8.0.0":\n  version: 8.0.3\n  resolution: "node-pg-migrate@npm:8.0.3"\n',
+    ],
   ])('%s pins %s', async (file, version, text) => {
     expect(await pins(file, text)).toEqual({ version, lockfile: file });
   });
 
   it('pins nothing when the lockfile does not hold it, holds a range, or is not valid', async () => {
     expect(await lockedVersion(dir)).toBeUndefined();
-    expect(await pins('package-lock.json', JSON.stringify({ packages: { 'node_modules/pg': { version: '8.13.1' } } }))).toBeUndefined();
+    expect(
+      await pins('package-lock.json', JSON.stringify({ packages: { 'node_modules/pg': { version: '8.13.1' } } })),
+    ).toBeUndefined();
     expect(await pins('package-lock.json', '{ not json')).toBeUndefined();
     expect(await pins('yarn.lock', 'node-pg-migrate@latest:\n  version "latest; rm -rf /"\n')).toBeUndefined();
   });
@@ -116,7 +169,9 @@ describe('a project whose lockfile pins a node-pg-migrate it has not installed',
     project = await mkdtemp(path.join(tmpdir(), 'consort-locked-shop-'));
     npmLog = path.join(scratch, 'npm.log');
     await mkdir(path.join(scratch, 'bin'), { recursive: true });
-    await writeFile(path.join(scratch, 'bin/npm'), `#!${process.execPath}
+    await writeFile(
+      path.join(scratch, 'bin/npm'),
+      `#!${process.execPath}
 const fs = require('fs'), path = require('path');
 const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
@@ -126,13 +181,35 @@ const dest = path.join(prefix, 'node_modules/node-pg-migrate');
 fs.cpSync(${JSON.stringify(BUNDLED_DIR)}, dest, { recursive: true });
 const pkg = JSON.parse(fs.readFileSync(path.join(dest, 'package.json'), 'utf8'));
 fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, version }));
-`);
+`,
+    );
     await chmod(path.join(scratch, 'bin/npm'), 0o755);
     await mkdir(path.join(project, 'migrations'), { recursive: true });
-    await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'commonjs', dependencies: { 'node-pg-migrate': '^9.0.0-lock' } }));
-    await writeFile(path.join(project, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '9.0.0-lock.1' } } }));
-    await writeFile(path.join(project, 'migrations/1700000000000_orders.js'), "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id' }); };\n");
-    env = { PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, CONSORT_TOOLS_DIR: path.join(scratch, 'tools') };
+    await writeFile(
+      path.join(project, 'package.json'),
+      JSON.stringify({
+        name: 'shop',
+        private: true,
+        type: 'commonjs',
+        dependencies: { 'node-pg-migrate': '^9.0.0-lock' },
+      }),
+    );
+    await writeFile(
+      path.join(project, 'package-lock.json'),
+      JSON.stringify({
+        lockfileVersion: 3,
+        packages: { '': { name: 'shop' }, 'node_modules/node-pg-migrate': { version: '9.0.0-lock.1' } },
+      }),
+    );
+    await writeFile(
+      path.join(project, 'migrations/1700000000000_orders.js'),
+      "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id' }); };\n",
+    );
+    env = {
+      PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH}`,
+      HOME: process.env.HOME,
+      CONSORT_TOOLS_DIR: path.join(scratch, 'tools'),
+    };
   });
   afterAll(async () => {
     await rm(scratch, { recursive: true, force: true });
@@ -145,9 +222,24 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
     const dir = path.join(engineCacheDir('9.0.0-lock.1', env), 'node_modules/node-pg-migrate');
     expect(engine).toMatchObject({ source: 'lockfile', version: '9.0.0-lock.1', dir });
     expect(describeEngine(engine)).toBe("node-pg-migrate 9.0.0-lock.1 (the version the project's lockfile pins)");
-    expect(log).toEqual([expect.stringContaining(`Installing node-pg-migrate@9.0.0-lock.1, the version the project's lockfile pins, into ${engineCacheDir('9.0.0-lock.1', env)}`)]);
-    const calls = (await readFile(npmLog, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as string[]);
-    expect(calls).toEqual([['install', ...NPM_INSTALL_FLAGS, '--prefix', engineCacheDir('9.0.0-lock.1', env), 'node-pg-migrate@9.0.0-lock.1']]);
+    expect(log).toEqual([
+      expect.stringContaining(
+        `Installing node-pg-migrate@9.0.0-lock.1, the version the project's lockfile pins, into ${engineCacheDir('9.0.0-lock.1', env)}`,
+      ),
+    ]);
+    const calls = (await readFile(npmLog, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
+    expect(calls).toEqual([
+      [
+        'install',
+        ...NPM_INSTALL_FLAGS,
+        '--prefix',
+        engineCacheDir('9.0.0-lock.1', env),
+        'node-pg-migrate@9.0.0-lock.1',
+      ],
+    ]);
 
     // From the cache next time: npm is not asked again, and the cached copy applies migrations.
     const again = await resolveEngine(project, { env });
@@ -156,7 +248,14 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
     const db = `engine_${randomBytes(6).toString('hex')}`;
     await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
     try {
-      const r = await applyMigrations({ databaseUrl: withDatabase(SYSTEM_PG_URL, db), dir: path.join(project, 'migrations'), relativeTo: project, direction: 'up', migrationsTable: 'pgmigrations', engine: again });
+      const r = await applyMigrations({
+        databaseUrl: withDatabase(SYSTEM_PG_URL, db),
+        dir: path.join(project, 'migrations'),
+        relativeTo: project,
+        direction: 'up',
+        migrationsTable: 'pgmigrations',
+        engine: again,
+      });
       expect(r).toMatchObject({ ok: true, applied: [{ name: '1700000000000_orders' }] });
     } finally {
       await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
@@ -166,7 +265,10 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
   it('uses the bundled one when the lockfile pins the bundled version (nothing to install)', async () => {
     const same = path.join(scratch, 'same');
     await mkdir(same, { recursive: true });
-    await writeFile(path.join(same, 'package-lock.json'), JSON.stringify({ packages: { 'node_modules/node-pg-migrate': { version: (await bundledEngine()).version } } }));
+    await writeFile(
+      path.join(same, 'package-lock.json'),
+      JSON.stringify({ packages: { 'node_modules/node-pg-migrate': { version: (await bundledEngine()).version } } }),
+    );
     expect(await resolveEngine(same, { env })).toBe(await bundledEngine());
   });
 });

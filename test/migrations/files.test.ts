@@ -77,9 +77,22 @@ describe('sorting agrees with node-pg-migrate', () => {
   const names = [
     // No two names here collate equal: for those (`0009_a.js` and `0009-a.js`) node-pg-migrate keeps
     // readdir order, which no one can reproduce, and the planner reports them as duplicate prefixes.
-    '1_a.sql', '001_b.sql', '2_a.sql', '10_a.sql', '0009_z.js', '0009_a.js', '0009_A.js',
-    '1700000000000_x.sql', '20231114221320000_y.sql', '20231114221320001_a.sql', '1700000000001_b.ts',
-    '99999999999999_big.sql', '0009_a10.sql', '0009_a9.sql', '3_é.sql', '3_e.sql',
+    '1_a.sql',
+    '001_b.sql',
+    '2_a.sql',
+    '10_a.sql',
+    '0009_z.js',
+    '0009_a.js',
+    '0009_A.js',
+    '1700000000000_x.sql',
+    '20231114221320000_y.sql',
+    '20231114221320001_a.sql',
+    '1700000000001_b.ts',
+    '99999999999999_big.sql',
+    '0009_a10.sql',
+    '0009_a9.sql',
+    '3_é.sql',
+    '3_e.sql',
   ];
   let dir: string;
   beforeAll(async () => {
@@ -115,14 +128,30 @@ describe('parseMigration (pure, for files fetched through an API)', () => {
   it.each<[string, string, DownStatus]>([
     ['up and down', '-- Up Migration\nCREATE TABLE t ();\n-- Down Migration\nDROP TABLE t;\n', true],
     ['down before up', '-- Down Migration\nDROP TABLE t;\n-- Up Migration\nCREATE TABLE t ();\n', true],
-    ['markers in any case, dashes allowed', '---- up migration\nCREATE TABLE t ();\n--   DOWN   MIGRATION\nDROP TABLE t;\n', true],
+    [
+      'markers in any case, dashes allowed',
+      '---- up migration\nCREATE TABLE t ();\n--   DOWN   MIGRATION\nDROP TABLE t;\n',
+      true,
+    ],
     ['no markers at all', 'CREATE TABLE t ();\n', false],
     ['up only', '-- Up Migration\nCREATE TABLE t ();\n', false],
     ['empty down section', '-- Up Migration\nCREATE TABLE t ();\n-- Down Migration\n\n', false],
-    ['down with comments only', '-- Up Migration\nSELECT 1;\n-- Down Migration\n-- nothing\n/* really\nnothing */\n', false],
+    [
+      'down with comments only',
+      '-- Up Migration\nSELECT 1;\n-- Down Migration\n-- nothing\n/* really\nnothing */\n',
+      false,
+    ],
     ['declared irreversible', '-- consort: irreversible\n-- Up Migration\nDROP TABLE t;\n', 'irreversible'],
-    ['declared irreversible, loosely spaced', '-- Up Migration\nDROP TABLE t;\n  --   Consort:Irreversible\n', 'irreversible'],
-    ['the declaration wins over an empty down', '-- Up Migration\nDROP TABLE t;\n-- Down Migration\n-- consort: irreversible\n', 'irreversible'],
+    [
+      'declared irreversible, loosely spaced',
+      '-- Up Migration\nDROP TABLE t;\n  --   Consort:Irreversible\n',
+      'irreversible',
+    ],
+    [
+      'the declaration wins over an empty down',
+      '-- Up Migration\nDROP TABLE t;\n-- Down Migration\n-- consort: irreversible\n',
+      'irreversible',
+    ],
   ])('SQL %s', (_title, content, expected) => {
     expect(sql(content)).toBe(expected);
   });
@@ -130,18 +159,43 @@ describe('parseMigration (pure, for files fetched through an API)', () => {
   it.each<[string, string, string, DownStatus]>([
     ['CJS exports', 'exports.up = (pgm) => {};\nexports.down = (pgm) => {};\n', 'js', true],
     ['CJS down = false', 'exports.up = (pgm) => {};\nexports.down = false;\n', 'js', 'irreversible'],
-    ['module.exports.down = false', 'module.exports.up = () => {};\nmodule.exports.down = false;', 'cjs', 'irreversible'],
+    [
+      'module.exports.down = false',
+      'module.exports.up = () => {};\nmodule.exports.down = false;',
+      'cjs',
+      'irreversible',
+    ],
     ['CJS without down', 'exports.up = (pgm) => { pgm.createTable("t", {}); };\n', 'js', 'inferred'],
     ['ESM function down', 'export async function up(pgm) {}\nexport async function down(pgm) {}\n', 'mjs', true],
     ['ESM const down = false', 'export const up = () => {};\nexport const down = false;\n', 'mjs', 'irreversible'],
-    ['TS typed down = false', 'export const up: MigrationAction = () => {};\nexport const down: MigrationAction | false = false;\n', 'ts', 'irreversible'],
+    [
+      'TS typed down = false',
+      'export const up: MigrationAction = () => {};\nexport const down: MigrationAction | false = false;\n',
+      'ts',
+      'irreversible',
+    ],
     ['ESM without down', 'export const up = (pgm) => { pgm.createIndex("t", "c"); };\n', 'ts', 'inferred'],
     ['export list', 'const up = () => {};\nconst down = () => {};\nexport { up, down };\n', 'mjs', true],
     ['module.exports object with down', 'module.exports = {\n  up(pgm) {},\n  down(pgm) {},\n};\n', 'cjs', true],
-    ['module.exports object with down: false', 'module.exports = { up: () => {}, down: false };\n', 'cjs', 'irreversible'],
+    [
+      'module.exports object with down: false',
+      'module.exports = { up: () => {}, down: false };\n',
+      'cjs',
+      'irreversible',
+    ],
     ['export default object without down', 'export default { up(pgm) { pgm.sql("SELECT 1"); } };\n', 'mjs', 'inferred'],
-    ['commented-out down does not count', 'exports.up = () => {};\n// exports.down = () => {};\n/* exports.down = false; */\n', 'js', 'inferred'],
-    ['the word down in SQL text does not count', 'exports.up = (pgm) => { pgm.sql("-- slow down: false alarm"); };\n', 'js', 'inferred'],
+    [
+      'commented-out down does not count',
+      'exports.up = () => {};\n// exports.down = () => {};\n/* exports.down = false; */\n',
+      'js',
+      'inferred',
+    ],
+    [
+      'the word down in SQL text does not count',
+      'exports.up = (pgm) => { pgm.sql("-- slow down: false alarm"); };\n',
+      'js',
+      'inferred',
+    ],
   ])('JS %s', (_title, content, ext, expected) => {
     expect(js(content, ext)).toBe(expected);
   });
@@ -152,7 +206,11 @@ describe('parseMigration (pure, for files fetched through an API)', () => {
       file: 'db/migrations/1700000000000_add.users.sql',
       kind: 'sql',
     });
-    expect(parseMigration({ file: '2_notes.MD', content: '' })).toMatchObject({ name: '2_notes', kind: 'other', hasDown: false });
+    expect(parseMigration({ file: '2_notes.MD', content: '' })).toMatchObject({
+      name: '2_notes',
+      kind: 'other',
+      hasDown: false,
+    });
   });
 
   it('hashes content with CRLF normalized, and nothing else', () => {
@@ -162,8 +220,14 @@ describe('parseMigration (pure, for files fetched through an API)', () => {
   });
 
   it('breaks ties node-pg-migrate leaves to readdir order deterministically', () => {
-    const a = migrationSetFromEntries([{ file: '0009-a.js', content: '' }, { file: '0009_a.js', content: '' }]);
-    const b = migrationSetFromEntries([{ file: '0009_a.js', content: '' }, { file: '0009-a.js', content: '' }]);
+    const a = migrationSetFromEntries([
+      { file: '0009-a.js', content: '' },
+      { file: '0009_a.js', content: '' },
+    ]);
+    const b = migrationSetFromEntries([
+      { file: '0009_a.js', content: '' },
+      { file: '0009-a.js', content: '' },
+    ]);
     expect(a.map((m) => m.file)).toEqual(b.map((m) => m.file));
   });
 

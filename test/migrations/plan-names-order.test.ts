@@ -5,8 +5,10 @@
 import { migrationSetFromEntries } from '../../src/migrations/files.js';
 import { planMigrations } from '../../src/migrations/plan.js';
 
-const sql = (name: string) => `-- Up Migration\nSELECT 1; -- ${name.replace(/\n/g, ' ')}\n-- Down Migration\nSELECT 2;\n`;
-const set = (...files: string[]) => migrationSetFromEntries(files.map((f) => ({ file: `migrations/${f}`, content: sql(f) })));
+const sql = (name: string) =>
+  `-- Up Migration\nSELECT 1; -- ${name.replace(/\n/g, ' ')}\n-- Down Migration\nSELECT 2;\n`;
+const set = (...files: string[]) =>
+  migrationSetFromEntries(files.map((f) => ({ file: `migrations/${f}`, content: sql(f) })));
 const BASE = ['1700000000000_create-orders.sql', '1700000000005_add-totals.js'];
 
 describe('planMigrations: names node-pg-migrate cannot record or Consort cannot lint', () => {
@@ -35,15 +37,22 @@ describe('planMigrations: migrations.checkOrder', () => {
   it('by default an out-of-order migration fails the plan', () => {
     const plan = planMigrations(set(...BASE), set(...head));
     expect(plan.ok).toBe(false);
-    if (!plan.ok) expect(plan.problems.map((p) => [p.kind, p.file])).toEqual([['order-conflict', 'migrations/1700000000003_hotfix-index.sql']]);
+    if (!plan.ok)
+      expect(plan.problems.map((p) => [p.kind, p.file])).toEqual([
+        ['order-conflict', 'migrations/1700000000003_hotfix-index.sql'],
+      ]);
   });
 
   it('with checkOrder false it is a warning and the plan passes', () => {
     const plan = planMigrations(set(...BASE), set(...head), { checkOrder: false });
     expect(plan.ok).toBe(true);
-    expect(plan.warnings).toEqual([expect.objectContaining({
-      kind: 'order-conflict', file: 'migrations/1700000000003_hotfix-index.sql', newestOnBase: '1700000000005_add-totals',
-    })]);
+    expect(plan.warnings).toEqual([
+      expect.objectContaining({
+        kind: 'order-conflict',
+        file: 'migrations/1700000000003_hotfix-index.sql',
+        newestOnBase: '1700000000005_add-totals',
+      }),
+    ]);
     expect(plan.newMigrations.map((m) => m.name)).toEqual(['1700000000003_hotfix-index', '1700000000007_next']);
   });
 

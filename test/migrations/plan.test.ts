@@ -5,7 +5,9 @@ import { formatPrefix, planMigrations, type MigrationPlan, type Problem } from '
 function set(...specs: string[]): MigrationFile[] {
   return migrationSetFromEntries(
     specs.map((spec) => {
-      const [file, content] = spec.includes('=') ? spec.split('=') as [string, string] : [spec, `-- Up Migration\nSELECT '${spec}';\n`];
+      const [file, content] = spec.includes('=')
+        ? (spec.split('=') as [string, string])
+        : [spec, `-- Up Migration\nSELECT '${spec}';\n`];
       return { file: `db/migrations/${file}`, content };
     }),
   );
@@ -18,17 +20,83 @@ function names(plan: MigrationPlan): string[] {
 describe('planMigrations: accepted plans', () => {
   const cases: { title: string; base: string[]; head: string[]; newNames: string[]; unchanged: number }[] = [
     { title: 'no migrations anywhere', base: [], head: [], newNames: [], unchanged: 0 },
-    { title: 'nothing new', base: ['0001_a.sql', '0002_b.sql'], head: ['0001_a.sql', '0002_b.sql'], newNames: [], unchanged: 2 },
-    { title: 'first migrations of a project', base: [], head: ['0001_a.sql', '0002_b.js'], newNames: ['0001_a', '0002_b'], unchanged: 0 },
-    { title: 'one new after base', base: ['0001_a.sql'], head: ['0001_a.sql', '0002_b.sql'], newNames: ['0002_b'], unchanged: 1 },
-    { title: 'several new, returned in node-pg-migrate order', base: ['0001_a.sql'], head: ['0001_a.sql', '0010_c.sql', '0002_b.sql'], newNames: ['0002_b', '0010_c'], unchanged: 1 },
-    { title: 'timestamps', base: ['1700000000000_a.sql'], head: ['1700000000000_a.sql', '1700000000001_b.sql'], newNames: ['1700000000001_b'], unchanged: 1 },
-    { title: 'a 17-digit UTC prefix after millisecond timestamps', base: ['1700000000000_a.sql'], head: ['1700000000000_a.sql', '20240101000000000_b.sql'], newNames: ['20240101000000000_b'], unchanged: 1 },
-    { title: 'numbers compare by value, not text', base: ['9_a.sql'], head: ['9_a.sql', '10_b.sql'], newNames: ['10_b'], unchanged: 1 },
-    { title: 'a later number with a shorter width', base: ['0009_a.sql'], head: ['0009_a.sql', '10_b.sql'], newNames: ['10_b'], unchanged: 1 },
-    { title: 'mixed languages', base: ['1_a.sql', '2_b.js'], head: ['1_a.sql', '2_b.js', '3_c.ts', '4_d.mjs', '5_e.cjs'], newNames: ['3_c', '4_d', '5_e'], unchanged: 2 },
-    { title: 'line endings differ only', base: ['1_a.sql=SELECT 1;\r\nSELECT 2;\r\n'], head: ['1_a.sql=SELECT 1;\nSELECT 2;\n'], newNames: [], unchanged: 1 },
-    { title: 'a base file without prefix is not the PR\'s problem', base: ['README.md', '1_a.sql'], head: ['README.md', '1_a.sql', '2_b.sql'], newNames: ['2_b'], unchanged: 2 },
+    {
+      title: 'nothing new',
+      base: ['0001_a.sql', '0002_b.sql'],
+      head: ['0001_a.sql', '0002_b.sql'],
+      newNames: [],
+      unchanged: 2,
+    },
+    {
+      title: 'first migrations of a project',
+      base: [],
+      head: ['0001_a.sql', '0002_b.js'],
+      newNames: ['0001_a', '0002_b'],
+      unchanged: 0,
+    },
+    {
+      title: 'one new after base',
+      base: ['0001_a.sql'],
+      head: ['0001_a.sql', '0002_b.sql'],
+      newNames: ['0002_b'],
+      unchanged: 1,
+    },
+    {
+      title: 'several new, returned in node-pg-migrate order',
+      base: ['0001_a.sql'],
+      head: ['0001_a.sql', '0010_c.sql', '0002_b.sql'],
+      newNames: ['0002_b', '0010_c'],
+      unchanged: 1,
+    },
+    {
+      title: 'timestamps',
+      base: ['1700000000000_a.sql'],
+      head: ['1700000000000_a.sql', '1700000000001_b.sql'],
+      newNames: ['1700000000001_b'],
+      unchanged: 1,
+    },
+    {
+      title: 'a 17-digit UTC prefix after millisecond timestamps',
+      base: ['1700000000000_a.sql'],
+      head: ['1700000000000_a.sql', '20240101000000000_b.sql'],
+      newNames: ['20240101000000000_b'],
+      unchanged: 1,
+    },
+    {
+      title: 'numbers compare by value, not text',
+      base: ['9_a.sql'],
+      head: ['9_a.sql', '10_b.sql'],
+      newNames: ['10_b'],
+      unchanged: 1,
+    },
+    {
+      title: 'a later number with a shorter width',
+      base: ['0009_a.sql'],
+      head: ['0009_a.sql', '10_b.sql'],
+      newNames: ['10_b'],
+      unchanged: 1,
+    },
+    {
+      title: 'mixed languages',
+      base: ['1_a.sql', '2_b.js'],
+      head: ['1_a.sql', '2_b.js', '3_c.ts', '4_d.mjs', '5_e.cjs'],
+      newNames: ['3_c', '4_d', '5_e'],
+      unchanged: 2,
+    },
+    {
+      title: 'line endings differ only',
+      base: ['1_a.sql=SELECT 1;\r\nSELECT 2;\r\n'],
+      head: ['1_a.sql=SELECT 1;\nSELECT 2;\n'],
+      newNames: [],
+      unchanged: 1,
+    },
+    {
+      title: "a base file without prefix is not the PR's problem",
+      base: ['README.md', '1_a.sql'],
+      head: ['README.md', '1_a.sql', '2_b.sql'],
+      newNames: ['2_b'],
+      unchanged: 2,
+    },
   ];
   it.each(cases)('$title', ({ base, head, newNames, unchanged }) => {
     const plan = planMigrations(set(...base), set(...head));
@@ -43,46 +111,114 @@ describe('planMigrations: problems', () => {
       title: 'a new index migration sorting before the newest on base',
       base: ['0001_a.sql', '0005_e.sql'],
       head: ['0001_a.sql', '0005_e.sql', '0003_add_users.sql'],
-      problems: [{ kind: 'order-conflict', file: 'db/migrations/0003_add_users.sql', name: '0003_add_users', newestOnBase: '0005_e', suggestedName: '0006_add_users.sql', suggestedFile: 'db/migrations/0006_add_users.sql' }],
+      problems: [
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/0003_add_users.sql',
+          name: '0003_add_users',
+          newestOnBase: '0005_e',
+          suggestedName: '0006_add_users.sql',
+          suggestedFile: 'db/migrations/0006_add_users.sql',
+        },
+      ],
     },
     {
       title: 'a stale timestamp from a long-lived branch',
       base: ['1700000000000_a.sql', '1700000500000_b.sql'],
       head: ['1700000000000_a.sql', '1700000500000_b.sql', '1700000100000_c.js'],
-      problems: [{ kind: 'order-conflict', file: 'db/migrations/1700000100000_c.js', name: '1700000100000_c', newestOnBase: '1700000500000_b', suggestedName: '1700000500001_c.js', suggestedFile: 'db/migrations/1700000500001_c.js' }],
+      problems: [
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/1700000100000_c.js',
+          name: '1700000100000_c',
+          newestOnBase: '1700000500000_b',
+          suggestedName: '1700000500001_c.js',
+          suggestedFile: 'db/migrations/1700000500001_c.js',
+        },
+      ],
     },
     {
       title: 'a 17-digit UTC prefix is renamed to a UTC prefix one millisecond later',
       base: ['20240101120000000_a.sql'],
       head: ['20240101120000000_a.sql', '20231231235959999_b.sql'],
-      problems: [{ kind: 'order-conflict', file: 'db/migrations/20231231235959999_b.sql', name: '20231231235959999_b', newestOnBase: '20240101120000000_a', suggestedName: '20240101120000001_b.sql', suggestedFile: 'db/migrations/20240101120000001_b.sql' }],
+      problems: [
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/20231231235959999_b.sql',
+          name: '20231231235959999_b',
+          newestOnBase: '20240101120000000_a',
+          suggestedName: '20240101120000001_b.sql',
+          suggestedFile: 'db/migrations/20240101120000001_b.sql',
+        },
+      ],
     },
     {
       title: 'two conflicting migrations keep their relative order and skip a value already used on head',
       base: ['0001_a.sql', '0005_e.sql'],
       head: ['0001_a.sql', '0005_e.sql', '0002_x.sql', '0003_y.sql', '0006_z.sql'],
       problems: [
-        { kind: 'order-conflict', file: 'db/migrations/0002_x.sql', name: '0002_x', newestOnBase: '0005_e', suggestedName: '0007_x.sql', suggestedFile: 'db/migrations/0007_x.sql' },
-        { kind: 'order-conflict', file: 'db/migrations/0003_y.sql', name: '0003_y', newestOnBase: '0005_e', suggestedName: '0008_y.sql', suggestedFile: 'db/migrations/0008_y.sql' },
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/0002_x.sql',
+          name: '0002_x',
+          newestOnBase: '0005_e',
+          suggestedName: '0007_x.sql',
+          suggestedFile: 'db/migrations/0007_x.sql',
+        },
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/0003_y.sql',
+          name: '0003_y',
+          newestOnBase: '0005_e',
+          suggestedName: '0008_y.sql',
+          suggestedFile: 'db/migrations/0008_y.sql',
+        },
       ],
     },
     {
       title: 'a new migration sharing the newest base prefix',
       base: ['0005_e.sql'],
       head: ['0005_e.sql', '0005_a_first.sql'],
-      problems: [{ kind: 'duplicate-prefix', file: 'db/migrations/0005_a_first.sql', name: '0005_a_first', conflictsWith: '0005_e', suggestedName: '0006_a_first.sql', suggestedFile: 'db/migrations/0006_a_first.sql' }],
+      problems: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/0005_a_first.sql',
+          name: '0005_a_first',
+          conflictsWith: '0005_e',
+          suggestedName: '0006_a_first.sql',
+          suggestedFile: 'db/migrations/0006_a_first.sql',
+        },
+      ],
     },
     {
       title: 'two new migrations sharing a prefix: the later one moves',
       base: ['0001_a.sql'],
       head: ['0001_a.sql', '0002_b.sql', '0002_c.sql'],
-      problems: [{ kind: 'duplicate-prefix', file: 'db/migrations/0002_c.sql', name: '0002_c', conflictsWith: '0002_b', suggestedName: '0003_c.sql', suggestedFile: 'db/migrations/0003_c.sql' }],
+      problems: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/0002_c.sql',
+          name: '0002_c',
+          conflictsWith: '0002_b',
+          suggestedName: '0003_c.sql',
+          suggestedFile: 'db/migrations/0003_c.sql',
+        },
+      ],
     },
     {
       title: 'different spellings of the same number are duplicates',
       base: [],
       head: ['1_a.sql', '001_b.sql'],
-      problems: [{ kind: 'duplicate-prefix', file: 'db/migrations/001_b.sql', name: '001_b', conflictsWith: '1_a', suggestedName: '002_b.sql', suggestedFile: 'db/migrations/002_b.sql' }],
+      problems: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/001_b.sql',
+          name: '001_b',
+          conflictsWith: '1_a',
+          suggestedName: '002_b.sql',
+          suggestedFile: 'db/migrations/002_b.sql',
+        },
+      ],
     },
     {
       title: 'an applied migration edited on head',
@@ -108,32 +244,67 @@ describe('planMigrations: problems', () => {
       head: ['0001_renamed.sql=A', '0002_b.sql=B'],
       problems: [
         { kind: 'history-rewritten', file: 'db/migrations/0001_a.sql', name: '0001_a', change: 'deleted' },
-        { kind: 'order-conflict', file: 'db/migrations/0001_renamed.sql', name: '0001_renamed', newestOnBase: '0002_b', suggestedName: '0003_renamed.sql', suggestedFile: 'db/migrations/0003_renamed.sql' },
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/0001_renamed.sql',
+          name: '0001_renamed',
+          newestOnBase: '0002_b',
+          suggestedName: '0003_renamed.sql',
+          suggestedFile: 'db/migrations/0003_renamed.sql',
+        },
       ],
     },
     {
       title: 'a new file without a numeric prefix',
       base: ['0001_a.sql'],
       head: ['0001_a.sql', 'add_users.sql'],
-      problems: [{ kind: 'invalid-name', file: 'db/migrations/add_users.sql', name: 'add_users', reason: 'its name does not start with the number node-pg-migrate orders migrations by' }],
+      problems: [
+        {
+          kind: 'invalid-name',
+          file: 'db/migrations/add_users.sql',
+          name: 'add_users',
+          reason: 'its name does not start with the number node-pg-migrate orders migrations by',
+        },
+      ],
     },
     {
       title: 'a new file node-pg-migrate cannot load',
       base: [],
       head: ['0001_notes.md'],
-      problems: [{ kind: 'invalid-name', file: 'db/migrations/0001_notes.md', name: '0001_notes', reason: expect.stringContaining('not a migration file') as unknown as string }],
+      problems: [
+        {
+          kind: 'invalid-name',
+          file: 'db/migrations/0001_notes.md',
+          name: '0001_notes',
+          reason: expect.stringContaining('not a migration file') as unknown as string,
+        },
+      ],
     },
     {
       title: 'a 17-digit prefix that is not a date',
       base: [],
       head: ['20241399000000000_a.sql'],
-      problems: [{ kind: 'invalid-name', file: 'db/migrations/20241399000000000_a.sql', name: '20241399000000000_a', reason: expect.stringContaining('not a valid UTC timestamp') as unknown as string }],
+      problems: [
+        {
+          kind: 'invalid-name',
+          file: 'db/migrations/20241399000000000_a.sql',
+          name: '20241399000000000_a',
+          reason: expect.stringContaining('not a valid UTC timestamp') as unknown as string,
+        },
+      ],
     },
     {
       title: 'a prefix too large to order exactly',
       base: [],
       head: ['123456789012345678901_a.sql'],
-      problems: [{ kind: 'invalid-name', file: 'db/migrations/123456789012345678901_a.sql', name: '123456789012345678901_a', reason: expect.stringContaining('too large') as unknown as string }],
+      problems: [
+        {
+          kind: 'invalid-name',
+          file: 'db/migrations/123456789012345678901_a.sql',
+          name: '123456789012345678901_a',
+          reason: expect.stringContaining('too large') as unknown as string,
+        },
+      ],
     },
     {
       title: 'every problem is reported at once',
@@ -142,8 +313,20 @@ describe('planMigrations: problems', () => {
       problems: [
         { kind: 'history-rewritten', file: 'db/migrations/0001_a.sql', name: '0001_a', change: 'edited' },
         { kind: 'history-rewritten', file: 'db/migrations/0004_d.sql', name: '0004_d', change: 'deleted' },
-        { kind: 'order-conflict', file: 'db/migrations/0002_b.sql', name: '0002_b', newestOnBase: '0004_d', suggestedName: '0005_b.sql', suggestedFile: 'db/migrations/0005_b.sql' },
-        { kind: 'invalid-name', file: 'db/migrations/x.sql', name: 'x', reason: expect.any(String) as unknown as string },
+        {
+          kind: 'order-conflict',
+          file: 'db/migrations/0002_b.sql',
+          name: '0002_b',
+          newestOnBase: '0004_d',
+          suggestedName: '0005_b.sql',
+          suggestedFile: 'db/migrations/0005_b.sql',
+        },
+        {
+          kind: 'invalid-name',
+          file: 'db/migrations/x.sql',
+          name: 'x',
+          reason: expect.any(String) as unknown as string,
+        },
       ],
     },
   ];
@@ -151,7 +334,8 @@ describe('planMigrations: problems', () => {
     const plan = planMigrations(set(...base), set(...head));
     expect(plan.ok).toBe(false);
     if (plan.ok) return;
-    const order = (p: Problem): number => ['history-rewritten', 'order-conflict', 'duplicate-prefix', 'invalid-name'].indexOf(p.kind);
+    const order = (p: Problem): number =>
+      ['history-rewritten', 'order-conflict', 'duplicate-prefix', 'invalid-name'].indexOf(p.kind);
     expect([...plan.problems].sort((a, b) => order(a) - order(b))).toEqual(problems);
   });
 

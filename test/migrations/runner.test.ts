@@ -16,7 +16,12 @@ import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = path.resolve(here, '../fixtures/migrations/app');
-const NAMES = ['1700000000000_create_users', '1700000001000_add_email', '1700000002000_create_orders', '1700000003000_index_orders_concurrently'];
+const NAMES = [
+  '1700000000000_create_users',
+  '1700000001000_add_email',
+  '1700000002000_create_orders',
+  '1700000003000_index_orders_concurrently',
+];
 
 let database: string;
 let url: string;
@@ -38,11 +43,21 @@ afterEach(async () => {
 });
 
 function apply(direction: 'up' | 'down', extra: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
-  return applyMigrations({ databaseUrl: url, dir, direction, migrationsTable: 'pgmigrations', relativeTo: work, ...extra });
+  return applyMigrations({
+    databaseUrl: url,
+    dir,
+    direction,
+    migrationsTable: 'pgmigrations',
+    relativeTo: work,
+    ...extra,
+  });
 }
 
 async function tables(): Promise<string[]> {
-  const rows = await query<{ t: string }>(url, "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
+  const rows = await query<{ t: string }>(
+    url,
+    "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+  );
   return rows.map((r) => r.t);
 }
 
@@ -71,11 +86,18 @@ describe('applyMigrations up', () => {
     const result = await apply('up');
     expectOk(result);
     expect(result.applied.map((m) => m.name)).toEqual(NAMES);
-    expect(result.applied.map((m) => m.file)).toEqual(NAMES.map((n, i) => `migrations/${n}.${['sql', 'js', 'mjs', 'js'][i]}`));
+    expect(result.applied.map((m) => m.file)).toEqual(
+      NAMES.map((n, i) => `migrations/${n}.${['sql', 'js', 'mjs', 'js'][i]}`),
+    );
     const [users, email, orders, index] = result.applied;
     // The section as node-pg-migrate slices it (up to the blank line its Down marker pattern starts at), plus its `;`.
-    expect(users?.sql).toEqual(['-- Up Migration\nCREATE TABLE users (\n  id serial PRIMARY KEY,\n  name text NOT NULL\n);\n;']);
-    expect(email?.sql).toEqual(['ALTER TABLE "users"\n  ADD "email" text;', 'CREATE INDEX "users_email_index" ON "users" ("email");']);
+    expect(users?.sql).toEqual([
+      '-- Up Migration\nCREATE TABLE users (\n  id serial PRIMARY KEY,\n  name text NOT NULL\n);\n;',
+    ]);
+    expect(email?.sql).toEqual([
+      'ALTER TABLE "users"\n  ADD "email" text;',
+      'CREATE INDEX "users_email_index" ON "users" ("email");',
+    ]);
     // The query the migration ran itself, while building its steps, is attributed to it.
     expect(orders?.sql[0]).toBe('SELECT count(*)::int AS n FROM users');
     expect(orders?.sql[1]).toMatch(/^CREATE TABLE "orders"/);
@@ -109,7 +131,10 @@ describe('applyMigrations up', () => {
   });
 
   it('reports a SQL syntax error with file, statement, Postgres error and line, keeping earlier migrations', async () => {
-    await writeFile(path.join(dir, '1700000004000_broken.sql'), '-- Up Migration\nCREATE TABLE half (id int);\n\nSELEC 1;\n\n-- Down Migration\nDROP TABLE half;\n');
+    await writeFile(
+      path.join(dir, '1700000004000_broken.sql'),
+      '-- Up Migration\nCREATE TABLE half (id int);\n\nSELEC 1;\n\n-- Down Migration\nDROP TABLE half;\n',
+    );
     const result = await apply('up');
     expectFailed(result);
     expect(result.failed).toMatchObject({
@@ -128,17 +153,32 @@ describe('applyMigrations up', () => {
   });
 
   it('locates a failing statement from a JS migration in its file', async () => {
-    await writeFile(path.join(dir, '1700000004000_bad_ref.js'), 'exports.up = (pgm) => {\n  pgm.sql(`UPDATE users\n     SET name = upper(name)\n   WHERE id IN (SELECT user_id FROM no_such_table)`);\n};\n');
+    await writeFile(
+      path.join(dir, '1700000004000_bad_ref.js'),
+      'exports.up = (pgm) => {\n  pgm.sql(`UPDATE users\n     SET name = upper(name)\n   WHERE id IN (SELECT user_id FROM no_such_table)`);\n};\n',
+    );
     const result = await apply('up');
     expectFailed(result);
-    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_bad_ref', error: { code: '42P01', line: 4 } });
+    expect(result.failed).toMatchObject({
+      kind: 'statement',
+      name: '1700000004000_bad_ref',
+      error: { code: '42P01', line: 4 },
+    });
   });
 
   it('attributes a failing query a JS migration runs itself to that migration', async () => {
-    await writeFile(path.join(dir, '1700000004000_probe.js'), 'exports.up = async (pgm) => {\n  await pgm.db.select("SELECT nope FROM users");\n};\n');
+    await writeFile(
+      path.join(dir, '1700000004000_probe.js'),
+      'exports.up = async (pgm) => {\n  await pgm.db.select("SELECT nope FROM users");\n};\n',
+    );
     const result = await apply('up');
     expectFailed(result);
-    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_probe', statement: 'SELECT nope FROM users', error: { code: '42703', line: 2 } });
+    expect(result.failed).toMatchObject({
+      kind: 'statement',
+      name: '1700000004000_probe',
+      statement: 'SELECT nope FROM users',
+      error: { code: '42703', line: 2 },
+    });
     expect(result.applied).toHaveLength(4);
   });
 
@@ -158,7 +198,12 @@ describe('applyMigrations up', () => {
     await writeFile(path.join(dir, '1700000004000_throws.js'), 'exports.up = () => { throw new Error("boom"); };\n');
     const result = await apply('up');
     expectFailed(result);
-    expect(result.failed).toEqual({ kind: 'script', name: '1700000004000_throws', file: 'migrations/1700000004000_throws.js', error: { message: 'boom' } });
+    expect(result.failed).toEqual({
+      kind: 'script',
+      name: '1700000004000_throws',
+      file: 'migrations/1700000004000_throws.js',
+      error: { message: 'boom' },
+    });
     expect(result.applied).toHaveLength(4);
   });
 
@@ -166,7 +211,11 @@ describe('applyMigrations up', () => {
     await writeFile(path.join(dir, '1700000004000_typo.js'), 'exports.up = (pgm) => { pgm.sql("SELECT 1" };\n');
     const result = await apply('up');
     expectFailed(result);
-    expect(result.failed).toMatchObject({ kind: 'load', name: '1700000004000_typo', file: 'migrations/1700000004000_typo.js' });
+    expect(result.failed).toMatchObject({
+      kind: 'load',
+      name: '1700000004000_typo',
+      file: 'migrations/1700000004000_typo.js',
+    });
     expect(result.applied).toEqual([]);
   });
 
@@ -179,7 +228,9 @@ describe('applyMigrations up', () => {
       kind: 'order',
       name: '1700000000500_late',
       file: 'migrations/1700000000500_late.sql',
-      error: { message: 'Not run migration 1700000000500_late is preceding already run migration 1700000001000_add_email' },
+      error: {
+        message: 'Not run migration 1700000000500_late is preceding already run migration 1700000001000_add_email',
+      },
     });
     expect(await tables()).not.toContain('late');
     expect(await advisoryLocks()).toBe(0);
@@ -215,19 +266,43 @@ describe('applyMigrations down', () => {
     await rm(path.join(dir, '1700000003000_index_orders_concurrently.js'));
     const result = await apply('down');
     expectFailed(result);
-    expect(result.failed).toEqual({ kind: 'load', name: NAMES[3], error: { message: `Definitions of migrations ${NAMES[3]} have been deleted.` } });
+    expect(result.failed).toEqual({
+      kind: 'load',
+      name: NAMES[3],
+      error: { message: `Definitions of migrations ${NAMES[3]} have been deleted.` },
+    });
   });
 
   it.each([
-    ['a SQL migration without a Down section', '1700000004000_no_down.sql', '-- Up Migration\nCREATE TABLE x (id int);\n', 'User has disabled down migration on file: 1700000004000_no_down'],
-    ['a JS migration with down = false', '1700000004000_no_down.js', 'exports.up = (pgm) => { pgm.createTable("x", { id: "id" }); };\nexports.down = false;\n', 'User has disabled down migration on file: 1700000004000_no_down'],
-    ['a JS migration whose down cannot be inferred', '1700000004000_no_down.js', 'exports.up = (pgm) => { pgm.sql("CREATE TABLE x (id int)"); };\n', 'Impossible to automatically infer down migration'],
+    [
+      'a SQL migration without a Down section',
+      '1700000004000_no_down.sql',
+      '-- Up Migration\nCREATE TABLE x (id int);\n',
+      'User has disabled down migration on file: 1700000004000_no_down',
+    ],
+    [
+      'a JS migration with down = false',
+      '1700000004000_no_down.js',
+      'exports.up = (pgm) => { pgm.createTable("x", { id: "id" }); };\nexports.down = false;\n',
+      'User has disabled down migration on file: 1700000004000_no_down',
+    ],
+    [
+      'a JS migration whose down cannot be inferred',
+      '1700000004000_no_down.js',
+      'exports.up = (pgm) => { pgm.sql("CREATE TABLE x (id int)"); };\n',
+      'Impossible to automatically infer down migration',
+    ],
   ])('reports %s as down-unavailable', async (_title, file, content, message) => {
     await writeFile(path.join(dir, file), content);
     expectOk(await apply('up'));
     const result = await apply('down');
     expectFailed(result);
-    expect(result.failed).toEqual({ kind: 'down-unavailable', name: '1700000004000_no_down', file: `migrations/${file}`, error: { message: expect.stringContaining(message) } });
+    expect(result.failed).toEqual({
+      kind: 'down-unavailable',
+      name: '1700000004000_no_down',
+      file: `migrations/${file}`,
+      error: { message: expect.stringContaining(message) },
+    });
     expect(await tables()).toContain('x');
     expect(await advisoryLocks()).toBe(0);
   });
@@ -235,11 +310,16 @@ describe('applyMigrations down', () => {
 
 describe('applyMigrations: unexpected failures throw', () => {
   it('throws server-unavailable when it cannot connect', async () => {
-    const error = await applyMigrations({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/postgres', dir, direction: 'up', migrationsTable: 'pgmigrations' }).catch((e: unknown) => e);
+    const error = await applyMigrations({
+      databaseUrl: 'postgresql://postgres@127.0.0.1:1/postgres',
+      dir,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+    }).catch((e: unknown) => e);
     expect(isConsortError(error, 'server-unavailable')).toBe(true);
   });
 
-  it('throws branch-busy while another run holds node-pg-migrate\'s lock', async () => {
+  it("throws branch-busy while another run holds node-pg-migrate's lock", async () => {
     const holder = new pg.Client({ connectionString: url });
     await holder.connect();
     try {
@@ -261,7 +341,10 @@ describe('applyMigrations: unexpected failures throw', () => {
 });
 
 describe('lineInFile', () => {
-  const sql = parseMigration({ file: '1_a.sql', content: '-- a comment\n\n-- Up Migration\nSELECT 1;\nSELEC 2;\n-- Down Migration\nSELEC 3;\n' });
+  const sql = parseMigration({
+    file: '1_a.sql',
+    content: '-- a comment\n\n-- Up Migration\nSELECT 1;\nSELEC 2;\n-- Down Migration\nSELEC 3;\n',
+  });
   it.each<[string, string, number | undefined, 'up' | 'down', number | undefined]>([
     ['up section', '\n-- Up Migration\nSELECT 1;\nSELEC 2;\n;', 28, 'up', 5],
     ['down section', '-- Down Migration\nSELEC 3;\n', 19, 'down', 7],
@@ -271,7 +354,10 @@ describe('lineInFile', () => {
   });
 
   it('finds a literal statement in a JS file, and gives up on generated SQL', () => {
-    const js = parseMigration({ file: '1_a.js', content: 'exports.up = (pgm) => {\n  pgm.sql("SELECT 1;\\nSELEC 2");\n  pgm.createTable("t", {});\n};\n' });
+    const js = parseMigration({
+      file: '1_a.js',
+      content: 'exports.up = (pgm) => {\n  pgm.sql("SELECT 1;\\nSELEC 2");\n  pgm.createTable("t", {});\n};\n',
+    });
     expect(lineInFile(js, 'SELECT 1;', 1, 'up')).toBe(2);
     expect(lineInFile(js, 'CREATE TABLE "t" ();', 1, 'up')).toBeUndefined();
   });

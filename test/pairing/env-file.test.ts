@@ -32,8 +32,12 @@ describe('setEnvLine', () => {
 
 describe('writeEnvValue', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(path.join(os.tmpdir(), 'consort-env-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-env-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('creates the file owner-only, then changes only the line, keeping the mode and leaving no temp file', async () => {
     const file = path.join(dir, '.env');

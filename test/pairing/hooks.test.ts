@@ -22,19 +22,31 @@ const runner: HookRunner = { node: process.execPath, entry: path.resolve('lib/pa
 let t: TestProvider;
 let hookEnv: NodeJS.ProcessEnv;
 beforeAll(async () => {
-  await access(runner.entry).catch(() => { throw new Error(`${runner.entry} is missing: run npm run build first`); });
+  await access(runner.entry).catch(() => {
+    throw new Error(`${runner.entry} is missing: run npm run build first`);
+  });
   t = await postgresTestProvider();
   await t.provider.list(); // creates the namespace's main branch before hooks race for it
   hookEnv = {
-    PATH: process.env.PATH ?? '', HOME: os.tmpdir(),
-    GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com',
-    CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace,
+    PATH: process.env.PATH ?? '',
+    HOME: os.tmpdir(),
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@example.com',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@example.com',
+    CONSORT_PROVIDER: 'postgres',
+    CONSORT_POSTGRES_URL: t.adminUrl,
+    CONSORT_NAMESPACE: t.namespace,
   };
 });
-afterAll(async () => { await t?.cleanup(); });
+afterAll(async () => {
+  await t?.cleanup();
+});
 
 const roots: string[] = [];
-afterAll(async () => { await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))); });
+afterAll(async () => {
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
 
 async function git(root: string, ...args: string[]): Promise<string> {
   return (await exec('git', args, { cwd: root, env: hookEnv })).stdout.trim();
@@ -45,27 +57,42 @@ async function repo(): Promise<string> {
   roots.push(root);
   await git(root, 'init', '-q', '-b', 'main');
   await mkdir(path.join(root, 'migrations'));
-  await writeFile(path.join(root, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(
+    path.join(root, 'migrations', '001_items.sql'),
+    '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n',
+  );
   await writeFile(path.join(root, '.gitignore'), '.env\n');
   await git(root, 'add', '.');
   await git(root, 'commit', '-qm', 'init');
   return root;
 }
 
-interface LastRun { gitBranch: string; hook: string; ok: boolean; message: string; at: string }
+interface LastRun {
+  gitBranch: string;
+  hook: string;
+  ok: boolean;
+  message: string;
+  at: string;
+}
 
 /** Wait for the hook's background job to record a run for `gitBranch` newer than `after`. */
 async function lastRun(root: string, gitBranch: string, after: string, hook = 'post-checkout'): Promise<LastRun> {
   const file = path.join(root, '.git', 'consort', 'last-run.json');
   for (let i = 0; i < 300; i += 1) {
-    const run = await readFile(file, 'utf8').then((s) => JSON.parse(s) as LastRun, () => undefined);
+    const run = await readFile(file, 'utf8').then(
+      (s) => JSON.parse(s) as LastRun,
+      () => undefined,
+    );
     if (run && run.gitBranch === gitBranch && run.hook === hook && run.at > after) return run;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`no background run for ${gitBranch} (log: ${await readFile(path.join(root, '.git', 'consort', 'hooks.log'), 'utf8').catch(() => 'none')})`);
+  throw new Error(
+    `no background run for ${gitBranch} (log: ${await readFile(path.join(root, '.git', 'consort', 'hooks.log'), 'utf8').catch(() => 'none')})`,
+  );
 }
 
-const envValue = async (root: string) => /^DATABASE_URL=(.*)$/m.exec(await readFile(path.join(root, '.env'), 'utf8').catch(() => ''))?.[1];
+const envValue = async (root: string) =>
+  /^DATABASE_URL=(.*)$/m.exec(await readFile(path.join(root, '.env'), 'utf8').catch(() => ''))?.[1];
 
 describe('plain .git/hooks with an existing post-checkout hook', () => {
   it('chains the old hook, pairs on checkout -b, updates .env from the cache on switching back, and uninstalls byte for byte', async () => {
@@ -83,12 +110,17 @@ describe('plain .git/hooks with an existing post-checkout hook', () => {
     let since = new Date().toISOString();
     await git(root, 'checkout', '-q', '-b', 'feature/search');
     const run = await lastRun(root, 'feature/search', since);
-    expect(run).toMatchObject({ ok: true, message: expect.stringMatching(/feature\/search → feature-search \(created from main/) });
+    expect(run).toMatchObject({
+      ok: true,
+      message: expect.stringMatching(/feature\/search → feature-search \(created from main/),
+    });
     const paired = await t.provider.get('feature-search');
     expect(paired).toMatchObject({ parent: 'main', gitBranch: 'feature/search' });
     const featureUrl = await t.provider.connectionUri('feature-search');
     expect(await envValue(root)).toBe(featureUrl);
-    expect(await query(featureUrl, "SELECT to_regclass('items') IS NOT NULL AS migrated")).toEqual([{ migrated: true }]);
+    expect(await query(featureUrl, "SELECT to_regclass('items') IS NOT NULL AS migrated")).toEqual([
+      { migrated: true },
+    ]);
     expect(await readFile(path.join(root, '.git', 'own-hook-ran'), 'utf8')).toBe('1\n');
 
     since = new Date().toISOString();
@@ -103,9 +135,14 @@ describe('plain .git/hooks with an existing post-checkout hook', () => {
     expect(reused.message).toMatch(/\(reused/);
 
     const status = await hooksStatus(root);
-    expect(status.hooks.map((h) => [h.installed, h.runnerPresent])).toEqual([[true, true], [true, true]]);
+    expect(status.hooks.map((h) => [h.installed, h.runnerPresent])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
     expect(status.hooks[0]!.chained).toBe(`${hookFile}.pre-consort`);
-    expect(status.log.join('\n')).toMatch(/post-checkout: feature\/search: \.env updated from the cache \(feature-search\)/);
+    expect(status.log.join('\n')).toMatch(
+      /post-checkout: feature\/search: \.env updated from the cache \(feature-search\)/,
+    );
 
     const removed = await uninstallHooks(root);
     expect(removed.hooks.map((h) => h.outcome)).toEqual(['restored', 'removed']);
@@ -122,7 +159,10 @@ describe('plain .git/hooks with an existing post-checkout hook', () => {
     await git(root, 'checkout', '-q', '-b', 'feature/pull');
     await lastRun(root, 'feature/pull', since);
     await git(root, 'checkout', '-q', '-b', 'upstream');
-    await writeFile(path.join(root, 'migrations', '002_tags.sql'), '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n');
+    await writeFile(
+      path.join(root, 'migrations', '002_tags.sql'),
+      '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n',
+    );
     await git(root, 'add', '.');
     await git(root, 'commit', '-qm', 'tags');
     since = new Date().toISOString();
@@ -145,8 +185,15 @@ describe('hook managers', () => {
     const root = await repo();
     // What `husky` (v9) sets up: core.hooksPath=.husky/_ whose scripts run .husky/<hook> through `h`.
     await mkdir(path.join(root, '.husky', '_'), { recursive: true });
-    await writeFile(path.join(root, '.husky', '_', 'h'), '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n', { mode: 0o755 });
-    for (const hook of ['post-checkout', 'post-merge']) await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', { mode: 0o755 });
+    await writeFile(
+      path.join(root, '.husky', '_', 'h'),
+      '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n',
+      { mode: 0o755 },
+    );
+    for (const hook of ['post-checkout', 'post-merge'])
+      await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', {
+        mode: 0o755,
+      });
     await git(root, 'config', 'core.hooksPath', '.husky/_');
     const userHook = 'echo husky-user-hook >> .git/husky-ran'; // no final newline, as editors sometimes leave it
     await writeFile(path.join(root, '.husky', 'post-checkout'), userHook);
@@ -169,7 +216,11 @@ describe('hook managers', () => {
     const root = await repo();
     await git(root, 'config', 'core.hooksPath', '.githooks');
     const installed = await installHooks(root, runner);
-    expect(installed.place).toMatchObject({ manager: 'core.hooksPath', mode: 'chain', dir: path.join(root, '.githooks') });
+    expect(installed.place).toMatchObject({
+      manager: 'core.hooksPath',
+      mode: 'chain',
+      dir: path.join(root, '.githooks'),
+    });
     const saved = hookEnv.CONSORT_POSTGRES_URL;
     hookEnv.CONSORT_POSTGRES_URL = 'postgresql://postgres@127.0.0.1:1/postgres';
     try {
@@ -179,7 +230,16 @@ describe('hook managers', () => {
       const run = await lastRun(root, 'offline', since);
       expect(run.ok).toBe(false);
       let out = '';
-      const code = await runCli(['-C', root, 'hooks', 'status'], { out: (s) => { out += s; }, err: () => undefined }, hookEnv);
+      const code = await runCli(
+        ['-C', root, 'hooks', 'status'],
+        {
+          out: (s) => {
+            out += s;
+          },
+          err: () => undefined,
+        },
+        hookEnv,
+      );
       expect(code).toBe(0);
       expect(out).toMatch(/last run: .* FAILED: /);
       expect(out).toMatch(/post-checkout: error: /);
@@ -206,19 +266,31 @@ describe("the hook's sh fast path", () => {
     const root = await repo();
     await installHooks(root, shellOnly);
     await git(root, 'branch', 'feature/x');
-    await recordPairing(path.join(root, '.git'), { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true }, 'feature/x', { name: 'feature-x', url });
+    await recordPairing(
+      path.join(root, '.git'),
+      { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true },
+      'feature/x',
+      { name: 'feature-x', url },
+    );
     if (before !== undefined) await writeFile(path.join(root, '.env'), before, { mode: 0o640 });
     await git(root, 'checkout', '-q', 'feature/x');
     expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(setEnvLine(before ?? '', 'DATABASE_URL', url));
     expect((await stat(path.join(root, '.env'))).mode & 0o777).toBe(before === undefined ? 0o600 : 0o640);
-    expect((await import('node:fs/promises').then((fs) => fs.readdir(root))).filter((f) => f.includes('consort-'))).toEqual([]);
+    expect(
+      (await import('node:fs/promises').then((fs) => fs.readdir(root))).filter((f) => f.includes('consort-')),
+    ).toEqual([]);
   });
 
   it('leaves files it cannot edit byte-exactly (CRLF, no final newline) to the Node job', async () => {
     const root = await repo();
     await installHooks(root, shellOnly);
     await git(root, 'branch', 'feature/x');
-    await recordPairing(path.join(root, '.git'), { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true }, 'feature/x', { name: 'feature-x', url });
+    await recordPairing(
+      path.join(root, '.git'),
+      { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true },
+      'feature/x',
+      { name: 'feature-x', url },
+    );
     for (const before of ['A=1\r\nDATABASE_URL=old\r\n', 'DATABASE_URL=old']) {
       await writeFile(path.join(root, '.env'), before);
       await git(root, 'checkout', '-q', 'feature/x');
@@ -237,7 +309,12 @@ describe("the hook's sh fast path with a configured file", () => {
     await writeFile(path.join(root, 'config', 'real.env'), 'KEEP=1\nAPP_DB=old\n');
     await symlink('real.env', path.join(root, 'config', '.env.local'));
     const url = 'postgresql://postgres@127.0.0.1:5432/shop_feature-y';
-    await recordPairing(path.join(root, '.git'), { envFile: 'config/.env.local', envKey: 'APP_DB', writeEnv: true }, 'feature/y', { name: 'feature-y', url });
+    await recordPairing(
+      path.join(root, '.git'),
+      { envFile: 'config/.env.local', envKey: 'APP_DB', writeEnv: true },
+      'feature/y',
+      { name: 'feature-y', url },
+    );
     await git(root, 'checkout', '-q', 'feature/y');
     expect(await readFile(path.join(root, 'config', 'real.env'), 'utf8')).toBe(`KEEP=1\nAPP_DB=${url}\n`);
     expect((await lstat(path.join(root, 'config', '.env.local'))).isSymbolicLink()).toBe(true);

@@ -15,7 +15,10 @@ describe('pairTarget', () => {
   });
 
   it('never takes over a name another git branch (or no pairing) already uses', () => {
-    const taken = [{ name: 'feat-a', gitBranch: 'feat/A' }, { name: 'pr-12', gitBranch: null }];
+    const taken = [
+      { name: 'feat-a', gitBranch: 'feat/A' },
+      { name: 'pr-12', gitBranch: null },
+    ];
     const a = pairTarget('feat-a', taken, rules);
     const b = pairTarget('pr/12', taken, rules);
     expect(a).toEqual({ kind: 'new', name: expect.stringMatching(/^feat-a-[0-9a-f]{6}$/) });

@@ -13,21 +13,51 @@ let env: NodeJS.ProcessEnv;
 async function cli(...args: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await runCli(['-C', root, ...args], { out: (s) => { stdout += `${s}\n`; }, err: (s) => { stderr += `${s}\n`; } }, env);
+  const code = await runCli(
+    ['-C', root, ...args],
+    {
+      out: (s) => {
+        stdout += `${s}\n`;
+      },
+      err: (s) => {
+        stderr += `${s}\n`;
+      },
+    },
+    env,
+  );
   return { code, stdout, stderr };
 }
 
 beforeAll(async () => {
   t = await postgresTestProvider();
   root = await mkdtemp(path.join(os.tmpdir(), 'consort-pair-cli-'));
-  const g = (...a: string[]) => execFileSync('git', a, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: root, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+  const g = (...a: string[]) =>
+    execFileSync('git', a, {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: root,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@e',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@e',
+      },
+    });
   g('init', '-q', '-b', 'main');
   await mkdir(path.join(root, 'migrations'));
-  await writeFile(path.join(root, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(
+    path.join(root, 'migrations', '001_items.sql'),
+    '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n',
+  );
   g('add', '.');
   g('commit', '-qm', 'init');
   g('checkout', '-q', '-b', 'feature/cli');
-  env = { PATH: process.env.PATH ?? '', CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace };
+  env = {
+    PATH: process.env.PATH ?? '',
+    CONSORT_PROVIDER: 'postgres',
+    CONSORT_POSTGRES_URL: t.adminUrl,
+    CONSORT_NAMESPACE: t.namespace,
+  };
 });
 afterAll(async () => {
   await t?.cleanup();
@@ -39,12 +69,25 @@ it('pair --json: the pairing, migrations and the .env write, with a warning when
   expect(r.code).toBe(0);
   const out = JSON.parse(r.stdout);
   expect(out).toMatchObject({
-    gitBranch: 'feature/cli', branch: 'feature-cli', parent: 'main', outcome: 'created', mode: 'copy',
-    migrations: { applied: ['001_items'], failed: null }, seeded: false,
-    env: { file: '.env', key: 'DATABASE_URL', status: 'written', ignored: false, warning: expect.stringMatching(/not git-ignored/) },
+    gitBranch: 'feature/cli',
+    branch: 'feature-cli',
+    parent: 'main',
+    outcome: 'created',
+    mode: 'copy',
+    migrations: { applied: ['001_items'], failed: null },
+    seeded: false,
+    env: {
+      file: '.env',
+      key: 'DATABASE_URL',
+      status: 'written',
+      ignored: false,
+      warning: expect.stringMatching(/not git-ignored/),
+    },
   });
   expect(r.stderr).toMatch(/warning: \.env is not git-ignored/);
-  expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(`DATABASE_URL=${await t.provider.connectionUri('feature-cli')}\n`);
+  expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(
+    `DATABASE_URL=${await t.provider.connectionUri('feature-cli')}\n`,
+  );
 });
 
 it('pair --export prints a shell line with the URL and keeps the summary on stderr', async () => {
@@ -57,7 +100,12 @@ it('pair --export prints a shell line with the URL and keeps the summary on stde
 
 it('pair status and pair diff describe the pairing', async () => {
   const s = JSON.parse((await cli('pair', 'status', '--json')).stdout);
-  expect(s).toMatchObject({ gitBranch: 'feature/cli', paired: { branch: 'feature-cli', parent: 'main' }, env: { upToDate: true, ignored: true, warning: null }, hooks: { manager: 'git', installed: false } });
+  expect(s).toMatchObject({
+    gitBranch: 'feature/cli',
+    paired: { branch: 'feature-cli', parent: 'main' },
+    env: { upToDate: true, ignored: true, warning: null },
+    hooks: { manager: 'git', installed: false },
+  });
   const d = JSON.parse((await cli('pair', 'diff', '--json')).stdout);
   expect(d).toMatchObject({ branch: 'feature-cli', parent: 'main', empty: false });
   expect((await cli('pair', 'diff')).stdout).toMatch(/\+ table public\.items/);

@@ -17,7 +17,10 @@ async function gitRepo(): Promise<string> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'consort-pair-'));
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
   await mkdir(path.join(root, 'migrations'));
-  await writeFile(path.join(root, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id serial PRIMARY KEY, label text NOT NULL);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(
+    path.join(root, 'migrations', '001_items.sql'),
+    '-- Up Migration\nCREATE TABLE items (id serial PRIMARY KEY, label text NOT NULL);\n-- Down Migration\nDROP TABLE items;\n',
+  );
   await writeFile(path.join(root, 'seed.sql'), "INSERT INTO items (label) VALUES ('seeded');\n");
   await writeFile(path.join(root, '.gitignore'), '.env\n');
   return root;
@@ -31,16 +34,29 @@ describe.each([
 ])('pairing on %s', (_label, open) => {
   let t: TestProvider;
   let root: string;
-  beforeAll(async () => { [t, root] = await Promise.all([open(), gitRepo()]); }, 120_000);
+  beforeAll(async () => {
+    [t, root] = await Promise.all([open(), gitRepo()]);
+  }, 120_000);
   afterAll(async () => {
     await t?.cleanup();
     await rm(root, { recursive: true, force: true });
   });
-  const request = (gitBranch: string, from?: string) => ({ provider: t.provider, config, root, gitBranch, env: { PATH: process.env.PATH ?? '' }, ...(from ? { from } : {}) });
+  const request = (gitBranch: string, from?: string) => ({
+    provider: t.provider,
+    config,
+    root,
+    gitBranch,
+    env: { PATH: process.env.PATH ?? '' },
+    ...(from ? { from } : {}),
+  });
 
   it('creates the paired branch on first use with migrations and seed, and reuses it (with its data) afterwards', async () => {
     const first = await pair(request('feature/Login'));
-    expect(first).toMatchObject({ outcome: 'created', seeded: true, migrations: { applied: ['001_items'], failed: null } });
+    expect(first).toMatchObject({
+      outcome: 'created',
+      seeded: true,
+      migrations: { applied: ['001_items'], failed: null },
+    });
     expect(first.branch).toMatchObject({ name: 'feature-login', parent: 'main', gitBranch: 'feature/Login' });
     expect(await query(first.url, 'SELECT label FROM items')).toEqual([{ label: 'seeded' }]);
     expect((await query(first.url, 'SELECT current_database() AS db'))[0]!.db).toBe(first.branch.database);
@@ -50,21 +66,30 @@ describe.each([
     expect(again).toMatchObject({ outcome: 'reused', seeded: false, migrations: { applied: [], failed: null } });
     expect(again.branch.database).toBe(first.branch.database);
     expect(again.branch.createdAt).toEqual(first.branch.createdAt);
-    expect(await query(again.url, 'SELECT label FROM items ORDER BY id')).toEqual([{ label: 'seeded' }, { label: 'made on the branch' }]);
+    expect(await query(again.url, 'SELECT label FROM items ORDER BY id')).toEqual([
+      { label: 'seeded' },
+      { label: 'made on the branch' },
+    ]);
   });
 
   it('forks a new git branch from the database branch of the git branch it was created from, without seeding twice', async () => {
     const child = await pair(request('feature/login-2fa', 'feature/Login'));
     expect(child).toMatchObject({ outcome: 'created', seeded: false });
     expect(child.branch.parent).toBe('feature-login');
-    expect(await query(child.url, 'SELECT label FROM items ORDER BY id')).toEqual([{ label: 'seeded' }, { label: 'made on the branch' }]);
+    expect(await query(child.url, 'SELECT label FROM items ORDER BY id')).toEqual([
+      { label: 'seeded' },
+      { label: 'made on the branch' },
+    ]);
   });
 
   it('pairs root git branches with database.parent itself, and applies migrations that arrive later (as after a pull)', async () => {
     const main = await pair(request('main'));
     expect(main).toMatchObject({ outcome: 'root', seeded: false, migrations: { applied: ['001_items'] } });
     expect(main.branch.name).toBe('main');
-    await writeFile(path.join(root, 'migrations', '002_tags.sql'), '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n');
+    await writeFile(
+      path.join(root, 'migrations', '002_tags.sql'),
+      '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n',
+    );
     try {
       const login = await pair(request('feature/Login'));
       expect(login).toMatchObject({ outcome: 'reused', migrations: { applied: ['002_tags'], failed: null } });
@@ -75,7 +100,10 @@ describe.each([
   });
 
   it('reports a failing migration instead of throwing, and keeps the pairing', async () => {
-    await writeFile(path.join(root, 'migrations', '003_bad.sql'), '-- Up Migration\nALTER TABLE nowhere ADD COLUMN x int;\n');
+    await writeFile(
+      path.join(root, 'migrations', '003_bad.sql'),
+      '-- Up Migration\nALTER TABLE nowhere ADD COLUMN x int;\n',
+    );
     try {
       const r = await pair(request('fix/broken'));
       expect(r.outcome).toBe('created');
@@ -90,12 +118,31 @@ describe.each([
     const custom = parseConfigText('pairing:\n  envFile: config/.env.local\n  envKey: APP_DB\n', 'consort.yml');
     await mkdir(path.join(root, 'config'), { recursive: true });
     await writeFile(path.join(root, 'config', '.env.local'), 'KEEP=1\n');
-    const env = t.namespace === 'local' ? { CONSORT_DATA_DIR: t.dataDir } : { CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace };
-    const done = await pairAndPublish({ root, config: custom, env: { PATH: process.env.PATH ?? '', ...env }, gitBranch: 'feature/Login', choice: { provider: t.namespace === 'local' ? 'local' : 'postgres' } });
+    const env =
+      t.namespace === 'local'
+        ? { CONSORT_DATA_DIR: t.dataDir }
+        : { CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace };
+    const done = await pairAndPublish({
+      root,
+      config: custom,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      gitBranch: 'feature/Login',
+      choice: { provider: t.namespace === 'local' ? 'local' : 'postgres' },
+    });
     expect(done.result).toMatchObject({ outcome: 'reused' });
-    expect(done.env).toMatchObject({ file: 'config/.env.local', key: 'APP_DB', status: 'written', ignored: false, warning: expect.stringMatching(/not git-ignored/) });
+    expect(done.env).toMatchObject({
+      file: 'config/.env.local',
+      key: 'APP_DB',
+      status: 'written',
+      ignored: false,
+      warning: expect.stringMatching(/not git-ignored/),
+    });
     expect(await readFile(path.join(root, 'config', '.env.local'), 'utf8')).toBe(`KEEP=1\nAPP_DB=${done.result.url}\n`);
     const cache = await readCache(path.join(root, '.git'));
-    expect(cache).toMatchObject({ envFile: 'config/.env.local', envKey: 'APP_DB', branches: { 'feature/Login': { name: 'feature-login', url: done.result.url } } });
+    expect(cache).toMatchObject({
+      envFile: 'config/.env.local',
+      envKey: 'APP_DB',
+      branches: { 'feature/Login': { name: 'feature-login', url: done.result.url } },
+    });
   });
 });

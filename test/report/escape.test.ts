@@ -44,7 +44,9 @@ describe('fenced', () => {
 
 describe('stripControl, clip and shellQuote', () => {
   it('removes terminal escapes, controls and bidi overrides, and normalizes line ends', () => {
-    expect(stripControl('\u001b[31mred\u001b[0m\r\n\u001b]0;title\u0007x\u0000\u202eevil\rend\tok')).toBe('red\nx' + 'evil\nend\tok');
+    expect(stripControl('\u001b[31mred\u001b[0m\r\n\u001b]0;title\u0007x\u0000\u202eevil\rend\tok')).toBe(
+      'red\nx' + 'evil\nend\tok',
+    );
   });
 
   it('clips with an ellipsis without splitting a surrogate pair', () => {
@@ -68,8 +70,10 @@ describe('a hostile report in markdown', () => {
   const md = renderCheckMarkdown(hostileReport);
   const { blocks, prose } = parseBlocks(md);
 
-  it('injects no HTML: the only tags outside code blocks are the renderer\'s own', () => {
-    expect(new Set(tagsIn(prose))).toEqual(new Set(['code', '/code', 'details', '/details', 'summary', '/summary', 'sub', '/sub']));
+  it("injects no HTML: the only tags outside code blocks are the renderer's own", () => {
+    expect(new Set(tagsIn(prose))).toEqual(
+      new Set(['code', '/code', 'details', '/details', 'summary', '/summary', 'sub', '/sub']),
+    );
     expect(tagsIn(prose).filter((t) => t === 'details')).toHaveLength(2);
     expect(tagsIn(prose).filter((t) => t === '/details')).toHaveLength(2);
   });
@@ -91,7 +95,9 @@ describe('a hostile report in markdown', () => {
   });
 
   it('gives a rename command that is safe to paste', () => {
-    expect(blocks.find((b) => b.lang === 'sh')?.body).toBe("git mv 'migrations/1_it'\\''s `$(rm -rf ~)`.sql' 'migrations/-3 | x.sql'");
+    expect(blocks.find((b) => b.lang === 'sh')?.body).toBe(
+      "git mv 'migrations/1_it'\\''s `$(rm -rf ~)`.sql' 'migrations/-3 | x.sql'",
+    );
   });
 
   it('mentions nobody and carries no control characters', () => {
@@ -101,7 +107,9 @@ describe('a hostile report in markdown', () => {
   });
 
   it('escapes the title option too', () => {
-    expect(renderCheckMarkdown(passingReport, { title: HOSTILE_HTML })).toMatch(/^## ✅ &lt;\/details&gt;&lt;script&gt;/);
+    expect(renderCheckMarkdown(passingReport, { title: HOSTILE_HTML })).toMatch(
+      /^## ✅ &lt;\/details&gt;&lt;script&gt;/,
+    );
   });
 });
 
@@ -112,7 +120,7 @@ describe('a hostile report in the terminal', () => {
     expect(renderCheckTerminal(hostileReport)).not.toContain('\u202e');
   });
 
-  it('sends only the renderer\'s color codes with color', () => {
+  it("sends only the renderer's color codes with color", () => {
     const text = renderCheckTerminal(hostileReport, { color: true });
     // eslint-disable-next-line no-control-regex -- removing the renderer's own SGR codes
     expect(text.replace(/\u001b\[\d+m/g, '')).not.toContain('\u001b');

@@ -20,7 +20,13 @@ describe('report fixtures', () => {
 
   it('the failing fixture has every kind of plan problem and a failure in every checking stage', () => {
     const s = failingReport.stages;
-    expect(s.plan.problems.map((p) => p.kind).sort()).toEqual(['duplicate-prefix', 'history-rewritten', 'invalid-name', 'order-conflict', 'parent-ahead']);
+    expect(s.plan.problems.map((p) => p.kind).sort()).toEqual([
+      'duplicate-prefix',
+      'history-rewritten',
+      'invalid-name',
+      'order-conflict',
+      'parent-ahead',
+    ]);
     expect(s.migrations.failure).toBeDefined();
     expect(s.lint.findings.some((f) => f.blocking)).toBe(true);
     expect(s.reversibility.migrations.some((m) => m.verdict !== 'reversible')).toBe(true);

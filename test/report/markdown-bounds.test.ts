@@ -32,14 +32,17 @@ function stageTable(md: string): string[] {
 }
 
 describe('renderCheckMarkdown size limit', () => {
-  it.each([65_536, 20_000, 2_000])('keeps the huge report under %i characters with the verdict and the stage table', (maxChars) => {
-    const md = renderCheckMarkdown(hugeReport, { maxChars });
-    expect(md.length).toBeLessThanOrEqual(maxChars);
-    expect(md.startsWith(`${VERDICT}\n`)).toBe(true);
-    expect(stageTable(md)).toEqual(STAGES);
-    expect(md).toContain(`_Shortened to stay under ${maxChars.toLocaleString('en-US')} characters. Left out: `);
-    expect(() => parseBlocks(md)).not.toThrow();
-  });
+  it.each([65_536, 20_000, 2_000])(
+    'keeps the huge report under %i characters with the verdict and the stage table',
+    (maxChars) => {
+      const md = renderCheckMarkdown(hugeReport, { maxChars });
+      expect(md.length).toBeLessThanOrEqual(maxChars);
+      expect(md.startsWith(`${VERDICT}\n`)).toBe(true);
+      expect(stageTable(md)).toEqual(STAGES);
+      expect(md).toContain(`_Shortened to stay under ${maxChars.toLocaleString('en-US')} characters. Left out: `);
+      expect(() => parseBlocks(md)).not.toThrow();
+    },
+  );
 
   it('defaults to 60,000 characters', () => {
     const md = renderCheckMarkdown(hugeReport);
@@ -63,7 +66,11 @@ describe('renderCheckMarkdown size limit', () => {
     expect(md.length).toBeLessThanOrEqual(30_000);
     expect(md).not.toContain('<summary>Output');
     expect(md).toMatch(new RegExp(`_Showing the first [\\d,]+ of ${DIFF_LINES} lines\\._`));
-    expect(parseBlocks(md).blocks.find((b) => b.lang === 'diff')?.body.startsWith('+ column public.wide_table.column_00000 ')).toBe(true);
+    expect(
+      parseBlocks(md)
+        .blocks.find((b) => b.lang === 'diff')
+        ?.body.startsWith('+ column public.wide_table.column_00000 '),
+    ).toBe(true);
     expect(md).toContain('### Lint: 3 findings, 2 blocking');
     expect(md).toMatch(new RegExp(`Left out: [\\d,]+ of ${DIFF_LINES} schema diff lines; the suite output\\._`));
   });
@@ -77,7 +84,9 @@ describe('renderCheckMarkdown size limit', () => {
     expect(lint?.slice(1).every((row) => row[3]?.trim() === '❌ yes')).toBe(true);
     const shown = (lint?.length ?? 0) - 1;
     expect(md).toContain(`… and ${n(5000 - shown)} more lint findings`);
-    expect(md).toContain(`Left out: ${n(5000 - shown)} of 5,000 lint findings; the schema diff text; the suite output._`);
+    expect(md).toContain(
+      `Left out: ${n(5000 - shown)} of 5,000 lint findings; the schema diff text; the suite output._`,
+    );
   });
 
   it('finally keeps only the summary table', () => {
@@ -88,11 +97,14 @@ describe('renderCheckMarkdown size limit', () => {
     expect(md).toContain('Left out: everything but the summary table._');
   });
 
-  it.each([hugeReport, hostileReport, failingReport])('never exceeds maxChars, down to absurdly small limits', (report) => {
-    for (const maxChars of [40, 300, 1_000, 3_333, 8_000, 12_345, 40_000]) {
-      expect(renderCheckMarkdown(report, { maxChars }).length).toBeLessThanOrEqual(maxChars);
-    }
-  });
+  it.each([hugeReport, hostileReport, failingReport])(
+    'never exceeds maxChars, down to absurdly small limits',
+    (report) => {
+      for (const maxChars of [40, 300, 1_000, 3_333, 8_000, 12_345, 40_000]) {
+        expect(renderCheckMarkdown(report, { maxChars }).length).toBeLessThanOrEqual(maxChars);
+      }
+    },
+  );
 
   it('leaves a report that fits untouched', () => {
     const md = renderCheckMarkdown(failingReport, { maxChars: 65_536 });

@@ -26,32 +26,56 @@ describe('renderCheckMarkdown', () => {
 
   it('counts a failed non-blocking stage as a warning, not a failure', () => {
     const stages = passingStages();
-    const report = makeReport({ stages: { reversibility: { ...stages.reversibility, status: 'failed', migrations: [] } } });
+    const report = makeReport({
+      stages: { reversibility: { ...stages.reversibility, status: 'failed', migrations: [] } },
+    });
     const md = renderCheckMarkdown(report);
     expect(md).toMatch(/^## ✅ Consort: database checks passed with 1 warning\n/);
     expect(md).toContain('| Reversibility | ⚠️ failed (non-blocking) |');
   });
 
   it('uses the title option in the heading', () => {
-    expect(renderCheckMarkdown(passingReport, { title: 'Consort (analytics DB)' })).toMatch(/^## ✅ Consort \(analytics DB\): database checks passed\n/);
+    expect(renderCheckMarkdown(passingReport, { title: 'Consort (analytics DB)' })).toMatch(
+      /^## ✅ Consort \(analytics DB\): database checks passed\n/,
+    );
   });
 
   it('shows base, head, PR, database branch and provider', () => {
     const line = renderCheckMarkdown(passingReport).split('\n')[2];
-    expect(line).toBe('**Base** <code>main</code> @ <code>1a2b3c4</code> ← **head** <code>feature/orders</code> @ <code>9f8e7d6</code> · PR #42 · database branch <code>pr-42</code> · provider <code>local</code> (reflink)');
+    expect(line).toBe(
+      '**Base** <code>main</code> @ <code>1a2b3c4</code> ← **head** <code>feature/orders</code> @ <code>9f8e7d6</code> · PR #42 · database branch <code>pr-42</code> · provider <code>local</code> (reflink)',
+    );
   });
 
   it('has a stage table with a row per stage', () => {
     const [table] = tables(parseBlocks(renderCheckMarkdown(failingReport)).prose);
     expect(table?.map((row) => row[0]?.trim())).toEqual([
-      'Stage', 'Migration plan', 'Baseline', 'Apply migrations', 'Lint', 'Reversibility', 'Schema diff', 'Test suite',
+      'Stage',
+      'Migration plan',
+      'Baseline',
+      'Apply migrations',
+      'Lint',
+      'Reversibility',
+      'Schema diff',
+      'Test suite',
     ]);
-    expect(table?.[3]).toEqual([' Apply migrations ', ' ❌ failed ', ' 96ms ', expect.stringContaining('does not exist')]);
+    expect(table?.[3]).toEqual([
+      ' Apply migrations ',
+      ' ❌ failed ',
+      ' 96ms ',
+      expect.stringContaining('does not exist'),
+    ]);
   });
 
   it('shows only the sections that need attention on a passing report', () => {
     const md = renderCheckMarkdown(passingReport);
-    for (const heading of ['### Migration plan', '### Failed migration', '### Reversibility', '### Test suite', 'could not run']) {
+    for (const heading of [
+      '### Migration plan',
+      '### Failed migration',
+      '### Reversibility',
+      '### Test suite',
+      'could not run',
+    ]) {
       expect(md).not.toContain(heading);
     }
     expect(md).toContain('### Lint: 1 finding, 0 blocking');
@@ -60,10 +84,12 @@ describe('renderCheckMarkdown', () => {
 
   it('gives the exact rename commands for plan problems a rename fixes', () => {
     const { blocks } = parseBlocks(renderCheckMarkdown(failingReport));
-    expect(blocks.find((b) => b.lang === 'sh')?.body).toBe([
-      'git mv migrations/20250401000000000_add_orders.sql migrations/20250415093000001_add_orders.sql',
-      'git mv migrations/20250502090000000_add_index.sql migrations/20250502090000001_add_index.sql',
-    ].join('\n'));
+    expect(blocks.find((b) => b.lang === 'sh')?.body).toBe(
+      [
+        'git mv migrations/20250401000000000_add_orders.sql migrations/20250415093000001_add_orders.sql',
+        'git mv migrations/20250502090000000_add_index.sql migrations/20250502090000001_add_index.sql',
+      ].join('\n'),
+    );
   });
 
   it('shows the failing statement, where it is, and the Postgres error', () => {
@@ -77,7 +103,10 @@ describe('renderCheckMarkdown', () => {
   it('lists blocking lint findings first, and only the irreversible migrations', () => {
     const [, lint, reversibility] = tables(parseBlocks(renderCheckMarkdown(failingReport)).prose);
     expect(lint?.slice(1).map((r) => r[3]?.trim())).toEqual(['❌ yes', '❌ yes', 'no']);
-    expect(reversibility?.slice(1).map((r) => r[1]?.trim())).toEqual(['no down migration', 'down did not restore the schema']);
+    expect(reversibility?.slice(1).map((r) => r[1]?.trim())).toEqual([
+      'no down migration',
+      'down did not restore the schema',
+    ]);
   });
 
   it('puts the suite output inside <details> in a code block', () => {
@@ -94,7 +123,9 @@ describe('renderCheckMarkdown', () => {
 
   it('links the run only when it is an http(s) URL, encoding what would end the link', () => {
     expect(renderCheckMarkdown(passingReport, { links: { run: 'javascript:alert(1)' } })).not.toContain('javascript');
-    expect(renderCheckMarkdown(passingReport, { links: { run: 'https://example.com/a)(b' } })).toContain('[workflow run](https://example.com/a%29%28b)');
+    expect(renderCheckMarkdown(passingReport, { links: { run: 'https://example.com/a)(b' } })).toContain(
+      '[workflow run](https://example.com/a%29%28b)',
+    );
   });
 
   it('is a pure function of the report', () => {

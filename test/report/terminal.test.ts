@@ -39,8 +39,12 @@ describe('renderCheckTerminal', () => {
 
   it('ends with the conclusion and how to reach the database branch', () => {
     const last = (s: string): string | undefined => s.trimEnd().split('\n').at(-1);
-    expect(last(renderCheckTerminal(passingReport))).toBe('✓ Database checks passed · database branch pr-42 · consort branch url pr-42');
-    expect(last(renderCheckTerminal(failingReport))).toBe('✗ Database checks failed — 4 failing stages · database branch pr-42 · consort branch url pr-42');
+    expect(last(renderCheckTerminal(passingReport))).toBe(
+      '✓ Database checks passed · database branch pr-42 · consort branch url pr-42',
+    );
+    expect(last(renderCheckTerminal(failingReport))).toBe(
+      '✗ Database checks failed — 4 failing stages · database branch pr-42 · consort branch url pr-42',
+    );
     expect(last(renderCheckTerminal(errorReport))).toBe('! Database checks could not run');
   });
 
@@ -55,7 +59,9 @@ describe('renderCheckTerminal', () => {
     for (const width of [60, 80, 120]) {
       const lines = renderCheckTerminal(failingReport, { width }).split('\n');
       const stages = lines.slice(2, 9);
-      const plan = lines.slice(lines.indexOf('Migration plan') + 1, lines.indexOf('Failed migration') - 1).filter((l) => !l.startsWith('    $ '));
+      const plan = lines
+        .slice(lines.indexOf('Migration plan') + 1, lines.indexOf('Failed migration') - 1)
+        .filter((l) => !l.startsWith('    $ '));
       expect(plan.length).toBeGreaterThan(5);
       expect([...stages, ...plan].filter((l) => [...l].length > width)).toEqual([]);
     }

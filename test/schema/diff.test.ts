@@ -1,33 +1,80 @@
 import { diffSchemas, isEmptyDiff, OBJECT_KINDS, type FieldChange, type SchemaDiff } from '../../src/schema/diff.js';
-import type {
-  ColumnInfo,
-  FunctionInfo,
-  SchemaSnapshot,
-  TableInfo,
-} from '../../src/schema/snapshot.js';
+import type { ColumnInfo, FunctionInfo, SchemaSnapshot, TableInfo } from '../../src/schema/snapshot.js';
 
 const col = (name: string, over: Partial<ColumnInfo> = {}): ColumnInfo => ({
-  name, type: 'text', notNull: false, default: null, identity: null, generated: null, collation: null, ...over,
+  name,
+  type: 'text',
+  notNull: false,
+  default: null,
+  identity: null,
+  generated: null,
+  collation: null,
+  ...over,
 });
 const table = (name: string, columns: ColumnInfo[], over: Partial<TableInfo> = {}): TableInfo => ({
-  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, forceRowSecurity: false, replicaIdentity: 'default', options: [],
-  partitionKey: null, partitionBound: null, inherits: [], columns, ...over,
+  schema: 'public',
+  name,
+  kind: 'table',
+  unlogged: false,
+  rowSecurity: false,
+  forceRowSecurity: false,
+  replicaIdentity: 'default',
+  options: [],
+  partitionKey: null,
+  partitionBound: null,
+  inherits: [],
+  columns,
+  ...over,
 });
 const fn = (name: string, identityArguments: string, over: Partial<FunctionInfo> = {}): FunctionInfo => ({
-  schema: 'public', name, kind: 'function', identityArguments, arguments: identityArguments, result: 'integer',
-  language: 'sql', volatility: 'volatile', strict: false, securityDefiner: false, parallel: 'unsafe', config: [],
-  bodyHash: 'aaa', ...over,
+  schema: 'public',
+  name,
+  kind: 'function',
+  identityArguments,
+  arguments: identityArguments,
+  result: 'integer',
+  language: 'sql',
+  volatility: 'volatile',
+  strict: false,
+  securityDefiner: false,
+  parallel: 'unsafe',
+  config: [],
+  bodyHash: 'aaa',
+  ...over,
 });
 const snap = (over: Partial<SchemaSnapshot> = {}): SchemaSnapshot => ({
-  schemas: [{ name: 'public' }], tables: [], indexes: [], constraints: [], enums: [], views: [],
-  functions: [], sequences: [], triggers: [],
-  extensions: [], collations: [], domains: [], types: [], policies: [], privileges: [], comments: [], ...over,
+  schemas: [{ name: 'public' }],
+  tables: [],
+  indexes: [],
+  constraints: [],
+  enums: [],
+  views: [],
+  functions: [],
+  sequences: [],
+  triggers: [],
+  extensions: [],
+  collations: [],
+  domains: [],
+  types: [],
+  policies: [],
+  privileges: [],
+  comments: [],
+  ...over,
 });
 
 const users = table('users', [col('id', { type: 'bigint', notNull: true }), col('email')]);
-const index = (name: string, definition: string) => ({ schema: 'public', name, table: 'users', definition, valid: true });
+const index = (name: string, definition: string) => ({
+  schema: 'public',
+  name,
+  table: 'users',
+  definition,
+  valid: true,
+});
 
-type Summary = Record<string, { added?: string[]; removed?: string[]; changed?: { key: string; changes: FieldChange[] }[] }>;
+type Summary = Record<
+  string,
+  { added?: string[]; removed?: string[]; changed?: { key: string; changes: FieldChange[] }[] }
+>;
 
 /** Only the non-empty parts of a diff, by key, so each case states exactly what it expects. */
 function summarize(d: SchemaDiff): Summary {
@@ -52,8 +99,18 @@ describe('diffSchemas', () => {
       snap({ tables: [table('a', [col('x')]), users], schemas: [{ name: 'app' }, { name: 'public' }] }),
       {},
     ],
-    ['added schema', snap(), snap({ schemas: [{ name: 'public' }, { name: 'App' }] }), { schemas: { added: ['"App"'] } }],
-    ['added table (its columns go with it)', snap(), snap({ tables: [users] }), { tables: { added: ['public.users'] } }],
+    [
+      'added schema',
+      snap(),
+      snap({ schemas: [{ name: 'public' }, { name: 'App' }] }),
+      { schemas: { added: ['"App"'] } },
+    ],
+    [
+      'added table (its columns go with it)',
+      snap(),
+      snap({ tables: [users] }),
+      { tables: { added: ['public.users'] } },
+    ],
     ['removed table', snap({ tables: [users] }), snap(), { tables: { removed: ['public.users'] } }],
     [
       'added column',
@@ -71,12 +128,23 @@ describe('diffSchemas', () => {
       'reordered columns',
       snap({ tables: [table('t', [col('a'), col('b')])] }),
       snap({ tables: [table('t', [col('b'), col('a')])] }),
-      { tables: { changed: [{ key: 'public.t', changes: [{ field: 'columnOrder', before: ['a', 'b'], after: ['b', 'a'] }] }] } },
+      {
+        tables: {
+          changed: [{ key: 'public.t', changes: [{ field: 'columnOrder', before: ['a', 'b'], after: ['b', 'a'] }] }],
+        },
+      },
     ],
     [
       'column type, nullability and default',
       snap({ tables: [users] }),
-      snap({ tables: [table('users', [col('id', { type: 'bigint' }), col('email', { type: 'character varying(255)', default: "''::text" })])] }),
+      snap({
+        tables: [
+          table('users', [
+            col('id', { type: 'bigint' }),
+            col('email', { type: 'character varying(255)', default: "''::text" }),
+          ]),
+        ],
+      }),
       {
         columns: {
           changed: [
@@ -146,13 +214,26 @@ describe('diffSchemas', () => {
       'enum label',
       snap({ enums: [{ schema: 'public', name: 'mood', labels: ['happy', 'sad'] }] }),
       snap({ enums: [{ schema: 'public', name: 'mood', labels: ['happy', 'meh', 'sad'] }] }),
-      { enums: { changed: [{ key: 'public.mood', changes: [{ field: 'labels', before: ['happy', 'sad'], after: ['happy', 'meh', 'sad'] }] }] } },
+      {
+        enums: {
+          changed: [
+            {
+              key: 'public.mood',
+              changes: [{ field: 'labels', before: ['happy', 'sad'], after: ['happy', 'meh', 'sad'] }],
+            },
+          ],
+        },
+      },
     ],
     [
       'view definition',
       snap({ views: [{ schema: 'public', name: 'v', kind: 'view', definition: 'SELECT 1;', options: [] }] }),
       snap({ views: [{ schema: 'public', name: 'v', kind: 'view', definition: 'SELECT 2;', options: [] }] }),
-      { views: { changed: [{ key: 'public.v', changes: [{ field: 'definition', before: 'SELECT 1;', after: 'SELECT 2;' }] }] } },
+      {
+        views: {
+          changed: [{ key: 'public.v', changes: [{ field: 'definition', before: 'SELECT 1;', after: 'SELECT 2;' }] }],
+        },
+      },
     ],
     [
       'function body and overloads',
@@ -168,12 +249,40 @@ describe('diffSchemas', () => {
     [
       'sequence and trigger',
       snap({
-        sequences: [{ schema: 'public', name: 's', type: 'bigint', start: '1', increment: '1', min: '1', max: '9', cache: '1', cycle: false, ownedBy: null }],
+        sequences: [
+          {
+            schema: 'public',
+            name: 's',
+            type: 'bigint',
+            start: '1',
+            increment: '1',
+            min: '1',
+            max: '9',
+            cache: '1',
+            cycle: false,
+            ownedBy: null,
+          },
+        ],
         triggers: [{ schema: 'public', table: 'users', name: 't', definition: 'CREATE TRIGGER t', enabled: 'origin' }],
       }),
       snap({
-        sequences: [{ schema: 'public', name: 's', type: 'bigint', start: '1', increment: '2', min: '1', max: '9', cache: '1', cycle: false, ownedBy: 'users.id' }],
-        triggers: [{ schema: 'public', table: 'users', name: 't', definition: 'CREATE TRIGGER t', enabled: 'disabled' }],
+        sequences: [
+          {
+            schema: 'public',
+            name: 's',
+            type: 'bigint',
+            start: '1',
+            increment: '2',
+            min: '1',
+            max: '9',
+            cache: '1',
+            cycle: false,
+            ownedBy: 'users.id',
+          },
+        ],
+        triggers: [
+          { schema: 'public', table: 'users', name: 't', definition: 'CREATE TRIGGER t', enabled: 'disabled' },
+        ],
       }),
       {
         sequences: {
@@ -187,7 +296,9 @@ describe('diffSchemas', () => {
             },
           ],
         },
-        triggers: { changed: [{ key: 'public.users.t', changes: [{ field: 'enabled', before: 'origin', after: 'disabled' }] }] },
+        triggers: {
+          changed: [{ key: 'public.users.t', changes: [{ field: 'enabled', before: 'origin', after: 'disabled' }] }],
+        },
       },
     ],
     [
@@ -204,7 +315,10 @@ describe('diffSchemas', () => {
 
   it('is symmetric: swapping sides swaps added and removed', () => {
     const before = snap({ tables: [users] });
-    const after = snap({ tables: [table('users', [col('id', { type: 'bigint', notNull: true })])], enums: [{ schema: 'public', name: 'e', labels: [] }] });
+    const after = snap({
+      tables: [table('users', [col('id', { type: 'bigint', notNull: true })])],
+      enums: [{ schema: 'public', name: 'e', labels: [] }],
+    });
     const forward = summarize(diffSchemas(before, after));
     const backward = summarize(diffSchemas(after, before));
     expect(forward).toEqual({ enums: { added: ['public.e'] }, columns: { removed: ['public.users.email'] } });

@@ -21,16 +21,27 @@ const PG_DUMP = process.env.CONSORT_TEST_PG_DUMP ?? 'pg_dump';
 const PSQL = process.env.CONSORT_TEST_PSQL ?? 'psql';
 const CORPUS = path.join(process.cwd(), 'test/fixtures/schema-corpus');
 
-interface Case { name: string; expect: 'restored' | 'not-restored'; base: string; up: string; down: string }
+interface Case {
+  name: string;
+  expect: 'restored' | 'not-restored';
+  base: string;
+  up: string;
+  down: string;
+}
 
 function readCase(file: string): Case {
   const text = readFileSync(path.join(CORPUS, file), 'utf8');
-  const m = /^-- expect: (restored|not-restored)\n-- base\n([\s\S]*?)\n-- up\n([\s\S]*?)\n-- down\n([\s\S]*)$/.exec(text);
+  const m = /^-- expect: (restored|not-restored)\n-- base\n([\s\S]*?)\n-- up\n([\s\S]*?)\n-- down\n([\s\S]*)$/.exec(
+    text,
+  );
   if (!m) throw new Error(`${file}: expected "-- expect:", "-- base", "-- up" and "-- down" sections`);
   return { name: file.replace(/\.sql$/, ''), expect: m[1] as Case['expect'], base: m[2]!, up: m[3]!, down: m[4]! };
 }
 
-const cases = readdirSync(CORPUS).filter((f) => f.endsWith('.sql')).sort().map(readCase);
+const cases = readdirSync(CORPUS)
+  .filter((f) => f.endsWith('.sql'))
+  .sort()
+  .map(readCase);
 const role = `consort_corpus_${randomBytes(4).toString('hex')}`;
 // Created on first use: concurrent tests may start before beforeAll hooks run.
 let roleCreated: Promise<unknown> | undefined;
@@ -60,15 +71,28 @@ export function normalizeDump(dump: string): string {
   for (const line of dump.split('\n')) {
     if (line.startsWith('-- Name:')) chunks.push([]);
     // `\restrict <key>` (pg_dump 15.14+, 18) carries a random key per dump.
-    if (line.startsWith('--') || line.trim() === '' || /^SET \w+ = /.test(line) || /^\\(un)?restrict\b/.test(line)) continue;
+    if (line.startsWith('--') || line.trim() === '' || /^SET \w+ = /.test(line) || /^\\(un)?restrict\b/.test(line))
+      continue;
     if (line.startsWith('SELECT pg_catalog.set_config(')) continue;
     chunks[chunks.length - 1]!.push(line);
   }
-  return chunks.map((c) => c.join('\n')).filter((c) => c !== '').sort().join('\n\n');
+  return chunks
+    .map((c) => c.join('\n'))
+    .filter((c) => c !== '')
+    .sort()
+    .join('\n\n');
 }
 
-interface Point { snapshot: SchemaSnapshot; dump: string }
-interface Outcome { pair: string; consortEmpty: boolean; dumpsEqual: boolean; diff: string }
+interface Point {
+  snapshot: SchemaSnapshot;
+  dump: string;
+}
+interface Outcome {
+  pair: string;
+  consortEmpty: boolean;
+  dumpsEqual: boolean;
+  diff: string;
+}
 const outcomes: Outcome[] = [];
 
 /**
@@ -83,7 +107,8 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
   await ensureRole();
   await withClient(ADMIN_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
   try {
-    const psql = (sql: string) => run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], sql.replaceAll('{{reader}}', role));
+    const psql = (sql: string) =>
+      run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], sql.replaceAll('{{reader}}', role));
     // The snapshot and the dump read the same unchanging schema: side by side.
     const point = async (): Promise<Point> => {
       const [snapshot, dump] = await Promise.all([
@@ -100,7 +125,12 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
     const down = await point();
     const compare = (pair: string, a: Point, b: Point): Outcome => {
       const diff = diffSchemas(a.snapshot, b.snapshot);
-      return { pair: `${c.name} ${pair}`, consortEmpty: isEmptyDiff(diff), dumpsEqual: a.dump === b.dump, diff: renderSchemaDiffText(diff) };
+      return {
+        pair: `${c.name} ${pair}`,
+        consortEmpty: isEmptyDiff(diff),
+        dumpsEqual: a.dump === b.dump,
+        diff: renderSchemaDiffText(diff),
+      };
     };
     return [compare('base→up', before, up), compare('base→down', before, down)];
   } finally {
@@ -120,7 +150,11 @@ function outcomesOf(c: Case): Promise<Outcome[]> {
     const results = new Map<string, Promise<Outcome[]>>();
     const queue = [...cases];
     const starts = new Map<string, () => void>();
-    for (const k of queue) results.set(k.name, new Promise<void>((go) => starts.set(k.name, go)).then(() => caseOutcomes(k)));
+    for (const k of queue)
+      results.set(
+        k.name,
+        new Promise<void>((go) => starts.set(k.name, go)).then(() => caseOutcomes(k)),
+      );
     const worker = async (): Promise<void> => {
       for (let next = queue.shift(); next; next = queue.shift()) {
         starts.get(next.name)!();
@@ -147,7 +181,11 @@ describe('schema diff agrees with pg_dump --schema-only on the migration corpus'
     outcomes.push(up!, down!);
     for (const o of [up!, down!]) {
       // Printed on failure: which side saw a difference, and what Consort saw.
-      expect({ pair: o.pair, consortEmpty: o.consortEmpty, diff: o.diff }).toEqual({ pair: o.pair, consortEmpty: o.dumpsEqual, diff: o.diff });
+      expect({ pair: o.pair, consortEmpty: o.consortEmpty, diff: o.diff }).toEqual({
+        pair: o.pair,
+        consortEmpty: o.dumpsEqual,
+        diff: o.diff,
+      });
     }
     expect(down!.consortEmpty ? 'restored' : 'not-restored').toBe(c.expect);
   });
@@ -164,8 +202,10 @@ describe('schema diff agrees with pg_dump --schema-only on the migration corpus'
 
 describe('normalizeDump', () => {
   it('ignores entry order, comments and settings but not content', () => {
-    const a = '\\restrict abc\nSET x = 1;\n--\n-- Name: a; Type: TABLE\n--\nCREATE TABLE a ();\n--\n-- Name: b; Type: TABLE\n--\nCREATE TABLE b ();\n';
-    const b = '--\n-- Name: b; Type: TABLE\n--\nCREATE TABLE b ();\n--\n-- Name: a; Type: TABLE\n--\nCREATE TABLE a ();\n\\unrestrict def\n';
+    const a =
+      '\\restrict abc\nSET x = 1;\n--\n-- Name: a; Type: TABLE\n--\nCREATE TABLE a ();\n--\n-- Name: b; Type: TABLE\n--\nCREATE TABLE b ();\n';
+    const b =
+      '--\n-- Name: b; Type: TABLE\n--\nCREATE TABLE b ();\n--\n-- Name: a; Type: TABLE\n--\nCREATE TABLE a ();\n\\unrestrict def\n';
     expect(normalizeDump(a)).toBe(normalizeDump(b));
     expect(normalizeDump(a)).not.toBe(normalizeDump(b.replace('b ()', 'b (x int)')));
   });

@@ -3,28 +3,72 @@ import { renderSchemaDiffMarkdown, renderSchemaDiffText } from '../../src/schema
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../src/schema/snapshot.js';
 
 const col = (name: string, over: Partial<ColumnInfo> = {}): ColumnInfo => ({
-  name, type: 'text', notNull: false, default: null, identity: null, generated: null, collation: null, ...over,
+  name,
+  type: 'text',
+  notNull: false,
+  default: null,
+  identity: null,
+  generated: null,
+  collation: null,
+  ...over,
 });
 const table = (name: string, columns: ColumnInfo[], over: Partial<TableInfo> = {}): TableInfo => ({
-  schema: 'public', name, kind: 'table', unlogged: false, rowSecurity: false, forceRowSecurity: false, replicaIdentity: 'default', options: [],
-  partitionKey: null, partitionBound: null, inherits: [], columns, ...over,
+  schema: 'public',
+  name,
+  kind: 'table',
+  unlogged: false,
+  rowSecurity: false,
+  forceRowSecurity: false,
+  replicaIdentity: 'default',
+  options: [],
+  partitionKey: null,
+  partitionBound: null,
+  inherits: [],
+  columns,
+  ...over,
 });
 const snap = (over: Partial<SchemaSnapshot> = {}): SchemaSnapshot => ({
-  schemas: [{ name: 'public' }], tables: [], indexes: [], constraints: [], enums: [], views: [],
-  functions: [], sequences: [], triggers: [],
-  extensions: [], collations: [], domains: [], types: [], policies: [], privileges: [], comments: [], ...over,
+  schemas: [{ name: 'public' }],
+  tables: [],
+  indexes: [],
+  constraints: [],
+  enums: [],
+  views: [],
+  functions: [],
+  sequences: [],
+  triggers: [],
+  extensions: [],
+  collations: [],
+  domains: [],
+  types: [],
+  policies: [],
+  privileges: [],
+  comments: [],
+  ...over,
 });
 
 const longView = `SELECT ${Array.from({ length: 12 }, (_, i) => `users.column_number_${i}`).join(',\n    ')}\n   FROM public.users;`;
 
 const before = snap({
   tables: [
-    table('users', [col('id', { type: 'bigint', notNull: true, identity: 'always' }), col('email', { notNull: true }), col('legacy')]),
+    table('users', [
+      col('id', { type: 'bigint', notNull: true, identity: 'always' }),
+      col('email', { notNull: true }),
+      col('legacy'),
+    ]),
     table('old', [col('x')]),
   ],
   enums: [{ schema: 'public', name: 'mood', labels: ['happy', 'sad'] }],
   views: [{ schema: 'public', name: 'v', kind: 'view', definition: 'SELECT 1;', options: [] }],
-  indexes: [{ schema: 'public', name: 'users_legacy_idx', table: 'users', definition: 'CREATE INDEX users_legacy_idx ON public.users USING btree (legacy)', valid: true }],
+  indexes: [
+    {
+      schema: 'public',
+      name: 'users_legacy_idx',
+      table: 'users',
+      definition: 'CREATE INDEX users_legacy_idx ON public.users USING btree (legacy)',
+      valid: true,
+    },
+  ],
 });
 const after = snap({
   tables: [
@@ -33,15 +77,33 @@ const after = snap({
       col('email', { type: 'character varying(255)' }),
       col('nickname', { default: "'anon'::text" }),
     ]),
-    table('events', [col('at', { type: 'date', notNull: true })], { kind: 'partitioned table', partitionKey: 'RANGE (at)' }),
+    table('events', [col('at', { type: 'date', notNull: true })], {
+      kind: 'partitioned table',
+      partitionKey: 'RANGE (at)',
+    }),
   ],
   enums: [{ schema: 'public', name: 'mood', labels: ['happy', 'meh', 'sad'] }],
   views: [{ schema: 'public', name: 'v', kind: 'view', definition: longView, options: [] }],
-  constraints: [{ schema: 'public', table: 'users', name: 'email_len', type: 'check', definition: 'CHECK ((length(email) > 3))' }],
-  functions: [{
-    schema: 'app', name: 'touch', kind: 'function', identityArguments: '', arguments: '', result: 'trigger', language: 'plpgsql',
-    volatility: 'volatile', strict: false, securityDefiner: false, parallel: 'unsafe', config: [], bodyHash: 'abc',
-  }],
+  constraints: [
+    { schema: 'public', table: 'users', name: 'email_len', type: 'check', definition: 'CHECK ((length(email) > 3))' },
+  ],
+  functions: [
+    {
+      schema: 'app',
+      name: 'touch',
+      kind: 'function',
+      identityArguments: '',
+      arguments: '',
+      result: 'trigger',
+      language: 'plpgsql',
+      volatility: 'volatile',
+      strict: false,
+      securityDefiner: false,
+      parallel: 'unsafe',
+      config: [],
+      bodyHash: 'abc',
+    },
+  ],
 });
 const diff = diffSchemas(before, after);
 
@@ -88,7 +150,11 @@ describe('renderSchemaDiffText', () => {
 describe('renderSchemaDiffMarkdown', () => {
   const many = diffSchemas(
     snap(),
-    snap({ tables: Array.from({ length: 400 }, (_, i) => table(`table_${String(i).padStart(3, '0')}`, [col('id'), col('payload')])) }),
+    snap({
+      tables: Array.from({ length: 400 }, (_, i) =>
+        table(`table_${String(i).padStart(3, '0')}`, [col('id'), col('payload')]),
+      ),
+    }),
   );
 
   it('shows a summary and every line when it fits', () => {
@@ -120,7 +186,10 @@ describe('renderSchemaDiffMarkdown', () => {
     expect(md.length).toBeLessThanOrEqual(maxChars);
     const shown = md.split('\n').filter((l) => l.startsWith('+ table ')).length;
     expect(shown === 400 ? 'all' : shown > 0 ? 'some' : 'none').toBe(expected);
-    const note = shown === 0 ? '_400 schema changes not shown (size limit)._' : `_${400 - shown} more schema changes not shown (size limit)._`;
+    const note =
+      shown === 0
+        ? '_400 schema changes not shown (size limit)._'
+        : `_${400 - shown} more schema changes not shown (size limit)._`;
     expect(md.endsWith(note)).toBe(shown < 400);
   });
 
@@ -133,7 +202,10 @@ describe('renderSchemaDiffMarkdown', () => {
   });
 
   it('uses a fence no definition can close', () => {
-    const d = diffSchemas(snap(), snap({ views: [{ schema: 'public', name: 'v', kind: 'view', definition: "SELECT '```'::text;", options: [] }] }));
+    const d = diffSchemas(
+      snap(),
+      snap({ views: [{ schema: 'public', name: 'v', kind: 'view', definition: "SELECT '```'::text;", options: [] }] }),
+    );
     const md = renderSchemaDiffMarkdown(d);
     expect(md).toContain("````diff\n+ view public.v\n    SELECT '```'::text;\n````");
   });

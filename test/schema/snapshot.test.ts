@@ -59,7 +59,10 @@ describe('snapshotSchema against PostgreSQL', () => {
       expect(isEmptyDiff(diffSchemas(first, second))).toBe(true);
       expect(first.tables.map((t) => t.name)).toEqual(['users']);
       expect(first.enums).toEqual([{ schema: 'public', name: 'mood', labels: ['happy', 'sad'] }]);
-      expect(first.functions.map((f) => `${f.name}(${f.identityArguments})`)).toEqual(['add_one(x integer)', 'touch()']);
+      expect(first.functions.map((f) => `${f.name}(${f.identityArguments})`)).toEqual([
+        'add_one(x integer)',
+        'touch()',
+      ]);
       expect(first.sequences.map((s) => [s.name, s.start])).toEqual([['invoice_numbers', '1000']]);
       expect(first.schemas).toEqual([{ name: 'public' }]);
     });
@@ -74,7 +77,8 @@ describe('snapshotSchema against PostgreSQL', () => {
         status app.status NOT NULL DEFAULT 'new', total numeric(10,2) CONSTRAINT total_positive CHECK (total > 0));`,
       fk: 'ALTER TABLE app.orders ADD CONSTRAINT orders_user_fk FOREIGN KEY (user_id) REFERENCES users (id);',
       index: 'CREATE INDEX orders_user_idx ON app.orders (user_id) WHERE total > 10;',
-      events: 'CREATE TABLE events (id bigint NOT NULL, at date NOT NULL, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);',
+      events:
+        'CREATE TABLE events (id bigint NOT NULL, at date NOT NULL, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);',
       partition: `CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');`,
       eventIndex: 'CREATE INDEX events_at_idx ON events (at);',
       view: 'CREATE VIEW app.order_totals AS SELECT user_id, sum(total) AS total FROM app.orders GROUP BY user_id;',
@@ -83,12 +87,38 @@ describe('snapshotSchema against PostgreSQL', () => {
       eventTrigger: 'CREATE TRIGGER events_touch BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION app.touch();',
     };
     const p = parts;
-    const forward = [p.schema, p.enum, p.users, p.orders, p.fk, p.index, p.events, p.eventIndex, p.view, p.fn, p.trigger, p.eventTrigger, p.partition];
+    const forward = [
+      p.schema,
+      p.enum,
+      p.users,
+      p.orders,
+      p.fk,
+      p.index,
+      p.events,
+      p.eventIndex,
+      p.view,
+      p.fn,
+      p.trigger,
+      p.eventTrigger,
+      p.partition,
+    ];
     // Junk created and dropped first shifts every OID; the partition comes before the parent's index
     // and trigger here and after them above, so its copies of them are made by different code paths.
     const backward = [
       'CREATE TABLE junk (a int, b text); CREATE TYPE junk_t AS ENUM (); DROP TABLE junk; DROP TYPE junk_t;',
-      p.schema, p.fn, p.events, p.partition, p.eventTrigger, p.eventIndex, p.users, p.enum, p.orders, p.trigger, p.view, p.index, p.fk,
+      p.schema,
+      p.fn,
+      p.events,
+      p.partition,
+      p.eventTrigger,
+      p.eventIndex,
+      p.users,
+      p.enum,
+      p.orders,
+      p.trigger,
+      p.view,
+      p.index,
+      p.fk,
     ];
     const a = await snapshotAfter(forward.join('\n'));
     const b = await snapshotAfter(backward.join('\n'));
@@ -101,9 +131,21 @@ describe('snapshotSchema against PostgreSQL', () => {
 
   it.each<[string, string, string[]]>([
     ['add column', 'ALTER TABLE users ADD COLUMN nickname text', ['+ column public.users.nickname text']],
-    ['change type', 'ALTER TABLE users ALTER COLUMN bio TYPE varchar(255)', ['~ column public.users.bio: text → character varying(255)']],
-    ['drop NOT NULL', 'ALTER TABLE users ALTER COLUMN email DROP NOT NULL', ['~ column public.users.email: drop NOT NULL']],
-    ['set default', `ALTER TABLE users ALTER COLUMN email SET DEFAULT ''`, [`~ column public.users.email: default none → ''::text`]],
+    [
+      'change type',
+      'ALTER TABLE users ALTER COLUMN bio TYPE varchar(255)',
+      ['~ column public.users.bio: text → character varying(255)'],
+    ],
+    [
+      'drop NOT NULL',
+      'ALTER TABLE users ALTER COLUMN email DROP NOT NULL',
+      ['~ column public.users.email: drop NOT NULL'],
+    ],
+    [
+      'set default',
+      `ALTER TABLE users ALTER COLUMN email SET DEFAULT ''`,
+      [`~ column public.users.email: default none → ''::text`],
+    ],
     [
       'add index',
       'CREATE INDEX users_email_idx ON users (email)',
@@ -114,19 +156,51 @@ describe('snapshotSchema against PostgreSQL', () => {
       'ALTER TABLE users ADD CONSTRAINT email_len CHECK (length(email) > 3)',
       ['+ constraint email_len on public.users: CHECK ((length(email) > 3))'],
     ],
-    ['add unique constraint (not also an index)', 'ALTER TABLE users ADD UNIQUE (email)', ['+ constraint users_email_key on public.users: UNIQUE (email)']],
-    ['new enum label', `ALTER TYPE mood ADD VALUE 'meh' AFTER 'happy'`, ["~ enum public.mood: add label 'meh'", '    labels: (happy, sad) → (happy, meh, sad)']],
-    ['function body change', `CREATE OR REPLACE FUNCTION add_one(x integer) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT x + 2'`, ['~ function public.add_one(x integer): body changed']],
-    ['function attribute change', 'ALTER FUNCTION add_one(integer) STABLE', ['~ function public.add_one(x integer): volatility immutable → stable']],
-    ['new overload', `CREATE FUNCTION add_one(x bigint) RETURNS bigint LANGUAGE sql AS 'SELECT x + 1'`, ['+ function public.add_one(x bigint) returns bigint language sql']],
-    ['trigger disabled', 'ALTER TABLE users DISABLE TRIGGER users_touch', ['~ trigger users_touch on public.users: enabled origin → disabled']],
-    ['sequence change', 'ALTER SEQUENCE invoice_numbers INCREMENT BY 10', ['~ sequence public.invoice_numbers: increment 1 → 10']],
-    ['drop table', 'DROP VIEW active_users; DROP TABLE users', [
+    [
+      'add unique constraint (not also an index)',
+      'ALTER TABLE users ADD UNIQUE (email)',
+      ['+ constraint users_email_key on public.users: UNIQUE (email)'],
+    ],
+    [
+      'new enum label',
+      `ALTER TYPE mood ADD VALUE 'meh' AFTER 'happy'`,
+      ["~ enum public.mood: add label 'meh'", '    labels: (happy, sad) → (happy, meh, sad)'],
+    ],
+    [
+      'function body change',
+      `CREATE OR REPLACE FUNCTION add_one(x integer) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT x + 2'`,
+      ['~ function public.add_one(x integer): body changed'],
+    ],
+    [
+      'function attribute change',
+      'ALTER FUNCTION add_one(integer) STABLE',
+      ['~ function public.add_one(x integer): volatility immutable → stable'],
+    ],
+    [
+      'new overload',
+      `CREATE FUNCTION add_one(x bigint) RETURNS bigint LANGUAGE sql AS 'SELECT x + 1'`,
+      ['+ function public.add_one(x bigint) returns bigint language sql'],
+    ],
+    [
+      'trigger disabled',
+      'ALTER TABLE users DISABLE TRIGGER users_touch',
+      ['~ trigger users_touch on public.users: enabled origin → disabled'],
+    ],
+    [
+      'sequence change',
+      'ALTER SEQUENCE invoice_numbers INCREMENT BY 10',
+      ['~ sequence public.invoice_numbers: increment 1 → 10'],
+    ],
+    [
+      'drop table',
+      'DROP VIEW active_users; DROP TABLE users',
+      [
         '- table public.users',
         '- constraint users_pkey on public.users',
         '- view public.active_users',
         '- trigger users_touch on public.users',
-      ]],
+      ],
+    ],
     ['new schema', 'CREATE SCHEMA billing', ['+ schema billing']],
     [
       'an up/down pair that reverses cleanly (nothing)',
@@ -143,8 +217,12 @@ describe('snapshotSchema against PostgreSQL', () => {
   });
 
   it('reports a view whose definition changed', async () => {
-    const d = await diffAfter(`CREATE OR REPLACE VIEW active_users AS SELECT id, email FROM users WHERE feeling = 'sad'`);
-    expect(d.views.changed.map((c) => [c.key, c.changes.map((x) => x.field)])).toEqual([['public.active_users', ['definition']]]);
+    const d = await diffAfter(
+      `CREATE OR REPLACE VIEW active_users AS SELECT id, email FROM users WHERE feeling = 'sad'`,
+    );
+    expect(d.views.changed.map((c) => [c.key, c.changes.map((x) => x.field)])).toEqual([
+      ['public.active_users', ['definition']],
+    ]);
     const [change] = d.views.changed[0]?.changes ?? [];
     expect(change?.before).toContain(`'happy'::public.mood`);
     expect(change?.after).toContain(`'sad'::public.mood`);
@@ -153,7 +231,9 @@ describe('snapshotSchema against PostgreSQL', () => {
 
   it('is independent of the caller search_path and restores it', async () => {
     await withTestDatabase(async (c) => {
-      await c.query(`CREATE SCHEMA app; CREATE TYPE app.kind AS ENUM ('a'); CREATE TABLE app.t (k app.kind DEFAULT 'a')`);
+      await c.query(
+        `CREATE SCHEMA app; CREATE TYPE app.kind AS ENUM ('a'); CREATE TABLE app.t (k app.kind DEFAULT 'a')`,
+      );
       const plain = await snapshotSchema(c);
       await c.query('SET search_path = app, public');
       const shifted = await snapshotSchema(c);
@@ -188,7 +268,9 @@ describe('snapshotSchema against PostgreSQL', () => {
       await c.query('CREATE TABLE notes (body text)');
       const before = await snapshotSchema(c);
       for (const { name } of rows) await c.query(`CREATE EXTENSION ${quoteIdent(name)}`);
-      const members = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+      const members = await c.query<{
+        n: number;
+      }>(`SELECT count(*)::int AS n FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
         JOIN pg_namespace ns ON ns.oid = p.pronamespace WHERE d.deptype = 'e' AND ns.nspname = 'public'`);
       expect(members.rows[0]?.n).toBeGreaterThan(0);
       const after = await snapshotSchema(c);
@@ -203,13 +285,16 @@ describe('snapshotSchema against PostgreSQL', () => {
   });
 
   it('limits the snapshot to the schemas asked for', async () => {
-    const s = await snapshotAfter('CREATE SCHEMA app; CREATE TABLE app.a (x int); CREATE TABLE b (y int)', { schemas: ['app'] });
+    const s = await snapshotAfter('CREATE SCHEMA app; CREATE TABLE app.a (x int); CREATE TABLE b (y int)', {
+      schemas: ['app'],
+    });
     expect(s.schemas).toEqual([{ name: 'app' }]);
     expect(s.tables.map((t) => `${t.schema}.${t.name}`)).toEqual(['app.a']);
   });
 
   it('keeps the parent of partitioned objects and not their derived copies', async () => {
-    const s = await snapshotAfter(`CREATE TABLE m (id int NOT NULL, at date NOT NULL, CHECK (id > 0)) PARTITION BY RANGE (at);
+    const s =
+      await snapshotAfter(`CREATE TABLE m (id int NOT NULL, at date NOT NULL, CHECK (id > 0)) PARTITION BY RANGE (at);
       CREATE INDEX m_at_idx ON m (at);
       CREATE TABLE m_2024 PARTITION OF m FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');`);
     expect(s.tables.map((t) => [t.name, t.kind, t.partitionKey, t.inherits])).toEqual([

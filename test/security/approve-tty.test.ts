@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const CONFIRM = fileURLToPath(new URL('../../lib/cli/confirm.js', import.meta.url));
 
-it('a process in a turn\'s session cannot confirm an approval', async () => {
+it("a process in a turn's session cannot confirm an approval", async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tty-'));
   try {
     const out = path.join(dir, 'out.txt');
@@ -19,9 +19,14 @@ it('a process in a turn\'s session cannot confirm an approval', async () => {
 import { writeFileSync } from 'node:fs';
 terminalConfirm('approve? ', 'yes').then((ok) => writeFileSync(${JSON.stringify(out)}, 'confirmed: ' + ok), (e) => writeFileSync(${JSON.stringify(out)}, 'refused: ' + e.message));`;
     // As src/suite/process.ts starts a turn: detached (a new session), stdin closed.
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { detached: true, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      detached: true,
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
     await new Promise((resolve) => child.on('exit', resolve));
-    expect(await readFile(out, 'utf8')).toBe('refused: consort approve needs a person at an interactive terminal to confirm the approval.');
+    expect(await readFile(out, 'utf8')).toBe(
+      'refused: consort approve needs a person at an interactive terminal to confirm the approval.',
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -27,7 +27,7 @@ async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise
 /** The system server's admin is a superuser, so a confined URL must come back. */
 async function confined(name: string): Promise<string> {
   const url = await provider.confinedUri!(name);
-  if (url === null) throw new Error('no confined URL: the test server\'s admin is not a superuser');
+  if (url === null) throw new Error("no confined URL: the test server's admin is not a superuser");
   return url;
 }
 
@@ -41,7 +41,9 @@ beforeAll(async () => {
   provider = createPostgresProvider({ url: ADMIN, namespace: `sec${tag}`, catalogDatabase });
   await provider.create({ name: 'a' });
   await provider.create({ name: 'b' });
-  await asUser(await provider.connectionUri('a'), (c) => c.query('CREATE TABLE customers (id int primary key, name text)'));
+  await asUser(await provider.connectionUri('a'), (c) =>
+    c.query('CREATE TABLE customers (id int primary key, name text)'),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -63,7 +65,9 @@ it('reaches its own branch, with what a suite needs there', async () => {
     expect((await c.query('SELECT count(*)::int AS n FROM customers')).rows[0].n).toBe(1);
     await c.query('CREATE TABLE scratch (x int)'); // a test may create its own tables
     await c.query('ALTER TABLE customers ADD COLUMN phone text'); // and migrate its own branch
-    const { rows } = await c.query("SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user");
+    const { rows } = await c.query(
+      'SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user',
+    );
     expect(rows[0]).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false });
   });
 });
@@ -72,7 +76,9 @@ it('cannot reach a sibling branch or the catalog', async () => {
   const url = await confined('a');
   const b = (await provider.get('b'))!.database;
   await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
-  await expect(asUser(other(url, catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+  await expect(asUser(other(url, catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(
+    /permission denied for database/,
+  );
 });
 
 it('cannot reach a sibling branch that was reset (its database is a new copy)', async () => {
@@ -85,7 +91,9 @@ it('cannot reach a sibling branch that was reset (its database is a new copy)', 
 it('has no superuser powers: no COPY TO PROGRAM, no CREATE DATABASE, no CREATE ROLE', async () => {
   const url = await confined('a');
   await asUser(url, async (c) => {
-    await expect(c.query("COPY (SELECT 1) TO PROGRAM 'id'")).rejects.toThrow(/permission denied|must be superuser|pg_execute_server_program/);
+    await expect(c.query("COPY (SELECT 1) TO PROGRAM 'id'")).rejects.toThrow(
+      /permission denied|must be superuser|pg_execute_server_program/,
+    );
     await expect(c.query('CREATE DATABASE stolen')).rejects.toThrow(/permission denied/);
     await expect(c.query('CREATE ROLE stolen')).rejects.toThrow(/permission denied/);
   });
@@ -97,7 +105,11 @@ it('says it cannot confine when the admin is not a superuser (a CREATEDB-only ro
   const url = new URL(ADMIN);
   url.username = admin;
   url.password = 'pw';
-  const weak = createPostgresProvider({ url: url.toString(), namespace: `sec${tag}w`, catalogDatabase: `${catalogDatabase}_w` });
+  const weak = createPostgresProvider({
+    url: url.toString(),
+    namespace: `sec${tag}w`,
+    catalogDatabase: `${catalogDatabase}_w`,
+  });
   try {
     await weak.create({ name: 'x' });
     expect(await weak.confinedUri('x')).toBeNull();

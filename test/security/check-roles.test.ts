@@ -25,7 +25,8 @@ import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) => exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 const PG = createRequire(import.meta.url).resolve('pg');
 
 /** Tries everything it should not manage; `PROBE_TARGETS` names the other databases. */
@@ -80,24 +81,43 @@ async function repo(): Promise<string> {
   await mkdir(path.join(dir, '.github'));
   await writeFile(path.join(dir, 'probe.mjs'), PROBE);
   await writeFile(path.join(dir, '.gitignore'), '*.json\n');
-  await writeFile(path.join(dir, 'migrations', '1700000000000_customers.sql'), '-- Up Migration\nCREATE TABLE customers (id int PRIMARY KEY, name text);\n-- Down Migration\nDROP TABLE customers;\n');
-  await writeFile(path.join(dir, '.github', 'consort.yml'), [
-    'database:', '  seed:', '    command: node probe.mjs seed.json',
-    'migrations:', '  dir: migrations',
-    'suite:', '  command: node probe.mjs suite.json', '',
-  ].join('\n'));
+  await writeFile(
+    path.join(dir, 'migrations', '1700000000000_customers.sql'),
+    '-- Up Migration\nCREATE TABLE customers (id int PRIMARY KEY, name text);\n-- Down Migration\nDROP TABLE customers;\n',
+  );
+  await writeFile(
+    path.join(dir, '.github', 'consort.yml'),
+    [
+      'database:',
+      '  seed:',
+      '    command: node probe.mjs seed.json',
+      'migrations:',
+      '  dir: migrations',
+      'suite:',
+      '  command: node probe.mjs suite.json',
+      '',
+    ].join('\n'),
+  );
   await git(dir, 'init', '-q', '-b', 'main');
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');
   await git(dir, 'checkout', '-qb', 'feature');
-  await writeFile(path.join(dir, 'migrations', '1700000000001_phone.sql'), '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n');
+  await writeFile(
+    path.join(dir, 'migrations', '1700000000001_phone.sql'),
+    '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n',
+  );
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'phone');
   return dir;
 }
 
 const cases: [string, () => Promise<TestProvider>, string, (t: TestProvider) => BranchProvider][] = [
-  ['local, as the App wraps it', localTestProvider, LOCAL_CATALOG_DATABASE, (t) => cancellable(t.provider, new AbortController().signal)],
+  [
+    'local, as the App wraps it',
+    localTestProvider,
+    LOCAL_CATALOG_DATABASE,
+    (t) => cancellable(t.provider, new AbortController().signal),
+  ],
   ['postgres', postgresTestProvider, POSTGRES_CATALOG_DATABASE, (t) => t.provider],
 ];
 
@@ -119,10 +139,20 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
     const main = (await t.provider.get('main'))!.database;
     // Every database the check will make is named before it runs (branch databases are `<namespace>_<branch>`).
-    const baseline = databaseName(`${t.namespace}_`, (await planCheck({ workspace: dir, config, base, head, pr: 7 })).baseline);
+    const baseline = databaseName(
+      `${t.namespace}_`,
+      (await planCheck({ workspace: dir, config, base, head, pr: 7 })).baseline,
+    );
     databases = { pr: databaseName(`${t.namespace}_`, 'pr-7'), baseline, main };
     const report = await runCheck({
-      workspace: dir, config, configSource: source, base, head, pr: 7, provider, toolVersion: 'test',
+      workspace: dir,
+      config,
+      configSource: source,
+      base,
+      head,
+      pr: 7,
+      provider,
+      toolVersion: 'test',
       env: { PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(',') },
     });
     expect(report.stages.suite).toMatchObject({ status: 'passed' });
@@ -149,7 +179,8 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
   it('cannot open the PR branch, the baseline, main, the catalog, the App store or postgres', () => {
     expect(Object.keys(suite.others)).toHaveLength(6);
     for (const [db, outcome] of Object.entries(suite.others)) {
-      if (db === 'postgres') expect(outcome).toMatch(/^refused|^allowed: "postgres"$/); // a server's default database: holds nothing of Consort's
+      if (db === 'postgres')
+        expect(outcome).toMatch(/^refused|^allowed: "postgres"$/); // a server's default database: holds nothing of Consort's
       else expect([db, outcome]).toEqual([db, expect.stringMatching(/^refused: permission denied for database/)]);
     }
     // The seed runs while the baseline is built (its own database) and before the PR branch exists.
@@ -168,7 +199,7 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     await expect(access('/tmp/consort-pwned')).rejects.toThrow();
   });
 
-  it("cannot use a SECURITY DEFINER function the seed left to act as the admin", async () => {
+  it('cannot use a SECURITY DEFINER function the seed left to act as the admin', async () => {
     expect(seed.definer).toMatch(/^allowed/);
     expect(suite.definer).toMatch(/^refused: .*(permission denied|must be superuser|pg_execute_server_program)/);
     await expect(access('/tmp/consort-pwned-definer')).rejects.toThrow();
@@ -177,7 +208,10 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
   it("leaves no login role behind for the baseline's seed", async () => {
     const rows = await query(t.adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname = $1', [seed.user]);
     expect(rows).toEqual([]);
-    const owners = await query(t.adminUrl.replace(/\/[^/?]*(\?|$)/, `/${databases.baseline}$1`), "SELECT DISTINCT pg_get_userbyid(relowner) AS o FROM pg_class WHERE relnamespace = 'public'::regnamespace");
+    const owners = await query(
+      t.adminUrl.replace(/\/[^/?]*(\?|$)/, `/${databases.baseline}$1`),
+      "SELECT DISTINCT pg_get_userbyid(relowner) AS o FROM pg_class WHERE relnamespace = 'public'::regnamespace",
+    );
     expect(owners.map((r) => r.o)).not.toContain(seed.user);
   });
 });

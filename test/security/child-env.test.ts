@@ -43,32 +43,59 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('childEnv', () => {
   it('passes the allow-listed basics and what the caller sets, nothing else', () => {
-    const env = childEnv({ DATABASE_URL: 'postgresql://x', PGUSER: undefined }, { inherit: { PATH: '/bin', HOME: '/h', LC_ALL: 'C', FOO: 'bar', PGUSER: 'admin', ...SECRETS } });
+    const env = childEnv(
+      { DATABASE_URL: 'postgresql://x', PGUSER: undefined },
+      { inherit: { PATH: '/bin', HOME: '/h', LC_ALL: 'C', FOO: 'bar', PGUSER: 'admin', ...SECRETS } },
+    );
     expect(env).toEqual({ PATH: '/bin', HOME: '/h', LC_ALL: 'C', DATABASE_URL: 'postgresql://x' });
   });
 
   it('drops credentials even when a caller sets them, unless it names them', () => {
     expect(childEnv({ GITHUB_TOKEN: 'x', OPENAI_API_KEY: 'k' }, { inherit: {} })).toEqual({});
-    expect(childEnv({}, { inherit: { OPENAI_API_KEY: 'k', GITHUB_TOKEN: 'x' }, secrets: ['OPENAI_API_KEY'] })).toEqual({ OPENAI_API_KEY: 'k' });
+    expect(childEnv({}, { inherit: { OPENAI_API_KEY: 'k', GITHUB_TOKEN: 'x' }, secrets: ['OPENAI_API_KEY'] })).toEqual({
+      OPENAI_API_KEY: 'k',
+    });
     // A caller's own allow-list (the App's suite variables) passes, credentials never.
-    expect(childEnv({}, { inherit: { FOO: '1', GITHUB_TOKEN: 'x', BAR: '2' }, pass: ['FOO', 'GITHUB_TOKEN'] })).toEqual({ FOO: '1' });
+    expect(childEnv({}, { inherit: { FOO: '1', GITHUB_TOKEN: 'x', BAR: '2' }, pass: ['FOO', 'GITHUB_TOKEN'] })).toEqual(
+      { FOO: '1' },
+    );
     for (const name of Object.keys(SECRETS)) expect(isCredentialName(name)).toBe(true);
-    for (const name of ['PATH', 'DATABASE_URL', 'PGPASSWORD', 'CONSORT_ROLE']) expect(isCredentialName(name)).toBe(false);
+    for (const name of ['PATH', 'DATABASE_URL', 'PGPASSWORD', 'CONSORT_ROLE'])
+      expect(isCredentialName(name)).toBe(false);
   });
 });
 
-async function turnFrom(isolation: string): Promise<{ seen: { env: Record<string, string>; parent: string | null; environs: Record<string, string> }; late: string }> {
+async function turnFrom(isolation: string): Promise<{
+  seen: { env: Record<string, string>; parent: string | null; environs: Record<string, string> };
+  late: string;
+}> {
   const out = path.join(dir, `${isolation}.json`);
   const late = path.join(dir, `${isolation}.late`);
   // The turn runs from a process whose real environment holds the credentials, as in the Action.
   const { stdout } = await exec(process.execPath, [RUNNER, dir, `node ${SPY} ${out} ${late}`], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SECRETS, OPENAI_API_KEY: OWN_KEY, CONSORT_ISOLATION: isolation },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...SECRETS,
+      OPENAI_API_KEY: OWN_KEY,
+      CONSORT_ISOLATION: isolation,
+    },
   });
   expect(JSON.parse(stdout)).toEqual({ kind: 'done' });
   return { seen: JSON.parse(await readFile(out, 'utf8')), late };
 }
 
-const survived = (file: string) => new Promise<boolean>((resolve) => setTimeout(() => void access(file).then(() => resolve(true), () => resolve(false)), 3000));
+const survived = (file: string) =>
+  new Promise<boolean>((resolve) =>
+    setTimeout(
+      () =>
+        void access(file).then(
+          () => resolve(true),
+          () => resolve(false),
+        ),
+      3000,
+    ),
+  );
 
 describe('a command agent that goes looking for credentials', () => {
   it('sees only the basics, the turn, its branch and its own model key', async () => {
@@ -78,7 +105,10 @@ describe('a command agent that goes looking for credentials', () => {
       expect(JSON.stringify(seen.env)).not.toContain(value);
     }
     expect(seen.env.OPENAI_API_KEY).toBe(OWN_KEY);
-    expect(seen.env).toMatchObject({ CONSORT_ROLE: 'driver', DATABASE_URL: 'postgresql://agent:pw@127.0.0.1:5432/f001' });
+    expect(seen.env).toMatchObject({
+      CONSORT_ROLE: 'driver',
+      DATABASE_URL: 'postgresql://agent:pw@127.0.0.1:5432/f001',
+    });
   }, 30_000);
 
   it('does not leave a setsid daemon behind, even without a PID namespace (marker sweep)', async () => {
@@ -88,20 +118,31 @@ describe('a command agent that goes looking for credentials', () => {
 
   const namespaced = isolationKind({}) === 'sweep' ? it.failing : it;
   // On a machine without user namespaces this documents the gap (it.failing) instead of passing vacuously.
-  namespaced(`in a PID namespace (${isolationKind({})}) cannot read its ancestors' environments, and nothing it started survives`, async () => {
-    const { seen, late } = await turnFrom(isolationKind({}));
-    const everything = `${seen.parent ?? ''}${Object.values(seen.environs).join('')}`;
-    for (const value of Object.values(SECRETS)) expect(everything).not.toContain(value);
-    expect(Object.keys(seen.environs).length).toBeGreaterThan(0);
-    expect(await survived(late)).toBe(false);
-  }, 30_000);
+  namespaced(
+    `in a PID namespace (${isolationKind({})}) cannot read its ancestors' environments, and nothing it started survives`,
+    async () => {
+      const { seen, late } = await turnFrom(isolationKind({}));
+      const everything = `${seen.parent ?? ''}${Object.values(seen.environs).join('')}`;
+      for (const value of Object.values(SECRETS)) expect(everything).not.toContain(value);
+      expect(Object.keys(seen.environs).length).toBeGreaterThan(0);
+      expect(await survived(late)).toBe(false);
+    },
+    30_000,
+  );
 
   it('without isolation the same agent would read them from /proc (the attack is real)', async () => {
     if (process.platform !== 'linux') return;
     const out = path.join(dir, 'plain.json');
-    await exec(process.execPath, ['-e', `require('child_process').execFileSync('sh', ['-c', 'node ${SPY} ${out} /dev/null'], { env: { PATH: process.env.PATH } })`], {
-      env: { PATH: process.env.PATH, ...SECRETS },
-    });
+    await exec(
+      process.execPath,
+      [
+        '-e',
+        `require('child_process').execFileSync('sh', ['-c', 'node ${SPY} ${out} /dev/null'], { env: { PATH: process.env.PATH } })`,
+      ],
+      {
+        env: { PATH: process.env.PATH, ...SECRETS },
+      },
+    );
     const seen = JSON.parse(await readFile(out, 'utf8')) as { environs: Record<string, string> };
     expect(Object.values(seen.environs).join('')).toContain(SECRETS.GITHUB_TOKEN);
   }, 30_000);

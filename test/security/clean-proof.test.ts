@@ -26,8 +26,15 @@ import { prove } from '../../src/lanes/tdd/proof.js';
 import { policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) => exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) => r.stdout.trim());
-const exists = (p: string) => access(p).then(() => true, () => false);
+const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) =>
+    r.stdout.trim(),
+  );
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 const RUNNER = `import { spawnSync } from 'node:child_process';
 const r = spawnSync(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'test/'], { stdio: 'inherit' });
@@ -41,7 +48,14 @@ import { sum } from '../src/sum.js';
 describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
 `;
 
-const fakeBranches = { fresh: async () => ({ url: 'postgresql://nobody:pw@127.0.0.1:1/none', migrations: { ok: true, applied: [], log: [] } }), untrusted: async (_name: string, url: string) => url, drop: () => undefined } as unknown as Branches;
+const fakeBranches = {
+  fresh: async () => ({
+    url: 'postgresql://nobody:pw@127.0.0.1:1/none',
+    migrations: { ok: true, applied: [], log: [] },
+  }),
+  untrusted: async (_name: string, url: string) => url,
+  drop: () => undefined,
+} as unknown as Branches;
 
 let dir: string;
 let ws: GitWorkspace;
@@ -60,7 +74,10 @@ async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<
   await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n'); // the bug the test catches
   await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST);
   await writeFile(path.join(dir, 'migrations', '.keep'), '');
-  await writeFile(path.join(dir, '.github', 'consort.yml'), `suite:\n  command: ${suiteCommand}\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`);
+  await writeFile(
+    path.join(dir, '.github', 'consort.yml'),
+    `suite:\n  command: ${suiteCommand}\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`,
+  );
   await git(dir, 'init', '-q', '-b', 'main');
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');
@@ -70,7 +87,17 @@ async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<
 
 async function proveHead() {
   const { config } = await loadConfig(dir);
-  return prove({ ws, commit: await headCommit(ws), deps, config, branches: fakeBranches, branch: 'p', hash: ['test/sum.test.js'], env: process.env, time: (_l, fn) => fn() });
+  return prove({
+    ws,
+    commit: await headCommit(ws),
+    deps,
+    config,
+    branches: fakeBranches,
+    branch: 'p',
+    hash: ['test/sum.test.js'],
+    env: process.env,
+    time: (_l, fn) => fn(),
+  });
 }
 
 afterEach(async () => {
@@ -103,19 +130,34 @@ it('code a proof ran that rewrites its dependencies cannot reach the next proof:
   expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
 }, 60_000);
 
-it.each(['--skip-worktree', '--assume-unchanged'])('an edited test behind %s is seen by the scope check, and the proof runs the committed test', async (flag) => {
-  await repo();
-  const base = await headCommit(ws);
-  await git(dir, 'update-index', flag, 'test/sum.test.js');
-  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'));
-  expect(await git(dir, 'status', '--porcelain')).toBe(''); // hidden from git status
-  const changes = await changesSince(ws, base);
-  expect(changes).toEqual([{ path: 'test/sum.test.js', status: 'modified' }]);
-  const refused = checkScope({ policy: policy(), role: 'driver', step: 'green', item: 'T1', changes, frozen: { 'test/sum.test.js': 'h' }, hashes: {} });
-  expect(refused.map((r) => r.path)).toEqual(['test/sum.test.js']);
-  const { outcome } = await proveHead();
-  expect(outcome.kind === 'ran' && outcome.tests.map((t) => t.state)).toEqual(['failed']);
-}, 60_000);
+it.each(['--skip-worktree', '--assume-unchanged'])(
+  'an edited test behind %s is seen by the scope check, and the proof runs the committed test',
+  async (flag) => {
+    await repo();
+    const base = await headCommit(ws);
+    await git(dir, 'update-index', flag, 'test/sum.test.js');
+    await writeFile(
+      path.join(dir, 'test', 'sum.test.js'),
+      TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'),
+    );
+    expect(await git(dir, 'status', '--porcelain')).toBe(''); // hidden from git status
+    const changes = await changesSince(ws, base);
+    expect(changes).toEqual([{ path: 'test/sum.test.js', status: 'modified' }]);
+    const refused = checkScope({
+      policy: policy(),
+      role: 'driver',
+      step: 'green',
+      item: 'T1',
+      changes,
+      frozen: { 'test/sum.test.js': 'h' },
+      hashes: {},
+    });
+    expect(refused.map((r) => r.path)).toEqual(['test/sum.test.js']);
+    const { outcome } = await proveHead();
+    expect(outcome.kind === 'ran' && outcome.tests.map((t) => t.state)).toEqual(['failed']);
+  },
+  60_000,
+);
 
 it('a planted report with a future mtime, or a committed one, is not read: report paths are emptied first', async () => {
   await repo('node -e 0');
@@ -129,7 +171,7 @@ it('a planted report with a future mtime, or a committed one, is not read: repor
   expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
 }, 60_000);
 
-it('a planted hook never runs in the conductor\'s git calls, and .git is put back after the turn (and refused)', async () => {
+it("a planted hook never runs in the conductor's git calls, and .git is put back after the turn (and refused)", async () => {
   await repo();
   const before = await snapshotGit(ws);
   const ran = path.join(dir, '..', `${path.basename(dir)}-hook-ran`);
@@ -139,7 +181,10 @@ it('a planted hook never runs in the conductor\'s git calls, and .git is put bac
   }
   const config = path.join(ws.gitDir, 'config');
   const original = await readFile(config, 'utf8');
-  await writeFile(config, `${original}[include]\n\tpath = /tmp/agent-config\n[core]\n\tfsmonitor = /tmp/agent-fsmonitor\n`);
+  await writeFile(
+    config,
+    `${original}[include]\n\tpath = /tmp/agent-config\n[core]\n\tfsmonitor = /tmp/agent-fsmonitor\n`,
+  );
   // The conductor's own commit (and the proof's worktree checkout) with the hooks in place: none runs.
   await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a + b;\n');
   expect(await commitPaths(ws, ['src/sum.js'], 'consort(driver): green')).toMatch(/^[0-9a-f]{40}$/);
@@ -147,10 +192,20 @@ it('a planted hook never runs in the conductor\'s git calls, and .git is put bac
   expect(await exists(ran)).toBe(false);
   // After the turn: put back, and reported as the turn's change, which the scope check refuses.
   const changes = await restoreGit(ws, before);
-  expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual(expect.arrayContaining(['added .git/hooks/pre-commit', 'modified .git/config']));
+  expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual(
+    expect.arrayContaining(['added .git/hooks/pre-commit', 'modified .git/config']),
+  );
   expect(await readFile(config, 'utf8')).toBe(original);
   expect(await exists(path.join(ws.gitDir, 'hooks', 'pre-commit'))).toBe(false);
-  const refused = checkScope({ policy: policy(), role: 'driver', step: 'green', item: 'T1', changes, frozen: {}, hashes: {} });
+  const refused = checkScope({
+    policy: policy(),
+    role: 'driver',
+    step: 'green',
+    item: 'T1',
+    changes,
+    frozen: {},
+    hashes: {},
+  });
   expect(refused.map((r) => r.path)).toEqual(changes.map((c) => c.path));
   await rm(ran, { force: true });
 }, 60_000);

@@ -20,7 +20,8 @@ import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { SHOP_DIR } from '../../src/demo/scenarios.js';
 
 const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) => exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 
 async function shopPolicy() {
   const { config } = await loadConfig(SHOP_DIR);
@@ -32,7 +33,16 @@ async function shopPolicy() {
 
 async function refusedFor(role: Role, step: TurnStep, paths: string[], testOwned: string[] = []) {
   const changes: FileChange[] = paths.map((p) => ({ path: p, status: 'modified' }));
-  return checkScope({ policy: await shopPolicy(), role, step, item: 'T1', changes, frozen: {}, hashes: {}, testOwned }).map((r) => `${r.path}: ${r.why}`);
+  return checkScope({
+    policy: await shopPolicy(),
+    role,
+    step,
+    item: 'T1',
+    changes,
+    frozen: {},
+    hashes: {},
+    testOwned,
+  }).map((r) => `${r.path}: ${r.why}`);
 }
 
 describe('the driver cannot change how the suite runs or what it expects', () => {
@@ -49,7 +59,9 @@ describe('the driver cannot change how the suite runs or what it expects', () =>
     ['the package manager configuration', '.npmrc'],
     ['a pytest conftest', 'tests/conftest.py'],
   ])('%s (%s)', async (_what, file) => {
-    expect(await refusedFor('driver', 'green', [file])).toEqual([`${file}: the test harness (test-owned: only the navigator changes it, in RED)`]);
+    expect(await refusedFor('driver', 'green', [file])).toEqual([
+      `${file}: the test harness (test-owned: only the navigator changes it, in RED)`,
+    ]);
   });
 
   it.each([
@@ -57,22 +69,32 @@ describe('the driver cannot change how the suite runs or what it expects', () =>
     ['.github/consort.yml', '.github/consort.yml'],
     ['a migration already on the base', 'migrations/1730000000000_create_customers.sql'],
     ['the seed', 'seed.sql'],
-  ])('%s is no agent\'s, in any step', async (_what, file) => {
-    for (const [role, step] of [['driver', 'green'], ['navigator', 'red'], ['driver', 'refactor']] as const) {
+  ])("%s is no agent's, in any step", async (_what, file) => {
+    for (const [role, step] of [
+      ['driver', 'green'],
+      ['navigator', 'red'],
+      ['driver', 'refactor'],
+    ] as const) {
       expect(await refusedFor(role, step, [file])).toEqual([expect.stringContaining("no agent's to change")]);
     }
   });
 
   it('the navigator may change the harness in RED, with its tests', async () => {
-    expect(await refusedFor('navigator', 'red', ['test/phones.test.js', 'jest.config.js', 'src/__mocks__/db.js'])).toEqual([]);
+    expect(
+      await refusedFor('navigator', 'red', ['test/phones.test.js', 'jest.config.js', 'src/__mocks__/db.js']),
+    ).toEqual([]);
   });
 
-  it('a new migration is still the driver\'s to add', async () => {
-    expect(await refusedFor('driver', 'green', ['migrations/1730000400000_add_phone.sql', 'src/customers.js'])).toEqual([]);
+  it("a new migration is still the driver's to add", async () => {
+    expect(await refusedFor('driver', 'green', ['migrations/1730000400000_add_phone.sql', 'src/customers.js'])).toEqual(
+      [],
+    );
   });
 
   it('content-judged paths the driver reports (package.json runner keys, data files) are refused', async () => {
-    expect(await refusedFor('driver', 'green', ['package.json', 'src/expected.json'], ['package.json', 'src/expected.json'])).toHaveLength(2);
+    expect(
+      await refusedFor('driver', 'green', ['package.json', 'src/expected.json'], ['package.json', 'src/expected.json']),
+    ).toHaveLength(2);
   });
 });
 
@@ -82,10 +104,16 @@ describe('testOwnedChanges', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'consort-harness-'));
     await mkdir(path.join(dir, 'test'));
     await mkdir(path.join(dir, 'data'));
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: {} }, null, 2));
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: {} }, null, 2),
+    );
     await writeFile(path.join(dir, 'data', 'expected.json'), '{ "total": 42 }\n');
     await writeFile(path.join(dir, 'data', 'unrelated.json'), '{}\n');
-    await writeFile(path.join(dir, 'test', 'total.test.js'), "import expected from '../data/expected.json' with { type: 'json' };\ntest('total', () => expect(total()).toBe(expected.total));\n");
+    await writeFile(
+      path.join(dir, 'test', 'total.test.js'),
+      "import expected from '../data/expected.json' with { type: 'json' };\ntest('total', () => expect(total()).toBe(expected.total));\n",
+    );
     await git(dir, 'init', '-q');
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'base');
@@ -100,23 +128,42 @@ describe('testOwnedChanges', () => {
 
   it.each([
     ['"test": "exit 0"', { scripts: { test: 'exit 0' } }],
-    ['jest.passWithNoTests / testPathIgnorePatterns', { jest: { passWithNoTests: true, testPathIgnorePatterns: ['total'] } }],
-    ['jest.moduleNameMapper to a double', { jest: { moduleNameMapper: { '^../src/db.js$': '<rootDir>/src/db-double.js' } } }],
+    [
+      'jest.passWithNoTests / testPathIgnorePatterns',
+      { jest: { passWithNoTests: true, testPathIgnorePatterns: ['total'] } },
+    ],
+    [
+      'jest.moduleNameMapper to a double',
+      { jest: { moduleNameMapper: { '^../src/db.js$': '<rootDir>/src/db-double.js' } } },
+    ],
     ['a JUnit-stripping wrapper as the test script', { scripts: { test: 'jest; node strip-failures.js junit.xml' } }],
     ['imports remapping', { imports: { '#db': './src/db-double.js' } }],
   ])('package.json: %s', async (_what, patch) => {
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: {}, ...patch }, null, 2));
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: {}, ...patch }, null, 2),
+    );
     expect(await owned([{ path: 'package.json', status: 'modified' }])).toEqual(['package.json']);
   });
 
-  it('package.json: a new dependency is the driver\'s', async () => {
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: { zod: '4.0.0' } }, null, 2));
+  it("package.json: a new dependency is the driver's", async () => {
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'x', type: 'module', scripts: { test: 'jest' }, dependencies: { zod: '4.0.0' } }, null, 2),
+    );
     expect(await owned([{ path: 'package.json', status: 'modified' }])).toEqual([]);
   });
 
   it('a data file a frozen test reads is frozen with it; others are not', async () => {
     await writeFile(path.join(dir, 'data', 'expected.json'), '{ "total": 0 }\n');
-    expect(await owned([{ path: 'data/expected.json', status: 'modified' }, { path: 'data/unrelated.json', status: 'modified' }])).toEqual(['data/expected.json']);
-    expect(dataReferences("readFileSync(path.join(__dirname, 'golden', 'out.csv'))\nimport x from './x.js'")).toEqual(['out.csv']);
+    expect(
+      await owned([
+        { path: 'data/expected.json', status: 'modified' },
+        { path: 'data/unrelated.json', status: 'modified' },
+      ]),
+    ).toEqual(['data/expected.json']);
+    expect(dataReferences("readFileSync(path.join(__dirname, 'golden', 'out.csv'))\nimport x from './x.js'")).toEqual([
+      'out.csv',
+    ]);
   });
 });

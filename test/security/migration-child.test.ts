@@ -49,10 +49,18 @@ it('runs a JS migration in a child process that sees neither PRIVATE_KEY nor WEB
   const migrations = path.join(dir, 'snoop');
   await mkdir(migrations);
   await writeFile(path.join(migrations, '1700000000000_snoop.js'), SNOOP);
-  const r = await applyMigrations({ databaseUrl: url, dir: migrations, relativeTo: dir, direction: 'up', migrationsTable: 'pgmigrations' });
+  const r = await applyMigrations({
+    databaseUrl: url,
+    dir: migrations,
+    relativeTo: dir,
+    direction: 'up',
+    migrationsTable: 'pgmigrations',
+  });
   expect(r.ok).toBe(true);
   // What the report needs still comes back: the migration and the SQL it sent.
-  expect(r.applied).toEqual([expect.objectContaining({ name: '1700000000000_snoop', file: 'snoop/1700000000000_snoop.js', transactional: true })]);
+  expect(r.applied).toEqual([
+    expect.objectContaining({ name: '1700000000000_snoop', file: 'snoop/1700000000000_snoop.js', transactional: true }),
+  ]);
   expect(r.applied[0]!.sql.some((s) => s.startsWith('CREATE TABLE seen'))).toBe(true);
   const [row] = await query<{ what: string }>(url, 'SELECT what FROM seen');
   const seen = JSON.parse(row!.what) as { pid: number; keys: string[]; key: string | null };
@@ -67,6 +75,20 @@ it('reports a JS migration that throws as the same script failure, from the chil
   const migrations = path.join(dir, 'broken');
   await mkdir(migrations);
   await writeFile(path.join(migrations, '1700000000001_broken.js'), BROKEN);
-  const r = await applyMigrations({ databaseUrl: url, dir: migrations, relativeTo: dir, direction: 'up', migrationsTable: 'pgmigrations_broken' });
-  expect(r).toMatchObject({ ok: false, failed: { kind: 'script', name: '1700000000001_broken', file: 'broken/1700000000001_broken.js', error: { message: expect.stringContaining('broke on purpose') } } });
+  const r = await applyMigrations({
+    databaseUrl: url,
+    dir: migrations,
+    relativeTo: dir,
+    direction: 'up',
+    migrationsTable: 'pgmigrations_broken',
+  });
+  expect(r).toMatchObject({
+    ok: false,
+    failed: {
+      kind: 'script',
+      name: '1700000000001_broken',
+      file: 'broken/1700000000001_broken.js',
+      error: { message: expect.stringContaining('broke on purpose') },
+    },
+  });
 });

@@ -23,8 +23,22 @@ describe('failureException', () => {
     ['vitest TypeError', { type: 'TypeError', message: 'setPhone is not a function' }, 'TypeError'],
     ['mocha ReferenceError', { type: 'ReferenceError', message: 'setPhone is not defined' }, 'ReferenceError'],
     ['jest (Consort reporter) matcher', { type: 'AssertionError', message: 'expect(received).toBe(expected)' }, null],
-    ['jest-junit assertion', { message: 'Error: expect(received).toBe(expected)', details: 'Error: expect(received).toBe(expected)\n\nExpected: 2' }, null],
-    ['jest-junit TypeError', { message: 'TypeError: customers.setPhone is not a function', details: 'TypeError: customers.setPhone is not a function\n    at Object.<anonymous>' }, 'TypeError'],
+    [
+      'jest-junit assertion',
+      {
+        message: 'Error: expect(received).toBe(expected)',
+        details: 'Error: expect(received).toBe(expected)\n\nExpected: 2',
+      },
+      null,
+    ],
+    [
+      'jest-junit TypeError',
+      {
+        message: 'TypeError: customers.setPhone is not a function',
+        details: 'TypeError: customers.setPhone is not a function\n    at Object.<anonymous>',
+      },
+      'TypeError',
+    ],
     ['pytest NameError', { type: 'NameError', message: "NameError: name 'set_phone' is not defined" }, 'NameError'],
     ['pytest assert', { type: 'AssertionError', message: 'assert 1 == 2' }, null],
     ['JUnit 5', { type: 'org.opentest4j.AssertionFailedError', message: 'expected: <1> but was: <2>' }, null],
@@ -37,17 +51,27 @@ describe('failureException', () => {
   it('reads node:test reports, which wrap every failure in ERR_TEST_FAILURE', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-nodetest-'));
     try {
-      await writeFile(path.join(dir, 'x.test.mjs'), [
-        "import { describe, test } from 'node:test';", "import assert from 'node:assert/strict';",
-        "describe('phones', () => {",
-        "  test('asserts', () => { assert.equal(1, 2); });",
-        "  test('throws', () => { setPhone(); });",
-        "  test('calls what is not a function', () => { const m = {}; m.setPhone(); });",
-        '});',
-      ].join('\n'));
-      await exec(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'x.test.mjs'], { cwd: dir }).catch(() => undefined);
+      await writeFile(
+        path.join(dir, 'x.test.mjs'),
+        [
+          "import { describe, test } from 'node:test';",
+          "import assert from 'node:assert/strict';",
+          "describe('phones', () => {",
+          "  test('asserts', () => { assert.equal(1, 2); });",
+          "  test('throws', () => { setPhone(); });",
+          "  test('calls what is not a function', () => { const m = {}; m.setPhone(); });",
+          '});',
+        ].join('\n'),
+      );
+      await exec(
+        process.execPath,
+        ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'x.test.mjs'],
+        { cwd: dir },
+      ).catch(() => undefined);
       const result = await readJUnitReports('junit.xml', dir);
-      const byName = Object.fromEntries(result.suites.flatMap((s) => s.tests).map((t) => [t.name, failureException(t)]));
+      const byName = Object.fromEntries(
+        result.suites.flatMap((s) => s.tests).map((t) => [t.name, failureException(t)]),
+      );
       expect(byName).toEqual({ asserts: null, throws: 'ReferenceError', 'calls what is not a function': 'TypeError' });
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -58,7 +82,12 @@ describe('failureException', () => {
 const run = (tests: ProofTest[]) => ({ kind: 'ran' as const, exitCode: 1, tests, summary: '', output: '', hashes: {} });
 
 describe('judgeRed, per test', () => {
-  const input = (tests: ProofTest[]) => ({ outcome: run(tests), passing: ['old::a'], testFiles: ['test/phones.test.js'], rejectBornGreen: true });
+  const input = (tests: ProofTest[]) => ({
+    outcome: run(tests),
+    passing: ['old::a'],
+    testFiles: ['test/phones.test.js'],
+    rejectBornGreen: true,
+  });
   const old: ProofTest = { id: 'old::a', state: 'passed', file: 'test/old.test.js' };
 
   it('accepts new tests that each fail by an assertion', () => {
@@ -66,20 +95,35 @@ describe('judgeRed, per test', () => {
   });
 
   it('refuses a test that fails by a ReferenceError, next to one that fails properly', () => {
-    const v = judgeRed(input([old, { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' }, { id: 'p::T2', state: 'failed', file: 'test/phones.test.js', exception: 'ReferenceError' }]));
+    const v = judgeRed(
+      input([
+        old,
+        { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' },
+        { id: 'p::T2', state: 'failed', file: 'test/phones.test.js', exception: 'ReferenceError' },
+      ]),
+    );
     expect(v).toMatchObject({ verdict: 'wrong-reason' });
     expect(v.verdict === 'wrong-reason' && v.reason).toContain('p::T2 threw ReferenceError');
   });
 
   it('refuses a born-green test next to a failing one', () => {
-    const v = judgeRed(input([old, { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' }, { id: 'p::T1b', state: 'passed', file: 'test/phones.test.js' }]));
+    const v = judgeRed(
+      input([
+        old,
+        { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' },
+        { id: 'p::T1b', state: 'passed', file: 'test/phones.test.js' },
+      ]),
+    );
     expect(v).toMatchObject({ verdict: 'born-green' });
     expect(v.verdict === 'born-green' && v.reason).toContain('p::T1b');
   });
 
   it('keeps an old test in the changed file that still passes out of it', () => {
     const kept: ProofTest = { id: 'p::kept', state: 'passed', file: 'test/phones.test.js' };
-    const v = judgeRed({ ...input([old, kept, { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' }]), passing: ['old::a', 'p::kept'] });
+    const v = judgeRed({
+      ...input([old, kept, { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' }]),
+      passing: ['old::a', 'p::kept'],
+    });
     expect(v.verdict).toBe('red');
   });
 });

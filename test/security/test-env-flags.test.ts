@@ -14,7 +14,10 @@ import { testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
 import { action, gateChecked, playUntil, policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) => exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) => r.stdout.trim());
+const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) =>
+    r.stdout.trim(),
+  );
 
 it('flags added production lines that look for a test environment, not tests or the base', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-testenv-'));
@@ -26,14 +29,17 @@ it('flags added production lines that look for a test environment, not tests or 
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'base');
     const base = await git(dir, 'rev-parse', 'HEAD');
-    await writeFile(path.join(dir, 'src', 'total.js'), [
-      'export function total(items) {',
-      '  if (process.env.JEST_WORKER_ID) return 42;',
-      "  if (process.env['NODE_ENV'] === 'test') return 42;",
-      '  if (import.meta.env?.VITEST) return 42;',
-      '  return items.reduce((a, b) => a + b, 0);',
-      '}',
-    ].join('\n'));
+    await writeFile(
+      path.join(dir, 'src', 'total.js'),
+      [
+        'export function total(items) {',
+        '  if (process.env.JEST_WORKER_ID) return 42;',
+        "  if (process.env['NODE_ENV'] === 'test') return 42;",
+        '  if (import.meta.env?.VITEST) return 42;',
+        '  return items.reduce((a, b) => a + b, 0);',
+        '}',
+      ].join('\n'),
+    );
     await writeFile(path.join(dir, 'test', 'total.test.js'), 'if (process.env.JEST_WORKER_ID) {}\n');
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'green');
@@ -46,12 +52,27 @@ it('flags added production lines that look for a test environment, not tests or 
 
 it('proxy mode passes the merge gate only when nothing is flagged', () => {
   const p = policy({ gateMode: 'proxy' });
-  const atMerge = playUntil((t) => { const a = action(t); return a?.type === 'check-gate' && a.gate === 'merge'; }, p);
+  const atMerge = playUntil((t) => {
+    const a = action(t);
+    return a?.type === 'check-gate' && a.gate === 'merge';
+  }, p);
   expect(action(atMerge)).toMatchObject({ type: 'check-gate', gate: 'merge' });
   const unapproved = { approval: null };
   const clean = transition(atMerge.state, gateChecked('merge', unapproved));
   expect(clean.effects.map((e) => e.type)).toContain('record-approval');
-  const flagged = transition(atMerge.state, gateChecked('merge', { ...unapproved, flags: ['src/total.js:2 looks for a test environment: if (process.env.JEST_WORKER_ID) return 42;'] }));
+  const flagged = transition(
+    atMerge.state,
+    gateChecked('merge', {
+      ...unapproved,
+      flags: ['src/total.js:2 looks for a test environment: if (process.env.JEST_WORKER_ID) return 42;'],
+    }),
+  );
   expect(flagged.state.step).toBe('awaiting-approval');
-  expect(flagged.effects).toContainEqual(expect.objectContaining({ type: 'surface-gate', gate: 'merge', problems: [expect.stringMatching(/^flag: src\/total\.js:2 looks for a test environment/)] }));
+  expect(flagged.effects).toContainEqual(
+    expect.objectContaining({
+      type: 'surface-gate',
+      gate: 'merge',
+      problems: [expect.stringMatching(/^flag: src\/total\.js:2 looks for a test environment/)],
+    }),
+  );
 });

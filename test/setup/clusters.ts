@@ -35,18 +35,27 @@ export const RUN_DIR_ENV = 'CONSORT_TEST_RUN_DIR';
 export function runDir(): string {
   const dir = process.env[RUN_DIR_ENV];
   if (!dir) {
-    throw new Error(`${RUN_DIR_ENV} is not set: run the tests through jest with the repository's jest.config.js (npm test), whose globalSetup creates it.`);
+    throw new Error(
+      `${RUN_DIR_ENV} is not set: run the tests through jest with the repository's jest.config.js (npm test), whose globalSetup creates it.`,
+    );
   }
   return dir;
 }
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 /** Run `fn` holding a lock named `name` in the run directory (shared by all workers). */
 async function locked<T>(name: string, fn: () => Promise<T>): Promise<T> {
   const target = path.join(runDir(), `${name}.lock-target`);
   await writeFile(target, '', { flag: 'a' });
-  const release = await lockfile.lock(target, { retries: { retries: 600, minTimeout: 100, maxTimeout: 500 }, stale: 120_000 });
+  const release = await lockfile.lock(target, {
+    retries: { retries: 600, minTimeout: 100, maxTimeout: 500 },
+    stale: 120_000,
+  });
   try {
     return await fn();
   } finally {
@@ -74,7 +83,11 @@ async function template(): Promise<string> {
     await mkdir(dir, { recursive: true, mode: 0o755 });
     const server = new EmbeddedServer(dir);
     const info = await server.start();
-    await sql(info.url, ["ALTER SYSTEM SET fsync = off", "ALTER SYSTEM SET synchronous_commit = off", "ALTER SYSTEM SET full_page_writes = off"]);
+    await sql(info.url, [
+      'ALTER SYSTEM SET fsync = off',
+      'ALTER SYSTEM SET synchronous_commit = off',
+      'ALTER SYSTEM SET full_page_writes = off',
+    ]);
     await server.stop();
     await writeFile(ready, '');
     return dir;
@@ -155,7 +168,10 @@ export async function systemStandIn(port: number): Promise<void> {
     const state = JSON.parse(await readFile(stateFile, 'utf8')) as { port: number };
     await writeFile(stateFile, `${JSON.stringify({ ...state, port }, null, 2)}\n`, { mode: 0o600 });
   });
-  if (info.port !== port) throw new Error(`The embedded stand-in for the system PostgreSQL could not get port ${port} (it is on ${info.port}): run the tests again.`);
+  if (info.port !== port)
+    throw new Error(
+      `The embedded stand-in for the system PostgreSQL could not get port ${port} (it is on ${info.port}): run the tests again.`,
+    );
 }
 
 /**

@@ -56,5 +56,7 @@ export default async function globalSetup() {
   const port = await freePort();
   process.env.CONSORT_TEST_SYSTEM_STANDIN_PORT = String(port);
   process.env[SYSTEM_PG_ENV] = `postgresql://postgres@127.0.0.1:${port}/postgres`;
-  process.stderr.write(`\nNo PostgreSQL answers at ${wanted.replace(/:[^:@/]*@/, ':***@')}: the tests use an embedded PostgreSQL 18 stand-in at ${process.env[SYSTEM_PG_ENV]} instead.\n`);
+  process.stderr.write(
+    `\nNo PostgreSQL answers at ${wanted.replace(/:[^:@/]*@/, ':***@')}: the tests use an embedded PostgreSQL 18 stand-in at ${process.env[SYSTEM_PG_ENV]} instead.\n`,
+  );
 }

@@ -47,8 +47,10 @@ export function claimRunDir(dir) {
 export async function sweepDeadRuns() {
   const tmp = os.tmpdir();
   const names = (await readdir(tmp).catch(() => [])).filter((n) => n.startsWith(RUN_DIR_PREFIX));
-  await Promise.all(names.map(async (name) => {
-    const owner = await pidIn(path.join(tmp, name, 'owner.pid'));
-    if (owner !== null && !alive(owner)) await removeRunDir(path.join(tmp, name));
-  }));
+  await Promise.all(
+    names.map(async (name) => {
+      const owner = await pidIn(path.join(tmp, name, 'owner.pid'));
+      if (owner !== null && !alive(owner)) await removeRunDir(path.join(tmp, name));
+    }),
+  );
 }

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { JUnitError, parseJUnit, readJUnitReports, type SuiteResult } from '../../src/suite/junit.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/junit/', import.meta.url));
-const parse = async (name: string): Promise<SuiteResult> => parseJUnit(await readFile(path.join(FIXTURES, name), 'utf8'), name);
+const parse = async (name: string): Promise<SuiteResult> =>
+  parseJUnit(await readFile(path.join(FIXTURES, name), 'utf8'), name);
 const states = (r: SuiteResult): Record<string, string> =>
   Object.fromEntries(r.suites.flatMap((s) => s.tests).map((t) => [t.name, t.state]));
 
@@ -19,8 +20,11 @@ describe('JUnit dialects', () => {
     const r = await parse('node-test.xml');
     expect(r.totals).toEqual({ passed: 2, failed: 2, errored: 0, skipped: 1, total: 5 });
     expect(states(r)).toEqual({
-      'creates an order': 'passed', 'rejects a negative total': 'failed', refunds: 'skipped',
-      'charges the card': 'passed', 'throws on a missing card': 'failed',
+      'creates an order': 'passed',
+      'rejects a negative total': 'failed',
+      refunds: 'skipped',
+      'charges the card': 'passed',
+      'throws on a missing card': 'failed',
     });
     const failed = r.suites.flatMap((s) => s.tests).find((t) => t.name === 'rejects a negative total')!;
     expect(failed.message).toBe('total must be positivefalse !== true');
@@ -33,7 +37,9 @@ describe('JUnit dialects', () => {
     expect(r.totals).toEqual({ passed: 2, failed: 1, errored: 1, skipped: 1, total: 5 });
     expect(states(r)['orders > rejects a duplicate']).toBe('errored');
     expect(r.suites.flatMap((s) => s.tests).find((t) => t.state === 'failed')).toMatchObject({
-      id: 'src/cart.test.ts::cart > applies a coupon', message: 'expected 90 to be 80 // Object.is equality', type: 'AssertionError',
+      id: 'src/cart.test.ts::cart > applies a coupon',
+      message: 'expected 90 to be 80 // Object.is equality',
+      type: 'AssertionError',
     });
     expect(r.durationMs).toBe(734);
   });
@@ -54,16 +60,19 @@ describe('JUnit dialects', () => {
     expect(build.details).toContain('undefined: Money');
   });
 
-  it.each([
-    ['jest-junit.xml'], ['pytest.xml'], ['surefire/TEST-com.example.bank.AccountTest.xml'], ['nested.xml'],
-  ])('%s yields test cases', async (name) => {
-    const r = await parse(name);
-    expect(r.totals.total).toBeGreaterThan(0);
-    expect(r.totals.total).toBe(r.totals.passed + r.totals.failed + r.totals.errored + r.totals.skipped);
-  });
+  it.each([['jest-junit.xml'], ['pytest.xml'], ['surefire/TEST-com.example.bank.AccountTest.xml'], ['nested.xml']])(
+    '%s yields test cases',
+    async (name) => {
+      const r = await parse(name);
+      expect(r.totals.total).toBeGreaterThan(0);
+      expect(r.totals.total).toBe(r.totals.passed + r.totals.failed + r.totals.errored + r.totals.skipped);
+    },
+  );
 
   it('refuses a report that declares tests but has none it can read', async () => {
-    await expect(parse('unknown-dialect.xml')).rejects.toThrow('JUnit report unknown-dialect.xml declares 2 test(s) but no <testcase> could be read from it.');
+    await expect(parse('unknown-dialect.xml')).rejects.toThrow(
+      'JUnit report unknown-dialect.xml declares 2 test(s) but no <testcase> could be read from it.',
+    );
   });
 });
 
@@ -77,14 +86,25 @@ describe('a suite that ran and reported no tests fails closed', () => {
   });
 
   it.each([
-    ['node:test with no tests selected', '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n\t<!-- tests 0 -->\n</testsuites>\n'],
-    ['an empty jest-junit report', '<testsuites name="jest tests" tests="0" failures="0" errors="0" time="0.1"></testsuites>'],
+    [
+      'node:test with no tests selected',
+      '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n\t<!-- tests 0 -->\n</testsuites>\n',
+    ],
+    [
+      'an empty jest-junit report',
+      '<testsuites name="jest tests" tests="0" failures="0" errors="0" time="0.1"></testsuites>',
+    ],
     ['suites without cases', '<testsuites><testsuite name="a" tests="0"/><testsuite name="b" tests="0"/></testsuites>'],
   ])('%s', async (_label, xml) => {
     await writeFile(path.join(dir, 'junit.xml'), xml);
-    const error = await readJUnitReports('junit.xml', dir).then(() => undefined, (e: unknown) => e);
+    const error = await readJUnitReports('junit.xml', dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(JUnitError);
-    expect((error as JUnitError).message).toBe('The JUnit report(s) at junit.xml hold no test cases, though the suite ran.');
+    expect((error as JUnitError).message).toBe(
+      'The JUnit report(s) at junit.xml hold no test cases, though the suite ran.',
+    );
     expect((error as JUnitError).hint).toMatch(/--test-reporter=junit/);
   });
 

@@ -49,7 +49,11 @@ describe('parseJUnit: jest-junit', () => {
       durationMs: 182,
     });
     const failed = caseNamed(result, 'accounts repository rejects a duplicate email');
-    expect(failed).toMatchObject({ state: 'failed', message: 'Error: expect(received).rejects.toThrow()', durationMs: 47 });
+    expect(failed).toMatchObject({
+      state: 'failed',
+      message: 'Error: expect(received).rejects.toThrow()',
+      durationMs: 47,
+    });
     expect(failed.loadError).toBeUndefined();
     expect(failed.details).toContain('Resolved to value: {"email": "a@example.com", "id": 2}');
     expect(caseNamed(result, 'accounts repository archives an account').state).toBe('skipped');
@@ -78,16 +82,28 @@ describe('parseJUnit: pytest', () => {
       state: 'failed',
       message: "AssertionError: assert 3 == 2\n +  where 3 = stock_of('widget')",
     });
-    expect(caseNamed(result, 'test_bulk_import')).toMatchObject({ state: 'skipped', type: 'pytest.skip', message: 'needs the S3 fixture' });
+    expect(caseNamed(result, 'test_bulk_import')).toMatchObject({
+      state: 'skipped',
+      type: 'pytest.skip',
+      message: 'needs the S3 fixture',
+    });
     expect(caseNamed(result, 'test_negative_stock_rejected')).toMatchObject({ state: 'skipped', type: 'pytest.xfail' });
     const setup = caseNamed(result, 'test_audit_log');
-    expect(setup).toMatchObject({ state: 'errored', message: 'failed on setup with "psycopg.OperationalError: connection refused"' });
+    expect(setup).toMatchObject({
+      state: 'errored',
+      message: 'failed on setup with "psycopg.OperationalError: connection refused"',
+    });
     expect(setup.loadError).toBeUndefined();
   });
 
   it('reports a module that failed to import as a load error without a classname', async () => {
     const collection = caseNamed(await fixture('pytest.xml'), 'tests.test_shipping');
-    expect(collection).toMatchObject({ id: 'pytest::tests.test_shipping', state: 'errored', loadError: true, message: 'collection failure' });
+    expect(collection).toMatchObject({
+      id: 'pytest::tests.test_shipping',
+      state: 'errored',
+      loadError: true,
+      message: 'collection failure',
+    });
     expect(collection.classname).toBeUndefined();
     expect(collection.details).toContain("ImportError: cannot import name 'quote'");
   });
@@ -103,14 +119,24 @@ describe('parseJUnit: Maven surefire', () => {
       type: 'org.opentest4j.AssertionFailedError',
       message: 'expected: <100> but was: <90>',
     });
-    expect(caseNamed(result, 'persistsToDatabase')).toMatchObject({ state: 'errored', type: 'org.postgresql.util.PSQLException' });
-    expect(caseNamed(result, 'interestAccruesMonthly')).toMatchObject({ state: 'skipped', message: 'not implemented yet' });
+    expect(caseNamed(result, 'persistsToDatabase')).toMatchObject({
+      state: 'errored',
+      type: 'org.postgresql.util.PSQLException',
+    });
+    expect(caseNamed(result, 'interestAccruesMonthly')).toMatchObject({
+      state: 'skipped',
+      message: 'not implemented yet',
+    });
     expect(caseNamed(result, 'statementIsOrdered').state).toBe('passed');
   });
 
   it('marks a class that could not initialize as a load error', async () => {
     const result = await fixture('surefire/TEST-com.example.bank.LedgerTest.xml');
-    expect(caseNamed(result, 'initializationError')).toMatchObject({ state: 'errored', loadError: true, type: 'java.lang.NoClassDefFoundError' });
+    expect(caseNamed(result, 'initializationError')).toMatchObject({
+      state: 'errored',
+      loadError: true,
+      type: 'java.lang.NoClassDefFoundError',
+    });
   });
 });
 
@@ -137,9 +163,17 @@ describe('parseJUnit: other shapes', () => {
   });
 
   it('turns a suite that reports errors but has no test cases into one load error', () => {
-    const result = parseJUnit('<testsuites><testsuite name="test/db.test.ts" tests="0" errors="1" time="0.2"/></testsuites>', 'x.xml');
+    const result = parseJUnit(
+      '<testsuites><testsuite name="test/db.test.ts" tests="0" errors="1" time="0.2"/></testsuites>',
+      'x.xml',
+    );
     expect(result.suites[0]?.tests).toEqual([
-      expect.objectContaining({ id: 'test/db.test.ts::(suite)', state: 'errored', loadError: true, message: 'suite reported 1 error(s) but no test cases' }),
+      expect.objectContaining({
+        id: 'test/db.test.ts::(suite)',
+        state: 'errored',
+        loadError: true,
+        message: 'suite reported 1 error(s) but no test cases',
+      }),
     ]);
     const empty = parseJUnit('<testsuites><testsuite name="none" tests="0" errors="0"/></testsuites>', 'y.xml');
     expect(empty.totals.total).toBe(0);
@@ -147,7 +181,10 @@ describe('parseJUnit: other shapes', () => {
 
   it('bounds long failure text', () => {
     const long = 'x'.repeat(10_000);
-    const result = parseJUnit(`<testsuite><testcase name="t"><failure message="m">${long}</failure></testcase></testsuite>`, 'z.xml');
+    const result = parseJUnit(
+      `<testsuite><testcase name="t"><failure message="m">${long}</failure></testcase></testsuite>`,
+      'z.xml',
+    );
     const details = result.suites[0]?.tests[0]?.details ?? '';
     expect(details.length).toBeLessThan(4100);
     expect(details).toMatch(/\[\.\.\. 6000 more characters\]$/);
@@ -233,7 +270,10 @@ describe('readJUnitReports', () => {
 
 describe('summaries', () => {
   it('merges results and summarizes them in one line', () => {
-    const a = parseJUnit('<testsuite time="1"><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite>', 'a.xml');
+    const a = parseJUnit(
+      '<testsuite time="1"><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite>',
+      'a.xml',
+    );
     const b = parseJUnit('<testsuite time="2"><testcase name="c"><error/></testcase></testsuite>', 'b.xml');
     const merged = mergeSuiteResults([a, b]);
     expect(merged.durationMs).toBe(3000);

@@ -9,13 +9,29 @@ describe('pgEnvFromUrl', () => {
     ],
     [
       'postgresql://user%40corp:p%40ss%3Aw%2Frd@db.example.com/my%20db?sslmode=require&channel_binding=require',
-      { PGHOST: 'db.example.com', PGUSER: 'user@corp', PGPASSWORD: 'p@ss:w/rd', PGDATABASE: 'my db', PGSSLMODE: 'require', PGCHANNELBINDING: 'require' },
+      {
+        PGHOST: 'db.example.com',
+        PGUSER: 'user@corp',
+        PGPASSWORD: 'p@ss:w/rd',
+        PGDATABASE: 'my db',
+        PGSSLMODE: 'require',
+        PGCHANNELBINDING: 'require',
+      },
     ],
     ['postgres://[::1]:6543/x', { PGHOST: '::1', PGPORT: '6543', PGDATABASE: 'x' }],
-    ['postgres://h1:5432,h2:5433/app?target_session_attrs=read-write', { PGHOST: 'h1,h2', PGPORT: '5432,5433', PGDATABASE: 'app', PGTARGETSESSIONATTRS: 'read-write' }],
-    ['postgres:///app?host=%2Fvar%2Frun%2Fpostgresql&user=me', { PGHOST: '/var/run/postgresql', PGDATABASE: 'app', PGUSER: 'me' }],
+    [
+      'postgres://h1:5432,h2:5433/app?target_session_attrs=read-write',
+      { PGHOST: 'h1,h2', PGPORT: '5432,5433', PGDATABASE: 'app', PGTARGETSESSIONATTRS: 'read-write' },
+    ],
+    [
+      'postgres:///app?host=%2Fvar%2Frun%2Fpostgresql&user=me',
+      { PGHOST: '/var/run/postgresql', PGDATABASE: 'app', PGUSER: 'me' },
+    ],
     ['postgres://me@localhost', { PGHOST: 'localhost', PGUSER: 'me' }],
-    ['postgres://me:@localhost/db?gssencmode=disable', { PGHOST: 'localhost', PGUSER: 'me', PGPASSWORD: '', PGDATABASE: 'db' }],
+    [
+      'postgres://me:@localhost/db?gssencmode=disable',
+      { PGHOST: 'localhost', PGUSER: 'me', PGPASSWORD: '', PGDATABASE: 'db' },
+    ],
   ])('%s', (url, expected) => {
     expect(pgEnvFromUrl(url)).toEqual(expected);
   });

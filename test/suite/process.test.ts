@@ -50,7 +50,14 @@ function pidsIn(text: string): number[] {
 describe('runCommand', () => {
   it('reports the exit code and combined output', async () => {
     const ok = await run('echo out; echo err >&2');
-    expect(ok).toMatchObject({ exitCode: 0, signal: null, timedOut: false, aborted: false, notFound: false, droppedBytes: 0 });
+    expect(ok).toMatchObject({
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      aborted: false,
+      notFound: false,
+      droppedBytes: 0,
+    });
     expect(ok.output.split('\n').sort()).toEqual(['', 'err', 'out']);
     expect(ok.durationMs).toBeGreaterThanOrEqual(0);
 
@@ -61,9 +68,12 @@ describe('runCommand', () => {
   it('runs in cwd with the given environment laid over the inherited one', async () => {
     process.env.CONSORT_TEST_INHERITED = 'stale';
     try {
-      const result = await run('pwd; echo "url=$DATABASE_URL"; echo "inherited=${CONSORT_TEST_INHERITED-unset}"; echo "path=${PATH:+set}"', {
-        env: { DATABASE_URL: 'postgres://u@127.0.0.1/branch', CONSORT_TEST_INHERITED: undefined },
-      });
+      const result = await run(
+        'pwd; echo "url=$DATABASE_URL"; echo "inherited=${CONSORT_TEST_INHERITED-unset}"; echo "path=${PATH:+set}"',
+        {
+          env: { DATABASE_URL: 'postgres://u@127.0.0.1/branch', CONSORT_TEST_INHERITED: undefined },
+        },
+      );
       expect(result.output).toBe(`${cwd}\nurl=postgres://u@127.0.0.1/branch\ninherited=unset\npath=set\n`);
     } finally {
       delete process.env.CONSORT_TEST_INHERITED;
@@ -102,7 +112,10 @@ describe('runCommand', () => {
   });
 
   it('escalates to SIGKILL when the command ignores SIGTERM', async () => {
-    const result = await run(`trap '' TERM; echo "pid $$"; sleep 100; echo unreachable`, { timeoutMs: 200, killGraceMs: 300 });
+    const result = await run(`trap '' TERM; echo "pid $$"; sleep 100; echo unreachable`, {
+      timeoutMs: 200,
+      killGraceMs: 300,
+    });
     expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
     expect(result.durationMs).toBeGreaterThanOrEqual(450);
     expect(result.durationMs).toBeLessThan(2000);

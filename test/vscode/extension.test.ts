@@ -48,8 +48,13 @@ interface Page {
   keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
   screenshot(o: { path: string }): Promise<unknown>;
 }
-interface Browser { newPage(o: { viewport: { width: number; height: number } }): Promise<Page>; close(): Promise<void> }
-interface Playwright { chromium: { launch(o: { executablePath: string; args: string[] }): Promise<Browser> } }
+interface Browser {
+  newPage(o: { viewport: { width: number; height: number } }): Promise<Page>;
+  close(): Promise<void>;
+}
+interface Playwright {
+  chromium: { launch(o: { executablePath: string; args: string[] }): Promise<Browser> };
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -66,7 +71,10 @@ async function waitForHttp(url: string, child: ChildProcess, log: () => string, 
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`code-server exited (${child.exitCode}): ${log()}`);
-    const ok = await fetch(url).then((r) => r.status < 500, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.status < 500,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -86,12 +94,23 @@ const git = async (...args: string[]) => (await exec('git', args, { cwd: repo, e
 const statusBar = () => page.locator('.statusbar-item').filter({ hasText: 'db:' });
 
 beforeAll(async () => {
-  for (const [file, what] of [[codeServer, 'code-server'], [chromiumPath, 'chromium'], [path.join(repoRoot, 'vscode', 'node_modules', 'playwright-core'), 'vscode/node_modules']]) {
-    await access(file!).catch(() => { throw new Error(`${what} is missing (${file}): run scripts/setup-vscode-test.sh first`); });
+  for (const [file, what] of [
+    [codeServer, 'code-server'],
+    [chromiumPath, 'chromium'],
+    [path.join(repoRoot, 'vscode', 'node_modules', 'playwright-core'), 'vscode/node_modules'],
+  ]) {
+    await access(file!).catch(() => {
+      throw new Error(`${what} is missing (${file}): run scripts/setup-vscode-test.sh first`);
+    });
   }
-  await access(path.join(repoRoot, 'lib', 'cli', 'main.js')).catch(() => { throw new Error('lib/ is missing: npm run build first'); });
+  await access(path.join(repoRoot, 'lib', 'cli', 'main.js')).catch(() => {
+    throw new Error('lib/ is missing: npm run build first');
+  });
   // The .vsix exactly as users get it.
-  await exec('npm', ['run', 'package', '--silent'], { cwd: path.join(repoRoot, 'vscode'), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir() } });
+  await exec('npm', ['run', 'package', '--silent'], {
+    cwd: path.join(repoRoot, 'vscode'),
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir() },
+  });
   await access(vsix);
 
   t = await postgresTestProvider();
@@ -99,9 +118,19 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'consort-vscode-'));
   repo = path.join(work, 'shop');
   await mkdir(path.join(repo, 'migrations'), { recursive: true });
-  gitEnv = { PATH: process.env.PATH ?? '', HOME: work, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' };
+  gitEnv = {
+    PATH: process.env.PATH ?? '',
+    HOME: work,
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@example.com',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@example.com',
+  };
   await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: gitEnv });
-  await writeFile(path.join(repo, 'migrations', '001_items.sql'), '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n');
+  await writeFile(
+    path.join(repo, 'migrations', '001_items.sql'),
+    '-- Up Migration\nCREATE TABLE items (id int);\n-- Down Migration\nDROP TABLE items;\n',
+  );
   await writeFile(path.join(repo, '.gitignore'), '.env\n');
   await writeFile(path.join(repo, 'consort.yml'), 'suite:\n  command: "node -e 0"\n');
   await git('add', '.');
@@ -110,44 +139,84 @@ beforeAll(async () => {
   const userData = path.join(work, 'user-data');
   const extensions = path.join(work, 'extensions');
   await mkdir(path.join(userData, 'User'), { recursive: true });
-  await writeFile(path.join(userData, 'User', 'settings.json'), JSON.stringify({
-    'consort.cli': path.join(repoRoot, 'bin', 'consort.js'),
-    'consort.node': process.execPath,
-    'security.workspace.trust.enabled': false,
-    'workbench.startupEditor': 'none',
-    'extensions.autoCheckUpdates': false,
-    'extensions.autoUpdate': false,
-    'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none',
-    'git.autorefresh': true,
-    // The DOM renderer, so the test reads the terminal as a person reads it.
-    'terminal.integrated.gpuAcceleration': 'off',
-  }));
+  await writeFile(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify({
+      'consort.cli': path.join(repoRoot, 'bin', 'consort.js'),
+      'consort.node': process.execPath,
+      'security.workspace.trust.enabled': false,
+      'workbench.startupEditor': 'none',
+      'extensions.autoCheckUpdates': false,
+      'extensions.autoUpdate': false,
+      'telemetry.telemetryLevel': 'off',
+      'update.mode': 'none',
+      'git.autorefresh': true,
+      // The DOM renderer, so the test reads the terminal as a person reads it.
+      'terminal.integrated.gpuAcceleration': 'off',
+    }),
+  );
   const csEnv: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? '', HOME: work, LANG: 'C.UTF-8',
-    CONSORT_PROVIDER: 'postgres', CONSORT_POSTGRES_URL: t.adminUrl, CONSORT_NAMESPACE: t.namespace,
+    PATH: process.env.PATH ?? '',
+    HOME: work,
+    LANG: 'C.UTF-8',
+    CONSORT_PROVIDER: 'postgres',
+    CONSORT_POSTGRES_URL: t.adminUrl,
+    CONSORT_NAMESPACE: t.namespace,
   };
-  const installed = await exec(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], { env: csEnv });
+  const installed = await exec(
+    codeServer,
+    ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix],
+    { env: csEnv },
+  );
   expect(installed.stdout).toMatch(/consort-pairing\.vsix' was successfully installed/);
 
   const port = await freePort();
-  server = spawn(codeServer, [
-    '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', repo,
-  ], { env: csEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  server.stdout?.on('data', (d) => { serverLog = (serverLog + String(d)).slice(-20_000); });
-  server.stderr?.on('data', (d) => { serverLog = (serverLog + String(d)).slice(-20_000); });
+  server = spawn(
+    codeServer,
+    [
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--user-data-dir',
+      userData,
+      '--extensions-dir',
+      extensions,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      repo,
+    ],
+    { env: csEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  server.stdout?.on('data', (d) => {
+    serverLog = (serverLog + String(d)).slice(-20_000);
+  });
+  server.stderr?.on('data', (d) => {
+    serverLog = (serverLog + String(d)).slice(-20_000);
+  });
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, server, () => serverLog, 120_000);
 
   const require = createRequire(path.join(repoRoot, 'vscode', 'package.json'));
   const { chromium } = require('playwright-core') as Playwright;
   browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   // The workbench is megabytes of JavaScript: on a loaded machine `load` can take minutes.
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`, { waitUntil: 'domcontentloaded', timeout: 300_000 });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(repo)}`, {
+    waitUntil: 'domcontentloaded',
+    timeout: 300_000,
+  });
 }, 600_000);
 
 afterAll(async () => {
@@ -155,7 +224,11 @@ afterAll(async () => {
   await page?.screenshot({ path: path.join(os.tmpdir(), 'consort-vscode-test.png') }).catch(() => undefined);
   await browser?.close().catch(() => undefined);
   if (server?.pid) {
-    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   }
   await new Promise((r) => setTimeout(r, 1000));
   await t?.cleanup();
@@ -171,7 +244,10 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
 
   // A new git branch with a migration of its own, made outside the editor.
   await git('checkout', '-q', '-b', 'feature/ui');
-  await writeFile(path.join(repo, 'migrations', '002_tags.sql'), '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n');
+  await writeFile(
+    path.join(repo, 'migrations', '002_tags.sql'),
+    '-- Up Migration\nCREATE TABLE tags (id int);\n-- Down Migration\nDROP TABLE tags;\n',
+  );
   await git('add', '.');
   await git('commit', '-qm', 'tags');
   await statusBar().filter({ hasText: 'db: feature-ui' }).waitFor({ timeout: 120_000 });
@@ -196,11 +272,17 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
   await page.locator('.view-lines').filter({ hasText: 'table public.tags' }).waitFor({ timeout: 60_000 });
 
   // consort check on the working tree: a lint error becomes a diagnostic on the migration file.
-  await writeFile(path.join(repo, 'migrations', '003_required.sql'), '-- Up Migration\nALTER TABLE items ADD COLUMN sku int NOT NULL;\n-- Down Migration\nALTER TABLE items DROP COLUMN sku;\n');
+  await writeFile(
+    path.join(repo, 'migrations', '003_required.sql'),
+    '-- Up Migration\nALTER TABLE items ADD COLUMN sku int NOT NULL;\n-- Down Migration\nALTER TABLE items DROP COLUMN sku;\n',
+  );
   await page.keyboard.press('F1');
   await page.keyboard.type('Consort: Check Migrations');
   await page.keyboard.press('Enter');
-  await page.locator('.notifications-toasts').filter({ hasText: 'Consort check: failure' }).waitFor({ timeout: 300_000 });
+  await page
+    .locator('.notifications-toasts')
+    .filter({ hasText: 'Consort check: failure' })
+    .waitFor({ timeout: 300_000 });
   await page.keyboard.press('Control+Shift+M');
   const problem = page.locator('.markers-panel .monaco-list-row').filter({ hasText: 'adding-required-field' });
   await problem.first().waitFor({ timeout: 60_000 });
@@ -238,11 +320,14 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
     await new Promise((r) => setTimeout(r, 500));
   }
 }
-const tableExists = async (url: string, table: string) => ((await query(url, `SELECT to_regclass('${table}') IS NOT NULL AS present`)) as { present: boolean }[])[0]!.present;
+const tableExists = async (url: string, table: string) =>
+  ((await query(url, `SELECT to_regclass('${table}') IS NOT NULL AS present`)) as { present: boolean }[])[0]!.present;
 /** Whether branch `name` is there (a reset drops and recreates it) and holds `table`. */
 const branchHas = async (name: string, table: string): Promise<boolean | null> => {
   try {
-    return (await t.provider.get(name)) === undefined ? null : await tableExists(await t.provider.connectionUri(name), table);
+    return (await t.provider.get(name)) === undefined
+      ? null
+      : await tableExists(await t.provider.connectionUri(name), table);
   } catch {
     return null; // between the drop and the re-creation
   }
@@ -270,20 +355,29 @@ it('from the tree: creates a child branch, resets it to its parent, deletes it; 
   const dialog = page.locator('.monaco-dialog-box');
   await dialog.waitFor({ timeout: 30_000 });
   expect(await dialog.innerText()).toMatch(/Reset scratch to its parent\? Its changes are thrown away\./);
-  await dialog.locator('.monaco-button').filter({ hasText: /^Reset$/ }).click();
+  await dialog
+    .locator('.monaco-button')
+    .filter({ hasText: /^Reset$/ })
+    .click();
   await until('the reset', async () => (await branchHas('scratch', 'scratch_only')) === false);
   expect(await branchHas('scratch', 'items')).toBe(true);
 
   // Delete, confirmed; cancelling first changes nothing.
   await fromMenu(treeRow('database branch scratch:'), 'Delete Branch');
   await dialog.waitFor({ timeout: 30_000 });
-  await dialog.locator('.monaco-button').filter({ hasText: /^Cancel$/ }).click();
+  await dialog
+    .locator('.monaco-button')
+    .filter({ hasText: /^Cancel$/ })
+    .click();
   await dialog.waitFor({ timeout: 30_000, state: 'detached' });
   expect(await t.provider.get('scratch')).toBeDefined();
   await fromMenu(treeRow('database branch scratch:'), 'Delete Branch');
   await dialog.waitFor({ timeout: 30_000 });
   expect(await dialog.innerText()).toMatch(/Delete the database branch scratch and its data\?/);
-  await dialog.locator('.monaco-button').filter({ hasText: /^Delete$/ }).click();
+  await dialog
+    .locator('.monaco-button')
+    .filter({ hasText: /^Delete$/ })
+    .click();
   await treeRow('database branch scratch:').waitFor({ timeout: 60_000, state: 'detached' });
   expect(await t.provider.get('scratch')).toBeUndefined();
 }, 300_000);
@@ -307,7 +401,10 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   for (let attempt = 1; ; attempt++) {
     await gate.hover();
     await gate.locator('.actions .action-label[aria-label^="Approve Gate"]').click();
-    const shown = await input.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    const shown = await input.waitFor({ timeout: 5000 }).then(
+      () => true,
+      () => false,
+    );
     if (shown) break;
     if (attempt === 5) throw new Error('the Approve Gate action opened no input box');
   }
@@ -315,7 +412,10 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   await page.keyboard.press('Enter');
   // `consort approve` asks on its terminal for the start of the artifacts' hash; the person types it.
   const terminal = page.locator('.xterm-rows');
-  await terminal.filter({ hasText: /Type the first 8 characters/ }).first().waitFor({ timeout: 120_000 });
+  await terminal
+    .filter({ hasText: /Type the first 8 characters/ })
+    .first()
+    .waitFor({ timeout: 120_000 });
   const prefix = /hash \(([0-9a-f]{8})…\)/.exec(await terminal.first().innerText())?.[1];
   expect(prefix).toMatch(/^[0-9a-f]{8}$/);
   await page.locator('.xterm-screen').first().click();
@@ -323,8 +423,14 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   await page.keyboard.press('Enter');
 
   const gatesFile = path.join(repo, '.consort', 'features', feature, 'gates.json');
-  await until('the approval record', async () => (await readFile(gatesFile, 'utf8').catch(() => '')).includes('Ada Lovelace'));
-  const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as { approver: string; hash: string; proxy: boolean };
+  await until('the approval record', async () =>
+    (await readFile(gatesFile, 'utf8').catch(() => '')).includes('Ada Lovelace'),
+  );
+  const approval = JSON.parse(await readFile(gatesFile, 'utf8')).gates.spec.approval as {
+    approver: string;
+    hash: string;
+    proxy: boolean;
+  };
   expect(approval).toMatchObject({ approver: 'Ada Lovelace', proxy: false });
   expect(approval.hash.replace(/^sha256:/, '').startsWith(prefix!)).toBe(true);
   // The view shows the record.

@@ -21,13 +21,28 @@ function size(bytes: number | null): string {
 
 function ago(iso: string, now = Date.now()): string {
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.round(s / 60)}m` : s < 86400 ? `${Math.round(s / 3600)}h` : `${Math.round(s / 86400)}d`;
+  return s < 60
+    ? `${s}s`
+    : s < 3600
+      ? `${Math.round(s / 60)}m`
+      : s < 86400
+        ? `${Math.round(s / 3600)}h`
+        : `${Math.round(s / 86400)}d`;
 }
 
 export class BranchItem extends vscode.TreeItem {
-  constructor(readonly branch: BranchJson, hasChildren: boolean, paired: boolean) {
+  constructor(
+    readonly branch: BranchJson,
+    hasChildren: boolean,
+    paired: boolean,
+  ) {
     super(branch.name, hasChildren ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-    const parts = [branch.gitBranch ? `git ${branch.gitBranch}` : '', `${ago(branch.createdAt)} old`, branch.expiresAt ? `TTL ${branch.expiresAt.slice(0, 16).replace('T', ' ')}` : '', size(branch.sizeBytes)];
+    const parts = [
+      branch.gitBranch ? `git ${branch.gitBranch}` : '',
+      `${ago(branch.createdAt)} old`,
+      branch.expiresAt ? `TTL ${branch.expiresAt.slice(0, 16).replace('T', ' ')}` : '',
+      size(branch.sizeBytes),
+    ];
     this.description = parts.filter(Boolean).join(' · ');
     this.accessibilityInformation = { label: `database branch ${branch.name}: ${this.description}` };
     this.tooltip = `${branch.name} (${branch.mode})\nparent: ${branch.parent ?? '-'}\ndatabase: ${branch.database}\ncreated: ${branch.createdAt}${branch.expiresAt ? `\nexpires: ${branch.expiresAt}` : ''}${branch.sizeBytes === null ? '' : `\nsize: ${size(branch.sizeBytes)}`}${branch.gitBranch ? `\npaired with git branch ${branch.gitBranch}` : ''}`;
@@ -43,7 +58,10 @@ export class BranchesView implements vscode.TreeDataProvider<BranchItem> {
   private branches: BranchJson[] = [];
   pairedName: string | undefined;
 
-  constructor(private readonly root: () => string | undefined, private readonly output: vscode.OutputChannel) {}
+  constructor(
+    private readonly root: () => string | undefined,
+    private readonly output: vscode.OutputChannel,
+  ) {}
 
   refresh(): void {
     this.changed.fire();
@@ -63,7 +81,14 @@ export class BranchesView implements vscode.TreeDataProvider<BranchItem> {
     const parent = element?.branch.name ?? null;
     return this.branches
       .filter((b) => b.parent === parent)
-      .map((b) => new BranchItem(b, this.branches.some((c) => c.parent === b.name), b.name === this.pairedName));
+      .map(
+        (b) =>
+          new BranchItem(
+            b,
+            this.branches.some((c) => c.parent === b.name),
+            b.name === this.pairedName,
+          ),
+      );
   }
 
   getTreeItem(element: BranchItem): vscode.TreeItem {

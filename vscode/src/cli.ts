@@ -6,7 +6,22 @@
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 
-const BASICS = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'SYSTEMROOT'];
+const BASICS = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'TZ',
+  'TMPDIR',
+  'TERM',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_HOME',
+  'SYSTEMROOT',
+];
 const PREFIXES = ['CONSORT_', 'DATABRICKS_', 'LAKEBASE_', 'NEON_', 'PG'];
 
 export function childEnv(): NodeJS.ProcessEnv {
@@ -20,7 +35,11 @@ export function childEnv(): NodeJS.ProcessEnv {
 }
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number, readonly stdout: string) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly stdout: string,
+  ) {
     super(message);
   }
 }
@@ -38,13 +57,24 @@ export function runCli(cwd: string, args: string[], output?: vscode.OutputChanne
   const { file, prefix } = cliCommand();
   output?.appendLine(`$ consort ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
-    execFile(file, [...prefix, ...args], { cwd, env: childEnv(), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (stderr.trim()) output?.appendLine(stderr.trimEnd());
-      if (!err) return resolve(stdout);
-      const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1;
-      const message = stderr.trim().split('\n').filter((l) => l.startsWith('consort:')).pop() ?? (stderr.trim() || err.message);
-      reject(new CliError(message.replace(/^consort:\s*/, ''), code, stdout));
-    });
+    execFile(
+      file,
+      [...prefix, ...args],
+      { cwd, env: childEnv(), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (stderr.trim()) output?.appendLine(stderr.trimEnd());
+        if (!err) return resolve(stdout);
+        const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1;
+        const message =
+          stderr
+            .trim()
+            .split('\n')
+            .filter((l) => l.startsWith('consort:'))
+            .pop() ??
+          (stderr.trim() || err.message);
+        reject(new CliError(message.replace(/^consort:\s*/, ''), code, stdout));
+      },
+    );
   });
 }
 

@@ -5,7 +5,10 @@
  */
 import type * as vscode from 'vscode';
 
-export interface Branch { readonly name?: string; readonly commit?: string }
+export interface Branch {
+  readonly name?: string;
+  readonly commit?: string;
+}
 export interface RepositoryState {
   readonly HEAD: Branch | undefined;
   readonly onDidChange: vscode.Event<void>;

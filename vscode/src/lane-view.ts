@@ -12,8 +12,14 @@ interface FeatureJson {
 }
 
 export class LaneItem extends vscode.TreeItem {
-  constructor(readonly feature: FeatureJson, readonly gate?: string) {
-    super(gate ?? feature.feature, gate ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded);
+  constructor(
+    readonly feature: FeatureJson,
+    readonly gate?: string,
+  ) {
+    super(
+      gate ?? feature.feature,
+      gate ? vscode.TreeItemCollapsibleState.None : vscode.TreeItemCollapsibleState.Expanded,
+    );
     if (gate === undefined) {
       this.description = `${feature.phase}: ${feature.where}`;
       this.accessibilityInformation = { label: `feature ${feature.feature}: ${this.description}` };
@@ -23,7 +29,11 @@ export class LaneItem extends vscode.TreeItem {
       return;
     }
     const approval = feature.gates[gate];
-    this.description = approval ? `approved by ${approval.approver}${approval.proxy ? ' (proxy)' : ''}` : feature.gate === gate ? 'waiting for approval' : 'open';
+    this.description = approval
+      ? `approved by ${approval.approver}${approval.proxy ? ' (proxy)' : ''}`
+      : feature.gate === gate
+        ? 'waiting for approval'
+        : 'open';
     this.accessibilityInformation = { label: `${gate} gate: ${this.description}` };
     this.iconPath = new vscode.ThemeIcon(approval ? 'pass' : 'circle-large-outline');
     this.contextValue = approval ? 'gate-approved' : 'gate-open';
@@ -34,7 +44,10 @@ export class LaneView implements vscode.TreeDataProvider<LaneItem> {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly root: () => string | undefined, private readonly output: vscode.OutputChannel) {}
+  constructor(
+    private readonly root: () => string | undefined,
+    private readonly output: vscode.OutputChannel,
+  ) {}
 
   refresh(): void {
     this.changed.fire();

@@ -35,20 +35,25 @@ export class PairingController implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   state: PairState = { kind: 'idle' };
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly output: vscode.OutputChannel) {}
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.OutputChannel,
+  ) {}
 
   watch(repo: Repository): void {
     const key = repo.rootUri.fsPath;
     this.last.set(key, repo.state.HEAD?.name);
-    this.disposables.push(repo.state.onDidChange(() => {
-      const head = repo.state.HEAD?.name;
-      const previous = this.last.get(key);
-      if (head === previous) return;
-      this.last.set(key, head);
-      if (!vscode.workspace.getConfiguration('consort').get<boolean>('pairOnSwitch', true)) return;
-      if (head === undefined) return this.set({ kind: 'detached' });
-      this.request(repo, head, previous);
-    }));
+    this.disposables.push(
+      repo.state.onDidChange(() => {
+        const head = repo.state.HEAD?.name;
+        const previous = this.last.get(key);
+        if (head === previous) return;
+        this.last.set(key, head);
+        if (!vscode.workspace.getConfiguration('consort').get<boolean>('pairOnSwitch', true)) return;
+        if (head === undefined) return this.set({ kind: 'detached' });
+        this.request(repo, head, previous);
+      }),
+    );
     if (repo.state.HEAD?.name) this.request(repo, repo.state.HEAD.name, undefined);
   }
 
@@ -67,11 +72,18 @@ export class PairingController implements vscode.Disposable {
         this.queued = undefined;
         this.set({ kind: 'pairing', gitBranch });
         try {
-          const pair = await runJson<PairJson>(repo.rootUri.fsPath, ['pair', '--git-branch', gitBranch, '--show-secrets', ...(from ? ['--from', from] : [])], this.output);
+          const pair = await runJson<PairJson>(
+            repo.rootUri.fsPath,
+            ['pair', '--git-branch', gitBranch, '--show-secrets', ...(from ? ['--from', from] : [])],
+            this.output,
+          );
           if (this.queued) continue; // HEAD moved on meanwhile: the newer switch wins
           this.context.environmentVariableCollection.replace(pair.env.key, pair.url);
           this.context.environmentVariableCollection.description = `Consort: ${pair.env.key} of database branch ${pair.branch}`;
-          if (pair.migrations.failed) void vscode.window.showWarningMessage(`Consort: migration ${pair.migrations.failed.name ?? ''} failed on ${pair.branch}: ${pair.migrations.failed.message}`);
+          if (pair.migrations.failed)
+            void vscode.window.showWarningMessage(
+              `Consort: migration ${pair.migrations.failed.name ?? ''} failed on ${pair.branch}: ${pair.migrations.failed.message}`,
+            );
           if (pair.env.warning) void vscode.window.showWarningMessage(`Consort: ${pair.env.warning}`);
           this.set({ kind: 'paired', pair });
         } catch (e) {

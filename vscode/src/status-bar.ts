@@ -8,10 +8,22 @@ export function createStatusBar(): { item: vscode.StatusBarItem; show: (s: PairS
   item.command = 'consort.actions';
   const show = (s: PairState): void => {
     switch (s.kind) {
-      case 'idle': item.text = '$(database) consort'; item.tooltip = 'Consort: no git branch paired yet'; break;
-      case 'pairing': item.text = `$(sync~spin) db: pairing ${s.gitBranch}…`; item.tooltip = `Consort: pairing ${s.gitBranch}`; break;
-      case 'detached': item.text = '$(database) db: detached HEAD'; item.tooltip = 'Consort: HEAD is detached, nothing to pair'; break;
-      case 'error': item.text = `$(error) db: ${s.gitBranch}`; item.tooltip = `Consort: pairing ${s.gitBranch} failed: ${s.message}`; break;
+      case 'idle':
+        item.text = '$(database) consort';
+        item.tooltip = 'Consort: no git branch paired yet';
+        break;
+      case 'pairing':
+        item.text = `$(sync~spin) db: pairing ${s.gitBranch}…`;
+        item.tooltip = `Consort: pairing ${s.gitBranch}`;
+        break;
+      case 'detached':
+        item.text = '$(database) db: detached HEAD';
+        item.tooltip = 'Consort: HEAD is detached, nothing to pair';
+        break;
+      case 'error':
+        item.text = `$(error) db: ${s.gitBranch}`;
+        item.tooltip = `Consort: pairing ${s.gitBranch} failed: ${s.message}`;
+        break;
       case 'paired': {
         const p = s.pair;
         const state = p.migrations.failed ? 'migration failed' : 'ready';

@@ -17,41 +17,78 @@ export interface GitAuth {
   serverUrl: string;
 }
 
-interface Result { code: number; stdout: string; stderr: string }
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve) => {
-    execFile('git', [...SAFE_GIT_ARGS, ...args], { cwd, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
+    execFile(
+      'git',
+      [...SAFE_GIT_ARGS, ...args],
+      { cwd, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
 function authEnv(auth: GitAuth): Record<string, string> {
   if (!auth.token) return {};
   const basic = Buffer.from(`x-access-token:${auth.token}`).toString('base64');
-  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `http.${auth.serverUrl}/.extraheader`, GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}` };
+  return {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: `http.${auth.serverUrl}/.extraheader`,
+    GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
+  };
 }
 
 /** Removes credentials actions/checkout stored in the checkout's config; returns the keys removed. */
 export async function dropPersistedCredentials(dir: string): Promise<string[]> {
-  const listed = await git(dir, ['config', '--local', '--name-only', '--get-regexp', '^(http\\..*\\.extraheader|includeif\\..*\\.path)$']);
-  const keys = [...new Set(listed.stdout.split('\n').map((k) => k.trim()).filter(Boolean))];
+  const listed = await git(dir, [
+    'config',
+    '--local',
+    '--name-only',
+    '--get-regexp',
+    '^(http\\..*\\.extraheader|includeif\\..*\\.path)$',
+  ]);
+  const keys = [
+    ...new Set(
+      listed.stdout
+        .split('\n')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    ),
+  ];
   for (const key of keys) await git(dir, ['config', '--local', '--unset-all', key]);
   return keys;
 }
 
 /** Fetches the pull request's head branch and checks it out as a local branch of the same name. */
 export async function checkoutBranch(dir: string, ref: string, auth: GitAuth): Promise<string> {
-  const fetched = await git(dir, ['fetch', '--no-tags', 'origin', `+refs/heads/${ref}:refs/remotes/origin/${ref}`], authEnv(auth));
+  const fetched = await git(
+    dir,
+    ['fetch', '--no-tags', 'origin', `+refs/heads/${ref}:refs/remotes/origin/${ref}`],
+    authEnv(auth),
+  );
   if (fetched.code !== 0) {
-    throw new ConsortError('invalid-input', `Cannot fetch the pull request's branch ${ref}: ${fetched.stderr.trim().split('\n').pop() ?? ''}`, {
-      hint: 'Check out the repository with actions/checkout first (fetch-depth: 0, persist-credentials: false), and give the job `contents: write`.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `Cannot fetch the pull request's branch ${ref}: ${fetched.stderr.trim().split('\n').pop() ?? ''}`,
+      {
+        hint: 'Check out the repository with actions/checkout first (fetch-depth: 0, persist-credentials: false), and give the job `contents: write`.',
+      },
+    );
   }
   // -f: the runner's checkout is Consort's to reset (a self-hosted runner may keep a failed run's changes).
   const checkout = await git(dir, ['checkout', '-f', '-B', ref, `refs/remotes/origin/${ref}`]);
-  if (checkout.code !== 0) throw new ConsortError('invalid-input', `Cannot check out ${ref}: ${checkout.stderr.trim()}`, { hint: 'The workspace must be a clean checkout.' });
+  if (checkout.code !== 0)
+    throw new ConsortError('invalid-input', `Cannot check out ${ref}: ${checkout.stderr.trim()}`, {
+      hint: 'The workspace must be a clean checkout.',
+    });
   return (await git(dir, ['rev-parse', 'HEAD'])).stdout.trim();
 }
 
@@ -61,9 +98,13 @@ export async function pushBranch(dir: string, ref: string, auth: GitAuth): Promi
   if (pushed.code === 0) return;
   const why = `${pushed.stdout}\n${pushed.stderr}`;
   if (/\[rejected\]|non-fast-forward|fetch first/.test(why)) {
-    throw new ConsortError('branch-busy', `Someone pushed to ${ref} while Consort was working, so its commits were not pushed.`, {
-      hint: 'Run `/consort build` again: it resumes from the last turn it pushed.',
-    });
+    throw new ConsortError(
+      'branch-busy',
+      `Someone pushed to ${ref} while Consort was working, so its commits were not pushed.`,
+      {
+        hint: 'Run `/consort build` again: it resumes from the last turn it pushed.',
+      },
+    );
   }
   throw new ConsortError('internal', `git push to ${ref} failed: ${pushed.stderr.trim().split('\n').pop() ?? ''}`, {
     hint: 'Give the job `permissions: contents: write`; branch protection must allow the workflow to push to the pull request branch.',

@@ -26,7 +26,13 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
     return { conclusion: 'success' };
   }
   if (!inputs.githubToken) {
-    throw new ConsortError('invalid-input', `mode: ${mode} needs the github-token input (it checks permissions, pushes turns and posts comments).`, { hint: 'Leave github-token at its default, and give the job contents, pull-requests and statuses write permissions.' });
+    throw new ConsortError(
+      'invalid-input',
+      `mode: ${mode} needs the github-token input (it checks permissions, pushes turns and posts comments).`,
+      {
+        hint: 'Leave github-token at its default, and give the job contents, pull-requests and statuses write permissions.',
+      },
+    );
   }
   const abort = new AbortController();
   // The runner sends SIGINT (then SIGTERM) on cancel and timeout: stop the turn, keep what was pushed.
@@ -38,11 +44,21 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
     if (outcome.kind === 'ignored') core.info(`Nothing to do: ${outcome.why}.`);
     if (outcome.kind !== 'ran') return { conclusion: 'success' };
     const { feature, result, turns, next } = outcome;
-    if (ctx.stepSummary) await core.summary.addRaw(scrub(renderRunSummary({ feature, stop: result.stop, message: result.message, turns, next }))).write();
+    if (ctx.stepSummary)
+      await core.summary
+        .addRaw(scrub(renderRunSummary({ feature, stop: result.stop, message: result.message, turns, next })))
+        .write();
     setLaneOutputs({ feature, stop: result.stop, turns: result.turns, costUsd: result.costUsd });
-    core.info(`${feature}: ${result.stop} — ${result.message} (${result.turns} turn(s), $${result.costUsd.toFixed(4)})`);
-    if (result.stop === 'escalated' || result.stop === 'stalled') return { conclusion: 'failure', message: `Consort: ${feature} ${result.stop}: ${result.message.split('\n')[0]}` };
-    if (result.stop === 'interrupted') return { conclusion: 'failure', message: `Consort: the run was cancelled; \`/consort build ${feature}\` resumes from the last pushed turn.` };
+    core.info(
+      `${feature}: ${result.stop} — ${result.message} (${result.turns} turn(s), $${result.costUsd.toFixed(4)})`,
+    );
+    if (result.stop === 'escalated' || result.stop === 'stalled')
+      return { conclusion: 'failure', message: `Consort: ${feature} ${result.stop}: ${result.message.split('\n')[0]}` };
+    if (result.stop === 'interrupted')
+      return {
+        conclusion: 'failure',
+        message: `Consort: the run was cancelled; \`/consort build ${feature}\` resumes from the last pushed turn.`,
+      };
     return { conclusion: 'success' };
   } finally {
     process.off('SIGINT', onSignal);

@@ -31,9 +31,13 @@ export function applyInputs(config: ConsortConfig, inputs: ActionInputs): Consor
 export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promise<ModeResult> {
   const ev = ctx.event;
   if (ev.kind === 'pull_request' && ev.target) {
-    throw new ConsortError('invalid-input', 'mode: check does not run on pull_request_target: it would run the pull request\'s code (migrations, tests) with the base repository\'s secrets and a write token.', {
-      hint: 'Trigger the check on pull_request; pull_request_target is fine for mode: cleanup.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      "mode: check does not run on pull_request_target: it would run the pull request's code (migrations, tests) with the base repository's secrets and a write token.",
+      {
+        hint: 'Trigger the check on pull_request; pull_request_target is fine for mode: cleanup.',
+      },
+    );
   }
   if (ev.kind === 'pull_request' && ev.action === 'closed') {
     core.info('The pull request is closed: nothing to check (run mode: cleanup on closed to delete its branch).');
@@ -41,9 +45,13 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   }
   const loaded = await loadConfig(ctx.workspace, inputs.config !== undefined ? { path: inputs.config } : {});
   const config = applyInputs(loaded.config, inputs);
-  core.info(`Config: ${loaded.source ?? 'defaults (no .github/consort.yml)'}; suite: ${config.suite.command}; lint fails on: ${config.lint.failOn}`);
+  core.info(
+    `Config: ${loaded.source ?? 'defaults (no .github/consort.yml)'}; suite: ${config.suite.command}; lint fails on: ${config.lint.failOn}`,
+  );
   const sides = await actionSides(ctx, config, (m) => core.info(m));
-  core.info(`Comparing ${sides.base.ref} (${sides.base.sha?.slice(0, 7) ?? 'nothing'}) with ${sides.head.ref} (${sides.head.sha?.slice(0, 7) ?? 'working tree'})`);
+  core.info(
+    `Comparing ${sides.base.ref} (${sides.base.sha?.slice(0, 7) ?? 'nothing'}) with ${sides.head.ref} (${sides.head.sha?.slice(0, 7) ?? 'working tree'})`,
+  );
   await prepareTools(providerName(inputs, config), true);
 
   const provider = await openActionProvider(inputs, config, ctx.workspace);
@@ -51,15 +59,27 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   // the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
   const controller = new AbortController();
   try {
-    const report = await onTermination(controller, () => runCheck({
-      workspace: ctx.workspace, config, configSource: loaded.source, base: sides.base, head: sides.head, pr: sides.pr, provider,
-      env: suiteEnv(process.env), toolVersion: VERSION,
-      // Nothing closes a merge group's or a push's branch later: remove it at the end.
-      cleanup: sides.pr === null,
-      log: (m) => core.info(scrub(m)),
-      onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
-      signal: controller.signal,
-    }), (m) => core.info(m));
+    const report = await onTermination(
+      controller,
+      () =>
+        runCheck({
+          workspace: ctx.workspace,
+          config,
+          configSource: loaded.source,
+          base: sides.base,
+          head: sides.head,
+          pr: sides.pr,
+          provider,
+          env: suiteEnv(process.env),
+          toolVersion: VERSION,
+          // Nothing closes a merge group's or a push's branch later: remove it at the end.
+          cleanup: sides.pr === null,
+          log: (m) => core.info(scrub(m)),
+          onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
+          signal: controller.signal,
+        }),
+      (m) => core.info(m),
+    );
     const databaseUrl = report.branch !== null ? await provider.connectionUri(report.branch) : null;
     await publishCheck({ report, inputs, ctx, databaseUrl });
     if (report.conclusion === 'success') return { conclusion: 'success' };

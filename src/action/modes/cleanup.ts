@@ -17,16 +17,24 @@ import type { ModeResult } from './index.js';
 export async function cleanupMode(inputs: ActionInputs, ctx: ActionContext): Promise<ModeResult> {
   const ev = ctx.event;
   if (ev.kind !== 'pull_request') {
-    throw new ConsortError('invalid-input', `mode: cleanup deletes a pull request's branch, but this run is a ${ctx.eventName} event.`, {
-      hint: 'Run it on `pull_request: types: [closed]`.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `mode: cleanup deletes a pull request's branch, but this run is a ${ctx.eventName} event.`,
+      {
+        hint: 'Run it on `pull_request: types: [closed]`.',
+      },
+    );
   }
-  if (ev.action !== 'closed') core.info(`Deleting the branch of pull request #${ev.number} although it is not closed (event action: ${ev.action}).`);
+  if (ev.action !== 'closed')
+    core.info(
+      `Deleting the branch of pull request #${ev.number} although it is not closed (event action: ${ev.action}).`,
+    );
   const { config } = await loadConfig(ctx.workspace, inputs.config !== undefined ? { path: inputs.config } : {});
   const provider = await openActionProvider(inputs, config, ctx.workspace);
   try {
     const deleted = await cleanupPull(provider, ev.number);
-    if (deleted.length > 0) core.info(`Deleted database branch${deleted.length === 1 ? '' : 'es'} ${deleted.join(', ')}.`);
+    if (deleted.length > 0)
+      core.info(`Deleted database branch${deleted.length === 1 ? '' : 'es'} ${deleted.join(', ')}.`);
     else core.info(`No database branch of pull request #${ev.number}: nothing to delete.`);
   } finally {
     await provider.close();

@@ -13,14 +13,20 @@ import type { RepoRef } from '../../ports/github.js';
 
 const Contents = z.object({ content: z.string(), encoding: z.literal('base64') });
 
-const statusOf = (e: unknown): number => (typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0);
+const statusOf = (e: unknown): number =>
+  typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0;
 
 /** The approval policy of the configuration at `ref` (the first of Consort's config files there, else the defaults). */
 export async function approvalPolicyAt(client: OctokitClient, repo: RepoRef, ref: string): Promise<ApprovalPolicy> {
   for (const file of CONFIG_FILES) {
     let data: unknown;
     try {
-      ({ data } = await client.request('GET /repos/{owner}/{repo}/contents/{path}', { owner: repo.owner, repo: repo.repo, path: file, ref }));
+      ({ data } = await client.request('GET /repos/{owner}/{repo}/contents/{path}', {
+        owner: repo.owner,
+        repo: repo.repo,
+        path: file,
+        ref,
+      }));
     } catch (e) {
       if (statusOf(e) === 404) continue;
       throw e;
@@ -34,7 +40,12 @@ export async function approvalPolicyAt(client: OctokitClient, repo: RepoRef, ref
 }
 
 /** Why `login` may not approve gates of pull request `pr` (undefined: they may), as `/consort approve` decides it. */
-export async function dashboardApprovalRefusal(client: OctokitClient, repo: RepoRef, pr: number, login: string): Promise<string | undefined> {
+export async function dashboardApprovalRefusal(
+  client: OctokitClient,
+  repo: RepoRef,
+  pr: number,
+  login: string,
+): Promise<string | undefined> {
   const gh = octokitGitHub(client);
   const pull = await gh.pull(repo, pr);
   const policy = await approvalPolicyAt(client, repo, pull.base.ref);

@@ -39,18 +39,29 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
   const f = await getFeature(d.store.pool, d.repository.repositoryId, request.feature);
   if (!f) throw new ConsortError('invalid-input', `No feature ${request.feature} in ${repo.owner}/${repo.repo}.`);
   const pull = await getPull(d.store.pool, f.repositoryId, f.pr);
-  if (!pull || pull.state !== 'open') throw new ConsortError('invalid-input', `Pull request #${f.pr} is not open, so its gates cannot be approved.`);
+  if (!pull || pull.state !== 'open')
+    throw new ConsortError('invalid-input', `Pull request #${f.pr} is not open, so its gates cannot be approved.`);
   if (pull.fork) {
-    throw new ConsortError('invalid-input', `Pull request #${f.pr} comes from a fork, whose branch this dashboard cannot write.`, { hint: 'Approve with a `/consort approve` comment on the pull request.' });
+    throw new ConsortError(
+      'invalid-input',
+      `Pull request #${f.pr} comes from a fork, whose branch this dashboard cannot write.`,
+      { hint: 'Approve with a `/consort approve` comment on the pull request.' },
+    );
   }
   const refused = await d.refusal?.(f.pr);
-  if (refused !== undefined) throw new ConsortError('invalid-input', `You cannot approve the gates of #${f.pr}: ${refused}.`);
+  if (refused !== undefined)
+    throw new ConsortError('invalid-input', `You cannot approve the gates of #${f.pr}: ${refused}.`);
   if (pull.headSha !== f.headSha) {
-    throw new ConsortError('invalid-input', `New commits were pushed to #${f.pr} (now at ${sha7(pull.headSha)}) since the page was indexed at ${sha7(f.headSha)}, so nothing was approved.`, {
-      hint: 'Reload the page once it shows the new head, look again, then approve.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      `New commits were pushed to #${f.pr} (now at ${sha7(pull.headSha)}) since the page was indexed at ${sha7(f.headSha)}, so nothing was approved.`,
+      {
+        hint: 'Reload the page once it shows the new head, look again, then approve.',
+      },
+    );
   }
-  if (!(GATES as readonly string[]).includes(request.gate)) throw new ConsortError('invalid-input', `Unknown gate "${request.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
+  if (!(GATES as readonly string[]).includes(request.gate))
+    throw new ConsortError('invalid-input', `Unknown gate "${request.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
   const state = f.state as ConductorState;
   const gates = f.gates as GatesFile;
   const rows = await featureFiles(d.store.pool, f);
@@ -58,19 +69,37 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
   // Both files are rewritten whole: one the index could not read (too large) would be replaced by less.
   const unread = ['gates.json', 'events.jsonl'].filter((p) => byPath.has(p) && byPath.get(p) === null);
   if (unread.length > 0) {
-    throw new ConsortError('invalid-input', `The dashboard did not read ${unread.join(' and ')} of ${f.feature} (larger than it indexes), so it cannot add the approval to them.`, { hint: 'Approve with `/consort approve` on the pull request.' });
+    throw new ConsortError(
+      'invalid-input',
+      `The dashboard did not read ${unread.join(' and ')} of ${f.feature} (larger than it indexes), so it cannot add the approval to them.`,
+      { hint: 'Approve with `/consort approve` on the pull request.' },
+    );
   }
   const cycles = rows.map((r) => r.path).filter((p) => /^cycles\/cycle-\d+\.json$/.test(p));
   const gate = request.gate as keyof GatesFile['gates'];
   const names = gatedFiles(gate, { userFacing: state.userFacing, cycles });
-  const files: GatedFile[] = names.map((file) => ({ file, content: file === 'git:tree' ? f.codeTreeHash : (byPath.get(file) ?? null) }));
+  const files: GatedFile[] = names.map((file) => ({
+    file,
+    content: file === 'git:tree' ? f.codeTreeHash : (byPath.get(file) ?? null),
+  }));
   if (names.includes('git:tree') && f.codeTreeHash === null) {
-    throw new ConsortError('invalid-input', `GitHub listed the tree of ${sha7(f.headSha)} only in part, so the ${request.gate} gate's code cannot be hashed here.`, { hint: 'Approve with `/consort approve` on the pull request.' });
+    throw new ConsortError(
+      'invalid-input',
+      `GitHub listed the tree of ${sha7(f.headSha)} only in part, so the ${request.gate} gate's code cannot be hashed here.`,
+      { hint: 'Approve with `/consort approve` on the pull request.' },
+    );
   }
   const at = (d.now?.() ?? new Date()).toISOString();
   const decision = decideApproval({
-    feature: f.feature, gate: request.gate, approver: request.approver, state, check: checkGate(files, gates.gates[gate]?.approval ?? null).check,
-    expectedHash: request.expectedHash, headSha: f.headSha, at, where: describeStep(state),
+    feature: f.feature,
+    gate: request.gate,
+    approver: request.approver,
+    state,
+    check: checkGate(files, gates.gates[gate]?.approval ?? null).check,
+    expectedHash: request.expectedHash,
+    headSha: f.headSha,
+    at,
+    where: describeStep(state),
   });
   const dir = featureDirOf(f.feature);
   const events = byPath.get('events.jsonl') ?? '';
@@ -78,23 +107,37 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
   let commit: string;
   try {
     commit = await d.commits.commitFiles(repo, {
-      branch: f.headRef, parent: f.headSha,
+      branch: f.headRef,
+      parent: f.headSha,
       message: `consort: approve the ${decision.gate} gate of ${f.feature}\n\nApproved by @${decision.approval.approver} in the Consort dashboard for artifacts ${decision.approval.hash} at ${sha7(f.headSha)}.\n`,
       files: [
         { path: `${dir}/gates.json`, content: `${JSON.stringify(next, null, 2)}\n` },
-        { path: `${dir}/events.jsonl`, content: `${events}${events === '' || events.endsWith('\n') ? '' : '\n'}${JSON.stringify(decision.event)}\n` },
+        {
+          path: `${dir}/events.jsonl`,
+          content: `${events}${events === '' || events.endsWith('\n') ? '' : '\n'}${JSON.stringify(decision.event)}\n`,
+        },
       ],
     });
   } catch (e) {
     const status = (e as { status?: number }).status;
-    if (status === 403 || status === 404) throw new ConsortError('invalid-input', `GitHub refused your commit to ${f.headRef}: approving needs push access to the branch.`);
-    if (status === 422 || status === 409) throw new ConsortError('invalid-input', `The branch ${f.headRef} moved while you approved, so nothing was approved.`, { hint: 'Reload the page, look again, then approve.' });
+    if (status === 403 || status === 404)
+      throw new ConsortError(
+        'invalid-input',
+        `GitHub refused your commit to ${f.headRef}: approving needs push access to the branch.`,
+      );
+    if (status === 422 || status === 409)
+      throw new ConsortError(
+        'invalid-input',
+        `The branch ${f.headRef} moved while you approved, so nothing was approved.`,
+        { hint: 'Reload the page, look again, then approve.' },
+      );
     throw e;
   }
   // The App learns of its own commit now (the push's webhook follows): the next approval is judged on it.
   await d.store.pool.query(
     'UPDATE consort_app.pull_requests SET head_sha = $3, head_recorded_at = now(), updated_at = now() WHERE repository_id = $1 AND number = $2 AND head_sha = $4',
-    [f.repositoryId, f.pr, commit, f.headSha]);
+    [f.repositoryId, f.pr, commit, f.headSha],
+  );
   await indexPull(d.store, d.records, { ...d.repository, pr: f.pr, headSha: commit, headRef: f.headRef });
   return { gate: decision.gate, hash: decision.approval.hash, approver: decision.approval.approver, at };
 }

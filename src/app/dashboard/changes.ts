@@ -17,7 +17,10 @@ export class ChangeHub {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private retry: NodeJS.Timeout | null = null;
 
-  constructor(private readonly url: string, private readonly debounceMs = 50) {}
+  constructor(
+    private readonly url: string,
+    private readonly debounceMs = 50,
+  ) {}
 
   subscribe(repositoryId: number, listener: Listener): () => void {
     const set = this.listeners.get(repositoryId) ?? new Set<Listener>();
@@ -42,11 +45,18 @@ export class ChangeHub {
     client.on('notification', (msg) => this.note(msg.payload));
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
-    this.connecting = client.connect().then(() => client.query(`LISTEN ${CHANGE_CHANNEL}`)).then(() => {
-      this.client = client;
-    }, () => this.lost(client)).finally(() => {
-      this.connecting = null;
-    });
+    this.connecting = client
+      .connect()
+      .then(() => client.query(`LISTEN ${CHANGE_CHANNEL}`))
+      .then(
+        () => {
+          this.client = client;
+        },
+        () => this.lost(client),
+      )
+      .finally(() => {
+        this.connecting = null;
+      });
     return this.connecting;
   }
 
@@ -76,12 +86,15 @@ export class ChangeHub {
     changed.add(feature);
     this.pending.set(repositoryId, changed);
     if (this.timers.has(repositoryId)) return;
-    this.timers.set(repositoryId, setTimeout(() => {
-      this.timers.delete(repositoryId);
-      const features = [...(this.pending.get(repositoryId) ?? [])];
-      this.pending.delete(repositoryId);
-      for (const f of features) for (const l of this.listeners.get(repositoryId) ?? []) l({ feature: f });
-    }, this.debounceMs));
+    this.timers.set(
+      repositoryId,
+      setTimeout(() => {
+        this.timers.delete(repositoryId);
+        const features = [...(this.pending.get(repositoryId) ?? [])];
+        this.pending.delete(repositoryId);
+        for (const f of features) for (const l of this.listeners.get(repositoryId) ?? []) l({ feature: f });
+      }, this.debounceMs),
+    );
   }
 
   /** Stop listening; unless `force`d, only while nobody subscribed meanwhile (a page replacing another). */

@@ -35,15 +35,28 @@ export interface CommitApi {
    * A commit on `branch` with `files` written (paths from the repository root), parent `parent`;
    * the branch moves only if it still points at `parent` (no force). Returns the new commit's sha.
    */
-  commitFiles(repo: Repo, o: { branch: string; parent: string; message: string; files: { path: string; content: string }[] }): Promise<string>;
+  commitFiles(
+    repo: Repo,
+    o: { branch: string; parent: string; message: string; files: { path: string; content: string }[] },
+  ): Promise<string>;
 }
 
 const Tree = z.object({
   sha: z.string(),
   truncated: z.boolean().optional(),
-  tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string(), size: z.number().optional() })),
+  tree: z.array(
+    z.object({
+      path: z.string(),
+      mode: z.string(),
+      type: z.enum(['blob', 'tree', 'commit']),
+      sha: z.string(),
+      size: z.number().optional(),
+    }),
+  ),
 });
-const Compare = z.object({ files: z.array(z.object({ filename: z.string(), additions: z.number(), deletions: z.number() })).optional() });
+const Compare = z.object({
+  files: z.array(z.object({ filename: z.string(), additions: z.number(), deletions: z.number() })).optional(),
+});
 const Blob = z.object({ content: z.string(), encoding: z.string() });
 const Sha = z.object({ sha: z.string() });
 const Ref = z.object({ object: z.object({ sha: z.string() }) });
@@ -54,37 +67,79 @@ const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
 export function githubRecords(octokit: OctokitLike): RecordsApi {
   return {
     async tree(repo, commitSha) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', { ...at(repo), tree_sha: commitSha, recursive: '1' });
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', {
+        ...at(repo),
+        tree_sha: commitSha,
+        recursive: '1',
+      });
       const tree = Tree.parse(data);
       return { entries: tree.tree, truncated: tree.truncated === true };
     },
     async blob(repo, sha) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', { ...at(repo), file_sha: sha });
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/blobs/{file_sha}', {
+        ...at(repo),
+        file_sha: sha,
+      });
       const blob = Blob.parse(data);
       return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64').toString('utf8') : blob.content;
     },
     async compare(repo, base, head) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', { ...at(repo), basehead: `${base}...${head}`, per_page: 100 });
-      return new Map((Compare.parse(data).files ?? []).map((f) => [f.filename, { added: f.additions, removed: f.deletions }]));
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
+        ...at(repo),
+        basehead: `${base}...${head}`,
+        per_page: 100,
+      });
+      return new Map(
+        (Compare.parse(data).files ?? []).map((f) => [f.filename, { added: f.additions, removed: f.deletions }]),
+      );
     },
-    permission: (repo, user) => collaboratorPermission(() => octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { ...at(repo), username: user })),
+    permission: (repo, user) =>
+      collaboratorPermission(() =>
+        octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', {
+          ...at(repo),
+          username: user,
+        }),
+      ),
   };
 }
 
 export function githubCommits(octokit: OctokitLike): CommitApi {
   return {
     async branchHead(repo, branch) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', { ...at(repo), ref: `heads/${branch}` });
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/git/ref/{ref}', {
+        ...at(repo),
+        ref: `heads/${branch}`,
+      });
       return Ref.parse(data).object.sha;
     },
     async commitFiles(repo, o) {
-      const { data: parent } = await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', { ...at(repo), commit_sha: o.parent });
-      const { data: tree } = await octokit.request('POST /repos/{owner}/{repo}/git/trees', {
-        ...at(repo), base_tree: Commit.parse(parent).tree.sha, tree: o.files.map((f) => ({ path: f.path, mode: '100644' as const, type: 'blob' as const, content: f.content })),
+      const { data: parent } = await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', {
+        ...at(repo),
+        commit_sha: o.parent,
       });
-      const { data: commit } = await octokit.request('POST /repos/{owner}/{repo}/git/commits', { ...at(repo), message: o.message, tree: Sha.parse(tree).sha, parents: [o.parent] });
+      const { data: tree } = await octokit.request('POST /repos/{owner}/{repo}/git/trees', {
+        ...at(repo),
+        base_tree: Commit.parse(parent).tree.sha,
+        tree: o.files.map((f) => ({
+          path: f.path,
+          mode: '100644' as const,
+          type: 'blob' as const,
+          content: f.content,
+        })),
+      });
+      const { data: commit } = await octokit.request('POST /repos/{owner}/{repo}/git/commits', {
+        ...at(repo),
+        message: o.message,
+        tree: Sha.parse(tree).sha,
+        parents: [o.parent],
+      });
       const sha = Sha.parse(commit).sha;
-      await octokit.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', { ...at(repo), ref: `heads/${o.branch}`, sha, force: false });
+      await octokit.request('PATCH /repos/{owner}/{repo}/git/refs/{ref}', {
+        ...at(repo),
+        ref: `heads/${o.branch}`,
+        sha,
+        force: false,
+      });
       return sha;
     },
   };
@@ -95,5 +150,7 @@ export function githubCommits(octokit: OctokitLike): CommitApi {
  * outside `.consort/`, see codeTreeHash): one line per blob or submodule, `<mode> <type> <sha>\t<path>`.
  */
 export function codeTreeLines(entries: readonly TreeEntry[]): string[] {
-  return entries.filter((e) => e.type !== 'tree' && !e.path.startsWith('.consort/')).map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}`);
+  return entries
+    .filter((e) => e.type !== 'tree' && !e.path.startsWith('.consort/'))
+    .map((e) => `${e.mode} ${e.type} ${e.sha}\t${e.path}`);
 }

@@ -33,12 +33,23 @@ export interface IndexedRepository {
   repo: string;
 }
 
-const FEATURE_COLUMNS = 'repository_id, pr, feature, installation_id, owner, repo, head_sha, head_ref, code_tree_hash, state, gates, summary, indexed_at';
+const FEATURE_COLUMNS =
+  'repository_id, pr, feature, installation_id, owner, repo, head_sha, head_ref, code_tree_hash, state, gates, summary, indexed_at';
 
 function toFeature(r: Record<string, unknown>): IndexedFeature {
   return {
-    repositoryId: num(r.repository_id), pr: num(r.pr), feature: String(r.feature), installationId: num(r.installation_id), owner: String(r.owner), repo: String(r.repo),
-    headSha: String(r.head_sha), headRef: String(r.head_ref), codeTreeHash: (r.code_tree_hash as string | null) ?? null, state: r.state, gates: r.gates, summary: r.summary,
+    repositoryId: num(r.repository_id),
+    pr: num(r.pr),
+    feature: String(r.feature),
+    installationId: num(r.installation_id),
+    owner: String(r.owner),
+    repo: String(r.repo),
+    headSha: String(r.head_sha),
+    headRef: String(r.head_ref),
+    codeTreeHash: (r.code_tree_hash as string | null) ?? null,
+    state: r.state,
+    gates: r.gates,
+    summary: r.summary,
     indexedAt: r.indexed_at as Date,
   };
 }
@@ -46,71 +57,129 @@ function toFeature(r: Record<string, unknown>): IndexedFeature {
 /** Repositories the App knows (it saw a pull request of them), by name. */
 export async function knownRepositories(db: Db): Promise<IndexedRepository[]> {
   const { rows } = await db.query(
-    `SELECT DISTINCT ON (repository_id) repository_id, installation_id, owner, repo FROM consort_app.pull_requests ORDER BY repository_id, updated_at DESC`);
-  return rows.map((r) => ({ repositoryId: num(r.repository_id), installationId: num(r.installation_id), owner: String(r.owner), repo: String(r.repo) }))
+    `SELECT DISTINCT ON (repository_id) repository_id, installation_id, owner, repo FROM consort_app.pull_requests ORDER BY repository_id, updated_at DESC`,
+  );
+  return rows
+    .map((r) => ({
+      repositoryId: num(r.repository_id),
+      installationId: num(r.installation_id),
+      owner: String(r.owner),
+      repo: String(r.repo),
+    }))
     .sort((a, b) => `${a.owner}/${a.repo}`.localeCompare(`${b.owner}/${b.repo}`));
 }
 
 export async function repositoryByName(db: Db, owner: string, repo: string): Promise<IndexedRepository | undefined> {
   const { rows } = await db.query(
     `SELECT repository_id, installation_id, owner, repo FROM consort_app.pull_requests WHERE lower(owner) = lower($1) AND lower(repo) = lower($2) ORDER BY updated_at DESC LIMIT 1`,
-    [owner, repo]);
+    [owner, repo],
+  );
   const r = rows[0];
-  return r ? { repositoryId: num(r.repository_id), installationId: num(r.installation_id), owner: String(r.owner), repo: String(r.repo) } : undefined;
+  return r
+    ? {
+        repositoryId: num(r.repository_id),
+        installationId: num(r.installation_id),
+        owner: String(r.owner),
+        repo: String(r.repo),
+      }
+    : undefined;
 }
 
 /** Each feature once: where it was indexed last (a feature carried from one pull request to the next shows its newest). */
 export async function listFeatures(db: Db, repositoryId: number): Promise<IndexedFeature[]> {
   const { rows } = await db.query(
-    `SELECT DISTINCT ON (feature) ${FEATURE_COLUMNS} FROM consort_app.dashboard_features WHERE repository_id = $1 ORDER BY feature, indexed_at DESC, pr DESC`, [repositoryId]);
+    `SELECT DISTINCT ON (feature) ${FEATURE_COLUMNS} FROM consort_app.dashboard_features WHERE repository_id = $1 ORDER BY feature, indexed_at DESC, pr DESC`,
+    [repositoryId],
+  );
   return rows.map(toFeature);
 }
 
 export async function getFeature(db: Db, repositoryId: number, feature: string): Promise<IndexedFeature | undefined> {
   const { rows } = await db.query(
-    `SELECT ${FEATURE_COLUMNS} FROM consort_app.dashboard_features WHERE repository_id = $1 AND feature = $2 ORDER BY indexed_at DESC, pr DESC LIMIT 1`, [repositoryId, feature]);
+    `SELECT ${FEATURE_COLUMNS} FROM consort_app.dashboard_features WHERE repository_id = $1 AND feature = $2 ORDER BY indexed_at DESC, pr DESC LIMIT 1`,
+    [repositoryId, feature],
+  );
   return rows[0] ? toFeature(rows[0]) : undefined;
 }
 
-export interface FileRow { path: string; blobSha: string; content: string | null }
-
-/** A feature's files (paths inside its folder); `prefix` narrows them (`cycles/`). */
-export async function featureFiles(db: Db, f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>, prefix = ''): Promise<FileRow[]> {
-  const { rows } = await db.query(
-    `SELECT path, blob_sha, content FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND starts_with(path, $4) ORDER BY path`,
-    [f.repositoryId, f.pr, f.feature, prefix]);
-  return rows.map((r) => ({ path: String(r.path), blobSha: String(r.blob_sha), content: (r.content as string | null) ?? null }));
+export interface FileRow {
+  path: string;
+  blobSha: string;
+  content: string | null;
 }
 
-export async function featureFile(db: Db, f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>, path: string): Promise<FileRow | undefined> {
+/** A feature's files (paths inside its folder); `prefix` narrows them (`cycles/`). */
+export async function featureFiles(
+  db: Db,
+  f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>,
+  prefix = '',
+): Promise<FileRow[]> {
   const { rows } = await db.query(
-    'SELECT path, blob_sha, content FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND path = $4', [f.repositoryId, f.pr, f.feature, path]);
+    `SELECT path, blob_sha, content FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND starts_with(path, $4) ORDER BY path`,
+    [f.repositoryId, f.pr, f.feature, prefix],
+  );
+  return rows.map((r) => ({
+    path: String(r.path),
+    blobSha: String(r.blob_sha),
+    content: (r.content as string | null) ?? null,
+  }));
+}
+
+export async function featureFile(
+  db: Db,
+  f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>,
+  path: string,
+): Promise<FileRow | undefined> {
+  const { rows } = await db.query(
+    'SELECT path, blob_sha, content FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND path = $4',
+    [f.repositoryId, f.pr, f.feature, path],
+  );
   const r = rows[0];
-  return r ? { path: String(r.path), blobSha: String(r.blob_sha), content: (r.content as string | null) ?? null } : undefined;
+  return r
+    ? { path: String(r.path), blobSha: String(r.blob_sha), content: (r.content as string | null) ?? null }
+    : undefined;
 }
 
 /** A blob's content fetched later (a transcript opened for the first time). */
 export async function fillContent(db: Db, repositoryId: number, blobSha: string, content: string): Promise<void> {
-  await db.query('UPDATE consort_app.dashboard_files SET content = $3 WHERE repository_id = $1 AND blob_sha = $2 AND content IS NULL', [repositoryId, blobSha, content]);
+  await db.query(
+    'UPDATE consort_app.dashboard_files SET content = $3 WHERE repository_id = $1 AND blob_sha = $2 AND content IS NULL',
+    [repositoryId, blobSha, content],
+  );
 }
 
 export async function turnCount(db: Db, f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>): Promise<number> {
-  const { rows } = await db.query('SELECT count(*) AS n FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3', [f.repositoryId, f.pr, f.feature]);
+  const { rows } = await db.query(
+    'SELECT count(*) AS n FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3',
+    [f.repositoryId, f.pr, f.feature],
+  );
   return num(rows[0]?.n ?? 0);
 }
 
 /** Turns `offset`… in file order. */
-export async function turnRecords(db: Db, f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>, offset = 0, limit = 100_000): Promise<unknown[]> {
+export async function turnRecords(
+  db: Db,
+  f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>,
+  offset = 0,
+  limit = 100_000,
+): Promise<unknown[]> {
   const { rows } = await db.query(
     `SELECT record FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND seq > $4 ORDER BY seq LIMIT $5`,
-    [f.repositoryId, f.pr, f.feature, offset, limit]);
+    [f.repositoryId, f.pr, f.feature, offset, limit],
+  );
   return rows.map((r) => r.record as unknown);
 }
 
 /** The last record with this id (a turn retried under the same id shows its last attempt). */
-export async function turnRecord(db: Db, f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>, id: string): Promise<unknown> {
+export async function turnRecord(
+  db: Db,
+  f: Pick<IndexedFeature, 'repositoryId' | 'pr' | 'feature'>,
+  id: string,
+): Promise<unknown> {
   const { rows } = await db.query(
-    'SELECT record FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND turn_id = $4 ORDER BY seq DESC LIMIT 1', [f.repositoryId, f.pr, f.feature, id]);
+    'SELECT record FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND turn_id = $4 ORDER BY seq DESC LIMIT 1',
+    [f.repositoryId, f.pr, f.feature, id],
+  );
   return rows[0]?.record ?? null;
 }
 
@@ -127,8 +196,13 @@ export interface CheckRow {
 }
 
 const toCheck = (r: Record<string, unknown>): CheckRow => ({
-  runId: num(r.run_id), pr: numOrNull(r.pr), headSha: String(r.head_sha), conclusion: String(r.conclusion), startedAt: r.started_at as Date,
-  durationMs: num(r.duration_ms), report: r.report ?? null,
+  runId: num(r.run_id),
+  pr: numOrNull(r.pr),
+  headSha: String(r.head_sha),
+  conclusion: String(r.conclusion),
+  startedAt: r.started_at as Date,
+  durationMs: num(r.duration_ms),
+  report: r.report ?? null,
 });
 
 /** A finished check, for the history (called once per run, after its outcome is recorded). */
@@ -138,24 +212,40 @@ export async function recordCheck(db: Db, run: Run, result: RunResult, report: u
      SELECT id, repository_id, pr, head_sha, $2, COALESCE(started_at, created_at), GREATEST(0, (extract(epoch FROM (COALESCE(finished_at, now()) - COALESCE(started_at, created_at))) * 1000)::bigint), $3
      FROM consort_app.runs WHERE id = $1
      ON CONFLICT (run_id) DO UPDATE SET conclusion = EXCLUDED.conclusion, duration_ms = EXCLUDED.duration_ms, report = EXCLUDED.report`,
-    [run.id, result.conclusion, report === null || report === undefined ? null : JSON.stringify(report)]);
-  await db.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify({ repositoryId: run.repositoryId, feature: null })]);
+    [run.id, result.conclusion, report === null || report === undefined ? null : JSON.stringify(report)],
+  );
+  await db.query('SELECT pg_notify($1, $2)', [
+    CHANGE_CHANNEL,
+    JSON.stringify({ repositoryId: run.repositoryId, feature: null }),
+  ]);
 }
 
 /** Newest first; `withReport` false leaves the (large) report out. */
-export async function checkPage(db: Db, repositoryId: number, offset: number, limit: number): Promise<{ rows: CheckRow[]; total: number }> {
+export async function checkPage(
+  db: Db,
+  repositoryId: number,
+  offset: number,
+  limit: number,
+): Promise<{ rows: CheckRow[]; total: number }> {
   const [{ rows }, { rows: count }] = await Promise.all([
     db.query(
       `SELECT run_id, pr, head_sha, conclusion, started_at, duration_ms, report -> 'stages' AS stages_only FROM consort_app.check_history
-       WHERE repository_id = $1 ORDER BY run_id DESC OFFSET $2 LIMIT $3`, [repositoryId, offset, limit]),
+       WHERE repository_id = $1 ORDER BY run_id DESC OFFSET $2 LIMIT $3`,
+      [repositoryId, offset, limit],
+    ),
     db.query('SELECT count(*) AS n FROM consort_app.check_history WHERE repository_id = $1', [repositoryId]),
   ]);
-  return { rows: rows.map((r) => toCheck({ ...r, report: r.stages_only === null ? null : { stages: r.stages_only } })), total: num(count[0]?.n ?? 0) };
+  return {
+    rows: rows.map((r) => toCheck({ ...r, report: r.stages_only === null ? null : { stages: r.stages_only } })),
+    total: num(count[0]?.n ?? 0),
+  };
 }
 
 export async function lastReport(db: Db, repositoryId: number): Promise<unknown> {
   const { rows } = await db.query(
-    'SELECT report FROM consort_app.check_history WHERE repository_id = $1 AND report IS NOT NULL ORDER BY run_id DESC LIMIT 1', [repositoryId]);
+    'SELECT report FROM consort_app.check_history WHERE repository_id = $1 AND report IS NOT NULL ORDER BY run_id DESC LIMIT 1',
+    [repositoryId],
+  );
   return rows[0]?.report ?? null;
 }
 

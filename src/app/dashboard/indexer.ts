@@ -53,7 +53,10 @@ function parseJson(text: string | null): unknown {
   }
 }
 
-function jsonLines<T>(text: string | null, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }): T[] {
+function jsonLines<T>(
+  text: string | null,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+): T[] {
   const out: T[] = [];
   for (const line of (text ?? '').split('\n')) {
     if (line.trim() === '') continue;
@@ -87,13 +90,20 @@ export async function indexPull(store: Store, api: RecordsApi, head: PullHead): 
     files.set(file, e.sha);
     found.set(feature, files);
   }
-  const fetchable = [...found.values()].flatMap((files) => [...files].filter(([p, sha]) => !LAZY.test(p) && !oversized.has(sha)));
-  const wanted = [...new Set([...fetchable.filter(([p]) => CORE.has(p)), ...fetchable.filter(([p]) => !CORE.has(p))].map(([, sha]) => sha))];
+  const fetchable = [...found.values()].flatMap((files) =>
+    [...files].filter(([p, sha]) => !LAZY.test(p) && !oversized.has(sha)),
+  );
+  const wanted = [
+    ...new Set(
+      [...fetchable.filter(([p]) => CORE.has(p)), ...fetchable.filter(([p]) => !CORE.has(p))].map(([, sha]) => sha),
+    ),
+  ];
   const known = new Map<string, string>();
   if (wanted.length > 0) {
     const { rows } = await store.pool.query(
       `SELECT DISTINCT ON (blob_sha) blob_sha, content FROM consort_app.dashboard_files WHERE repository_id = $1 AND blob_sha = ANY($2) AND content IS NOT NULL`,
-      [head.repositoryId, wanted]);
+      [head.repositoryId, wanted],
+    );
     for (const r of rows) known.set(String(r.blob_sha), String(r.content));
   }
   const missing = wanted.filter((sha) => !known.has(sha)).slice(0, MAX_FETCHES);
@@ -102,13 +112,23 @@ export async function indexPull(store: Store, api: RecordsApi, head: PullHead): 
 
   const features: string[] = [];
   await store.tx(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`consort_app:dashboard:${head.repositoryId}:${head.pr}`]);
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `consort_app:dashboard:${head.repositoryId}:${head.pr}`,
+    ]);
     const { rows: before } = await tx.query(
-      `SELECT feature, path, blob_sha FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND path = 'turns.jsonl'`, [head.repositoryId, head.pr]);
+      `SELECT feature, path, blob_sha FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND path = 'turns.jsonl'`,
+      [head.repositoryId, head.pr],
+    );
     const turnsBlob = new Map(before.map((r) => [String(r.feature), String(r.blob_sha)]));
-    await tx.query('DELETE FROM consort_app.dashboard_features WHERE repository_id = $1 AND pr = $2 AND NOT (feature = ANY($3))', [head.repositoryId, head.pr, [...found.keys()]]);
+    await tx.query(
+      'DELETE FROM consort_app.dashboard_features WHERE repository_id = $1 AND pr = $2 AND NOT (feature = ANY($3))',
+      [head.repositoryId, head.pr, [...found.keys()]],
+    );
     for (const [feature, files] of found) {
-      const text = (p: string) => { const sha = files.get(p); return sha === undefined ? null : (known.get(sha) ?? null); };
+      const text = (p: string) => {
+        const sha = files.get(p);
+        return sha === undefined ? null : (known.get(sha) ?? null);
+      };
       const stateFile = StateFile.safeParse(parseJson(text('state.json')));
       if (!stateFile.success) continue; // not a feature the conductor wrote (or not yet)
       const state = stateFile.data.state;
@@ -123,25 +143,56 @@ export async function indexPull(store: Store, api: RecordsApi, head: PullHead): 
          ON CONFLICT (repository_id, pr, feature) DO UPDATE SET installation_id = EXCLUDED.installation_id, owner = EXCLUDED.owner, repo = EXCLUDED.repo,
            head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, code_tree_hash = EXCLUDED.code_tree_hash, state = EXCLUDED.state, gates = EXCLUDED.gates,
            summary = EXCLUDED.summary, indexed_at = now()`,
-        [head.repositoryId, head.pr, feature, head.installationId, head.owner, head.repo, head.headSha, head.headRef, codeTreeHash,
-          JSON.stringify(state), JSON.stringify(gatesFile), JSON.stringify(summary)]);
+        [
+          head.repositoryId,
+          head.pr,
+          feature,
+          head.installationId,
+          head.owner,
+          head.repo,
+          head.headSha,
+          head.headRef,
+          codeTreeHash,
+          JSON.stringify(state),
+          JSON.stringify(gatesFile),
+          JSON.stringify(summary),
+        ],
+      );
       const paths = [...files.keys()];
-      await tx.query('DELETE FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND NOT (path = ANY($4))', [head.repositoryId, head.pr, feature, paths]);
+      await tx.query(
+        'DELETE FROM consort_app.dashboard_files WHERE repository_id = $1 AND pr = $2 AND feature = $3 AND NOT (path = ANY($4))',
+        [head.repositoryId, head.pr, feature, paths],
+      );
       await tx.query(
         `INSERT INTO consort_app.dashboard_files (repository_id, pr, feature, path, blob_sha, content)
          SELECT $1, $2, $3, f.path, f.sha, f.content FROM unnest($4::text[], $5::text[], $6::text[]) AS f(path, sha, content)
          ON CONFLICT (repository_id, pr, feature, path) DO UPDATE SET blob_sha = EXCLUDED.blob_sha,
            content = CASE WHEN consort_app.dashboard_files.blob_sha = EXCLUDED.blob_sha THEN COALESCE(EXCLUDED.content, consort_app.dashboard_files.content) ELSE EXCLUDED.content END`,
-        [head.repositoryId, head.pr, feature, paths, paths.map((p) => files.get(p)!), paths.map((p) => (LAZY.test(p) ? null : text(p)))]);
+        [
+          head.repositoryId,
+          head.pr,
+          feature,
+          paths,
+          paths.map((p) => files.get(p)!),
+          paths.map((p) => (LAZY.test(p) ? null : text(p))),
+        ],
+      );
       if (turnsBlob.get(feature) !== files.get('turns.jsonl')) {
-        await tx.query('DELETE FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3', [head.repositoryId, head.pr, feature]);
+        await tx.query(
+          'DELETE FROM consort_app.dashboard_turns WHERE repository_id = $1 AND pr = $2 AND feature = $3',
+          [head.repositoryId, head.pr, feature],
+        );
         await tx.query(
           `INSERT INTO consort_app.dashboard_turns (repository_id, pr, feature, seq, turn_id, record)
            SELECT $1, $2, $3, t.ord, t.e ->> 'id', t.e FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t(e, ord)`,
-          [head.repositoryId, head.pr, feature, JSON.stringify(turns)]);
+          [head.repositoryId, head.pr, feature, JSON.stringify(turns)],
+        );
       }
       features.push(feature);
-      await tx.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify({ repositoryId: head.repositoryId, feature })]);
+      await tx.query('SELECT pg_notify($1, $2)', [
+        CHANGE_CHANNEL,
+        JSON.stringify({ repositoryId: head.repositoryId, feature }),
+      ]);
     }
   });
   return { features, fetched: missing.length };

@@ -47,16 +47,29 @@ export async function exchangeCode(c: OAuthClient, code: string): Promise<string
     body = null;
   }
   const reply = TokenReply.safeParse(body);
-  if (!res.ok || !reply.success) throw new ConsortError('internal', `GitHub answered the sign-in with ${res.status} and nothing usable.`, { hint: 'Sign in again; if it keeps failing, check GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET.' });
-  if ('error' in reply.data) {
-    throw new ConsortError('invalid-input', `GitHub refused the sign-in: ${reply.data.error_description ?? reply.data.error}.`, {
-      hint: reply.data.error === 'bad_verification_code' ? 'The sign-in link was used already or is too old: sign in again.' : 'Check the App\'s client id, secret and callback URL.',
+  if (!res.ok || !reply.success)
+    throw new ConsortError('internal', `GitHub answered the sign-in with ${res.status} and nothing usable.`, {
+      hint: 'Sign in again; if it keeps failing, check GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET.',
     });
+  if ('error' in reply.data) {
+    throw new ConsortError(
+      'invalid-input',
+      `GitHub refused the sign-in: ${reply.data.error_description ?? reply.data.error}.`,
+      {
+        hint:
+          reply.data.error === 'bad_verification_code'
+            ? 'The sign-in link was used already or is too old: sign in again.'
+            : "Check the App's client id, secret and callback URL.",
+      },
+    );
   }
   return reply.data.access_token;
 }
 
-export async function currentUser(c: Pick<OAuthClient, 'apiUrl' | 'fetch'>, token: string): Promise<{ login: string; id: number }> {
+export async function currentUser(
+  c: Pick<OAuthClient, 'apiUrl' | 'fetch'>,
+  token: string,
+): Promise<{ login: string; id: number }> {
   const { data } = await restClient(c.apiUrl, token, c.fetch).request('GET /user', {});
   return User.parse(data);
 }

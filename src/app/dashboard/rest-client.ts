@@ -8,7 +8,10 @@ import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
 
 export class GitHubRequestError extends Error {
   override readonly name = 'GitHubRequestError';
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -21,7 +24,9 @@ export function restClient(apiUrl: string, token: string, fetcher: typeof fetch 
       const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
         const value = rest[name];
         delete rest[name];
-        return name === 'ref' || name === 'path' ? String(value).split('/').map(encodeURIComponent).join('/') : encodeURIComponent(String(value));
+        return name === 'ref' || name === 'path'
+          ? String(value).split('/').map(encodeURIComponent).join('/')
+          : encodeURIComponent(String(value));
       });
       const url = new URL(`${apiUrl.replace(/\/+$/, '')}${path}`);
       const get = method === 'GET' || method === 'HEAD';
@@ -29,7 +34,10 @@ export function restClient(apiUrl: string, token: string, fetcher: typeof fetch 
       const res = await fetcher(url, {
         method,
         headers: {
-          accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'x-github-api-version': '2022-11-28', 'user-agent': 'consort-dashboard',
+          accept: 'application/vnd.github+json',
+          authorization: `Bearer ${token}`,
+          'x-github-api-version': '2022-11-28',
+          'user-agent': 'consort-dashboard',
           ...(get ? {} : { 'content-type': 'application/json' }),
         },
         ...(get ? {} : { body: JSON.stringify(rest) }),
@@ -43,7 +51,10 @@ export function restClient(apiUrl: string, token: string, fetcher: typeof fetch 
         // not JSON: keep the text
       }
       if (!res.ok) {
-        const message = typeof data === 'object' && data !== null && 'message' in data ? String((data as { message: unknown }).message) : res.statusText;
+        const message =
+          typeof data === 'object' && data !== null && 'message' in data
+            ? String((data as { message: unknown }).message)
+            : res.statusText;
         throw new GitHubRequestError(res.status, `GitHub answered ${res.status} to ${method} ${template}: ${message}`);
       }
       return { status: res.status, data };

@@ -10,14 +10,36 @@ import { CycleRecord } from '../../conductor/effects.js';
 import { LogEvent, type GateCheck } from '../../conductor/events.js';
 import { gatedFiles, type GatedFile } from '../../conductor/gates.js';
 import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
-import type { ApproveRequest, ApproveResult, BranchView, CheckRunView, DashboardSource, FeatureDetail, FeatureSummary, GateView, Page, TurnDetail } from '../../dashboard/port.js';
+import type {
+  ApproveRequest,
+  ApproveResult,
+  BranchView,
+  CheckRunView,
+  DashboardSource,
+  FeatureDetail,
+  FeatureSummary,
+  GateView,
+  Page,
+  TurnDetail,
+} from '../../dashboard/port.js';
 import { diffStatOf, turnSpan, type Counts } from '../../dashboard/diff-stat.js';
 import { ARTIFACT_NAME, gatesOf, gateStatus, paginate, transcriptExcerpt } from '../../dashboard/records.js';
 import { STAGE_ORDER } from '../../report/check-report.js';
 import type { Store } from '../store/db.js';
 import type { RecordsApi } from './github-records.js';
 import type { ChangeHub } from './changes.js';
-import { checkPage, featureFile, featureFiles, fillContent, getFeature, lastReport, listFeatures, turnRecords, type IndexedFeature, type IndexedRepository } from './index-store.js';
+import {
+  checkPage,
+  featureFile,
+  featureFiles,
+  fillContent,
+  getFeature,
+  lastReport,
+  listFeatures,
+  turnRecords,
+  type IndexedFeature,
+  type IndexedRepository,
+} from './index-store.js';
 
 /** Parsed blobs and turn lists, shared by every request of the App process. */
 export class IndexCache {
@@ -69,12 +91,34 @@ const jsonOf = (text: string | null): unknown => {
   }
 };
 
-function toCheckView(r: { runId: number; pr: number | null; headSha: string; conclusion: string; startedAt: Date; durationMs: number; report: unknown }): CheckRunView {
-  const stages = ((r.report as { stages?: Record<string, { status?: string; durationMs?: number; summary?: string }> } | null)?.stages) ?? null;
+function toCheckView(r: {
+  runId: number;
+  pr: number | null;
+  headSha: string;
+  conclusion: string;
+  startedAt: Date;
+  durationMs: number;
+  report: unknown;
+}): CheckRunView {
+  const stages =
+    (r.report as { stages?: Record<string, { status?: string; durationMs?: number; summary?: string }> } | null)
+      ?.stages ?? null;
   return {
-    id: String(r.runId), pr: r.pr, headSha: r.headSha, conclusion: r.conclusion === 'success' ? 'success' : r.conclusion === 'failure' ? 'failure' : 'error',
-    startedAt: r.startedAt.toISOString(), durationMs: r.durationMs,
-    stages: stages === null ? [] : STAGE_ORDER.filter((n) => stages[n]).map((name) => ({ name, status: String(stages[name]!.status ?? ''), durationMs: Number(stages[name]!.durationMs ?? 0), summary: String(stages[name]!.summary ?? '') })),
+    id: String(r.runId),
+    pr: r.pr,
+    headSha: r.headSha,
+    conclusion: r.conclusion === 'success' ? 'success' : r.conclusion === 'failure' ? 'failure' : 'error',
+    startedAt: r.startedAt.toISOString(),
+    durationMs: r.durationMs,
+    stages:
+      stages === null
+        ? []
+        : STAGE_ORDER.filter((n) => stages[n]).map((name) => ({
+            name,
+            status: String(stages[name]!.status ?? ''),
+            durationMs: Number(stages[name]!.durationMs ?? 0),
+            summary: String(stages[name]!.summary ?? ''),
+          })),
   };
 }
 
@@ -93,7 +137,9 @@ export class AppSource implements DashboardSource {
 
   async features(): Promise<FeatureSummary[]> {
     const rows = await listFeatures(this.o.store.pool, this.id);
-    return rows.map((r) => ({ ...(r.summary as FeatureSummary), pr: r.pr })).sort((a, b) => a.feature.localeCompare(b.feature));
+    return rows
+      .map((r) => ({ ...(r.summary as FeatureSummary), pr: r.pr }))
+      .sort((a, b) => a.feature.localeCompare(b.feature));
   }
 
   private async cycles(f: IndexedFeature): Promise<{ cycles: CycleRecord[]; files: string[] }> {
@@ -103,7 +149,10 @@ export class AppSource implements DashboardSource {
     for (const row of rows) {
       if (!/^cycles\/cycle-\d+\.json$/.test(row.path)) continue;
       files.push(row.path);
-      const c = this.o.cache.parsed(row.blobSha, () => { const p = CycleRecord.safeParse(jsonOf(row.content)); return p.success ? p.data : null; });
+      const c = this.o.cache.parsed(row.blobSha, () => {
+        const p = CycleRecord.safeParse(jsonOf(row.content));
+        return p.success ? p.data : null;
+      });
       if (c) cycles.push(c);
     }
     return { cycles, files };
@@ -114,10 +163,20 @@ export class AppSource implements DashboardSource {
     if (!f) return null;
     const state = f.state as ConductorState;
     const gatesFile = f.gates as GatesFile;
-    const [{ cycles, files: cycleFiles }, all] = await Promise.all([this.cycles(f), featureFiles(this.o.store.pool, f)]);
+    const [{ cycles, files: cycleFiles }, all] = await Promise.all([
+      this.cycles(f),
+      featureFiles(this.o.store.pool, f),
+    ]);
     const byPath = new Map(all.map((r) => [r.path, r]));
     const eventsRow = byPath.get('events.jsonl');
-    const events = eventsRow ? this.o.cache.parsed(eventsRow.blobSha, () => (eventsRow.content ?? '').split('\n').flatMap((l) => { const p = LogEvent.safeParse(jsonOf(l)); return p.success ? [p.data] : []; })) : [];
+    const events = eventsRow
+      ? this.o.cache.parsed(eventsRow.blobSha, () =>
+          (eventsRow.content ?? '').split('\n').flatMap((l) => {
+            const p = LogEvent.safeParse(jsonOf(l));
+            return p.success ? [p.data] : [];
+          }),
+        )
+      : [];
     const gates: GateView[] = [];
     for (const gate of gatesOf(state, gatesFile)) {
       const entry = gatesFile.gates[gate];
@@ -126,18 +185,33 @@ export class AppSource implements DashboardSource {
       const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
       const reading = waiting || approval !== null ? this.reading(f, gate, files, byPath, approval) : null;
       gates.push({
-        gate, status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
-        hash: reading?.hash ?? '', valid: reading?.valid ?? false, problems: reading?.problems ?? [], files, approval, history: entry?.history ?? [],
+        gate,
+        status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
+        hash: reading?.hash ?? '',
+        valid: reading?.valid ?? false,
+        problems: reading?.problems ?? [],
+        files,
+        approval,
+        history: entry?.history ?? [],
       });
     }
     return { summary: { ...(f.summary as FeatureSummary), pr: f.pr }, cycles, gates, events };
   }
 
   /** The gate's artifacts as indexed at the head, checked as the conductor checks them. */
-  private reading(f: IndexedFeature, gate: GateName, files: readonly string[], byPath: Map<string, { blobSha: string; content: string | null }>, approval: GateCheck['approval']) {
+  private reading(
+    f: IndexedFeature,
+    gate: GateName,
+    files: readonly string[],
+    byPath: Map<string, { blobSha: string; content: string | null }>,
+    approval: GateCheck['approval'],
+  ) {
     const key = `gate:${gate}:${f.codeTreeHash ?? '-'}:${files.map((p) => byPath.get(p)?.blobSha ?? '-').join(',')}`;
     return this.o.cache.parsed(key, () => {
-      const gated: GatedFile[] = files.map((file) => ({ file, content: file === 'git:tree' ? f.codeTreeHash : (byPath.get(file)?.content ?? null) }));
+      const gated: GatedFile[] = files.map((file) => ({
+        file,
+        content: file === 'git:tree' ? f.codeTreeHash : (byPath.get(file)?.content ?? null),
+      }));
       return checkGate(gated, approval ?? null).check;
     });
   }
@@ -147,7 +221,12 @@ export class AppSource implements DashboardSource {
     if (!f) return null;
     const total = (f.summary as FeatureSummary).turns;
     const shape = paginate(new Array<undefined>(total), page, pageSize);
-    const items = (await turnRecords(this.o.store.pool, f, (shape.page - 1) * shape.pageSize, shape.pageSize)) as TurnRecord[];
+    const items = (await turnRecords(
+      this.o.store.pool,
+      f,
+      (shape.page - 1) * shape.pageSize,
+      shape.pageSize,
+    )) as TurnRecord[];
     return { ...shape, items };
   }
 
@@ -180,7 +259,11 @@ export class AppSource implements DashboardSource {
       const key = `compare:${this.id}:${span.from}:${span.to}`;
       counts = this.o.cache.peek<Counts>(key) ?? null;
       if (counts === null) {
-        counts = await (await this.o.records()).compare({ owner: f.owner, repo: f.repo }, span.from, span.to).catch(() => null);
+        counts = await (
+          await this.o.records()
+        )
+          .compare({ owner: f.owner, repo: f.repo }, span.from, span.to)
+          .catch(() => null);
         if (counts) this.o.cache.parsed(key, () => counts);
       }
     }
@@ -192,7 +275,10 @@ export class AppSource implements DashboardSource {
     const first = await checkPage(this.o.store.pool, this.id, (Math.max(1, Math.floor(page) || 1) - 1) * size, size);
     const pages = Math.max(1, Math.ceil(first.total / size));
     const p = Math.max(1, Math.min(pages, Math.floor(page) || 1));
-    const rows = p === (Math.max(1, Math.floor(page) || 1)) ? first.rows : (await checkPage(this.o.store.pool, this.id, (p - 1) * size, size)).rows;
+    const rows =
+      p === Math.max(1, Math.floor(page) || 1)
+        ? first.rows
+        : (await checkPage(this.o.store.pool, this.id, (p - 1) * size, size)).rows;
     return { items: rows.map(toCheckView), total: first.total, page: p, pageSize: size };
   }
 

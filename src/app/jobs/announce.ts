@@ -19,7 +19,8 @@ export async function handleAnnounce(deps: JobDeps, job: Extract<QuickJob, { kin
   const gh = await deps.github(run.installationId, runContext(run));
   const checkRunId = await ensureCheckRun(deps, gh, run);
   if (await forkBlocked(deps, run)) {
-    if (await blockRun(deps.store.pool, run.id, 'waiting for /consort allow-run')) await reportForkWaiting(deps, gh, run, checkRunId);
+    if (await blockRun(deps.store.pool, run.id, 'waiting for /consort allow-run'))
+      await reportForkWaiting(deps, gh, run, checkRunId);
     return;
   }
   await deps.queue.sendRun({ runId: run.id });

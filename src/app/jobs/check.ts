@@ -6,7 +6,17 @@
  */
 import { ConfigError, loadConfig } from '../../config/load.js';
 import {
-  cancelledOutcome, CHECK_NAME, checkReportComment, configOutcome, errorOutcome, forkWaitingOutcome, forkWaitingText, pullUrl, reportOutcome, STICKY_MARKER, stickyBody,
+  cancelledOutcome,
+  CHECK_NAME,
+  checkReportComment,
+  configOutcome,
+  errorOutcome,
+  forkWaitingOutcome,
+  forkWaitingText,
+  pullUrl,
+  reportOutcome,
+  STICKY_MARKER,
+  stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
 import type { GitHubPort } from '../../ports/github.js';
@@ -21,8 +31,13 @@ import { LeaseLost, runContext, type JobDeps } from './deps.js';
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
   const id = await gh.createCheckRun(run, {
-    name: CHECK_NAME, headSha: run.headSha, externalId: String(run.id),
-    output: { title: 'Checking the database changes', summary: `Consort is checking the migrations at \`${run.headSha.slice(0, 7)}\` on a fresh database branch.` },
+    name: CHECK_NAME,
+    headSha: run.headSha,
+    externalId: String(run.id),
+    output: {
+      title: 'Checking the database changes',
+      summary: `Consort is checking the migrations at \`${run.headSha.slice(0, 7)}\` on a fresh database branch.`,
+    },
   });
   await setCheckRun(deps.store.pool, run.id, id);
   return id;
@@ -30,20 +45,39 @@ export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): P
 
 /** A fork's code runs only for a head SHA someone with write access approved. */
 export async function forkBlocked(deps: JobDeps, run: Run): Promise<boolean> {
-  return run.fork && run.pr !== null && !(await forkRunApproval(deps.store.pool, run.repositoryId, run.pr, run.headSha));
+  return (
+    run.fork && run.pr !== null && !(await forkRunApproval(deps.store.pool, run.repositoryId, run.pr, run.headSha))
+  );
 }
 
 /** The comment that says how to approve comes first, so the check run can point at it (`details_url`). */
 export async function reportForkWaiting(deps: JobDeps, gh: GitHubPort, run: Run, checkRunId: number): Promise<void> {
   const pr = run.pr ?? 0; // only pull requests come from forks
-  const comment = await upsertStickyComment(gh, run, pr, stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`), { marker: STICKY_MARKER });
-  await gh.completeCheckRun(run, checkRunId, forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.commentId)));
+  const comment = await upsertStickyComment(
+    gh,
+    run,
+    pr,
+    stickyBody(`## ⏸️ ${CHECK_NAME}: waiting for approval\n\n${forkWaitingText(run.headSha)}\n`),
+    { marker: STICKY_MARKER },
+  );
+  await gh.completeCheckRun(
+    run,
+    checkRunId,
+    forkWaitingOutcome(run.headSha, pullUrl(deps.settings.githubWebUrl, run, pr, comment.commentId)),
+  );
 }
 
-const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({ state, conclusion: o.conclusion, summary: o.output.title });
+const outcomeResult = (o: CheckOutcome, state: RunResult['state'] = 'completed'): RunResult => ({
+  state,
+  conclusion: o.conclusion,
+  summary: o.output.title,
+});
 
 /** A cancelled run concludes `cancelled`; one whose lease was lost stops without a word (another process owns it). */
-async function ifAborted(signal: AbortSignal, finish: (o: CheckOutcome, state: RunResult['state']) => Promise<RunResult>): Promise<RunResult | undefined> {
+async function ifAborted(
+  signal: AbortSignal,
+  finish: (o: CheckOutcome, state: RunResult['state']) => Promise<RunResult>,
+): Promise<RunResult | undefined> {
   if (!signal.aborted) return undefined;
   if (signal.reason instanceof LeaseLost) throw signal.reason;
   return finish(cancelledOutcome(String(signal.reason)), 'cancelled');
@@ -68,7 +102,8 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     try {
       loaded = await loadConfig(workspace.dir);
     } catch (e) {
-      if (e instanceof ConfigError) return await finish(configOutcome(e.problems[0]?.file ?? 'the configuration', e.problems));
+      if (e instanceof ConfigError)
+        return await finish(configOutcome(e.problems[0]?.file ?? 'the configuration', e.problems));
       throw e;
     }
     const { config, source } = loaded;
@@ -82,20 +117,29 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const { provider } = chosen;
     const early = await ifAborted(signal, finish);
     if (early) return early;
-    const report = await withRepositoryLock(deps.store, run.repositoryId, 'shared', () => deps.lane({
-      workspace: workspace.dir, config, configSource: source,
-      base: { ref: run.baseRef, sha: baseSha, ...base },
-      head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
-      pr: run.pr, provider: cancellable(provider, signal), env: deps.settings.suiteEnv, toolVersion: deps.settings.toolVersion,
-      // A merge group's branch is of no use once the queue has moved on.
-      cleanup: run.pr === null, signal,
-      // The lane's progress, with what an operator must be able to find: sessions it ended, leftovers it removed.
-      log: (line) => deps.log.info(line.trim(), { runId: run.id }),
-    }));
+    const report = await withRepositoryLock(deps.store, run.repositoryId, 'shared', () =>
+      deps.lane({
+        workspace: workspace.dir,
+        config,
+        configSource: source,
+        base: { ref: run.baseRef, sha: baseSha, ...base },
+        head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
+        pr: run.pr,
+        provider: cancellable(provider, signal),
+        env: deps.settings.suiteEnv,
+        toolVersion: deps.settings.toolVersion,
+        // A merge group's branch is of no use once the queue has moved on.
+        cleanup: run.pr === null,
+        signal,
+        // The lane's progress, with what an operator must be able to find: sessions it ended, leftovers it removed.
+        log: (line) => deps.log.info(line.trim(), { runId: run.id }),
+      }),
+    );
     const late = await ifAborted(signal, finish);
     if (late) return late;
     const result = await finish(reportOutcome(report));
-    if (run.pr !== null) await upsertStickyComment(gh, run, run.pr, checkReportComment(report), { marker: STICKY_MARKER });
+    if (run.pr !== null)
+      await upsertStickyComment(gh, run, run.pr, checkReportComment(report), { marker: STICKY_MARKER });
     return { ...result, report };
   } finally {
     await baseTree?.dispose();

@@ -23,7 +23,8 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
   if (run.pr === null) return { state: 'completed', conclusion: 'skipped', summary: 'not a pull request' };
   // Wherever the pull request's branches are: the repository may have changed provider meanwhile.
   const deleted: string[] = [];
-  for (const provider of await everyProvider(deps.providers, run.repositoryId)) deleted.push(...(await cleanupPull(provider, run.pr)));
+  for (const provider of await everyProvider(deps.providers, run.repositoryId))
+    deleted.push(...(await cleanupPull(provider, run.pr)));
   const removed = deleted.length === 0 ? 'no branches to delete' : `deleted ${deleted.join(', ')}`;
   if (!run.merged || signal.aborted) return { state: 'completed', conclusion: 'success', summary: removed };
 
@@ -35,12 +36,17 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       loaded = await loadConfig(workspace.dir);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
-      await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\nThe Consort configuration at the merge commit is invalid:\n\n\`\`\`text\n${e.message}\n\`\`\``);
+      await gh.createComment(
+        run,
+        run.pr,
+        `### ⚠️ Consort did not promote the migrations\n\nThe Consort configuration at the merge commit is invalid:\n\n\`\`\`text\n${e.message}\n\`\`\``,
+      );
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: invalid configuration` };
     }
     const { config, source } = loaded;
     // The repository opts in with database.promote; CONSORT_APP_PROMOTE=1 turns it on App-wide.
-    if (!config.database.promote && !deps.settings.promote) return { state: 'completed', conclusion: 'success', summary: removed };
+    if (!config.database.promote && !deps.settings.promote)
+      return { state: 'completed', conclusion: 'success', summary: removed };
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) {
       await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\n${chosen.message}`);
@@ -59,17 +65,37 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       engine = typescript.engine;
     } catch (e) {
       if (!isConsortError(e)) throw e;
-      await gh.createComment(run, run.pr, `### ⚠️ Consort did not promote the migrations\n\n${e.message}${e.hint ? `\n\n${e.hint}` : ''}`);
+      await gh.createComment(
+        run,
+        run.pr,
+        `### ⚠️ Consort did not promote the migrations\n\n${e.message}${e.hint ? `\n\n${e.hint}` : ''}`,
+      );
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: ${e.message}` };
     }
-    const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () => promote({
-      provider, parent: config.database.parent, migrationsTable: config.migrations.table,
-      dir, relativeTo: workspace.dir, pr: run.pr!, mergeSha: run.headSha, engine, checkOrder: config.migrations.checkOrder,
-    })).finally(() => typescript.dispose());
+    const outcome: PromoteOutcome = await withRepositoryLock(deps.store, run.repositoryId, 'exclusive', () =>
+      promote({
+        provider,
+        parent: config.database.parent,
+        migrationsTable: config.migrations.table,
+        dir,
+        relativeTo: workspace.dir,
+        pr: run.pr!,
+        mergeSha: run.headSha,
+        engine,
+        checkOrder: config.migrations.checkOrder,
+      }),
+    ).finally(() => typescript.dispose());
     const cli = `CONSORT_POSTGRES_URL=<the App's branch server> npx consort --provider postgres --namespace ${repositoryNamespace(run.repositoryId)}`;
     await gh.createComment(run, run.pr, promoteComment(outcome, { parent: config.database.parent, cli }));
-    const promoted = outcome.kind === 'promoted' ? `promoted ${outcome.applied.length} migration(s)` : `promotion ${outcome.kind}: snapshot ${outcome.snapshot}`;
-    return { state: 'completed', conclusion: outcome.kind === 'promoted' ? 'success' : 'failure', summary: `${removed}; ${promoted}` };
+    const promoted =
+      outcome.kind === 'promoted'
+        ? `promoted ${outcome.applied.length} migration(s)`
+        : `promotion ${outcome.kind}: snapshot ${outcome.snapshot}`;
+    return {
+      state: 'completed',
+      conclusion: outcome.kind === 'promoted' ? 'success' : 'failure',
+      summary: `${removed}; ${promoted}`,
+    };
   } finally {
     await workspace.dispose();
   }

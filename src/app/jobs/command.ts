@@ -16,7 +16,13 @@ import { sweepRepository } from './sweep.js';
 
 export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
   const gh = await deps.github(job.installationId, { deliveryId: job.deliveryId });
-  const request: CommandRequest = { repo: { owner: job.owner, repo: job.repo }, pr: job.pr, actor: job.author, commentId: job.commentId, asked: describeCommand(job.command) };
+  const request: CommandRequest = {
+    repo: { owner: job.owner, repo: job.repo },
+    pr: job.pr,
+    actor: job.author,
+    commentId: job.commentId,
+    asked: describeCommand(job.command),
+  };
   if (!(await admitCommand(gh, request)).admitted) return;
   await reply(gh, request, await execute(deps, job));
 }
@@ -42,7 +48,9 @@ async function execute(deps: JobDeps, job: CommandJob): Promise<string> {
     case 'gc': {
       const { deleted, expired } = await sweepRepository(deps, job);
       const all = [...deleted, ...expired];
-      return all.length === 0 ? 'nothing to clean up: no branches of closed pull requests, none expired.' : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
+      return all.length === 0
+        ? 'nothing to clean up: no branches of closed pull requests, none expired.'
+        : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
     }
     case 'help':
       return `here is what I can do:\n\n${HELP_TEXT}`;
@@ -71,13 +79,20 @@ async function status(deps: JobDeps, job: CommandJob): Promise<string> {
   const lines = ['here is where this pull request stands:', ''];
   if (!pull || !run) lines.push('- **Check:** none yet (push a commit to start one).');
   else {
-    const what = run.state === 'completed' || run.state === 'cancelled' ? `${run.conclusion ?? run.state}${run.summary ? ` — ${run.summary}` : ''}` : run.state;
+    const what =
+      run.state === 'completed' || run.state === 'cancelled'
+        ? `${run.conclusion ?? run.state}${run.summary ? ` — ${run.summary}` : ''}`
+        : run.state;
     lines.push(`- **Check** at \`${run.headSha.slice(0, 7)}\`: ${what}`);
     if (pull.fork) {
       const approval = await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha);
-      lines.push(`- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort allow-run`'}`);
+      lines.push(
+        `- **Fork:** ${approval ? `running \`${pull.headSha.slice(0, 7)}\` approved by @${approval.approver}` : 'waiting for `/consort allow-run`'}`,
+      );
     }
   }
-  lines.push(`- **Gates:** the TDD lane keeps them on the branch (\`.consort/features/<feature>/gates.json\`) and publishes each as the \`${gateStatusContext('<gate>')}\` status of the head commit.`);
+  lines.push(
+    `- **Gates:** the TDD lane keeps them on the branch (\`.consort/features/<feature>/gates.json\`) and publishes each as the \`${gateStatusContext('<gate>')}\` status of the head commit.`,
+  );
   return lines.join('\n');
 }

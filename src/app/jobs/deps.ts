@@ -54,7 +54,9 @@ export interface JobDeps {
   records?: (installationId: number) => Promise<RecordsApi>;
 }
 
-export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 'suiteEnv' | 'toolVersion'>): JobSettings {
+export function jobSettings(
+  overrides: Partial<JobSettings> & Pick<JobSettings, 'suiteEnv' | 'toolVersion'>,
+): JobSettings {
   const leaseSeconds = overrides.leaseSeconds ?? 60;
   return {
     leaseSeconds,
@@ -70,7 +72,10 @@ export function jobSettings(overrides: Partial<JobSettings> & Pick<JobSettings, 
 }
 
 /** What a run's GitHub calls are for (log lines name the delivery that started it). */
-export const runContext = (run: { id: number; deliveryId: string | null }): CallContext => ({ deliveryId: run.deliveryId, runId: run.id });
+export const runContext = (run: { id: number; deliveryId: string | null }): CallContext => ({
+  deliveryId: run.deliveryId,
+  runId: run.id,
+});
 
 export const silentLog: AppLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -17,10 +17,14 @@ type PullCheck = { ok: true; pull: PullRecord } | { ok: false; answer: string };
 /** The open pull request, unless its head moved after the comment was written. */
 async function currentPull(deps: JobDeps, job: CommandJob): Promise<PullCheck> {
   const pull = await getPull(deps.store.pool, job.repositoryId, job.pr);
-  if (!pull) return { ok: false, answer: 'I have not seen a push to this pull request yet, so there is nothing to act on.' };
+  if (!pull)
+    return { ok: false, answer: 'I have not seen a push to this pull request yet, so there is nothing to act on.' };
   if (pull.state !== 'open') return { ok: false, answer: 'this pull request is closed, so nothing was done.' };
   if (pull.headRecordedAt.getTime() > Date.parse(job.writtenAt)) {
-    return { ok: false, answer: `new commits were pushed (now at ${sha7(pull.headSha)}) after your comment, so nothing was approved: look at them and comment again.` };
+    return {
+      ok: false,
+      answer: `new commits were pushed (now at ${sha7(pull.headSha)}) after your comment, so nothing was approved: look at them and comment again.`,
+    };
   }
   return { ok: true, pull };
 }
@@ -30,7 +34,8 @@ export async function allowForkRun(deps: JobDeps, job: CommandJob): Promise<stri
   if (!current.ok) return current.answer;
   const { pull } = current;
   if (!pull.fork) return 'this pull request is not from a fork: its checks run without approval.';
-  if (await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha)) return `running the fork's code at ${sha7(pull.headSha)} is already approved.`;
+  if (await forkRunApproval(deps.store.pool, pull.repositoryId, pull.number, pull.headSha))
+    return `running the fork's code at ${sha7(pull.headSha)} is already approved.`;
   await deps.store.tx(async (tx) => {
     await approveForkRun(tx, pull.repositoryId, pull.number, pull.headSha, job.author);
     await recordPullCheck(tx, deps.queue, pull, job.deliveryId);
@@ -40,4 +45,5 @@ export async function allowForkRun(deps: JobDeps, job: CommandJob): Promise<stri
 }
 
 /** The TDD lane's gates have no reject: what to do instead. */
-export const REJECT_ANSWER = 'the TDD lane\'s gates have no reject: a gate stays waiting until someone comments `/consort approve <gate>`. Say what should change in a review; once the artifacts change, the gate is opened again with the new ones.';
+export const REJECT_ANSWER =
+  "the TDD lane's gates have no reject: a gate stays waiting until someone comments `/consort approve <gate>`. Say what should change in a review; once the artifacts change, the gate is opened again with the new ones.";

@@ -12,7 +12,19 @@ export async function handleIndex(deps: JobDeps, job: Extract<QuickJob, { kind: 
   const pull = await getPull(deps.store.pool, job.repositoryId, job.pr);
   if (!pull || pull.headSha !== job.headSha) return;
   const outcome = await indexPull(deps.store, await deps.records(pull.installationId), {
-    repositoryId: pull.repositoryId, installationId: pull.installationId, owner: pull.owner, repo: pull.repo, pr: pull.number, headSha: pull.headSha, headRef: pull.headRef,
+    repositoryId: pull.repositoryId,
+    installationId: pull.installationId,
+    owner: pull.owner,
+    repo: pull.repo,
+    pr: pull.number,
+    headSha: pull.headSha,
+    headRef: pull.headRef,
   });
-  deps.log.info('indexed the TDD records for the dashboard', { repositoryId: pull.repositoryId, pr: pull.number, head: pull.headSha.slice(0, 7), features: outcome.features.length, fetched: outcome.fetched });
+  deps.log.info('indexed the TDD records for the dashboard', {
+    repositoryId: pull.repositoryId,
+    pr: pull.number,
+    head: pull.headSha.slice(0, 7),
+    features: outcome.features.length,
+    fetched: outcome.fetched,
+  });
 }

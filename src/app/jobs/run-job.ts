@@ -33,7 +33,8 @@ export async function handleRunJob(deps: JobDeps, job: RunJob): Promise<void> {
         await concludeCancelled(deps, claim.run);
         return;
       case 'busy':
-        if (Date.now() - started > deps.settings.busyWaitMs) throw new Error(`run ${job.runId} still waits for run ${claim.holder} of the same subject`);
+        if (Date.now() - started > deps.settings.busyWaitMs)
+          throw new Error(`run ${job.runId} still waits for run ${claim.holder} of the same subject`);
         await delay(deps.settings.busyPollMs);
         continue;
       case 'claimed':
@@ -54,7 +55,10 @@ async function work(deps: JobDeps, run: Run, token: string): Promise<void> {
   const stopHeartbeat = startHeartbeat(deps, run.id, token, controller);
   let result: RunResult;
   try {
-    result = run.kind === 'check' ? await checkRun(deps, run, controller.signal) : await closeRun(deps, run, controller.signal);
+    result =
+      run.kind === 'check'
+        ? await checkRun(deps, run, controller.signal)
+        : await closeRun(deps, run, controller.signal);
   } catch (e) {
     stopHeartbeat();
     if (e instanceof LeaseLost || controller.signal.reason instanceof LeaseLost) {
@@ -69,15 +73,23 @@ async function work(deps: JobDeps, run: Run, token: string): Promise<void> {
     }
     // Cancelled while failing: the cancellation is what happened. Out of attempts: say why on the check run.
     const cancelled = controller.signal.aborted ? String(controller.signal.reason) : null;
-    result = cancelled !== null
-      ? { state: 'cancelled', conclusion: 'cancelled', summary: cancelled }
-      : { state: 'completed', conclusion: 'failure', summary: `could not run: ${message}` };
-    const checkRunId = run.kind === 'check' ? (await getRun(deps.store.pool, run.id))?.checkRunId ?? null : null;
+    result =
+      cancelled !== null
+        ? { state: 'cancelled', conclusion: 'cancelled', summary: cancelled }
+        : { state: 'completed', conclusion: 'failure', summary: `could not run: ${message}` };
+    const checkRunId = run.kind === 'check' ? ((await getRun(deps.store.pool, run.id))?.checkRunId ?? null) : null;
     if (checkRunId !== null) {
-      const outcome = cancelled !== null ? cancelledOutcome(cancelled) : errorOutcome(message, isConsortError(e) ? e.hint : undefined);
-      await (await deps.github(run.installationId, runContext(run))).completeCheckRun(run, checkRunId, outcome).catch((err: unknown) => {
-        deps.log.warn('could not conclude the check run', { runId: run.id, error: String(err) });
-      });
+      const outcome =
+        cancelled !== null
+          ? cancelledOutcome(cancelled)
+          : errorOutcome(message, isConsortError(e) ? e.hint : undefined);
+      await (
+        await deps.github(run.installationId, runContext(run))
+      )
+        .completeCheckRun(run, checkRunId, outcome)
+        .catch((err: unknown) => {
+          deps.log.warn('could not conclude the check run', { runId: run.id, error: String(err) });
+        });
     }
   }
   stopHeartbeat();
@@ -111,7 +123,8 @@ function startHeartbeat(deps: JobDeps, runId: number, token: string, controller:
       })
       .catch((e: unknown) => {
         deps.log.warn('heartbeat failed', { runId, error: String(e) });
-        if (Date.now() - lastRenewed > deps.settings.leaseSeconds * 1000) controller.abort(new LeaseLost('the lease could not be renewed'));
+        if (Date.now() - lastRenewed > deps.settings.leaseSeconds * 1000)
+          controller.abort(new LeaseLost('the lease could not be renewed'));
       })
       .finally(() => {
         busy = false;

@@ -64,6 +64,7 @@ export async function sweepAll(deps: JobDeps): Promise<void> {
       deps.log.warn('sweep failed for a repository', { repositoryId: repo.repositoryId, error: String(e) });
       return undefined;
     });
-    if (result && result.deleted.length + result.expired.length > 0) deps.log.info('swept branches', { repositoryId: repo.repositoryId, ...result });
+    if (result && result.deleted.length + result.expired.length > 0)
+      deps.log.info('swept branches', { repositoryId: repo.repositoryId, ...result });
   }
 }

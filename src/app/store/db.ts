@@ -10,7 +10,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ConsortError } from '../../core/errors.js';
 import { confineDatabase } from '../../branches/server-ops.js';
-import { quoteIdent, withAdvisoryLock, withClient, withDatabase, withTransaction, type Queryable } from '../../db/sql.js';
+import {
+  quoteIdent,
+  withAdvisoryLock,
+  withClient,
+  withDatabase,
+  withTransaction,
+  type Queryable,
+} from '../../db/sql.js';
 import { applyMigrations } from '../../migrations/runner.js';
 
 /** package.json's name: how the store finds its own migrations folder from wherever it is bundled. */
@@ -31,8 +38,10 @@ export interface Store {
 export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME) return dir;
-    if (path.dirname(dir) === dir) throw new ConsortError('internal', `Cannot find Consort's package root above ${from}.`);
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME)
+      return dir;
+    if (path.dirname(dir) === dir)
+      throw new ConsortError('internal', `Cannot find Consort's package root above ${from}.`);
   }
 }
 
@@ -45,9 +54,10 @@ export const STORE_MIGRATIONS_DIR = (): string => path.join(packageRoot(), 'migr
 export async function ensureStoreDatabase(adminUrl: string, name: string): Promise<string> {
   await withClient(adminUrl, async (db) => {
     const { rows } = await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (rows.length === 0) await db.query(`CREATE DATABASE ${quoteIdent(name)}`).catch((e: { code?: string }) => {
-      if (e.code !== '42P04') throw e; // created by another App process meanwhile
-    });
+    if (rows.length === 0)
+      await db.query(`CREATE DATABASE ${quoteIdent(name)}`).catch((e: { code?: string }) => {
+        if (e.code !== '42P04') throw e; // created by another App process meanwhile
+      });
     await confineDatabase(db, name);
   });
   return withDatabase(adminUrl, name);
@@ -55,24 +65,43 @@ export async function ensureStoreDatabase(adminUrl: string, name: string): Promi
 
 /** Bring the store's schema up to date; returns the names of the migrations applied now. */
 export async function migrateStore(url: string, dir: string = STORE_MIGRATIONS_DIR()): Promise<string[]> {
-  return withClient(url, (client) => withAdvisoryLock(client, 'consort_app:migrate', async () => {
-    // node-pg-migrate keeps its table in the schema, so the schema must exist before it runs.
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(STORE_SCHEMA)}`);
-    const result = await applyMigrations({
-      databaseUrl: url, dir, direction: 'up', migrationsTable: STORE_MIGRATIONS_TABLE, migrationsSchema: STORE_SCHEMA, relativeTo: path.dirname(dir),
-    });
-    if (!result.ok) {
-      const f = result.failed;
-      throw new ConsortError('internal', `The App's store migration ${f.file ?? f.name ?? ''} failed: ${f.error.message}`, {
-        hint: 'The App cannot start on a store it cannot migrate; check DATABASE_URL points at a database the App may write.',
-      });
-    }
-    return result.applied.map((m) => m.name);
-  }), { applicationName: 'consort-app' });
+  return withClient(
+    url,
+    (client) =>
+      withAdvisoryLock(client, 'consort_app:migrate', async () => {
+        // node-pg-migrate keeps its table in the schema, so the schema must exist before it runs.
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(STORE_SCHEMA)}`);
+        const result = await applyMigrations({
+          databaseUrl: url,
+          dir,
+          direction: 'up',
+          migrationsTable: STORE_MIGRATIONS_TABLE,
+          migrationsSchema: STORE_SCHEMA,
+          relativeTo: path.dirname(dir),
+        });
+        if (!result.ok) {
+          const f = result.failed;
+          throw new ConsortError(
+            'internal',
+            `The App's store migration ${f.file ?? f.name ?? ''} failed: ${f.error.message}`,
+            {
+              hint: 'The App cannot start on a store it cannot migrate; check DATABASE_URL points at a database the App may write.',
+            },
+          );
+        }
+        return result.applied.map((m) => m.name);
+      }),
+    { applicationName: 'consort-app' },
+  );
 }
 
 export function openStore(url: string, options: { max?: number } = {}): Store {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, application_name: 'consort-app', connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: 'consort-app',
+    connectionTimeoutMillis: 10_000,
+  });
   pool.on('error', () => undefined); // an idle client dying with the server must not crash the App
   return {
     pool,
@@ -92,7 +121,12 @@ export function openStore(url: string, options: { max?: number } = {}): Store {
  * Hold a repository-wide lock while `fn` runs: checks share it, promoting migrations to the parent
  * branch takes it alone (a template copy of the parent fails while anything is connected to it).
  */
-export async function withRepositoryLock<T>(store: Store, repositoryId: number, mode: 'shared' | 'exclusive', fn: () => Promise<T>): Promise<T> {
+export async function withRepositoryLock<T>(
+  store: Store,
+  repositoryId: number,
+  mode: 'shared' | 'exclusive',
+  fn: () => Promise<T>,
+): Promise<T> {
   const client = await store.pool.connect();
   const key = `consort_app:repository:${repositoryId}`;
   try {
@@ -100,7 +134,9 @@ export async function withRepositoryLock<T>(store: Store, repositoryId: number, 
     try {
       return await fn();
     } finally {
-      await client.query(`SELECT pg_advisory_unlock${mode === 'shared' ? '_shared' : ''}(hashtextextended($1, 0))`, [key]).catch(() => undefined);
+      await client
+        .query(`SELECT pg_advisory_unlock${mode === 'shared' ? '_shared' : ''}(hashtextextended($1, 0))`, [key])
+        .catch(() => undefined);
     }
   } finally {
     client.release();
@@ -109,4 +145,5 @@ export async function withRepositoryLock<T>(store: Store, repositoryId: number, 
 
 /** bigint columns arrive as strings; every id the App stores fits a JS number. */
 export const num = (value: unknown): number => Number(value);
-export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+export const numOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);

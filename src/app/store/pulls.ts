@@ -37,15 +37,30 @@ export async function recordDelivery(db: Db, d: DeliveryRecord): Promise<boolean
 
 function toPull(r: Record<string, unknown>): PullRecord {
   return {
-    repositoryId: num(r.repository_id), installationId: num(r.installation_id), owner: String(r.owner), repo: String(r.repo), number: num(r.number),
-    headSha: String(r.head_sha), headRef: String(r.head_ref), baseSha: String(r.base_sha), baseRef: String(r.base_ref), fork: r.fork === true,
-    state: r.state as PullState, headRecordedAt: r.head_recorded_at as Date,
+    repositoryId: num(r.repository_id),
+    installationId: num(r.installation_id),
+    owner: String(r.owner),
+    repo: String(r.repo),
+    number: num(r.number),
+    headSha: String(r.head_sha),
+    headRef: String(r.head_ref),
+    baseSha: String(r.base_sha),
+    baseRef: String(r.base_ref),
+    fork: r.fork === true,
+    state: r.state as PullState,
+    headRecordedAt: r.head_recorded_at as Date,
   };
 }
 
 /** Insert or update a pull request; returns the head SHA recorded before (null when new). */
-export async function upsertPull(db: Db, p: Omit<PullRecord, 'headRecordedAt'>): Promise<{ previousHead: string | null; pull: PullRecord }> {
-  const before = await db.query('SELECT head_sha FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2 FOR UPDATE', [p.repositoryId, p.number]);
+export async function upsertPull(
+  db: Db,
+  p: Omit<PullRecord, 'headRecordedAt'>,
+): Promise<{ previousHead: string | null; pull: PullRecord }> {
+  const before = await db.query(
+    'SELECT head_sha FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2 FOR UPDATE',
+    [p.repositoryId, p.number],
+  );
   const { rows } = await db.query(
     `INSERT INTO consort_app.pull_requests (repository_id, number, installation_id, owner, repo, head_sha, head_ref, base_sha, base_ref, fork, state)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -54,38 +69,75 @@ export async function upsertPull(db: Db, p: Omit<PullRecord, 'headRecordedAt'>):
        head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, base_sha = EXCLUDED.base_sha, base_ref = EXCLUDED.base_ref,
        fork = EXCLUDED.fork, state = EXCLUDED.state, updated_at = now()
      RETURNING *`,
-    [p.repositoryId, p.number, p.installationId, p.owner, p.repo, p.headSha, p.headRef, p.baseSha, p.baseRef, p.fork, p.state],
+    [
+      p.repositoryId,
+      p.number,
+      p.installationId,
+      p.owner,
+      p.repo,
+      p.headSha,
+      p.headRef,
+      p.baseSha,
+      p.baseRef,
+      p.fork,
+      p.state,
+    ],
   );
   return { previousHead: before.rows[0] ? String(before.rows[0].head_sha) : null, pull: toPull(rows[0]) };
 }
 
 export async function getPull(db: Db, repositoryId: number, number: number): Promise<PullRecord | undefined> {
-  const { rows } = await db.query('SELECT * FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2', [repositoryId, number]);
+  const { rows } = await db.query('SELECT * FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2', [
+    repositoryId,
+    number,
+  ]);
   return rows[0] ? toPull(rows[0]) : undefined;
 }
 
 /** Numbers of the repository's pull requests the App knows are closed or merged. */
 export async function closedPulls(db: Db, repositoryId: number): Promise<Set<number>> {
-  const { rows } = await db.query("SELECT number FROM consort_app.pull_requests WHERE repository_id = $1 AND state <> 'open'", [repositoryId]);
+  const { rows } = await db.query(
+    "SELECT number FROM consort_app.pull_requests WHERE repository_id = $1 AND state <> 'open'",
+    [repositoryId],
+  );
   return new Set(rows.map((r) => num(r.number)));
 }
 
 /** Every repository the App has seen a pull request in (what the sweep visits). */
 export async function knownRepositories(db: Db): Promise<RepoRef[]> {
   const { rows } = await db.query(
-    `SELECT DISTINCT ON (repository_id) repository_id, installation_id, owner, repo FROM consort_app.pull_requests ORDER BY repository_id, updated_at DESC`);
-  return rows.map((r) => ({ repositoryId: num(r.repository_id), installationId: num(r.installation_id), owner: String(r.owner), repo: String(r.repo) }));
+    `SELECT DISTINCT ON (repository_id) repository_id, installation_id, owner, repo FROM consort_app.pull_requests ORDER BY repository_id, updated_at DESC`,
+  );
+  return rows.map((r) => ({
+    repositoryId: num(r.repository_id),
+    installationId: num(r.installation_id),
+    owner: String(r.owner),
+    repo: String(r.repo),
+  }));
 }
 
-export async function approveForkRun(db: Db, repositoryId: number, pr: number, headSha: string, approver: string): Promise<void> {
+export async function approveForkRun(
+  db: Db,
+  repositoryId: number,
+  pr: number,
+  headSha: string,
+  approver: string,
+): Promise<void> {
   await db.query(
     'INSERT INTO consort_app.fork_approvals (repository_id, pr, head_sha, approver) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING',
     [repositoryId, pr, headSha, approver],
   );
 }
 
-export async function forkRunApproval(db: Db, repositoryId: number, pr: number, headSha: string): Promise<{ approver: string; approvedAt: Date } | undefined> {
+export async function forkRunApproval(
+  db: Db,
+  repositoryId: number,
+  pr: number,
+  headSha: string,
+): Promise<{ approver: string; approvedAt: Date } | undefined> {
   const { rows } = await db.query(
-    'SELECT approver, approved_at FROM consort_app.fork_approvals WHERE repository_id = $1 AND pr = $2 AND head_sha = $3', [repositoryId, pr, headSha]);
+    'SELECT approver, approved_at FROM consort_app.fork_approvals WHERE repository_id = $1 AND pr = $2 AND head_sha = $3',
+    [repositoryId, pr, headSha],
+  );
   return rows[0] ? { approver: String(rows[0].approver), approvedAt: rows[0].approved_at as Date } : undefined;
 }

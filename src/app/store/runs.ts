@@ -59,12 +59,28 @@ const COLUMNS = `id, kind, subject, repository_id, installation_id, owner, repo,
 
 function toRun(r: Record<string, unknown>): Run {
   return {
-    id: num(r.id), kind: r.kind as RunKind, subject: String(r.subject), repositoryId: num(r.repository_id), installationId: num(r.installation_id),
-    owner: String(r.owner), repo: String(r.repo), pr: numOrNull(r.pr), headSha: String(r.head_sha), headRef: String(r.head_ref),
-    baseSha: String(r.base_sha), baseRef: String(r.base_ref), fork: r.fork === true, merged: r.merged === true,
-    deliveryId: r.delivery_id === null ? null : String(r.delivery_id), state: r.state as RunState,
-    conclusion: (r.conclusion as string | null) ?? null, summary: (r.summary as string | null) ?? null,
-    cancelReason: (r.cancel_reason as string | null) ?? null, checkRunId: numOrNull(r.check_run_id), attempts: num(r.attempts), createdAt: r.created_at as Date,
+    id: num(r.id),
+    kind: r.kind as RunKind,
+    subject: String(r.subject),
+    repositoryId: num(r.repository_id),
+    installationId: num(r.installation_id),
+    owner: String(r.owner),
+    repo: String(r.repo),
+    pr: numOrNull(r.pr),
+    headSha: String(r.head_sha),
+    headRef: String(r.head_ref),
+    baseSha: String(r.base_sha),
+    baseRef: String(r.base_ref),
+    fork: r.fork === true,
+    merged: r.merged === true,
+    deliveryId: r.delivery_id === null ? null : String(r.delivery_id),
+    state: r.state as RunState,
+    conclusion: (r.conclusion as string | null) ?? null,
+    summary: (r.summary as string | null) ?? null,
+    cancelReason: (r.cancel_reason as string | null) ?? null,
+    checkRunId: numOrNull(r.check_run_id),
+    attempts: num(r.attempts),
+    createdAt: r.created_at as Date,
   };
 }
 
@@ -76,7 +92,22 @@ export async function insertRun(db: Db, run: NewRun, reason: string): Promise<Ru
   const { rows } = await db.query(
     `INSERT INTO consort_app.runs (kind, subject, repository_id, installation_id, owner, repo, pr, head_sha, head_ref, base_sha, base_ref, fork, merged, delivery_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
-    [run.kind, run.subject, run.repositoryId, run.installationId, run.owner, run.repo, run.pr, run.headSha, run.headRef, run.baseSha, run.baseRef, run.fork, run.merged, run.deliveryId],
+    [
+      run.kind,
+      run.subject,
+      run.repositoryId,
+      run.installationId,
+      run.owner,
+      run.repo,
+      run.pr,
+      run.headSha,
+      run.headRef,
+      run.baseSha,
+      run.baseRef,
+      run.fork,
+      run.merged,
+      run.deliveryId,
+    ],
   );
   const inserted = toRun(rows[0]);
   await cancelSubject(db, run.subject, reason, inserted.id);
@@ -84,7 +115,12 @@ export async function insertRun(db: Db, run: NewRun, reason: string): Promise<Ru
 }
 
 /** Cancel every live check run of a subject older than `before` (all of them when omitted). */
-export async function cancelSubject(db: Db, subject: string, reason: string, before: number = Number.MAX_SAFE_INTEGER): Promise<number[]> {
+export async function cancelSubject(
+  db: Db,
+  subject: string,
+  reason: string,
+  before: number = Number.MAX_SAFE_INTEGER,
+): Promise<number[]> {
   const { rows } = await db.query(
     `UPDATE consort_app.runs SET cancel_reason = COALESCE(cancel_reason, $2),
        state = CASE WHEN state = 'blocked' THEN 'cancelled' ELSE state END,
@@ -108,12 +144,17 @@ export async function findRunByCheckRun(db: Db, checkRunId: number): Promise<Run
 /** The newest check of a repository at a commit (a pull request head or a merge group's). */
 export async function latestRunAt(db: Db, repositoryId: number, headSha: string): Promise<Run | undefined> {
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM consort_app.runs WHERE repository_id = $1 AND head_sha = $2 AND kind = 'check' ORDER BY id DESC LIMIT 1`, [repositoryId, headSha]);
+    `SELECT ${COLUMNS} FROM consort_app.runs WHERE repository_id = $1 AND head_sha = $2 AND kind = 'check' ORDER BY id DESC LIMIT 1`,
+    [repositoryId, headSha],
+  );
   return rows[0] ? toRun(rows[0]) : undefined;
 }
 
 export async function latestRun(db: Db, subject: string, kind: RunKind = 'check'): Promise<Run | undefined> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM consort_app.runs WHERE subject = $1 AND kind = $2 ORDER BY id DESC LIMIT 1`, [subject, kind]);
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM consort_app.runs WHERE subject = $1 AND kind = $2 ORDER BY id DESC LIMIT 1`,
+    [subject, kind],
+  );
   return rows[0] ? toRun(rows[0]) : undefined;
 }
 
@@ -125,7 +166,9 @@ export async function setCheckRun(db: Db, id: number, checkRunId: number): Promi
 export async function dropCancelled(db: Db, id: number): Promise<void> {
   await db.query(
     `UPDATE consort_app.runs SET state = 'cancelled', conclusion = 'cancelled', summary = cancel_reason, finished_at = now()
-     WHERE id = $1 AND state = 'queued' AND cancel_reason IS NOT NULL`, [id]);
+     WHERE id = $1 AND state = 'queued' AND cancel_reason IS NOT NULL`,
+    [id],
+  );
 }
 
 /** A fork's run waiting for `/consort allow-run`: no job holds it. */
@@ -159,33 +202,52 @@ async function claimIn(db: Db, id: number, token: string, leaseSeconds: number):
   if (!run) return { kind: 'done', run };
   // Claims of one subject take turns, so two runs can never both see the other as not live.
   await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`consort_app:subject:${run.subject}`]);
-  const { rows: mine } = await db.query(`SELECT ${COLUMNS}, lease_until > now() AS leased FROM consort_app.runs WHERE id = $1 FOR UPDATE`, [id]);
+  const { rows: mine } = await db.query(
+    `SELECT ${COLUMNS}, lease_until > now() AS leased FROM consort_app.runs WHERE id = $1 FOR UPDATE`,
+    [id],
+  );
   const current = toRun(mine[0]);
   const leased = mine[0].leased === true;
-  if (current.state === 'completed' || current.state === 'cancelled' || current.state === 'blocked') return { kind: 'done', run: current };
+  if (current.state === 'completed' || current.state === 'cancelled' || current.state === 'blocked')
+    return { kind: 'done', run: current };
   if (current.state === 'running' && leased) return { kind: 'done', run: current };
   if (current.cancelReason !== null) {
     const { rows } = await db.query(
       `UPDATE consort_app.runs SET state = 'cancelled', conclusion = 'cancelled', summary = cancel_reason, finished_at = now(), lease_owner = NULL
-       WHERE id = $1 RETURNING ${COLUMNS}`, [id]);
+       WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id],
+    );
     return { kind: 'cancelled', run: toRun(rows[0]) };
   }
   const { rows: live } = await db.query(
-    `SELECT id FROM consort_app.runs WHERE subject = $1 AND id <> $2 AND state = 'running' AND lease_until > now() LIMIT 1`, [run.subject, id]);
+    `SELECT id FROM consort_app.runs WHERE subject = $1 AND id <> $2 AND state = 'running' AND lease_until > now() LIMIT 1`,
+    [run.subject, id],
+  );
   if (live[0]) return { kind: 'busy', holder: num(live[0].id) };
   const { rows } = await db.query(
     `UPDATE consort_app.runs SET state = 'running', lease_owner = $2, lease_until = now() + make_interval(secs => $3),
        attempts = attempts + 1, started_at = COALESCE(started_at, now())
-     WHERE id = $1 RETURNING ${COLUMNS}`, [id, token, leaseSeconds]);
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, token, leaseSeconds],
+  );
   return { kind: 'claimed', run: toRun(rows[0]) };
 }
 
 /** Renew the lease; says whether the run is still ours and why it should stop, if it should. */
-export async function heartbeat(db: Db, id: number, token: string, leaseSeconds: number): Promise<{ owned: boolean; cancelReason: string | null }> {
+export async function heartbeat(
+  db: Db,
+  id: number,
+  token: string,
+  leaseSeconds: number,
+): Promise<{ owned: boolean; cancelReason: string | null }> {
   const { rows } = await db.query(
     `UPDATE consort_app.runs SET lease_until = now() + make_interval(secs => $3)
-     WHERE id = $1 AND lease_owner = $2 AND state = 'running' RETURNING cancel_reason`, [id, token, leaseSeconds]);
-  return rows[0] ? { owned: true, cancelReason: (rows[0].cancel_reason as string | null) ?? null } : { owned: false, cancelReason: null };
+     WHERE id = $1 AND lease_owner = $2 AND state = 'running' RETURNING cancel_reason`,
+    [id, token, leaseSeconds],
+  );
+  return rows[0]
+    ? { owned: true, cancelReason: (rows[0].cancel_reason as string | null) ?? null }
+    : { owned: false, cancelReason: null };
 }
 
 export interface RunResult {
@@ -200,19 +262,25 @@ export interface RunResult {
 export async function finishRun(db: Db, id: number, token: string, result: RunResult): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE consort_app.runs SET state = $3, conclusion = $4, summary = $5, finished_at = now(), lease_owner = NULL, lease_until = NULL
-     WHERE id = $1 AND lease_owner = $2 AND state = 'running'`, [id, token, result.state, result.conclusion, result.summary]);
+     WHERE id = $1 AND lease_owner = $2 AND state = 'running'`,
+    [id, token, result.state, result.conclusion, result.summary],
+  );
   return rowCount === 1;
 }
 
 /** Give a run back (its job failed and will be retried): queued again, claimable by any process. */
 export async function releaseRun(db: Db, id: number, token: string): Promise<void> {
   await db.query(
-    `UPDATE consort_app.runs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2 AND state = 'running'`, [id, token]);
+    `UPDATE consort_app.runs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2 AND state = 'running'`,
+    [id, token],
+  );
 }
 
 /** Runs whose process stopped renewing the lease: the sweep hands them to a live process. */
 export async function expiredRuns(db: Db): Promise<Run[]> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM consort_app.runs WHERE state = 'running' AND lease_until < now() ORDER BY id`);
+  const { rows } = await db.query(
+    `SELECT ${COLUMNS} FROM consort_app.runs WHERE state = 'running' AND lease_until < now() ORDER BY id`,
+  );
   return rows.map(toRun);
 }
 
@@ -220,7 +288,9 @@ export async function expiredRuns(db: Db): Promise<Run[]> {
 export async function unannouncedRuns(db: Db, olderThanSeconds: number): Promise<Run[]> {
   const { rows } = await db.query(
     `SELECT ${COLUMNS} FROM consort_app.runs WHERE kind = 'check' AND state = 'queued' AND check_run_id IS NULL AND cancel_reason IS NULL
-       AND created_at < now() - make_interval(secs => $1) ORDER BY id`, [olderThanSeconds]);
+       AND created_at < now() - make_interval(secs => $1) ORDER BY id`,
+    [olderThanSeconds],
+  );
   return rows.map(toRun);
 }
 

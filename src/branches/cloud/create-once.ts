@@ -41,16 +41,24 @@ export async function createOnce<T>(options: CreateOnceOptions<T>): Promise<T> {
     }
     const found = await options.lookup();
     if (found?.ours) {
-      options.log?.(`"${options.name}": the service made the branch although the request failed (${doubt!.why}); using it.`);
+      options.log?.(
+        `"${options.name}": the service made the branch although the request failed (${doubt!.why}); using it.`,
+      );
       return found.value();
     }
     if (found) {
-      throw new ConsortError('branch-exists', `Branch "${options.name}" was created by another request while Consort's own was in doubt (${found.why}).`, {
-        hint: 'Another run may be using this name: wait for it, or delete the branch, then retry.',
-        cause: doubt,
-      });
+      throw new ConsortError(
+        'branch-exists',
+        `Branch "${options.name}" was created by another request while Consort's own was in doubt (${found.why}).`,
+        {
+          hint: 'Another run may be using this name: wait for it, or delete the branch, then retry.',
+          cause: doubt,
+        },
+      );
     }
-    options.log?.(`"${options.name}": the create request failed (${doubt!.why}) and no such branch exists; sending it again.`);
+    options.log?.(
+      `"${options.name}": the create request failed (${doubt!.why}) and no such branch exists; sending it again.`,
+    );
   }
   throw doubt!;
 }

@@ -12,7 +12,14 @@ import { assertBranchName, ROOT_BRANCH } from '../../core/branch-name.js';
 import { formatDuration } from '../../core/duration.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import type {
-  BranchProvider, BranchRecord, Capabilities, CreateBranchOptions, DeleteBranchOptions, EnsureOutcome, GcResult, ProviderName,
+  BranchProvider,
+  BranchRecord,
+  Capabilities,
+  CreateBranchOptions,
+  DeleteBranchOptions,
+  EnsureOutcome,
+  GcResult,
+  ProviderName,
 } from '../../ports/branch-provider.js';
 import { assertNotReserved } from '../database-name.js';
 import type { BranchService, RemoteBranch } from './service.js';
@@ -32,13 +39,21 @@ export class CloudBranchProvider implements BranchProvider {
   readonly name: ProviderName;
   private caps: Promise<Capabilities> | undefined;
 
-  constructor(private readonly service: BranchService, private readonly options: CloudProviderOptions = {}) {
+  constructor(
+    private readonly service: BranchService,
+    private readonly options: CloudProviderOptions = {},
+  ) {
     this.name = service.provider;
   }
 
   capabilities(): Promise<Capabilities> {
     this.caps ??= this.service.describe().then(
-      (d) => ({ provider: this.name, mode: 'native' as const, modeReason: d.modeReason, serverVersion: d.serverVersion }),
+      (d) => ({
+        provider: this.name,
+        mode: 'native' as const,
+        modeReason: d.modeReason,
+        serverVersion: d.serverVersion,
+      }),
       (e: unknown) => {
         this.caps = undefined;
         throw e;
@@ -55,7 +70,11 @@ export class CloudBranchProvider implements BranchProvider {
   async create(options: CreateBranchOptions): Promise<BranchRecord> {
     const name = assertBranchName(options.name);
     assertNotReserved(name);
-    if (name.startsWith(STAGE_PREFIX)) throw new ConsortError('invalid-input', `Names starting with "${STAGE_PREFIX}" are reserved for Consort's staging branches.`);
+    if (name.startsWith(STAGE_PREFIX))
+      throw new ConsortError(
+        'invalid-input',
+        `Names starting with "${STAGE_PREFIX}" are reserved for Consort's staging branches.`,
+      );
     const tree = await this.tree();
     if (tree.find(name)) {
       throw new ConsortError('branch-exists', `Branch "${name}" already exists.`, {
@@ -67,18 +86,44 @@ export class CloudBranchProvider implements BranchProvider {
     const annotations = { 'created-by': 'consort', ...options.annotations };
     const common = { ...(ttlMs !== undefined ? { ttlMs } : {}), annotations };
     if (!options.prepare) {
-      const remote = await this.service.create({ name, parentId: parent.id, ...common, ...(options.at ? { at: options.at } : {}), ...(options.gitBranch ? { gitBranch: options.gitBranch } : {}) });
+      const remote = await this.service.create({
+        name,
+        parentId: parent.id,
+        ...common,
+        ...(options.at ? { at: options.at } : {}),
+        ...(options.gitBranch ? { gitBranch: options.gitBranch } : {}),
+      });
       await this.verifyOrDelete(remote, name, parent, tree.nameOf(parent));
       return toRecord(remote, tree.nameOf(parent));
     }
-    const stage = await this.service.create({ name: `${STAGE_PREFIX}${randomBytes(5).toString('hex')}`, parentId: parent.id, ...common, ...(options.at ? { at: options.at } : {}) });
+    const stage = await this.service.create({
+      name: `${STAGE_PREFIX}${randomBytes(5).toString('hex')}`,
+      parentId: parent.id,
+      ...common,
+      ...(options.at ? { at: options.at } : {}),
+    });
     let published: RemoteBranch | undefined;
     try {
       const url = await this.requireUri(stage, name);
-      await verifyBranchUrl({ branch: name, url, parent: tree.nameOf(parent), parentUrl: await this.service.connectionUri(parent) });
+      await verifyBranchUrl({
+        branch: name,
+        url,
+        parent: tree.nameOf(parent),
+        parentUrl: await this.service.connectionUri(parent),
+      });
       await options.prepare(url);
-      published = await this.service.create({ name, parentId: stage.id, ...common, ...(options.gitBranch ? { gitBranch: options.gitBranch } : {}) });
-      await verifyBranchUrl({ branch: name, url: await this.requireUri(published, name), parent: tree.nameOf(parent), parentUrl: url });
+      published = await this.service.create({
+        name,
+        parentId: stage.id,
+        ...common,
+        ...(options.gitBranch ? { gitBranch: options.gitBranch } : {}),
+      });
+      await verifyBranchUrl({
+        branch: name,
+        url: await this.requireUri(published, name),
+        parent: tree.nameOf(parent),
+        parentUrl: url,
+      });
       return toRecord(published, tree.nameOf(parent));
     } catch (e) {
       if (published) await this.service.delete(published).catch(() => undefined);
@@ -115,18 +160,29 @@ export class CloudBranchProvider implements BranchProvider {
 
   async delete(name: string, options: DeleteBranchOptions = {}): Promise<string[]> {
     if (name === ROOT_BRANCH) {
-      throw new ConsortError('protected-branch', 'The root branch "main" (the project\'s default branch) cannot be deleted by Consort.', {
-        hint: 'Delete other branches, or manage the default branch in the service\'s console.',
-      });
+      throw new ConsortError(
+        'protected-branch',
+        'The root branch "main" (the project\'s default branch) cannot be deleted by Consort.',
+        {
+          hint: "Delete other branches, or manage the default branch in the service's console.",
+        },
+      );
     }
     const tree = await this.tree();
     const target = this.required(tree, name);
     const subtree = tree.subtree(target);
     const children = subtree.filter((b) => b !== target);
     if (children.length > 0 && !options.recursive) {
-      throw new ConsortError('branch-has-children', `Branch "${name}" has ${children.length} child branch(es): ${children.map((c) => tree.nameOf(c)).sort().join(', ')}.`, {
-        hint: `Delete them first, or pass --recursive to delete "${name}" and everything forked from it.`,
-      });
+      throw new ConsortError(
+        'branch-has-children',
+        `Branch "${name}" has ${children.length} child branch(es): ${children
+          .map((c) => tree.nameOf(c))
+          .sort()
+          .join(', ')}.`,
+        {
+          hint: `Delete them first, or pass --recursive to delete "${name}" and everything forked from it.`,
+        },
+      );
     }
     const deleted: string[] = [];
     for (const branch of subtree.reverse()) {
@@ -139,14 +195,19 @@ export class CloudBranchProvider implements BranchProvider {
   }
 
   async reset(name: string): Promise<BranchRecord> {
-    if (name === ROOT_BRANCH) throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
+    if (name === ROOT_BRANCH)
+      throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
     const tree = await this.tree();
     const target = this.required(tree, name);
     const children = tree.subtree(target).filter((b) => b !== target);
     if (children.length > 0) {
-      throw new ConsortError('branch-has-children', `Branch "${name}" cannot be reset while it has child branches (${children.map((c) => tree.nameOf(c)).join(', ')}).`, {
-        hint: 'The service cannot replace a branch under its children: delete them first.',
-      });
+      throw new ConsortError(
+        'branch-has-children',
+        `Branch "${name}" cannot be reset while it has child branches (${children.map((c) => tree.nameOf(c)).join(', ')}).`,
+        {
+          hint: 'The service cannot replace a branch under its children: delete them first.',
+        },
+      );
     }
     const parentName = tree.parentName(target)!;
     const parent = this.required(tree, parentName);
@@ -156,21 +217,35 @@ export class CloudBranchProvider implements BranchProvider {
       // a staging name — gc removes it once it has no children left.
       const hidden = tree.children(target);
       const preserveUnderName = hidden.length > 0 ? `${STAGE_PREFIX}${randomBytes(5).toString('hex')}` : undefined;
-      if (preserveUnderName) this.options.log?.(`${this.name}: "${name}" has ${hidden.length} hidden staging branch(es); keeping its old state as ${preserveUnderName} for them.`);
+      if (preserveUnderName)
+        this.options.log?.(
+          `${this.name}: "${name}" has ${hidden.length} hidden staging branch(es); keeping its old state as ${preserveUnderName} for them.`,
+        );
       await this.service.restore(target, parent, preserveUnderName ? { preserveUnderName } : {});
       await this.verifyOrDelete(target, name, parent, parentName, false);
       return toRecord(target, parentName);
     }
     // No in-place reset: delete and fork again under the same name, keeping expiry and pairing.
-    const remainingTtl = target.expiresAt ? Math.max(60_000, target.expiresAt.getTime() - this.now().getTime()) : undefined;
+    const remainingTtl = target.expiresAt
+      ? Math.max(60_000, target.expiresAt.getTime() - this.now().getTime())
+      : undefined;
     await this.delete(name);
     try {
-      return await this.create({ name, parent: parentName, ...(remainingTtl ? { ttlMs: remainingTtl } : {}), ...(target.gitBranch ? { gitBranch: target.gitBranch } : {}) });
-    } catch (e) {
-      throw new ConsortError(isConsortError(e) ? e.code : 'service-error', `Branch "${name}" was deleted for the reset, but forking it again from "${parentName}" failed: ${(e as Error).message}`, {
-        hint: `Create it again with \`consort branch create ${name} --from ${parentName}\`.`,
-        cause: e,
+      return await this.create({
+        name,
+        parent: parentName,
+        ...(remainingTtl ? { ttlMs: remainingTtl } : {}),
+        ...(target.gitBranch ? { gitBranch: target.gitBranch } : {}),
       });
+    } catch (e) {
+      throw new ConsortError(
+        isConsortError(e) ? e.code : 'service-error',
+        `Branch "${name}" was deleted for the reset, but forking it again from "${parentName}" failed: ${(e as Error).message}`,
+        {
+          hint: `Create it again with \`consort branch create ${name} --from ${parentName}\`.`,
+          cause: e,
+        },
+      );
     }
   }
 
@@ -187,7 +262,12 @@ export class CloudBranchProvider implements BranchProvider {
     const parentName = tree.parentName(branch);
     if (!parentName) return;
     const parent = this.required(tree, parentName);
-    await verifyBranchUrl({ branch: name, url, parent: parentName, parentUrl: await this.service.connectionUri(parent) });
+    await verifyBranchUrl({
+      branch: name,
+      url,
+      parent: parentName,
+      parentUrl: await this.service.connectionUri(parent),
+    });
   }
 
   async gc(now: Date = this.now()): Promise<GcResult> {
@@ -227,7 +307,10 @@ export class CloudBranchProvider implements BranchProvider {
 
   private required(tree: Tree, name: string): RemoteBranch {
     const branch = tree.find(name);
-    if (!branch) throw new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, { hint: 'List branches with `consort branch list`.' });
+    if (!branch)
+      throw new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, {
+        hint: 'List branches with `consort branch list`.',
+      });
     return branch;
   }
 
@@ -241,9 +324,20 @@ export class CloudBranchProvider implements BranchProvider {
     return url;
   }
 
-  private async verifyOrDelete(remote: RemoteBranch, name: string, parent: RemoteBranch, parentName: string, deleteOnFailure = true): Promise<void> {
+  private async verifyOrDelete(
+    remote: RemoteBranch,
+    name: string,
+    parent: RemoteBranch,
+    parentName: string,
+    deleteOnFailure = true,
+  ): Promise<void> {
     try {
-      await verifyBranchUrl({ branch: name, url: await this.requireUri(remote, name), parent: parentName, parentUrl: await this.service.connectionUri(parent) });
+      await verifyBranchUrl({
+        branch: name,
+        url: await this.requireUri(remote, name),
+        parent: parentName,
+        parentUrl: await this.service.connectionUri(parent),
+      });
     } catch (e) {
       if (deleteOnFailure) await this.service.delete(remote).catch(() => undefined);
       throw e;
@@ -252,7 +346,9 @@ export class CloudBranchProvider implements BranchProvider {
 
   private clampTtl(name: string, ttlMs: number | undefined): number | undefined {
     if (ttlMs === undefined || ttlMs <= this.service.maxTtlMs) return ttlMs;
-    this.options.log?.(`${this.name}: a TTL of ${formatDuration(ttlMs)} for "${name}" is longer than the service allows; using ${formatDuration(this.service.maxTtlMs)}.`);
+    this.options.log?.(
+      `${this.name}: a TTL of ${formatDuration(ttlMs)} for "${name}" is longer than the service allows; using ${formatDuration(this.service.maxTtlMs)}.`,
+    );
     return this.service.maxTtlMs;
   }
 

@@ -26,15 +26,37 @@ const FINGERPRINT_SQL = `SELECT current_database() AS database, inet_server_addr
   pg_postmaster_start_time()::text AS started, current_setting('neon.timeline_id', true) AS timeline`;
 
 export async function fingerprint(url: string): Promise<Fingerprint> {
-  return withClient(url, async (db) => {
-    const { rows } = await db.query<{ database: string; address: string | null; port: number | null; started: string; timeline: string | null }>(FINGERPRINT_SQL);
-    const r = rows[0]!;
-    return { database: r.database, address: r.address, port: r.port, startedAt: r.started, timeline: r.timeline || null };
-  }, { applicationName: 'consort-verify' });
+  return withClient(
+    url,
+    async (db) => {
+      const { rows } = await db.query<{
+        database: string;
+        address: string | null;
+        port: number | null;
+        started: string;
+        timeline: string | null;
+      }>(FINGERPRINT_SQL);
+      const r = rows[0]!;
+      return {
+        database: r.database,
+        address: r.address,
+        port: r.port,
+        startedAt: r.started,
+        timeline: r.timeline || null,
+      };
+    },
+    { applicationName: 'consort-verify' },
+  );
 }
 
 export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
-  return a.database === b.database && a.address === b.address && a.port === b.port && a.startedAt === b.startedAt && a.timeline === b.timeline;
+  return (
+    a.database === b.database &&
+    a.address === b.address &&
+    a.port === b.port &&
+    a.startedAt === b.startedAt &&
+    a.timeline === b.timeline
+  );
 }
 
 /** host:port/database of a connection URL (credentials and parameters ignored). */
@@ -54,18 +76,27 @@ export interface VerifyInput {
 /** Throws unless `url` reaches `branch` itself; reads only. */
 export async function verifyBranchUrl(input: VerifyInput): Promise<void> {
   const refuse = (why: string) =>
-    new ConsortError('internal', `The URL for branch "${input.branch}" (${maskUrl(input.url)}) ${why}; refusing to use it.`, {
-      hint: 'Nothing was written. This is a service or provider bug: report it, and do not run migrations with this URL.',
-    });
-  if (input.parentUrl && urlAddress(input.url) === urlAddress(input.parentUrl)) throw refuse(`is the address of its parent "${input.parent}"`);
+    new ConsortError(
+      'internal',
+      `The URL for branch "${input.branch}" (${maskUrl(input.url)}) ${why}; refusing to use it.`,
+      {
+        hint: 'Nothing was written. This is a service or provider bug: report it, and do not run migrations with this URL.',
+      },
+    );
+  if (input.parentUrl && urlAddress(input.url) === urlAddress(input.parentUrl))
+    throw refuse(`is the address of its parent "${input.parent}"`);
   let mine: Fingerprint;
   try {
     mine = await fingerprint(input.url);
   } catch (e) {
-    throw new ConsortError('service-error', `Could not connect to the new branch "${input.branch}" to verify it: ${(e as Error).message}`, {
-      hint: 'The endpoint may still be starting, or the credentials lack access to the database: retry, and check the role/database settings.',
-      cause: e,
-    });
+    throw new ConsortError(
+      'service-error',
+      `Could not connect to the new branch "${input.branch}" to verify it: ${(e as Error).message}`,
+      {
+        hint: 'The endpoint may still be starting, or the credentials lack access to the database: retry, and check the role/database settings.',
+        cause: e,
+      },
+    );
   }
   if (!input.parentUrl) return;
   const theirs = await fingerprint(input.parentUrl);

@@ -62,14 +62,27 @@ const IDEMPOTENT = new Set<Method>(['GET', 'DELETE']);
 /** Answers that say the server did not act on the request (locked, rate-limited, unavailable). */
 const NOT_ACTED_ON: ReadonlySet<number> = new Set([423, 429, 503]);
 /** Network failures that happen before a request leaves this machine. */
-const BEFORE_SENDING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const BEFORE_SENDING = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * A non-idempotent request whose outcome is unknown: the server may have acted on it. The caller
  * must find out (look the resource up by name) rather than send it again.
  */
 export class AmbiguousRequestError extends ConsortError {
-  constructor(readonly service: string, readonly method: Method, readonly path: string, readonly why: string, cause?: unknown) {
+  constructor(
+    readonly service: string,
+    readonly method: Method,
+    readonly path: string,
+    readonly why: string,
+    cause?: unknown,
+  ) {
     const said = cause instanceof ConsortError && cause.message ? ` ${cause.message}` : ''; // what the service said, already scrubbed
     super('service-error', `${service}: ${method} ${path} may or may not have taken effect (${why}).${said}`, {
       hint: 'Consort looks the result up before trying again; if this persists, check the service console for a half-made branch, and `consort branch gc`.',
@@ -100,34 +113,57 @@ export class JsonClient {
         response = await fetch(url, init);
       } catch (e) {
         const unsent = notSent(e);
-        if (!safe && !unsent) throw new AmbiguousRequestError(this.options.service, method, path, this.scrub(networkMessage(e)), e);
+        if (!safe && !unsent)
+          throw new AmbiguousRequestError(this.options.service, method, path, this.scrub(networkMessage(e)), e);
         const delay = nextDelay(attempt, this.policy, undefined, deadline - this.clock.now(), this.options.random);
         if (delay === undefined) {
-          throw new ConsortError('service-error', `${this.options.service}: ${method} ${path} failed: ${this.scrub(networkMessage(e))}.`, {
-            hint: `Check the network and the service URL (${new URL(this.options.baseUrl).origin}), then retry.`,
-          });
+          throw new ConsortError(
+            'service-error',
+            `${this.options.service}: ${method} ${path} failed: ${this.scrub(networkMessage(e))}.`,
+            {
+              hint: `Check the network and the service URL (${new URL(this.options.baseUrl).origin}), then retry.`,
+            },
+          );
         }
         this.log(`${method} ${path}: ${networkMessage(e)}; retrying in ${delay} ms`);
         await this.clock.sleep(delay);
         continue;
       }
       if (response.ok) return this.parse(method, path, response, req.schema);
-      const failure: HttpFailure = { service: this.options.service, method, path, status: response.status, body: await this.body(response) };
+      const failure: HttpFailure = {
+        service: this.options.service,
+        method,
+        path,
+        status: response.status,
+        body: await this.body(response),
+      };
       if (response.status === 401 && !refreshed && this.options.onUnauthorized) {
         refreshed = true;
         this.options.onUnauthorized();
         this.log(`${method} ${path}: 401, retrying once with fresh credentials`);
         continue;
       }
-      const transient = this.options.retryable ? this.options.retryable(failure) : DEFAULT_RETRY_STATUSES.has(response.status);
+      const transient = this.options.retryable
+        ? this.options.retryable(failure)
+        : DEFAULT_RETRY_STATUSES.has(response.status);
       if (!safe && response.status >= 500 && !NOT_ACTED_ON.has(response.status)) {
-        throw new AmbiguousRequestError(this.options.service, method, path, `HTTP ${response.status}`, this.options.describeError(failure));
+        throw new AmbiguousRequestError(
+          this.options.service,
+          method,
+          path,
+          `HTTP ${response.status}`,
+          this.options.describeError(failure),
+        );
       }
       const retryable = transient && (safe || NOT_ACTED_ON.has(response.status));
       const wait = retryAfterMs(response.headers.get('retry-after'), this.clock.now());
-      const delay = retryable ? nextDelay(attempt, this.policy, wait, deadline - this.clock.now(), this.options.random) : undefined;
+      const delay = retryable
+        ? nextDelay(attempt, this.policy, wait, deadline - this.clock.now(), this.options.random)
+        : undefined;
       if (delay === undefined) throw this.options.describeError(failure);
-      this.log(`${method} ${path}: ${response.status}, retrying in ${delay} ms (attempt ${attempt + 2} of ${this.policy.attempts})`);
+      this.log(
+        `${method} ${path}: ${response.status}, retrying in ${delay} ms (attempt ${attempt + 2} of ${this.policy.attempts})`,
+      );
       await this.clock.sleep(delay);
     }
   }
@@ -150,7 +186,12 @@ export class JsonClient {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(req.json);
     }
-    return { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(this.policy.requestTimeoutMs) };
+    return {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      signal: AbortSignal.timeout(this.policy.requestTimeoutMs),
+    };
   }
 
   private async parse<T>(method: Method, path: string, response: Response, schema: z.ZodType<T>): Promise<T> {
@@ -166,15 +207,23 @@ export class JsonClient {
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw this.unexpected(method, path, issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid shape');
+      throw this.unexpected(
+        method,
+        path,
+        issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid shape',
+      );
     }
     return parsed.data;
   }
 
   private unexpected(method: Method, path: string, detail: string): ConsortError {
-    return new ConsortError('service-error', `${this.options.service} answered ${method} ${path} with an unexpected response (${detail}).`, {
-      hint: 'The service API may have changed: report it with this message. Nothing was assumed.',
-    });
+    return new ConsortError(
+      'service-error',
+      `${this.options.service} answered ${method} ${path} with an unexpected response (${detail}).`,
+      {
+        hint: 'The service API may have changed: report it with this message. Nothing was assumed.',
+      },
+    );
   }
 
   private async body(response: Response): Promise<unknown> {
@@ -196,7 +245,9 @@ export class JsonClient {
 }
 
 /** The `cause` of a fetch failure, read by shape (undici's errors may come from another realm than `Error`). */
-function causeOf(e: unknown): { code?: unknown; message?: unknown; name?: unknown; errors?: { code?: unknown }[] } | undefined {
+function causeOf(
+  e: unknown,
+): { code?: unknown; message?: unknown; name?: unknown; errors?: { code?: unknown }[] } | undefined {
   const cause = typeof e === 'object' && e !== null ? (e as { cause?: unknown }).cause : undefined;
   return typeof cause === 'object' && cause !== null ? cause : undefined;
 }
@@ -204,7 +255,9 @@ function causeOf(e: unknown): { code?: unknown; message?: unknown; name?: unknow
 /** Whether a fetch failure happened before the request could reach the server (nothing was sent). */
 function notSent(e: unknown): boolean {
   const cause = causeOf(e);
-  const codes = [cause?.code, ...(Array.isArray(cause?.errors) ? cause.errors.map((x) => x?.code) : [])].filter((c) => c !== undefined);
+  const codes = [cause?.code, ...(Array.isArray(cause?.errors) ? cause.errors.map((x) => x?.code) : [])].filter(
+    (c) => c !== undefined,
+  );
   return codes.length > 0 && codes.every((c) => BEFORE_SENDING.has(String(c)));
 }
 

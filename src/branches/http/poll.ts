@@ -29,9 +29,15 @@ export async function pollUntil<T>(check: () => Promise<PollState<T>>, options: 
     detail = state.detail ?? detail;
     const remaining = started + policy.timeoutMs - clock.now();
     if (remaining <= 0) {
-      throw new ConsortError('timeout', `Timed out after ${formatDuration(policy.timeoutMs)} ${options.what}${detail ? ` (last state: ${detail})` : ''}.`, {
-        hint: options.hint ?? 'The service may be slow or stuck: check its console, then retry; `consort branch gc` removes anything left half-made.',
-      });
+      throw new ConsortError(
+        'timeout',
+        `Timed out after ${formatDuration(policy.timeoutMs)} ${options.what}${detail ? ` (last state: ${detail})` : ''}.`,
+        {
+          hint:
+            options.hint ??
+            'The service may be slow or stuck: check its console, then retry; `consort branch gc` removes anything left half-made.',
+        },
+      );
     }
     await clock.sleep(Math.min(delay, remaining));
     delay = Math.min(policy.maxDelayMs, Math.round(delay * 1.5));

@@ -42,7 +42,11 @@ export interface PollPolicy {
 export const DEFAULT_POLL: PollPolicy = { initialDelayMs: 500, maxDelayMs: 5_000, timeoutMs: 10 * 60_000 };
 
 /** Full jitter: a random wait in [0, min(max, base·2^attempt)], so retrying clients spread out. */
-export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   return Math.round(random() * ceiling);
 }

@@ -11,7 +11,11 @@ import type { Clock, RetryPolicy } from '../http/retry.js';
 import { RefreshingToken } from '../http/token.js';
 import type { LakebaseAuth } from './settings.js';
 
-const TokenResponse = z.object({ access_token: z.string().min(1), token_type: z.string().optional(), expires_in: z.number().positive() });
+const TokenResponse = z.object({
+  access_token: z.string().min(1),
+  token_type: z.string().optional(),
+  expires_in: z.number().positive(),
+});
 
 export interface WorkspaceAuthOptions {
   host: string;
@@ -36,7 +40,9 @@ export class WorkspaceAuth {
         secrets: () => [auth.clientSecret, ...this.secrets()],
         describeError: oauthError,
       });
-      const basic = Buffer.from(`${encodeURIComponent(auth.clientId)}:${encodeURIComponent(auth.clientSecret)}`).toString('base64');
+      const basic = Buffer.from(
+        `${encodeURIComponent(auth.clientId)}:${encodeURIComponent(auth.clientSecret)}`,
+      ).toString('base64');
       this.oauth = new RefreshingToken(async () => {
         const t = await client.request('POST', '/oidc/v1/token', {
           form: { grant_type: 'client_credentials', scope: 'all-apis' },
@@ -74,11 +80,15 @@ export class WorkspaceAuth {
 function oauthError(f: HttpFailure): Error {
   if (f.status === 400 || f.status === 401 || f.status === 403) {
     return new ConsortError('auth', `Databricks refused the OAuth client credentials (HTTP ${f.status}).`, {
-      hint: 'Check DATABRICKS_CLIENT_ID (the service principal\'s application id) and DATABRICKS_CLIENT_SECRET (an OAuth secret, not a PAT); secrets expire — create a new one if needed.',
+      hint: "Check DATABRICKS_CLIENT_ID (the service principal's application id) and DATABRICKS_CLIENT_SECRET (an OAuth secret, not a PAT); secrets expire — create a new one if needed.",
     });
   }
   if (f.status === 404) {
-    return new ConsortError('config', 'The workspace has no OAuth endpoint at /oidc/v1/token.', { hint: 'Check DATABRICKS_HOST: it must be the workspace URL, not the account console.' });
+    return new ConsortError('config', 'The workspace has no OAuth endpoint at /oidc/v1/token.', {
+      hint: 'Check DATABRICKS_HOST: it must be the workspace URL, not the account console.',
+    });
   }
-  return new ConsortError('service-error', `Databricks OAuth answered HTTP ${f.status}.`, { hint: 'Retry later; if it persists, check the workspace status page.' });
+  return new ConsortError('service-error', `Databricks OAuth answered HTTP ${f.status}.`, {
+    hint: 'Retry later; if it persists, check the workspace status page.',
+  });
 }

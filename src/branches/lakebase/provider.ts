@@ -8,6 +8,9 @@ import type { LakebaseSettings } from './settings.js';
 
 export type LakebaseProviderOptions = LakebaseServiceOptions & CloudProviderOptions;
 
-export function createLakebaseProvider(settings: LakebaseSettings, options: LakebaseProviderOptions = {}): CloudBranchProvider {
+export function createLakebaseProvider(
+  settings: LakebaseSettings,
+  options: LakebaseProviderOptions = {},
+): CloudBranchProvider {
   return new CloudBranchProvider(new LakebaseService(settings, options), options);
 }

@@ -16,7 +16,20 @@ import { pollUntil } from '../http/poll.js';
 import { systemClock, type Clock, type PollPolicy, type RetryPolicy } from '../http/retry.js';
 import { RefreshingToken } from '../http/token.js';
 import {
-  Branch, Credential, describeFailure, Endpoint, isDeleted, lakebaseError, lastSegment, ListBranches, ListEndpoints, Me, Operation, Project, READ_WRITE, retryable,
+  Branch,
+  Credential,
+  describeFailure,
+  Endpoint,
+  isDeleted,
+  lakebaseError,
+  lastSegment,
+  ListBranches,
+  ListEndpoints,
+  Me,
+  Operation,
+  Project,
+  READ_WRITE,
+  retryable,
 } from './api.js';
 import { WorkspaceAuth } from './auth.js';
 import type { LakebaseSettings } from './settings.js';
@@ -49,7 +62,10 @@ export class LakebaseService implements BranchService {
   private defaultBranch: string | undefined;
   private identity: Promise<string> | undefined;
 
-  constructor(private readonly settings: LakebaseSettings, private readonly options: LakebaseServiceOptions = {}) {
+  constructor(
+    private readonly settings: LakebaseSettings,
+    private readonly options: LakebaseServiceOptions = {},
+  ) {
     this.clock = options.clock ?? systemClock;
     this.projectPath = `/api/2.0/postgres/projects/${settings.project}`;
     this.auth = new WorkspaceAuth({ host: settings.host, auth: settings.auth, clock: this.clock, ...pick(options) });
@@ -69,7 +85,9 @@ export class LakebaseService implements BranchService {
   async describe(): Promise<ServiceDescription> {
     const project = await this.client.request('GET', this.projectPath, { schema: Project });
     this.defaultBranch = project.status?.default_branch;
-    const name = project.status?.display_name ? `"${project.status.display_name}" (${this.settings.project})` : this.settings.project;
+    const name = project.status?.display_name
+      ? `"${project.status.display_name}" (${this.settings.project})`
+      : this.settings.project;
     return {
       // The project reports its major version; 17 is Lakebase's default when it does not.
       serverVersion: String(project.status?.pg_version ?? 17),
@@ -81,7 +99,10 @@ export class LakebaseService implements BranchService {
     const out: RemoteBranch[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.request('GET', `${this.projectPath}/branches`, { query: { page_size: 100, page_token: token }, schema: ListBranches });
+      const page = await this.client.request('GET', `${this.projectPath}/branches`, {
+        query: { page_size: 100, page_token: token },
+        schema: ListBranches,
+      });
       out.push(...(page.branches ?? []).filter((b) => !isDeleted(b)).map((b) => this.remote(b)));
       token = page.next_page_token || undefined;
     } while (token);
@@ -105,14 +126,20 @@ export class LakebaseService implements BranchService {
     let purged = false;
     const send = async (): Promise<Branch> => {
       try {
-        const op = await this.client.request('POST', `${this.projectPath}/branches`, { query: { branch_id: options.name }, json: { spec }, schema: Operation });
+        const op = await this.client.request('POST', `${this.projectPath}/branches`, {
+          query: { branch_id: options.name },
+          json: { spec },
+          schema: Operation,
+        });
         return await this.wait(op, Branch, what);
       } catch (e) {
         // A soft-deleted branch keeps its id until it is purged: purge it once, then create.
         const blocker = !purged && isConsortError(e, 'branch-exists') ? await this.getBranch(options.name) : undefined;
         if (!blocker || !isDeleted(blocker)) throw e;
         purged = true;
-        this.options.log?.(`Lakebase: "${options.name}" was soft-deleted but still holds its id; purging it before creating the branch again.`);
+        this.options.log?.(
+          `Lakebase: "${options.name}" was soft-deleted but still holds its id; purging it before creating the branch again.`,
+        );
         await this.purge(options.name);
         return send();
       }
@@ -126,7 +153,11 @@ export class LakebaseService implements BranchService {
         const from = found.status?.source_branch ?? found.spec?.source_branch;
         const created = found.create_time ? Date.parse(found.create_time) : Number.NaN;
         if (from !== source) return { ours: false, why: `it was forked from ${from ?? 'an unknown branch'}` };
-        if (!(created >= sentAt - CLOCK_SKEW_MS)) return { ours: false, why: `it was created at ${found.create_time ?? 'an unknown time'}, before the request` };
+        if (!(created >= sentAt - CLOCK_SKEW_MS))
+          return {
+            ours: false,
+            why: `it was created at ${found.create_time ?? 'an unknown time'}, before the request`,
+          };
         return { ours: true, value: () => this.untilReady(options.name, what) };
       },
       ...(this.options.log ? { log: (l: string) => this.options.log!(`Lakebase: ${l}`) } : {}),
@@ -142,7 +173,10 @@ export class LakebaseService implements BranchService {
 
   private async purge(id: string, what = `purging branch ${id}`): Promise<void> {
     try {
-      const op = await this.client.request('DELETE', `${this.projectPath}/branches/${id}`, { query: { allow_missing: true, purge: true }, schema: Operation });
+      const op = await this.client.request('DELETE', `${this.projectPath}/branches/${id}`, {
+        query: { allow_missing: true, purge: true },
+        schema: Operation,
+      });
       await this.wait(op, undefined, what);
     } catch (e) {
       if (!isConsortError(e, 'branch-not-found')) throw e; // already gone
@@ -160,11 +194,17 @@ export class LakebaseService implements BranchService {
 
   /** Wait for a branch whose create operation Consort does not have (adopted after an ambiguous answer). */
   private untilReady(id: string, what: string): Promise<Branch> {
-    return pollUntil(async () => {
-      const b = await this.getBranch(id);
-      if (!b || isDeleted(b)) throw lakebaseError(this.settings.project, 404, 'NOT_FOUND', `branch ${id} disappeared`, what);
-      return b.status?.current_state === 'READY' ? { done: true, value: b } : { done: false, detail: b.status?.current_state ?? 'unknown state' };
-    }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
+    return pollUntil(
+      async () => {
+        const b = await this.getBranch(id);
+        if (!b || isDeleted(b))
+          throw lakebaseError(this.settings.project, 404, 'NOT_FOUND', `branch ${id} disappeared`, what);
+        return b.status?.current_state === 'READY'
+          ? { done: true, value: b }
+          : { done: false, detail: b.status?.current_state ?? 'unknown state' };
+      },
+      { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) },
+    );
   }
 
   async connectionUri(branch: RemoteBranch): Promise<string | undefined> {
@@ -206,7 +246,10 @@ export class LakebaseService implements BranchService {
     const out: Endpoint[] = [];
     let token: string | undefined;
     do {
-      const page = await this.client.request('GET', `${this.projectPath}/branches/${branchId}/endpoints`, { query: { page_token: token }, schema: ListEndpoints });
+      const page = await this.client.request('GET', `${this.projectPath}/branches/${branchId}/endpoints`, {
+        query: { page_token: token },
+        schema: ListEndpoints,
+      });
       out.push(...(page.endpoints ?? []));
       token = page.next_page_token || undefined;
     } while (token);
@@ -228,10 +271,20 @@ export class LakebaseService implements BranchService {
         return this.wait(op, Endpoint, what);
       },
       // Only Consort adds endpoints to the branches it just made: a read-write one there is ours.
-      lookup: async () => ((await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE)
-        ? { ours: true, value: () => pollUntil(async () => ((await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE && e.status?.hosts?.host)
-          ? { done: true, value: undefined } : { done: false, detail: 'no host yet' }), { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) }) }
-        : undefined),
+      lookup: async () =>
+        (await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE)
+          ? {
+              ours: true,
+              value: () =>
+                pollUntil(
+                  async () =>
+                    (await this.endpoints(branchId)).some((e) => type(e) === READ_WRITE && e.status?.hosts?.host)
+                      ? { done: true, value: undefined }
+                      : { done: false, detail: 'no host yet' },
+                  { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) },
+                ),
+            }
+          : undefined,
       ...(this.options.log ? { log: (l: string) => this.options.log!(`Lakebase: ${l}`) } : {}),
     });
   }
@@ -241,31 +294,51 @@ export class LakebaseService implements BranchService {
   private async wait<T>(op: Operation, schema: z.ZodType<T> | undefined, what: string): Promise<T | undefined> {
     const done = op.done
       ? op
-      : await pollUntil(async () => {
-          const current = await this.client.request('GET', `/api/2.0/postgres/${op.name}`, { schema: Operation });
-          return current.done ? { done: true, value: current } : { done: false, detail: 'in progress' };
-        }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
+      : await pollUntil(
+          async () => {
+            const current = await this.client.request('GET', `/api/2.0/postgres/${op.name}`, { schema: Operation });
+            return current.done ? { done: true, value: current } : { done: false, detail: 'in progress' };
+          },
+          { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) },
+        );
     if (done.error) throw lakebaseError(this.settings.project, 0, done.error.error_code, done.error.message, what);
     if (!schema) return undefined;
     const parsed = schema.safeParse(done.response);
-    if (!parsed.success) throw lakebaseError(this.settings.project, 0, 'UNEXPECTED_RESPONSE', `the finished operation has no valid result (${parsed.error.issues[0]?.message ?? 'invalid'})`, what);
+    if (!parsed.success)
+      throw lakebaseError(
+        this.settings.project,
+        0,
+        'UNEXPECTED_RESPONSE',
+        `the finished operation has no valid result (${parsed.error.issues[0]?.message ?? 'invalid'})`,
+        what,
+      );
     return parsed.data;
   }
 
   private user(): Promise<string> {
     const known = this.auth.knownIdentity();
     if (known) return Promise.resolve(known);
-    this.identity ??= this.client.request('GET', '/api/2.0/preview/scim/v2/Me', { schema: Me }).then((me) => me.userName);
+    this.identity ??= this.client
+      .request('GET', '/api/2.0/preview/scim/v2/Me', { schema: Me })
+      .then((me) => me.userName);
     return this.identity;
   }
 
   private credential(endpoint: string): Promise<string> {
     let token = this.credentials.get(endpoint);
     if (!token) {
-      token = new RefreshingToken(async () => {
-        const c = await this.client.request('POST', '/api/2.0/postgres/credentials', { json: { endpoint }, schema: Credential, idempotent: true });
-        return { value: c.token, expiresAt: Date.parse(c.expire_time) };
-      }, this.clock, this.options.credentialMarginMs);
+      token = new RefreshingToken(
+        async () => {
+          const c = await this.client.request('POST', '/api/2.0/postgres/credentials', {
+            json: { endpoint },
+            schema: Credential,
+            idempotent: true,
+          });
+          return { value: c.token, expiresAt: Date.parse(c.expire_time) };
+        },
+        this.clock,
+        this.options.credentialMarginMs,
+      );
       this.credentials.set(endpoint, token);
     }
     return token.get();

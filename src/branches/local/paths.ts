@@ -14,7 +14,9 @@ import path from 'node:path';
 
 export function projectRoot(cwd: string = process.cwd()): string {
   try {
-    return execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     return cwd;
   }
@@ -22,7 +24,13 @@ export function projectRoot(cwd: string = process.cwd()): string {
 
 export function projectKey(root: string): string {
   const real = realpathSync(root);
-  const base = path.basename(real).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32) || 'project';
+  const base =
+    path
+      .basename(real)
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 32) || 'project';
   return `${base}-${createHash('sha256').update(real).digest('hex').slice(0, 10)}`;
 }
 

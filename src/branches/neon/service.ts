@@ -9,13 +9,33 @@ import { randomUUID } from 'node:crypto';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import type { ProviderName } from '../../ports/branch-provider.js';
 import { createOnce } from '../cloud/create-once.js';
-import type { BranchService, CreateRemoteBranch, RemoteBranch, RestoreOptions, ServiceDescription } from '../cloud/service.js';
+import type {
+  BranchService,
+  CreateRemoteBranch,
+  RemoteBranch,
+  RestoreOptions,
+  ServiceDescription,
+} from '../cloud/service.js';
 import { JsonClient } from '../http/json-client.js';
 import { pollUntil } from '../http/poll.js';
 import { systemClock, type Clock, type PollPolicy, type RetryPolicy } from '../http/retry.js';
 import {
-  Branch, BranchOperations, BranchResponse, ConnectionUri, createBody, CreatedBranch, describeFailure, Endpoints, FAILED, FINISHED, ListBranches, Operation, OperationResponse,
-  ProjectResponse, retryable, type BranchRestoreBody,
+  Branch,
+  BranchOperations,
+  BranchResponse,
+  ConnectionUri,
+  createBody,
+  CreatedBranch,
+  describeFailure,
+  Endpoints,
+  FAILED,
+  FINISHED,
+  ListBranches,
+  Operation,
+  OperationResponse,
+  ProjectResponse,
+  retryable,
+  type BranchRestoreBody,
 } from './api.js';
 import type { NeonSettings } from './settings.js';
 
@@ -42,7 +62,10 @@ export class NeonService implements BranchService {
   private readonly base: string;
   private readonly passwords = new Set<string>();
 
-  constructor(private readonly settings: NeonSettings, private readonly options: NeonServiceOptions = {}) {
+  constructor(
+    private readonly settings: NeonSettings,
+    private readonly options: NeonServiceOptions = {},
+  ) {
     this.clock = options.clock ?? systemClock;
     this.base = `/projects/${settings.projectId}`;
     this.client = new JsonClient({
@@ -97,7 +120,10 @@ export class NeonService implements BranchService {
     return createOnce<RemoteBranch>({
       name: options.name,
       send: async () => {
-        const res = await this.client.request('POST', `${this.base}/branches`, { json: createBody(options, annotations, this.clock.now()), schema: CreatedBranch });
+        const res = await this.client.request('POST', `${this.base}/branches`, {
+          json: createBody(options, annotations, this.clock.now()),
+          schema: CreatedBranch,
+        });
         await this.waitFor(res.operations, what);
         return this.remote(res.branch, annotations);
       },
@@ -105,8 +131,15 @@ export class NeonService implements BranchService {
         const found = await this.byName(options.name);
         if (!found) return undefined;
         const theirs = found.annotations?.[REQUEST_ID];
-        if (theirs !== requestId) return { ours: false, why: theirs ? 'another Consort request\'s id is on it' : 'it carries no Consort request id' };
-        return { ours: true, value: () => this.untilReady(found.branch.id, what).then((b) => this.remote(b, found.annotations)) };
+        if (theirs !== requestId)
+          return {
+            ours: false,
+            why: theirs ? "another Consort request's id is on it" : 'it carries no Consort request id',
+          };
+        return {
+          ours: true,
+          value: () => this.untilReady(found.branch.id, what).then((b) => this.remote(b, found.annotations)),
+        };
       },
       ...(this.options.log ? { log: (l: string) => this.options.log!(`Neon: ${l}`) } : {}),
     });
@@ -114,7 +147,9 @@ export class NeonService implements BranchService {
 
   async delete(branch: RemoteBranch): Promise<void> {
     try {
-      const res = await this.client.request('DELETE', `${this.base}/branches/${branch.id}`, { schema: BranchOperations.nullable() });
+      const res = await this.client.request('DELETE', `${this.base}/branches/${branch.id}`, {
+        schema: BranchOperations.nullable(),
+      });
       if (res) await this.waitFor(res.operations, `deleting branch ${branch.name}`);
     } catch (e) {
       if (!isConsortError(e, 'branch-not-found')) throw e; // already gone
@@ -127,17 +162,31 @@ export class NeonService implements BranchService {
    * request changes nothing when repeated, so it is retried like a GET.
    */
   async restore(branch: RemoteBranch, source: RemoteBranch, options: RestoreOptions = {}): Promise<void> {
-    const json: BranchRestoreBody = { source_branch_id: source.id, ...(options.preserveUnderName ? { preserve_under_name: options.preserveUnderName } : {}) };
-    const res = await this.client.request('POST', `${this.base}/branches/${branch.id}/restore`, { json, schema: BranchOperations, idempotent: !options.preserveUnderName });
+    const json: BranchRestoreBody = {
+      source_branch_id: source.id,
+      ...(options.preserveUnderName ? { preserve_under_name: options.preserveUnderName } : {}),
+    };
+    const res = await this.client.request('POST', `${this.base}/branches/${branch.id}/restore`, {
+      json,
+      schema: BranchOperations,
+      idempotent: !options.preserveUnderName,
+    });
     await this.waitFor(res.operations, `resetting branch ${branch.name} to ${source.name}`);
   }
 
   async connectionUri(branch: RemoteBranch): Promise<string | undefined> {
-    const { endpoints } = await this.client.request('GET', `${this.base}/branches/${branch.id}/endpoints`, { schema: Endpoints });
+    const { endpoints } = await this.client.request('GET', `${this.base}/branches/${branch.id}/endpoints`, {
+      schema: Endpoints,
+    });
     const endpoint = endpoints.find((e) => e.type === 'read_write');
     if (!endpoint) return undefined;
     const { uri } = await this.client.request('GET', `${this.base}/connection_uri`, {
-      query: { branch_id: branch.id, endpoint_id: endpoint.id, database_name: this.settings.database, role_name: this.settings.role },
+      query: {
+        branch_id: branch.id,
+        endpoint_id: endpoint.id,
+        database_name: this.settings.database,
+        role_name: this.settings.role,
+      },
       schema: ConnectionUri,
     });
     const password = /^[a-z]+:\/\/[^:/@]*:([^@]+)@/i.exec(uri)?.[1];
@@ -154,10 +203,15 @@ export class NeonService implements BranchService {
   }
 
   /** The branch with exactly this name, with its annotations (the API's `search` also matches parts of names and ids). */
-  private async byName(name: string): Promise<{ branch: Branch; annotations: Record<string, string> | undefined } | undefined> {
+  private async byName(
+    name: string,
+  ): Promise<{ branch: Branch; annotations: Record<string, string> | undefined } | undefined> {
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const res = await this.client.request('GET', `${this.base}/branches`, { query: { search: name, limit: 100, cursor }, schema: ListBranches });
+      const res = await this.client.request('GET', `${this.base}/branches`, {
+        query: { search: name, limit: 100, cursor },
+        schema: ListBranches,
+      });
       const branch = res.branches.find((b) => b.name === name);
       if (branch) return { branch, annotations: res.annotations?.[branch.id]?.value };
       const next = res.pagination?.next;
@@ -169,10 +223,15 @@ export class NeonService implements BranchService {
 
   /** Wait for a branch whose create operations Consort does not have (adopted after an ambiguous answer). */
   private untilReady(id: string, what: string): Promise<Branch> {
-    return pollUntil(async () => {
-      const { branch } = await this.client.request('GET', `${this.base}/branches/${id}`, { schema: BranchResponse });
-      return branch.current_state === 'ready' ? { done: true, value: branch } : { done: false, detail: branch.current_state ?? 'unknown state' };
-    }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
+    return pollUntil(
+      async () => {
+        const { branch } = await this.client.request('GET', `${this.base}/branches/${id}`, { schema: BranchResponse });
+        return branch.current_state === 'ready'
+          ? { done: true, value: branch }
+          : { done: false, detail: branch.current_state ?? 'unknown state' };
+      },
+      { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) },
+    );
   }
 
   private remote(b: Branch, annotations: Record<string, string> | undefined): RemoteBranch {
@@ -191,15 +250,27 @@ export class NeonService implements BranchService {
   private async waitFor(operations: readonly Operation[], what: string): Promise<void> {
     for (const op of operations) {
       if (FINISHED.has(op.status)) continue;
-      const last = await pollUntil(async () => {
-        const { operation } = await this.client.request('GET', `${this.base}/operations/${op.id}`, { schema: OperationResponse });
-        if (FINISHED.has(operation.status) || FAILED.has(operation.status)) return { done: true, value: operation };
-        return { done: false, detail: `${operation.action ?? 'operation'} ${operation.status}${operation.error ? `: ${operation.error}` : ''}` };
-      }, { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) });
+      const last = await pollUntil(
+        async () => {
+          const { operation } = await this.client.request('GET', `${this.base}/operations/${op.id}`, {
+            schema: OperationResponse,
+          });
+          if (FINISHED.has(operation.status) || FAILED.has(operation.status)) return { done: true, value: operation };
+          return {
+            done: false,
+            detail: `${operation.action ?? 'operation'} ${operation.status}${operation.error ? `: ${operation.error}` : ''}`,
+          };
+        },
+        { what, clock: this.clock, ...(this.options.poll ? { policy: this.options.poll } : {}) },
+      );
       if (FAILED.has(last.status)) {
-        throw new ConsortError('service-error', `Neon could not finish ${what}: ${last.action ?? 'operation'} ${last.status}${last.error ? ` (${last.error})` : ''}.`, {
-          hint: 'See the project\'s Operations page in the Neon Console, then retry; `consort branch gc` removes anything left half-made.',
-        });
+        throw new ConsortError(
+          'service-error',
+          `Neon could not finish ${what}: ${last.action ?? 'operation'} ${last.status}${last.error ? ` (${last.error})` : ''}.`,
+          {
+            hint: "See the project's Operations page in the Neon Console, then retry; `consort branch gc` removes anything left half-made.",
+          },
+        );
       }
     }
   }

@@ -17,7 +17,9 @@ async function recordJson(p: BranchProvider, name: string, showSecrets: boolean)
 async function isEmptyDatabase(url: string): Promise<boolean> {
   const { withClient } = await import('../../db/sql.js');
   return withClient(url, async (db) => {
-    const r = await db.query("SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')");
+    const r = await db.query(
+      "SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')",
+    );
     return (r.rows[0] as { n: number }).n === 0;
   }).catch(() => false);
 }
@@ -33,62 +35,101 @@ export function branchCommand(ctx: Ctx): Command {
     .option('--git-branch <name>', 'record the git branch this database branch is paired with')
     .option('--terminate-connections', 'end sessions connected to the parent instead of failing')
     .option('--show-secrets', 'print the connection URL with its password')
-    .action(async (name: string, o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean }, cmd: Command) => {
-      const ttlMs = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
-      const c = await ctx(cmd);
-      await c.withProvider(async (p) => {
-        const started = performance.now();
-        const created = await p.create({
-          name, parent: o.from,
-          ...(ttlMs !== undefined ? { ttlMs } : {}),
-          ...(o.gitBranch ? { gitBranch: o.gitBranch } : {}),
-          terminateConnections: o.terminateConnections === true,
+    .action(
+      async (
+        name: string,
+        o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean },
+        cmd: Command,
+      ) => {
+        const ttlMs = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
+        const c = await ctx(cmd);
+        await c.withProvider(async (p) => {
+          const started = performance.now();
+          const created = await p.create({
+            name,
+            parent: o.from,
+            ...(ttlMs !== undefined ? { ttlMs } : {}),
+            ...(o.gitBranch ? { gitBranch: o.gitBranch } : {}),
+            terminateConnections: o.terminateConnections === true,
+          });
+          const ms = performance.now() - started;
+          const record = await recordJson(p, name, o.showSecrets === true);
+          const pooled = created.pooled === true;
+          if (!c.json && (await isEmptyDatabase(await p.connectionUri(name)))) {
+            c.io.err(
+              `Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first (e.g. DATABASE_URL=$(consort branch url ${o.from}) npx node-pg-migrate up), or fork from another branch with --from.`,
+            );
+          }
+          if (c.json)
+            printJson(c.io, {
+              ...record,
+              pooled,
+              ...(created.copyStrategy ? { copyStrategy: created.copyStrategy } : {}),
+              durationMs: Math.round(ms),
+            });
+          else
+            c.io.out(
+              `Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`,
+            );
         });
-        const ms = performance.now() - started;
-        const record = await recordJson(p, name, o.showSecrets === true);
-        const pooled = created.pooled === true;
-        if (!c.json && (await isEmptyDatabase(await p.connectionUri(name)))) {
-          c.io.err(`Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first (e.g. DATABASE_URL=$(consort branch url ${o.from}) npx node-pg-migrate up), or fork from another branch with --from.`);
-        }
-        if (c.json) printJson(c.io, { ...record, pooled, ...(created.copyStrategy ? { copyStrategy: created.copyStrategy } : {}), durationMs: Math.round(ms) });
-        else c.io.out(`Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`);
-      });
-    });
+      },
+    );
 
   branch
     .command('pool [template]')
-    .description('keep N ready copies of a branch so `branch create X --from <template>` takes one at once (local, postgres)')
+    .description(
+      'keep N ready copies of a branch so `branch create X --from <template>` takes one at once (local, postgres)',
+    )
     .option('--size <n>', 'how many ready copies to keep (0 drops the pool); without it, show the pools')
     .action(async (template: string | undefined, o: { size?: string }, cmd: Command) => {
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         if (!p.pool || !p.poolStatus) {
-          throw new ConsortError('invalid-input', `The ${p.name} provider has no warm pools: its branches are made by the service.`, {
-            hint: 'Warm pools work with --provider local (the default) and postgres.',
-          });
+          throw new ConsortError(
+            'invalid-input',
+            `The ${p.name} provider has no warm pools: its branches are made by the service.`,
+            {
+              hint: 'Warm pools work with --provider local (the default) and postgres.',
+            },
+          );
         }
         if (o.size === undefined) {
           const pools = await p.poolStatus(template);
           if (c.json) return printJson(c.io, pools);
-          if (pools.length === 0) return c.io.out(template ? `No pool for ${template}.` : 'No pools. Make one with `consort branch pool <template> --size N`.');
-          return c.io.out(table([['TEMPLATE', 'SIZE', 'READY'], ...pools.map((x) => [x.template, String(x.size), String(x.ready)])]));
+          if (pools.length === 0)
+            return c.io.out(
+              template
+                ? `No pool for ${template}.`
+                : 'No pools. Make one with `consort branch pool <template> --size N`.',
+            );
+          return c.io.out(
+            table([['TEMPLATE', 'SIZE', 'READY'], ...pools.map((x) => [x.template, String(x.size), String(x.ready)])]),
+          );
         }
-        if (!template) return cmd.error('error: name the template branch: consort branch pool <template> --size N', { exitCode: 2 });
+        if (!template)
+          return cmd.error('error: name the template branch: consort branch pool <template> --size N', { exitCode: 2 });
         const size = Number(o.size);
-        if (!/^\d+$/.test(o.size)) return cmd.error(`error: --size takes a whole number (got ${JSON.stringify(o.size)})`, { exitCode: 2 });
+        if (!/^\d+$/.test(o.size))
+          return cmd.error(`error: --size takes a whole number (got ${JSON.stringify(o.size)})`, { exitCode: 2 });
         const started = performance.now();
         const status = await p.pool(template, size, (made, wanted) => {
           if (!c.json) c.io.err(`Copied ${made}/${wanted} of ${template}`);
         });
         const ms = Math.round(performance.now() - started);
         if (c.json) return printJson(c.io, { ...status, durationMs: ms });
-        c.io.out(size === 0 ? `Dropped the pool of ${template}` : `Pool of ${template}: ${status.ready}/${status.size} ready (${ms} ms)`);
+        c.io.out(
+          size === 0
+            ? `Dropped the pool of ${template}`
+            : `Pool of ${template}: ${status.ready}/${status.size} ready (${ms} ms)`,
+        );
       });
     });
 
   branch
     .command('lease <template>')
-    .description('take a branch of a template for a while (from its warm pool when one is ready): prints its URL; return it with `branch release`')
+    .description(
+      'take a branch of a template for a while (from its warm pool when one is ready): prints its URL; return it with `branch release`',
+    )
     .option('--ttl <duration>', 'dropped by `branch gc` (and the next lease) after this long if never returned', '1h')
     .action(async (template: string, o: { ttl: string }, cmd: Command) => {
       const ttlMs = asUsage(() => parseDuration(o.ttl));
@@ -98,7 +139,9 @@ export function branchCommand(ctx: Ctx): Command {
         await sweepLeases(p); // what a crashed holder left, once expired
         const lease = await leaseBranch(p, { template, ttlMs });
         if (c.json) return printJson(c.io, { ...lease, expiresAt: lease.expiresAt?.toISOString() ?? null });
-        c.io.err(`Leased ${lease.name} from ${template} in ${lease.durationMs} ms (${lease.pooled ? 'from its warm pool' : 'copied'}); return it with \`consort branch release ${lease.name}\``);
+        c.io.err(
+          `Leased ${lease.name} from ${template} in ${lease.durationMs} ms (${lease.pooled ? 'from its warm pool' : 'copied'}); return it with \`consort branch release ${lease.name}\``,
+        );
         c.io.out(lease.url);
       });
     });
@@ -111,7 +154,10 @@ export function branchCommand(ctx: Ctx): Command {
       const { leaseForUrl, releaseBranch } = await import('../../isolation/lease.js');
       await c.withProvider(async (p) => {
         const name = /^postgres(ql)?:\/\//.test(ref) ? await leaseForUrl(p, ref) : ref;
-        if (name === undefined) throw new ConsortError('branch-not-found', 'No lease has a database at that URL.', { hint: 'List branches with `consort branch list`.' });
+        if (name === undefined)
+          throw new ConsortError('branch-not-found', 'No lease has a database at that URL.', {
+            hint: 'List branches with `consort branch list`.',
+          });
         await releaseBranch(p, name);
         if (c.json) printJson(c.io, { released: name });
         else c.io.out(`Released ${name}`);
@@ -127,18 +173,34 @@ export function branchCommand(ctx: Ctx): Command {
       await c.withProvider(async (p) => {
         const noSizes: Record<string, number> = {};
         const [branches, sizes] = await Promise.all([p.list(), p.sizes?.() ?? noSizes]);
-        const records = await Promise.all(branches.map(async (b) => ({ ...(await recordJson(p, b.name, o.showSecrets === true)), sizeBytes: sizes[b.name] ?? null })));
+        const records = await Promise.all(
+          branches.map(async (b) => ({
+            ...(await recordJson(p, b.name, o.showSecrets === true)),
+            sizeBytes: sizes[b.name] ?? null,
+          })),
+        );
         // Catalog rows whose database is gone are not branches: named apart (on stderr with --json), repaired by gc.
         const drift = p.drift ? await p.drift() : [];
         for (const d of drift) {
-          c.io.err(`Drift: branch "${d.name}" is in the catalog but its database "${d.database}" is gone (dropped by hand, or a restored server); \`consort branch gc\` forgets it.`);
+          c.io.err(
+            `Drift: branch "${d.name}" is in the catalog but its database "${d.database}" is gone (dropped by hand, or a restored server); \`consort branch gc\` forgets it.`,
+          );
         }
         if (c.json) return printJson(c.io, records);
         const now = new Date();
-        c.io.out(table([
-          ['NAME', 'PARENT', 'CREATED', 'EXPIRES', 'GIT BRANCH', 'SIZE'],
-          ...branches.map((b) => [b.name, b.parent ?? '-', relativeTime(b.createdAt, now), relativeTime(b.expiresAt, now), b.gitBranch ?? '-', formatBytes(sizes[b.name] ?? null)]),
-        ]));
+        c.io.out(
+          table([
+            ['NAME', 'PARENT', 'CREATED', 'EXPIRES', 'GIT BRANCH', 'SIZE'],
+            ...branches.map((b) => [
+              b.name,
+              b.parent ?? '-',
+              relativeTime(b.createdAt, now),
+              relativeTime(b.expiresAt, now),
+              b.gitBranch ?? '-',
+              formatBytes(sizes[b.name] ?? null),
+            ]),
+          ]),
+        );
       });
     });
 
@@ -150,7 +212,10 @@ export function branchCommand(ctx: Ctx): Command {
     .action(async (name: string, o: { recursive?: boolean; terminateConnections?: boolean }, cmd: Command) => {
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
-        const deleted = await p.delete(name, { recursive: o.recursive === true, terminateConnections: o.terminateConnections === true });
+        const deleted = await p.delete(name, {
+          recursive: o.recursive === true,
+          terminateConnections: o.terminateConnections === true,
+        });
         if (c.json) printJson(c.io, { deleted });
         else c.io.out(`Deleted ${deleted.join(', ')}`);
       });
@@ -185,14 +250,21 @@ export function branchCommand(ctx: Ctx): Command {
 
   branch
     .command('gc')
-    .description('delete expired branches, finish or roll back work a crashed process left behind, forget branches whose database is gone')
+    .description(
+      'delete expired branches, finish or roll back work a crashed process left behind, forget branches whose database is gone',
+    )
     .action(async (_o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const result = await p.gc();
         if (c.json) return printJson(c.io, result);
-        const lines = [`Deleted ${result.deleted.length} expired branch(es)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`];
-        if (result.repaired.length) lines.push(`Repaired (interrupted operations, branches whose database was gone): ${result.repaired.join(', ')}`);
+        const lines = [
+          `Deleted ${result.deleted.length} expired branch(es)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`,
+        ];
+        if (result.repaired.length)
+          lines.push(
+            `Repaired (interrupted operations, branches whose database was gone): ${result.repaired.join(', ')}`,
+          );
         for (const k of result.kept) lines.push(`Kept ${k.name}: ${k.reason}`);
         c.io.out(lines.join('\n'));
       });

@@ -10,8 +10,16 @@ import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
 
 interface CheckFlags {
-  base?: string; head?: string; pr?: string; config?: string; markdown?: string;
-  dryRun?: boolean; keepBranches?: boolean; cleanup?: boolean; rebuildBaseline?: boolean; verbose?: boolean;
+  base?: string;
+  head?: string;
+  pr?: string;
+  config?: string;
+  markdown?: string;
+  dryRun?: boolean;
+  keepBranches?: boolean;
+  cleanup?: boolean;
+  rebuildBaseline?: boolean;
+  verbose?: boolean;
 }
 
 /** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
@@ -23,7 +31,12 @@ async function side(root: string, ref: string, config: ConsortConfig): Promise<C
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
-export async function resolveSides(root: string, config: ConsortConfig, flags: CheckFlags, log: (m: string) => void): Promise<{ base: CheckSide; head: CheckSide }> {
+export async function resolveSides(
+  root: string,
+  config: ConsortConfig,
+  flags: CheckFlags,
+  log: (m: string) => void,
+): Promise<{ base: CheckSide; head: CheckSide }> {
   const { currentBranch, defaultBase, headCommit, isGitRepo } = await import('../../git/repo.js');
   const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
   const git = await isGitRepo(root);
@@ -47,7 +60,9 @@ export async function resolveSides(root: string, config: ConsortConfig, flags: C
 
 export function checkCommand(ctx: Ctx): Command {
   return new Command('check')
-    .description("check a change's migrations on a fresh database branch: plan, apply, lint, reversibility, schema diff, your suite")
+    .description(
+      "check a change's migrations on a fresh database branch: plan, apply, lint, reversibility, schema diff, your suite",
+    )
     .option('--base <ref>', 'what the change is compared with (default: merge-base with origin/HEAD, main or master)')
     .option('--head <ref>', 'the change (default: the working tree)')
     .option('--pr <number>', 'pull request number (names the branch pr-<n>)')
@@ -61,7 +76,8 @@ export function checkCommand(ctx: Ctx): Command {
     .option('--verbose', "stream the suite's output to stderr")
     .action(async (flags: CheckFlags, cmd: Command) => {
       const pr = flags.pr === undefined ? null : Number(flags.pr);
-      if (pr !== null && (!Number.isInteger(pr) || pr <= 0)) throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
+      if (pr !== null && (!Number.isInteger(pr) || pr <= 0))
+        throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
       const c = await ctx(cmd);
       const { loadConfig } = await import('../../config/load.js');
       let loaded: Awaited<ReturnType<typeof loadConfig>>;
@@ -69,7 +85,8 @@ export function checkCommand(ctx: Ctx): Command {
         loaded = await loadConfig(c.root, flags.config ? { path: flags.config } : {});
       } catch (e) {
         // The report promised to scripts: an `error` conclusion, written before the error is shown.
-        if (c.jsonFile && !flags.dryRun) await emit(c, c.jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
+        if (c.jsonFile && !flags.dryRun)
+          await emit(c, c.jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
         throw e;
       }
       const { config, source } = loaded;
@@ -78,7 +95,14 @@ export function checkCommand(ctx: Ctx): Command {
       if (flags.dryRun) {
         // From the files alone: no provider is opened, so nothing starts and no URL is needed.
         const { planCheck } = await import('../../lanes/check/run.js');
-        const plan = await planCheck({ workspace: c.root, config, base, head, pr, rebuildBaseline: flags.rebuildBaseline === true });
+        const plan = await planCheck({
+          workspace: c.root,
+          config,
+          base,
+          head,
+          pr,
+          rebuildBaseline: flags.rebuildBaseline === true,
+        });
         if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(plan, null, 2));
         else c.io.out(renderPlan(plan));
         c.setExitCode(plan.ok ? 0 : 1);
@@ -92,16 +116,39 @@ export function checkCommand(ctx: Ctx): Command {
       const providerName = c.providerExplicit ? c.providerName : config.database.provider;
       const namespace = c.namespace ?? config.database.namespace;
       const wasRunning = providerName === 'local' ? await serverRunning(c) : true;
-      const provider = await openProvider({ provider: providerName, projectRoot: c.root, env: c.env, log, ...(namespace ? { namespace } : {}) });
+      const provider = await openProvider({
+        provider: providerName,
+        projectRoot: c.root,
+        env: c.env,
+        log,
+        ...(namespace ? { namespace } : {}),
+      });
       let report: CheckReport;
       // Ctrl-C or a CI runner's SIGTERM: the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
       const controller = new AbortController();
       try {
-        report = await onTermination(controller, () => runCheck({
-          workspace: c.root, config, configSource: source, base, head, pr, provider, env: c.env, toolVersion: VERSION,
-          keepBranches: flags.keepBranches === true, cleanup: flags.cleanup === true, rebuildBaseline: flags.rebuildBaseline === true,
-          log, signal: controller.signal, ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-        }), log);
+        report = await onTermination(
+          controller,
+          () =>
+            runCheck({
+              workspace: c.root,
+              config,
+              configSource: source,
+              base,
+              head,
+              pr,
+              provider,
+              env: c.env,
+              toolVersion: VERSION,
+              keepBranches: flags.keepBranches === true,
+              cleanup: flags.cleanup === true,
+              rebuildBaseline: flags.rebuildBaseline === true,
+              log,
+              signal: controller.signal,
+              ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+            }),
+          log,
+        );
       } finally {
         await provider.close();
       }
@@ -139,18 +186,44 @@ async function errorReport(c: CliContext, e: unknown, pr: number | null): Promis
   const { isConsortError } = await import('../../core/errors.js');
   const stages = initialStages(defaultConfig());
   skip(stages, Object.keys(stages) as (keyof typeof stages)[], 'not run: the check stopped on an error');
-  const error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
+  const error = isConsortError(e)
+    ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) }
+    : { message: e instanceof Error ? e.message : String(e) };
   return {
-    schemaVersion: CHECK_REPORT_VERSION, tool: { name: 'consort', version: VERSION }, conclusion: 'error',
-    startedAt: new Date().toISOString(), durationMs: 0, provider: c.providerName, branchMode: null,
-    base: { ref: '(not resolved)', sha: null }, head: { ref: '(not resolved)', sha: null }, pr, branch: null, configSource: null, error, stages,
+    schemaVersion: CHECK_REPORT_VERSION,
+    tool: { name: 'consort', version: VERSION },
+    conclusion: 'error',
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    provider: c.providerName,
+    branchMode: null,
+    base: { ref: '(not resolved)', sha: null },
+    head: { ref: '(not resolved)', sha: null },
+    pr,
+    branch: null,
+    configSource: null,
+    error,
+    stages,
   };
 }
 
-function renderPlan(plan: { newMigrations: string[]; problems: { kind: string; file?: string; migrations?: string[]; suggestedFile?: string }[]; baseline: string; branch: string; temporaryBranches: string[] }): string {
+function renderPlan(plan: {
+  newMigrations: string[];
+  problems: { kind: string; file?: string; migrations?: string[]; suggestedFile?: string }[];
+  baseline: string;
+  branch: string;
+  temporaryBranches: string[];
+}): string {
   const lines = [`Plan (dry run: from the files alone, no database touched):`];
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
-  for (const p of plan.problems) lines.push(`  ✗ ${p.kind}: ${p.file ?? p.migrations?.join(', ') ?? ''}${p.suggestedFile ? ` → rename to ${p.suggestedFile}` : ''}`);
-  lines.push(`  baseline: ${plan.baseline} (reused if it exists)`, `  PR branch: ${plan.branch} (created or reset)`, `  temporary: ${plan.temporaryBranches.join(', ')} (removed at the end)`);
+  for (const p of plan.problems)
+    lines.push(
+      `  ✗ ${p.kind}: ${p.file ?? p.migrations?.join(', ') ?? ''}${p.suggestedFile ? ` → rename to ${p.suggestedFile}` : ''}`,
+    );
+  lines.push(
+    `  baseline: ${plan.baseline} (reused if it exists)`,
+    `  PR branch: ${plan.branch} (created or reset)`,
+    `  temporary: ${plan.temporaryBranches.join(', ')} (removed at the end)`,
+  );
   return lines.join('\n');
 }

@@ -26,14 +26,28 @@ async function optionsSchema() {
 }
 
 /** Names a browser opener needs, and nothing else (never the whole environment). */
-const OPENER_ENV = ['PATH', 'HOME', 'DISPLAY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'BROWSER', 'SYSTEMROOT'];
+const OPENER_ENV = [
+  'PATH',
+  'HOME',
+  'DISPLAY',
+  'WAYLAND_DISPLAY',
+  'XDG_RUNTIME_DIR',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'BROWSER',
+  'SYSTEMROOT',
+];
 
 function allowEnv(env: NodeJS.ProcessEnv, names: readonly string[]): NodeJS.ProcessEnv {
   return Object.fromEntries(names.flatMap((n) => (env[n] === undefined ? [] : [[n, env[n]]])));
 }
 
 function openBrowser(url: string, env: NodeJS.ProcessEnv): void {
-  const [cmd, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   const child = spawn(cmd, args, { env: allowEnv(env, OPENER_ENV), stdio: 'ignore', detached: true });
   child.on('error', () => undefined); // no opener: the URL is printed anyway
   child.unref();
@@ -41,7 +55,12 @@ function openBrowser(url: string, env: NodeJS.ProcessEnv): void {
 
 function gitUserName(root: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile('git', ['config', 'user.name'], { cwd: root, env: allowEnv(env, ['PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) }, (error, stdout) => resolve(error ? null : stdout.trim() || null));
+    execFile(
+      'git',
+      ['config', 'user.name'],
+      { cwd: root, env: allowEnv(env, ['PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) },
+      (error, stdout) => resolve(error ? null : stdout.trim() || null),
+    );
   });
 }
 
@@ -50,7 +69,15 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
   let provider: Promise<BranchProvider> | null = null;
   return {
     async list() {
-      provider ??= import('../../branches/factory.js').then(({ openProvider }) => openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m), ...(c.namespace ? { namespace: c.namespace } : {}) }));
+      provider ??= import('../../branches/factory.js').then(({ openProvider }) =>
+        openProvider({
+          provider: c.providerName,
+          projectRoot: c.root,
+          env: c.env,
+          log: (m) => c.io.err(m),
+          ...(c.namespace ? { namespace: c.namespace } : {}),
+        }),
+      );
       return branchViews(await provider);
     },
     async close() {
@@ -61,7 +88,9 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
 
 export function dashboardCommand(ctx: Ctx): Command {
   return new Command('dashboard')
-    .description("this repository's features, turns, gates, checks and database branches in the browser (127.0.0.1 only, live)")
+    .description(
+      "this repository's features, turns, gates, checks and database branches in the browser (127.0.0.1 only, live)",
+    )
     .addOption(new Option('--port <n>', 'port to listen on (0: any free port)').default('4321'))
     .option('--no-open', 'do not open a browser')
     .option('--as <name>', 'the name gate approvals are recorded under (default: git config user.name)')
@@ -70,19 +99,32 @@ export function dashboardCommand(ctx: Ctx): Command {
     .action(async (raw: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       const parsed = (await optionsSchema()).safeParse(raw);
-      if (!parsed.success) throw new ConsortError('invalid-input', `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, { hint: 'Use --port <0-65535>.' });
+      if (!parsed.success)
+        throw new ConsortError(
+          'invalid-input',
+          `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
+          { hint: 'Use --port <0-65535>.' },
+        );
       const o = parsed.data;
       // Loaded here, not at start-up: `consort --version` must not pay for the dashboard.
       const { LocalSource } = await import('../../dashboard/local-source.js');
       const { startLocalDashboard } = await import('../../dashboard/local-server.js');
       const branches = o.branches ? lazyBranches(c) : null;
-      const source = new LocalSource({ root: c.root, canApprove: o.readOnly !== true, ...(branches ? { branches: branches.list } : {}) });
+      const source = new LocalSource({
+        root: c.root,
+        canApprove: o.readOnly !== true,
+        ...(branches ? { branches: branches.list } : {}),
+      });
       const approver = o.as ?? (await gitUserName(c.root, c.env));
       const server = await startLocalDashboard({ source, port: o.port, approver }).catch((e: NodeJS.ErrnoException) => {
-        if (e.code === 'EADDRINUSE') throw new ConsortError('invalid-input', `Port ${o.port} is in use.`, { hint: 'Pick another with --port <n> (or --port 0 for any free port).' });
+        if (e.code === 'EADDRINUSE')
+          throw new ConsortError('invalid-input', `Port ${o.port} is in use.`, {
+            hint: 'Pick another with --port <n> (or --port 0 for any free port).',
+          });
         throw e;
       });
-      if (c.json) printJson(c.io, { url: server.url, port: server.port, repository: source.name, readOnly: o.readOnly === true });
+      if (c.json)
+        printJson(c.io, { url: server.url, port: server.port, repository: source.name, readOnly: o.readOnly === true });
       else c.io.out(`Consort dashboard for ${source.name}: ${server.url} (Ctrl-C to stop)`);
       if (o.open) openBrowser(server.url, c.env);
       await new Promise<void>((resolve) => {

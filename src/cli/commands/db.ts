@@ -8,7 +8,10 @@ import { usageError } from '../usage.js';
 
 async function server(c: CliContext): Promise<EmbeddedServer> {
   if (c.providerName !== 'local') {
-    throw usageError(`\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`, 'Drop --provider, or manage that server with its own tools.');
+    throw usageError(
+      `\`consort db\` manages the embedded server of the local provider, not "${c.providerName}".`,
+      'Drop --provider, or manage that server with its own tools.',
+    );
   }
   const { serverDir } = await import('../../branches/local/paths.js');
   const { EmbeddedServer } = await import('../../branches/local/server.js');
@@ -23,8 +26,19 @@ export function dbCommand(ctx: Ctx): Command {
     .action(async (_o: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       const info = await (await server(c)).start();
-      if (c.json) printJson(c.io, { running: true, startedNow: info.startedNow, port: info.port, pid: info.pid, dataDir: info.dataDir, url: maskUrl(info.url) });
-      else c.io.out(`${info.startedNow ? 'Started' : 'Already running'}: ${maskUrl(info.url)} (pid ${info.pid}, data ${info.dataDir})`);
+      if (c.json)
+        printJson(c.io, {
+          running: true,
+          startedNow: info.startedNow,
+          port: info.port,
+          pid: info.pid,
+          dataDir: info.dataDir,
+          url: maskUrl(info.url),
+        });
+      else
+        c.io.out(
+          `${info.startedNow ? 'Started' : 'Already running'}: ${maskUrl(info.url)} (pid ${info.pid}, data ${info.dataDir})`,
+        );
     });
 
   db.command('stop')
@@ -35,13 +49,20 @@ export function dbCommand(ctx: Ctx): Command {
       // Pooled copies are a cache and expired leases are garbage: neither should hold disk while nothing runs.
       const { sweepLeases } = await import('../../isolation/lease.js');
       const [drained, leases] = (await s.status()).running
-        ? await c.withProvider(async (p) => [p.drainPools ? await p.drainPools() : 0, (await sweepLeases(p)).length] as const)
+        ? await c.withProvider(
+            async (p) => [p.drainPools ? await p.drainPools() : 0, (await sweepLeases(p)).length] as const,
+          )
         : [0, 0];
       const stopped = await s.stop();
       if (c.json) printJson(c.io, { stopped, poolCopiesDropped: drained, expiredLeasesDropped: leases });
       else {
-        const dropped = [drained ? `${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'}` : '', leases ? `${leases} expired lease(s)` : ''].filter(Boolean);
-        c.io.out(`${stopped ? 'Stopped' : 'Not running'}${dropped.length ? ` (dropped ${dropped.join(' and ')})` : ''}`);
+        const dropped = [
+          drained ? `${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'}` : '',
+          leases ? `${leases} expired lease(s)` : '',
+        ].filter(Boolean);
+        c.io.out(
+          `${stopped ? 'Stopped' : 'Not running'}${dropped.length ? ` (dropped ${dropped.join(' and ')})` : ''}`,
+        );
       }
     });
 
@@ -51,12 +72,14 @@ export function dbCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const s = await (await server(c)).status();
       if (c.json) return printJson(c.io, s);
-      c.io.out([
-        `running:     ${s.running ? `yes (pid ${s.pid})` : 'no'}`,
-        `initialised: ${s.initialised ? `yes (PostgreSQL ${s.version})` : 'no (first use initialises it)'}`,
-        `data dir:    ${s.dataDir}`,
-        `port:        ${s.port ?? '-'}`,
-      ].join('\n'));
+      c.io.out(
+        [
+          `running:     ${s.running ? `yes (pid ${s.pid})` : 'no'}`,
+          `initialised: ${s.initialised ? `yes (PostgreSQL ${s.version})` : 'no (first use initialises it)'}`,
+          `data dir:    ${s.dataDir}`,
+          `port:        ${s.port ?? '-'}`,
+        ].join('\n'),
+      );
     });
 
   return db;

@@ -16,7 +16,14 @@ import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
 
-interface Row { scenario: string; expected: string; got: string; failedStage: string; ok: boolean; seconds: number }
+interface Row {
+  scenario: string;
+  expected: string;
+  got: string;
+  failedStage: string;
+  ok: boolean;
+  seconds: number;
+}
 
 /** The closing line says only what the scenarios that ran showed. */
 export function demoVerdict(rows: readonly Row[]): string {
@@ -31,11 +38,19 @@ export function demoVerdict(rows: readonly Row[]): string {
 
 /** The example shop and the jest its suite runs live in a clone of the repository, not in the npm package. */
 async function requireExampleShop(): Promise<void> {
-  const exists = (p: string) => access(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    access(p).then(
+      () => true,
+      () => false,
+    );
   if (!(await exists(SHOP_DIR)) || !(await exists(path.join(PACKAGE_ROOT, 'node_modules', 'jest')))) {
-    throw new ConsortError('invalid-input', 'The check demo runs the example shop of a Consort clone (its migrations and jest suite), which the npm package leaves out.', {
-      hint: 'Try `npx consort demo branching` here, or in a clone of the repository: npm ci && npm run demo',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      'The check demo runs the example shop of a Consort clone (its migrations and jest suite), which the npm package leaves out.',
+      {
+        hint: 'Try `npx consort demo branching` here, or in a clone of the repository: npm ci && npm run demo',
+      },
+    );
   }
 }
 
@@ -43,12 +58,20 @@ export function demoCommand(ctx: Ctx): Command {
   return new Command('demo')
     .description('run the PR check lane on the example shop (or `demo branching` for a tour of database branches)')
     .argument('[what]', 'check or branching', 'check')
-    .option('--scenario <names>', `comma-separated scenarios (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}`)
+    .option(
+      '--scenario <names>',
+      `comma-separated scenarios (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}`,
+    )
     .action(async (what: string, o: { scenario?: string }, cmd: Command) => {
-      if (what !== 'check' && what !== 'branching') throw usageError(`Unknown demo "${what}".`, 'Use `consort demo` or `consort demo branching`.');
+      if (what !== 'check' && what !== 'branching')
+        throw usageError(`Unknown demo "${what}".`, 'Use `consort demo` or `consort demo branching`.');
       const wanted = o.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
       const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
-      if (unknown.length) throw usageError(`Unknown scenario${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.`);
+      if (unknown.length)
+        throw usageError(
+          `Unknown scenario${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`,
+          `Choose from ${SCENARIOS.map((s) => s.name).join(', ')}.`,
+        );
       const c = await ctx(cmd);
       if (what === 'check') await requireExampleShop();
       const wasRunning = c.providerName === 'local' ? await serverRunning(c) : true;
@@ -63,7 +86,12 @@ export function demoCommand(ctx: Ctx): Command {
       const { planCheck, runCheck } = await import('../../lanes/check/run.js');
       const { renderCheckTerminal } = await import('../../report/terminal.js');
       const { resolveSides } = await import('./check.js');
-      const provider = await openProvider({ provider: c.providerName, projectRoot: c.root, env: c.env, log: (m) => c.io.err(m) });
+      const provider = await openProvider({
+        provider: c.providerName,
+        projectRoot: c.root,
+        env: c.env,
+        log: (m) => c.io.err(m),
+      });
       const rows: Row[] = [];
       const before = new Set((await provider.list()).map((b) => b.name));
       const baselines = new Set<string>();
@@ -76,14 +104,33 @@ export function demoCommand(ctx: Ctx): Command {
             const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, (m) => c.io.err(m));
             baselines.add((await planCheck({ workspace: repo.dir, config, base, head, pr: null })).baseline);
             const report = await runCheck({
-              workspace: repo.dir, config, configSource: source, base, head, pr: null, provider, env: c.env, toolVersion: VERSION,
-              cleanup: true, log: (m) => c.io.err(m),
+              workspace: repo.dir,
+              config,
+              configSource: source,
+              base,
+              head,
+              pr: null,
+              provider,
+              env: c.env,
+              toolVersion: VERSION,
+              cleanup: true,
+              log: (m) => c.io.err(m),
             });
-            const failed = (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][])
-              .find(([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'))?.[0] ?? '-';
+            const failed =
+              (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][]).find(
+                ([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'),
+              )?.[0] ?? '-';
             const ok = report.conclusion === scenario.expect && (scenario.failingStage ?? '-') === failed;
-            rows.push({ scenario: scenario.name, expected: `${scenario.expect}${scenario.failingStage ? ` (${scenario.failingStage})` : ''}`, got: `${report.conclusion}${failed !== '-' ? ` (${failed})` : ''}`, failedStage: failed, ok, seconds: Math.round(report.durationMs / 100) / 10 });
-            if (!c.json) c.io.out(`\n${renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR })}`);
+            rows.push({
+              scenario: scenario.name,
+              expected: `${scenario.expect}${scenario.failingStage ? ` (${scenario.failingStage})` : ''}`,
+              got: `${report.conclusion}${failed !== '-' ? ` (${failed})` : ''}`,
+              failedStage: failed,
+              ok,
+              seconds: Math.round(report.durationMs / 100) / 10,
+            });
+            if (!c.json)
+              c.io.out(`\n${renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR })}`);
           } finally {
             await repo.dispose();
           }
@@ -91,14 +138,17 @@ export function demoCommand(ctx: Ctx): Command {
       } finally {
         // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
         for (const name of baselines) {
-          if (!before.has(name)) await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
+          if (!before.has(name))
+            await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
         }
         await provider.close();
       }
       const allOk = rows.every((r) => r.ok);
       if (c.json) printJson(c.io, { ok: allOk, scenarios: rows });
       else {
-        c.io.out(`\n${table([['SCENARIO', 'EXPECTED', 'GOT', 'TIME', ''], ...rows.map((r) => [r.scenario, r.expected, r.got, `${r.seconds}s`, r.ok ? '✓' : '✗ unexpected'])])}`);
+        c.io.out(
+          `\n${table([['SCENARIO', 'EXPECTED', 'GOT', 'TIME', ''], ...rows.map((r) => [r.scenario, r.expected, r.got, `${r.seconds}s`, r.ok ? '✓' : '✗ unexpected'])])}`,
+        );
         c.io.out(`\n${demoVerdict(rows)}`);
       }
       await serverNotice(c, wasRunning);

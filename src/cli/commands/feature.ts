@@ -13,13 +13,17 @@ export function featureCommand(ctx: Ctx): Command {
     .option('--request <text>', 'the feature request (default: a template to fill in)')
     .option('--from <file>', 'read the feature request from a markdown file')
     .action(async (slug: string, o: { request?: string; from?: string }, cmd: Command) => {
-      if (o.request !== undefined && o.from !== undefined) throw usageError('Give either --request or --from, not both.');
+      if (o.request !== undefined && o.from !== undefined)
+        throw usageError('Give either --request or --from, not both.');
       const c = await ctx(cmd);
       const { createFeature } = await import('../../lanes/tdd/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
       const created = await createFeature(c.root, slug, request);
       if (c.json) printJson(c.io, created);
-      else c.io.out(`Created ${created.feature} in ${created.dir}\nEdit feature-request.md, then: consort run ${created.feature}`);
+      else
+        c.io.out(
+          `Created ${created.feature} in ${created.dir}\nEdit feature-request.md, then: consort run ${created.feature}`,
+        );
     });
   return feature;
 }

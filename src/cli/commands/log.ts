@@ -7,21 +7,36 @@ import type { Ctx } from './lane.js';
 function detail(e: LogEvent): string {
   switch (e.type) {
     case 'phase.start':
-    case 'phase.end': return e.phase;
-    case 'handoff': return `${e.from} → ${e.to} (${e.step}${e.item ? ` ${e.item}` : ''})`;
-    case 'artifact.written': return `${e.file} by ${e.role}`;
-    case 'gate.surfaced': return `${e.gate}${e.problems.length ? `: ${e.problems.slice(0, 2).join('; ')}` : ''}`;
-    case 'gate.approved': return `${e.gate} by ${e.approver}${e.proxy ? ' (proxy)' : ''}`;
-    case 'gate.reopened': return `${e.gate}: ${e.reason}`;
-    case 'cycle.red': return `${e.item} on ${e.branch}: ${e.tests.length} failing test(s)`;
-    case 'cycle.rejected': return `${e.item} ${e.step} ${e.verdict}: ${e.reason.split('\n')[0]}`;
-    case 'cycle.green': return `${e.item} ${e.purpose} on ${e.branch}`;
-    case 'cycle.repair': return `${e.item} ${e.step} round ${e.round}`;
-    case 'cycle.review': return `${e.item} ${e.verdict}`;
-    case 'cycle.refactored': return e.item;
-    case 'cycle.experiments': return `${e.item}: ${e.green.length} of ${e.of} green${e.picked ? `, picked ${e.picked} (${e.rule})` : ''}`;
-    case 'turn.usage': return `${e.turn} ${e.role} ${e.step}${e.item ? ` ${e.item}` : ''} ${e.verdict}: ${Math.round(e.durationMs / 100) / 10} s, ${e.inputTokens}/${e.outputTokens} tokens${e.costUsd !== undefined ? `, $${e.costUsd}` : ''}${e.refused ? `; refused ${e.refused.join(', ')}` : ''}`;
-    case 'escalation': return `${e.kind} at ${e.step}: ${e.reason.split('\n')[0]}`;
+    case 'phase.end':
+      return e.phase;
+    case 'handoff':
+      return `${e.from} → ${e.to} (${e.step}${e.item ? ` ${e.item}` : ''})`;
+    case 'artifact.written':
+      return `${e.file} by ${e.role}`;
+    case 'gate.surfaced':
+      return `${e.gate}${e.problems.length ? `: ${e.problems.slice(0, 2).join('; ')}` : ''}`;
+    case 'gate.approved':
+      return `${e.gate} by ${e.approver}${e.proxy ? ' (proxy)' : ''}`;
+    case 'gate.reopened':
+      return `${e.gate}: ${e.reason}`;
+    case 'cycle.red':
+      return `${e.item} on ${e.branch}: ${e.tests.length} failing test(s)`;
+    case 'cycle.rejected':
+      return `${e.item} ${e.step} ${e.verdict}: ${e.reason.split('\n')[0]}`;
+    case 'cycle.green':
+      return `${e.item} ${e.purpose} on ${e.branch}`;
+    case 'cycle.repair':
+      return `${e.item} ${e.step} round ${e.round}`;
+    case 'cycle.review':
+      return `${e.item} ${e.verdict}`;
+    case 'cycle.refactored':
+      return e.item;
+    case 'cycle.experiments':
+      return `${e.item}: ${e.green.length} of ${e.of} green${e.picked ? `, picked ${e.picked} (${e.rule})` : ''}`;
+    case 'turn.usage':
+      return `${e.turn} ${e.role} ${e.step}${e.item ? ` ${e.item}` : ''} ${e.verdict}: ${Math.round(e.durationMs / 100) / 10} s, ${e.inputTokens}/${e.outputTokens} tokens${e.costUsd !== undefined ? `, $${e.costUsd}` : ''}${e.refused ? `; refused ${e.refused.join(', ')}` : ''}`;
+    case 'escalation':
+      return `${e.kind} at ${e.step}: ${e.reason.split('\n')[0]}`;
   }
 }
 

@@ -20,20 +20,45 @@ async function loadLib() {
   const { pairedSchemaDiff } = await import('../../pairing/diff.js');
   const { findPaired } = await import('../../pairing/service.js');
   const { renderSchemaDiffText } = await import('../../schema/render.js');
-  return { loadConfig, readEnvValue, currentGitBranch, hooksStatus, envWarning, describePairing, pairAndPublish, withPairingProvider, pairedSchemaDiff, findPaired, renderSchemaDiffText };
+  return {
+    loadConfig,
+    readEnvValue,
+    currentGitBranch,
+    hooksStatus,
+    envWarning,
+    describePairing,
+    pairAndPublish,
+    withPairingProvider,
+    pairedSchemaDiff,
+    findPaired,
+    renderSchemaDiffText,
+  };
 }
 let L: Awaited<ReturnType<typeof loadLib>>;
 
-interface PairFlags { gitBranch?: string; from?: string; migrate: boolean; env: boolean; export?: boolean; showSecrets?: boolean; config?: string; json?: boolean }
+interface PairFlags {
+  gitBranch?: string;
+  from?: string;
+  migrate: boolean;
+  env: boolean;
+  export?: boolean;
+  showSecrets?: boolean;
+  config?: string;
+  json?: boolean;
+}
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 async function gitBranchOf(c: CliContext, given: string | undefined): Promise<string> {
   const branch = given ?? (await L.currentGitBranch(c.root));
   if (branch === undefined) {
-    throw new ConsortError('invalid-input', 'HEAD is detached (or this is not a git repository): there is no git branch to pair.', {
-      hint: 'Check out a branch, or pass --git-branch <name>.',
-    });
+    throw new ConsortError(
+      'invalid-input',
+      'HEAD is detached (or this is not a git repository): there is no git branch to pair.',
+      {
+        hint: 'Check out a branch, or pass --git-branch <name>.',
+      },
+    );
   }
   return branch;
 }
@@ -48,14 +73,23 @@ function subOptions(o: { gitBranch?: string; config?: string }, cmd: Command): {
 
 function providerChoice(c: CliContext, cmd: Command) {
   const g = cmd.optsWithGlobals() as { provider?: string };
-  return { ...(g.provider ? { provider: g.provider } : {}), ...(c.namespace ? { namespace: c.namespace } : {}), log: (m: string) => c.io.err(m) };
+  return {
+    ...(g.provider ? { provider: g.provider } : {}),
+    ...(c.namespace ? { namespace: c.namespace } : {}),
+    log: (m: string) => c.io.err(m),
+  };
 }
 
 export function pairCommand(ctx: Ctx): Command {
   const pair = new Command('pair')
-    .description('pair the git branch with a database branch: create it on first use (from the branch it was created from, or main), apply pending migrations, write the URL to .env')
+    .description(
+      'pair the git branch with a database branch: create it on first use (from the branch it was created from, or main), apply pending migrations, write the URL to .env',
+    )
     .option('--git-branch <name>', 'the git branch to pair (default: the checked-out branch)')
-    .option('--from <git-branch>', 'on first use, fork from the database branch paired with this git branch (default: database.parent)')
+    .option(
+      '--from <git-branch>',
+      'on first use, fork from the database branch paired with this git branch (default: database.parent)',
+    )
     .option('--no-migrate', "do not apply the working tree's pending migrations")
     .option('--no-env', 'do not write the dotenv file (pairing.envFile)')
     .option('--export', 'print `export KEY=URL` for eval "$(consort pair --export)" (the URL includes its password)')
@@ -68,7 +102,13 @@ export function pairCommand(ctx: Ctx): Command {
       const { config } = await L.loadConfig(c.root, o.config ? { path: o.config } : {});
       const gitBranch = await gitBranchOf(c, o.gitBranch);
       const done = await L.pairAndPublish({
-        root: c.root, config, env: c.env, gitBranch, migrate: o.migrate, writeEnv: o.env, choice: providerChoice(c, cmd),
+        root: c.root,
+        config,
+        env: c.env,
+        gitBranch,
+        migrate: o.migrate,
+        writeEnv: o.env,
+        choice: providerChoice(c, cmd),
         ...(o.from ? { from: o.from } : {}),
       });
       const { result, env } = done;
@@ -82,9 +122,19 @@ export function pairCommand(ctx: Ctx): Command {
       if (c.json || o.json) {
         const b = result.branch;
         return printJson(c.io, {
-          gitBranch, branch: b.name, parent: b.parent, outcome: result.outcome, mode: result.mode, database: b.database, url,
-          createdAt: b.createdAt.toISOString(), expiresAt: b.expiresAt?.toISOString() ?? null,
-          migrations: result.migrations, seeded: result.seeded, env, durationMs: result.durationMs,
+          gitBranch,
+          branch: b.name,
+          parent: b.parent,
+          outcome: result.outcome,
+          mode: result.mode,
+          database: b.database,
+          url,
+          createdAt: b.createdAt.toISOString(),
+          expiresAt: b.expiresAt?.toISOString() ?? null,
+          migrations: result.migrations,
+          seeded: result.seeded,
+          env,
+          durationMs: result.durationMs,
         });
       }
       c.io.out(`${L.describePairing(done)}\n${url}`);
@@ -110,18 +160,37 @@ export function pairCommand(ctx: Ctx): Command {
       const hooks = await L.hooksStatus(c.root, 5).catch(() => undefined);
       const status = {
         gitBranch,
-        paired: paired ? { branch: paired.name, parent: paired.parent, database: paired.database, createdAt: paired.createdAt.toISOString(), expiresAt: paired.expiresAt?.toISOString() ?? null, url: url ? maskUrl(url) : null } : null,
-        env: { file: config.pairing.envFile, key: config.pairing.envKey, value: current === undefined ? null : maskUrl(current), upToDate: url !== undefined && current === url, ...(await L.envWarning(c.root, config.pairing.envFile).catch(() => ({ ignored: false, warning: null }))) },
-        hooks: hooks ? { manager: hooks.manager, installed: hooks.hooks.every((h) => h.installed), lastRun: hooks.lastRun } : null,
+        paired: paired
+          ? {
+              branch: paired.name,
+              parent: paired.parent,
+              database: paired.database,
+              createdAt: paired.createdAt.toISOString(),
+              expiresAt: paired.expiresAt?.toISOString() ?? null,
+              url: url ? maskUrl(url) : null,
+            }
+          : null,
+        env: {
+          file: config.pairing.envFile,
+          key: config.pairing.envKey,
+          value: current === undefined ? null : maskUrl(current),
+          upToDate: url !== undefined && current === url,
+          ...(await L.envWarning(c.root, config.pairing.envFile).catch(() => ({ ignored: false, warning: null }))),
+        },
+        hooks: hooks
+          ? { manager: hooks.manager, installed: hooks.hooks.every((h) => h.installed), lastRun: hooks.lastRun }
+          : null,
       };
       if (c.json) return printJson(c.io, status);
-      c.io.out([
-        `git branch:      ${gitBranch}`,
-        `database branch: ${status.paired ? `${status.paired.branch} (from ${status.paired.parent ?? '-'})` : 'not paired yet (run consort pair)'}`,
-        `${status.env.key} in ${status.env.file}: ${status.env.value === null ? 'not set' : status.env.upToDate ? 'up to date' : `stale (${status.env.value})`}`,
-        `hooks:           ${status.hooks ? (status.hooks.installed ? `installed (${status.hooks.manager})` : 'not installed (consort hooks install)') : '-'}`,
-        ...(status.env.warning ? [`warning: ${status.env.warning}`] : []),
-      ].join('\n'));
+      c.io.out(
+        [
+          `git branch:      ${gitBranch}`,
+          `database branch: ${status.paired ? `${status.paired.branch} (from ${status.paired.parent ?? '-'})` : 'not paired yet (run consort pair)'}`,
+          `${status.env.key} in ${status.env.file}: ${status.env.value === null ? 'not set' : status.env.upToDate ? 'up to date' : `stale (${status.env.value})`}`,
+          `hooks:           ${status.hooks ? (status.hooks.installed ? `installed (${status.hooks.manager})` : 'not installed (consort hooks install)') : '-'}`,
+          ...(status.env.warning ? [`warning: ${status.env.warning}`] : []),
+        ].join('\n'),
+      );
     });
   pair
     .command('diff')
@@ -134,9 +203,15 @@ export function pairCommand(ctx: Ctx): Command {
       const o = subOptions(given, cmd);
       const { config } = await L.loadConfig(c.root, o.config ? { path: o.config } : {});
       const gitBranch = await gitBranchOf(c, o.gitBranch);
-      const d = await L.withPairingProvider(c.root, c.env, config, providerChoice(c, cmd), (p) => L.pairedSchemaDiff(p, config, gitBranch));
+      const d = await L.withPairingProvider(c.root, c.env, config, providerChoice(c, cmd), (p) =>
+        L.pairedSchemaDiff(p, config, gitBranch),
+      );
       if (c.json) return printJson(c.io, d);
-      c.io.out(d.empty ? `${d.branch} has the same schema as ${d.parent}.` : `${d.branch} against ${d.parent}:\n${L.renderSchemaDiffText(d.diff)}`);
+      c.io.out(
+        d.empty
+          ? `${d.branch} has the same schema as ${d.parent}.`
+          : `${d.branch} against ${d.parent}:\n${L.renderSchemaDiffText(d.diff)}`,
+      );
     });
   return pair;
 }

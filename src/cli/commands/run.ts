@@ -7,7 +7,16 @@ import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
 import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
 
-interface RunFlags { until?: string; maxTurns?: string; dryRun?: boolean; gates?: string; retry?: boolean; config?: string; verbose?: boolean; experiments?: string }
+interface RunFlags {
+  until?: string;
+  maxTurns?: string;
+  dryRun?: boolean;
+  gates?: string;
+  retry?: boolean;
+  config?: string;
+  verbose?: boolean;
+  experiments?: string;
+}
 
 /** Normal pauses exit 0; a run that needs a human for anything but a gate exits 1. */
 const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
@@ -15,15 +24,23 @@ const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
 /** Kept here (not imported from the conductor) so a wrong flag is refused before anything loads. */
 export const GATE_NAMES = ['plan', 'test_list', 'spec', 'merge', 'deploy'] as const;
 
-export function parseRunFlags(flags: RunFlags): { until?: GateName; maxTurns?: number; gateMode?: 'human' | 'proxy'; experiments?: number } {
+export function parseRunFlags(flags: RunFlags): {
+  until?: GateName;
+  maxTurns?: number;
+  gateMode?: 'human' | 'proxy';
+  experiments?: number;
+} {
   if (flags.until !== undefined && !(GATE_NAMES as readonly string[]).includes(flags.until)) {
     throw usageError(`--until must be a gate (${GATE_NAMES.join(', ')}), got "${flags.until}".`);
   }
   const maxTurns = flags.maxTurns === undefined ? undefined : Number(flags.maxTurns);
-  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 0)) throw usageError(`--max-turns must be a whole number, got "${flags.maxTurns}".`);
-  if (flags.gates !== undefined && flags.gates !== 'human' && flags.gates !== 'proxy') throw usageError(`--gates must be human or proxy, got "${flags.gates}".`);
+  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 0))
+    throw usageError(`--max-turns must be a whole number, got "${flags.maxTurns}".`);
+  if (flags.gates !== undefined && flags.gates !== 'human' && flags.gates !== 'proxy')
+    throw usageError(`--gates must be human or proxy, got "${flags.gates}".`);
   const experiments = flags.experiments === undefined ? undefined : Number(flags.experiments);
-  if (experiments !== undefined && (!Number.isInteger(experiments) || experiments < 1 || experiments > 8)) throw usageError(`--experiments must be a whole number from 1 to 8, got "${flags.experiments}".`);
+  if (experiments !== undefined && (!Number.isInteger(experiments) || experiments < 1 || experiments > 8))
+    throw usageError(`--experiments must be a whole number from 1 to 8, got "${flags.experiments}".`);
   return {
     ...(flags.until ? { until: flags.until as GateName } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
@@ -58,7 +75,10 @@ export function runCommand(ctx: Ctx): Command {
     .option('--dry-run', 'print the next effects and run nothing')
     .option('--gates <mode>', 'human (default) or proxy: approve valid artifacts automatically, logged')
     .option('--retry', 'resume an escalated or stalled feature')
-    .option('--experiments <n>', 'N competing GREEN attempts per item (worktrees); the green one with the fewest changed lines wins')
+    .option(
+      '--experiments <n>',
+      'N competing GREEN attempts per item (worktrees); the green one with the fewest changed lines wins',
+    )
     .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
     .option('--verbose', "stream the suite's output to stderr")
     .action(async (ref: string | undefined, flags: RunFlags, cmd: Command) => {
@@ -68,20 +88,53 @@ export function runCommand(ctx: Ctx): Command {
       const { planBuildRun, runBuildLane } = await import('../../lanes/tdd/index.js');
       const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
-      const effects = await planBuildRun({ workspace: c.root, config, feature, env: c.env, retry: flags.retry === true, ...options });
+      const effects = await planBuildRun({
+        workspace: c.root,
+        config,
+        feature,
+        env: c.env,
+        retry: flags.retry === true,
+        ...options,
+      });
       if (flags.dryRun) {
         if (c.json) printJson(c.io, { feature, effects });
-        else c.io.out([`Next for ${feature} (dry run, nothing done):`, ...effects.map((e) => `  - ${describeEffect(e)}`)].join('\n'));
+        else
+          c.io.out(
+            [`Next for ${feature} (dry run, nothing done):`, ...effects.map((e) => `  - ${describeEffect(e)}`)].join(
+              '\n',
+            ),
+          );
         return;
       }
       await validateAgents(config, effects, c.env);
-      const result = await withLaneProvider(c, config, (provider) => runBuildLane({
-        workspace: c.root, config, feature, provider, env: c.env, retry: flags.retry === true, ...options,
-        log: (line) => c.io.err(line),
-        onGate: (gate, _hash, problems) => c.io.err(`Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`),
-        ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-      }));
-      if (c.json) printJson(c.io, { feature, stop: result.stop, message: result.message, phase: result.state.phase, step: result.state.step, gate: result.state.gate, turns: result.turns, effects: result.effects });
+      const result = await withLaneProvider(c, config, (provider) =>
+        runBuildLane({
+          workspace: c.root,
+          config,
+          feature,
+          provider,
+          env: c.env,
+          retry: flags.retry === true,
+          ...options,
+          log: (line) => c.io.err(line),
+          onGate: (gate, _hash, problems) =>
+            c.io.err(
+              `Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`,
+            ),
+          ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+        }),
+      );
+      if (c.json)
+        printJson(c.io, {
+          feature,
+          stop: result.stop,
+          message: result.message,
+          phase: result.state.phase,
+          step: result.state.step,
+          gate: result.state.gate,
+          turns: result.turns,
+          effects: result.effects,
+        });
       else c.io.out(`${feature}: ${result.stop} — ${result.message}`);
       c.setExitCode(FAILED_STOPS.has(result.stop) ? 1 : 0);
     });

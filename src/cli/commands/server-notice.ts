@@ -23,13 +23,15 @@ export async function diskUse(dir: string): Promise<number> {
   let total = 0;
   const walk = async (d: string): Promise<void> => {
     const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
-    await Promise.all(entries.map(async (e) => {
-      const p = path.join(d, e.name);
-      const st = await lstat(p).catch(() => undefined);
-      if (!st) return;
-      total += st.blocks * 512;
-      if (e.isDirectory()) await walk(p);
-    }));
+    await Promise.all(
+      entries.map(async (e) => {
+        const p = path.join(d, e.name);
+        const st = await lstat(p).catch(() => undefined);
+        if (!st) return;
+        total += st.blocks * 512;
+        if (e.isDirectory()) await walk(p);
+      }),
+    );
   };
   await walk(dir);
   return total;
@@ -46,5 +48,7 @@ export async function serverNotice(c: CliContext, wasRunning: boolean): Promise<
   if (wasRunning || c.json) return;
   const s = await (await server(c)).status();
   if (!s.running) return;
-  c.io.err(`\nThe embedded PostgreSQL server keeps running for the next command (pid ${s.pid}, data in ${s.dataDir}, ${formatBytes(await diskUse(s.dataDir))} on disk). Stop it with: consort db stop`);
+  c.io.err(
+    `\nThe embedded PostgreSQL server keeps running for the next command (pid ${s.pid}, data in ${s.dataDir}, ${formatBytes(await diskUse(s.dataDir))} on disk). Stop it with: consort db stop`,
+  );
 }

@@ -20,6 +20,11 @@ export function statusCommand(ctx: Ctx): Command {
       const all = await allStatuses(c.root);
       if (c.json) return printJson(c.io, all);
       if (all.length === 0) return c.io.out('No features yet: consort feature new <slug>');
-      c.io.out(table([['FEATURE', 'PHASE', 'WHERE', 'TURNS'], ...all.map((s) => [s.feature, s.phase, s.where, String(s.turns.count)])]));
+      c.io.out(
+        table([
+          ['FEATURE', 'PHASE', 'WHERE', 'TURNS'],
+          ...all.map((s) => [s.feature, s.phase, s.where, String(s.turns.count)]),
+        ]),
+      );
     });
 }

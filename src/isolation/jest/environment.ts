@@ -16,14 +16,19 @@ import { jestOptions } from './options.js';
 function nodeEnvironment(): typeof TestEnvironment {
   for (const from of [path.join(process.cwd(), 'package.json'), import.meta.url]) {
     try {
-      const mod = createRequire(from)('jest-environment-node') as { TestEnvironment?: typeof TestEnvironment; default?: typeof TestEnvironment };
+      const mod = createRequire(from)('jest-environment-node') as {
+        TestEnvironment?: typeof TestEnvironment;
+        default?: typeof TestEnvironment;
+      };
       const found = mod.TestEnvironment ?? mod.default;
       if (found) return found;
     } catch {
       // try the next place
     }
   }
-  throw new ConsortError('config', 'consort-db/jest needs jest-environment-node (it comes with jest).', { hint: 'Install jest in the project: npm i -D jest.' });
+  throw new ConsortError('config', 'consort-db/jest needs jest-environment-node (it comes with jest).', {
+    hint: 'Install jest in the project: npm i -D jest.',
+  });
 }
 
 const NodeEnvironment = nodeEnvironment();

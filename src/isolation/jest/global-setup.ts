@@ -11,7 +11,10 @@ interface JestConfigs {
   projectConfig: { testEnvironmentOptions?: Record<string, unknown>; rootDir?: string };
 }
 
-export default async function globalSetup(globalConfig: JestConfigs['globalConfig'], projectConfig: JestConfigs['projectConfig']): Promise<void> {
+export default async function globalSetup(
+  globalConfig: JestConfigs['globalConfig'],
+  projectConfig: JestConfigs['projectConfig'],
+): Promise<void> {
   const options = jestOptions(projectConfig?.testEnvironmentOptions);
   const started = await startTestDatabases({
     ...options,

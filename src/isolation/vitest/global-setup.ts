@@ -19,7 +19,9 @@ export function consortDbSetup(options: TestDatabasesOptions = {}): (project: Pr
   const parsed = TestDatabasesOptions.safeParse(options);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConsortError('config', `Invalid consortDbSetup options: ${problems}.`, { hint: 'It takes root, config, env, poolSize, ttl and respectExisting (see docs/isolation.md).' });
+    throw new ConsortError('config', `Invalid consortDbSetup options: ${problems}.`, {
+      hint: 'It takes root, config, env, poolSize, ttl and respectExisting (see docs/isolation.md).',
+    });
   }
   return async (project) => {
     const started = await startTestDatabases({

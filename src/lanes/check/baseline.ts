@@ -41,7 +41,11 @@ export type BaselineOutcome =
   | { ok: false; kind: 'parent-ahead'; ahead: string[] }
   | { ok: false; kind: 'failed'; message: string };
 
-async function seedIdentity(config: ConsortConfig, workspace: string, baseSeed: string | null | undefined): Promise<string> {
+async function seedIdentity(
+  config: ConsortConfig,
+  workspace: string,
+  baseSeed: string | null | undefined,
+): Promise<string> {
   const seed = config.database.seed;
   if (!seed) return 'none';
   if (seed.kind === 'command') return `command:${seed.command}`;
@@ -53,7 +57,10 @@ async function readSeed(workspace: string, file: string): Promise<string> {
   try {
     return await readFile(path.join(workspace, file), 'utf8');
   } catch (e) {
-    throw new ConsortError('config', `Cannot read the seed file ${file}: ${(e as Error).message}`, { hint: 'Fix database.seed in the Consort configuration.', cause: e });
+    throw new ConsortError('config', `Cannot read the seed file ${file}: ${(e as Error).message}`, {
+      hint: 'Fix database.seed in the Consort configuration.',
+      cause: e,
+    });
   }
 }
 
@@ -63,25 +70,36 @@ async function readSeed(workspace: string, file: string): Promise<string> {
  * is part of it; the bundled one is left out, so baselines made before engines were chosen (and a
  * dry run's plan, which resolves none) keep their names.
  */
-export async function baselineName(input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'>): Promise<string> {
-  const engine = input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
-  const key = createHash('sha256').update(JSON.stringify({
-    parent: input.config.database.parent,
-    table: input.config.migrations.table,
-    migrations: input.base.map((m) => [m.name, m.sha256]),
-    seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
-    rebuild: input.rebuild,
-    engine,
-  })).digest('hex');
+export async function baselineName(
+  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'>,
+): Promise<string> {
+  const engine =
+    input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify({
+        parent: input.config.database.parent,
+        table: input.config.migrations.table,
+        migrations: input.base.map((m) => [m.name, m.sha256]),
+        seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
+        rebuild: input.rebuild,
+        engine,
+      }),
+    )
+    .digest('hex');
   return `baseline-${key.slice(0, 12)}`;
 }
 
 /** Names of the migrations node-pg-migrate recorded as run in a database. */
 export async function appliedMigrations(url: string, table: string): Promise<string[]> {
   return withClient(url, async (db) => {
-    const { rows } = await db.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [quoteIdent(table)]);
+    const { rows } = await db.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [
+      quoteIdent(table),
+    ]);
     if (!rows[0]?.exists) return [];
-    return (await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(table)} ORDER BY run_on, id`)).rows.map((r) => r.name);
+    return (await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(table)} ORDER BY run_on, id`)).rows.map(
+      (r) => r.name,
+    );
   });
 }
 
@@ -89,7 +107,8 @@ export async function appliedMigrations(url: string, table: string): Promise<str
 async function emptyDatabase(url: string): Promise<void> {
   await withClient(url, async (db) => {
     const { rows } = await db.query<{ nspname: string }>(
-      "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'");
+      "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",
+    );
     for (const { nspname } of rows) await db.query(`DROP SCHEMA ${quoteIdent(nspname)} CASCADE`);
     await db.query('CREATE SCHEMA public');
   });
@@ -99,9 +118,13 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   const { provider, config } = input;
   const name = await baselineName(input);
   const existing = await provider.get(name);
-  if (existing && existing.parent === config.database.parent) return { ok: true, name, reused: true, applied: [], seeded: false };
+  if (existing && existing.parent === config.database.parent)
+    return { ok: true, name, reused: true, applied: [], seeded: false };
 
-  const parentApplied = await appliedMigrations(await provider.connectionUri(config.database.parent), config.migrations.table);
+  const parentApplied = await appliedMigrations(
+    await provider.connectionUri(config.database.parent),
+    config.migrations.table,
+  );
   const baseNames = new Set(input.base.map((m) => m.name));
   const ahead = parentApplied.filter((n) => !baseNames.has(n));
   if (ahead.length > 0 && !input.rebuild) return { ok: false, kind: 'parent-ahead', ahead };
@@ -116,46 +139,82 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
       prepare: async (url, untrusted) => {
         if (input.rebuild) await emptyDatabase(url);
         const result = await applyMigrations({
-          databaseUrl: url, dir: input.baseDir.dir, relativeTo: input.baseDir.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
+          databaseUrl: url,
+          dir: input.baseDir.dir,
+          relativeTo: input.baseDir.relativeTo,
+          direction: 'up',
+          migrationsTable: config.migrations.table,
           checkOrder: config.migrations.checkOrder,
           ...(input.engine ? { engine: input.engine } : {}),
         });
         if (!result.ok) {
           const f = result.failed;
-          throw new ConsortError('internal', `base's migration ${f.name ?? f.file ?? ''} does not apply to the parent branch "${config.database.parent}": ${f.error.message}`, {
-            hint: 'Fix the parent (or rebuild the baseline with --rebuild-baseline); the PR cannot be checked on top of a broken base.',
-          });
+          throw new ConsortError(
+            'internal',
+            `base's migration ${f.name ?? f.file ?? ''} does not apply to the parent branch "${config.database.parent}": ${f.error.message}`,
+            {
+              hint: 'Fix the parent (or rebuild the baseline with --rebuild-baseline); the PR cannot be checked on top of a broken base.',
+            },
+          );
         }
         applied = result.applied.map((m) => m.name);
         // The seed is the project's code: a role confined to the baseline where the provider makes one.
-        seeded = await runSeed(config, input.workspace, config.database.seed && untrusted ? await untrusted() : url, input.env, input.baseSeed);
+        seeded = await runSeed(
+          config,
+          input.workspace,
+          config.database.seed && untrusted ? await untrusted() : url,
+          input.env,
+          input.baseSeed,
+        );
       },
     });
     return { ok: true, name, reused: outcome === 'reused', applied, seeded };
   } catch (e) {
     if (e instanceof ConsortError && e.code !== 'internal' && e.code !== 'config') throw e;
-    return { ok: false, kind: 'failed', message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e) };
+    return {
+      ok: false,
+      kind: 'failed',
+      message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e),
+    };
   }
 }
 
-export async function runSeed(config: ConsortConfig, workspace: string, url: string, env: NodeJS.ProcessEnv, baseSeed?: string | null): Promise<boolean> {
+export async function runSeed(
+  config: ConsortConfig,
+  workspace: string,
+  url: string,
+  env: NodeJS.ProcessEnv,
+  baseSeed?: string | null,
+): Promise<boolean> {
   const seed = config.database.seed;
   if (!seed) return false;
   if (seed.kind === 'file') {
     const sql = baseSeed === undefined ? await readSeed(workspace, seed.path) : baseSeed;
     if (sql === null) return false;
     await withClient(url, (db) => db.query(sql)).catch((e: Error) => {
-      throw new ConsortError('config', `The seed file ${seed.path} failed: ${e.message}`, { hint: 'Fix the seed SQL so it runs on the base schema.' });
+      throw new ConsortError('config', `The seed file ${seed.path} failed: ${e.message}`, {
+        hint: 'Fix the seed SQL so it runs on the base schema.',
+      });
     });
     return true;
   }
   const result = await runCommand({
-    command: seed.command, cwd: workspace, inherit: env, pass: Object.keys(env), env: branchEnv(url, [config.suite.env]), timeoutMs: 10 * 60_000, maxOutputBytes: 64 * 1024,
+    command: seed.command,
+    cwd: workspace,
+    inherit: env,
+    pass: Object.keys(env),
+    env: branchEnv(url, [config.suite.env]),
+    timeoutMs: 10 * 60_000,
+    maxOutputBytes: 64 * 1024,
   });
   if (result.exitCode !== 0) {
-    throw new ConsortError('config', `The seed command \`${seed.command}\` failed (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.slice(-500)}`, {
-      hint: 'Fix database.seed.command so it succeeds on the base schema.',
-    });
+    throw new ConsortError(
+      'config',
+      `The seed command \`${seed.command}\` failed (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.slice(-500)}`,
+      {
+        hint: 'Fix database.seed.command so it succeeds on the base schema.',
+      },
+    );
   }
   return true;
 }

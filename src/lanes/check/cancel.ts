@@ -27,7 +27,11 @@ export function throwIfCancelled(signal: AbortSignal): void {
  * Abort `controller` on SIGINT and SIGTERM while `fn` runs (a second signal exits at once, as a
  * shell user expects). Used by `consort check` and the Action's check mode.
  */
-export async function onTermination<T>(controller: AbortController, fn: () => Promise<T>, log: (line: string) => void = () => undefined): Promise<T> {
+export async function onTermination<T>(
+  controller: AbortController,
+  fn: () => Promise<T>,
+  log: (line: string) => void = () => undefined,
+): Promise<T> {
   const handlers: (readonly [NodeJS.Signals, () => void])[] = (['SIGINT', 'SIGTERM'] as const).map((sig) => {
     const handler = (): void => {
       if (controller.signal.aborted) {

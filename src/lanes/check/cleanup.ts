@@ -21,7 +21,11 @@ export async function cleanupPull(provider: BranchProvider, pr: number): Promise
  * Temporary branches a killed run left behind (the lane creates them fresh and would trip over
  * them). Called by a run that holds the branch's run lock, so no live run owns them.
  */
-export async function removeLeftovers(provider: BranchProvider, branch: string, log: (line: string) => void = () => undefined): Promise<string[]> {
+export async function removeLeftovers(
+  provider: BranchProvider,
+  branch: string,
+  log: (line: string) => void = () => undefined,
+): Promise<string[]> {
   const removed: string[] = [];
   for (const name of temporaryBranches(branch)) {
     if (!(await provider.get(name))) continue;

@@ -36,19 +36,34 @@ function jsInput(m: MigrationFile, sent: readonly string[], transactional: boole
     startLines.push(line);
     line += s.split(/\r\n|\r|\n/).length;
   }
-  return { input: { file: m.file, sql: statements.join('\n') }, transactional, sent: { statements, startLines, source: m.content } };
+  return {
+    input: { file: m.file, sql: statements.join('\n') },
+    transactional,
+    sent: { statements, startLines, source: m.content },
+  };
 }
 
 /** The statement a finding is about, and for JS/TS where it lands in the source. */
 function place(f: LintFinding, l: Linted): { statement: string; line: number; column?: number; quote?: string } {
-  if (!l.sent) return { statement: statementAt(l.input.sql, f.line - 1 - (l.input.lineOffset ?? 0)), line: f.line, ...(f.column ? { column: f.column } : {}) };
+  if (!l.sent)
+    return {
+      statement: statementAt(l.input.sql, f.line - 1 - (l.input.lineOffset ?? 0)),
+      line: f.line,
+      ...(f.column ? { column: f.column } : {}),
+    };
   const { statements, startLines, source } = l.sent;
-  let index = startLines.findIndex((start, i) => f.line - 1 >= start && (i === startLines.length - 1 || f.line - 1 < startLines[i + 1]!));
+  let index = startLines.findIndex(
+    (start, i) => f.line - 1 >= start && (i === startLines.length - 1 || f.line - 1 < startLines[i + 1]!),
+  );
   if (index === -1) index = 0;
   const statement = statements[index] ?? '';
   const where = locateStatements(source, statements)[index] ?? { line: 1, exact: false };
   const oneLine = statement.replace(/\s+/g, ' ');
-  return { statement, line: where.line, ...(where.exact ? {} : { quote: oneLine.length > QUOTE_MAX ? `${oneLine.slice(0, QUOTE_MAX)}…` : oneLine }) };
+  return {
+    statement,
+    line: where.line,
+    ...(where.exact ? {} : { quote: oneLine.length > QUOTE_MAX ? `${oneLine.slice(0, QUOTE_MAX)}…` : oneLine }),
+  };
 }
 
 /**
@@ -75,7 +90,10 @@ export async function lintStage(
   const linted: Linted[] = [];
   for (const m of migrations) {
     if (m.kind === 'sql') {
-      linted.push({ input: { file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 }, transactional: true });
+      linted.push({
+        input: { file: m.file, sql: parseSqlSections(m.content).up, lineOffset: m.upSqlLineOffset ?? 0 },
+        transactional: true,
+      });
     } else {
       const ran = applied.find((a) => a.name === m.name);
       if (ran && ran.sql.length > 0) linted.push(jsInput(m, ran.sql, ran.transactional));
@@ -83,11 +101,18 @@ export async function lintStage(
   }
   if (linted.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
   // node-pg-migrate wraps each migration in a transaction unless it opted out: lint each as it ran.
-  const runs = await Promise.all([true, false].map((inTx) => {
-    const inputs = linted.filter((l) => l.transactional === inTx).map((l) => l.input);
-    return inputs.length === 0 ? undefined : lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: inTx });
-  }));
-  const result = { findings: runs.flatMap((r) => r?.findings ?? []), squawkVersion: runs.find((r) => r !== undefined)?.squawkVersion ?? null };
+  const runs = await Promise.all(
+    [true, false].map((inTx) => {
+      const inputs = linted.filter((l) => l.transactional === inTx).map((l) => l.input);
+      return inputs.length === 0
+        ? undefined
+        : lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: inTx });
+    }),
+  );
+  const result = {
+    findings: runs.flatMap((r) => r?.findings ?? []),
+    squawkVersion: runs.find((r) => r !== undefined)?.squawkVersion ?? null,
+  };
   const byFile = new Map(linted.map((l) => [l.input.file, l]));
   const placed = applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
     const l = byFile.get(f.file);
@@ -96,22 +121,32 @@ export async function lintStage(
     const note = baseRelations ? noteReason(f, p.statement, baseRelations) : undefined;
     const { column: _column, ...rest } = f;
     const finding: LintFinding = {
-      ...rest, line: p.line, ...(p.column ? { column: p.column } : {}),
+      ...rest,
+      line: p.line,
+      ...(p.column ? { column: p.column } : {}),
       message: p.quote ? `${f.message} (in \`${p.quote}\`)` : f.message,
     };
     return { finding: note ? { ...finding, level: 'warning' as const } : finding, note };
   });
   // Notes are reported, never counted against failOn.
-  const verdict = lintVerdict(placed.filter((p) => !p.note).map((p) => p.finding), config.lint.failOn);
+  const verdict = lintVerdict(
+    placed.filter((p) => !p.note).map((p) => p.finding),
+    config.lint.failOn,
+  );
   const blocking = new Set(verdict.blocking);
-  const findings: Finding[] = placed.map((p) => ({ ...p.finding, blocking: blocking.has(p.finding), ...(p.note ? { note: p.note } : {}) }));
+  const findings: Finding[] = placed.map((p) => ({
+    ...p.finding,
+    blocking: blocking.has(p.finding),
+    ...(p.note ? { note: p.note } : {}),
+  }));
   const notes = findings.filter((f) => f.note !== undefined).length;
   const counted = findings.filter((f) => f.note === undefined);
   const errors = counted.filter((f) => f.level === 'error').length;
   const noteText = notes > 0 ? `, ${count(notes, 'note')}` : '';
-  const summary = findings.length === 0
-    ? `${count(linted.length, 'migration')} clean`
-    : `${count(counted.length, 'finding')}: ${count(errors, 'error')}, ${count(counted.length - errors, 'warning')}${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
+  const summary =
+    findings.length === 0
+      ? `${count(linted.length, 'migration')} clean`
+      : `${count(counted.length, 'finding')}: ${count(errors, 'error')}, ${count(counted.length - errors, 'warning')}${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
   return {
     status: verdict.passed ? 'passed' : 'failed',
     summary,

@@ -72,15 +72,25 @@ async function provePass(
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
-  const run = (direction: 'up' | 'down'): Promise<ApplyResult> => applyMigrations({
-    databaseUrl: input.url, dir: input.headDir.dir, relativeTo: input.headDir.relativeTo, direction, count: 1, migrationsTable: input.table,
-    ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
-    ...(input.engine === undefined ? {} : { engine: input.engine }),
-  });
+  const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
+    applyMigrations({
+      databaseUrl: input.url,
+      dir: input.headDir.dir,
+      relativeTo: input.headDir.relativeTo,
+      direction,
+      count: 1,
+      migrationsTable: input.table,
+      ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+      ...(input.engine === undefined ? {} : { engine: input.engine }),
+    });
   const after: SchemaSnapshot[] = [before];
   for (const m of migrations) {
     const up = await run('up');
-    if (!up.ok) return { stoppedAt: 0, applyFailed: `applying ${m.name} on the throwaway branch failed: ${up.failed.error.message}` };
+    if (!up.ok)
+      return {
+        stoppedAt: 0,
+        applyFailed: `applying ${m.name} on the throwaway branch failed: ${up.failed.error.message}`,
+      };
     after.push(await snapshot());
   }
   // Down, newest first: each down must restore the schema as it was before that migration.
@@ -94,7 +104,10 @@ async function provePass(
       stoppedAt = i;
     };
     if (m.hasDown === 'irreversible') {
-      stop('irreversible', 'declared irreversible (down = false): not taken down; the migrations before it were checked without it');
+      stop(
+        'irreversible',
+        'declared irreversible (down = false): not taken down; the migrations before it were checked without it',
+      );
       break;
     }
     if (m.hasDown === false) {
@@ -109,10 +122,23 @@ async function provePass(
     lowest = i;
     const diff = diffSchemas(after[i]!, await snapshot());
     // What a newer migration's down left behind is still there; only what this down leaves is its own.
-    const own = isEmptyDiff(diff) ? [] : renderSchemaDiffText(diff).split('\n').filter((l) => !residue.has(l));
-    verdicts.set(m.name, own.length === 0
-      ? { verdict: 'reversible', ...(residue.size > 0 ? { detail: 'restores what it changed (a newer migration left the rest)' } : {}) }
-      : { verdict: 'not-restored', detail: `after down, the schema differs from before up:\n${own.join('\n').slice(0, DETAIL_LIMIT)}` });
+    const own = isEmptyDiff(diff)
+      ? []
+      : renderSchemaDiffText(diff)
+          .split('\n')
+          .filter((l) => !residue.has(l));
+    verdicts.set(
+      m.name,
+      own.length === 0
+        ? {
+            verdict: 'reversible',
+            ...(residue.size > 0 ? { detail: 'restores what it changed (a newer migration left the rest)' } : {}),
+          }
+        : {
+            verdict: 'not-restored',
+            detail: `after down, the schema differs from before up:\n${own.join('\n').slice(0, DETAIL_LIMIT)}`,
+          },
+    );
     for (const l of own) residue.add(l);
   }
   // Up again from where the downs stopped: the result must equal the first pass.
@@ -124,9 +150,12 @@ async function provePass(
       // wrong schema failing is a consequence, not the finding.
       const was = verdicts.get(m.name);
       const failure = `up after down failed: ${up.failed.error.message}`;
-      verdicts.set(m.name, was && KEEP_ON_REAPPLY.has(was.verdict)
-        ? { verdict: was.verdict, detail: `${was.detail ?? ''}\n${failure}` }
-        : { verdict: 'reapply-failed', detail: failure });
+      verdicts.set(
+        m.name,
+        was && KEEP_ON_REAPPLY.has(was.verdict)
+          ? { verdict: was.verdict, detail: `${was.detail ?? ''}\n${failure}` }
+          : { verdict: 'reapply-failed', detail: failure },
+      );
       return { stoppedAt };
     }
   }
@@ -134,7 +163,11 @@ async function provePass(
   if (!isEmptyDiff(final)) {
     // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.
     const suspect = [...migrations].reverse().find((m) => verdicts.get(m.name)?.verdict === 'reversible');
-    if (suspect) verdicts.set(suspect.name, { verdict: 'reapply-failed', detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}` });
+    if (suspect)
+      verdicts.set(suspect.name, {
+        verdict: 'reapply-failed',
+        detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}`,
+      });
   }
   return { stoppedAt };
 }
@@ -147,6 +180,10 @@ function finish(
 ): ReversibilityResult {
   return {
     before,
-    migrations: input.migrations.map((m) => ({ name: m.name, file: m.file, ...(verdicts.get(m.name) ?? { verdict: 'not-checked' as const, detail: notCheckedReason }) })),
+    migrations: input.migrations.map((m) => ({
+      name: m.name,
+      file: m.file,
+      ...(verdicts.get(m.name) ?? { verdict: 'not-checked' as const, detail: notCheckedReason }),
+    })),
   };
 }

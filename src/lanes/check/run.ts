@@ -79,15 +79,25 @@ export interface CheckPlan {
 const TEMP_TTL_MS = 3_600_000;
 
 /** What a check would do, computed without touching any database (`--dry-run`). */
-export async function planCheck(input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>): Promise<CheckPlan> {
+export async function planCheck(
+  input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>,
+): Promise<CheckPlan> {
   const base = migrationSetFromEntries(input.base.migrations);
-  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), { checkOrder: input.config.migrations.checkOrder });
+  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), {
+    checkOrder: input.config.migrations.checkOrder,
+  });
   const branch = prBranchName(input.pr, input.head.sha);
   return {
     ok: plan.ok,
     newMigrations: plan.newMigrations.map((m) => m.name),
     problems: plan.ok ? [] : plan.problems,
-    baseline: await baselineName({ config: input.config, workspace: input.workspace, base, rebuild: input.rebuildBaseline === true, baseSeed: input.base.seed }),
+    baseline: await baselineName({
+      config: input.config,
+      workspace: input.workspace,
+      base,
+      rebuild: input.rebuildBaseline === true,
+      baseSeed: input.base.seed,
+    }),
     branch,
     temporaryBranches: temporaryBranches(branch),
   };
@@ -115,7 +125,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   // Sessions on the lane's own branches are ended, and named in the log (never silently).
   const ours = { recursive: true, terminateConnections: true, onTerminated: log } as const;
   // Stored on cloud branches where the service allows, so sweeps can tell which run made them.
-  const annotations = { ...(input.pr !== null ? { pr: String(input.pr) } : {}), ...(input.head.sha ? { sha: input.head.sha } : {}) };
+  const annotations = {
+    ...(input.pr !== null ? { pr: String(input.pr) } : {}),
+    ...(input.head.sha ? { sha: input.head.sha } : {}),
+  };
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
   let typescript: LoaderHandle | undefined;
@@ -123,10 +136,14 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
       const lock = await provider.lockRun(branch, {
-        supersede: input.pr !== null, signal,
+        supersede: input.pr !== null,
+        signal,
         onSuperseded: () => controller.abort(new CheckCancelled(`superseded by a newer run of ${branch}`)),
       });
-      if (!lock.ok) throw new CheckCancelled(lock.reason === 'superseded' ? `superseded by a newer run of ${branch}` : abortReason(signal));
+      if (!lock.ok)
+        throw new CheckCancelled(
+          lock.reason === 'superseded' ? `superseded by a newer run of ${branch}` : abortReason(signal),
+        );
       release = lock.release;
     }
     cancelPoint();
@@ -138,22 +155,48 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const plan = await runStage(stages, 'plan', log, async () => {
       const p = planMigrations(base, head, { checkOrder: config.migrations.checkOrder });
       const newMigrations = p.newMigrations.map((m) => m.name);
-      const warned = p.warnings.length > 0
-        ? { warnings: p.warnings, note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)` }
-        : { note: '' };
+      const warned =
+        p.warnings.length > 0
+          ? {
+              warnings: p.warnings,
+              note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)`,
+            }
+          : { note: '' };
       const { note, ...warnings } = warned;
-      if (!p.ok) return { status: 'failed', summary: `${count(p.problems.length, 'problem')} with the migration history${note}`, newMigrations, problems: p.problems, ...warnings };
-      return { status: 'passed', summary: `${count(newMigrations.length, 'new migration')}, ${p.unchanged} unchanged${note}`, newMigrations, ...warnings };
+      if (!p.ok)
+        return {
+          status: 'failed',
+          summary: `${count(p.problems.length, 'problem')} with the migration history${note}`,
+          newMigrations,
+          problems: p.problems,
+          ...warnings,
+        };
+      return {
+        status: 'passed',
+        summary: `${count(newMigrations.length, 'new migration')}, ${p.unchanged} unchanged${note}`,
+        newMigrations,
+        ...warnings,
+      };
     });
     if (plan.status !== 'passed') {
-      skip(stages, ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: fix the migration plan first');
+      skip(
+        stages,
+        ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'],
+        'not run: fix the migration plan first',
+      );
       return finish();
     }
     cancelPoint();
     const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
-    const sideDir = async (name: string, side: CheckSide, files: MigrationFile[]): Promise<{ dir: string; relativeTo: string }> => {
-      if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
-      if (side.tree?.kind === 'commit') return scratch.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
+    const sideDir = async (
+      name: string,
+      side: CheckSide,
+      files: MigrationFile[],
+    ): Promise<{ dir: string; relativeTo: string }> => {
+      if (side.tree?.kind === 'dir')
+        return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
+      if (side.tree?.kind === 'commit')
+        return scratch.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
       return scratch.write(name, config.migrations.dir, files);
     };
     let engine: Awaited<ReturnType<typeof resolveEngine>> | undefined;
@@ -167,21 +210,46 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       serverVersion = caps.serverVersion;
       // The project's own node-pg-migrate when it has one: what its deploy applies.
       engine = await resolveEngine(input.workspace, { env: input.env, log });
-      typescript = await prepareTypeScript(engine, input.workspace, [...base, ...head].map((m) => m.file), { env: input.env, log });
+      typescript = await prepareTypeScript(
+        engine,
+        input.workspace,
+        [...base, ...head].map((m) => m.file),
+        { env: input.env, log },
+      );
       engine = typescript.engine; // names the project's TypeScript loader, registered where the migrations run
       ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
       const b = await ensureBaseline({
-        provider, config, workspace: input.workspace, base, baseDir, rebuild: input.rebuildBaseline === true, env: input.env, baseSeed: input.base.seed, engine,
+        provider,
+        config,
+        workspace: input.workspace,
+        base,
+        baseDir,
+        rebuild: input.rebuildBaseline === true,
+        env: input.env,
+        baseSeed: input.base.seed,
+        engine,
       });
       if (b.ok) {
-        const how = b.reused ? 'reused' : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
-        return { status: 'passed', summary: `${b.name} (${how})`, name: b.name, reused: b.reused, applied: b.applied, seeded: b.seeded };
+        const how = b.reused
+          ? 'reused'
+          : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
+        return {
+          status: 'passed',
+          summary: `${b.name} (${how})`,
+          name: b.name,
+          reused: b.reused,
+          applied: b.applied,
+          seeded: b.seeded,
+        };
       }
       if (b.kind === 'parent-ahead') {
         stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
-        return { status: 'failed', summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone` };
+        return {
+          status: 'failed',
+          summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone`,
+        };
       }
       return { status: 'failed', summary: b.message };
     });
@@ -200,11 +268,17 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
       const existing = await provider.get(branch);
-      if (existing && existing.parent === baselineName) await provider.reset(branch, { terminateConnections: true, onTerminated: log });
+      if (existing && existing.parent === baselineName)
+        await provider.reset(branch, { terminateConnections: true, onTerminated: log });
       else {
         if (existing) await provider.delete(branch, ours);
         const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
-        await provider.create({ name: branch, parent: baselineName, annotations, ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }) });
+        await provider.create({
+          name: branch,
+          parent: baselineName,
+          annotations,
+          ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }),
+        });
       }
       branchCreated = true;
       url = await provider.connectionUri(branch);
@@ -214,13 +288,33 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       baseRelations = await withClient(url, readRelations);
       cancelPoint();
       const r = await applyMigrations({
-        databaseUrl: url, dir: headFiles.dir, relativeTo: headFiles.relativeTo, direction: 'up', migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder, engine: engineUsed,
+        databaseUrl: url,
+        dir: headFiles.dir,
+        relativeTo: headFiles.relativeTo,
+        direction: 'up',
+        migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
       });
       applied = r.applied;
-      const list = r.applied.map((m) => ({ name: m.name, file: m.file, durationMs: Math.round(m.durationMs), statements: m.sql.length }));
-      const nodePgMigrate = { version: engineUsed.version, source: engineUsed.source, ...(typescript?.loader ? { typescript: typescript.loader } : {}) };
-      if (r.ok) return { status: 'passed', summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`, applied: list, nodePgMigrate };
+      const list = r.applied.map((m) => ({
+        name: m.name,
+        file: m.file,
+        durationMs: Math.round(m.durationMs),
+        statements: m.sql.length,
+      }));
+      const nodePgMigrate = {
+        version: engineUsed.version,
+        source: engineUsed.source,
+        ...(typescript?.loader ? { typescript: typescript.loader } : {}),
+      };
+      if (r.ok)
+        return {
+          status: 'passed',
+          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`,
+          applied: list,
+          nodePgMigrate,
+        };
       const f = r.failed;
       return {
         status: 'failed',
@@ -228,14 +322,20 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         applied: list,
         nodePgMigrate,
         failure: {
-          name: f.name ?? '', file: f.file ?? '', statement: 'statement' in f ? f.statement : '', message: f.error.message,
-          ...(f.error.code ? { code: f.error.code } : {}), ...(f.error.line ? { line: f.error.line } : {}),
+          name: f.name ?? '',
+          file: f.file ?? '',
+          statement: 'statement' in f ? f.statement : '',
+          message: f.error.message,
+          ...(f.error.code ? { code: f.error.code } : {}),
+          ...(f.error.line ? { line: f.error.line } : {}),
         },
       };
     });
 
     cancelPoint();
-    const lint = runStage(stages, 'lint', log, () => lintStage(config, newMigrations, applied, serverVersion, baseRelations!));
+    const lint = runStage(stages, 'lint', log, () =>
+      lintStage(config, newMigrations, applied, serverVersion, baseRelations!),
+    );
     if (migrations.status !== 'passed') {
       await lint;
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
@@ -246,7 +346,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     // touch different databases, so they run side by side; the schema diff reads the PR branch after.
     let before: SchemaSnapshot | undefined;
     const reversibility = async () => {
-      if (!config.reversibility.enabled) return skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
+      if (!config.reversibility.enabled)
+        return skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
       if (newMigrations.length === 0) {
         stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
         return;
@@ -256,8 +357,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         await provider.create({ name: names.reversibility, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
         cancelPoint();
         const result = await proveReversibility({
-          url: await provider.connectionUri(names.reversibility), migrations: newMigrations, headDir: headFiles, table: config.migrations.table,
-          checkOrder: config.migrations.checkOrder, engine: engineUsed,
+          url: await provider.connectionUri(names.reversibility),
+          migrations: newMigrations,
+          headDir: headFiles,
+          table: config.migrations.table,
+          checkOrder: config.migrations.checkOrder,
+          engine: engineUsed,
           reset: async () => {
             cancelPoint();
             await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
@@ -272,7 +377,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = (provider.confinedUri ? await provider.confinedUri(names.suite) : null) ?? await provider.connectionUri(names.suite);
+      const suiteUrl =
+        (provider.confinedUri ? await provider.confinedUri(names.suite) : null) ??
+        (await provider.connectionUri(names.suite));
       const result = await suiteStage(config, input.workspace, suiteUrl, input.env, signal, input.onSuiteOutput);
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
       return result;
@@ -280,28 +387,43 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     // allSettled: never leave a stage running while `finally` removes its branch; each stage has
     // recorded its own outcome, so the first failure is rethrown only to stop the run.
     const settled = await Promise.allSettled([lint, reversibility(), suite]);
-    const rejected = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+    const rejected = settled
+      .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+      .map((r) => r.reason as unknown);
     if (rejected.length > 0) throw rejected.find((e) => !(e instanceof CheckCancelled)) ?? rejected[0];
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', log, async () => {
-      before ??= await withClient(await provider.connectionUri(baselineName), (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      before ??= await withClient(await provider.connectionUri(baselineName), (db) =>
+        snapshotSchema(db, { ignoreTables: [config.migrations.table] }),
+      );
       const after = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
       const diff = diffSchemas(before, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
-      return { status: 'passed', summary: total === 0 ? 'no schema changes' : `${count(total, 'schema change')}`, text: renderSchemaDiffText(diff), counts };
+      return {
+        status: 'passed',
+        summary: total === 0 ? 'no schema changes' : `${count(total, 'schema change')}`,
+        text: renderSchemaDiffText(diff),
+        counts,
+      };
     });
     return finish();
   } catch (e) {
     if (e instanceof CheckCancelled || signal.aborted) {
       cancelled = { reason: e instanceof CheckCancelled ? e.reason : abortReason(signal) };
       log(`Cancelled: ${cancelled.reason}.`);
-      skip(stages, (Object.keys(stages) as (keyof Stages)[]).filter((k) => stages[k].summary !== 'cancelled'), 'not run: the check was cancelled');
+      skip(
+        stages,
+        (Object.keys(stages) as (keyof Stages)[]).filter((k) => stages[k].summary !== 'cancelled'),
+        'not run: the check was cancelled',
+      );
       return finish();
     }
     // The stage that threw has recorded itself (runStage); the rest did not run.
-    error = isConsortError(e) ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) } : { message: e instanceof Error ? e.message : String(e) };
+    error = isConsortError(e)
+      ? { message: e.message, ...(e.hint ? { hint: e.hint } : {}) }
+      : { message: e instanceof Error ? e.message : String(e) };
     // A busy parent or baseline is someone else's session: the lane never ends those, and `check`
     // has no flag that would (the provider's hint names `--terminate-connections`).
     if (isConsortError(e, 'branch-busy')) {
@@ -314,9 +436,12 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     log(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     for (const name of temporary.reverse()) {
       if (!(await provider.get(name).catch(() => undefined))) continue; // never made (a stage stopped before)
-      await provider.delete(name, ours).catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+      await provider
+        .delete(name, ours)
+        .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
     }
-    if (input.cleanup && branchCreated && !input.keepBranches) await provider.delete(branch, ours).catch(() => undefined);
+    if (input.cleanup && branchCreated && !input.keepBranches)
+      await provider.delete(branch, ours).catch(() => undefined);
     typescript?.dispose();
     await workdir?.dispose();
     await release?.().catch(() => undefined);
@@ -354,30 +479,48 @@ export function reversibilityOutcome(
   requireDown: boolean,
 ): Pick<Stages['reversibility'], 'status' | 'summary' | 'migrations'> {
   const names = (ms: typeof migrations): string => ms.map((m) => m.name).join(', ');
-  const failed = migrations.filter((m) => FAILED_VERDICTS.has(m.verdict) || (requireDown && m.verdict === 'irreversible'));
+  const failed = migrations.filter(
+    (m) => FAILED_VERDICTS.has(m.verdict) || (requireDown && m.verdict === 'irreversible'),
+  );
   const unchecked = migrations.filter((m) => m.verdict === 'not-checked');
   const declared = migrations.filter((m) => m.verdict === 'irreversible');
   const reversible = migrations.filter((m) => m.verdict === 'reversible').length;
   const notes = [
-    ...(declared.length > 0 ? [`${declared.length} declared irreversible${requireDown ? ' (reversibility.requireDown: true)' : ''}: ${names(declared)}`] : []),
-    ...(unchecked.length > 0 ? [`${unchecked.length} not checked: ${names(unchecked)}${unchecked[0]?.detail ? ` (${unchecked[0].detail})` : ''}`] : []),
+    ...(declared.length > 0
+      ? [
+          `${declared.length} declared irreversible${requireDown ? ' (reversibility.requireDown: true)' : ''}: ${names(declared)}`,
+        ]
+      : []),
+    ...(unchecked.length > 0
+      ? [
+          `${unchecked.length} not checked: ${names(unchecked)}${unchecked[0]?.detail ? ` (${unchecked[0].detail})` : ''}`,
+        ]
+      : []),
   ];
   const tail = notes.length > 0 ? `; ${notes.join('; ')}` : '';
   if (failed.length > 0) {
     const list = failed.map((m) => `${m.name} (${m.verdict})`).join(', ');
     return { status: 'failed', summary: `${failed.length} migration(s) do not reverse: ${list}${tail}`, migrations };
   }
-  if (unchecked.length > 0) return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
+  if (unchecked.length > 0)
+    return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
   return { status: 'passed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
 }
 
 /** Never migrate the wrong database: the branch URL must reach the branch's own database. */
 async function verifyBranchUrl(url: string, database: string, branch: string): Promise<void> {
-  const actual = await withClient(url, async (db) => (await db.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db);
+  const actual = await withClient(
+    url,
+    async (db) => (await db.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db,
+  );
   if (actual !== database) {
-    throw new ConsortError('internal', `The URL of branch "${branch}" reaches database "${actual}", not "${database}"; refusing to migrate it.`, {
-      hint: 'This is a provider bug: report it. Nothing was written.',
-    });
+    throw new ConsortError(
+      'internal',
+      `The URL of branch "${branch}" reaches database "${actual}", not "${database}"; refusing to migrate it.`,
+      {
+        hint: 'This is a provider bug: report it. Nothing was written.',
+      },
+    );
   }
 }
 

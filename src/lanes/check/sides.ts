@@ -15,7 +15,12 @@ export const EMPTY_SIDE: CheckSide = { ref: '(empty)', sha: null, migrations: []
 /** The migrations directory, and the seed file, as they are at `sha`. */
 export async function commitSide(root: string, ref: string, sha: string, config: ConsortConfig): Promise<CheckSide> {
   const seed = config.database.seed;
-  const side: CheckSide = { ref, sha, migrations: await filesAt(root, sha, config.migrations.dir), tree: { kind: 'commit', repo: root, sha } };
+  const side: CheckSide = {
+    ref,
+    sha,
+    migrations: await filesAt(root, sha, config.migrations.dir),
+    tree: { kind: 'commit', repo: root, sha },
+  };
   if (seed?.kind !== 'file') return side;
   const file = path.posix.normalize(seed.path.replace(/\\/g, '/'));
   const found = (await filesAt(root, sha, file)).find((f) => f.file === file);
@@ -23,7 +28,17 @@ export async function commitSide(root: string, ref: string, sha: string, config:
 }
 
 /** The migrations directory as it is on disk (what CI checked out, or uncommitted local work). */
-export async function workingTreeSide(root: string, ref: string, sha: string | null, config: ConsortConfig): Promise<CheckSide> {
+export async function workingTreeSide(
+  root: string,
+  ref: string,
+  sha: string | null,
+  config: ConsortConfig,
+): Promise<CheckSide> {
   const files = await readMigrationSet(path.join(root, config.migrations.dir), { relativeTo: root });
-  return { ref, sha, migrations: files.map((f) => ({ file: f.file, content: f.content })), tree: { kind: 'dir', dir: root } };
+  return {
+    ref,
+    sha,
+    migrations: files.map((f) => ({ file: f.file, content: f.content })),
+    tree: { kind: 'dir', dir: root },
+  };
 }

@@ -16,7 +16,12 @@ export function isBlocking(stage: StageName, config: ConsortConfig): boolean {
 }
 
 export function initialStages(config: ConsortConfig, reason = 'not run'): Stages {
-  const s = (stage: StageName) => ({ status: 'skipped' as StageStatus, blocking: isBlocking(stage, config), durationMs: 0, summary: reason });
+  const s = (stage: StageName) => ({
+    status: 'skipped' as StageStatus,
+    blocking: isBlocking(stage, config),
+    durationMs: 0,
+    summary: reason,
+  });
   return {
     plan: { ...s('plan'), newMigrations: [], problems: [] },
     baseline: { ...s('baseline'), name: null, reused: false, applied: [], seeded: false },
@@ -24,7 +29,15 @@ export function initialStages(config: ConsortConfig, reason = 'not run'): Stages
     lint: { ...s('lint'), findings: [], squawkVersion: null },
     reversibility: { ...s('reversibility'), migrations: [] },
     schemaDiff: { ...s('schemaDiff'), text: '', counts: [] },
-    suite: { ...s('suite'), command: config.suite.command, exitCode: null, timedOut: false, tests: null, failures: [], outputTail: '' },
+    suite: {
+      ...s('suite'),
+      command: config.suite.command,
+      exitCode: null,
+      timedOut: false,
+      tests: null,
+      failures: [],
+      outputTail: '',
+    },
   };
 }
 
@@ -50,7 +63,9 @@ export async function runStage<K extends StageName>(
   }
   const record = { ...stages[name], ...result, durationMs: Math.round(performance.now() - t0) } as Stages[K];
   stages[name] = record;
-  log(`  ${result.status === 'passed' ? '✓' : result.status === 'skipped' ? '–' : '✗'} ${name}: ${result.summary} (${record.durationMs} ms)`);
+  log(
+    `  ${result.status === 'passed' ? '✓' : result.status === 'skipped' ? '–' : '✗'} ${name}: ${result.summary} (${record.durationMs} ms)`,
+  );
   return record;
 }
 

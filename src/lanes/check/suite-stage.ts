@@ -25,7 +25,9 @@ export async function suiteStage(
   const result = await runCommand({
     command: config.suite.command,
     cwd: workspace,
-    inherit: env, pass: Object.keys(env), env: { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
+    inherit: env,
+    pass: Object.keys(env),
+    env: { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
     timeoutMs: parseDuration(config.suite.timeout),
     maxOutputBytes: 2 * 1024 * 1024,
     ...(signal ? { signal } : {}),
@@ -34,29 +36,60 @@ export async function suiteStage(
   const outputTail = redact(result.output.slice(-TAIL), [new URL(url).password]);
   const base = { command: config.suite.command, exitCode: result.exitCode, timedOut: result.timedOut, outputTail };
   if (result.notFound) {
-    return { ...base, status: 'failed', summary: `the suite command was not found: \`${config.suite.command}\` (set suite.command in the Consort configuration)` };
+    return {
+      ...base,
+      status: 'failed',
+      summary: `the suite command was not found: \`${config.suite.command}\` (set suite.command in the Consort configuration)`,
+    };
   }
-  if (result.timedOut) return { ...base, status: 'failed', summary: `timed out after ${config.suite.timeout}; the whole process group was killed` };
+  if (result.timedOut)
+    return {
+      ...base,
+      status: 'failed',
+      summary: `timed out after ${config.suite.timeout}; the whole process group was killed`,
+    };
   if (result.aborted) return { ...base, status: 'failed', summary: 'cancelled' };
 
   let junit: SuiteResult | undefined;
   let junitProblem: string | undefined;
   if (config.suite.reports.length > 0) {
     try {
-      junit = await readJUnitReports(config.suite.reports, workspace, { newerThan: new Date(started.getTime() - 2000) });
+      junit = await readJUnitReports(config.suite.reports, workspace, {
+        newerThan: new Date(started.getTime() - 2000),
+      });
     } catch (e) {
       junitProblem = e instanceof ConsortError ? e.message : String(e);
     }
   }
   const tests = junit ? { ...junit.totals } : null;
-  const failures = (junit?.suites ?? []).flatMap((s) => s.tests)
+  const failures = (junit?.suites ?? [])
+    .flatMap((s) => s.tests)
     .filter((t) => t.state === 'failed' || t.state === 'errored')
-    .map((t) => ({ id: t.id, name: t.name, state: t.state as 'failed' | 'errored', ...(t.message ? { message: t.message } : {}), ...(t.file ? { file: t.file } : {}) }));
+    .map((t) => ({
+      id: t.id,
+      name: t.name,
+      state: t.state as 'failed' | 'errored',
+      ...(t.message ? { message: t.message } : {}),
+      ...(t.file ? { file: t.file } : {}),
+    }));
   const exit = result.exitCode === null ? `killed by ${result.signal}` : `exit ${result.exitCode}`;
   const counts = junit ? summarizeSuite(junit) : exit;
   if (result.exitCode !== 0 || failures.length > 0) {
     return { ...base, tests, failures, status: 'failed', summary: `${counts}${junit ? ` (${exit})` : ''}` };
   }
-  if (junitProblem) return { ...base, tests, failures, status: 'failed', summary: `the suite passed but its JUnit report is unusable: ${junitProblem}` };
-  return { ...base, tests, failures, status: 'passed', summary: junit ? counts : 'exit 0 (no JUnit report configured)' };
+  if (junitProblem)
+    return {
+      ...base,
+      tests,
+      failures,
+      status: 'failed',
+      summary: `the suite passed but its JUnit report is unusable: ${junitProblem}`,
+    };
+  return {
+    ...base,
+    tests,
+    failures,
+    status: 'passed',
+    summary: junit ? counts : 'exit 0 (no JUnit report configured)',
+  };
 }

@@ -14,7 +14,11 @@ import type { MigrationFile } from '../../migrations/files.js';
 export interface Workdir {
   root: string;
   /** Write a migration set; returns the directory to hand to the runner and the base for reported paths. */
-  write(side: string, migrationsDir: string, files: readonly MigrationFile[]): Promise<{ dir: string; relativeTo: string }>;
+  write(
+    side: string,
+    migrationsDir: string,
+    files: readonly MigrationFile[],
+  ): Promise<{ dir: string; relativeTo: string }>;
   /**
    * The whole tree of a commit, so migrations that import project code (`require('../src/kinds')`)
    * find it; packages still resolve through the workspace's node_modules above the scratch root.
@@ -25,7 +29,11 @@ export interface Workdir {
 
 /** `git archive <sha> | tar -x`, with a child environment built from an allow-list. */
 function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), GIT_CONFIG_NOSYSTEM: '1' };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? os.tmpdir(),
+    GIT_CONFIG_NOSYSTEM: '1',
+  };
   return new Promise((resolve, reject) => {
     const git = spawn('git', ['archive', '--format=tar', sha], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
@@ -37,9 +45,15 @@ function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
     git.on('close', (code) => (gitCode = code));
     git.on('error', reject);
     tar.on('error', reject);
-    tar.on('close', (code) => (code === 0 && gitCode === 0
-      ? resolve()
-      : reject(new Error(`could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`))));
+    tar.on('close', (code) =>
+      code === 0 && gitCode === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`,
+            ),
+          ),
+    );
   });
 }
 
@@ -57,16 +71,24 @@ function alive(pid: number): boolean {
 /** Scratch directories of runs whose process is gone (killed before their `finally`). */
 async function sweepDead(parent: string): Promise<void> {
   const entries = await readdir(parent).catch(() => [] as string[]);
-  await Promise.all(entries.map(async (name) => {
-    const pid = Number(/^consort-check-(\d+)-/.exec(name)?.[1]);
-    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await rm(path.join(parent, name), { recursive: true, force: true }).catch(() => undefined);
-  }));
+  await Promise.all(
+    entries.map(async (name) => {
+      const pid = Number(/^consort-check-(\d+)-/.exec(name)?.[1]);
+      if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+        await rm(path.join(parent, name), { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
 }
 
 export async function createWorkdir(workspace: string): Promise<Workdir> {
   const modules = path.join(workspace, 'node_modules');
   const cache = path.join(modules, '.cache', 'consort');
-  const inProject = await access(modules).then(() => mkdir(cache, { recursive: true })).then(() => true, () => false);
+  const inProject = await access(modules)
+    .then(() => mkdir(cache, { recursive: true }))
+    .then(
+      () => true,
+      () => false,
+    );
   const parent = inProject ? cache : os.tmpdir();
   await sweepDead(parent);
   const root = await mkdtemp(path.join(parent, `${PREFIX}${process.pid}-`));

@@ -71,7 +71,12 @@ export interface CleanTree {
 }
 
 /** A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty. */
-export async function cleanTree(ws: GitWorkspace, commit: string, deps: Dependencies | undefined, reports: readonly string[]): Promise<CleanTree> {
+export async function cleanTree(
+  ws: GitWorkspace,
+  commit: string,
+  deps: Dependencies | undefined,
+  reports: readonly string[],
+): Promise<CleanTree> {
   const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
   const own = `${dir}-deps`;
   const dispose = async (): Promise<void> => {

@@ -36,7 +36,10 @@ export interface LaneContext {
 
 /** Values in an environment that look like credentials (…_API_KEY, …_TOKEN, …_SECRET, …PASSWORD). */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
-  return Object.entries(env).flatMap(([key, value]) => (/(_API_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(key) && value && value.length >= 8 ? [value] : []))
+  return Object.entries(env)
+    .flatMap(([key, value]) =>
+      /(_API_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(key) && value && value.length >= 8 ? [value] : [],
+    )
     .sort((a, b) => b.length - a.length);
 }
 

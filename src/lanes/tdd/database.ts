@@ -82,13 +82,22 @@ export function createBranches(kit: BranchKit) {
     const workdir = await createWorkdir(kit.workspace);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
-      const outcome = await ensureBaseline({ provider: kit.provider, config, workspace: kit.workspace, base, baseDir, rebuild: false, env: kit.env });
+      const outcome = await ensureBaseline({
+        provider: kit.provider,
+        config,
+        workspace: kit.workspace,
+        base,
+        baseDir,
+        rebuild: false,
+        env: kit.env,
+      });
       if (outcome.ok) return outcome.name;
-      const why = outcome.kind === 'parent-ahead'
-        ? `the parent branch "${config.database.parent}" has migrations the feature's base commit does not know (${outcome.ahead.slice(0, 3).join(', ')})`
-        : outcome.message;
+      const why =
+        outcome.kind === 'parent-ahead'
+          ? `the parent branch "${config.database.parent}" has migrations the feature's base commit does not know (${outcome.ahead.slice(0, 3).join(', ')})`
+          : outcome.message;
       throw new ConsortError('invalid-input', `Cannot build the TDD lane's baseline database: ${why}.`, {
-        hint: 'Bring the parent branch and the feature\'s base commit into line (consort branch reset, or start the feature from a newer commit).',
+        hint: "Bring the parent branch and the feature's base commit into line (consort branch reset, or start the feature from a newer commit).",
       });
     } finally {
       await workdir.dispose();
@@ -113,14 +122,33 @@ export function createBranches(kit: BranchKit) {
    */
   async function migrate(name: string, url: string, workspace = kit.workspace): Promise<ApplyResult> {
     const dir = migrationsIn(workspace);
-    if (!(await access(dir).then(() => true, () => false))) return NOTHING_TO_APPLY;
-    const as = (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
-    return applyMigrations({ databaseUrl: as, dir, direction: 'up', migrationsTable: kit.config.migrations.table, relativeTo: workspace });
+    if (
+      !(await access(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return NOTHING_TO_APPLY;
+    const as =
+      (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
+    return applyMigrations({
+      databaseUrl: as,
+      dir,
+      direction: 'up',
+      migrationsTable: kit.config.migrations.table,
+      relativeTo: workspace,
+    });
   }
 
   async function migrationShas(workspace = kit.workspace): Promise<Shas> {
     const dir = migrationsIn(workspace);
-    if (!(await access(dir).then(() => true, () => false))) return new Map();
+    if (
+      !(await access(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return new Map();
     return new Map((await readMigrationSet(dir)).map((m) => [m.name, m.sha256]));
   }
 
@@ -147,7 +175,11 @@ export function createBranches(kit: BranchKit) {
   }
 
   /** Bring a branch holding `shas` up to a workspace's migrations, or fork it again when one changed. */
-  async function settleMigrations(name: string, shas: Shas | null, workspace = kit.workspace): Promise<{ url: string; migrations: ApplyResult; shas: Shas }> {
+  async function settleMigrations(
+    name: string,
+    shas: Shas | null,
+    workspace = kit.workspace,
+  ): Promise<{ url: string; migrations: ApplyResult; shas: Shas }> {
     const current = await migrationShas(workspace);
     if (shas !== null && holds(shas, current)) {
       const url = await kit.provider.connectionUri(name);
@@ -171,13 +203,26 @@ export function createBranches(kit: BranchKit) {
   async function disconnect(name: string): Promise<void> {
     const client = clients.get(name);
     clients.delete(name);
-    if (client) await client.then((c) => c.end(), () => undefined).catch(() => undefined);
+    if (client)
+      await client
+        .then(
+          (c) => c.end(),
+          () => undefined,
+        )
+        .catch(() => undefined);
   }
 
   const drop = (name: string): void => {
     sandboxes.delete(name);
     schemas.delete(name);
-    drops.push(disconnect(name).then(() => kit.provider.delete(name, { recursive: true, terminateConnections: true })).then(() => undefined, () => undefined));
+    drops.push(
+      disconnect(name)
+        .then(() => kit.provider.delete(name, { recursive: true, terminateConnections: true }))
+        .then(
+          () => undefined,
+          () => undefined,
+        ),
+    );
   };
 
   async function fingerprint(name: string, url: string): Promise<string> {
@@ -204,7 +249,10 @@ export function createBranches(kit: BranchKit) {
     /** Start forking (and migrating) a branch for later use: the proof after the running turn, the next sandbox. */
     prefork(name: string, use: 'proof' | 'sandbox'): void {
       if (warm.has(name) || sandboxes.has(name)) return;
-      warm.set(name, prepare(name, use).catch((): Prepared => ({ ok: false, shas: null })));
+      warm.set(
+        name,
+        prepare(name, use).catch((): Prepared => ({ ok: false, shas: null })),
+      );
     },
 
     /**
@@ -239,7 +287,9 @@ export function createBranches(kit: BranchKit) {
      * the provider can make one (it reaches that branch only), else the provider's URL.
      */
     async untrusted(name: string, url: string): Promise<string> {
-      return (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
+      return (
+        (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url
+      );
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */
@@ -263,17 +313,22 @@ export function createBranches(kit: BranchKit) {
 
 export type Branches = ReturnType<typeof createBranches>;
 
-
 /** Changes whenever a user table, column, constraint or type is created, altered or dropped. */
 async function catalogFingerprint(db: pg.Client): Promise<string> {
   {
-    const part = (catalog: string, where: string) => `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM pg_catalog.${catalog} WHERE ${where})`;
-    const { rows } = await db.query<{ f: string }>(`SELECT concat_ws(':', ${[
-      part('pg_class', "relnamespace <> 'pg_catalog'::regnamespace AND relnamespace <> 'information_schema'::regnamespace"),
-      part('pg_attribute', 'attrelid >= 16384'),
-      part('pg_constraint', 'oid >= 16384'),
-      part('pg_type', 'oid >= 16384'),
-    ].join(', ')}) AS f`);
+    const part = (catalog: string, where: string) =>
+      `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM pg_catalog.${catalog} WHERE ${where})`;
+    const { rows } = await db.query<{ f: string }>(
+      `SELECT concat_ws(':', ${[
+        part(
+          'pg_class',
+          "relnamespace <> 'pg_catalog'::regnamespace AND relnamespace <> 'information_schema'::regnamespace",
+        ),
+        part('pg_attribute', 'attrelid >= 16384'),
+        part('pg_constraint', 'oid >= 16384'),
+        part('pg_type', 'oid >= 16384'),
+      ].join(', ')}) AS f`,
+    );
     return rows[0]?.f ?? '';
   }
 }
@@ -285,7 +340,9 @@ export async function schemaSummary(url: string, migrationsTable: string): Promi
     tables: snap.tables.map((t) => ({
       name: qualifiedName(t.schema, t.name),
       columns: t.columns.map((c) => ({ name: c.name, type: c.type, notNull: c.notNull, default: c.default })),
-      constraints: snap.constraints.filter((c) => c.schema === t.schema && c.table === t.name).map((c) => `${c.name}: ${c.definition}`),
+      constraints: snap.constraints
+        .filter((c) => c.schema === t.schema && c.table === t.name)
+        .map((c) => `${c.name}: ${c.definition}`),
     })),
     enums: snap.enums.map((e) => ({ name: qualifiedName(e.schema, e.name), labels: e.labels })),
   };

@@ -14,7 +14,16 @@ import type { ConductorState, GateName, TurnRecord } from '../../conductor/state
 import { commitMessage } from '../../conductor/moves.js';
 import { transition } from '../../conductor/transition.js';
 import { ConsortError } from '../../core/errors.js';
-import { amendPaths, commitPaths, dirtyOutside, discardSince, filesUnder, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
+import {
+  amendPaths,
+  commitPaths,
+  dirtyOutside,
+  discardSince,
+  filesUnder,
+  type GitWorkspace,
+  headCommit,
+  openWorkspace,
+} from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
@@ -69,7 +78,17 @@ export interface BuildLaneInput {
   onTiming?: (label: string, ms: number) => void;
 }
 
-export type RunStop = 'awaiting-approval' | 'escalated' | 'stalled' | 'done' | 'until' | 'max-turns' | 'max-cost' | 'time-limit' | 'max-effects' | 'interrupted';
+export type RunStop =
+  | 'awaiting-approval'
+  | 'escalated'
+  | 'stalled'
+  | 'done'
+  | 'until'
+  | 'max-turns'
+  | 'max-cost'
+  | 'time-limit'
+  | 'max-effects'
+  | 'interrupted';
 
 export interface BuildRunResult {
   feature: string;
@@ -84,14 +103,22 @@ export interface BuildRunResult {
 
 type StartInput = Pick<BuildLaneInput, 'config' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
 
-async function startEvent(ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>, input: StartInput, state: ConductorState, baseCommit: string): Promise<ConductorEvent> {
+async function startEvent(
+  ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>,
+  input: StartInput,
+  state: ConductorState,
+  baseCommit: string,
+): Promise<ConductorEvent> {
   const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
   // A migration already on the base is history every later database was built from: editing it
   // instead of adding one would never run (the runner skips recorded names). No agent changes one.
   policy.locked.push(...(await filesUnder(ctx.ws, baseCommit, input.config.migrations.dir)));
   return {
-    type: 'run.started', at: ctx.now().toISOString(), policy,
-    reopened: await reopenedGates(ctx.ws, ctx.store, state.userFacing), retry: input.retry === true,
+    type: 'run.started',
+    at: ctx.now().toISOString(),
+    policy,
+    reopened: await reopenedGates(ctx.ws, ctx.store, state.userFacing),
+    retry: input.retry === true,
   };
 }
 
@@ -101,7 +128,10 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
   const store = new FeatureStore(ws.dir, input.feature);
   const file = await store.load();
   if (file.done < file.pending.length) return file.pending.slice(file.done);
-  return transition(file.state, await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state, file.baseCommit)).effects;
+  return transition(
+    file.state,
+    await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state, file.baseCommit),
+  ).effects;
 }
 
 /**
@@ -111,25 +141,42 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
  */
 async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
   const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
-  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit) return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit)
+    return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
   // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
   // that follows it, with the records, is the second.
-  if (turnCommit !== null) return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature), ...turn.filesChanged], `${message} (${turn.verdict}, reverted)`)) ?? headCommit(ctx.ws);
+  if (turnCommit !== null)
+    return (
+      (await commitPaths(
+        ctx.ws,
+        [featureDirOf(ctx.feature), ...turn.filesChanged],
+        `${message} (${turn.verdict}, reverted)`,
+      )) ?? headCommit(ctx.ws)
+    );
   return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }
 
 export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResult> {
   if (input.config.suite.reports.length === 0) {
-    throw new ConsortError('config', 'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.', {
-      hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml).',
-    });
+    throw new ConsortError(
+      'config',
+      'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.',
+      {
+        hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml).',
+      },
+    );
   }
   const ws = await openWorkspace(input.workspace);
   const store = new FeatureStore(ws.dir, input.feature);
   if (!(await store.exists())) await store.load(); // throws the "no such feature" error
-  const release = await lockfile.lock(ws.dir, { lockfilePath: path.join(ws.gitDir, `consort-${input.feature}.lock`), realpath: false, retries: 0 }).catch((e: unknown) => {
-    throw new ConsortError('branch-busy', `Another consort run is working on ${input.feature}.`, { hint: 'Wait for it to finish.', cause: e });
-  });
+  const release = await lockfile
+    .lock(ws.dir, { lockfilePath: path.join(ws.gitDir, `consort-${input.feature}.lock`), realpath: false, retries: 0 })
+    .catch((e: unknown) => {
+      throw new ConsortError('branch-busy', `Another consort run is working on ${input.feature}.`, {
+        hint: 'Wait for it to finish.',
+        cause: e,
+      });
+    });
   try {
     return await drive(input, ws, store);
   } finally {
@@ -143,11 +190,29 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws));
   const ctx: LaneContext = {
-    ws, config: input.config, feature: input.feature, store, provider: input.provider, env: input.env, deps,
-    agentEnv: input.agentEnv ?? input.env, secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
-    branches: createBranches({ provider: input.provider, config: input.config, workspace: ws.dir, env: input.env, baseCommit: file.baseCommit, time }),
-    backends: input.backends ?? defaultBackendFactory, log: input.log ?? (() => undefined), now: input.now ?? (() => new Date()), time,
-    ...(input.signal ? { signal: input.signal } : {}), ...(input.onSuiteOutput ? { onSuiteOutput: input.onSuiteOutput } : {}),
+    ws,
+    config: input.config,
+    feature: input.feature,
+    store,
+    provider: input.provider,
+    env: input.env,
+    deps,
+    agentEnv: input.agentEnv ?? input.env,
+    secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
+    branches: createBranches({
+      provider: input.provider,
+      config: input.config,
+      workspace: ws.dir,
+      env: input.env,
+      baseCommit: file.baseCommit,
+      time,
+    }),
+    backends: input.backends ?? defaultBackendFactory,
+    log: input.log ?? (() => undefined),
+    now: input.now ?? (() => new Date()),
+    time,
+    ...(input.signal ? { signal: input.signal } : {}),
+    ...(input.onSuiteOutput ? { onSuiteOutput: input.onSuiteOutput } : {}),
     ...(input.onGate ? { onGate: input.onGate } : {}),
   };
   /** Whether `file` holds progress not yet written (records are journaled lazily: they are idempotent). */
@@ -181,20 +246,34 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     await input.onTurn(record, { commit: turnCommit === null ? null : head, head });
     turnCommit = null;
   };
-  const result = (stop: RunStop, message: string): BuildRunResult => ({ feature: input.feature, stop, message, state: file.state, effects, turns, costUsd: Math.round(costUsd * 1e6) / 1e6 });
+  const result = (stop: RunStop, message: string): BuildRunResult => ({
+    feature: input.feature,
+    stop,
+    message,
+    state: file.state,
+    effects,
+    turns,
+    costUsd: Math.round(costUsd * 1e6) / 1e6,
+  });
   const loop = async (): Promise<BuildRunResult> => {
     if (file.done < file.pending.length) {
       if (file.inFlight?.base) {
-        ctx.log(`Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`);
+        ctx.log(
+          `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
+        );
         await discardSince(ws, file.inFlight.base);
         await save({ ...file, inFlight: null });
       }
     } else {
       const dirty = await dirtyOutside(ws, [featureDirOf(input.feature)]);
       if (dirty.length > 0) {
-        throw new ConsortError('invalid-input', `The working tree has uncommitted changes outside ${featureDirOf(input.feature)}: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}.`, {
-          hint: 'Commit or stash them first: every turn is judged by what it changes, so the tree must start clean.',
-        });
+        throw new ConsortError(
+          'invalid-input',
+          `The working tree has uncommitted changes outside ${featureDirOf(input.feature)}: ${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}.`,
+          {
+            hint: 'Commit or stash them first: every turn is judged by what it changes, so the tree must start clean.',
+          },
+        );
       }
       await apply(await startEvent(ctx, input, file.state, file.baseCommit));
     }
@@ -202,10 +281,13 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     for (;;) {
       if (file.done >= file.pending.length) {
         const stop = file.pending.findLast((e) => e.type === 'stop');
-        return stop?.type === 'stop' ? result(stop.reason, stop.message) : result('stalled', 'the conductor asked for nothing');
+        return stop?.type === 'stop'
+          ? result(stop.reason, stop.message)
+          : result('stalled', 'the conductor asked for nothing');
       }
       const effect = file.pending[file.done]!;
-      if (input.maxEffects !== undefined && effects >= input.maxEffects) return result('max-effects', `stopped after ${effects} effect(s)`);
+      if (input.maxEffects !== undefined && effects >= input.maxEffects)
+        return result('max-effects', `stopped after ${effects} effect(s)`);
       if (!isAction(effect)) {
         const sha = await ctx.time(`effect:${effect.type}`, () => performRecord(ctx, effect));
         if ((effect.type === 'commit' || effect.type === 'adopt-experiment') && sha) turnCommit = sha;
@@ -218,15 +300,28 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
         // (after which state.json must be rewritten anyway: a revert resets it) are journaled at once.
         file = { ...file, done: file.done + 1 };
         unsaved = true;
-        if (effect.type === 'revert' || effect.type === 'commit' || effect.type === 'adopt-experiment' || file.done === file.pending.length) await save(file);
+        if (
+          effect.type === 'revert' ||
+          effect.type === 'commit' ||
+          effect.type === 'adopt-experiment' ||
+          file.done === file.pending.length
+        )
+          await save(file);
         continue;
       }
       await flushTurn();
-      if (effect.type === 'check-gate' && effect.gate === input.until) return result('until', `stopped before the ${effect.gate} gate (--until)`);
+      if (effect.type === 'check-gate' && effect.gate === input.until)
+        return result('until', `stopped before the ${effect.gate} gate (--until)`);
       const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
-      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns) return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
-      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd) return result('max-cost', `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`);
-      if (input.deadline !== undefined && Date.now() >= input.deadline) return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
+      if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns)
+        return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
+      if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd)
+        return result(
+          'max-cost',
+          `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`,
+        );
+      if (input.deadline !== undefined && Date.now() >= input.deadline)
+        return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
       // An action interrupted before its result is applied runs again on resume: a proof or a gate
       // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.
       const index = file.done;
@@ -239,7 +334,11 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       }
       if (input.signal?.aborted) return result('interrupted', 'the run was interrupted; `consort run` resumes it');
       const ended = performance.now();
-      const event = outcome.event({ totalMs: Math.round(ended - mark), agentMs: outcome.spent.agentMs, suiteMs: outcome.spent.suiteMs });
+      const event = outcome.event({
+        totalMs: Math.round(ended - mark),
+        agentMs: outcome.spent.agentMs,
+        suiteMs: outcome.spent.suiteMs,
+      });
       mark = ended;
       effects += 1;
       if (effect.type === 'run-turn') turns += 1;
@@ -257,7 +356,9 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     return outcome;
   } finally {
     if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));
-    await ctx.time('settle', () => ctx.branches.settle()).catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
+    await ctx
+      .time('settle', () => ctx.branches.settle())
+      .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
     await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }

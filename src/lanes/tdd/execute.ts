@@ -29,7 +29,9 @@ export async function performRecord(ctx: LaneContext, effect: Effect): Promise<s
     }
     case 'revert':
       await restore(ctx.ws, effect.base, effect.paths);
-      ctx.log(`  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`);
+      ctx.log(
+        `  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`,
+      );
       return null;
     case 'append-turn':
       await ctx.store.append('turns.jsonl', effect.record);
@@ -74,13 +76,16 @@ function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['eve
       ctx.log(`  RED proven for ${event.item}: ${event.tests.length} test(s) fail for the right reason`);
       return;
     case 'cycle.rejected':
-      ctx.log(`  ${event.step.toUpperCase()} rejected for ${event.item} (${event.verdict}): ${event.reason.split('\n')[0]}`);
+      ctx.log(
+        `  ${event.step.toUpperCase()} rejected for ${event.item} (${event.verdict}): ${event.reason.split('\n')[0]}`,
+      );
       return;
     case 'cycle.green':
       ctx.log(`  ${event.purpose === 'green' ? 'GREEN' : 'REFACTOR'} proven for ${event.item}: the full suite passes`);
       return;
     case 'turn.usage':
-      if (event.verdict !== 'accepted') ctx.log(`  ${event.turn} ${event.verdict}${event.refused ? `: ${event.refused.join(', ')}` : ''}`);
+      if (event.verdict !== 'accepted')
+        ctx.log(`  ${event.turn} ${event.verdict}${event.refused ? `: ${event.refused.join(', ')}` : ''}`);
       return;
     case 'gate.approved':
       ctx.log(`  gate ${event.gate} approved by ${event.approver}${event.proxy ? ' (proxy mode)' : ''}`);
@@ -94,30 +99,55 @@ function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['eve
 }
 
 export async function performAction(
-  ctx: LaneContext, state: ConductorState, effect: ActionEffect,
+  ctx: LaneContext,
+  state: ConductorState,
+  effect: ActionEffect,
   onBase: (base: string) => Promise<void>,
 ): Promise<{ event: (timing: EffectTiming) => ConductorEvent; spent: Spent }> {
   const at = () => ctx.now().toISOString();
   if (effect.type === 'run-turn') {
     const run = await runTurn(ctx, effect.turn, onBase);
     const finished = at();
-    return { event: (timing) => ({ type: 'turn.finished', at: finished, turn: run.outcome, timing }), spent: { agentMs: run.agentMs, suiteMs: 0 } };
+    return {
+      event: (timing) => ({ type: 'turn.finished', at: finished, turn: run.outcome, timing }),
+      spent: { agentMs: run.agentMs, suiteMs: 0 },
+    };
   }
   if (effect.type === 'run-experiments') {
     const run = await runExperiments(ctx, effect.turns, state.frozen, onBase);
     const finished = at();
-    return { event: (timing) => ({ type: 'experiments.finished', at: finished, results: run.results, timing }), spent: { agentMs: run.agentMs, suiteMs: run.suiteMs } };
+    return {
+      event: (timing) => ({ type: 'experiments.finished', at: finished, results: run.results, timing }),
+      spent: { agentMs: run.agentMs, suiteMs: run.suiteMs },
+    };
   }
   if (effect.type === 'prove') {
     ctx.log(`  proving ${effect.purpose}${effect.item ? ` for ${effect.item}` : ''} on ${effect.branch} …`);
     if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
     const run = await prove({
-      ws: ctx.ws, commit: await headCommit(ctx.ws), ...(ctx.deps ? { deps: ctx.deps } : {}), config: ctx.config, branches: ctx.branches, branch: effect.branch, hash: effect.hash, env: ctx.env, time: ctx.time,
-      ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
+      ws: ctx.ws,
+      commit: await headCommit(ctx.ws),
+      ...(ctx.deps ? { deps: ctx.deps } : {}),
+      config: ctx.config,
+      branches: ctx.branches,
+      branch: effect.branch,
+      hash: effect.hash,
+      env: ctx.env,
+      time: ctx.time,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
     });
     const finished = at();
     return {
-      event: (timing) => ({ type: 'proof.finished', at: finished, purpose: effect.purpose, item: effect.item, branch: effect.branch, outcome: run.outcome, timing }),
+      event: (timing) => ({
+        type: 'proof.finished',
+        at: finished,
+        purpose: effect.purpose,
+        item: effect.item,
+        branch: effect.branch,
+        outcome: run.outcome,
+        timing,
+      }),
       spent: { agentMs: 0, suiteMs: run.suiteMs },
     };
   }
@@ -125,7 +155,15 @@ export async function performAction(
   const reopened = await ctx.time('gate', () => reopenedGates(ctx.ws, ctx.store, state.userFacing));
   const finished = at();
   return {
-    event: (timing) => ({ type: 'gate.checked', at: finished, gate: effect.gate, check: reading.check, reopened, ...(reading.items ? { items: reading.items } : {}), timing }),
+    event: (timing) => ({
+      type: 'gate.checked',
+      at: finished,
+      gate: effect.gate,
+      check: reading.check,
+      reopened,
+      ...(reading.items ? { items: reading.items } : {}),
+      timing,
+    }),
     spent: { agentMs: 0, suiteMs: 0 },
   };
 }

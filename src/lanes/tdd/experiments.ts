@@ -11,7 +11,14 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import type { ExperimentResult } from '../../conductor/events.js';
 import { checkScope } from '../../conductor/scope.js';
 import { matchesAny } from '../../core/glob.js';
-import { addWorktree, applyAndCommit, commitPaths, openWorkspace, removeWorktree, stagedPatch } from '../../git/workspace.js';
+import {
+  addWorktree,
+  applyAndCommit,
+  commitPaths,
+  openWorkspace,
+  removeWorktree,
+  stagedPatch,
+} from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { buildPolicy } from './policy.js';
 import { prove } from './proof.js';
@@ -26,11 +33,20 @@ function patchFile(ctx: LaneContext, turn: string): string {
 async function linkDependencies(from: string, to: string): Promise<void> {
   const source = path.join(from, 'node_modules');
   const target = path.join(to, 'node_modules');
-  const exists = (p: string) => lstat(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    lstat(p).then(
+      () => true,
+      () => false,
+    );
   if ((await exists(source)) && !(await exists(target))) await symlink(source, target, 'dir');
 }
 
-async function attempt(ctx: LaneContext, plan: TurnPlan, base: string, frozen: Readonly<Record<string, string>>): Promise<ExperimentResult & { agentMs: number }> {
+async function attempt(
+  ctx: LaneContext,
+  plan: TurnPlan,
+  base: string,
+  frozen: Readonly<Record<string, string>>,
+): Promise<ExperimentResult & { agentMs: number }> {
   const dir = `${ctx.ws.top}-consort-${plan.id}`;
   await addWorktree(ctx.ws, dir, base);
   try {
@@ -39,20 +55,57 @@ async function attempt(ctx: LaneContext, plan: TurnPlan, base: string, frozen: R
     const here: LaneContext = { ...ctx, ws, store: new FeatureStore(ws.dir, ctx.feature) };
     let branchUsed = false;
     try {
-      const run = await turnAt(here, plan, base, { branch: () => { branchUsed = true; return ctx.branches.fresh(plan.branch, ws.dir); }, transcripts: ctx.store });
+      const run = await turnAt(here, plan, base, {
+        branch: () => {
+          branchUsed = true;
+          return ctx.branches.fresh(plan.branch, ws.dir);
+        },
+        transcripts: ctx.store,
+      });
       const { outcome } = run;
       const policy = buildPolicy(ctx.config, ctx.feature);
       const relevant = outcome.changes.filter((c) => !matchesAny(c.path, policy.ignore));
-      const { patch, changedLines } = await stagedPatch(ws, base, relevant.map((c) => c.path));
+      const { patch, changedLines } = await stagedPatch(
+        ws,
+        base,
+        relevant.map((c) => c.path),
+      );
       await mkdir(path.dirname(patchFile(ctx, plan.id)), { recursive: true });
       await writeFile(patchFile(ctx, plan.id), patch);
       // A turn that failed or strayed is not worth a suite run; the conductor refuses it anyway.
-      const inScope = outcome.exit.kind === 'done'
-        && checkScope({ policy, role: 'driver', step: 'green', item: outcome.item, changes: relevant, frozen, hashes: outcome.hashes, testOwned: outcome.facts.testOwned ?? [] }).length === 0;
-      if (!inScope || plan.experiment === null) return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
+      const inScope =
+        outcome.exit.kind === 'done' &&
+        checkScope({
+          policy,
+          role: 'driver',
+          step: 'green',
+          item: outcome.item,
+          changes: relevant,
+          frozen,
+          hashes: outcome.hashes,
+          testOwned: outcome.facts.testOwned ?? [],
+        }).length === 0;
+      if (!inScope || plan.experiment === null)
+        return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
       // The proof judges a commit: the attempt's relevant change, committed in its own (throwaway) worktree.
-      const commit = await commitPaths(ws, relevant.map((c) => c.path), `consort: ${ctx.feature} ${plan.id} attempt`) ?? base;
-      const proof = await prove({ ws, commit, ...(ctx.deps ? { deps: ctx.deps } : {}), config: ctx.config, branches: ctx.branches, branch: plan.experiment.proofBranch, hash: plan.frozen, env: ctx.env, time: ctx.time, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      const commit =
+        (await commitPaths(
+          ws,
+          relevant.map((c) => c.path),
+          `consort: ${ctx.feature} ${plan.id} attempt`,
+        )) ?? base;
+      const proof = await prove({
+        ws,
+        commit,
+        ...(ctx.deps ? { deps: ctx.deps } : {}),
+        config: ctx.config,
+        branches: ctx.branches,
+        branch: plan.experiment.proofBranch,
+        hash: plan.frozen,
+        env: ctx.env,
+        time: ctx.time,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
       return { turn: outcome, proof: proof.outcome, changedLines, suiteMs: proof.suiteMs, agentMs: run.agentMs };
     } finally {
       if (branchUsed) ctx.branches.drop(plan.branch);
@@ -69,7 +122,12 @@ export interface ExperimentsRun {
   suiteMs: number;
 }
 
-export async function runExperiments(ctx: LaneContext, plans: readonly TurnPlan[], frozen: Readonly<Record<string, string>>, onBase: (base: string) => Promise<void>): Promise<ExperimentsRun> {
+export async function runExperiments(
+  ctx: LaneContext,
+  plans: readonly TurnPlan[],
+  frozen: Readonly<Record<string, string>>,
+  onBase: (base: string) => Promise<void>,
+): Promise<ExperimentsRun> {
   const base = await commitRecords(ctx, `consort: ${ctx.feature} records before ${plans[0]?.id ?? 'experiments'}`);
   await onBase(base);
   ctx.log(`  ${plans.length} competing GREEN attempts (${plans.map((p) => p.id).join(', ')}) …`);

@@ -7,7 +7,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { decideApproval } from '../../conductor/approval.js';
 import { approverProblem } from '../../conductor/gates.js';
-import { initialState, isStopped, type ConductorState, type GateName, GATES, STATE_VERSION } from '../../conductor/state.js';
+import {
+  initialState,
+  isStopped,
+  type ConductorState,
+  type GateName,
+  GATES,
+  STATE_VERSION,
+} from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { headCommit, openWorkspace } from '../../git/workspace.js';
 import { readGate } from './gate-check.js';
@@ -27,28 +34,46 @@ function requestTemplate(slug: string, request: string | undefined): string {
   ].join('\n');
 }
 
-export async function createFeature(workspace: string, slug: string, request?: string): Promise<{ feature: string; dir: string }> {
+export async function createFeature(
+  workspace: string,
+  slug: string,
+  request?: string,
+): Promise<{ feature: string; dir: string }> {
   if (!FEATURE_SLUG.test(slug) || slug.length > 40) {
-    throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, { hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).' });
+    throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, {
+      hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).',
+    });
   }
   const ws = await openWorkspace(workspace);
   const existing = await listFeatures(ws.dir);
   const clash = existing.find((f) => f.replace(/^\d+-/, '') === slug);
-  if (clash) throw new ConsortError('invalid-input', `A feature named ${slug} already exists: ${clash}.`, { hint: 'Pick another slug, or run the existing feature.' });
+  if (clash)
+    throw new ConsortError('invalid-input', `A feature named ${slug} already exists: ${clash}.`, {
+      hint: 'Pick another slug, or run the existing feature.',
+    });
   const next = existing.reduce((n, f) => Math.max(n, Number(/^\d+/.exec(f)?.[0] ?? 0)), 0) + 1;
   const feature = `${String(next).padStart(3, '0')}-${slug}`;
   const store = new FeatureStore(ws.dir, feature);
   await mkdir(store.dir, { recursive: true });
   await writeFile(store.file('feature-request.md'), requestTemplate(slug, request));
   await writeFile(store.file('gates.json'), `${JSON.stringify({ version: 1, feature, gates: {} }, null, 2)}\n`);
-  await store.save({ version: STATE_VERSION, state: initialState(feature), baseCommit: await headCommit(ws), pending: [], done: 0, inFlight: null });
+  await store.save({
+    version: STATE_VERSION,
+    state: initialState(feature),
+    baseCommit: await headCommit(ws),
+    pending: [],
+    done: 0,
+    inFlight: null,
+  });
   return { feature, dir: path.join(ws.dir, featureDirOf(feature)) };
 }
 
 /** The feature `ref` names among `all`: `001-phones`, `001`, `1` or `phones`; undefined when none (or several) match. */
 export function matchFeature(all: readonly string[], ref: string): string | undefined {
   const number = /^\d+$/.test(ref) ? Number(ref) : null;
-  const match = all.filter((f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number));
+  const match = all.filter(
+    (f) => f === ref || f.replace(/^\d+-/, '') === ref || (number !== null && Number(/^\d+/.exec(f)?.[0]) === number),
+  );
   return match.length === 1 ? match[0] : undefined;
 }
 
@@ -62,11 +87,18 @@ export async function openFeatures(workspace: string, all: readonly string[]): P
 /** `001-phones`, `001`, `1` or `phones`; with no name, the only feature that is not done. */
 export async function resolveFeature(workspace: string, ref: string | undefined): Promise<string> {
   const all = await listFeatures(workspace);
-  if (all.length === 0) throw new ConsortError('invalid-input', 'There is no feature yet.', { hint: 'Start one with `consort feature new <slug>`.' });
+  if (all.length === 0)
+    throw new ConsortError('invalid-input', 'There is no feature yet.', {
+      hint: 'Start one with `consort feature new <slug>`.',
+    });
   if (ref === undefined) {
     const open = await openFeatures(workspace, all);
     if (open.length === 1) return open[0]!;
-    throw new ConsortError('invalid-input', open.length === 0 ? 'Every feature is done.' : `Several features are open: ${open.join(', ')}.`, { hint: 'Name the feature: consort run <feature>.' });
+    throw new ConsortError(
+      'invalid-input',
+      open.length === 0 ? 'Every feature is done.' : `Several features are open: ${open.join(', ')}.`,
+      { hint: 'Name the feature: consort run <feature>.' },
+    );
   }
   const match = matchFeature(all, ref);
   if (match) return match;
@@ -87,27 +119,48 @@ export interface ApproveInput {
   confirm?: (what: { feature: string; gate: GateName; hash: string; approver: string }) => Promise<boolean>;
 }
 
-export async function approveGate(input: ApproveInput): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
+export async function approveGate(
+  input: ApproveInput,
+): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
   if (!(GATES as readonly string[]).includes(input.gate)) {
     throw new ConsortError('invalid-input', `Unknown gate "${input.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
   }
   const problem = approverProblem(input.approver);
-  if (problem) throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, { hint: 'Approve as a named person: --as <name>.' });
+  if (problem)
+    throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, {
+      hint: 'Approve as a named person: --as <name>.',
+    });
   const ws = await openWorkspace(input.workspace);
   const store = new FeatureStore(ws.dir, input.feature);
   const { state } = await store.load();
   const gate = input.gate as GateName;
   // Only a gate the feature waits at is read (reading merge hashes the whole code tree).
   const waiting = state.gate === gate && (state.step === 'gate' || state.step === 'awaiting-approval');
-  const check = waiting ? (await readGate(ws, store, gate, state.userFacing)).check : { valid: false, problems: [], hash: '', approval: null };
+  const check = waiting
+    ? (await readGate(ws, store, gate, state.userFacing)).check
+    : { valid: false, problems: [], hash: '', approval: null };
   const at = (input.now ?? new Date()).toISOString();
   const decision = decideApproval({
-    feature: input.feature, gate: input.gate, approver: input.approver, state, check, at, where: describeStep(state),
-    ...(input.expectedHash !== undefined ? { expectedHash: input.expectedHash } : {}), ...(input.headSha ? { headSha: input.headSha } : {}),
+    feature: input.feature,
+    gate: input.gate,
+    approver: input.approver,
+    state,
+    check,
+    at,
+    where: describeStep(state),
+    ...(input.expectedHash !== undefined ? { expectedHash: input.expectedHash } : {}),
+    ...(input.headSha ? { headSha: input.headSha } : {}),
   });
   const { approval } = decision;
-  if (input.confirm && !(await input.confirm({ feature: input.feature, gate, hash: approval.hash, approver: approval.approver }))) {
-    throw new ConsortError('invalid-input', `The ${gate} gate of ${input.feature} was not approved: it was not confirmed.`, { hint: `Type the first 8 characters of the gate's hash when asked.` });
+  if (
+    input.confirm &&
+    !(await input.confirm({ feature: input.feature, gate, hash: approval.hash, approver: approval.approver }))
+  ) {
+    throw new ConsortError(
+      'invalid-input',
+      `The ${gate} gate of ${input.feature} was not approved: it was not confirmed.`,
+      { hint: `Type the first 8 characters of the gate's hash when asked.` },
+    );
   }
   await store.recordApproval(gate, approval);
   await store.append('events.jsonl', decision.event);

@@ -19,13 +19,20 @@ export interface GateReading {
 }
 
 async function readGated(ws: GitWorkspace, store: FeatureStore, files: readonly string[]): Promise<GatedFile[]> {
-  return Promise.all(files.map(async (file) => ({
-    file,
-    content: file === 'git:tree' ? await codeTreeHash(ws) : await readText(store.file(file)),
-  })));
+  return Promise.all(
+    files.map(async (file) => ({
+      file,
+      content: file === 'git:tree' ? await codeTreeHash(ws) : await readText(store.file(file)),
+    })),
+  );
 }
 
-export async function readGate(ws: GitWorkspace, store: FeatureStore, gate: GateName, userFacing: boolean): Promise<GateReading> {
+export async function readGate(
+  ws: GitWorkspace,
+  store: FeatureStore,
+  gate: GateName,
+  userFacing: boolean,
+): Promise<GateReading> {
   const files = await readGated(ws, store, gatedFiles(gate, { userFacing, cycles: await store.cycleFiles() }));
   const approval = (await store.gates()).gates[gate]?.approval ?? null;
   const flags = gate === 'merge' ? await testEnvironmentFlags(ws, (await store.load()).baseCommit) : [];

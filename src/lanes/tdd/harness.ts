@@ -15,7 +15,21 @@ import { fileAt, type GitWorkspace } from '../../git/workspace.js';
 import { readText } from './store.js';
 
 export const PACKAGE_RUNNER_KEYS = [
-  'scripts', 'jest', 'mocha', 'ava', 'vitest', 'tap', 'c8', 'nyc', 'imports', 'type', 'overrides', 'resolutions', 'pnpm', 'workspaces', 'packageManager',
+  'scripts',
+  'jest',
+  'mocha',
+  'ava',
+  'vitest',
+  'tap',
+  'c8',
+  'nyc',
+  'imports',
+  'type',
+  'overrides',
+  'resolutions',
+  'pnpm',
+  'workspaces',
+  'packageManager',
 ] as const;
 
 /** Extensions of files a test reads as data (code it imports is production code, judged by the proof). */
@@ -43,10 +57,18 @@ export function dataReferences(source: string): string[] {
 }
 
 function referenced(changed: string, refs: readonly string[]): boolean {
-  return refs.some((ref) => changed === ref || changed.endsWith(`/${ref}`) || (!ref.includes('/') && path.posix.basename(changed) === ref));
+  return refs.some(
+    (ref) =>
+      changed === ref || changed.endsWith(`/${ref}`) || (!ref.includes('/') && path.posix.basename(changed) === ref),
+  );
 }
 
-export async function testOwnedChanges(ws: GitWorkspace, base: string, changes: readonly FileChange[], frozenTests: readonly string[]): Promise<string[]> {
+export async function testOwnedChanges(
+  ws: GitWorkspace,
+  base: string,
+  changes: readonly FileChange[],
+  frozenTests: readonly string[],
+): Promise<string[]> {
   const owned = new Set<string>();
   for (const change of changes) {
     if (path.posix.basename(change.path) !== 'package.json' || change.status === 'added') continue;
@@ -56,6 +78,7 @@ export async function testOwnedChanges(ws: GitWorkspace, base: string, changes: 
   }
   const refs: string[] = [];
   for (const test of frozenTests) refs.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
-  for (const change of changes) if (!frozenTests.includes(change.path) && referenced(change.path, refs)) owned.add(change.path);
+  for (const change of changes)
+    if (!frozenTests.includes(change.path) && referenced(change.path, refs)) owned.add(change.path);
   return [...owned].sort();
 }

@@ -6,12 +6,31 @@
  * other directly. (The CLI imports single modules lazily, to keep its start-up small.)
  */
 export { type BuildLaneInput, type BuildRunResult, planBuildRun, type RunStop, runBuildLane } from './driver.js';
-export { approveGate, type ApproveInput, createFeature, describeStep, FEATURE_SLUG, matchFeature, openFeatures, resolveFeature } from './feature.js';
+export {
+  approveGate,
+  type ApproveInput,
+  createFeature,
+  describeStep,
+  FEATURE_SLUG,
+  matchFeature,
+  openFeatures,
+  resolveFeature,
+} from './feature.js';
 export { readGate, reopenedGates } from './gate-check.js';
 export { agentKeyEnvNames, type BackendFactory, buildPolicy, defaultBackendFactory } from './policy.js';
 export {
-  type Access, type Actor, decide, type Decision, featureSlugFromBranch, type GitRemote, type LaneLog, nextStep, type PullRequestAsk,
-  type PullRequestOutcome, type PullRequestPorts, runOnPullRequest,
+  type Access,
+  type Actor,
+  decide,
+  type Decision,
+  featureSlugFromBranch,
+  type GitRemote,
+  type LaneLog,
+  nextStep,
+  type PullRequestAsk,
+  type PullRequestOutcome,
+  type PullRequestPorts,
+  runOnPullRequest,
 } from './pull-request.js';
 export { allStatuses, featureStatus, type FeatureStatus, renderStatus } from './status.js';
 export { featureDirOf, FEATURES_DIR, FeatureStore, listFeatures, readText } from './store.js';

@@ -11,7 +11,14 @@ import { codexBackend } from '../../agents/codex.js';
 import { commandBackend } from '../../agents/command.js';
 import { openaiBackend } from '../../agents/openai.js';
 import type { ConsortConfig } from '../../config/schema.js';
-import { DEFAULT_HARNESS, expandGlobs, type Placeholders, ROLE_DEFAULTS, ROLES, type Role } from '../../conductor/roles.js';
+import {
+  DEFAULT_HARNESS,
+  expandGlobs,
+  type Placeholders,
+  ROLE_DEFAULTS,
+  ROLES,
+  type Role,
+} from '../../conductor/roles.js';
 import { CONFIG_FILES } from '../../config/load.js';
 import type { Policy } from '../../conductor/state.js';
 import { parseDuration } from '../../core/duration.js';
@@ -20,16 +27,26 @@ import type { AgentBackend } from '../../ports/agent-backend.js';
 import { featureDirOf } from './store.js';
 
 /** The built-in prompts: `roles/<role>.md` at the package root, or next to the bundled Action (dist/roles/). */
-export const BUILTIN_ROLES_DIR = [new URL('../../../roles/', import.meta.url), new URL('./roles/', import.meta.url)]
-  .map((u) => fileURLToPath(u)).find((dir) => existsSync(path.join(dir, 'spec-author.md'))) ?? fileURLToPath(new URL('../../../roles/', import.meta.url));
+export const BUILTIN_ROLES_DIR =
+  [new URL('../../../roles/', import.meta.url), new URL('./roles/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((dir) => existsSync(path.join(dir, 'spec-author.md'))) ??
+  fileURLToPath(new URL('../../../roles/', import.meta.url));
 
 export function placeholders(config: ConsortConfig, feature: string): Placeholders {
   return { feature: featureDirOf(feature), tests: config.build.tests, migrations: config.migrations.dir };
 }
 
-export function buildPolicy(config: ConsortConfig, feature: string, gateMode?: 'human' | 'proxy', experiments?: number): Policy {
+export function buildPolicy(
+  config: ConsortConfig,
+  feature: string,
+  gateMode?: 'human' | 'proxy',
+  experiments?: number,
+): Policy {
   const p = placeholders(config, feature);
-  const writes = Object.fromEntries(ROLES.map((r) => [r, expandGlobs(config.roles[r]?.writes ?? ROLE_DEFAULTS[r].writes, p)])) as Record<Role, string[]>;
+  const writes = Object.fromEntries(
+    ROLES.map((r) => [r, expandGlobs(config.roles[r]?.writes ?? ROLE_DEFAULTS[r].writes, p)]),
+  ) as Record<Role, string[]>;
   return {
     featureDir: p.feature,
     design: [...config.build.design],
@@ -44,7 +61,11 @@ export function buildPolicy(config: ConsortConfig, feature: string, gateMode?: '
     experiments: experiments ?? config.build.experiments,
     harness: [...DEFAULT_HARNESS],
     // Migrations already on the base join this list when a run starts (lockedMigrations).
-    locked: [...CONFIG_FILES, '.consort/roles/**', ...(config.database.seed?.kind === 'file' ? [config.database.seed.path] : [])],
+    locked: [
+      ...CONFIG_FILES,
+      '.consort/roles/**',
+      ...(config.database.seed?.kind === 'file' ? [config.database.seed.path] : []),
+    ],
   };
 }
 
@@ -64,10 +85,14 @@ export async function roleInstructions(workspace: string, config: ConsortConfig,
     const text = await readFile(file, 'utf8').catch(() => null);
     if (text !== null) return text;
     if (file === candidates[0] && configured) {
-      throw new ConsortError('config', `The ${role}'s instructions file ${configured} cannot be read.`, { hint: `Fix roles.${role}.instructions in the configuration.` });
+      throw new ConsortError('config', `The ${role}'s instructions file ${configured} cannot be read.`, {
+        hint: `Fix roles.${role}.instructions in the configuration.`,
+      });
     }
   }
-  throw new ConsortError('internal', `No prompt for the ${role} role (looked in ${candidates.join(', ')}).`, { hint: 'Reinstall Consort: its roles/ folder is missing.' });
+  throw new ConsortError('internal', `No prompt for the ${role} role (looked in ${candidates.join(', ')}).`, {
+    hint: 'Reinstall Consort: its roles/ folder is missing.',
+  });
 }
 
 export interface RoleAgent {
@@ -81,13 +106,23 @@ export interface RoleAgent {
 const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', codex: 'OPENAI_API_KEY', claude: 'ANTHROPIC_API_KEY' } as const;
 
 /** A model backend's API key, from the environment variable the configuration names. */
-function apiKey(env: NodeJS.ProcessEnv, backend: keyof typeof DEFAULT_KEY_ENV, envName: string | undefined, role: Role, required: boolean): string | undefined {
+function apiKey(
+  env: NodeJS.ProcessEnv,
+  backend: keyof typeof DEFAULT_KEY_ENV,
+  envName: string | undefined,
+  role: Role,
+  required: boolean,
+): string | undefined {
   const name = envName ?? DEFAULT_KEY_ENV[backend];
   const value = env[name];
   if (required && !value) {
-    throw new ConsortError('config', `The ${backend} agent of the ${role} role needs an API key in ${name}, which is not set.`, {
-      hint: `Export ${name} (in the Action, from a repository secret), or set agent.apiKeyEnv to the variable that holds it.`,
-    });
+    throw new ConsortError(
+      'config',
+      `The ${backend} agent of the ${role} role needs an API key in ${name}, which is not set.`,
+      {
+        hint: `Export ${name} (in the Action, from a repository secret), or set agent.apiKeyEnv to the variable that holds it.`,
+      },
+    );
   }
   return value || undefined;
 }
@@ -113,7 +148,8 @@ export const defaultBackendFactory: BackendFactory = (role, config, env = proces
   }
   const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
   const settings = {
-    model: agent.model ?? null, timeoutMs,
+    model: agent.model ?? null,
+    timeoutMs,
     ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
     ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
   };
@@ -121,22 +157,52 @@ export const defaultBackendFactory: BackendFactory = (role, config, env = proces
   switch (agent.backend) {
     case 'command':
       // A scripted or wrapped CLI agent may call a model: it gets the configured key variable (or the defaults), nothing else secret.
-      return { backend: commandBackend({ command: agent.command ?? '', urlVars, env, keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))] }), ...settings };
+      return {
+        backend: commandBackend({
+          command: agent.command ?? '',
+          urlVars,
+          env,
+          keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))],
+        }),
+        ...settings,
+      };
     case 'openai':
       return {
         backend: openaiBackend({
-          baseUrl: agent.baseUrl!, model: agent.model!, apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
-          suite: { command: config.suite.command, env: config.suite.env, migrations: { dir: config.migrations.dir, table: config.migrations.table } },
+          baseUrl: agent.baseUrl!,
+          model: agent.model!,
+          apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
+          suite: {
+            command: config.suite.command,
+            env: config.suite.env,
+            migrations: { dir: config.migrations.dir, table: config.migrations.table },
+          },
         }),
         ...settings,
       };
     case 'claude': {
       const key = apiKey(env, 'claude', agent.apiKeyEnv, role, false);
-      return { backend: claudeBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars, env }), ...settings };
+      return {
+        backend: claudeBackend({
+          ...(agent.model ? { model: agent.model } : {}),
+          ...(key ? { apiKey: key } : {}),
+          urlVars,
+          env,
+        }),
+        ...settings,
+      };
     }
     case 'codex': {
       const key = apiKey(env, 'codex', agent.apiKeyEnv, role, false);
-      return { backend: codexBackend({ ...(agent.model ? { model: agent.model } : {}), ...(key ? { apiKey: key } : {}), urlVars, env }), ...settings };
+      return {
+        backend: codexBackend({
+          ...(agent.model ? { model: agent.model } : {}),
+          ...(key ? { apiKey: key } : {}),
+          urlVars,
+          env,
+        }),
+        ...settings,
+      };
     }
   }
 };

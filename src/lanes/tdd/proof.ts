@@ -32,14 +32,20 @@ function relativeFile(workspace: string, file: string | undefined): string | und
 }
 
 function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
-  return result.suites.flatMap((s) => s.tests).map((t) => {
-    const file = relativeFile(workspace, t.file);
-    const exception = t.state === 'failed' ? failureException(t) : null;
-    return {
-      id: t.id, state: t.state, ...(file ? { file } : {}), ...(t.loadError ? { loadError: true } : {}), ...(exception ? { exception } : {}),
-      ...(t.message ? { message: t.message } : {}),
-    };
-  });
+  return result.suites
+    .flatMap((s) => s.tests)
+    .map((t) => {
+      const file = relativeFile(workspace, t.file);
+      const exception = t.state === 'failed' ? failureException(t) : null;
+      return {
+        id: t.id,
+        state: t.state,
+        ...(file ? { file } : {}),
+        ...(t.loadError ? { loadError: true } : {}),
+        ...(exception ? { exception } : {}),
+        ...(t.message ? { message: t.message } : {}),
+      };
+    });
 }
 
 export interface ProveInput {
@@ -61,9 +67,13 @@ export interface ProveInput {
 export async function prove(input: ProveInput): Promise<ProofRun> {
   const { config } = input;
   if (config.suite.reports.length === 0) {
-    throw new ConsortError('config', 'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.', {
-      hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml with jest-junit, or pytest --junitxml=junit.xml).',
-    });
+    throw new ConsortError(
+      'config',
+      'The TDD lane proves red and green per test, so it needs the JUnit reports your suite writes.',
+      {
+        hint: 'Set suite.reports in the Consort configuration (e.g. reports: junit.xml with jest-junit, or pytest --junitxml=junit.xml).',
+      },
+    );
   }
   const { time } = input;
   const tree = await time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports));
@@ -73,21 +83,45 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (!fresh.migrations.ok) {
       const f = fresh.migrations.failed;
-      return { suiteMs: 0, outcome: { kind: 'broken', reason: 'migrations', message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`, output: '', hashes } };
+      return {
+        suiteMs: 0,
+        outcome: {
+          kind: 'broken',
+          reason: 'migrations',
+          message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
+          output: '',
+          hashes,
+        },
+      };
     }
     // Every report path was emptied in the fresh tree: whatever is there now, this run's suite wrote.
     // The suite gets the branch's own role: it reaches this branch only (src/branches/server-ops.ts).
     const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
-    const result = await time('prove:suite', () => runCommand({
-      command: config.suite.command, cwd: ws.dir,
-      isolate: true, inherit: input.env, env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
-      timeoutMs: parseDuration(config.suite.timeout), maxOutputBytes: 2 * 1024 * 1024,
-      ...(input.signal ? { signal: input.signal } : {}),
-      ...(input.onOutput ? { onOutput: input.onOutput } : {}),
-    }));
-    const output = redact(result.output.slice(-OUTPUT_TAIL), [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean));
-    if (result.aborted) throw new ConsortError('internal', 'The run was cancelled during a suite run.', { hint: 'Run `consort run` again to resume.' });
-    const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({ suiteMs: result.durationMs, outcome: { kind: 'broken', reason, message, output, hashes } });
+    const result = await time('prove:suite', () =>
+      runCommand({
+        command: config.suite.command,
+        cwd: ws.dir,
+        isolate: true,
+        inherit: input.env,
+        env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
+        timeoutMs: parseDuration(config.suite.timeout),
+        maxOutputBytes: 2 * 1024 * 1024,
+        ...(input.signal ? { signal: input.signal } : {}),
+        ...(input.onOutput ? { onOutput: input.onOutput } : {}),
+      }),
+    );
+    const output = redact(
+      result.output.slice(-OUTPUT_TAIL),
+      [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean),
+    );
+    if (result.aborted)
+      throw new ConsortError('internal', 'The run was cancelled during a suite run.', {
+        hint: 'Run `consort run` again to resume.',
+      });
+    const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({
+      suiteMs: result.durationMs,
+      outcome: { kind: 'broken', reason, message, output, hashes },
+    });
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
     let junit: SuiteResult;
@@ -98,7 +132,14 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     }
     return {
       suiteMs: result.durationMs,
-      outcome: { kind: 'ran', exitCode: result.exitCode, tests: testsOf(ws.dir, junit), summary: summarizeSuite(junit), output, hashes },
+      outcome: {
+        kind: 'ran',
+        exitCode: result.exitCode,
+        tests: testsOf(ws.dir, junit),
+        summary: summarizeSuite(junit),
+        output,
+        hashes,
+      },
     };
   } finally {
     input.branches.drop(input.branch);

@@ -32,7 +32,15 @@ export interface Actor {
 
 /** What a person asked for on a pull request (the shell reads it from its event). */
 export type PullRequestAsk =
-  | { kind: 'build'; pr: number; feature: string | null; request: string | null; actor: Actor; commentId: number | null; via: 'comment' | 'label' | 'dispatch' }
+  | {
+      kind: 'build';
+      pr: number;
+      feature: string | null;
+      request: string | null;
+      actor: Actor;
+      commentId: number | null;
+      via: 'comment' | 'label' | 'dispatch';
+    }
   | { kind: 'approve'; pr: number; gate: string | null; actor: Actor; commentId: number };
 
 /** What the person who asked may do: their permission, and the policy's teams they belong to. */
@@ -47,7 +55,8 @@ export type Decision =
   | { kind: 'refuse'; why: string; answer: string | 'refusal' | null }
   | { kind: 'proceed' };
 
-const FORK_ANSWER = 'this pull request comes from a fork: the TDD lane commits to the pull request\'s branch and runs agents with this repository\'s keys, so it runs only on branches of this repository.';
+const FORK_ANSWER =
+  "this pull request comes from a fork: the TDD lane commits to the pull request's branch and runs agents with this repository's keys, so it runs only on branches of this repository.";
 
 /** Whether to act on a request, from who asked, what they may do and the pull request (pure). */
 export function decide(request: PullRequestAsk, access: Access, pull: PullRequest, policy: ApprovalPolicy): Decision {
@@ -55,10 +64,20 @@ export function decide(request: PullRequestAsk, access: Access, pull: PullReques
   if (request.actor.type === 'Bot') return { kind: 'ignore', why: `${who} is a bot` };
   if (!mayCommand(access.permission)) {
     // A label or a manual run has no comment to answer; the log says why nothing happened.
-    return { kind: 'refuse', why: `${who} has ${access.permission} access; the TDD lane needs write access`, answer: request.kind === 'approve' || request.commentId !== null ? 'refusal' : null };
+    return {
+      kind: 'refuse',
+      why: `${who} has ${access.permission} access; the TDD lane needs write access`,
+      answer: request.kind === 'approve' || request.commentId !== null ? 'refusal' : null,
+    };
   }
-  if (pull.state !== 'open') return { kind: 'refuse', why: `#${pull.number} is ${pull.state}`, answer: `#${pull.number} is ${pull.state}, so the TDD lane did not run.` };
-  if (pull.head.repo !== pull.base.repo) return { kind: 'refuse', why: 'the pull request comes from a fork', answer: FORK_ANSWER };
+  if (pull.state !== 'open')
+    return {
+      kind: 'refuse',
+      why: `#${pull.number} is ${pull.state}`,
+      answer: `#${pull.number} is ${pull.state}, so the TDD lane did not run.`,
+    };
+  if (pull.head.repo !== pull.base.repo)
+    return { kind: 'refuse', why: 'the pull request comes from a fork', answer: FORK_ANSWER };
   if (request.kind === 'approve') {
     const refusal = approvalRefusal(policy, { login: who, teams: access.teams }, pull.author || null);
     if (refusal !== undefined) return { kind: 'refuse', why: refusal, answer: `${refusal}, so nothing was approved.` };
@@ -126,8 +145,15 @@ async function access(ports: PullRequestPorts, login: string): Promise<Access> {
 
 export async function runOnPullRequest(ports: PullRequestPorts, request: PullRequestAsk): Promise<PullRequestOutcome> {
   const { github, repo } = ports;
-  const command: CommandRequest = { repo, pr: request.pr, actor: request.actor.login, commentId: request.commentId, asked: asked(request) };
-  const replyTo = (text: string) => github.createComment(repo, request.pr, ports.scrub(`@${request.actor.login}, ${text}`));
+  const command: CommandRequest = {
+    repo,
+    pr: request.pr,
+    actor: request.actor.login,
+    commentId: request.commentId,
+    asked: asked(request),
+  };
+  const replyTo = (text: string) =>
+    github.createComment(repo, request.pr, ports.scrub(`@${request.actor.login}, ${text}`));
   if (request.actor.type === 'Bot') return { kind: 'ignored', why: `${request.actor.login} is a bot` };
   // Who asked is checked through the API for every request: the event says who, never what they may do.
   const who = await access(ports, request.actor.login);
@@ -150,18 +176,30 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
     return await lane(ports, request, command, pull);
   } catch (e) {
     // Whatever went wrong, say so on the pull request, where the person who asked is looking.
-    const why = e instanceof ConsortError ? `${e.message}${e.hint ? ` ${e.hint}` : ''}` : `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
-    await replyTo(`the TDD lane stopped: ${why}${ports.links.runUrl ? ` ([workflow run](${ports.links.runUrl}))` : ''}`).catch(() => undefined);
+    const why =
+      e instanceof ConsortError
+        ? `${e.message}${e.hint ? ` ${e.hint}` : ''}`
+        : `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
+    await replyTo(
+      `the TDD lane stopped: ${why}${ports.links.runUrl ? ` ([workflow run](${ports.links.runUrl}))` : ''}`,
+    ).catch(() => undefined);
     throw e;
   }
 }
 
 /** Features at a gate (for `/consort approve [<gate>]`). */
-async function featuresAtGate(workspace: string, gate: string | null): Promise<{ feature: string; gate: GateName; hash: string | undefined }[]> {
+async function featuresAtGate(
+  workspace: string,
+  gate: string | null,
+): Promise<{ feature: string; gate: GateName; hash: string | undefined }[]> {
   const found = [];
   for (const feature of await listFeatures(workspace)) {
     const { state } = await new FeatureStore(workspace, feature).load();
-    if ((state.step === 'awaiting-approval' || state.step === 'gate') && state.gate && (gate === null || state.gate === gate)) {
+    if (
+      (state.step === 'awaiting-approval' || state.step === 'gate') &&
+      state.gate &&
+      (gate === null || state.gate === gate)
+    ) {
       found.push({ feature, gate: state.gate, hash: state.surfaced[state.gate] });
     }
   }
@@ -170,33 +208,59 @@ async function featuresAtGate(workspace: string, gate: string | null): Promise<{
 
 /** A feature slug from a branch name (`feat/Customer_Phones` → `customer-phones`), or null when none can be made. */
 export function featureSlugFromBranch(ref: string): string {
-  return ref.split('/').pop()!.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^[^a-z]+|-+$/g, '').slice(0, 40);
+  return ref
+    .split('/')
+    .pop()!
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+|-+$/g, '')
+    .slice(0, 40);
 }
 
 /** The feature a build request names: an existing one, or a new one created from the request. */
-async function buildFeature(workspace: string, pull: PullRequest, ref: string | null, request: string | null): Promise<{ feature: string; created: boolean }> {
+async function buildFeature(
+  workspace: string,
+  pull: PullRequest,
+  ref: string | null,
+  request: string | null,
+): Promise<{ feature: string; created: boolean }> {
   const all = await listFeatures(workspace);
   if (ref !== null) {
     const match = matchFeature(all, ref);
     if (match) return { feature: match, created: false };
-    if (/^\d+$/.test(ref)) throw new ConsortError('invalid-input', `There is no feature ${ref} on this branch.`, { hint: `Features: ${all.join(', ') || 'none yet'}. Start one with \`/consort build <slug>\`.` });
+    if (/^\d+$/.test(ref))
+      throw new ConsortError('invalid-input', `There is no feature ${ref} on this branch.`, {
+        hint: `Features: ${all.join(', ') || 'none yet'}. Start one with \`/consort build <slug>\`.`,
+      });
   } else {
     const open = await openFeatures(workspace, all);
     if (open.length === 1) return { feature: open[0]!, created: false };
-    if (open.length > 1) throw new ConsortError('invalid-input', `Several features are open on this branch: ${open.join(', ')}.`, { hint: 'Name one: `/consort build <feature>` (or the feature input).' });
+    if (open.length > 1)
+      throw new ConsortError('invalid-input', `Several features are open on this branch: ${open.join(', ')}.`, {
+        hint: 'Name one: `/consort build <feature>` (or the feature input).',
+      });
   }
   const slug = ref ?? featureSlugFromBranch(pull.head.ref);
-  if (!FEATURE_SLUG.test(slug)) throw new ConsortError('invalid-input', `"${slug}" cannot name a feature.`, { hint: 'Name it: `/consort build <slug>` with lowercase letters, digits and "-", starting with a letter.' });
+  if (!FEATURE_SLUG.test(slug))
+    throw new ConsortError('invalid-input', `"${slug}" cannot name a feature.`, {
+      hint: 'Name it: `/consort build <slug>` with lowercase letters, digits and "-", starting with a letter.',
+    });
   const { feature } = await createFeature(workspace, slug, request ?? `# ${pull.title}\n\n${pull.body}`.trim());
   return { feature, created: true };
 }
 
-async function lane(ports: PullRequestPorts, request: PullRequestAsk, command: CommandRequest, pull: PullRequest): Promise<PullRequestOutcome> {
+async function lane(
+  ports: PullRequestPorts,
+  request: PullRequestAsk,
+  command: CommandRequest,
+  pull: PullRequest,
+): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
   const ws = await openWorkspace(ports.workspace);
   const replyTo = (text: string) => github.createComment(repo, pull.number, ports.scrub(`@${login}, ${text}`));
-  const status = (sha: string, s: Omit<CommitStatus, 'targetUrl'>) => github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
+  const status = (sha: string, s: Omit<CommitStatus, 'targetUrl'>) =>
+    github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
   let feature: string;
   let retry = false;
   if (request.kind === 'approve') {
@@ -209,12 +273,25 @@ async function lane(ports: PullRequestPorts, request: PullRequestAsk, command: C
     }
     const at = waiting[0]!;
     feature = at.feature;
-    const approval = await approveGate({ workspace: ws.dir, feature, gate: at.gate, approver: login, headSha: pull.head.sha, ...(at.hash ? { expectedHash: at.hash } : {}) });
+    const approval = await approveGate({
+      workspace: ws.dir,
+      feature,
+      gate: at.gate,
+      approver: login,
+      headSha: pull.head.sha,
+      ...(at.hash ? { expectedHash: at.hash } : {}),
+    });
     await commitPaths(ws, [featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
     await ports.remote.push(pull.head.ref);
-    await status(await headCommit(ws), { context: gateStatusContext(at.gate), state: 'success', description: `approved by @${login}` });
+    await status(await headCommit(ws), {
+      context: gateStatusContext(at.gate),
+      state: 'success',
+      description: `approved by @${login}`,
+    });
     await react(github, command, '+1');
-    log.info(`Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)}).`);
+    log.info(
+      `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)}).`,
+    );
   } else {
     const chosen = await buildFeature(ws.dir, pull, request.feature, request.request);
     feature = chosen.feature;
@@ -238,9 +315,17 @@ async function lane(ports: PullRequestPorts, request: PullRequestAsk, command: C
   let result: BuildRunResult;
   try {
     result = await runBuildLane({
-      workspace: ports.workspace, config, feature, provider, retry, env, agentEnv,
-      maxTurns: ports.budgets.maxTurns, ...(ports.budgets.maxCostUsd !== undefined ? { maxCostUsd: ports.budgets.maxCostUsd } : {}),
-      deadline: now() + ports.budgets.timeLimitMs, ...(ports.signal ? { signal: ports.signal } : {}),
+      workspace: ports.workspace,
+      config,
+      feature,
+      provider,
+      retry,
+      env,
+      agentEnv,
+      maxTurns: ports.budgets.maxTurns,
+      ...(ports.budgets.maxCostUsd !== undefined ? { maxCostUsd: ports.budgets.maxCostUsd } : {}),
+      deadline: now() + ports.budgets.timeLimitMs,
+      ...(ports.signal ? { signal: ports.signal } : {}),
       log: (m) => log.info(ports.scrub(m)),
       ...(ports.onSuiteOutput ? { onSuiteOutput: ports.onSuiteOutput } : {}),
       onGate: (gate, hash, problems) => surfaced.push({ gate, hash, problems }),
@@ -248,7 +333,15 @@ async function lane(ports: PullRequestPorts, request: PullRequestAsk, command: C
         turns.push(turn);
         await ports.remote.push(pull.head.ref);
         const transcript = await readText(store.file(`transcripts/${turn.id}.txt`));
-        const body = ports.scrub(renderTurnReview({ turn, commit, transcript, repoUrl: ports.links.repoUrl, ...(ports.links.runUrl ? { runUrl: ports.links.runUrl } : {}) }));
+        const body = ports.scrub(
+          renderTurnReview({
+            turn,
+            commit,
+            transcript,
+            repoUrl: ports.links.repoUrl,
+            ...(ports.links.runUrl ? { runUrl: ports.links.runUrl } : {}),
+          }),
+        );
         const review = await github.review(repo, pull.number, commit ?? head, body);
         log.info(`  review for ${turn.id} (${turn.role} ${turn.step} ${turn.verdict}): ${review.url}`);
       },
@@ -260,11 +353,15 @@ async function lane(ports: PullRequestPorts, request: PullRequestAsk, command: C
   await announceGates(ports, ws, store, result, surfaced, await headCommit(ws), pull.number);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
-    await replyTo(`${feature} needs a human: ${result.message.split('\n')[0]}\n\nFix what it says (or the artifacts), then comment \`/consort build ${feature}\` to retry.`);
+    await replyTo(
+      `${feature} needs a human: ${result.message.split('\n')[0]}\n\nFix what it says (or the artifacts), then comment \`/consort build ${feature}\` to retry.`,
+    );
   }
   if (result.stop === 'max-turns' || result.stop === 'max-cost' || result.stop === 'time-limit') {
     // Say so where the person who asked is looking: the reviews alone do not tell that it stopped.
-    await replyTo(`the TDD lane paused ${feature} at a budget: ${result.message}. Everything so far is pushed; comment \`/consort build ${feature}\` to continue.`);
+    await replyTo(
+      `the TDD lane paused ${feature} at a budget: ${result.message}. Everything so far is pushed; comment \`/consort build ${feature}\` to continue.`,
+    );
   }
   return { kind: 'ran', feature, result, turns, next: nextStep(feature, result) };
 }
@@ -296,7 +393,15 @@ interface Surfaced {
  * On the head the run pushed: a success status for every approved gate, a pending one for the gate
  * the run stopped at, and one comment per gate opened in this run.
  */
-async function announceGates(ports: PullRequestPorts, ws: GitWorkspace, store: FeatureStore, r: BuildRunResult, surfaced: readonly Surfaced[], head: string, pr: number): Promise<void> {
+async function announceGates(
+  ports: PullRequestPorts,
+  ws: GitWorkspace,
+  store: FeatureStore,
+  r: BuildRunResult,
+  surfaced: readonly Surfaced[],
+  head: string,
+  pr: number,
+): Promise<void> {
   const { github, repo } = ports;
   const feature = store.feature;
   const target = ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {};
@@ -309,18 +414,36 @@ async function announceGates(ports: PullRequestPorts, ws: GitWorkspace, store: F
     if (!entry?.approval || name === gate) continue;
     const stale = reopened.includes(name as GateName);
     await github.setStatus(repo, head, {
-      context: gateStatusContext(name), state: stale ? 'pending' : 'success',
-      description: stale ? `changed since @${entry.approval.approver} approved it: /consort build ${feature} to review again` : `approved by @${entry.approval.approver}`,
+      context: gateStatusContext(name),
+      state: stale ? 'pending' : 'success',
+      description: stale
+        ? `changed since @${entry.approval.approver} approved it: /consort build ${feature} to review again`
+        : `approved by @${entry.approval.approver}`,
       ...target,
     });
   }
   if (gate !== null) {
-    await github.setStatus(repo, head, { context: gateStatusContext(gate), state: 'pending', description: `${feature}: waiting for /consort approve ${gate}`, ...target });
+    await github.setStatus(repo, head, {
+      context: gateStatusContext(gate),
+      state: 'pending',
+      description: `${feature}: waiting for /consort approve ${gate}`,
+      ...target,
+    });
   }
   const cycles = await store.cycleFiles();
   for (const g of surfaced) {
-    const artifacts = gatedFiles(g.gate as GateName, { userFacing: r.state.userFacing, cycles }).filter((f) => f !== 'git:tree').map((f) => `${featureDirOf(feature)}/${f}`);
-    const body = renderGateComment({ gate: g.gate, feature, hash: g.hash, problems: g.problems, artifacts, repoUrl: ports.links.repoUrl, head });
+    const artifacts = gatedFiles(g.gate as GateName, { userFacing: r.state.userFacing, cycles })
+      .filter((f) => f !== 'git:tree')
+      .map((f) => `${featureDirOf(feature)}/${f}`);
+    const body = renderGateComment({
+      gate: g.gate,
+      feature,
+      hash: g.hash,
+      problems: g.problems,
+      artifacts,
+      repoUrl: ports.links.repoUrl,
+      head,
+    });
     await github.createComment(repo, pr, ports.scrub(body));
     ports.log.info(`Gate ${g.gate} announced (${GATE_MARKER(g.gate, g.hash)}).`);
   }

@@ -22,8 +22,24 @@ export interface FeatureStatus {
   escalation: { reason: string; step: Step; at: string } | null;
   items: Item[];
   gates: Partial<Record<GateName, { approver: string; at: string; proxy: boolean } | null>>;
-  cycles: { cycle: number; item: string; red: string | null; green: string | null; refactor: string | null; review: string | null; rejections: number; overheadMs: number }[];
-  turns: { count: number; byVerdict: Record<string, number>; inputTokens: number; outputTokens: number; costUsd: number; agentMs: number };
+  cycles: {
+    cycle: number;
+    item: string;
+    red: string | null;
+    green: string | null;
+    refactor: string | null;
+    review: string | null;
+    rejections: number;
+    overheadMs: number;
+  }[];
+  turns: {
+    count: number;
+    byVerdict: Record<string, number>;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: number;
+    agentMs: number;
+  };
 }
 
 export async function featureStatus(workspace: string, feature: string): Promise<FeatureStatus> {
@@ -35,18 +51,40 @@ export async function featureStatus(workspace: string, feature: string): Promise
     const parsed = CycleRecord.safeParse(JSON.parse(await readFile(store.file(file), 'utf8')));
     if (!parsed.success) continue;
     const c = parsed.data;
-    cycles.push({ cycle: c.cycle, item: c.item, red: c.red?.at ?? null, green: c.green?.at ?? null, refactor: c.refactor?.at ?? null, review: c.review?.verdict ?? null, rejections: c.rejections.length, overheadMs: c.timing.overheadMs });
+    cycles.push({
+      cycle: c.cycle,
+      item: c.item,
+      red: c.red?.at ?? null,
+      green: c.green?.at ?? null,
+      refactor: c.refactor?.at ?? null,
+      review: c.review?.verdict ?? null,
+      rejections: c.rejections.length,
+      overheadMs: c.timing.overheadMs,
+    });
   }
   const byVerdict: Record<string, number> = {};
   for (const t of turns) byVerdict[t.verdict] = (byVerdict[t.verdict] ?? 0) + 1;
   return {
-    feature, phase: state.phase, step: state.step, where: describeStep(state), gate: state.gate,
+    feature,
+    phase: state.phase,
+    step: state.step,
+    where: describeStep(state),
+    gate: state.gate,
     item: state.current >= 0 ? (state.items[state.current]?.id ?? null) : null,
-    attempt: state.attempt, repair: state.repair, escalation: state.escalation, items: state.items,
-    gates: Object.fromEntries(Object.entries(gates.gates).map(([g, e]) => [g, e.approval ? { approver: e.approval.approver, at: e.approval.at, proxy: e.approval.proxy } : null])),
+    attempt: state.attempt,
+    repair: state.repair,
+    escalation: state.escalation,
+    items: state.items,
+    gates: Object.fromEntries(
+      Object.entries(gates.gates).map(([g, e]) => [
+        g,
+        e.approval ? { approver: e.approval.approver, at: e.approval.at, proxy: e.approval.proxy } : null,
+      ]),
+    ),
     cycles,
     turns: {
-      count: turns.length, byVerdict,
+      count: turns.length,
+      byVerdict,
       inputTokens: turns.reduce((n, t) => n + t.usage.inputTokens, 0),
       outputTokens: turns.reduce((n, t) => n + t.usage.outputTokens, 0),
       costUsd: Math.round(turns.reduce((n, t) => n + (t.usage.costUsd ?? 0), 0) * 1e6) / 1e6,
@@ -60,17 +98,29 @@ export async function allStatuses(workspace: string): Promise<FeatureStatus[]> {
 }
 
 export function renderStatus(s: FeatureStatus): string {
-  const lines = [`${s.feature} — ${s.phase}: ${s.where}${s.attempt ? ` (attempt ${s.attempt + 1})` : ''}${s.repair ? ` (repair round ${s.repair})` : ''}`];
-  const gates = Object.entries(s.gates).map(([g, a]) => `${g} ${a ? `approved by ${a.approver}${a.proxy ? ' (proxy)' : ''} at ${a.at}` : 'not approved'}`);
+  const lines = [
+    `${s.feature} — ${s.phase}: ${s.where}${s.attempt ? ` (attempt ${s.attempt + 1})` : ''}${s.repair ? ` (repair round ${s.repair})` : ''}`,
+  ];
+  const gates = Object.entries(s.gates).map(
+    ([g, a]) => `${g} ${a ? `approved by ${a.approver}${a.proxy ? ' (proxy)' : ''} at ${a.at}` : 'not approved'}`,
+  );
   if (gates.length) lines.push(`  gates:  ${gates.join('; ')}`);
   if (s.items.length) lines.push(`  items:  ${s.items.map((i) => `${i.id} ${i.status}`).join(', ')}`);
   for (const c of s.cycles) {
-    lines.push(`  cycle ${c.cycle} ${c.item}: red ${c.red ? 'proven' : '-'}, green ${c.green ? 'proven' : '-'}, refactor ${c.refactor ? 'done' : '-'}, review ${c.review ?? '-'}${c.rejections ? `, ${c.rejections} rejection(s)` : ''}, conductor ${c.overheadMs} ms`);
+    lines.push(
+      `  cycle ${c.cycle} ${c.item}: red ${c.red ? 'proven' : '-'}, green ${c.green ? 'proven' : '-'}, refactor ${c.refactor ? 'done' : '-'}, review ${c.review ?? '-'}${c.rejections ? `, ${c.rejections} rejection(s)` : ''}, conductor ${c.overheadMs} ms`,
+    );
   }
   const t = s.turns;
-  const verdicts = Object.entries(t.byVerdict).map(([v, n]) => `${n} ${v}`).join(', ');
-  lines.push(`  turns:  ${t.count}${verdicts ? ` (${verdicts})` : ''}; tokens in ${t.inputTokens}, out ${t.outputTokens}; cost $${t.costUsd.toFixed(4)}; agent time ${Math.round(t.agentMs / 1000)} s`);
-  if (s.escalation) lines.push(`  needs a human: ${s.escalation.reason.split('\n')[0]} (then: consort run ${s.feature} --retry)`);
-  if (s.step === 'awaiting-approval' || s.step === 'gate') lines.push(`  next: consort approve ${s.feature} ${s.gate} --as <name>`);
+  const verdicts = Object.entries(t.byVerdict)
+    .map(([v, n]) => `${n} ${v}`)
+    .join(', ');
+  lines.push(
+    `  turns:  ${t.count}${verdicts ? ` (${verdicts})` : ''}; tokens in ${t.inputTokens}, out ${t.outputTokens}; cost $${t.costUsd.toFixed(4)}; agent time ${Math.round(t.agentMs / 1000)} s`,
+  );
+  if (s.escalation)
+    lines.push(`  needs a human: ${s.escalation.reason.split('\n')[0]} (then: consort run ${s.feature} --retry)`);
+  if (s.step === 'awaiting-approval' || s.step === 'gate')
+    lines.push(`  next: consort approve ${s.feature} ${s.gate} --as <name>`);
   return lines.join('\n');
 }

@@ -53,7 +53,10 @@ export class FeatureStore {
   /** The text of state.json as this process last wrote it. */
   private savedText: string | null = null;
 
-  constructor(readonly workspace: string, readonly feature: string) {
+  constructor(
+    readonly workspace: string,
+    readonly feature: string,
+  ) {
     this.dir = path.join(workspace, featureDirOf(feature));
   }
 
@@ -68,13 +71,19 @@ export class FeatureStore {
   async load(): Promise<StateFile> {
     const text = await readText(this.file('state.json'));
     if (text === null) {
-      throw new ConsortError('invalid-input', `No feature ${this.feature} in ${FEATURES_DIR}.`, { hint: 'Create it with `consort feature new <slug>`, or list them with `consort status`.' });
+      throw new ConsortError('invalid-input', `No feature ${this.feature} in ${FEATURES_DIR}.`, {
+        hint: 'Create it with `consort feature new <slug>`, or list them with `consort status`.',
+      });
     }
     const parsed = StateFile.safeParse(JSON.parse(text));
     if (!parsed.success) {
-      throw new ConsortError('invalid-input', `${featureDirOf(this.feature)}/state.json is not a valid state file: ${parsed.error.issues[0]?.message ?? ''}`, {
-        hint: 'Restore it from git (git checkout -- .consort); the conductor only reads state it wrote.',
-      });
+      throw new ConsortError(
+        'invalid-input',
+        `${featureDirOf(this.feature)}/state.json is not a valid state file: ${parsed.error.issues[0]?.message ?? ''}`,
+        {
+          hint: 'Restore it from git (git checkout -- .consort); the conductor only reads state it wrote.',
+        },
+      );
     }
     return parsed.data;
   }
@@ -93,7 +102,18 @@ export class FeatureStore {
     let ids = this.ids.get(name);
     if (ids === undefined) {
       const text = (await readText(this.file(name))) ?? '';
-      ids = new Set(text.split('\n').filter(Boolean).map((l) => { try { return String((JSON.parse(l) as { id?: unknown }).id); } catch { return ''; } }));
+      ids = new Set(
+        text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => {
+            try {
+              return String((JSON.parse(l) as { id?: unknown }).id);
+            } catch {
+              return '';
+            }
+          }),
+      );
       this.ids.set(name, ids);
     }
     return ids;
@@ -110,10 +130,13 @@ export class FeatureStore {
 
   async readJsonl<T>(name: 'turns.jsonl' | 'events.jsonl', schema: z.ZodType<T>): Promise<T[]> {
     const text = (await readText(this.file(name))) ?? '';
-    return text.split('\n').filter(Boolean).flatMap((l) => {
-      const parsed = schema.safeParse(JSON.parse(l));
-      return parsed.success ? [parsed.data] : [];
-    });
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((l) => {
+        const parsed = schema.safeParse(JSON.parse(l));
+        return parsed.success ? [parsed.data] : [];
+      });
   }
 
   turns(): Promise<TurnRecord[]> {
@@ -125,7 +148,10 @@ export class FeatureStore {
   }
 
   async writeCycle(record: CycleRecord): Promise<void> {
-    await writeAtomic(this.file(`cycles/cycle-${String(record.cycle).padStart(3, '0')}.json`), `${JSON.stringify(record, null, 2)}\n`);
+    await writeAtomic(
+      this.file(`cycles/cycle-${String(record.cycle).padStart(3, '0')}.json`),
+      `${JSON.stringify(record, null, 2)}\n`,
+    );
   }
 
   async writeTranscript(turn: string, text: string): Promise<void> {
@@ -134,7 +160,10 @@ export class FeatureStore {
 
   async cycleFiles(): Promise<string[]> {
     const names = await readdir(this.file('cycles')).catch(() => [] as string[]);
-    return names.filter((n) => /^cycle-\d+\.json$/.test(n)).sort().map((n) => `cycles/${n}`);
+    return names
+      .filter((n) => /^cycle-\d+\.json$/.test(n))
+      .sort()
+      .map((n) => `cycles/${n}`);
   }
 
   /** The conductor advances an item's status in test-list.json, leaving the rest as written. */
@@ -152,14 +181,23 @@ export class FeatureStore {
     const text = await readText(this.file('gates.json'));
     if (text === null) return { version: 1, feature: this.feature, gates: {} };
     const parsed = GatesFile.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new ConsortError('invalid-input', `${featureDirOf(this.feature)}/gates.json is invalid: ${parsed.error.issues[0]?.message ?? ''}`, { hint: 'Restore it from git.' });
+    if (!parsed.success)
+      throw new ConsortError(
+        'invalid-input',
+        `${featureDirOf(this.feature)}/gates.json is invalid: ${parsed.error.issues[0]?.message ?? ''}`,
+        { hint: 'Restore it from git.' },
+      );
     return parsed.data;
   }
 
-  async recordApproval(gate: GateName, approval: { approver: string; at: string; hash: string; proxy: boolean; headSha?: string }): Promise<void> {
+  async recordApproval(
+    gate: GateName,
+    approval: { approver: string; at: string; hash: string; proxy: boolean; headSha?: string },
+  ): Promise<void> {
     const file = await this.gates();
     const entry = file.gates[gate] ?? { approval: null, history: [] };
-    if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver)) return;
+    if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver))
+      return;
     file.gates[gate] = { approval, history: [...entry.history, approval] };
     await writeAtomic(this.file('gates.json'), `${JSON.stringify(file, null, 2)}\n`);
   }

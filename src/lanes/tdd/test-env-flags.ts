@@ -9,16 +9,28 @@ import { DEFAULT_TEST_GLOBS } from '../../conductor/roles.js';
 import { diffAdded, type GitWorkspace } from '../../git/workspace.js';
 
 const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
-  /\bJEST_WORKER_ID\b/, /\bVITEST(?:_WORKER_ID|_POOL_ID)?\b/, /\bPYTEST_CURRENT_TEST\b/, /\bMOCHA_\w+/, /\bCONSORT_(?:ROLE|STEP|TURN|ITEM)\w*/,
-  /NODE_ENV['"`\]]*\s*[!=]==?\s*['"`]test['"`]/, /['"`]test['"`]\s*[!=]==?\s*process\.env(?:\.NODE_ENV|\[['"`]NODE_ENV['"`]\])/,
-  /typeof\s+(?:jest|vi|describe|it|expect)\s*[!=]==?\s*['"`]undefined['"`]/, /\bglobalThis\.(?:jest|vi|expect)\b/, /\bimport\.meta\.vitest\b/,
+  /\bJEST_WORKER_ID\b/,
+  /\bVITEST(?:_WORKER_ID|_POOL_ID)?\b/,
+  /\bPYTEST_CURRENT_TEST\b/,
+  /\bMOCHA_\w+/,
+  /\bCONSORT_(?:ROLE|STEP|TURN|ITEM)\w*/,
+  /NODE_ENV['"`\]]*\s*[!=]==?\s*['"`]test['"`]/,
+  /['"`]test['"`]\s*[!=]==?\s*process\.env(?:\.NODE_ENV|\[['"`]NODE_ENV['"`]\])/,
+  /typeof\s+(?:jest|vi|describe|it|expect)\s*[!=]==?\s*['"`]undefined['"`]/,
+  /\bglobalThis\.(?:jest|vi|expect)\b/,
+  /\bimport\.meta\.vitest\b/,
 ];
 
-export async function testEnvironmentFlags(ws: GitWorkspace, base: string, tests: readonly string[] = DEFAULT_TEST_GLOBS): Promise<string[]> {
+export async function testEnvironmentFlags(
+  ws: GitWorkspace,
+  base: string,
+  tests: readonly string[] = DEFAULT_TEST_GLOBS,
+): Promise<string[]> {
   const flags: string[] = [];
   for (const { file, line, text } of await diffAdded(ws, base)) {
     if (file.startsWith('.consort/') || matchesAny(file, tests)) continue;
-    if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text))) flags.push(`${file}:${line} looks for a test environment: ${text.trim().slice(0, 160)}`);
+    if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text)))
+      flags.push(`${file}:${line} looks for a test environment: ${text.trim().slice(0, 160)}`);
   }
   return flags;
 }

@@ -20,7 +20,14 @@ import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
 import { featureDirOf, type FeatureStore, readText } from './store.js';
 
-const ARTIFACTS = ['feature-request.md', 'feature-spec.json', 'architecture.json', 'db-design.json', 'ux-design.json', 'test-list.json'];
+const ARTIFACTS = [
+  'feature-request.md',
+  'feature-spec.json',
+  'architecture.json',
+  'db-design.json',
+  'ux-design.json',
+  'test-list.json',
+];
 
 /** The conductor's own files are committed before a turn, so the turn's diff is the agent's alone. */
 export async function commitRecords(ctx: LaneContext, message: string): Promise<string> {
@@ -47,11 +54,21 @@ function specOf(contents: Record<string, string>, featureDir: string): FeatureSp
 }
 
 /** Did the role leave what it owes? Design roles: their artifact; a review: its verdict. */
-async function owedChecks(ctx: LaneContext, plan: TurnPlan): Promise<{ owed: ArtifactCheck[]; facts: TurnOutcome['facts'] }> {
+async function owedChecks(
+  ctx: LaneContext,
+  plan: TurnPlan,
+): Promise<{ owed: ArtifactCheck[]; facts: TurnOutcome['facts'] }> {
   const facts: TurnOutcome['facts'] = {};
   const check = async (file: string): Promise<{ check: ArtifactCheck; value?: unknown }> => {
     const result = parseArtifact(file, await readText(ctx.store.file(file)));
-    if (!result.ok) return { check: { file, status: result.problems[0]?.endsWith('is missing') ? 'missing' : 'invalid', problems: result.problems } };
+    if (!result.ok)
+      return {
+        check: {
+          file,
+          status: result.problems[0]?.endsWith('is missing') ? 'missing' : 'invalid',
+          problems: result.problems,
+        },
+      };
     return { check: { file, status: 'valid', problems: [] }, value: result.value };
   };
   if (isDesignRole(plan.role)) {
@@ -59,7 +76,12 @@ async function owedChecks(ctx: LaneContext, plan: TurnPlan): Promise<{ owed: Art
     if (c.status === 'valid') {
       const contents = await artifactContents(ctx);
       const spec = specOf(contents, featureDirOf(ctx.feature));
-      const problems = plan.role === 'test-strategist' ? crossCheck(spec, value as TestList) : plan.role === 'spec-author' ? crossCheck(value as FeatureSpec, undefined) : [];
+      const problems =
+        plan.role === 'test-strategist'
+          ? crossCheck(spec, value as TestList)
+          : plan.role === 'spec-author'
+            ? crossCheck(value as FeatureSpec, undefined)
+            : [];
       if (problems.length) return { owed: [{ ...c, status: 'invalid', problems }], facts };
       if (plan.role === 'spec-author') facts.userFacing = (value as FeatureSpec).userFacing;
     }
@@ -68,7 +90,11 @@ async function owedChecks(ctx: LaneContext, plan: TurnPlan): Promise<{ owed: Art
   if (plan.step === 'review' && plan.item) {
     const { check: c, value } = await check(`reviews/${plan.item.id}.json`);
     const review = value as Review | undefined;
-    if (c.status === 'valid' && review && review.item !== plan.item.id) return { owed: [{ ...c, status: 'invalid', problems: [`the review is for ${review.item}, not ${plan.item.id}`] }], facts };
+    if (c.status === 'valid' && review && review.item !== plan.item.id)
+      return {
+        owed: [{ ...c, status: 'invalid', problems: [`the review is for ${review.item}, not ${plan.item.id}`] }],
+        facts,
+      };
     if (review) facts.review = { verdict: review.verdict, notes: review.notes };
     return { owed: [c], facts };
   }
@@ -81,8 +107,14 @@ export interface TurnRun {
 }
 
 /** `onBase` lets the driver journal the base commit before the agent touches anything. */
-export async function runTurn(ctx: LaneContext, plan: TurnPlan, onBase: (base: string) => Promise<void>): Promise<TurnRun> {
-  const base = await ctx.time('turn:commit-records', () => commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`));
+export async function runTurn(
+  ctx: LaneContext,
+  plan: TurnPlan,
+  onBase: (base: string) => Promise<void>,
+): Promise<TurnRun> {
+  const base = await ctx.time('turn:commit-records', () =>
+    commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`),
+  );
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
@@ -109,50 +141,97 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     artifactContents(ctx, plan.frozen),
     roleInstructions(ctx.ws.dir, config, plan.role),
   ]);
-  const schema: SchemaSummary | null = sandbox.migrations.ok ? await time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url)) : null;
+  const schema: SchemaSummary | null = sandbox.migrations.ok
+    ? await time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url))
+    : null;
   const spec = specOf(contents, featureDir);
   const built = buildContextPack({
-    feature: ctx.feature, featureDir, plan, instructions, reads: roleReads(config, ctx.feature, plan.role), files, contents,
+    feature: ctx.feature,
+    featureDir,
+    plan,
+    instructions,
+    reads: roleReads(config, ctx.feature, plan.role),
+    files,
+    contents,
     acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
-    schema, layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
+    schema,
+    layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
   });
   // The agent gets the branch's own role, never the provider's admin credentials.
   const url = await time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url));
   const agent = ctx.backends(plan.role, config, ctx.agentEnv);
-  ctx.log(`  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`);
-  const result = await time('turn:agent', () => agent.backend.runTurn({
-    role: plan.role, step: plan.step, feature: ctx.feature, item: plan.item?.id ?? null, instructions,
-    ...(plan.experiment ? { experiment: { index: plan.experiment.index, of: plan.experiment.of } } : {}),
-    contextPack: { pack: built.pack, json: built.json, markdown: built.markdown },
-    workspace: ctx.ws.dir, writes: plan.writes, branchUrl: url, model: agent.model,
-    budget: {
-      timeoutMs: agent.timeoutMs,
-      ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
-      ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
-    },
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
-  }));
+  ctx.log(
+    `  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`,
+  );
+  const result = await time('turn:agent', () =>
+    agent.backend.runTurn({
+      role: plan.role,
+      step: plan.step,
+      feature: ctx.feature,
+      item: plan.item?.id ?? null,
+      instructions,
+      ...(plan.experiment ? { experiment: { index: plan.experiment.index, of: plan.experiment.of } } : {}),
+      contextPack: { pack: built.pack, json: built.json, markdown: built.markdown },
+      workspace: ctx.ws.dir,
+      writes: plan.writes,
+      branchUrl: url,
+      model: agent.model,
+      budget: {
+        timeoutMs: agent.timeoutMs,
+        ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
+        ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
+      },
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    }),
+  );
   // The driver journals the turn in state.json after the records were committed: that write is
   // its own, and only that exact content is (any other change to it is the agent's, and refused).
   // First git's own control files: anything the agent planted there is put back before git runs again.
   const gitChanges = await restoreGit(ctx.ws, gitBefore);
   const ours = await ctx.store.stateIsOurs();
-  const changes = [...gitChanges, ...(await time('turn:git', () => changesSince(ctx.ws, base))).filter((c) => !(ours && c.path === `${featureDir}/state.json`))];
+  const changes = [
+    ...gitChanges,
+    ...(await time('turn:git', () => changesSince(ctx.ws, base))).filter(
+      (c) => !(ours && c.path === `${featureDir}/state.json`),
+    ),
+  ];
   // A turn that wrote a migration may have applied it to its branch (run_suite, a shell): whether
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
-  const [{ owed, facts }, hashes, testOwned] = await Promise.all([owedChecks(ctx, plan), hashFiles(ctx.ws, plan.frozen), testOwnedChanges(ctx.ws, base, changes, plan.frozen)]);
+  const [{ owed, facts }, hashes, testOwned] = await Promise.all([
+    owedChecks(ctx, plan),
+    hashFiles(ctx.ws, plan.frozen),
+    testOwnedChanges(ctx.ws, base, changes, plan.frozen),
+  ]);
   if (testOwned.length > 0) facts.testOwned = testOwned;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
-  await place.transcripts.writeTranscript(plan.id, redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)));
+  await place.transcripts.writeTranscript(
+    plan.id,
+    redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)),
+  );
   return {
     agentMs: result.durationMs,
     outcome: {
-      id: plan.id, role: plan.role, step: plan.step, item: plan.item?.id ?? null, attempt: plan.attempt,
-      backend: agent.backend.name, model: agent.model, startedAt: startedAt.toISOString(), durationMs: result.durationMs,
-      usage: result.usage, exit: result.exit, summary: redact(result.summary, ctx.secrets), base, changes, hashes, owed, facts, branch: plan.branch,
+      id: plan.id,
+      role: plan.role,
+      step: plan.step,
+      item: plan.item?.id ?? null,
+      attempt: plan.attempt,
+      backend: agent.backend.name,
+      model: agent.model,
+      startedAt: startedAt.toISOString(),
+      durationMs: result.durationMs,
+      usage: result.usage,
+      exit: result.exit,
+      summary: redact(result.summary, ctx.secrets),
+      base,
+      changes,
+      hashes,
+      owed,
+      facts,
+      branch: plan.branch,
       context: { bytes: built.bytes, sha256: built.sha256 },
     },
   };

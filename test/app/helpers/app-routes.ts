@@ -31,7 +31,15 @@ export interface AppRoutes {
 export const TOKEN = 'ghs_consortfaketoken0000000000000000000';
 
 function invalid(message: string): ExtraReply {
-  return { status: 422, body: { message: 'Invalid request.', errors: [message], documentation_url: 'https://docs.github.com/rest/checks/runs', status: '422' } };
+  return {
+    status: 422,
+    body: {
+      message: 'Invalid request.',
+      errors: [message],
+      documentation_url: 'https://docs.github.com/rest/checks/runs',
+      status: '422',
+    },
+  };
 }
 
 /** GitHub refuses output beyond its documented limits; so does the stand-in. */
@@ -52,21 +60,37 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
   const routes: AppRoutes = { checkRuns: new Map(), tarballs: new Map(), mergeBase: (base) => base, tokens: 0 };
   const at = `/repos/${owner}/${repo}`;
   const authed = (r: ExtraRequest): boolean => r.authorization === `token ${TOKEN}`;
-  const unauthorized: ExtraReply = { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' } };
+  const unauthorized: ExtraReply = {
+    status: 401,
+    body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' },
+  };
   const render = (c: StoredCheckRun) => ({
-    id: c.id, head_sha: c.headSha, external_id: c.externalId, name: c.name, status: c.status, conclusion: c.conclusion,
-    details_url: c.detailsUrl, url: `${fake.url}/api/v3${at}/check-runs/${c.id}`, output: { title: c.output.title ?? null, summary: c.output.summary ?? null },
+    id: c.id,
+    head_sha: c.headSha,
+    external_id: c.externalId,
+    name: c.name,
+    status: c.status,
+    conclusion: c.conclusion,
+    details_url: c.detailsUrl,
+    url: `${fake.url}/api/v3${at}/check-runs/${c.id}`,
+    output: { title: c.output.title ?? null, summary: c.output.summary ?? null },
   });
 
   fake.routes.push((r) => {
-    if (r.method === 'GET' && r.path === '/meta') return { status: 200, body: { verifiable_password_authentication: false, installed_version: '3.17.0' } };
+    if (r.method === 'GET' && r.path === '/meta')
+      return { status: 200, body: { verifiable_password_authentication: false, installed_version: '3.17.0' } };
     const token = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(r.path);
     if (token && r.method === 'POST') {
       if (!r.authorization?.startsWith('bearer ') && !r.authorization?.startsWith('Bearer ')) return unauthorized;
       routes.tokens++;
       return {
         status: 201,
-        body: { token: TOKEN, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { checks: 'write', contents: 'read', pull_requests: 'write' }, repository_selection: 'all' },
+        body: {
+          token: TOKEN,
+          expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+          permissions: { checks: 'write', contents: 'read', pull_requests: 'write' },
+          repository_selection: 'all',
+        },
       };
     }
     if (!r.path.startsWith(`${at}/`)) return undefined;
@@ -77,8 +101,15 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       const problem = checkOutput(body.output as StoredCheckRun['output']);
       if (problem) return invalid(problem);
       const run: StoredCheckRun = {
-        id: nextId++, name: String(body.name), headSha: String(body.head_sha), externalId: typeof body.external_id === 'string' ? body.external_id : null,
-        status: typeof body.status === 'string' ? body.status : 'queued', conclusion: null, detailsUrl: null, output: (body.output ?? {}) as StoredCheckRun['output'], updates: 0,
+        id: nextId++,
+        name: String(body.name),
+        headSha: String(body.head_sha),
+        externalId: typeof body.external_id === 'string' ? body.external_id : null,
+        status: typeof body.status === 'string' ? body.status : 'queued',
+        conclusion: null,
+        detailsUrl: null,
+        output: (body.output ?? {}) as StoredCheckRun['output'],
+        updates: 0,
       };
       routes.checkRuns.set(run.id, run);
       return { status: 201, body: render(run) };
@@ -90,18 +121,27 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       const problem = checkOutput(body.output as StoredCheckRun['output']);
       if (problem) return invalid(problem);
       Object.assign(run, {
-        status: typeof body.status === 'string' ? body.status : run.status, conclusion: typeof body.conclusion === 'string' ? body.conclusion : run.conclusion,
-        detailsUrl: typeof body.details_url === 'string' ? body.details_url : run.detailsUrl, output: body.output ?? run.output, updates: run.updates + 1,
+        status: typeof body.status === 'string' ? body.status : run.status,
+        conclusion: typeof body.conclusion === 'string' ? body.conclusion : run.conclusion,
+        detailsUrl: typeof body.details_url === 'string' ? body.details_url : run.detailsUrl,
+        output: body.output ?? run.output,
+        updates: run.updates + 1,
       });
       return { status: 200, body: render(run) };
     }
     const tarball = /^\/tarball\/([0-9a-f]{40})$/.exec(rest);
     if (tarball && r.method === 'GET') {
       const archive = routes.tarballs.get(tarball[1]!);
-      return archive ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } } : { status: 404, body: { message: 'Not Found' } };
+      return archive
+        ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } }
+        : { status: 404, body: { message: 'Not Found' } };
     }
     const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(rest);
-    if (compare && r.method === 'GET') return { status: 200, body: { status: 'ahead', merge_base_commit: { sha: routes.mergeBase(compare[1]!, compare[2]!) } } };
+    if (compare && r.method === 'GET')
+      return {
+        status: 200,
+        body: { status: 'ahead', merge_base_commit: { sha: routes.mergeBase(compare[1]!, compare[2]!) } },
+      };
     return undefined;
   });
   return routes;

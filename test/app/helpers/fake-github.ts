@@ -3,17 +3,32 @@
  * than about HTTP: it records every call, serves tarballs it was given and fails on anything else.
  */
 import type {
-  CheckConclusion, CheckOutput, CheckResult, CommitStatus, Created, GitHubPort, IssueComment, Permission, PullRequest, RepoRef as Repo,
+  CheckConclusion,
+  CheckOutput,
+  CheckResult,
+  CommitStatus,
+  Created,
+  GitHubPort,
+  IssueComment,
+  Permission,
+  PullRequest,
+  RepoRef as Repo,
 } from '../../../src/ports/github.js';
 
-export interface FakeCall { method: keyof GitHubPort; args: unknown[] }
+export interface FakeCall {
+  method: keyof GitHubPort;
+  args: unknown[];
+}
 
 /** Check run ids are unique across GitHub (the store relies on it), so across stand-ins too. */
 let lastId = 1_000_000;
 
 export class FakeGitHub implements GitHubPort {
   readonly calls: FakeCall[] = [];
-  readonly checkRuns = new Map<number, { headSha: string; conclusion?: CheckConclusion; output: CheckOutput; detailsUrl?: string }>();
+  readonly checkRuns = new Map<
+    number,
+    { headSha: string; conclusion?: CheckConclusion; output: CheckOutput; detailsUrl?: string }
+  >();
   readonly tarballs = new Map<string, Buffer>();
   readonly permissions = new Map<string, Permission>();
   readonly comments: IssueComment[] = [];
@@ -22,7 +37,10 @@ export class FakeGitHub implements GitHubPort {
     this.calls.push({ method, args });
   }
 
-  async createCheckRun(repo: Repo, run: { name: string; headSha: string; externalId: string; output: CheckOutput }): Promise<number> {
+  async createCheckRun(
+    repo: Repo,
+    run: { name: string; headSha: string; externalId: string; output: CheckOutput },
+  ): Promise<number> {
     this.record('createCheckRun', repo, run);
     const id = ++lastId;
     this.checkRuns.set(id, { headSha: run.headSha, output: run.output });
@@ -33,8 +51,14 @@ export class FakeGitHub implements GitHubPort {
     this.record('completeCheckRun', repo, id, result);
     const run = this.checkRuns.get(id);
     if (!run) throw new Error(`no check run ${id}`);
-    if (run.conclusion !== undefined) throw new Error(`check run ${id} concluded twice (${run.conclusion}, then ${result.conclusion})`);
-    this.checkRuns.set(id, { ...run, conclusion: result.conclusion, output: result.output, ...(result.detailsUrl ? { detailsUrl: result.detailsUrl } : {}) });
+    if (run.conclusion !== undefined)
+      throw new Error(`check run ${id} concluded twice (${run.conclusion}, then ${result.conclusion})`);
+    this.checkRuns.set(id, {
+      ...run,
+      conclusion: result.conclusion,
+      output: result.output,
+      ...(result.detailsUrl ? { detailsUrl: result.detailsUrl } : {}),
+    });
   }
 
   async tarball(repo: Repo, sha: string): Promise<Buffer> {
@@ -97,6 +121,8 @@ export class FakeGitHub implements GitHubPort {
   }
 
   concluded(): { id: number; conclusion: CheckConclusion; summary: string }[] {
-    return [...this.checkRuns.entries()].filter(([, r]) => r.conclusion !== undefined).map(([id, r]) => ({ id, conclusion: r.conclusion!, summary: r.output.summary }));
+    return [...this.checkRuns.entries()]
+      .filter(([, r]) => r.conclusion !== undefined)
+      .map(([id, r]) => ({ id, conclusion: r.conclusion!, summary: r.output.summary }));
   }
 }

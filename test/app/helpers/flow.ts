@@ -25,7 +25,9 @@ export const PATH = `/repos/${OWNER}/${REPO}`;
 /** The suite sees its branch, and none of the App's own environment. */
 export const SUITE = 'test -n "$DATABASE_URL" && test -z "$CONSORT_TEST_APP_SECRET"';
 
-export interface Body { [key: string]: unknown }
+export interface Body {
+  [key: string]: unknown;
+}
 
 export interface Flow {
   readonly probot: Probot;
@@ -38,7 +40,15 @@ export interface Flow {
   branches(): Promise<string[]>;
   finished(pr: number, count?: number): Promise<Run[]>;
   /** Expect a full check of `head`: check run created, both tarballs, the merge base (PRs), the check run completed. */
-  expectCheck(o: { pr: number | null; head: string; checkRunId: number; bodies: Record<string, Body>; owner?: string; repo?: string; base?: string }): void;
+  expectCheck(o: {
+    pr: number | null;
+    head: string;
+    checkRunId: number;
+    bodies: Record<string, Body>;
+    owner?: string;
+    repo?: string;
+    base?: string;
+  }): void;
   expectStickyCreated(pr: number, bodies: Record<string, Body>, id?: number): void;
 }
 
@@ -58,9 +68,19 @@ export function setupFlow(): Flow {
     // file that drives it), so two such files on one server would see each other's branches.
     server = await ownLocalTestProvider();
     db = await freshDatabase(server.adminUrl);
-    providers = repoProviders({ provider: 'local', adminUrl: server.adminUrl, ...(server.dataDir ? { dataDir: server.dataDir } : {}) });
-    repo = await scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }] });
-    runtime = await startTestRuntime({ storeUrl: db.url, providers, github: async (id) => appGitHub(await probot.auth(id)) });
+    providers = repoProviders({
+      provider: 'local',
+      adminUrl: server.adminUrl,
+      ...(server.dataDir ? { dataDir: server.dataDir } : {}),
+    });
+    repo = await scenarioRepo('clean', {
+      extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }],
+    });
+    runtime = await startTestRuntime({
+      storeUrl: db.url,
+      providers,
+      github: async (id) => appGitHub(await probot.auth(id)),
+    });
     await flow.tarball(repo.baseSha);
     await flow.tarball(repo.headSha);
   }, 60_000);
@@ -86,33 +106,61 @@ export function setupFlow(): Flow {
   });
 
   const flow: Flow = {
-    get probot() { return probot; },
-    get runtime() { return runtime; },
-    get repo() { return repo; },
-    get providers() { return providers; },
-    get settings() { return runtime.deps.settings; },
+    get probot() {
+      return probot;
+    },
+    get runtime() {
+      return runtime;
+    },
+    get repo() {
+      return repo;
+    },
+    get providers() {
+      return providers;
+    },
+    get settings() {
+      return runtime.deps.settings;
+    },
     async tarball(sha) {
       if (!tarballs.has(sha)) tarballs.set(sha, await tarballOf(repo.dir, sha, OWNER, REPO));
       return tarballs.get(sha)!;
     },
     runs: (pr) => runsOf(runtime.store.pool, prSubject(REPO_ID, pr)),
     branches: async () => (await (await providers.forRepository(REPO_ID)).list()).map((b) => b.name),
-    finished: (pr, count = 1) => eventually(async () => {
-      const runs = await flow.runs(pr);
-      return runs.length >= count && runs.every((r) => r.state === 'completed' || r.state === 'cancelled' || r.state === 'blocked') ? runs : undefined;
-    }, `the runs of #${pr} to finish`, 90_000), // full checks on a shared, loaded machine
+    finished: (pr, count = 1) =>
+      eventually(
+        async () => {
+          const runs = await flow.runs(pr);
+          return runs.length >= count &&
+            runs.every((r) => r.state === 'completed' || r.state === 'cancelled' || r.state === 'blocked')
+            ? runs
+            : undefined;
+        },
+        `the runs of #${pr} to finish`,
+        90_000,
+      ), // full checks on a shared, loaded machine
     expectCheck(o) {
       const [owner, name, base] = [o.owner ?? OWNER, o.repo ?? REPO, o.base ?? repo.baseSha];
       const at = `/repos/${owner}/${name}`;
-      api().post(`${at}/check-runs`, (b: Body) => (b.head_sha === o.head ? ((o.bodies.created = b), true) : false)).reply(201, { id: o.checkRunId });
+      api()
+        .post(`${at}/check-runs`, (b: Body) => (b.head_sha === o.head ? ((o.bodies.created = b), true) : false))
+        .reply(201, { id: o.checkRunId });
       expectTarball(owner, name, o.head, tarballs.get(o.head)!);
-      if (o.pr !== null) api().get(`${at}/compare/${base}...${o.head}`).query({ per_page: 1 }).reply(200, { merge_base_commit: { sha: base } });
+      if (o.pr !== null)
+        api()
+          .get(`${at}/compare/${base}...${o.head}`)
+          .query({ per_page: 1 })
+          .reply(200, { merge_base_commit: { sha: base } });
       expectTarball(owner, name, base, tarballs.get(base)!);
-      api().patch(`${at}/check-runs/${o.checkRunId}`, (b: Body) => ((o.bodies.completed = b), true)).reply(200, {});
+      api()
+        .patch(`${at}/check-runs/${o.checkRunId}`, (b: Body) => ((o.bodies.completed = b), true))
+        .reply(200, {});
     },
     expectStickyCreated(pr, bodies, id = 900 + pr) {
       api().get(`${PATH}/issues/${pr}/comments`).query({ per_page: 100, page: 1 }).reply(200, []);
-      api().post(`${PATH}/issues/${pr}/comments`, (b: Body) => ((bodies.comment = b), true)).reply(201, { id });
+      api()
+        .post(`${PATH}/issues/${pr}/comments`, (b: Body) => ((bodies.comment = b), true))
+        .reply(201, { id });
     },
   };
   return flow;

@@ -16,7 +16,11 @@ export const APP_ID = 123456;
 
 let key: string | undefined;
 export function privateKey(): string {
-  key ??= generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
+  key ??= generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey;
   return key;
 }
 
@@ -26,11 +30,19 @@ export function privateKey(): string {
  * wins over the throttle options Probot adds around it.
  */
 export const TestOctokit = ProbotOctokit.defaults((options: ConstructorParameters<typeof ProbotOctokit>[0] = {}) => ({
-  ...options, retry: { enabled: false }, throttle: { ...options.throttle, enabled: false },
+  ...options,
+  retry: { enabled: false },
+  throttle: { ...options.throttle, enabled: false },
 }));
 
 export function testProbot(): Probot {
-  return new Probot({ appId: APP_ID, privateKey: privateKey(), secret: WEBHOOK_SECRET, logLevel: 'fatal', Octokit: TestOctokit });
+  return new Probot({
+    appId: APP_ID,
+    privateKey: privateKey(),
+    secret: WEBHOOK_SECRET,
+    logLevel: 'fatal',
+    Octokit: TestOctokit,
+  });
 }
 
 const unexpected: string[] = [];
@@ -74,12 +86,19 @@ export function api(): nock.Scope {
 /** The installation token exchange Probot makes once per Probot instance and installation. */
 export function expectToken(scope: nock.Scope = api()): nock.Scope {
   return scope.post(`/app/installations/${INSTALLATION}/access_tokens`).reply(201, {
-    token: 'ghs_consorttesttoken', expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { checks: 'write' }, repository_selection: 'all',
+    token: 'ghs_consorttesttoken',
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    permissions: { checks: 'write' },
+    repository_selection: 'all',
   });
 }
 
 /** GET …/tarball/<sha>: GitHub answers 302 to codeload, which serves the archive. */
 export function expectTarball(owner: string, repo: string, sha: string, archive: Buffer): void {
-  api().get(`/repos/${owner}/${repo}/tarball/${sha}`).reply(302, '', { location: `${CODELOAD}/${owner}/${repo}/legacy.tar.gz/${sha}` });
-  nock(CODELOAD).get(`/${owner}/${repo}/legacy.tar.gz/${sha}`).reply(200, archive, { 'content-type': 'application/x-gzip' });
+  api()
+    .get(`/repos/${owner}/${repo}/tarball/${sha}`)
+    .reply(302, '', { location: `${CODELOAD}/${owner}/${repo}/legacy.tar.gz/${sha}` });
+  nock(CODELOAD)
+    .get(`/${owner}/${repo}/legacy.tar.gz/${sha}`)
+    .reply(200, archive, { 'content-type': 'application/x-gzip' });
 }

@@ -12,13 +12,28 @@ export function reportFor(input: CheckInput, conclusion: 'success' | 'failure'):
   stages.plan = { ...stages.plan, status: 'passed', summary: 'stand-in' };
   if (conclusion === 'failure') stages.suite = { ...stages.suite, status: 'failed', summary: 'stand-in failure' };
   return CheckReport.parse({
-    schemaVersion: CHECK_REPORT_VERSION, tool: { name: 'consort', version: 'test' }, conclusion, startedAt: new Date().toISOString(), durationMs: 1,
-    provider: input.provider.name, branchMode: null, base: { ref: input.base.ref, sha: input.base.sha }, head: { ref: input.head.ref, sha: input.head.sha },
-    pr: input.pr, branch: null, configSource: input.configSource, stages,
+    schemaVersion: CHECK_REPORT_VERSION,
+    tool: { name: 'consort', version: 'test' },
+    conclusion,
+    startedAt: new Date().toISOString(),
+    durationMs: 1,
+    provider: input.provider.name,
+    branchMode: null,
+    base: { ref: input.base.ref, sha: input.base.sha },
+    head: { ref: input.head.ref, sha: input.head.sha },
+    pr: input.pr,
+    branch: null,
+    configSource: input.configSource,
+    stages,
   });
 }
 
-export interface LaneCall { head: string | null; started: number; ended?: number; aborted?: boolean }
+export interface LaneCall {
+  head: string | null;
+  started: number;
+  ended?: number;
+  aborted?: boolean;
+}
 
 /** A lane that, for heads in `hold`, waits until its run is cancelled (or `release` is called); others pass at once. */
 export function recordingLane(hold: Set<string> = new Set()): { lane: Lane; calls: LaneCall[]; release: () => void } {

@@ -8,17 +8,24 @@ import { createRequire } from 'node:module';
 import type { Probot } from 'probot';
 
 const require = createRequire(import.meta.url);
-interface Recorded { name: string; examples: { action?: string; installation?: unknown }[] }
+interface Recorded {
+  name: string;
+  examples: { action?: string; installation?: unknown }[];
+}
 let cache: Recorded[] | undefined;
 
 function recorded(): Recorded[] {
-  cache ??= JSON.parse(readFileSync(require.resolve('@octokit/webhooks-examples/api.github.com/index.json'), 'utf8')) as Recorded[];
+  cache ??= JSON.parse(
+    readFileSync(require.resolve('@octokit/webhooks-examples/api.github.com/index.json'), 'utf8'),
+  ) as Recorded[];
   return cache;
 }
 
 /** A deep copy of the first recorded example of `event.action` (one sent to an installation, when `installed`). */
 export function example<T>(event: string, action: string, installed = false): T {
-  const found = recorded().find((e) => e.name === event)?.examples.find((p) => p.action === action && (!installed || p.installation !== undefined));
+  const found = recorded()
+    .find((e) => e.name === event)
+    ?.examples.find((p) => p.action === action && (!installed || p.installation !== undefined));
   if (!found) throw new Error(`no recorded ${event}.${action} example`);
   return structuredClone(found) as T;
 }
@@ -26,10 +33,20 @@ export function example<T>(event: string, action: string, installed = false): T 
 export const INSTALLATION = 4242;
 const installation = { id: INSTALLATION, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
 
-interface Common { action: string; installation?: { id: number; node_id: string }; repository: { id: number } }
+interface Common {
+  action: string;
+  installation?: { id: number; node_id: string };
+  repository: { id: number };
+}
 export interface PullJson extends Common {
   number: number;
-  pull_request: { number: number; head: { sha: string; repo: { full_name: string } | null }; base: { sha: string }; merged?: boolean | null; merge_commit_sha?: string | null };
+  pull_request: {
+    number: number;
+    head: { sha: string; repo: { full_name: string } | null };
+    base: { sha: string };
+    merged?: boolean | null;
+    merge_commit_sha?: string | null;
+  };
 }
 export interface CommentJson extends Common {
   issue: { number: number; pull_request?: { url: string } };
@@ -37,9 +54,15 @@ export interface CommentJson extends Common {
   sender: { login: string; type: string };
   changes?: { body: { from: string } };
 }
-export interface MergeGroupJson extends Common { merge_group: { head_sha: string; base_sha: string; head_ref: string } }
-export interface CheckRunJson extends Common { check_run: { id: number; head_sha: string } }
-export interface CheckSuiteJson extends Common { check_suite: { id: number; head_sha: string; pull_requests: unknown[] } }
+export interface MergeGroupJson extends Common {
+  merge_group: { head_sha: string; base_sha: string; head_ref: string };
+}
+export interface CheckRunJson extends Common {
+  check_run: { id: number; head_sha: string };
+}
+export interface CheckSuiteJson extends Common {
+  check_suite: { id: number; head_sha: string; pull_requests: unknown[] };
+}
 
 export interface PullOptions {
   action: 'opened' | 'synchronize' | 'reopened' | 'closed' | 'labeled' | 'edited';
@@ -62,7 +85,9 @@ export function pullRequestPayload(o: PullOptions): PullJson {
     p.action = 'edited';
     delete (p as { before?: string }).before;
     delete (p as { after?: string }).after;
-    (p as { changes?: unknown }).changes = o.baseFrom ? { base: { ref: { from: o.baseFrom }, sha: { from: 'f'.repeat(40) } } } : { title: { from: 'An older title' } };
+    (p as { changes?: unknown }).changes = o.baseFrom
+      ? { base: { ref: { from: o.baseFrom }, sha: { from: 'f'.repeat(40) } } }
+      : { title: { from: 'An older title' } };
   }
   if (o.baseRef) (p.pull_request.base as { ref?: string }).ref = o.baseRef;
   p.installation = installation;
@@ -102,7 +127,8 @@ export function commentPayload(o: CommentOptions): CommentJson {
   if (o.repositoryId !== undefined) p.repository.id = o.repositoryId;
   p.issue.number = o.number;
   // Recorded on an issue; a pull request's comment carries issue.pull_request.
-  if (!o.onIssue) p.issue.pull_request = { url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${o.number}` };
+  if (!o.onIssue)
+    p.issue.pull_request = { url: `https://api.github.com/repos/Codertocat/Hello-World/pulls/${o.number}` };
   p.comment.body = o.body;
   if (o.commentId !== undefined) p.comment.id = o.commentId;
   p.comment.user = { ...p.comment.user, login: o.user ?? 'Codertocat', type: o.userType ?? 'User' };
@@ -114,7 +140,12 @@ export function commentPayload(o: CommentOptions): CommentJson {
   return p;
 }
 
-export function mergeGroupPayload(o: { head: string; base: string; repositoryId?: number; action?: 'checks_requested' | 'destroyed' }): MergeGroupJson {
+export function mergeGroupPayload(o: {
+  head: string;
+  base: string;
+  repositoryId?: number;
+  action?: 'checks_requested' | 'destroyed';
+}): MergeGroupJson {
   const p = example<MergeGroupJson>('merge_group', 'checks_requested');
   p.action = o.action ?? 'checks_requested';
   p.installation = installation;
@@ -144,6 +175,10 @@ export function checkSuitePayload(o: { head: string; repositoryId?: number }): C
 export type ReceivedEvent = Parameters<Probot['receive']>[0];
 
 /** Hand a recorded payload to Probot as GitHub would deliver it (`id` is the delivery id). */
-export function delivery(name: 'pull_request' | 'issue_comment' | 'merge_group' | 'check_run' | 'check_suite', id: string, payload: Common): ReceivedEvent {
+export function delivery(
+  name: 'pull_request' | 'issue_comment' | 'merge_group' | 'check_run' | 'check_suite',
+  id: string,
+  payload: Common,
+): ReceivedEvent {
   return { id, name, payload } as ReceivedEvent;
 }

@@ -9,10 +9,21 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
-const env = { ...process.env, GIT_AUTHOR_NAME: 'Consort test', GIT_AUTHOR_EMAIL: 'test@consort.invalid', GIT_COMMITTER_NAME: 'Consort test', GIT_COMMITTER_EMAIL: 'test@consort.invalid' };
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Consort test',
+  GIT_AUTHOR_EMAIL: 'test@consort.invalid',
+  GIT_COMMITTER_NAME: 'Consort test',
+  GIT_COMMITTER_EMAIL: 'test@consort.invalid',
+};
 
 /** Commit `files` on top of `from` (default: the current HEAD); returns the new commit's SHA. */
-export async function commit(dir: string, files: Record<string, string>, message = 'change', from?: string): Promise<string> {
+export async function commit(
+  dir: string,
+  files: Record<string, string>,
+  message = 'change',
+  from?: string,
+): Promise<string> {
   if (from !== undefined) await exec('git', ['checkout', '-q', '--detach', from], { cwd: dir, env });
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
@@ -24,11 +35,25 @@ export async function commit(dir: string, files: Record<string, string>, message
 }
 
 export async function tarballOf(dir: string, sha: string, owner = 'Codertocat', repo = 'Hello-World'): Promise<Buffer> {
-  const { stdout } = await exec('git', ['archive', '--format=tar.gz', `--prefix=${owner}-${repo}-${sha.slice(0, 7)}/`, sha], { cwd: dir, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await exec(
+    'git',
+    ['archive', '--format=tar.gz', `--prefix=${owner}-${repo}-${sha.slice(0, 7)}/`, sha],
+    { cwd: dir, encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
   return stdout;
 }
 
 /** A Consort config whose suite is a plain shell command (the App's workspace has no node_modules). */
 export function appConfig(suite: string, extra = ''): string {
-  return ['database:', '  seed:', '    file: seed.sql', 'migrations:', '  dir: migrations', 'suite:', `  command: ${JSON.stringify(suite)}`, '  timeout: 2m', extra].join('\n');
+  return [
+    'database:',
+    '  seed:',
+    '    file: seed.sql',
+    'migrations:',
+    '  dir: migrations',
+    'suite:',
+    `  command: ${JSON.stringify(suite)}`,
+    '  timeout: 2m',
+    extra,
+  ].join('\n');
 }

@@ -17,10 +17,28 @@ export interface TestRuntimeOptions {
 
 export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
   return startRuntime({
-    storeUrl: o.storeUrl, github: o.github, providers: o.providers, log: silentLog, ...(o.lane ? { lane: o.lane } : {}), ...(o.workers === false ? { workers: false } : {}),
+    storeUrl: o.storeUrl,
+    github: o.github,
+    providers: o.providers,
+    log: silentLog,
+    ...(o.lane ? { lane: o.lane } : {}),
+    ...(o.workers === false ? { workers: false } : {}),
     // The sweep is run by hand in tests; its cron is set to once a year.
-    queue: { quickConcurrency: 2, runConcurrency: 2, runExpireSeconds: 600, sweepCron: '0 0 1 1 *', pollingSeconds: 0.5 },
-    jobs: jobSettings({ leaseSeconds: 5, heartbeatMs: 150, busyPollMs: 100, suiteEnv: suiteEnvironment(process.env), toolVersion: 'test', ...o.jobs }),
+    queue: {
+      quickConcurrency: 2,
+      runConcurrency: 2,
+      runExpireSeconds: 600,
+      sweepCron: '0 0 1 1 *',
+      pollingSeconds: 0.5,
+    },
+    jobs: jobSettings({
+      leaseSeconds: 5,
+      heartbeatMs: 150,
+      busyPollMs: 100,
+      suiteEnv: suiteEnvironment(process.env),
+      toolVersion: 'test',
+      ...o.jobs,
+    }),
   });
 }
 
@@ -32,8 +50,15 @@ export function noBranches(): RepoProviders {
   const provider: BranchProvider = {
     name: 'local',
     capabilities: async () => ({ provider: 'local', mode: 'copy', modeReason: 'stand-in', serverVersion: '18.0' }),
-    get: async () => undefined, list: async () => [], delete: async () => [], gc: async () => ({ deleted: [], repaired: [], kept: [] }),
-    create: refuse, ensure: refuse, reset: refuse, connectionUri: refuse, close: async () => undefined,
+    get: async () => undefined,
+    list: async () => [],
+    delete: async () => [],
+    gc: async () => ({ deleted: [], repaired: [], kept: [] }),
+    create: refuse,
+    ensure: refuse,
+    reset: refuse,
+    connectionUri: refuse,
+    close: async () => undefined,
   };
   return { forRepository: async () => provider, close: async () => undefined };
 }

@@ -12,7 +12,12 @@ import { fastClock } from '../../emulators/clock.js';
 import { JsonServer } from '../../emulators/json-server.js';
 
 describe('backoff and Retry-After', () => {
-  it.each([[0, 500], [1, 1000], [3, 4000], [10, 20_000]])('attempt %i waits at most %i ms', (attempt, ceiling) => {
+  it.each([
+    [0, 500],
+    [1, 1000],
+    [3, 4000],
+    [10, 20_000],
+  ])('attempt %i waits at most %i ms', (attempt, ceiling) => {
     expect(backoffDelay(attempt, DEFAULT_RETRY, () => 1)).toBe(ceiling);
     expect(backoffDelay(attempt, DEFAULT_RETRY, () => 0)).toBe(0);
   });
@@ -54,11 +59,20 @@ describe('pollUntil', () => {
   it('backs off between polls and times out with what it waited for', async () => {
     const clock = fastClock();
     let polls = 0;
-    await expect(pollUntil(async () => ({ done: false, detail: `poll ${++polls}` }), {
-      what: 'creating branch x', clock, policy: { initialDelayMs: 100, maxDelayMs: 300, timeoutMs: 150 },
-    })).rejects.toMatchObject({ code: 'timeout', message: expect.stringMatching(/creating branch x \(last state: poll \d+\)/) });
+    await expect(
+      pollUntil(async () => ({ done: false, detail: `poll ${++polls}` }), {
+        what: 'creating branch x',
+        clock,
+        policy: { initialDelayMs: 100, maxDelayMs: 300, timeoutMs: 150 },
+      }),
+    ).rejects.toMatchObject({
+      code: 'timeout',
+      message: expect.stringMatching(/creating branch x \(last state: poll \d+\)/),
+    });
     expect(clock.sleeps[0]).toBe(100);
-    expect(await pollUntil(async () => (++polls > 3 ? { done: true, value: 'ok' } : { done: false }), { what: 'x', clock })).toBe('ok');
+    expect(
+      await pollUntil(async () => (++polls > 3 ? { done: true, value: 'ok' } : { done: false }), { what: 'x', clock }),
+    ).toBe('ok');
   });
 });
 
@@ -69,7 +83,10 @@ describe('JsonClient', () => {
     server = new JsonServer(async (req) => {
       served++;
       if (req.path === '/bad-shape') return { status: 200, body: { id: 42 } };
-      if (req.path === '/auth') return req.headers.authorization === 'Bearer fresh' ? { status: 200, body: { id: 'ok' } } : { status: 401, body: {} };
+      if (req.path === '/auth')
+        return req.headers.authorization === 'Bearer fresh'
+          ? { status: 200, body: { id: 'ok' } }
+          : { status: 401, body: {} };
       return { status: 200, body: { id: 'ok' } };
     });
     await server.start();
@@ -82,7 +99,10 @@ describe('JsonClient', () => {
     return {
       clock,
       client: new JsonClient({
-        service: 'Test API', baseUrl: server.url, clock, random: () => 1,
+        service: 'Test API',
+        baseUrl: server.url,
+        clock,
+        random: () => 1,
         authorization: async () => `Bearer ${token}`,
         ...(onUnauthorized ? { onUnauthorized } : {}),
         secrets: () => [token],
@@ -124,7 +144,9 @@ describe('JsonClient', () => {
     let invalidated = 0;
     const clock = fastClock();
     const c = new JsonClient({
-      service: 'Test API', baseUrl: server.url, clock,
+      service: 'Test API',
+      baseUrl: server.url,
+      clock,
       authorization: async () => `Bearer ${token}`,
       onUnauthorized: () => {
         invalidated++;
@@ -135,13 +157,21 @@ describe('JsonClient', () => {
     expect(await c.request('GET', '/auth', { schema: Shape })).toEqual({ id: 'ok' });
     expect(invalidated).toBe(1);
     token = 'stale';
-    const once = new JsonClient({ service: 'Test API', baseUrl: server.url, clock, authorization: async () => 'Bearer stale', onUnauthorized: () => undefined, describeError: (f) => new ConsortError('auth', `HTTP ${f.status}`) });
+    const once = new JsonClient({
+      service: 'Test API',
+      baseUrl: server.url,
+      clock,
+      authorization: async () => 'Bearer stale',
+      onUnauthorized: () => undefined,
+      describeError: (f) => new ConsortError('auth', `HTTP ${f.status}`),
+    });
     await expect(once.request('GET', '/auth', { schema: Shape })).rejects.toMatchObject({ code: 'auth' });
   });
 
   it('rejects a response that does not match the documented shape', async () => {
     await expect(client().client.request('GET', '/bad-shape', { schema: Shape })).rejects.toMatchObject({
-      code: 'service-error', message: expect.stringContaining('unexpected response (id: '),
+      code: 'service-error',
+      message: expect.stringContaining('unexpected response (id: '),
     });
   });
 
@@ -150,24 +180,47 @@ describe('JsonClient', () => {
     await dead.start();
     await dead.close(); // a port nothing listens on
     const retries: string[] = [];
-    const make = () => new JsonClient({
-      service: 'Dead API', baseUrl: dead.url, clock: fastClock(), log: (l) => retries.push(l), describeError: () => new Error('unused'), retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+    const make = () =>
+      new JsonClient({
+        service: 'Dead API',
+        baseUrl: dead.url,
+        clock: fastClock(),
+        log: (l) => retries.push(l),
+        describeError: () => new Error('unused'),
+        retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+      });
+    await expect(make().request('GET', '/x', { schema: Shape })).rejects.toMatchObject({
+      code: 'service-error',
+      message: expect.stringContaining('Dead API: GET /x failed'),
     });
-    await expect(make().request('GET', '/x', { schema: Shape })).rejects.toMatchObject({ code: 'service-error', message: expect.stringContaining('Dead API: GET /x failed') });
     expect(retries).toHaveLength(2);
-    await expect(make().request('POST', '/x', { schema: Shape, json: {} })).rejects.toMatchObject({ code: 'service-error', message: expect.stringContaining('ECONNREFUSED') });
+    await expect(make().request('POST', '/x', { schema: Shape, json: {} })).rejects.toMatchObject({
+      code: 'service-error',
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
     expect(retries).toHaveLength(4);
     expect(served).toBeGreaterThan(0);
   });
 
-  it.each([500, 502, 504])('never repeats a POST answered %i: the server may have acted, so the caller must look', async (status) => {
-    server.fail({ method: 'POST', path: /^\/create$/, status, body: { message: 'upstream trouble' } });
-    const before = server.count('POST', /^\/create$/);
-    const error = await client().client.request('POST', '/create', { schema: Shape, json: { name: 'x' } }).then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(AmbiguousRequestError);
-    expect(error).toMatchObject({ code: 'service-error', message: expect.stringContaining(`may or may not have taken effect (HTTP ${status})`) });
-    expect(server.count('POST', /^\/create$/) - before).toBe(1);
-  });
+  it.each([500, 502, 504])(
+    'never repeats a POST answered %i: the server may have acted, so the caller must look',
+    async (status) => {
+      server.fail({ method: 'POST', path: /^\/create$/, status, body: { message: 'upstream trouble' } });
+      const before = server.count('POST', /^\/create$/);
+      const error = await client()
+        .client.request('POST', '/create', { schema: Shape, json: { name: 'x' } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error).toBeInstanceOf(AmbiguousRequestError);
+      expect(error).toMatchObject({
+        code: 'service-error',
+        message: expect.stringContaining(`may or may not have taken effect (HTTP ${status})`),
+      });
+      expect(server.count('POST', /^\/create$/) - before).toBe(1);
+    },
+  );
 
   it('repeats a POST answered 423, 429 or 503 (the server did not act on it)', async () => {
     for (const status of [423, 429, 503]) server.fail({ method: 'POST', path: /^\/create$/, status });
@@ -179,10 +232,14 @@ describe('JsonClient', () => {
 
   it('treats a POST whose connection drops after sending as ambiguous, and a marked idempotent POST as safe to repeat', async () => {
     server.fail({ method: 'POST', path: /^\/create$/, status: 0, drop: true });
-    await expect(client().client.request('POST', '/create', { schema: Shape, json: {} })).rejects.toBeInstanceOf(AmbiguousRequestError);
+    await expect(client().client.request('POST', '/create', { schema: Shape, json: {} })).rejects.toBeInstanceOf(
+      AmbiguousRequestError,
+    );
     server.fail({ method: 'POST', path: /^\/token$/, status: 0, drop: true });
     server.fail({ method: 'POST', path: /^\/token$/, status: 500 });
-    expect(await client().client.request('POST', '/token', { schema: Shape, form: { grant_type: 'x' }, idempotent: true })).toEqual({ id: 'ok' });
+    expect(
+      await client().client.request('POST', '/token', { schema: Shape, form: { grant_type: 'x' }, idempotent: true }),
+    ).toEqual({ id: 'ok' });
     expect(server.pendingFaults()).toBe(0);
   });
 });

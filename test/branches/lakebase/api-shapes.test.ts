@@ -16,16 +16,50 @@ const checker = new OpenApiChecker(LAKEBASE_API, '/api/2.0/postgres');
 
 describe('the Databricks Postgres API, as the SDKs define it', () => {
   it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter', () => {
-    expect(checker.validate({ $ref: '#/components/schemas/Branch' }, { spec: { sourceBranch: 'projects/p/branches/b' } }, 'create')).toEqual([expect.stringContaining('unknown property "sourceBranch"')]);
-    expect(checker.validate({ $ref: '#/components/schemas/Endpoint' }, { spec: { endpoint_type: 'READ_WRITE' } }, 'endpoint')).toEqual([expect.stringContaining('is not one of')]);
-    expect(checker.check({ method: 'DELETE', path: '/api/2.0/postgres/projects/p/branches/b', query: '?hard_delete=true', status: 200, body: '', response: undefined }))
-      .toEqual([expect.stringContaining('undocumented query parameter "hard_delete"')]);
-    expect(checker.check({ method: 'GET', path: '/api/2.0/postgres/projects/p/branches/b', query: '', status: 200, handledStatus: 200, body: '', response: { name: 'projects/p/branches/b', status: { state: 'READY' } } }))
-      .toEqual([expect.stringContaining('unknown property "state"')]);
+    expect(
+      checker.validate(
+        { $ref: '#/components/schemas/Branch' },
+        { spec: { sourceBranch: 'projects/p/branches/b' } },
+        'create',
+      ),
+    ).toEqual([expect.stringContaining('unknown property "sourceBranch"')]);
+    expect(
+      checker.validate(
+        { $ref: '#/components/schemas/Endpoint' },
+        { spec: { endpoint_type: 'READ_WRITE' } },
+        'endpoint',
+      ),
+    ).toEqual([expect.stringContaining('is not one of')]);
+    expect(
+      checker.check({
+        method: 'DELETE',
+        path: '/api/2.0/postgres/projects/p/branches/b',
+        query: '?hard_delete=true',
+        status: 200,
+        body: '',
+        response: undefined,
+      }),
+    ).toEqual([expect.stringContaining('undocumented query parameter "hard_delete"')]);
+    expect(
+      checker.check({
+        method: 'GET',
+        path: '/api/2.0/postgres/projects/p/branches/b',
+        query: '',
+        status: 200,
+        handledStatus: 200,
+        body: '',
+        response: { name: 'projects/p/branches/b', status: { state: 'READY' } },
+      }),
+    ).toEqual([expect.stringContaining('unknown property "state"')]);
   });
 
   it('every exchange of a provider session follows the definition', async () => {
-    const emu = await new LakebaseEmulator({ clientId: 'sp-shapes', clientSecret: 'shapes-secret-1', opPolls: 2, pageSize: 2 }).start();
+    const emu = await new LakebaseEmulator({
+      clientId: 'sp-shapes',
+      clientSecret: 'shapes-secret-1',
+      opPolls: 2,
+      pageSize: 2,
+    }).start();
     const p = createLakebaseProvider(parseLakebaseSettings(emu.env('m2m')), { clock: fastClock(), sslMode: 'disable' });
     try {
       await p.capabilities();
@@ -40,7 +74,12 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       await p.gc(new Date(Date.now() + 86_400_000));
       const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
       expect(postgres.flatMap((ex) => checker.check(ex))).toEqual([]);
-      const calls = new Set(postgres.map((ex) => `${ex.method} ${ex.path.replace(/\/operations\/.+$/, '/operations/{op}').replace(/branches\/[a-z0-9-]+/g, 'branches/{b}')}`));
+      const calls = new Set(
+        postgres.map(
+          (ex) =>
+            `${ex.method} ${ex.path.replace(/\/operations\/.+$/, '/operations/{op}').replace(/branches\/[a-z0-9-]+/g, 'branches/{b}')}`,
+        ),
+      );
       expect([...calls].sort()).toEqual([
         'DELETE /api/2.0/postgres/projects/consort-emu/branches/{b}',
         'GET /api/2.0/postgres/projects/consort-emu',

@@ -6,7 +6,13 @@
  * create adopted by name, delete — must be a documented operation with documented parameters,
  * request body and response.
  */
-import type { AnnotationCreateValueRequest, BranchCreateRequest, BranchCreateRequestEndpointOptions, BranchRestoreRequest, EndpointType } from '@neondatabase/api-client';
+import type {
+  AnnotationCreateValueRequest,
+  BranchCreateRequest,
+  BranchCreateRequestEndpointOptions,
+  BranchRestoreRequest,
+  EndpointType,
+} from '@neondatabase/api-client';
 import { createNeonProvider } from '../../../src/branches/neon/provider.js';
 import { parseNeonSettings } from '../../../src/branches/neon/settings.js';
 import { createBody, type BranchRestoreBody } from '../../../src/branches/neon/api.js';
@@ -15,27 +21,76 @@ import { NeonEmulator } from '../../emulators/neon.js';
 import { loadNeonOpenApi, OpenApiChecker } from '../../emulators/openapi.js';
 
 /** The generated types use TypeScript enums; JSON carries their string values. */
-type Json<T> = Omit<T, 'endpoints'> & { endpoints?: (Omit<BranchCreateRequestEndpointOptions, 'type'> & { type: `${EndpointType}` })[] };
+type Json<T> = Omit<T, 'endpoints'> & {
+  endpoints?: (Omit<BranchCreateRequestEndpointOptions, 'type'> & { type: `${EndpointType}` })[];
+};
 
 const doc = loadNeonOpenApi();
 const checker = new OpenApiChecker(doc, '/api/v2');
 
 describe('Neon API v2, as its OpenAPI file defines it', () => {
-  it('Consort\'s request bodies have the generated types of the official client', () => {
+  it("Consort's request bodies have the generated types of the official client", () => {
     // Compile-time: these assignments fail `tsc` if a field name or type drifts from the API.
-    const create: Json<BranchCreateRequest> & AnnotationCreateValueRequest = createBody({ name: 'pr-1', parentId: 'br-main-1', at: new Date(), ttlMs: 60_000 }, { 'consort-pr': '1' }, Date.now());
-    const restore: BranchRestoreRequest = { source_branch_id: 'br-main-1', preserve_under_name: 'consort-stage-0123456789' } satisfies BranchRestoreBody;
+    const create: Json<BranchCreateRequest> & AnnotationCreateValueRequest = createBody(
+      { name: 'pr-1', parentId: 'br-main-1', at: new Date(), ttlMs: 60_000 },
+      { 'consort-pr': '1' },
+      Date.now(),
+    );
+    const restore: BranchRestoreRequest = {
+      source_branch_id: 'br-main-1',
+      preserve_under_name: 'consort-stage-0123456789',
+    } satisfies BranchRestoreBody;
     expect(checker.validate({ $ref: '#/components/schemas/BranchCreateRequest' }, create, 'create')).toEqual([]);
     expect(checker.validate({ $ref: '#/components/schemas/BranchRestoreRequest' }, restore, 'restore')).toEqual([]);
   });
 
   it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter', () => {
-    expect(checker.validate({ $ref: '#/components/schemas/BranchRestoreRequest' }, { source_branch_id: 'Not An Id!' }, 'restore')).toEqual([expect.stringContaining('does not match')]);
-    expect(checker.validate({ $ref: '#/components/schemas/Operation' }, { id: 'x', status: 'finished' }, 'op')).toEqual(expect.arrayContaining([expect.stringContaining('missing required "project_id"')]));
-    expect(checker.validate({ $ref: '#/components/schemas/Operation' }, { id: 'x', project_id: 'p', action: 'create_branch', status: 'done', failures_count: 0, created_at: '', updated_at: '', total_duration_ms: 0 }, 'op'))
-      .toEqual([expect.stringContaining('"done" is not one of')]);
-    expect(checker.check({ method: 'GET', path: '/api/v2/projects/p-1/branches', query: '?page_size=5', status: 200, body: '', response: undefined })).toEqual([expect.stringContaining('undocumented query parameter "page_size"')]);
-    expect(checker.check({ method: 'POST', path: '/api/v2/projects/p-1/branches/br-1/reset', query: '', status: 200, body: {}, response: undefined })).toEqual([expect.stringContaining('no such operation')]);
+    expect(
+      checker.validate(
+        { $ref: '#/components/schemas/BranchRestoreRequest' },
+        { source_branch_id: 'Not An Id!' },
+        'restore',
+      ),
+    ).toEqual([expect.stringContaining('does not match')]);
+    expect(checker.validate({ $ref: '#/components/schemas/Operation' }, { id: 'x', status: 'finished' }, 'op')).toEqual(
+      expect.arrayContaining([expect.stringContaining('missing required "project_id"')]),
+    );
+    expect(
+      checker.validate(
+        { $ref: '#/components/schemas/Operation' },
+        {
+          id: 'x',
+          project_id: 'p',
+          action: 'create_branch',
+          status: 'done',
+          failures_count: 0,
+          created_at: '',
+          updated_at: '',
+          total_duration_ms: 0,
+        },
+        'op',
+      ),
+    ).toEqual([expect.stringContaining('"done" is not one of')]);
+    expect(
+      checker.check({
+        method: 'GET',
+        path: '/api/v2/projects/p-1/branches',
+        query: '?page_size=5',
+        status: 200,
+        body: '',
+        response: undefined,
+      }),
+    ).toEqual([expect.stringContaining('undocumented query parameter "page_size"')]);
+    expect(
+      checker.check({
+        method: 'POST',
+        path: '/api/v2/projects/p-1/branches/br-1/reset',
+        query: '',
+        status: 200,
+        body: {},
+        response: undefined,
+      }),
+    ).toEqual([expect.stringContaining('no such operation')]);
   });
 
   it('every exchange of a full provider run follows the description', async () => {
@@ -43,29 +98,47 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
     const p = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
     try {
       await p.capabilities();
-      await p.create({ name: 'pr-40', ttlMs: 3_600_000, gitBranch: 'feature/x', annotations: { pr: '40' }, at: new Date(Date.now() - 1000) });
+      await p.create({
+        name: 'pr-40',
+        ttlMs: 3_600_000,
+        gitBranch: 'feature/x',
+        annotations: { pr: '40' },
+        at: new Date(Date.now() - 1000),
+      });
       await p.create({ name: 'pr-40-suite', parent: 'pr-40', prepare: async () => undefined });
       await p.connectionUri('pr-40');
       await p.list();
       emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
       await p.create({ name: 'pr-41' });
       await p.delete('pr-40-suite');
-      await p.create({ name: 'pr-40-x', parent: 'pr-40', prepare: async () => { await p.reset('pr-40'); } });
+      await p.create({
+        name: 'pr-40-x',
+        parent: 'pr-40',
+        prepare: async () => {
+          await p.reset('pr-40');
+        },
+      });
       await p.delete('pr-40', { recursive: true });
       await p.delete('pr-41');
       await p.gc(new Date(Date.now() + 86_400_000));
       const problems = emu.server.exchanges.flatMap((ex) => checker.check(ex));
       expect(problems).toEqual([]);
-      const operations = new Set(emu.server.exchanges.map((ex) => `${ex.method} ${ex.path.replace(/br-[0-9a-f]+/g, '{branch}').replace(/[0-9a-f-]{36}/g, '{op}')}`));
-      expect([...operations].sort()).toEqual(expect.arrayContaining([
-        `DELETE /api/v2/projects/${emu.o.projectId}/branches/{branch}`,
-        `GET /api/v2/projects/${emu.o.projectId}/branches`,
-        `GET /api/v2/projects/${emu.o.projectId}/branches/{branch}`,
-        `GET /api/v2/projects/${emu.o.projectId}/connection_uri`,
-        `GET /api/v2/projects/${emu.o.projectId}/operations/{op}`,
-        `POST /api/v2/projects/${emu.o.projectId}/branches`,
-        `POST /api/v2/projects/${emu.o.projectId}/branches/{branch}/restore`,
-      ]));
+      const operations = new Set(
+        emu.server.exchanges.map(
+          (ex) => `${ex.method} ${ex.path.replace(/br-[0-9a-f]+/g, '{branch}').replace(/[0-9a-f-]{36}/g, '{op}')}`,
+        ),
+      );
+      expect([...operations].sort()).toEqual(
+        expect.arrayContaining([
+          `DELETE /api/v2/projects/${emu.o.projectId}/branches/{branch}`,
+          `GET /api/v2/projects/${emu.o.projectId}/branches`,
+          `GET /api/v2/projects/${emu.o.projectId}/branches/{branch}`,
+          `GET /api/v2/projects/${emu.o.projectId}/connection_uri`,
+          `GET /api/v2/projects/${emu.o.projectId}/operations/{op}`,
+          `POST /api/v2/projects/${emu.o.projectId}/branches`,
+          `POST /api/v2/projects/${emu.o.projectId}/branches/{branch}/restore`,
+        ]),
+      );
     } finally {
       await p.close();
       await emu.stop();
