@@ -34,56 +34,31 @@ form.approve{border:2px solid #333;padding:.6rem;margin:.5rem 0;max-width:40rem}
 `;
 
 export function signOutForm(user: NonNullable<PageFrame['user']>): Html {
-  return html`<form class="sign-out" method="post" action="${user.signOut}">
-    ${user.login} · <input type="hidden" name="csrf" value="${user.csrf}" /><button type="submit">sign out</button>
-  </form>`;
+  return html`<form class="sign-out" method="post" action="${user.signOut}">${user.login} · <input type="hidden" name="csrf" value="${user.csrf}"><button type="submit">sign out</button></form>`;
 }
 
 export function layout(frame: PageFrame, body: Html): Html {
   const link = (name: PageFrame['active'], path: string, text: string) =>
-    html`<a href="${frame.base}${path}" ${name === frame.active ? html` aria-current="page"` : ''}>${text}</a>`;
+    html`<a href="${frame.base}${path}"${name === frame.active ? html` aria-current="page"` : ''}>${text}</a>`;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width,initial-scale=1" />
-        <title>${frame.title} · ${frame.repo} · Consort</title>
-        <style>
-          ${STYLE}
-        </style>
-        <script src="${frame.assets}/dashboard.js" defer></script>
-      </head>
-      <body data-live="${frame.live ?? ''}" data-events="${frame.base}/events">
-        <header>
-          ${frame.home ? html`<a href="${frame.home}">Repositories</a>` : ''}<strong>${frame.repo}</strong>
-          <nav>
-            ${link('features', '/', 'Features')}${link('checks', '/checks', 'Checks')}${link('branches', '/branches', 'Branches')}
-          </nav>
-          ${frame.user ? signOutForm(frame.user) : ''}
-          <span id="live" aria-live="polite"></span>
-        </header>
-        <main id="main">${body}</main>
-      </body>
-    </html>`;
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${frame.title} · ${frame.repo} · Consort</title><style>${STYLE}</style>
+<script src="${frame.assets}/dashboard.js" defer></script></head>
+<body data-live="${frame.live ?? ''}" data-events="${frame.base}/events">
+<header>${frame.home ? html`<a href="${frame.home}">Repositories</a>` : ''}<strong>${frame.repo}</strong>
+<nav>${link('features', '/', 'Features')}${link('checks', '/checks', 'Checks')}${link('branches', '/branches', 'Branches')}</nav>
+${frame.user ? signOutForm(frame.user) : ''}
+<span id="live" aria-live="polite"></span></header>
+<main id="main">${body}</main></body></html>`;
 }
 
 /** A page outside any repository (the App's sign-in and repository list): the same styles, no navigation, no script. */
 export function plainLayout(frame: { title: string; user?: PageFrame['user'] }, body: Html): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width,initial-scale=1" />
-        <title>${frame.title} · Consort</title>
-        <style>
-          ${STYLE}
-        </style>
-      </head>
-      <body>
-        <header><strong>Consort</strong>${frame.user ? signOutForm(frame.user) : ''}</header>
-        <main id="main">${body}</main>
-      </body>
-    </html>`;
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${frame.title} · Consort</title><style>${STYLE}</style></head>
+<body><header><strong>Consort</strong>${frame.user ? signOutForm(frame.user) : ''}</header>
+<main id="main">${body}</main></body></html>`;
 }
 
 export function pager(
@@ -94,10 +69,7 @@ export function pager(
 ): Html {
   if (pages <= 1) return html``;
   const at = (p: number, text: string) => html`<a href="${withQuery(url, { ...query, page: p })}">${text}</a>`;
-  return html`<nav class="pager" aria-label="pages">
-    ${page > 1 ? at(page - 1, '← newer') : ''}<span>page ${page} of ${pages}</span
-    >${page < pages ? at(page + 1, 'older →') : ''}
-  </nav>`;
+  return html`<nav class="pager" aria-label="pages">${page > 1 ? at(page - 1, '← newer') : ''}<span>page ${page} of ${pages}</span>${page < pages ? at(page + 1, 'older →') : ''}</nav>`;
 }
 
 /** The browser side: live refresh over server-sent events and a confirmation before approving. */

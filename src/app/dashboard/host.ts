@@ -153,8 +153,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
         res,
         403,
         'Sign out',
-        html`<h1>Not signed out</h1>
-          <p>This request did not come from this dashboard's own sign-out button.</p>`,
+        html`<h1>Not signed out</h1><p>This request did not come from this dashboard's own sign-out button.</p>`,
         frameUser(session),
       );
     }
@@ -182,9 +181,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
         res,
         400,
         'Sign-in failed',
-        html`<h1>Sign-in failed</h1>
-          <p>This sign-in did not start here or took too long (the state does not match).</p>
-          <p><a href="${DASHBOARD_PATH}/login">Sign in again</a></p>`,
+        html`<h1>Sign-in failed</h1><p>This sign-in did not start here or took too long (the state does not match).</p><p><a href="${DASHBOARD_PATH}/login">Sign in again</a></p>`,
       );
     }
     const token = await exchangeCode(oauth, code);
@@ -215,9 +212,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
         res,
         200,
         'Sign in',
-        html`<h1>Consort</h1>
-          <p>See the features, turns, gates and checks of the repositories you can read.</p>
-          <p><a id="sign-in" href="${DASHBOARD_PATH}/login">Sign in with GitHub</a></p>`,
+        html`<h1>Consort</h1><p>See the features, turns, gates and checks of the repositories you can read.</p><p><a id="sign-in" href="${DASHBOARD_PATH}/login">Sign in with GitHub</a></p>`,
       );
     }
     const repos = await readable(session);
@@ -237,16 +232,11 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
       res,
       200,
       'Repositories',
-      html`<h1>Repositories</h1>
-        ${
-          repos.length === 0
-            ? html`<p class="empty" id="no-repositories">
-                You cannot read any repository this App is installed on (or it has seen no pull request yet).
-              </p>`
-            : html`<ul id="repositories">
-                ${repos.map((r) => html`<li><a href="${DASHBOARD_PATH}/${encodeURIComponent(r.repo.owner)}/${encodeURIComponent(r.repo.repo)}/">${r.repo.owner}/${r.repo.repo}</a> (${r.permission})</li>`)}
-              </ul>`
-        }`,
+      html`<h1>Repositories</h1>${
+        repos.length === 0
+          ? html`<p class="empty" id="no-repositories">You cannot read any repository this App is installed on (or it has seen no pull request yet).</p>`
+          : html`<ul id="repositories">${repos.map((r) => html`<li><a href="${DASHBOARD_PATH}/${encodeURIComponent(r.repo.owner)}/${encodeURIComponent(r.repo.repo)}/">${r.repo.owner}/${r.repo.repo}</a> (${r.permission})</li>`)}</ul>`
+      }`,
       frameUser(session),
     );
   }
@@ -293,14 +283,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
       // The same answer whether it does not exist or this person may not see it.
       return api
         ? sendJson(res, 404, { error: 'repository not found' })
-        : page(
-            res,
-            404,
-            'Not found',
-            html`<h1>404</h1>
-              <p>No such repository here.</p>`,
-            frameUser(session),
-          );
+        : page(res, 404, 'Not found', html`<h1>404</h1><p>No such repository here.</p>`, frameUser(session));
     }
     if (rest === '/events' && !holdStream(res, session.login)) return;
     const where = { owner: repo.owner, repo: repo.repo };
@@ -386,8 +369,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
         res,
         400,
         'Bad request',
-        html`<h1>400</h1>
-          <p>The address is not valid (a malformed %-escape).</p>`,
+        html`<h1>400</h1><p>The address is not valid (a malformed %-escape).</p>`,
         frameUser(session),
       );
     return repository(req, res, url, session, owner, name, m[3]);
@@ -403,13 +385,7 @@ export function createAppDashboard(o: AppDashboardOptions): AppDashboard {
         const message = isConsortError(e)
           ? `${e.message}${e.hint ? ` ${e.hint}` : ''}`
           : 'The dashboard could not answer.';
-        page(
-          res,
-          isConsortError(e) ? 400 : 500,
-          'Error',
-          html`<h1>Error</h1>
-            <p>${message}</p>`,
-        );
+        page(res, isConsortError(e) ? 400 : 500, 'Error', html`<h1>Error</h1><p>${message}</p>`);
       });
       return true;
     },
