@@ -10,7 +10,6 @@ import path from 'node:path';
 import { GatesFile } from '../conductor/artifacts.js';
 import { CycleRecord } from '../conductor/effects.js';
 import { LogEvent, type GateCheck } from '../conductor/events.js';
-import { gatedFiles } from '../conductor/gates.js';
 import { TurnRecord, type ConductorState, type GateName } from '../conductor/state.js';
 import { openWorkspace, type GitWorkspace } from '../git/workspace.js';
 import { approveGate } from '../lanes/tdd/feature.js';
@@ -25,11 +24,10 @@ import type {
   DashboardSource,
   FeatureDetail,
   FeatureSummary,
-  GateView,
   Page,
   TurnDetail,
 } from './port.js';
-import { ARTIFACT_NAME, checkRunOf, gatesOf, gateStatus, paginate, summarize, transcriptExcerpt } from './records.js';
+import { ARTIFACT_NAME, checkRunOf, gateViews, paginate, summarize, transcriptExcerpt } from './records.js';
 
 export const CHECKS_DIR = '.consort/checks';
 export { ARTIFACT_NAME };
@@ -211,26 +209,10 @@ export class LocalSource implements DashboardSource {
       ),
     ]);
     const cycleFiles = cycles.map((c) => `cycles/cycle-${String(c.cycle).padStart(3, '0')}.json`);
-    const gates: GateView[] = [];
-    for (const gate of gatesOf(state, gatesFile)) {
-      const entry = gatesFile.gates[gate];
-      const approval = entry?.approval ?? null;
-      const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
-      const files = gatedFiles(gate, { userFacing: state.userFacing, cycles: cycleFiles });
-      // Reading a gate hashes its artifacts (and, for merge/deploy, the code tree): only for gates a person can act on or was shown.
-      const reading =
-        waiting || approval !== null ? await this.readGateCached(feature, gate, state.userFacing, files) : null;
-      gates.push({
-        gate,
-        status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
-        hash: reading?.hash ?? '',
-        valid: reading?.valid ?? false,
-        problems: reading?.problems ?? [],
-        files,
-        approval,
-        history: entry?.history ?? [],
-      });
-    }
+    // Reading a gate hashes its artifacts (and, for merge/deploy, the code tree): only for gates a person can act on or was shown.
+    const gates = await gateViews(state, gatesFile, cycleFiles, (gate, files) =>
+      this.readGateCached(feature, gate, state.userFacing, files),
+    );
     return { summary: this.summary(state, turns, events, gatesFile), cycles, gates, events };
   }
 

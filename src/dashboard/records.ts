@@ -5,11 +5,11 @@
  */
 import type { GatesFile } from '../conductor/artifacts.js';
 import type { LogEvent } from '../conductor/events.js';
-import { gateEnabled } from '../conductor/gates.js';
+import { gatedFiles, gateEnabled } from '../conductor/gates.js';
 import { GATES, type ConductorState, type GateName, type TurnRecord } from '../conductor/state.js';
 import { describeStep } from '../lanes/tdd/feature.js';
 import { CheckReport, STAGE_ORDER } from '../report/check-report.js';
-import type { CheckRunView, FeatureSummary, GateStatus, Page } from './port.js';
+import type { CheckRunView, FeatureSummary, GateStatus, GateView, Page } from './port.js';
 
 /** What a gate covers: artifacts at the feature's top level, cycle records and reviews (never a path that climbs out). */
 export const ARTIFACT_NAME = /^(?:[a-z][a-z0-9-]*\.(?:json|md)|cycles\/cycle-\d+\.json|reviews\/T\d+\.json)$/;
@@ -78,6 +78,49 @@ export function gateStatus(input: {
 export function gatesOf(state: ConductorState, gates: GatesFile): GateName[] {
   const optional = state.policy?.optionalGates ?? [];
   return GATES.filter((g) => gateEnabled(g, optional) || gates.gates[g] !== undefined || state.gate === g);
+}
+
+/** What reading a gate gives the Gates view: the artifacts' hash and whether they are valid. */
+export interface GateReading {
+  hash: string;
+  valid: boolean;
+  problems: readonly string[];
+}
+
+/**
+ * The Gates view of a feature, the same on both hosts. `read` hashes a gate's artifacts (and, for
+ * merge/deploy, the code tree) the host's way; it is asked only for gates a person can act on or
+ * was shown (waiting, or approved), since reading costs I/O.
+ */
+export async function gateViews(
+  state: ConductorState,
+  gatesFile: GatesFile,
+  cycleFiles: readonly string[],
+  read: (
+    gate: GateName,
+    files: readonly string[],
+    approval: GateView['approval'],
+  ) => Promise<GateReading | null> | GateReading | null,
+): Promise<GateView[]> {
+  const views: GateView[] = [];
+  for (const gate of gatesOf(state, gatesFile)) {
+    const entry = gatesFile.gates[gate];
+    const approval = entry?.approval ?? null;
+    const files = gatedFiles(gate, { userFacing: state.userFacing, cycles: [...cycleFiles] });
+    const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
+    const reading = waiting || approval !== null ? await read(gate, files, approval) : null;
+    views.push({
+      gate,
+      status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
+      hash: reading?.hash ?? '',
+      valid: reading?.valid ?? false,
+      problems: reading ? [...reading.problems] : [],
+      files,
+      approval,
+      history: entry?.history ?? [],
+    });
+  }
+  return views;
 }
 
 export function paginate<T>(all: readonly T[], page: number, pageSize: number): Page<T> {

@@ -8,7 +8,7 @@ import type { GatesFile } from '../../conductor/artifacts.js';
 import { checkGate } from '../../conductor/approval.js';
 import { CycleRecord } from '../../conductor/effects.js';
 import { LogEvent, type GateCheck } from '../../conductor/events.js';
-import { gatedFiles, type GatedFile } from '../../conductor/gates.js';
+import type { GatedFile } from '../../conductor/gates.js';
 import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
 import type {
   ApproveRequest,
@@ -18,12 +18,11 @@ import type {
   DashboardSource,
   FeatureDetail,
   FeatureSummary,
-  GateView,
   Page,
   TurnDetail,
 } from '../../dashboard/port.js';
 import { diffStatOf, turnSpan, type Counts } from '../../dashboard/diff-stat.js';
-import { ARTIFACT_NAME, gatesOf, gateStatus, paginate, transcriptExcerpt } from '../../dashboard/records.js';
+import { ARTIFACT_NAME, gateViews, paginate, transcriptExcerpt } from '../../dashboard/records.js';
 import { STAGE_ORDER } from '../../report/check-report.js';
 import type { Store } from '../store/db.js';
 import type { RecordsApi } from './github-records.js';
@@ -177,24 +176,9 @@ export class AppSource implements DashboardSource {
           }),
         )
       : [];
-    const gates: GateView[] = [];
-    for (const gate of gatesOf(state, gatesFile)) {
-      const entry = gatesFile.gates[gate];
-      const approval = entry?.approval ?? null;
-      const files = gatedFiles(gate, { userFacing: state.userFacing, cycles: cycleFiles });
-      const waiting = state.gate === gate && (state.step === 'awaiting-approval' || state.step === 'gate');
-      const reading = waiting || approval !== null ? this.reading(f, gate, files, byPath, approval) : null;
-      gates.push({
-        gate,
-        status: gateStatus({ gate, state, approvalHash: approval?.hash ?? null, currentHash: reading?.hash ?? null }),
-        hash: reading?.hash ?? '',
-        valid: reading?.valid ?? false,
-        problems: reading?.problems ?? [],
-        files,
-        approval,
-        history: entry?.history ?? [],
-      });
-    }
+    const gates = await gateViews(state, gatesFile, cycleFiles, (gate, files, approval) =>
+      this.reading(f, gate, files, byPath, approval),
+    );
     return { summary: { ...(f.summary as FeatureSummary), pr: f.pr }, cycles, gates, events };
   }
 
