@@ -225,11 +225,6 @@ export function suiteEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([key]) => !HIDDEN_FROM_SUITE.test(key)));
 }
 
-/** What an agent may see: the suite's environment plus the model API keys (never a GitHub token). */
-export function agentEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return suiteEnv(env);
-}
-
 /** What the project's suite sees in the TDD lane: neither GitHub tokens nor the agents' API keys (`keys`: agentKeyEnvNames). */
 export function laneSuiteEnv(env: NodeJS.ProcessEnv, keys: readonly string[]): NodeJS.ProcessEnv {
   const out = suiteEnv(env);

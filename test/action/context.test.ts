@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentEnv, laneSuiteEnv, parseEvent, readActionContext, suiteEnv } from '../../src/action/context.js';
+import { laneSuiteEnv, parseEvent, readActionContext, suiteEnv } from '../../src/action/context.js';
 import { isConsortError } from '../../src/core/errors.js';
 
 import { webhookPayload as fixture, type RecordedMergeGroupEvent } from '../helpers/action-run.js';
@@ -185,7 +185,7 @@ describe('suiteEnv', () => {
       OPENAI_API_KEY: 'sk-x',
       SERVING_TOKEN: 'dapi',
     };
-    expect(agentEnv(env)).toEqual({
+    expect(suiteEnv(env)).toEqual({
       PATH: '/bin',
       ANTHROPIC_API_KEY: 'sk-ant',
       OPENAI_API_KEY: 'sk-x',
