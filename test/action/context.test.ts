@@ -175,7 +175,7 @@ describe('suiteEnv', () => {
     ).toEqual({ PATH: '/bin', HOME: '/home/runner', CI: 'true', GITHUB_SHA: 'abc' });
   });
 
-  it("gives agents the model keys but no GitHub token, and the TDD lane's suite neither", () => {
+  it("keeps the model keys but no GitHub token in the runner's environment source, and the TDD lane's suite has neither", () => {
     const env = {
       PATH: '/bin',
       GITHUB_TOKEN: 'ghs_y',
