@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { defaultConfig } from '../../src/config/schema.js';
 import type { CycleRecord } from '../../src/conductor/effects.js';
 import type { LogEvent } from '../../src/conductor/events.js';
-import { ConductorState, type Item, type TurnRecord } from '../../src/conductor/state.js';
+import { ConductorState, initialState, type Item, type TurnRecord } from '../../src/conductor/state.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
@@ -93,30 +93,8 @@ async function git(dir: string, ...args: string[]): Promise<void> {
 /** Validated: a state the conductor could be at. */
 function baseState(feature: string, over: Record<string, unknown>): ConductorState {
   return ConductorState.parse({
-    version: 1,
-    feature,
-    phase: 'design',
-    step: 'design',
+    ...initialState(feature),
     policy: buildPolicy(defaultConfig(), feature),
-    designStop: 0,
-    gate: null,
-    userFacing: false,
-    items: [],
-    current: -1,
-    cycle: null,
-    cycles: 0,
-    attempt: 0,
-    repair: 0,
-    note: null,
-    failure: null,
-    passing: null,
-    frozen: {},
-    pendingTurn: null,
-    turns: 0,
-    logSeq: 0,
-    surfaced: {},
-    escalation: null,
-    lastAction: null,
     ...over,
   });
 }
