@@ -15,18 +15,13 @@ import { createAppDashboard } from '../lib/app/dashboard/host.js';
 import { indexPull } from '../lib/app/dashboard/indexer.js';
 import { migrateStore, openStore } from '../lib/app/store/db.js';
 import { upsertPull } from '../lib/app/store/pulls.js';
-import { defaultConfig } from '../lib/config/schema.js';
-import { initialState } from '../lib/conductor/state.js';
-import { buildPolicy } from '../lib/lanes/tdd/policy.js';
 import { newSession, signSession } from '../lib/dashboard/session.js';
+import { bigFeature, checkReport, T0 } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
 
 const TURNS = Number(process.env.TURNS ?? 1000);
 const CHECKS = Number(process.env.CHECKS ?? 10000);
 const REPEAT = 10;
-const T0 = Date.parse('2030-01-01T09:00:00Z');
-const ROLES = ['navigator', 'driver', 'driver', 'navigator'];
-const STEPS = ['red', 'green', 'refactor', 'review'];
 const ADMIN = process.env.CONSORT_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECRET = randomBytes(24).toString('hex');
 const feature = '001-big';
@@ -34,84 +29,15 @@ const dir = `.consort/features/${feature}`;
 
 // ---- the head's files, as GitHub would list them ----
 const files = new Map();
-const items = Array.from({ length: Math.ceil(TURNS / 4) }, (_, i) => ({
-  id: `T${i + 1}`,
-  ac: 'AC1',
-  kind: 'behavior',
-  title: `item ${i + 1}`,
-  status: 'refactored',
-}));
-let turns = '';
-let events = '';
-for (let i = 0; i < TURNS; i++) {
-  const item = `T${Math.floor(i / 4) + 1}`;
-  const at = new Date(T0 + i * 120_000).toISOString();
-  turns += `${JSON.stringify({
-    version: 1,
-    id: `turn-${String(i).padStart(4, '0')}`,
-    feature,
-    role: ROLES[i % 4],
-    step: STEPS[i % 4],
-    item,
-    attempt: 0,
-    backend: 'command',
-    model: 'm',
-    startedAt: at,
-    durationMs: 90_000,
-    usage: { inputTokens: 2000 + i, outputTokens: 500, costUsd: 0.05 },
-    filesChanged: ['src/a.js'],
-    verdict: i % 13 === 5 ? 'refused' : 'accepted',
-    ...(i % 13 === 5 ? { reason: 'changed a test file', refused: ['test/a.test.js'] } : {}),
-    branch: `consort-${feature}-c${item}`,
-    context: { bytes: 1000, sha256: 'c'.repeat(64) },
-    suite: '12 passed',
-    summary: 'did it',
-  })}\n`;
-  if (i % 4 === 0)
-    events += `${JSON.stringify({ id: `log-${i}`, at, feature, type: 'cycle.red', item, branch: 'b', tests: ['t'] })}\n`;
-}
+const big = bigFeature(feature, TURNS);
+const { items, turns } = big;
 files.set(`${dir}/turns.jsonl`, turns);
-files.set(`${dir}/events.jsonl`, events);
-for (let c = 1; c <= Math.min(items.length, 250); c++) {
-  const stamp = { at: new Date(T0 + c * 480_000).toISOString(), verdict: 'proven', branch: 'b' };
-  files.set(
-    `${dir}/cycles/cycle-${String(c).padStart(3, '0')}.json`,
-    JSON.stringify({
-      version: 1,
-      cycle: c,
-      item: `T${c}`,
-      ac: 'AC1',
-      testFiles: [],
-      tests: [],
-      red: stamp,
-      green: stamp,
-      refactor: stamp,
-      review: { ...stamp, verdict: 'approve' },
-      rejections: [],
-      repairs: 0,
-      timing: { wallMs: 1, agentMs: 1, suiteMs: 1, overheadMs: 1 },
-    }),
-  );
-}
+files.set(`${dir}/events.jsonl`, big.events);
+for (const cycle of big.cycles)
+  files.set(`${dir}/cycles/cycle-${String(cycle.cycle).padStart(3, '0')}.json`, JSON.stringify(cycle));
 files.set(
   `${dir}/state.json`,
-  JSON.stringify({
-    version: 1,
-    state: {
-      ...initialState(feature),
-      policy: buildPolicy(defaultConfig(), feature),
-      phase: 'merge',
-      step: 'awaiting-approval',
-      gate: 'merge',
-      items,
-      current: items.length - 1,
-      turns: TURNS,
-    },
-    baseCommit: 'a'.repeat(40),
-    pending: [],
-    done: 0,
-    inFlight: null,
-  }),
+  JSON.stringify({ version: 1, state: big.state, baseCommit: 'a'.repeat(40), pending: [], done: 0, inFlight: null }),
 );
 files.set(`${dir}/test-list.json`, JSON.stringify({ version: 1, items }));
 for (let i = 0; i < 200; i++) files.set(`src/module-${i}.js`, `export const x${i} = ${i};\n`);
@@ -174,38 +100,6 @@ try {
   blobs.set(blobSha(files.get(`${dir}/turns.jsonl`)), files.get(`${dir}/turns.jsonl`));
   await indexPull(store, records, head);
   const reindexMs = performance.now() - t;
-  const stage = (ms) => ({ status: 'passed', blocking: true, durationMs: ms, summary: 'ok' });
-  const report = (i) => ({
-    schemaVersion: 1,
-    tool: { name: 'consort', version: '0.1.0' },
-    conclusion: i % 17 ? 'success' : 'failure',
-    startedAt: new Date(T0 + i * 600_000).toISOString(),
-    durationMs: 30_000 + (i % 50) * 100,
-    provider: 'local',
-    branchMode: 'clone',
-    base: { ref: 'main', sha: null },
-    head: { ref: 'x', sha: null },
-    pr: i % 300,
-    branch: null,
-    configSource: null,
-    stages: {
-      plan: { ...stage(20), newMigrations: [], problems: [] },
-      baseline: { ...stage(800), name: null, reused: true, applied: [], seeded: false },
-      migrations: { ...stage(900), applied: [] },
-      lint: { ...stage(200), findings: [], squawkVersion: null },
-      reversibility: { ...stage(900), migrations: [] },
-      schemaDiff: { ...stage(300), text: '', counts: [] },
-      suite: {
-        ...stage(25_000),
-        command: 'npm test',
-        exitCode: 0,
-        timedOut: false,
-        tests: null,
-        failures: [],
-        outputTail: '',
-      },
-    },
-  });
   await store.pool.query(
     `INSERT INTO consort_app.runs (kind, subject, repository_id, installation_id, owner, repo, pr, head_sha, head_ref, base_sha, base_ref, state, conclusion, started_at, finished_at)
      SELECT 'check', '1:pr:' || (g % 300), 1, 1, 'bench', 'shop', g % 300, lpad(g::text, 40, '0'), 'x', 'b', 'main', 'completed', 'success', now(), now() FROM generate_series(1, $1) g`,
@@ -214,7 +108,7 @@ try {
   await store.pool.query(
     `INSERT INTO consort_app.check_history (run_id, repository_id, pr, head_sha, conclusion, started_at, duration_ms, report)
      SELECT r.id, 1, r.pr, r.head_sha, 'success', $2::timestamptz + (r.id * interval '10 minutes'), 30000, $1::jsonb FROM consort_app.runs r`,
-    [JSON.stringify(report(1)), new Date(T0).toISOString()],
+    [JSON.stringify(checkReport(1)), new Date(T0).toISOString()],
   );
   await store.pool.query('ANALYZE');
 

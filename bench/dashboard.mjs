@@ -9,21 +9,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defaultConfig } from '../lib/config/schema.js';
-import { initialState } from '../lib/conductor/state.js';
 import { createFeature } from '../lib/lanes/tdd/feature.js';
-import { buildPolicy } from '../lib/lanes/tdd/policy.js';
 import { FeatureStore } from '../lib/lanes/tdd/store.js';
 import { LocalSource } from '../lib/dashboard/local-source.js';
 import { startLocalDashboard } from '../lib/dashboard/local-server.js';
+import { bigFeature, checkReport } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
 
 const TURNS = Number(process.env.TURNS ?? 1000);
 const CHECKS = Number(process.env.CHECKS ?? 10000);
 const REPEAT = 10;
-const T0 = Date.parse('2030-01-01T09:00:00Z');
-const ROLES = ['navigator', 'driver', 'driver', 'navigator'];
-const STEPS = ['red', 'green', 'refactor', 'review'];
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'consort-bench-dashboard-'));
 const git = (...args) =>
@@ -36,115 +31,17 @@ git('commit', '-q', '--allow-empty', '-m', 'init');
 
 const { feature } = await createFeature(root, 'big');
 const store = new FeatureStore(root, feature);
-const items = Array.from({ length: Math.ceil(TURNS / 4) }, (_, i) => ({
-  id: `T${i + 1}`,
-  ac: 'AC1',
-  kind: 'behavior',
-  title: `item ${i + 1}`,
-  status: 'refactored',
-}));
-let turns = '';
-let events = '';
-for (let i = 0; i < TURNS; i++) {
-  const item = `T${Math.floor(i / 4) + 1}`;
-  const at = new Date(T0 + i * 120_000).toISOString();
-  turns += `${JSON.stringify({
-    version: 1,
-    id: `turn-${String(i).padStart(4, '0')}`,
-    feature,
-    role: ROLES[i % 4],
-    step: STEPS[i % 4],
-    item,
-    attempt: 0,
-    backend: 'command',
-    model: 'm',
-    startedAt: at,
-    durationMs: 90_000,
-    usage: { inputTokens: 2000 + i, outputTokens: 500, costUsd: 0.05 },
-    filesChanged: ['src/a.js'],
-    verdict: i % 13 === 5 ? 'refused' : 'accepted',
-    ...(i % 13 === 5 ? { reason: 'changed a test file', refused: ['test/a.test.js'] } : {}),
-    branch: `consort-${feature}-c${item}`,
-    context: { bytes: 1000, sha256: 'c'.repeat(64) },
-    suite: '12 passed',
-    summary: 'did it',
-  })}\n`;
-  if (i % 4 === 0)
-    events += `${JSON.stringify({ id: `log-${i}`, at, feature, type: 'cycle.red', item, branch: 'b', tests: ['t'] })}\n`;
-}
-appendFileSync(store.file('turns.jsonl'), turns);
-appendFileSync(store.file('events.jsonl'), events);
-for (let c = 1; c <= Math.min(items.length, 250); c++) {
-  const stamp = { at: new Date(T0 + c * 480_000).toISOString(), verdict: 'proven', branch: 'b' };
-  await store.writeCycle({
-    version: 1,
-    cycle: c,
-    item: `T${c}`,
-    ac: 'AC1',
-    testFiles: [],
-    tests: [],
-    red: stamp,
-    green: stamp,
-    refactor: stamp,
-    review: { ...stamp, verdict: 'approve' },
-    rejections: [],
-    repairs: 0,
-    timing: { wallMs: 1, agentMs: 1, suiteMs: 1, overheadMs: 1 },
-  });
-}
+const big = bigFeature(feature, TURNS);
+appendFileSync(store.file('turns.jsonl'), big.turns);
+appendFileSync(store.file('events.jsonl'), big.events);
+for (const cycle of big.cycles) await store.writeCycle(cycle);
 const saved = await store.load();
-await store.save({
-  ...saved,
-  state: {
-    ...initialState(feature),
-    policy: buildPolicy(defaultConfig(), feature),
-    phase: 'merge',
-    step: 'awaiting-approval',
-    gate: 'merge',
-    items,
-    current: items.length - 1,
-    turns: TURNS,
-  },
-});
+await store.save({ ...saved, state: big.state });
 
 const checks = path.join(root, '.consort/checks');
 mkdirSync(checks, { recursive: true });
-const stage = (ms) => ({ status: 'passed', blocking: true, durationMs: ms, summary: 'ok' });
 for (let i = 0; i < CHECKS; i++) {
-  writeFileSync(
-    path.join(checks, `${String(i).padStart(6, '0')}.json`),
-    JSON.stringify({
-      schemaVersion: 1,
-      tool: { name: 'consort', version: '0.1.0' },
-      conclusion: i % 17 ? 'success' : 'failure',
-      startedAt: new Date(T0 + i * 600_000).toISOString(),
-      durationMs: 30_000 + (i % 50) * 100,
-      provider: 'local',
-      branchMode: 'clone',
-      base: { ref: 'main', sha: null },
-      head: { ref: 'x', sha: null },
-      pr: i % 300,
-      branch: null,
-      configSource: null,
-      stages: {
-        plan: { ...stage(20), newMigrations: [], problems: [] },
-        baseline: { ...stage(800), name: null, reused: true, applied: [], seeded: false },
-        migrations: { ...stage(900), applied: [] },
-        lint: { ...stage(200), findings: [], squawkVersion: null },
-        reversibility: { ...stage(900), migrations: [] },
-        schemaDiff: { ...stage(300), text: '', counts: [] },
-        suite: {
-          ...stage(25_000),
-          command: 'npm test',
-          exitCode: 0,
-          timedOut: false,
-          tests: null,
-          failures: [],
-          outputTail: '',
-        },
-      },
-    }),
-  );
+  writeFileSync(path.join(checks, `${String(i).padStart(6, '0')}.json`), JSON.stringify(checkReport(i)));
 }
 
 const source = new LocalSource({ root });
@@ -216,7 +113,7 @@ for (let i = 0; i < 5; i++) {
       change: async () =>
         appendFileSync(
           store.file('turns.jsonl'),
-          turns.split('\n')[0].replace('turn-0000', `turn-${TURNS + i}`) + '\n',
+          big.turns.split('\n')[0].replace('turn-0000', `turn-${TURNS + i}`) + '\n',
         ),
     }),
   );
