@@ -53,7 +53,8 @@ if (process.env.CONSORT_NODE24) {
         '--loglevel=error',
         `${pkg}@${NODE24_VERSION}`,
       ],
-      { stdio: ['ignore', 'inherit', 'inherit'], env, shell: process.platform === 'win32' },
+      // npm's own output goes to stderr: stdout is this script's answer (callers capture it).
+      { stdio: ['ignore', 2, 'inherit'], env, shell: process.platform === 'win32' },
     );
   }
   console.log(bin);
