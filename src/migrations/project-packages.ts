@@ -8,6 +8,13 @@ import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+/**
+ * Where a check writes the migrations it runs when the project has a node_modules: under it, so
+ * their imports of packages resolve as in the project (lanes/check/workdir.ts). Loaders that skip
+ * everything in node_modules (ts-node) are told these files are the project's.
+ */
+export const SCRATCH_IN_MODULES = ['.cache', 'consort'] as const;
+
 const exists = (p: string): Promise<boolean> =>
   access(p).then(
     () => true,

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { cachedPackage, lockedVersionOf } from './engine-pin.js';
-import { projectRequire } from './project-packages.js';
+import { projectRequire, SCRATCH_IN_MODULES } from './project-packages.js';
 
 export interface TypeScriptLoader {
   /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
@@ -74,6 +74,9 @@ async function engineLoader(engine: MigrationEngine): Promise<TypeScriptLoader |
   return { name: 'jiti', version, source: 'engine' };
 }
 
+/** ts-node's default (`(?:^|/)node_modules/`), but not the check's scratch copies of the migrations. */
+const TS_NODE_IGNORE = `(?:^|/)node_modules/(?!${SCRATCH_IN_MODULES.map((p) => p.replace(/[.]/g, '\\.')).join('/')}/)`;
+
 type Registrar = (require: NodeJS.Require, workspace: string, esmEngine: boolean) => Promise<() => void>;
 
 const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
@@ -89,11 +92,14 @@ const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
     };
   },
   // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the project's tsconfig.
+  // ts-node skips every file under a node_modules, and the check's copies of the migrations live in
+  // one (SCRATCH_IN_MODULES): its default, except for those.
   async 'ts-node'(req, workspace, esmEngine) {
     const tsNode = req('ts-node') as { register: (o: object) => { enabled: (on: boolean) => boolean } };
     const tsconfig = path.join(workspace, 'tsconfig.json');
     const service = tsNode.register({
       transpileOnly: true,
+      ignore: [TS_NODE_IGNORE],
       ...(await readFile(tsconfig).then(
         () => ({ project: tsconfig }),
         () => ({}),

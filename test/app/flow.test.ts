@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
 import { snapshotName } from '../../src/app/promote.js';
 import { query } from '../helpers/servers.js';
@@ -202,6 +203,69 @@ describe('pull requests', () => {
       { kind: 'retail', percent: 0 },
       { kind: 'wholesale', percent: 5 },
     ]);
+  });
+
+  it('a re-check of a pull request whose branch has a connected session: the session is ended, and the App logs whom it disconnected', async () => {
+    const { repo } = flow;
+    const first: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 9, head: repo.headSha, checkRunId: 1091, bodies: first });
+    flow.expectStickyCreated(9, first);
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-9',
+        pullRequestPayload({ action: 'opened', number: 9, head: repo.headSha, base: repo.baseSha }),
+      ),
+    );
+    await flow.finished(9);
+    expect(first.completed).toMatchObject({ conclusion: 'success' });
+
+    // A reviewer looks at the PR's branch in psql while a new push arrives.
+    const client = new pg.Client({
+      connectionString: await (await flow.providers.forRepository(186853002)).connectionUri('pr-9'),
+      application_name: 'psql-of-a-reviewer',
+    });
+    const ended = new Promise<string>((resolve) => {
+      client.on('error', (e: Error & { code?: string }) => resolve(e.code ?? e.message));
+      client.on('end', () => resolve('end'));
+    });
+    await client.connect();
+    try {
+      const head = await commit(repo.dir, { 'notes/review.txt': 'second push' }, 'second push', repo.headSha);
+      await flow.tarball(head);
+      const second: Record<string, Body> = {};
+      // The installation's token from the first run is still good: no second exchange.
+      flow.expectCheck({ pr: 9, head, checkRunId: 1092, bodies: second });
+      api()
+        .get(`${PATH}/issues/9/comments`)
+        .query({ per_page: 100, page: 1 })
+        .reply(200, [{ id: 909, body: `${STICKY_MARKER}\n## ✅`, user: { login: 'consort[bot]', type: 'Bot' } }]);
+      api().patch(`${PATH}/issues/comments/909`).reply(200, { id: 909 });
+      await flow.probot.receive(
+        delivery(
+          'pull_request',
+          'sync-9',
+          pullRequestPayload({ action: 'synchronize', number: 9, head, base: repo.baseSha }),
+        ),
+      );
+      const runs = await flow.finished(9, 2);
+      expect(second.completed).toMatchObject({ conclusion: 'success' });
+      // The session was ended by the re-check (57P01: terminated by an administrator), not left to fail it.
+      expect(await ended).toMatch(/^(57P01|end)$/);
+      const disconnected = flow.logs.filter((l) => l.message.startsWith('Disconnected'));
+      expect(disconnected).toEqual([
+        {
+          level: 'info',
+          message: expect.stringMatching(
+            /^Disconnected 1 session from branch "pr-9": psql-of-a-reviewer \(pid \d+, user \w+/,
+          ) as string,
+          fields: { runId: runs[1]!.id },
+        },
+      ]);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   });
 
   it('closed: the pull request’s branches are deleted (no GitHub call needed)', async () => {

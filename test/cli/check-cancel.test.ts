@@ -107,3 +107,35 @@ it('SIGINT during the suite: suite group killed, temporaries removed, report can
   expect(again.code).toBe(0);
   expect(JSON.parse(await readFile(json, 'utf8'))).toMatchObject({ conclusion: 'success' });
 });
+
+it("SIGTERM (a CI runner's cancel) during the suite: the same clean-up, report cancelled with SIGTERM, exit 143", async () => {
+  const config = path.join(repo.dir, 'term.consort.yml');
+  await writeFile(
+    config,
+    [
+      'database: { seed: { file: seed.sql } }',
+      'migrations: { dir: migrations }',
+      'suite: { command: "sleep 300 & echo $! > term-grandchild.pid; echo suite-started; wait", reports: [] }',
+    ].join('\n'),
+  );
+  const json = path.join(repo.dir, 'term-report.json');
+  let sent = false;
+  const r = await consort(
+    ['check', '--base', 'main', '--pr', '42', '--config', config, '--json', json, '--verbose'],
+    (text, child) => {
+      if (!sent && text.includes('suite-started')) {
+        sent = true;
+        child.kill('SIGTERM');
+      }
+    },
+  );
+  expect(sent).toBe(true);
+  expect(r.stderr).toContain('SIGTERM: cancelling the check');
+  expect(r.code).toBe(143);
+  const report = CheckReport.parse(JSON.parse(await readFile(json, 'utf8')));
+  expect(report).toMatchObject({ conclusion: 'cancelled', cancelled: { reason: 'SIGTERM' } });
+  const grandchild = Number(await readFile(path.join(repo.dir, 'term-grandchild.pid'), 'utf8'));
+  const stat = await readFile(`/proc/${grandchild}/stat`, 'utf8').catch(() => null);
+  expect(stat === null || /\) Z/.test(stat)).toBe(true);
+  expect((await provider.list()).map((b) => b.name).filter((n) => n.startsWith('pr-42-'))).toEqual([]);
+});

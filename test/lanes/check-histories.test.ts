@@ -8,8 +8,10 @@
  * type, an expression index written for 7.x (`'LOWER(name) text_pattern_ops'`, which 9 renders
  * into invalid SQL), a PL/pgSQL trigger function, a rename, a backfill sized by `pgm.db.query`,
  * and a newest `noTransaction` migration adding an enum label and a concurrent index, declared
- * irreversible. The project's packages are links into Consort's node_modules (7.9.1 is a
- * devDependency there under the alias node-pg-migrate-7): nothing is downloaded.
+ * irreversible. The same history deployed with ts-node (`node-pg-migrate --tsconfig`) instead
+ * must load and give the same verdicts. The project's packages are links into Consort's
+ * node_modules (7.9.1 is a devDependency there under the alias node-pg-migrate-7, ts-node one of
+ * its own): nothing is downloaded.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +39,12 @@ const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT
 const HISTORIES = path.join(process.cwd(), 'test/fixtures/histories');
 const MODULES = path.join(process.cwd(), 'node_modules');
 
+/**
+ * ts-node loads the TypeScript compiler in every process a check applies migrations in (baseline,
+ * PR branch, each reversibility step): seconds each, more on a loaded machine.
+ */
+const TS_NODE_TIMEOUT = 180_000;
+
 let t: TestProvider;
 beforeAll(async () => {
   t = await localTestProvider();
@@ -51,11 +59,21 @@ interface History {
 /**
  * The fixture as a git repository outside Consort's tree (so nothing resolves from Consort's own
  * node_modules by accident): `main` holds its first `baseCount` migrations, the checked-out
- * branch all of them. `links`: node_modules entries of the project, as packages of Consort's.
+ * branch all of them. `links`: node_modules entries of the project, as packages of Consort's;
+ * `files`: files of the fixture replaced (on both sides) before anything is committed.
  */
-async function history(name: string, baseCount: number, links: Record<string, string>): Promise<History> {
+async function history(
+  name: string,
+  baseCount: number,
+  links: Record<string, string>,
+  files: Record<string, string> = {},
+): Promise<History> {
   const root = await mkdtemp(path.join(tmpdir(), `consort-history-${name}-`));
   await cp(path.join(HISTORIES, name), root, { recursive: true });
+  for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+    await writeFile(path.join(root, file), content);
+  }
   await writeFile(path.join(root, '.gitignore'), 'node_modules/\n');
   await mkdir(path.join(root, 'node_modules'));
   for (const [as, pkg] of Object.entries(links))
@@ -72,7 +90,7 @@ async function history(name: string, baseCount: number, links: Record<string, st
   for (const f of later) await run('mv', [path.join(aside, f), path.join(root, 'migrations')]);
   await rm(aside, { recursive: true });
   await git(root, 'add', '-A');
-  await git(root, 'commit', '-qm', 'the pull request');
+  await git(root, 'commit', '-qm', 'the pull request', '--allow-empty');
   return { dir: root, dispose: () => rm(root, { recursive: true, force: true }) };
 }
 
@@ -96,7 +114,7 @@ async function check(dir: string, pr: number) {
   );
 }
 
-describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
+describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with the loader the project deploys with', () => {
   // Through the built CLI in a process of its own, as users run it: tsx's hooks attach to Node's
   // module loader, and inside jest the project's require() would be jest's instead.
   it("applies with the project's node-pg-migrate and tsx, and every stage says what it found", async () => {
@@ -200,6 +218,64 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     }
   });
 
+  it(
+    "a project that deploys with ts-node (`--tsconfig`), and has no tsx: loads them through the project's ts-node",
+    async () => {
+      // The same history as deployed by a team on ts-node: node-pg-migrate 7's `--tsconfig`
+      // registers ts-node's CommonJS hook with the project's tsconfig.json; no tsx anywhere.
+      const h = await history(
+        'billing-ts-7x',
+        2,
+        { 'node-pg-migrate': 'node-pg-migrate-7', 'ts-node': 'ts-node', typescript: 'typescript' },
+        {
+          'package.json': `${JSON.stringify(
+            {
+              name: 'billing-fixture',
+              private: true,
+              type: 'commonjs',
+              scripts: { migrate: 'node-pg-migrate --tsconfig tsconfig.json --migration-file-language ts' },
+              devDependencies: { 'node-pg-migrate': '7.9.1', 'ts-node': '10.9.2', typescript: '5.9.3' },
+            },
+            null,
+            2,
+          )}\n`,
+        },
+      );
+      try {
+        const report = await check(h.dir, 308);
+        expect(report.error).toBeUndefined();
+        // The baseline may be one an earlier test built from the same base (the loader is not part of
+        // its name: it changes how files load, not what they do); the PR's migrations below ran with it.
+        expect(report.stages.baseline.status).toBe('passed');
+        expect(report.stages.migrations).toMatchObject({
+          status: 'passed',
+          applied: [{ name: '1700000000002_invoice-currency' }, { name: '1700000000003_enterprise-plan' }],
+          nodePgMigrate: {
+            version: '7.9.1',
+            source: 'project',
+            typescript: { name: 'ts-node', version: '10.9.2', source: 'project' },
+          },
+        });
+        expect(report.stages.migrations.summary).toBe(
+          "2 migrations applied to pr-308 with node-pg-migrate 7.9.1 (the project's), TypeScript through the project's ts-node 10.9.2",
+        );
+        // The same verdicts as with tsx: the loader changes how the files load, not what they do.
+        expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+          ['1700000000002_invoice-currency', 'reversible'],
+          ['1700000000003_enterprise-plan', 'irreversible'],
+        ]);
+        expect(report.stages.lint.findings.filter((f) => f.blocking).map((f) => f.rule)).toEqual([
+          'renaming-column',
+          'ban-char-field',
+        ]);
+        expect(report.stages.schemaDiff.text).toContain('invoices.currency');
+      } finally {
+        await h.dispose();
+      }
+    },
+    TS_NODE_TIMEOUT,
+  );
+
   it('without a TypeScript loader, refuses before touching a database and names the fix', async () => {
     const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
     try {
@@ -217,85 +293,91 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
     }
   });
 
-  it("with no loader installed (the App's checkout), installs the tsx its lockfile pins once into the cache and loads them with it", async () => {
-    const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
-    // The cache under Consort's node_modules, so tsx's own imports (esbuild, get-tsconfig) resolve as
-    // in a real install's prefix; npm is a stand-in first on PATH that records its arguments and lays
-    // out Consort's tsx under the prefix: nothing is downloaded.
-    const scratch = path.join(MODULES, '.cache', `consort-tsx-pin-${randomBytes(4).toString('hex')}`);
-    const npmLog = path.join(scratch, 'npm.log');
-    try {
-      await writeFile(
-        path.join(h.dir, 'package-lock.json'),
-        JSON.stringify({
-          lockfileVersion: 3,
-          packages: { '': { name: 'billing' }, 'node_modules/tsx': { version: '4.23.15' } },
-        }),
-      );
-      await git(h.dir, 'add', '-A');
-      await git(h.dir, 'commit', '-qm', 'lockfile');
-      await mkdir(path.join(scratch, 'bin'), { recursive: true });
-      await writeFile(
-        path.join(scratch, 'bin/npm'),
-        `#!${process.execPath}
+  it.each([
+    ['tsx', '4.23.15', 306],
+    ['ts-node', '10.9.2', 307],
+  ])(
+    "with no loader installed (the App's checkout), installs the %s its lockfile pins once into the cache and loads them with it",
+    async (loader, version, pr) => {
+      const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' });
+      // The cache under Consort's node_modules, so the loader's own imports (esbuild, typescript…) resolve
+      // as in a real install's prefix; npm is a stand-in first on PATH that records its arguments and
+      // lays out Consort's copy of the loader under the prefix: nothing is downloaded.
+      const scratch = path.join(MODULES, '.cache', `consort-${loader}-pin-${randomBytes(4).toString('hex')}`);
+      const npmLog = path.join(scratch, 'npm.log');
+      try {
+        await writeFile(
+          path.join(h.dir, 'package-lock.json'),
+          JSON.stringify({
+            lockfileVersion: 3,
+            packages: { '': { name: 'billing' }, [`node_modules/${loader}`]: { version } },
+          }),
+        );
+        await git(h.dir, 'add', '-A');
+        await git(h.dir, 'commit', '-qm', 'lockfile');
+        await mkdir(path.join(scratch, 'bin'), { recursive: true });
+        await writeFile(
+          path.join(scratch, 'bin/npm'),
+          `#!${process.execPath}
 const fs = require('fs'), path = require('path');
 const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
 const prefix = args[args.indexOf('--prefix') + 1];
-fs.cpSync(${JSON.stringify(path.join(MODULES, 'tsx'))}, path.join(prefix, 'node_modules/tsx'), { recursive: true });
+fs.cpSync(${JSON.stringify(path.join(MODULES, loader))}, path.join(prefix, 'node_modules', ${JSON.stringify(loader)}), { recursive: true });
 `,
-      );
-      await chmod(path.join(scratch, 'bin/npm'), 0o755);
-      const env = {
-        ...process.env,
-        PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`,
-        CONSORT_TOOLS_DIR: path.join(scratch, 'tools'),
-      };
-      const { config, source } = await loadConfig(h.dir);
-      const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
-      const report = CheckReport.parse(
-        await runCheck({
-          workspace: h.dir,
-          config,
-          configSource: source,
-          base,
-          head,
-          pr: 305,
-          provider: t.provider,
-          env,
-          toolVersion: 'test',
-          cleanup: true,
-          keepBranches: false,
-        }),
-      );
-      expect(report.error).toBeUndefined();
-      expect(report.stages.baseline).toMatchObject({
-        status: 'passed',
-        applied: ['1700000000000_accounts', '1700000000001_invoices'],
-      });
-      expect(report.stages.migrations).toMatchObject({
-        status: 'passed',
-        nodePgMigrate: {
-          version: '7.9.1',
-          source: 'project',
-          typescript: { name: 'tsx', version: '4.23.15', source: 'lockfile' },
-        },
-      });
-      expect(report.stages.migrations.summary).toContain(
-        "TypeScript through tsx 4.23.15 (the version the project's lockfile pins)",
-      );
-      // Installed once, for the whole check (baseline, PR branch, reversibility).
-      expect(
-        (await readFile(npmLog, 'utf8'))
-          .trim()
-          .split('\n')
-          .map((l) => (JSON.parse(l) as string[]).at(-1)),
-      ).toEqual(['tsx@4.23.15']);
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-      await h.dispose();
-    }
-  });
+        );
+        await chmod(path.join(scratch, 'bin/npm'), 0o755);
+        const env = {
+          ...process.env,
+          PATH: `${path.join(scratch, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+          CONSORT_TOOLS_DIR: path.join(scratch, 'tools'),
+        };
+        const { config, source } = await loadConfig(h.dir);
+        const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
+        const report = CheckReport.parse(
+          await runCheck({
+            workspace: h.dir,
+            config,
+            configSource: source,
+            base,
+            head,
+            pr,
+            provider: t.provider,
+            env,
+            toolVersion: 'test',
+            cleanup: true,
+            keepBranches: false,
+          }),
+        );
+        expect(report.error).toBeUndefined();
+        // The baseline may be one an earlier test built from the same base (the loader is not part of
+        // its name: it changes how files load, not what they do); the PR's migrations below ran with it.
+        expect(report.stages.baseline.status).toBe('passed');
+        expect(report.stages.migrations).toMatchObject({
+          status: 'passed',
+          nodePgMigrate: {
+            version: '7.9.1',
+            source: 'project',
+            typescript: { name: loader, version, source: 'lockfile' },
+          },
+        });
+        expect(report.stages.migrations.summary).toContain(
+          `TypeScript through ${loader} ${version} (the version the project's lockfile pins)`,
+        );
+        // Installed once, for the whole check (baseline, PR branch, reversibility).
+        expect(
+          (await readFile(npmLog, 'utf8'))
+            .trim()
+            .split('\n')
+            .map((l) => (JSON.parse(l) as string[]).at(-1)),
+        ).toEqual([`${loader}@${version}`]);
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+        await h.dispose();
+      }
+    },
+    TS_NODE_TIMEOUT,
+  );
 
   it("with Consort's bundled node-pg-migrate 9 instead, base's 7.x index expression fails: why the project's own must run", async () => {
     const h = await history('billing-ts-7x', 2, { tsx: 'tsx' });
@@ -336,6 +418,70 @@ describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () =
       expect(report.stages.lint.status).toBe('failed');
       expect(report.stages.reversibility).toMatchObject({ status: 'passed', migrations: [{ verdict: 'reversible' }] });
       expect(report.stages.schemaDiff.text).toContain('product_search');
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+describe('shop-cjs: a project that deploys with --no-check-order', () => {
+  // A hotfix branch cut long ago lands now: its migration's timestamp sorts before base's newest
+  // (1700000000002), as 36 of 226 do in one of the histories this issue came from. The project
+  // runs `node-pg-migrate up --no-check-order`, so Consort must too: migrations.checkOrder false.
+  const HOTFIX = 'migrations/1699999999999_orders-note.sql';
+  async function outOfOrder(config: string | undefined): Promise<History> {
+    const h = await history(
+      'shop-cjs',
+      3,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      config === undefined ? {} : { '.github/consort.yml': config },
+    );
+    await writeFile(
+      path.join(h.dir, HOTFIX),
+      '-- Up Migration\nALTER TABLE orders ADD COLUMN note text;\n\n-- Down Migration\nALTER TABLE orders DROP COLUMN note;\n',
+    );
+    await git(h.dir, 'add', '-A');
+    await git(h.dir, 'commit', '-qm', 'the late hotfix');
+    return h;
+  }
+
+  it('with migrations.checkOrder false, the out-of-order migration is a warning, applied after base and checked', async () => {
+    const h = await outOfOrder('suite:\n  command: "true"\nmigrations:\n  checkOrder: false\n');
+    try {
+      const report = await check(h.dir, 309);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.plan).toMatchObject({
+        status: 'passed',
+        newMigrations: ['1699999999999_orders-note'],
+        problems: [],
+        warnings: [expect.objectContaining({ kind: 'order-conflict', file: HOTFIX })],
+      });
+      expect(report.stages.plan.summary).toContain('1 out of order (allowed: migrations.checkOrder is false)');
+      // node-pg-migrate ran it after base's three, as the deploy's --no-check-order does.
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1699999999999_orders-note', file: HOTFIX }],
+      });
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1699999999999_orders-note', 'reversible'],
+      ]);
+      expect(report.stages.schemaDiff.text).toContain('orders.note');
+      expect(report.conclusion).toBe('success');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it('by default the same history fails the plan with an order conflict, and no migration is applied', async () => {
+    const h = await outOfOrder(undefined);
+    try {
+      const report = await check(h.dir, 310);
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.plan).toMatchObject({
+        status: 'failed',
+        problems: [expect.objectContaining({ kind: 'order-conflict', file: HOTFIX })],
+      });
+      expect(report.stages.migrations.applied).toEqual([]);
     } finally {
       await h.dispose();
     }

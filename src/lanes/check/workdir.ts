@@ -10,6 +10,7 @@ import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import type { MigrationFile } from '../../migrations/files.js';
+import { SCRATCH_IN_MODULES } from '../../migrations/project-packages.js';
 
 export interface Workdir {
   root: string;
@@ -82,7 +83,7 @@ async function sweepDead(parent: string): Promise<void> {
 
 export async function createWorkdir(workspace: string): Promise<Workdir> {
   const modules = path.join(workspace, 'node_modules');
-  const cache = path.join(modules, '.cache', 'consort');
+  const cache = path.join(modules, ...SCRATCH_IN_MODULES);
   const inProject = await access(modules)
     .then(() => mkdir(cache, { recursive: true }))
     .then(

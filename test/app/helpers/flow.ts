@@ -5,7 +5,7 @@
  */
 import type { Probot } from 'probot';
 import { appGitHub } from '../../../src/app/github.js';
-import type { JobSettings } from '../../../src/app/jobs/deps.js';
+import type { AppLog, JobSettings } from '../../../src/app/jobs/deps.js';
 import { repoProviders, type RepoProviders } from '../../../src/app/providers.js';
 import type { AppRuntime } from '../../../src/app/runtime.js';
 import { prSubject, runsOf, type Run } from '../../../src/app/store/runs.js';
@@ -29,12 +29,21 @@ export interface Body {
   [key: string]: unknown;
 }
 
+/** A line the App logged, with its level and fields. */
+export interface LogLine {
+  level: keyof AppLog;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
 export interface Flow {
   readonly probot: Probot;
   readonly runtime: AppRuntime;
   readonly repo: ScenarioRepo;
   readonly providers: RepoProviders;
   readonly settings: JobSettings;
+  /** Everything the App logged since the flow started. */
+  readonly logs: readonly LogLine[];
   tarball(sha: string): Promise<Buffer>;
   runs(pr: number): Promise<Run[]>;
   branches(): Promise<string[]>;
@@ -60,6 +69,13 @@ export function setupFlow(): Flow {
   let repo: ScenarioRepo;
   let probot: Probot;
   const tarballs = new Map<string, Buffer>();
+  const logs: LogLine[] = [];
+  const record =
+    (level: LogLine['level']) =>
+    (message: string, fields?: Record<string, unknown>): void => {
+      logs.push({ level, message, ...(fields ? { fields } : {}) });
+    };
+  const log: AppLog = { info: record('info'), warn: record('warn'), error: record('error') };
 
   beforeAll(async () => {
     forbidNetwork();
@@ -80,6 +96,7 @@ export function setupFlow(): Flow {
       storeUrl: db.url,
       providers,
       github: async (id) => appGitHub(await probot.auth(id)),
+      log,
     });
     await flow.tarball(repo.baseSha);
     await flow.tarball(repo.headSha);
@@ -121,6 +138,7 @@ export function setupFlow(): Flow {
     get settings() {
       return runtime.deps.settings;
     },
+    logs,
     async tarball(sha) {
       if (!tarballs.has(sha)) tarballs.set(sha, await tarballOf(repo.dir, sha, OWNER, REPO));
       return tarballs.get(sha)!;

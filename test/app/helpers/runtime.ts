@@ -1,6 +1,6 @@
 /** App runtimes for tests: the real store, queue and jobs, with short leases and fast polling. */
 import type { GitHubPort } from '../../../src/ports/github.js';
-import { jobSettings, silentLog, type JobSettings, type Lane } from '../../../src/app/jobs/deps.js';
+import { jobSettings, silentLog, type AppLog, type JobSettings, type Lane } from '../../../src/app/jobs/deps.js';
 import type { RepoProviders } from '../../../src/app/providers.js';
 import { startRuntime, type AppRuntime } from '../../../src/app/runtime.js';
 import { suiteEnvironment } from '../../../src/app/settings.js';
@@ -13,6 +13,8 @@ export interface TestRuntimeOptions {
   lane?: Lane;
   jobs?: Partial<JobSettings>;
   workers?: boolean;
+  /** Where the App logs; nowhere unless given. */
+  log?: AppLog;
 }
 
 export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
@@ -20,7 +22,7 @@ export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
     storeUrl: o.storeUrl,
     github: o.github,
     providers: o.providers,
-    log: silentLog,
+    log: o.log ?? silentLog,
     ...(o.lane ? { lane: o.lane } : {}),
     ...(o.workers === false ? { workers: false } : {}),
     // The sweep is run by hand in tests; its cron is set to once a year.
