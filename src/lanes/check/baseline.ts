@@ -149,9 +149,10 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         });
         if (!result.ok) {
           const f = result.failed;
+          const which = f.name || f.file ? `base's migration ${f.name || f.file} does` : "base's migrations do";
           throw new ConsortError(
             'internal',
-            `base's migration ${f.name ?? f.file ?? ''} does not apply to the parent branch "${config.database.parent}": ${f.error.message}`,
+            `${which} not apply to the parent branch "${config.database.parent}": ${f.error.message}`,
             {
               hint: 'Fix the parent (or rebuild the baseline with --rebuild-baseline); the PR cannot be checked on top of a broken base.',
             },
