@@ -1,0 +1,3 @@
+import { runPost } from './reflink.js';
+
+await runPost();
