@@ -56,7 +56,7 @@ const child = await build({
   outfile: path.join(outdir, 'apply-child.js'),
 });
 Object.assign(result.metafile.inputs, child.metafile.inputs);
-// The post step (action.yml runs.post): unmounts the reflink XFS; small, so the job's end stays quick.
+// The post step (action.yml runs.post): unmounts the reflink XFS; loads the rest only when there is one.
 const post = await build({
   ...options,
   entryPoints: ['src/action/post.ts'],

@@ -14,10 +14,9 @@ import { EmbeddedServer } from '../branches/local/server.js';
 import { ConsortError } from '../core/errors.js';
 import type { ProviderName } from '../ports/branch-provider.js';
 import type { ReflinkInput } from './inputs.js';
+import { STATE } from './state.js';
 
-/** The post step's state: what to stop and unmount (the commands are planned again there, never read back). */
-export const REFLINK_STATE = 'reflink_mount';
-
+/** The post step's state (STATE.reflinkMount): what to stop and unmount; the commands are planned again there, never read back. */
 const MountState = z.object({
   dataDir: z.string().startsWith('/'),
   image: z.string().startsWith('/'),
@@ -70,7 +69,7 @@ async function prepare(request: 'auto' | 'true', paths: LoopXfsPaths): Promise<s
     core.info(`reflink: ${paths.mountPoint} is already a reflink XFS (an earlier step): using it.`);
     return result.dataDir;
   }
-  core.saveState(REFLINK_STATE, JSON.stringify({ dataDir: result.dataDir, ...paths }));
+  core.saveState(STATE.reflinkMount, JSON.stringify({ dataDir: result.dataDir, ...paths }));
   core.info(
     `reflink: branches are copy-on-write clones in ${result.dataDir} (a ${(result.sizeBytes / 1024 ** 3).toFixed(1)} GB sparse XFS image, unmounted at the end of the job).`,
   );
@@ -79,7 +78,7 @@ async function prepare(request: 'auto' | 'true', paths: LoopXfsPaths): Promise<s
 
 /** The post step: stop the server on the XFS and unmount it. A warning at worst: the runner is thrown away anyway. */
 export async function runPost(): Promise<void> {
-  const text = core.getState(REFLINK_STATE);
+  const text = core.getState(STATE.reflinkMount);
   if (!text) return;
   try {
     const state = MountState.parse(JSON.parse(text));

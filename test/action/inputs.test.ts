@@ -129,9 +129,9 @@ describe('parseInputs', () => {
   });
 
   it('reads reflink: false by default, auto and true as given (auto may meet any provider: it does nothing off local)', () => {
-    expect(parseInputs(reader({ reflink: 'auto', provider: 'postgres', 'database-url': 'postgres://u:p@h/d' })).reflink).toBe(
-      'auto',
-    );
+    expect(
+      parseInputs(reader({ reflink: 'auto', provider: 'postgres', 'database-url': 'postgres://u:p@h/d' })).reflink,
+    ).toBe('auto');
     expect(parseInputs(reader({ reflink: 'true', provider: 'local' })).reflink).toBe('true');
   });
 
@@ -154,11 +154,11 @@ describe('parseInputs', () => {
     [{ reflink: 'yes' }, 'Invalid input "reflink" must be one of false, auto, true (got "yes").'],
     [
       { reflink: 'true', provider: 'neon' },
-      "Invalid input \"reflink\": it puts the local provider's data directory on a loop-mounted XFS, and provider is neon.",
+      'Invalid input "reflink": it puts the local provider\'s data directory on a loop-mounted XFS, and provider is neon.',
     ],
     [
       { reflink: 'true', 'database-url': 'postgres://u:p@h/d' },
-      "Invalid input \"reflink\": it puts the local provider's data directory on a loop-mounted XFS, and provider is postgres.",
+      'Invalid input "reflink": it puts the local provider\'s data directory on a loop-mounted XFS, and provider is postgres.',
     ],
   ])('names the input it rejects: %j', (values, message) => {
     expect(failure(values)).toBe(message);

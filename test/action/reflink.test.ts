@@ -4,16 +4,21 @@
  * post step stops the server and unmounts. Without root, loop devices or mkfs.xfs the same call
  * must say why and how to fix it; on CI that fails instead, so the mount is never silently untested.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { REFLINK_STATE, reflinkDataDir, reflinkPaths, runPost } from '../../src/action/reflink.js';
+import { promisify } from 'node:util';
+import { reflinkDataDir, reflinkPaths, runPost } from '../../src/action/reflink.js';
+import { STATE } from '../../src/action/state.js';
 import { mountedAt, mountLoopXfs, runTeardown } from '../../src/branches/local/loop-xfs.js';
 import { planLoopXfsTeardown } from '../../src/branches/local/loop-xfs-plan.js';
 import { createLocalProvider } from '../../src/branches/local/provider.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { query } from '../helpers/servers.js';
+import { ownDataDir, query } from '../helpers/servers.js';
+
+const exec = promisify(execFile);
 
 const capable =
   process.platform === 'linux' &&
@@ -22,7 +27,7 @@ const capable =
   existsSync('/dev/loop-control');
 
 let temp: string;
-const saved = { GITHUB_STATE: process.env.GITHUB_STATE, state: process.env[`STATE_${REFLINK_STATE}`] };
+const saved = { GITHUB_STATE: process.env.GITHUB_STATE, state: process.env[`STATE_${STATE.reflinkMount}`] };
 
 beforeAll(async () => {
   temp = await mkdtemp(path.join(os.tmpdir(), 'consort-reflink-'));
@@ -37,7 +42,7 @@ afterAll(async () => {
   }
   for (const [key, value] of [
     ['GITHUB_STATE', saved.GITHUB_STATE],
-    [`STATE_${REFLINK_STATE}`, saved.state],
+    [`STATE_${STATE.reflinkMount}`, saved.state],
   ] as const) {
     if (value === undefined) delete process.env[key];
     else process.env[key] = value;
@@ -71,6 +76,11 @@ describe('reflink on this machine', () => {
     // A second open in the same run (the TDD lane opens its provider again) reuses the mount.
     expect(await reflinkDataDir('auto', 'local', temp)).toBe(dataDir);
 
+    // The run's initialised cluster instead of a first-use initdb (cp -a keeps the postgres OS user's ownership).
+    const template = await ownDataDir();
+    await mkdir(dataDir!, { mode: 0o755 });
+    await exec('cp', ['-a', `${template}/.`, dataDir!]);
+    await rm(template, { recursive: true, force: true });
     const { provider } = await createLocalProvider({ dataDir: dataDir! });
     try {
       const caps = await provider.capabilities();
@@ -81,7 +91,10 @@ describe('reflink on this machine', () => {
       );
       const branch = await provider.create({ name: 'feature' });
       expect(branch.copyStrategy).toBe('file_copy');
-      const rows = await query<{ n: string }>(await provider.connectionUri('feature'), 'SELECT count(*) AS n FROM items');
+      const rows = await query<{ n: string }>(
+        await provider.connectionUri('feature'),
+        'SELECT count(*) AS n FROM items',
+      );
       expect(rows[0]!.n).toBe('20000');
     } finally {
       await provider.close();
@@ -89,8 +102,8 @@ describe('reflink on this machine', () => {
 
     // The post step, with the state the main step saved, as the runner hands it over.
     const state = stateOf(await readFile(process.env.GITHUB_STATE, 'utf8'));
-    expect(JSON.parse(state[REFLINK_STATE]!)).toEqual({ dataDir, ...paths });
-    process.env[`STATE_${REFLINK_STATE}`] = state[REFLINK_STATE]!;
+    expect(JSON.parse(state[STATE.reflinkMount]!)).toEqual({ dataDir, ...paths });
+    process.env[`STATE_${STATE.reflinkMount}`] = state[STATE.reflinkMount]!;
     await runPost();
     expect(await mountedAt(paths.mountPoint)).toBe('none');
     expect(existsSync(paths.image)).toBe(false);

@@ -104,7 +104,7 @@ export function planLoopXfs(request: LoopXfsRequest, facts: LoopXfsFacts, paths:
     return {
       kind: 'unavailable',
       reason: `only ${(facts.freeBytes / GiB).toFixed(1)} GB free next to ${paths.image}`,
-      hint: `Free some disk (the image needs at least ${((MIN_IMAGE_BYTES / FREE_SHARE) / GiB).toFixed(1)} GB free), or leave reflink off.`,
+      hint: `Free some disk (the image needs at least ${(MIN_IMAGE_BYTES / FREE_SHARE / GiB).toFixed(1)} GB free), or leave reflink off.`,
     };
   const sudo = (argv: readonly string[]): readonly string[] => (root ? argv : ['sudo', '-n', ...argv]);
   const steps: Command[] = [];
