@@ -31,7 +31,7 @@ describe('planLoopXfs', () => {
     const plan = planLoopXfs('auto', runner, paths);
     expect(argvs(plan)).toEqual([
       `truncate -s ${size} ${paths.image}`,
-      `/usr/sbin/mkfs.xfs -q -m reflink=1 -L consort ${paths.image}`,
+      `/usr/sbin/mkfs.xfs -q -f -m reflink=1 -L consort ${paths.image}`,
       `mkdir -p ${paths.mountPoint}`,
       `sudo -n mount -t xfs -o loop,noatime ${paths.image} ${paths.mountPoint}`,
       `sudo -n chown 1001:118 ${paths.mountPoint}`,
@@ -52,7 +52,7 @@ describe('planLoopXfs', () => {
     const plan = planLoopXfs('true', { ...runner, uid: 0, gid: 0, sudo: false }, paths);
     expect(argvs(plan)).toEqual([
       `truncate -s ${size} ${paths.image}`,
-      `/usr/sbin/mkfs.xfs -q -m reflink=1 -L consort ${paths.image}`,
+      `/usr/sbin/mkfs.xfs -q -f -m reflink=1 -L consort ${paths.image}`,
       `mkdir -p ${paths.mountPoint}`,
       `mount -t xfs -o loop,noatime ${paths.image} ${paths.mountPoint}`,
     ]);

@@ -64,7 +64,7 @@ export function dataDirOn(mountPoint: string): string {
   return path.join(mountPoint, 'data');
 }
 
-/** The image's size: most of the free disk, whole MiB, so the server never meets a full disk before the runner does. */
+/** The image's size: most of the free disk, in whole MiB (sparse: it takes only what is written; the rest stays for the job's other files). */
 export function imageSize(freeBytes: number): number {
   return Math.floor((freeBytes * FREE_SHARE) / MiB) * MiB;
 }
@@ -129,7 +129,8 @@ export function planLoopXfs(request: LoopXfsRequest, facts: LoopXfsFacts, paths:
   }
   steps.push(
     { argv: ['truncate', '-s', String(sizeBytes), paths.image], why: 'make the sparse image file' },
-    { argv: [mkfs, '-q', '-m', 'reflink=1', '-L', 'consort', paths.image], why: 'format it as XFS with reflinks' },
+    // -f: an image left by an earlier, unmounted attempt is overwritten (a mounted one was reused above).
+    { argv: [mkfs, '-q', '-f', '-m', 'reflink=1', '-L', 'consort', paths.image], why: 'format it as XFS with reflinks' },
     { argv: ['mkdir', '-p', paths.mountPoint], why: 'make the mount point' },
     {
       argv: sudo(['mount', '-t', 'xfs', '-o', 'loop,noatime', paths.image, paths.mountPoint]),
