@@ -10,9 +10,10 @@
  * mount) is removed at the end, on failure and on Ctrl-C. See `node bench/branch.js --help`.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { mountLoopXfs, runTeardown } from '../lib/branches/local/loop-xfs.js';
 import { createLocalProvider } from '../lib/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/branches/local/server.js';
 import { cleanup, installSignalHandlers, onCleanup, wasInterrupted } from './lib/cleanup.js';
@@ -249,9 +250,30 @@ async function setupLocal(label, dataDir, settings) {
   return { label, provider, server, caps, dataDir };
 }
 
+/** The Action's way (`reflink: auto`): a sparse image under --copy-dir, loop-mounted, the data dir inside. */
+async function actionMount(opts) {
+  const dir = await mkdtemp(path.join(opts.copyDir, 'consort-bench-reflink-'));
+  await chmod(dir, 0o755); // as root the server runs as the postgres OS user
+  onCleanup(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }));
+  const paths = { image: path.join(dir, 'consort-xfs.img'), mountPoint: path.join(dir, 'consort-xfs') };
+  const result = await mountLoopXfs('auto', paths, (m) => log(`clone: ${m}`));
+  if (result.kind === 'skipped') return { ok: false, reason: `${result.reason} (${result.hint ?? 'nothing to do'})` };
+  if (result.kind === 'reused') return { ok: false, reason: `${paths.mountPoint} was already mounted` };
+  onCleanup(`unmount ${paths.mountPoint}`, async () => {
+    const failed = await runTeardown(result.teardown, () => undefined);
+    if (failed.length > 0) throw new Error(failed.join('; '));
+  });
+  return {
+    ok: true,
+    dir: result.dataDir,
+    created: true,
+    note: `clone mode on the Action's loop XFS: a ${gb(result.sizeBytes)} sparse image under ${dir} (lib/branches/local/loop-xfs.js)`,
+  };
+}
+
 async function setupClone(opts, id, maxMb, environment) {
   const need = cloneBytesNeeded(maxMb);
-  const scratch = await ensureReflinkScratch(opts.xfsDir, need, log);
+  const scratch = opts.actionMount ? await actionMount(opts) : await ensureReflinkScratch(opts.xfsDir, need, log);
   if (!scratch.ok) {
     environment.clone = { available: false, reason: scratch.reason };
     log(`clone mode unavailable: ${scratch.reason}`);
@@ -259,7 +281,9 @@ async function setupClone(opts, id, maxMb, environment) {
   }
   if (scratch.undo && !opts.keepXfs) onCleanup(`remove scratch XFS ${scratch.dir}`, scratch.undo);
   if (scratch.created)
-    environment.notes.push(`${scratch.note}${opts.keepXfs ? ' (kept: --keep-xfs)' : ' (removed at the end)'}`);
+    environment.notes.push(
+      `${scratch.note}${opts.keepXfs && !opts.actionMount ? ' (kept: --keep-xfs)' : ' (removed at the end)'}`,
+    );
   const dataDir = path.join(scratch.dir, `bench-${id}`);
   const env = await setupLocal('clone', dataDir, opts.pgSettings);
   const fs = await filesystemOf(dataDir);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * npm run bundle [-- <outdir>] — the GitHub Action as one ESM file, dist/index.js (and
- * dist/apply-child.js, the process a repository's JS/TS migrations run in), plus
+ * dist/apply-child.js, the process a repository's JS/TS migrations run in, and dist/post.js, the
+ * post step that unmounts the reflink XFS), plus
  * dist/licenses.txt with the license of every package inside it. GitHub runs dist/ without
  * node_modules, so everything is bundled except what cannot be: the native platform packages
  * (embedded PostgreSQL, Squawk), which are resolved or installed at run time and never imported
@@ -55,6 +56,13 @@ const child = await build({
   outfile: path.join(outdir, 'apply-child.js'),
 });
 Object.assign(result.metafile.inputs, child.metafile.inputs);
+// The post step (action.yml runs.post): unmounts the reflink XFS; loads the rest only when there is one.
+const post = await build({
+  ...options,
+  entryPoints: ['src/action/post.ts'],
+  outfile: path.join(outdir, 'post.js'),
+});
+Object.assign(result.metafile.inputs, post.metafile.inputs);
 
 /** node_modules/<name or @scope/name>/… → the package's directory, relative to the root. */
 function packageDirOf(input) {

@@ -23,6 +23,9 @@ Options (environment variable in brackets):
   --xfs-dir DIR         reflink XFS mount for clone mode       [CONSORT_BENCH_XFS_DIR] default ${DEFAULT_XFS_DIR}
                         (as root, created with bench/scratch-xfs.sh when not mounted)
   --keep-xfs            keep a scratch filesystem this run created (default: remove it at the end)
+  --action-mount        clone mode on a loop XFS mounted as the Action's \`reflink\` input mounts it
+                        (lib/branches/local/loop-xfs.js: a sparse image under --copy-dir, data dir
+                        inside; unmounted at the end) instead of --xfs-dir. Needs root or sudo -n.
   --no-clone            skip clone mode
   --copy-dir DIR        parent of the ext4 data dir for copy mode [CONSORT_BENCH_COPY_DIR] default /var/tmp
   --pg-url URL          server for the dump/restore baseline   [CONSORT_BENCH_PG_URL] default postgresql://postgres@127.0.0.1:5432/postgres
@@ -45,7 +48,7 @@ export function parseOptions(argv, env = process.env) {
     if (!arg.startsWith('--')) throw new Error(`unexpected argument "${arg}" (try --help)`);
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    const boolean = ['quick', 'keep-xfs', 'no-clone'].includes(name);
+    const boolean = ['quick', 'keep-xfs', 'no-clone', 'action-mount'].includes(name);
     if (boolean) {
       flags.set(name, true);
       continue;
@@ -86,6 +89,7 @@ export function parseOptions(argv, env = process.env) {
     out: path.resolve(pick('out', 'CONSORT_BENCH_OUT', path.join(BENCH_DIR, 'results', 'branch.json'))),
     xfsDir: path.resolve(pick('xfs-dir', 'CONSORT_BENCH_XFS_DIR', DEFAULT_XFS_DIR)),
     keepXfs: flags.get('keep-xfs') === true,
+    actionMount: flags.get('action-mount') === true,
     copyDir: path.resolve(pick('copy-dir', 'CONSORT_BENCH_COPY_DIR', '/var/tmp')),
     pgUrl: pick('pg-url', 'CONSORT_BENCH_PG_URL', 'postgresql://postgres@127.0.0.1:5432/postgres'),
     skip,

@@ -35,6 +35,7 @@ export const INPUT = {
   timeLimit: 'time-limit',
   anthropicApiKey: 'anthropic-api-key',
   openaiApiKey: 'openai-api-key',
+  reflink: 'reflink',
 } as const;
 export type InputName = (typeof INPUT)[keyof typeof INPUT];
 
@@ -80,6 +81,9 @@ export const CLOUD_INPUT_ENV: Readonly<Partial<Record<InputName, string>>> = {
 const ACTION_PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const;
 const COMMENT_MODES = ['sticky', 'off'] as const;
 const FAIL_ON = ['error', 'warning'] as const;
+/** `false`: the runner's own disk; `auto`: a loop-mounted reflink XFS when the runner allows it; `true`: that or fail. */
+export const REFLINK = ['false', 'auto', 'true'] as const;
+export type ReflinkInput = (typeof REFLINK)[number];
 
 export interface ActionInputs {
   mode: ActionMode;
@@ -96,6 +100,8 @@ export interface ActionInputs {
   failOn: (typeof FAIL_ON)[number] | undefined;
   /** Environment for the lakebase/neon providers, from their inputs (empty when none are set). */
   cloudEnv: Record<string, string>;
+  /** local provider: put its data directory on a loop-mounted reflink XFS (src/action/reflink.ts). */
+  reflink: ReflinkInput;
   /** The TDD lane (modes build and approve). */
   lane: LaneInputs;
 }
@@ -133,6 +139,7 @@ const Schema = z.object({
   [INPUT.suiteCommand]: z.string().optional(),
   [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
   [INPUT.failOn]: oneOf(FAIL_ON).optional(),
+  [INPUT.reflink]: oneOf(REFLINK).default('false'),
   [INPUT.feature]: z
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,47}$/, {
@@ -195,16 +202,25 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
       },
     );
   }
+  const provider = v[INPUT.provider] ?? (v[INPUT.databaseUrl] !== undefined ? 'postgres' : undefined);
+  if (v[INPUT.reflink] === 'true' && provider !== undefined && provider !== 'local') {
+    throw new ConsortError(
+      'invalid-input',
+      `Invalid input "reflink": it puts the local provider's data directory on a loop-mounted XFS, and provider is ${provider}.`,
+      { hint: 'Remove reflink, or set provider: local.' },
+    );
+  }
   return {
     mode: v[INPUT.mode],
     githubToken: v[INPUT.githubToken],
     config: v[INPUT.config],
-    provider: v[INPUT.provider] ?? (v[INPUT.databaseUrl] !== undefined ? 'postgres' : undefined),
+    provider,
     databaseUrl: v[INPUT.databaseUrl],
     suiteCommand: v[INPUT.suiteCommand],
     comment: v[INPUT.comment],
     failOn: v[INPUT.failOn],
     cloudEnv: envFrom(CLOUD_INPUT_ENV, v),
+    reflink: v[INPUT.reflink],
     lane: {
       feature: v[INPUT.feature],
       pullRequest: v[INPUT.pullRequest],

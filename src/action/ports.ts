@@ -50,7 +50,7 @@ export async function tddPorts(
     async configure() {
       const config = applyInputs((await configOf(inputs, ctx.workspace)).config, inputs);
       await prepareTools(providerName(inputs, config), false);
-      return { config, provider: await openActionProvider(inputs, config, ctx.workspace) };
+      return { config, provider: await openActionProvider(inputs, config, ctx) };
     },
     environment(config) {
       // Sources the lane reads allow-listed names from, never a child's environment as they are (every

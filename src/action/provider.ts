@@ -10,7 +10,9 @@ import type { ConsortConfig } from '../config/schema.js';
 import { squawkPackage } from '../lint/squawk.js';
 import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
 import { resolvePlatformPackages } from '../tools/platform-packages.js';
+import type { ActionContext } from './context.js';
 import type { ActionInputs } from './inputs.js';
+import { reflinkDataDir } from './reflink.js';
 import { registerConnectionString } from './secrets.js';
 
 export function providerName(inputs: ActionInputs, config: ConsortConfig): ProviderName {
@@ -30,12 +32,15 @@ export async function prepareTools(provider: ProviderName, lint: boolean): Promi
 export async function openActionProvider(
   inputs: ActionInputs,
   config: ConsortConfig,
-  workspace: string,
+  ctx: Pick<ActionContext, 'workspace' | 'runnerTemp'>,
 ): Promise<BranchProvider> {
+  const provider = providerName(inputs, config);
+  const dataDir = await reflinkDataDir(inputs.reflink, provider, ctx.runnerTemp);
   // Settings are read by name: the inputs given explicitly, else the runner's environment.
   return openProvider({
-    provider: providerName(inputs, config),
-    projectRoot: workspace,
+    provider,
+    projectRoot: ctx.workspace,
+    ...(dataDir !== undefined ? { dataDir } : {}),
     env: process.env,
     explicit: { ...inputs.cloudEnv, ...(inputs.databaseUrl ? { CONSORT_POSTGRES_URL: inputs.databaseUrl } : {}) },
     log: (m) => core.info(m),

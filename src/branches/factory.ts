@@ -24,6 +24,8 @@ export interface ProviderSettings {
   /** Settings the caller gives explicitly (the Action's inputs), taking precedence over `env`. */
   explicit?: Readonly<Record<string, string>>;
   namespace?: string;
+  /** local: the embedded server's data directory, instead of CONSORT_DATA_DIR or the default (the Action's reflink mount). */
+  dataDir?: string;
   log?: (message: string) => void;
   /** Told every connection string with a password as soon as it is known, so a shell can mask it. */
   onSecret?: (connectionString: string) => void;
@@ -61,7 +63,7 @@ function settingsNamed(names: readonly string[], settings: ProviderSettings): Re
 export async function openProvider(settings: ProviderSettings): Promise<BranchProvider> {
   if (settings.provider === 'local') {
     const { provider, server } = await createLocalProvider({
-      dataDir: serverDir(settings.projectRoot, settings.env),
+      dataDir: settings.dataDir ?? serverDir(settings.projectRoot, settings.env),
       ...(settings.log ? { log: settings.log } : {}),
     });
     settings.onSecret?.(server.url);

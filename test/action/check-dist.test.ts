@@ -30,11 +30,12 @@ beforeAll(async () => {
 afterAll(() => rm(out, { recursive: true, force: true }));
 
 describe('dist/', () => {
-  it('holds exactly the bundle, the migration child, its license list and the built-in role prompts', async () => {
+  it('holds exactly the bundle, the migration child, the post step, its license list and the built-in role prompts', async () => {
     expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual([
       'apply-child.js',
       'index.js',
       'licenses.txt',
+      'post.js',
       'roles',
     ]);
     expect(await readdir(path.join(ROOT, 'dist', 'roles'))).toEqual(await readdir(path.join(out, 'roles')));
@@ -49,7 +50,7 @@ describe('dist/', () => {
       );
   });
 
-  it.each(['index.js', 'apply-child.js', 'licenses.txt'])(
+  it.each(['index.js', 'apply-child.js', 'post.js', 'licenses.txt'])(
     '%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)',
     async (file) => {
       const [built, committed] = await Promise.all([

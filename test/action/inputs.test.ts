@@ -29,6 +29,7 @@ describe('parseInputs', () => {
       comment: 'sticky',
       failOn: undefined,
       cloudEnv: {},
+      reflink: 'false',
       lane: {
         feature: undefined,
         pullRequest: undefined,
@@ -64,6 +65,7 @@ describe('parseInputs', () => {
       comment: 'off',
       failOn: 'warning',
       cloudEnv: {},
+      reflink: 'false',
       lane: {
         feature: undefined,
         pullRequest: undefined,
@@ -126,6 +128,13 @@ describe('parseInputs', () => {
       expect(SECRET_INPUTS).toContain(secret);
   });
 
+  it('reads reflink: false by default, auto and true as given (auto may meet any provider: it does nothing off local)', () => {
+    expect(
+      parseInputs(reader({ reflink: 'auto', provider: 'postgres', 'database-url': 'postgres://u:p@h/d' })).reflink,
+    ).toBe('auto');
+    expect(parseInputs(reader({ reflink: 'true', provider: 'local' })).reflink).toBe('true');
+  });
+
   it('uses the postgres provider when a database URL is given without a provider', () => {
     expect(parseInputs(reader({ 'database-url': 'postgres://u:p@h/d' })).provider).toBe('postgres');
   });
@@ -142,6 +151,15 @@ describe('parseInputs', () => {
     [{ provider: 'mysql' }, 'Invalid input "provider" must be one of local, postgres, lakebase, neon (got "mysql").'],
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
+    [{ reflink: 'yes' }, 'Invalid input "reflink" must be one of false, auto, true (got "yes").'],
+    [
+      { reflink: 'true', provider: 'neon' },
+      'Invalid input "reflink": it puts the local provider\'s data directory on a loop-mounted XFS, and provider is neon.',
+    ],
+    [
+      { reflink: 'true', 'database-url': 'postgres://u:p@h/d' },
+      'Invalid input "reflink": it puts the local provider\'s data directory on a loop-mounted XFS, and provider is postgres.',
+    ],
   ])('names the input it rejects: %j', (values, message) => {
     expect(failure(values)).toBe(message);
   });
@@ -180,7 +198,8 @@ describe('action.yml', () => {
     };
     expect(Object.keys(meta.inputs).sort()).toEqual(Object.values(INPUT).sort());
     expect(Object.keys(meta.outputs).sort()).toEqual(Object.values(OUTPUT).sort());
-    expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
+    expect(meta.runs).toEqual({ using: 'node24', main: 'dist/index.js', post: 'dist/post.js' });
+    expect(meta.inputs.reflink!.default).toBe('false');
     expect(meta.inputs.mode!.default).toBe(MODES[0]);
     expect(meta.inputs.comment!.default).toBe('sticky');
     expect(meta.inputs['github-token']!.default).toBe('${{ github.token }}');

@@ -54,7 +54,7 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   );
   await prepareTools(providerName(inputs, config), true);
 
-  const provider = await openActionProvider(inputs, config, ctx.workspace);
+  const provider = await openActionProvider(inputs, config, ctx);
   // A cancelled workflow (`cancel-in-progress`, the Cancel button) sends SIGINT, then SIGTERM:
   // the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
   const controller = new AbortController();

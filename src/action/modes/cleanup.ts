@@ -30,7 +30,7 @@ export async function cleanupMode(inputs: ActionInputs, ctx: ActionContext): Pro
       `Deleting the branch of pull request #${ev.number} although it is not closed (event action: ${ev.action}).`,
     );
   const { config } = await loadConfig(ctx.workspace, inputs.config !== undefined ? { path: inputs.config } : {});
-  const provider = await openActionProvider(inputs, config, ctx.workspace);
+  const provider = await openActionProvider(inputs, config, ctx);
   try {
     const deleted = await cleanupPull(provider, ev.number);
     if (deleted.length > 0)
