@@ -4,7 +4,7 @@
  * milliseconds whatever GitHub's latency; the checks run from the queue.
  */
 import type { Context } from 'probot';
-import type { Intake, IntakeOutcome, WebhookEvent } from '../src/app/intake.js';
+import type { Intake, IntakeOutcome, WebhookEvent } from './intake.js';
 
 type Named = 'pull_request' | 'merge_group' | 'check_run' | 'check_suite' | 'issue_comment';
 

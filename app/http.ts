@@ -8,7 +8,7 @@
  * are retried — restarting the App would not help); 200 `ok` otherwise.
  */
 import http from 'node:http';
-import type { GitHubStatus } from '../src/app/github-watch.js';
+import type { GitHubStatus } from './github-watch.js';
 
 export type NodeMiddleware = (
   req: http.IncomingMessage,
@@ -23,7 +23,7 @@ export interface AppServerOptions {
   /** Whether GitHub answers (github-watch.ts); absent: not reported. */
   github?: () => Promise<GitHubStatus>;
   version: string;
-  /** The dashboard (src/app/dashboard/host.ts): true when it took the request. */
+  /** The dashboard (app/dashboard/host.ts): true when it took the request. */
   dashboard?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 

@@ -1,6 +1,6 @@
 /** The Consort GitHub App: which webhook goes to which handler. Nothing else lives here. */
 import type { ApplicationFunction } from 'probot';
-import type { Intake } from '../src/app/intake.js';
+import type { Intake } from './intake.js';
 import { onCheckRunRerequested, onCheckSuiteRerequested, onComment, onMergeGroup, onPullRequest } from './handlers.js';
 
 export function consortApp(intake: Intake): ApplicationFunction {

@@ -19,8 +19,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { EmbeddedServer } from '../lib/branches/local/server.js';
-import { scenarioRepo } from '../lib/demo/scenarios.js';
+import { EmbeddedServer } from '../lib/src/branches/local/server.js';
+import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 
 const exec = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { mountLoopXfs, runTeardown } from '../lib/branches/local/loop-xfs.js';
-import { createLocalProvider } from '../lib/branches/local/provider.js';
-import { EmbeddedServer } from '../lib/branches/local/server.js';
+import { mountLoopXfs, runTeardown } from '../lib/src/branches/local/loop-xfs.js';
+import { createLocalProvider } from '../lib/src/branches/local/provider.js';
+import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { cleanup, installSignalHandlers, onCleanup, wasInterrupted } from './lib/cleanup.js';
 import { cloneBytesNeeded, ensureReflinkScratch, filesystemOf, freeBytes, gb } from './lib/disk.js';
 import { bash, run } from './lib/exec.js';
@@ -267,7 +267,7 @@ async function actionMount(opts) {
     ok: true,
     dir: result.dataDir,
     created: true,
-    note: `clone mode on the Action's loop XFS: a ${gb(result.sizeBytes)} sparse image under ${dir} (lib/branches/local/loop-xfs.js)`,
+    note: `clone mode on the Action's loop XFS: a ${gb(result.sizeBytes)} sparse image under ${dir} (lib/src/branches/local/loop-xfs.js)`,
   };
 }
 

@@ -19,13 +19,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createLocalProvider } from '../lib/branches/local/provider.js';
-import { EmbeddedServer } from '../lib/branches/local/server.js';
-import { loadConfig } from '../lib/config/load.js';
-import { scenarioRepo } from '../lib/demo/scenarios.js';
-import { runBuildLane } from '../lib/lanes/tdd/index.js';
-import { createFeature } from '../lib/lanes/tdd/feature.js';
-import { FeatureStore } from '../lib/lanes/tdd/store.js';
+import { createLocalProvider } from '../lib/src/branches/local/provider.js';
+import { EmbeddedServer } from '../lib/src/branches/local/server.js';
+import { loadConfig } from '../lib/src/config/load.js';
+import { scenarioRepo } from '../lib/src/demo/scenarios.js';
+import { runBuildLane } from '../lib/src/lanes/tdd/index.js';
+import { createFeature } from '../lib/src/lanes/tdd/feature.js';
+import { FeatureStore } from '../lib/src/lanes/tdd/store.js';
 
 const { values } = parseArgs({
   options: {

@@ -15,7 +15,7 @@ import { createAppDashboard } from '../lib/app/dashboard/host.js';
 import { indexPull } from '../lib/app/dashboard/indexer.js';
 import { migrateStore, openStore } from '../lib/app/store/db.js';
 import { upsertPull } from '../lib/app/store/pulls.js';
-import { newSession, signSession } from '../lib/dashboard/session.js';
+import { newSession, signSession } from '../lib/src/dashboard/session.js';
 import { bigFeature, checkReport, T0 } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
 

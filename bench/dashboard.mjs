@@ -9,10 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createFeature } from '../lib/lanes/tdd/feature.js';
-import { FeatureStore } from '../lib/lanes/tdd/store.js';
-import { LocalSource } from '../lib/dashboard/local-source.js';
-import { startLocalDashboard } from '../lib/dashboard/local-server.js';
+import { createFeature } from '../lib/src/lanes/tdd/feature.js';
+import { FeatureStore } from '../lib/src/lanes/tdd/store.js';
+import { LocalSource } from '../lib/src/dashboard/local-source.js';
+import { startLocalDashboard } from '../lib/src/dashboard/local-server.js';
 import { bigFeature, checkReport } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
 

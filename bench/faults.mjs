@@ -23,10 +23,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createLocalProvider } from '../lib/branches/local/provider.js';
-import { EmbeddedServer } from '../lib/branches/local/server.js';
-import { scenarioRepo } from '../lib/demo/scenarios.js';
-import { withDatabase } from '../lib/db/sql.js';
+import { createLocalProvider } from '../lib/src/branches/local/provider.js';
+import { EmbeddedServer } from '../lib/src/branches/local/server.js';
+import { scenarioRepo } from '../lib/src/demo/scenarios.js';
+import { withDatabase } from '../lib/src/db/sql.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'consort.js');

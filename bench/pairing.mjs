@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { installHooks } from '../lib/pairing/hooks.js';
+import { installHooks } from '../lib/src/pairing/hooks.js';
 import { summarize } from './lib/stats.js';
 
 const exec = promisify(execFile);

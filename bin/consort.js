@@ -1,4 +1,4 @@
 #!/usr/bin/env node
-import { main } from '../lib/cli/main.js';
+import { main } from '../lib/src/cli/main.js';
 
 await main();

@@ -14,7 +14,7 @@ const DOC = path.join(ROOT, 'docs', 'tdd-lane.md');
 const BUILT = path.join(ROOT, 'lib', 'conductor', 'diagram.js');
 
 if (!existsSync(BUILT)) {
-  console.error('lib/conductor/diagram.js is missing: run npm run build first');
+  console.error('lib/src/conductor/diagram.js is missing: run npm run build first');
   process.exit(1);
 }
 const { renderStepDiagram, updateDiagram } = await import(pathToFileURL(BUILT).href);

@@ -3,7 +3,7 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_SCHEMA_FILE, configJsonSchemaText } from '../lib/config/json-schema.js';
+import { CONFIG_SCHEMA_FILE, configJsonSchemaText } from '../lib/src/config/json-schema.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const target = join(root, CONFIG_SCHEMA_FILE);

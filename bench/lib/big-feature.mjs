@@ -4,9 +4,9 @@
  * (at most 250), a red-cycle event every fourth turn, the state waiting at the merge gate; and
  * check reports as the PR lane writes them.
  */
-import { defaultConfig } from '../../lib/config/schema.js';
-import { initialState } from '../../lib/conductor/state.js';
-import { buildPolicy } from '../../lib/lanes/tdd/policy.js';
+import { defaultConfig } from '../../lib/src/config/schema.js';
+import { initialState } from '../../lib/src/conductor/state.js';
+import { buildPolicy } from '../../lib/src/lanes/tdd/policy.js';
 
 export const T0 = Date.parse('2030-01-01T09:00:00Z');
 const ROLES = ['navigator', 'driver', 'driver', 'navigator'];

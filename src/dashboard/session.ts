@@ -3,7 +3,7 @@
  * cookies (AES-256-GCM, so the person's OAuth token inside can be neither read nor forged;
  * expiring; `HttpOnly`, `SameSite=Lax`, `Secure` over https), a CSRF token bound to the session,
  * and a short-lived cache of "may this person read / write this repository" answers (GitHub is
- * asked again once an answer is older than its TTL). Wired by src/app/dashboard/host.ts.
+ * asked again once an answer is older than its TTL). Wired by app/dashboard/host.ts.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';

@@ -10,11 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { childEnv } from '../core/child-env.js';
+import { findPackageRoot } from '../core/package-root.js';
 
 const exec = promisify(execFile);
 
-/** The repository (or installed package) root: this file is at <root>/{src,lib}/demo/. */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository (or installed package) root. */
+export const PACKAGE_ROOT = findPackageRoot() ?? fileURLToPath(new URL('../../', import.meta.url));
 export const SHOP_DIR = path.join(PACKAGE_ROOT, 'examples', 'shop');
 
 export interface Scenario {

@@ -32,7 +32,7 @@ function childScript(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [
     path.join(here, 'apply-child.js'),
-    path.join(here, '..', '..', 'lib', 'migrations', 'apply-child.js'),
+    path.join(here, '..', '..', 'lib', 'src', 'migrations', 'apply-child.js'),
   ];
   const found = candidates.find((c) => existsSync(c));
   if (!found) {
@@ -40,7 +40,7 @@ function childScript(): string {
       'internal',
       `Cannot find the migration runner's child script (looked at ${candidates.join(', ')}).`,
       {
-        hint: 'Build Consort (npm run build), or reinstall it: lib/migrations/apply-child.js is missing.',
+        hint: 'Build Consort (npm run build), or reinstall it: lib/src/migrations/apply-child.js is missing.',
       },
     );
   }

@@ -5,7 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
+import { findPackageRoot } from '../core/package-root.js';
 
 /** Replaced by the manifest's `{ version, dependencies }` in dist/index.js (see scripts/bundle.mjs). */
 declare const __CONSORT_MANIFEST__: unknown;
@@ -49,8 +51,7 @@ function rawManifest(): unknown {
   manifest ??=
     typeof __CONSORT_MANIFEST__ !== 'undefined'
       ? __CONSORT_MANIFEST__
-      : // This file is <root>/src/tools/ (or <root>/lib/tools/ once built).
-        JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+      : JSON.parse(readFileSync(path.join(findPackageRoot() ?? '.', 'package.json'), 'utf8'));
   return manifest;
 }
 

@@ -34,7 +34,7 @@ beforeAll(async () => {
   // The tsc build of the Action instead of the bundle (lib/ resolves packages from this repository).
   await writeFile(
     path.join(action.dir, 'dist', 'index.js'),
-    `await import(${JSON.stringify(pathToFileURL(path.resolve('lib/action/index.js')).href)});\n`,
+    `await import(${JSON.stringify(pathToFileURL(path.resolve('lib/src/action/index.js')).href)});\n`,
   );
   url = (await sharedServer()).url;
   provider = createPostgresProvider({ url, namespace });

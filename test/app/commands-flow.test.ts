@@ -5,9 +5,9 @@
  * commands are the Action's (the App neither records nor answers them); commands in code blocks or
  * unchanged by an edit do not fire.
  */
-import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
+import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
-import { forkRunApproval } from '../../src/app/store/pulls.js';
+import { forkRunApproval } from '../../app/store/pulls.js';
 import { api, expectToken } from './helpers/github.js';
 import { PATH, REPO_ID, setupFlow, type Body } from './helpers/flow.js';
 import { commentPayload, delivery, pullRequestPayload } from './helpers/payloads.js';

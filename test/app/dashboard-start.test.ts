@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ProbotOctokit } from 'probot';
-import { parseAppSettings } from '../../src/app/settings.js';
+import { parseAppSettings } from '../../app/settings.js';
 import { startApp, type StartedApp } from '../../app/start.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';

@@ -5,11 +5,11 @@
  * GitHub is a local stand-in and the lane a recording stand-in: this is about the queue and store.
  */
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { handleAnnounce } from '../../src/app/jobs/announce.js';
-import { handleRunJob } from '../../src/app/jobs/run-job.js';
-import { recoverRuns } from '../../src/app/jobs/sweep.js';
-import type { AppRuntime } from '../../src/app/runtime.js';
-import { getRun, prSubject, runsOf } from '../../src/app/store/runs.js';
+import { handleAnnounce } from '../../app/jobs/announce.js';
+import { handleRunJob } from '../../app/jobs/run-job.js';
+import { recoverRuns } from '../../app/jobs/sweep.js';
+import type { AppRuntime } from '../../app/runtime.js';
+import { getRun, prSubject, runsOf } from '../../app/store/runs.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { recordingLane } from './helpers/lanes.js';

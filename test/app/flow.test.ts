@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { CHECK_NAME, STICKY_MARKER } from '../../src/app/check-output.js';
-import { snapshotName } from '../../src/app/promote.js';
+import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
+import { snapshotName } from '../../app/promote.js';
 import { query } from '../helpers/servers.js';
 import { api, expectTarball, expectToken } from './helpers/github.js';
 import { PATH, setupFlow, SUITE, type Body } from './helpers/flow.js';

@@ -3,10 +3,10 @@
  * 5xx, no answer) reaches the health record and, when it failed, the log with the delivery, run
  * and route of the call; the call that finally fails is logged at error (5xx, no answer) or warn (4xx).
  */
-import { appGitHub } from '../../src/app/github.js';
+import { appGitHub } from '../../app/github.js';
 import type { OctokitClient } from '../../src/github/octokit.js';
-import { GitHubHealth, observingFetch, withCall } from '../../src/app/github-watch.js';
-import type { AppLog } from '../../src/app/jobs/deps.js';
+import { GitHubHealth, observingFetch, withCall } from '../../app/github-watch.js';
+import type { AppLog } from '../../app/jobs/deps.js';
 
 interface Line {
   level: string;

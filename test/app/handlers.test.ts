@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import type http from 'node:http';
 import { consortApp } from '../../app/index.js';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
-import type { Intake, IntakeOutcome, WebhookEvent } from '../../src/app/intake.js';
+import type { Intake, IntakeOutcome, WebhookEvent } from '../../app/intake.js';
 import { forbidNetwork, githubLeftovers, restoreNetwork, testProbot, WEBHOOK_SECRET } from './helpers/github.js';
 import {
   checkRunPayload,

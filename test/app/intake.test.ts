@@ -3,15 +3,15 @@
  * enqueues (in one transaction), what a redelivery does (nothing), and the command answers that
  * need no branches — against a GitHub stand-in.
  */
-import { createIntake } from '../../src/app/intake.js';
-import { handleAnnounce } from '../../src/app/jobs/announce.js';
-import { handleCommand } from '../../src/app/jobs/command.js';
-import type { AppRuntime } from '../../src/app/runtime.js';
-import { REJECT_ANSWER } from '../../src/app/jobs/fork-run.js';
+import { createIntake } from '../../app/intake.js';
+import { handleAnnounce } from '../../app/jobs/announce.js';
+import { handleCommand } from '../../app/jobs/command.js';
+import type { AppRuntime } from '../../app/runtime.js';
+import { REJECT_ANSWER } from '../../app/jobs/fork-run.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
-import { recordDelivery } from '../../src/app/store/pulls.js';
-import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../src/app/store/runs.js';
-import type { CommandJob } from '../../src/app/queue.js';
+import { recordDelivery } from '../../app/store/pulls.js';
+import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../app/store/runs.js';
+import type { CommandJob } from '../../app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import {

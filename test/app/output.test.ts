@@ -9,11 +9,11 @@ import {
   reportAnnotations,
   reportOutcome,
   STICKY_MARKER,
-} from '../../src/app/check-output.js';
+} from '../../app/check-output.js';
 import { MAX_ANNOTATIONS } from '../../src/github/check-limits.js';
 import { replyText } from '../../src/github/command-reply.js';
 import { gateStatusContext } from '../../src/conductor/gates.js';
-import { parseAppSettings, suiteEnvironment } from '../../src/app/settings.js';
+import { parseAppSettings, suiteEnvironment } from '../../app/settings.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';
 import { errorReport } from '../fixtures/reports/error.js';
 import { failingReport } from '../fixtures/reports/failing.js';

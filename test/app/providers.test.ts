@@ -3,8 +3,8 @@
  * project (names prefixed, others' branches invisible) and the cancellable provider of a run.
  * Neither may drop `verifyUrl`: the lane proves a cloud branch's URL with it before writing.
  */
-import { namespacedProvider } from '../../src/app/namespaced-provider.js';
-import { appProviders, cancellable } from '../../src/app/providers.js';
+import { namespacedProvider } from '../../app/namespaced-provider.js';
+import { appProviders, cancellable } from '../../app/providers.js';
 import type { BranchProvider, BranchRecord } from '../../src/ports/branch-provider.js';
 
 const at = new Date('2026-01-01T00:00:00Z');

@@ -3,10 +3,10 @@
  * from Probot's GHE_HOST/GHE_PROTOCOL (or GITHUB_API_URL), the branch providers repositories may
  * choose (CONSORT_APP_PROVIDERS, credentials), and the bounded rate-limit waits.
  */
-import { resolveGitHubHost, webUrlOf } from '../../src/app/github-host.js';
-import { DEFAULT_OCTOKIT_POLICY, retryRateLimited } from '../../src/app/octokit.js';
-import { chooseProvider, parseProviderOffer } from '../../src/app/provider-choice.js';
-import { parseAppSettings } from '../../src/app/settings.js';
+import { resolveGitHubHost, webUrlOf } from '../../app/github-host.js';
+import { DEFAULT_OCTOKIT_POLICY, retryRateLimited } from '../../app/octokit.js';
+import { chooseProvider, parseProviderOffer } from '../../app/provider-choice.js';
+import { parseAppSettings } from '../../app/settings.js';
 import type { ProviderName } from '../../src/ports/branch-provider.js';
 
 const base = {

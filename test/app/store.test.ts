@@ -4,8 +4,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
-import { migrateStore, openStore, packageRoot, STORE_MIGRATIONS_DIR, type Store } from '../../src/app/store/db.js';
-import { recordDelivery } from '../../src/app/store/pulls.js';
+import { migrateStore, openStore, packageRoot, STORE_MIGRATIONS_DIR, type Store } from '../../app/store/db.js';
+import { recordDelivery } from '../../app/store/pulls.js';
 import {
   claimRun,
   finishRun,
@@ -15,7 +15,7 @@ import {
   releaseRun,
   runsOf,
   type NewRun,
-} from '../../src/app/store/runs.js';
+} from '../../app/store/runs.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { runCheck } from '../../src/lanes/check/run.js';
 import { readMigrationSet } from '../../src/migrations/files.js';

@@ -197,7 +197,7 @@ it('--version and --help load commander and the CLI only: no provider, pg, zod o
       .split('\n')
       .filter((l) => l.startsWith('file://'))
       .map((l) => path.relative(ROOT, fileURLToPath(l)));
-    expect(loaded).toContain('lib/cli/main.js');
+    expect(loaded).toContain('lib/src/cli/main.js');
     expect(
       loaded.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/')),
     ).toBe(true);

@@ -3,7 +3,7 @@
  * 127.0.0.1:5432: installed beside existing hooks (plain, core.hooksPath, husky), `git checkout -b`
  * pairs in the background, switching back updates .env from the cache at once, a failing pairing
  * never fails the checkout and is logged, and uninstall restores what was there byte for byte.
- * The hooks run the built lib/pairing/hook-main.js (npm run build first, as npm test does).
+ * The hooks run the built lib/src/pairing/hook-main.js (npm run build first, as npm test does).
  */
 import { execFile } from 'node:child_process';
 import { access, chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ import { recordPairing } from '../../src/pairing/state.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
-const runner: HookRunner = { node: process.execPath, entry: path.resolve('lib/pairing/hook-main.js') };
+const runner: HookRunner = { node: process.execPath, entry: path.resolve('lib/src/pairing/hook-main.js') };
 
 let t: TestProvider;
 let hookEnv: NodeJS.ProcessEnv;

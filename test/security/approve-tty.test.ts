@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CONFIRM = fileURLToPath(new URL('../../lib/cli/confirm.js', import.meta.url));
+const CONFIRM = fileURLToPath(new URL('../../lib/src/cli/confirm.js', import.meta.url));
 
 it("a process in a turn's session cannot confirm an approval", async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tty-'));

@@ -23,15 +23,16 @@ import { CONFIG_FILES } from '../../config/load.js';
 import type { Policy } from '../../conductor/state.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
+import { findPackageRoot } from '../../core/package-root.js';
 import type { AgentBackend } from '../../ports/agent-backend.js';
 import { featureDirOf } from './store.js';
 
 /** The built-in prompts: `roles/<role>.md` at the package root, or next to the bundled Action (dist/roles/). */
+const PACKAGE_ROLES = path.join(findPackageRoot() ?? '.', 'roles');
 export const BUILTIN_ROLES_DIR =
-  [new URL('../../../roles/', import.meta.url), new URL('./roles/', import.meta.url)]
-    .map((u) => fileURLToPath(u))
-    .find((dir) => existsSync(path.join(dir, 'spec-author.md'))) ??
-  fileURLToPath(new URL('../../../roles/', import.meta.url));
+  [PACKAGE_ROLES, fileURLToPath(new URL('./roles/', import.meta.url))].find((dir) =>
+    existsSync(path.join(dir, 'spec-author.md')),
+  ) ?? PACKAGE_ROLES;
 
 export function placeholders(config: ConsortConfig, feature: string): Placeholders {
   return { feature: featureDirOf(feature), tests: config.build.tests, migrations: config.migrations.dir };

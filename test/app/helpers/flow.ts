@@ -4,11 +4,11 @@
  * GitHub with its leftovers checked after every test, and the example shop as the repository.
  */
 import type { Probot } from 'probot';
-import { appGitHub } from '../../../src/app/github.js';
-import type { AppLog, JobSettings } from '../../../src/app/jobs/deps.js';
-import { repoProviders, type RepoProviders } from '../../../src/app/providers.js';
-import type { AppRuntime } from '../../../src/app/runtime.js';
-import { prSubject, runsOf, type Run } from '../../../src/app/store/runs.js';
+import { appGitHub } from '../../../app/github.js';
+import type { AppLog, JobSettings } from '../../../app/jobs/deps.js';
+import { repoProviders, type RepoProviders } from '../../../app/providers.js';
+import type { AppRuntime } from '../../../app/runtime.js';
+import { prSubject, runsOf, type Run } from '../../../app/store/runs.js';
 import { consortApp } from '../../../app/index.js';
 import { scenarioRepo, type ScenarioRepo } from '../../../src/demo/scenarios.js';
 import { ownLocalTestProvider, type TestProvider } from '../../helpers/servers.js';

@@ -2,7 +2,7 @@
  * Stand-in lanes for tests about the queue and the store: they record when they ran and return a
  * real (schema-valid) CheckReport, or wait until their run is cancelled.
  */
-import type { Lane } from '../../../src/app/jobs/deps.js';
+import type { Lane } from '../../../app/jobs/deps.js';
 import type { CheckInput } from '../../../src/lanes/check/run.js';
 import { initialStages } from '../../../src/lanes/check/stages.js';
 import { CHECK_REPORT_VERSION, CheckReport } from '../../../src/report/check-report.js';

@@ -1,9 +1,9 @@
 /** App runtimes for tests: the real store, queue and jobs, with short leases and fast polling. */
 import type { GitHubPort } from '../../../src/ports/github.js';
-import { jobSettings, silentLog, type AppLog, type JobSettings, type Lane } from '../../../src/app/jobs/deps.js';
-import type { RepoProviders } from '../../../src/app/providers.js';
-import { startRuntime, type AppRuntime } from '../../../src/app/runtime.js';
-import { suiteEnvironment } from '../../../src/app/settings.js';
+import { jobSettings, silentLog, type AppLog, type JobSettings, type Lane } from '../../../app/jobs/deps.js';
+import type { RepoProviders } from '../../../app/providers.js';
+import { startRuntime, type AppRuntime } from '../../../app/runtime.js';
+import { suiteEnvironment } from '../../../app/settings.js';
 import type { BranchProvider } from '../../../src/ports/branch-provider.js';
 
 export interface TestRuntimeOptions {

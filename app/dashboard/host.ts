@@ -12,11 +12,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
-import { ConsortError, isConsortError } from '../../core/errors.js';
-import { html } from '../../dashboard/html.js';
-import { CLIENT_SCRIPT, plainLayout } from '../../dashboard/layout.js';
-import type { BranchView } from '../../dashboard/port.js';
-import { DASHBOARD_API_VERSION } from '../../dashboard/port.js';
+import { ConsortError, isConsortError } from '../../src/core/errors.js';
+import { html } from '../../src/dashboard/html.js';
+import { CLIENT_SCRIPT, plainLayout } from '../../src/dashboard/layout.js';
+import type { BranchView } from '../../src/dashboard/port.js';
+import { DASHBOARD_API_VERSION } from '../../src/dashboard/port.js';
 import {
   decodeSegments,
   readBody,
@@ -25,7 +25,7 @@ import {
   sendJson,
   serveDashboard,
   type DashboardContext,
-} from '../../dashboard/routes.js';
+} from '../../src/dashboard/routes.js';
 import {
   AccessCache,
   canRead,
@@ -37,9 +37,9 @@ import {
   signSession,
   verifySession,
   type Session,
-} from '../../dashboard/session.js';
-import { WRITE_PERMISSIONS, type Permission } from '../../ports/github.js';
-import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
+} from '../../src/dashboard/session.js';
+import { WRITE_PERMISSIONS, type Permission } from '../../src/ports/github.js';
+import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
 import type { DashboardSettings } from '../settings.js';
 import type { Store } from '../store/db.js';
 import { dashboardApprovalRefusal } from './approval-policy.js';

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defaultCacheDir } from '../branches/local/paths.js';
-import { ConsortError } from '../core/errors.js';
-import type { ProviderName } from '../ports/branch-provider.js';
+import { defaultCacheDir } from '../src/branches/local/paths.js';
+import { ConsortError } from '../src/core/errors.js';
+import type { ProviderName } from '../src/ports/branch-provider.js';
 import { resolveGitHubHost, type GitHubHost } from './github-host.js';
 import { APP_PROVIDERS, parseProviderOffer, type ProviderOffer } from './provider-choice.js';
 

@@ -4,9 +4,9 @@
  * out, and answered in one reply.
  */
 import type { CommandJob } from '../queue.js';
-import { admitCommand, reply, type CommandRequest } from '../../github/command-reply.js';
-import { describeCommand, HELP_TEXT } from '../../github/commands.js';
-import { gateStatusContext } from '../../conductor/gates.js';
+import { admitCommand, reply, type CommandRequest } from '../../src/github/command-reply.js';
+import { describeCommand, HELP_TEXT } from '../../src/github/commands.js';
+import { gateStatusContext } from '../../src/conductor/gates.js';
 import { recordPullCheck } from '../intake.js';
 import { forkRunApproval, getPull } from '../store/pulls.js';
 import { latestRun, prSubject } from '../store/runs.js';

@@ -15,7 +15,7 @@
  */
 import PgBoss from 'pg-boss';
 import { z } from 'zod';
-import { Command } from '../github/commands.js';
+import { Command } from '../src/github/commands.js';
 
 export const QUEUES = { quick: 'consort-quick', run: 'consort-run', sweep: 'consort-sweep' } as const;
 

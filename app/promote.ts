@@ -4,11 +4,11 @@
  * to the parent with node-pg-migrate. On success the snapshot is deleted; on failure it is kept
  * and the comment says how to restore the parent from it. Outcomes are a union, never a throw.
  */
-import { ConsortError, isConsortError } from '../core/errors.js';
-import type { MigrationEngine } from '../migrations/engine.js';
-import { applyMigrations } from '../migrations/runner.js';
-import type { BranchProvider } from '../ports/branch-provider.js';
-import { mdCode, shellQuote } from '../report/escape.js';
+import { ConsortError, isConsortError } from '../src/core/errors.js';
+import type { MigrationEngine } from '../src/migrations/engine.js';
+import { applyMigrations } from '../src/migrations/runner.js';
+import type { BranchProvider } from '../src/ports/branch-provider.js';
+import { mdCode, shellQuote } from '../src/report/escape.js';
 
 export interface PromoteInput {
   provider: BranchProvider;

@@ -7,12 +7,12 @@
  * change is announced to every App process.
  */
 import { createHash } from 'node:crypto';
-import { GatesFile } from '../../conductor/artifacts.js';
-import { LogEvent } from '../../conductor/events.js';
-import { TurnRecord } from '../../conductor/state.js';
-import { summarize } from '../../dashboard/records.js';
-import { FEATURES_DIR, StateFile } from '../../lanes/tdd/store.js';
-import type { RepoRef as Repo } from '../../ports/github.js';
+import { GatesFile } from '../../src/conductor/artifacts.js';
+import { LogEvent } from '../../src/conductor/events.js';
+import { TurnRecord } from '../../src/conductor/state.js';
+import { summarize } from '../../src/dashboard/records.js';
+import { FEATURES_DIR, StateFile } from '../../src/lanes/tdd/store.js';
+import type { RepoRef as Repo } from '../../src/ports/github.js';
 import type { Store } from '../store/db.js';
 import { CHANGE_CHANNEL } from './index-store.js';
 import { codeTreeLines, type RecordsApi } from './github-records.js';

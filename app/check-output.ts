@@ -3,13 +3,13 @@
  * summary and annotations from a CheckReport (or from the reason it could not produce one), and
  * the sticky PR comment. Annotations point at repository files, so only relative paths qualify.
  */
-import type { ConfigProblem } from '../config/load.js';
-import { redact } from '../core/redact.js';
-import { STAGE_TITLES, type CheckReport } from '../report/check-report.js';
-import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../report/content.js';
-import { renderCheckMarkdown } from '../report/markdown.js';
-import { MAX_ANNOTATIONS } from '../github/check-limits.js';
-import type { Annotation, CheckResult } from '../ports/github.js';
+import type { ConfigProblem } from '../src/config/load.js';
+import { redact } from '../src/core/redact.js';
+import { STAGE_TITLES, type CheckReport } from '../src/report/check-report.js';
+import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase } from '../src/report/content.js';
+import { renderCheckMarkdown } from '../src/report/markdown.js';
+import { MAX_ANNOTATIONS } from '../src/github/check-limits.js';
+import type { Annotation, CheckResult } from '../src/ports/github.js';
 
 export const CHECK_NAME = 'Consort / database';
 /** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */

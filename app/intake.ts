@@ -7,8 +7,8 @@
  */
 import type pg from 'pg';
 import type { z } from 'zod';
-import { ConsortError } from '../core/errors.js';
-import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../github/commands.js';
+import { ConsortError } from '../src/core/errors.js';
+import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../src/github/commands.js';
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
 import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';

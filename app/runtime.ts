@@ -4,9 +4,9 @@
  * reach GitHub for an installation. Tests assemble the same runtime with stand-ins for the parts
  * they are not about, and several runtimes on one store behave like several App processes.
  */
-import { runCheck } from '../lanes/check/run.js';
+import { runCheck } from '../src/lanes/check/run.js';
 import { createIntake, type Intake } from './intake.js';
-import type { GitHubPort } from '../ports/github.js';
+import type { GitHubPort } from '../src/ports/github.js';
 import type { CallContext } from './github-watch.js';
 import type { RecordsApi } from './dashboard/github-records.js';
 import { handleAnnounce } from './jobs/announce.js';

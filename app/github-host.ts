@@ -5,7 +5,7 @@
  * GitHub Actions uses). Neither: github.com. Both, naming different servers: refused, since the
  * App would otherwise talk to one of them silently.
  */
-import { ConsortError } from '../core/errors.js';
+import { ConsortError } from '../src/core/errors.js';
 
 export interface GitHubHost {
   /** The REST API base URL (no trailing slash). */

@@ -6,7 +6,7 @@
  * it is. Every answer is parsed with zod; GitHub's `error` answers become messages a person can act on.
  */
 import { z } from 'zod';
-import { ConsortError } from '../../core/errors.js';
+import { ConsortError } from '../../src/core/errors.js';
 import { restClient } from './rest-client.js';
 
 export interface OAuthClient {

@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { ConsortConfig } from '../config/schema.js';
-import { ConsortError } from '../core/errors.js';
-import { readMigrationSet } from '../migrations/files.js';
-import type { MigrationEntry } from '../migrations/files.js';
-import type { GitHubPort, RepoRef } from '../ports/github.js';
+import type { ConsortConfig } from '../src/config/schema.js';
+import { ConsortError } from '../src/core/errors.js';
+import { readMigrationSet } from '../src/migrations/files.js';
+import type { MigrationEntry } from '../src/migrations/files.js';
+import type { GitHubPort, RepoRef } from '../src/ports/github.js';
 
 const exec = promisify(execFile);
 

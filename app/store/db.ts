@@ -4,12 +4,10 @@
  * node-pg-migrate runner the check lane uses). Several App processes may start at once, so
  * migrating happens under an advisory lock and the second process finds nothing left to do.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ConsortError } from '../../core/errors.js';
-import { confineDatabase } from '../../branches/server-ops.js';
+import { ConsortError } from '../../src/core/errors.js';
+import { confineDatabase } from '../../src/branches/server-ops.js';
 import {
   quoteIdent,
   withAdvisoryLock,
@@ -17,11 +15,10 @@ import {
   withDatabase,
   withTransaction,
   type Queryable,
-} from '../../db/sql.js';
-import { applyMigrations } from '../../migrations/runner.js';
+} from '../../src/db/sql.js';
+import { applyMigrations } from '../../src/migrations/runner.js';
+import { findPackageRoot } from '../../src/core/package-root.js';
 
-/** package.json's name: how the store finds its own migrations folder from wherever it is bundled. */
-const PACKAGE_NAME = 'consort-db';
 export const STORE_SCHEMA = 'consort_app';
 export const STORE_MIGRATIONS_TABLE = 'pgmigrations';
 
@@ -34,15 +31,12 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The package root: the nearest ancestor of this module with Consort's package.json (works from src/, lib/ and a bundle). */
-export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === PACKAGE_NAME)
-      return dir;
-    if (path.dirname(dir) === dir)
-      throw new ConsortError('internal', `Cannot find Consort's package root above ${from}.`);
-  }
+/** The package root (src/core/package-root.ts): where the store's migrations folder is. */
+export function packageRoot(from?: string): string {
+  const root = findPackageRoot(from);
+  if (root === null)
+    throw new ConsortError('internal', `Cannot find Consort's package root above ${from ?? 'the store module'}.`);
+  return root;
 }
 
 export const STORE_MIGRATIONS_DIR = (): string => path.join(packageRoot(), 'migrations');

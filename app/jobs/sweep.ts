@@ -3,8 +3,8 @@
  * to the queue, and delete database branches nobody needs any more — those of closed pull requests
  * and those whose TTL passed. Snapshots kept after a failed promotion (`pre-merge-…`) stay.
  */
-import { cleanupPull } from '../../lanes/check/cleanup.js';
-import { isConsortError } from '../../core/errors.js';
+import { cleanupPull } from '../../src/lanes/check/cleanup.js';
+import { isConsortError } from '../../src/core/errors.js';
 import { everyProvider } from '../providers.js';
 import { closedPulls, knownRepositories } from '../store/pulls.js';
 import { expiredRuns, unannouncedRuns, type RepoRef } from '../store/runs.js';

@@ -3,8 +3,8 @@
  * every call watched (github-watch.ts) and the call that finally fails logged.
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
-import { octokitGitHub, type OctokitClient, type Route } from '../github/octokit.js';
-import type { GitHubPort } from '../ports/github.js';
+import { octokitGitHub, type OctokitClient, type Route } from '../src/github/octokit.js';
+import type { GitHubPort } from '../src/ports/github.js';
 import { callFields, withCall, type CallContext } from './github-watch.js';
 import type { AppLog } from './jobs/deps.js';
 

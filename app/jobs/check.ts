@@ -4,7 +4,7 @@
  * lane on the repository's branches, then the check run concluded with the report and, for a pull
  * request, the sticky comment updated. A cancelled run concludes `cancelled` with the reason.
  */
-import { ConfigError, loadConfig } from '../../config/load.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import {
   cancelledOutcome,
   CHECK_NAME,
@@ -19,9 +19,9 @@ import {
   stickyBody,
   type CheckOutcome,
 } from '../check-output.js';
-import type { GitHubPort } from '../../ports/github.js';
+import type { GitHubPort } from '../../src/ports/github.js';
 import { cancellable, configuredProvider } from '../providers.js';
-import { upsertStickyComment } from '../../github/sticky-comment.js';
+import { upsertStickyComment } from '../../src/github/sticky-comment.js';
 import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';

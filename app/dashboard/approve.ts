@@ -6,14 +6,14 @@
  * person's token. GitHub itself refuses the commit from anyone who may not push, and refuses it as
  * a non-fast-forward if the head moved since the person looked; then the head is indexed again.
  */
-import { decideApproval, checkGate, withApproval } from '../../conductor/approval.js';
-import type { GatesFile } from '../../conductor/artifacts.js';
-import { gatedFiles, type GatedFile } from '../../conductor/gates.js';
-import { GATES, type ConductorState } from '../../conductor/state.js';
-import { ConsortError } from '../../core/errors.js';
-import type { ApproveRequest, ApproveResult } from '../../dashboard/port.js';
-import { describeStep } from '../../lanes/tdd/feature.js';
-import { featureDirOf } from '../../lanes/tdd/store.js';
+import { decideApproval, checkGate, withApproval } from '../../src/conductor/approval.js';
+import type { GatesFile } from '../../src/conductor/artifacts.js';
+import { gatedFiles, type GatedFile } from '../../src/conductor/gates.js';
+import { GATES, type ConductorState } from '../../src/conductor/state.js';
+import { ConsortError } from '../../src/core/errors.js';
+import type { ApproveRequest, ApproveResult } from '../../src/dashboard/port.js';
+import { describeStep } from '../../src/lanes/tdd/feature.js';
+import { featureDirOf } from '../../src/lanes/tdd/store.js';
 import type { Store } from '../store/db.js';
 import { getPull } from '../store/pulls.js';
 import type { CommitApi, RecordsApi } from './github-records.js';

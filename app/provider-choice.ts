@@ -10,10 +10,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { parseLakebaseSettings, type LakebaseSettings } from '../branches/lakebase/settings.js';
-import { parseNeonSettings, type NeonSettings } from '../branches/neon/settings.js';
-import { ConsortError } from '../core/errors.js';
-import type { ProviderName } from '../ports/branch-provider.js';
+import { parseLakebaseSettings, type LakebaseSettings } from '../src/branches/lakebase/settings.js';
+import { parseNeonSettings, type NeonSettings } from '../src/branches/neon/settings.js';
+import { ConsortError } from '../src/core/errors.js';
+import type { ProviderName } from '../src/ports/branch-provider.js';
 
 export const APP_PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const satisfies readonly ProviderName[];
 

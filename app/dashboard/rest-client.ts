@@ -4,7 +4,7 @@
  * adapters serve an installation's Probot client and a user's. Route parameters fill `{name}`
  * placeholders (percent-encoded); the rest go in the query (GET) or the JSON body.
  */
-import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
+import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
 
 export class GitHubRequestError extends Error {
   override readonly name = 'GitHubRequestError';

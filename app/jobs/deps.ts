@@ -3,10 +3,10 @@
  * providers, the lane that runs a check, and their settings. The App builds these from its
  * adapters; tests pass stand-ins (a fake lane, a GitHub stand-in) for the parts they are not about.
  */
-import type { CheckInput } from '../../lanes/check/run.js';
-import type { CheckReport } from '../../report/check-report.js';
+import type { CheckInput } from '../../src/lanes/check/run.js';
+import type { CheckReport } from '../../src/report/check-report.js';
 import type { RecordsApi } from '../dashboard/github-records.js';
-import type { GitHubPort } from '../../ports/github.js';
+import type { GitHubPort } from '../../src/ports/github.js';
 import type { CallContext } from '../github-watch.js';
 import type { RepoProviders } from '../providers.js';
 import type { JobQueue } from '../queue.js';

@@ -4,12 +4,12 @@
  * (cycle records, events, a feature's 1,000 turns) is kept per blob or per indexing, so a page
  * does the SQL it needs and little more. Approval is given by the host (it knows who is signed in).
  */
-import type { GatesFile } from '../../conductor/artifacts.js';
-import { checkGate } from '../../conductor/approval.js';
-import { CycleRecord } from '../../conductor/effects.js';
-import { LogEvent, type GateCheck } from '../../conductor/events.js';
-import type { GatedFile } from '../../conductor/gates.js';
-import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
+import type { GatesFile } from '../../src/conductor/artifacts.js';
+import { checkGate } from '../../src/conductor/approval.js';
+import { CycleRecord } from '../../src/conductor/effects.js';
+import { LogEvent, type GateCheck } from '../../src/conductor/events.js';
+import type { GatedFile } from '../../src/conductor/gates.js';
+import type { ConductorState, GateName, TurnRecord } from '../../src/conductor/state.js';
 import type {
   ApproveRequest,
   ApproveResult,
@@ -20,10 +20,10 @@ import type {
   FeatureSummary,
   Page,
   TurnDetail,
-} from '../../dashboard/port.js';
-import { diffStatOf, turnSpan, type Counts } from '../../dashboard/diff-stat.js';
-import { ARTIFACT_NAME, gateViews, paginate, transcriptExcerpt } from '../../dashboard/records.js';
-import { STAGE_ORDER } from '../../report/check-report.js';
+} from '../../src/dashboard/port.js';
+import { diffStatOf, turnSpan, type Counts } from '../../src/dashboard/diff-stat.js';
+import { ARTIFACT_NAME, gateViews, paginate, transcriptExcerpt } from '../../src/dashboard/records.js';
+import { STAGE_ORDER } from '../../src/report/check-report.js';
 import type { Store } from '../store/db.js';
 import type { RecordsApi } from './github-records.js';
 import type { ChangeHub } from './changes.js';

@@ -5,11 +5,11 @@
  * author and team memberships asked of GitHub through the App's installation.
  */
 import { z } from 'zod';
-import { approvalRefusal, type ApprovalPolicy } from '../../conductor/gates.js';
-import { CONFIG_FILES, parseConfigText } from '../../config/load.js';
-import { defaultConfig } from '../../config/schema.js';
-import { octokitGitHub, type OctokitClient } from '../../github/octokit.js';
-import type { RepoRef } from '../../ports/github.js';
+import { approvalRefusal, type ApprovalPolicy } from '../../src/conductor/gates.js';
+import { CONFIG_FILES, parseConfigText } from '../../src/config/load.js';
+import { defaultConfig } from '../../src/config/schema.js';
+import { octokitGitHub, type OctokitClient } from '../../src/github/octokit.js';
+import type { RepoRef } from '../../src/ports/github.js';
 
 const Contents = z.object({ content: z.string(), encoding: z.literal('base64') });
 

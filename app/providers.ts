@@ -8,11 +8,11 @@
  * check stops at its next branch operation instead of finishing work nobody will look at.
  */
 import path from 'node:path';
-import { POSTGRES_CATALOG_DATABASE } from '../branches/postgres-provider.js';
-import { supportsReflink } from '../branches/local/reflink.js';
-import { TemplateBranchProvider } from '../branches/template-provider.js';
-import { ConsortError } from '../core/errors.js';
-import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
+import { POSTGRES_CATALOG_DATABASE } from '../src/branches/postgres-provider.js';
+import { supportsReflink } from '../src/branches/local/reflink.js';
+import { TemplateBranchProvider } from '../src/branches/template-provider.js';
+import { ConsortError } from '../src/core/errors.js';
+import type { BranchProvider, ProviderName } from '../src/ports/branch-provider.js';
 import { namespacedProvider } from './namespaced-provider.js';
 import { chooseProvider, requestedProvider, type ProviderDecision } from './provider-choice.js';
 

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isConsortError } from '../../core/errors.js';
+import { isConsortError } from '../../src/core/errors.js';
 import { cancelledOutcome, errorOutcome } from '../check-output.js';
 import type { RunJob } from '../queue.js';
 import { claimRun, finishRun, getRun, heartbeat, releaseRun, type Run, type RunResult } from '../store/runs.js';

@@ -6,16 +6,16 @@
  * parent while it changes.
  */
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../config/load.js';
-import { cleanupPull } from '../../lanes/check/cleanup.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { cleanupPull } from '../../src/lanes/check/cleanup.js';
 import { promote, promoteComment, type PromoteOutcome } from '../promote.js';
 import { configuredProvider, everyProvider, repositoryNamespace } from '../providers.js';
 import { withRepositoryLock } from '../store/db.js';
 import type { Run, RunResult } from '../store/runs.js';
-import { isConsortError } from '../../core/errors.js';
-import { resolveEngine, type MigrationEngine } from '../../migrations/engine.js';
-import { readMigrationSet } from '../../migrations/files.js';
-import { prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
+import { isConsortError } from '../../src/core/errors.js';
+import { resolveEngine, type MigrationEngine } from '../../src/migrations/engine.js';
+import { readMigrationSet } from '../../src/migrations/files.js';
+import { prepareTypeScript, type LoaderHandle } from '../../src/migrations/ts-loader.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
 import { runContext, type JobDeps } from './deps.js';
 

@@ -6,9 +6,9 @@
  * accepts only from someone who may push there and only as a fast-forward of the head they saw.
  */
 import { z } from 'zod';
-import { collaboratorPermission } from '../../github/permissions.js';
-import type { Permission, RepoRef as Repo } from '../../ports/github.js';
-import type { OctokitClient as OctokitLike } from '../../github/octokit.js';
+import { collaboratorPermission } from '../../src/github/permissions.js';
+import type { Permission, RepoRef as Repo } from '../../src/ports/github.js';
+import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
 
 export interface TreeEntry {
   path: string;
