@@ -93,6 +93,7 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
           inherit: options.env ?? process.env,
           secrets: options.keys ?? [],
           isolate: true,
+          ...(request.readOnly ? { readOnly: request.readOnly } : {}),
           timeoutMs: request.budget.timeoutMs,
           maxOutputBytes: MAX_TRANSCRIPT,
           ...(request.signal ? { signal: request.signal } : {}),

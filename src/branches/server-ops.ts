@@ -188,14 +188,18 @@ export async function upsertBranchRole(db: Queryable, database: string, password
   if (rows.length === 0) await db.query(`CREATE ROLE ${quoteIdent(role)} ${attributes} PASSWORD ${literal}`);
   else await db.query(`ALTER ROLE ${quoteIdent(role)} ${attributes} PASSWORD ${literal}`);
   await confineDatabase(db, database);
-  await db.query(`GRANT CONNECT, TEMPORARY ON DATABASE ${quoteIdent(database)} TO ${quoteIdent(role)}`);
+  // CREATE: schemas and trusted extensions (pgcrypto, uuid-ossp, citext…) in its own database only.
+  await db.query(`GRANT CONNECT, TEMPORARY, CREATE ON DATABASE ${quoteIdent(database)} TO ${quoteIdent(role)}`);
   return role;
 }
 
 /**
- * Inside the branch database (as the admin): the branch's role owns its schemas and relations, so
- * a suite or an agent can migrate and test its own branch (ALTER TABLE needs the owner) — and
- * nothing outside it. Sequences owned by a column follow their table.
+ * Inside the branch database (as the admin): the branch's role owns its schemas, relations, types
+ * and routines, so a suite, an agent or a pull request's migrations can migrate and test its own
+ * branch (ALTER TABLE, ALTER TYPE … ADD VALUE, CREATE OR REPLACE FUNCTION need the owner) — and
+ * nothing outside it. Sequences owned by a column and a table's row type follow their table; an
+ * extension's members stay the extension's. A SECURITY DEFINER routine handed over runs as the
+ * role from then on: no more power than the caller's.
  */
 export async function grantBranchSchema(db: Queryable, role: string): Promise<void> {
   const r = quoteIdent(role);
@@ -207,6 +211,17 @@ export async function grantBranchSchema(db: Queryable, role: string): Promise<vo
       WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
         AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e')) LOOP
       EXECUTE format('ALTER %s %I.%I OWNER TO %I', CASE x.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, x.nspname, x.relname, ${quoteLiteral(role)});
+    END LOOP;
+    FOR x IN SELECT t.oid::regtype AS sig, t.typtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' AND t.typtype IN ('e', 'd', 'r', 'c')
+        AND (t.typtype <> 'c' OR (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c')
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_type'::regclass AND d.objid = t.oid AND d.deptype IN ('e', 'i', 'a')) LOOP
+      EXECUTE format('ALTER %s %s OWNER TO %I', CASE x.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END, x.sig, ${quoteLiteral(role)});
+    END LOOP;
+    FOR x IN SELECT p.oid::regprocedure AS sig, p.prokind FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype IN ('e', 'i', 'a')) LOOP
+      EXECUTE format('ALTER %s %s OWNER TO %I', CASE x.prokind WHEN 'p' THEN 'PROCEDURE' WHEN 'a' THEN 'AGGREGATE' ELSE 'FUNCTION' END, x.sig, ${quoteLiteral(role)});
     END LOOP;
   END $$`);
   await db.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${r}`);

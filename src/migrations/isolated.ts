@@ -2,14 +2,18 @@
  * Run a repository's migration code where it cannot read Consort's secrets: a child Node process
  * (apply-child.ts) with a complete environment built from the allow-list (src/core/child-env.ts),
  * which applies the migrations exactly as this process would and sends the ApplyResult back over
- * IPC. The child's own output is kept only to explain a child that dies without answering.
+ * IPC. The child's own output is kept only to explain a child that dies without answering. It
+ * starts in a PID namespace of its own where one can be made (src/suite/isolate.ts): it cannot
+ * read Consort's `/proc/<ppid>/environ`, and whatever a migration started ends with it (else every
+ * process carrying its marker is killed once it exits).
  */
-import { fork } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv } from '../core/child-env.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
+import { isolation } from '../suite/isolate.js';
 import type { MigrationEngine } from './engine.js';
 import type { ApplyOptions, ApplyResult } from './runner.js';
 
@@ -67,8 +71,10 @@ export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> 
   };
   // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
   // needed in process too); the child is the repository's code either way, so it carries no secret.
-  const env = childEnv({}, { secrets: ['NODE_OPTIONS'] });
-  const child = fork(childScript(), [], { env, execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const sandbox = isolation();
+  const env = childEnv(sandbox.env, { secrets: ['NODE_OPTIONS'] });
+  const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
+  const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   let output = '';
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-TAIL);
@@ -83,7 +89,7 @@ export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> 
     child.once('error', reject);
     child.once('exit', () => resolve(answer));
     child.send(request);
-  });
+  }).finally(() => sandbox.sweep());
   if (reply === undefined) {
     throw new ConsortError(
       'internal',
@@ -97,4 +103,8 @@ export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> 
   const { code, message, hint } = reply.error;
   if (code === null) throw new Error(message);
   throw new ConsortError(code, message, hint === undefined ? {} : { hint });
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }

@@ -34,6 +34,11 @@ export interface AgentTurnRequest {
   writes: readonly string[];
   /** The turn's database branch. */
   branchUrl: string;
+  /**
+   * Folders the turn may read but not change (the proofs' pristine dependency copy): a backend that
+   * runs the agent as a command binds them read-only where it can (bubblewrap).
+   */
+  readOnly?: readonly string[];
   model: string | null;
   /** One of N competing GREEN attempts, each in its own worktree. */
   experiment?: { index: number; of: number };

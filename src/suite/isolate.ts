@@ -28,7 +28,8 @@ let detected: IsolationKind | undefined;
 
 function works(argv: string[]): boolean {
   try {
-    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ = 1'], { stdio: 'ignore', timeout: 5000 });
+    // unshare --fork makes the shell pid 1; bwrap keeps pid 1 for its own init, so the shell is 2.
+    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ -le 2'], { stdio: 'ignore', timeout: 5000 });
     return true;
   } catch {
     return false;
@@ -60,7 +61,18 @@ export interface Isolation {
   sweep: () => number;
 }
 
-export function isolation(kind: IsolationKind = isolationKind()): Isolation {
+export interface IsolationOptions {
+  /**
+   * Folders the command may read but not change (a proof's dependency copy, the pristine install):
+   * bound read-only under bubblewrap, which stops root too. Elsewhere their files' modes
+   * (src/lanes/tdd/clean-tree.ts) are all that stands, and root ignores those.
+   */
+  readOnly?: readonly string[];
+  /** Folders inside `readOnly` that stay writable (caches a runner writes, e.g. node_modules/.vite). */
+  writable?: readonly string[];
+}
+
+export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
   const marker = randomUUID();
   if (kind === 'sweep') {
     return {
@@ -70,7 +82,15 @@ export function isolation(kind: IsolationKind = isolationKind()): Isolation {
       sweep: () => sweepMarked(marker),
     };
   }
-  const prefix = PREFIX[kind];
+  const binds =
+    kind === 'bwrap'
+      ? [
+          ...(options.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
+          ...(options.writable ?? []).flatMap((p) => ['--bind', p, p]),
+        ]
+      : [];
+  // bwrap's own options end with `--`: the binds go before it.
+  const prefix = binds.length > 0 ? [...PREFIX.bwrap.slice(0, -1), ...binds, '--'] : PREFIX[kind];
   return {
     kind,
     env: { [MARKER_VAR]: marker },

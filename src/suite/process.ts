@@ -31,6 +31,9 @@ export interface RunCommandOptions {
    * so nothing it starts outlives it and it cannot read its ancestors' environments (src/suite/isolate.ts).
    */
   isolate?: boolean;
+  /** With `isolate`: folders bound read-only (and writable ones inside them) where bubblewrap is used. */
+  readOnly?: readonly string[];
+  writable?: readonly string[];
   timeoutMs: number;
   /** Bound on captured output; the head and the tail are kept because errors show up in both. */
   maxOutputBytes: number;
@@ -150,7 +153,12 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const output = new BoundedOutput(options.maxOutputBytes);
 
   return new Promise<CommandResult>((resolve, reject) => {
-    const sandbox = options.isolate ? isolation() : undefined;
+    const sandbox = options.isolate
+      ? isolation(undefined, {
+          ...(options.readOnly ? { readOnly: options.readOnly } : {}),
+          ...(options.writable ? { writable: options.writable } : {}),
+        })
+      : undefined;
     const [program, args] = sandbox ? sandbox.argv(options.command) : ['/bin/sh', ['-c', options.command]];
     const child = spawn(program, args, {
       cwd: options.cwd,

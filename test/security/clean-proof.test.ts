@@ -12,7 +12,7 @@
  * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
  */
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -116,19 +116,40 @@ it('a patched ignored dependency does not reach the proof: it runs the install c
   expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
 }, 60_000);
 
-it('code a proof ran that rewrites its dependencies cannot reach the next proof: each proof has its own copy', async () => {
-  await repo();
-  // GREEN code that, once the suite imports it, rewrites the test runner it finds in node_modules.
-  const tamper = `import { writeFileSync } from 'node:fs';\nwriteFileSync('node_modules/runner/run.mjs', ${JSON.stringify(PATCHED_RUNNER)});\nexport const sum = (a, b) => a + b;\n`;
-  await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
-  await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
-  expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
-  // The bug comes back; the next proof must see it, whatever the last one's code did to its runner.
-  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n');
-  await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor');
-  const { outcome } = await proveHead();
-  expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
-}, 60_000);
+describe.each(['bwrap', 'sweep'])('dependencies under %s isolation', (kind) => {
+  const pinned = process.env.CONSORT_ISOLATION;
+  beforeAll(() => {
+    process.env.CONSORT_ISOLATION = kind;
+  });
+  afterAll(() => {
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  });
+
+  it("the pristine copy and each proof's copy are read-only; code a proof ran that rewrites its dependencies cannot reach the next proof", async () => {
+    await repo();
+    const pristine = deps.links.get('node_modules')!;
+    expect((await stat(path.join(pristine, 'runner', 'run.mjs'))).mode & 0o222).toBe(0);
+    expect((await stat(pristine)).mode & 0o222).toBe(0);
+    // GREEN code that, once the suite imports it, rewrites the test runner it finds in node_modules
+    // and says (outside the tree) whether it could.
+    const said = path.join(os.tmpdir(), `consort-tamper-${path.basename(dir)}`);
+    const tamper = `import { writeFileSync } from 'node:fs';\nlet outcome = 'written';\ntry { writeFileSync('node_modules/runner/run.mjs', ${JSON.stringify(PATCHED_RUNNER)}); } catch (e) { outcome = e.code; }\nwriteFileSync(${JSON.stringify(said)}, outcome);\nexport const sum = (a, b) => a + b;\n`;
+    await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
+    await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
+    expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
+    // Bound read-only under bubblewrap (root included); elsewhere only the modes stop it, which root ignores.
+    const refused = kind === 'bwrap' || process.getuid?.() !== 0;
+    expect(await readFile(said, 'utf8')).toBe(refused ? (kind === 'bwrap' ? 'EROFS' : 'EACCES') : 'written');
+    await rm(said, { force: true });
+    // The bug comes back; the next proof must see it, whatever the last one's code did to its runner.
+    await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n');
+    await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor');
+    const { outcome } = await proveHead();
+    expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
+    expect(await readFile(path.join(pristine, 'runner', 'run.mjs'), 'utf8')).toBe(RUNNER);
+  }, 60_000);
+});
 
 it.each(['--skip-worktree', '--assume-unchanged'])(
   'an edited test behind %s is seen by the scope check, and the proof runs the committed test',

@@ -5,8 +5,9 @@
  * allow-listed basics only. The migration here reads its environment and writes what it saw into
  * the database it migrates; this process has the App's secrets set while it runs.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
@@ -91,4 +92,63 @@ it('reports a JS migration that throws as the same script failure, from the chil
       error: { message: expect.stringContaining('broke on purpose') },
     },
   });
+});
+
+/**
+ * A JS migration that looks for Consort's secrets in every /proc/<pid>/environ it can read, and
+ * leaves a `setsid` daemon behind that would write a file once the migration is over.
+ */
+const LINGER = (late: string) => `const { execFileSync, spawn } = require('node:child_process');
+const { readdirSync, readFileSync } = require('node:fs');
+exports.up = (pgm) => {
+  let found = [];
+  let read = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\\d+$/.test(p))) {
+    try { const text = readFileSync('/proc/' + pid + '/environ', 'latin1'); read += 1; if (text.includes('app-secret')) found.push(pid); } catch {}
+  }
+  spawn('setsid', ['sh', '-c', 'sleep 2; touch ${late}'], { detached: true, stdio: 'ignore' }).unref();
+  const seen = JSON.stringify({ found, read });
+  pgm.sql("CREATE TABLE IF NOT EXISTS lingered (what text)");
+  pgm.sql(\`INSERT INTO lingered VALUES ('\${seen}')\`);
+};
+exports.down = false;
+`;
+
+describe.each(['bwrap', 'unshare', 'sweep'])('the migration child under %s isolation', (kind) => {
+  const pinned = process.env.CONSORT_ISOLATION;
+  // /proc/<pid>/environ shows a process's starting environment: a process of Consort's that was
+  // started with the secret (as the App's is) stands next to the migration while it runs.
+  let holder: ChildProcess;
+  beforeAll(() => {
+    process.env.CONSORT_ISOLATION = kind;
+    holder = spawn('sleep', ['60'], { env: { PATH: process.env.PATH, PRIVATE_KEY: 'app-secret' }, stdio: 'ignore' });
+  });
+  afterAll(() => {
+    holder.kill('SIGKILL');
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  });
+
+  it(`leaves nothing running after it${kind === 'sweep' ? '' : ", and cannot read Consort's environment from /proc"}`, async () => {
+    const migrations = path.join(dir, `linger-${kind}`);
+    const late = path.join(dir, `late-${kind}`);
+    await mkdir(migrations);
+    await writeFile(path.join(migrations, '1700000000002_linger.js'), LINGER(late));
+    const r = await applyMigrations({
+      databaseUrl: url,
+      dir: migrations,
+      relativeTo: dir,
+      direction: 'up',
+      migrationsTable: `pgmigrations_${kind}`,
+    });
+    expect(r.ok).toBe(true);
+    const rows = await query<{ what: string }>(url, 'SELECT what FROM lingered');
+    const seen = JSON.parse(rows.at(-1)!.what) as { found: string[]; read: number };
+    expect(seen.read).toBeGreaterThan(0);
+    // Without a namespace the child shares /proc with Consort: the attack is real (docs/security.md).
+    if (kind === 'sweep') expect(seen.found).toContain(String(holder.pid));
+    else expect(seen.found).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await expect(access(late)).rejects.toThrow();
+  }, 30_000);
 });

@@ -14,7 +14,13 @@ import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 
 export interface ReversibilityInput {
+  /** The throwaway branch, as the admin: its schema is read with it. */
   url: string;
+  /**
+   * The URL the migrations run with (a role confined to the branch, for a pull request's code),
+   * asked at the start and again after each reset; without it they run with `url`.
+   */
+  runAs?: () => Promise<string>;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
   table: string;
@@ -43,6 +49,9 @@ const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restore
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
   const snapshot = () => withClient(input.url, (db) => snapshotSchema(db, { ignoreTables: [input.table] }));
   const verdicts: Verdicts = new Map();
+  const as = async (): Promise<string> => (input.runAs ? input.runAs() : input.url);
+  // Read after the role took the branch's objects (ownership is not in a snapshot; grants are).
+  let runAs = await as();
   const before = await snapshot();
   let pending = [...input.migrations];
   let first = true;
@@ -50,9 +59,10 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
     if (!first) {
       if (!input.reset) break;
       await input.reset();
+      runAs = await as();
     }
     first = false;
-    const pass = await provePass(input, pending, before, snapshot, verdicts);
+    const pass = await provePass({ ...input, runAs }, pending, before, snapshot, verdicts);
     if (pass.applyFailed) return finish(input, verdicts, before, pass.applyFailed);
     // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
     pending = pending.slice(0, pass.stoppedAt);
@@ -66,7 +76,7 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
  * (0 when all went down).
  */
 async function provePass(
-  input: ReversibilityInput,
+  input: Omit<ReversibilityInput, 'runAs'> & { runAs: string },
   migrations: readonly MigrationFile[],
   before: SchemaSnapshot,
   snapshot: () => Promise<SchemaSnapshot>,
@@ -74,7 +84,7 @@ async function provePass(
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
     applyMigrations({
-      databaseUrl: input.url,
+      databaseUrl: input.runAs,
       dir: input.headDir.dir,
       relativeTo: input.headDir.relativeTo,
       direction,

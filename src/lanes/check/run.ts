@@ -264,6 +264,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
+    let before: SchemaSnapshot | undefined;
     let baseRelations: Awaited<ReturnType<typeof readRelations>> | undefined;
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
@@ -284,11 +285,17 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       url = await provider.connectionUri(branch);
       if (provider.verifyUrl) await provider.verifyUrl(branch, url);
       else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
-      // The fresh PR branch is the base: what lint needs to tell a live table from one this PR creates.
+      // The pull request's migrations are its code: they run as the branch's own role where the
+      // provider makes one (owner of the branch's objects, no superuser, no other database).
+      const runAs = await confined(provider, branch, url);
+      // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
+      // creates, and the schema diff's "before" (read after the role took the branch's objects,
+      // so only what the migrations did differs).
       baseRelations = await withClient(url, readRelations);
+      before = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
       cancelPoint();
       const r = await applyMigrations({
-        databaseUrl: url,
+        databaseUrl: runAs,
         dir: headFiles.dir,
         relativeTo: headFiles.relativeTo,
         direction: 'up',
@@ -316,9 +323,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           nodePgMigrate,
         };
       const f = r.failed;
+      const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : ''}`,
         applied: list,
         nodePgMigrate,
         failure: {
@@ -344,7 +352,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
 
     // Lint, reversibility (on a child of the baseline) and the suite (on a child of the PR branch)
     // touch different databases, so they run side by side; the schema diff reads the PR branch after.
-    let before: SchemaSnapshot | undefined;
     const reversibility = async () => {
       if (!config.reversibility.enabled)
         return skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
@@ -356,8 +363,11 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         temporary.push(names.reversibility);
         await provider.create({ name: names.reversibility, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
         cancelPoint();
+        const revUrl = await provider.connectionUri(names.reversibility);
         const result = await proveReversibility({
-          url: await provider.connectionUri(names.reversibility),
+          url: revUrl,
+          // Asked again after each reset: a fresh copy needs its role's grants again.
+          runAs: () => confined(provider, names.reversibility, revUrl),
           migrations: newMigrations,
           headDir: headFiles,
           table: config.migrations.table,
@@ -368,7 +378,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
             await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
           },
         });
-        before = result.before;
         return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
       });
     };
@@ -377,9 +386,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl =
-        (provider.confinedUri ? await provider.confinedUri(names.suite) : null) ??
-        (await provider.connectionUri(names.suite));
+      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite));
       const result = await suiteStage(config, input.workspace, suiteUrl, input.env, signal, input.onSuiteOutput);
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
       return result;
@@ -394,11 +401,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', log, async () => {
-      before ??= await withClient(await provider.connectionUri(baselineName), (db) =>
-        snapshotSchema(db, { ignoreTables: [config.migrations.table] }),
-      );
       const after = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
-      const diff = diffSchemas(before, after);
+      const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
       return {
@@ -465,6 +469,15 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       stages,
     };
   }
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+const CONFINED_NOTE =
+  " (a pull request's migrations run as a role confined to its branch database: no superuser, no other database, no roles; what needs more belongs in a migration on the base branch, applied by its deploy)";
+
+/** The URL a pull request's code runs with on a branch: the branch's own role where the provider makes one. */
+async function confined(provider: BranchProvider, name: string, url: string): Promise<string> {
+  return (provider.confinedUri ? await provider.confinedUri(name) : null) ?? url;
 }
 
 const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);

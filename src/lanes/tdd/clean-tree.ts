@@ -7,11 +7,13 @@
  * run's first turn, so a patched `node_modules/jest/bin/jest.js` (ignored, so invisible to the
  * scope check) is not what runs; each proof gets its own copy of that pristine one, so code a proof
  * ran (the driver's, in GREEN) that rewrote its dependencies cannot reach a later proof; every
- * report path is emptied before the suite starts.
+ * report path is emptied before the suite starts. Both copies are read-only (no write permission
+ * for anyone; under bubblewrap the proof's copy is also bound read-only, which stops root), except
+ * the cache folders runners write (`node_modules/.cache`, `node_modules/.vite`) in a proof's copy.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, lstat, mkdir, rm, symlink } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { glob } from 'tinyglobby';
@@ -21,6 +23,8 @@ const run = promisify(execFile);
 
 /** Ignored dependency folders a proof needs, relative to the workspace. */
 const DEPENDENCY_DIRS = ['node_modules'];
+/** Inside a dependency folder: where runners keep caches (babel, vite and vitest write there). */
+const CACHE_DIRS = ['.cache', '.vite'];
 
 export interface Dependencies {
   /** Where the copies live (removed by `dispose`). */
@@ -38,6 +42,15 @@ async function copyTree(from: string, to: string): Promise<void> {
   if (process.platform === 'linux') await run('cp', ['-a', '--reflink=auto', from, to]);
   else await cp(from, to, { recursive: true, verbatimSymlinks: true });
 }
+
+/** Nobody may write under `dir` (symlinks are not followed: what they point to is not ours). */
+const readOnly = (dir: string) => run('chmod', ['-R', 'a-w', dir]);
+/** Writable again, so it can be removed. */
+const removable = async (dir: string): Promise<void> => {
+  if ((await lstat(dir).catch(() => undefined)) === undefined) return;
+  await run('chmod', ['-R', 'u+w', dir]).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+};
 
 /**
  * The pristine copy, taken before any agent of this run works. A dependency folder that is itself
@@ -62,11 +75,15 @@ export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependenci
     links.set(rel, target);
     copied.add(rel);
   }
-  return { root, links, copied, dispose: () => rm(root, { recursive: true, force: true }) };
+  if (copied.size > 0) await readOnly(root);
+  return { root, links, copied, dispose: () => removable(root) };
 }
 
 export interface CleanTree {
   ws: GitWorkspace;
+  /** This proof's dependency copies (read-only) and the cache folders inside them that are not. */
+  readOnly: string[];
+  writable: string[];
   dispose(): Promise<void>;
 }
 
@@ -81,24 +98,36 @@ export async function cleanTree(
   const own = `${dir}-deps`;
   const dispose = async (): Promise<void> => {
     await removeWorktree(ws, dir);
-    await rm(own, { recursive: true, force: true });
+    await removable(own);
   };
   await addWorktree(ws, dir, commit);
   try {
     const clean = await openWorkspace(path.join(dir, ws.prefix));
+    const locked: string[] = [];
+    const writable: string[] = [];
     for (const [rel, pristine] of deps?.links ?? []) {
       const at = path.join(clean.dir, rel);
       // A committed file or folder at that path is the commit's own (and the suite's to use).
       if ((await lstat(at).catch(() => undefined)) !== undefined) continue;
       // This proof's own copy of the pristine install (a reflink where the filesystem can).
       const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
-      if (target !== pristine) await copyTree(pristine, target);
+      if (target !== pristine) {
+        await copyTree(pristine, target); // read-only, as the pristine copy is
+        await chmod(target, 0o755);
+        for (const cache of CACHE_DIRS) {
+          const folder = path.join(target, cache);
+          await run('chmod', ['-R', 'u+w', folder]).catch(() => mkdir(folder));
+          writable.push(folder);
+        }
+        await chmod(target, 0o555);
+        locked.push(target);
+      }
       await symlink(target, at, 'dir');
     }
     // A report in the commit (or written by a checkout filter) would be read as this run's.
     const stale = await glob([...reports], { cwd: clean.dir, absolute: true, onlyFiles: false, dot: true });
     await Promise.all(stale.map((file) => rm(file, { recursive: true, force: true })));
-    return { ws: clean, dispose };
+    return { ws: clean, readOnly: locked, writable, dispose };
   } catch (e) {
     await dispose();
     throw e;

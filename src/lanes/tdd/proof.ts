@@ -102,6 +102,9 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         command: config.suite.command,
         cwd: ws.dir,
         isolate: true,
+        // Its dependency copy cannot be changed by the suite (bound read-only under bubblewrap).
+        readOnly: tree.readOnly,
+        writable: tree.writable,
         inherit: input.env,
         env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
         timeoutMs: parseDuration(config.suite.timeout),

@@ -175,6 +175,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       workspace: ctx.ws.dir,
       writes: plan.writes,
       branchUrl: url,
+      ...(ctx.deps?.copied.size ? { readOnly: [ctx.deps.root] } : {}),
       model: agent.model,
       budget: {
         timeoutMs: agent.timeoutMs,

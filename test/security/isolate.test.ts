@@ -1,0 +1,92 @@
+/**
+ * The isolation untrusted commands run in (src/suite/isolate.ts): bubblewrap is found when it is
+ * installed (.ci/run installs it), and a folder given as read-only — the proofs' pristine
+ * dependency copy during an agent's `command` turn — cannot be changed under it, by root either;
+ * cache folders inside stay writable. Without bubblewrap the command still runs (util-linux
+ * `unshare`, or the marker sweep), and only file modes guard such a folder.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { commandBackend } from '../../src/agents/command.js';
+import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
+import { isolationKind } from '../../src/suite/isolate.js';
+import { runCommand } from '../../src/suite/process.js';
+
+let dir: string;
+let locked: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-isolate-'));
+  locked = path.join(dir, 'pristine');
+  await mkdir(path.join(locked, '.cache'), { recursive: true });
+  await writeFile(path.join(locked, 'dep.js'), 'original\n');
+});
+
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const TRY_WRITES = (out: string) =>
+  `node -e "const fs=require('fs');const r={};for(const f of ['dep.js','.cache/c']){try{fs.writeFileSync('${locked}/'+f,'x');r[f]='written'}catch(e){r[f]=e.code}}fs.writeFileSync('${out}',JSON.stringify(r))"`;
+
+it('finds bubblewrap when it is installed (its shell is pid 2, under its own init)', () => {
+  expect(spawnSync('bwrap', ['--version']).status).toBe(0); // .ci/run installs it
+  expect(isolationKind({})).toBe('bwrap');
+  expect(isolationKind({ CONSORT_ISOLATION: 'sweep' })).toBe('sweep');
+});
+
+it.each([
+  ['bwrap', { 'dep.js': 'EROFS', '.cache/c': 'written' }],
+  // Without bubblewrap nothing is bound: the modes (clean-tree.ts) are the guard, and these files are writable.
+  ['unshare', { 'dep.js': 'written', '.cache/c': 'written' }],
+  ['sweep', { 'dep.js': 'written', '.cache/c': 'written' }],
+] as const)('a read-only folder under %s isolation', async (kind, expected) => {
+  const out = path.join(dir, `${kind}.json`);
+  const pinned = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = kind;
+  try {
+    const r = await runCommand({
+      command: TRY_WRITES(out),
+      cwd: dir,
+      isolate: true,
+      readOnly: [locked],
+      writable: [path.join(locked, '.cache')],
+      timeoutMs: 20_000,
+      maxOutputBytes: 10_000,
+    });
+    expect(r.exitCode).toBe(0);
+  } finally {
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  }
+  expect(JSON.parse(await readFile(out, 'utf8'))).toEqual(expected);
+});
+
+it("a command agent's turn cannot change the folders its request names read-only", async () => {
+  const out = path.join(dir, 'agent.json');
+  const request: AgentTurnRequest = {
+    role: 'driver',
+    step: 'green',
+    feature: 'f001',
+    item: 'T1',
+    instructions: '',
+    contextPack: { pack: {} as AgentTurnRequest['contextPack']['pack'], json: '{}', markdown: '' },
+    workspace: dir,
+    writes: [],
+    branchUrl: 'postgresql://agent:pw@127.0.0.1:5432/f001',
+    readOnly: [locked],
+    model: null,
+    budget: { timeoutMs: 20_000 },
+  };
+  const pinned = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = 'bwrap';
+  try {
+    const result = await commandBackend({ command: TRY_WRITES(out) }).runTurn(request);
+    expect(result.exit).toEqual({ kind: 'done' });
+  } finally {
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  }
+  expect(JSON.parse(await readFile(out, 'utf8'))).toMatchObject({ 'dep.js': 'EROFS' });
+  expect(await readFile(path.join(locked, 'dep.js'), 'utf8')).toBe('original\n');
+});
