@@ -141,6 +141,25 @@ async function benchHistory(key, provider, server) {
     const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
     log(`${key}: ${head.migrations.length} migrations (${head.migrations.length - base.migrations.length} new)`);
     const lines = [];
+    // --verbose: every provider call the check makes, timed.
+    const t0 = performance.now();
+    const traced = values.verbose
+      ? new Proxy(provider, {
+          get(target, prop) {
+            const v = Reflect.get(target, prop, target);
+            if (typeof v !== 'function') return v;
+            return async (...args) => {
+              const t = performance.now();
+              try {
+                return await v.apply(target, args);
+              } finally {
+                const what = typeof args[0] === 'string' ? args[0] : (args[0]?.name ?? '');
+                log(`    @${Math.round(t - t0)} ${String(prop)}(${what}) ${Math.round(performance.now() - t)} ms`);
+              }
+            };
+          },
+        })
+      : provider;
     const input = {
       workspace: h.dir,
       config,
@@ -148,7 +167,7 @@ async function benchHistory(key, provider, server) {
       base,
       head,
       pr: 1,
-      provider,
+      provider: traced,
       env: process.env,
       toolVersion: 'bench',
       log: (l) => (values.verbose ? log(`    ${l}`) : lines.push(l)),
@@ -161,10 +180,16 @@ async function benchHistory(key, provider, server) {
     await provider.settled?.();
     const warm = [];
     for (let i = 0; i < runs; i++) {
+      const w0 = performance.now();
       const r = await runCheck(input);
+      const wall = Math.round(performance.now() - w0);
       if (r.conclusion !== cold.conclusion) throw new Error(`a warm check concluded ${r.conclusion}`);
-      warm.push({ total: r.durationMs, stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, v.durationMs])) });
-      log(`  warm ${i + 1}/${runs}: ${r.durationMs} ms`);
+      warm.push({
+        total: r.durationMs,
+        wall,
+        stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, v.durationMs])),
+      });
+      log(`  warm ${i + 1}/${runs}: ${r.durationMs} ms (${wall} ms with the temporary branches' removal)`);
       await provider.settled?.();
     }
 
@@ -215,6 +240,8 @@ async function benchHistory(key, provider, server) {
       stageMedians,
       laneMedian: median(warm.map((w) => w.total)),
       laneP95: p95(warm.map((w) => w.total)),
+      wallMedian: median(warm.map((w) => w.wall)),
+      wallP95: p95(warm.map((w) => w.wall)),
       naiveMedian: median(naive.map((n) => n.total)),
       naiveP95: p95(naive.map((n) => n.total)),
     };
@@ -239,7 +266,7 @@ try {
   console.log(
     `\nPR lane's own work vs the naive setup (local provider, ${caps.mode} mode, ${runs} runs each, median / p95 ms, load ${load.join(' ')})\n`,
   );
-  const widths = [64, 16, 16, 8];
+  const widths = [76, 16, 20, 16, 8];
   const fmt = (cells) =>
     cells
       .map((c, i) =>
@@ -248,12 +275,13 @@ try {
           .padEnd(i === 0 ? widths[0] : 0),
       )
       .join('');
-  console.log(fmt(['history', 'consort check', 'naive setup', 'ratio']));
+  console.log(fmt(['history', 'consort check', 'with its cleanup', 'naive setup', 'ratio']));
   for (const r of results)
     console.log(
       fmt([
         r.about,
         `${r.laneMedian} / ${r.laneP95}`,
+        `${r.wallMedian} / ${r.wallP95}`,
         `${r.naiveMedian} / ${r.naiveP95}`,
         (r.laneMedian / r.naiveMedian).toFixed(2),
       ]),

@@ -338,7 +338,10 @@ export async function applyMigrations(options: ApplyOptions): Promise<ApplyResul
 }
 
 /** Whether these migrations (or this engine) are the repository's code, to run in a child process. */
-export function needsChild(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): boolean {
+export function needsChild(
+  engine: MigrationEngine | undefined,
+  files: readonly Pick<MigrationFile, 'kind'>[],
+): boolean {
   return (
     engine?.source === 'project' ||
     engine?.source === 'lockfile' ||

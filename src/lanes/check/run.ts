@@ -443,12 +443,15 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   } finally {
     input.signal?.removeEventListener('abort', forward);
     log(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
-    for (const name of temporary.reverse()) {
-      if (!(await provider.get(name).catch(() => undefined))) continue; // never made (a stage stopped before)
-      await provider
-        .delete(name, ours)
-        .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
-    }
+    // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
+    await Promise.all(
+      temporary.map(async (name) => {
+        if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
+        await provider
+          .delete(name, ours)
+          .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+      }),
+    );
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
     await headRunner?.close().catch(() => undefined);
