@@ -18,6 +18,7 @@ import type {
   DeleteBranchOptions,
   EnsureOutcome,
   GcResult,
+  PoolOptions,
   PoolStatus,
   ProviderName,
   ResetBranchOptions,
@@ -257,7 +258,12 @@ export class TemplateBranchProvider implements BranchProvider {
    * Keep `size` ready copies of `template` (0 drops the pool and its copies), filled now; `create`
    * from the template then takes one and a refill starts in the background.
    */
-  async pool(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus> {
+  async pool(
+    template: string,
+    size: number,
+    onCopy?: (made: number, wanted: number) => void,
+    options: PoolOptions = {},
+  ): Promise<PoolStatus> {
     const caps = await this.capabilities();
     if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
       throw new ConsortError(
@@ -279,6 +285,10 @@ export class TemplateBranchProvider implements BranchProvider {
       const [before] = await this.pools.status(cat, template);
       if (before && before.ready > size) {
         await this.pools.drain(cat, template);
+      }
+      if (options.fill === 'background') {
+        this.refillSoon(template); // waits for this lock, then copies
+        return (await this.pools.status(cat, template))[0]!;
       }
       await clearSessions(cat, row.database, template, 'fork', false);
       await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
@@ -545,7 +555,8 @@ export class TemplateBranchProvider implements BranchProvider {
     if (name === ROOT_BRANCH) {
       throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
     }
-    return this.withLocked(name, async (cat) => {
+    let refill: string | undefined;
+    const record = await this.withLocked(name, async (cat) => {
       const row = await this.catalog.get(cat, name);
       if (!row || row.state === 'creating' || row.state === 'deleting' || !row.present) throw notFound(name);
       if (row.state === 'resetting') await this.repairLocked(cat, row);
@@ -554,8 +565,11 @@ export class TemplateBranchProvider implements BranchProvider {
       const terminate = options.terminateConnections === true;
       await clearSessions(cat, row.database, name, 'reset', terminate, options.onTerminated);
       await clearSessions(cat, parent.database, parent.name, 'fork', terminate, options.onTerminated);
-      // Copy first: if this fails the branch is untouched.
-      await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
+      // Copy first (or take a ready copy from the parent's warm pool): if this fails the branch is untouched.
+      const handout = await this.pools.take(cat, parent.name, parent.database, scratch);
+      if (handout.kind !== 'member')
+        await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
+      if (handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale') refill = parent.name;
       // A new database is PUBLIC again: confine it before anyone can know its name.
       await confineDatabase(cat, scratch);
       await this.catalog.setState(cat, name, 'resetting', scratch);
@@ -564,6 +578,8 @@ export class TemplateBranchProvider implements BranchProvider {
       await this.catalog.markReady(cat, name, undefined);
       return toRecord((await this.catalog.get(cat, name))!);
     });
+    if (refill !== undefined && this.options.refillPools !== false) this.refillSoon(refill);
+    return record;
   }
 
   /**

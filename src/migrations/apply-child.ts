@@ -1,27 +1,47 @@
 /**
- * The child process of isolated.ts: receives one ChildRequest, applies the migrations with the
- * engine named (the project's copy is imported only here), answers with the result or the error,
- * and exits even if a migration left a timer or a connection open.
+ * The child process of isolated.ts: answers ChildRequests one at a time — applies the migrations
+ * with the engine named (the project's copy is imported only here, once) and answers with the result
+ * or the error — and exits when its parent lets go of it, even if a migration left a timer or a
+ * connection open.
  */
 import { isConsortError } from '../core/errors.js';
-import { bundledEngine, loadProjectRunner } from './engine.js';
+import { bundledEngine, loadProjectRunner, type MigrationEngine } from './engine.js';
 import { registerProjectLoader } from './ts-loader.js';
 import type { ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere } from './runner.js';
 
-process.once('message', (message) => {
-  void answer(message as ChildRequest).then((reply) => process.send!(reply, () => process.exit(0)));
+let turn: Promise<unknown> = Promise.resolve();
+process.on('message', (message) => {
+  turn = turn.then(() => answer(message as ChildRequest).then((reply) => process.send!(reply)));
 });
+process.once('disconnect', () => process.exit(0));
+
+/** Engines loaded (and TypeScript loaders registered) so far, by what the request named. */
+const engines = new Map<string, Promise<MigrationEngine>>();
+
+function load(wanted: ChildRequest['engine']): Promise<MigrationEngine> {
+  const key = JSON.stringify(wanted);
+  let engine = engines.get(key);
+  if (!engine) {
+    engine = (async () => {
+      const base =
+        wanted?.source !== 'bundled' && wanted?.entry
+          ? { ...wanted, runner: await loadProjectRunner(wanted.entry) }
+          : await bundledEngine();
+      const loaded = wanted?.tsLoader ? { ...base, tsLoader: wanted.tsLoader } : base;
+      await registerProjectLoader(loaded);
+      return loaded;
+    })();
+    engines.set(key, engine);
+    engine.catch(() => engines.delete(key)); // a failed load is retried (and reported) by the next request
+  }
+  return engine;
+}
 
 async function answer(request: ChildRequest): Promise<ChildReply> {
   try {
-    const wanted = request.engine;
-    const base =
-      wanted?.source !== 'bundled' && wanted?.entry
-        ? { ...wanted, runner: await loadProjectRunner(wanted.entry) }
-        : await bundledEngine();
-    const engine = wanted?.tsLoader ? { ...base, tsLoader: wanted.tsLoader } : base;
-    await registerProjectLoader(engine);
+    const engine = await load(request.engine);
+    if (request.options === null) return { ok: true, result: null };
     return { ok: true, result: await applyMigrationsHere({ ...request.options, engine }) };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);

@@ -7,7 +7,7 @@
  * read Consort's `/proc/<ppid>/environ`, and whatever a migration started ends with it (else every
  * process carrying its marker is killed once it exits).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,13 +18,15 @@ import type { MigrationEngine } from './engine.js';
 import type { ApplyOptions, ApplyResult } from './runner.js';
 
 export interface ChildRequest {
-  options: Omit<ApplyOptions, 'engine'>;
+  /** null: only load the engine (and the TypeScript loader), so the first real request finds them ready. */
+  options: Omit<ApplyOptions, 'engine'> | null;
   /** The engine to load in the child (null: the bundled one). */
   engine: Omit<MigrationEngine, 'runner'> | null;
 }
 
 export type ChildReply =
-  { ok: true; result: ApplyResult } | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } };
+  | { ok: true; result: ApplyResult | null }
+  | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } };
 
 const TAIL = 4000;
 
@@ -51,58 +53,145 @@ function childScript(): string {
   return found;
 }
 
-export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> {
-  const { engine, ...rest } = options;
-  const request: ChildRequest = {
-    options: {
-      ...rest,
-      dir: path.resolve(rest.dir),
-      ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
-    },
-    engine: engine
-      ? {
-          version: engine.version,
-          source: engine.source,
-          dir: engine.dir,
-          ...(engine.entry ? { entry: engine.entry } : {}),
-          ...(engine.tsLoader ? { tsLoader: engine.tsLoader } : {}),
-        }
-      : null,
-  };
-  // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
-  // needed in process too); the child is the repository's code either way, so it carries no secret.
-  const sandbox = isolation();
-  const env = childEnv(sandbox.env, { secrets: ['NODE_OPTIONS'] });
-  const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
-  const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-  let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-TAIL);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const reply = await new Promise<ChildReply | undefined>((resolve, reject) => {
-    let answer: ChildReply | undefined;
-    child.once('message', (m) => {
-      answer = m as ChildReply;
-    });
-    child.once('error', reject);
-    child.once('exit', () => resolve(answer));
-    child.send(request);
-  }).finally(() => sandbox.sweep());
-  if (reply === undefined) {
-    throw new ConsortError(
-      'internal',
-      `The migration process ended without a result: ${output.trim() || 'no output'}`,
-      {
-        hint: 'A migration may have ended the process (process.exit) or crashed Node; run it alone to see.',
-      },
+function childEngine(engine: MigrationEngine | undefined): ChildRequest['engine'] {
+  return engine
+    ? {
+        version: engine.version,
+        source: engine.source,
+        dir: engine.dir,
+        ...(engine.entry ? { entry: engine.entry } : {}),
+        ...(engine.tsLoader ? { tsLoader: engine.tsLoader } : {}),
+      }
+    : null;
+}
+
+/**
+ * One child process that answers requests in turn for as long as it is kept open: the PR lane keeps
+ * one for a side's migrations instead of starting Node, node-pg-migrate and a TypeScript loader again
+ * for every step. It is the repository's code either way; a child a migration ended (process.exit,
+ * a crash) is replaced by a fresh one on the next request.
+ */
+export class MigrationChild {
+  private child: ChildProcess | undefined;
+  private output = '';
+  private turn: Promise<unknown> = Promise.resolve();
+
+  /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
+  warm(engine?: MigrationEngine): Promise<void> {
+    return this.request({ options: null, engine: childEngine(engine) }).then(
+      () => undefined,
+      () => undefined, // the apply that follows reports what is wrong
     );
   }
-  if (reply.ok) return reply.result;
-  const { code, message, hint } = reply.error;
-  if (code === null) throw new Error(message);
-  throw new ConsortError(code, message, hint === undefined ? {} : { hint });
+
+  async apply(options: ApplyOptions): Promise<ApplyResult> {
+    const { engine, ...rest } = options;
+    const result = await this.request({
+      options: {
+        ...rest,
+        dir: path.resolve(rest.dir),
+        ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
+      },
+      engine: childEngine(engine),
+    });
+    if (result === null) throw new ConsortError('internal', 'The migration process answered without a result.');
+    return result;
+  }
+
+  /** End the process (it exits even if a migration left a timer or a connection open). */
+  async close(): Promise<void> {
+    await this.turn.catch(() => undefined);
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    if (child.connected) child.disconnect();
+    else child.kill();
+    await exited;
+  }
+
+  private request(request: ChildRequest): Promise<ApplyResult | null> {
+    const run = this.turn.then(
+      () => this.send(request),
+      () => this.send(request),
+    );
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  private start(): ChildProcess {
+    // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
+    // needed in process too); the child is the repository's code either way, so it carries no secret.
+    // In a PID namespace where one can be made; whatever a migration started ends with the child.
+    const sandbox = isolation();
+    const env = childEnv(sandbox.env, { secrets: ['NODE_OPTIONS'] });
+    const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
+    const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    child.once('exit', () => sandbox.sweep());
+    this.output = '';
+    const keep = (chunk: Buffer): void => {
+      this.output = (this.output + chunk.toString('utf8')).slice(-TAIL);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.on('error', () => undefined); // reported by the request that was waiting
+    return child;
+  }
+
+  private async send(request: ChildRequest): Promise<ApplyResult | null> {
+    let child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected)
+      child = this.child = this.start();
+    const live = child;
+    const reply = await new Promise<ChildReply | undefined>((resolve, reject) => {
+      const onMessage = (m: unknown): void => {
+        done();
+        resolve(m as ChildReply);
+      };
+      const onExit = (): void => {
+        done();
+        resolve(undefined);
+      };
+      const onError = (e: Error): void => {
+        done();
+        reject(e);
+      };
+      const done = (): void => {
+        live.off('message', onMessage);
+        live.off('exit', onExit);
+        live.off('error', onError);
+      };
+      live.once('message', onMessage);
+      live.once('exit', onExit);
+      live.once('error', onError);
+      live.send(request);
+    });
+    if (reply === undefined) {
+      // Let the output of a child that died arrive before quoting it.
+      await new Promise((resolve) => setImmediate(resolve));
+      throw new ConsortError(
+        'internal',
+        `The migration process ended without a result: ${this.output.trim() || 'no output'}`,
+        {
+          hint: 'A migration may have ended the process (process.exit) or crashed Node; run it alone to see.',
+        },
+      );
+    }
+    if (reply.ok) return reply.result;
+    const { code, message, hint } = reply.error;
+    if (code === null) throw new Error(message);
+    throw new ConsortError(code, message, hint === undefined ? {} : { hint });
+  }
+}
+
+/** Apply once, in a child of its own. */
+export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> {
+  const child = new MigrationChild();
+  try {
+    return await child.apply(options);
+  } finally {
+    await child.close();
+  }
 }
 
 function shellQuote(text: string): string {

@@ -330,16 +330,57 @@ function classify(
  */
 export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
   const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
-  if (
-    options.engine?.source === 'project' ||
-    options.engine?.source === 'lockfile' ||
-    options.engine?.tsLoader ||
-    fileList.some((m) => m.kind !== 'sql' && m.kind !== 'other')
-  ) {
+  if (needsChild(options.engine, fileList)) {
     const { applyInChild } = await import('./isolated.js');
     return applyInChild(options);
   }
   return applyMigrationsHere(options);
+}
+
+/** Whether these migrations (or this engine) are the repository's code, to run in a child process. */
+export function needsChild(
+  engine: MigrationEngine | undefined,
+  files: readonly Pick<MigrationFile, 'kind'>[],
+): boolean {
+  return (
+    engine?.source === 'project' ||
+    engine?.source === 'lockfile' ||
+    engine?.tsLoader !== undefined ||
+    files.some((m) => m.kind !== 'sql' && m.kind !== 'other')
+  );
+}
+
+/**
+ * Applies migrations step after step with one child process for the lot (started once, its engine
+ * and TypeScript loader loaded once), where `applyMigrations` starts one per call: what the PR lane
+ * uses for a side's migrations. SQL alone still runs here. `close` ends the child.
+ */
+export interface MigrationRunner {
+  apply(options: ApplyOptions): Promise<ApplyResult>;
+  /** Start the child and load `engine` now, in the background, when these files will need it. */
+  warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
+  close(): Promise<void>;
+}
+
+export function openMigrationRunner(): MigrationRunner {
+  let child: import('./isolated.js').MigrationChild | undefined;
+  const theChild = async () => (child ??= new (await import('./isolated.js')).MigrationChild());
+  let warming: Promise<unknown> = Promise.resolve();
+  return {
+    warm(engine, files) {
+      if (needsChild(engine, files)) warming = theChild().then((c) => c.warm(engine));
+    },
+    async apply(options) {
+      await warming;
+      const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+      if (needsChild(options.engine, fileList)) return (await theChild()).apply(options);
+      return applyMigrationsHere(options);
+    },
+    async close() {
+      await warming.catch(() => undefined);
+      await child?.close();
+    },
+  };
 }
 
 /** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */

@@ -93,6 +93,15 @@ export interface PoolStatus {
   ready: number;
 }
 
+export interface PoolOptions {
+  /**
+   * `now` (default): make the copies before returning. `background`: set the size and return; the
+   * copies are made in this process's background (`close` waits for them), and a create that comes
+   * first copies the template as without a pool.
+   */
+  fill?: 'now' | 'background';
+}
+
 export type EnsureOutcome = 'created' | 'reused' | 'recreated';
 
 export interface RunLockOptions {
@@ -153,10 +162,15 @@ export interface BranchProvider {
   /** Catalog rows whose database is gone: `get` and `list` treat them as missing, `gc` removes them. */
   drift?(): Promise<BranchDrift[]>;
   /**
-   * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` from it is a
-   * rename; 0 drops the pool. `onCopy` reports progress while the pool fills.
+   * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` and `reset`
+   * from it are a rename; 0 drops the pool. `onCopy` reports progress while the pool fills.
    */
-  pool?(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus>;
+  pool?(
+    template: string,
+    size: number,
+    onCopy?: (made: number, wanted: number) => void,
+    options?: PoolOptions,
+  ): Promise<PoolStatus>;
   poolStatus?(template?: string): Promise<PoolStatus[]>;
   /** Bytes each ready branch's database takes, by branch name. Providers that cannot tell omit it. */
   sizes?(): Promise<Record<string, number>>;

@@ -67,6 +67,24 @@ describe.each([
     expect(await query(await url('a'), 'SELECT count(*)::int AS n FROM items')).toEqual([{ n: 2 }]);
   });
 
+  it('fills in the background when asked, and a reset takes a ready copy of the parent too', async () => {
+    await template();
+    expect(await p.pool('tmpl', 1, undefined, { fill: 'background' })).toEqual({ template: 'tmpl', size: 1, ready: 0 });
+    await p.settled();
+    expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
+    await p.create({ name: 'r', parent: 'tmpl' }); // takes the copy; the refill makes another
+    await p.settled();
+    await query(await url('r'), 'INSERT INTO items VALUES (3)');
+    const [member] = await poolDatabases();
+    const reset = await p.reset('r');
+    // The ready copy became the branch's database: the pool's member is gone (and refilled after).
+    expect(await poolDatabases()).not.toContain(member);
+    expect(await query(await url('r'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(await query(await url('r'), 'SELECT current_database() AS db')).toEqual([{ db: reset.database }]);
+    await p.settled();
+    expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
+  });
+
   it('never hands out a copy of an older state: a changed template is copied fresh and the pool refilled', async () => {
     await template();
     await p.pool('tmpl', 2);

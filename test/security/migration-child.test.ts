@@ -11,7 +11,7 @@ import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
-import { applyMigrations } from '../../src/migrations/runner.js';
+import { applyMigrations, openMigrationRunner } from '../../src/migrations/runner.js';
 import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const SNOOP = `exports.up = (pgm) => {
@@ -151,4 +151,69 @@ describe.each(['bwrap', 'unshare', 'sweep'])('the migration child under %s isola
     await new Promise((resolve) => setTimeout(resolve, 3000));
     await expect(access(late)).rejects.toThrow();
   }, 30_000);
+});
+
+describe('a runner kept for a run (the PR lane: one child per side)', () => {
+  /** Each up records the pid and environment of the process it ran in; each down removes its row. */
+  const PID = (n: number) => `exports.up = (pgm) => {
+  const seen = JSON.stringify({ pid: process.pid, key: process.env.PRIVATE_KEY ?? null });
+  pgm.sql("CREATE TABLE IF NOT EXISTS pids (n int, what text)");
+  pgm.sql(\`INSERT INTO pids VALUES (${n}, '\${seen}')\`);
+};
+exports.down = (pgm) => { pgm.sql('DELETE FROM pids WHERE n = ${n}'); };
+`;
+  const EXIT = 'exports.up = () => { process.exit(3); };\n';
+
+  it('applies step after step in one child process that is not this one and sees no secret', async () => {
+    const migrations = path.join(dir, 'kept');
+    await mkdir(migrations);
+    await writeFile(path.join(migrations, '1700000000001_a.js'), PID(1));
+    await writeFile(path.join(migrations, '1700000000002_b.js'), PID(2));
+    const runner = openMigrationRunner();
+    const step = (direction: 'up' | 'down') =>
+      runner.apply({
+        databaseUrl: url,
+        dir: migrations,
+        relativeTo: dir,
+        direction,
+        count: 1,
+        migrationsTable: 'pgmigrations_kept',
+      });
+    try {
+      runner.warm(undefined, [{ kind: 'js' }]);
+      for (const direction of ['up', 'up', 'down', 'up'] as const) expect((await step(direction)).ok).toBe(true);
+    } finally {
+      await runner.close();
+    }
+    const rows = await query<{ n: number; what: string }>(url, 'SELECT n, what FROM pids ORDER BY n');
+    const seen = rows.map((r) => ({ n: r.n, ...(JSON.parse(r.what) as { pid: number; key: string | null }) }));
+    expect(seen.map((r) => r.n)).toEqual([1, 2]);
+    expect(new Set(seen.map((r) => r.pid)).size).toBe(1);
+    expect(seen[0]!.pid).not.toBe(process.pid);
+    expect(seen.every((r) => r.key === null)).toBe(true);
+  });
+
+  it('replaces a child a migration ended, and says what happened', async () => {
+    const migrations = path.join(dir, 'exits');
+    await mkdir(migrations);
+    await writeFile(path.join(migrations, '1700000000001_exits.js'), EXIT);
+    const ok = path.join(dir, 'after-exit');
+    await mkdir(ok);
+    await writeFile(path.join(ok, '1700000000001_a.js'), PID(7));
+    const runner = openMigrationRunner();
+    try {
+      await expect(
+        runner.apply({ databaseUrl: url, dir: migrations, direction: 'up', migrationsTable: 'pgmigrations_exits' }),
+      ).rejects.toThrow('The migration process ended without a result');
+      const r = await runner.apply({
+        databaseUrl: url,
+        dir: ok,
+        direction: 'up',
+        migrationsTable: 'pgmigrations_after_exit',
+      });
+      expect(r.ok).toBe(true);
+    } finally {
+      await runner.close();
+    }
+  });
 });

@@ -180,6 +180,30 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   }
 }
 
+/** Ready copies kept of a baseline: the PR branch's and reversibility's (a second pass takes a third). */
+export const BASELINE_POOL_SIZE = 2;
+
+/**
+ * Give the baseline a warm pool where the provider keeps them, filled in the background: the PR
+ * branch and reversibility's throwaway branch are then renames of ready copies instead of copies
+ * made while the check waits, and each handout is refilled while the check goes on. A pool is a
+ * cache — it goes with the baseline — so any failure here only means the next creates copy.
+ */
+export async function warmBaselinePool(
+  provider: BranchProvider,
+  name: string,
+  log: (line: string) => void,
+): Promise<void> {
+  if (!provider.pool || !provider.poolStatus) return;
+  try {
+    const [pool] = await provider.poolStatus(name);
+    if (pool && pool.size >= BASELINE_POOL_SIZE) return;
+    await provider.pool(name, BASELINE_POOL_SIZE, undefined, { fill: 'background' });
+  } catch (e) {
+    log(`  (no warm pool for ${name}: ${(e as Error).message})`);
+  }
+}
+
 export async function runSeed(
   config: ConsortConfig,
   workspace: string,

@@ -7,7 +7,7 @@
 import { withClient } from '../../db/sql.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
+import { applyMigrations, type ApplyResult, type MigrationRunner } from '../../migrations/runner.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
 import { diffSchemas, isEmptyDiff } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
@@ -32,6 +32,10 @@ export interface ReversibilityInput {
    * fresh copy holding only them; without it they are reported as not checked.
    */
   reset?: () => Promise<void>;
+  /** Applies each step (default: `applyMigrations`, a child process per step for JS/TS). */
+  runner?: Pick<MigrationRunner, 'apply'>;
+  /** The baseline's schema when the caller has read it already (a fresh copy of the baseline has the same). */
+  before?: SchemaSnapshot;
 }
 
 export interface ReversibilityResult {
@@ -50,9 +54,10 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
   const snapshot = () => withClient(input.url, (db) => snapshotSchema(db, { ignoreTables: [input.table] }));
   const verdicts: Verdicts = new Map();
   const as = async (): Promise<string> => (input.runAs ? input.runAs() : input.url);
-  // Read after the role took the branch's objects (ownership is not in a snapshot; grants are).
+  // Read after the role took the branch's objects (ownership is not in a snapshot; grants are, so
+  // the baseline's snapshot stands for this branch only when no role of its own was made).
   let runAs = await as();
-  const before = await snapshot();
+  const before = input.before !== undefined && runAs === input.url ? input.before : await snapshot();
   let pending = [...input.migrations];
   let first = true;
   while (pending.length > 0) {
@@ -82,8 +87,9 @@ async function provePass(
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
+  const apply = input.runner ? input.runner.apply.bind(input.runner) : applyMigrations;
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
-    applyMigrations({
+    apply({
       databaseUrl: input.runAs,
       dir: input.headDir.dir,
       relativeTo: input.headDir.relativeTo,
@@ -169,6 +175,8 @@ async function provePass(
       return { stoppedAt };
     }
   }
+  // Nothing went down (the newest cannot): the schema is the one already read after the last up.
+  if (lowest === migrations.length) return { stoppedAt };
   const final = diffSchemas(after[migrations.length]!, await snapshot());
   if (!isEmptyDiff(final)) {
     // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.

@@ -16,13 +16,13 @@ import { readRelations } from '../../lint/context.js';
 import { describeEngine, resolveEngine } from '../../migrations/engine.js';
 import { planMigrations } from '../../migrations/plan.js';
 import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
-import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
+import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
-import { baselineName, ensureBaseline } from './baseline.js';
+import { baselineName, ensureBaseline, warmBaselinePool } from './baseline.js';
 import { prBranchName, runBranches, temporaryBranches } from './branch-names.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
@@ -132,6 +132,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
   let typescript: LoaderHandle | undefined;
+  // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
+  let headRunner: MigrationRunner | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -218,6 +220,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       );
       engine = typescript.engine; // names the project's TypeScript loader, registered where the migrations run
       ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
+      // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
+      headRunner = openMigrationRunner();
+      headRunner.warm(engine, head);
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
       const b = await ensureBaseline({
@@ -232,6 +237,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         engine,
       });
       if (b.ok) {
+        // Ready copies of the baseline, so the PR branch and reversibility's copies are renames.
+        await warmBaselinePool(provider, b.name, log);
         const how = b.reused
           ? 'reused'
           : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
@@ -261,11 +268,15 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const baselineName = baseline.name;
     const engineUsed = engine!;
     const headFiles = headDir!;
+    const runner = headRunner!;
+    const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
+      snapshotSchema(db, { ignoreTables: [config.migrations.table] });
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
-    let before: SchemaSnapshot | undefined;
     let baseRelations: Awaited<ReturnType<typeof readRelations>> | undefined;
+    // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
+    let before: SchemaSnapshot | undefined;
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', log, async () => {
       const existing = await provider.get(branch);
@@ -291,10 +302,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
-      baseRelations = await withClient(url, readRelations);
-      before = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      [baseRelations, before] = await Promise.all([withClient(url, readRelations), withClient(url, snapshotOf)]);
       cancelPoint();
-      const r = await applyMigrations({
+      const r = await runner.apply({
         databaseUrl: runAs,
         dir: headFiles.dir,
         relativeTo: headFiles.relativeTo,
@@ -373,6 +383,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           table: config.migrations.table,
           checkOrder: config.migrations.checkOrder,
           engine: engineUsed,
+          runner,
+          before: before!,
           reset: async () => {
             cancelPoint();
             await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
@@ -401,7 +413,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', log, async () => {
-      const after = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [config.migrations.table] }));
+      const after = await withClient(url, snapshotOf);
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
@@ -438,14 +450,18 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   } finally {
     input.signal?.removeEventListener('abort', forward);
     log(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
-    for (const name of temporary.reverse()) {
-      if (!(await provider.get(name).catch(() => undefined))) continue; // never made (a stage stopped before)
-      await provider
-        .delete(name, ours)
-        .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
-    }
+    // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
+    await Promise.all(
+      temporary.map(async (name) => {
+        if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
+        await provider
+          .delete(name, ours)
+          .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+      }),
+    );
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
+    await headRunner?.close().catch(() => undefined);
     typescript?.dispose();
     await workdir?.dispose();
     await release?.().catch(() => undefined);
