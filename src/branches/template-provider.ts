@@ -18,6 +18,7 @@ import type {
   DeleteBranchOptions,
   EnsureOutcome,
   GcResult,
+  PoolOptions,
   PoolStatus,
   ProviderName,
   ResetBranchOptions,
@@ -257,7 +258,7 @@ export class TemplateBranchProvider implements BranchProvider {
    * Keep `size` ready copies of `template` (0 drops the pool and its copies), filled now; `create`
    * from the template then takes one and a refill starts in the background.
    */
-  async pool(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus> {
+  async pool(template: string, size: number, options: PoolOptions = {}): Promise<PoolStatus> {
     const caps = await this.capabilities();
     if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
       throw new ConsortError(
@@ -282,7 +283,12 @@ export class TemplateBranchProvider implements BranchProvider {
       }
       await clearSessions(cat, row.database, template, 'fork', false);
       await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
-      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', onCopy);
+      if (options.fill === 'background') {
+        const status = (await this.pools.status(cat, template))[0]!;
+        if (status.ready < size) this.refillSoon(template); // waits for this lock, then copies
+        return status;
+      }
+      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy);
       return (await this.pools.status(cat, template))[0]!;
     });
   }

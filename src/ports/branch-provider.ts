@@ -93,6 +93,17 @@ export interface PoolStatus {
   ready: number;
 }
 
+export interface PoolOptions {
+  /** Reports progress while the pool fills (with `fill: 'now'`). */
+  onCopy?: (made: number, wanted: number) => void;
+  /**
+   * `now` (default): the copies are made before `pool` resolves. `background`: `pool` resolves once
+   * the pool is set up (the template settled), and the copies follow while the caller works; a
+   * `create` meanwhile copies as without a pool, and the provider's `close` waits for them.
+   */
+  fill?: 'now' | 'background';
+}
+
 export type EnsureOutcome = 'created' | 'reused' | 'recreated';
 
 export interface RunLockOptions {
@@ -154,9 +165,9 @@ export interface BranchProvider {
   drift?(): Promise<BranchDrift[]>;
   /**
    * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` from it is a
-   * rename; 0 drops the pool. `onCopy` reports progress while the pool fills.
+   * rename; 0 drops the pool.
    */
-  pool?(template: string, size: number, onCopy?: (made: number, wanted: number) => void): Promise<PoolStatus>;
+  pool?(template: string, size: number, options?: PoolOptions): Promise<PoolStatus>;
   poolStatus?(template?: string): Promise<PoolStatus[]>;
   /** Bytes each ready branch's database takes, by branch name. Providers that cannot tell omit it. */
   sizes?(): Promise<Record<string, number>>;

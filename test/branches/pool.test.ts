@@ -45,7 +45,7 @@ describe.each([
   it('hands out ready copies of the template, then refills in the background', async () => {
     await template();
     const copies: string[] = [];
-    expect(await p.pool('tmpl', 2, (made) => copies.push(String(made)))).toEqual({
+    expect(await p.pool('tmpl', 2, { onCopy: (made) => copies.push(String(made)) })).toEqual({
       template: 'tmpl',
       size: 2,
       ready: 2,
