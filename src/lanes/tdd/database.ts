@@ -83,6 +83,13 @@ export function createBranches(kit: BranchKit) {
   const schemas = new Map<string, { fingerprint: string; summary: SchemaSummary }>();
   /** One idle connection per sandbox for the schema fingerprint (a connection costs more than the query). */
   const clients = new Map<string, Promise<pg.Client>>();
+  /**
+   * The URL of each branch's own role, kept until it is handed to untrusted code: the migrations
+   * run as the role (often while a turn runs, on a branch forked ahead), and the agent or suite that
+   * follows gets that same URL instead of a second re-keying. Every handout gets a key no earlier
+   * handout saw, as the provider gives on each call; a new fork of the name starts over.
+   */
+  const roles = new Map<string, { url: Promise<string | null>; handedOut: boolean }>();
   /** The migrations of a workspace: the main one, or an experiment's worktree. */
   const migrationsIn = (workspace: string) => path.join(workspace, kit.config.migrations.dir);
 
@@ -135,7 +142,24 @@ export function createBranches(kit: BranchKit) {
     return baseline;
   };
 
+  /** The branch role's URL (null where the provider makes none); `handout`: for untrusted code. */
+  function confined(name: string, handout: boolean): Promise<string | null> {
+    if (!kit.provider.confinedUri) return Promise.resolve(null);
+    let role = roles.get(name);
+    if (role === undefined || role.handedOut) {
+      const made = { url: time('branch:role', () => kit.provider.confinedUri!(name)), handedOut: false };
+      made.url.catch(() => {
+        if (roles.get(name) === made) roles.delete(name);
+      });
+      roles.set(name, made);
+      role = made;
+    }
+    if (handout) role.handedOut = true;
+    return role.url;
+  }
+
   async function fork(name: string): Promise<string> {
+    roles.delete(name);
     const parent = await getBaseline();
     if (await kit.provider.get(name)) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
     const made = await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
@@ -157,8 +181,7 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return NOTHING_TO_APPLY;
-    const as =
-      (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
+    const as = (await confined(name, false)) ?? url;
     return applyMigrations({
       databaseUrl: as,
       dir,
@@ -242,6 +265,7 @@ export function createBranches(kit: BranchKit) {
 
   const drop = (name: string): void => {
     sandboxes.delete(name);
+    roles.delete(name);
     schemas.delete(name);
     drops.push(
       disconnect(name)
@@ -315,9 +339,7 @@ export function createBranches(kit: BranchKit) {
      * the provider can make one (it reaches that branch only), else the provider's URL.
      */
     async untrusted(name: string, url: string): Promise<string> {
-      return (
-        (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url
-      );
+      return (await confined(name, true)) ?? url;
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */
