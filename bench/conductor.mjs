@@ -148,7 +148,9 @@ try {
         `${c.item.padEnd(5)}  ${String(c.wallMs).padStart(7)}  ${String(c.agentMs).padStart(8)}  ${String(c.suiteMs).padStart(8)}  ${String(c.overheadMs).padStart(11)}`,
       );
   }
-  console.log(`\nconductor overhead per cycle (agent turns of ${think} ms; target ≤ 300 ms), ${caps.mode} mode server:`);
+  console.log(
+    `\nconductor overhead per cycle (agent turns of ${think} ms; target ≤ 300 ms), ${caps.mode} mode server:`,
+  );
   console.log('mode  overhead median (min–max) ms  suite median ms  run total s  forks pooled/made');
   for (const r of results)
     console.log(

@@ -89,7 +89,13 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
 
 it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   const off = { ...config, build: { ...config.build, branchPool: 0 } };
-  const branches = createBranches({ provider: t.provider, config: off, workspace: repo.dir, env: process.env, baseCommit });
+  const branches = createBranches({
+    provider: t.provider,
+    config: off,
+    workspace: repo.dir,
+    env: process.env,
+    baseCommit,
+  });
   try {
     const baseline = await branches.baseline();
     await branches.sandbox('f002-sbx');
