@@ -9,10 +9,16 @@
  * fresh branches with the shop's real jest suite. Overhead comes from the cycle records
  * (wall − agent − suite). Prints the median and a breakdown; writes bench/results/conductor.json.
  *
+ * Both modes side by side in one run, on one server: `copy`, every fork of the baseline a copy
+ * (build.branchPool: 0, the lane before pools), and `pool`, forks handed out by a warm pool of the
+ * baseline (build.branchPool, default 2). Each mode starts from no baseline, so both build one.
+ *
  *   --items N       test-list items, i.e. cycles (default 5)
  *   --think MS      how long each agent turn takes (default 0: instant agents, the worst case for
  *                   the conductor, whose background forks then cannot hide behind the agent)
  *   --data-dir DIR  where the embedded server lives (default: a temp dir; an XFS mount gives clone mode)
+ *   --modes LIST    which modes, in order (default copy,pool)
+ *   --pool-size N   build.branchPool in the pool mode (default 2)
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -32,10 +38,15 @@ const { values } = parseArgs({
     items: { type: 'string', default: '5' },
     think: { type: 'string', default: '0' },
     'data-dir': { type: 'string' },
+    modes: { type: 'string', default: 'copy,pool' },
+    'pool-size': { type: 'string', default: '2' },
   },
 });
 const items = Number(values.items);
 const think = Number(values.think);
+const poolSize = Number(values['pool-size']);
+const modes = values.modes.split(',').map((m) => m.trim());
+for (const m of modes) if (m !== 'copy' && m !== 'pool') throw new Error(`unknown mode ${m} (copy, pool)`);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const log = (m) => process.stderr.write(`${m}\n`);
 const median = (xs) => {
@@ -48,63 +59,113 @@ const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'con
 await mkdir(dataDir, { recursive: true });
 await chmod(dataDir, 0o755);
 const shopConfig = await readFile(path.join(here, '..', 'examples', 'shop', '.github', 'consort.yml'), 'utf8');
-const config = `${shopConfig}agents:\n  default:\n    backend: command\n    command: BENCH_ITEMS=${items} BENCH_THINK_MS=${think} node ${path.join(here, 'conductor-agent.mjs')}\ngates:\n  mode: proxy\n`;
-// src/bench.js exists from the start: a test importing a missing module would be red for the wrong reason.
-const repo = await scenarioRepo(null, {
-  baseFiles: [
-    { file: '.github/consort.yml', content: config },
-    { file: 'src/bench.js', content: '// Functions the benchmark feature adds.\nexport {};\n' },
-  ],
-});
+
+/** One run of the lane on a fresh repository of the shop; `branchPool` 0 is the copy mode. */
+async function runMode(provider, mode) {
+  const branchPool = mode === 'pool' ? poolSize : 0;
+  const config = `${shopConfig}agents:\n  default:\n    backend: command\n    command: BENCH_ITEMS=${items} BENCH_THINK_MS=${think} node ${path.join(here, 'conductor-agent.mjs')}\ngates:\n  mode: proxy\nbuild:\n  branchPool: ${branchPool}\n`;
+  // src/bench.js exists from the start: a test importing a missing module would be red for the wrong reason.
+  const repo = await scenarioRepo(null, {
+    baseFiles: [
+      { file: '.github/consort.yml', content: config },
+      { file: 'src/bench.js', content: '// Functions the benchmark feature adds.\nexport {};\n' },
+    ],
+  });
+  try {
+    // No baseline from an earlier mode: each mode builds (and, with a pool, sets up) its own.
+    for (const b of await provider.list())
+      if (b.parent === 'main') await provider.delete(b.name, { recursive: true, terminateConnections: true });
+    const { config: parsed } = await loadConfig(repo.dir);
+    const { feature } = await createFeature(repo.dir, 'bench', 'A feature to measure the conductor.');
+    const timings = new Map();
+    const creates = { made: 0, pooled: 0 };
+    const counted = Object.create(provider);
+    counted.create = async (options) => {
+      const made = await provider.create(options);
+      creates.made += 1;
+      if (made.pooled) creates.pooled += 1;
+      return made;
+    };
+    log(`\n== mode ${mode} (build.branchPool: ${branchPool})`);
+    const started = performance.now();
+    const result = await runBuildLane({
+      workspace: repo.dir,
+      config: parsed,
+      feature,
+      provider: counted,
+      env: process.env,
+      log: (l) => log(l),
+      onTiming: (label, ms) => timings.set(label, (timings.get(label) ?? 0) + ms),
+    });
+    const totalMs = performance.now() - started;
+    if (result.stop !== 'done') throw new Error(`the bench feature did not finish: ${result.stop}: ${result.message}`);
+    const store = new FeatureStore(repo.dir, feature);
+    const cycles = [];
+    for (const f of await store.cycleFiles()) cycles.push(JSON.parse(await readFile(store.file(f), 'utf8')));
+    const rows = cycles.map((c) => ({
+      item: c.item,
+      wallMs: c.timing.wallMs,
+      agentMs: c.timing.agentMs,
+      suiteMs: c.timing.suiteMs,
+      overheadMs: c.timing.overheadMs,
+    }));
+    const overhead = rows.map((r) => r.overheadMs);
+    const breakdown = Object.fromEntries(
+      [...timings]
+        .filter(([label]) => label !== 'turn:agent' && label !== 'prove:suite')
+        .sort((a, b) => b[1] - a[1])
+        .map(([label, ms]) => [label, Math.round(ms / cycles.length)]),
+    );
+    return {
+      mode,
+      branchPool,
+      totalMs: Math.round(totalMs),
+      medianOverheadMs: median(overhead),
+      minOverheadMs: Math.min(...overhead),
+      maxOverheadMs: Math.max(...overhead),
+      medianSuiteMs: median(rows.map((r) => r.suiteMs)),
+      forks: creates,
+      cycles: rows,
+      breakdownPerCycleMs: breakdown,
+    };
+  } finally {
+    await repo.dispose();
+  }
+}
+
 const { provider } = await createLocalProvider({ dataDir, log });
 try {
   const caps = await provider.capabilities();
   log(`provider local, branch mode ${caps.mode} (${caps.modeReason}); ${items} cycles, agent turns of ${think} ms`);
-  const { config: parsed } = await loadConfig(repo.dir);
-  const { feature } = await createFeature(repo.dir, 'bench', 'A feature to measure the conductor.');
-  const timings = new Map();
-  const started = performance.now();
-  const result = await runBuildLane({
-    workspace: repo.dir,
-    config: parsed,
-    feature,
-    provider,
-    env: process.env,
-    log: (l) => log(l),
-    onTiming: (label, ms) => timings.set(label, (timings.get(label) ?? 0) + ms),
-  });
-  const totalMs = performance.now() - started;
-  if (result.stop !== 'done') throw new Error(`the bench feature did not finish: ${result.stop}: ${result.message}`);
-  const store = new FeatureStore(repo.dir, feature);
-  const cycles = [];
-  for (const f of await store.cycleFiles()) cycles.push(JSON.parse(await readFile(store.file(f), 'utf8')));
-  const overhead = cycles.map((c) => c.timing.overheadMs);
-  const rows = cycles.map((c) => ({
-    item: c.item,
-    wallMs: c.timing.wallMs,
-    agentMs: c.timing.agentMs,
-    suiteMs: c.timing.suiteMs,
-    overheadMs: c.timing.overheadMs,
-  }));
-  const breakdown = Object.fromEntries(
-    [...timings]
-      .filter(([label]) => label !== 'turn:agent' && label !== 'prove:suite')
-      .sort((a, b) => b[1] - a[1])
-      .map(([label, ms]) => [label, Math.round(ms / cycles.length)]),
+  const results = [];
+  for (const mode of modes) results.push(await runMode(provider, mode));
+
+  for (const r of results) {
+    console.log(`\n${r.mode} mode (build.branchPool: ${r.branchPool})`);
+    console.log('cycle  wall ms  agent ms  suite ms  overhead ms');
+    for (const c of r.cycles)
+      console.log(
+        `${c.item.padEnd(5)}  ${String(c.wallMs).padStart(7)}  ${String(c.agentMs).padStart(8)}  ${String(c.suiteMs).padStart(8)}  ${String(c.overheadMs).padStart(11)}`,
+      );
+  }
+  console.log(
+    `\nconductor overhead per cycle (agent turns of ${think} ms; target ≤ 300 ms), ${caps.mode} mode server:`,
   );
-  console.log('\ncycle  wall ms  agent ms  suite ms  overhead ms');
-  for (const r of rows)
+  console.log('mode  overhead median (min–max) ms  suite median ms  run total s  forks pooled/made');
+  for (const r of results)
     console.log(
-      `${r.item.padEnd(5)}  ${String(r.wallMs).padStart(7)}  ${String(r.agentMs).padStart(8)}  ${String(r.suiteMs).padStart(8)}  ${String(r.overheadMs).padStart(11)}`,
+      `${r.mode.padEnd(4)}  ${`${r.medianOverheadMs} (${r.minOverheadMs}–${r.maxOverheadMs})`.padStart(28)}  ${String(r.medianSuiteMs).padStart(15)}  ${(r.totalMs / 1000).toFixed(1).padStart(11)}  ${`${r.forks.pooled}/${r.forks.made}`.padStart(17)}`,
     );
   console.log(
-    `\nconductor overhead per cycle (agent turns of ${think} ms): median ${median(overhead)} ms (min ${Math.min(...overhead)}, max ${Math.max(...overhead)}); target < 1000 ms`,
-  );
-  console.log(
-    "where the driver's own time goes (ms per cycle, whole run ÷ cycles, so the design phase and the one-time",
+    "\nwhere the driver's own time goes (ms per cycle, whole run ÷ cycles, so the design phase and the one-time",
   );
   console.log('baseline are spread over the cycles; labels nest: turn:branch and prove:branch include branch:*):');
-  for (const [label, ms] of Object.entries(breakdown)) console.log(`  ${label.padEnd(24)} ${String(ms).padStart(6)}`);
+  const labels = [...new Set(results.flatMap((r) => Object.keys(r.breakdownPerCycleMs)))];
+  console.log(`  ${'label'.padEnd(26)}${results.map((r) => r.mode.padStart(8)).join('')}`);
+  for (const label of labels)
+    console.log(
+      `  ${label.padEnd(26)}${results.map((r) => String(r.breakdownPerCycleMs[label] ?? 0).padStart(8)).join('')}`,
+    );
   const out = {
     date: new Date().toISOString(),
     node: process.version,
@@ -114,18 +175,14 @@ try {
     mode: caps.mode,
     items,
     thinkMs: think,
-    totalMs: Math.round(totalMs),
-    medianOverheadMs: median(overhead),
-    cycles: rows,
     breakdownNote:
       'whole run divided by cycles (design and baseline included); labels nest (turn:branch and prove:branch include branch:*)',
-    breakdownPerCycleMs: breakdown,
+    modes: results,
   };
   await mkdir(path.join(here, 'results'), { recursive: true });
   await writeFile(path.join(here, 'results', 'conductor.json'), `${JSON.stringify(out, null, 2)}\n`);
 } finally {
   await provider.close();
-  await repo.dispose();
   if (!values['data-dir']) {
     await new EmbeddedServer(dataDir).stop();
     await rm(dataDir, { recursive: true, force: true });

@@ -255,15 +255,11 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   /**
-   * Keep `size` ready copies of `template` (0 drops the pool and its copies), filled now; `create`
-   * from the template then takes one and a refill starts in the background.
+   * Keep `size` ready copies of `template` (0 drops the pool and its copies), filled now or (with
+   * `fill: 'background'`) after the template is settled; `create` from the template then takes one
+   * and a refill starts in the background.
    */
-  async pool(
-    template: string,
-    size: number,
-    onCopy?: (made: number, wanted: number) => void,
-    options: PoolOptions = {},
-  ): Promise<PoolStatus> {
+  async pool(template: string, size: number, options: PoolOptions = {}): Promise<PoolStatus> {
     const caps = await this.capabilities();
     if (!Number.isInteger(size) || size < 0 || size > MAX_POOL_SIZE) {
       throw new ConsortError(
@@ -286,13 +282,14 @@ export class TemplateBranchProvider implements BranchProvider {
       if (before && before.ready > size) {
         await this.pools.drain(cat, template);
       }
-      if (options.fill === 'background') {
-        this.refillSoon(template); // waits for this lock, then copies
-        return (await this.pools.status(cat, template))[0]!;
-      }
       await clearSessions(cat, row.database, template, 'fork', false);
       await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
-      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', onCopy);
+      if (options.fill === 'background') {
+        const status = (await this.pools.status(cat, template))[0]!;
+        if (status.ready < size) this.refillSoon(template); // waits for this lock, then copies
+        return status;
+      }
+      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy);
       return (await this.pools.status(cat, template))[0]!;
     });
   }

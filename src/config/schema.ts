@@ -322,6 +322,16 @@ export const buildShape = {
       description:
         'Competing GREEN attempts per item, each in its own git worktree and database branches; the green one with the fewest changed lines wins.',
     }),
+  branchPool: z
+    .number()
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must not be negative' })
+    .max(8, { error: 'must be at most 8' })
+    .default(2)
+    .meta({
+      description:
+        "Ready copies of the run's baseline branch kept in a warm pool (local and postgres providers), so a turn's or a proof's branch is handed out instead of copied; 0 turns the pool off. Dropped at the end of the run.",
+    }),
 };
 
 // Where `consort pair` (and its git hook and editor extension) puts the paired branch's URL.

@@ -94,10 +94,12 @@ export interface PoolStatus {
 }
 
 export interface PoolOptions {
+  /** Reports progress while the pool fills (with `fill: 'now'`). */
+  onCopy?: (made: number, wanted: number) => void;
   /**
-   * `now` (default): make the copies before returning. `background`: set the size and return; the
-   * copies are made in this process's background (`close` waits for them), and a create that comes
-   * first copies the template as without a pool.
+   * `now` (default): the copies are made before `pool` resolves. `background`: `pool` resolves once
+   * the pool is set up (the template settled), and the copies follow while the caller works; a
+   * `create` meanwhile copies as without a pool, and the provider's `close` waits for them.
    */
   fill?: 'now' | 'background';
 }
@@ -163,14 +165,9 @@ export interface BranchProvider {
   drift?(): Promise<BranchDrift[]>;
   /**
    * Warm pools (local and postgres): keep `size` ready copies of `template` so `create` and `reset`
-   * from it are a rename; 0 drops the pool. `onCopy` reports progress while the pool fills.
+   * from it are a rename; 0 drops the pool.
    */
-  pool?(
-    template: string,
-    size: number,
-    onCopy?: (made: number, wanted: number) => void,
-    options?: PoolOptions,
-  ): Promise<PoolStatus>;
+  pool?(template: string, size: number, options?: PoolOptions): Promise<PoolStatus>;
   poolStatus?(template?: string): Promise<PoolStatus[]>;
   /** Bytes each ready branch's database takes, by branch name. Providers that cannot tell omit it. */
   sizes?(): Promise<Record<string, number>>;

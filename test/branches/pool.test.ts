@@ -45,7 +45,7 @@ describe.each([
   it('hands out ready copies of the template, then refills in the background', async () => {
     await template();
     const copies: string[] = [];
-    expect(await p.pool('tmpl', 2, (made) => copies.push(String(made)))).toEqual({
+    expect(await p.pool('tmpl', 2, { onCopy: (made) => copies.push(String(made)) })).toEqual({
       template: 'tmpl',
       size: 2,
       ready: 2,
@@ -69,7 +69,7 @@ describe.each([
 
   it('fills in the background when asked, and a reset takes a ready copy of the parent too', async () => {
     await template();
-    expect(await p.pool('tmpl', 1, undefined, { fill: 'background' })).toEqual({ template: 'tmpl', size: 1, ready: 0 });
+    expect(await p.pool('tmpl', 1, { fill: 'background' })).toEqual({ template: 'tmpl', size: 1, ready: 0 });
     await p.settled();
     expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
     await p.create({ name: 'r', parent: 'tmpl' }); // takes the copy; the refill makes another

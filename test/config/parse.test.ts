@@ -58,6 +58,7 @@ build:
   repairRounds: 5
   turnTimeout: 45m
   experiments: 3
+  branchPool: 0
 pairing:
   envFile: .env.local
   envKey: APP_DATABASE_URL
@@ -110,6 +111,7 @@ const FULL_CONFIG: ConsortConfig = {
     repairRounds: 5,
     turnTimeout: '45m',
     experiments: 3,
+    branchPool: 0,
   },
   pairing: { envFile: '.env.local', envKey: 'APP_DATABASE_URL', writeEnv: false, rootGitBranches: ['trunk'] },
 };
@@ -133,6 +135,7 @@ describe('defaults', () => {
       repairRounds: 3,
       turnTimeout: '30m',
       experiments: 1,
+      branchPool: 2,
     },
     pairing: { envFile: '.env', envKey: 'DATABASE_URL', writeEnv: true, rootGitBranches: ['main', 'master'] },
   };

@@ -230,10 +230,11 @@ describe('the TDD lane on the example shop', () => {
       expect(red).toBeGreaterThan(-1);
       expect(green).toBeGreaterThan(red);
     }
-    // Only the baseline survives: every turn and proof branch was deleted.
+    // Only the baseline survives: every turn and proof branch was deleted, and the baseline's pool dropped.
     expect(
       (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-')),
     ).toEqual([]);
+    expect(await t.provider.poolStatus()).toEqual([]);
   });
 
   it('never committed a test change by the driver, nor code by the navigator', async () => {

@@ -112,8 +112,10 @@ export function branchCommand(ctx: Ctx): Command {
         if (!/^\d+$/.test(o.size))
           return cmd.error(`error: --size takes a whole number (got ${JSON.stringify(o.size)})`, { exitCode: 2 });
         const started = performance.now();
-        const status = await p.pool(template, size, (made, wanted) => {
-          if (!c.json) c.io.err(`Copied ${made}/${wanted} of ${template}`);
+        const status = await p.pool(template, size, {
+          onCopy: (made, wanted) => {
+            if (!c.json) c.io.err(`Copied ${made}/${wanted} of ${template}`);
+          },
         });
         const ms = Math.round(performance.now() - started);
         if (c.json) return printJson(c.io, { ...status, durationMs: ms });

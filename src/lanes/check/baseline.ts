@@ -198,7 +198,7 @@ export async function warmBaselinePool(
   try {
     const [pool] = await provider.poolStatus(name);
     if (pool && pool.size >= BASELINE_POOL_SIZE) return;
-    await provider.pool(name, BASELINE_POOL_SIZE, undefined, { fill: 'background' });
+    await provider.pool(name, BASELINE_POOL_SIZE, { fill: 'background' });
   } catch (e) {
     log(`  (no warm pool for ${name}: ${(e as Error).message})`);
   }

@@ -62,10 +62,20 @@ function same(a: Shas, b: Shas): boolean {
  * only if every migration it holds is still the same file (else it is forked again), and only
  * additions are applied. A cycle's sandbox is reused by the cycle's turns under the same rule.
  * Deletions run in the background; `settle()` waits for them at the end of the run.
+ *
+ * Where the provider keeps warm pools (local, postgres), the baseline gets one of `build.branchPool`
+ * ready copies for the run, filled in the background: a fork is then a rename instead of a copy,
+ * whether it was started ahead or in the foreground (a migration changed under a prepared branch).
+ * `settle()` drops the pool, so the run leaves only the baseline behind, as without one.
  */
 export function createBranches(kit: BranchKit) {
   const time = kit.time ?? (<T>(_label: string, fn: () => Promise<T>) => fn());
   let baseline: Promise<string> | undefined;
+  /** The baseline whose pool this run set up (settle drops it). */
+  let pooled: string | undefined;
+  const poolSize = kit.provider.pool ? kit.config.build.branchPool : 0;
+  /** Forks made so far, and how many of them were handed out by the pool. */
+  const forks = { made: 0, pooled: 0 };
   const warm = new Map<string, Promise<Prepared>>();
   /** Sandboxes this process holds, with the migrations they hold (null: unknown, after a failed migration). */
   const sandboxes = new Map<string, Shas | null>();
@@ -73,6 +83,13 @@ export function createBranches(kit: BranchKit) {
   const schemas = new Map<string, { fingerprint: string; summary: SchemaSummary }>();
   /** One idle connection per sandbox for the schema fingerprint (a connection costs more than the query). */
   const clients = new Map<string, Promise<pg.Client>>();
+  /**
+   * The URL of each branch's own role, kept until it is handed to untrusted code: the migrations
+   * run as the role (often while a turn runs, on a branch forked ahead), and the agent or suite that
+   * follows gets that same URL instead of a second re-keying. Every handout gets a key no earlier
+   * handout saw, as the provider gives on each call; a new fork of the name starts over.
+   */
+  const roles = new Map<string, { url: Promise<string | null>; handedOut: boolean }>();
   /** The migrations of a workspace: the main one, or an experiment's worktree. */
   const migrationsIn = (workspace: string) => path.join(workspace, kit.config.migrations.dir);
 
@@ -91,7 +108,10 @@ export function createBranches(kit: BranchKit) {
         rebuild: false,
         env: kit.env,
       });
-      if (outcome.ok) return outcome.name;
+      if (outcome.ok) {
+        if (poolSize > 0) await time('branch:pool', () => startPool(outcome.name));
+        return outcome.name;
+      }
       const why =
         outcome.kind === 'parent-ahead'
           ? `the parent branch "${config.database.parent}" has migrations the feature's base commit does not know (${outcome.ahead.slice(0, 3).join(', ')})`
@@ -104,15 +124,47 @@ export function createBranches(kit: BranchKit) {
     }
   }
 
+  /**
+   * Set up the baseline's pool; the copies are made in the background. A pool is an optimisation:
+   * when it cannot be had (someone is connected to the baseline), every fork copies.
+   */
+  async function startPool(name: string): Promise<void> {
+    try {
+      await kit.provider.pool!(name, poolSize, { fill: 'background' });
+      pooled = name;
+    } catch {
+      pooled = undefined;
+    }
+  }
+
   const getBaseline = (): Promise<string> => {
     baseline ??= buildBaseline();
     return baseline;
   };
 
+  /** The branch role's URL (null where the provider makes none); `handout`: for untrusted code. */
+  function confined(name: string, handout: boolean): Promise<string | null> {
+    if (!kit.provider.confinedUri) return Promise.resolve(null);
+    let role = roles.get(name);
+    if (role === undefined || role.handedOut) {
+      const made = { url: time('branch:role', () => kit.provider.confinedUri!(name)), handedOut: false };
+      made.url.catch(() => {
+        if (roles.get(name) === made) roles.delete(name);
+      });
+      roles.set(name, made);
+      role = made;
+    }
+    if (handout) role.handedOut = true;
+    return role.url;
+  }
+
   async function fork(name: string): Promise<string> {
+    roles.delete(name);
     const parent = await getBaseline();
     if (await kit.provider.get(name)) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
-    await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
+    const made = await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
+    forks.made += 1;
+    if (made.pooled) forks.pooled += 1;
     return kit.provider.connectionUri(name);
   }
 
@@ -129,8 +181,7 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return NOTHING_TO_APPLY;
-    const as =
-      (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url;
+    const as = (await confined(name, false)) ?? url;
     return applyMigrations({
       databaseUrl: as,
       dir,
@@ -214,6 +265,7 @@ export function createBranches(kit: BranchKit) {
 
   const drop = (name: string): void => {
     sandboxes.delete(name);
+    roles.delete(name);
     schemas.delete(name);
     drops.push(
       disconnect(name)
@@ -287,9 +339,7 @@ export function createBranches(kit: BranchKit) {
      * the provider can make one (it reaches that branch only), else the provider's URL.
      */
     async untrusted(name: string, url: string): Promise<string> {
-      return (
-        (kit.provider.confinedUri ? await time('branch:role', () => kit.provider.confinedUri!(name)) : null) ?? url
-      );
+      return (await confined(name, true)) ?? url;
     },
 
     /** The schema of a branch, re-read only when its catalog changed. */
@@ -298,15 +348,25 @@ export function createBranches(kit: BranchKit) {
     /** Delete in the background; `settle()` waits. */
     drop,
 
-    /** End of a run: drop sandboxes and unused forks, wait for every deletion. */
+    /** Forks made so far, and how many came ready-made from the baseline's pool. */
+    forks: (): { made: number; pooled: number } => ({ ...forks }),
+
+    /** End of a run: drop sandboxes and unused forks and the baseline's pool, wait for every deletion. */
     async settle(): Promise<void> {
       for (const name of [...sandboxes.keys()]) drop(name);
       for (const [name, early] of [...warm]) {
         warm.delete(name);
         if ((await early).ok) drop(name);
       }
-      await Promise.all(drops);
+      await baseline?.catch(() => undefined); // a pool set up meanwhile is dropped too
+      const template = pooled;
+      pooled = undefined;
+      // After a refill under way (it holds the baseline's lock), so no copy outlives the run.
+      if (template !== undefined) drops.push(kit.provider.pool!(template, 0).then(() => undefined));
+      const results = await Promise.allSettled(drops);
       drops.length = 0;
+      const failed = results.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   };
 }
