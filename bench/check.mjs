@@ -22,7 +22,8 @@ import { resolveSides } from '../lib/cli/commands/check.js';
 import { runCheck } from '../lib/lanes/check/run.js';
 import { applyMigrations } from '../lib/migrations/runner.js';
 import { withClient, withDatabase, quoteIdent } from '../lib/db/sql.js';
-import { runCommand } from '../lib/suite/process.js';
+import { childEnv } from '../lib/core/child-env.js';
+import { localProcessRunner } from '../lib/process/runner.js';
 import { branchEnv } from '../lib/suite/pg-env.js';
 import { readFile } from 'node:fs/promises';
 
@@ -125,10 +126,10 @@ try {
     if (!applied.ok) throw new Error(`naive migrations failed: ${applied.failed.error.message}`);
     await withClient(url, async (c) => c.query(await readFile(path.join(repo.dir, 'seed.sql'), 'utf8')));
     const t1 = performance.now();
-    const suite = await runCommand({
+    const suite = await localProcessRunner.run({
       command: config.suite.command,
       cwd: repo.dir,
-      env: { ...process.env, ...branchEnv(url, [config.suite.env]) },
+      env: childEnv(branchEnv(url, [config.suite.env]), { pass: Object.keys(process.env) }),
       timeoutMs: 300_000,
       maxOutputBytes: 1 << 20,
     });

@@ -23,6 +23,7 @@ import { changesSince, commitPaths, headCommit, openWorkspace, type GitWorkspace
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 import { policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);
@@ -96,6 +97,7 @@ async function proveHead() {
     branch: 'p',
     hash: ['test/sum.test.js'],
     env: process.env,
+    processes: localProcessRunner,
     time: (_l, fn) => fn(),
   });
 }

@@ -18,6 +18,8 @@ import { planMigrations } from '../../migrations/plan.js';
 import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
 import { applyMigrations, type AppliedMigration } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import { localProcessRunner } from '../../process/runner.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
@@ -57,6 +59,8 @@ export interface CheckInput {
   pr: number | null;
   provider: BranchProvider;
   env: NodeJS.ProcessEnv;
+  /** Starts the suite and the seed command (default: the local runner; the shells pass theirs). */
+  processes?: ProcessRunner;
   toolVersion: string;
   keepBranches?: boolean;
   /** Also delete the PR branch at the end. */
@@ -106,6 +110,7 @@ export async function planCheck(
 export async function runCheck(input: CheckInput): Promise<CheckReport> {
   const log = input.log ?? (() => undefined);
   const { config, provider } = input;
+  const processes = input.processes ?? localProcessRunner;
   const startedAt = new Date();
   const stages = initialStages(config);
   const branch = prBranchName(input.pr, input.head.sha);
@@ -228,6 +233,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         baseDir,
         rebuild: input.rebuildBaseline === true,
         env: input.env,
+        processes,
         baseSeed: input.base.seed,
         engine,
       });
@@ -380,7 +386,15 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const suiteUrl =
         (provider.confinedUri ? await provider.confinedUri(names.suite) : null) ??
         (await provider.connectionUri(names.suite));
-      const result = await suiteStage(config, input.workspace, suiteUrl, input.env, signal, input.onSuiteOutput);
+      const result = await suiteStage(
+        config,
+        input.workspace,
+        suiteUrl,
+        input.env,
+        processes,
+        signal,
+        input.onSuiteOutput,
+      );
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
       return result;
     });

@@ -25,6 +25,8 @@ import {
   openWorkspace,
 } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import { localProcessRunner } from '../../process/runner.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
 import { createBranches } from './database.js';
@@ -41,6 +43,8 @@ export interface BuildLaneInput {
   provider: BranchProvider;
   /** The suite's environment. */
   env: NodeJS.ProcessEnv;
+  /** Starts the proofs' suites (default: the local runner; the shells pass theirs). */
+  processes?: ProcessRunner;
   /** The agents' environment (default: env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
@@ -189,6 +193,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   const time = timer(input.onTiming);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws));
+  const processes = input.processes ?? localProcessRunner;
   const ctx: LaneContext = {
     ws,
     config: input.config,
@@ -196,6 +201,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     store,
     provider: input.provider,
     env: input.env,
+    processes,
     deps,
     agentEnv: input.agentEnv ?? input.env,
     secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
@@ -204,6 +210,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       config: input.config,
       workspace: ws.dir,
       env: input.env,
+      processes,
       baseCommit: file.baseCommit,
       time,
     }),

@@ -133,6 +133,7 @@ export async function performAction(
       branch: effect.branch,
       hash: effect.hash,
       env: ctx.env,
+      processes: ctx.processes,
       time: ctx.time,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),

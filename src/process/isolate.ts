@@ -11,6 +11,7 @@
  * since a process that re-executes itself with `env -i` sheds the marker.
  */
 import { execFileSync } from 'node:child_process';
+import { childEnv } from '../core/child-env.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -28,7 +29,12 @@ let detected: IsolationKind | undefined;
 
 function works(argv: string[]): boolean {
   try {
-    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ = 1'], { stdio: 'ignore', timeout: 5000 });
+    // Not through runProcess: a synchronous probe, once per process, before the first isolated run.
+    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ = 1'], {
+      stdio: 'ignore',
+      timeout: 5000,
+      env: childEnv(),
+    });
     return true;
   } catch {
     return false;
