@@ -21,7 +21,7 @@ import {
   discardSince,
   filesUnder,
   type GitWorkspace,
-  headCommit,
+  workspaceHead,
   openWorkspace,
 } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -145,7 +145,7 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
  */
 async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
   const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
-  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit)
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await workspaceHead(ctx.ws)) === turnCommit)
     return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
   // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
   // that follows it, with the records, is the second.
@@ -155,7 +155,7 @@ async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string
         ctx.ws,
         [featureDirOf(ctx.feature), ...turn.filesChanged],
         `${message} (${turn.verdict}, reverted)`,
-      )) ?? headCommit(ctx.ws)
+      )) ?? workspaceHead(ctx.ws)
     );
   return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }

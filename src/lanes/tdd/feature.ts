@@ -16,7 +16,7 @@ import {
   STATE_VERSION,
 } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
-import { headCommit, openWorkspace } from '../../git/workspace.js';
+import { workspaceHead, openWorkspace } from '../../git/workspace.js';
 import { readGate } from './gate-check.js';
 import { featureDirOf, FeatureStore, listFeatures } from './store.js';
 
@@ -60,7 +60,7 @@ export async function createFeature(
   await store.save({
     version: STATE_VERSION,
     state: initialState(feature),
-    baseCommit: await headCommit(ws),
+    baseCommit: await workspaceHead(ws),
     pending: [],
     done: 0,
     inFlight: null,

@@ -15,7 +15,7 @@ import { type ApprovalPolicy, approvalRefusal, gatedFiles, gateStatusContext } f
 import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
-import { commitPaths, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
+import { commitPaths, type GitWorkspace, workspaceHead, openWorkspace } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
@@ -283,7 +283,7 @@ async function lane(
     });
     await commitPaths(ws, [featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
     await ports.remote.push(pull.head.ref);
-    await status(await headCommit(ws), {
+    await status(await workspaceHead(ws), {
       context: gateStatusContext(at.gate),
       state: 'success',
       description: `approved by @${login}`,
@@ -350,7 +350,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await headCommit(ws), pull.number);
+  await announceGates(ports, ws, store, result, surfaced, await workspaceHead(ws), pull.number);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(
