@@ -4,7 +4,7 @@
  * recursively would miss it: every name comes from branch-names.ts.
  */
 import type { BranchProvider } from '../../ports/branch-provider.js';
-import { isPullBranch, temporaryBranches } from './branch-names.js';
+import { isPullBranch, temporaryBranches } from '../../core/names.js';
 
 /** Delete a pull request's branches (helpers first); returns the names deleted. */
 export async function cleanupPull(provider: BranchProvider, pr: number): Promise<string[]> {

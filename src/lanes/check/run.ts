@@ -25,7 +25,7 @@ import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 import { baselineName, ensureBaseline } from './baseline.js';
-import { prBranchName, runBranches, temporaryBranches } from './branch-names.js';
+import { prBranchName, runBranches, temporaryBranches } from '../../core/names.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
