@@ -7,7 +7,7 @@
  * Every method of the provider underneath is passed through, `verifyUrl` included: the URL a
  * check writes to is proven to reach its own branch, never its parent, whatever wraps it.
  */
-import { ROOT_BRANCH } from '../src/core/branch-name.js';
+import { ROOT_BRANCH } from '../src/core/names.js';
 import { ConsortError } from '../src/core/errors.js';
 import type { BranchProvider, BranchRecord, CreateBranchOptions } from '../src/ports/branch-provider.js';
 

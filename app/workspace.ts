@@ -4,18 +4,16 @@
  * directory that is removed afterwards. Both sides are whole trees: base's migrations may import
  * base's code, and its seed is base's.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { ConsortConfig } from '../src/config/schema.js';
+import { childEnv } from '../src/core/child-env.js';
 import { ConsortError } from '../src/core/errors.js';
 import { readMigrationSet } from '../src/migrations/files.js';
 import type { MigrationEntry } from '../src/migrations/files.js';
 import type { GitHubPort, RepoRef } from '../src/ports/github.js';
-
-const exec = promisify(execFile);
+import { localProcessRunner } from '../src/process/runner.js';
 
 export interface Workspace {
   dir: string;
@@ -37,17 +35,18 @@ async function unpack(tarball: Buffer, into: string, members: string[] = []): Pr
     // belong to the App's user whatever the archive says; GNU tar refuses `..` and absolute members.
     const filter =
       members.length > 0 ? ['--wildcards', '--no-wildcards-match-slash', ...members.map((m) => `*/${m}`)] : [];
-    await exec('tar', ['-xzf', file, '-C', into, '--strip-components=1', '--no-same-owner', ...filter], {
-      maxBuffer: 16 * 1024 * 1024,
+    const r = await localProcessRunner.run({
+      command: ['tar', '-xzf', file, '-C', into, '--strip-components=1', '--no-same-owner', ...filter],
+      cwd: into,
+      env: childEnv(),
+      maxOutputBytes: 16 * 1024 * 1024,
     });
-  } catch (e) {
-    const stderr = (e as { stderr?: string }).stderr ?? '';
+    if (r.exitCode === 0) return;
     // A member pattern that matches nothing: the directory does not exist at that commit.
-    if (members.length > 0 && /Not found in archive/.test(stderr)) return;
+    if (members.length > 0 && /Not found in archive/.test(r.output)) return;
     throw new ConsortError(
       'internal',
-      `Could not unpack the repository tarball: ${stderr.trim() || (e as Error).message}`,
-      { cause: e },
+      `Could not unpack the repository tarball: ${r.output.trim() || (r.notFound ? 'tar is not installed' : `tar exited with ${r.exitCode ?? r.signal}`)}`,
     );
   } finally {
     await rm(file, { force: true });

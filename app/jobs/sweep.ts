@@ -3,6 +3,7 @@
  * to the queue, and delete database branches nobody needs any more — those of closed pull requests
  * and those whose TTL passed. Snapshots kept after a failed promotion (`pre-merge-…`) stay.
  */
+import { pullNumberOf } from '../../src/core/names.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
 import { isConsortError } from '../../src/core/errors.js';
 import { everyProvider } from '../providers.js';
@@ -24,8 +25,8 @@ export async function sweepRepository(deps: JobDeps, repo: Pick<RepoRef, 'reposi
   for (const provider of await everyProvider(deps.providers, repo.repositoryId)) {
     const prs = new Set<number>();
     for (const b of await provider.list()) {
-      const n = /^pr-(\d+)(?:-|$)/.exec(b.name)?.[1];
-      if (n !== undefined && closed.has(Number(n))) prs.add(Number(n));
+      const n = pullNumberOf(b.name);
+      if (n !== null && closed.has(n)) prs.add(n);
     }
     for (const pr of prs) {
       try {

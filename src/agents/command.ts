@@ -13,9 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
+import { childEnv } from '../core/child-env.js';
 import { redact } from '../core/redact.js';
+import type { ProcessRunner } from '../ports/process.js';
+import { localProcessRunner } from '../process/runner.js';
 import { branchEnv } from '../suite/pg-env.js';
-import { runCommand } from '../suite/process.js';
 
 const MAX_TRANSCRIPT = 256 * 1024;
 
@@ -34,6 +36,8 @@ export interface CommandBackendOptions {
   env?: NodeJS.ProcessEnv;
   /** Model-key variables this agent may receive from `env` (its own API key); no other credential reaches it. */
   keys?: readonly string[];
+  /** Starts the agent's command (default: the local runner). */
+  processes?: ProcessRunner;
 }
 
 function lastLine(text: string): string {
@@ -86,12 +90,10 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
           CONSORT_MODEL: request.model ?? undefined,
           CONSORT_EXPERIMENT: request.experiment ? `${request.experiment.index}/${request.experiment.of}` : undefined,
         };
-        const run = await runCommand({
+        const run = await (options.processes ?? localProcessRunner).run({
           command: options.command,
           cwd: request.workspace,
-          env,
-          inherit: options.env ?? process.env,
-          secrets: options.keys ?? [],
+          env: childEnv(env, { inherit: options.env ?? process.env, secrets: options.keys ?? [] }),
           isolate: true,
           ...(request.readOnly ? { readOnly: request.readOnly } : {}),
           timeoutMs: request.budget.timeoutMs,

@@ -9,11 +9,12 @@ import path from 'node:path';
 import { tool } from 'ai';
 import type pg from 'pg';
 import { z } from 'zod';
+import { childEnv } from '../core/child-env.js';
 import { matchesAny } from '../core/glob.js';
 import { withClient } from '../db/sql.js';
 import { applyMigrations } from '../migrations/runner.js';
+import { localProcessRunner } from '../process/runner.js';
 import { branchEnv } from '../suite/pg-env.js';
-import { runCommand } from '../suite/process.js';
 
 export const MAX_READ_BYTES = 64 * 1024;
 export const MAX_LIST_ENTRIES = 500;
@@ -174,10 +175,10 @@ export async function runSuiteTool(ctx: ToolContext): Promise<string> {
   const { command, env, timeoutMs } = ctx.suite;
   const migrated = ctx.suite.migrations ? await migrateBranch(ctx, ctx.suite.migrations) : { ok: true, line: '' };
   if (!migrated.ok) return `suite not run: ${migrated.line}`;
-  const run = await runCommand({
+  const run = await localProcessRunner.run({
     command,
     cwd: ctx.workspace,
-    env: branchEnv(ctx.branchUrl, [...new Set(['DATABASE_URL', env])]),
+    env: childEnv(branchEnv(ctx.branchUrl, [...new Set(['DATABASE_URL', env])])),
     timeoutMs: timeoutMs ?? 5 * 60_000,
     maxOutputBytes: MAX_SUITE_OUTPUT,
     signal: ctx.signal,

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { assertBranchName, ROOT_BRANCH } from '../core/branch-name.js';
+import { assertBranchName, ROOT_BRANCH } from '../core/names.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
 import type {

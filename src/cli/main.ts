@@ -20,7 +20,7 @@ import { featureCommand } from './commands/feature.js';
 import { logCommand } from './commands/log.js';
 import { hooksCommand } from './commands/hooks.js';
 import { pairCommand } from './commands/pair.js';
-import { runCommand } from './commands/run.js';
+import { runLaneCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { makeContext } from './context.js';
 import { isUsageError } from './usage.js';
@@ -52,7 +52,13 @@ export function buildProgram(
   const ctx = (cmd: Command) => makeContext(cmd, io, env, setExitCode);
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);
-  for (const sub of [featureCommand(ctx), runCommand(ctx), statusCommand(ctx), approveCommand(ctx), logCommand(ctx)])
+  for (const sub of [
+    featureCommand(ctx),
+    runLaneCommand(ctx),
+    statusCommand(ctx),
+    approveCommand(ctx),
+    logCommand(ctx),
+  ])
     program.addCommand(sub);
   program.addCommand(dashboardCommand(ctx));
   for (const sub of [pairCommand(ctx), hooksCommand(ctx)]) program.addCommand(sub);

@@ -5,7 +5,7 @@
  * Secrets never live here: connection URLs come from the environment (see CONFIG_ENV_VARS).
  */
 import { z } from 'zod';
-import { branchNameProblem, MAX_BRANCH_NAME } from '../core/branch-name.js';
+import { branchNameProblem, MAX_BRANCH_NAME } from '../core/names.js';
 import { parseDuration } from '../core/duration.js';
 import { redact } from '../core/redact.js';
 import { DEFAULT_DESIGN, DEFAULT_TEST_GLOBS, DESIGN_ROLES, ROLES } from '../conductor/roles.js';

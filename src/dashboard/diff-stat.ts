@@ -4,9 +4,8 @@
  * What a refused turn tried is reverted, so its files show 0/0: the counts are what the turn left.
  * The local host asks git; the App asks GitHub's compare API.
  */
-import { execFile } from 'node:child_process';
 import type { TurnRecord } from '../conductor/state.js';
-import { childEnv } from '../core/child-env.js';
+import { git } from '../git/exec.js';
 import type { TurnDetail } from './port.js';
 
 export type Counts = Map<string, { added: number | null; removed: number | null }>;
@@ -47,9 +46,5 @@ export function gitCounts(root: string, from: string, to: string, paths: readonl
   if (!/^[0-9a-f]{7,64}$/.test(from) || !/^[0-9a-f]{7,64}$|^HEAD$/.test(to) || paths.length === 0)
     return Promise.resolve(null);
   const args = ['diff', '--numstat', '-z', '--no-renames', from, to, '--', ...paths.map((p) => `:(literal)${p}`)];
-  return new Promise((resolve) => {
-    execFile('git', args, { cwd: root, env: childEnv(), maxBuffer: 4 * 1024 * 1024 }, (error, stdout) =>
-      resolve(error ? null : parseNumstat(stdout)),
-    );
-  });
+  return git(root, args).then((r) => (r.code === 0 ? parseNumstat(r.stdout) : null));
 }

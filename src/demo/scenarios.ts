@@ -3,16 +3,12 @@
  * (what a pull request would add) committed on top. Used by `consort demo`, the end-to-end tests
  * and the check benchmark, so all three exercise the real git path of `consort check`.
  */
-import { execFile } from 'node:child_process';
 import { access, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { childEnv } from '../core/child-env.js';
 import { findPackageRoot } from '../core/package-root.js';
-
-const exec = promisify(execFile);
+import { git as runGit } from '../git/exec.js';
 
 /** The repository (or installed package) root. */
 export const PACKAGE_ROOT = findPackageRoot() ?? fileURLToPath(new URL('../../', import.meta.url));
@@ -63,15 +59,14 @@ export interface ScenarioRepo {
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
   const env = {
-    ...childEnv(),
     GIT_AUTHOR_NAME: 'Consort demo',
     GIT_AUTHOR_EMAIL: 'demo@consort.invalid',
     GIT_COMMITTER_NAME: 'Consort demo',
     GIT_COMMITTER_EMAIL: 'demo@consort.invalid',
   };
-  return (
-    await exec('git', ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { cwd, env })
-  ).stdout.trim();
+  const r = await runGit(cwd, ['-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false', ...args], { env });
+  if (r.code !== 0) throw new Error(`git ${args[0]} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  return r.stdout.trim();
 }
 
 /**

@@ -2,27 +2,19 @@
  * The little of git the check lane needs: resolve refs, find a sensible default base, and read a
  * directory's files as they are at a commit (without touching the working tree).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { ConsortError } from '../core/errors.js';
-import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
+import type { GitRepo } from '../ports/git.js';
+import { git as exec } from './exec.js';
 
-const exec = promisify(execFile);
+async function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
+  const r = await exec(root, args, input !== undefined ? { input } : {});
+  if (r.code !== 0)
+    throw new ConsortError('invalid-input', `git ${args[0]} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  return r.bytes;
+}
 
 async function git(root: string, args: string[], input?: string): Promise<string> {
-  try {
-    const child = exec('git', [...SAFE_GIT_ARGS, ...args], {
-      cwd: root,
-      env: gitEnv(),
-      maxBuffer: 256 * 1024 * 1024,
-      encoding: 'utf8',
-    });
-    if (input !== undefined) child.child.stdin?.end(input);
-    return (await child).stdout;
-  } catch (e) {
-    const stderr = (e as { stderr?: string }).stderr?.trim();
-    throw new ConsortError('invalid-input', `git ${args[0]} failed: ${stderr || (e as Error).message}`, { cause: e });
-  }
+  return (await gitBytes(root, args, input)).toString('utf8');
 }
 
 export async function isGitRepo(root: string): Promise<boolean> {
@@ -93,15 +85,7 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
     .filter((e) => e.type === 'blob');
   if (entries.length === 0) return [];
   // One `cat-file --batch` for all blobs instead of a process per file.
-  const out = await new Promise<Buffer>((resolve, reject) => {
-    const child = execFile(
-      'git',
-      [...SAFE_GIT_ARGS, 'cat-file', '--batch'],
-      { cwd: root, env: gitEnv(), encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-    child.stdin?.end(entries.map((e) => e.sha).join('\n') + '\n');
-  });
+  const out = await gitBytes(root, ['cat-file', '--batch'], entries.map((e) => e.sha).join('\n') + '\n');
   const files: { file: string; content: string }[] = [];
   let offset = 0;
   for (const entry of entries) {
@@ -153,3 +137,18 @@ export async function mergeBase(root: string, a: string, b: string): Promise<str
     () => null,
   );
 }
+
+/** The GitRepo port (src/ports/git.ts) over these functions. */
+export const localGitRepo: GitRepo = {
+  isGitRepo,
+  resolveCommit,
+  headCommit,
+  currentBranch,
+  defaultBase,
+  untrackedFiles,
+  filesAt,
+  hasCommit,
+  commitParents,
+  fetchCommit,
+  mergeBase,
+};

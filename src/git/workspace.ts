@@ -4,13 +4,13 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
-import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
+import { git, type GitResult } from './exec.js';
+import { headCommit } from './repo.js';
 
 export interface GitWorkspace {
   /** The workspace folder (absolute). */
@@ -25,35 +25,16 @@ export interface GitWorkspace {
   gitDir: string;
 }
 
-interface GitResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  error: Error | null;
-}
-
 function exec(cwd: string, args: string[], input?: string): Promise<GitResult> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      'git',
-      [...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args],
-      { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-        resolve({ code, stdout, stderr, error });
-      },
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
+  return git(cwd, args, input !== undefined ? { input } : {});
 }
 
 function failure(args: string[], r: GitResult): ConsortError {
   return new ConsortError(
     'internal',
-    `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} failed: ${r.stderr.trim() || r.error?.message || `exit ${r.code}`}`,
+    `git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? ''} failed: ${r.stderr.trim() || `exit ${r.code}`}`,
     {
       hint: 'Check that the workspace is a healthy git checkout (git status).',
-      cause: r.error ?? undefined,
     },
   );
 }
@@ -84,15 +65,13 @@ export async function openWorkspace(dir: string): Promise<GitWorkspace> {
   return { dir, top, prefix, identity, gitDir };
 }
 
-export async function headCommit(ws: GitWorkspace): Promise<string> {
-  try {
-    return (await run(ws.top, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
-  } catch (e) {
-    throw new ConsortError('invalid-input', 'The repository has no commit yet.', {
-      hint: 'Commit the project once before running the TDD lane.',
-      cause: e,
-    });
-  }
+/** The workspace's HEAD commit, which the lane needs (a repository without commits is refused). */
+export async function workspaceHead(ws: GitWorkspace): Promise<string> {
+  const head = await headCommit(ws.top);
+  if (head !== null) return head;
+  throw new ConsortError('invalid-input', 'The repository has no commit yet.', {
+    hint: 'Commit the project once before running the TDD lane.',
+  });
 }
 
 /** A path relative to the top, as seen from the workspace. */
@@ -165,7 +144,7 @@ export async function changesSince(ws: GitWorkspace, base: string): Promise<File
 
 /** Undo commits made since `base` but keep their changes in the working tree (an agent's own commits). */
 export async function uncommitSince(ws: GitWorkspace, base: string): Promise<void> {
-  if ((await headCommit(ws)) !== base) await run(ws.top, ['reset', '-q', '--mixed', base]);
+  if ((await workspaceHead(ws)) !== base) await run(ws.top, ['reset', '-q', '--mixed', base]);
 }
 
 /** Back to `base` exactly: tracked files reset, the listed new files removed. */
@@ -215,7 +194,7 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
     if (/nothing to commit|nothing added to commit|no changes added to commit/.test(r.stdout)) return null;
     throw failure(args, r);
   }
-  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? headCommit(ws);
+  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? workspaceHead(ws);
 }
 
 /** Stage the paths into the last commit (same message); returns the rewritten commit. Only for a commit not yet pushed. */
@@ -237,7 +216,7 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
     '--no-verify',
     '--allow-empty',
   ]);
-  return headCommit(ws);
+  return workspaceHead(ws);
 }
 
 /** Dirty paths (relative to the workspace) outside the given folders. */

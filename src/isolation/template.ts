@@ -14,6 +14,7 @@ import { runSeed } from '../lanes/check/baseline.js';
 import { resolveEngine } from '../migrations/engine.js';
 import { readMigrationSet } from '../migrations/files.js';
 import { applyMigrations } from '../migrations/runner.js';
+import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
 
 const TEMPLATE = /^tests-[0-9a-f]{12}$/;
@@ -102,7 +103,7 @@ export async function prepareTestTemplate(
             },
           );
         }
-        await runSeed(config, root, url, options.env);
+        await runSeed(config, root, url, options.env, localProcessRunner);
       },
     });
     reused = outcome === 'reused';

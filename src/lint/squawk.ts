@@ -8,7 +8,6 @@
  * within that line, `level` is `"Warning"` for rule violations and `"Error"` only for parse errors
  * (`rule_name: "syntax-error"`). Exit 0 = clean, 1 = findings, 2 = rejected arguments.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -17,6 +16,7 @@ import { ConsortError } from '../core/errors.js';
 import { pinnedVersions } from '../tools/pinned-versions.js';
 import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } from '../tools/platform-packages.js';
 import { childEnv } from '../core/child-env.js';
+import { localProcessRunner } from '../process/runner.js';
 
 export type LintLevel = 'error' | 'warning';
 
@@ -89,41 +89,36 @@ export async function resolveSquawkBinary(options: ResolveOptions = {}): Promise
   }
 }
 
-interface ProcessResult {
+interface SquawkRun {
   code: number | null;
-  signal: NodeJS.Signals | null;
+  signal: string | null;
   stdout: string;
   stderr: string;
   timedOut: boolean;
 }
 
-function runSquawk(binary: string, args: string[], cwd: string, timeoutMs: number): Promise<ProcessResult> {
-  return new Promise((resolve, reject) => {
-    // stdin is closed: squawk lints stdin whenever it is not a terminal and no path is given.
-    // Annotations are disabled because under GITHUB_ACTIONS squawk may print them to stdout too.
-    const child = spawn(binary, args, {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: childEnv({ SQUAWK_DISABLE_GITHUB_ANNOTATIONS: '1', NO_COLOR: '1' }),
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (cause) => {
-      clearTimeout(timer);
-      reject(new ConsortError('internal', `Could not start squawk (${binary})`, { hint: INSTALL_HINT, cause }));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, timedOut });
-    });
+async function runSquawk(binary: string, args: string[], cwd: string, timeoutMs: number): Promise<SquawkRun> {
+  // stdin is closed: squawk lints stdin whenever it is not a terminal and no path is given.
+  // Annotations are disabled because under GITHUB_ACTIONS squawk may print them to stdout too.
+  const r = await localProcessRunner.run({
+    command: [binary, ...args],
+    cwd,
+    env: childEnv({ SQUAWK_DISABLE_GITHUB_ANNOTATIONS: '1', NO_COLOR: '1' }),
+    timeoutMs,
+    killGraceMs: 0,
+    captureStdout: true,
+    maxOutputBytes: 1024 * 1024,
   });
+  if (r.notFound) {
+    throw new ConsortError('internal', `Could not start squawk (${binary})`, { hint: INSTALL_HINT });
+  }
+  return {
+    code: r.exitCode,
+    signal: r.signal,
+    stdout: r.stdout!.toString('utf8'),
+    stderr: r.output,
+    timedOut: r.timedOut,
+  };
 }
 
 let versionCache: Promise<string> | undefined;
@@ -141,7 +136,7 @@ function squawkVersion(binary: string): Promise<string> {
   return versionCache;
 }
 
-function crashed(what: string, r: ProcessResult, cause?: unknown): ConsortError {
+function crashed(what: string, r: SquawkRun, cause?: unknown): ConsortError {
   const status = r.timedOut ? 'timed out' : `exited with ${r.code ?? r.signal ?? 'unknown status'}`;
   const detail = (r.stderr || r.stdout).trim().slice(0, 500);
   return new ConsortError('internal', `${what} ${status}${detail ? `: ${detail}` : ''}`, {

@@ -3,7 +3,7 @@
  * (apply-child.ts) with a complete environment built from the allow-list (src/core/child-env.ts),
  * which applies the migrations exactly as this process would and sends the ApplyResult back over
  * IPC. The child's own output is kept only to explain a child that dies without answering. It
- * starts in a PID namespace of its own where one can be made (src/suite/isolate.ts): it cannot
+ * starts in a PID namespace of its own where one can be made (src/process/isolate.ts): it cannot
  * read Consort's `/proc/<ppid>/environ`, and whatever a migration started ends with it (else every
  * process carrying its marker is killed once it exits).
  */
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv } from '../core/child-env.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
-import { isolation } from '../suite/isolate.js';
+import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
 import type { ApplyOptions, ApplyResult } from './runner.js';
 

@@ -1,23 +1,15 @@
 /** The git queries pairing needs: the checked-out branch, where hooks and Consort's own state live. */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { git as exec } from '../git/exec.js';
 
 export interface GitResult {
   code: number;
   stdout: string;
 }
 
-export function git(cwd: string, args: string[]): Promise<GitResult> {
-  return new Promise((resolve) => {
-    execFile('git', args, { cwd, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
-      const code = err
-        ? typeof (err as { code?: unknown }).code === 'number'
-          ? (err as { code: number }).code
-          : 1
-        : 0;
-      resolve({ code, stdout: stdout.trim() });
-    });
-  });
+export async function git(cwd: string, args: string[]): Promise<GitResult> {
+  const r = await exec(cwd, args);
+  return { code: r.code, stdout: r.stdout.trim() };
 }
 
 /** The checked-out branch, or undefined on a detached HEAD (nothing to pair). */

@@ -65,6 +65,7 @@ async function foreground(hook: string, args: string[]): Promise<void> {
     `${new Date().toISOString()} ${hook}: ${where.branch}${from ? ` (created from ${from})` : ''}${cached ? `: ${cache?.envFile} updated from the cache (${cached.name})` : ''}`,
   );
   const log = openSync(logFile(where.gitDir), 'a');
+  // Not the ProcessRunner: the background half outlives the hook on purpose (git must not wait for it).
   const child = spawn(
     process.execPath,
     [fileURLToPath(import.meta.url), '--background', hook, where.branch, from ?? ''],

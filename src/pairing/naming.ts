@@ -5,7 +5,7 @@
  * hash of the git name keeps them apart instead of hijacking it.
  */
 import { createHash } from 'node:crypto';
-import { MAX_BRANCH_NAME, sanitizeBranchName } from '../core/branch-name.js';
+import { MAX_BRANCH_NAME, sanitizeBranchName } from '../core/names.js';
 import { RESERVED_BRANCH_NAMES } from '../branches/database-name.js';
 
 export interface KnownBranch {

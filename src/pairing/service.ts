@@ -11,6 +11,7 @@ import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { runSeed } from '../lanes/check/baseline.js';
 import { applyMigrations, type ApplyResult } from '../migrations/runner.js';
+import { localProcessRunner } from '../process/runner.js';
 import type { BranchMode, BranchProvider, BranchRecord } from '../ports/branch-provider.js';
 import { pairParent, pairTarget, type PairingRules } from './naming.js';
 
@@ -114,7 +115,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
           applied = await migrate(url, request);
           // The seed is data for an empty root; a branch forked from a paired branch already has it.
           if (parent === rules.root && (applied === undefined || applied.ok))
-            seeded = await runSeed(config, request.root, url, request.env);
+            seeded = await runSeed(config, request.root, url, request.env, localProcessRunner);
         },
       });
     } catch (e) {

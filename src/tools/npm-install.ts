@@ -39,6 +39,8 @@ export async function withToolsLock<T>(dir: string, fn: () => Promise<T>): Promi
 export async function npmInstall(dir: string, packages: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const args = ['install', ...NPM_INSTALL_FLAGS, '--prefix', dir, ...packages];
   const windows = process.platform === 'win32';
+  // Not the ProcessRunner: on Windows npm is npm.cmd, which needs a shell, and the runner is POSIX-only
+  // (/bin/sh, process groups); this runs before any project code, with the caller's environment.
   const result = await new Promise<{ code: number | null; output: string; error?: Error }>((resolve) => {
     const child = spawn(windows ? 'npm.cmd' : 'npm', args, {
       cwd: dir,

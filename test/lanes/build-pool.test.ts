@@ -11,6 +11,7 @@ import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createBranches } from '../../src/lanes/tdd/database.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -53,7 +54,14 @@ const leftovers = async () =>
   (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'));
 
 it('hands its forks out of a pool of the baseline, and drops the pool at the end of the run', async () => {
-  const branches = createBranches({ provider: t.provider, config, workspace: repo.dir, env: process.env, baseCommit });
+  const branches = createBranches({
+    provider: t.provider,
+    config,
+    workspace: repo.dir,
+    env: process.env,
+    processes: localProcessRunner,
+    baseCommit,
+  });
   try {
     const baseline = await branches.baseline();
     expect(config.build.branchPool).toBe(2);
@@ -91,6 +99,7 @@ it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   const off = { ...config, build: { ...config.build, branchPool: 0 } };
   const branches = createBranches({
     provider: t.provider,
+    processes: localProcessRunner,
     config: off,
     workspace: repo.dir,
     env: process.env,

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createBranches } from '../../src/lanes/tdd/database.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
@@ -35,7 +36,14 @@ const phoneColumns = async (url: string) =>
 it('keeps a sandbox between turns, and forks it afresh once invalidated', async () => {
   const { config } = await loadConfig(repo.dir);
   const baseCommit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo.dir })).stdout.trim();
-  const branches = createBranches({ provider: t.provider, config, workspace: repo.dir, env: process.env, baseCommit });
+  const branches = createBranches({
+    provider: t.provider,
+    config,
+    workspace: repo.dir,
+    env: process.env,
+    processes: localProcessRunner,
+    baseCommit,
+  });
   try {
     const first = await branches.sandbox('f001-sbx');
     expect(first.migrations.ok).toBe(true);

@@ -1,5 +1,5 @@
 /** Which database branch a git branch pairs with (pure rules). */
-import { branchNameProblem } from '../../src/core/branch-name.js';
+import { branchNameProblem } from '../../src/core/names.js';
 import { pairParent, pairTarget } from '../../src/pairing/naming.js';
 
 const rules = { root: 'main', rootGitBranches: ['main', 'master'] };

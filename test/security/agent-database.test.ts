@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
@@ -63,7 +64,14 @@ beforeAll(async () => {
   await git(dir, 'commit', '-qm', 'base');
   const { config } = await loadConfig(dir);
   const baseCommit = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
-  branches = createBranches({ provider: t.provider, config, workspace: dir, env: process.env, baseCommit });
+  branches = createBranches({
+    provider: t.provider,
+    config,
+    workspace: dir,
+    env: process.env,
+    processes: localProcessRunner,
+    baseCommit,
+  });
 }, 60_000);
 
 afterAll(async () => {

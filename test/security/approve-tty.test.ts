@@ -18,7 +18,7 @@ it("a process in a turn's session cannot confirm an approval", async () => {
     const script = `import { terminalConfirm } from ${JSON.stringify(CONFIRM)};
 import { writeFileSync } from 'node:fs';
 terminalConfirm('approve? ', 'yes').then((ok) => writeFileSync(${JSON.stringify(out)}, 'confirmed: ' + ok), (e) => writeFileSync(${JSON.stringify(out)}, 'refused: ' + e.message));`;
-    // As src/suite/process.ts starts a turn: detached (a new session), stdin closed.
+    // As src/process/runner.ts starts a turn: detached (a new session), stdin closed.
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore'],

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { childEnv, isCredentialName } from '../../src/core/child-env.js';
-import { isolationKind } from '../../src/suite/isolate.js';
+import { isolationKind } from '../../src/process/isolate.js';
 
 const exec = promisify(execFile);
 const SPY = fileURLToPath(new URL('../fixtures/security/env-spy.mjs', import.meta.url));

@@ -19,10 +19,11 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
-import { changesSince, commitPaths, headCommit, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
+import { changesSince, commitPaths, workspaceHead, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 import { policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);
@@ -89,13 +90,14 @@ async function proveHead() {
   const { config } = await loadConfig(dir);
   return prove({
     ws,
-    commit: await headCommit(ws),
+    commit: await workspaceHead(ws),
     deps,
     config,
     branches: fakeBranches,
     branch: 'p',
     hash: ['test/sum.test.js'],
     env: process.env,
+    processes: localProcessRunner,
     time: (_l, fn) => fn(),
   });
 }
@@ -155,7 +157,7 @@ it.each(['--skip-worktree', '--assume-unchanged'])(
   'an edited test behind %s is seen by the scope check, and the proof runs the committed test',
   async (flag) => {
     await repo();
-    const base = await headCommit(ws);
+    const base = await workspaceHead(ws);
     await git(dir, 'update-index', flag, 'test/sum.test.js');
     await writeFile(
       path.join(dir, 'test', 'sum.test.js'),

@@ -1,5 +1,5 @@
 /**
- * The isolation untrusted commands run in (src/suite/isolate.ts): bubblewrap is found when it is
+ * The isolation untrusted commands run in (src/process/isolate.ts): bubblewrap is found when it is
  * installed (.ci/run installs it), and a folder given as read-only — the proofs' pristine
  * dependency copy during an agent's `command` turn — cannot be changed under it, by root either;
  * cache folders inside stay writable. Without bubblewrap the command still runs (util-linux
@@ -11,8 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { commandBackend } from '../../src/agents/command.js';
 import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
-import { isolationKind } from '../../src/suite/isolate.js';
-import { runCommand } from '../../src/suite/process.js';
+import { childEnv } from '../../src/core/child-env.js';
+import { isolationKind } from '../../src/process/isolate.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 
 let dir: string;
 let locked: string;
@@ -45,9 +46,10 @@ it.each([
   const pinned = process.env.CONSORT_ISOLATION;
   process.env.CONSORT_ISOLATION = kind;
   try {
-    const r = await runCommand({
+    const r = await localProcessRunner.run({
       command: TRY_WRITES(out),
       cwd: dir,
+      env: childEnv(),
       isolate: true,
       readOnly: [locked],
       writable: [path.join(locked, '.cache')],

@@ -7,9 +7,8 @@
  * and a token actions/checkout persisted in .git/config is removed first: an agent with a shell
  * must not be able to read a credential from the checkout.
  */
-import { execFile } from 'node:child_process';
 import { ConsortError } from '../../core/errors.js';
-import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
+import { git as exec } from '../../git/exec.js';
 
 export interface GitAuth {
   token: string | undefined;
@@ -24,16 +23,7 @@ interface Result {
 }
 
 function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      [...SAFE_GIT_ARGS, ...args],
-      { cwd, env: gitEnv(extraEnv), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-      },
-    );
-  });
+  return exec(cwd, args, { env: extraEnv });
 }
 
 function authEnv(auth: GitAuth): Record<string, string> {

@@ -8,7 +8,7 @@
  * branch that `gc` removes.
  */
 import { randomBytes } from 'node:crypto';
-import { assertBranchName, ROOT_BRANCH } from '../../core/branch-name.js';
+import { assertBranchName, ROOT_BRANCH } from '../../core/names.js';
 import { formatDuration } from '../../core/duration.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import type {

@@ -3,7 +3,7 @@
  * branches (where `prepare` runs before a branch is published) are hidden, and a published
  * branch's parent is the branch its staging branch was forked from.
  */
-import { ROOT_BRANCH } from '../../core/branch-name.js';
+import { ROOT_BRANCH } from '../../core/names.js';
 import type { RemoteBranch } from './service.js';
 
 export const STAGE_PREFIX = 'consort-stage-';

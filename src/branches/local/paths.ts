@@ -10,11 +10,17 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
+import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
 import path from 'node:path';
 
 export function projectRoot(cwd: string = process.cwd()): string {
   try {
-    return execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+    // Synchronous (a path is needed before anything async runs), so not src/git/exec.ts; the same flags and environment.
+    return execFileSync('git', [...SAFE_GIT_ARGS, 'rev-parse', '--show-toplevel'], {
+      cwd,
+      env: gitEnv(),
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
       .toString()
       .trim();
   } catch {

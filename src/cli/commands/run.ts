@@ -66,7 +66,8 @@ async function validateAgents(config: ConsortConfig, next: Effect[], env: NodeJS
   for (const role of roles) defaultBackendFactory(role, config, env);
 }
 
-export function runCommand(ctx: Ctx): Command {
+/** `consort run`: the TDD lane on a feature. */
+export function runLaneCommand(ctx: Ctx): Command {
   return new Command('run')
     .description('run a feature: design turns, gates, then one red/green/refactor cycle per test-list item')
     .argument('[feature]', 'NNN-slug, NNN or slug (default: the only open feature)')

@@ -12,9 +12,10 @@ import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import { applyMigrations } from '../../migrations/runner.js';
+import { childEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { runCommand } from '../../suite/process.js';
 
 export const BASELINE_TTL_MS = 7 * 86_400_000;
 
@@ -26,6 +27,8 @@ export interface BaselineInput {
   baseDir: { dir: string; relativeTo: string };
   rebuild: boolean;
   env: NodeJS.ProcessEnv;
+  /** Starts the seed command. */
+  processes: ProcessRunner;
   /**
    * The seed file as base has it (a PR that adds a table and seeds it must not seed base's
    * schema with it): a string, or null when base has no seed file yet (then nothing is seeded).
@@ -165,6 +168,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           input.workspace,
           config.database.seed && untrusted ? await untrusted() : url,
           input.env,
+          input.processes,
           input.baseSeed,
         );
       },
@@ -209,6 +213,7 @@ export async function runSeed(
   workspace: string,
   url: string,
   env: NodeJS.ProcessEnv,
+  processes: ProcessRunner,
   baseSeed?: string | null,
 ): Promise<boolean> {
   const seed = config.database.seed;
@@ -223,12 +228,10 @@ export async function runSeed(
     });
     return true;
   }
-  const result = await runCommand({
+  const result = await processes.run({
     command: seed.command,
     cwd: workspace,
-    inherit: env,
-    pass: Object.keys(env),
-    env: branchEnv(url, [config.suite.env]),
+    env: childEnv(branchEnv(url, [config.suite.env]), { inherit: env, pass: Object.keys(env) }),
     timeoutMs: 10 * 60_000,
     maxOutputBytes: 64 * 1024,
   });

@@ -1,10 +1,10 @@
 /**
  * Removing a pull request's branches, shared by the Action's `mode: cleanup` and the App. The
  * reversibility branch is a child of the baseline, not of `pr-<n>`, so deleting `pr-<n>`
- * recursively would miss it: every name comes from branch-names.ts.
+ * recursively would miss it: every name comes from src/core/names.ts.
  */
 import type { BranchProvider } from '../../ports/branch-provider.js';
-import { isPullBranch, temporaryBranches } from './branch-names.js';
+import { isPullBranch, temporaryBranches } from '../../core/names.js';
 
 /** Delete a pull request's branches (helpers first); returns the names deleted. */
 export async function cleanupPull(provider: BranchProvider, pr: number): Promise<string[]> {

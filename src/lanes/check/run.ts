@@ -18,12 +18,14 @@ import { planMigrations } from '../../migrations/plan.js';
 import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
 import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import { localProcessRunner } from '../../process/runner.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 import { baselineName, ensureBaseline, warmBaselinePool } from './baseline.js';
-import { prBranchName, runBranches, temporaryBranches } from './branch-names.js';
+import { prBranchName, runBranches, temporaryBranches } from '../../core/names.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
@@ -57,6 +59,8 @@ export interface CheckInput {
   pr: number | null;
   provider: BranchProvider;
   env: NodeJS.ProcessEnv;
+  /** Starts the suite and the seed command (default: the local runner; the shells pass theirs). */
+  processes?: ProcessRunner;
   toolVersion: string;
   keepBranches?: boolean;
   /** Also delete the PR branch at the end. */
@@ -106,6 +110,7 @@ export async function planCheck(
 export async function runCheck(input: CheckInput): Promise<CheckReport> {
   const log = input.log ?? (() => undefined);
   const { config, provider } = input;
+  const processes = input.processes ?? localProcessRunner;
   const startedAt = new Date();
   const stages = initialStages(config);
   const branch = prBranchName(input.pr, input.head.sha);
@@ -233,6 +238,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         baseDir,
         rebuild: input.rebuildBaseline === true,
         env: input.env,
+        processes,
         baseSeed: input.base.seed,
         engine,
       });
@@ -399,7 +405,15 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
       const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite));
-      const result = await suiteStage(config, input.workspace, suiteUrl, input.env, signal, input.onSuiteOutput);
+      const result = await suiteStage(
+        config,
+        input.workspace,
+        suiteUrl,
+        input.env,
+        processes,
+        signal,
+        input.onSuiteOutput,
+      );
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
       return result;
     });

@@ -4,12 +4,13 @@
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { parseDuration } from '../../core/duration.js';
+import { childEnv } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
+import type { ProcessRunner } from '../../ports/process.js';
 import type { Stages } from '../../report/check-report.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { runCommand } from '../../suite/process.js';
 
 const TAIL = 8000;
 
@@ -18,16 +19,18 @@ export async function suiteStage(
   workspace: string,
   url: string,
   env: NodeJS.ProcessEnv,
+  processes: ProcessRunner,
   signal: AbortSignal | undefined,
   onOutput?: (chunk: string) => void,
 ): Promise<Partial<Stages['suite']> & Pick<Stages['suite'], 'status' | 'summary'>> {
   const started = new Date();
-  const result = await runCommand({
+  const result = await processes.run({
     command: config.suite.command,
     cwd: workspace,
-    inherit: env,
-    pass: Object.keys(env),
-    env: { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
+    env: childEnv(
+      { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
+      { inherit: env, pass: Object.keys(env) },
+    ),
     timeoutMs: parseDuration(config.suite.timeout),
     maxOutputBytes: 2 * 1024 * 1024,
     ...(signal ? { signal } : {}),

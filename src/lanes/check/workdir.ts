@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { SCRATCH_IN_MODULES } from '../../migrations/project-packages.js';
 
@@ -28,15 +29,18 @@ export interface Workdir {
   dispose(): Promise<void>;
 }
 
-/** `git archive <sha> | tar -x`, with a child environment built from an allow-list. */
+/**
+ * `git archive <sha> | tar -x`, git as src/git/exec.ts starts it (hooks off, allow-listed environment).
+ * Not the ProcessRunner: the tree streams from one child into the other instead of through memory.
+ */
 function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: process.env.HOME ?? os.tmpdir(),
-    GIT_CONFIG_NOSYSTEM: '1',
-  };
+  const env = gitEnv();
   return new Promise((resolve, reject) => {
-    const git = spawn('git', ['archive', '--format=tar', sha], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const git = spawn('git', [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
+      cwd: repo,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     git.stderr.on('data', (d: Buffer) => (err += d.toString()));

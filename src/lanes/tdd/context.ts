@@ -2,6 +2,7 @@
 import type { ConsortConfig } from '../../config/schema.js';
 import type { GitWorkspace } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
 import type { Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
@@ -19,6 +20,8 @@ export interface LaneContext {
   deps?: Dependencies;
   /** The suite's environment (proofs, baselines). */
   env: NodeJS.ProcessEnv;
+  /** Starts the suite of every proof. */
+  processes: ProcessRunner;
   /** The agents' environment: may hold a model API key the suite must not see. */
   agentEnv: NodeJS.ProcessEnv;
   /** Values redacted from transcripts and summaries before they are written. */

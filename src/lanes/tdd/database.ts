@@ -14,6 +14,7 @@ import { withClient } from '../../db/sql.js';
 import { filesAt } from '../../git/repo.js';
 import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
+import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import { qualifiedName, snapshotSchema } from '../../schema/snapshot.js';
 import { ensureBaseline } from '../check/baseline.js';
@@ -26,6 +27,8 @@ export interface BranchKit {
   config: ConsortConfig;
   workspace: string;
   env: NodeJS.ProcessEnv;
+  /** Starts the baseline's seed command. */
+  processes: ProcessRunner;
   /** The commit the feature started from. */
   baseCommit: string;
   time?: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
@@ -107,6 +110,7 @@ export function createBranches(kit: BranchKit) {
         baseDir,
         rebuild: false,
         env: kit.env,
+        processes: kit.processes,
       });
       if (outcome.ok) {
         if (poolSize > 0) await time('branch:pool', () => startPool(outcome.name));

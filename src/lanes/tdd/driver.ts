@@ -21,10 +21,12 @@ import {
   discardSince,
   filesUnder,
   type GitWorkspace,
-  headCommit,
+  workspaceHead,
   openWorkspace,
 } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import { localProcessRunner } from '../../process/runner.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
 import { createBranches } from './database.js';
@@ -41,6 +43,8 @@ export interface BuildLaneInput {
   provider: BranchProvider;
   /** The suite's environment. */
   env: NodeJS.ProcessEnv;
+  /** Starts the proofs' suites (default: the local runner; the shells pass theirs). */
+  processes?: ProcessRunner;
   /** The agents' environment (default: env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
@@ -141,7 +145,7 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
  */
 async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
   const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
-  if (turnCommit !== null && turn.verdict === 'accepted' && (await headCommit(ctx.ws)) === turnCommit)
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await workspaceHead(ctx.ws)) === turnCommit)
     return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
   // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
   // that follows it, with the records, is the second.
@@ -151,7 +155,7 @@ async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string
         ctx.ws,
         [featureDirOf(ctx.feature), ...turn.filesChanged],
         `${message} (${turn.verdict}, reverted)`,
-      )) ?? headCommit(ctx.ws)
+      )) ?? workspaceHead(ctx.ws)
     );
   return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }
@@ -189,6 +193,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
   const time = timer(input.onTiming);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws));
+  const processes = input.processes ?? localProcessRunner;
   const ctx: LaneContext = {
     ws,
     config: input.config,
@@ -196,6 +201,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     store,
     provider: input.provider,
     env: input.env,
+    processes,
     deps,
     agentEnv: input.agentEnv ?? input.env,
     secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
@@ -204,6 +210,7 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
       config: input.config,
       workspace: ws.dir,
       env: input.env,
+      processes,
       baseCommit: file.baseCommit,
       time,
     }),

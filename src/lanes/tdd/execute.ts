@@ -6,7 +6,7 @@
 import type { ActionEffect, Effect } from '../../conductor/effects.js';
 import type { ConductorEvent, EffectTiming } from '../../conductor/events.js';
 import type { ConductorState } from '../../conductor/state.js';
-import { commitPaths, headCommit, restore } from '../../git/workspace.js';
+import { commitPaths, workspaceHead, restore } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
@@ -126,13 +126,14 @@ export async function performAction(
     if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
     const run = await prove({
       ws: ctx.ws,
-      commit: await headCommit(ctx.ws),
+      commit: await workspaceHead(ctx.ws),
       ...(ctx.deps ? { deps: ctx.deps } : {}),
       config: ctx.config,
       branches: ctx.branches,
       branch: effect.branch,
       hash: effect.hash,
       env: ctx.env,
+      processes: ctx.processes,
       time: ctx.time,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),

@@ -103,6 +103,7 @@ async function attempt(
         branch: plan.experiment.proofBranch,
         hash: plan.frozen,
         env: ctx.env,
+        processes: ctx.processes,
         time: ctx.time,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });

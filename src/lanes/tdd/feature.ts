@@ -16,12 +16,12 @@ import {
   STATE_VERSION,
 } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
-import { headCommit, openWorkspace } from '../../git/workspace.js';
+import { isFeatureSlug } from '../../core/names.js';
+import { workspaceHead, openWorkspace } from '../../git/workspace.js';
 import { readGate } from './gate-check.js';
 import { featureDirOf, FeatureStore, listFeatures } from './store.js';
 
 /** What names a new feature: lowercase words joined by "-", starting with a letter (at most 40 characters). */
-export const FEATURE_SLUG = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 function requestTemplate(slug: string, request: string | undefined): string {
   if (request !== undefined && request.trim() !== '') return `${request.trim()}\n`;
@@ -39,7 +39,7 @@ export async function createFeature(
   slug: string,
   request?: string,
 ): Promise<{ feature: string; dir: string }> {
-  if (!FEATURE_SLUG.test(slug) || slug.length > 40) {
+  if (!isFeatureSlug(slug)) {
     throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, {
       hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).',
     });
@@ -60,7 +60,7 @@ export async function createFeature(
   await store.save({
     version: STATE_VERSION,
     state: initialState(feature),
-    baseCommit: await headCommit(ws),
+    baseCommit: await workspaceHead(ws),
     pending: [],
     done: 0,
     inFlight: null,

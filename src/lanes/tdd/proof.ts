@@ -8,13 +8,14 @@ import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { ProofOutcome, ProofTest } from '../../conductor/events.js';
 import { failureException } from '../../conductor/failure-kind.js';
+import { childEnv } from '../../core/child-env.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import { hashFiles, type GitWorkspace } from '../../git/workspace.js';
+import type { ProcessRunner } from '../../ports/process.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { runCommand } from '../../suite/process.js';
 import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 
@@ -59,6 +60,7 @@ export interface ProveInput {
   branch: string;
   hash: readonly string[];
   env: NodeJS.ProcessEnv;
+  processes: ProcessRunner;
   signal?: AbortSignal;
   onOutput?: (chunk: string) => void;
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
@@ -98,15 +100,17 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // The suite gets the branch's own role: it reaches this branch only (src/branches/server-ops.ts).
     const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
     const result = await time('prove:suite', () =>
-      runCommand({
+      input.processes.run({
         command: config.suite.command,
         cwd: ws.dir,
         isolate: true,
         // Its dependency copy cannot be changed by the suite (bound read-only under bubblewrap).
         readOnly: tree.readOnly,
         writable: tree.writable,
-        inherit: input.env,
-        env: { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
+        env: childEnv(
+          { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
+          { inherit: input.env },
+        ),
         timeoutMs: parseDuration(config.suite.timeout),
         maxOutputBytes: 2 * 1024 * 1024,
         ...(input.signal ? { signal: input.signal } : {}),

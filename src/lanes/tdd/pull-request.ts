@@ -14,12 +14,13 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { type ApprovalPolicy, approvalRefusal, gatedFiles, gateStatusContext } from '../../conductor/gates.js';
 import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
+import { FEATURE_SLUG, featureSlugFromBranch } from '../../core/names.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
-import { commitPaths, type GitWorkspace, headCommit, openWorkspace } from '../../git/workspace.js';
+import { commitPaths, type GitWorkspace, workspaceHead, openWorkspace } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
-import { approveGate, createFeature, describeStep, FEATURE_SLUG, matchFeature, openFeatures } from './feature.js';
+import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
 import { reopenedGates } from './gate-check.js';
 import { type BuildRunResult, runBuildLane } from './driver.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from './store.js';
@@ -206,17 +207,6 @@ async function featuresAtGate(
   return found;
 }
 
-/** A feature slug from a branch name (`feat/Customer_Phones` → `customer-phones`), or null when none can be made. */
-export function featureSlugFromBranch(ref: string): string {
-  return ref
-    .split('/')
-    .pop()!
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^[^a-z]+|-+$/g, '')
-    .slice(0, 40);
-}
-
 /** The feature a build request names: an existing one, or a new one created from the request. */
 async function buildFeature(
   workspace: string,
@@ -283,7 +273,7 @@ async function lane(
     });
     await commitPaths(ws, [featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
     await ports.remote.push(pull.head.ref);
-    await status(await headCommit(ws), {
+    await status(await workspaceHead(ws), {
       context: gateStatusContext(at.gate),
       state: 'success',
       description: `approved by @${login}`,
@@ -350,7 +340,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await headCommit(ws), pull.number);
+  await announceGates(ports, ws, store, result, surfaced, await workspaceHead(ws), pull.number);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(

@@ -13,7 +13,7 @@ import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
 import { restoreGit, snapshotGit } from '../../git/guard.js';
-import { changesSince, commitPaths, hashFiles, headCommit, listFiles } from '../../git/workspace.js';
+import { changesSince, commitPaths, hashFiles, workspaceHead, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
@@ -31,7 +31,7 @@ const ARTIFACTS = [
 
 /** The conductor's own files are committed before a turn, so the turn's diff is the agent's alone. */
 export async function commitRecords(ctx: LaneContext, message: string): Promise<string> {
-  return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature)], message)) ?? headCommit(ctx.ws);
+  return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature)], message)) ?? workspaceHead(ctx.ws);
 }
 
 /** The design artifacts and the given workspace files (the frozen tests), as a pack may quote them. */

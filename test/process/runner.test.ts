@@ -3,7 +3,9 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isConsortError } from '../../src/core/errors.js';
-import { runCommand, type RunCommandOptions } from '../../src/suite/process.js';
+import { childEnv } from '../../src/core/child-env.js';
+import type { ProcessRequest } from '../../src/ports/process.js';
+import { localProcessRunner } from '../../src/process/runner.js';
 
 let cwd: string;
 beforeAll(async () => {
@@ -13,8 +15,15 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-function run(command: string, options: Partial<RunCommandOptions> = {}) {
-  return runCommand({ command, cwd, timeoutMs: 10_000, maxOutputBytes: 64 * 1024, ...options });
+function run(command: ProcessRequest['command'], options: Partial<ProcessRequest> = {}) {
+  return localProcessRunner.run({
+    command,
+    cwd,
+    env: childEnv(),
+    timeoutMs: 10_000,
+    maxOutputBytes: 64 * 1024,
+    ...options,
+  });
 }
 
 /**
@@ -47,7 +56,7 @@ function pidsIn(text: string): number[] {
   return [...text.matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
 }
 
-describe('runCommand', () => {
+describe('the local ProcessRunner', () => {
   it('reports the exit code and combined output', async () => {
     const ok = await run('echo out; echo err >&2');
     expect(ok).toMatchObject({
@@ -65,19 +74,32 @@ describe('runCommand', () => {
     expect(failed).toMatchObject({ exitCode: 3, output: 'failing\n', notFound: false });
   });
 
-  it('runs in cwd with the given environment laid over the inherited one', async () => {
+  it('runs in cwd with exactly the environment it is given, nothing of its own process', async () => {
     process.env.CONSORT_TEST_INHERITED = 'stale';
+    process.env.LANG ??= 'C';
     try {
       const result = await run(
-        'pwd; echo "url=$DATABASE_URL"; echo "inherited=${CONSORT_TEST_INHERITED-unset}"; echo "path=${PATH:+set}"',
-        {
-          env: { DATABASE_URL: 'postgres://u@127.0.0.1/branch', CONSORT_TEST_INHERITED: undefined },
-        },
+        'pwd; echo "url=$DATABASE_URL"; echo "inherited=${CONSORT_TEST_INHERITED-unset}"; echo "lang=${LANG-unset}"; echo "path=${PATH:+set}"',
+        { env: { DATABASE_URL: 'postgres://u@127.0.0.1/branch', PATH: process.env.PATH } },
       );
-      expect(result.output).toBe(`${cwd}\nurl=postgres://u@127.0.0.1/branch\ninherited=unset\npath=set\n`);
+      expect(result.output).toBe(`${cwd}\nurl=postgres://u@127.0.0.1/branch\ninherited=unset\nlang=unset\npath=set\n`);
     } finally {
       delete process.env.CONSORT_TEST_INHERITED;
     }
+  });
+
+  it('runs an argv without a shell, with input on stdin and stdout kept apart', async () => {
+    const result = await run(['/bin/sh', '-c', 'cat; echo oops >&2', 'ignored $HOME'], {
+      input: 'a $HOME b\n',
+      captureStdout: true,
+    });
+    expect(result).toMatchObject({ exitCode: 0, output: 'oops\n', notFound: false });
+    expect(result.stdout?.toString('utf8')).toBe('a $HOME b\n');
+  });
+
+  it("says when an argv's program does not exist", async () => {
+    const result = await run(['consort-no-such-program', '--version']);
+    expect(result).toMatchObject({ exitCode: null, notFound: true, timedOut: false });
   });
 
   it('does not wait for stdin', async () => {

@@ -1,62 +1,16 @@
 /**
- * Runs a user's command (a test suite, a migration tool) as a child process that can always be
+ * The ProcessRunner's one adapter (src/ports/process.ts). Every child runs so that it can always be
  * stopped: it gets its own process group, so a timeout or an abort reaches every grandchild a test
- * runner forks (workers, servers, `sleep`s in shell scripts), not just the shell we started.
+ * runner forks (workers, servers, `sleep`s in shell scripts), not just the shell we started. The
+ * child's environment is the request's, as given (plus the isolation marker): nothing is read from
+ * this process's.
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { childEnv } from '../core/child-env.js';
 import { ConsortError } from '../core/errors.js';
-import { isolation } from './isolate.js';
-
-export interface RunCommandOptions {
-  /** Shell text, run as `/bin/sh -c command` so users can write pipes, `&&` and `VAR=x cmd`. */
-  command: string;
-  cwd: string;
-  /**
-   * What the command gets besides the allow-listed basics (PATH, HOME, LANG, … read from
-   * `inherit`): the branch URL, the turn's variables. `undefined` removes a variable. Nothing else
-   * of Consort's environment reaches the command (src/core/child-env.ts).
-   */
-  env?: Record<string, string | undefined>;
-  /** Where the basics come from (default: process.env). */
-  inherit?: NodeJS.ProcessEnv;
-  /** More names to take from `inherit` (a caller's own allow-list); credential names are dropped all the same. */
-  pass?: readonly string[];
-  /** Credential-looking variables this command may still receive (an agent's own model key). */
-  secrets?: readonly string[];
-  /**
-   * Untrusted code (an agent's turn, a proof's suite): run it in a PID namespace where available,
-   * so nothing it starts outlives it and it cannot read its ancestors' environments (src/suite/isolate.ts).
-   */
-  isolate?: boolean;
-  /** With `isolate`: folders bound read-only (and writable ones inside them) where bubblewrap is used. */
-  readOnly?: readonly string[];
-  writable?: readonly string[];
-  timeoutMs: number;
-  /** Bound on captured output; the head and the tail are kept because errors show up in both. */
-  maxOutputBytes: number;
-  /** Time between SIGTERM and SIGKILL. Default 2000 ms. */
-  killGraceMs?: number;
-  signal?: AbortSignal;
-  /** Every chunk as it arrives (unbounded), for progress streaming. */
-  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
-}
-
-export interface CommandResult {
-  exitCode: number | null;
-  /** The signal that ended the command's shell, e.g. `SIGTERM` after a timeout. */
-  signal: string | null;
-  timedOut: boolean;
-  aborted: boolean;
-  durationMs: number;
-  /** Combined stdout and stderr in arrival order; a marker line stands where bytes were dropped. */
-  output: string;
-  droppedBytes: number;
-  /** The shell could not find the command (exit 127). */
-  notFound: boolean;
-}
+import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
+import { isolation, type IsolationKind } from './isolate.js';
 
 const DEFAULT_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for escaped stragglers to release the output pipes. */
@@ -124,16 +78,32 @@ async function assertDirectory(cwd: string): Promise<void> {
   }
 }
 
-function validate(options: RunCommandOptions): void {
-  if (options.command.trim() === '') {
+function validate(options: ProcessRequest): void {
+  const empty = typeof options.command === 'string' ? options.command.trim() === '' : options.command[0] === '';
+  if (empty) {
     throw new ConsortError('invalid-input', 'Cannot run an empty command.', { hint: 'Set the suite command.' });
   }
-  if (!(options.timeoutMs > 0) || !(options.maxOutputBytes >= 0)) {
+  if (typeof options.command !== 'string' && options.isolate) {
+    throw new ConsortError('internal', 'Only shell commands run isolated.');
+  }
+  if (!(options.timeoutMs === undefined || options.timeoutMs > 0) || !(options.maxOutputBytes >= 0)) {
     throw new ConsortError('invalid-input', 'timeoutMs must be positive and maxOutputBytes must not be negative.');
   }
 }
 
-export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
+export interface ProcessRunnerOptions {
+  /** How isolated requests are sandboxed (default: what src/process/isolate.ts finds on this machine). */
+  isolation?: IsolationKind;
+}
+
+export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): ProcessRunner {
+  return { run: (request) => runProcess(request, runnerOptions) };
+}
+
+/** The runner every composition root builds on (isolation as the machine allows). */
+export const localProcessRunner: ProcessRunner = createProcessRunner();
+
+async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerOptions): Promise<ProcessResult> {
   validate(options);
   const started = performance.now();
   if (options.signal?.aborted) {
@@ -152,28 +122,32 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   const grace = options.killGraceMs ?? DEFAULT_GRACE_MS;
   const output = new BoundedOutput(options.maxOutputBytes);
 
-  return new Promise<CommandResult>((resolve, reject) => {
-    const sandbox = options.isolate
-      ? isolation(undefined, {
-          ...(options.readOnly ? { readOnly: options.readOnly } : {}),
-          ...(options.writable ? { writable: options.writable } : {}),
-        })
-      : undefined;
-    const [program, args] = sandbox ? sandbox.argv(options.command) : ['/bin/sh', ['-c', options.command]];
+  const stdoutChunks: Buffer[] | undefined = options.captureStdout ? [] : undefined;
+
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const shell = typeof options.command === 'string' ? options.command : undefined;
+    const sandbox =
+      shell !== undefined && options.isolate
+        ? isolation(runnerOptions.isolation, {
+            ...(options.readOnly ? { readOnly: options.readOnly } : {}),
+            ...(options.writable ? { writable: options.writable } : {}),
+          })
+        : undefined;
+    const argv = options.command as readonly string[];
+    const [program, args]: [string, string[]] =
+      shell === undefined ? [argv[0]!, argv.slice(1)] : sandbox ? sandbox.argv(shell) : ['/bin/sh', ['-c', shell]];
     const child = spawn(program, args, {
       cwd: options.cwd,
-      env: childEnv(
-        { ...options.env, ...sandbox?.env },
-        {
-          ...(options.inherit ? { inherit: options.inherit } : {}),
-          ...(options.secrets ? { secrets: options.secrets } : {}),
-          ...(options.pass ? { pass: options.pass } : {}),
-        },
-      ),
+      env: { ...options.env, ...sandbox?.env },
       detached: true,
-      // No stdin: a suite that waits for input would otherwise hang until the timeout.
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // No stdin unless there is input: a suite that waits for input would otherwise hang until the timeout.
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    const streams = { stdout: child.stdout!, stderr: child.stderr! };
+    if (options.input !== undefined) {
+      child.stdin!.on('error', () => undefined); // a child that exits without reading its input
+      child.stdin!.end(options.input);
+    }
     let timedOut = false;
     let aborted = false;
     let exit: { code: number | null; signal: string | null } | undefined;
@@ -186,10 +160,13 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       if (pgid === undefined || !signalGroup(pgid, 'SIGTERM')) return;
       killTimer ??= setTimeout(() => signalGroup(pgid, 'SIGKILL'), grace);
     };
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
+    const timeout =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            stop();
+          }, options.timeoutMs);
     const onAbort = (): void => {
       aborted = true;
       stop();
@@ -207,9 +184,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       // and ignore SIGTERM), but it must not keep the caller's process alive.
       if (killTimer && (child.pid === undefined || !signalGroup(child.pid, 0))) clearTimeout(killTimer);
       else killTimer?.unref();
-      if (error !== undefined) {
+      if (error !== undefined && !(shell === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT')) {
         reject(
-          new ConsortError('internal', `Could not start /bin/sh to run the command: ${String(error)}`, {
+          new ConsortError('internal', `Could not start ${program} to run the command: ${String(error)}`, {
             cause: error,
           }),
         );
@@ -225,14 +202,17 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
         durationMs: Math.round(performance.now() - started),
         output: text,
         droppedBytes,
-        notFound: exitCode === 127 && !timedOut && !aborted,
+        ...(stdoutChunks ? { stdout: Buffer.concat(stdoutChunks) } : {}),
+        // An argv whose program does not exist fails to start (ENOENT), a shell's command exits 127.
+        notFound: error !== undefined || (shell !== undefined && exitCode === 127 && !timedOut && !aborted),
       });
     };
 
     for (const name of ['stdout', 'stderr'] as const) {
       const decoder = new StringDecoder('utf8');
-      child[name].on('data', (chunk: Buffer) => {
-        output.push(chunk);
+      streams[name].on('data', (chunk: Buffer) => {
+        if (stdoutChunks && name === 'stdout') stdoutChunks.push(chunk);
+        else output.push(chunk);
         if (!options.onOutput) return;
         try {
           options.onOutput(decoder.write(chunk), name);
@@ -251,8 +231,8 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       stop();
       sandbox?.sweep();
       drainTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        streams.stdout.destroy();
+        streams.stderr.destroy();
         finish();
       }, grace + PIPE_DRAIN_MS);
     });

@@ -11,6 +11,7 @@
  * since a process that re-executes itself with `env -i` sheds the marker.
  */
 import { execFileSync } from 'node:child_process';
+import { childEnv } from '../core/child-env.js';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -28,8 +29,13 @@ let detected: IsolationKind | undefined;
 
 function works(argv: string[]): boolean {
   try {
+    // Not through runProcess: a synchronous probe, once per process, before the first isolated run.
     // unshare --fork makes the shell pid 1; bwrap keeps pid 1 for its own init, so the shell is 2.
-    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ -le 2'], { stdio: 'ignore', timeout: 5000 });
+    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ -le 2'], {
+      stdio: 'ignore',
+      timeout: 5000,
+      env: childEnv(),
+    });
     return true;
   } catch {
     return false;

@@ -1,4 +1,11 @@
-import { assertBranchName, branchNameProblem, sanitizeBranchName } from '../../src/core/branch-name.js';
+import {
+  assertBranchName,
+  branchNameProblem,
+  featureSlugFromBranch,
+  isFeatureSlug,
+  pullNumberOf,
+  sanitizeBranchName,
+} from '../../src/core/names.js';
 import { isConsortError } from '../../src/core/errors.js';
 
 describe('branch names', () => {
@@ -39,5 +46,25 @@ describe('branch names', () => {
     expect(isConsortError(caught, 'invalid-input')).toBe(true);
     expect((caught as Error).message).toContain('Feat/One');
     expect((caught as { hint: string }).hint).toContain('"feat-one"');
+  });
+});
+
+describe('the PR lane and feature names', () => {
+  it('tells which pull request a branch belongs to', () => {
+    expect(pullNumberOf('pr-12')).toBe(12);
+    expect(pullNumberOf('pr-12-rev')).toBe(12);
+    expect(pullNumberOf('pr-12-suite')).toBe(12);
+    expect(pullNumberOf('pr-x')).toBeNull();
+    expect(pullNumberOf('check-abc1234')).toBeNull();
+    expect(pullNumberOf('gh1-pr-12')).toBeNull();
+  });
+
+  it('makes a feature slug from a git branch and checks one', () => {
+    expect(featureSlugFromBranch('feat/Customer_Phones')).toBe('customer-phones');
+    expect(featureSlugFromBranch('12-fix')).toBe('fix');
+    expect(isFeatureSlug('customer-phones')).toBe(true);
+    expect(isFeatureSlug('a'.repeat(41))).toBe(false);
+    expect(isFeatureSlug('Customer')).toBe(false);
+    expect(isFeatureSlug('a--b')).toBe(false);
   });
 });
