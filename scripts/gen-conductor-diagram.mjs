@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = path.join(ROOT, 'docs', 'tdd-lane.md');
-const BUILT = path.join(ROOT, 'lib', 'conductor', 'diagram.js');
+const BUILT = path.join(ROOT, 'lib', 'src', 'conductor', 'diagram.js');
 
 if (!existsSync(BUILT)) {
   console.error('lib/src/conductor/diagram.js is missing: run npm run build first');

@@ -103,7 +103,7 @@ beforeAll(async () => {
       throw new Error(`${what} is missing (${file}): run scripts/setup-vscode-test.sh first`);
     });
   }
-  await access(path.join(repoRoot, 'lib', 'cli', 'main.js')).catch(() => {
+  await access(path.join(repoRoot, 'lib', 'src', 'cli', 'main.js')).catch(() => {
     throw new Error('lib/ is missing: npm run build first');
   });
   // The .vsix exactly as users get it.
