@@ -130,7 +130,10 @@ export function planLoopXfs(request: LoopXfsRequest, facts: LoopXfsFacts, paths:
   steps.push(
     { argv: ['truncate', '-s', String(sizeBytes), paths.image], why: 'make the sparse image file' },
     // -f: an image left by an earlier, unmounted attempt is overwritten (a mounted one was reused above).
-    { argv: [mkfs, '-q', '-f', '-m', 'reflink=1', '-L', 'consort', paths.image], why: 'format it as XFS with reflinks' },
+    {
+      argv: [mkfs, '-q', '-f', '-m', 'reflink=1', '-L', 'consort', paths.image],
+      why: 'format it as XFS with reflinks',
+    },
     { argv: ['mkdir', '-p', paths.mountPoint], why: 'make the mount point' },
     {
       argv: sudo(['mount', '-t', 'xfs', '-o', 'loop,noatime', paths.image, paths.mountPoint]),
