@@ -45,6 +45,8 @@ export async function openActionProvider(
     explicit: { ...inputs.cloudEnv, ...(inputs.databaseUrl ? { CONSORT_POSTGRES_URL: inputs.databaseUrl } : {}) },
     log: (m) => core.info(m),
     onSecret: registerConnectionString,
+    // A check's pools serve its own handouts (the PR branch, reversibility); the job ends right after.
+    ...(inputs.mode === 'check' ? { refillPools: false } : {}),
     ...(config.database.namespace ? { namespace: config.database.namespace } : {}),
   });
 }

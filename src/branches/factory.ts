@@ -27,6 +27,8 @@ export interface ProviderSettings {
   /** local: the embedded server's data directory, instead of CONSORT_DATA_DIR or the default (the Action's reflink mount). */
   dataDir?: string;
   log?: (message: string) => void;
+  /** local and postgres: refill warm pools after a handout (default true); false in a one-shot process that will not use them again. */
+  refillPools?: boolean;
   /** Told every connection string with a password as soon as it is known, so a shell can mask it. */
   onSecret?: (connectionString: string) => void;
 }
@@ -65,6 +67,7 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
     const { provider, server } = await createLocalProvider({
       dataDir: settings.dataDir ?? serverDir(settings.projectRoot, settings.env),
       ...(settings.log ? { log: settings.log } : {}),
+      ...(settings.refillPools === false ? { refillPools: false } : {}),
     });
     settings.onSecret?.(server.url);
     return provider;
@@ -83,6 +86,7 @@ export async function openProvider(settings: ProviderSettings): Promise<BranchPr
     namespace: settings.namespace ?? env.CONSORT_NAMESPACE ?? path.basename(settings.projectRoot),
     clone: env.CONSORT_POSTGRES_CLONE === '1' || env.CONSORT_POSTGRES_CLONE === 'true',
     ...(env.CONSORT_POSTGRES_MAIN_DATABASE ? { mainDatabase: env.CONSORT_POSTGRES_MAIN_DATABASE } : {}),
+    ...(settings.refillPools === false ? { refillPools: false } : {}),
   });
 }
 

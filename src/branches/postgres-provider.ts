@@ -18,6 +18,8 @@ export interface PostgresProviderOptions {
   /** Adopt an existing database as the root branch `main`. */
   mainDatabase?: string;
   catalogDatabase?: string;
+  /** Refill warm pools after a handout (default true); false in a one-shot process that will not use them again. */
+  refillPools?: boolean;
 }
 
 export function createPostgresProvider(options: PostgresProviderOptions): TemplateBranchProvider {
@@ -29,6 +31,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Templa
     databasePrefix: `${namespace}_`,
     catalogDatabase: options.catalogDatabase ?? POSTGRES_CATALOG_DATABASE,
     ...(options.mainDatabase ? { mainDatabase: options.mainDatabase } : {}),
+    ...(options.refillPools === false ? { refillPools: false } : {}),
     cloneMode: async (version) => {
       if (!options.clone)
         return {

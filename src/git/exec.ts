@@ -5,7 +5,7 @@
  */
 import type { ProcessRunner } from '../ports/process.js';
 import { localProcessRunner } from '../process/runner.js';
-import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
+import { gitEnv, NO_FSMONITOR_ARGS, SAFE_GIT_ARGS } from './safe.js';
 
 export interface GitResult {
   code: number;
@@ -23,6 +23,11 @@ export interface GitOptions {
   secrets?: readonly string[];
   /** Default: the local runner. */
   processes?: ProcessRunner;
+  /**
+   * Leave `core.hooksPath` as the user configured it (for reading that setting: `-c` would answer
+   * for it). Only for commands that run no hook.
+   */
+  userHooksPath?: boolean;
 }
 
 /** Bound on stderr kept (stdout is kept whole: it is data). */
@@ -32,7 +37,13 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   let r;
   try {
     r = await (options.processes ?? localProcessRunner).run({
-      command: ['git', ...SAFE_GIT_ARGS, '-c', 'core.quotepath=off', ...args],
+      command: [
+        'git',
+        ...(options.userHooksPath ? NO_FSMONITOR_ARGS : SAFE_GIT_ARGS),
+        '-c',
+        'core.quotepath=off',
+        ...args,
+      ],
       cwd,
       env: gitEnv(options.env, options.secrets),
       ...(options.input !== undefined ? { input: options.input } : {}),

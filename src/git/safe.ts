@@ -7,14 +7,10 @@
  */
 import { childEnv } from '../core/child-env.js';
 
-export const SAFE_GIT_ARGS: readonly string[] = [
-  '-c',
-  'core.hooksPath=/dev/null',
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.untrackedCache=false',
-];
+/** Everything but the hooks: no fsmonitor daemon, no untracked cache. */
+export const NO_FSMONITOR_ARGS: readonly string[] = ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+
+export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', ...NO_FSMONITOR_ARGS];
 
 /** LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language. */
 export function gitEnv(extra: Record<string, string> = {}, secrets: readonly string[] = []): NodeJS.ProcessEnv {

@@ -7,8 +7,8 @@ export interface GitResult {
   stdout: string;
 }
 
-export async function git(cwd: string, args: string[]): Promise<GitResult> {
-  const r = await exec(cwd, args);
+export async function git(cwd: string, args: string[], options: { userHooksPath?: boolean } = {}): Promise<GitResult> {
+  const r = await exec(cwd, args, options);
   return { code: r.code, stdout: r.stdout.trim() };
 }
 

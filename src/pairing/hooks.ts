@@ -115,7 +115,7 @@ export async function hookPlace(root: string): Promise<HookPlace> {
       cause,
     });
   });
-  const configured = (await git(root, ['config', '--get', 'core.hooksPath'])).stdout;
+  const configured = (await git(root, ['config', '--get', 'core.hooksPath'], { userHooksPath: true })).stdout;
   if (configured === '') {
     const dir = path.join(gitDir, 'hooks');
     const lefthook =

@@ -9,6 +9,8 @@ export const LOCAL_CATALOG_DATABASE = 'consort_catalog';
 export interface LocalProviderOptions {
   dataDir: string;
   log?: (message: string) => void;
+  /** Refill warm pools after a handout (default true); false in a one-shot process that will not use them again. */
+  refillPools?: boolean;
 }
 
 export async function createLocalProvider(
@@ -22,6 +24,7 @@ export async function createLocalProvider(
     namespace: 'local',
     databasePrefix: '',
     catalogDatabase: LOCAL_CATALOG_DATABASE,
+    ...(options.refillPools === false ? { refillPools: false } : {}),
     cloneMode: async (version) => {
       if (version < 180000) return { clone: false, reason: 'PostgreSQL before 18 cannot clone files' };
       const { reflink, reason } = await supportsReflink(path.dirname(server.pgdata));

@@ -121,6 +121,8 @@ export function checkCommand(ctx: Ctx): Command {
         projectRoot: c.root,
         env: c.env,
         log,
+        // The baseline's pool serves this check's own handouts; a one-shot process does not refill it.
+        refillPools: false,
         ...(namespace ? { namespace } : {}),
       });
       let report: CheckReport;

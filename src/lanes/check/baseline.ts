@@ -201,7 +201,7 @@ export async function warmBaselinePool(
   if (!provider.pool || !provider.poolStatus) return;
   try {
     const [pool] = await provider.poolStatus(name);
-    if (pool && pool.size >= BASELINE_POOL_SIZE) return;
+    if (pool && pool.size >= BASELINE_POOL_SIZE && pool.ready >= BASELINE_POOL_SIZE) return;
     await provider.pool(name, BASELINE_POOL_SIZE, { fill: 'background' });
   } catch (e) {
     log(`  (no warm pool for ${name}: ${(e as Error).message})`);
