@@ -81,7 +81,10 @@ try {
     bare.push(performance.now() - t0);
   }
   git(root, 'checkout', '-q', 'main');
-  await installHooks(root, { node: process.execPath, entry: path.join(here, '..', 'lib', 'src', 'pairing', 'hook-main.js') });
+  await installHooks(root, {
+    node: process.execPath,
+    entry: path.join(here, '..', 'lib', 'src', 'pairing', 'hook-main.js'),
+  });
   const urls = {};
   for (const b of ['feature-a', 'feature-b']) {
     git(root, 'checkout', '-q', b);
