@@ -24,7 +24,7 @@ Options (environment variable in brackets):
                         (as root, created with bench/scratch-xfs.sh when not mounted)
   --keep-xfs            keep a scratch filesystem this run created (default: remove it at the end)
   --action-mount        clone mode on a loop XFS mounted as the Action's \`reflink\` input mounts it
-                        (lib/branches/local/loop-xfs.js: a sparse image under --copy-dir, data dir
+                        (lib/src/branches/local/loop-xfs.js: a sparse image under --copy-dir, data dir
                         inside; unmounted at the end) instead of --xfs-dir. Needs root or sudo -n.
   --no-clone            skip clone mode
   --copy-dir DIR        parent of the ext4 data dir for copy mode [CONSORT_BENCH_COPY_DIR] default /var/tmp
