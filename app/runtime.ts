@@ -4,7 +4,7 @@
  * reach GitHub for an installation. Tests assemble the same runtime with stand-ins for the parts
  * they are not about, and several runtimes on one store behave like several App processes.
  */
-import { runCheck } from '../src/lanes/check/run.js';
+import { check } from '../src/lanes/check/run.js';
 import { createIntake, type Intake } from './intake.js';
 import type { GitHubPort } from '../src/ports/github.js';
 import type { CallContext } from './github-watch.js';
@@ -12,7 +12,7 @@ import type { RecordsApi } from './dashboard/github-records.js';
 import { handleAnnounce } from './jobs/announce.js';
 import { handleIndex } from './jobs/index-records.js';
 import { handleCommand } from './jobs/command.js';
-import type { AppLog, JobDeps, JobSettings, Lane } from './jobs/deps.js';
+import type { AppLog, JobDeps, JobSettings, Lane, LanePorts } from './jobs/deps.js';
 import { handleRunJob } from './jobs/run-job.js';
 import { sweepAll } from './jobs/sweep.js';
 import type { RepoProviders } from './providers.js';
@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   log: AppLog;
   /** The check lane (default: the real one). */
   lane?: Lane;
+  /** The lane's git, process runner and clock (built by the composition root, app/start.ts). */
+  lanePorts: LanePorts;
   /** Start the workers (default true); false gives a process that only takes webhooks. */
   workers?: boolean;
   /** The dashboard is on: index every pushed head's TDD records through this. */
@@ -101,7 +103,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime>
     queue,
     github: options.github,
     providers: options.providers,
-    lane: options.lane ?? runCheck,
+    lane: options.lane ?? check,
+    lanePorts: options.lanePorts,
     settings: options.jobs,
     log: options.log,
     ...(options.records ? { records: options.records } : {}),

@@ -19,6 +19,9 @@ import { GitHubHealth, observingFetch } from './github-watch.js';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from './octokit.js';
 import { appProviders, repoProviders, type AppProviderSettings } from './providers.js';
 import { startRuntime, type AppRuntime } from './runtime.js';
+import { localGitRepo } from '../src/git/repo.js';
+import { localProcessRunner } from '../src/process/runner.js';
+import { systemClock } from '../src/runtime/clock.js';
 import { ensureStoreDatabase } from './store/db.js';
 import { parseAppSettings, suiteEnvironment, type AppSettings } from './settings.js';
 import { consortApp } from './index.js';
@@ -158,6 +161,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
+    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock },
   });
   await probot.load(consortApp(runtime.intake));
   const dashboard = settings.dashboard

@@ -26,7 +26,7 @@ import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
 import { checkoutCommit, treeSide, workspaceOptions, type Workspace } from '../workspace.js';
-import { LeaseLost, runContext, type JobDeps } from './deps.js';
+import { LeaseLost, runContext, runLog, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
@@ -126,13 +126,14 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
         head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
         pr: run.pr,
         provider: cancellable(provider, signal),
+        ...deps.lanePorts,
         env: deps.settings.suiteEnv,
         toolVersion: deps.settings.toolVersion,
         // A merge group's branch is of no use once the queue has moved on.
         cleanup: run.pr === null,
         signal,
         // The lane's progress, with what an operator must be able to find: sessions it ended, leftovers it removed.
-        log: (line) => deps.log.info(line.trim(), { runId: run.id }),
+        log: runLog(deps.log, run.id),
       }),
     );
     const late = await ifAborted(signal, finish);

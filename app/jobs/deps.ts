@@ -1,9 +1,10 @@
 /**
  * What the App's jobs are given: the store, the queue, GitHub (per installation), the branch
- * providers, the lane that runs a check, and their settings. The App builds these from its
+ * providers, the lane that runs a check (and its ports), and their settings. The App builds these from its
  * adapters; tests pass stand-ins (a fake lane, a GitHub stand-in) for the parts they are not about.
  */
-import type { CheckInput } from '../../src/lanes/check/run.js';
+import type { CheckInput, CheckPorts } from '../../src/lanes/check/run.js';
+import type { Log } from '../../src/ports/log.js';
 import type { CheckReport } from '../../src/report/check-report.js';
 import type { RecordsApi } from '../dashboard/github-records.js';
 import type { GitHubPort } from '../../src/ports/github.js';
@@ -39,7 +40,22 @@ export interface AppLog {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** The check lane: plan, then run the plan (the default is src/lanes/check/run.ts's `check`). */
 export type Lane = (input: CheckInput) => Promise<CheckReport>;
+
+/** The check lane's ports the App builds once (the provider is chosen per repository, the log per run). */
+export type LanePorts = Pick<CheckPorts, 'processes' | 'git' | 'clock'>;
+
+/** The lane's log for one run: the App's log, every line naming the run. */
+export function runLog(log: AppLog, runId: number): Log {
+  const fields = (f?: Record<string, unknown>) => ({ runId, ...f });
+  return {
+    debug: () => undefined,
+    info: (m, f) => log.info(m.trim(), fields(f)),
+    warn: (m, f) => log.warn(m.trim(), fields(f)),
+    error: (m, f) => log.error(m.trim(), fields(f)),
+  };
+}
 
 export interface JobDeps {
   store: Store;
@@ -48,6 +64,7 @@ export interface JobDeps {
   github(installationId: number, context?: CallContext): Promise<GitHubPort>;
   providers: RepoProviders;
   lane: Lane;
+  lanePorts: LanePorts;
   settings: JobSettings;
   log: AppLog;
   /** GitHub's records API as an installation, when the dashboard is on (indexing jobs). */

@@ -1,12 +1,21 @@
 /**
  * The Action's composition root: the one place its adapters are built — the GitHubPort
- * (./github.ts), the git remote of the pull request's branch, and the TDD lane's ports. Modes
+ * (./github.ts), the git remote of the pull request's branch, the check lane's ports and the TDD
+ * lane's. Modes
  * parse, build ports here, call a lane and report.
  */
 import * as core from '@actions/core';
 import { loadConfig } from '../config/load.js';
 import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
+import { localGitRepo } from '../git/repo.js';
+import type { Clock } from '../ports/clock.js';
+import type { GitRepo } from '../ports/git.js';
+import type { Log } from '../ports/log.js';
+import type { ProcessRunner } from '../ports/process.js';
+import { localProcessRunner } from '../process/runner.js';
+import { systemClock } from '../runtime/clock.js';
+import { lineLog } from '../runtime/log.js';
 import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
 import type { ActionInputs } from './inputs.js';
@@ -76,5 +85,19 @@ export async function tddPorts(
       repoUrl: `${ctx.serverUrl}/${ctx.repo.owner}/${ctx.repo.repo}`,
       ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}),
     },
+  };
+}
+
+/**
+ * The check lane's ports, but the branch provider (opened once the configuration is known). The
+ * log is the step's: every line scrubbed of secrets, debug lines shown with step debug logging on.
+ * Warnings stay plain lines: a core.warning would become an annotation on the pull request.
+ */
+export function checkPorts(): { git: GitRepo; processes: ProcessRunner; clock: Clock; log: Log } {
+  return {
+    git: localGitRepo,
+    processes: localProcessRunner,
+    clock: systemClock,
+    log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

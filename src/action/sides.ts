@@ -12,8 +12,8 @@
  */
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
-import { commitParents, defaultBase, fetchCommit, hasCommit, headCommit, mergeBase } from '../git/repo.js';
-import type { CheckSide } from '../lanes/check/run.js';
+import type { CheckSide } from '../lanes/check/plan.js';
+import type { GitRepo } from '../ports/git.js';
 import { commitSide, EMPTY_SIDE, workingTreeSide } from '../lanes/check/sides.js';
 import type { ActionContext } from './context.js';
 
@@ -30,9 +30,10 @@ export async function actionSides(
   ctx: Pick<ActionContext, 'workspace' | 'event'>,
   config: ConsortConfig,
   log: Log,
+  git: GitRepo,
 ): Promise<ActionSides> {
   const root = ctx.workspace;
-  const head = await headCommit(root);
+  const head = await git.headCommit(root);
   if (head === null) {
     throw new ConsortError('invalid-input', `${root} is not a git checkout.`, {
       hint: 'Add `- uses: actions/checkout@v4` with `fetch-depth: 0` before Consort.',
@@ -44,12 +45,12 @@ export async function actionSides(
       log('No base commit to compare with: every migration counts as new.');
       return EMPTY_SIDE;
     }
-    await ensureCommit(root, sha, log);
-    return commitSide(root, ref, sha, config);
+    await ensureCommit(git, root, sha, log);
+    return commitSide(git, root, ref, sha, config);
   };
   switch (ev.kind) {
     case 'pull_request': {
-      const parents = await commitParents(root, head);
+      const parents = await git.commitParents(root, head);
       let base: string;
       if (head !== ev.head.sha && parents.length === 2 && parents[1] === ev.head.sha) {
         base = parents[0]!;
@@ -58,8 +59,8 @@ export async function actionSides(
             `The checkout merges the PR into ${ev.base.ref} at ${base.slice(0, 7)}: comparing with that commit, so only this PR's migrations count as new.`,
           );
       } else {
-        await ensureCommit(root, ev.base.sha, log);
-        base = (await mergeBase(root, ev.base.sha, head)) ?? ev.base.sha;
+        await ensureCommit(git, root, ev.base.sha, log);
+        base = (await git.mergeBase(root, ev.base.sha, head)) ?? ev.base.sha;
       }
       return {
         base: await at(ev.base.ref, base),
@@ -74,8 +75,8 @@ export async function actionSides(
         pr: null,
       };
     case 'push': {
-      const before = ev.before !== null && (await tryEnsureCommit(root, ev.before, log)) ? ev.before : null;
-      const base = before ?? (await commitParents(root, head))[0] ?? null;
+      const before = ev.before !== null && (await tryEnsureCommit(git, root, ev.before, log)) ? ev.before : null;
+      const base = before ?? (await git.commitParents(root, head))[0] ?? null;
       return {
         base: await at(before ? 'before push' : 'HEAD^', base),
         head: await workingTreeSide(root, ev.ref, head, config),
@@ -85,15 +86,15 @@ export async function actionSides(
     case 'other':
     case 'workflow_dispatch':
     case 'issue_comment': {
-      const d = await defaultBase(root).catch(() => undefined);
-      const base = d && d.sha !== head ? d : { ref: 'HEAD^', sha: (await commitParents(root, head))[0] ?? null };
+      const d = await git.defaultBase(root).catch(() => undefined);
+      const base = d && d.sha !== head ? d : { ref: 'HEAD^', sha: (await git.commitParents(root, head))[0] ?? null };
       return { base: await at(base.ref, base.sha), head: await workingTreeSide(root, 'HEAD', head, config), pr: null };
     }
   }
 }
 
-async function tryEnsureCommit(root: string, sha: string, log: Log): Promise<boolean> {
-  return ensureCommit(root, sha, log).then(
+async function tryEnsureCommit(git: GitRepo, root: string, sha: string, log: Log): Promise<boolean> {
+  return ensureCommit(git, root, sha, log).then(
     () => true,
     (e: unknown) => {
       log(`${(e as Error).message} Falling back to HEAD's parent.`);
@@ -103,13 +104,18 @@ async function tryEnsureCommit(root: string, sha: string, log: Log): Promise<boo
 }
 
 /** actions/checkout fetches one commit unless told `fetch-depth: 0`; fetch the base if it is missing. */
-export async function ensureCommit(root: string, sha: string, log: Log): Promise<void> {
-  if (await hasCommit(root, sha)) return;
+export async function ensureCommit(
+  git: Pick<GitRepo, 'hasCommit' | 'fetchCommit'>,
+  root: string,
+  sha: string,
+  log: Log,
+): Promise<void> {
+  if (await git.hasCommit(root, sha)) return;
   log(
     `Base commit ${sha} is not in the checkout (shallow clone?): running git fetch --no-tags --depth=1 origin ${sha}. Use actions/checkout with fetch-depth: 0 to skip this.`,
   );
   try {
-    await fetchCommit(root, sha);
+    await git.fetchCommit(root, sha);
   } catch (cause) {
     throw new ConsortError(
       'invalid-input',

@@ -2,9 +2,11 @@
  * The little of git the check lane needs: resolve refs, find a sensible default base, and read a
  * directory's files as they are at a commit (without touching the working tree).
  */
+import { spawn } from 'node:child_process';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
 import { git as exec } from './exec.js';
+import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
 async function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
   const r = await exec(root, args, input !== undefined ? { input } : {});
@@ -138,6 +140,39 @@ export async function mergeBase(root: string, a: string, b: string): Promise<str
   );
 }
 
+/**
+ * `git archive <sha> | tar -x`, git as src/git/exec.ts starts it (hooks off, allow-listed environment).
+ * Not the ProcessRunner: the tree streams from one child into the other instead of through memory.
+ */
+export function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
+  const env = gitEnv();
+  return new Promise((resolve, reject) => {
+    const git = spawn('git', [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
+      cwd: repo,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    git.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    tar.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    git.stdout.pipe(tar.stdin);
+    let gitCode: number | null = null;
+    git.on('close', (code) => (gitCode = code));
+    git.on('error', reject);
+    tar.on('error', reject);
+    tar.on('close', (code) =>
+      code === 0 && gitCode === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`,
+            ),
+          ),
+    );
+  });
+}
+
 /** The GitRepo port (src/ports/git.ts) over these functions. */
 export const localGitRepo: GitRepo = {
   isGitRepo,
@@ -151,4 +186,5 @@ export const localGitRepo: GitRepo = {
   commitParents,
   fetchCommit,
   mergeBase,
+  extractCommit,
 };

@@ -1,6 +1,6 @@
 /**
- * A repository as the lanes read it: refs, commits and the files of a commit, never the working
- * tree's (that is the TDD lane's GitWorkspace, src/git/workspace.ts). `root` is any folder of the
+ * A repository as the lanes read it: refs, commits and the files of a commit (listed, or extracted
+ * into a folder), never the working tree's (that is the TDD lane's GitWorkspace, src/git/workspace.ts). `root` is any folder of the
  * repository. The adapter is src/git/repo.ts (localGitRepo), which starts git through
  * src/git/exec.ts with hooks, fsmonitor and system config off.
  */
@@ -26,4 +26,6 @@ export interface GitRepo {
   fetchCommit(root: string, sha: string, remote?: string): Promise<void>;
   /** The best common ancestor, or null when there is none. */
   mergeBase(root: string, a: string, b: string): Promise<string | null>;
+  /** The whole tree of `commit`, written into the existing folder `dest` (the files only: no .git). */
+  extractCommit(root: string, commit: string, dest: string): Promise<void>;
 }

@@ -3,6 +3,7 @@
  * merge ref was built on), a base missing from a shallow checkout fetched from origin, merge
  * groups and pushes. No network: "origin" is a local repository.
  */
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -57,7 +58,7 @@ const pr = (base: string, head: string): ActionEvent => ({
 
 async function sides(workspace: string, event: ActionEvent) {
   const log: string[] = [];
-  const result = await actionSides({ workspace, event }, config, (m) => log.push(m));
+  const result = await actionSides({ workspace, event }, config, (m) => log.push(m), localGitRepo);
   return { ...result, log };
 }
 

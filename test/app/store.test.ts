@@ -2,6 +2,7 @@
  * The App's store on a real PostgreSQL: its migrations (also put through Consort's own check lane),
  * deliveries, runs with their leases and cancellation, and gates with approvals that go stale.
  */
+import { testPorts } from '../helpers/check-ports.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
 import { migrateStore, openStore, packageRoot, STORE_MIGRATIONS_DIR, type Store } from '../../app/store/db.js';
@@ -17,7 +18,7 @@ import {
   type NewRun,
 } from '../../app/store/runs.js';
 import { defaultConfig } from '../../src/config/schema.js';
-import { runCheck } from '../../src/lanes/check/run.js';
+import { check as checkLane } from '../../src/lanes/check/run.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
@@ -86,7 +87,8 @@ describe('migrations', () => {
       t = await postgresTestProvider();
       const files = await readMigrationSet(STORE_MIGRATIONS_DIR(), { relativeTo: packageRoot() });
       const config = defaultConfig();
-      const report = await runCheck({
+      const report = await checkLane({
+        ...testPorts,
         workspace: packageRoot(),
         config: { ...config, suite: { ...config.suite, command: 'true' } },
         configSource: null,

@@ -4,11 +4,13 @@
  * emulated endpoints, Squawk, schema snapshots and a cheap suite command — exactly what the CLI,
  * the Action and the App run with `--provider lakebase` or `--provider neon`.
  */
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo } from '../../src/demo/scenarios.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
-import { runCheck } from '../../src/lanes/check/run.js';
+import { check as checkLane } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { createLakebaseProvider } from '../../src/branches/lakebase/provider.js';
 import { parseLakebaseSettings } from '../../src/branches/lakebase/settings.js';
@@ -30,9 +32,10 @@ async function checkClean(provider: BranchProvider, pr: number) {
   try {
     const { config, source } = await loadConfig(repo.dir);
     const cfg = cheapSuite(config);
-    const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
+    const { base, head } = await resolveSides(localGitRepo, repo.dir, cfg, { base: 'main' }, () => undefined);
     return CheckReport.parse(
-      await runCheck({
+      await checkLane({
+        ...testPorts,
         workspace: repo.dir,
         config: cfg,
         configSource: source,

@@ -4,6 +4,7 @@
  * start without an agent before it changes anything, the git branch a check records, a start-up
  * that loads nothing a command does not use.
  */
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -144,11 +145,11 @@ it('check records the git branch checked out, not "HEAD" or "working tree"', asy
   const repo = await scenarioRepo('clean');
   try {
     const config = defaultConfig();
-    const atHead = await resolveSides(repo.dir, config, { base: 'main', head: 'HEAD' }, () => undefined);
+    const atHead = await resolveSides(localGitRepo, repo.dir, config, { base: 'main', head: 'HEAD' }, () => undefined);
     expect(atHead.head).toMatchObject({ ref: 'HEAD', sha: repo.headSha, gitBranch: 'clean' });
-    const tree = await resolveSides(repo.dir, config, { base: 'main' }, () => undefined);
+    const tree = await resolveSides(localGitRepo, repo.dir, config, { base: 'main' }, () => undefined);
     expect(tree.head).toMatchObject({ ref: 'working tree', gitBranch: 'clean' });
-    const byName = await resolveSides(repo.dir, config, { base: 'main', head: 'clean' }, () => undefined);
+    const byName = await resolveSides(localGitRepo, repo.dir, config, { base: 'main', head: 'clean' }, () => undefined);
     expect(byName.head.gitBranch).toBeUndefined(); // the ref is the branch name itself
   } finally {
     await repo.dispose();

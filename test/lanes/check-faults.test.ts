@@ -6,6 +6,9 @@
  * take turns (the newest wins) and runs of one commit do not collide; sessions the lane ends are
  * named; a catalog row without its database is rebuilt; the stage that failed is the one reported.
  */
+import { lineLog } from '../../src/runtime/log.js';
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { access, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +22,7 @@ import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
-import { runCheck, type CheckInput } from '../../src/lanes/check/run.js';
+import { check as checkLane, type CheckInput } from '../../src/lanes/check/run.js';
 import { createWorkdir } from '../../src/lanes/check/workdir.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { CheckReport } from '../../src/report/check-report.js';
@@ -44,10 +47,11 @@ const quickSuite = withSuite('true');
 async function check(tweak: (c: ConsortConfig) => ConsortConfig, extra: Partial<CheckInput> = {}) {
   const { config, source } = await loadConfig(repo.dir);
   const cfg = tweak(config);
-  const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
+  const { base, head } = await resolveSides(localGitRepo, repo.dir, cfg, { base: 'main' }, () => undefined);
   const lines: string[] = [];
   const report = CheckReport.parse(
-    await runCheck({
+    await checkLane({
+      ...testPorts,
       workspace: repo.dir,
       config: cfg,
       configSource: source,
@@ -57,7 +61,7 @@ async function check(tweak: (c: ConsortConfig) => ConsortConfig, extra: Partial<
       provider: t.provider,
       env: process.env,
       toolVersion: 'test',
-      log: (l) => lines.push(l),
+      log: lineLog((l) => lines.push(l)),
       ...extra,
     }),
   );
@@ -272,7 +276,10 @@ describe('scratch directories', () => {
     try {
       await mkdir(path.join(workspace, 'node_modules'));
       const parent = path.join(workspace, 'node_modules', '.cache', 'consort');
-      const [a, b] = await Promise.all([createWorkdir(workspace), createWorkdir(workspace)]);
+      const [a, b] = await Promise.all([
+        createWorkdir(workspace, localGitRepo),
+        createWorkdir(workspace, localGitRepo),
+      ]);
       expect(a.root).not.toBe(b.root);
       expect(path.dirname(a.root)).toBe(parent);
       expect((await stat(a.root)).mode & 0o777).toBe(0o700);
@@ -281,7 +288,7 @@ describe('scratch directories', () => {
       await mkdir(dead);
       await a.dispose();
       await expect(access(a.root)).rejects.toThrow();
-      const c = await createWorkdir(workspace);
+      const c = await createWorkdir(workspace, localGitRepo);
       await expect(access(dead)).rejects.toThrow();
       await access(b.root); // a live run's directory stays
       await Promise.all([b.dispose(), c.dispose()]);

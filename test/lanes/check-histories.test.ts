@@ -13,6 +13,8 @@
  * node_modules (7.9.1 is a devDependency there under the alias node-pg-migrate-7, ts-node one of
  * its own): nothing is downloaded.
  */
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -21,7 +23,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
-import { runCheck } from '../../src/lanes/check/run.js';
+import { check as checkLane } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
@@ -96,9 +98,10 @@ async function history(
 
 async function check(dir: string, pr: number) {
   const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
+  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
   return CheckReport.parse(
-    await runCheck({
+    await checkLane({
+      ...testPorts,
       workspace: dir,
       config,
       configSource: source,
@@ -333,9 +336,10 @@ fs.cpSync(${JSON.stringify(path.join(MODULES, loader))}, path.join(prefix, 'node
           CONSORT_TOOLS_DIR: path.join(scratch, 'tools'),
         };
         const { config, source } = await loadConfig(h.dir);
-        const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
+        const { base, head } = await resolveSides(localGitRepo, h.dir, config, { base: 'main' }, () => undefined);
         const report = CheckReport.parse(
-          await runCheck({
+          await checkLane({
+            ...testPorts,
             workspace: h.dir,
             config,
             configSource: source,

@@ -2,6 +2,7 @@
  * The baseline is seeded with base's seed file, not the working tree's: a PR that adds a table
  * and seeds it must not break its own baseline (base's schema has no such table).
  */
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,7 +62,7 @@ describe('commitSide: the seed as base has it', () => {
       path.join(root, 'db/seed.sql'),
       'INSERT INTO orders VALUES (1);\nINSERT INTO refunds VALUES (1);\n',
     );
-    const side = await commitSide(root, 'main', stdout.trim(), config);
+    const side = await commitSide(localGitRepo, root, 'main', stdout.trim(), config);
     expect(side.seed).toBe('INSERT INTO orders VALUES (1);\n');
     expect(side.migrations.map((m) => m.file)).toEqual(['db/migrations/1700000000000_orders.sql']);
   });
@@ -71,7 +72,7 @@ describe('commitSide: the seed as base has it', () => {
     await git(root, 'commit', '-qm', 'base without seed');
     const { stdout } = await git(root, 'rev-parse', 'HEAD');
     await writeFile(path.join(root, 'db/seed.sql'), 'INSERT INTO orders VALUES (1);\n');
-    expect((await commitSide(root, 'main', stdout.trim(), config)).seed).toBeNull();
+    expect((await commitSide(localGitRepo, root, 'main', stdout.trim(), config)).seed).toBeNull();
     expect(EMPTY_SIDE.seed).toBeNull();
   });
 });
@@ -125,9 +126,9 @@ describe('migrations that import project code run where their imports resolve', 
 
   it('a base commit is extracted whole, so its migration finds ../src/kinds', async () => {
     const { stdout } = await git(root, 'rev-parse', 'HEAD');
-    const side = await commitSide(root, 'main', stdout.trim(), config);
+    const side = await commitSide(localGitRepo, root, 'main', stdout.trim(), config);
     expect(side.tree).toEqual({ kind: 'commit', repo: root, sha: stdout.trim() });
-    const workdir = await createWorkdir(root);
+    const workdir = await createWorkdir(root, localGitRepo);
     try {
       const extracted = await workdir.extract('base', config.migrations.dir, root, stdout.trim());
       const { r, labels } = await applyIn(extracted);
@@ -149,7 +150,7 @@ describe('migrations that import project code run where their imports resolve', 
 
   it('consort check builds its sides that way: base from its commit, the change from the working tree', async () => {
     const { stdout } = await git(root, 'rev-parse', 'HEAD');
-    const { base, head } = await resolveSides(root, config, { base: 'main' }, () => undefined);
+    const { base, head } = await resolveSides(localGitRepo, root, config, { base: 'main' }, () => undefined);
     expect(base.tree).toEqual({ kind: 'commit', repo: root, sha: stdout.trim() });
     expect(head.tree).toEqual({ kind: 'dir', dir: root });
   });

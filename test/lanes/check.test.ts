@@ -2,10 +2,13 @@
  * The PR lane end to end on the embedded PostgreSQL 18: the example shop's scenarios as real git
  * repositories, real migrations, Squawk, schema snapshots and the shop's own jest suite.
  */
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { planCheck, runCheck, type CheckInput } from '../../src/lanes/check/run.js';
+import { planCheck } from '../../src/lanes/check/plan.js';
+import { check as checkLane, type CheckInput } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
@@ -23,7 +26,7 @@ async function check(
 ) {
   const { config, source } = await loadConfig(repo.dir);
   const cfg = tweak(config);
-  const { base, head } = await resolveSides(repo.dir, cfg, { base: 'main' }, () => undefined);
+  const { base, head } = await resolveSides(localGitRepo, repo.dir, cfg, { base: 'main' }, () => undefined);
   const input: CheckInput = {
     workspace: repo.dir,
     config: cfg,
@@ -34,9 +37,10 @@ async function check(
     provider: t.provider,
     env: process.env,
     toolVersion: 'test',
+    ...testPorts,
     ...extra,
   };
-  const report = CheckReport.parse(await runCheck(input));
+  const report = CheckReport.parse(await checkLane(input));
   return { report, input };
 }
 
@@ -191,7 +195,7 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
     withRepo('clean', async (repo) => {
       const before = await branchNames();
       const { config, source } = await loadConfig(repo.dir);
-      const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, () => undefined);
+      const { base, head } = await resolveSides(localGitRepo, repo.dir, config, { base: 'main' }, () => undefined);
       const plan = await planCheck({
         workspace: repo.dir,
         config,
@@ -199,14 +203,13 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
         base,
         head,
         pr: 12,
-        provider: t.provider,
         env: process.env,
         toolVersion: 'test',
       });
       expect(plan).toMatchObject({
         ok: true,
         newMigrations: ['1730000400000_add_customer_phone'],
-        branch: 'pr-12',
+        branches: { branch: 'pr-12' },
         baseline: expect.stringMatching(/^baseline-[0-9a-f]{12}$/),
       });
       expect(await branchNames()).toEqual(before);

@@ -11,6 +11,8 @@
  * reversibility included. Both server-backed providers: `local` (embedded PostgreSQL 18) and
  * `postgres` (the system server).
  */
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -19,7 +21,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
-import { runCheck } from '../../src/lanes/check/run.js';
+import { check as checkLane } from '../../src/lanes/check/run.js';
 import type { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -144,8 +146,9 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
   async function check(branch: string, pr: number): Promise<CheckReport> {
     await git(dir, 'checkout', '-q', branch);
     const { config, source } = await loadConfig(dir);
-    const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
-    return runCheck({
+    const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
+    return checkLane({
+      ...testPorts,
       workspace: dir,
       config,
       configSource: source,

@@ -7,6 +7,8 @@
  * happened to a file; the test reads it. Both server-backed providers: `local` on the run's shared
  * server behind the App's `cancellable` wrapper, `postgres` on the system server as the CLI opens it.
  */
+import { testPorts } from '../helpers/check-ports.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -20,7 +22,8 @@ import { cancellable } from '../../app/providers.js';
 import { ensureStoreDatabase } from '../../app/store/db.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
-import { planCheck, runCheck } from '../../src/lanes/check/run.js';
+import { planCheck } from '../../src/lanes/check/plan.js';
+import { runCheck } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -136,25 +139,19 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     await ensureStoreDatabase(t.adminUrl, store);
     const provider = wrap(t);
     const { config, source } = await loadConfig(dir);
-    const { base, head } = await resolveSides(dir, config, { base: 'main' }, () => undefined);
+    const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
     const main = (await t.provider.get('main'))!.database;
-    // Every database the check will make is named before it runs (branch databases are `<namespace>_<branch>`).
-    const baseline = databaseName(
-      `${t.namespace}_`,
-      (await planCheck({ workspace: dir, config, base, head, pr: 7 })).baseline,
-    );
-    databases = { pr: databaseName(`${t.namespace}_`, 'pr-7'), baseline, main };
-    const report = await runCheck({
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr: 7,
-      provider,
-      toolVersion: 'test',
+    // Every database the check will make is named by its plan, before it runs (branch databases are `<namespace>_<branch>`).
+    const request = { workspace: dir, config, configSource: source, base, head, pr: 7, toolVersion: 'test' };
+    const planned = await planCheck({ ...request, env: {} });
+    const baseline = databaseName(`${t.namespace}_`, planned.baseline!);
+    databases = { pr: databaseName(`${t.namespace}_`, planned.branches.branch), baseline, main };
+    const plan = await planCheck({
+      ...request,
       env: { PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(',') },
     });
+    expect(plan.baseline).toBe(planned.baseline);
+    const report = await runCheck(plan, { ...testPorts, provider });
     expect(report.stages.suite).toMatchObject({ status: 'passed' });
     expect((await t.provider.get('pr-7'))!.database).toBe(databases.pr);
     seed = JSON.parse(await readFile(path.join(dir, 'seed.json'), 'utf8')) as Probe;

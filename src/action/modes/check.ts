@@ -1,6 +1,6 @@
 /**
- * `mode: check` — the PR lane on a pull request, merge group or push: the same runCheck as
- * `consort check`, with the Action's adapters (git sides from the event, tools installed on the
+ * `mode: check` — the PR lane on a pull request, merge group or push: the same plan and run as
+ * `consort check`, with the Action's adapters (built in ../ports.ts; git sides from the event, tools installed on the
  * runner, masked secrets) and its reporting (summary, annotations, sticky comment, outputs).
  */
 import * as core from '@actions/core';
@@ -9,10 +9,12 @@ import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
 import { onTermination } from '../../lanes/check/cancel.js';
+import { planCheck } from '../../lanes/check/plan.js';
 import { runCheck } from '../../lanes/check/run.js';
 import { verdict } from '../../report/content.js';
 import { suiteEnv, type ActionContext } from '../context.js';
 import type { ActionInputs } from '../inputs.js';
+import { checkPorts } from '../ports.js';
 import { openActionProvider, prepareTools, providerName } from '../provider.js';
 import { publishCheck } from '../publish.js';
 import { scrub } from '../secrets.js';
@@ -48,9 +50,25 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   core.info(
     `Config: ${loaded.source ?? 'defaults (no .github/consort.yml)'}; suite: ${config.suite.command}; lint fails on: ${config.lint.failOn}`,
   );
-  const sides = await actionSides(ctx, config, (m) => core.info(m));
+  const ports = checkPorts();
+  const sides = await actionSides(ctx, config, (m) => core.info(m), ports.git);
   core.info(
     `Comparing ${sides.base.ref} (${sides.base.sha?.slice(0, 7) ?? 'nothing'}) with ${sides.head.ref} (${sides.head.sha?.slice(0, 7) ?? 'working tree'})`,
+  );
+  const plan = await planCheck(
+    {
+      workspace: ctx.workspace,
+      config,
+      configSource: loaded.source,
+      base: sides.base,
+      head: sides.head,
+      pr: sides.pr,
+      env: suiteEnv(process.env),
+      toolVersion: VERSION,
+      // Nothing closes a merge group's or a push's branch later: remove it at the end.
+      cleanup: sides.pr === null,
+    },
+    ports.log,
   );
   await prepareTools(providerName(inputs, config), true);
 
@@ -62,22 +80,11 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
     const report = await onTermination(
       controller,
       () =>
-        runCheck({
-          workspace: ctx.workspace,
-          config,
-          configSource: loaded.source,
-          base: sides.base,
-          head: sides.head,
-          pr: sides.pr,
-          provider,
-          env: suiteEnv(process.env),
-          toolVersion: VERSION,
-          // Nothing closes a merge group's or a push's branch later: remove it at the end.
-          cleanup: sides.pr === null,
-          log: (m) => core.info(scrub(m)),
-          onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
-          signal: controller.signal,
-        }),
+        runCheck(
+          plan,
+          { ...ports, provider },
+          { onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)), signal: controller.signal },
+        ),
       (m) => core.info(m),
     );
     const databaseUrl = report.branch !== null ? await provider.connectionUri(report.branch) : null;

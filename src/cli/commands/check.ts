@@ -2,7 +2,8 @@
 import { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import type { ConsortConfig } from '../../config/schema.js';
-import type { CheckSide } from '../../lanes/check/run.js';
+import type { CheckPlanJson, CheckSide } from '../../lanes/check/plan.js';
+import type { GitRepo } from '../../ports/git.js';
 import type { CheckReport } from '../../report/check-report.js';
 import type { CliContext, Ctx } from '../context.js';
 import { usageError } from '../usage.js';
@@ -23,28 +24,27 @@ interface CheckFlags {
 }
 
 /** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
-async function side(root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
-  const { resolveCommit, currentBranch } = await import('../../git/repo.js');
+async function side(git: GitRepo, root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
   const { commitSide } = await import('../../lanes/check/sides.js');
-  const s = await commitSide(root, ref, await resolveCommit(root, ref), config);
-  return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await currentBranch(root) } : s;
+  const s = await commitSide(git, root, ref, await git.resolveCommit(root, ref), config);
+  return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await git.currentBranch(root) } : s;
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
 export async function resolveSides(
+  git: GitRepo,
   root: string,
   config: ConsortConfig,
   flags: CheckFlags,
   log: (m: string) => void,
 ): Promise<{ base: CheckSide; head: CheckSide }> {
-  const { currentBranch, defaultBase, headCommit, isGitRepo } = await import('../../git/repo.js');
   const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
-  const git = await isGitRepo(root);
+  const repo = await git.isGitRepo(root);
   let base: CheckSide;
-  if (flags.base) base = await side(root, flags.base, config);
-  else if (git) {
-    const d = await defaultBase(root).catch(() => undefined);
-    if (d) base = await commitSide(root, d.ref, d.sha, config);
+  if (flags.base) base = await side(git, root, flags.base, config);
+  else if (repo) {
+    const d = await git.defaultBase(root).catch(() => undefined);
+    if (d) base = await commitSide(git, root, d.ref, d.sha, config);
     else {
       log('No default branch to compare with: every migration counts as new (pass --base <ref> to compare).');
       base = EMPTY_SIDE;
@@ -53,9 +53,9 @@ export async function resolveSides(
     log('Not a git repository: every migration counts as new.');
     base = EMPTY_SIDE;
   }
-  if (flags.head) return { base, head: await side(root, flags.head, config) };
-  const head = await workingTreeSide(root, 'working tree', git ? await headCommit(root) : null, config);
-  return { base, head: { ...head, gitBranch: git ? await currentBranch(root) : null } };
+  if (flags.head) return { base, head: await side(git, root, flags.head, config) };
+  const head = await workingTreeSide(root, 'working tree', repo ? await git.headCommit(root) : null, config);
+  return { base, head: { ...head, gitBranch: repo ? await git.currentBranch(root) : null } };
 }
 
 export function checkCommand(ctx: Ctx): Command {
@@ -90,22 +90,34 @@ export function checkCommand(ctx: Ctx): Command {
         throw e;
       }
       const { config, source } = loaded;
-      const log = (m: string) => c.io.err(m);
-      const { base, head } = await resolveSides(c.root, config, flags, log);
-      if (flags.dryRun) {
-        // From the files alone: no provider is opened, so nothing starts and no URL is needed.
-        const { planCheck } = await import('../../lanes/check/run.js');
-        const plan = await planCheck({
+      const { cliPorts } = await import('../ports.js');
+      const ports = cliPorts(c);
+      const log = (m: string) => ports.log.info(m);
+      const { base, head } = await resolveSides(ports.git, c.root, config, flags, log);
+      const { checkPlanJson, planCheck } = await import('../../lanes/check/plan.js');
+      // The plan reads no database: --dry-run prints it, a run executes this same object.
+      const plan = await planCheck(
+        {
           workspace: c.root,
           config,
+          configSource: source,
           base,
           head,
           pr,
+          env: c.env,
+          toolVersion: VERSION,
+          keepBranches: flags.keepBranches === true,
+          cleanup: flags.cleanup === true,
           rebuildBaseline: flags.rebuildBaseline === true,
-        });
-        if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(plan, null, 2));
-        else c.io.out(renderPlan(plan));
-        c.setExitCode(plan.ok ? 0 : 1);
+        },
+        ports.log,
+      );
+      if (flags.dryRun) {
+        // No provider is opened, so nothing starts and no URL is needed.
+        const json = checkPlanJson(plan);
+        if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(json, null, 2));
+        else c.io.out(renderPlan(json));
+        c.setExitCode(json.ok && json.blocked === null ? 0 : 1);
         return;
       }
       const { openProvider } = await import('../../branches/factory.js');
@@ -132,23 +144,14 @@ export function checkCommand(ctx: Ctx): Command {
         report = await onTermination(
           controller,
           () =>
-            runCheck({
-              workspace: c.root,
-              config,
-              configSource: source,
-              base,
-              head,
-              pr,
-              provider,
-              env: c.env,
-              toolVersion: VERSION,
-              keepBranches: flags.keepBranches === true,
-              cleanup: flags.cleanup === true,
-              rebuildBaseline: flags.rebuildBaseline === true,
-              log,
-              signal: controller.signal,
-              ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-            }),
+            runCheck(
+              plan,
+              { ...ports, provider },
+              {
+                signal: controller.signal,
+                ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+              },
+            ),
           log,
         );
       } finally {
@@ -158,8 +161,9 @@ export function checkCommand(ctx: Ctx): Command {
       if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
       if (c.jsonFile !== '-') {
         // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
-        const { untrackedFiles } = await import('../../git/repo.js');
-        const untracked = flags.head ? new Set<string>() : await untrackedFiles(c.root, config.migrations.dir);
+        const untracked = flags.head
+          ? new Set<string>()
+          : await ports.git.untrackedFiles(c.root, config.migrations.dir);
         c.io.out(renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR, untracked }));
       }
       await serverNotice(c, wasRunning);
@@ -209,23 +213,26 @@ async function errorReport(c: CliContext, e: unknown, pr: number | null): Promis
   };
 }
 
-function renderPlan(plan: {
-  newMigrations: string[];
-  problems: { kind: string; file?: string; migrations?: string[]; suggestedFile?: string }[];
-  baseline: string;
-  branch: string;
-  temporaryBranches: string[];
-}): string {
+/** The plan as text: the same object --dry-run --json prints. */
+function renderPlan(plan: CheckPlanJson): string {
   const lines = [`Plan (dry run: from the files alone, no database touched):`];
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
   for (const p of plan.problems)
-    lines.push(
-      `  ✗ ${p.kind}: ${p.file ?? p.migrations?.join(', ') ?? ''}${p.suggestedFile ? ` → rename to ${p.suggestedFile}` : ''}`,
-    );
+    lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
+  for (const p of plan.warnings) lines.push(`  ! ${p.kind} (allowed: migrations.checkOrder is false): ${p.file}`);
+  const engine = plan.engine
+    ? `node-pg-migrate ${plan.engine.version} (${plan.engine.source})${plan.engine.typescript ? `, ${plan.engine.typescript.name} ${plan.engine.typescript.version} (${plan.engine.typescript.source})` : ''}`
+    : 'none';
   lines.push(
-    `  baseline: ${plan.baseline} (reused if it exists)`,
+    `  engine: ${engine}`,
+    `  seed: ${plan.seed}`,
+    `  baseline: ${plan.baseline ?? 'cannot be named'}${plan.baseline ? ` (reused if it exists${plan.rebuildBaseline ? '; built from base alone' : ''})` : ''}`,
     `  PR branch: ${plan.branch} (created or reset)`,
     `  temporary: ${plan.temporaryBranches.join(', ')} (removed at the end)`,
   );
+  if (plan.blocked)
+    lines.push(
+      `  ✗ the ${plan.blocked.stage} stage would fail: ${plan.blocked.message}${plan.blocked.hint ? ` ${plan.blocked.hint}` : ''}`,
+    );
   return lines.join('\n');
 }

@@ -83,7 +83,10 @@ export function demoCommand(ctx: Ctx): Command {
       const { openProvider } = await import('../../branches/factory.js');
       const { loadConfig } = await import('../../config/load.js');
       const { scenarioRepo } = await import('../../demo/scenarios.js');
-      const { planCheck, runCheck } = await import('../../lanes/check/run.js');
+      const { planCheck } = await import('../../lanes/check/plan.js');
+      const { runCheck } = await import('../../lanes/check/run.js');
+      const { cliPorts } = await import('../ports.js');
+      const ports = cliPorts(c);
       const { renderCheckTerminal } = await import('../../report/terminal.js');
       const { resolveSides } = await import('./check.js');
       const provider = await openProvider({
@@ -101,21 +104,25 @@ export function demoCommand(ctx: Ctx): Command {
           const repo = await scenarioRepo(scenario.name);
           try {
             const { config, source } = await loadConfig(repo.dir);
-            const { base, head } = await resolveSides(repo.dir, config, { base: 'main' }, (m) => c.io.err(m));
-            baselines.add((await planCheck({ workspace: repo.dir, config, base, head, pr: null })).baseline);
-            const report = await runCheck({
-              workspace: repo.dir,
-              config,
-              configSource: source,
-              base,
-              head,
-              pr: null,
-              provider,
-              env: c.env,
-              toolVersion: VERSION,
-              cleanup: true,
-              log: (m) => c.io.err(m),
-            });
+            const { base, head } = await resolveSides(ports.git, repo.dir, config, { base: 'main' }, (m) =>
+              c.io.err(m),
+            );
+            const plan = await planCheck(
+              {
+                workspace: repo.dir,
+                config,
+                configSource: source,
+                base,
+                head,
+                pr: null,
+                env: c.env,
+                toolVersion: VERSION,
+                cleanup: true,
+              },
+              ports.log,
+            );
+            if (plan.baseline) baselines.add(plan.baseline);
+            const report = await runCheck(plan, { ...ports, provider });
             const failed =
               (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][]).find(
                 ([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'),

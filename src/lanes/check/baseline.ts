@@ -14,6 +14,7 @@ import type { MigrationEngine } from '../../migrations/engine.js';
 import { applyMigrations } from '../../migrations/runner.js';
 import { childEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { Log } from '../../ports/log.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
 
@@ -37,6 +38,8 @@ export interface BaselineInput {
   baseSeed?: string | null;
   /** The node-pg-migrate to apply base's migrations with (default: the bundled one). */
   engine?: MigrationEngine;
+  /** The baseline's name when the caller has it (the check lane's plan); else computed from the rest. */
+  name?: string;
 }
 
 export type BaselineOutcome =
@@ -56,7 +59,8 @@ async function seedIdentity(
   return sql === null ? 'file:absent-on-base' : `file:${createHash('sha256').update(sql).digest('hex')}`;
 }
 
-async function readSeed(workspace: string, file: string): Promise<string> {
+/** The seed file in the workspace; a `config` ConsortError ("Cannot read the seed file …") when it cannot be read. */
+export async function readSeed(workspace: string, file: string): Promise<string> {
   try {
     return await readFile(path.join(workspace, file), 'utf8');
   } catch (e) {
@@ -119,7 +123,7 @@ async function emptyDatabase(url: string): Promise<void> {
 
 export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutcome> {
   const { provider, config } = input;
-  const name = await baselineName(input);
+  const name = input.name ?? (await baselineName(input));
   const existing = await provider.get(name);
   if (existing && existing.parent === config.database.parent)
     return { ok: true, name, reused: true, applied: [], seeded: false };
@@ -193,18 +197,14 @@ export const BASELINE_POOL_SIZE = 2;
  * made while the check waits, and each handout is refilled while the check goes on. A pool is a
  * cache — it goes with the baseline — so any failure here only means the next creates copy.
  */
-export async function warmBaselinePool(
-  provider: BranchProvider,
-  name: string,
-  log: (line: string) => void,
-): Promise<void> {
+export async function warmBaselinePool(provider: BranchProvider, name: string, log: Log): Promise<void> {
   if (!provider.pool || !provider.poolStatus) return;
   try {
     const [pool] = await provider.poolStatus(name);
     if (pool && pool.size >= BASELINE_POOL_SIZE && pool.ready >= BASELINE_POOL_SIZE) return;
     await provider.pool(name, BASELINE_POOL_SIZE, { fill: 'background' });
   } catch (e) {
-    log(`  (no warm pool for ${name}: ${(e as Error).message})`);
+    log.warn(`  (no warm pool for ${name}: ${(e as Error).message})`);
   }
 }
 

@@ -1,120 +1,81 @@
 /**
- * The PR lane: plan → baseline → PR branch → apply → lint → reversibility → schema diff → suite
- * → CheckReport. It talks to the world only through the BranchProvider it is given, so the CLI,
- * the Action and the App run exactly this. A bad migration or a red suite is a failing report,
+ * The PR lane: plan (plan.ts) → run(plan): baseline → PR branch → apply → lint, reversibility,
+ * suite → schema diff → CheckReport; the shells publish it. A run talks to the world only through
+ * the ports it is given (CheckPorts: built once by each shell), so the CLI, the Action and the App
+ * run exactly this. A bad migration or a red suite is a failing report,
  * never a throw; temporary branches are removed on every path. Runs on one PR branch take turns
  * (the provider's run lock: the newest run of a pull request wins, the older concludes
  * `cancelled`), and a run first removes what a killed earlier run left.
  */
 import path from 'node:path';
-import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
-import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
+import type { MigrationFile } from '../../migrations/files.js';
 import { readRelations } from '../../lint/context.js';
-import { describeEngine, resolveEngine } from '../../migrations/engine.js';
-import { planMigrations } from '../../migrations/plan.js';
-import { describeLoader, prepareTypeScript, type LoaderHandle } from '../../migrations/ts-loader.js';
+import { describeEngine } from '../../migrations/engine.js';
+import { describeLoader } from '../../migrations/ts-loader.js';
 import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { Clock } from '../../ports/clock.js';
+import type { GitRepo } from '../../ports/git.js';
+import type { Log } from '../../ports/log.js';
 import type { ProcessRunner } from '../../ports/process.js';
-import { localProcessRunner } from '../../process/runner.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
-import { baselineName, ensureBaseline, warmBaselinePool } from './baseline.js';
-import { prBranchName, runBranches, temporaryBranches } from '../../core/names.js';
+import { ensureBaseline, warmBaselinePool } from './baseline.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
+import { planCheck, type CheckPlan, type CheckRequest, type CheckSide } from './plan.js';
 import { proveReversibility } from './reversibility.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
 import { createWorkdir, type Workdir } from './workdir.js';
 
-export interface CheckSide {
-  ref: string;
-  sha: string | null;
-  /** The git branch the side is on, when `ref` does not name it (`HEAD`, the working tree). */
-  gitBranch?: string | null;
-  migrations: readonly MigrationEntry[];
-  /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
-  seed?: string | null;
-  /**
-   * Where the side's whole tree is, so migrations that import project code run where their imports
-   * resolve: a directory (the working tree) or a commit of a repository (extracted for the run).
-   * Without it only the migration files are written to a scratch directory.
-   */
-  tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+/** The world a run touches, built once by each shell's composition root. */
+export interface CheckPorts {
+  provider: BranchProvider;
+  /** Starts the suite and the seed command. */
+  processes: ProcessRunner;
+  /** Extracts the commits a side names (`tree: { kind: 'commit' }`). */
+  git: Pick<GitRepo, 'extractCommit'>;
+  clock: Clock;
+  log: Log;
 }
 
-export interface CheckInput {
-  workspace: string;
-  config: ConsortConfig;
-  configSource: string | null;
-  base: CheckSide;
-  head: CheckSide;
-  pr: number | null;
-  provider: BranchProvider;
-  env: NodeJS.ProcessEnv;
-  /** Starts the suite and the seed command (default: the local runner; the shells pass theirs). */
-  processes?: ProcessRunner;
-  toolVersion: string;
-  keepBranches?: boolean;
-  /** Also delete the PR branch at the end. */
-  cleanup?: boolean;
-  rebuildBaseline?: boolean;
-  log?: (line: string) => void;
+export interface CheckRunOptions {
   onSuiteOutput?: (chunk: string) => void;
   signal?: AbortSignal;
 }
 
-export interface CheckPlan {
-  ok: boolean;
-  newMigrations: string[];
-  problems: Stages['plan']['problems'];
-  baseline: string;
-  branch: string;
-  temporaryBranches: string[];
-}
+/** A whole check as a shell hands it over: the request, the ports, the run's options (see `check`). */
+export type CheckInput = CheckRequest & CheckPorts & CheckRunOptions;
 
 const TEMP_TTL_MS = 3_600_000;
 
-/** What a check would do, computed without touching any database (`--dry-run`). */
-export async function planCheck(
-  input: Pick<CheckInput, 'workspace' | 'config' | 'base' | 'head' | 'pr'> & Partial<CheckInput>,
-): Promise<CheckPlan> {
-  const base = migrationSetFromEntries(input.base.migrations);
-  const plan = planMigrations(base, migrationSetFromEntries(input.head.migrations), {
-    checkOrder: input.config.migrations.checkOrder,
-  });
-  const branch = prBranchName(input.pr, input.head.sha);
-  return {
-    ok: plan.ok,
-    newMigrations: plan.newMigrations.map((m) => m.name),
-    problems: plan.ok ? [] : plan.problems,
-    baseline: await baselineName({
-      config: input.config,
-      workspace: input.workspace,
-      base,
-      rebuild: input.rebuildBaseline === true,
-      baseSeed: input.base.seed,
-    }),
-    branch,
-    temporaryBranches: temporaryBranches(branch),
-  };
+/** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
+export async function check(input: CheckInput): Promise<CheckReport> {
+  return runCheck(await planCheck(input, input.log), input, input);
 }
 
-export async function runCheck(input: CheckInput): Promise<CheckReport> {
-  const log = input.log ?? (() => undefined);
-  const { config, provider } = input;
-  const processes = input.processes ?? localProcessRunner;
-  const startedAt = new Date();
+/** Execute a plan (planCheck): baseline → PR branch → apply → lint, reversibility, suite → schema diff. */
+export async function runCheck(
+  plan: CheckPlan,
+  ports: CheckPorts,
+  options: CheckRunOptions = {},
+): Promise<CheckReport> {
+  const input = { ...plan.request, ...options };
+  const { log, clock, provider, processes } = ports;
+  const say = (line: string) => log.info(line);
+  const { config } = input;
+  const startedAt = clock.now();
+  const t0 = clock.monotonicMs();
   const stages = initialStages(config);
-  const branch = prBranchName(input.pr, input.head.sha);
-  const names = runBranches(branch);
+  const names = plan.branches;
+  const branch = names.branch;
   const temporary: string[] = [];
   let error: CheckReport['error'];
   let cancelled: CheckReport['cancelled'];
@@ -128,7 +89,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   else input.signal?.addEventListener('abort', forward, { once: true });
   const cancelPoint = () => throwIfCancelled(signal);
   // Sessions on the lane's own branches are ended, and named in the log (never silently).
-  const ours = { recursive: true, terminateConnections: true, onTerminated: log } as const;
+  const ours = { recursive: true, terminateConnections: true, onTerminated: say } as const;
   // Stored on cloud branches where the service allows, so sweeps can tell which run made them.
   const annotations = {
     ...(input.pr !== null ? { pr: String(input.pr) } : {}),
@@ -136,7 +97,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   };
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
-  let typescript: LoaderHandle | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationRunner | undefined;
   try {
@@ -154,14 +114,14 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       release = lock.release;
     }
     cancelPoint();
-    await removeLeftovers(provider, branch, log);
-    workdir = await createWorkdir(input.workspace);
+    await removeLeftovers(provider, branch, say);
+    workdir = await createWorkdir(input.workspace, ports.git);
     const scratch = workdir;
-    const base = migrationSetFromEntries(input.base.migrations);
-    const head = migrationSetFromEntries(input.head.migrations);
-    const plan = await runStage(stages, 'plan', log, async () => {
-      const p = planMigrations(base, head, { checkOrder: config.migrations.checkOrder });
-      const newMigrations = p.newMigrations.map((m) => m.name);
+    const { base, head } = plan.sets;
+    const staged = { log, clock };
+    const planned = await runStage(stages, 'plan', staged, async () => {
+      const p = plan.migrations;
+      const newMigrations = plan.newMigrations;
       const warned =
         p.warnings.length > 0
           ? {
@@ -185,7 +145,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         ...warnings,
       };
     });
-    if (plan.status !== 'passed') {
+    if (planned.status !== 'passed') {
       skip(
         stages,
         ['baseline', 'migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'],
@@ -194,7 +154,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       return finish();
     }
     cancelPoint();
-    const newMigrations = head.filter((m) => plan.newMigrations.includes(m.name));
+    const newMigrations = head.filter((m) => planned.newMigrations.includes(m.name));
     const sideDir = async (
       name: string,
       side: CheckSide,
@@ -206,30 +166,21 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         return scratch.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
       return scratch.write(name, config.migrations.dir, files);
     };
-    let engine: Awaited<ReturnType<typeof resolveEngine>> | undefined;
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
-    let ranWith = '';
 
-    const baseline = await runStage(stages, 'baseline', log, async () => {
+    const baseline = await runStage(stages, 'baseline', staged, async () => {
       const caps = await provider.capabilities();
       mode = caps.mode;
       serverVersion = caps.serverVersion;
-      // The project's own node-pg-migrate when it has one: what its deploy applies.
-      engine = await resolveEngine(input.workspace, { env: input.env, log });
-      typescript = await prepareTypeScript(
-        engine,
-        input.workspace,
-        [...base, ...head].map((m) => m.file),
-        { env: input.env, log },
-      );
-      engine = typescript.engine; // names the project's TypeScript loader, registered where the migrations run
-      ranWith = `${describeEngine(engine)}${typescript.loader ? `, ${describeLoader(typescript.loader)}` : ''}`;
+      // What planning could not read fails here, as reading it here would have.
+      if (!plan.engine) throw plan.blocked!.error;
       // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
       headRunner = openMigrationRunner();
-      headRunner.warm(engine, head);
+      headRunner.warm(plan.engine.engine, head);
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
+      if (plan.blocked) throw plan.blocked.error;
       const b = await ensureBaseline({
         provider,
         config,
@@ -239,8 +190,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         rebuild: input.rebuildBaseline === true,
         env: input.env,
         processes,
-        baseSeed: input.base.seed,
-        engine,
+        baseSeed: plan.baseSeed,
+        engine: plan.engine.engine,
+        ...(plan.baseline ? { name: plan.baseline } : {}),
       });
       if (b.ok) {
         // Ready copies of the baseline, so the PR branch and reversibility's copies are renames.
@@ -272,7 +224,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     }
     cancelPoint();
     const baselineName = baseline.name;
-    const engineUsed = engine!;
+    const engineUsed = plan.engine!.engine;
+    const loader = plan.engine!.loader;
+    const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
     const runner = headRunner!;
     const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
@@ -284,10 +238,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
     let before: SchemaSnapshot | undefined;
     let applied: AppliedMigration[] = [];
-    const migrations = await runStage(stages, 'migrations', log, async () => {
+    const migrations = await runStage(stages, 'migrations', staged, async () => {
       const existing = await provider.get(branch);
       if (existing && existing.parent === baselineName)
-        await provider.reset(branch, { terminateConnections: true, onTerminated: log });
+        await provider.reset(branch, { terminateConnections: true, onTerminated: say });
       else {
         if (existing) await provider.delete(branch, ours);
         const gitBranch = input.head.gitBranch === undefined ? input.head.ref : input.head.gitBranch;
@@ -329,7 +283,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const nodePgMigrate = {
         version: engineUsed.version,
         source: engineUsed.source,
-        ...(typescript?.loader ? { typescript: typescript.loader } : {}),
+        ...(loader ? { typescript: loader } : {}),
       };
       if (r.ok)
         return {
@@ -357,7 +311,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     });
 
     cancelPoint();
-    const lint = runStage(stages, 'lint', log, () =>
+    const lint = runStage(stages, 'lint', staged, () =>
       lintStage(config, newMigrations, applied, serverVersion, baseRelations!),
     );
     if (migrations.status !== 'passed') {
@@ -375,7 +329,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
         return;
       }
-      await runStage(stages, 'reversibility', log, async () => {
+      await runStage(stages, 'reversibility', staged, async () => {
         temporary.push(names.reversibility);
         await provider.create({ name: names.reversibility, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
         cancelPoint();
@@ -393,13 +347,13 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           before: before!,
           reset: async () => {
             cancelPoint();
-            await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
+            await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: say });
           },
         });
         return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
       });
     };
-    const suite = runStage(stages, 'suite', log, async () => {
+    const suite = runStage(stages, 'suite', staged, async () => {
       temporary.push(names.suite);
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
@@ -411,6 +365,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         suiteUrl,
         input.env,
         processes,
+        clock,
         signal,
         input.onSuiteOutput,
       );
@@ -426,7 +381,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     if (rejected.length > 0) throw rejected.find((e) => !(e instanceof CheckCancelled)) ?? rejected[0];
     cancelPoint();
 
-    await runStage(stages, 'schemaDiff', log, async () => {
+    await runStage(stages, 'schemaDiff', staged, async () => {
       const after = await withClient(url, snapshotOf);
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
@@ -442,7 +397,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
   } catch (e) {
     if (e instanceof CheckCancelled || signal.aborted) {
       cancelled = { reason: e instanceof CheckCancelled ? e.reason : abortReason(signal) };
-      log(`Cancelled: ${cancelled.reason}.`);
+      log.info(`Cancelled: ${cancelled.reason}.`);
       skip(
         stages,
         (Object.keys(stages) as (keyof Stages)[]).filter((k) => stages[k].summary !== 'cancelled'),
@@ -463,20 +418,19 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     return finish();
   } finally {
     input.signal?.removeEventListener('abort', forward);
-    log(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
+    log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
       temporary.map(async (name) => {
         if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
         await provider
           .delete(name, ours)
-          .catch((e: unknown) => log(`  could not remove ${name}: ${(e as Error).message}`));
+          .catch((e: unknown) => log.warn(`  could not remove ${name}: ${(e as Error).message}`));
       }),
     );
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
     await headRunner?.close().catch(() => undefined);
-    typescript?.dispose();
     await workdir?.dispose();
     await release?.().catch(() => undefined);
   }
@@ -487,7 +441,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       tool: { name: 'consort', version: input.toolVersion },
       conclusion: cancelled ? 'cancelled' : error ? 'error' : concludeStages(stages),
       startedAt: startedAt.toISOString(),
-      durationMs: Math.round(Date.now() - startedAt.getTime()),
+      durationMs: Math.round(clock.monotonicMs() - t0),
       provider: provider.name,
       branchMode: mode,
       base: { ref: input.base.ref, sha: input.base.sha },
@@ -566,5 +520,3 @@ async function verifyBranchUrl(url: string, database: string, branch: string): P
     );
   }
 }
-
-export type { MigrationFile };

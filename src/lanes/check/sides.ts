@@ -1,29 +1,35 @@
 /**
  * The two sides a check compares, built from git: a commit's migrations (read with `git ls-tree`,
  * without touching the working tree) and the working tree's. Shared by `consort check` and the
- * Action, which differ only in how they pick the commits.
+ * Action, which differ only in how they pick the commits; git is the GitRepo port they pass.
  */
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
-import { filesAt } from '../../git/repo.js';
 import { readMigrationSet } from '../../migrations/files.js';
-import type { CheckSide } from './run.js';
+import type { GitRepo } from '../../ports/git.js';
+import type { CheckSide } from './plan.js';
 
 /** Nothing to compare with: no migrations, and no seed (seeding an empty schema with head's seed would fail). */
 export const EMPTY_SIDE: CheckSide = { ref: '(empty)', sha: null, migrations: [], seed: null };
 
 /** The migrations directory, and the seed file, as they are at `sha`. */
-export async function commitSide(root: string, ref: string, sha: string, config: ConsortConfig): Promise<CheckSide> {
+export async function commitSide(
+  git: Pick<GitRepo, 'filesAt'>,
+  root: string,
+  ref: string,
+  sha: string,
+  config: ConsortConfig,
+): Promise<CheckSide> {
   const seed = config.database.seed;
   const side: CheckSide = {
     ref,
     sha,
-    migrations: await filesAt(root, sha, config.migrations.dir),
+    migrations: await git.filesAt(root, sha, config.migrations.dir),
     tree: { kind: 'commit', repo: root, sha },
   };
   if (seed?.kind !== 'file') return side;
   const file = path.posix.normalize(seed.path.replace(/\\/g, '/'));
-  const found = (await filesAt(root, sha, file)).find((f) => f.file === file);
+  const found = (await git.filesAt(root, sha, file)).find((f) => f.file === file);
   return { ...side, seed: found?.content ?? null };
 }
 

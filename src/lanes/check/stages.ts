@@ -6,6 +6,8 @@
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { redact } from '../../core/redact.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Log } from '../../ports/log.js';
 import type { StageName, StageStatus, Stages } from '../../report/check-report.js';
 import { CheckCancelled } from './cancel.js';
 
@@ -45,25 +47,26 @@ export function initialStages(config: ConsortConfig, reason = 'not run'): Stages
 export async function runStage<K extends StageName>(
   stages: Stages,
   name: K,
-  log: (line: string) => void,
+  ports: { log: Log; clock: Clock },
   fn: () => Promise<Partial<Stages[K]> & { status: StageStatus; summary: string }>,
 ): Promise<Stages[K]> {
-  const t0 = performance.now();
-  log(`▸ ${name}…`);
+  const { log, clock } = ports;
+  const t0 = clock.monotonicMs();
+  log.info(`▸ ${name}…`);
   let result: Partial<Stages[K]> & { status: StageStatus; summary: string };
   try {
     result = await fn();
   } catch (e) {
-    const durationMs = Math.round(performance.now() - t0);
+    const durationMs = Math.round(clock.monotonicMs() - t0);
     const cancelled = e instanceof CheckCancelled;
     const summary = cancelled ? 'cancelled' : redact(e instanceof Error ? e.message : String(e));
     stages[name] = { ...stages[name], status: cancelled ? 'skipped' : 'error', summary, durationMs } as Stages[K];
-    log(`  ${cancelled ? '–' : '!'} ${name}: ${summary} (${durationMs} ms)`);
+    log.info(`  ${cancelled ? '–' : '!'} ${name}: ${summary} (${durationMs} ms)`);
     throw e;
   }
-  const record = { ...stages[name], ...result, durationMs: Math.round(performance.now() - t0) } as Stages[K];
+  const record = { ...stages[name], ...result, durationMs: Math.round(clock.monotonicMs() - t0) } as Stages[K];
   stages[name] = record;
-  log(
+  log.info(
     `  ${result.status === 'passed' ? '✓' : result.status === 'skipped' ? '–' : '✗'} ${name}: ${result.summary} (${record.durationMs} ms)`,
   );
   return record;

@@ -7,6 +7,7 @@ import { parseDuration } from '../../core/duration.js';
 import { childEnv } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
+import type { Clock } from '../../ports/clock.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Stages } from '../../report/check-report.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
@@ -20,10 +21,11 @@ export async function suiteStage(
   url: string,
   env: NodeJS.ProcessEnv,
   processes: ProcessRunner,
+  clock: Clock,
   signal: AbortSignal | undefined,
   onOutput?: (chunk: string) => void,
 ): Promise<Partial<Stages['suite']> & Pick<Stages['suite'], 'status' | 'summary'>> {
-  const started = new Date();
+  const started = clock.now();
   const result = await processes.run({
     command: config.suite.command,
     cwd: workspace,

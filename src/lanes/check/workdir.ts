@@ -5,12 +5,11 @@
  * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
  * or users), named with its process id, so a run removes what killed runs left.
  */
-import { spawn } from 'node:child_process';
 import { access, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
 import type { MigrationFile } from '../../migrations/files.js';
+import type { GitRepo } from '../../ports/git.js';
 import { SCRATCH_IN_MODULES } from '../../migrations/project-packages.js';
 
 export interface Workdir {
@@ -27,39 +26,6 @@ export interface Workdir {
    */
   extract(side: string, migrationsDir: string, repo: string, sha: string): Promise<{ dir: string; relativeTo: string }>;
   dispose(): Promise<void>;
-}
-
-/**
- * `git archive <sha> | tar -x`, git as src/git/exec.ts starts it (hooks off, allow-listed environment).
- * Not the ProcessRunner: the tree streams from one child into the other instead of through memory.
- */
-function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
-  const env = gitEnv();
-  return new Promise((resolve, reject) => {
-    const git = spawn('git', [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
-      cwd: repo,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-    let err = '';
-    git.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    tar.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    git.stdout.pipe(tar.stdin);
-    let gitCode: number | null = null;
-    git.on('close', (code) => (gitCode = code));
-    git.on('error', reject);
-    tar.on('error', reject);
-    tar.on('close', (code) =>
-      code === 0 && gitCode === 0
-        ? resolve()
-        : reject(
-            new Error(
-              `could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`,
-            ),
-          ),
-    );
-  });
 }
 
 const PREFIX = 'consort-check-';
@@ -85,7 +51,8 @@ async function sweepDead(parent: string): Promise<void> {
   );
 }
 
-export async function createWorkdir(workspace: string): Promise<Workdir> {
+/** `git` extracts commits' trees (`extract`). */
+export async function createWorkdir(workspace: string, git: Pick<GitRepo, 'extractCommit'>): Promise<Workdir> {
   const modules = path.join(workspace, 'node_modules');
   const cache = path.join(modules, ...SCRATCH_IN_MODULES);
   const inProject = await access(modules)
@@ -109,7 +76,7 @@ export async function createWorkdir(workspace: string): Promise<Workdir> {
     async extract(side, migrationsDir, repo, sha) {
       const relativeTo = path.join(root, side);
       await mkdir(relativeTo, { recursive: true });
-      await extractCommit(repo, sha, relativeTo);
+      await git.extractCommit(repo, sha, relativeTo);
       const dir = path.join(relativeTo, migrationsDir);
       await mkdir(dir, { recursive: true });
       return { dir, relativeTo };

@@ -11,7 +11,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import { withClient } from '../../db/sql.js';
-import { filesAt } from '../../git/repo.js';
+import { filesAt, localGitRepo } from '../../git/repo.js';
 import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
@@ -99,7 +99,7 @@ export function createBranches(kit: BranchKit) {
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
     const base = migrationSetFromEntries(await filesAt(kit.workspace, kit.baseCommit, config.migrations.dir));
-    const workdir = await createWorkdir(kit.workspace);
+    const workdir = await createWorkdir(kit.workspace, localGitRepo);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
       const outcome = await ensureBaseline({

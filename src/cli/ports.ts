@@ -1,0 +1,32 @@
+/**
+ * The CLI's composition root for the lanes: the one place its adapters are built — git, the
+ * process runner, the clock, and a log whose lines go to stderr (stdout is the command's result).
+ * Loaded when a command runs, never for --help.
+ */
+import { localGitRepo } from '../git/repo.js';
+import type { Clock } from '../ports/clock.js';
+import type { GitRepo } from '../ports/git.js';
+import type { Log } from '../ports/log.js';
+import type { ProcessRunner } from '../ports/process.js';
+import { localProcessRunner } from '../process/runner.js';
+import { systemClock } from '../runtime/clock.js';
+import { lineLog } from '../runtime/log.js';
+import type { CliContext } from './context.js';
+
+export interface CliPorts {
+  git: GitRepo;
+  processes: ProcessRunner;
+  clock: Clock;
+  log: Log;
+}
+
+export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
+  const err = (line: string) => c.io.err(line);
+  return {
+    git: localGitRepo,
+    processes: localProcessRunner,
+    clock: systemClock,
+    // CONSORT_DEBUG=1 shows the lanes' debug lines too.
+    log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
+  };
+}

@@ -1,0 +1,241 @@
+/**
+ * The PR lane's plan: everything a run will do, decided before it touches a database — the
+ * migration plan, the node-pg-migrate (and TypeScript loader) that will apply the migrations, the
+ * seed base has, the baseline's name and the branches the run will use. `consort check --dry-run`
+ * prints exactly this plan (checkPlanJson); runCheck (run.ts) executes the same object.
+ *
+ * planCheck reads what the plan depends on (the project's engine, the workspace's seed file) and
+ * then decides purely (decidePlan). What it cannot read is not a throw: it blocks the run, which
+ * fails its baseline stage with the same error a run reading it there would report.
+ */
+import type { ConsortConfig } from '../../config/schema.js';
+import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
+import { isConsortError } from '../../core/errors.js';
+import { resolveEngine, type MigrationEngine } from '../../migrations/engine.js';
+import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
+import { planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
+import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
+import type { Log } from '../../ports/log.js';
+import { baselineName, readSeed } from './baseline.js';
+
+export interface CheckSide {
+  ref: string;
+  sha: string | null;
+  /** The git branch the side is on, when `ref` does not name it (`HEAD`, the working tree). */
+  gitBranch?: string | null;
+  migrations: readonly MigrationEntry[];
+  /** The side's `database.seed` file: its text, null when the side has none; undefined: not read (the workspace's is used). */
+  seed?: string | null;
+  /**
+   * Where the side's whole tree is, so migrations that import project code run where their imports
+   * resolve: a directory (the working tree) or a commit of a repository (extracted for the run).
+   * Without it only the migration files are written to a scratch directory.
+   */
+  tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+}
+
+/** What a shell asks the lane to check: data only (the ports a run uses are passed to runCheck). */
+export interface CheckRequest {
+  workspace: string;
+  config: ConsortConfig;
+  configSource: string | null;
+  base: CheckSide;
+  head: CheckSide;
+  pr: number | null;
+  /**
+   * The environment the project's code gets (suite, seed command), also what an npm install of the
+   * node-pg-migrate or TypeScript loader a lockfile pins is run with.
+   */
+  env: NodeJS.ProcessEnv;
+  toolVersion: string;
+  keepBranches?: boolean;
+  /** Also delete the PR branch at the end. */
+  cleanup?: boolean;
+  rebuildBaseline?: boolean;
+}
+
+/** The migrations' engine as the run will use it. */
+export interface PlannedEngine {
+  /** With the project's TypeScript loader named on it (`tsLoader`) when the migrations need one. */
+  engine: MigrationEngine;
+  loader: TypeScriptLoader | undefined;
+}
+
+/** What stops the run in its baseline stage, with the error that stage reports. */
+export interface PlanBlock {
+  stage: 'baseline';
+  /** `engine`: no node-pg-migrate (or TypeScript loader) for these migrations; `seed`: the seed file cannot be read. */
+  reason: 'engine' | 'seed';
+  error: unknown;
+}
+
+export interface CheckPlan {
+  request: CheckRequest;
+  /** Base's and head's migration sets, parsed and sorted as node-pg-migrate orders them. */
+  sets: { base: MigrationFile[]; head: MigrationFile[] };
+  /** The migration plan: what is new, and what in the history would fail. */
+  migrations: MigrationPlan;
+  /** The migration plan passes (order, history, names). */
+  ok: boolean;
+  newMigrations: string[];
+  /** null when it could not be resolved (then `blocked` says why). */
+  engine: PlannedEngine | null;
+  /**
+   * The seed file's text the baseline is seeded with (base's; the workspace's when the side does not
+   * carry it), null when base has none; undefined when the configuration seeds with no file.
+   */
+  baseSeed: string | null | undefined;
+  /** The baseline's name, or null when it cannot be known (`blocked`). */
+  baseline: string | null;
+  /** The PR branch and the run's temporary branches. */
+  branches: RunBranches;
+  temporaryBranches: string[];
+  blocked: PlanBlock | null;
+}
+
+/** What planCheck reads before deciding. */
+export interface PlanReadings {
+  engine: PlannedEngine | { error: unknown };
+  /** undefined: the configuration seeds with no file. */
+  baseSeed: string | null | undefined | { error: unknown };
+}
+
+const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' && x !== null && 'error' in x;
+
+/** Read what the plan depends on, then decide it. Reads no database and starts no server. */
+export async function planCheck(request: CheckRequest, log?: Log): Promise<CheckPlan> {
+  const sets = migrationSets(request);
+  const say = (line: string) => log?.info(line);
+  const engine = await (async (): Promise<PlanReadings['engine']> => {
+    try {
+      // The project's own node-pg-migrate when it has one: what its deploy applies.
+      const resolved = await resolveEngine(request.workspace, { env: request.env, log: say });
+      const ts = await prepareTypeScript(
+        resolved,
+        request.workspace,
+        [...sets.base, ...sets.head].map((m) => m.file),
+        { env: request.env, log: say },
+      );
+      ts.dispose(); // the loader is registered where the migrations run, never here
+      return { engine: ts.engine, loader: ts.loader };
+    } catch (error) {
+      return { error };
+    }
+  })();
+  const seed = request.config.database.seed;
+  let baseSeed: PlanReadings['baseSeed'];
+  if (request.base.seed !== undefined) baseSeed = request.base.seed;
+  else if (seed?.kind === 'file') baseSeed = await readSeed(request.workspace, seed.path).catch((error) => ({ error }));
+  return decidePlan(request, sets, { engine, baseSeed });
+}
+
+export function migrationSets(request: Pick<CheckRequest, 'base' | 'head'>): CheckPlan['sets'] {
+  return {
+    base: migrationSetFromEntries(request.base.migrations),
+    head: migrationSetFromEntries(request.head.migrations),
+  };
+}
+
+/** The plan from the request and what was read: no I/O. */
+export async function decidePlan(
+  request: CheckRequest,
+  sets: CheckPlan['sets'],
+  read: PlanReadings,
+): Promise<CheckPlan> {
+  const migrations = planMigrations(sets.base, sets.head, { checkOrder: request.config.migrations.checkOrder });
+  const branches = runBranches(prBranchName(request.pr, request.head.sha));
+  const engine = failed(read.engine) ? null : read.engine;
+  const baseSeed = failed(read.baseSeed) ? undefined : read.baseSeed;
+  const blocked: PlanBlock | null = failed(read.engine)
+    ? { stage: 'baseline', reason: 'engine', error: read.engine.error }
+    : failed(read.baseSeed)
+      ? { stage: 'baseline', reason: 'seed', error: read.baseSeed.error }
+      : null;
+  return {
+    request,
+    sets,
+    migrations,
+    ok: migrations.ok,
+    newMigrations: migrations.newMigrations.map((m) => m.name),
+    engine,
+    baseSeed,
+    // Seed text given: baselineName reads nothing.
+    baseline:
+      blocked || !engine
+        ? null
+        : await baselineName({
+            config: request.config,
+            workspace: request.workspace,
+            base: sets.base,
+            rebuild: request.rebuildBaseline === true,
+            baseSeed: baseSeed ?? null,
+            engine: engine.engine,
+          }),
+    branches,
+    temporaryBranches: [branches.reversibility, branches.suite],
+    blocked,
+  };
+}
+
+/** The plan as `consort check --dry-run --json` prints it (docs/cli.md). */
+export interface CheckPlanJson {
+  ok: boolean;
+  newMigrations: string[];
+  problems: Problem[];
+  warnings: Problem[];
+  base: { ref: string; sha: string | null };
+  head: { ref: string; sha: string | null };
+  pr: number | null;
+  engine: {
+    version: string;
+    source: MigrationEngine['source'];
+    typescript?: TypeScriptLoader;
+  } | null;
+  seed: 'none' | 'command' | 'file' | 'file absent on base';
+  baseline: string | null;
+  rebuildBaseline: boolean;
+  branch: string;
+  temporaryBranches: string[];
+  blocked: { stage: 'baseline'; reason: PlanBlock['reason']; message: string; hint?: string } | null;
+}
+
+export function checkPlanJson(plan: CheckPlan): CheckPlanJson {
+  const { request } = plan;
+  const seed = request.config.database.seed;
+  const e = plan.blocked?.error;
+  return {
+    ok: plan.ok,
+    newMigrations: plan.newMigrations,
+    problems: plan.migrations.ok ? [] : plan.migrations.problems,
+    warnings: plan.migrations.warnings,
+    base: { ref: request.base.ref, sha: request.base.sha },
+    head: { ref: request.head.ref, sha: request.head.sha },
+    pr: request.pr,
+    engine: plan.engine
+      ? {
+          version: plan.engine.engine.version,
+          source: plan.engine.engine.source,
+          ...(plan.engine.loader ? { typescript: plan.engine.loader } : {}),
+        }
+      : null,
+    seed: !seed
+      ? 'none'
+      : seed.kind === 'command'
+        ? 'command'
+        : plan.baseSeed === null
+          ? 'file absent on base'
+          : 'file',
+    baseline: plan.baseline,
+    rebuildBaseline: request.rebuildBaseline === true,
+    branch: plan.branches.branch,
+    temporaryBranches: plan.temporaryBranches,
+    blocked: plan.blocked
+      ? {
+          stage: plan.blocked.stage,
+          reason: plan.blocked.reason,
+          message: e instanceof Error ? e.message : String(e),
+          ...(isConsortError(e) && e.hint ? { hint: e.hint } : {}),
+        }
+      : null,
+  };
+}
