@@ -58,7 +58,13 @@ const TEMP_TTL_MS = 3_600_000;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
-  return runCheck(await planCheck(input, input.log), input, input);
+  const { provider, processes, git, clock, log, onSuiteOutput, signal, ...request } = input;
+  const plan = await planCheck(request, log);
+  return runCheck(
+    plan,
+    { provider, processes, git, clock, log },
+    { ...(onSuiteOutput ? { onSuiteOutput } : {}), ...(signal ? { signal } : {}) },
+  );
 }
 
 /** Execute a plan (planCheck): baseline → PR branch → apply → lint, reversibility, suite → schema diff. */
@@ -121,7 +127,7 @@ export async function runCheck(
     const staged = { log, clock };
     const planned = await runStage(stages, 'plan', staged, async () => {
       const p = plan.migrations;
-      const newMigrations = plan.newMigrations;
+      const newMigrations = [...plan.newMigrations]; // the report's own: a plan may be run again
       const warned =
         p.warnings.length > 0
           ? {
@@ -135,7 +141,7 @@ export async function runCheck(
           status: 'failed',
           summary: `${count(p.problems.length, 'problem')} with the migration history${note}`,
           newMigrations,
-          problems: p.problems,
+          problems: [...p.problems],
           ...warnings,
         };
       return {
