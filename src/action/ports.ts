@@ -7,6 +7,9 @@ import * as core from '@actions/core';
 import { loadConfig } from '../config/load.js';
 import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
+import { localAgentBackends } from '../agents/backends.js';
+import { localWorkspaces } from '../git/local-workspace.js';
+import { localProcessRunner } from '../process/runner.js';
 import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
 import type { ActionInputs } from './inputs.js';
@@ -35,6 +38,9 @@ export async function tddPorts(
     github: actionGitHub(token, ctx),
     repo: ctx.repo,
     workspace: ctx.workspace,
+    workspaces: localWorkspaces,
+    processes: localProcessRunner,
+    agents: localAgentBackends,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {

@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
-import type { Ctx } from './lane.js';
+import { type Ctx, tddAdapters } from './lane.js';
 
 export function featureCommand(ctx: Ctx): Command {
   const feature = new Command('feature').description('start and manage features of the TDD lane');
@@ -18,7 +18,8 @@ export function featureCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const { createFeature } = await import('../../lanes/tdd/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
-      const created = await createFeature(c.root, slug, request);
+      const { workspace } = await tddAdapters(c);
+      const created = await createFeature(workspace, slug, request);
       if (c.json) printJson(c.io, created);
       else
         c.io.out(

@@ -1,10 +1,33 @@
-/** What the TDD lane's commands share: the configuration, the provider, and effects in words. */
+/**
+ * What the TDD lane's commands share: the CLI's composition root for the lane (its adapters), the
+ * configuration, the provider, and effects in words.
+ */
 import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
+import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import type { Workspace } from '../../ports/workspace.js';
 import type { CliContext } from '../context.js';
 
 export type { Ctx } from '../context.js';
+
+export interface TddAdapters {
+  /** The checkout the command runs in. */
+  workspace: Workspace;
+  processes: ProcessRunner;
+  agents: AgentBackends;
+}
+
+/** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
+export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
+  const [{ localWorkspaces }, { localProcessRunner }, { localAgentBackends }] = await Promise.all([
+    import('../../git/local-workspace.js'),
+    import('../../process/runner.js'),
+    import('../../agents/backends.js'),
+  ]);
+  return { workspace: await localWorkspaces.open(c.root), processes: localProcessRunner, agents: localAgentBackends };
+}
 
 export async function laneConfig(c: CliContext, configPath: string | undefined): Promise<ConsortConfig> {
   const { loadConfig } = await import('../../config/load.js');

@@ -17,7 +17,7 @@ import { chmod, cp, lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { glob } from 'tinyglobby';
-import { addWorktree, type GitWorkspace, openWorkspace, removeWorktree } from '../../git/workspace.js';
+import type { Workspace } from '../../ports/workspace.js';
 
 const run = promisify(execFile);
 
@@ -57,7 +57,7 @@ const removable = async (dir: string): Promise<void> => {
  * a symlink (to an install outside the repository) is linked as it is: it was never the agent's
  * to write, and copying it would copy the world.
  */
-export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependencies> {
+export async function snapshotDependencies(ws: Workspace): Promise<Dependencies> {
   const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
   const links = new Map<string, string>();
   const copied = new Set<string>();
@@ -80,7 +80,7 @@ export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependenci
 }
 
 export interface CleanTree {
-  ws: GitWorkspace;
+  ws: Workspace;
   /** This proof's dependency copies (read-only) and the cache folders inside them that are not. */
   readOnly: string[];
   writable: string[];
@@ -89,7 +89,7 @@ export interface CleanTree {
 
 /** A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty. */
 export async function cleanTree(
-  ws: GitWorkspace,
+  ws: Workspace,
   commit: string,
   deps: Dependencies | undefined,
   reports: readonly string[],
@@ -97,12 +97,11 @@ export async function cleanTree(
   const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
   const own = `${dir}-deps`;
   const dispose = async (): Promise<void> => {
-    await removeWorktree(ws, dir);
+    await ws.removeWorktree(dir);
     await removable(own);
   };
-  await addWorktree(ws, dir, commit);
   try {
-    const clean = await openWorkspace(path.join(dir, ws.prefix));
+    const clean = await ws.addWorktree(dir, commit);
     const locked: string[] = [];
     const writable: string[] = [];
     for (const [rel, pristine] of deps?.links ?? []) {
