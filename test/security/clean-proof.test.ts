@@ -84,7 +84,7 @@ async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');
   ws = await openWorkspace(dir);
-  deps = await snapshotDependencies(bindWorkspace(ws));
+  deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
 }
 
 async function proveHead() {

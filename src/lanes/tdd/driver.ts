@@ -186,7 +186,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
   let file = await store.load();
   const time = timer(input.onTiming);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
-  const deps = await time('deps', () => snapshotDependencies(ws));
+  const deps = await time('deps', () => snapshotDependencies(ws, input.processes));
   const { processes } = input;
   const ctx: LaneContext = {
     ws,

@@ -78,7 +78,9 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     );
   }
   const { time } = input;
-  const tree = await time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports));
+  const tree = await time('prove:tree', () =>
+    cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes),
+  );
   const ws = tree.ws;
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
