@@ -25,9 +25,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { localAgentBackends } from '../lib/src/agents/backends.js';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { loadConfig } from '../lib/src/config/load.js';
+import { localWorkspaces } from '../lib/src/git/local-workspace.js';
+import { localProcessRunner } from '../lib/src/process/runner.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { runBuildLane } from '../lib/src/lanes/tdd/index.js';
 import { createFeature } from '../lib/src/lanes/tdd/feature.js';
@@ -76,7 +79,9 @@ async function runMode(provider, mode) {
     for (const b of await provider.list())
       if (b.parent === 'main') await provider.delete(b.name, { recursive: true, terminateConnections: true });
     const { config: parsed } = await loadConfig(repo.dir);
-    const { feature } = await createFeature(repo.dir, 'bench', 'A feature to measure the conductor.');
+    // The composition root: the adapters a shell builds, once per mode.
+    const workspace = await localWorkspaces.open(repo.dir);
+    const { feature } = await createFeature(workspace, 'bench', 'A feature to measure the conductor.');
     const timings = new Map();
     const creates = { made: 0, pooled: 0 };
     const counted = Object.create(provider);
@@ -89,7 +94,9 @@ async function runMode(provider, mode) {
     log(`\n== mode ${mode} (build.branchPool: ${branchPool})`);
     const started = performance.now();
     const result = await runBuildLane({
-      workspace: repo.dir,
+      workspace,
+      processes: localProcessRunner,
+      agents: localAgentBackends,
       config: parsed,
       feature,
       provider: counted,

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { createFeature } from '../lib/src/lanes/tdd/feature.js';
 import { FeatureStore } from '../lib/src/lanes/tdd/store.js';
 import { LocalSource } from '../lib/src/dashboard/local-source.js';
+import { localWorkspaces } from '../lib/src/git/local-workspace.js';
 import { startLocalDashboard } from '../lib/src/dashboard/local-server.js';
 import { bigFeature, checkReport } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
@@ -29,7 +30,7 @@ const git = (...args) =>
 git('init', '-q');
 git('commit', '-q', '--allow-empty', '-m', 'init');
 
-const { feature } = await createFeature(root, 'big');
+const { feature } = await createFeature(await localWorkspaces.open(root), 'big');
 const store = new FeatureStore(root, feature);
 const big = bigFeature(feature, TURNS);
 appendFileSync(store.file('turns.jsonl'), big.turns);

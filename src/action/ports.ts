@@ -8,6 +8,8 @@ import * as core from '@actions/core';
 import { loadConfig } from '../config/load.js';
 import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
+import { localAgentBackends } from '../agents/backends.js';
+import { localWorkspaces } from '../git/local-workspace.js';
 import { localGitRepo } from '../git/repo.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
@@ -44,6 +46,9 @@ export async function tddPorts(
     github: actionGitHub(token, ctx),
     repo: ctx.repo,
     workspace: ctx.workspace,
+    workspaces: localWorkspaces,
+    processes: localProcessRunner,
+    agents: localAgentBackends,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {

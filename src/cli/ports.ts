@@ -4,10 +4,12 @@
  * Loaded when a command runs, never for --help.
  */
 import { localGitRepo } from '../git/repo.js';
+import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
 import type { Log } from '../ports/log.js';
 import type { ProcessRunner } from '../ports/process.js';
+import type { Workspace } from '../ports/workspace.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
 import { lineLog } from '../runtime/log.js';
@@ -29,4 +31,20 @@ export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };
+}
+
+export interface TddAdapters {
+  /** The checkout the command runs in. */
+  workspace: Workspace;
+  processes: ProcessRunner;
+  agents: AgentBackends;
+}
+
+/** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
+export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
+  const [{ localWorkspaces }, { localAgentBackends }] = await Promise.all([
+    import('../git/local-workspace.js'),
+    import('../agents/backends.js'),
+  ]);
+  return { workspace: await localWorkspaces.open(c.root), processes: localProcessRunner, agents: localAgentBackends };
 }

@@ -11,7 +11,8 @@ import { GatesFile } from '../conductor/artifacts.js';
 import { CycleRecord } from '../conductor/effects.js';
 import { LogEvent, type GateCheck } from '../conductor/events.js';
 import { TurnRecord, type ConductorState, type GateName } from '../conductor/state.js';
-import { openWorkspace, type GitWorkspace } from '../git/workspace.js';
+import { localWorkspaces } from '../git/local-workspace.js';
+import type { Workspace } from '../ports/workspace.js';
 import { approveGate } from '../lanes/tdd/feature.js';
 import { readGate } from '../lanes/tdd/gate-check.js';
 import { FEATURES_DIR, FeatureStore, listFeatures, StateFile } from '../lanes/tdd/store.js';
@@ -58,7 +59,7 @@ export class LocalSource implements DashboardSource {
   private readonly watchers = new Map<string, FSWatcher>();
   private timer: NodeJS.Timeout | null = null;
   private changed = new Set<string | null>();
-  private ws: Promise<GitWorkspace | null> | null = null;
+  private ws: Promise<Workspace | null> | null = null;
   private readonly summaries = new Map<
     string,
     { state: ConductorState; turns: TurnRecord[]; events: LogEvent[]; gates: GatesFile; value: FeatureSummary }
@@ -70,9 +71,9 @@ export class LocalSource implements DashboardSource {
   constructor(private readonly options: LocalSourceOptions) {
     this.name = path.basename(options.root);
     if (options.canApprove !== false)
-      this.approve = (r) =>
+      this.approve = async (r) =>
         approveGate({
-          workspace: options.root,
+          ws: await localWorkspaces.open(options.root),
           feature: r.feature,
           gate: r.gate,
           approver: r.approver,
@@ -117,8 +118,8 @@ export class LocalSource implements DashboardSource {
   }
 
   /** The git workspace, opened once (each opening runs git four times). */
-  private workspace(): Promise<GitWorkspace | null> {
-    this.ws ??= openWorkspace(this.options.root).catch(() => null);
+  private workspace(): Promise<Workspace | null> {
+    this.ws ??= localWorkspaces.open(this.options.root).catch(() => null);
     return this.ws;
   }
 

@@ -66,3 +66,36 @@ export interface AgentBackend {
   readonly name: AgentBackendName;
   runTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
 }
+
+/**
+ * What the TDD lane reads from the configuration for each backend (src/lanes/tdd/policy.ts); the
+ * adapters take these and may take more (test doubles, SDK factories).
+ */
+export interface AgentBackendSettings {
+  command: {
+    command: string;
+    /** Variables that receive the branch URL. */
+    urlVars: readonly string[];
+    /** Where the allow-listed basics and the named `keys` are read from. */
+    env: NodeJS.ProcessEnv;
+    /** Model-key variables the agent may receive from `env`. */
+    keys: readonly string[];
+  };
+  openai: {
+    baseUrl: string;
+    model: string;
+    apiKey: string;
+    suite: { command: string; env: string; migrations: { dir: string; table: string } };
+  };
+  claude: { model?: string; apiKey?: string; urlVars: readonly string[]; env: NodeJS.ProcessEnv };
+  codex: { model?: string; apiKey?: string; urlVars: readonly string[]; env: NodeJS.ProcessEnv };
+}
+
+/**
+ * The backends a shell offers the TDD lane, by name: the lane picks one per role from the
+ * configuration and builds it with that role's settings. The adapter is src/agents/backends.ts
+ * (localAgentBackends); tests pass scripted ones.
+ */
+export type AgentBackends = {
+  readonly [K in AgentBackendName]: (settings: AgentBackendSettings[K]) => AgentBackend;
+};

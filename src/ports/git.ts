@@ -1,6 +1,6 @@
 /**
  * A repository as the lanes read it: refs, commits and the files of a commit (listed, or extracted
- * into a folder), never the working tree's (that is the TDD lane's GitWorkspace, src/git/workspace.ts). `root` is any folder of the
+ * into a folder), never the working tree's (that is the TDD lane's Workspace, src/ports/workspace.ts). `root` is any folder of the
  * repository. The adapter is src/git/repo.ts (localGitRepo), which starts git through
  * src/git/exec.ts with hooks, fsmonitor and system config off.
  */

@@ -20,10 +20,11 @@ import { CycleRecord } from '../../src/conductor/effects.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { runBuildLane, type BuildRunResult } from '../../src/lanes/tdd/index.js';
 import { approveGate, createFeature } from '../../src/lanes/tdd/feature.js';
-import { type BackendFactory, defaultBackendFactory } from '../../src/lanes/tdd/policy.js';
+import { type BackendFactory, backendFactory } from '../../src/lanes/tdd/policy.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 import { type ChatRequest, type Reply, scriptedServer, type ScriptedServer } from './openai-server.js';
 
 const exec = promisify(execFile);
@@ -167,7 +168,11 @@ describe('the TDD lane with the openai backend for the navigator and the driver'
     async () => {
       const { config } = await loadConfig(repo.dir);
       const feature = (
-        await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')
+        await createFeature(
+          await workspaceAt(repo.dir),
+          'phones',
+          'Customers want to leave a phone number so the shop can call them.',
+        )
       ).feature;
       const store = new FeatureStore(repo.dir, feature);
       const steps = script(`.consort/features/${feature}`);
@@ -191,12 +196,20 @@ describe('the TDD lane with the openai backend for the navigator and the driver'
       const backends: BackendFactory = (role, cfg: ConsortConfig) =>
         role === 'navigator' || role === 'driver'
           ? { backend: openai, model: 'scripted-model', timeoutMs: 120_000 }
-          : defaultBackendFactory(role, cfg);
-      const run = (): Promise<BuildRunResult> =>
-        runBuildLane({ workspace: repo.dir, config, feature, provider: t.provider, env: process.env, backends });
+          : backendFactory(tddAdapters.agents)(role, cfg);
+      const run = async (): Promise<BuildRunResult> =>
+        runBuildLane({
+          workspace: await workspaceAt(repo.dir),
+          ...tddAdapters,
+          config,
+          feature,
+          provider: t.provider,
+          env: process.env,
+          backends,
+        });
 
       expect(await run()).toMatchObject({ stop: 'awaiting-approval', state: { gate: 'spec' } });
-      await approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'Ada Lovelace' });
+      await approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'spec', approver: 'Ada Lovelace' });
       const r = await run();
       expect(r).toMatchObject({
         stop: 'awaiting-approval',
@@ -254,7 +267,7 @@ describe('the TDD lane with the openai backend for the navigator and the driver'
       ).stdout;
       expect(recorded).toBe('exit 1');
 
-      await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
+      await approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'merge', approver: 'Grace Hopper' });
       expect(await run()).toMatchObject({ stop: 'done', state: { phase: 'done' } });
     },
     SLOW,

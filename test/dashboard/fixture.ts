@@ -17,6 +17,7 @@ import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import type { CheckReport } from '../../src/report/check-report.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 export const HOSTILE = {
@@ -156,7 +157,7 @@ export interface Fixture {
 
 /** A feature whose design is done, waiting for a person at the spec gate (valid artifacts, design turns, hostile agent text). */
 export async function addGatedFeature(root: string): Promise<string> {
-  const { feature: gated } = await createFeature(root, 'phones', 'Customers want phone numbers.');
+  const { feature: gated } = await createFeature(await workspaceAt(root), 'phones', 'Customers want phone numbers.');
   const g = new FeatureStore(root, gated);
   await writeFile(g.file('feature-spec.json'), JSON.stringify(SPEC, null, 2));
   await writeFile(g.file('architecture.json'), JSON.stringify(ARCH, null, 2));
@@ -249,7 +250,7 @@ export async function makeFixture(prefix = 'consort-dashboard-'): Promise<Fixtur
   const gated = await addGatedFeature(root);
 
   // Feature 2: building, two cycles in.
-  const { feature: building } = await createFeature(root, 'carts', 'Carts hold products.');
+  const { feature: building } = await createFeature(await workspaceAt(root), 'carts', 'Carts hold products.');
   const b = new FeatureStore(root, building);
   let at = T0 + 3_600_000;
   const turns: TurnRecord[] = [];

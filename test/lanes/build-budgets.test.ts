@@ -13,6 +13,7 @@ import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
@@ -23,9 +24,10 @@ const shop = useShopWithAgent(AGENT);
 describe('run budgets', () => {
   it("stops at the time limit before any turn, then at the cost limit, redacting the agents' key", async () => {
     const { config } = await loadConfig(shop.repo.dir);
-    const { feature } = await createFeature(shop.repo.dir, 'phones', 'Phone numbers.');
+    const { feature } = await createFeature(await workspaceAt(shop.repo.dir), 'phones', 'Phone numbers.');
     const base = {
-      workspace: shop.repo.dir,
+      workspace: await workspaceAt(shop.repo.dir),
+      ...tddAdapters,
       config,
       feature,
       provider: shop.t.provider,

@@ -14,6 +14,7 @@ import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const AGENT = fileURLToPath(new URL('../fixtures/agents/experiment-agent.mjs', import.meta.url));
@@ -22,10 +23,11 @@ const shop = useShopWithAgent(AGENT, 'lean');
 
 it('adopts the smallest green attempt and refuses the one that touched a test', async () => {
   const { config } = await loadConfig(shop.repo.dir);
-  const { feature } = await createFeature(shop.repo.dir, 'phones', 'Phone numbers.');
+  const { feature } = await createFeature(await workspaceAt(shop.repo.dir), 'phones', 'Phone numbers.');
   const lines: string[] = [];
   const r = await runBuildLane({
-    workspace: shop.repo.dir,
+    workspace: await workspaceAt(shop.repo.dir),
+    ...tddAdapters,
     config,
     feature,
     provider: shop.t.provider,

@@ -8,10 +8,13 @@ import { ROLES } from '../../src/conductor/roles.js';
 import {
   agentKeyEnvNames,
   buildPolicy,
-  defaultBackendFactory,
   roleInstructions,
   roleReads,
+  backendFactory,
 } from '../../src/lanes/tdd/policy.js';
+import { localAgentBackends } from '../../src/agents/backends.js';
+
+const defaultBackendFactory = backendFactory(localAgentBackends);
 
 describe('the lane policy', () => {
   it('expands {feature}, {tests} and {migrations} in every role scope', () => {

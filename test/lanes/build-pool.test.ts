@@ -12,6 +12,7 @@ import { createBranches } from '../../src/lanes/tdd/database.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -57,7 +58,7 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
   const branches = createBranches({
     provider: t.provider,
     config,
-    workspace: repo.dir,
+    ws: await workspaceAt(repo.dir),
     env: process.env,
     processes: localProcessRunner,
     baseCommit,
@@ -101,7 +102,7 @@ it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
     provider: t.provider,
     processes: localProcessRunner,
     config: off,
-    workspace: repo.dir,
+    ws: await workspaceAt(repo.dir),
     env: process.env,
     baseCommit,
   });

@@ -10,6 +10,7 @@ import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createBranches } from '../../src/lanes/tdd/database.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -39,7 +40,7 @@ it('keeps a sandbox between turns, and forks it afresh once invalidated', async 
   const branches = createBranches({
     provider: t.provider,
     config,
-    workspace: repo.dir,
+    ws: await workspaceAt(repo.dir),
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

@@ -22,6 +22,7 @@ import { approveGate, createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 /** Real suite runs on a shared machine: generous per-test limits, so a loaded CI box does not fail them. */
@@ -55,12 +56,17 @@ describe('the TDD lane on the example shop', () => {
   beforeAll(async () => {
     const { config } = await loadConfig(repo.dir);
     feature = (
-      await createFeature(repo.dir, 'phones', 'Customers want to leave a phone number so the shop can call them.')
+      await createFeature(
+        await workspaceAt(repo.dir),
+        'phones',
+        'Customers want to leave a phone number so the shop can call them.',
+      )
     ).feature;
     store = new FeatureStore(repo.dir, feature);
-    run = (extra = {}) =>
+    run = async (extra = {}) =>
       runBuildLane({
-        workspace: repo.dir,
+        workspace: await workspaceAt(repo.dir),
+        ...tddAdapters,
         config,
         feature,
         provider: t.provider,
@@ -99,13 +105,13 @@ describe('the TDD lane on the example shop', () => {
   );
 
   it('lets only a named human approve, and only valid artifacts', async () => {
-    await expect(approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'proxy' })).rejects.toThrow(
-      /reserved for headless/,
-    );
-    await expect(approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Ada' })).rejects.toThrow(
-      /not at the merge gate/,
-    );
-    const ok = await approveGate({ workspace: repo.dir, feature, gate: 'spec', approver: 'Ada Lovelace' });
+    await expect(
+      approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'spec', approver: 'proxy' }),
+    ).rejects.toThrow(/reserved for headless/);
+    await expect(
+      approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'merge', approver: 'Ada' }),
+    ).rejects.toThrow(/not at the merge gate/);
+    const ok = await approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'spec', approver: 'Ada Lovelace' });
     expect(ok.hash).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect((await store.gates()).gates.spec?.approval).toMatchObject({
       approver: 'Ada Lovelace',
@@ -271,7 +277,7 @@ describe('the TDD lane on the example shop', () => {
   it(
     'approves the merge gate and finishes',
     async () => {
-      await approveGate({ workspace: repo.dir, feature, gate: 'merge', approver: 'Grace Hopper' });
+      await approveGate({ ws: await workspaceAt(repo.dir), feature, gate: 'merge', approver: 'Grace Hopper' });
       const r = await run();
       expect(r).toMatchObject({ stop: 'done', state: { phase: 'done', step: 'done' } });
       const list = JSON.parse(await readFile(store.file('test-list.json'), 'utf8')) as { items: { status: string }[] };

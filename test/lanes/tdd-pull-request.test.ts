@@ -229,10 +229,24 @@ describe('runOnPullRequest, before the branch', () => {
   const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
   const reacted = () => github.reactions.map((r) => r.content);
 
+  const noAgent = (): never => {
+    throw new Error('no agent is built before the checkout');
+  };
   const ports = (policy: ApprovalPolicy): PullRequestPorts => ({
     github: octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: github.url })),
     repo: { owner: OWNER, repo: REPO },
     workspace: '/nonexistent',
+    workspaces: {
+      open: async () => {
+        throw new Error('no workspace is opened before the checkout');
+      },
+    },
+    processes: {
+      run: async () => {
+        throw new Error('nothing is started before the checkout');
+      },
+    },
+    agents: { command: noAgent, openai: noAgent, claude: noAgent, codex: noAgent },
     policy,
     remote: {
       checkout: async (ref) => {

@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -67,7 +68,7 @@ beforeAll(async () => {
   branches = createBranches({
     provider: t.provider,
     config,
-    workspace: dir,
+    ws: await workspaceAt(dir),
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
+import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { changesSince, commitPaths, workspaceHead, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
@@ -83,13 +84,13 @@ async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');
   ws = await openWorkspace(dir);
-  deps = await snapshotDependencies(ws);
+  deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
 }
 
 async function proveHead() {
   const { config } = await loadConfig(dir);
   return prove({
-    ws,
+    ws: bindWorkspace(ws),
     commit: await workspaceHead(ws),
     deps,
     config,

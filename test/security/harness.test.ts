@@ -14,10 +14,10 @@ import type { FileChange } from '../../src/conductor/events.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { TurnStep } from '../../src/conductor/state.js';
-import { openWorkspace } from '../../src/git/workspace.js';
 import { dataReferences, testOwnedChanges } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { SHOP_DIR } from '../../src/demo/scenarios.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -121,7 +121,7 @@ describe('testOwnedChanges', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const owned = async (changes: FileChange[]) => {
-    const ws = await openWorkspace(dir);
+    const ws = await workspaceAt(dir);
     const base = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
     return testOwnedChanges(ws, base, changes, ['test/total.test.js']);
   };

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { transition } from '../../src/conductor/transition.js';
-import { openWorkspace } from '../../src/git/workspace.js';
 import { testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
 import { action, gateChecked, playUntil, policy } from '../conductor/fixtures.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -43,7 +43,7 @@ it('flags added production lines that look for a test environment, not tests or 
     await writeFile(path.join(dir, 'test', 'total.test.js'), 'if (process.env.JEST_WORKER_ID) {}\n');
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'green');
-    const flags = await testEnvironmentFlags(await openWorkspace(dir), base);
+    const flags = await testEnvironmentFlags(await workspaceAt(dir), base);
     expect(flags.map((f) => f.split(' ')[0])).toEqual(['src/total.js:2', 'src/total.js:3', 'src/total.js:4']);
   } finally {
     await rm(dir, { recursive: true, force: true });

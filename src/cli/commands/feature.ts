@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
+import { tddAdapters } from '../ports.js';
 import type { Ctx } from './lane.js';
 
 export function featureCommand(ctx: Ctx): Command {
@@ -18,7 +19,8 @@ export function featureCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const { createFeature } = await import('../../lanes/tdd/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
-      const created = await createFeature(c.root, slug, request);
+      const { workspace } = await tddAdapters(c);
+      const created = await createFeature(workspace, slug, request);
       if (c.json) printJson(c.io, created);
       else
         c.io.out(

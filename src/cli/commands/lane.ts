@@ -1,4 +1,7 @@
-/** What the TDD lane's commands share: the configuration, the provider, and effects in words. */
+/**
+ * What the TDD lane's commands share: the configuration, the provider, and effects in words (the
+ * lane's adapters come from the CLI's composition root, ../ports.ts).
+ */
 import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';

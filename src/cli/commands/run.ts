@@ -3,8 +3,10 @@ import { Command } from 'commander';
 import type { GateName } from '../../conductor/state.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
+import type { AgentBackends } from '../../ports/agent-backend.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
+import { tddAdapters } from '../ports.js';
 import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
 
 interface RunFlags {
@@ -54,16 +56,22 @@ export function parseRunFlags(flags: RunFlags): {
  * (backend set, API key present) before the run commits anything: an error leaves the
  * repository exactly as it was.
  */
-async function validateAgents(config: ConsortConfig, next: Effect[], env: NodeJS.ProcessEnv): Promise<void> {
+async function validateAgents(
+  config: ConsortConfig,
+  next: Effect[],
+  env: NodeJS.ProcessEnv,
+  agents: AgentBackends,
+): Promise<void> {
   const { ROLES } = await import('../../conductor/roles.js');
-  const { defaultBackendFactory } = await import('../../lanes/tdd/policy.js');
+  const { backendFactory } = await import('../../lanes/tdd/policy.js');
+  const backendOf = backendFactory(agents);
   const roles = new Set<(typeof ROLES)[number]>();
   for (const role of ROLES) if ((config.roles[role]?.agent ?? config.agents.default) !== undefined) roles.add(role);
   for (const e of next) {
     if (e.type === 'run-turn') roles.add(e.turn.role);
     if (e.type === 'run-experiments') for (const t of e.turns) roles.add(t.role);
   }
-  for (const role of roles) defaultBackendFactory(role, config, env);
+  for (const role of roles) backendOf(role, config, env);
 }
 
 /** `consort run`: the TDD lane on a feature. */
@@ -89,11 +97,11 @@ export function runLaneCommand(ctx: Ctx): Command {
       const { planBuildRun, runBuildLane } = await import('../../lanes/tdd/index.js');
       const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
+      const adapters = await tddAdapters(c);
       const effects = await planBuildRun({
-        workspace: c.root,
+        workspace: adapters.workspace,
         config,
         feature,
-        env: c.env,
         retry: flags.retry === true,
         ...options,
       });
@@ -107,10 +115,10 @@ export function runLaneCommand(ctx: Ctx): Command {
           );
         return;
       }
-      await validateAgents(config, effects, c.env);
+      await validateAgents(config, effects, c.env, adapters.agents);
       const result = await withLaneProvider(c, config, (provider) =>
         runBuildLane({
-          workspace: c.root,
+          ...adapters,
           config,
           feature,
           provider,

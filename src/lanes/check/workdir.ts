@@ -52,7 +52,8 @@ async function sweepDead(parent: string): Promise<void> {
 }
 
 /** `git` extracts commits' trees (`extract`). */
-export async function createWorkdir(workspace: string, git: Pick<GitRepo, 'extractCommit'>): Promise<Workdir> {
+/** `git` is needed only by `extract` (the TDD lane writes the base's migrations it read itself). */
+export async function createWorkdir(workspace: string, git?: Pick<GitRepo, 'extractCommit'>): Promise<Workdir> {
   const modules = path.join(workspace, 'node_modules');
   const cache = path.join(modules, ...SCRATCH_IN_MODULES);
   const inProject = await access(modules)
@@ -76,6 +77,7 @@ export async function createWorkdir(workspace: string, git: Pick<GitRepo, 'extra
     async extract(side, migrationsDir, repo, sha) {
       const relativeTo = path.join(root, side);
       await mkdir(relativeTo, { recursive: true });
+      if (!git) throw new Error('createWorkdir: extract needs a GitRepo');
       await git.extractCommit(repo, sha, relativeTo);
       const dir = path.join(relativeTo, migrationsDir);
       await mkdir(dir, { recursive: true });

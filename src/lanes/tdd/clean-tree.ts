@@ -11,15 +11,36 @@
  * for anyone; under bubblewrap the proof's copy is also bound read-only, which stops root), except
  * the cache folders runners write (`node_modules/.cache`, `node_modules/.vite`) in a proof's copy.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, cp, lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { glob } from 'tinyglobby';
-import { addWorktree, type GitWorkspace, openWorkspace, removeWorktree } from '../../git/workspace.js';
+import { childEnv } from '../../core/child-env.js';
+import { ConsortError } from '../../core/errors.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import type { Workspace } from '../../ports/workspace.js';
 
-const run = promisify(execFile);
+/** `cp` and `chmod`, started by the lane's ProcessRunner; a non-zero exit throws. */
+type Tool = (program: 'cp' | 'chmod', args: string[]) => Promise<void>;
+
+function tool(processes: ProcessRunner): Tool {
+  return async (program, args) => {
+    const r = await processes.run({
+      command: [program, ...args],
+      cwd: '/',
+      env: childEnv(),
+      maxOutputBytes: 16 * 1024,
+    });
+    if (r.exitCode !== 0)
+      throw new ConsortError(
+        'internal',
+        `${program} ${args.join(' ')} failed: ${r.output.trim() || `exit ${r.exitCode}`}`,
+        {
+          hint: 'Check the disk space and the permissions next to the repository.',
+        },
+      );
+  };
+}
 
 /** Ignored dependency folders a proof needs, relative to the workspace. */
 const DEPENDENCY_DIRS = ['node_modules'];
@@ -36,7 +57,7 @@ export interface Dependencies {
   dispose(): Promise<void>;
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
+async function copyTree(run: Tool, from: string, to: string): Promise<void> {
   await mkdir(path.dirname(to), { recursive: true });
   // cp -a keeps the install's own symlinks (.bin/) as they are; reflinks make it cheap where the filesystem can.
   if (process.platform === 'linux') await run('cp', ['-a', '--reflink=auto', from, to]);
@@ -44,9 +65,9 @@ async function copyTree(from: string, to: string): Promise<void> {
 }
 
 /** Nobody may write under `dir` (symlinks are not followed: what they point to is not ours). */
-const readOnly = (dir: string) => run('chmod', ['-R', 'a-w', dir]);
+const readOnly = (run: Tool, dir: string) => run('chmod', ['-R', 'a-w', dir]);
 /** Writable again, so it can be removed. */
-const removable = async (dir: string): Promise<void> => {
+const removable = async (run: Tool, dir: string): Promise<void> => {
   if ((await lstat(dir).catch(() => undefined)) === undefined) return;
   await run('chmod', ['-R', 'u+w', dir]).catch(() => undefined);
   await rm(dir, { recursive: true, force: true });
@@ -57,7 +78,8 @@ const removable = async (dir: string): Promise<void> => {
  * a symlink (to an install outside the repository) is linked as it is: it was never the agent's
  * to write, and copying it would copy the world.
  */
-export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependencies> {
+export async function snapshotDependencies(ws: Workspace, processes: ProcessRunner): Promise<Dependencies> {
+  const run = tool(processes);
   const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
   const links = new Map<string, string>();
   const copied = new Set<string>();
@@ -71,16 +93,16 @@ export async function snapshotDependencies(ws: GitWorkspace): Promise<Dependenci
     }
     if (!info.isDirectory()) continue;
     const target = path.join(root, rel);
-    await copyTree(source, target);
+    await copyTree(run, source, target);
     links.set(rel, target);
     copied.add(rel);
   }
-  if (copied.size > 0) await readOnly(root);
-  return { root, links, copied, dispose: () => removable(root) };
+  if (copied.size > 0) await readOnly(run, root);
+  return { root, links, copied, dispose: () => removable(run, root) };
 }
 
 export interface CleanTree {
-  ws: GitWorkspace;
+  ws: Workspace;
   /** This proof's dependency copies (read-only) and the cache folders inside them that are not. */
   readOnly: string[];
   writable: string[];
@@ -89,20 +111,21 @@ export interface CleanTree {
 
 /** A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty. */
 export async function cleanTree(
-  ws: GitWorkspace,
+  ws: Workspace,
   commit: string,
   deps: Dependencies | undefined,
   reports: readonly string[],
+  processes: ProcessRunner,
 ): Promise<CleanTree> {
+  const run = tool(processes);
   const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
   const own = `${dir}-deps`;
   const dispose = async (): Promise<void> => {
-    await removeWorktree(ws, dir);
-    await removable(own);
+    await ws.removeWorktree(dir);
+    await removable(run, own);
   };
-  await addWorktree(ws, dir, commit);
   try {
-    const clean = await openWorkspace(path.join(dir, ws.prefix));
+    const clean = await ws.addWorktree(dir, commit);
     const locked: string[] = [];
     const writable: string[] = [];
     for (const [rel, pristine] of deps?.links ?? []) {
@@ -112,7 +135,7 @@ export async function cleanTree(
       // This proof's own copy of the pristine install (a reflink where the filesystem can).
       const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
       if (target !== pristine) {
-        await copyTree(pristine, target); // read-only, as the pristine copy is
+        await copyTree(run, pristine, target); // read-only, as the pristine copy is
         await chmod(target, 0o755);
         for (const cache of CACHE_DIRS) {
           const folder = path.join(target, cache);

@@ -1,15 +1,15 @@
 /** What the TDD lane driver's effect executors share for one run. */
 import type { ConsortConfig } from '../../config/schema.js';
-import type { GitWorkspace } from '../../git/workspace.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { Workspace } from '../../ports/workspace.js';
 import type { Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
 import type { FeatureStore } from './store.js';
 
 export interface LaneContext {
-  ws: GitWorkspace;
+  ws: Workspace;
   config: ConsortConfig;
   feature: string;
   store: FeatureStore;

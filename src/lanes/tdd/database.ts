@@ -11,11 +11,11 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import { withClient } from '../../db/sql.js';
-import { filesAt, localGitRepo } from '../../git/repo.js';
 import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { qualifiedName, snapshotSchema } from '../../schema/snapshot.js';
 import { ensureBaseline } from '../check/baseline.js';
 import { createWorkdir } from '../check/workdir.js';
@@ -25,7 +25,8 @@ const BRANCH_TTL_MS = 3_600_000;
 export interface BranchKit {
   provider: BranchProvider;
   config: ConsortConfig;
-  workspace: string;
+  /** The main workspace (experiments' worktrees are passed where they are used). */
+  ws: Workspace;
   env: NodeJS.ProcessEnv;
   /** Starts the baseline's seed command. */
   processes: ProcessRunner;
@@ -98,14 +99,14 @@ export function createBranches(kit: BranchKit) {
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
-    const base = migrationSetFromEntries(await filesAt(kit.workspace, kit.baseCommit, config.migrations.dir));
-    const workdir = await createWorkdir(kit.workspace, localGitRepo);
+    const base = migrationSetFromEntries(await kit.ws.filesAt(kit.baseCommit, config.migrations.dir));
+    const workdir = await createWorkdir(kit.ws.dir);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
       const outcome = await ensureBaseline({
         provider: kit.provider,
         config,
-        workspace: kit.workspace,
+        workspace: kit.ws.dir,
         base,
         baseDir,
         rebuild: false,
@@ -176,7 +177,7 @@ export function createBranches(kit: BranchKit) {
    * The feature's migrations are agents' work: they run as the branch's own role where the provider
    * makes one (it owns the branch's schemas and tables, and is no superuser), not as the admin.
    */
-  async function migrate(name: string, url: string, workspace = kit.workspace): Promise<ApplyResult> {
+  async function migrate(name: string, url: string, workspace = kit.ws.dir): Promise<ApplyResult> {
     const dir = migrationsIn(workspace);
     if (
       !(await access(dir).then(
@@ -195,7 +196,7 @@ export function createBranches(kit: BranchKit) {
     });
   }
 
-  async function migrationShas(workspace = kit.workspace): Promise<Shas> {
+  async function migrationShas(workspace = kit.ws.dir): Promise<Shas> {
     const dir = migrationsIn(workspace);
     if (
       !(await access(dir).then(
@@ -233,7 +234,7 @@ export function createBranches(kit: BranchKit) {
   async function settleMigrations(
     name: string,
     shas: Shas | null,
-    workspace = kit.workspace,
+    workspace = kit.ws.dir,
   ): Promise<{ url: string; migrations: ApplyResult; shas: Shas }> {
     const current = await migrationShas(workspace);
     if (shas !== null && holds(shas, current)) {
@@ -315,7 +316,7 @@ export function createBranches(kit: BranchKit) {
      * An unused fork of the baseline with a workspace's migrations applied (the main workspace's,
      * or an experiment worktree's); a leftover of the same name is replaced.
      */
-    async fresh(name: string, workspace = kit.workspace): Promise<FreshBranch> {
+    async fresh(name: string, workspace = kit.ws.dir): Promise<FreshBranch> {
       const early = await takeWarm(name);
       const { url, migrations } = await settleMigrations(name, early, workspace);
       return { url, migrations };

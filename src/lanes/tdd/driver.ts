@@ -14,41 +14,36 @@ import type { ConductorState, GateName, TurnRecord } from '../../conductor/state
 import { commitMessage } from '../../conductor/moves.js';
 import { transition } from '../../conductor/transition.js';
 import { ConsortError } from '../../core/errors.js';
-import {
-  amendPaths,
-  commitPaths,
-  dirtyOutside,
-  discardSince,
-  filesUnder,
-  type GitWorkspace,
-  workspaceHead,
-  openWorkspace,
-} from '../../git/workspace.js';
+import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { ProcessRunner } from '../../ports/process.js';
-import { localProcessRunner } from '../../process/runner.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
 import { createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
 import { reopenedGates } from './gate-check.js';
-import { type BackendFactory, buildPolicy, defaultBackendFactory } from './policy.js';
+import { type BackendFactory, backendFactory, buildPolicy } from './policy.js';
 import { featureDirOf, FeatureStore, type StateFile } from './store.js';
 import { commitRecords } from './turn.js';
 
 export interface BuildLaneInput {
-  workspace: string;
+  /** The checkout the agents work in (the shell opens it: src/git/local-workspace.ts). */
+  workspace: Workspace;
   config: ConsortConfig;
   feature: string;
   provider: BranchProvider;
   /** The suite's environment. */
   env: NodeJS.ProcessEnv;
-  /** Starts the proofs' suites (default: the local runner; the shells pass theirs). */
-  processes?: ProcessRunner;
+  /** Starts the proofs' suites and the baseline's seed. */
+  processes: ProcessRunner;
+  /** The agent backends the configuration may name. */
+  agents: AgentBackends;
   /** The agents' environment (default: env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
   secrets?: readonly string[];
+  /** Which agent a role gets (default: the configured one, built by `agents`); tests substitute it. */
   backends?: BackendFactory;
   /** Overrides gates.mode (the CLI's --gates). */
   gateMode?: 'human' | 'proxy';
@@ -116,7 +111,7 @@ async function startEvent(
   const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
   // A migration already on the base is history every later database was built from: editing it
   // instead of adding one would never run (the runner skips recorded names). No agent changes one.
-  policy.locked.push(...(await filesUnder(ctx.ws, baseCommit, input.config.migrations.dir)));
+  policy.locked.push(...(await ctx.ws.filesUnder(baseCommit, input.config.migrations.dir)));
   return {
     type: 'run.started',
     at: ctx.now().toISOString(),
@@ -127,8 +122,8 @@ async function startEvent(
 }
 
 /** The effects the next run would perform, without performing any (`--dry-run`). */
-export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Promise<Effect[]> {
-  const ws = await openWorkspace(input.workspace);
+export async function planBuildRun(input: StartInput & Pick<BuildLaneInput, 'workspace' | 'now'>): Promise<Effect[]> {
+  const ws = input.workspace;
   const store = new FeatureStore(ws.dir, input.feature);
   const file = await store.load();
   if (file.done < file.pending.length) return file.pending.slice(file.done);
@@ -145,17 +140,16 @@ export async function planBuildRun(input: Omit<BuildLaneInput, 'provider'>): Pro
  */
 async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
   const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
-  if (turnCommit !== null && turn.verdict === 'accepted' && (await workspaceHead(ctx.ws)) === turnCommit)
-    return amendPaths(ctx.ws, [featureDirOf(ctx.feature)]);
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await ctx.ws.head()) === turnCommit)
+    return ctx.ws.amendPaths([featureDirOf(ctx.feature)]);
   // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
   // that follows it, with the records, is the second.
   if (turnCommit !== null)
     return (
-      (await commitPaths(
-        ctx.ws,
+      (await ctx.ws.commitPaths(
         [featureDirOf(ctx.feature), ...turn.filesChanged],
         `${message} (${turn.verdict}, reverted)`,
-      )) ?? workspaceHead(ctx.ws)
+      )) ?? ctx.ws.head()
     );
   return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }
@@ -170,7 +164,7 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
       },
     );
   }
-  const ws = await openWorkspace(input.workspace);
+  const ws = input.workspace;
   const store = new FeatureStore(ws.dir, input.feature);
   if (!(await store.exists())) await store.load(); // throws the "no such feature" error
   const release = await lockfile
@@ -188,12 +182,12 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
   }
 }
 
-async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStore): Promise<BuildRunResult> {
+async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore): Promise<BuildRunResult> {
   let file = await store.load();
   const time = timer(input.onTiming);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
-  const deps = await time('deps', () => snapshotDependencies(ws));
-  const processes = input.processes ?? localProcessRunner;
+  const deps = await time('deps', () => snapshotDependencies(ws, input.processes));
+  const { processes } = input;
   const ctx: LaneContext = {
     ws,
     config: input.config,
@@ -208,13 +202,13 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
     branches: createBranches({
       provider: input.provider,
       config: input.config,
-      workspace: ws.dir,
+      ws,
       env: input.env,
       processes,
       baseCommit: file.baseCommit,
       time,
     }),
-    backends: input.backends ?? defaultBackendFactory,
+    backends: input.backends ?? backendFactory(input.agents),
     log: input.log ?? (() => undefined),
     now: input.now ?? (() => new Date()),
     time,
@@ -268,11 +262,11 @@ async function drive(input: BuildLaneInput, ws: GitWorkspace, store: FeatureStor
         ctx.log(
           `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
         );
-        await discardSince(ws, file.inFlight.base);
+        await ws.discardSince(file.inFlight.base);
         await save({ ...file, inFlight: null });
       }
     } else {
-      const dirty = await dirtyOutside(ws, [featureDirOf(input.feature)]);
+      const dirty = await ws.dirtyOutside([featureDirOf(input.feature)]);
       if (dirty.length > 0) {
         throw new ConsortError(
           'invalid-input',

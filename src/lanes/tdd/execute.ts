@@ -6,7 +6,6 @@
 import type { ActionEffect, Effect } from '../../conductor/effects.js';
 import type { ConductorEvent, EffectTiming } from '../../conductor/events.js';
 import type { ConductorState } from '../../conductor/state.js';
-import { commitPaths, workspaceHead, restore } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
@@ -23,12 +22,12 @@ export interface Spent {
 export async function performRecord(ctx: LaneContext, effect: Effect): Promise<string | null> {
   switch (effect.type) {
     case 'commit': {
-      const sha = await commitPaths(ctx.ws, effect.paths, effect.message);
+      const sha = await ctx.ws.commitPaths(effect.paths, effect.message);
       if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
       return sha;
     }
     case 'revert':
-      await restore(ctx.ws, effect.base, effect.paths);
+      await ctx.ws.restore(effect.base, effect.paths);
       ctx.log(
         `  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`,
       );
@@ -126,7 +125,7 @@ export async function performAction(
     if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
     const run = await prove({
       ws: ctx.ws,
-      commit: await workspaceHead(ctx.ws),
+      commit: await ctx.ws.head(),
       ...(ctx.deps ? { deps: ctx.deps } : {}),
       config: ctx.config,
       branches: ctx.branches,

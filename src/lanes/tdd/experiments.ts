@@ -11,14 +11,6 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import type { ExperimentResult } from '../../conductor/events.js';
 import { checkScope } from '../../conductor/scope.js';
 import { matchesAny } from '../../core/glob.js';
-import {
-  addWorktree,
-  applyAndCommit,
-  commitPaths,
-  openWorkspace,
-  removeWorktree,
-  stagedPatch,
-} from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { buildPolicy } from './policy.js';
 import { prove } from './proof.js';
@@ -48,9 +40,8 @@ async function attempt(
   frozen: Readonly<Record<string, string>>,
 ): Promise<ExperimentResult & { agentMs: number }> {
   const dir = `${ctx.ws.top}-consort-${plan.id}`;
-  await addWorktree(ctx.ws, dir, base);
   try {
-    const ws = await openWorkspace(path.join(dir, ctx.ws.prefix));
+    const ws = await ctx.ws.addWorktree(dir, base);
     await linkDependencies(ctx.ws.dir, ws.dir);
     const here: LaneContext = { ...ctx, ws, store: new FeatureStore(ws.dir, ctx.feature) };
     let branchUsed = false;
@@ -65,8 +56,7 @@ async function attempt(
       const { outcome } = run;
       const policy = buildPolicy(ctx.config, ctx.feature);
       const relevant = outcome.changes.filter((c) => !matchesAny(c.path, policy.ignore));
-      const { patch, changedLines } = await stagedPatch(
-        ws,
+      const { patch, changedLines } = await ws.stagedPatch(
         base,
         relevant.map((c) => c.path),
       );
@@ -89,8 +79,7 @@ async function attempt(
         return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };
       // The proof judges a commit: the attempt's relevant change, committed in its own (throwaway) worktree.
       const commit =
-        (await commitPaths(
-          ws,
+        (await ws.commitPaths(
           relevant.map((c) => c.path),
           `consort: ${ctx.feature} ${plan.id} attempt`,
         )) ?? base;
@@ -112,7 +101,7 @@ async function attempt(
       if (branchUsed) ctx.branches.drop(plan.branch);
     }
   } finally {
-    await removeWorktree(ctx.ws, dir);
+    await ctx.ws.removeWorktree(dir);
   }
 }
 
@@ -142,7 +131,7 @@ export async function runExperiments(
 
 /** Bring the picked attempt's change into the workspace (exactly its patch) and commit it; the patches go. */
 export async function adoptExperiment(ctx: LaneContext, turn: string, message: string): Promise<string | null> {
-  const sha = await applyAndCommit(ctx.ws, patchFile(ctx, turn), message);
+  const sha = await ctx.ws.applyAndCommit(patchFile(ctx, turn), message);
   await rm(path.dirname(patchFile(ctx, turn)), { recursive: true, force: true });
   return sha;
 }

@@ -17,7 +17,7 @@ import {
 } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { isFeatureSlug } from '../../core/names.js';
-import { workspaceHead, openWorkspace } from '../../git/workspace.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { readGate } from './gate-check.js';
 import { featureDirOf, FeatureStore, listFeatures } from './store.js';
 
@@ -35,7 +35,7 @@ function requestTemplate(slug: string, request: string | undefined): string {
 }
 
 export async function createFeature(
-  workspace: string,
+  ws: Workspace,
   slug: string,
   request?: string,
 ): Promise<{ feature: string; dir: string }> {
@@ -44,7 +44,6 @@ export async function createFeature(
       hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).',
     });
   }
-  const ws = await openWorkspace(workspace);
   const existing = await listFeatures(ws.dir);
   const clash = existing.find((f) => f.replace(/^\d+-/, '') === slug);
   if (clash)
@@ -60,7 +59,7 @@ export async function createFeature(
   await store.save({
     version: STATE_VERSION,
     state: initialState(feature),
-    baseCommit: await workspaceHead(ws),
+    baseCommit: await ws.head(),
     pending: [],
     done: 0,
     inFlight: null,
@@ -106,7 +105,7 @@ export async function resolveFeature(workspace: string, ref: string | undefined)
 }
 
 export interface ApproveInput {
-  workspace: string;
+  ws: Workspace;
   feature: string;
   gate: string;
   approver: string;
@@ -130,7 +129,7 @@ export async function approveGate(
     throw new ConsortError('invalid-input', `Cannot approve: ${problem}.`, {
       hint: 'Approve as a named person: --as <name>.',
     });
-  const ws = await openWorkspace(input.workspace);
+  const { ws } = input;
   const store = new FeatureStore(ws.dir, input.feature);
   const { state } = await store.load();
   const gate = input.gate as GateName;

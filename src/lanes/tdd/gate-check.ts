@@ -8,7 +8,7 @@ import { checkGate } from '../../conductor/approval.js';
 import type { GateCheck } from '../../conductor/events.js';
 import { gatedFiles, gateHash, type GatedFile } from '../../conductor/gates.js';
 import { GATES, type GateName, type Item } from '../../conductor/state.js';
-import { codeTreeHash, type GitWorkspace } from '../../git/workspace.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { type FeatureStore, readText } from './store.js';
 import { testEnvironmentFlags } from './test-env-flags.js';
 
@@ -18,17 +18,17 @@ export interface GateReading {
   items?: Item[];
 }
 
-async function readGated(ws: GitWorkspace, store: FeatureStore, files: readonly string[]): Promise<GatedFile[]> {
+async function readGated(ws: Workspace, store: FeatureStore, files: readonly string[]): Promise<GatedFile[]> {
   return Promise.all(
     files.map(async (file) => ({
       file,
-      content: file === 'git:tree' ? await codeTreeHash(ws) : await readText(store.file(file)),
+      content: file === 'git:tree' ? await ws.codeTreeHash() : await readText(store.file(file)),
     })),
   );
 }
 
 export async function readGate(
-  ws: GitWorkspace,
+  ws: Workspace,
   store: FeatureStore,
   gate: GateName,
   userFacing: boolean,
@@ -41,7 +41,7 @@ export async function readGate(
 }
 
 /** Approved gates whose artifacts changed since. */
-export async function reopenedGates(ws: GitWorkspace, store: FeatureStore, userFacing: boolean): Promise<GateName[]> {
+export async function reopenedGates(ws: Workspace, store: FeatureStore, userFacing: boolean): Promise<GateName[]> {
   const recorded = (await store.gates()).gates;
   const reopened: GateName[] = [];
   for (const gate of GATES) {

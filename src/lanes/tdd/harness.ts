@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import type { FileChange } from '../../conductor/events.js';
-import { fileAt, type GitWorkspace } from '../../git/workspace.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { readText } from './store.js';
 
 export const PACKAGE_RUNNER_KEYS = [
@@ -64,7 +64,7 @@ function referenced(changed: string, refs: readonly string[]): boolean {
 }
 
 export async function testOwnedChanges(
-  ws: GitWorkspace,
+  ws: Workspace,
   base: string,
   changes: readonly FileChange[],
   frozenTests: readonly string[],
@@ -72,7 +72,7 @@ export async function testOwnedChanges(
   const owned = new Set<string>();
   for (const change of changes) {
     if (path.posix.basename(change.path) !== 'package.json' || change.status === 'added') continue;
-    const before = runnerKeys(await fileAt(ws, base, change.path));
+    const before = runnerKeys(await ws.fileAt(base, change.path));
     const after = runnerKeys(await readText(path.join(ws.dir, change.path)));
     if (before !== after) owned.add(change.path);
   }

@@ -16,7 +16,7 @@ export {
   resolveFeature,
 } from './feature.js';
 export { readGate, reopenedGates } from './gate-check.js';
-export { agentKeyEnvNames, type BackendFactory, buildPolicy, defaultBackendFactory } from './policy.js';
+export { agentKeyEnvNames, type BackendFactory, backendFactory, buildPolicy } from './policy.js';
 export {
   type Access,
   type Actor,

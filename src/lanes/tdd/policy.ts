@@ -6,10 +6,6 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeBackend } from '../../agents/claude.js';
-import { codexBackend } from '../../agents/codex.js';
-import { commandBackend } from '../../agents/command.js';
-import { openaiBackend } from '../../agents/openai.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import {
   DEFAULT_HARNESS,
@@ -24,7 +20,7 @@ import type { Policy } from '../../conductor/state.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { findPackageRoot } from '../../core/package-root.js';
-import type { AgentBackend } from '../../ports/agent-backend.js';
+import type { AgentBackend, AgentBackends } from '../../ports/agent-backend.js';
 import { featureDirOf } from './store.js';
 
 /** The built-in prompts: `roles/<role>.md` at the package root, or next to the bundled Action (dist/roles/). */
@@ -139,71 +135,73 @@ export function agentKeyEnvNames(config: ConsortConfig): string[] {
 
 export type BackendFactory = (role: Role, config: ConsortConfig, env?: NodeJS.ProcessEnv) => RoleAgent;
 
-/** The agent a role uses: its own `agent`, else `agents.default`. */
-export const defaultBackendFactory: BackendFactory = (role, config, env = process.env) => {
-  const agent = config.roles[role]?.agent ?? config.agents.default;
-  if (agent === undefined) {
-    throw new ConsortError('config', `No agent backend for the ${role} role.`, {
-      hint: 'Set agents.default (or roles.<role>.agent) in .github/consort.yml, e.g. agents: { default: { backend: command, command: "node agents/run.mjs" } }.',
-    });
-  }
-  const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
-  const settings = {
-    model: agent.model ?? null,
-    timeoutMs,
-    ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
-    ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
+/** The agent a role uses: its own `agent`, else `agents.default`, built by the shell's backends. */
+export const backendFactory =
+  (backends: AgentBackends): BackendFactory =>
+  (role, config, env = process.env) => {
+    const agent = config.roles[role]?.agent ?? config.agents.default;
+    if (agent === undefined) {
+      throw new ConsortError('config', `No agent backend for the ${role} role.`, {
+        hint: 'Set agents.default (or roles.<role>.agent) in .github/consort.yml, e.g. agents: { default: { backend: command, command: "node agents/run.mjs" } }.',
+      });
+    }
+    const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
+    const settings = {
+      model: agent.model ?? null,
+      timeoutMs,
+      ...(agent.maxCostUsd === undefined ? {} : { maxCostUsd: agent.maxCostUsd }),
+      ...(agent.maxTurns === undefined ? {} : { maxTurns: agent.maxTurns }),
+    };
+    const urlVars = [config.suite.env];
+    switch (agent.backend) {
+      case 'command':
+        // A scripted or wrapped CLI agent may call a model: it gets the configured key variable (or the defaults), nothing else secret.
+        return {
+          backend: backends.command({
+            command: agent.command ?? '',
+            urlVars,
+            env,
+            keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))],
+          }),
+          ...settings,
+        };
+      case 'openai':
+        return {
+          backend: backends.openai({
+            baseUrl: agent.baseUrl!,
+            model: agent.model!,
+            apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
+            suite: {
+              command: config.suite.command,
+              env: config.suite.env,
+              migrations: { dir: config.migrations.dir, table: config.migrations.table },
+            },
+          }),
+          ...settings,
+        };
+      case 'claude': {
+        const key = apiKey(env, 'claude', agent.apiKeyEnv, role, false);
+        return {
+          backend: backends.claude({
+            ...(agent.model ? { model: agent.model } : {}),
+            ...(key ? { apiKey: key } : {}),
+            urlVars,
+            env,
+          }),
+          ...settings,
+        };
+      }
+      case 'codex': {
+        const key = apiKey(env, 'codex', agent.apiKeyEnv, role, false);
+        return {
+          backend: backends.codex({
+            ...(agent.model ? { model: agent.model } : {}),
+            ...(key ? { apiKey: key } : {}),
+            urlVars,
+            env,
+          }),
+          ...settings,
+        };
+      }
+    }
   };
-  const urlVars = [config.suite.env];
-  switch (agent.backend) {
-    case 'command':
-      // A scripted or wrapped CLI agent may call a model: it gets the configured key variable (or the defaults), nothing else secret.
-      return {
-        backend: commandBackend({
-          command: agent.command ?? '',
-          urlVars,
-          env,
-          keys: agent.apiKeyEnv ? [agent.apiKeyEnv] : [...new Set(Object.values(DEFAULT_KEY_ENV))],
-        }),
-        ...settings,
-      };
-    case 'openai':
-      return {
-        backend: openaiBackend({
-          baseUrl: agent.baseUrl!,
-          model: agent.model!,
-          apiKey: apiKey(env, 'openai', agent.apiKeyEnv, role, true)!,
-          suite: {
-            command: config.suite.command,
-            env: config.suite.env,
-            migrations: { dir: config.migrations.dir, table: config.migrations.table },
-          },
-        }),
-        ...settings,
-      };
-    case 'claude': {
-      const key = apiKey(env, 'claude', agent.apiKeyEnv, role, false);
-      return {
-        backend: claudeBackend({
-          ...(agent.model ? { model: agent.model } : {}),
-          ...(key ? { apiKey: key } : {}),
-          urlVars,
-          env,
-        }),
-        ...settings,
-      };
-    }
-    case 'codex': {
-      const key = apiKey(env, 'codex', agent.apiKeyEnv, role, false);
-      return {
-        backend: codexBackend({
-          ...(agent.model ? { model: agent.model } : {}),
-          ...(key ? { apiKey: key } : {}),
-          urlVars,
-          env,
-        }),
-        ...settings,
-      };
-    }
-  }
-};

@@ -12,8 +12,8 @@ import { childEnv } from '../../core/child-env.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
-import { hashFiles, type GitWorkspace } from '../../git/workspace.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { Workspace } from '../../ports/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
 import { cleanTree, type Dependencies } from './clean-tree.js';
@@ -50,7 +50,7 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
 }
 
 export interface ProveInput {
-  ws: GitWorkspace;
+  ws: Workspace;
   /** What is proven: this commit, checked out afresh (src/lanes/tdd/clean-tree.ts), never the agent's work tree. */
   commit: string;
   /** The pristine dependencies taken before the run's first turn. */
@@ -78,10 +78,12 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     );
   }
   const { time } = input;
-  const tree = await time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports));
+  const tree = await time('prove:tree', () =>
+    cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes),
+  );
   const ws = tree.ws;
   try {
-    const hashes = await time('prove:hash', () => hashFiles(ws, input.hash));
+    const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (!fresh.migrations.ok) {
       const f = fresh.migrations.failed;

@@ -16,9 +16,11 @@ import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { FEATURE_SLUG, featureSlugFromBranch } from '../../core/names.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
-import { commitPaths, type GitWorkspace, workspaceHead, openWorkspace } from '../../git/workspace.js';
+import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
+import type { ProcessRunner } from '../../ports/process.js';
+import type { Workspace, Workspaces } from '../../ports/workspace.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
 import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
 import { reopenedGates } from './gate-check.js';
@@ -101,9 +103,13 @@ export interface LaneLog {
 export interface PullRequestPorts {
   github: GitHubPort;
   repo: RepoRef;
-  /** The shell's checkout of the repository. */
+  /** The shell's checkout of the repository, opened (after the checkout) through `workspaces`. */
   workspace: string;
+  workspaces: Workspaces;
   remote: GitRemote;
+  /** Starts the proofs' suites and the baseline's seed. */
+  processes: ProcessRunner;
+  agents: AgentBackends;
   /** Who may approve: read from the default branch before the pull request's branch is checked out. */
   policy: ApprovalPolicy;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
@@ -209,12 +215,12 @@ async function featuresAtGate(
 
 /** The feature a build request names: an existing one, or a new one created from the request. */
 async function buildFeature(
-  workspace: string,
+  ws: Workspace,
   pull: PullRequest,
   ref: string | null,
   request: string | null,
 ): Promise<{ feature: string; created: boolean }> {
-  const all = await listFeatures(workspace);
+  const all = await listFeatures(ws.dir);
   if (ref !== null) {
     const match = matchFeature(all, ref);
     if (match) return { feature: match, created: false };
@@ -223,7 +229,7 @@ async function buildFeature(
         hint: `Features: ${all.join(', ') || 'none yet'}. Start one with \`/consort build <slug>\`.`,
       });
   } else {
-    const open = await openFeatures(workspace, all);
+    const open = await openFeatures(ws.dir, all);
     if (open.length === 1) return { feature: open[0]!, created: false };
     if (open.length > 1)
       throw new ConsortError('invalid-input', `Several features are open on this branch: ${open.join(', ')}.`, {
@@ -235,7 +241,7 @@ async function buildFeature(
     throw new ConsortError('invalid-input', `"${slug}" cannot name a feature.`, {
       hint: 'Name it: `/consort build <slug>` with lowercase letters, digits and "-", starting with a letter.',
     });
-  const { feature } = await createFeature(workspace, slug, request ?? `# ${pull.title}\n\n${pull.body}`.trim());
+  const { feature } = await createFeature(ws, slug, request ?? `# ${pull.title}\n\n${pull.body}`.trim());
   return { feature, created: true };
 }
 
@@ -247,7 +253,7 @@ async function lane(
 ): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
-  const ws = await openWorkspace(ports.workspace);
+  const ws = await ports.workspaces.open(ports.workspace);
   const replyTo = (text: string) => github.createComment(repo, pull.number, ports.scrub(`@${login}, ${text}`));
   const status = (sha: string, s: Omit<CommitStatus, 'targetUrl'>) =>
     github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
@@ -264,16 +270,16 @@ async function lane(
     const at = waiting[0]!;
     feature = at.feature;
     const approval = await approveGate({
-      workspace: ws.dir,
+      ws,
       feature,
       gate: at.gate,
       approver: login,
       headSha: pull.head.sha,
       ...(at.hash ? { expectedHash: at.hash } : {}),
     });
-    await commitPaths(ws, [featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
+    await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
     await ports.remote.push(pull.head.ref);
-    await status(await workspaceHead(ws), {
+    await status(await ws.head(), {
       context: gateStatusContext(at.gate),
       state: 'success',
       description: `approved by @${login}`,
@@ -283,10 +289,10 @@ async function lane(
       `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)}).`,
     );
   } else {
-    const chosen = await buildFeature(ws.dir, pull, request.feature, request.request);
+    const chosen = await buildFeature(ws, pull, request.feature, request.request);
     feature = chosen.feature;
     if (chosen.created) {
-      await commitPaths(ws, [featureDirOf(feature)], `consort: start ${feature} (asked by @${login})`);
+      await ws.commitPaths([featureDirOf(feature)], `consort: start ${feature} (asked by @${login})`);
       log.info(`Started feature ${feature}.`);
     } else {
       const { state } = await new FeatureStore(ws.dir, feature).load();
@@ -305,7 +311,9 @@ async function lane(
   let result: BuildRunResult;
   try {
     result = await runBuildLane({
-      workspace: ports.workspace,
+      workspace: ws,
+      processes: ports.processes,
+      agents: ports.agents,
       config,
       feature,
       provider,
@@ -340,7 +348,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await workspaceHead(ws), pull.number);
+  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull.number);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(
@@ -385,7 +393,7 @@ interface Surfaced {
  */
 async function announceGates(
   ports: PullRequestPorts,
-  ws: GitWorkspace,
+  ws: Workspace,
   store: FeatureStore,
   r: BuildRunResult,
   surfaced: readonly Surfaced[],

@@ -6,7 +6,7 @@
  */
 import { matchesAny } from '../../core/glob.js';
 import { DEFAULT_TEST_GLOBS } from '../../conductor/roles.js';
-import { diffAdded, type GitWorkspace } from '../../git/workspace.js';
+import type { Workspace } from '../../ports/workspace.js';
 
 const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
   /\bJEST_WORKER_ID\b/,
@@ -22,12 +22,12 @@ const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
 ];
 
 export async function testEnvironmentFlags(
-  ws: GitWorkspace,
+  ws: Workspace,
   base: string,
   tests: readonly string[] = DEFAULT_TEST_GLOBS,
 ): Promise<string[]> {
   const flags: string[] = [];
-  for (const { file, line, text } of await diffAdded(ws, base)) {
+  for (const { file, line, text } of await ws.diffAdded(base)) {
     if (file.startsWith('.consort/') || matchesAny(file, tests)) continue;
     if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text)))
       flags.push(`${file}:${line} looks for a test environment: ${text.trim().slice(0, 160)}`);

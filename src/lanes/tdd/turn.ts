@@ -12,8 +12,6 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
-import { restoreGit, snapshotGit } from '../../git/guard.js';
-import { changesSince, commitPaths, hashFiles, workspaceHead, listFiles } from '../../git/workspace.js';
 import type { LaneContext } from './context.js';
 import { testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
@@ -31,7 +29,7 @@ const ARTIFACTS = [
 
 /** The conductor's own files are committed before a turn, so the turn's diff is the agent's alone. */
 export async function commitRecords(ctx: LaneContext, message: string): Promise<string> {
-  return (await commitPaths(ctx.ws, [featureDirOf(ctx.feature)], message)) ?? workspaceHead(ctx.ws);
+  return (await ctx.ws.commitPaths([featureDirOf(ctx.feature)], message)) ?? ctx.ws.head();
 }
 
 /** The design artifacts and the given workspace files (the frozen tests), as a pack may quote them. */
@@ -134,10 +132,10 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const featureDir = featureDirOf(ctx.feature);
   const startedAt = ctx.now();
   // Independent preparations overlap: the database branch, the file list, the artifacts, the prompt.
-  const [gitBefore, sandbox, files, contents, instructions] = await Promise.all([
-    snapshotGit(ctx.ws),
+  const [gitGuard, sandbox, files, contents, instructions] = await Promise.all([
+    ctx.ws.guardGit(),
     time('turn:branch', place.branch),
-    time('turn:git', () => listFiles(ctx.ws)),
+    time('turn:git', () => ctx.ws.listFiles()),
     artifactContents(ctx, plan.frozen),
     roleInstructions(ctx.ws.dir, config, plan.role),
   ]);
@@ -188,11 +186,11 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // The driver journals the turn in state.json after the records were committed: that write is
   // its own, and only that exact content is (any other change to it is the agent's, and refused).
   // First git's own control files: anything the agent planted there is put back before git runs again.
-  const gitChanges = await restoreGit(ctx.ws, gitBefore);
+  const gitChanges = await gitGuard.restore();
   const ours = await ctx.store.stateIsOurs();
   const changes = [
     ...gitChanges,
-    ...(await time('turn:git', () => changesSince(ctx.ws, base))).filter(
+    ...(await time('turn:git', () => ctx.ws.changesSince(base))).filter(
       (c) => !(ours && c.path === `${featureDir}/state.json`),
     ),
   ];
@@ -202,7 +200,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
   const [{ owed, facts }, hashes, testOwned] = await Promise.all([
     owedChecks(ctx, plan),
-    hashFiles(ctx.ws, plan.frozen),
+    ctx.ws.hashFiles(plan.frozen),
     testOwnedChanges(ctx.ws, base, changes, plan.frozen),
   ]);
   if (testOwned.length > 0) facts.testOwned = testOwned;

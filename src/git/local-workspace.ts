@@ -1,0 +1,48 @@
+/**
+ * The Workspace port's adapter (src/ports/workspace.ts): a git checkout on this machine, through
+ * the operations in workspace.ts and the `.git` guard in guard.ts. Shells build it once
+ * (`localWorkspaces`) and pass it to the TDD lane.
+ */
+import path from 'node:path';
+import type { Workspace, Workspaces } from '../ports/workspace.js';
+import { restoreGit, snapshotGit } from './guard.js';
+import { filesAt } from './repo.js';
+import * as git from './workspace.js';
+
+/** The port over an opened GitWorkspace. */
+export function bindWorkspace(ws: git.GitWorkspace): Workspace {
+  return {
+    dir: ws.dir,
+    top: ws.top,
+    gitDir: ws.gitDir,
+    head: () => git.workspaceHead(ws),
+    changesSince: (base) => git.changesSince(ws, base),
+    restore: (base, added) => git.restore(ws, base, added),
+    discardSince: (base) => git.discardSince(ws, base),
+    commitPaths: (paths, message) => git.commitPaths(ws, paths, message),
+    amendPaths: (paths) => git.amendPaths(ws, paths),
+    dirtyOutside: (allowed) => git.dirtyOutside(ws, allowed),
+    listFiles: () => git.listFiles(ws),
+    hashFiles: (paths) => git.hashFiles(ws, paths),
+    codeTreeHash: () => git.codeTreeHash(ws),
+    fileAt: (commit, p) => git.fileAt(ws, commit, p),
+    filesUnder: (commit, dir) => git.filesUnder(ws, commit, dir),
+    filesAt: (commit, dir) => filesAt(ws.dir, commit, dir),
+    diffAdded: (base) => git.diffAdded(ws, base),
+    stagedPatch: (base, paths) => git.stagedPatch(ws, base, paths),
+    applyAndCommit: (patchFile, message) => git.applyAndCommit(ws, patchFile, message),
+    async addWorktree(dir, commit) {
+      await git.addWorktree(ws, dir, commit);
+      return bindWorkspace(await git.openWorkspace(path.join(dir, ws.prefix)));
+    },
+    removeWorktree: (dir) => git.removeWorktree(ws, dir),
+    async guardGit() {
+      const before = await snapshotGit(ws);
+      return { restore: () => restoreGit(ws, before) };
+    },
+  };
+}
+
+export const localWorkspaces: Workspaces = {
+  open: async (dir) => bindWorkspace(await git.openWorkspace(dir)),
+};

@@ -1,0 +1,73 @@
+/**
+ * The TDD lane's work tree: the checkout an agent works in, and the git operations the lane's scope
+ * check, commits, proofs and gates rest on. The workspace may be a folder inside the repository;
+ * paths are relative to it (`../` for anything outside). The adapter is src/git/local-workspace.ts
+ * (localWorkspaces), over src/git/workspace.ts and the `.git` guard in src/git/guard.ts; the shells
+ * build it once and hand it to the lane (src/lanes/tdd never imports src/git/).
+ */
+import type { FileChange } from '../conductor/events.js';
+
+/** `.git`'s control files as a turn found them (src/git/guard.ts). */
+export interface GitGuard {
+  /** Puts `.git` back as it was; returns what had changed, as `.git/<path>` changes. */
+  restore(): Promise<FileChange[]>;
+}
+
+export interface Workspace {
+  /** The workspace folder (absolute). */
+  readonly dir: string;
+  /** The repository's top-level folder (sibling folders for worktrees are named after it). */
+  readonly top: string;
+  /** The repository's common git directory (for lock files and patches nobody commits). */
+  readonly gitDir: string;
+
+  /** HEAD's commit; a ConsortError in a repository without commits. */
+  head(): Promise<string>;
+  /**
+   * Everything that differs from `base` in the working tree, repository-wide (ignored files
+   * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept;
+   * index flags that hide a file from git are cleared first.
+   */
+  changesSince(base: string): Promise<FileChange[]>;
+  /** Back to `base` exactly: tracked files reset, the listed new files removed. */
+  restore(base: string, added: readonly string[]): Promise<void>;
+  /** Throw away whatever happened since `base` (an interrupted turn). */
+  discardSince(base: string): Promise<void>;
+  /** Stage the paths and commit them; the new commit, or null when there was nothing to commit. */
+  commitPaths(paths: readonly string[], message: string): Promise<string | null>;
+  /** Stage the paths into the last commit (same message); the rewritten commit. Only for a commit not yet pushed. */
+  amendPaths(paths: readonly string[]): Promise<string>;
+  /** Dirty paths outside the given folders. */
+  dirtyOutside(allowed: readonly string[]): Promise<string[]>;
+  /** Files git knows of or would add (tracked and untracked, not ignored). */
+  listFiles(): Promise<string[]>;
+  /** sha256 of each file's normalized content in the work tree; null when it does not exist. */
+  hashFiles(paths: readonly string[]): Promise<Record<string, string | null>>;
+  /** Identity of the committed code: the tree at HEAD, outside `.consort/`. */
+  codeTreeHash(): Promise<string>;
+  /** A file's content at a commit, or null when it is not there. */
+  fileAt(commit: string, path: string): Promise<string | null>;
+  /** The paths of the files under `dir` at a commit. */
+  filesUnder(commit: string, dir: string): Promise<string[]>;
+  /** Every file under `dir` at a commit, with its content (paths relative to the repository's top). */
+  filesAt(commit: string, dir: string): Promise<{ file: string; content: string }[]>;
+  /** Lines added since `base` (committed, up to HEAD), with their file and new line number. */
+  diffAdded(base: string): Promise<{ file: string; line: number; text: string }[]>;
+  /** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */
+  stagedPatch(base: string, paths: readonly string[]): Promise<{ patch: string; changedLines: number }>;
+  /** Apply a patch made by `stagedPatch` and commit it (idempotent by message). */
+  applyAndCommit(patchFile: string, message: string): Promise<string | null>;
+  /**
+   * A detached worktree of `commit` at `dir` (one left over by a crashed run is replaced), opened at
+   * this workspace's place inside it.
+   */
+  addWorktree(dir: string, commit: string): Promise<Workspace>;
+  removeWorktree(dir: string): Promise<void>;
+  /** Read `.git`'s control files (config, hooks, info, …) before an agent's turn. */
+  guardGit(): Promise<GitGuard>;
+}
+
+/** Opens the workspace at a folder of a repository (a ConsortError outside one). */
+export interface Workspaces {
+  open(dir: string): Promise<Workspace>;
+}
