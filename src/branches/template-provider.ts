@@ -280,7 +280,7 @@ export class TemplateBranchProvider implements BranchProvider {
     }
     // A run's pool: first drop the pools of runs that died (their copies of this template are kept
     // for this run to use), then join this one as a live owner.
-    const owner = options.owned ? await this.ownerSession() : undefined;
+    const owner = options.owned ? await this.liveOwnerSession() : undefined;
     if (owner) await this.reapPools(template);
     return this.withLocked(template, async (cat) => {
       const row = await this.requireReady(cat, template);
@@ -318,7 +318,8 @@ export class TemplateBranchProvider implements BranchProvider {
   /**
    * This run is done with the pool it set up with `pool(…, { owned: true })`: the last owner's
    * release drops the pool and its copies (after a refill under way, which holds the template's lock).
-   * Returns the copies dropped; a template this process does not own a pool of is left alone.
+   * Returns the copies dropped; a pool this process does not own is left alone (unless no live
+   * process owns it either: then it goes, as with `gc`).
    */
   async releasePool(template: string): Promise<number> {
     if (this.owner === undefined) return 0;
@@ -327,19 +328,37 @@ export class TemplateBranchProvider implements BranchProvider {
     return this.withLocked(template, (cat) => this.pools.release(cat, template, owner.id));
   }
 
+  /** The owner session, made anew if the one this process had was lost (its lock went with it). */
+  private async liveOwnerSession(): Promise<{ id: string; client: pg.Client }> {
+    const session = this.ownerSession();
+    const owner = await session;
+    const alive = await owner.client.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    if (alive) return owner;
+    if (this.owner === session) this.owner = undefined;
+    await owner.client.end().catch(() => undefined);
+    return this.ownerSession();
+  }
+
   /**
    * The session whose advisory lock says this process is alive, for every pool it owns: a process
    * killed outright loses it with its connection, and the next `gc`, run pool or `db stop` drops
    * the pools no live process owns.
    */
   private ownerSession(): Promise<{ id: string; client: pg.Client }> {
-    this.owner ??= (async () => {
+    const session = (this.owner ??= (async () => {
       await this.capabilities();
       const client = new pg.Client({
         connectionString: withDatabase(this.options.adminUrl, this.options.catalogDatabase),
         application_name: 'consort pool owner',
       });
       client.on('error', () => undefined); // a lost session frees the lock: the pools go with the next sweep
+      // The next pool this process sets up gets a live owner again (not a lock nobody holds).
+      client.on('end', () => {
+        if (this.owner === session) this.owner = undefined;
+      });
       await client.connect();
       const id = randomUUID();
       try {
@@ -350,10 +369,10 @@ export class TemplateBranchProvider implements BranchProvider {
       }
       return { id, client };
     })().catch((e: unknown) => {
-      this.owner = undefined;
+      if (this.owner === session) this.owner = undefined;
       throw e;
-    });
-    return this.owner;
+    }));
+    return session;
   }
 
   /**

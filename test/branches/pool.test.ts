@@ -244,6 +244,29 @@ describe.each([
     expect(await poolDatabases()).toEqual([]);
     await p.releasePool('tmpl2');
     expect(await p.poolStatus()).toEqual([]);
+
+    // This process's owner session ends under it (a server restart, a dropped connection): the next
+    // pool it sets up has a live owner again, so gc does not take it for a dead run's.
+    await p.pool('tmpl', 1, { owned: true });
+    const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
+    const owners = await query<{ owner: string }>(
+      catalog,
+      'SELECT owner FROM consort.pool_owners WHERE namespace = $1',
+      [t.namespace],
+    );
+    const owner = owners[0]!.owner;
+    const ended = await query(
+      catalog,
+      `SELECT pg_terminate_backend(pid, 10000) AS ok FROM pg_locks
+        WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+          AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+      [`consort:pool-owner:${owner}`],
+    );
+    expect(ended).toEqual([{ ok: true }]);
+    await p.pool('tmpl2', 1, { owned: true }); // reaps the pool of tmpl, whose owner is gone
+    expect((await p.gc()).repaired).toEqual([]);
+    expect(await p.poolStatus()).toEqual([{ template: 'tmpl2', size: 1, ready: 1 }]);
+    await p.releasePool('tmpl2');
   });
 
   it('refuses sizes it cannot keep, and a template that does not exist', async () => {
