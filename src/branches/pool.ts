@@ -84,7 +84,18 @@ CREATE TABLE IF NOT EXISTS consort.pool_members (
   fingerprint text,
   created_at  timestamptz NOT NULL DEFAULT now()
 );
-ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS settled text;`;
+ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS settled text;
+ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS owned boolean NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS consort.pool_owners (
+  namespace  text        NOT NULL,
+  template   text        NOT NULL,
+  owner      text        NOT NULL,
+  pid        integer     NOT NULL,
+  host       text        NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (namespace, template, owner),
+  FOREIGN KEY (namespace, template) REFERENCES consort.pools (namespace, template) ON DELETE CASCADE
+);`;
 
 export async function ensurePoolSchema(db: Queryable): Promise<void> {
   await db.query(DDL);
@@ -124,6 +135,11 @@ export class Pools {
     return `consort:pool-member:${database}`;
   }
 
+  /** Held on a session of its own by a process that owns pools, for as long as it lives. */
+  ownerLockKey(owner: string): string {
+    return `consort:pool-owner:${owner}`;
+  }
+
   memberPattern(): string {
     return `${this.databasePrefix}consort_pool_`;
   }
@@ -141,16 +157,108 @@ export class Pools {
     return rows.map((r) => ({ template: r.template, size: r.size, ready: Number(r.ready) }));
   }
 
+  /** Size a pool by hand (0 forgets it): such a pool is nobody's run's, so it is not owned. */
   async setSize(db: Queryable, template: string, size: number): Promise<void> {
     if (size === 0)
       await db.query('DELETE FROM consort.pools WHERE namespace = $1 AND template = $2', [this.namespace, template]);
     else {
       await db.query(
         `INSERT INTO consort.pools (namespace, template, size) VALUES ($1, $2, $3)
-         ON CONFLICT (namespace, template) DO UPDATE SET size = EXCLUDED.size`,
+         ON CONFLICT (namespace, template) DO UPDATE SET size = EXCLUDED.size, owned = false`,
         [this.namespace, template, size],
       );
     }
+  }
+
+  /**
+   * Set up (or join) a pool owned by `owner`: a new pool is owned; an owned one grows to `size` if
+   * smaller; a pool someone set up by hand keeps its size and is not owned (nothing of this run
+   * drops it). Returns whether `owner` now holds the pool (and must release it).
+   */
+  async claim(
+    db: Queryable,
+    template: string,
+    size: number,
+    owner: { id: string; pid: number; host: string },
+  ): Promise<boolean> {
+    const { rows } = await db.query<{ owned: boolean }>(
+      `INSERT INTO consort.pools (namespace, template, size, owned) VALUES ($1, $2, $3, true)
+       ON CONFLICT (namespace, template) DO UPDATE
+         SET size = CASE WHEN consort.pools.owned THEN greatest(consort.pools.size, EXCLUDED.size)
+                         ELSE consort.pools.size END
+       RETURNING owned`,
+      [this.namespace, template, size],
+    );
+    if (!rows[0]!.owned) return false;
+    await db.query(
+      `INSERT INTO consort.pool_owners (namespace, template, owner, pid, host) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT DO NOTHING`,
+      [this.namespace, template, owner.id, owner.pid, owner.host],
+    );
+    return true;
+  }
+
+  /**
+   * `owner` is done with `template`'s pool: when it was the last owner of an owned pool, the pool
+   * and its copies are dropped. The caller holds the template's branch lock (no refill is under
+   * way). Returns the copies dropped.
+   */
+  async release(db: Queryable, template: string, owner: string): Promise<number> {
+    await db.query('DELETE FROM consort.pool_owners WHERE namespace = $1 AND template = $2 AND owner = $3', [
+      this.namespace,
+      template,
+      owner,
+    ]);
+    return this.dropIfOwnerless(db, template);
+  }
+
+  /** Drop an owned pool nobody owns any more, with its copies (caller holds the template's lock). */
+  async dropIfOwnerless(db: Queryable, template: string): Promise<number> {
+    const { rows } = await db.query<{ orphaned: boolean }>(
+      `SELECT p.owned AND NOT EXISTS (SELECT 1 FROM consort.pool_owners o
+                                       WHERE o.namespace = p.namespace AND o.template = p.template) AS orphaned
+         FROM consort.pools p WHERE p.namespace = $1 AND p.template = $2`,
+      [this.namespace, template],
+    );
+    if (rows[0]?.orphaned !== true) return 0;
+    return this.drain(db, template, true);
+  }
+
+  /**
+   * Forget the owners that are gone (their session lock is free: the process died or its session
+   * ended without a release) and name the owned pools nobody owns any more, for the caller to drop
+   * under each template's lock (`dropIfOwnerless`).
+   */
+  async reapOwners(db: Queryable): Promise<string[]> {
+    const { rows } = await db.query<{ template: string; owner: string }>(
+      'SELECT template, owner FROM consort.pool_owners WHERE namespace = $1',
+      [this.namespace],
+    );
+    for (const r of rows) {
+      const key = this.ownerLockKey(r.owner);
+      const { rows: got } = await db.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+        [key],
+      );
+      if (!got[0]!.ok) continue; // alive
+      try {
+        await db.query('DELETE FROM consort.pool_owners WHERE namespace = $1 AND template = $2 AND owner = $3', [
+          this.namespace,
+          r.template,
+          r.owner,
+        ]);
+      } finally {
+        await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      }
+    }
+    const { rows: orphaned } = await db.query<{ template: string }>(
+      `SELECT p.template FROM consort.pools p
+        WHERE p.namespace = $1 AND p.owned
+          AND NOT EXISTS (SELECT 1 FROM consort.pool_owners o WHERE o.namespace = p.namespace AND o.template = p.template)
+        ORDER BY p.template`,
+      [this.namespace],
+    );
+    return orphaned.map((r) => r.template);
   }
 
   /**
@@ -262,6 +370,15 @@ export class Pools {
       template,
       (await fingerprint(db, templateDb)) ?? null,
     ]);
+  }
+
+  /** The databases of `template`'s members. */
+  async memberDatabases(db: Queryable, template: string): Promise<string[]> {
+    const { rows } = await db.query<{ database: string }>(
+      'SELECT database FROM consort.pool_members WHERE namespace = $1 AND template = $2 ORDER BY database',
+      [this.namespace, template],
+    );
+    return rows.map((r) => r.database);
   }
 
   /** Drop every member of `template` (the pool itself stays unless `forget`). */

@@ -4,7 +4,8 @@
  * FILE_COPY with `file_copy_method = clone` is a reflink clone on PostgreSQL 18, see server-ops.ts).
  * `local` and `postgres` differ only in how they reach the server.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import os from 'node:os';
 import pg from 'pg';
 import { assertBranchName, ROOT_BRANCH } from '../core/names.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
@@ -86,6 +87,8 @@ export class TemplateBranchProvider implements BranchProvider {
   private readonly admin: pg.Pool;
   private readonly catalogPool: pg.Pool;
   private ready: Promise<Capabilities> | undefined;
+  /** This process as the owner of run pools: a session holding its owner lock (see pool.ts). */
+  private owner: Promise<{ id: string; client: pg.Client }> | undefined;
 
   constructor(private readonly options: TemplateProviderOptions) {
     this.name = options.provider;
@@ -270,28 +273,130 @@ export class TemplateBranchProvider implements BranchProvider {
         },
       );
     }
+    if (options.owned && size === 0) {
+      throw new ConsortError('invalid-input', 'An owned pool needs a size of at least 1.', {
+        hint: 'Give an owned pool back with releasePool.',
+      });
+    }
+    // A run's pool: first drop the pools of runs that died (their copies of this template are kept
+    // for this run to use), then join this one as a live owner.
+    const owner = options.owned ? await this.liveOwnerSession() : undefined;
+    if (owner) await this.reapPools(template);
     return this.withLocked(template, async (cat) => {
       const row = await this.requireReady(cat, template);
       if (size === 0) {
         await this.pools.drain(cat, template, true);
         return { template, size: 0, ready: 0 };
       }
-      await this.pools.setSize(cat, template, size);
-      // More copies than wanted (a smaller size): drop the surplus, oldest first.
-      const [before] = await this.pools.status(cat, template);
-      if (before && before.ready > size) {
-        await this.pools.drain(cat, template);
+      let claimed = false;
+      if (owner)
+        claimed = await this.pools.claim(cat, template, size, { id: owner.id, pid: process.pid, host: os.hostname() });
+      else await this.pools.setSize(cat, template, size);
+      try {
+        // More copies than wanted (a smaller size): drop the surplus, oldest first.
+        const [before] = await this.pools.status(cat, template);
+        if (before && before.ready > before.size) {
+          await this.pools.drain(cat, template);
+        }
+        await clearSessions(cat, row.database, template, 'fork', false);
+        await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
+        if (options.fill === 'background') {
+          const status = (await this.pools.status(cat, template))[0]!;
+          if (status.ready < status.size) this.refillSoon(template); // waits for this lock, then copies
+          return status;
+        }
+        await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy);
+        return (await this.pools.status(cat, template))[0]!;
+      } catch (e) {
+        // A run that cannot have its pool does not keep one it would never release.
+        if (claimed) await this.pools.release(cat, template, owner!.id).catch(() => undefined);
+        throw e;
       }
-      await clearSessions(cat, row.database, template, 'fork', false);
-      await this.pools.settle(cat, template, row.database, () => this.vacuumTemplate(row.database));
-      if (options.fill === 'background') {
-        const status = (await this.pools.status(cat, template))[0]!;
-        if (status.ready < size) this.refillSoon(template); // waits for this lock, then copies
-        return status;
-      }
-      await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy);
-      return (await this.pools.status(cat, template))[0]!;
     });
+  }
+
+  /**
+   * This run is done with the pool it set up with `pool(…, { owned: true })`: the last owner's
+   * release drops the pool and its copies (after a refill under way, which holds the template's lock).
+   * Returns the copies dropped; a pool this process does not own is left alone (unless no live
+   * process owns it either: then it goes, as with `gc`).
+   */
+  async releasePool(template: string): Promise<number> {
+    if (this.owner === undefined) return 0;
+    const owner = await this.owner;
+    await this.capabilities();
+    return this.withLocked(template, (cat) => this.pools.release(cat, template, owner.id));
+  }
+
+  /** The owner session, made anew if the one this process had was lost (its lock went with it). */
+  private async liveOwnerSession(): Promise<{ id: string; client: pg.Client }> {
+    const session = this.ownerSession();
+    const owner = await session;
+    const alive = await owner.client.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    if (alive) return owner;
+    if (this.owner === session) this.owner = undefined;
+    await owner.client.end().catch(() => undefined);
+    return this.ownerSession();
+  }
+
+  /**
+   * The session whose advisory lock says this process is alive, for every pool it owns: a process
+   * killed outright loses it with its connection, and the next `gc`, run pool or `db stop` drops
+   * the pools no live process owns.
+   */
+  private ownerSession(): Promise<{ id: string; client: pg.Client }> {
+    const session = (this.owner ??= (async () => {
+      await this.capabilities();
+      const client = new pg.Client({
+        connectionString: withDatabase(this.options.adminUrl, this.options.catalogDatabase),
+        application_name: 'consort pool owner',
+      });
+      client.on('error', () => undefined); // a lost session frees the lock: the pools go with the next sweep
+      // The next pool this process sets up gets a live owner again (not a lock nobody holds).
+      client.on('end', () => {
+        if (this.owner === session) this.owner = undefined;
+      });
+      await client.connect();
+      const id = randomUUID();
+      try {
+        await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [this.pools.ownerLockKey(id)]);
+      } catch (e) {
+        await client.end().catch(() => undefined);
+        throw e;
+      }
+      return { id, client };
+    })().catch((e: unknown) => {
+      if (this.owner === session) this.owner = undefined;
+      throw e;
+    }));
+    return session;
+  }
+
+  /**
+   * Drop the pools of runs that died without releasing them (every owner's lock is free), each
+   * under its template's lock. `keep`: a template whose copies a new owner is about to adopt.
+   * Returns the copies' databases dropped.
+   */
+  private async reapPools(keep?: string): Promise<string[]> {
+    const cat = await this.catalogPool.connect();
+    let orphaned: string[];
+    try {
+      orphaned = await this.pools.reapOwners(cat);
+    } finally {
+      cat.release();
+    }
+    const dropped: string[] = [];
+    for (const template of orphaned) {
+      if (template === keep) continue;
+      await this.withLocked(template, async (locked) => {
+        const before = await this.pools.memberDatabases(locked, template);
+        if ((await this.pools.dropIfOwnerless(locked, template)) > 0) dropped.push(...before);
+      });
+    }
+    return dropped;
   }
 
   async poolStatus(template?: string): Promise<PoolStatus[]> {
@@ -304,12 +409,16 @@ export class TemplateBranchProvider implements BranchProvider {
     }
   }
 
-  /** Drop every pooled copy (the pools stay configured and refill on the next `pool` or handout). */
+  /**
+   * Drop every pooled copy (the pools stay configured and refill on the next `pool` or handout),
+   * and forget the pools of runs that died.
+   */
   async drainPools(): Promise<number> {
     await this.capabilities();
+    const reaped = (await this.reapPools()).length;
     const cat = await this.catalogPool.connect();
     try {
-      return await this.pools.drainAll(cat);
+      return reaped + (await this.pools.drainAll(cat));
     } finally {
       cat.release();
     }
@@ -699,6 +808,7 @@ export class TemplateBranchProvider implements BranchProvider {
         });
       }
       result.repaired.push(...(await this.pools.sweep(cat)));
+      result.repaired.push(...(await this.reapPools()));
       for (const pool of await this.pools.status(cat)) {
         const template = await this.catalog.get(cat, pool.template);
         if (template?.state === 'ready') await this.pools.dropStale(cat, pool.template, template.database);
@@ -762,7 +872,10 @@ export class TemplateBranchProvider implements BranchProvider {
 
   async close(): Promise<void> {
     await this.settled();
-    await Promise.all([this.admin.end(), this.catalogPool.end()]);
+    // Pools this process still owns are released with the lock: the next sweep drops them.
+    const owner = await this.owner?.catch(() => undefined);
+    this.owner = undefined;
+    await Promise.all([this.admin.end(), this.catalogPool.end(), owner?.client.end().catch(() => undefined)]);
   }
 }
 

@@ -102,6 +102,13 @@ export interface PoolOptions {
    * `create` meanwhile copies as without a pool, and the provider's `close` waits for them.
    */
   fill?: 'now' | 'background';
+  /**
+   * The pool is this process's, for as long as it runs (a TDD lane run's pool of its baseline): it
+   * is dropped by `releasePool` from its last owner, or — when every owner died without releasing
+   * it — by the next `gc`, `drainPools` or owned `pool` call on the server. A pool set up without
+   * it (by hand) is never dropped that way, and an owned call leaves such a pool as it is.
+   */
+  owned?: boolean;
 }
 
 export type EnsureOutcome = 'created' | 'reused' | 'recreated';
@@ -169,6 +176,8 @@ export interface BranchProvider {
    */
   pool?(template: string, size: number, options?: PoolOptions): Promise<PoolStatus>;
   poolStatus?(template?: string): Promise<PoolStatus[]>;
+  /** Give back a pool set up with `owned`: its last owner's release drops it. Returns the copies dropped. */
+  releasePool?(template: string): Promise<number>;
   /** Bytes each ready branch's database takes, by branch name. Providers that cannot tell omit it. */
   sizes?(): Promise<Record<string, number>>;
   /** Drop every pooled copy (they are a cache); the pools stay configured. */

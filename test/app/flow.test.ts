@@ -5,7 +5,10 @@
  * expectations fail the test). The repository is the example shop as a real git repository,
  * served as GitHub serves tarballs.
  */
-import { readFile } from 'node:fs/promises';
+import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
@@ -18,6 +21,16 @@ import { appConfig, commit } from './helpers/repo.js';
 import { eventually } from './helpers/wait.js';
 
 const flow = setupFlow();
+
+/** Live processes on the machine whose command line holds `arg` (zombies have none). */
+async function processesRunning(arg: string): Promise<number> {
+  let n = 0;
+  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(arg)) n++;
+  }
+  return n;
+}
 const BROKEN =
   '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n';
 
@@ -96,7 +109,12 @@ describe('pull requests', () => {
 
   it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {
     const { repo } = flow;
-    const slow = await commit(repo.dir, { '.github/consort.yml': appConfig('sleep 30') }, 'slow suite', repo.headSha);
+    // The slow suite says when it starts and when it finishes; its sleep has an argument no other
+    // process on the machine has, so its processes can be found (in a PID namespace or not).
+    const marks = await mkdtemp(path.join(os.tmpdir(), 'consort-flow-suite-'));
+    const sleep = `30.${randomInt(100_000, 999_999)}`;
+    const slowSuite = `touch ${marks}/started; sleep ${sleep}; touch ${marks}/finished`;
+    const slow = await commit(repo.dir, { '.github/consort.yml': appConfig(slowSuite) }, 'slow suite', repo.headSha);
     const fast = await commit(repo.dir, { '.github/consort.yml': appConfig(SUITE) }, 'fast suite', repo.headSha);
     await flow.tarball(slow);
     await flow.tarball(fast);
@@ -106,7 +124,6 @@ describe('pull requests', () => {
     flow.expectCheck({ pr: 4, head: slow, checkRunId: 1041, bodies: old });
     flow.expectCheck({ pr: 4, head: fast, checkRunId: 1042, bodies: next });
     flow.expectStickyCreated(4, next);
-    const started = Date.now();
     await flow.probot.receive(
       delivery(
         'pull_request',
@@ -114,7 +131,8 @@ describe('pull requests', () => {
         pullRequestPayload({ action: 'opened', number: 4, head: slow, base: repo.baseSha }),
       ),
     );
-    await eventually(async () => (await flow.branches()).includes('pr-4-suite'), 'the slow suite to start');
+    await eventually(async () => existsSync(path.join(marks, 'started')), 'the slow suite to start');
+    await eventually(async () => (await processesRunning(sleep)) > 0, "the slow suite's sleep to run");
     await flow.probot.receive(
       delivery(
         'pull_request',
@@ -123,7 +141,10 @@ describe('pull requests', () => {
       ),
     );
     const runs = await flow.finished(4, 2);
-    expect(Date.now() - started).toBeLessThan(25_000); // the 30 s suite was stopped, not waited for
+    // The slow suite was stopped, not waited for (it would have finished) nor left running.
+    expect(existsSync(path.join(marks, 'finished'))).toBe(false);
+    expect(await processesRunning(sleep)).toBe(0);
+    await rm(marks, { recursive: true, force: true });
     expect(old.completed).toMatchObject({
       conclusion: 'cancelled',
       output: { summary: expect.stringContaining(`superseded by a newer run at ${fast.slice(0, 7)}`) },

@@ -3,7 +3,7 @@
  * create from a pooled template is a handout of a ready copy, never a stale one, refilled behind the
  * caller's back, and nothing is left when the template, the pool or a crashed filler goes.
  */
-import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+import { TemplateBranchProvider } from '../../src/branches/template-provider.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 describe.each([
@@ -164,6 +164,109 @@ describe.each([
     const gc = await p.gc();
     expect(gc.repaired.sort()).toEqual([dead, stray]);
     expect(await poolDatabases()).toHaveLength(1); // the one good copy stays
+  });
+
+  /** The same namespace as another process opens it: a provider of its own, with its own sessions. */
+  async function anotherProcess(): Promise<TemplateBranchProvider> {
+    return new TemplateBranchProvider({
+      ...(await p.snapshot()),
+      cloneMode: () => Promise.reject(new Error('known: not asked')),
+    });
+  }
+
+  it('a run pool (owned) lives while an owner does: shared, dropped by the last release or once every owner is gone', async () => {
+    await template();
+    await p.create({ name: 'tmpl2' });
+    const other = await anotherProcess();
+    try {
+      // Two runs share a pool: the first release leaves it to the second, the last one drops it.
+      expect(await p.pool('tmpl', 1, { owned: true })).toEqual({ template: 'tmpl', size: 1, ready: 1 });
+      expect(await other.pool('tmpl', 2, { owned: true })).toEqual({ template: 'tmpl', size: 2, ready: 2 });
+      expect(await p.releasePool('tmpl')).toBe(0);
+      expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 2, ready: 2 }]);
+      expect(await other.releasePool('tmpl')).toBe(2);
+      expect(await p.poolStatus()).toEqual([]);
+      expect(await poolDatabases()).toEqual([]);
+
+      // A pool set up by hand is nobody's run's: a run uses it and leaves it as it was.
+      await p.pool('tmpl', 1);
+      await other.pool('tmpl', 3, { owned: true });
+      expect(await other.releasePool('tmpl')).toBe(0);
+      expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
+      await p.pool('tmpl', 0);
+    } finally {
+      await other.close();
+    }
+
+    // An owner whose session ends without a release (its process died): a live owner's pool stays,
+    // the dead one's goes with the next gc.
+    const dying = await anotherProcess();
+    await dying.pool('tmpl', 1, { owned: true });
+    await p.pool('tmpl2', 1, { owned: true });
+    expect((await p.gc()).repaired).toEqual([]);
+    await dying.close();
+    const before = await poolDatabases();
+    expect(before).toHaveLength(2);
+    const gc = await p.gc();
+    expect(gc.repaired).toHaveLength(1);
+    expect(before).toContain(gc.repaired[0]);
+    expect(await poolDatabases()).toEqual(before.filter((d) => d !== gc.repaired[0]));
+    expect(await p.poolStatus()).toEqual([{ template: 'tmpl2', size: 1, ready: 1 }]);
+
+    // The next run's pool drops a dead run's pool of another template, and adopts the copies of its own.
+    for (const [dead, next] of [
+      ['tmpl', 'tmpl2'],
+      ['tmpl2', 'tmpl2'],
+    ] as const) {
+      await p.releasePool('tmpl2');
+      expect(await poolDatabases()).toEqual([]);
+      const gone = await anotherProcess();
+      await gone.pool(dead, 1, { owned: true });
+      const copies = await poolDatabases();
+      await gone.close();
+      expect(await p.pool(next, 1, { owned: true, fill: 'background' })).toEqual({
+        template: next,
+        size: 1,
+        ready: dead === next ? 1 : 0,
+      });
+      await p.settled();
+      expect(await p.poolStatus()).toEqual([{ template: next, size: 1, ready: 1 }]);
+      if (dead === next) expect(await poolDatabases()).toEqual(copies);
+      else expect(await poolDatabases()).not.toContain(copies[0]);
+    }
+
+    // db stop's drain forgets a dead run's pool (a live one's stays configured, empty).
+    const last = await anotherProcess();
+    await last.pool('tmpl', 1, { owned: true });
+    await last.close();
+    expect(await p.drainPools()).toBe(2);
+    expect(await p.poolStatus()).toEqual([{ template: 'tmpl2', size: 1, ready: 0 }]);
+    expect(await poolDatabases()).toEqual([]);
+    await p.releasePool('tmpl2');
+    expect(await p.poolStatus()).toEqual([]);
+
+    // This process's owner session ends under it (a server restart, a dropped connection): the next
+    // pool it sets up has a live owner again, so gc does not take it for a dead run's.
+    await p.pool('tmpl', 1, { owned: true });
+    const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
+    const owners = await query<{ owner: string }>(
+      catalog,
+      'SELECT owner FROM consort.pool_owners WHERE namespace = $1',
+      [t.namespace],
+    );
+    const owner = owners[0]!.owner;
+    const ended = await query(
+      catalog,
+      `SELECT pg_terminate_backend(pid, 10000) AS ok FROM pg_locks
+        WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+          AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+      [`consort:pool-owner:${owner}`],
+    );
+    expect(ended).toEqual([{ ok: true }]);
+    await p.pool('tmpl2', 1, { owned: true }); // reaps the pool of tmpl, whose owner is gone
+    expect((await p.gc()).repaired).toEqual([]);
+    expect(await p.poolStatus()).toEqual([{ template: 'tmpl2', size: 1, ready: 1 }]);
+    await p.releasePool('tmpl2');
   });
 
   it('refuses sizes it cannot keep, and a template that does not exist', async () => {

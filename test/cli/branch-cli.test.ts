@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
+import { withDatabase } from '../../src/db/sql.js';
 import { ownDataDir, SYSTEM_PG_URL, query } from '../helpers/servers.js';
 
 const run = promisify(execFile);
@@ -136,6 +137,31 @@ describe('consort CLI on the local provider', () => {
     expect(gc.deleted).toEqual(['tmp']);
     const del = JSON.parse((await cli(['branch', 'delete', 'pr-7', '--json'], env)).stdout);
     expect(del).toEqual({ deleted: ['pr-7'] });
+  });
+
+  it('a lease taken with `branch lease` and never released is kept until it expires, then dropped by `branch gc` (in `deleted`)', async () => {
+    expect((await cli(['branch', 'create', 'lease-src'], env)).code).toBe(0);
+    const lease = JSON.parse((await cli(['branch', 'lease', 'lease-src', '--json'], env)).stdout);
+    expect(lease).toMatchObject({ name: expect.stringMatching(/^lease-/), expiresAt: expect.any(String) });
+    const names = async () =>
+      JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout).map((b: { name: string }) => b.name);
+    // Its holder may still be using it: gc leaves it alone until its TTL is up.
+    expect(JSON.parse((await cli(['branch', 'gc', '--json'], env)).stdout).deleted).toEqual([]);
+    expect(await names()).toContain(lease.name);
+    // An hour later (its expiry moved into the past here), gc drops it and says so.
+    await query(
+      withDatabase(lease.url, 'consort_catalog'),
+      "UPDATE consort.branches SET expires_at = now() - interval '1 second' WHERE namespace = 'local' AND name = $1",
+      [lease.name],
+    );
+    const gc = JSON.parse((await cli(['branch', 'gc', '--json'], env)).stdout);
+    expect(gc).toEqual({ deleted: [lease.name], repaired: [], kept: [] });
+    expect(await names()).not.toContain(lease.name);
+    const database = new URL(lease.url).pathname.slice(1);
+    expect(
+      await query(withDatabase(lease.url, 'postgres'), 'SELECT 1 FROM pg_database WHERE datname = $1', [database]),
+    ).toEqual([]);
+    expect((await cli(['branch', 'delete', 'lease-src'], env)).code).toBe(0);
   });
 
   it('branch pool keeps ready copies; create --json says it came from the pool; db stop drops the copies and expired leases', async () => {

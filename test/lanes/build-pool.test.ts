@@ -1,9 +1,11 @@
 /**
  * The TDD lane's forks of its baseline come from a warm pool of it (build.branchPool), filled in the
- * background, and the run leaves neither pool copies nor branches behind but the baseline itself.
+ * background, and the run leaves neither pool copies nor branches behind but the baseline itself —
+ * also when it is killed outright: the pool is the run's, and goes once its process is gone.
  * With `branchPool: 0` every fork is a copy, as before pools.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
@@ -15,6 +17,7 @@ import { localProcessRunner } from '../../src/process/runner.js';
 import { workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
+const LANE_RUN = fileURLToPath(new URL('../fixtures/pools/lane-run.mjs', import.meta.url));
 let t: TestProvider;
 let repo: ScenarioRepo;
 let config: ConsortConfig;
@@ -119,3 +122,104 @@ it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   }
   expect(await leftovers()).toEqual([]);
 }, 120_000);
+
+it('a run killed outright (SIGKILL) leaves its pool only until the next gc, or the next run adopts it', async () => {
+  /** A run in a process of its own, up to the point its baseline's pool is full; then it waits. */
+  async function startRun() {
+    const settings = await t.provider.snapshot();
+    const child = spawn(process.execPath, [LANE_RUN, JSON.stringify({ settings, workspace: repo.dir, baseCommit })], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const baseline = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve((JSON.parse(out) as { baseline: string }).baseline);
+      });
+      child.once('exit', (code) => reject(new Error(`the run exited (${code}) before its pool was full: ${err}`)));
+    });
+    return { child, exited, baseline };
+  }
+  const run = await startRun();
+  const baseline = run.baseline;
+  try {
+    expect(await t.provider.poolStatus(baseline)).toEqual([{ template: baseline, size: 2, ready: 2 }]);
+    const copies = await poolDatabases();
+    expect(copies).toHaveLength(2);
+    // While the run lives, gc leaves its pool alone.
+    expect((await t.provider.gc()).repaired).toEqual([]);
+    expect(await poolDatabases()).toEqual(copies);
+
+    expect(await ownerLockHeld(baseline)).toBe(true);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    await ownerSessionEnded(baseline);
+    // Killed: nothing of it dropped the copies (they would stay until db stop) …
+    expect((await poolDatabases()).sort()).toEqual([...copies].sort());
+    // … but its owner is gone, so gc drops them with the pool; the baseline stays.
+    expect((await t.provider.gc()).repaired.sort()).toEqual([...copies].sort());
+    expect(await poolDatabases()).toEqual([]);
+    expect(await t.provider.poolStatus()).toEqual([]);
+    expect(await t.provider.get(baseline)).toBeDefined();
+
+    // Killed again: the next run on the same baseline takes the dead run's copies over (no copy is
+    // made for its pool) and drops them at its end.
+    const again = await startRun();
+    const left = await poolDatabases();
+    expect(left).toHaveLength(2);
+    expect(await ownerLockHeld(baseline)).toBe(true);
+    again.child.kill('SIGKILL');
+    await again.exited;
+    await ownerSessionEnded(baseline);
+    const next = createBranches({
+      provider: t.provider,
+      config,
+      workspace: repo.dir,
+      env: process.env,
+      processes: localProcessRunner,
+      baseCommit,
+    });
+    try {
+      expect(await next.baseline()).toBe(baseline);
+      expect(await t.provider.poolStatus(baseline)).toEqual([{ template: baseline, size: 2, ready: 2 }]);
+      expect((await poolDatabases()).sort()).toEqual([...left].sort());
+    } finally {
+      await next.settle();
+    }
+    expect(await poolDatabases()).toEqual([]);
+    expect(await t.provider.poolStatus()).toEqual([]);
+  } finally {
+    run.child.kill('SIGKILL');
+  }
+}, 180_000);
+
+/**
+ * Wait until the server has ended a killed run's session that held its owner lock: the kernel closes
+ * the socket at once, the backend notices on its own schedule. The lock's holder is found in pg_locks.
+ */
+async function ownerSessionEnded(template: string): Promise<void> {
+  while (await ownerLockHeld(template)) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** The run's owner lock (pool.ts) is held by a session on the catalog server. */
+async function ownerLockHeld(template: string): Promise<boolean> {
+  const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
+  const owners = await query<{ owner: string }>(
+    catalog,
+    'SELECT owner FROM consort.pool_owners WHERE namespace = $1 AND template = $2',
+    [t.namespace, template],
+  );
+  expect(owners).toHaveLength(1);
+  const held = await query(
+    catalog,
+    `SELECT 1 FROM pg_locks
+      WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+        AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`,
+    [`consort:pool-owner:${owners[0]!.owner}`],
+  );
+  return held.length > 0;
+}

@@ -70,7 +70,10 @@ function same(a: Shas, b: Shas): boolean {
  * Where the provider keeps warm pools (local, postgres), the baseline gets one of `build.branchPool`
  * ready copies for the run, filled in the background: a fork is then a rename instead of a copy,
  * whether it was started ahead or in the foreground (a migration changed under a prepared branch).
- * `settle()` drops the pool, so the run leaves only the baseline behind, as without one.
+ * `settle()` drops the pool, so the run leaves only the baseline behind, as without one. The pool is
+ * owned by this process (a session lock on the catalog server): a run killed outright leaves its
+ * copies only until the next run's pool, `branch gc` or `db stop` finds the owner gone. Two runs on
+ * one baseline share its pool; the last one to finish drops it.
  */
 export function createBranches(kit: BranchKit) {
   const time = kit.time ?? (<T>(_label: string, fn: () => Promise<T>) => fn());
@@ -135,7 +138,7 @@ export function createBranches(kit: BranchKit) {
    */
   async function startPool(name: string): Promise<void> {
     try {
-      await kit.provider.pool!(name, poolSize, { fill: 'background' });
+      await kit.provider.pool!(name, poolSize, { fill: 'background', owned: true });
       pooled = name;
     } catch {
       pooled = undefined;
@@ -367,7 +370,10 @@ export function createBranches(kit: BranchKit) {
       const template = pooled;
       pooled = undefined;
       // After a refill under way (it holds the baseline's lock), so no copy outlives the run.
-      if (template !== undefined) drops.push(kit.provider.pool!(template, 0).then(() => undefined));
+      if (template !== undefined) {
+        const release = kit.provider.releasePool ? kit.provider.releasePool(template) : kit.provider.pool!(template, 0);
+        drops.push(release.then(() => undefined));
+      }
       const results = await Promise.allSettled(drops);
       drops.length = 0;
       const failed = results.find((r) => r.status === 'rejected');
