@@ -4,7 +4,7 @@
  * whose pid now belongs to another process is neither "already running" nor signalled by stop.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
@@ -89,5 +89,44 @@ describe('a stale postmaster.pid naming another live process', () => {
     expect(await query(info.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
     expect(await server.stop()).toBe(true);
     expect(other.exitCode).toBeNull();
+  });
+});
+
+describe('a server another process is still starting', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await ownDataDir();
+  });
+  afterAll(async () => {
+    await new EmbeddedServer(dataDir).stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('is waited for until postmaster.pid says ready, not handed out while it refuses connections', async () => {
+    await new EmbeddedServer(dataDir).start();
+    // PostgreSQL writes postmaster.pid (pid alive) before it accepts connections; its 8th line
+    // says `starting` until then. Put the running server back in that state, as a second
+    // process sees it while the first one's pg_ctl waits.
+    const pidFile = path.join(dataDir, 'pgdata', 'postmaster.pid');
+    const lines = (await readFile(pidFile, 'utf8')).split('\n');
+    expect(lines[7]?.trim()).toBe('ready');
+    const ready = lines[7]!;
+    lines[7] = 'starting';
+    await writeFile(pidFile, lines.join('\n'));
+
+    const events: string[] = [];
+    const second = new EmbeddedServer(dataDir).start().then((info) => {
+      events.push('start returned');
+      return info;
+    });
+    // Let the second start() look (it reads the file and probes the pid) before the server is "ready".
+    await new Promise((r) => setTimeout(r, 500));
+    events.push('ready');
+    lines[7] = ready;
+    await writeFile(pidFile, lines.join('\n'));
+    const info = await second;
+    expect(events).toEqual(['ready', 'start returned']);
+    expect(info.startedNow).toBe(false);
+    expect(await query(info.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
   });
 });

@@ -178,7 +178,7 @@ it('a run killed outright (SIGKILL) leaves its pool only until the next gc, or t
     const next = createBranches({
       provider: t.provider,
       config,
-      workspace: repo.dir,
+      ws: await workspaceAt(repo.dir),
       env: process.env,
       processes: localProcessRunner,
       baseCommit,

@@ -86,8 +86,10 @@ export class EmbeddedServer {
 
   /** Start the server if it is not running (initialising it the first time); safe to call concurrently. */
   async start(): Promise<ServerInfo> {
+    // Only a server that accepts connections: one another process is still starting (its
+    // postmaster.pid is written before it is ready) is waited for below, under the start lock.
     const fast = await this.runningInfo(false);
-    if (fast) return fast;
+    if (fast && (await this.postmasterStatus()) === 'ready') return fast;
     await this.assertWritable();
     // The lock lives inside the data directory: its parent need not be writable.
     const release = await lockfile.lock(this.dataDir, {
@@ -97,7 +99,7 @@ export class EmbeddedServer {
     });
     try {
       const again = await this.runningInfo(false);
-      if (again) return again;
+      if (again) return await this.untilReady(again);
       await this.removeStalePid();
       const ids = await this.osUser(true);
       let state = await this.readState();
@@ -152,6 +154,36 @@ export class EmbeddedServer {
     if (!state || pid === null) return undefined;
     const url = `postgresql://postgres:${encodeURIComponent(state.password)}@127.0.0.1:${state.port}/postgres`;
     return { url, port: state.port, dataDir: this.dataDir, pgdata: this.pgdata, pid, startedNow };
+  }
+
+  /**
+   * The state postmaster.pid records on its 8th line (PostgreSQL 10+): `starting`, `ready`,
+   * `standby` or `stopping`; null when there is no such line.
+   */
+  private async postmasterStatus(): Promise<string | null> {
+    const text = await readFile(path.join(this.pgdata, 'postmaster.pid'), 'utf8').catch(() => null);
+    return text?.split('\n')[7]?.trim() || null;
+  }
+
+  /**
+   * A server another process started (`pg_ctl start` of another data-directory user, or one that
+   * lost the start lock) may still be starting: wait until it accepts connections, 60 s at most.
+   */
+  private async untilReady(info: ServerInfo): Promise<ServerInfo> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const status = await this.postmasterStatus();
+      if (status === 'ready' || status === 'standby') return info;
+      if ((await this.runningPid()) === null || Date.now() > deadline)
+        throw new ConsortError(
+          'server-unavailable',
+          `The embedded PostgreSQL is not ready (${status ?? 'no status'}).`,
+          {
+            hint: `See ${this.logFile}; \`consort db stop\` then \`consort db start\` retries.`,
+          },
+        );
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** The pid postmaster.pid names, if any. */
