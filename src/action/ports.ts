@@ -9,6 +9,7 @@ import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
+import { localGitRepo } from '../git/repo.js';
 import { localProcessRunner } from '../process/runner.js';
 import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
@@ -41,6 +42,7 @@ export async function tddPorts(
     workspaces: localWorkspaces,
     processes: localProcessRunner,
     agents: localAgentBackends,
+    git: localGitRepo,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {

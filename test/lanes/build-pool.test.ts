@@ -12,7 +12,7 @@ import { createBranches } from '../../src/lanes/tdd/database.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { workspaceAt } from '../helpers/tdd.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -59,6 +59,7 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
     provider: t.provider,
     config,
     ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,
@@ -103,6 +104,7 @@ it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
     processes: localProcessRunner,
     config: off,
     ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
     env: process.env,
     baseCommit,
   });

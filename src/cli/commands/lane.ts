@@ -6,6 +6,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { GitRepo } from '../../ports/git.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import type { CliContext } from '../context.js';
@@ -17,16 +18,23 @@ export interface TddAdapters {
   workspace: Workspace;
   processes: ProcessRunner;
   agents: AgentBackends;
+  git: GitRepo;
 }
 
 /** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
 export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
-  const [{ localWorkspaces }, { localProcessRunner }, { localAgentBackends }] = await Promise.all([
+  const [{ localWorkspaces }, { localGitRepo }, { localProcessRunner }, { localAgentBackends }] = await Promise.all([
     import('../../git/local-workspace.js'),
+    import('../../git/repo.js'),
     import('../../process/runner.js'),
     import('../../agents/backends.js'),
   ]);
-  return { workspace: await localWorkspaces.open(c.root), processes: localProcessRunner, agents: localAgentBackends };
+  return {
+    workspace: await localWorkspaces.open(c.root),
+    processes: localProcessRunner,
+    agents: localAgentBackends,
+    git: localGitRepo,
+  };
 }
 
 export async function laneConfig(c: CliContext, configPath: string | undefined): Promise<ConsortConfig> {
