@@ -30,6 +30,7 @@ import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { loadConfig } from '../lib/src/config/load.js';
 import { localWorkspaces } from '../lib/src/git/local-workspace.js';
+import { localGitRepo } from '../lib/src/git/repo.js';
 import { localProcessRunner } from '../lib/src/process/runner.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { runBuildLane } from '../lib/src/lanes/tdd/index.js';
@@ -97,6 +98,7 @@ async function runMode(provider, mode) {
       workspace,
       processes: localProcessRunner,
       agents: localAgentBackends,
+      git: localGitRepo,
       config: parsed,
       feature,
       provider: counted,

@@ -49,6 +49,7 @@ export async function tddPorts(
     workspaces: localWorkspaces,
     processes: localProcessRunner,
     agents: localAgentBackends,
+    git: localGitRepo,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {

@@ -38,6 +38,7 @@ export interface TddAdapters {
   workspace: Workspace;
   processes: ProcessRunner;
   agents: AgentBackends;
+  git: GitRepo;
 }
 
 /** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
@@ -46,5 +47,10 @@ export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
     import('../git/local-workspace.js'),
     import('../agents/backends.js'),
   ]);
-  return { workspace: await localWorkspaces.open(c.root), processes: localProcessRunner, agents: localAgentBackends };
+  return {
+    workspace: await localWorkspaces.open(c.root),
+    processes: localProcessRunner,
+    agents: localAgentBackends,
+    git: localGitRepo,
+  };
 }

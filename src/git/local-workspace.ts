@@ -6,7 +6,6 @@
 import path from 'node:path';
 import type { Workspace, Workspaces } from '../ports/workspace.js';
 import { restoreGit, snapshotGit } from './guard.js';
-import { filesAt } from './repo.js';
 import * as git from './workspace.js';
 
 /** The port over an opened GitWorkspace. */
@@ -27,7 +26,6 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     codeTreeHash: () => git.codeTreeHash(ws),
     fileAt: (commit, p) => git.fileAt(ws, commit, p),
     filesUnder: (commit, dir) => git.filesUnder(ws, commit, dir),
-    filesAt: (commit, dir) => filesAt(ws.dir, commit, dir),
     diffAdded: (base) => git.diffAdded(ws, base),
     stagedPatch: (base, paths) => git.stagedPatch(ws, base, paths),
     applyAndCommit: (patchFile, message) => git.applyAndCommit(ws, patchFile, message),

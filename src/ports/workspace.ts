@@ -3,7 +3,8 @@
  * check, commits, proofs and gates rest on. The workspace may be a folder inside the repository;
  * paths are relative to it (`../` for anything outside). The adapter is src/git/local-workspace.ts
  * (localWorkspaces), over src/git/workspace.ts and the `.git` guard in src/git/guard.ts; the shells
- * build it once and hand it to the lane (src/lanes/tdd never imports src/git/).
+ * build it once and hand it to the lane (src/lanes/tdd never imports src/git/). What the lane reads
+ * of a commit without the work tree (its migrations) goes through the GitRepo port (./git.ts).
  */
 import type { FileChange } from '../conductor/events.js';
 
@@ -49,8 +50,6 @@ export interface Workspace {
   fileAt(commit: string, path: string): Promise<string | null>;
   /** The paths of the files under `dir` at a commit. */
   filesUnder(commit: string, dir: string): Promise<string[]>;
-  /** Every file under `dir` at a commit, with its content (paths relative to the repository's top). */
-  filesAt(commit: string, dir: string): Promise<{ file: string; content: string }[]>;
   /** Lines added since `base` (committed, up to HEAD), with their file and new line number. */
   diffAdded(base: string): Promise<{ file: string; line: number; text: string }[]>;
   /** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */

@@ -4,11 +4,12 @@
  */
 import { localAgentBackends } from '../../src/agents/backends.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { localGitRepo } from '../../src/git/repo.js';
 import type { Workspace } from '../../src/ports/workspace.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 
 /** The checkout at `dir`, as the lane takes it. */
 export const workspaceAt = (dir: string): Promise<Workspace> => localWorkspaces.open(dir);
 
-/** What runBuildLane takes besides the workspace: the process runner and the agent backends. */
-export const tddAdapters = { processes: localProcessRunner, agents: localAgentBackends };
+/** What runBuildLane takes besides the workspace: the process runner, the agent backends and git. */
+export const tddAdapters = { processes: localProcessRunner, agents: localAgentBackends, git: localGitRepo };

@@ -14,7 +14,7 @@ import { createBranches } from '../../src/lanes/tdd/database.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { workspaceAt } from '../helpers/tdd.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const LANE_RUN = fileURLToPath(new URL('../fixtures/pools/lane-run.mjs', import.meta.url));
@@ -62,6 +62,7 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
     provider: t.provider,
     config,
     ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,
@@ -106,6 +107,7 @@ it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
     processes: localProcessRunner,
     config: off,
     ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
     env: process.env,
     baseCommit,
   });
@@ -179,6 +181,7 @@ it('a run killed outright (SIGKILL) leaves its pool only until the next gc, or t
       provider: t.provider,
       config,
       ws: await workspaceAt(repo.dir),
+      git: tddAdapters.git,
       env: process.env,
       processes: localProcessRunner,
       baseCommit,

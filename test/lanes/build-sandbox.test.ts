@@ -10,7 +10,7 @@ import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createBranches } from '../../src/lanes/tdd/database.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-import { workspaceAt } from '../helpers/tdd.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -41,6 +41,7 @@ it('keeps a sandbox between turns, and forks it afresh once invalidated', async 
     provider: t.provider,
     config,
     ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

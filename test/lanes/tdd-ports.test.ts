@@ -51,7 +51,6 @@ function memoryWorkspace(dir: string, script: { changes?: FileChange[]; planted?
     codeTreeHash: unused('codeTreeHash'),
     fileAt: async () => null,
     filesUnder: async () => [],
-    filesAt: async () => [],
     diffAdded: async () => [],
     stagedPatch: unused('stagedPatch'),
     applyAndCommit: unused('applyAndCommit'),

@@ -232,6 +232,9 @@ describe('runOnPullRequest, before the branch', () => {
   const noAgent = (): never => {
     throw new Error('no agent is built before the checkout');
   };
+  const noGit = (): never => {
+    throw new Error('git is not read before the checkout');
+  };
   const ports = (policy: ApprovalPolicy): PullRequestPorts => ({
     github: octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: github.url })),
     repo: { owner: OWNER, repo: REPO },
@@ -247,6 +250,8 @@ describe('runOnPullRequest, before the branch', () => {
       },
     },
     agents: { command: noAgent, openai: noAgent, claude: noAgent, codex: noAgent },
+    // Any method of the GitRepo port throws.
+    git: new Proxy({} as PullRequestPorts['git'], { get: () => noGit }),
     policy,
     remote: {
       checkout: async (ref) => {

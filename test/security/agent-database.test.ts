@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-import { workspaceAt } from '../helpers/tdd.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -69,6 +69,7 @@ beforeAll(async () => {
     provider: t.provider,
     config,
     ws: await workspaceAt(dir),
+    git: tddAdapters.git,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

@@ -15,6 +15,7 @@ import { migrationSetFromEntries, readMigrationSet } from '../../migrations/file
 import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { GitRepo } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { qualifiedName, snapshotSchema } from '../../schema/snapshot.js';
 import { ensureBaseline } from '../check/baseline.js';
@@ -27,6 +28,8 @@ export interface BranchKit {
   config: ConsortConfig;
   /** The main workspace (experiments' worktrees are passed where they are used). */
   ws: Workspace;
+  /** Reads the base commit's migrations. */
+  git: GitRepo;
   env: NodeJS.ProcessEnv;
   /** Starts the baseline's seed command. */
   processes: ProcessRunner;
@@ -102,8 +105,8 @@ export function createBranches(kit: BranchKit) {
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
-    const base = migrationSetFromEntries(await kit.ws.filesAt(kit.baseCommit, config.migrations.dir));
-    const workdir = await createWorkdir(kit.ws.dir);
+    const base = migrationSetFromEntries(await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir));
+    const workdir = await createWorkdir(kit.ws.dir, kit.git);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
       const outcome = await ensureBaseline({

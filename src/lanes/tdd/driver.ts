@@ -16,6 +16,7 @@ import { transition } from '../../conductor/transition.js';
 import { ConsortError } from '../../core/errors.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { GitRepo } from '../../ports/git.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
@@ -39,6 +40,8 @@ export interface BuildLaneInput {
   processes: ProcessRunner;
   /** The agent backends the configuration may name. */
   agents: AgentBackends;
+  /** Reads commits without the work tree (the base's migrations). */
+  git: GitRepo;
   /** The agents' environment (default: env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
@@ -203,6 +206,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       provider: input.provider,
       config: input.config,
       ws,
+      git: input.git,
       env: input.env,
       processes,
       baseCommit: file.baseCommit,

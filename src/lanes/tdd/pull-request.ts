@@ -18,6 +18,7 @@ import { FEATURE_SLUG, featureSlugFromBranch } from '../../core/names.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { GitRepo } from '../../ports/git.js';
 import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
@@ -110,6 +111,7 @@ export interface PullRequestPorts {
   /** Starts the proofs' suites and the baseline's seed. */
   processes: ProcessRunner;
   agents: AgentBackends;
+  git: GitRepo;
   /** Who may approve: read from the default branch before the pull request's branch is checked out. */
   policy: ApprovalPolicy;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
@@ -314,6 +316,7 @@ async function lane(
       workspace: ws,
       processes: ports.processes,
       agents: ports.agents,
+      git: ports.git,
       config,
       feature,
       provider,
