@@ -47,6 +47,11 @@ async function inRepo(scenario: string, fn: (repo: ScenarioRepo) => Promise<void
 
 it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on stderr', () =>
   inRepo('clean', async (repo) => {
+    // The plan --dry-run prints is the one the run executes: the same baseline and branch.
+    const dry = await cli(['-C', repo.dir, 'check', '--base', 'main', '--pr', '7', '--dry-run', '--json', '-']);
+    expect(dry.code).toBe(0);
+    const plan = JSON.parse(dry.stdout) as { baseline: string; branch: string; engine: { source: string } };
+    expect(plan).toMatchObject({ branch: 'pr-7', baseline: expect.stringMatching(/^baseline-/), blocked: null });
     const md = path.join(repo.dir, 'comment.md');
     const r = await cli([
       '-C',
@@ -65,6 +70,8 @@ it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on
     expect(r.code).toBe(0);
     const report = CheckReport.parse(JSON.parse(r.stdout));
     expect(report).toMatchObject({ conclusion: 'success', pr: 7, branch: null });
+    expect(report.stages.baseline.name).toBe(plan.baseline);
+    expect(report.stages.migrations.nodePgMigrate?.source).toBe(plan.engine.source);
     expect(r.stderr).toContain('▸ suite');
     expect(await readFile(md, 'utf8')).toContain('Consort: database checks passed');
   }));
