@@ -30,6 +30,8 @@ export async function actionSides(
   ctx: Pick<ActionContext, 'workspace' | 'event'>,
   config: ConsortConfig,
   log: Log,
+  /** The `config` input: the base's copy of this file is where its settings are read. */
+  configPath?: string,
 ): Promise<ActionSides> {
   const root = ctx.workspace;
   const head = await headCommit(root);
@@ -45,7 +47,7 @@ export async function actionSides(
       return EMPTY_SIDE;
     }
     await ensureCommit(root, sha, log);
-    return commitSide(root, ref, sha, config);
+    return commitSide(root, ref, sha, config, configPath);
   };
   switch (ev.kind) {
     case 'pull_request': {

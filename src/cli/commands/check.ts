@@ -23,10 +23,10 @@ interface CheckFlags {
 }
 
 /** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
-async function side(root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
+async function side(root: string, ref: string, config: ConsortConfig, configPath?: string): Promise<CheckSide> {
   const { resolveCommit, currentBranch } = await import('../../git/repo.js');
   const { commitSide } = await import('../../lanes/check/sides.js');
-  const s = await commitSide(root, ref, await resolveCommit(root, ref), config);
+  const s = await commitSide(root, ref, await resolveCommit(root, ref), config, configPath);
   return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await currentBranch(root) } : s;
 }
 
@@ -41,10 +41,11 @@ export async function resolveSides(
   const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
   const git = await isGitRepo(root);
   let base: CheckSide;
-  if (flags.base) base = await side(root, flags.base, config);
+  // The base's committed configuration (the same file) decides what the change may not grant itself.
+  if (flags.base) base = await side(root, flags.base, config, flags.config);
   else if (git) {
     const d = await defaultBase(root).catch(() => undefined);
-    if (d) base = await commitSide(root, d.ref, d.sha, config);
+    if (d) base = await commitSide(root, d.ref, d.sha, config, flags.config);
     else {
       log('No default branch to compare with: every migration counts as new (pass --base <ref> to compare).');
       base = EMPTY_SIDE;
@@ -53,7 +54,7 @@ export async function resolveSides(
     log('Not a git repository: every migration counts as new.');
     base = EMPTY_SIDE;
   }
-  if (flags.head) return { base, head: await side(root, flags.head, config) };
+  if (flags.head) return { base, head: await side(root, flags.head, config, flags.config) };
   const head = await workingTreeSide(root, 'working tree', git ? await headCommit(root) : null, config);
   return { base, head: { ...head, gitBranch: git ? await currentBranch(root) : null } };
 }

@@ -25,6 +25,8 @@ import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 import { baselineName, ensureBaseline, warmBaselinePool } from './baseline.js';
+import type { SideSettings } from './base-settings.js';
+import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { prBranchName, runBranches, temporaryBranches } from '../../core/names.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
@@ -48,6 +50,11 @@ export interface CheckSide {
    * Without it only the migration files are written to a scratch directory.
    */
   tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+  /**
+   * The side's own committed configuration, for what a pull request must not grant itself
+   * (`check.migrationsRole`): only the base's is read. Absent: the defaults (the confined role).
+   */
+  settings?: SideSettings;
 }
 
 export interface CheckInput {
@@ -277,6 +284,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const runner = headRunner!;
     const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
       snapshotSchema(db, { ignoreTables: [config.migrations.table] });
+    // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
+    const migrationsRole = migrationsRunAs(input.base, config);
+    migrationsRole.log.forEach((line) => log(line));
+    const asAdmin = migrationsRole.role === 'admin';
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
@@ -303,8 +314,10 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       if (provider.verifyUrl) await provider.verifyUrl(branch, url);
       else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
       // The pull request's migrations are its code: they run as the branch's own role where the
-      // provider makes one (owner of the branch's objects, no superuser, no other database).
-      const runAs = await confined(provider, branch, url);
+      // provider makes one (owner of the branch's objects, no superuser, no other database), unless
+      // the base's configuration says admin. The role is made either way, so "before" is the same.
+      const confinedUrl = await confined(provider, branch, url);
+      const runAs = asAdmin ? url : confinedUrl;
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
@@ -320,6 +333,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         engine: engineUsed,
       });
       applied = r.applied;
+      // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
+      const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
       const list = r.applied.map((m) => ({
         name: m.name,
         file: m.file,
@@ -334,17 +349,19 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       if (r.ok)
         return {
           status: 'passed',
-          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`,
+          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}${migrationsRole.summaryNote}`,
           applied: list,
           nodePgMigrate,
+          ranAs,
         };
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : ''}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : migrationsRole.summaryNote}`,
         applied: list,
         nodePgMigrate,
+        ranAs,
         failure: {
           name: f.name ?? '',
           file: f.file ?? '',
@@ -384,6 +401,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           url: revUrl,
           // Asked again after each reset: a fresh copy needs its role's grants again.
           runAs: () => confined(provider, names.reversibility, revUrl),
+          asAdmin,
           migrations: newMigrations,
           headDir: headFiles,
           table: config.migrations.table,
@@ -500,10 +518,6 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     };
   }
 }
-
-const INSUFFICIENT_PRIVILEGE = '42501';
-const CONFINED_NOTE =
-  " (a pull request's migrations run as a role confined to its branch database: no superuser, no other database, no roles; what needs more belongs in a migration on the base branch, applied by its deploy)";
 
 /** The URL a pull request's code runs with on a branch: the branch's own role where the provider makes one. */
 async function confined(provider: BranchProvider, name: string, url: string): Promise<string> {
