@@ -109,9 +109,11 @@ it("with check.migrationsRole: admin on the base, the migrations run as the admi
 
   expect([report.stages.migrations.status, report.stages.migrations.ranAs]).toEqual(['passed', 'admin']);
   expect(report.stages.migrations.summary).toMatch(
-    /^1 migration applied to pr-32 with .*, as the admin \(check\.migrationsRole: admin in \.github\/consort\.yml on main\)$/,
+    /^1 migration applied to pr-32 as the admin \(check\.migrationsRole: admin in \.github\/consort\.yml on main\) with node-pg-migrate /,
   );
-  expect(renderCheckMarkdown(report)).toContain('as the admin (check.migrationsRole: admin');
+  expect(renderCheckMarkdown(report)).toContain(
+    'as the admin (check.migrationsRole: admin in .github/consort.yml on main)',
+  );
   expect(log).toContain(
     "The pull request's migrations run as the admin: check.migrationsRole is admin in .github/consort.yml on main.",
   );

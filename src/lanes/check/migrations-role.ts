@@ -11,8 +11,8 @@ import type { CheckSide } from './run.js';
 
 export interface MigrationsRunAs {
   role: MigrationRole;
-  /** Appended to the migrations stage's summary: says when they ran as the admin, and why. */
-  summaryNote: string;
+  /** For the migrations stage's summary when they run as the admin: why (the setting, its file, the base). */
+  reason: string | null;
   /** Lines for the run's log: a head-only opt-out that is ignored, a base file that could not be read. */
   log: string[];
 }
@@ -26,7 +26,7 @@ export function migrationsRunAs(base: CheckSide, head: ConsortConfig): Migration
   if (settings?.migrationsRole === 'admin')
     return {
       role: 'admin',
-      summaryNote: `, as the admin (${KEY}: admin in ${settings.source ?? 'the configuration'} on ${base.ref})`,
+      reason: `${KEY}: admin in ${settings.source ?? 'the configuration'} on ${base.ref}`,
       log: [
         ...log,
         `The pull request's migrations run as the admin: ${KEY} is admin in ${settings.source ?? 'the configuration'} on ${base.ref}.`,
@@ -36,7 +36,7 @@ export function migrationsRunAs(base: CheckSide, head: ConsortConfig): Migration
     log.push(
       `${KEY}: admin in the change's own configuration is ignored (only the base's counts); its migrations run as the branch's role.`,
     );
-  return { role: 'branch', summaryNote: '', log };
+  return { role: 'branch', reason: null, log };
 }
 
 export const INSUFFICIENT_PRIVILEGE = '42501';

@@ -288,6 +288,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log(line));
     const asAdmin = migrationsRole.role === 'admin';
+    const elevated = migrationsRole.reason;
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
@@ -349,7 +350,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       if (r.ok)
         return {
           status: 'passed',
-          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}${migrationsRole.summaryNote}`,
+          // "as the admin" early: the PR comment's table shortens long summaries from the end.
+          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}`,
           applied: list,
           nodePgMigrate,
           ranAs,
@@ -358,7 +360,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : migrationsRole.summaryNote}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : ''}`,
         applied: list,
         nodePgMigrate,
         ranAs,
