@@ -92,6 +92,10 @@ it('a pull request that sets check.migrationsRole: admin in its own configuratio
   expect(report.stages.migrations.summary).toMatch(
     /1700000000001_dblink\.sql failed: permission denied.*confined to its branch database.*check\.migrationsRole: admin in the Consort configuration of the base branch, which must land on the base first/,
   );
+  // The PR comment says it under the failed migration, where a table cell cannot shorten it.
+  expect(renderCheckMarkdown(report)).toContain(
+    'A migration that needs more runs as the admin only with <code>check.migrationsRole: admin</code> in the Consort configuration of the base branch, which must land on the base first',
+  );
   expect(log).toContain(
     "check.migrationsRole: admin in the change's own configuration is ignored (only the base's counts); its migrations run as the branch's role.",
   );
