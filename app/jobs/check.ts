@@ -5,6 +5,7 @@
  * request, the sticky comment updated. A cancelled run concludes `cancelled` with the reason.
  */
 import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { settingsInDir } from '../../src/lanes/check/base-settings.js';
 import {
   cancelledOutcome,
   CHECK_NAME,
@@ -111,6 +112,8 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     // Base's whole tree: its migrations run where their imports resolve, and its seed seeds the baseline.
     baseTree = await checkoutCommit(gh, run, baseSha, workspaceOptions(deps.settings));
     const base = await treeSide(baseTree.dir, config);
+    // What the PR may not grant itself (check.migrationsRole) comes from the base's own configuration.
+    const baseSettings = await settingsInDir(baseTree.dir);
     const head = await treeSide(workspace.dir, config);
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) return await finish(errorOutcome(chosen.message));
@@ -122,7 +125,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
         workspace: workspace.dir,
         config,
         configSource: source,
-        base: { ref: run.baseRef, sha: baseSha, ...base },
+        base: { ref: run.baseRef, sha: baseSha, ...base, settings: baseSettings },
         head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
         pr: run.pr,
         provider: cancellable(provider, signal),

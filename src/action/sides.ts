@@ -31,6 +31,8 @@ export async function actionSides(
   config: ConsortConfig,
   log: Log,
   git: GitRepo,
+  /** The `config` input: the base's copy of this file is where its settings are read. */
+  configPath?: string,
 ): Promise<ActionSides> {
   const root = ctx.workspace;
   const head = await git.headCommit(root);
@@ -46,7 +48,7 @@ export async function actionSides(
       return EMPTY_SIDE;
     }
     await ensureCommit(git, root, sha, log);
-    return commitSide(git, root, ref, sha, config);
+    return commitSide(git, root, ref, sha, config, configPath);
   };
   switch (ev.kind) {
     case 'pull_request': {

@@ -6,6 +6,8 @@
  * `writes` so the model hears "no" while it can still adapt, and fails closed (`onFailure: 'block'`);
  * the conductor's diff check after the turn remains the guard, since Bash can write files too.
  * The branch URL reaches the agent's tools through the environment, never through the prompt.
+ * The SDK runs here, in Consort's process; the Claude Code CLI it starts (and every tool the model
+ * runs) is spawned inside the turn's isolation, with its read-only folders (isolated-cli.ts).
  */
 import type { HookCallback, Options, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { AgentBackend, AgentTurnRequest, AgentTurnResult } from '../ports/agent-backend.js';
@@ -13,6 +15,7 @@ import { connectionSecrets } from '../core/redact.js';
 import { branchEnv } from '../suite/pg-env.js';
 import { CLAUDE_EDIT_TOOLS, editToolDecision, mapClaudeTurn, type ClaudeStreamEnd } from './claude-events.js';
 import { CLAUDE_SDK, type ClaudeSdk, loadSdk } from './sdk.js';
+import { claudeSpawner, type ClaudeSpawner } from './isolated-cli.js';
 import { drain, turnControl } from './turn-control.js';
 import { childEnv } from '../core/child-env.js';
 
@@ -63,6 +66,7 @@ export function claudeOptions(
   request: AgentTurnRequest,
   options: ClaudeBackendOptions,
   abortController: AbortController,
+  spawner?: Pick<ClaudeSpawner, 'spawn'>,
 ): Options {
   const urlVars = [...new Set(['DATABASE_URL', ...(options.urlVars ?? [])])];
   // The CLI's complete environment: allow-listed basics, the branch, and its own key (src/core/child-env.ts).
@@ -83,6 +87,9 @@ export function claudeOptions(
     permissionMode: 'dontAsk',
     // The repository's CLAUDE.md and settings apply; the runner's personal settings do not.
     settingSources: ['project'],
+    // The CLI starts inside the turn's isolation; there are no MCP servers to deliver (this only
+    // keeps the SDK's notice about custom spawns quiet).
+    ...(spawner ? { spawnClaudeCodeProcess: spawner.spawn, mcpServersDelivery: 'argv' as const } : {}),
     // A hook that throws or times out blocks the edit instead of letting it through.
     hooks: {
       PreToolUse: [
@@ -105,13 +112,14 @@ export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend 
       const messages: SDKMessage[] = [];
       let end: ClaudeStreamEnd = { kind: 'completed' };
       let stream: ReturnType<ClaudeQuery> | undefined;
+      const spawner = claudeSpawner(request.readOnly);
       try {
         // The SDK is loaded on first use (see sdk.ts); tests pass a replay instead.
         const runQuery: ClaudeQuery = options.query ?? (await loadSdk<ClaudeSdk>(CLAUDE_SDK)).query;
         if (!control.controller.signal.aborted) {
           stream = runQuery({
             prompt: turnPrompt(request),
-            options: claudeOptions(request, options, control.controller),
+            options: claudeOptions(request, options, control.controller, spawner),
           });
           await drain(stream, control.stopped, messages);
         }
@@ -121,6 +129,7 @@ export function claudeBackend(options: ClaudeBackendOptions = {}): AgentBackend 
       } finally {
         control.dispose();
         if (control.controller.signal.aborted) stream?.close?.();
+        spawner.dispose();
       }
       const stopReason = control.reason();
       if (stopReason === 'timeout') end = { kind: 'timeout', timeoutMs: request.budget.timeoutMs };

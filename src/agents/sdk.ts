@@ -8,6 +8,7 @@
  * in the Action), like the native tools.
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConsortError } from '../core/errors.js';
@@ -21,6 +22,8 @@ export type ClaudeSdk = typeof import('@anthropic-ai/claude-agent-sdk');
 export type CodexSdk = typeof import('@openai/codex-sdk');
 
 const loaded = new Map<string, Promise<unknown>>();
+/** Where loadFromTools found an SDK; one loaded from node_modules resolves from Consort's own location. */
+const toolsDirs = new Map<string, string>();
 
 /** The package's ESM entry point from its manifest (`exports["."]`: import, else default; else main). */
 export async function entryOf(dir: string): Promise<string> {
@@ -65,7 +68,28 @@ export async function loadFromTools(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<unknown> {
   const pkg = await resolvePlatformPackage({ name, version: pinnedDependency(name), via: name }, { log, env });
+  toolsDirs.set(name, pkg.dir);
   return import(pathToFileURL(await entryOf(pkg.dir)).href);
+}
+
+/**
+ * The Codex CLI's Node launcher (`@openai/codex/bin/codex.js`, which finds the native binary
+ * and its helpers), resolved where the Codex SDK itself resolves it: next to the SDK in use.
+ */
+export function codexCliPath(): string {
+  const dir = toolsDirs.get(CODEX_SDK);
+  try {
+    return createRequire(dir ? path.join(dir, 'package.json') : import.meta.url).resolve('@openai/codex/bin/codex.js');
+  } catch (cause) {
+    throw new ConsortError(
+      'tools-unavailable',
+      'The Codex CLI (@openai/codex) is not installed next to the Codex SDK.',
+      {
+        hint: `Install it with the SDK (npm i -D ${CODEX_SDK}), or delete the tools directory and run again.`,
+        cause,
+      },
+    );
+  }
 }
 
 /** Said once, when a backend's SDK is not in the project and is fetched into the tools directory. */

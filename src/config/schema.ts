@@ -15,9 +15,11 @@ import { AGENT_BACKENDS } from '../ports/agent-backend.js';
 export const PROVIDERS = ['local', 'postgres', 'lakebase', 'neon'] as const;
 export const CHECK_STAGES = ['migrations', 'lint', 'reversibility', 'suite'] as const;
 export const LINT_LEVELS = ['error', 'warning', 'none'] as const;
+export const MIGRATION_ROLES = ['branch', 'admin'] as const;
 
 export type Provider = (typeof PROVIDERS)[number];
 export type CheckStage = (typeof CHECK_STAGES)[number];
+export type MigrationRole = (typeof MIGRATION_ROLES)[number];
 
 /** Settings that are deliberately read from the environment, never from the committed file. */
 export const CONFIG_ENV_VARS = {
@@ -175,6 +177,10 @@ export const checkShape = {
   blocking: uniqueList(z.enum(CHECK_STAGES))
     .default([...CHECK_STAGES])
     .meta({ description: 'Stages whose failure fails the merge-gate check; the rest only report.' }),
+  migrationsRole: z.enum(MIGRATION_ROLES).default('branch').meta({
+    description:
+      "Who applies a pull request's migrations in the check: branch (a role confined to the branch database) or admin (the provider's admin, for migrations that need a superuser). Read only from the base branch's configuration, never the pull request's; the suite and the seed always get the confined role.",
+  }),
 };
 
 // Globs are matched against paths relative to the repository root: no absolute paths, no "..".

@@ -61,6 +61,8 @@ export interface Isolation {
   kind: IsolationKind;
   /** The program and arguments that run `/bin/sh -c command` inside the isolation. */
   argv: (command: string) => [string, string[]];
+  /** The program and arguments that run a program directly (no shell) inside the isolation. */
+  wrap: (argv: readonly [string, ...string[]]) => [string, string[]];
   /** Variables the child must carry (the sweep's marker). */
   env: Record<string, string>;
   /** After the command: end whatever it left running (no-op inside a PID namespace, which the kernel ends). */
@@ -85,6 +87,7 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
       kind,
       env: { [MARKER_VAR]: marker },
       argv: (command) => ['/bin/sh', ['-c', command]],
+      wrap: ([program, ...args]) => [program, args],
       sweep: () => sweepMarked(marker),
     };
   }
@@ -101,6 +104,7 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
     kind,
     env: { [MARKER_VAR]: marker },
     argv: (command) => [prefix[0]!, [...prefix.slice(1), '/bin/sh', '-c', command]],
+    wrap: (argv) => [prefix[0]!, [...prefix.slice(1), ...argv]],
     // The namespace is gone with its first process; the sweep still catches anything that escaped it.
     sweep: () => sweepMarked(marker),
   };

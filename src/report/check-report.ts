@@ -144,6 +144,11 @@ export const CheckReport = z.object({
             .optional(),
         })
         .optional(),
+      /**
+       * Who applied them: `branch`, the role confined to the branch database; `admin`, the
+       * provider's admin (`check.migrationsRole: admin` on the base, or a provider without branch roles).
+       */
+      ranAs: z.enum(['branch', 'admin']).optional(),
     }),
     lint: Stage.extend({ findings: z.array(LintFinding), squawkVersion: z.string().nullable() }),
     reversibility: Stage.extend({

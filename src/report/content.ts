@@ -156,6 +156,20 @@ export function migrationFailurePhrase(f: MigrationFailure): Phrase {
   return [{ code: f.name }, ' failed at ', { code: location(f.file, f.line) }, ':'];
 }
 
+/**
+ * Under a migration refused a privilege (42501) while it ran as the branch's confined role: the
+ * opt-out, and that it counts only from the base (the stage's summary says it too, but a PR
+ * comment's table cell shortens it).
+ */
+export function confinedRolePhrase(m: Stages['migrations']): Phrase | null {
+  if (m.failure?.code !== '42501' || m.ranAs !== 'branch') return null;
+  return [
+    'It ran as a role confined to the branch database (no superuser, no other database, no roles). A migration that needs more runs as the admin only with ',
+    { code: 'check.migrationsRole: admin' },
+    " in the Consort configuration of the base branch, which must land on the base first: the pull request's own setting is ignored.",
+  ];
+}
+
 export const postgresError = (f: MigrationFailure): string =>
   `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
 

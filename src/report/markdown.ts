@@ -9,6 +9,7 @@ import {
   count,
   irreversible,
   migrationFailurePhrase,
+  confinedRolePhrase,
   OUTCOME_LABEL,
   orderedFindings,
   outcome,
@@ -192,6 +193,7 @@ function migrationSection(r: CheckReport): string | null {
     phrase(migrationFailurePhrase(f)),
     fenced(clip(f.statement, STATEMENT_MAX), 'sql'),
     fenced(clip(postgresError(f), MESSAGE_MAX), 'text'),
+    ...[confinedRolePhrase(r.stages.migrations)].flatMap((p) => (p ? [phrase(p)] : [])),
   ].join('\n\n');
 }
 

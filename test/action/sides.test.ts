@@ -5,7 +5,7 @@
  */
 import { localGitRepo } from '../../src/git/repo.js';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -73,6 +73,27 @@ describe('actionSides', () => {
     // Migrations run where their imports resolve: base's whole commit, head's checkout itself.
     expect(s.base.tree).toEqual({ kind: 'commit', repo: repo.dir, sha: repo.baseSha });
     expect(s.head.tree).toEqual({ kind: 'dir', dir: repo.dir });
+  });
+
+  it("reads what a PR may not grant itself (check.migrationsRole) from the base's configuration, not the checkout's", async () => {
+    const clone = path.join(scratch, 'self-grant');
+    await git(scratch, 'clone', '-q', '--branch', 'clean', repo.dir, clone);
+    const file = path.join(clone, '.github', 'consort.yml');
+    await writeFile(file, `${await readFile(file, 'utf8')}\ncheck:\n  migrationsRole: admin\n`);
+    await git(clone, 'commit', '-qam', 'grant myself the admin');
+    const headSha = await git(clone, 'rev-parse', 'HEAD');
+    expect((await loadConfig(clone)).config.check.migrationsRole).toBe('admin');
+
+    const s = await sides(clone, pr(repo.baseSha, headSha));
+    expect(s.base.settings).toEqual({ migrationsRole: 'branch', source: '.github/consort.yml' });
+    const named = await actionSides(
+      { workspace: clone, event: pr(repo.baseSha, headSha) },
+      config,
+      () => undefined,
+      localGitRepo,
+      '.github/consort.yml',
+    );
+    expect(named.base.settings).toEqual({ migrationsRole: 'branch', source: '.github/consort.yml' });
   });
 
   it("compares GitHub's merge ref with the commit it merged onto, not a stale base SHA", async () => {

@@ -1,8 +1,12 @@
 /**
  * The `claude` backend against an injected `query`: the SDK boundary replays a recorded stream and,
- * as Claude Code does, asks the PreToolUse hooks about each tool call before "running" it.
+ * as Claude Code does, asks the PreToolUse hooks about each tool call before "running" it. Once
+ * the stand-in starts a CLI through the spawn function the backend hands the SDK, to prove Claude
+ * Code runs inside the turn's isolation with its read-only folders.
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import type { HookJSONOutput, Options, PreToolUseHookInput, SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { CLAUDE_TOOLS, claudeBackend, writeScopeHook, type ClaudeQuery } from '../../src/agents/claude.js';
 import {
@@ -15,6 +19,7 @@ import {
   maxTurns,
 } from '../fixtures/agent-streams/claude.js';
 import { WORKSPACE, driverRequest } from './claude-codex-request.js';
+import { fakeCli, withIsolation, type FakeCli } from './fake-cli.js';
 
 interface Call {
   prompt: string;
@@ -263,5 +268,49 @@ describe('the claude backend', () => {
     expect(JSON.stringify(result)).not.toContain('s3cret-pw');
     expect(JSON.stringify(result)).not.toContain(API_KEY);
     expect(result.transcript).toContain('[error] Claude Code process exited with code 1');
+  });
+});
+
+describe('the claude backend starts Claude Code inside the turn isolation', () => {
+  let cli: FakeCli;
+  beforeEach(async () => {
+    cli = await fakeCli(driverSuccess);
+  });
+  afterEach(() => cli.dispose());
+
+  /** Starts the CLI as the SDK does when given `spawnClaudeCodeProcess`, and yields the messages it prints. */
+  const spawning = (script: string): ClaudeQuery => {
+    return ({ options = {} }) => {
+      async function* stream(): AsyncGenerator<SDKMessage, void> {
+        const spawn = options.spawnClaudeCodeProcess;
+        if (!spawn) throw new Error('the backend gave the SDK no spawn function');
+        const child = spawn({
+          command: process.execPath,
+          args: [script, '--output-format', 'stream-json'],
+          cwd: options.cwd,
+          env: options.env ?? {},
+          signal: options.abortController?.signal ?? new AbortController().signal,
+        });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        child.stdin.end();
+        for await (const line of createInterface({ input: child.stdout })) yield JSON.parse(line) as SDKMessage;
+        if ((await exited) !== 0) throw new Error('the CLI failed');
+      }
+      return stream();
+    };
+  };
+
+  it('under bubblewrap, in a PID namespace of its own, where the read-only folder cannot be written', async () => {
+    const result = await withIsolation('bwrap', () =>
+      claudeBackend({ query: spawning(cli.script), env: { PATH: process.env.PATH } }).runTurn(
+        driverRequest(BRANCH_URL, { workspace: cli.dir, readOnly: [cli.locked] }),
+      ),
+    );
+    expect(result.exit).toEqual({ kind: 'done' });
+    expect(result.summary).toBe('Implemented cart item counting in src/cart.ts. All 12 tests pass.');
+    const seen = await cli.seen();
+    expect(seen.write).toBe('EROFS');
+    expect(seen.pid).toBeLessThanOrEqual(2); // bubblewrap's init is pid 1
+    expect(await readFile(path.join(cli.locked, 'dep.js'), 'utf8')).toBe('original\n');
   });
 });

@@ -1,8 +1,15 @@
-/** The `codex` backend against an injected Codex client whose thread replays a recorded event stream. */
+/**
+ * The `codex` backend against an injected Codex client whose thread replays a recorded event
+ * stream; and once with the real Codex SDK starting a stand-in CLI, to prove the CLI runs inside
+ * the turn's isolation with its read-only folders.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { CodexOptions, Input, ThreadEvent, ThreadOptions, TurnOptions } from '@openai/codex-sdk';
 import { codexBackend, type CodexFactory } from '../../src/agents/codex.js';
 import { API_KEY, BRANCH_URL, driverTurn, failedTurn } from '../fixtures/agent-streams/codex.js';
 import { WORKSPACE, driverRequest } from './claude-codex-request.js';
+import { fakeCli, withIsolation, type FakeCli } from './fake-cli.js';
 
 interface Call {
   client: CodexOptions;
@@ -124,5 +131,28 @@ describe('the codex backend', () => {
     expect(result.exit.kind).toBe('failed');
     expect(JSON.stringify(result)).not.toContain('s3cret-pw');
     expect(JSON.stringify(result)).not.toContain(API_KEY);
+  });
+});
+
+describe('the codex backend starts the Codex CLI inside the turn isolation', () => {
+  let cli: FakeCli;
+  beforeEach(async () => {
+    cli = await fakeCli(driverTurn);
+  });
+  afterEach(() => cli.dispose());
+
+  it('under bubblewrap, in a PID namespace of its own, where the read-only folder cannot be written', async () => {
+    // The real Codex SDK spawns the "CLI" (the stand-in), so what reaches it is what a real turn's CLI gets.
+    const result = await withIsolation('bwrap', () =>
+      codexBackend({ cli: cli.script, env: { PATH: process.env.PATH } }).runTurn(
+        driverRequest(BRANCH_URL, { workspace: cli.dir, readOnly: [cli.locked] }),
+      ),
+    );
+    expect(result.exit).toEqual({ kind: 'done' });
+    expect(result.summary).toBe('Implemented item counting in src/cart.ts; all 12 tests pass.');
+    const seen = await cli.seen();
+    expect(seen.write).toBe('EROFS');
+    expect(seen.pid).toBeLessThanOrEqual(2); // bubblewrap's init is pid 1
+    expect(await readFile(path.join(cli.locked, 'dep.js'), 'utf8')).toBe('original\n');
   });
 });

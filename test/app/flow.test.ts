@@ -107,6 +107,37 @@ describe('pull requests', () => {
     );
   });
 
+  it("a pull request that sets check.migrationsRole: admin in its own configuration gets no elevation: the base's counts", async () => {
+    const head = await commit(
+      flow.repo.dir,
+      {
+        '.github/consort.yml': appConfig(SUITE, 'check:\n  migrationsRole: admin\n'),
+        'migrations/1730000500000_dblink.sql':
+          '-- Up Migration\nCREATE EXTENSION IF NOT EXISTS dblink;\n-- Down Migration\nDROP EXTENSION dblink;\n',
+      },
+      'grant myself the admin',
+      flow.repo.headSha,
+    );
+    await flow.tarball(head);
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 31, head, checkRunId: 1031, bodies });
+    flow.expectStickyCreated(31, bodies);
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-31',
+        pullRequestPayload({ action: 'opened', number: 31, head, base: flow.repo.baseSha }),
+      ),
+    );
+    await flow.finished(31);
+    expect(bodies.completed).toMatchObject({ conclusion: 'failure' });
+    expect(bodies.comment!.body).toContain('ERROR 42501: permission denied to create extension');
+    expect(bodies.comment!.body).toContain(
+      'runs as the admin only with <code>check.migrationsRole: admin</code> in the Consort configuration of the base branch, which must land on the base first',
+    );
+  });
+
   it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {
     const { repo } = flow;
     // The slow suite says when it starts and when it finishes; its sleep has an argument no other

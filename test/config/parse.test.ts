@@ -32,6 +32,7 @@ reversibility:
   requireDown: true
 check:
   blocking: [migrations, suite]
+  migrationsRole: admin
 roles:
   driver:
     instructions: prompts/driver.md
@@ -88,7 +89,7 @@ const FULL_CONFIG: ConsortConfig = {
     severity: { 'require-concurrent-index-creation': 'warning', 'prefer-bigint-over-int': 'error' },
   },
   reversibility: { enabled: false, requireDown: true },
-  check: { blocking: ['migrations', 'suite'] },
+  check: { blocking: ['migrations', 'suite'], migrationsRole: 'admin' },
   roles: {
     driver: {
       instructions: 'prompts/driver.md',
@@ -123,7 +124,7 @@ describe('defaults', () => {
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
     lint: { rules: [], failOn: 'error', severity: {} },
     reversibility: { enabled: true, requireDown: false },
-    check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'] },
+    check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'], migrationsRole: 'branch' },
     roles: {},
     agents: {},
     gates: { optional: [], mode: 'human', approvers: [], selfApproval: false },

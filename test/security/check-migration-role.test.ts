@@ -11,24 +11,11 @@
  * reversibility included. Both server-backed providers: `local` (embedded PostgreSQL 18) and
  * `postgres` (the system server).
  */
-import { testPorts } from '../helpers/check-ports.js';
-import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import os from 'node:os';
+import { access, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { check as checkLane } from '../../src/lanes/check/run.js';
 import type { CheckReport } from '../../src/report/check-report.js';
+import { checkBranch, checkRepo, commitBranch, PG } from '../helpers/check-repo.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
-
-const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
-const PG = createRequire(import.meta.url).resolve('pg');
 
 const BASE = `-- Up Migration
 CREATE TABLE customers (id int PRIMARY KEY, name text);
@@ -106,21 +93,12 @@ interface Hostile {
   others: Record<string, string>;
 }
 
-async function repo(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-check-migration-role-'));
-  await mkdir(path.join(dir, 'migrations'));
-  await mkdir(path.join(dir, '.github'));
-  await writeFile(path.join(dir, 'suite.mjs'), SUITE);
-  await writeFile(path.join(dir, 'migrations', '1700000000000_base.sql'), BASE);
-  await writeFile(
-    path.join(dir, '.github', 'consort.yml'),
-    ['migrations:', '  dir: migrations', 'suite:', '  command: node suite.mjs', ''].join('\n'),
-  );
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
-  return dir;
-}
+const repo = () =>
+  checkRepo('check-migration-role', {
+    'suite.mjs': SUITE,
+    'migrations/1700000000000_base.sql': BASE,
+    '.github/consort.yml': ['migrations:', '  dir: migrations', 'suite:', '  command: node suite.mjs', ''].join('\n'),
+  });
 
 const cases: [string, () => Promise<TestProvider>][] = [
   ['local (PostgreSQL 18)', localTestProvider],
@@ -143,32 +121,15 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
     await t.cleanup();
   });
 
-  async function check(branch: string, pr: number): Promise<CheckReport> {
-    await git(dir, 'checkout', '-q', branch);
-    const { config, source } = await loadConfig(dir);
-    const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-    return checkLane({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr,
-      provider: t.provider,
-      toolVersion: 'test',
-      env: {},
-    });
-  }
+  const check = (branch: string, pr: number): Promise<CheckReport> => checkBranch(dir, branch, pr, t.provider);
 
   it('an ordinary one (table, index, pgcrypto, schema, enums, the base function replaced) passes, as the branch role', async () => {
-    await git(dir, 'checkout', '-q', '-b', 'normal', 'main');
-    await writeFile(path.join(dir, 'migrations', '1700000000001_orders.sql'), NORMAL);
-    await git(dir, 'add', '-A');
-    await git(dir, 'commit', '-qm', 'orders');
+    await commitBranch(dir, 'normal', { 'migrations/1700000000001_orders.sql': NORMAL });
     const report = await check('normal', 21);
     expect(report.stages.baseline.status).toBe('passed');
     expect([report.stages.migrations.status, report.stages.migrations.summary]).toEqual(['passed', expect.any(String)]);
+    expect(report.stages.migrations.ranAs).toBe('branch');
+    expect(report.stages.migrations.summary).not.toMatch(/as the admin/);
     expect([report.stages.reversibility.status, report.stages.reversibility.summary]).toEqual([
       'passed',
       '1 migration(s) reverse cleanly',
@@ -188,19 +149,13 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
     const main = (await t.provider.get('main'))!.database;
     const normal = (await t.provider.get('pr-21'))?.database ?? main;
     const server = new URL(t.adminUrl);
-    await git(dir, 'checkout', '-q', '-b', 'hostile', 'main');
-    await writeFile(
-      path.join(dir, 'migrations', '1700000000001_probe.js'),
-      hostile(out, [main, normal])
+    await commitBranch(dir, 'hostile', {
+      'migrations/1700000000001_probe.js': hostile(out, [main, normal])
         .replace(JSON.stringify('HOST'), JSON.stringify(server.hostname))
         .replace(JSON.stringify('PORT'), JSON.stringify(server.port || '5432')),
-    );
-    await writeFile(
-      path.join(dir, 'migrations', '1700000000002_superuser.sql'),
-      '-- Up Migration\nALTER ROLE CURRENT_USER SUPERUSER;\n-- Down Migration\nSELECT 1;\n',
-    );
-    await git(dir, 'add', '-A');
-    await git(dir, 'commit', '-qm', 'hostile');
+      'migrations/1700000000002_superuser.sql':
+        '-- Up Migration\nALTER ROLE CURRENT_USER SUPERUSER;\n-- Down Migration\nSELECT 1;\n',
+    });
     const report = await check('hostile', 22);
 
     const seen = JSON.parse(await readFile(out, 'utf8')) as Hostile;
@@ -223,9 +178,10 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
     // The plain SQL migration asking for superuser fails the stage, and the report says why.
     expect(report.stages.migrations.status).toBe('failed');
     expect(report.stages.migrations.summary).toMatch(
-      /1700000000002_superuser\.sql failed: (permission denied|must be superuser).*run as a role confined to its branch database/,
+      /1700000000002_superuser\.sql failed: (permission denied|must be superuser).*run as a role confined to its branch database.*check\.migrationsRole: admin.*must land on the base first/,
     );
     expect(report.stages.migrations.failure).toMatchObject({ code: '42501' });
+    expect(report.stages.migrations.ranAs).toBe('branch');
     expect(report.stages.suite.status).toBe('skipped');
   }, 120_000);
 });

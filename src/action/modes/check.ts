@@ -51,7 +51,8 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
     `Config: ${loaded.source ?? 'defaults (no .github/consort.yml)'}; suite: ${config.suite.command}; lint fails on: ${config.lint.failOn}`,
   );
   const ports = checkPorts();
-  const sides = await actionSides(ctx, config, (m) => core.info(m), ports.git);
+  // The base's own copy of the configuration decides what the PR may not grant itself (check.migrationsRole).
+  const sides = await actionSides(ctx, config, (m) => core.info(m), ports.git, inputs.config);
   core.info(
     `Comparing ${sides.base.ref} (${sides.base.sha?.slice(0, 7) ?? 'nothing'}) with ${sides.head.ref} (${sides.head.sha?.slice(0, 7) ?? 'working tree'})`,
   );

@@ -24,9 +24,15 @@ interface CheckFlags {
 }
 
 /** A ref's side; `HEAD` (or any ref that is not a branch name) records the branch checked out. */
-async function side(git: GitRepo, root: string, ref: string, config: ConsortConfig): Promise<CheckSide> {
+async function side(
+  git: GitRepo,
+  root: string,
+  ref: string,
+  config: ConsortConfig,
+  configPath?: string,
+): Promise<CheckSide> {
   const { commitSide } = await import('../../lanes/check/sides.js');
-  const s = await commitSide(git, root, ref, await git.resolveCommit(root, ref), config);
+  const s = await commitSide(git, root, ref, await git.resolveCommit(root, ref), config, configPath);
   return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await git.currentBranch(root) } : s;
 }
 
@@ -41,10 +47,11 @@ export async function resolveSides(
   const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
   const repo = await git.isGitRepo(root);
   let base: CheckSide;
-  if (flags.base) base = await side(git, root, flags.base, config);
+  // The base's committed configuration (the same file) decides what the change may not grant itself.
+  if (flags.base) base = await side(git, root, flags.base, config, flags.config);
   else if (repo) {
     const d = await git.defaultBase(root).catch(() => undefined);
-    if (d) base = await commitSide(git, root, d.ref, d.sha, config);
+    if (d) base = await commitSide(git, root, d.ref, d.sha, config, flags.config);
     else {
       log('No default branch to compare with: every migration counts as new (pass --base <ref> to compare).');
       base = EMPTY_SIDE;
@@ -53,7 +60,7 @@ export async function resolveSides(
     log('Not a git repository: every migration counts as new.');
     base = EMPTY_SIDE;
   }
-  if (flags.head) return { base, head: await side(git, root, flags.head, config) };
+  if (flags.head) return { base, head: await side(git, root, flags.head, config, flags.config) };
   const head = await workingTreeSide(root, 'working tree', repo ? await git.headCommit(root) : null, config);
   return { base, head: { ...head, gitBranch: repo ? await git.currentBranch(root) : null } };
 }

@@ -8,6 +8,7 @@
  * then decides purely (decidePlan). What it cannot read is not a throw: it blocks the run, which
  * fails its baseline stage with the same error a run reading it there would report.
  */
+import type { SideSettings } from './base-settings.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
 import { isConsortError } from '../../core/errors.js';
@@ -32,6 +33,11 @@ export interface CheckSide {
    * Without it only the migration files are written to a scratch directory.
    */
   tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+  /**
+   * The side's own committed configuration, for what a pull request must not grant itself
+   * (`check.migrationsRole`): only the base's is read. Absent: the defaults (the confined role).
+   */
+  settings?: SideSettings;
 }
 
 /** What a shell asks the lane to check: data only (the ports a run uses are passed to runCheck). */

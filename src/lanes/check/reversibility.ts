@@ -21,6 +21,11 @@ export interface ReversibilityInput {
    * asked at the start and again after each reset; without it they run with `url`.
    */
   runAs?: () => Promise<string>;
+  /**
+   * Apply the migrations with `url` all the same (`check.migrationsRole: admin` on the base); `runAs`
+   * still makes the branch's role, so the snapshots hold the same grants as the PR branch's.
+   */
+  asAdmin?: boolean;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
   table: string;
@@ -53,21 +58,24 @@ const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restore
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
   const snapshot = () => withClient(input.url, (db) => snapshotSchema(db, { ignoreTables: [input.table] }));
   const verdicts: Verdicts = new Map();
-  const as = async (): Promise<string> => (input.runAs ? input.runAs() : input.url);
+  const as = async (): Promise<{ confined: string; migrate: string }> => {
+    const confined = input.runAs ? await input.runAs() : input.url;
+    return { confined, migrate: input.asAdmin ? input.url : confined };
+  };
   // Read after the role took the branch's objects (ownership is not in a snapshot; grants are, so
   // the baseline's snapshot stands for this branch only when no role of its own was made).
-  let runAs = await as();
-  const before = input.before !== undefined && runAs === input.url ? input.before : await snapshot();
+  let role = await as();
+  const before = input.before !== undefined && role.confined === input.url ? input.before : await snapshot();
   let pending = [...input.migrations];
   let first = true;
   while (pending.length > 0) {
     if (!first) {
       if (!input.reset) break;
       await input.reset();
-      runAs = await as();
+      role = await as();
     }
     first = false;
-    const pass = await provePass({ ...input, runAs }, pending, before, snapshot, verdicts);
+    const pass = await provePass({ ...input, runAs: role.migrate }, pending, before, snapshot, verdicts);
     if (pass.applyFailed) return finish(input, verdicts, before, pass.applyFailed);
     // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
     pending = pending.slice(0, pass.stoppedAt);

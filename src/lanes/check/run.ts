@@ -26,6 +26,7 @@ import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
 import { ensureBaseline, warmBaselinePool } from './baseline.js';
+import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
@@ -237,6 +238,11 @@ export async function runCheck(
     const runner = headRunner!;
     const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
       snapshotSchema(db, { ignoreTables: [config.migrations.table] });
+    // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
+    const migrationsRole = migrationsRunAs(input.base, config);
+    migrationsRole.log.forEach((line) => log.info(line));
+    const asAdmin = migrationsRole.role === 'admin';
+    const elevated = migrationsRole.reason;
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
@@ -263,8 +269,10 @@ export async function runCheck(
       if (provider.verifyUrl) await provider.verifyUrl(branch, url);
       else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
       // The pull request's migrations are its code: they run as the branch's own role where the
-      // provider makes one (owner of the branch's objects, no superuser, no other database).
-      const runAs = await confined(provider, branch, url);
+      // provider makes one (owner of the branch's objects, no superuser, no other database), unless
+      // the base's configuration says admin. The role is made either way, so "before" is the same.
+      const confinedUrl = await confined(provider, branch, url);
+      const runAs = asAdmin ? url : confinedUrl;
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
@@ -280,6 +288,8 @@ export async function runCheck(
         engine: engineUsed,
       });
       applied = r.applied;
+      // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
+      const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
       const list = r.applied.map((m) => ({
         name: m.name,
         file: m.file,
@@ -294,17 +304,20 @@ export async function runCheck(
       if (r.ok)
         return {
           status: 'passed',
-          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`,
+          // "as the admin" early: the PR comment's table shortens long summaries from the end.
+          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}`,
           applied: list,
           nodePgMigrate,
+          ranAs,
         };
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : ''}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : ''}`,
         applied: list,
         nodePgMigrate,
+        ranAs,
         failure: {
           name: f.name ?? '',
           file: f.file ?? '',
@@ -344,6 +357,7 @@ export async function runCheck(
           url: revUrl,
           // Asked again after each reset: a fresh copy needs its role's grants again.
           runAs: () => confined(provider, names.reversibility, revUrl),
+          asAdmin,
           migrations: newMigrations,
           headDir: headFiles,
           table: config.migrations.table,
@@ -460,10 +474,6 @@ export async function runCheck(
     };
   }
 }
-
-const INSUFFICIENT_PRIVILEGE = '42501';
-const CONFINED_NOTE =
-  " (a pull request's migrations run as a role confined to its branch database: no superuser, no other database, no roles; what needs more belongs in a migration on the base branch, applied by its deploy)";
 
 /** The URL a pull request's code runs with on a branch: the branch's own role where the provider makes one. */
 async function confined(provider: BranchProvider, name: string, url: string): Promise<string> {

@@ -7,18 +7,23 @@ import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { readMigrationSet } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
+import { settingsAtCommit } from './base-settings.js';
 import type { CheckSide } from './plan.js';
 
 /** Nothing to compare with: no migrations, and no seed (seeding an empty schema with head's seed would fail). */
 export const EMPTY_SIDE: CheckSide = { ref: '(empty)', sha: null, migrations: [], seed: null };
 
-/** The migrations directory, and the seed file, as they are at `sha`. */
+/**
+ * The migrations directory, the seed file and the configuration's settings as they are at `sha`
+ * (`configPath`: the configuration file named with `--config` or the Action's `config` input).
+ */
 export async function commitSide(
   git: Pick<GitRepo, 'filesAt'>,
   root: string,
   ref: string,
   sha: string,
   config: ConsortConfig,
+  configPath?: string,
 ): Promise<CheckSide> {
   const seed = config.database.seed;
   const side: CheckSide = {
@@ -26,6 +31,7 @@ export async function commitSide(
     sha,
     migrations: await git.filesAt(root, sha, config.migrations.dir),
     tree: { kind: 'commit', repo: root, sha },
+    settings: await settingsAtCommit(git, root, sha, configPath),
   };
   if (seed?.kind !== 'file') return side;
   const file = path.posix.normalize(seed.path.replace(/\\/g, '/'));

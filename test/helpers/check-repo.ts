@@ -1,0 +1,81 @@
+/**
+ * A small git repository for PR-lane tests about who runs a pull request's code: `main` holds a
+ * base migration and `.github/consort.yml`; a test branches off, commits a change and runs the
+ * lane as `consort check --base main` does (sides from git, config from the working tree).
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { resolveSides } from '../../src/cli/commands/check.js';
+import { loadConfig } from '../../src/config/load.js';
+import { localGitRepo } from '../../src/git/repo.js';
+import { check } from '../../src/lanes/check/run.js';
+import { lineLog } from '../../src/runtime/log.js';
+import type { BranchProvider } from '../../src/ports/branch-provider.js';
+import type { CheckReport } from '../../src/report/check-report.js';
+import { testPorts } from './check-ports.js';
+
+const exec = promisify(execFile);
+
+export const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+
+/** The `pg` module, for JS migrations and suites that run from a temporary directory. */
+export const PG = createRequire(import.meta.url).resolve('pg');
+
+/** A repository on `main` with `files` (path → text) committed; returns its directory. */
+export async function checkRepo(prefix: string, files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `consort-${prefix}-`));
+  await mkdir(path.join(dir, 'migrations'));
+  await mkdir(path.join(dir, '.github'));
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), text);
+  }
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'base');
+  return dir;
+}
+
+/** On a new branch `name` off `from`: write `files` and commit them. */
+export async function commitBranch(
+  dir: string,
+  name: string,
+  files: Record<string, string>,
+  from = 'main',
+): Promise<void> {
+  await git(dir, 'checkout', '-q', '-b', name, from);
+  for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text);
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', name);
+}
+
+/** The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its lines. */
+export async function checkBranch(
+  dir: string,
+  branch: string,
+  pr: number,
+  provider: BranchProvider,
+  log: (line: string) => void = () => undefined,
+): Promise<CheckReport> {
+  await git(dir, 'checkout', '-q', branch);
+  const { config, source } = await loadConfig(dir);
+  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, log);
+  return check({
+    ...testPorts,
+    log: lineLog(log),
+    workspace: dir,
+    config,
+    configSource: source,
+    base,
+    head,
+    pr,
+    provider,
+    toolVersion: 'test',
+    env: {},
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * What a pull request may not grant itself is read from the base's committed configuration
+ * (src/lanes/check/base-settings.ts): from a commit with git (the CLI, the Action) or from a
+ * checked-out tree (the App). The working tree's copy is never read for it; a base whose file is
+ * invalid, doubled or outside the repository gives the default, the confined role, and says why.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { localGitRepo } from '../../src/git/repo.js';
+import { settingsAtCommit, settingsInDir } from '../../src/lanes/check/base-settings.js';
+import { commitSide } from '../../src/lanes/check/sides.js';
+import { defaultConfig } from '../../src/config/schema.js';
+import { checkRepo, git } from '../helpers/check-repo.js';
+
+const ADMIN = 'check:\n  migrationsRole: admin\n';
+let dir: string;
+const head = async () => (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
+
+beforeEach(async () => {
+  dir = await checkRepo('base-settings', { '.github/consort.yml': 'suite:\n  command: npm test\n' });
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+it('reads the committed file, not the working tree', async () => {
+  const base = await head();
+  await writeFile(path.join(dir, '.github/consort.yml'), ADMIN);
+  expect(await settingsAtCommit(localGitRepo, dir, base)).toEqual({
+    migrationsRole: 'branch',
+    source: '.github/consort.yml',
+  });
+  expect((await commitSide(localGitRepo, dir, 'main', base, defaultConfig())).settings).toEqual({
+    migrationsRole: 'branch',
+    source: '.github/consort.yml',
+  });
+  await git(dir, 'commit', '-qam', 'opt out');
+  expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
+    migrationsRole: 'admin',
+    source: '.github/consort.yml',
+  });
+  expect(await settingsInDir(dir)).toEqual({ migrationsRole: 'admin', source: '.github/consort.yml' });
+});
+
+it('reads the file named with --config at the commit', async () => {
+  await mkdir(path.join(dir, 'ci'));
+  await writeFile(path.join(dir, 'ci', 'consort.json'), JSON.stringify({ check: { migrationsRole: 'admin' } }));
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'ci config');
+  expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/consort.json')).toEqual({
+    migrationsRole: 'admin',
+    source: 'ci/consort.json',
+  });
+  expect(await settingsAtCommit(localGitRepo, dir, await head(), path.join(dir, 'ci', 'consort.json'))).toMatchObject({
+    migrationsRole: 'admin',
+  });
+  expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/missing.yml')).toEqual({
+    migrationsRole: 'branch',
+    source: null,
+  });
+  expect(await settingsAtCommit(localGitRepo, dir, await head(), '/etc/consort.yml')).toEqual({
+    migrationsRole: 'branch',
+    source: null,
+    problem: '/etc/consort.yml is outside the repository, so the base has no copy of it',
+  });
+});
+
+it('an invalid or doubled base configuration gives the confined role, and says why', async () => {
+  await writeFile(path.join(dir, '.github/consort.yml'), 'check:\n  migrationsRole: root\n');
+  await git(dir, 'commit', '-qam', 'invalid');
+  expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
+    migrationsRole: 'branch',
+    source: '.github/consort.yml',
+    problem: expect.stringMatching(
+      /^the base's \.github\/consort\.yml is invalid \(.*check\.migrationsRole: expected one of branch\|admin/,
+    ),
+  });
+  await writeFile(path.join(dir, '.github/consort.yml'), ADMIN);
+  await writeFile(path.join(dir, 'consort.config.json'), '{}');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'two files');
+  expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
+    migrationsRole: 'branch',
+    source: null,
+    problem: 'the base has 2 configuration files (.github/consort.yml, consort.config.json)',
+  });
+});
