@@ -16,6 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PhysicalDatabases } from './databases.js';
 import { HttpReply, JsonServer, type Req, type Res } from './json-server.js';
 import { startPgProxy, type PgProxy } from './pg-proxy.js';
+import { sqlRoleLogin } from './sql-roles.js';
 
 export interface LakebaseEmulatorOptions {
   project?: string;
@@ -357,15 +358,17 @@ export class LakebaseEmulator {
   }
 
   private async addEndpoint(branchId: string, id = 'primary'): Promise<EmuEndpoint> {
-    const proxy = await startPgProxy((user, password, database) => {
+    const proxy = await startPgProxy(async (user, password, database) => {
       const login = this.logins.get(password);
-      if (!login || login.expires <= Date.now() || login.user !== user)
+      // A Databricks identity's token, or the password of a native Postgres role made with SQL.
+      const token = login !== undefined && login.expires > Date.now() && login.user === user;
+      if (!token && !(await sqlRoleLogin(user, password)))
         return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (database !== 'databricks_postgres')
         return { ok: false, code: '3D000', message: `database "${database}" does not exist` };
       const branch = this.branches.get(branchId)!;
       const routed = this.o.bug === 'parent-database' && branch.source ? this.branches.get(branch.source)! : branch;
-      return { ok: true, database: routed.database };
+      return { ok: true, database: routed.database, ...(token ? {} : { user }) };
     });
     const endpoint = { id, branch: branchId, proxy };
     this.endpoints.set(`${branchId}/${id}`, endpoint);

@@ -210,6 +210,9 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
     let ranWith = '';
+    // Branches where the pull request's code ran with the provider's own credentials (no confined role).
+    const unconfined = new Set<string>();
+    const note = (name: string) => (unconfined.has(name) ? unconfinedNote(provider.name) : '');
 
     const baseline = await runStage(stages, 'baseline', log, async () => {
       const caps = await provider.capabilities();
@@ -250,7 +253,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
           : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
         return {
           status: 'passed',
-          summary: `${b.name} (${how})`,
+          summary: `${b.name} (${how})${b.seededUnconfined ? unconfinedNote(provider.name).replace('; ran', '; the seed ran') : ''}`,
           name: b.name,
           reused: b.reused,
           applied: b.applied,
@@ -304,7 +307,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
       // The pull request's migrations are its code: they run as the branch's own role where the
       // provider makes one (owner of the branch's objects, no superuser, no other database).
-      const runAs = await confined(provider, branch, url);
+      const runAs = await confined(provider, branch, url, unconfined);
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
@@ -334,7 +337,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       if (r.ok)
         return {
           status: 'passed',
-          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}`,
+          summary: `${count(list.length, 'migration')} applied to ${branch} with ${ranWith}${note(branch)}`,
           applied: list,
           nodePgMigrate,
         };
@@ -342,7 +345,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : ''}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : note(branch)}`,
         applied: list,
         nodePgMigrate,
         failure: {
@@ -383,7 +386,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         const result = await proveReversibility({
           url: revUrl,
           // Asked again after each reset: a fresh copy needs its role's grants again.
-          runAs: () => confined(provider, names.reversibility, revUrl),
+          runAs: () => confined(provider, names.reversibility, revUrl, unconfined),
           migrations: newMigrations,
           headDir: headFiles,
           table: config.migrations.table,
@@ -396,7 +399,8 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
             await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: log });
           },
         });
-        return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
+        const outcome = reversibilityOutcome(result.migrations, config.reversibility.requireDown);
+        return { ...outcome, summary: `${outcome.summary}${note(names.reversibility)}` };
       });
     };
     const suite = runStage(stages, 'suite', log, async () => {
@@ -404,7 +408,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite));
+      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
       const result = await suiteStage(
         config,
         input.workspace,
@@ -415,7 +419,7 @@ export async function runCheck(input: CheckInput): Promise<CheckReport> {
         input.onSuiteOutput,
       );
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
-      return result;
+      return { ...result, summary: `${result.summary}${note(names.suite)}` };
     });
     // allSettled: never leave a stage running while `finally` removes its branch; each stage has
     // recorded its own outcome, so the first failure is rethrown only to stop the run.
@@ -506,8 +510,21 @@ const CONFINED_NOTE =
   " (a pull request's migrations run as a role confined to its branch database: no superuser, no other database, no roles; what needs more belongs in a migration on the base branch, applied by its deploy)";
 
 /** The URL a pull request's code runs with on a branch: the branch's own role where the provider makes one. */
-async function confined(provider: BranchProvider, name: string, url: string): Promise<string> {
-  return (provider.confinedUri ? await provider.confinedUri(name) : null) ?? url;
+/**
+ * The URL a pull request's code runs with on a branch: the branch's own role where the provider
+ * makes one. Where it cannot (an admin without CREATEROLE, a provider without roles), the admin's
+ * URL, and the branch goes into `unconfined` so the stage's summary says so.
+ */
+async function confined(provider: BranchProvider, name: string, url: string, unconfined: Set<string>): Promise<string> {
+  const role = provider.confinedUri ? await provider.confinedUri(name) : null;
+  if (role !== null) return role;
+  unconfined.add(name);
+  return url;
+}
+
+/** Said in a stage's summary when the pull request's code there ran with the provider's own credentials. */
+export function unconfinedNote(provider: string): string {
+  return `; ran with the ${provider} provider's own credentials (it could not make a role confined to the branch, see docs/security.md)`;
 }
 
 const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);
