@@ -36,6 +36,8 @@ export interface LakebaseEmulatorOptions {
   rateLimit?: { burst: number; perSecond: number };
   /** Inject the bugs verification must catch. */
   bug?: 'parent-host' | 'parent-database';
+  /** False: only Databricks identities' tokens log in, not native Postgres roles' passwords (default true). */
+  nativeLogin?: boolean;
 }
 
 interface EmuBranch {
@@ -71,7 +73,9 @@ export class LakebaseEmulator {
   private readonly ops = new Map<string, EmuOp>();
   private readonly oauth = new Map<string, number>();
   private readonly logins = new Map<string, { expires: number; user: string }>();
-  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit'>> &
+  readonly o: Required<
+    Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit' | 'nativeLogin'>
+  > &
     LakebaseEmulatorOptions;
   expiredTokenHits = 0;
   /** Requests refused with 429 RESOURCE_EXHAUSTED. */
@@ -362,7 +366,7 @@ export class LakebaseEmulator {
       const login = this.logins.get(password);
       // A Databricks identity's token, or the password of a native Postgres role made with SQL.
       const token = login !== undefined && login.expires > Date.now() && login.user === user;
-      if (!token && !(await sqlRoleLogin(user, password)))
+      if (!token && !(this.o.nativeLogin !== false && (await sqlRoleLogin(user, password))))
         return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (database !== 'databricks_postgres')
         return { ok: false, code: '3D000', message: `database "${database}" does not exist` };

@@ -83,7 +83,9 @@ async function revokeOtherDatabases(db: pg.Client, database: string): Promise<vo
     [database],
   );
   for (const { datname } of rows)
-    await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(datname)} FROM PUBLIC`);
+    await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(datname)} FROM PUBLIC`).catch((e: unknown) => {
+      if (pgErrorCode(e) !== '3D000') throw e; // dropped meanwhile
+    });
 }
 
 /** Why the role cannot log in with its password (a service that allows only its own tokens), or null. */
