@@ -585,7 +585,7 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /**
    * A connection string for untrusted code (a suite, an agent): the branch's own login role,
-   * which reaches this branch database only (src/branches/server-ops.ts). Re-keyed on every call.
+   * which reaches this branch database only (src/branches/branch-role.ts). Re-keyed on every call.
    */
   async confinedUri(name: string): Promise<string | null> {
     const branch = await this.get(name);
