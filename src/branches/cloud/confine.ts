@@ -75,11 +75,16 @@ export async function retireCloudRole(adminUrl: string, role: string): Promise<v
   }
 }
 
-/** PUBLIC loses CONNECT on the cluster's other databases that the admin owns (it cannot on the others). */
+/**
+ * PUBLIC loses CONNECT on the cluster's other databases that the admin owns (it cannot on the
+ * others); those already closed are left alone (no write, so no clash with a concurrent confine).
+ */
 async function revokeOtherDatabases(db: pg.Client, database: string): Promise<void> {
   const { rows } = await db.query<{ datname: string }>(
     `SELECT datname FROM pg_database
-      WHERE datname <> $1 AND datallowconn AND NOT datistemplate AND pg_has_role(datdba, 'USAGE')`,
+      WHERE datname <> $1 AND datallowconn AND NOT datistemplate AND pg_has_role(datdba, 'USAGE')
+        AND EXISTS (SELECT 1 FROM aclexplode(coalesce(datacl, acldefault('d', datdba))) a
+                     WHERE a.grantee = 0 AND a.privilege_type = 'CONNECT')`,
     [database],
   );
   for (const { datname } of rows)
