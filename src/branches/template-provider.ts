@@ -36,15 +36,19 @@ import {
   copyDatabase,
   type CopyStrategy,
   databaseExists,
-  dropBranchRole,
   dropDatabase,
-  grantBranchSchema,
   renameDatabase,
-  retireBranchRole,
   serverVersionNum,
   sessionsOn,
-  upsertBranchRole,
 } from './server-ops.js';
+import {
+  dropBranchRole,
+  grantBranchSchema,
+  retireBranchRole,
+  rolePower,
+  type RolePower,
+  upsertBranchRole,
+} from './branch-role.js';
 
 export interface TemplateProviderOptions {
   provider: ProviderName;
@@ -690,47 +694,45 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /**
    * A connection string for untrusted code (a suite, an agent): the branch's own login role,
-   * which reaches this branch database only (src/branches/server-ops.ts). Re-keyed on every call.
+   * which reaches this branch database only (src/branches/branch-role.ts). Re-keyed on every call.
    */
   async confinedUri(name: string): Promise<string | null> {
     const branch = await this.get(name);
     if (!branch) throw notFound(name);
-    return (await this.canConfine()) ? this.roleUrl(branch.database) : null;
+    const power = await this.rolePower();
+    return power ? this.roleUrl(branch.database, power) : null;
   }
 
-  private confining: Promise<boolean> | undefined;
+  private power: Promise<RolePower | null> | undefined;
 
   /**
-   * Making a role and handing it a branch's objects takes a superuser (CREATEROLE alone cannot
-   * give objects to a role it is no member of); with a CREATEDB-only admin untrusted code gets the
-   * admin's URL, as docs/security.md says.
+   * Making a role and handing it a branch's objects takes a superuser, or CREATEROLE on
+   * PostgreSQL 15+ (the admin then grants itself membership in the role: branch-role.ts); with a
+   * CREATEDB-only admin untrusted code gets the admin's URL, as docs/security.md says.
    */
-  private canConfine(): Promise<boolean> {
-    this.confining ??= (async () => {
+  private rolePower(): Promise<RolePower | null> {
+    this.power ??= (async () => {
       const db = await this.admin.connect();
       try {
-        const { rows } = await db.query<{ ok: boolean }>(
-          'SELECT rolsuper AS ok FROM pg_roles WHERE rolname = current_user',
-        );
-        return rows[0]?.ok === true;
+        return await rolePower(db);
       } finally {
         db.release();
       }
     })();
-    return this.confining;
+    return this.power;
   }
 
   /** (Re-)key the database's own role, make it the owner of what is in it, and give its URL. */
-  private async roleUrl(database: string): Promise<string> {
+  private async roleUrl(database: string, power: RolePower): Promise<string> {
     const password = randomBytes(18).toString('base64url');
     const cat = await this.catalogPool.connect();
     let role: string;
     try {
-      role = await upsertBranchRole(cat, database, password);
+      role = await upsertBranchRole(cat, database, password, { power });
     } finally {
       cat.release();
     }
-    await this.inside(database, (db) => grantBranchSchema(db, role));
+    await this.inside(database, (db) => grantBranchSchema(db, role, power));
     const url = new URL(withDatabase(this.options.adminUrl, database));
     url.username = encodeURIComponent(role);
     url.password = encodeURIComponent(password);
@@ -757,16 +759,18 @@ export class TemplateBranchProvider implements BranchProvider {
     database: string,
     prepare: NonNullable<CreateBranchOptions['prepare']>,
   ): Promise<void> {
-    let confined = false;
+    let confined: RolePower | null = null;
     try {
       const admin = withDatabase(this.options.adminUrl, database);
       await prepare(admin, async () => {
-        if (!(await this.canConfine())) return admin;
-        confined = true;
-        return this.roleUrl(database);
+        const power = await this.rolePower();
+        if (!power) return admin;
+        confined = power;
+        return this.roleUrl(database, power);
       });
     } finally {
-      if (confined) await this.inside(database, (db) => retireBranchRole(cat, db, database));
+      const power = confined as RolePower | null;
+      if (power) await this.inside(database, (db) => retireBranchRole(cat, db, database, power));
     }
   }
 

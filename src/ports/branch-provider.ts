@@ -151,7 +151,8 @@ export interface BranchProvider {
   /**
    * A connection string for untrusted code (a suite, an agent) that reaches this branch only: a
    * login role without superuser, CREATEDB or CREATEROLE. Providers that cannot make one omit it;
-   * null when this server's admin cannot (it is not a superuser): the caller uses connectionUri.
+   * null when this server's admin cannot (neither a superuser nor CREATEROLE on PostgreSQL 15+):
+   * the caller uses connectionUri and says so in its report.
    */
   confinedUri?(name: string): Promise<string | null>;
   /**

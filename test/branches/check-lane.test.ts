@@ -142,4 +142,26 @@ describe('consort check on emulated cloud providers', () => {
     },
     TWO_CHECKS_MS,
   );
+
+  it.each([
+    ['createrole', false],
+    ['createdb', true],
+  ] as const)(
+    "neon with an owner role that has %s only: the clean change passes, and the report says where the PR's code ran with the owner's credentials",
+    async (owner, unconfined) => {
+      const emu = await new NeonEmulator({ owner }).start();
+      const provider = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
+      try {
+        const report = await checkClean(provider, 8);
+        expect(report.conclusion).toBe('success');
+        const note = /ran with the neon provider's own credentials \(it could not make a role confined to the branch/;
+        for (const stage of ['baseline', 'migrations', 'reversibility', 'suite'] as const)
+          expect([stage, note.test(report.stages[stage].summary)]).toEqual([stage, unconfined]);
+      } finally {
+        await provider.close();
+        await emu.stop();
+      }
+    },
+    TWO_CHECKS_MS,
+  );
 });

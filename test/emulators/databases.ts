@@ -17,6 +17,8 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export class PhysicalDatabases {
   readonly prefix = `emu_${randomBytes(4).toString('hex')}_`;
   private counter = 0;
+  /** The role that owns every branch database (the service's admin); the scratch superuser by default. */
+  owner: string | undefined;
 
   private async admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
     const client = new pg.Client({ connectionString: await scratchPgUrl(), application_name: 'consort-emulator' });
@@ -63,10 +65,15 @@ export class PhysicalDatabases {
    * sessions, so wait for short-lived ones (verification queries) to end.
    */
   private async copy(name: string, template: string | undefined): Promise<void> {
-    const sql = `CREATE DATABASE ${quote(name)}${template ? ` TEMPLATE ${quote(template)} STRATEGY FILE_COPY` : ''}`;
+    const sql = `CREATE DATABASE ${quote(name)}${template ? ` TEMPLATE ${quote(template)} STRATEGY FILE_COPY` : ''}${this.owner ? ` OWNER ${quote(this.owner)}` : ''}`;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.admin((c) => c.query(sql));
+        await this.admin(async (c) => {
+          await c.query(sql);
+          // Every branch is a cluster of its own on the service: a role made on one cannot log in on
+          // another. Here they share a server, so a branch's database is closed to PUBLIC instead.
+          await c.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quote(name)} FROM PUBLIC`);
+        });
         return;
       } catch (e) {
         if ((e as { code?: string }).code !== '55006' || attempt >= 100) throw e;

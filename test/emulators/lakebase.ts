@@ -16,6 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PhysicalDatabases } from './databases.js';
 import { HttpReply, JsonServer, type Req, type Res } from './json-server.js';
 import { startPgProxy, type PgProxy } from './pg-proxy.js';
+import { sqlRoleLogin } from './sql-roles.js';
 
 export interface LakebaseEmulatorOptions {
   project?: string;
@@ -35,6 +36,8 @@ export interface LakebaseEmulatorOptions {
   rateLimit?: { burst: number; perSecond: number };
   /** Inject the bugs verification must catch. */
   bug?: 'parent-host' | 'parent-database';
+  /** False: only Databricks identities' tokens log in, not native Postgres roles' passwords (default true). */
+  nativeLogin?: boolean;
 }
 
 interface EmuBranch {
@@ -70,7 +73,9 @@ export class LakebaseEmulator {
   private readonly ops = new Map<string, EmuOp>();
   private readonly oauth = new Map<string, number>();
   private readonly logins = new Map<string, { expires: number; user: string }>();
-  readonly o: Required<Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit'>> &
+  readonly o: Required<
+    Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit' | 'nativeLogin'>
+  > &
     LakebaseEmulatorOptions;
   expiredTokenHits = 0;
   /** Requests refused with 429 RESOURCE_EXHAUSTED. */
@@ -357,15 +362,17 @@ export class LakebaseEmulator {
   }
 
   private async addEndpoint(branchId: string, id = 'primary'): Promise<EmuEndpoint> {
-    const proxy = await startPgProxy((user, password, database) => {
+    const proxy = await startPgProxy(async (user, password, database) => {
       const login = this.logins.get(password);
-      if (!login || login.expires <= Date.now() || login.user !== user)
+      // A Databricks identity's token, or the password of a native Postgres role made with SQL.
+      const token = login !== undefined && login.expires > Date.now() && login.user === user;
+      if (!token && !(this.o.nativeLogin !== false && (await sqlRoleLogin(user, password))))
         return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (database !== 'databricks_postgres')
         return { ok: false, code: '3D000', message: `database "${database}" does not exist` };
       const branch = this.branches.get(branchId)!;
       const routed = this.o.bug === 'parent-database' && branch.source ? this.branches.get(branch.source)! : branch;
-      return { ok: true, database: routed.database };
+      return { ok: true, database: routed.database, ...(token ? {} : { user }) };
     });
     const endpoint = { id, branch: branchId, proxy };
     this.endpoints.set(`${branchId}/${id}`, endpoint);

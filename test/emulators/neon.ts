@@ -14,6 +14,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { PhysicalDatabases } from './databases.js';
 import { HttpReply, JsonServer, type Req, type Res } from './json-server.js';
 import { startPgProxy, type PgProxy } from './pg-proxy.js';
+import { dropOwnerRole, ownerRole, sqlRoleLogin } from './sql-roles.js';
 
 export interface NeonEmulatorOptions {
   projectId?: string;
@@ -27,6 +28,12 @@ export interface NeonEmulatorOptions {
   /** An operation finishes only once this long has passed, however often it is polled. */
   opDelayMs?: number;
   bug?: 'parent-uri';
+  /**
+   * Who `neondb_owner` is on the branches' server: `superuser` (default), `createrole` (CREATEROLE
+   * and CREATEDB only, as on Neon: a member of `neon_superuser`) or `createdb` (no CREATEROLE).
+   * Roles made with SQL log in with their password.
+   */
+  owner?: 'superuser' | 'createrole' | 'createdb';
 }
 
 interface EmuBranch {
@@ -58,7 +65,7 @@ export class NeonEmulator {
   readonly branches = new Map<string, EmuBranch>();
   private readonly ops = new Map<string, EmuOp>();
   readonly password = randomBytes(12).toString('hex');
-  readonly o: Required<Omit<NeonEmulatorOptions, 'bug'>> & NeonEmulatorOptions;
+  readonly o: Required<Omit<NeonEmulatorOptions, 'bug' | 'owner'>> & NeonEmulatorOptions;
   locked = 0;
 
   constructor(options: NeonEmulatorOptions = {}) {
@@ -85,6 +92,10 @@ export class NeonEmulator {
   async start(): Promise<this> {
     await this.server.start();
     try {
+      if (this.o.owner === 'createrole' || this.o.owner === 'createdb') {
+        this.dbs.owner = `${this.dbs.prefix}owner`;
+        await ownerRole(this.dbs.owner, this.o.owner === 'createrole');
+      }
       await this.addBranch('main', null, await this.dbs.create(), null, {}, true);
     } catch (e) {
       // The caller never gets an emulator to stop: close what is open, or jest never exits.
@@ -101,6 +112,7 @@ export class NeonEmulator {
       await this.server.close();
     }
     await this.dbs.dropAll();
+    if (this.dbs.owner) await dropOwnerRole(this.dbs.owner);
   }
 
   byName(name: string): EmuBranch | undefined {
@@ -350,11 +362,13 @@ export class NeonEmulator {
     isDefault: boolean,
   ): Promise<EmuBranch> {
     const id = `br-${randomBytes(4).toString('hex')}`;
-    const proxy = await startPgProxy((user, password, db) => {
-      if (user !== 'neondb_owner' || password !== this.password)
+    const proxy = await startPgProxy(async (user, password, db) => {
+      const owner = user === 'neondb_owner' && password === this.password;
+      if (!owner && (user === 'neondb_owner' || !(await sqlRoleLogin(user, password))))
         return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (db !== 'neondb') return { ok: false, code: '3D000', message: `database "${db}" does not exist` };
-      return { ok: true, database: this.branches.get(id)?.database ?? database };
+      const routed = this.branches.get(id)?.database ?? database;
+      return { ok: true, database: routed, ...(owner ? (this.dbs.owner ? { user: this.dbs.owner } : {}) : { user }) };
     });
     const branch: EmuBranch = {
       id,

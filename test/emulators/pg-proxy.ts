@@ -8,11 +8,10 @@
 import net from 'node:net';
 import { scratchPgUrl } from '../setup/system-postgres.js';
 
-export type Authenticate = (
-  user: string,
-  password: string,
-  database: string,
-) => { ok: true; database: string } | { ok: false; code: string; message: string };
+/** `user`: the role the session runs as upstream (default: the scratch server's superuser). */
+export type Verdict = { ok: true; database: string; user?: string } | { ok: false; code: string; message: string };
+
+export type Authenticate = (user: string, password: string, database: string) => Verdict | Promise<Verdict>;
 
 export interface PgProxy {
   port: number;
@@ -80,34 +79,37 @@ export async function startPgProxy(authenticate: Authenticate): Promise<PgProxy>
         buf = buf.subarray(1 + buf.readInt32BE(1));
         if (type !== 0x70) return void client.end(errorResponse('08P01', 'expected a password message'));
         const password = body.subarray(0, body.indexOf(0)).toString('utf8');
-        const verdict = authenticate(
-          params.get('user') ?? '',
-          password,
-          params.get('database') ?? params.get('user') ?? '',
-        );
-        if (!verdict.ok) return void client.end(errorResponse(verdict.code, verdict.message));
         client.off('data', onData);
         client.pause();
-        const upstream = net.connect(Number(upstreamUrl.port || 5432), upstreamUrl.hostname);
-        sockets.add(upstream);
-        upstream.on('close', () => {
-          sockets.delete(upstream);
-          client.destroy();
-        });
-        upstream.on('error', () => client.destroy());
-        client.on('close', () => upstream.destroy());
-        upstream.on('connect', () => {
-          const forwarded = new Map(params);
-          forwarded.set('user', decodeURIComponent(upstreamUrl.username || 'postgres'));
-          forwarded.set('database', verdict.database);
-          upstream.write(startup(forwarded));
-          if (buf.length > 0) upstream.write(buf);
-          client.pipe(upstream);
-          upstream.pipe(client);
-          client.resume();
-        });
+        void Promise.resolve(
+          authenticate(params.get('user') ?? '', password, params.get('database') ?? params.get('user') ?? ''),
+        ).then(
+          (verdict) => proceed(verdict),
+          (e: unknown) => client.end(errorResponse('XX000', (e as Error).message)),
+        );
         return;
       }
+    };
+    const proceed = (verdict: Verdict) => {
+      if (!verdict.ok) return void client.end(errorResponse(verdict.code, verdict.message));
+      const upstream = net.connect(Number(upstreamUrl.port || 5432), upstreamUrl.hostname);
+      sockets.add(upstream);
+      upstream.on('close', () => {
+        sockets.delete(upstream);
+        client.destroy();
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.on('connect', () => {
+        const forwarded = new Map(params);
+        forwarded.set('user', verdict.user ?? decodeURIComponent(upstreamUrl.username || 'postgres'));
+        forwarded.set('database', verdict.database);
+        upstream.write(startup(forwarded));
+        if (buf.length > 0) upstream.write(buf);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+      });
     };
     client.on('data', onData);
   });

@@ -106,7 +106,7 @@ export async function postgresTestProvider(): Promise<TestProvider> {
 }
 
 /** Remove every database and catalog row a test namespace left on a shared server. */
-async function dropNamespace(adminUrl: string, namespace: string, catalogDatabase: string): Promise<void> {
+export async function dropNamespace(adminUrl: string, namespace: string, catalogDatabase: string): Promise<void> {
   const rows = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [
     `${namespace}\\_%`,
   ]);

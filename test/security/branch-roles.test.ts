@@ -8,6 +8,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
 import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
+import { roleAdminTestProvider } from '../helpers/role-admin.js';
+import { query } from '../helpers/servers.js';
 
 const ADMIN = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const tag = randomBytes(4).toString('hex');
@@ -123,5 +125,37 @@ it('says it cannot confine when the admin is not a superuser (a CREATEDB-only ro
       await c.query(`DROP DATABASE IF EXISTS "sec${tag}w_x" WITH (FORCE)`);
       await c.query(`DROP ROLE IF EXISTS "${admin}"`);
     });
+  }
+});
+
+it('confines with an admin that has CREATEROLE but is no superuser, holding the role without its privileges (PostgreSQL 18)', async () => {
+  const t = await roleAdminTestProvider('local');
+  try {
+    await t.provider.create({ name: 'x' });
+    await t.provider.create({ name: 'y' });
+    const url = await t.provider.confinedUri('x');
+    if (url === null) throw new Error('a CREATEROLE admin on PostgreSQL 18 must confine');
+    const role = decodeURIComponent(new URL(url).username);
+    // The admin may SET ROLE to it (to hand it objects), but does not act with its privileges.
+    const grants = await query(
+      t.superUrl,
+      `SELECT m.inherit_option, m.set_option FROM pg_auth_members m
+        WHERE m.roleid = $1::regrole AND m.member = $2::regrole AND m.grantor = m.member`,
+      [role, new URL(t.adminUrl).username],
+    );
+    expect(grants).toEqual([{ inherit_option: false, set_option: true }]);
+    // And the role is a member of nothing: it gets nothing back.
+    expect(await query(t.superUrl, 'SELECT 1 FROM pg_auth_members WHERE member = $1::regrole', [role])).toEqual([]);
+    await asUser(url, async (c) => {
+      await expect(c.query('ALTER ROLE CURRENT_USER CREATEDB')).rejects.toThrow(/permission denied/);
+      await expect(c.query(`SET ROLE "${new URL(t.adminUrl).username}"`)).rejects.toThrow(/permission denied/);
+    });
+    const y = (await t.provider.get('y'))!.database;
+    await expect(asUser(other(url, y), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
+    await expect(asUser(other(url, t.catalogDatabase), (c) => c.query('SELECT 1'))).rejects.toThrow(
+      /permission denied for database/,
+    );
+  } finally {
+    await t.cleanup();
   }
 });

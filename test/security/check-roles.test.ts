@@ -3,9 +3,12 @@
  * suite and seed are the project's code, so they get a role confined to their own branch
  * database. The suite and seed here are hostile: each tries to open every other database it can
  * name (the PR branch it forks from, the baseline every fork inherits, `main`, the catalog, the
- * App's store), to run `COPY … TO PROGRAM`, and to make a database or a role. They write what
- * happened to a file; the test reads it. Both server-backed providers: `local` on the run's shared
- * server behind the App's `cancellable` wrapper, `postgres` on the system server as the CLI opens it.
+ * App's store), to run `COPY … TO PROGRAM`, to make a database or a role, to give its own role
+ * CREATEDB/CREATEROLE and to SET ROLE to the admin. They write what happened to a file; the test
+ * reads it. Both server-backed providers: `local` on the run's shared server behind the App's
+ * `cancellable` wrapper, `postgres` on the system server as the CLI opens it — each also with an
+ * admin that is no superuser but has CREATEROLE (what managed services give), which must confine
+ * the same way (PostgreSQL 18 and 15).
  */
 import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
@@ -25,6 +28,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { planCheck } from '../../src/lanes/check/plan.js';
 import { runCheck } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
+import { roleAdminTestProvider } from '../helpers/role-admin.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
@@ -48,6 +52,8 @@ result.own = await attempt(async () => (await c.query('SELECT count(*)::int AS n
 result.copyToProgram = await attempt(() => c.query("COPY (SELECT 1) TO PROGRAM 'touch /tmp/consort-pwned'"));
 result.createDatabase = await attempt(() => c.query('CREATE DATABASE stolen'));
 result.createRole = await attempt(() => c.query('CREATE ROLE stolen LOGIN'));
+result.alterRole = await attempt(() => c.query('ALTER ROLE CURRENT_USER CREATEDB CREATEROLE'));
+result.setRole = await attempt(() => c.query('SET ROLE ' + process.env.PROBE_ADMIN));
 // The seed leaves a SECURITY DEFINER function behind for the suite: it must not run as anyone powerful.
 if (process.argv[2] === 'seed.json') {
   result.definer = await attempt(() => c.query("CREATE FUNCTION pwn() RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS $f$ BEGIN COPY (SELECT 1) TO PROGRAM 'touch /tmp/consort-pwned-definer'; END $f$"));
@@ -75,6 +81,8 @@ interface Probe {
   copyToProgram: string;
   createDatabase: string;
   createRole: string;
+  alterRole: string;
+  setRole: string;
   definer: string;
 }
 
@@ -114,18 +122,26 @@ async function repo(): Promise<string> {
   return dir;
 }
 
-const cases: [string, () => Promise<TestProvider>, string, (t: TestProvider) => BranchProvider][] = [
+type Opened = TestProvider & { catalogDatabase: string };
+const withCatalog = (open: () => Promise<TestProvider>, catalogDatabase: string) => async (): Promise<Opened> => ({
+  ...(await open()),
+  catalogDatabase,
+});
+const cases: [string, () => Promise<Opened>, (t: TestProvider) => BranchProvider][] = [
   [
     'local, as the App wraps it',
-    localTestProvider,
-    LOCAL_CATALOG_DATABASE,
+    withCatalog(localTestProvider, LOCAL_CATALOG_DATABASE),
     (t) => cancellable(t.provider, new AbortController().signal),
   ],
-  ['postgres', postgresTestProvider, POSTGRES_CATALOG_DATABASE, (t) => t.provider],
+  ['postgres', withCatalog(postgresTestProvider, POSTGRES_CATALOG_DATABASE), (t) => t.provider],
+  // An admin with CREATEROLE and CREATEDB but no superuser, as managed services give (PostgreSQL 18, then 15).
+  ['local (a CREATEROLE admin, no superuser)', () => roleAdminTestProvider('local'), (t) => t.provider],
+  ['postgres (a CREATEROLE admin, no superuser)', () => roleAdminTestProvider('postgres'), (t) => t.provider],
 ];
 
-describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open, catalog, wrap) => {
-  let t: TestProvider;
+describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open, wrap) => {
+  let t: Opened;
+  let catalog: string;
   let dir: string;
   let store: string;
   let suite: Probe;
@@ -134,6 +150,7 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
 
   beforeAll(async () => {
     t = await open();
+    catalog = t.catalogDatabase;
     dir = await repo();
     store = `${t.namespace}_app_store`;
     await ensureStoreDatabase(t.adminUrl, store);
@@ -148,7 +165,10 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     databases = { pr: databaseName(`${t.namespace}_`, planned.branches.branch), baseline, main };
     const plan = await planCheck({
       ...request,
-      env: { PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(',') },
+      env: {
+        PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(','),
+        PROBE_ADMIN: new URL(t.adminUrl).username || 'postgres',
+      },
     });
     expect(plan.baseline).toBe(planned.baseline);
     const report = await runCheck(plan, { ...testPorts, provider });
@@ -187,11 +207,13 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     expect(seed.others[databases.baseline]).toBe(`allowed: "${databases.baseline}"`);
   });
 
-  it('cannot run COPY … TO PROGRAM, create a database or a role', async () => {
+  it('cannot run COPY … TO PROGRAM, create a database or a role, raise its own role or become the admin', async () => {
     for (const p of [suite, seed]) {
       expect(p.copyToProgram).toMatch(/^refused: .*(permission denied|must be superuser|pg_execute_server_program)/);
       expect(p.createDatabase).toMatch(/^refused: permission denied/);
       expect(p.createRole).toMatch(/^refused: permission denied/);
+      expect(p.alterRole).toMatch(/^refused: permission denied/);
+      expect(p.setRole).toMatch(/^refused: permission denied to set role/);
     }
     await expect(access('/tmp/consort-pwned')).rejects.toThrow();
   });

@@ -22,6 +22,7 @@ import type {
   ProviderName,
 } from '../../ports/branch-provider.js';
 import { assertNotReserved } from '../database-name.js';
+import { cloudRoleName, confineCloudBranch, retireCloudRole } from './confine.js';
 import type { BranchService, RemoteBranch } from './service.js';
 import { Tree, STAGE_PREFIX } from './tree.js';
 import { verifyBranchUrl } from './verify.js';
@@ -111,7 +112,20 @@ export class CloudBranchProvider implements BranchProvider {
         parent: tree.nameOf(parent),
         parentUrl: await this.service.connectionUri(parent),
       });
-      await options.prepare(url);
+      // The seed (the project's code) gets a role of the staging branch, dropped before publishing.
+      let seedRole: string | undefined;
+      await options.prepare(url, async () => {
+        const role = cloudRoleName(stage.id);
+        const made = await confineCloudBranch(url, role);
+        if (made.url === null) {
+          this.options.log?.(`${this.name}: no confined role for the seed of "${name}": ${made.reason}.`);
+          return url;
+        }
+        seedRole = role;
+        this.options.onSecret?.(made.url);
+        return made.url;
+      });
+      if (seedRole) await retireCloudRole(url, seedRole);
       published = await this.service.create({
         name,
         parentId: stage.id,
@@ -254,6 +268,23 @@ export class CloudBranchProvider implements BranchProvider {
     const url = await this.requireUri(this.required(tree, name), name);
     this.options.onSecret?.(url);
     return url;
+  }
+
+  /**
+   * A URL for untrusted code: a role of the branch's own, made with SQL through its endpoint
+   * (cloud/confine.ts), re-keyed on every call. Null, with the reason logged, when the service's
+   * admin role cannot make one: the caller then uses connectionUri and says so.
+   */
+  async confinedUri(name: string): Promise<string | null> {
+    const tree = await this.tree();
+    const branch = this.required(tree, name);
+    const made = await confineCloudBranch(await this.requireUri(branch, name), cloudRoleName(branch.id));
+    if (made.url === null) {
+      this.options.log?.(`${this.name}: no confined role for "${name}": ${made.reason}.`);
+      return null;
+    }
+    this.options.onSecret?.(made.url);
+    return made.url;
   }
 
   async verifyUrl(name: string, url: string): Promise<void> {

@@ -43,7 +43,15 @@ export interface BaselineInput {
 }
 
 export type BaselineOutcome =
-  | { ok: true; name: string; reused: boolean; applied: string[]; seeded: boolean }
+  | {
+      ok: true;
+      name: string;
+      reused: boolean;
+      applied: string[];
+      seeded: boolean;
+      /** The seed ran with the provider's own credentials: it could make no confined role. */
+      seededUnconfined?: boolean;
+    }
   | { ok: false; kind: 'parent-ahead'; ahead: string[] }
   | { ok: false; kind: 'failed'; message: string };
 
@@ -138,6 +146,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
 
   let applied: string[] = [];
   let seeded = false;
+  let seededUnconfined = false;
   try {
     const { outcome } = await provider.ensure({
       name,
@@ -167,17 +176,19 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         }
         applied = result.applied.map((m) => m.name);
         // The seed is the project's code: a role confined to the baseline where the provider makes one.
-        seeded = await runSeed(
-          config,
-          input.workspace,
-          config.database.seed && untrusted ? await untrusted() : url,
-          input.env,
-          input.processes,
-          input.baseSeed,
-        );
+        const seedUrl = config.database.seed && untrusted ? await untrusted() : url;
+        seeded = await runSeed(config, input.workspace, seedUrl, input.env, input.processes, input.baseSeed);
+        seededUnconfined = seeded && seedUrl === url;
       },
     });
-    return { ok: true, name, reused: outcome === 'reused', applied, seeded };
+    return {
+      ok: true,
+      name,
+      reused: outcome === 'reused',
+      applied,
+      seeded,
+      ...(seededUnconfined ? { seededUnconfined } : {}),
+    };
   } catch (e) {
     if (e instanceof ConsortError && e.code !== 'internal' && e.code !== 'config') throw e;
     return {

@@ -175,6 +175,9 @@ export async function runCheck(
     };
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
+    // Branches where the pull request's code ran with the provider's own credentials (no confined role).
+    const unconfined = new Set<string>();
+    const note = (name: string) => (unconfined.has(name) ? unconfinedNote(provider.name) : '');
 
     const baseline = await runStage(stages, 'baseline', staged, async () => {
       const caps = await provider.capabilities();
@@ -209,7 +212,7 @@ export async function runCheck(
           : `built from ${config.database.parent}: ${count(b.applied.length, 'base migration')} applied${b.seeded ? ', seeded' : ''}`;
         return {
           status: 'passed',
-          summary: `${b.name} (${how})`,
+          summary: `${b.name} (${how})${b.seededUnconfined ? unconfinedNote(provider.name).replace('; ran', '; the seed ran') : ''}`,
           name: b.name,
           reused: b.reused,
           applied: b.applied,
@@ -271,7 +274,7 @@ export async function runCheck(
       // The pull request's migrations are its code: they run as the branch's own role where the
       // provider makes one (owner of the branch's objects, no superuser, no other database), unless
       // the base's configuration says admin. The role is made either way, so "before" is the same.
-      const confinedUrl = await confined(provider, branch, url);
+      const confinedUrl = await confined(provider, branch, url, unconfined);
       const runAs = asAdmin ? url : confinedUrl;
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
@@ -305,7 +308,7 @@ export async function runCheck(
         return {
           status: 'passed',
           // "as the admin" early: the PR comment's table shortens long summaries from the end.
-          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}`,
+          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}${elevated ? '' : note(branch)}`,
           applied: list,
           nodePgMigrate,
           ranAs,
@@ -314,7 +317,7 @@ export async function runCheck(
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : ''}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,
         applied: list,
         nodePgMigrate,
         ranAs,
@@ -356,7 +359,7 @@ export async function runCheck(
         const result = await proveReversibility({
           url: revUrl,
           // Asked again after each reset: a fresh copy needs its role's grants again.
-          runAs: () => confined(provider, names.reversibility, revUrl),
+          runAs: () => confined(provider, names.reversibility, revUrl, unconfined),
           asAdmin,
           migrations: newMigrations,
           headDir: headFiles,
@@ -370,7 +373,8 @@ export async function runCheck(
             await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: say });
           },
         });
-        return reversibilityOutcome(result.migrations, config.reversibility.requireDown);
+        const outcome = reversibilityOutcome(result.migrations, config.reversibility.requireDown);
+        return { ...outcome, summary: `${outcome.summary}${note(names.reversibility)}` };
       });
     };
     const suite = runStage(stages, 'suite', staged, async () => {
@@ -378,7 +382,7 @@ export async function runCheck(
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite));
+      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
       const result = await suiteStage(
         config,
         input.workspace,
@@ -390,7 +394,7 @@ export async function runCheck(
         input.onSuiteOutput,
       );
       cancelPoint(); // an aborted suite is a cancelled run, not a failed suite
-      return result;
+      return { ...result, summary: `${result.summary}${note(names.suite)}` };
     });
     // allSettled: never leave a stage running while `finally` removes its branch; each stage has
     // recorded its own outcome, so the first failure is rethrown only to stop the run.
@@ -475,9 +479,21 @@ export async function runCheck(
   }
 }
 
-/** The URL a pull request's code runs with on a branch: the branch's own role where the provider makes one. */
-async function confined(provider: BranchProvider, name: string, url: string): Promise<string> {
-  return (provider.confinedUri ? await provider.confinedUri(name) : null) ?? url;
+/**
+ * The URL a pull request's code runs with on a branch: the branch's own role where the provider
+ * makes one. Where it cannot (an admin without CREATEROLE, a provider without roles), the admin's
+ * URL, and the branch goes into `unconfined` so the stage's summary says so.
+ */
+async function confined(provider: BranchProvider, name: string, url: string, unconfined: Set<string>): Promise<string> {
+  const role = provider.confinedUri ? await provider.confinedUri(name) : null;
+  if (role !== null) return role;
+  unconfined.add(name);
+  return url;
+}
+
+/** Said in a stage's summary when the pull request's code there ran with the provider's own credentials. */
+export function unconfinedNote(provider: string): string {
+  return `; ran with the ${provider} provider's own credentials (it could not make a role confined to the branch, see docs/security.md)`;
 }
 
 const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);

@@ -99,7 +99,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       };
     }
     // Every report path was emptied in the fresh tree: whatever is there now, this run's suite wrote.
-    // The suite gets the branch's own role: it reaches this branch only (src/branches/server-ops.ts).
+    // The suite gets the branch's own role: it reaches this branch only (src/branches/branch-role.ts).
     const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
     const result = await time('prove:suite', () =>
       input.processes.run({
