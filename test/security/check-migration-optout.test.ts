@@ -111,6 +111,7 @@ it("with check.migrationsRole: admin on the base, the migrations run as the admi
   const log: string[] = [];
   const report = await checkBranch(dir, 'needs-admin', 32, t.provider, (l) => log.push(l));
 
+  expect([report.stages.baseline.status, report.stages.baseline.summary]).toEqual(['passed', expect.any(String)]);
   expect([report.stages.migrations.status, report.stages.migrations.ranAs]).toEqual(['passed', 'admin']);
   expect(report.stages.migrations.summary).toMatch(
     /^1 migration applied to pr-32 as the admin \(check\.migrationsRole: admin in \.github\/consort\.yml on main\) with node-pg-migrate /,

@@ -130,7 +130,7 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
   it('an ordinary one (table, index, pgcrypto, schema, enums, the base function replaced) passes, as the branch role', async () => {
     await commitBranch(dir, 'normal', { 'migrations/1700000000001_orders.sql': NORMAL });
     const report = await check('normal', 21);
-    expect(report.stages.baseline.status).toBe('passed');
+    expect([report.stages.baseline.status, report.stages.baseline.summary]).toEqual(['passed', expect.any(String)]);
     expect([report.stages.migrations.status, report.stages.migrations.summary]).toEqual(['passed', expect.any(String)]);
     expect(report.stages.migrations.ranAs).toBe('branch');
     expect(report.stages.migrations.summary).not.toMatch(/as the admin/);
