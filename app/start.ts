@@ -20,6 +20,7 @@ import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from './oc
 import { appProviders, repoProviders, type AppProviderSettings } from './providers.js';
 import { startRuntime, type AppRuntime } from './runtime.js';
 import { localGitRepo } from '../src/git/repo.js';
+import { squawkLinter } from '../src/lint/squawk.js';
 import { localProcessRunner } from '../src/process/runner.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { ensureStoreDatabase } from './store/db.js';
@@ -161,7 +162,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
-    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock },
+    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock, linter: squawkLinter },
   });
   await probot.load(consortApp(runtime.intake));
   const dashboard = settings.dashboard

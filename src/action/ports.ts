@@ -11,10 +11,9 @@ import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
 import { localGitRepo } from '../git/repo.js';
-import type { Clock } from '../ports/clock.js';
+import type { CheckPorts } from '../lanes/check/run.js';
+import { squawkLinter } from '../lint/squawk.js';
 import type { GitRepo } from '../ports/git.js';
-import type { Log } from '../ports/log.js';
-import type { ProcessRunner } from '../ports/process.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
 import { lineLog } from '../runtime/log.js';
@@ -99,11 +98,12 @@ export async function tddPorts(
  * log is the step's: every line scrubbed of secrets, debug lines shown with step debug logging on.
  * Warnings stay plain lines: a core.warning would become an annotation on the pull request.
  */
-export function checkPorts(): { git: GitRepo; processes: ProcessRunner; clock: Clock; log: Log } {
+export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitRepo } {
   return {
     git: localGitRepo,
     processes: localProcessRunner,
     clock: systemClock,
+    linter: squawkLinter,
     log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

@@ -1,12 +1,14 @@
 /**
  * The CLI's composition root for the lanes: the one place its adapters are built — git, the
- * process runner, the clock, and a log whose lines go to stderr (stdout is the command's result).
+ * process runner, the clock, the migration linter, and a log whose lines go to stderr (stdout is the command's result).
  * Loaded when a command runs, never for --help.
  */
 import { localGitRepo } from '../git/repo.js';
+import { squawkLinter } from '../lint/squawk.js';
 import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
+import type { Linter } from '../ports/linter.js';
 import type { Log } from '../ports/log.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -20,6 +22,7 @@ export interface CliPorts {
   processes: ProcessRunner;
   clock: Clock;
   log: Log;
+  linter: Linter;
 }
 
 export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
@@ -28,6 +31,7 @@ export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
     git: localGitRepo,
     processes: localProcessRunner,
     clock: systemClock,
+    linter: squawkLinter,
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };

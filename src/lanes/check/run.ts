@@ -19,6 +19,7 @@ import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
+import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -44,6 +45,8 @@ export interface CheckPorts {
   git: Pick<GitRepo, 'extractCommit'>;
   clock: Clock;
   log: Log;
+  /** Lints the new migrations (the lint stage). */
+  linter: Linter;
 }
 
 export interface CheckRunOptions {
@@ -58,11 +61,11 @@ const TEMP_TTL_MS = 3_600_000;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
-  const { provider, processes, git, clock, log, onSuiteOutput, signal, ...request } = input;
+  const { provider, processes, git, clock, log, linter, onSuiteOutput, signal, ...request } = input;
   const plan = await planCheck(request, log);
   return runCheck(
     plan,
-    { provider, processes, git, clock, log },
+    { provider, processes, git, clock, log, linter },
     { ...(onSuiteOutput ? { onSuiteOutput } : {}), ...(signal ? { signal } : {}) },
   );
 }
@@ -318,7 +321,7 @@ export async function runCheck(
 
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
-      lintStage(config, newMigrations, applied, serverVersion, baseRelations!),
+      lintStage(ports.linter, config, newMigrations, applied, serverVersion, baseRelations!),
     );
     if (migrations.status !== 'passed') {
       await lint;
