@@ -21,6 +21,7 @@ import { appProviders, repoProviders, type AppProviderSettings } from './provide
 import { startRuntime, type AppRuntime } from './runtime.js';
 import { localGitRepo } from '../src/git/repo.js';
 import { squawkLinter } from '../src/lint/squawk.js';
+import { pgSchemaReader } from '../src/schema/reader.js';
 import { localProcessRunner } from '../src/process/runner.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { ensureStoreDatabase } from './store/db.js';
@@ -162,7 +163,13 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
-    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock, linter: squawkLinter },
+    lanePorts: {
+      git: localGitRepo,
+      processes: localProcessRunner,
+      clock: systemClock,
+      linter: squawkLinter,
+      schemas: pgSchemaReader,
+    },
   });
   await probot.load(consortApp(runtime.intake));
   const dashboard = settings.dashboard

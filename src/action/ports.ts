@@ -13,6 +13,7 @@ import { localWorkspaces } from '../git/local-workspace.js';
 import { localGitRepo } from '../git/repo.js';
 import type { CheckPorts } from '../lanes/check/run.js';
 import { squawkLinter } from '../lint/squawk.js';
+import { pgSchemaReader } from '../schema/reader.js';
 import type { GitRepo } from '../ports/git.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
@@ -104,6 +105,7 @@ export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitR
     processes: localProcessRunner,
     clock: systemClock,
     linter: squawkLinter,
+    schemas: pgSchemaReader,
     log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

@@ -1,16 +1,18 @@
 /**
  * The CLI's composition root for the lanes: the one place its adapters are built — git, the
- * process runner, the clock, the migration linter, and a log whose lines go to stderr (stdout is the command's result).
+ * process runner, the clock, the migration linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
  * Loaded when a command runs, never for --help.
  */
 import { localGitRepo } from '../git/repo.js';
 import { squawkLinter } from '../lint/squawk.js';
+import { pgSchemaReader } from '../schema/reader.js';
 import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
 import type { Linter } from '../ports/linter.js';
 import type { Log } from '../ports/log.js';
 import type { ProcessRunner } from '../ports/process.js';
+import type { SchemaReader } from '../ports/schema-reader.js';
 import type { Workspace } from '../ports/workspace.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
@@ -23,6 +25,7 @@ export interface CliPorts {
   clock: Clock;
   log: Log;
   linter: Linter;
+  schemas: SchemaReader;
 }
 
 export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
@@ -32,6 +35,7 @@ export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
     processes: localProcessRunner,
     clock: systemClock,
     linter: squawkLinter,
+    schemas: pgSchemaReader,
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };

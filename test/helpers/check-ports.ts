@@ -2,6 +2,7 @@
 import { localGitRepo } from '../../src/git/repo.js';
 import type { CheckPorts } from '../../src/lanes/check/run.js';
 import { squawkLinter } from '../../src/lint/squawk.js';
+import { pgSchemaReader } from '../../src/schema/reader.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { systemClock } from '../../src/runtime/clock.js';
 import { silentLog } from '../../src/runtime/log.js';
@@ -12,4 +13,5 @@ export const testPorts: Omit<CheckPorts, 'provider'> = {
   clock: systemClock,
   log: silentLog,
   linter: squawkLinter,
+  schemas: pgSchemaReader,
 };

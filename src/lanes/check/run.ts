@@ -12,7 +12,6 @@ import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import { readRelations } from '../../lint/context.js';
 import { describeEngine } from '../../migrations/engine.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
 import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
@@ -22,10 +21,11 @@ import type { GitRepo } from '../../ports/git.js';
 import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
-import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
+import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { ensureBaseline, warmBaselinePool } from './baseline.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
@@ -47,6 +47,8 @@ export interface CheckPorts {
   log: Log;
   /** Lints the new migrations (the lint stage). */
   linter: Linter;
+  /** Reads the branches' catalogs (the schema diff, reversibility, lint's live tables). */
+  schemas: SchemaReader;
 }
 
 export interface CheckRunOptions {
@@ -61,11 +63,11 @@ const TEMP_TTL_MS = 3_600_000;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
-  const { provider, processes, git, clock, log, linter, onSuiteOutput, signal, ...request } = input;
+  const { provider, processes, git, clock, log, linter, schemas, onSuiteOutput, signal, ...request } = input;
   const plan = await planCheck(request, log);
   return runCheck(
     plan,
-    { provider, processes, git, clock, log, linter },
+    { provider, processes, git, clock, log, linter, schemas },
     { ...(onSuiteOutput ? { onSuiteOutput } : {}), ...(signal ? { signal } : {}) },
   );
 }
@@ -238,12 +240,11 @@ export async function runCheck(
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
     const runner = headRunner!;
-    const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
-      snapshotSchema(db, { ignoreTables: [config.migrations.table] });
+    const snapshotOf = (at: string) => ports.schemas.snapshot(at, { ignoreTables: [config.migrations.table] });
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
-    let baseRelations: Awaited<ReturnType<typeof readRelations>> | undefined;
+    let baseRelations: Set<string> | undefined;
     // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
     let before: SchemaSnapshot | undefined;
     let applied: AppliedMigration[] = [];
@@ -271,7 +272,7 @@ export async function runCheck(
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
-      [baseRelations, before] = await Promise.all([withClient(url, readRelations), withClient(url, snapshotOf)]);
+      [baseRelations, before] = await Promise.all([ports.schemas.relations(url), snapshotOf(url)]);
       cancelPoint();
       const r = await runner.apply({
         databaseUrl: runAs,
@@ -353,6 +354,7 @@ export async function runCheck(
           checkOrder: config.migrations.checkOrder,
           engine: engineUsed,
           runner,
+          schemas: ports.schemas,
           before: before!,
           reset: async () => {
             cancelPoint();
@@ -391,7 +393,7 @@ export async function runCheck(
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', staged, async () => {
-      const after = await withClient(url, snapshotOf);
+      const after = await snapshotOf(url);
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
