@@ -21,6 +21,7 @@ import { appProviders, repoProviders, type AppProviderSettings } from './provide
 import { startRuntime, type AppRuntime } from './runtime.js';
 import { localGitRepo } from '../src/git/repo.js';
 import { squawkLinter } from '../src/lint/squawk.js';
+import { nodePgMigrate } from '../src/migrations/runner.js';
 import { pgSchemaReader } from '../src/schema/reader.js';
 import { localProcessRunner } from '../src/process/runner.js';
 import { systemClock } from '../src/runtime/clock.js';
@@ -169,6 +170,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       clock: systemClock,
       linter: squawkLinter,
       schemas: pgSchemaReader,
+      migrations: nodePgMigrate,
     },
   });
   await probot.load(consortApp(runtime.intake));

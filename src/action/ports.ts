@@ -13,6 +13,7 @@ import { localWorkspaces } from '../git/local-workspace.js';
 import { localGitRepo } from '../git/repo.js';
 import type { CheckPorts } from '../lanes/check/run.js';
 import { squawkLinter } from '../lint/squawk.js';
+import { nodePgMigrate } from '../migrations/runner.js';
 import { pgSchemaReader } from '../schema/reader.js';
 import type { GitRepo } from '../ports/git.js';
 import { localProcessRunner } from '../process/runner.js';
@@ -50,6 +51,8 @@ export async function tddPorts(
     processes: localProcessRunner,
     agents: localAgentBackends,
     git: localGitRepo,
+    migrations: nodePgMigrate,
+    schemas: pgSchemaReader,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {
@@ -106,6 +109,7 @@ export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitR
     clock: systemClock,
     linter: squawkLinter,
     schemas: pgSchemaReader,
+    migrations: nodePgMigrate,
     log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

@@ -1,16 +1,18 @@
 /**
  * The CLI's composition root for the lanes: the one place its adapters are built — git, the
- * process runner, the clock, the migration linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
+ * process runner, the clock, the migration runner and linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
  * Loaded when a command runs, never for --help.
  */
 import { localGitRepo } from '../git/repo.js';
 import { squawkLinter } from '../lint/squawk.js';
+import { nodePgMigrate } from '../migrations/runner.js';
 import { pgSchemaReader } from '../schema/reader.js';
 import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
 import type { Linter } from '../ports/linter.js';
 import type { Log } from '../ports/log.js';
+import type { MigrationRunner } from '../ports/migration-runner.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { SchemaReader } from '../ports/schema-reader.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -26,6 +28,7 @@ export interface CliPorts {
   log: Log;
   linter: Linter;
   schemas: SchemaReader;
+  migrations: MigrationRunner;
 }
 
 export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
@@ -36,6 +39,7 @@ export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
     clock: systemClock,
     linter: squawkLinter,
     schemas: pgSchemaReader,
+    migrations: nodePgMigrate,
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };
@@ -47,6 +51,8 @@ export interface TddAdapters {
   processes: ProcessRunner;
   agents: AgentBackends;
   git: GitRepo;
+  migrations: MigrationRunner;
+  schemas: SchemaReader;
 }
 
 /** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
@@ -60,5 +66,7 @@ export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
     processes: localProcessRunner,
     agents: localAgentBackends,
     git: localGitRepo,
+    migrations: nodePgMigrate,
+    schemas: pgSchemaReader,
   };
 }

@@ -2,6 +2,7 @@
 import { localGitRepo } from '../../src/git/repo.js';
 import type { CheckPorts } from '../../src/lanes/check/run.js';
 import { squawkLinter } from '../../src/lint/squawk.js';
+import { nodePgMigrate } from '../../src/migrations/runner.js';
 import { pgSchemaReader } from '../../src/schema/reader.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { systemClock } from '../../src/runtime/clock.js';
@@ -14,4 +15,5 @@ export const testPorts: Omit<CheckPorts, 'provider'> = {
   log: silentLog,
   linter: squawkLinter,
   schemas: pgSchemaReader,
+  migrations: nodePgMigrate,
 };

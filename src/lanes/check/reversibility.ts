@@ -6,10 +6,10 @@
  */
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import { applyMigrations, type ApplyResult, type MigrationRunner } from '../../migrations/runner.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
 import { diffSchemas, isEmptyDiff } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
+import type { ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 
@@ -32,8 +32,8 @@ export interface ReversibilityInput {
    * fresh copy holding only them; without it they are reported as not checked.
    */
   reset?: () => Promise<void>;
-  /** Applies each step (default: `applyMigrations`, a child process per step for JS/TS). */
-  runner?: Pick<MigrationRunner, 'apply'>;
+  /** Applies each step: the run's session (one child for the lot), or the port itself (a child per step for JS/TS). */
+  runner: Pick<MigrationRunner, 'apply'>;
   /** Reads the branch's schema before and after each step. */
   schemas: SchemaReader;
   /** The baseline's schema when the caller has read it already (a fresh copy of the baseline has the same). */
@@ -89,7 +89,7 @@ async function provePass(
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
-  const apply = input.runner ? input.runner.apply.bind(input.runner) : applyMigrations;
+  const apply = input.runner.apply.bind(input.runner);
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
     apply({
       databaseUrl: input.runAs,

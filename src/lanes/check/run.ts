@@ -14,12 +14,12 @@ import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { describeEngine } from '../../migrations/engine.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
-import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
+import type { AppliedMigration, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -49,6 +49,8 @@ export interface CheckPorts {
   linter: Linter;
   /** Reads the branches' catalogs (the schema diff, reversibility, lint's live tables). */
   schemas: SchemaReader;
+  /** Applies migrations and resolves the project's node-pg-migrate (the plan's engine). */
+  migrations: MigrationRunner;
 }
 
 export interface CheckRunOptions {
@@ -63,11 +65,12 @@ const TEMP_TTL_MS = 3_600_000;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
-  const { provider, processes, git, clock, log, linter, schemas, onSuiteOutput, signal, ...request } = input;
-  const plan = await planCheck(request, log);
+  const { provider, processes, git, clock, log, linter, schemas, migrations, onSuiteOutput, signal, ...request } =
+    input;
+  const plan = await planCheck(request, { migrations, log });
   return runCheck(
     plan,
-    { provider, processes, git, clock, log, linter, schemas },
+    { provider, processes, git, clock, log, linter, schemas, migrations },
     { ...(onSuiteOutput ? { onSuiteOutput } : {}), ...(signal ? { signal } : {}) },
   );
 }
@@ -109,7 +112,7 @@ export async function runCheck(
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
-  let headRunner: MigrationRunner | undefined;
+  let headRunner: MigrationSession | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -187,7 +190,7 @@ export async function runCheck(
       // What planning could not read fails here, as reading it here would have.
       if (!plan.engine) throw plan.blocked!.error;
       // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
-      headRunner = openMigrationRunner();
+      headRunner = ports.migrations.open();
       headRunner.warm(plan.engine.engine, head);
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
@@ -201,6 +204,7 @@ export async function runCheck(
         rebuild: input.rebuildBaseline === true,
         env: input.env,
         processes,
+        migrations: ports.migrations,
         baseSeed: plan.baseSeed,
         engine: plan.engine.engine,
         ...(plan.baseline ? { name: plan.baseline } : {}),

@@ -6,6 +6,7 @@ import { startRuntime, type AppRuntime } from '../../../app/runtime.js';
 import { suiteEnvironment } from '../../../app/settings.js';
 import { localGitRepo } from '../../../src/git/repo.js';
 import { squawkLinter } from '../../../src/lint/squawk.js';
+import { nodePgMigrate } from '../../../src/migrations/runner.js';
 import { pgSchemaReader } from '../../../src/schema/reader.js';
 import { localProcessRunner } from '../../../src/process/runner.js';
 import { systemClock } from '../../../src/runtime/clock.js';
@@ -35,6 +36,7 @@ export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
       clock: systemClock,
       linter: squawkLinter,
       schemas: pgSchemaReader,
+      migrations: nodePgMigrate,
     },
     ...(o.workers === false ? { workers: false } : {}),
     // The sweep is run by hand in tests; its cron is set to once a year.
