@@ -12,7 +12,7 @@ import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { parseSqlSections } from '../../migrations/files.js';
-import type { AppliedMigration } from '../../migrations/runner.js';
+import type { AppliedMigration } from '../../ports/migration-runner.js';
 import type { Linter, LintFinding, LintInput } from '../../ports/linter.js';
 import type { Stages } from '../../report/check-report.js';
 
