@@ -20,6 +20,9 @@ import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from './oc
 import { appProviders, repoProviders, type AppProviderSettings } from './providers.js';
 import { startRuntime, type AppRuntime } from './runtime.js';
 import { localGitRepo } from '../src/git/repo.js';
+import { squawkLinter } from '../src/lint/squawk.js';
+import { nodePgMigrate } from '../src/migrations/runner.js';
+import { pgSchemaReader } from '../src/schema/reader.js';
 import { localProcessRunner } from '../src/process/runner.js';
 import { systemClock } from '../src/runtime/clock.js';
 import { ensureStoreDatabase } from './store/db.js';
@@ -161,7 +164,14 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
-    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock },
+    lanePorts: {
+      git: localGitRepo,
+      processes: localProcessRunner,
+      clock: systemClock,
+      linter: squawkLinter,
+      schemas: pgSchemaReader,
+      migrations: nodePgMigrate,
+    },
   });
   await probot.load(consortApp(runtime.intake));
   const dashboard = settings.dashboard

@@ -44,7 +44,7 @@ export interface AppLog {
 export type Lane = (input: CheckInput) => Promise<CheckReport>;
 
 /** The check lane's ports the App builds once (the provider is chosen per repository, the log per run). */
-export type LanePorts = Pick<CheckPorts, 'processes' | 'git' | 'clock'>;
+export type LanePorts = Omit<CheckPorts, 'provider' | 'log'>;
 
 /** The lane's log for one run: the App's log, every line naming the run. */
 export function runLog(log: AppLog, runId: number): Log {

@@ -11,10 +11,11 @@ import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
 import { localGitRepo } from '../git/repo.js';
-import type { Clock } from '../ports/clock.js';
+import type { CheckPorts } from '../lanes/check/run.js';
+import { squawkLinter } from '../lint/squawk.js';
+import { nodePgMigrate } from '../migrations/runner.js';
+import { pgSchemaReader } from '../schema/reader.js';
 import type { GitRepo } from '../ports/git.js';
-import type { Log } from '../ports/log.js';
-import type { ProcessRunner } from '../ports/process.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
 import { lineLog } from '../runtime/log.js';
@@ -50,6 +51,8 @@ export async function tddPorts(
     processes: localProcessRunner,
     agents: localAgentBackends,
     git: localGitRepo,
+    migrations: nodePgMigrate,
+    schemas: pgSchemaReader,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {
@@ -99,11 +102,14 @@ export async function tddPorts(
  * log is the step's: every line scrubbed of secrets, debug lines shown with step debug logging on.
  * Warnings stay plain lines: a core.warning would become an annotation on the pull request.
  */
-export function checkPorts(): { git: GitRepo; processes: ProcessRunner; clock: Clock; log: Log } {
+export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitRepo } {
   return {
     git: localGitRepo,
     processes: localProcessRunner,
     clock: systemClock,
+    linter: squawkLinter,
+    schemas: pgSchemaReader,
+    migrations: nodePgMigrate,
     log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

@@ -1,14 +1,20 @@
 /**
  * The CLI's composition root for the lanes: the one place its adapters are built — git, the
- * process runner, the clock, and a log whose lines go to stderr (stdout is the command's result).
+ * process runner, the clock, the migration runner and linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
  * Loaded when a command runs, never for --help.
  */
 import { localGitRepo } from '../git/repo.js';
+import { squawkLinter } from '../lint/squawk.js';
+import { nodePgMigrate } from '../migrations/runner.js';
+import { pgSchemaReader } from '../schema/reader.js';
 import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
+import type { Linter } from '../ports/linter.js';
 import type { Log } from '../ports/log.js';
+import type { MigrationRunner } from '../ports/migration-runner.js';
 import type { ProcessRunner } from '../ports/process.js';
+import type { SchemaReader } from '../ports/schema-reader.js';
 import type { Workspace } from '../ports/workspace.js';
 import { localProcessRunner } from '../process/runner.js';
 import { systemClock } from '../runtime/clock.js';
@@ -20,6 +26,9 @@ export interface CliPorts {
   processes: ProcessRunner;
   clock: Clock;
   log: Log;
+  linter: Linter;
+  schemas: SchemaReader;
+  migrations: MigrationRunner;
 }
 
 export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
@@ -28,6 +37,9 @@ export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
     git: localGitRepo,
     processes: localProcessRunner,
     clock: systemClock,
+    linter: squawkLinter,
+    schemas: pgSchemaReader,
+    migrations: nodePgMigrate,
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };
@@ -39,6 +51,8 @@ export interface TddAdapters {
   processes: ProcessRunner;
   agents: AgentBackends;
   git: GitRepo;
+  migrations: MigrationRunner;
+  schemas: SchemaReader;
 }
 
 /** The TDD lane's adapters on this machine (loaded lazily, as the lane is, to keep start-up small). */
@@ -52,5 +66,7 @@ export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
     processes: localProcessRunner,
     agents: localAgentBackends,
     git: localGitRepo,
+    migrations: nodePgMigrate,
+    schemas: pgSchemaReader,
   };
 }

@@ -17,41 +17,9 @@ import { pinnedVersions } from '../tools/pinned-versions.js';
 import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } from '../tools/platform-packages.js';
 import { childEnv } from '../core/child-env.js';
 import { localProcessRunner } from '../process/runner.js';
+import type { Linter, LintFinding, LintInput, LintOptions, LintResult } from '../ports/linter.js';
 
-export type LintLevel = 'error' | 'warning';
-
-export interface LintFinding {
-  rule: string;
-  level: LintLevel;
-  message: string;
-  help?: string;
-  file: string;
-  /** 1-based line in the original migration file. */
-  line: number;
-  /** 1-based column, counted in JavaScript string units (UTF-16), as editors and GitHub do. */
-  column?: number;
-}
-
-export interface LintResult {
-  findings: LintFinding[];
-  squawkVersion: string;
-}
-
-export interface LintInput {
-  file: string;
-  sql: string;
-  /** Lines in the original file before `sql` starts (e.g. an Up section that begins later). */
-  lineOffset?: number;
-}
-
-export interface LintOptions {
-  exclude?: string[];
-  /** Opt-in rules that squawk leaves off by default (e.g. `require-table-schema`). */
-  include?: string[];
-  pgVersion?: string;
-  assumeInTransaction?: boolean;
-  timeoutMs?: number;
-}
+export type { LintFinding, LintInput, LintLevel, LintOptions, LintResult } from '../ports/linter.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const INSTALL_HINT =
@@ -253,3 +221,6 @@ export async function lintMigrations(inputs: LintInput[], options: LintOptions =
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** The Linter port's adapter: Squawk. */
+export const squawkLinter: Linter = { lint: lintMigrations };

@@ -7,71 +7,25 @@
 import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { ConsortError } from '../core/errors.js';
-import type { MigrationEngine } from './engine.js';
+import type {
+  AppliedMigration,
+  ApplyFailure,
+  ApplyOptions,
+  ApplyResult,
+  MigrationError,
+  MigrationRunner,
+  MigrationSession,
+} from '../ports/migration-runner.js';
+import { resolveEngine, type MigrationEngine } from './engine.js';
 import { readMigrationSet, type MigrationFile } from './files.js';
 
-export interface ApplyOptions {
-  databaseUrl: string;
-  dir: string;
-  direction: 'up' | 'down';
-  /** How many to run (node-pg-migrate's default: all pending up, one down). Not with `onlyNames`. */
-  count?: number;
-  migrationsTable: string;
-  migrationsSchema?: string;
-  /** Run exactly these migrations, one node-pg-migrate run each, in the order given. */
-  onlyNames?: readonly string[];
-  /**
-   * Default false: each migration commits on its own, so after a failure the earlier migrations stay
-   * applied and the report can say precisely which ones ran; a migration that opts out of
-   * transactions (`pgm.noTransaction()`, e.g. CREATE INDEX CONCURRENTLY) runs as written instead of
-   * node-pg-migrate breaking a shared transaction around it.
-   */
-  singleTransaction?: boolean;
-  /** Base for the `file` paths reported (default: the working directory). */
-  relativeTo?: string;
-  /** node-pg-migrate's checkOrder, as the project deploys (default true; false for `--no-check-order`). */
-  checkOrder?: boolean;
-  /** Which node-pg-migrate runs (default: the bundled one); see resolveEngine. */
-  engine?: MigrationEngine;
-}
-
-export interface MigrationError {
-  message: string;
-  /** The SQLSTATE when Postgres rejected a statement. */
-  code?: string;
-  /** 1-based character offset into `statement`, as Postgres reports it. */
-  position?: number;
-  /** 1-based line in the migration file, when the statement text can be found in it. */
-  line?: number;
-  detail?: string;
-  hint?: string;
-}
-
-export type ApplyFailure =
-  /** Postgres rejected a statement the migration sent. */
-  | { kind: 'statement'; name: string; file: string; statement: string; error: MigrationError }
-  /**
-   * `script`: the migration's own code threw before sending SQL. `down-unavailable`: down is
-   * `false` (or a SQL file has no Down section) or node-pg-migrate cannot infer it. `order`:
-   * checkOrder found this not-yet-run migration sorting before one already run.
-   */
-  | { kind: 'script' | 'down-unavailable' | 'order'; name: string; file: string; error: MigrationError }
-  /** node-pg-migrate could not load the directory (a JS syntax error, a file it cannot order, a ran migration's file gone). */
-  | { kind: 'load'; name?: string; file?: string; error: MigrationError };
-
-export type ApplyResult =
-  | { ok: true; applied: AppliedMigration[]; log: string[] }
-  | { ok: false; failed: ApplyFailure; applied: AppliedMigration[]; log: string[] };
-
-export interface AppliedMigration {
-  name: string;
-  file: string;
-  /** The statements the migration sent, without node-pg-migrate's BEGIN/COMMIT and bookkeeping. */
-  sql: string[];
-  durationMs: number;
-  /** Whether it ran inside a transaction (false after `pgm.noTransaction()`). */
-  transactional: boolean;
-}
+export type {
+  AppliedMigration,
+  ApplyFailure,
+  ApplyOptions,
+  ApplyResult,
+  MigrationError,
+} from '../ports/migration-runner.js';
 
 /** The migration being run; `marked` once its INSERT/DELETE on the migrations table went out. */
 interface Live {
@@ -351,18 +305,10 @@ export function needsChild(
 }
 
 /**
- * Applies migrations step after step with one child process for the lot (started once, its engine
- * and TypeScript loader loaded once), where `applyMigrations` starts one per call: what the PR lane
- * uses for a side's migrations. SQL alone still runs here. `close` ends the child.
+ * A session (the MigrationRunner port's `open`): one child process for the lot, started once,
+ * its engine and TypeScript loader loaded once; SQL alone still runs here.
  */
-export interface MigrationRunner {
-  apply(options: ApplyOptions): Promise<ApplyResult>;
-  /** Start the child and load `engine` now, in the background, when these files will need it. */
-  warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
-  close(): Promise<void>;
-}
-
-export function openMigrationRunner(): MigrationRunner {
+export function openMigrationRunner(): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
   const theChild = async () => (child ??= new (await import('./isolated.js')).MigrationChild());
   let warming: Promise<unknown> = Promise.resolve();
@@ -457,3 +403,10 @@ async function releaseAfterFailure(client: pg.Client): Promise<void> {
   await client.query('ROLLBACK').catch(() => undefined);
   await client.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
 }
+
+/** The MigrationRunner port's adapter: node-pg-migrate, in a child process for the repository's own code. */
+export const nodePgMigrate: MigrationRunner = {
+  apply: applyMigrations,
+  open: openMigrationRunner,
+  resolveEngine,
+};

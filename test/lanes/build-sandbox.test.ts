@@ -42,6 +42,8 @@ it('keeps a sandbox between turns, and forks it afresh once invalidated', async 
     config,
     ws: await workspaceAt(repo.dir),
     git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

@@ -52,7 +52,7 @@ it("names the baseline with the project's node-pg-migrate, as the run names it, 
   await writeFile(path.join(pkg, 'package.json'), JSON.stringify({ name: 'node-pg-migrate', version: '7.9.1' }));
   await writeFile(path.join(pkg, 'index.js'), 'module.exports = {};\n');
   const config = defaultConfig();
-  const plan = await planCheck(request(config));
+  const plan = await planCheck(request(config), testPorts);
   const named = (engine?: { source: 'project' | 'bundled'; version: string }) =>
     baselineName({
       config,
@@ -88,7 +88,7 @@ it('a seed file that cannot be read blocks the plan, and the run fails its basel
     database: { ...defaultConfig().database, seed: { kind: 'file', path: 'seed.sql' } },
   };
   // The base side carries no seed text: the workspace's file is read, and it is not there.
-  const plan = await planCheck(request(config));
+  const plan = await planCheck(request(config), testPorts);
   expect(plan).toMatchObject({ ok: true, baseline: null, blocked: { stage: 'baseline', reason: 'seed' } });
   const json = checkPlanJson(plan);
   expect(json.blocked).toEqual({
@@ -136,7 +136,7 @@ it('base without the seed file yet is no block: nothing is seeded, and the plan 
     ...defaultConfig(),
     database: { ...defaultConfig().database, seed: { kind: 'file', path: 'seed.sql' } },
   };
-  const plan = await planCheck(request(config, { ref: 'main', sha: null, migrations: BASE, seed: null }));
+  const plan = await planCheck(request(config, { ref: 'main', sha: null, migrations: BASE, seed: null }), testPorts);
   expect(plan.blocked).toBeNull();
   expect(plan.baseSeed).toBeNull();
   expect(checkPlanJson(plan)).toMatchObject({

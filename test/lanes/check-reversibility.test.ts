@@ -10,6 +10,8 @@ import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
 import { proveReversibility } from '../../src/lanes/check/reversibility.js';
+import { nodePgMigrate } from '../../src/migrations/runner.js';
+import { pgSchemaReader } from '../../src/schema/reader.js';
 import { reversibilityOutcome } from '../../src/lanes/check/run.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -45,6 +47,8 @@ async function prove(withReset: boolean) {
       migrations,
       table: 'pgmigrations',
       headDir: { dir: path.join(HISTORY, 'migrations'), relativeTo: HISTORY },
+      schemas: pgSchemaReader,
+      runner: nodePgMigrate,
       ...(withReset ? { reset } : {}),
     }),
   );

@@ -196,16 +196,19 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
       const before = await branchNames();
       const { config, source } = await loadConfig(repo.dir);
       const { base, head } = await resolveSides(localGitRepo, repo.dir, config, { base: 'main' }, () => undefined);
-      const plan = await planCheck({
-        workspace: repo.dir,
-        config,
-        configSource: source,
-        base,
-        head,
-        pr: 12,
-        env: process.env,
-        toolVersion: 'test',
-      });
+      const plan = await planCheck(
+        {
+          workspace: repo.dir,
+          config,
+          configSource: source,
+          base,
+          head,
+          pr: 12,
+          env: process.env,
+          toolVersion: 'test',
+        },
+        testPorts,
+      );
       expect(plan).toMatchObject({
         ok: true,
         newMigrations: ['1730000400000_add_customer_phone'],

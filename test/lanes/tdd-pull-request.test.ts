@@ -252,6 +252,25 @@ describe('runOnPullRequest, before the branch', () => {
     agents: { command: noAgent, openai: noAgent, claude: noAgent, codex: noAgent },
     // Any method of the GitRepo port throws.
     git: new Proxy({} as PullRequestPorts['git'], { get: () => noGit }),
+    migrations: {
+      apply: async () => {
+        throw new Error('no migration runs before the checkout');
+      },
+      open: () => {
+        throw new Error('no migration runs before the checkout');
+      },
+      resolveEngine: async () => {
+        throw new Error('no migration runs before the checkout');
+      },
+    },
+    schemas: {
+      snapshot: async () => {
+        throw new Error('no schema is read before the checkout');
+      },
+      relations: async () => {
+        throw new Error('no schema is read before the checkout');
+      },
+    },
     policy,
     remote: {
       checkout: async (ref) => {

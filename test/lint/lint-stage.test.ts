@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { lintStage } from '../../src/lanes/check/lint-stage.js';
+import { squawkLinter } from '../../src/lint/squawk.js';
 import { readRelations } from '../../src/lint/context.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
@@ -49,7 +50,7 @@ async function lintHistory() {
       url,
       async (db) => (await db.query<{ v: string }>('SHOW server_version')).rows[0]!.v,
     );
-    return lintStage(ConsortConfigSchema.parse({}), all.slice(1), pr.applied, version, relations);
+    return lintStage(squawkLinter, ConsortConfigSchema.parse({}), all.slice(1), pr.applied, version, relations);
   } finally {
     await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
   }

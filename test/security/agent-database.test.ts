@@ -70,6 +70,8 @@ beforeAll(async () => {
     config,
     ws: await workspaceAt(dir),
     git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
     env: process.env,
     processes: localProcessRunner,
     baseCommit,

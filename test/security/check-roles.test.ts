@@ -160,16 +160,19 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     const main = (await t.provider.get('main'))!.database;
     // Every database the check will make is named by its plan, before it runs (branch databases are `<namespace>_<branch>`).
     const request = { workspace: dir, config, configSource: source, base, head, pr: 7, toolVersion: 'test' };
-    const planned = await planCheck({ ...request, env: {} });
+    const planned = await planCheck({ ...request, env: {} }, testPorts);
     const baseline = databaseName(`${t.namespace}_`, planned.baseline!);
     databases = { pr: databaseName(`${t.namespace}_`, planned.branches.branch), baseline, main };
-    const plan = await planCheck({
-      ...request,
-      env: {
-        PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(','),
-        PROBE_ADMIN: new URL(t.adminUrl).username || 'postgres',
+    const plan = await planCheck(
+      {
+        ...request,
+        env: {
+          PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(','),
+          PROBE_ADMIN: new URL(t.adminUrl).username || 'postgres',
+        },
       },
-    });
+      testPorts,
+    );
     expect(plan.baseline).toBe(planned.baseline);
     const report = await runCheck(plan, { ...testPorts, provider });
     expect(report.stages.suite).toMatchObject({ status: 'passed' });

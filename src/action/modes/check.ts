@@ -69,7 +69,7 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
       // Nothing closes a merge group's or a push's branch later: remove it at the end.
       cleanup: sides.pr === null,
     },
-    ports.log,
+    ports,
   );
   await prepareTools(providerName(inputs, config), true);
 

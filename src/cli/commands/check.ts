@@ -117,7 +117,7 @@ export function checkCommand(ctx: Ctx): Command {
           cleanup: flags.cleanup === true,
           rebuildBaseline: flags.rebuildBaseline === true,
         },
-        ports.log,
+        ports,
       );
       if (flags.dryRun) {
         // No provider is opened, so nothing starts and no URL is needed.

@@ -119,7 +119,7 @@ export function demoCommand(ctx: Ctx): Command {
                 toolVersion: VERSION,
                 cleanup: true,
               },
-              ports.log,
+              ports,
             );
             if (plan.baseline) baselines.add(plan.baseline);
             const report = await runCheck(plan, { ...ports, provider });

@@ -11,10 +11,10 @@ import { ConsortError } from '../../core/errors.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
-import { applyMigrations } from '../../migrations/runner.js';
 import { childEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
+import type { MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
 
@@ -30,6 +30,8 @@ export interface BaselineInput {
   env: NodeJS.ProcessEnv;
   /** Starts the seed command. */
   processes: ProcessRunner;
+  /** Applies base's migrations. */
+  migrations: Pick<MigrationRunner, 'apply'>;
   /**
    * The seed file as base has it (a PR that adds a table and seeds it must not seed base's
    * schema with it): a string, or null when base has no seed file yet (then nothing is seeded).
@@ -154,7 +156,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
       ttlMs: BASELINE_TTL_MS,
       prepare: async (url, untrusted) => {
         if (input.rebuild) await emptyDatabase(url);
-        const result = await applyMigrations({
+        const result = await input.migrations.apply({
           databaseUrl: url,
           dir: input.baseDir.dir,
           relativeTo: input.baseDir.relativeTo,

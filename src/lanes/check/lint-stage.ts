@@ -10,10 +10,10 @@ import { noteReason, statementAt, type BaseRelations } from '../../lint/context.
 import { locateStatements } from '../../lint/locate.js';
 import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
-import { lintMigrations, type LintFinding, type LintInput } from '../../lint/squawk.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { parseSqlSections } from '../../migrations/files.js';
-import type { AppliedMigration } from '../../migrations/runner.js';
+import type { AppliedMigration } from '../../ports/migration-runner.js';
+import type { Linter, LintFinding, LintInput } from '../../ports/linter.js';
 import type { Stages } from '../../report/check-report.js';
 
 type Finding = Stages['lint']['findings'][number];
@@ -81,6 +81,7 @@ export function firstSyntaxErrors<F extends Pick<LintFinding, 'rule' | 'file' | 
 }
 
 export async function lintStage(
+  linter: Linter,
   config: ConsortConfig,
   migrations: readonly MigrationFile[],
   applied: readonly AppliedMigration[],
@@ -106,7 +107,7 @@ export async function lintStage(
       const inputs = linted.filter((l) => l.transactional === inTx).map((l) => l.input);
       return inputs.length === 0
         ? undefined
-        : lintMigrations(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: inTx });
+        : linter.lint(inputs, { exclude: config.lint.rules, pgVersion: serverVersion, assumeInTransaction: inTx });
     }),
   );
   const result = {

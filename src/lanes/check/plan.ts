@@ -12,11 +12,12 @@ import type { SideSettings } from './base-settings.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
 import { isConsortError } from '../../core/errors.js';
-import { resolveEngine, type MigrationEngine } from '../../migrations/engine.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
 import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
+import type { MigrationRunner } from '../../ports/migration-runner.js';
 import { baselineName, readSeed } from './baseline.js';
 
 export interface CheckSide {
@@ -109,13 +110,17 @@ export interface PlanReadings {
 const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' && x !== null && 'error' in x;
 
 /** Read what the plan depends on, then decide it. Reads no database and starts no server. */
-export async function planCheck(request: CheckRequest, log?: Log): Promise<CheckPlan> {
+export async function planCheck(
+  request: CheckRequest,
+  ports: { migrations: Pick<MigrationRunner, 'resolveEngine'>; log?: Log },
+): Promise<CheckPlan> {
+  const { log } = ports;
   const sets = migrationSets(request);
   const say = (line: string) => log?.info(line);
   const engine = await (async (): Promise<PlanReadings['engine']> => {
     try {
       // The project's own node-pg-migrate when it has one: what its deploy applies.
-      const resolved = await resolveEngine(request.workspace, { env: request.env, log: say });
+      const resolved = await ports.migrations.resolveEngine(request.workspace, { env: request.env, log: say });
       const ts = await prepareTypeScript(
         resolved,
         request.workspace,

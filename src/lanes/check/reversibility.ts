@@ -4,14 +4,14 @@
  * the snapshot before that migration, then apply them all again and compare with the first pass.
  * node-pg-migrate's own `redo` compares nothing; this is what makes a down migration trustworthy.
  */
-import { withClient } from '../../db/sql.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import { applyMigrations, type ApplyResult, type MigrationRunner } from '../../migrations/runner.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
 import { diffSchemas, isEmptyDiff } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
-import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
+import type { ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
+import type { SchemaSnapshot } from '../../schema/snapshot.js';
 
 export interface ReversibilityInput {
   /** The throwaway branch, as the admin: its schema is read with it. */
@@ -37,8 +37,10 @@ export interface ReversibilityInput {
    * fresh copy holding only them; without it they are reported as not checked.
    */
   reset?: () => Promise<void>;
-  /** Applies each step (default: `applyMigrations`, a child process per step for JS/TS). */
-  runner?: Pick<MigrationRunner, 'apply'>;
+  /** Applies each step: the run's session (one child for the lot), or the port itself (a child per step for JS/TS). */
+  runner: Pick<MigrationRunner, 'apply'>;
+  /** Reads the branch's schema before and after each step. */
+  schemas: SchemaReader;
   /** The baseline's schema when the caller has read it already (a fresh copy of the baseline has the same). */
   before?: SchemaSnapshot;
 }
@@ -56,7 +58,7 @@ const DETAIL_LIMIT = 4000;
 const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restored', 'down-failed']);
 
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
-  const snapshot = () => withClient(input.url, (db) => snapshotSchema(db, { ignoreTables: [input.table] }));
+  const snapshot = () => input.schemas.snapshot(input.url, { ignoreTables: [input.table] });
   const verdicts: Verdicts = new Map();
   const as = async (): Promise<{ confined: string; migrate: string }> => {
     const confined = input.runAs ? await input.runAs() : input.url;
@@ -95,7 +97,7 @@ async function provePass(
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
 ): Promise<{ stoppedAt: number; applyFailed?: string }> {
-  const apply = input.runner ? input.runner.apply.bind(input.runner) : applyMigrations;
+  const apply = input.runner.apply.bind(input.runner);
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
     apply({
       databaseUrl: input.runAs,

@@ -12,19 +12,20 @@ import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import { readRelations } from '../../lint/context.js';
 import { describeEngine } from '../../migrations/engine.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
-import { openMigrationRunner, type AppliedMigration, type MigrationRunner } from '../../migrations/runner.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
+import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
+import type { AppliedMigration, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
-import { snapshotSchema, type SchemaSnapshot } from '../../schema/snapshot.js';
+import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { ensureBaseline, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
@@ -45,6 +46,12 @@ export interface CheckPorts {
   git: Pick<GitRepo, 'extractCommit'>;
   clock: Clock;
   log: Log;
+  /** Lints the new migrations (the lint stage). */
+  linter: Linter;
+  /** Reads the branches' catalogs (the schema diff, reversibility, lint's live tables). */
+  schemas: SchemaReader;
+  /** Applies migrations and resolves the project's node-pg-migrate (the plan's engine). */
+  migrations: MigrationRunner;
 }
 
 export interface CheckRunOptions {
@@ -59,11 +66,12 @@ const TEMP_TTL_MS = 3_600_000;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
-  const { provider, processes, git, clock, log, onSuiteOutput, signal, ...request } = input;
-  const plan = await planCheck(request, log);
+  const { provider, processes, git, clock, log, linter, schemas, migrations, onSuiteOutput, signal, ...request } =
+    input;
+  const plan = await planCheck(request, { migrations, log });
   return runCheck(
     plan,
-    { provider, processes, git, clock, log },
+    { provider, processes, git, clock, log, linter, schemas, migrations },
     { ...(onSuiteOutput ? { onSuiteOutput } : {}), ...(signal ? { signal } : {}) },
   );
 }
@@ -105,7 +113,7 @@ export async function runCheck(
   let release: (() => Promise<void>) | undefined;
   let workdir: Workdir | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
-  let headRunner: MigrationRunner | undefined;
+  let headRunner: MigrationSession | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -186,7 +194,7 @@ export async function runCheck(
       // What planning could not read fails here, as reading it here would have.
       if (!plan.engine) throw plan.blocked!.error;
       // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
-      headRunner = openMigrationRunner();
+      headRunner = ports.migrations.open();
       headRunner.warm(plan.engine.engine, head);
       const baseDir = await sideDir('base', input.base, base);
       headDir = await sideDir('head', input.head, head);
@@ -200,6 +208,7 @@ export async function runCheck(
         rebuild: input.rebuildBaseline === true,
         env: input.env,
         processes,
+        migrations: ports.migrations,
         baseSeed: plan.baseSeed,
         engine: plan.engine.engine,
         ...(plan.baseline ? { name: plan.baseline } : {}),
@@ -239,8 +248,7 @@ export async function runCheck(
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
     const runner = headRunner!;
-    const snapshotOf = (db: Parameters<typeof snapshotSchema>[0]) =>
-      snapshotSchema(db, { ignoreTables: [config.migrations.table] });
+    const snapshotOf = (at: string) => ports.schemas.snapshot(at, { ignoreTables: [config.migrations.table] });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
@@ -249,7 +257,7 @@ export async function runCheck(
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
-    let baseRelations: Awaited<ReturnType<typeof readRelations>> | undefined;
+    let baseRelations: Set<string> | undefined;
     // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
     let before: SchemaSnapshot | undefined;
     let applied: AppliedMigration[] = [];
@@ -279,7 +287,7 @@ export async function runCheck(
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
-      [baseRelations, before] = await Promise.all([withClient(url, readRelations), withClient(url, snapshotOf)]);
+      [baseRelations, before] = await Promise.all([ports.schemas.relations(url), snapshotOf(url)]);
       cancelPoint();
       const r = await runner.apply({
         databaseUrl: runAs,
@@ -334,7 +342,7 @@ export async function runCheck(
 
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
-      lintStage(config, newMigrations, applied, serverVersion, baseRelations!),
+      lintStage(ports.linter, config, newMigrations, applied, serverVersion, baseRelations!),
     );
     if (migrations.status !== 'passed') {
       await lint;
@@ -367,6 +375,7 @@ export async function runCheck(
           checkOrder: config.migrations.checkOrder,
           engine: engineUsed,
           runner,
+          schemas: ports.schemas,
           before: before!,
           reset: async () => {
             cancelPoint();
@@ -406,7 +415,7 @@ export async function runCheck(
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', staged, async () => {
-      const after = await withClient(url, snapshotOf);
+      const after = await snapshotOf(url);
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);

@@ -10,14 +10,14 @@ import pg from 'pg';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
-import { withClient } from '../../db/sql.js';
 import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
-import { applyMigrations, type ApplyResult } from '../../migrations/runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
+import type { ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
-import { qualifiedName, snapshotSchema } from '../../schema/snapshot.js';
+import { qualifiedName } from '../../schema/snapshot.js';
 import { ensureBaseline } from '../check/baseline.js';
 import { createWorkdir } from '../check/workdir.js';
 
@@ -33,6 +33,10 @@ export interface BranchKit {
   env: NodeJS.ProcessEnv;
   /** Starts the baseline's seed command. */
   processes: ProcessRunner;
+  /** Applies the migrations (the baseline's, and each branch's). */
+  migrations: Pick<MigrationRunner, 'apply'>;
+  /** Reads a branch's schema for the context pack. */
+  schemas: SchemaReader;
   /** The commit the feature started from. */
   baseCommit: string;
   time?: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
@@ -118,6 +122,7 @@ export function createBranches(kit: BranchKit) {
         rebuild: false,
         env: kit.env,
         processes: kit.processes,
+        migrations: kit.migrations,
       });
       if (outcome.ok) {
         if (poolSize > 0) await time('branch:pool', () => startPool(outcome.name));
@@ -193,7 +198,7 @@ export function createBranches(kit: BranchKit) {
     )
       return NOTHING_TO_APPLY;
     const as = (await confined(name, false)) ?? url;
-    return applyMigrations({
+    return kit.migrations.apply({
       databaseUrl: as,
       dir,
       direction: 'up',
@@ -231,7 +236,7 @@ export function createBranches(kit: BranchKit) {
     const print = await fingerprint(name, url);
     const cached = schemas.get(name);
     if (cached !== undefined && cached.fingerprint === print) return cached.summary;
-    const summary = await schemaSummary(url, kit.config.migrations.table);
+    const summary = await schemaSummary(kit.schemas, url, kit.config.migrations.table);
     schemas.set(name, { fingerprint: print, summary });
     return summary;
   }
@@ -408,8 +413,12 @@ async function catalogFingerprint(db: pg.Client): Promise<string> {
 }
 
 /** Tables, columns, constraints and enums of a branch, for a context pack. */
-export async function schemaSummary(url: string, migrationsTable: string): Promise<SchemaSummary> {
-  const snap = await withClient(url, (db) => snapshotSchema(db, { ignoreTables: [migrationsTable] }));
+export async function schemaSummary(
+  schemas: SchemaReader,
+  url: string,
+  migrationsTable: string,
+): Promise<SchemaSummary> {
+  const snap = await schemas.snapshot(url, { ignoreTables: [migrationsTable] });
   return {
     tables: snap.tables.map((t) => ({
       name: qualifiedName(t.schema, t.name),

@@ -17,7 +17,9 @@ import { ConsortError } from '../../core/errors.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
+import type { MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
@@ -42,6 +44,10 @@ export interface BuildLaneInput {
   agents: AgentBackends;
   /** Reads commits without the work tree (the base's migrations). */
   git: GitRepo;
+  /** Applies the baseline's and each branch's migrations. */
+  migrations: MigrationRunner;
+  /** Reads a branch's schema for the context pack. */
+  schemas: SchemaReader;
   /** The agents' environment (default: env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Redacted from transcripts and summaries (default: the credential-looking values of agentEnv). */
@@ -209,6 +215,8 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       git: input.git,
       env: input.env,
       processes,
+      migrations: input.migrations,
+      schemas: input.schemas,
       baseCommit: file.baseCommit,
       time,
     }),

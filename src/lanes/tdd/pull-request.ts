@@ -19,8 +19,10 @@ import { type CommandRequest, mayCommand, react, refuse } from '../../github/com
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
+import type { MigrationRunner } from '../../ports/migration-runner.js';
 import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
 import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
@@ -112,6 +114,8 @@ export interface PullRequestPorts {
   processes: ProcessRunner;
   agents: AgentBackends;
   git: GitRepo;
+  migrations: MigrationRunner;
+  schemas: SchemaReader;
   /** Who may approve: read from the default branch before the pull request's branch is checked out. */
   policy: ApprovalPolicy;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
@@ -317,6 +321,8 @@ async function lane(
       processes: ports.processes,
       agents: ports.agents,
       git: ports.git,
+      migrations: ports.migrations,
+      schemas: ports.schemas,
       config,
       feature,
       provider,

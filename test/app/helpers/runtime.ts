@@ -5,6 +5,9 @@ import type { RepoProviders } from '../../../app/providers.js';
 import { startRuntime, type AppRuntime } from '../../../app/runtime.js';
 import { suiteEnvironment } from '../../../app/settings.js';
 import { localGitRepo } from '../../../src/git/repo.js';
+import { squawkLinter } from '../../../src/lint/squawk.js';
+import { nodePgMigrate } from '../../../src/migrations/runner.js';
+import { pgSchemaReader } from '../../../src/schema/reader.js';
 import { localProcessRunner } from '../../../src/process/runner.js';
 import { systemClock } from '../../../src/runtime/clock.js';
 import type { BranchProvider } from '../../../src/ports/branch-provider.js';
@@ -27,7 +30,14 @@ export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
     providers: o.providers,
     log: o.log ?? silentLog,
     ...(o.lane ? { lane: o.lane } : {}),
-    lanePorts: { git: localGitRepo, processes: localProcessRunner, clock: systemClock },
+    lanePorts: {
+      git: localGitRepo,
+      processes: localProcessRunner,
+      clock: systemClock,
+      linter: squawkLinter,
+      schemas: pgSchemaReader,
+      migrations: nodePgMigrate,
+    },
     ...(o.workers === false ? { workers: false } : {}),
     // The sweep is run by hand in tests; its cron is set to once a year.
     queue: {

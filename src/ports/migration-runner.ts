@@ -1,0 +1,97 @@
+/**
+ * What the lanes do with migrations: apply a directory's migrations to a branch (up or down, all or
+ * named ones), keep one runner for a run's many steps, and resolve which node-pg-migrate the
+ * project deploys with. The adapter is src/migrations/runner.ts (nodePgMigrate): node-pg-migrate's
+ * own runner, in a child process with the allow-listed basics whenever the migrations or the engine
+ * are the repository's code (src/migrations/isolated.ts). Reading migration files and planning them
+ * are pure and stay in src/migrations/ (files.ts, plan.ts).
+ */
+import type { MigrationEngine, ResolveEngineOptions } from '../migrations/engine.js';
+import type { MigrationFile } from '../migrations/files.js';
+
+export interface ApplyOptions {
+  databaseUrl: string;
+  dir: string;
+  direction: 'up' | 'down';
+  /** How many to run (node-pg-migrate's default: all pending up, one down). Not with `onlyNames`. */
+  count?: number;
+  migrationsTable: string;
+  migrationsSchema?: string;
+  /** Run exactly these migrations, one node-pg-migrate run each, in the order given. */
+  onlyNames?: readonly string[];
+  /**
+   * Default false: each migration commits on its own, so after a failure the earlier migrations stay
+   * applied and the report can say precisely which ones ran; a migration that opts out of
+   * transactions (`pgm.noTransaction()`, e.g. CREATE INDEX CONCURRENTLY) runs as written instead of
+   * node-pg-migrate breaking a shared transaction around it.
+   */
+  singleTransaction?: boolean;
+  /** Base for the `file` paths reported (default: the working directory). */
+  relativeTo?: string;
+  /** node-pg-migrate's checkOrder, as the project deploys (default true; false for `--no-check-order`). */
+  checkOrder?: boolean;
+  /** Which node-pg-migrate runs (default: the bundled one); see resolveEngine. */
+  engine?: MigrationEngine;
+}
+
+export interface MigrationError {
+  message: string;
+  /** The SQLSTATE when Postgres rejected a statement. */
+  code?: string;
+  /** 1-based character offset into `statement`, as Postgres reports it. */
+  position?: number;
+  /** 1-based line in the migration file, when the statement text can be found in it. */
+  line?: number;
+  detail?: string;
+  hint?: string;
+}
+
+export type ApplyFailure =
+  /** Postgres rejected a statement the migration sent. */
+  | { kind: 'statement'; name: string; file: string; statement: string; error: MigrationError }
+  /**
+   * `script`: the migration's own code threw before sending SQL. `down-unavailable`: down is
+   * `false` (or a SQL file has no Down section) or node-pg-migrate cannot infer it. `order`:
+   * checkOrder found this not-yet-run migration sorting before one already run.
+   */
+  | { kind: 'script' | 'down-unavailable' | 'order'; name: string; file: string; error: MigrationError }
+  /** node-pg-migrate could not load the directory (a JS syntax error, a file it cannot order, a ran migration's file gone). */
+  | { kind: 'load'; name?: string; file?: string; error: MigrationError };
+
+export type ApplyResult =
+  | { ok: true; applied: AppliedMigration[]; log: string[] }
+  | { ok: false; failed: ApplyFailure; applied: AppliedMigration[]; log: string[] };
+
+export interface AppliedMigration {
+  name: string;
+  file: string;
+  /** The statements the migration sent, without node-pg-migrate's BEGIN/COMMIT and bookkeeping. */
+  sql: string[];
+  durationMs: number;
+  /** Whether it ran inside a transaction (false after `pgm.noTransaction()`). */
+  transactional: boolean;
+}
+
+/**
+ * Applies migrations step after step with one child process for the lot (started once, its engine
+ * and TypeScript loader loaded once), where `applyMigrations` starts one per call: what the PR lane
+ * uses for a side's migrations. SQL alone still runs here. `close` ends the child.
+ */
+export interface MigrationSession {
+  apply(options: ApplyOptions): Promise<ApplyResult>;
+  /** Start the child and load `engine` now, in the background, when these files will need it. */
+  warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
+  close(): Promise<void>;
+}
+
+export interface MigrationRunner {
+  /**
+   * Apply a directory's migrations. A bad migration is a failed ApplyResult; only an unusable
+   * database (cannot connect, lock held elsewhere, connection lost) throws.
+   */
+  apply(options: ApplyOptions): Promise<ApplyResult>;
+  /** A session for many steps on one engine (the PR lane's head migrations); `close` it. */
+  open(): MigrationSession;
+  /** Which node-pg-migrate the project at `workspace` deploys with (its own, or the bundled one). */
+  resolveEngine(workspace: string, options?: ResolveEngineOptions): Promise<MigrationEngine>;
+}

@@ -1,0 +1,14 @@
+/**
+ * Reading a database's catalog: the snapshot the schema diff, the reversibility proof and the TDD
+ * lane's context pack compare, and the relations the lint stage treats as live. The adapter is
+ * src/schema/reader.ts (pgSchemaReader: catalog queries over a connection of its own); diffing and
+ * rendering snapshots are pure (src/schema/diff.ts, render.ts) and stay plain imports.
+ */
+import type { SchemaSnapshot, SnapshotOptions } from '../schema/snapshot.js';
+
+export interface SchemaReader {
+  /** The catalog snapshot of the database at `url` (credentials in it: never log it unmasked). */
+  snapshot(url: string, options?: SnapshotOptions): Promise<SchemaSnapshot>;
+  /** Its tables, views and materialized views, each as `schema.name` and as `name`. */
+  relations(url: string): Promise<Set<string>>;
+}
