@@ -1,7 +1,7 @@
 /**
  * The CLI's composition root for the lanes: the one place its adapters are built — git, the
  * process runner, the clock, the migration runner and linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
- * Loaded when a command runs, never for --help.
+ * Loaded when a command runs (a dynamic import), never for --help: it loads the adapters.
  */
 import { localGitRepo } from '../git/repo.js';
 import { squawkLinter } from '../lint/squawk.js';

@@ -4,7 +4,6 @@ import { terminalConfirm } from '../confirm.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
 import { GATE_NAMES } from './run.js';
-import { tddAdapters } from '../ports.js';
 import type { Ctx } from './lane.js';
 
 export function approveCommand(ctx: Ctx): Command {
@@ -19,7 +18,7 @@ export function approveCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const { approveGate, resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
-      const { workspace } = await tddAdapters(c);
+      const { workspace } = await (await import('../ports.js')).tddAdapters(c);
       const approval = await approveGate({
         ws: workspace,
         feature,

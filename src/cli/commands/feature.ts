@@ -3,7 +3,6 @@ import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
-import { tddAdapters } from '../ports.js';
 import type { Ctx } from './lane.js';
 
 export function featureCommand(ctx: Ctx): Command {
@@ -19,7 +18,7 @@ export function featureCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       const { createFeature } = await import('../../lanes/tdd/feature.js');
       const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
-      const { workspace } = await tddAdapters(c);
+      const { workspace } = await (await import('../ports.js')).tddAdapters(c);
       const created = await createFeature(workspace, slug, request);
       if (c.json) printJson(c.io, created);
       else

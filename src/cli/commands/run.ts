@@ -6,7 +6,6 @@ import type { Effect } from '../../conductor/effects.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
-import { tddAdapters } from '../ports.js';
 import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
 
 interface RunFlags {
@@ -97,7 +96,7 @@ export function runLaneCommand(ctx: Ctx): Command {
       const { planBuildRun, runBuildLane } = await import('../../lanes/tdd/index.js');
       const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
-      const adapters = await tddAdapters(c);
+      const adapters = await (await import('../ports.js')).tddAdapters(c);
       const effects = await planBuildRun({
         workspace: adapters.workspace,
         config,
