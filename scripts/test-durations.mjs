@@ -34,7 +34,10 @@ const result = JSON.parse(readFileSync(input, 'utf8'));
 const files = {};
 for (const file of result.testResults ?? []) {
   const seconds = (file.perfStats?.runtime ?? file.endTime - file.startTime) / 1000;
-  files[path.relative(root, file.name).split(path.sep).join('/')] = Math.round(seconds * 10) / 10;
+  // Relative to the repository the run was made in (it may be another checkout of it).
+  let rel = path.relative(root, file.name).split(path.sep).join('/');
+  if (rel.startsWith('../')) rel = file.name.slice(file.name.search(/\/test\/.*\.test\.ts$/) + 1);
+  files[rel] = Math.round(seconds * 10) / 10;
 }
 const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1)));
 const out = path.join(root, 'test', 'setup', 'durations.json');

@@ -105,6 +105,11 @@ describe('dist/index.js: failures and refusals', () => {
   it('fails a migration that does not reverse (bad-down)', async () => {
     const r = await run({ repo: await scenario('bad-down'), inputs: { ...QUICK, comment: 'off' } });
     expect(r.code).toBe(1);
+    // No stage may have errored (its summary says why, if one did under load).
+    const stages = (r.report as { stages: Record<string, { status: string; summary?: string }> }).stages;
+    expect(Object.entries(stages).flatMap(([k, v]) => (v.status === 'error' ? [`${k}: ${v.summary}`] : []))).toEqual(
+      [],
+    );
     expect(r.report).toMatchObject({ conclusion: 'failure', stages: { reversibility: { status: 'failed' } } });
     expect(r.stdout).toMatch(
       /^::error title=Consort%3A not reversible \(not-restored\),file=migrations\/1730000400000_add_loyalty_program\.sql::/m,
