@@ -19,12 +19,7 @@ import { GitHubHealth, observingFetch } from './github-watch.js';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY, type OctokitPolicy } from './octokit.js';
 import { appProviders, repoProviders, type AppProviderSettings } from './providers.js';
 import { startRuntime, type AppRuntime } from './runtime.js';
-import { localGitRepo } from '../src/git/repo.js';
-import { squawkLinter } from '../src/lint/squawk.js';
-import { nodePgMigrate } from '../src/migrations/runner.js';
-import { pgSchemaReader } from '../src/schema/reader.js';
-import { localProcessRunner } from '../src/process/runner.js';
-import { systemClock } from '../src/runtime/clock.js';
+import { localAdapters } from '../src/runtime/local-adapters.js';
 import { ensureStoreDatabase } from './store/db.js';
 import { parseAppSettings, suiteEnvironment, type AppSettings } from './settings.js';
 import { consortApp } from './index.js';
@@ -164,14 +159,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
       toolVersion: VERSION,
     }),
     ...(options.lane ? { lane: options.lane } : {}),
-    lanePorts: {
-      git: localGitRepo,
-      processes: localProcessRunner,
-      clock: systemClock,
-      linter: squawkLinter,
-      schemas: pgSchemaReader,
-      migrations: nodePgMigrate,
-    },
+    lanePorts: localAdapters,
   });
   await probot.load(consortApp(runtime.intake));
   const dashboard = settings.dashboard

@@ -31,7 +31,9 @@ import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { scenarioRepo, PACKAGE_ROOT } from '../lib/src/demo/scenarios.js';
 import { resolveSides } from '../lib/src/cli/commands/check.js';
-import { runCheck } from '../lib/src/lanes/check/run.js';
+import { check } from '../lib/src/lanes/check/run.js';
+import { localAdapters } from '../lib/src/runtime/local-adapters.js';
+import { lineLog } from '../lib/src/runtime/log.js';
 import { applyMigrations } from '../lib/src/migrations/runner.js';
 import { resolveEngine } from '../lib/src/migrations/engine.js';
 import { prepareTypeScript } from '../lib/src/migrations/ts-loader.js';
@@ -138,7 +140,7 @@ async function benchHistory(key, provider, server) {
     const { config: loaded, source } = await loadConfig(h.dir);
     // The suite is the project's own time, the same with or without Consort: a no-op here.
     const config = { ...loaded, suite: { ...loaded.suite, command: 'true', reports: [] } };
-    const { base, head } = await resolveSides(h.dir, config, { base: 'main' }, () => undefined);
+    const { base, head } = await resolveSides(localAdapters.git, h.dir, config, { base: 'main' }, () => undefined);
     log(`${key}: ${head.migrations.length} migrations (${head.migrations.length - base.migrations.length} new)`);
     const lines = [];
     // --verbose: every provider call the check makes, timed.
@@ -161,6 +163,7 @@ async function benchHistory(key, provider, server) {
         })
       : provider;
     const input = {
+      ...localAdapters,
       workspace: h.dir,
       config,
       configSource: source,
@@ -170,10 +173,10 @@ async function benchHistory(key, provider, server) {
       provider: traced,
       env: process.env,
       toolVersion: 'bench',
-      log: (l) => (values.verbose ? log(`    ${l}`) : lines.push(l)),
+      log: lineLog((l) => (values.verbose ? log(`    ${l}`) : lines.push(l))),
     };
     log('  cold check (builds the baseline)…');
-    const cold = await runCheck(input);
+    const cold = await check(input);
     if (cold.conclusion === 'error' || cold.stages.migrations.status !== 'passed')
       throw new Error(`the check did not run: ${JSON.stringify(cold.error ?? cold.stages, null, 1).slice(0, 2000)}`);
     // Background pool refills, if any, are not the next check's time.
@@ -181,7 +184,7 @@ async function benchHistory(key, provider, server) {
     const warm = [];
     for (let i = 0; i < runs; i++) {
       const w0 = performance.now();
-      const r = await runCheck(input);
+      const r = await check(input);
       const wall = Math.round(performance.now() - w0);
       if (r.conclusion !== cold.conclusion) throw new Error(`a warm check concluded ${r.conclusion}`);
       warm.push({

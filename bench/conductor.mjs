@@ -30,8 +30,7 @@ import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { loadConfig } from '../lib/src/config/load.js';
 import { localWorkspaces } from '../lib/src/git/local-workspace.js';
-import { localGitRepo } from '../lib/src/git/repo.js';
-import { localProcessRunner } from '../lib/src/process/runner.js';
+import { localAdapters } from '../lib/src/runtime/local-adapters.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { runBuildLane } from '../lib/src/lanes/tdd/index.js';
 import { createFeature } from '../lib/src/lanes/tdd/feature.js';
@@ -96,9 +95,11 @@ async function runMode(provider, mode) {
     const started = performance.now();
     const result = await runBuildLane({
       workspace,
-      processes: localProcessRunner,
+      processes: localAdapters.processes,
       agents: localAgentBackends,
-      git: localGitRepo,
+      git: localAdapters.git,
+      migrations: localAdapters.migrations,
+      schemas: localAdapters.schemas,
       config: parsed,
       feature,
       provider: counted,

@@ -10,14 +10,9 @@ import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
-import { localGitRepo } from '../git/repo.js';
 import type { CheckPorts } from '../lanes/check/run.js';
-import { squawkLinter } from '../lint/squawk.js';
-import { nodePgMigrate } from '../migrations/runner.js';
-import { pgSchemaReader } from '../schema/reader.js';
 import type { GitRepo } from '../ports/git.js';
-import { localProcessRunner } from '../process/runner.js';
-import { systemClock } from '../runtime/clock.js';
+import { localAdapters } from '../runtime/local-adapters.js';
 import { lineLog } from '../runtime/log.js';
 import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
@@ -48,11 +43,11 @@ export async function tddPorts(
     repo: ctx.repo,
     workspace: ctx.workspace,
     workspaces: localWorkspaces,
-    processes: localProcessRunner,
+    processes: localAdapters.processes,
     agents: localAgentBackends,
-    git: localGitRepo,
-    migrations: nodePgMigrate,
-    schemas: pgSchemaReader,
+    git: localAdapters.git,
+    migrations: localAdapters.migrations,
+    schemas: localAdapters.schemas,
     policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
     remote: {
       async checkout(ref) {
@@ -104,12 +99,7 @@ export async function tddPorts(
  */
 export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitRepo } {
   return {
-    git: localGitRepo,
-    processes: localProcessRunner,
-    clock: systemClock,
-    linter: squawkLinter,
-    schemas: pgSchemaReader,
-    migrations: nodePgMigrate,
+    ...localAdapters,
     log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
   };
 }

@@ -3,10 +3,6 @@
  * process runner, the clock, the migration runner and linter, the schema reader, and a log whose lines go to stderr (stdout is the command's result).
  * Loaded when a command runs (a dynamic import), never for --help: it loads the adapters.
  */
-import { localGitRepo } from '../git/repo.js';
-import { squawkLinter } from '../lint/squawk.js';
-import { nodePgMigrate } from '../migrations/runner.js';
-import { pgSchemaReader } from '../schema/reader.js';
 import type { AgentBackends } from '../ports/agent-backend.js';
 import type { Clock } from '../ports/clock.js';
 import type { GitRepo } from '../ports/git.js';
@@ -16,8 +12,7 @@ import type { MigrationRunner } from '../ports/migration-runner.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { SchemaReader } from '../ports/schema-reader.js';
 import type { Workspace } from '../ports/workspace.js';
-import { localProcessRunner } from '../process/runner.js';
-import { systemClock } from '../runtime/clock.js';
+import { localAdapters } from '../runtime/local-adapters.js';
 import { lineLog } from '../runtime/log.js';
 import type { CliContext } from './context.js';
 
@@ -34,12 +29,7 @@ export interface CliPorts {
 export function cliPorts(c: Pick<CliContext, 'io' | 'env'>): CliPorts {
   const err = (line: string) => c.io.err(line);
   return {
-    git: localGitRepo,
-    processes: localProcessRunner,
-    clock: systemClock,
-    linter: squawkLinter,
-    schemas: pgSchemaReader,
-    migrations: nodePgMigrate,
+    ...localAdapters,
     // CONSORT_DEBUG=1 shows the lanes' debug lines too.
     log: lineLog(err, c.env.CONSORT_DEBUG === '1' ? { debug: err } : {}),
   };
@@ -63,10 +53,10 @@ export async function tddAdapters(c: CliContext): Promise<TddAdapters> {
   ]);
   return {
     workspace: await localWorkspaces.open(c.root),
-    processes: localProcessRunner,
+    processes: localAdapters.processes,
     agents: localAgentBackends,
-    git: localGitRepo,
-    migrations: nodePgMigrate,
-    schemas: pgSchemaReader,
+    git: localAdapters.git,
+    migrations: localAdapters.migrations,
+    schemas: localAdapters.schemas,
   };
 }

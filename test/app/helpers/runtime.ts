@@ -1,15 +1,10 @@
 /** App runtimes for tests: the real store, queue and jobs, with short leases and fast polling. */
+import { localAdapters } from '../../../src/runtime/local-adapters.js';
 import type { GitHubPort } from '../../../src/ports/github.js';
 import { jobSettings, silentLog, type AppLog, type JobSettings, type Lane } from '../../../app/jobs/deps.js';
 import type { RepoProviders } from '../../../app/providers.js';
 import { startRuntime, type AppRuntime } from '../../../app/runtime.js';
 import { suiteEnvironment } from '../../../app/settings.js';
-import { localGitRepo } from '../../../src/git/repo.js';
-import { squawkLinter } from '../../../src/lint/squawk.js';
-import { nodePgMigrate } from '../../../src/migrations/runner.js';
-import { pgSchemaReader } from '../../../src/schema/reader.js';
-import { localProcessRunner } from '../../../src/process/runner.js';
-import { systemClock } from '../../../src/runtime/clock.js';
 import type { BranchProvider } from '../../../src/ports/branch-provider.js';
 
 export interface TestRuntimeOptions {
@@ -30,14 +25,7 @@ export function startTestRuntime(o: TestRuntimeOptions): Promise<AppRuntime> {
     providers: o.providers,
     log: o.log ?? silentLog,
     ...(o.lane ? { lane: o.lane } : {}),
-    lanePorts: {
-      git: localGitRepo,
-      processes: localProcessRunner,
-      clock: systemClock,
-      linter: squawkLinter,
-      schemas: pgSchemaReader,
-      migrations: nodePgMigrate,
-    },
+    lanePorts: localAdapters,
     ...(o.workers === false ? { workers: false } : {}),
     // The sweep is run by hand in tests; its cron is set to once a year.
     queue: {
