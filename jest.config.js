@@ -16,9 +16,6 @@ export default {
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
-  // Longest files first on a machine whose jest cache is empty (CI's): committed weights in
-  // test/setup/durations.json, regenerated with `npm run test:durations`.
-  testSequencer: '<rootDir>/test/setup/sequencer.mjs',
   // Three workers on the 2-core machines this runs on (jest's default there is one): most of a
   // file's time is spent waiting on PostgreSQL, git and child suites, which other files fill. The
   // whole suite on the idle 2-core box, 2026-12-01: 305.8 s with two workers, 264.9 s with three,
