@@ -149,6 +149,8 @@ describe('dist/index.js on a pull_request', () => {
         await t.cleanup();
       }
     },
+    // Two runs of the bundle (check, then cleanup) on a fresh Node each: minutes on a loaded 2-core CI box.
+    180_000,
   );
 
   it('checks the PR, reports everywhere, and keeps one sticky comment across pushes', async () => {
@@ -216,7 +218,7 @@ describe('dist/index.js on a pull_request', () => {
       expect(lines.indexOf(`::add-mask::${password}`)).toBeLessThan(lines.findIndex((l) => l.startsWith('▸ plan')));
     }
     expect(await readFile(action.npmCalls, 'utf8').catch(() => '')).toBe('');
-  });
+  }, 180_000);
 
   it('deletes the PR branch with mode: cleanup when the PR closes', async () => {
     const { provider } = await createLocalProvider({ dataDir });

@@ -4,7 +4,7 @@
  * whose pid now belongs to another process is neither "already running" nor signalled by stop.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
@@ -92,6 +92,19 @@ describe('a stale postmaster.pid naming another live process', () => {
   });
 });
 
+/**
+ * Replace a file the way a reader never sees half of it (PostgreSQL rewrites postmaster.pid in
+ * place, without truncating, so a real reader never does either): a sibling, then a rename, keeping
+ * the owner and mode the server gave it.
+ */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const { uid, gid, mode } = await stat(file);
+  const next = `${file}.next`;
+  await writeFile(next, text, { mode: mode & 0o777 });
+  await chown(next, uid, gid);
+  await rename(next, file);
+}
+
 describe('a server another process is still starting', () => {
   let dataDir: string;
   beforeAll(async () => {
@@ -112,7 +125,7 @@ describe('a server another process is still starting', () => {
     expect(lines[7]?.trim()).toBe('ready');
     const ready = lines[7]!;
     lines[7] = 'starting';
-    await writeFile(pidFile, lines.join('\n'));
+    await writeAtomically(pidFile, lines.join('\n'));
 
     const events: string[] = [];
     const second = new EmbeddedServer(dataDir).start().then((info) => {
@@ -123,7 +136,7 @@ describe('a server another process is still starting', () => {
     await new Promise((r) => setTimeout(r, 500));
     events.push('ready');
     lines[7] = ready;
-    await writeFile(pidFile, lines.join('\n'));
+    await writeAtomically(pidFile, lines.join('\n'));
     const info = await second;
     expect(events).toEqual(['ready', 'start returned']);
     expect(info.startedNow).toBe(false);

@@ -266,9 +266,7 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
   expect(await row.innerText()).toMatch(/git feature\/ui/);
 
   // Schema diff of the paired branch against its parent, through the command palette.
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Consort: Schema Diff Against Parent');
-  await page.keyboard.press('Enter');
+  await paletteCommand('Consort: Schema Diff Against Parent');
   await page.locator('.view-lines').filter({ hasText: 'table public.tags' }).waitFor({ timeout: 60_000 });
 
   // consort check on the working tree: a lint error becomes a diagnostic on the migration file.
@@ -276,9 +274,7 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
     path.join(repo, 'migrations', '003_required.sql'),
     '-- Up Migration\nALTER TABLE items ADD COLUMN sku int NOT NULL;\n-- Down Migration\nALTER TABLE items DROP COLUMN sku;\n',
   );
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Consort: Check Migrations');
-  await page.keyboard.press('Enter');
+  await paletteCommand('Consort: Check Migrations');
   await page
     .locator('.notifications-toasts')
     .filter({ hasText: 'Consort check: failure' })
@@ -295,6 +291,32 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
   expect(await readFile(path.join(repo, '.env'), 'utf8')).toBe(`DATABASE_URL=${mainUrl}\n`);
 }, 600_000);
 
+/**
+ * Run a command from the palette as a person does: F1, wait for the palette (under load it opens
+ * late, and keys typed before it would go to the focused editor or terminal), type, wait for the
+ * entry, Enter.
+ */
+async function paletteCommand(title: string): Promise<void> {
+  const input = page.locator('.quick-input-widget input');
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    if (await input.waitFor({ timeout: 10_000 }).then(() => true, () => false)) break;
+    if (attempt === 3) throw new Error('the command palette did not open');
+  }
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+}
+/** Wait for a row, refreshing the view by hand between looks (a file watcher may miss a write under load). */
+async function refreshedUntilVisible(row: Locator, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await row.waitFor({ timeout: 15_000 }).then(() => true, () => false)) return;
+    if (Date.now() > deadline) throw new Error('timed out waiting for the refreshed view');
+    await paletteCommand('Consort: Refresh');
+  }
+}
 /** A row of a tree view by the start of what a screen reader says of it (the items set it). */
 const treeRow = (spoken: string) => page.locator(`.monaco-list-row[aria-label^="${spoken}"]`);
 /** The Consort views in the side bar (clicking the icon of the container already shown would hide it). */
@@ -388,11 +410,9 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   await git('commit', '-qm', 'a feature waiting at its spec gate');
   await showConsort();
   // Refreshed by hand, as the records were written all at once (the view's watcher is for what changes later).
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Consort: Refresh');
-  await page.keyboard.press('Enter');
+  await paletteCommand('Consort: Refresh');
   const gate = treeRow('spec gate:');
-  await gate.waitFor({ timeout: 60_000 });
+  await refreshedUntilVisible(gate);
   expect(await gate.innerText()).toMatch(/waiting for approval/);
 
   // The row's own action button, as a person clicks it. The view refreshes as the feature's records
@@ -434,8 +454,6 @@ it('approves a gate from the TDD Lane view: the name asked, the confirmation typ
   expect(approval).toMatchObject({ approver: 'Ada Lovelace', proxy: false });
   expect(approval.hash.replace(/^sha256:/, '').startsWith(prefix!)).toBe(true);
   // The view shows the record.
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Consort: Refresh');
-  await page.keyboard.press('Enter');
-  await treeRow('spec gate:').filter({ hasText: 'approved by Ada Lovelace' }).waitFor({ timeout: 60_000 });
+  await paletteCommand('Consort: Refresh');
+  await refreshedUntilVisible(treeRow('spec gate:').filter({ hasText: 'approved by Ada Lovelace' }));
 }, 300_000);

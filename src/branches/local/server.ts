@@ -171,10 +171,13 @@ export class EmbeddedServer {
    */
   private async untilReady(info: ServerInfo): Promise<ServerInfo> {
     const deadline = Date.now() + 60_000;
+    // A look that catches postmaster.pid mid-write sees no pid: gone means gone twice in a row.
+    let gone = 0;
     for (;;) {
       const status = await this.postmasterStatus();
       if (status === 'ready' || status === 'standby') return info;
-      if ((await this.runningPid()) === null || Date.now() > deadline)
+      gone = (await this.runningPid()) === null ? gone + 1 : 0;
+      if (gone >= 2 || Date.now() > deadline)
         throw new ConsortError(
           'server-unavailable',
           `The embedded PostgreSQL is not ready (${status ?? 'no status'}).`,
