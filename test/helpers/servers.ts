@@ -112,6 +112,12 @@ export async function dropNamespace(adminUrl: string, namespace: string, catalog
   ]);
   for (const { datname } of rows)
     await query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`);
+  // The branches' own roles (branchRoleName: `<database>_role`) outlive their databases: server-wide.
+  const roles = await query<{ rolname: string }>(adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [
+    `${namespace}\\_%`,
+  ]);
+  for (const { rolname } of roles)
+    await query(adminUrl, `DROP ROLE IF EXISTS "${rolname.replace(/"/g, '""')}"`).catch(() => undefined);
   const catalogUrl = withDatabase(adminUrl, catalogDatabase);
   const catalog = await query<{ ok: boolean }>(adminUrl, 'SELECT true AS ok FROM pg_database WHERE datname = $1', [
     catalogDatabase,
