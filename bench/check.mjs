@@ -186,7 +186,14 @@ async function benchHistory(key, provider, server) {
       const w0 = performance.now();
       const r = await check(input);
       const wall = Math.round(performance.now() - w0);
-      if (r.conclusion !== cold.conclusion) throw new Error(`a warm check concluded ${r.conclusion}`);
+      if (r.conclusion !== cold.conclusion) {
+        const why = Object.entries(r.stages)
+          .filter(([, st]) => st.status !== 'passed')
+          .map(([k, st]) => `  ${k}: ${st.status}: ${st.summary}`);
+        throw new Error(
+          `a warm check concluded ${r.conclusion}${r.error ? ` (${r.error.message})` : ''}\n${why.join('\n')}`,
+        );
+      }
       warm.push({
         total: r.durationMs,
         wall,
