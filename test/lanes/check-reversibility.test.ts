@@ -12,7 +12,7 @@ import { readMigrationSet } from '../../src/migrations/files.js';
 import { proveReversibility } from '../../src/lanes/check/reversibility.js';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
 import { pgSchemaReader } from '../../src/schema/reader.js';
-import { reversibilityOutcome } from '../../src/lanes/check/run.js';
+import { reversibilityOutcome } from '../../src/lanes/check/reversibility-stage.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/shop-cjs');

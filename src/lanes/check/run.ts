@@ -32,7 +32,8 @@ import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
 import { planCheck, type CheckPlan, type CheckRequest, type CheckSide } from './plan.js';
-import { proveReversibility } from './reversibility.js';
+import { reversibilityStage, type ReversibilityOutcome } from './reversibility-stage.js';
+import { confined, unconfinedNote } from './confined.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
 import { createWorkdir, type Workdir } from './workdir.js';
@@ -114,6 +115,8 @@ export async function runCheck(
   let workdir: Workdir | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationSession | undefined;
+  // Reversibility's work, started beside the migrations: awaited before its branch is removed.
+  let reversibilityWork: Promise<ReversibilityOutcome> | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -170,6 +173,7 @@ export async function runCheck(
     }
     cancelPoint();
     const newMigrations = head.filter((m) => planned.newMigrations.includes(m.name));
+    const reversibilityRuns = config.reversibility.enabled && newMigrations.length > 0;
     const sideDir = async (
       name: string,
       side: CheckSide,
@@ -254,6 +258,35 @@ export async function runCheck(
     migrationsRole.log.forEach((line) => log.info(line));
     const asAdmin = migrationsRole.role === 'admin';
     const elevated = migrationsRole.reason;
+
+    // Reversibility works on a copy of the baseline, not on the PR branch: it starts now, beside the
+    // migrations, and is recorded only once they have applied. It shares the run's node-pg-migrate
+    // process (one request at a time): the branches, roles and catalog reads are what overlap.
+    const reversibilityStartedAt = clock.monotonicMs();
+    if (reversibilityRuns) {
+      temporary.push(names.reversibility);
+      reversibilityWork = reversibilityStage({
+        provider,
+        branch: names.reversibility,
+        baseline: baselineName,
+        ttlMs: TEMP_TTL_MS,
+        annotations,
+        migrations: newMigrations,
+        headDir: headFiles,
+        table: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
+        asAdmin,
+        requireDown: config.reversibility.requireDown,
+        runner,
+        schemas: ports.schemas,
+        unconfined,
+        cancelPoint,
+        onTerminated: say,
+      });
+      // Handled where it is awaited: the stage, or below when the migrations fail or the run stops.
+      reversibilityWork.catch(() => undefined);
+    }
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
@@ -346,6 +379,8 @@ export async function runCheck(
     );
     if (migrations.status !== 'passed') {
       await lint;
+      // What reversibility found on its copy is not reported: the migrations did not apply.
+      await reversibilityWork?.catch(() => undefined);
       skip(stages, ['reversibility', 'schemaDiff', 'suite'], 'not run: the migrations did not apply');
       return finish();
     }
@@ -359,32 +394,7 @@ export async function runCheck(
         stages.reversibility = { ...stages.reversibility, status: 'passed', summary: 'no new migrations' };
         return;
       }
-      await runStage(stages, 'reversibility', staged, async () => {
-        temporary.push(names.reversibility);
-        await provider.create({ name: names.reversibility, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
-        cancelPoint();
-        const revUrl = await provider.connectionUri(names.reversibility);
-        const result = await proveReversibility({
-          url: revUrl,
-          // Asked again after each reset: a fresh copy needs its role's grants again.
-          runAs: () => confined(provider, names.reversibility, revUrl, unconfined),
-          asAdmin,
-          migrations: newMigrations,
-          headDir: headFiles,
-          table: config.migrations.table,
-          checkOrder: config.migrations.checkOrder,
-          engine: engineUsed,
-          runner,
-          schemas: ports.schemas,
-          before: before!,
-          reset: async () => {
-            cancelPoint();
-            await provider.reset(names.reversibility, { terminateConnections: true, onTerminated: say });
-          },
-        });
-        const outcome = reversibilityOutcome(result.migrations, config.reversibility.requireDown);
-        return { ...outcome, summary: `${outcome.summary}${note(names.reversibility)}` };
-      });
+      await runStage(stages, 'reversibility', staged, () => reversibilityWork!, reversibilityStartedAt);
     };
     const suite = runStage(stages, 'suite', staged, async () => {
       temporary.push(names.suite);
@@ -451,6 +461,8 @@ export async function runCheck(
     return finish();
   } finally {
     input.signal?.removeEventListener('abort', forward);
+    // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
+    await reversibilityWork?.catch(() => undefined);
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
@@ -486,63 +498,6 @@ export async function runCheck(
       stages,
     };
   }
-}
-
-/**
- * The URL a pull request's code runs with on a branch: the branch's own role where the provider
- * makes one. Where it cannot (an admin without CREATEROLE, a provider without roles), the admin's
- * URL, and the branch goes into `unconfined` so the stage's summary says so.
- */
-async function confined(provider: BranchProvider, name: string, url: string, unconfined: Set<string>): Promise<string> {
-  const role = provider.confinedUri ? await provider.confinedUri(name) : null;
-  if (role !== null) return role;
-  unconfined.add(name);
-  return url;
-}
-
-/** Said in a stage's summary when the pull request's code there ran with the provider's own credentials. */
-export function unconfinedNote(provider: string): string {
-  return `; ran with the ${provider} provider's own credentials (it could not make a role confined to the branch, see docs/security.md)`;
-}
-
-const FAILED_VERDICTS: ReadonlySet<string> = new Set(['missing-down', 'not-restored', 'down-failed', 'reapply-failed']);
-
-/**
- * The stage's status and summary. "do not reverse" counts only migrations that were checked and
- * failed; unchecked ones are counted apart (and fail the stage: nothing was proven), and a
- * migration declared irreversible fails it only when the configuration requires downs.
- */
-export function reversibilityOutcome(
-  migrations: Stages['reversibility']['migrations'],
-  requireDown: boolean,
-): Pick<Stages['reversibility'], 'status' | 'summary' | 'migrations'> {
-  const names = (ms: typeof migrations): string => ms.map((m) => m.name).join(', ');
-  const failed = migrations.filter(
-    (m) => FAILED_VERDICTS.has(m.verdict) || (requireDown && m.verdict === 'irreversible'),
-  );
-  const unchecked = migrations.filter((m) => m.verdict === 'not-checked');
-  const declared = migrations.filter((m) => m.verdict === 'irreversible');
-  const reversible = migrations.filter((m) => m.verdict === 'reversible').length;
-  const notes = [
-    ...(declared.length > 0
-      ? [
-          `${declared.length} declared irreversible${requireDown ? ' (reversibility.requireDown: true)' : ''}: ${names(declared)}`,
-        ]
-      : []),
-    ...(unchecked.length > 0
-      ? [
-          `${unchecked.length} not checked: ${names(unchecked)}${unchecked[0]?.detail ? ` (${unchecked[0].detail})` : ''}`,
-        ]
-      : []),
-  ];
-  const tail = notes.length > 0 ? `; ${notes.join('; ')}` : '';
-  if (failed.length > 0) {
-    const list = failed.map((m) => `${m.name} (${m.verdict})`).join(', ');
-    return { status: 'failed', summary: `${failed.length} migration(s) do not reverse: ${list}${tail}`, migrations };
-  }
-  if (unchecked.length > 0)
-    return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
-  return { status: 'passed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
 }
 
 /** Never migrate the wrong database: the branch URL must reach the branch's own database. */

@@ -49,9 +49,11 @@ export async function runStage<K extends StageName>(
   name: K,
   ports: { log: Log; clock: Clock },
   fn: () => Promise<Partial<Stages[K]> & { status: StageStatus; summary: string }>,
+  /** When the stage's work really began (clock.monotonicMs), if before this call: its duration counts from then. */
+  startedAtMs?: number,
 ): Promise<Stages[K]> {
   const { log, clock } = ports;
-  const t0 = clock.monotonicMs();
+  const t0 = startedAtMs ?? clock.monotonicMs();
   log.info(`▸ ${name}…`);
   let result: Partial<Stages[K]> & { status: StageStatus; summary: string };
   try {
