@@ -90,6 +90,12 @@ export class JsonServer {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
+  /** Forget the request log and any faults not yet served (the emulator's reset). */
+  reset(): void {
+    this.exchanges.length = 0;
+    this.faults.length = 0;
+  }
+
   fail(fault: Fault): void {
     this.faults.push({ ...fault, left: fault.times ?? 1 });
   }

@@ -38,6 +38,12 @@ export interface LakebaseEmulatorOptions {
   bug?: 'parent-host' | 'parent-database';
   /** False: only Databricks identities' tokens log in, not native Postgres roles' passwords (default true). */
   nativeLogin?: boolean;
+  /**
+   * The service's clock (epoch ms; default Date.now): token and login expiry, operation delays, the
+   * rate limit's refill, create and delete times. A test shares a virtual clock (test/emulators/clock.ts)
+   * with the client, so simulated seconds pass without waiting for them.
+   */
+  now?: () => number;
 }
 
 interface EmuBranch {
@@ -73,7 +79,7 @@ export class LakebaseEmulator {
   private readonly ops = new Map<string, EmuOp>();
   private readonly oauth = new Map<string, number>();
   private readonly logins = new Map<string, { expires: number; user: string }>();
-  readonly o: Required<
+  o: Required<
     Omit<LakebaseEmulatorOptions, 'bug' | 'token' | 'clientId' | 'clientSecret' | 'rateLimit' | 'nativeLogin'>
   > &
     LakebaseEmulatorOptions;
@@ -83,7 +89,11 @@ export class LakebaseEmulator {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(options: LakebaseEmulatorOptions = {}) {
-    this.o = {
+    this.o = LakebaseEmulator.settle(options);
+  }
+
+  private static settle(options: LakebaseEmulatorOptions): LakebaseEmulator['o'] {
+    return {
       project: 'consort-emu',
       userName: 'ci@example.com',
       oauthTtlSec: 3600,
@@ -92,8 +102,13 @@ export class LakebaseEmulator {
       opDelayMs: 0,
       pageSize: 2,
       maxBranches: 50,
+      now: () => Date.now(),
       ...options,
     };
+  }
+
+  private now(): number {
+    return this.o.now();
   }
 
   /** Branches that are not deleted. */
@@ -126,7 +141,7 @@ export class LakebaseEmulator {
         id: 'production',
         source: null,
         database,
-        created: new Date(),
+        created: new Date(this.now()),
         expires: null,
         ready: true,
         isDefault: true,
@@ -137,6 +152,41 @@ export class LakebaseEmulator {
       await this.stop().catch(() => undefined);
       throw e;
     }
+    return this;
+  }
+
+  /**
+   * Back to the state `start` leaves, with new options, without a new server or project: every
+   * branch but the default one (and its database and endpoints) removed, tokens, logins, operations,
+   * rate-limit buckets, counters, the request log and unserved faults forgotten. For a file whose
+   * tests each want a fresh service but need not pay for a new default branch's database each; the
+   * default branch's data is kept, so tests sharing an emulator must not write to it. The project
+   * cannot change (it is in the default branch's names).
+   */
+  async reset(options: LakebaseEmulatorOptions = {}): Promise<this> {
+    const project = this.o.project;
+    this.o = LakebaseEmulator.settle(options);
+    if (this.o.project !== project) throw new Error('reset cannot change the project');
+    for (const [key, e] of this.endpoints)
+      if (e.branch !== 'production') {
+        await e.proxy.close();
+        this.endpoints.delete(key);
+      }
+    for (const [id, b] of this.branches)
+      if (!b.isDefault) {
+        this.branches.delete(id);
+        await this.dbs.drop(b.database);
+      }
+    const production = this.branches.get('production');
+    if (!production || this.endpoints.size !== 1) throw new Error('the default branch or its endpoint is gone');
+    production.created = new Date(this.now());
+    this.ops.clear();
+    this.oauth.clear();
+    this.logins.clear();
+    this.buckets.clear();
+    this.expiredTokenHits = 0;
+    this.rateLimited = 0;
+    this.server.reset();
     return this;
   }
 
@@ -153,7 +203,7 @@ export class LakebaseEmulator {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (token && token === this.o.token) return this.o.userName;
     const expires = token ? this.oauth.get(token) : undefined;
-    if (expires !== undefined && expires > Date.now()) return this.o.clientId!;
+    if (expires !== undefined && expires > this.now()) return this.o.clientId!;
     if (expires !== undefined) this.expiredTokenHits++;
     throw err(401, 'UNAUTHENTICATED', expires !== undefined ? 'Token expired' : 'Invalid access token');
   }
@@ -221,7 +271,7 @@ export class LakebaseEmulator {
   private throttle(user: string): void {
     const limit = this.o.rateLimit;
     if (!limit) return;
-    const now = Date.now();
+    const now = this.now();
     const b = this.buckets.get(user) ?? { tokens: limit.burst, at: now };
     b.tokens = Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.perSecond);
     b.at = now;
@@ -245,7 +295,7 @@ export class LakebaseEmulator {
       throw new HttpReply(401, { error: 'invalid_client', error_description: 'Client authentication failed' });
     }
     const token = `dapi-oauth-${randomBytes(12).toString('hex')}`;
-    this.oauth.set(token, Date.now() + this.o.oauthTtlSec * 1000);
+    this.oauth.set(token, this.now() + this.o.oauthTtlSec * 1000);
     return {
       status: 200,
       body: { access_token: token, token_type: 'Bearer', expires_in: this.o.oauthTtlSec, scope: 'all-apis' },
@@ -257,7 +307,7 @@ export class LakebaseEmulator {
     if (![...this.endpoints.values()].some((e) => this.endpointName(e) === name))
       throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Endpoint ${name} does not exist`);
     const token = `lb-login-${randomBytes(16).toString('hex')}`;
-    const expires = Date.now() + this.o.credentialTtlSec * 1000;
+    const expires = this.now() + this.o.credentialTtlSec * 1000;
     this.logins.set(token, { expires, user });
     return { status: 200, body: { token, expire_time: new Date(expires).toISOString() } };
   }
@@ -298,7 +348,7 @@ export class LakebaseEmulator {
     if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400))
       throw err(400, 'INVALID_PARAMETER_VALUE', 'ttl must be between 1s and 30 days');
     const database = await this.dbs.create(source.database);
-    const created = new Date();
+    const created = new Date(this.now());
     const expires = ttl
       ? new Date(created.getTime() + ttl * 1000)
       : spec.expire_time
@@ -341,14 +391,14 @@ export class LakebaseEmulator {
       this.branches.delete(id);
       await this.dbs.drop(branch.database);
     } else {
-      branch.deleted = new Date();
+      branch.deleted = new Date(this.now());
     }
     return this.operation(`projects/${this.o.project}/branches/${id}`, () => ({}));
   }
 
   private operation(resource: string, result: () => unknown): Res {
     const name = `${resource}/operations/${randomUUID()}`;
-    this.ops.set(name, { name, polls: 0, started: Date.now(), result });
+    this.ops.set(name, { name, polls: 0, started: this.now(), result });
     return { status: 200, body: { name, done: false, metadata: {} } };
   }
 
@@ -356,7 +406,7 @@ export class LakebaseEmulator {
     const op = this.ops.get(name);
     if (!op) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Operation ${name} does not exist`);
     op.polls++;
-    if (op.polls < this.o.opPolls || Date.now() - op.started < this.o.opDelayMs)
+    if (op.polls < this.o.opPolls || this.now() - op.started < this.o.opDelayMs)
       return { status: 200, body: { name, done: false } };
     return { status: 200, body: { name, done: true, response: op.result() } };
   }
@@ -365,7 +415,7 @@ export class LakebaseEmulator {
     const proxy = await startPgProxy(async (user, password, database) => {
       const login = this.logins.get(password);
       // A Databricks identity's token, or the password of a native Postgres role made with SQL.
-      const token = login !== undefined && login.expires > Date.now() && login.user === user;
+      const token = login !== undefined && login.expires > this.now() && login.user === user;
       if (!token && !(this.o.nativeLogin !== false && (await sqlRoleLogin(user, password))))
         return { ok: false, code: '28P01', message: `password authentication failed for user "${user}"` };
       if (database !== 'databricks_postgres')

@@ -110,8 +110,13 @@ export async function dropNamespace(adminUrl: string, namespace: string, catalog
   const rows = await query<{ datname: string }>(adminUrl, 'SELECT datname FROM pg_database WHERE datname LIKE $1', [
     `${namespace}\\_%`,
   ]);
-  for (const { datname } of rows)
-    await query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`);
+  // A few at a time: on PostgreSQL 15 every DROP DATABASE forces a checkpoint, and drops that overlap share one.
+  for (let i = 0; i < rows.length; i += 8)
+    await Promise.all(
+      rows
+        .slice(i, i + 8)
+        .map(({ datname }) => query(adminUrl, `DROP DATABASE IF EXISTS "${datname.replace(/"/g, '""')}" WITH (FORCE)`)),
+    );
   // The branches' own roles (branchRoleName: `<database>_role`) outlive their databases: server-wide.
   const roles = await query<{ rolname: string }>(adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname LIKE $1', [
     `${namespace}\\_%`,

@@ -7,34 +7,46 @@ import { createLakebaseProvider, type LakebaseProviderOptions } from '../../../s
 import { parseLakebaseSettings } from '../../../src/branches/lakebase/settings.js';
 import { STAGE_PREFIX } from '../../../src/branches/cloud/tree.js';
 import type { CloudBranchProvider } from '../../../src/branches/cloud/provider.js';
-import { fastClock } from '../../emulators/clock.js';
+import { fastClock, virtualClock, type VirtualClock } from '../../emulators/clock.js';
 import { LakebaseEmulator, type LakebaseEmulatorOptions } from '../../emulators/lakebase.js';
 import { query } from '../../helpers/servers.js';
 
 const M2M = { clientId: 'sp-5e1f', clientSecret: 'dose-oauth-secret-0042' };
 
+/**
+ * The emulator the tests below share (the contract tests have their own: they write to main): the
+ * first one starts it, each later one resets it (every branch but the default one dropped, tokens,
+ * logs and faults forgotten, its own options), so no test pays for a new default branch's database.
+ */
+let shared: LakebaseEmulator | undefined;
+afterAll(async () => {
+  await shared?.stop();
+});
+
+/**
+ * A fresh provider on the shared emulator, both on one virtual clock: simulated waits (token
+ * lifetimes, slow operations, Retry-After, the rate limit's refill) pass without real time.
+ */
 async function withLakebase<T>(
   emuOptions: LakebaseEmulatorOptions,
-  fn: (p: CloudBranchProvider, emu: LakebaseEmulator, logs: string[]) => Promise<T>,
+  fn: (p: CloudBranchProvider, emu: LakebaseEmulator, logs: string[], clock: VirtualClock) => Promise<T>,
   providerOptions: LakebaseProviderOptions = {},
   env: (emu: LakebaseEmulator) => NodeJS.ProcessEnv = (emu) => emu.env(),
 ): Promise<T> {
-  const emu = await new LakebaseEmulator({ ...M2M, ...emuOptions }).start();
+  const clock = virtualClock();
+  const options = { ...M2M, now: clock.now, ...emuOptions };
+  const emu = shared ? await shared.reset(options) : (shared = await new LakebaseEmulator(options).start());
   const logs: string[] = [];
+  const provider = createLakebaseProvider(parseLakebaseSettings(env(emu)), {
+    clock,
+    sslMode: 'disable',
+    log: (l) => logs.push(l),
+    ...providerOptions,
+  });
   try {
-    const provider = createLakebaseProvider(parseLakebaseSettings(env(emu)), {
-      clock: fastClock(),
-      sslMode: 'disable',
-      log: (l) => logs.push(l),
-      ...providerOptions,
-    });
-    try {
-      return await fn(provider, emu, logs);
-    } finally {
-      await provider.close();
-    }
+    return await fn(provider, emu, logs, clock);
   } finally {
-    await emu.stop();
+    await provider.close();
   }
 }
 
@@ -198,10 +210,10 @@ describe('lakebase: the BranchProvider contract', () => {
 
 describe('lakebase: authentication and tokens', () => {
   it('refreshes the OAuth token before it expires, and the database login token too', () =>
-    withLakebase({ oauthTtlSec: 2, credentialTtlSec: 2 }, async (p, emu) => {
+    withLakebase({ oauthTtlSec: 2, credentialTtlSec: 2 }, async (p, emu, _logs, clock) => {
       const first = await p.connectionUri('main');
       expect(await query(first, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
-      await new Promise((r) => setTimeout(r, 2100));
+      clock.advance(2100);
       await expect(query(first, 'SELECT 1')).rejects.toThrow(/password authentication failed/); // the old login expired
       const second = await p.connectionUri('main');
       expect(second).not.toBe(first);
@@ -270,9 +282,7 @@ describe('lakebase: authentication and tokens', () => {
 
 describe('lakebase: service failures', () => {
   it('retries 429 and 503 honouring Retry-After, on calls and on operation polls', () =>
-    withLakebase({}, async (p, emu) => {
-      const clock = fastClock();
-      const provider = createLakebaseProvider(parseLakebaseSettings(emu.env()), { clock, sslMode: 'disable' });
+    withLakebase({}, async (p, emu, _logs, clock) => {
       emu.server.fail({
         method: 'POST',
         path: /\/branches$/,
@@ -288,11 +298,10 @@ describe('lakebase: service failures', () => {
         headers: { 'retry-after': '1' },
         times: 2,
       });
-      await provider.create({ name: 'retried' });
+      await p.create({ name: 'retried' });
       expect(clock.sleeps).toEqual(expect.arrayContaining([3000, 1000]));
       expect(emu.server.pendingFaults()).toBe(0);
       expect(await p.get('retried')).toBeDefined();
-      await provider.close();
     }));
 
   it('stops at the branch limit with what to do', () =>
@@ -318,20 +327,16 @@ describe('lakebase: service failures', () => {
     }));
 
   it('retries RESOURCE_EXHAUSTED (the per-user rate limit, HTTP 429) like any 429, and gets everything done', () =>
-    withLakebase(
-      { rateLimit: { burst: 2, perSecond: 10 } },
-      async (p, emu) => {
-        await p.create({ name: 'pr-7-rev' });
-        await p.create({ name: 'pr-7-suite', parent: 'pr-7-rev' });
-        expect(emu.rateLimited).toBeGreaterThan(0);
-        expect((await p.delete('pr-7-rev', { recursive: true })).sort()).toEqual(['pr-7-rev', 'pr-7-suite']);
-        expect(emu.live()).toEqual(['production']);
-        expect(emu.server.count('POST', /\/branches$/)).toBe(
-          emu.server.sent('POST', /\/branches$/).filter((e) => e.status === 429).length + 2,
-        );
-      },
-      { clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 100))) } },
-    ));
+    withLakebase({ rateLimit: { burst: 2, perSecond: 10 } }, async (p, emu) => {
+      await p.create({ name: 'pr-7-rev' });
+      await p.create({ name: 'pr-7-suite', parent: 'pr-7-rev' });
+      expect(emu.rateLimited).toBeGreaterThan(0);
+      expect((await p.delete('pr-7-rev', { recursive: true })).sort()).toEqual(['pr-7-rev', 'pr-7-suite']);
+      expect(emu.live()).toEqual(['production']);
+      expect(emu.server.count('POST', /\/branches$/)).toBe(
+        emu.server.sent('POST', /\/branches$/).filter((e) => e.status === 429).length + 2,
+      );
+    }));
 
   it('after a run of RESOURCE_EXHAUSTED it says it was rate-limited, not out of quota', () =>
     withLakebase(
@@ -378,7 +383,7 @@ describe('lakebase: service failures', () => {
           message: expect.stringContaining('creating branch stuck'),
         });
       },
-      { poll: { initialDelayMs: 5, maxDelayMs: 10, timeoutMs: 300 } },
+      { poll: { timeoutMs: 30_000 } },
     ));
 });
 
@@ -517,16 +522,12 @@ describe('lakebase: a create whose answer is lost is neither repeated nor leaked
     }));
 
   it('waits out slow operations', () =>
-    withLakebase(
-      { opDelayMs: 400 },
-      async (p, emu) => {
-        const started = Date.now();
-        await p.create({ name: 'slow' });
-        expect(Date.now() - started).toBeGreaterThanOrEqual(400);
-        expect(emu.live()).toContain('slow');
-      },
-      { clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 50))) } },
-    ));
+    withLakebase({ opDelayMs: 30_000 }, async (p, emu, _logs, clock) => {
+      const started = clock.now();
+      await p.create({ name: 'slow' });
+      expect(clock.now() - started).toBeGreaterThanOrEqual(30_000);
+      expect(emu.live()).toContain('slow');
+    }));
 });
 
 describe('lakebase: verification before anything writes', () => {
