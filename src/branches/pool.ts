@@ -125,10 +125,23 @@ export async function fingerprint(db: Queryable, database: string): Promise<stri
   return rows[0]?.f ?? undefined;
 }
 
+/** Drops databases a pool no longer holds (their rows already gone); by default one after another on `db`. */
+export type DropDatabases = (db: Queryable, databases: readonly string[]) => Promise<void>;
+
+const oneByOne: DropDatabases = async (db, databases) => {
+  for (const d of databases) await dropDatabase(db, d, true);
+};
+
 export class Pools {
   constructor(
     private readonly namespace: string,
     private readonly databasePrefix: string,
+    /**
+     * How copies are dropped: the provider drops them side by side on connections of its own (on
+     * PostgreSQL 15 and older every DROP DATABASE waits for a checkpoint, which drops under way
+     * together share).
+     */
+    private readonly dropDatabases: DropDatabases = oneByOne,
   ) {}
 
   memberLockKey(database: string): string {
@@ -306,7 +319,10 @@ export class Pools {
         RETURNING database`,
       [this.namespace, template, current ?? null],
     );
-    for (const r of rows) await dropDatabase(db, r.database, true);
+    await this.dropDatabases(
+      db,
+      rows.map((r) => r.database),
+    );
     return rows.length;
   }
 
@@ -387,7 +403,10 @@ export class Pools {
       'DELETE FROM consort.pool_members WHERE namespace = $1 AND template = $2 RETURNING database',
       [this.namespace, template],
     );
-    for (const r of rows) await dropDatabase(db, r.database, true);
+    await this.dropDatabases(
+      db,
+      rows.map((r) => r.database),
+    );
     if (forget) await this.setSize(db, template, 0);
     return rows.length;
   }

@@ -97,7 +97,12 @@ export class TemplateBranchProvider implements BranchProvider {
   constructor(private readonly options: TemplateProviderOptions) {
     this.name = options.provider;
     this.catalog = new Catalog(options.namespace);
-    this.pools = new Pools(options.namespace, options.databasePrefix);
+    // A pool's copies are dropped side by side, each on an admin connection of its own (up to the pool's 4).
+    this.pools = new Pools(options.namespace, options.databasePrefix, async (_db, databases) => {
+      const dropped = await Promise.allSettled(databases.map((d) => dropDatabase(this.admin, d, true)));
+      const failed = dropped.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    });
     const pool = (connectionString: string) => {
       const p = new pg.Pool({ connectionString, max: 4, application_name: 'consort', connectionTimeoutMillis: 10_000 });
       p.on('error', () => undefined); // idle clients dying with the server must not crash the process
