@@ -1,6 +1,13 @@
 /**
- * The node-pg-migrate adapter against the real PostgreSQL server: each test gets its own database
- * and its own copy of the fixture migrations (node-pg-migrate's module cache is keyed by path).
+ * The node-pg-migrate adapter against the real PostgreSQL server: each test starts from an empty
+ * database (the file's, its `public` schema made anew) with its own copy of the fixture migrations
+ * (node-pg-migrate's module cache is keyed by path).
+ *
+ * The fixture's JS migrations run in a child process. What the migrations do is applied through one
+ * session kept for the file (openMigrationRunner, as the PR lane keeps one child per side): starting
+ * Node and node-pg-migrate for every call was most of this file's time. The tests that call
+ * `oneShot` (and the one that cannot connect) go through applyMigrations, a child for that call; the
+ * child's isolation, environment and crashes are test/security/migration-child.test.ts's subject.
  */
 import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +17,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { isConsortError } from '../../src/core/errors.js';
 import { quoteIdent, withDatabase } from '../../src/db/sql.js';
-import { applyMigrations, lineInFile, type ApplyOptions, type ApplyResult } from '../../src/migrations/runner.js';
+import {
+  applyMigrations,
+  lineInFile,
+  openMigrationRunner,
+  type ApplyOptions,
+  type ApplyResult,
+} from '../../src/migrations/runner.js';
+import type { MigrationSession } from '../../src/ports/migration-runner.js';
 import { parseMigration } from '../../src/migrations/files.js';
 import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -28,29 +42,59 @@ let url: string;
 let work: string;
 let dir: string;
 
-beforeEach(async () => {
+beforeAll(async () => {
   database = `mig_test_${randomBytes(5).toString('hex')}`;
   await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(database)}`);
   url = withDatabase(SYSTEM_PG_URL, database);
+});
+
+afterAll(async () => {
+  await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
+});
+
+/**
+ * Every test starts from an empty `public` schema, owned, granted and commented as in a new database
+ * (the fixture's migrations and node-pg-migrate's table live there): much cheaper than a CREATE
+ * DATABASE per test, which on PostgreSQL 15 also costs a checkpoint when it is dropped.
+ */
+beforeEach(async () => {
+  await query(
+    url,
+    `DROP SCHEMA public CASCADE;
+     CREATE SCHEMA public AUTHORIZATION pg_database_owner;
+     GRANT USAGE ON SCHEMA public TO PUBLIC;
+     COMMENT ON SCHEMA public IS 'standard public schema';`,
+  );
   work = await mkdtemp(path.join(os.tmpdir(), 'consort-mig-'));
   dir = path.join(work, 'migrations');
   await cp(fixture, dir, { recursive: true });
 });
 
 afterEach(async () => {
-  await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(database)} WITH (FORCE)`);
   await rm(work, { recursive: true, force: true });
 });
 
+/** One session (one child process, replaced if a migration ends it) for the whole file. */
+let session: MigrationSession;
+beforeAll(() => {
+  session = openMigrationRunner();
+});
+afterAll(async () => {
+  await session.close();
+});
+
+function options(direction: 'up' | 'down', extra: Partial<ApplyOptions>): ApplyOptions {
+  return { databaseUrl: url, dir, direction, migrationsTable: 'pgmigrations', relativeTo: work, ...extra };
+}
+
+/** Through the file's kept session. */
 function apply(direction: 'up' | 'down', extra: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
-  return applyMigrations({
-    databaseUrl: url,
-    dir,
-    direction,
-    migrationsTable: 'pgmigrations',
-    relativeTo: work,
-    ...extra,
-  });
+  return session.apply(options(direction, extra));
+}
+
+/** Through applyMigrations: a child process of its own for this one call. */
+function oneShot(direction: 'up' | 'down', extra: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
+  return applyMigrations(options(direction, extra));
 }
 
 async function tables(): Promise<string[]> {
@@ -83,7 +127,7 @@ function expectFailed(result: ApplyResult): asserts result is Extract<ApplyResul
 
 describe('applyMigrations up', () => {
   it('applies every pending migration and records the SQL each one sent', async () => {
-    const result = await apply('up');
+    const result = await oneShot('up');
     expectOk(result);
     expect(result.applied.map((m) => m.name)).toEqual(NAMES);
     expect(result.applied.map((m) => m.file)).toEqual(

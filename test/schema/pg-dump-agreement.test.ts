@@ -10,6 +10,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { diffSchemas, isEmptyDiff } from '../../src/schema/diff.js';
@@ -48,17 +50,18 @@ let roleCreated: Promise<unknown> | undefined;
 const ensureRole = (): Promise<unknown> =>
   (roleCreated ??= withClient(ADMIN_URL, (a) => a.query(`CREATE ROLE ${quoteIdent(role)} NOLOGIN`)));
 
-/** A child with only what it needs: never the test runner's whole environment. */
-function run(cmd: string, args: string[], input = ''): Promise<string> {
+/** What a child gets: only what it needs, never the test runner's whole environment. */
+const CHILD_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', PGCONNECT_TIMEOUT: '10' };
+
+function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PGCONNECT_TIMEOUT: '10' } });
+    const child = spawn(cmd, args, { env: CHILD_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}: ${err}`))));
-    child.stdin.end(input);
   });
 }
 
@@ -100,29 +103,143 @@ const outcomes: Outcome[] = [];
  * DATABASE waits for a checkpoint, and drops that overlap share one instead of each case waiting.
  */
 const drops: Promise<unknown>[] = [];
+const dropDatabase = (db: string): Promise<unknown> =>
+  withClient(ADMIN_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+
+async function createDatabase(template: string): Promise<string> {
+  const db = `corpus_${randomBytes(6).toString('hex')}`;
+  await ensureRole();
+  await withClient(ADMIN_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE ${quoteIdent(template)}`));
+  return db;
+}
+
+/** Where the cases' scripts are written for psql's `\i`; made on first use, removed in afterAll. */
+let scripts: Promise<string> | undefined;
+const scriptDir = (): Promise<string> => (scripts ??= mkdtemp(path.join(os.tmpdir(), 'consort-corpus-')));
+
+/**
+ * One psql for a database's scripts, instead of one psql each: every script is run with `\i`
+ * (as `psql -f` runs a file: a last statement without `;` still goes out at its end) in a fresh
+ * connection (`\connect`), stopping at the first error (ON_ERROR_STOP), and `\warn` (stderr,
+ * unbuffered) says when it is done.
+ */
+function psqlSession(url: string, name: string) {
+  const child = spawn(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
+    env: CHILD_ENV,
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  child.stdin.on('error', () => undefined); // a psql that stopped at an error: reported as it exits
+  let err = '';
+  let waiting: { marker: string; resolve: () => void; reject: (e: Error) => void } | undefined;
+  let ended: Error | undefined;
+  const closed = new Promise<void>((resolve) => {
+    const end = (e: Error): void => {
+      ended ??= e;
+      waiting?.reject(ended);
+      resolve();
+    };
+    child.on('error', end);
+    child.on('close', (code) => end(new Error(`${PSQL} exited ${code}: ${err}`)));
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+    const at = waiting === undefined ? -1 : err.indexOf(`${waiting.marker}\n`);
+    if (at < 0) return;
+    err = err.slice(at + waiting!.marker.length + 1);
+    const { resolve } = waiting!;
+    waiting = undefined;
+    resolve();
+  });
+  let n = 0;
+  return {
+    async run(sql: string): Promise<void> {
+      if (ended) throw ended;
+      const file = path.join(await scriptDir(), `${name}.${++n}.sql`);
+      await writeFile(file, sql.replaceAll('{{reader}}', role));
+      const marker = `consort: script ${n} done`;
+      const done = new Promise<void>((resolve, reject) => (waiting = { marker, resolve, reject }));
+      child.stdin.write(`${n > 1 ? '\\connect\n' : ''}\\i '${file}'\n\\warn ${marker}\n`);
+      await done;
+    },
+    async close(): Promise<void> {
+      child.stdin.end();
+      await closed;
+    },
+  };
+}
+
+/**
+ * `work` with a database's psql (`script`) and its points (`point`): Consort's snapshot, on one
+ * connection for them all, and pg_dump's dump, side by side (they read the same unchanging schema).
+ */
+async function inDatabase<T>(
+  db: string,
+  work: (script: (sql: string) => Promise<void>, point: () => Promise<Point>) => Promise<T>,
+): Promise<T> {
+  const url = withDatabase(ADMIN_URL, db);
+  const psql = psqlSession(url, db);
+  try {
+    return await withClient(url, (client) =>
+      work(
+        (sql) => psql.run(sql),
+        async () => {
+          const [snapshot, dump] = await Promise.all([
+            snapshotSchema(client),
+            run(PG_DUMP, ['--schema-only', '--no-tablespaces', '-d', url]),
+          ]);
+          return { snapshot, dump: normalizeDump(dump) };
+        },
+      ),
+    );
+  } finally {
+    await psql.close();
+  }
+}
+
+/**
+ * A base several cases share (most start from the same users and orders) is set up once, in a
+ * database of its own, and its point read there; each of those cases then starts from a copy of
+ * it (CREATE DATABASE … TEMPLATE) instead of running the base and reading its point again. A base
+ * no other case has is run in the case's own database.
+ */
+const sharers = new Map<string, number>();
+for (const c of cases) sharers.set(c.base, (sharers.get(c.base) ?? 0) + 1);
+const sharedBases = new Map<string, Promise<{ db: string; point: Point }>>();
+const baseDatabases: string[] = [];
+
+function sharedBase(sql: string): Promise<{ db: string; point: Point }> {
+  let base = sharedBases.get(sql);
+  if (!base) {
+    base = (async () => {
+      const db = await createDatabase('template0');
+      baseDatabases.push(db);
+      // Closed before the copies are made: CREATE DATABASE wants no one else connected to its template.
+      const point = await inDatabase(db, async (script, point) => {
+        await script(sql);
+        return point();
+      });
+      return { db, point };
+    })();
+    sharedBases.set(sql, base);
+  }
+  return base;
+}
 
 async function caseOutcomes(c: Case): Promise<Outcome[]> {
-  const db = `corpus_${randomBytes(6).toString('hex')}`;
-  const url = withDatabase(ADMIN_URL, db);
-  await ensureRole();
-  await withClient(ADMIN_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+  const base = (sharers.get(c.base) ?? 0) > 1 ? await sharedBase(c.base) : undefined;
+  const db = await createDatabase(base?.db ?? 'template0');
   try {
-    const psql = (sql: string) =>
-      run(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], sql.replaceAll('{{reader}}', role));
-    // The snapshot and the dump read the same unchanging schema: side by side.
-    const point = async (): Promise<Point> => {
-      const [snapshot, dump] = await Promise.all([
-        withClient(url, (db) => snapshotSchema(db)),
-        run(PG_DUMP, ['--schema-only', '--no-tablespaces', '-d', url]),
-      ]);
-      return { snapshot, dump: normalizeDump(dump) };
-    };
-    await psql(c.base);
-    const before = await point();
-    await psql(c.up);
-    const up = await point();
-    await psql(c.down);
-    const down = await point();
+    const [before, up, down] = await inDatabase(db, async (script, point) => {
+      let before = base?.point;
+      if (before === undefined) {
+        await script(c.base);
+        before = await point();
+      }
+      await script(c.up);
+      const up = await point();
+      await script(c.down);
+      return [before, up, await point()] as const;
+    });
     const compare = (pair: string, a: Point, b: Point): Outcome => {
       const diff = diffSchemas(a.snapshot, b.snapshot);
       return {
@@ -134,7 +251,7 @@ async function caseOutcomes(c: Case): Promise<Outcome[]> {
     };
     return [compare('base→up', before, up), compare('base→down', before, down)];
   } finally {
-    drops.push(withClient(ADMIN_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`)));
+    drops.push(dropDatabase(db));
   }
 }
 
@@ -171,8 +288,10 @@ describe('schema diff agrees with pg_dump --schema-only on the migration corpus'
   afterAll(async () => {
     await Promise.allSettled(running?.values() ?? []);
     await Promise.all(drops);
+    await Promise.all(baseDatabases.map(dropDatabase));
     await roleCreated;
     await withClient(ADMIN_URL, (a) => a.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`));
+    if (scripts) await rm(await scripts, { recursive: true, force: true });
   });
 
   // Each case has its own database, so they run side by side (CONCURRENCY at a time).
