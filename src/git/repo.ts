@@ -2,7 +2,7 @@
  * The little of git the check lane needs: resolve refs, find a sensible default base, and read a
  * directory's files as they are at a commit (without touching the working tree).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
 import { git as exec } from './exec.js';
@@ -157,19 +157,22 @@ export function extractCommit(repo: string, sha: string, dest: string): Promise<
     git.stderr.on('data', (d: Buffer) => (err += d.toString()));
     tar.stderr.on('data', (d: Buffer) => (err += d.toString()));
     git.stdout.pipe(tar.stdin);
-    let gitCode: number | null = null;
-    git.on('close', (code) => (gitCode = code));
-    git.on('error', reject);
-    tar.on('error', reject);
-    tar.on('close', (code) =>
-      code === 0 && gitCode === 0
-        ? resolve()
-        : reject(
-            new Error(
-              `could not extract ${sha.slice(0, 12)} (git archive exit ${gitCode}, tar exit ${code}): ${err.trim()}`,
-            ),
-          ),
-    );
+    // tar may stop reading at the end-of-archive marker, before git's trailing padding: that write
+    // fails (EPIPE) and the rest of git's output is drained, so git is never left blocked on a full pipe.
+    tar.stdin.on('error', () => undefined);
+    tar.once('close', () => git.stdout.resume());
+    const closed = (child: ChildProcess) =>
+      new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
+        child.once('error', fail);
+        child.once('close', (code, signal) => done({ code, signal }));
+      });
+    // Judged once both have ended: either may close first.
+    Promise.all([closed(git), closed(tar)]).then(([g, t]) => {
+      if (g.code === 0 && t.code === 0) return resolve();
+      const how = (r: { code: number | null; signal: string | null }) =>
+        r.signal ? `signal ${r.signal}` : `exit ${r.code}`;
+      reject(new Error(`could not extract ${sha.slice(0, 12)} (git archive ${how(g)}, tar ${how(t)}): ${err.trim()}`));
+    }, reject);
   });
 }
 
