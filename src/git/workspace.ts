@@ -46,23 +46,24 @@ async function run(cwd: string, args: string[], input?: string): Promise<string>
 }
 
 export async function openWorkspace(dir: string): Promise<GitWorkspace> {
-  let top: string;
+  let facts: string[];
   try {
-    top = (await run(dir, ['rev-parse', '--show-toplevel'])).trim();
+    // One git for the three: rev-parse prints a line per option, in order (the prefix's is empty at the
+    // top); a relative common dir is relative to `dir`. Every lane run and proof opens a workspace.
+    facts = (await run(dir, ['rev-parse', '--show-toplevel', '--show-prefix', '--git-common-dir'])).split('\n');
   } catch (e) {
     throw new ConsortError('invalid-input', `${dir} is not inside a git repository.`, {
       hint: 'The TDD lane keeps its state in git: run it in a repository (git init, and commit once).',
       cause: e,
     });
   }
-  const prefix = (await run(dir, ['rev-parse', '--show-prefix'])).trim();
+  const [top, prefix, common] = facts.map((l) => l.trim()) as [string, string, string];
   const email = await run(top, ['config', 'user.email']).then(
     (o) => o.trim(),
     () => '',
   );
   const identity = email ? [] : ['-c', 'user.name=Consort', '-c', 'user.email=consort@localhost'];
-  const gitDir = path.resolve(top, (await run(top, ['rev-parse', '--git-common-dir'])).trim());
-  return { dir, top, prefix, identity, gitDir };
+  return { dir, top, prefix, identity, gitDir: path.resolve(dir, common) };
 }
 
 /** The workspace's HEAD commit, which the lane needs (a repository without commits is refused). */

@@ -5,7 +5,8 @@
  * the code, writes the test (RED), the migration and the implementation (GREEN) and a small
  * refactor, runs the shop's real jest suite on its turn's branch of the embedded PostgreSQL 18 and
  * writes its reviews. The design roles stay scripted `command` agents. This is the one end-to-end
- * test on the shop's full suite (all its test files); the other lane tests use its lean copy.
+ * test on the shop's full suite under jest (all its test files); the other lane tests use its lean
+ * copy, under jest or (build.test.ts) the quick stand-in, test/fixtures/quick-suite/run.mjs.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -5,15 +5,23 @@ import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { localTestProvider, type TestProvider } from './servers.js';
 
 /**
- * Which of the shop's own test files come along. `full`: all three, the real suite a user of the
- * shop runs. `lean`: only `customers.test.js` (the module the scripted features change), for the
- * driver tests that prove every turn: still the shop's real jest suite on a real branch, so RED
- * fails by an assertion, GREEN passes and a regression in `customers.js` fails the proof, without
- * the orders and concurrency files (about two thirds of the shop's test-file time) in every proof.
- * Exactly one end-to-end test (test/agents/openai-build.test.ts) keeps the full suite.
+ * Which of the shop's own test files come along, and what runs them. `full`: all three under jest,
+ * the real suite a user of the shop runs. `lean`: only `customers.test.js` (the module the scripted
+ * features change) under jest, without the orders and concurrency files (about two thirds of the
+ * shop's test-file time). `quick`: the lean files under test/fixtures/quick-suite/run.mjs instead
+ * of jest: the same test files, jest's own `expect`, the same branch database and the shop's own
+ * JUnit reporter, at the cost of a plain node start instead of a jest start (seconds of CPU) per
+ * proof: for the driver tests whose subject is the conductor, which prove every turn. RED still
+ * fails by a real assertion, GREEN passes and a regression in `customers.js` fails the proof.
+ * Exactly one end-to-end test (test/agents/openai-build.test.ts) keeps jest on the full suite.
  */
-export type ShopSuite = 'full' | 'lean';
-const LEFT_OUT: Record<ShopSuite, string[]> = { full: [], lean: ['test/orders.test.js', 'test/concurrency.test.js'] };
+export type ShopSuite = 'full' | 'lean' | 'quick';
+const LEAN = ['test/orders.test.js', 'test/concurrency.test.js'];
+const LEFT_OUT: Record<ShopSuite, string[]> = { full: [], lean: LEAN, quick: LEAN };
+const QUICK_SUITE = fileURLToPath(new URL('../fixtures/quick-suite/run.mjs', import.meta.url));
+/** The shop's suite command (jest), as examples/shop/.github/consort.yml spells it. */
+const JEST_COMMAND =
+  /^( {2}command: )node --experimental-vm-modules \.\.\/\.\.\/node_modules\/jest\/bin\/jest\.js --ci$/m;
 
 /** The shop's .github/consort.yml with `agents.default` running `node <agent> [args]`, plus any extra YAML. */
 export async function shopConfigWithAgent(agent: string, extra = ''): Promise<string> {
@@ -25,8 +33,13 @@ export async function shopConfigWithAgent(agent: string, extra = ''): Promise<st
 }
 
 export async function shopRepoWithAgent(agent: string, extra = '', suite: ShopSuite = 'full'): Promise<ScenarioRepo> {
+  let config = await shopConfigWithAgent(agent, extra);
+  if (suite === 'quick') {
+    if (!JEST_COMMAND.test(config)) throw new Error("shopRepoWithAgent: the shop's suite command is not the jest one");
+    config = config.replace(JEST_COMMAND, `$1node ${QUICK_SUITE}`);
+  }
   return scenarioRepo(null, {
-    baseFiles: [{ file: '.github/consort.yml', content: await shopConfigWithAgent(agent, extra) }],
+    baseFiles: [{ file: '.github/consort.yml', content: config }],
     leaveOut: LEFT_OUT[suite],
   });
 }

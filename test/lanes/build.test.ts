@@ -1,7 +1,11 @@
 /**
  * The TDD lane end to end on the example shop: a throwaway git repository, scripted agents run by
  * the `command` backend, real database branches on the embedded PostgreSQL 18 and the shop's own
- * jest suite for every proof (its lean copy, see test/helpers/shop-agent.ts). The agents misbehave
+ * test files (its lean copy) for every proof, run by the quick stand-in for jest
+ * (test/fixtures/quick-suite/run.mjs: jest's `expect`, the shop's JUnit reporter, the branch's
+ * database; see test/helpers/shop-agent.ts), so a born-green test really passes and a RED really
+ * fails an assertion or fails to load. The subject here is the conductor; jest itself runs the
+ * proofs in test/agents/openai-build.test.ts. The agents misbehave
  * on purpose (see the script's header): a driver that edits a frozen test, a born-green test, a
  * test with a syntax error, and a crash in the middle of GREEN that a fresh driver resumes from
  * `.consort/`.
@@ -14,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
+import type { ConsortConfig } from '../../src/config/schema.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
 import { contentHash } from '../../src/conductor/gates.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
@@ -35,7 +40,7 @@ let agentState: string;
 beforeAll(async () => {
   t = await localTestProvider();
   agentState = await mkdtemp(path.join(os.tmpdir(), 'consort-agent-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n', 'lean');
+  repo = await shopRepoWithAgent(`${AGENT} ${agentState}`, 'build:\n  turnTimeout: 2m\n', 'quick');
 }, 120_000);
 afterAll(async () => {
   await repo?.dispose();
@@ -52,9 +57,10 @@ describe('the TDD lane on the example shop', () => {
   let feature: string;
   let run: (extra?: Partial<BuildLaneInput>) => Promise<BuildRunResult>;
   let store: FeatureStore;
+  let config: ConsortConfig;
 
   beforeAll(async () => {
-    const { config } = await loadConfig(repo.dir);
+    ({ config } = await loadConfig(repo.dir));
     feature = (
       await createFeature(
         await workspaceAt(repo.dir),
@@ -133,8 +139,12 @@ describe('the TDD lane on the example shop', () => {
   it(
     'steps through T1 one effect at a time, each by a fresh driver, refusing the driver that edits a test',
     async () => {
+      // ~30 drivers of one effect each: with the warm pool on, every one that forks would fill a pool in the
+      // background and drop it at its end. The runs before and after this one keep the pool (and must leave
+      // none behind, see below); test/lanes/build-pool.test.ts is about the pool itself.
+      const stepping = { ...config, build: { ...config.build, branchPool: 0 } };
       for (let i = 0; i < 200; i++) {
-        const r = await run({ maxEffects: 1 });
+        const r = await run({ maxEffects: 1, config: stepping });
         expect(['max-effects']).toContain(r.stop);
         if (r.state.step === 'prove-green') break;
       }
