@@ -29,6 +29,15 @@ async function cli(args: string[], env: NodeJS.ProcessEnv) {
   return { code, stdout, stderr };
 }
 
+/** The branch's TTL ran out: its expiry, as stored in the catalog, moved an hour back (time passing without a sleep). */
+async function expire(url: string, name: string): Promise<void> {
+  await query(
+    withDatabase(url, 'consort_catalog'),
+    "UPDATE consort.branches SET expires_at = expires_at - interval '1 hour' WHERE namespace = 'local' AND name = $1",
+    [name],
+  );
+}
+
 describe('consort CLI on the local provider', () => {
   let dataDir: string;
   let env: NodeJS.ProcessEnv;
@@ -130,9 +139,17 @@ describe('consort CLI on the local provider', () => {
   });
 
   it('reset, delete and gc work from the command line', async () => {
-    expect((await cli(['branch', 'create', 'tmp', '--from', 'pr-7', '--ttl', '1s'], env)).code).toBe(0);
+    const before = Date.now();
+    const tmp = JSON.parse(
+      (await cli(['branch', 'create', 'tmp', '--from', 'pr-7', '--ttl', '1s', '--json'], env)).stdout,
+    );
+    expect(Date.parse(tmp.expiresAt)).toBeGreaterThanOrEqual(before + 1000);
+    expect(Date.parse(tmp.expiresAt)).toBeLessThanOrEqual(Date.now() + 1000);
     expect((await cli(['branch', 'reset', 'tmp'], env)).code).toBe(0);
-    await new Promise((r) => setTimeout(r, 1100));
+    // A reset keeps the branch's expiry; then an hour passes (its expiry moved back an hour, no sleep).
+    const listed = JSON.parse((await cli(['branch', 'list', '--json'], env)).stdout);
+    expect(listed.find((b: { name: string }) => b.name === 'tmp')).toMatchObject({ expiresAt: tmp.expiresAt });
+    await expire((await cli(['branch', 'url', 'tmp'], env)).stdout.trim(), 'tmp');
     const gc = JSON.parse((await cli(['branch', 'gc', '--json'], env)).stdout);
     expect(gc.deleted).toEqual(['tmp']);
     const del = JSON.parse((await cli(['branch', 'delete', 'pr-7', '--json'], env)).stdout);
@@ -184,9 +201,12 @@ describe('consort CLI on the local provider', () => {
     expect(await cli(['branch', 'pool', '--size', '1'], env)).toMatchObject({ code: 2 });
 
     // A lease its holder never returned expires; db stop drops it with the pool's copies.
+    const leasedAt = Date.now();
     const lease = JSON.parse((await cli(['branch', 'lease', 'tmpl', '--ttl', '1s', '--json'], env)).stdout);
     expect(lease).toMatchObject({ template: 'tmpl', pooled: true, name: expect.stringMatching(/^lease-/) });
-    await new Promise((r) => setTimeout(r, 1100));
+    expect(Date.parse(lease.expiresAt)).toBeGreaterThanOrEqual(leasedAt + 1000);
+    expect(Date.parse(lease.expiresAt)).toBeLessThanOrEqual(Date.now() + 1000);
+    await expire(lease.url, lease.name); // its second went by (no sleep)
     const stopped = JSON.parse((await cli(['db', 'stop', '--json'], env)).stdout);
     expect(stopped).toEqual({ stopped: true, poolCopiesDropped: 2, expiredLeasesDropped: 1 });
     expect(JSON.parse((await cli(['branch', 'pool', '--json'], env)).stdout)).toEqual([
