@@ -300,11 +300,21 @@ async function paletteCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press('F1');
-    if (await input.waitFor({ timeout: 10_000 }).then(() => true, () => false)) break;
+    if (
+      await input.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (attempt === 3) throw new Error('the command palette did not open');
   }
   await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first().waitFor({ timeout: 30_000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ hasText: title })
+    .first()
+    .waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
   await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
 }
@@ -312,7 +322,13 @@ async function paletteCommand(title: string): Promise<void> {
 async function refreshedUntilVisible(row: Locator, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await row.waitFor({ timeout: 15_000 }).then(() => true, () => false)) return;
+    if (
+      await row.waitFor({ timeout: 15_000 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() > deadline) throw new Error('timed out waiting for the refreshed view');
     await paletteCommand('Consort: Refresh');
   }
