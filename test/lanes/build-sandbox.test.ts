@@ -61,3 +61,55 @@ it('keeps a sandbox between turns, and forks it afresh once invalidated', async 
     await branches.settle();
   }
 }, 120_000);
+
+it('re-keys a handed-out sandbox role ahead of the next turn, and forks an invalidated sandbox ahead too', async () => {
+  const { config } = await loadConfig(repo.dir);
+  const baseCommit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo.dir })).stdout.trim();
+  const branches = createBranches({
+    provider: t.provider,
+    config,
+    ws: await workspaceAt(repo.dir),
+    git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
+    env: process.env,
+    processes: localProcessRunner,
+    baseCommit,
+  });
+  try {
+    const sandbox = await branches.sandbox('f002-sbx');
+    const first = await branches.untrusted('f002-sbx', sandbox.url);
+    expect(await query(first, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    // The turn is over: its key is replaced now, not when the next turn asks.
+    branches.rekeyAhead('f002-sbx');
+    const deadline = Date.now() + 30_000;
+    while (
+      await query(first, 'SELECT 1').then(
+        () => true,
+        () => false,
+      )
+    ) {
+      if (Date.now() > deadline) throw new Error("the ended turn's password still works: no re-key ahead");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const again = await branches.sandbox('f002-sbx');
+    const second = await branches.untrusted('f002-sbx', again.url);
+    expect(new URL(second).username).toBe(new URL(first).username);
+    expect(new URL(second).password).not.toBe(new URL(first).password);
+    await expect(query(first, 'SELECT 1')).rejects.toThrow(/password authentication failed/);
+    expect(await query(second, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+
+    // What a turn that wrote (and ran) a migration leaves; invalidated, the next sandbox is a new fork.
+    await query(again.url, 'ALTER TABLE customers ADD COLUMN phone text');
+    const database = (await t.provider.get('f002-sbx'))!.database;
+    branches.invalidate('f002-sbx');
+    const fresh = await branches.sandbox('f002-sbx');
+    expect(await phoneColumns(fresh.url)).toBe(0);
+    expect((await t.provider.get('f002-sbx'))!.database).toBe(database); // same name, a new copy
+    const third = await branches.untrusted('f002-sbx', fresh.url);
+    expect(await query(third, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+  } finally {
+    await branches.settle();
+  }
+  expect(await t.provider.get('f002-sbx')).toBeUndefined();
+}, 120_000);

@@ -101,6 +101,7 @@ const branches = {
   schema: async () => ({ tables: [], enums: [] }),
   untrusted: async (_name: string, url: string) => url.replace('admin:admin-pw', 'agent:agent-pw'),
   invalidate: () => undefined,
+  rekeyAhead: () => undefined,
   drop: () => undefined,
 } as unknown as Branches;
 

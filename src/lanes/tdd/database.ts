@@ -93,6 +93,8 @@ export function createBranches(kit: BranchKit) {
   const warm = new Map<string, Promise<Prepared>>();
   /** Sandboxes this process holds, with the migrations they hold (null: unknown, after a failed migration). */
   const sandboxes = new Map<string, Shas | null>();
+  /** Invalidated sandboxes being forked afresh in the background (the next turn takes the fork). */
+  const refreshing = new Map<string, Promise<Prepared>>();
   const drops: Promise<void>[] = [];
   const schemas = new Map<string, { fingerprint: string; summary: SchemaSummary }>();
   /** One idle connection per sandbox for the schema fingerprint (a connection costs more than the query). */
@@ -175,7 +177,9 @@ export function createBranches(kit: BranchKit) {
   }
 
   async function fork(name: string): Promise<string> {
+    const making = roles.get(name)?.url.catch(() => undefined);
     roles.delete(name);
+    await making; // the old branch's role, if being made, before that branch goes
     const parent = await getBaseline();
     if (await kit.provider.get(name)) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
     const made = await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
@@ -280,11 +284,16 @@ export function createBranches(kit: BranchKit) {
   }
 
   const drop = (name: string): void => {
+    // A role still being made (rekeyAhead) and a fork under way (invalidate) finish first: made
+    // after the deletion, they would outlive it.
+    const making = Promise.all([roles.get(name)?.url.catch(() => undefined), refreshing.get(name)]);
+    refreshing.delete(name);
     sandboxes.delete(name);
     roles.delete(name);
     schemas.delete(name);
     drops.push(
       disconnect(name)
+        .then(() => making)
         .then(() => kit.provider.delete(name, { recursive: true, terminateConnections: true }))
         .then(
           () => undefined,
@@ -336,7 +345,13 @@ export function createBranches(kit: BranchKit) {
     /** The cycle's sandbox for agents' turns, kept migrated; other (earlier cycles') sandboxes are dropped. */
     async sandbox(name: string): Promise<FreshBranch> {
       for (const other of [...sandboxes.keys()]) if (other !== name) drop(other);
-      const held = sandboxes.has(name) ? (sandboxes.get(name) ?? null) : await takeWarm(name);
+      let held = sandboxes.has(name) ? (sandboxes.get(name) ?? null) : await takeWarm(name);
+      const refresh = refreshing.get(name);
+      if (refresh) {
+        refreshing.delete(name);
+        const fresh = await time('branch:wait-for-early-fork', () => refresh);
+        held = fresh.ok ? fresh.shas : null;
+      }
       const { url, migrations, shas } = await settleMigrations(name, held);
       sandboxes.set(name, migrations.ok ? shas : null);
       return { url, migrations };
@@ -344,10 +359,32 @@ export function createBranches(kit: BranchKit) {
 
     /**
      * The sandbox's database may no longer match what was recorded of it (an agent applied a
-     * migration it wrote, which may since have been reverted): fork it afresh next time.
+     * migration it wrote, which may since have been reverted): it is forked afresh now, in the
+     * background (the turn is over; the proof runs on a branch of its own), and the next turn takes
+     * that fork — or forks again if the migrations change meanwhile (a refused turn's revert).
      */
     invalidate(name: string): void {
-      if (sandboxes.has(name)) sandboxes.set(name, null);
+      if (!sandboxes.has(name)) return;
+      sandboxes.set(name, null);
+      schemas.delete(name);
+      const before = refreshing.get(name) ?? Promise.resolve();
+      refreshing.set(
+        name,
+        before
+          .then(() => disconnect(name))
+          .then(() => prepare(name, 'sandbox'))
+          .catch((): Prepared => ({ ok: false, shas: null })),
+      );
+    },
+
+    /**
+     * The turn that was handed `name`'s role has ended: its next key is made now, in the background,
+     * so the next turn's hand-out does not wait for it (and the ended turn's password stops working
+     * sooner). Only for a kept sandbox: an invalidated one is forked afresh, with a role of its own.
+     */
+    rekeyAhead(name: string): void {
+      if (sandboxes.get(name) == null || roles.get(name)?.handedOut !== true) return;
+      confined(name, false).catch(() => undefined); // a failure is made again, in the foreground, at hand-out
     },
 
     /**

@@ -198,6 +198,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
+  else ctx.branches.rekeyAhead(plan.branch);
   const [{ owed, facts }, hashes, testOwned] = await Promise.all([
     owedChecks(ctx, plan),
     ctx.ws.hashFiles(plan.frozen),
