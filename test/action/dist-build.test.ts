@@ -3,8 +3,9 @@
  * (test/helpers/action-run.ts) against a local stand-in for GitHub's REST API and a local bare
  * repository as `origin`: the TDD lane on the example shop from `/consort build` to the merge gate,
  * with scripted agents (the `command` backend), real branches on the embedded PostgreSQL 18 and the
- * shop's own jest suite for every proof (its lean copy, see test/helpers/shop-agent.ts: this file tests
- * the workflow, not the shop).
+ * shop's own test file for every proof, run by the quick stand-in for jest (see test/helpers/shop-agent.ts:
+ * this file tests the Action's plumbing, not jest; test/agents/openai-build.test.ts runs the lane on the
+ * shop's full jest suite).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -58,7 +59,7 @@ beforeAll(async () => {
   [action, github, repo] = await Promise.all([
     installAction(),
     startFakeGitHub(OWNER, REPO),
-    shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n', 'lean'),
+    shopRepoWithAgent(AGENT, 'build:\n  turnTimeout: 2m\n', 'quick'),
   ]);
   dataDir = await ownDataDir(); // the Action starts it, as on a runner
   // origin: a bare repository with the base branch and the pull request's branch `change`.

@@ -55,6 +55,15 @@ async function scenario(name: string): Promise<ScenarioRepo> {
   return repo;
 }
 
+/**
+ * One `clean` repository for the tests whose subject is not the repository (a fork, a 403, the
+ * event, the inputs): a scenario repository per test cost a copy of the shop and five git commands
+ * for the same two commits. The Action leaves only the suite's git-ignored junit.xml in it, which
+ * every suite run writes anew.
+ */
+let clean: Promise<ScenarioRepo> | undefined;
+const cleanRepo = (): Promise<ScenarioRepo> => (clean ??= scenario('clean'));
+
 interface Run {
   repo: ScenarioRepo;
   inputs?: Record<string, string>;
@@ -119,7 +128,7 @@ describe('dist/index.js: failures and refusals', () => {
 
   it('posts no comment on a fork PR and says why', async () => {
     const r = await run({
-      repo: await scenario('clean'),
+      repo: await cleanRepo(),
       inputs: QUICK,
       edit: (pr) => {
         pr.head.repo = { ...pr.head.repo, full_name: 'mona/Hello-World', fork: true };
@@ -133,7 +142,7 @@ describe('dist/index.js: failures and refusals', () => {
 
   it('turns a 403 on comment creation into a warning, not a failure', async () => {
     github.forbidCreate = true;
-    const r = await run({ repo: await scenario('clean'), inputs: QUICK });
+    const r = await run({ repo: await cleanRepo(), inputs: QUICK });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /^::warning::Could not write the PR comment \(GitHub API create issue comment failed \(HTTP 403\): Resource not accessible by integration/m,
@@ -143,7 +152,7 @@ describe('dist/index.js: failures and refusals', () => {
   });
 
   it('refuses mode: check on pull_request_target', async () => {
-    const r = await run({ repo: await scenario('clean'), eventName: 'pull_request_target' });
+    const r = await run({ repo: await cleanRepo(), eventName: 'pull_request_target' });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^::error::mode: check does not run on pull_request_target/m);
     expect(github.requests).toEqual([]);
@@ -158,7 +167,7 @@ describe('dist/index.js: failures and refusals', () => {
       'Invalid input "database-url" must be a postgres:// or postgresql:// connection string',
     ],
   ])('fails on an invalid input, naming it: %j', async (inputs, message) => {
-    const r = await run({ repo: await scenario('clean'), inputs });
+    const r = await run({ repo: await cleanRepo(), inputs });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`::error::${message}`);
     expect(

@@ -21,7 +21,7 @@ import {
   type RecordedPullRequestEvent,
 } from '../helpers/action-run.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
-import { ownDataDir, postgresTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
+import { ownDataDir, postgresTestProvider, SYSTEM_PG_URL, type TestProvider } from '../helpers/servers.js';
 
 const TOKEN = `ghs_${'x7Kq2'.repeat(7)}a`;
 const OWNER = 'Codertocat';
@@ -31,6 +31,12 @@ let action: InstalledAction;
 let github: FakeGitHub;
 let repo: ScenarioRepo;
 let dataDir: string;
+/**
+ * One namespace on the system server for both Nodes: the second run reuses the baseline the first
+ * built (building it is the first run's proof), and each run's pr-2 is created and deleted anew.
+ */
+let systemNamespace: Promise<TestProvider> | undefined;
+const systemServerNamespace = (): Promise<TestProvider> => (systemNamespace ??= postgresTestProvider());
 
 beforeAll(async () => {
   [action, github, repo] = await Promise.all([installAction(), startFakeGitHub(OWNER, REPO), scenarioRepo('clean')]);
@@ -38,6 +44,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await (await systemNamespace)?.cleanup();
   if (dataDir) {
     await new EmbeddedServer(dataDir).stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -111,43 +118,39 @@ describe('dist/index.js on a pull_request', () => {
   ] as const)(
     'uses a server you give (provider: postgres, database-url from a secret) and masks its password, on %s',
     async (_label, node) => {
-      const t = await postgresTestProvider();
+      const t = await systemServerNamespace();
       // The test server trusts local connections, so any password gets in: a stand-in for a real secret.
       const url = SYSTEM_PG_URL.replace('postgres@', 'postgres:S3cret-db-pw@');
-      try {
-        const env = { CONSORT_NAMESPACE: t.namespace };
-        const r = await run(
-          'pull_request.synchronize.json',
-          { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' },
-          env,
-          node,
-        );
-        expect(r.code).toBe(0);
-        expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
-        expect(r.outputs['database-url']).toMatch(
-          new RegExp(
-            `^postgresql://postgres:S3cret-db-pw@${new URL(SYSTEM_PG_URL).host.replace(/\./g, '\\.')}/${t.namespace}_pr-2$`,
-          ),
-        );
-        expect(r.stdout.split('\n').slice(0, 3)).toEqual([
-          `::add-mask::${TOKEN}`,
-          `::add-mask::${url}`,
-          '::add-mask::S3cret-db-pw',
-        ]);
-        expect(visibleText(r)).not.toContain('S3cret-db-pw');
-        expect(await t.provider.get('pr-2')).toBeDefined();
-        const cleanup = await run(
-          'pull_request.closed.json',
-          { mode: 'cleanup', provider: 'postgres', 'database-url': url },
-          env,
-          node,
-        );
-        expect(cleanup.code).toBe(0);
-        expect(await t.provider.get('pr-2')).toBeUndefined();
-        expect(github.requests).toEqual([]);
-      } finally {
-        await t.cleanup();
-      }
+      const env = { CONSORT_NAMESPACE: t.namespace };
+      const r = await run(
+        'pull_request.synchronize.json',
+        { provider: 'postgres', 'database-url': url, 'suite-command': QUICK_SUITE, comment: 'off' },
+        env,
+        node,
+      );
+      expect(r.code).toBe(0);
+      expect(r.report).toMatchObject({ conclusion: 'success', provider: 'postgres', branch: 'pr-2' });
+      expect(r.outputs['database-url']).toMatch(
+        new RegExp(
+          `^postgresql://postgres:S3cret-db-pw@${new URL(SYSTEM_PG_URL).host.replace(/\./g, '\\.')}/${t.namespace}_pr-2$`,
+        ),
+      );
+      expect(r.stdout.split('\n').slice(0, 3)).toEqual([
+        `::add-mask::${TOKEN}`,
+        `::add-mask::${url}`,
+        '::add-mask::S3cret-db-pw',
+      ]);
+      expect(visibleText(r)).not.toContain('S3cret-db-pw');
+      expect(await t.provider.get('pr-2')).toBeDefined();
+      const cleanup = await run(
+        'pull_request.closed.json',
+        { mode: 'cleanup', provider: 'postgres', 'database-url': url },
+        env,
+        node,
+      );
+      expect(cleanup.code).toBe(0);
+      expect(await t.provider.get('pr-2')).toBeUndefined();
+      expect(github.requests).toEqual([]);
     },
     // Two runs of the bundle (check, then cleanup) on a fresh Node each: minutes on a loaded 2-core CI box.
     180_000,
