@@ -13,7 +13,9 @@
 import { execFileSync } from 'node:child_process';
 import { childEnv } from '../core/child-env.js';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 export type IsolationKind = 'bwrap' | 'unshare' | 'sweep';
 
@@ -26,6 +28,20 @@ const PREFIX: Record<Exclude<IsolationKind, 'sweep'>, string[]> = {
 };
 
 let detected: IsolationKind | undefined;
+
+/**
+ * Directories no isolated command may see, for as long as this process lives: the `local`
+ * provider's data directory (server.json holds the embedded server's superuser password). Under
+ * bubblewrap each is covered by an empty tmpfs; without it nothing hides them (docs/security.md).
+ */
+const hiddenDirs = new Set<string>();
+
+/** Hide `dir` (absolute) from every command this process isolates from now on. */
+export function hideFromIsolated(dir: string): void {
+  hiddenDirs.add(path.resolve(dir));
+}
+
+const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`);
 
 function works(argv: string[]): boolean {
   try {
@@ -91,9 +107,20 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
       sweep: () => sweepMarked(marker),
     };
   }
+  // Never a directory holding what the command is given, where it may start, the temporary
+  // directory or home (a data directory set to /tmp or ~): that would hide them too.
+  const shown = [
+    ...(options.readOnly ?? []),
+    ...(options.writable ?? []),
+    process.cwd(),
+    os.tmpdir(),
+    os.homedir(),
+  ].map((p) => path.resolve(p));
+  const hidden = [...hiddenDirs].filter((d) => existsSync(d) && !shown.some((p) => inside(p, d)));
   const binds =
     kind === 'bwrap'
       ? [
+          ...hidden.flatMap((d) => ['--tmpfs', d]),
           ...(options.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
           ...(options.writable ?? []).flatMap((p) => ['--bind', p, p]),
         ]

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { commandBackend } from '../../src/agents/command.js';
 import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
 import { childEnv } from '../../src/core/child-env.js';
-import { isolationKind } from '../../src/process/isolate.js';
+import { hideFromIsolated, isolationKind } from '../../src/process/isolate.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 
 let dir: string;
@@ -91,4 +91,30 @@ it("a command agent's turn cannot change the folders its request names read-only
   }
   expect(JSON.parse(await readFile(out, 'utf8'))).toMatchObject({ 'dep.js': 'EROFS' });
   expect(await readFile(path.join(locked, 'dep.js'), 'utf8')).toBe('original\n');
+});
+
+it("hides the local provider's data directory (its server.json holds the superuser password) from isolated commands", async () => {
+  // createLocalProvider registers its data directory; here one of the test's own, with a stand-in secret.
+  const dataDir = path.join(dir, 'data');
+  await mkdir(dataDir);
+  await writeFile(path.join(dataDir, 'server.json'), '{"password":"superuser-secret"}\n');
+  hideFromIsolated(dataDir);
+  const run = (readOnly: string[]) =>
+    localProcessRunner.run({
+      command: `cat ${dataDir}/server.json; ls -A ${dataDir}; echo done`,
+      cwd: dir,
+      env: childEnv(),
+      isolate: true,
+      readOnly,
+      timeoutMs: 20_000,
+      maxOutputBytes: 10_000,
+    });
+  const r = await run([]);
+  expect(r.exitCode).toBe(0);
+  expect(r.output).not.toContain('superuser-secret');
+  // An empty directory in its place: no such file, nothing listed.
+  expect(r.output.trim().split('\n')).toEqual([expect.stringMatching(/server\.json: No such file/), 'done']);
+  // A command given a folder inside it keeps that folder (and so sees the directory): hiding never breaks a run.
+  await mkdir(path.join(dataDir, 'given'));
+  expect((await run([path.join(dataDir, 'given')])).output).toContain('superuser-secret');
 });

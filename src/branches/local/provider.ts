@@ -1,5 +1,6 @@
 /** The `local` provider: the project's own embedded PostgreSQL 18, started on demand. */
 import path from 'node:path';
+import { hideFromIsolated } from '../../process/isolate.js';
 import { TemplateBranchProvider } from '../template-provider.js';
 import { supportsReflink } from './reflink.js';
 import { EmbeddedServer, type ServerInfo } from './server.js';
@@ -18,6 +19,8 @@ export async function createLocalProvider(
 ): Promise<{ provider: TemplateBranchProvider; server: ServerInfo }> {
   const embedded = new EmbeddedServer(options.dataDir, options.log);
   const server = await embedded.start();
+  // Its server.json holds the superuser password: agents, suites and migrations never see the directory.
+  hideFromIsolated(server.dataDir);
   const provider = new TemplateBranchProvider({
     provider: 'local',
     adminUrl: server.url,
