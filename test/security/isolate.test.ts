@@ -14,6 +14,7 @@ import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
 import { childEnv } from '../../src/core/child-env.js';
 import { hideFromIsolated, isolationKind } from '../../src/process/isolate.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { ownLocalTestProvider } from '../helpers/servers.js';
 
 let dir: string;
 let locked: string;
@@ -118,3 +119,24 @@ it("hides the local provider's data directory (its server.json holds the superus
   await mkdir(path.join(dataDir, 'given'));
   expect((await run([path.join(dataDir, 'given')])).output).toContain('superuser-secret');
 });
+
+it('the local provider registers its data directory: an isolated command cannot read its superuser password', async () => {
+  const t = await ownLocalTestProvider();
+  try {
+    const state = path.join(t.dataDir!, 'server.json');
+    const password = (JSON.parse(await readFile(state, 'utf8')) as { password: string }).password;
+    expect(password.length).toBeGreaterThan(8);
+    const r = await localProcessRunner.run({
+      command: `cat ${state}; echo done`,
+      cwd: dir,
+      env: childEnv(),
+      isolate: true,
+      timeoutMs: 20_000,
+      maxOutputBytes: 10_000,
+    });
+    expect(r.output).not.toContain(password);
+    expect(r.output).toMatch(/No such file/);
+  } finally {
+    await t.cleanup();
+  }
+}, 120_000);
