@@ -82,24 +82,31 @@ export function setupFlow(): Flow {
     process.env.CONSORT_TEST_APP_SECRET = 'must-not-reach-the-suite';
     // A server of its own: the App names its namespaces by repository id (gh186853002 in every
     // file that drives it), so two such files on one server would see each other's branches.
-    server = await ownLocalTestProvider();
+    // The repository is made while the server starts; whatever came up is cleaned up by afterAll.
+    const [started, made] = await Promise.allSettled([
+      ownLocalTestProvider(),
+      scenarioRepo('clean', { extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }] }),
+    ]);
+    if (started.status === 'fulfilled') server = started.value;
+    if (made.status === 'fulfilled') repo = made.value;
+    if (started.status === 'rejected') throw started.reason;
+    if (made.status === 'rejected') throw made.reason;
     db = await freshDatabase(server.adminUrl);
     providers = repoProviders({
       provider: 'local',
       adminUrl: server.adminUrl,
       ...(server.dataDir ? { dataDir: server.dataDir } : {}),
     });
-    repo = await scenarioRepo('clean', {
-      extraMigrations: [{ file: '.github/consort.yml', content: appConfig(SUITE) }],
-    });
-    runtime = await startTestRuntime({
-      storeUrl: db.url,
-      providers,
-      github: async (id) => appGitHub(await probot.auth(id)),
-      log,
-    });
-    await flow.tarball(repo.baseSha);
-    await flow.tarball(repo.headSha);
+    await Promise.all([
+      startTestRuntime({
+        storeUrl: db.url,
+        providers,
+        github: async (id) => appGitHub(await probot.auth(id)),
+        log,
+      }).then((rt) => (runtime = rt)),
+      flow.tarball(repo.baseSha),
+      flow.tarball(repo.headSha),
+    ]);
   }, 60_000);
 
   afterAll(async () => {
