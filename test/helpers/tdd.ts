@@ -3,6 +3,9 @@
  * this machine, the local process runner, every shipped agent backend), built once.
  */
 import { localAgentBackends } from '../../src/agents/backends.js';
+import type { ConsortConfig } from '../../src/config/schema.js';
+import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
+import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
@@ -21,3 +24,23 @@ export const tddAdapters = {
   migrations: nodePgMigrate,
   schemas: pgSchemaReader,
 };
+
+/** The TDD lane's branches (createBranches) on `provider` for the checkout at `dir`, with this machine's adapters. */
+export async function laneBranches(o: {
+  provider: BranchProvider;
+  dir: string;
+  config: ConsortConfig;
+  baseCommit: string;
+}): Promise<Branches> {
+  return createBranches({
+    provider: o.provider,
+    config: o.config,
+    ws: await workspaceAt(o.dir),
+    git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
+    env: process.env,
+    processes: tddAdapters.processes,
+    baseCommit: o.baseCommit,
+  });
+}

@@ -10,11 +10,9 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { createBranches } from '../../src/lanes/tdd/database.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-import { localProcessRunner } from '../../src/process/runner.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { laneBranches } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 const LANE_RUN = fileURLToPath(new URL('../fixtures/pools/lane-run.mjs', import.meta.url));
@@ -58,17 +56,7 @@ const leftovers = async () =>
   (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'));
 
 it('hands its forks out of a pool of the baseline, and drops the pool at the end of the run', async () => {
-  const branches = createBranches({
-    provider: t.provider,
-    config,
-    ws: await workspaceAt(repo.dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: process.env,
-    processes: localProcessRunner,
-    baseCommit,
-  });
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
   try {
     const baseline = await branches.baseline();
     expect(config.build.branchPool).toBe(2);
@@ -104,17 +92,7 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
 
 it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   const off = { ...config, build: { ...config.build, branchPool: 0 } };
-  const branches = createBranches({
-    provider: t.provider,
-    processes: localProcessRunner,
-    config: off,
-    ws: await workspaceAt(repo.dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: process.env,
-    baseCommit,
-  });
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: off, baseCommit });
   try {
     const baseline = await branches.baseline();
     await branches.sandbox('f002-sbx');
@@ -181,17 +159,7 @@ it('a run killed outright (SIGKILL) leaves its pool only until the next gc, or t
     again.child.kill('SIGKILL');
     await again.exited;
     await ownerSessionEnded(baseline);
-    const next = createBranches({
-      provider: t.provider,
-      config,
-      ws: await workspaceAt(repo.dir),
-      git: tddAdapters.git,
-      migrations: tddAdapters.migrations,
-      schemas: tddAdapters.schemas,
-      env: process.env,
-      processes: localProcessRunner,
-      baseCommit,
-    });
+    const next = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
     try {
       expect(await next.baseline()).toBe(baseline);
       expect(await t.provider.poolStatus(baseline)).toEqual([{ template: baseline, size: 2, ready: 2 }]);

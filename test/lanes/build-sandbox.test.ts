@@ -7,10 +7,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { createBranches } from '../../src/lanes/tdd/database.js';
-import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { laneBranches } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -37,17 +35,7 @@ const phoneColumns = async (url: string) =>
 it('keeps a sandbox between turns, and forks it afresh once invalidated', async () => {
   const { config } = await loadConfig(repo.dir);
   const baseCommit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo.dir })).stdout.trim();
-  const branches = createBranches({
-    provider: t.provider,
-    config,
-    ws: await workspaceAt(repo.dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: process.env,
-    processes: localProcessRunner,
-    baseCommit,
-  });
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
   try {
     const first = await branches.sandbox('f001-sbx');
     expect(first.migrations.ok).toBe(true);
@@ -65,17 +53,7 @@ it('keeps a sandbox between turns, and forks it afresh once invalidated', async 
 it('re-keys a handed-out sandbox role ahead of the next turn, and forks an invalidated sandbox ahead too', async () => {
   const { config } = await loadConfig(repo.dir);
   const baseCommit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo.dir })).stdout.trim();
-  const branches = createBranches({
-    provider: t.provider,
-    config,
-    ws: await workspaceAt(repo.dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: process.env,
-    processes: localProcessRunner,
-    baseCommit,
-  });
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
   try {
     const sandbox = await branches.sandbox('f002-sbx');
     const first = await branches.untrusted('f002-sbx', sandbox.url);

@@ -12,11 +12,9 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
-import { createBranches } from '../../src/lanes/tdd/database.js';
-import { localProcessRunner } from '../../src/process/runner.js';
 import { roleAdminTestProvider, type RoleAdminTestProvider } from '../helpers/role-admin.js';
 import { query } from '../helpers/servers.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { laneBranches } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: RoleAdminTestProvider;
@@ -58,17 +56,7 @@ it('builds, forks and migrates as the branch roles, hands out confined URLs, and
       '',
     ].join('\n'),
   );
-  const branches = createBranches({
-    provider: t.provider,
-    config,
-    ws: await workspaceAt(repo.dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: process.env,
-    processes: localProcessRunner,
-    baseCommit,
-  });
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
   try {
     const sandbox = await branches.sandbox('f001-sbx');
     expect(sandbox.migrations).toMatchObject({ ok: true });
