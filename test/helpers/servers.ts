@@ -148,3 +148,14 @@ export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(
     await client.end();
   }
 }
+
+/** One session as the user `url` names, for a test's several statements (closed afterwards). */
+export async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}

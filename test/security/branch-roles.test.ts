@@ -5,26 +5,15 @@
  * PostgreSQL server at 127.0.0.1:5432 with a namespace and catalog of its own.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { createPostgresProvider } from '../../src/branches/postgres-provider.js';
 import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
 import { roleAdminTestProvider } from '../helpers/role-admin.js';
-import { query } from '../helpers/servers.js';
+import { asUser, query } from '../helpers/servers.js';
 
 const ADMIN = process.env.CONSORT_TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const tag = randomBytes(4).toString('hex');
 const catalogDatabase = `consort_catalog_sec_${tag}`;
 let provider: TemplateBranchProvider;
-
-async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** The system server's admin is a superuser, so a confined URL must come back. */
 async function confined(name: string): Promise<string> {

@@ -9,11 +9,10 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { roleAdminTestProvider, type RoleAdminTestProvider } from '../helpers/role-admin.js';
-import { query } from '../helpers/servers.js';
+import { asUser, query } from '../helpers/servers.js';
 import { laneBranches } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
@@ -27,16 +26,6 @@ afterAll(async () => {
   await repo?.dispose();
   await t?.cleanup();
 });
-
-async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 const userOf = (url: string) => decodeURIComponent(new URL(url).username);
 
