@@ -159,3 +159,17 @@ export async function asUser<T>(url: string, fn: (c: pg.Client) => Promise<T>): 
     await c.end();
   }
 }
+
+/** Run `sql` as `url`'s user and say what happened: `allowed: <rows>` or `refused: <message>`. */
+export async function attempt(url: string, sql: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url });
+  try {
+    await c.connect();
+    const { rows } = await c.query(sql);
+    return `allowed: ${JSON.stringify(rows)}`;
+  } catch (e) {
+    return `refused: ${(e as Error).message}`;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}

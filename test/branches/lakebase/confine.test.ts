@@ -5,13 +5,12 @@
  * is left unable to log in. Against the Lakebase emulator (test/emulators/lakebase.ts).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { createLakebaseProvider } from '../../../src/branches/lakebase/provider.js';
 import { parseLakebaseSettings } from '../../../src/branches/lakebase/settings.js';
 import type { CloudBranchProvider } from '../../../src/branches/cloud/provider.js';
 import { fastClock } from '../../emulators/clock.js';
 import { LakebaseEmulator } from '../../emulators/lakebase.js';
-import { query } from '../../helpers/servers.js';
+import { attempt, query } from '../../helpers/servers.js';
 import { scratchPgUrl } from '../../setup/system-postgres.js';
 
 /** Branch names of this run's own: the emulated branches share one server, and so their roles. */
@@ -39,19 +38,6 @@ async function withLakebase<T>(
       [`consort\\_%${tag}%`],
     );
     for (const { r } of roles) await query(await scratchPgUrl(), `DROP ROLE IF EXISTS "${r}"`);
-  }
-}
-
-async function attempt(url: string, sql: string): Promise<string> {
-  const c = new pg.Client({ connectionString: url });
-  try {
-    await c.connect();
-    const { rows } = await c.query(sql);
-    return `allowed: ${JSON.stringify(rows)}`;
-  } catch (e) {
-    return `refused: ${(e as Error).message}`;
-  } finally {
-    await c.end().catch(() => undefined);
   }
 }
 

@@ -6,13 +6,12 @@
  * whose branches are closed to each other's roles as Neon's clusters are. An owner without
  * CREATEROLE makes no role: null, and the log says why.
  */
-import pg from 'pg';
 import { createNeonProvider } from '../../../src/branches/neon/provider.js';
 import { parseNeonSettings } from '../../../src/branches/neon/settings.js';
 import type { CloudBranchProvider } from '../../../src/branches/cloud/provider.js';
 import { fastClock } from '../../emulators/clock.js';
 import { NeonEmulator, type NeonEmulatorOptions } from '../../emulators/neon.js';
-import { query } from '../../helpers/servers.js';
+import { attempt, query } from '../../helpers/servers.js';
 
 async function withNeon<T>(
   owner: NeonEmulatorOptions['owner'],
@@ -32,19 +31,6 @@ async function withNeon<T>(
     }
   } finally {
     await emu.stop();
-  }
-}
-
-async function attempt(url: string, sql: string): Promise<string> {
-  const c = new pg.Client({ connectionString: url });
-  try {
-    await c.connect();
-    const { rows } = await c.query(sql);
-    return `allowed: ${JSON.stringify(rows)}`;
-  } catch (e) {
-    return `refused: ${(e as Error).message}`;
-  } finally {
-    await c.end().catch(() => undefined);
   }
 }
 
