@@ -133,7 +133,14 @@ export function turnPage(base: string, feature: string, d: TurnDetail): Html {
 export function gatesPage(
   base: string,
   detail: FeatureDetail,
-  options: { csrf: string; approver: string | null; canApprove: boolean; editableApprover: boolean; message?: string },
+  options: {
+    csrf: string;
+    approver: string | null;
+    canApprove: boolean;
+    cannotApprove?: string;
+    editableApprover: boolean;
+    message?: string;
+  },
 ): Html {
   const f = detail.summary.feature;
   const fileLink = (file: string) =>
@@ -158,7 +165,7 @@ ${
 <label><input type="checkbox" name="read" value="yes" required> I have read the files above</label>
 <button type="submit">Approve the ${g.gate} gate</button></form>`
     : g.status === 'pending' && !options.canApprove
-      ? html`<p class="empty">You cannot approve this gate here (approving needs write access to the repository).</p>`
+      ? html`<p class="empty" id="cannot-approve">${options.cannotApprove ?? 'You cannot approve this gate here (approving needs write access to the repository).'}</p>`
       : ''
 }
 </section>`,

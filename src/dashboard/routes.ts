@@ -35,13 +35,17 @@ export interface DashboardContext {
   /** Who approves: the signed-in login (App) or the configured name (local, editable). */
   approver: string | null;
   editableApprover: boolean;
-  /** Whether this person may approve (write access in the App; not `--read-only` locally). */
+  /** Whether this person may approve (write access in the App; signed in and not `--read-only` locally). */
   canApprove: boolean;
+  /** Why this person cannot approve, shown on the gates page and in a refusal (default: write access). */
+  cannotApprove?: string;
   /** The origin forms must come from (`http://127.0.0.1:4321`). */
   origin: string;
   user?: PageFrame['user'];
   home?: string;
 }
+
+export const CANNOT_APPROVE = 'You cannot approve gates here: approving needs write access to the repository.';
 
 export const TURNS_PAGE = 200;
 export const CHECKS_PAGE = 50;
@@ -285,6 +289,7 @@ export async function serveDashboard(
           csrf: ctx.csrf,
           approver: ctx.approver,
           canApprove: ctx.canApprove && s.approve !== undefined,
+          ...(ctx.cannotApprove ? { cannotApprove: ctx.cannotApprove } : {}),
           editableApprover: ctx.editableApprover,
           ...(approved ? { message: `Approved the ${approved} gate.` } : {}),
         }),
@@ -327,8 +332,7 @@ async function approve(
   // Cross-site requests: a browser always sends Origin on a POST; it must be this dashboard.
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== ctx.origin) return refuse(403, 'This request came from another site.');
-  if (!ctx.canApprove || ctx.source.approve === undefined)
-    return refuse(403, 'You cannot approve gates here: approving needs write access to the repository.');
+  if (!ctx.canApprove || ctx.source.approve === undefined) return refuse(403, ctx.cannotApprove ?? CANNOT_APPROVE);
   const type = String(req.headers['content-type'] ?? '');
   const raw = await readBody(req);
   let fields: unknown;

@@ -57,14 +57,15 @@ export function verifySession(value: string | undefined, secret: string, now: nu
 
 export function sessionCookie(
   value: string,
-  options: { secure: boolean; path: string; maxAgeS: number; name?: string },
+  options: { secure: boolean; path: string; maxAgeS?: number; name?: string; sameSite?: 'Lax' | 'Strict' },
 ): string {
   return [
     `${options.name ?? SESSION_COOKIE}=${value}`,
     `Path=${options.path}`,
-    `Max-Age=${options.maxAgeS}`,
+    // No Max-Age: a browser-session cookie, gone when the browser closes (and never written to disk).
+    ...(options.maxAgeS === undefined ? [] : [`Max-Age=${options.maxAgeS}`]),
     'HttpOnly',
-    'SameSite=Lax',
+    `SameSite=${options.sameSite ?? 'Lax'}`,
     ...(options.secure ? ['Secure'] : []),
   ].join('; ');
 }

@@ -151,6 +151,13 @@ describe('the local dashboard in Chromium', () => {
 
   it('approves a gate only after the confirmation, and records it by hash', async () => {
     await page.goto(`${server.url}/features/${fx.gated}/gates`);
+    // Not signed in yet: the page says how, and offers no form.
+    expect(await page.locator('form.approve').count()).toBe(0);
+    expect(await page.locator('#gate-spec #cannot-approve').innerText()).toContain('sign-in link');
+    // The link `consort dashboard` prints (and opens): it lands on the overview, signed in.
+    await page.goto(server.signInUrl);
+    expect(new URL(page.url()).pathname).toBe('/');
+    await page.goto(`${server.url}/features/${fx.gated}/gates`);
     await shot('gates');
     const form = page.locator('#gate-spec form.approve');
     await form.locator('input[name=read]').check();

@@ -23,20 +23,29 @@ it('serves the repository on 127.0.0.1 and stops cleanly', async () => {
     },
   );
   let out = '';
-  const info = await new Promise<{ url: string; port: number; repository: string; readOnly: boolean }>(
-    (resolve, reject) => {
-      child.stdout.on('data', (b: Buffer) => {
-        out += b.toString();
-        try {
-          resolve(JSON.parse(out));
-        } catch {
-          /* not complete yet */
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-    },
-  );
+  const info = await new Promise<{
+    url: string;
+    port: number;
+    repository: string;
+    readOnly: boolean;
+    signInUrl: string;
+  }>((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        /* not complete yet */
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
   expect(info).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), readOnly: false });
+  expect(info.signInUrl).toMatch(new RegExp(`^${info.url}/sign-in\\?key=[\\w-]{32,}$`));
+  // The printed link signs a browser in, once.
+  const signIn = await fetch(info.signInUrl, { redirect: 'manual' });
+  expect(signIn.status).toBe(303);
+  expect(signIn.headers.get('set-cookie')).toMatch(/^consort_local_\d+=/);
   const api = (await (await fetch(`${info.url}/api`)).json()) as { features: { feature: string }[] };
   expect(api.features.map((f) => f.feature)).toEqual([fx.gated, fx.building]);
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -60,6 +60,8 @@ async function get(p: string, headers: Record<string, string> = {}) {
   };
 }
 
+/** The cookie of the browser signed in with the one-time link (set by the sign-in test). */
+let signedIn = '';
 const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
 const hashOf = (page: string) => /name="hash" value="([^"]+)"/.exec(page)?.[1] ?? '';
 
@@ -198,8 +200,47 @@ describe('consort dashboard (local host)', () => {
     expect(JSON.parse((await get('/api')).text).features[1].turns).toBe(14);
   });
 
+  it('lets only a browser signed in with the one-time link approve', async () => {
+    // Any local process can read the pages, but gets no form and no token.
+    const anonymous = await get(`/features/${fx.gated}/gates`);
+    expect(anonymous.text).toContain('⏸ pending');
+    expect(csrfOf(anonymous.text)).toBe('');
+    expect(anonymous.text).toContain('sign-in link');
+    const signIn = (url: string) => fetch(url, { redirect: 'manual' });
+    const key = new URL(server.signInUrl).searchParams.get('key') ?? '';
+    expect(key.length).toBeGreaterThanOrEqual(32);
+    expect((await signIn(`${server.url}/sign-in?key=${'x'.repeat(key.length)}`)).status).toBe(403);
+    expect((await signIn(`${server.url}/sign-in`)).status).toBe(403);
+    const first = await signIn(server.signInUrl);
+    expect(first.status).toBe(303);
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).not.toMatch(/Max-Age/);
+    // Used once: the link found later (a history file, the opener's argv) is worth nothing.
+    const again = await signIn(server.signInUrl);
+    expect(again.status).toBe(403);
+    expect(await again.text()).toContain('already used');
+    expect(again.headers.get('set-cookie')).toBeNull();
+    signedIn = cookie.split(';')[0]!;
+    const page = await get(`/features/${fx.gated}/gates`, { cookie: signedIn });
+    const csrf = csrfOf(page.text);
+    expect(csrf).not.toBe('');
+    // The page's token without the browser's cookie approves nothing.
+    const res = await fetch(`${server.url}/features/${fx.gated}/gates/spec/approve`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: new URLSearchParams({ csrf, hash: hashOf(page.text), read: 'yes', approver: 'Mallory' }).toString(),
+    });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('sign-in link');
+    const forgedCookie = { cookie: `${signedIn.split('=')[0]}=${'A'.repeat(32)}` };
+    expect(csrfOf((await get(`/features/${fx.gated}/gates`, forgedCookie)).text)).toBe('');
+  });
+
   it('approves a gate only with the token, from this origin, for the hash that was shown', async () => {
-    const gates = await get(`/features/${fx.gated}/gates`);
+    const gates = await get(`/features/${fx.gated}/gates`, { cookie: signedIn });
     expect(gates.text).toContain('⏸ pending');
     const csrf = csrfOf(gates.text);
     const hash = hashOf(gates.text);
@@ -209,7 +250,12 @@ describe('consort dashboard (local host)', () => {
       fetch(`${server.url}/features/${fx.gated}/gates/spec/approve`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...headers },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: server.url,
+          cookie: signedIn,
+          ...headers,
+        },
         body: new URLSearchParams(body).toString(),
       });
     expect((await post({ csrf: 'forged', hash, read: 'yes', approver: 'Ada' })).status).toBe(403);

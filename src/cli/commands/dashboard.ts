@@ -125,10 +125,22 @@ export function dashboardCommand(ctx: Ctx): Command {
           });
         throw e;
       });
+      const readOnly = o.readOnly === true;
+      // The sign-in link goes only to this terminal (and the browser it opens): it is what lets a
+      // browser approve, and a process that can merely fetch the pages never sees it.
       if (c.json)
-        printJson(c.io, { url: server.url, port: server.port, repository: source.name, readOnly: o.readOnly === true });
-      else c.io.out(`Consort dashboard for ${source.name}: ${server.url} (Ctrl-C to stop)`);
-      if (o.open) openBrowser(server.url, c.env);
+        printJson(c.io, {
+          url: server.url,
+          port: server.port,
+          repository: source.name,
+          readOnly,
+          ...(readOnly ? {} : { signInUrl: server.signInUrl }),
+        });
+      else {
+        c.io.out(`Consort dashboard for ${source.name}: ${server.url} (Ctrl-C to stop)`);
+        if (!readOnly) c.io.out(`To approve gates in a browser, open this link once: ${server.signInUrl}`);
+      }
+      if (o.open) openBrowser(readOnly ? server.url : server.signInUrl, c.env);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
