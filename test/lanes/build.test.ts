@@ -160,9 +160,25 @@ describe('the TDD lane on the example shop', () => {
       const redTurns = turns.filter((x) => x.step === 'red');
       // Attempt 1 was born green: rejected by the conductor's own suite run.
       expect(redTurns.map((x) => x.verdict)).toEqual(['rejected', 'accepted']);
-      expect(redTurns[0]!.reason).toMatch(/born green/);
+      // …next to the real T1, which failed: judged per test, not per item.
+      expect(redTurns[0]!.reason).toMatch(/born green: .* next to failing tests/);
+      // The driver's first GREEN also changed how the suite runs and what no agent may change.
       const refused = turns.find((x) => x.step === 'green' && x.verdict === 'refused');
-      expect(refused?.refused).toEqual(['test/phones.test.js']);
+      expect([...(refused?.refused ?? [])].sort()).toEqual([
+        'consort.config.json',
+        'jest.config.js',
+        'migrations/1730000000000_create_customers.sql',
+        'package.json',
+        'seed.sql',
+        'test/__mocks__/pg.js',
+        'test/phones.test.js',
+      ]);
+      // All of it reverted: the tree holds nothing the refused turn wrote.
+      expect(existsSync(path.join(repo.dir, 'consort.config.json'))).toBe(false);
+      expect(existsSync(path.join(repo.dir, 'test/__mocks__/pg.js'))).toBe(false);
+      expect(
+        await git('diff', 'HEAD', '--name-only', '--', 'package.json', 'jest.config.js', 'seed.sql', 'migrations/'),
+      ).toBe('');
       // The refused change is gone from the tree, and the frozen test is what RED proved.
       expect(await readFile(path.join(repo.dir, 'test/phones.test.js'), 'utf8')).toContain(
         "expect(typeof customers.setCustomerPhone).toBe('function');",
