@@ -4,15 +4,21 @@
  */
 import * as core from '@actions/core';
 import { VERSION } from '../cli/version.js';
-import { createOctokitClient } from '../github/client.js';
+import { createOctokitClient, type WritePacing } from '../github/client.js';
 import { octokitGitHub } from '../github/octokit.js';
 import type { GitHubPort } from '../ports/github.js';
 import type { ActionContext } from './context.js';
 
 export const USER_AGENT = `consort-action/${VERSION}`;
 
-export function actionGitHub(token: string, ctx: Pick<ActionContext, 'apiUrl'>): GitHubPort {
+export function actionGitHub(token: string, ctx: Pick<ActionContext, 'apiUrl'>, writePacing: WritePacing): GitHubPort {
   return octokitGitHub(
-    createOctokitClient({ token, apiUrl: ctx.apiUrl, userAgent: USER_AGENT, onLimit: (m) => core.warning(m) }),
+    createOctokitClient({
+      token,
+      apiUrl: ctx.apiUrl,
+      userAgent: USER_AGENT,
+      onLimit: (m) => core.warning(m),
+      writePacing,
+    }),
   );
 }

@@ -6,10 +6,12 @@
 import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { ConsortError } from '../core/errors.js';
+import { WRITE_PACING, type WritePacing } from '../github/client.js';
 
 export const INPUT = {
   mode: 'mode',
   githubToken: 'github-token',
+  githubWritePacing: 'github-write-pacing',
   config: 'config',
   provider: 'provider',
   databaseUrl: 'database-url',
@@ -88,6 +90,8 @@ export type ReflinkInput = (typeof REFLINK)[number];
 export interface ActionInputs {
   mode: ActionMode;
   githubToken: string | undefined;
+  /** `github`: GitHub's spacing between API writes; `none`: no spacing (GHES without rate limits). */
+  githubWritePacing: WritePacing;
   /** Config file path relative to the workspace; default: discovered (.github/consort.yml, …). */
   config: string | undefined;
   /** Default: the config's database.provider, or postgres when a database URL is given. */
@@ -129,6 +133,7 @@ const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
 const Schema = z.object({
   [INPUT.mode]: oneOf(MODES).default('check'),
   [INPUT.githubToken]: z.string().optional(),
+  [INPUT.githubWritePacing]: oneOf(WRITE_PACING).default('github'),
   [INPUT.config]: z.string().optional(),
   [INPUT.provider]: oneOf(ACTION_PROVIDERS).optional(),
   // Never show the value: it carries a password.
@@ -213,6 +218,7 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
   return {
     mode: v[INPUT.mode],
     githubToken: v[INPUT.githubToken],
+    githubWritePacing: v[INPUT.githubWritePacing],
     config: v[INPUT.config],
     provider,
     databaseUrl: v[INPUT.databaseUrl],

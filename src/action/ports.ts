@@ -39,7 +39,7 @@ export async function tddPorts(
   const { config: trusted } = await configOf(inputs, ctx.workspace);
   const auth: GitAuth = { token, serverUrl: ctx.serverUrl };
   return {
-    github: actionGitHub(token, ctx),
+    github: actionGitHub(token, ctx, inputs.githubWritePacing),
     repo: ctx.repo,
     workspace: ctx.workspace,
     workspaces: localWorkspaces,

@@ -67,9 +67,15 @@ async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContex
     return;
   }
   try {
-    const r = await upsertStickyComment(actionGitHub(inputs.githubToken, ctx), ctx.repo, ev.number, markdown, {
-      marker: CHECK_COMMENT_MARKER,
-    });
+    const r = await upsertStickyComment(
+      actionGitHub(inputs.githubToken, ctx, inputs.githubWritePacing),
+      ctx.repo,
+      ev.number,
+      markdown,
+      {
+        marker: CHECK_COMMENT_MARKER,
+      },
+    );
     core.info(
       `PR comment ${r.action === 'create' ? 'created' : r.action === 'update' ? 'updated' : 'unchanged'}${r.url ? `: ${r.url}` : ''}`,
     );

@@ -6,11 +6,21 @@
  * after `x-ratelimit-reset`, and 5xx answers are retried with backoff. The API base URL is passed
  * explicitly — GITHUB_API_URL on GitHub Enterprise Server, or a test's local server — rather than
  * trusting a default computed when the module was loaded.
+ *
+ * `writePacing: 'none'` keeps writes one at a time but drops the spacing between them, for a GitHub
+ * Enterprise Server whose rate limits are off (its default) or a local stand-in for GitHub: through
+ * the plugin's own `write` and `notifications` options (its typed ThrottlingOptions), limiters
+ * without the 1 s / 3 s `minTime` its defaults have. Rate-limit answers are waited out either way.
  */
 import { getOctokit } from '@actions/github';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
+import Bottleneck from 'bottleneck/light.js';
 import type { OctokitClient } from './octokit.js';
+
+/** `github`: GitHub's documented spacing between writes; `none`: writes one at a time, no spacing. */
+export const WRITE_PACING = ['github', 'none'] as const;
+export type WritePacing = (typeof WRITE_PACING)[number];
 
 export interface ClientSettings {
   token: string;
@@ -19,6 +29,16 @@ export interface ClientSettings {
   userAgent?: string;
   /** Told about every wait for a rate limit. */
   onLimit?: (message: string) => void;
+  /** Default `github`. */
+  writePacing?: WritePacing;
+}
+
+/** One write at a time, none held back: the plugin's write and notification limiters without their minTime. */
+function unpacedWrites(): { write: Bottleneck.Group; notifications: Bottleneck.Group } {
+  return {
+    write: new Bottleneck.Group({ id: 'consort-write', maxConcurrent: 1 }),
+    notifications: new Bottleneck.Group({ id: 'consort-notifications', maxConcurrent: 1 }),
+  };
 }
 
 /** How often a request that hit a rate limit is tried again before the run gives up. */
@@ -39,7 +59,11 @@ export function createOctokitClient(s: ClientSettings): OctokitClient {
     {
       baseUrl: s.apiUrl.replace(/\/+$/, ''),
       ...(s.userAgent ? { userAgent: s.userAgent } : {}),
-      throttle: { onRateLimit: limit('primary'), onSecondaryRateLimit: limit('secondary') },
+      throttle: {
+        onRateLimit: limit('primary'),
+        onSecondaryRateLimit: limit('secondary'),
+        ...(s.writePacing === 'none' ? unpacedWrites() : {}),
+      },
       // 5xx only: rate limits (403/429) are the throttling plugin's, with the waits GitHub asks for.
       retry: { retries: 3, doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451] },
     },

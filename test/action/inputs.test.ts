@@ -22,6 +22,7 @@ describe('parseInputs', () => {
     expect(parseInputs(reader({}))).toEqual({
       mode: 'check',
       githubToken: undefined,
+      githubWritePacing: 'github',
       config: undefined,
       provider: undefined,
       databaseUrl: undefined,
@@ -47,6 +48,7 @@ describe('parseInputs', () => {
       reader({
         mode: 'cleanup',
         'github-token': 'ghs_abc',
+        'github-write-pacing': 'none',
         config: 'ci/consort.yml',
         provider: 'postgres',
         'database-url': 'postgresql://ci:pw@db:5432/postgres',
@@ -58,6 +60,7 @@ describe('parseInputs', () => {
     expect(inputs).toEqual({
       mode: 'cleanup',
       githubToken: 'ghs_abc',
+      githubWritePacing: 'none',
       config: 'ci/consort.yml',
       provider: 'postgres',
       databaseUrl: 'postgresql://ci:pw@db:5432/postgres',
@@ -152,6 +155,10 @@ describe('parseInputs', () => {
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
     [{ reflink: 'yes' }, 'Invalid input "reflink" must be one of false, auto, true (got "yes").'],
+    [
+      { 'github-write-pacing': 'fast' },
+      'Invalid input "github-write-pacing" must be one of github, none (got "fast").',
+    ],
     [
       { reflink: 'true', provider: 'neon' },
       'Invalid input "reflink": it puts the local provider\'s data directory on a loop-mounted XFS, and provider is neon.',

@@ -4,7 +4,8 @@
  * fields read, the requests sent, and how rate limits and server errors are waited out.
  *
  * The plugins' limiters are shared by every Octokit in the process, so writes in one test pace
- * the next; reviews and comments also go through the "notifications" group (≥ 3 s apart).
+ * the next; reviews and comments also go through the "notifications" group (≥ 3 s apart). A
+ * client with `writePacing: 'none'` has limiters of its own, without the spacing.
  */
 import { createOctokitClient } from '../../src/github/client.js';
 import { octokitGitHub } from '../../src/github/octokit.js';
@@ -232,6 +233,26 @@ describe('pull request calls', () => {
     await api.setStatus(R, HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'limited' });
     expect(fake.limitNext).toEqual({ status: 429, retryAfter: 1, count: 0 });
     expect(fake.statuses).toEqual([expect.objectContaining({ state: 'success', description: 'limited' })]);
+    expect(fake.requests.map((q) => q.method)).toEqual(['POST', 'POST']);
+    expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(PACED_MS);
+    expect(msgs).toEqual([
+      'GitHub secondary rate limit on POST /repos/{owner}/{repo}/statuses/{sha}: waiting 1 s (retry 1 of 3)',
+    ]);
+  });
+
+  it("writePacing 'none': writes go one at a time in order without GitHub's spacing, and a rate limit is still waited out", async () => {
+    const unpaced = octokitGitHub(
+      createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, onLimit: (m) => msgs.push(m), writePacing: 'none' }),
+    );
+    // Three reviews: GitHub's spacing puts them ≥ 3 s apart (the notifications group), 6 s in all.
+    const started = Date.now();
+    await Promise.all([1, 2, 3].map((n) => unpaced.review(R, 7, HEAD_SHA, `Turn ${n}.`)));
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(fake.reviews.map((v) => v.body)).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
+
+    fake.requests.length = 0;
+    fake.limitNext = { status: 429, retryAfter: 1, count: 1 };
+    await unpaced.setStatus(R, HEAD_SHA, { context: 'consort/gate', state: 'success', description: 'limited' });
     expect(fake.requests.map((q) => q.method)).toEqual(['POST', 'POST']);
     expect(gaps(fake.requests)[0]).toBeGreaterThanOrEqual(PACED_MS);
     expect(msgs).toEqual([

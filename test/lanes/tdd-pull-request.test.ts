@@ -236,7 +236,8 @@ describe('runOnPullRequest, before the branch', () => {
     throw new Error('git is not read before the checkout');
   };
   const ports = (policy: ApprovalPolicy): PullRequestPorts => ({
-    github: octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: github.url })),
+    // Unpaced: GitHub's spacing between writes is test/github/octokit.test.ts's, here it only waited.
+    github: octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: github.url, writePacing: 'none' })),
     repo: { owner: OWNER, repo: REPO },
     workspace: '/nonexistent',
     workspaces: {

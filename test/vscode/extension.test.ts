@@ -38,7 +38,7 @@ interface Locator {
   innerText(): Promise<string>;
   click(o?: { button: 'right' }): Promise<void>;
   hover(): Promise<void>;
-  fill(text: string): Promise<void>;
+  fill(text: string, o?: { timeout: number }): Promise<void>;
   locator(selector: string): Locator;
   count(): Promise<number>;
 }
@@ -294,22 +294,25 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
 /**
  * Run a command from the palette as a person does: F1, wait for the palette (under load it opens
  * late, and keys typed before it would go to the focused editor or terminal), type, wait for the
- * entry, Enter.
+ * entry, Enter. A palette that closes before the command is typed in it (it closes when it loses
+ * the focus: a terminal whose command just ended can take it) is opened again, as a person would.
  */
 async function paletteCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press('F1');
     if (
-      await input.waitFor({ timeout: 10_000 }).then(
-        () => true,
-        () => false,
-      )
+      await input
+        .waitFor({ timeout: 10_000 })
+        .then(() => input.fill(`>${title}`, { timeout: 10_000 }))
+        .then(
+          () => true,
+          () => false,
+        )
     )
       break;
-    if (attempt === 3) throw new Error('the command palette did not open');
+    if (attempt === 3) throw new Error('the command palette did not open, or closed before the command was typed');
   }
-  await input.fill(`>${title}`);
   await page
     .locator('.quick-input-list .monaco-list-row')
     .filter({ hasText: title })
