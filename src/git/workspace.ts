@@ -4,7 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
@@ -116,10 +116,20 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
  * conductor sets neither, so every flag found is an agent's, and is cleared before git is asked.
  */
 export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
-  const flagged = (await run(ws.top, ['ls-files', '-v', '-z']))
+  const flagged = await indexFlags(ws);
+  await clearFlags(ws, flagged);
+  return flagged;
+}
+
+/** Paths the index flags `skip-worktree` or `assume-unchanged`. */
+async function indexFlags(ws: GitWorkspace): Promise<string[]> {
+  return (await run(ws.top, ['ls-files', '-v', '-z']))
     .split('\0')
     .filter((e) => /^([a-z]|S) /.test(e))
     .map((e) => e.slice(2));
+}
+
+async function clearFlags(ws: GitWorkspace, flagged: readonly string[]): Promise<void> {
   // One flag per call (update-index applies only the last flag option to the paths), paths on the
   // command line (it ignores flag options for paths read with --stdin).
   for (let i = 0; i < flagged.length; i += 500) {
@@ -127,7 +137,17 @@ export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
     await run(ws.top, ['update-index', '--no-skip-worktree', '--', ...chunk]);
     await run(ws.top, ['update-index', '--no-assume-unchanged', '--', ...chunk]);
   }
-  return flagged;
+}
+
+/**
+ * `git status` with no index flag hiding a file: both are asked at once, and status again only
+ * when a flag was found (and cleared), since a flagged file is invisible to the first answer.
+ */
+async function unflaggedStatus(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
+  const [flagged, first] = await Promise.all([indexFlags(ws), status(ws)]);
+  if (flagged.length === 0) return first;
+  await clearFlags(ws, flagged);
+  return status(ws);
 }
 
 /**
@@ -136,8 +156,7 @@ export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
  * index flags that hide a file from git are cleared first.
  */
 export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
-  await clearIndexFlags(ws);
-  const first = await status(ws);
+  const first = await unflaggedStatus(ws);
   if (first.head === base) return first.changes;
   await run(ws.top, ['reset', '-q', '--mixed', base]);
   return (await status(ws)).changes;
@@ -284,6 +303,12 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
 /** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
 export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
   await serially(ws, async () => {
+    // A fresh name (every proof's) needs one git: the clean-up below only for a leftover, or a
+    // registration whose folder is gone (add refuses a path registered as a missing worktree).
+    if ((await lstat(dir).catch(() => undefined)) === undefined) {
+      if ((await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0) return;
+      await rm(dir, { recursive: true, force: true });
+    }
     await exec(ws.top, ['worktree', 'remove', '--force', dir]);
     await rm(dir, { recursive: true, force: true });
     await run(ws.top, ['worktree', 'prune']);
@@ -291,8 +316,32 @@ export async function addWorktree(ws: GitWorkspace, dir: string, base: string): 
   });
 }
 
+/**
+ * The administrative folder git keeps for the worktree at `dir` (`<common dir>/worktrees/<id>`),
+ * as its `.git` file names it; null unless that is exactly such a folder of this repository (the
+ * file is in a tree a suite wrote to, so it is not trusted to name anything else).
+ */
+async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<string | null> {
+  const text = await readFile(path.join(dir, '.git'), 'utf8').catch(() => null);
+  const named = text === null ? undefined : /^gitdir: (.+)\n?$/.exec(text)?.[1];
+  if (named === undefined) return null;
+  const admin = path.resolve(dir, named);
+  const worktrees = path.join(ws.gitDir, 'worktrees');
+  if (path.dirname(admin) !== worktrees || !/^[^/\\]+$/.test(path.basename(admin))) return null;
+  // Registered for this folder: its `gitdir` file points back at `dir/.git`.
+  const back = await readFile(path.join(admin, 'gitdir'), 'utf8').catch(() => null);
+  return back !== null && path.resolve(back.trim()) === path.resolve(dir, '.git') ? admin : null;
+}
+
 export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<void> {
   await serially(ws, async () => {
+    // What `worktree remove --force` and `prune` do, without starting git: the folder, then its registration.
+    const admin = await worktreeAdminDir(ws, dir);
+    if (admin !== null) {
+      await rm(dir, { recursive: true, force: true });
+      await rm(admin, { recursive: true, force: true });
+      return;
+    }
     await exec(ws.top, ['worktree', 'remove', '--force', dir]);
     await rm(dir, { recursive: true, force: true });
     await exec(ws.top, ['worktree', 'prune']);
