@@ -188,6 +188,13 @@ export async function discardSince(ws: GitWorkspace, base: string): Promise<void
   await restore(ws, base, added);
 }
 
+/**
+ * Every commit of the conductor's: unsigned; the summary line carries the full commit id, which
+ * saves a rev-parse (core.abbrev=40); no `git maintenance run --auto` started after it (a process
+ * per commit, and now and then a gc in the middle of a turn: the user's own git does that upkeep).
+ */
+const COMMIT_ARGS = ['-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', '-c', 'maintenance.auto=false'];
+
 /** Stage the paths and commit them; returns the new commit, or null when there was nothing to commit. */
 export async function commitPaths(ws: GitWorkspace, paths: readonly string[], message: string): Promise<string | null> {
   const inside = paths.filter((p) => !p.startsWith('../'));
@@ -197,18 +204,7 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
     ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
     inside.map((p) => `:(literal)${p}`).join('\0'),
   );
-  // core.abbrev=40: the summary line carries the full commit id, which saves a rev-parse.
-  const args = [
-    ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
-    '-c',
-    'core.abbrev=40',
-    'commit',
-    '--no-verify',
-    '-m',
-    message,
-  ];
+  const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) {
     if (/nothing to commit|nothing added to commit|no changes added to commit/.test(r.stdout)) return null;
@@ -226,17 +222,16 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
       ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
       inside.map((p) => `:(literal)${p}`).join('\0'),
     );
-  await run(ws.top, [
+  const out = await run(ws.top, [
     ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
+    ...COMMIT_ARGS,
     'commit',
     '--amend',
     '--no-edit',
     '--no-verify',
     '--allow-empty',
   ]);
-  return workspaceHead(ws);
+  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(out)?.[1] ?? workspaceHead(ws);
 }
 
 /** Dirty paths (relative to the workspace) outside the given folders. */
@@ -380,17 +375,7 @@ export async function applyAndCommit(ws: GitWorkspace, patchFile: string, messag
   if (forward.code === 0) await run(ws.top, ['apply', '--index', '--binary', patchFile]);
   else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0)
     throw failure(['apply', patchFile], forward);
-  const args = [
-    ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
-    '-c',
-    'core.abbrev=40',
-    'commit',
-    '--no-verify',
-    '-m',
-    message,
-  ];
+  const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) throw failure(args, r);
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;
