@@ -105,7 +105,14 @@ export function prove(purpose: ProofPurpose) {
         ? proofBranch(s, purpose, s.cycle.proofs)
         : `${branchPrefix(s.feature)}-baseline-${s.turns}`;
     const hash = [...new Set([...Object.keys(s.frozen), ...(s.cycle?.testFiles ?? [])])].sort();
-    const first = purpose === 'baseline' ? (s.items.find((i) => i.status !== 'refactored')?.id ?? null) : null;
+    // The sandbox of the cycle after this proof: the first one's during the baseline proof; the next
+    // one's during REFACTOR's, the cycle's last suite run (the REVIEW turn between is often too short to hide a fork).
+    const sandbox =
+      purpose === 'baseline'
+        ? (s.items.find((i) => i.status !== 'refactored')?.id ?? null)
+        : purpose === 'refactor'
+          ? nextItemId(s)
+          : null;
     return [
       {
         type: 'prove',
@@ -113,7 +120,7 @@ export function prove(purpose: ProofPurpose) {
         item: purpose === 'baseline' ? null : (currentItem(s)?.id ?? null),
         branch,
         hash,
-        forkAhead: first ? { branch: sandboxOf(s, first), use: 'sandbox' } : null,
+        forkAhead: sandbox ? { branch: sandboxOf(s, sandbox), use: 'sandbox' } : null,
       },
     ];
   };

@@ -31,7 +31,8 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     applyAndCommit: (patchFile, message) => git.applyAndCommit(ws, patchFile, message),
     async addWorktree(dir, commit) {
       await git.addWorktree(ws, dir, commit);
-      return bindWorkspace(await git.openWorkspace(path.join(dir, ws.prefix)));
+      // A worktree of this repository: its top is `dir`, the rest as here (no git started to ask).
+      return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
     async guardGit() {

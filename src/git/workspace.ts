@@ -4,7 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
@@ -116,10 +116,20 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
  * conductor sets neither, so every flag found is an agent's, and is cleared before git is asked.
  */
 export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
-  const flagged = (await run(ws.top, ['ls-files', '-v', '-z']))
+  const flagged = await indexFlags(ws);
+  await clearFlags(ws, flagged);
+  return flagged;
+}
+
+/** Paths the index flags `skip-worktree` or `assume-unchanged`. */
+async function indexFlags(ws: GitWorkspace): Promise<string[]> {
+  return (await run(ws.top, ['ls-files', '-v', '-z']))
     .split('\0')
     .filter((e) => /^([a-z]|S) /.test(e))
     .map((e) => e.slice(2));
+}
+
+async function clearFlags(ws: GitWorkspace, flagged: readonly string[]): Promise<void> {
   // One flag per call (update-index applies only the last flag option to the paths), paths on the
   // command line (it ignores flag options for paths read with --stdin).
   for (let i = 0; i < flagged.length; i += 500) {
@@ -127,7 +137,17 @@ export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
     await run(ws.top, ['update-index', '--no-skip-worktree', '--', ...chunk]);
     await run(ws.top, ['update-index', '--no-assume-unchanged', '--', ...chunk]);
   }
-  return flagged;
+}
+
+/**
+ * `git status` with no index flag hiding a file: both are asked at once, and status again only
+ * when a flag was found (and cleared), since a flagged file is invisible to the first answer.
+ */
+async function unflaggedStatus(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
+  const [flagged, first] = await Promise.all([indexFlags(ws), status(ws)]);
+  if (flagged.length === 0) return first;
+  await clearFlags(ws, flagged);
+  return status(ws);
 }
 
 /**
@@ -136,8 +156,7 @@ export async function clearIndexFlags(ws: GitWorkspace): Promise<string[]> {
  * index flags that hide a file from git are cleared first.
  */
 export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
-  await clearIndexFlags(ws);
-  const first = await status(ws);
+  const first = await unflaggedStatus(ws);
   if (first.head === base) return first.changes;
   await run(ws.top, ['reset', '-q', '--mixed', base]);
   return (await status(ws)).changes;
@@ -169,6 +188,13 @@ export async function discardSince(ws: GitWorkspace, base: string): Promise<void
   await restore(ws, base, added);
 }
 
+/**
+ * Every commit of the conductor's: unsigned; the summary line carries the full commit id, which
+ * saves a rev-parse (core.abbrev=40); no `git maintenance run --auto` started after it (a process
+ * per commit, and now and then a gc in the middle of a turn: the user's own git does that upkeep).
+ */
+const COMMIT_ARGS = ['-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', '-c', 'maintenance.auto=false'];
+
 /** Stage the paths and commit them; returns the new commit, or null when there was nothing to commit. */
 export async function commitPaths(ws: GitWorkspace, paths: readonly string[], message: string): Promise<string | null> {
   const inside = paths.filter((p) => !p.startsWith('../'));
@@ -178,18 +204,7 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
     ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
     inside.map((p) => `:(literal)${p}`).join('\0'),
   );
-  // core.abbrev=40: the summary line carries the full commit id, which saves a rev-parse.
-  const args = [
-    ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
-    '-c',
-    'core.abbrev=40',
-    'commit',
-    '--no-verify',
-    '-m',
-    message,
-  ];
+  const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) {
     if (/nothing to commit|nothing added to commit|no changes added to commit/.test(r.stdout)) return null;
@@ -207,17 +222,16 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
       ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
       inside.map((p) => `:(literal)${p}`).join('\0'),
     );
-  await run(ws.top, [
+  const out = await run(ws.top, [
     ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
+    ...COMMIT_ARGS,
     'commit',
     '--amend',
     '--no-edit',
     '--no-verify',
     '--allow-empty',
   ]);
-  return workspaceHead(ws);
+  return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(out)?.[1] ?? workspaceHead(ws);
 }
 
 /** Dirty paths (relative to the workspace) outside the given folders. */
@@ -284,6 +298,12 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
 /** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
 export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
   await serially(ws, async () => {
+    // A fresh name (every proof's) needs one git: the clean-up below only for a leftover, or a
+    // registration whose folder is gone (add refuses a path registered as a missing worktree).
+    if ((await lstat(dir).catch(() => undefined)) === undefined) {
+      if ((await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0) return;
+      await rm(dir, { recursive: true, force: true });
+    }
     await exec(ws.top, ['worktree', 'remove', '--force', dir]);
     await rm(dir, { recursive: true, force: true });
     await run(ws.top, ['worktree', 'prune']);
@@ -291,8 +311,32 @@ export async function addWorktree(ws: GitWorkspace, dir: string, base: string): 
   });
 }
 
+/**
+ * The administrative folder git keeps for the worktree at `dir` (`<common dir>/worktrees/<id>`),
+ * as its `.git` file names it; null unless that is exactly such a folder of this repository (the
+ * file is in a tree a suite wrote to, so it is not trusted to name anything else).
+ */
+async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<string | null> {
+  const text = await readFile(path.join(dir, '.git'), 'utf8').catch(() => null);
+  const named = text === null ? undefined : /^gitdir: (.+)\n?$/.exec(text)?.[1];
+  if (named === undefined) return null;
+  const admin = path.resolve(dir, named);
+  const worktrees = path.join(ws.gitDir, 'worktrees');
+  if (path.dirname(admin) !== worktrees || !/^[^/\\]+$/.test(path.basename(admin))) return null;
+  // Registered for this folder: its `gitdir` file points back at `dir/.git`.
+  const back = await readFile(path.join(admin, 'gitdir'), 'utf8').catch(() => null);
+  return back !== null && path.resolve(back.trim()) === path.resolve(dir, '.git') ? admin : null;
+}
+
 export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<void> {
   await serially(ws, async () => {
+    // What `worktree remove --force` and `prune` do, without starting git: the folder, then its registration.
+    const admin = await worktreeAdminDir(ws, dir);
+    if (admin !== null) {
+      await rm(dir, { recursive: true, force: true });
+      await rm(admin, { recursive: true, force: true });
+      return;
+    }
     await exec(ws.top, ['worktree', 'remove', '--force', dir]);
     await rm(dir, { recursive: true, force: true });
     await exec(ws.top, ['worktree', 'prune']);
@@ -331,17 +375,7 @@ export async function applyAndCommit(ws: GitWorkspace, patchFile: string, messag
   if (forward.code === 0) await run(ws.top, ['apply', '--index', '--binary', patchFile]);
   else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0)
     throw failure(['apply', patchFile], forward);
-  const args = [
-    ...ws.identity,
-    '-c',
-    'commit.gpgsign=false',
-    '-c',
-    'core.abbrev=40',
-    'commit',
-    '--no-verify',
-    '-m',
-    message,
-  ];
+  const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) throw failure(args, r);
   return /^\[[^\]]*?([0-9a-f]{40})\]/m.exec(r.stdout)?.[1] ?? null;

@@ -9,6 +9,7 @@ import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
+import type { SchemaReader } from '../../src/ports/schema-reader.js';
 import type { Workspace } from '../../src/ports/workspace.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { pgSchemaReader } from '../../src/schema/reader.js';
@@ -31,6 +32,8 @@ export async function laneBranches(o: {
   dir: string;
   config: ConsortConfig;
   baseCommit: string;
+  /** Default: the catalog reader (tddAdapters.schemas). */
+  schemas?: SchemaReader;
 }): Promise<Branches> {
   return createBranches({
     provider: o.provider,
@@ -38,7 +41,7 @@ export async function laneBranches(o: {
     ws: await workspaceAt(o.dir),
     git: tddAdapters.git,
     migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
+    schemas: o.schemas ?? tddAdapters.schemas,
     env: process.env,
     processes: tddAdapters.processes,
     baseCommit: o.baseCommit,

@@ -7,8 +7,9 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import type { SchemaReader } from '../../src/ports/schema-reader.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-import { laneBranches } from '../helpers/tdd.js';
+import { laneBranches, tddAdapters } from '../helpers/tdd.js';
 
 const exec = promisify(execFile);
 let t: TestProvider;
@@ -90,4 +91,40 @@ it('re-keys a handed-out sandbox role ahead of the next turn, and forks an inval
     await branches.settle();
   }
   expect(await t.provider.get('f002-sbx')).toBeUndefined();
+}, 120_000);
+
+it("reads a sandbox's schema again only when it changed: re-keying its role is no change, a column or a default is", async () => {
+  const { config } = await loadConfig(repo.dir);
+  const baseCommit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo.dir })).stdout.trim();
+  let reads = 0;
+  const schemas: SchemaReader = {
+    ...tddAdapters.schemas,
+    snapshot: (url, options) => {
+      reads += 1;
+      return tddAdapters.schemas.snapshot(url, options);
+    },
+  };
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config, baseCommit, schemas });
+  const customers = (s: Awaited<ReturnType<typeof branches.schema>>) =>
+    s.tables.find((table) => table.name.endsWith('customers'))!.columns;
+  try {
+    const sandbox = await branches.sandbox('f003-sbx');
+    const first = await branches.schema('f003-sbx', sandbox.url);
+    const read = reads;
+    // Two turns' handouts: the second re-keys the role, which GRANTs it every table again.
+    const key = await branches.untrusted('f003-sbx', sandbox.url);
+    expect(await branches.untrusted('f003-sbx', sandbox.url)).not.toBe(key);
+    expect(await branches.schema('f003-sbx', sandbox.url)).toEqual(first);
+    expect(reads).toBe(read);
+    await query(sandbox.url, 'ALTER TABLE customers ADD COLUMN phone text');
+    expect(customers(await branches.schema('f003-sbx', sandbox.url)).map((c) => c.name)).toContain('phone');
+    expect(reads).toBe(read + 1);
+    await query(sandbox.url, "ALTER TABLE customers ALTER COLUMN phone SET DEFAULT 'none'");
+    expect(customers(await branches.schema('f003-sbx', sandbox.url)).find((c) => c.name === 'phone')!.default).toMatch(
+      /none/,
+    );
+    expect(reads).toBe(read + 2);
+  } finally {
+    await branches.settle();
+  }
 }, 120_000);

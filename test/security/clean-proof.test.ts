@@ -12,7 +12,7 @@
  * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
  */
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -233,3 +233,44 @@ it("a planted hook never runs in the conductor's git calls, and .git is put back
   expect(refused.map((r) => r.path)).toEqual(changes.map((c) => c.path));
   await rm(ran, { force: true });
 }, 60_000);
+
+/** What a proof leaves next to the repository: worktree folders and their registrations. */
+async function proofLeftovers(): Promise<string[]> {
+  const folders = (await readdir(path.dirname(dir))).filter((f) =>
+    f.startsWith(`${path.basename(dir)}-consort-proof-`),
+  );
+  const registered = (await git(dir, 'worktree', 'list', '--porcelain'))
+    .split('\n')
+    .filter((l) => l.startsWith('worktree ') && l.includes('-consort-proof-'));
+  const admin = await readdir(path.join(dir, '.git', 'worktrees')).catch(() => [] as string[]);
+  return [...folders, ...registered, ...admin.filter((a) => a.includes('-consort-proof-'))];
+}
+
+it.each([
+  ["the repository's own git directory", () => path.join(dir, '.git')],
+  ["another worktree's registration", () => path.join(dir, '.git', 'worktrees', `${path.basename(dir)}-other`)],
+])(
+  "a proof's worktree goes with its registration; a .git file its suite pointed at %s removes nothing else",
+  async (_what, target) => {
+    await repo('node tamper.mjs');
+    expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+    expect(await proofLeftovers()).toEqual([]);
+    // An experiment's worktree, that must outlive the proof.
+    const other = `${dir}-other`;
+    await git(dir, 'worktree', 'add', '--detach', '-q', other, 'HEAD');
+    expect(await readdir(path.join(dir, '.git', 'worktrees'))).toEqual([path.basename(other)]);
+    // GREEN code that rewrites the proof's `.git` file, as a suite can.
+    await writeFile(
+      path.join(dir, 'tamper.mjs'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync('.git', ${JSON.stringify(`gitdir: ${target()}\n`)});\n`,
+    );
+    await commitPaths(ws, ['tamper.mjs'], 'consort(driver): green');
+    expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+    expect(await proofLeftovers()).toEqual([]);
+    expect(await git(dir, 'status', '--porcelain')).toBe('');
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(await workspaceHead(ws));
+    expect(await git(other, 'rev-parse', '--show-toplevel')).toBe(other);
+    await git(dir, 'worktree', 'remove', '--force', other);
+  },
+  60_000,
+);

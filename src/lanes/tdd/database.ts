@@ -429,24 +429,34 @@ export function createBranches(kit: BranchKit) {
 
 export type Branches = ReturnType<typeof createBranches>;
 
-/** Changes whenever a user table, column, constraint or type is created, altered or dropped. */
+/**
+ * Changes whenever a user table, column, constraint, type or enum label is created, altered or
+ * dropped: a digest of what a context pack's schema summary is made of (and a little more), by
+ * content. Not by row version: re-keying a branch's role (GRANT … TO it, on every handout) rewrites
+ * every table's catalog row without changing the schema, and would make each turn read it again.
+ */
 async function catalogFingerprint(db: pg.Client): Promise<string> {
-  {
-    const part = (catalog: string, where: string) =>
-      `(SELECT count(*) || '/' || coalesce(sum(xmin::text::bigint), 0) FROM pg_catalog.${catalog} WHERE ${where})`;
-    const { rows } = await db.query<{ f: string }>(
-      `SELECT concat_ws(':', ${[
-        part(
-          'pg_class',
-          "relnamespace <> 'pg_catalog'::regnamespace AND relnamespace <> 'information_schema'::regnamespace",
-        ),
-        part('pg_attribute', 'attrelid >= 16384'),
-        part('pg_constraint', 'oid >= 16384'),
-        part('pg_type', 'oid >= 16384'),
-      ].join(', ')}) AS f`,
-    );
-    return rows[0]?.f ?? '';
-  }
+  const { rows } = await db.query<{ f: string }>(
+    `SELECT md5(concat_ws('|',
+      (SELECT string_agg(concat_ws(':', c.oid, n.nspname, c.relname, c.relkind), ',' ORDER BY c.oid)
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.oid >= 16384),
+      (SELECT string_agg(concat_ws(':', a.attrelid, a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+                a.attnotnull, a.attidentity, a.attgenerated, a.attcollation, pg_catalog.pg_get_expr(d.adbin, d.adrelid)),
+              ',' ORDER BY a.attrelid, a.attnum)
+         FROM pg_catalog.pg_attribute a
+         LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid >= 16384 AND a.attnum > 0 AND NOT a.attisdropped),
+      (SELECT string_agg(concat_ws(':', k.oid, k.conrelid, k.contypid, k.conname, pg_catalog.pg_get_constraintdef(k.oid)),
+              ',' ORDER BY k.oid)
+         FROM pg_catalog.pg_constraint k WHERE k.oid >= 16384),
+      (SELECT string_agg(concat_ws(':', t.oid, t.typnamespace, t.typname, t.typtype), ',' ORDER BY t.oid)
+         FROM pg_catalog.pg_type t WHERE t.oid >= 16384),
+      (SELECT string_agg(concat_ws(':', e.enumtypid, e.enumsortorder, e.enumlabel), ',' ORDER BY e.enumtypid, e.enumsortorder)
+         FROM pg_catalog.pg_enum e)
+    )) AS f`,
+  );
+  return rows[0]?.f ?? '';
 }
 
 /** Tables, columns, constraints and enums of a branch, for a context pack. */

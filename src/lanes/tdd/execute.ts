@@ -122,7 +122,6 @@ export async function performAction(
   }
   if (effect.type === 'prove') {
     ctx.log(`  proving ${effect.purpose}${effect.item ? ` for ${effect.item}` : ''} on ${effect.branch} …`);
-    if (effect.forkAhead) ctx.branches.prefork(effect.forkAhead.branch, effect.forkAhead.use);
     const run = await prove({
       ws: ctx.ws,
       commit: await ctx.ws.head(),
@@ -130,6 +129,7 @@ export async function performAction(
       config: ctx.config,
       branches: ctx.branches,
       branch: effect.branch,
+      forkAhead: effect.forkAhead,
       hash: effect.hash,
       env: ctx.env,
       processes: ctx.processes,

@@ -58,6 +58,8 @@ export interface ProveInput {
   config: ConsortConfig;
   branches: Branches;
   branch: string;
+  /** A branch to fork for later (the next cycle's sandbox) once this proof's own is ready, so the two do not compete. */
+  forkAhead?: { branch: string; use: 'proof' | 'sandbox' } | null;
   hash: readonly string[];
   env: NodeJS.ProcessEnv;
   processes: ProcessRunner;
@@ -85,6 +87,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
+    if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
     if (!fresh.migrations.ok) {
       const f = fresh.migrations.failed;
       return {

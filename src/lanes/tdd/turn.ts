@@ -110,13 +110,16 @@ export async function runTurn(
   plan: TurnPlan,
   onBase: (base: string) => Promise<void>,
 ): Promise<TurnRun> {
+  // The sandbox is brought up to date while the records are committed (neither needs the other).
+  const sandbox = ctx.branches.sandbox(plan.branch);
+  sandbox.catch(() => undefined); // awaited (and thrown) in turnAt; a failed commit leaves it unawaited
   const base = await ctx.time('turn:commit-records', () =>
     commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`),
   );
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
-  return turnAt(ctx, plan, base, { branch: () => ctx.branches.sandbox(plan.branch), transcripts: ctx.store });
+  return turnAt(ctx, plan, base, { branch: () => sandbox, transcripts: ctx.store });
 }
 
 export interface TurnPlace {
@@ -132,16 +135,22 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const featureDir = featureDirOf(ctx.feature);
   const startedAt = ctx.now();
   // Independent preparations overlap: the database branch, the file list, the artifacts, the prompt.
-  const [gitGuard, sandbox, files, contents, instructions] = await Promise.all([
+  // The branch's schema and the agent's URL (the branch's own role, never the provider's admin
+  // credentials) follow the branch, beside the rest.
+  const database = time('turn:branch', place.branch).then(async (sandbox) => {
+    const [schema, url] = await Promise.all([
+      sandbox.migrations.ok ? time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url)) : null,
+      time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url)),
+    ]);
+    return { schema: schema as SchemaSummary | null, url };
+  });
+  const [gitGuard, { schema, url }, files, contents, instructions] = await Promise.all([
     ctx.ws.guardGit(),
-    time('turn:branch', place.branch),
+    database,
     time('turn:git', () => ctx.ws.listFiles()),
     artifactContents(ctx, plan.frozen),
     roleInstructions(ctx.ws.dir, config, plan.role),
   ]);
-  const schema: SchemaSummary | null = sandbox.migrations.ok
-    ? await time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url))
-    : null;
   const spec = specOf(contents, featureDir);
   const built = buildContextPack({
     feature: ctx.feature,
@@ -155,8 +164,6 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     schema,
     layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
   });
-  // The agent gets the branch's own role, never the provider's admin credentials.
-  const url = await time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url));
   const agent = ctx.backends(plan.role, config, ctx.agentEnv);
   ctx.log(
     `  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`,
