@@ -9,7 +9,7 @@
  * the run refused.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -179,6 +179,13 @@ it('after a lockfile change, unchanged packages come from the kept install and c
   expect(await readFile(path.join(third.links.get('node_modules')!, 'runner', 'run.mjs'), 'utf8')).toBe(
     `// 2.0.0\n${RUNNER}`,
   );
+  // Each kept install is a whole node_modules: three per runtime at most, the ones used last.
+  await lockfiles({ 'node_modules/runner': RUNNER_2 });
+  await startRun();
+  const shelf = await readdir(path.dirname(first.root));
+  expect(shelf).toHaveLength(3);
+  expect(shelf).not.toContain(path.basename(first.root));
+  expect(shelf).toContain(path.basename(second.root));
 }, 60_000);
 
 it("an agent that rewrites npm's record of the install (to make it look new) has the run refused", async () => {

@@ -164,8 +164,9 @@ async function installedFromLockfile(ws: Workspace): Promise<Installed | null> {
 
 const IDENTITIES = 'identities.json';
 const USED = 'used';
-/** Kept installs not used for this long are removed. */
+/** Kept installs not used for this long are removed, and no more than this many are kept per runtime. */
 const KEEP_MS = 14 * 24 * 3600 * 1000;
+const KEEP_COUNT = 3;
 
 /** The kept install of this runtime used last before, other than `entry`, with its packages. */
 async function previousInstall(
@@ -173,22 +174,28 @@ async function previousInstall(
   shelf: string,
   entry: string,
 ): Promise<{ dir: string; packages: Map<string, string> } | null> {
-  let best: { dir: string; at: number } | null = null;
+  const kept: { dir: string; at: number }[] = [];
   for (const name of await readdir(shelf).catch(() => [] as string[])) {
     const dir = path.join(shelf, name);
     if (dir === entry || name.includes('.')) continue;
     const at = (await stat(path.join(dir, USED)).catch(() => null))?.mtimeMs;
-    if (at === undefined) continue;
-    if (Date.now() - at > KEEP_MS) {
-      await removable(run, dir).catch(() => undefined);
-      continue;
-    }
-    if (best === null || at > best.at) best = { dir, at };
+    if (at !== undefined) kept.push({ dir, at });
   }
-  if (best === null) return null;
+  kept.sort((x, y) => y.at - x.at);
+  // Each is a whole node_modules: the few used last stay, none unused for long.
+  for (const [i, { dir, at }] of kept.entries())
+    if (i >= KEEP_COUNT - 1 || Date.now() - at > KEEP_MS) await removable(run, dir).catch(() => undefined);
+  const best = kept[0];
+  if (best === undefined || Date.now() - best.at > KEEP_MS) return null;
   const text = await readFile(path.join(best.dir, IDENTITIES), 'utf8').catch(() => undefined);
-  if (text === undefined) return null;
-  return { dir: best.dir, packages: new Map(Object.entries(JSON.parse(text) as Record<string, string>)) };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text ?? 'null');
+  } catch {
+    return null;
+  }
+  const packages = z.record(z.string(), z.string()).safeParse(parsed);
+  return packages.success ? { dir: best.dir, packages: new Map(Object.entries(packages.data)) } : null;
 }
 
 /**
