@@ -38,6 +38,7 @@ import {
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
+import { adoptExperiment, writePatch } from '../../src/lanes/tdd/experiments.js';
 import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { policy } from '../conductor/fixtures.js';
@@ -325,4 +326,24 @@ printf '[core]\\n\\tpager = cat\\n' >> ~/.gitconfig`);
     process.env.HOME = pinned;
     await rm(home, { recursive: true, force: true });
   }
+}, 60_000);
+
+it("a proven attempt's patch another agent rewrote under .git/consort/ is not adopted; an untouched one is", async () => {
+  const port = bindWorkspace(ws);
+  const ctx = { ws: port, feature: '001-sum' };
+  const base = await workspaceHead(ws);
+  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a + b;\n');
+  const { patch } = await port.stagedPatch(base, ['src/sum.js']);
+  await git(dir, 'reset', '-q', '--hard', base);
+  await writePatch(ctx, 'g1', patch);
+  // Another attempt's agent, still at work without bubblewrap, rewrites the winner's patch (the bug back in).
+  const file = path.join(ws.gitDir, 'consort', 'experiments', '001-sum', 'g1.patch');
+  await writeFile(file, (await readFile(file, 'utf8')).replace('a + b', 'a - b'));
+  await expect(adoptExperiment(ctx, 'g1', 'consort(driver): green 001-sum/T1')).rejects.toThrow(
+    /The patch of g1 changed after it was written and proven: not applied/,
+  );
+  expect(await workspaceHead(ws)).toBe(base);
+  await writePatch(ctx, 'g2', patch);
+  expect(await adoptExperiment(ctx, 'g2', 'consort(driver): green 001-sum/T1')).toMatch(/^[0-9a-f]{40}$/);
+  expect(await proveHead()).toEqual(['test::adds passed']);
 }, 60_000);
