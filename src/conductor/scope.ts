@@ -10,7 +10,8 @@
  *   runner keys, data files a frozen test reads) is test-owned: only the navigator changes it, in RED;
  * - Consort's configuration, migrations already on the base and the seed are no agent's to change;
  * - a REVIEW turn writes its review file and nothing else;
- * - nothing outside the workspace, and nothing under `.git/` (src/git/guard.ts reports those).
+ * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
+ *   (`~/.gitconfig`…; src/git/guard.ts reports those).
  */
 import { matchesAny } from '../core/glob.js';
 import type { FileChange } from './events.js';
@@ -64,6 +65,7 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   const { policy, role, step } = input;
   if (path.startsWith('../')) return 'outside the workspace';
   if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
+  if (path.startsWith('~/')) return "git's global files in the home folder: put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
   if (matchesAny(path, policy.locked ?? []))

@@ -1,22 +1,62 @@
 /**
- * The agent never changes what judges it: git's own control files. An agent with a shell can
- * write under `.git/` — a hook that runs inside the conductor's next commit or push, an
- * `include.path`, `core.fsmonitor` or a clean filter in `config` that changes what git reports,
- * an `info/exclude` that hides a file from the scope check. The conductor reads these files before
- * every turn and compares them after it: any difference is put back at once and reported as the
- * turn's change (the scope check refuses it, so the turn is refused and reverted).
+ * The agent never changes what judges it: git's own files. An agent with a shell can write under
+ * `.git/` — a hook that runs inside the conductor's next commit or push, an `include.path`,
+ * `core.fsmonitor` or a clean filter in `config` that changes what git reports, an `info/exclude`
+ * that hides a file from the scope check, a `refs/replace/` ref, an `objects/info/alternates`
+ * entry, a `shallow` list, or an object file rewritten so that a known hash reads as other
+ * content — and, as the same user, git's global files in the home folder (`~/.gitconfig`,
+ * `~/.config/git/attributes`: a smudge filter rewrites a file as the proof's tree is checked out).
+ *
+ * Under bubblewrap the agent's turn sees the repository's git directory read-only
+ * (src/lanes/tdd/turn.ts), so none of this can happen there. Everywhere, the conductor reads these
+ * files before every turn and compares them after it: any difference is put back at once and
+ * reported as the turn's change (the scope check refuses it, so the turn is refused and reverted).
+ * Object files are judged by their content (see restoreObjects): a forged one is removed, and one
+ * that is then missing stops the run, since nothing can put it back.
  */
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { inflateSync } from 'node:zlib';
+import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
+import { git } from './exec.js';
 import type { GitWorkspace } from './workspace.js';
 
-/** What is guarded, relative to the common git directory. Objects and refs are git's to judge (commits are read by hash). */
-const GUARDED = ['config', 'hooks', 'info', 'commondir', 'modules'];
+/** Compared by content, relative to the common git directory. */
+const GUARDED = [
+  'config',
+  'hooks',
+  'info',
+  'commondir',
+  'modules',
+  'shallow',
+  'refs/replace',
+  'objects/info/alternates',
+  'objects/info/http-alternates',
+];
 
-export type GitSnapshot = Map<string, Buffer>;
+/** git's global files, relative to the home folder every child gets (HOME; no XDG_CONFIG_HOME reaches one). */
+const HOME_FILES = ['.gitconfig', '.config/git/config', '.config/git/attributes', '.config/git/ignore'];
 
-async function walk(root: string, rel: string, into: GitSnapshot): Promise<void> {
+const LOOSE_DIR = /^[0-9a-f]{2}$/;
+const LOOSE_NAME = /^([0-9a-f]{38}|[0-9a-f]{62})$/;
+/** Packs, their indexes (which map an id to a place in the pack) and the multi-pack index; not git's temporary files. */
+const PACK_NAME = /^(pack-[0-9a-f]+\.[a-z]+|multi-pack-index)$/;
+const isLoose = (rel: string): boolean => !rel.startsWith('objects/pack/');
+
+export interface GitSnapshot {
+  files: Map<string, Buffer>;
+  home: Map<string, Buffer | null>;
+  homeDir: string;
+  /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
+  dotGit: Buffer | null;
+  /** `objects/…` path → inode:size:ctime. */
+  objects: Map<string, string>;
+}
+
+async function walk(root: string, rel: string, into: Map<string, Buffer>): Promise<void> {
   const full = path.join(root, rel);
   const entries = await readdir(full, { withFileTypes: true }).catch(() => null);
   if (entries === null) {
@@ -27,18 +67,140 @@ async function walk(root: string, rel: string, into: GitSnapshot): Promise<void>
   for (const entry of entries) await walk(root, path.posix.join(rel, entry.name), into);
 }
 
-export async function snapshotGit(ws: GitWorkspace): Promise<GitSnapshot> {
-  const snapshot: GitSnapshot = new Map();
-  for (const rel of GUARDED) await walk(ws.gitDir, rel, snapshot);
-  return snapshot;
+/** Every loose object and pack file, as `objects/…` paths. */
+async function objectFiles(gitDir: string): Promise<string[]> {
+  const objects = path.join(gitDir, 'objects');
+  const out: string[] = [];
+  for (const dir of await readdir(objects).catch(() => [] as string[])) {
+    const named = dir === 'pack' ? PACK_NAME : LOOSE_DIR.test(dir) ? LOOSE_NAME : null;
+    if (named === null) continue;
+    for (const name of await readdir(path.join(objects, dir)).catch(() => [] as string[]))
+      if (named.test(name)) out.push(`objects/${dir}/${name}`);
+  }
+  return out;
 }
 
-/** Puts `.git` back as the snapshot had it; returns what had changed, as `.git/<path>` changes. */
+async function fingerprint(file: string): Promise<string | null> {
+  const s = await stat(file).catch(() => null);
+  return s === null ? null : `${s.ino}:${s.size}:${s.ctimeMs}`;
+}
+
+/** Whether a loose object's content hashes to its name (sha1 or sha256, by the name's length). */
+async function looseObjectIsSound(file: string, rel: string): Promise<boolean> {
+  const [, dir, name] = rel.split('/') as [string, string, string];
+  try {
+    const raw = inflateSync(await readFile(file));
+    const id = dir + name;
+    return (
+      createHash(id.length === 40 ? 'sha1' : 'sha256')
+        .update(raw)
+        .digest('hex') === id
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a pack file still verifies against its index (every object's hash recomputed). */
+async function packIsSound(ws: GitWorkspace, rel: string): Promise<boolean> {
+  if (rel.endsWith('multi-pack-index'))
+    return (
+      (await git(ws.top, ['multi-pack-index', '--object-dir', path.join(ws.gitDir, 'objects'), 'verify'])).code === 0
+    );
+  const m = /^objects\/pack\/(pack-[0-9a-f]+)\.(pack|idx)$/.exec(rel);
+  if (m === null) return true; // .rev, .bitmap, .keep, .mtimes: caches and markers, rebuilt from the pack
+  return (await git(ws.top, ['verify-pack', path.join(ws.gitDir, 'objects', 'pack', `${m[1]}.idx`)])).code === 0;
+}
+
+/**
+ * git's global files: the fixed ones, every file the global configuration includes, and the
+ * excludes and attributes files it names (absolute paths).
+ */
+async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]> {
+  const files = new Set(HOME_FILES.map((rel) => path.join(homeDir, rel)));
+  // Every included file (an empty one lists no key of its own), relative to the file that includes it.
+  const includes = await git(
+    ws.top,
+    ['config', '--global', '--includes', '--show-origin', '--path', '--get-regexp', '^include(if\\..+)?\\.path$'],
+    { env: { HOME: homeDir } },
+  );
+  for (const line of includes.stdout.split('\n')) {
+    const m = /^file:(.+?)\t\S+ (.+)$/.exec(line);
+    if (m) files.add(path.resolve(path.dirname(path.resolve(homeDir, m[1]!)), m[2]!));
+  }
+  for (const key of ['core.excludesFile', 'core.attributesFile']) {
+    const value = (
+      await git(ws.top, ['config', '--global', '--includes', '--path', '--get', key], { env: { HOME: homeDir } })
+    ).stdout.trim();
+    if (value) files.add(path.resolve(homeDir, value));
+  }
+  return [...files].sort();
+}
+
+export async function snapshotGit(ws: GitWorkspace): Promise<GitSnapshot> {
+  const files = new Map<string, Buffer>();
+  for (const rel of GUARDED) await walk(ws.gitDir, rel, files);
+  // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
+  const homeDir = process.env.HOME || os.homedir();
+  const home = new Map<string, Buffer | null>();
+  for (const file of await globalFiles(ws, homeDir)) home.set(file, await readFile(file).catch(() => null));
+  const objects = new Map<string, string>();
+  for (const rel of await objectFiles(ws.gitDir)) {
+    const fp = await fingerprint(path.join(ws.gitDir, rel));
+    if (fp !== null) objects.set(rel, fp);
+  }
+  const dotGit = await readFile(path.join(ws.top, '.git')).catch(() => null);
+  return { files, home, homeDir, dotGit, objects };
+}
+
+/**
+ * Object files are content-addressed, so a changed one is judged by its content: git itself
+ * touches an existing object's times (it "freshens" one it would write again, from any worktree of
+ * the repository), which is no change. A loose object that no longer hashes to its name, a pack
+ * that no longer verifies, an object gone, or a new pack, is the turn's change: the forged file is
+ * removed, and an object that is then missing stops the run (its content cannot be put back).
+ */
+async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: FileChange[]): Promise<void> {
+  const lost: string[] = [];
+  const now = new Set(await objectFiles(ws.gitDir));
+  for (const [rel, fp] of before.objects) {
+    const full = path.join(ws.gitDir, rel);
+    const present = now.has(rel);
+    if (present && (await fingerprint(full)) === fp) continue;
+    if (present && (isLoose(rel) ? await looseObjectIsSound(full, rel) : await packIsSound(ws, rel))) continue;
+    changes.push({ path: `.git/${rel}`, status: present ? 'modified' : 'deleted' });
+    await rm(full, { force: true });
+    if (!isLoose(rel) && rel.endsWith('.pack')) await rm(full.replace(/\.pack$/, '.idx'), { force: true });
+    // Gone from the loose store, but git may still hold it in a pack.
+    const id = isLoose(rel) ? rel.split('/').slice(1).join('') : null;
+    if (id === null || (await git(ws.top, ['cat-file', '-e', id])).code !== 0) lost.push(rel);
+  }
+  for (const rel of now) {
+    if (before.objects.has(rel)) continue;
+    const full = path.join(ws.gitDir, rel);
+    // A new loose object is git's when its content hashes to its name; a new pack is nobody's during a turn.
+    if (isLoose(rel) && (await looseObjectIsSound(full, rel))) continue;
+    changes.push({ path: `.git/${rel}`, status: 'added' });
+    await rm(full, { force: true });
+  }
+  if (lost.length > 0)
+    throw new ConsortError(
+      'internal',
+      `A turn rewrote or removed objects in git's store (${lost.slice(0, 5).join(', ')}${lost.length > 5 ? ', …' : ''}): ` +
+        'forged files were removed, so that nothing reads their content, and these cannot be put back.',
+      {
+        hint: "Restore the repository's missing objects from a clone (git fetch), and do not run that agent again.",
+      },
+    );
+}
+
+/** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
-  const now = await snapshotGit(ws);
+  const now = new Map<string, Buffer>();
+  for (const rel of GUARDED) await walk(ws.gitDir, rel, now);
   const changes: FileChange[] = [];
   for (const [rel, content] of now) {
-    const was = before.get(rel);
+    const was = before.files.get(rel);
     if (was === undefined) {
       changes.push({ path: `.git/${rel}`, status: 'added' });
       await rm(path.join(ws.gitDir, rel), { force: true });
@@ -47,11 +209,35 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
       await writeFile(path.join(ws.gitDir, rel), was);
     }
   }
-  for (const [rel, content] of before) {
+  for (const [rel, content] of before.files) {
     if (now.has(rel)) continue;
     changes.push({ path: `.git/${rel}`, status: 'deleted' });
     await mkdir(path.dirname(path.join(ws.gitDir, rel)), { recursive: true });
     await writeFile(path.join(ws.gitDir, rel), content);
   }
+  if (before.dotGit !== null) {
+    const file = path.join(ws.top, '.git');
+    const content = await readFile(file).catch(() => null);
+    if (content === null || !content.equals(before.dotGit)) {
+      changes.push({ path: '.git', status: 'modified' });
+      await rm(file, { recursive: true, force: true });
+      await writeFile(file, before.dotGit);
+    }
+  }
+  for (const [file, was] of before.home) {
+    const rel = path.relative(before.homeDir, file);
+    const content = await readFile(file).catch(() => null);
+    if (content === null && was === null) continue;
+    if (content !== null && was !== null && content.equals(was)) continue;
+    changes.push({ path: `~/${rel}`, status: was === null ? 'added' : content === null ? 'deleted' : 'modified' });
+    if (was === null) await rm(file, { force: true });
+    else {
+      await mkdir(path.dirname(file), { recursive: true });
+      const temp = `${file}.${randomUUID()}`;
+      await writeFile(temp, was);
+      await rename(temp, file);
+    }
+  }
+  await restoreObjects(ws, before, changes);
   return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
 }

@@ -1,18 +1,42 @@
 /**
  * How the conductor calls git when an agent may have written under `.git/`: no hook runs (a
  * planted `pre-commit` or `pre-push` would run with whatever the conductor's git process holds,
- * the push token included), no fsmonitor daemon answers `git status` for it, and the process gets
- * only the allow-listed environment. `.git/config` itself is compared before and after every turn
- * (src/git/guard.ts), so includes, filters and aliases an agent adds there never reach these calls.
+ * the push token included), no fsmonitor daemon answers `git status` for it, no `refs/replace/`
+ * ref or graft swaps one commit or file for another (GIT_NO_REPLACE_OBJECTS, GIT_GRAFT_FILE), no commit-graph file
+ * answers for a commit's parents or tree (core.commitGraph=false: git trusts that file's tree ids),
+ * no automatic gc or maintenance rewrites the object store behind a guarded turn, and the process
+ * gets only the allow-listed environment. `.git/config` itself is compared before and after every
+ * turn (src/git/guard.ts), so includes, filters and aliases an agent adds there never reach these calls.
  */
 import { childEnv } from '../core/child-env.js';
 
 /** Everything but the hooks: no fsmonitor daemon, no untracked cache. */
-export const NO_FSMONITOR_ARGS: readonly string[] = ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false'];
+export const NO_FSMONITOR_ARGS: readonly string[] = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.untrackedCache=false',
+  '-c',
+  'core.commitGraph=false',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
+];
 
 export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', ...NO_FSMONITOR_ARGS];
 
 /** LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language. */
 export function gitEnv(extra: Record<string, string> = {}, secrets: readonly string[] = []): NodeJS.ProcessEnv {
-  return childEnv({ LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', ...extra }, { secrets });
+  return childEnv(
+    {
+      LC_ALL: 'C',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_NO_REPLACE_OBJECTS: '1',
+      GIT_GRAFT_FILE: '/dev/null',
+      ...extra,
+    },
+    { secrets },
+  );
 }

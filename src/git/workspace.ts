@@ -171,8 +171,8 @@ export async function uncommitSince(ws: GitWorkspace, base: string): Promise<voi
 export async function restore(ws: GitWorkspace, base: string, added: readonly string[]): Promise<void> {
   await run(ws.top, ['reset', '-q', '--hard', base]);
   for (const p of added) {
-    // `.git/…` changes were put back by the guard (src/git/guard.ts), never removed here.
-    if (p.startsWith('../') || p === '.git' || p.startsWith('.git/')) continue;
+    // `.git/…` and `~/…` (git's global files) changes were put back by the guard (src/git/guard.ts), never removed here.
+    if (p.startsWith('../') || p.startsWith('~/') || p === '.git' || p.startsWith('.git/')) continue;
     const inBase = await run(ws.top, ['cat-file', '-e', `${base}:${toTop(ws, p)}`]).then(
       () => true,
       () => false,

@@ -20,7 +20,7 @@ import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { fastClock } from '../emulators/clock.js';
 import { LakebaseEmulator } from '../emulators/lakebase.js';
 import { NeonEmulator } from '../emulators/neon.js';
-import { query } from '../helpers/servers.js';
+import { attempt, query } from '../helpers/servers.js';
 
 const cheapSuite = (c: ConsortConfig): ConsortConfig => ({
   ...c,
@@ -166,6 +166,19 @@ describe('consort check on emulated cloud providers', () => {
         expect(report.conclusion).toBe('success');
         for (const stage of STAGES)
           expect([stage, UNCONFINED.test(report.stages[stage].summary)]).toEqual([stage, false]);
+        // After the check the PR branch stays for people to look at: `consort branch url pr-8` (the
+        // owner's URL) reads its tables, and so does its own confined role.
+        const owner = await provider.connectionUri('pr-8');
+        const count = 'SELECT count(*)::int AS n FROM customers WHERE phone IS NULL';
+        expect(await attempt(owner, count)).toMatch(/^allowed: \[\{"n":[1-9]/);
+        // Asking again re-keys the role the check made (a CREATEROLE owner may not touch SUPERUSER & co.).
+        const confined = await provider.confinedUri('pr-8');
+        expect(confined).not.toBeNull();
+        expect(await attempt(confined!, count)).toMatch(/^allowed: \[\{"n":[1-9]/);
+        expect(await attempt(confined!, 'ALTER TABLE customers ADD COLUMN note text')).toBe('allowed: []');
+        expect(await attempt(owner, 'SELECT note FROM customers LIMIT 1')).toMatch(/^allowed: \[\{"note":null\}\]/);
+        expect(await attempt(confined!, 'CREATE TABLE later (id int)')).toBe('allowed: []');
+        expect(await attempt(owner, 'SELECT count(*)::int AS n FROM later')).toBe('allowed: [{"n":0}]');
       } finally {
         await provider.close();
         await emu.stop();

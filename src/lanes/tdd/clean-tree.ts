@@ -3,18 +3,33 @@
  * worktree of the commit being proven (next to the repository, so relative paths such as
  * `../../node_modules` resolve as in the checkout): ignored files, index flags (`skip-worktree`,
  * `assume-unchanged`), a report left from an earlier run and anything else outside the commit
- * cannot reach it. Dependencies come from a copy of the workspace's install made before the
- * run's first turn, so a patched `node_modules/jest/bin/jest.js` (ignored, so invisible to the
- * scope check) is not what runs; each proof gets its own copy of that pristine one, so code a proof
+ * cannot reach it. Dependencies come from a pristine install — the one kept for the npm lockfile
+ * in the git directory (made once, reused by later runs), else a copy of the workspace's install
+ * made before the run's first turn — so a patched `node_modules/jest/bin/jest.js` (ignored, so
+ * invisible to the scope check) is not what runs; each proof gets its own copy of that pristine one, so code a proof
  * ran (the driver's, in GREEN) that rewrote its dependencies cannot reach a later proof; every
  * report path is emptied before the suite starts. Both copies are read-only (no write permission
  * for anyone; under bubblewrap the proof's copy is also bound read-only, which stops root), except
  * the cache folders runners write (`node_modules/.cache`, `node_modules/.vite`) in a proof's copy.
  */
-import { randomBytes } from 'node:crypto';
-import { chmod, cp, lstat, mkdir, rm, symlink } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { glob } from 'tinyglobby';
+import { z } from 'zod';
 import { childEnv } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
 import type { ProcessRunner } from '../../ports/process.js';
@@ -73,27 +88,205 @@ const removable = async (run: Tool, dir: string): Promise<void> => {
   await rm(dir, { recursive: true, force: true });
 };
 
+/** npm's lockfiles, in the order npm reads them. */
+const LOCKFILES = ['npm-shrinkwrap.json', 'package-lock.json'];
+
+const LockSchema = z.object({
+  packages: z.record(
+    z.string(),
+    z.object({ version: z.string().optional(), resolved: z.string().optional(), integrity: z.string().optional() }),
+  ),
+});
+
+/** Package folder (`node_modules/jest`, `node_modules/a/node_modules/b`) → version, resolved and integrity. */
+function identities(text: string): Map<string, string> | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const lock = LockSchema.safeParse(parsed);
+  if (!lock.success) return null;
+  const out = new Map<string, string>();
+  for (const [rel, p] of Object.entries(lock.data.packages))
+    if (rel.startsWith('node_modules/')) out.set(rel, `${p.version ?? ''} ${p.resolved ?? ''} ${p.integrity ?? ''}`);
+  return out;
+}
+
+interface Installed {
+  /** The store's folder for this lockfile on this runtime. */
+  entry: string;
+  /** Its siblings' parent (other lockfiles, same runtime). */
+  shelf: string;
+  packages: Map<string, string>;
+}
+
 /**
- * The pristine copy, taken before any agent of this run works. A dependency folder that is itself
- * a symlink (to an install outside the repository) is linked as it is: it was never the agent's
- * to write, and copying it would copy the world.
+ * Which kept install the workspace's `node_modules` is, if npm made it: the tracked lockfile
+ * (never an ignored file an agent could rewrite) and the runtime it was built for name it. npm's
+ * own record of what it installed (`node_modules/.package-lock.json`) must agree with that lockfile
+ * package by package. Null when the workspace has no npm lockfile and npm record (yarn, pnpm, an
+ * npm before 7), or when they disagree and no install was kept yet.
+ */
+async function installedFromLockfile(ws: Workspace): Promise<Installed | null> {
+  let text: string | undefined;
+  for (const name of LOCKFILES) {
+    text = await readFile(path.join(ws.dir, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) break;
+  }
+  if (text === undefined) return null;
+  const packages = identities(text);
+  const hidden = await readFile(path.join(ws.dir, 'node_modules', '.package-lock.json'), 'utf8').catch(() => undefined);
+  if (packages === null || hidden === undefined) return null;
+  const installed = identities(hidden) ?? new Map<string, string>();
+  const runtime = createHash('sha256')
+    .update(`${process.platform} ${process.arch} ${process.versions.modules} ${ws.dir}`)
+    .digest('hex')
+    .slice(0, 16);
+  const shelf = path.join(ws.gitDir, 'consort', 'dependencies', runtime);
+  // npm leaves out what it did not install (optional packages for another platform, `--omit=dev`);
+  // whatever it did install must be what the lockfile says.
+  const differ = [...installed].filter(([rel, id]) => packages.get(rel) !== id).map(([rel]) => rel);
+  if (differ.length > 0) {
+    // No install kept yet (a fresh checkout, the Action's job after switching to the pull request's
+    // branch): the workspace's install, copied as it is, as before any run. Once one is kept, an
+    // install that no longer matches its lockfile is refused: it may be an agent's doing.
+    if ((await readdir(shelf).catch(() => [])).length === 0) return null;
+    throw new ConsortError(
+      'invalid-input',
+      `node_modules is not the install package-lock.json describes (${differ.slice(0, 3).join(', ')}${differ.length > 3 ? ', …' : ''} differ${differ.length === 1 ? 's' : ''}).`,
+      { hint: 'Install from the lockfile (npm ci) before running the TDD lane.' },
+    );
+  }
+  return { entry: path.join(shelf, createHash('sha256').update(text).digest('hex').slice(0, 32)), shelf, packages };
+}
+
+const IDENTITIES = 'identities.json';
+const USED = 'used';
+/** Kept installs not used for this long are removed, and no more than this many are kept per runtime. */
+const KEEP_MS = 14 * 24 * 3600 * 1000;
+const KEEP_COUNT = 3;
+
+/** The kept install of this runtime used last before, other than `entry`, with its packages. */
+async function previousInstall(
+  run: Tool,
+  shelf: string,
+  entry: string,
+): Promise<{ dir: string; packages: Map<string, string> } | null> {
+  const kept: { dir: string; at: number }[] = [];
+  for (const name of await readdir(shelf).catch(() => [] as string[])) {
+    const dir = path.join(shelf, name);
+    if (dir === entry || name.includes('.')) continue;
+    const at = (await stat(path.join(dir, USED)).catch(() => null))?.mtimeMs;
+    if (at !== undefined) kept.push({ dir, at });
+  }
+  kept.sort((x, y) => y.at - x.at);
+  // Each is a whole node_modules: the few used last stay, none unused for long.
+  for (const [i, { dir, at }] of kept.entries())
+    if (i >= KEEP_COUNT - 1 || Date.now() - at > KEEP_MS) await removable(run, dir).catch(() => undefined);
+  const best = kept[0];
+  if (best === undefined || Date.now() - best.at > KEEP_MS) return null;
+  const text = await readFile(path.join(best.dir, IDENTITIES), 'utf8').catch(() => undefined);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text ?? 'null');
+  } catch {
+    return null;
+  }
+  const packages = z.record(z.string(), z.string()).safeParse(parsed);
+  return packages.success ? { dir: best.dir, packages: new Map(Object.entries(packages.data)) } : null;
+}
+
+/**
+ * A new kept install, from the workspace's `node_modules`: every package the lockfile names as the
+ * previous kept install had it (same version, source and integrity) is taken from that install, not
+ * from the workspace, whose ignored files an agent of an earlier run could have changed; only
+ * packages the new lockfile changed (which npm has just installed) come from the workspace.
+ */
+async function keepInstall(run: Tool, ws: Workspace, installed: Installed): Promise<void> {
+  const building = `${installed.entry}.${randomBytes(4).toString('hex')}`;
+  await copyTree(run, path.join(ws.dir, 'node_modules'), path.join(building, 'node_modules'));
+  const previous = await previousInstall(run, installed.shelf, installed.entry);
+  if (previous !== null) {
+    const carried = [...installed.packages].filter(([rel, id]) => previous.packages.get(rel) === id).map(([r]) => r);
+    for (const rel of carried) {
+      const from = path.join(previous.dir, rel);
+      const to = path.join(building, rel);
+      if ((await lstat(from).catch(() => null)) === null) continue;
+      // The package's own files; packages nested in its node_modules/ are judged on their own.
+      for (const name of await readdir(to).catch(() => [] as string[]))
+        if (name !== 'node_modules') await rm(path.join(to, name), { recursive: true, force: true });
+      await mkdir(to, { recursive: true });
+      for (const name of await readdir(from))
+        if (name !== 'node_modules')
+          await cp(path.join(from, name), path.join(to, name), {
+            recursive: true,
+            verbatimSymlinks: true,
+            preserveTimestamps: true,
+          });
+    }
+    // The commands npm links in node_modules/.bin, for the packages carried over.
+    const bin = path.join(previous.dir, 'node_modules', '.bin');
+    const kept = new Set(carried);
+    for (const name of await readdir(bin).catch(() => [] as string[])) {
+      const target = await readlink(path.join(bin, name)).catch(() => null);
+      if (target === null) continue;
+      const owner = [...kept].find((rel) => path.join('node_modules', '.bin', target).startsWith(`${rel}/`));
+      if (owner === undefined) continue;
+      await rm(path.join(building, 'node_modules', '.bin', name), { force: true });
+      await mkdir(path.join(building, 'node_modules', '.bin'), { recursive: true });
+      await symlink(target, path.join(building, 'node_modules', '.bin', name));
+    }
+  }
+  await writeFile(path.join(building, IDENTITIES), JSON.stringify(Object.fromEntries(installed.packages)));
+  await rename(building, installed.entry).catch(async () => {
+    // Another run kept the same install first: use that one.
+    await removable(run, building);
+  });
+}
+
+/**
+ * The pristine copy, taken before any agent of this run works. With an npm lockfile it is the
+ * install kept for that lockfile in the repository's git directory (under bubblewrap no agent can
+ * write there), made once per lockfile and runtime and reused by every later run: a package an
+ * agent changed in the workspace's (ignored) `node_modules` during an earlier run never reaches it.
+ * Without one it is a copy of the workspace's install, taken at the run's start. A dependency folder
+ * that is itself a symlink (to an install outside the repository) is linked as it is: it was never
+ * the agent's to write, and copying it would copy the world.
  */
 export async function snapshotDependencies(ws: Workspace, processes: ProcessRunner): Promise<Dependencies> {
   const run = tool(processes);
-  const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
   const links = new Map<string, string>();
   const copied = new Set<string>();
+  const source = path.join(ws.dir, 'node_modules');
+  const info = await lstat(source).catch(() => undefined);
+  const installed = info?.isDirectory() ? await installedFromLockfile(ws) : null;
+  if (installed !== null) {
+    if ((await lstat(installed.entry).catch(() => null)) === null) await keepInstall(run, ws, installed);
+    const root = installed.entry;
+    await writeFile(path.join(root, USED), '').catch(async () => {
+      await chmod(root, 0o755);
+      await writeFile(path.join(root, USED), '');
+    });
+    await readOnly(run, root);
+    links.set('node_modules', path.join(root, 'node_modules'));
+    copied.add('node_modules');
+    // Kept for the next run; its owner may write it again between runs (and remove it).
+    return { root, links, copied, dispose: () => run('chmod', ['-R', 'u+w', root]).catch(() => undefined) };
+  }
+  const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
   for (const rel of DEPENDENCY_DIRS) {
-    const source = path.join(ws.dir, rel);
-    const info = await lstat(source).catch(() => undefined);
-    if (info === undefined) continue;
-    if (info.isSymbolicLink()) {
-      links.set(rel, source);
+    const from = path.join(ws.dir, rel);
+    const at = await lstat(from).catch(() => undefined);
+    if (at === undefined) continue;
+    if (at.isSymbolicLink()) {
+      links.set(rel, from);
       continue;
     }
-    if (!info.isDirectory()) continue;
+    if (!at.isDirectory()) continue;
     const target = path.join(root, rel);
-    await copyTree(run, source, target);
+    await copyTree(run, from, target);
     links.set(rel, target);
     copied.add(rel);
   }

@@ -23,6 +23,7 @@ import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
+import { commandPaths } from './harness.js';
 import { createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
 import { reopenedGates } from './gate-check.js';
@@ -121,6 +122,11 @@ async function startEvent(
   // A migration already on the base is history every later database was built from: editing it
   // instead of adding one would never run (the runner skips recorded names). No agent changes one.
   policy.locked.push(...(await ctx.ws.filesUnder(baseCommit, input.config.migrations.dir)));
+  // What the suite command and a seed command run, by name (a script, a runner config passed as a
+  // flag): part of the harness, and as locked as a seed file (src/lanes/tdd/harness.ts).
+  const named = await commandPaths(ctx.ws, baseCommit, input.config);
+  policy.harness.push(...named.harness);
+  policy.locked.push(...named.locked);
   return {
     type: 'run.started',
     at: ctx.now().toISOString(),

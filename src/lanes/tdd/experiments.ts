@@ -5,11 +5,13 @@
  * by side. Each attempt's change (only the paths it may be judged on) is kept as a binary-safe
  * patch; the conductor picks, and `adopt` applies the winner's patch to the workspace and commits.
  */
-import { lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TurnPlan } from '../../conductor/effects.js';
 import type { ExperimentResult } from '../../conductor/events.js';
 import { checkScope } from '../../conductor/scope.js';
+import { ConsortError } from '../../core/errors.js';
 import { matchesAny } from '../../core/glob.js';
 import type { LaneContext } from './context.js';
 import { buildPolicy } from './policy.js';
@@ -17,8 +19,23 @@ import { prove } from './proof.js';
 import { FeatureStore } from './store.js';
 import { commitRecords, turnAt } from './turn.js';
 
-function patchFile(ctx: LaneContext, turn: string): string {
+function patchFile(ctx: Pick<LaneContext, 'ws' | 'feature'>, turn: string): string {
   return path.join(ctx.ws.gitDir, 'consort', 'experiments', ctx.feature, `${turn}.patch`);
+}
+
+/**
+ * What each attempt's patch held when it was written (this process's memory, which no agent
+ * reaches): another attempt's agent, still at work, could rewrite a finished attempt's patch file
+ * where `.git` is not read-only for it (no bubblewrap), and the adopted change would not be the
+ * proven one. Adoption checks it first.
+ */
+const written = new Map<string, string>();
+
+export async function writePatch(ctx: Pick<LaneContext, 'ws' | 'feature'>, turn: string, patch: string | Buffer) {
+  const file = patchFile(ctx, turn);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, patch);
+  written.set(file, createHash('sha256').update(patch).digest('hex'));
 }
 
 /** Ignored dependency folders are not in a worktree; link the workspace's own. */
@@ -60,8 +77,7 @@ async function attempt(
         base,
         relevant.map((c) => c.path),
       );
-      await mkdir(path.dirname(patchFile(ctx, plan.id)), { recursive: true });
-      await writeFile(patchFile(ctx, plan.id), patch);
+      await writePatch(ctx, plan.id, patch);
       // A turn that failed or strayed is not worth a suite run; the conductor refuses it anyway.
       const inScope =
         outcome.exit.kind === 'done' &&
@@ -130,8 +146,25 @@ export async function runExperiments(
 }
 
 /** Bring the picked attempt's change into the workspace (exactly its patch) and commit it; the patches go. */
-export async function adoptExperiment(ctx: LaneContext, turn: string, message: string): Promise<string | null> {
-  const sha = await ctx.ws.applyAndCommit(patchFile(ctx, turn), message);
-  await rm(path.dirname(patchFile(ctx, turn)), { recursive: true, force: true });
+export async function adoptExperiment(
+  ctx: Pick<LaneContext, 'ws' | 'feature'>,
+  turn: string,
+  message: string,
+): Promise<string | null> {
+  const file = patchFile(ctx, turn);
+  const expected = written.get(file);
+  // A run resumed after a crash has no record of it: the patch is applied as found (as before).
+  if (expected !== undefined) {
+    const now = createHash('sha256')
+      .update(await readFile(file).catch(() => Buffer.alloc(0)))
+      .digest('hex');
+    if (now !== expected)
+      throw new ConsortError('internal', `The patch of ${turn} changed after it was written and proven: not applied.`, {
+        hint: 'Another agent wrote under .git/ during its turn (install bubblewrap to keep .git read-only for agents); run again.',
+      });
+  }
+  const sha = await ctx.ws.applyAndCommit(file, message);
+  for (const key of written.keys()) if (path.dirname(key) === path.dirname(file)) written.delete(key);
+  await rm(path.dirname(file), { recursive: true, force: true });
   return sha;
 }

@@ -5,11 +5,14 @@
  * - `package.json` is the driver's to change (dependencies), but its keys that decide how the
  *   suite runs — `scripts` (`"test": "exit 0"`), the runner's own key (`jest.testPathIgnorePatterns`,
  *   `passWithNoTests`, `moduleNameMapper` to an in-memory double), `imports`, `overrides` — are test-owned;
- * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test.
+ * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test;
+ * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
+ *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked.
  *
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
 import path from 'node:path';
+import type { ConsortConfig } from '../../config/schema.js';
 import type { FileChange } from '../../conductor/events.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readText } from './store.js';
@@ -81,4 +84,75 @@ export async function testOwnedChanges(
   for (const change of changes)
     if (!frozenTests.includes(change.path) && referenced(change.path, refs)) owned.add(change.path);
   return [...owned].sort();
+}
+
+/** `npm test`, `npm run x`, `yarn x`, `pnpm run x`, `bun run x`: the package.json scripts a command runs. */
+function scriptsRun(command: string): string[] {
+  const names: string[] = [];
+  const re = /\b(npm|yarn|pnpm|bun)\s+(?:(?:run|run-script)\s+([\w:.-]+)|(test|t|start)\b|([\w:.-]+))/g;
+  for (const m of command.matchAll(re)) {
+    const name = m[2] ?? (m[3] === undefined ? undefined : m[3] === 't' ? 'test' : m[3]);
+    if (name !== undefined) names.push(name);
+    // `yarn jest`, `pnpm vitest`: a script of that name if there is one.
+    else if (m[1] !== 'npm' && m[4] !== undefined && !['install', 'add', 'exec', 'dlx', 'x'].includes(m[4]))
+      names.push(m[4]);
+  }
+  return names.flatMap((n) => [`pre${n}`, n, `post${n}`]);
+}
+
+/** Words of a shell command that could name a file: split at blanks and operators, quotes and `--flag=` dropped. */
+function words(command: string): string[] {
+  return command
+    .split(/[\s;&|()<>]+/)
+    .map((w) => w.replace(/^['"]|['"]$/g, ''))
+    .flatMap((w) => (w.includes('=') ? [w, w.slice(w.indexOf('=') + 1)] : [w]))
+    .map((w) => path.posix.normalize(w.replace(/^\.\//, '')))
+    .filter((w) => w && !w.startsWith('-') && !w.startsWith('/') && !w.startsWith('../') && !/[*?{}[\]!]/.test(w));
+}
+
+/**
+ * Committed files a command runs or reads, by name: its own words, and those of the package.json
+ * scripts it runs (and the scripts those run). `suite.command: sh scripts/test.sh` makes
+ * `scripts/test.sh` part of the harness (a driver's `exit 0` there would prove anything);
+ * `seed.command: node db/seed.js` makes `db/seed.js` as locked as a seed file. `tracked` is the
+ * base commit's file list, relative to the workspace; `packageJson` its package.json.
+ */
+export function commandFiles(command: string, packageJson: string | null, tracked: ReadonlySet<string>): string[] {
+  let scripts: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(packageJson ?? '{}') as { scripts?: unknown };
+    if (parsed.scripts !== null && typeof parsed.scripts === 'object')
+      scripts = parsed.scripts as Record<string, unknown>;
+  } catch {
+    // An unparseable package.json runs no script.
+  }
+  const files = new Set<string>();
+  const seen = new Set<string>();
+  const queue = [command];
+  while (queue.length > 0) {
+    const text = queue.shift()!;
+    for (const w of words(text)) if (tracked.has(w)) files.add(w);
+    for (const name of scriptsRun(text)) {
+      const script = scripts[name];
+      if (typeof script !== 'string' || seen.has(name)) continue;
+      seen.add(name);
+      queue.push(script);
+    }
+  }
+  return [...files].sort();
+}
+
+/** The files `suite.command` runs (harness) and a `seed.command` runs (locked), as of the base commit. */
+export async function commandPaths(
+  ws: Pick<Workspace, 'filesUnder' | 'fileAt'>,
+  base: string,
+  config: Pick<ConsortConfig, 'suite' | 'database'>,
+): Promise<{ harness: string[]; locked: string[] }> {
+  const tracked = new Set(await ws.filesUnder(base, '.'));
+  const packageJson = await ws.fileAt(base, 'package.json');
+  const seed = config.database.seed;
+  return {
+    harness: commandFiles(config.suite.command, packageJson, tracked),
+    locked: seed?.kind === 'command' ? commandFiles(seed.command, packageJson, tracked) : [],
+  };
 }

@@ -12,6 +12,10 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Workspace } from '../../ports/workspace.js';
+import type { Dependencies } from './clean-tree.js';
 import type { LaneContext } from './context.js';
 import { testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
@@ -122,6 +126,19 @@ export async function runTurn(
   return turnAt(ctx, plan, base, { branch: () => sandbox, transcripts: ctx.store });
 }
 
+/**
+ * What an agent's turn may read but not change (bound read-only under bubblewrap, for every
+ * backend): the proofs' pristine dependency copy, and the repository's git directory with the
+ * workspace's `.git` entry — hooks, config, refs, objects, the index — so that nothing the agent
+ * could plant there changes what git tells the conductor (src/git/guard.ts checks the same after
+ * every turn where nothing can be bound). An agent's own `git add` or `git commit` fails there.
+ */
+export function agentReadOnly(ws: Pick<Workspace, 'gitDir' | 'top'>, deps?: Dependencies): string[] {
+  const dotGit = path.join(ws.top, '.git');
+  const git = path.resolve(dotGit) === path.resolve(ws.gitDir) ? [ws.gitDir] : [ws.gitDir, dotGit];
+  return [...(deps?.copied.size ? [deps.root] : []), ...git.filter((p) => existsSync(p))];
+}
+
 export interface TurnPlace {
   /** The turn's database branch: the cycle's sandbox, or a fresh one for an experiment. */
   branch: () => Promise<FreshBranch>;
@@ -180,7 +197,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       workspace: ctx.ws.dir,
       writes: plan.writes,
       branchUrl: url,
-      ...(ctx.deps?.copied.size ? { readOnly: [ctx.deps.root] } : {}),
+      readOnly: agentReadOnly(ctx.ws, ctx.deps),
       model: agent.model,
       budget: {
         timeoutMs: agent.timeoutMs,
