@@ -87,6 +87,9 @@ export type ProviderSettingsSnapshot = Omit<TemplateProviderOptions, 'cloneMode'
 
 type Client = pg.PoolClient;
 
+/** The longest a background refill or drop waits for `holdBackground`'s holders. */
+const HOLD_MAX_MS = 60_000;
+
 export class TemplateBranchProvider implements BranchProvider {
   readonly name: ProviderName;
   private readonly catalog: Catalog;
@@ -492,6 +495,7 @@ export class TemplateBranchProvider implements BranchProvider {
     }
     const run = (async () => {
       const caps = await this.capabilities();
+      await this.whenUnheld();
       await this.withLocked(template, async (cat) => {
         const row = await this.catalog.get(cat, template);
         if (row?.state !== 'ready') return;
@@ -721,8 +725,41 @@ export class TemplateBranchProvider implements BranchProvider {
   /** Drops of databases renamed aside by `reset`, under way in the background; `settled` waits for them. */
   private readonly asideDrops = new Set<Promise<void>>();
 
+  private holds = 0;
+  private readonly unheld = new Set<() => void>();
+
+  /**
+   * While held, background refills and drops wait (at most HOLD_MAX_MS each): a check's own work
+   * then does not share two CPUs and the disk with copies it does not wait for.
+   */
+  holdBackground(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds > 0) return;
+      for (const go of [...this.unheld]) go();
+    };
+  }
+
+  /** Resolves when no hold is left (or after HOLD_MAX_MS). */
+  private whenUnheld(): Promise<void> {
+    if (this.holds === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const go = () => {
+        clearTimeout(timer);
+        this.unheld.delete(go);
+        resolve();
+      };
+      const timer = setTimeout(go, HOLD_MAX_MS);
+      this.unheld.add(go);
+    });
+  }
+
   private dropAside(database: string): void {
     const drop = (async () => {
+      await this.whenUnheld();
       const db = await this.admin.connect();
       try {
         await dropDatabase(db, database, true);

@@ -112,6 +112,7 @@ export async function runCheck(
     ...(input.head.sha ? { sha: input.head.sha } : {}),
   };
   let release: (() => Promise<void>) | undefined;
+  let unhold: (() => void) | undefined;
   let workdir: Workdir | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationSession | undefined;
@@ -133,6 +134,9 @@ export async function runCheck(
         );
       release = lock.release;
     }
+    // The provider's background work (refilling the baseline's pool, dropping the PR branch's old
+    // database) waits until this run has its report: it is not this run's to wait for.
+    unhold = provider.holdBackground?.();
     cancelPoint();
     await removeLeftovers(provider, branch, say);
     workdir = await createWorkdir(input.workspace, ports.git);
@@ -202,8 +206,11 @@ export async function runCheck(
       // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
       headRunner = ports.migrations.open();
       headRunner.warm(plan.engine.engine, head);
-      const baseDir = await sideDir('base', input.base, base);
-      headDir = await sideDir('head', input.head, head);
+      const [baseDir, headSide] = await Promise.all([
+        sideDir('base', input.base, base),
+        sideDir('head', input.head, head),
+      ]);
+      headDir = headSide;
       if (plan.blocked) throw plan.blocked.error;
       const b = await ensureBaseline({
         provider,
@@ -465,6 +472,7 @@ export async function runCheck(
     skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
     return finish();
   } finally {
+    unhold?.();
     input.signal?.removeEventListener('abort', forward);
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
