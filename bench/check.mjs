@@ -150,6 +150,7 @@ async function benchHistory(key, provider, server) {
           get(target, prop) {
             const v = Reflect.get(target, prop, target);
             if (typeof v !== 'function') return v;
+            if (prop === 'holdBackground') return v.bind(target); // not a provider call: returns its release
             return async (...args) => {
               const t = performance.now();
               try {
