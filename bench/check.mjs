@@ -150,6 +150,7 @@ async function benchHistory(key, provider, server) {
           get(target, prop) {
             const v = Reflect.get(target, prop, target);
             if (typeof v !== 'function') return v;
+            if (prop === 'holdBackground') return v.bind(target); // not a provider call: returns its release
             return async (...args) => {
               const t = performance.now();
               try {
@@ -162,8 +163,43 @@ async function benchHistory(key, provider, server) {
           },
         })
       : provider;
+    // --verbose: the catalog reads and every migration request (one child's, in turn) too.
+    const timed =
+      (what, fn) =>
+      async (...args) => {
+        const t = performance.now();
+        try {
+          return await fn(...args);
+        } finally {
+          const db = typeof args[0] === 'string' ? new URL(args[0]).pathname.slice(1) : (args[0]?.databaseUrl ?? '');
+          const at = typeof db === 'string' && db.includes('/') ? new URL(db).pathname.slice(1) : db;
+          const dir = args[0]?.direction ? ` ${args[0].direction}${args[0].count ? ` ×${args[0].count}` : ''}` : '';
+          log(`    @${Math.round(t - t0)} ${what}(${at}${dir}) ${Math.round(performance.now() - t)} ms`);
+        }
+      };
+    const adapters = values.verbose
+      ? {
+          ...localAdapters,
+          schemas: {
+            snapshot: timed('snapshot', localAdapters.schemas.snapshot),
+            relations: timed('relations', localAdapters.schemas.relations),
+          },
+          migrations: {
+            ...localAdapters.migrations,
+            open: () => {
+              const session = localAdapters.migrations.open();
+              return {
+                ...session,
+                apply: timed('apply', session.apply.bind(session)),
+                warm: session.warm.bind(session),
+                close: session.close.bind(session),
+              };
+            },
+          },
+        }
+      : localAdapters;
     const input = {
-      ...localAdapters,
+      ...adapters,
       workspace: h.dir,
       config,
       configSource: source,

@@ -39,3 +39,17 @@ export function databaseName(prefix: string, branch: string): string {
 export function scratchDatabaseName(prefix: string, random: string): string {
   return `${prefix}consort_tmp_${random}`.slice(0, MAX_IDENTIFIER);
 }
+
+/**
+ * What a branch's old database is renamed to when `reset` swaps in the new copy: dropped in the
+ * background right after (off the caller's time), and by the next `gc` when the process that
+ * renamed it died first. Nothing refers to it any more, so anyone may drop it at any time.
+ */
+export function asideDatabaseName(prefix: string, random: string): string {
+  return `${prefix}consort_old_${random}`.slice(0, MAX_IDENTIFIER);
+}
+
+/** The prefix of every `asideDatabaseName` of a namespace (for sweeping them). */
+export function asidePattern(prefix: string): string {
+  return `${prefix}consort_old_`;
+}

@@ -161,5 +161,9 @@ export async function serverVersionNum(db: Queryable): Promise<number> {
 
 /** Nobody connects to this database by default (PUBLIC loses CONNECT and TEMP); its own role is granted them. */
 export async function confineDatabase(db: Queryable, database: string): Promise<void> {
-  await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(database)} FROM PUBLIC`);
+  await db.query(confineStatement(database));
+}
+
+export function confineStatement(database: string): string {
+  return `REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(database)} FROM PUBLIC`;
 }

@@ -28,7 +28,13 @@ import type {
 } from '../ports/branch-provider.js';
 import { Catalog, ensureCatalogSchema, toRecord, type CatalogRow } from './catalog.js';
 import { acquireRunLock } from './run-lock.js';
-import { assertNotReserved, databaseName, scratchDatabaseName } from './database-name.js';
+import {
+  asideDatabaseName,
+  asidePattern,
+  assertNotReserved,
+  databaseName,
+  scratchDatabaseName,
+} from './database-name.js';
 import { ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
   clearSessions,
@@ -80,6 +86,9 @@ export type ProviderSettingsSnapshot = Omit<TemplateProviderOptions, 'cloneMode'
 };
 
 type Client = pg.PoolClient;
+
+/** The longest a background refill or drop waits for `holdBackground`'s holders. */
+const HOLD_MAX_MS = 60_000;
 
 export class TemplateBranchProvider implements BranchProvider {
   readonly name: ProviderName;
@@ -449,7 +458,8 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /** Resolves once background refills have finished (tests and benchmarks wait on it; `close` does too). */
   async settled(): Promise<void> {
-    while (this.refills.size > 0) await Promise.all(this.refills.values());
+    while (this.refills.size > 0 || this.asideDrops.size > 0)
+      await Promise.all([...this.refills.values(), ...this.asideDrops]);
   }
 
   /** The settings another process needs to open this provider again (see `known`). */
@@ -485,6 +495,7 @@ export class TemplateBranchProvider implements BranchProvider {
     }
     const run = (async () => {
       const caps = await this.capabilities();
+      await this.whenUnheld();
       await this.withLocked(template, async (cat) => {
         const row = await this.catalog.get(cat, template);
         if (row?.state !== 'ready') return;
@@ -618,6 +629,7 @@ export class TemplateBranchProvider implements BranchProvider {
    */
   private async removeNamespace(terminate: boolean): Promise<string[]> {
     const deleted = await this.withLocked(ROOT_BRANCH, async (cat) => {
+      await this.sweepAside();
       let rows = await this.catalog.all(cat);
       const done: string[] = [];
       while (rows.length > 0) {
@@ -650,6 +662,8 @@ export class TemplateBranchProvider implements BranchProvider {
     await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
     await dropDatabase(cat, row.database, terminate);
+    // An old database of the branch renamed aside by `reset` may still hold objects of its role.
+    await this.sweepAside();
     await dropBranchRole(cat, row.database).catch(() => undefined);
     await this.catalog.remove(cat, row.name);
   }
@@ -671,6 +685,7 @@ export class TemplateBranchProvider implements BranchProvider {
       throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
     }
     let refill: string | undefined;
+    let old: string | undefined;
     const record = await this.withLocked(name, async (cat) => {
       const row = await this.catalog.get(cat, name);
       if (!row || row.state === 'creating' || row.state === 'deleting' || !row.present) throw notFound(name);
@@ -688,13 +703,91 @@ export class TemplateBranchProvider implements BranchProvider {
       // A new database is PUBLIC again: confine it before anyone can know its name.
       await confineDatabase(cat, scratch);
       await this.catalog.setState(cat, name, 'resetting', scratch);
-      await dropDatabase(cat, row.database, terminate);
+      // The old database is renamed aside (instant) and dropped after the lock is released: a DROP
+      // DATABASE waits for the server to unlink (and on PostgreSQL 15–17 to checkpoint), which is not
+      // the caller's to wait for. A process killed before the drop leaves it for `gc` (sweepAside).
+      const aside = asideDatabaseName(this.options.databasePrefix, randomBytes(6).toString('hex'));
+      const renamed = await renameDatabase(cat, row.database, aside).then(
+        () => true,
+        () => false, // a session came back since it was cleared: drop it here, as before
+      );
+      if (!renamed) await dropDatabase(cat, row.database, terminate);
+      else old = aside;
       await renameDatabase(cat, scratch, row.database);
       await this.catalog.markReady(cat, name, undefined);
       return toRecord((await this.catalog.get(cat, name))!);
     });
+    if (old !== undefined) this.dropAside(old);
     if (refill !== undefined && this.options.refillPools !== false) this.refillSoon(refill);
     return record;
+  }
+
+  /** Drops of databases renamed aside by `reset`, under way in the background; `settled` waits for them. */
+  private readonly asideDrops = new Set<Promise<void>>();
+
+  private holds = 0;
+  private readonly unheld = new Set<() => void>();
+
+  /**
+   * While held, background refills and drops wait (at most HOLD_MAX_MS each): a check's own work
+   * then does not share two CPUs and the disk with copies it does not wait for.
+   */
+  holdBackground(): () => void {
+    this.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds > 0) return;
+      for (const go of [...this.unheld]) go();
+    };
+  }
+
+  /** Resolves when no hold is left (or after HOLD_MAX_MS). */
+  private whenUnheld(): Promise<void> {
+    if (this.holds === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const go = () => {
+        clearTimeout(timer);
+        this.unheld.delete(go);
+        resolve();
+      };
+      const timer = setTimeout(go, HOLD_MAX_MS);
+      this.unheld.add(go);
+    });
+  }
+
+  private dropAside(database: string): void {
+    const drop = (async () => {
+      await this.whenUnheld();
+      const db = await this.admin.connect();
+      try {
+        await dropDatabase(db, database, true);
+      } finally {
+        db.release();
+      }
+    })()
+      .catch(() => undefined) // left for the next gc (sweepAside)
+      .finally(() => this.asideDrops.delete(drop));
+    this.asideDrops.add(drop);
+  }
+
+  /**
+   * Drop the databases `reset` renamed aside and no drop of this process is taking care of (a
+   * process that died between the rename and the drop). Returns them.
+   */
+  private async sweepAside(): Promise<string[]> {
+    await Promise.all(this.asideDrops);
+    const { rows } = await this.admin.query<{ datname: string }>(
+      'SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1',
+      [asidePattern(this.options.databasePrefix)],
+    );
+    const dropped: string[] = [];
+    for (const { datname } of rows) {
+      await dropDatabase(this.admin, datname, true);
+      dropped.push(datname);
+    }
+    return dropped;
   }
 
   /**
@@ -817,6 +910,7 @@ export class TemplateBranchProvider implements BranchProvider {
         });
       }
       result.repaired.push(...(await this.pools.sweep(cat)));
+      result.repaired.push(...(await this.sweepAside()));
       result.repaired.push(...(await this.reapPools()));
       for (const pool of await this.pools.status(cat)) {
         const template = await this.catalog.get(cat, pool.template);

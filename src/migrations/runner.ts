@@ -312,15 +312,27 @@ export function openMigrationRunner(): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
   const theChild = async () => (child ??= new (await import('./isolated.js')).MigrationChild());
   let warming: Promise<unknown> = Promise.resolve();
+  // A directory's migrations, read once for the session's many requests on it (reversibility's steps).
+  const sets = new Map<string, Promise<MigrationFile[]>>();
+  const setOf = (options: ApplyOptions): Promise<MigrationFile[]> => {
+    const key = JSON.stringify([options.dir, options.relativeTo ?? null]);
+    let set = sets.get(key);
+    if (!set) {
+      set = readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+      sets.set(key, set);
+      set.catch(() => sets.delete(key)); // read again next time
+    }
+    return set;
+  };
   return {
     warm(engine, files) {
       if (needsChild(engine, files)) warming = theChild().then((c) => c.warm(engine));
     },
     async apply(options) {
       await warming;
-      const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+      const fileList = await setOf(options);
       if (needsChild(options.engine, fileList)) return (await theChild()).apply(options);
-      return applyMigrationsHere(options);
+      return applyMigrationsHere(options, fileList);
     },
     async close() {
       await warming.catch(() => undefined);
@@ -330,11 +342,15 @@ export function openMigrationRunner(): MigrationSession {
 }
 
 /** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */
-export async function applyMigrationsHere(options: ApplyOptions): Promise<ApplyResult> {
+export async function applyMigrationsHere(
+  options: ApplyOptions,
+  /** The directory's migrations when the caller has read them already (a session, once per directory). */
+  read?: readonly MigrationFile[],
+): Promise<ApplyResult> {
   if (options.onlyNames !== undefined && options.count !== undefined) {
     throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
   }
-  const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+  const fileList = read ?? (await readMigrationSet(options.dir, { relativeTo: options.relativeTo }));
   const files = new Map(fileList.map((m) => [m.name, m]));
   // node-pg-migrate silently runs nothing for a name it does not know.
   const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));

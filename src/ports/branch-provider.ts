@@ -183,6 +183,12 @@ export interface BranchProvider {
   sizes?(): Promise<Record<string, number>>;
   /** Drop every pooled copy (they are a cache); the pools stay configured. */
   drainPools?(): Promise<number>;
+  /**
+   * Hold this process's background work (pool refills, drops of databases a reset put aside) while
+   * the caller is on a clock: it starts once every hold is released, or after a bound, so it never
+   * starves. Returns the release (idempotent).
+   */
+  holdBackground?(): () => void;
   /** Release pooled connections (the server keeps running). */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * databases with the same schema are deep-equal regardless of creation order or OIDs, which is
  * what the reversibility check relies on. Queries use only catalog columns present in PG 15–18.
  */
-import type { Queryable } from '../db/sql.js';
+import { quoteLiteral, type Queryable } from '../db/sql.js';
 import {
   EXTRA_SQL,
   type CollationInfo,
@@ -296,12 +296,23 @@ export async function snapshotSchema(client: Queryable, options: SnapshotOptions
   const keep = <T extends { schema: string; table: string }>(rows: T[]): T[] =>
     rows.filter((r) => kept(r.schema, r.table));
   const params = [options.schemas ?? null];
-  const query = async <T extends object>(sql: string): Promise<T[]> => (await client.query<T>(sql, params)).rows;
-
+  // Every catalog query in one round trip (a simple-protocol batch: the schemas filter inlined as a
+  // literal), so a snapshot costs one exchange with the server instead of twenty — what matters on a
+  // busy machine, where each exchange waits for the CPU twice. Rows are parsed as before (text format).
+  const filter = options.schemas ? `ARRAY[${options.schemas.map(quoteLiteral).join(', ')}]::text[]` : 'NULL::text[]';
+  const texts = [...Object.values(SQL), ...Object.values(EXTRA_SQL).map((sql) => `${NSP} ${sql}`)];
   // With only pg_catalog on the path, pg_get_*def and format_type qualify every user object, so
   // the text does not depend on the caller's search_path. The caller's setting is restored.
-  const saved = await client.query<{ path: string }>(`SELECT current_setting('search_path') AS path`);
-  await client.query(`SELECT set_config('search_path', 'pg_catalog', false)`);
+  const batch = [
+    `SELECT current_setting('search_path') AS path`,
+    `SELECT set_config('search_path', 'pg_catalog', false)`,
+    ...texts.map((sql) => sql.replaceAll('$1::text[]', filter)),
+  ].join(';\n');
+  const results = (await client.query(batch)) as unknown as { rows: object[] }[];
+  const saved = results[0] as { rows: { path: string }[] };
+  const fetched = new Map(texts.map((sql, i) => [sql, results[i + 2]!.rows]));
+  const query = async <T extends object>(sql: string): Promise<T[]> =>
+    (fetched.get(sql) as T[] | undefined) ?? (await client.query<T>(sql, params)).rows;
   try {
     const columns = new Map<string, ColumnInfo[]>();
     for (const { schema, table, ...column } of await query<ColumnRow>(SQL.columns)) {

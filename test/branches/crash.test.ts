@@ -141,6 +141,52 @@ describe.each([
     expect((await t.provider.get('half-reset'))!.database).toBe(row.database);
   });
 
+  it('a reset killed between renaming the old database aside and putting the copy in place: gc finishes both', async () => {
+    await t.provider.create({ name: 'aside-reset' });
+    const row = (await t.provider.get('aside-reset'))!;
+    await query(await t.provider.connectionUri('aside-reset'), 'CREATE TABLE old_state (x int)');
+    const pending = `${dbPrefix}consort_tmp_test02`;
+    const aside = `${dbPrefix}consort_old_test02`;
+    await query(t.adminUrl, `CREATE DATABASE "${pending}" TEMPLATE "${(await t.provider.get('main'))!.database}"`);
+    await query(
+      catalogUrl(),
+      "UPDATE consort.branches SET state = 'resetting', pending_database = $3 WHERE namespace = $1 AND name = $2",
+      [namespace, 'aside-reset', pending],
+    );
+    // Where reset now stands when killed: the old database renamed aside, the copy not yet renamed in.
+    await query(t.adminUrl, `ALTER DATABASE "${row.database}" RENAME TO "${aside}"`);
+    const result = await t.provider.gc();
+    expect(result.repaired.sort()).toEqual([aside, 'aside-reset'].sort());
+    expect(await databaseExists(t, pending)).toBe(false);
+    expect(await databaseExists(t, aside)).toBe(false);
+    expect(
+      await query(await t.provider.connectionUri('aside-reset'), "SELECT to_regclass('old_state') IS NULL AS fresh"),
+    ).toEqual([{ fresh: true }]);
+  });
+
+  it("a reset drops the old database off the caller's time, leaving nothing once settled", async () => {
+    await t.provider.create({ name: 'quick-reset' });
+    const row = (await t.provider.get('quick-reset'))!;
+    await query(await t.provider.connectionUri('quick-reset'), 'CREATE TABLE old_state (x int)');
+    await t.provider.reset('quick-reset');
+    expect(
+      await query(await t.provider.connectionUri('quick-reset'), "SELECT to_regclass('old_state') IS NULL AS fresh"),
+    ).toEqual([{ fresh: true }]);
+    expect((await t.provider.get('quick-reset'))!.database).toBe(row.database);
+    await t.provider.settled();
+    const aside = await query(t.adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [
+      `${dbPrefix}consort_old_`,
+    ]);
+    expect(aside).toEqual([]);
+    // The branch's role owned objects in the old database: deleting the branch still drops it.
+    await t.provider.confinedUri('quick-reset');
+    await t.provider.reset('quick-reset');
+    await t.provider.delete('quick-reset');
+    expect(
+      await query(t.adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname = $1', [`${row.database.slice(0, 55)}_role`]),
+    ).toEqual([]);
+  });
+
   it('an interrupted delete is finished by gc', async () => {
     await t.provider.create({ name: 'half-deleted' });
     const db = (await t.provider.get('half-deleted'))!.database;

@@ -90,6 +90,29 @@ describe.each([
     expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 1, ready: 1 }]);
   });
 
+  it('holds its refills and the drops a reset leaves while a caller is on a clock, and does them once released', async () => {
+    await template();
+    await p.pool('tmpl', 2);
+    await p.create({ name: 'held', parent: 'tmpl' });
+    await p.settled();
+    const aside = () =>
+      query(t.adminUrl, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${prefix()}consort_old_`]);
+    const release = p.holdBackground();
+    try {
+      await p.create({ name: 'h', parent: 'tmpl' });
+      await p.reset('held'); // the last ready copy, and the old database renamed aside
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 2, ready: 0 }]);
+      expect(await aside()).toHaveLength(1);
+    } finally {
+      release();
+    }
+    release(); // idempotent
+    await p.settled();
+    expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 2, ready: 2 }]);
+    expect(await aside()).toEqual([]);
+  });
+
   it('never hands out a copy of an older state: a changed template is copied fresh and the pool refilled', async () => {
     await template();
     await p.pool('tmpl', 2);

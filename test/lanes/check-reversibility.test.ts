@@ -6,6 +6,8 @@
  * as the provider resets the throwaway branch to the baseline.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
@@ -34,24 +36,34 @@ async function withScratchDatabase<T>(fn: (url: string, reset: () => Promise<voi
   }
 }
 
-async function prove(withReset: boolean) {
-  const migrations = await readMigrationSet(path.join(HISTORY, 'migrations'), { relativeTo: HISTORY });
-  expect(migrations.map((m) => m.name)).toEqual([
-    '1700000000000_create-orders',
-    '1700000000001_public-ids',
-    '1700000000002_backfill lowercase emails',
-  ]);
-  return withScratchDatabase((url, reset) =>
+async function prove(withReset: boolean, history = HISTORY) {
+  const migrations = await readMigrationSet(path.join(history, 'migrations'), { relativeTo: history });
+  if (history === HISTORY)
+    expect(migrations.map((m) => m.name)).toEqual([
+      '1700000000000_create-orders',
+      '1700000000001_public-ids',
+      '1700000000002_backfill lowercase emails',
+    ]);
+  let resets = 0;
+  const result = await withScratchDatabase((url, reset) =>
     proveReversibility({
       url,
       migrations,
       table: 'pgmigrations',
-      headDir: { dir: path.join(HISTORY, 'migrations'), relativeTo: HISTORY },
+      headDir: { dir: path.join(history, 'migrations'), relativeTo: history },
       schemas: pgSchemaReader,
       runner: nodePgMigrate,
-      ...(withReset ? { reset } : {}),
+      ...(withReset
+        ? {
+            reset: async () => {
+              resets++;
+              await reset();
+            },
+          }
+        : {}),
     }),
   );
+  return { ...result, resets };
 }
 
 describe('reversibility verdicts on a CommonJS history', () => {
@@ -76,15 +88,42 @@ describe('reversibility verdicts on a CommonJS history', () => {
     );
   });
 
-  it('without a way to reset, reports the older migrations as not checked, not as failures', async () => {
+  it('needs no fresh copy for a newest migration declared irreversible: the older ones are proven before it', async () => {
+    const withReset = await prove(true);
+    expect(withReset.resets).toBe(0);
     const result = await prove(false);
-    expect(result.migrations.map((m) => m.verdict)).toEqual(['not-checked', 'not-checked', 'irreversible']);
-    const outcome = reversibilityOutcome(result.migrations, false);
-    expect(outcome.status).toBe('failed');
-    expect(outcome.summary).toMatch(
-      /^0 migration\(s\) reverse cleanly; 1 declared irreversible: .*; 2 not checked: 1700000000000_create-orders, 1700000000001_public-ids/,
-    );
-    expect(outcome.summary).not.toContain('do not reverse');
+    expect(result.migrations).toEqual(withReset.migrations);
+    expect(result.migrations.map((m) => m.verdict)).toEqual(['reversible', 'not-restored', 'irreversible']);
+  });
+
+  it('without a way to reset, reports the migrations a failing down kept from being checked as not checked, not as failures', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    try {
+      await mkdir(path.join(dir, 'migrations'));
+      const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
+      await writeFile(
+        path.join(dir, 'migrations/1700000000000_create-notes.sql'),
+        sql('CREATE TABLE notes (id int);', 'DROP TABLE notes;'),
+      );
+      await writeFile(
+        path.join(dir, 'migrations/1700000000001_add-body.sql'),
+        sql('ALTER TABLE notes ADD COLUMN body text;', 'ALTER TABLE notes DROP COLUMN no_such_column;'),
+      );
+      const result = await prove(false, dir);
+      expect(result.migrations.map((m) => m.verdict)).toEqual(['not-checked', 'down-failed']);
+      expect(result.migrations[0]!.detail).toBe('not reached: a newer migration in this PR cannot be taken down');
+      const outcome = reversibilityOutcome(result.migrations, false);
+      expect(outcome.status).toBe('failed');
+      expect(outcome.summary).toMatch(
+        /^1 migration\(s\) do not reverse: 1700000000001_add-body \(down-failed\); 1 not checked: 1700000000000_create-notes/,
+      );
+      // With a way to reset, the older one is proven on a fresh copy.
+      const reset = await prove(true, dir);
+      expect(reset.resets).toBe(1);
+      expect(reset.migrations.map((m) => m.verdict)).toEqual(['reversible', 'down-failed']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -3,6 +3,8 @@
  * time (snapshotting the schema after each), take them down one at a time comparing each step with
  * the snapshot before that migration, then apply them all again and compare with the first pass.
  * node-pg-migrate's own `redo` compares nothing; this is what makes a down migration trustworthy.
+ * A migration that cannot go down (declared irreversible, no down) is not a reason for a fresh copy:
+ * the migrations before it are proven before it is applied, those after it on top of it.
  */
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
@@ -68,27 +70,103 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
   // the baseline's snapshot stands for this branch only when no role of its own was made).
   let role = await as();
   const before = input.before !== undefined && role.confined === input.url ? input.before : await snapshot();
-  let pending = [...input.migrations];
-  let first = true;
-  while (pending.length > 0) {
-    if (!first) {
-      if (!input.reset) break;
+  const all = input.migrations;
+  // A migration that says it cannot be taken down (declared irreversible, or no down at all) is
+  // never taken down: it splits the others into runs, each proven on the state the migrations
+  // before it leave (the barrier applied without a check, only when a run follows it). So nothing
+  // older waits for a fresh copy because a newer one cannot go down.
+  const runs: { start: number; end: number }[] = [];
+  all.forEach((m, i) => {
+    if (m.hasDown === 'irreversible')
+      verdicts.set(m.name, {
+        verdict: 'irreversible',
+        detail:
+          'declared irreversible (down = false): not taken down; the migrations before it were checked without it',
+      });
+    else if (m.hasDown === false)
+      verdicts.set(m.name, {
+        verdict: 'missing-down',
+        detail: 'no down migration: it cannot be rolled back (declare it irreversible if that is intended)',
+      });
+    else if (runs.length > 0 && runs[runs.length - 1]!.end === i) runs[runs.length - 1]!.end = i + 1;
+    else runs.push({ start: i, end: i + 1 });
+  });
+  // The throwaway branch holds all[0..at) as first applied, and `current` is its schema
+  // (undefined: a step left it in another state, so only a fresh copy can go on from there).
+  let at = 0;
+  let current: SchemaSnapshot | undefined = before;
+  const reach = async (target: number): Promise<'ok' | 'no-reset' | { applyFailed: string }> => {
+    if (at > target || current === undefined) {
+      if (!input.reset) return 'no-reset';
       await input.reset();
       role = await as();
+      at = 0;
+      current = before;
     }
-    first = false;
-    const pass = await provePass({ ...input, runAs: role.migrate }, pending, before, snapshot, verdicts);
+    if (at < target) {
+      const up = await step(input, role.migrate, 'up', target - at);
+      if (!up.ok) {
+        const which = up.failed.name ?? all[at]!.name;
+        return { applyFailed: `applying ${which} on the throwaway branch failed: ${up.failed.error.message}` };
+      }
+      at = target;
+      current = await snapshot();
+    }
+    return 'ok';
+  };
+  while (runs.length > 0) {
+    const run = runs.shift()!;
+    const older = run.start < at; // a run the downs of a newer one did not reach, on a fresh copy
+    const ready = await reach(run.start);
+    if (ready === 'no-reset') {
+      const why = older
+        ? 'not reached: a newer migration in this PR cannot be taken down'
+        : 'not reached: an older migration in this PR left the throwaway branch changed';
+      for (const r of [run, ...runs])
+        for (const m of all.slice(r.start, r.end)) verdicts.set(m.name, { verdict: 'not-checked', detail: why });
+      break;
+    }
+    if (ready !== 'ok') return finish(input, verdicts, before, ready.applyFailed);
+    const pass = await provePass(
+      { ...input, runAs: role.migrate },
+      all.slice(run.start, run.end),
+      current!,
+      snapshot,
+      verdicts,
+    );
     if (pass.applyFailed) return finish(input, verdicts, before, pass.applyFailed);
+    at = run.end;
+    current = pass.schema;
     // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
-    pending = pending.slice(0, pass.stoppedAt);
+    if (pass.stoppedAt > 0) runs.unshift({ start: run.start, end: run.start + pass.stoppedAt });
   }
   return finish(input, verdicts, before);
 }
 
+/** One migration request on the throwaway branch: `count` steps up, or one down. */
+function step(
+  input: Omit<ReversibilityInput, 'runAs'>,
+  runAs: string,
+  direction: 'up' | 'down',
+  count = 1,
+): Promise<ApplyResult> {
+  return input.runner.apply({
+    databaseUrl: runAs,
+    dir: input.headDir.dir,
+    relativeTo: input.headDir.relativeTo,
+    direction,
+    count,
+    migrationsTable: input.table,
+    ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+    ...(input.engine === undefined ? {} : { engine: input.engine }),
+  });
+}
+
 /**
- * One pass over `migrations` (all pending on a copy of the baseline): up one at a time, down
- * newest first until one cannot be taken down, up again. Returns the index the downs stopped at
- * (0 when all went down).
+ * One pass over `migrations` (a run with downs, all pending on the throwaway branch): up one at a
+ * time, down newest first until one cannot be taken down, up again. Returns the index the downs
+ * stopped at (0 when all went down), and the schema the branch is left with when it is the one the
+ * first ups gave (none when a step left it otherwise: what follows needs a fresh copy).
  */
 async function provePass(
   input: Omit<ReversibilityInput, 'runAs'> & { runAs: string },
@@ -96,19 +174,8 @@ async function provePass(
   before: SchemaSnapshot,
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
-): Promise<{ stoppedAt: number; applyFailed?: string }> {
-  const apply = input.runner.apply.bind(input.runner);
-  const run = (direction: 'up' | 'down'): Promise<ApplyResult> =>
-    apply({
-      databaseUrl: input.runAs,
-      dir: input.headDir.dir,
-      relativeTo: input.headDir.relativeTo,
-      direction,
-      count: 1,
-      migrationsTable: input.table,
-      ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
-      ...(input.engine === undefined ? {} : { engine: input.engine }),
-    });
+): Promise<{ stoppedAt: number; applyFailed?: string; schema?: SchemaSnapshot }> {
+  const run = (direction: 'up' | 'down'): Promise<ApplyResult> => step(input, input.runAs, direction);
   const after: SchemaSnapshot[] = [before];
   for (const m of migrations) {
     const up = await run('up');
@@ -122,6 +189,7 @@ async function provePass(
   // Down, newest first: each down must restore the schema as it was before that migration.
   let lowest = migrations.length;
   let stoppedAt = 0;
+  let changed = false;
   const residue = new Set<string>();
   for (let i = migrations.length - 1; i >= 0; i--) {
     const m = migrations[i]!;
@@ -129,20 +197,11 @@ async function provePass(
       verdicts.set(m.name, { verdict, detail });
       stoppedAt = i;
     };
-    if (m.hasDown === 'irreversible') {
-      stop(
-        'irreversible',
-        'declared irreversible (down = false): not taken down; the migrations before it were checked without it',
-      );
-      break;
-    }
-    if (m.hasDown === false) {
-      stop('missing-down', 'no down migration: it cannot be rolled back (declare it irreversible if that is intended)');
-      break;
-    }
     const down = await run('down');
     if (!down.ok) {
       stop(down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed', down.failed.error.message);
+      // A down that ran and failed may have left part of its work (no transaction): no state to build on.
+      changed ||= down.failed.kind !== 'down-unavailable';
       break;
     }
     lowest = i;
@@ -186,17 +245,16 @@ async function provePass(
     }
   }
   // Nothing went down (the newest cannot): the schema is the one already read after the last up.
-  if (lowest === migrations.length) return { stoppedAt };
+  if (lowest === migrations.length) return changed ? { stoppedAt } : { stoppedAt, schema: after[migrations.length]! };
   const final = diffSchemas(after[migrations.length]!, await snapshot());
-  if (!isEmptyDiff(final)) {
-    // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.
-    const suspect = [...migrations].reverse().find((m) => verdicts.get(m.name)?.verdict === 'reversible');
-    if (suspect)
-      verdicts.set(suspect.name, {
-        verdict: 'reapply-failed',
-        detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}`,
-      });
-  }
+  if (isEmptyDiff(final)) return { stoppedAt, schema: after[migrations.length]! };
+  // Blame the newest migration that otherwise looked fine; a not-restored one already explains it.
+  const suspect = [...migrations].reverse().find((m) => verdicts.get(m.name)?.verdict === 'reversible');
+  if (suspect)
+    verdicts.set(suspect.name, {
+      verdict: 'reapply-failed',
+      detail: `up → down → up does not give the same schema:\n${renderSchemaDiffText(final).slice(0, DETAIL_LIMIT)}`,
+    });
   return { stoppedAt };
 }
 

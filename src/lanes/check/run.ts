@@ -112,11 +112,14 @@ export async function runCheck(
     ...(input.head.sha ? { sha: input.head.sha } : {}),
   };
   let release: (() => Promise<void>) | undefined;
+  let unhold: (() => void) | undefined;
   let workdir: Workdir | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationSession | undefined;
   // Reversibility's work, started beside the migrations: awaited before its branch is removed.
   let reversibilityWork: Promise<ReversibilityOutcome> | undefined;
+  // The PR branch's schema after its migrations, read beside the suite (the diff's "after").
+  let afterRead: Promise<SchemaSnapshot> | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -131,6 +134,9 @@ export async function runCheck(
         );
       release = lock.release;
     }
+    // The provider's background work (refilling the baseline's pool, dropping the PR branch's old
+    // database) waits until this run has its report: it is not this run's to wait for.
+    unhold = provider.holdBackground?.();
     cancelPoint();
     await removeLeftovers(provider, branch, say);
     workdir = await createWorkdir(input.workspace, ports.git);
@@ -200,8 +206,11 @@ export async function runCheck(
       // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
       headRunner = ports.migrations.open();
       headRunner.warm(plan.engine.engine, head);
-      const baseDir = await sideDir('base', input.base, base);
-      headDir = await sideDir('head', input.head, head);
+      const [baseDir, headSide] = await Promise.all([
+        sideDir('base', input.base, base),
+        sideDir('head', input.head, head),
+      ]);
+      headDir = headSide;
       if (plan.blocked) throw plan.blocked.error;
       const b = await ensureBaseline({
         provider,
@@ -399,6 +408,9 @@ export async function runCheck(
     const suite = runStage(stages, 'suite', staged, async () => {
       temporary.push(names.suite);
       await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the suite.
+      afterRead = snapshotOf(url);
+      afterRead.catch(() => undefined); // awaited by the schema diff, or before the branches go
       cancelPoint();
       // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
       const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
@@ -425,7 +437,7 @@ export async function runCheck(
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', staged, async () => {
-      const after = await snapshotOf(url);
+      const after = await (afterRead ?? snapshotOf(url));
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
@@ -460,9 +472,11 @@ export async function runCheck(
     skip(stages, Object.keys(stages) as (keyof Stages)[], 'not run: the check stopped on an error');
     return finish();
   } finally {
+    unhold?.();
     input.signal?.removeEventListener('abort', forward);
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
+    await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
