@@ -12,96 +12,32 @@
  * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
  */
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { changesSince, commitPaths, workspaceHead, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
-import type { Branches } from '../../src/lanes/tdd/database.js';
-import { prove } from '../../src/lanes/tdd/proof.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { exists, git, PATCHED_RUNNER, FORGED, proveHead, RUNNER, SUM_TEST, sumRepo } from '../helpers/sum-repo.js';
 import { policy } from '../conductor/fixtures.js';
 
 const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) =>
-    r.stdout.trim(),
-  );
-const exists = (p: string) =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
-
-const RUNNER = `import { spawnSync } from 'node:child_process';
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'test/'], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
-`;
-const FORGED = `<?xml version="1.0"?><testsuites><testsuite name="sum"><testcase name="adds" classname="test"/></testsuite></testsuites>`;
-const PATCHED_RUNNER = `import { writeFileSync } from 'node:fs';\nwriteFileSync('junit.xml', ${JSON.stringify(FORGED)});\n`;
-const TEST = `import { describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { sum } from '../src/sum.js';
-describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
-`;
-
-const fakeBranches = {
-  fresh: async () => ({
-    url: 'postgresql://nobody:pw@127.0.0.1:1/none',
-    migrations: { ok: true, applied: [], log: [] },
-  }),
-  untrusted: async (_name: string, url: string) => url,
-  drop: () => undefined,
-} as unknown as Branches;
 
 let dir: string;
 let ws: GitWorkspace;
 let deps: Dependencies;
 
 async function repo(suiteCommand = 'node node_modules/runner/run.mjs'): Promise<void> {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-clean-'));
-  await mkdir(path.join(dir, 'src'));
-  await mkdir(path.join(dir, 'test'));
-  await mkdir(path.join(dir, 'migrations'));
-  await mkdir(path.join(dir, '.github'));
-  await mkdir(path.join(dir, 'node_modules', 'runner'), { recursive: true });
-  await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), RUNNER);
-  await writeFile(path.join(dir, '.gitignore'), 'node_modules/\njunit.xml\n');
-  await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }\n');
-  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n'); // the bug the test catches
-  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST);
-  await writeFile(path.join(dir, 'migrations', '.keep'), '');
-  await writeFile(
-    path.join(dir, '.github', 'consort.yml'),
-    `suite:\n  command: ${suiteCommand}\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`,
-  );
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
+  dir = await sumRepo('consort-clean-', { suiteCommand });
   ws = await openWorkspace(dir);
   deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
 }
 
-async function proveHead() {
-  const { config } = await loadConfig(dir);
-  return prove({
-    ws: bindWorkspace(ws),
-    commit: await workspaceHead(ws),
-    deps,
-    config,
-    branches: fakeBranches,
-    branch: 'p',
-    hash: ['test/sum.test.js'],
-    env: process.env,
-    processes: localProcessRunner,
-    time: (_l, fn) => fn(),
-  });
-}
+const proveAtHead = () => proveHead(dir, ws, deps);
 
 afterEach(async () => {
   await deps?.dispose();
@@ -114,7 +50,7 @@ it('a patched ignored dependency does not reach the proof: it runs the install c
   // The attack is real: in the agent's own tree the patched runner "passes".
   await exec(process.execPath, ['node_modules/runner/run.mjs'], { cwd: dir });
   expect(await readFile(path.join(dir, 'junit.xml'), 'utf8')).toBe(FORGED);
-  const { outcome } = await proveHead();
+  const { outcome } = await proveAtHead();
   expect(outcome).toMatchObject({ kind: 'ran', exitCode: 1 });
   expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
 }, 60_000);
@@ -140,7 +76,7 @@ describe.each(['bwrap', 'sweep'])('dependencies under %s isolation', (kind) => {
     const tamper = `import { writeFileSync } from 'node:fs';\nlet outcome = 'written';\ntry { writeFileSync('node_modules/runner/run.mjs', ${JSON.stringify(PATCHED_RUNNER)}); } catch (e) { outcome = e.code; }\nwriteFileSync(${JSON.stringify(said)}, outcome);\nexport const sum = (a, b) => a + b;\n`;
     await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
     await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
-    expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
+    expect((await proveAtHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
     // Bound read-only under bubblewrap (root included); elsewhere only the modes stop it, which root ignores.
     const refused = kind === 'bwrap' || process.getuid?.() !== 0;
     expect(await readFile(said, 'utf8')).toBe(refused ? (kind === 'bwrap' ? 'EROFS' : 'EACCES') : 'written');
@@ -148,7 +84,7 @@ describe.each(['bwrap', 'sweep'])('dependencies under %s isolation', (kind) => {
     // The bug comes back; the next proof must see it, whatever the last one's code did to its runner.
     await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n');
     await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor');
-    const { outcome } = await proveHead();
+    const { outcome } = await proveAtHead();
     expect(outcome.kind === 'ran' && outcome.tests.map((t) => `${t.id} ${t.state}`)).toEqual(['test::adds failed']);
     expect(await readFile(path.join(pristine, 'runner', 'run.mjs'), 'utf8')).toBe(RUNNER);
   }, 60_000);
@@ -162,7 +98,7 @@ it.each(['--skip-worktree', '--assume-unchanged'])(
     await git(dir, 'update-index', flag, 'test/sum.test.js');
     await writeFile(
       path.join(dir, 'test', 'sum.test.js'),
-      TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'),
+      SUM_TEST.replace('assert.equal(sum(1, 2), 3)', 'assert.ok(true)'),
     );
     expect(await git(dir, 'status', '--porcelain')).toBe(''); // hidden from git status
     const changes = await changesSince(ws, base);
@@ -177,7 +113,7 @@ it.each(['--skip-worktree', '--assume-unchanged'])(
       hashes: {},
     });
     expect(refused.map((r) => r.path)).toEqual(['test/sum.test.js']);
-    const { outcome } = await proveHead();
+    const { outcome } = await proveAtHead();
     expect(outcome.kind === 'ran' && outcome.tests.map((t) => t.state)).toEqual(['failed']);
   },
   60_000,
@@ -189,10 +125,10 @@ it('a planted report with a future mtime, or a committed one, is not read: repor
   await writeFile(planted, FORGED);
   const future = new Date(Date.now() + 3_600_000);
   await utimes(planted, future, future);
-  expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+  expect((await proveAtHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
   await git(dir, 'add', '-f', 'junit.xml');
   await git(dir, 'commit', '-qm', 'a report in the tree');
-  expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+  expect((await proveAtHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
 }, 60_000);
 
 it("a planted hook never runs in the conductor's git calls, and .git is put back after the turn (and refused)", async () => {
@@ -212,7 +148,7 @@ it("a planted hook never runs in the conductor's git calls, and .git is put back
   // The conductor's own commit (and the proof's worktree checkout) with the hooks in place: none runs.
   await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a + b;\n');
   expect(await commitPaths(ws, ['src/sum.js'], 'consort(driver): green')).toMatch(/^[0-9a-f]{40}$/);
-  expect((await proveHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
+  expect((await proveAtHead()).outcome).toMatchObject({ kind: 'ran', exitCode: 0 });
   expect(await exists(ran)).toBe(false);
   // After the turn: put back, and reported as the turn's change, which the scope check refuses.
   const changes = await restoreGit(ws, before);
@@ -253,7 +189,7 @@ it.each([
   "a proof's worktree goes with its registration; a .git file its suite pointed at %s removes nothing else",
   async (_what, target) => {
     await repo('node tamper.mjs');
-    expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+    expect((await proveAtHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
     expect(await proofLeftovers()).toEqual([]);
     // An experiment's worktree, that must outlive the proof.
     const other = `${dir}-other`;
@@ -265,7 +201,7 @@ it.each([
       `import { writeFileSync } from 'node:fs';\nwriteFileSync('.git', ${JSON.stringify(`gitdir: ${target()}\n`)});\n`,
     );
     await commitPaths(ws, ['tamper.mjs'], 'consort(driver): green');
-    expect((await proveHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
+    expect((await proveAtHead()).outcome).toMatchObject({ kind: 'broken', reason: 'no-report' });
     expect(await proofLeftovers()).toEqual([]);
     expect(await git(dir, 'status', '--porcelain')).toBe('');
     expect(await git(dir, 'rev-parse', 'HEAD')).toBe(await workspaceHead(ws));

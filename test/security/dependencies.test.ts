@@ -9,44 +9,16 @@
  * the run refused.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
-import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
-import type { Branches } from '../../src/lanes/tdd/database.js';
-import { prove } from '../../src/lanes/tdd/proof.js';
 import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-
-const exec = promisify(execFile);
-const git = (cwd: string, ...args: string[]) =>
-  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
-
-const RUNNER = `import { spawnSync } from 'node:child_process';
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'test/'], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
-`;
-const FORGED = `<?xml version="1.0"?><testsuites><testsuite name="sum"><testcase name="adds" classname="test"/></testsuite></testsuites>`;
-const PATCHED_RUNNER = `import { writeFileSync } from 'node:fs';\nwriteFileSync('junit.xml', ${JSON.stringify(FORGED)});\n`;
-const TEST = `import { describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { sum } from '../src/sum.js';
-describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
-`;
-
-const fakeBranches = {
-  fresh: async () => ({
-    url: 'postgresql://nobody:pw@127.0.0.1:1/none',
-    migrations: { ok: true, applied: [], log: [] },
-  }),
-  untrusted: async (_name: string, url: string) => url,
-  drop: () => undefined,
-} as unknown as Branches;
+import { FORGED, PATCHED_RUNNER, proveHead, RUNNER, sumRepo, testStates } from '../helpers/sum-repo.js';
 
 type Packages = Record<string, { version: string; resolved: string; integrity: string }>;
 const RUNNER_1 = { version: '1.0.0', resolved: 'file:vendor/runner-1.0.0.tgz', integrity: 'sha512-runner1' };
@@ -59,29 +31,22 @@ async function lockfiles(packages: Packages, installed: Packages = packages): Pr
   await writeFile(path.join(dir, 'node_modules', '.package-lock.json'), lock(installed));
 }
 
+const exec = promisify(execFile);
+
 let dir: string;
 let ws: GitWorkspace;
 const runs: Dependencies[] = [];
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-deps-'));
-  for (const d of ['src', 'test', 'migrations', '.github', 'node_modules/runner', 'node_modules/.bin'])
-    await mkdir(path.join(dir, d), { recursive: true });
-  await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), RUNNER);
-  await symlink('../runner/run.mjs', path.join(dir, 'node_modules', '.bin', 'runner'));
-  await writeFile(path.join(dir, '.gitignore'), 'node_modules/\njunit.xml\n');
-  await writeFile(path.join(dir, 'package.json'), '{ "name": "app", "type": "module" }\n');
-  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n'); // the bug the test catches
-  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST);
-  await writeFile(path.join(dir, 'migrations', '.keep'), '');
-  await writeFile(
-    path.join(dir, '.github', 'consort.yml'),
-    `suite:\n  command: node node_modules/.bin/runner\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`,
-  );
-  await lockfiles({ 'node_modules/runner': RUNNER_1 });
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
+  dir = await sumRepo('consort-deps-', {
+    suiteCommand: 'node node_modules/.bin/runner',
+    binLink: true,
+    packageName: 'app',
+    before: async (d) => {
+      dir = d; // lockfiles() writes into it
+      await lockfiles({ 'node_modules/runner': RUNNER_1 });
+    },
+  });
   ws = await openWorkspace(dir);
 });
 
@@ -97,22 +62,7 @@ async function startRun(): Promise<Dependencies> {
   return deps;
 }
 
-async function proveHead(deps: Dependencies): Promise<string[]> {
-  const { config } = await loadConfig(dir);
-  const { outcome } = await prove({
-    ws: bindWorkspace(ws),
-    commit: await workspaceHead(ws),
-    deps,
-    config,
-    branches: fakeBranches,
-    branch: 'p',
-    hash: ['test/sum.test.js'],
-    env: process.env,
-    processes: localProcessRunner,
-    time: (_l, fn) => fn(),
-  });
-  return outcome.kind === 'ran' ? outcome.tests.map((t) => `${t.id} ${t.state}`) : [outcome.kind];
-}
+const proveAtHead = async (deps: Dependencies) => testStates(await proveHead(dir, ws, deps));
 
 /** The cheating driver's turn: the runner in the workspace's node_modules now reports green, and .bin points at a copy of it. */
 async function cheatingTurn(deps: Dependencies): Promise<void> {
@@ -145,13 +95,13 @@ it("an agent's patch to an ignored dependency in one run does not reach the next
   const first = await startRun();
   expect(first.root.startsWith(path.join(ws.gitDir, 'consort', 'dependencies'))).toBe(true);
   await cheatingTurn(first);
-  expect(await proveHead(first)).toEqual(['test::adds failed']);
+  expect(await proveAtHead(first)).toEqual(['test::adds failed']);
   await first.dispose();
   // The next run: the same lockfile, so the install kept for it, not the workspace's patched one.
   const second = await startRun();
   expect(second.root).toBe(first.root);
   expect(await readFile(path.join(second.links.get('node_modules')!, 'runner', 'run.mjs'), 'utf8')).toBe(RUNNER);
-  expect(await proveHead(second)).toEqual(['test::adds failed']);
+  expect(await proveAtHead(second)).toEqual(['test::adds failed']);
 }, 60_000);
 
 it('after a lockfile change, unchanged packages come from the kept install and changed ones from the workspace', async () => {
@@ -169,7 +119,7 @@ it('after a lockfile change, unchanged packages come from the kept install and c
   expect(await readFile(path.join(kept, 'runner', 'run.mjs'), 'utf8')).toBe(RUNNER);
   expect(await readlink(path.join(kept, '.bin', 'runner'))).toBe('../runner/run.mjs');
   expect(await readFile(path.join(kept, 'other', 'index.js'), 'utf8')).toBe('export default 1;\n');
-  expect(await proveHead(second)).toEqual(['test::adds failed']);
+  expect(await proveAtHead(second)).toEqual(['test::adds failed']);
   // A new version of runner itself (npm installed it): the workspace's files are the install now.
   const RUNNER_2 = { version: '2.0.0', resolved: 'file:vendor/runner-2.0.0.tgz', integrity: 'sha512-runner2' };
   await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), `// 2.0.0\n${RUNNER}`);
@@ -212,7 +162,7 @@ it.each([
     await arrange();
     const deps = await startRun();
     expect(deps.root.startsWith(`${ws.top}-consort-deps-`)).toBe(true);
-    expect(await proveHead(deps)).toEqual(['test::adds failed']);
+    expect(await proveAtHead(deps)).toEqual(['test::adds failed']);
   },
   60_000,
 );

@@ -17,13 +17,10 @@
  * removed), `.git` is as it was, and the proof of the reverted tree still fails; an honest turn
  * passes with the same machinery.
  */
-import { execFile } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { FileChange } from '../../src/conductor/events.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
@@ -36,45 +33,14 @@ import {
   type GitWorkspace,
 } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
-import type { Branches } from '../../src/lanes/tdd/database.js';
-import { prove } from '../../src/lanes/tdd/proof.js';
 import { adoptExperiment, writePatch } from '../../src/lanes/tdd/experiments.js';
 import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { exists, git, proveHead, SUM_TEST, sumRepo, testStates } from '../helpers/sum-repo.js';
 import { policy } from '../conductor/fixtures.js';
 
-const exec = promisify(execFile);
-/** Plain git, as an agent (or a user) runs it: replace refs, grafts and global config honoured. */
-const git = (cwd: string, ...args: string[]) =>
-  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) =>
-    r.stdout.trim(),
-  );
-const exists = (p: string) =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
-
-const RUNNER = `import { spawnSync } from 'node:child_process';
-const r = spawnSync(process.execPath, ['--test', '--test-reporter=junit', '--test-reporter-destination=junit.xml', 'test/'], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
-`;
-const TEST = `import { describe, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { sum } from '../src/sum.js';
-describe('sum', () => { test('adds', () => { assert.equal(sum(1, 2), 3); }); });
-`;
 /** What every cheat wants the proof to run instead: the same test, asserting nothing. */
 const WEAKENED = 's/assert.equal(sum(1, 2), 3)/assert.ok(true)/';
-
-const fakeBranches = {
-  fresh: async () => ({
-    url: 'postgresql://nobody:pw@127.0.0.1:1/none',
-    migrations: { ok: true, applied: [], log: [] },
-  }),
-  untrusted: async (_name: string, url: string) => url,
-  drop: () => undefined,
-} as unknown as Branches;
 
 let dir: string;
 let ws: GitWorkspace;
@@ -82,26 +48,8 @@ let deps: Dependencies;
 let said: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-gitdir-'));
+  dir = await sumRepo('consort-gitdir-');
   said = `${dir}-said`;
-  await mkdir(path.join(dir, 'src'));
-  await mkdir(path.join(dir, 'test'));
-  await mkdir(path.join(dir, 'migrations'));
-  await mkdir(path.join(dir, '.github'));
-  await mkdir(path.join(dir, 'node_modules', 'runner'), { recursive: true });
-  await writeFile(path.join(dir, 'node_modules', 'runner', 'run.mjs'), RUNNER);
-  await writeFile(path.join(dir, '.gitignore'), 'node_modules/\njunit.xml\n');
-  await writeFile(path.join(dir, 'package.json'), '{ "type": "module" }\n');
-  await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => a - b;\n'); // the bug the test catches
-  await writeFile(path.join(dir, 'test', 'sum.test.js'), TEST);
-  await writeFile(path.join(dir, 'migrations', '.keep'), '');
-  await writeFile(
-    path.join(dir, '.github', 'consort.yml'),
-    `suite:\n  command: node node_modules/runner/run.mjs\n  reports: junit.xml\nmigrations:\n  dir: migrations\n`,
-  );
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
   ws = await openWorkspace(dir);
   deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
 });
@@ -112,22 +60,7 @@ afterEach(async () => {
   await rm(said, { recursive: true, force: true });
 });
 
-async function proveHead() {
-  const { config } = await loadConfig(dir);
-  const { outcome } = await prove({
-    ws: bindWorkspace(ws),
-    commit: await workspaceHead(ws),
-    deps,
-    config,
-    branches: fakeBranches,
-    branch: 'p',
-    hash: ['test/sum.test.js'],
-    env: process.env,
-    processes: localProcessRunner,
-    time: (_l, fn) => fn(),
-  });
-  return outcome.kind === 'ran' ? outcome.tests.map((t) => `${t.id} ${t.state}`) : [outcome.kind];
-}
+const proveAtHead = async () => testStates(await proveHead(dir, ws, deps));
 
 interface Turn {
   changes: FileChange[];
@@ -213,7 +146,7 @@ describe.each(['bwrap', 'sweep'] as const)('under %s isolation', (kind) => {
     const turn = await driverTurn(`sed -i 's/a - b/a + b/' src/sum.js`);
     expect(paths(turn)).toEqual(['modified src/sum.js']);
     expect(turn.refused).toEqual([]);
-    expect(await proveHead()).toEqual(['test::adds passed']);
+    expect(await proveAtHead()).toEqual(['test::adds passed']);
   }, 60_000);
 
   it('a refs/replace/ ref that swaps the base commit for one with a weakened test is refused', async () => {
@@ -229,15 +162,15 @@ describe.each(['bwrap', 'sweep'] as const)('under %s isolation', (kind) => {
     // Either way the conductor's git ignores replace refs: the weakened test is the turn's change, refused.
     expect(turn.refused).toContain('test/sum.test.js');
     expect(await git(dir, 'for-each-ref', 'refs/replace/')).toBe('');
-    expect(await readFile(path.join(dir, 'test', 'sum.test.js'), 'utf8')).toBe(TEST);
-    expect(await proveHead()).toEqual(['test::adds failed']);
+    expect(await readFile(path.join(dir, 'test', 'sum.test.js'), 'utf8')).toBe(SUM_TEST);
+    expect(await proveAtHead()).toEqual(['test::adds failed']);
   }, 60_000);
 
   it('the same ref packed into packed-refs is ignored by the conductor: the weakened test is still seen', async () => {
     const turn = await driverTurn(script(`${REPLACE}\ngit pack-refs --all\ngit status --porcelain > $SAID/packed`));
     if (kind === 'sweep') expect(await readFile(path.join(said, 'packed'), 'utf8')).toBe('');
     expect(turn.refused).toContain('test/sum.test.js');
-    expect(await proveHead()).toEqual(['test::adds failed']);
+    expect(await proveAtHead()).toEqual(['test::adds failed']);
   }, 60_000);
 
   it("git's control files an agent writes (exclude, grafts, shallow, alternates) are refused and put back", async () => {
@@ -289,7 +222,7 @@ done`),
     if (kind === 'bwrap') {
       expect(await readFile(path.join(said, 'forged'), 'utf8')).toBe('EROFS');
       expect(await guard.restore()).toEqual([]);
-      expect(await proveHead()).toEqual(['test::adds failed']);
+      expect(await proveAtHead()).toEqual(['test::adds failed']);
       return;
     }
     expect(await readFile(path.join(said, 'forged'), 'utf8')).toBe('yes');
@@ -299,7 +232,7 @@ done`),
     await expect(guard.restore()).rejects.toThrow(/rewrote or removed objects in git's store/);
     expect(await exists(file)).toBe(false);
     // Nothing can check the forged test out any more: the proof cannot even make its tree.
-    await expect(proveHead()).rejects.toThrow();
+    await expect(proveAtHead()).rejects.toThrow();
   }, 60_000);
 });
 
@@ -321,7 +254,7 @@ printf '[core]\\n\\tpager = cat\\n' >> ~/.gitconfig`);
     expect(await readFile(path.join(home, '.gitconfig'), 'utf8')).toBe(GLOBAL);
     expect(await readFile(path.join(home, 'dotfiles', 'git'), 'utf8')).toBe('[core]\n');
     expect(await exists(path.join(home, '.config', 'git', 'attributes'))).toBe(false);
-    expect(await proveHead()).toEqual(['test::adds failed']);
+    expect(await proveAtHead()).toEqual(['test::adds failed']);
   } finally {
     process.env.HOME = pinned;
     await rm(home, { recursive: true, force: true });
@@ -345,5 +278,5 @@ it("a proven attempt's patch another agent rewrote under .git/consort/ is not ad
   expect(await workspaceHead(ws)).toBe(base);
   await writePatch(ctx, 'g2', patch);
   expect(await adoptExperiment(ctx, 'g2', 'consort(driver): green 001-sum/T1')).toMatch(/^[0-9a-f]{40}$/);
-  expect(await proveHead()).toEqual(['test::adds passed']);
+  expect(await proveAtHead()).toEqual(['test::adds passed']);
 }, 60_000);
