@@ -9,12 +9,15 @@ import { access, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import type { Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
+import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
+import type { Workspace } from '../../src/ports/workspace.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 
 const exec = promisify(execFile);
@@ -118,4 +121,27 @@ export async function proveHead(dir: string, ws: GitWorkspace, deps: Dependencie
 export function testStates(result: Awaited<ReturnType<typeof prove>>): string[] {
   const { outcome } = result;
   return outcome.kind === 'ran' ? outcome.tests.map((t) => `${t.id} ${t.state}`) : [outcome.kind];
+}
+
+/** The driver's GREEN turn for T1 on the sum repository, by a `command` agent, under the lane's read-only binds. */
+export function driverGreenTurn(
+  dir: string,
+  port: Pick<Workspace, 'gitDir' | 'top'>,
+  deps: Dependencies,
+  command: string,
+): ReturnType<ReturnType<typeof commandBackend>['runTurn']> {
+  return commandBackend({ command }).runTurn({
+    role: 'driver',
+    step: 'green',
+    feature: '001-sum',
+    item: 'T1',
+    instructions: '',
+    workspace: dir,
+    writes: ['src/**'],
+    contextPack: { pack: {} as never, json: '{}', markdown: '# driver: green' },
+    branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
+    readOnly: agentReadOnly(port, deps),
+    model: null,
+    budget: { timeoutMs: 30_000 },
+  });
 }

@@ -12,13 +12,19 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { commandBackend } from '../../src/agents/command.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
-import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { FORGED, PATCHED_RUNNER, proveHead, RUNNER, sumRepo, testStates } from '../helpers/sum-repo.js';
+import {
+  FORGED,
+  PATCHED_RUNNER,
+  proveHead,
+  RUNNER,
+  sumRepo,
+  testStates,
+  driverGreenTurn,
+} from '../helpers/sum-repo.js';
 
 type Packages = Record<string, { version: string; resolved: string; integrity: string }>;
 const RUNNER_1 = { version: '1.0.0', resolved: 'file:vendor/runner-1.0.0.tgz', integrity: 'sha512-runner1' };
@@ -71,20 +77,7 @@ cat > node_modules/runner/run.mjs <<'EOF'
 ${PATCHED_RUNNER}EOF
 cp node_modules/runner/run.mjs node_modules/evil.mjs
 ln -sf ../evil.mjs node_modules/.bin/runner`;
-  const result = await commandBackend({ command: script }).runTurn({
-    role: 'driver',
-    step: 'green',
-    feature: '001-sum',
-    item: 'T1',
-    instructions: '',
-    workspace: dir,
-    writes: ['src/**'],
-    contextPack: { pack: {} as never, json: '{}', markdown: '# driver: green' },
-    branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
-    readOnly: agentReadOnly(bindWorkspace(ws), deps),
-    model: null,
-    budget: { timeoutMs: 30_000 },
-  });
+  const result = await driverGreenTurn(dir, bindWorkspace(ws), deps, script);
   expect(result.exit).toEqual({ kind: 'done' });
   // The attack is real: in the workspace the patched runner "passes".
   await exec(process.execPath, ['node_modules/.bin/runner'], { cwd: dir });

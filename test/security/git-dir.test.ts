@@ -20,7 +20,6 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { commandBackend } from '../../src/agents/command.js';
 import type { FileChange } from '../../src/conductor/events.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
@@ -34,9 +33,8 @@ import {
 } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { adoptExperiment, writePatch } from '../../src/lanes/tdd/experiments.js';
-import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { exists, git, proveHead, SUM_TEST, sumRepo, testStates } from '../helpers/sum-repo.js';
+import { exists, git, proveHead, SUM_TEST, sumRepo, testStates, driverGreenTurn } from '../helpers/sum-repo.js';
 import { policy } from '../conductor/fixtures.js';
 
 /** What every cheat wants the proof to run instead: the same test, asserting nothing. */
@@ -79,20 +77,7 @@ async function driverTurn(script: string): Promise<Turn> {
   const agent = `${dir}-agent.sh`;
   await writeFile(agent, `cd ${JSON.stringify(dir)}\n${script}\n`);
   try {
-    const result = await commandBackend({ command: `sh ${agent}` }).runTurn({
-      role: 'driver',
-      step: 'green',
-      feature: '001-sum',
-      item: 'T1',
-      instructions: '',
-      workspace: dir,
-      writes: ['src/**'],
-      contextPack: { pack: {} as never, json: '{}', markdown: '# driver: green' },
-      branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
-      readOnly: agentReadOnly(port, deps),
-      model: null,
-      budget: { timeoutMs: 30_000 },
-    });
+    const result = await driverGreenTurn(dir, port, deps, `sh ${agent}`);
     expect(result.exit).toEqual({ kind: 'done' });
   } finally {
     await rm(agent, { force: true });
@@ -205,20 +190,7 @@ done`),
     const forge = `node -e "const fs=require('fs'),z=require('zlib');const t=fs.readFileSync('test/sum.test.js','utf8').replace('assert.equal(sum(1, 2), 3)','assert.ok(true)');const b=Buffer.concat([Buffer.from('blob '+Buffer.byteLength(t)+'\\\\0'),Buffer.from(t)]);try{fs.writeFileSync('${file}.new',z.deflateSync(b));fs.renameSync('${file}.new','${file}');fs.writeFileSync('${said}/forged','yes')}catch(e){fs.writeFileSync('${said}/forged',e.code)}"`;
     const port = bindWorkspace(ws);
     const guard = await port.guardGit();
-    await commandBackend({ command: script(forge) }).runTurn({
-      role: 'driver',
-      step: 'green',
-      feature: '001-sum',
-      item: 'T1',
-      instructions: '',
-      workspace: dir,
-      writes: ['src/**'],
-      contextPack: { pack: {} as never, json: '{}', markdown: '# driver: green' },
-      branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
-      readOnly: agentReadOnly(port, deps),
-      model: null,
-      budget: { timeoutMs: 30_000 },
-    });
+    await driverGreenTurn(dir, port, deps, script(forge));
     if (kind === 'bwrap') {
       expect(await readFile(path.join(said, 'forged'), 'utf8')).toBe('EROFS');
       expect(await guard.restore()).toEqual([]);
