@@ -299,25 +299,25 @@ it('pairs on every git branch switch: status bar, tree, .env and the paired data
  */
 async function paletteCommand(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
+  const entry = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press('F1');
+    // Open, typed and showing the entry: a palette that closed at any point (its entry then stays in
+    // the page, hidden) is opened again.
     if (
       await input
         .waitFor({ timeout: 10_000 })
         .then(() => input.fill(`>${title}`, { timeout: 10_000 }))
+        .then(() => entry.waitFor({ timeout: 20_000 }))
         .then(
           () => true,
           () => false,
         )
     )
       break;
-    if (attempt === 3) throw new Error('the command palette did not open, or closed before the command was typed');
+    if (attempt === 3) throw new Error(`the command palette did not open, or closed before "${title}" could be chosen`);
+    await page.keyboard.press('Escape');
   }
-  await page
-    .locator('.quick-input-list .monaco-list-row')
-    .filter({ hasText: title })
-    .first()
-    .waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
   await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
 }
