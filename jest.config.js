@@ -22,5 +22,12 @@ export default {
   // both all green (see CONTRIBUTING.md). Files never share state: each has its own namespace on
   // the run's servers (test/helpers/servers.ts).
   maxWorkers: Math.max(3, os.availableParallelism()),
+  // A worker is replaced after a file that leaves more than 300 MB of heap. The suite starts
+  // thousands of processes (git, node, psql, the lanes' suites), and each start forks the worker:
+  // Linux copies the worker's page tables, so a start costs 5-10 ms from a fresh worker (~130 MB
+  // resident) and 20-60 ms once jest's ESM module registries have grown it past 500 MB (each file
+  // leaves ~5-10 MB behind; a worker runs ~50 files of a run). 55 files in one worker, three runs
+  // each way alternating at load 4-9: median 168.7 -> 119.0 s wall, 87.0 -> 78.3 s CPU (see CONTRIBUTING.md).
+  workerIdleMemoryLimit: '300MB',
   testTimeout: 60000,
 };
