@@ -165,7 +165,13 @@ export function createBranches(kit: BranchKit) {
     if (!kit.provider.confinedUri) return Promise.resolve(null);
     let role = roles.get(name);
     if (role === undefined || role.handedOut) {
-      const made = { url: time('branch:role', () => kit.provider.confinedUri!(name)), handedOut: false };
+      // A role handed out before owns everything in its fork (the migrations and the agents ran as
+      // it; the admin only reads there): a new key is all it needs.
+      const rekey = role !== undefined;
+      const made = {
+        url: time('branch:role', () => kit.provider.confinedUri!(name, rekey ? { rekey } : undefined)),
+        handedOut: false,
+      };
       made.url.catch(() => {
         if (roles.get(name) === made) roles.delete(name);
       });
