@@ -54,8 +54,6 @@ const Pending = z.object({ base: z.string(), files: z.record(z.string(), z.strin
 export class FeatureStore {
   readonly dir: string;
   private readonly ids = new Map<string, Set<string>>();
-  /** The text of state.json as this process last wrote it. */
-  private savedText: string | null = null;
   /**
    * Every file this store wrote (path relative to the workspace) with its whole text as written:
    * what a turn finds there unchanged is the conductor's, not the agent's (the records are not
@@ -209,13 +207,7 @@ export class FeatureStore {
   }
 
   async save(file: StateFile): Promise<void> {
-    this.savedText = `${JSON.stringify(file, null, 2)}\n`;
-    await this.put('state.json', this.savedText);
-  }
-
-  /** Whether state.json is exactly what the driver wrote (so a change to it is not an agent's). */
-  async stateIsOurs(): Promise<boolean> {
-    return this.savedText !== null && (await readText(this.file('state.json'))) === this.savedText;
+    await this.put('state.json', `${JSON.stringify(file, null, 2)}\n`);
   }
 
   private async knownIds(name: string): Promise<Set<string>> {
