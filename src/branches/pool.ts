@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { quoteIdent, type Queryable } from '../db/sql.js';
 import type { PoolStatus } from '../ports/branch-provider.js';
+import { branchRoleName } from './branch-role.js';
 import { copyDatabase, databaseExists, dropDatabase, renameDatabase, sessionsOn } from './server-ops.js';
 
 /** At most this many ready copies per template (each is a whole database on a copy-mode server). */
@@ -86,6 +87,7 @@ CREATE TABLE IF NOT EXISTS consort.pool_members (
 );
 ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS settled text;
 ALTER TABLE consort.pools ADD COLUMN IF NOT EXISTS owned boolean NOT NULL DEFAULT false;
+ALTER TABLE consort.pool_members ADD COLUMN IF NOT EXISTS role boolean NOT NULL DEFAULT false;
 CREATE TABLE IF NOT EXISTS consort.pool_owners (
   namespace  text        NOT NULL,
   template   text        NOT NULL,
@@ -101,9 +103,27 @@ export async function ensurePoolSchema(db: Queryable): Promise<void> {
   await db.query(DDL);
 }
 
-/** What `take` found: a database to rename, or why the pool could not serve. */
+/**
+ * What `take` found: a database to rename, or why the pool could not serve. `role`: the name of the
+ * confined role the member came with (null: none), already the owner of what is in it and still
+ * without a login or password — the target's (`branchRoleName`) unless the caller or a conflict kept
+ * the member's own.
+ */
 export type Handout =
-  { kind: 'member'; database: string } | { kind: 'miss'; reason: 'no-pool' | 'empty' | 'stale' | 'busy' };
+  | { kind: 'member'; database: string; role: string | null }
+  | { kind: 'miss'; reason: 'no-pool' | 'empty' | 'stale' | 'busy' };
+
+/**
+ * Makes a member's confined role as the member is filled (NOLOGIN, no password, owner of the copy's
+ * objects, CONNECT on the copy only); false when this server's admin cannot make one.
+ */
+export type PrepareMember = (database: string) => Promise<boolean>;
+
+/** Drop the roles of pool copies (or of a branch database renamed aside); each may already be gone. */
+export async function dropRolesOf(db: Queryable, databases: readonly string[]): Promise<void> {
+  for (const d of databases)
+    await db.query(`DROP ROLE IF EXISTS ${quoteIdent(branchRoleName(d))}`).catch(() => undefined);
+}
 
 /**
  * The template's identity and change counters: equal fingerprints mean no change between them. Any
@@ -279,15 +299,22 @@ export class Pools {
    * one transaction: either the caller has its database and the member is gone, or nothing changed.
    * Stale members are left for `dropStale`. `db` must be a dedicated session (it runs BEGIN/COMMIT).
    */
-  async take(db: Queryable, template: string, templateDb: string, target: string): Promise<Handout> {
+  async take(
+    db: Queryable,
+    template: string,
+    templateDb: string,
+    target: string,
+    /** The name the member's role takes (default: the target's `branchRoleName`; null: it keeps its own). */
+    options: { roleAs?: string | null } = {},
+  ): Promise<Handout> {
     const pool = await this.status(db, template);
     if (pool.length === 0) return { kind: 'miss', reason: 'no-pool' };
     if ((await sessionsOn(db, templateDb)).length > 0) return { kind: 'miss', reason: 'busy' };
     const current = await fingerprint(db, templateDb);
     await db.query('BEGIN');
     try {
-      const { rows } = await db.query<{ database: string; fingerprint: string | null }>(
-        `SELECT database, fingerprint FROM consort.pool_members
+      const { rows } = await db.query<{ database: string; fingerprint: string | null; role: boolean }>(
+        `SELECT database, fingerprint, role FROM consort.pool_members
           WHERE namespace = $1 AND template = $2 AND state = 'ready'
           ORDER BY (fingerprint IS NOT DISTINCT FROM $3) DESC, created_at
           LIMIT 1 FOR UPDATE SKIP LOCKED`,
@@ -300,14 +327,47 @@ export class Pools {
       }
       await db.query('DELETE FROM consort.pool_members WHERE database = $1', [member.database]);
       await renameDatabase(db, member.database, target);
+      const roleAs = options.roleAs === undefined ? branchRoleName(target) : options.roleAs;
+      const own = branchRoleName(member.database);
+      const role = !member.role
+        ? null
+        : roleAs !== null && (await this.renameRole(db, member.database, roleAs))
+          ? roleAs
+          : own;
       // Delivered at COMMIT: a process watching the pools (watchPools) refills it.
       await db.query('SELECT pg_notify($1, $2)', [HANDOUT_CHANNEL, JSON.stringify([this.namespace, template])]);
       await db.query('COMMIT');
-      return { kind: 'member', database: target };
+      return { kind: 'member', database: target, role };
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;
     }
+  }
+
+  /**
+   * The member's role takes the name the branch's role has (`roleAs`), in the handout's transaction.
+   * A role of that name left behind (its drop failed when its branch went) is dropped first; if that
+   * fails too, the member keeps its role's name and false says so: the first `confinedUri` then makes
+   * the branch's role the long way, handing it the objects (the member's role, NOLOGIN and without a
+   * password, owns nothing after that and goes with the next `sweep`).
+   */
+  private async renameRole(db: Queryable, member: string, roleAs: string): Promise<boolean> {
+    await db.query('SAVEPOINT consort_member_role');
+    try {
+      await db.query(`DROP ROLE IF EXISTS ${quoteIdent(roleAs)}`);
+      await db.query(`ALTER ROLE ${quoteIdent(branchRoleName(member))} RENAME TO ${quoteIdent(roleAs)}`);
+      await db.query('RELEASE SAVEPOINT consort_member_role');
+      return true;
+    } catch {
+      await db.query('ROLLBACK TO SAVEPOINT consort_member_role');
+      return false;
+    }
+  }
+
+  /** Drop members' databases, then their roles (a role cannot go while it owns objects in one). */
+  private async dropMembers(db: Queryable, databases: readonly string[]): Promise<void> {
+    await this.dropDatabases(db, databases);
+    await dropRolesOf(db, databases);
   }
 
   /** Drop the members of `template` made from another state of it than the current one. */
@@ -319,7 +379,7 @@ export class Pools {
         RETURNING database`,
       [this.namespace, template, current ?? null],
     );
-    await this.dropDatabases(
+    await this.dropMembers(
       db,
       rows.map((r) => r.database),
     );
@@ -337,6 +397,7 @@ export class Pools {
     templateDb: string,
     clone: boolean,
     onCopy?: (made: number, wanted: number) => void,
+    prepare?: PrepareMember,
   ): Promise<number> {
     await this.dropStale(db, template, templateDb);
     const [pool] = await this.status(db, template);
@@ -355,10 +416,19 @@ export class Pools {
         );
         await copyDatabase(db, database, templateDb, template, clone);
         const after = await fingerprint(db, templateDb);
-        await db.query("UPDATE consort.pool_members SET state = 'ready', fingerprint = $2 WHERE database = $1", [
-          database,
-          after ?? null,
-        ]);
+        // The copy's confined role is made now, off anyone's time, so a handout needs only a rename
+        // and a password; a member whose role could not be made goes (the next refill tries again).
+        const role = prepare
+          ? await prepare(database).catch(async (e: unknown) => {
+              await this.dropMembers(db, [database]).catch(() => undefined);
+              await db.query('DELETE FROM consort.pool_members WHERE database = $1', [database]);
+              throw e;
+            })
+          : false;
+        await db.query(
+          "UPDATE consort.pool_members SET state = 'ready', fingerprint = $2, role = $3 WHERE database = $1",
+          [database, after ?? null, role],
+        );
       } finally {
         await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
       }
@@ -403,7 +473,7 @@ export class Pools {
       'DELETE FROM consort.pool_members WHERE namespace = $1 AND template = $2 RETURNING database',
       [this.namespace, template],
     );
-    await this.dropDatabases(
+    await this.dropMembers(
       db,
       rows.map((r) => r.database),
     );
@@ -444,6 +514,7 @@ export class Pools {
       if (!got[0]!.ok) continue; // a live process is filling it
       try {
         await dropDatabase(db, r.database, true);
+        await dropRolesOf(db, [r.database]);
         await db.query('DELETE FROM consort.pool_members WHERE database = $1', [r.database]);
         repaired.push(r.database);
       } finally {
@@ -465,10 +536,27 @@ export class Pools {
       if (!got[0]!.ok) continue;
       try {
         await db.query(`DROP DATABASE IF EXISTS ${quoteIdent(o.datname)} WITH (FORCE)`);
+        await dropRolesOf(db, [o.datname]);
         repaired.push(o.datname);
       } finally {
         await db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
       }
+    }
+    // Roles of copies that are gone: a handout whose member kept its role's name (renameRole), once
+    // that branch went; a role that still has a privilege somewhere is not dropped (and stays).
+    const { rows: members } = await db.query<{ database: string }>('SELECT database FROM consort.pool_members');
+    const live = new Set(members.map((m) => branchRoleName(m.database)));
+    const { rows: roles } = await db.query<{ rolname: string }>(
+      "SELECT rolname FROM pg_roles WHERE starts_with(rolname, $1) AND rolname LIKE '%\\_role' ORDER BY 1",
+      [this.memberPattern()],
+    );
+    for (const { rolname } of roles) {
+      if (live.has(rolname)) continue;
+      const dropped = await db.query(`DROP ROLE IF EXISTS ${quoteIdent(rolname)}`).then(
+        () => true,
+        () => false,
+      );
+      if (dropped) repaired.push(rolname);
     }
     return repaired;
   }

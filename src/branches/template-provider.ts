@@ -9,12 +9,13 @@ import os from 'node:os';
 import pg from 'pg';
 import { assertBranchName, ROOT_BRANCH } from '../core/names.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
-import { pgErrorCode, withDatabase, withTransaction } from '../db/sql.js';
+import { pgErrorCode, quoteIdent, withDatabase, withTransaction } from '../db/sql.js';
 import type {
   BranchDrift,
   BranchProvider,
   BranchRecord,
   Capabilities,
+  ConfinedUriOptions,
   CreateBranchOptions,
   DeleteBranchOptions,
   EnsureOutcome,
@@ -35,7 +36,7 @@ import {
   databaseName,
   scratchDatabaseName,
 } from './database-name.js';
-import { ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
+import { dropRolesOf, ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
 import {
   clearSessions,
   confineDatabase,
@@ -48,8 +49,10 @@ import {
   sessionsOn,
 } from './server-ops.js';
 import {
+  branchRoleName,
   dropBranchRole,
   grantBranchSchema,
+  rekeyBranchRole,
   retireBranchRole,
   rolePower,
   type RolePower,
@@ -250,6 +253,8 @@ export class TemplateBranchProvider implements BranchProvider {
         // A warm pool of the parent hands out a ready copy (a rename); otherwise copy now.
         const handout = await this.pools.take(cat, parent.name, parent.database, database);
         pooled = handout.kind === 'member';
+        this.keyOnly.delete(database);
+        if (handout.kind === 'member' && handout.role === branchRoleName(database)) this.keyOnly.add(database);
         refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
         if (!pooled) {
           await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
@@ -323,7 +328,7 @@ export class TemplateBranchProvider implements BranchProvider {
           if (status.ready < status.size) this.refillSoon(template); // waits for this lock, then copies
           return status;
         }
-        await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy);
+        await this.pools.fill(cat, template, row.database, caps.mode === 'clone', options.onCopy, this.prepareMember);
         return (await this.pools.status(cat, template))[0]!;
       } catch (e) {
         // A run that cannot have its pool does not keep one it would never release.
@@ -500,7 +505,7 @@ export class TemplateBranchProvider implements BranchProvider {
         const row = await this.catalog.get(cat, template);
         if (row?.state !== 'ready') return;
         if ((await sessionsOn(cat, row.database)).length > 0) return; // busy: the next handout copies instead
-        await this.pools.fill(cat, template, row.database, caps.mode === 'clone');
+        await this.pools.fill(cat, template, row.database, caps.mode === 'clone', undefined, this.prepareMember);
       });
     })()
       .catch(() => undefined) // a refill is an optimisation: the next create copies instead
@@ -662,6 +667,7 @@ export class TemplateBranchProvider implements BranchProvider {
     await this.pools.drain(cat, row.name, true); // its pooled copies go with it
     await this.catalog.setState(cat, row.name, 'deleting');
     await dropDatabase(cat, row.database, terminate);
+    this.keyOnly.delete(row.database);
     // An old database of the branch renamed aside by `reset` may still hold objects of its role.
     await this.sweepAside();
     await dropBranchRole(cat, row.database).catch(() => undefined);
@@ -696,7 +702,8 @@ export class TemplateBranchProvider implements BranchProvider {
       await clearSessions(cat, row.database, name, 'reset', terminate, options.onTerminated);
       await clearSessions(cat, parent.database, parent.name, 'fork', terminate, options.onTerminated);
       // Copy first (or take a ready copy from the parent's warm pool): if this fails the branch is untouched.
-      const handout = await this.pools.take(cat, parent.name, parent.database, scratch);
+      // A copy's role keeps its name for now: it takes the branch's role's name once the databases are swapped.
+      const handout = await this.pools.take(cat, parent.name, parent.database, scratch, { roleAs: null });
       if (handout.kind !== 'member')
         await copyDatabase(cat, scratch, parent.database, parent.name, caps.mode === 'clone');
       if (handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale') refill = parent.name;
@@ -714,12 +721,52 @@ export class TemplateBranchProvider implements BranchProvider {
       if (!renamed) await dropDatabase(cat, row.database, terminate);
       else old = aside;
       await renameDatabase(cat, scratch, row.database);
+      this.keyOnly.delete(row.database);
+      if (
+        handout.kind === 'member' &&
+        handout.role !== null &&
+        (await this.swapRoles(cat, row.database, handout.role, old))
+      )
+        this.keyOnly.add(row.database);
       await this.catalog.markReady(cat, name, undefined);
       return toRecord((await this.catalog.get(cat, name))!);
     });
     if (old !== undefined) this.dropAside(old);
     if (refill !== undefined && this.options.refillPools !== false) this.refillSoon(refill);
     return record;
+  }
+
+  /**
+   * After a reset took a pool copy that came with its role: that role becomes the branch's (its
+   * name), and the branch's old role — owner of the old database's objects — goes aside with that
+   * database (NOLOGIN, without a password, named after it, dropped after it) or, when the old database
+   * is already gone, now. False when that cannot be done: the copy's role then keeps its own name (it
+   * has no login; the next sweep drops it once the branch is gone) and the first `confinedUri` makes
+   * the branch's role the long way.
+   */
+  private async swapRoles(
+    cat: Client,
+    database: string,
+    copyRole: string,
+    aside: string | undefined,
+  ): Promise<boolean> {
+    const role = branchRoleName(database);
+    try {
+      await withTransaction(cat, async () => {
+        const { rows } = await cat.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+        if (rows.length > 0) {
+          if (aside === undefined) await cat.query(`DROP ROLE ${quoteIdent(role)}`);
+          else {
+            await cat.query(`ALTER ROLE ${quoteIdent(role)} NOLOGIN PASSWORD NULL`);
+            await cat.query(`ALTER ROLE ${quoteIdent(role)} RENAME TO ${quoteIdent(branchRoleName(aside))}`);
+          }
+        }
+        await cat.query(`ALTER ROLE ${quoteIdent(copyRole)} RENAME TO ${quoteIdent(role)}`);
+      });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Drops of databases renamed aside by `reset`, under way in the background; `settled` waits for them. */
@@ -763,6 +810,7 @@ export class TemplateBranchProvider implements BranchProvider {
       const db = await this.admin.connect();
       try {
         await dropDatabase(db, database, true);
+        await dropRolesOf(db, [database]); // the branch's old role, when a reset gave the branch a copy's
       } finally {
         db.release();
       }
@@ -785,6 +833,7 @@ export class TemplateBranchProvider implements BranchProvider {
     const dropped: string[] = [];
     for (const { datname } of rows) {
       await dropDatabase(this.admin, datname, true);
+      await dropRolesOf(this.admin, [datname]);
       dropped.push(datname);
     }
     return dropped;
@@ -794,12 +843,34 @@ export class TemplateBranchProvider implements BranchProvider {
    * A connection string for untrusted code (a suite, an agent): the branch's own login role,
    * which reaches this branch database only (src/branches/branch-role.ts). Re-keyed on every call.
    */
-  async confinedUri(name: string): Promise<string | null> {
+  async confinedUri(name: string, options: ConfinedUriOptions = {}): Promise<string | null> {
     const branch = await this.get(name);
     if (!branch) throw notFound(name);
     const power = await this.rolePower();
-    return power ? this.roleUrl(branch.database, power) : null;
+    // A pool copy's role owns the copy's objects already: its first key is all it lacks.
+    const keyOnly = this.keyOnly.delete(branch.database) || options.rekey === true;
+    return power ? this.roleUrl(branch.database, power, keyOnly) : null;
   }
+
+  /**
+   * Branch databases handed out by a pool with their role (renamed to the branch's, owner of what
+   * is in them, no key yet), until their first `confinedUri`.
+   */
+  private readonly keyOnly = new Set<string>();
+
+  /**
+   * Makes a pool copy's role as the copy is filled (pool.ts), where this server's admin is a
+   * superuser. A CREATEROLE admin holds the roles it makes without their privileges (branch-role.ts),
+   * so a copy whose objects were its role's would be out of its own reach: its copies get their
+   * role at the first `confinedUri`, as before.
+   */
+  private readonly prepareMember = async (database: string): Promise<boolean> => {
+    const power = await this.rolePower();
+    if (!power?.superuser) return false;
+    const role = await upsertBranchRole(this.admin, database, null, { power });
+    await this.inside(database, (db) => grantBranchSchema(db, role, power));
+    return true;
+  };
 
   private power: Promise<RolePower | null> | undefined;
 
@@ -820,17 +891,22 @@ export class TemplateBranchProvider implements BranchProvider {
     return this.power;
   }
 
-  /** (Re-)key the database's own role, make it the owner of what is in it, and give its URL. */
-  private async roleUrl(database: string, power: RolePower): Promise<string> {
+  /**
+   * (Re-)key the database's own role, make it the owner of what is in it, and give its URL;
+   * `keyOnly`: it owns what is in it already (a new key is all it needs), unless it is not there.
+   */
+  private async roleUrl(database: string, power: RolePower, keyOnly = false): Promise<string> {
     const password = randomBytes(18).toString('base64url');
     const cat = await this.catalogPool.connect();
     let role: string;
+    let rekeyed: string | null = null;
     try {
-      role = await upsertBranchRole(cat, database, password, { power });
+      if (keyOnly) rekeyed = await rekeyBranchRole(cat, database, password, { power });
+      role = rekeyed ?? (await upsertBranchRole(cat, database, password, { power }));
     } finally {
       cat.release();
     }
-    await this.inside(database, (db) => grantBranchSchema(db, role, power));
+    if (rekeyed === null) await this.inside(database, (db) => grantBranchSchema(db, role, power));
     const url = new URL(withDatabase(this.options.adminUrl, database));
     url.username = encodeURIComponent(role);
     url.password = encodeURIComponent(password);

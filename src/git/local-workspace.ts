@@ -10,12 +10,21 @@ import * as git from './workspace.js';
 
 /** The port over an opened GitWorkspace. */
 export function bindWorkspace(ws: git.GitWorkspace): Workspace {
+  /**
+   * Set by a guard's restore when the index is byte for byte what it was before the agent's turn;
+   * the next changesSince then skips asking git for index flags (one git process fewer per turn).
+   */
+  let indexUntouched = false;
   return {
     dir: ws.dir,
     top: ws.top,
     gitDir: ws.gitDir,
     head: () => git.workspaceHead(ws),
-    changesSince: (base) => git.changesSince(ws, base),
+    changesSince: (base) => {
+      const untouched = indexUntouched;
+      indexUntouched = false;
+      return git.changesSince(ws, base, { indexUntouched: untouched });
+    },
     restore: (base, added) => git.restore(ws, base, added),
     discardSince: (base) => git.discardSince(ws, base),
     commitPaths: (paths, message) => git.commitPaths(ws, paths, message),
@@ -36,8 +45,16 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     },
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
     async guardGit() {
-      const before = await snapshotGit(ws);
-      return { restore: () => restoreGit(ws, before) };
+      indexUntouched = false;
+      const [before, index] = await Promise.all([snapshotGit(ws), git.indexBytes(ws)]);
+      return {
+        restore: async () => {
+          const changes = await restoreGit(ws, before);
+          const after = await git.indexBytes(ws);
+          indexUntouched = changes.length === 0 && index !== null && after !== null && index.equals(after);
+          return changes;
+        },
+      };
     },
   };
 }

@@ -66,9 +66,49 @@ export async function openWorkspace(dir: string): Promise<GitWorkspace> {
   return { dir, top, prefix, identity, gitDir: path.resolve(dir, common) };
 }
 
+const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** The worktree's own git directory: `.git`, or the folder a linked worktree's `.git` file names. */
+async function ownGitDir(ws: GitWorkspace): Promise<string | null> {
+  const dotGit = path.join(ws.top, '.git');
+  const stat = await lstat(dotGit).catch(() => undefined);
+  if (stat?.isDirectory()) return dotGit;
+  if (!stat?.isFile()) return null;
+  const named = /^gitdir: (.+)\n?$/.exec(await readFile(dotGit, 'utf8').catch(() => ''))?.[1];
+  return named === undefined ? null : path.resolve(ws.top, named);
+}
+
+/**
+ * HEAD read from git's files, as git reads them — a detached id, or a branch's loose ref or its
+ * line in `packed-refs` — without starting git (the lane asks before every turn and proof). Null
+ * whenever anything is not that plain (a symbolic ref to a ref, reftable, no commit yet): git answers then.
+ */
+export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
+  const own = await ownGitDir(ws);
+  if (own === null) return null;
+  const head = (await readFile(path.join(own, 'HEAD'), 'utf8').catch(() => '')).trim();
+  if (OBJECT_ID.test(head)) return head;
+  const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
+  if (ref === undefined || ref === 'refs/heads/.invalid' || ref.split('/').includes('..')) return null;
+  const loose = await readFile(path.join(ws.gitDir, ref), 'utf8').catch(() => null);
+  if (loose !== null) return OBJECT_ID.test(loose.trim()) ? loose.trim() : null;
+  const packed = await readFile(path.join(ws.gitDir, 'packed-refs'), 'utf8').catch(() => '');
+  for (const line of packed.split('\n')) {
+    const [id, name] = line.split(' ');
+    if (name === ref && id !== undefined && OBJECT_ID.test(id)) return id;
+  }
+  return null;
+}
+
+/** The worktree's index as bytes (null when there is none, or it cannot be read). */
+export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
+  const own = await ownGitDir(ws);
+  return own === null ? null : readFile(path.join(own, 'index')).catch(() => null);
+}
+
 /** The workspace's HEAD commit, which the lane needs (a repository without commits is refused). */
 export async function workspaceHead(ws: GitWorkspace): Promise<string> {
-  const head = await headCommit(ws.top);
+  const head = (await headFromFiles(ws)) ?? (await headCommit(ws.top));
   if (head !== null) return head;
   throw new ConsortError('invalid-input', 'The repository has no commit yet.', {
     hint: 'Commit the project once before running the TDD lane.',
@@ -155,8 +195,14 @@ async function unflaggedStatus(ws: GitWorkspace): Promise<{ head: string; change
  * excepted). Commits made since `base` (an agent's own) are undone first, their changes kept;
  * index flags that hide a file from git are cleared first.
  */
-export async function changesSince(ws: GitWorkspace, base: string): Promise<FileChange[]> {
-  const first = await unflaggedStatus(ws);
+export async function changesSince(
+  ws: GitWorkspace,
+  base: string,
+  options: { indexUntouched?: boolean } = {},
+): Promise<FileChange[]> {
+  // The flags live in the index: an index byte for byte as it was before the agent's turn holds no
+  // flag the agent set (and none from before: each is cleared when found, and the run starts by clearing them).
+  const first = options.indexUntouched ? await status(ws) : await unflaggedStatus(ws);
   if (first.head === base) return first.changes;
   await run(ws.top, ['reset', '-q', '--mixed', base]);
   return (await status(ws)).changes;

@@ -135,6 +135,15 @@ export interface BranchDrift {
   database: string;
 }
 
+export interface ConfinedUriOptions {
+  /**
+   * Only a new key: the branch's role was handed out before and everything in its database is its
+   * own (made by it, or handed to it then) — nothing made there since as the admin. Re-keying then
+   * skips handing the objects over again. Where the role is gone, it is made the long way.
+   */
+  rekey?: boolean;
+}
+
 export interface BranchProvider {
   readonly name: ProviderName;
   capabilities(): Promise<Capabilities>;
@@ -154,7 +163,7 @@ export interface BranchProvider {
    * null when this server's admin cannot (neither a superuser nor CREATEROLE on PostgreSQL 15+):
    * the caller uses connectionUri and says so in its report.
    */
-  confinedUri?(name: string): Promise<string | null>;
+  confinedUri?(name: string, options?: ConfinedUriOptions): Promise<string | null>;
   /**
    * Prove that `url` reaches branch `name` and not another one (its parent); throws if not.
    * Providers where the database name alone does not identify a branch (the cloud services,

@@ -21,6 +21,8 @@ import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
 import { contentHash } from '../../src/conductor/gates.js';
+import { CONDUCTOR_FILES } from '../../src/conductor/scope.js';
+import { matchesAny } from '../../src/core/glob.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { runBuildLane, type BuildLaneInput, type BuildRunResult } from '../../src/lanes/tdd/index.js';
 import { approveGate, createFeature } from '../../src/lanes/tdd/feature.js';
@@ -286,9 +288,17 @@ describe('the TDD lane on the example shop', () => {
       `consort(driver): green ${feature}/T1`,
     ]);
     expect(driver.flatMap((c) => c.files).filter((f) => f.startsWith('test/'))).toEqual([]);
-    expect(navigator.flatMap((c) => c.files).filter((f) => !f.startsWith('test/') && !f.includes('/reviews/'))).toEqual(
-      [],
-    );
+    // Each turn's commit also carries the conductor's records so far (one commit per turn): the
+    // feature's records and the item statuses it sets, nothing an agent wrote.
+    const featureDir = `.consort/features/${feature}`;
+    const conductors = (f: string) =>
+      matchesAny(f, [...CONDUCTOR_FILES.map((g) => `${featureDir}/${g}`), `${featureDir}/test-list.json`]);
+    expect(
+      navigator
+        .flatMap((c) => c.files)
+        .filter((f) => !f.startsWith('test/') && !f.includes('/reviews/') && !conductors(f)),
+    ).toEqual([]);
+    expect(driver.flatMap((c) => c.files).filter((f) => f.startsWith('.consort/') && !conductors(f))).toEqual([]);
     // Rejected means gone: the born-green RED of T1 (attempt 1) and the T2 RED that did not load are in no commit of the branch.
     const patches = await git('log', '-p', '--format=%s', '--', 'test/');
     expect(patches).not.toContain('T1 customers can be created');

@@ -79,6 +79,74 @@ it('cannot reach a sibling branch that was reset (its database is a new copy)', 
   await expect(asUser(other(url, b), (c) => c.query('SELECT 1'))).rejects.toThrow(/permission denied for database/);
 });
 
+it("a pooled branch's role is made with the copy: no login until handed out, then its own database only; a reset from the pool ends the old key", async () => {
+  const prefix = `sec${tag}_`;
+  const poolRoles = async () =>
+    (
+      await query<{ rolname: string; rolcanlogin: boolean; keyed: boolean }>(
+        ADMIN,
+        "SELECT rolname, rolcanlogin, rolpassword IS NOT NULL AS keyed FROM pg_authid WHERE starts_with(rolname, $1) AND rolname LIKE '%\\_role' ORDER BY 1",
+        [`${prefix}consort_pool_`],
+      )
+    ).map((r) => ({ login: r.rolcanlogin, keyed: r.keyed }));
+  await provider.create({ name: 'tpl' });
+  await asUser(await provider.connectionUri('tpl'), (c) => c.query('CREATE TABLE orders (id int primary key)'));
+  try {
+    await provider.pool!('tpl', 2);
+    // Each ready copy has its role already, owning the copy's table, with neither a login nor a key.
+    expect(await poolRoles()).toEqual([
+      { login: false, keyed: false },
+      { login: false, keyed: false },
+    ]);
+    expect((await provider.create({ name: 'p1', parent: 'tpl' })).pooled).toBe(true);
+    const url = await confined('p1');
+    expect(new URL(url).username).toBe(`${prefix}p1_role`);
+    await asUser(url, async (c) => {
+      await c.query('INSERT INTO orders VALUES (1)');
+      await c.query('ALTER TABLE orders ADD COLUMN note text'); // the owner: it can migrate its branch
+    });
+    for (const database of [
+      (await provider.get('tpl'))!.database,
+      (await provider.get('a'))!.database,
+      catalogDatabase,
+    ])
+      await expect(asUser(other(url, database), (c) => c.query('SELECT 1'))).rejects.toThrow(
+        /permission denied for database/,
+      );
+    // The copy still in the pool: its role has no key, and the handed-out role cannot reach it.
+    const [member] = await query<{ datname: string }>(
+      ADMIN,
+      'SELECT datname FROM pg_database WHERE starts_with(datname, $1)',
+      [`${prefix}consort_pool_`],
+    );
+    await expect(asUser(other(url, member!.datname), (c) => c.query('SELECT 1'))).rejects.toThrow(
+      /permission denied for database/,
+    );
+    // A reset takes a pooled copy: the branch's role is now that copy's, and the old key is dead.
+    await provider.reset('p1', { terminateConnections: true });
+    await expect(asUser(url, (c) => c.query('SELECT 1'))).rejects.toThrow(
+      /password authentication failed|not permitted to log in/,
+    );
+    const after = await confined('p1');
+    expect(new URL(after).username).toBe(`${prefix}p1_role`);
+    expect(await asUser(after, async (c) => (await c.query('SELECT count(*)::int AS n FROM orders')).rows[0].n)).toBe(
+      0,
+    );
+    await provider.settled();
+  } finally {
+    await provider.delete('tpl', { recursive: true, terminateConnections: true });
+  }
+  // Nothing left: the copies' roles, the branch's old role (aside) and the new one go with their databases.
+  expect(await poolRoles()).toEqual([]);
+  expect(
+    await query(ADMIN, 'SELECT rolname FROM pg_roles WHERE rolname IN ($1, $2) OR starts_with(rolname, $3)', [
+      `${prefix}p1_role`,
+      `${prefix}tpl_role`,
+      `${prefix}consort_old_`,
+    ]),
+  ).toEqual([]);
+}, 120_000);
+
 it('has no superuser powers: no COPY TO PROGRAM, no CREATE DATABASE, no CREATE ROLE', async () => {
   const url = await confined('a');
   await asUser(url, async (c) => {

@@ -165,7 +165,13 @@ export function createBranches(kit: BranchKit) {
     if (!kit.provider.confinedUri) return Promise.resolve(null);
     let role = roles.get(name);
     if (role === undefined || role.handedOut) {
-      const made = { url: time('branch:role', () => kit.provider.confinedUri!(name)), handedOut: false };
+      // A role handed out before owns everything in its fork (the migrations and the agents ran as
+      // it; the admin only reads there): a new key is all it needs.
+      const rekey = role !== undefined;
+      const made = {
+        url: time('branch:role', () => kit.provider.confinedUri!(name, rekey ? { rekey } : undefined)),
+        handedOut: false,
+      };
       made.url.catch(() => {
         if (roles.get(name) === made) roles.delete(name);
       });
@@ -181,7 +187,16 @@ export function createBranches(kit: BranchKit) {
     roles.delete(name);
     await making; // the old branch's role, if being made, before that branch goes
     const parent = await getBaseline();
-    if (await kit.provider.get(name)) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
+    const existing = await kit.provider.get(name);
+    // A fork of the baseline made before (a sandbox forked again, a proof's branch that cannot be
+    // used): where the provider keeps pools, a reset swaps in a ready copy and drops the old
+    // database in the background, where a delete would wait for DROP DATABASE first.
+    if (existing?.parent === parent && kit.provider.pool) {
+      await kit.provider.reset(name, { terminateConnections: true });
+      forks.made += 1;
+      return kit.provider.connectionUri(name);
+    }
+    if (existing) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
     const made = await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
     forks.made += 1;
     if (made.pooled) forks.pooled += 1;

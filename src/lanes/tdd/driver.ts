@@ -155,17 +155,22 @@ export async function planBuildRun(input: StartInput & Pick<BuildLaneInput, 'wor
  */
 async function commitTurn(ctx: LaneContext, turn: TurnRecord, turnCommit: string | null): Promise<string> {
   const message = commitMessage(turn.role, turn.step, turn.feature, turn.item);
-  if (turnCommit !== null && turn.verdict === 'accepted' && (await ctx.ws.head()) === turnCommit)
-    return ctx.ws.amendPaths([featureDirOf(ctx.feature)]);
+  if (turnCommit !== null && turn.verdict === 'accepted' && (await ctx.ws.head()) === turnCommit) {
+    const sha = await ctx.ws.amendPaths([featureDirOf(ctx.feature)]);
+    ctx.store.committed();
+    return sha;
+  }
   // A change the proof rejected keeps its own commit (the attempt stays in the history); the revert
   // that follows it, with the records, is the second.
-  if (turnCommit !== null)
-    return (
+  if (turnCommit !== null) {
+    const sha =
       (await ctx.ws.commitPaths(
         [featureDirOf(ctx.feature), ...turn.filesChanged],
         `${message} (${turn.verdict}, reverted)`,
-      )) ?? ctx.ws.head()
-    );
+      )) ?? (await ctx.ws.head());
+    ctx.store.committed();
+    return sha;
+  }
   return commitRecords(ctx, `${message} (${turn.verdict === 'accepted' ? 'no changes' : `${turn.verdict}, reverted`})`);
 }
 
@@ -280,7 +285,10 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
         ctx.log(
           `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
         );
+        // The records the turn found uncommitted are put back after its changes are thrown away.
+        const kept = await store.pendingFor(ws.gitDir, file.inFlight.base);
         await ws.discardSince(file.inFlight.base);
+        await store.restorePending(kept);
         await save({ ...file, inFlight: null });
       }
     } else {
@@ -371,7 +379,10 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     if (unsaved) await save(file);
     // A clean stop leaves the repository holding the state (a stateless CI run pushes it as is);
     // an interrupted run leaves the turn in flight uncommitted, for the next run to roll back.
-    if (outcome.stop !== 'interrupted') await commitRecords(ctx, `consort: ${input.feature} ${outcome.stop}`);
+    if (outcome.stop !== 'interrupted') {
+      await commitRecords(ctx, `consort: ${input.feature} ${outcome.stop}`);
+      await store.dropPending(ws.gitDir).catch(() => undefined);
+    }
     return outcome;
   } finally {
     if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));

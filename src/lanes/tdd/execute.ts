@@ -10,6 +10,7 @@ import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
 import { prove } from './proof.js';
+import { featureDirOf } from './store.js';
 import { runTurn } from './turn.js';
 
 /** Durations that are not the conductor's: the agent's turn and the project's suite. */
@@ -22,12 +23,17 @@ export interface Spent {
 export async function performRecord(ctx: LaneContext, effect: Effect): Promise<string | null> {
   switch (effect.type) {
     case 'commit': {
-      const sha = await ctx.ws.commitPaths(effect.paths, effect.message);
+      // One commit per turn: its change and the conductor's records so far (the feature's folder).
+      const sha = await ctx.ws.commitPaths([...effect.paths, featureDirOf(ctx.feature)], effect.message);
+      ctx.store.committed();
       if (sha) ctx.log(`  committed ${sha.slice(0, 7)} ${effect.message}`);
       return sha;
     }
     case 'revert':
       await ctx.ws.restore(effect.base, effect.paths);
+      // The reset took the records written since base back too (and a turn's commit holding some):
+      // the conductor's own are put back as it wrote them.
+      await ctx.store.rewrite();
       ctx.log(
         `  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`,
       );

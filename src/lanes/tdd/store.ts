@@ -4,12 +4,13 @@
  * the driver's journal (the effects of the current batch and how far it got), so a run resumes
  * after a crash at any point. Appends are idempotent by id; writes are whole-file and atomic.
  */
-import { appendFile, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { GatesFile } from '../../conductor/artifacts.js';
 import { Effect, type CycleRecord } from '../../conductor/effects.js';
 import { LogEvent } from '../../conductor/events.js';
+import type { FileChange } from '../../conductor/events.js';
 import { ConductorState, TurnRecord, type GateName, type ItemStatus } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 
@@ -47,11 +48,22 @@ export async function readText(file: string): Promise<string | null> {
   });
 }
 
+/** The conductor's records a turn found uncommitted, kept where the agent cannot write (see `keepPending`). */
+const Pending = z.object({ base: z.string(), files: z.record(z.string(), z.string()) });
+
 export class FeatureStore {
   readonly dir: string;
   private readonly ids = new Map<string, Set<string>>();
-  /** The text of state.json as this process last wrote it. */
-  private savedText: string | null = null;
+  /**
+   * Every file this store wrote (path relative to the workspace) with its whole text as written:
+   * what a turn finds there unchanged is the conductor's, not the agent's (the records are not
+   * committed before each turn: they join the turn's commit).
+   */
+  private readonly written = new Map<string, string>();
+  /** Of those, the ones written since the feature's folder was last committed whole. */
+  private readonly dirty = new Set<string>();
+  /** Whether this process committed the feature's folder whole (so nothing in it is unknown to it). */
+  private tracked = false;
 
   constructor(
     readonly workspace: string,
@@ -62,6 +74,112 @@ export class FeatureStore {
 
   file(name: string): string {
     return path.join(this.dir, name);
+  }
+
+  private rel(name: string): string {
+    return `${featureDirOf(this.feature)}/${name}`;
+  }
+
+  private wrote(name: string, text: string): void {
+    this.written.set(this.rel(name), text);
+    this.dirty.add(this.rel(name));
+  }
+
+  private async put(name: string, text: string): Promise<void> {
+    await writeAtomic(this.file(name), text);
+    this.wrote(name, text);
+  }
+
+  /**
+   * The feature's folder was committed whole: everything in it is now in HEAD. What that commit
+   * took is still remembered (a rejected turn's commit is dropped by a reset, and `rewrite` puts
+   * them back); what earlier commits took is HEAD's to tell from then on.
+   */
+  committed(): void {
+    this.tracked = true;
+    for (const rel of [...this.written.keys()]) if (!this.dirty.has(rel)) this.written.delete(rel);
+    this.dirty.clear();
+  }
+
+  /** Whether everything in the feature's folder is this process's to know (committed whole once, then written by it). */
+  get tracksFolder(): boolean {
+    return this.tracked;
+  }
+
+  /**
+   * After an agent's turn: which of the records this store wrote are still exactly as written (the
+   * conductor's, whatever git says of them), and which the agent changed or removed (its changes,
+   * even where git sees none: a record never committed and now deleted).
+   */
+  async audit(): Promise<{ ours: Set<string>; changed: FileChange[] }> {
+    const ours = new Set<string>();
+    const changed: FileChange[] = [];
+    for (const [rel, text] of this.written) {
+      const now = await readText(path.join(this.workspace, rel));
+      if (now === text) ours.add(rel);
+      else changed.push({ path: rel, status: now === null ? 'deleted' : 'modified' });
+    }
+    return { ours, changed };
+  }
+
+  /**
+   * Put back every record this store wrote as it wrote it (after a revert reset the work tree to a
+   * commit without them, or an agent changed one); they are uncommitted again.
+   */
+  async rewrite(): Promise<void> {
+    for (const [rel, text] of this.written) {
+      const file = path.join(this.workspace, rel);
+      if ((await readText(file)) === text) continue;
+      await writeAtomic(file, text);
+      this.dirty.add(rel);
+    }
+  }
+
+  /**
+   * Before an agent's turn: the records not yet committed (state.json aside, which the journal
+   * writes anyway), in the repository's git directory — out of the agent's reach under bubblewrap,
+   * and guarded like state.json elsewhere — so that a run killed during the turn and resumed can
+   * throw the turn away (back to `base`) and keep them.
+   */
+  async keepPending(gitDir: string, base: string): Promise<void> {
+    const files: Record<string, string> = {};
+    for (const rel of this.dirty) if (rel !== this.rel('state.json')) files[rel] = this.written.get(rel)!;
+    await writeAtomic(this.pendingFile(gitDir), JSON.stringify({ base, files }));
+  }
+
+  /**
+   * Resuming a turn that was interrupted: what `keepPending` kept for that turn's `base` (empty
+   * for another base, or nothing kept), to put back with `restorePending` after the turn's changes
+   * are thrown away. Only files of this feature's folder.
+   */
+  async pendingFor(gitDir: string, base: string): Promise<Record<string, string>> {
+    const text = await readText(this.pendingFile(gitDir));
+    if (text === null) return {};
+    const parsed = Pending.safeParse(JSON.parse(text));
+    if (!parsed.success || parsed.data.base !== base) return {};
+    const prefix = `${featureDirOf(this.feature)}/`;
+    return Object.fromEntries(
+      Object.entries(parsed.data.files).filter(
+        ([rel]) =>
+          rel.startsWith(prefix) && !rel.split('/').some((part) => part === '..' || part === '.' || part === ''),
+      ),
+    );
+  }
+
+  async restorePending(files: Record<string, string>): Promise<void> {
+    for (const [rel, text] of Object.entries(files)) {
+      await writeAtomic(path.join(this.workspace, rel), text);
+      this.written.set(rel, text);
+      this.dirty.add(rel);
+    }
+  }
+
+  async dropPending(gitDir: string): Promise<void> {
+    await rm(this.pendingFile(gitDir), { force: true });
+  }
+
+  private pendingFile(gitDir: string): string {
+    return path.join(gitDir, `consort-${this.feature}.records.json`);
   }
 
   async exists(): Promise<boolean> {
@@ -89,13 +207,7 @@ export class FeatureStore {
   }
 
   async save(file: StateFile): Promise<void> {
-    this.savedText = `${JSON.stringify(file, null, 2)}\n`;
-    await writeAtomic(this.file('state.json'), this.savedText);
-  }
-
-  /** Whether state.json is exactly what the driver wrote (so a change to it is not an agent's). */
-  async stateIsOurs(): Promise<boolean> {
-    return this.savedText !== null && (await readText(this.file('state.json'))) === this.savedText;
+    await this.put('state.json', `${JSON.stringify(file, null, 2)}\n`);
   }
 
   private async knownIds(name: string): Promise<Set<string>> {
@@ -124,7 +236,10 @@ export class FeatureStore {
     const ids = await this.knownIds(name);
     if (ids.has(record.id)) return;
     await mkdir(this.dir, { recursive: true });
-    await appendFile(this.file(name), `${JSON.stringify(record)}\n`);
+    const line = `${JSON.stringify(record)}\n`;
+    const before = this.written.get(this.rel(name));
+    await appendFile(this.file(name), line);
+    this.wrote(name, before !== undefined ? before + line : ((await readText(this.file(name))) ?? line));
     ids.add(record.id);
   }
 
@@ -148,14 +263,14 @@ export class FeatureStore {
   }
 
   async writeCycle(record: CycleRecord): Promise<void> {
-    await writeAtomic(
-      this.file(`cycles/cycle-${String(record.cycle).padStart(3, '0')}.json`),
+    await this.put(
+      `cycles/cycle-${String(record.cycle).padStart(3, '0')}.json`,
       `${JSON.stringify(record, null, 2)}\n`,
     );
   }
 
   async writeTranscript(turn: string, text: string): Promise<void> {
-    await writeAtomic(this.file(`transcripts/${turn}.txt`), text);
+    await this.put(`transcripts/${turn}.txt`, text);
   }
 
   async cycleFiles(): Promise<string[]> {
@@ -174,7 +289,7 @@ export class FeatureStore {
     const entry = list.items?.find((i) => i.id === item);
     if (entry === undefined || entry.status === status) return;
     entry.status = status;
-    await writeAtomic(this.file('test-list.json'), `${JSON.stringify(list, null, 2)}\n`);
+    await this.put('test-list.json', `${JSON.stringify(list, null, 2)}\n`);
   }
 
   async gates(): Promise<GatesFile> {
@@ -199,7 +314,7 @@ export class FeatureStore {
     if (entry.history.some((h) => h.at === approval.at && h.hash === approval.hash && h.approver === approval.approver))
       return;
     file.gates[gate] = { approval, history: [...entry.history, approval] };
-    await writeAtomic(this.file('gates.json'), `${JSON.stringify(file, null, 2)}\n`);
+    await this.put('gates.json', `${JSON.stringify(file, null, 2)}\n`);
   }
 }
 

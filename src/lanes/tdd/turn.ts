@@ -1,9 +1,10 @@
 /**
- * One agent turn, as the driver runs it: the conductor's records committed so the tree is clean,
- * the cycle's database branch brought up to date, the context pack, the backend's turn, then the facts the conductor
- * judges — every path changed since the turn's base commit (commits the agent made itself are
- * undone first, their changes kept), the frozen tests' hashes, and whether the role delivered
- * what it owes.
+ * One agent turn, as the driver runs it: the cycle's database branch brought up to date, the
+ * context pack, the backend's turn, then the facts the conductor judges — every path changed since
+ * the turn's base commit (commits the agent made itself are undone first, their changes kept), the
+ * frozen tests' hashes, and whether the role delivered what it owes. The conductor's records are
+ * not committed before the turn (they join the turn's own commit): what the store wrote and finds
+ * unchanged is the conductor's, any other change to them the agent's.
  */
 import type { ArtifactCheck, TurnOutcome } from '../../conductor/events.js';
 import { buildContextPack, type SchemaSummary } from '../../conductor/context-pack.js';
@@ -31,9 +32,11 @@ const ARTIFACTS = [
   'test-list.json',
 ];
 
-/** The conductor's own files are committed before a turn, so the turn's diff is the agent's alone. */
+/** Commit the feature's folder whole (the conductor's records, and anything else in it). */
 export async function commitRecords(ctx: LaneContext, message: string): Promise<string> {
-  return (await ctx.ws.commitPaths([featureDirOf(ctx.feature)], message)) ?? ctx.ws.head();
+  const sha = (await ctx.ws.commitPaths([featureDirOf(ctx.feature)], message)) ?? (await ctx.ws.head());
+  ctx.store.committed();
+  return sha;
 }
 
 /** The design artifacts and the given workspace files (the frozen tests), as a pack may quote them. */
@@ -117,9 +120,15 @@ export async function runTurn(
   // The sandbox is brought up to date while the records are committed (neither needs the other).
   const sandbox = ctx.branches.sandbox(plan.branch);
   sandbox.catch(() => undefined); // awaited (and thrown) in turnAt; a failed commit leaves it unawaited
-  const base = await ctx.time('turn:commit-records', () =>
-    commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`),
-  );
+  // Once per run the feature's folder is committed whole (a person's edit, a resumed run's state);
+  // after that every record in it is the store's, and joins the next turn's commit.
+  const base = ctx.store.tracksFolder
+    ? await ctx.time('turn:head', () => ctx.ws.head())
+    : await ctx.time('turn:commit-records', () =>
+        commitRecords(ctx, `consort: ${ctx.feature} records before ${plan.id}`),
+      );
+  // The records not committed yet, kept for a resume that throws this turn away (back to base).
+  await ctx.store.keepPending(ctx.ws.gitDir, base);
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
@@ -207,16 +216,17 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     }),
   );
-  // The driver journals the turn in state.json after the records were committed: that write is
-  // its own, and only that exact content is (any other change to it is the agent's, and refused).
+  // The conductor's records written since base (state.json's journal of this turn among them) are
+  // its own while they hold exactly what it wrote; any other change to them, even to one git has
+  // never seen, is the agent's (and refused).
   // First git's own control files: anything the agent planted there is put back before git runs again.
   const gitChanges = await gitGuard.restore();
-  const ours = await ctx.store.stateIsOurs();
+  const [diff, records] = await Promise.all([time('turn:git', () => ctx.ws.changesSince(base)), ctx.store.audit()]);
+  const seen = new Set(diff.map((c) => c.path));
   const changes = [
     ...gitChanges,
-    ...(await time('turn:git', () => ctx.ws.changesSince(base))).filter(
-      (c) => !(ours && c.path === `${featureDir}/state.json`),
-    ),
+    ...diff.filter((c) => !records.ours.has(c.path)),
+    ...records.changed.filter((c) => !seen.has(c.path)),
   ];
   // A turn that wrote a migration may have applied it to its branch (run_suite, a shell): whether
   // the migration is kept or reverted, the next turn gets a fresh fork rather than that database.
