@@ -183,6 +183,14 @@ async function benchHistory(key, provider, server) {
           schemas: {
             snapshot: timed('snapshot', localAdapters.schemas.snapshot),
             relations: timed('relations', localAdapters.schemas.relations),
+            open: () => {
+              const session = localAdapters.schemas.open();
+              return {
+                snapshot: timed('snapshot', session.snapshot),
+                relations: timed('relations', session.relations),
+                release: session.release,
+              };
+            },
           },
           migrations: {
             ...localAdapters.migrations,
@@ -192,6 +200,7 @@ async function benchHistory(key, provider, server) {
                 ...session,
                 apply: timed('apply', session.apply.bind(session)),
                 warm: session.warm.bind(session),
+                release: session.release.bind(session),
                 close: session.close.bind(session),
               };
             },

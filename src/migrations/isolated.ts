@@ -17,12 +17,17 @@ import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
 import type { ApplyOptions, ApplyResult } from './runner.js';
 
-export interface ChildRequest {
+export interface ApplyRequest {
   /** null: only load the engine (and the TypeScript loader), so the first real request finds them ready. */
   options: Omit<ApplyOptions, 'engine'> | null;
   /** The engine to load in the child (null: the bundled one). */
   engine: Omit<MigrationEngine, 'runner'> | null;
+  /** Keep the connection for the next request on the same URL (see MigrationSession.apply). */
+  keep?: boolean;
 }
+
+/** An apply, or: end the connection kept for this URL (null: every kept one). */
+export type ChildRequest = ApplyRequest | { release: string | null };
 
 export type ChildReply =
   | { ok: true; result: ApplyResult | null }
@@ -53,7 +58,7 @@ function childScript(): string {
   return found;
 }
 
-function childEngine(engine: MigrationEngine | undefined): ChildRequest['engine'] {
+function childEngine(engine: MigrationEngine | undefined): ApplyRequest['engine'] {
   return engine
     ? {
         version: engine.version,
@@ -84,7 +89,7 @@ export class MigrationChild {
     );
   }
 
-  async apply(options: ApplyOptions): Promise<ApplyResult> {
+  async apply(options: ApplyOptions, how: { keep?: boolean } = {}): Promise<ApplyResult> {
     const { engine, ...rest } = options;
     const result = await this.request({
       options: {
@@ -93,9 +98,18 @@ export class MigrationChild {
         ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
       },
       engine: childEngine(engine),
+      ...(how.keep ? { keep: true } : {}),
     });
     if (result === null) throw new ConsortError('internal', 'The migration process answered without a result.');
     return result;
+  }
+
+  /** End the connection the child keeps for `databaseUrl` (every one without it); no child, nothing kept. */
+  async release(databaseUrl?: string): Promise<void> {
+    await this.turn.catch(() => undefined);
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected) return;
+    await this.request({ release: databaseUrl ?? null }).catch(() => undefined);
   }
 
   /** End the process (it exits even if a migration left a timer or a connection open). */
