@@ -120,6 +120,8 @@ export async function runCheck(
   let reversibilityWork: Promise<ReversibilityOutcome> | undefined;
   // The PR branch's schema after its migrations, read beside the suite (the diff's "after").
   let afterRead: Promise<SchemaSnapshot> | undefined;
+  // The suite's branch, made beside the PR branch: awaited before its branch is removed.
+  let suiteWork: Promise<unknown> | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -297,6 +299,34 @@ export async function runCheck(
       reversibilityWork.catch(() => undefined);
     }
 
+    // The suite's branch is made the way the PR branch is — a copy of the baseline, its own role,
+    // the pull request's migrations applied as that role — beside it, instead of a copy of the PR
+    // branch made once it is migrated (a full copy in copy mode: the longest wait of a warm check).
+    // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
+    const prepareSuiteBranch = async (): Promise<string | undefined> => {
+      await provider.create({ name: names.suite, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
+      cancelPoint();
+      const adminUrl = await provider.connectionUri(names.suite);
+      if (provider.verifyUrl) await provider.verifyUrl(names.suite, adminUrl);
+      else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
+      const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
+      cancelPoint();
+      const r = await runner.apply({
+        databaseUrl: asAdmin ? adminUrl : suiteUrl,
+        dir: headFiles.dir,
+        relativeTo: headFiles.relativeTo,
+        direction: 'up',
+        migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
+      });
+      return r.ok ? suiteUrl : undefined;
+    };
+    temporary.push(names.suite);
+    const suitePrepared = prepareSuiteBranch();
+    suitePrepared.catch(() => undefined); // awaited by the suite stage, or before the branches go
+    suiteWork = suitePrepared;
+
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
     let baseRelations: Set<string> | undefined;
@@ -394,7 +424,7 @@ export async function runCheck(
       return finish();
     }
 
-    // Lint, reversibility (on a child of the baseline) and the suite (on a child of the PR branch)
+    // Lint, reversibility (on a child of the baseline) and the suite (on a branch of its own)
     // touch different databases, so they run side by side; the schema diff reads the PR branch after.
     const reversibility = async () => {
       if (!config.reversibility.enabled)
@@ -406,14 +436,20 @@ export async function runCheck(
       await runStage(stages, 'reversibility', staged, () => reversibilityWork!, reversibilityStartedAt);
     };
     const suite = runStage(stages, 'suite', staged, async () => {
-      temporary.push(names.suite);
-      await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
+      let suiteUrl = await suitePrepared.catch(() => undefined);
+      cancelPoint();
+      if (suiteUrl === undefined) {
+        // Not made beside the PR branch (its migrations failed there, or the branch could not be
+        // made): a fresh child of the PR branch, as the PR branch is now.
+        if (await provider.get(names.suite)) await provider.delete(names.suite, ours);
+        await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      }
       // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the suite.
       afterRead = snapshotOf(url);
       afterRead.catch(() => undefined); // awaited by the schema diff, or before the branches go
       cancelPoint();
-      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
+      suiteUrl ??= await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
       const result = await suiteStage(
         config,
         input.workspace,
@@ -476,6 +512,7 @@ export async function runCheck(
     input.signal?.removeEventListener('abort', forward);
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
+    await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
