@@ -72,6 +72,8 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
     const urls = kept.splice(0);
     await Promise.all([schemas?.release(), ...urls.map((u) => input.runner.release?.(u))]);
   };
+  // The kept connection is opened (and its catalog caches filled) while the role is made: a cheap read.
+  void schemas?.relations(input.url).catch(() => undefined);
   try {
     return await prove({
       ...input,

@@ -122,6 +122,8 @@ export async function runCheck(
   let afterRead: Promise<SchemaSnapshot> | undefined;
   // The suite's branch, made beside the PR branch: awaited before its branch is removed.
   let suiteWork: Promise<unknown> | undefined;
+  // The PR branch's kept catalog connection: released before the run ends.
+  let prReads: { release(): Promise<void> } | undefined;
   try {
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
@@ -263,7 +265,12 @@ export async function runCheck(
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
     const runner = headRunner!;
-    const snapshotOf = (at: string) => ports.schemas.snapshot(at, { ignoreTables: [config.migrations.table] });
+    // The PR branch's catalog reads (before, after) share one kept connection where the reader keeps
+    // them; released before anything forks the branch, and at the end.
+    const prSchemas = ports.schemas.open?.();
+    prReads = prSchemas;
+    const snapshotOf = (at: string) =>
+      (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: [config.migrations.table] });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
@@ -359,7 +366,7 @@ export async function runCheck(
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
-      [baseRelations, before] = await Promise.all([ports.schemas.relations(url), snapshotOf(url)]);
+      [baseRelations, before] = await Promise.all([(prSchemas ?? ports.schemas).relations(url), snapshotOf(url)]);
       cancelPoint();
       const r = await runner.apply({
         databaseUrl: runAs,
@@ -443,6 +450,7 @@ export async function runCheck(
         // Not made beside the PR branch (its migrations failed there, or the branch could not be
         // made): a fresh child of the PR branch, as the PR branch is now.
         if (await provider.get(names.suite)) await provider.delete(names.suite, ours);
+        await prSchemas?.release();
         await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       }
       // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the suite.
@@ -514,6 +522,7 @@ export async function runCheck(
     await reversibilityWork?.catch(() => undefined);
     await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
+    await prReads?.release().catch(() => undefined);
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
