@@ -125,6 +125,12 @@ export async function runCheck(
   // The PR branch's kept catalog connection: released before the run ends.
   let prReads: { release(): Promise<void> } | undefined;
   try {
+    // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
+    // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
+    if (plan.engine && !plan.blocked && plan.migrations.ok) {
+      headRunner = ports.migrations.open();
+      headRunner.warm(plan.engine.engine, plan.sets.head);
+    }
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
       const lock = await provider.lockRun(branch, {
@@ -207,9 +213,11 @@ export async function runCheck(
       serverVersion = caps.serverVersion;
       // What planning could not read fails here, as reading it here would have.
       if (!plan.engine) throw plan.blocked!.error;
-      // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
-      headRunner = ports.migrations.open();
-      headRunner.warm(plan.engine.engine, head);
+      // Started now if not at the beginning, so Node, node-pg-migrate and the TypeScript loader load meanwhile.
+      if (!headRunner) {
+        headRunner = ports.migrations.open();
+        headRunner.warm(plan.engine.engine, head);
+      }
       const [baseDir, headSide] = await Promise.all([
         sideDir('base', input.base, base),
         sideDir('head', input.head, head),
