@@ -81,7 +81,7 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
       runner: {
         apply: (options: ApplyOptions) => {
           if (!kept.includes(options.databaseUrl)) kept.push(options.databaseUrl);
-          return input.runner.apply(options, { keep: true });
+          return input.runner.apply(options, { keep: true, first: true });
         },
       },
       // Nothing of ours may hold the branch while it is put back.
