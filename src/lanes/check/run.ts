@@ -122,6 +122,8 @@ export async function runCheck(
   let afterRead: Promise<SchemaSnapshot> | undefined;
   // The suite's branch, made beside the PR branch: awaited before its branch is removed.
   let suiteWork: Promise<unknown> | undefined;
+  // Lets the suite's branch go on (true) or stop (false) once the PR branch's migrations are done.
+  let settlePr: ((ok: boolean) => void) | undefined;
   // The PR branch's kept catalog connection: released before the run ends.
   let prReads: { release(): Promise<void> } | undefined;
   try {
@@ -315,15 +317,22 @@ export async function runCheck(
     }
 
     // The suite's branch is made the way the PR branch is — a copy of the baseline, its own role,
-    // the pull request's migrations applied as that role — beside it, instead of a copy of the PR
-    // branch made once it is migrated (a full copy in copy mode: the longest wait of a warm check).
+    // the pull request's migrations applied as that role — instead of a copy of the PR branch made
+    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy is
+    // taken now; its role and migrations wait for the PR branch's to apply, so they neither compete
+    // with reversibility's first steps for the CPU nor run for migrations that fail.
     // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
+    let prApplied: (ok: boolean) => void = () => undefined;
+    const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
+    settlePr = prApplied;
     const prepareSuiteBranch = async (): Promise<string | undefined> => {
       await provider.create({ name: names.suite, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
       const adminUrl = await provider.connectionUri(names.suite);
       if (provider.verifyUrl) await provider.verifyUrl(names.suite, adminUrl);
       else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
+      if (!(await prDone)) return undefined;
+      cancelPoint();
       const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
       cancelPoint();
       const r = await runner.apply({
@@ -427,6 +436,7 @@ export async function runCheck(
       };
     });
 
+    prApplied(migrations.status === 'passed');
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
       lintStage(ports.linter, config, newMigrations, applied, serverVersion, baseRelations!),
@@ -528,6 +538,7 @@ export async function runCheck(
     input.signal?.removeEventListener('abort', forward);
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
+    settlePr?.(false); // a run that stopped before the migrations concluded
     await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     await prReads?.release().catch(() => undefined);
