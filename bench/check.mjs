@@ -234,7 +234,11 @@ async function benchHistory(key, provider, server) {
     const files = (await readMigrationSet(dir, { relativeTo: h.dir })).map((m) => m.file);
     const ts = await prepareTypeScript(engine, h.dir, files, { env: process.env, log: () => undefined });
     const naive = [];
+    // Each timed item starts from a clean checkpoint: what the one before left to write (the
+    // pool's refills are copies) is flushed first, not during the next item's commits.
+    const quiesce = () => withClient(server.url, (c) => c.query('CHECKPOINT'));
     const naiveSetup = async (i) => {
+      await quiesce();
       const db = `naive_${i}_${Date.now()}`;
       const t0 = performance.now();
       await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
@@ -261,6 +265,7 @@ async function benchHistory(key, provider, server) {
     const warm = [];
     try {
       for (let i = 0; i < runs; i++) {
+        await quiesce();
         const w0 = performance.now();
         const r = await check(input);
         const wall = Math.round(performance.now() - w0);
