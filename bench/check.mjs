@@ -13,9 +13,11 @@
  * apply, lint, reversibility and schema diff — the work that would otherwise overlap the suite and
  * compete with it for the CPU. Naive = what CI setups do without Consort: a fresh database, every
  * migration from scratch (through the same node-pg-migrate the check uses), the seed. Neither counts
- * the suite, which both then run once. Prints a table and writes bench/results/check.json.
+ * the suite, which both then run once. Each warm check is followed by a naive setup, so a pair shares
+ * the load of the moment (on a shared box it drifts within a minute). Prints a table (with the median
+ * of the pairs' ratios) and writes bench/results/check.json.
  *
- *   --runs N          warm checks (and naive setups) to time per history (default 7)
+ *   --runs N          warm checks (each followed by a naive setup) to time per history (default 7)
  *   --history LIST    comma-separated: shop-51, billing-ts-7x (default both)
  *   --data-dir DIR    where the embedded server lives (default: a temp dir; an XFS mount gives clone mode)
  *   --verbose         print each check's stage log
@@ -183,6 +185,14 @@ async function benchHistory(key, provider, server) {
           schemas: {
             snapshot: timed('snapshot', localAdapters.schemas.snapshot),
             relations: timed('relations', localAdapters.schemas.relations),
+            open: () => {
+              const session = localAdapters.schemas.open();
+              return {
+                snapshot: timed('snapshot', session.snapshot),
+                relations: timed('relations', session.relations),
+                release: session.release,
+              };
+            },
           },
           migrations: {
             ...localAdapters.migrations,
@@ -192,6 +202,7 @@ async function benchHistory(key, provider, server) {
                 ...session,
                 apply: timed('apply', session.apply.bind(session)),
                 warm: session.warm.bind(session),
+                release: session.release.bind(session),
                 close: session.close.bind(session),
               };
             },
@@ -217,60 +228,68 @@ async function benchHistory(key, provider, server) {
       throw new Error(`the check did not run: ${JSON.stringify(cold.error ?? cold.stages, null, 1).slice(0, 2000)}`);
     // Background pool refills, if any, are not the next check's time.
     await provider.settled?.();
-    const warm = [];
-    for (let i = 0; i < runs; i++) {
-      const w0 = performance.now();
-      const r = await check(input);
-      const wall = Math.round(performance.now() - w0);
-      if (r.conclusion !== cold.conclusion) {
-        const why = Object.entries(r.stages)
-          .filter(([, st]) => st.status !== 'passed')
-          .map(([k, st]) => `  ${k}: ${st.status}: ${st.summary}`);
-        throw new Error(
-          `a warm check concluded ${r.conclusion}${r.error ? ` (${r.error.message})` : ''}\n${why.join('\n')}`,
-        );
-      }
-      warm.push({
-        total: r.durationMs,
-        wall,
-        stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, v.durationMs])),
-      });
-      log(`  warm ${i + 1}/${runs}: ${r.durationMs} ms (${wall} ms with the temporary branches' removal)`);
-      await provider.settled?.();
-    }
-
     // Naive: a fresh database and every migration, with the engine (and TypeScript loader) the check used.
     const dir = path.join(h.dir, config.migrations.dir);
     const engine = await resolveEngine(h.dir, { env: process.env, log: () => undefined });
     const files = (await readMigrationSet(dir, { relativeTo: h.dir })).map((m) => m.file);
     const ts = await prepareTypeScript(engine, h.dir, files, { env: process.env, log: () => undefined });
     const naive = [];
+    // Each timed item starts from a clean checkpoint: what the one before left to write (the
+    // pool's refills are copies) is flushed first, not during the next item's commits.
+    const quiesce = () => withClient(server.url, (c) => c.query('CHECKPOINT'));
+    const naiveSetup = async (i) => {
+      await quiesce();
+      const db = `naive_${i}_${Date.now()}`;
+      const t0 = performance.now();
+      await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
+      const url = withDatabase(server.url, db);
+      const applied = await applyMigrations({
+        databaseUrl: url,
+        dir,
+        relativeTo: h.dir,
+        direction: 'up',
+        migrationsTable: config.migrations.table,
+        engine: ts.engine,
+      });
+      if (!applied.ok) throw new Error(`naive migrations failed: ${applied.failed.error.message}`);
+      const seed = config.database.seed;
+      if (seed?.kind === 'file')
+        await withClient(url, async (c) => c.query(await readFile(path.join(h.dir, seed.path), 'utf8')));
+      const total = Math.round(performance.now() - t0);
+      naive.push({ total });
+      await withClient(server.url, (c) => c.query(`DROP DATABASE ${quoteIdent(db)} WITH (FORCE)`));
+      log(`  naive ${i + 1}/${runs}: ${total} ms`);
+    };
+    // Each warm check is followed by a naive setup, so the two share the box's load of the moment
+    // (on a shared machine it drifts within a minute); the ratio of each pair is reported too.
+    const warm = [];
     try {
       for (let i = 0; i < runs; i++) {
-        const db = `naive_${i}_${Date.now()}`;
-        const t0 = performance.now();
-        await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
-        const url = withDatabase(server.url, db);
-        const applied = await applyMigrations({
-          databaseUrl: url,
-          dir,
-          relativeTo: h.dir,
-          direction: 'up',
-          migrationsTable: config.migrations.table,
-          engine: ts.engine,
+        await quiesce();
+        const w0 = performance.now();
+        const r = await check(input);
+        const wall = Math.round(performance.now() - w0);
+        if (r.conclusion !== cold.conclusion) {
+          const why = Object.entries(r.stages)
+            .filter(([, st]) => st.status !== 'passed')
+            .map(([k, st]) => `  ${k}: ${st.status}: ${st.summary}`);
+          throw new Error(
+            `a warm check concluded ${r.conclusion}${r.error ? ` (${r.error.message})` : ''}\n${why.join('\n')}`,
+          );
+        }
+        warm.push({
+          total: r.durationMs,
+          wall,
+          stages: Object.fromEntries(Object.entries(r.stages).map(([k, v]) => [k, v.durationMs])),
         });
-        if (!applied.ok) throw new Error(`naive migrations failed: ${applied.failed.error.message}`);
-        const seed = config.database.seed;
-        if (seed?.kind === 'file')
-          await withClient(url, async (c) => c.query(await readFile(path.join(h.dir, seed.path), 'utf8')));
-        const total = Math.round(performance.now() - t0);
-        naive.push({ total });
-        await withClient(server.url, (c) => c.query(`DROP DATABASE ${quoteIdent(db)} WITH (FORCE)`));
-        log(`  naive ${i + 1}/${runs}: ${total} ms`);
+        log(`  warm ${i + 1}/${runs}: ${r.durationMs} ms (${wall} ms with the temporary branches' removal)`);
+        await provider.settled?.();
+        await naiveSetup(i);
       }
     } finally {
       ts.dispose();
     }
+
     const stageMedians = Object.fromEntries(
       Object.keys(warm[0].stages).map((k) => [k, median(warm.map((w) => w.stages[k]))]),
     );
@@ -289,6 +308,7 @@ async function benchHistory(key, provider, server) {
       wallMedian: median(warm.map((w) => w.wall)),
       wallP95: p95(warm.map((w) => w.wall)),
       naiveMedian: median(naive.map((n) => n.total)),
+      pairRatioMedian: median(warm.map((w, i) => w.total / naive[i].total)),
       naiveP95: p95(naive.map((n) => n.total)),
     };
   } finally {
@@ -312,7 +332,7 @@ try {
   console.log(
     `\nPR lane's own work vs the naive setup (local provider, ${caps.mode} mode, ${runs} runs each, median / p95 ms, load ${load.join(' ')})\n`,
   );
-  const widths = [76, 16, 20, 16, 8];
+  const widths = [76, 16, 20, 16, 8, 12];
   const fmt = (cells) =>
     cells
       .map((c, i) =>
@@ -321,7 +341,7 @@ try {
           .padEnd(i === 0 ? widths[0] : 0),
       )
       .join('');
-  console.log(fmt(['history', 'consort check', 'with its cleanup', 'naive setup', 'ratio']));
+  console.log(fmt(['history', 'consort check', 'with its cleanup', 'naive setup', 'ratio', 'pair ratio']));
   for (const r of results)
     console.log(
       fmt([
@@ -330,6 +350,7 @@ try {
         `${r.wallMedian} / ${r.wallP95}`,
         `${r.naiveMedian} / ${r.naiveP95}`,
         (r.laneMedian / r.naiveMedian).toFixed(2),
+        r.pairRatioMedian.toFixed(2),
       ]),
     );
   for (const r of results) {

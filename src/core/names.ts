@@ -62,7 +62,7 @@ export interface RunBranches {
   branch: string;
   /** A child of the baseline: up/down/up of the new migrations. */
   reversibility: string;
-  /** A child of the PR branch: the suite's database. */
+  /** The suite's database: a child of the baseline with the new migrations applied (or of the PR branch). */
   suite: string;
 }
 

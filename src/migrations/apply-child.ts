@@ -7,8 +7,8 @@
 import { isConsortError } from '../core/errors.js';
 import { bundledEngine, loadProjectRunner, type MigrationEngine } from './engine.js';
 import { registerProjectLoader } from './ts-loader.js';
-import type { ChildReply, ChildRequest } from './isolated.js';
-import { applyMigrationsHere } from './runner.js';
+import type { ApplyRequest, ChildReply, ChildRequest } from './isolated.js';
+import { applyMigrationsHere, KeptClients } from './runner.js';
 
 let turn: Promise<unknown> = Promise.resolve();
 process.on('message', (message) => {
@@ -19,7 +19,7 @@ process.once('disconnect', () => process.exit(0));
 /** Engines loaded (and TypeScript loaders registered) so far, by what the request named. */
 const engines = new Map<string, Promise<MigrationEngine>>();
 
-function load(wanted: ChildRequest['engine']): Promise<MigrationEngine> {
+function load(wanted: ApplyRequest['engine']): Promise<MigrationEngine> {
   const key = JSON.stringify(wanted);
   let engine = engines.get(key);
   if (!engine) {
@@ -38,11 +38,23 @@ function load(wanted: ChildRequest['engine']): Promise<MigrationEngine> {
   return engine;
 }
 
+/** Connections requests asked to keep, by URL, until released (or the child exits). */
+const kept = new KeptClients();
+
 async function answer(request: ChildRequest): Promise<ChildReply> {
   try {
+    if ('release' in request) {
+      await kept.release(request.release ?? undefined);
+      return { ok: true, result: null };
+    }
     const engine = await load(request.engine);
     if (request.options === null) return { ok: true, result: null };
-    return { ok: true, result: await applyMigrationsHere({ ...request.options, engine }) };
+    const result = await applyMigrationsHere(
+      { ...request.options, engine },
+      undefined,
+      request.keep ? kept : undefined,
+    );
+    return { ok: true, result };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return isConsortError(e)

@@ -17,12 +17,17 @@ import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
 import type { ApplyOptions, ApplyResult } from './runner.js';
 
-export interface ChildRequest {
+export interface ApplyRequest {
   /** null: only load the engine (and the TypeScript loader), so the first real request finds them ready. */
   options: Omit<ApplyOptions, 'engine'> | null;
   /** The engine to load in the child (null: the bundled one). */
   engine: Omit<MigrationEngine, 'runner'> | null;
+  /** Keep the connection for the next request on the same URL (see MigrationSession.apply). */
+  keep?: boolean;
 }
+
+/** An apply, or: end the connection kept for this URL (null: every kept one). */
+export type ChildRequest = ApplyRequest | { release: string | null };
 
 export type ChildReply =
   | { ok: true; result: ApplyResult | null }
@@ -53,7 +58,7 @@ function childScript(): string {
   return found;
 }
 
-function childEngine(engine: MigrationEngine | undefined): ChildRequest['engine'] {
+function childEngine(engine: MigrationEngine | undefined): ApplyRequest['engine'] {
   return engine
     ? {
         version: engine.version,
@@ -74,7 +79,10 @@ function childEngine(engine: MigrationEngine | undefined): ChildRequest['engine'
 export class MigrationChild {
   private child: ChildProcess | undefined;
   private output = '';
-  private turn: Promise<unknown> = Promise.resolve();
+  /** Requests wait here and go one at a time, `first` ones ahead of the others. */
+  private readonly waiting: { first: boolean; go: () => Promise<void> }[] = [];
+  private running = false;
+  private readonly idle: (() => void)[] = [];
 
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
@@ -84,23 +92,35 @@ export class MigrationChild {
     );
   }
 
-  async apply(options: ApplyOptions): Promise<ApplyResult> {
+  /** `first`: ahead of the requests waiting without it (the check's critical path: reversibility's steps). */
+  async apply(options: ApplyOptions, how: { keep?: boolean; first?: boolean } = {}): Promise<ApplyResult> {
     const { engine, ...rest } = options;
-    const result = await this.request({
-      options: {
-        ...rest,
-        dir: path.resolve(rest.dir),
-        ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
+    const result = await this.request(
+      {
+        options: {
+          ...rest,
+          dir: path.resolve(rest.dir),
+          ...(rest.relativeTo ? { relativeTo: path.resolve(rest.relativeTo) } : {}),
+        },
+        engine: childEngine(engine),
+        ...(how.keep ? { keep: true } : {}),
       },
-      engine: childEngine(engine),
-    });
+      how.first === true,
+    );
     if (result === null) throw new ConsortError('internal', 'The migration process answered without a result.');
     return result;
   }
 
+  /** End the connection the child keeps for `databaseUrl` (every one without it); no child, nothing kept. */
+  async release(databaseUrl?: string): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected) return;
+    await this.request({ release: databaseUrl ?? null }, true).catch(() => undefined);
+  }
+
   /** End the process (it exits even if a migration left a timer or a connection open). */
   async close(): Promise<void> {
-    await this.turn.catch(() => undefined);
+    if (this.running) await new Promise<void>((resolve) => this.idle.push(resolve));
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -110,13 +130,24 @@ export class MigrationChild {
     await exited;
   }
 
-  private request(request: ChildRequest): Promise<ApplyResult | null> {
-    const run = this.turn.then(
-      () => this.send(request),
-      () => this.send(request),
-    );
-    this.turn = run.catch(() => undefined);
-    return run;
+  private request(request: ChildRequest, first = false): Promise<ApplyResult | null> {
+    return new Promise((resolve, reject) => {
+      const entry = { first, go: () => this.send(request).then(resolve, reject) };
+      const at = first ? this.waiting.findIndex((w) => !w.first) : -1;
+      if (at >= 0) this.waiting.splice(at, 0, entry);
+      else this.waiting.push(entry);
+      if (!this.running) this.next();
+    });
+  }
+
+  private next(): void {
+    const entry = this.waiting.shift();
+    this.running = entry !== undefined;
+    if (!entry) {
+      for (const resolve of this.idle.splice(0)) resolve();
+      return;
+    }
+    void entry.go().finally(() => this.next());
   }
 
   private start(): ChildProcess {

@@ -306,12 +306,14 @@ export function needsChild(
 
 /**
  * A session (the MigrationRunner port's `open`): one child process for the lot, started once,
- * its engine and TypeScript loader loaded once; SQL alone still runs here.
+ * its engine and TypeScript loader loaded once; SQL alone still runs here. Requests made with
+ * `keep` leave their connection open for the next one on the same URL (here or in the child).
  */
 export function openMigrationRunner(): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
   const theChild = async () => (child ??= new (await import('./isolated.js')).MigrationChild());
   let warming: Promise<unknown> = Promise.resolve();
+  const kept = new KeptClients();
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).
   const sets = new Map<string, Promise<MigrationFile[]>>();
   const setOf = (options: ApplyOptions): Promise<MigrationFile[]> => {
@@ -328,17 +330,67 @@ export function openMigrationRunner(): MigrationSession {
     warm(engine, files) {
       if (needsChild(engine, files)) warming = theChild().then((c) => c.warm(engine));
     },
-    async apply(options) {
+    async apply(options, how = {}) {
       await warming;
       const fileList = await setOf(options);
-      if (needsChild(options.engine, fileList)) return (await theChild()).apply(options);
-      return applyMigrationsHere(options, fileList);
+      if (needsChild(options.engine, fileList)) return (await theChild()).apply(options, how);
+      return applyMigrationsHere(options, fileList, how.keep ? kept : undefined);
+    },
+    async release(databaseUrl) {
+      await Promise.all([kept.release(databaseUrl), child?.release(databaseUrl)]);
     },
     async close() {
       await warming.catch(() => undefined);
+      await kept.release();
       await child?.close();
     },
   };
+}
+
+/**
+ * Connections kept between requests, one per URL. A connection is handed back only after a request
+ * that ended cleanly, reset with `DISCARD ALL` (settings, roles, advisory locks, temporary tables,
+ * prepared statements, LISTENs: what a new connection would not have), so each request still starts
+ * from a fresh session's state; one a request left in doubt (a failure, an error) is ended instead.
+ */
+export class KeptClients {
+  private readonly idle = new Map<string, pg.Client>();
+  private readonly lost = new WeakSet<pg.Client>();
+
+  /** The URL's kept connection (taken out until `give`), or a new one. */
+  async take(databaseUrl: string): Promise<pg.Client> {
+    const client = this.idle.get(databaseUrl);
+    this.idle.delete(databaseUrl);
+    if (client && !this.lost.has(client)) return client;
+    const fresh = await connect(databaseUrl);
+    const mark = (): void => void this.lost.add(fresh);
+    fresh.on('error', mark).on('end', mark);
+    return fresh;
+  }
+
+  /** Keep it for the URL's next request (after `DISCARD ALL`), or end it when it may not be clean. */
+  async give(databaseUrl: string, client: pg.Client, clean: boolean): Promise<void> {
+    const reset =
+      clean &&
+      !this.lost.has(client) &&
+      (await client.query('DISCARD ALL').then(
+        () => true,
+        () => false,
+      ));
+    const other = this.idle.get(databaseUrl);
+    if (reset && other === undefined) {
+      this.idle.set(databaseUrl, client);
+      return;
+    }
+    await client.end().catch(() => undefined);
+  }
+
+  /** End the URL's kept connection (every one without it). */
+  async release(databaseUrl?: string): Promise<void> {
+    const ending = [...this.idle].filter(([url]) => databaseUrl === undefined || url === databaseUrl);
+    for (const [url] of ending) this.idle.delete(url);
+    await Promise.all(ending.map(([, c]) => c.end().catch(() => undefined)));
+  }
 }
 
 /** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */
@@ -346,6 +398,8 @@ export async function applyMigrationsHere(
   options: ApplyOptions,
   /** The directory's migrations when the caller has read them already (a session, once per directory). */
   read?: readonly MigrationFile[],
+  /** Take the connection from here and give it back after (a session's `keep`); default: one of its own. */
+  kept?: KeptClients,
 ): Promise<ApplyResult> {
   if (options.onlyNames !== undefined && options.count !== undefined) {
     throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
@@ -357,9 +411,11 @@ export async function applyMigrationsHere(
   if (unknown.length > 0)
     throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
   const capture = createCapture(options.migrationsTable, options.migrationsSchema ?? 'public', files);
-  const client = await connect(options.databaseUrl);
+  const client = kept ? await kept.take(options.databaseUrl) : await connect(options.databaseUrl);
   const dbClient = recordingClient(client, capture);
   const runs: (string | undefined)[] = options.onlyNames === undefined ? [undefined] : [...options.onlyNames];
+  // Handed back for the next request only after one that ended cleanly.
+  let clean = false;
   try {
     for (const only of runs) {
       capture.beginRun();
@@ -404,9 +460,11 @@ export async function applyMigrationsHere(
         return { ok: false, failed, applied: capture.applied(), log: capture.log() };
       }
     }
+    clean = true;
     return { ok: true, applied: capture.applied(), log: capture.log() };
   } finally {
-    await client.end().catch(() => undefined);
+    if (kept) await kept.give(options.databaseUrl, client, clean);
+    else await client.end().catch(() => undefined);
   }
 }
 

@@ -78,9 +78,18 @@ export interface AppliedMigration {
  * uses for a side's migrations. SQL alone still runs here. `close` ends the child.
  */
 export interface MigrationSession {
-  apply(options: ApplyOptions): Promise<ApplyResult>;
+  /**
+   * `keep`: leave the connection open for the next request on the same URL (reversibility's many
+   * steps on one branch), reset to a fresh session's state (`DISCARD ALL`) between requests, until
+   * `release` or `close`. A connection kept on a branch stops it from being forked, reset or dropped
+   * without ending it: release it first. `first`: ahead of the requests waiting without it in the
+   * session's child (the check's critical path: reversibility's steps).
+   */
+  apply(options: ApplyOptions, how?: { keep?: boolean; first?: boolean }): Promise<ApplyResult>;
   /** Start the child and load `engine` now, in the background, when these files will need it. */
   warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
+  /** End the connection kept for `databaseUrl` (every kept one without it); the session stays usable. */
+  release?(databaseUrl?: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -270,6 +270,63 @@ describe('the stage that failed is the stage reported', () => {
   });
 });
 
+describe("the suite's branch", () => {
+  // What the suite is given: its own database and role, the PR's migration applied (the new column), the seed.
+  const probe = withSuite(
+    `psql "$DATABASE_URL" -Atc "select current_database() || ' ' || current_user || ' ' || count(phone) || ' ' || count(*) from customers" > suite-probe.txt`,
+  );
+  const probed = async () => {
+    const file = path.join(repo.dir, 'suite-probe.txt');
+    const seen = (await readFile(file, 'utf8')).trim().split(' ');
+    await rm(file);
+    return seen;
+  };
+
+  it("is made beside the PR branch (a copy of the baseline, the PR's migrations applied as its role), not copied from it", async () => {
+    const parents: Record<string, string | undefined> = {};
+    const tracing: BranchProvider = Object.create(t.provider, {
+      create: {
+        value: async (o: Parameters<BranchProvider['create']>[0]) => {
+          parents[o.name] = o.parent;
+          return t.provider.create(o);
+        },
+      },
+    });
+    const { report } = await check(probe, { pr: 31, provider: tracing });
+    expect(report.stages.suite).toMatchObject({ status: 'passed' });
+    expect(parents['pr-31-suite']).toBe(report.stages.baseline.name);
+    const [database, user, phones, customers] = await probed();
+    expect(database).toMatch(/pr.31.suite/);
+    expect(user).toBe(`${database}_role`);
+    expect([phones, Number(customers) > 0]).toEqual(['0', true]);
+    expect(await leaked()).toEqual([]);
+    await cleanupPull(t.provider, 31);
+  });
+
+  it('is a fresh child of the PR branch when it could not be made beside it', async () => {
+    let refused = 0;
+    const parents: (string | undefined)[] = [];
+    const once: BranchProvider = Object.create(t.provider, {
+      create: {
+        value: async (o: Parameters<BranchProvider['create']>[0]) => {
+          if (o.name.endsWith('-suite')) {
+            parents.push(o.parent);
+            if (refused++ === 0) throw new Error('no room for the suite branch just now');
+          }
+          return t.provider.create(o);
+        },
+      },
+    });
+    const { report } = await check(probe, { pr: 32, provider: once });
+    expect(report.stages.suite).toMatchObject({ status: 'passed' });
+    expect(parents).toEqual([report.stages.baseline.name, 'pr-32']);
+    const [database, user, phones] = await probed();
+    expect([database, user, phones]).toEqual([expect.stringMatching(/pr.32.suite/), `${database}_role`, '0']);
+    expect(await leaked()).toEqual([]);
+    await cleanupPull(t.provider, 32);
+  });
+});
+
 describe('scratch directories', () => {
   it("each run has its own (0700), removed at the end; a killed run's is swept by the next", async () => {
     const workspace = await mkdtemp(path.join(os.tmpdir(), 'consort-ws-'));

@@ -178,7 +178,7 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
     }),
   );
 
-  it('the suite sees DATABASE_URL and PG* of a fresh child of the PR branch, and its writes do not reach the PR branch', () =>
+  it('the suite sees DATABASE_URL and PG* of a fresh branch of its own, and its writes do not reach the PR branch', () =>
     withRepo(null, async (repo) => {
       const cmd =
         'psql "$DATABASE_URL" -Atc "select current_database()" > db.txt && test "$PGDATABASE" = "$(cat db.txt)" && psql -Atc "delete from order_lines"';

@@ -10,7 +10,7 @@
  * child's isolation, environment and crashes are test/security/migration-child.test.ts's subject.
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -381,6 +381,108 @@ describe('applyMigrations: unexpected failures throw', () => {
     expect(isConsortError(both, 'invalid-input')).toBe(true);
     const unknown = await apply('up', { onlyNames: ['1700000009999_nowhere'] }).catch((e: unknown) => e);
     expect(isConsortError(unknown, 'invalid-input')).toBe(true);
+  });
+});
+
+describe('a session keeps a connection per URL when asked', () => {
+  /** Each step records its backend and its application_name; the first also changes the latter for the session. */
+  async function steps(kind: 'sql' | 'js'): Promise<string> {
+    const kept = path.join(work, `kept-${kind}`);
+    await mkdir(kept);
+    const row = (n: number) => `INSERT INTO kept VALUES (${n}, pg_backend_pid(), current_setting('application_name'))`;
+    const first = `CREATE TABLE kept (n int, pid int, app text); ${row(1)}; SET application_name = 'leaked'`;
+    if (kind === 'sql') {
+      await writeFile(
+        path.join(kept, '1700000000001_a.sql'),
+        `-- Up Migration\n${first};\n-- Down Migration\nDROP TABLE kept;\n`,
+      );
+      await writeFile(
+        path.join(kept, '1700000000002_b.sql'),
+        `-- Up Migration\n${row(2)};\n-- Down Migration\nDELETE FROM kept WHERE n = 2;\n`,
+      );
+    } else {
+      const js = (up: string, down: string) =>
+        `exports.up = (pgm) => pgm.sql(${JSON.stringify(up)});\nexports.down = (pgm) => pgm.sql(${JSON.stringify(down)});\n`;
+      await writeFile(path.join(kept, '1700000000001_a.js'), js(first, 'DROP TABLE kept'));
+      await writeFile(path.join(kept, '1700000000002_b.js'), js(row(2), 'DELETE FROM kept WHERE n = 2'));
+    }
+    return kept;
+  }
+  const rows = () =>
+    query<{ n: number; pid: number; app: string }>(url, 'SELECT n, pid, app FROM kept ORDER BY n, pid');
+
+  it.each(['sql', 'js'] as const)(
+    '%s: the steps share one backend, each starting from a fresh session state, until released',
+    async (kind) => {
+      const kept = await steps(kind);
+      const runner = openMigrationRunner();
+      const step = (direction: 'up' | 'down', keep = true) =>
+        runner.apply(
+          { databaseUrl: url, dir: kept, relativeTo: work, direction, count: 1, migrationsTable: 'pgmigrations' },
+          { keep },
+        );
+      try {
+        expectOk(await step('up'));
+        expectOk(await step('up'));
+        const [a, b] = await rows();
+        expect(b!.pid).toBe(a!.pid);
+        // What the first step SET for its session did not reach the second.
+        expect(b!.app).toBe('consort-migrate');
+        await runner.release!(url);
+        expectOk(await step('down'));
+        expectOk(await step('up', false));
+        const again = (await rows()).find((r) => r.n === 2 && r.pid !== a!.pid);
+        expect(again).toBeDefined();
+        // Released, and a request without keep kept nothing: no session of the runner is left on the database.
+        const left = await query<{ n: number }>(
+          SYSTEM_PG_URL,
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'consort-migrate'",
+          [database],
+        );
+        expect(left[0]!.n).toBe(1); // the down's connection, kept until close
+      } finally {
+        await runner.close();
+      }
+      const after = await query<{ n: number }>(
+        SYSTEM_PG_URL,
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'consort-migrate'",
+        [database],
+      );
+      expect(after[0]!.n).toBe(0);
+    },
+  );
+
+  it('ends a connection a failed request used instead of keeping it', async () => {
+    const kept = await steps('sql');
+    await writeFile(
+      path.join(kept, '1700000000003_bad.sql'),
+      '-- Up Migration\nSELEC 1;\n-- Down Migration\nSELECT 1;\n',
+    );
+    const runner = openMigrationRunner();
+    try {
+      const up = (count?: number) =>
+        runner.apply(
+          {
+            databaseUrl: url,
+            dir: kept,
+            direction: 'up',
+            migrationsTable: 'pgmigrations',
+            ...(count ? { count } : {}),
+          },
+          { keep: true },
+        );
+      expectOk(await up(1));
+      expectFailed(await up());
+      const left = await query<{ n: number }>(
+        SYSTEM_PG_URL,
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'consort-migrate'",
+        [database],
+      );
+      expect(left[0]!.n).toBe(0);
+      expect(await advisoryLocks()).toBe(0);
+    } finally {
+      await runner.close();
+    }
   });
 });
 

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { diffSchemas, isEmptyDiff, type SchemaDiff } from '../../src/schema/diff.js';
 import { renderSchemaDiffText } from '../../src/schema/render.js';
+import { pgSchemaReader } from '../../src/schema/reader.js';
 import { snapshotSchema, type SchemaSnapshot, type SnapshotOptions } from '../../src/schema/snapshot.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -304,5 +305,49 @@ describe('snapshotSchema against PostgreSQL', () => {
     expect(s.tables[1]?.partitionBound).toBe(`FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')`);
     expect(s.indexes.map((i) => i.name)).toEqual(['m_at_idx']);
     expect(s.constraints.map((k) => `${k.table}.${k.name}`)).toEqual(['m.m_id_check']);
+  });
+});
+
+describe('a schema session (pgSchemaReader.open)', () => {
+  it('reads over one kept connection per URL, the same snapshots as a read of its own, until released', async () => {
+    const name = `schema_test_${randomBytes(6).toString('hex')}`;
+    await withClient(ADMIN_URL, (admin) => admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
+    const url = withDatabase(ADMIN_URL, name);
+    const sessions = () =>
+      withClient(
+        ADMIN_URL,
+        async (admin) =>
+          (
+            await admin.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'consort'",
+              [name],
+            )
+          ).rows[0]!.n,
+        { applicationName: 'consort-test' },
+      );
+    const session = pgSchemaReader.open!();
+    try {
+      await withClient(url, (c) => c.query(BASE));
+      // Side by side, as a run asks: they take turns on the one connection.
+      const [a, b, relations] = await Promise.all([
+        session.snapshot(url),
+        session.snapshot(url),
+        session.relations(url),
+      ]);
+      expect(b).toEqual(a);
+      expect(a).toEqual(await pgSchemaReader.snapshot(url));
+      expect([...relations]).toContain('public.users');
+      expect(await sessions()).toBe(1);
+      await withClient(url, (c) => c.query('ALTER TABLE users ADD COLUMN nick text'));
+      const changed = await session.snapshot(url);
+      expect(renderSchemaDiffText(diffSchemas(a, changed))).toContain('nick');
+      await session.release();
+      expect(await sessions()).toBe(0);
+      // Still usable: a new connection for the next read.
+      expect(await session.snapshot(url)).toEqual(changed);
+    } finally {
+      await session.release();
+      await withClient(ADMIN_URL, (admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+    }
   });
 });

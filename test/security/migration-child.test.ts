@@ -11,6 +11,7 @@ import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import { MigrationChild } from '../../src/migrations/isolated.js';
 import { applyMigrations, openMigrationRunner } from '../../src/migrations/runner.js';
 import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
 
@@ -215,5 +216,32 @@ exports.down = (pgm) => { pgm.sql('DELETE FROM pids WHERE n = ${n}'); };
     } finally {
       await runner.close();
     }
+  });
+
+  it('answers a request asked to go first ahead of those already waiting', async () => {
+    const turn = (who: string) =>
+      `exports.up = (pgm) => { pgm.sql("CREATE TABLE IF NOT EXISTS turns (at serial, who text)"); pgm.sql("INSERT INTO turns (who) VALUES ('${who}')"); };\n`;
+    const child = new MigrationChild();
+    const step = async (who: string, first: boolean) => {
+      const migrations = path.join(dir, `turn-${who}`);
+      await mkdir(migrations);
+      await writeFile(path.join(migrations, '1700000000001_turn.js'), turn(who));
+      return () =>
+        child.apply(
+          { databaseUrl: url, dir: migrations, direction: 'up', migrationsTable: `pgmigrations_turn_${who}` },
+          { first },
+        );
+    };
+    const [a, b, c] = [await step('a', false), await step('b', false), await step('c', true)];
+    try {
+      // While the child starts, a and b wait; c, asked later, goes before them.
+      void child.warm();
+      const results = await Promise.all([a(), b(), c()]);
+      expect(results.map((r) => r.ok)).toEqual([true, true, true]);
+    } finally {
+      await child.close();
+    }
+    const rows = await query<{ who: string }>(url, 'SELECT who FROM turns ORDER BY at');
+    expect(rows.map((r) => r.who)).toEqual(['c', 'a', 'b']);
   });
 });

@@ -201,12 +201,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   }
 }
 
-/** Ready copies kept of a baseline: the PR branch's and reversibility's (a second pass takes a third). */
-export const BASELINE_POOL_SIZE = 2;
+/** Ready copies kept of a baseline: the PR branch's, reversibility's and the suite's. */
+export const BASELINE_POOL_SIZE = 3;
 
 /**
  * Give the baseline a warm pool where the provider keeps them, filled in the background: the PR
- * branch and reversibility's throwaway branch are then renames of ready copies instead of copies
+ * branch, reversibility's throwaway branch and the suite's branch are then renames of ready copies instead of copies
  * made while the check waits, and each handout is refilled while the check goes on. A pool is a
  * cache — it goes with the baseline — so any failure here only means the next creates copy.
  */

@@ -11,7 +11,7 @@ import type { MigrationFile } from '../../migrations/files.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
 import { diffSchemas, isEmptyDiff } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
-import type { ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
+import type { ApplyOptions, ApplyResult, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 
@@ -39,9 +39,13 @@ export interface ReversibilityInput {
    * fresh copy holding only them; without it they are reported as not checked.
    */
   reset?: () => Promise<void>;
-  /** Applies each step: the run's session (one child for the lot), or the port itself (a child per step for JS/TS). */
-  runner: Pick<MigrationRunner, 'apply'>;
-  /** Reads the branch's schema before and after each step. */
+  /**
+   * Applies each step: the run's session (one child for the lot, and one connection kept for all
+   * the steps, released before a reset and at the end), or the port itself (a child and a
+   * connection per step).
+   */
+  runner: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationSession, 'apply' | 'release'>>;
+  /** Reads the branch's schema before and after each step (over one kept connection where it can: `open`). */
   schemas: SchemaReader;
   /** The baseline's schema when the caller has read it already (a fresh copy of the baseline has the same). */
   before?: SchemaSnapshot;
@@ -60,6 +64,35 @@ const DETAIL_LIMIT = 4000;
 const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restored', 'down-failed']);
 
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
+  // The steps and the reads each keep one connection to the throwaway branch: a new backend for
+  // every one of them (cold catalog caches) cost as much as the work itself.
+  const schemas = input.schemas.open?.();
+  const kept: string[] = [];
+  const release = async (): Promise<void> => {
+    const urls = kept.splice(0);
+    await Promise.all([schemas?.release(), ...urls.map((u) => input.runner.release?.(u))]);
+  };
+  // The kept connection is opened (and its catalog caches filled) while the role is made: a cheap read.
+  void schemas?.relations(input.url).catch(() => undefined);
+  try {
+    return await prove({
+      ...input,
+      schemas: schemas ?? input.schemas,
+      runner: {
+        apply: (options: ApplyOptions) => {
+          if (!kept.includes(options.databaseUrl)) kept.push(options.databaseUrl);
+          return input.runner.apply(options, { keep: true, first: true });
+        },
+      },
+      // Nothing of ours may hold the branch while it is put back.
+      ...(input.reset ? { reset: () => release().then(input.reset) } : {}),
+    });
+  } finally {
+    await release();
+  }
+}
+
+async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
   const snapshot = () => input.schemas.snapshot(input.url, { ignoreTables: [input.table] });
   const verdicts: Verdicts = new Map();
   const as = async (): Promise<{ confined: string; migrate: string }> => {

@@ -120,7 +120,19 @@ export async function runCheck(
   let reversibilityWork: Promise<ReversibilityOutcome> | undefined;
   // The PR branch's schema after its migrations, read beside the suite (the diff's "after").
   let afterRead: Promise<SchemaSnapshot> | undefined;
+  // The suite's branch, made beside the PR branch: awaited before its branch is removed.
+  let suiteWork: Promise<unknown> | undefined;
+  // Lets the suite's branch go on (true) or stop (false) once the PR branch's migrations are done.
+  let settlePr: ((ok: boolean) => void) | undefined;
+  // The PR branch's kept catalog connection: released before the run ends.
+  let prReads: { release(): Promise<void> } | undefined;
   try {
+    // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
+    // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
+    if (plan.engine && !plan.blocked && plan.migrations.ok) {
+      headRunner = ports.migrations.open();
+      headRunner.warm(plan.engine.engine, plan.sets.head);
+    }
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
       const lock = await provider.lockRun(branch, {
@@ -203,9 +215,11 @@ export async function runCheck(
       serverVersion = caps.serverVersion;
       // What planning could not read fails here, as reading it here would have.
       if (!plan.engine) throw plan.blocked!.error;
-      // Started now, so Node, node-pg-migrate and the TypeScript loader are loaded while the baseline is found.
-      headRunner = ports.migrations.open();
-      headRunner.warm(plan.engine.engine, head);
+      // Started now if not at the beginning, so Node, node-pg-migrate and the TypeScript loader load meanwhile.
+      if (!headRunner) {
+        headRunner = ports.migrations.open();
+        headRunner.warm(plan.engine.engine, head);
+      }
       const [baseDir, headSide] = await Promise.all([
         sideDir('base', input.base, base),
         sideDir('head', input.head, head),
@@ -261,7 +275,12 @@ export async function runCheck(
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
     const runner = headRunner!;
-    const snapshotOf = (at: string) => ports.schemas.snapshot(at, { ignoreTables: [config.migrations.table] });
+    // The PR branch's catalog reads (before, after) share one kept connection where the reader keeps
+    // them; released before anything forks the branch, and at the end.
+    const prSchemas = ports.schemas.open?.();
+    prReads = prSchemas;
+    const snapshotOf = (at: string) =>
+      (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: [config.migrations.table] });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
@@ -297,6 +316,41 @@ export async function runCheck(
       reversibilityWork.catch(() => undefined);
     }
 
+    // The suite's branch is made the way the PR branch is — a copy of the baseline, its own role,
+    // the pull request's migrations applied as that role — instead of a copy of the PR branch made
+    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy is
+    // taken now; its role and migrations wait for the PR branch's to apply, so they neither compete
+    // with reversibility's first steps for the CPU nor run for migrations that fail.
+    // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
+    let prApplied: (ok: boolean) => void = () => undefined;
+    const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
+    settlePr = prApplied;
+    const prepareSuiteBranch = async (): Promise<string | undefined> => {
+      await provider.create({ name: names.suite, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
+      cancelPoint();
+      const adminUrl = await provider.connectionUri(names.suite);
+      if (provider.verifyUrl) await provider.verifyUrl(names.suite, adminUrl);
+      else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
+      if (!(await prDone)) return undefined;
+      cancelPoint();
+      const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
+      cancelPoint();
+      const r = await runner.apply({
+        databaseUrl: asAdmin ? adminUrl : suiteUrl,
+        dir: headFiles.dir,
+        relativeTo: headFiles.relativeTo,
+        direction: 'up',
+        migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
+      });
+      return r.ok ? suiteUrl : undefined;
+    };
+    temporary.push(names.suite);
+    const suitePrepared = prepareSuiteBranch();
+    suitePrepared.catch(() => undefined); // awaited by the suite stage, or before the branches go
+    suiteWork = suitePrepared;
+
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
     let baseRelations: Set<string> | undefined;
@@ -329,7 +383,7 @@ export async function runCheck(
       // The fresh PR branch is the base: what lint needs to tell a live table from one this PR
       // creates, and the schema diff's "before" (read after the role took the branch's objects,
       // so only what the migrations did differs).
-      [baseRelations, before] = await Promise.all([ports.schemas.relations(url), snapshotOf(url)]);
+      [baseRelations, before] = await Promise.all([(prSchemas ?? ports.schemas).relations(url), snapshotOf(url)]);
       cancelPoint();
       const r = await runner.apply({
         databaseUrl: runAs,
@@ -382,6 +436,7 @@ export async function runCheck(
       };
     });
 
+    prApplied(migrations.status === 'passed');
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
       lintStage(ports.linter, config, newMigrations, applied, serverVersion, baseRelations!),
@@ -394,7 +449,7 @@ export async function runCheck(
       return finish();
     }
 
-    // Lint, reversibility (on a child of the baseline) and the suite (on a child of the PR branch)
+    // Lint, reversibility (on a child of the baseline) and the suite (on a branch of its own)
     // touch different databases, so they run side by side; the schema diff reads the PR branch after.
     const reversibility = async () => {
       if (!config.reversibility.enabled)
@@ -406,14 +461,21 @@ export async function runCheck(
       await runStage(stages, 'reversibility', staged, () => reversibilityWork!, reversibilityStartedAt);
     };
     const suite = runStage(stages, 'suite', staged, async () => {
-      temporary.push(names.suite);
-      await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
+      let suiteUrl = await suitePrepared.catch(() => undefined);
+      cancelPoint();
+      if (suiteUrl === undefined) {
+        // Not made beside the PR branch (its migrations failed there, or the branch could not be
+        // made): a fresh child of the PR branch, as the PR branch is now.
+        if (await provider.get(names.suite)) await provider.delete(names.suite, ours);
+        await prSchemas?.release();
+        await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
+      }
       // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the suite.
       afterRead = snapshotOf(url);
       afterRead.catch(() => undefined); // awaited by the schema diff, or before the branches go
       cancelPoint();
-      // The pull request's suite is untrusted: it gets the branch's own role where the provider can make one.
-      const suiteUrl = await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
+      suiteUrl ??= await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
       const result = await suiteStage(
         config,
         input.workspace,
@@ -476,7 +538,10 @@ export async function runCheck(
     input.signal?.removeEventListener('abort', forward);
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
+    settlePr?.(false); // a run that stopped before the migrations concluded
+    await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
+    await prReads?.release().catch(() => undefined);
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
