@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConductorState } from '../../src/conductor/state.js';
 import { readGate } from '../../src/lanes/tdd/gate-check.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { localProcessRunner } from '../../src/process/runner.js';
@@ -63,13 +64,13 @@ describe('consort approve … merge --as <person>, through the built CLI', () =>
     const saved = await store.load();
     await store.save({
       ...saved,
-      state: {
+      state: ConductorState.parse({
         ...saved.state,
         phase: 'merge',
         step: 'awaiting-approval',
         gate: 'merge',
-        items: saved.state.items.map((i) => ({ ...i, status: 'refactored' as const })),
-      },
+        items: saved.state.items.map((i) => ({ ...i, status: 'refactored' })),
+      }),
     });
     const { check } = await readGate(await workspaceAt(root), store, 'merge', false);
     expect(check).toMatchObject({ valid: true, approval: null });
