@@ -272,7 +272,7 @@ describe('runOnPullRequest, before the branch', () => {
         throw new Error('no schema is read before the checkout');
       },
     },
-    policy,
+    policy: async () => ({ ...policy, gateMode: 'human' }),
     remote: {
       checkout: async (ref) => {
         checkouts.push(ref);

@@ -116,8 +116,12 @@ export interface PullRequestPorts {
   git: GitRepo;
   migrations: MigrationRunner;
   schemas: SchemaReader;
-  /** Who may approve: read from the default branch before the pull request's branch is checked out. */
-  policy: ApprovalPolicy;
+  /**
+   * Who may approve, and whether proxy mode approves (`gates.*`): read from the pull request's
+   * base branch (its commit `pull.base.sha`), never from the branch under review — a pull request
+   * cannot approve its own gates by changing the configuration it carries.
+   */
+  policy(pull: PullRequest): Promise<TrustedPolicy>;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
   configure(): Promise<{ config: ConsortConfig; provider: BranchProvider }>;
   /** The suite's and the agents' settings sources (children are built from allow-lists in src/core/child-env.ts). */
@@ -130,6 +134,11 @@ export interface PullRequestPorts {
   onSuiteOutput?(chunk: string): void;
   links: { repoUrl: string; runUrl?: string };
   now?: () => number;
+}
+
+/** The base branch's gates settings: who may approve, and the gate mode every run of the lane uses. */
+export interface TrustedPolicy extends ApprovalPolicy {
+  gateMode: 'human' | 'proxy';
 }
 
 export type PullRequestOutcome =
@@ -145,11 +154,15 @@ function asked(request: PullRequestAsk): string {
   return `/consort build${request.feature === null ? '' : ` ${request.feature}`}`;
 }
 
-async function access(ports: PullRequestPorts, login: string): Promise<Access> {
-  const permission = await ports.github.permission(ports.repo, login);
+async function access(
+  ports: PullRequestPorts,
+  login: string,
+  permission: Access['permission'],
+  policy: ApprovalPolicy,
+): Promise<Access> {
   const teams: string[] = [];
   if (!mayCommand(permission)) return { permission, teams };
-  for (const entry of ports.policy.approvers.filter((a) => a.includes('/'))) {
+  for (const entry of policy.approvers.filter((a) => a.includes('/'))) {
     const [org, team] = entry.split('/') as [string, string];
     if (await ports.github.teamMember(org, team, login)) teams.push(entry);
   }
@@ -169,9 +182,14 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
     github.createComment(repo, request.pr, ports.scrub(`@${request.actor.login}, ${text}`));
   if (request.actor.type === 'Bot') return { kind: 'ignored', why: `${request.actor.login} is a bot` };
   // Who asked is checked through the API for every request: the event says who, never what they may do.
-  const who = await access(ports, request.actor.login);
   const pull = await github.pull(repo, request.pr);
-  const decision = decide(request, who, pull, ports.policy);
+  // Nothing of the pull request's own decides who approves: the base branch's configuration does.
+  const permission = await github.permission(repo, request.actor.login);
+  const policy: TrustedPolicy = mayCommand(permission)
+    ? await ports.policy(pull)
+    : { approvers: [], selfApproval: false, gateMode: 'human' };
+  const who = await access(ports, request.actor.login, permission, policy);
+  const decision = decide(request, who, pull, policy);
   if (decision.kind === 'ignore') return { kind: 'ignored', why: decision.why };
   if (decision.kind === 'refuse') {
     if (decision.answer === 'refusal') await refuse(github, command);
@@ -186,7 +204,7 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
   const head = await ports.remote.checkout(pull.head.ref);
   ports.log.info(`On ${pull.head.ref} at ${head.slice(0, 7)} (pull request #${pull.number}).`);
   try {
-    return await lane(ports, request, command, pull);
+    return await lane(ports, request, command, pull, policy);
   } catch (e) {
     // Whatever went wrong, say so on the pull request, where the person who asked is looking.
     const why =
@@ -256,6 +274,7 @@ async function lane(
   request: PullRequestAsk,
   command: CommandRequest,
   pull: PullRequest,
+  policy: TrustedPolicy,
 ): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
@@ -324,6 +343,8 @@ async function lane(
       migrations: ports.migrations,
       schemas: ports.schemas,
       config,
+      // gates.mode from the base branch: the branch's own configuration cannot turn proxy mode on.
+      gateMode: policy.gateMode,
       feature,
       provider,
       retry,
