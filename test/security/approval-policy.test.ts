@@ -17,6 +17,7 @@ import type { ActionContext } from '../../src/action/context.js';
 import { INPUT, parseInputs } from '../../src/action/inputs.js';
 import { tddPorts } from '../../src/action/ports.js';
 import { runOnPullRequest, type PullRequestAsk } from '../../src/lanes/tdd/index.js';
+import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 
 const exec = promisify(execFile);
@@ -132,4 +133,35 @@ it("refuses someone the pull request lists but the base does not, and lets the b
   expect(github.reactions.map((r) => r.content)).toEqual(['confused', 'eyes']);
   expect(replies()).toEqual(['@mona, no feature on this branch is waiting at a gate, so nothing was approved.']);
   expect(github.statuses).toEqual([]);
+});
+
+it("counts an approval written into the branch's gates.json only when the Action could have recorded it", async () => {
+  const p = await ports();
+  const pull = await p.github.pull({ owner: OWNER, repo: REPO }, 7);
+  const policy = await p.policy(pull);
+  github.seed({ issue: 7, body: '/consort approve spec', user: { login: 'mona', id: 6, type: 'User' } });
+  github.seed({ issue: 7, body: 'LGTM, /consort approve merge later', user: { login: 'mona', id: 6, type: 'User' } });
+  github.seed({ issue: 7, body: '/consort approve', user: { login: 'lee', id: 7, type: 'User' } });
+  github.seed({ issue: 7, body: '/consort approve merge', user: { login: 'octocat', id: 8, type: 'User' } });
+  const comments = await p.github.listComments({ owner: OWNER, repo: REPO }, 7);
+  const judge = (gate: string, approver: string, proxy = false) =>
+    uncountedApproval(p.github, pull, policy, gate, { approver, proxy }, comments);
+  expect(await judge('spec', 'mona')).toBeUndefined(); // as the Action records it
+  expect(await judge('spec', 'Mona')).toBeUndefined();
+  // Written by whoever pushed to the branch:
+  expect(await judge('merge', 'mona')).toBe('@mona gave no /consort approve for it on #7');
+  expect(await judge('merge', 'grace')).toBe('@grace gave no /consort approve for it on #7');
+  expect(await judge('merge', 'lee')).toBe('only the approvers gates.approvers names may approve gates (mona)');
+  expect(await judge('merge', 'octocat')).toMatch(/^the author of a pull request may not approve its gates/);
+  expect(await judge('merge', 'proxy', true)).toBe("a proxy's, and the base branch's gates.mode is human");
+  expect(
+    await uncountedApproval(
+      p.github,
+      pull,
+      { ...policy, gateMode: 'proxy' },
+      'merge',
+      { approver: 'proxy', proxy: true },
+      comments,
+    ),
+  ).toBeUndefined();
 });

@@ -16,11 +16,12 @@ import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { FEATURE_SLUG, featureSlugFromBranch } from '../../core/names.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
+import { parseCommand } from '../../github/commands.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
-import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
+import type { CommitStatus, GitHubPort, IssueComment, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
@@ -378,7 +379,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull.number);
+  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull, policy);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(
@@ -411,6 +412,38 @@ export function nextStep(feature: string, r: BuildRunResult): string | null {
   }
 }
 
+/**
+ * Why an approval recorded in the branch's `gates.json` does not count, or undefined when it does.
+ * The branch is the pull request's: whoever can push to it can write an approval there. One counts
+ * when the Action could have recorded it: a person's, given by a `/consort approve` comment of
+ * theirs on this pull request (for this gate, or for whichever was waiting) whom the base branch's
+ * policy lets approve now; a proxy's, only while the base branch's `gates.mode` is proxy.
+ */
+export async function uncountedApproval(
+  github: Pick<GitHubPort, 'teamMember'>,
+  pull: Pick<PullRequest, 'number' | 'author'>,
+  policy: TrustedPolicy,
+  gate: string,
+  approval: { approver: string; proxy: boolean },
+  comments: readonly IssueComment[],
+): Promise<string | undefined> {
+  if (approval.proxy)
+    return policy.gateMode === 'proxy' ? undefined : "a proxy's, and the base branch's gates.mode is human";
+  const login = approval.approver.toLowerCase();
+  const asked = comments.some((c) => {
+    if (!c.user || c.user.type === 'Bot' || c.user.login.toLowerCase() !== login) return false;
+    const command = parseCommand(c.body);
+    return command?.kind === 'approve' && (command.gate === null || command.gate === gate);
+  });
+  if (!asked) return `@${approval.approver} gave no /consort approve for it on #${pull.number}`;
+  const teams: string[] = [];
+  for (const entry of policy.approvers.filter((a) => a.includes('/'))) {
+    const [org, team] = entry.split('/') as [string, string];
+    if (await github.teamMember(org, team, approval.approver)) teams.push(entry);
+  }
+  return approvalRefusal(policy, { login: approval.approver, teams }, pull.author || null);
+}
+
 interface Surfaced {
   gate: string;
   hash: string;
@@ -428,8 +461,10 @@ async function announceGates(
   r: BuildRunResult,
   surfaced: readonly Surfaced[],
   head: string,
-  pr: number,
+  pull: PullRequest,
+  policy: TrustedPolicy,
 ): Promise<void> {
+  const pr = pull.number;
   const { github, repo } = ports;
   const feature = store.feature;
   const target = ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {};
@@ -438,15 +473,24 @@ async function announceGates(
   // and an approval whose artifacts changed since (a push after it) is pending again, never success.
   const recorded = (await store.gates()).gates;
   const reopened = await reopenedGates(ws, store, r.state.userFacing);
+  let comments: IssueComment[] | undefined;
   for (const [name, entry] of Object.entries(recorded)) {
     if (!entry?.approval || name === gate) continue;
     const stale = reopened.includes(name as GateName);
+    comments ??= await github.listComments(repo, pr);
+    const uncounted = await uncountedApproval(github, pull, policy, name, entry.approval, comments);
+    if (uncounted !== undefined)
+      ports.log.warning(
+        `The ${name} gate's approval by ${entry.approval.approver} in gates.json does not count: ${uncounted}.`,
+      );
     await github.setStatus(repo, head, {
       context: gateStatusContext(name),
-      state: stale ? 'pending' : 'success',
+      state: stale || uncounted !== undefined ? 'pending' : 'success',
       description: stale
         ? `changed since @${entry.approval.approver} approved it: /consort build ${feature} to review again`
-        : `approved by @${entry.approval.approver}`,
+        : uncounted !== undefined
+          ? `not approved: ${uncounted}`
+          : `approved by @${entry.approval.approver}`,
       ...target,
     });
   }
