@@ -157,7 +157,9 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         server.closeAllConnections();
       }),
     seed: (c) => {
-      const stored = { ...c, id: nextId++, created_at: now(), updated_at: now() };
+      // As on GitHub: a new comment's updated_at is its created_at (they differ once it is edited).
+      const at_ = now();
+      const stored = { ...c, id: nextId++, created_at: at_, updated_at: at_ };
       state.comments.push(stored);
       return stored;
     },

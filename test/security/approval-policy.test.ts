@@ -100,8 +100,8 @@ async function ports() {
 }
 
 const approve = (login: string): PullRequestAsk => {
-  const comment = github.seed({ issue: 7, body: '/consort approve', user: { login, id: 5, type: 'User' } });
-  return { kind: 'approve', pr: 7, gate: null, actor: { login, type: 'User' }, commentId: comment.id };
+  const comment = github.seed({ issue: 7, body: '/consort approve spec', user: { login, id: 5, type: 'User' } });
+  return { kind: 'approve', pr: 7, gate: 'spec', actor: { login, type: 'User' }, commentId: comment.id };
 };
 const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
 const head = () => git(workspace, 'rev-parse', 'HEAD');
@@ -131,7 +131,7 @@ it("refuses someone the pull request lists but the base does not, and lets the b
   github.comments.length = 0;
   expect(await runOnPullRequest(await ports(), approve('mona'))).toMatchObject({ kind: 'answered' });
   expect(github.reactions.map((r) => r.content)).toEqual(['confused', 'eyes']);
-  expect(replies()).toEqual(['@mona, no feature on this branch is waiting at a gate, so nothing was approved.']);
+  expect(replies()).toEqual(['@mona, no feature on this branch is waiting at the spec gate, so nothing was approved.']);
   expect(github.statuses).toEqual([]);
 });
 
@@ -139,29 +139,59 @@ it("counts an approval written into the branch's gates.json only when the Action
   const p = await ports();
   const pull = await p.github.pull({ owner: OWNER, repo: REPO }, 7);
   const policy = await p.policy(pull);
-  github.seed({ issue: 7, body: '/consort approve spec', user: { login: 'mona', id: 6, type: 'User' } });
-  github.seed({ issue: 7, body: 'LGTM, /consort approve merge later', user: { login: 'mona', id: 6, type: 'User' } });
-  github.seed({ issue: 7, body: '/consort approve', user: { login: 'lee', id: 7, type: 'User' } });
-  github.seed({ issue: 7, body: '/consort approve merge', user: { login: 'octocat', id: 8, type: 'User' } });
+  const [SPEC, SPEC2, MERGE] = ['sha256:' + '1'.repeat(64), 'sha256:' + '2'.repeat(64), 'sha256:' + '3'.repeat(64)];
+  const bot = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' as const };
+  const person = (login: string) => ({ login, id: 6, type: 'User' as const });
+  const announce = (gate: string, hash: string) =>
+    github.seed({ issue: 7, body: `<!-- consort:gate ${gate} ${hash} -->\n### ⏸ Gate \`${gate}\``, user: bot });
+  github.seed({ issue: 7, body: '/consort approve spec', user: person('mona') }); // before any announcement
+  announce('spec', SPEC);
+  github.seed({ issue: 7, body: '/consort approve spec', user: person('mona') });
+  // A person quoting the marker announces nothing.
+  github.seed({ issue: 7, body: `<!-- consort:gate merge ${MERGE} -->`, user: person('octocat') });
+  github.seed({ issue: 7, body: '/consort approve merge', user: person('lee') });
+  github.seed({ issue: 7, body: '/consort approve', user: person('lee') });
+  github.seed({ issue: 7, body: 'LGTM, /consort approve merge later', user: person('mona') });
+  announce('spec', SPEC2); // the artifacts changed after mona approved
+  announce('merge', MERGE);
+  github.seed({ issue: 7, body: '/consort approve merge', user: person('octocat') });
+  github.seed({ issue: 7, body: '/consort approve merge', user: person('grace') });
+  github.permissions.set('grace', 'read');
+  // mona's comment, edited afterwards (by her, or by anyone with write access: REST does not say who).
+  const edited = github.seed({ issue: 7, body: 'LGTM', user: person('mona') });
+  edited.body = '/consort approve merge';
+  edited.updated_at = new Date(Date.parse(edited.created_at) + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const comments = await p.github.listComments({ owner: OWNER, repo: REPO }, 7);
-  const judge = (gate: string, approver: string, proxy = false) =>
-    uncountedApproval(p.github, pull, policy, gate, { approver, proxy }, comments);
-  expect(await judge('spec', 'mona')).toBeUndefined(); // as the Action records it
-  expect(await judge('spec', 'Mona')).toBeUndefined();
+  const judge = (gate: string, approver: string, hash: string, proxy = false) =>
+    uncountedApproval(p.github, { owner: OWNER, repo: REPO }, pull, policy, gate, { approver, proxy, hash }, comments);
+  expect(await judge('spec', 'mona', SPEC)).toBeUndefined(); // as the Action records it
+  expect(await judge('spec', 'Mona', SPEC)).toBeUndefined();
   // Written by whoever pushed to the branch:
-  expect(await judge('merge', 'mona')).toBe('@mona gave no /consort approve for it on #7');
-  expect(await judge('merge', 'grace')).toBe('@grace gave no /consort approve for it on #7');
-  expect(await judge('merge', 'lee')).toBe('only the approvers gates.approvers names may approve gates (mona)');
-  expect(await judge('merge', 'octocat')).toMatch(/^the author of a pull request may not approve its gates/);
-  expect(await judge('merge', 'proxy', true)).toBe("a proxy's, and the base branch's gates.mode is human");
+  expect(await judge('spec', 'mona', SPEC2)).toBe(
+    "@mona's /consort approve spec on #7 was not given on these artifacts (sha256:22222222…, not the gate as announced before it)",
+  );
+  expect(await judge('merge', 'mona', MERGE)).toBe(
+    "@mona's /consort approve merge on #7 was edited (an edited comment carries no command)",
+  );
+  expect(await judge('merge', 'grace', MERGE)).toBe('@grace has read access');
+  expect(await judge('merge', 'hubot', MERGE)).toBe('@hubot left no /consort approve merge on #7');
+  // lee's named command came before the merge gate was announced (the marker octocat wrote is no announcement); the unnamed one names nothing.
+  expect(await judge('merge', 'lee', MERGE)).toBe(
+    "@lee's /consort approve merge on #7 was not given on these artifacts (sha256:33333333…, not the gate as announced before it)",
+  );
+  expect(await judge('spec', 'lee', SPEC2)).toBe('@lee left no /consort approve spec on #7');
+  expect(await judge('merge', 'octocat', MERGE)).toMatch(/^the author of a pull request may not approve its gates/);
+  expect(await judge('merge', 'proxy', MERGE, true)).toBe("a proxy's, and the base branch's gates.mode is human");
   expect(
     await uncountedApproval(
       p.github,
+      { owner: OWNER, repo: REPO },
       pull,
       { ...policy, gateMode: 'proxy' },
       'merge',
-      { approver: 'proxy', proxy: true },
+      { approver: 'proxy', proxy: true, hash: MERGE },
       comments,
     ),
   ).toBeUndefined();
+  github.permissions.delete('grace');
 });

@@ -16,7 +16,6 @@ import type { GateName, TurnRecord } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
 import { FEATURE_SLUG, featureSlugFromBranch } from '../../core/names.js';
 import { type CommandRequest, mayCommand, react, refuse } from '../../github/command-reply.js';
-import { parseCommand } from '../../github/commands.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -27,6 +26,7 @@ import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
 import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
+import { announcedBefore, approvalComment, editedComment } from './approval-source.js';
 import { reopenedGates } from './gate-check.js';
 import { type BuildRunResult, runBuildLane } from './driver.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from './store.js';
@@ -86,6 +86,14 @@ export function decide(request: PullRequestAsk, access: Access, pull: PullReques
   if (pull.head.repo !== pull.base.repo)
     return { kind: 'refuse', why: 'the pull request comes from a fork', answer: FORK_ANSWER };
   if (request.kind === 'approve') {
+    // An approval names what it approves: one unnamed command must not stand for whichever gate is waiting.
+    if (request.gate === null)
+      return {
+        kind: 'refuse',
+        why: '/consort approve names no gate',
+        answer:
+          'name the gate you approve (`/consort approve <gate>`, as its announcement says), so nothing was approved.',
+      };
     const refusal = approvalRefusal(policy, { login: who, teams: access.teams }, pull.author || null);
     if (refusal !== undefined) return { kind: 'refuse', why: refusal, answer: `${refusal}, so nothing was approved.` };
   }
@@ -219,19 +227,15 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
   }
 }
 
-/** Features at a gate (for `/consort approve [<gate>]`). */
+/** Features at a gate (for `/consort approve <gate>`). */
 async function featuresAtGate(
   workspace: string,
-  gate: string | null,
+  gate: string,
 ): Promise<{ feature: string; gate: GateName; hash: string | undefined }[]> {
   const found = [];
   for (const feature of await listFeatures(workspace)) {
     const { state } = await new FeatureStore(workspace, feature).load();
-    if (
-      (state.step === 'awaiting-approval' || state.step === 'gate') &&
-      state.gate &&
-      (gate === null || state.gate === gate)
-    ) {
+    if ((state.step === 'awaiting-approval' || state.step === 'gate') && state.gate && state.gate === gate) {
       found.push({ feature, gate: state.gate, hash: state.surfaced[state.gate] });
     }
   }
@@ -285,11 +289,27 @@ async function lane(
     github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
   let feature: string;
   let retry = false;
+  /** The pull request's conversation, read once: what backs an approval (src/lanes/tdd/approval-source.ts). */
+  let comments: IssueComment[] | undefined;
+  const conversation = async () => (comments ??= await github.listComments(repo, pull.number));
+  /** Approvals this run recorded from the verified command that started it. */
+  const recordedHere: { gate: string; hash: string; approver: string }[] = [];
   if (request.kind === 'approve') {
-    const waiting = await featuresAtGate(ws.dir, request.gate);
-    if (waiting.length !== 1) {
-      const what = request.gate === null ? 'a gate' : `the ${request.gate} gate`;
-      const answer = `${waiting.length === 0 ? `no feature on this branch is waiting at ${what}` : `several features are waiting at ${what} (${waiting.map((w) => `${w.feature}: ${w.gate}`).join(', ')}); name the gate`}, so nothing was approved.`;
+    const gate = request.gate ?? '';
+    // What the person was shown: the gate as announced on the pull request before their command —
+    // not the branch's state.json, which whoever pushes to the branch can write.
+    const asking = (await conversation()).find((c) => c.id === request.commentId);
+    const shown = asking && !editedComment(asking) ? announcedBefore(await conversation(), gate, asking) : null;
+    const atGate = await featuresAtGate(ws.dir, gate);
+    // Several features at one gate: the one announced with what the person was shown.
+    const waiting = atGate.length > 1 ? atGate.filter((w) => w.hash === shown) : atGate;
+    if (atGate.length === 0 || shown === null || waiting.length !== 1) {
+      const answer =
+        atGate.length === 0
+          ? `no feature on this branch is waiting at the ${gate} gate, so nothing was approved.`
+          : shown === null
+            ? `the ${gate} gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.`
+            : `several features are waiting at the ${gate} gate (${atGate.map((w) => w.feature).join(', ')}), so nothing was approved.`;
       await replyTo(answer);
       return { kind: 'answered', answer };
     }
@@ -301,8 +321,9 @@ async function lane(
       gate: at.gate,
       approver: login,
       headSha: pull.head.sha,
-      ...(at.hash ? { expectedHash: at.hash } : {}),
+      expectedHash: shown,
     });
+    recordedHere.push({ gate: at.gate, hash: approval.hash, approver: approval.approver });
     await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
     await ports.remote.push(pull.head.ref);
     await status(await ws.head(), {
@@ -328,6 +349,15 @@ async function lane(
     }
   }
 
+  /** Why an approval in the branch's gates.json does not count (undefined: it does); one judgement for the lane and the statuses. */
+  const judge: ApprovalJudge = async (gate, approval) => {
+    if (
+      !approval.proxy &&
+      recordedHere.some((a) => a.gate === gate && a.hash === approval.hash && a.approver === approval.approver)
+    )
+      return undefined;
+    return uncountedApproval(github, repo, pull, policy, gate, approval, await conversation());
+  };
   const { config, provider } = await ports.configure();
   const { env, agentEnv } = ports.environment(config);
   const store = new FeatureStore(ws.dir, feature);
@@ -358,6 +388,8 @@ async function lane(
       log: (m) => log.info(ports.scrub(m)),
       ...(ports.onSuiteOutput ? { onSuiteOutput: ports.onSuiteOutput } : {}),
       onGate: (gate, hash, problems) => surfaced.push({ gate, hash, problems }),
+      // The lane goes past a gate only on an approval the pull request's conversation backs.
+      approvalCounts: (gate, approval) => (approval.proxy ? Promise.resolve(PROXY_FROM_BRANCH) : judge(gate, approval)),
       onTurn: async (turn, { commit, head }) => {
         turns.push(turn);
         await ports.remote.push(pull.head.ref);
@@ -379,7 +411,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull, policy);
+  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull, judge);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(
@@ -415,34 +447,44 @@ export function nextStep(feature: string, r: BuildRunResult): string | null {
 /**
  * Why an approval recorded in the branch's `gates.json` does not count, or undefined when it does.
  * The branch is the pull request's: whoever can push to it can write an approval there. One counts
- * when the Action could have recorded it: a person's, given by a `/consort approve` comment of
- * theirs on this pull request (for this gate, or for whichever was waiting) whom the base branch's
- * policy lets approve now; a proxy's, only while the base branch's `gates.mode` is proxy.
+ * when the Action could have recorded it: a person's, backed by an unedited `/consort approve
+ * <gate>` comment of theirs on this pull request written after the gate was announced with the
+ * approval's artifacts (src/lanes/tdd/approval-source.ts), who has write access and whom the base
+ * branch's policy lets approve now; a proxy's, only while the base branch's `gates.mode` is proxy.
  */
 export async function uncountedApproval(
-  github: Pick<GitHubPort, 'teamMember'>,
+  github: Pick<GitHubPort, 'teamMember' | 'permission'>,
+  repo: RepoRef,
   pull: Pick<PullRequest, 'number' | 'author'>,
   policy: TrustedPolicy,
   gate: string,
-  approval: { approver: string; proxy: boolean },
+  approval: { approver: string; proxy: boolean; hash: string },
   comments: readonly IssueComment[],
 ): Promise<string | undefined> {
   if (approval.proxy)
     return policy.gateMode === 'proxy' ? undefined : "a proxy's, and the base branch's gates.mode is human";
-  const login = approval.approver.toLowerCase();
-  const asked = comments.some((c) => {
-    if (!c.user || c.user.type === 'Bot' || c.user.login.toLowerCase() !== login) return false;
-    const command = parseCommand(c.body);
-    return command?.kind === 'approve' && (command.gate === null || command.gate === gate);
-  });
-  if (!asked) return `@${approval.approver} gave no /consort approve for it on #${pull.number}`;
+  const source = approvalComment(comments, gate, approval.approver, approval.hash, pull.number);
+  if ('reason' in source) return source.reason;
+  // The account as GitHub spells it (the comment's author), asked now: what they may do today.
+  const login = source.comment.user!.login;
+  const permission = await github.permission(repo, login);
+  if (!mayCommand(permission)) return `@${login} has ${permission} access`;
   const teams: string[] = [];
   for (const entry of policy.approvers.filter((a) => a.includes('/'))) {
     const [org, team] = entry.split('/') as [string, string];
-    if (await github.teamMember(org, team, approval.approver)) teams.push(entry);
+    if (await github.teamMember(org, team, login)) teams.push(entry);
   }
-  return approvalRefusal(policy, { login: approval.approver, teams }, pull.author || null);
+  return approvalRefusal(policy, { login, teams }, pull.author || null);
 }
+
+/** A proxy approval read from the branch never passes a gate in the lane: proxy mode approves in the run itself. */
+const PROXY_FROM_BRANCH =
+  "a proxy's approval read from the branch (under the base branch's gates.mode: proxy the run approves by itself)";
+
+type ApprovalJudge = (
+  gate: string,
+  approval: { approver: string; proxy: boolean; hash: string },
+) => Promise<string | undefined>;
 
 interface Surfaced {
   gate: string;
@@ -462,7 +504,7 @@ async function announceGates(
   surfaced: readonly Surfaced[],
   head: string,
   pull: PullRequest,
-  policy: TrustedPolicy,
+  judge: ApprovalJudge,
 ): Promise<void> {
   const pr = pull.number;
   const { github, repo } = ports;
@@ -473,12 +515,10 @@ async function announceGates(
   // and an approval whose artifacts changed since (a push after it) is pending again, never success.
   const recorded = (await store.gates()).gates;
   const reopened = await reopenedGates(ws, store, r.state.userFacing);
-  let comments: IssueComment[] | undefined;
   for (const [name, entry] of Object.entries(recorded)) {
     if (!entry?.approval || name === gate) continue;
     const stale = reopened.includes(name as GateName);
-    comments ??= await github.listComments(repo, pr);
-    const uncounted = await uncountedApproval(github, pull, policy, name, entry.approval, comments);
+    const uncounted = await judge(name, entry.approval);
     if (uncounted !== undefined)
       ports.log.warning(
         `The ${name} gate's approval by ${entry.approval.approver} in gates.json does not count: ${uncounted}.`,
@@ -495,10 +535,22 @@ async function announceGates(
     });
   }
   if (gate !== null) {
+    // The lane waits at a gate whose recorded approval covers these artifacts only when the
+    // approval does not count: say why, where branch protection shows it.
+    const written = recorded[gate]?.approval;
+    const ignored =
+      written && written.hash === r.state.surfaced[gate]
+        ? written.proxy
+          ? PROXY_FROM_BRANCH
+          : await judge(gate, written)
+        : undefined;
     await github.setStatus(repo, head, {
       context: gateStatusContext(gate),
       state: 'pending',
-      description: `${feature}: waiting for /consort approve ${gate}`,
+      description:
+        ignored === undefined
+          ? `${feature}: waiting for /consort approve ${gate}`
+          : `not approved: ${ignored}; waiting for /consort approve ${gate}`,
       ...target,
     });
   }
