@@ -42,6 +42,8 @@ let origin: string;
 let dataDir: string;
 let agentDir: string;
 let savedDataDir: string | undefined;
+/** Codertocat's `/consort approve spec`, written before the gate was announced. */
+let early: { id: number; body: string };
 
 const git = async (cwd: string, ...args: string[]) =>
   (
@@ -143,7 +145,11 @@ describe('an approval written into the branch (the Action from source)', () => {
     'does not move the lane: it waits at the gate, the record says why and the status is pending with the reason',
     async () => {
       // Codertocat approves early, before there is anything to approve (nothing answers it here).
-      github.seed({ issue: PR, body: '/consort approve spec', user: { login: 'Codertocat', id: 5010, type: 'User' } });
+      early = github.seed({
+        issue: PR,
+        body: '/consort approve spec',
+        user: { login: 'Codertocat', id: 5010, type: 'User' },
+      });
       expect(await run('build', comment('/consort build customer-phones'))).toEqual({ conclusion: 'success' });
       const designed = await onOrigin<State>('state.json');
       expect(designed.state).toMatchObject({ step: 'awaiting-approval', gate: 'spec' });
@@ -189,8 +195,24 @@ describe('an approval written into the branch (the Action from source)', () => {
   );
 
   it(
-    "goes past the gate on the approver's /consort approve spec made after the announcement",
+    "goes past the gate on the approver's /consort approve spec made after the announcement, not on the one before it",
     async () => {
+      // The early command, run only now (a delayed workflow): it approves nothing.
+      const before = await originHead();
+      const answered = await run('approve', {
+        kind: 'issue_comment',
+        action: 'created',
+        number: PR,
+        pullRequest: true,
+        comment: { id: early.id, body: early.body, user: { login: 'Codertocat', type: 'User' } },
+      });
+      expect(answered).toEqual({ conclusion: 'success' });
+      expect(github.comments.at(-1)!.body).toBe(
+        '@Codertocat, the spec gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.',
+      );
+      expect(await originHead()).toBe(before);
+      expect(specStatuses().some((s) => s.state === 'success')).toBe(false);
+
       const reviews = github.reviews.length;
       expect(await run('approve', comment('/consort approve spec'), { [INPUT.maxTurns]: '1' })).toEqual({
         conclusion: 'success',

@@ -307,9 +307,11 @@ async function lane(
       const answer =
         atGate.length === 0
           ? `no feature on this branch is waiting at the ${gate} gate, so nothing was approved.`
-          : shown === null
-            ? `the ${gate} gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.`
-            : `several features are waiting at the ${gate} gate (${atGate.map((w) => w.feature).join(', ')}), so nothing was approved.`;
+          : asking === undefined || editedComment(asking)
+            ? `your comment was ${asking === undefined ? 'deleted' : 'edited'} before it was read (an edited comment carries no command), so nothing was approved: comment again.`
+            : shown === null
+              ? `the ${gate} gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.`
+              : `several features are waiting at the ${gate} gate (${atGate.map((w) => w.feature).join(', ')}), so nothing was approved.`;
       await replyTo(answer);
       return { kind: 'answered', answer };
     }
