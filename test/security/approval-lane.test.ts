@@ -44,6 +44,8 @@ let agentDir: string;
 let savedDataDir: string | undefined;
 /** Codertocat's `/consort approve spec`, written before the gate was announced. */
 let early: { id: number; body: string };
+/** When the approval written into the branch says it was given. */
+let writtenAt: string;
 
 const git = async (cwd: string, ...args: string[]) =>
   (
@@ -160,7 +162,8 @@ describe('an approval written into the branch (the Action from source)', () => {
       await git(repo.dir, 'fetch', '-q', origin, 'change');
       await git(repo.dir, 'checkout', '-q', '-B', 'change', 'FETCH_HEAD');
       const gatesFile = path.join(repo.dir, '.consort', 'features', FEATURE, 'gates.json');
-      const approval = { approver: 'Codertocat', at: new Date().toISOString(), hash, proxy: false };
+      writtenAt = new Date().toISOString();
+      const approval = { approver: 'Codertocat', at: writtenAt, hash, proxy: false };
       await writeFile(
         gatesFile,
         `${JSON.stringify({ version: 1, feature: FEATURE, gates: { spec: { approval, history: [approval] } } }, null, 2)}\n`,
@@ -226,8 +229,14 @@ describe('an approval written into the branch (the Action from source)', () => {
       expect(specStatuses().filter((s) => s.sha === head)).toEqual([
         expect.objectContaining({ state: 'success', description: 'approved by @Codertocat' }),
       ]);
-      const gates = await onOrigin<{ gates: { spec: { approval: { approver: string } } } }>('gates.json');
+      const gates = await onOrigin<{
+        gates: { spec: { approval: { approver: string; at: string }; history: unknown[] } };
+      }>('gates.json');
       expect(gates.gates.spec.approval.approver).toBe('Codertocat');
+      // The approval in the branch was Codertocat's of these artifacts (as the App's dashboard commits
+      // it before posting the comment): the command found it recorded and did not write it twice.
+      expect(gates.gates.spec.history).toEqual([gates.gates.spec.approval]);
+      expect(gates.gates.spec.approval.at).toBe(writtenAt);
     },
     SLOW,
   );

@@ -326,8 +326,12 @@ async function lane(
       expectedHash: shown,
     });
     recordedHere.push({ gate: at.gate, hash: approval.hash, approver: approval.approver });
-    await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
-    await ports.remote.push(pull.head.ref);
+    // Already recorded for these artifacts (the App's dashboard commits the approval, then posts
+    // this command with the person's token): nothing new to commit, and the lane goes on.
+    if (!approval.already) {
+      await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
+      await ports.remote.push(pull.head.ref);
+    }
     await status(await ws.head(), {
       context: gateStatusContext(at.gate),
       state: 'success',
@@ -335,7 +339,7 @@ async function lane(
     });
     await react(github, command, '+1');
     log.info(
-      `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)}).`,
+      `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)})${approval.already ? `; the approval was already recorded (${approval.at})` : ''}.`,
     );
   } else {
     const chosen = await buildFeature(ws, pull, request.feature, request.request);
