@@ -5,6 +5,13 @@
  * events.jsonl of the feature — as a commit on the pull request's branch made with the signed-in
  * person's token. GitHub itself refuses the commit from anyone who may not push, and refuses it as
  * a non-fast-forward if the head moved since the person looked; then the head is indexed again.
+ *
+ * The Action counts an approval in the branch's gates.json only when the pull request's
+ * conversation backs it (src/lanes/tdd/approval-source.ts): so the approval is then also said
+ * there, as `/consort approve <gate>` posted with the same person's token — GitHub attributes the
+ * comment to them, and the Action's approve mode answers it (finding the approval already recorded).
+ * If GitHub refuses the comment, the person is told the approval is not counted yet, never that it
+ * succeeded; approving the same artifacts again here commits nothing new and posts the comment.
  */
 import { decideApproval, checkGate, withApproval } from '../../src/conductor/approval.js';
 import type { GatesFile } from '../../src/conductor/artifacts.js';
@@ -25,7 +32,7 @@ export interface DashboardApproval {
   repository: IndexedRepository;
   /** The App's installation (re-indexing the new head). */
   records: RecordsApi;
-  /** The signed-in person's token (the commit is theirs). */
+  /** The signed-in person's token (the commit and the comment are theirs). */
   commits: CommitApi;
   /** Why the person may not approve this pull request's gates (gates.approvers, gates.selfApproval), or undefined. */
   refusal?: (pr: number) => Promise<string | undefined>;
@@ -33,6 +40,14 @@ export interface DashboardApproval {
 }
 
 const sha7 = (sha: string) => sha.slice(0, 7);
+
+/**
+ * The comment that says the approval on the pull request: the command exactly as the Action's
+ * parser reads it (src/github/commands.ts; the lines after an approve are not part of it).
+ */
+export function approvalCommentBody(gate: string, hash: string): string {
+  return `/consort approve ${gate}\nApproved in the Consort dashboard for artifacts \`${hash.replace(/^sha256:/, '').slice(0, 7)}\`.`;
+}
 
 export async function approveFromDashboard(d: DashboardApproval, request: ApproveRequest): Promise<ApproveResult> {
   const repo = { owner: d.repository.owner, repo: d.repository.repo };
@@ -101,6 +116,39 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
     at,
     where: describeStep(state),
   });
+  const recorded = gates.gates[gate]?.approval ?? null;
+  // The same person's approval of these artifacts is already on the branch (a comment that failed
+  // before): nothing is committed again, the comment is posted.
+  const already =
+    recorded !== null &&
+    !recorded.proxy &&
+    recorded.hash === decision.approval.hash &&
+    recorded.approver.toLowerCase() === decision.approval.approver.toLowerCase();
+  if (!already) await commitApproval(d, f, decision, byPath);
+  const approval = already ? recorded : decision.approval;
+  try {
+    await d.commits.comment(repo, f.pr, approvalCommentBody(decision.gate, approval.hash));
+  } catch (e) {
+    const status = (e as { status?: number }).status;
+    throw new ConsortError(
+      'invalid-input',
+      `Your approval of the ${decision.gate} gate is on ${f.headRef}, but GitHub refused your comment on #${f.pr}${status ? ` (${status})` : ''}, so the Consort Action does not count it yet.`,
+      {
+        hint: `Comment \`/consort approve ${decision.gate}\` on #${f.pr} yourself, or approve here again (nothing is committed twice).`,
+      },
+    );
+  }
+  return { gate: decision.gate, hash: approval.hash, approver: approval.approver, at: already ? approval.at : at };
+}
+
+async function commitApproval(
+  d: DashboardApproval,
+  f: NonNullable<Awaited<ReturnType<typeof getFeature>>>,
+  decision: ReturnType<typeof decideApproval>,
+  byPath: ReadonlyMap<string, string | null>,
+): Promise<void> {
+  const repo = { owner: d.repository.owner, repo: d.repository.repo };
+  const gates = f.gates as GatesFile;
   const dir = featureDirOf(f.feature);
   const events = byPath.get('events.jsonl') ?? '';
   const next = withApproval(gates, decision.gate, decision.approval);
@@ -139,5 +187,4 @@ export async function approveFromDashboard(d: DashboardApproval, request: Approv
     [f.repositoryId, f.pr, commit, f.headSha],
   );
   await indexPull(d.store, d.records, { ...d.repository, pr: f.pr, headSha: commit, headRef: f.headRef });
-  return { gate: decision.gate, hash: decision.approval.hash, approver: decision.approval.approver, at };
 }

@@ -2,8 +2,9 @@
  * What the dashboard asks of GitHub, as a port and its adapter over any Octokit-shaped client:
  * a commit's whole tree (one call; the blobs under `.consort/features/` and the code tree's hash
  * come from it), blobs by sha (fetched only when their sha is new), a person's permission, and the
- * one write — a commit on a pull request's branch made with the person's own token, which GitHub
- * accepts only from someone who may push there and only as a fast-forward of the head they saw.
+ * writes made with the person's own token — a commit on a pull request's branch, which GitHub
+ * accepts only from someone who may push there and only as a fast-forward of the head they saw, and
+ * a comment on the pull request, which GitHub attributes to that person.
  */
 import { z } from 'zod';
 import { collaboratorPermission } from '../../src/github/permissions.js';
@@ -39,6 +40,8 @@ export interface CommitApi {
     repo: Repo,
     o: { branch: string; parent: string; message: string; files: { path: string; content: string }[] },
   ): Promise<string>;
+  /** A comment on issue or pull request `issue`, by the token's person. */
+  comment(repo: Repo, issue: number, body: string): Promise<{ id: number }>;
 }
 
 const Tree = z.object({
@@ -59,6 +62,7 @@ const Compare = z.object({
 });
 const Blob = z.object({ content: z.string(), encoding: z.string() });
 const Sha = z.object({ sha: z.string() });
+const CommentId = z.object({ id: z.number() });
 const Ref = z.object({ object: z.object({ sha: z.string() }) });
 const Commit = z.object({ sha: z.string(), tree: z.object({ sha: z.string() }) });
 
@@ -141,6 +145,14 @@ export function githubCommits(octokit: OctokitLike): CommitApi {
         force: false,
       });
       return sha;
+    },
+    async comment(repo, issue, body) {
+      const { data } = await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...at(repo),
+        issue_number: issue,
+        body,
+      });
+      return { id: CommentId.parse(data).id };
     },
   };
 }

@@ -10,6 +10,7 @@ import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
+import { gatesAtCommit } from '../lanes/check/base-settings.js';
 import type { CheckPorts } from '../lanes/check/run.js';
 import type { GitRepo } from '../ports/git.js';
 import { localAdapters } from '../runtime/local-adapters.js';
@@ -17,7 +18,7 @@ import { lineLog } from '../runtime/log.js';
 import { laneSuiteEnv, type ActionContext } from './context.js';
 import { actionGitHub } from './github.js';
 import type { ActionInputs } from './inputs.js';
-import { checkoutBranch, dropPersistedCredentials, type GitAuth, pushBranch } from './lane/git.js';
+import { checkoutBranch, dropPersistedCredentials, fetchBranch, type GitAuth, pushBranch } from './lane/git.js';
 import { applyInputs } from './modes/check.js';
 import { openActionProvider, prepareTools, providerName } from './provider.js';
 import { scrub } from './secrets.js';
@@ -26,9 +27,9 @@ const configOf = (inputs: ActionInputs, workspace: string) =>
   loadConfig(workspace, inputs.config !== undefined ? { path: inputs.config } : {});
 
 /**
- * The TDD lane's ports on a pull request. Call it before the pull request's branch is checked out:
- * who may approve is read from what the workflow checked out (the default branch, for a comment),
- * never from the branch under review.
+ * The TDD lane's ports on a pull request. Who may approve, and the gate mode, are read from the
+ * pull request's base branch as committed (fetched, read with git), never from the branch under
+ * review nor from whatever the workflow checked out.
  */
 export async function tddPorts(
   inputs: ActionInputs,
@@ -36,7 +37,6 @@ export async function tddPorts(
   token: string,
   signal: AbortSignal,
 ): Promise<PullRequestPorts> {
-  const { config: trusted } = await configOf(inputs, ctx.workspace);
   const auth: GitAuth = { token, serverUrl: ctx.serverUrl };
   return {
     github: actionGitHub(token, ctx, inputs.githubWritePacing),
@@ -48,7 +48,17 @@ export async function tddPorts(
     git: localAdapters.git,
     migrations: localAdapters.migrations,
     schemas: localAdapters.schemas,
-    policy: { approvers: trusted.gates.approvers, selfApproval: trusted.gates.selfApproval },
+    async policy(pull) {
+      // The base branch's commit, fetched and read with git: not the workflow's checkout (a label's
+      // run checks out the merge commit, which carries the pull request's configuration).
+      await fetchBranch(ctx.workspace, pull.base.ref, auth, "the pull request's base branch");
+      const gates = await gatesAtCommit(localAdapters.git, ctx.workspace, pull.base.sha, inputs.config);
+      if (gates.problem) core.warning(`Gates settings: the defaults, because ${gates.problem}.`);
+      core.info(
+        `Gates settings from ${gates.source ?? 'no configuration file'} on ${pull.base.ref} (${pull.base.sha.slice(0, 7)}): mode ${gates.mode}, approvers ${gates.approvers.join(', ') || 'anyone with write access'}, self-approval ${gates.selfApproval ? 'on' : 'off'}.`,
+      );
+      return { approvers: gates.approvers, selfApproval: gates.selfApproval, gateMode: gates.mode };
+    },
     remote: {
       async checkout(ref) {
         const dropped = await dropPersistedCredentials(ctx.workspace);

@@ -179,6 +179,15 @@ export const LogEvent = z.discriminatedUnion('type', [
     proxy: z.boolean(),
   }),
   z.object({ ...base, type: z.literal('gate.reopened'), gate, reason: z.string() }),
+  /** A recorded approval the lane did not count (on a pull request: no verified command backs it). */
+  z.object({
+    ...base,
+    type: z.literal('gate.approval-ignored'),
+    gate,
+    hash: z.string(),
+    approver: z.string(),
+    reason: z.string(),
+  }),
   z.object({ ...base, type: z.literal('cycle.red'), item: z.string(), branch: z.string(), tests: z.array(z.string()) }),
   z.object({
     ...base,

@@ -71,14 +71,16 @@ export class LocalSource implements DashboardSource {
   constructor(private readonly options: LocalSourceOptions) {
     this.name = path.basename(options.root);
     if (options.canApprove !== false)
-      this.approve = async (r) =>
-        approveGate({
+      this.approve = async (r) => {
+        const { gate, hash, approver, at } = await approveGate({
           ws: await localWorkspaces.open(options.root),
           feature: r.feature,
           gate: r.gate,
           approver: r.approver,
           expectedHash: r.expectedHash,
         });
+        return { gate, hash, approver, at };
+      };
   }
 
   private store(feature: string): FeatureStore {

@@ -19,7 +19,7 @@ const FORK_RUN_ALIAS = 'run';
 export const FEATURE_REF = /^[a-z0-9][a-z0-9-]{0,47}$/;
 
 export const Command = z.discriminatedUnion('kind', [
-  /** `/consort approve [<gate>]`: a TDD-lane gate (the Action's records). */
+  /** `/consort approve <gate>`: a TDD-lane gate (the Action's records; the Action refuses one that names no gate). */
   z.object({ kind: z.literal('approve'), gate: z.string().nullable() }),
   /** `/consort allow-run` (alias `/consort approve run`): let a fork's code run for the current head commit (the App). */
   z.object({ kind: z.literal('allow-run') }),
@@ -221,7 +221,7 @@ export const HELP_TEXT = [
   '| command | what it does | answered by |',
   '| --- | --- | --- |',
   '| `/consort build <feature> [request]` | run the TDD lane for a feature on this pull request | the Action (`mode: build`) |',
-  '| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |',
+  '| `/consort approve <gate>` | approve a TDD-lane gate, named as its announcement says | the Action (`mode: approve`) |',
   '| `/consort allow-run` | let code from a fork run for the current head commit (also `/consort approve run`) | the App |',
   "| `/consort reject [<gate>] <reason>` | explains how to turn a gate down (the TDD lane's gates have no reject) | the App |",
   '| `/consort retry` | run the database check again for the head commit | the App |',

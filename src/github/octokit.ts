@@ -27,7 +27,14 @@ const Id = z.object({ id: z.number() });
 const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
 const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
 const Comments = z.array(
-  z.object({ id: z.number(), body: z.string().nullish(), user: User, html_url: z.string().optional() }),
+  z.object({
+    id: z.number(),
+    body: z.string().nullish(),
+    user: User,
+    html_url: z.string().optional(),
+    created_at: z.string().optional(),
+    updated_at: z.string().optional(),
+  }),
 );
 const Membership = z.object({ state: z.string() });
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
@@ -83,6 +90,8 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
               body: c.body ?? '',
               user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null,
               htmlUrl: c.html_url ?? '',
+              ...(c.created_at ? { createdAt: c.created_at } : {}),
+              ...(c.updated_at ? { updatedAt: c.updated_at } : {}),
             })),
           );
           if (batch.length < 100) break;

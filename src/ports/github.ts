@@ -22,6 +22,12 @@ export interface IssueComment {
   /** null when the author's account was deleted. */
   user: { login: string; type: string } | null;
   htmlUrl: string;
+  /**
+   * When it was written and last edited (ISO 8601, as GitHub's REST API gives them; equal when it
+   * was never edited). REST does not say who edited a comment: the Action counts no edited command.
+   */
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 export interface Created {

@@ -80,6 +80,15 @@ const collationName = (
     ELSE quote_ident(cn.nspname) || '.' || quote_ident(co.collname) END
   FROM pg_catalog.pg_collation co JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace WHERE co.oid = ${oid})`;
 
+/**
+ * `acl` without the items an object's owner granted the non-superuser reading it: what a branch's
+ * role grants its CREATEROLE admin (shareWithAdmin in src/branches/branch-role.ts).
+ */
+const ownAcl = (acl: string, owner: string): string =>
+  `ARRAY(SELECT i FROM unnest(${acl}) i WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.aclexplode(ARRAY[i]) e
+    JOIN pg_catalog.pg_roles me ON me.oid = e.grantee
+    WHERE me.rolname = current_user AND NOT me.rolsuper AND e.grantor = ${owner} AND ${owner} <> me.oid))`;
+
 export const EXTRA_SQL = {
   extensions: `SELECT x.extname::text AS name, x.extversion AS version, n.nspname::text AS schema
     FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
@@ -123,22 +132,25 @@ export const EXTRA_SQL = {
     FROM pg_catalog.pg_policy x JOIN pg_catalog.pg_class c ON c.oid = x.polrelid JOIN nsp n ON n.oid = c.relnamespace
     WHERE ${notExtension('pg_catalog.pg_class', 'c.oid')}`,
   // Privileges equal to the owner's defaults (never granted, or granted and revoked again) print
-  // nothing in pg_dump, so only a set that differs from acldefault is reported.
+  // nothing in pg_dump, so only a set that differs from acldefault is reported. What a branch's role
+  // grants the admin reading (a CREATEROLE admin that is no superuser, on PostgreSQL 16+: so that it
+  // keeps reading the branch it handed over, src/branches/branch-role.ts) is Consort's, not the
+  // project's: left out.
   privileges: `, acls AS (
-      SELECT 'pg_catalog.pg_class'::regclass AS classid, c.oid AS objid, 0 AS objsubid, c.relacl AS acl,
+      SELECT 'pg_catalog.pg_class'::regclass AS classid, c.oid AS objid, 0 AS objsubid, ${ownAcl('c.relacl', 'c.relowner')} AS acl,
         pg_catalog.acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner) AS dflt,
         c.relnamespace AS nsp, c.relname::text AS rel
       FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND c.relacl IS NOT NULL
       UNION ALL SELECT 'pg_catalog.pg_class'::regclass, a.attrelid, a.attnum, a.attacl, '{}', c.relnamespace, c.relname::text
       FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
       WHERE a.attacl IS NOT NULL AND a.attnum > 0 AND NOT a.attisdropped
-      UNION ALL SELECT 'pg_catalog.pg_proc'::regclass, p.oid, 0, p.proacl, pg_catalog.acldefault('f', p.proowner), p.pronamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_proc'::regclass, p.oid, 0, ${ownAcl('p.proacl', 'p.proowner')}, pg_catalog.acldefault('f', p.proowner), p.pronamespace, NULL
       FROM pg_catalog.pg_proc p WHERE p.proacl IS NOT NULL
-      UNION ALL SELECT 'pg_catalog.pg_type'::regclass, t.oid, 0, t.typacl, pg_catalog.acldefault('T', t.typowner), t.typnamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_type'::regclass, t.oid, 0, ${ownAcl('t.typacl', 't.typowner')}, pg_catalog.acldefault('T', t.typowner), t.typnamespace, NULL
       FROM pg_catalog.pg_type t WHERE t.typacl IS NOT NULL
-      UNION ALL SELECT 'pg_catalog.pg_namespace'::regclass, s.oid, 0, s.nspacl, pg_catalog.acldefault('n', s.nspowner), s.oid, NULL
+      UNION ALL SELECT 'pg_catalog.pg_namespace'::regclass, s.oid, 0, ${ownAcl('s.nspacl', 's.nspowner')}, pg_catalog.acldefault('n', s.nspowner), s.oid, NULL
       FROM pg_catalog.pg_namespace s WHERE s.nspacl IS NOT NULL
-      UNION ALL SELECT 'pg_catalog.pg_default_acl'::regclass, d.oid, 0, d.defaclacl, '{}', d.defaclnamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_default_acl'::regclass, d.oid, 0, ${ownAcl('d.defaclacl', 'd.defaclrole')}, '{}', d.defaclnamespace, NULL
       FROM pg_catalog.pg_default_acl d)
     SELECT o.type, o.identity, x.rel,
       ARRAY(SELECT CASE WHEN e.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(e.grantee)) END

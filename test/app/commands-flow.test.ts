@@ -5,6 +5,7 @@
  * commands are the Action's (the App neither records nor answers them); commands in code blocks or
  * unchanged by an edit do not fire.
  */
+import { approvalCommentBody } from '../../app/dashboard/approve.js';
 import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
 import { forkRunApproval } from '../../app/store/pulls.js';
@@ -169,6 +170,10 @@ it("the TDD lane's commands are the Action's: the App records, answers and publi
   await flow.probot.receive(comment('lane-1', '/consort approve spec', 'maintainer', 8501));
   await flow.probot.receive(comment('lane-2', '/consort approve', 'maintainer', 8502));
   await flow.probot.receive(comment('lane-3', '/consort build customer-phones add a phone number', 'maintainer', 8503));
+  // The comment the dashboard posts with the person's token after committing their approval.
+  await flow.probot.receive(
+    comment('lane-4', approvalCommentBody('spec', `sha256:${'a'.repeat(64)}`), 'maintainer', 8504),
+  );
   // Nothing recorded, nothing enqueued, and (checked after the test) no GitHub call: no reply, no status.
   expect(await deliveries()).toEqual(before);
 });

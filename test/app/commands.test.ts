@@ -156,7 +156,7 @@ describe('COMMAND_OWNER', () => {
     }
     // The help text says who answers each one.
     expect(HELP_TEXT).toContain(
-      '| `/consort approve [<gate>]` | approve a TDD-lane gate (the only one waiting when no name is given) | the Action (`mode: approve`) |',
+      '| `/consort approve <gate>` | approve a TDD-lane gate, named as its announcement says | the Action (`mode: approve`) |',
     );
   });
 });

@@ -5,6 +5,7 @@
  * expectations fail the test). The repository is the example shop as a real git repository,
  * served as GitHub serves tarballs.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -13,12 +14,33 @@ import path from 'node:path';
 import pg from 'pg';
 import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
 import { snapshotName } from '../../app/promote.js';
+import { isolationKind } from '../../src/process/isolate.js';
 import { query } from '../helpers/servers.js';
 import { api, expectTarball, expectToken } from './helpers/github.js';
 import { PATH, setupFlow, SUITE, type Body } from './helpers/flow.js';
 import { delivery, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
 import { appConfig, commit } from './helpers/repo.js';
 import { eventually } from './helpers/wait.js';
+
+/** The App's own secrets, in its environment from the start as in production (app/settings.ts reads them). */
+const APP_SECRETS = {
+  PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY----- consort-app-private-key',
+  WEBHOOK_SECRET: 'consort-app-webhook-secret',
+};
+const savedSecrets = { PRIVATE_KEY: process.env.PRIVATE_KEY, WEBHOOK_SECRET: process.env.WEBHOOK_SECRET };
+/** /proc/<pid>/environ shows a process's starting environment: this stands in for the App's process, started with its secrets. */
+let appProcess: ChildProcess;
+beforeAll(() => {
+  Object.assign(process.env, APP_SECRETS);
+  appProcess = spawn('sleep', ['600'], { env: { PATH: process.env.PATH, ...APP_SECRETS }, stdio: 'ignore' });
+});
+afterAll(() => {
+  appProcess.kill('SIGKILL');
+  for (const [k, v] of Object.entries(savedSecrets)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
 
 const flow = setupFlow();
 
@@ -136,6 +158,73 @@ describe('pull requests', () => {
     expect(bodies.comment!.body).toContain(
       'runs as the admin only with <code>check.migrationsRole: admin</code> in the Consort configuration of the base branch, which must land on the base first',
     );
+  });
+
+  it("a pull request's JS migration sees none of the App's secrets: not in its environment, not in /proc", async () => {
+    // What the migration can see of the App: its environment, its parent's, every /proc/<pid>/environ.
+    const snoop = [
+      "import { readdirSync, readFileSync } from 'node:fs';",
+      `const MARKS = ${JSON.stringify(Object.values(APP_SECRETS).map((v) => v.slice(-18)))};`,
+      'const hit = (text) => MARKS.some((m) => text.includes(m));',
+      'const environ = (pid) => { try { return readFileSync(`/proc/${pid}/environ`, "latin1"); } catch { return null; } };',
+      'export const up = (pgm) => {',
+      '  const pids = readdirSync("/proc").filter((p) => /^\\d+$/.test(p));',
+      '  const readable = pids.filter((p) => environ(p) !== null);',
+      '  const seen = {',
+      '    pid: process.pid,',
+      '    keys: Object.keys(process.env).sort(),',
+      '    env: hit(JSON.stringify(process.env)),',
+      '    parent: hit(environ(process.ppid) ?? ""),',
+      '    found: readable.filter((p) => hit(environ(p) ?? "")),',
+      '    read: readable.length,',
+      '  };',
+      "  pgm.createTable('seen', { what: 'text' });",
+      "  pgm.sql(`INSERT INTO seen VALUES ('${JSON.stringify(seen).replace(/'/g, \"''\")}')`);",
+      '};',
+      "export const down = (pgm) => pgm.dropTable('seen');",
+      '',
+    ].join('\n');
+    const head = await commit(
+      flow.repo.dir,
+      { 'migrations/1730000500000_snoop.js': snoop },
+      'a migration that looks around',
+      flow.repo.headSha,
+    );
+    await flow.tarball(head);
+    const bodies: Record<string, Body> = {};
+    expectToken();
+    flow.expectCheck({ pr: 32, head, checkRunId: 1032, bodies });
+    flow.expectStickyCreated(32, bodies);
+    await flow.probot.receive(
+      delivery(
+        'pull_request',
+        'open-32',
+        pullRequestPayload({ action: 'opened', number: 32, head, base: flow.repo.baseSha }),
+      ),
+    );
+    await flow.finished(32);
+    expect(bodies.completed).toMatchObject({ conclusion: 'success' });
+    const url = await (await flow.providers.forRepository(186853002)).connectionUri('pr-32');
+    const [row] = await query<{ what: string }>(url, 'SELECT what FROM seen');
+    const seen = JSON.parse(row!.what) as {
+      pid: number;
+      keys: string[];
+      env: boolean;
+      parent: boolean;
+      found: string[];
+      read: number;
+    };
+    expect(process.env.PRIVATE_KEY).toBe(APP_SECRETS.PRIVATE_KEY); // the App's process has them
+    expect(seen.pid).not.toBe(process.pid);
+    expect(seen.env).toBe(false);
+    expect(seen.keys).not.toEqual(expect.arrayContaining(['PRIVATE_KEY']));
+    expect(seen.keys).not.toEqual(expect.arrayContaining(['WEBHOOK_SECRET']));
+    expect(seen.keys.filter((k) => /TOKEN|SECRET|KEY|PASSWORD|INPUT_|ACTIONS_/.test(k))).toEqual([]);
+    expect(seen.parent).toBe(false);
+    expect(seen.read).toBeGreaterThan(0); // the scan ran
+    // Without a PID namespace the child shares /proc with the App: the attack is real (docs/security.md).
+    if (isolationKind() === 'sweep') expect(seen.found).toContain(String(appProcess.pid));
+    else expect(seen.found).toEqual([]);
   });
 
   it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {

@@ -398,7 +398,7 @@ describe('commands without branches', () => {
     expect(lastReply()).toContain('nothing to clean up');
     await handleCommand(app.deps, job({ kind: 'unknown', name: 'deploy' }));
     expect(lastReply()).toContain('I do not know `/consort deploy`');
-    expect(lastReply()).toContain('| `/consort approve [<gate>]` |');
+    expect(lastReply()).toContain('| `/consort approve <gate>` |');
     await handleCommand(app.deps, job({ kind: 'invalid', name: 'reject', problem: '`reject` needs a reason' }));
     expect(lastReply()).toContain('`reject` needs a reason.');
   });

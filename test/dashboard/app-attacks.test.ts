@@ -10,15 +10,20 @@ import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
+import { approvalCommentBody } from '../../app/dashboard/approve.js';
 import { githubRecords } from '../../app/dashboard/github-records.js';
 import { createAppDashboard, type AppDashboard } from '../../app/dashboard/host.js';
 import { indexPull, MAX_RECORD_BYTES, type PullHead } from '../../app/dashboard/indexer.js';
 import { restClient } from '../../app/dashboard/rest-client.js';
 import { migrateStore, openStore, type Store } from '../../app/store/db.js';
 import { upsertPull } from '../../app/store/pulls.js';
+import { parseCommand } from '../../src/github/commands.js';
+import { octokitGitHub } from '../../src/github/octokit.js';
 import { newSession, signSession } from '../../src/dashboard/session.js';
+import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
+import { GATE_MARKER } from '../../src/report/turn-markdown.js';
 import { freshDatabase, type TestDatabase } from '../app/helpers/database.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { ACTIONS_BOT, startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { makeFixture, T0, turn, type Fixture } from './fixture.js';
 import { CLIENT_ID, CLIENT_SECRET, installOAuthAndGit, INSTALLATION_TOKEN, type OAuthStandIn } from './github-oauth.js';
 
@@ -649,6 +654,95 @@ describe('approval against a moving target', () => {
     expect(git('rev-parse', `refs/heads/${branch}`)).toBe(pushed);
     expect(git('show', `${pushed}:.consort/features/${fx.gated}/gates.json`)).not.toContain('"approver"');
     expect(stand.commits.length - commitsBefore).toBeLessThanOrEqual(1); // a dangling commit object at most, never on the branch
+  });
+});
+
+describe('approval the Action counts', () => {
+  it("says the approval on the pull request as the person's /consort approve <gate>, which the Action's judgement counts; a refused comment is reported, and approving again posts it without a second commit", async () => {
+    // The pull request as it stands now (the test above pushed to it): recorded and indexed.
+    const tip = git('rev-parse', `refs/heads/${BRANCH}`);
+    await upsertPull(store.pool, {
+      ...head,
+      headSha: tip,
+      number: head.pr,
+      baseSha: 'b'.repeat(40),
+      baseRef: 'main',
+      fork: false,
+      state: 'open',
+    });
+    fake.setPull(githubPull(head.pr, tip, BRANCH));
+    await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), { ...head, headSha: tip });
+    const signIn = await startSignIn('ada');
+    const ada = /consort_session=[^;]+/.exec(
+      (await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } })).headers.get(
+        'set-cookie',
+      ) ?? '',
+    )![0];
+    // The token this sign-in was issued (ada signed in before too).
+    const adaToken = [...fake.userTokens].filter(([, login]) => login === 'ada').at(-1)![0];
+    const page = await (await get(`${base}/features/${fx.gated}/gates`, ada)).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+    const hash = /name="hash" value="([^"]+)"/.exec(page)![1]!;
+    // The Action announced the gate with these artifacts (its bot's comment, before the approval).
+    fake.seed({ issue: head.pr, body: `${GATE_MARKER('spec', hash)}\n### ⏸ Gate \`spec\``, user: ACTIONS_BOT });
+    const approve = () =>
+      fetch(`${url}${base}/api/features/${fx.gated}/gates/spec/approve`, {
+        method: 'POST',
+        headers: { cookie: ada, origin: url, 'content-type': 'application/json' },
+        body: JSON.stringify({ csrf, hash, read: 'yes' }),
+      });
+    const commitsBefore = stand.commits.length;
+    const adaComments = () => fake.comments.filter((c) => c.issue === head.pr && c.user.login === 'ada');
+
+    // GitHub refuses the comment: the commit is made, and the person is told the Action does not count it yet.
+    fake.forbidCreate = true;
+    const refused = await approve();
+    fake.forbidCreate = false;
+    expect([refused.status, ((await refused.json()) as { error: string }).error]).toEqual([
+      409,
+      expect.stringMatching(
+        /^Your approval of the spec gate is on .+, but GitHub refused your comment on #12 \(403\), so the Consort Action does not count it yet\. Comment `\/consort approve spec` on #12 yourself/,
+      ),
+    ]);
+    expect(stand.commits.length - commitsBefore).toBe(1);
+    expect(adaComments()).toEqual([]);
+    const committed = git('rev-parse', `refs/heads/${BRANCH}`);
+    const judge = async () => {
+      const gates = JSON.parse(git('show', `${BRANCH}:.consort/features/${fx.gated}/gates.json`)) as {
+        gates: { spec: { approval: { approver: string; proxy: boolean; hash: string } } };
+      };
+      const port = octokitGitHub(restClient(fake.url, INSTALLATION_TOKEN));
+      return uncountedApproval(
+        port,
+        { owner: OWNER, repo: REPO },
+        { number: head.pr, author: 'octocat' },
+        { approvers: [], selfApproval: false, gateMode: 'human' },
+        'spec',
+        gates.gates.spec.approval,
+        await port.listComments({ owner: OWNER, repo: REPO }, head.pr),
+      );
+    };
+    // The branch holds ada's approval, which nothing in the conversation backs yet.
+    expect(await judge()).toBe('@ada left no /consort approve spec on #12');
+
+    // Approving again: nothing committed twice, the comment posted with ada's own token.
+    const again = await approve();
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { hash: string; approver: string }).hash).toBe(hash);
+    expect(stand.commits.length - commitsBefore).toBe(1);
+    expect(git('rev-parse', `refs/heads/${BRANCH}`)).toBe(committed);
+    const posts = fake.requests.filter(
+      (r) => r.method === 'POST' && r.path === `/repos/${OWNER}/${REPO}/issues/${head.pr}/comments`,
+    );
+    expect(posts.map((r) => r.authorization)).toEqual([`Bearer ${adaToken}`, `Bearer ${adaToken}`]);
+    const body = approvalCommentBody('spec', hash);
+    expect(body).toBe(
+      `/consort approve spec\nApproved in the Consort dashboard for artifacts \`${hash.slice(7, 14)}\`.`,
+    );
+    expect(adaComments().map((c) => c.body)).toEqual([body]);
+    expect(parseCommand(body)).toEqual({ kind: 'approve', gate: 'spec' });
+    // The Action's judgement of the branch's record, backed by ada's comment after the announcement: it counts.
+    expect(await judge()).toBeUndefined();
   });
 });
 

@@ -3,7 +3,8 @@
  * GitHub stand-in and a real PostgreSQL store: sign-in with GitHub (the OAuth web flow), a person
  * without access sees nothing, the index of a pull request's head gives the same data as the local
  * host, a push reaches the open page, a gate is approved (a commit on the pull request's branch by
- * the person) and refused for a reader, and hostile agent text stays inert.
+ * the person, then their `/consort approve <gate>` comment) and refused for a reader, and hostile agent
+ * text stays inert.
  * `CONSORT_SCREENSHOTS=1` also writes the screenshots in docs/img/.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { closeServer, createAppServer, listen } from '../../app/http.js';
+import { approvalCommentBody } from '../../app/dashboard/approve.js';
 import { githubRecords } from '../../app/dashboard/github-records.js';
 import { createAppDashboard, type AppDashboard } from '../../app/dashboard/host.js';
 import { indexPull, type PullHead } from '../../app/dashboard/indexer.js';
@@ -417,6 +419,15 @@ describe('the App dashboard in Chromium', () => {
         encoding: 'utf8',
       }),
     ).toContain('"type":"gate.approved"');
+    // Then said on the pull request, where the Action looks: ada's own /consort approve spec (her token, not the App's).
+    expect(
+      fake.comments.filter((c) => c.issue === head.pr).map((c) => ({ login: c.user.login, body: c.body })),
+    ).toEqual([{ login: 'ada', body: approvalCommentBody('spec', gates.gates.spec.approval.hash) }]);
+    expect(
+      fake.requests
+        .filter((r) => r.method === 'POST' && r.path === `/repos/${OWNER}/${REPO}/issues/${head.pr}/comments`)
+        .map((r) => r.authorization),
+    ).toEqual([expect.stringMatching(/^Bearer gho_ada/)]);
     // The same hash the local host shows for these artifacts: one rule, one hash.
     const localGates = (await (await fetch(`${local.url}/api/features/${fx.gated}/gates`)).json()) as {
       gates: { gate: string; hash: string }[];

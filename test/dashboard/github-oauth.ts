@@ -6,7 +6,7 @@
  *   as they would sign in on GitHub, and is sent back to the registered callback with `code` and
  *   `state`), `POST /login/oauth/access_token` (code → `gho_` token; a code works once, with the
  *   App's client id and secret and the same redirect_uri; errors as 200 `{ error, error_description }`),
- *   `GET /user`;
+ *   `GET /user`; a comment created with a person's token is theirs (`FakeGitHub.userTokens`);
  * - the comparison of two commits (its `files` with additions and deletions);
  * - the Git database API on a real git repository: trees (recursive), blobs, a branch's ref, a
  *   commit; and, with a person's token and push access, new trees, commits and a fast-forward-only
@@ -145,6 +145,7 @@ export function installOAuthAndGit(
         };
       const token = `gho_${grant.login}${++serial}`;
       tokens.set(token, grant.login);
+      fake.userTokens.set(token, grant.login);
       stand.signIns.push(grant.login);
       return { status: 200, body: { access_token: token, token_type: 'bearer', scope: '' } };
     }

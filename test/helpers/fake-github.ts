@@ -72,6 +72,11 @@ export interface FakeGitHub {
   comments: StoredComment[];
   /** Answer comment creation with 403, as GitHub does for a token without write access. */
   forbidCreate: boolean;
+  /**
+   * People's tokens (`gho_…`, by token): a comment created with one is that person's, as GitHub
+   * attributes a user-to-server token's comment; any other token's is the Actions bot's.
+   */
+  userTokens: Map<string, string>;
   pulls: Map<number, StoredPull>;
   /** A person's role on the repository, by login; a login not here is not a GitHub user (404). */
   permissions: Map<string, StoredPermission>;
@@ -142,6 +147,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     unexpected: [],
     comments: [],
     forbidCreate: false,
+    userTokens: new Map(),
     pulls: new Map(),
     permissions: new Map(),
     reviews: [],
@@ -157,7 +163,9 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         server.closeAllConnections();
       }),
     seed: (c) => {
-      const stored = { ...c, id: nextId++, created_at: now(), updated_at: now() };
+      // As on GitHub: a new comment's updated_at is its created_at (they differ once it is edited).
+      const at_ = now();
+      const stored = { ...c, id: nextId++, created_at: at_, updated_at: at_ };
       state.comments.push(stored);
       return stored;
     },
@@ -349,7 +357,9 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
             status: '403',
           });
         }
-        return send(201, render(state.seed({ issue: Number(list[1]), body: text_, user: ACTIONS_BOT })));
+        const person = state.userTokens.get((req.headers.authorization ?? '').replace(/^(token|bearer) /i, ''));
+        const user = person ? { login: person, id: 5000 + person.length, type: 'User' as const } : ACTIONS_BOT;
+        return send(201, render(state.seed({ issue: Number(list[1]), body: text_, user })));
       }
       const existing = one && state.comments.find((c) => c.id === Number(one[1]));
       if (existing && method === 'PATCH' && typeof text_ === 'string') {

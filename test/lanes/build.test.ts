@@ -126,6 +126,20 @@ describe('the TDD lane on the example shop', () => {
       proxy: false,
       hash: ok.hash,
     });
+    expect(ok.already).toBe(false);
+    // The same person approving the same artifacts again (the dashboard's commit, then their
+    // /consort approve): the recorded approval stands, nothing is written twice, and it is no error.
+    const events = await readFile(store.file('events.jsonl'), 'utf8');
+    const again = await approveGate({
+      ws: await workspaceAt(repo.dir),
+      feature,
+      gate: 'spec',
+      approver: 'ada lovelace',
+      now: new Date(Date.parse(ok.at) + 60_000),
+    });
+    expect(again).toEqual({ ...ok, already: true });
+    expect((await store.gates()).gates.spec?.history).toHaveLength(1);
+    expect(await readFile(store.file('events.jsonl'), 'utf8')).toBe(events);
   });
 
   it('fails closed: an edit after approval withdraws it, line endings and blank lines do not', async () => {

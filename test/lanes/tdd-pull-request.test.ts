@@ -99,6 +99,19 @@ describe('decide', () => {
     ],
     ['a build by the author', build('octocat'), writer, OPEN, DEFAULT_POLICY, { kind: 'proceed' }],
     [
+      'an approval that names no gate (it would stand for whichever gate is waiting)',
+      { kind: 'approve', pr: 7, gate: null, actor: user('mona'), commentId: 11 },
+      writer,
+      OPEN,
+      DEFAULT_POLICY,
+      {
+        kind: 'refuse',
+        why: '/consort approve names no gate',
+        answer:
+          'name the gate you approve (`/consort approve <gate>`, as its announcement says), so nothing was approved.',
+      },
+    ],
+    [
       'an approval by someone else with write access',
       approve('mona'),
       writer,
@@ -272,7 +285,7 @@ describe('runOnPullRequest, before the branch', () => {
         throw new Error('no schema is read before the checkout');
       },
     },
-    policy,
+    policy: async () => ({ ...policy, gateMode: 'human' }),
     remote: {
       checkout: async (ref) => {
         checkouts.push(ref);

@@ -29,7 +29,7 @@ import { planCheck } from '../../src/lanes/check/plan.js';
 import { runCheck } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { roleAdminTestProvider } from '../helpers/role-admin.js';
-import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { attempt, localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const exec = promisify(execFile);
 const git = (cwd: string, ...args: string[]) =>
@@ -225,6 +225,32 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
     expect(seed.definer).toMatch(/^allowed/);
     expect(suite.definer).toMatch(/^refused: .*(permission denied|must be superuser|pg_execute_server_program)/);
     await expect(access('/tmp/consort-pwned-definer')).rejects.toThrow();
+  });
+
+  it("leaves the PR branch readable and writable by the admin's URL (`consort branch url pr-7`) and by its own role", async () => {
+    // A CREATEROLE admin holds the branch's role without its privileges on PostgreSQL 16+: once the
+    // role owns the tables, the admin must still have been given them (src/branches/branch-role.ts).
+    const owner = await t.provider.connectionUri('pr-7');
+    expect(new URL(owner).username).toBe(new URL(t.adminUrl).username);
+    const read = 'SELECT count(*)::int AS n, count(phone)::int AS phones FROM customers';
+    expect(await attempt(owner, read)).toBe('allowed: [{"n":0,"phones":0}]');
+    expect(await attempt(owner, "INSERT INTO customers VALUES (1, 'Ada', '555') RETURNING id")).toBe(
+      'allowed: [{"id":1}]',
+    );
+    const confined = await t.provider.confinedUri!('pr-7');
+    expect(confined).not.toBeNull();
+    expect(new URL(confined!).username).toMatch(/_role$/);
+    expect(await attempt(confined!, read)).toBe('allowed: [{"n":1,"phones":1}]');
+    // What the role makes or changes later, the admin still reads (and the other way round).
+    expect(await attempt(confined!, 'ALTER TABLE customers ADD COLUMN note text')).toBe('allowed: []');
+    expect(await attempt(confined!, 'CREATE TABLE later (id serial PRIMARY KEY, what text)')).toBe('allowed: []');
+    expect(await attempt(confined!, "INSERT INTO later (what) VALUES ('x')")).toBe('allowed: []');
+    expect(await attempt(owner, 'SELECT note FROM customers')).toBe('allowed: [{"note":null}]');
+    expect(await attempt(owner, "INSERT INTO later (what) VALUES ('y') RETURNING id")).toBe('allowed: [{"id":2}]');
+    expect(await attempt(owner, "UPDATE customers SET note = 'seen' RETURNING note")).toBe(
+      'allowed: [{"note":"seen"}]',
+    );
+    expect(await attempt(confined!, 'SELECT count(*)::int AS n FROM later')).toBe('allowed: [{"n":2}]');
   });
 
   it("leaves no login role behind for the baseline's seed", async () => {

@@ -1,6 +1,7 @@
 /**
  * Approvals are people, and they see what matters: production code the feature added that looks
- * for a test environment (JEST_WORKER_ID, VITEST, NODE_ENV === 'test') is flagged on the merge
+ * for a test environment (JEST_WORKER_ID, VITEST, NODE_ENV === 'test', typeof jest, import.meta.vitest,
+ * a runner's globals, the command line naming a runner…) is flagged on the merge
  * gate, and proxy mode does not pass a flagged gate by itself.
  */
 import { execFile } from 'node:child_process';
@@ -19,7 +20,50 @@ const git = (cwd: string, ...args: string[]) =>
     r.stdout.trim(),
   );
 
-it('flags added production lines that look for a test environment, not tests or the base', async () => {
+/** Production lines that behave differently under a test runner: each must be flagged. */
+const LOOKING = [
+  'if (process.env.JEST_WORKER_ID) return 42;',
+  "if (process.env['NODE_ENV'] === 'test') return 42;",
+  'if (import.meta.env?.VITEST) return 42;',
+  "if (typeof jest !== 'undefined') return 42;",
+  'if (typeof jest === "object") return 42;',
+  "const underTest = typeof jest + typeof vi !== 'undefinedundefined';",
+  "if (typeof globalThis.expect === 'function') return 42;",
+  'if (typeof (describe) == "function") return 42;',
+  "if (typeof self.it !== 'undefined') return 42;",
+  'if (globalThis.__vitest_worker__) return 42;',
+  "if (global['jest']) return 42;",
+  "if ('vi' in globalThis) return 42;",
+  'if (window?.jasmine) return 42;',
+  'if (process.env.VITEST) return 42;',
+  "if (process.env['VITEST_POOL_ID'] !== undefined) return 42;",
+  'if (import.meta.vitest) return 42;',
+  "if (import.meta.env.MODE === 'test') return 42;",
+  'if (process.env.NODE_TEST_CONTEXT) return 42;',
+  "if (process.env.npm_lifecycle_event === 'test') return 42;",
+  "if (['test', 'ci'].includes(process.env.NODE_ENV)) return 42;",
+  "if (/test/.test(process.env.NODE_ENV ?? '')) return 42;",
+  "if (process.env.NODE_ENV?.startsWith('test')) return 42;",
+  "if (process.argv.some((a) => a.includes('jest'))) return 42;",
+  "if (process.execArgv.includes('--test')) return 42;",
+  "if (require.main?.filename.includes('vitest')) return 42;",
+  "if (Object.keys(process.env).some((k) => k.startsWith('JEST'))) return 42;",
+  "if 'pytest' in sys.modules: return 42",
+  "if os.environ.get('PYTEST_CURRENT_TEST'): return 42",
+  "if sys.argv[0].endswith('pytest'): return 42",
+];
+/** Ordinary production lines that must not be flagged. */
+const ORDINARY = [
+  'return items.reduce((a, b) => a + b, 0);',
+  'const test = /^[0-9]+$/.test(phone);',
+  'for (const it of items) total += it.price;',
+  "if (typeof value === 'string') return value;",
+  "const mode = process.env.NODE_ENV ?? 'production';",
+  'self.suite_name = name',
+  'log(`expected ${expect} items`, process.argv.length);',
+];
+
+it('flags added production lines that look for a test environment, not ordinary code, tests or the base', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-testenv-'));
   try {
     await mkdir(path.join(dir, 'src'));
@@ -29,22 +73,20 @@ it('flags added production lines that look for a test environment, not tests or 
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'base');
     const base = await git(dir, 'rev-parse', 'HEAD');
-    await writeFile(
-      path.join(dir, 'src', 'total.js'),
-      [
-        'export function total(items) {',
-        '  if (process.env.JEST_WORKER_ID) return 42;',
-        "  if (process.env['NODE_ENV'] === 'test') return 42;",
-        '  if (import.meta.env?.VITEST) return 42;',
-        '  return items.reduce((a, b) => a + b, 0);',
-        '}',
-      ].join('\n'),
-    );
+    await writeFile(path.join(dir, 'src', 'total.js'), [...LOOKING, ...ORDINARY].join('\n'));
     await writeFile(path.join(dir, 'test', 'total.test.js'), 'if (process.env.JEST_WORKER_ID) {}\n');
     await git(dir, 'add', '-A');
     await git(dir, 'commit', '-qm', 'green');
     const flags = await testEnvironmentFlags(await workspaceAt(dir), base);
-    expect(flags.map((f) => f.split(' ')[0])).toEqual(['src/total.js:2', 'src/total.js:3', 'src/total.js:4']);
+    const flagged = flags.map((f) => LOOKING.concat(ORDINARY)[Number(/^src\/total\.js:(\d+) /.exec(f)![1]) - 1]);
+    expect({
+      missed: LOOKING.filter((l) => !flagged.includes(l)),
+      wrong: flagged.filter((l) => !LOOKING.includes(l!)),
+    }).toEqual({
+      missed: [],
+      wrong: [],
+    });
+    expect(flags).toHaveLength(LOOKING.length);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

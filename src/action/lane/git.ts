@@ -57,8 +57,8 @@ export async function dropPersistedCredentials(dir: string): Promise<string[]> {
   return keys;
 }
 
-/** Fetches the pull request's head branch and checks it out as a local branch of the same name. */
-export async function checkoutBranch(dir: string, ref: string, auth: GitAuth): Promise<string> {
+/** Fetches `refs/heads/<ref>` from origin into `refs/remotes/origin/<ref>` (`what` names it in the error). */
+export async function fetchBranch(dir: string, ref: string, auth: GitAuth, what: string): Promise<void> {
   const fetched = await git(
     dir,
     ['fetch', '--no-tags', 'origin', `+refs/heads/${ref}:refs/remotes/origin/${ref}`],
@@ -67,12 +67,17 @@ export async function checkoutBranch(dir: string, ref: string, auth: GitAuth): P
   if (fetched.code !== 0) {
     throw new ConsortError(
       'invalid-input',
-      `Cannot fetch the pull request's branch ${ref}: ${fetched.stderr.trim().split('\n').pop() ?? ''}`,
+      `Cannot fetch ${what} ${ref}: ${fetched.stderr.trim().split('\n').pop() ?? ''}`,
       {
         hint: 'Check out the repository with actions/checkout first (fetch-depth: 0, persist-credentials: false), and give the job `contents: write`.',
       },
     );
   }
+}
+
+/** Fetches the pull request's head branch and checks it out as a local branch of the same name. */
+export async function checkoutBranch(dir: string, ref: string, auth: GitAuth): Promise<string> {
+  await fetchBranch(dir, ref, auth, "the pull request's branch");
   // -f: the runner's checkout is Consort's to reset (a self-hosted runner may keep a failed run's changes).
   const checkout = await git(dir, ['checkout', '-f', '-B', ref, `refs/remotes/origin/${ref}`]);
   if (checkout.code !== 0)

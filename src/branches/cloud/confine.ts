@@ -11,15 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { pgErrorCode, quoteIdent, quoteLiteral } from '../../db/sql.js';
-import {
-  grantBranchSchema,
-  retireBranchRole,
-  rolePower,
-  upsertBranchRole,
-  whyNoPower,
-  type RolePower,
-} from '../branch-role.js';
+import { pgErrorCode, quoteIdent } from '../../db/sql.js';
+import { grantBranchSchema, retireBranchRole, rolePower, upsertBranchRole, whyNoPower } from '../branch-role.js';
 
 export type Confined = { url: string } | { url: null; reason: string };
 
@@ -48,7 +41,6 @@ export async function confineCloudBranch(adminUrl: string, role: string): Promis
     }
     await revokeOtherDatabases(db, database);
     await grantBranchSchema(db, role, power);
-    await shareWithAdmin(db, role, power);
     const url = new URL(adminUrl);
     url.username = encodeURIComponent(role);
     url.password = encodeURIComponent(password);
@@ -63,42 +55,6 @@ export async function confineCloudBranch(adminUrl: string, role: string): Promis
     throw e;
   } finally {
     await db.end().catch(() => undefined);
-  }
-}
-
-/**
- * The admin keeps reading the branch it handed over. A CREATEROLE admin on PostgreSQL 16+ holds the
- * role without its privileges (branch-role.ts), so once the role owns the branch's tables the
- * owner's own URL — `consort branch url pr-7` after a check, which leaves the PR branch for people
- * to look at — could no longer read them. The role grants the admin every privilege on what it owns
- * now and will create (its default privileges): the admin is the branch's owner anyway, and the
- * role gains nothing by it. A superuser, or a PostgreSQL 15 admin (which inherits), needs none.
- */
-async function shareWithAdmin(db: pg.Client, role: string, power: RolePower): Promise<void> {
-  if (power.superuser || power.version < 160000) return;
-  const { rows } = await db.query<{ u: string }>('SELECT current_user::text AS u');
-  const admin = quoteIdent(rows[0]!.u);
-  await db.query(`SET ROLE ${quoteIdent(role)}`);
-  try {
-    await db.query(`DO $$ DECLARE s record; BEGIN
-      FOR s IN SELECT nspname FROM pg_namespace
-        WHERE nspname NOT IN ('pg_catalog', 'information_schema') AND nspname NOT LIKE 'pg\\_%'
-          AND (nspowner = current_user::regrole OR nspname = 'public') LOOP
-        BEGIN
-          EXECUTE format('GRANT ALL ON ALL TABLES IN SCHEMA %I TO %s', s.nspname, ${quoteLiteral(admin)});
-          EXECUTE format('GRANT ALL ON ALL SEQUENCES IN SCHEMA %I TO %s', s.nspname, ${quoteLiteral(admin)});
-          IF (SELECT nspowner FROM pg_namespace WHERE nspname = s.nspname) = current_user::regrole THEN
-            EXECUTE format('GRANT ALL ON SCHEMA %I TO %s', s.nspname, ${quoteLiteral(admin)});
-          END IF;
-        EXCEPTION WHEN insufficient_privilege THEN NULL;
-        END;
-      END LOOP;
-    END $$`);
-    await db.query(`ALTER DEFAULT PRIVILEGES GRANT ALL ON TABLES TO ${admin}`);
-    await db.query(`ALTER DEFAULT PRIVILEGES GRANT ALL ON SEQUENCES TO ${admin}`);
-    await db.query(`ALTER DEFAULT PRIVILEGES GRANT ALL ON SCHEMAS TO ${admin}`);
-  } finally {
-    await db.query('RESET ROLE');
   }
 }
 

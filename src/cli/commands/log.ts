@@ -19,6 +19,8 @@ function detail(e: LogEvent): string {
       return `${e.gate} by ${e.approver}${e.proxy ? ' (proxy)' : ''}`;
     case 'gate.reopened':
       return `${e.gate}: ${e.reason}`;
+    case 'gate.approval-ignored':
+      return `${e.gate}: ${e.approver}'s approval not counted: ${e.reason}`;
     case 'cycle.red':
       return `${e.item} on ${e.branch}: ${e.tests.length} failing test(s)`;
     case 'cycle.rejected':

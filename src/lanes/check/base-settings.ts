@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CONFIG_FILES, checkConfigText, formatProblem } from '../../config/load.js';
-import type { MigrationRole } from '../../config/schema.js';
+import { defaultConfig, type ConsortConfig, type MigrationRole } from '../../config/schema.js';
 import type { GitRepo } from '../../ports/git.js';
 
 export interface SideSettings {
@@ -47,17 +47,25 @@ export function settingsInDir(dir: string, configPath?: string): Promise<SideSet
   );
 }
 
-async function settingsFrom(root: string, configPath: string | undefined, read: Reader): Promise<SideSettings> {
+/** The base's configuration as read: null (defaults) when it has none, or none that can be used (`problem`). */
+interface BaseConfig {
+  config: ConsortConfig | null;
+  source: string | null;
+  problem?: string;
+}
+
+async function configFrom(root: string, configPath: string | undefined, read: Reader): Promise<BaseConfig> {
   if (configPath !== undefined) {
     const relative = path.relative(root, path.resolve(root, configPath));
     if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative))
       return {
-        ...DEFAULT_SIDE_SETTINGS,
+        config: null,
+        source: null,
         problem: `${configPath} is outside the repository, so the base has no copy of it`,
       };
     const file = relative.split(path.sep).join('/');
     const text = await read(file);
-    return text === null ? DEFAULT_SIDE_SETTINGS : parse(text, file);
+    return text === null ? { config: null, source: null } : parse(text, file);
   }
   const found: { file: string; text: string }[] = [];
   for (const file of CONFIG_FILES) {
@@ -66,19 +74,65 @@ async function settingsFrom(root: string, configPath: string | undefined, read: 
   }
   if (found.length > 1)
     return {
-      ...DEFAULT_SIDE_SETTINGS,
+      config: null,
+      source: null,
       problem: `the base has ${found.length} configuration files (${found.map((f) => f.file).join(', ')})`,
     };
-  return found[0] ? parse(found[0].text, found[0].file) : DEFAULT_SIDE_SETTINGS;
+  return found[0] ? parse(found[0].text, found[0].file) : { config: null, source: null };
 }
 
-function parse(text: string, file: string): SideSettings {
+function parse(text: string, file: string): BaseConfig {
   const checked = checkConfigText(text, file);
   if (!checked.ok)
     return {
-      ...DEFAULT_SIDE_SETTINGS,
+      config: null,
       source: file,
       problem: `the base's ${file} is invalid (${checked.problems.map(formatProblem).join('; ')})`,
     };
-  return { migrationsRole: checked.config.check.migrationsRole, source: file };
+  return { config: checked.config, source: file };
+}
+
+async function settingsFrom(root: string, configPath: string | undefined, read: Reader): Promise<SideSettings> {
+  const { config, source, problem } = await configFrom(root, configPath, read);
+  return {
+    migrationsRole: config?.check.migrationsRole ?? DEFAULT_SIDE_SETTINGS.migrationsRole,
+    source,
+    ...(problem !== undefined ? { problem } : {}),
+  };
+}
+
+/**
+ * Who may approve a pull request's gates and whether proxy mode approves them (`gates.mode`,
+ * `gates.approvers`, `gates.selfApproval`): the TDD lane on a pull request reads them from the
+ * base branch's commit, never from the branch under review, so a pull request cannot approve its
+ * own gates by changing the configuration it carries. A base without a valid file gets the
+ * defaults: a person approves, anyone with write access but the author.
+ */
+export interface TrustedGates {
+  mode: ConsortConfig['gates']['mode'];
+  approvers: string[];
+  selfApproval: boolean;
+  /** The configuration file they were read from; null: none (defaults). */
+  source: string | null;
+  problem?: string;
+}
+
+export async function gatesAtCommit(
+  git: Pick<GitRepo, 'filesAt'>,
+  root: string,
+  sha: string,
+  configPath?: string,
+): Promise<TrustedGates> {
+  const { config, source, problem } = await configFrom(root, configPath, async (file) => {
+    const found = (await git.filesAt(root, sha, file)).find((f) => f.file === file);
+    return found?.content ?? null;
+  });
+  const gates = config?.gates ?? defaultConfig().gates;
+  return {
+    mode: gates.mode,
+    approvers: [...gates.approvers],
+    selfApproval: gates.selfApproval,
+    source,
+    ...(problem !== undefined ? { problem } : {}),
+  };
 }

@@ -1,5 +1,7 @@
 /** What the TDD lane driver's effect executors share for one run. */
 import type { ConsortConfig } from '../../config/schema.js';
+import type { Approval } from '../../conductor/events.js';
+import type { GateName } from '../../conductor/state.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
@@ -7,6 +9,8 @@ import type { Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
 import type { FeatureStore } from './store.js';
+
+export type ApprovalCounts = (gate: GateName, approval: Approval) => Promise<string | undefined>;
 
 export interface LaneContext {
   ws: Workspace;
@@ -30,6 +34,13 @@ export interface LaneContext {
   /** Progress lines (stderr in the CLI). */
   log: (line: string) => void;
   onSuiteOutput?: (chunk: string) => void;
+  /**
+   * Whether a gate's recorded approval may pass the gate: a reason when it may not (the approval is
+   * then treated as absent, and events.jsonl says why). Unset (the CLI, where `consort approve`
+   * asks on the terminal) every recorded approval counts; on a pull request the branch's
+   * gates.json is anyone's who can push, so the shell checks the approval's source.
+   */
+  approvalCounts?: ApprovalCounts;
   /** Called for `surface-gate`: the CLI prints it; the App and Action will post it. */
   onGate?: (gate: string, hash: string, problems: readonly string[]) => void;
   now: () => Date;

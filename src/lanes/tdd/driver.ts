@@ -82,6 +82,8 @@ export interface BuildLaneInput {
   log?: (line: string) => void;
   onSuiteOutput?: (chunk: string) => void;
   onGate?: LaneContext['onGate'];
+  /** Whether a recorded approval may pass its gate (the pull-request shells; see LaneContext). */
+  approvalCounts?: LaneContext['approvalCounts'];
   now?: () => Date;
   /** Durations of the driver's own steps (benchmarks). */
   onTiming?: (label: string, ms: number) => void;
@@ -238,6 +240,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     ...(input.signal ? { signal: input.signal } : {}),
     ...(input.onSuiteOutput ? { onSuiteOutput: input.onSuiteOutput } : {}),
     ...(input.onGate ? { onGate: input.onGate } : {}),
+    ...(input.approvalCounts ? { approvalCounts: input.approvalCounts } : {}),
   };
   /** Whether `file` holds progress not yet written (records are journaled lazily: they are idempotent). */
   let unsaved = false;

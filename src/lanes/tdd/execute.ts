@@ -4,7 +4,7 @@
  * branch left over by a crash is replaced — so the driver can re-run an effect after a crash.
  */
 import type { ActionEffect, Effect } from '../../conductor/effects.js';
-import type { ConductorEvent, EffectTiming } from '../../conductor/events.js';
+import type { ConductorEvent, EffectTiming, LogEvent } from '../../conductor/events.js';
 import type { ConductorState } from '../../conductor/state.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
@@ -157,7 +157,26 @@ export async function performAction(
       spent: { agentMs: 0, suiteMs: run.suiteMs },
     };
   }
-  const reading = await ctx.time('gate', () => readGate(ctx.ws, ctx.store, effect.gate, state.userFacing));
+  const reading = await ctx.time('gate', () =>
+    readGate(ctx.ws, ctx.store, effect.gate, state.userFacing, ctx.approvalCounts),
+  );
+  if (reading.ignored) {
+    // The record says why the feature waits at a gate gates.json calls approved.
+    const { approval, reason } = reading.ignored;
+    const when = at();
+    const event: LogEvent = {
+      id: `approval-ignored:${effect.gate}:${when}`,
+      at: when,
+      feature: ctx.feature,
+      type: 'gate.approval-ignored',
+      gate: effect.gate,
+      hash: approval.hash,
+      approver: approval.approver,
+      reason,
+    };
+    await ctx.store.append('events.jsonl', event);
+    ctx.log(`  gate ${effect.gate}: the approval by ${approval.approver} in gates.json does not count: ${reason}`);
+  }
   const reopened = await ctx.time('gate', () => reopenedGates(ctx.ws, ctx.store, state.userFacing));
   const finished = at();
   return {

@@ -120,7 +120,7 @@ export interface ApproveInput {
 
 export async function approveGate(
   input: ApproveInput,
-): Promise<{ gate: GateName; hash: string; approver: string; at: string }> {
+): Promise<{ gate: GateName; hash: string; approver: string; at: string; already: boolean }> {
   if (!(GATES as readonly string[]).includes(input.gate)) {
     throw new ConsortError('invalid-input', `Unknown gate "${input.gate}".`, { hint: `Gates: ${GATES.join(', ')}.` });
   }
@@ -161,9 +161,19 @@ export async function approveGate(
       { hint: `Type the first 8 characters of the gate's hash when asked.` },
     );
   }
+  // The same person's approval of the same artifacts is already recorded (the dashboard committed
+  // it, then posted the command): nothing is written twice, and it is no error.
+  const recorded = (await store.gates()).gates[gate]?.approval;
+  if (
+    recorded &&
+    !recorded.proxy &&
+    recorded.hash === approval.hash &&
+    recorded.approver.toLowerCase() === approval.approver.toLowerCase()
+  )
+    return { gate, hash: recorded.hash, approver: recorded.approver, at: recorded.at, already: true };
   await store.recordApproval(gate, approval);
   await store.append('events.jsonl', decision.event);
-  return { gate, hash: approval.hash, approver: approval.approver, at };
+  return { gate, hash: approval.hash, approver: approval.approver, at, already: false };
 }
 
 export function describeStep(state: ConductorState): string {

@@ -5,15 +5,18 @@
  * the conductor would accept.
  */
 import { checkGate } from '../../conductor/approval.js';
-import type { GateCheck } from '../../conductor/events.js';
+import type { Approval, GateCheck } from '../../conductor/events.js';
 import { gatedFiles, gateHash, type GatedFile } from '../../conductor/gates.js';
 import { GATES, type GateName, type Item } from '../../conductor/state.js';
 import type { Workspace } from '../../ports/workspace.js';
+import type { ApprovalCounts } from './context.js';
 import { type FeatureStore, readText } from './store.js';
 import { testEnvironmentFlags } from './test-env-flags.js';
 
 export interface GateReading {
   check: GateCheck;
+  /** A recorded approval of these artifacts that does not count (treated as absent), and why. */
+  ignored?: { approval: Approval; reason: string };
   /** The approved test list (spec gate only, when valid). */
   items?: Item[];
 }
@@ -32,12 +35,20 @@ export async function readGate(
   store: FeatureStore,
   gate: GateName,
   userFacing: boolean,
+  approvalCounts?: ApprovalCounts,
 ): Promise<GateReading> {
   const files = await readGated(ws, store, gatedFiles(gate, { userFacing, cycles: await store.cycleFiles() }));
-  const approval = (await store.gates()).gates[gate]?.approval ?? null;
+  const recorded = (await store.gates()).gates[gate]?.approval ?? null;
   const flags = gate === 'merge' ? await testEnvironmentFlags(ws, (await store.load()).baseCommit) : [];
-  const { check, items } = checkGate(files, approval, flags);
-  return { check, ...(gate === 'spec' && items ? { items } : {}) };
+  const { check, items } = checkGate(files, recorded, flags);
+  const reading: GateReading = { check, ...(gate === 'spec' && items ? { items } : {}) };
+  // An approval of other artifacts passes nothing anyway; one of these must come from where it should.
+  if (recorded !== null && recorded.hash === check.hash && approvalCounts) {
+    const reason = await approvalCounts(gate, recorded);
+    if (reason !== undefined)
+      return { ...reading, check: { ...check, approval: null }, ignored: { approval: recorded, reason } };
+  }
+  return reading;
 }
 
 /** Approved gates whose artifacts changed since. */

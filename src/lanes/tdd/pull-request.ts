@@ -20,12 +20,13 @@ import type { AgentBackends } from '../../ports/agent-backend.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
-import type { CommitStatus, GitHubPort, Permission, PullRequest, RepoRef } from '../../ports/github.js';
+import type { CommitStatus, GitHubPort, IssueComment, Permission, PullRequest, RepoRef } from '../../ports/github.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
 import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
+import { announcedBefore, approvalComment, editedComment } from './approval-source.js';
 import { reopenedGates } from './gate-check.js';
 import { type BuildRunResult, runBuildLane } from './driver.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from './store.js';
@@ -85,6 +86,14 @@ export function decide(request: PullRequestAsk, access: Access, pull: PullReques
   if (pull.head.repo !== pull.base.repo)
     return { kind: 'refuse', why: 'the pull request comes from a fork', answer: FORK_ANSWER };
   if (request.kind === 'approve') {
+    // An approval names what it approves: one unnamed command must not stand for whichever gate is waiting.
+    if (request.gate === null)
+      return {
+        kind: 'refuse',
+        why: '/consort approve names no gate',
+        answer:
+          'name the gate you approve (`/consort approve <gate>`, as its announcement says), so nothing was approved.',
+      };
     const refusal = approvalRefusal(policy, { login: who, teams: access.teams }, pull.author || null);
     if (refusal !== undefined) return { kind: 'refuse', why: refusal, answer: `${refusal}, so nothing was approved.` };
   }
@@ -116,8 +125,12 @@ export interface PullRequestPorts {
   git: GitRepo;
   migrations: MigrationRunner;
   schemas: SchemaReader;
-  /** Who may approve: read from the default branch before the pull request's branch is checked out. */
-  policy: ApprovalPolicy;
+  /**
+   * Who may approve, and whether proxy mode approves (`gates.*`): read from the pull request's
+   * base branch (its commit `pull.base.sha`), never from the branch under review — a pull request
+   * cannot approve its own gates by changing the configuration it carries.
+   */
+  policy(pull: PullRequest): Promise<TrustedPolicy>;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
   configure(): Promise<{ config: ConsortConfig; provider: BranchProvider }>;
   /** The suite's and the agents' settings sources (children are built from allow-lists in src/core/child-env.ts). */
@@ -130,6 +143,11 @@ export interface PullRequestPorts {
   onSuiteOutput?(chunk: string): void;
   links: { repoUrl: string; runUrl?: string };
   now?: () => number;
+}
+
+/** The base branch's gates settings: who may approve, and the gate mode every run of the lane uses. */
+export interface TrustedPolicy extends ApprovalPolicy {
+  gateMode: 'human' | 'proxy';
 }
 
 export type PullRequestOutcome =
@@ -145,11 +163,15 @@ function asked(request: PullRequestAsk): string {
   return `/consort build${request.feature === null ? '' : ` ${request.feature}`}`;
 }
 
-async function access(ports: PullRequestPorts, login: string): Promise<Access> {
-  const permission = await ports.github.permission(ports.repo, login);
+async function access(
+  ports: PullRequestPorts,
+  login: string,
+  permission: Access['permission'],
+  policy: ApprovalPolicy,
+): Promise<Access> {
   const teams: string[] = [];
   if (!mayCommand(permission)) return { permission, teams };
-  for (const entry of ports.policy.approvers.filter((a) => a.includes('/'))) {
+  for (const entry of policy.approvers.filter((a) => a.includes('/'))) {
     const [org, team] = entry.split('/') as [string, string];
     if (await ports.github.teamMember(org, team, login)) teams.push(entry);
   }
@@ -169,9 +191,14 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
     github.createComment(repo, request.pr, ports.scrub(`@${request.actor.login}, ${text}`));
   if (request.actor.type === 'Bot') return { kind: 'ignored', why: `${request.actor.login} is a bot` };
   // Who asked is checked through the API for every request: the event says who, never what they may do.
-  const who = await access(ports, request.actor.login);
   const pull = await github.pull(repo, request.pr);
-  const decision = decide(request, who, pull, ports.policy);
+  // Nothing of the pull request's own decides who approves: the base branch's configuration does.
+  const permission = await github.permission(repo, request.actor.login);
+  const policy: TrustedPolicy = mayCommand(permission)
+    ? await ports.policy(pull)
+    : { approvers: [], selfApproval: false, gateMode: 'human' };
+  const who = await access(ports, request.actor.login, permission, policy);
+  const decision = decide(request, who, pull, policy);
   if (decision.kind === 'ignore') return { kind: 'ignored', why: decision.why };
   if (decision.kind === 'refuse') {
     if (decision.answer === 'refusal') await refuse(github, command);
@@ -186,7 +213,7 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
   const head = await ports.remote.checkout(pull.head.ref);
   ports.log.info(`On ${pull.head.ref} at ${head.slice(0, 7)} (pull request #${pull.number}).`);
   try {
-    return await lane(ports, request, command, pull);
+    return await lane(ports, request, command, pull, policy);
   } catch (e) {
     // Whatever went wrong, say so on the pull request, where the person who asked is looking.
     const why =
@@ -200,19 +227,15 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
   }
 }
 
-/** Features at a gate (for `/consort approve [<gate>]`). */
+/** Features at a gate (for `/consort approve <gate>`). */
 async function featuresAtGate(
   workspace: string,
-  gate: string | null,
+  gate: string,
 ): Promise<{ feature: string; gate: GateName; hash: string | undefined }[]> {
   const found = [];
   for (const feature of await listFeatures(workspace)) {
     const { state } = await new FeatureStore(workspace, feature).load();
-    if (
-      (state.step === 'awaiting-approval' || state.step === 'gate') &&
-      state.gate &&
-      (gate === null || state.gate === gate)
-    ) {
+    if ((state.step === 'awaiting-approval' || state.step === 'gate') && state.gate && state.gate === gate) {
       found.push({ feature, gate: state.gate, hash: state.surfaced[state.gate] });
     }
   }
@@ -256,6 +279,7 @@ async function lane(
   request: PullRequestAsk,
   command: CommandRequest,
   pull: PullRequest,
+  policy: TrustedPolicy,
 ): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
@@ -265,11 +289,29 @@ async function lane(
     github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
   let feature: string;
   let retry = false;
+  /** The pull request's conversation, read once: what backs an approval (src/lanes/tdd/approval-source.ts). */
+  let comments: IssueComment[] | undefined;
+  const conversation = async () => (comments ??= await github.listComments(repo, pull.number));
+  /** Approvals this run recorded from the verified command that started it. */
+  const recordedHere: { gate: string; hash: string; approver: string }[] = [];
   if (request.kind === 'approve') {
-    const waiting = await featuresAtGate(ws.dir, request.gate);
-    if (waiting.length !== 1) {
-      const what = request.gate === null ? 'a gate' : `the ${request.gate} gate`;
-      const answer = `${waiting.length === 0 ? `no feature on this branch is waiting at ${what}` : `several features are waiting at ${what} (${waiting.map((w) => `${w.feature}: ${w.gate}`).join(', ')}); name the gate`}, so nothing was approved.`;
+    const gate = request.gate ?? '';
+    // What the person was shown: the gate as announced on the pull request before their command —
+    // not the branch's state.json, which whoever pushes to the branch can write.
+    const asking = (await conversation()).find((c) => c.id === request.commentId);
+    const shown = asking && !editedComment(asking) ? announcedBefore(await conversation(), gate, asking) : null;
+    const atGate = await featuresAtGate(ws.dir, gate);
+    // Several features at one gate: the one announced with what the person was shown.
+    const waiting = atGate.length > 1 ? atGate.filter((w) => w.hash === shown) : atGate;
+    if (atGate.length === 0 || shown === null || waiting.length !== 1) {
+      const answer =
+        atGate.length === 0
+          ? `no feature on this branch is waiting at the ${gate} gate, so nothing was approved.`
+          : asking === undefined || editedComment(asking)
+            ? `your comment was ${asking === undefined ? 'deleted' : 'edited'} before it was read (an edited comment carries no command), so nothing was approved: comment again.`
+            : shown === null
+              ? `the ${gate} gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.`
+              : `several features are waiting at the ${gate} gate (${atGate.map((w) => w.feature).join(', ')}), so nothing was approved.`;
       await replyTo(answer);
       return { kind: 'answered', answer };
     }
@@ -281,10 +323,15 @@ async function lane(
       gate: at.gate,
       approver: login,
       headSha: pull.head.sha,
-      ...(at.hash ? { expectedHash: at.hash } : {}),
+      expectedHash: shown,
     });
-    await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
-    await ports.remote.push(pull.head.ref);
+    recordedHere.push({ gate: at.gate, hash: approval.hash, approver: approval.approver });
+    // Already recorded for these artifacts (the App's dashboard commits the approval, then posts
+    // this command with the person's token): nothing new to commit, and the lane goes on.
+    if (!approval.already) {
+      await ws.commitPaths([featureDirOf(feature)], `consort: ${feature} ${at.gate} gate approved by @${login}`);
+      await ports.remote.push(pull.head.ref);
+    }
     await status(await ws.head(), {
       context: gateStatusContext(at.gate),
       state: 'success',
@@ -292,7 +339,7 @@ async function lane(
     });
     await react(github, command, '+1');
     log.info(
-      `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)}).`,
+      `Gate ${at.gate} of ${feature} approved by @${login} (artifacts ${approval.hash.slice(0, 19)}…, head ${pull.head.sha.slice(0, 7)})${approval.already ? `; the approval was already recorded (${approval.at})` : ''}.`,
     );
   } else {
     const chosen = await buildFeature(ws, pull, request.feature, request.request);
@@ -308,6 +355,15 @@ async function lane(
     }
   }
 
+  /** Why an approval in the branch's gates.json does not count (undefined: it does); one judgement for the lane and the statuses. */
+  const judge: ApprovalJudge = async (gate, approval) => {
+    if (
+      !approval.proxy &&
+      recordedHere.some((a) => a.gate === gate && a.hash === approval.hash && a.approver === approval.approver)
+    )
+      return undefined;
+    return uncountedApproval(github, repo, pull, policy, gate, approval, await conversation());
+  };
   const { config, provider } = await ports.configure();
   const { env, agentEnv } = ports.environment(config);
   const store = new FeatureStore(ws.dir, feature);
@@ -324,6 +380,8 @@ async function lane(
       migrations: ports.migrations,
       schemas: ports.schemas,
       config,
+      // gates.mode from the base branch: the branch's own configuration cannot turn proxy mode on.
+      gateMode: policy.gateMode,
       feature,
       provider,
       retry,
@@ -336,6 +394,8 @@ async function lane(
       log: (m) => log.info(ports.scrub(m)),
       ...(ports.onSuiteOutput ? { onSuiteOutput: ports.onSuiteOutput } : {}),
       onGate: (gate, hash, problems) => surfaced.push({ gate, hash, problems }),
+      // The lane goes past a gate only on an approval the pull request's conversation backs.
+      approvalCounts: (gate, approval) => (approval.proxy ? Promise.resolve(PROXY_FROM_BRANCH) : judge(gate, approval)),
       onTurn: async (turn, { commit, head }) => {
         turns.push(turn);
         await ports.remote.push(pull.head.ref);
@@ -357,7 +417,7 @@ async function lane(
     await provider.close();
   }
   if (result.stop !== 'interrupted') await ports.remote.push(pull.head.ref);
-  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull.number);
+  await announceGates(ports, ws, store, result, surfaced, await ws.head(), pull, judge);
 
   if (result.stop === 'escalated' || result.stop === 'stalled') {
     await replyTo(
@@ -390,6 +450,48 @@ export function nextStep(feature: string, r: BuildRunResult): string | null {
   }
 }
 
+/**
+ * Why an approval recorded in the branch's `gates.json` does not count, or undefined when it does.
+ * The branch is the pull request's: whoever can push to it can write an approval there. One counts
+ * when the Action could have recorded it: a person's, backed by an unedited `/consort approve
+ * <gate>` comment of theirs on this pull request written after the gate was announced with the
+ * approval's artifacts (src/lanes/tdd/approval-source.ts), who has write access and whom the base
+ * branch's policy lets approve now; a proxy's, only while the base branch's `gates.mode` is proxy.
+ */
+export async function uncountedApproval(
+  github: Pick<GitHubPort, 'teamMember' | 'permission'>,
+  repo: RepoRef,
+  pull: Pick<PullRequest, 'number' | 'author'>,
+  policy: TrustedPolicy,
+  gate: string,
+  approval: { approver: string; proxy: boolean; hash: string },
+  comments: readonly IssueComment[],
+): Promise<string | undefined> {
+  if (approval.proxy)
+    return policy.gateMode === 'proxy' ? undefined : "a proxy's, and the base branch's gates.mode is human";
+  const source = approvalComment(comments, gate, approval.approver, approval.hash, pull.number);
+  if ('reason' in source) return source.reason;
+  // The account as GitHub spells it (the comment's author), asked now: what they may do today.
+  const login = source.comment.user!.login;
+  const permission = await github.permission(repo, login);
+  if (!mayCommand(permission)) return `@${login} has ${permission} access`;
+  const teams: string[] = [];
+  for (const entry of policy.approvers.filter((a) => a.includes('/'))) {
+    const [org, team] = entry.split('/') as [string, string];
+    if (await github.teamMember(org, team, login)) teams.push(entry);
+  }
+  return approvalRefusal(policy, { login, teams }, pull.author || null);
+}
+
+/** A proxy approval read from the branch never passes a gate in the lane: proxy mode approves in the run itself. */
+const PROXY_FROM_BRANCH =
+  "a proxy's approval read from the branch (under the base branch's gates.mode: proxy the run approves by itself)";
+
+type ApprovalJudge = (
+  gate: string,
+  approval: { approver: string; proxy: boolean; hash: string },
+) => Promise<string | undefined>;
+
 interface Surfaced {
   gate: string;
   hash: string;
@@ -407,8 +509,10 @@ async function announceGates(
   r: BuildRunResult,
   surfaced: readonly Surfaced[],
   head: string,
-  pr: number,
+  pull: PullRequest,
+  judge: ApprovalJudge,
 ): Promise<void> {
+  const pr = pull.number;
   const { github, repo } = ports;
   const feature = store.feature;
   const target = ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {};
@@ -420,20 +524,39 @@ async function announceGates(
   for (const [name, entry] of Object.entries(recorded)) {
     if (!entry?.approval || name === gate) continue;
     const stale = reopened.includes(name as GateName);
+    const uncounted = await judge(name, entry.approval);
+    if (uncounted !== undefined)
+      ports.log.warning(
+        `The ${name} gate's approval by ${entry.approval.approver} in gates.json does not count: ${uncounted}.`,
+      );
     await github.setStatus(repo, head, {
       context: gateStatusContext(name),
-      state: stale ? 'pending' : 'success',
+      state: stale || uncounted !== undefined ? 'pending' : 'success',
       description: stale
         ? `changed since @${entry.approval.approver} approved it: /consort build ${feature} to review again`
-        : `approved by @${entry.approval.approver}`,
+        : uncounted !== undefined
+          ? `not approved: ${uncounted}`
+          : `approved by @${entry.approval.approver}`,
       ...target,
     });
   }
   if (gate !== null) {
+    // The lane waits at a gate whose recorded approval covers these artifacts only when the
+    // approval does not count: say why, where branch protection shows it.
+    const written = recorded[gate]?.approval;
+    const ignored =
+      written && written.hash === r.state.surfaced[gate]
+        ? written.proxy
+          ? PROXY_FROM_BRANCH
+          : await judge(gate, written)
+        : undefined;
     await github.setStatus(repo, head, {
       context: gateStatusContext(gate),
       state: 'pending',
-      description: `${feature}: waiting for /consort approve ${gate}`,
+      description:
+        ignored === undefined
+          ? `${feature}: waiting for /consort approve ${gate}`
+          : `not approved: ${ignored}; waiting for /consort approve ${gate}`,
       ...target,
     });
   }

@@ -8,17 +8,37 @@ import { matchesAny } from '../../core/glob.js';
 import { DEFAULT_TEST_GLOBS } from '../../conductor/roles.js';
 import type { Workspace } from '../../ports/workspace.js';
 
+/** Globals a test runner defines (jest, vitest, mocha, jasmine, node:test, QUnit) and vitest's internals. */
+const RUNNER_GLOBALS =
+  '(?:jest|vi|vitest|describe|it|test|expect|beforeEach|afterEach|beforeAll|afterAll|suite|mocha|jasmine|QUnit|__vitest_\\w+|__jest\\w*)';
+/** What holds the globals (`self` only after typeof: `self.test` is a Python attribute). */
+const GLOBAL_OBJECT = '(?:globalThis|global|window)';
+/** Runner names as they appear in a command line or a loaded module's path. */
+const RUNNER_NAMES = '(?<![\\w-])(?:jest|vitest|mocha|jasmine|ava|tap|pytest|unittest|--test)(?![\\w-])';
+
 const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
+  // Variables a runner sets for the code it runs.
   /\bJEST_WORKER_ID\b/,
-  /\bVITEST(?:_WORKER_ID|_POOL_ID)?\b/,
-  /\bPYTEST_CURRENT_TEST\b/,
+  /\bVITEST(?:_\w+)?\b/,
+  /\bNODE_TEST_CONTEXT\b/,
+  /\bPYTEST_\w+/,
   /\bMOCHA_\w+/,
+  /\bnpm_lifecycle_(?:event|script)\b/,
   /\bCONSORT_(?:ROLE|STEP|TURN|ITEM)\w*/,
-  /NODE_ENV['"`\]]*\s*[!=]==?\s*['"`]test['"`]/,
-  /['"`]test['"`]\s*[!=]==?\s*process\.env(?:\.NODE_ENV|\[['"`]NODE_ENV['"`]\])/,
-  /typeof\s+(?:jest|vi|describe|it|expect)\s*[!=]==?\s*['"`]undefined['"`]/,
-  /\bglobalThis\.(?:jest|vi|expect)\b/,
-  /\bimport\.meta\.vitest\b/,
+  // Such a name taken apart: Object.keys(process.env).some((k) => k.startsWith('JEST')).
+  /['"`](?:JEST|VITEST|MOCHA|PYTEST|NODE_TEST)\w*['"`]/,
+  // NODE_ENV / vite's MODE next to a 'test' string, however compared (===, includes, startsWith, a regex).
+  /\b(?:NODE_ENV|BABEL_ENV|env\.MODE)\b.*(?:['"`/]test\b)|['"`/]test\b.*\b(?:NODE_ENV|BABEL_ENV|env\.MODE)\b/,
+  /\bimport\.meta\.(?:vitest|env\??\.(?:TEST|VITEST|MODE))\b/,
+  // A runner's globals: typeof jest, typeof globalThis.vi, globalThis.expect, 'jest' in globalThis.
+  new RegExp(`\\btypeof\\s*\\(?\\s*(?:(?:${GLOBAL_OBJECT}|self)\\s*\\??\\.\\s*)?${RUNNER_GLOBALS}\\b`),
+  new RegExp(`\\b${GLOBAL_OBJECT}\\s*(?:\\??\\.\\s*|\\[\\s*['"\`])${RUNNER_GLOBALS}\\b`),
+  new RegExp(`['"\`]${RUNNER_GLOBALS}['"\`]\\s+in\\s+${GLOBAL_OBJECT}\\b`),
+  // The command line or the loaded modules name a runner.
+  new RegExp(
+    `\\b(?:process\\.(?:argv|execArgv|title)|require\\.main|module\\.parent|sys\\.(?:argv|modules))\\b.*${RUNNER_NAMES}`,
+  ),
+  new RegExp(`['"]${RUNNER_NAMES}['"]\\s+in\\s+sys\\.modules\\b`),
 ];
 
 export async function testEnvironmentFlags(
