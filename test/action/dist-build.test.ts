@@ -65,7 +65,10 @@ beforeAll(async () => {
   // origin: a bare repository with the base branch and the pull request's branch `change`.
   origin = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-origin-')), 'Hello-World.git');
   await exec('git', ['clone', '-q', '--bare', repo.dir, origin]);
-  baseBranch = await git(repo.dir, 'rev-parse', '--abbrev-ref', 'HEAD@{-1}').catch(() => 'master');
+  // The base branch: the scenario's other branch (whatever git init named it); the Action fetches it.
+  baseBranch = (await git(repo.dir, 'for-each-ref', '--format=%(refname:short)', 'refs/heads'))
+    .split('\n')
+    .find((b) => b !== 'change')!;
   // As actions/checkout leaves a comment-triggered run: the default branch, with the token persisted.
   await git(repo.dir, 'remote', 'add', 'origin', origin);
   await git(repo.dir, 'checkout', '-q', repo.baseSha);
