@@ -281,6 +281,17 @@ export async function runCheck(
     prReads = prSchemas;
     const snapshotOf = (at: string) =>
       (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: [config.migrations.table] });
+    // The PR's migrations up, as the PR branch and the suite's branch each get them.
+    const applyHeadUp = (databaseUrl: string) =>
+      runner.apply({
+        databaseUrl,
+        dir: headFiles.dir,
+        relativeTo: headFiles.relativeTo,
+        direction: 'up',
+        migrationsTable: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
+      });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
@@ -335,15 +346,7 @@ export async function runCheck(
       cancelPoint();
       const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
       cancelPoint();
-      const r = await runner.apply({
-        databaseUrl: asAdmin ? adminUrl : suiteUrl,
-        dir: headFiles.dir,
-        relativeTo: headFiles.relativeTo,
-        direction: 'up',
-        migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
-        engine: engineUsed,
-      });
+      const r = await applyHeadUp(asAdmin ? adminUrl : suiteUrl);
       return r.ok ? suiteUrl : undefined;
     };
     temporary.push(names.suite);
@@ -385,15 +388,7 @@ export async function runCheck(
       // so only what the migrations did differs).
       [baseRelations, before] = await Promise.all([(prSchemas ?? ports.schemas).relations(url), snapshotOf(url)]);
       cancelPoint();
-      const r = await runner.apply({
-        databaseUrl: runAs,
-        dir: headFiles.dir,
-        relativeTo: headFiles.relativeTo,
-        direction: 'up',
-        migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
-        engine: engineUsed,
-      });
+      const r = await applyHeadUp(runAs);
       applied = r.applied;
       // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
       const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
