@@ -44,6 +44,28 @@ afterAll(() => {
 
 const flow = setupFlow();
 
+/**
+ * A pull request `pr` whose head adds `files` on top of the repository's head: opened, checked
+ * (check run 1000 + pr) and finished; `bodies` holds what the App sent.
+ */
+async function openPull(pr: number, files: Record<string, string>, subject: string) {
+  const head = await commit(flow.repo.dir, files, subject, flow.repo.headSha);
+  await flow.tarball(head);
+  const bodies: Record<string, Body> = {};
+  expectToken();
+  flow.expectCheck({ pr, head, checkRunId: 1000 + pr, bodies });
+  flow.expectStickyCreated(pr, bodies);
+  await flow.probot.receive(
+    delivery(
+      'pull_request',
+      `open-${pr}`,
+      pullRequestPayload({ action: 'opened', number: pr, head, base: flow.repo.baseSha }),
+    ),
+  );
+  await flow.finished(pr);
+  return { head, bodies };
+}
+
 /** Live processes on the machine whose command line holds `arg` (zombies have none). */
 async function processesRunning(arg: string): Promise<number> {
   let n = 0;
@@ -94,25 +116,7 @@ describe('pull requests', () => {
   });
 
   it('a failing migration: conclusion failure with annotations at the file and line', async () => {
-    const head = await commit(
-      flow.repo.dir,
-      { 'migrations/1730000500000_broken.sql': BROKEN },
-      'broken',
-      flow.repo.headSha,
-    );
-    await flow.tarball(head);
-    const bodies: Record<string, Body> = {};
-    expectToken();
-    flow.expectCheck({ pr: 3, head, checkRunId: 1003, bodies });
-    flow.expectStickyCreated(3, bodies);
-    await flow.probot.receive(
-      delivery(
-        'pull_request',
-        'open-3',
-        pullRequestPayload({ action: 'opened', number: 3, head, base: flow.repo.baseSha }),
-      ),
-    );
-    await flow.finished(3);
+    const { bodies } = await openPull(3, { 'migrations/1730000500000_broken.sql': BROKEN }, 'broken');
     expect(bodies.completed).toMatchObject({
       conclusion: 'failure',
       output: { title: expect.stringMatching(/^Database checks failed/) },
@@ -130,29 +134,15 @@ describe('pull requests', () => {
   });
 
   it("a pull request that sets check.migrationsRole: admin in its own configuration gets no elevation: the base's counts", async () => {
-    const head = await commit(
-      flow.repo.dir,
+    const { bodies } = await openPull(
+      31,
       {
         '.github/consort.yml': appConfig(SUITE, 'check:\n  migrationsRole: admin\n'),
         'migrations/1730000500000_dblink.sql':
           '-- Up Migration\nCREATE EXTENSION IF NOT EXISTS dblink;\n-- Down Migration\nDROP EXTENSION dblink;\n',
       },
       'grant myself the admin',
-      flow.repo.headSha,
     );
-    await flow.tarball(head);
-    const bodies: Record<string, Body> = {};
-    expectToken();
-    flow.expectCheck({ pr: 31, head, checkRunId: 1031, bodies });
-    flow.expectStickyCreated(31, bodies);
-    await flow.probot.receive(
-      delivery(
-        'pull_request',
-        'open-31',
-        pullRequestPayload({ action: 'opened', number: 31, head, base: flow.repo.baseSha }),
-      ),
-    );
-    await flow.finished(31);
     expect(bodies.completed).toMatchObject({ conclusion: 'failure' });
     expect(bodies.comment!.body).toContain('ERROR 42501: permission denied to create extension');
     expect(bodies.comment!.body).toContain(
@@ -184,25 +174,11 @@ describe('pull requests', () => {
       "export const down = (pgm) => pgm.dropTable('seen');",
       '',
     ].join('\n');
-    const head = await commit(
-      flow.repo.dir,
+    const { bodies } = await openPull(
+      32,
       { 'migrations/1730000500000_snoop.js': snoop },
       'a migration that looks around',
-      flow.repo.headSha,
     );
-    await flow.tarball(head);
-    const bodies: Record<string, Body> = {};
-    expectToken();
-    flow.expectCheck({ pr: 32, head, checkRunId: 1032, bodies });
-    flow.expectStickyCreated(32, bodies);
-    await flow.probot.receive(
-      delivery(
-        'pull_request',
-        'open-32',
-        pullRequestPayload({ action: 'opened', number: 32, head, base: flow.repo.baseSha }),
-      ),
-    );
-    await flow.finished(32);
     expect(bodies.completed).toMatchObject({ conclusion: 'success' });
     const url = await (await flow.providers.forRepository(186853002)).connectionUri('pr-32');
     const [row] = await query<{ what: string }>(url, 'SELECT what FROM seen');
