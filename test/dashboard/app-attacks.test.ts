@@ -148,6 +148,27 @@ async function startSignIn(
   return { stateCookie, back: grant.headers.get('location')!, state };
 }
 
+/** Signed in for real (through GitHub's grant): the dashboard's session cookie for `login`. */
+async function signedInCookie(login: string): Promise<string> {
+  const signIn = await startSignIn(login);
+  const back = await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } });
+  return /consort_session=[^;]+/.exec(back.headers.get('set-cookie') ?? '')![0];
+}
+
+/** The gates page's approval form for `feature` as `cookie` sees it, and a POST approving `spec` with it. */
+async function specApproval(feature: string, cookie: string) {
+  const page = await (await get(`${base}/features/${feature}/gates`, cookie)).text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+  const hash = /name="hash" value="([^"]+)"/.exec(page)![1]!;
+  const approve = () =>
+    fetch(`${url}${base}/api/features/${feature}/gates/spec/approve`, {
+      method: 'POST',
+      headers: { cookie, origin: url, 'content-type': 'application/json' },
+      body: JSON.stringify({ csrf, hash, read: 'yes' }),
+    });
+  return { hash, approve };
+}
+
 describe('sign-in', () => {
   it('returns only to a path on this dashboard, whatever `next` says', async () => {
     for (const next of [
@@ -526,9 +547,7 @@ describe('records a pull request makes huge', () => {
     expect((await get(`${base}/api/features/${fx.gated}/files/reviews/T1.json`, ada)).status).toBe(404);
     // Approving would rewrite events.jsonl from what the index holds: refused, nothing committed
     // (ada signed in for real, so her token could commit).
-    const signIn = await startSignIn('ada');
-    const signedIn = await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } });
-    const adaReal = /consort_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0];
+    const adaReal = await signedInCookie('ada');
     const gates = (await (await get(`${base}/api/features/${fx.gated}/gates`, adaReal)).json()) as {
       gates: { gate: string; hash: string }[];
     };
@@ -629,21 +648,7 @@ describe('what the App caches across repositories', () => {
 
 describe('approval against a moving target', () => {
   it('refuses when write access was taken away since the page, and when a push lands between the page and the approval', async () => {
-    const signIn = await startSignIn('ada');
-    const ada = /consort_session=[^;]+/.exec(
-      (await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } })).headers.get(
-        'set-cookie',
-      ) ?? '',
-    )![0];
-    const page = await (await get(`${base}/features/${fx.gated}/gates`, ada)).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-    const hash = /name="hash" value="([^"]+)"/.exec(page)![1]!;
-    const approve = () =>
-      fetch(`${url}${base}/api/features/${fx.gated}/gates/spec/approve`, {
-        method: 'POST',
-        headers: { cookie: ada, origin: url, 'content-type': 'application/json' },
-        body: JSON.stringify({ csrf, hash, read: 'yes' }),
-      });
+    const { approve } = await specApproval(fx.gated, await signedInCookie('ada'));
     const commitsBefore = stand.commits.length;
     // The cached answer still says write; the approval asks afresh.
     fake.permissions.set('ada', 'read');
@@ -690,25 +695,12 @@ describe('approval the Action counts', () => {
     });
     fake.setPull(githubPull(head.pr, tip, BRANCH));
     await indexPull(store, githubRecords(restClient(fake.url, INSTALLATION_TOKEN)), { ...head, headSha: tip });
-    const signIn = await startSignIn('ada');
-    const ada = /consort_session=[^;]+/.exec(
-      (await fetch(signIn.back, { redirect: 'manual', headers: { cookie: signIn.stateCookie } })).headers.get(
-        'set-cookie',
-      ) ?? '',
-    )![0];
+    const ada = await signedInCookie('ada');
     // The token this sign-in was issued (ada signed in before too).
     const adaToken = [...fake.userTokens].filter(([, login]) => login === 'ada').at(-1)![0];
-    const page = await (await get(`${base}/features/${fx.gated}/gates`, ada)).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
-    const hash = /name="hash" value="([^"]+)"/.exec(page)![1]!;
+    const { hash, approve } = await specApproval(fx.gated, ada);
     // The Action announced the gate with these artifacts (its bot's comment, before the approval).
     fake.seed({ issue: head.pr, body: `${GATE_MARKER('spec', hash)}\n### ⏸ Gate \`spec\``, user: ACTIONS_BOT });
-    const approve = () =>
-      fetch(`${url}${base}/api/features/${fx.gated}/gates/spec/approve`, {
-        method: 'POST',
-        headers: { cookie: ada, origin: url, 'content-type': 'application/json' },
-        body: JSON.stringify({ csrf, hash, read: 'yes' }),
-      });
     const commitsBefore = stand.commits.length;
     const adaComments = () => fake.comments.filter((c) => c.issue === head.pr && c.user.login === 'ada');
 
