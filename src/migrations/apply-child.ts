@@ -1,36 +1,41 @@
 /**
- * The child process of isolated.ts: answers ChildRequests one at a time — applies the migrations
+ * The child process of isolated.ts: answers ChildRequests — applies the migrations
  * with the engine named (the project's copy is imported only here, once) and answers with the result
  * or the error — and exits when its parent lets go of it, even if a migration left a timer or a
  * connection open.
  */
 import { isConsortError } from '../core/errors.js';
-import { bundledEngine, loadProjectRunner, type MigrationEngine } from './engine.js';
-import { registerProjectLoader } from './ts-loader.js';
-import type { ApplyRequest, ChildReply, ChildRequest } from './isolated.js';
+import type { MigrationEngine } from './engine.js';
+import { bundledRunner, loadProjectRunner } from './engine-load.js';
+import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
+import { registerProjectLoader } from './ts-register.js';
 
-let turn: Promise<unknown> = Promise.resolve();
+// Requests run side by side as they come: the parent sends one database's requests one at a time,
+// and a release of every kept connection only when nothing else runs (MigrationChild).
 process.on('message', (message) => {
-  turn = turn.then(() => answer(message as ChildRequest).then((reply) => process.send!(reply)));
+  const { id, ...request } = message as ChildMessage;
+  void answer(request).then((reply) => process.send!({ ...reply, id }));
 });
 process.once('disconnect', () => process.exit(0));
 
 /** Engines loaded (and TypeScript loaders registered) so far, by what the request named. */
 const engines = new Map<string, Promise<MigrationEngine>>();
 
+/**
+ * The runner the request names, with the project's TypeScript loader registered for it. Nothing
+ * else is loaded: no manifest or lockfile is read here (the parent resolved the engine).
+ */
 function load(wanted: ApplyRequest['engine']): Promise<MigrationEngine> {
   const key = JSON.stringify(wanted);
   let engine = engines.get(key);
   if (!engine) {
     engine = (async () => {
-      const base =
-        wanted?.source !== 'bundled' && wanted?.entry
-          ? { ...wanted, runner: await loadProjectRunner(wanted.entry) }
-          : await bundledEngine();
-      const loaded = wanted?.tsLoader ? { ...base, tsLoader: wanted.tsLoader } : base;
-      await registerProjectLoader(loaded);
-      return loaded;
+      const named = wanted ?? { version: '', source: 'bundled' as const, dir: '' };
+      const runner =
+        named.source !== 'bundled' && named.entry ? await loadProjectRunner(named.entry) : await bundledRunner();
+      await registerProjectLoader(named);
+      return { ...named, runner };
     })();
     engines.set(key, engine);
     engine.catch(() => engines.delete(key)); // a failed load is retried (and reported) by the next request

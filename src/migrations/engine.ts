@@ -7,15 +7,15 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { runner as bundledRunner } from 'node-pg-migrate';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import { pinnedDependency } from '../tools/pinned-versions.js';
 import { cachedEngine, lockedVersion } from './engine-pin.js';
+import { loadProjectRunner, type Runner } from './engine-load.js';
 import { projectRequire } from './project-packages.js';
 
-export type Runner = typeof bundledRunner;
+export { loadProjectRunner, type Runner };
 
 export interface MigrationEngine {
   runner: Runner;
@@ -49,17 +49,6 @@ async function packageRoot(entry: string): Promise<string | undefined> {
     if ((await packageAt(dir))?.name === 'node-pg-migrate') return dir;
   }
   return undefined;
-}
-
-/** node-pg-migrate 6–7 (CommonJS, `default` export) and 8–9 (ESM, named `runner`). */
-function runnerOf(mod: Record<string, unknown>): Runner | undefined {
-  const candidates = [
-    mod.runner,
-    (mod.default as Record<string, unknown> | undefined)?.runner,
-    (mod.default as Record<string, unknown> | undefined)?.default,
-    mod.default,
-  ];
-  return candidates.find((c): c is Runner => typeof c === 'function');
 }
 
 let bundled: MigrationEngine | undefined;
@@ -124,11 +113,6 @@ export async function resolveEngine(workspace: string, options: ResolveEngineOpt
       `The node-pg-migrate ${locked.version} installed for ${locked.lockfile} has no runner Consort can call.`,
     );
   return cached;
-}
-
-/** The project's runner, or the bundled one when its package exports none Consort knows. */
-export async function loadProjectRunner(entry: string): Promise<Runner> {
-  return runnerOf((await import(pathToFileURL(entry).href)) as Record<string, unknown>) ?? bundledRunner;
 }
 
 export function describeEngine(e: MigrationEngine): string {

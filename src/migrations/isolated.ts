@@ -29,11 +29,18 @@ export interface ApplyRequest {
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
 export type ChildRequest = ApplyRequest | { release: string | null };
 
-export type ChildReply =
+export type ChildReply = { id?: number } & (
   | { ok: true; result: ApplyResult | null }
-  | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } };
+  | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } }
+);
+
+/** A request as sent: numbered, so replies to requests running side by side find their caller. */
+export type ChildMessage = ChildRequest & { id: number };
 
 const TAIL = 4000;
+/** Request keys that are no database: a warm-up, and a release of every kept connection. */
+const WARM = '\0warm';
+const EVERY = '\0every';
 
 /**
  * The child's script: next to this module when built (lib/, or dist/ where the Action's bundle has
@@ -71,22 +78,27 @@ function childEngine(engine: MigrationEngine | undefined): ApplyRequest['engine'
 }
 
 /**
- * One child process that answers requests in turn for as long as it is kept open: the PR lane keeps
- * one for a side's migrations instead of starting Node, node-pg-migrate and a TypeScript loader again
- * for every step. It is the repository's code either way; a child a migration ended (process.exit,
- * a crash) is replaced by a fresh one on the next request.
+ * One child process that answers requests for as long as it is kept open: the PR lane keeps one for
+ * a side's migrations instead of starting Node, node-pg-migrate and a TypeScript loader again for
+ * every step. Requests on different databases run side by side in it (the PR branch's migrations,
+ * reversibility's steps and the suite's branch each wait on their own database most of the time, as
+ * the SQL-only path in Consort's own process does); requests on one database go one at a time, in
+ * order. It is the repository's code either way; a child a migration ended (process.exit, a crash)
+ * is replaced by a fresh one on the next request.
  */
 export class MigrationChild {
   private child: ChildProcess | undefined;
   private output = '';
-  /** Requests wait here and go one at a time, `first` ones ahead of the others. */
-  private readonly waiting: { first: boolean; go: () => Promise<void> }[] = [];
-  private running = false;
+  /** Requests wait here, `first` ones ahead of the others, until nothing runs on their database. */
+  private readonly waiting: { first: boolean; key: string; go: () => Promise<void> }[] = [];
+  /** The databases (request keys) with a request in the child: one each. */
+  private readonly busy = new Set<string>();
   private readonly idle: (() => void)[] = [];
+  private nextId = 0;
 
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
-    return this.request({ options: null, engine: childEngine(engine) }).then(
+    return this.request({ options: null, engine: childEngine(engine) }, WARM).then(
       () => undefined,
       () => undefined, // the apply that follows reports what is wrong
     );
@@ -105,6 +117,7 @@ export class MigrationChild {
         engine: childEngine(engine),
         ...(how.keep ? { keep: true } : {}),
       },
+      rest.databaseUrl,
       how.first === true,
     );
     if (result === null) throw new ConsortError('internal', 'The migration process answered without a result.');
@@ -115,12 +128,12 @@ export class MigrationChild {
   async release(databaseUrl?: string): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected) return;
-    await this.request({ release: databaseUrl ?? null }, true).catch(() => undefined);
+    await this.request({ release: databaseUrl ?? null }, databaseUrl ?? EVERY, true).catch(() => undefined);
   }
 
   /** End the process (it exits even if a migration left a timer or a connection open). */
   async close(): Promise<void> {
-    if (this.running) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.busy.size > 0 || this.waiting.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -130,24 +143,43 @@ export class MigrationChild {
     await exited;
   }
 
-  private request(request: ChildRequest, first = false): Promise<ApplyResult | null> {
+  /** `key`: the database the request works on (EVERY: all of them; WARM: none, the child's start). */
+  private request(request: ChildRequest, key: string, first = false): Promise<ApplyResult | null> {
     return new Promise((resolve, reject) => {
-      const entry = { first, go: () => this.send(request).then(resolve, reject) };
+      const entry = { first, key, go: () => this.send(request).then(resolve, reject) };
       const at = first ? this.waiting.findIndex((w) => !w.first) : -1;
       if (at >= 0) this.waiting.splice(at, 0, entry);
       else this.waiting.push(entry);
-      if (!this.running) this.next();
+      this.next();
     });
   }
 
+  /**
+   * Send every waiting request whose database is free, in order. A warm-up (the child starting and
+   * loading its engine, which every request would wait for there anyway) and a release of every
+   * kept connection run alone, and nothing passes them.
+   */
   private next(): void {
-    const entry = this.waiting.shift();
-    this.running = entry !== undefined;
-    if (!entry) {
-      for (const resolve of this.idle.splice(0)) resolve();
-      return;
+    for (let i = 0; i < this.waiting.length;) {
+      const entry = this.waiting[i]!;
+      const alone = entry.key === EVERY || entry.key === WARM;
+      const free = alone
+        ? this.busy.size === 0
+        : !this.busy.has(entry.key) && !this.busy.has(EVERY) && !this.busy.has(WARM);
+      if (free) {
+        this.waiting.splice(i, 1);
+        this.busy.add(entry.key);
+        void entry.go().finally(() => {
+          this.busy.delete(entry.key);
+          this.next();
+        });
+        if (alone) break;
+        continue;
+      }
+      if (alone) break;
+      i++;
     }
-    void entry.go().finally(() => this.next());
+    if (this.busy.size === 0 && this.waiting.length === 0) for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private start(): ChildProcess {
@@ -166,6 +198,8 @@ export class MigrationChild {
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     child.on('error', () => undefined); // reported by the request that was waiting
+    // One listener per request in flight (a few at most: one per database).
+    child.setMaxListeners(0);
     return child;
   }
 
@@ -174,8 +208,10 @@ export class MigrationChild {
     if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected)
       child = this.child = this.start();
     const live = child;
+    const id = ++this.nextId;
     const reply = await new Promise<ChildReply | undefined>((resolve, reject) => {
       const onMessage = (m: unknown): void => {
+        if ((m as { id?: unknown } | null)?.id !== id) return;
         done();
         resolve(m as ChildReply);
       };
@@ -192,10 +228,10 @@ export class MigrationChild {
         live.off('exit', onExit);
         live.off('error', onError);
       };
-      live.once('message', onMessage);
+      live.on('message', onMessage);
       live.once('exit', onExit);
       live.once('error', onError);
-      live.send(request);
+      live.send({ ...request, id } satisfies ChildMessage);
     });
     if (reply === undefined) {
       // Let the output of a child that died arrive before quoting it.

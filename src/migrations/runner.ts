@@ -4,7 +4,6 @@
  * the SQL each migration sent. A bad migration is an expected outcome (a failed ApplyResult); only
  * an unusable database (cannot connect, lock held elsewhere, connection lost) throws.
  */
-import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { ConsortError } from '../core/errors.js';
 import type {
@@ -16,7 +15,8 @@ import type {
   MigrationRunner,
   MigrationSession,
 } from '../ports/migration-runner.js';
-import { resolveEngine, type MigrationEngine } from './engine.js';
+import type { MigrationEngine } from './engine.js';
+import { bundledRunner } from './engine-load.js';
 import { readMigrationSet, type MigrationFile } from './files.js';
 
 export type {
@@ -420,7 +420,7 @@ export async function applyMigrationsHere(
     for (const only of runs) {
       capture.beginRun();
       try {
-        await (options.engine?.runner ?? runner)({
+        await (options.engine?.runner ?? (await bundledRunner()))({
           dbClient,
           dir: options.dir,
           direction: options.direction,
@@ -482,5 +482,6 @@ async function releaseAfterFailure(client: pg.Client): Promise<void> {
 export const nodePgMigrate: MigrationRunner = {
   apply: applyMigrations,
   open: openMigrationRunner,
-  resolveEngine,
+  // Imported on use: the migrations' child process loads this module and never resolves an engine.
+  resolveEngine: async (workspace, options) => (await import('./engine.js')).resolveEngine(workspace, options),
 };

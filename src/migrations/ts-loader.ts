@@ -3,18 +3,17 @@
  * them itself (through jiti); 8.x `import()`s and 7.x `require()`s each file, so a project on
  * those runs its migrate command with a TypeScript loader (`--tsx`, `--tsconfig` with ts-node,
  * `node --import tsx`). Consort registers that same loader, resolved from the project, in the child
- * process the migrations run in (never in Consort's own process).
+ * process the migrations run in (never in Consort's own process: ts-register.ts).
  * A `.ts` migration with neither is refused with the fix, before any database is touched.
  */
 import { readFile } from 'node:fs/promises';
-import { createRequire, register as registerHooks } from 'node:module';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { cachedPackage, lockedVersionOf } from './engine-pin.js';
-import { projectRequire, SCRATCH_IN_MODULES } from './project-packages.js';
+import { projectRequire } from './project-packages.js';
 
 export interface TypeScriptLoader {
   /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
@@ -73,45 +72,6 @@ async function engineLoader(engine: MigrationEngine): Promise<TypeScriptLoader |
   }
   return { name: 'jiti', version, source: 'engine' };
 }
-
-/** ts-node's default (`(?:^|/)node_modules/`), but not the check's scratch copies of the migrations. */
-const TS_NODE_IGNORE = `(?:^|/)node_modules/(?!${SCRATCH_IN_MODULES.map((p) => p.replace(/[.]/g, '\\.')).join('/')}/)`;
-
-type Registrar = (require: NodeJS.Require, workspace: string, esmEngine: boolean) => Promise<() => void>;
-
-const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
-  // The CommonJS hook for a `require()`ing runner (7.x), the ESM one for an `import()`ing one (8.x); both undo.
-  async tsx(req, _workspace, esmEngine) {
-    if (!esmEngine) return (req('tsx/cjs/api') as { register: () => () => void }).register();
-    const esm = (await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as {
-      register: () => () => Promise<void> | void;
-    };
-    const undo = esm.register();
-    return () => {
-      void undo();
-    };
-  },
-  // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the project's tsconfig.
-  // ts-node skips every file under a node_modules, and the check's copies of the migrations live in
-  // one (SCRATCH_IN_MODULES): its default, except for those.
-  async 'ts-node'(req, workspace, esmEngine) {
-    const tsNode = req('ts-node') as { register: (o: object) => { enabled: (on: boolean) => boolean } };
-    const tsconfig = path.join(workspace, 'tsconfig.json');
-    const service = tsNode.register({
-      transpileOnly: true,
-      ignore: [TS_NODE_IGNORE],
-      ...(await readFile(tsconfig).then(
-        () => ({ project: tsconfig }),
-        () => ({}),
-      )),
-    });
-    // An import()ing runner needs ts-node's ESM hooks, which Node cannot remove again.
-    if (esmEngine) registerHooks('ts-node/esm', pathToFileURL(path.join(workspace, '/')));
-    return () => {
-      service.enabled(false);
-    };
-  },
-};
 
 /** The loader the project's migrate script names, else the first of tsx and ts-node it has installed. */
 async function projectLoader(
@@ -183,22 +143,6 @@ export async function prepareTypeScript(
       hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
     },
   );
-}
-
-/** In the migrations' own process (apply-child.ts): register the project's loader for the engine's files. */
-export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>): Promise<void> {
-  const wanted = engine.tsLoader;
-  if (!wanted) return;
-  const req =
-    wanted.from !== undefined
-      ? createRequire(path.join(wanted.from, 'package.json'))
-      : await projectRequire(wanted.workspace, wanted.name);
-  if (!req)
-    throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, {
-      hint: `Install it (npm i -D ${wanted.name}).`,
-    });
-  const esmEngine = (await manifest(path.join(engine.dir, 'package.json')))?.type === 'module';
-  await REGISTRARS[wanted.name](req, wanted.workspace, esmEngine);
 }
 
 export function describeLoader(l: TypeScriptLoader): string {

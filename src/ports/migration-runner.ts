@@ -82,8 +82,10 @@ export interface MigrationSession {
    * `keep`: leave the connection open for the next request on the same URL (reversibility's many
    * steps on one branch), reset to a fresh session's state (`DISCARD ALL`) between requests, until
    * `release` or `close`. A connection kept on a branch stops it from being forked, reset or dropped
-   * without ending it: release it first. `first`: ahead of the requests waiting without it in the
-   * session's child (the check's critical path: reversibility's steps).
+   * without ending it: release it first. Requests on different databases run side by side, in the
+   * session's child too, where those on one database run one at a time, in the order made. `first`:
+   * ahead of the requests waiting without it in the session's child (the check's critical path:
+   * reversibility's steps).
    */
   apply(options: ApplyOptions, how?: { keep?: boolean; first?: boolean }): Promise<ApplyResult>;
   /** Start the child and load `engine` now, in the background, when these files will need it. */

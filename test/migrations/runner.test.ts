@@ -486,6 +486,69 @@ describe('a session keeps a connection per URL when asked', () => {
   });
 });
 
+describe("a session's child runs requests on different databases side by side", () => {
+  /** JS migrations that sleep and record when they ran, in which process. */
+  async function sleepy(): Promise<string> {
+    const d = path.join(work, 'sleepy');
+    await mkdir(d);
+    // The token is the process's: one per child that loaded the migrations.
+    const step = (n: number) =>
+      [
+        'const token = (globalThis.consortTestToken ??= String(Math.random()));',
+        'exports.up = (pgm) => pgm.sql(',
+        `  "CREATE TABLE IF NOT EXISTS ran (n int, token text, started timestamptz, ended timestamptz); " +`,
+        `  "INSERT INTO ran VALUES (${n}, '" + token + "', clock_timestamp(), NULL); " +`,
+        `  "SELECT pg_sleep(0.6); UPDATE ran SET ended = clock_timestamp() WHERE n = ${n};",`,
+        ');',
+        'exports.down = false;',
+        '',
+      ].join('\n');
+    await writeFile(path.join(d, '1700000000001_a.js'), step(1));
+    await writeFile(path.join(d, '1700000000002_b.js'), step(2));
+    return d;
+  }
+  const ran = (at: string) =>
+    query<{ n: number; token: string; started: Date; ended: Date }>(
+      at,
+      'SELECT n, token, started, ended FROM ran ORDER BY n',
+    );
+
+  it('overlaps two databases, keeps one database in order, all in one process', async () => {
+    const d = await sleepy();
+    const other = `mig_other_${randomBytes(5).toString('hex')}`;
+    await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(other)}`);
+    const otherUrl = withDatabase(SYSTEM_PG_URL, other);
+    const runner = openMigrationRunner();
+    try {
+      const up = (at: string, count: number) =>
+        runner.apply({
+          databaseUrl: at,
+          dir: d,
+          relativeTo: work,
+          direction: 'up',
+          count,
+          migrationsTable: 'pgmigrations',
+        });
+      // Loaded first, so the requests below wait on the database, not on the process starting.
+      runner.warm(undefined, [{ kind: 'js' }]);
+      const results = await Promise.all([up(url, 1), up(url, 1), up(otherUrl, 2)]);
+      results.forEach(expectOk);
+      const [mine, theirs] = [await ran(url), await ran(otherUrl)];
+      expect(mine.map((r) => r.n)).toEqual([1, 2]);
+      expect(theirs.map((r) => r.n)).toEqual([1, 2]);
+      expect(new Set([...mine, ...theirs].map((r) => r.token)).size).toBe(1);
+      // One database: the second request started after the first ended.
+      expect(mine[1]!.started.getTime()).toBeGreaterThanOrEqual(mine[0]!.ended.getTime());
+      // Two databases: the other's first migration ran while this one's did.
+      expect(theirs[0]!.started.getTime()).toBeLessThan(mine[0]!.ended.getTime());
+      expect(mine[0]!.started.getTime()).toBeLessThan(theirs[0]!.ended.getTime());
+    } finally {
+      await runner.close();
+      await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(other)} WITH (FORCE)`);
+    }
+  });
+});
+
 describe('lineInFile', () => {
   const sql = parseMigration({
     file: '1_a.sql',
