@@ -114,6 +114,9 @@ export async function runCheck(
   let release: (() => Promise<void>) | undefined;
   let unhold: (() => void) | undefined;
   let workdir: Workdir | undefined;
+  // The sides' migrations on disk for node-pg-migrate (a commit's tree extracted with git): started
+  // beside the run lock, awaited by the baseline stage (and before the scratch directory goes).
+  let sidesOnDisk: Promise<SidesOnDisk> | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationSession | undefined;
   // Reversibility's work, started beside the migrations: awaited before its branch is removed.
@@ -133,6 +136,12 @@ export async function runCheck(
       headRunner = ports.migrations.open();
       headRunner.warm(plan.engine.engine, plan.sets.head);
     }
+    // Nothing in the scratch directory depends on the lock (each run has its own), so the sides are
+    // written or extracted while it is taken: handled where it is awaited (the baseline stage).
+    if (plan.migrations.ok) {
+      sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w));
+      sidesOnDisk.catch(() => undefined);
+    }
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
       const lock = await provider.lockRun(branch, {
@@ -151,8 +160,6 @@ export async function runCheck(
     unhold = provider.holdBackground?.();
     cancelPoint();
     await removeLeftovers(provider, branch, say);
-    workdir = await createWorkdir(input.workspace, ports.git);
-    const scratch = workdir;
     const { base, head } = plan.sets;
     const staged = { log, clock };
     const planned = await runStage(stages, 'plan', staged, async () => {
@@ -192,17 +199,6 @@ export async function runCheck(
     cancelPoint();
     const newMigrations = head.filter((m) => planned.newMigrations.includes(m.name));
     const reversibilityRuns = config.reversibility.enabled && newMigrations.length > 0;
-    const sideDir = async (
-      name: string,
-      side: CheckSide,
-      files: MigrationFile[],
-    ): Promise<{ dir: string; relativeTo: string }> => {
-      if (side.tree?.kind === 'dir')
-        return { dir: path.join(side.tree.dir, config.migrations.dir), relativeTo: side.tree.dir };
-      if (side.tree?.kind === 'commit')
-        return scratch.extract(name, config.migrations.dir, side.tree.repo, side.tree.sha);
-      return scratch.write(name, config.migrations.dir, files);
-    };
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
     // Branches where the pull request's code ran with the provider's own credentials (no confined role).
@@ -220,10 +216,7 @@ export async function runCheck(
         headRunner = ports.migrations.open();
         headRunner.warm(plan.engine.engine, head);
       }
-      const [baseDir, headSide] = await Promise.all([
-        sideDir('base', input.base, base),
-        sideDir('head', input.head, head),
-      ]);
+      const { base: baseDir, head: headSide } = await sidesOnDisk!;
       headDir = headSide;
       if (plan.blocked) throw plan.blocked.error;
       const b = await ensureBaseline({
@@ -300,7 +293,8 @@ export async function runCheck(
 
     // Reversibility works on a copy of the baseline, not on the PR branch: it starts now, beside the
     // migrations, and is recorded only once they have applied. It shares the run's node-pg-migrate
-    // process (one request at a time): the branches, roles and catalog reads are what overlap.
+    // process, which runs requests on different databases side by side (its steps go first when
+    // requests wait): the branches, roles, catalog reads and migrations all overlap.
     const reversibilityStartedAt = clock.monotonicMs();
     if (reversibilityRuns) {
       temporary.push(names.reversibility);
@@ -550,6 +544,7 @@ export async function runCheck(
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
     await headRunner?.close().catch(() => undefined);
+    await sidesOnDisk?.catch(() => undefined); // never remove the scratch directory under git
     await workdir?.dispose();
     await release?.().catch(() => undefined);
   }
@@ -572,6 +567,37 @@ export async function runCheck(
       stages,
     };
   }
+}
+
+interface SidesOnDisk {
+  base: { dir: string; relativeTo: string };
+  head: { dir: string; relativeTo: string };
+}
+
+/**
+ * Each side's migrations where node-pg-migrate reads them: a working tree as it is, a commit's
+ * whole tree extracted into the run's scratch directory (so imports of project code resolve), or
+ * the files the plan read written there. `made` gets the scratch directory as soon as it exists.
+ */
+async function writeSides(
+  plan: CheckPlan,
+  input: CheckPlan['request'],
+  git: CheckPorts['git'],
+  made: (workdir: Workdir) => void,
+): Promise<SidesOnDisk> {
+  const scratch = await createWorkdir(input.workspace, git);
+  made(scratch);
+  const migrationsDir = input.config.migrations.dir;
+  const sideDir = async (name: string, side: CheckSide, files: readonly MigrationFile[]) => {
+    if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, migrationsDir), relativeTo: side.tree.dir };
+    if (side.tree?.kind === 'commit') return scratch.extract(name, migrationsDir, side.tree.repo, side.tree.sha);
+    return scratch.write(name, migrationsDir, files);
+  };
+  const [base, head] = await Promise.all([
+    sideDir('base', input.base, plan.sets.base),
+    sideDir('head', input.head, plan.sets.head),
+  ]);
+  return { base, head };
 }
 
 /** Never migrate the wrong database: the branch URL must reach the branch's own database. */
