@@ -6,6 +6,7 @@ import { localAgentBackends } from '../../src/agents/backends.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
+import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
@@ -34,13 +35,15 @@ export async function laneBranches(o: {
   baseCommit: string;
   /** Default: the catalog reader (tddAdapters.schemas). */
   schemas?: SchemaReader;
+  /** Default: node-pg-migrate (tddAdapters.migrations). */
+  migrations?: Pick<MigrationRunner, 'apply'>;
 }): Promise<Branches> {
   return createBranches({
     provider: o.provider,
     config: o.config,
     ws: await workspaceAt(o.dir),
     git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
+    migrations: o.migrations ?? tddAdapters.migrations,
     schemas: o.schemas ?? tddAdapters.schemas,
     env: process.env,
     processes: tddAdapters.processes,

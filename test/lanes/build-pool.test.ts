@@ -5,12 +5,16 @@
  * With `branchPool: 0` every fork is a copy, as before pools.
  */
 import { execFile, spawn } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import { nodePgMigrate } from '../../src/migrations/runner.js';
 import type { BranchRecord } from '../../src/ports/branch-provider.js';
+import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { laneBranches } from '../helpers/tdd.js';
 
@@ -89,6 +93,50 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
   expect(await t.provider.poolStatus()).toEqual([]);
   expect(await poolDatabases()).toEqual([]);
 }, 120_000);
+
+it.each([
+  ['after the runner read them: the fork is kept and only the new one applied', 'after', 1],
+  ['before the runner read them (it applied the new one too): forked again', 'before', 2],
+])(
+  "a proof's branch forked ahead while the turn adds a migration, %s",
+  async (_what, when, forks) => {
+    const file = path.join(repo.dir, 'migrations', '1730000400000_add_customer_note.sql');
+    const add = () =>
+      writeFile(
+        file,
+        '-- Up Migration\nALTER TABLE customers ADD COLUMN note text;\n-- Down Migration\nALTER TABLE customers DROP COLUMN note;\n',
+      );
+    let agent: Promise<void> | null = null;
+    const migrations: Pick<MigrationRunner, 'apply'> = {
+      async apply(options) {
+        // The agent of the running turn writes its migration while the branch is being migrated.
+        if (agent === null && when === 'before') await (agent = add());
+        const result = await nodePgMigrate.apply(options);
+        if (agent === null) await (agent = add());
+        return result;
+      },
+    };
+    const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config, baseCommit, migrations });
+    try {
+      await branches.baseline();
+      const made = branches.forks().made;
+      branches.prefork('f003-p1', 'proof');
+      const proof = await branches.fresh('f003-p1');
+      expect(proof.migrations).toMatchObject({ ok: true });
+      expect(branches.forks().made - made).toBe(forks);
+      // Either way the branch holds every migration of the workspace, the new one once.
+      expect(
+        await query(proof.url, "SELECT count(*)::int AS n FROM information_schema.columns WHERE column_name = 'note'"),
+      ).toEqual([{ n: 1 }]);
+      branches.drop('f003-p1');
+    } finally {
+      await branches.settle();
+      await rm(file, { force: true });
+    }
+    expect(await leftovers()).toEqual([]);
+  },
+  120_000,
+);
 
 it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   const off = { ...config, build: { ...config.build, branchPool: 0 } };

@@ -240,13 +240,17 @@ export function createBranches(kit: BranchKit) {
 
   /**
    * Fork and migrate (and read a sandbox's schema); the files may change meanwhile (an agent at
-   * work), so what was applied is known only if they did not.
+   * work), so what was applied is known only if they did not — or if they only grew (the agent
+   * added a migration, as GREEN does) and every migration applied was one of those read before:
+   * the branch then holds those, and the proof applies the new ones on top.
    */
   async function prepare(name: string, use: 'proof' | 'sandbox'): Promise<Prepared> {
     const url = await fork(name);
     const before = await migrationShas();
     const result = await migrate(name, url);
-    const known = result.ok && same(before, await migrationShas());
+    const after = await migrationShas();
+    const known =
+      result.ok && (same(before, after) || (holds(before, after) && result.applied.every((m) => before.has(m.name))));
     if (known && use === 'sandbox') await readSchema(name, url);
     return { ok: true, shas: known ? before : null };
   }
