@@ -104,6 +104,7 @@ it('a test rewritten through a shared memory map (no time changes) after the tre
       '-c',
       [
         'import glob, mmap, os, sys, time',
+        'print("watching", flush=True)',
         'while True:',
         '    found = glob.glob(sys.argv[1] + "-consort-proof-*/test/sum.test.js")',
         '    if found and os.path.getsize(found[0]) > 0: break',
@@ -122,13 +123,18 @@ it('a test rewritten through a shared memory map (no time changes) after the tre
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
-  agent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const watching = new Promise<void>((resolve) =>
+    agent.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.startsWith('watching\n')) resolve();
+    }),
+  );
   const exited = new Promise((resolve) => agent.on('exit', resolve));
-  await new Promise((r) => setTimeout(r, 200));
+  await watching;
   const prepared = trees.prepare(await workspaceHead(ws));
   expect(await exited).toBe(0);
   const file = path.join(prepared, 'test', 'sum.test.js');
-  expect(out.trim()).toBe(file);
+  expect(out).toBe(`watching\n${file}\n`);
   expect(await readFile(file, 'utf8')).toBe(passing);
   expect(await proveHead()).toEqual(['test::adds failed']);
   expect(await leftovers()).toEqual([]);
