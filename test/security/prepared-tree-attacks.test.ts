@@ -8,7 +8,7 @@
  * expects the proof to judge what is committed, as a fresh tree of the commit would.
  */
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
@@ -182,3 +182,49 @@ it('an honest turn still gets its prepared tree', async () => {
   expect(ranIn).toEqual([prepared]);
   expect(await leftovers()).toEqual([]);
 }, 60_000);
+
+describe('more tampering, caught', () => {
+  const outside = () => path.join(path.dirname(dir), `outside-${path.basename(dir)}`);
+  afterEach(() => rm(outside(), { recursive: true, force: true }));
+
+  it.each([
+    [
+      'a hard link to the test made as the tree appears, written through once it was checked',
+      async (at: string, checked: Promise<void>) => {
+        await mkdir(outside());
+        await link(path.join(at, 'test', 'sum.test.js'), path.join(outside(), 'sum.test.js'));
+        await checked;
+        await writeFile(path.join(outside(), 'sum.test.js'), passing);
+      },
+    ],
+    [
+      'the test folder swapped for a symlink to a weakened copy',
+      async (at: string, checked: Promise<void>) => {
+        await checked;
+        await mkdir(outside());
+        await writeFile(path.join(outside(), 'sum.test.js'), passing.replace('../src/sum.js', `${at}/src/sum.js`));
+        await rm(path.join(at, 'test'), { recursive: true });
+        await symlink(outside(), path.join(at, 'test'));
+      },
+    ],
+    [
+      'a case variant of the test planted next to it',
+      async (at: string, checked: Promise<void>) => {
+        await checked;
+        await writeFile(path.join(at, 'test', 'Sum.test.js'), passing);
+        await writeFile(path.join(at, 'test', 'sum.test.js'), passing);
+      },
+    ],
+  ])(
+    '%s',
+    async (_what, tamper) => {
+      const prepared = trees.prepare(await workspaceHead(ws));
+      await madeFile(prepared, 'test/sum.test.js');
+      await tamper(prepared, new Promise((r) => setTimeout(r, 1500)));
+      expect(await proveHead()).toEqual(['test::adds failed']);
+      expect(ranIn[0]).not.toBe(prepared);
+      expect(await leftovers()).toEqual([]);
+    },
+    60_000,
+  );
+});
