@@ -94,6 +94,52 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
   expect(await poolDatabases()).toEqual([]);
 }, 120_000);
 
+it('a migration the turn adds that sorts before one the fork ahead applied: forked again, every migration applied in order', async () => {
+  // The turn's first migration is there when the proof's branch is forked ahead and migrated; while
+  // it is migrated the agent adds another, named to run before it. Applied on top of the kept branch
+  // it would run after it (node-pg-migrate refuses that order; a fresh fork runs both in order).
+  const later = path.join(repo.dir, 'migrations', '1730000500000_add_customer_note.sql');
+  const earlier = path.join(repo.dir, 'migrations', '1730000450000_add_customer_tag.sql');
+  // Each makes the table only if it is not there: which one runs first decides its columns.
+  const table = (column: string) =>
+    `-- Up Migration\nCREATE TABLE IF NOT EXISTS customer_tags (id int, ${column} text);\n-- Down Migration\nDROP TABLE IF EXISTS customer_tags;\n`;
+  await writeFile(later, table('later'));
+  // Armed once the baseline is built: the agent writes while the proof's branch is migrated.
+  let armed = false;
+  const migrations: Pick<MigrationRunner, 'apply'> = {
+    async apply(options) {
+      const result = await nodePgMigrate.apply(options);
+      if (armed) {
+        armed = false;
+        await writeFile(earlier, table('earlier'));
+      }
+      return result;
+    },
+  };
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config, baseCommit, migrations });
+  try {
+    await branches.baseline();
+    armed = true;
+    const made = branches.forks().made;
+    branches.prefork('f003-p2', 'proof');
+    const proof = await branches.fresh('f003-p2');
+    expect(proof.migrations).toMatchObject({ ok: true });
+    expect(branches.forks().made - made).toBe(2);
+    expect(
+      await query(
+        proof.url,
+        "SELECT column_name AS c FROM information_schema.columns WHERE table_name = 'customer_tags' ORDER BY 1",
+      ),
+    ).toEqual([{ c: 'earlier' }, { c: 'id' }]);
+    branches.drop('f003-p2');
+  } finally {
+    await branches.settle();
+    await rm(later, { force: true });
+    await rm(earlier, { force: true });
+  }
+  expect(await leftovers()).toEqual([]);
+}, 120_000);
+
 it.each([
   ['after the runner read them: the fork is kept and only the new one applied', 'after', 1],
   ['before the runner read them (it applied the new one too): forked again', 'before', 2],

@@ -404,19 +404,18 @@ const blobId = (bytes: Buffer): string =>
 
 /**
  * Whether the tree at `dir` holds exactly `entries` (the commit's files, by object id and mode),
- * plus its `.git` file and the dependency symlinks `linked`: nothing more, nothing less.
+ * plus its `.git` file: nothing more, nothing less.
  */
 async function holdsExactly(
   dir: string,
   entries: Map<string, { mode: string; id: string }>,
   stats: Map<string, string>,
-  linked: ReadonlySet<string>,
 ): Promise<boolean> {
   const dirs = new Set<string>(['']);
   for (const file of entries.keys())
     for (let d = path.posix.dirname(file); d !== '.'; d = path.posix.dirname(d)) dirs.add(d);
   for (const rel of stats.keys()) {
-    if (rel === '.git' || linked.has(rel) || dirs.has(rel)) continue;
+    if (rel === '.git' || dirs.has(rel)) continue;
     if (!entries.has(rel)) return false;
   }
   for (const [rel, { mode, id }] of entries) {
@@ -436,17 +435,25 @@ async function holdsExactly(
 
 interface Prepared {
   dir: string;
-  own: string;
+  /** Its dependency copy, named and made at the proof (a name the turn could see could be planted). */
+  own: string | null;
   /** Settles once the tree is made and verified: null when it could not be (a fresh tree is made then). */
   ready: Promise<{
     ws: Workspace;
     commit: string;
+    entries: Map<string, { mode: string; id: string }>;
     stats: Map<string, string>;
     seal: string;
-    readOnly: string[];
-    writable: string[];
   } | null>;
 }
+
+/** The `.gitattributes` files of a commit's entries, by object id. */
+const attributes = (entries: Map<string, { mode: string; id: string }>): string =>
+  [...entries]
+    .filter(([rel]) => path.posix.basename(rel) === '.gitattributes')
+    .map(([rel, { id }]) => `${rel} ${id}`)
+    .sort()
+    .join('\n');
 
 /**
  * The proof after an agent's turn gets a tree prepared while the turn runs: a worktree of the turn's
@@ -457,9 +464,12 @@ interface Prepared {
  * no unprivileged process sets back) and of its git registration (HEAD, index) is recorded — only
  * after every change time is old enough that a later write cannot share its clock tick. At the proof
  * all of it must be exactly as recorded, else the tree is thrown away and a fresh one made; then git
- * brings it to the proven commit, writing only the files the turn changed. Each tree serves one proof
- * (the suite writes in it) and is removed after it, as a fresh one is. The dependency copy made with
- * it has the pristine copy's protection: its files' modes.
+ * brings it to the proven commit, writing only the files the turn changed. Identities are a first
+ * check only (a write through a shared memory map changes no time): once the turn is over, the files
+ * are hashed again against the proven commit. A turn that changed a `.gitattributes` gets a fresh
+ * tree (a checkout would not apply it to the files the turn left alone). The dependency copy is
+ * made at the proof, under a name the turn never saw. Each tree serves one proof (the suite writes
+ * in it) and is removed after it, as a fresh one is.
  */
 export interface ProofTrees {
   /** Start preparing the next proof's tree from `commit` (the running turn's base); returns its folder (the one prepared already, if any). */
@@ -485,20 +495,12 @@ export function proofTrees(ws: Workspace, deps: Dependencies | undefined, proces
   let prepared: Prepared | null = null;
   const remove = async (p: Prepared): Promise<void> => {
     await ws.removeWorktree(p.dir);
-    await removable(run, p.own);
+    if (p.own !== null) await removable(run, p.own);
   };
 
-  async function make(dir: string, own: string, commit: string): Promise<Awaited<Prepared['ready']>> {
+  async function make(dir: string, commit: string): Promise<Awaited<Prepared['ready']>> {
     const tree = await ws.addWorktree(dir, commit);
-    const [entries, links] = await Promise.all([
-      treeEntries!.call(ws, commit),
-      linkDependencies(run, tree.dir, own, deps),
-    ]);
-    const linked = new Set(
-      [...(deps?.links.keys() ?? [])].map((rel) =>
-        path.posix.join(path.relative(ws.top, ws.dir).split(path.sep).join('/'), rel),
-      ),
-    );
+    const entries = await treeEntries!.call(ws, commit);
     for (let attempt = 0; attempt < 5; attempt++) {
       const stats = await statTree(dir);
       const { newest, coarse } = newestChange(stats);
@@ -508,10 +510,10 @@ export function proofTrees(ws: Workspace, deps: Dependencies | undefined, proces
         continue;
       }
       const seal = await worktreeSeal!.call(ws, dir);
-      if (seal === null || !(await holdsExactly(dir, entries, stats, linked))) return null;
+      if (seal === null || !(await holdsExactly(dir, entries, stats))) return null;
       // Nothing changed while it was hashed.
       if (!sameStats(stats, await statTree(dir))) return null;
-      return { ws: tree, commit, stats, seal, ...links };
+      return { ws: tree, commit, entries, stats, seal };
     }
     return null;
   }
@@ -520,8 +522,8 @@ export function proofTrees(ws: Workspace, deps: Dependencies | undefined, proces
     prepare(commit) {
       if (prepared !== null) return prepared.dir;
       const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
-      const p: Prepared = { dir, own: `${dir}-deps`, ready: Promise.resolve(null) };
-      p.ready = make(p.dir, p.own, commit).catch(() => null);
+      const p: Prepared = { dir, own: null, ready: Promise.resolve(null) };
+      p.ready = make(p.dir, commit).catch(() => null);
       prepared = p;
       return dir;
     },
@@ -540,10 +542,21 @@ export function proofTrees(ws: Workspace, deps: Dependencies | undefined, proces
         if (intact) {
           const dispose = () => remove(p);
           try {
+            const entries = commit === made.commit ? made.entries : await treeEntries!.call(ws, commit);
+            // A checkout writes only the files that differ: attributes the turn changed (an encoding,
+            // an end of line) would not reach the files it left as they were, as they do in a fresh tree.
+            if (attributes(entries) !== attributes(made.entries)) throw new Error('attributes changed');
             if (commit !== made.commit)
               await time('prove:tree-checkout', () => checkoutWorktree!.call(ws, p.dir, commit));
+            // Its content once more, now that no process of the turn runs: a file written through a
+            // shared memory map changes no time, so identities alone do not show it.
+            const ok = await time('prove:tree-hash', async () => holdsExactly(p.dir, entries, await statTree(p.dir)));
+            if (!ok) throw new Error('not the commit');
+            // Dependencies only now, from the pristine copy: the turn could have reached a copy made ahead.
+            p.own = `${p.dir}-deps-${randomBytes(4).toString('hex')}`;
+            const { readOnly: locked, writable } = await linkDependencies(run, made.ws.dir, p.own, deps);
             await emptyReports(made.ws.dir, reports);
-            return { ws: made.ws, readOnly: made.readOnly, writable: made.writable, dispose };
+            return { ws: made.ws, readOnly: locked, writable, dispose };
           } catch {
             // A fresh tree below.
           }

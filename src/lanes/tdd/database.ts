@@ -271,7 +271,12 @@ export function createBranches(kit: BranchKit) {
     workspace = kit.ws.dir,
   ): Promise<{ url: string; migrations: ApplyResult; shas: Shas }> {
     const current = await migrationShas(workspace);
-    if (shas !== null && holds(shas, current)) {
+    // Kept only when what it lacks runs after all it holds (the runner's order): a migration named to
+    // run before one applied would run after it here, not as on a fresh fork (or in a deploy).
+    const names = [...current.keys()];
+    const lacking = names.findIndex((m) => !shas?.has(m));
+    const inOrder = lacking < 0 || names.slice(lacking).every((m) => !shas?.has(m));
+    if (shas !== null && holds(shas, current) && inOrder) {
       const url = await kit.provider.connectionUri(name);
       const pending = [...current.keys()].some((m) => !shas.has(m));
       const migrations = pending ? await time('branch:migrate', () => migrate(name, url, workspace)) : NOTHING_TO_APPLY;
