@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 /**
  * npm run bench:check — the PR lane's own work against the naive setup, side by side in one run, on
- * two histories:
+ * three histories:
  *
  * - `shop-51`: the example shop grown to 51 migrations (all SQL; the change adds one);
  * - `billing-ts-7x`: test/fixtures/histories/billing-ts-7x, a TypeScript history deployed with the
  *   project's node-pg-migrate 7.9.1 and tsx (base holds two migrations, the change adds two, one of
- *   them `noTransaction` and declared irreversible), so every migration runs in a child process.
+ *   them `noTransaction` and declared irreversible), so every migration runs in a child process;
+ * - `saas-ts-7x`: test/fixtures/histories/saas-ts-7x, the same setup with a history the size of a real
+ *   project's after a couple of years (31 TypeScript migrations: base holds 28, among them a declared
+ *   irreversible enum label and two concurrent indexes; the change adds 3, a feature-flag table pair,
+ *   a column and a concurrent partial index).
  *
  * Lane work = a warm check's total time (the baseline already exists, as for every push after the
  * first on a base) with the project's suite replaced by a no-op: plan, baseline reuse, the PR branch,
@@ -22,7 +26,7 @@
  * bench/results/check.json.
  *
  *   --runs N          warm checks (each followed by a naive setup) to time per history (default 7)
- *   --history LIST    comma-separated: shop-51, billing-ts-7x (default both)
+ *   --history LIST    comma-separated: shop-51, billing-ts-7x, saas-ts-7x (default all)
  *   --data-dir DIR    where the embedded server lives (default: a temp dir; an XFS mount gives clone mode)
  *   --verbose         print each check's stage log
  */
@@ -49,7 +53,7 @@ import { withClient, withDatabase, quoteIdent } from '../lib/src/db/sql.js';
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '7' },
-    history: { type: 'string', default: 'shop-51,billing-ts-7x' },
+    history: { type: 'string', default: 'shop-51,billing-ts-7x,saas-ts-7x' },
     'data-dir': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -137,6 +141,10 @@ const HISTORIES = {
   'billing-ts-7x': {
     about: 'billing-ts-7x: 4 TypeScript migrations (2 new), node-pg-migrate 7.9.1 + tsx',
     make: () => historyRepo('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' }),
+  },
+  'saas-ts-7x': {
+    about: 'saas-ts-7x: 31 TypeScript migrations (3 new), node-pg-migrate 7.9.1 + tsx',
+    make: () => historyRepo('saas-ts-7x', 28, { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' }),
   },
 };
 

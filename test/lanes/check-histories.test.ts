@@ -363,6 +363,92 @@ fs.cpSync(${JSON.stringify(path.join(MODULES, loader))}, path.join(prefix, 'node
   });
 });
 
+describe('saas-ts-7x: a SaaS history two years long, TypeScript on node-pg-migrate 7.9.1 with tsx', () => {
+  // 31 migrations as a product grows: accounts, users, memberships, subscriptions, invoices, events;
+  // enums (one gains a label, declared irreversible, in the middle of base), concurrent indexes
+  // (noTransaction, both ways), renames of a column and a table, a text column turned into an enum,
+  // backfills, a view replaced later, a trigger function. Base holds 28; the pull request adds a
+  // feature: two tables, a column and a concurrent partial index. The same history bench:check times.
+  it('applies base and the pull request, every stage runs, and the three new migrations reverse', async () => {
+    const h = await history('saas-ts-7x', 28, { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' });
+    try {
+      const all = (await readdir(path.join(h.dir, 'migrations'))).sort().map((f) => f.replace(/\.ts$/, ''));
+      expect(all).toHaveLength(31);
+      const report = await check(h.dir, 311);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.plan).toMatchObject({ status: 'passed', newMigrations: all.slice(28), problems: [] });
+      // Base's 28, the declared irreversible one (1665662400000_subscription-paused) among them: base
+      // is applied up, never reversed, so its `down = false` does not matter here.
+      expect(report.stages.baseline).toMatchObject({ status: 'passed', applied: all.slice(0, 28) });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [
+          { name: '1701388800000_feature-flags', file: 'migrations/1701388800000_feature-flags.ts' },
+          { name: '1701475200000_accounts-flags-synced-at' },
+          { name: '1701561600000_feature-flags-enabled-index' },
+        ],
+        nodePgMigrate: {
+          version: '7.9.1',
+          source: 'project',
+          typescript: { name: 'tsx', version: '4.23.15', source: 'project' },
+        },
+      });
+      // Every stage ran and passed, the project's no-op suite included.
+      expect(
+        Object.fromEntries(
+          (['plan', 'baseline', 'lint', 'reversibility', 'schemaDiff', 'suite'] as const).map((n) => [
+            n,
+            report.stages[n].status,
+          ]),
+        ),
+      ).toEqual({
+        plan: 'passed',
+        baseline: 'passed',
+        lint: 'passed',
+        reversibility: 'passed',
+        schemaDiff: 'passed',
+        suite: 'passed',
+      });
+      // Reversibility, by hand: each of the three has a down that undoes exactly its up (the index is
+      // dropped concurrently, outside a transaction, as it was built).
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1701388800000_feature-flags', 'reversible'],
+        ['1701475200000_accounts-flags-synced-at', 'reversible'],
+        ['1701561600000_feature-flags-enabled-index', 'reversible'],
+      ]);
+      expect(report.stages.reversibility.status).toBe('passed');
+      const diff = report.stages.schemaDiff.text;
+      for (const line of [
+        'feature_flags',
+        'account_feature_flags',
+        'accounts.flags_synced_at',
+        'account_feature_flags_enabled_idx',
+      ])
+        expect(diff).toContain(line);
+      // Lint, by hand: nothing blocking. Timeouts are asked for where a statement waits for a lock:
+      // account_feature_flags' foreign key locks accounts, live on base (line 13; the new feature_flags
+      // above it locks nothing), the column added to accounts, and the concurrent index (it still
+      // waits for a lock and for older transactions), which without IF NOT EXISTS also cannot be
+      // re-run after a failure. All warnings, so the check passes.
+      expect(
+        report.stages.lint.findings.map((f) => [f.file.replace('migrations/170', ''), f.line, f.rule, f.blocking]),
+      ).toEqual([
+        ['1388800000_feature-flags.ts', 13, 'require-lock-timeout', false],
+        ['1388800000_feature-flags.ts', 13, 'require-statement-timeout', false],
+        ['1475200000_accounts-flags-synced-at.ts', 7, 'require-lock-timeout', false],
+        ['1475200000_accounts-flags-synced-at.ts', 7, 'require-statement-timeout', false],
+        ['1561600000_feature-flags-enabled-index.ts', 8, 'prefer-robust-stmts', false],
+        ['1561600000_feature-flags-enabled-index.ts', 8, 'require-lock-timeout', false],
+        ['1561600000_feature-flags-enabled-index.ts', 8, 'require-statement-timeout', false],
+      ]);
+      expect(report.conclusion).toBe('success');
+      expect(report.branch).toBeNull();
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
 describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () => {
   it("loads through node-pg-migrate's own jiti with project imports, and tells a new view's index from a live table's", async () => {
     const h = await history('catalog-esm-ts', 1, { 'node-pg-migrate': 'node-pg-migrate' });
