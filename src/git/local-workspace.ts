@@ -44,9 +44,6 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
-    treeEntries: (commit) => git.treeEntries(ws, commit),
-    worktreeSeal: (dir) => git.worktreeSeal(ws, dir),
-    checkoutWorktree: (dir, commit) => git.checkoutWorktree(ws, dir, commit),
     async guardGit() {
       indexUntouched = false;
       const [before, index] = await Promise.all([snapshotGit(ws), git.indexBytes(ws)]);

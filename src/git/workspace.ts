@@ -4,8 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
@@ -388,52 +387,6 @@ export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<voi
     await rm(dir, { recursive: true, force: true });
     await exec(ws.top, ['worktree', 'prune']);
   });
-}
-
-/**
- * What `git ls-tree -r` lists at `commit`, repository-wide (paths relative to the top): each
- * file's mode (`100644`, `100755`, `120000` for a symlink, `160000` for a submodule) and object id.
- */
-export async function treeEntries(
-  ws: GitWorkspace,
-  commit: string,
-): Promise<Map<string, { mode: string; id: string }>> {
-  const out = await run(ws.top, ['ls-tree', '-r', '-z', '--full-tree', commit]);
-  const entries = new Map<string, { mode: string; id: string }>();
-  for (const line of out.split('\0')) {
-    const tab = line.indexOf('\t');
-    if (tab < 0) continue;
-    const [mode, , id] = line.slice(0, tab).split(' ');
-    entries.set(line.slice(tab + 1), { mode: mode!, id: id! });
-  }
-  return entries;
-}
-
-/**
- * A digest of a worktree's registration — its `.git` file and every file of the administrative
- * folder it names (HEAD, the index, …) — or null unless that is a registration of this repository
- * for `dir`. What tells git which commit a prepared proof tree is at and what its files hold.
- */
-export async function worktreeSeal(ws: GitWorkspace, dir: string): Promise<string | null> {
-  const admin = await worktreeAdminDir(ws, dir);
-  if (admin === null) return null;
-  const hash = createHash('sha256');
-  hash.update(await readFile(path.join(dir, '.git')));
-  const files = (await readdir(admin, { recursive: true, withFileTypes: true }))
-    .filter((e) => !e.isDirectory())
-    .map((e) => path.join(e.parentPath, e.name))
-    .sort();
-  for (const file of files) {
-    hash.update(`\0${path.relative(admin, file)}\0`);
-    const info = await lstat(file);
-    hash.update(info.isFile() ? await readFile(file) : `${info.mode}`);
-  }
-  return hash.digest('hex');
-}
-
-/** Move a worktree of this repository to `commit` (detached): git writes only the files that differ. */
-export async function checkoutWorktree(ws: GitWorkspace, dir: string, commit: string): Promise<void> {
-  await run(dir, ['checkout', '-q', '--detach', '--no-recurse-submodules', commit]);
 }
 
 /** The change since `base` to the given paths, staged: a binary-safe patch and its size in lines. */

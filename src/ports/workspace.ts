@@ -62,16 +62,6 @@ export interface Workspace {
    */
   addWorktree(dir: string, commit: string): Promise<Workspace>;
   removeWorktree(dir: string): Promise<void>;
-  /**
-   * Every file of `commit`, repository-wide (paths relative to the top): mode and object id, as
-   * `git ls-tree -r` lists them. With worktreeSeal and checkoutWorktree, what a proof tree prepared
-   * ahead needs (src/lanes/tdd/clean-tree.ts); a workspace without them gets a fresh tree per proof.
-   */
-  treeEntries?(commit: string): Promise<Map<string, { mode: string; id: string }>>;
-  /** A digest of the registration of the worktree at `dir` (its `.git` file, HEAD, index…); null if it is none of this repository's. */
-  worktreeSeal?(dir: string): Promise<string | null>;
-  /** Move the worktree at `dir` to `commit` (detached), writing only the files that differ. */
-  checkoutWorktree?(dir: string, commit: string): Promise<void>;
   /** Read `.git`'s control files (config, hooks, info, …) before an agent's turn. */
   guardGit(): Promise<GitGuard>;
 }

@@ -1,7 +1,6 @@
 /**
- * Proofs judge what is committed, in a place no agent touched. Each proof runs in a git worktree
- * of its own of the commit being proven — fresh, or prepared during the turn and checked before
- * use (proofTrees, below) — next to the repository, so relative paths such as
+ * Proofs judge what is committed, in a place no agent touched. Each proof runs in a fresh git
+ * worktree of the commit being proven (next to the repository, so relative paths such as
  * `../../node_modules` resolve as in the checkout): ignored files, index flags (`skip-worktree`,
  * `assume-unchanged`), a report left from an earlier run and anything else outside the commit
  * cannot reach it. Dependencies come from a pristine install — the one kept for the npm lockfile
@@ -320,258 +319,33 @@ export async function cleanTree(
   };
   try {
     const clean = await ws.addWorktree(dir, commit);
-    const { readOnly: locked, writable } = await linkDependencies(run, clean.dir, own, deps);
-    await emptyReports(clean.dir, reports);
+    const locked: string[] = [];
+    const writable: string[] = [];
+    for (const [rel, pristine] of deps?.links ?? []) {
+      const at = path.join(clean.dir, rel);
+      // A committed file or folder at that path is the commit's own (and the suite's to use).
+      if ((await lstat(at).catch(() => undefined)) !== undefined) continue;
+      // This proof's own copy of the pristine install (a reflink where the filesystem can).
+      const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
+      if (target !== pristine) {
+        await copyTree(run, pristine, target); // read-only, as the pristine copy is
+        await chmod(target, 0o755);
+        for (const cache of CACHE_DIRS) {
+          const folder = path.join(target, cache);
+          await run('chmod', ['-R', 'u+w', folder]).catch(() => mkdir(folder));
+          writable.push(folder);
+        }
+        await chmod(target, 0o555);
+        locked.push(target);
+      }
+      await symlink(target, at, 'dir');
+    }
+    // A report in the commit (or written by a checkout filter) would be read as this run's.
+    const stale = await glob([...reports], { cwd: clean.dir, absolute: true, onlyFiles: false, dot: true });
+    await Promise.all(stale.map((file) => rm(file, { recursive: true, force: true })));
     return { ws: clean, readOnly: locked, writable, dispose };
   } catch (e) {
     await dispose();
     throw e;
   }
-}
-
-/**
- * Links the pristine dependencies into a fresh tree at `dir` (each copied folder: this proof's own
- * copy in `own`, read-only but for the runners' caches). Returns what the suite gets read-only and writable.
- */
-async function linkDependencies(
-  run: Tool,
-  dir: string,
-  own: string,
-  deps: Dependencies | undefined,
-): Promise<{ readOnly: string[]; writable: string[] }> {
-  const locked: string[] = [];
-  const writable: string[] = [];
-  for (const [rel, pristine] of deps?.links ?? []) {
-    const at = path.join(dir, rel);
-    // A committed file or folder at that path is the commit's own (and the suite's to use).
-    if ((await lstat(at).catch(() => undefined)) !== undefined) continue;
-    // This proof's own copy of the pristine install (a reflink where the filesystem can).
-    const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
-    if (target !== pristine) {
-      await copyTree(run, pristine, target); // read-only, as the pristine copy is
-      await chmod(target, 0o755);
-      for (const cache of CACHE_DIRS) {
-        const folder = path.join(target, cache);
-        await run('chmod', ['-R', 'u+w', folder]).catch(() => mkdir(folder));
-        writable.push(folder);
-      }
-      await chmod(target, 0o555);
-      locked.push(target);
-    }
-    await symlink(target, at, 'dir');
-  }
-  return { readOnly: locked, writable };
-}
-
-/** A report in the commit (or written by a checkout filter) would be read as this run's. */
-async function emptyReports(dir: string, reports: readonly string[]): Promise<void> {
-  const stale = await glob([...reports], { cwd: dir, absolute: true, onlyFiles: false, dot: true });
-  await Promise.all(stale.map((file) => rm(file, { recursive: true, force: true })));
-}
-
-/** Every entry under `root` (symlinks not followed) → its identity: type, mode, inode, size, mtime and ctime. */
-async function statTree(root: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  const visit = async (rel: string): Promise<void> => {
-    const at = path.join(root, rel);
-    const s = await lstat(at, { bigint: true });
-    out.set(rel, `${s.mode}:${s.dev}:${s.ino}:${s.nlink}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`);
-    if (s.isDirectory())
-      await Promise.all((await readdir(at)).map((name) => visit(rel === '' ? name : `${rel}/${name}`)));
-  };
-  await visit('');
-  return out;
-}
-
-const sameStats = (a: Map<string, string>, b: Map<string, string>): boolean =>
-  a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
-
-/** Newest change time in a statTree map, in ns since the epoch, and whether every one is a whole millisecond. */
-function newestChange(stats: Map<string, string>): { newest: bigint; coarse: boolean } {
-  let newest = 0n;
-  let coarse = true;
-  for (const v of stats.values()) {
-    const ctime = BigInt(v.slice(v.lastIndexOf(':') + 1));
-    if (ctime > newest) newest = ctime;
-    if (ctime % 1_000_000n !== 0n) coarse = false;
-  }
-  return { newest, coarse };
-}
-
-/** Git's object id of a blob: sha1 of `blob <size>\0` and the bytes. */
-const blobId = (bytes: Buffer): string =>
-  createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-
-/**
- * Whether the tree at `dir` holds exactly `entries` (the commit's files, by object id and mode),
- * plus its `.git` file: nothing more, nothing less.
- */
-async function holdsExactly(
-  dir: string,
-  entries: Map<string, { mode: string; id: string }>,
-  stats: Map<string, string>,
-): Promise<boolean> {
-  const dirs = new Set<string>(['']);
-  for (const file of entries.keys())
-    for (let d = path.posix.dirname(file); d !== '.'; d = path.posix.dirname(d)) dirs.add(d);
-  for (const rel of stats.keys()) {
-    if (rel === '.git' || dirs.has(rel)) continue;
-    if (!entries.has(rel)) return false;
-  }
-  for (const [rel, { mode, id }] of entries) {
-    const at = path.join(dir, rel);
-    const s = await lstat(at).catch(() => null);
-    if (s === null) return false;
-    if (mode === '120000') {
-      if (!s.isSymbolicLink() || blobId(Buffer.from(await readlink(at))) !== id) return false;
-    } else if (mode === '100644' || mode === '100755') {
-      if (!s.isFile() || ((s.mode & 0o100) !== 0) !== (mode === '100755')) return false;
-      if (blobId(await readFile(at)) !== id) return false;
-    } else return false; // a submodule or anything else: not a tree this checks
-  }
-  for (const d of dirs) if (!(await lstat(path.join(dir, d)).catch(() => null))?.isDirectory()) return false;
-  return true;
-}
-
-interface Prepared {
-  dir: string;
-  /** Its dependency copy, named and made at the proof (a name the turn could see could be planted). */
-  own: string | null;
-  /** Settles once the tree is made and verified: null when it could not be (a fresh tree is made then). */
-  ready: Promise<{
-    ws: Workspace;
-    commit: string;
-    entries: Map<string, { mode: string; id: string }>;
-    stats: Map<string, string>;
-    seal: string;
-  } | null>;
-}
-
-/** The `.gitattributes` files of a commit's entries, by object id. */
-const attributes = (entries: Map<string, { mode: string; id: string }>): string =>
-  [...entries]
-    .filter(([rel]) => path.posix.basename(rel) === '.gitattributes')
-    .map(([rel, { id }]) => `${rel} ${id}`)
-    .sort()
-    .join('\n');
-
-/**
- * The proof after an agent's turn gets a tree prepared while the turn runs: a worktree of the turn's
- * base commit, next to the repository as a fresh one would be, with the pristine dependencies
- * linked in. The agent could write there (it is not bound read-only), so the tree is trusted only as
- * far as it is checked: once made, its files are hashed against the commit's object ids (nothing
- * more, nothing less), and the identity of every entry (inode, size, mode, mtime and ctime, which
- * no unprivileged process sets back) and of its git registration (HEAD, index) is recorded — only
- * after every change time is old enough that a later write cannot share its clock tick. At the proof
- * all of it must be exactly as recorded, else the tree is thrown away and a fresh one made; then git
- * brings it to the proven commit, writing only the files the turn changed. Identities are a first
- * check only (a write through a shared memory map changes no time): once the turn is over, the files
- * are hashed again against the proven commit. A turn that changed a `.gitattributes` gets a fresh
- * tree (a checkout would not apply it to the files the turn left alone). The dependency copy is
- * made at the proof, under a name the turn never saw. Each tree serves one proof (the suite writes
- * in it) and is removed after it, as a fresh one is.
- */
-export interface ProofTrees {
-  /** Start preparing the next proof's tree from `commit` (the running turn's base); returns its folder (the one prepared already, if any). */
-  prepare(commit: string): string;
-  /** The tree for a proof of `commit`: the prepared one when it is untouched, else a fresh one. */
-  take(
-    commit: string,
-    reports: readonly string[],
-    time: <T>(label: string, fn: () => Promise<T>) => Promise<T>,
-  ): Promise<CleanTree>;
-  /** Remove a tree prepared and not used (the end of a run). */
-  dispose(): Promise<void>;
-}
-
-/** How long after its newest change time a prepared tree is recorded (a few clock ticks; coarse clocks: 2 s). */
-const SETTLE_NS = 20_000_000n;
-const COARSE_SETTLE_NS = 2_000_000_000n;
-
-export function proofTrees(ws: Workspace, deps: Dependencies | undefined, processes: ProcessRunner): ProofTrees | null {
-  const { treeEntries, worktreeSeal, checkoutWorktree } = ws;
-  if (!treeEntries || !worktreeSeal || !checkoutWorktree) return null;
-  const run = tool(processes);
-  let prepared: Prepared | null = null;
-  const remove = async (p: Prepared): Promise<void> => {
-    await ws.removeWorktree(p.dir);
-    if (p.own !== null) await removable(run, p.own);
-  };
-
-  async function make(dir: string, commit: string): Promise<Awaited<Prepared['ready']>> {
-    const tree = await ws.addWorktree(dir, commit);
-    const entries = await treeEntries!.call(ws, commit);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const stats = await statTree(dir);
-      const { newest, coarse } = newestChange(stats);
-      const wait = newest + (coarse ? COARSE_SETTLE_NS : SETTLE_NS) - BigInt(Date.now()) * 1_000_000n;
-      if (wait > 0n) {
-        await new Promise((resolve) => setTimeout(resolve, Number(wait / 1_000_000n) + 1));
-        continue;
-      }
-      const seal = await worktreeSeal!.call(ws, dir);
-      if (seal === null || !(await holdsExactly(dir, entries, stats))) return null;
-      // Nothing changed while it was hashed.
-      if (!sameStats(stats, await statTree(dir))) return null;
-      return { ws: tree, commit, entries, stats, seal };
-    }
-    return null;
-  }
-
-  return {
-    prepare(commit) {
-      if (prepared !== null) return prepared.dir;
-      const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
-      const p: Prepared = { dir, own: null, ready: Promise.resolve(null) };
-      p.ready = make(p.dir, commit).catch(() => null);
-      prepared = p;
-      return dir;
-    },
-
-    async take(commit, reports, time) {
-      const p = prepared;
-      prepared = null; // one proof per tree, whatever happens below
-      const made = p ? await time('prove:tree-wait', () => p.ready) : null;
-      if (p !== null && made !== null) {
-        const intact = await time(
-          'prove:tree-check',
-          async () =>
-            sameStats(made.stats, await statTree(p.dir).catch(() => new Map<string, string>())) &&
-            (await worktreeSeal!.call(ws, p.dir)) === made.seal,
-        );
-        if (intact) {
-          const dispose = () => remove(p);
-          try {
-            const entries = commit === made.commit ? made.entries : await treeEntries!.call(ws, commit);
-            // A checkout writes only the files that differ: attributes the turn changed (an encoding,
-            // an end of line) would not reach the files it left as they were, as they do in a fresh tree.
-            if (attributes(entries) !== attributes(made.entries)) throw new Error('attributes changed');
-            if (commit !== made.commit)
-              await time('prove:tree-checkout', () => checkoutWorktree!.call(ws, p.dir, commit));
-            // Its content once more, now that no process of the turn runs: a file written through a
-            // shared memory map changes no time, so identities alone do not show it.
-            const ok = await time('prove:tree-hash', async () => holdsExactly(p.dir, entries, await statTree(p.dir)));
-            if (!ok) throw new Error('not the commit');
-            // Dependencies only now, from the pristine copy: the turn could have reached a copy made ahead.
-            p.own = `${p.dir}-deps-${randomBytes(4).toString('hex')}`;
-            const { readOnly: locked, writable } = await linkDependencies(run, made.ws.dir, p.own, deps);
-            await emptyReports(made.ws.dir, reports);
-            return { ws: made.ws, readOnly: locked, writable, dispose };
-          } catch {
-            // A fresh tree below.
-          }
-        }
-      }
-      if (p !== null) await remove(p).catch(() => undefined);
-      return cleanTree(ws, commit, deps, reports, processes);
-    },
-
-    async dispose() {
-      const p = prepared;
-      prepared = null;
-      if (p === null) return;
-      await p.ready;
-      await remove(p);
-    },
-  };
 }

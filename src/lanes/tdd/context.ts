@@ -5,7 +5,7 @@ import type { GateName } from '../../conductor/state.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
-import type { Dependencies, ProofTrees } from './clean-tree.js';
+import type { Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
 import type { FeatureStore } from './store.js';
@@ -22,8 +22,6 @@ export interface LaneContext {
   backends: BackendFactory;
   /** The pristine dependency install proofs link to (taken before the run's first turn). */
   deps?: Dependencies;
-  /** Proof trees prepared while a turn runs (null: every proof makes a fresh one). */
-  trees?: ProofTrees | null;
   /** The suite's environment (proofs, baselines). */
   env: NodeJS.ProcessEnv;
   /** Starts the suite of every proof. */

@@ -22,7 +22,7 @@ import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
-import { proofTrees, snapshotDependencies } from './clean-tree.js';
+import { snapshotDependencies } from './clean-tree.js';
 import { commandPaths } from './harness.js';
 import { createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
@@ -219,7 +219,6 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     env: input.env,
     processes,
     deps,
-    trees: proofTrees(ws, deps, processes),
     agentEnv: input.agentEnv ?? input.env,
     secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
     branches: createBranches({
@@ -393,7 +392,6 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     await ctx
       .time('settle', () => ctx.branches.settle())
       .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
-    await ctx.trees?.dispose().catch((e: unknown) => ctx.log(`could not remove a prepared proof tree: ${String(e)}`));
     await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }

@@ -132,7 +132,6 @@ export async function performAction(
       ws: ctx.ws,
       commit: await ctx.ws.head(),
       ...(ctx.deps ? { deps: ctx.deps } : {}),
-      ...(ctx.trees ? { trees: ctx.trees } : {}),
       config: ctx.config,
       branches: ctx.branches,
       branch: effect.branch,

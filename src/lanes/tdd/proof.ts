@@ -16,7 +16,7 @@ import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { cleanTree, type Dependencies, type ProofTrees } from './clean-tree.js';
+import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 
 const OUTPUT_TAIL = 4000;
@@ -55,8 +55,6 @@ export interface ProveInput {
   commit: string;
   /** The pristine dependencies taken before the run's first turn. */
   deps?: Dependencies;
-  /** Trees prepared while the turn before ran (the main workspace's proofs); without them a fresh one. */
-  trees?: ProofTrees;
   config: ConsortConfig;
   branches: Branches;
   branch: string;
@@ -83,9 +81,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   }
   const { time } = input;
   const tree = await time('prove:tree', () =>
-    input.trees
-      ? input.trees.take(input.commit, config.suite.reports, time)
-      : cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes),
+    cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes),
   );
   const ws = tree.ws;
   try {

@@ -132,8 +132,6 @@ export async function runTurn(
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
-  // And the proof's tree, from this base (checked before use: src/lanes/tdd/clean-tree.ts).
-  if (plan.forkAhead?.use === 'proof') ctx.trees?.prepare(base);
   return turnAt(ctx, plan, base, { branch: () => sandbox, transcripts: ctx.store });
 }
 
