@@ -249,29 +249,34 @@ async function benchHistory(key, provider, server) {
     // Each timed item starts from a clean checkpoint: what the one before left to write (the
     // pool's refills are copies) is flushed first, not during the next item's commits.
     const quiesce = () => withClient(server.url, (c) => c.query('CHECKPOINT'));
-    const naiveSetup = async (i) => {
+    /** One naive setup, timed: a fresh database, `migrate(url)`, the seed; then the database is dropped. */
+    const timedSetup = async (label, into, i, migrate) => {
       await quiesce();
-      const db = `naive_${i}_${Date.now()}`;
+      const db = `naive_${into === naive ? '' : 'cli_'}${i}_${Date.now()}`;
       const t0 = performance.now();
       await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
       const url = withDatabase(server.url, db);
-      const applied = await applyMigrations({
-        databaseUrl: url,
-        dir,
-        relativeTo: h.dir,
-        direction: 'up',
-        migrationsTable: config.migrations.table,
-        engine: ts.engine,
-      });
-      if (!applied.ok) throw new Error(`naive migrations failed: ${applied.failed.error.message}`);
+      await migrate(url);
       const seed = config.database.seed;
       if (seed?.kind === 'file')
         await withClient(url, async (c) => c.query(await readFile(path.join(h.dir, seed.path), 'utf8')));
       const total = Math.round(performance.now() - t0);
-      naive.push({ total });
+      into.push({ total });
       await withClient(server.url, (c) => c.query(`DROP DATABASE ${quoteIdent(db)} WITH (FORCE)`));
-      log(`  naive ${i + 1}/${runs}: ${total} ms`);
+      log(`  ${label} ${i + 1}/${runs}: ${total} ms`);
     };
+    const naiveSetup = (i) =>
+      timedSetup('naive', naive, i, async (url) => {
+        const applied = await applyMigrations({
+          databaseUrl: url,
+          dir,
+          relativeTo: h.dir,
+          direction: 'up',
+          migrationsTable: config.migrations.table,
+          engine: ts.engine,
+        });
+        if (!applied.ok) throw new Error(`naive migrations failed: ${applied.failed.error.message}`);
+      });
     // Naive as a project's CI runs it: node-pg-migrate's own CLI, from the engine the check resolved.
     const cliBin = path.join(engine.dir, 'bin', 'node-pg-migrate.js');
     const cliArgs = [
@@ -284,24 +289,13 @@ async function benchHistory(key, provider, server) {
       ...(ts.engine.tsLoader ? ['--tsx', '--migration-file-language', 'ts'] : []),
     ];
     const naiveCli = [];
-    const naiveCliSetup = async (i) => {
-      await quiesce();
-      const db = `naive_cli_${i}_${Date.now()}`;
-      const t0 = performance.now();
-      await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
-      const url = withDatabase(server.url, db);
-      await exec(process.execPath, cliArgs, {
-        cwd: h.dir,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), DATABASE_URL: url },
-      });
-      const seed = config.database.seed;
-      if (seed?.kind === 'file')
-        await withClient(url, async (c) => c.query(await readFile(path.join(h.dir, seed.path), 'utf8')));
-      const total = Math.round(performance.now() - t0);
-      naiveCli.push({ total });
-      await withClient(server.url, (c) => c.query(`DROP DATABASE ${quoteIdent(db)} WITH (FORCE)`));
-      log(`  naive (node-pg-migrate CLI) ${i + 1}/${runs}: ${total} ms`);
-    };
+    const naiveCliSetup = (i) =>
+      timedSetup('naive (node-pg-migrate CLI)', naiveCli, i, (url) =>
+        exec(process.execPath, cliArgs, {
+          cwd: h.dir,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), DATABASE_URL: url },
+        }),
+      );
     // Each warm check is followed by a naive setup, so the two share the box's load of the moment
     // (on a shared machine it drifts within a minute); the ratio of each pair is reported too.
     const warm = [];
