@@ -94,7 +94,8 @@ describe('reversibility verdicts on a CommonJS history', () => {
     const result = await prove(false);
     expect(result.migrations).toEqual(withReset.migrations);
     expect(result.migrations.map((m) => m.verdict)).toEqual(['reversible', 'not-restored', 'irreversible']);
-  });
+    // Two whole proofs: 16 s alone at load 4, past jest's 60 s default at load 12 (2026-12-02).
+  }, 180_000);
 
   it('without a way to reset, reports the migrations a failing down kept from being checked as not checked, not as failures', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
