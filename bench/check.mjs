@@ -249,10 +249,11 @@ async function benchHistory(key, provider, server) {
     // Each timed item starts from a clean checkpoint: what the one before left to write (the
     // pool's refills are copies) is flushed first, not during the next item's commits.
     const quiesce = () => withClient(server.url, (c) => c.query('CHECKPOINT'));
+    let setups = 0;
     /** One naive setup, timed: a fresh database, `migrate(url)`, the seed; then the database is dropped. */
     const timedSetup = async (label, into, i, migrate) => {
       await quiesce();
-      const db = `naive_${into === naive ? '' : 'cli_'}${i}_${Date.now()}`;
+      const db = `naive_${++setups}_${Date.now()}`;
       const t0 = performance.now();
       await withClient(server.url, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
       const url = withDatabase(server.url, db);

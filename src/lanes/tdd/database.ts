@@ -278,8 +278,8 @@ export function createBranches(kit: BranchKit) {
     const inOrder = lacking < 0 || names.slice(lacking).every((m) => !shas?.has(m));
     if (shas !== null && holds(shas, current) && inOrder) {
       const url = await kit.provider.connectionUri(name);
-      const pending = [...current.keys()].some((m) => !shas.has(m));
-      const migrations = pending ? await time('branch:migrate', () => migrate(name, url, workspace)) : NOTHING_TO_APPLY;
+      const migrations =
+        lacking >= 0 ? await time('branch:migrate', () => migrate(name, url, workspace)) : NOTHING_TO_APPLY;
       return { url, migrations, shas: current };
     }
     await disconnect(name);
