@@ -308,6 +308,42 @@ describe('snapshotSchema against PostgreSQL', () => {
   });
 });
 
+describe('a snapshot on a connection kept for more (reuse)', () => {
+  it('prepares its catalog queries once, sees every change, and reads plainly when they are gone', async () => {
+    await withTestDatabase(async (c) => {
+      await c.query(BASE);
+      const prepared = async () =>
+        (
+          await c.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'consort\\_snapshot\\_%'",
+          )
+        ).rows[0]!.n;
+      const plain = await snapshotSchema(c);
+      expect(await prepared()).toBe(0);
+      expect(await snapshotSchema(c, {}, { reuse: true })).toEqual(plain);
+      const count = await prepared();
+      expect(count).toBeGreaterThan(10);
+      expect(await snapshotSchema(c, {}, { reuse: true })).toEqual(plain);
+      expect(await prepared()).toBe(count); // executed, not prepared again
+      // A change of schema is read through the same statements (a plan is not a result).
+      await c.query('ALTER TABLE users ADD COLUMN nick text; GRANT SELECT ON users TO PUBLIC');
+      const changed = await snapshotSchema(c, {}, { reuse: true });
+      expect(changed).toEqual(await snapshotSchema(c));
+      expect(renderSchemaDiffText(diffSchemas(plain, changed))).toMatch(/nick[\s\S]*PUBLIC/);
+      // Someone else's DISCARD ALL drops them: that read goes plainly, the next prepares anew.
+      await c.query('DISCARD ALL');
+      expect(await snapshotSchema(c, {}, { reuse: true })).toEqual(changed);
+      expect(await snapshotSchema(c, {}, { reuse: true })).toEqual(changed);
+      expect(await prepared()).toBe(count);
+      // Other schemas filter is another set of statements.
+      expect(await snapshotSchema(c, { schemas: ['public'] }, { reuse: true })).toEqual(
+        await snapshotSchema(c, { schemas: ['public'] }),
+      );
+      expect(await prepared()).toBeGreaterThan(count);
+    });
+  });
+});
+
 describe('a schema session (pgSchemaReader.open)', () => {
   it('reads over one kept connection per URL, the same snapshots as a read of its own, until released', async () => {
     const name = `schema_test_${randomBytes(6).toString('hex')}`;
