@@ -4,12 +4,15 @@
  * or the error — and exits when its parent lets go of it, even if a migration left a timer or a
  * connection open.
  */
+import { readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { isConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
-import { registerProjectLoader } from './ts-register.js';
+import { packageType, registerProjectLoader } from './ts-register.js';
 
 // Requests run side by side as they come: the parent sends one database's requests one at a time,
 // and a release of every kept connection only when nothing else runs (MigrationChild).
@@ -53,7 +56,10 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
       return { ok: true, result: null };
     }
     const engine = await load(request.engine);
-    if (request.options === null) return { ok: true, result: null };
+    if (request.options === null) {
+      if (request.preload !== undefined) await preload(engine, request.preload);
+      return { ok: true, result: null };
+    }
     const result = await applyMigrationsHere(
       { ...request.options, engine },
       undefined,
@@ -65,5 +71,30 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
     return isConsortError(e)
       ? { ok: false, error: { code: e.code, message, ...(e.hint ? { hint: e.hint } : {}) } }
       : { ok: false, error: { code: null, message } };
+  }
+}
+
+/**
+ * Load `dir`'s migrations as a CommonJS node-pg-migrate (6–7) does on its first run, only sooner:
+ * every file whose name does not start with a dot (its default ignorePattern), SQL aside, in name
+ * order, by `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
+ * first request then finds them compiled instead of waiting for the TypeScript loader. An ESM
+ * engine (8: `import()`, 9: jiti) keeps caches of its own: nothing is loaded for it. A file that
+ * fails to load is left to the request that loads it for real, which reports the error.
+ */
+async function preload(engine: MigrationEngine, dir: string): Promise<void> {
+  if (engine.source === 'bundled' || (await packageType(engine.dir)) === 'module') return;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const load = createRequire(path.resolve('_'));
+  const names = entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
+    .map((e) => e.name)
+    .sort();
+  for (const name of names) {
+    try {
+      load(path.join(dir, name));
+    } catch {
+      // reported by the request that loads it
+    }
   }
 }

@@ -24,6 +24,8 @@ export interface ApplyRequest {
   engine: Omit<MigrationEngine, 'runner'> | null;
   /** Keep the connection for the next request on the same URL (see MigrationSession.apply). */
   keep?: boolean;
+  /** With `options: null`: also load this directory's migrations as the engine will (apply-child.ts). */
+  preload?: string;
 }
 
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
@@ -95,10 +97,25 @@ export class MigrationChild {
   private readonly busy = new Set<string>();
   private readonly idle: (() => void)[] = [];
   private nextId = 0;
+  /** `close` was called: a preload asked after it is dropped. */
+  private closing = false;
 
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
     return this.request({ options: null, engine: childEngine(engine) }, WARM).then(
+      () => undefined,
+      () => undefined, // the apply that follows reports what is wrong
+    );
+  }
+
+  /**
+   * Load `dir`'s migrations in the child as `engine` will (MigrationSession.preload), before the
+   * first request that needs them: a warm-up, so every request on a database waits for it.
+   */
+  preload(engine: MigrationEngine | undefined, dir: string): Promise<void> {
+    // Late (the run ended before its files were on disk): no child is started again for it.
+    if (this.closing) return Promise.resolve();
+    return this.request({ options: null, engine: childEngine(engine), preload: path.resolve(dir) }, WARM).then(
       () => undefined,
       () => undefined, // the apply that follows reports what is wrong
     );
@@ -133,6 +150,7 @@ export class MigrationChild {
 
   /** End the process (it exits even if a migration left a timer or a connection open). */
   async close(): Promise<void> {
+    this.closing = true;
     if (this.busy.size > 0 || this.waiting.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     const child = this.child;
     this.child = undefined;

@@ -311,7 +311,9 @@ export function needsChild(
  */
 export function openMigrationRunner(): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
-  const theChild = async () => (child ??= new (await import('./isolated.js')).MigrationChild());
+  // One child for every caller, even those asking while the module is still being imported.
+  let made: Promise<import('./isolated.js').MigrationChild> | undefined;
+  const theChild = () => (made ??= import('./isolated.js').then((m) => (child = new m.MigrationChild())));
   let warming: Promise<unknown> = Promise.resolve();
   const kept = new KeptClients();
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).
@@ -326,9 +328,16 @@ export function openMigrationRunner(): MigrationSession {
     }
     return set;
   };
+  // The engine warmed, when it needs the child: what a preload loads the files for.
+  let warmed: { engine: MigrationEngine | undefined } | undefined;
   return {
     warm(engine, files) {
-      if (needsChild(engine, files)) warming = theChild().then((c) => c.warm(engine));
+      if (!needsChild(engine, files)) return;
+      warmed = { engine };
+      warming = theChild().then((c) => c.warm(engine));
+    },
+    async preload(dir) {
+      if (warmed) await (await theChild()).preload(warmed.engine, dir);
     },
     async apply(options, how = {}) {
       await warming;

@@ -68,7 +68,7 @@ export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' 
 }
 
 /** The `type` of the package at `dir` (its package.json's), or undefined when it has none or cannot be read. */
-async function packageType(dir: string): Promise<string | undefined> {
+export async function packageType(dir: string): Promise<string | undefined> {
   const text = await readFile(path.join(dir, 'package.json'), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   try {

@@ -90,6 +90,13 @@ export interface MigrationSession {
   apply(options: ApplyOptions, how?: { keep?: boolean; first?: boolean }): Promise<ApplyResult>;
   /** Start the child and load `engine` now, in the background, when these files will need it. */
   warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
+  /**
+   * Load `dir`'s migration files in the session's child now, in the background, as the engine warmed
+   * will load them (a CommonJS node-pg-migrate, 6–7: `require`, TypeScript compiled by the project's
+   * loader), so the first `apply` on any branch finds them compiled. Nothing for other engines.
+   * Settles when done (never rejects: the apply that loads a broken file reports it).
+   */
+  preload?(dir: string): Promise<void>;
   /** End the connection kept for `databaseUrl` (every kept one without it); the session stays usable. */
   release?(databaseUrl?: string): Promise<void>;
   close(): Promise<void>;

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,7 @@ import {
   type ApplyOptions,
   type ApplyResult,
 } from '../../src/migrations/runner.js';
+import type { MigrationEngine } from '../../src/migrations/engine.js';
 import type { MigrationSession } from '../../src/ports/migration-runner.js';
 import { parseMigration } from '../../src/migrations/files.js';
 import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
@@ -545,6 +547,74 @@ describe("a session's child runs requests on different databases side by side", 
     } finally {
       await runner.close();
       await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(other)} WITH (FORCE)`);
+    }
+  });
+});
+
+describe("a session's preload", () => {
+  const repo = path.resolve(here, '../..');
+  const requireHere = createRequire(import.meta.url);
+  /** node-pg-migrate 7.9.1 (CommonJS) with the repository's tsx, as a project deploying TS migrations has them. */
+  const engine7: MigrationEngine = {
+    runner: (() => Promise.reject(new Error('loaded in the child'))) as unknown as MigrationEngine['runner'],
+    version: '7.9.1',
+    source: 'project',
+    dir: path.dirname(requireHere.resolve('node-pg-migrate-7/package.json')),
+    entry: requireHere.resolve('node-pg-migrate-7'),
+    tsLoader: { name: 'tsx', workspace: repo },
+  };
+  /** TypeScript migrations that count, per process, how often a migration file was loaded, and when. */
+  async function counted(): Promise<string> {
+    const d = path.join(work, 'counted');
+    await mkdir(d);
+    const step = (n: number) =>
+      [
+        'const g = globalThis as { consortLoads?: number };',
+        'g.consortLoads = (g.consortLoads ?? 0) + 1;',
+        'const loadedAt: number = Date.now();',
+        'export const up = (pgm: { sql: (s: string) => void }): void => {',
+        `  pgm.sql("CREATE TABLE IF NOT EXISTS loads (n int, loaded_at bigint, loads int); INSERT INTO loads VALUES (${n}, " + loadedAt + ", " + g.consortLoads + ")");`,
+        '};',
+        'export const down = false;',
+        '',
+      ].join('\n');
+    await writeFile(path.join(d, '1700000000001_a.ts'), step(1));
+    await writeFile(path.join(d, '1700000000002_b.ts'), step(2));
+    await writeFile(path.join(d, '.notes.ts'), 'throw new Error("a dot file is not a migration");\n');
+    return d;
+  }
+  const loads = () =>
+    query<{ n: number; loaded_at: string; loads: number }>(url, 'SELECT n, loaded_at, loads FROM loads ORDER BY n');
+
+  it("loads a CommonJS engine's migrations ahead, once: its first request finds them loaded", async () => {
+    const d = await counted();
+    const runner = openMigrationRunner();
+    try {
+      runner.warm(engine7, [{ kind: 'ts' }]);
+      await runner.preload!(d);
+      const asked = Date.now();
+      expectOk(await runner.apply({ ...options('up', {}), dir: d, engine: engine7 }));
+      const rows = await loads();
+      expect(rows.map((r) => r.n)).toEqual([1, 2]);
+      for (const r of rows) expect(Number(r.loaded_at)).toBeLessThanOrEqual(asked);
+      // node-pg-migrate's own load found them in the module cache: two loads in all, not four.
+      expect(rows.map((r) => r.loads)).toEqual([2, 2]);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('loads nothing ahead for an ESM engine (the bundled node-pg-migrate 9 loads through jiti)', async () => {
+    const d = await counted();
+    const runner = openMigrationRunner();
+    try {
+      runner.warm(undefined, [{ kind: 'ts' }]);
+      await runner.preload!(d);
+      const asked = Date.now();
+      expectOk(await runner.apply({ ...options('up', {}), dir: d }));
+      for (const r of await loads()) expect(Number(r.loaded_at)).toBeGreaterThanOrEqual(asked);
+    } finally {
+      await runner.close();
     }
   });
 });

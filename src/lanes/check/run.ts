@@ -140,7 +140,12 @@ export async function runCheck(
     // written or extracted while it is taken: handled where it is awaited (the baseline stage).
     if (plan.migrations.ok) {
       sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w));
-      sidesOnDisk.catch(() => undefined);
+      // The head's migrations are compiled in the child while the branches are made, not in the
+      // first migration request on each of them (a TypeScript history: ~0.2 s for 31 files).
+      void sidesOnDisk.then(
+        (s) => headRunner?.preload?.(s.head.dir),
+        () => undefined,
+      );
     }
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
