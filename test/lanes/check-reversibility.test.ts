@@ -128,6 +128,61 @@ describe('reversibility verdicts on a CommonJS history', () => {
   });
 });
 
+describe('the re-apply after the downs', () => {
+  it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    try {
+      await mkdir(path.join(dir, 'migrations'));
+      const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
+      await writeFile(
+        path.join(dir, 'migrations/1700000000000_a.sql'),
+        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
+      );
+      // Its down restores the schema but not the row its up wrote into a table from before the PR.
+      await writeFile(
+        path.join(dir, 'migrations/1700000000001_b.sql'),
+        sql("CREATE TABLE b (id int);\nINSERT INTO seen VALUES ('b');", 'DROP TABLE b;'),
+      );
+      await writeFile(
+        path.join(dir, 'migrations/1700000000002_c.sql'),
+        sql('CREATE TABLE c (id int);', 'DROP TABLE c;'),
+      );
+      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
+      const requests: { direction: string; count?: number }[] = [];
+      const result = await withScratchDatabase(async (url) => {
+        await withClient(url, (c) => c.query('CREATE TABLE seen (k text PRIMARY KEY)'));
+        return proveReversibility({
+          url,
+          migrations,
+          table: 'pgmigrations',
+          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
+          schemas: pgSchemaReader,
+          runner: {
+            apply: (options) => {
+              requests.push({ direction: options.direction, ...(options.count ? { count: options.count } : {}) });
+              return nodePgMigrate.apply(options);
+            },
+          },
+        });
+      });
+      expect(result.migrations.map((m) => m.verdict)).toEqual(['reversible', 'reapply-failed', 'reversible']);
+      expect(result.migrations[1]!.detail).toMatch(/^up after down failed: .*duplicate key/);
+      // Up one at a time (a read after each), down one at a time, then up again all at once.
+      expect(requests.map((r) => `${r.direction}${r.count ?? ''}`)).toEqual([
+        'up1',
+        'up1',
+        'up1',
+        'down1',
+        'down1',
+        'down1',
+        'up3',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('reversibilityOutcome', () => {
   const m = (name: string, verdict: Parameters<typeof reversibilityOutcome>[0][number]['verdict']) => ({
     name,

@@ -259,11 +259,13 @@ async function provePass(
     );
     for (const l of own) residue.add(l);
   }
-  // Up again from where the downs stopped: the result must equal the first pass.
-  for (let i = lowest; i < migrations.length; i++) {
-    const m = migrations[i]!;
-    const up = await run('up');
+  // Up again from where the downs stopped, in one request (no read between these steps): the
+  // result must equal the first pass. A failure names the migration that failed.
+  if (lowest < migrations.length) {
+    const up = await step(input, input.runAs, 'up', migrations.length - lowest);
     if (!up.ok) {
+      const named = migrations.findIndex((m, i) => i >= lowest && m.name === up.failed.name);
+      const m = migrations[named >= 0 ? named : Math.min(lowest + up.applied.length, migrations.length - 1)]!;
       // A down that left the schema wrong keeps its verdict and diff: re-applying on top of a
       // wrong schema failing is a consequence, not the finding.
       const was = verdicts.get(m.name);
