@@ -76,8 +76,8 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
 
 /**
  * Load `dir`'s migrations as a CommonJS node-pg-migrate (6–7) does on its first run, only sooner:
- * every file whose name does not start with a dot (its default ignorePattern), SQL aside, in name
- * order, by `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
+ * every file (or link) whose name does not start with a dot (its default ignorePattern), SQL aside,
+ * in name order, by `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
  * first request then finds them compiled instead of waiting for the TypeScript loader. An ESM
  * engine (8: `import()`, 9: jiti) keeps caches of its own: nothing is loaded for it. A file that
  * fails to load is left to the request that loads it for real, which reports the error.
@@ -87,7 +87,7 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const load = createRequire(path.resolve('_'));
   const names = entries
-    .filter((e) => e.isFile() && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
     .map((e) => e.name)
     .sort();
   for (const name of names) {
