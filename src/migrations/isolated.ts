@@ -99,6 +99,8 @@ export class MigrationChild {
   private nextId = 0;
   /** `close` was called: a preload asked after it is dropped. */
   private closing = false;
+  /** A request on a database was made: a preload asked after it is dropped. */
+  private asked = false;
 
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
@@ -113,8 +115,10 @@ export class MigrationChild {
    * first request that needs them: a warm-up, so every request on a database waits for it.
    */
   preload(engine: MigrationEngine | undefined, dir: string): Promise<void> {
-    // Late (the run ended before its files were on disk): no child is started again for it.
-    if (this.closing) return Promise.resolve();
+    // Late: the run ended before its files were on disk (no child is started again for it), or a
+    // request that loads them came first (a warm-up waits for every running request and holds back
+    // those behind it: a long migration on one branch would stall the others' steps).
+    if (this.closing || this.asked) return Promise.resolve();
     return this.request({ options: null, engine: childEngine(engine), preload: path.resolve(dir) }, WARM).then(
       () => undefined,
       () => undefined, // the apply that follows reports what is wrong
@@ -163,6 +167,7 @@ export class MigrationChild {
 
   /** `key`: the database the request works on (EVERY: all of them; WARM: none, the child's start). */
   private request(request: ChildRequest, key: string, first = false): Promise<ApplyResult | null> {
+    if (key !== WARM && key !== EVERY) this.asked = true;
     return new Promise((resolve, reject) => {
       const entry = { first, key, go: () => this.send(request).then(resolve, reject) };
       const at = first ? this.waiting.findIndex((w) => !w.first) : -1;

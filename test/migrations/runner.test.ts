@@ -488,33 +488,33 @@ describe('a session keeps a connection per URL when asked', () => {
   });
 });
 
-describe("a session's child runs requests on different databases side by side", () => {
-  /** JS migrations that sleep and record when they ran, in which process. */
-  async function sleepy(): Promise<string> {
-    const d = path.join(work, 'sleepy');
-    await mkdir(d);
-    // The token is the process's: one per child that loaded the migrations.
-    const step = (n: number) =>
-      [
-        'const token = (globalThis.consortTestToken ??= String(Math.random()));',
-        'exports.up = (pgm) => pgm.sql(',
-        `  "CREATE TABLE IF NOT EXISTS ran (n int, token text, started timestamptz, ended timestamptz); " +`,
-        `  "INSERT INTO ran VALUES (${n}, '" + token + "', clock_timestamp(), NULL); " +`,
-        `  "SELECT pg_sleep(0.6); UPDATE ran SET ended = clock_timestamp() WHERE n = ${n};",`,
-        ');',
-        'exports.down = false;',
-        '',
-      ].join('\n');
-    await writeFile(path.join(d, '1700000000001_a.js'), step(1));
-    await writeFile(path.join(d, '1700000000002_b.js'), step(2));
-    return d;
-  }
-  const ran = (at: string) =>
-    query<{ n: number; token: string; started: Date; ended: Date }>(
-      at,
-      'SELECT n, token, started, ended FROM ran ORDER BY n',
-    );
+/** JS migrations that sleep and record when they ran, in which process. */
+async function sleepy(): Promise<string> {
+  const d = path.join(work, 'sleepy');
+  await mkdir(d);
+  // The token is the process's: one per child that loaded the migrations.
+  const step = (n: number) =>
+    [
+      'const token = (globalThis.consortTestToken ??= String(Math.random()));',
+      'exports.up = (pgm) => pgm.sql(',
+      `  "CREATE TABLE IF NOT EXISTS ran (n int, token text, started timestamptz, ended timestamptz); " +`,
+      `  "INSERT INTO ran VALUES (${n}, '" + token + "', clock_timestamp(), NULL); " +`,
+      `  "SELECT pg_sleep(0.6); UPDATE ran SET ended = clock_timestamp() WHERE n = ${n};",`,
+      ');',
+      'exports.down = false;',
+      '',
+    ].join('\n');
+  await writeFile(path.join(d, '1700000000001_a.js'), step(1));
+  await writeFile(path.join(d, '1700000000002_b.js'), step(2));
+  return d;
+}
+const ran = (at: string) =>
+  query<{ n: number; token: string; started: Date; ended: Date }>(
+    at,
+    'SELECT n, token, started, ended FROM ran ORDER BY n',
+  );
 
+describe("a session's child runs requests on different databases side by side", () => {
   it('overlaps two databases, keeps one database in order, all in one process', async () => {
     const d = await sleepy();
     const other = `mig_other_${randomBytes(5).toString('hex')}`;
@@ -601,6 +601,37 @@ describe("a session's preload", () => {
       expect(rows.map((r) => r.loads)).toEqual([2, 2]);
     } finally {
       await runner.close();
+    }
+  });
+
+  it('is dropped once a request came first: it never holds back the steps on other databases', async () => {
+    const d = await sleepy();
+    const other = `mig_other_${randomBytes(5).toString('hex')}`;
+    await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(other)}`);
+    const otherUrl = withDatabase(SYSTEM_PG_URL, other);
+    const runner = openMigrationRunner();
+    try {
+      const up = (at: string, count: number) =>
+        runner.apply({ ...options('up', {}), databaseUrl: at, dir: d, count, engine: engine7 });
+      runner.warm(engine7, [{ kind: 'js' }]);
+      const mine = up(url, 1);
+      // Its migration is running (0.6 s of sleep) when the files come to be on disk.
+      const sleeping = () =>
+        query(
+          SYSTEM_PG_URL,
+          "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query LIKE '%pg_sleep%'",
+          [database],
+        );
+      while ((await sleeping()).length === 0) await new Promise((r) => setTimeout(r, 20));
+      await runner.preload!(d);
+      const theirs = up(otherUrl, 1);
+      expectOk(await mine);
+      expectOk(await theirs);
+      const [a, b] = [(await ran(url))[0]!, (await ran(otherUrl))[0]!];
+      expect(b.started.getTime()).toBeLessThan(a.ended.getTime());
+    } finally {
+      await runner.close();
+      await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS ${quoteIdent(other)} WITH (FORCE)`);
     }
   });
 
