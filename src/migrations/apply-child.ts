@@ -10,6 +10,7 @@ import path from 'node:path';
 import { isConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
+import { compareMigrationFileNames } from './files.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
 import { packageType, registerProjectLoader } from './ts-register.js';
@@ -77,7 +78,8 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
 /**
  * Load `dir`'s migrations as a CommonJS node-pg-migrate (6–7) does on its first run, only sooner:
  * every file (or link) whose name does not start with a dot (its default ignorePattern), SQL aside,
- * in name order, by `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
+ * in its order (by timestamp prefix: `9_a` before `10_b`, as their top-level code would run), by
+ * `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
  * first request then finds them compiled instead of waiting for the TypeScript loader. An ESM
  * engine (8: `import()`, 9: jiti) keeps caches of its own: nothing is loaded for it. A file that
  * fails to load is left to the request that loads it for real, which reports the error.
@@ -89,7 +91,7 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
   const names = entries
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
     .map((e) => e.name)
-    .sort();
+    .sort(compareMigrationFileNames);
   for (const name of names) {
     try {
       load(path.join(dir, name));
