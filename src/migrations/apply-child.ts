@@ -77,7 +77,8 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
 /**
  * Load `dir`'s migrations as a CommonJS node-pg-migrate (6–7) does on its first run, only sooner:
  * every file (or link) whose name does not start with a dot (its default ignorePattern), SQL aside,
- * in name order, by `require` (the same module cache its own `createRequire(...)(filePath)` reads). Its
+ * in the order it loads them (their top-level code runs in it: 6 sorts the names, 7 by timestamp
+ * prefix, `9_a` before `10_b`), by `require` (the same module cache its own `require` reads). Its
  * first request then finds them compiled instead of waiting for the TypeScript loader. An ESM
  * engine (8: `import()`, 9: jiti) keeps caches of its own: nothing is loaded for it. A file that
  * fails to load is left to the request that loads it for real, which reports the error.
@@ -89,7 +90,7 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
   const names = entries
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
     .map((e) => e.name)
-    .sort();
+    .sort(Number(engine.version.split('.')[0]) >= 7 ? byTimestamp : undefined);
   for (const name of names) {
     try {
       load(path.join(dir, name));
@@ -97,4 +98,20 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
       // reported by the request that loads it
     }
   }
+}
+
+/** node-pg-migrate 7's order of a directory's files (migration.ts: compareFileNamesByTimestamp, then the locale). */
+function byTimestamp(a: string, b: string): number {
+  const stamp = (name: string): number => {
+    const prefix = name.split('_')[0]!;
+    if (/^\d+$/.test(prefix) && prefix.length === 17) {
+      const [y, mo, d, h, mi, s, ms] = [0, 4, 6, 8, 10, 12, 14].map((i, k, at) => prefix.slice(i, at[k + 1] ?? 17));
+      return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`).valueOf();
+    }
+    return Number(prefix) || 0;
+  };
+  return (
+    stamp(a) - stamp(b) ||
+    a.localeCompare(b, undefined, { usage: 'sort', numeric: true, sensitivity: 'variant', ignorePunctuation: true })
+  );
 }

@@ -635,6 +635,40 @@ describe("a session's preload", () => {
     }
   });
 
+  it('loads them in the order node-pg-migrate 7 does (by timestamp, not by character)', async () => {
+    // 9_… sorts after 10_… by character; node-pg-migrate 7 loads (runs their top-level code) by timestamp.
+    const d = path.join(work, 'ordered');
+    await mkdir(d);
+    const step = (name: string) =>
+      [
+        'const g = globalThis as { consortOrder?: string[] };',
+        `(g.consortOrder ??= []).push(${JSON.stringify(name)});`,
+        'export const up = (pgm: { sql: (s: string) => void }): void => {',
+        `  pgm.sql("CREATE TABLE IF NOT EXISTS load_order (n text, seen text); INSERT INTO load_order VALUES ('${name}', '" + g.consortOrder!.join(',') + "')");`,
+        '};',
+        'export const down = false;',
+        '',
+      ].join('\n');
+    await writeFile(path.join(d, '9_a.ts'), step('9_a'));
+    await writeFile(path.join(d, '10_b.ts'), step('10_b'));
+    const seen = async (preload: boolean): Promise<string[]> => {
+      await query(url, 'DROP TABLE IF EXISTS load_order; DROP TABLE IF EXISTS pgmigrations');
+      const runner = openMigrationRunner();
+      try {
+        runner.warm(engine7, [{ kind: 'ts' }]);
+        if (preload) await runner.preload!(d);
+        expectOk(await runner.apply({ ...options('up', {}), dir: d, engine: engine7 }));
+        const rows = await query<{ seen: string }>(url, 'SELECT seen FROM load_order');
+        return [...new Set(rows.map((r) => r.seen))];
+      } finally {
+        await runner.close();
+      }
+    };
+    const without = await seen(false);
+    expect(without).toEqual(['9_a,10_b']);
+    expect(await seen(true)).toEqual(without);
+  });
+
   it('loads nothing ahead for an ESM engine (the bundled node-pg-migrate 9 loads through jiti)', async () => {
     const d = await counted();
     const runner = openMigrationRunner();
