@@ -3,6 +3,7 @@
  * databases with the same schema are deep-equal regardless of creation order or OIDs, which is
  * what the reversibility check relies on. Queries use only catalog columns present in PG 15–18.
  */
+import { randomBytes } from 'node:crypto';
 import { quoteLiteral, type Queryable } from '../db/sql.js';
 import {
   EXTRA_SQL,
@@ -304,25 +305,33 @@ async function runBatch(client: Queryable, statements: readonly string[]): Promi
   return (await client.query(statements.join(';\n'))) as unknown as Results;
 }
 
-/** Statement names prepared on a connection, by query text. */
-const preparedOn = new WeakMap<Queryable, Map<string, string>>();
+/** Statement names prepared on a connection, by query text; null: it reads plainly from now on. */
+const preparedOn = new WeakMap<Queryable, Map<string, string> | null>();
+/**
+ * This process's own prefix: behind a transaction-mode pooler (PgBouncer) an EXECUTE can reach a
+ * server connection another process prepared on, where the same name must not mean other text.
+ */
+const statementPrefix = `consort_snapshot_${randomBytes(4).toString('hex')}_`;
 let lastStatement = 0;
 
 /**
  * The batch with its statements (all but `head`) run as prepared statements on this connection:
  * still one exchange; the first one also prepares them (after `head`, so with its search_path).
- * Names are never reused, so a batch that failed half-way (some prepared, some not) costs only the
- * fallback: the plain batch, and a fresh set of names next time.
+ * Names are never reused. A batch that fails (its statements are gone: a DISCARD ALL, a pooler that
+ * hands out another server connection; or a statement failed) is read again plainly, and so is every
+ * later one on that connection: nothing more is prepared where it may not last.
  */
 async function runPrepared(
   client: Queryable,
   head: readonly string[],
   statements: readonly string[],
 ): Promise<Results> {
-  const names = preparedOn.get(client) ?? new Map<string, string>();
+  const known = preparedOn.get(client);
+  if (known === null) return runBatch(client, [...head, ...statements]);
+  const names = known ?? new Map<string, string>();
   preparedOn.set(client, names);
   const missing = [...new Set(statements.filter((sql) => !names.has(sql)))];
-  const fresh = missing.map((sql) => [sql, `consort_snapshot_${++lastStatement}`] as const);
+  const fresh = missing.map((sql) => [sql, `${statementPrefix}${++lastStatement}`] as const);
   const prepare = fresh.map(([sql, name]) => `PREPARE ${name} AS ${sql}`);
   const execute = statements.map((sql) => `EXECUTE ${names.get(sql) ?? fresh.find(([s]) => s === sql)![1]}`);
   try {
@@ -330,8 +339,7 @@ async function runPrepared(
     for (const [sql, name] of fresh) names.set(sql, name);
     return [...results.slice(0, head.length), ...results.slice(head.length + prepare.length)];
   } catch {
-    // Someone deallocated them (DISCARD ALL), or a statement failed: forget them all, read plainly.
-    preparedOn.delete(client);
+    preparedOn.set(client, null);
     return runBatch(client, [...head, ...statements]);
   }
 }
