@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { isConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
+import { compareMigrationFileNames } from './files.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
@@ -90,7 +91,7 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
   const names = entries
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.') && path.extname(e.name) !== '.sql')
     .map((e) => e.name)
-    .sort(Number(engine.version.split('.')[0]) >= 7 ? byTimestamp : undefined);
+    .sort(Number(engine.version.split('.')[0]) >= 7 ? compareMigrationFileNames : undefined);
   for (const name of names) {
     try {
       load(path.join(dir, name));
@@ -98,20 +99,4 @@ async function preload(engine: MigrationEngine, dir: string): Promise<void> {
       // reported by the request that loads it
     }
   }
-}
-
-/** node-pg-migrate 7's order of a directory's files (migration.ts: compareFileNamesByTimestamp, then the locale). */
-function byTimestamp(a: string, b: string): number {
-  const stamp = (name: string): number => {
-    const prefix = name.split('_')[0]!;
-    if (/^\d+$/.test(prefix) && prefix.length === 17) {
-      const [y, mo, d, h, mi, s, ms] = [0, 4, 6, 8, 10, 12, 14].map((i, k, at) => prefix.slice(i, at[k + 1] ?? 17));
-      return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`).valueOf();
-    }
-    return Number(prefix) || 0;
-  };
-  return (
-    stamp(a) - stamp(b) ||
-    a.localeCompare(b, undefined, { usage: 'sort', numeric: true, sensitivity: 'variant', ignorePunctuation: true })
-  );
 }
