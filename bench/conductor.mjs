@@ -19,6 +19,8 @@
  *   --data-dir DIR  where the embedded server lives (default: a temp dir; an XFS mount gives clone mode)
  *   --modes LIST    which modes, in order (default copy,pool)
  *   --pool-size N   build.branchPool in the pool mode (default 2)
+ *   --trace FILE    write every timed step and progress line, with its start and end (ms since the
+ *                   mode started), as JSON lines: where a cycle's time goes, in order
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     'data-dir': { type: 'string' },
     modes: { type: 'string', default: 'copy,pool' },
     'pool-size': { type: 'string', default: '2' },
+    trace: { type: 'string' },
   },
 });
 const items = Number(values.items);
@@ -61,6 +64,8 @@ const median = (xs) => {
 const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'consort-bench-conductor-')));
 await mkdir(dataDir, { recursive: true });
 await chmod(dataDir, 0o755);
+/** The --trace timeline: timed steps (label, start, end) and progress lines, per mode. */
+const trace = [];
 const shopConfig = await readFile(path.join(here, '..', 'examples', 'shop', '.github', 'consort.yml'), 'utf8');
 
 /** One run of the lane on a fresh repository of the shop; `branchPool` 0 is the copy mode. */
@@ -93,6 +98,7 @@ async function runMode(provider, mode) {
     };
     log(`\n== mode ${mode} (build.branchPool: ${branchPool})`);
     const started = performance.now();
+    const at = () => Math.round(performance.now() - started);
     const result = await runBuildLane({
       workspace,
       processes: localAdapters.processes,
@@ -104,8 +110,14 @@ async function runMode(provider, mode) {
       feature,
       provider: counted,
       env: process.env,
-      log: (l) => log(l),
-      onTiming: (label, ms) => timings.set(label, (timings.get(label) ?? 0) + ms),
+      log: (l) => {
+        if (values.trace) trace.push({ mode, at: at(), line: l });
+        log(l);
+      },
+      onTiming: (label, ms) => {
+        timings.set(label, (timings.get(label) ?? 0) + ms);
+        if (values.trace) trace.push({ mode, label, start: Math.round(at() - ms), end: at() });
+      },
     });
     const totalMs = performance.now() - started;
     if (result.stop !== 'done') throw new Error(`the bench feature did not finish: ${result.stop}: ${result.message}`);
@@ -191,6 +203,7 @@ try {
   };
   await mkdir(path.join(here, 'results'), { recursive: true });
   await writeFile(path.join(here, 'results', 'conductor.json'), `${JSON.stringify(out, null, 2)}\n`);
+  if (values.trace) await writeFile(values.trace, trace.map((t) => JSON.stringify(t)).join('\n') + '\n');
 } finally {
   await provider.close();
   if (!values['data-dir']) {

@@ -86,10 +86,13 @@ export type ProofOutcome =
       output: string;
       hashes: Record<string, string | null>;
     }
-  /** The suite could not be judged: migrations failed, no JUnit report, timeout, command not found. */
+  /**
+   * The suite could not be judged: migrations failed, no JUnit report, timeout, command not found,
+   * or it changed git's own files (the repository's `.git`, git's global files).
+   */
   | {
       kind: 'broken';
-      reason: 'migrations' | 'no-report' | 'timeout' | 'not-found';
+      reason: 'migrations' | 'no-report' | 'timeout' | 'not-found' | 'git-files';
       message: string;
       output: string;
       hashes: Record<string, string | null>;

@@ -15,14 +15,15 @@
  * that is then missing stops the run, since nothing can put it back.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
-import type { GitWorkspace } from './workspace.js';
+import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 /** Compared by content, relative to the common git directory. */
 const GUARDED = [
@@ -54,6 +55,8 @@ export interface GitSnapshot {
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
   objects: Map<string, string>;
+  /** The worktree's HEAD file: a conditional include (onbranch:) depends on it. */
+  head: Buffer | null;
 }
 
 async function walk(root: string, rel: string, into: Map<string, Buffer>): Promise<void> {
@@ -67,22 +70,34 @@ async function walk(root: string, rel: string, into: Map<string, Buffer>): Promi
   for (const entry of entries) await walk(root, path.posix.join(rel, entry.name), into);
 }
 
-/** Every loose object and pack file, as `objects/…` paths. */
-async function objectFiles(gitDir: string): Promise<string[]> {
+/**
+ * Every loose object and pack file, as `objects/…` paths. Read synchronously, as `fingerprint`
+ * stats: a repository holds thousands of loose objects (the conductor's commits add some every
+ * turn, and its git runs no gc), and one trip through libuv's thread pool per directory and per file
+ * cost 150–250 ms before every turn, where the same calls on the main thread take a few.
+ */
+function objectFiles(gitDir: string): string[] {
   const objects = path.join(gitDir, 'objects');
   const out: string[] = [];
-  for (const dir of await readdir(objects).catch(() => [] as string[])) {
+  for (const dir of readdirOr(objects)) {
     const named = dir === 'pack' ? PACK_NAME : LOOSE_DIR.test(dir) ? LOOSE_NAME : null;
     if (named === null) continue;
-    for (const name of await readdir(path.join(objects, dir)).catch(() => [] as string[]))
-      if (named.test(name)) out.push(`objects/${dir}/${name}`);
+    for (const name of readdirOr(path.join(objects, dir))) if (named.test(name)) out.push(`objects/${dir}/${name}`);
   }
   return out;
 }
 
-async function fingerprint(file: string): Promise<string | null> {
-  const s = await stat(file).catch(() => null);
-  return s === null ? null : `${s.ino}:${s.size}:${s.ctimeMs}`;
+function readdirOr(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function fingerprint(file: string): string | null {
+  const s = statSync(file, { throwIfNoEntry: false });
+  return s === undefined ? null : `${s.ino}:${s.size}:${s.ctimeMs}`;
 }
 
 /** Whether a loose object's content hashes to its name (sha1 or sha256, by the name's length). */
@@ -118,40 +133,63 @@ async function packIsSound(ws: GitWorkspace, rel: string): Promise<boolean> {
  */
 async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]> {
   const files = new Set(HOME_FILES.map((rel) => path.join(homeDir, rel)));
-  // Every included file (an empty one lists no key of its own), relative to the file that includes it.
-  const includes = await git(
+  // One git for every included file (an empty one lists no key of its own, relative to the file
+  // that includes it) and the two files named by a key (the last setting wins, as for --get).
+  const listed = await git(
     ws.top,
-    ['config', '--global', '--includes', '--show-origin', '--path', '--get-regexp', '^include(if\\..+)?\\.path$'],
+    [
+      'config',
+      '--global',
+      '--includes',
+      '--show-origin',
+      '--path',
+      '--get-regexp',
+      '^(include(if\\..+)?\\.path|core\\.excludesfile|core\\.attributesfile)$',
+    ],
     { env: { HOME: homeDir } },
   );
-  for (const line of includes.stdout.split('\n')) {
-    const m = /^file:(.+?)\t\S+ (.+)$/.exec(line);
-    if (m) files.add(path.resolve(path.dirname(path.resolve(homeDir, m[1]!)), m[2]!));
+  const named = new Map<string, string>();
+  for (const line of listed.stdout.split('\n')) {
+    const m = /^file:(.+?)\t(\S+) (.+)$/.exec(line);
+    if (m === null) continue;
+    const [, origin, key, value] = m as unknown as [string, string, string, string];
+    if (key === 'core.excludesfile' || key === 'core.attributesfile') named.set(key, value);
+    else files.add(path.resolve(path.dirname(path.resolve(homeDir, origin)), value));
   }
-  for (const key of ['core.excludesFile', 'core.attributesFile']) {
-    const value = (
-      await git(ws.top, ['config', '--global', '--includes', '--path', '--get', key], { env: { HOME: homeDir } })
-    ).stdout.trim();
-    if (value) files.add(path.resolve(homeDir, value));
-  }
+  for (const value of named.values()) files.add(path.resolve(homeDir, value));
   return [...files].sort();
 }
 
-export async function snapshotGit(ws: GitWorkspace): Promise<GitSnapshot> {
+/**
+ * `.git`'s control files, git's global files and the object store as they are now. `previous`, a
+ * snapshot of the same repository taken earlier in this process, saves asking git which global
+ * files there are: when every one it listed still holds the same bytes, the list (which git makes
+ * from those files alone) is the same.
+ */
+export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
   for (const rel of GUARDED) await walk(ws.gitDir, rel, files);
   // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
   const homeDir = process.env.HOME || os.homedir();
-  const home = new Map<string, Buffer | null>();
-  for (const file of await globalFiles(ws, homeDir)) home.set(file, await readFile(file).catch(() => null));
+  const read = async (list: readonly string[]) =>
+    new Map(await Promise.all(list.map(async (file) => [file, await readFile(file).catch(() => null)] as const)));
+  const own = await ownGitDir(ws);
+  const head = own === null ? null : await readFile(path.join(own, 'HEAD')).catch(() => null);
+  let home =
+    previous?.homeDir === homeDir && sameBytes(head, previous.head) ? await read([...previous.home.keys()]) : null;
+  if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
+    home = await read(await globalFiles(ws, homeDir));
   const objects = new Map<string, string>();
-  for (const rel of await objectFiles(ws.gitDir)) {
-    const fp = await fingerprint(path.join(ws.gitDir, rel));
+  for (const rel of objectFiles(ws.gitDir)) {
+    const fp = fingerprint(path.join(ws.gitDir, rel));
     if (fp !== null) objects.set(rel, fp);
   }
   const dotGit = await readFile(path.join(ws.top, '.git')).catch(() => null);
-  return { files, home, homeDir, dotGit, objects };
+  return { files, home, homeDir, dotGit, objects, head };
 }
+
+const sameBytes = (a: Buffer | null, b: Buffer | null): boolean =>
+  a === null ? b === null : b !== null && a.equals(b);
 
 /**
  * Object files are content-addressed, so a changed one is judged by its content: git itself
@@ -162,11 +200,11 @@ export async function snapshotGit(ws: GitWorkspace): Promise<GitSnapshot> {
  */
 async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: FileChange[]): Promise<void> {
   const lost: string[] = [];
-  const now = new Set(await objectFiles(ws.gitDir));
+  const now = new Set(objectFiles(ws.gitDir));
   for (const [rel, fp] of before.objects) {
     const full = path.join(ws.gitDir, rel);
     const present = now.has(rel);
-    if (present && (await fingerprint(full)) === fp) continue;
+    if (present && fingerprint(full) === fp) continue;
     if (present && (isLoose(rel) ? await looseObjectIsSound(full, rel) : await packIsSound(ws, rel))) continue;
     changes.push({ path: `.git/${rel}`, status: present ? 'modified' : 'deleted' });
     await rm(full, { force: true });

@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import type { Workspace, Workspaces } from '../ports/workspace.js';
-import { restoreGit, snapshotGit } from './guard.js';
+import { ConsortError } from '../core/errors.js';
+import { type GitSnapshot, restoreGit, snapshotGit } from './guard.js';
 import * as git from './workspace.js';
 
 /** The port over an opened GitWorkspace. */
@@ -15,6 +16,8 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
    * the next changesSince then skips asking git for index flags (one git process fewer per turn).
    */
   let indexUntouched = false;
+  /** The last guard's snapshot (the next one reuses its list of git's global files when they are unchanged). */
+  let last: GitSnapshot | undefined;
   return {
     dir: ws.dir,
     top: ws.top,
@@ -44,15 +47,38 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
-    async guardGit() {
-      indexUntouched = false;
-      const [before, index] = await Promise.all([snapshotGit(ws), git.indexBytes(ws)]);
+    async guardGit(purpose = 'turn') {
+      if (purpose === 'turn') indexUntouched = false;
+      const [before, index, head] = await Promise.all([
+        snapshotGit(ws, last),
+        git.indexBytes(ws),
+        purpose === 'suite' ? git.workspaceHead(ws) : null,
+      ]);
+      last = before;
       return {
         restore: async () => {
           const changes = await restoreGit(ws, before);
           const after = await git.indexBytes(ws);
-          indexUntouched = changes.length === 0 && index !== null && after !== null && index.equals(after);
-          return changes;
+          const indexSame = index !== null && after !== null && index.equals(after);
+          if (purpose === 'turn') {
+            indexUntouched = changes.length === 0 && indexSame;
+            return changes;
+          }
+          // A suite has no business with the work tree's index (a flag set there hides a file from
+          // the next turn's scope check) or HEAD (the next turn would start from another commit).
+          if (index !== null && !indexSame) {
+            await git.writeIndexBytes(ws, index);
+            changes.push({ path: '.git/index', status: 'modified' });
+          }
+          if ((await git.workspaceHead(ws)) !== head)
+            throw new ConsortError(
+              'internal',
+              `The suite moved the workspace's HEAD away from ${head!.slice(0, 7)} while the conductor proved it.`,
+              {
+                hint: 'Look at what the suite and the code under test do with git in their working directory; reset the branch to the commit above and run again.',
+              },
+            );
+          return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
         },
       };
     },

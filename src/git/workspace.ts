@@ -4,7 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { lstat, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
@@ -69,7 +69,7 @@ export async function openWorkspace(dir: string): Promise<GitWorkspace> {
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /** The worktree's own git directory: `.git`, or the folder a linked worktree's `.git` file names. */
-async function ownGitDir(ws: GitWorkspace): Promise<string | null> {
+export async function ownGitDir(ws: GitWorkspace): Promise<string | null> {
   const dotGit = path.join(ws.top, '.git');
   const stat = await lstat(dotGit).catch(() => undefined);
   if (stat?.isDirectory()) return dotGit;
@@ -104,6 +104,15 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
 export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
   const own = await ownGitDir(ws);
   return own === null ? null : readFile(path.join(own, 'index')).catch(() => null);
+}
+
+/** Put the worktree's index back as `bytes` (written aside, then renamed over it, as git does). */
+export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<void> {
+  const own = await ownGitDir(ws);
+  if (own === null) return;
+  const temp = path.join(own, `index.consort-${process.pid}`);
+  await writeFile(temp, bytes);
+  await rename(temp, path.join(own, 'index'));
 }
 
 /** The workspace's HEAD commit, which the lane needs (a repository without commits is refused). */

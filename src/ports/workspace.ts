@@ -62,8 +62,12 @@ export interface Workspace {
    */
   addWorktree(dir: string, commit: string): Promise<Workspace>;
   removeWorktree(dir: string): Promise<void>;
-  /** Read `.git`'s control files (config, hooks, info, …) before an agent's turn. */
-  guardGit(): Promise<GitGuard>;
+  /**
+   * Read `.git`'s control files (config, hooks, info, …), git's global files and the object store
+   * before untrusted code runs: an agent's turn, or a proof's suite (which runs code an agent
+   * wrote). A suite's guard also puts back the work tree's index, and its restore throws when HEAD moved.
+   */
+  guardGit(purpose?: 'turn' | 'suite'): Promise<GitGuard>;
 }
 
 /** Opens the workspace at a folder of a repository (a ConsortError outside one). */

@@ -233,7 +233,8 @@ it("proves a commit in the Workspace's fresh worktree, with the suite started by
   });
 
   // The suite ran isolated in the worktree of the proven commit, on the branch's own role.
-  expect(calls).toEqual([`addWorktree ${'c'.repeat(40)}`, 'removeWorktree']);
+  // git's own files are guarded around the suite, and put back before the worktree goes.
+  expect(calls).toEqual([`addWorktree ${'c'.repeat(40)}`, 'guardGit', 'restoreGit', 'removeWorktree']);
   expect(started).toHaveLength(1);
   expect(started[0]).toMatchObject({ command: 'npm test', cwd: worktrees[0], isolate: true });
   expect(started[0]!.env.DATABASE_URL).toBe('postgresql://agent:agent-pw@127.0.0.1:1/proof');

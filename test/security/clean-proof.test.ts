@@ -12,7 +12,7 @@
  * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
  */
 import { execFile } from 'node:child_process';
-import { chmod, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -168,6 +168,46 @@ it("a planted hook never runs in the conductor's git calls, and .git is put back
   });
   expect(refused.map((r) => r.path)).toEqual(changes.map((c) => c.path));
   await rm(ran, { force: true });
+}, 60_000);
+
+it("a suite that writes git's own files (a clean filter in .git/config, ~/.gitconfig, an index flag) is judged broken, and they are put back before the conductor's next git call", async () => {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'consort-suite-home-'));
+  const pinned = process.env.HOME;
+  process.env.HOME = home;
+  try {
+    await repo();
+    const config = path.join(ws.gitDir, 'config');
+    const original = await readFile(config, 'utf8');
+    const ran = path.join(home, 'filter-ran');
+    // GREEN code that, once the suite imports it, plants a clean filter the conductor's next `git add`
+    // would run (outside any sandbox), a global config, and a flag hiding src/sum.js from git status.
+    const tamper = `import { appendFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+appendFileSync(${JSON.stringify(config)}, '[filter "x"]\\n\\tclean = sh -c "touch ${ran}; cat"\\n');
+writeFileSync(${JSON.stringify(path.join(ws.gitDir, 'info', 'attributes'))}, '* filter=x\\n');
+writeFileSync(${JSON.stringify(path.join(home, '.gitconfig'))}, '[core]\\n\\tpager = cat\\n');
+execFileSync('git', ['-C', ${JSON.stringify(dir)}, 'update-index', '--skip-worktree', 'src/sum.js']);
+export const sum = (a, b) => a + b;
+`;
+    await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
+    await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
+    const { outcome } = await proveAtHead();
+    expect(outcome).toMatchObject({ kind: 'broken', reason: 'git-files' });
+    expect(outcome.kind === 'broken' && outcome.message).toMatch(
+      /modified \.git\/config.*modified \.git\/index.*added \.git\/info\/attributes.*added ~\/\.gitconfig/,
+    );
+    expect(await readFile(config, 'utf8')).toBe(original);
+    expect(await exists(path.join(ws.gitDir, 'info', 'attributes'))).toBe(false);
+    expect(await exists(path.join(home, '.gitconfig'))).toBe(false);
+    expect(await git(dir, 'ls-files', '-v', 'src/sum.js')).toBe('H src/sum.js');
+    // The conductor's next commit runs no filter the suite planted.
+    await writeFile(path.join(dir, 'src', 'sum.js'), 'export const sum = (a, b) => b + a;\n');
+    expect(await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor')).toMatch(/^[0-9a-f]{40}$/);
+    expect(await exists(ran)).toBe(false);
+  } finally {
+    process.env.HOME = pinned;
+    await rm(home, { recursive: true, force: true });
+  }
 }, 60_000);
 
 /** What a proof leaves next to the repository: worktree folders and their registrations. */

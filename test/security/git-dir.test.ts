@@ -208,7 +208,7 @@ done`),
   }, 60_000);
 });
 
-it("git's global files (a smudge filter in a file ~/.gitconfig includes, ~/.config/git/attributes) are refused and put back", async () => {
+it("git's global files (a smudge filter in a file ~/.gitconfig includes, ~/.config/git/attributes, the excludes file an included file names) are refused and put back", async () => {
   const home = await mkdtemp(path.join(os.tmpdir(), 'consort-gitdir-home-'));
   const pinned = process.env.HOME;
   process.env.HOME = home;
@@ -216,15 +216,24 @@ it("git's global files (a smudge filter in a file ~/.gitconfig includes, ~/.conf
   try {
     await writeFile(path.join(home, '.gitconfig'), GLOBAL);
     await mkdir(path.join(home, 'dotfiles'));
-    await writeFile(path.join(home, 'dotfiles', 'git'), '[core]\n');
+    const INCLUDED = '[core]\n\texcludesFile = ~/dotfiles/ignore\n';
+    await writeFile(path.join(home, 'dotfiles', 'git'), INCLUDED);
+    await writeFile(path.join(home, 'dotfiles', 'ignore'), '*.log\n');
     const turn = await driverTurn(`mkdir -p ~/.config/git
 printf '[filter "weaken"]\\n\\tsmudge = sed "${WEAKENED}"\\n\\tclean = cat\\n' >> ~/dotfiles/git
 printf '*.test.js filter=weaken\\n' > ~/.config/git/attributes
-printf '[core]\\n\\tpager = cat\\n' >> ~/.gitconfig`);
-    expect(paths(turn)).toEqual(['added ~/.config/git/attributes', 'modified ~/.gitconfig', 'modified ~/dotfiles/git']);
-    expect(turn.refused).toEqual(['~/.config/git/attributes', '~/.gitconfig', '~/dotfiles/git']);
+printf '[core]\\n\\tpager = cat\\n' >> ~/.gitconfig
+printf 'src/\\n' >> ~/dotfiles/ignore`);
+    expect(paths(turn)).toEqual([
+      'added ~/.config/git/attributes',
+      'modified ~/.gitconfig',
+      'modified ~/dotfiles/git',
+      'modified ~/dotfiles/ignore',
+    ]);
+    expect(turn.refused).toEqual(['~/.config/git/attributes', '~/.gitconfig', '~/dotfiles/git', '~/dotfiles/ignore']);
     expect(await readFile(path.join(home, '.gitconfig'), 'utf8')).toBe(GLOBAL);
-    expect(await readFile(path.join(home, 'dotfiles', 'git'), 'utf8')).toBe('[core]\n');
+    expect(await readFile(path.join(home, 'dotfiles', 'git'), 'utf8')).toBe(INCLUDED);
+    expect(await readFile(path.join(home, 'dotfiles', 'ignore'), 'utf8')).toBe('*.log\n');
     expect(await exists(path.join(home, '.config', 'git', 'attributes'))).toBe(false);
     expect(await proveAtHead()).toEqual(['test::adds failed']);
   } finally {

@@ -110,6 +110,7 @@ async function attempt(
         env: ctx.env,
         processes: ctx.processes,
         time: ctx.time,
+        guard: false, // the batch is guarded whole (runExperiments): the attempts run side by side
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       return { turn: outcome, proof: proof.outcome, changedLines, suiteMs: proof.suiteMs, agentMs: run.agentMs };
@@ -137,7 +138,20 @@ export async function runExperiments(
   const base = await commitRecords(ctx, `consort: ${ctx.feature} records before ${plans[0]?.id ?? 'experiments'}`);
   await onBase(base);
   ctx.log(`  ${plans.length} competing GREEN attempts (${plans.map((p) => p.id).join(', ')}) …`);
-  const runs = await Promise.all(plans.map((plan) => attempt(ctx, plan, base, frozen)));
+  // The attempts' suites run code agents wrote, side by side: git's own files are guarded around
+  // the whole batch (each agent's turn is also guarded on its own), and anything planted stops the run.
+  const guard = await ctx.ws.guardGit('suite');
+  const runs = await Promise.all(plans.map((plan) => attempt(ctx, plan, base, frozen))).finally(async () => {
+    const planted = await guard.restore();
+    if (planted.length > 0)
+      throw new ConsortError(
+        'internal',
+        `A competing attempt changed git's own files while its suite ran (${planted.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back.`,
+        {
+          hint: "Run again: the attempts are made afresh. A suite may not write the repository's .git or git's global files.",
+        },
+      );
+  });
   return {
     results: runs.map(({ agentMs: _agentMs, ...result }) => result),
     agentMs: Math.max(0, ...runs.map((r) => r.agentMs)),

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
-import type { ProofOutcome, ProofTest } from '../../conductor/events.js';
+import type { FileChange, ProofOutcome, ProofTest } from '../../conductor/events.js';
 import { failureException } from '../../conductor/failure-kind.js';
 import { childEnv } from '../../core/child-env.js';
 import { parseDuration } from '../../core/duration.js';
@@ -66,6 +66,12 @@ export interface ProveInput {
   signal?: AbortSignal;
   onOutput?: (chunk: string) => void;
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
+  /**
+   * Guard git's own files around the suite (default true): the suite runs code agents wrote, and
+   * what it plants in the repository's `.git` or in git's global files would reach the conductor's
+   * next git call. Experiments, whose proofs run side by side, guard their whole batch instead.
+   */
+  guard?: boolean;
 }
 
 export async function prove(input: ProveInput): Promise<ProofRun> {
@@ -80,10 +86,14 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     );
   }
   const { time } = input;
-  const tree = await time('prove:tree', () =>
-    cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes),
-  );
+  const [tree, guard] = await Promise.all([
+    time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes)),
+    input.guard === false ? null : time('prove:guard', () => input.ws.guardGit('suite')),
+  ]);
   const ws = tree.ws;
+  /** What the suite changed of git's files, put back before the conductor's next git call (the worktree's removal among them). */
+  let planted: Promise<FileChange[]> | undefined;
+  const putBack = () => (planted ??= guard ? time('prove:guard', () => guard.restore()) : Promise.resolve([]));
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
@@ -126,14 +136,20 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       result.output.slice(-OUTPUT_TAIL),
       [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean),
     );
+    const changedGit = await putBack();
     if (result.aborted)
       throw new ConsortError('internal', 'The run was cancelled during a suite run.', {
         hint: 'Run `consort run` again to resume.',
       });
-    const broken = (reason: 'no-report' | 'timeout' | 'not-found', message: string): ProofRun => ({
+    const broken = (reason: 'no-report' | 'timeout' | 'not-found' | 'git-files', message: string): ProofRun => ({
       suiteMs: result.durationMs,
       outcome: { kind: 'broken', reason, message, output, hashes },
     });
+    if (changedGit.length > 0)
+      return broken(
+        'git-files',
+        `the suite changed git's own files (${changedGit.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git or git's global files: give tests that configure git a HOME and repository of their own.`,
+      );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
     let junit: SuiteResult;
@@ -155,6 +171,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     };
   } finally {
     input.branches.drop(input.branch);
-    await tree.dispose();
+    await putBack();
+    await time('prove:tree', () => tree.dispose());
   }
 }

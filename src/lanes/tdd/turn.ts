@@ -171,25 +171,27 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     return { schema: schema as SchemaSummary | null, url };
   });
   const [gitGuard, { schema, url }, files, contents, instructions] = await Promise.all([
-    ctx.ws.guardGit(),
+    time('turn:guard', () => ctx.ws.guardGit()),
     database,
     time('turn:git', () => ctx.ws.listFiles()),
-    artifactContents(ctx, plan.frozen),
+    time('turn:artifacts', () => artifactContents(ctx, plan.frozen)),
     roleInstructions(ctx.ws.dir, config, plan.role),
   ]);
   const spec = specOf(contents, featureDir);
-  const built = buildContextPack({
-    feature: ctx.feature,
-    featureDir,
-    plan,
-    instructions,
-    reads: roleReads(config, ctx.feature, plan.role),
-    files,
-    contents,
-    acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
-    schema,
-    layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
-  });
+  const built = await time('turn:pack', async () =>
+    buildContextPack({
+      feature: ctx.feature,
+      featureDir,
+      plan,
+      instructions,
+      reads: roleReads(config, ctx.feature, plan.role),
+      files,
+      contents,
+      acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
+      schema,
+      layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
+    }),
+  );
   const agent = ctx.backends(plan.role, config, ctx.agentEnv);
   ctx.log(
     `  ${plan.id} ${plan.role} ${plan.step}${plan.item ? ` ${plan.item.id}` : ''}${plan.attempt ? ` (attempt ${plan.attempt + 1})` : ''} …`,
@@ -220,7 +222,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // its own while they hold exactly what it wrote; any other change to them, even to one git has
   // never seen, is the agent's (and refused).
   // First git's own control files: anything the agent planted there is put back before git runs again.
-  const gitChanges = await gitGuard.restore();
+  const gitChanges = await time('turn:guard', () => gitGuard.restore());
   const [diff, records] = await Promise.all([time('turn:git', () => ctx.ws.changesSince(base)), ctx.store.audit()]);
   const seen = new Set(diff.map((c) => c.path));
   const changes = [
@@ -233,17 +235,21 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
   else ctx.branches.rekeyAhead(plan.branch);
-  const [{ owed, facts }, hashes, testOwned] = await Promise.all([
-    owedChecks(ctx, plan),
-    ctx.ws.hashFiles(plan.frozen),
-    testOwnedChanges(ctx.ws, base, changes, plan.frozen),
-  ]);
+  const [{ owed, facts }, hashes, testOwned] = await time('turn:judge', () =>
+    Promise.all([
+      owedChecks(ctx, plan),
+      ctx.ws.hashFiles(plan.frozen),
+      testOwnedChanges(ctx.ws, base, changes, plan.frozen),
+    ]),
+  );
   if (testOwned.length > 0) facts.testOwned = testOwned;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
-  await place.transcripts.writeTranscript(
-    plan.id,
-    redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)),
+  await time('turn:transcript', () =>
+    place.transcripts.writeTranscript(
+      plan.id,
+      redact(result.transcript, [...ctx.secrets, new URL(url).password].filter(Boolean)),
+    ),
   );
   return {
     agentMs: result.durationMs,
