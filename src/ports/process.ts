@@ -60,4 +60,10 @@ export interface ProcessResult {
 
 export interface ProcessRunner {
   run(request: ProcessRequest): Promise<ProcessResult>;
+  /**
+   * Bind these paths read-only into every isolated command of this process (this runner's and the
+   * migration child's) until the returned release: the TDD lane's git directory during a run.
+   * Absent where nothing can be bound; the lane's `.git` guard still compares them.
+   */
+  protect?(paths: readonly string[]): () => void;
 }

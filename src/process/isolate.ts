@@ -41,6 +41,29 @@ export function hideFromIsolated(dir: string): void {
   hiddenDirs.add(path.resolve(dir));
 }
 
+/**
+ * Paths every isolated command sees read-only while they are protected (held): the TDD lane's
+ * repository git directory during a run. Untrusted code runs there (agents' turns, the suites of
+ * proofs, the migration child applying agents' migrations), and what it could plant in `.git` — a
+ * clean filter in `config` — would run in the conductor's next `git add`, outside any sandbox.
+ * Bound under bubblewrap only; elsewhere the lane's guard compares them (src/git/guard.ts).
+ */
+const protectedPaths = new Map<string, number>();
+
+/** Bind `p` (absolute) read-only into every command this process isolates until the returned release. */
+export function protectFromIsolated(p: string): () => void {
+  const key = path.resolve(p);
+  protectedPaths.set(key, (protectedPaths.get(key) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (protectedPaths.get(key) ?? 1) - 1;
+    if (left > 0) protectedPaths.set(key, left);
+    else protectedPaths.delete(key);
+  };
+}
+
 const inside = (p: string, dir: string) => p === dir || p.startsWith(`${dir}${path.sep}`);
 
 function works(argv: string[]): boolean {
@@ -117,10 +140,12 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
     os.homedir(),
   ].map((p) => path.resolve(p));
   const hidden = [...hiddenDirs].filter((d) => existsSync(d) && !shown.some((p) => inside(p, d)));
+  const guarded = [...protectedPaths.keys()].filter((p) => existsSync(p));
   const binds =
     kind === 'bwrap'
       ? [
           ...hidden.flatMap((d) => ['--tmpfs', d]),
+          ...guarded.flatMap((p) => ['--ro-bind', p, p]),
           ...(options.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
           ...(options.writable ?? []).flatMap((p) => ['--bind', p, p]),
         ]

@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
-import { isolation, type IsolationKind } from './isolate.js';
+import { isolation, type IsolationKind, protectFromIsolated } from './isolate.js';
 
 const DEFAULT_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for escaped stragglers to release the output pipes. */
@@ -97,7 +97,13 @@ export interface ProcessRunnerOptions {
 }
 
 export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): ProcessRunner {
-  return { run: (request) => runProcess(request, runnerOptions) };
+  return {
+    run: (request) => runProcess(request, runnerOptions),
+    protect: (paths) => {
+      const releases = paths.map((p) => protectFromIsolated(p));
+      return () => releases.forEach((release) => release());
+    },
+  };
 }
 
 /** The runner every composition root builds on (isolation as the machine allows). */

@@ -14,7 +14,9 @@ import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
 import { childEnv } from '../../src/core/child-env.js';
 import { hideFromIsolated, isolationKind } from '../../src/process/isolate.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { ownLocalTestProvider } from '../helpers/servers.js';
+import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import { applyMigrations } from '../../src/migrations/runner.js';
+import { ownLocalTestProvider, SYSTEM_PG_URL } from '../helpers/servers.js';
 
 let dir: string;
 let locked: string;
@@ -140,3 +142,56 @@ it('the local provider registers its data directory: an isolated command cannot 
     await t.cleanup();
   }
 }, 120_000);
+
+it("a protected folder (the TDD lane's git directory) is read-only to every isolated command, the migration child's included, until released", async () => {
+  const gitDir = path.join(dir, 'repo.git');
+  await mkdir(gitDir);
+  await writeFile(path.join(gitDir, 'config'), '[core]\n');
+  const said = path.join(dir, 'said');
+  // A migration an agent wrote, trying to plant a clean filter in the repository's config.
+  const migrations = path.join(dir, 'migrations');
+  await mkdir(migrations);
+  await writeFile(
+    path.join(migrations, '1700000000000_plant.js'),
+    `exports.up = () => { const fs = require('fs'); let r = 'written'; try { fs.appendFileSync(${JSON.stringify(path.join(gitDir, 'config'))}, '[filter "x"]\\n'); } catch (e) { r = e.code; } fs.appendFileSync(${JSON.stringify(said)}, r + '\\n'); };\nexports.down = () => {};\n`,
+  );
+  const db = `isolate_${process.pid}_${Date.now()}`;
+  await withClient(SYSTEM_PG_URL, (c) => c.query(`CREATE DATABASE ${quoteIdent(db)}`));
+  const migrate = () =>
+    applyMigrations({
+      databaseUrl: withDatabase(SYSTEM_PG_URL, db),
+      dir: migrations,
+      relativeTo: dir,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+    });
+  const shell = () =>
+    localProcessRunner.run({
+      command: `echo '[alias]' >> ${gitDir}/config && echo written >> ${said} || echo refused >> ${said}`,
+      cwd: dir,
+      env: childEnv(),
+      isolate: true,
+      timeoutMs: 20_000,
+      maxOutputBytes: 10_000,
+    });
+  const pinned = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = 'bwrap';
+  try {
+    const release = localProcessRunner.protect!([gitDir]);
+    try {
+      expect((await migrate()).ok).toBe(true);
+      await shell();
+    } finally {
+      release();
+    }
+    expect(await readFile(said, 'utf8')).toBe('EROFS\nrefused\n');
+    expect(await readFile(path.join(gitDir, 'config'), 'utf8')).toBe('[core]\n');
+    // Released: the same command writes (the protection held, the command itself was able).
+    await shell();
+    expect(await readFile(said, 'utf8')).toBe('EROFS\nrefused\nwritten\n');
+  } finally {
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+    await withClient(SYSTEM_PG_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+  }
+}, 60_000);

@@ -29,7 +29,7 @@ import { performAction, performRecord } from './execute.js';
 import { reopenedGates } from './gate-check.js';
 import { type BackendFactory, backendFactory, buildPolicy } from './policy.js';
 import { featureDirOf, FeatureStore, type StateFile } from './store.js';
-import { commitRecords } from './turn.js';
+import { agentReadOnly, commitRecords } from './turn.js';
 
 export interface BuildLaneInput {
   /** The checkout the agents work in (the shell opens it: src/git/local-workspace.ts). */
@@ -197,9 +197,13 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
         cause: e,
       });
     });
+  // Under bubblewrap every isolated command of the run (agents, suites, the migration child that
+  // applies agents' migrations) sees the repository's git directory read-only.
+  const unprotect = input.processes.protect?.(agentReadOnly(ws)) ?? (() => undefined);
   try {
     return await drive(input, ws, store);
   } finally {
+    unprotect();
     await release().catch(() => undefined);
   }
 }
