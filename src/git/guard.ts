@@ -179,13 +179,26 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
     previous?.homeDir === homeDir && sameBytes(head, previous.head) ? await read([...previous.home.keys()]) : null;
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = await read(await globalFiles(ws, homeDir));
+  const dotGit = await readFile(path.join(ws.top, '.git')).catch(() => null);
+  return { files, home, homeDir, dotGit, objects: objectPrints(ws), head };
+}
+
+/** Every object file's fingerprint now. */
+function objectPrints(ws: GitWorkspace): Map<string, string> {
   const objects = new Map<string, string>();
   for (const rel of objectFiles(ws.gitDir)) {
     const fp = fingerprint(path.join(ws.gitDir, rel));
     if (fp !== null) objects.set(rel, fp);
   }
-  const dotGit = await readFile(path.join(ws.top, '.git')).catch(() => null);
-  return { files, home, homeDir, dotGit, objects, head };
+  return objects;
+}
+
+/**
+ * A snapshot whose files were just put back (restoreGit), with the object store as it is now (the
+ * conductor's commits add objects): what the next guard starts from without reading anything again.
+ */
+export function settledSnapshot(ws: GitWorkspace, restored: GitSnapshot): GitSnapshot {
+  return { ...restored, objects: objectPrints(ws) };
 }
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean =>

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Workspace, Workspaces } from '../ports/workspace.js';
 import { ConsortError } from '../core/errors.js';
-import { type GitSnapshot, restoreGit, snapshotGit } from './guard.js';
+import { type GitSnapshot, restoreGit, settledSnapshot, snapshotGit } from './guard.js';
 import * as git from './workspace.js';
 
 /** The port over an opened GitWorkspace. */
@@ -18,6 +18,8 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
   let indexUntouched = false;
   /** The last guard's snapshot (the next one reuses its list of git's global files when they are unchanged). */
   let last: GitSnapshot | undefined;
+  /** The snapshot the last guard's restore put back (cleared when a guard starts from it). */
+  let settled: GitSnapshot | undefined;
   return {
     dir: ws.dir,
     top: ws.top,
@@ -49,15 +51,20 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
     async guardGit(purpose = 'turn') {
       if (purpose === 'turn') indexUntouched = false;
+      // After a guard put git's files back, they are what that guard read: nothing is read again
+      // (only the object store, which the conductor's commits grow). A change made since, by anyone,
+      // is put back by this guard too.
       const [before, index, head] = await Promise.all([
-        snapshotGit(ws, last),
+        settled ? settledSnapshot(ws, settled) : snapshotGit(ws, last),
         git.indexBytes(ws),
         purpose === 'suite' ? git.workspaceHead(ws) : null,
       ]);
       last = before;
+      settled = undefined;
       return {
         restore: async () => {
           const changes = await restoreGit(ws, before);
+          settled = before;
           const after = await git.indexBytes(ws);
           const indexSame = index !== null && after !== null && index.equals(after);
           if (purpose === 'turn') {
