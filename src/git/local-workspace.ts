@@ -77,6 +77,10 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
             await git.writeIndexBytes(ws, index);
             changes.push({ path: '.git/index', status: 'modified' });
           }
+          // Nor with the HEAD file: pointed at another branch of the same commit, HEAD still names
+          // that commit, but the conductor's next commits would go to the suite's branch.
+          if (before.head !== null && (await git.restoreHeadFile(ws, before.head)))
+            changes.push({ path: '.git/HEAD', status: 'modified' });
           if ((await git.workspaceHead(ws)) !== head)
             throw new ConsortError(
               'internal',

@@ -115,6 +115,19 @@ export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<
   await rename(temp, path.join(own, 'index'));
 }
 
+/** Put the worktree's HEAD file back as `bytes` when it differs; whether it did. */
+export async function restoreHeadFile(ws: GitWorkspace, bytes: Buffer): Promise<boolean> {
+  const own = await ownGitDir(ws);
+  if (own === null) return false;
+  const file = path.join(own, 'HEAD');
+  const now = await readFile(file).catch(() => null);
+  if (now !== null && now.equals(bytes)) return false;
+  const temp = path.join(own, `HEAD.consort-${process.pid}`);
+  await writeFile(temp, bytes);
+  await rename(temp, file);
+  return true;
+}
+
 /** The workspace's HEAD commit, which the lane needs (a repository without commits is refused). */
 export async function workspaceHead(ws: GitWorkspace): Promise<string> {
   const head = (await headFromFiles(ws)) ?? (await headCommit(ws.top));

@@ -183,7 +183,7 @@ it("a suite that writes git's own files (a clean filter in .git/config, ~/.gitco
     // would run (outside any sandbox), a global config, and a flag hiding src/sum.js from git status.
     const tamper = `import { appendFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-appendFileSync(${JSON.stringify(config)}, '[filter "x"]\\n\\tclean = sh -c "touch ${ran}; cat"\\n');
+appendFileSync(${JSON.stringify(config)}, '[filter "x"]\\n\\tclean = tee ${ran}\\n');
 writeFileSync(${JSON.stringify(path.join(ws.gitDir, 'info', 'attributes'))}, '* filter=x\\n');
 writeFileSync(${JSON.stringify(path.join(home, '.gitconfig'))}, '[core]\\n\\tpager = cat\\n');
 execFileSync('git', ['-C', ${JSON.stringify(dir)}, 'update-index', '--skip-worktree', 'src/sum.js']);
@@ -192,6 +192,8 @@ export const sum = (a, b) => a + b;
     await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
     await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
     const { outcome } = await proveAtHead();
+    // The suite's own git (update-index, sandboxed with the suite) may run the filter it planted: not the conductor's.
+    await rm(ran, { force: true });
     expect(outcome).toMatchObject({ kind: 'broken', reason: 'git-files' });
     expect(outcome.kind === 'broken' && outcome.message).toMatch(
       /modified \.git\/config.*modified \.git\/index.*added \.git\/info\/attributes.*added ~\/\.gitconfig/,
