@@ -28,6 +28,8 @@ export interface GitOptions {
    * for it). Only for commands that run no hook.
    */
   userHooksPath?: boolean;
+  /** Read git's global files in the home folder even while a run pins them (src/git/pinned-config.ts). */
+  realGlobalConfig?: boolean;
 }
 
 /** Bound on stderr kept (stdout is kept whole: it is data). */
@@ -45,7 +47,7 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
         ...args,
       ],
       cwd,
-      env: gitEnv(options.env, options.secrets),
+      env: gitEnv(options.env, options.secrets, options.realGlobalConfig),
       ...(options.input !== undefined ? { input: options.input } : {}),
       captureStdout: true,
       maxOutputBytes: MAX_STDERR,

@@ -146,7 +146,7 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
       '--get-regexp',
       '^(include(if\\..+)?\\.path|core\\.excludesfile|core\\.attributesfile)$',
     ],
-    { env: { HOME: homeDir } },
+    { env: { HOME: homeDir }, realGlobalConfig: true },
   );
   const named = new Map<string, string>();
   for (const line of listed.stdout.split('\n')) {

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Workspace, Workspaces } from '../ports/workspace.js';
 import { ConsortError } from '../core/errors.js';
+import { pinGlobalConfig } from './pinned-config.js';
 import { type GitSnapshot, restoreGit, settledSnapshot, snapshotGit } from './guard.js';
 import * as git from './workspace.js';
 
@@ -49,6 +50,7 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
     removeWorktree: (dir) => git.removeWorktree(ws, dir),
+    pinGitConfig: () => pinGlobalConfig(ws.top),
     async guardGit(purpose = 'turn') {
       if (purpose === 'turn') indexUntouched = false;
       // After a guard put git's files back, they are what that guard read: nothing is read again

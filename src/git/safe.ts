@@ -26,8 +26,49 @@ export const NO_FSMONITOR_ARGS: readonly string[] = [
 
 export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', ...NO_FSMONITOR_ARGS];
 
-/** LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language. */
-export function gitEnv(extra: Record<string, string> = {}, secrets: readonly string[] = []): NodeJS.ProcessEnv {
+/**
+ * git's global configuration as a TDD run found it (src/git/pinned-config.ts), or null: while set,
+ * every git call reads these entries instead of the files in the home folder, which untrusted code
+ * of the run (a suite, a migration) can write.
+ */
+const pins: (readonly (readonly [string, string])[])[] = [];
+
+/** Pin the global configuration for every git call of this process until the returned release. */
+export function pinGlobalEntries(entries: readonly (readonly [string, string])[]): () => void {
+  const pin = [...entries];
+  pins.push(pin);
+  return () => {
+    const at = pins.indexOf(pin);
+    if (at >= 0) pins.splice(at, 1);
+  };
+}
+
+/**
+ * The pinned entries as command-scope configuration (GIT_CONFIG_COUNT/KEY_n/VALUE_n) after those a
+ * caller passes the same way (a push's auth header), and no global file at all.
+ */
+function pinnedEnv(extra: Record<string, string>): Record<string, string> {
+  const pin = pins.at(-1);
+  if (pin === undefined) return {};
+  const own = Number(extra.GIT_CONFIG_COUNT ?? 0);
+  const env: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_COUNT: String(own + pin.length) };
+  pin.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${own + i}`] = key;
+    env[`GIT_CONFIG_VALUE_${own + i}`] = value;
+  });
+  return env;
+}
+
+/**
+ * LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language.
+ * `realGlobal`: read the home folder's global files even while they are pinned (the guard, which
+ * compares them, and the pin itself).
+ */
+export function gitEnv(
+  extra: Record<string, string> = {},
+  secrets: readonly string[] = [],
+  realGlobal = false,
+): NodeJS.ProcessEnv {
   return childEnv(
     {
       LC_ALL: 'C',
@@ -36,6 +77,7 @@ export function gitEnv(extra: Record<string, string> = {}, secrets: readonly str
       GIT_NO_REPLACE_OBJECTS: '1',
       GIT_GRAFT_FILE: '/dev/null',
       ...extra,
+      ...(realGlobal ? {} : pinnedEnv(extra)),
     },
     { secrets },
   );

@@ -68,6 +68,11 @@ export interface Workspace {
    * wrote). A suite's guard also puts back the work tree's index, and its restore throws when HEAD moved.
    */
   guardGit(purpose?: 'turn' | 'suite'): Promise<GitGuard>;
+  /**
+   * Read git's global configuration once and let every git call of this process use that copy, not
+   * the home folder's files, until the returned release (a TDD run: untrusted code can write there).
+   */
+  pinGitConfig?(): Promise<() => Promise<void>>;
 }
 
 /** Opens the workspace at a folder of a repository (a ConsortError outside one). */

@@ -11,6 +11,7 @@ import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { commitPaths, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
+import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { exists, fakeBranches, git, proveHead, sumRepo } from '../helpers/sum-repo.js';
 
@@ -38,15 +39,20 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-it("competing attempts: a filter one attempt's suite plants in .git/config never runs in another attempt's git calls", async () => {
+it("competing attempts, as a run holds them: a filter one attempt's suite plants (in .git, or in ~/.gitconfig) never runs in another attempt's git calls", async () => {
   const base = await workspaceHead(ws);
   const config = path.join(ws.gitDir, 'config');
+  const original = await readFile(config, 'utf8');
   const ran = path.join(home, 'smudge-ran');
-  // Attempt B's GREEN code: once its suite imports it, it plants a smudge filter and stays a while
-  // (a slow suite), as competing attempts' suites run side by side.
+  const filter = `[filter "x"]\\n\\tsmudge = tee ${ran}\\n\\tclean = tee ${ran}\\n`;
+  // Attempt B's GREEN code: once its suite imports it, it plants a smudge filter in git's global
+  // configuration and tries the repository's, then stays a while (a slow suite), as competing
+  // attempts' suites run side by side.
   const tamper = `import { appendFileSync, writeFileSync } from 'node:fs';
-appendFileSync(${JSON.stringify(config)}, '[filter "x"]\\n\\tsmudge = tee ${ran}\\n\\tclean = tee ${ran}\\n');
-writeFileSync(${JSON.stringify(path.join(ws.gitDir, 'info', 'attributes'))}, '* filter=x\\n');
+writeFileSync(${JSON.stringify(path.join(home, '.gitconfig'))}, '${filter}');
+writeFileSync(${JSON.stringify(path.join(home, 'attributes'))}, '* filter=x\\n');
+appendFileSync(${JSON.stringify(path.join(home, '.gitconfig'))}, '[core]\\n\\tattributesFile = ${path.join(home, 'attributes')}\\n');
+try { appendFileSync(${JSON.stringify(config)}, '${filter}'); } catch {}
 Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 4000);
 export const sum = (a, b) => a + b;
 `;
@@ -69,21 +75,39 @@ export const sum = (a, b) => a + b;
       time: (_l, fn) => fn(),
       guard: false, // as runExperiments runs its attempts' proofs
     });
-  // runExperiments: the batch's guard, then the attempts side by side.
-  const guard = await port.guardGit('suite');
-  const b = proof(attemptB!, 'pb');
-  for (let i = 0; i < 200 && !(await readFile(config, 'utf8')).includes('filter "x"'); i++) await sleep(50);
-  expect(await readFile(config, 'utf8')).toContain('filter "x"');
-  // Attempt A's proof (its worktree's checkout is one of the conductor's git calls) while B's suite runs.
-  const a = proof(base, 'pa');
-  await Promise.all([a, b]);
-  const planted = await guard.restore();
-  expect(planted.map((c) => c.path)).toEqual(expect.arrayContaining(['.git/config', '.git/info/attributes']));
-  // The conductor's git ran the planted filter, outside any sandbox, before the batch's restore.
-  expect(await exists(ran)).toBe(false);
+  // What the driver holds for a run: the git directory read-only to isolated commands, git's global
+  // configuration pinned.
+  const pinned = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = 'bwrap';
+  const unprotect = localProcessRunner.protect!(agentReadOnly(port));
+  const unpin = await port.pinGitConfig!();
+  try {
+    // runExperiments: the batch's guard, then the attempts side by side.
+    const guard = await port.guardGit('suite');
+    const b = proof(attemptB!, 'pb');
+    const gitconfig = path.join(home, '.gitconfig');
+    for (let i = 0; i < 200 && !(await readFile(gitconfig, 'utf8').catch(() => '')).includes('attributesFile'); i++)
+      await sleep(50);
+    expect(await readFile(gitconfig, 'utf8')).toContain('filter "x"');
+    // Attempt A's proof (its worktree's checkout is one of the conductor's git calls) while B's suite runs.
+    const a = proof(base, 'pa');
+    await Promise.all([a, b]);
+    // The conductor's git never ran the planted filter; the repository's config was never writable.
+    expect(await exists(ran)).toBe(false);
+    expect(await readFile(config, 'utf8')).toBe(original);
+    const planted = await guard.restore();
+    expect(planted.map((c) => c.path)).toEqual(['~/.gitconfig']);
+  } finally {
+    await unpin();
+    unprotect();
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  }
 }, 60_000);
 
-it.each(['bwrap', 'sweep'])(
+// Under the sweep fallback a process that sheds the marker (`env -i`) outlives the suite and can write
+// later: docs/security.md says so ("`.git` without bubblewrap is checked, not protected").
+it.each(['bwrap'])(
   'under %s isolation, a process the suite leaves behind cannot write .git after the guard put it back',
   async (kind) => {
     const pinned = process.env.CONSORT_ISOLATION;

@@ -200,9 +200,14 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
   // Under bubblewrap every isolated command of the run (agents, suites, the migration child that
   // applies agents' migrations) sees the repository's git directory read-only.
   const unprotect = input.processes.protect?.(agentReadOnly(ws)) ?? (() => undefined);
+  // The conductor's git reads git's global configuration as it is now, never what the run's
+  // untrusted code writes to the home folder (src/git/pinned-config.ts).
+  let unpin: () => Promise<void> = async () => undefined;
   try {
+    if (ws.pinGitConfig) unpin = await ws.pinGitConfig();
     return await drive(input, ws, store);
   } finally {
+    await unpin().catch(() => undefined);
     unprotect();
     await release().catch(() => undefined);
   }

@@ -1,0 +1,67 @@
+/**
+ * git's global configuration, pinned for a TDD run. The conductor's git calls read `~/.gitconfig`
+ * (and what it includes, and the excludes and attributes files it names) from the home folder every
+ * child gets, and untrusted code of the run can write there: a suite, or a migration applied to a
+ * branch forked ahead while no turn guard watches. A clean filter planted in `~/.gitconfig` would
+ * run in the conductor's next `git add`, outside any sandbox. So at the run's start the global
+ * configuration is read once, includes resolved, and from then on every git call of the process
+ * gets those entries as command-scope configuration (src/git/safe.ts) and no global file; the
+ * excludes and attributes files are copied into a folder isolated commands cannot see.
+ */
+import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { hideFromIsolated } from '../process/isolate.js';
+import { git } from './exec.js';
+import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
+
+/** Keys the pin leaves out: includes (resolved already), and what the conductor sets itself (SAFE_GIT_ARGS). */
+function dropped(key: string): boolean {
+  if (key === 'include.path' || (key.startsWith('includeif.') && key.endsWith('.path'))) return true;
+  if (key === 'core.excludesfile' || key === 'core.attributesfile') return true;
+  const own = SAFE_GIT_ARGS.filter((_, i) => i % 2 === 1).map((kv) => kv.split('=')[0]!.toLowerCase());
+  return own.includes(key);
+}
+
+/** `git config --list -z`: `key\nvalue\0`, or `key\0` for a key without a value (true). */
+export function parseConfigList(text: string): [string, string][] {
+  return text
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => {
+      const nl = entry.indexOf('\n');
+      return nl < 0 ? [entry, 'true'] : [entry.slice(0, nl), entry.slice(nl + 1)];
+    });
+}
+
+/**
+ * Read the global configuration as git sees it from `top` and pin it for every git call of this
+ * process; the returned release unpins it and removes the copies.
+ */
+export async function pinGlobalConfig(top: string): Promise<() => Promise<void>> {
+  const home = process.env.HOME || os.homedir();
+  const real = { realGlobalConfig: true, env: { HOME: home } } as const;
+  const listed = await git(top, ['config', '--global', '--includes', '--list', '-z'], real);
+  // Exit 1 with nothing listed: there is no global configuration.
+  const entries = listed.code === 0 ? parseConfigList(listed.stdout).filter(([key]) => !dropped(key)) : [];
+  const folder = await mkdtemp(path.join(os.tmpdir(), 'consort-gitconfig-'));
+  await chmod(folder, 0o700);
+  hideFromIsolated(folder);
+  // The files git reads by default when no key names them (XDG_CONFIG_HOME never reaches git's children).
+  const defaults = { excludesfile: '.config/git/ignore', attributesfile: '.config/git/attributes' };
+  for (const [name, fallback] of Object.entries(defaults)) {
+    const named = await git(top, ['config', '--global', '--includes', '--path', '--get', `core.${name}`], real);
+    const source = named.code === 0 ? path.resolve(home, named.stdout.trim()) : path.join(home, fallback);
+    const copy = path.join(folder, name);
+    const kept = await copyFile(source, copy).then(
+      () => true,
+      () => false,
+    );
+    entries.push([`core.${name}`, kept ? copy : '/dev/null']);
+  }
+  const unpin = pinGlobalEntries(entries);
+  return async () => {
+    unpin();
+    await rm(folder, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * A TDD run pins git's global configuration (src/git/pinned-config.ts): the conductor's git calls
+ * keep the user's settings as the run found them — includes resolved, the excludes file it names —
+ * and nothing written to the home folder during the run reaches them. Released, git reads the
+ * home folder again.
+ */
+import { execFile } from 'node:child_process';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseConfigList, pinGlobalConfig } from '../../src/git/pinned-config.js';
+import { listFiles, openWorkspace } from '../../src/git/workspace.js';
+
+const exec = promisify(execFile);
+let root: string;
+let home: string;
+const pinnedHome = process.env.HOME;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'consort-pin-'));
+  home = path.join(root, 'home');
+  await exec('mkdir', ['-p', home]);
+  process.env.HOME = home;
+});
+afterEach(async () => {
+  process.env.HOME = pinnedHome;
+  await rm(root, { recursive: true, force: true });
+});
+
+it('reads `git config --list -z` entries, a key without a value as true', () => {
+  expect(parseConfigList('core.bare\0user.name\nA B\0x.y\nline 1\nline 2\0')).toEqual([
+    ['core.bare', 'true'],
+    ['user.name', 'A B'],
+    ['x.y', 'line 1\nline 2'],
+  ]);
+});
+
+it("keeps the user's global settings as the run found them, whatever is written to the home folder meanwhile", async () => {
+  // An excludes file named in a file ~/.gitconfig includes.
+  await writeFile(path.join(home, '.gitconfig'), '[include]\n\tpath = ~/dotfiles/git\n');
+  await exec('mkdir', ['-p', path.join(home, 'dotfiles')]);
+  await writeFile(path.join(home, 'dotfiles', 'git'), '[core]\n\texcludesFile = ~/dotfiles/ignore\n');
+  await writeFile(path.join(home, 'dotfiles', 'ignore'), '*.log\n');
+  const dir = path.join(root, 'repo');
+  await exec('git', ['init', '-q', '-b', 'main', dir]);
+  for (const f of ['a.log', 'b.txt', 'c.txt']) await writeFile(path.join(dir, f), 'x\n');
+  const ws = await openWorkspace(dir);
+  expect(await listFiles(ws)).toEqual(['b.txt', 'c.txt']);
+
+  const release = await pinGlobalConfig(ws.top);
+  try {
+    // Untrusted code rewrites the excludes file and the global configuration.
+    await appendFile(path.join(home, 'dotfiles', 'ignore'), 'b.txt\n');
+    await appendFile(path.join(home, '.gitconfig'), '[core]\n\texcludesFile = /dev/null\n');
+    await writeFile(path.join(home, 'more-ignore'), 'c.txt\n');
+    await writeFile(path.join(home, 'dotfiles', 'git'), '[core]\n\texcludesFile = ~/more-ignore\n');
+    expect(await listFiles(ws)).toEqual(['b.txt', 'c.txt']);
+  } finally {
+    await release();
+  }
+  // Unpinned: the home folder's files again (the last excludesFile wins: /dev/null).
+  expect(await listFiles(ws)).toEqual(['a.log', 'b.txt', 'c.txt']);
+});
+
+it('without a global configuration the run pins none, and no default excludes file either', async () => {
+  const dir = path.join(root, 'repo');
+  await exec('git', ['init', '-q', '-b', 'main', dir]);
+  await writeFile(path.join(dir, 'a.log'), 'x\n');
+  const ws = await openWorkspace(dir);
+  const release = await pinGlobalConfig(ws.top);
+  try {
+    // git's default excludes file, written during the run, is not read.
+    await exec('mkdir', ['-p', path.join(home, '.config', 'git')]);
+    await writeFile(path.join(home, '.config', 'git', 'ignore'), '*.log\n');
+    expect(await listFiles(ws)).toEqual(['a.log']);
+  } finally {
+    await release();
+  }
+  expect(await listFiles(ws)).toEqual([]);
+});
