@@ -11,6 +11,7 @@
 import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { ConsortError } from '../core/errors.js';
 import { hideFromIsolated } from '../process/isolate.js';
 import { git } from './exec.js';
 import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
@@ -41,6 +42,16 @@ export function parseConfigList(text: string): [string, string][] {
 export async function pinGlobalConfig(top: string): Promise<() => Promise<void>> {
   const home = process.env.HOME || os.homedir();
   const real = { realGlobalConfig: true, env: { HOME: home } } as const;
+  // GIT_CONFIG_GLOBAL (git 2.32) and GIT_CONFIG_COUNT (2.31): an older git ignores both and reads
+  // the home folder's files live, so the pin would hold nothing. Fail rather than pretend.
+  const version = /^git version (\d+)\.(\d+)/.exec((await git(top, ['version'], real)).stdout);
+  if (version === null || Number(version[1]) * 1000 + Number(version[2]) < 2032) {
+    throw new ConsortError(
+      'tools-unavailable',
+      `A TDD run needs git 2.32 or newer (${version === null ? 'no git version found' : `git ${version[1]}.${version[2]} found`}): older versions read ~/.gitconfig live, which the run's untrusted code can write.`,
+      { hint: 'Install git 2.32 or newer.' },
+    );
+  }
   const listed = await git(top, ['config', '--global', '--includes', '--list', '-z'], real);
   // Exit 1 with nothing listed: there is no global configuration.
   const entries = listed.code === 0 ? parseConfigList(listed.stdout).filter(([key]) => !dropped(key)) : [];
