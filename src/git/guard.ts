@@ -23,6 +23,7 @@ import { inflateSync } from 'node:zlib';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
+import { pinnedCopies } from './pinned-config.js';
 import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 /** Compared by content, relative to the common git directory. */
@@ -157,6 +158,8 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
     else files.add(path.resolve(path.dirname(path.resolve(homeDir, origin)), value));
   }
   for (const value of named.values()) files.add(path.resolve(homeDir, value));
+  // The pin's copies of the excludes and attributes files: what the conductor's git reads instead.
+  for (const copy of pinnedCopies()) files.add(copy);
   return [...files].sort();
 }
 

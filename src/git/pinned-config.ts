@@ -16,6 +16,17 @@ import { hideFromIsolated } from '../process/isolate.js';
 import { git } from './exec.js';
 import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
 
+/**
+ * The copies pins hold now. Hidden from isolated commands under bubblewrap only: without it a suite
+ * (the same user) can write them, so the guard compares them with git's global files (guard.ts).
+ */
+const copies = new Set<string>();
+
+/** The excludes and attributes copies of the pins held now (absolute paths). */
+export function pinnedCopies(): string[] {
+  return [...copies];
+}
+
 /** Keys the pin leaves out: includes (resolved already), and what the conductor sets itself (SAFE_GIT_ARGS). */
 function dropped(key: string): boolean {
   if (key === 'include.path' || (key.startsWith('includeif.') && key.endsWith('.path'))) return true;
@@ -69,10 +80,12 @@ export async function pinGlobalConfig(top: string): Promise<() => Promise<void>>
       () => false,
     );
     entries.push([`core.${name}`, kept ? copy : '/dev/null']);
+    if (kept) copies.add(copy);
   }
   const unpin = pinGlobalEntries(entries);
   return async () => {
     unpin();
+    for (const name of Object.keys(defaults)) copies.delete(path.join(folder, name));
     await rm(folder, { recursive: true, force: true });
   };
 }
