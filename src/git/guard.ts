@@ -23,6 +23,7 @@ import { inflateSync } from 'node:zlib';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
+import { pinnedCopies } from './pinned-config.js';
 import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 /** Compared by content, relative to the common git directory. */
@@ -157,6 +158,8 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
     else files.add(path.resolve(path.dirname(path.resolve(homeDir, origin)), value));
   }
   for (const value of named.values()) files.add(path.resolve(homeDir, value));
+  // The pin's copies of the excludes and attributes files: what the conductor's git reads instead.
+  for (const copy of pinnedCopies()) files.add(copy);
   return [...files].sort();
 }
 
@@ -197,9 +200,19 @@ function objectPrints(ws: GitWorkspace): Map<string, string> {
  * A snapshot whose files were just put back (restoreGit), with the object store as it is now (the
  * conductor's commits add objects): what the next guard starts from without reading anything again.
  */
-export function settledSnapshot(ws: GitWorkspace, restored: GitSnapshot): GitSnapshot {
-  return { ...restored, objects: objectPrints(ws) };
+export async function settledSnapshot(ws: GitWorkspace, restored: GitSnapshot): Promise<GitSnapshot> {
+  // A detached HEAD names the commit itself: the conductor's commits since moved it, so it is read
+  // again (as a fresh snapshot would) — but only for another detached id; a branch stays the one put back.
+  let head = restored.head;
+  if (head !== null && DETACHED.test(head.toString('utf8').trim())) {
+    const own = await ownGitDir(ws);
+    const now = own === null ? null : await readFile(path.join(own, 'HEAD')).catch(() => null);
+    if (now !== null && DETACHED.test(now.toString('utf8').trim())) head = now;
+  }
+  return { ...restored, head, objects: objectPrints(ws) };
 }
+
+const DETACHED = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 const sameBytes = (a: Buffer | null, b: Buffer | null): boolean =>
   a === null ? b === null : b !== null && a.equals(b);

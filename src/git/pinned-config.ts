@@ -11,9 +11,21 @@
 import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { ConsortError } from '../core/errors.js';
 import { hideFromIsolated } from '../process/isolate.js';
 import { git } from './exec.js';
 import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
+
+/**
+ * The copies pins hold now. Hidden from isolated commands under bubblewrap only: without it a suite
+ * (the same user) can write them, so the guard compares them with git's global files (guard.ts).
+ */
+const copies = new Set<string>();
+
+/** The excludes and attributes copies of the pins held now (absolute paths). */
+export function pinnedCopies(): string[] {
+  return [...copies];
+}
 
 /** Keys the pin leaves out: includes (resolved already), and what the conductor sets itself (SAFE_GIT_ARGS). */
 function dropped(key: string): boolean {
@@ -41,6 +53,16 @@ export function parseConfigList(text: string): [string, string][] {
 export async function pinGlobalConfig(top: string): Promise<() => Promise<void>> {
   const home = process.env.HOME || os.homedir();
   const real = { realGlobalConfig: true, env: { HOME: home } } as const;
+  // GIT_CONFIG_GLOBAL (git 2.32) and GIT_CONFIG_COUNT (2.31): an older git ignores both and reads
+  // the home folder's files live, so the pin would hold nothing. Fail rather than pretend.
+  const version = /^git version (\d+)\.(\d+)/.exec((await git(top, ['version'], real)).stdout);
+  if (version === null || Number(version[1]) * 1000 + Number(version[2]) < 2032) {
+    throw new ConsortError(
+      'tools-unavailable',
+      `A TDD run needs git 2.32 or newer (${version === null ? 'no git version found' : `git ${version[1]}.${version[2]} found`}): older versions read ~/.gitconfig live, which the run's untrusted code can write.`,
+      { hint: 'Install git 2.32 or newer.' },
+    );
+  }
   const listed = await git(top, ['config', '--global', '--includes', '--list', '-z'], real);
   // Exit 1 with nothing listed: there is no global configuration.
   const entries = listed.code === 0 ? parseConfigList(listed.stdout).filter(([key]) => !dropped(key)) : [];
@@ -58,10 +80,12 @@ export async function pinGlobalConfig(top: string): Promise<() => Promise<void>>
       () => false,
     );
     entries.push([`core.${name}`, kept ? copy : '/dev/null']);
+    if (kept) copies.add(copy);
   }
   const unpin = pinGlobalEntries(entries);
   return async () => {
     unpin();
+    for (const name of Object.keys(defaults)) copies.delete(path.join(folder, name));
     await rm(folder, { recursive: true, force: true });
   };
 }

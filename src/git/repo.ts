@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
-import { git as exec } from './exec.js';
+import { git as exec, gitProgram } from './exec.js';
 import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
 async function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
@@ -147,7 +147,7 @@ export async function mergeBase(root: string, a: string, b: string): Promise<str
 export function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
   const env = gitEnv();
   return new Promise((resolve, reject) => {
-    const git = spawn('git', [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
+    const git = spawn(gitProgram(), [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
       cwd: repo,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -44,18 +44,25 @@ export function pinGlobalEntries(entries: readonly (readonly [string, string])[]
 }
 
 /**
- * The pinned entries as command-scope configuration (GIT_CONFIG_COUNT/KEY_n/VALUE_n) after those a
- * caller passes the same way (a push's auth header), and no global file at all.
+ * The pinned entries as command-scope configuration (GIT_CONFIG_COUNT/KEY_n/VALUE_n), then those a
+ * caller passes the same way (a push's auth header), and no global file at all. git applies the
+ * entries in index order, so the caller's come last: they override the pinned global settings (a
+ * single-valued key; an empty `http.extraHeader`, which clears the list) as they overrode
+ * `~/.gitconfig` before the pin.
  */
 function pinnedEnv(extra: Record<string, string>): Record<string, string> {
   const pin = pins.at(-1);
   if (pin === undefined) return {};
   const own = Number(extra.GIT_CONFIG_COUNT ?? 0);
-  const env: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_COUNT: String(own + pin.length) };
+  const env: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_COUNT: String(pin.length + own) };
   pin.forEach(([key, value], i) => {
-    env[`GIT_CONFIG_KEY_${own + i}`] = key;
-    env[`GIT_CONFIG_VALUE_${own + i}`] = value;
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
+  for (let i = 0; i < own; i++) {
+    env[`GIT_CONFIG_KEY_${pin.length + i}`] = extra[`GIT_CONFIG_KEY_${i}`] ?? '';
+    env[`GIT_CONFIG_VALUE_${pin.length + i}`] = extra[`GIT_CONFIG_VALUE_${i}`] ?? '';
+  }
   return env;
 }
 

@@ -141,16 +141,22 @@ export async function runExperiments(
   // The attempts' suites run code agents wrote, side by side: git's own files are guarded around
   // the whole batch (each agent's turn is also guarded on its own), and anything planted stops the run.
   const guard = await ctx.ws.guardGit('suite');
-  const runs = await Promise.all(plans.map((plan) => attempt(ctx, plan, base, frozen))).finally(async () => {
-    const planted = await guard.restore();
-    if (planted.length > 0)
-      throw new ConsortError(
-        'internal',
-        `A competing attempt changed git's own files while its suite ran (${planted.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back.`,
-        {
-          hint: "Run again: the attempts are made afresh. A suite may not write the repository's .git or git's global files.",
-        },
-      );
+  // Every attempt settled before the guard looks or the run goes on: with Promise.all one attempt's
+  // failure would restore (and end the run: the pinned git configuration and the protected git
+  // directory released) while the others' suites still run and their git calls are still to come.
+  const settled = await Promise.allSettled(plans.map((plan) => attempt(ctx, plan, base, frozen)));
+  const planted = await guard.restore();
+  if (planted.length > 0)
+    throw new ConsortError(
+      'internal',
+      `A competing attempt changed git's own files while its suite ran (${planted.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back.`,
+      {
+        hint: "Run again: the attempts are made afresh. A suite may not write the repository's .git or git's global files.",
+      },
+    );
+  const runs = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
   });
   return {
     results: runs.map(({ agentMs: _agentMs, ...result }) => result),

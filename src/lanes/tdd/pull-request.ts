@@ -281,9 +281,29 @@ async function lane(
   pull: PullRequest,
   policy: TrustedPolicy,
 ): Promise<PullRequestOutcome> {
+  const ws = await ports.workspaces.open(ports.workspace);
+  // git's global configuration pinned for the whole lane, not just the run: the run's untrusted
+  // code (a suite, a migration) can write the home folder, and the push after the run (the token
+  // in its environment), the gate announcements' commits and the reviews' reads come after
+  // runBuildLane has released its own pin (src/git/pinned-config.ts).
+  const unpin = ws.pinGitConfig ? await ws.pinGitConfig() : async () => undefined;
+  try {
+    return await laneIn(ports, request, command, pull, policy, ws);
+  } finally {
+    await unpin().catch(() => undefined);
+  }
+}
+
+async function laneIn(
+  ports: PullRequestPorts,
+  request: PullRequestAsk,
+  command: CommandRequest,
+  pull: PullRequest,
+  policy: TrustedPolicy,
+  ws: Awaited<ReturnType<PullRequestPorts['workspaces']['open']>>,
+): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
-  const ws = await ports.workspaces.open(ports.workspace);
   const replyTo = (text: string) => github.createComment(repo, pull.number, ports.scrub(`@${login}, ${text}`));
   const status = (sha: string, s: Omit<CommitStatus, 'targetUrl'>) =>
     github.setStatus(repo, sha, { ...s, ...(ports.links.runUrl ? { targetUrl: ports.links.runUrl } : {}) });
