@@ -56,7 +56,7 @@ it("without bubblewrap, a suite's write to the pinned excludes copy is put back 
       timeoutMs: 20_000,
       maxOutputBytes: 10_000,
     });
-    expect([r.exitCode, r.output]).toEqual([0, ""]);
+    expect([r.exitCode, r.output]).toEqual([0, '']);
     const changes = await guard.restore();
     expect(changes.map((c) => c.status)).toContain('modified');
     expect(await ws.listFiles()).toContain('a.txt');
