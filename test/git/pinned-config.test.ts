@@ -2,13 +2,16 @@
  * A TDD run pins git's global configuration (src/git/pinned-config.ts): the conductor's git calls
  * keep the user's settings as the run found them — includes resolved, the excludes file it names —
  * and nothing written to the home folder during the run reaches them. Released, git reads the
- * home folder again.
+ * home folder again. It is still *global*: what a caller passes as its own command-scope entries
+ * (GIT_CONFIG_COUNT, e.g. the Action's push auth header) wins over it, as it did over ~/.gitconfig
+ * before the pin (git applies GIT_CONFIG_KEY_n in index order, so the pinned entries come first).
  */
 import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { git } from '../../src/git/exec.js';
 import { parseConfigList, pinGlobalConfig } from '../../src/git/pinned-config.js';
 import { listFiles, openWorkspace } from '../../src/git/workspace.js';
 
@@ -78,4 +81,38 @@ it('without a global configuration the run pins none, and no default excludes fi
     await release();
   }
   expect(await listFiles(ws)).toEqual([]);
+});
+
+async function repo(): Promise<string> {
+  const dir = path.join(root, 'repo');
+  await exec('git', ['init', '-q', '-b', 'main', dir]);
+  return dir;
+}
+
+it("a caller's own GIT_CONFIG entries override the pinned global ones, as they overrode ~/.gitconfig", async () => {
+  await writeFile(
+    path.join(home, '.gitconfig'),
+    '[user]\n\tname = From Global\n[http "https://example.com/"]\n\textraHeader =\n',
+  );
+  const dir = await repo();
+  const own = {
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'user.name',
+    GIT_CONFIG_VALUE_0: 'From Caller',
+    GIT_CONFIG_KEY_1: 'http.https://example.com/.extraheader',
+    GIT_CONFIG_VALUE_1: 'AUTHORIZATION: basic abc',
+  };
+  const read = async () => ({
+    name: (await git(dir, ['config', 'user.name'], { env: own })).stdout.trim(),
+    headers: (await git(dir, ['config', '--get-urlmatch', 'http.extraheader', 'https://example.com/'], { env: own }))
+      .stdout,
+  });
+  const unpinned = await read();
+  expect(unpinned.name).toBe('From Caller');
+  const release = await pinGlobalConfig(dir);
+  try {
+    expect(await read()).toEqual(unpinned);
+  } finally {
+    await release();
+  }
 });
