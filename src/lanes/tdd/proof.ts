@@ -86,10 +86,17 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     );
   }
   const { time } = input;
-  const [tree, guard] = await Promise.all([
+  const [made, guarded] = await Promise.allSettled([
     time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes)),
     input.guard === false ? null : time('prove:guard', () => input.ws.guardGit('suite')),
   ]);
+  if (made.status === 'rejected') throw made.reason;
+  const tree = made.value;
+  if (guarded.status === 'rejected') {
+    await tree.dispose(); // no worktree is left behind by a guard that could not read git's files
+    throw guarded.reason;
+  }
+  const guard = guarded.value;
   const ws = tree.ws;
   /** What the suite changed of git's files, put back before the conductor's next git call (the worktree's removal among them). */
   let planted: Promise<FileChange[]> | undefined;
