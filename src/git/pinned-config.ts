@@ -4,17 +4,18 @@
  * child gets, and untrusted code of the run can write there: a suite, or a migration applied to a
  * branch forked ahead while no turn guard watches. A clean filter planted in `~/.gitconfig` would
  * run in the conductor's next `git add`, outside any sandbox. So at the run's start the global
- * configuration is read once, includes resolved, and from then on every git call of the process
- * gets those entries as command-scope configuration (src/git/safe.ts) and no global file; the
- * excludes and attributes files are copied into a folder isolated commands cannot see.
+ * configuration is read once, includes resolved, and written to a file of its own in a folder
+ * isolated commands cannot see, with copies of the excludes and attributes files it names; from
+ * then on every git call of the process reads that file as its global configuration
+ * (GIT_CONFIG_GLOBAL, src/git/safe.ts).
  */
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import { hideFromIsolated } from '../process/isolate.js';
 import { git } from './exec.js';
-import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
+import { pinGlobalFile } from './safe.js';
 
 /**
  * The copies pins hold now. Hidden from isolated commands under bubblewrap only: without it a suite
@@ -22,17 +23,40 @@ import { pinGlobalEntries, SAFE_GIT_ARGS } from './safe.js';
  */
 const copies = new Set<string>();
 
-/** The excludes and attributes copies of the pins held now (absolute paths). */
+/** The configuration files and excludes and attributes copies of the pins held now (absolute paths). */
 export function pinnedCopies(): string[] {
   return [...copies];
 }
 
-/** Keys the pin leaves out: includes (resolved already), and what the conductor sets itself (SAFE_GIT_ARGS). */
+/** Keys the pin leaves out: includes (their entries are listed already) and the files it copies. */
 function dropped(key: string): boolean {
   if (key === 'include.path' || (key.startsWith('includeif.') && key.endsWith('.path'))) return true;
-  if (key === 'core.excludesfile' || key === 'core.attributesfile') return true;
-  const own = SAFE_GIT_ARGS.filter((_, i) => i % 2 === 1).map((kv) => kv.split('=')[0]!.toLowerCase());
-  return own.includes(key);
+  return key === 'core.excludesfile' || key === 'core.attributesfile';
+}
+
+const quoted = (text: string): string =>
+  `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\t/g, '\\t')}"`;
+
+/**
+ * Entries as git's configuration file syntax, in order: `section.sub.section.name` is `name` in
+ * `[section "sub.section"]` (git lowercases section and name, keeps the subsection's case); every
+ * value quoted, with git's escapes.
+ */
+export function configText(entries: readonly (readonly [string, string])[]): string {
+  let out = '';
+  for (const [key, value] of entries) {
+    const first = key.indexOf('.');
+    const last = key.lastIndexOf('.');
+    const section = key.slice(0, first);
+    // A subsection knows two escapes only (\\ and \"), and holds no newline.
+    const sub = key
+      .slice(first + 1, last)
+      .replace(/\\/g, '\\\\')
+      .replace(/"/g, '\\"');
+    const header = first === last ? `[${section}]` : `[${section} "${sub}"]`;
+    out += `${header}\n\t${key.slice(last + 1)} = ${quoted(value)}\n`;
+  }
+  return out;
 }
 
 /** `git config --list -z`: `key\nvalue\0`, or `key\0` for a key without a value (true). */
@@ -53,8 +77,8 @@ export function parseConfigList(text: string): [string, string][] {
 export async function pinGlobalConfig(top: string): Promise<() => Promise<void>> {
   const home = process.env.HOME || os.homedir();
   const real = { realGlobalConfig: true, env: { HOME: home } } as const;
-  // GIT_CONFIG_GLOBAL (git 2.32) and GIT_CONFIG_COUNT (2.31): an older git ignores both and reads
-  // the home folder's files live, so the pin would hold nothing. Fail rather than pretend.
+  // GIT_CONFIG_GLOBAL is git 2.32's: an older git ignores it and reads the home folder's files
+  // live, so the pin would hold nothing. Fail rather than pretend.
   const version = /^git version (\d+)\.(\d+)/.exec((await git(top, ['version'], real)).stdout);
   if (version === null || Number(version[1]) * 1000 + Number(version[2]) < 2032) {
     throw new ConsortError(
@@ -82,10 +106,13 @@ export async function pinGlobalConfig(top: string): Promise<() => Promise<void>>
     entries.push([`core.${name}`, kept ? copy : '/dev/null']);
     if (kept) copies.add(copy);
   }
-  const unpin = pinGlobalEntries(entries);
+  const file = path.join(folder, 'gitconfig');
+  await writeFile(file, configText(entries), { mode: 0o600 });
+  copies.add(file);
+  const unpin = pinGlobalFile(file);
   return async () => {
     unpin();
-    for (const name of Object.keys(defaults)) copies.delete(path.join(folder, name));
+    for (const name of [...Object.keys(defaults), 'gitconfig']) copies.delete(path.join(folder, name));
     await rm(folder, { recursive: true, force: true });
   };
 }

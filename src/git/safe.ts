@@ -27,44 +27,30 @@ export const NO_FSMONITOR_ARGS: readonly string[] = [
 export const SAFE_GIT_ARGS: readonly string[] = ['-c', 'core.hooksPath=/dev/null', ...NO_FSMONITOR_ARGS];
 
 /**
- * git's global configuration as a TDD run found it (src/git/pinned-config.ts), or null: while set,
- * every git call reads these entries instead of the files in the home folder, which untrusted code
- * of the run (a suite, a migration) can write.
+ * The global configuration files pinned for a TDD run (src/git/pinned-config.ts), innermost last:
+ * while one is held, every git call reads it (GIT_CONFIG_GLOBAL) instead of the home folder's
+ * files, which untrusted code of the run (a suite, a migration) can write. It is still global
+ * scope: the repository's config and a caller's command-scope entries (the push's auth header)
+ * override it as they overrode `~/.gitconfig`, and `safe.directory` counts there on every git.
  */
-const pins: (readonly (readonly [string, string])[])[] = [];
+const pins: string[] = [];
 
-/** Pin the global configuration for every git call of this process until the returned release. */
-export function pinGlobalEntries(entries: readonly (readonly [string, string])[]): () => void {
-  const pin = [...entries];
-  pins.push(pin);
+/** Pin `file` as the global configuration of every git call of this process until the returned release. */
+export function pinGlobalFile(file: string): () => void {
+  pins.push(file);
+  let released = false;
   return () => {
-    const at = pins.indexOf(pin);
+    if (released) return;
+    released = true;
+    const at = pins.lastIndexOf(file);
     if (at >= 0) pins.splice(at, 1);
   };
 }
 
-/**
- * The pinned entries as command-scope configuration (GIT_CONFIG_COUNT/KEY_n/VALUE_n), then those a
- * caller passes the same way (a push's auth header), and no global file at all. git applies the
- * entries in index order, so the caller's come last: they override the pinned global settings (a
- * single-valued key; an empty `http.extraHeader`, which clears the list) as they overrode
- * `~/.gitconfig` before the pin.
- */
-function pinnedEnv(extra: Record<string, string>): Record<string, string> {
-  const pin = pins.at(-1);
-  if (pin === undefined) return {};
-  const own = Number(extra.GIT_CONFIG_COUNT ?? 0);
-  const env: Record<string, string> = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_COUNT: String(pin.length + own) };
-  pin.forEach(([key, value], i) => {
-    env[`GIT_CONFIG_KEY_${i}`] = key;
-    env[`GIT_CONFIG_VALUE_${i}`] = value;
-  });
-  for (let i = 0; i < own; i++) {
-    env[`GIT_CONFIG_KEY_${pin.length + i}`] = extra[`GIT_CONFIG_KEY_${i}`] ?? '';
-    env[`GIT_CONFIG_VALUE_${pin.length + i}`] = extra[`GIT_CONFIG_VALUE_${i}`] ?? '';
-  }
-  return env;
-}
+const pinnedEnv = (): Record<string, string> => {
+  const file = pins.at(-1);
+  return file === undefined ? {} : { GIT_CONFIG_GLOBAL: file };
+};
 
 /**
  * LC_ALL=C: git's messages are matched (nothing to commit) whatever the user's language.
@@ -84,7 +70,7 @@ export function gitEnv(
       GIT_NO_REPLACE_OBJECTS: '1',
       GIT_GRAFT_FILE: '/dev/null',
       ...extra,
-      ...(realGlobal ? {} : pinnedEnv(extra)),
+      ...(realGlobal ? {} : pinnedEnv()),
     },
     { secrets },
   );

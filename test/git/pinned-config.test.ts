@@ -116,3 +116,42 @@ it("a caller's own GIT_CONFIG entries override the pinned global ones, as they o
     await release();
   }
 });
+
+it('writes the global configuration back as git reads it: quotes, backslashes, newlines, tabs, subsections with dots and quotes, keys without a value', async () => {
+  await writeFile(
+    path.join(home, '.gitconfig'),
+    [
+      '[core]',
+      '\tbare',
+      '\tpager = less -R # not a comment inside "quotes"',
+      '[alias]',
+      '\tlg = "log --format=\\"%h\\t%s\\" \\\\ end"',
+      '\tml = "line one\\nline two"',
+      '[url "https://x.example/a.b/"]',
+      '\tinsteadOf = gh:',
+      '[branch "Fe\\"at\\\\ure"]',
+      '\tremote = origin',
+      '[safe]',
+      '\tdirectory = /srv/one',
+      '\tdirectory = /srv/two',
+      '',
+    ].join('\n'),
+  );
+  const dir = path.join(root, 'repo');
+  await exec('git', ['init', '-q', '-b', 'main', dir]);
+  const list = async (realGlobalConfig: boolean) =>
+    parseConfigList((await git(dir, ['config', '--global', '--list', '-z'], { realGlobalConfig })).stdout);
+  const real = await list(true);
+  expect(real).toContainEqual(['alias.lg', 'log --format="%h\t%s" \\ end']);
+  expect(real).toContainEqual(['branch.Fe"at\\ure.remote', 'origin']);
+  const release = await pinGlobalConfig(dir);
+  try {
+    const pinned = await list(false);
+    expect(pinned.filter(([key]) => !key.startsWith('core.') || key === 'core.bare' || key === 'core.pager')).toEqual(
+      real.filter(([key]) => !key.startsWith('core.') || key === 'core.bare' || key === 'core.pager'),
+    );
+    expect(pinned.map(([key]) => key)).toEqual(expect.arrayContaining(['core.excludesfile', 'core.attributesfile']));
+  } finally {
+    await release();
+  }
+});
