@@ -176,14 +176,19 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   const homeDir = process.env.HOME || os.homedir();
   const read = async (list: readonly string[]) =>
     new Map(await Promise.all(list.map(async (file) => [file, await readFile(file).catch(() => null)] as const)));
-  const own = await ownGitDir(ws);
-  const head = own === null ? null : await readFile(path.join(own, 'HEAD')).catch(() => null);
+  const head = await headFile(ws);
   let home =
     previous?.homeDir === homeDir && sameBytes(head, previous.head) ? await read([...previous.home.keys()]) : null;
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = await read(await globalFiles(ws, homeDir));
   const dotGit = await readFile(path.join(ws.top, '.git')).catch(() => null);
   return { files, home, homeDir, dotGit, objects: objectPrints(ws), head };
+}
+
+/** The worktree's HEAD file as bytes (null when there is none). */
+async function headFile(ws: GitWorkspace): Promise<Buffer | null> {
+  const own = await ownGitDir(ws);
+  return own === null ? null : readFile(path.join(own, 'HEAD')).catch(() => null);
 }
 
 /** Every object file's fingerprint now. */
@@ -205,8 +210,7 @@ export async function settledSnapshot(ws: GitWorkspace, restored: GitSnapshot): 
   // again (as a fresh snapshot would) — but only for another detached id; a branch stays the one put back.
   let head = restored.head;
   if (head !== null && DETACHED.test(head.toString('utf8').trim())) {
-    const own = await ownGitDir(ws);
-    const now = own === null ? null : await readFile(path.join(own, 'HEAD')).catch(() => null);
+    const now = await headFile(ws);
     if (now !== null && DETACHED.test(now.toString('utf8').trim())) head = now;
   }
   return { ...restored, head, objects: objectPrints(ws) };
