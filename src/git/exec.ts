@@ -3,9 +3,8 @@
  * untracked cache off and `-c core.quotepath=off` (src/git/safe.ts), and an allow-listed environment
  * (gitEnv: LC_ALL=C, no prompts, no system config). Callers parse what it returns; none spawns git.
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import path from 'node:path';
 import type { ProcessRunner } from '../ports/process.js';
+import { hostProgram } from '../process/host-programs.js';
 import { localProcessRunner } from '../process/runner.js';
 import { gitEnv, NO_FSMONITOR_ARGS, SAFE_GIT_ARGS } from './safe.js';
 
@@ -34,37 +33,12 @@ export interface GitOptions {
   realGlobalConfig?: boolean;
 }
 
-/** The git program found for each PATH, the first time git was started with it. */
-const programs = new Map<string, string>();
-
 /**
- * git's absolute path as PATH named it the first time this process started git with that PATH:
- * before any untrusted code of a run, which can write every folder the user can (a suite under
- * bubblewrap included) and PATH often holds one ahead of /usr/bin (`~/.local/bin`, `~/bin`). A
- * `git` planted there later is never the conductor's. Relative PATH entries are skipped (they
- * would name a file of the repository the command runs in). Windows: `git`, as PATH finds it.
+ * git's absolute path as PATH named it before any untrusted code of a run (src/process/host-programs.ts):
+ * a `git` a suite plants in `~/.local/bin` later is never the conductor's.
  */
 export function gitProgram(): string {
-  if (process.platform === 'win32') return 'git';
-  const PATH = process.env.PATH ?? '';
-  let found = programs.get(PATH);
-  if (found === undefined) {
-    found = 'git';
-    for (const folder of PATH.split(path.delimiter)) {
-      if (!path.isAbsolute(folder)) continue;
-      const candidate = path.join(folder, 'git');
-      try {
-        accessSync(candidate, constants.X_OK);
-        if (!statSync(candidate).isFile()) continue;
-      } catch {
-        continue;
-      }
-      found = candidate;
-      break;
-    }
-    programs.set(PATH, found);
-  }
-  return found;
+  return hostProgram('git');
 }
 
 /** Bound on stderr kept (stdout is kept whole: it is data). */

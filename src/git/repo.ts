@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
+import { hostProgram } from '../process/host-programs.js';
 import { git as exec, gitProgram } from './exec.js';
 import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 
@@ -152,7 +153,10 @@ export function extractCommit(repo: string, sha: string, dest: string): Promise<
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const tar = spawn('tar', ['-x', '-f', '-', '-C', dest], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const tar = spawn(hostProgram('tar', env.PATH ?? ''), ['-x', '-f', '-', '-C', dest], {
+      env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let err = '';
     git.stderr.on('data', (d: Buffer) => (err += d.toString()));
     tar.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -12,6 +12,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { childEnv } from '../core/child-env.js';
+import { hostProgram } from './host-programs.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -70,7 +71,7 @@ function works(argv: string[]): boolean {
   try {
     // Not through runProcess: a synchronous probe, once per process, before the first isolated run.
     // unshare --fork makes the shell pid 1; bwrap keeps pid 1 for its own init, so the shell is 2.
-    execFileSync(argv[0]!, [...argv.slice(1), '/bin/sh', '-c', 'test $$ -le 2'], {
+    execFileSync(hostProgram(argv[0]!), [...argv.slice(1), '/bin/sh', '-c', 'test $$ -le 2'], {
       stdio: 'ignore',
       timeout: 5000,
       env: childEnv(),
@@ -151,7 +152,9 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
         ]
       : [];
   // bwrap's own options end with `--`: the binds go before it.
-  const prefix = binds.length > 0 ? [...PREFIX.bwrap.slice(0, -1), ...binds, '--'] : PREFIX[kind];
+  const [name, ...options_] = binds.length > 0 ? [...PREFIX.bwrap.slice(0, -1), ...binds, '--'] : PREFIX[kind];
+  // bwrap and unshare by the path PATH named before any untrusted code ran (host-programs.ts).
+  const prefix = [hostProgram(name!), ...options_];
   return {
     kind,
     env: { [MARKER_VAR]: marker },

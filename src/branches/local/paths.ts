@@ -11,12 +11,13 @@ import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import { gitEnv, SAFE_GIT_ARGS } from '../../git/safe.js';
+import { hostProgram } from '../../process/host-programs.js';
 import path from 'node:path';
 
 export function projectRoot(cwd: string = process.cwd()): string {
   try {
     // Synchronous (a path is needed before anything async runs), so not src/git/exec.ts; the same flags and environment.
-    return execFileSync('git', [...SAFE_GIT_ARGS, 'rev-parse', '--show-toplevel'], {
+    return execFileSync(hostProgram('git'), [...SAFE_GIT_ARGS, 'rev-parse', '--show-toplevel'], {
       cwd,
       env: gitEnv(),
       stdio: ['ignore', 'pipe', 'ignore'],

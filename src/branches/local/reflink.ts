@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv } from '../../core/child-env.js';
+import { hostProgram } from '../../process/host-programs.js';
 
 const run = promisify(execFile);
 
@@ -20,7 +21,7 @@ export async function supportsReflink(dir: string): Promise<{ reflink: boolean; 
       process.platform === 'darwin'
         ? ['-c', src, path.join(probe, 'b')]
         : ['--reflink=always', src, path.join(probe, 'b')];
-    await run('cp', args, { env: childEnv({ LC_ALL: 'C' }) });
+    await run(hostProgram('cp'), args, { env: childEnv({ LC_ALL: 'C' }) });
     return { reflink: true, reason: `reflinks supported in ${dir}: branches are copy-on-write clones` };
   } catch {
     return {

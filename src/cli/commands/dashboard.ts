@@ -9,6 +9,7 @@ import { ConsortError } from '../../core/errors.js';
 import { branchViews } from '../../dashboard/branch-views.js';
 import type { BranchView } from '../../dashboard/port.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import { hostProgram } from '../../process/host-programs.js';
 import { localProcessRunner } from '../../process/runner.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
@@ -50,7 +51,11 @@ function openBrowser(url: string, env: NodeJS.ProcessEnv): void {
         ? ['cmd', ['/c', 'start', '', url]]
         : ['xdg-open', [url]];
   // Not the ProcessRunner: the browser outlives this process, nobody waits for it.
-  const child = spawn(cmd, args, { env: allowEnv(env, OPENER_ENV), stdio: 'ignore', detached: true });
+  const child = spawn(hostProgram(cmd, env.PATH ?? ''), args, {
+    env: allowEnv(env, OPENER_ENV),
+    stdio: 'ignore',
+    detached: true,
+  });
   child.on('error', () => undefined); // no opener: the URL is printed anyway
   child.unref();
 }

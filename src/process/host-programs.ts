@@ -1,0 +1,76 @@
+/**
+ * The programs Consort itself starts by name outside any sandbox (git, bubblewrap, cp, chmod, tar,
+ * ps, npm, …), by absolute path. Untrusted code of a run (an agent's turn, a proof's suite, a pull
+ * request's migrations) can write every folder the user can, bubblewrap's `--dev-bind / /` included,
+ * and PATH commonly holds such a folder ahead of /usr/bin (`~/.local/bin` on Ubuntu and GitHub's
+ * runners, `~/bin`, `~/.cargo/bin`, a toolchain's shims). A `cp` or `bwrap` planted there would be
+ * the conductor's next one, run outside the sandbox as the conductor's user.
+ *
+ * So each name is looked up once per PATH and kept: the programs below for the PATH this process
+ * started with, when this module loads (before any command of a run); any other name, or another
+ * PATH (set by Consort's own code, as tests do), the first time it is started. Relative PATH
+ * entries are skipped: they would name a file of whichever repository the command runs in. A name
+ * PATH does not hold is started by name, as before (the spawn then fails as it did). Windows:
+ * names as PATH finds them.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** What Consort starts by name outside a sandbox; found when this module loads. */
+export const HOST_PROGRAMS = [
+  'git',
+  'bwrap',
+  'unshare',
+  'cp',
+  'chmod',
+  'tar',
+  'ps',
+  'id',
+  'npm',
+  'sudo',
+  'groupadd',
+  'useradd',
+  'xdg-open',
+  'open',
+] as const;
+
+/** Found paths, by PATH then by name (a name PATH lacked maps to itself). */
+const found = new Map<string, Map<string, string>>();
+
+function lookup(name: string, PATH: string): string {
+  for (const folder of PATH.split(path.delimiter)) {
+    if (!path.isAbsolute(folder)) continue;
+    const candidate = path.join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (!statSync(candidate).isFile()) continue;
+    } catch {
+      continue;
+    }
+    return candidate;
+  }
+  return name;
+}
+
+/**
+ * `name`'s absolute path as `PATH` (default: this process's) named it the first time it was asked
+ * for with that PATH; `name` itself when it holds a slash, on Windows, or when PATH has no such
+ * program.
+ */
+export function hostProgram(name: string, PATH: string = process.env.PATH ?? ''): string {
+  if (process.platform === 'win32' || name.includes('/')) return name;
+  let byName = found.get(PATH);
+  if (!byName) {
+    byName = new Map();
+    found.set(PATH, byName);
+  }
+  let program = byName.get(name);
+  if (program === undefined) {
+    program = lookup(name, PATH);
+    byName.set(name, program);
+  }
+  return program;
+}
+
+// The PATH Consort started with, before any command of a run: every program above is found now.
+for (const name of HOST_PROGRAMS) hostProgram(name);
