@@ -104,3 +104,14 @@ it("git and tar started for the first time after a suite planted them are still 
   expect(await readFile(path.join(out, 'f.txt'), 'utf8')).toBe('tracked\n');
   expect(await ran()).toBe('');
 });
+
+it('a program PATH did not hold when Consort first started it is not the one a suite plants later', async () => {
+  // As `ps`, `xdg-open` or `sudo` on a machine without them: the first start finds nothing.
+  const name = 'consort-absent-program';
+  const start = () =>
+    localProcessRunner.run({ command: [name, '--version'], cwd: dir, env: childEnv(), maxOutputBytes: 10_000 });
+  expect((await start()).notFound).toBe(true);
+  await plantFromSuite([name]);
+  expect((await start()).notFound).toBe(true);
+  expect(await ran()).toBe('');
+});
