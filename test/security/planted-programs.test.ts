@@ -115,3 +115,14 @@ it('a program PATH did not hold when Consort first started it is not the one a s
   expect((await start()).notFound).toBe(true);
   expect(await ran()).toBe('');
 });
+
+it('the npm Consort installs tools with runs on this Node, not on a `node` a suite planted', async () => {
+  // npm is a script (`#!/usr/bin/env node`): found by its absolute path, it still finds node on PATH.
+  const { npmInstall } = await import('../../src/tools/npm-install.js');
+  await plantFromSuite(['node']);
+  const prefix = path.join(dir, 'tools');
+  mkdirSync(prefix);
+  // A package that is not there: npm fails at once, without the network.
+  await expect(npmInstall(prefix, [`file:${path.join(dir, 'no-such-package')}`], childEnv())).rejects.toThrow();
+  expect(await ran()).toBe('');
+});
