@@ -47,12 +47,38 @@ let privateDir: string | undefined;
  */
 export function isolatedPrivateDir(): string {
   if (privateDir === undefined) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'consort-private-'));
+    removeDeadPrivateDirs();
+    const dir = mkdtempSync(path.join(os.tmpdir(), `consort-private-${process.pid}-`));
     privateDir = dir;
     hiddenDirs.add(dir);
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return privateDir;
+}
+
+/** Private folders of processes that ended without their exit handler (killed by a signal). */
+function removeDeadPrivateDirs(): void {
+  let names: string[];
+  try {
+    names = readdirSync(os.tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^consort-private-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // alive (or another user's): not ours to remove
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+    }
+    try {
+      rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    } catch {
+      // Another user's, in a sticky /tmp.
+    }
+  }
 }
 
 /** Hide `dir` (absolute) from every command this process isolates from now on. */
