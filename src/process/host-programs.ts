@@ -80,3 +80,9 @@ export function hostProgram(name: string, PATH: string = process.env.PATH ?? '')
 
 // The PATH Consort started with, before any command of a run: every program above is found now.
 for (const name of HOST_PROGRAMS) hostProgram(name);
+
+/** `name`'s absolute path as hostProgram finds it, or null when PATH did not hold it (or on Windows). */
+export function foundProgram(name: string, PATH: string = process.env.PATH ?? ''): string | null {
+  const program = hostProgram(name, PATH);
+  return path.isAbsolute(program) && program !== missing(name) ? program : null;
+}
