@@ -11,9 +11,8 @@
 import type { SpawnedProcess, SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { isolation, isolationKind, type Isolation } from '../process/isolate.js';
+import { isolatedPrivateDir, isolation, isolationKind, type Isolation } from '../process/isolate.js';
 
 function isolationFor(readOnly: readonly string[] | undefined): Isolation {
   return isolation(isolationKind(), readOnly ? { readOnly } : {});
@@ -57,7 +56,9 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** `cli`: the Codex CLI's Node launcher (`@openai/codex/bin/codex.js`), run with this Node. */
 export async function codexLauncher(cli: string, readOnly?: readonly string[]): Promise<CodexLauncher> {
   const sandbox = isolationFor(readOnly);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-codex-'));
+  // The SDK starts this script outside any sandbox: it is written where no isolated command (a
+  // migration child started before this turn, say) can rewrite it.
+  const dir = await mkdtemp(path.join(isolatedPrivateDir(), 'codex-'));
   const file = path.join(dir, 'codex');
   const [program, args] = sandbox.wrap([process.execPath, cli]);
   await writeFile(file, `#!/bin/sh\nexec ${[program, ...args].map(quote).join(' ')} "$@"\n`, { mode: 0o700 });

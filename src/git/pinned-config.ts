@@ -13,6 +13,7 @@ import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
+import { foundProgram } from '../process/host-programs.js';
 import { hideFromIsolated } from '../process/isolate.js';
 import { git } from './exec.js';
 import { pinGlobalFile } from './safe.js';
@@ -71,6 +72,29 @@ export function parseConfigList(text: string): [string, string][] {
 }
 
 /**
+ * Keys whose value is a command git starts through the shell, by PATH (a clean filter from
+ * `git lfs install`, a textconv, an ssh command, a gpg program).
+ */
+const COMMAND_KEY =
+  /^(filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)|merge\..+\.driver|core\.sshcommand|gpg(\..+)?\.program)$/;
+
+/**
+ * A command's leading program by the absolute path PATH named when Consort started
+ * (src/process/host-programs.ts), not whatever git's PATH names when it runs it: untrusted code of
+ * the run can plant a `git-lfs` in `~/.local/bin`, and an agent can commit the `.gitattributes`
+ * that applies the filter to any file the conductor adds.
+ */
+export function pinnedCommand(key: string, value: string): string {
+  if (!COMMAND_KEY.test(key)) return value;
+  const m = /^(\s*)([A-Za-z0-9._+-]+)(?=\s|$)/.exec(value);
+  if (m === null) return value;
+  const found = foundProgram(m[2]!);
+  if (found === null) return value;
+  const word = /^[A-Za-z0-9._+/-]+$/.test(found) ? found : `'${found.replace(/'/g, `'\\''`)}'`;
+  return `${m[1]}${word}${value.slice(m[0].length)}`;
+}
+
+/**
  * Read the global configuration as git sees it from `top` and pin it for every git call of this
  * process; the returned release unpins it and removes the copies.
  */
@@ -89,7 +113,12 @@ export async function pinGlobalConfig(top: string): Promise<() => Promise<void>>
   }
   const listed = await git(top, ['config', '--global', '--includes', '--list', '-z'], real);
   // Exit 1 with nothing listed: there is no global configuration.
-  const entries = listed.code === 0 ? parseConfigList(listed.stdout).filter(([key]) => !dropped(key)) : [];
+  const entries =
+    listed.code === 0
+      ? parseConfigList(listed.stdout)
+          .filter(([key]) => !dropped(key))
+          .map(([key, value]): [string, string] => [key, pinnedCommand(key, value)])
+      : [];
   const folder = await mkdtemp(path.join(os.tmpdir(), 'consort-gitconfig-'));
   await chmod(folder, 0o700);
   hideFromIsolated(folder);

@@ -10,8 +10,10 @@
  * started with, when this module loads (before any command of a run); any other name, or another
  * PATH (set by Consort's own code, as tests do), the first time it is started. Relative PATH
  * entries are skipped: they would name a file of whichever repository the command runs in. A name
- * PATH does not hold is started by name, as before (the spawn then fails as it did). Windows:
- * names as PATH finds them.
+ * PATH does not hold stays unheld: it maps to a path no folder holds (the spawn fails with ENOENT,
+ * as it did), never to the bare name, which the spawn would look up in PATH again at each start
+ * and find what untrusted code planted since (or a relative entry's file). Windows: names as PATH
+ * finds them.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
@@ -34,8 +36,11 @@ export const HOST_PROGRAMS = [
   'open',
 ] as const;
 
-/** Found paths, by PATH then by name (a name PATH lacked maps to itself). */
+/** Found paths, by PATH then by name (a name PATH lacked maps to `missing(name)`). */
 const found = new Map<string, Map<string, string>>();
+
+/** Where a program PATH did not hold is "found": a folder nobody can make (not even root), so nothing runs. */
+const missing = (name: string): string => path.join('/proc', 'consort-not-on-PATH', name);
 
 function lookup(name: string, PATH: string): string {
   for (const folder of PATH.split(path.delimiter)) {
@@ -49,13 +54,14 @@ function lookup(name: string, PATH: string): string {
     }
     return candidate;
   }
-  return name;
+  // No PATH at all: the spawn searches the system's default folders, as it did.
+  return PATH === '' ? name : missing(name);
 }
 
 /**
  * `name`'s absolute path as `PATH` (default: this process's) named it the first time it was asked
- * for with that PATH; `name` itself when it holds a slash, on Windows, or when PATH has no such
- * program.
+ * for with that PATH; `name` itself when it holds a slash, on Windows, or when PATH is empty; a
+ * path that does not exist when PATH had no such program then.
  */
 export function hostProgram(name: string, PATH: string = process.env.PATH ?? ''): string {
   if (process.platform === 'win32' || name.includes('/')) return name;
@@ -74,3 +80,9 @@ export function hostProgram(name: string, PATH: string = process.env.PATH ?? '')
 
 // The PATH Consort started with, before any command of a run: every program above is found now.
 for (const name of HOST_PROGRAMS) hostProgram(name);
+
+/** `name`'s absolute path as hostProgram finds it, or null when PATH did not hold it (or on Windows). */
+export function foundProgram(name: string, PATH: string = process.env.PATH ?? ''): string | null {
+  const program = hostProgram(name, PATH);
+  return path.isAbsolute(program) && program !== missing(name) ? program : null;
+}

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { childEnv } from '../core/child-env.js';
 import { hostProgram } from './host-programs.js';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -36,6 +36,50 @@ let detected: IsolationKind | undefined;
  * bubblewrap each is covered by an empty tmpfs; without it nothing hides them (docs/security.md).
  */
 const hiddenDirs = new Set<string>();
+
+let privateDir: string | undefined;
+
+/**
+ * A folder of this process's own, made (and hidden) before its first isolated command: files
+ * Consort writes there and later runs or reads outside any sandbox (the Codex launcher script) are
+ * out of reach of every isolated command under bubblewrap, one started before they were written
+ * (the migration child, which lives across turns) included. Removed when the process exits.
+ */
+export function isolatedPrivateDir(): string {
+  if (privateDir === undefined) {
+    removeDeadPrivateDirs();
+    const dir = mkdtempSync(path.join(os.tmpdir(), `consort-private-${process.pid}-`));
+    privateDir = dir;
+    hiddenDirs.add(dir);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return privateDir;
+}
+
+/** Private folders of processes that ended without their exit handler (killed by a signal). */
+function removeDeadPrivateDirs(): void {
+  let names: string[];
+  try {
+    names = readdirSync(os.tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^consort-private-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // alive (or another user's): not ours to remove
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+    }
+    try {
+      rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    } catch {
+      // Another user's, in a sticky /tmp.
+    }
+  }
+}
 
 /** Hide `dir` (absolute) from every command this process isolates from now on. */
 export function hideFromIsolated(dir: string): void {
@@ -122,6 +166,8 @@ export interface IsolationOptions {
 
 export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
   const marker = randomUUID();
+  // Hidden from this command on, so from every command that could be running when it is used.
+  if (kind === 'bwrap') isolatedPrivateDir();
   if (kind === 'sweep') {
     return {
       kind,

@@ -5,6 +5,7 @@
  * `afterInstall` hook does, and no third-party script runs with the job's credentials.
  */
 import { spawn } from 'node:child_process';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import lockfile from 'proper-lockfile';
 import { ConsortError } from '../core/errors.js';
@@ -37,13 +38,41 @@ export async function withToolsLock<T>(dir: string, fn: () => Promise<T>): Promi
   }
 }
 
+/**
+ * npm as PATH named it when Consort started (host-programs.ts). npm is a Node script
+ * (`#!/usr/bin/env node`): started itself, it would run on the first `node` of the child's PATH,
+ * found at that moment, so a `node` a suite planted in `~/.local/bin` since would be what runs. So
+ * a Node script is run by this Node, the one running Consort.
+ */
+function npmCommand(env: NodeJS.ProcessEnv, args: string[]): [string, string[]] {
+  const npm = hostProgram('npm', env.PATH ?? '');
+  try {
+    const script = realpathSync(npm);
+    const fd = openSync(script, 'r');
+    const bytes = Buffer.alloc(256);
+    const length = (() => {
+      try {
+        return readSync(fd, bytes, 0, bytes.length, 0);
+      } finally {
+        closeSync(fd);
+      }
+    })();
+    const head = bytes.toString('utf8', 0, length).split('\n', 1)[0]!;
+    if (/^#!.*\bnode\b/.test(head)) return [process.execPath, [script, ...args]];
+  } catch {
+    // Not found, or not readable: started as it is (and fails as it would).
+  }
+  return [npm, args];
+}
+
 export async function npmInstall(dir: string, packages: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   const args = ['install', ...NPM_INSTALL_FLAGS, '--prefix', dir, ...packages];
   const windows = process.platform === 'win32';
   // Not the ProcessRunner: on Windows npm is npm.cmd, which needs a shell, and the runner is POSIX-only
   // (/bin/sh, process groups); this runs before any project code, with the caller's environment.
   const result = await new Promise<{ code: number | null; output: string; error?: Error }>((resolve) => {
-    const child = spawn(windows ? 'npm.cmd' : hostProgram('npm', env.PATH ?? ''), args, {
+    const [program, argv] = windows ? ['npm.cmd', args] : npmCommand(env, args);
+    const child = spawn(program, argv, {
       cwd: dir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,8 +17,11 @@ import path from 'node:path';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'consort-planted-programs-'));
 const bin = path.join(dir, 'user-bin');
 mkdirSync(bin);
+// A folder of programs the user installed, after the writable one (as /usr/bin is).
+const installed = path.join(dir, 'installed-bin');
+mkdirSync(installed);
 const startedWith = process.env.PATH;
-process.env.PATH = `${bin}${path.delimiter}${startedWith}`;
+process.env.PATH = [bin, installed, startedWith].join(path.delimiter);
 
 const { childEnv } = await import('../../src/core/child-env.js');
 const { localProcessRunner } = await import('../../src/process/runner.js');
@@ -102,5 +105,56 @@ it("git and tar started for the first time after a suite planted them are still 
   mkdirSync(out);
   await extractCommit(repo, 'HEAD', out);
   expect(await readFile(path.join(out, 'f.txt'), 'utf8')).toBe('tracked\n');
+  expect(await ran()).toBe('');
+});
+
+it('a program PATH did not hold when Consort first started it is not the one a suite plants later', async () => {
+  // As `ps`, `xdg-open` or `sudo` on a machine without them: the first start finds nothing.
+  const name = 'consort-absent-program';
+  const start = () =>
+    localProcessRunner.run({ command: [name, '--version'], cwd: dir, env: childEnv(), maxOutputBytes: 10_000 });
+  expect((await start()).notFound).toBe(true);
+  await plantFromSuite([name]);
+  expect((await start()).notFound).toBe(true);
+  expect(await ran()).toBe('');
+});
+
+it('the npm Consort installs tools with runs on this Node, not on a `node` a suite planted', async () => {
+  // npm is a script (`#!/usr/bin/env node`): found by its absolute path, it still finds node on PATH.
+  const { npmInstall } = await import('../../src/tools/npm-install.js');
+  await plantFromSuite(['node']);
+  const prefix = path.join(dir, 'tools');
+  mkdirSync(prefix);
+  // A package that is not there: npm fails at once, without the network.
+  await expect(npmInstall(prefix, [`file:${path.join(dir, 'no-such-package')}`], childEnv())).rejects.toThrow();
+  expect(await ran()).toBe('');
+});
+
+it("a filter the user's global git configuration names by program is not the one a suite plants", async () => {
+  // As `git lfs install` writes into ~/.gitconfig: a clean filter by bare name (git-lfs), which an
+  // agent's committed .gitattributes can apply to any file the conductor adds.
+  const { pinGlobalConfig } = await import('../../src/git/pinned-config.js');
+  const filter = 'consort-test-clean-filter';
+  await writeFile(path.join(installed, filter), '#!/bin/sh\ncat\n', { mode: 0o755 });
+  const home = path.join(dir, 'home');
+  mkdirSync(home);
+  await writeFile(path.join(home, '.gitconfig'), `[filter "t"]\n\tclean = ${filter}\n\trequired = true\n`);
+  const repo = path.join(dir, 'filtered');
+  mkdirSync(repo);
+  expect((await git(repo, ['init', '-q', '-b', 'main'])).code).toBe(0);
+  await writeFile(path.join(repo, '.gitattributes'), '*.t filter=t\n');
+  await writeFile(path.join(repo, 'a.t'), 'content\n');
+  const realHome = process.env.HOME;
+  process.env.HOME = home;
+  let release: (() => Promise<void>) | undefined;
+  try {
+    release = await pinGlobalConfig(repo); // at the run's start
+    await plantFromSuite([filter]); // a turn or a suite of the run
+    const added = await git(repo, ['add', 'a.t']);
+    expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: '' });
+  } finally {
+    await release?.();
+    process.env.HOME = realHome;
+  }
   expect(await ran()).toBe('');
 });

@@ -22,12 +22,21 @@ import { supportsReflink } from './reflink.js';
 const exec = promisify(execFile);
 type Log = (message: string) => void;
 
-/** sbin directories are not on every user's PATH (mkfs.xfs, findmnt live there). */
-const SBIN = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
+/**
+ * Where every program of the mount and its teardown is found (sbin included: mkfs.xfs, findmnt
+ * live there), and nowhere else: not the user's PATH. The post step (src/action/post.ts) is a
+ * process started after the main step ran a pull request's suite, agents' turns and migrations,
+ * which can write every folder the user can (`~/.local/bin`, ahead of /usr/bin on GitHub's
+ * runners): a `sudo` or `rm` planted there would be what this process's PATH names, even when it
+ * started (src/process/host-programs.ts), and would run as this user, with passwordless sudo.
+ */
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'].join(
+  path.delimiter,
+);
 
+/** Programs started with this environment are looked up in its PATH (libuv searches the child's). */
 function commandEnv(): NodeJS.ProcessEnv {
-  const dirs = (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(path.delimiter);
-  return childEnv({ LC_ALL: 'C', PATH: [...dirs, ...SBIN.filter((d) => !dirs.includes(d))].join(path.delimiter) });
+  return childEnv({ LC_ALL: 'C', PATH: SYSTEM_PATH });
 }
 
 async function succeeds(file: string, args: string[]): Promise<boolean> {
