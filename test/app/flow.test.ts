@@ -6,9 +6,8 @@
  * served as GitHub serves tarballs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -21,6 +20,7 @@ import { PATH, setupFlow, SUITE, type Body } from './helpers/flow.js';
 import { delivery, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
 import { appConfig, commit } from './helpers/repo.js';
 import { eventually } from './helpers/wait.js';
+import { processesRunning, uniqueSleep } from '../helpers/processes.js';
 
 /** The App's own secrets, in its environment from the start as in production (app/settings.ts reads them). */
 const APP_SECRETS = {
@@ -66,15 +66,6 @@ async function openPull(pr: number, files: Record<string, string>, subject: stri
   return { head, bodies };
 }
 
-/** Live processes on the machine whose command line holds `arg` (zombies have none). */
-async function processesRunning(arg: string): Promise<number> {
-  let n = 0;
-  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.split('\0').includes(arg)) n++;
-  }
-  return n;
-}
 const BROKEN =
   '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n';
 
@@ -203,12 +194,51 @@ describe('pull requests', () => {
     else expect(seen.found).toEqual([]);
   });
 
+  it("a pull request's suite sees none of the App's secrets in /proc, nor the local server's password file", async () => {
+    const marks = await mkdtemp(path.join(os.tmpdir(), 'consort-flow-snoop-'));
+    const snoop = [
+      "const { readdirSync, readFileSync, writeFileSync } = require('node:fs');",
+      `const MARKS = ${JSON.stringify(Object.values(APP_SECRETS).map((v) => v.slice(-18)))};`,
+      'const environ = (pid) => { try { return readFileSync(`/proc/${pid}/environ`, "latin1"); } catch { return null; } };',
+      'const pids = readdirSync("/proc").filter((p) => /^\\d+$/.test(p));',
+      'const readable = pids.filter((p) => environ(p) !== null);',
+      'const found = readable.filter((p) => MARKS.some((m) => (environ(p) ?? "").includes(m)));',
+      'let server = "unreadable";',
+      'try { server = readFileSync(process.argv[2], "utf8").includes("password") ? "read" : "empty"; } catch {}',
+      'writeFileSync(process.argv[3], JSON.stringify({ found, read: readable.length, server }));',
+      '',
+    ].join('\n');
+    const serverFile = path.join(flow.dataDir!, 'server.json');
+    expect(existsSync(serverFile)).toBe(true); // the App's local provider keeps its password there
+    const out = path.join(marks, 'seen.json');
+    try {
+      const { bodies } = await openPull(
+        33,
+        {
+          'snoop.cjs': snoop,
+          '.github/consort.yml': appConfig(`node snoop.cjs '${serverFile}' '${out}'`),
+        },
+        'a suite that looks around',
+      );
+      expect(bodies.completed).toMatchObject({ conclusion: 'success' });
+      const seen = JSON.parse(await readFile(out, 'utf8')) as { found: string[]; read: number; server: string };
+      expect(seen.read).toBeGreaterThan(0); // the scan ran
+      // Without a PID namespace the suite shares /proc with the App (docs/security.md).
+      if (isolationKind() === 'sweep') expect(seen.found).toContain(String(appProcess.pid));
+      else expect(seen.found).toEqual([]);
+      // Under bubblewrap the data directory is an empty folder to the suite.
+      if (isolationKind() === 'bwrap') expect(seen.server).toBe('unreadable');
+    } finally {
+      await rm(marks, { recursive: true, force: true });
+    }
+  });
+
   it('a new push cancels the check in flight for the older SHA, cleans its branch work, then checks the new one', async () => {
     const { repo } = flow;
     // The slow suite says when it starts and when it finishes; its sleep has an argument no other
     // process on the machine has, so its processes can be found (in a PID namespace or not).
     const marks = await mkdtemp(path.join(os.tmpdir(), 'consort-flow-suite-'));
-    const sleep = `30.${randomInt(100_000, 999_999)}`;
+    const sleep = uniqueSleep(30);
     const slowSuite = `touch ${marks}/started; sleep ${sleep}; touch ${marks}/finished`;
     const slow = await commit(repo.dir, { '.github/consort.yml': appConfig(slowSuite) }, 'slow suite', repo.headSha);
     const fast = await commit(repo.dir, { '.github/consort.yml': appConfig(SUITE) }, 'fast suite', repo.headSha);

@@ -13,6 +13,7 @@ import { createPostgresProvider } from '../../src/branches/postgres-provider.js'
 import type { TemplateBranchProvider } from '../../src/branches/template-provider.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { CheckReport } from '../../src/report/check-report.js';
+import { processesRunning, uniqueSleep } from '../helpers/processes.js';
 import { sharedServer } from '../setup/clusters.js';
 
 const BIN = path.resolve('bin/consort.js');
@@ -54,12 +55,13 @@ function consort(args: string[], onStderr: (text: string, child: ReturnType<type
 
 it('SIGINT during the suite: suite group killed, temporaries removed, report cancelled, exit 130; the next run passes', async () => {
   const config = path.join(repo.dir, 'cancel.consort.yml');
+  const sleep = uniqueSleep(300); // the suite's grandchild, found by its argument in any PID namespace
   await writeFile(
     config,
     [
       'database: { seed: { file: seed.sql } }',
       'migrations: { dir: migrations }',
-      'suite: { command: "sleep 300 & echo $! > grandchild.pid; echo suite-started; wait", reports: [] }',
+      `suite: { command: "sleep ${sleep} & echo suite-started; wait", reports: [] }`,
     ].join('\n'),
   );
   const json = path.join(repo.dir, 'report.json');
@@ -78,9 +80,7 @@ it('SIGINT during the suite: suite group killed, temporaries removed, report can
   expect(r.code).toBe(130);
   const report = CheckReport.parse(JSON.parse(await readFile(json, 'utf8')));
   expect(report).toMatchObject({ conclusion: 'cancelled', cancelled: { reason: 'SIGINT' } });
-  const grandchild = Number(await readFile(path.join(repo.dir, 'grandchild.pid'), 'utf8'));
-  const stat = await readFile(`/proc/${grandchild}/stat`, 'utf8').catch(() => null);
-  expect(stat === null || /\) Z/.test(stat)).toBe(true);
+  expect(await processesRunning(sleep)).toBe(0); // the grandchild is gone (found by its argument)
   const names = (await provider.list()).map((b) => b.name);
   expect(names.filter((n) => n.startsWith('pr-41-'))).toEqual([]);
 
@@ -110,12 +110,13 @@ it('SIGINT during the suite: suite group killed, temporaries removed, report can
 
 it("SIGTERM (a CI runner's cancel) during the suite: the same clean-up, report cancelled with SIGTERM, exit 143", async () => {
   const config = path.join(repo.dir, 'term.consort.yml');
+  const sleep = uniqueSleep(300); // the suite's grandchild, found by its argument in any PID namespace
   await writeFile(
     config,
     [
       'database: { seed: { file: seed.sql } }',
       'migrations: { dir: migrations }',
-      'suite: { command: "sleep 300 & echo $! > term-grandchild.pid; echo suite-started; wait", reports: [] }',
+      `suite: { command: "sleep ${sleep} & echo suite-started; wait", reports: [] }`,
     ].join('\n'),
   );
   const json = path.join(repo.dir, 'term-report.json');
@@ -134,8 +135,6 @@ it("SIGTERM (a CI runner's cancel) during the suite: the same clean-up, report c
   expect(r.code).toBe(143);
   const report = CheckReport.parse(JSON.parse(await readFile(json, 'utf8')));
   expect(report).toMatchObject({ conclusion: 'cancelled', cancelled: { reason: 'SIGTERM' } });
-  const grandchild = Number(await readFile(path.join(repo.dir, 'term-grandchild.pid'), 'utf8'));
-  const stat = await readFile(`/proc/${grandchild}/stat`, 'utf8').catch(() => null);
-  expect(stat === null || /\) Z/.test(stat)).toBe(true);
+  expect(await processesRunning(sleep)).toBe(0); // the grandchild is gone (found by its argument)
   expect((await provider.list()).map((b) => b.name).filter((n) => n.startsWith('pr-42-'))).toEqual([]);
 });

@@ -26,6 +26,7 @@ import { check as checkLane, type CheckInput } from '../../src/lanes/check/run.j
 import { createWorkdir } from '../../src/lanes/check/workdir.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { CheckReport } from '../../src/report/check-report.js';
+import { processesRunning, uniqueSleep } from '../helpers/processes.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 let t: TestProvider;
@@ -71,17 +72,13 @@ async function check(tweak: (c: ConsortConfig) => ConsortConfig, extra: Partial<
 const names = async (): Promise<string[]> => (await t.provider.list()).map((b) => b.name).sort();
 const leaked = async (): Promise<string[]> => (await names()).filter((n) => n.endsWith('-rev') || n.endsWith('-suite'));
 
-/** Running (a zombie waiting for a reaper that is not us does not count). */
-async function alive(pid: number): Promise<string> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  return stat === null ? 'gone' : /\) (\w)/.exec(stat)![1] === 'Z' ? 'gone' : `running: ${stat}`;
-}
-
 describe('cancel', () => {
   it('kills the suite process group, removes temporary branches, concludes cancelled; the next run passes', async () => {
     const controller = new AbortController();
-    // The suite starts a grandchild that would outlive a plain kill of the shell.
-    const suite = 'sleep 300 & echo $! > grandchild.pid; echo started; wait';
+    // The suite starts a grandchild that would outlive a plain kill of the shell (found by its
+    // argument: the suite runs in a PID namespace where one can be made, so its `$!` is not ours).
+    const sleep = uniqueSleep(300);
+    const suite = `sleep ${sleep} & echo started; wait`;
     const { report } = await check(withSuite(suite), {
       pr: 21,
       signal: controller.signal,
@@ -93,8 +90,7 @@ describe('cancel', () => {
     expect(report.cancelled).toEqual({ reason: 'SIGTERM' });
     expect(report.stages.suite).toMatchObject({ status: 'skipped', summary: 'cancelled' });
     expect(report.stages.migrations.status).toBe('passed');
-    const grandchild = Number(await readFile(path.join(repo.dir, 'grandchild.pid'), 'utf8'));
-    expect(await alive(grandchild)).toBe('gone');
+    expect(await processesRunning(sleep)).toBe(0);
     expect(await leaked()).toEqual([]);
     const again = await check(quickSuite, { pr: 21 });
     expect(again.report.conclusion).toBe('success');

@@ -245,6 +245,8 @@ export async function runSeed(
     command: seed.command,
     cwd: workspace,
     env: childEnv(branchEnv(url, [config.suite.env]), { inherit: env, pass: Object.keys(env) }),
+    // The repository's code, isolated as the suite is (suite-stage.ts).
+    isolate: true,
     timeoutMs: 10 * 60_000,
     maxOutputBytes: 64 * 1024,
   });

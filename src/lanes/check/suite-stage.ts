@@ -33,6 +33,10 @@ export async function suiteStage(
       { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
       { inherit: env, pass: Object.keys(env) },
     ),
+    // A pull request's code: in a PID namespace of its own where one can be made, so it cannot read
+    // Consort's /proc/<pid>/environ (the App's private key) nor leave a process behind, and under
+    // bubblewrap it cannot see the local provider's data directory (its superuser password).
+    isolate: true,
     timeoutMs: parseDuration(config.suite.timeout),
     maxOutputBytes: 2 * 1024 * 1024,
     ...(signal ? { signal } : {}),

@@ -41,6 +41,8 @@ export interface Flow {
   readonly runtime: AppRuntime;
   readonly repo: ScenarioRepo;
   readonly providers: RepoProviders;
+  /** The local provider's data directory (its server.json holds the superuser's password). */
+  readonly dataDir: string | undefined;
   readonly settings: JobSettings;
   /** Everything the App logged since the flow started. */
   readonly logs: readonly LogLine[];
@@ -138,6 +140,9 @@ export function setupFlow(): Flow {
     },
     get repo() {
       return repo;
+    },
+    get dataDir() {
+      return server.dataDir;
     },
     get providers() {
       return providers;
