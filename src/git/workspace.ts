@@ -4,6 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
+import { lstatSync, readFileSync } from 'node:fs';
 import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
@@ -70,11 +71,22 @@ const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /** The worktree's own git directory: `.git`, or the folder a linked worktree's `.git` file names. */
 export async function ownGitDir(ws: GitWorkspace): Promise<string | null> {
+  return ownGitDirSync(ws);
+}
+
+/** ownGitDir, read synchronously (for the guard, which reads all it compares on the main thread). */
+export function ownGitDirSync(ws: GitWorkspace): string | null {
   const dotGit = path.join(ws.top, '.git');
-  const stat = await lstat(dotGit).catch(() => undefined);
+  const stat = lstatSync(dotGit, { throwIfNoEntry: false });
   if (stat?.isDirectory()) return dotGit;
   if (!stat?.isFile()) return null;
-  const named = /^gitdir: (.+)\n?$/.exec(await readFile(dotGit, 'utf8').catch(() => ''))?.[1];
+  let text = '';
+  try {
+    text = readFileSync(dotGit, 'utf8');
+  } catch {
+    return null;
+  }
+  const named = /^gitdir: (.+)\n?$/.exec(text)?.[1];
   return named === undefined ? null : path.resolve(ws.top, named);
 }
 
