@@ -39,17 +39,22 @@ export async function commitRecords(ctx: LaneContext, message: string): Promise<
   return sha;
 }
 
-/** The design artifacts and the given workspace files (the frozen tests), as a pack may quote them. */
+/**
+ * The design artifacts and the given workspace files (the frozen tests), as a pack may quote them.
+ * Read side by side: one after the other, a dozen reads waited 10–14 ms on the thread pool before
+ * every turn, beside the guard and git.
+ */
 async function artifactContents(ctx: LaneContext, extra: readonly string[] = []): Promise<Record<string, string>> {
+  const files = [
+    ...ARTIFACTS.map((name) => [`${featureDirOf(ctx.feature)}/${name}`, ctx.store.file(name)] as const),
+    ...extra.map((file) => [file, `${ctx.ws.dir}/${file}`] as const),
+  ];
+  const texts = await Promise.all(files.map(([, full]) => readText(full)));
   const contents: Record<string, string> = {};
-  for (const name of ARTIFACTS) {
-    const text = await readText(ctx.store.file(name));
-    if (text !== null) contents[`${featureDirOf(ctx.feature)}/${name}`] = text;
-  }
-  for (const file of extra) {
-    const text = await readText(`${ctx.ws.dir}/${file}`);
-    if (text !== null) contents[file] = text;
-  }
+  files.forEach(([key], i) => {
+    const text = texts[i];
+    if (text !== undefined && text !== null) contents[key] = text;
+  });
   return contents;
 }
 
