@@ -339,11 +339,13 @@ export async function listFiles(ws: GitWorkspace): Promise<string[]> {
 
 /** sha256 of each file's normalized content; null when it does not exist. */
 export async function hashFiles(ws: GitWorkspace, paths: readonly string[]): Promise<Record<string, string | null>> {
+  // Side by side: one read after another waits on the thread pool once per file.
+  const texts = await Promise.all(paths.map((p) => readFile(path.join(ws.dir, p), 'utf8').catch(() => null)));
   const hashes: Record<string, string | null> = {};
-  for (const p of paths) {
-    const text = await readFile(path.join(ws.dir, p), 'utf8').catch(() => null);
+  paths.forEach((p, i) => {
+    const text = texts[i] ?? null;
     hashes[p] = text === null ? null : contentHash(text);
-  }
+  });
   return hashes;
 }
 
