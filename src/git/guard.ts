@@ -16,7 +16,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -52,6 +52,8 @@ export interface GitSnapshot {
   files: Map<string, Buffer>;
   home: Map<string, Buffer | null>;
   homeDir: string;
+  /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
+  homeLinks: Map<string, string>;
   /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
@@ -237,8 +239,58 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   let home = previous?.homeDir === homeDir && sameBytes(head, previous.head) ? read([...previous.home.keys()]) : null;
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = read(await globalFiles(ws, homeDir));
+  const homeLinks = new Map<string, string>();
+  for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
-  return { files, home, homeDir, dotGit, objects: objectPrints(ws), head };
+  return { files, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+}
+
+/**
+ * The symlinks met, in order, on the way to `file`'s folder, resolved one name at a time as the
+ * kernel does (each link's path → its target). Untrusted code can write the home folder, so a folder
+ * on the way to a global file (`~/.config/git`) may since have become a link to anywhere.
+ */
+function linksOnTheWay(file: string): [string, string][] {
+  const links: [string, string][] = [];
+  const names = path.resolve(path.dirname(file)).split(path.sep).filter(Boolean);
+  let at = path.parse(path.resolve(file)).root;
+  while (names.length > 0 && links.length < 40) {
+    const next = path.join(at, names.shift()!);
+    const info = lstatSync(next, { throwIfNoEntry: false });
+    if (info === undefined) break; // nothing below a missing folder can be a link
+    if (!info.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    const target = readlinkSync(next);
+    links.push([next, target]);
+    names.unshift(...target.split(path.sep).filter(Boolean));
+    if (path.isAbsolute(target)) at = path.parse(target).root;
+  }
+  return links;
+}
+
+/**
+ * Undo the links planted on the way to the global file `file` since `before`: the first one met
+ * that `before` did not have (or had to elsewhere) is removed — the link itself — or pointed back
+ * where it was, until the way is the snapshot's. Nothing is then put back through a link the turn
+ * made: it could name the repository's `.git`, which the sandbox keeps read-only to that code.
+ */
+async function unplantLinks(file: string, before: GitSnapshot, changes: FileChange[]): Promise<void> {
+  for (let round = 0; round < 40; round++) {
+    const planted = linksOnTheWay(file).find(([link, target]) => before.homeLinks.get(link) !== target);
+    if (planted === undefined) return;
+    const [link] = planted;
+    const was = before.homeLinks.get(link);
+    const shown = path.relative(before.homeDir, link);
+    changes.push({
+      path: shown.startsWith('..') ? link : `~/${shown}`,
+      status: was === undefined ? 'added' : 'modified',
+    });
+    await unlink(link);
+    if (was !== undefined) await symlink(was, link);
+  }
+  throw new ConsortError('internal', `Links planted on the way to ${file} could not all be removed.`);
 }
 
 /** The worktree's HEAD file as bytes (null when there is none). */
@@ -347,6 +399,7 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
     }
   }
   for (const [file, was] of before.home) {
+    await unplantLinks(file, before, changes);
     const rel = path.relative(before.homeDir, file);
     const content = readRegular(file);
     if (content === null && was === null) continue;
