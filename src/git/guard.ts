@@ -54,6 +54,8 @@ export interface GitSnapshot {
   homeDir: string;
   /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
   homeLinks: Map<string, string>;
+  /** The guarded names (config, hooks, …) that were symlinks, and their targets: followed after a turn only as they were. */
+  tops: Map<string, string>;
   /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
@@ -89,10 +91,20 @@ async function putBack(file: string, was: Buffer): Promise<void> {
  * files (config, hooks, info/), and one trip through libuv's thread pool per file and folder cost
  * 8–12 ms per guard on a busy run (four guards a cycle), where the same reads on the main thread take one.
  */
-function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0): void {
+function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, tops?: Map<string, string>): void {
   const full = path.join(root, rel);
   const own = lstatSync(full, { throwIfNoEntry: false });
   if (own === undefined) return;
+  // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
+  // is the link itself: following it would read, and removing what is 'added' under it would remove,
+  // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
+  if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
+    const target = readlinkSync(full);
+    if (tops.get(rel) !== target) {
+      into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+      return;
+    }
+  }
   // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
   // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
   // walked (a loop would not end, and removing what is under it would remove the folder it names).
@@ -231,7 +243,12 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
  */
 export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, files);
+  const tops = new Map<string, string>();
+  for (const rel of GUARDED) {
+    walk(ws.gitDir, rel, files);
+    if (lstatSync(path.join(ws.gitDir, rel), { throwIfNoEntry: false })?.isSymbolicLink())
+      tops.set(rel, readlinkSync(path.join(ws.gitDir, rel)));
+  }
   // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
   const homeDir = process.env.HOME || os.homedir();
   const read = (list: readonly string[]) => new Map(list.map((file) => [file, readRegular(file)] as const));
@@ -242,7 +259,7 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   const homeLinks = new Map<string, string>();
   for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
-  return { files, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+  return { files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
 }
 
 /**
@@ -373,7 +390,7 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
   const now = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, now);
+  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, before.tops);
   const changes: FileChange[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
