@@ -16,7 +16,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -52,6 +52,10 @@ export interface GitSnapshot {
   files: Map<string, Buffer>;
   home: Map<string, Buffer | null>;
   homeDir: string;
+  /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
+  homeLinks: Map<string, string>;
+  /** The guarded names (config, hooks, …) that were symlinks, and their targets: followed after a turn only as they were. */
+  tops: Map<string, string>;
   /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
@@ -87,10 +91,20 @@ async function putBack(file: string, was: Buffer): Promise<void> {
  * files (config, hooks, info/), and one trip through libuv's thread pool per file and folder cost
  * 8–12 ms per guard on a busy run (four guards a cycle), where the same reads on the main thread take one.
  */
-function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0): void {
+function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, tops?: Map<string, string>): void {
   const full = path.join(root, rel);
   const own = lstatSync(full, { throwIfNoEntry: false });
   if (own === undefined) return;
+  // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
+  // is the link itself: following it would read, and removing what is 'added' under it would remove,
+  // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
+  if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
+    const target = readlinkSync(full);
+    if (tops.get(rel) !== target) {
+      into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+      return;
+    }
+  }
   // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
   // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
   // walked (a loop would not end, and removing what is under it would remove the folder it names).
@@ -229,7 +243,12 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
  */
 export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, files);
+  const tops = new Map<string, string>();
+  for (const rel of GUARDED) {
+    walk(ws.gitDir, rel, files);
+    if (lstatSync(path.join(ws.gitDir, rel), { throwIfNoEntry: false })?.isSymbolicLink())
+      tops.set(rel, readlinkSync(path.join(ws.gitDir, rel)));
+  }
   // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
   const homeDir = process.env.HOME || os.homedir();
   const read = (list: readonly string[]) => new Map(list.map((file) => [file, readRegular(file)] as const));
@@ -237,8 +256,58 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   let home = previous?.homeDir === homeDir && sameBytes(head, previous.head) ? read([...previous.home.keys()]) : null;
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = read(await globalFiles(ws, homeDir));
+  const homeLinks = new Map<string, string>();
+  for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
-  return { files, home, homeDir, dotGit, objects: objectPrints(ws), head };
+  return { files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+}
+
+/**
+ * The symlinks met, in order, on the way to `file`'s folder, resolved one name at a time as the
+ * kernel does (each link's path → its target). Untrusted code can write the home folder, so a folder
+ * on the way to a global file (`~/.config/git`) may since have become a link to anywhere.
+ */
+function linksOnTheWay(file: string): [string, string][] {
+  const links: [string, string][] = [];
+  const names = path.resolve(path.dirname(file)).split(path.sep).filter(Boolean);
+  let at = path.parse(path.resolve(file)).root;
+  while (names.length > 0 && links.length < 40) {
+    const next = path.join(at, names.shift()!);
+    const info = lstatSync(next, { throwIfNoEntry: false });
+    if (info === undefined) break; // nothing below a missing folder can be a link
+    if (!info.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    const target = readlinkSync(next);
+    links.push([next, target]);
+    names.unshift(...target.split(path.sep).filter(Boolean));
+    if (path.isAbsolute(target)) at = path.parse(target).root;
+  }
+  return links;
+}
+
+/**
+ * Undo the links planted on the way to the global file `file` since `before`: the first one met
+ * that `before` did not have (or had to elsewhere) is removed — the link itself — or pointed back
+ * where it was, until the way is the snapshot's. Nothing is then put back through a link the turn
+ * made: it could name the repository's `.git`, which the sandbox keeps read-only to that code.
+ */
+async function unplantLinks(file: string, before: GitSnapshot, changes: FileChange[]): Promise<void> {
+  for (let round = 0; round < 40; round++) {
+    const planted = linksOnTheWay(file).find(([link, target]) => before.homeLinks.get(link) !== target);
+    if (planted === undefined) return;
+    const [link] = planted;
+    const was = before.homeLinks.get(link);
+    const shown = path.relative(before.homeDir, link);
+    changes.push({
+      path: shown.startsWith('..') ? link : `~/${shown}`,
+      status: was === undefined ? 'added' : 'modified',
+    });
+    await unlink(link);
+    if (was !== undefined) await symlink(was, link);
+  }
+  throw new ConsortError('internal', `Links planted on the way to ${file} could not all be removed.`);
 }
 
 /** The worktree's HEAD file as bytes (null when there is none). */
@@ -321,7 +390,7 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
   const now = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, now);
+  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, before.tops);
   const changes: FileChange[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
@@ -347,6 +416,7 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
     }
   }
   for (const [file, was] of before.home) {
+    await unplantLinks(file, before, changes);
     const rel = path.relative(before.homeDir, file);
     const content = readRegular(file);
     if (content === null && was === null) continue;

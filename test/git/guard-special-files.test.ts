@@ -6,7 +6,7 @@
  * and left as it is.
  */
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -72,3 +72,28 @@ it("a hooks folder linked to a shared one is the user's: followed, compared, lef
   expect(await gone(path.join(shared, 'pre-commit'))).toBe(true);
   expect(await readlink(hooks)).toBe(shared);
 });
+
+it('a guarded folder or file that became a link during the turn is the link itself: never walked, never removed through', async () => {
+  const elsewhere = path.join(root, 'elsewhere');
+  await mkdir(elsewhere);
+  await writeFile(path.join(elsewhere, 'precious'), 'keep me\n');
+  const gitDir = path.join(dir, '.git');
+  const exclude = await readFile(path.join(gitDir, 'info', 'exclude'));
+  const config = await readFile(path.join(gitDir, 'config'));
+  const ws = await localWorkspaces.open(dir);
+  const guard = await ws.guardGit('turn');
+  await rm(path.join(gitDir, 'info'), { recursive: true, force: true });
+  await symlink(elsewhere, path.join(gitDir, 'info'));
+  await writeFile(path.join(root, 'config-copy'), config); // the same bytes, read through a link of the agent's
+  await rm(path.join(gitDir, 'config'));
+  await symlink(path.join(root, 'config-copy'), path.join(gitDir, 'config'));
+
+  const changes = (await guard.restore()).map((c) => `${c.status} ${c.path}`);
+
+  expect(changes).toEqual(expect.arrayContaining(['added .git/info', 'modified .git/config']));
+  expect(await readFile(path.join(elsewhere, 'precious'), 'utf8')).toBe('keep me\n');
+  expect((await lstat(path.join(gitDir, 'info'))).isDirectory()).toBe(true);
+  expect(await readFile(path.join(gitDir, 'info', 'exclude'))).toEqual(exclude);
+  expect((await lstat(path.join(gitDir, 'config'))).isFile()).toBe(true);
+  expect(await (await ws.guardGit('turn')).restore()).toEqual([]);
+}, 30_000);
