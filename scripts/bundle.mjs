@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /**
  * npm run bundle [-- <outdir>] — the GitHub Action as one ESM file, dist/index.js (and
- * dist/apply-child.js, the process a repository's JS/TS migrations run in, dist/launcher-child.js,
- * the helper that starts Consort's own git commands, and dist/post.js, the post step that unmounts
- * the reflink XFS), plus
+ * dist/apply-child.js, the process a repository's JS/TS migrations run in, and dist/post.js, the
+ * post step that unmounts the reflink XFS), plus
  * dist/licenses.txt with the license of every package inside it. GitHub runs dist/ without
  * node_modules, so everything is bundled except what cannot be: the native platform packages
  * (embedded PostgreSQL, Squawk), which are resolved or installed at run time and never imported
@@ -64,13 +63,6 @@ const post = await build({
   outfile: path.join(outdir, 'post.js'),
 });
 Object.assign(result.metafile.inputs, post.metafile.inputs);
-// The helper that starts Consort's own git commands (src/process/launcher.ts looks next to index.js).
-const launcher = await build({
-  ...options,
-  entryPoints: ['src/process/launcher-child.ts'],
-  outfile: path.join(outdir, 'launcher-child.js'),
-});
-Object.assign(result.metafile.inputs, launcher.metafile.inputs);
 
 /** node_modules/<name or @scope/name>/… → the package's directory, relative to the root. */
 function packageDirOf(input) {

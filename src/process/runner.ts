@@ -12,7 +12,6 @@ import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
 import { hostProgram } from './host-programs.js';
 import { isolation, type IsolationKind, protectFromIsolated } from './isolate.js';
-import { viaLauncher } from './launcher.js';
 
 const DEFAULT_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for escaped stragglers to release the output pipes. */
@@ -96,11 +95,6 @@ function validate(options: ProcessRequest): void {
 export interface ProcessRunnerOptions {
   /** How isolated requests are sandboxed (default: what src/process/isolate.ts finds on this machine). */
   isolation?: IsolationKind;
-  /**
-   * Start Consort's own short commands through the helper process (src/process/launcher.ts);
-   * default true. The helper's own runner sets it false.
-   */
-  launcher?: boolean;
 }
 
 export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): ProcessRunner {
@@ -132,13 +126,6 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
     };
   }
   await assertDirectory(options.cwd);
-  if (runnerOptions.launcher !== false && typeof options.command !== 'string') {
-    // By the path PATH named before any untrusted code ran (host-programs.ts), resolved here.
-    const [name, ...rest] = options.command;
-    const request = { ...options, command: [hostProgram(name, options.env.PATH ?? ''), ...rest] as const };
-    const launched = viaLauncher(request, () => runProcess(options, { ...runnerOptions, launcher: false }));
-    if (launched !== null) return launched;
-  }
   const grace = options.killGraceMs ?? DEFAULT_GRACE_MS;
   const output = new BoundedOutput(options.maxOutputBytes);
 

@@ -3,7 +3,7 @@
  * GitHub runs is what was reviewed and tested. After changing anything the Action bundles, run
  * `npm run bundle` and commit dist/.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,11 +30,10 @@ beforeAll(async () => {
 afterAll(() => rm(out, { recursive: true, force: true }));
 
 describe('dist/', () => {
-  it('holds exactly the bundle, the migration child, the command helper, the post step, its license list and the built-in role prompts', async () => {
+  it('holds exactly the bundle, the migration child, the post step, its license list and the built-in role prompts', async () => {
     expect((await readdir(path.join(ROOT, 'dist'))).sort()).toEqual([
       'apply-child.js',
       'index.js',
-      'launcher-child.js',
       'licenses.txt',
       'post.js',
       'roles',
@@ -51,7 +50,7 @@ describe('dist/', () => {
       );
   });
 
-  it.each(['index.js', 'apply-child.js', 'launcher-child.js', 'post.js', 'licenses.txt'])(
+  it.each(['index.js', 'apply-child.js', 'post.js', 'licenses.txt'])(
     '%s is byte-for-byte what npm run bundle builds (run it and commit dist/ if this fails)',
     async (file) => {
       const [built, committed] = await Promise.all([
@@ -67,30 +66,6 @@ describe('dist/', () => {
     const licenses = await readFile(path.join(ROOT, 'dist', 'licenses.txt'), 'utf8');
     for (const pkg of ['@actions/core', '@actions/github', 'pg', 'node-pg-migrate', 'zod', 'yaml', 'undici']) {
       expect(licenses).toMatch(new RegExp(`^${pkg}@\\d[^\\n]* \\(MIT|ISC\\)\\n={78}\\n\\n\\S`, 'm'));
-    }
-  });
-
-  it('the command helper runs from the bundle alone (no node_modules beside it) and answers a request', async () => {
-    const child = spawn(process.execPath, [path.join(out, 'launcher-child.js')], {
-      cwd: '/',
-      env: {},
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'advanced',
-    });
-    try {
-      const replies: unknown[] = [];
-      const got = new Promise<void>((resolve) =>
-        child.on('message', (m) => {
-          replies.push(m);
-          if (replies.length === 2) resolve();
-        }),
-      );
-      child.send({ id: 7, request: { command: ['/bin/echo', 'hi'], cwd: '/', env: {}, maxOutputBytes: 1024 } });
-      await got;
-      expect(replies[0]).toBe('ready');
-      expect(replies[1]).toMatchObject({ id: 7, result: { exitCode: 0, output: 'hi\n' } });
-    } finally {
-      child.kill();
     }
   });
 });
