@@ -89,9 +89,11 @@ async function runMode(provider, mode) {
     const { feature } = await createFeature(workspace, 'bench', 'A feature to measure the conductor.');
     const timings = new Map();
     const creates = { made: 0, pooled: 0 };
-    const counted = Object.create(provider);
-    counted.create = async (options) => {
-      const made = await provider.create(options);
+    // Counted on the provider itself: a wrapper made with Object.create would keep the state the
+    // provider sets on `this` (its pool-owner session) to itself, where close() never ends it.
+    const create = provider.create;
+    provider.create = async function (options) {
+      const made = await create.call(this, options);
       creates.made += 1;
       if (made.pooled) creates.pooled += 1;
       return made;
@@ -108,7 +110,7 @@ async function runMode(provider, mode) {
       schemas: localAdapters.schemas,
       config: parsed,
       feature,
-      provider: counted,
+      provider,
       env: process.env,
       log: (l) => {
         if (values.trace) trace.push({ mode, at: at(), line: l });
@@ -152,6 +154,7 @@ async function runMode(provider, mode) {
     };
   } finally {
     await repo.dispose();
+    delete provider.create; // the prototype's again
   }
 }
 
