@@ -46,28 +46,6 @@ export interface LaneContext {
   now: () => Date;
   /** Where the driver's own time goes (for `npm run bench:conductor`). */
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
-  /**
-   * Clean-up the run need not wait for now (a proof's worktree, removed while the next turn is
-   * prepared); the driver waits for all of it before the run ends. Absent: the caller awaits it.
-   */
-  later?: Later;
-}
-
-/** Work started in the background and awaited at the run's end; a failure is logged, never thrown. */
-export class Later {
-  private readonly pending = new Set<Promise<void>>();
-
-  constructor(private readonly log: (line: string) => void) {}
-
-  add(what: string, work: Promise<void>): void {
-    const tracked = work.catch((e: unknown) => this.log(`could not ${what}: ${String(e)}`));
-    this.pending.add(tracked);
-    void tracked.finally(() => this.pending.delete(tracked));
-  }
-
-  async settle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
-  }
 }
 
 /** Values in an environment that look like credentials (…_API_KEY, …_TOKEN, …_SECRET, …PASSWORD). */

@@ -21,7 +21,7 @@ import type { MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
-import { type LaneContext, Later, secretValues, timer } from './context.js';
+import { type LaneContext, secretValues, timer } from './context.js';
 import { snapshotDependencies } from './clean-tree.js';
 import { commandPaths } from './harness.js';
 import { createBranches } from './database.js';
@@ -219,10 +219,8 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws, input.processes));
   const { processes } = input;
-  const later = new Later((line) => input.log?.(line));
   const ctx: LaneContext = {
     ws,
-    later,
     config: input.config,
     feature: input.feature,
     store,
@@ -400,7 +398,6 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     return outcome;
   } finally {
     if (unsaved) await save(file).catch((e: unknown) => ctx.log(`could not save the run state: ${String(e)}`));
-    await later.settle();
     await ctx
       .time('settle', () => ctx.branches.settle())
       .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));

@@ -140,7 +140,6 @@ export async function performAction(
       env: ctx.env,
       processes: ctx.processes,
       time: ctx.time,
-      ...(ctx.later ? { later: ctx.later } : {}),
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
     });

@@ -17,7 +17,6 @@ import type { Workspace } from '../../ports/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
 import { cleanTree, type Dependencies } from './clean-tree.js';
-import type { Later } from './context.js';
 import type { Branches } from './database.js';
 
 const OUTPUT_TAIL = 4000;
@@ -67,11 +66,6 @@ export interface ProveInput {
   signal?: AbortSignal;
   onOutput?: (chunk: string) => void;
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;
-  /**
-   * Where the worktree's removal goes once the proof is judged (it need not hold the next turn up);
-   * absent, the proof waits for it.
-   */
-  later?: Later;
   /**
    * Guard git's own files around the suite (default true): the suite runs code agents wrote, and
    * what it plants in the repository's `.git` or in git's global files would reach the conductor's
@@ -185,9 +179,6 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   } finally {
     input.branches.drop(input.branch);
     await putBack();
-    // After the guard's restore: the removal is git's business, never a change the guard sees.
-    const removal = time('prove:tree', () => tree.dispose());
-    if (input.later) input.later.add(`remove the proof's worktree ${tree.ws.top}`, removal);
-    else await removal;
+    await time('prove:tree', () => tree.dispose());
   }
 }
