@@ -24,7 +24,7 @@ import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
 import { pinnedCopies } from './pinned-config.js';
-import { ownGitDirSync, type GitWorkspace } from './workspace.js';
+import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 /** Compared by content, relative to the common git directory. */
 const GUARDED = [
@@ -312,7 +312,7 @@ async function unplantLinks(file: string, before: GitSnapshot, changes: FileChan
 
 /** The worktree's HEAD file as bytes (null when there is none). */
 function headFile(ws: GitWorkspace): Buffer | null {
-  const own = ownGitDirSync(ws);
+  const own = ownGitDir(ws);
   return own === null ? null : readRegular(path.join(own, 'HEAD'));
 }
 

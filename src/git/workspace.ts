@@ -69,13 +69,11 @@ export async function openWorkspace(dir: string): Promise<GitWorkspace> {
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
-/** The worktree's own git directory: `.git`, or the folder a linked worktree's `.git` file names. */
-export async function ownGitDir(ws: GitWorkspace): Promise<string | null> {
-  return ownGitDirSync(ws);
-}
-
-/** ownGitDir, read synchronously (for the guard, which reads all it compares on the main thread). */
-export function ownGitDirSync(ws: GitWorkspace): string | null {
+/**
+ * The worktree's own git directory: `.git`, or the folder a linked worktree's `.git` file names.
+ * Read synchronously: the guard reads all it compares on the main thread (src/git/guard.ts).
+ */
+export function ownGitDir(ws: GitWorkspace): string | null {
   const dotGit = path.join(ws.top, '.git');
   const stat = lstatSync(dotGit, { throwIfNoEntry: false });
   if (stat?.isDirectory()) return dotGit;
@@ -96,7 +94,7 @@ export function ownGitDirSync(ws: GitWorkspace): string | null {
  * whenever anything is not that plain (a symbolic ref to a ref, reftable, no commit yet): git answers then.
  */
 export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
-  const own = await ownGitDir(ws);
+  const own = ownGitDir(ws);
   if (own === null) return null;
   const head = (await readFile(path.join(own, 'HEAD'), 'utf8').catch(() => '')).trim();
   if (OBJECT_ID.test(head)) return head;
@@ -114,13 +112,13 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
 
 /** The worktree's index as bytes (null when there is none, or it cannot be read). */
 export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
-  const own = await ownGitDir(ws);
+  const own = ownGitDir(ws);
   return own === null ? null : readFile(path.join(own, 'index')).catch(() => null);
 }
 
 /** Put the worktree's index back as `bytes` (written aside, then renamed over it, as git does). */
 export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<void> {
-  const own = await ownGitDir(ws);
+  const own = ownGitDir(ws);
   if (own === null) return;
   const temp = path.join(own, `index.consort-${process.pid}`);
   await writeFile(temp, bytes);
@@ -129,7 +127,7 @@ export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<
 
 /** Put the worktree's HEAD file back as `bytes` when it differs; whether it did. */
 export async function restoreHeadFile(ws: GitWorkspace, bytes: Buffer): Promise<boolean> {
-  const own = await ownGitDir(ws);
+  const own = ownGitDir(ws);
   if (own === null) return false;
   const file = path.join(own, 'HEAD');
   const now = await readFile(file).catch(() => null);
