@@ -8,6 +8,7 @@ import type { Workspace, Workspaces } from '../ports/workspace.js';
 import { ConsortError } from '../core/errors.js';
 import { pinGlobalConfig } from './pinned-config.js';
 import { type GitSnapshot, restoreGit, settledSnapshot, snapshotGit } from './guard.js';
+import { type PreparedWorktree, prepareWorktree, settleWorktree } from './prepared-worktree.js';
 import * as git from './workspace.js';
 
 /** The port over an opened GitWorkspace. */
@@ -21,6 +22,21 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
   let last: GitSnapshot | undefined;
   /** The snapshot the last guard's restore put back (cleared when a guard starts from it). */
   let settled: GitSnapshot | undefined;
+  /** Worktrees made ahead of their proof, by folder (prepared-worktree.ts). */
+  const prepared = new Map<string, PreparedWorktree>();
+  /**
+   * Off once a prepared worktree did not settle: a checkout filter or end-of-line setting makes
+   * every tree differ from its blobs, and an attack is no reason to keep trying either.
+   */
+  let prepareOff = false;
+  /** The prepared worktree at `dir`, taken out of the map and shown again (null when none). */
+  const take = (dir: string): PreparedWorktree | null => {
+    const tree = prepared.get(path.resolve(dir));
+    if (tree === undefined) return null;
+    prepared.delete(path.resolve(dir));
+    tree.show();
+    return tree;
+  };
   return {
     dir: ws.dir,
     top: ws.top,
@@ -44,12 +60,32 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     diffAdded: (base) => git.diffAdded(ws, base),
     stagedPatch: (base, paths) => git.stagedPatch(ws, base, paths),
     applyAndCommit: (patchFile, message) => git.applyAndCommit(ws, patchFile, message),
+    async prepareWorktree(dir, commit) {
+      if (prepareOff || prepared.has(path.resolve(dir))) return;
+      let tree: PreparedWorktree;
+      try {
+        tree = prepareWorktree(ws, dir, commit);
+      } catch {
+        return; // the folder exists already (or cannot be made): the proof makes its worktree as before
+      }
+      prepared.set(path.resolve(dir), tree);
+      await tree.made;
+    },
     async addWorktree(dir, commit) {
-      await git.addWorktree(ws, dir, commit);
+      const ahead = take(dir);
+      if (ahead === null || !(await settleWorktree(ws, ahead, commit))) {
+        if (ahead !== null) prepareOff = true;
+        // No prepared tree, or one that is not exactly `commit`: made afresh (a leftover is replaced).
+        await git.addWorktree(ws, dir, commit);
+      }
       // A worktree of this repository: its top is `dir`, the rest as here (no git started to ask).
       return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
-    removeWorktree: (dir) => git.removeWorktree(ws, dir),
+    async removeWorktree(dir) {
+      // A prepared worktree never taken: removed once git has finished making it.
+      await take(dir)?.made;
+      await git.removeWorktree(ws, dir);
+    },
     pinGitConfig: () => pinGlobalConfig(ws.top),
     async guardGit(purpose = 'turn') {
       if (purpose === 'turn') indexUntouched = false;

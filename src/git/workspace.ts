@@ -391,12 +391,17 @@ export async function addWorktree(ws: GitWorkspace, dir: string, base: string): 
   });
 }
 
+/** A detached worktree of `base` in the empty folder `dir` (made ahead, see prepared-worktree.ts); whether git made it. */
+export async function addWorktreeInto(ws: GitWorkspace, dir: string, base: string): Promise<boolean> {
+  return serially(ws, async () => (await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0);
+}
+
 /**
  * The administrative folder git keeps for the worktree at `dir` (`<common dir>/worktrees/<id>`),
  * as its `.git` file names it; null unless that is exactly such a folder of this repository (the
  * file is in a tree a suite wrote to, so it is not trusted to name anything else).
  */
-async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<string | null> {
+export async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<string | null> {
   const text = await readFile(path.join(dir, '.git'), 'utf8').catch(() => null);
   const named = text === null ? undefined : /^gitdir: (.+)\n?$/.exec(text)?.[1];
   if (named === undefined) return null;

@@ -61,6 +61,15 @@ export interface Workspace {
    * this workspace's place inside it.
    */
   addWorktree(dir: string, commit: string): Promise<Workspace>;
+  /**
+   * Begin the worktree a later `addWorktree(dir, …)` will need, at `commit` (the proof's likely
+   * parent), in the background and hidden from isolated commands until then: that call moves it to
+   * its own commit (only the files that differ are written) and checks every file against that
+   * commit, or makes it afresh. `removeWorktree(dir)` removes one never taken. Settles (never
+   * rejects) once git has made it, or could not; callers need not wait. Optional: a workspace
+   * without it makes every worktree when asked.
+   */
+  prepareWorktree?(dir: string, commit: string): Promise<void>;
   removeWorktree(dir: string): Promise<void>;
   /**
    * Read `.git`'s control files (config, hooks, info, …), git's global files and the object store

@@ -81,9 +81,16 @@ function removeDeadPrivateDirs(): void {
   }
 }
 
-/** Hide `dir` (absolute) from every command this process isolates from now on. */
-export function hideFromIsolated(dir: string): void {
-  hiddenDirs.add(path.resolve(dir));
+/**
+ * Hide `dir` (absolute) from every command this process isolates from now on, until the returned
+ * release (a proof's worktree made ahead of its proof is shown to that proof's suite).
+ */
+export function hideFromIsolated(dir: string): () => void {
+  const key = path.resolve(dir);
+  hiddenDirs.add(key);
+  return () => {
+    hiddenDirs.delete(key);
+  };
 }
 
 /**

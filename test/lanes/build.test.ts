@@ -12,7 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -249,6 +249,12 @@ describe('the TDD lane on the example shop', () => {
       expect(await git('log', '--all', '--format=%H', '--', 'src/phones-wip.js')).toBe('');
       // A clean stop commits the conductor's records too: nothing is left uncommitted.
       expect(await git('status', '--porcelain', '--untracked-files=all')).toBe('');
+      // Nor a proof's worktree (each begun during the turn before it): no folder, no registration.
+      const next = (await readdir(path.dirname(repo.dir))).filter((f) =>
+        f.startsWith(`${path.basename(repo.dir)}-consort-`),
+      );
+      expect(next).toEqual([]);
+      expect((await git('worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
     },
     SLOW,
   );

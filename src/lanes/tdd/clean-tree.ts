@@ -302,16 +302,62 @@ export interface CleanTree {
   dispose(): Promise<void>;
 }
 
-/** A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty. */
+/** A new proof worktree's folder, next to the repository. */
+const proofDir = (ws: Workspace): string => `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
+
+/**
+ * The next proof's worktree, begun ahead (Workspace.prepareWorktree): the turn before a proof
+ * starts it at its base commit while the agent works, and the proof takes it.
+ */
+export interface ProofTrees {
+  /** Begin the next proof's worktree at `commit`; one begun earlier and never taken is removed. */
+  prepare(commit: string): void;
+  /** The folder of the worktree begun for this proof (undefined: none). */
+  take(): string | undefined;
+  /** Remove one begun and never taken (the run's end). */
+  dispose(): Promise<void>;
+}
+
+export function proofTrees(ws: Workspace): ProofTrees {
+  let next: string | undefined;
+  const drop = async (dir: string | undefined): Promise<void> => {
+    if (dir !== undefined) await ws.removeWorktree(dir);
+  };
+  return {
+    prepare(commit) {
+      if (ws.prepareWorktree === undefined) return;
+      const earlier = next;
+      next = proofDir(ws);
+      void ws.prepareWorktree(next, commit);
+      void drop(earlier).catch(() => undefined);
+    },
+    take() {
+      const dir = next;
+      next = undefined;
+      return dir;
+    },
+    async dispose() {
+      const dir = next;
+      next = undefined;
+      await drop(dir);
+    },
+  };
+}
+
+/**
+ * A fresh worktree of `commit` with the pristine dependencies linked in and the report paths empty;
+ * at `dir` when a worktree was begun there for it (ProofTrees).
+ */
 export async function cleanTree(
   ws: Workspace,
   commit: string,
   deps: Dependencies | undefined,
   reports: readonly string[],
   processes: ProcessRunner,
+  prepared?: string,
 ): Promise<CleanTree> {
   const run = tool(processes);
-  const dir = `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
+  const dir = prepared ?? proofDir(ws);
   const own = `${dir}-deps`;
   const dispose = async (): Promise<void> => {
     await ws.removeWorktree(dir);

@@ -5,7 +5,7 @@ import type { GateName } from '../../conductor/state.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
-import type { Dependencies } from './clean-tree.js';
+import type { Dependencies, ProofTrees } from './clean-tree.js';
 import type { Branches } from './database.js';
 import type { BackendFactory } from './policy.js';
 import type { FeatureStore } from './store.js';
@@ -22,6 +22,8 @@ export interface LaneContext {
   backends: BackendFactory;
   /** The pristine dependency install proofs link to (taken before the run's first turn). */
   deps?: Dependencies;
+  /** The next proof's worktree, begun while the turn before it runs. */
+  trees?: ProofTrees;
   /** The suite's environment (proofs, baselines). */
   env: NodeJS.ProcessEnv;
   /** Starts the suite of every proof. */

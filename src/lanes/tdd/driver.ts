@@ -22,7 +22,7 @@ import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
-import { snapshotDependencies } from './clean-tree.js';
+import { proofTrees, snapshotDependencies } from './clean-tree.js';
 import { commandPaths } from './harness.js';
 import { createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
@@ -228,6 +228,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     env: input.env,
     processes,
     deps,
+    trees: proofTrees(ws),
     agentEnv: input.agentEnv ?? input.env,
     secrets: input.secrets ?? secretValues(input.agentEnv ?? input.env),
     branches: createBranches({
@@ -401,6 +402,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     await ctx
       .time('settle', () => ctx.branches.settle())
       .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
+    await ctx.trees?.dispose().catch((e: unknown) => ctx.log(`could not remove a proof's worktree: ${String(e)}`));
     await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }

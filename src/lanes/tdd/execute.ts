@@ -137,6 +137,7 @@ export async function performAction(
       branch: effect.branch,
       forkAhead: effect.forkAhead,
       hash: effect.hash,
+      ...(ctx.trees ? { tree: ctx.trees.take() } : {}),
       env: ctx.env,
       processes: ctx.processes,
       time: ctx.time,

@@ -61,6 +61,8 @@ export interface ProveInput {
   /** A branch to fork for later (the next cycle's sandbox) once this proof's own is ready, so the two do not compete. */
   forkAhead?: { branch: string; use: 'proof' | 'sandbox' } | null;
   hash: readonly string[];
+  /** The folder of a worktree begun ahead for this proof (ProofTrees.take). */
+  tree?: string;
   env: NodeJS.ProcessEnv;
   processes: ProcessRunner;
   signal?: AbortSignal;
@@ -87,7 +89,9 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   }
   const { time } = input;
   const [made, guarded] = await Promise.allSettled([
-    time('prove:tree', () => cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes)),
+    time('prove:tree', () =>
+      cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes, input.tree),
+    ),
     input.guard === false ? null : time('prove:guard', () => input.ws.guardGit('suite')),
   ]);
   if (made.status === 'rejected') throw made.reason;
