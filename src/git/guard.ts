@@ -93,32 +93,39 @@ async function putBack(file: string, was: Buffer): Promise<void> {
  */
 function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, tops?: Map<string, string>): void {
   const full = path.join(root, rel);
-  const own = lstatSync(full, { throwIfNoEntry: false });
-  if (own === undefined) return;
-  // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
-  // is the link itself: following it would read, and removing what is 'added' under it would remove,
-  // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
-  if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
-    const target = readlinkSync(full);
-    if (tops.get(rel) !== target) {
-      into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+  try {
+    const own = lstatSync(full, { throwIfNoEntry: false });
+    if (own === undefined) return;
+    // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
+    // is the link itself: following it would read, and removing what is 'added' under it would remove,
+    // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
+    if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
+      const target = readlinkSync(full);
+      if (tops.get(rel) !== target) {
+        into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+        return;
+      }
+    }
+    // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
+    // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
+    // walked (a loop would not end, and removing what is under it would remove the folder it names).
+    const info = statSync(full, { throwIfNoEntry: false });
+    if (info === undefined) {
+      into.set(rel, NOT_A_FILE); // a dangling symlink holds nothing git reads, but planted it is a change
       return;
     }
+    if (info.isDirectory()) {
+      if (own.isSymbolicLink() && depth > 0) into.set(rel, Buffer.concat([LINK, Buffer.from(readlinkSync(full))]));
+      else for (const name of readdirSync(full)) walk(root, path.posix.join(rel, name), into, depth + 1);
+      return;
+    }
+    into.set(rel, info.isFile() ? (readOr(full) ?? NOT_A_FILE) : NOT_A_FILE);
+  } catch {
+    // A symlink loop (ELOOP), a link to a name too long (ENAMETOOLONG), a folder that cannot be
+    // listed: git reads nothing there either, but planted it is a change (removed, the link itself),
+    // and the guard goes on to put the rest back.
+    into.set(rel, NOT_A_FILE);
   }
-  // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
-  // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
-  // walked (a loop would not end, and removing what is under it would remove the folder it names).
-  const info = statSync(full, { throwIfNoEntry: false });
-  if (info === undefined) {
-    into.set(rel, NOT_A_FILE); // a dangling symlink holds nothing git reads, but planted it is a change
-    return;
-  }
-  if (info.isDirectory()) {
-    if (own.isSymbolicLink() && depth > 0) into.set(rel, Buffer.concat([LINK, Buffer.from(readlinkSync(full))]));
-    else for (const name of readdirOr(full)) walk(root, path.posix.join(rel, name), into, depth + 1);
-    return;
-  }
-  into.set(rel, info.isFile() ? (readOr(full) ?? NOT_A_FILE) : NOT_A_FILE);
 }
 
 /** A file's bytes, or null when it cannot be read (gone, or unreadable). */
@@ -138,7 +145,13 @@ function dotGitFile(ws: GitWorkspace): Buffer | null {
 
 /** A file's bytes when it is a regular file (following symlinks); null when there is none, NOT_A_FILE for anything else. */
 function readRegular(file: string): Buffer | null {
-  const info = statSync(file, { throwIfNoEntry: false });
+  let info;
+  try {
+    info = statSync(file, { throwIfNoEntry: false });
+  } catch (e) {
+    // A folder on the way that is a file holds nothing, as for git; a loop or a name too long is a change.
+    return (e as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : NOT_A_FILE;
+  }
   if (info === undefined) return null;
   return info.isFile() ? readOr(file) : NOT_A_FILE;
 }
@@ -273,13 +286,19 @@ function linksOnTheWay(file: string): [string, string][] {
   let at = path.parse(path.resolve(file)).root;
   while (names.length > 0 && links.length < 40) {
     const next = path.join(at, names.shift()!);
-    const info = lstatSync(next, { throwIfNoEntry: false });
+    let info;
+    let target = '';
+    try {
+      info = lstatSync(next, { throwIfNoEntry: false });
+      if (info?.isSymbolicLink()) target = readlinkSync(next);
+    } catch {
+      break; // a name too long, or a file where a folder was: nothing below it can be reached
+    }
     if (info === undefined) break; // nothing below a missing folder can be a link
     if (!info.isSymbolicLink()) {
       at = next;
       continue;
     }
-    const target = readlinkSync(next);
     links.push([next, target]);
     names.unshift(...target.split(path.sep).filter(Boolean));
     if (path.isAbsolute(target)) at = path.parse(target).root;
