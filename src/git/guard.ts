@@ -71,6 +71,14 @@ export interface GitSnapshot {
 const NOT_A_FILE = Buffer.from('\0consort: not a regular file\0');
 /** What a symlink to a folder (below the guarded folders themselves) holds in place of its bytes: its target. */
 const LINK = Buffer.from('\0consort: symlink\0');
+/**
+ * What a file holds after a turn when its size alone shows that it changed (or the snapshot had no
+ * file there to compare it with): its bytes are never read. Told apart by identity, not by bytes.
+ */
+const UNREAD = Buffer.from('\0consort: changed, not read\0');
+
+/** Whether `now`, read after a turn, holds what `was` held. */
+const unchanged = (now: Buffer, was: Buffer): boolean => now !== UNREAD && now.equals(was);
 
 /** Put `was` back at `file`: its bytes, its symlink, or, for what was no regular file (it cannot be made again), nothing. */
 async function putBack(file: string, was: Buffer): Promise<void> {
@@ -86,12 +94,24 @@ async function putBack(file: string, was: Buffer): Promise<void> {
   await rename(temp, file);
 }
 
+/** After a turn, what the walk compares with: the snapshot's top links and files. */
+interface AfterTurn {
+  tops: Map<string, string>;
+  files: Map<string, Buffer>;
+}
+
+/**
+ * Whether a file of `size` bytes may hold `was`. After a turn only such a file is read: one planted
+ * (nothing to compare) or grown (a GiB of zeros) is a change without its bytes, never read into memory.
+ */
+const sameSize = (size: number, was: Buffer | null | undefined): boolean => was != null && was.length === size;
+
 /**
  * Every file under `rel`, read synchronously, as `objectFiles` is: a guard reads a few dozen small
  * files (config, hooks, info/), and one trip through libuv's thread pool per file and folder cost
  * 8–12 ms per guard on a busy run (four guards a cycle), where the same reads on the main thread take one.
  */
-function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, tops?: Map<string, string>): void {
+function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, after?: AfterTurn): void {
   const full = path.join(root, rel);
   try {
     const own = lstatSync(full, { throwIfNoEntry: false });
@@ -99,9 +119,9 @@ function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, t
     // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
     // is the link itself: following it would read, and removing what is 'added' under it would remove,
     // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
-    if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
+    if (depth === 0 && after !== undefined && own.isSymbolicLink()) {
       const target = readlinkSync(full);
-      if (tops.get(rel) !== target) {
+      if (after.tops.get(rel) !== target) {
         into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
         return;
       }
@@ -116,10 +136,12 @@ function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, t
     }
     if (info.isDirectory()) {
       if (own.isSymbolicLink() && depth > 0) into.set(rel, Buffer.concat([LINK, Buffer.from(readlinkSync(full))]));
-      else for (const name of readdirSync(full)) walk(root, path.posix.join(rel, name), into, depth + 1);
+      else for (const name of readdirSync(full)) walk(root, path.posix.join(rel, name), into, depth + 1, after);
       return;
     }
-    into.set(rel, info.isFile() ? (readOr(full) ?? NOT_A_FILE) : NOT_A_FILE);
+    if (!info.isFile()) into.set(rel, NOT_A_FILE);
+    else if (after !== undefined && !sameSize(info.size, after.files.get(rel))) into.set(rel, UNREAD);
+    else into.set(rel, readOr(full) ?? NOT_A_FILE);
   } catch {
     // A symlink loop (ELOOP), a link to a name too long (ENAMETOOLONG), a folder that cannot be
     // listed: git reads nothing there either, but planted it is a change (removed, the link itself),
@@ -143,8 +165,11 @@ function dotGitFile(ws: GitWorkspace): Buffer | null {
   return lstatSync(file, { throwIfNoEntry: false })?.isFile() ? readOr(file) : null;
 }
 
-/** A file's bytes when it is a regular file (following symlinks); null when there is none, NOT_A_FILE for anything else. */
-function readRegular(file: string): Buffer | null {
+/**
+ * A file's bytes when it is a regular file (following symlinks); null when there is none, NOT_A_FILE
+ * for anything else. Given what it held at the snapshot (after a turn), UNREAD when its size differs.
+ */
+function readRegular(file: string, was?: Buffer | null): Buffer | null {
   let info;
   try {
     info = statSync(file, { throwIfNoEntry: false });
@@ -153,7 +178,8 @@ function readRegular(file: string): Buffer | null {
     return (e as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : NOT_A_FILE;
   }
   if (info === undefined) return null;
-  return info.isFile() ? readOr(file) : NOT_A_FILE;
+  if (!info.isFile()) return NOT_A_FILE;
+  return was === undefined || sameSize(info.size, was) ? readOr(file) : UNREAD;
 }
 
 /**
@@ -409,14 +435,14 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
   const now = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, before.tops);
+  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, { tops: before.tops, files: before.files });
   const changes: FileChange[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
     if (was === undefined) {
       changes.push({ path: `.git/${rel}`, status: 'added' });
       await rm(path.join(ws.gitDir, rel), { recursive: true, force: true });
-    } else if (!was.equals(content)) {
+    } else if (!unchanged(content, was)) {
       changes.push({ path: `.git/${rel}`, status: 'modified' });
       await putBack(path.join(ws.gitDir, rel), was);
     }
@@ -428,8 +454,8 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
   }
   if (before.dotGit !== null) {
     const file = path.join(ws.top, '.git');
-    const content = readRegular(file);
-    if (content === null || !content.equals(before.dotGit)) {
+    const content = readRegular(file, before.dotGit);
+    if (content === null || !unchanged(content, before.dotGit)) {
       changes.push({ path: '.git', status: 'modified' });
       await putBack(file, before.dotGit);
     }
@@ -437,9 +463,9 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
   for (const [file, was] of before.home) {
     await unplantLinks(file, before, changes);
     const rel = path.relative(before.homeDir, file);
-    const content = readRegular(file);
+    const content = readRegular(file, was);
     if (content === null && was === null) continue;
-    if (content !== null && was !== null && content.equals(was)) continue;
+    if (content !== null && was !== null && unchanged(content, was)) continue;
     changes.push({ path: `~/${rel}`, status: was === null ? 'added' : content === null ? 'deleted' : 'modified' });
     if (was === null) await rm(file, { recursive: true, force: true });
     else await putBack(file, was);
