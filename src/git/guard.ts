@@ -29,6 +29,7 @@ import { ownGitDir, type GitWorkspace } from './workspace.js';
 /** Compared by content, relative to the common git directory. */
 const GUARDED = [
   'config',
+  'config.worktree',
   'hooks',
   'info',
   'commondir',
@@ -38,6 +39,13 @@ const GUARDED = [
   'objects/info/alternates',
   'objects/info/http-alternates',
 ];
+
+/**
+ * Compared by content too, relative to a linked worktree's own git directory (`<common>/worktrees/<name>`):
+ * `commondir` says where the object store, the refs and `config` are, and `config.worktree` is the
+ * worktree's configuration when `extensions.worktreeConfig` is set.
+ */
+const OWN_GUARDED = ['commondir', 'config.worktree'];
 
 /** git's global files, relative to the home folder every child gets (HOME; no XDG_CONFIG_HOME reaches one). */
 const HOME_FILES = ['.gitconfig', '.config/git/config', '.config/git/attributes', '.config/git/ignore'];
@@ -49,6 +57,8 @@ const PACK_NAME = /^(pack-[0-9a-f]+\.[a-z]+|multi-pack-index)$/;
 const isLoose = (rel: string): boolean => !rel.startsWith('objects/pack/');
 
 export interface GitSnapshot {
+  /** The names compared, relative to the common git directory: GUARDED, and a linked worktree's own files. */
+  guarded: string[];
   files: Map<string, Buffer>;
   home: Map<string, Buffer | null>;
   homeDir: string;
@@ -283,7 +293,8 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
 export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
   const tops = new Map<string, string>();
-  for (const rel of GUARDED) {
+  const guarded = guardedNames(ws);
+  for (const rel of guarded) {
     walk(ws.gitDir, rel, files);
     if (lstatSync(path.join(ws.gitDir, rel), { throwIfNoEntry: false })?.isSymbolicLink())
       tops.set(rel, readlinkSync(path.join(ws.gitDir, rel)));
@@ -298,7 +309,15 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   const homeLinks = new Map<string, string>();
   for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
-  return { files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+  return { guarded, files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+}
+
+/** GUARDED, and in a linked worktree its own git directory's files (relative to the common one). */
+function guardedNames(ws: GitWorkspace): string[] {
+  const own = ownGitDir(ws);
+  if (own === null || path.resolve(own) === path.resolve(ws.gitDir)) return GUARDED;
+  const rel = path.relative(ws.gitDir, own);
+  return [...GUARDED, ...OWN_GUARDED.map((name) => path.join(rel, name))];
 }
 
 /**
@@ -435,7 +454,8 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
   const now = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, { tops: before.tops, files: before.files });
+  // The snapshot's names: a `.git` file pointed at another git directory since is put back below.
+  for (const rel of before.guarded) walk(ws.gitDir, rel, now, 0, { tops: before.tops, files: before.files });
   const changes: FileChange[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
