@@ -15,14 +15,15 @@
  * that is then missing stops the run, since nothing can put it back.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
+import { unplantLinks, wayTo } from './link-way.js';
 import { pinnedCopies } from './pinned-config.js';
 import { ownGitDir, type GitWorkspace } from './workspace.js';
 
@@ -64,14 +65,44 @@ export interface GitSnapshot {
   homeDir: string;
   /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
   homeLinks: Map<string, string>;
-  /** The guarded names (config, hooks, …) that were symlinks, and their targets: followed after a turn only as they were. */
-  tops: Map<string, string>;
+  /** The guarded names (config, hooks, …) that were symlinks: followed after a turn only as they were. */
+  tops: Map<string, TopLink>;
   /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
   objects: Map<string, string>;
   /** The worktree's HEAD file: a conditional include (onbranch:) depends on it. */
   head: Buffer | null;
+}
+
+/** A guarded name that is a symlink (`.git/hooks` → a shared folder), as the snapshot found it. */
+interface TopLink {
+  /** Its own target. */
+  target: string;
+  /** The links met on the way to where it leads, itself included (each link's path → its target). */
+  way: Map<string, string>;
+  /** Where it leads: the real path and the device and inode there; null when nowhere (dangling). */
+  place: string | null;
+}
+
+/** A guarded name's link as it is now (null when it is no link). */
+function topLink(full: string): TopLink | null {
+  try {
+    if (!lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink()) return null;
+    return { target: readlinkSync(full), way: new Map(wayTo(full).links), place: placeOf(full) };
+  } catch {
+    return null;
+  }
+}
+
+/** The real path a link leads to, and what is there (device and inode): a folder swapped in its place is another. */
+function placeOf(full: string): string | null {
+  try {
+    const info = statSync(full);
+    return `${realpathSync(full)}\0${info.dev}:${info.ino}`;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -106,7 +137,7 @@ async function putBack(file: string, was: Buffer): Promise<void> {
 
 /** After a turn, what the walk compares with: the snapshot's top links and files. */
 interface AfterTurn {
-  tops: Map<string, string>;
+  tops: Map<string, TopLink>;
   files: Map<string, Buffer>;
 }
 
@@ -126,12 +157,14 @@ function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, a
   try {
     const own = lstatSync(full, { throwIfNoEntry: false });
     if (own === undefined) return;
-    // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
-    // is the link itself: following it would read, and removing what is 'added' under it would remove,
+    // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere,
+    // or leads elsewhere: `~/shared-hooks` made a link to `.git`, a folder on the way swapped) is the
+    // link itself: following it would read, and removing what is 'added' under it would remove,
     // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
     if (depth === 0 && after !== undefined && own.isSymbolicLink()) {
       const target = readlinkSync(full);
-      if (after.tops.get(rel) !== target) {
+      const top = after.tops.get(rel);
+      if (top?.target !== target || placeOf(full) !== top.place) {
         into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
         return;
       }
@@ -292,12 +325,12 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
  */
 export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
-  const tops = new Map<string, string>();
+  const tops = new Map<string, TopLink>();
   const guarded = guardedNames(ws);
   for (const rel of guarded) {
     walk(ws.gitDir, rel, files);
-    if (lstatSync(path.join(ws.gitDir, rel), { throwIfNoEntry: false })?.isSymbolicLink())
-      tops.set(rel, readlinkSync(path.join(ws.gitDir, rel)));
+    const top = topLink(path.join(ws.gitDir, rel));
+    if (top !== null) tops.set(rel, top);
   }
   // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
   const homeDir = process.env.HOME || os.homedir();
@@ -307,7 +340,8 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = read(await globalFiles(ws, homeDir));
   const homeLinks = new Map<string, string>();
-  for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
+  for (const file of home.keys())
+    for (const [link, target] of wayTo(path.dirname(file)).links) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
   return { guarded, files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
 }
@@ -318,60 +352,6 @@ function guardedNames(ws: GitWorkspace): string[] {
   if (own === null || path.resolve(own) === path.resolve(ws.gitDir)) return GUARDED;
   const rel = path.relative(ws.gitDir, own);
   return [...GUARDED, ...OWN_GUARDED.map((name) => path.join(rel, name))];
-}
-
-/**
- * The symlinks met, in order, on the way to `file`'s folder, resolved one name at a time as the
- * kernel does (each link's path → its target). Untrusted code can write the home folder, so a folder
- * on the way to a global file (`~/.config/git`) may since have become a link to anywhere.
- */
-function linksOnTheWay(file: string): [string, string][] {
-  const links: [string, string][] = [];
-  const names = path.resolve(path.dirname(file)).split(path.sep).filter(Boolean);
-  let at = path.parse(path.resolve(file)).root;
-  while (names.length > 0 && links.length < 40) {
-    const next = path.join(at, names.shift()!);
-    let info;
-    let target = '';
-    try {
-      info = lstatSync(next, { throwIfNoEntry: false });
-      if (info?.isSymbolicLink()) target = readlinkSync(next);
-    } catch {
-      break; // a name too long, or a file where a folder was: nothing below it can be reached
-    }
-    if (info === undefined) break; // nothing below a missing folder can be a link
-    if (!info.isSymbolicLink()) {
-      at = next;
-      continue;
-    }
-    links.push([next, target]);
-    names.unshift(...target.split(path.sep).filter(Boolean));
-    if (path.isAbsolute(target)) at = path.parse(target).root;
-  }
-  return links;
-}
-
-/**
- * Undo the links planted on the way to the global file `file` since `before`: the first one met
- * that `before` did not have (or had to elsewhere) is removed — the link itself — or pointed back
- * where it was, until the way is the snapshot's. Nothing is then put back through a link the turn
- * made: it could name the repository's `.git`, which the sandbox keeps read-only to that code.
- */
-async function unplantLinks(file: string, before: GitSnapshot, changes: FileChange[]): Promise<void> {
-  for (let round = 0; round < 40; round++) {
-    const planted = linksOnTheWay(file).find(([link, target]) => before.homeLinks.get(link) !== target);
-    if (planted === undefined) return;
-    const [link] = planted;
-    const was = before.homeLinks.get(link);
-    const shown = path.relative(before.homeDir, link);
-    changes.push({
-      path: shown.startsWith('..') ? link : `~/${shown}`,
-      status: was === undefined ? 'added' : 'modified',
-    });
-    await unlink(link);
-    if (was !== undefined) await symlink(was, link);
-  }
-  throw new ConsortError('internal', `Links planted on the way to ${file} could not all be removed.`);
 }
 
 /** The worktree's HEAD file as bytes (null when there is none). */
@@ -453,14 +433,24 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
 
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
+  const changes: FileChange[] = [];
+  // A guarded name the user linked elsewhere, still that link: what the turn planted on its way is
+  // undone (the links only). Where it then leads anywhere but where it led, the walk takes the link
+  // itself for the change, so that nothing is read or removed through it.
+  for (const [rel, top] of before.tops) {
+    const full = path.join(ws.gitDir, rel);
+    if (topLink(full)?.target === top.target) await unplantLinks(full, top.way, before.homeDir, changes);
+  }
   const now = new Map<string, Buffer>();
   // The snapshot's names: a `.git` file pointed at another git directory since is put back below.
   for (const rel of before.guarded) walk(ws.gitDir, rel, now, 0, { tops: before.tops, files: before.files });
-  const changes: FileChange[] = [];
+  /** Guarded folders whose link was the change: what the snapshot had under them is put back with them. */
+  const replaced: string[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
     if (was === undefined) {
-      changes.push({ path: `.git/${rel}`, status: 'added' });
+      changes.push({ path: `.git/${rel}`, status: before.tops.has(rel) ? 'modified' : 'added' });
+      if (before.guarded.includes(rel)) replaced.push(`${rel}/`);
       await rm(path.join(ws.gitDir, rel), { recursive: true, force: true });
     } else if (!unchanged(content, was)) {
       changes.push({ path: `.git/${rel}`, status: 'modified' });
@@ -469,7 +459,7 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
   }
   for (const [rel, content] of before.files) {
     if (now.has(rel)) continue;
-    changes.push({ path: `.git/${rel}`, status: 'deleted' });
+    if (!replaced.some((folder) => rel.startsWith(folder))) changes.push({ path: `.git/${rel}`, status: 'deleted' });
     await putBack(path.join(ws.gitDir, rel), content);
   }
   if (before.dotGit !== null) {
@@ -481,7 +471,9 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
     }
   }
   for (const [file, was] of before.home) {
-    await unplantLinks(file, before, changes);
+    // Nothing is put back through a link the turn made on the way to a global file (`~/.config/git`
+    // → the repository's `.git`, which the sandbox keeps read-only to that code): the link goes first.
+    await unplantLinks(path.dirname(file), before.homeLinks, before.homeDir, changes);
     const rel = path.relative(before.homeDir, file);
     const content = readRegular(file, was);
     if (content === null && was === null) continue;
