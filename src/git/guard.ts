@@ -63,7 +63,7 @@ export interface GitSnapshot {
   files: Map<string, Buffer>;
   home: Map<string, Buffer | null>;
   homeDir: string;
-  /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
+  /** The symlinks met on the way to `home`'s files, their own places and where those lead included (each link's path → its target). */
   homeLinks: Map<string, string>;
   /** The guarded names (config, hooks, …) that were symlinks: followed after a turn only as they were. */
   tops: Map<string, TopLink>;
@@ -121,9 +121,13 @@ const UNREAD = Buffer.from('\0consort: changed, not read\0');
 /** Whether `now`, read after a turn, holds what `was` held. */
 const unchanged = (now: Buffer, was: Buffer): boolean => now !== UNREAD && now.equals(was);
 
-/** Put `was` back at `file`: its bytes, its symlink, or, for what was no regular file (it cannot be made again), nothing. */
+/**
+ * Put `was` back at `file`: its bytes, its symlink, or, for what was no regular file (it cannot be
+ * made again), nothing. Bytes are written aside and renamed over a regular file: no moment without one.
+ */
 async function putBack(file: string, was: Buffer): Promise<void> {
-  await rm(file, { recursive: true, force: true });
+  if (was.equals(NOT_A_FILE) || was.subarray(0, LINK.length).equals(LINK) || !isRegularFile(file))
+    await rm(file, { recursive: true, force: true });
   if (was.equals(NOT_A_FILE)) return;
   await mkdir(path.dirname(file), { recursive: true });
   if (was.subarray(0, LINK.length).equals(LINK)) {
@@ -133,6 +137,14 @@ async function putBack(file: string, was: Buffer): Promise<void> {
   const temp = `${file}.${randomUUID()}`;
   await writeFile(temp, was);
   await rename(temp, file);
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
 }
 
 /** After a turn, what the walk compares with: the snapshot's top links and files. */
@@ -340,8 +352,7 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = read(await globalFiles(ws, homeDir));
   const homeLinks = new Map<string, string>();
-  for (const file of home.keys())
-    for (const [link, target] of wayTo(path.dirname(file)).links) homeLinks.set(link, target);
+  for (const file of home.keys()) for (const [link, target] of wayTo(file).links) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
   return { guarded, files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
 }
@@ -431,6 +442,51 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
     );
 }
 
+/**
+ * Put a global file back as the snapshot had it. Nothing is put back through a link the turn made on
+ * the way (`~/.config/git` → the repository's `.git`, which the sandbox keeps read-only to that code),
+ * in the file's place (`~/.gitconfig` → a copy) or beyond (a dotfiles folder made a link): those links
+ * go first, or point back where they were. The user's own link in its place (`~/.gitconfig` → a
+ * dotfiles repository) stays, and is made again if the turn replaced it: the bytes go back where it
+ * leads, written aside in that folder and renamed over the file.
+ */
+async function restoreHomeFile(
+  file: string,
+  was: Buffer | null,
+  before: GitSnapshot,
+  changes: FileChange[],
+): Promise<void> {
+  await unplantLinks(path.dirname(file), before.homeLinks, before.homeDir, changes);
+  // The file's own place, where its folder's way (the snapshot's again) leads.
+  const own = path.join(wayTo(path.dirname(file)).end ?? path.dirname(file), path.basename(file));
+  const undone = await unplantLinks(file, before.homeLinks, before.homeDir, changes, own);
+  const userLink = before.homeLinks.get(own);
+  const relinked = userLink !== undefined && !lstatOr(own)?.isSymbolicLink();
+  if (relinked) {
+    await rm(own, { recursive: true, force: true });
+    await mkdir(path.dirname(own), { recursive: true });
+    await symlink(userLink, own);
+  }
+  const content = readRegular(file, was);
+  const same = content === null ? was === null : was !== null && unchanged(content, was);
+  const moved = relinked || undone.includes(own);
+  if (same && !moved) return;
+  const status = was === null ? 'added' : content === null && !moved ? 'deleted' : 'modified';
+  changes.push({ path: `~/${path.relative(before.homeDir, file)}`, status });
+  if (same) return;
+  const at = wayTo(file).end ?? file;
+  if (was === null) await rm(at, { recursive: true, force: true });
+  else await putBack(at, was);
+}
+
+function lstatOr(file: string) {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
   const changes: FileChange[] = [];
@@ -470,18 +526,7 @@ export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise
       await putBack(file, before.dotGit);
     }
   }
-  for (const [file, was] of before.home) {
-    // Nothing is put back through a link the turn made on the way to a global file (`~/.config/git`
-    // → the repository's `.git`, which the sandbox keeps read-only to that code): the link goes first.
-    await unplantLinks(path.dirname(file), before.homeLinks, before.homeDir, changes);
-    const rel = path.relative(before.homeDir, file);
-    const content = readRegular(file, was);
-    if (content === null && was === null) continue;
-    if (content !== null && was !== null && unchanged(content, was)) continue;
-    changes.push({ path: `~/${rel}`, status: was === null ? 'added' : content === null ? 'deleted' : 'modified' });
-    if (was === null) await rm(file, { recursive: true, force: true });
-    else await putBack(file, was);
-  }
+  for (const [file, was] of before.home) await restoreHomeFile(file, was, before, changes);
   await restoreObjects(ws, before, changes);
   return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
 }

@@ -59,22 +59,27 @@ export function shownPath(p: string, home: string): string {
 /**
  * Undo the links planted on the way to `p` since the snapshot, whose way had `was` (link → target):
  * the first one met that `was` did not have (or had to elsewhere) is removed — the link itself — or
- * pointed back where it was, until the way is the snapshot's. Each is reported as the turn's change.
+ * pointed back where it was, until the way is the snapshot's. Each is reported as the turn's change,
+ * but for `quiet` (a file's own place, whose change the caller reports); returns the links undone.
  */
 export async function unplantLinks(
   p: string,
   was: ReadonlyMap<string, string>,
   home: string,
   changes: FileChange[],
-): Promise<void> {
+  quiet?: string,
+): Promise<string[]> {
+  const undone: string[] = [];
   for (let round = 0; round < MAX_LINKS; round++) {
     const planted = wayTo(p).links.find(([link, target]) => was.get(link) !== target);
-    if (planted === undefined) return;
+    if (planted === undefined) return undone;
     const [link] = planted;
     const before = was.get(link);
-    changes.push({ path: shownPath(link, home), status: before === undefined ? 'added' : 'modified' });
+    if (link !== quiet)
+      changes.push({ path: shownPath(link, home), status: before === undefined ? 'added' : 'modified' });
     await unlink(link);
     if (before !== undefined) await symlink(before, link);
+    undone.push(link);
   }
   throw new ConsortError('internal', `Links planted on the way to ${p} could not all be removed.`);
 }
