@@ -15,20 +15,22 @@
  * that is then missing stops the run, since nothing can put it back.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { git } from './exec.js';
+import { unplantLinks, wayTo } from './link-way.js';
 import { pinnedCopies } from './pinned-config.js';
 import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 /** Compared by content, relative to the common git directory. */
 const GUARDED = [
   'config',
+  'config.worktree',
   'hooks',
   'info',
   'commondir',
@@ -38,6 +40,13 @@ const GUARDED = [
   'objects/info/alternates',
   'objects/info/http-alternates',
 ];
+
+/**
+ * Compared by content too, relative to a linked worktree's own git directory (`<common>/worktrees/<name>`):
+ * `commondir` says where the object store, the refs and `config` are, and `config.worktree` is the
+ * worktree's configuration when `extensions.worktreeConfig` is set.
+ */
+const OWN_GUARDED = ['commondir', 'config.worktree'];
 
 /** git's global files, relative to the home folder every child gets (HOME; no XDG_CONFIG_HOME reaches one). */
 const HOME_FILES = ['.gitconfig', '.config/git/config', '.config/git/attributes', '.config/git/ignore'];
@@ -49,19 +58,51 @@ const PACK_NAME = /^(pack-[0-9a-f]+\.[a-z]+|multi-pack-index)$/;
 const isLoose = (rel: string): boolean => !rel.startsWith('objects/pack/');
 
 export interface GitSnapshot {
+  /** The names compared, relative to the common git directory: GUARDED, and a linked worktree's own files. */
+  guarded: string[];
   files: Map<string, Buffer>;
   home: Map<string, Buffer | null>;
   homeDir: string;
-  /** The symlinks met on the way to the folders of `home`'s files (each link's path → its target). */
+  /** The symlinks met on the way to `home`'s files, their own places and where those lead included (each link's path → its target). */
   homeLinks: Map<string, string>;
-  /** The guarded names (config, hooks, …) that were symlinks, and their targets: followed after a turn only as they were. */
-  tops: Map<string, string>;
+  /** The guarded names (config, hooks, …) that were symlinks: followed after a turn only as they were. */
+  tops: Map<string, TopLink>;
   /** A linked worktree's `.git` file (which names its git directory); null in the main worktree. */
   dotGit: Buffer | null;
   /** `objects/…` path → inode:size:ctime. */
   objects: Map<string, string>;
   /** The worktree's HEAD file: a conditional include (onbranch:) depends on it. */
   head: Buffer | null;
+}
+
+/** A guarded name that is a symlink (`.git/hooks` → a shared folder), as the snapshot found it. */
+interface TopLink {
+  /** Its own target. */
+  target: string;
+  /** The links met on the way to where it leads, itself included (each link's path → its target). */
+  way: Map<string, string>;
+  /** Where it leads: the real path and the device and inode there; null when nowhere (dangling). */
+  place: string | null;
+}
+
+/** A guarded name's link as it is now (null when it is no link). */
+function topLink(full: string): TopLink | null {
+  try {
+    if (!lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink()) return null;
+    return { target: readlinkSync(full), way: new Map(wayTo(full).links), place: placeOf(full) };
+  } catch {
+    return null;
+  }
+}
+
+/** The real path a link leads to, and what is there (device and inode): a folder swapped in its place is another. */
+function placeOf(full: string): string | null {
+  try {
+    const info = statSync(full);
+    return `${realpathSync(full)}\0${info.dev}:${info.ino}`;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -71,10 +112,22 @@ export interface GitSnapshot {
 const NOT_A_FILE = Buffer.from('\0consort: not a regular file\0');
 /** What a symlink to a folder (below the guarded folders themselves) holds in place of its bytes: its target. */
 const LINK = Buffer.from('\0consort: symlink\0');
+/**
+ * What a file holds after a turn when its size alone shows that it changed (or the snapshot had no
+ * file there to compare it with): its bytes are never read. Told apart by identity, not by bytes.
+ */
+const UNREAD = Buffer.from('\0consort: changed, not read\0');
 
-/** Put `was` back at `file`: its bytes, its symlink, or, for what was no regular file (it cannot be made again), nothing. */
+/** Whether `now`, read after a turn, holds what `was` held. */
+const unchanged = (now: Buffer, was: Buffer): boolean => now !== UNREAD && now.equals(was);
+
+/**
+ * Put `was` back at `file`: its bytes, its symlink, or, for what was no regular file (it cannot be
+ * made again), nothing. Bytes are written aside and renamed over a regular file: no moment without one.
+ */
 async function putBack(file: string, was: Buffer): Promise<void> {
-  await rm(file, { recursive: true, force: true });
+  if (was.equals(NOT_A_FILE) || was.subarray(0, LINK.length).equals(LINK) || !isRegularFile(file))
+    await rm(file, { recursive: true, force: true });
   if (was.equals(NOT_A_FILE)) return;
   await mkdir(path.dirname(file), { recursive: true });
   if (was.subarray(0, LINK.length).equals(LINK)) {
@@ -86,39 +139,70 @@ async function putBack(file: string, was: Buffer): Promise<void> {
   await rename(temp, file);
 }
 
+function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false })?.isFile() === true;
+  } catch {
+    return false;
+  }
+}
+
+/** After a turn, what the walk compares with: the snapshot's top links and files. */
+interface AfterTurn {
+  tops: Map<string, TopLink>;
+  files: Map<string, Buffer>;
+}
+
+/**
+ * Whether a file of `size` bytes may hold `was`. After a turn only such a file is read: one planted
+ * (nothing to compare) or grown (a GiB of zeros) is a change without its bytes, never read into memory.
+ */
+const sameSize = (size: number, was: Buffer | null | undefined): boolean => was != null && was.length === size;
+
 /**
  * Every file under `rel`, read synchronously, as `objectFiles` is: a guard reads a few dozen small
  * files (config, hooks, info/), and one trip through libuv's thread pool per file and folder cost
  * 8–12 ms per guard on a busy run (four guards a cycle), where the same reads on the main thread take one.
  */
-function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, tops?: Map<string, string>): void {
+function walk(root: string, rel: string, into: Map<string, Buffer>, depth = 0, after?: AfterTurn): void {
   const full = path.join(root, rel);
-  const own = lstatSync(full, { throwIfNoEntry: false });
-  if (own === undefined) return;
-  // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere)
-  // is the link itself: following it would read, and removing what is 'added' under it would remove,
-  // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
-  if (depth === 0 && tops !== undefined && own.isSymbolicLink()) {
-    const target = readlinkSync(full);
-    if (tops.get(rel) !== target) {
-      into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+  try {
+    const own = lstatSync(full, { throwIfNoEntry: false });
+    if (own === undefined) return;
+    // After a turn, a guarded name that has become a link since the snapshot (or now links elsewhere,
+    // or leads elsewhere: `~/shared-hooks` made a link to `.git`, a folder on the way swapped) is the
+    // link itself: following it would read, and removing what is 'added' under it would remove,
+    // whatever folder it names (`.git/info` → `~`), and a link to a copy of `config` would read the same.
+    if (depth === 0 && after !== undefined && own.isSymbolicLink()) {
+      const target = readlinkSync(full);
+      const top = after.tops.get(rel);
+      if (top?.target !== target || placeOf(full) !== top.place) {
+        into.set(rel, Buffer.concat([LINK, Buffer.from(target)]));
+        return;
+      }
+    }
+    // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
+    // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
+    // walked (a loop would not end, and removing what is under it would remove the folder it names).
+    const info = statSync(full, { throwIfNoEntry: false });
+    if (info === undefined) {
+      into.set(rel, NOT_A_FILE); // a dangling symlink holds nothing git reads, but planted it is a change
       return;
     }
+    if (info.isDirectory()) {
+      if (own.isSymbolicLink() && depth > 0) into.set(rel, Buffer.concat([LINK, Buffer.from(readlinkSync(full))]));
+      else for (const name of readdirSync(full)) walk(root, path.posix.join(rel, name), into, depth + 1, after);
+      return;
+    }
+    if (!info.isFile()) into.set(rel, NOT_A_FILE);
+    else if (after !== undefined && !sameSize(info.size, after.files.get(rel))) into.set(rel, UNREAD);
+    else into.set(rel, readOr(full) ?? NOT_A_FILE);
+  } catch {
+    // A symlink loop (ELOOP), a link to a name too long (ENAMETOOLONG), a folder that cannot be
+    // listed: git reads nothing there either, but planted it is a change (removed, the link itself),
+    // and the guard goes on to put the rest back.
+    into.set(rel, NOT_A_FILE);
   }
-  // Symlinks are followed, as git follows them: to a file (a hook kept elsewhere), and at the top
-  // (a hooks folder linked to a shared one). A folder linked from inside is the link itself: never
-  // walked (a loop would not end, and removing what is under it would remove the folder it names).
-  const info = statSync(full, { throwIfNoEntry: false });
-  if (info === undefined) {
-    into.set(rel, NOT_A_FILE); // a dangling symlink holds nothing git reads, but planted it is a change
-    return;
-  }
-  if (info.isDirectory()) {
-    if (own.isSymbolicLink() && depth > 0) into.set(rel, Buffer.concat([LINK, Buffer.from(readlinkSync(full))]));
-    else for (const name of readdirOr(full)) walk(root, path.posix.join(rel, name), into, depth + 1);
-    return;
-  }
-  into.set(rel, info.isFile() ? (readOr(full) ?? NOT_A_FILE) : NOT_A_FILE);
 }
 
 /** A file's bytes, or null when it cannot be read (gone, or unreadable). */
@@ -136,11 +220,21 @@ function dotGitFile(ws: GitWorkspace): Buffer | null {
   return lstatSync(file, { throwIfNoEntry: false })?.isFile() ? readOr(file) : null;
 }
 
-/** A file's bytes when it is a regular file (following symlinks); null when there is none, NOT_A_FILE for anything else. */
-function readRegular(file: string): Buffer | null {
-  const info = statSync(file, { throwIfNoEntry: false });
+/**
+ * A file's bytes when it is a regular file (following symlinks); null when there is none, NOT_A_FILE
+ * for anything else. Given what it held at the snapshot (after a turn), UNREAD when its size differs.
+ */
+function readRegular(file: string, was?: Buffer | null): Buffer | null {
+  let info;
+  try {
+    info = statSync(file, { throwIfNoEntry: false });
+  } catch (e) {
+    // A folder on the way that is a file holds nothing, as for git; a loop or a name too long is a change.
+    return (e as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : NOT_A_FILE;
+  }
   if (info === undefined) return null;
-  return info.isFile() ? readOr(file) : NOT_A_FILE;
+  if (!info.isFile()) return NOT_A_FILE;
+  return was === undefined || sameSize(info.size, was) ? readOr(file) : UNREAD;
 }
 
 /**
@@ -243,11 +337,12 @@ async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]>
  */
 export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Promise<GitSnapshot> {
   const files = new Map<string, Buffer>();
-  const tops = new Map<string, string>();
-  for (const rel of GUARDED) {
+  const tops = new Map<string, TopLink>();
+  const guarded = guardedNames(ws);
+  for (const rel of guarded) {
     walk(ws.gitDir, rel, files);
-    if (lstatSync(path.join(ws.gitDir, rel), { throwIfNoEntry: false })?.isSymbolicLink())
-      tops.set(rel, readlinkSync(path.join(ws.gitDir, rel)));
+    const top = topLink(path.join(ws.gitDir, rel));
+    if (top !== null) tops.set(rel, top);
   }
   // The HOME every child is given (src/core/child-env.ts takes it from this process's environment).
   const homeDir = process.env.HOME || os.homedir();
@@ -257,57 +352,17 @@ export async function snapshotGit(ws: GitWorkspace, previous?: GitSnapshot): Pro
   if (home === null || [...home].some(([file, content]) => !sameBytes(content, previous!.home.get(file) ?? null)))
     home = read(await globalFiles(ws, homeDir));
   const homeLinks = new Map<string, string>();
-  for (const file of home.keys()) for (const [link, target] of linksOnTheWay(file)) homeLinks.set(link, target);
+  for (const file of home.keys()) for (const [link, target] of wayTo(file).links) homeLinks.set(link, target);
   const dotGit = dotGitFile(ws);
-  return { files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
+  return { guarded, files, tops, home, homeDir, homeLinks, dotGit, objects: objectPrints(ws), head };
 }
 
-/**
- * The symlinks met, in order, on the way to `file`'s folder, resolved one name at a time as the
- * kernel does (each link's path → its target). Untrusted code can write the home folder, so a folder
- * on the way to a global file (`~/.config/git`) may since have become a link to anywhere.
- */
-function linksOnTheWay(file: string): [string, string][] {
-  const links: [string, string][] = [];
-  const names = path.resolve(path.dirname(file)).split(path.sep).filter(Boolean);
-  let at = path.parse(path.resolve(file)).root;
-  while (names.length > 0 && links.length < 40) {
-    const next = path.join(at, names.shift()!);
-    const info = lstatSync(next, { throwIfNoEntry: false });
-    if (info === undefined) break; // nothing below a missing folder can be a link
-    if (!info.isSymbolicLink()) {
-      at = next;
-      continue;
-    }
-    const target = readlinkSync(next);
-    links.push([next, target]);
-    names.unshift(...target.split(path.sep).filter(Boolean));
-    if (path.isAbsolute(target)) at = path.parse(target).root;
-  }
-  return links;
-}
-
-/**
- * Undo the links planted on the way to the global file `file` since `before`: the first one met
- * that `before` did not have (or had to elsewhere) is removed — the link itself — or pointed back
- * where it was, until the way is the snapshot's. Nothing is then put back through a link the turn
- * made: it could name the repository's `.git`, which the sandbox keeps read-only to that code.
- */
-async function unplantLinks(file: string, before: GitSnapshot, changes: FileChange[]): Promise<void> {
-  for (let round = 0; round < 40; round++) {
-    const planted = linksOnTheWay(file).find(([link, target]) => before.homeLinks.get(link) !== target);
-    if (planted === undefined) return;
-    const [link] = planted;
-    const was = before.homeLinks.get(link);
-    const shown = path.relative(before.homeDir, link);
-    changes.push({
-      path: shown.startsWith('..') ? link : `~/${shown}`,
-      status: was === undefined ? 'added' : 'modified',
-    });
-    await unlink(link);
-    if (was !== undefined) await symlink(was, link);
-  }
-  throw new ConsortError('internal', `Links planted on the way to ${file} could not all be removed.`);
+/** GUARDED, and in a linked worktree its own git directory's files (relative to the common one). */
+function guardedNames(ws: GitWorkspace): string[] {
+  const own = ownGitDir(ws);
+  if (own === null || path.resolve(own) === path.resolve(ws.gitDir)) return GUARDED;
+  const rel = path.relative(ws.gitDir, own);
+  return [...GUARDED, ...OWN_GUARDED.map((name) => path.join(rel, name))];
 }
 
 /** The worktree's HEAD file as bytes (null when there is none). */
@@ -387,44 +442,91 @@ async function restoreObjects(ws: GitWorkspace, before: GitSnapshot, changes: Fi
     );
 }
 
+/**
+ * Put a global file back as the snapshot had it. Nothing is put back through a link the turn made on
+ * the way (`~/.config/git` → the repository's `.git`, which the sandbox keeps read-only to that code),
+ * in the file's place (`~/.gitconfig` → a copy) or beyond (a dotfiles folder made a link): those links
+ * go first, or point back where they were. The user's own link in its place (`~/.gitconfig` → a
+ * dotfiles repository) stays, and is made again if the turn replaced it: the bytes go back where it
+ * leads, written aside in that folder and renamed over the file.
+ */
+async function restoreHomeFile(
+  file: string,
+  was: Buffer | null,
+  before: GitSnapshot,
+  changes: FileChange[],
+): Promise<void> {
+  await unplantLinks(path.dirname(file), before.homeLinks, before.homeDir, changes);
+  // The file's own place, where its folder's way (the snapshot's again) leads.
+  const own = path.join(wayTo(path.dirname(file)).end ?? path.dirname(file), path.basename(file));
+  const undone = await unplantLinks(file, before.homeLinks, before.homeDir, changes, own);
+  const userLink = before.homeLinks.get(own);
+  const relinked = userLink !== undefined && !lstatOr(own)?.isSymbolicLink();
+  if (relinked) {
+    await rm(own, { recursive: true, force: true });
+    await mkdir(path.dirname(own), { recursive: true });
+    await symlink(userLink, own);
+  }
+  const content = readRegular(file, was);
+  const same = content === null ? was === null : was !== null && unchanged(content, was);
+  const moved = relinked || undone.includes(own);
+  if (same && !moved) return;
+  const status = was === null ? 'added' : content === null && !moved ? 'deleted' : 'modified';
+  changes.push({ path: `~/${path.relative(before.homeDir, file)}`, status });
+  if (same) return;
+  const at = wayTo(file).end ?? file;
+  if (was === null) await rm(at, { recursive: true, force: true });
+  else await putBack(at, was);
+}
+
+function lstatOr(file: string) {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Puts `.git` (and git's global files) back as the snapshot had them; returns what had changed. */
 export async function restoreGit(ws: GitWorkspace, before: GitSnapshot): Promise<FileChange[]> {
-  const now = new Map<string, Buffer>();
-  for (const rel of GUARDED) walk(ws.gitDir, rel, now, 0, before.tops);
   const changes: FileChange[] = [];
+  // A guarded name the user linked elsewhere, still that link: what the turn planted on its way is
+  // undone (the links only). Where it then leads anywhere but where it led, the walk takes the link
+  // itself for the change, so that nothing is read or removed through it.
+  for (const [rel, top] of before.tops) {
+    const full = path.join(ws.gitDir, rel);
+    if (topLink(full)?.target === top.target) await unplantLinks(full, top.way, before.homeDir, changes);
+  }
+  const now = new Map<string, Buffer>();
+  // The snapshot's names: a `.git` file pointed at another git directory since is put back below.
+  for (const rel of before.guarded) walk(ws.gitDir, rel, now, 0, { tops: before.tops, files: before.files });
+  /** Guarded folders whose link was the change: what the snapshot had under them is put back with them. */
+  const replaced: string[] = [];
   for (const [rel, content] of now) {
     const was = before.files.get(rel);
     if (was === undefined) {
-      changes.push({ path: `.git/${rel}`, status: 'added' });
+      changes.push({ path: `.git/${rel}`, status: before.tops.has(rel) ? 'modified' : 'added' });
+      if (before.guarded.includes(rel)) replaced.push(`${rel}/`);
       await rm(path.join(ws.gitDir, rel), { recursive: true, force: true });
-    } else if (!was.equals(content)) {
+    } else if (!unchanged(content, was)) {
       changes.push({ path: `.git/${rel}`, status: 'modified' });
       await putBack(path.join(ws.gitDir, rel), was);
     }
   }
   for (const [rel, content] of before.files) {
     if (now.has(rel)) continue;
-    changes.push({ path: `.git/${rel}`, status: 'deleted' });
+    if (!replaced.some((folder) => rel.startsWith(folder))) changes.push({ path: `.git/${rel}`, status: 'deleted' });
     await putBack(path.join(ws.gitDir, rel), content);
   }
   if (before.dotGit !== null) {
     const file = path.join(ws.top, '.git');
-    const content = readRegular(file);
-    if (content === null || !content.equals(before.dotGit)) {
+    const content = readRegular(file, before.dotGit);
+    if (content === null || !unchanged(content, before.dotGit)) {
       changes.push({ path: '.git', status: 'modified' });
       await putBack(file, before.dotGit);
     }
   }
-  for (const [file, was] of before.home) {
-    await unplantLinks(file, before, changes);
-    const rel = path.relative(before.homeDir, file);
-    const content = readRegular(file);
-    if (content === null && was === null) continue;
-    if (content !== null && was !== null && content.equals(was)) continue;
-    changes.push({ path: `~/${rel}`, status: was === null ? 'added' : content === null ? 'deleted' : 'modified' });
-    if (was === null) await rm(file, { recursive: true, force: true });
-    else await putBack(file, was);
-  }
+  for (const [file, was] of before.home) await restoreHomeFile(file, was, before, changes);
   await restoreObjects(ws, before, changes);
   return changes.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
