@@ -26,6 +26,11 @@ export interface ProcessRequest {
   /** With `isolate`: folders bound read-only (and writable ones inside them) where bubblewrap is used. */
   readOnly?: readonly string[];
   writable?: readonly string[];
+  /**
+   * With `isolate`: `source` shown at `target` (read-only unless `writable`), in order, after the
+   * folders above. Only where `ProcessRunner.canBind()` says so: elsewhere the request is refused.
+   */
+  binds?: readonly Bind[];
   /** Stopped (the whole process group) after this long; default: no time limit. */
   timeoutMs?: number;
   /** Bound on `output`; the head and the tail are kept because errors show up in both. */
@@ -40,6 +45,12 @@ export interface ProcessRequest {
   signal?: AbortSignal;
   /** Every chunk as it arrives (unbounded), for progress streaming. */
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export interface Bind {
+  source: string;
+  target: string;
+  writable?: boolean;
 }
 
 export interface ProcessResult {
@@ -66,4 +77,6 @@ export interface ProcessRunner {
    * Absent where nothing can be bound; the lane's `.git` guard still compares them.
    */
   protect?(paths: readonly string[]): () => void;
+  /** Whether isolated commands can be given `binds` (bubblewrap); absent: they cannot. */
+  canBind?(): boolean;
 }

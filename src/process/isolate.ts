@@ -169,10 +169,14 @@ export interface IsolationOptions {
   readOnly?: readonly string[];
   /** Folders inside `readOnly` that stay writable (caches a runner writes, e.g. node_modules/.vite). */
   writable?: readonly string[];
+  /** `source` shown at `target` (read-only unless `writable`), after the above: bubblewrap only, refused elsewhere. */
+  binds?: readonly { source: string; target: string; writable?: boolean }[];
 }
 
 export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
   const marker = randomUUID();
+  if (kind !== 'bwrap' && (options.binds?.length ?? 0) > 0)
+    throw new Error(`binds need bubblewrap, and isolation here is ${kind}`);
   // Hidden from this command on, so from every command that could be running when it is used.
   if (kind === 'bwrap') isolatedPrivateDir();
   if (kind === 'sweep') {
@@ -189,6 +193,7 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
   const shown = [
     ...(options.readOnly ?? []),
     ...(options.writable ?? []),
+    ...(options.binds ?? []).flatMap((b) => [b.source, b.target]),
     process.cwd(),
     os.tmpdir(),
     os.homedir(),
@@ -202,6 +207,7 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
           ...guarded.flatMap((p) => ['--ro-bind', p, p]),
           ...(options.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
           ...(options.writable ?? []).flatMap((p) => ['--bind', p, p]),
+          ...(options.binds ?? []).flatMap((b) => [b.writable ? '--bind' : '--ro-bind', b.source, b.target]),
         ]
       : [];
   // bwrap's own options end with `--`: the binds go before it.

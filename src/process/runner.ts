@@ -11,7 +11,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
 import { hostProgram } from './host-programs.js';
-import { isolation, type IsolationKind, protectFromIsolated } from './isolate.js';
+import { isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
 
 const DEFAULT_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for escaped stragglers to release the output pipes. */
@@ -104,6 +104,7 @@ export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): P
       const releases = paths.map((p) => protectFromIsolated(p));
       return () => releases.forEach((release) => release());
     },
+    canBind: () => (runnerOptions.isolation ?? isolationKind()) === 'bwrap',
   };
 }
 
@@ -138,6 +139,7 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
         ? isolation(runnerOptions.isolation, {
             ...(options.readOnly ? { readOnly: options.readOnly } : {}),
             ...(options.writable ? { writable: options.writable } : {}),
+            ...(options.binds ? { binds: options.binds } : {}),
           })
         : undefined;
     const argv = options.command as readonly string[];

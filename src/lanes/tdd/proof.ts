@@ -133,6 +133,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         // Its dependency copy cannot be changed by the suite (bound read-only under bubblewrap).
         readOnly: tree.readOnly,
         writable: tree.writable,
+        ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
         env: childEnv(
           { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
           { inherit: input.env },
