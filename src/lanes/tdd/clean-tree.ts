@@ -289,7 +289,7 @@ export async function snapshotDependencies(ws: Workspace, processes: ProcessRunn
     // Kept for the next run; its owner may write it again between runs (and remove it).
     return { root, links, copied, dispose: () => run('chmod', ['-R', 'u+w', root]).catch(() => undefined) };
   }
-  const root = `${ws.top}-consort-deps-${randomBytes(4).toString('hex')}`;
+  const root = `${ws.top}-consort-deps-${process.pid}-${randomBytes(4).toString('hex')}`;
   for (const rel of DEPENDENCY_DIRS) {
     const from = path.join(ws.dir, rel);
     const at = await lstat(from).catch(() => undefined);
@@ -319,8 +319,40 @@ export interface CleanTree {
   dispose(): Promise<void>;
 }
 
-/** A new proof worktree's folder, next to the repository. */
-const proofDir = (ws: Workspace): string => `${ws.top}-consort-proof-${randomBytes(4).toString('hex')}`;
+/** A new proof worktree's folder, next to the repository, named with this process's id (see removeStaleTrees). */
+const proofDir = (ws: Workspace): string => `${ws.top}-consort-proof-${process.pid}-${randomBytes(4).toString('hex')}`;
+
+/** Whether a process with this id is running (EPERM: it is, and someone else's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * What runs of this workspace that were killed (no `finally` ran) left next to it: proof worktrees
+ * with their registrations, their dependency copies, and pristine copies. Each name carries the
+ * id of the process that made it; only those whose process is gone are removed. Returns their names.
+ */
+export async function removeStaleTrees(ws: Workspace, processes: ProcessRunner): Promise<string[]> {
+  const run = tool(processes);
+  const parent = path.dirname(ws.top);
+  const own = path.basename(ws.top).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = new RegExp(`^${own}-consort-(proof|deps)-(\\d+)-[0-9a-f]{8}(-deps)?$`);
+  const removed: string[] = [];
+  for (const name of await readdir(parent).catch(() => [] as string[])) {
+    const m = pattern.exec(name);
+    if (m === null || alive(Number(m[2]))) continue;
+    const full = path.join(parent, name);
+    if (m[1] === 'proof' && m[3] === undefined) await ws.removeWorktree(full);
+    await removable(run, full);
+    removed.push(name);
+  }
+  return removed;
+}
 
 /**
  * The next proof's worktree, begun ahead (Workspace.prepareWorktree): the turn before a proof

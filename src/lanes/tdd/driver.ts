@@ -22,7 +22,7 @@ import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
-import { proofTrees, snapshotDependencies } from './clean-tree.js';
+import { proofTrees, removeStaleTrees, snapshotDependencies } from './clean-tree.js';
 import { commandPaths } from './harness.js';
 import { createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
@@ -216,6 +216,9 @@ export async function runBuildLane(input: BuildLaneInput): Promise<BuildRunResul
 async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore): Promise<BuildRunResult> {
   let file = await store.load();
   const time = timer(input.onTiming);
+  // What a killed run left next to the workspace (its proofs' worktrees and copies) goes first.
+  const stale = await removeStaleTrees(ws, input.processes).catch(() => [] as string[]);
+  if (stale.length > 0) input.log?.(`removed what a killed run left next to the repository: ${stale.join(', ')}`);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws, input.processes));
   const { processes } = input;
