@@ -358,10 +358,14 @@ export async function cleanTree(
 ): Promise<CleanTree> {
   const run = tool(processes);
   const dir = prepared ?? proofDir(ws);
-  const own = `${dir}-deps`;
+  // The proof's dependency copies: a name of its own, not derived from `dir` (a worktree begun ahead
+  // is listed next to the repository while the agent works, and `<dir>-deps` planted there, a
+  // folder or a link, would be copied into, linked and removed), made here or not used at all.
+  const own = `${proofDir(ws)}-deps`;
+  let ownMade = false;
   const dispose = async (): Promise<void> => {
     await ws.removeWorktree(dir);
-    await removable(run, own);
+    if (ownMade) await removable(run, own);
   };
   try {
     const clean = await ws.addWorktree(dir, commit);
@@ -374,6 +378,10 @@ export async function cleanTree(
       // This proof's own copy of the pristine install (a reflink where the filesystem can).
       const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
       if (target !== pristine) {
+        if (!ownMade) {
+          await mkdir(own); // fails when anything is there already
+          ownMade = true;
+        }
         await copyTree(run, pristine, target); // read-only, as the pristine copy is
         await chmod(target, 0o755);
         for (const cache of CACHE_DIRS) {
