@@ -14,7 +14,7 @@ import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/w
 import { proofTrees, snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { fakeBranches, PATCHED_RUNNER, sumRepo } from '../helpers/sum-repo.js';
+import { fakeBranches, git, PATCHED_RUNNER, sumRepo } from '../helpers/sum-repo.js';
 
 let dir: string;
 let outside: string;
@@ -108,4 +108,36 @@ it('a symlink planted at that name: the proof copies, chmods and removes nothing
   expect((await readdir(outside)).sort()).toEqual(['kept']);
   expect((await stat(path.join(outside, 'kept'))).mode & 0o777).toBe(0o555);
   expect(await readFile(path.join(outside, 'kept', 'file'), 'utf8')).toBe('mine\n');
+}, 60_000);
+
+it("without bubblewrap, an agent that rewrites the worktree's registration while git makes it: the conductor's git never runs its filter", async () => {
+  // A project big enough that git's checkout of the worktree takes a moment (as any real one's does).
+  await mkdir(path.join(dir, 'many'));
+  for (let i = 0; i < 2000; i++) await writeFile(path.join(dir, 'many', `f${i}.txt`), `file ${i}\n`);
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'many');
+  // The agent's common directory: the repository's objects, and a smudge filter for every file.
+  const evil = path.join(outside, 'evil.git');
+  const ran = path.join(outside, 'filter-ran');
+  await git(outside, 'init', '-q', '--bare', evil);
+  await writeFile(path.join(evil, 'objects', 'info', 'alternates'), `${path.join(dir, '.git', 'objects')}\n`);
+  await writeFile(path.join(evil, 'info', 'attributes'), '* filter=x\n');
+  await git(evil, 'config', 'filter.x.smudge', `sh -c 'echo ran >> ${ran}; cat'`);
+  process.env.CONSORT_ISOLATION = 'unshare';
+  // The turn: under unshare the agent can write .git, and watches for a worktree's registration.
+  const agent = localProcessRunner.run({
+    command: `end=$(($(date +%s) + 3)); while [ "$(date +%s)" -lt "$end" ]; do set -- ${dir}/.git/worktrees/*/commondir; if [ -s "$1" ]; then echo ${evil} > "$1"; echo rewrote; exit 0; fi; done; echo none`,
+    cwd: dir,
+    env: childEnv(),
+    isolate: true,
+    timeoutMs: 20_000,
+    maxOutputBytes: 10_000,
+  });
+  const port = bindWorkspace(ws);
+  const trees = proofTrees(port);
+  trees.prepare(await workspaceHead(ws));
+  await agent; // the turn ends: nothing of the agent's runs on
+  const { outcome } = await proveWith(port, trees.take());
+  expect(outcome).toMatchObject({ kind: 'ran', exitCode: 1 });
+  expect(await readFile(ran, 'utf8').catch(() => '')).toBe('');
 }, 60_000);
