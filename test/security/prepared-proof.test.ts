@@ -141,3 +141,29 @@ it("without bubblewrap, an agent that rewrites the worktree's registration while
   expect(outcome).toMatchObject({ kind: 'ran', exitCode: 1 });
   expect(await readFile(ran, 'utf8').catch(() => '')).toBe('');
 }, 60_000);
+
+it('an agent under bubblewrap, run as root, can neither uncover the folder begun ahead nor make .git writable again', async () => {
+  const port = bindWorkspace(ws);
+  const at = `${dir}-consort-proof-ahead`;
+  process.env.CONSORT_ISOLATION = 'bwrap';
+  await port.prepareWorktree!(at, await workspaceHead(ws));
+  const gitDir = path.join(dir, '.git');
+  const said = await localProcessRunner.run({
+    command: [
+      `umount ${at} 2>/dev/null; echo "listed: $(ls -A ${at} | tr '\\n' ' ')"`,
+      `umount ${gitDir} 2>/dev/null || mount -o remount,rw,bind ${gitDir} 2>/dev/null; touch ${gitDir}/planted 2>/dev/null && echo wrote`,
+      'echo done',
+    ].join('; '),
+    cwd: dir,
+    env: childEnv(),
+    isolate: true,
+    readOnly: [gitDir],
+    timeoutMs: 20_000,
+    maxOutputBytes: 10_000,
+  });
+  expect(said.output).toContain('done');
+  expect(said.output.split('\n')[0]).toBe('listed: ');
+  expect(said.output).not.toContain('wrote');
+  await expect(stat(path.join(gitDir, 'planted'))).rejects.toThrow(/ENOENT/);
+  await port.removeWorktree(at);
+}, 60_000);
