@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Workspace, Workspaces } from '../ports/workspace.js';
 import { ConsortError } from '../core/errors.js';
+import { isolationKind } from '../process/isolate.js';
 import { pinGlobalConfig } from './pinned-config.js';
 import { type GitSnapshot, restoreGit, settledSnapshot, snapshotGit } from './guard.js';
 import { type PreparedWorktree, prepareWorktree, settleWorktree } from './prepared-worktree.js';
@@ -61,7 +62,11 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
     stagedPatch: (base, paths) => git.stagedPatch(ws, base, paths),
     applyAndCommit: (patchFile, message) => git.applyAndCommit(ws, patchFile, message),
     async prepareWorktree(dir, commit) {
-      if (prepareOff || prepared.has(path.resolve(dir))) return;
+      // Only where the agent's turn sees the git directory read-only (bubblewrap): elsewhere it can
+      // rewrite the worktree's registration (`commondir`), `config` or `info/attributes` while git
+      // checks the worktree out, and the conductor's git would run its filter, outside any sandbox,
+      // before any check (the guard puts `.git` back only after the turn).
+      if (prepareOff || isolationKind() !== 'bwrap' || prepared.has(path.resolve(dir))) return;
       let tree: PreparedWorktree;
       try {
         tree = prepareWorktree(ws, dir, commit);

@@ -8,8 +8,8 @@
  * against the commit itself before anything runs there.
  *
  * The check trusts nothing in the tree or in its index: a made-ahead tree exists while untrusted
- * code runs (the agent's turn; under bubblewrap it is hidden from every isolated command until its
- * proof takes it, elsewhere nothing hides it). Every regular file must hash to its blob id in the
+ * code runs (the agent's turn; it is hidden from every isolated command started until its proof
+ * takes it, and made only under bubblewrap, where the turn sees `.git` read-only: local-workspace.ts). Every regular file must hash to its blob id in the
  * commit with its executable bit, every symlink to its target's blob, every folder must hold some
  * file of the commit, and nothing else may be there (an ignored file, a FIFO, a planted report).
  * The worktree's own `.git` file and its registration (`commondir`, `gitdir`) must be the bytes git

@@ -23,8 +23,23 @@ export type IsolationKind = 'bwrap' | 'unshare' | 'sweep';
 export const MARKER_VAR = 'CONSORT_TURN_MARKER';
 
 const PREFIX: Record<Exclude<IsolationKind, 'sweep'>, string[]> = {
-  // --dev-bind / /: the same files; --proc /proc: a /proc showing only this namespace.
-  bwrap: ['bwrap', '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--'],
+  // --dev-bind / /: the same files; --proc /proc: a /proc showing only this namespace. --cap-drop ALL:
+  // run as root, bwrap keeps every capability, and a command could unmount the tmpfs that hides a
+  // folder or remount a read-only bind writable (CAP_SYS_ADMIN), or open a file by its handle past
+  // both (CAP_DAC_READ_SEARCH); as another user it has none anyway.
+  bwrap: [
+    'bwrap',
+    '--dev-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--unshare-pid',
+    '--die-with-parent',
+    '--cap-drop',
+    'ALL',
+    '--',
+  ],
   unshare: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'],
 };
 

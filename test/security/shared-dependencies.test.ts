@@ -7,7 +7,7 @@
  * Elsewhere (no binds) each proof still gets a copy.
  */
 import { execFile } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv } from '../../src/core/child-env.js';
@@ -55,8 +55,9 @@ it('bubblewrap: the pristine install shown read-only at the proof, caches its ow
     const tree = await cleanTree(bindWorkspace(ws), head, deps, ['junit.xml'], bwrap);
     try {
       // Not a copy: the proof's own folder holds only the mount point and the caches' copies.
-      expect(await readdir(path.join(`${tree.ws.top}-deps`, 'node_modules'))).toEqual([]);
-      expect(tree.binds[0]).toEqual({ source: pristine, target: path.join(`${tree.ws.top}-deps`, 'node_modules') });
+      const shown = await readlink(path.join(tree.ws.dir, 'node_modules'));
+      expect(tree.binds[0]).toEqual({ source: pristine, target: shown });
+      expect(await readdir(shown)).toEqual([]);
       const r = await bwrap.run({
         command: tryWrites(pristine),
         cwd: tree.ws.dir,
@@ -93,7 +94,8 @@ it('without bubblewrap each proof gets a copy, and binds are refused rather than
   const tree = await cleanTree(bindWorkspace(ws), head, deps, ['junit.xml'], sweep);
   try {
     expect(tree.binds).toEqual([]);
-    const copied = path.join(`${tree.ws.top}-deps`, 'node_modules', 'runner', 'run.mjs');
+    const copied = path.join(await readlink(path.join(tree.ws.dir, 'node_modules')), 'runner', 'run.mjs');
+    expect(copied).not.toContain(deps.root);
     expect(await readFile(copied, 'utf8')).toBe(RUNNER);
     await expect(
       sweep.run({

@@ -407,10 +407,19 @@ export async function cleanTree(
 ): Promise<CleanTree> {
   const run = tool(processes);
   const dir = prepared ?? proofDir(ws);
-  const own = `${dir}-deps`;
+  // The proof's dependency copies: a name of its own, not derived from `dir` (a worktree begun ahead
+  // is listed next to the repository while the agent works, and `<dir>-deps` planted there, a
+  // folder or a link, would be copied into, linked and removed), made here or not used at all.
+  const own = `${proofDir(ws)}-deps`;
+  let ownMade = false;
+  const makeOwn = async (): Promise<void> => {
+    if (ownMade) return;
+    await mkdir(own); // fails when anything is there already
+    ownMade = true;
+  };
   const dispose = async (): Promise<void> => {
     await ws.removeWorktree(dir);
-    await removable(run, own);
+    if (ownMade) await removable(run, own);
   };
   try {
     const clean = await ws.addWorktree(dir, commit);
@@ -423,6 +432,7 @@ export async function cleanTree(
       // A committed file or folder at that path is the commit's own (and the suite's to use).
       if ((await lstat(at).catch(() => undefined)) !== undefined) continue;
       const target = deps!.copied.has(rel) ? path.join(own, rel) : pristine;
+      if (target !== pristine) await makeOwn();
       if (target !== pristine && processes.canBind?.() && CACHE_DIRS.every((c) => existsSync(path.join(pristine, c)))) {
         // Under bubblewrap the pristine install is shown at this proof's own path, read-only (which
         // stops root), instead of copied: a copy is a full one on ext4 (13 s for 27,000 files here).
