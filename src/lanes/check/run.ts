@@ -343,9 +343,10 @@ export async function runCheck(
 
     // The suite's branch is made the way the PR branch is — a copy of the baseline, its own role,
     // the pull request's migrations applied as that role — instead of a copy of the PR branch made
-    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy is
-    // taken now; its role and migrations wait for the PR branch's to apply, so they neither compete
-    // with reversibility's first steps for the CPU nor run for migrations that fail.
+    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy and
+    // its role are made now, while the migrations' child starts (the run waits for it there anyway),
+    // not beside reversibility's steps on the PR branch; its migrations wait for the PR branch's to
+    // apply, so they do not run for migrations that fail.
     // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
     let prApplied: (ok: boolean) => void = () => undefined;
     const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
@@ -356,9 +357,14 @@ export async function runCheck(
       const adminUrl = await provider.connectionUri(names.suite);
       if (provider.verifyUrl) await provider.verifyUrl(names.suite, adminUrl);
       else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
-      if (!(await prDone)) return undefined;
+      const role = confined(provider, names.suite, adminUrl, unconfined);
+      role.catch(() => undefined); // awaited below, on every path
+      if (!(await prDone)) {
+        await role.catch(() => undefined);
+        return undefined;
+      }
       cancelPoint();
-      const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
+      const suiteUrl = await role;
       cancelPoint();
       const r = await applyHeadUp(asAdmin ? adminUrl : suiteUrl);
       return r.ok ? suiteUrl : undefined;
