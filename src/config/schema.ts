@@ -163,10 +163,9 @@ export const lintShape = {
 };
 
 export const reversibilityShape = {
-  enabled: z
-    .boolean()
-    .default(true)
-    .meta({ description: 'Prove every migration reverses (up, down, up on a throwaway branch).' }),
+  enabled: z.boolean().default(true).meta({
+    description: 'Prove every migration reverses (up, down, up again, on the PR branch or a throwaway copy).',
+  }),
   requireDown: z.boolean().default(false).meta({
     description:
       'A migration declared irreversible (down = false, -- consort: irreversible) fails the stage instead of being reported as declared.',

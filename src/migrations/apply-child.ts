@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { isConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
-import { compareMigrationFileNames } from './files.js';
+import { compareMigrationFileNames, MigrationSetCache } from './files.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
@@ -50,6 +50,9 @@ function load(wanted: ApplyRequest['engine']): Promise<MigrationEngine> {
 /** Connections requests asked to keep, by URL, until released (or the child exits). */
 const kept = new KeptClients();
 
+/** Each directory's migrations, read once for the child's requests (a check's steps on many branches). */
+const sets = new MigrationSetCache();
+
 async function answer(request: ChildRequest): Promise<ChildReply> {
   try {
     if ('release' in request) {
@@ -63,7 +66,7 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
     }
     const result = await applyMigrationsHere(
       { ...request.options, engine },
-      undefined,
+      await sets.read(request.options.dir, { relativeTo: request.options.relativeTo }),
       request.keep ? kept : undefined,
     );
     return { ok: true, result };

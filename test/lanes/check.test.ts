@@ -130,7 +130,50 @@ describe('example scenarios', () => {
           detail: expect.stringContaining('loyalty_tier'),
         }),
       ]);
+      // Proven on the PR branch itself, which still holds the migration, recorded once (its columns
+      // came back in another order, so the branch was reset and the migration applied again).
+      expect(report.stages.schemaDiff.text).toContain('+ column public.customers.loyalty_tier text');
+      const branch = report.branch!;
+      const url = await t.provider.connectionUri(branch);
+      expect(await query(url, "SELECT count(*)::int AS n FROM pgmigrations WHERE name LIKE '1730000400000%'")).toEqual([
+        { n: 1 },
+      ]);
+      expect(
+        (await query(url, 'SELECT count(*)::int AS n FROM customers WHERE loyalty_tier IS NULL'))[0]!.n,
+      ).toBeGreaterThan(100);
+      await t.provider.delete(branch);
     }));
+
+  it('puts the PR branch back when a down leaves what the up cannot make again', () =>
+    withRepo(
+      null,
+      async (repo) => {
+        const { report } = await check(repo, noSuite);
+        expect(report.conclusion).toBe('failure');
+        expect(report.stages.migrations.status).toBe('passed');
+        const [tags] = report.stages.reversibility.migrations;
+        expect(tags).toMatchObject({ verdict: 'not-restored', detail: expect.stringContaining('tag_ids') });
+        expect(tags!.detail).toMatch(/up after down failed: .*tag_ids.*already exists/);
+        expect(report.stages.schemaDiff.text).toMatch(/\+ table public\.tags/);
+        // Reset to the baseline and the migration applied again: seeded, migrated, recorded once.
+        const url = await t.provider.connectionUri(report.branch!);
+        expect(
+          await query(url, "SELECT count(*)::int AS n FROM pgmigrations WHERE name = '1730000600000_tags'"),
+        ).toEqual([{ n: 1 }]);
+        expect(await query(url, "SELECT to_regclass('tags')::text AS t, to_regclass('tag_ids')::text AS s")).toEqual([
+          { t: 'tags', s: 'tag_ids' },
+        ]);
+        expect((await query(url, 'SELECT count(*)::int AS n FROM customers'))[0]!.n).toBeGreaterThan(100);
+        await t.provider.delete(report.branch!);
+      },
+      [
+        {
+          file: 'migrations/1730000600000_tags.sql',
+          content:
+            '-- Up Migration\nCREATE TABLE tags (id int);\nCREATE SEQUENCE tag_ids;\n-- Down Migration\nDROP TABLE tags;\n',
+        },
+      ],
+    ));
 });
 
 describe('bad input ends in a failing report or a clear error, leaving only the PR branch', () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import { getMigrationFilePaths } from 'node-pg-migrate/migration';
 import { isConsortError } from '../../src/core/errors.js';
 import {
   compareMigrationFileNames,
+  MigrationSetCache,
   migrationSetFromEntries,
   orderKeyOf,
   parseMigration,
@@ -70,6 +71,44 @@ describe('readMigrationSet on a fixture directory', () => {
     const error = await readMigrationSet(missing).catch((e: unknown) => e);
     expect(isConsortError(error, 'config')).toBe(true);
     await expect(readMigrationSet(missing, { missingOk: true })).resolves.toEqual([]);
+  });
+});
+
+describe('MigrationSetCache', () => {
+  it('reads a directory once while it is unchanged, and again once a file is added or rewritten', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-set-'));
+    try {
+      const sql = (up: string) => `-- Up Migration\n${up}\n-- Down Migration\nSELECT 1;\n`;
+      await writeFile(path.join(dir, '1700000000000_a.sql'), sql('CREATE TABLE a (id int);'));
+      const cache = new MigrationSetCache();
+      const first = await cache.read(dir, { relativeTo: dir });
+      expect(await cache.read(dir, { relativeTo: dir })).toBe(first);
+      await writeFile(path.join(dir, '1700000001000_b.sql'), sql('CREATE TABLE b (id int);'));
+      const added = await cache.read(dir, { relativeTo: dir });
+      expect(added.map((m) => m.name)).toEqual(['1700000000000_a', '1700000001000_b']);
+      expect(await cache.read(dir, { relativeTo: dir })).toBe(added);
+      // Same size, other content: its times changed (set apart, as the file system's clock is coarse).
+      await writeFile(path.join(dir, '1700000001000_b.sql'), sql('CREATE TABLE c (id int);'));
+      const later = new Date(Date.now() + 5_000);
+      await utimes(path.join(dir, '1700000001000_b.sql'), later, later);
+      const rewritten = await cache.read(dir, { relativeTo: dir });
+      expect(rewritten).not.toBe(added);
+      expect(rewritten[1]!.content).toContain('TABLE c');
+      // Another base for the files' paths is another set.
+      expect((await cache.read(dir, { relativeTo: path.dirname(dir) }))[0]!.file).toBe(
+        `${path.basename(dir)}/1700000000000_a.sql`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a missing directory as readMigrationSet does, every time', async () => {
+    const cache = new MigrationSetCache();
+    const missing = path.join(os.tmpdir(), 'consort-no-such-dir-for-the-cache');
+    await expect(cache.read(missing)).rejects.toThrow(/No migrations directory/);
+    await expect(cache.read(missing)).rejects.toThrow(/No migrations directory/);
+    expect(await cache.read(missing, { missingOk: true })).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * A pull request's migrations are its code. In the check lane (CLI, Action and App run the same
- * runCheck) they run — applied on the PR branch, and down/up again on the reversibility branch —
+ * runCheck) they run — applied on the PR branch, and down/up again to prove they reverse —
  * as the role confined to that branch, not as the admin; the baseline, built from the base's
  * committed migrations, is still built by the admin. A hostile pull request's migration tries
  * what only the admin could (make itself superuser, make a database or a role, run a program on

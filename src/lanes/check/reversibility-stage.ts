@@ -1,14 +1,18 @@
 /**
- * The reversibility stage: prove the new migrations reverse (reversibility.ts) on a temporary copy
- * of the baseline, as the branch's confined role, and judge the verdicts. It needs nothing from the
- * PR branch, so the run starts it beside the migrations.
+ * The reversibility stage: prove the new migrations reverse (reversibility.ts), as the branch's
+ * confined role, and judge the verdicts. Where every new migration has a down, on the PR branch
+ * itself once its migrations applied one at a time (applyOneByOne): down and up again from there,
+ * with no copy, role or first pass of its own. Otherwise on a temporary copy of the baseline, started
+ * beside the migrations: the ones before a migration that cannot go down are proven before it is
+ * applied, which the PR branch, holding it already, cannot do.
  */
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
-import type { MigrationSession } from '../../ports/migration-runner.js';
+import type { ApplyOptions, ApplyResult, MigrationSession } from '../../ports/migration-runner.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Stages } from '../../report/check-report.js';
+import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { confined, unconfinedNote } from './confined.js';
 import { proveReversibility } from './reversibility.js';
 
@@ -56,6 +60,100 @@ export async function reversibilityStage(input: ReversibilityStageInput): Promis
     schemas: input.schemas,
     reset: async () => {
       input.cancelPoint();
+      await provider.reset(branch, { terminateConnections: true, onTerminated: input.onTerminated });
+    },
+  });
+  const outcome = reversibilityOutcome(result.migrations, input.requireDown);
+  const note = input.unconfined.has(branch) ? unconfinedNote(provider.name) : '';
+  return { ...outcome, summary: `${outcome.summary}${note}` };
+}
+
+/** Whether reversibility can be proven on the PR branch after its migrations: every one has a down. */
+export function provableOnBranch(migrations: readonly MigrationFile[]): boolean {
+  return migrations.every((m) => m.hasDown === true || m.hasDown === 'inferred');
+}
+
+/**
+ * The PR branch's migrations, one request each with the schema read after each (over the
+ * connections kept for the proof that follows), as one result: what the migrations stage reports,
+ * and the proof's first pass. `schemas` has the one before them, then one per migration applied.
+ */
+export async function applyOneByOne(input: {
+  runner: MigrationSession;
+  options: Omit<ApplyOptions, 'direction' | 'count'>;
+  count: number;
+  before: SchemaSnapshot;
+  snapshot: () => Promise<SchemaSnapshot>;
+}): Promise<{ result: ApplyResult; schemas: SchemaSnapshot[] }> {
+  const applied: ApplyResult['applied'] = [];
+  const log: string[] = [];
+  const schemas = [input.before];
+  for (let i = 0; i < input.count; i++) {
+    const r = await input.runner.apply(
+      { ...input.options, direction: 'up', count: 1 },
+      { keep: true, first: true }, // the critical path: the proof's steps follow on this branch
+    );
+    applied.push(...r.applied);
+    log.push(...r.log);
+    if (!r.ok) return { result: { ok: false, failed: r.failed, applied, log }, schemas };
+    schemas.push(await input.snapshot());
+  }
+  return { result: { ok: true, applied, log }, schemas };
+}
+
+export interface BranchReversibilityInput {
+  provider: BranchProvider;
+  /** The PR branch, holding the new migrations (applyOneByOne). */
+  branch: string;
+  /** Its admin URL (the reads), and the confined one the migrations ran with (asked again after a reset). */
+  url: string;
+  confinedUrl: string;
+  applied: readonly SchemaSnapshot[];
+  migrations: readonly MigrationFile[];
+  headDir: { dir: string; relativeTo: string };
+  table: string;
+  checkOrder: boolean;
+  engine: MigrationEngine;
+  asAdmin: boolean;
+  requireDown: boolean;
+  runner: MigrationSession;
+  /** The PR branch's kept reads (the same connection its before and after were read on). */
+  schemas: SchemaReader;
+  /** Ends what the run keeps on the PR branch besides the proof's own (its reads), before a reset. */
+  releaseReads: () => Promise<void>;
+  unconfined: Set<string>;
+  cancelPoint: () => void;
+  onTerminated: (line: string) => void;
+}
+
+/**
+ * Reversibility on the PR branch after its migrations: down and up again from there, compared with
+ * the schemas read as they applied. A step that leaves the branch otherwise has it reset to the
+ * baseline and the migrations applied again, so the branch the pull request keeps holds them.
+ */
+export async function reversibilityOnBranch(input: BranchReversibilityInput): Promise<ReversibilityOutcome> {
+  const { provider, branch, url } = input;
+  let confinedUrl: string | undefined = input.confinedUrl;
+  const result = await proveReversibility({
+    url,
+    // The role the migrations ran as; after a reset, made again for the fresh copy.
+    runAs: async () => {
+      const now = confinedUrl ?? (await confined(provider, branch, url, input.unconfined));
+      confinedUrl = undefined;
+      return now;
+    },
+    asAdmin: input.asAdmin,
+    applied: input.applied,
+    migrations: input.migrations,
+    headDir: input.headDir,
+    table: input.table,
+    checkOrder: input.checkOrder,
+    engine: input.engine,
+    runner: input.runner,
+    schemas: input.schemas,
+    reset: async () => {
+      input.cancelPoint();
+      await input.releaseReads();
       await provider.reset(branch, { terminateConnections: true, onTerminated: input.onTerminated });
     },
   });

@@ -5,6 +5,9 @@
  * node-pg-migrate's own `redo` compares nothing; this is what makes a down migration trustworthy.
  * A migration that cannot go down (declared irreversible, no down) is not a reason for a fresh copy:
  * the migrations before it are proven before it is applied, those after it on top of it.
+ * On a branch that holds the migrations already, applied one at a time with a read after each (the
+ * PR branch: `applied`), the first ups are those: the proof goes down from there and up again, and
+ * leaves the branch holding them all, as it found it.
  */
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
@@ -49,6 +52,13 @@ export interface ReversibilityInput {
   schemas: SchemaReader;
   /** The baseline's schema when the caller has read it already (a fresh copy of the baseline has the same). */
   before?: SchemaSnapshot;
+  /**
+   * The branch holds every one of `migrations` already, applied one at a time (the PR branch after
+   * its migrations stage, applyOneByOne): the schema before them, then after each, read on this
+   * branch with its role. The proof starts from the top (no first ups), and when a step left the
+   * branch otherwise it puts it back (with `reset`) to every migration applied.
+   */
+  applied?: readonly SchemaSnapshot[];
 }
 
 export interface ReversibilityResult {
@@ -62,6 +72,8 @@ type Verdicts = Map<string, { verdict: ReversibilityVerdict; detail?: string }>;
 const DETAIL_LIMIT = 4000;
 /** Verdicts from a down that ran and left the schema wrong: a later failure must not hide them. */
 const KEEP_ON_REAPPLY: ReadonlySet<ReversibilityVerdict> = new Set(['not-restored', 'down-failed']);
+/** Verdicts that already fail a migration: what goes wrong after them is added to their detail. */
+const FAILED: ReadonlySet<ReversibilityVerdict> = new Set([...KEEP_ON_REAPPLY, 'missing-down', 'reapply-failed']);
 
 export async function proveReversibility(input: ReversibilityInput): Promise<ReversibilityResult> {
   // The steps and the reads each keep one connection to the throwaway branch: a new backend for
@@ -95,6 +107,7 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
 async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
   const snapshot = () => input.schemas.snapshot(input.url, { ignoreTables: [input.table] });
   const verdicts: Verdicts = new Map();
+  const where = input.applied ? 'the branch' : 'the throwaway branch';
   const as = async (): Promise<{ confined: string; migrate: string }> => {
     const confined = input.runAs ? await input.runAs() : input.url;
     return { confined, migrate: input.asAdmin ? input.url : confined };
@@ -102,8 +115,16 @@ async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
   // Read after the role took the branch's objects (ownership is not in a snapshot; grants are, so
   // the baseline's snapshot stands for this branch only when no role of its own was made).
   let role = await as();
-  const before = input.before !== undefined && role.confined === input.url ? input.before : await snapshot();
   const all = input.migrations;
+  // The first ups as the caller made them, until a step of the proof changes the branch.
+  let firstPass = input.applied;
+  if (firstPass && firstPass.length !== all.length + 1)
+    throw new Error(`applied: ${firstPass.length} schemas for ${all.length} migrations`);
+  const before = firstPass
+    ? firstPass[0]!
+    : input.before !== undefined && role.confined === input.url
+      ? input.before
+      : await snapshot();
   // A migration that says it cannot be taken down (declared irreversible, or no down at all) is
   // never taken down: it splits the others into runs, each proven on the state the migrations
   // before it leave (the barrier applied without a check, only when a run follows it). So nothing
@@ -124,10 +145,15 @@ async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
     else if (runs.length > 0 && runs[runs.length - 1]!.end === i) runs[runs.length - 1]!.end = i + 1;
     else runs.push({ start: i, end: i + 1 });
   });
-  // The throwaway branch holds all[0..at) as first applied, and `current` is its schema
+  // The branch holds all[0..at) as first applied, and `current` is its schema
   // (undefined: a step left it in another state, so only a fresh copy can go on from there).
-  let at = 0;
-  let current: SchemaSnapshot | undefined = before;
+  let at = firstPass ? all.length : 0;
+  let current: SchemaSnapshot | undefined = firstPass ? firstPass[all.length] : before;
+  // On a branch that holds them all, the newest run goes first: its ups are the ones already made.
+  if (firstPass) {
+    const top = runs.findIndex((r) => r.end === all.length);
+    if (top > 0) runs.unshift(...runs.splice(top, 1));
+  }
   const reach = async (target: number): Promise<'ok' | 'no-reset' | { applyFailed: string }> => {
     if (at > target || current === undefined) {
       if (!input.reset) return 'no-reset';
@@ -135,45 +161,79 @@ async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
       role = await as();
       at = 0;
       current = before;
+      firstPass = undefined;
     }
     if (at < target) {
       const up = await step(input, role.migrate, 'up', target - at);
       if (!up.ok) {
+        current = undefined; // it holds some of them: only a fresh copy goes on from here
         const which = up.failed.name ?? all[at]!.name;
-        return { applyFailed: `applying ${which} on the throwaway branch failed: ${up.failed.error.message}` };
+        return { applyFailed: `applying ${which} on ${where} failed: ${up.failed.error.message}` };
       }
       at = target;
       current = await snapshot();
     }
     return 'ok';
   };
-  while (runs.length > 0) {
-    const run = runs.shift()!;
-    const older = run.start < at; // a run the downs of a newer one did not reach, on a fresh copy
-    const ready = await reach(run.start);
-    if (ready === 'no-reset') {
-      const why = older
-        ? 'not reached: a newer migration in this PR cannot be taken down'
-        : 'not reached: an older migration in this PR left the throwaway branch changed';
-      for (const r of [run, ...runs])
-        for (const m of all.slice(r.start, r.end)) verdicts.set(m.name, { verdict: 'not-checked', detail: why });
-      break;
+  // Each run in turn; what stopped the walk early (an up that failed) is the unchecked ones' reason.
+  const walk = async (): Promise<string | undefined> => {
+    while (runs.length > 0) {
+      const run = runs.shift()!;
+      const older = run.start < at; // a run the downs of a newer one did not reach, on a fresh copy
+      // The newest run on a branch that holds them all: its first pass is the caller's ups.
+      const given = firstPass && at === run.end && current !== undefined ? firstPass : undefined;
+      if (!given) {
+        const ready = await reach(run.start);
+        if (ready === 'no-reset') {
+          const why = older
+            ? 'not reached: a newer migration in this PR cannot be taken down'
+            : `not reached: an older migration in this PR left ${where} changed`;
+          for (const r of [run, ...runs])
+            for (const m of all.slice(r.start, r.end)) verdicts.set(m.name, { verdict: 'not-checked', detail: why });
+          return undefined;
+        }
+        if (ready !== 'ok') return ready.applyFailed;
+      }
+      firstPass = undefined;
+      const pass = await provePass(
+        { ...input, runAs: role.migrate },
+        all.slice(run.start, run.end),
+        given ? given[run.start]! : current!,
+        snapshot,
+        verdicts,
+        where,
+        given?.slice(run.start, run.end + 1),
+      );
+      if (pass.applyFailed) {
+        current = undefined;
+        return pass.applyFailed;
+      }
+      at = run.end;
+      current = pass.schema;
+      // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
+      if (pass.stoppedAt > 0) runs.unshift({ start: run.start, end: run.start + pass.stoppedAt });
     }
-    if (ready !== 'ok') return finish(input, verdicts, before, ready.applyFailed);
-    const pass = await provePass(
-      { ...input, runAs: role.migrate },
-      all.slice(run.start, run.end),
-      current!,
-      snapshot,
-      verdicts,
-    );
-    if (pass.applyFailed) return finish(input, verdicts, before, pass.applyFailed);
-    at = run.end;
-    current = pass.schema;
-    // Older migrations than the one that stopped the downs get their own pass on a fresh copy.
-    if (pass.stoppedAt > 0) runs.unshift({ start: run.start, end: run.start + pass.stoppedAt });
+    return undefined;
+  };
+  const stopped = await walk();
+  // A branch that held them all holds them all again (the PR branch stays for the pull request).
+  if (input.applied) {
+    const back = await reach(all.length);
+    if (typeof back === 'object') {
+      // They applied once on this baseline and not a second time: not one to trust either.
+      const m = all.find((x) => back.applyFailed.includes(x.name));
+      const was = m && verdicts.get(m.name);
+      const detail = `applying it again on a fresh copy of the baseline failed: ${back.applyFailed}`;
+      if (m)
+        verdicts.set(
+          m.name,
+          was && FAILED.has(was.verdict)
+            ? { verdict: was.verdict, detail: `${was.detail ?? ''}\n${detail}` }
+            : { verdict: 'reapply-failed', detail },
+        );
+    }
   }
-  return finish(input, verdicts, before);
+  return finish(input, verdicts, before, stopped);
 }
 
 /** One migration request on the throwaway branch: `count` steps up, or one down. */
@@ -207,18 +267,22 @@ async function provePass(
   before: SchemaSnapshot,
   snapshot: () => Promise<SchemaSnapshot>,
   verdicts: Verdicts,
+  where: string,
+  /** The schema before the run and after each of its ups, when the branch holds them already. */
+  applied?: readonly SchemaSnapshot[],
 ): Promise<{ stoppedAt: number; applyFailed?: string; schema?: SchemaSnapshot }> {
   const run = (direction: 'up' | 'down'): Promise<ApplyResult> => step(input, input.runAs, direction);
-  const after: SchemaSnapshot[] = [before];
-  for (const m of migrations) {
-    const up = await run('up');
-    if (!up.ok)
-      return {
-        stoppedAt: 0,
-        applyFailed: `applying ${m.name} on the throwaway branch failed: ${up.failed.error.message}`,
-      };
-    after.push(await snapshot());
-  }
+  const after: SchemaSnapshot[] = applied ? [...applied] : [before];
+  if (!applied)
+    for (const m of migrations) {
+      const up = await run('up');
+      if (!up.ok)
+        return {
+          stoppedAt: 0,
+          applyFailed: `applying ${m.name} on ${where} failed: ${up.failed.error.message}`,
+        };
+      after.push(await snapshot());
+    }
   // Down, newest first: each down must restore the schema as it was before that migration.
   let lowest = migrations.length;
   let stoppedAt = 0;

@@ -19,7 +19,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
-import type { AppliedMigration, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
+import type { AppliedMigration, ApplyResult, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -32,7 +32,13 @@ import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
 import { planCheck, type CheckPlan, type CheckRequest, type CheckSide } from './plan.js';
-import { reversibilityStage, type ReversibilityOutcome } from './reversibility-stage.js';
+import {
+  applyOneByOne,
+  provableOnBranch,
+  reversibilityOnBranch,
+  reversibilityStage,
+  type ReversibilityOutcome,
+} from './reversibility-stage.js';
 import { confined, unconfinedNote } from './confined.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
@@ -119,7 +125,7 @@ export async function runCheck(
   let sidesOnDisk: Promise<SidesOnDisk> | undefined;
   // One node-pg-migrate process for the head's migrations, kept for the run (PR branch, reversibility).
   let headRunner: MigrationSession | undefined;
-  // Reversibility's work, started beside the migrations: awaited before its branch is removed.
+  // Reversibility's work (beside the migrations, or on the PR branch after them): awaited before its branch is removed.
   let reversibilityWork: Promise<ReversibilityOutcome> | undefined;
   // The PR branch's schema after its migrations, read beside the suite (the diff's "after").
   let afterRead: Promise<SchemaSnapshot> | undefined;
@@ -129,6 +135,8 @@ export async function runCheck(
   let settlePr: ((ok: boolean) => void) | undefined;
   // The PR branch's kept catalog connection: released before the run ends.
   let prReads: { release(): Promise<void> } | undefined;
+  // The URL the PR branch's migrations ran with, where its connection is kept for the proof on it.
+  let prRunAs: string | undefined;
   try {
     // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
     // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
@@ -204,6 +212,9 @@ export async function runCheck(
     cancelPoint();
     const newMigrations = head.filter((m) => planned.newMigrations.includes(m.name));
     const reversibilityRuns = config.reversibility.enabled && newMigrations.length > 0;
+    // Proven on the PR branch once its migrations applied (no copy, role or first pass of its own:
+    // half the work on a two-core box) where every new migration has a down; else on a copy.
+    const onBranch = reversibilityRuns && provableOnBranch(newMigrations);
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
     // Branches where the pull request's code ran with the provider's own credentials (no confined role).
@@ -277,31 +288,35 @@ export async function runCheck(
     // them; released before anything forks the branch, and at the end.
     const prSchemas = ports.schemas.open?.();
     prReads = prSchemas;
+    // What the run keeps on the PR branch (reads, the migrations' connection): ended before a reset or fork.
+    const releasePrBranch = async (): Promise<void> => {
+      await prSchemas?.release();
+      if (prRunAs !== undefined) await runner.release?.(prRunAs);
+    };
     const snapshotOf = (at: string) =>
       (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: [config.migrations.table] });
     // The PR's migrations up, as the PR branch and the suite's branch each get them.
-    const applyHeadUp = (databaseUrl: string) =>
-      runner.apply({
-        databaseUrl,
-        dir: headFiles.dir,
-        relativeTo: headFiles.relativeTo,
-        direction: 'up',
-        migrationsTable: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
-        engine: engineUsed,
-      });
+    const headOptions = (databaseUrl: string) => ({
+      databaseUrl,
+      dir: headFiles.dir,
+      relativeTo: headFiles.relativeTo,
+      migrationsTable: config.migrations.table,
+      checkOrder: config.migrations.checkOrder,
+      engine: engineUsed,
+    });
+    const applyHeadUp = (databaseUrl: string) => runner.apply({ ...headOptions(databaseUrl), direction: 'up' });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
     const asAdmin = migrationsRole.role === 'admin';
     const elevated = migrationsRole.reason;
 
-    // Reversibility works on a copy of the baseline, not on the PR branch: it starts now, beside the
-    // migrations, and is recorded only once they have applied. It shares the run's node-pg-migrate
-    // process, which runs requests on different databases side by side (its steps go first when
-    // requests wait): the branches, roles, catalog reads and migrations all overlap.
-    const reversibilityStartedAt = clock.monotonicMs();
-    if (reversibilityRuns) {
+    // Where a new migration cannot go down, reversibility works on a copy of the baseline: it starts
+    // now, beside the migrations, and is recorded only once they have applied. It shares the run's
+    // node-pg-migrate process, which runs requests on different databases side by side (its steps
+    // go first when requests wait): the branches, roles, catalog reads and migrations all overlap.
+    let reversibilityStartedAt = clock.monotonicMs();
+    if (reversibilityRuns && !onBranch) {
       temporary.push(names.reversibility);
       reversibilityWork = reversibilityStage({
         provider,
@@ -328,9 +343,10 @@ export async function runCheck(
 
     // The suite's branch is made the way the PR branch is — a copy of the baseline, its own role,
     // the pull request's migrations applied as that role — instead of a copy of the PR branch made
-    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy is
-    // taken now; its role and migrations wait for the PR branch's to apply, so they neither compete
-    // with reversibility's first steps for the CPU nor run for migrations that fail.
+    // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy and
+    // its role are made now, while the migrations' child starts (the run waits for it there anyway),
+    // not beside reversibility's steps on the PR branch; its migrations wait for the PR branch's to
+    // apply, so they do not run for migrations that fail.
     // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
     let prApplied: (ok: boolean) => void = () => undefined;
     const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
@@ -341,9 +357,14 @@ export async function runCheck(
       const adminUrl = await provider.connectionUri(names.suite);
       if (provider.verifyUrl) await provider.verifyUrl(names.suite, adminUrl);
       else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
-      if (!(await prDone)) return undefined;
+      const role = confined(provider, names.suite, adminUrl, unconfined);
+      role.catch(() => undefined); // awaited below, on every path
+      if (!(await prDone)) {
+        await role.catch(() => undefined);
+        return undefined;
+      }
       cancelPoint();
-      const suiteUrl = await confined(provider, names.suite, adminUrl, unconfined);
+      const suiteUrl = await role;
       cancelPoint();
       const r = await applyHeadUp(asAdmin ? adminUrl : suiteUrl);
       return r.ok ? suiteUrl : undefined;
@@ -358,6 +379,9 @@ export async function runCheck(
     let baseRelations: Set<string> | undefined;
     // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
     let before: SchemaSnapshot | undefined;
+    // Reversibility on the PR branch: the schema before the migrations and after each, the URL they ran with.
+    let firstPass: SchemaSnapshot[] | undefined;
+    let prConfined = '';
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', staged, async () => {
       const existing = await provider.get(branch);
@@ -387,7 +411,21 @@ export async function runCheck(
       // so only what the migrations did differs).
       [baseRelations, before] = await Promise.all([(prSchemas ?? ports.schemas).relations(url), snapshotOf(url)]);
       cancelPoint();
-      const r = await applyHeadUp(runAs);
+      let r: ApplyResult;
+      if (onBranch) {
+        // One at a time, read after each: the first pass of the proof that follows on this branch.
+        prRunAs = runAs;
+        prConfined = confinedUrl;
+        const stepped = await applyOneByOne({
+          runner,
+          options: headOptions(runAs),
+          count: newMigrations.length,
+          before,
+          snapshot: () => snapshotOf(url),
+        });
+        r = stepped.result;
+        if (r.ok) firstPass = stepped.schemas;
+      } else r = await applyHeadUp(runAs);
       applied = r.applied;
       // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
       const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
@@ -430,6 +468,30 @@ export async function runCheck(
       };
     });
 
+    if (firstPass && migrations.status === 'passed') {
+      reversibilityStartedAt = clock.monotonicMs();
+      reversibilityWork = reversibilityOnBranch({
+        provider,
+        branch,
+        url,
+        confinedUrl: prConfined,
+        applied: firstPass,
+        migrations: newMigrations,
+        headDir: headFiles,
+        table: config.migrations.table,
+        checkOrder: config.migrations.checkOrder,
+        engine: engineUsed,
+        asAdmin,
+        requireDown: config.reversibility.requireDown,
+        runner,
+        schemas: prSchemas ?? ports.schemas,
+        releaseReads: releasePrBranch,
+        unconfined,
+        cancelPoint,
+        onTerminated: say,
+      });
+      reversibilityWork.catch(() => undefined); // awaited by its stage, or before the branches go
+    }
     prApplied(migrations.status === 'passed');
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
@@ -443,8 +505,8 @@ export async function runCheck(
       return finish();
     }
 
-    // Lint, reversibility (on a child of the baseline) and the suite (on a branch of its own)
-    // touch different databases, so they run side by side; the schema diff reads the PR branch after.
+    // Lint, reversibility (on the PR branch, or a child of the baseline) and the suite (on a branch of
+    // its own) run side by side; the schema diff compares the PR branch's before and after.
     const reversibility = async () => {
       if (!config.reversibility.enabled)
         return skip(stages, ['reversibility'], 'disabled (reversibility.enabled: false)');
@@ -460,14 +522,18 @@ export async function runCheck(
       cancelPoint();
       if (suiteUrl === undefined) {
         // Not made beside the PR branch (its migrations failed there, or the branch could not be
-        // made): a fresh child of the PR branch, as the PR branch is now.
+        // made): a fresh child of the PR branch, as the PR branch is now (once the proof on it is done).
         if (await provider.get(names.suite)) await provider.delete(names.suite, ours);
-        await prSchemas?.release();
+        if (firstPass) await reversibilityWork?.catch(() => undefined);
+        await releasePrBranch();
         await provider.create({ name: names.suite, parent: branch, ttlMs: TEMP_TTL_MS, annotations });
       }
-      // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the suite.
-      afterRead = snapshotOf(url);
-      afterRead.catch(() => undefined); // awaited by the schema diff, or before the branches go
+      // Nothing writes to the PR branch any more and nothing copies it: read "after" now, beside the
+      // suite (read already as the migrations applied, when reversibility is proven there).
+      if (!firstPass) {
+        afterRead = snapshotOf(url);
+        afterRead.catch(() => undefined); // awaited by the schema diff, or before the branches go
+      }
       cancelPoint();
       suiteUrl ??= await confined(provider, names.suite, await provider.connectionUri(names.suite), unconfined);
       const result = await suiteStage(
@@ -493,7 +559,7 @@ export async function runCheck(
     cancelPoint();
 
     await runStage(stages, 'schemaDiff', staged, async () => {
-      const after = await (afterRead ?? snapshotOf(url));
+      const after = firstPass ? firstPass[firstPass.length - 1]! : await (afterRead ?? snapshotOf(url));
       const diff = diffSchemas(before!, after);
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
@@ -536,6 +602,7 @@ export async function runCheck(
     await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     await prReads?.release().catch(() => undefined);
+    if (prRunAs !== undefined) await headRunner?.release?.(prRunAs).catch(() => undefined);
     log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
