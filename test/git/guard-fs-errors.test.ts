@@ -5,34 +5,16 @@
  * reported and removed (the link itself), and everything else the turn changed is still put back —
  * the guard must not stop before it restores anything.
  */
-import { execFile } from 'node:child_process';
-import { appendFile, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { appendFile, lstat, mkdir, readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { guardRepo } from '../helpers/guard-repo.js';
 
-const exec = promisify(execFile);
-let root: string;
 let dir: string;
 let home: string;
-let pinned: string | undefined;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'consort-guard-errors-'));
-  dir = path.join(root, 'repo');
-  home = path.join(root, 'home');
-  await mkdir(home);
-  pinned = process.env.HOME;
-  process.env.HOME = home;
-  await exec('git', ['init', '-q', '-b', 'main', dir]);
-  await writeFile(path.join(dir, 'a.txt'), 'a\n');
-  await exec('git', ['add', '-A'], { cwd: dir });
-  await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one'], { cwd: dir });
-});
-afterEach(async () => {
-  process.env.HOME = pinned;
-  await rm(root, { recursive: true, force: true });
+const repo = guardRepo('consort-guard-errors-');
+beforeEach(() => {
+  ({ dir, home } = repo);
 });
 
 const gone = async (p: string) => (await lstat(p).catch(() => null)) === null;

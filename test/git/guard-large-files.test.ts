@@ -6,35 +6,17 @@
  * memory: what the guard's process reads (`rchar` in /proc/self/io, every byte read(2) returned to
  * it or to a child it waited for) stays far below their size.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { lstat, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { lstat, readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { guardRepo } from '../helpers/guard-repo.js';
 
-const exec = promisify(execFile);
-let root: string;
 let dir: string;
 let home: string;
-let pinned: string | undefined;
-
-beforeEach(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'consort-guard-large-'));
-  dir = path.join(root, 'repo');
-  home = path.join(root, 'home');
-  await exec('mkdir', [home]);
-  pinned = process.env.HOME;
-  process.env.HOME = home;
-  await exec('git', ['init', '-q', '-b', 'main', dir]);
-  await writeFile(path.join(dir, 'a.txt'), 'a\n');
-  await exec('git', ['add', '-A'], { cwd: dir });
-  await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one'], { cwd: dir });
-});
-afterEach(async () => {
-  process.env.HOME = pinned;
-  await rm(root, { recursive: true, force: true });
+const repo = guardRepo('consort-guard-large-');
+beforeEach(() => {
+  ({ dir, home } = repo);
 });
 
 /** Bytes this process has read so far (files, pipes, and children it has waited for). */

@@ -18,13 +18,9 @@ import { proveReversibility } from './reversibility.js';
 
 export type ReversibilityOutcome = ReturnType<typeof reversibilityOutcome>;
 
-export interface ReversibilityStageInput {
+/** What both ways of proving reversibility need: the migrations, how they run, and the run's hooks. */
+interface ProofSetting {
   provider: BranchProvider;
-  /** The temporary branch to make (a child of `baseline`). */
-  branch: string;
-  baseline: string;
-  ttlMs: number;
-  annotations: Record<string, string>;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
   table: string;
@@ -34,11 +30,19 @@ export interface ReversibilityStageInput {
   asAdmin: boolean;
   requireDown: boolean;
   runner: MigrationSession;
-  schemas: SchemaReader;
   /** Branches where the code ran with the provider's own credentials (filled in). */
   unconfined: Set<string>;
   cancelPoint: () => void;
   onTerminated: (line: string) => void;
+}
+
+export interface ReversibilityStageInput extends ProofSetting {
+  /** The temporary branch to make (a child of `baseline`). */
+  branch: string;
+  baseline: string;
+  ttlMs: number;
+  annotations: Record<string, string>;
+  schemas: SchemaReader;
 }
 
 export async function reversibilityStage(input: ReversibilityStageInput): Promise<ReversibilityOutcome> {
@@ -101,29 +105,17 @@ export async function applyOneByOne(input: {
   return { result: { ok: true, applied, log }, schemas };
 }
 
-export interface BranchReversibilityInput {
-  provider: BranchProvider;
+export interface BranchReversibilityInput extends ProofSetting {
   /** The PR branch, holding the new migrations (applyOneByOne). */
   branch: string;
   /** Its admin URL (the reads), and the confined one the migrations ran with (asked again after a reset). */
   url: string;
   confinedUrl: string;
   applied: readonly SchemaSnapshot[];
-  migrations: readonly MigrationFile[];
-  headDir: { dir: string; relativeTo: string };
-  table: string;
-  checkOrder: boolean;
-  engine: MigrationEngine;
-  asAdmin: boolean;
-  requireDown: boolean;
-  runner: MigrationSession;
   /** The PR branch's kept reads (the same connection its before and after were read on). */
   schemas: SchemaReader;
   /** Ends what the run keeps on the PR branch besides the proof's own (its reads), before a reset. */
   releaseReads: () => Promise<void>;
-  unconfined: Set<string>;
-  cancelPoint: () => void;
-  onTerminated: (line: string) => void;
 }
 
 /**
