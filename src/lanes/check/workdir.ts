@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { SCRATCH_IN_MODULES } from '../../migrations/project-packages.js';
+import { processAlive } from '../../core/process-alive.js';
 
 export interface Workdir {
   root: string;
@@ -30,22 +31,13 @@ export interface Workdir {
 
 const PREFIX = 'consort-check-';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Scratch directories of runs whose process is gone (killed before their `finally`). */
 async function sweepDead(parent: string): Promise<void> {
   const entries = await readdir(parent).catch(() => [] as string[]);
   await Promise.all(
     entries.map(async (name) => {
       const pid = Number(/^consort-check-(\d+)-/.exec(name)?.[1]);
-      if (Number.isInteger(pid) && pid > 0 && !alive(pid))
+      if (Number.isInteger(pid) && pid > 0 && !processAlive(pid))
         await rm(path.join(parent, name), { recursive: true, force: true }).catch(() => undefined);
     }),
   );

@@ -36,6 +36,7 @@ import { childEnv } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
 import type { Bind, ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
+import { processAlive } from '../../core/process-alive.js';
 
 /** `cp` and `chmod`, started by the lane's ProcessRunner; a non-zero exit throws. */
 type Tool = (program: 'cp' | 'chmod', args: string[]) => Promise<void>;
@@ -322,16 +323,6 @@ export interface CleanTree {
 /** A new proof worktree's folder, next to the repository, named with this process's id (see removeStaleTrees). */
 const proofDir = (ws: Workspace): string => `${ws.top}-consort-proof-${process.pid}-${randomBytes(4).toString('hex')}`;
 
-/** Whether a process with this id is running (EPERM: it is, and someone else's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * What runs of this workspace that were killed (no `finally` ran) left next to it: proof worktrees
  * with their registrations, their dependency copies, and pristine copies. Each name carries the
@@ -345,7 +336,7 @@ export async function removeStaleTrees(ws: Workspace, processes: ProcessRunner):
   const removed: string[] = [];
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     const m = pattern.exec(name);
-    if (m === null || alive(Number(m[2]))) continue;
+    if (m === null || processAlive(Number(m[2]))) continue;
     const full = path.join(parent, name);
     if (m[1] === 'proof' && m[3] === undefined) await ws.removeWorktree(full);
     await removable(run, full);
