@@ -19,6 +19,18 @@ import { diffSchemas, isEmptyDiff } from '../../src/schema/diff.js';
 import type { ApplyOptions } from '../../src/ports/migration-runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
+/** A node-pg-migrate SQL migration. */
+const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
+/** A scratch folder with an empty migrations/ in it. */
+async function migrationsDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+  await mkdir(path.join(dir, 'migrations'));
+  return dir;
+}
+/** migrations/<name>.sql in `dir`. */
+const writeSql = (dir: string, name: string, up: string, down: string) =>
+  writeFile(path.join(dir, 'migrations', `${name}.sql`), sql(up, down));
+
 const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/shop-cjs');
 
 async function withScratchDatabase<T>(fn: (url: string, reset: () => Promise<void>) => Promise<T>): Promise<T> {
@@ -100,17 +112,14 @@ describe('reversibility verdicts on a CommonJS history', () => {
   }, 180_000);
 
   it('without a way to reset, reports the migrations a failing down kept from being checked as not checked, not as failures', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    const dir = await migrationsDir();
     try {
-      await mkdir(path.join(dir, 'migrations'));
-      const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
-      await writeFile(
-        path.join(dir, 'migrations/1700000000000_create-notes.sql'),
-        sql('CREATE TABLE notes (id int);', 'DROP TABLE notes;'),
-      );
-      await writeFile(
-        path.join(dir, 'migrations/1700000000001_add-body.sql'),
-        sql('ALTER TABLE notes ADD COLUMN body text;', 'ALTER TABLE notes DROP COLUMN no_such_column;'),
+      await writeSql(dir, '1700000000000_create-notes', 'CREATE TABLE notes (id int);', 'DROP TABLE notes;');
+      await writeSql(
+        dir,
+        '1700000000001_add-body',
+        'ALTER TABLE notes ADD COLUMN body text;',
+        'ALTER TABLE notes DROP COLUMN no_such_column;',
       );
       const result = await prove(false, dir);
       expect(result.migrations.map((m) => m.verdict)).toEqual(['not-checked', 'down-failed']);
@@ -132,23 +141,17 @@ describe('reversibility verdicts on a CommonJS history', () => {
 
 describe('the re-apply after the downs', () => {
   it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    const dir = await migrationsDir();
     try {
-      await mkdir(path.join(dir, 'migrations'));
-      const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
-      await writeFile(
-        path.join(dir, 'migrations/1700000000000_a.sql'),
-        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
-      );
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
       // Its down restores the schema but not the row its up wrote into a table from before the PR.
-      await writeFile(
-        path.join(dir, 'migrations/1700000000001_b.sql'),
-        sql("CREATE TABLE b (id int);\nINSERT INTO seen VALUES ('b');", 'DROP TABLE b;'),
+      await writeSql(
+        dir,
+        '1700000000001_b',
+        "CREATE TABLE b (id int);\nINSERT INTO seen VALUES ('b');",
+        'DROP TABLE b;',
       );
-      await writeFile(
-        path.join(dir, 'migrations/1700000000002_c.sql'),
-        sql('CREATE TABLE c (id int);', 'DROP TABLE c;'),
-      );
+      await writeSql(dir, '1700000000002_c', 'CREATE TABLE c (id int);', 'DROP TABLE c;');
       const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
       const requests: { direction: string; count?: number }[] = [];
       const result = await withScratchDatabase(async (url) => {
@@ -243,25 +246,13 @@ async function proveOnBranch(history: string, prepare?: (url: string) => Promise
 }
 
 describe('on a branch that holds the migrations already (the PR branch)', () => {
-  const sql = (up: string, down: string) => `-- Up Migration\n${up}\n\n-- Down Migration\n${down}\n`;
-
   it('goes down from there and up again, with no first ups of its own, and leaves them applied', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    const dir = await migrationsDir();
     try {
-      await mkdir(path.join(dir, 'migrations'));
-      await writeFile(
-        path.join(dir, 'migrations/1700000000000_a.sql'),
-        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
-      );
-      await writeFile(
-        path.join(dir, 'migrations/1700000000001_b.sql'),
-        sql('ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;'),
-      );
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
+      await writeSql(dir, '1700000000001_b', 'ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;');
       // Its down forgets the sequence: the schema after it differs from before its up.
-      await writeFile(
-        path.join(dir, 'migrations/1700000000002_c.sql'),
-        sql('CREATE TABLE c (id int);\nCREATE SEQUENCE c_ids;', 'DROP TABLE c;'),
-      );
+      await writeSql(dir, '1700000000002_c', 'CREATE TABLE c (id int);\nCREATE SEQUENCE c_ids;', 'DROP TABLE c;');
       const r = await proveOnBranch(dir);
       expect(r.migrations.map((m) => m.verdict)).toEqual(['reversible', 'reversible', 'not-restored']);
       expect(r.migrations[2]!.detail).toContain('c_ids');
@@ -278,17 +269,10 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
   });
 
   it('needs nothing more when they reverse: a down each and one up', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    const dir = await migrationsDir();
     try {
-      await mkdir(path.join(dir, 'migrations'));
-      await writeFile(
-        path.join(dir, 'migrations/1700000000000_a.sql'),
-        sql('CREATE TABLE a (id int);', 'DROP TABLE a;'),
-      );
-      await writeFile(
-        path.join(dir, 'migrations/1700000000001_b.sql'),
-        sql('ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;'),
-      );
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
+      await writeSql(dir, '1700000000001_b', 'ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;');
       const r = await proveOnBranch(dir);
       expect(r.migrations.map((m) => m.verdict)).toEqual(['reversible', 'reversible']);
       expect(r.requests).toEqual(['down1', 'down1', 'up2']);
@@ -300,16 +284,14 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
   });
 
   it('gives the verdicts a fresh copy gives (a failing down, a declared irreversible one) and puts the branch back', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-rev-'));
+    const dir = await migrationsDir();
     try {
-      await mkdir(path.join(dir, 'migrations'));
-      await writeFile(
-        path.join(dir, 'migrations/1700000000000_create-notes.sql'),
-        sql('CREATE TABLE notes (id int);', 'DROP TABLE notes;'),
-      );
-      await writeFile(
-        path.join(dir, 'migrations/1700000000001_add-body.sql'),
-        sql('ALTER TABLE notes ADD COLUMN body text;', 'ALTER TABLE notes DROP COLUMN no_such_column;'),
+      await writeSql(dir, '1700000000000_create-notes', 'CREATE TABLE notes (id int);', 'DROP TABLE notes;');
+      await writeSql(
+        dir,
+        '1700000000001_add-body',
+        'ALTER TABLE notes ADD COLUMN body text;',
+        'ALTER TABLE notes DROP COLUMN no_such_column;',
       );
       const failing = await proveOnBranch(dir);
       expect(failing.migrations.map((m) => m.verdict)).toEqual(['reversible', 'down-failed']);

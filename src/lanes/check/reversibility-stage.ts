@@ -19,7 +19,7 @@ import { proveReversibility } from './reversibility.js';
 export type ReversibilityOutcome = ReturnType<typeof reversibilityOutcome>;
 
 /** What both ways of proving reversibility need: the migrations, how they run, and the run's hooks. */
-interface ProofSetting {
+export interface ProofSetting {
   provider: BranchProvider;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
@@ -35,6 +35,17 @@ interface ProofSetting {
   cancelPoint: () => void;
   onTerminated: (line: string) => void;
 }
+
+/** The fields of a setting the proof itself takes (proveReversibility). */
+const howTheyRun = (s: ProofSetting) => ({
+  asAdmin: s.asAdmin,
+  migrations: s.migrations,
+  headDir: s.headDir,
+  table: s.table,
+  checkOrder: s.checkOrder,
+  engine: s.engine,
+  runner: s.runner,
+});
 
 export interface ReversibilityStageInput extends ProofSetting {
   /** The temporary branch to make (a child of `baseline`). */
@@ -54,13 +65,7 @@ export async function reversibilityStage(input: ReversibilityStageInput): Promis
     url,
     // Asked again after each reset: a fresh copy needs its role's grants again.
     runAs: () => confined(provider, branch, url, input.unconfined),
-    asAdmin: input.asAdmin,
-    migrations: input.migrations,
-    headDir: input.headDir,
-    table: input.table,
-    checkOrder: input.checkOrder,
-    engine: input.engine,
-    runner: input.runner,
+    ...howTheyRun(input),
     schemas: input.schemas,
     reset: async () => {
       input.cancelPoint();
@@ -134,14 +139,8 @@ export async function reversibilityOnBranch(input: BranchReversibilityInput): Pr
       confinedUrl = undefined;
       return now;
     },
-    asAdmin: input.asAdmin,
     applied: input.applied,
-    migrations: input.migrations,
-    headDir: input.headDir,
-    table: input.table,
-    checkOrder: input.checkOrder,
-    engine: input.engine,
-    runner: input.runner,
+    ...howTheyRun(input),
     schemas: input.schemas,
     reset: async () => {
       input.cancelPoint();

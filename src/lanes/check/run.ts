@@ -37,6 +37,7 @@ import {
   provableOnBranch,
   reversibilityOnBranch,
   reversibilityStage,
+  type ProofSetting,
   type ReversibilityOutcome,
 } from './reversibility-stage.js';
 import { confined, unconfinedNote } from './confined.js';
@@ -316,26 +317,30 @@ export async function runCheck(
     // node-pg-migrate process, which runs requests on different databases side by side (its steps
     // go first when requests wait): the branches, roles, catalog reads and migrations all overlap.
     let reversibilityStartedAt = clock.monotonicMs();
+    // What reversibility needs wherever it is proven (on a copy, or on the PR branch below).
+    const proofSetting: ProofSetting = {
+      provider,
+      migrations: newMigrations,
+      headDir: headFiles,
+      table: config.migrations.table,
+      checkOrder: config.migrations.checkOrder,
+      engine: engineUsed,
+      asAdmin,
+      requireDown: config.reversibility.requireDown,
+      runner,
+      unconfined,
+      cancelPoint,
+      onTerminated: say,
+    };
     if (reversibilityRuns && !onBranch) {
       temporary.push(names.reversibility);
       reversibilityWork = reversibilityStage({
-        provider,
+        ...proofSetting,
         branch: names.reversibility,
         baseline: baselineName,
         ttlMs: TEMP_TTL_MS,
         annotations,
-        migrations: newMigrations,
-        headDir: headFiles,
-        table: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
-        engine: engineUsed,
-        asAdmin,
-        requireDown: config.reversibility.requireDown,
-        runner,
         schemas: ports.schemas,
-        unconfined,
-        cancelPoint,
-        onTerminated: say,
       });
       // Handled where it is awaited: the stage, or below when the migrations fail or the run stops.
       reversibilityWork.catch(() => undefined);
@@ -471,24 +476,13 @@ export async function runCheck(
     if (firstPass && migrations.status === 'passed') {
       reversibilityStartedAt = clock.monotonicMs();
       reversibilityWork = reversibilityOnBranch({
-        provider,
+        ...proofSetting,
         branch,
         url,
         confinedUrl: prConfined,
         applied: firstPass,
-        migrations: newMigrations,
-        headDir: headFiles,
-        table: config.migrations.table,
-        checkOrder: config.migrations.checkOrder,
-        engine: engineUsed,
-        asAdmin,
-        requireDown: config.reversibility.requireDown,
-        runner,
         schemas: prSchemas ?? ports.schemas,
         releaseReads: releasePrBranch,
-        unconfined,
-        cancelPoint,
-        onTerminated: say,
       });
       reversibilityWork.catch(() => undefined); // awaited by its stage, or before the branches go
     }
