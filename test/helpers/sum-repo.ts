@@ -100,17 +100,26 @@ export async function sumRepo(prefix: string, options: SumRepoOptions = {}): Pro
   return dir;
 }
 
-/** Prove the workspace's HEAD with these dependencies, as the conductor does. */
-export async function proveHead(dir: string, ws: GitWorkspace, deps: Dependencies): ReturnType<typeof prove> {
+/**
+ * Prove the workspace's HEAD with these dependencies, as the conductor does: through `port` (the
+ * one a worktree was begun through, as the driver's ctx.ws) and in `tree` when one was begun.
+ */
+export async function proveHead(
+  dir: string,
+  ws: GitWorkspace,
+  deps: Dependencies,
+  { port = bindWorkspace(ws), tree }: { port?: ReturnType<typeof bindWorkspace>; tree?: string } = {},
+): ReturnType<typeof prove> {
   const { config } = await loadConfig(dir);
   return prove({
-    ws: bindWorkspace(ws),
+    ws: port,
     commit: await workspaceHead(ws),
     deps,
     config,
     branches: fakeBranches,
     branch: 'p',
     hash: ['test/sum.test.js'],
+    ...(tree ? { tree } : {}),
     env: process.env,
     processes: localProcessRunner,
     time: (_l, fn) => fn(),

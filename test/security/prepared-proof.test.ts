@@ -8,13 +8,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { childEnv } from '../../src/core/child-env.js';
-import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { proofTrees, snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
-import { prove } from '../../src/lanes/tdd/proof.js';
 import { localProcessRunner } from '../../src/process/runner.js';
-import { fakeBranches, git, PATCHED_RUNNER, sumRepo } from '../helpers/sum-repo.js';
+import { git, PATCHED_RUNNER, proveHead, sumRepo } from '../helpers/sum-repo.js';
 
 let dir: string;
 let outside: string;
@@ -55,22 +53,8 @@ async function agentTurn(command: string): Promise<string> {
 }
 
 /** The proof, through the same port that began its worktree (as the driver's ctx.ws). */
-async function proveWith(port: ReturnType<typeof bindWorkspace>, tree: string | undefined) {
-  const { config } = await loadConfig(dir);
-  return prove({
-    ws: port,
-    commit: await workspaceHead(ws),
-    deps,
-    config,
-    branches: fakeBranches,
-    branch: 'p',
-    hash: ['test/sum.test.js'],
-    ...(tree ? { tree } : {}),
-    env: process.env,
-    processes: localProcessRunner,
-    time: (_l, fn) => fn(),
-  });
-}
+const proveWith = (port: ReturnType<typeof bindWorkspace>, tree: string | undefined) =>
+  proveHead(dir, ws, deps, { port, ...(tree ? { tree } : {}) });
 
 it("an agent that plants the proof's dependency copy next to the folder it sees listed: the proof runs the pristine install", async () => {
   const port = bindWorkspace(ws);
