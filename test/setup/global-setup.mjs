@@ -4,12 +4,11 @@
  * answer to "which PostgreSQL plays the system server?". Workers inherit both through the
  * environment; the one variable is CONSORT_TEST_POSTGRES_URL (see system-postgres.ts).
  */
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp } from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { claimRunDir, RUN_DIR_PREFIX, sweepDeadRuns } from './run-dirs.mjs';
+import { claimRunDir, RUN_DIR_PREFIX, scratchBase, sweepDeadRuns } from './run-dirs.mjs';
 
 const SYSTEM_PG_ENV = 'CONSORT_TEST_POSTGRES_URL';
 const DEFAULT_SYSTEM_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -41,10 +40,17 @@ function freePort() {
 
 export default async function globalSetup() {
   await sweepDeadRuns();
-  const runDir = await mkdtemp(path.join(os.tmpdir(), RUN_DIR_PREFIX));
+  const runDir = await mkdtemp(path.join(await scratchBase(), RUN_DIR_PREFIX));
   await claimRunDir(runDir);
   await chmod(runDir, 0o755); // the postgres OS user must reach the clusters when tests run as root
   process.env.CONSORT_TEST_RUN_DIR = runDir;
+  // The workers' temporary folder (and so every repository, worktree and proof tree a test makes)
+  // lies in the run directory too: beside the clusters, and removed with them by the teardown.
+  // Sticky and open to all, as /tmp is: tests run commands as other users (postgres, sandboxes).
+  const tmp = path.join(runDir, 'tmp');
+  await mkdir(tmp);
+  await chmod(tmp, 0o1777);
+  process.env.TMPDIR = tmp;
   const wanted = process.env[SYSTEM_PG_ENV] ?? DEFAULT_SYSTEM_PG_URL;
   if (await answers(wanted)) {
     process.env[SYSTEM_PG_ENV] = wanted;

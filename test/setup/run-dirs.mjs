@@ -3,11 +3,32 @@
  * stopping their embedded clusters, and sweeping those of runs that died without a teardown
  * (Ctrl-C, a killed CI job), so no run leaves a postgres behind for long.
  */
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 export const RUN_DIR_PREFIX = 'consort-test-run-';
+
+/** Where a run's directory goes when the machine has room in memory for it (see scratchBase). */
+export const MEMORY_BASE = '/dev/shm';
+const TMPFS_MAGIC = 0x01021994;
+/** A run's clusters, repositories and proof trees peak at well under this; a smaller tmpfs (a container's 64 MB /dev/shm) is not used. */
+const MEMORY_NEEDED = 4 * 1024 ** 3;
+
+/**
+ * The folder a run's directory is made in: /dev/shm when it is a tmpfs with room to spare,
+ * otherwise the system's temporary folder. On ext4 the suite's own file churn — every branch a
+ * directory of a few hundred files copied and deleted again, repositories and proof trees made
+ * and removed by the thousand — costs the kernel more than the tests: creating an inode scans the
+ * group's recently deleted ones (`recently_deleted` in a profile of the suite). In memory those
+ * files cost nothing to make or remove. CONSORT_TEST_TMPFS=0 keeps everything on disk.
+ */
+export async function scratchBase() {
+  if (process.env.CONSORT_TEST_TMPFS === '0') return os.tmpdir();
+  const fs = await statfs(MEMORY_BASE).catch(() => null);
+  if (fs === null || Number(fs.type) !== TMPFS_MAGIC) return os.tmpdir();
+  return Number(fs.bavail) * Number(fs.bsize) >= MEMORY_NEEDED ? MEMORY_BASE : os.tmpdir();
+}
 
 function alive(pid) {
   try {
@@ -43,14 +64,15 @@ export function claimRunDir(dir) {
   return writeFile(path.join(dir, 'owner.pid'), `${process.pid}\n`);
 }
 
-/** Remove the run directories of jest processes that are gone. */
+/** Remove the run directories of jest processes that are gone (in memory and on disk). */
 export async function sweepDeadRuns() {
-  const tmp = os.tmpdir();
-  const names = (await readdir(tmp).catch(() => [])).filter((n) => n.startsWith(RUN_DIR_PREFIX));
-  await Promise.all(
-    names.map(async (name) => {
-      const owner = await pidIn(path.join(tmp, name, 'owner.pid'));
-      if (owner !== null && !alive(owner)) await removeRunDir(path.join(tmp, name));
-    }),
-  );
+  for (const base of new Set([os.tmpdir(), MEMORY_BASE])) {
+    const names = (await readdir(base).catch(() => [])).filter((n) => n.startsWith(RUN_DIR_PREFIX));
+    await Promise.all(
+      names.map(async (name) => {
+        const owner = await pidIn(path.join(base, name, 'owner.pid'));
+        if (owner !== null && !alive(owner)) await removeRunDir(path.join(base, name));
+      }),
+    );
+  }
 }
