@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,8 +19,28 @@ import { renderSchemaDiffText } from '../../src/schema/render.js';
 import { snapshotSchema, type SchemaSnapshot } from '../../src/schema/snapshot.js';
 
 const ADMIN_URL = process.env.CONSORT_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const PG_DUMP = process.env.CONSORT_TEST_PG_DUMP ?? 'pg_dump';
-const PSQL = process.env.CONSORT_TEST_PSQL ?? 'psql';
+/**
+ * The server's own major's pg_dump and psql, found once. On Debian `pg_dump` and `psql` on the PATH
+ * are pg_wrapper, a Perl script that picks a version on every start: in a profile of the suite the
+ * wrappers' Perl cost more CPU than the dumps themselves.
+ */
+async function clientBinary(name: 'pg_dump' | 'psql', override: string | undefined): Promise<string> {
+  if (override) return override;
+  const major = await withClient(ADMIN_URL, async (a) =>
+    Math.floor(
+      Number((await a.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0]!.v) / 10000,
+    ),
+  );
+  const own = `/usr/lib/postgresql/${major}/bin/${name}`;
+  return existsSync(own) ? own : name;
+}
+// Found on first use: the concurrent cases start before any beforeAll hook runs.
+let binaries: Promise<{ pgDump: string; psql: string }> | undefined;
+const clients = () =>
+  (binaries ??= Promise.all([
+    clientBinary('pg_dump', process.env.CONSORT_TEST_PG_DUMP),
+    clientBinary('psql', process.env.CONSORT_TEST_PSQL),
+  ]).then(([pgDump, psql]) => ({ pgDump, psql })));
 const CORPUS = path.join(process.cwd(), 'test/fixtures/schema-corpus');
 
 interface Case {
@@ -123,8 +143,8 @@ const scriptDir = (): Promise<string> => (scripts ??= mkdtemp(path.join(os.tmpdi
  * connection (`\connect`), stopping at the first error (ON_ERROR_STOP), and `\warn` (stderr,
  * unbuffered) says when it is done.
  */
-function psqlSession(url: string, name: string) {
-  const child = spawn(PSQL, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
+function psqlSession(psqlBinary: string, url: string, name: string) {
+  const child = spawn(psqlBinary, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-f', '-'], {
     env: CHILD_ENV,
     stdio: ['pipe', 'ignore', 'pipe'],
   });
@@ -139,7 +159,7 @@ function psqlSession(url: string, name: string) {
       resolve();
     };
     child.on('error', end);
-    child.on('close', (code) => end(new Error(`${PSQL} exited ${code}: ${err}`)));
+    child.on('close', (code) => end(new Error(`${psqlBinary} exited ${code}: ${err}`)));
   });
   child.stderr.on('data', (d: Buffer) => {
     err += d.toString();
@@ -177,7 +197,8 @@ async function inDatabase<T>(
   work: (script: (sql: string) => Promise<void>, point: () => Promise<Point>) => Promise<T>,
 ): Promise<T> {
   const url = withDatabase(ADMIN_URL, db);
-  const psql = psqlSession(url, db);
+  const { pgDump, psql: psqlBinary } = await clients();
+  const psql = psqlSession(psqlBinary, url, db);
   try {
     return await withClient(url, (client) =>
       work(
@@ -185,7 +206,7 @@ async function inDatabase<T>(
         async () => {
           const [snapshot, dump] = await Promise.all([
             snapshotSchema(client),
-            run(PG_DUMP, ['--schema-only', '--no-tablespaces', '-d', url]),
+            run(pgDump, ['--schema-only', '--no-tablespaces', '-d', url]),
           ]);
           return { snapshot, dump: normalizeDump(dump) };
         },
