@@ -540,6 +540,8 @@ interface HeadCommit {
 
 function parseCommit(body: Buffer): HeadCommit {
   const text = body.toString('utf8');
+  // Re-encoded by the amend: only bytes that survive the round trip.
+  if (!Buffer.from(text, 'utf8').equals(body)) give('HEAD commit is not UTF-8');
   const split = text.indexOf('\n\n');
   if (split < 0) give('HEAD commit has no message');
   const headers = text.slice(0, split).split('\n');

@@ -101,7 +101,7 @@ it('makes the commit git makes from the same index: tree, id, reflogs, fsck, sta
   await change(dir);
   const copy = `${dir}-git`;
   await cp(dir, copy, { recursive: true, verbatimSymlinks: true });
-  const message = 'consort: turn  3\t(green)   \n\n\n  body line \nlast\n\n';
+  const message = 'consort: turn  3\t(green)   \n\n\n  body line \n# not a comment with -m\nlast\n\n';
 
   const ws = await openWorkspace(dir);
   const before = await looseObjects(dir);
@@ -348,6 +348,27 @@ describe('leaves the commit to git', () => {
     expect((await readdir(path.join(dir, '.git'))).filter((f) => f.endsWith('.lock') && f !== 'index.lock')).toEqual(
       [],
     );
+  });
+
+  it('an amend of a commit whose message is not UTF-8, which amendPaths then leaves to git', async () => {
+    const dir = await repo();
+    // git commit would convert the byte (as Latin-1): the object is written as it is.
+    const head = await git(dir, 'cat-file', 'commit', 'HEAD');
+    await writeFile(
+      path.join(dir, 'msg'),
+      Buffer.concat([Buffer.from(`${head.split('\n\n')[0]}\n\ncaf`), Buffer.from([0xe9, 0x0a])]),
+    );
+    const odd = await git(dir, 'hash-object', '-t', 'commit', '-w', 'msg');
+    await git(dir, 'update-ref', 'HEAD', odd);
+    const ws = await openWorkspace(dir);
+    expect(await commitIndex(ws, '', { amend: true, date: DATE })).toEqual({
+      kind: 'fallback',
+      reason: 'HEAD commit is not UTF-8',
+    });
+    const id = await amendPaths(ws, ['msg']);
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(id);
+    expect(await git(dir, 'ls-tree', '--name-only', 'HEAD', 'msg')).toBe('msg');
+    await expectHealthy(dir);
   });
 
   it('a lock taken while it commits: left to its holder, and nothing moved', async () => {
