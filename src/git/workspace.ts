@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
+import { commitIndex } from './commit-objects.js';
 import { git, type GitResult } from './exec.js';
 import { headCommit } from './repo.js';
 
@@ -282,6 +283,10 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
     ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
     inside.map((p) => `:(literal)${p}`).join('\0'),
   );
+  // The commit written from here (commit-objects.ts); git commits only what that leaves to it.
+  const made = await commitIndex(ws, message);
+  if (made.kind === 'committed') return made.commit;
+  if (made.kind === 'nothing') return null;
   const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) {
@@ -300,6 +305,8 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
       ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
       inside.map((p) => `:(literal)${p}`).join('\0'),
     );
+  const made = await commitIndex(ws, '', { amend: true });
+  if (made.kind === 'committed') return made.commit;
   const out = await run(ws.top, [
     ...ws.identity,
     ...COMMIT_ARGS,
