@@ -6,6 +6,7 @@
  */
 import { chmod, mkdir, mkdtemp } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { claimRunDir, RUN_DIR_PREFIX, scratchBase, sweepDeadRuns } from './run-dirs.mjs';
@@ -40,6 +41,9 @@ function freePort() {
 
 export default async function globalSetup() {
   await sweepDeadRuns();
+  // What test runs on this machine keep between runs (the browser tests' Chromium): the system
+  // temp directory, as the workers' own temp directory goes with the run.
+  process.env.CONSORT_TEST_CACHE_DIR ??= path.join(os.tmpdir(), 'consort-test-cache');
   const runDir = await mkdtemp(path.join(await scratchBase(), RUN_DIR_PREFIX));
   await claimRunDir(runDir);
   await chmod(runDir, 0o755); // the postgres OS user must reach the clusters when tests run as root
