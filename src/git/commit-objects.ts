@@ -15,13 +15,15 @@
  * every tree is computed from the index's entries, whose paths are checked as git checks them
  * (no `.git`, `.` or `..` component). A new tree's blobs must exist (loose or in a pack), as `git
  * commit` requires. Files are created exclusively (`wx`: never through a planted symlink), and
- * every folder written in below the git directories must be a real folder, not a symlink. The
- * `.git` guard (guard.ts) still compares git's control files around every turn.
+ * every folder written in below the git directories must be a real folder, not a symlink. A link
+ * where a commit writes is refused, not left to `git commit`, which would write through it (see
+ * commitPlaces). The `.git` guard (guard.ts) still compares git's control files around every turn.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   constants,
+  fstatSync,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -43,7 +45,11 @@ import { gitEnv } from './safe.js';
 import { ownGitDir, type GitWorkspace } from './workspace.js';
 
 export type CommitOutcome =
-  { kind: 'committed'; commit: string } | { kind: 'nothing' } | { kind: 'fallback'; reason: string };
+  | { kind: 'committed'; commit: string }
+  | { kind: 'nothing' }
+  | { kind: 'fallback'; reason: string }
+  /** A link where a commit writes (see commitPlaces), an index git would commit as a broken tree: nobody may commit. */
+  | { kind: 'refused'; reason: string };
 
 export interface CommitOptions {
   /** Rewrite HEAD (same message and author, HEAD's parents), even when the tree is unchanged. */
@@ -58,6 +64,12 @@ const give = (reason: string): never => {
   throw new Fallback(reason);
 };
 
+/** Thrown inside when giving up to `git commit` would not do either: it would write through a link, or a broken tree. */
+class Refusal extends Error {}
+const refuse = (reason: string): never => {
+  throw new Refusal(reason);
+};
+
 const ID = /^[0-9a-f]{40}$/;
 
 /**
@@ -70,13 +82,76 @@ export async function commitIndex(
   options: CommitOptions = {},
 ): Promise<CommitOutcome> {
   try {
-    const own = ownGitDir(ws) ?? give('no git directory');
+    const own = commitPlaces(ws);
     const config = await repoConfig(ws, own);
     return commitWith(ws, own, config, message, options);
   } catch (e) {
+    if (e instanceof Refusal) return { kind: 'refused', reason: e.message };
     // Any failure (a file that cannot be read, a full disk) leaves the ref where it was: the only
     // step after its rename cannot throw. Objects already written are harmless; git tries then.
     return { kind: 'fallback', reason: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/**
+ * The worktree's own git directory, once nothing a commit writes leads out of the git directory;
+ * throws a Refusal when something does. Without bubblewrap an agent can plant links in `.git`
+ * that the guard does not compare (it compares git's control files, and objects by content): a
+ * reflog hard-linked to a file outside, or a symlink in place of a reflog, of `COMMIT_EDITMSG`, of
+ * a folder of loose objects (or of `objects/pack`, where `git add` streams a big file), refs or
+ * reflogs, or of `.git` itself. This module writes nothing through a symlink, but `git commit`,
+ * where it gives up, appends its reflog lines, writes its objects and ref locks and overwrites
+ * `COMMIT_EDITMSG` through every one of them (and `git add` its blobs); a hard link O_NOFOLLOW
+ * does not see. So these are looked at before anything else, for both.
+ */
+function commitPlaces(ws: GitWorkspace): string {
+  const common = ws.gitDir;
+  if (lstatSync(path.join(ws.top, '.git'), { throwIfNoEntry: false })?.isSymbolicLink())
+    refuse('.git is a symbolic link');
+  const own = ownGitDir(ws) ?? give('no git directory');
+  const name = (p: string): string => path.relative(common, p) || '.';
+  /** The folders of `rel` under `base` that exist (the rest is made): none a symlink. */
+  const folders = (base: string, rel: string): void => {
+    let at = base;
+    for (const part of rel.split(/[\\/]/).filter((p) => p !== '' && p !== '.')) {
+      at = path.join(at, part);
+      const stat = lstatSync(at, { throwIfNoEntry: false });
+      if (stat === undefined) return;
+      if (stat.isSymbolicLink()) refuse(`${name(at)} is a symbolic link`);
+    }
+  };
+  /** A file a commit appends to or rewrites in place: no symlink, no other hard link. */
+  const file = (p: string): void => {
+    const stat = lstatSync(p, { throwIfNoEntry: false });
+    if (stat?.isSymbolicLink()) refuse(`${name(p)} is a symbolic link`);
+    if (stat !== undefined && stat.nlink > 1)
+      refuse(`${name(p)} is hard-linked to another file (it has ${stat.nlink} links)`);
+  };
+  const inside = path.relative(common, own);
+  if (inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside)) folders(common, inside);
+  folders(common, 'objects');
+  for (const entry of readdirSync(path.join(common, 'objects'), { withFileTypes: true }))
+    if (/^([0-9a-f]{2}|pack)$/.test(entry.name) && entry.isSymbolicLink())
+      refuse(`objects/${entry.name} is a symbolic link`);
+  const ref = /^ref: (refs\/\S+)\s*$/.exec(readFileSync(path.join(own, 'HEAD'), 'latin1'))?.[1];
+  if (ref !== undefined && !ref.split('/').some((c) => c === '..' || c === '.' || c === '')) {
+    folders(common, path.dirname(ref));
+    folders(common, path.join('logs', path.dirname(ref)));
+    file(path.join(common, 'logs', ref));
+  }
+  folders(own, 'logs');
+  file(path.join(own, 'logs', 'HEAD'));
+  file(path.join(own, 'COMMIT_EDITMSG'));
+  return own;
+}
+
+/** Why nothing may commit in the workspace (a link where a commit writes, see commitPlaces); null when something may. */
+export function commitRefusal(ws: GitWorkspace): string | null {
+  try {
+    commitPlaces(ws);
+    return null;
+  } catch (e) {
+    return e instanceof Refusal ? e.message : null;
   }
 }
 
@@ -405,6 +480,8 @@ function appendLog(base: string, rel: string, line: string, logAll: boolean): vo
   if (!logAll && !exists(file)) return;
   const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o666);
   try {
+    // Looked at before (commitPlaces); again on the open file, for a link made since.
+    if (fstatSync(fd).nlink > 1) refuse(`${rel} is hard-linked to another file`);
     writeSync(fd, line);
   } finally {
     closeSync(fd);
@@ -664,11 +741,17 @@ export function buildTrees(entries: readonly IndexEntry[]): Tree[] {
       items.push({ name: dir, mode: '40000', id: build(i, j, sub) });
       i = j;
     }
-    // git's order: names as bytes, a tree's as if it ended in "/". A file and a folder of one name cannot both be.
+    // A file and a folder of one name cannot both be. They need not sort next to each other (`a`,
+    // `a.txt`, `a/b`): git's own check (verify_cache) compares neighbours only, and git 2.39 commits
+    // such an index as a tree with the name twice, which fsck rejects — so no fallback either.
+    const names = new Set<string>();
+    for (const e of items) {
+      if (names.has(e.name)) refuse(`the index holds ${prefix}${e.name} both as a file and as a folder`);
+      names.add(e.name);
+    }
+    // git's order: names as bytes, a tree's as if it ended in "/".
     const key = (e: { name: string; mode: string }): string => (e.mode === '40000' ? `${e.name}/` : e.name);
     items.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-    for (let k = 1; k < items.length; k++)
-      if (items[k]!.name === items[k - 1]!.name) give(`${items[k]!.name} is both a file and a folder`);
     const body = Buffer.concat(
       items.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, 'latin1'), Buffer.from(e.id, 'hex')]),
     );
