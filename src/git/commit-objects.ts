@@ -370,11 +370,16 @@ function refValue(common: string, ref: string): string | null {
   const packed = lstatSync(path.join(common, 'packed-refs'), { throwIfNoEntry: false });
   if (packed === undefined) return null;
   if (!packed.isFile()) give('packed-refs is not a plain file');
+  // git reads the last of several lines for one ref (an agent's forged first line would make the
+  // commit's parent a commit git does not see): the plain case has one.
+  let found: string | null = null;
   for (const line of readFileSync(path.join(common, 'packed-refs'), 'latin1').split('\n')) {
     const [value, name] = line.split(' ');
-    if (name === ref && value !== undefined && ID.test(value)) return value;
+    if (name !== ref) continue;
+    if (found !== null) give(`packed-refs names ${ref} more than once`);
+    found = value !== undefined && ID.test(value) ? value : give(`packed-refs holds no id for ${ref}`);
   }
-  return null;
+  return found;
 }
 
 /** The folders of the ref and of the reflogs are real folders (made when missing), the reflogs plain files or none. */

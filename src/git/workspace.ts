@@ -104,11 +104,11 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
   const loose = await readFile(path.join(ws.gitDir, ref), 'utf8').catch(() => null);
   if (loose !== null) return OBJECT_ID.test(loose.trim()) ? loose.trim() : null;
   const packed = await readFile(path.join(ws.gitDir, 'packed-refs'), 'utf8').catch(() => '');
-  for (const line of packed.split('\n')) {
-    const [id, name] = line.split(' ');
-    if (name === ref && id !== undefined && OBJECT_ID.test(id)) return id;
-  }
-  return null;
+  // One line for the ref, or git answers: it reads the last of several, and a forged first one
+  // would name a commit git does not see.
+  const lines = packed.split('\n').filter((line) => line.split(' ')[1] === ref);
+  const id = lines.length === 1 ? lines[0]!.split(' ')[0] : undefined;
+  return id !== undefined && OBJECT_ID.test(id) ? id : null;
 }
 
 /** The worktree's index as bytes (null when there is none, or it cannot be read). */

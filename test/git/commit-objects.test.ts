@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { commitIndex, type CommitOutcome } from '../../src/git/commit-objects.js';
-import { amendPaths, commitPaths, openWorkspace } from '../../src/git/workspace.js';
+import { amendPaths, commitPaths, openWorkspace, workspaceHead } from '../../src/git/workspace.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -354,6 +354,26 @@ describe('leaves the commit to git', () => {
     });
     expect(await looseObjects(dir)).toBe(before);
     expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
+  it('a branch packed-refs names twice: git reads the last line, so the commit’s parent is git’s', async () => {
+    const dir = await repo();
+    const base = await git(dir, 'rev-parse', 'HEAD');
+    // The agent's commit, never judged, named first; git reads the last line (the base) and status is clean.
+    const forged = await git(dir, 'commit-tree', '-m', 'approved by Grace Hopper', `${base}^{tree}`);
+    await git(dir, 'pack-refs', '--all');
+    await writeFile(path.join(dir, '.git/packed-refs'), `${forged} refs/heads/main\n${base} refs/heads/main\n`);
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(base);
+    const ws = await openWorkspace(dir);
+    expect(await workspaceHead(ws)).toBe(base);
+    await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
+    await git(dir, 'add', '-A');
+    expect(await commitIndex(ws, 'twice', { date: DATE })).toEqual({
+      kind: 'fallback',
+      reason: 'packed-refs names refs/heads/main more than once',
+    });
+    const id = await commitPaths(ws, ['src'], 'on the base');
+    expect(await git(dir, 'rev-parse', `${id}^`)).toBe(base);
   });
 
   it('an amend of a commit whose message is not UTF-8, which amendPaths then leaves to git', async () => {
