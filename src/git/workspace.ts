@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
-import { commitIndex } from './commit-objects.js';
+import { commitIndex, commitRefusal } from './commit-objects.js';
 import { git, type GitResult } from './exec.js';
 import { headCommit } from './repo.js';
 
@@ -104,11 +104,11 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
   const loose = await readFile(path.join(ws.gitDir, ref), 'utf8').catch(() => null);
   if (loose !== null) return OBJECT_ID.test(loose.trim()) ? loose.trim() : null;
   const packed = await readFile(path.join(ws.gitDir, 'packed-refs'), 'utf8').catch(() => '');
-  for (const line of packed.split('\n')) {
-    const [id, name] = line.split(' ');
-    if (name === ref && id !== undefined && OBJECT_ID.test(id)) return id;
-  }
-  return null;
+  // One line for the ref, or git answers: it reads the last of several, and a forged first one
+  // would name a commit git does not see.
+  const lines = packed.split('\n').filter((line) => line.split(' ')[1] === ref);
+  const id = lines.length === 1 ? lines[0]!.split(' ')[0] : undefined;
+  return id !== undefined && OBJECT_ID.test(id) ? id : null;
 }
 
 /** The worktree's index as bytes (null when there is none, or it cannot be read). */
@@ -158,13 +158,17 @@ function toTop(ws: GitWorkspace, p: string): string {
   return path.posix.normalize(path.posix.join(ws.prefix, p));
 }
 
-/** HEAD and every path that differs from it (index or working tree, untracked included, ignored excluded). */
-async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
+/**
+ * HEAD and every path that differs from it (index or working tree, untracked included, ignored
+ * excluded); `gone`: new files staged and deleted again (top-relative), which no change reports.
+ */
+async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[]; gone: string[] }> {
   const out = (
     await run(ws.top, ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames'])
   ).split('\0');
   let head = '';
   const changes: FileChange[] = [];
+  const gone: string[] = [];
   for (const entry of out) {
     if (entry.startsWith('# branch.oid ')) head = entry.slice('# branch.oid '.length);
     else if (entry.startsWith('? ')) changes.push({ path: fromTop(ws, entry.slice(2)), status: 'added' });
@@ -172,15 +176,29 @@ async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileCh
       const fields = entry.split(' ');
       const [x, y] = [fields[1]![0], fields[1]![1]];
       const file = fields.slice(entry.startsWith('1 ') ? 8 : 10).join(' ');
-      // Staged as new and then deleted again: nothing changed relative to HEAD.
-      if (x === 'A' && y === 'D') continue;
+      // Staged as new and then deleted again: nothing changed relative to HEAD — but the index
+      // still holds it, and the next commit would carry it (see unstageGone).
+      if (x === 'A' && y === 'D') {
+        gone.push(file);
+        continue;
+      }
       changes.push({
         path: fromTop(ws, file),
         status: x === 'A' ? 'added' : x === 'D' || y === 'D' ? 'deleted' : 'modified',
       });
     }
   }
-  return { head, changes: changes.sort((a, b) => (a.path < b.path ? -1 : 1)) };
+  return { head, changes: changes.sort((a, b) => (a.path < b.path ? -1 : 1)), gone };
+}
+
+/**
+ * Take new files staged and deleted again out of the index: the scope check hears of no change
+ * there, and until 2026-12-03 the conductor's next commit (which commits the whole index) carried
+ * such a file — a test an agent staged and removed went into the branch unjudged.
+ */
+async function unstageGone(ws: GitWorkspace, gone: readonly string[]): Promise<void> {
+  for (let i = 0; i < gone.length; i += 500)
+    await run(ws.top, ['update-index', '--force-remove', '--', ...gone.slice(i, i + 500)]);
 }
 
 /**
@@ -216,7 +234,7 @@ async function clearFlags(ws: GitWorkspace, flagged: readonly string[]): Promise
  * `git status` with no index flag hiding a file: both are asked at once, and status again only
  * when a flag was found (and cleared), since a flagged file is invisible to the first answer.
  */
-async function unflaggedStatus(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[] }> {
+async function unflaggedStatus(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[]; gone: string[] }> {
   const [flagged, first] = await Promise.all([indexFlags(ws), status(ws)]);
   if (flagged.length === 0) return first;
   await clearFlags(ws, flagged);
@@ -236,18 +254,26 @@ export async function changesSince(
   // The flags live in the index: an index byte for byte as it was before the agent's turn holds no
   // flag the agent set (and none from before: each is cleared when found, and the run starts by clearing them).
   const first = options.indexUntouched ? await status(ws) : await unflaggedStatus(ws);
-  if (first.head === base) return first.changes;
+  if (first.head === base) {
+    await unstageGone(ws, first.gone);
+    return first.changes;
+  }
+  // The reset puts the whole index back to `base`, staged files included; it appends to the reflogs too.
+  refuseLinks(ws);
   await run(ws.top, ['reset', '-q', '--mixed', base]);
   return (await status(ws)).changes;
 }
 
 /** Undo commits made since `base` but keep their changes in the working tree (an agent's own commits). */
 export async function uncommitSince(ws: GitWorkspace, base: string): Promise<void> {
-  if ((await workspaceHead(ws)) !== base) await run(ws.top, ['reset', '-q', '--mixed', base]);
+  if ((await workspaceHead(ws)) === base) return;
+  refuseLinks(ws);
+  await run(ws.top, ['reset', '-q', '--mixed', base]);
 }
 
 /** Back to `base` exactly: tracked files reset, the listed new files removed. */
 export async function restore(ws: GitWorkspace, base: string, added: readonly string[]): Promise<void> {
+  refuseLinks(ws);
   await run(ws.top, ['reset', '-q', '--hard', base]);
   for (const p of added) {
     // `.git/…` and `~/…` (git's global files) changes were put back by the guard (src/git/guard.ts), never removed here.
@@ -274,10 +300,31 @@ export async function discardSince(ws: GitWorkspace, base: string): Promise<void
  */
 const COMMIT_ARGS = ['-c', 'commit.gpgsign=false', '-c', 'core.abbrev=40', '-c', 'maintenance.auto=false'];
 
+/** Nothing may commit (commit-objects.ts: a link where a commit writes, an index git would commit as a broken tree). */
+function refusedCommit(reason: string): ConsortError {
+  return new ConsortError(
+    'internal',
+    `Git's directory is not as git leaves it, and the conductor stops before git writes there: ${reason}.`,
+    {
+      hint: "Without bubblewrap an agent or a suite can leave this in git's directory, and git would write through it (outside the repository) or write a broken tree: remove it, look at what the last turn ran, then run again.",
+    },
+  );
+}
+
+/**
+ * Before every git call of the conductor's that writes where a commit does: `git add` (its blobs
+ * through a linked folder of loose objects), `git reset` (its reflog lines) and `git commit`.
+ */
+function refuseLinks(ws: GitWorkspace): void {
+  const refusal = commitRefusal(ws);
+  if (refusal !== null) throw refusedCommit(refusal);
+}
+
 /** Stage the paths and commit them; returns the new commit, or null when there was nothing to commit. */
 export async function commitPaths(ws: GitWorkspace, paths: readonly string[], message: string): Promise<string | null> {
   const inside = paths.filter((p) => !p.startsWith('../'));
   if (inside.length === 0) return null;
+  refuseLinks(ws);
   await run(
     ws.dir,
     ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'],
@@ -287,6 +334,7 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
   const made = await commitIndex(ws, message);
   if (made.kind === 'committed') return made.commit;
   if (made.kind === 'nothing') return null;
+  if (made.kind === 'refused') throw refusedCommit(made.reason);
   const args = [...ws.identity, ...COMMIT_ARGS, 'commit', '--no-verify', '-m', message];
   const r = await exec(ws.top, args);
   if (r.code !== 0) {
@@ -299,6 +347,7 @@ export async function commitPaths(ws: GitWorkspace, paths: readonly string[], me
 /** Stage the paths into the last commit (same message); returns the rewritten commit. Only for a commit not yet pushed. */
 export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Promise<string> {
   const inside = paths.filter((p) => !p.startsWith('../'));
+  refuseLinks(ws);
   if (inside.length > 0)
     await run(
       ws.dir,
@@ -307,6 +356,7 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
     );
   const made = await commitIndex(ws, '', { amend: true });
   if (made.kind === 'committed') return made.commit;
+  if (made.kind === 'refused') throw refusedCommit(made.reason);
   const out = await run(ws.top, [
     ...ws.identity,
     ...COMMIT_ARGS,
@@ -443,6 +493,7 @@ export async function stagedPatch(
 ): Promise<{ patch: string; changedLines: number }> {
   const inside = paths.filter((p) => !p.startsWith('../')).map((p) => `:(literal)${p}`);
   if (inside.length === 0) return { patch: '', changedLines: 0 };
+  refuseLinks(ws);
   await run(ws.dir, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], inside.join('\0'));
   const [patch, numstat] = await Promise.all([
     run(ws.dir, ['diff', '--cached', '--binary', '--full-index', base, '--', ...inside]),
@@ -463,6 +514,7 @@ export async function stagedPatch(
 export async function applyAndCommit(ws: GitWorkspace, patchFile: string, message: string): Promise<string | null> {
   const subject = (await run(ws.top, ['log', '-1', '--format=%s'])).trim();
   if (subject === message) return null;
+  refuseLinks(ws);
   const forward = await exec(ws.top, ['apply', '--check', '--index', '--binary', patchFile]);
   if (forward.code === 0) await run(ws.top, ['apply', '--index', '--binary', patchFile]);
   else if ((await exec(ws.top, ['apply', '--check', '--reverse', '--index', '--binary', patchFile])).code !== 0)

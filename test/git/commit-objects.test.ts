@@ -5,12 +5,13 @@
  * status` calls clean; and wherever it cannot be sure, it leaves the commit to git.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { commitIndex, type CommitOutcome } from '../../src/git/commit-objects.js';
-import { amendPaths, commitPaths, openWorkspace } from '../../src/git/workspace.js';
+import { amendPaths, commitPaths, openWorkspace, workspaceHead } from '../../src/git/workspace.js';
 
 const run = promisify(execFile);
 let root: string;
@@ -310,28 +311,6 @@ describe('leaves the commit to git', () => {
     ],
     ['core.sharedRepository', (dir) => git(dir, 'config', 'core.sharedRepository', 'group').then(), /sharedrepository/],
     ['a name git would trim', (dir) => git(dir, 'config', 'user.name', 'T. ').then(), /no plain author identity/],
-    [
-      'a folder of the refs that is a symlink',
-      async (dir) => {
-        const outside = path.join(root, `outside-${n}`);
-        await mkdir(outside);
-        await git(dir, 'checkout', '-q', '-b', 'feature/x');
-        await cp(path.join(dir, '.git/refs/heads/feature'), outside, { recursive: true });
-        await rm(path.join(dir, '.git/refs/heads/feature'), { recursive: true });
-        await symlink(outside, path.join(dir, '.git/refs/heads/feature'));
-      },
-      /refs\/heads\/feature is not a folder/,
-    ],
-    [
-      'a reflog folder that is a symlink',
-      async (dir) => {
-        const outside = path.join(root, `outside-logs-${n}`);
-        await cp(path.join(dir, '.git/logs/refs'), outside, { recursive: true });
-        await rm(path.join(dir, '.git/logs/refs'), { recursive: true });
-        await symlink(outside, path.join(dir, '.git/logs/refs'));
-      },
-      /logs\/refs is not a folder/,
-    ],
   ];
   it.each(cases)('%s', async (_, make, reason) => {
     const dir = await repo();
@@ -348,6 +327,53 @@ describe('leaves the commit to git', () => {
     expect((await readdir(path.join(dir, '.git'))).filter((f) => f.endsWith('.lock') && f !== 'index.lock')).toEqual(
       [],
     );
+  });
+
+  it('an index holding a file and a folder of one name (not side by side: a, a.txt, a/b)', async () => {
+    const dir = await repo();
+    const ws = await openWorkspace(dir);
+    const head = await git(dir, 'rev-parse', 'HEAD');
+    const blob = await git(dir, 'rev-parse', 'HEAD:src/a.js');
+    // git update-index refuses such an entry; an agent writes the index's bytes itself.
+    const entries = ['src/a', 'src/a.txt', 'src/a/b'];
+    const parts: Buffer[] = [Buffer.from('DIRC'), Buffer.from([0, 0, 0, 2, 0, 0, 0, entries.length])];
+    for (const name of entries) {
+      const entry = Buffer.alloc(62);
+      entry.writeUInt32BE(0o100644, 24);
+      Buffer.from(blob, 'hex').copy(entry, 40);
+      entry.writeUInt16BE(name.length, 60);
+      parts.push(entry, Buffer.from(name), Buffer.alloc(8 - ((62 + name.length) % 8)));
+    }
+    const body = Buffer.concat(parts);
+    await writeFile(path.join(dir, '.git/index'), Buffer.concat([body, createHash('sha1').update(body).digest()]));
+    const before = await looseObjects(dir);
+    // Not even git's: git 2.39 commits this index as a tree with `a` twice (fsck: duplicateEntries).
+    expect(await commitIndex(ws, 'both', { date: DATE })).toEqual({
+      kind: 'refused',
+      reason: 'the index holds src/a both as a file and as a folder',
+    });
+    expect(await looseObjects(dir)).toBe(before);
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
+  it('a branch packed-refs names twice: git reads the last line, so the commit’s parent is git’s', async () => {
+    const dir = await repo();
+    const base = await git(dir, 'rev-parse', 'HEAD');
+    // The agent's commit, never judged, named first; git reads the last line (the base) and status is clean.
+    const forged = await git(dir, 'commit-tree', '-m', 'approved by Grace Hopper', `${base}^{tree}`);
+    await git(dir, 'pack-refs', '--all');
+    await writeFile(path.join(dir, '.git/packed-refs'), `${forged} refs/heads/main\n${base} refs/heads/main\n`);
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(base);
+    const ws = await openWorkspace(dir);
+    expect(await workspaceHead(ws)).toBe(base);
+    await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
+    await git(dir, 'add', '-A');
+    expect(await commitIndex(ws, 'twice', { date: DATE })).toEqual({
+      kind: 'fallback',
+      reason: 'packed-refs names refs/heads/main more than once',
+    });
+    const id = await commitPaths(ws, ['src'], 'on the base');
+    expect(await git(dir, 'rev-parse', `${id}^`)).toBe(base);
   });
 
   it('an amend of a commit whose message is not UTF-8, which amendPaths then leaves to git', async () => {
@@ -413,5 +439,48 @@ describe('leaves the commit to git', () => {
     const id = await commitPaths(ws, ['src'], 'v4');
     expect(await git(dir, 'log', '-1', '--format=%H %s')).toBe(`${id} v4`);
     await expectHealthy(dir);
+  });
+});
+
+describe('refuses to commit at all (git would write through it)', () => {
+  const cases: [string, (dir: string) => Promise<void>, RegExp][] = [
+    [
+      'a folder of the refs that is a symlink',
+      async (dir) => {
+        const outside = path.join(root, `outside-${n}`);
+        await mkdir(outside);
+        await git(dir, 'checkout', '-q', '-b', 'feature/x');
+        await cp(path.join(dir, '.git/refs/heads/feature'), outside, { recursive: true });
+        await rm(path.join(dir, '.git/refs/heads/feature'), { recursive: true });
+        await symlink(outside, path.join(dir, '.git/refs/heads/feature'));
+      },
+      /refs\/heads\/feature is a symbolic link/,
+    ],
+    [
+      'a reflog folder that is a symlink',
+      async (dir) => {
+        const outside = path.join(root, `outside-logs-${n}`);
+        await cp(path.join(dir, '.git/logs/refs'), outside, { recursive: true });
+        await rm(path.join(dir, '.git/logs/refs'), { recursive: true });
+        await symlink(outside, path.join(dir, '.git/logs/refs'));
+      },
+      /logs\/refs is a symbolic link/,
+    ],
+  ];
+  it.each(cases)('%s', async (_, make, reason) => {
+    const dir = await repo();
+    await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
+    await git(dir, 'add', '-A');
+    await make(dir);
+    const head = await git(dir, 'rev-parse', 'HEAD');
+    const ws = await openWorkspace(dir);
+    const before = await looseObjects(dir);
+    expect(await commitIndex(ws, 'refused', { date: DATE })).toEqual({
+      kind: 'refused',
+      reason: expect.stringMatching(reason),
+    });
+    await expect(commitPaths(ws, ['src'], 'refused')).rejects.toThrow(reason);
+    expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
+    expect(await looseObjects(dir)).toBe(before);
   });
 });
