@@ -26,12 +26,12 @@ const DROP = new Set([
 /**
  * The package decompresses its binary (~200 MB) into the temp directory on first use. A run's
  * temp directory is its own (test/setup/global-setup.mjs), so the binary goes to the machine's
- * cache folder for test runs instead (CONSORT_TEST_CACHE_DIR), decompressed once per machine by a
+ * cache folder for test runs instead (CONSORT_TEST_KEEP_DIR), decompressed once per machine by a
  * child whose TMPDIR is that folder; and a second jest worker asking meanwhile would find the
  * file half-written: one worker at a time asks, under a lock.
  */
 async function packagedChromium(): Promise<string> {
-  const dir = process.env.CONSORT_TEST_CACHE_DIR ?? os.tmpdir();
+  const dir = process.env.CONSORT_TEST_KEEP_DIR ?? os.tmpdir();
   await mkdir(dir, { recursive: true });
   const marker = path.join(dir, 'consort-test-chromium.lock');
   await writeFile(marker, '', { flag: 'a' });

@@ -41,9 +41,11 @@ function freePort() {
 
 export default async function globalSetup() {
   await sweepDeadRuns();
-  // What test runs on this machine keep between runs (the browser tests' Chromium): the system
-  // temp directory, as the workers' own temp directory goes with the run.
-  process.env.CONSORT_TEST_CACHE_DIR ??= path.join(os.tmpdir(), 'consort-test-cache');
+  // What outlives a run (the browser tests' Chromium, decompressed once per machine; the editor's
+  // last screenshot for whoever reads a failure): the system temp directory, as the workers' own
+  // temp directory goes with the run.
+  process.env.CONSORT_TEST_KEEP_DIR ??= path.join(os.tmpdir(), 'consort-test-keep');
+  await mkdir(process.env.CONSORT_TEST_KEEP_DIR, { recursive: true });
   const runDir = await mkdtemp(path.join(await scratchBase(), RUN_DIR_PREFIX));
   await claimRunDir(runDir);
   await chmod(runDir, 0o755); // the postgres OS user must reach the clusters when tests run as root

@@ -220,8 +220,9 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  // What the editor showed last, for whoever reads a failure.
-  await page?.screenshot({ path: path.join(os.tmpdir(), 'consort-vscode-test.png') }).catch(() => undefined);
+  // What the editor showed last, for whoever reads a failure (kept after the run: global-setup.mjs).
+  const keep = process.env.CONSORT_TEST_KEEP_DIR ?? os.tmpdir();
+  await page?.screenshot({ path: path.join(keep, 'consort-vscode-test.png') }).catch(() => undefined);
   await browser?.close().catch(() => undefined);
   if (server?.pid) {
     try {
