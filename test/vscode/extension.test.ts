@@ -416,7 +416,17 @@ it('from the tree: creates a child branch, resets it to its parent, deletes it; 
   }
   await input.fill('scratch');
   await page.keyboard.press('Enter');
-  await treeRow('database branch scratch:').waitFor({ timeout: 60_000 });
+  // The create waits its turn behind what the first test's check is still tearing down; at full
+  // load (the whole suite on two cores) that has taken more than a minute.
+  await treeRow('database branch scratch:')
+    .waitFor({ timeout: 180_000 })
+    .catch(async (e: unknown) => {
+      const said = await page
+        .locator('.notifications-toasts')
+        .innerText()
+        .catch(() => '');
+      throw new Error(`${String(e)}\nnotifications: ${said || '(none)'}`);
+    });
   expect(await t.provider.get('scratch')).toMatchObject({ parent: 'main' });
 
   // Reset to parent: the branch's own changes are gone, after a confirmation.
