@@ -269,6 +269,15 @@ it('does not write again what a pack holds, and keeps reflogs as core.logAllRefU
   await expectHealthy(dir);
 });
 
+/** A repository with a change staged, then `make` done to it: what a commit that gives up must leave as it was. */
+async function stagedThen(make: (dir: string) => Promise<unknown>) {
+  const dir = await repo();
+  await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
+  await git(dir, 'add', '-A');
+  await make(dir);
+  const head = await git(dir, 'rev-parse', 'HEAD');
+  return { dir, head, ws: await openWorkspace(dir), before: await looseObjects(dir) };
+}
 describe('leaves the commit to git', () => {
   const cases: [string, (dir: string) => Promise<void>, RegExp][] = [
     ['an index of version 4', (dir) => git(dir, 'update-index', '--index-version', '4').then(), /index version 4/],
@@ -313,13 +322,7 @@ describe('leaves the commit to git', () => {
     ['a name git would trim', (dir) => git(dir, 'config', 'user.name', 'T. ').then(), /no plain author identity/],
   ];
   it.each(cases)('%s', async (_, make, reason) => {
-    const dir = await repo();
-    await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
-    await git(dir, 'add', '-A');
-    await make(dir);
-    const head = await git(dir, 'rev-parse', 'HEAD');
-    const ws = await openWorkspace(dir);
-    const before = await looseObjects(dir);
+    const { dir, head, ws, before } = await stagedThen(make);
     const outcome = await commitIndex(ws, 'fallback', { date: DATE });
     expect(outcome).toEqual({ kind: 'fallback', reason: expect.stringMatching(reason) });
     expect(await git(dir, 'rev-parse', 'HEAD')).toBe(head);
@@ -468,13 +471,7 @@ describe('refuses to commit at all (git would write through it)', () => {
     ],
   ];
   it.each(cases)('%s', async (_, make, reason) => {
-    const dir = await repo();
-    await writeFile(path.join(dir, 'src/a.js'), 'changed\n');
-    await git(dir, 'add', '-A');
-    await make(dir);
-    const head = await git(dir, 'rev-parse', 'HEAD');
-    const ws = await openWorkspace(dir);
-    const before = await looseObjects(dir);
+    const { dir, head, ws, before } = await stagedThen(make);
     expect(await commitIndex(ws, 'refused', { date: DATE })).toEqual({
       kind: 'refused',
       reason: expect.stringMatching(reason),
