@@ -40,14 +40,22 @@ export function refValue(common: string, ref: string): string | null {
   if (!packed.isFile()) give('packed-refs is not a plain file');
   // git reads the last of several lines for one ref (an agent's forged first line would make the
   // commit's parent a commit git does not see): the plain case has one.
-  let found: string | null = null;
-  for (const line of readFileSync(path.join(common, 'packed-refs'), 'latin1').split('\n')) {
-    const [value, name] = line.split(' ');
-    if (name !== ref) continue;
-    if (found !== null) give(`packed-refs names ${ref} more than once`);
-    found = value !== undefined && ID.test(value) ? value : give(`packed-refs holds no id for ${ref}`);
-  }
-  return found;
+  const ids = packedRefIds(readFileSync(path.join(common, 'packed-refs'), 'latin1'), ref);
+  if (ids.length > 1) give(`packed-refs names ${ref} more than once`);
+  if (ids.length === 0) return null;
+  return ID.test(ids[0]!) ? ids[0]! : give(`packed-refs holds no id for ${ref}`);
+}
+
+/**
+ * What each line of a `packed-refs` file naming `ref` gives as its id, in order. git takes the last
+ * of several; Consort's readers take only the plain case, exactly one.
+ */
+export function packedRefIds(text: string, ref: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields[1] === ref)
+    .map((fields) => fields[0]!);
 }
 
 /** The folders of the ref and of the reflogs are real folders (made when missing), the reflogs plain files or none. */

@@ -12,6 +12,7 @@ import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
 import { commitIndex, commitRefusal } from './commit-objects.js';
 import { git, type GitResult } from './exec.js';
+import { packedRefIds } from './ref-update.js';
 import { headCommit } from './repo.js';
 
 export interface GitWorkspace {
@@ -106,9 +107,8 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
   const packed = await readFile(path.join(ws.gitDir, 'packed-refs'), 'utf8').catch(() => '');
   // One line for the ref, or git answers: it reads the last of several, and a forged first one
   // would name a commit git does not see.
-  const lines = packed.split('\n').filter((line) => line.split(' ')[1] === ref);
-  const id = lines.length === 1 ? lines[0]!.split(' ')[0] : undefined;
-  return id !== undefined && OBJECT_ID.test(id) ? id : null;
+  const ids = packedRefIds(packed, ref);
+  return ids.length === 1 && OBJECT_ID.test(ids[0]!) ? ids[0]! : null;
 }
 
 /** The worktree's index as bytes (null when there is none, or it cannot be read). */
