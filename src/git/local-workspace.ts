@@ -86,11 +86,12 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       // A worktree of this repository: its top is `dir`, the rest as here (no git started to ask).
       return bindWorkspace({ ...ws, dir: path.join(dir, ws.prefix), top: path.resolve(dir) });
     },
-    async removeWorktree(dir) {
+    async removeWorktree(dir, options) {
       // A prepared worktree never taken: removed once git has finished making it.
       await take(dir)?.made;
-      await git.removeWorktree(ws, dir);
+      await git.removeWorktree(ws, dir, options);
     },
+    settle: () => git.settleRemovals(ws),
     pinGitConfig: () => pinGlobalConfig(ws.top),
     async guardGit(purpose = 'turn') {
       if (purpose === 'turn') indexUntouched = false;

@@ -432,6 +432,32 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/**
+ * Folders of removed worktrees still being deleted, per repository (removeWorktree with
+ * `folderLater`): a proof's tree is a few hundred files that the next step need not wait for.
+ * A run that ends waits for them (settleRemovals); one killed first leaves folders that the next
+ * run's clean-up of dead runs' trees removes (src/lanes/tdd/clean-tree.ts removeStaleTrees).
+ */
+const removals = new Map<string, { pending: Set<Promise<void>>; failed: unknown[] }>();
+
+function inBackground(ws: GitWorkspace, work: Promise<void>): void {
+  let entry = removals.get(ws.top);
+  if (entry === undefined) removals.set(ws.top, (entry = { pending: new Set(), failed: [] }));
+  const { pending, failed } = entry;
+  const tracked: Promise<void> = work.catch((e: unknown) => void failed.push(e)).finally(() => pending.delete(tracked));
+  pending.add(tracked);
+}
+
+/** Waits for the worktree folders still being removed; throws the first removal that failed. */
+export async function settleRemovals(ws: GitWorkspace): Promise<void> {
+  const entry = removals.get(ws.top);
+  if (entry === undefined) return;
+  while (entry.pending.size > 0) await Promise.all(entry.pending);
+  const [first] = entry.failed.splice(0);
+  if (entry.failed.length === 0 && entry.pending.size === 0) removals.delete(ws.top);
+  if (first !== undefined) throw first;
+}
+
 /** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
 export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
   await serially(ws, async () => {
@@ -470,10 +496,20 @@ export async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<s
   return back !== null && path.resolve(back.trim()) === path.resolve(dir, '.git') ? admin : null;
 }
 
-export async function removeWorktree(ws: GitWorkspace, dir: string): Promise<void> {
+export async function removeWorktree(
+  ws: GitWorkspace,
+  dir: string,
+  options: { folderLater?: boolean } = {},
+): Promise<void> {
   await serially(ws, async () => {
     // What `worktree remove --force` and `prune` do, without starting git: the folder, then its registration.
     const admin = await worktreeAdminDir(ws, dir);
+    if (admin !== null && options.folderLater) {
+      // git forgets the worktree now; its files, which no git call reads any more, go in the background.
+      await rm(admin, { recursive: true, force: true });
+      inBackground(ws, rm(dir, { recursive: true, force: true }));
+      return;
+    }
     if (admin !== null) {
       await rm(dir, { recursive: true, force: true });
       await rm(admin, { recursive: true, force: true });

@@ -70,7 +70,14 @@ export interface Workspace {
    * without it makes every worktree when asked.
    */
   prepareWorktree?(dir: string, commit: string): Promise<void>;
-  removeWorktree(dir: string): Promise<void>;
+  /**
+   * Remove a worktree made by `addWorktree` or `prepareWorktree`. With `folderLater` it returns
+   * once git no longer knows the worktree, and its folder is removed in the background: `settle`
+   * waits for that.
+   */
+  removeWorktree(dir: string, options?: { folderLater?: boolean }): Promise<void>;
+  /** Waits for the worktree folders still being removed (a run's end); throws if one could not be. */
+  settle?(): Promise<void>;
   /**
    * Read `.git`'s control files (config, hooks, info, …), git's global files and the object store
    * before untrusted code runs: an agent's turn, or a proof's suite (which runs code an agent

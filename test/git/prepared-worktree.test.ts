@@ -6,6 +6,7 @@
  * even visible to an isolated command until its proof takes it.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -181,6 +182,20 @@ it('a tree never taken is removed with its registration once git has made it', a
   const at = path.join(root, 'proof-1');
   void ws.prepareWorktree!(at, base);
   await ws.removeWorktree(at); // at once: git may still be making it
+  expect(await leftovers()).toEqual([]);
+  expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('proof-1');
+});
+
+it('removed with folderLater: git forgets it at once, the folder goes in the background, settle waits for it', async () => {
+  const ws = bindWorkspace(gws);
+  const at = path.join(root, 'proof-1');
+  const proof = await ws.addWorktree(at, head);
+  // Enough files that their removal is still under way when the call returns.
+  for (let i = 0; i < 5000; i++) writeFileSync(path.join(proof.dir, `junk-${i}.txt`), 'x');
+  await ws.removeWorktree(at, { folderLater: true });
+  expect(existsSync(at)).toBe(true);
+  expect(await readdir(path.join(dir, '.git', 'worktrees')).catch(() => [] as string[])).toEqual([]);
+  await ws.settle!();
   expect(await leftovers()).toEqual([]);
   expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('proof-1');
 });

@@ -409,7 +409,8 @@ export async function cleanTree(
     ownMade = true;
   };
   const dispose = async (): Promise<void> => {
-    await ws.removeWorktree(dir);
+    // The proof's result does not wait for its files to go (the run's end does: Workspace.settle).
+    await ws.removeWorktree(dir, { folderLater: true });
     if (ownMade) await removable(run, own);
   };
   try {

@@ -406,6 +406,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       .time('settle', () => ctx.branches.settle())
       .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
     await ctx.trees?.dispose().catch((e: unknown) => ctx.log(`could not remove a proof's worktree: ${String(e)}`));
+    await ws.settle?.().catch((e: unknown) => ctx.log(`could not remove a proof's worktree: ${String(e)}`));
     await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }
