@@ -4,10 +4,11 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { lstatSync, readFileSync } from 'node:fs';
-import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstatSync, renameSync, writeFileSync } from 'node:fs';
+import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
+import { readRegularFile as readOr } from '../core/read-regular.js';
 import type { FileChange } from '../conductor/events.js';
 import { contentHash, sha256 } from '../conductor/gates.js';
 import { commitIndex, commitRefusal } from './commit-objects.js';
@@ -80,12 +81,7 @@ export function ownGitDir(ws: GitWorkspace): string | null {
   const stat = lstatSync(dotGit, { throwIfNoEntry: false });
   if (stat?.isDirectory()) return dotGit;
   if (!stat?.isFile()) return null;
-  let text = '';
-  try {
-    text = readFileSync(dotGit, 'utf8');
-  } catch {
-    return null;
-  }
+  const text = readOr(dotGit)?.toString('utf8') ?? '';
   const named = /^gitdir: (.+)\n?$/.exec(text)?.[1];
   return named === undefined ? null : path.resolve(ws.top, named);
 }
@@ -98,13 +94,13 @@ export function ownGitDir(ws: GitWorkspace): string | null {
 export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
   const own = ownGitDir(ws);
   if (own === null) return null;
-  const head = (await readFile(path.join(own, 'HEAD'), 'utf8').catch(() => '')).trim();
+  const head = (readOr(path.join(own, 'HEAD'))?.toString('utf8') ?? '').trim();
   if (OBJECT_ID.test(head)) return head;
   const ref = /^ref: (refs\/heads\/\S+)$/.exec(head)?.[1];
   if (ref === undefined || ref === 'refs/heads/.invalid' || ref.split('/').includes('..')) return null;
-  const loose = await readFile(path.join(ws.gitDir, ref), 'utf8').catch(() => null);
+  const loose = readOr(path.join(ws.gitDir, ref))?.toString('utf8') ?? null;
   if (loose !== null) return OBJECT_ID.test(loose.trim()) ? loose.trim() : null;
-  const packed = await readFile(path.join(ws.gitDir, 'packed-refs'), 'utf8').catch(() => '');
+  const packed = readOr(path.join(ws.gitDir, 'packed-refs'))?.toString('utf8') ?? '';
   // One line for the ref, or git answers: it reads the last of several, and a forged first one
   // would name a commit git does not see.
   const ids = packedRefIds(packed, ref);
@@ -114,7 +110,7 @@ export async function headFromFiles(ws: GitWorkspace): Promise<string | null> {
 /** The worktree's index as bytes (null when there is none, or it cannot be read). */
 export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
   const own = ownGitDir(ws);
-  return own === null ? null : readFile(path.join(own, 'index')).catch(() => null);
+  return own === null ? null : readOr(path.join(own, 'index'));
 }
 
 /** Put the worktree's index back as `bytes` (written aside, then renamed over it, as git does). */
@@ -122,8 +118,8 @@ export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<
   const own = ownGitDir(ws);
   if (own === null) return;
   const temp = path.join(own, `index.consort-${process.pid}`);
-  await writeFile(temp, bytes);
-  await rename(temp, path.join(own, 'index'));
+  writeFileSync(temp, bytes);
+  renameSync(temp, path.join(own, 'index'));
 }
 
 /** Put the worktree's HEAD file back as `bytes` when it differs; whether it did. */
@@ -131,11 +127,11 @@ export async function restoreHeadFile(ws: GitWorkspace, bytes: Buffer): Promise<
   const own = ownGitDir(ws);
   if (own === null) return false;
   const file = path.join(own, 'HEAD');
-  const now = await readFile(file).catch(() => null);
+  const now = readOr(file);
   if (now !== null && now.equals(bytes)) return false;
   const temp = path.join(own, `HEAD.consort-${process.pid}`);
-  await writeFile(temp, bytes);
-  await rename(temp, file);
+  writeFileSync(temp, bytes);
+  renameSync(temp, file);
   return true;
 }
 
@@ -394,8 +390,7 @@ export async function listFiles(ws: GitWorkspace): Promise<string[]> {
 
 /** sha256 of each file's normalized content; null when it does not exist. */
 export async function hashFiles(ws: GitWorkspace, paths: readonly string[]): Promise<Record<string, string | null>> {
-  // Side by side: one read after another waits on the thread pool once per file.
-  const texts = await Promise.all(paths.map((p) => readFile(path.join(ws.dir, p), 'utf8').catch(() => null)));
+  const texts = paths.map((p) => readOr(path.join(ws.dir, p))?.toString('utf8') ?? null);
   const hashes: Record<string, string | null> = {};
   paths.forEach((p, i) => {
     const text = texts[i] ?? null;
@@ -485,14 +480,14 @@ export async function addWorktreeInto(ws: GitWorkspace, dir: string, base: strin
  * file is in a tree a suite wrote to, so it is not trusted to name anything else).
  */
 export async function worktreeAdminDir(ws: GitWorkspace, dir: string): Promise<string | null> {
-  const text = await readFile(path.join(dir, '.git'), 'utf8').catch(() => null);
+  const text = readOr(path.join(dir, '.git'))?.toString('utf8') ?? null;
   const named = text === null ? undefined : /^gitdir: (.+)\n?$/.exec(text)?.[1];
   if (named === undefined) return null;
   const admin = path.resolve(dir, named);
   const worktrees = path.join(ws.gitDir, 'worktrees');
   if (path.dirname(admin) !== worktrees || !/^[^/\\]+$/.test(path.basename(admin))) return null;
   // Registered for this folder: its `gitdir` file points back at `dir/.git`.
-  const back = await readFile(path.join(admin, 'gitdir'), 'utf8').catch(() => null);
+  const back = readOr(path.join(admin, 'gitdir'))?.toString('utf8') ?? null;
   return back !== null && path.resolve(back.trim()) === path.resolve(dir, '.git') ? admin : null;
 }
 

@@ -5,9 +5,10 @@
  * set from files it fetched through the GitHub API; only `readMigrationSet` touches the disk.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
+import { readRegularFile } from '../core/read-regular.js';
 
 export type MigrationKind = 'sql' | 'js' | 'cjs' | 'mjs' | 'ts' | 'cts' | 'mts' | 'other';
 
@@ -219,10 +220,14 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     // Same filter as node-pg-migrate's getMigrationFilePaths: files and symlinks, no directories.
     if (!(d.isFile() || d.isSymbolicLink()) || !isCandidate(d.name)) continue;
     const full = path.join(absolute, d.name);
-    entries.push({
-      file: path.relative(relativeTo, full).split(path.sep).join('/'),
-      content: await readFile(full, 'utf8'),
-    });
+    const file = path.relative(relativeTo, full).split(path.sep).join('/');
+    // Read synchronously (small files, read before every turn of the TDD lane); a FIFO would block.
+    const content = readRegularFile(full);
+    if (content === null)
+      throw new ConsortError('config', `Cannot read the migration ${file}: it is not a readable regular file.`, {
+        hint: 'Make it a regular file (or a link to one), or move it out of the migrations directory.',
+      });
+    entries.push({ file, content: content.toString('utf8') });
   }
   return migrationSetFromEntries(entries);
 }

@@ -4,7 +4,7 @@
  * the driver's journal (the effects of the current batch and how far it got), so a run resumes
  * after a crash at any point. Appends are idempotent by id; writes are whole-file and atomic.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -14,6 +14,7 @@ import { LogEvent } from '../../conductor/events.js';
 import type { FileChange } from '../../conductor/events.js';
 import { ConductorState, TurnRecord, type GateName, type ItemStatus } from '../../conductor/state.js';
 import { ConsortError } from '../../core/errors.js';
+import { readRegularFile } from '../../core/read-regular.js';
 
 export const FEATURES_DIR = '.consort/features';
 
@@ -50,14 +51,9 @@ async function writeAtomic(file: string, text: string): Promise<void> {
   renameSync(temp, file);
 }
 
+/** A record's text; null when it is missing or not a regular file (a FIFO would block the conductor). */
 export async function readText(file: string): Promise<string | null> {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EISDIR') return null;
-    throw e;
-  }
+  return readRegularFile(file)?.toString('utf8') ?? null;
 }
 
 /** The conductor's records a turn found uncommitted, kept where the agent cannot write (see `keepPending`). */
