@@ -16,12 +16,13 @@ export default {
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
-  // Three workers on the 2-core machines this runs on (jest's default there is one): most of a
+  // Four workers on the 2-core machines this runs on (jest's default there is one): most of a
   // file's time is spent waiting on PostgreSQL, git and child suites, which other files fill. The
-  // whole suite on the idle 2-core box, 2026-12-01: 305.8 s with two workers, 264.9 s with three,
-  // both all green (see CONTRIBUTING.md). Files never share state: each has its own namespace on
-  // the run's servers (test/helpers/servers.ts).
-  maxWorkers: Math.max(3, os.availableParallelism()),
+  // whole suite on the idle 2-core box, 2026-12-01: 305.8 s with two workers, 264.9 s with three;
+  // 2026-12-03 (a faster box, jest's timings cached): 190.4 s with three (28 s of the box's CPU
+  // idle), 180.1 s with four (11 s idle), all green (see CONTRIBUTING.md). Files never share
+  // state: each has its own namespace on the run's servers (test/helpers/servers.ts).
+  maxWorkers: Math.max(4, os.availableParallelism()),
   // A worker is replaced after a file that leaves more than 300 MB of heap. The suite starts
   // thousands of processes (git, node, psql, the lanes' suites), and each start forks the worker:
   // Linux copies the worker's page tables, so a start costs 5-10 ms from a fresh worker (~130 MB
