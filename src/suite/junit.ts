@@ -4,12 +4,13 @@
  * and green from this shape, so it keeps what separates "failed for the right reason" (an
  * assertion: `failed`) from "broken" (an exception, or a test file that never loaded: `errored`).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
+import { readRegularFile } from '../core/read-regular.js';
 
 export type TestState = 'passed' | 'failed' | 'errored' | 'skipped';
 
@@ -319,7 +320,11 @@ async function readReport(file: string, source: string, newerThan: Date | undefi
       hint: 'Turn off captured output in the JUnit reporter (e.g. jest-junit includeConsoleOutput).',
     });
   }
-  return readFile(file, 'utf8').catch(unreadable);
+  // Opened without blocking and read only if a regular file: a report that is a FIFO (or a link to
+  // one), which a suite can leave, would otherwise hold this process's read forever.
+  const bytes = readRegularFile(file);
+  if (bytes === null) unreadable(new Error('not a regular file'));
+  return bytes!.toString('utf8');
 }
 
 export async function readJUnitReports(

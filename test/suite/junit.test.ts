@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -258,6 +259,13 @@ describe('readJUnitReports', () => {
     expect(error.message).toContain('1 older report(s) ignored');
     const fresh = await readJUnitReports('*.xml', dir, { newerThan: new Date(Date.now() - 120_000) });
     expect(fresh.totals.passed).toBe(1);
+  });
+
+  it('refuses a report that is a link to a FIFO (a suite can leave one) instead of waiting on it for good', async () => {
+    execFileSync('mkfifo', [path.join(dir, 'pipe')]);
+    await symlink('pipe', path.join(dir, 'junit.xml'));
+    const error = await parseError(() => readJUnitReports('junit.xml', dir));
+    expect(error.message).toBe('Cannot read JUnit report junit.xml: Error: not a regular file');
   });
 
   it('names the malformed file among several', async () => {
