@@ -3,7 +3,7 @@
  * parsed into a document (not straight to objects) so each zod issue path can be traced back to
  * the key that caused it; JSON files are re-read as YAML, a superset, only to get those positions.
  */
-import { stat, readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -80,8 +80,14 @@ export async function loadConfig(
   if (source === null) return { config: defaultConfig(), source: null };
   let text: string;
   try {
-    text = await readFile(path.resolve(projectRoot, source), 'utf8');
+    const file = path.resolve(projectRoot, source);
+    // A file of the repository (found, or named inside it) must stay inside it: a pull request can
+    // make `.github/consort.yml` a link to /proc/self/environ, and the parse error would quote this
+    // process's environment (tokens among it) into the log or the check's comment.
+    if (!path.isAbsolute(source)) await refuseOutside(projectRoot, file, source);
+    text = await readFile(file, 'utf8');
   } catch (cause) {
+    if (cause instanceof ConsortError) throw cause;
     const missing = (cause as NodeJS.ErrnoException).code === 'ENOENT';
     if (missing) {
       throw new ConsortError('config', `Config file ${source} not found.`, {
@@ -92,6 +98,15 @@ export async function loadConfig(
     throw new ConsortError('config', `Cannot read config file ${source}.`, { hint: 'Check its permissions.', cause });
   }
   return { config: parseConfigText(text, source), source };
+}
+
+async function refuseOutside(projectRoot: string, file: string, source: string): Promise<void> {
+  const [root, real] = await Promise.all([realpath(projectRoot), realpath(file)]);
+  const relative = path.relative(root, real);
+  if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
+    throw new ConsortError('config', `Config file ${source} leads outside the repository (to ${real}).`, {
+      hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+    });
 }
 
 async function discover(projectRoot: string): Promise<string | null> {
