@@ -235,7 +235,7 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return new Map();
-    return new Map((await readMigrationSet(dir)).map((m) => [m.name, m.sha256]));
+    return new Map((await readMigrationSet(dir, { relativeTo: workspace })).map((m) => [m.name, m.sha256]));
   }
 
   /**
