@@ -3,11 +3,13 @@
  * parsed into a document (not straight to objects) so each zod issue path can be traced back to
  * the key that caused it; JSON files are re-read as YAML, a superset, only to get those positions.
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
+import { resolvedInside } from '../core/read-regular.js';
 import { CONFIG_ENV_VARS, ConsortConfigSchema, type ConsortConfig, defaultConfig, KNOWN_KEYS, show } from './schema.js';
 
 /** Looked for in this order; more than one present is an error, since they would not be merged. */
@@ -84,7 +86,10 @@ export async function loadConfig(
     // A file of the repository (found, or named inside it) must stay inside it: a pull request can
     // make `.github/consort.yml` a link to /proc/self/environ, and the parse error would quote this
     // process's environment (tokens among it) into the log or the check's comment.
-    if (!path.isAbsolute(source)) await refuseOutside(projectRoot, file, source);
+    if (!path.isAbsolute(source) && resolvedInside(projectRoot, file) === null && existsSync(file))
+      throw new ConsortError('config', `Config file ${source} leads outside the repository.`, {
+        hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+      });
     text = await readFile(file, 'utf8');
   } catch (cause) {
     if (cause instanceof ConsortError) throw cause;
@@ -98,15 +103,6 @@ export async function loadConfig(
     throw new ConsortError('config', `Cannot read config file ${source}.`, { hint: 'Check its permissions.', cause });
   }
   return { config: parseConfigText(text, source), source };
-}
-
-async function refuseOutside(projectRoot: string, file: string, source: string): Promise<void> {
-  const [root, real] = await Promise.all([realpath(projectRoot), realpath(file)]);
-  const relative = path.relative(root, real);
-  if (relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
-    throw new ConsortError('config', `Config file ${source} leads outside the repository (to ${real}).`, {
-      hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
-    });
 }
 
 async function discover(projectRoot: string): Promise<string | null> {

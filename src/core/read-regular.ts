@@ -9,7 +9,8 @@
  * is opened without blocking and checked on the open descriptor, so a swap after a check cannot
  * get one in either.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 
 /** The file's bytes; null when it is missing, unreadable or not a regular file (links are followed). */
 export function readRegularFile(file: string): Buffer | null {
@@ -26,4 +27,25 @@ export function readRegularFile(file: string): Buffer | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Where `file` leads once every link is resolved, when that is inside `root` (links resolved too);
+ * null when it is outside, is `root` itself, or either cannot be resolved. A repository's files —
+ * the configuration, the migrations, the seed — are read only through this check: a pull request
+ * or an agent can make one a link to /proc/self/environ, whose text an error would then quote.
+ */
+export function resolvedInside(root: string, file: string): string | null {
+  let real: string;
+  let top: string;
+  try {
+    real = realpathSync(file);
+    top = realpathSync(root);
+  } catch {
+    return null;
+  }
+  const relative = path.relative(top, real);
+  const outside =
+    relative === '' || relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative);
+  return outside ? null : real;
 }

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
+import { readSeed } from '../../src/lanes/check/baseline.js';
 
 let root: string;
 beforeEach(async () => {
@@ -50,4 +51,15 @@ it('reads a link to a file inside the repository, and a regular file', async () 
   await rm(path.join(root, '.github', 'consort.yml'));
   await writeFile(path.join(root, '.github', 'consort.yml'), 'suite:\n  command: echo plain\n');
   expect((await loadConfig(root)).config.suite.command).toBe('echo plain');
+});
+
+it('refuses a seed file linked out of the repository (the check applies it, and its errors quote it)', async () => {
+  await symlink('/proc/self/environ', path.join(root, 'seed.sql'));
+  await expect(readSeed(root, 'seed.sql')).rejects.toThrow(
+    'Cannot read the seed file seed.sql: it leads outside the repository.',
+  );
+  await writeFile(path.join(root, 'real.sql'), 'SELECT 1;\n');
+  await rm(path.join(root, 'seed.sql'));
+  await symlink('real.sql', path.join(root, 'seed.sql'));
+  expect(await readSeed(root, 'seed.sql')).toBe('SELECT 1;\n');
 });

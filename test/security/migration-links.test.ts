@@ -28,9 +28,8 @@ it("refuses a migration linked to this process's environment, without quoting it
       (e: unknown) => e as Error,
     );
     expect(error?.message).toBe(
-      `The migration migrations/1700000000001_env.sql leads outside the repository (to ${error?.message.match(/\(to (.+)\)/)?.[1]}).`,
+      'The migration migrations/1700000000001_env.sql leads outside the repository, or nowhere.',
     );
-    expect(error?.message).toMatch(/\(to \/proc\/\d+\/environ\)/);
     expect(JSON.stringify(error)).not.toContain('canary');
   } finally {
     delete process.env.CONSORT_TEST_CANARY;
@@ -48,5 +47,5 @@ it('refuses a dangling link, and reads links that stay inside the repository', a
   await symlink('../shared/second.sql', path.join(root, 'migrations', '1700000000002_second.sql'));
   expect((await read()).map((m) => m.name)).toEqual(['1700000000000_first', '1700000000002_second']);
   await symlink('../shared/missing.sql', path.join(root, 'migrations', '1700000000003_gone.sql'));
-  await expect(read()).rejects.toThrow(/1700000000003_gone\.sql is a link to nothing/);
+  await expect(read()).rejects.toThrow(/1700000000003_gone\.sql leads outside the repository, or nowhere/);
 });

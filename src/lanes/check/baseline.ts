@@ -5,9 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
+import { resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
@@ -71,8 +73,14 @@ async function seedIdentity(
 
 /** The seed file in the workspace; a `config` ConsortError ("Cannot read the seed file …") when it cannot be read. */
 export async function readSeed(workspace: string, file: string): Promise<string> {
+  const full = path.join(workspace, file);
+  // Its SQL's errors quote it: a link out of the repository (to /proc/self/environ) is not read.
+  if (existsSync(full) && resolvedInside(workspace, full) === null)
+    throw new ConsortError('config', `Cannot read the seed file ${file}: it leads outside the repository.`, {
+      hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+    });
   try {
-    return await readFile(path.join(workspace, file), 'utf8');
+    return await readFile(full, 'utf8');
   } catch (e) {
     throw new ConsortError('config', `Cannot read the seed file ${file}: ${(e as Error).message}`, {
       hint: 'Fix database.seed in the Consort configuration.',
