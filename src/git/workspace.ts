@@ -432,12 +432,18 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
  * `folderLater`): a proof's tree is a few hundred files that the next step need not wait for.
  * A run that ends waits for them (settleRemovals); one killed first leaves folders that the next
  * run's clean-up of dead runs' trees removes (src/lanes/tdd/clean-tree.ts removeStaleTrees).
+ * Keyed by the common git directory, not the top: an experiment's attempt is a worktree with a top
+ * of its own, and its proof's tree is removed through it, while the run's end settles the
+ * repository's workspace.
  */
 const removals = new Map<string, { pending: Set<Promise<void>>; failed: unknown[] }>();
 
+const removalsKey = (ws: GitWorkspace): string => path.resolve(ws.gitDir);
+
 function inBackground(ws: GitWorkspace, work: Promise<void>): void {
-  let entry = removals.get(ws.top);
-  if (entry === undefined) removals.set(ws.top, (entry = { pending: new Set(), failed: [] }));
+  const key = removalsKey(ws);
+  let entry = removals.get(key);
+  if (entry === undefined) removals.set(key, (entry = { pending: new Set(), failed: [] }));
   const { pending, failed } = entry;
   const tracked: Promise<void> = work.catch((e: unknown) => void failed.push(e)).finally(() => pending.delete(tracked));
   pending.add(tracked);
@@ -445,11 +451,12 @@ function inBackground(ws: GitWorkspace, work: Promise<void>): void {
 
 /** Waits for the worktree folders still being removed; throws the first removal that failed. */
 export async function settleRemovals(ws: GitWorkspace): Promise<void> {
-  const entry = removals.get(ws.top);
+  const key = removalsKey(ws);
+  const entry = removals.get(key);
   if (entry === undefined) return;
   while (entry.pending.size > 0) await Promise.all(entry.pending);
   const [first] = entry.failed.splice(0);
-  if (entry.failed.length === 0 && entry.pending.size === 0) removals.delete(ws.top);
+  if (entry.failed.length === 0 && entry.pending.size === 0) removals.delete(key);
   if (first !== undefined) throw first;
 }
 
