@@ -4,7 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { lstatSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
@@ -113,13 +113,22 @@ export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
   return own === null ? null : readOr(path.join(own, 'index'));
 }
 
+/**
+ * `bytes` written aside at `temp` and renamed over `file`. The temp file is made afresh: without
+ * bubblewrap a suite can write `.git`, and a link left at that name (the process id is in every
+ * proof folder's name) would be written through, a FIFO would block this thread for good.
+ */
+function replaceWith(temp: string, file: string, bytes: Buffer): void {
+  rmSync(temp, { force: true });
+  writeFileSync(temp, bytes, { flag: 'wx' });
+  renameSync(temp, file);
+}
+
 /** Put the worktree's index back as `bytes` (written aside, then renamed over it, as git does). */
 export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<void> {
   const own = ownGitDir(ws);
   if (own === null) return;
-  const temp = path.join(own, `index.consort-${process.pid}`);
-  writeFileSync(temp, bytes);
-  renameSync(temp, path.join(own, 'index'));
+  replaceWith(path.join(own, `index.consort-${process.pid}`), path.join(own, 'index'), bytes);
 }
 
 /** Put the worktree's HEAD file back as `bytes` when it differs; whether it did. */
@@ -129,9 +138,7 @@ export async function restoreHeadFile(ws: GitWorkspace, bytes: Buffer): Promise<
   const file = path.join(own, 'HEAD');
   const now = readOr(file);
   if (now !== null && now.equals(bytes)) return false;
-  const temp = path.join(own, `HEAD.consort-${process.pid}`);
-  writeFileSync(temp, bytes);
-  renameSync(temp, file);
+  replaceWith(path.join(own, `HEAD.consort-${process.pid}`), file, bytes);
   return true;
 }
 
