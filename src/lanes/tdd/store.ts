@@ -63,9 +63,11 @@ function ownFolders(root: string, rel: string): void {
   for (const part of path.dirname(rel).split(/[/\\]/)) {
     if (part === '' || part === '.') continue;
     at = path.join(at, part);
-    if (lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(at);
-    // Anything else that is not a folder makes mkdir fail (EEXIST, ENOTDIR): the run stops.
-    mkdirSync(at, { recursive: true });
+    const info = lstatSync(at, { throwIfNoEntry: false });
+    if (info?.isDirectory()) continue;
+    if (info?.isSymbolicLink()) unlinkSync(at);
+    // Anything else that is not a folder makes mkdir fail (EEXIST): the run stops.
+    mkdirSync(at);
   }
 }
 
