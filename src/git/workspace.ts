@@ -4,7 +4,7 @@
  * throwing a refused turn away, and committing an accepted one. The workspace may be a folder
  * inside the repository; paths are reported relative to it, with `../` for anything outside.
  */
-import { lstatSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
@@ -113,13 +113,22 @@ export async function indexBytes(ws: GitWorkspace): Promise<Buffer | null> {
   return own === null ? null : readOr(path.join(own, 'index'));
 }
 
+/**
+ * `bytes` written aside at `temp` and renamed over `file`. The temp file is made afresh: without
+ * bubblewrap a suite can write `.git`, and a link left at that name (the process id is in every
+ * proof folder's name) would be written through, a FIFO would block this thread for good.
+ */
+function replaceWith(temp: string, file: string, bytes: Buffer): void {
+  rmSync(temp, { force: true });
+  writeFileSync(temp, bytes, { flag: 'wx' });
+  renameSync(temp, file);
+}
+
 /** Put the worktree's index back as `bytes` (written aside, then renamed over it, as git does). */
 export async function writeIndexBytes(ws: GitWorkspace, bytes: Buffer): Promise<void> {
   const own = ownGitDir(ws);
   if (own === null) return;
-  const temp = path.join(own, `index.consort-${process.pid}`);
-  writeFileSync(temp, bytes);
-  renameSync(temp, path.join(own, 'index'));
+  replaceWith(path.join(own, `index.consort-${process.pid}`), path.join(own, 'index'), bytes);
 }
 
 /** Put the worktree's HEAD file back as `bytes` when it differs; whether it did. */
@@ -129,9 +138,7 @@ export async function restoreHeadFile(ws: GitWorkspace, bytes: Buffer): Promise<
   const file = path.join(own, 'HEAD');
   const now = readOr(file);
   if (now !== null && now.equals(bytes)) return false;
-  const temp = path.join(own, `HEAD.consort-${process.pid}`);
-  writeFileSync(temp, bytes);
-  renameSync(temp, file);
+  replaceWith(path.join(own, `HEAD.consort-${process.pid}`), file, bytes);
   return true;
 }
 
@@ -432,12 +439,18 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
  * `folderLater`): a proof's tree is a few hundred files that the next step need not wait for.
  * A run that ends waits for them (settleRemovals); one killed first leaves folders that the next
  * run's clean-up of dead runs' trees removes (src/lanes/tdd/clean-tree.ts removeStaleTrees).
+ * Keyed by the common git directory, not the top: an experiment's attempt is a worktree with a top
+ * of its own, and its proof's tree is removed through it, while the run's end settles the
+ * repository's workspace.
  */
 const removals = new Map<string, { pending: Set<Promise<void>>; failed: unknown[] }>();
 
+const removalsKey = (ws: GitWorkspace): string => path.resolve(ws.gitDir);
+
 function inBackground(ws: GitWorkspace, work: Promise<void>): void {
-  let entry = removals.get(ws.top);
-  if (entry === undefined) removals.set(ws.top, (entry = { pending: new Set(), failed: [] }));
+  const key = removalsKey(ws);
+  let entry = removals.get(key);
+  if (entry === undefined) removals.set(key, (entry = { pending: new Set(), failed: [] }));
   const { pending, failed } = entry;
   const tracked: Promise<void> = work.catch((e: unknown) => void failed.push(e)).finally(() => pending.delete(tracked));
   pending.add(tracked);
@@ -445,11 +458,12 @@ function inBackground(ws: GitWorkspace, work: Promise<void>): void {
 
 /** Waits for the worktree folders still being removed; throws the first removal that failed. */
 export async function settleRemovals(ws: GitWorkspace): Promise<void> {
-  const entry = removals.get(ws.top);
+  const key = removalsKey(ws);
+  const entry = removals.get(key);
   if (entry === undefined) return;
   while (entry.pending.size > 0) await Promise.all(entry.pending);
   const [first] = entry.failed.splice(0);
-  if (entry.failed.length === 0 && entry.pending.size === 0) removals.delete(ws.top);
+  if (entry.failed.length === 0 && entry.pending.size === 0) removals.delete(key);
   if (first !== undefined) throw first;
 }
 

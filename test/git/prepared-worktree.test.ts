@@ -200,6 +200,21 @@ it('removed with folderLater: git forgets it at once, the folder goes in the bac
   expect(git(dir, 'worktree', 'list', '--porcelain')).not.toContain('proof-1');
 });
 
+it("a proof of an experiment's attempt (a worktree's own workspace) is settled by the repository's run end too", async () => {
+  // An attempt's proof removes its tree through the attempt's workspace (another top, the same
+  // git directory); the driver's run end waits on the repository's.
+  const ws = bindWorkspace(gws);
+  const attempt = await ws.addWorktree(path.join(root, 'repo-consort-t1'), head);
+  const at = path.join(root, 'repo-consort-t1-consort-proof-1');
+  const proof = await attempt.addWorktree(at, head);
+  for (let i = 0; i < 5000; i++) writeFileSync(path.join(proof.dir, `junk-${i}.txt`), 'x');
+  await attempt.removeWorktree(at, { folderLater: true });
+  await ws.settle!();
+  expect(existsSync(at)).toBe(false);
+  await ws.removeWorktree(path.join(root, 'repo-consort-t1'));
+  expect(await leftovers()).toEqual([]);
+});
+
 it('is hidden from isolated commands until its proof takes it (bubblewrap), then shown', async () => {
   const ws = bindWorkspace(gws);
   const at = path.join(root, 'proof-1');

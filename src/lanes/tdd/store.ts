@@ -4,7 +4,19 @@
  * the driver's journal (the effects of the current batch and how far it got), so a run resumes
  * after a crash at any point. Appends are idempotent by id; writes are whole-file and atomic.
  */
-import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -41,14 +53,71 @@ export function featureDirOf(feature: string): string {
  * path, so they use the synchronous calls: one system call each, where the promise-based ones make
  * a trip through libuv's thread pool per open, write and close (1-3 ms a record under load, 20-30
  * ms a cycle in bench:conductor).
+ *
+ * They live in the workspace, which an agent's turn and a proof's suite can write: nothing there is
+ * followed. A link in place of a folder on the way (the feature's, `cycles/`, `transcripts/`) is
+ * removed, the link only, and the folder made; the agent's change is git's to see and refuse.
  */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  mkdirSync(path.dirname(file), { recursive: true });
+function ownFolders(root: string, rel: string): void {
+  let at = root;
+  for (const part of path.dirname(rel).split(/[/\\]/)) {
+    if (part === '' || part === '.') continue;
+    at = path.join(at, part);
+    const info = lstatSync(at, { throwIfNoEntry: false });
+    if (info?.isDirectory()) continue;
+    if (info?.isSymbolicLink()) unlinkSync(at);
+    // Anything else that is not a folder makes mkdir fail (EEXIST): the run stops.
+    mkdirSync(at);
+  }
+}
+
+/** `rel` under `root`, written whole: aside, then renamed over whatever is at its name (never through it). */
+function writeAtomic(root: string, rel: string, text: string): void {
+  ownFolders(root, rel);
+  const file = path.join(root, rel);
   const temp = `${file}.${process.pid}.tmp`;
   // Created afresh (never through whatever was left at that name, a link among them).
   rmSync(temp, { force: true });
   writeFileSync(temp, text, { flag: 'wx' });
   renameSync(temp, file);
+}
+
+/**
+ * Append `line` to `rel` under `root`, a regular file of its own or none: never through a link, a
+ * hard link (which O_NOFOLLOW does not see) or a FIFO (which would block this thread). Anything
+ * else at its name is replaced by `known + line` when the store knows the journal whole; otherwise
+ * the run stops (what it took the place of, a journal HEAD holds, is not the store's to tell).
+ */
+function appendOwn(root: string, rel: string, line: string, known: string | undefined): void {
+  ownFolders(root, rel);
+  const file = path.join(root, rel);
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = constants;
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o666);
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.nlink !== 1) {
+      closeSync(fd);
+      fd = undefined;
+    }
+  } catch (e) {
+    // A link (ELOOP), a FIFO nobody reads (ENXIO), a folder (EISDIR); anything else is an error.
+    if (!['ELOOP', 'EMLINK', 'ENXIO', 'EISDIR'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    fd = undefined;
+  }
+  if (fd !== undefined) {
+    try {
+      writeSync(fd, line);
+    } finally {
+      closeSync(fd);
+    }
+    return;
+  }
+  if (known === undefined || lstatSync(file, { throwIfNoEntry: false })?.isDirectory())
+    throw new ConsortError('internal', `${rel} is not a regular file of its own: the record was not appended to it.`, {
+      hint: 'Something the run ran (an agent, a suite) put a link or a FIFO there. Remove it, restore the file from git (git checkout -- .consort) and run again.',
+    });
+  writeAtomic(root, rel, known + line);
 }
 
 /** A record's text; null when it is missing or not a regular file (a FIFO would block the conductor). */
@@ -94,7 +163,7 @@ export class FeatureStore {
   }
 
   private async put(name: string, text: string): Promise<void> {
-    await writeAtomic(this.file(name), text);
+    writeAtomic(this.workspace, this.rel(name), text);
     this.wrote(name, text);
   }
 
@@ -136,9 +205,8 @@ export class FeatureStore {
    */
   async rewrite(): Promise<void> {
     for (const [rel, text] of this.written) {
-      const file = path.join(this.workspace, rel);
-      if ((await readText(file)) === text) continue;
-      await writeAtomic(file, text);
+      if ((await readText(path.join(this.workspace, rel))) === text) continue;
+      writeAtomic(this.workspace, rel, text);
       this.dirty.add(rel);
     }
   }
@@ -152,7 +220,7 @@ export class FeatureStore {
   async keepPending(gitDir: string, base: string): Promise<void> {
     const files: Record<string, string> = {};
     for (const rel of this.dirty) if (rel !== this.rel('state.json')) files[rel] = this.written.get(rel)!;
-    await writeAtomic(this.pendingFile(gitDir), JSON.stringify({ base, files }));
+    writeAtomic(gitDir, path.basename(this.pendingFile(gitDir)), JSON.stringify({ base, files }));
   }
 
   /**
@@ -176,7 +244,7 @@ export class FeatureStore {
 
   async restorePending(files: Record<string, string>): Promise<void> {
     for (const [rel, text] of Object.entries(files)) {
-      await writeAtomic(path.join(this.workspace, rel), text);
+      writeAtomic(this.workspace, rel, text);
       this.written.set(rel, text);
       this.dirty.add(rel);
     }
@@ -243,10 +311,9 @@ export class FeatureStore {
   async append(name: 'turns.jsonl' | 'events.jsonl', record: { id: string }): Promise<void> {
     const ids = await this.knownIds(name);
     if (ids.has(record.id)) return;
-    mkdirSync(this.dir, { recursive: true });
     const line = `${JSON.stringify(record)}\n`;
     const before = this.written.get(this.rel(name));
-    appendFileSync(this.file(name), line);
+    appendOwn(this.workspace, this.rel(name), line, before);
     this.wrote(name, before !== undefined ? before + line : ((await readText(this.file(name))) ?? line));
     ids.add(record.id);
   }
