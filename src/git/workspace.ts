@@ -414,22 +414,30 @@ export async function codeTreeHash(ws: GitWorkspace): Promise<string> {
 }
 
 /**
+ * The repository a workspace belongs to, by its common git directory: an experiment's attempt is a
+ * worktree with a top of its own, and what it does to `.git/worktrees` is the repository's.
+ */
+const repositoryKey = (ws: GitWorkspace): string => path.resolve(ws.gitDir);
+
+/**
  * Worktree changes of one repository, one at a time: a `worktree prune` or `remove` that empties
  * `.git/worktrees` deletes the folder while a concurrent `worktree add` (a proof next to an
- * experiment's attempt) is creating its entry in it, and the add fails.
+ * experiment's attempt) is creating its entry in it, and the add fails. Keyed by the repository
+ * (until 2026-12-03 by the top, which let an attempt's proof and the workspace's run side by side).
  */
 const worktreeQueues = new Map<string, Promise<unknown>>();
 
 function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
-  const previous = worktreeQueues.get(ws.top) ?? Promise.resolve();
+  const key = repositoryKey(ws);
+  const previous = worktreeQueues.get(key) ?? Promise.resolve();
   const next = previous.then(fn, fn);
   const settled = next.then(
     () => undefined,
     () => undefined,
   );
-  worktreeQueues.set(ws.top, settled);
+  worktreeQueues.set(key, settled);
   void settled.then(() => {
-    if (worktreeQueues.get(ws.top) === settled) worktreeQueues.delete(ws.top);
+    if (worktreeQueues.get(key) === settled) worktreeQueues.delete(key);
   });
   return next;
 }
@@ -439,16 +447,13 @@ function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
  * `folderLater`): a proof's tree is a few hundred files that the next step need not wait for.
  * A run that ends waits for them (settleRemovals); one killed first leaves folders that the next
  * run's clean-up of dead runs' trees removes (src/lanes/tdd/clean-tree.ts removeStaleTrees).
- * Keyed by the common git directory, not the top: an experiment's attempt is a worktree with a top
- * of its own, and its proof's tree is removed through it, while the run's end settles the
- * repository's workspace.
+ * Keyed by the repository (repositoryKey): an experiment's attempt removes its proof's tree through
+ * its own workspace, while the run's end settles the repository's.
  */
 const removals = new Map<string, { pending: Set<Promise<void>>; failed: unknown[] }>();
 
-const removalsKey = (ws: GitWorkspace): string => path.resolve(ws.gitDir);
-
 function inBackground(ws: GitWorkspace, work: Promise<void>): void {
-  const key = removalsKey(ws);
+  const key = repositoryKey(ws);
   let entry = removals.get(key);
   if (entry === undefined) removals.set(key, (entry = { pending: new Set(), failed: [] }));
   const { pending, failed } = entry;
@@ -458,7 +463,7 @@ function inBackground(ws: GitWorkspace, work: Promise<void>): void {
 
 /** Waits for the worktree folders still being removed; throws the first removal that failed. */
 export async function settleRemovals(ws: GitWorkspace): Promise<void> {
-  const key = removalsKey(ws);
+  const key = repositoryKey(ws);
   const entry = removals.get(key);
   if (entry === undefined) return;
   while (entry.pending.size > 0) await Promise.all(entry.pending);
