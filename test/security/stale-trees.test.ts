@@ -24,7 +24,10 @@ it("removes a killed run's proof worktrees, registrations and copies, and leaves
   const dead = spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim();
   const gone = `${dir}-consort-proof-${dead}-0123abcd`;
   const live = `${dir}-consort-proof-${process.pid}-0123abcd`;
-  for (const tree of [gone, live]) await exec('git', ['-C', dir, 'worktree', 'add', '--detach', '-q', tree, 'HEAD']);
+  // A proof of an experiment's attempt (a worktree named after its turn) is named after the attempt.
+  const attemptGone = `${dir}-consort-turn-0007-consort-proof-${dead}-4567cdef`;
+  for (const tree of [gone, live, attemptGone])
+    await exec('git', ['-C', dir, 'worktree', 'add', '--detach', '-q', tree, 'HEAD']);
   // Its read-only dependency copies (as a proof and a run leave them).
   for (const copy of [`${gone}-deps/node_modules/x`, `${dir}-consort-deps-${dead}-89abcdef/node_modules/x`]) {
     await mkdir(copy, { recursive: true });
@@ -42,6 +45,7 @@ it("removes a killed run's proof worktrees, registrations and copies, and leaves
       `${name}-consort-proof-${dead}-0123abcd`,
       `${name}-consort-proof-${dead}-0123abcd-deps`,
       `${name}-consort-deps-${dead}-89abcdef`,
+      `${name}-consort-turn-0007-consort-proof-${dead}-4567cdef`,
     ].sort(),
   );
   const left = (await readdir(parent)).filter((f) => f.startsWith(name) && f !== name).sort();
@@ -54,6 +58,7 @@ it("removes a killed run's proof worktrees, registrations and copies, and leaves
   );
   const registered = (await exec('git', ['-C', dir, 'worktree', 'list', '--porcelain'])).stdout;
   expect(registered).not.toContain(gone);
+  expect(registered).not.toContain(attemptGone);
   expect(registered).toContain(live);
   await ws.removeWorktree(live);
   for (const f of [`${name}-consort-proof-keep`, `${name}x-consort-proof-${dead}-0123abcd`, name])

@@ -332,7 +332,8 @@ export async function removeStaleTrees(ws: Workspace, processes: ProcessRunner):
   const run = tool(processes);
   const parent = path.dirname(ws.top);
   const own = path.basename(ws.top).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const pattern = new RegExp(`^${own}-consort-(proof|deps)-(\\d+)-[0-9a-f]{8}(-deps)?$`);
+  // An experiment's attempt is a worktree named `<top>-consort-turn-<n>`: its proofs' trees carry that name.
+  const pattern = new RegExp(`^${own}(?:-consort-turn-\\d+)?-consort-(proof|deps)-(\\d+)-[0-9a-f]{8}(-deps)?$`);
   const removed: string[] = [];
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     const m = pattern.exec(name);
