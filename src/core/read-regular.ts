@@ -12,11 +12,18 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 
-/** The file's bytes; null when it is missing, unreadable or not a regular file (links are followed). */
-export function readRegularFile(file: string): Buffer | null {
+/**
+ * The file's bytes; null when it is missing, unreadable or not a regular file. A link at its name
+ * is followed unless `follow` is false (then it reads as missing: what an agent or a suite can write,
+ * a link to /proc/self/environ among it, is not read through).
+ */
+export function readRegularFile(file: string, options: { follow?: boolean } = {}): Buffer | null {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(
+      file,
+      constants.O_RDONLY | constants.O_NONBLOCK | (options.follow === false ? constants.O_NOFOLLOW : 0),
+    );
   } catch {
     return null;
   }

@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FeatureStore } from '../../src/lanes/tdd/store.js';
+import { FeatureStore, readText } from '../../src/lanes/tdd/store.js';
 
 let root: string;
 let workspace: string;
@@ -122,3 +122,29 @@ it.each([true, false])(
     expect(readdirSync(outside)).toEqual([]);
   },
 );
+
+it("an artifact or a record that is a link reads as missing: the conductor's environment is not read through it", async () => {
+  process.env.CONSORT_TEST_CANARY = 'ghs_canary-that-must-not-leak';
+  try {
+    symlinkSync('/proc/self/environ', path.join(feature, 'feature-spec.md'));
+    writeFileSync(path.join(outside, 'state.json'), '{"version":1}\n');
+    symlinkSync(path.join(outside, 'state.json'), path.join(feature, 'state.json'));
+    expect(await readText(path.join(feature, 'feature-spec.md'))).toBeNull();
+    expect(await readText(path.join(feature, 'state.json'))).toBeNull();
+    const store = new FeatureStore(workspace, '001-f');
+    expect(await store.exists()).toBe(false);
+    // What the store wrote and an agent swapped for a link to the same text is the agent's change.
+    await store.writeTranscript('turn-0001', 'said\n');
+    const transcript = path.join(feature, 'transcripts', 'turn-0001.txt');
+    writeFileSync(path.join(outside, 'same.txt'), 'said\n');
+    rmSync(transcript);
+    symlinkSync(path.join(outside, 'same.txt'), transcript);
+    const audit = await store.audit();
+    expect(audit.changed).toContainEqual({
+      path: '.consort/features/001-f/transcripts/turn-0001.txt',
+      status: 'deleted',
+    });
+  } finally {
+    delete process.env.CONSORT_TEST_CANARY;
+  }
+});

@@ -91,7 +91,13 @@ export function appendOwn(root: string, rel: string, line: string, known: string
   writeAtomic(root, rel, known + line);
 }
 
-/** A record's text; null when it is missing or not a regular file (a FIFO would block the conductor). */
+/**
+ * A record's or an artifact's text; null when it is missing, not a regular file (a FIFO would block
+ * the conductor) or a link. Agents write these folders: an artifact linked to /proc/self/environ
+ * would otherwise put the conductor's environment (the Action's token among it) into the next
+ * context pack and the pull request's comments, and a record linked to a file that matches it would
+ * pass the audit and then read whatever that file becomes.
+ */
 export async function readText(file: string): Promise<string | null> {
-  return readRegularFile(file)?.toString('utf8') ?? null;
+  return readRegularFile(file, { follow: false })?.toString('utf8') ?? null;
 }
