@@ -9,7 +9,7 @@ import path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
-import { resolvedInside } from '../core/read-regular.js';
+import { INSIDE_HINT, resolvedInside } from '../core/read-regular.js';
 import { CONFIG_ENV_VARS, ConsortConfigSchema, type ConsortConfig, defaultConfig, KNOWN_KEYS, show } from './schema.js';
 
 /** Looked for in this order; more than one present is an error, since they would not be merged. */
@@ -88,7 +88,7 @@ export async function loadConfig(
     // process's environment (tokens among it) into the log or the check's comment.
     if (!path.isAbsolute(source) && resolvedInside(projectRoot, file) === null && existsSync(file))
       throw new ConsortError('config', `Config file ${source} leads outside the repository.`, {
-        hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+        hint: INSIDE_HINT,
       });
     text = await readFile(file, 'utf8');
   } catch (cause) {

@@ -42,6 +42,9 @@ export function readRegularFile(file: string, options: { follow?: boolean } = {}
  * the configuration, the migrations, the seed — are read only through this check: a pull request
  * or an agent can make one a link to /proc/self/environ, whose text an error would then quote.
  */
+/** What to do about a file that `resolvedInside` refused. */
+export const INSIDE_HINT = 'Make it a regular file in the repository (a link may point only to a file inside it).';
+
 export function resolvedInside(root: string, file: string): string | null {
   let real: string;
   let top: string;

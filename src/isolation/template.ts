@@ -5,14 +5,11 @@
  * templates go when a new one is made (unless a lease of theirs is still out).
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load.js';
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
-import { resolvedInside } from '../core/read-regular.js';
-import { runSeed } from '../lanes/check/baseline.js';
+import { readSeed, runSeed } from '../lanes/check/baseline.js';
 import { resolveEngine } from '../migrations/engine.js';
 import { readMigrationSet } from '../migrations/files.js';
 import { applyMigrations } from '../migrations/runner.js';
@@ -47,16 +44,7 @@ async function seedIdentity(config: ConsortConfig, root: string): Promise<string
   const seed = config.database.seed;
   if (!seed) return 'none';
   if (seed.kind === 'command') return `command:${seed.command}`;
-  const full = path.join(root, seed.path);
-  if (existsSync(full) && resolvedInside(root, full) === null)
-    throw new ConsortError('config', `Cannot read the seed file ${seed.path}: it leads outside the repository.`, {
-      hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
-    });
-  const sql = await readFile(full, 'utf8').catch((e: Error) => {
-    throw new ConsortError('config', `Cannot read the seed file ${seed.path}: ${e.message}`, {
-      hint: 'Fix database.seed in the Consort configuration.',
-    });
-  });
+  const sql = await readSeed(root, seed.path);
   return `file:${createHash('sha256').update(sql).digest('hex')}`;
 }
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
-import { readRegularFile, resolvedInside } from '../core/read-regular.js';
+import { readRegularFile, INSIDE_HINT, resolvedInside } from '../core/read-regular.js';
 
 export type MigrationKind = 'sql' | 'js' | 'cjs' | 'mjs' | 'ts' | 'cts' | 'mts' | 'other';
 
@@ -227,7 +227,7 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     const file = path.relative(relativeTo, full).split(path.sep).join('/');
     if (resolvedInside(boundary, full) === null)
       throw new ConsortError('config', `The migration ${file} leads outside the repository, or nowhere.`, {
-        hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+        hint: INSIDE_HINT,
       });
     // Read synchronously (small files, read before every turn of the TDD lane); a FIFO would block.
     const content = readRegularFile(full);

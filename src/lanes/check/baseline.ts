@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
-import { resolvedInside } from '../../core/read-regular.js';
+import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
@@ -77,7 +77,7 @@ export async function readSeed(workspace: string, file: string): Promise<string>
   // Its SQL's errors quote it: a link out of the repository (to /proc/self/environ) is not read.
   if (existsSync(full) && resolvedInside(workspace, full) === null)
     throw new ConsortError('config', `Cannot read the seed file ${file}: it leads outside the repository.`, {
-      hint: 'Make it a regular file in the repository (a link may point only to a file inside it).',
+      hint: INSIDE_HINT,
     });
   try {
     return await readFile(full, 'utf8');
