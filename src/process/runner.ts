@@ -5,12 +5,12 @@
  * child's environment is the request's, as given (plus the isolation marker): nothing is read from
  * this process's.
  */
-import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
 import { hostProgram } from './host-programs.js';
+import { startChild } from './launcher.js';
 import { isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -150,18 +150,13 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
         : sandbox
           ? sandbox.argv(shell)
           : ['/bin/sh', ['-c', shell]];
-    const child = spawn(program, args, {
+    const child = startChild({
+      file: program,
+      args,
       cwd: options.cwd,
       env: { ...options.env, ...sandbox?.env },
-      detached: true,
-      // No stdin unless there is input: a suite that waits for input would otherwise hang until the timeout.
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      ...(options.input !== undefined ? { input: options.input } : {}),
     });
-    const streams = { stdout: child.stdout!, stderr: child.stderr! };
-    if (options.input !== undefined) {
-      child.stdin!.on('error', () => undefined); // a child that exits without reading its input
-      child.stdin!.end(options.input);
-    }
     let timedOut = false;
     let aborted = false;
     let exit: { code: number | null; signal: string | null } | undefined;
@@ -169,11 +164,17 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
     let drainTimer: NodeJS.Timeout | undefined;
     let settled = false;
 
+    let stopping = false;
     const stop = (): void => {
+      stopping = true;
       const pgid = child.pid;
       if (pgid === undefined || !signalGroup(pgid, 'SIGTERM')) return;
       killTimer ??= setTimeout(() => signalGroup(pgid, 'SIGKILL'), grace);
     };
+    // Started by the launcher, the pid comes a moment later: a stop asked for before it is done then.
+    child.on('spawn', () => {
+      if (stopping) stop();
+    });
     const timeout =
       options.timeoutMs === undefined
         ? undefined
@@ -222,21 +223,19 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
       });
     };
 
-    for (const name of ['stdout', 'stderr'] as const) {
-      const decoder = new StringDecoder('utf8');
-      streams[name].on('data', (chunk: Buffer) => {
-        if (stdoutChunks && name === 'stdout') stdoutChunks.push(chunk);
-        else output.push(chunk);
-        if (!options.onOutput) return;
-        try {
-          options.onOutput(decoder.write(chunk), name);
-        } catch {
-          // A broken progress callback must not take the run down with it.
-        }
-      });
-    }
-    child.on('error', (error) => finish(error));
-    child.on('exit', (code, signal) => {
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    child.on('data', (name: 'stdout' | 'stderr', chunk: Buffer) => {
+      if (stdoutChunks && name === 'stdout') stdoutChunks.push(chunk);
+      else output.push(chunk);
+      if (!options.onOutput) return;
+      try {
+        options.onOutput(decoders[name].write(chunk), name);
+      } catch {
+        // A broken progress callback must not take the run down with it.
+      }
+    });
+    child.on('error', (error: Error) => finish(error));
+    child.on('exit', (code: number | null, signal: string | null) => {
       exit = { code, signal };
       // The command has finished: a timeout or abort now would misreport how it ended.
       clearTimeout(timeout);
@@ -245,8 +244,7 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
       stop();
       sandbox?.sweep();
       drainTimer = setTimeout(() => {
-        streams.stdout.destroy();
-        streams.stderr.destroy();
+        child.destroyStreams();
         finish();
       }, grace + PIPE_DRAIN_MS);
     });

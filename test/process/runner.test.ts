@@ -56,7 +56,15 @@ function pidsIn(text: string): number[] {
   return [...text.matchAll(/pid (\d+)/g)].map((m) => Number(m[1]));
 }
 
-describe('the local ProcessRunner', () => {
+// Every promise holds whoever forks: the launcher (src/process/launcher.ts) or this process.
+describe.each(['on', 'off'])('the local ProcessRunner (CONSORT_LAUNCHER=%s)', (launcher) => {
+  beforeAll(() => {
+    process.env.CONSORT_LAUNCHER = launcher;
+  });
+  afterAll(() => {
+    delete process.env.CONSORT_LAUNCHER;
+  });
+
   it('reports the exit code and combined output', async () => {
     const ok = await run('echo out; echo err >&2');
     expect(ok).toMatchObject({

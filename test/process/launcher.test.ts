@@ -1,0 +1,120 @@
+/**
+ * The ProcessRunner's children are started by the launcher (src/process/launcher.ts), a small
+ * helper process, so that fork() does not copy a large caller's page tables. What the runner
+ * promises holds through it (test/process/runner.test.ts runs through it too); here, what is the
+ * launcher's own: it is really the parent, it leaks no descriptor of its own, it neither keeps its
+ * parent alive nor outlives it, and a launcher that dies takes no command's result silently.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { childEnv } from '../../src/core/child-env.js';
+import type { ProcessRequest } from '../../src/ports/process.js';
+import { launcherPid } from '../../src/process/launcher.js';
+import { localProcessRunner } from '../../src/process/runner.js';
+
+const execFileAsync = promisify(execFile);
+let cwd: string;
+beforeAll(async () => {
+  process.env.CONSORT_LAUNCHER = 'on'; // whatever this worker's size
+  cwd = await realpath(await mkdtemp(path.join(tmpdir(), 'consort-launcher-')));
+});
+afterAll(async () => {
+  delete process.env.CONSORT_LAUNCHER;
+  await rm(cwd, { recursive: true, force: true });
+});
+
+function run(command: ProcessRequest['command'], options: Partial<ProcessRequest> = {}) {
+  return localProcessRunner.run({
+    command,
+    cwd,
+    env: childEnv(),
+    timeoutMs: 10_000,
+    maxOutputBytes: 64 * 1024,
+    ...options,
+  });
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(check: () => boolean, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return check();
+}
+
+it('starts children from the launcher, not from this process (CONSORT_LAUNCHER=on); =off starts them here', async () => {
+  const r = await run('echo $PPID');
+  expect(launcherPid()).not.toBeNull();
+  expect(Number(r.output.trim())).toBe(launcherPid());
+  expect(launcherPid()).not.toBe(process.pid);
+  process.env.CONSORT_LAUNCHER = 'off';
+  try {
+    expect(Number((await run('echo $PPID')).output.trim())).toBe(process.pid);
+  } finally {
+    process.env.CONSORT_LAUNCHER = 'on';
+  }
+});
+
+it('gives a child no descriptor beyond what a child of this process gets (its channel stays its own)', async () => {
+  const list = 'for f in /proc/self/fd/*; do readlink $f; done | grep -v "^/proc" | sed "s/:\\[.*//" | sort | uniq -c';
+  const launched = (await run(list)).output;
+  process.env.CONSORT_LAUNCHER = 'off';
+  let direct: string;
+  try {
+    direct = (await run(list)).output;
+  } finally {
+    process.env.CONSORT_LAUNCHER = 'on';
+  }
+  const sockets = (text: string) => Number(/(\d+) socket/.exec(text)?.[1] ?? 0);
+  expect(sockets(launched)).toBeLessThanOrEqual(sockets(direct));
+  expect(launched).toMatch(/pipe/);
+});
+
+it('neither keeps its parent alive nor outlives it', async () => {
+  // A parent that runs one command and prints the launcher's pid: it must exit on its own. The
+  // built modules (npm test builds lib/ first): a plain node process, as the CLI is.
+  const script = `
+    import { localProcessRunner } from ${JSON.stringify(path.resolve('lib/src/process/runner.js'))};
+    import { launcherPid } from ${JSON.stringify(path.resolve('lib/src/process/launcher.js'))};
+    const r = await localProcessRunner.run({ command: ['true'], cwd: '/', env: { PATH: process.env.PATH }, maxOutputBytes: 1024 });
+    console.log(JSON.stringify({ code: r.exitCode, launcher: launcherPid() }));`;
+  const started = Date.now();
+  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
+    timeout: 20_000,
+    env: { PATH: process.env.PATH, CONSORT_LAUNCHER: 'on' },
+  });
+  expect(Date.now() - started).toBeLessThan(15_000);
+  const { code, launcher } = JSON.parse(stdout.trim()) as { code: number; launcher: number };
+  expect(code).toBe(0);
+  expect(launcher).toBeGreaterThan(0);
+  expect(await until(() => !alive(launcher))).toBe(true);
+});
+
+it('fails a command whose launcher died, stops its group, and starts a new launcher for the next', async () => {
+  const marker = path.join(cwd, 'still-running');
+  const pending = run(`sleep 3 && touch ${marker}`);
+  await until(() => launcherPid() !== null);
+  const first = launcherPid()!;
+  await new Promise((r) => setTimeout(r, 300));
+  process.kill(first, 'SIGKILL');
+  await expect(pending).rejects.toThrow(/launcher exited/);
+  const next = await run('echo $PPID');
+  expect(next.exitCode).toBe(0);
+  expect(Number(next.output.trim())).not.toBe(first);
+  await new Promise((r) => setTimeout(r, 3500));
+  const { access } = await import('node:fs/promises');
+  await expect(access(marker)).rejects.toThrow();
+});
