@@ -11,7 +11,9 @@
  * (every request carries the child's whole, allow-listed environment) and no inherited options. It
  * starts each child exactly as the runner would (detached into its own process group, the same
  * stdio) and relays its pid, output, exit and close over the IPC channel; signals go from here to
- * the child's group directly. It exits with its parent (the channel's disconnect). It is used
+ * the child's group directly. Until it says it is ready, children are spawned here (nothing waits
+ * for its start); idle for 20 s it offers to exit, and does when its parent has nothing in flight;
+ * it exits with its parent (the channel's disconnect). It is used
  * once this process is large (150 MB resident) or CONSORT_LAUNCHER=on; never under Electron (VS
  * Code's extension host), with CONSORT_LAUNCHER=off, or when it does not start: children are then
  * spawned here as before.
@@ -38,19 +40,32 @@ export interface Started extends EventEmitter {
   destroyStreams(): void;
 }
 
+/** A launcher with nothing to do for this long offers to exit (a jest worker starts one per test file's modules). */
+let idleMs = 20_000;
+
+/** How long launchers started from now on stay idle before they offer to exit (tests). */
+export function setLauncherIdleMs(ms: number): void {
+  idleMs = ms;
+}
+
 /** The launcher's own code (CommonJS, run by `node -e`): start, relay, nothing else. */
-const SCRIPT = `
+const script = (): string => `
 const { spawn } = require('node:child_process');
 const children = new Map();
-const send = (m) => { if (process.connected) process.send(m); };
+const send = (m) => { if (process.connected) process.send(m, () => {}); };
+let idle;
+// Idle for a while, it offers to go; it goes only when its parent says so (no request is in flight).
+const rest = () => { clearTimeout(idle); if (children.size === 0) idle = setTimeout(() => send({ id: 0, ev: 'idle' }), ${idleMs}); };
 process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
+  if (m.op === 'exit') { if (children.size === 0) process.exit(0); return; }
   if (m.op === 'destroy') {
     const c = children.get(m.id);
     if (c) { c.stdout.destroy(); c.stderr.destroy(); }
     return;
   }
   if (m.op !== 'spawn') return;
+  clearTimeout(idle);
   const id = m.id;
   let child;
   try {
@@ -59,6 +74,7 @@ process.on('message', (m) => {
   } catch (e) {
     send({ id, ev: 'error', code: e.code, message: String(e.message) });
     send({ id, ev: 'close' });
+    rest();
     return;
   }
   children.set(id, child);
@@ -68,11 +84,14 @@ process.on('message', (m) => {
   child.stderr.on('data', (c) => send({ id, ev: 'data', s: 'stderr', c }));
   child.on('error', (e) => send({ id, ev: 'error', code: e.code, message: String(e.message) }));
   child.on('exit', (code, signal) => send({ id, ev: 'exit', code, signal }));
-  child.on('close', () => { children.delete(id); send({ id, ev: 'close' }); });
+  child.on('close', () => { children.delete(id); send({ id, ev: 'close' }); rest(); });
 });
+send({ id: 0, ev: 'ready' });
+rest();
 `;
 
 type Message =
+  | { id: 0; ev: 'ready' | 'idle' }
   | { id: number; ev: 'spawn'; pid: number }
   | { id: number; ev: 'data'; s: 'stdout' | 'stderr'; c: Uint8Array }
   | { id: number; ev: 'error'; code?: string; message: string }
@@ -91,6 +110,9 @@ class Launched extends EventEmitter implements Started {
 }
 
 let launcher: ChildProcess | null = null;
+const readyWaiters: ((ready: boolean) => void)[] = [];
+/** It said it is ready: until then children are spawned here, not queued behind its start. */
+let ready = false;
 let broken = false;
 let nextId = 1;
 const running = new Map<number, Launched>();
@@ -106,7 +128,7 @@ function startLauncher(): ChildProcess | null {
   if (broken) return null;
   let proc: ChildProcess;
   try {
-    proc = spawn(process.execPath, ['-e', SCRIPT], {
+    proc = spawn(process.execPath, ['-e', script()], {
       env: {},
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
@@ -116,6 +138,20 @@ function startLauncher(): ChildProcess | null {
     return null;
   }
   proc.on('message', (m: Message) => {
+    if (m.ev === 'ready') {
+      if (launcher === proc) ready = true;
+      for (const wake of readyWaiters.splice(0)) wake(ready);
+      return;
+    }
+    if (m.ev === 'idle') {
+      // Only with nothing in flight; a request sent meanwhile keeps it (it exits only when told).
+      if (launcher === proc && running.size === 0) {
+        launcher = null;
+        ready = false;
+        proc.send({ op: 'exit' });
+      }
+      return;
+    }
     const child = running.get(m.id);
     if (child === undefined) return;
     switch (m.ev) {
@@ -137,8 +173,15 @@ function startLauncher(): ChildProcess | null {
         break;
     }
   });
+  let over = false;
   const gone = (): void => {
-    if (launcher === proc) launcher = null;
+    if (over) return; // exit, disconnect and error may each say so
+    over = true;
+    if (launcher === proc) {
+      launcher = null;
+      ready = false;
+      for (const wake of readyWaiters.splice(0)) wake(false);
+    }
     // Whatever it was relaying is lost: each child's group is stopped (nothing runs on unwatched),
     // and its caller hears an error.
     for (const id of [...running.keys()]) {
@@ -153,8 +196,14 @@ function startLauncher(): ChildProcess | null {
       settle(id);
     }
   };
+  let saidReady = false;
+  proc.once('message', () => {
+    saidReady = true;
+  });
   proc.on('error', () => {
-    broken = true;
+    // One that never came up will not next time either (no node to run it); a send to one that
+    // died is only that.
+    if (!saidReady) broken = true;
     gone();
   });
   proc.on('exit', gone);
@@ -185,6 +234,24 @@ function busy(proc: ChildProcess): void {
   (proc.channel as { ref?: () => void } | undefined)?.ref?.();
 }
 
+/**
+ * Start the launcher now (where it would be used) and wait until it is ready: whether children
+ * will go through it. A process that will start many children can call it ahead of the first.
+ */
+export function warmLauncher(): Promise<boolean> {
+  if (!usable()) return Promise.resolve(false);
+  const proc = startLauncher();
+  if (proc === null) return Promise.resolve(false);
+  if (ready) return Promise.resolve(true);
+  busy(proc); // waited for: it keeps this process up until it is ready
+  return new Promise((resolve) =>
+    readyWaiters.push((ok) => {
+      if (running.size === 0) idle(proc);
+      resolve(ok);
+    }),
+  );
+}
+
 /** The launcher's pid while one runs (diagnostics and tests). */
 export function launcherPid(): number | null {
   return launcher?.pid ?? null;
@@ -208,7 +275,7 @@ function usable(): boolean {
 /** Start a child (detached into its own process group; stdout and stderr piped). */
 export function startChild(request: SpawnRequest): Started {
   const proc = usable() ? startLauncher() : null;
-  if (proc === null || !proc.connected) return direct(request);
+  if (proc === null || !ready || !proc.connected) return direct(request);
   const id = nextId++;
   const child = new Launched(() => {
     if (proc.connected) proc.send({ op: 'destroy', id });
@@ -221,7 +288,8 @@ export function startChild(request: SpawnRequest): Started {
     file: request.file,
     args: [...request.args],
     cwd: request.cwd,
-    env: request.env,
+    // A plain copy: `process.env` itself cannot be cloned onto the channel.
+    env: Object.fromEntries(Object.entries(request.env).filter(([, v]) => v !== undefined)),
     ...(request.input !== undefined ? { input: request.input } : {}),
   });
   return child;

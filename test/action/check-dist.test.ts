@@ -3,14 +3,13 @@
  * GitHub runs is what was reviewed and tested. After changing anything the Action bundles, run
  * `npm run bundle` and commit dist/.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Where two builds part, with some context, or null when they are equal. */

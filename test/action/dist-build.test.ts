@@ -7,13 +7,11 @@
  * this file tests the Action's plumbing, not jest; test/agents/openai-build.test.ts runs the lane on the
  * shop's full jest suite).
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { REFUSAL, replyText } from '../../src/github/command-reply.js';
@@ -28,8 +26,9 @@ import {
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const TOKEN = `ghs_${'b8Tr5'.repeat(7)}z`;
 const MODEL_KEY = 'sk-ant-api03-NotARealKeyButLongEnough-0123456789';
 const OWNER = 'Codertocat';

@@ -4,12 +4,10 @@
  * post step stops the server and unmounts. Without root, loop devices or mkfs.xfs the same call
  * must say why and how to fix it; on CI that fails instead, so the mount is never silently untested.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { reflinkDataDir, reflinkPaths, runPost } from '../../src/action/reflink.js';
 import { STATE } from '../../src/action/state.js';
 import { mountedAt, mountLoopXfs, runTeardown } from '../../src/branches/local/loop-xfs.js';
@@ -17,8 +15,9 @@ import { planLoopXfsTeardown } from '../../src/branches/local/loop-xfs-plan.js';
 import { createLocalProvider } from '../../src/branches/local/provider.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { ownDataDir, query } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 const capable =
   process.platform === 'linux' &&

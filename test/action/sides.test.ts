@@ -4,18 +4,17 @@
  * groups and pushes. No network: "origin" is a local repository.
  */
 import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { ActionEvent } from '../../src/action/context.js';
 import { actionSides } from '../../src/action/sides.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const IDENTITY = {
   GIT_AUTHOR_NAME: 't',
   GIT_AUTHOR_EMAIL: 't@example.invalid',

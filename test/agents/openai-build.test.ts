@@ -8,12 +8,10 @@
  * test on the shop's full suite under jest (all its test files); the other lane tests use its lean
  * copy, under jest or (build.test.ts) the quick stand-in, test/fixtures/quick-suite/run.mjs.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { openaiBackend } from '../../src/agents/openai.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
@@ -27,8 +25,9 @@ import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 import { type ChatRequest, type Reply, scriptedServer, type ScriptedServer } from './openai-server.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const SLOW = 300_000;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.meta.url));
 const API_KEY = 'sk-e2e-secret-key-5678';

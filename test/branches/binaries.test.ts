@@ -2,15 +2,14 @@
  * The embedded PostgreSQL binaries through the platform-package resolver, and the symlinks an
  * install with --ignore-scripts must restore (npm tarballs cannot carry them).
  */
-import { execFile } from 'node:child_process';
 import { access, constants, mkdir, mkdtemp, readlink, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { embeddedPostgresPackage, hydrateSymlinks, postgresBinaries } from '../../src/branches/local/binaries.js';
 import { isConsortError } from '../../src/core/errors.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 let scratch: string;
 beforeAll(async () => {

@@ -1,15 +1,14 @@
 /** The CLI contract other issues and users script against: JSON shapes, exit codes, one-line errors. */
-import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
 import { withDatabase } from '../../src/db/sql.js';
 import { ownDataDir, SYSTEM_PG_URL, query } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
   let stdout = '';

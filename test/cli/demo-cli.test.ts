@@ -3,17 +3,16 @@
  * baselines go with it), and a command that started the embedded server says so once — with
  * the command that stops it and the disk the data directory uses — and `consort db stop` stops it.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
 import { diskUse } from '../../src/cli/commands/server-notice.js';
 import { ownDataDir } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let dataDir: string;
 let project: string;
 let env: NodeJS.ProcessEnv;

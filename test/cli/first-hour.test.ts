@@ -5,20 +5,19 @@
  * that loads nothing a command does not use.
  */
 import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main.js';
 import { demoVerdict } from '../../src/cli/commands/demo.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { scenarioRepo } from '../../src/demo/scenarios.js';
 import { CheckReport } from '../../src/report/check-report.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const GIT_ENV = {
   PATH: process.env.PATH ?? '',

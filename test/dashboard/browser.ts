@@ -3,17 +3,16 @@
  * package @sparticuz/chromium (decompressed once per machine, see packagedChromium), so `npm ci` is
  * the whole setup; CONSORT_CHROMIUM points at another one (e.g. Debian's /usr/bin/chromium).
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import Chromium from '@sparticuz/chromium';
 import lockfile from 'proper-lockfile';
 import { chromium, type Browser } from 'playwright-core';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 
 // The package's flags are made for serverless hosts; these would weaken what the tests check.
 const DROP = new Set([

@@ -4,11 +4,9 @@
  * its build (cycles, RED/GREEN/REFACTOR turns, a refused turn), plus check reports in
  * `.consort/checks/`. Made with the lane's own code (createFeature, FeatureStore) where it has some.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { defaultConfig } from '../../src/config/schema.js';
 import type { CycleRecord } from '../../src/conductor/effects.js';
 import type { LogEvent } from '../../src/conductor/events.js';
@@ -18,8 +16,9 @@ import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import type { CheckReport } from '../../src/report/check-report.js';
 import { workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 export const HOSTILE = {
   script: '<script>window.__pwned = 1</script>',
   link: '<a href="javascript:window.__pwned=2">click me</a>',

@@ -2,15 +2,14 @@
  * docs/action.md's inputs and outputs tables are generated from action.yml and must be current;
  * every workflow snippet names the Action by the repository package.json gives.
  */
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { execFileAsync } from '../helpers/exec-file.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = path.join(ROOT, 'scripts', 'gen-action-docs.mjs');
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 interface Generator {
   renderTables(yml: string): { inputs: string; outputs: string };

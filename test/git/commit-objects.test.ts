@@ -9,11 +9,11 @@ import { createHash } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { commitIndex, type CommitOutcome } from '../../src/git/commit-objects.js';
 import { amendPaths, commitPaths, openWorkspace, workspaceHead } from '../../src/git/workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 let root: string;
 
 /** git with an allow-listed environment (the home folder the code under test reads too). */

@@ -5,14 +5,13 @@
  * guard finishes; a hooks folder that is a symlink to a shared one (a user's own set-up) is followed
  * and left as it is.
  */
-import { execFile } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 let dir: string;
 

@@ -7,14 +7,13 @@
  * (path and inode) as at the snapshot; otherwise what the turn planted on the way is removed (the
  * links only), and nothing is walked or removed through the guarded link.
  */
-import { execFile } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
 import { guardRepo } from '../helpers/guard-repo.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let dir: string;
 let home: string;
 const repo = guardRepo('consort-guard-tops-');

@@ -6,14 +6,13 @@
  * `extensions.worktreeConfig` is set (a `core.hooksPath` or a clean filter). The guard compares and
  * puts back both, as it does the common directory's own files.
  */
-import { execFile } from 'node:child_process';
 import { lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 let main: string;
 let wt: string;

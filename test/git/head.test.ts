@@ -3,14 +3,13 @@
  * a branch (loose ref, then packed), detached, and in a linked worktree it must say what git says;
  * where the files are not that plain it says nothing and git is asked.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { headFromFiles, openWorkspace, workspaceHead } from '../../src/git/workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 const git = async (cwd: string, ...args: string[]) => (await exec('git', args, { cwd })).stdout.trim();
 

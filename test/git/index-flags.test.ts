@@ -3,14 +3,13 @@
  * hide an edit from `git status`) only when the index changed during the turn: flags live in the
  * index, so an agent that sets one changes it, and the flagged edit is still seen.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let dir: string;
 const git = async (...args: string[]) => (await exec('git', args, { cwd: dir })).stdout.trim();
 

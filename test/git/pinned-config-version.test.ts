@@ -3,14 +3,13 @@
  * GIT_CONFIG_COUNT (git 2.31). An older git ignores both and reads ~/.gitconfig live: the run
  * would go on with a pin that holds nothing. It refuses instead.
  */
-import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { pinGlobalConfig } from '../../src/git/pinned-config.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 const pinnedPath = process.env.PATH;
 const pinnedHome = process.env.HOME;

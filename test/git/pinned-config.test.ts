@@ -6,16 +6,15 @@
  * (GIT_CONFIG_COUNT, e.g. the Action's push auth header) wins over it, as it did over ~/.gitconfig
  * before the pin (git applies GIT_CONFIG_KEY_n in index order, so the pinned entries come first).
  */
-import { execFile } from 'node:child_process';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { git } from '../../src/git/exec.js';
 import { parseConfigList, pinGlobalConfig } from '../../src/git/pinned-config.js';
 import { listFiles, openWorkspace } from '../../src/git/workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 let home: string;
 const pinnedHome = process.env.HOME;

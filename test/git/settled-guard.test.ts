@@ -3,14 +3,13 @@
  * starts from what that restore put back. Between the two the conductor itself moves on — it
  * commits the turn's work. Its own change must not be taken for a suite's and put back.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 
 beforeEach(async () => {

@@ -3,12 +3,10 @@
  * base migration and `.github/consort.yml`; a test branches off, commits a change and runs the
  * lane as `consort check --base main` does (sides from git, config from the working tree).
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
 import { localGitRepo } from '../../src/git/repo.js';
@@ -17,8 +15,9 @@ import { lineLog } from '../../src/runtime/log.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import type { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from './check-ports.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 export const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });

@@ -3,13 +3,12 @@
  * HOME points at for the test (git's global files live there). Registers its own beforeEach and
  * afterEach; the returned object's fields are set before each test.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 export interface GuardRepo {
   root: string;

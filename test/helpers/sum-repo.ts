@@ -4,11 +4,9 @@
  * (node's own test runner), a "runner" package in the ignored `node_modules` that writes JUnit, and
  * no database (the proof's branch is a stand-in that is never connected to).
  */
-import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
@@ -19,8 +17,9 @@ import { prove } from '../../src/lanes/tdd/proof.js';
 import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
 import type { Workspace } from '../../src/ports/workspace.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 /** Plain git, as an agent (or a user) runs it; stdout trimmed. */
 export const git = (cwd: string, ...args: string[]): Promise<string> =>

@@ -6,16 +6,15 @@
  * The CLI's `branch lease` / `branch release` work on the same template, and its sweep drops what
  * the runs left expired.
  */
-import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { isLeaseName } from '../../src/isolation/lease.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE = path.join(REPO, 'test/fixtures/isolation-project');
 

@@ -3,10 +3,8 @@
  * deadline checked before each turn, credentials of the agents' environment redacted from every
  * transcript, and `onTurn` called once per settled turn with the records already committed.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { TurnRecord } from '../../src/conductor/state.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
@@ -14,8 +12,9 @@ import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
 const KEY = 'sk-ant-api03-budget-test-key-0123456789';
 

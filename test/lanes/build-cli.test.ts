@@ -1,15 +1,14 @@
 /** The TDD lane from the command line: feature new, run (dry and for real), status, approve, log; exit codes. */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { runCli } from '../../src/cli/main.js';
 import { ownDataDir } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.meta.url));
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {

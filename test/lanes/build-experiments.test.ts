@@ -3,20 +3,19 @@
  * in its own git worktree with its own database branches, each proven with the shop's (lean) jest suite; the
  * green one with the fewest changed lines is adopted, the one that weakened the test is refused.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/experiment-agent.mjs', import.meta.url));
 
 const shop = useShopWithAgent(AGENT, 'lean');

@@ -4,11 +4,10 @@
  * also when it is killed outright: the pool is the run's, and goes once its process is gone.
  * With `branchPool: 0` every fork is a copy, as before pools.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
@@ -17,8 +16,9 @@ import type { BranchRecord } from '../../src/ports/branch-provider.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { laneBranches } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const LANE_RUN = fileURLToPath(new URL('../fixtures/pools/lane-run.mjs', import.meta.url));
 let t: TestProvider;
 let repo: ScenarioRepo;

@@ -4,18 +4,17 @@
  * a forged line, an emptied log, a deleted transcript no commit ever held — is its change: refused,
  * and every record put back as the conductor wrote it.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/records-agent.mjs', import.meta.url));
 const shop = useShopWithAgent(AGENT, 'quick');
 

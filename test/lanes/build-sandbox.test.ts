@@ -3,15 +3,14 @@
  * agent may have applied it to the sandbox (run_suite, a shell) and the conductor may have reverted
  * the file, so the database would hold a change no file describes.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import type { SchemaReader } from '../../src/ports/schema-reader.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { laneBranches, tddAdapters } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let t: TestProvider;
 let repo: ScenarioRepo;
 beforeAll(async () => {

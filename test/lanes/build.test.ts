@@ -10,13 +10,11 @@
  * test with a syntax error, and a crash in the middle of GREEN that a fresh driver resumes from
  * `.consort/`.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { CycleRecord } from '../../src/conductor/effects.js';
@@ -30,8 +28,9 @@ import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 /** Real suite runs on a shared machine: generous per-test limits, so a loaded CI box does not fail them. */
 const SLOW = 180_000;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.meta.url));

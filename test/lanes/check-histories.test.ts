@@ -15,19 +15,18 @@
  */
 import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { check as checkLane } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 const GIT_ENV = {
   PATH: process.env.PATH ?? '/usr/bin:/bin',
   GIT_AUTHOR_NAME: 't',

@@ -3,11 +3,9 @@
  * and seeds it must not break its own baseline (base's schema has no such table).
  */
 import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
@@ -17,8 +15,9 @@ import { createWorkdir } from '../../src/lanes/check/workdir.js';
 import { migrationSetFromEntries } from '../../src/migrations/files.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 const GIT_ENV = {
   PATH: process.env.PATH ?? '/usr/bin:/bin',
   GIT_AUTHOR_NAME: 't',

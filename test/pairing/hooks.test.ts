@@ -5,18 +5,17 @@
  * never fails the checkout and is logged, and uninstall restores what was there byte for byte.
  * The hooks run the built lib/src/pairing/hook-main.js (npm run build first, as npm test does).
  */
-import { execFile } from 'node:child_process';
 import { access, chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/main.js';
 import { setEnvLine } from '../../src/pairing/env-file.js';
 import { hooksStatus, installHooks, uninstallHooks, type HookRunner } from '../../src/pairing/hooks.js';
 import { recordPairing } from '../../src/pairing/state.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const runner: HookRunner = { node: process.execPath, entry: path.resolve('lib/src/pairing/hook-main.js') };
 
 let t: TestProvider;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv } from '../../src/core/child-env.js';
 import type { ProcessRequest } from '../../src/ports/process.js';
-import { launcherPid } from '../../src/process/launcher.js';
+import { launcherPid, setLauncherIdleMs, warmLauncher } from '../../src/process/launcher.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 
 const execFileAsync = promisify(execFile);
@@ -56,6 +56,7 @@ async function until(check: () => boolean, ms = 5000): Promise<boolean> {
 }
 
 it('starts children from the launcher, not from this process (CONSORT_LAUNCHER=on); =off starts them here', async () => {
+  expect(await warmLauncher()).toBe(true);
   const r = await run('echo $PPID');
   expect(launcherPid()).not.toBeNull();
   expect(Number(r.output.trim())).toBe(launcherPid());
@@ -69,6 +70,7 @@ it('starts children from the launcher, not from this process (CONSORT_LAUNCHER=o
 });
 
 it('gives a child no descriptor beyond what a child of this process gets (its channel stays its own)', async () => {
+  expect(await warmLauncher()).toBe(true);
   const list = 'for f in /proc/self/fd/*; do readlink $f; done | grep -v "^/proc" | sed "s/:\\[.*//" | sort | uniq -c';
   const launched = (await run(list)).output;
   process.env.CONSORT_LAUNCHER = 'off';
@@ -89,6 +91,8 @@ it('neither keeps its parent alive nor outlives it', async () => {
   const script = `
     import { localProcessRunner } from ${JSON.stringify(path.resolve('lib/src/process/runner.js'))};
     import { launcherPid } from ${JSON.stringify(path.resolve('lib/src/process/launcher.js'))};
+    const { warmLauncher } = await import(${JSON.stringify(path.resolve('lib/src/process/launcher.js'))});
+    await warmLauncher();
     const r = await localProcessRunner.run({ command: ['true'], cwd: '/', env: { PATH: process.env.PATH }, maxOutputBytes: 1024 });
     console.log(JSON.stringify({ code: r.exitCode, launcher: launcherPid() }));`;
   const started = Date.now();
@@ -105,16 +109,44 @@ it('neither keeps its parent alive nor outlives it', async () => {
 
 it('fails a command whose launcher died, stops its group, and starts a new launcher for the next', async () => {
   const marker = path.join(cwd, 'still-running');
-  const pending = run(`sleep 3 && touch ${marker}`);
-  await until(() => launcherPid() !== null);
+  expect(await warmLauncher()).toBe(true);
   const first = launcherPid()!;
+  const pending = run(`sleep 3 && touch ${marker}`);
   await new Promise((r) => setTimeout(r, 300));
   process.kill(first, 'SIGKILL');
   await expect(pending).rejects.toThrow(/launcher exited/);
+  expect(await warmLauncher()).toBe(true);
   const next = await run('echo $PPID');
   expect(next.exitCode).toBe(0);
-  expect(Number(next.output.trim())).not.toBe(first);
+  expect(Number(next.output.trim())).toBe(launcherPid());
+  expect(launcherPid()).not.toBe(first);
   await new Promise((r) => setTimeout(r, 3500));
   const { access } = await import('node:fs/promises');
   await expect(access(marker)).rejects.toThrow();
+});
+
+it('spawns here while the launcher starts, and an idle launcher leaves only when nothing is in flight', async () => {
+  setLauncherIdleMs(300);
+  try {
+    // The current launcher (idle time of its own) is told to go: kill it, so a short-lived one starts.
+    const before = launcherPid();
+    if (before !== null) process.kill(before, 'SIGKILL');
+    await until(() => launcherPid() === null);
+    // Not ready yet: this child is this process's own, and the launcher starts behind it.
+    expect(Number((await run('echo $PPID')).output.trim())).toBe(process.pid);
+    expect(await warmLauncher()).toBe(true);
+    const short = launcherPid()!;
+    // A command longer than the idle time keeps it; so does a request sent as it offers to go.
+    expect((await run('sleep 0.6; echo $PPID')).output.trim()).toBe(String(short));
+    const racing = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => new Promise((r) => setTimeout(r, 15 * i)).then(() => run('true'))),
+    );
+    expect(racing.every((r) => r.exitCode === 0)).toBe(true);
+    // Then, idle, it goes; the next command is spawned here again and a new launcher starts.
+    expect(await until(() => !alive(short), 5000)).toBe(true);
+    expect(launcherPid()).toBeNull();
+    expect((await run('true')).exitCode).toBe(0);
+  } finally {
+    setLauncherIdleMs(20_000);
+  }
 });

@@ -5,20 +5,19 @@
  * the agent the sandbox's own role, so both writes are refused, and the proof's fresh fork holds
  * only what committed migrations made. (Its own sandbox is its to change, and is thrown away.)
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 const PG = createRequire(import.meta.url).resolve('pg');

@@ -11,12 +11,10 @@
  *    and the gate's status is pending with the reason.
  * 3. That person's `/consort approve spec`, after the announcement, lets the lane through.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { ActionContext } from '../../src/action/context.js';
 import { INPUT, parseInputs } from '../../src/action/inputs.js';
 import { approveMode, buildMode } from '../../src/action/modes/build.js';
@@ -25,8 +23,9 @@ import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const TOKEN = `ghs_${'aPpR0'.repeat(7)}z`;
 const MODEL_KEY = 'sk-ant-api03-NotARealKeyButLongEnough-0123456789';
 const OWNER = 'Codertocat';

@@ -8,19 +8,18 @@
  * mode on. Played with the Action's real ports against a local stand-in for GitHub's REST API and
  * a bare repository as `origin`.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { ActionContext } from '../../src/action/context.js';
 import { INPUT, parseInputs } from '../../src/action/inputs.js';
 import { tddPorts } from '../../src/action/ports.js';
 import { runOnPullRequest, type PullRequestAsk } from '../../src/lanes/tdd/index.js';
 import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = async (cwd: string, ...args: string[]) =>
   (
     await exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd })

@@ -12,12 +12,10 @@
  */
 import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
-import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { databaseName } from '../../src/branches/database-name.js';
 import { LOCAL_CATALOG_DATABASE } from '../../src/branches/local/provider.js';
 import { POSTGRES_CATALOG_DATABASE } from '../../src/branches/postgres-provider.js';
@@ -30,8 +28,9 @@ import { runCheck } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import { roleAdminTestProvider } from '../helpers/role-admin.js';
 import { attempt, localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 const PG = createRequire(import.meta.url).resolve('pg');

@@ -3,16 +3,15 @@
  * /proc/<pid>/environ it can (its parent's first) and leaves a `setsid` daemon behind finds no
  * credential, and its daemon does not outlive the turn.
  */
-import { execFile } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { childEnv, isCredentialName } from '../../src/core/child-env.js';
 import { isolationKind } from '../../src/process/isolate.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const SPY = fileURLToPath(new URL('../fixtures/security/env-spy.mjs', import.meta.url));
 const RUNNER = fileURLToPath(new URL('../fixtures/security/run-command-turn.mjs', import.meta.url));
 

@@ -11,11 +11,9 @@
  * The suite is node:test behind a tiny runner in node_modules/ (what jest is to a real project);
  * the database is not what these cheats aim at, so the proof's branch is a fixed URL.
  */
-import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
@@ -24,8 +22,9 @@ import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/cle
 import { localProcessRunner } from '../../src/process/runner.js';
 import { exists, git, PATCHED_RUNNER, FORGED, proveHead, RUNNER, SUM_TEST, sumRepo } from '../helpers/sum-repo.js';
 import { policy } from '../conductor/fixtures.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 let dir: string;
 let ws: GitWorkspace;

@@ -16,14 +16,13 @@
  * Each now stops the commit (the run), with nothing written outside and HEAD where it was; the
  * staged file is unstaged before the scope check.
  */
-import { execFile } from 'node:child_process';
 import { link, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { amendPaths, changesSince, commitPaths, openWorkspace } from '../../src/git/workspace.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = promisify(execFile);
+const run = execFileAsync;
 let root: string;
 
 function env(): NodeJS.ProcessEnv {

@@ -8,10 +8,8 @@
  * from the workspace). An agent that rewrites npm's own record to make its install look new has
  * the run refused.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
@@ -25,6 +23,7 @@ import {
   testStates,
   driverGreenTurn,
 } from '../helpers/sum-repo.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
 type Packages = Record<string, { version: string; resolved: string; integrity: string }>;
 const RUNNER_1 = { version: '1.0.0', resolved: 'file:vendor/runner-1.0.0.tgz', integrity: 'sha512-runner1' };
@@ -37,7 +36,7 @@ async function lockfiles(packages: Packages, installed: Packages = packages): Pr
   await writeFile(path.join(dir, 'node_modules', '.package-lock.json'), lock(installed));
 }
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 let dir: string;
 let ws: GitWorkspace;

@@ -4,11 +4,9 @@
  * the harness in RED; Consort's configuration, migrations already on the base and the seed are
  * no agent's to change.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import type { FileChange } from '../../src/conductor/events.js';
 import { checkScope } from '../../src/conductor/scope.js';
@@ -18,8 +16,9 @@ import { dataReferences, testOwnedChanges } from '../../src/lanes/tdd/harness.js
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { SHOP_DIR } from '../../src/demo/scenarios.js';
 import { workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 

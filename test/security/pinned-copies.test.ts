@@ -5,16 +5,15 @@
  * a pattern added to the excludes copy hides a file from every later `git status`/`git add` of
  * the conductor, for the rest of the run. The suite's guard compares them like git's global files.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { childEnv } from '../../src/core/child-env.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
 import { localProcessRunner } from '../../src/process/runner.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let root: string;
 const saved = { HOME: process.env.HOME, ISO: process.env.CONSORT_ISOLATION };
 

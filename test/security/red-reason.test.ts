@@ -5,17 +5,16 @@
  * (node:test, jest through the shop's reporter) and the documented shapes otherwise (vitest, mocha,
  * jest-junit, pytest).
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { failureException } from '../../src/conductor/failure-kind.js';
 import { judgeRed } from '../../src/conductor/proofs.js';
 import type { ProofTest } from '../../src/conductor/events.js';
 import { readJUnitReports } from '../../src/suite/junit.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 describe('failureException', () => {
   it.each([

@@ -6,18 +6,17 @@
  * are writable and its own (what one proof writes there, the next never reads), and nothing is left.
  * Elsewhere (no binds) each proof still gets a copy.
  */
-import { execFile } from 'node:child_process';
 import { readdir, readFile, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { childEnv } from '../../src/core/child-env.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { cleanTree, snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { createProcessRunner } from '../../src/process/runner.js';
 import { RUNNER, sumRepo } from '../helpers/sum-repo.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const bwrap = createProcessRunner({ isolation: 'bwrap' });
 const sweep = createProcessRunner({ isolation: 'sweep' });
 

@@ -4,17 +4,17 @@
  * workspace removes them (src/lanes/tdd/clean-tree.ts removeStaleTrees) — only those whose process,
  * named in the folder's name, is gone; a live run's are left alone.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { openWorkspace } from '../../src/git/workspace.js';
 import { removeStaleTrees } from '../../src/lanes/tdd/clean-tree.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { sumRepo } from '../helpers/sum-repo.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 it("removes a killed run's proof worktrees, registrations and copies, and leaves a live run's", async () => {
   const dir = await sumRepo('consort-stale-');

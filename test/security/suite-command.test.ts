@@ -7,11 +7,9 @@
  * refuses them — the suite's files as the harness (the navigator may change them in RED), the
  * seed's as no agent's, like a seed file — and an honest change in `src/` still passes.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
@@ -21,8 +19,9 @@ import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '.
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { commandFiles, commandPaths } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 

@@ -5,17 +5,16 @@
  * the URL handed to untrusted code reaches that branch only and has no admin powers, and the run's
  * end removes every branch it made.
  */
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { roleAdminTestProvider, type RoleAdminTestProvider } from '../helpers/role-admin.js';
 import { asUser, query } from '../helpers/servers.js';
 import { laneBranches } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 let t: RoleAdminTestProvider;
 let repo: ScenarioRepo;
 beforeAll(async () => {

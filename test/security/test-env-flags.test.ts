@@ -4,17 +4,16 @@
  * a runner's globals, the command line naming a runner…) is flagged on the merge
  * gate, and proxy mode does not pass a flagged gate by itself.
  */
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { transition } from '../../src/conductor/transition.js';
 import { testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
 import { action, gateChecked, playUntil, policy } from '../conductor/fixtures.js';
 import { workspaceAt } from '../helpers/tdd.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd }).then((r) =>
     r.stdout.trim(),

@@ -18,17 +18,16 @@
  * thrown away after the run, and what the tests check (branches, SQL, processes) does not depend
  * on data surviving a power cut.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import { EmbeddedServer, type ServerInfo } from '../../src/branches/local/server.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 
 export const RUN_DIR_ENV = 'CONSORT_TEST_RUN_DIR';
 

@@ -5,16 +5,15 @@
  * assertion is a failure the conductor takes as an assertion, a thrown TypeError is an exception,
  * a file that does not load is a load error, hooks run in jest's order, and the exit code follows.
  */
-import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { failureException } from '../../src/conductor/failure-kind.js';
 import { readJUnitReports } from '../../src/suite/junit.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 
 let dir: string;

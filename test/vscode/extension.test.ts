@@ -12,17 +12,17 @@
  * CONSORT_CODE_SERVER_HOME, default /opt/consort-vscode-test; chromium; vscode/node_modules).
  * Missing pieces fail the test with that instruction: it is never skipped.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { addGatedFeature } from '../dashboard/fixture.js';
 import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const repoRoot = path.resolve('.');
 const home = process.env.CONSORT_CODE_SERVER_HOME ?? '/opt/consort-vscode-test';
 const codeServer = path.join(home, 'code-server.sh');

@@ -3,12 +3,11 @@
  * more commits on top, and the tarball GitHub would serve for a commit (`git archive`, with the
  * `<owner>-<repo>-<sha7>/` directory GitHub wraps the tree in).
  */
-import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { execFileAsync } from '../../helpers/exec-file.js';
 
-const exec = promisify(execFile);
+const exec = execFileAsync;
 const env = {
   ...process.env,
   GIT_AUTHOR_NAME: 'Consort test',
