@@ -16,7 +16,13 @@
  * it exits with its parent (the channel's disconnect). It is used
  * once this process is large (150 MB resident) or CONSORT_LAUNCHER=on; never under Electron (VS
  * Code's extension host), with CONSORT_LAUNCHER=off, or when it does not start: children are then
- * spawned here as before.
+ * spawned here as before. Its output relay has flow control: above 4 MB not yet taken by this
+ * process, the children's pipes are paused (the output waits there, as it would for a direct child).
+ *
+ * Known limits: a launcher killed in the instant between forking a child and telling this process
+ * its pid leaves that child unknown here (an isolated one is still swept by its marker); a launcher
+ * stopped (SIGSTOP) holds its commands' results until it runs again — only a process of this user
+ * can do either, and it could do the same to this process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -54,6 +60,18 @@ const { spawn } = require('node:child_process');
 const children = new Map();
 const send = (m) => { if (process.connected) process.send(m, () => {}); };
 let idle;
+// Flow control: output waits in the child's pipe, not in this process, while the parent is behind.
+let queued = 0;
+const paused = new Set();
+const relay = (id, s, stream, c) => {
+  if (!process.connected) return;
+  queued += c.length;
+  process.send({ id, ev: 'data', s, c }, () => {
+    queued -= c.length;
+    if (queued < ${1 << 20}) { for (const p of paused) p.resume(); paused.clear(); }
+  });
+  if (queued >= ${4 << 20}) { stream.pause(); paused.add(stream); }
+};
 // Idle for a while, it offers to go; it goes only when its parent says so (no request is in flight).
 const rest = () => { clearTimeout(idle); if (children.size === 0) idle = setTimeout(() => send({ id: 0, ev: 'idle' }), ${idleMs}); };
 process.on('disconnect', () => process.exit(0));
@@ -61,7 +79,7 @@ process.on('message', (m) => {
   if (m.op === 'exit') { if (children.size === 0) process.exit(0); return; }
   if (m.op === 'destroy') {
     const c = children.get(m.id);
-    if (c) { c.stdout.destroy(); c.stderr.destroy(); }
+    if (c) { paused.delete(c.stdout); paused.delete(c.stderr); c.stdout.destroy(); c.stderr.destroy(); }
     return;
   }
   if (m.op !== 'spawn') return;
@@ -77,11 +95,16 @@ process.on('message', (m) => {
     rest();
     return;
   }
+  if (!child.stdout || !child.stderr) {
+    // EMFILE/ENFILE: Node gives no stdio; only 'error' follows.
+    child.once('error', (e) => { send({ id, ev: 'error', code: e.code, message: String(e.message) }); send({ id, ev: 'close' }); rest(); });
+    return;
+  }
   children.set(id, child);
   if (child.pid !== undefined) send({ id, ev: 'spawn', pid: child.pid });
   if (m.input !== undefined) { child.stdin.on('error', () => {}); child.stdin.end(m.input); }
-  child.stdout.on('data', (c) => send({ id, ev: 'data', s: 'stdout', c }));
-  child.stderr.on('data', (c) => send({ id, ev: 'data', s: 'stderr', c }));
+  child.stdout.on('data', (c) => relay(id, 'stdout', child.stdout, c));
+  child.stderr.on('data', (c) => relay(id, 'stderr', child.stderr, c));
   child.on('error', (e) => send({ id, ev: 'error', code: e.code, message: String(e.message) }));
   child.on('exit', (code, signal) => send({ id, ev: 'exit', code, signal }));
   child.on('close', () => { children.delete(id); send({ id, ev: 'close' }); rest(); });
@@ -101,7 +124,11 @@ type Message =
 class Launched extends EventEmitter implements Started {
   pid: number | undefined;
   closed = false;
-  constructor(private readonly destroy: () => void) {
+  constructor(
+    private readonly destroy: () => void,
+    /** The launcher relaying it (none: spawned here). */
+    readonly owner: ChildProcess | null = null,
+  ) {
     super();
   }
   destroyStreams(): void {
@@ -184,8 +211,8 @@ function startLauncher(): ChildProcess | null {
     }
     // Whatever it was relaying is lost: each child's group is stopped (nothing runs on unwatched),
     // and its caller hears an error.
-    for (const id of [...running.keys()]) {
-      const child = running.get(id)!;
+    for (const [id, child] of [...running]) {
+      if (child.owner !== proc) continue; // another (newer) launcher's
       if (child.pid !== undefined)
         try {
           process.kill(-child.pid, 'SIGKILL');
@@ -279,19 +306,23 @@ export function startChild(request: SpawnRequest): Started {
   const id = nextId++;
   const child = new Launched(() => {
     if (proc.connected) proc.send({ op: 'destroy', id });
-  });
+  }, proc);
+  try {
+    proc.send({
+      op: 'spawn',
+      id,
+      file: request.file,
+      args: [...request.args],
+      cwd: request.cwd,
+      // A plain copy: `process.env` itself cannot be cloned onto the channel.
+      env: Object.fromEntries(Object.entries(request.env).filter(([, v]) => v !== undefined)),
+      ...(request.input !== undefined ? { input: request.input } : {}),
+    });
+  } catch {
+    return direct(request); // a request the channel cannot carry: nothing was sent
+  }
   running.set(id, child);
   busy(proc);
-  proc.send({
-    op: 'spawn',
-    id,
-    file: request.file,
-    args: [...request.args],
-    cwd: request.cwd,
-    // A plain copy: `process.env` itself cannot be cloned onto the channel.
-    env: Object.fromEntries(Object.entries(request.env).filter(([, v]) => v !== undefined)),
-    ...(request.input !== undefined ? { input: request.input } : {}),
-  });
   return child;
 }
 
@@ -308,6 +339,12 @@ function direct(request: SpawnRequest): Started {
     // No stdin unless there is input: a suite that waits for input would otherwise hang until the timeout.
     stdio: [request.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  proc.on('error', (e) => out.emit('error', e));
+  if (proc.stdout === null || proc.stderr === null) {
+    // Out of descriptors (EMFILE, ENFILE): Node gives no pipes, and its 'error' follows.
+    proc.once('error', () => out.emit('close'));
+    return out;
+  }
   out.pid = proc.pid;
   if (request.input !== undefined) {
     proc.stdin!.on('error', () => undefined); // a child that exits without reading its input
@@ -315,7 +352,6 @@ function direct(request: SpawnRequest): Started {
   }
   proc.stdout!.on('data', (c: Buffer) => out.emit('data', 'stdout', c));
   proc.stderr!.on('data', (c: Buffer) => out.emit('data', 'stderr', c));
-  proc.on('error', (e) => out.emit('error', e));
   proc.on('exit', (code, signal) => out.emit('exit', code, signal));
   proc.on('close', () => out.emit('close'));
   return out;

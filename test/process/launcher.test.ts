@@ -6,6 +6,7 @@
  * parent alive nor outlives it, and a launcher that dies takes no command's result silently.
  */
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -149,4 +150,38 @@ it('spawns here while the launcher starts, and an idle launcher leaves only when
   } finally {
     setLauncherIdleMs(20_000);
   }
+});
+
+it('holds a flood in the child’s pipe, not in the launcher, while this process is busy', async () => {
+  expect(await warmLauncher()).toBe(true);
+  const pid = launcherPid()!;
+  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  const flood = run('head -c 200000000 /dev/zero', { maxOutputBytes: 1024 * 1024, timeoutMs: 60_000 });
+  // This process's thread busy for 1.5 s, as a conductor's or a jest worker's can be: without flow
+  // control the launcher queued everything the child wrote meanwhile (hundreds of MB).
+  await new Promise((r) => setTimeout(r, 50));
+  const end = Date.now() + 1500;
+  while (Date.now() < end) Math.sqrt(Math.random());
+  expect(rss()).toBeLessThan(150);
+  const r = await flood;
+  expect(r.exitCode).toBe(0);
+  expect(r.droppedBytes).toBe(200000000 - 1024 * 1024);
+});
+
+it('fails only the commands it could not start when the launcher runs out of descriptors', async () => {
+  expect(await warmLauncher()).toBe(true);
+  const pid = launcherPid()!;
+  const long = run('sleep 1; echo long-ok');
+  await new Promise((r) => setTimeout(r, 200));
+  const open = readdirSync(`/proc/${pid}/fd`).length;
+  await execFileAsync('prlimit', ['--pid', String(pid), `--nofile=${open + 4}:`]);
+  const burst = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => run(`echo ${i}`)));
+  // Some may start with what is left; the rest fail with the reason, none hangs or takes the launcher down.
+  for (const b of burst) if (b.status === 'rejected') expect(String(b.reason)).toMatch(/EMFILE|ENFILE/);
+  expect(burst.some((b) => b.status === 'rejected')).toBe(true);
+  expect((await long).output.trim()).toBe('long-ok');
+  expect(launcherPid()).toBe(pid);
+  // Give it its descriptors back, and it goes on.
+  await execFileAsync('prlimit', ['--pid', String(pid), '--nofile=1024:']);
+  expect((await run('echo after')).output.trim()).toBe('after');
 });
