@@ -159,9 +159,27 @@ export async function serverVersionNum(db: Queryable): Promise<number> {
   return Number(rows[0]!.v);
 }
 
-/** Nobody connects to this database by default (PUBLIC loses CONNECT and TEMP); its own role is granted them. */
+/**
+ * Nobody connects to this database by default (PUBLIC loses CONNECT and TEMP); its own role is granted them.
+ * Two sessions changing one database's ACL at once make the later fail with "tuple concurrently
+ * updated" (every provider process confines the shared catalog database as it starts: two CI jobs
+ * on one server, two test files): the REVOKE is idempotent, so it is simply made again.
+ */
 export async function confineDatabase(db: Queryable, database: string): Promise<void> {
-  await db.query(confineStatement(database));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.query(confineStatement(database));
+      return;
+    } catch (e) {
+      if (attempt >= 8 || !concurrentlyUpdated(e)) throw e;
+      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
+    }
+  }
+}
+
+/** PostgreSQL's internal error for two updates of one catalog row at once (SQLSTATE XX000). */
+function concurrentlyUpdated(e: unknown): boolean {
+  return pgErrorCode(e) === 'XX000' && /tuple concurrently updated/.test(e instanceof Error ? e.message : '');
 }
 
 export function confineStatement(database: string): string {
