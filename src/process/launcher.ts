@@ -157,6 +157,10 @@ function startLauncher(): ChildProcess | null {
   try {
     proc = spawn(process.execPath, ['-e', script()], {
       env: {},
+      // A group of its own, as every child's: Ctrl-C at a terminal (or a CI runner's signal to this
+      // process group) reaches this process, which cancels its commands as it always has, and not
+      // the launcher, whose death would turn that cancel into "the launcher exited".
+      detached: true,
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });

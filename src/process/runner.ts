@@ -200,10 +200,16 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
       if (killTimer && (child.pid === undefined || !signalGroup(child.pid, 0))) clearTimeout(killTimer);
       else killTimer?.unref();
       if (error !== undefined && !(shell === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT')) {
+        const lost = (error as NodeJS.ErrnoException).code === 'ELAUNCHER';
         reject(
-          new ConsortError('internal', `Could not start ${program} to run the command: ${String(error)}`, {
-            cause: error,
-          }),
+          lost
+            ? new ConsortError('internal', `${program} was stopped: the process launcher exited while it ran.`, {
+                hint: 'Run it again; CONSORT_LAUNCHER=off starts children without the launcher (docs/configuration.md).',
+                cause: error,
+              })
+            : new ConsortError('internal', `Could not start ${program} to run the command: ${String(error)}`, {
+                cause: error,
+              }),
         );
         return;
       }

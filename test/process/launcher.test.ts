@@ -185,3 +185,30 @@ it('fails only the commands it could not start when the launcher runs out of des
   await execFileAsync('prlimit', ['--pid', String(pid), '--nofile=1024:']);
   expect((await run('echo after')).output.trim()).toBe('after');
 });
+
+it('is out of its parent’s process group: Ctrl-C there cancels the command, it does not kill the launcher', async () => {
+  // A parent in a group of its own that runs a long command through the launcher and cancels it on SIGINT.
+  const script = `
+    import { localProcessRunner } from ${JSON.stringify(path.resolve('lib/src/process/runner.js'))};
+    import { warmLauncher } from ${JSON.stringify(path.resolve('lib/src/process/launcher.js'))};
+    await warmLauncher();
+    const stop = new AbortController();
+    process.on('SIGINT', () => stop.abort());
+    const pending = localProcessRunner.run({ command: 'sleep 20', cwd: '/', env: { PATH: process.env.PATH }, maxOutputBytes: 1024, signal: stop.signal });
+    console.log('started');
+    const r = await pending.then((x) => ({ aborted: x.aborted }), (e) => ({ error: String(e) }));
+    console.log(JSON.stringify(r));`;
+  const { spawn } = await import('node:child_process');
+  const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    detached: true,
+    env: { PATH: process.env.PATH, CONSORT_LAUNCHER: 'on' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  parent.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  expect(await until(() => out.includes('started'), 10_000)).toBe(true);
+  await new Promise((r) => setTimeout(r, 200));
+  process.kill(-parent.pid!, 'SIGINT'); // the whole group, as a terminal does
+  await new Promise((r) => parent.on('close', r));
+  expect(JSON.parse(out.split('\n')[1]!)).toEqual({ aborted: true });
+});
