@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cleanup, installSignalHandlers, onCleanup } from './lib/cleanup.js';
 import { localAgentBackends } from '../lib/src/agents/backends.js';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
@@ -158,7 +159,14 @@ async function runMode(provider, mode) {
   }
 }
 
+// Ctrl-C, a signal or a reader that left the pipe (`| head`) still stops the server and removes its data.
+await installSignalHandlers(log);
+if (!values['data-dir']) {
+  onCleanup('data dir', () => rm(dataDir, { recursive: true, force: true }));
+  onCleanup('server', () => new EmbeddedServer(dataDir).stop());
+}
 const { provider } = await createLocalProvider({ dataDir, log });
+onCleanup('provider', () => provider.close());
 try {
   const caps = await provider.capabilities();
   log(`provider local, branch mode ${caps.mode} (${caps.modeReason}); ${items} cycles, agent turns of ${think} ms`);
@@ -208,9 +216,5 @@ try {
   await writeFile(path.join(here, 'results', 'conductor.json'), `${JSON.stringify(out, null, 2)}\n`);
   if (values.trace) await writeFile(values.trace, trace.map((t) => JSON.stringify(t)).join('\n') + '\n');
 } finally {
-  await provider.close();
-  if (!values['data-dir']) {
-    await new EmbeddedServer(dataDir).stop();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  await cleanup(log);
 }

@@ -1,6 +1,7 @@
 /**
  * Everything the benchmark creates registers how to undo it here; undo steps run last-in
- * first-out at the end, on failure, and on SIGINT/SIGTERM/SIGHUP. Each step has a time limit so
+ * first-out at the end, on failure, on SIGINT/SIGTERM/SIGHUP, and when stdout or stderr is a pipe
+ * whose reader left (EPIPE). Each step has a time limit so
  * a hung server cannot keep the process (and its disk) alive forever. Child processes started
  * through `track` are killed before the undo steps run.
  */
@@ -80,6 +81,16 @@ export async function installSignalHandlers(log) {
     for (const listener of process.listeners(s)) if (!before.get(s).has(listener)) process.removeListener(s, listener);
   }
   let signalled = false;
+  // Output piped to a reader that left (`npm run bench:x | head`): the next write fails with EPIPE,
+  // which would end the process without cleanup and leave its server running. Clean up instead.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e) => {
+      if (e.code !== 'EPIPE' || signalled) return;
+      signalled = true;
+      interrupted = true;
+      cleanup(() => undefined).finally(() => process.exit(141));
+    });
+  }
   for (const signal of SIGNALS) {
     process.on(signal, () => {
       if (signalled) {
