@@ -11,10 +11,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { childEnv } from '../../src/core/child-env.js';
-import type { ProcessRequest } from '../../src/ports/process.js';
 import { launcherPid, setLauncherIdleMs, warmLauncher } from '../../src/process/launcher.js';
-import { localProcessRunner } from '../../src/process/runner.js';
+import { runnerIn } from '../helpers/run-process.js';
 
 const execFileAsync = promisify(execFile);
 let cwd: string;
@@ -27,16 +25,7 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-function run(command: ProcessRequest['command'], options: Partial<ProcessRequest> = {}) {
-  return localProcessRunner.run({
-    command,
-    cwd,
-    env: childEnv(),
-    timeoutMs: 10_000,
-    maxOutputBytes: 64 * 1024,
-    ...options,
-  });
-}
+const run = runnerIn(() => cwd);
 
 const alive = (pid: number): boolean => {
   try {

@@ -3,9 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isConsortError } from '../../src/core/errors.js';
-import { childEnv } from '../../src/core/child-env.js';
-import type { ProcessRequest } from '../../src/ports/process.js';
-import { localProcessRunner } from '../../src/process/runner.js';
+import { runnerIn } from '../helpers/run-process.js';
 
 let cwd: string;
 beforeAll(async () => {
@@ -15,16 +13,7 @@ afterAll(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-function run(command: ProcessRequest['command'], options: Partial<ProcessRequest> = {}) {
-  return localProcessRunner.run({
-    command,
-    cwd,
-    env: childEnv(),
-    timeoutMs: 10_000,
-    maxOutputBytes: 64 * 1024,
-    ...options,
-  });
-}
+const run = runnerIn(() => cwd);
 
 /**
  * `process.kill(pid, 0)` also succeeds for a zombie, and an orphan's zombie lingers until init
