@@ -151,7 +151,7 @@ export function parseAppSettings(
       'config',
       `The App's settings are invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
       {
-        hint: 'Set them in the environment (or a .env file your process manager loads); README.md, "GitHub App", lists every variable.',
+        hint: 'Set them in the environment (or a .env file your process manager loads); docs/app.md lists every variable.',
       },
     );
   }

@@ -3,9 +3,10 @@
  * providers (and pg, zod …) are imported when a command runs, never for --help or --version.
  */
 import type { Command } from 'commander';
+import type { ConsortConfig } from '../config/schema.js';
 import type { BranchProvider, ProviderName } from '../ports/branch-provider.js';
 import type { Io } from './output.js';
-import { asUsage } from './usage.js';
+import { asUsage, usageError } from './usage.js';
 
 export interface CliContext {
   io: Io;
@@ -18,7 +19,16 @@ export interface CliContext {
   jsonFile: string | undefined;
   root: string;
   namespace: string | undefined;
-  withProvider: <T>(fn: (p: BranchProvider) => Promise<T>) => Promise<T>;
+  /** The project's configuration (.github/consort.yml or the defaults), read once; a broken file throws its ConfigError. */
+  config: () => Promise<ConsortConfig>;
+  /**
+   * The provider: --provider / CONSORT_PROVIDER when given, else the configuration's
+   * database.provider (and database.namespace unless --namespace); `local: true` takes the
+   * embedded server unless a provider was given (`db`, the branching tour).
+   */
+  withProvider: <T>(fn: (p: BranchProvider) => Promise<T>, options?: { local?: boolean }) => Promise<T>;
+  /** Which provider and namespace withProvider opens. */
+  providerChoice: (options?: { local?: boolean }) => Promise<{ provider: ProviderName; namespace: string | undefined }>;
   /** A command that ran but concluded negatively (a failing check) sets a non-zero exit code. */
   setExitCode: (code: number) => void;
 }
@@ -42,25 +52,46 @@ export async function makeContext(
   const opts = GlobalOptions.parse(cmd.optsWithGlobals());
   const given = opts.provider ?? env.CONSORT_PROVIDER;
   const providerName = asUsage(() => parseProviderName(given));
+  if (opts.cwd !== undefined) {
+    const { statSync } = await import('node:fs');
+    if (statSync(opts.cwd, { throwIfNoEntry: false })?.isDirectory() !== true)
+      throw usageError(`-C ${opts.cwd}: no such directory.`, 'Give -C (--cwd) the folder of your project.');
+  }
   const root = projectRoot(opts.cwd ?? process.cwd());
   const json = opts.json === true;
   const jsonFile = typeof opts.json === 'string' ? opts.json : undefined;
+  const explicit = given !== undefined;
+  let loaded: Promise<ConsortConfig> | undefined;
+  const config = (): Promise<ConsortConfig> => {
+    loaded ??= import('../config/load.js').then(async ({ loadConfig }) => (await loadConfig(root)).config);
+    return loaded;
+  };
+  const providerChoice = async (options: { local?: boolean } = {}) => {
+    const configured = explicit || options.local ? null : await config();
+    return {
+      provider: configured?.database.provider ?? providerName,
+      namespace: opts.namespace ?? configured?.database.namespace,
+    };
+  };
   return {
     io,
     env,
     providerName,
-    providerExplicit: given !== undefined,
+    providerExplicit: explicit,
     json,
     jsonFile,
     root,
     namespace: opts.namespace,
     setExitCode,
-    withProvider: async (fn) => {
+    config,
+    providerChoice,
+    withProvider: async (fn, options = {}) => {
+      const { provider: name, namespace } = await providerChoice(options);
       const provider = await openProvider({
-        provider: providerName,
+        provider: name,
         projectRoot: root,
         env,
-        ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        ...(namespace ? { namespace } : {}),
         log: (m) => io.err(m),
       });
       try {

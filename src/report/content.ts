@@ -121,7 +121,9 @@ export function problemPhrase(p: PlanProblem): Phrase {
       return [
         "The parent database has migrations this PR's base does not: ",
         ...codeList(p.migrations),
-        '. Merge the base branch into this PR and run the check again.',
+        '. If base has gained them since this PR branched, merge the base branch into this PR; if they were applied to the parent by hand and are on no branch, run ',
+        { code: 'consort check --rebuild-baseline' },
+        ', which builds the baseline from base alone.',
       ];
   }
 }

@@ -1,5 +1,5 @@
 /** The CLI contract other issues and users script against: JSON shapes, exit codes, one-line errors. */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
@@ -250,6 +250,55 @@ describe('consort CLI on the postgres provider', () => {
       'DELETE FROM consort.branches WHERE namespace = $1',
       [ns],
     );
+  });
+
+  it("follows the project's configuration: database.provider, namespace and ttl, unless --provider is given", async () => {
+    const ns = `cfg${Date.now().toString(36)}`;
+    const project = await mkdtemp(path.join(os.tmpdir(), 'consort-cli-config-'));
+    try {
+      await mkdir(path.join(project, '.github'));
+      await writeFile(
+        path.join(project, '.github', 'consort.yml'),
+        `database:\n  provider: postgres\n  namespace: ${ns}\n  ttl: 2h\n`,
+      );
+      // Where an embedded server would go if the configuration were ignored (stopped below if so).
+      const dataDir = path.join(project, 'data');
+      const env = { ...process.env, CONSORT_POSTGRES_URL: SYSTEM_PG_URL, CONSORT_DATA_DIR: dataDir };
+      // The configured provider, not the embedded one: without its URL it says what is missing.
+      const missing = await cli(['-C', project, 'branch', 'list'], { ...env, CONSORT_POSTGRES_URL: undefined });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('CONSORT_POSTGRES_URL');
+      const created = await cli(['-C', project, 'branch', 'create', 'one', '--json'], env);
+      expect(created.code).toBe(0);
+      const rec = JSON.parse(created.stdout);
+      expect(rec.database).toBe(`${ns}_one`);
+      const ttl = Date.parse(rec.expiresAt) - Date.parse(rec.createdAt);
+      expect(ttl).toBeGreaterThan(7_100_000);
+      expect(ttl).toBeLessThan(7_300_000);
+      // --ttl still wins over the configuration.
+      const short = JSON.parse(
+        (await cli(['-C', project, 'branch', 'create', 'two', '--ttl', '1h', '--json'], env)).stdout,
+      );
+      expect(Date.parse(short.expiresAt) - Date.parse(short.createdAt)).toBeLessThan(3_700_000);
+      const listed = JSON.parse((await cli(['-C', project, 'branch', 'list', '--json'], env)).stdout);
+      expect(listed.map((b: { name: string }) => b.name)).toEqual(expect.arrayContaining(['one', 'two']));
+      for (const name of ['one', 'two'])
+        expect((await cli(['-C', project, 'branch', 'delete', name], env)).code).toBe(0);
+      // A broken configuration is reported, not silently replaced by the embedded server.
+      await writeFile(path.join(project, '.github', 'consort.yml'), 'database:\n  provider: nope\n');
+      const broken = await cli(['-C', project, 'branch', 'list'], env);
+      expect(broken.code).not.toBe(0);
+      expect(broken.stderr).toContain('database.provider');
+    } finally {
+      await new EmbeddedServer(path.join(project, 'data')).stop().catch(() => undefined);
+      await rm(project, { recursive: true, force: true });
+      await query(SYSTEM_PG_URL, `DROP DATABASE IF EXISTS "${ns}_main"`);
+      await query(
+        SYSTEM_PG_URL.replace(/\/postgres$/, '/consort_catalog'),
+        'DELETE FROM consort.branches WHERE namespace = $1',
+        [ns],
+      );
+    }
   });
 
   it('refuses the local-only db command for another provider, as a usage error', async () => {

@@ -49,6 +49,19 @@ it('every command takes --json after its name, and --json before the command is 
   expect(before.stderr).toMatch(/unknown option '--json'/);
 });
 
+it.each([
+  [['dashboard', '--port', 'abc'], /--port takes a port number/],
+  [['hooks', 'status', '--lines', 'abc'], /--lines takes a whole number/],
+  [['branch', 'pool', 'main', '--size', '1000'], /--size takes a whole number from 0 to 64/],
+  [['branch', 'pool', 'main', '--size', '-1'], /--size takes a whole number/],
+  [['-C', '/nonexistent-consort-dir', 'branch', 'list'], /no such directory/],
+])('a bad value is a usage error (exit 2) that says what is wrong, before anything starts: %j', async (args, says) => {
+  const r = await cli(args);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(says);
+  expect(r.stderr).not.toMatch(/Initialising|Starting embedded/);
+});
+
 it("check's flags in docs/cli.md are the ones --help shows, and each default the docs name shows in --help", async () => {
   const doc = await readFile(path.join(process.cwd(), 'docs', 'cli.md'), 'utf8');
   const table = doc.slice(doc.indexOf('| flag | meaning |'));

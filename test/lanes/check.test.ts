@@ -234,6 +234,22 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
       expect(left[0]!.n).toBe(1200);
     }));
 
+  it("gives a pull request's branch the configuration's database.ttl, so `branch gc` removes it", () =>
+    withRepo('clean', async (repo) => {
+      const withTtl = (c: ConsortConfig): ConsortConfig => noSuite({ ...c, database: { ...c.database, ttl: '3h' } });
+      const { report } = await check(repo, withTtl, { pr: 31 });
+      expect(report.conclusion).toBe('success');
+      const branch = await t.provider.get('pr-31');
+      try {
+        expect(branch?.expiresAt).toBeInstanceOf(Date);
+        const ttl = branch!.expiresAt!.getTime() - branch!.createdAt.getTime();
+        expect(ttl).toBeGreaterThan(3 * 3_600_000 - 60_000);
+        expect(ttl).toBeLessThan(3 * 3_600_000 + 60_000);
+      } finally {
+        await t.provider.delete('pr-31', { recursive: true, terminateConnections: true });
+      }
+    }));
+
   it('dry run plans without touching any database', () =>
     withRepo('clean', async (repo) => {
       const before = await branchNames();

@@ -31,7 +31,10 @@ export function branchCommand(ctx: Ctx): Command {
     .command('create <name>')
     .description('fork a new branch from a parent (copy-on-write where the filesystem allows)')
     .option('--from <parent>', 'parent branch', 'main')
-    .option('--ttl <duration>', 'remove with `branch gc` after this long (e.g. 1h, 7d)')
+    .option(
+      '--ttl <duration>',
+      "remove with `branch gc` after this long (e.g. 1h, 7d; default: the configuration's database.ttl)",
+    )
     .option('--git-branch <name>', 'record the git branch this database branch is paired with')
     .option('--terminate-connections', 'end sessions connected to the parent instead of failing')
     .option('--show-secrets', 'print the connection URL with its password')
@@ -41,8 +44,11 @@ export function branchCommand(ctx: Ctx): Command {
         o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean },
         cmd: Command,
       ) => {
-        const ttlMs = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
+        const given = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
         const c = await ctx(cmd);
+        // Without --ttl, the configuration's database.ttl.
+        const configured = given === undefined ? (await c.config()).database.ttl : undefined;
+        const ttlMs = given ?? (configured === undefined ? undefined : parseDuration(configured));
         await c.withProvider(async (p) => {
           const started = performance.now();
           const created = await p.create({
@@ -57,7 +63,7 @@ export function branchCommand(ctx: Ctx): Command {
           const pooled = created.pooled === true;
           if (!c.json && (await isEmptyDatabase(await p.connectionUri(name)))) {
             c.io.err(
-              `Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first (e.g. DATABASE_URL=$(consort branch url ${o.from}) npx node-pg-migrate up), or fork from another branch with --from.`,
+              `Note: ${o.from} has no tables yet, so ${name} starts empty. Load your schema into ${o.from} first, from a checkout of the git branch it stands for (e.g. on main: DATABASE_URL=$(npx consort branch url ${o.from}) npx node-pg-migrate up; a feature branch's migrations there would make every later check report the parent ahead), or fork from another branch with --from.`,
             );
           }
           if (c.json)
@@ -82,6 +88,15 @@ export function branchCommand(ctx: Ctx): Command {
     )
     .option('--size <n>', 'how many ready copies to keep (0 drops the pool); without it, show the pools')
     .action(async (template: string | undefined, o: { size?: string }, cmd: Command) => {
+      // Checked before the provider starts (the local one starts a server).
+      const { MAX_POOL_SIZE } = await import('../../branches/pool.js');
+      if (o.size !== undefined && (!/^\d+$/.test(o.size) || Number(o.size) > MAX_POOL_SIZE))
+        return cmd.error(
+          `error: --size takes a whole number from 0 to ${MAX_POOL_SIZE} (got ${JSON.stringify(o.size)})`,
+          {
+            exitCode: 2,
+          },
+        );
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         if (!p.pool || !p.poolStatus) {
@@ -109,8 +124,6 @@ export function branchCommand(ctx: Ctx): Command {
         if (!template)
           return cmd.error('error: name the template branch: consort branch pool <template> --size N', { exitCode: 2 });
         const size = Number(o.size);
-        if (!/^\d+$/.test(o.size))
-          return cmd.error(`error: --size takes a whole number (got ${JSON.stringify(o.size)})`, { exitCode: 2 });
         const started = performance.now();
         const status = await p.pool(template, size, {
           onCopy: (made, wanted) => {

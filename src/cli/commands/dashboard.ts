@@ -14,6 +14,7 @@ import { localProcessRunner } from '../../process/runner.js';
 import type { CliContext } from '../context.js';
 import { printJson } from '../output.js';
 import type { Ctx } from '../context.js';
+import { usageError } from '../usage.js';
 
 /** The options, parsed with zod — loaded when the command runs, not when the CLI starts. */
 async function optionsSchema() {
@@ -76,14 +77,15 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
   let provider: Promise<BranchProvider> | null = null;
   return {
     async list() {
-      provider ??= import('../../branches/factory.js').then(({ openProvider }) =>
-        openProvider({
-          provider: c.providerName,
-          projectRoot: c.root,
-          env: c.env,
-          log: (m) => c.io.err(m),
-          ...(c.namespace ? { namespace: c.namespace } : {}),
-        }),
+      provider ??= Promise.all([import('../../branches/factory.js'), c.providerChoice()]).then(
+        ([{ openProvider }, { provider: name, namespace }]) =>
+          openProvider({
+            provider: name,
+            projectRoot: c.root,
+            env: c.env,
+            log: (m) => c.io.err(m),
+            ...(namespace ? { namespace } : {}),
+          }),
       );
       return branchViews(await provider);
     },
@@ -106,12 +108,17 @@ export function dashboardCommand(ctx: Ctx): Command {
     .action(async (raw: unknown, cmd: Command) => {
       const c = await ctx(cmd);
       const parsed = (await optionsSchema()).safeParse(raw);
-      if (!parsed.success)
-        throw new ConsortError(
-          'invalid-input',
-          `Invalid option: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
-          { hint: 'Use --port <0-65535>.' },
-        );
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const name = String(issue?.path[0] ?? '');
+        const given = (raw as Record<string, unknown>)[name];
+        throw name === 'port'
+          ? usageError(
+              `--port takes a port number from 0 to 65535 (got ${JSON.stringify(given)}).`,
+              'Use --port <n>, or --port 0 for any free port.',
+            )
+          : usageError(`Invalid option --${name}: ${issue?.message}.`, 'See consort dashboard --help.');
+      }
       const o = parsed.data;
       // Loaded here, not at start-up: `consort --version` must not pay for the dashboard.
       const { LocalSource } = await import('../../dashboard/local-source.js');

@@ -51,6 +51,7 @@ export function dbCommand(ctx: Ctx): Command {
       const [drained, leases] = (await s.status()).running
         ? await c.withProvider(
             async (p) => [p.drainPools ? await p.drainPools() : 0, (await sweepLeases(p)).length] as const,
+            { local: true },
           )
         : [0, 0];
       const stopped = await s.stop();

@@ -42,7 +42,9 @@ export function hooksCommand(ctx: Ctx): Command {
     .action(async (o: { lines: string }, cmd: Command) => {
       const c = await ctx(cmd);
       const { hooksStatus } = await import('../../pairing/hooks.js');
-      const s = await hooksStatus(c.root, Math.max(0, Number.parseInt(o.lines, 10) || 20));
+      if (!/^\d+$/.test(o.lines))
+        return cmd.error(`error: --lines takes a whole number (got ${JSON.stringify(o.lines)})`, { exitCode: 2 });
+      const s = await hooksStatus(c.root, Number(o.lines));
       if (c.json) return printJson(c.io, s);
       const last = s.lastRun as { ok?: boolean; message?: string; at?: string } | null;
       c.io.out(

@@ -8,6 +8,7 @@
  * `cancelled`), and a run first removes what a killed earlier run left.
  */
 import path from 'node:path';
+import { parseDuration } from '../../core/duration.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
@@ -269,7 +270,7 @@ export async function runCheck(
         stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
         return {
           status: 'failed',
-          summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); re-run with --rebuild-baseline to build the baseline from base alone`,
+          summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); merge base into this PR if base has them, else re-run with --rebuild-baseline to build the baseline from base alone`,
         };
       }
       return { status: 'failed', summary: b.message };
@@ -399,7 +400,13 @@ export async function runCheck(
           name: branch,
           parent: baselineName,
           annotations,
-          ...(input.pr !== null ? (gitBranch ? { gitBranch } : {}) : { ttlMs: TEMP_TTL_MS * 24 }),
+          ...(input.pr !== null
+            ? {
+                ...(gitBranch ? { gitBranch } : {}),
+                // database.ttl: `branch gc` removes a PR's branch this long after it was made, closed or not.
+                ...(config.database.ttl !== undefined ? { ttlMs: parseDuration(config.database.ttl) } : {}),
+              }
+            : { ttlMs: TEMP_TTL_MS * 24 }),
         });
       }
       branchCreated = true;
