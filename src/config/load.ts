@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../core/read-regular.js';
 import { CONFIG_ENV_VARS, ConsortConfigSchema, type ConsortConfig, defaultConfig, KNOWN_KEYS, show } from './schema.js';
+import { docsUrl } from '../core/docs-url.js';
 
 /** Looked for in this order; more than one present is an error, since they would not be merged. */
 export const CONFIG_FILES = ['.github/consort.yml', '.github/consort.yaml', 'consort.config.json'] as const;
@@ -36,7 +37,7 @@ export class ConfigError extends ConsortError {
     // A secret's problem line already says where it belongs (the environment): not said twice.
     const hint = problems.every((p) => p.secret)
       ? `Delete ${problems.length === 1 ? 'that key' : 'those keys'} from ${file}.`
-      : 'Fix the settings listed; every key is described in docs/configuration.md.';
+      : `Fix the settings listed; every key is described in ${docsUrl('configuration.md')}.`;
     const lines = [`Invalid Consort configuration in ${file} (${count}):`, ...problems.map(formatProblem)];
     super('config', lines.join('\n'), { hint });
     this.name = 'ConfigError';

@@ -272,7 +272,27 @@ function classify(
   const name = disabled ?? current;
   if (name === undefined) return undefined;
   const downUnavailable = disabled !== undefined || /Impossible to automatically infer down migration/.test(message);
-  return { kind: downUnavailable ? 'down-unavailable' : 'script', name, file: fileOf(name), error: { message } };
+  const line = downUnavailable ? undefined : lineInStack(e, files.get(name));
+  return {
+    kind: downUnavailable ? 'down-unavailable' : 'script',
+    name,
+    file: fileOf(name),
+    error: { message, ...(line === undefined ? {} : { line }) },
+  };
+}
+
+/**
+ * Where a JavaScript migration's own code threw: the first frame of the error's stack in that
+ * file (node-pg-migrate loads a copy of it under another folder, so it is matched by name). Not
+ * for TypeScript, whose frames count the compiled lines.
+ */
+export function lineInStack(e: unknown, m: Pick<MigrationFile, 'file' | 'kind'> | undefined): number | undefined {
+  if (m === undefined || !['js', 'cjs', 'mjs'].includes(m.kind)) return undefined;
+  const stack = (e as Error | undefined)?.stack;
+  if (typeof stack !== 'string') return undefined;
+  const base = (m.file.split('/').pop() ?? m.file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const hit = new RegExp(`[/\\\\]${base}:(\\d+):\\d+\\)?$`, 'm').exec(stack);
+  return hit ? Number(hit[1]) : undefined;
 }
 
 /**

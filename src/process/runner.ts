@@ -12,6 +12,7 @@ import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/proc
 import { hostProgram } from './host-programs.js';
 import { startChild } from './launcher.js';
 import { isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
+import { docsUrl } from '../core/docs-url.js';
 
 const DEFAULT_GRACE_MS = 2000;
 /** After the shell exits, how long to wait for escaped stragglers to release the output pipes. */
@@ -204,7 +205,7 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
         reject(
           lost
             ? new ConsortError('internal', `${program} was stopped: the process launcher exited while it ran.`, {
-                hint: 'Run it again; CONSORT_LAUNCHER=off starts children without the launcher (docs/configuration.md).',
+                hint: `Run it again; CONSORT_LAUNCHER=off starts children without the launcher (${docsUrl('configuration.md')}).`,
                 cause: error,
               })
             : new ConsortError('internal', `Could not start ${program} to run the command: ${String(error)}`, {

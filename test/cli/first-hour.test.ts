@@ -107,7 +107,9 @@ it('an invalid configuration still writes the error report --json promised, and 
   expect(Object.values(report.stages).every((s) => s.status === 'skipped')).toBe(true);
   expect(r.stdout + r.stderr).not.toContain('secret@db');
   const lines = r.stderr.trim().split('\n');
-  expect(lines.at(-1)).toBe('Fix the settings listed; every key is described in docs/configuration.md.');
+  expect(lines.at(-1)).toBe(
+    'Fix the settings listed; every key is described in https://github.com/consort/consort/blob/main/docs/configuration.md.',
+  );
   expect(lines.at(-2)).toMatch(/consort\.yml:\d+:\d+ /);
   // The environment variable is named once, on the problem line.
   expect(r.stderr.match(/CONSORT_POSTGRES_URL/g)).toHaveLength(1);

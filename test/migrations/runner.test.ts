@@ -241,14 +241,18 @@ describe('applyMigrations up', () => {
   });
 
   it('reports a migration whose own code throws', async () => {
-    await writeFile(path.join(dir, '1700000004000_throws.js'), 'exports.up = () => { throw new Error("boom"); };\n');
+    // The line where it threw, from the error's stack (the copy node-pg-migrate loaded is elsewhere).
+    await writeFile(
+      path.join(dir, '1700000004000_throws.js'),
+      '// a comment\nexports.up = (pgm) => {\n  pgm.sql("SELECT 1");\n  undefinedFn();\n};\n',
+    );
     const result = await apply('up');
     expectFailed(result);
     expect(result.failed).toEqual({
       kind: 'script',
       name: '1700000004000_throws',
       file: 'migrations/1700000004000_throws.js',
-      error: { message: 'boom' },
+      error: { message: 'undefinedFn is not defined', line: 4 },
     });
     expect(result.applied).toHaveLength(4);
   });

@@ -73,7 +73,10 @@ export function checkCommand(ctx: Ctx): Command {
     .option('--base <ref>', 'what the change is compared with (default: merge-base with origin/HEAD, main or master)')
     .option('--head <ref>', 'the change (default: the working tree)')
     .option('--pr <number>', 'pull request number (names the branch pr-<n>)')
-    .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
+    .option(
+      '--config <path>',
+      'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
+    )
     .option('--json <file>', 'write the CheckReport JSON to <file> (- for stdout)')
     .option('--markdown <file>', 'write the markdown report (PR comment / job summary) to <file>')
     .option('--dry-run', 'print the plan from the files alone: starts no server, needs no database')

@@ -6,6 +6,7 @@
 import { ConsortError } from '../../core/errors.js';
 import { startTestDatabases } from '../run.js';
 import { SPEC_KEY, TestDatabasesOptions, type RunSpec } from '../spec.js';
+import { docsUrl } from '../../core/docs-url.js';
 
 export { SPEC_KEY };
 
@@ -20,7 +21,7 @@ export function consortDbSetup(options: TestDatabasesOptions = {}): (project: Pr
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConsortError('config', `Invalid consortDbSetup options: ${problems}.`, {
-      hint: 'It takes root, config, env, poolSize, ttl and respectExisting (see docs/isolation.md).',
+      hint: `It takes root, config, env, poolSize, ttl and respectExisting (see ${docsUrl('isolation.md')}).`,
     });
   }
   return async (project) => {
