@@ -12,11 +12,11 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'index.js');
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
+const values = benchArgs(import.meta.url, { runs: { type: 'string', default: '10' } });
 const runs = Number(values.runs);
 
 /** Milliseconds from spawn to the first byte on stdout. */

@@ -23,6 +23,9 @@ import { promisify } from 'node:util';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { cleanup, installSignalHandlers, onCleanup, wasInterrupted } from './lib/cleanup.js';
+import { benchArgs } from './lib/args.js';
+
+benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
 const exec = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));

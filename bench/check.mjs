@@ -35,7 +35,6 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/src/config/load.js';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
@@ -49,14 +48,13 @@ import { resolveEngine } from '../lib/src/migrations/engine.js';
 import { prepareTypeScript } from '../lib/src/migrations/ts-loader.js';
 import { readMigrationSet } from '../lib/src/migrations/files.js';
 import { withClient, withDatabase, quoteIdent } from '../lib/src/db/sql.js';
+import { benchArgs } from './lib/args.js';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '7' },
-    history: { type: 'string', default: 'shop-51,billing-ts-7x,saas-ts-7x' },
-    'data-dir': { type: 'string' },
-    verbose: { type: 'boolean', default: false },
-  },
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string', default: '7' },
+  history: { type: 'string', default: 'shop-51,billing-ts-7x,saas-ts-7x' },
+  'data-dir': { type: 'string' },
+  verbose: { type: 'boolean', default: false },
 });
 const runs = Number(values.runs);
 const log = (m) => process.stderr.write(`${m}\n`);

@@ -17,14 +17,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './lib/args.js';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '15' },
-    json: { type: 'boolean', default: false },
-    bin: { type: 'string' },
-  },
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string', default: '15' },
+  json: { type: 'boolean', default: false },
+  bin: { type: 'string' },
 });
 const runs = Number(values.runs);
 const bin = values.bin

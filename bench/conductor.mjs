@@ -26,7 +26,6 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { cleanup, installSignalHandlers, onCleanup } from './lib/cleanup.js';
 import { localAgentBackends } from '../lib/src/agents/backends.js';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
@@ -38,16 +37,15 @@ import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { runBuildLane } from '../lib/src/lanes/tdd/index.js';
 import { createFeature } from '../lib/src/lanes/tdd/feature.js';
 import { FeatureStore } from '../lib/src/lanes/tdd/store.js';
+import { benchArgs } from './lib/args.js';
 
-const { values } = parseArgs({
-  options: {
-    items: { type: 'string', default: '5' },
-    think: { type: 'string', default: '0' },
-    'data-dir': { type: 'string' },
-    modes: { type: 'string', default: 'copy,pool' },
-    'pool-size': { type: 'string', default: '2' },
-    trace: { type: 'string' },
-  },
+const values = benchArgs(import.meta.url, {
+  items: { type: 'string', default: '5' },
+  think: { type: 'string', default: '0' },
+  'data-dir': { type: 'string' },
+  modes: { type: 'string', default: 'copy,pool' },
+  'pool-size': { type: 'string', default: '2' },
+  trace: { type: 'string' },
 });
 const items = Number(values.items);
 const think = Number(values.think);

@@ -18,6 +18,9 @@ import { upsertPull } from '../lib/app/store/pulls.js';
 import { newSession, signSession } from '../lib/src/dashboard/session.js';
 import { bigFeature, checkReport, T0 } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
+import { benchArgs } from './lib/args.js';
+
+benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
 const TURNS = Number(process.env.TURNS ?? 1000);
 const CHECKS = Number(process.env.CHECKS ?? 10000);

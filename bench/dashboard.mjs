@@ -16,6 +16,9 @@ import { localWorkspaces } from '../lib/src/git/local-workspace.js';
 import { startLocalDashboard } from '../lib/src/dashboard/local-server.js';
 import { bigFeature, checkReport } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
+import { benchArgs } from './lib/args.js';
+
+benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
 const TURNS = Number(process.env.TURNS ?? 1000);
 const CHECKS = Number(process.env.CHECKS ?? 10000);

@@ -21,16 +21,16 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { withDatabase } from '../lib/src/db/sql.js';
+import { benchArgs } from './lib/args.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'consort.js');
-const { values } = parseArgs({ options: { prs: { type: 'string', default: '20' }, 'data-dir': { type: 'string' } } });
+const values = benchArgs(import.meta.url, { prs: { type: 'string', default: '20' }, 'data-dir': { type: 'string' } });
 const prs = Number(values.prs);
 const log = (m) => process.stderr.write(`${m}\n`);
 

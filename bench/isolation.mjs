@@ -19,7 +19,6 @@ import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { runner } from 'node-pg-migrate';
 import { createLocalProvider } from '../lib/src/branches/local/provider.js';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
@@ -29,14 +28,13 @@ import { leaseForFile, startTestDatabases } from '../lib/src/isolation/run.js';
 import { cleanup, installSignalHandlers, onCleanup } from './lib/cleanup.js';
 import { run } from './lib/exec.js';
 import { summarize } from './lib/stats.js';
+import { benchArgs } from './lib/args.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '5' },
-    samples: { type: 'string', default: '15' },
-    'data-dir': { type: 'string' },
-  },
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string', default: '5' },
+  samples: { type: 'string', default: '15' },
+  'data-dir': { type: 'string' },
 });
 const runs = Number(values.runs);
 const samples = Number(values.samples);

@@ -20,10 +20,11 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { installHooks } from '../lib/src/pairing/hooks.js';
 import { summarize } from './lib/stats.js';
+import { benchArgs } from './lib/args.js';
 
 const exec = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const switches = Number(process.argv[process.argv.indexOf('--switches') + 1]) || 20;
+const switches = Number(benchArgs(import.meta.url, { switches: { type: 'string', default: '20' } }).switches) || 20;
 const adminUrl = process.env.CONSORT_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const namespace = `bench${randomBytes(3).toString('hex')}`;
 const log = (m) => process.stderr.write(`${m}\n`);

@@ -23,20 +23,18 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { bindWorkspace } from '../lib/src/git/local-workspace.js';
 import { openWorkspace, workspaceHead } from '../lib/src/git/workspace.js';
 import { cleanTree, snapshotDependencies } from '../lib/src/lanes/tdd/clean-tree.js';
 import { createProcessRunner } from '../lib/src/process/runner.js';
+import { benchArgs } from './lib/args.js';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '8' },
-    files: { type: 'string', default: '1000' },
-    packages: {
-      type: 'string',
-      default: 'jest,jest-cli,@jest,@babel,babel-jest,pg,pg-protocol,pg-types,expect,pretty-format,chalk,micromatch',
-    },
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string', default: '8' },
+  files: { type: 'string', default: '1000' },
+  packages: {
+    type: 'string',
+    default: 'jest,jest-cli,@jest,@babel,babel-jest,pg,pg-protocol,pg-types,expect,pretty-format,chalk,micromatch',
   },
 });
 const runs = Number(values.runs);

@@ -13,10 +13,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { localProcessRunner } from '../lib/src/process/runner.js';
+import { benchArgs } from './lib/args.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '40' } } });
+const values = benchArgs(import.meta.url, { runs: { type: 'string', default: '40' } });
 const runs = Number(values.runs);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
