@@ -73,12 +73,45 @@ export function buildProgram(
   return program;
 }
 
+/** The top-level commands (cli-surface.test.ts checks the list against the program). */
+export const COMMAND_NAMES = [
+  'db',
+  'branch',
+  'check',
+  'demo',
+  'feature',
+  'run',
+  'status',
+  'approve',
+  'log',
+  'dashboard',
+  'pair',
+  'hooks',
+] as const;
+
+/**
+ * Run through `npx consort` (npm says so in npm_command), the commands Consort suggests ("Stop it
+ * with: consort db stop") are shown as `npx consort …`: after `npm i -D consort-db` there is no
+ * `consort` on the user's PATH. Machine-readable output (JSON on stdout) is left as it is.
+ */
+export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv): Io {
+  if (env.npm_command !== 'exec') return io;
+  const command = new RegExp(`(^|[\\s\`'"(=])(?<!npx )consort (?=(?:${COMMAND_NAMES.join('|')})\\b)`, 'gm');
+  const npx = (text: string) => text.replace(command, '$1npx consort ');
+  return {
+    ...io,
+    out: (text) => io.out(/^\s*[[{]/.test(text) ? text : npx(text)),
+    err: (text) => io.err(npx(text)),
+  };
+}
+
 /** Run the CLI; resolves to the exit code (0 ok, 1 failed, 2 usage). */
 export async function runCli(
   argv: string[],
-  io: Io = processIo,
+  given: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  const io = suggestionsFor(given, env);
   let exitCode = 0;
   const program = buildProgram(io, env, (code) => {
     exitCode = code;

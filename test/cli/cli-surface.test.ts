@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildProgram, runCli } from '../../src/cli/main.js';
+import { buildProgram, COMMAND_NAMES, runCli, suggestionsFor } from '../../src/cli/main.js';
 import { renderCheckMarkdown } from '../../src/report/markdown.js';
 import { renderCheckTerminal } from '../../src/report/terminal.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';
@@ -123,4 +123,39 @@ it('a plan stage with two problems is one failing stage with two problems, in th
     expect(text).toContain('2 problems with the migration history');
     expect(text).not.toMatch(/1 blocking problem/);
   }
+});
+
+it('COMMAND_NAMES lists exactly the top-level commands', () => {
+  expect([...COMMAND_NAMES].sort()).toEqual(
+    buildProgram(io, env)
+      .commands.map((c) => c.name())
+      .sort(),
+  );
+});
+
+it('run through npx, suggested commands read `npx consort …`; JSON, paths and other words are left alone', async () => {
+  const said: string[] = [];
+  const npx = suggestionsFor({ out: (s) => said.push(s), err: (s) => said.push(s) }, { npm_command: 'exec' });
+  npx.err('Stop it with: consort db stop');
+  npx.err('See /var/cache/consort/main-1/log; `consort db stop` then `consort db start` retries.');
+  npx.err('consort: the consort-db package; consort is fine; npx consort branch list');
+  npx.out('{ "hint": "consort db stop" }');
+  expect(said).toEqual([
+    'Stop it with: npx consort db stop',
+    'See /var/cache/consort/main-1/log; `npx consort db stop` then `npx consort db start` retries.',
+    'consort: the consort-db package; consort is fine; npx consort branch list',
+    '{ "hint": "consort db stop" }',
+  ]);
+  // Installed globally (or run from a script), the command is left as it is.
+  const plain: string[] = [];
+  suggestionsFor({ out: (s) => plain.push(s), err: (s) => plain.push(s) }, {}).err('Stop it with: consort db stop');
+  expect(plain).toEqual(['Stop it with: consort db stop']);
+  // Through runCli: help names the command as the user typed it.
+  let help = '';
+  await runCli(
+    ['branch', '--help'],
+    { out: (s) => (help += s), err: (s) => (help += s) },
+    { ...env, npm_command: 'exec' },
+  );
+  expect(help).toContain('Usage: npx consort branch');
 });
