@@ -75,7 +75,16 @@ const repoPath = (description: string) =>
 const uniqueList = <T extends z.ZodType<string>>(item: T) =>
   z
     .array(item)
-    .refine((items) => new Set(items).size === items.length, { error: 'lists an entry more than once' })
+    .check((ctx) => {
+      const seen = new Set<string>();
+      const twice = [...new Set(ctx.value.filter((item) => seen.size === seen.add(item).size))];
+      if (twice.length > 0)
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          message: `lists ${twice.map((t) => JSON.stringify(t)).join(', ')} more than once`,
+        });
+    })
     .meta({ uniqueItems: true });
 
 export const seedShape = {

@@ -59,6 +59,8 @@ it("leaves the user's branch list as it was, and says nothing about a server it 
   const demo = await cli('demo', '--scenario', 'not-null');
   expect(demo.code).toBe(0);
   expect(demo.stdout).toMatch(/not-null\s+failure \(migrations\)\s+failure \(migrations\)/);
+  // It ends with what to do next, in the user's own project.
+  expect(demo.stdout.trimEnd()).toMatch(/npm i -D consort-db\n\s+npx consort check[^\n]*\n[\s\S]*README[^\n]*$/);
   expect(await branchNames()).toEqual(before);
   expect(demo.stderr).not.toMatch(NOTICE);
 });

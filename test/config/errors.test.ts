@@ -77,7 +77,7 @@ describe('errors name the file, line, column and key', () => {
       'check:\n  blocking:\n    - lint\n    - deploy\n',
       [`${Y}:4:7 check.blocking[1]: expected one of migrations|lint|reversibility|suite, got "deploy"`],
     ],
-    ['a duplicated list item', 'lint:\n  rules: [a-b, a-b]\n', [`${Y}:2:3 lint.rules: lists an entry more than once`]],
+    ['a duplicated list item', 'lint:\n  rules: [a-b, a-b]\n', [`${Y}:2:3 lint.rules: lists "a-b" more than once`]],
     [
       'reports of the wrong type',
       'suite:\n  reports: [1]\n',

@@ -26,6 +26,15 @@ interface Row {
 }
 
 /** The closing line says only what the scenarios that ran showed. */
+/** Where a person goes after the demo: the same check on their own project. */
+export const DEMO_NEXT = [
+  'Next, in your own node-pg-migrate project:',
+  '  npm i -D consort-db',
+  '  npx consort check            # your branch against main, on a fresh database branch',
+  '  npx consort demo branching   # a one-minute tour of database branches',
+  'The four scenarios are in examples/shop/scenarios/; the README shows the GitHub Action and App.',
+].join('\n');
+
 export function demoVerdict(rows: readonly Row[]): string {
   if (!rows.every((r) => r.ok)) return 'Some scenarios did not conclude as expected (see above).';
   const broken = rows.filter((r) => !r.expected.startsWith('success')).length;
@@ -157,6 +166,7 @@ export function demoCommand(ctx: Ctx): Command {
           `\n${table([['SCENARIO', 'EXPECTED', 'GOT', 'TIME', ''], ...rows.map((r) => [r.scenario, r.expected, r.got, `${r.seconds}s`, r.ok ? '✓' : '✗ unexpected'])])}`,
         );
         c.io.out(`\n${demoVerdict(rows)}`);
+        if (allOk) c.io.out(`\n${DEMO_NEXT}`);
       }
       await serverNotice(c, wasRunning);
       if (!allOk) c.setExitCode(1);
