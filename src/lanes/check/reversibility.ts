@@ -140,7 +140,8 @@ async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
     else if (m.hasDown === false)
       verdicts.set(m.name, {
         verdict: 'missing-down',
-        detail: 'it cannot be rolled back; if that is intended, declare it irreversible (`exports.down = false`, or `-- consort: irreversible` in a SQL file)',
+        detail:
+          'it cannot be rolled back; if that is intended, declare it irreversible (`exports.down = false`, or `-- consort: irreversible` in a SQL file)',
       });
     else if (runs.length > 0 && runs[runs.length - 1]!.end === i) runs[runs.length - 1]!.end = i + 1;
     else runs.push({ start: i, end: i + 1 });
