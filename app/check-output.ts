@@ -10,6 +10,7 @@ import { postgresError, problemPhrase, REVERSIBILITY_LABEL, verdict, type Phrase
 import { renderCheckMarkdown } from '../src/report/markdown.js';
 import { MAX_ANNOTATIONS } from '../src/github/check-limits.js';
 import type { Annotation, CheckResult } from '../src/ports/github.js';
+import { docsUrl } from '../src/core/docs-url.js';
 
 export const CHECK_NAME = 'Consort / database';
 /** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */
@@ -125,7 +126,7 @@ export function configOutcome(file: string, problems: readonly ConfigProblem[]):
           '',
           ...lines,
           '',
-          'Every key is described in docs/configuration.md.',
+          `Every key is described in [docs/configuration.md](${docsUrl('configuration.md')}).`,
         ].join('\n'),
         annotations.length,
       ),

@@ -66,10 +66,13 @@ export async function makeContext(
     loaded ??= import('../config/load.js').then(async ({ loadConfig }) => (await loadConfig(root)).config);
     return loaded;
   };
+  // As check, run and pair choose: --provider/CONSORT_PROVIDER over database.provider, and
+  // --namespace over database.namespace (each given flag saves reading the file for it).
   const providerChoice = async (options: { local?: boolean } = {}) => {
-    const configured = explicit || options.local ? null : await config();
+    if (options.local) return { provider: providerName, namespace: opts.namespace };
+    const configured = explicit && opts.namespace !== undefined ? null : await config();
     return {
-      provider: configured?.database.provider ?? providerName,
+      provider: explicit ? providerName : (configured?.database.provider ?? providerName),
       namespace: opts.namespace ?? configured?.database.namespace,
     };
   };

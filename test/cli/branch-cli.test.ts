@@ -282,6 +282,12 @@ describe('consort CLI on the postgres provider', () => {
       expect(Date.parse(short.expiresAt) - Date.parse(short.createdAt)).toBeLessThan(3_700_000);
       const listed = JSON.parse((await cli(['-C', project, 'branch', 'list', '--json'], env)).stdout);
       expect(listed.map((b: { name: string }) => b.name)).toEqual(expect.arrayContaining(['one', 'two']));
+      // --provider (or CONSORT_PROVIDER) replaces the provider only: the configured namespace still applies.
+      for (const given of [['--provider', 'postgres'], []]) {
+        const e = given.length ? env : { ...env, CONSORT_PROVIDER: 'postgres' };
+        const same = JSON.parse((await cli([...given, '-C', project, 'branch', 'list', '--json'], e)).stdout);
+        expect(same.map((b: { name: string }) => b.name)).toEqual(expect.arrayContaining(['one', 'two']));
+      }
       for (const name of ['one', 'two'])
         expect((await cli(['-C', project, 'branch', 'delete', name], env)).code).toBe(0);
       // A broken configuration is reported, not silently replaced by the embedded server.

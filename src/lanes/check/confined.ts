@@ -3,6 +3,7 @@
  * where the provider makes one, or the provider's own credentials, said in the stage's summary.
  */
 import type { BranchProvider } from '../../ports/branch-provider.js';
+import { docsUrl } from '../../core/docs-url.js';
 
 /**
  * The URL a pull request's code runs with on a branch: the branch's own role where the provider
@@ -23,5 +24,5 @@ export async function confined(
 
 /** Said in a stage's summary when the pull request's code there ran with the provider's own credentials. */
 export function unconfinedNote(provider: string): string {
-  return `; ran with the ${provider} provider's own credentials (it could not make a role confined to the branch, see docs/security.md)`;
+  return `; ran with the ${provider} provider's own credentials (it could not make a role confined to the branch, see ${docsUrl('security.md')})`;
 }

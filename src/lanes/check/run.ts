@@ -391,7 +391,9 @@ export async function runCheck(
     let applied: AppliedMigration[] = [];
     const migrations = await runStage(stages, 'migrations', staged, async () => {
       const existing = await provider.get(branch);
-      if (existing && existing.parent === baselineName)
+      // With database.ttl the branch is made afresh, so its expiry counts from this check (a reset
+      // keeps the old one: a branch past it would be reset, then removed by the next gc).
+      if (existing && existing.parent === baselineName && config.database.ttl === undefined)
         await provider.reset(branch, { terminateConnections: true, onTerminated: say });
       else {
         if (existing) await provider.delete(branch, ours);
