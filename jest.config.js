@@ -11,6 +11,12 @@ export default {
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // The live tests against the real cloud services are not part of the suite (they need the
+  // network and credentials): `npm run test:live` runs them, see test/branches/live.test.ts.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    ...(process.env.CONSORT_LIVE_TESTS === '1' ? [] : ['/test/branches/live\\.test\\.ts$']),
+  ],
   setupFiles: ['<rootDir>/test/setup/no-network.ts'],
   // One run directory for the run's embedded PostgreSQL clusters (one shared server, copies of one
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.

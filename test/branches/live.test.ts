@@ -1,11 +1,11 @@
 /**
- * Live tests against the real services. They run only when asked (`CONSORT_LIVE_TESTS=1`, which
- * also lifts the no-network guard of test/setup/no-network.ts for this run) and when the real
- * credentials are in the environment; otherwise each provider's block is reported as skipped,
- * with the reason printed — never passed silently.
+ * Live tests against the real services: not part of `npm test` (jest.config.js leaves this file
+ * out unless CONSORT_LIVE_TESTS=1, which also lifts the no-network guard of
+ * test/setup/no-network.ts for the run). `npm run test:live` runs every provider whose credentials
+ * are in the environment, and fails when none are:
  *
- *   CONSORT_LIVE_TESTS=1 DATABRICKS_HOST=… DATABRICKS_TOKEN=… CONSORT_LAKEBASE_PROJECT=… npm test -- test/branches/live
- *   CONSORT_LIVE_TESTS=1 NEON_API_KEY=… NEON_PROJECT_ID=… npm test -- test/branches/live
+ *   DATABRICKS_HOST=… DATABRICKS_TOKEN=… CONSORT_LAKEBASE_PROJECT=… npm run test:live
+ *   NEON_API_KEY=… NEON_PROJECT_ID=… npm run test:live
  */
 import { randomBytes } from 'node:crypto';
 import { openProvider } from '../../src/branches/factory.js';
@@ -35,14 +35,17 @@ const targets: { provider: ProviderName; needs: string[]; present: boolean }[] =
   },
 ];
 
-for (const target of targets) {
-  const enabled = live && target.present;
-  if (!enabled) {
-    const why = !live ? 'CONSORT_LIVE_TESTS=1 is not set' : `missing ${target.needs.join(', ')}`;
-    process.stdout.write(`live ${target.provider} tests skipped: ${why}\n`);
-  }
-  const block = enabled ? describe : describe.skip;
-  block(`live ${target.provider}`, () => {
+if (!live) throw new Error('The live tests run with CONSORT_LIVE_TESTS=1: npm run test:live (see this file).');
+
+if (!targets.some((t) => t.present))
+  it('has the credentials of at least one service', () => {
+    throw new Error(
+      `No credentials for a live test: set ${targets.map((t) => `${t.needs.join(', ')} (${t.provider})`).join(', or ')}.`,
+    );
+  });
+
+for (const target of targets.filter((t) => t.present)) {
+  describe(`live ${target.provider}`, () => {
     it('creates a branch, writes to it, resets and deletes it', async () => {
       const provider = await openProvider({
         provider: target.provider,
