@@ -90,5 +90,8 @@ it('--dry-run prints the plan and exits by its verdict', () =>
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('rename to migrations/1730000300001_add_product_discontinued_at.sql');
     const plan = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-']);
-    expect(JSON.parse(plan.stdout)).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
+    const json = JSON.parse(plan.stdout);
+    expect(json).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
+    // The text names what is compared, as the JSON does.
+    expect(r.stdout).toContain(`  base: main (${json.base.sha.slice(0, 12)}) → head: ${json.head.ref}`);
   }));
