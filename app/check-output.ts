@@ -11,6 +11,7 @@ import { renderCheckMarkdown } from '../src/report/markdown.js';
 import { MAX_ANNOTATIONS } from '../src/github/check-limits.js';
 import type { Annotation, CheckResult } from '../src/ports/github.js';
 import { docsUrl } from '../src/core/docs-url.js';
+import { count } from '../src/core/plural.js';
 
 export const CHECK_NAME = 'Consort / database';
 /** Not the Action's `<!-- consort:check -->`: a repository may run both, each keeping its own comment. */
@@ -122,7 +123,7 @@ export function configOutcome(file: string, problems: readonly ConfigProblem[]):
       title: 'Invalid Consort configuration',
       summary: withAnnotationNote(
         [
-          `The Consort configuration in \`${file}\` has ${problems.length} problem(s); nothing was checked.`,
+          `The Consort configuration in \`${file}\` has ${count(problems.length, 'problem')}; nothing was checked.`,
           '',
           ...lines,
           '',

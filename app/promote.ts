@@ -9,6 +9,7 @@ import type { MigrationEngine } from '../src/migrations/engine.js';
 import { applyMigrations } from '../src/migrations/runner.js';
 import type { BranchProvider } from '../src/ports/branch-provider.js';
 import { mdCode, shellQuote } from '../src/report/escape.js';
+import { count } from '../src/core/plural.js';
 
 export interface PromoteInput {
   provider: BranchProvider;
@@ -85,7 +86,7 @@ export function promoteComment(outcome: PromoteOutcome, ctx: PromoteContext): st
     case 'promoted':
       return outcome.applied.length === 0
         ? `### ✅ Consort: nothing to promote\n\n${parent} already had every migration of this merge.`
-        : `### ✅ Consort promoted ${outcome.applied.length} migration(s) to ${parent}\n\n${outcome.applied.map((n) => `- ${mdCode(n)}`).join('\n')}\n\nThe pre-migration snapshot was deleted.`;
+        : `### ✅ Consort promoted ${count(outcome.applied.length, 'migration')} to ${parent}\n\n${outcome.applied.map((n) => `- ${mdCode(n)}`).join('\n')}\n\nThe pre-migration snapshot was deleted.`;
     case 'failed': {
       const snap = shellQuote(outcome.snapshot);
       const done =

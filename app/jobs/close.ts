@@ -18,6 +18,7 @@ import { readMigrationSet } from '../../src/migrations/files.js';
 import { prepareTypeScript, type LoaderHandle } from '../../src/migrations/ts-loader.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
 import { runContext, type JobDeps } from './deps.js';
+import { count } from '../../src/core/plural.js';
 
 export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Promise<RunResult> {
   if (run.pr === null) return { state: 'completed', conclusion: 'skipped', summary: 'not a pull request' };
@@ -89,7 +90,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     await gh.createComment(run, run.pr, promoteComment(outcome, { parent: config.database.parent, cli }));
     const promoted =
       outcome.kind === 'promoted'
-        ? `promoted ${outcome.applied.length} migration(s)`
+        ? `promoted ${count(outcome.applied.length, 'migration')}`
         : `promotion ${outcome.kind}: snapshot ${outcome.snapshot}`;
     return {
       state: 'completed',

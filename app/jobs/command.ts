@@ -13,6 +13,7 @@ import { latestRun, prSubject } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
 import { allowForkRun, REJECT_ANSWER } from './fork-run.js';
 import { sweepRepository } from './sweep.js';
+import { count } from '../../src/core/plural.js';
 
 export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<void> {
   const gh = await deps.github(job.installationId, { deliveryId: job.deliveryId });
@@ -50,7 +51,7 @@ async function execute(deps: JobDeps, job: CommandJob): Promise<string> {
       const all = [...deleted, ...expired];
       return all.length === 0
         ? 'nothing to clean up: no branches of closed pull requests, none expired.'
-        : `deleted ${all.length} branch(es): ${all.map((b) => `\`${b}\``).join(', ')}.`;
+        : `deleted ${count(all.length, 'branch', 'branches')}: ${all.map((b) => `\`${b}\``).join(', ')}.`;
     }
     case 'help':
       return `here is what I can do:\n\n${HELP_TEXT}`;

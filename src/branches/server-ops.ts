@@ -5,6 +5,7 @@
  */
 import { ConsortError } from '../core/errors.js';
 import { pgErrorCode, quoteIdent, type Queryable } from '../db/sql.js';
+import { count } from '../core/plural.js';
 
 export interface Session {
   pid: number;
@@ -62,7 +63,7 @@ export async function clearSessions(
   const what = purpose === 'fork' ? `be used as a parent` : purpose === 'drop' ? 'be deleted' : 'be reset';
   throw new ConsortError(
     'branch-busy',
-    `Branch "${branch}" cannot ${what} while ${sessions.length} session(s) are connected to it: ${describe(sessions)}.`,
+    `Branch "${branch}" cannot ${what} while ${count(sessions.length, 'session')} ${sessions.length === 1 ? 'is' : 'are'} connected to it: ${describe(sessions)}.`,
     { hint: 'Close those connections, or pass --terminate-connections to end them.' },
   );
 }

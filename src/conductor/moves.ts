@@ -10,6 +10,7 @@ import type { Effect } from './effects.js';
 import type { LogEvent, TurnOutcome } from './events.js';
 import { DESIGN_ROLES, type DesignRole, type Role } from './roles.js';
 import type { ConductorState, Cycle, GateName, Item, Policy, Position, TurnRecord, TurnStep } from './state.js';
+import { count } from '../core/plural.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type LogBody = DistributiveOmit<LogEvent, 'id' | 'at' | 'feature'>;
@@ -140,7 +141,7 @@ export function retryOrEscalate(d: Draft, position: Position, reason: string): v
     enter(d, position);
   } else {
     place(d, position);
-    escalate(d, `${reason} (after ${s.attempt + 1} attempt(s))`);
+    escalate(d, `${reason} (after ${count(s.attempt + 1, 'attempt')})`);
   }
 }
 

@@ -21,6 +21,7 @@ import {
 import { nextItem, writeCycle } from './progress.js';
 import { boundedOutput, judgeBaseline, judgeGreen, judgeRed } from './proofs.js';
 import type { Failure, ProofPurpose, StateAt } from './state.js';
+import { count } from '../core/plural.js';
 
 type ProofEvent = { purpose: ProofPurpose; item: string | null; branch: string; outcome: ProofOutcome };
 
@@ -113,7 +114,12 @@ export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): b
     log(d, { type: 'cycle.red', item: it.id, branch, tests: v.tests });
     writeCycle(d);
     s.repair = 0;
-    s.failure = failureOf('red', `${v.failing.length} test(s) fail as they should`, v.failing, outcome);
+    s.failure = failureOf(
+      'red',
+      `${count(v.failing.length, 'test')} ${v.failing.length === 1 ? 'fails as it should' : 'fail as they should'}`,
+      v.failing,
+      outcome,
+    );
     setStep(d, at.turn('green', s.current, cycle));
     handoff(d, 'navigator', 'driver', 'green');
     return true;

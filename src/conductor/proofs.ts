@@ -6,6 +6,7 @@
  * whole suite passes and the frozen test files are byte-for-byte (normalized) what RED proved.
  */
 import type { ProofOutcome, ProofTest } from './events.js';
+import { count } from '../core/plural.js';
 
 const MAX_OUTPUT = 4000;
 
@@ -163,7 +164,11 @@ export function judgeGreen(input: GreenInput): GreenVerdict {
   }
   const failing = outcome.tests.filter((t) => t.state === 'failed' || t.state === 'errored');
   if (failing.length > 0)
-    return { verdict: 'failing', reason: `${failing.length} test(s) fail: ${describe(failing)}`, failing };
+    return {
+      verdict: 'failing',
+      reason: `${count(failing.length, 'test')} ${failing.length === 1 ? 'fails' : 'fail'}: ${describe(failing)}`,
+      failing,
+    };
   const absent = input.itemTests.filter((id) => !outcome.tests.some((t) => t.id === id && t.state === 'passed'));
   if (absent.length > 0)
     return {

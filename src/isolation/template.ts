@@ -15,6 +15,7 @@ import { readMigrationSet } from '../migrations/files.js';
 import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
+import { count } from '../core/plural.js';
 
 const TEMPLATE = /^tests-[0-9a-f]{12}$/;
 
@@ -72,7 +73,7 @@ export async function prepareTestTemplate(
   let reused = existing?.parent === config.database.parent;
   if (!reused) {
     options.log?.(
-      `Preparing the test template ${name}: ${files.length} migration(s)${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`,
+      `Preparing the test template ${name}: ${count(files.length, 'migration')}${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`,
     );
     const engine = await resolveEngine(root);
     const { outcome } = await provider.ensure({

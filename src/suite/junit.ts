@@ -11,6 +11,7 @@ import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import { readRegularFile } from '../core/read-regular.js';
+import { count } from '../core/plural.js';
 
 export type TestState = 'passed' | 'failed' | 'errored' | 'skipped';
 
@@ -191,7 +192,7 @@ function suiteLoadError(raw: RawSuite, suite: { name: string; file?: string }): 
   if (outcomes.length === 0 && !(errors > 0)) return undefined;
   const text = textOf(outcomes);
   const message =
-    outcomes[0]?.$?.message?.trim() || firstLine(text) || `suite reported ${errors} error(s) but no test cases`;
+    outcomes[0]?.$?.message?.trim() || firstLine(text) || `suite reported ${count(errors, 'error')} but no test cases`;
   return strip({
     id: `${suite.name}::(suite)`,
     name: '(suite)',
@@ -274,7 +275,7 @@ export function parseJUnit(xml: string, source: string): SuiteResult {
   const declaredTests = Number(root.testsuites?.$?.tests ?? top.reduce((n, s) => n + Number(s.$?.tests ?? 0), 0));
   if (declaredTests > 0 && totalsOf(unique).total === 0) {
     throw new JUnitError(
-      `JUnit report ${source} declares ${declaredTests} test(s) but no <testcase> could be read from it.`,
+      `JUnit report ${source} declares ${count(declaredTests, 'test')} but no <testcase> could be read from it.`,
       {
         source,
         hint: `${FORMAT_HINT} Report this layout to Consort with the file attached.`,

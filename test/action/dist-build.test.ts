@@ -328,7 +328,7 @@ describe('dist/index.js, mode: build and approve', () => {
       expect(paused.stdout).toMatch(/rate limit/);
       expect(paused.outputs).toMatchObject({ feature: FEATURE, stop: 'max-turns', turns: '2' });
       expect(github.comments.at(-1)!.body).toBe(
-        `@Codertocat, the TDD lane paused ${FEATURE} at a budget: stopped after 2 turn(s), the most one run may take (max-turns). Everything so far is pushed; comment \`/consort build ${FEATURE}\` to continue.`,
+        `@Codertocat, the TDD lane paused ${FEATURE} at a budget: stopped after 2 turns, the most one run may take (max-turns). Everything so far is pushed; comment \`/consort build ${FEATURE}\` to continue.`,
       );
       const r = await run('build', await comment(`/consort build ${FEATURE}`));
       expect(r.code).toBe(0);

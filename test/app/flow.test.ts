@@ -498,7 +498,7 @@ describe('promote on merge', () => {
       flow.repo.headSha,
     );
     const comment = await merge(6, mergeSha);
-    expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
+    expect(comment).toContain('Consort promoted 1 migration to <code>main</code>');
     expect(comment).toContain('add\\_order\\_note');
     expect(await flow.branches()).not.toContain(snapshotName(6, mergeSha));
     expect(await flow.branches()).toContain(snapshotName(5, (await flow.runs(5)).at(-1)!.headSha)); // the failed one's is kept
@@ -520,7 +520,7 @@ describe('promote on merge', () => {
         previous,
       );
       const comment = await merge(7, mergeSha);
-      expect(comment).toContain('Consort promoted 1 migration(s) to <code>main</code>');
+      expect(comment).toContain('Consort promoted 1 migration to <code>main</code>');
       expect(await parentMigrations()).toContain('1730000700000_add_order_flag');
     } finally {
       flow.settings.promote = true;

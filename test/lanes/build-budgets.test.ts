@@ -51,7 +51,7 @@ describe('run budgets', () => {
     });
     // 0.0125 per turn: the second turn crosses the limit, so no third starts.
     expect(r).toMatchObject({ stop: 'max-cost', turns: 2, costUsd: 0.025 });
-    expect(r.message).toBe('stopped after 2 turn(s), which cost $0.0250: the limit is $0.02 (max-cost-usd)');
+    expect(r.message).toBe('stopped after 2 turns, which cost $0.0250: the limit is $0.02 (max-cost-usd)');
     expect(seen.map((s) => `${s.turn.role} ${s.turn.verdict}`)).toEqual([
       'spec-author refused',
       'spec-author accepted',

@@ -98,7 +98,7 @@ describe('reversibility verdicts on a CommonJS history', () => {
     const outcome = reversibilityOutcome(result.migrations, false);
     expect(outcome.status).toBe('failed');
     expect(outcome.summary).toBe(
-      '1 migration(s) do not reverse: 1700000000001_public-ids (not-restored); 1 declared irreversible: 1700000000002_backfill lowercase emails',
+      '1 migration does not reverse: 1700000000001_public-ids (not-restored); 1 declared irreversible: 1700000000002_backfill lowercase emails',
     );
   });
 
@@ -127,7 +127,7 @@ describe('reversibility verdicts on a CommonJS history', () => {
       const outcome = reversibilityOutcome(result.migrations, false);
       expect(outcome.status).toBe('failed');
       expect(outcome.summary).toMatch(
-        /^1 migration\(s\) do not reverse: 1700000000001_add-body \(down-failed\); 1 not checked: 1700000000000_create-notes/,
+        /^1 migration does not reverse: 1700000000001_add-body \(down-failed\); 1 not checked: 1700000000000_create-notes/,
       );
       // With a way to reset, the older one is proven on a fresh copy.
       const reset = await prove(true, dir);
@@ -320,7 +320,7 @@ describe('reversibilityOutcome', () => {
     const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], false);
     expect(o).toMatchObject({
       status: 'passed',
-      summary: '1 migration(s) reverse cleanly; 1 declared irreversible: 2_b',
+      summary: '1 migration reverses cleanly; 1 declared irreversible: 2_b',
     });
   });
 
@@ -328,14 +328,14 @@ describe('reversibilityOutcome', () => {
     const o = reversibilityOutcome([m('1_a', 'reversible'), m('2_b', 'irreversible')], true);
     expect(o).toMatchObject({ status: 'failed' });
     expect(o.summary).toMatch(
-      /^1 migration\(s\) do not reverse: 2_b \(irreversible\); 1 declared irreversible \(reversibility.requireDown: true\)/,
+      /^1 migration does not reverse: 2_b \(irreversible\); 1 declared irreversible \(reversibility.requireDown: true\)/,
     );
   });
 
   it('counts only checked-and-failed migrations as not reversing', () => {
     const o = reversibilityOutcome([m('1_a', 'not-checked'), m('2_b', 'down-failed'), m('3_c', 'missing-down')], false);
     expect(o.summary).toMatch(
-      /^2 migration\(s\) do not reverse: 2_b \(down-failed\), 3_c \(missing-down\); 1 not checked: 1_a/,
+      /^2 migrations do not reverse: 2_b \(down-failed\), 3_c \(missing-down\); 1 not checked: 1_a/,
     );
   });
 });

@@ -124,7 +124,7 @@ it("with check.migrationsRole: admin on the base, the migrations run as the admi
   );
   expect([report.stages.reversibility.status, report.stages.reversibility.summary]).toEqual([
     'passed',
-    '1 migration(s) reverse cleanly',
+    '1 migration reverses cleanly',
   ]);
   expect(report.conclusion).toBe('success');
 

@@ -136,7 +136,7 @@ describe.each(cases)("a pull request's migrations on the %s provider", (_name, o
     expect(report.stages.migrations.summary).not.toMatch(/as the admin/);
     expect([report.stages.reversibility.status, report.stages.reversibility.summary]).toEqual([
       'passed',
-      '1 migration(s) reverse cleanly',
+      '1 migration reverses cleanly',
     ]);
     expect([report.stages.suite.status, report.stages.suite.summary]).toEqual(['passed', expect.any(String)]);
     // Only what the migration made is in the diff: the role taking the branch's objects is not.

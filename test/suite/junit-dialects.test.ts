@@ -71,7 +71,7 @@ describe('JUnit dialects', () => {
 
   it('refuses a report that declares tests but has none it can read', async () => {
     await expect(parse('unknown-dialect.xml')).rejects.toThrow(
-      'JUnit report unknown-dialect.xml declares 2 test(s) but no <testcase> could be read from it.',
+      'JUnit report unknown-dialect.xml declares 2 tests but no <testcase> could be read from it.',
     );
   });
 });

@@ -173,7 +173,7 @@ describe('parseJUnit: other shapes', () => {
         id: 'test/db.test.ts::(suite)',
         state: 'errored',
         loadError: true,
-        message: 'suite reported 1 error(s) but no test cases',
+        message: 'suite reported 1 error but no test cases',
       }),
     ]);
     const empty = parseJUnit('<testsuites><testsuite name="none" tests="0" errors="0"/></testsuites>', 'y.xml');

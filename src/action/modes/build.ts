@@ -15,6 +15,7 @@ import { laneRequest } from '../lane/trigger.js';
 import { tddPorts } from '../ports.js';
 import { scrub } from '../secrets.js';
 import type { ModeResult } from './index.js';
+import { count } from '../../core/plural.js';
 
 export const buildMode = (inputs: ActionInputs, ctx: ActionContext) => laneMode('build', inputs, ctx);
 export const approveMode = (inputs: ActionInputs, ctx: ActionContext) => laneMode('approve', inputs, ctx);
@@ -50,7 +51,7 @@ async function laneMode(mode: 'build' | 'approve', inputs: ActionInputs, ctx: Ac
         .write();
     setLaneOutputs({ feature, stop: result.stop, turns: result.turns, costUsd: result.costUsd });
     core.info(
-      `${feature}: ${result.stop} — ${result.message} (${result.turns} turn(s), $${result.costUsd.toFixed(4)})`,
+      `${feature}: ${result.stop} — ${result.message} (${count(result.turns, 'turn')}, $${result.costUsd.toFixed(4)})`,
     );
     if (result.stop === 'escalated' || result.stop === 'stalled')
       return { conclusion: 'failure', message: `Consort: ${feature} ${result.stop}: ${result.message.split('\n')[0]}` };

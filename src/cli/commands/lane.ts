@@ -6,6 +6,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { CliContext } from '../context.js';
+import { count } from '../../core/plural.js';
 
 export type { Ctx } from '../context.js';
 
@@ -51,9 +52,9 @@ export function describeEffect(e: Effect): string {
     case 'adopt-experiment':
       return `adopt experiment ${e.index} (${e.turn}) and commit it`;
     case 'commit':
-      return `commit ${e.paths.length} path(s): ${e.message}`;
+      return `commit ${count(e.paths.length, 'path')}: ${e.message}`;
     case 'revert':
-      return `revert ${e.paths.length} path(s) to ${e.base.slice(0, 7)}`;
+      return `revert ${count(e.paths.length, 'path')} to ${e.base.slice(0, 7)}`;
     case 'append-turn':
       return `record turn ${e.record.id} (${e.record.verdict})`;
     case 'write-cycle':

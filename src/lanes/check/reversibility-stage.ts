@@ -15,6 +15,7 @@ import type { Stages } from '../../report/check-report.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { confined, unconfinedNote } from './confined.js';
 import { proveReversibility } from './reversibility.js';
+import { count } from '../../core/plural.js';
 
 export type ReversibilityOutcome = ReturnType<typeof reversibilityOutcome>;
 
@@ -186,9 +187,21 @@ export function reversibilityOutcome(
   const tail = notes.length > 0 ? `; ${notes.join('; ')}` : '';
   if (failed.length > 0) {
     const list = failed.map((m) => `${m.name} (${m.verdict})`).join(', ');
-    return { status: 'failed', summary: `${failed.length} migration(s) do not reverse: ${list}${tail}`, migrations };
+    return {
+      status: 'failed',
+      summary: `${count(failed.length, 'migration')} ${failed.length === 1 ? 'does' : 'do'} not reverse: ${list}${tail}`,
+      migrations,
+    };
   }
   if (unchecked.length > 0)
-    return { status: 'failed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
-  return { status: 'passed', summary: `${reversible} migration(s) reverse cleanly${tail}`, migrations };
+    return {
+      status: 'failed',
+      summary: `${count(reversible, 'migration')} ${reversible === 1 ? 'reverses' : 'reverse'} cleanly${tail}`,
+      migrations,
+    };
+  return {
+    status: 'passed',
+    summary: `${count(reversible, 'migration')} ${reversible === 1 ? 'reverses' : 'reverse'} cleanly${tail}`,
+    migrations,
+  };
 }

@@ -30,6 +30,7 @@ import { reopenedGates } from './gate-check.js';
 import { type BackendFactory, backendFactory, buildPolicy } from './policy.js';
 import { featureDirOf, FeatureStore, type StateFile } from './store.js';
 import { agentReadOnly, commitRecords } from './turn.js';
+import { count } from '../../core/plural.js';
 
 export interface BuildLaneInput {
   /** The checkout the agents work in (the shell opens it: src/git/local-workspace.ts). */
@@ -330,7 +331,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       }
       const effect = file.pending[file.done]!;
       if (input.maxEffects !== undefined && effects >= input.maxEffects)
-        return result('max-effects', `stopped after ${effects} effect(s)`);
+        return result('max-effects', `stopped after ${count(effects, 'effect')}`);
       if (!isAction(effect)) {
         const sha = await ctx.time(`effect:${effect.type}`, () => performRecord(ctx, effect));
         if ((effect.type === 'commit' || effect.type === 'adopt-experiment') && sha) turnCommit = sha;
@@ -357,14 +358,14 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
         return result('until', `stopped before the ${effect.gate} gate (--until)`);
       const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
       if (turnNext && input.maxTurns !== undefined && turns >= input.maxTurns)
-        return result('max-turns', `stopped after ${turns} turn(s), the most one run may take (max-turns)`);
+        return result('max-turns', `stopped after ${count(turns, 'turn')}, the most one run may take (max-turns)`);
       if (turnNext && input.maxCostUsd !== undefined && costUsd >= input.maxCostUsd)
         return result(
           'max-cost',
-          `stopped after ${turns} turn(s), which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`,
+          `stopped after ${count(turns, 'turn')}, which cost $${costUsd.toFixed(4)}: the limit is $${input.maxCostUsd} (max-cost-usd)`,
         );
       if (input.deadline !== undefined && Date.now() >= input.deadline)
-        return result('time-limit', `stopped after ${turns} turn(s) at the time limit (time-limit)`);
+        return result('time-limit', `stopped after ${count(turns, 'turn')} at the time limit (time-limit)`);
       // An action interrupted before its result is applied runs again on resume: a proof or a gate
       // check simply repeats; a turn is first rolled back to the base it journals before the agent starts.
       const index = file.done;

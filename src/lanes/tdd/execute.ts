@@ -12,6 +12,7 @@ import { readGate, reopenedGates } from './gate-check.js';
 import { prove } from './proof.js';
 import { featureDirOf } from './store.js';
 import { runTurn } from './turn.js';
+import { count } from '../../core/plural.js';
 
 /** Durations that are not the conductor's: the agent's turn and the project's suite. */
 export interface Spent {
@@ -35,7 +36,7 @@ export async function performRecord(ctx: LaneContext, effect: Effect): Promise<s
       // the conductor's own are put back as it wrote them.
       await ctx.store.rewrite();
       ctx.log(
-        `  reverted ${effect.paths.length} path(s): ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`,
+        `  reverted ${count(effect.paths.length, 'path')}: ${effect.paths.slice(0, 5).join(', ')}${effect.paths.length > 5 ? ', …' : ''}`,
       );
       return null;
     case 'append-turn':
@@ -78,7 +79,9 @@ function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['eve
       ctx.log(`→ ${event.to} (${event.step}${event.item ? ` ${event.item}` : ''})`);
       return;
     case 'cycle.red':
-      ctx.log(`  RED proven for ${event.item}: ${event.tests.length} test(s) fail for the right reason`);
+      ctx.log(
+        `  RED proven for ${event.item}: ${count(event.tests.length, 'test')} ${event.tests.length === 1 ? 'fails' : 'fail'} for the right reason`,
+      );
       return;
     case 'cycle.rejected':
       ctx.log(

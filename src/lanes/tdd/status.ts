@@ -8,6 +8,7 @@ import type { GateName, Item, Phase, Step } from '../../conductor/state.js';
 import { CycleRecord } from '../../conductor/effects.js';
 import { describeStep } from './feature.js';
 import { FeatureStore, listFeatures } from './store.js';
+import { count } from '../../core/plural.js';
 
 export interface FeatureStatus {
   feature: string;
@@ -108,7 +109,7 @@ export function renderStatus(s: FeatureStatus): string {
   if (s.items.length) lines.push(`  items:  ${s.items.map((i) => `${i.id} ${i.status}`).join(', ')}`);
   for (const c of s.cycles) {
     lines.push(
-      `  cycle ${c.cycle} ${c.item}: red ${c.red ? 'proven' : '-'}, green ${c.green ? 'proven' : '-'}, refactor ${c.refactor ? 'done' : '-'}, review ${c.review ?? '-'}${c.rejections ? `, ${c.rejections} rejection(s)` : ''}, conductor ${c.overheadMs} ms`,
+      `  cycle ${c.cycle} ${c.item}: red ${c.red ? 'proven' : '-'}, green ${c.green ? 'proven' : '-'}, refactor ${c.refactor ? 'done' : '-'}, review ${c.review ?? '-'}${c.rejections ? `, ${count(c.rejections, 'rejection')}` : ''}, conductor ${c.overheadMs} ms`,
     );
   }
   const t = s.turns;
