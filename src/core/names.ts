@@ -57,6 +57,20 @@ export function prBranchName(pr: number | null, headSha: string | null): string 
   return pr !== null ? `pr-${pr}` : `check-${headSha ? headSha.slice(0, 7) : 'worktree'}`;
 }
 
+/**
+ * Whether a branch is one the PR lane names: `pr-<n>`, `check-<sha>` / `check-worktree`, or a run's
+ * temporary child. Such a branch records the git branch it checked (`gitBranch`), but it is the
+ * lane's, never a pairing (src/pairing): it holds a run's state, uncommitted migrations included.
+ */
+export function isCheckLaneBranch(name: string): boolean {
+  const own = name.endsWith(REVERSIBILITY_SUFFIX)
+    ? name.slice(0, -REVERSIBILITY_SUFFIX.length)
+    : name.endsWith(SUITE_SUFFIX)
+      ? name.slice(0, -SUITE_SUFFIX.length)
+      : name;
+  return /^pr-\d+$/.test(own) || /^check-(?:[0-9a-f]{7}|worktree)$/.test(own);
+}
+
 export interface RunBranches {
   /** The PR branch: a fresh copy of the baseline, kept for inspection. */
   branch: string;

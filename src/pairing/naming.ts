@@ -5,7 +5,7 @@
  * hash of the git name keeps them apart instead of hijacking it.
  */
 import { createHash } from 'node:crypto';
-import { MAX_BRANCH_NAME, sanitizeBranchName } from '../core/names.js';
+import { isCheckLaneBranch, MAX_BRANCH_NAME, sanitizeBranchName } from '../core/names.js';
 import { RESERVED_BRANCH_NAMES } from '../branches/database-name.js';
 
 export interface KnownBranch {
@@ -28,9 +28,14 @@ function hashed(gitBranch: string, base: string): string {
   return `${base.slice(0, MAX_BRANCH_NAME - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
 }
 
+/** The branch paired with `gitBranch`: a PR lane's branch that checked it (`pr-12`) is not one. */
+function pairedWith(gitBranch: string, branches: readonly KnownBranch[]): KnownBranch | undefined {
+  return branches.find((b) => b.gitBranch === gitBranch && !isCheckLaneBranch(b.name));
+}
+
 export function pairTarget(gitBranch: string, branches: readonly KnownBranch[], rules: PairingRules): PairTarget {
   if (rules.rootGitBranches.includes(gitBranch)) return { kind: 'root', name: rules.root };
-  const paired = branches.find((b) => b.gitBranch === gitBranch);
+  const paired = pairedWith(gitBranch, branches);
   if (paired) return { kind: 'existing', name: paired.name };
   const base = sanitizeBranchName(gitBranch);
   const taken = new Set(branches.map((b) => b.name));
@@ -41,5 +46,5 @@ export function pairTarget(gitBranch: string, branches: readonly KnownBranch[], 
 /** The database branch a new pairing forks from: the one `from` is paired with, else the root. */
 export function pairParent(from: string | undefined, branches: readonly KnownBranch[], rules: PairingRules): string {
   if (from === undefined || rules.rootGitBranches.includes(from)) return rules.root;
-  return branches.find((b) => b.gitBranch === from)?.name ?? rules.root;
+  return pairedWith(from, branches)?.name ?? rules.root;
 }

@@ -36,6 +36,23 @@ describe('pairTarget', () => {
   });
 });
 
+it("a PR lane's branch that checked a git branch (`consort check --pr 42` on it) is not its pairing", () => {
+  // The check records the git branch it checked, but its branch holds the run's state (the
+  // working tree's uncommitted migrations among it): neither reused nor forked from.
+  const branches = [
+    { name: 'pr-42', gitBranch: 'feature/one' },
+    { name: 'pr-42-suite', gitBranch: 'feature/one' },
+    { name: 'check-worktree', gitBranch: 'feature/one' },
+  ];
+  expect(pairTarget('feature/one', branches, rules)).toEqual({ kind: 'new', name: 'feature-one' });
+  expect(pairParent('feature/one', branches, rules)).toBe('main');
+  const paired = [...branches, { name: 'feature-one', gitBranch: 'feature/one' }];
+  expect(pairTarget('feature/one', paired, rules)).toEqual({ kind: 'existing', name: 'feature-one' });
+  expect(pairParent('feature/one', paired, rules)).toBe('feature-one');
+  // A branch a person named so by hand (`branch create pr-7b --git-branch …`) is still a pairing.
+  expect(pairTarget('x', [{ name: 'pr-7b', gitBranch: 'x' }], rules)).toEqual({ kind: 'existing', name: 'pr-7b' });
+});
+
 describe('pairParent', () => {
   const branches = [{ name: 'feature-a', gitBranch: 'feature/a' }];
   it.each([
