@@ -17,7 +17,7 @@ export default {
     '/node_modules/',
     ...(process.env.CONSORT_LIVE_TESTS === '1' ? [] : ['/test/branches/live\\.test\\.ts$']),
   ],
-  setupFiles: ['<rootDir>/test/setup/no-network.ts'],
+  setupFiles: ['<rootDir>/test/setup/no-network.ts', '<rootDir>/test/setup/npm-env.ts'],
   // One run directory for the run's embedded PostgreSQL clusters (one shared server, copies of one
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',

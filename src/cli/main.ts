@@ -90,12 +90,13 @@ export const COMMAND_NAMES = [
 ] as const;
 
 /**
- * Run through `npx consort` (npm says so in npm_command), the commands Consort suggests ("Stop it
- * with: consort db stop") are shown as `npx consort …`: after `npm i -D consort-db` there is no
- * `consort` on the user's PATH. Machine-readable output (JSON on stdout) is left as it is.
+ * Run by npm (`npx consort …`, or an npm script such as `npm run demo`: npm sets npm_command), the
+ * commands Consort suggests ("Stop it with: consort db stop") are shown as `npx consort …`: a
+ * project's own install puts no `consort` on the user's PATH, and npx finds a global one too.
+ * Machine-readable output (JSON on stdout) is left as it is.
  */
 export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv): Io {
-  if (env.npm_command !== 'exec') return io;
+  if (!env.npm_command) return io;
   const command = new RegExp(`(^|[\\s\`'"(=])(?<!npx )consort (?=(?:${COMMAND_NAMES.join('|')})\\b)`, 'gm');
   const npx = (text: string) => text.replace(command, '$1npx consort ');
   return {

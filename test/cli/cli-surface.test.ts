@@ -146,7 +146,12 @@ it('run through npx, suggested commands read `npx consort …`; JSON, paths and 
     'consort: the consort-db package; consort is fine; npx consort branch list',
     '{ "hint": "consort db stop" }',
   ]);
-  // Installed globally (or run from a script), the command is left as it is.
+  // Run by npm in a script too (npm run demo); installed globally and run directly, left as it is.
+  const script: string[] = [];
+  suggestionsFor({ out: (s) => script.push(s), err: (s) => script.push(s) }, { npm_command: 'run-script' }).err(
+    'Stop it with: consort db stop',
+  );
+  expect(script).toEqual(['Stop it with: npx consort db stop']);
   const plain: string[] = [];
   suggestionsFor({ out: (s) => plain.push(s), err: (s) => plain.push(s) }, {}).err('Stop it with: consort db stop');
   expect(plain).toEqual(['Stop it with: consort db stop']);
