@@ -3,7 +3,8 @@
  * deadline checked before each turn, credentials of the agents' environment redacted from every
  * transcript, and `onTurn` called once per settled turn with the records already committed.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import type { TurnRecord } from '../../src/conductor/state.js';
@@ -69,5 +70,11 @@ describe('run budgets', () => {
     );
     expect(transcript).toContain('my key is ****');
     expect(transcript).not.toContain(KEY);
+
+    // The stopped run resumes only on a clean tree: a person's edit made since is refused, never
+    // taken for the next agent's change and reverted (it was, until 2026-12-03).
+    await writeFile(path.join(shop.repo.dir, 'README.md'), 'my own notes\n', { flag: 'a' });
+    await expect(runBuildLane({ ...base })).rejects.toThrow(/uncommitted changes outside .*README\.md/);
+    expect(await readFile(path.join(shop.repo.dir, 'README.md'), 'utf8')).toMatch(/my own notes\n$/);
   }, 180_000);
 });

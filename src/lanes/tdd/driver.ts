@@ -297,19 +297,24 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
     costUsd: Math.round(costUsd * 1e6) / 1e6,
   });
   const loop = async (): Promise<BuildRunResult> => {
-    if (file.done < file.pending.length) {
-      if (file.inFlight?.base) {
-        ctx.log(
-          `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
-        );
-        // The records the turn found uncommitted are put back after its changes are thrown away.
-        const kept = await store.pendingFor(ws.gitDir, file.inFlight.base);
-        await ws.discardSince(file.inFlight.base);
-        await store.restorePending(kept);
-        await save({ ...file, inFlight: null });
-      }
+    const resuming = file.done < file.pending.length;
+    if (resuming && file.inFlight?.base) {
+      ctx.log(
+        `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
+      );
+      // The records the turn found uncommitted are put back after its changes are thrown away.
+      const kept = await store.pendingFor(ws.gitDir, file.inFlight.base);
+      await ws.discardSince(file.inFlight.base);
+      await store.restorePending(kept);
+      await save({ ...file, inFlight: null });
     } else {
-      const dirty = await ws.dirtyOutside([featureDirOf(input.feature)]);
+      // Also when a run stopped between turns (--max-turns, --until, a budget) resumes: a change made
+      // since is a person's, and the next turn would take it for its agent's and revert it. Only the
+      // last turn's own paths may be waiting, for the commit or revert still pending.
+      const waiting = new Set(
+        file.pending.slice(file.done).flatMap((e) => (e.type === 'commit' || e.type === 'revert' ? e.paths : [])),
+      );
+      const dirty = (await ws.dirtyOutside([featureDirOf(input.feature)])).filter((p) => !waiting.has(p));
       if (dirty.length > 0) {
         throw new ConsortError(
           'invalid-input',
@@ -319,7 +324,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
           },
         );
       }
-      await apply(await startEvent(ctx, input, file.state, file.baseCommit));
+      if (!resuming) await apply(await startEvent(ctx, input, file.state, file.baseCommit));
     }
     let mark = performance.now();
     for (;;) {
