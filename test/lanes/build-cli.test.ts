@@ -1,5 +1,6 @@
 /** The TDD lane from the command line: feature new, run (dry and for real), status, approve, log; exit codes. */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,4 +125,37 @@ describe('consort feature / run / status / approve / log', () => {
     const r = await cli(['-C', repo, 'status'], env);
     expect(r.stdout).toMatch(/FEATURE\s+PHASE\s+WHERE\s+TURNS\n001-phones\s+design\s+design\s+1/);
   });
+
+  it('Ctrl-C stops `consort run` as interrupted (exit 1): the turn is stopped, its worktrees and temp files go', async () => {
+    // An agent that says it started (in the workspace: the one place its sandbox may write), then
+    // works until it is stopped.
+    const started = path.join(repo, 'slow-started');
+    const slow = path.join(agentState, 'slow.config.json'); // outside the repository: the tree stays clean
+    await writeFile(
+      slow,
+      JSON.stringify({
+        suite: { command: 'true', reports: 'junit.xml' },
+        agents: {
+          default: {
+            backend: 'command',
+            command: `node -e "require('fs').writeFileSync('slow-started', ''); setTimeout(() => {}, 60000)"`,
+          },
+        },
+      }),
+    );
+    const tmpBefore = new Set((await readdir(os.tmpdir())).filter((f) => f.startsWith('consort-turn-')));
+    const running = cli(['-C', repo, 'run', 'phones', '--config', slow], env);
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(started) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(started)).toBe(true);
+    process.emit('SIGINT', 'SIGINT'); // what Ctrl-C delivers (to the handlers, not to jest's worker)
+    const r = await running;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('SIGINT: stopping 001-phones');
+    expect(r.stdout).toContain('001-phones: interrupted');
+    expect((await exec('git', ['worktree', 'list'], { cwd: repo })).stdout.trim().split('\n')).toHaveLength(1);
+    const tmpAfter = (await readdir(os.tmpdir())).filter((f) => f.startsWith('consort-turn-') && !tmpBefore.has(f));
+    expect(tmpAfter).toEqual([]);
+    await rm(slow);
+  }, 120_000);
 });

@@ -115,22 +115,34 @@ export function runLaneCommand(ctx: Ctx): Command {
         return;
       }
       await validateAgents(config, effects, c.env, adapters.agents);
+      // Ctrl-C (or SIGTERM) stops the turn or suite under way and ends the run as `interrupted`,
+      // with its records saved and its branches and worktrees removed; `consort run` resumes it.
+      const { onTermination } = await import('../../lanes/check/cancel.js');
+      const controller = new AbortController();
       const result = await withLaneProvider(c, config, (provider) =>
-        runBuildLane({
-          ...adapters,
-          config,
-          feature,
-          provider,
-          env: c.env,
-          retry: flags.retry === true,
-          ...options,
-          log: (line) => c.io.err(line),
-          onGate: (gate, _hash, problems) =>
-            c.io.err(
-              `Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`,
-            ),
-          ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
-        }),
+        onTermination(
+          controller,
+          () =>
+            runBuildLane({
+              ...adapters,
+              config,
+              feature,
+              provider,
+              env: c.env,
+              retry: flags.retry === true,
+              ...options,
+              log: (line) => c.io.err(line),
+              onGate: (gate, _hash, problems) =>
+                c.io.err(
+                  `Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`,
+                ),
+              ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
+              signal: controller.signal,
+            }),
+          (line) => c.io.err(line),
+          (sig) =>
+            `${sig}: stopping ${feature} (the turn under way is thrown away; \`consort run\` resumes; ${sig} again to exit at once)`,
+        ),
       );
       if (c.json)
         printJson(c.io, {

@@ -25,12 +25,15 @@ export function throwIfCancelled(signal: AbortSignal): void {
 
 /**
  * Abort `controller` on SIGINT and SIGTERM while `fn` runs (a second signal exits at once, as a
- * shell user expects). Used by `consort check` and the Action's check mode.
+ * shell user expects). Used by `consort check`, `consort run` and the Action's check mode.
  */
 export async function onTermination<T>(
   controller: AbortController,
   fn: () => Promise<T>,
   log: (line: string) => void = () => undefined,
+  /** The line logged on the first signal (default: the check's). */
+  saying: (sig: NodeJS.Signals) => string = (sig) =>
+    `${sig}: cancelling the check (temporary branches are removed first; ${sig} again to exit at once)`,
 ): Promise<T> {
   const handlers: (readonly [NodeJS.Signals, () => void])[] = (['SIGINT', 'SIGTERM'] as const).map((sig) => {
     const handler = (): void => {
@@ -40,7 +43,7 @@ export async function onTermination<T>(
         process.kill(process.pid, sig);
         return;
       }
-      log(`${sig}: cancelling the check (temporary branches are removed first; ${sig} again to exit at once)`);
+      log(saying(sig));
       controller.abort(new CheckCancelled(sig));
     };
     process.on(sig, handler);
