@@ -47,7 +47,23 @@ function lastLine(text: string): string {
       .map((l) => l.trim())
       .filter((l) => l !== '')
       .at(-1) ?? '';
-  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+  return clip(line);
+}
+
+const clip = (line: string): string => (line.length > 300 ? `${line.slice(0, 297)}...` : line);
+
+/**
+ * Why a command failed, from its output: the last line that names an error (Node ends a crash with
+ * its stack and "Node.js v20.x", Python with the exception after its traceback), else the last line.
+ */
+export function failureLine(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^at\s/.test(l) && !/^Node\.js v\d/.test(l));
+  const thrown = lines.findLast((l) => /^(?:Uncaught )?[\w.]*(?:Error|Exception)\b/.test(l));
+  const named = lines.findLast((l) => /\b(?:[A-Z]\w*(?:Error|Exception)|error|fatal|panic)\b/.test(l));
+  return clip(thrown ?? named ?? lines.at(-1) ?? '');
 }
 
 async function readResult(
@@ -108,7 +124,7 @@ export function commandBackend(options: CommandBackendOptions): AgentBackend {
           usage: result.usage ?? { inputTokens: 0, outputTokens: 0 },
           durationMs: run.durationMs,
         };
-        const tail = lastLine(transcript);
+        const tail = failureLine(transcript);
         if (run.aborted) return { ...base, summary, exit: { kind: 'aborted', message: 'the run was cancelled' } };
         if (run.timedOut)
           return {
