@@ -55,6 +55,10 @@ it.each([
   [['branch', 'pool', 'main', '--size', '1000'], /--size takes a whole number from 0 to 64/],
   [['branch', 'pool', 'main', '--size', '-1'], /--size takes a whole number/],
   [['-C', '/nonexistent-consort-dir', 'branch', 'list'], /no such directory/],
+  [
+    ['feature', 'new', 'x', '--from', '/nonexistent-consort-request.md'],
+    /Cannot read the feature request .*: no such file/,
+  ],
 ])('a bad value is a usage error (exit 2) that says what is wrong, before anything starts: %j', async (args, says) => {
   const r = await cli(args);
   expect(r.code).toBe(2);

@@ -8,7 +8,9 @@ import type { Ctx } from './lane.js';
 
 export function approveCommand(ctx: Ctx): Command {
   return new Command('approve')
-    .description('approve a gate: binds your name to the sha256 of its artifacts; any later change reopens it')
+    .description(
+      "approve a gate at an interactive terminal (you type the first 8 characters of its artifacts' sha256, so no agent or script can): binds your name to that hash; any later change reopens it",
+    )
     .argument('<feature>', 'NNN-slug, NNN or slug')
     .argument('<gate>', 'plan, test_list, spec, merge or deploy')
     .addOption(new Option('--as <name>', 'who approves (a person; "proxy" is reserved)').makeOptionMandatory())

@@ -17,7 +17,15 @@ export function featureCommand(ctx: Ctx): Command {
         throw usageError('Give either --request or --from, not both.');
       const c = await ctx(cmd);
       const { createFeature } = await import('../../lanes/tdd/feature.js');
-      const request = o.from !== undefined ? await readFile(o.from, 'utf8') : o.request;
+      const request =
+        o.from !== undefined
+          ? await readFile(o.from, 'utf8').catch((e: NodeJS.ErrnoException) => {
+              throw usageError(
+                `Cannot read the feature request ${o.from}: ${e.code === 'ENOENT' ? 'no such file' : (e.code ?? e.message)}.`,
+                'Give --from a markdown file (or the text itself with --request).',
+              );
+            })
+          : o.request;
       const { workspace } = await (await import('../ports.js')).tddAdapters(c);
       const created = await createFeature(workspace, slug, request);
       if (c.json) printJson(c.io, created);
