@@ -191,7 +191,16 @@ export const LogEvent = z.discriminatedUnion('type', [
     approver: z.string(),
     reason: z.string(),
   }),
-  z.object({ ...base, type: z.literal('cycle.red'), item: z.string(), branch: z.string(), tests: z.array(z.string()) }),
+  z.object({
+    ...base,
+    type: z.literal('cycle.red'),
+    item: z.string(),
+    branch: z.string(),
+    /** The item's tests (every test in a file the navigator changed, and any new one). */
+    tests: z.array(z.string()),
+    /** Those that failed, as RED requires (absent in logs written before 2026-12-03). */
+    failing: z.array(z.string()).optional(),
+  }),
   z.object({
     ...base,
     type: z.literal('cycle.rejected'),

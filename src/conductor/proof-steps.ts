@@ -111,7 +111,7 @@ export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): b
     const it = currentItem(s)!;
     it.status = 'red';
     d.effects.push({ type: 'set-item-status', item: it.id, status: 'red' });
-    log(d, { type: 'cycle.red', item: it.id, branch, tests: v.tests });
+    log(d, { type: 'cycle.red', item: it.id, branch, tests: v.tests, failing: v.failing.map((t) => t.id) });
     writeCycle(d);
     s.repair = 0;
     s.failure = failureOf(

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import type { LogEvent } from '../../conductor/events.js';
 import { printJson } from '../output.js';
 import type { Ctx } from './lane.js';
+import { redTests } from '../../conductor/red-tests.js';
 
 function detail(e: LogEvent): string {
   switch (e.type) {
@@ -22,7 +23,7 @@ function detail(e: LogEvent): string {
     case 'gate.approval-ignored':
       return `${e.gate}: ${e.approver}'s approval not counted: ${e.reason}`;
     case 'cycle.red':
-      return `${e.item} on ${e.branch}: ${e.tests.length} failing test(s)`;
+      return `${e.item} on ${e.branch}: ${redTests(e)}`;
     case 'cycle.rejected':
       return `${e.item} ${e.step} ${e.verdict}: ${e.reason.split('\n')[0]}`;
     case 'cycle.green':

@@ -13,6 +13,7 @@ import { prove } from './proof.js';
 import { featureDirOf } from './store.js';
 import { runTurn } from './turn.js';
 import { count } from '../../core/plural.js';
+import { redTests } from '../../conductor/red-tests.js';
 
 /** Durations that are not the conductor's: the agent's turn and the project's suite. */
 export interface Spent {
@@ -79,9 +80,7 @@ function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['eve
       ctx.log(`→ ${event.to} (${event.step}${event.item ? ` ${event.item}` : ''})`);
       return;
     case 'cycle.red':
-      ctx.log(
-        `  RED proven for ${event.item}: ${count(event.tests.length, 'test')} ${event.tests.length === 1 ? 'fails' : 'fail'} for the right reason`,
-      );
+      ctx.log(`  RED proven for ${event.item}: ${redTests(event)}`);
       return;
     case 'cycle.rejected':
       ctx.log(
