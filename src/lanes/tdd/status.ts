@@ -9,6 +9,8 @@ import { CycleRecord } from '../../conductor/effects.js';
 import { describeStep } from './feature.js';
 import { FeatureStore, listFeatures } from './store.js';
 import { count } from '../../core/plural.js';
+import type { Workspace } from '../../ports/workspace.js';
+import { reopenedGates } from './gate-check.js';
 
 export interface FeatureStatus {
   feature: string;
@@ -22,7 +24,8 @@ export interface FeatureStatus {
   repair: number;
   escalation: { reason: string; step: Step; at: string } | null;
   items: Item[];
-  gates: Partial<Record<GateName, { approver: string; at: string; proxy: boolean } | null>>;
+  /** `stale`: its artifacts changed since the approval, so the run reopens the gate (known when a workspace was given). */
+  gates: Partial<Record<GateName, { approver: string; at: string; proxy: boolean; stale?: boolean } | null>>;
   cycles: {
     cycle: number;
     item: string;
@@ -43,10 +46,16 @@ export interface FeatureStatus {
   };
 }
 
-export async function featureStatus(workspace: string, feature: string): Promise<FeatureStatus> {
+/** `ws`: the checkout, to tell an approval whose artifacts changed since (stale) from one that still holds. */
+export async function featureStatus(workspace: string, feature: string, ws?: Workspace): Promise<FeatureStatus> {
   const store = new FeatureStore(workspace, feature);
   const { state } = await store.load();
-  const [gates, turns, cycleFiles] = await Promise.all([store.gates(), store.turns(), store.cycleFiles()]);
+  const [gates, turns, cycleFiles, reopened] = await Promise.all([
+    store.gates(),
+    store.turns(),
+    store.cycleFiles(),
+    ws ? reopenedGates(ws, store, state.userFacing).then((g) => new Set<string>(g)) : null,
+  ]);
   const cycles: FeatureStatus['cycles'] = [];
   for (const file of cycleFiles) {
     const parsed = CycleRecord.safeParse(JSON.parse(await readFile(store.file(file), 'utf8')));
@@ -79,7 +88,14 @@ export async function featureStatus(workspace: string, feature: string): Promise
     gates: Object.fromEntries(
       Object.entries(gates.gates).map(([g, e]) => [
         g,
-        e.approval ? { approver: e.approval.approver, at: e.approval.at, proxy: e.approval.proxy } : null,
+        e.approval
+          ? {
+              approver: e.approval.approver,
+              at: e.approval.at,
+              proxy: e.approval.proxy,
+              ...(reopened ? { stale: reopened.has(g) } : {}),
+            }
+          : null,
       ]),
     ),
     cycles,
@@ -94,8 +110,8 @@ export async function featureStatus(workspace: string, feature: string): Promise
   };
 }
 
-export async function allStatuses(workspace: string): Promise<FeatureStatus[]> {
-  return Promise.all((await listFeatures(workspace)).map((f) => featureStatus(workspace, f)));
+export async function allStatuses(workspace: string, ws?: Workspace): Promise<FeatureStatus[]> {
+  return Promise.all((await listFeatures(workspace)).map((f) => featureStatus(workspace, f, ws)));
 }
 
 export function renderStatus(s: FeatureStatus): string {
@@ -103,7 +119,8 @@ export function renderStatus(s: FeatureStatus): string {
     `${s.feature} — ${s.phase}: ${s.where}${s.attempt ? ` (attempt ${s.attempt + 1})` : ''}${s.repair ? ` (repair round ${s.repair})` : ''}`,
   ];
   const gates = Object.entries(s.gates).map(
-    ([g, a]) => `${g} ${a ? `approved by ${a.approver}${a.proxy ? ' (proxy)' : ''} at ${a.at}` : 'not approved'}`,
+    ([g, a]) =>
+      `${g} ${a ? `approved by ${a.approver}${a.proxy ? ' (proxy)' : ''} at ${a.at}${a.stale ? ' — stale: its artifacts changed since, so the next run reopens it' : ''}` : 'not approved'}`,
   );
   if (gates.length) lines.push(`  gates:  ${gates.join('; ')}`);
   if (s.items.length) lines.push(`  items:  ${s.items.map((i) => `${i.id} ${i.status}`).join(', ')}`);

@@ -1,0 +1,41 @@
+/**
+ * `consort status` tells an approval whose artifacts changed since (the next run reopens the gate)
+ * from one that still holds, as the dashboard does; it said "approved" for both.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { readGate } from '../../src/lanes/tdd/gate-check.js';
+import { featureStatus, renderStatus } from '../../src/lanes/tdd/status.js';
+import { FeatureStore } from '../../src/lanes/tdd/store.js';
+import { execFileAsync } from '../helpers/exec-file.js';
+import { workspaceAt } from '../helpers/tdd.js';
+
+it('an approved gate whose artifacts changed since shows as stale', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-status-'));
+  try {
+    const git = (...args: string[]) =>
+      execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    await git('init', '-q');
+    await git('commit', '-q', '--allow-empty', '-m', 'init');
+    const ws = await workspaceAt(dir);
+    const { feature } = await createFeature(ws, 'phones', 'Customers want phone numbers.');
+    const store = new FeatureStore(dir, feature);
+    const { hash } = (await readGate(ws, store, 'spec', false)).check;
+    await store.recordApproval('spec', { approver: 'Ada', at: '2026-12-03T10:00:00.000Z', hash, proxy: false });
+
+    const holding = await featureStatus(dir, feature, ws);
+    expect(holding.gates.spec).toMatchObject({ approver: 'Ada', stale: false });
+    expect(renderStatus(holding)).not.toContain('stale');
+
+    await writeFile(store.file('feature-request.md'), 'Customers want phone numbers, and e-mail too.\n');
+    const changed = await featureStatus(dir, feature, ws);
+    expect(changed.gates.spec).toMatchObject({ approver: 'Ada', stale: true });
+    expect(renderStatus(changed)).toContain('spec approved by Ada at 2026-12-03T10:00:00.000Z — stale');
+    // Without the checkout (an older caller), nothing is claimed either way.
+    expect((await featureStatus(dir, feature)).gates.spec).not.toHaveProperty('stale');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
