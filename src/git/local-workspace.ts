@@ -49,7 +49,7 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       return git.changesSince(ws, base, { indexUntouched: untouched });
     },
     restore: (base, added) => git.restore(ws, base, added),
-    discardSince: (base) => git.discardSince(ws, base),
+    setAsideSince: (base, message) => git.setAsideSince(ws, base, message),
     commitPaths: (paths, message) => git.commitPaths(ws, paths, message),
     amendPaths: (paths) => git.amendPaths(ws, paths),
     dirtyOutside: (allowed) => git.dirtyOutside(ws, allowed),

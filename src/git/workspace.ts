@@ -289,6 +289,24 @@ export async function restore(ws: GitWorkspace, base: string, added: readonly st
   }
 }
 
+/**
+ * Back to `base`, keeping what happened since (an interrupted turn's changes, and whatever a person
+ * changed after the interruption: the two cannot be told apart) as one entry of git's stash, named
+ * `message`: `git stash list` shows it, `git stash apply` brings it back. Returns the entry's commit,
+ * or null when nothing differed. Ignored files stay where they are, as before.
+ */
+export async function setAsideSince(ws: GitWorkspace, base: string, message: string): Promise<string | null> {
+  await uncommitSince(ws, base);
+  refuseLinks(ws);
+  const stashed = async () => (await exec(ws.top, ['rev-parse', '-q', '--verify', 'refs/stash'])).stdout.trim();
+  const before = await stashed();
+  await run(ws.top, [...ws.identity, 'stash', 'push', '--include-untracked', '-q', '-m', message]);
+  const after = await stashed();
+  // Whatever the stash did not take is thrown away, as a discard always did.
+  await discardSince(ws, base);
+  return after !== '' && after !== before ? after : null;
+}
+
 /** Throw away whatever happened since `base` (an interrupted turn): tracked files reset, new ones removed. */
 export async function discardSince(ws: GitWorkspace, base: string): Promise<void> {
   await uncommitSince(ws, base);

@@ -32,8 +32,11 @@ export interface Workspace {
   changesSince(base: string): Promise<FileChange[]>;
   /** Back to `base` exactly: tracked files reset, the listed new files removed. */
   restore(base: string, added: readonly string[]): Promise<void>;
-  /** Throw away whatever happened since `base` (an interrupted turn). */
-  discardSince(base: string): Promise<void>;
+  /**
+   * Back to `base`, keeping what happened since (an interrupted turn) as a git stash entry named
+   * `message`; the entry's commit, or null when nothing differed.
+   */
+  setAsideSince(base: string, message: string): Promise<string | null>;
   /** Stage the paths and commit them; the new commit, or null when there was nothing to commit. */
   commitPaths(paths: readonly string[], message: string): Promise<string | null>;
   /** Stage the paths into the last commit (same message); the rewritten commit. Only for a commit not yet pushed. */

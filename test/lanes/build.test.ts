@@ -237,7 +237,7 @@ describe('the TDD lane on the example shop', () => {
   );
 
   it(
-    'resumes from .consort/ with a fresh driver, discards the half-done turn and reaches the merge gate',
+    'resumes from .consort/ with a fresh driver, sets the half-done turn aside and reaches the merge gate',
     async () => {
       const r = await run();
       expect(r).toMatchObject({
@@ -245,7 +245,10 @@ describe('the TDD lane on the example shop', () => {
         state: { phase: 'merge', gate: 'merge', items: [{ status: 'refactored' }, { status: 'refactored' }] },
       });
       expect(existsSync(path.join(repo.dir, 'src/phones-wip.js'))).toBe(false);
-      expect(await git('log', '--all', '--format=%H', '--', 'src/phones-wip.js')).toBe('');
+      expect(await git('log', '--branches', '--tags', '--format=%H', '--', 'src/phones-wip.js')).toBe('');
+      // Set aside, not lost: the interrupted turn's changes (and whatever a person did since) are a stash entry.
+      expect(await git('stash', 'list', '--format=%gs')).toMatch(/set aside on resuming an interrupted turn/);
+      expect(await git('show', '--name-only', '--format=', 'stash@{0}^3')).toContain('src/phones-wip.js');
       // A clean stop commits the conductor's records too: nothing is left uncommitted.
       expect(await git('status', '--porcelain', '--untracked-files=all')).toBe('');
       // Nor a proof's worktree (each begun during the turn before it): no folder, no registration.

@@ -42,7 +42,7 @@ function memoryWorkspace(dir: string, script: { changes?: FileChange[]; planted?
       return script.changes ?? [];
     },
     restore: unused('restore'),
-    discardSince: unused('discardSince'),
+    setAsideSince: unused('setAsideSince'),
     commitPaths: unused('commitPaths'),
     amendPaths: unused('amendPaths'),
     dirtyOutside: unused('dirtyOutside'),

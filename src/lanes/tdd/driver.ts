@@ -299,12 +299,14 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
   const loop = async (): Promise<BuildRunResult> => {
     const resuming = file.done < file.pending.length;
     if (resuming && file.inFlight?.base) {
+      const base = file.inFlight.base;
+      // The records the turn found uncommitted are put back after its changes are set aside.
+      const kept = await store.pendingFor(ws.gitDir, base);
+      const message = `consort: ${input.feature}: changes since ${base.slice(0, 7)}, set aside on resuming an interrupted turn`;
+      const stash = await ws.setAsideSince(base, message);
       ctx.log(
-        `Resuming ${input.feature}: discarding the interrupted turn's changes (back to ${file.inFlight.base.slice(0, 7)}).`,
+        `Resuming ${input.feature}: back to ${base.slice(0, 7)}, where the interrupted turn began.${stash ? ` Its changes, and any made since, are kept in git's stash ("${message}", ${stash.slice(0, 7)}): git stash list.` : ''}`,
       );
-      // The records the turn found uncommitted are put back after its changes are thrown away.
-      const kept = await store.pendingFor(ws.gitDir, file.inFlight.base);
-      await ws.discardSince(file.inFlight.base);
       await store.restorePending(kept);
       await save({ ...file, inFlight: null });
     } else {
