@@ -97,7 +97,7 @@ export function runLaneCommand(ctx: Ctx): Command {
       const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
       const adapters = await (await import('../ports.js')).tddAdapters(c);
-      const effects = await planBuildRun({
+      const { effects, settings } = await planBuildRun({
         workspace: adapters.workspace,
         config,
         feature,
@@ -105,12 +105,14 @@ export function runLaneCommand(ctx: Ctx): Command {
         ...options,
       });
       if (flags.dryRun) {
-        if (c.json) printJson(c.io, { feature, effects });
+        if (c.json) printJson(c.io, { feature, effects, settings });
         else
           c.io.out(
-            [`Next for ${feature} (dry run, nothing done):`, ...effects.map((e) => `  - ${describeEffect(e)}`)].join(
-              '\n',
-            ),
+            [
+              `Next for ${feature} (dry run, nothing done):`,
+              ...(settings ? [settings] : []),
+              ...effects.map((e) => `  - ${describeEffect(e)}`),
+            ].join('\n'),
           );
         return;
       }

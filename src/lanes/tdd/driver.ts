@@ -12,6 +12,7 @@ import { type Effect, isAction } from '../../conductor/effects.js';
 import type { ConductorEvent } from '../../conductor/events.js';
 import type { ConductorState, GateName, TurnRecord } from '../../conductor/state.js';
 import { commitMessage } from '../../conductor/moves.js';
+import { policyChanges } from '../../conductor/policy-change.js';
 import { transition } from '../../conductor/transition.js';
 import { ConsortError } from '../../core/errors.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
@@ -120,7 +121,7 @@ async function startEvent(
   input: StartInput,
   state: ConductorState,
   baseCommit: string,
-): Promise<ConductorEvent> {
+): Promise<StartEvent> {
   const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
   // A migration already on the base is history every later database was built from: editing it
   // instead of adding one would never run (the runner skips recorded names). No agent changes one.
@@ -139,16 +140,52 @@ async function startEvent(
   };
 }
 
+type StartEvent = Extract<ConductorEvent, { type: 'run.started' }>;
+
+/**
+ * A batch a stopped run left (`--max-turns`, `--until`, a budget, a kill) was planned under that
+ * run's settings. Before its next action this run's own settings are compared: when they differ
+ * the step is entered afresh under them (a `run.started`, new ids), so `--gates`, `--experiments`
+ * and a changed configuration are never silently ignored. The one exception is an action that was
+ * under way (an interrupted turn): it finishes as it began, and the comparison waits for the next.
+ */
+function settingsNotice(feature: string, changes: string[], afterInterrupted: boolean): string {
+  return `${feature}: ${afterInterrupted ? 'the interrupted turn finished under the settings it began with; ' : ''}this run's settings differ from those the last run stopped under (${changes.join('; ')}), so the step starts afresh under this run's.`;
+}
+
+/** What `--dry-run` shows: the next effects, and what happens to the last run's settings. */
+export interface BuildPlan {
+  effects: Effect[];
+  /** Set when the settings of the run that stopped differ from this run's. */
+  settings: string | null;
+}
+
 /** The effects the next run would perform, without performing any (`--dry-run`). */
-export async function planBuildRun(input: StartInput & Pick<BuildLaneInput, 'workspace' | 'now'>): Promise<Effect[]> {
+export async function planBuildRun(input: StartInput & Pick<BuildLaneInput, 'workspace' | 'now'>): Promise<BuildPlan> {
   const ws = input.workspace;
   const store = new FeatureStore(ws.dir, input.feature);
   const file = await store.load();
-  if (file.done < file.pending.length) return file.pending.slice(file.done);
-  return transition(
+  const start = await startEvent(
+    { ws, store, now: input.now ?? (() => new Date()) },
+    input,
     file.state,
-    await startEvent({ ws, store, now: input.now ?? (() => new Date()) }, input, file.state, file.baseCommit),
-  ).effects;
+    file.baseCommit,
+  );
+  if (file.done >= file.pending.length) return { effects: transition(file.state, start).effects, settings: null };
+  const left = file.pending.slice(file.done);
+  const action = left.findIndex(isAction);
+  const changes = policyChanges(file.state.policy, start.policy);
+  if (changes.length === 0 || action < 0) return { effects: left, settings: null };
+  if (file.inFlight !== null)
+    return {
+      effects: left,
+      settings: `${input.feature}: the interrupted turn resumes under the settings it began with; this run's differ (${changes.join('; ')}) and apply from the step after it.`,
+    };
+  // The records the stopped run had not written yet still are; then the step afresh.
+  return {
+    effects: [...left.slice(0, action), ...transition(file.state, start).effects],
+    settings: settingsNotice(input.feature, changes, false),
+  };
 }
 
 /**
@@ -298,6 +335,11 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
   });
   const loop = async (): Promise<BuildRunResult> => {
     const resuming = file.done < file.pending.length;
+    /** This run's settings are not yet compared with those the resumed batch was planned under. */
+    let settingsDue = resuming;
+    /** The resumed batch's action was under way when its run ended: it finishes as it began. */
+    let underWay = resuming && file.inFlight !== null;
+    const interrupted = underWay;
     if (resuming && file.inFlight?.base) {
       const base = file.inFlight.base;
       // The records the turn found uncommitted are put back after its changes are set aside.
@@ -361,6 +403,17 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
         continue;
       }
       await flushTurn();
+      if (settingsDue && !underWay) {
+        settingsDue = false;
+        const start = await startEvent(ctx, input, file.state, file.baseCommit);
+        const changes = policyChanges(file.state.policy, start.policy);
+        if (changes.length > 0) {
+          ctx.log(settingsNotice(input.feature, changes, interrupted));
+          await apply(start);
+          continue;
+        }
+      }
+      underWay = false;
       if (effect.type === 'check-gate' && effect.gate === input.until)
         return result('until', `stopped before the ${effect.gate} gate (--until)`);
       const turnNext = effect.type === 'run-turn' || effect.type === 'run-experiments';
