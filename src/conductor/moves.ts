@@ -132,12 +132,15 @@ export function escalate(d: Draft, reason: string): void {
   log(d, { type: 'escalation', kind: 'escalated', step, reason });
 }
 
-/** One informed retry (by default) with a note saying what went wrong, then a human. */
-export function retryOrEscalate(d: Draft, position: Position, reason: string): void {
+/**
+ * One informed retry (by default) with a note saying what went wrong, then a human. `note` is what
+ * the agent reads on its retry, when it is worded for the agent; `reason` is what a person reads.
+ */
+export function retryOrEscalate(d: Draft, position: Position, reason: string, note = reason): void {
   const s = d.state;
   if (s.attempt < policyOf(d).retries) {
     s.attempt += 1;
-    s.note = reason;
+    s.note = note;
     enter(d, position);
   } else {
     place(d, position);

@@ -60,10 +60,15 @@ function settle(d: Draft<TurnStepState>, turn: TurnOutcome, retry: Position): Se
   const policy = policyOf(d);
   const changes = turn.changes.filter((c) => !matchesAny(c.path, policy.ignore));
   const paths = changes.map((c) => c.path).sort();
-  const reject = (verdict: 'failed' | 'refused' | 'incomplete', reason: string, refused?: string[]) => {
+  /** `reason` is the record's (the PR comment, the dashboard, an escalation); `note` the agent's on its retry. */
+  const reject = (
+    verdict: 'failed' | 'refused' | 'incomplete',
+    reason: string,
+    refused?: { paths: string[]; note: string },
+  ) => {
     if (paths.length > 0) d.effects.push({ type: 'revert', base: turn.base, paths });
-    recordTurn(d, turnRecord(d, turn, verdict, paths, { reason, ...(refused ? { refused } : {}) }));
-    retryOrEscalate(d, retry, reason);
+    recordTurn(d, turnRecord(d, turn, verdict, paths, { reason, ...(refused ? { refused: refused.paths } : {}) }));
+    retryOrEscalate(d, retry, reason, refused?.note);
   };
   if (turn.exit.kind !== 'done') {
     reject(
@@ -83,11 +88,15 @@ function settle(d: Draft<TurnStepState>, turn: TurnOutcome, retry: Position): Se
     testOwned: turn.facts.testOwned ?? [],
   });
   if (refused.length > 0) {
-    const allowed = (policy.writes[turn.role] ?? []).join(', ');
+    const allowed = `${(policy.writes[turn.role] ?? []).join(', ')}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`;
+    const what = `${turn.step}${turn.item ? ` ${turn.item}` : ''}`;
     reject(
       'refused',
-      `your previous turn was refused and reverted: it changed ${describeRefusals(refused)}. The ${turn.role} may change only: ${allowed}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`,
-      refused.map((r) => r.path),
+      `the ${turn.role} changed ${describeRefusals(refused)} at ${what}, where it may change only ${allowed}: the turn was refused and its changes reverted`,
+      {
+        paths: refused.map((r) => r.path),
+        note: `your previous turn was refused and reverted: it changed ${describeRefusals(refused)}. The ${turn.role} may change only: ${allowed}`,
+      },
     );
     return null;
   }

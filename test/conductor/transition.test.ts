@@ -898,6 +898,46 @@ describe('run.started', () => {
   });
 });
 
+describe('a refused turn', () => {
+  const strayGreen = (t: Transition) =>
+    finished(
+      turnFor(turnOf(t), {
+        changes: [
+          { path: 'src/phones.js', status: 'modified' },
+          { path: testFileOf('T1'), status: 'modified' },
+        ],
+      }),
+    );
+
+  it('is recorded as what was refused and why; the retry prompt is kept for the agent', () => {
+    const t = playUntil(atTurn('driver', 'green'));
+    const next = transition(t.state, strayGreen(t));
+    const writes = policy().writes.driver.join(', ');
+    const record = next.effects.find((e) => e.type === 'append-turn');
+    expect(record).toMatchObject({
+      record: {
+        role: 'driver',
+        verdict: 'refused',
+        refused: [testFileOf('T1')],
+        reason: `the driver changed ${testFileOf('T1')} (tests cannot change in GREEN) at green T1, where it may change only ${writes} (never a test): the turn was refused and its changes reverted`,
+      },
+    });
+    expect(next.state.note).toBe(
+      `your previous turn was refused and reverted: it changed ${testFileOf('T1')} (tests cannot change in GREEN). The driver may change only: ${writes} (never a test)`,
+    );
+  });
+
+  it('out of retries, escalates with the record, not the prompt', () => {
+    const p = policy({ retries: 0 });
+    const t = playUntil(atTurn('driver', 'green'), p);
+    const next = transition(t.state, strayGreen(t));
+    expect(next.state.step).toBe('escalated');
+    expect(next.state.escalation?.reason).toMatch(
+      /^the driver changed .* the turn was refused and its changes reverted \(after 1 attempt\)$/,
+    );
+  });
+});
+
 describe('guards', () => {
   it('refuses events that do not fit the step', () => {
     const t = playUntil(atTurn('spec-author'));
