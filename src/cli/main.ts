@@ -23,9 +23,9 @@ import { pairCommand } from './commands/pair.js';
 import { runLaneCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { makeContext } from './context.js';
-import { isUsageError } from './usage.js';
+import { describeFailure, jsonRequested } from './failure.js';
 import { VERSION } from './version.js';
-import { processIo, type Io } from './output.js';
+import { printJson, processIo, type Io } from './output.js';
 
 export function buildProgram(
   io: Io,
@@ -106,13 +106,25 @@ export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv): Io {
   };
 }
 
-/** Run the CLI; resolves to the exit code (0 ok, 1 failed, 2 usage). */
+/**
+ * Run the CLI; resolves to the exit code (0 ok, 1 failed, 2 usage). An error goes to stderr and,
+ * when --json asked for stdout and the command wrote nothing there yet, to stdout as one object
+ * (src/cli/failure.ts); `check --json -` that already wrote its `error` report leaves it at that.
+ */
 export async function runCli(
   argv: string[],
   given: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const io = suggestionsFor(given, env);
+  const suggesting = suggestionsFor(given, env);
+  let wroteOut = false;
+  const io: Io = {
+    ...suggesting,
+    out: (text) => {
+      wroteOut = true;
+      suggesting.out(text);
+    },
+  };
   let exitCode = 0;
   const program = buildProgram(io, env, (code) => {
     exitCode = code;
@@ -122,16 +134,18 @@ export async function runCli(
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof CommanderError && e.exitCode === 0) return 0;
+    const failure = describeFailure(e, secrets);
+    // Commander has already written its own message (and the usage hint) to stderr.
     if (isConsortError(e)) {
       // The hint on a line of its own: the last problem of a list must not run into it.
-      io.err(redact(`consort: ${e.message}${e.hint ? `\n${e.hint}` : ''}`, secrets));
-      return isUsageError(e) ? 2 : 1;
+      io.err(`consort: ${failure.message}${failure.hint ? `\n${failure.hint}` : ''}`);
+    } else if (!(e instanceof CommanderError)) {
+      io.err(`consort: ${failure.message} (set CONSORT_DEBUG=1 for details)`);
+      if (env.CONSORT_DEBUG) io.err(redact(String(e instanceof Error ? e.stack : e), secrets));
     }
-    const message = e instanceof Error ? e.message : String(e);
-    io.err(redact(`consort: unexpected error: ${message} (set CONSORT_DEBUG=1 for details)`, secrets));
-    if (env.CONSORT_DEBUG) io.err(redact(String(e instanceof Error ? e.stack : e), secrets));
-    return 1;
+    if (!wroteOut && jsonRequested(program, argv, !(e instanceof CommanderError))) printJson(io, { error: failure });
+    return failure.exitCode;
   }
 }
 

@@ -123,6 +123,28 @@ describe('consort CLI on the local provider', () => {
     expect(usage.code).toBe(2);
   });
 
+  it('with --json, an error is one JSON object on stdout too, with the same exit code', async () => {
+    for (const args of [
+      ['branch', 'url', 'no-such-branch'],
+      ['branch', 'delete', 'no-such-branch'],
+      ['branch', 'create', 'x', '--from', 'no-such-branch'],
+    ]) {
+      const r = await cli([...args, '--json'], env);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toEqual({
+        error: {
+          code: 'branch-not-found',
+          message: expect.stringContaining('"no-such-branch"'),
+          hint: expect.any(String),
+          exitCode: 1,
+        },
+      });
+      expect(r.stderr).toMatch(/^consort: .*no-such-branch/m);
+    }
+    const renamed = JSON.parse((await cli(['branch', 'create', 'Feature/X', '--json'], env)).stdout);
+    expect(renamed.error.message + renamed.error.hint).toContain('Use "feature-x" instead');
+  });
+
   it('says so when a branch is forked from a main that has no tables yet', async () => {
     const empty = await cli(['branch', 'create', 'from-empty'], env);
     expect(empty.code).toBe(0);
