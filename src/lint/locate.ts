@@ -4,6 +4,7 @@
  * there must land on the `pgm.*` call that produced the statement, or, when that cannot be told,
  * on the migration's first line with the statement quoted — never on an unrelated line.
  */
+import { escapeRegExp } from '../core/regexp.js';
 
 export interface SourceLocation {
   /** 1-based line in the migration source. */
@@ -83,10 +84,7 @@ export function locateStatements(source: string, statements: readonly string[]):
     const wanted = names(statement);
     const mentions = (c: Call): boolean => {
       const text = source.slice(c.start, c.end);
-      return wanted.some(
-        (n) =>
-          new RegExp(`['"\`]${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"\`]`).test(text) || text.includes(`${n}:`),
-      );
+      return wanted.some((n) => new RegExp(`['"\`]${escapeRegExp(n)}['"\`]`).test(text) || text.includes(`${n}:`));
     };
     const methods = METHODS.find(([kind]) => kind.test(statement.trim()))?.[1];
     // A later call of the statement's own kind first; else the call that produced the previous

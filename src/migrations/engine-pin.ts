@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { childEnv } from '../core/child-env.js';
 import { ConsortError } from '../core/errors.js';
+import { escapeRegExp } from '../core/regexp.js';
 import { npmInstall, withToolsLock } from '../tools/npm-install.js';
 import { toolsDir } from '../tools/platform-packages.js';
 
@@ -65,8 +66,6 @@ function fromPnpm(text: string, name: string): string | undefined {
   const root = lock.data.importers?.['.'] ?? lock.data;
   return pnpmVersion(root.dependencies?.[name] ?? root.devDependencies?.[name]);
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
 function fromYarn(text: string, name: string): string | undefined {

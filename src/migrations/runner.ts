@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import { ConsortError } from '../core/errors.js';
+import { escapeRegExp } from '../core/regexp.js';
 import type {
   AppliedMigration,
   ApplyFailure,
@@ -52,9 +53,7 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
   let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
   let current: Live | undefined;
   let inTransaction = false;
-  const bookkeeping = new RegExp(
-    `^(INSERT INTO|DELETE FROM) ${`"${schema}"."${table}"`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `,
-  );
+  const bookkeeping = new RegExp(`^(INSERT INTO|DELETE FROM) ${escapeRegExp(`"${schema}"."${table}"`)} `);
   const txControl = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'BEGIN;', 'COMMIT;']);
 
   const finish = (): void => {
@@ -218,7 +217,7 @@ export function projectPaths(message: string, files: ReadonlyMap<string, Pick<Mi
   let out = message;
   for (const m of files.values()) {
     const base = m.file.split('/').pop() ?? m.file;
-    const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const escaped = escapeRegExp(base);
     out = out.replace(new RegExp(`(?:file://)?[^\\s'"(]*[/\\\\]${escaped}(?![\\w.])`, 'g'), m.file);
   }
   return out;
@@ -290,7 +289,7 @@ export function lineInStack(e: unknown, m: Pick<MigrationFile, 'file' | 'kind'> 
   if (m === undefined || !['js', 'cjs', 'mjs'].includes(m.kind)) return undefined;
   const stack = (e as Error | undefined)?.stack;
   if (typeof stack !== 'string') return undefined;
-  const base = (m.file.split('/').pop() ?? m.file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const base = escapeRegExp(m.file.split('/').pop() ?? m.file);
   const hit = new RegExp(`[/\\\\]${base}:(\\d+):\\d+\\)?$`, 'm').exec(stack);
   return hit ? Number(hit[1]) : undefined;
 }

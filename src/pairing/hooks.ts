@@ -13,6 +13,7 @@ import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConsortError } from '../core/errors.js';
+import { escapeRegExp } from '../core/regexp.js';
 import { commonGitDir, git } from './git.js';
 import { readLogTail, stateDir } from './state.js';
 
@@ -168,7 +169,10 @@ export async function installHooks(
       if (current?.includes(block)) outcome = 'unchanged';
       else if (current?.includes(BEGIN)) {
         outcome = 'updated';
-        await writeFile(file, current.replace(new RegExp(`${escape(BEGIN)}\\n[\\s\\S]*?${escape(END)}\\n?`), block));
+        await writeFile(
+          file,
+          current.replace(new RegExp(`${escapeRegExp(BEGIN)}\\n[\\s\\S]*?${escapeRegExp(END)}\\n?`), block),
+        );
       } else {
         outcome = 'installed';
         await mkdir(path.dirname(originalCopy(gitDir, hook)), { recursive: true });
@@ -183,8 +187,6 @@ export async function installHooks(
   }
   return { place, hooks };
 }
-
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export type UninstallOutcome = 'removed' | 'restored' | 'not-installed';
 
@@ -215,7 +217,7 @@ export async function uninstallHooks(
   return { place, hooks };
 }
 
-const BLOCK = new RegExp(`${escape(BEGIN)}\\n[\\s\\S]*?${escape(END)}\\n?`);
+const BLOCK = new RegExp(`${escapeRegExp(BEGIN)}\\n[\\s\\S]*?${escapeRegExp(END)}\\n?`);
 
 /** Put back the saved original when the file is exactly original + our block; else cut only the block. */
 async function removeBlock(file: string, current: string, saved: string | undefined): Promise<UninstallOutcome> {

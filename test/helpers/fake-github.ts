@@ -10,6 +10,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { escapeRegExp } from '../../src/core/regexp.js';
 
 export interface RecordedRequest {
   method: string;
@@ -335,8 +336,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         );
       }
 
-      const route = (pattern: string) =>
-        new RegExp(`^${api.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${pattern}$`).exec(pathname);
+      const route = (pattern: string) => new RegExp(`^${escapeRegExp(api)}${pattern}$`).exec(pathname);
       const list = route('/issues/(\\d+)/comments');
       const one = route('/issues/comments/(\\d+)');
       const pull = route('/pulls/(\\d+)');

@@ -34,6 +34,7 @@ import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { childEnv } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
+import { escapeRegExp } from '../../core/regexp.js';
 import type { Bind, ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { processAlive } from '../../core/process-alive.js';
@@ -331,7 +332,7 @@ const proofDir = (ws: Workspace): string => `${ws.top}-consort-proof-${process.p
 export async function removeStaleTrees(ws: Workspace, processes: ProcessRunner): Promise<string[]> {
   const run = tool(processes);
   const parent = path.dirname(ws.top);
-  const own = path.basename(ws.top).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const own = escapeRegExp(path.basename(ws.top));
   // An experiment's attempt is a worktree named `<top>-consort-turn-<n>`: its proofs' trees carry that name.
   const pattern = new RegExp(`^${own}(?:-consort-turn-\\d+)?-consort-(proof|deps)-(\\d+)-[0-9a-f]{8}(-deps)?$`);
   const removed: string[] = [];
