@@ -16,8 +16,7 @@ import { benchArgs } from './lib/args.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'index.js');
-const values = benchArgs(import.meta.url, { runs: { type: 'string', default: '10' } });
-const runs = Number(values.runs);
+const { runs } = benchArgs(import.meta.url, { runs: { type: 'integer', default: 10 } });
 
 /** Milliseconds from spawn to the first byte on stdout. */
 function firstLine(args, cwd) {

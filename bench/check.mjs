@@ -51,12 +51,12 @@ import { withClient, withDatabase, quoteIdent } from '../lib/src/db/sql.js';
 import { benchArgs } from './lib/args.js';
 
 const values = benchArgs(import.meta.url, {
-  runs: { type: 'string', default: '7' },
+  runs: { type: 'integer', default: 7 },
   history: { type: 'string', default: 'shop-51,billing-ts-7x,saas-ts-7x' },
   'data-dir': { type: 'string' },
   verbose: { type: 'boolean', default: false },
 });
-const runs = Number(values.runs);
+const runs = values.runs;
 const log = (m) => process.stderr.write(`${m}\n`);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

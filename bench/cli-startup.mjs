@@ -20,11 +20,11 @@ import { fileURLToPath } from 'node:url';
 import { benchArgs } from './lib/args.js';
 
 const values = benchArgs(import.meta.url, {
-  runs: { type: 'string', default: '15' },
+  runs: { type: 'integer', default: 15 },
   json: { type: 'boolean', default: false },
   bin: { type: 'string' },
 });
-const runs = Number(values.runs);
+const runs = values.runs;
 const bin = values.bin
   ? path.resolve(values.bin)
   : path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'consort.js');

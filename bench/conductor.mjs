@@ -40,16 +40,15 @@ import { FeatureStore } from '../lib/src/lanes/tdd/store.js';
 import { benchArgs } from './lib/args.js';
 
 const values = benchArgs(import.meta.url, {
-  items: { type: 'string', default: '5' },
-  think: { type: 'string', default: '0' },
+  items: { type: 'integer', default: 5 },
+  think: { type: 'integer', default: 0, min: 0 },
   'data-dir': { type: 'string' },
   modes: { type: 'string', default: 'copy,pool' },
-  'pool-size': { type: 'string', default: '2' },
+  'pool-size': { type: 'integer', default: 2 },
   trace: { type: 'string' },
 });
-const items = Number(values.items);
-const think = Number(values.think);
-const poolSize = Number(values['pool-size']);
+const { items, think } = values;
+const poolSize = values['pool-size'];
 const modes = values.modes.split(',').map((m) => m.trim());
 for (const m of modes) if (m !== 'copy' && m !== 'pool') throw new Error(`unknown mode ${m} (copy, pool)`);
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -30,8 +30,8 @@ import { benchArgs } from './lib/args.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'consort.js');
-const values = benchArgs(import.meta.url, { prs: { type: 'string', default: '20' }, 'data-dir': { type: 'string' } });
-const prs = Number(values.prs);
+const values = benchArgs(import.meta.url, { prs: { type: 'integer', default: 20 }, 'data-dir': { type: 'string' } });
+const prs = values.prs;
 const log = (m) => process.stderr.write(`${m}\n`);
 
 const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'consort-bench-faults-')));

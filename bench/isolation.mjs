@@ -32,12 +32,11 @@ import { benchArgs } from './lib/args.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const values = benchArgs(import.meta.url, {
-  runs: { type: 'string', default: '5' },
-  samples: { type: 'string', default: '15' },
+  runs: { type: 'integer', default: 5 },
+  samples: { type: 'integer', default: 15 },
   'data-dir': { type: 'string' },
 });
-const runs = Number(values.runs);
-const samples = Number(values.samples);
+const { runs, samples } = values;
 const started = performance.now();
 const log = (m) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
 

@@ -24,7 +24,7 @@ import { benchArgs } from './lib/args.js';
 
 const exec = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const switches = Number(benchArgs(import.meta.url, { switches: { type: 'string', default: '20' } }).switches) || 20;
+const { switches } = benchArgs(import.meta.url, { switches: { type: 'integer', default: 20 } });
 const adminUrl = process.env.CONSORT_BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const namespace = `bench${randomBytes(3).toString('hex')}`;
 const log = (m) => process.stderr.write(`${m}\n`);

@@ -30,14 +30,14 @@ import { createProcessRunner } from '../lib/src/process/runner.js';
 import { benchArgs } from './lib/args.js';
 
 const values = benchArgs(import.meta.url, {
-  runs: { type: 'string', default: '8' },
-  files: { type: 'string', default: '1000' },
+  runs: { type: 'integer', default: 8 },
+  files: { type: 'integer', default: 1000 },
   packages: {
     type: 'string',
     default: 'jest,jest-cli,@jest,@babel,babel-jest,pg,pg-protocol,pg-types,expect,pretty-format,chalk,micromatch',
   },
 });
-const runs = Number(values.runs);
+const runs = values.runs;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'consort-bench-proof-tree-'));
@@ -112,7 +112,7 @@ try {
   const shop = repoOf('shop', (d) => cpSync(path.join(root, 'examples', 'shop'), d, { recursive: true }));
   log(`worktree, example shop (${git(shop, 'ls-files').split('\n').length} files) …`);
   results.shop = await worktrees(shop);
-  const files = Number(values.files);
+  const files = values.files;
   const big = repoOf('big', (d) => {
     for (let i = 0; i < files; i++) {
       const folder = path.join(d, `d${Math.floor(i / 25)}`);

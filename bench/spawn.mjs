@@ -16,8 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { localProcessRunner } from '../lib/src/process/runner.js';
 import { benchArgs } from './lib/args.js';
 
-const values = benchArgs(import.meta.url, { runs: { type: 'string', default: '40' } });
-const runs = Number(values.runs);
+const { runs } = benchArgs(import.meta.url, { runs: { type: 'integer', default: 40 } });
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 const start = () =>
