@@ -175,21 +175,26 @@ export function confinedRolePhrase(m: Stages['migrations']): Phrase | null {
 export const postgresError = (f: MigrationFailure): string =>
   `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
 
-export function suitePhrase(suite: Suite): Phrase {
+/** How the suite's command ended, with its counts: `timed out.`, `exited with code 1: 2 failed, … of 120 tests.` */
+export function suiteEnding(suite: Suite): string {
   const ended = suite.timedOut
-    ? ' timed out'
+    ? 'timed out'
     : suite.exitCode === null
-      ? ' did not finish'
-      : ` exited with code ${suite.exitCode}`;
+      ? 'did not finish'
+      : `exited with code ${suite.exitCode}`;
   const t = suite.tests;
-  if (t === null) return [{ code: suite.command }, `${ended}.`];
+  if (t === null) return `${ended}.`;
   const parts = [
     t.failed > 0 ? `${count(t.failed)} failed` : '',
     t.errored > 0 ? `${count(t.errored)} errored` : '',
     `${count(t.passed)} passed`,
     t.skipped > 0 ? `${count(t.skipped)} skipped` : '',
   ].filter((s) => s !== '');
-  return [{ code: suite.command }, `${ended}: ${parts.join(', ')} of ${plural(t.total, 'test')}.`];
+  return `${ended}: ${parts.join(', ')} of ${plural(t.total, 'test')}.`;
+}
+
+export function suitePhrase(suite: Suite): Phrase {
+  return [{ code: suite.command }, ` ${suiteEnding(suite)}`];
 }
 
 /** A failed test is named by its id; its name and file are added only where the id does not already say them. */

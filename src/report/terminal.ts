@@ -23,7 +23,7 @@ import {
   showSchemaDiff,
   showSuite,
   location,
-  suitePhrase,
+  suiteEnding,
   failureNotes,
   verdict,
   type Phrase,
@@ -215,6 +215,8 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   return out;
 }
 
+const sentence = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
 function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
   const s = r.stages.suite;
   const failures = s.failures.slice(0, LIST_MAX).flatMap((x) => {
@@ -227,7 +229,9 @@ function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
     s.outputTail.trim() === '' ? [] : [p.dim('  Output:'), ...block(s.outputTail, '  │ ', TAIL_LINES, 'end', p)];
   return [
     p.bold('Test suite'),
-    ...wrap(phrase(suitePhrase(s)), width, '  ', '    '),
+    // The command on a line of its own, whole (wrapping it would break it where a shell splits words).
+    `  $ ${oneLine(s.command)}`,
+    ...wrap(sentence(suiteEnding(s)), width, '  ', '    '),
     ...failures,
     ...more(s.failures.length, LIST_MAX, '  ', p),
     ...tail,

@@ -67,6 +67,31 @@ describe('renderCheckTerminal', () => {
     }
   });
 
+  it("puts the suite's command on a line of its own, whole, when it timed out", () => {
+    const command = 'node --experimental-vm-modules ../../node_modules/jest/bin/jest.js --ci --runInBand';
+    const report = structuredClone(failingReport);
+    report.stages.suite = {
+      ...report.stages.suite,
+      command,
+      exitCode: null,
+      timedOut: true,
+      tests: null,
+      failures: [],
+      outputTail: '',
+      summary: 'timed out after 5m; the whole process group was killed',
+    };
+    const text = renderCheckTerminal(report, { width: 80 });
+    const section = text.slice(text.indexOf('\nTest suite\n') + 1).split('\n\n')[0];
+    expect(section).toBe(`Test suite\n  $ ${command}\n  Timed out.`);
+  });
+
+  it("gives the suite's counts on the line after its command", () => {
+    const text = renderCheckTerminal(failingReport, { width: 60 });
+    expect(text).toContain(
+      'Test suite\n  $ npm test\n  Exited with code 1: 1 failed, 1 errored, 115 passed, 3\n    skipped of 120 tests.\n',
+    );
+  });
+
   it('stays compact for a huge report, pointing to the JSON report for the rest', () => {
     const text = renderCheckTerminal(hugeReport);
     expect(text.split('\n').length).toBeLessThan(700);
