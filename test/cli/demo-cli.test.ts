@@ -63,6 +63,9 @@ it("leaves the user's branch list as it was, and says nothing about a server it 
   expect(demo.stdout.trimEnd()).toMatch(/npm i -D consort-db\n\s+npx consort check[^\n]*\n[\s\S]*README[^\n]*$/);
   expect(await branchNames()).toEqual(before);
   expect(demo.stderr).not.toMatch(NOTICE);
+  // Removing the check's own temporary branches is routine: not a line a new user has to read.
+  expect(demo.stderr).toContain('━━ scenario not-null');
+  expect(demo.stderr).not.toMatch(/temporary branch/i);
 });
 
 it('a demo that started the server says so once, with `consort db stop` and the disk used; db stop stops it', async () => {

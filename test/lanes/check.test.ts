@@ -6,6 +6,8 @@ import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
+import type { BranchProvider } from '../../src/ports/branch-provider.js';
+import type { Log } from '../../src/ports/log.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { planCheck } from '../../src/lanes/check/plan.js';
 import { check as checkLane, type CheckInput } from '../../src/lanes/check/run.js';
@@ -285,5 +287,65 @@ describe('bad input ends in a failing report or a clear error, leaving only the 
         baseline: expect.stringMatching(/^baseline-[0-9a-f]{12}$/),
       });
       expect(await branchNames()).toEqual(before);
+    }));
+});
+
+describe('removing the temporary branches', () => {
+  /** A log that keeps each level's lines. */
+  const recordingLog = () => {
+    const lines = { debug: [] as string[], info: [] as string[], warn: [] as string[], error: [] as string[] };
+    const log: Log = {
+      debug: (m) => lines.debug.push(m),
+      info: (m) => lines.info.push(m),
+      warn: (m) => lines.warn.push(m),
+      error: (m) => lines.error.push(m),
+    };
+    return { lines, log };
+  };
+
+  it('is routine, so the log says it only at debug level', () =>
+    withRepo('clean', async (repo) => {
+      const { lines, log } = recordingLog();
+      const { report } = await check(repo, noSuite, { pr: 33, log });
+      try {
+        expect(report.conclusion).toBe('success');
+        expect([...lines.info, ...lines.warn, ...lines.error].filter((l) => /temporary/i.test(l))).toEqual([]);
+        expect(lines.debug).toContain('Removed temporary branches: pr-33-suite');
+        expect((await branchNames()).filter((n) => n.startsWith('pr-33-'))).toEqual([]);
+      } finally {
+        await t.provider.delete('pr-33', { recursive: true, terminateConnections: true });
+      }
+    }));
+
+  it('warns about one it could not remove, and the next check of the branch removes it', () =>
+    withRepo('clean', async (repo) => {
+      const { lines, log } = recordingLog();
+      // The provider refuses to drop the suite's branch once; everything else is the real provider.
+      let refuse = true;
+      const provider = new Proxy(t.provider, {
+        get(target, prop) {
+          if (prop === 'delete')
+            return (name: string, options?: Parameters<BranchProvider['delete']>[1]) => {
+              if (refuse && name === 'pr-34-suite') {
+                refuse = false;
+                return Promise.reject(new Error('the server refused'));
+              }
+              return target.delete(name, options);
+            };
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      try {
+        expect((await check(repo, noSuite, { pr: 34, log, provider })).report.conclusion).toBe('success');
+        expect(lines.warn).toEqual([
+          'Could not remove the temporary branch pr-34-suite: the server refused (the next check of pr-34 removes it first)',
+        ]);
+        expect(await branchNames()).toContain('pr-34-suite');
+        expect((await check(repo, noSuite, { pr: 34, provider })).report.conclusion).toBe('success');
+        expect((await branchNames()).filter((n) => n.startsWith('pr-34-'))).toEqual([]);
+      } finally {
+        await t.provider.delete('pr-34', { recursive: true, terminateConnections: true });
+      }
     }));
 });

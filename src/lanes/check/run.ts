@@ -606,16 +606,24 @@ export async function runCheck(
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     await prReads?.release().catch(() => undefined);
     if (prRunAs !== undefined) await headRunner?.release?.(prRunAs).catch(() => undefined);
-    log.info(`Removing temporary branches${temporary.length ? `: ${temporary.join(', ')}` : ''}…`);
+    // Routine, so said only when debugging (CONSORT_DEBUG=1, the Action's step debug logging);
+    // a branch left behind is a warning.
+    if (temporary.length > 0) log.debug(`Removing temporary branches: ${temporary.join(', ')}`);
+    const removed: string[] = [];
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
       temporary.map(async (name) => {
         if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
-        await provider
-          .delete(name, ours)
-          .catch((e: unknown) => log.warn(`  could not remove ${name}: ${(e as Error).message}`));
+        await provider.delete(name, ours).then(
+          () => removed.push(name),
+          (e: unknown) =>
+            log.warn(
+              `Could not remove the temporary branch ${name}: ${(e as Error).message} (the next check of ${branch} removes it first)`,
+            ),
+        );
       }),
     );
+    if (removed.length > 0) log.debug(`Removed temporary branches: ${removed.join(', ')}`);
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
     await headRunner?.close().catch(() => undefined);
