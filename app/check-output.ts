@@ -90,7 +90,7 @@ export function reportOutcome(report: CheckReport): CheckOutcome {
   if (report.conclusion === 'cancelled')
     return cancelledOutcome(report.cancelled?.reason ?? 'stopped before its verdict');
   const annotations = reportAnnotations(report);
-  const summary = renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME });
+  const summary = renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME, reader: 'app' });
   return {
     conclusion: report.conclusion === 'success' ? 'success' : 'failure',
     output: {
@@ -178,5 +178,5 @@ export function stickyBody(markdown: string): string {
 }
 
 export function checkReportComment(report: CheckReport): string {
-  return stickyBody(renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME }));
+  return stickyBody(renderCheckMarkdown(report, { maxChars: SUMMARY_MAX, title: CHECK_NAME, reader: 'app' }));
 }

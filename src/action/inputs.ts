@@ -18,6 +18,7 @@ export const INPUT = {
   suiteCommand: 'suite-command',
   comment: 'comment',
   failOn: 'fail-on',
+  rebuildBaseline: 'rebuild-baseline',
   databricksHost: 'databricks-host',
   databricksToken: 'databricks-token',
   databricksClientId: 'databricks-client-id',
@@ -102,6 +103,8 @@ export interface ActionInputs {
   comment: (typeof COMMENT_MODES)[number];
   /** Replaces the config's lint.failOn: `warning` makes lint warnings fail the check too. */
   failOn: (typeof FAIL_ON)[number] | undefined;
+  /** check: build the baseline from base alone when the parent has migrations base does not know (`--rebuild-baseline`). */
+  rebuildBaseline: boolean;
   /** Environment for the lakebase/neon providers, from their inputs (empty when none are set). */
   cloudEnv: Record<string, string>;
   /** local provider: put its data directory on a loop-mounted reflink XFS (src/action/reflink.ts). */
@@ -130,6 +133,18 @@ export interface LaneInputs {
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: (iss) => `must be one of ${values.join(', ')} (got ${JSON.stringify(String(iss.input))})` });
 
+/** A boolean input as core.getBooleanInput reads one (YAML 1.2's core schema). */
+const booleanInput = (fallback: 'true' | 'false') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, c) => {
+      if (['true', 'True', 'TRUE'].includes(text)) return true;
+      if (['false', 'False', 'FALSE'].includes(text)) return false;
+      c.addIssue({ code: 'custom', message: `must be true or false (got ${JSON.stringify(text)})` });
+      return z.NEVER;
+    });
+
 const Schema = z.object({
   [INPUT.mode]: oneOf(MODES).default('check'),
   [INPUT.githubToken]: z.string().optional(),
@@ -144,6 +159,7 @@ const Schema = z.object({
   [INPUT.suiteCommand]: z.string().optional(),
   [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
   [INPUT.failOn]: oneOf(FAIL_ON).optional(),
+  [INPUT.rebuildBaseline]: booleanInput('false'),
   [INPUT.reflink]: oneOf(REFLINK).default('false'),
   [INPUT.feature]: z
     .string()
@@ -225,6 +241,7 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
     suiteCommand: v[INPUT.suiteCommand],
     comment: v[INPUT.comment],
     failOn: v[INPUT.failOn],
+    rebuildBaseline: v[INPUT.rebuildBaseline],
     cloudEnv: envFrom(CLOUD_INPUT_ENV, v),
     reflink: v[INPUT.reflink],
     lane: {

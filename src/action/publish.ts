@@ -32,7 +32,9 @@ export async function publishCheck({ report, inputs, ctx, databaseUrl }: Publish
   await writeFile(reportFile, `${scrub(JSON.stringify(report, null, 2))}\n`);
   core.info(`Report: ${reportFile}`);
 
-  const markdown = scrub(renderCheckMarkdown(report, ctx.runUrl ? { links: { run: ctx.runUrl } } : {}));
+  const markdown = scrub(
+    renderCheckMarkdown(report, { reader: 'action', ...(ctx.runUrl ? { links: { run: ctx.runUrl } } : {}) }),
+  );
   if (ctx.stepSummary) await core.summary.addRaw(markdown).write();
 
   for (const a of checkAnnotations(report)) {

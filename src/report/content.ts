@@ -85,7 +85,30 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'parent-ahead': 'Parent ahead',
 };
 
-export function problemPhrase(p: PlanProblem): Phrase {
+/**
+ * Who reads a report: someone who ran `consort check`, a workflow's Consort step (the Action), or
+ * a pull request the App checks. Advice names what that reader can do, and only that.
+ */
+export type Reader = 'cli' | 'action' | 'app';
+
+/** What builds the baseline from base alone, for each reader (the App has nothing that does). */
+const REBUILD_BASELINE: Record<Reader, Phrase> = {
+  cli: ['run ', { code: 'consort check --rebuild-baseline' }, ', which builds the baseline from base alone.'],
+  action: [
+    'set ',
+    { code: 'rebuild-baseline: true' },
+    " on the workflow's Consort step, which builds the baseline from base alone (as long as it is set).",
+  ],
+  app: [
+    'commit them to the base branch as migrations, or undo them on the parent database: the App always builds the baseline on the parent (',
+    { code: 'consort check --rebuild-baseline' },
+    " and the Action's ",
+    { code: 'rebuild-baseline' },
+    ' input build it from base alone).',
+  ],
+};
+
+export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
   switch (p.kind) {
     case 'order-conflict':
       return [
@@ -121,9 +144,8 @@ export function problemPhrase(p: PlanProblem): Phrase {
       return [
         "The parent database has migrations this PR's base does not: ",
         ...codeList(p.migrations),
-        '. If base has gained them since this PR branched, merge the base branch into this PR; if they were applied to the parent by hand and are on no branch, run ',
-        { code: 'consort check --rebuild-baseline' },
-        ', which builds the baseline from base alone.',
+        '. If base has gained them since this PR branched, merge the base branch into this PR; if they were applied to the parent by hand and are on no branch, ',
+        ...REBUILD_BASELINE[reader],
       ];
   }
 }

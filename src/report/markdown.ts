@@ -28,6 +28,7 @@ import {
   failureNotes,
   verdict,
   type Phrase,
+  type Reader,
   type StageOutcome,
 } from './content.js';
 import { clip, fenced, mdCode, mdText, oneLine, shellQuote, stripControl } from './escape.js';
@@ -38,6 +39,8 @@ export interface MarkdownOptions {
   /** Replaces "Consort" in the heading, e.g. to tell two database checks apart. */
   title?: string;
   links?: { run?: string };
+  /** Who reads it, so its advice names what they can do (default `cli`: `consort check --markdown`). */
+  reader?: Reader;
 }
 
 /** How much detail one rendering keeps; each stage of shortening lowers one of these. */
@@ -50,6 +53,7 @@ interface Limits {
 
 interface Input {
   report: CheckReport;
+  reader: Reader;
   title: string;
   run: string | null;
   maxChars: number;
@@ -169,15 +173,16 @@ function capped<T>(
   return { shown: list.slice(0, cap), more: [`… and ${plural(left, `more ${what}`)}`] };
 }
 
-function planSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
+function planSection(r: CheckReport, reader: Reader, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
   const warnings = (r.stages.plan.warnings ?? []).map(
-    (p) => `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p))}`,
+    (p) =>
+      `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p, reader))}`,
   );
   if (problems.length === 0 && warnings.length === 0) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);
   const lines = [
-    ...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p))}`),
+    ...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p, reader))}`),
     ...warnings.slice(0, Math.max(l.items, 0)),
   ];
   const renames = shown.flatMap((p) => renameCommand(p, shellQuote) ?? []);
@@ -294,7 +299,7 @@ function render(i: Input, l: Limits): string {
     ? [errorSection(r, 300)]
     : [
         errorSection(r, MESSAGE_MAX),
-        planSection(r, l, omitted),
+        planSection(r, i.reader, l, omitted),
         migrationSection(r),
         lintSection(r, l, omitted),
         reversibilitySection(r, l, omitted),
@@ -323,6 +328,7 @@ export function renderCheckMarkdown(report: CheckReport, options: MarkdownOption
   const maxChars = options.maxChars ?? 60_000;
   const i: Input = {
     report,
+    reader: options.reader ?? 'cli',
     maxChars,
     title: options.title ?? 'Consort',
     run: safeUrl(options.links?.run),

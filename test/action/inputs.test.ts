@@ -29,6 +29,7 @@ describe('parseInputs', () => {
       suiteCommand: undefined,
       comment: 'sticky',
       failOn: undefined,
+      rebuildBaseline: false,
       cloudEnv: {},
       reflink: 'false',
       lane: {
@@ -67,6 +68,7 @@ describe('parseInputs', () => {
       suiteCommand: 'npm run test:db',
       comment: 'off',
       failOn: 'warning',
+      rebuildBaseline: false,
       cloudEnv: {},
       reflink: 'false',
       lane: {
@@ -138,6 +140,14 @@ describe('parseInputs', () => {
     expect(parseInputs(reader({ reflink: 'true', provider: 'local' })).reflink).toBe('true');
   });
 
+  it('reads rebuild-baseline as GitHub reads a boolean input: false by default', () => {
+    expect(parseInputs(reader({})).rebuildBaseline).toBe(false);
+    for (const yes of ['true', 'True', 'TRUE'])
+      expect(parseInputs(reader({ 'rebuild-baseline': yes })).rebuildBaseline).toBe(true);
+    for (const no of ['false', 'False', 'FALSE'])
+      expect(parseInputs(reader({ 'rebuild-baseline': no })).rebuildBaseline).toBe(false);
+  });
+
   it('uses the postgres provider when a database URL is given without a provider', () => {
     expect(parseInputs(reader({ 'database-url': 'postgres://u:p@h/d' })).provider).toBe('postgres');
   });
@@ -155,6 +165,7 @@ describe('parseInputs', () => {
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
     [{ reflink: 'yes' }, 'Invalid input "reflink" must be one of false, auto, true (got "yes").'],
+    [{ 'rebuild-baseline': 'yes' }, 'Invalid input "rebuild-baseline" must be true or false (got "yes").'],
     [
       { 'github-write-pacing': 'fast' },
       'Invalid input "github-write-pacing" must be one of github, none (got "fast").',

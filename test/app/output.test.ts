@@ -110,6 +110,14 @@ describe('check run output', () => {
     ]);
   });
 
+  it('a parent ahead of base: comment and check run name what the App can honestly offer, not a CLI flag to re-run with', () => {
+    for (const text of [checkReportComment(failingReport), reportOutcome(failingReport).output.summary]) {
+      expect(text).toContain('**Parent ahead:**');
+      expect(text).toContain('the App always builds the baseline on the parent');
+      expect(text).not.toContain('run <code>consort check --rebuild-baseline</code>');
+    }
+  });
+
   it('the sticky comment starts with the marker the App finds it by', () => {
     expect(checkReportComment(passingReport).startsWith(`${STICKY_MARKER}\n`)).toBe(true);
   });

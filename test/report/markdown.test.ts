@@ -92,6 +92,21 @@ describe('renderCheckMarkdown', () => {
     );
   });
 
+  it("tells the reader of a parent ahead of base what they can do: the CLI's flag, the Action's input, no App route", () => {
+    const parentAhead = (reader?: 'cli' | 'action' | 'app') =>
+      renderCheckMarkdown(failingReport, reader ? { reader } : {})
+        .split('\n\n')
+        .find((p) => p.startsWith('**Parent ahead:**'))!;
+    expect(parentAhead()).toContain('run <code>consort check --rebuild-baseline</code>');
+    expect(parentAhead('cli')).toBe(parentAhead());
+    expect(parentAhead('action')).toContain("set <code>rebuild-baseline: true</code> on the workflow's Consort step");
+    expect(parentAhead('action')).not.toContain('consort check');
+    const app = parentAhead('app');
+    expect(app).toContain('commit them to the base branch as migrations, or undo them on the parent database');
+    expect(app).toContain('the App always builds the baseline on the parent');
+    expect(app).not.toMatch(/\brun <code>|\bset <code>|\/consort/);
+  });
+
   it('shows the failing statement, where it is, and the Postgres error', () => {
     const md = renderCheckMarkdown(failingReport);
     const { blocks } = parseBlocks(md);

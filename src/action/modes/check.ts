@@ -68,6 +68,7 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
       toolVersion: VERSION,
       // Nothing closes a merge group's or a push's branch later: remove it at the end.
       cleanup: sides.pr === null,
+      rebuildBaseline: inputs.rebuildBaseline,
     },
     ports,
   );

@@ -180,7 +180,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
             'internal',
             `${which} not apply to the parent branch "${config.database.parent}": ${f.error.message}`,
             {
-              hint: 'Fix the parent (or rebuild the baseline with --rebuild-baseline); the PR cannot be checked on top of a broken base.',
+              hint: "Fix the parent, or build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting): the PR cannot be checked on top of a broken base.",
             },
           );
         }

@@ -270,7 +270,7 @@ export async function runCheck(
         stages.plan.problems.push({ kind: 'parent-ahead', migrations: b.ahead });
         return {
           status: 'failed',
-          summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}); merge base into this PR if base has them, else re-run with --rebuild-baseline to build the baseline from base alone`,
+          summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}): merge base into this PR if base has them, else see "Parent ahead" under the migration plan`,
         };
       }
       return { status: 'failed', summary: b.message };
