@@ -71,7 +71,8 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 
 /**
  * Lay the shop out as <tmp>/examples/shop with <tmp>/node_modules linked to this package's, so the
- * example's suite command (`../../node_modules/jest/…`) runs exactly as in the repository.
+ * example's packages (jest, pg) resolve from above it exactly as in the repository, with nothing
+ * installed in the shop itself (a user's copy installs them: examples/shop/package.json).
  */
 export interface ScenarioRepoOptions {
   /** Files added on top of the shop in the base commit (e.g. more migrations). */

@@ -20,8 +20,7 @@ const LEAN = ['test/orders.test.js', 'test/concurrency.test.js'];
 const LEFT_OUT: Record<ShopSuite, string[]> = { full: [], lean: LEAN, quick: LEAN };
 const QUICK_SUITE = fileURLToPath(new URL('../fixtures/quick-suite/run.mjs', import.meta.url));
 /** The shop's suite command (jest), as examples/shop/.github/consort.yml spells it. */
-const JEST_COMMAND =
-  /^( {2}command: )node --experimental-vm-modules \.\.\/\.\.\/node_modules\/jest\/bin\/jest\.js --ci$/m;
+const JEST_COMMAND = /^( {2}command: )node --experimental-vm-modules test\/run-jest\.js --ci$/m;
 
 /** The shop's .github/consort.yml with `agents.default` running `node <agent> [args]`, plus any extra YAML. */
 export async function shopConfigWithAgent(agent: string, extra = ''): Promise<string> {
