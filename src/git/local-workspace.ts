@@ -92,7 +92,17 @@ export function bindWorkspace(ws: git.GitWorkspace): Workspace {
       await git.removeWorktree(ws, dir, options);
     },
     settle: () => git.settleRemovals(ws),
-    pinGitConfig: () => pinGlobalConfig(ws.top),
+    // A pin changes which of git's global files there are (its copies are among them): a snapshot
+    // taken before it, or under a pin since released, would find the copies of another pin "deleted"
+    // and put them back — a second run on this workspace stopped on that at its first guard.
+    async pinGitConfig() {
+      last = settled = undefined;
+      const unpin = await pinGlobalConfig(ws.top);
+      return async () => {
+        await unpin();
+        last = settled = undefined;
+      };
+    },
     async guardGit(purpose = 'turn') {
       if (purpose === 'turn') indexUntouched = false;
       // After a guard put git's files back, they are what that guard read: nothing is read again

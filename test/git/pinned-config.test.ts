@@ -154,3 +154,25 @@ it('writes the global configuration back as git reads it: quotes, backslashes, n
     await release();
   }
 });
+
+it('a second pin on the same workspace: its guards do not find the first pin\'s copies "deleted"', async () => {
+  const { localWorkspaces } = await import('../../src/git/local-workspace.js');
+  const dir = path.join(root, 'repo');
+  await exec('git', ['init', '-q', '-b', 'main', dir]);
+  await writeFile(path.join(dir, 'a.txt'), 'a\n');
+  await exec('git', ['-C', dir, 'add', '-A']);
+  await exec('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@e', 'commit', '-q', '-m', 'a']);
+  const ws = await localWorkspaces.open(dir);
+  // Two runs on one workspace object (an API caller's, or a test's): each pins, guards and releases.
+  for (let run = 0; run < 2; run++) {
+    const unpin = await ws.pinGitConfig!();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const guard = await ws.guardGit!('suite');
+        expect(await guard.restore()).toEqual([]);
+      }
+    } finally {
+      await unpin();
+    }
+  }
+});
