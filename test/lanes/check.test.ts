@@ -317,6 +317,23 @@ describe('removing the temporary branches', () => {
       }
     }));
 
+  it('keeps them with --keep-branches, says so, and the next check of the branch removes them', () =>
+    withRepo('clean', async (repo) => {
+      const { lines, log } = recordingLog();
+      try {
+        const { report } = await check(repo, noSuite, { pr: 35, log, keepBranches: true });
+        expect(report.conclusion).toBe('success');
+        expect(lines.info).toContain(
+          'Kept the temporary branch pr-35-suite (--keep-branches); the next check of pr-35 removes it first.',
+        );
+        expect(await branchNames()).toContain('pr-35-suite');
+        expect((await check(repo, noSuite, { pr: 35 })).report.conclusion).toBe('success');
+        expect((await branchNames()).filter((n) => n.startsWith('pr-35-'))).toEqual([]);
+      } finally {
+        await t.provider.delete('pr-35', { recursive: true, terminateConnections: true });
+      }
+    }));
+
   it('warns about one it could not remove, and the next check of the branch removes it', () =>
     withRepo('clean', async (repo) => {
       const { lines, log } = recordingLog();

@@ -80,7 +80,10 @@ export function checkCommand(ctx: Ctx): Command {
     .option('--json <file>', 'write the CheckReport JSON to <file> (- for stdout)')
     .option('--markdown <file>', 'write the markdown report (PR comment / job summary) to <file>')
     .option('--dry-run', 'print the plan from the files alone: starts no server, needs no database')
-    .option('--keep-branches', 'keep the temporary branches too (for debugging)')
+    .option(
+      '--keep-branches',
+      'keep the temporary branches to look into (the next check of the branch removes them first)',
+    )
     .option('--cleanup', 'delete the PR branch at the end as well')
     .option('--rebuild-baseline', 'build the baseline from base alone when the parent branch is ahead of base')
     .option('--verbose', "stream the suite's output to stderr")

@@ -608,11 +608,18 @@ export async function runCheck(
     if (prRunAs !== undefined) await headRunner?.release?.(prRunAs).catch(() => undefined);
     // Routine, so said only when debugging (CONSORT_DEBUG=1, the Action's step debug logging);
     // a branch left behind is a warning.
-    if (temporary.length > 0) log.debug(`Removing temporary branches: ${temporary.join(', ')}`);
+    // --keep-branches keeps them to look into (the next check of the branch removes them first).
+    const kept = input.keepBranches === true ? await existing(temporary) : [];
+    if (kept.length > 0)
+      log.info(
+        `Kept the temporary ${kept.length === 1 ? 'branch' : 'branches'} ${kept.join(', ')} (--keep-branches); the next check of ${branch} removes ${kept.length === 1 ? 'it' : 'them'} first.`,
+      );
+    const toRemove = input.keepBranches === true ? [] : temporary;
+    if (toRemove.length > 0) log.debug(`Removing temporary branches: ${toRemove.join(', ')}`);
     const removed: string[] = [];
     // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
     await Promise.all(
-      temporary.map(async (name) => {
+      toRemove.map(async (name) => {
         if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
         await provider.delete(name, ours).then(
           () => removed.push(name),
@@ -630,6 +637,12 @@ export async function runCheck(
     await sidesOnDisk?.catch(() => undefined); // never remove the scratch directory under git
     await workdir?.dispose();
     await release?.().catch(() => undefined);
+  }
+
+  /** The names among `names` that are branches now (a stage that stopped early never made its own). */
+  async function existing(names: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(names.map((n) => provider.get(n).catch(() => undefined)));
+    return names.filter((_, i) => found[i]);
   }
 
   function finish(): CheckReport {
