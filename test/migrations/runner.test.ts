@@ -500,8 +500,8 @@ describe('a session keeps a connection per URL when asked', () => {
   });
 });
 
-/** JS migrations that sleep and record when they ran, in which process. */
-async function sleepy(): Promise<string> {
+/** JS migrations that sleep (`seconds` each) and record when they ran, in which process. */
+async function sleepy(seconds = 0.6): Promise<string> {
   const d = path.join(work, 'sleepy');
   await mkdir(d);
   // The token is the process's: one per child that loaded the migrations.
@@ -511,7 +511,7 @@ async function sleepy(): Promise<string> {
       'exports.up = (pgm) => pgm.sql(',
       `  "CREATE TABLE IF NOT EXISTS ran (n int, token text, started timestamptz, ended timestamptz); " +`,
       `  "INSERT INTO ran VALUES (${n}, '" + token + "', clock_timestamp(), NULL); " +`,
-      `  "SELECT pg_sleep(0.6); UPDATE ran SET ended = clock_timestamp() WHERE n = ${n};",`,
+      `  "SELECT pg_sleep(${seconds}); UPDATE ran SET ended = clock_timestamp() WHERE n = ${n};",`,
       ');',
       'exports.down = false;',
       '',
@@ -617,7 +617,9 @@ describe("a session's preload", () => {
   });
 
   it('is dropped once a request came first: it never holds back the steps on other databases', async () => {
-    const d = await sleepy();
+    // Long enough that the other database's step, started after the preload, begins inside it on a
+    // loaded box (at 0.6 s a whole-suite run at load 10 missed it by 0.6 s).
+    const d = await sleepy(3);
     const other = `mig_other_${randomBytes(5).toString('hex')}`;
     await query(SYSTEM_PG_URL, `CREATE DATABASE ${quoteIdent(other)}`);
     const otherUrl = withDatabase(SYSTEM_PG_URL, other);
@@ -627,7 +629,7 @@ describe("a session's preload", () => {
         runner.apply({ ...options('up', {}), databaseUrl: at, dir: d, count, engine: engine7 });
       runner.warm(engine7, [{ kind: 'js' }]);
       const mine = up(url, 1);
-      // Its migration is running (0.6 s of sleep) when the files come to be on disk.
+      // Its migration is running (3 s of sleep) when the files come to be on disk.
       const sleeping = () =>
         query(
           SYSTEM_PG_URL,
