@@ -139,6 +139,46 @@ describe('reversibility verdicts on a CommonJS history', () => {
   });
 });
 
+describe('a SQL migration without a down', () => {
+  it('says which: no `-- Down Migration` section (node-pg-migrate refuses the rollback), or one with no statement', async () => {
+    const dir = await migrationsDir();
+    try {
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
+      await writeFile(
+        path.join(dir, 'migrations', '1700000000001_b.sql'),
+        '-- Up Migration\nCREATE TABLE b (id int);\n',
+      );
+      await writeSql(dir, '1700000000002_c', 'CREATE TABLE c (id int);', '-- nothing yet');
+      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
+      const result = await withScratchDatabase((url) =>
+        proveReversibility({
+          url,
+          migrations,
+          table: 'pgmigrations',
+          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
+          schemas: pgSchemaReader,
+          runner: nodePgMigrate,
+        }),
+      );
+      expect(result.migrations.map((m) => [m.name, m.verdict, m.detail])).toEqual([
+        ['1700000000000_a', 'reversible', undefined],
+        [
+          '1700000000001_b',
+          'missing-down',
+          'it has no `-- Down Migration` section, so node-pg-migrate refuses to roll it back; add one, or if that is intended declare it irreversible (`-- consort: irreversible`)',
+        ],
+        [
+          '1700000000002_c',
+          'missing-down',
+          'its `-- Down Migration` section holds no statement; write the down, or if the migration cannot go down declare it irreversible (`-- consort: irreversible`)',
+        ],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the re-apply after the downs', () => {
   it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
     const dir = await migrationsDir();

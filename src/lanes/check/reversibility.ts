@@ -140,8 +140,15 @@ async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
     else if (m.hasDown === false)
       verdicts.set(m.name, {
         verdict: 'missing-down',
+        // A SQL file without a down section: node-pg-migrate loads it as `down = false` and refuses to
+        // roll it back, but nothing says that was meant (a forgotten down reads the same), so it is
+        // asked for here as the JS way is: a down, or the declaration.
         detail:
-          'it cannot be rolled back; if that is intended, declare it irreversible (`exports.down = false`, or `-- consort: irreversible` in a SQL file)',
+          m.kind === 'sql'
+            ? m.downSqlLineOffset === undefined
+              ? 'it has no `-- Down Migration` section, so node-pg-migrate refuses to roll it back; add one, or if that is intended declare it irreversible (`-- consort: irreversible`)'
+              : 'its `-- Down Migration` section holds no statement; write the down, or if the migration cannot go down declare it irreversible (`-- consort: irreversible`)'
+            : 'it cannot be rolled back; if that is intended, declare it irreversible (`exports.down = false`)',
       });
     else if (runs.length > 0 && runs[runs.length - 1]!.end === i) runs[runs.length - 1]!.end = i + 1;
     else runs.push({ start: i, end: i + 1 });
