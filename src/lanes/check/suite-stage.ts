@@ -82,6 +82,8 @@ export async function suiteStage(
       ...(t.file ? { file: t.file } : {}),
     }));
   const exit = result.exitCode === null ? `killed by ${result.signal}` : `exit ${result.exitCode}`;
+  const noScript = result.exitCode !== 0 ? missingTestScript(config.suite.command, result.output) : null;
+  if (noScript !== null) return { ...base, tests, failures, status: 'failed', summary: noScript };
   const counts = junit ? summarizeSuite(junit) : exit;
   if (result.exitCode !== 0 || failures.length > 0) {
     return { ...base, tests, failures, status: 'failed', summary: `${counts}${junit ? ` (${exit})` : ''}` };
@@ -101,4 +103,20 @@ export async function suiteStage(
     status: 'passed',
     summary: junit ? counts : 'exit 0 (no JUnit report configured)',
   };
+}
+
+/**
+ * The default `npm test` in a project without a `test` script (npm's "Missing script", or the
+ * placeholder `npm init` writes): said plainly, as the suite's failure. Still a failure, never a
+ * skip: a pull request that removes its project's test script must not pass the merge gate.
+ */
+export function missingTestScript(command: string, output: string): string | null {
+  if (!/^\s*npm\s+(?:run\s+)?test\s*$/.test(command)) return null;
+  const what = /^npm (?:error|ERR!) Missing script: "test"/m.test(output)
+    ? 'package.json has no `test` script'
+    : /Error: no test specified/.test(output)
+      ? 'package.json\'s `test` script is npm init\'s placeholder (`echo "Error: no test specified" && exit 1`)'
+      : null;
+  if (what === null) return null;
+  return `${what}, so \`${command.trim()}\` ran no tests: add the script, or set suite.command in the Consort configuration to the command that runs your tests`;
 }
