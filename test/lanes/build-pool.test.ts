@@ -5,7 +5,8 @@
  * With `branchPool: 0` every fork is a copy, as before pools.
  */
 import { spawn } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
@@ -142,7 +143,9 @@ it('a migration the turn adds that sorts before one the fork ahead applied: fork
 
 it.each([
   ['after the runner read them: the fork is kept and only the new one applied', 'after', 1],
-  ['before the runner read them (it applied the new one too): forked again', 'before', 2],
+  // The branch is migrated from a copy of the files read before: the runner never sees a file the
+  // agent writes meanwhile, so the new one is applied at the proof either way.
+  ['before the runner read them: the fork is kept and only the new one applied', 'before', 1],
 ])(
   "a proof's branch forked ahead while the turn adds a migration, %s",
   async (_what, when, forks) => {
@@ -183,6 +186,50 @@ it.each([
   },
   120_000,
 );
+
+it("a proof's branch forked ahead is not migrated ahead with a JS migration: what it imports may change before the proof", async () => {
+  // GREEN's migration is code that imports the schema change from the project's source. In the
+  // working tree (where the proof's branch is forked ahead) that module adds a column; the agent
+  // then rewrites it to do nothing and commits that. The migration's bytes are the same in both
+  // trees, so its hash matches; the proof must still see what the committed tree makes: no column.
+  const migration = '1730000400000_add_customer_phone.cjs';
+  const source =
+    "const { change, undo } = require('../src/phone-schema.cjs');\nexports.up = (pgm) => change(pgm);\nexports.down = (pgm) => undo(pgm);\n";
+  const committed = await mkdtemp(path.join(os.tmpdir(), 'consort-committed-'));
+  await cp(path.join(repo.dir, 'migrations'), path.join(committed, 'migrations'), { recursive: true });
+  await mkdir(path.join(committed, 'src'));
+  await mkdir(path.join(repo.dir, 'src'), { recursive: true });
+  for (const root of [repo.dir, committed]) await writeFile(path.join(root, 'migrations', migration), source);
+  await writeFile(
+    path.join(repo.dir, 'src', 'phone-schema.cjs'),
+    "exports.change = (pgm) => pgm.addColumn('customers', { phone: 'text' });\nexports.undo = (pgm) => pgm.dropColumn('customers', 'phone');\n",
+  );
+  await writeFile(
+    path.join(committed, 'src', 'phone-schema.cjs'),
+    'exports.change = () => undefined;\nexports.undo = () => undefined;\n',
+  );
+  const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config, baseCommit });
+  try {
+    await branches.baseline();
+    branches.prefork('f004-p1', 'proof');
+    const proof = await branches.fresh('f004-p1', committed);
+    expect(proof.migrations).toMatchObject({ ok: true });
+    expect(proof.migrations.applied.map((m) => m.name)).toEqual(['1730000400000_add_customer_phone']);
+    expect(proof.migrations.log[0]).toMatch(
+      /not migrated ahead: migrations\/1730000400000_add_customer_phone\.cjs is not plain SQL/,
+    );
+    expect(
+      await query(proof.url, "SELECT count(*)::int AS n FROM information_schema.columns WHERE column_name = 'phone'"),
+    ).toEqual([{ n: 0 }]);
+    branches.drop('f004-p1');
+  } finally {
+    await branches.settle();
+    await rm(path.join(repo.dir, 'migrations', migration), { force: true });
+    await rm(path.join(repo.dir, 'src', 'phone-schema.cjs'), { force: true });
+    await rm(committed, { recursive: true, force: true });
+  }
+  expect(await leftovers()).toEqual([]);
+}, 120_000);
 
 it('copies every fork when the pool is off (build.branchPool: 0)', async () => {
   const off = { ...config, build: { ...config.build, branchPool: 0 } };

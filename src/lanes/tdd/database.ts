@@ -4,13 +4,14 @@
  * every turn and every proof then gets a fresh fork of it with the workspace's current
  * migrations applied, and the fork is deleted afterwards.
  */
-import { access } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
-import { migrationSetFromEntries, readMigrationSet } from '../../migrations/files.js';
+import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -53,6 +54,8 @@ type Shas = Map<string, string>;
 interface Prepared {
   ok: boolean;
   shas: Shas | null;
+  /** Why the branch was not migrated ahead (a line for the proof's migration log). */
+  note?: string;
 }
 
 const NOTHING_TO_APPLY: ApplyResult = { ok: true, applied: [], log: [] };
@@ -61,6 +64,8 @@ const NOTHING_TO_APPLY: ApplyResult = { ok: true, applied: [], log: [] };
 function holds(branch: Shas, current: Shas): boolean {
   return [...branch].every(([name, sha]) => current.get(name) === sha);
 }
+
+const shasOf = (files: readonly MigrationFile[]): Shas => new Map(files.map((m) => [m.name, m.sha256]));
 
 function same(a: Shas, b: Shas): boolean {
   return a.size === b.size && holds(a, b);
@@ -85,6 +90,8 @@ function same(a: Shas, b: Shas): boolean {
 export function createBranches(kit: BranchKit) {
   const time = kit.time ?? (<T>(_label: string, fn: () => Promise<T>) => fn());
   let baseline: Promise<string> | undefined;
+  /** The migrations the baseline holds (the base commit's), once it is built. */
+  let baseShas: Shas | null = null;
   /** The baseline whose pool this run set up (settle drops it). */
   let pooled: string | undefined;
   const poolSize = kit.provider.pool ? kit.config.build.branchPool : 0;
@@ -112,6 +119,7 @@ export function createBranches(kit: BranchKit) {
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
     const base = migrationSetFromEntries(await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir));
+    baseShas = shasOf(base);
     const workdir = await createWorkdir(kit.ws.dir, kit.git);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
@@ -226,7 +234,7 @@ export function createBranches(kit: BranchKit) {
     });
   }
 
-  async function migrationShas(workspace = kit.ws.dir): Promise<Shas> {
+  async function migrationFiles(workspace = kit.ws.dir): Promise<MigrationFile[]> {
     const dir = migrationsIn(workspace);
     if (
       !(await access(dir).then(
@@ -234,9 +242,11 @@ export function createBranches(kit: BranchKit) {
         () => false,
       ))
     )
-      return new Map();
-    return new Map((await readMigrationSet(dir, { relativeTo: workspace })).map((m) => [m.name, m.sha256]));
+      return [];
+    return readMigrationSet(dir, { relativeTo: workspace });
   }
+
+  const migrationShas = async (workspace = kit.ws.dir): Promise<Shas> => shasOf(await migrationFiles(workspace));
 
   /**
    * Fork and migrate (and read a sandbox's schema); the files may change meanwhile (an agent at
@@ -246,6 +256,7 @@ export function createBranches(kit: BranchKit) {
    */
   async function prepare(name: string, use: 'proof' | 'sandbox'): Promise<Prepared> {
     const url = await fork(name);
+    if (use === 'proof') return prepareProof(name, url);
     const before = await migrationShas();
     const result = await migrate(name, url);
     const after = await migrationShas();
@@ -253,6 +264,42 @@ export function createBranches(kit: BranchKit) {
       result.ok && (same(before, after) || (holds(before, after) && result.applied.every((m) => before.has(m.name))));
     if (known && use === 'sandbox') await readSchema(name, url);
     return { ok: true, shas: known ? before : null };
+  }
+
+  /**
+   * A proof's branch, forked ahead from the agent's working tree; what it holds is reused at proof
+   * time where the committed tree's migrations are the same files, so it must hold exactly what
+   * those files produce. A migration's sha256 covers its own bytes only: a JS/TS migration runs what
+   * it imports (node-pg-migrate loads every one, applied or not), which the agent may change after
+   * the fork is migrated. With any such migration the branch is only forked ahead: it holds the
+   * baseline's migrations, and the proof applies the rest from the committed tree. SQL migrations
+   * are applied from a private copy of the files that were hashed, so a file the agent swaps while
+   * the runner reads it changes nothing the branch holds.
+   */
+  async function prepareProof(name: string, url: string): Promise<Prepared> {
+    const files = await migrationFiles();
+    const code = files.filter((m) => m.kind !== 'sql');
+    if (code.length > 0) {
+      const named = code
+        .slice(0, 3)
+        .map((m) => m.file)
+        .join(', ');
+      return {
+        ok: true,
+        shas: baseShas,
+        note: `consort: the proof's branch was forked ahead but not migrated ahead: ${named}${code.length > 3 ? ', …' : ''} ${code.length === 1 ? 'is' : 'are'} not plain SQL (what a JS/TS migration imports is not covered by its hash), so the committed tree's migrations are applied here.`,
+      };
+    }
+    const copy = await mkdtemp(path.join(os.tmpdir(), 'consort-ahead-'));
+    try {
+      const dir = migrationsIn(copy);
+      await mkdir(dir, { recursive: true });
+      for (const f of files) await writeFile(path.join(dir, path.posix.basename(f.file)), f.content);
+      const result = await migrate(name, url, copy);
+      return { ok: true, shas: result.ok ? shasOf(files) : null };
+    } finally {
+      await rm(copy, { recursive: true, force: true });
+    }
   }
 
   async function readSchema(name: string, url: string): Promise<SchemaSummary> {
@@ -289,10 +336,15 @@ export function createBranches(kit: BranchKit) {
   }
 
   async function takeWarm(name: string): Promise<Shas | null> {
+    return (await takeWarmWithNote(name)).shas;
+  }
+
+  async function takeWarmWithNote(name: string): Promise<{ shas: Shas | null; note?: string }> {
     const early = warm.get(name);
     warm.delete(name);
     const prepared = early ? await time('branch:wait-for-early-fork', () => early) : undefined;
-    return prepared?.ok ? prepared.shas : null;
+    if (!prepared?.ok) return { shas: null };
+    return prepared.note === undefined ? { shas: prepared.shas } : { shas: prepared.shas, note: prepared.note };
   }
 
   async function disconnect(name: string): Promise<void> {
@@ -361,9 +413,12 @@ export function createBranches(kit: BranchKit) {
      * or an experiment worktree's); a leftover of the same name is replaced.
      */
     async fresh(name: string, workspace = kit.ws.dir): Promise<FreshBranch> {
-      const early = await takeWarm(name);
-      const { url, migrations } = await settleMigrations(name, early, workspace);
-      return { url, migrations };
+      const early = await takeWarmWithNote(name);
+      const { url, migrations } = await settleMigrations(name, early.shas, workspace);
+      return {
+        url,
+        migrations: early.note === undefined ? migrations : { ...migrations, log: [early.note, ...migrations.log] },
+      };
     },
 
     /** The cycle's sandbox for agents' turns, kept migrated; other (earlier cycles') sandboxes are dropped. */
