@@ -27,7 +27,7 @@ describe('the lane policy', () => {
       featureDir: '.consort/features/002-orders',
       gateMode: 'proxy',
       experiments: 2,
-      tests: ['spec/**'],
+      tests: ['spec/**', '!db/migrations/**'],
       ignore: [],
     });
     expect(p.writes.navigator).toEqual(['spec/**', '.consort/features/002-orders/reviews/**']);

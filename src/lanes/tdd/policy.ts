@@ -52,7 +52,9 @@ export function buildPolicy(
     rejectBornGreen: config.build.rejectBornGreen,
     retries: config.build.retries,
     repairRounds: config.build.repairRounds,
-    tests: expandGlobs(config.build.tests, p),
+    // Nothing in the migrations directory is a test, whatever its name (`migrations/…_x.test.sql` is
+    // applied as a migration): the navigator may not write it in RED and it is never frozen as a test.
+    tests: [...expandGlobs(config.build.tests, p), ...expandGlobs(['!{migrations}/**'], p)],
     writes,
     ignore: [...config.suite.reports],
     experiments: experiments ?? config.build.experiments,
