@@ -117,3 +117,68 @@ it('proxy mode passes the merge gate only when nothing is flagged', () => {
     }),
   );
 });
+
+/** Production lines that load a test framework or rewire its matchers: each must be flagged. */
+const REACHING = [
+  "const hooks = await import('@jest/globals').catch(() => null);",
+  'hooks?.expect.extend({ toBe: ok, toEqual: ok });',
+  "import { expect } from '@jest/globals';",
+  "import { expect, vi } from 'vitest';",
+  "import 'vitest';",
+  "const { expect } = await import('vitest');",
+  "const runner = require('node:test');",
+  "import test from 'node:test';",
+  "const chai = require('chai');",
+  "import { assert } from 'chai';",
+  "import Mocha from 'mocha';",
+  "import { expect as e } from '@vitest/expect';",
+  "const { jest } = require('@jest/globals');",
+  'expect.extend({ toBe: () => ({ pass: true }) });',
+  'globalExpect . extend(matchers); expect . extend(matchers);',
+  'chai.use(() => {});',
+  "jest.mock('./db');",
+  'from unittest.mock import patch',
+  'import pytest',
+];
+/** Ordinary production lines that must not be flagged. */
+const NOT_REACHING = [
+  "const flavour = 'mocha';",
+  "import { format } from './expect.js';",
+  "const spec = await import('./spec.js');",
+  'const extended = expected.extend(more);',
+  "import { test } from './test-helpers.js';",
+];
+
+it('flags added production lines that reach into a test framework, not tests, the harness, manifests or docs', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-testfw-'));
+  try {
+    await mkdir(path.join(dir, 'src'));
+    await mkdir(path.join(dir, 'spec'));
+    await mkdir(path.join(dir, 'docs'));
+    await writeFile(path.join(dir, 'README.md'), '# shop\n');
+    await git(dir, 'init', '-q');
+    await git(dir, 'add', '-A');
+    await git(dir, 'commit', '-qm', 'base');
+    const base = await git(dir, 'rev-parse', 'HEAD');
+    await writeFile(path.join(dir, 'src', 'telemetry.js'), [...REACHING, ...NOT_REACHING].join('\n'));
+    // A test where the project keeps them, the harness, a manifest and docs may name a framework.
+    await writeFile(path.join(dir, 'spec', 'customers.js'), "import { expect } from 'vitest';\n");
+    await writeFile(path.join(dir, 'jest.setup.js'), "import { expect } from '@jest/globals';\nexpect.extend({});\n");
+    await writeFile(path.join(dir, 'package.json'), '{ "devDependencies": { "@vitest/coverage-v8": "^3" } }\n');
+    await writeFile(path.join(dir, 'docs', 'testing.md'), "Import `'@jest/globals'`; `expect.extend(…)`.\n");
+    await git(dir, 'add', '-A');
+    await git(dir, 'commit', '-qm', 'green');
+    const flags = await testEnvironmentFlags(await workspaceAt(dir), base, ['spec/**']);
+    const lines = REACHING.concat(NOT_REACHING);
+    const flagged = flags.map(
+      (f) => lines[Number(/^src\/telemetry\.js:(\d+) reaches into a test framework: /.exec(f)?.[1]) - 1],
+    );
+    expect({
+      missed: REACHING.filter((l) => !flagged.includes(l)),
+      wrong: flagged.filter((l) => !REACHING.includes(l!)),
+    }).toEqual({ missed: [], wrong: [] });
+    expect(flags).toHaveLength(REACHING.length);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -39,7 +39,9 @@ export async function readGate(
 ): Promise<GateReading> {
   const files = await readGated(ws, store, gatedFiles(gate, { userFacing, cycles: await store.cycleFiles() }));
   const recorded = (await store.gates()).gates[gate]?.approval ?? null;
-  const flags = gate === 'merge' ? await testEnvironmentFlags(ws, (await store.load()).baseCommit) : [];
+  const stored = gate === 'merge' ? await store.load() : null;
+  // The project's own test globs: its tests import their framework by right, wherever they live.
+  const flags = stored ? await testEnvironmentFlags(ws, stored.baseCommit, stored.state.policy?.tests) : [];
   const { check, items } = checkGate(files, recorded, flags);
   const reading: GateReading = { check, ...(gate === 'spec' && items ? { items } : {}) };
   // An approval of other artifacts passes nothing anyway; one of these must come from where it should.

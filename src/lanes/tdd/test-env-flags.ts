@@ -1,11 +1,13 @@
 /**
  * Code that behaves differently under test is the cheapest way to a green proof that means
- * nothing (`if (process.env.JEST_WORKER_ID) return expected`). The merge gate flags every line the
- * feature added to production code (not tests, not Consort's records) that looks for a test
- * environment, so the person approving sees it; proxy mode does not pass a flagged gate.
+ * nothing (`if (process.env.JEST_WORKER_ID) return expected`); code that loads the test framework
+ * can rewire what the tests assert (`expect.extend({ toBe: ok })`). The merge gate flags every line
+ * the feature added to production code (not tests, not Consort's records) that looks for a test
+ * environment or reaches into a test framework, so the person approving sees it; proxy mode does
+ * not pass a flagged gate.
  */
 import { matchesAny } from '../../core/glob.js';
-import { DEFAULT_TEST_GLOBS } from '../../conductor/roles.js';
+import { DEFAULT_HARNESS, DEFAULT_TEST_GLOBS } from '../../conductor/roles.js';
 import type { Workspace } from '../../ports/workspace.js';
 
 /** Globals a test runner defines (jest, vitest, mocha, jasmine, node:test, QUnit) and vitest's internals. */
@@ -41,6 +43,36 @@ const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
   new RegExp(`['"]${RUNNER_NAMES}['"]\\s+in\\s+sys\\.modules\\b`),
 ];
 
+/** Test frameworks and their assertion libraries, as module names only a test would load. */
+const FRAMEWORK_MODULES = '(?:@jest/[\\w.-]+|@vitest/[\\w.-]+|node:test|bun:test)';
+/** Names that are test frameworks when imported or required (a bare 'mocha' string is not). */
+const FRAMEWORK_NAMES =
+  '(?:jest|vitest|mocha|chai|expect|jasmine|ava|tap|uvu|sinon|jest-mock|jest-extended|chai-as-promised)';
+
+/**
+ * Production code that reaches into the test framework can rewire what the tests assert
+ * (`(await import('@jest/globals')).expect.extend({ toBe: () => ({ pass: true }) })`): importing or
+ * requiring a framework, or extending its matchers, is never production's business.
+ */
+const REACHES_TEST_FRAMEWORK: readonly RegExp[] = [
+  new RegExp(`['"\`]${FRAMEWORK_MODULES}(?:/[^'"\`]*)?['"\`]`),
+  new RegExp(
+    `(?:\\bfrom\\s*|\\bimport\\s*(?:\\(\\s*)?|\\brequire(?:\\.resolve)?\\s*\\(\\s*)['"\`]${FRAMEWORK_NAMES}(?:/[^'"\`]*)?['"\`]`,
+  ),
+  // A matcher or plugin installed into the runner: expect.extend, expect?.extend, chai.use, jest.mock.
+  /\bexpect\s*\??\.\s*(?:extend|addSnapshotSerializer|addEqualityTesters)\b/,
+  /\bchai\s*\??\.\s*use\b/,
+  /\b(?:jest|vi)\s*\??\.\s*(?:mock|doMock|spyOn|fn|stubGlobal|stubEnv)\b/,
+  // Python: pytest or unittest.mock loaded by production code.
+  /^\s*(?:import|from)\s+(?:pytest|_pytest|unittest\.mock)\b/,
+];
+/** Where that is judged: source files, not package.json's devDependencies, lock files or docs; not the test harness (a jest.setup.js extends matchers by right). */
+const SOURCE = /\.(?:[cm]?[jt]sx?|vue|svelte|astro|py)$/;
+
+function reachesTestFramework(file: string, text: string): boolean {
+  return SOURCE.test(file) && !matchesAny(file, DEFAULT_HARNESS) && REACHES_TEST_FRAMEWORK.some((re) => re.test(text));
+}
+
 export async function testEnvironmentFlags(
   ws: Workspace,
   base: string,
@@ -51,6 +83,8 @@ export async function testEnvironmentFlags(
     if (file.startsWith('.consort/') || matchesAny(file, tests)) continue;
     if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text)))
       flags.push(`${file}:${line} looks for a test environment: ${text.trim().slice(0, 160)}`);
+    else if (reachesTestFramework(file, text))
+      flags.push(`${file}:${line} reaches into a test framework: ${text.trim().slice(0, 160)}`);
   }
   return flags;
 }
