@@ -97,7 +97,13 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
       refused: refused.map((r) => r.path),
     };
   if (result.proof === null) return { ...base, verdict: 'rejected', reason: 'not proven' };
-  const v = judgeGreen({ outcome: result.proof, itemTests: s.cycle?.tests ?? [], frozen: s.frozen });
+  const v = judgeGreen({
+    outcome: result.proof,
+    itemTests: s.cycle?.tests ?? [],
+    frozen: s.frozen,
+    passing: s.passing ?? [],
+    testFiles: s.cycle?.testFiles ?? [],
+  });
   if (v.verdict === 'green') return { ...base, verdict: 'green', passing: v.passing };
   return { ...base, verdict: 'rejected', reason: v.reason, failing: v.verdict === 'failing' ? v.failing : [] };
 }

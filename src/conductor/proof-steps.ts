@@ -152,7 +152,13 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
   const policy = policyOf(d);
   const cycle = s.cycle;
   const stamp = (verdict: string) => ({ at: d.at, verdict, branch, summary: suiteSummary(outcome) });
-  const v = judgeGreen({ outcome, itemTests: cycle.tests, frozen: s.frozen });
+  const v = judgeGreen({
+    outcome,
+    itemTests: cycle.tests,
+    frozen: s.frozen,
+    passing: s.passing ?? [],
+    testFiles: cycle.testFiles,
+  });
   const turnStep = purpose === 'green' ? 'green' : 'refactor';
   if (v.verdict === 'green') {
     flushTurn(d, outcome, 'accepted');

@@ -3,7 +3,9 @@
  * agents' claims. RED: the item's new or changed tests fail, by an assertion (`failed`), not by a
  * load, syntax, import or collection error (`errored` / `loadError`), and every test that passed
  * before still passes. A new test that passes before any implementation is born green. GREEN: the
- * whole suite passes and the frozen test files are byte-for-byte (normalized) what RED proved.
+ * whole suite passes, every test that passed at the last green proof still ran (and is not skipped,
+ * unless the navigator's RED turn changed its file), and the frozen test files are byte-for-byte
+ * (normalized) what RED proved.
  */
 import type { ProofOutcome, ProofTest } from './events.js';
 import { count } from '../core/plural.js';
@@ -140,6 +142,10 @@ export interface GreenInput {
   /** The item's tests (from RED): they must be present and pass. */
   itemTests: readonly string[];
   frozen: Readonly<Record<string, string>>;
+  /** Ids that passed at the last green proof (or the baseline): they must still run, and not be skipped. */
+  passing?: readonly string[];
+  /** Test files the cycle's RED turn added or changed: a test there the navigator skipped may stay skipped. */
+  testFiles?: readonly string[];
 }
 
 export function frozenChanges(
@@ -169,6 +175,22 @@ export function judgeGreen(input: GreenInput): GreenVerdict {
       reason: `${count(failing.length, 'test')} ${failing.length === 1 ? 'fails' : 'fail'}: ${describe(failing)}`,
       failing,
     };
+  // As at RED: a test that passed before must still run, and only the navigator's own change may skip it.
+  const ran = new Map(outcome.tests.map((t) => [t.id, t]));
+  const missing = (input.passing ?? []).filter((id) => !ran.has(id));
+  const skipped = (input.passing ?? []).filter((id) => {
+    const t = ran.get(id);
+    return t?.state === 'skipped' && !(input.testFiles ?? []).some((f) => sameFile(t.file, f));
+  });
+  if (missing.length > 0 || skipped.length > 0) {
+    const what = [
+      missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : '',
+      skipped.length ? `${skipped.slice(0, 5).join(', ')} are skipped now` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    return { verdict: 'failing', reason: `previously passing tests must still pass: ${what}`, failing: [] };
+  }
   const absent = input.itemTests.filter((id) => !outcome.tests.some((t) => t.id === id && t.state === 'passed'));
   if (absent.length > 0)
     return {
