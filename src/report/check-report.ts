@@ -85,6 +85,16 @@ const TestFailure = z.object({
   file: z.string().optional(),
 });
 
+/** A migration that failed: `code` is the SQLSTATE, `line` the line in the migration file. */
+const MigrationFailure = z.object({
+  name: z.string(),
+  file: z.string(),
+  statement: z.string(),
+  message: z.string(),
+  code: z.string().optional(),
+  line: z.number().int().optional(),
+});
+
 export const CheckReport = z.object({
   schemaVersion: z.literal(CHECK_REPORT_VERSION),
   tool: z.object({ name: z.literal('consort'), version: z.string() }),
@@ -119,21 +129,14 @@ export const CheckReport = z.object({
       reused: z.boolean(),
       applied: z.array(z.string()),
       seeded: z.boolean(),
+      /** One of base's migrations failed on the parent: the whole error, its stack included (the summary has its first line). */
+      failure: MigrationFailure.optional(),
     }),
     migrations: Stage.extend({
       applied: z.array(
         z.object({ name: z.string(), file: z.string(), durationMs: z.number(), statements: z.number().int() }),
       ),
-      failure: z
-        .object({
-          name: z.string(),
-          file: z.string(),
-          statement: z.string(),
-          message: z.string(),
-          code: z.string().optional(),
-          line: z.number().int().optional(),
-        })
-        .optional(),
+      failure: MigrationFailure.optional(),
       /** The node-pg-migrate that applied them: the project's installed copy, or Consort's bundled one. */
       nodePgMigrate: z
         .object({

@@ -16,7 +16,7 @@ import type { MigrationEngine } from '../../migrations/engine.js';
 import { childEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
-import type { MigrationRunner } from '../../ports/migration-runner.js';
+import type { ApplyFailure, MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
 
@@ -57,7 +57,92 @@ export type BaselineOutcome =
       seededUnconfined?: boolean;
     }
   | { ok: false; kind: 'parent-ahead'; ahead: string[] }
-  | { ok: false; kind: 'failed'; message: string };
+  | {
+      ok: false;
+      kind: 'failed';
+      /** One paragraph for the summary: never a stack trace. */
+      message: string;
+      /** When one of base's migrations failed: the whole error (its stack included), for JSON and debug output. */
+      failure?: BaseMigrationFailure;
+    };
+
+/** One of base's migrations failing on the parent, as the migrations stage reports a PR's (report's `failure`). */
+export interface BaseMigrationFailure {
+  name: string;
+  file: string;
+  statement: string;
+  message: string;
+  code?: string;
+  line?: number;
+}
+
+/** Whether the parent holds any relation of its own (in a schema not Postgres' own). */
+async function parentHasObjects(url: string): Promise<boolean> {
+  return withClient(url, async (db) => {
+    const { rows } = await db.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema') AS found`,
+    );
+    return rows[0]?.found === true;
+  });
+}
+
+const REBUILD =
+  "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
+
+/**
+ * What to say when base's migrations do not apply to the parent: a migration that cannot load is
+ * a missing install (or a broken file), not a broken parent; a statement is named as the
+ * migrations stage names a PR's; rebuilding the baseline is offered only when the parent holds
+ * something base's migrations may have met (an empty parent cannot be what breaks them).
+ */
+export async function baseFailure(
+  f: ApplyFailure,
+  parent: string,
+  rebuilt: boolean,
+  parentHasContent: () => Promise<boolean>,
+): Promise<{ message: string; hint: string; detail: BaseMigrationFailure }> {
+  const full = f.error.message;
+  // Node's "Cannot find module" carries its require stack on the lines after: only the first line is shown.
+  const firstLine = full.split('\n')[0]!.trim();
+  const where = f.file ? `${f.file}${f.error.line ? `:${f.error.line}` : ''}` : f.name;
+  const detail: BaseMigrationFailure = {
+    name: f.name ?? '',
+    file: f.file ?? '',
+    statement: f.kind === 'statement' ? f.statement : '',
+    message: full,
+    ...(f.error.code ? { code: f.error.code } : {}),
+    ...(f.error.line ? { line: f.error.line } : {}),
+  };
+  if (f.kind === 'load') {
+    const missing = /Cannot find (?:module|package) '([^']+)'/.exec(full)?.[1];
+    const which = where ? `base's migration ${where}` : "base's migrations";
+    return {
+      message: `${which} could not be loaded: ${firstLine}`,
+      hint: missing
+        ? `The migrations import ${missing}, which is not installed: install the project's dependencies before the check (npm ci), so base's and the PR's migrations load as they do when deployed.`
+        : "Install the project's dependencies before the check (npm ci); if they are installed, fix the migration file on base: node-pg-migrate cannot load it.",
+      detail,
+    };
+  }
+  const which = `base's migration ${where ?? 'a migration'}`;
+  const statement = f.kind === 'statement' ? ` in: ${oneLine(f.statement)}` : '';
+  const message = `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`;
+  const fixBase = `fix ${where ?? 'the migration'} on base: the PR cannot be checked on top of a base that does not apply.`;
+  if (!rebuilt && (await parentHasContent().catch(() => true)))
+    return {
+      message,
+      hint: `If "${parent}" holds objects base's migrations do not expect (made by hand, or by migrations on no branch), fix the parent or ${REBUILD}; else ${fixBase}`,
+      detail,
+    };
+  return { message, hint: `${fixBase[0]!.toUpperCase()}${fixBase.slice(1)}`, detail };
+}
+
+/** A statement on one line, cut to a length a summary can carry. */
+function oneLine(statement: string): string {
+  const flat = statement.replace(/\s+/g, ' ').trim();
+  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
+}
 
 async function seedIdentity(
   config: ConsortConfig,
@@ -146,10 +231,8 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   if (existing && existing.parent === config.database.parent)
     return { ok: true, name, reused: true, applied: [], seeded: false };
 
-  const parentApplied = await appliedMigrations(
-    await provider.connectionUri(config.database.parent),
-    config.migrations.table,
-  );
+  const parentUrl = await provider.connectionUri(config.database.parent);
+  const parentApplied = await appliedMigrations(parentUrl, config.migrations.table);
   const baseNames = new Set(input.base.map((m) => m.name));
   const ahead = parentApplied.filter((n) => !baseNames.has(n));
   if (ahead.length > 0 && !input.rebuild) return { ok: false, kind: 'parent-ahead', ahead };
@@ -174,15 +257,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           ...(input.engine ? { engine: input.engine } : {}),
         });
         if (!result.ok) {
-          const f = result.failed;
-          const which = f.name || f.file ? `base's migration ${f.name || f.file} does` : "base's migrations do";
-          throw new ConsortError(
-            'internal',
-            `${which} not apply to the parent branch "${config.database.parent}": ${f.error.message}`,
-            {
-              hint: "Fix the parent, or build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting): the PR cannot be checked on top of a broken base.",
-            },
+          const failure = await baseFailure(result.failed, config.database.parent, input.rebuild, () =>
+            parentHasObjects(parentUrl),
           );
+          throw Object.assign(new ConsortError('internal', failure.message, { hint: failure.hint }), {
+            baseFailure: failure.detail,
+          });
         }
         applied = result.applied.map((m) => m.name);
         // The seed is the project's code: a role confined to the baseline where the provider makes one.
@@ -201,10 +281,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
     };
   } catch (e) {
     if (e instanceof ConsortError && e.code !== 'internal' && e.code !== 'config') throw e;
+    const failure = (e as { baseFailure?: BaseMigrationFailure }).baseFailure;
     return {
       ok: false,
       kind: 'failed',
       message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e),
+      ...(failure ? { failure } : {}),
     };
   }
 }

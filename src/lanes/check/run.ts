@@ -273,7 +273,8 @@ export async function runCheck(
           summary: `the parent branch "${config.database.parent}" has ${count(b.ahead.length, 'migration')} that base does not know (${b.ahead.slice(0, 3).join(', ')}): merge base into this PR if base has them, else see "Parent ahead" under the migration plan`,
         };
       }
-      return { status: 'failed', summary: b.message };
+      if (b.failure) log.debug(`  base's migration failure in full: ${b.failure.message}`);
+      return { status: 'failed', summary: b.message, ...(b.failure ? { failure: b.failure } : {}) };
     });
     if (baseline.status !== 'passed' || !baseline.name) {
       skip(stages, ['migrations', 'lint', 'reversibility', 'schemaDiff', 'suite'], 'not run: no baseline');
