@@ -147,30 +147,51 @@ export async function cachedEngine(
   return cachedPackage(NAME, version, options);
 }
 
-/** As cachedEngine, for any package a project's lockfile pins (its TypeScript loader). */
+/**
+ * Whether `installed` is what `wanted` asks for: an exact version, or a major (`5`) — the latter
+ * when the lockfile pins no version of a peer and Consort picks one the package supports.
+ */
+const satisfies = (installed: string | undefined, wanted: string): boolean =>
+  installed !== undefined && (EXACT.test(wanted) ? installed === wanted : installed.split('.')[0] === wanted);
+
+/**
+ * As cachedEngine, for any package a project's lockfile pins (its TypeScript loader). `peers`:
+ * packages installed beside it at the given versions (exact, or a major), so npm does not resolve
+ * them to whatever is latest (ts-node with TypeScript 7, which has no compiler API for it); they
+ * are part of the cache directory's name (`<name>/<version>+<peer>@<version>…`).
+ */
 export async function cachedPackage(
   name: string,
   version: string,
-  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void; peers?: Readonly<Record<string, string>> } = {},
 ): Promise<string> {
   const env = options.env ?? process.env;
-  const dir = packageCacheDir(name, version, env);
+  const peers = Object.entries(options.peers ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  const key = [version, ...peers.map(([n, v]) => `${n.replace(/\//g, '+')}@${v}`)].join('+');
+  const dir = packageCacheDir(name, key, env);
   const pkg = path.join(dir, 'node_modules', name);
-  if ((await installedVersion(dir, name)) === version) return pkg;
+  const installed = async () =>
+    (await installedVersion(dir, name)) === version &&
+    (await Promise.all(peers.map(async ([n, v]) => satisfies(await installedVersion(dir, n), v)))).every(Boolean);
+  const specs = [`${name}@${version}`, ...peers.map(([n, v]) => `${n}@${v}`)];
+  if (await installed()) return pkg;
   await withToolsLock(dir, async () => {
-    if ((await installedVersion(dir, name)) === version) return; // another process installed it meanwhile
-    options.log?.(`Installing ${name}@${version}, the version the project's lockfile pins, into ${dir} (once)`);
-    await npmInstall(dir, [`${name}@${version}`], childEnv({}, { inherit: env, pass: NPM_PASS }));
+    if (await installed()) return; // another process installed it meanwhile
+    const beside = peers.length ? ` (with ${specs.slice(1).join(', ')})` : '';
+    options.log?.(
+      `Installing ${name}@${version}${beside}, the version the project's lockfile pins, into ${dir} (once)`,
+    );
+    await npmInstall(dir, specs, childEnv({}, { inherit: env, pass: NPM_PASS }));
   });
   if (
-    (await installedVersion(dir, name)) !== version ||
+    !(await installed()) ||
     !(await access(pkg).then(
       () => true,
       () => false,
     ))
   ) {
-    throw new ConsortError('tools-unavailable', `npm did not install ${name}@${version} into ${dir}.`, {
-      hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${name}@${version}.`,
+    throw new ConsortError('tools-unavailable', `npm did not install ${specs.join(' ')} into ${dir}.`, {
+      hint: `Install the project's dependencies before the check (npm ci), or pre-install it: npm install --no-save --prefix ${dir} ${specs.join(' ')}.`,
     });
   }
   return pkg;

@@ -101,6 +101,17 @@ async function projectLoader(
 }
 
 /**
+ * The TypeScript a lockfile-pinned ts-node compiles with: the version the lockfile pins, else the
+ * newest major ts-node runs on. Left to npm, ts-node's peer would be the latest TypeScript, and 7
+ * (the native compiler) has no `ts.sys` for it: "Cannot read properties of undefined (reading 'fileExists')".
+ */
+export const TS_NODE_TYPESCRIPT_MAJOR = '5';
+
+async function tsNodeTypeScript(workspace: string): Promise<string> {
+  return (await lockedVersionOf(workspace, 'typescript'))?.version ?? TS_NODE_TYPESCRIPT_MAJOR;
+}
+
+/**
  * Which loader makes `files` loadable by `engine` as the project's deploy would. Nothing is
  * registered here (this may be the App's process, and the loader is the repository's package):
  * the project's loader is named on the returned engine, and the child process that runs the
@@ -129,7 +140,10 @@ export async function prepareTypeScript(
   for (const name of ['tsx', 'ts-node'] as const) {
     const locked = await lockedVersionOf(workspace, name);
     if (!locked) continue;
-    const dir = await cachedPackage(name, locked.version, options);
+    const dir = await cachedPackage(name, locked.version, {
+      ...options,
+      ...(name === 'ts-node' ? { peers: { typescript: await tsNodeTypeScript(workspace) } } : {}),
+    });
     return {
       loader: { name, version: locked.version, source: 'lockfile' },
       engine: { ...engine, tsLoader: { name, workspace, from: path.dirname(path.dirname(dir)) } },

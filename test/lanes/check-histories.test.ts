@@ -38,6 +38,9 @@ const GIT_ENV = {
 const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
 const HISTORIES = path.join(process.cwd(), 'test/fixtures/histories');
 const MODULES = path.join(process.cwd(), 'node_modules');
+const TYPESCRIPT_VERSION = (
+  JSON.parse(await readFile(path.join(MODULES, 'typescript/package.json'), 'utf8')) as { version: string }
+).version;
 
 /**
  * ts-node loads the TypeScript compiler in every process a check applies migrations in (baseline,
@@ -278,7 +281,12 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with the loader the
           path.join(h.dir, 'package-lock.json'),
           JSON.stringify({
             lockfileVersion: 3,
-            packages: { '': { name: 'billing' }, [`node_modules/${loader}`]: { version } },
+            // ts-node's TypeScript pinned too: it is installed beside it (Consort's own copy here).
+            packages: {
+              '': { name: 'billing' },
+              [`node_modules/${loader}`]: { version },
+              ...(loader === 'ts-node' ? { 'node_modules/typescript': { version: TYPESCRIPT_VERSION } } : {}),
+            },
           }),
         );
         await git(h.dir, 'add', '-A');
@@ -290,8 +298,11 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with the loader the
 const fs = require('fs'), path = require('path');
 const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(npmLog)}, JSON.stringify(args) + '\\n');
-const prefix = args[args.indexOf('--prefix') + 1];
-fs.cpSync(${JSON.stringify(path.join(MODULES, loader))}, path.join(prefix, 'node_modules', ${JSON.stringify(loader)}), { recursive: true });
+const at = args.indexOf('--prefix');
+for (const spec of args.slice(at + 2)) {
+  const name = spec.replace(/@[^@]*$/, '');
+  fs.cpSync(path.join(${JSON.stringify(MODULES)}, name), path.join(args[at + 1], 'node_modules', name), { recursive: true });
+}
 `,
         );
         await chmod(path.join(scratch, 'bin/npm'), 0o755);
@@ -338,8 +349,8 @@ fs.cpSync(${JSON.stringify(path.join(MODULES, loader))}, path.join(prefix, 'node
           (await readFile(npmLog, 'utf8'))
             .trim()
             .split('\n')
-            .map((l) => (JSON.parse(l) as string[]).at(-1)),
-        ).toEqual([`${loader}@${version}`]);
+            .map((l) => (JSON.parse(l) as string[]).filter((a) => /^(?:tsx|ts-node|typescript)@/.test(a))),
+        ).toEqual([[`${loader}@${version}`, ...(loader === 'ts-node' ? [`typescript@${TYPESCRIPT_VERSION}`] : [])]]);
       } finally {
         await rm(scratch, { recursive: true, force: true });
         await h.dispose();
