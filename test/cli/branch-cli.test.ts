@@ -3,30 +3,14 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { runCli } from '../../src/cli/main.js';
 import { withDatabase } from '../../src/db/sql.js';
 import { ownDataDir, SYSTEM_PG_URL, query } from '../helpers/servers.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { captureCli } from '../helpers/cli.js';
 
 const run = execFileAsync;
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = captureCli;
 
 /** The branch's TTL ran out: its expiry, as stored in the catalog, moved an hour back (time passing without a sleep). */
 async function expire(url: string, name: string): Promise<void> {

@@ -2,10 +2,10 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { runCli } from '../../src/cli/main.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { ownDataDir } from '../helpers/servers.js';
+import { captureCli } from '../helpers/cli.js';
 
 let dataDir: string;
 let env: NodeJS.ProcessEnv;
@@ -18,23 +18,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = (args: string[]) => captureCli(args, env);
 
 async function inRepo(scenario: string, fn: (repo: ScenarioRepo) => Promise<void>): Promise<void> {
   const repo = await scenarioRepo(scenario);

@@ -11,6 +11,7 @@ import { buildProgram, COMMAND_NAMES, runCli, suggestionsFor } from '../../src/c
 import { renderCheckMarkdown } from '../../src/report/markdown.js';
 import { renderCheckTerminal } from '../../src/report/terminal.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';
+import { captureCli } from '../helpers/cli.js';
 
 const io = { out: () => undefined, err: () => undefined };
 const env = { PATH: process.env.PATH ?? '' };
@@ -21,23 +22,7 @@ function leaves(cmd: Command, prefix: string[] = []): [string[], Command][] {
   );
 }
 
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = (args: string[]) => captureCli(args, env);
 
 it('every command takes --json after its name, and --json before the command is a usage error (exit 2)', async () => {
   const all = leaves(buildProgram(io, env));

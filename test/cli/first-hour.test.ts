@@ -9,13 +9,13 @@ import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli/main.js';
 import { demoVerdict } from '../../src/cli/commands/demo.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { scenarioRepo } from '../../src/demo/scenarios.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { captureCli } from '../helpers/cli.js';
 
 const exec = execFileAsync;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,23 +28,7 @@ const GIT_ENV = {
   GIT_COMMITTER_EMAIL: 't@t',
 };
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = captureCli;
 
 let tmp: string;
 let dataDir: string;

@@ -6,27 +6,11 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../../src/cli/main.js';
+import { captureCli } from '../helpers/cli.js';
 
 const env = { PATH: process.env.PATH ?? '', NO_COLOR: '1' };
 
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = (args: string[]) => captureCli(args, env);
 
 let broken: string;
 beforeAll(async () => {

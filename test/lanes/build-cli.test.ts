@@ -5,30 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { runCli } from '../../src/cli/main.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { captureCli } from '../helpers/cli.js';
 
 const exec = execFileAsync;
 const AGENT = fileURLToPath(new URL('../fixtures/agents/shop-agent.mjs', import.meta.url));
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = captureCli;
 
 describe('consort feature / run / status / approve / log', () => {
   let repo: string;
