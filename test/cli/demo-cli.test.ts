@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { runCli } from '../../src/cli/main.js';
 import { diskUse } from '../../src/cli/commands/server-notice.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { captureCli } from '../helpers/cli.js';
 
 const exec = execFileAsync;
 let dataDir: string;
@@ -28,23 +28,7 @@ afterAll(async () => {
   await rm(project, { recursive: true, force: true });
 });
 
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    ['-C', project, ...args],
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]) => captureCli(['-C', project, ...args], env);
 
 const branchNames = async (): Promise<string[]> =>
   (JSON.parse((await cli('branch', 'list', '--json')).stdout) as { name: string }[]).map((b) => b.name).sort();

@@ -3,30 +3,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../../src/cli/main.js';
 import { postgresTestProvider, type TestProvider } from '../helpers/servers.js';
+import { captureCli } from '../helpers/cli.js';
 
 let t: TestProvider;
 let root: string;
 let env: NodeJS.ProcessEnv;
 
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    ['-C', root, ...args],
-    {
-      out: (s) => {
-        stdout += `${s}\n`;
-      },
-      err: (s) => {
-        stderr += `${s}\n`;
-      },
-    },
-    env,
-  );
-  return { code, stdout, stderr };
-}
+const cli = (...args: string[]) => captureCli(['-C', root, ...args], env);
 
 beforeAll(async () => {
   t = await postgresTestProvider();
