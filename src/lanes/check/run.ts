@@ -607,30 +607,31 @@ export async function runCheck(
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     await prReads?.release().catch(() => undefined);
     if (prRunAs !== undefined) await headRunner?.release?.(prRunAs).catch(() => undefined);
-    // Routine, so said only when debugging (CONSORT_DEBUG=1, the Action's step debug logging);
-    // a branch left behind is a warning.
-    // --keep-branches keeps them to look into (the next check of the branch removes them first).
-    const kept = input.keepBranches === true ? await existing(temporary) : [];
-    if (kept.length > 0)
-      log.info(
-        `Kept the temporary ${kept.length === 1 ? 'branch' : 'branches'} ${kept.join(', ')} (--keep-branches); the next check of ${branch} removes ${kept.length === 1 ? 'it' : 'them'} first.`,
-      );
-    const toRemove = input.keepBranches === true ? [] : temporary;
-    if (toRemove.length > 0) log.debug(`Removing temporary branches: ${toRemove.join(', ')}`);
+    // The temporary branches a stage made (one that stopped early never made its own). Removing them
+    // is routine, so said only when debugging (CONSORT_DEBUG=1, the Action's step debug logging); a
+    // branch left behind is a warning. --keep-branches keeps them to look into; either way the next
+    // check of the branch removes what is left first.
+    const present = await existing(temporary);
     const removed: string[] = [];
-    // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
-    await Promise.all(
-      toRemove.map(async (name) => {
-        if (!(await provider.get(name).catch(() => undefined))) return; // never made (a stage stopped before)
-        await provider.delete(name, ours).then(
-          () => removed.push(name),
-          (e: unknown) =>
-            log.warn(
-              `Could not remove the temporary branch ${name}: ${(e as Error).message} (the next check of ${branch} removes it first)`,
-            ),
-        );
-      }),
-    );
+    if (input.keepBranches === true && present.length > 0)
+      log.info(
+        `Kept the temporary ${present.length === 1 ? 'branch' : 'branches'} ${present.join(', ')} (--keep-branches); the next check of ${branch} removes ${present.length === 1 ? 'it' : 'them'} first.`,
+      );
+    else if (present.length > 0) {
+      log.debug(`Removing temporary branches: ${present.join(', ')}`);
+      // Side by side: each is a branch of its own (the drops' checkpoints are shared, not queued).
+      await Promise.all(
+        present.map((name) =>
+          provider.delete(name, ours).then(
+            () => removed.push(name),
+            (e: unknown) =>
+              log.warn(
+                `Could not remove the temporary branch ${name}: ${(e as Error).message} (the next check of ${branch} removes it first)`,
+              ),
+          ),
+        ),
+      );
+    }
     if (removed.length > 0) log.debug(`Removed temporary branches: ${removed.join(', ')}`);
     if (input.cleanup && branchCreated && !input.keepBranches)
       await provider.delete(branch, ours).catch(() => undefined);
@@ -640,7 +641,7 @@ export async function runCheck(
     await release?.().catch(() => undefined);
   }
 
-  /** The names among `names` that are branches now (a stage that stopped early never made its own). */
+  /** The names among `names` that are branches now. */
   async function existing(names: readonly string[]): Promise<string[]> {
     const found = await Promise.all(names.map((n) => provider.get(n).catch(() => undefined)));
     return names.filter((_, i) => found[i]);
