@@ -100,6 +100,10 @@ it('vitest: the file-scoped database fixture, on the template the jest run left 
 
 it('the CLI leases a branch of the template for any language and takes it back by its URL; nothing of the runs is left', async () => {
   const template = (await t.provider.list()).find((b) => /^tests-/.test(b.name))!.name;
+  // The vitest run's leases went back a moment ago and the pool refills in the background: the
+  // handout below is to come from the pool, so wait (bounded) until it holds a ready copy again.
+  for (let i = 0; i < 200 && !((await t.provider.poolStatus(template))[0]?.ready ?? 0); i++)
+    await new Promise((r) => setTimeout(r, 50));
   const cli = path.join(REPO, 'bin/consort.js');
   const lease = JSON.parse(
     await exec(process.execPath, [cli, 'branch', 'lease', template, '--ttl', '10m', '--json'], {
