@@ -68,13 +68,21 @@ export function compareMigrationFileNames(a: string, b: string): number {
   } else if (ka !== kb) {
     return ka - kb;
   }
-  const byLocale = a.localeCompare(b, undefined, {
+  const byLocale = collateNames(a, b);
+  return byLocale !== 0 ? byLocale : a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * node-pg-migrate's tie-break between names with the same order value. 0 means it cannot tell
+ * them apart (`1_a.sql`, `1-a.sql`), so their order is readdir's.
+ */
+export function collateNames(a: string, b: string): number {
+  return a.localeCompare(b, undefined, {
     usage: 'sort',
     numeric: true,
     sensitivity: 'variant',
     ignorePunctuation: true,
   });
-  return byLocale !== 0 ? byLocale : a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function sha256Normalized(content: string): string {

@@ -4,7 +4,7 @@
  * that is what node-pg-migrate records in its table; content is compared by normalized hash.
  */
 import path from 'node:path';
-import { compareMigrationFileNames, type MigrationFile } from './files.js';
+import { collateNames, compareMigrationFileNames, type MigrationFile } from './files.js';
 
 export type Problem =
   /** A new migration sorts before the newest one on base: node-pg-migrate's checkOrder would reject it once base's are applied. */
@@ -18,7 +18,11 @@ export type Problem =
     }
   /** A migration that already ran wherever base is deployed was changed or removed; databases would no longer match the files. */
   | { kind: 'history-rewritten'; file: string; name: string; change: 'edited' | 'deleted' }
-  /** A new migration has the same order value as another one, so their order depends on the rest of the name. */
+  /**
+   * A new migration has the same order value as another one, so their order depends on the rest of
+   * the name. A warning when node-pg-migrate's name comparison orders them (after everything on
+   * base); a problem when it cannot tell the names apart, so the order is the directory listing's.
+   */
   | {
       kind: 'duplicate-prefix';
       file: string;
@@ -30,7 +34,10 @@ export type Problem =
   /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
   | { kind: 'invalid-name'; file: string; name: string; reason: string };
 
-/** `warnings`: order conflicts when the project deploys with `--no-check-order` (migrations.checkOrder: false). */
+/**
+ * `warnings`: order conflicts when the project deploys with `--no-check-order` (migrations.checkOrder:
+ * false), and duplicate prefixes node-pg-migrate orders by the rest of the name.
+ */
 export type MigrationPlan =
   | { ok: true; newMigrations: MigrationFile[]; unchanged: number; warnings: Problem[] }
   | { ok: false; problems: Problem[]; newMigrations: MigrationFile[]; warnings: Problem[] };
@@ -127,7 +134,13 @@ export function planMigrations(
   for (const { m, key } of valid) {
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);
-    if (newestOnBase !== undefined && floor !== null && key < floor) {
+    // node-pg-migrate's checkOrder compares the whole order (value, then name): sharing the newest
+    // base value but sorting before that migration is as out of order as a smaller value.
+    const beforeNewest =
+      newestOnBase !== undefined &&
+      floor !== null &&
+      (key < floor || (key === floor && byNodeOrder(m, newestOnBase) < 0));
+    if (newestOnBase !== undefined && floor !== null && beforeNewest) {
       const conflict: Problem = {
         kind: 'order-conflict',
         file: m.file,
@@ -138,13 +151,15 @@ export function planMigrations(
       (options.checkOrder === false ? warnings : problems).push(conflict);
     } else if (sameKey !== undefined) {
       // Renaming to just after the shared value keeps the file where its author put it relative to the others.
-      problems.push({
+      const duplicate: Problem = {
         kind: 'duplicate-prefix',
         file: m.file,
         name: m.name,
         conflictsWith: sameKey.name,
         ...renameWithPrefix(m, take(key)),
-      });
+      };
+      const ordered = collateNames(path.posix.basename(sameKey.file), path.posix.basename(m.file)) !== 0;
+      (ordered ? warnings : problems).push(duplicate);
     } else {
       keyOwner.set(key, m);
     }
@@ -153,4 +168,9 @@ export function planMigrations(
   return problems.length === 0
     ? { ok: true, newMigrations, unchanged, warnings }
     : { ok: false, problems, newMigrations, warnings };
+}
+
+/** Why a plan warning is not a problem, for its heading. */
+export function planWarningReason(p: { kind: string }): string {
+  return p.kind === 'order-conflict' ? 'migrations.checkOrder is false' : 'node-pg-migrate orders them by name';
 }

@@ -5,6 +5,8 @@
  * Red (`error`) means "blocks the merge"; everything else is a warning.
  */
 import type { CheckReport, PlanProblem } from './check-report.js';
+import { collateNames } from '../migrations/files.js';
+import { planWarningReason } from './content.js';
 
 export interface Annotation {
   level: 'error' | 'warning';
@@ -26,7 +28,7 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
     case 'history-rewritten':
       return `This migration exists on the base branch and was ${p.change} here; databases that already ran it will not see the change. Add a new migration instead.`;
     case 'duplicate-prefix':
-      return `Shares its order prefix with ${p.conflictsWith}. Rename it to ${p.suggestedFile}.`;
+      return `Shares its order prefix with ${p.conflictsWith}; node-pg-migrate orders them by the rest of the name${collateNames(p.conflictsWith, p.name) === 0 ? ', which cannot tell them apart' : ''}. Rename it to ${p.suggestedFile}.`;
     case 'invalid-name':
       return `node-pg-migrate cannot load it: ${p.reason}.`;
   }
@@ -49,7 +51,7 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
       out.push({
         level: 'warning',
         file: p.file,
-        title: `Consort: ${p.kind} (migrations.checkOrder: false)`,
+        title: `Consort: ${p.kind} (${planWarningReason(p)})`,
         message: planMessage(p),
       });
   }

@@ -121,7 +121,7 @@ export const CheckReport = z.object({
     plan: Stage.extend({
       newMigrations: z.array(z.string()),
       problems: z.array(PlanProblem),
-      /** Order conflicts allowed by `migrations.checkOrder: false`: reported, not failing. */
+      /** Order conflicts allowed by `migrations.checkOrder: false`, and duplicate prefixes node-pg-migrate orders by name: reported, not failing. */
       warnings: z.array(PlanProblem).optional(),
     }),
     baseline: Stage.extend({

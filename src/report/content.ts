@@ -12,6 +12,7 @@ import {
   type StageName,
   type Stages,
 } from './check-report.js';
+import { collateNames } from '../migrations/files.js';
 
 /** A plain string is Consort's own wording; `code` and `text` carry untrusted input (names, prose). */
 export type Part = string | { code: string } | { text: string };
@@ -77,6 +78,25 @@ function codeList(names: string[]): Phrase {
   return names.length > LISTED ? [...shown, ` and ${count(names.length - LISTED)} more`] : shown;
 }
 
+/** Whether node-pg-migrate's name comparison orders a duplicate prefix (a warning) or not (a problem). */
+function duplicateOrdered(p: Extract<PlanProblem, { kind: 'duplicate-prefix' }>): boolean {
+  return collateNames(p.conflictsWith, p.name) !== 0;
+}
+
+export { planWarningReason } from '../migrations/plan.js';
+
+/** The plan stage's summary tail for its warnings: `; 1 out of order (allowed: …); 2 duplicate prefixes (…)`. */
+export function planWarningsNote(warnings: readonly PlanProblem[]): string {
+  const outOfOrder = warnings.filter((w) => w.kind === 'order-conflict').length;
+  const duplicates = warnings.filter((w) => w.kind === 'duplicate-prefix').length;
+  return [
+    outOfOrder > 0 ? `; ${outOfOrder} out of order (allowed: migrations.checkOrder is false)` : '',
+    duplicates > 0
+      ? `; ${plural(duplicates, 'duplicate prefix', 'duplicate prefixes')} (node-pg-migrate orders them by name)`
+      : '',
+  ].join('');
+}
+
 export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'order-conflict': 'Order conflict',
   'history-rewritten': 'History rewritten',
@@ -134,9 +154,11 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         { code: p.file },
         ' has the same order value as ',
         { code: p.conflictsWith },
-        ', so their order depends on the rest of the name. Rename it to ',
+        duplicateOrdered(p)
+          ? ', so node-pg-migrate orders them by the rest of the name. Rename it to '
+          : ', and node-pg-migrate cannot tell the names apart, so their order is whatever the directory listing gives. Rename it to ',
         { code: p.suggestedFile },
-        '.',
+        ' to make the order plain.',
       ];
     case 'invalid-name':
       return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];

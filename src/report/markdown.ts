@@ -6,6 +6,7 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
+  planWarningReason,
   count,
   irreversible,
   migrationFailurePhrase,
@@ -176,8 +177,7 @@ function capped<T>(
 function planSection(r: CheckReport, reader: Reader, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
   const warnings = (r.stages.plan.warnings ?? []).map(
-    (p) =>
-      `**${PROBLEM_TITLE[p.kind]} (warning: \`migrations.checkOrder\` is false):** ${phrase(problemPhrase(p, reader))}`,
+    (p) => `**${PROBLEM_TITLE[p.kind]} (warning: ${planWarningReason(p)}):** ${phrase(problemPhrase(p, reader))}`,
   );
   if (problems.length === 0 && warnings.length === 0) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);

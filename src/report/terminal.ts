@@ -7,6 +7,7 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
+  planWarningReason,
   count,
   irreversible,
   migrationFailurePhrase,
@@ -155,7 +156,7 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
       .slice(0, LIST_MAX)
       .flatMap((pr) =>
         wrap(
-          `! ${PROBLEM_TITLE[pr.kind]} (allowed, migrations.checkOrder: false): ${phrase(problemPhrase(pr))}`,
+          `! ${PROBLEM_TITLE[pr.kind]} (allowed: ${planWarningReason(pr)}): ${phrase(problemPhrase(pr))}`,
           width,
           '  ',
           '    ',

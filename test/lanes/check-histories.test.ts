@@ -538,6 +538,44 @@ describe('shop-cjs: a project that deploys with --no-check-order', () => {
     }
   });
 
+  it('a new migration sharing the newest prefix on base, named after it, is a warning: node-pg-migrate orders it by name', async () => {
+    const h = await history(
+      'shop-cjs',
+      3,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        '.github/consort.yml': 'suite:\n  command: "true"\n',
+      },
+    );
+    const twin = 'migrations/1700000000002_orders-note.sql';
+    try {
+      await writeFile(
+        path.join(h.dir, twin),
+        '-- Up Migration\nALTER TABLE orders ADD COLUMN note text;\n\n-- Down Migration\nALTER TABLE orders DROP COLUMN note;\n',
+      );
+      await git(h.dir, 'add', '-A');
+      await git(h.dir, 'commit', '-qm', 'same millisecond');
+      const report = await check(h.dir, 311);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.plan).toMatchObject({
+        status: 'passed',
+        problems: [],
+        warnings: [
+          expect.objectContaining({
+            kind: 'duplicate-prefix',
+            file: twin,
+            conflictsWith: '1700000000002_backfill lowercase emails',
+          }),
+        ],
+      });
+      expect(report.stages.plan.summary).toContain('1 duplicate prefix (node-pg-migrate orders them by name)');
+      expect(report.stages.migrations).toMatchObject({ status: 'passed', applied: [{ file: twin }] });
+      expect(report.conclusion).toBe('success');
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('by default the same history fails the plan with an order conflict, and no migration is applied', async () => {
     const h = await outOfOrder(undefined);
     try {

@@ -176,47 +176,32 @@ describe('planMigrations: problems', () => {
       ],
     },
     {
-      title: 'a new migration sharing the newest base prefix',
+      title: 'a new migration sharing the newest base prefix but sorting before it',
       base: ['0005_e.sql'],
       head: ['0005_e.sql', '0005_a_first.sql'],
       problems: [
         {
-          kind: 'duplicate-prefix',
+          kind: 'order-conflict',
           file: 'db/migrations/0005_a_first.sql',
           name: '0005_a_first',
-          conflictsWith: '0005_e',
+          newestOnBase: '0005_e',
           suggestedName: '0006_a_first.sql',
           suggestedFile: 'db/migrations/0006_a_first.sql',
         },
       ],
     },
     {
-      title: 'two new migrations sharing a prefix: the later one moves',
+      title: 'two new migrations node-pg-migrate cannot tell apart: the order would be the directory listing',
       base: ['0001_a.sql'],
-      head: ['0001_a.sql', '0002_b.sql', '0002_c.sql'],
+      head: ['0001_a.sql', '0002_b.sql', '0002-b.sql'],
       problems: [
         {
           kind: 'duplicate-prefix',
-          file: 'db/migrations/0002_c.sql',
-          name: '0002_c',
-          conflictsWith: '0002_b',
-          suggestedName: '0003_c.sql',
-          suggestedFile: 'db/migrations/0003_c.sql',
-        },
-      ],
-    },
-    {
-      title: 'different spellings of the same number are duplicates',
-      base: [],
-      head: ['1_a.sql', '001_b.sql'],
-      problems: [
-        {
-          kind: 'duplicate-prefix',
-          file: 'db/migrations/001_b.sql',
-          name: '001_b',
-          conflictsWith: '1_a',
-          suggestedName: '002_b.sql',
-          suggestedFile: 'db/migrations/002_b.sql',
+          file: 'db/migrations/0002_b.sql',
+          name: '0002_b',
+          conflictsWith: '0002-b',
+          suggestedName: '0003_b.sql',
+          suggestedFile: 'db/migrations/0003_b.sql',
         },
       ],
     },
@@ -351,6 +336,65 @@ describe('planMigrations: problems', () => {
     if (first.ok) throw new Error('expected a conflict');
     const renamed = first.problems.map((p) => ('suggestedName' in p ? p.suggestedName : ''));
     expect(planMigrations(base, set('0001_a.sql', '0005_e.sql', '0006_z.sql', ...renamed))).toMatchObject({ ok: true });
+  });
+});
+
+describe('planMigrations: duplicate prefixes node-pg-migrate orders by name are warnings', () => {
+  const cases: { title: string; base: string[]; head: string[]; warnings: Problem[] }[] = [
+    {
+      title: 'two new migrations sharing a prefix: the later one is named',
+      base: ['0001_a.sql'],
+      head: ['0001_a.sql', '0002_b.sql', '0002_c.sql'],
+      warnings: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/0002_c.sql',
+          name: '0002_c',
+          conflictsWith: '0002_b',
+          suggestedName: '0003_c.sql',
+          suggestedFile: 'db/migrations/0003_c.sql',
+        },
+      ],
+    },
+    {
+      title: 'different spellings of the same number',
+      base: [],
+      head: ['1_a.sql', '001_b.sql'],
+      warnings: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/001_b.sql',
+          name: '001_b',
+          conflictsWith: '1_a',
+          suggestedName: '002_b.sql',
+          suggestedFile: 'db/migrations/002_b.sql',
+        },
+      ],
+    },
+    {
+      title: 'sharing the newest base prefix and sorting after it',
+      base: ['0005_e.sql'],
+      head: ['0005_e.sql', '0005_f.sql'],
+      warnings: [
+        {
+          kind: 'duplicate-prefix',
+          file: 'db/migrations/0005_f.sql',
+          name: '0005_f',
+          conflictsWith: '0005_e',
+          suggestedName: '0006_f.sql',
+          suggestedFile: 'db/migrations/0006_f.sql',
+        },
+      ],
+    },
+  ];
+  it.each(cases)('$title', ({ base, head, warnings }) => {
+    const plan = planMigrations(set(...base), set(...head));
+    expect(plan).toMatchObject({ ok: true, warnings });
+  });
+
+  it('with --no-check-order, sorting before the newest on base stays a warning too', () => {
+    const plan = planMigrations(set('0005_e.sql'), set('0005_e.sql', '0005_a.sql'), { checkOrder: false });
+    expect(plan).toMatchObject({ ok: true, warnings: [{ kind: 'order-conflict', name: '0005_a' }] });
   });
 });
 

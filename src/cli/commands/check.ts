@@ -9,6 +9,7 @@ import type { CliContext, Ctx } from '../context.js';
 import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
+import { planWarningReason } from '../../migrations/plan.js';
 
 interface CheckFlags {
   base?: string;
@@ -234,7 +235,7 @@ function renderPlan(plan: CheckPlanJson): string {
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
   for (const p of plan.problems)
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
-  for (const p of plan.warnings) lines.push(`  ! ${p.kind} (allowed: migrations.checkOrder is false): ${p.file}`);
+  for (const p of plan.warnings) lines.push(`  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`);
   const engine = plan.engine
     ? `node-pg-migrate ${plan.engine.version} (${plan.engine.source})${plan.engine.typescript ? `, ${plan.engine.typescript.name} ${plan.engine.typescript.version} (${plan.engine.typescript.source})` : ''}`
     : 'none';

@@ -24,6 +24,7 @@ import type { AppliedMigration, ApplyResult, MigrationRunner, MigrationSession }
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
+import { planWarningsNote } from '../../report/content.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
@@ -184,7 +185,7 @@ export async function runCheck(
         p.warnings.length > 0
           ? {
               warnings: p.warnings,
-              note: `; ${p.warnings.length} out of order (allowed: migrations.checkOrder is false)`,
+              note: planWarningsNote(p.warnings),
             }
           : { note: '' };
       const { note, ...warnings } = warned;
