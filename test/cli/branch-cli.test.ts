@@ -1,5 +1,5 @@
 /** The CLI contract other issues and users script against: JSON shapes, exit codes, one-line errors. */
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
@@ -95,7 +95,7 @@ describe('consort CLI on the local provider', () => {
 
   it('errors say what happened, then the fix on a line of its own, with a non-zero exit', async () => {
     const bad = await cli(['branch', 'create', 'Feature/X'], env);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2); // a name the command cannot accept: a usage error
     const lines = bad.stderr.trim().split('\n');
     expect(lines.length).toBeLessThanOrEqual(2);
     expect(lines[0]).toMatch(/^consort: /);
@@ -127,6 +127,23 @@ describe('consort CLI on the local provider', () => {
     }
     const renamed = JSON.parse((await cli(['branch', 'create', 'Feature/X', '--json'], env)).stdout);
     expect(renamed.error.message + renamed.error.hint).toContain('Use "feature-x" instead');
+    expect(renamed.error.exitCode).toBe(2);
+  });
+
+  it('refuses an invalid branch name before it starts anything: no server, no data directory', async () => {
+    const unused = path.join(dataDir, 'never-made');
+    const own = { ...env, CONSORT_DATA_DIR: unused };
+    for (const args of [
+      ['branch', 'create', 'Feature/X'],
+      ['branch', 'create', 'ok', '--from', 'Main'],
+      ['branch', 'lease', 'tmpl_1'],
+      ['branch', 'pool', 'Tmpl', '--size', '1'],
+    ]) {
+      const r = await cli(args, own);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toMatch(/^consort: Invalid branch name/m);
+    }
+    await expect(stat(unused)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('says so when a branch is forked from a main that has no tables yet', async () => {

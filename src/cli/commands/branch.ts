@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
+import { assertBranchName } from '../../core/names.js';
 import { maskUrl } from '../../core/redact.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Ctx } from '../context.js';
@@ -44,6 +45,9 @@ export function branchCommand(ctx: Ctx): Command {
         o: { from: string; ttl?: string; gitBranch?: string; terminateConnections?: boolean; showSecrets?: boolean },
         cmd: Command,
       ) => {
+        // Checked before the provider starts (the local one starts a server).
+        asUsage(() => assertBranchName(name));
+        asUsage(() => assertBranchName(o.from));
         const given = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
         const c = await ctx(cmd);
         // Without --ttl, the configuration's database.ttl.
@@ -97,6 +101,7 @@ export function branchCommand(ctx: Ctx): Command {
             exitCode: 2,
           },
         );
+      if (template !== undefined) asUsage(() => assertBranchName(template));
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         if (!p.pool || !p.poolStatus) {
@@ -148,6 +153,7 @@ export function branchCommand(ctx: Ctx): Command {
     .option('--ttl <duration>', 'dropped by `branch gc` (and the next lease) after this long if never returned', '1h')
     .action(async (template: string, o: { ttl: string }, cmd: Command) => {
       const ttlMs = asUsage(() => parseDuration(o.ttl));
+      asUsage(() => assertBranchName(template));
       const c = await ctx(cmd);
       const { leaseBranch, sweepLeases } = await import('../../isolation/lease.js');
       await c.withProvider(async (p) => {
