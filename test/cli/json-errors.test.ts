@@ -3,10 +3,11 @@
  * `{ "error": { code, message, hint, exitCode } }` (docs/cli.md, "JSON output") — with the same exit
  * code as without it, and the error for people on stderr as before. None of these reach a database.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { captureCli } from '../helpers/cli.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 
 const env = { PATH: process.env.PATH ?? '', NO_COLOR: '1' };
 
@@ -65,6 +66,26 @@ it('check --json - that wrote its error report prints nothing more: stdout stays
   const r = await cli(['-C', broken, 'check', '--json', '-']);
   expect(r.code).toBe(1);
   expect(JSON.parse(r.stdout)).toMatchObject({ conclusion: 'error' });
+});
+
+it('check --json <file> writes the error report for an unknown git ref, not for a usage error', async () => {
+  const repo = await mkdtemp(path.join(os.tmpdir(), 'consort-json-errors-repo-'));
+  try {
+    await execFileAsync('git', ['init', '-q', repo], { env });
+    const report = path.join(repo, 'report.json');
+    const r = await cli(['-C', repo, 'check', '--base', 'no-such-ref', '--json', report]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Unknown git ref "no-such-ref"/);
+    expect(JSON.parse(await readFile(report, 'utf8'))).toMatchObject({
+      conclusion: 'error',
+      error: { message: expect.stringContaining('no-such-ref') },
+    });
+    const usage = path.join(repo, 'usage.json');
+    expect((await cli(['-C', repo, 'check', '--pr', 'x', '--json', usage])).code).toBe(2);
+    await expect(readFile(usage, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+  }
 });
 
 it('without --json, or with check --json <file>, stdout stays empty on failure', async () => {

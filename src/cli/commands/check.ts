@@ -93,39 +93,41 @@ export function checkCommand(ctx: Ctx): Command {
       if (pr !== null && (!Number.isInteger(pr) || pr <= 0))
         throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
       const c = await ctx(cmd);
-      const { loadConfig } = await import('../../config/load.js');
-      let loaded: Awaited<ReturnType<typeof loadConfig>>;
+      const { cliPorts } = await import('../ports.js');
+      const ports = cliPorts(c);
+      const log = (m: string) => ports.log.info(m);
+      const { checkPlanJson, planCheck } = await import('../../lanes/check/plan.js');
+      let prepared;
       try {
-        loaded = await loadConfig(c.root, flags.config ? { path: flags.config } : {});
+        const { loadConfig } = await import('../../config/load.js');
+        const { config, source } = await loadConfig(c.root, flags.config ? { path: flags.config } : {});
+        const { base, head } = await resolveSides(ports.git, c.root, config, flags, log);
+        // The plan reads no database: --dry-run prints it, a run executes this same object.
+        const plan = await planCheck(
+          {
+            workspace: c.root,
+            config,
+            configSource: source,
+            base,
+            head,
+            pr,
+            env: c.env,
+            toolVersion: VERSION,
+            keepBranches: flags.keepBranches === true,
+            cleanup: flags.cleanup === true,
+            rebuildBaseline: flags.rebuildBaseline === true,
+          },
+          ports,
+        );
+        prepared = { config, plan };
       } catch (e) {
-        // The report promised to scripts: an `error` conclusion, written before the error is shown.
+        // The report promised to scripts: an `error` conclusion, written before the error is shown,
+        // whatever stopped the check before it started (the configuration, a git ref, the engine).
         if (c.jsonFile && !flags.dryRun)
           await emit(c, c.jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
         throw e;
       }
-      const { config, source } = loaded;
-      const { cliPorts } = await import('../ports.js');
-      const ports = cliPorts(c);
-      const log = (m: string) => ports.log.info(m);
-      const { base, head } = await resolveSides(ports.git, c.root, config, flags, log);
-      const { checkPlanJson, planCheck } = await import('../../lanes/check/plan.js');
-      // The plan reads no database: --dry-run prints it, a run executes this same object.
-      const plan = await planCheck(
-        {
-          workspace: c.root,
-          config,
-          configSource: source,
-          base,
-          head,
-          pr,
-          env: c.env,
-          toolVersion: VERSION,
-          keepBranches: flags.keepBranches === true,
-          cleanup: flags.cleanup === true,
-          rebuildBaseline: flags.rebuildBaseline === true,
-        },
-        ports,
-      );
+      const { config, plan } = prepared;
       if (flags.dryRun) {
         // No provider is opened, so nothing starts and no URL is needed.
         const json = checkPlanJson(plan);
