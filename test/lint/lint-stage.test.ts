@@ -6,6 +6,8 @@
  * the `pgm.*` call that sent the statement, never on the `eslint-disable` line.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
@@ -21,7 +23,9 @@ const DIR = path.join(HISTORY, 'migrations');
 const JS = 'migrations/1700000000001_audit-and-reporting.js';
 const SQL = 'migrations/1700000000002_backfill.sql';
 
-async function lintHistory() {
+async function lintHistory(history = HISTORY) {
+  const DIR = path.join(history, 'migrations');
+  const HISTORY = history;
   const name = `lint_${randomBytes(6).toString('hex')}`;
   await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
   try {
@@ -122,5 +126,57 @@ describe('lint stage on objects the PR creates', () => {
   it('in SQL: a CHECK on a live table without NOT VALID still blocks, at its line', () => {
     expect(at(SQL, 'constraint-missing-not-valid')).toEqual([expect.objectContaining({ line: 4, blocking: true })]);
     expect(result.summary).toMatch(/, 4 notes; \d+ blocking$/);
+  });
+});
+
+describe('timeout advice on a migration that locks only what it creates', () => {
+  // squawk asks for lock_timeout/statement_timeout once per migration, at its first statement that
+  // takes a lock. Building a new table locks nothing anyone uses yet; a later statement on a live
+  // table (or a foreign key to one, which locks it) keeps the advice.
+  let result: Awaited<ReturnType<typeof lintHistory>>;
+  let dir: string;
+  const NEW = 'migrations/1700000000001_invoices.sql';
+  const FK = 'migrations/1700000000002_refunds.sql';
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-timeouts-'));
+    await mkdir(path.join(dir, 'migrations'));
+    const files: Record<string, string> = {
+      'migrations/1700000000000_orders.sql': 'CREATE TABLE orders (id bigint PRIMARY KEY);\n',
+      [NEW]: [
+        'CREATE TABLE invoices (id bigint NOT NULL, total numeric NOT NULL);',
+        'ALTER TABLE invoices ADD CONSTRAINT invoices_pkey PRIMARY KEY (id);',
+        'CREATE INDEX invoices_total ON invoices (total);',
+        "COMMENT ON COLUMN invoices.total IS 'in cents';",
+        'INSERT INTO invoices VALUES (1, 0);',
+      ].join('\n'),
+      [FK]: [
+        'CREATE TABLE refunds (id bigint PRIMARY KEY, order_id bigint NOT NULL);',
+        'ALTER TABLE refunds ADD CONSTRAINT refunds_order FOREIGN KEY (order_id) REFERENCES orders (id);',
+      ].join('\n'),
+    };
+    for (const [file, sql] of Object.entries(files))
+      await writeFile(path.join(dir, file), `-- Up Migration\n${sql}\n\n-- Down Migration\nSELECT 1;\n`);
+    result = await lintHistory(dir);
+  }, 120_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const timeouts = (file: string) => result.findings.filter((f) => f.file === file && /timeout/.test(f.rule));
+
+  it('notes it when every statement that takes a lock works on tables the PR creates', () => {
+    const found = timeouts(NEW);
+    expect(found.map((f) => f.rule).sort()).toEqual(['require-lock-timeout', 'require-statement-timeout']);
+    for (const f of found)
+      expect(f).toMatchObject({
+        blocking: false,
+        note: expect.stringMatching(/works on invoices, which does not exist on the base: nothing live waits/),
+      });
+  });
+
+  it('keeps it when a foreign key locks a live table', () => {
+    const found = timeouts(FK);
+    expect(found).toHaveLength(2);
+    for (const f of found) expect(f.note).toBeUndefined();
   });
 });

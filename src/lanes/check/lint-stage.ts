@@ -3,11 +3,13 @@
  * at real file lines; JS/TS migrations are linted on the SQL they sent when applied, and each
  * finding is moved to the `pgm.*` call that sent the statement (or the file's first line, with
  * the statement quoted). Findings that cannot apply (a live-table rule on a table this PR creates,
- * NOT VALID advice for a UNIQUE or PRIMARY KEY) become non-blocking notes that say why.
+ * NOT VALID advice for a UNIQUE or PRIMARY KEY, timeout advice for a migration that locks only
+ * what it creates) become non-blocking notes that say why.
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
 import { locateStatements } from '../../lint/locate.js';
+import { statementsFrom, timeoutNote } from '../../lint/timeouts.js';
 import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
 import type { MigrationFile } from '../../migrations/files.js';
@@ -44,13 +46,19 @@ function jsInput(m: MigrationFile, sent: readonly string[], transactional: boole
 }
 
 /** The statement a finding is about, and for JS/TS where it lands in the source. */
-function place(f: LintFinding, l: Linted): { statement: string; line: number; column?: number; quote?: string } {
-  if (!l.sent)
+function place(
+  f: LintFinding,
+  l: Linted,
+): { statement: string; rest: string[]; line: number; column?: number; quote?: string } {
+  if (!l.sent) {
+    const at = f.line - 1 - (l.input.lineOffset ?? 0);
     return {
-      statement: statementAt(l.input.sql, f.line - 1 - (l.input.lineOffset ?? 0)),
+      statement: statementAt(l.input.sql, at),
+      rest: statementsFrom(l.input.sql, at),
       line: f.line,
       ...(f.column ? { column: f.column } : {}),
     };
+  }
   const { statements, startLines, source } = l.sent;
   let index = startLines.findIndex(
     (start, i) => f.line - 1 >= start && (i === startLines.length - 1 || f.line - 1 < startLines[i + 1]!),
@@ -61,6 +69,7 @@ function place(f: LintFinding, l: Linted): { statement: string; line: number; co
   const oneLine = statement.replace(/\s+/g, ' ');
   return {
     statement,
+    rest: statements.slice(index),
     line: where.line,
     ...(where.exact ? {} : { quote: oneLine.length > QUOTE_MAX ? `${oneLine.slice(0, QUOTE_MAX)}…` : oneLine }),
   };
@@ -119,7 +128,9 @@ export async function lintStage(
     const l = byFile.get(f.file);
     if (!l) return { finding: f };
     const p = place(f, l);
-    const note = baseRelations ? noteReason(f, p.statement, baseRelations) : undefined;
+    const note = baseRelations
+      ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
+      : undefined;
     const { column: _column, ...rest } = f;
     const finding: LintFinding = {
       ...rest,
