@@ -60,9 +60,13 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     let engine: MigrationEngine;
     let typescript: LoaderHandle;
     try {
-      engine = await resolveEngine(workspace.dir, { env: deps.settings.suiteEnv });
+      const migrationsDir = config.migrations.dir;
+      engine = await resolveEngine(workspace.dir, { migrationsDir, env: deps.settings.suiteEnv });
       const files = (await readMigrationSet(dir, { relativeTo: workspace.dir, missingOk: true })).map((m) => m.file);
-      typescript = await prepareTypeScript(engine, workspace.dir, files, { env: deps.settings.suiteEnv });
+      typescript = await prepareTypeScript(engine, workspace.dir, files, {
+        migrationsDir,
+        env: deps.settings.suiteEnv,
+      });
       engine = typescript.engine;
     } catch (e) {
       if (!isConsortError(e)) throw e;

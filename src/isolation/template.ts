@@ -11,6 +11,7 @@ import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
 import { readSeed, runSeed } from '../lanes/check/baseline.js';
 import { resolveEngine } from '../migrations/engine.js';
+import { prepareTypeScript } from '../migrations/ts-loader.js';
 import { readMigrationSet } from '../migrations/files.js';
 import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
@@ -75,7 +76,14 @@ export async function prepareTestTemplate(
     options.log?.(
       `Preparing the test template ${name}: ${count(files.length, 'migration')}${config.database.seed ? ' and the seed' : ''} on ${config.database.parent}`,
     );
-    const engine = await resolveEngine(root);
+    // The project's node-pg-migrate and TypeScript loader (in a monorepo, those of the package owning migrations.dir).
+    const migrationsDir = config.migrations.dir;
+    const { engine } = await prepareTypeScript(
+      await resolveEngine(root, { migrationsDir }),
+      root,
+      files.map((m) => m.file),
+      { migrationsDir },
+    );
     const { outcome } = await provider.ensure({
       name,
       parent: config.database.parent,

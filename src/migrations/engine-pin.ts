@@ -13,13 +13,14 @@ import { ConsortError } from '../core/errors.js';
 import { escapeRegExp } from '../core/regexp.js';
 import { npmInstall, withToolsLock } from '../tools/npm-install.js';
 import { toolsDir } from '../tools/platform-packages.js';
+import { asPackage, type MigrationsPackage } from './project-packages.js';
 
 const NAME = 'node-pg-migrate';
 const EXACT = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 
 export interface LockedVersion {
   version: string;
-  /** The lockfile it was read from, relative to the workspace. */
+  /** The lockfile it was read from, relative to the workspace (`packages/db/package-lock.json`). */
   lockfile: string;
 }
 
@@ -54,17 +55,28 @@ function pnpmVersion(entry: unknown): string | undefined {
   return typeof raw === 'string' ? raw.replace(/[(_].*$/, '') : undefined;
 }
 
-function fromNpm(text: string, name: string): string | undefined {
+/**
+ * `pkg`: the package's path from the lockfile's directory (posix, `''` for the lockfile's own).
+ * A workspaces lockfile holds a package's own copy as `packages/db/node_modules/<name>`, and the
+ * hoisted one, which Node finds from every package, as `node_modules/<name>`.
+ */
+function fromNpm(text: string, name: string, pkg: string): string | undefined {
   const lock = NpmLock.safeParse(JSON.parse(text));
   if (!lock.success) return undefined;
-  return lock.data.packages?.[`node_modules/${name}`]?.version ?? lock.data.dependencies?.[name]?.version;
+  const packages = lock.data.packages;
+  return (
+    (pkg === '' ? undefined : packages?.[`${pkg}/node_modules/${name}`]?.version) ??
+    packages?.[`node_modules/${name}`]?.version ??
+    lock.data.dependencies?.[name]?.version
+  );
 }
 
-function fromPnpm(text: string, name: string): string | undefined {
+/** pnpm keeps each workspace package's dependencies under its importer (`packages/db`); the root's is `.`. */
+function fromPnpm(text: string, name: string, pkg: string): string | undefined {
   const lock = PnpmLock.safeParse(parseYaml(text));
   if (!lock.success) return undefined;
-  const root = lock.data.importers?.['.'] ?? lock.data;
-  return pnpmVersion(root.dependencies?.[name] ?? root.devDependencies?.[name]);
+  const importer = lock.data.importers?.[pkg === '' ? '.' : pkg] ?? (pkg === '' ? lock.data : undefined);
+  return pnpmVersion(importer?.dependencies?.[name] ?? importer?.devDependencies?.[name]);
 }
 
 /** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
@@ -75,32 +87,44 @@ function fromYarn(text: string, name: string): string | undefined {
   ).exec(text)?.[1];
 }
 
-const LOCKFILES: readonly [string, (text: string, name: string) => string | undefined][] = [
+const LOCKFILES: readonly [string, (text: string, name: string, pkg: string) => string | undefined][] = [
   ['package-lock.json', fromNpm],
   ['npm-shrinkwrap.json', fromNpm],
   ['pnpm-lock.yaml', fromPnpm],
   ['yarn.lock', fromYarn],
 ];
 
-/** The exact node-pg-migrate version the workspace's lockfile pins, if it has one that does. */
-export async function lockedVersion(workspace: string): Promise<LockedVersion | undefined> {
-  return lockedVersionOf(workspace, NAME);
+/** The exact node-pg-migrate version the project's lockfile pins, if it has one that does. */
+export async function lockedVersion(at: string | MigrationsPackage): Promise<LockedVersion | undefined> {
+  return lockedVersionOf(at, NAME);
 }
 
-/** The exact version of package `name` the workspace's lockfile pins, if it has one that does. */
-export async function lockedVersionOf(workspace: string, name: string): Promise<LockedVersion | undefined> {
-  for (const [lockfile, read] of LOCKFILES) {
-    const text = await readFile(path.join(workspace, lockfile), 'utf8').catch(() => undefined);
-    if (text === undefined) continue;
-    let version: string | undefined;
-    try {
-      version = read(text, name);
-    } catch {
-      version = undefined; // unparsable: as if it pinned nothing
+/**
+ * The exact version of package `name` the project's lockfile pins, if it has one that does. `at`:
+ * the workspace, or the package that owns the migrations — then its own lockfile first, then each
+ * one above it up to the root (a workspaces lockfile), as Node would find the installed copy.
+ */
+export async function lockedVersionOf(
+  at: string | MigrationsPackage,
+  name: string,
+): Promise<LockedVersion | undefined> {
+  const { root, dir } = asPackage(at);
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    const pkg = path.relative(d, dir).split(path.sep).join('/');
+    for (const [lockfile, read] of LOCKFILES) {
+      const text = await readFile(path.join(d, lockfile), 'utf8').catch(() => undefined);
+      if (text === undefined) continue;
+      let version: string | undefined;
+      try {
+        version = read(text, name, pkg);
+      } catch {
+        version = undefined; // unparsable: as if it pinned nothing
+      }
+      const file = path.relative(root, path.join(d, lockfile)).split(path.sep).join('/');
+      if (version !== undefined && EXACT.test(version)) return { version, lockfile: file };
     }
-    if (version !== undefined && EXACT.test(version)) return { version, lockfile };
+    if (d === path.resolve(root) || d === path.dirname(d)) return undefined;
   }
-  return undefined;
 }
 
 /** Where a version is installed: `<tools directory>/node-pg-migrate/<version>`. */

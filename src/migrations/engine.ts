@@ -13,7 +13,7 @@ import { ConsortError } from '../core/errors.js';
 import { pinnedDependency } from '../tools/pinned-versions.js';
 import { cachedEngine, lockedVersion } from './engine-pin.js';
 import { loadProjectRunner, type Runner } from './engine-load.js';
-import { projectRequire } from './project-packages.js';
+import { migrationsPackage, projectRequire, type MigrationsPackage } from './project-packages.js';
 
 export { loadProjectRunner, type Runner };
 
@@ -29,8 +29,12 @@ export interface MigrationEngine {
   /** The project's TypeScript loader, registered where the migrations run (ts-loader.ts). */
   tsLoader?: {
     name: 'tsx' | 'ts-node';
+    /** The package that owns the migrations (its tsconfig.json is ts-node's); the workspace in a single-package repository. */
     workspace: string;
-    /** Resolved from here (the cache of a lockfile-pinned loader) rather than the workspace. */ from?: string;
+    /** Resolved from here (the cache of a lockfile-pinned loader) rather than the workspace. */
+    from?: string;
+    /** The repository's root, when `workspace` is a package inside it (its hoisted loader counts too). */
+    root?: string;
   };
 }
 
@@ -67,6 +71,11 @@ export async function bundledEngine(): Promise<MigrationEngine> {
 }
 
 export interface ResolveEngineOptions {
+  /**
+   * `migrations.dir`, relative to the workspace: the package that owns it (migrationsPackage) is
+   * the one whose node-pg-migrate and lockfile count. Default: the workspace's own.
+   */
+  migrationsDir?: string;
   /** For the npm install of a lockfile's version (registry, proxy, CONSORT_TOOLS_DIR). */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
@@ -84,27 +93,29 @@ async function engineAt(dir: string, source: MigrationEngine['source']): Promise
 }
 
 /** The entry file of the project's installed node-pg-migrate (see projectRequire for which is the project's). */
-async function installedEntry(workspace: string): Promise<string | undefined> {
+async function installedEntry(at: MigrationsPackage): Promise<string | undefined> {
   try {
-    return (await projectRequire(workspace, 'node-pg-migrate'))?.resolve('node-pg-migrate');
+    return (await projectRequire(at, 'node-pg-migrate'))?.resolve('node-pg-migrate');
   } catch {
     return undefined; // installed but unloadable: treated as not installed
   }
 }
 
 /**
- * The project's node-pg-migrate: its installed copy when `workspace` has one, else the exact
- * version its lockfile pins (installed once into the cache), else the bundled one.
+ * The project's node-pg-migrate: the installed copy of the package that owns the migrations (in a
+ * monorepo, `packages/db` for `packages/db/migrations`) when it has one, else the exact version
+ * its lockfile pins (installed once into the cache), else the bundled one.
  */
 export async function resolveEngine(workspace: string, options: ResolveEngineOptions = {}): Promise<MigrationEngine> {
   const mine = await bundledEngine();
-  const entry = await installedEntry(workspace);
+  const owner = await migrationsPackage(workspace, options.migrationsDir);
+  const entry = await installedEntry(owner);
   const dir = entry === undefined ? undefined : await packageRoot(entry);
   if (dir !== undefined) {
     if (mine.dir !== '' && path.resolve(dir) === path.resolve(mine.dir)) return mine;
     return (await engineAt(dir, 'project')) ?? mine;
   }
-  const locked = await lockedVersion(workspace);
+  const locked = await lockedVersion(owner);
   if (locked === undefined || locked.version === mine.version) return mine;
   const cached = await engineAt(await cachedEngine(locked.version, options), 'lockfile');
   if (!cached)

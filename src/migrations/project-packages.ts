@@ -1,8 +1,8 @@
 /**
- * Which installed packages are the project's: those in the workspace's node_modules, or in one
- * above it up to the repository root (a monorepo's hoisted install) — never above that. A
- * node_modules elsewhere on the machine (a stray /tmp/node_modules above the App's checkout) is
- * not the project's, though Node's own resolution would walk up into it.
+ * Which installed packages are the project's: those in the node_modules of the package that owns
+ * the migrations, or in one above it up to the repository root (a monorepo's hoisted install) —
+ * never above that. A node_modules elsewhere on the machine (a stray /tmp/node_modules above the
+ * App's checkout) is not the project's, though Node's own resolution would walk up into it.
  */
 import { access } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -15,28 +15,67 @@ import path from 'node:path';
  */
 export const SCRATCH_IN_MODULES = ['.cache', 'consort'] as const;
 
+/** The package whose dependencies apply a project's migrations. */
+export interface MigrationsPackage {
+  /** The workspace: the repository's root (or a checkout of it). */
+  root: string;
+  /**
+   * The package that owns the migrations directory: the nearest directory with a package.json from
+   * it upward, never above `root`; `root` itself when there is none (or the directory is outside it).
+   */
+  dir: string;
+}
+
 const exists = (p: string): Promise<boolean> =>
   access(p).then(
     () => true,
     () => false,
   );
 
-/** The workspace and its ancestors up to the repository root; the workspace alone outside a repository. */
-async function projectDirs(workspace: string): Promise<string[]> {
+/**
+ * The one place that decides which package owns a project's migrations (`migrationsDir`, relative
+ * to `root`, as `migrations.dir` says): in a monorepo, `packages/db/migrations` belongs to
+ * `packages/db`, whose node-pg-migrate, lockfile and TypeScript loader are the ones its deploy runs.
+ */
+export async function migrationsPackage(root: string, migrationsDir = '.'): Promise<MigrationsPackage> {
+  const top = path.resolve(root);
+  const start = path.resolve(top, migrationsDir);
+  const rel = path.relative(top, start);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return { root: top, dir: top };
+  for (let d = start; d !== top; d = path.dirname(d)) {
+    if (await exists(path.join(d, 'package.json'))) return { root: top, dir: d };
+  }
+  return { root: top, dir: top };
+}
+
+/** A workspace, or the package of one, as a MigrationsPackage (a bare directory is its own root). */
+export const asPackage = (at: string | MigrationsPackage): MigrationsPackage =>
+  typeof at === 'string' ? { root: path.resolve(at), dir: path.resolve(at) } : at;
+
+/**
+ * The package's directory and its ancestors up to the root, then the root's up to the repository
+ * (the directory holding `.git`); the root alone outside a repository.
+ */
+async function projectDirs(at: MigrationsPackage): Promise<string[]> {
   const dirs: string[] = [];
-  for (let d = path.resolve(workspace); ; d = path.dirname(d)) {
+  const root = path.resolve(at.root);
+  for (let d = path.resolve(at.dir); d !== root && d !== path.dirname(d); d = path.dirname(d)) dirs.push(d);
+  for (let d = root; ; d = path.dirname(d)) {
     dirs.push(d);
     if (await exists(path.join(d, '.git'))) return dirs;
-    if (path.dirname(d) === d) return dirs.slice(0, 1);
+    if (path.dirname(d) === d) return dirs.slice(0, dirs.indexOf(root) + 1);
   }
 }
 
 /**
  * A `require` that resolves from the directory holding the project's `name`, or undefined when
- * the project has none installed.
+ * the project has none installed. `at`: the workspace, or the package that owns the migrations.
  */
-export async function projectRequire(workspace: string, name: string): Promise<NodeJS.Require | undefined> {
-  for (const d of await projectDirs(workspace)) {
+export async function projectRequire(
+  at: string | MigrationsPackage,
+  name: string,
+): Promise<NodeJS.Require | undefined> {
+  for (const d of await projectDirs(asPackage(at))) {
     if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json')))
       return createRequire(path.join(d, 'package.json'));
   }

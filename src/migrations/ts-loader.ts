@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { cachedPackage, lockedVersionOf } from './engine-pin.js';
-import { projectRequire } from './project-packages.js';
+import { migrationsPackage, projectRequire, type MigrationsPackage } from './project-packages.js';
 
 export interface TypeScriptLoader {
   /** `jiti` (node-pg-migrate's own), `tsx` or `ts-node`. */
@@ -73,11 +73,11 @@ async function engineLoader(engine: MigrationEngine): Promise<TypeScriptLoader |
   return { name: 'jiti', version, source: 'engine' };
 }
 
-/** The loader the project's migrate script names, else the first of tsx and ts-node it has installed. */
+/** The loader the package's migrate script names, else the first of tsx and ts-node it has installed. */
 async function projectLoader(
-  workspace: string,
+  owner: MigrationsPackage,
 ): Promise<{ name: 'tsx' | 'ts-node'; version: string; require: NodeJS.Require } | undefined> {
-  const pkg = await manifest(path.join(workspace, 'package.json'));
+  const pkg = await manifest(path.join(owner.dir, 'package.json'));
   const scripts = Object.values(pkg?.scripts ?? {})
     .filter((s) => s.includes('node-pg-migrate'))
     .join('\n');
@@ -87,7 +87,7 @@ async function projectLoader(
       ? ['ts-node', 'tsx']
       : ['tsx', 'ts-node'];
   for (const name of named) {
-    const req = await projectRequire(workspace, name);
+    const req = await projectRequire(owner, name);
     if (!req) continue;
     let file: string;
     try {
@@ -107,8 +107,8 @@ async function projectLoader(
  */
 export const TS_NODE_TYPESCRIPT_MAJOR = '5';
 
-async function tsNodeTypeScript(workspace: string): Promise<string> {
-  return (await lockedVersionOf(workspace, 'typescript'))?.version ?? TS_NODE_TYPESCRIPT_MAJOR;
+async function tsNodeTypeScript(owner: MigrationsPackage): Promise<string> {
+  return (await lockedVersionOf(owner, 'typescript'))?.version ?? TS_NODE_TYPESCRIPT_MAJOR;
 }
 
 /**
@@ -121,32 +121,40 @@ export async function prepareTypeScript(
   engine: MigrationEngine,
   workspace: string,
   files: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; log?: (line: string) => void } = {},
+  options: {
+    /** `migrations.dir`: its package's loader counts (migrationsPackage); default: the workspace's. */
+    migrationsDir?: string;
+    env?: NodeJS.ProcessEnv;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
   const none: LoaderHandle = { loader: undefined, engine, dispose: () => undefined };
   if (ts.length === 0) return none;
   const own = await engineLoader(engine);
   if (own) return { ...none, loader: own };
-  const found = await projectLoader(workspace);
+  const owner = await migrationsPackage(workspace, options.migrationsDir);
+  // Where the child resolves the loader from: the package, and the root above it when they differ.
+  const at = { workspace: owner.dir, ...(owner.dir === owner.root ? {} : { root: owner.root }) };
+  const found = await projectLoader(owner);
   if (found) {
     return {
       loader: { name: found.name, version: found.version, source: 'project' },
-      engine: { ...engine, tsLoader: { name: found.name, workspace } },
+      engine: { ...engine, tsLoader: { name: found.name, ...at } },
       dispose: () => undefined,
     };
   }
   // Not installed (the App's checkout, an Action step before npm ci): the version its lockfile pins.
   for (const name of ['tsx', 'ts-node'] as const) {
-    const locked = await lockedVersionOf(workspace, name);
+    const locked = await lockedVersionOf(owner, name);
     if (!locked) continue;
     const dir = await cachedPackage(name, locked.version, {
       ...options,
-      ...(name === 'ts-node' ? { peers: { typescript: await tsNodeTypeScript(workspace) } } : {}),
+      ...(name === 'ts-node' ? { peers: { typescript: await tsNodeTypeScript(owner) } } : {}),
     });
     return {
       loader: { name, version: locked.version, source: 'lockfile' },
-      engine: { ...engine, tsLoader: { name, workspace, from: path.dirname(path.dirname(dir)) } },
+      engine: { ...engine, tsLoader: { name, ...at, from: path.dirname(path.dirname(dir)) } },
       dispose: () => undefined,
     };
   }

@@ -57,7 +57,7 @@ export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' 
   const req =
     wanted.from !== undefined
       ? createRequire(path.join(wanted.from, 'package.json'))
-      : await projectRequire(wanted.workspace, wanted.name);
+      : await projectRequire({ dir: wanted.workspace, root: wanted.root ?? wanted.workspace }, wanted.name);
   if (!req)
     throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, {
       hint: `Install it (npm i -D ${wanted.name}).`,

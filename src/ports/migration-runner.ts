@@ -110,6 +110,9 @@ export interface MigrationRunner {
   apply(options: ApplyOptions): Promise<ApplyResult>;
   /** A session for many steps on one engine (the PR lane's head migrations); `close` it. */
   open(): MigrationSession;
-  /** Which node-pg-migrate the project at `workspace` deploys with (its own, or the bundled one). */
+  /**
+   * Which node-pg-migrate the project at `workspace` deploys with (its own, the one its lockfile
+   * pins, or the bundled one); in a monorepo, that of the package owning `options.migrationsDir`.
+   */
   resolveEngine(workspace: string, options?: ResolveEngineOptions): Promise<MigrationEngine>;
 }

@@ -70,27 +70,36 @@ async function history(
   baseCount: number,
   links: Record<string, string>,
   files: Record<string, string> = {},
+  monorepo?: { under: string; rootLinks: Record<string, string> },
 ): Promise<History> {
   const root = await mkdtemp(path.join(tmpdir(), `consort-history-${name}-`));
-  await cp(path.join(HISTORIES, name), root, { recursive: true });
+  // In a monorepo the fixture is one package of it (`links` its own node_modules), the root's node_modules hoisted.
+  const pkgDir = monorepo ? path.join(root, monorepo.under) : root;
+  await cp(path.join(HISTORIES, name), pkgDir, { recursive: true });
   for (const [file, content] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(root, file)), { recursive: true });
     await writeFile(path.join(root, file), content);
   }
   await writeFile(path.join(root, '.gitignore'), 'node_modules/\n');
-  await mkdir(path.join(root, 'node_modules'));
+  await mkdir(path.join(pkgDir, 'node_modules'));
   for (const [as, pkg] of Object.entries(links))
-    await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
-  const all = (await readdir(path.join(root, 'migrations'))).sort();
+    await symlink(path.join(MODULES, pkg), path.join(pkgDir, 'node_modules', as), 'dir');
+  if (monorepo) {
+    await mkdir(path.join(root, 'node_modules'));
+    for (const [as, pkg] of Object.entries(monorepo.rootLinks))
+      await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
+  }
+  const migrations = path.join(pkgDir, 'migrations');
+  const all = (await readdir(migrations)).sort();
   const later = all.slice(baseCount);
   const aside = path.join(root, '.later');
   await mkdir(aside);
-  for (const f of later) await rename(path.join(root, 'migrations', f), path.join(aside, f));
+  for (const f of later) await rename(path.join(migrations, f), path.join(aside, f));
   await git(root, 'init', '-q', '-b', 'main');
   await git(root, 'add', '-A');
   await git(root, 'commit', '-qm', 'base');
   await git(root, 'checkout', '-qb', 'feature');
-  for (const f of later) await rename(path.join(aside, f), path.join(root, 'migrations', f));
+  for (const f of later) await rename(path.join(aside, f), path.join(migrations, f));
   await rm(aside, { recursive: true });
   await git(root, 'add', '-A');
   await git(root, 'commit', '-qm', 'the pull request', '--allow-empty');
@@ -367,6 +376,54 @@ for (const spec of args.slice(at + 2)) {
         status: 'failed',
         summary: expect.stringContaining('syntax error at or near "text_pattern_ops"'),
       });
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+describe("billing-ts-7x as one package of a monorepo: the package's own node-pg-migrate", () => {
+  // The root has no node-pg-migrate at all (from there, Consort's bundled 9 would run, and base's
+  // 7.x index expression fails on it: see above); packages/billing depends on 7.9.1 and has it
+  // installed in its own node_modules; tsx is hoisted to the root's, as npm workspaces install it.
+  const files = {
+    'package.json': JSON.stringify({ name: 'mono', private: true, workspaces: ['packages/*'] }),
+    '.github/consort.yml': 'migrations:\n  dir: packages/billing/migrations\nsuite:\n  command: "true"\n',
+  };
+
+  it("applies with the package's 7.9.1 and the hoisted tsx, and says so", async () => {
+    const h = await history('billing-ts-7x', 2, { 'node-pg-migrate': 'node-pg-migrate-7' }, files, {
+      under: 'packages/billing',
+      rootLinks: { tsx: 'tsx' },
+    });
+    try {
+      const report = await check(h.dir, 312);
+      expect(report.error).toBeUndefined();
+      // Base's 7.x index expression applied (Consort's bundled 9 fails on it): built here, or the same
+      // baseline an earlier test built with the same 7.9.1 (the engine is part of its name).
+      expect(report.stages.baseline.status).toBe('passed');
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [
+          {
+            name: '1700000000002_invoice-currency',
+            file: 'packages/billing/migrations/1700000000002_invoice-currency.ts',
+          },
+          { name: '1700000000003_enterprise-plan' },
+        ],
+        nodePgMigrate: {
+          version: '7.9.1',
+          source: 'project',
+          typescript: { name: 'tsx', version: '4.23.15', source: 'project' },
+        },
+      });
+      expect(report.stages.migrations.summary).toBe(
+        "2 migrations applied to pr-312 with node-pg-migrate 7.9.1 (the project's), TypeScript through the project's tsx 4.23.15",
+      );
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1700000000002_invoice-currency', 'reversible'],
+        ['1700000000003_enterprise-plan', 'irreversible'],
+      ]);
     } finally {
       await h.dispose();
     }

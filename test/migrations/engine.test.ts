@@ -12,6 +12,7 @@ import { runner as bundledRunner } from 'node-pg-migrate';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { bundledEngine, describeEngine, resolveEngine } from '../../src/migrations/engine.js';
 import { engineCacheDir, lockedVersion } from '../../src/migrations/engine-pin.js';
+import { migrationsPackage } from '../../src/migrations/project-packages.js';
 import { NPM_INSTALL_FLAGS } from '../../src/tools/npm-install.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
@@ -152,6 +153,61 @@ describe('lockedVersion: the exact version a lockfile pins', () => {
     expect(await pins('package-lock.json', '{ not json')).toBeUndefined();
     expect(await pins('yarn.lock', 'node-pg-migrate@latest:\n  version "latest; rm -rf /"\n')).toBeUndefined();
   });
+
+  describe('in a monorepo, for the package that owns the migrations', () => {
+    const db = () => ({ root: dir, dir: path.join(dir, 'packages/db') });
+    const workspacesLock = (packages: Record<string, { version: string }>) =>
+      JSON.stringify({
+        lockfileVersion: 3,
+        packages: { '': { name: 'mono', workspaces: ['packages/*'] }, ...packages },
+      });
+
+    it("a workspaces lockfile's entry under the package wins over the hoisted one", async () => {
+      await mkdir(path.join(dir, 'packages/db'), { recursive: true });
+      await writeFile(
+        path.join(dir, 'package-lock.json'),
+        workspacesLock({
+          'node_modules/node-pg-migrate': { version: '9.0.0' },
+          'packages/db/node_modules/node-pg-migrate': { version: '7.9.1' },
+        }),
+      );
+      expect(await lockedVersion(db())).toEqual({ version: '7.9.1', lockfile: 'package-lock.json' });
+      // The root's own migrations get the hoisted one, as before.
+      expect(await lockedVersion(dir)).toEqual({ version: '9.0.0', lockfile: 'package-lock.json' });
+    });
+
+    it('the hoisted entry, when the package has none of its own', async () => {
+      await mkdir(path.join(dir, 'packages/db'), { recursive: true });
+      await writeFile(
+        path.join(dir, 'package-lock.json'),
+        workspacesLock({ 'node_modules/node-pg-migrate': { version: '8.0.3' } }),
+      );
+      expect(await lockedVersion(db())).toEqual({ version: '8.0.3', lockfile: 'package-lock.json' });
+    });
+
+    it("the package's own lockfile first, then the root's", async () => {
+      await mkdir(path.join(dir, 'packages/db'), { recursive: true });
+      await writeFile(
+        path.join(dir, 'package-lock.json'),
+        workspacesLock({ 'node_modules/node-pg-migrate': { version: '9.0.0' } }),
+      );
+      await writeFile(
+        path.join(dir, 'packages/db/package-lock.json'),
+        JSON.stringify({ lockfileVersion: 3, packages: { 'node_modules/node-pg-migrate': { version: '7.9.1' } } }),
+      );
+      expect(await lockedVersion(db())).toEqual({ version: '7.9.1', lockfile: 'packages/db/package-lock.json' });
+    });
+
+    it("pnpm: the package's importer, not the root's", async () => {
+      await mkdir(path.join(dir, 'packages/db'), { recursive: true });
+      await writeFile(
+        path.join(dir, 'pnpm-lock.yaml'),
+        "lockfileVersion: '9.0'\nimporters:\n  .:\n    devDependencies:\n      node-pg-migrate:\n        specifier: ^9.0.0\n        version: 9.0.0\n  packages/db:\n    dependencies:\n      node-pg-migrate:\n        specifier: 7.9.1\n        version: 7.9.1(pg@8.13.1)\n",
+      );
+      expect(await lockedVersion(db())).toEqual({ version: '7.9.1', lockfile: 'pnpm-lock.yaml' });
+      expect(await lockedVersion({ root: dir, dir: path.join(dir, 'packages/web') })).toBeUndefined();
+    });
+  });
 });
 
 describe('a project whose lockfile pins a node-pg-migrate it has not installed', () => {
@@ -262,6 +318,35 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
     }
   });
 
+  it("in a monorepo, installs the version the root's workspaces lockfile pins for the package owning migrations.dir", async () => {
+    // Outside Consort's tree, as the project above: from there node-pg-migrate does not resolve.
+    const mono = await mkdtemp(path.join(tmpdir(), 'consort-locked-mono-'));
+    await mkdir(path.join(mono, 'packages/db/migrations'), { recursive: true });
+    await writeFile(path.join(mono, 'packages/db/package.json'), JSON.stringify({ name: 'db', private: true }));
+    await writeFile(
+      path.join(mono, 'package-lock.json'),
+      JSON.stringify({
+        lockfileVersion: 3,
+        packages: {
+          '': { name: 'mono', workspaces: ['packages/*'] },
+          'packages/db/node_modules/node-pg-migrate': { version: '9.0.0-lock.2' },
+        },
+      }),
+    );
+    // From the root, nothing pins node-pg-migrate: the bundled one.
+    expect(await resolveEngine(mono, { env })).toBe(await bundledEngine());
+    try {
+      const engine = await resolveEngine(mono, { migrationsDir: 'packages/db/migrations', env });
+      expect(engine).toMatchObject({
+        source: 'lockfile',
+        version: '9.0.0-lock.2',
+        dir: path.join(engineCacheDir('9.0.0-lock.2', env), 'node_modules/node-pg-migrate'),
+      });
+    } finally {
+      await rm(mono, { recursive: true, force: true });
+    }
+  });
+
   it('uses the bundled one when the lockfile pins the bundled version (nothing to install)', async () => {
     const same = path.join(scratch, 'same');
     await mkdir(same, { recursive: true });
@@ -299,6 +384,32 @@ describe("which node_modules is the project's", () => {
     expect(await resolveEngine(pkg)).toMatchObject({ source: 'project', version: '9.0.0-hoisted.1' });
   });
 
+  it("in a monorepo, the package owning migrations.dir: its own install first, else the root's hoisted one", async () => {
+    const mono = path.join(scratch, 'mono-pkg');
+    await mkdir(path.join(mono, '.git'), { recursive: true });
+    await install(mono, '9.0.0-hoisted.1');
+    const db = path.join(mono, 'packages/db');
+    await mkdir(path.join(db, 'migrations'), { recursive: true });
+    await writeFile(path.join(db, 'package.json'), JSON.stringify({ name: 'db', private: true }));
+    await install(db, '7.9.1-db.1');
+    await mkdir(path.join(mono, 'packages/web/migrations'), { recursive: true });
+    await writeFile(path.join(mono, 'packages/web/package.json'), JSON.stringify({ name: 'web', private: true }));
+    expect(await resolveEngine(mono, { migrationsDir: 'packages/db/migrations' })).toMatchObject({
+      source: 'project',
+      version: '7.9.1-db.1',
+      dir: path.join(db, 'node_modules/node-pg-migrate'),
+    });
+    // Nested deeper (packages/db/sql/migrations) still belongs to packages/db.
+    expect(await resolveEngine(mono, { migrationsDir: 'packages/db/sql/migrations' })).toMatchObject({
+      version: '7.9.1-db.1',
+    });
+    expect(await resolveEngine(mono, { migrationsDir: 'packages/web/migrations' })).toMatchObject({
+      source: 'project',
+      version: '9.0.0-hoisted.1',
+    });
+    expect(await resolveEngine(mono, { migrationsDir: 'migrations' })).toMatchObject({ version: '9.0.0-hoisted.1' });
+  });
+
   it('a node_modules above the repository (or above a checkout with no repository) is not', async () => {
     const outer = path.join(scratch, 'outer');
     await install(outer, '9.0.0-stray.1');
@@ -315,5 +426,34 @@ describe("which node_modules is the project's", () => {
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('migrationsPackage: which package owns migrations.dir', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-owner-'));
+    await mkdir(path.join(root, 'packages/db/src/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'package.json'), '{}');
+    await writeFile(path.join(root, 'packages/db/package.json'), '{}');
+    await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it.each([
+    ['packages/db/src/migrations', 'packages/db'],
+    ['packages/db/migrations', 'packages/db'],
+    ['./packages/db/migrations/', 'packages/db'],
+    ['db/migrations', '.'],
+    ['migrations', '.'],
+    ['.', '.'],
+    ['../elsewhere/migrations', '.'],
+  ])('%s belongs to %s', async (dir, owner) => {
+    expect(await migrationsPackage(root, dir)).toEqual({ root, dir: path.join(root, owner) });
+  });
+
+  it('never a package.json above the root', async () => {
+    const inner = path.join(root, 'packages/db/src');
+    expect(await migrationsPackage(inner, 'migrations')).toEqual({ root: inner, dir: inner });
   });
 });

@@ -120,12 +120,18 @@ export async function planCheck(
   const engine = await (async (): Promise<PlanReadings['engine']> => {
     try {
       // The project's own node-pg-migrate when it has one: what its deploy applies.
-      const resolved = await ports.migrations.resolveEngine(request.workspace, { env: request.env, log: say });
+      // In a monorepo, that of the package owning migrations.dir (migrationsPackage).
+      const migrationsDir = request.config.migrations.dir;
+      const resolved = await ports.migrations.resolveEngine(request.workspace, {
+        migrationsDir,
+        env: request.env,
+        log: say,
+      });
       const ts = await prepareTypeScript(
         resolved,
         request.workspace,
         [...sets.base, ...sets.head].map((m) => m.file),
-        { env: request.env, log: say },
+        { migrationsDir, env: request.env, log: say },
       );
       ts.dispose(); // the loader is registered where the migrations run, never here
       return { engine: ts.engine, loader: ts.loader };

@@ -14,6 +14,7 @@ import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { describeEngine } from '../../migrations/engine.js';
+import { migrationsPackage } from '../../migrations/project-packages.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
@@ -684,9 +685,9 @@ async function writeSides(
   git: CheckPorts['git'],
   made: (workdir: Workdir) => void,
 ): Promise<SidesOnDisk> {
-  const scratch = await createWorkdir(input.workspace, git);
-  made(scratch);
   const migrationsDir = input.config.migrations.dir;
+  const scratch = await createWorkdir(await migrationsPackage(input.workspace, migrationsDir), git);
+  made(scratch);
   const sideDir = async (name: string, side: CheckSide, files: readonly MigrationFile[]) => {
     if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, migrationsDir), relativeTo: side.tree.dir };
     if (side.tree?.kind === 'commit') return scratch.extract(name, migrationsDir, side.tree.repo, side.tree.sha);

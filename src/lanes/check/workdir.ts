@@ -1,6 +1,6 @@
 /**
  * Migration sets written to a scratch directory for node-pg-migrate, which loads files from disk.
- * Inside the workspace's node_modules/.cache/consort when there is one, so JS migrations that
+ * Inside the project's node_modules/.cache/consort when there is one, so JS migrations that
  * import packages resolve them exactly as in the project; the system temp directory otherwise.
  * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
  * or users), named with its process id, so a run removes what killed runs left.
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
-import { SCRATCH_IN_MODULES } from '../../migrations/project-packages.js';
+import { asPackage, SCRATCH_IN_MODULES, type MigrationsPackage } from '../../migrations/project-packages.js';
 import { processAlive } from '../../core/process-alive.js';
 
 export interface Workdir {
@@ -43,17 +43,42 @@ async function sweepDead(parent: string): Promise<void> {
   );
 }
 
-/** `git` extracts commits' trees (`extract`). */
-/** `git` is needed only by `extract` (the TDD lane writes the base's migrations it read itself). */
-export async function createWorkdir(workspace: string, git?: Pick<GitRepo, 'extractCommit'>): Promise<Workdir> {
-  const modules = path.join(workspace, 'node_modules');
-  const cache = path.join(modules, ...SCRATCH_IN_MODULES);
-  const inProject = await access(modules)
-    .then(() => mkdir(cache, { recursive: true }))
-    .then(
+/**
+ * The node_modules nearest the package that owns the migrations, up to the workspace: in a
+ * monorepo, `packages/db/node_modules` when the package has its own install (so a migration's
+ * imports of the package's dependencies resolve), else the root's hoisted one.
+ */
+async function nearestModules(at: MigrationsPackage): Promise<string | undefined> {
+  const root = path.resolve(at.root);
+  for (let d = path.resolve(at.dir); ; d = path.dirname(d)) {
+    const modules = path.join(d, 'node_modules');
+    if (
+      await access(modules).then(
+        () => true,
+        () => false,
+      )
+    )
+      return modules;
+    if (d === root || d === path.dirname(d)) return undefined;
+  }
+}
+
+/**
+ * `at`: the workspace, or the package of it that owns the migrations (migrationsPackage). `git` is
+ * needed only by `extract` (the TDD lane writes the base's migrations it read itself).
+ */
+export async function createWorkdir(
+  at: string | MigrationsPackage,
+  git?: Pick<GitRepo, 'extractCommit'>,
+): Promise<Workdir> {
+  const modules = await nearestModules(asPackage(at));
+  const cache = modules === undefined ? undefined : path.join(modules, ...SCRATCH_IN_MODULES);
+  const inProject =
+    cache !== undefined &&
+    (await mkdir(cache, { recursive: true }).then(
       () => true,
       () => false,
-    );
+    ));
   const parent = inProject ? cache : os.tmpdir();
   await sweepDead(parent);
   const root = await mkdtemp(path.join(parent, `${PREFIX}${process.pid}-`));

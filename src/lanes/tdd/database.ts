@@ -12,6 +12,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
+import { migrationsPackage } from '../../migrations/project-packages.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -120,7 +121,7 @@ export function createBranches(kit: BranchKit) {
     const { config } = kit;
     const base = migrationSetFromEntries(await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir));
     baseShas = shasOf(base);
-    const workdir = await createWorkdir(kit.ws.dir, kit.git);
+    const workdir = await createWorkdir(await migrationsPackage(kit.ws.dir, config.migrations.dir), kit.git);
     try {
       const baseDir = await workdir.write('base', config.migrations.dir, base);
       const outcome = await ensureBaseline({
