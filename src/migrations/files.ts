@@ -207,14 +207,18 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.missingOk === true) return [];
     if (code === 'ENOENT') {
-      throw new ConsortError(
-        'config',
-        `No migrations directory at ${path.relative(path.resolve(options.relativeTo ?? process.cwd()), absolute) || '.'} (migrations.dir).`,
-        {
-          hint: 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
-          cause: e,
-        },
-      );
+      const root = path.resolve(options.relativeTo ?? process.cwd());
+      const configured = path.relative(root, absolute).split(path.sep).join('/') || '.';
+      // Loaded only here: the migrations' child process imports this module and waits on nothing else.
+      const { migrationsDirHint } = await import('./scripted-dirs.js');
+      const scripted =
+        options.relativeTo === undefined ? undefined : await migrationsDirHint(root, configured).catch(() => undefined);
+      throw new ConsortError('config', `No migrations directory at ${configured} (migrations.dir).`, {
+        hint:
+          scripted ??
+          'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+        cause: e,
+      });
     }
     throw new ConsortError(
       'config',

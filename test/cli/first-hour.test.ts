@@ -108,6 +108,21 @@ it('a missing migrations folder names migrations.dir', async () => {
   expect(r.stderr).toContain('set migrations.dir in .github/consort.yml');
 });
 
+it("a missing migrations folder names the one the project's migrate script runs node-pg-migrate on", async () => {
+  const dir = path.join(tmp, 'scripted-migrations');
+  await mkdir(path.join(dir, 'db/migrations'), { recursive: true });
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ scripts: { migrate: 'node-pg-migrate up -m db/migrations' } }),
+  );
+  const r = await cli(['-C', dir, 'check', '--dry-run'], env);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('No migrations directory at migrations (migrations.dir).');
+  expect(r.stderr).toContain(
+    'package.json\'s script "migrate" runs node-pg-migrate with -m db/migrations: set migrations.dir: db/migrations in .github/consort.yml.',
+  );
+});
+
 it('consort run without an agent backend refuses before it commits or writes anything', async () => {
   const repo = path.join(tmp, 'lane');
   await mkdir(repo, { recursive: true });

@@ -1,0 +1,107 @@
+/**
+ * When migrations.dir names a folder that does not exist, the error says which folder the
+ * project's own scripts run node-pg-migrate on, and the setting to put it in.
+ */
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { isConsortError } from '../../src/core/errors.js';
+import { readMigrationSet } from '../../src/migrations/files.js';
+import { dirsInScript, migrationsDirHint } from '../../src/migrations/scripted-dirs.js';
+
+describe('dirsInScript: the folder each node-pg-migrate command of a script uses', () => {
+  it.each([
+    ['node-pg-migrate up -m db/migrations', [{ flag: '-m db/migrations', dir: 'db/migrations' }]],
+    ['node-pg-migrate -m "db/migrations" up', [{ flag: '-m db/migrations', dir: 'db/migrations' }]],
+    [
+      'node-pg-migrate --migrations-dir src/db/migrations up',
+      [{ flag: '--migrations-dir src/db/migrations', dir: 'src/db/migrations' }],
+    ],
+    ['node-pg-migrate up --migrations-dir=sql', [{ flag: '--migrations-dir sql', dir: 'sql' }]],
+    ['npx node-pg-migrate up', [{ dir: 'migrations' }]],
+    ['./node_modules/.bin/node-pg-migrate up -m ./db', [{ flag: '-m ./db', dir: 'db' }]],
+    ['cd server && node-pg-migrate up -m migrations', [{ flag: '-m migrations', dir: 'server/migrations' }]],
+    ['dotenv -- node-pg-migrate --tsx up -m db/m; echo done', [{ flag: '-m db/m', dir: 'db/m' }]],
+    ['jest --runInBand', []],
+    ['node-pg-migrate up -m /etc', []],
+  ])('%s', (script, dirs) => {
+    expect(dirsInScript(script)).toEqual(dirs);
+  });
+});
+
+describe('the missing migrations directory', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'consort-scripted-'));
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const missing = async (configured = 'migrations') => {
+    const e: unknown = await readMigrationSet(path.join(root, configured), { relativeTo: root }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    if (!isConsortError(e)) throw new Error(`expected a ConsortError, got ${String(e)}`);
+    return e;
+  };
+
+  it("names the root package.json's script and the setting", async () => {
+    await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({ scripts: { test: 'jest', migrate: 'node-pg-migrate -m db/migrations' } }),
+    );
+    const e = await missing();
+    expect(e.message).toBe('No migrations directory at migrations (migrations.dir).');
+    expect(e.hint).toBe(
+      'package.json\'s script "migrate" runs node-pg-migrate with -m db/migrations: set migrations.dir: db/migrations in .github/consort.yml.',
+    );
+  });
+
+  it("names a workspace package's script, its folder relative to the root", async () => {
+    await mkdir(path.join(root, 'packages/db/sql'), { recursive: true });
+    await mkdir(path.join(root, 'apps/api/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'package.json'), JSON.stringify({ workspaces: ['packages/*'] }));
+    await writeFile(
+      path.join(root, 'packages/db/package.json'),
+      JSON.stringify({ scripts: { 'db:up': 'node-pg-migrate up --migrations-dir=sql' } }),
+    );
+    // pnpm's workspace file counts too; this package runs it with node-pg-migrate's default folder.
+    await writeFile(path.join(root, 'pnpm-workspace.yaml'), "packages:\n  - 'apps/*'\n");
+    await writeFile(
+      path.join(root, 'apps/api/package.json'),
+      JSON.stringify({ scripts: { migrate: 'node-pg-migrate up' } }),
+    );
+    expect((await missing()).hint).toBe(
+      'packages/db/package.json\'s script "db:up" runs node-pg-migrate with --migrations-dir sql: set migrations.dir: packages/db/sql in .github/consort.yml (other scripts name apps/api/migrations).',
+    );
+    await rm(path.join(root, 'packages/db/sql'), { recursive: true });
+    expect((await missing()).hint).toBe(
+      'apps/api/package.json\'s script "migrate" runs node-pg-migrate in apps/api with its default -m migrations: set migrations.dir: apps/api/migrations in .github/consort.yml.',
+    );
+  });
+
+  it('says what it always said when no script names a folder that exists', async () => {
+    const generic = 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.';
+    expect((await missing()).hint).toBe(generic);
+    // A script's folder that does not exist either, or is the one configured, is no answer.
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({ scripts: { a: 'node-pg-migrate -m db/migrations', b: 'node-pg-migrate up' } }),
+    );
+    expect((await missing()).hint).toBe(generic);
+    // Nor is a folder the repository links to outside it.
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'consort-scripted-outside-'));
+    try {
+      await symlink(outside, path.join(root, 'db'));
+      await writeFile(path.join(root, 'package.json'), JSON.stringify({ scripts: { a: 'node-pg-migrate -m db' } }));
+      expect((await missing()).hint).toBe(generic);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+    // A manifest that is not JSON, or not an object of scripts, names nothing.
+    await writeFile(path.join(root, 'package.json'), '{ not json');
+    expect((await missing()).hint).toBe(generic);
+    expect(await migrationsDirHint(root, 'migrations')).toBeUndefined();
+  });
+});
