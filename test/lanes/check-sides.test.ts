@@ -162,3 +162,28 @@ describe('migrations that import project code run where their imports resolve', 
     expect(labels).toEqual(['card', 'invoice']);
   });
 });
+
+describe("the scratch directory in a monorepo: under the node_modules nearest the migrations' package", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-workdir-mono-'));
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it("the package's own node_modules, else the root's hoisted one, else the temp directory", async () => {
+    const db = path.join(root, 'packages/db');
+    await mkdir(db, { recursive: true });
+    const at = { root, dir: db };
+    const parentOf = async () => {
+      const w = await createWorkdir(at);
+      await w.dispose();
+      return path.dirname(w.root);
+    };
+    expect(await parentOf()).toBe(tmpdir());
+    await mkdir(path.join(root, 'node_modules'));
+    expect(await parentOf()).toBe(path.join(root, 'node_modules/.cache/consort'));
+    // The package's own install: a migration's import of the package's dependencies resolves from there.
+    await mkdir(path.join(db, 'node_modules'));
+    expect(await parentOf()).toBe(path.join(db, 'node_modules/.cache/consort'));
+  });
+});
