@@ -19,23 +19,21 @@ import { applyMigrations } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const HISTORY = path.join(process.cwd(), 'test/fixtures/histories/lint-cjs');
-const DIR = path.join(HISTORY, 'migrations');
 const JS = 'migrations/1700000000001_audit-and-reporting.js';
 const SQL = 'migrations/1700000000002_backfill.sql';
 
 async function lintHistory(history = HISTORY) {
   const DIR = path.join(history, 'migrations');
-  const HISTORY = history;
   const name = `lint_${randomBytes(6).toString('hex')}`;
   await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`));
   try {
     const url = withDatabase(SYSTEM_PG_URL, name);
-    const all = await readMigrationSet(DIR, { relativeTo: HISTORY });
+    const all = await readMigrationSet(DIR, { relativeTo: history });
     // The base: the first migration only.
     const base = await applyMigrations({
       databaseUrl: url,
       dir: DIR,
-      relativeTo: HISTORY,
+      relativeTo: history,
       direction: 'up',
       count: 1,
       migrationsTable: 'pgmigrations',
@@ -45,7 +43,7 @@ async function lintHistory(history = HISTORY) {
     const pr = await applyMigrations({
       databaseUrl: url,
       dir: DIR,
-      relativeTo: HISTORY,
+      relativeTo: history,
       direction: 'up',
       migrationsTable: 'pgmigrations',
     });
