@@ -6,6 +6,7 @@
  */
 import { ConsortError, isConsortError } from '../src/core/errors.js';
 import type { MigrationEngine } from '../src/migrations/engine.js';
+import type { MigrationPlacement } from '../src/migrations/placement.js';
 import { applyMigrations } from '../src/migrations/runner.js';
 import type { BranchProvider } from '../src/ports/branch-provider.js';
 import { mdCode, shellQuote } from '../src/report/escape.js';
@@ -14,7 +15,8 @@ import { count } from '../src/core/plural.js';
 export interface PromoteInput {
   provider: BranchProvider;
   parent: string;
-  migrationsTable: string;
+  /** Where node-pg-migrate runs and records them (the project's migrations.table, schema, …). */
+  placement: MigrationPlacement;
   /** The merged migrations on disk. */
   dir: string;
   relativeTo: string;
@@ -50,7 +52,7 @@ export async function promote(input: PromoteInput): Promise<PromoteOutcome> {
       dir: input.dir,
       relativeTo: input.relativeTo,
       direction: 'up',
-      migrationsTable: input.migrationsTable,
+      ...input.placement,
       ...(input.engine ? { engine: input.engine } : {}),
       ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
     });

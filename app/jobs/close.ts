@@ -15,6 +15,7 @@ import type { Run, RunResult } from '../store/runs.js';
 import { isConsortError } from '../../src/core/errors.js';
 import { resolveEngine, type MigrationEngine } from '../../src/migrations/engine.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
+import { migrationPlacement } from '../../src/migrations/placement.js';
 import { prepareTypeScript, type LoaderHandle } from '../../src/migrations/ts-loader.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
 import { runContext, type JobDeps } from './deps.js';
@@ -81,7 +82,7 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       promote({
         provider,
         parent: config.database.parent,
-        migrationsTable: config.migrations.table,
+        placement: migrationPlacement(config.migrations),
         dir,
         relativeTo: workspace.dir,
         pr: run.pr!,

@@ -13,6 +13,7 @@ import { childEnv } from '../core/child-env.js';
 import { matchesAny } from '../core/glob.js';
 import { withClient } from '../db/sql.js';
 import { applyMigrations } from '../migrations/runner.js';
+import type { MigrationPlacement } from '../migrations/placement.js';
 import { localProcessRunner } from '../process/runner.js';
 import { branchEnv } from '../suite/pg-env.js';
 
@@ -30,11 +31,11 @@ export interface SuiteSettings {
   env: string;
   timeoutMs?: number;
   /**
-   * The project's migrations (config `migrations.dir` relative to the workspace, and `.table`):
+   * The project's migrations (config `migrations.dir` relative to the workspace, and where they run and are recorded):
    * pending ones — such as one the agent just wrote — are applied to the turn's branch before the
    * suite runs, as the conductor's proof will apply them.
    */
-  migrations?: { dir: string; table: string };
+  migrations?: { dir: string; placement: MigrationPlacement };
 }
 
 export interface ToolContext {
@@ -140,7 +141,7 @@ export async function writeFileTool(ctx: ToolContext, file: string, content: str
 /** Applies pending migrations to the turn's branch; a line for the model, or an error that stops the suite. */
 async function migrateBranch(
   ctx: ToolContext,
-  m: { dir: string; table: string },
+  m: { dir: string; placement: MigrationPlacement },
 ): Promise<{ ok: boolean; line: string }> {
   const dir = path.join(ctx.workspace, m.dir);
   if (
@@ -154,7 +155,7 @@ async function migrateBranch(
     databaseUrl: ctx.branchUrl,
     dir,
     direction: 'up',
-    migrationsTable: m.table,
+    ...m.placement,
     relativeTo: ctx.workspace,
   });
   const applied = r.applied.map((a) => a.name);

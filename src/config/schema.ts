@@ -124,15 +124,58 @@ export const databaseShape = {
   }),
 };
 
+// node-pg-migrate puts these names between double quotes (and in string literals) unescaped, so
+// only plain identifiers are safe to hand it; the case a name is written in is kept.
+const sqlIdentifier = (dotted: string) =>
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+    error: (iss) =>
+      `must be a plain SQL identifier (letters, digits, "_"; at most 63)${String(iss.input).includes('.') ? `; ${dotted}` : ''}`,
+  });
+
+// A schema name: a plain identifier PostgreSQL lets a user create ("pg_" names are its own).
+const schemaName = () =>
+  sqlIdentifier('name one schema, without a table').refine((name) => !/^pg_/i.test(name), {
+    error: (iss) =>
+      `${show(iss.input)} is not a schema a project can use: names starting with "pg_" are PostgreSQL's own`,
+  });
+
 export const migrationsShape = {
   dir: repoPath('Directory of versioned migrations (node-pg-migrate).').default('migrations'),
-  table: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
-      error: 'must be a plain SQL identifier (letters, digits, "_"; at most 63)',
-    })
+  table: sqlIdentifier('put the schema in migrations.migrationsSchema instead')
     .default('pgmigrations')
     .meta({ description: 'Table node-pg-migrate records applied migrations in.' }),
+  schema: z
+    .union(
+      [
+        schemaName(),
+        z
+          .array(schemaName())
+          .min(1, { error: 'list at least one schema, or leave schema out' })
+          .meta({ uniqueItems: true }),
+      ],
+      { error: 'expected a schema name or a list of schema names' },
+    )
+    .transform((s) => (typeof s === 'string' ? [s] : s))
+    // Checked once a list (inside the union, its message would give way to the union's).
+    .pipe(uniqueList(z.string()))
+    .meta({
+      description:
+        "node-pg-migrate's --schema: the search_path while migrating (a list: the first is where unqualified names are created). Default: the connection's own (public).",
+    })
+    .optional(),
+  createSchema: z.boolean().default(false).meta({
+    description: "node-pg-migrate's --create-schema: create each schema of `schema` if it does not exist.",
+  }),
+  migrationsSchema: schemaName()
+    .meta({
+      description:
+        "node-pg-migrate's --migrations-schema: the schema of the migrations table. Default: the first of `schema`, else public.",
+    })
+    .optional(),
+  createMigrationsSchema: z.boolean().default(false).meta({
+    description:
+      "node-pg-migrate's --create-migrations-schema: create migrationsSchema if it does not exist (only when migrationsSchema is set, as in node-pg-migrate).",
+  }),
   checkOrder: z.boolean().default(true).meta({
     description:
       'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.',

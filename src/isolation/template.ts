@@ -13,6 +13,7 @@ import { readSeed, runSeed } from '../lanes/check/baseline.js';
 import { resolveEngine } from '../migrations/engine.js';
 import { prepareTypeScript } from '../migrations/ts-loader.js';
 import { readMigrationSet } from '../migrations/files.js';
+import { hasSchemaSettings, migrationPlacement } from '../migrations/placement.js';
 import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
@@ -58,11 +59,14 @@ export async function prepareTestTemplate(
   const config = options.config ?? (await loadConfig(root)).config;
   const dir = path.join(root, config.migrations.dir);
   const files = await readMigrationSet(dir, { relativeTo: root, missingOk: true });
+  const placement = migrationPlacement(config.migrations);
   const key = createHash('sha256')
     .update(
       JSON.stringify({
         parent: config.database.parent,
         table: config.migrations.table,
+        // Only when set, so templates made before these settings existed keep their names.
+        ...(hasSchemaSettings(placement) ? { placement } : {}),
         migrations: files.map((m) => [m.name, m.sha256]),
         seed: await seedIdentity(config, root),
       }),
@@ -93,7 +97,7 @@ export async function prepareTestTemplate(
           dir,
           relativeTo: root,
           direction: 'up',
-          migrationsTable: config.migrations.table,
+          ...placement,
           checkOrder: config.migrations.checkOrder,
           engine,
         });

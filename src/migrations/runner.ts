@@ -19,6 +19,7 @@ import type {
 import type { MigrationEngine } from './engine.js';
 import { bundledRunner } from './engine-load.js';
 import { MigrationSetCache, readMigrationSet, type MigrationFile } from './files.js';
+import { migrationsTableSchema } from './placement.js';
 
 export type {
   AppliedMigration,
@@ -430,7 +431,7 @@ export async function applyMigrationsHere(
   const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));
   if (unknown.length > 0)
     throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
-  const capture = createCapture(options.migrationsTable, options.migrationsSchema ?? 'public', files);
+  const capture = createCapture(options.migrationsTable, migrationsTableSchema(options), files);
   const client = kept ? await kept.take(options.databaseUrl) : await connect(options.databaseUrl);
   const dbClient = recordingClient(client, capture);
   const runs: (string | undefined)[] = options.onlyNames === undefined ? [undefined] : [...options.onlyNames];
@@ -445,7 +446,13 @@ export async function applyMigrationsHere(
           dir: options.dir,
           direction: options.direction,
           migrationsTable: options.migrationsTable,
+          // node-pg-migrate's own schema options, as the project deploys with them (placement.ts).
+          ...(options.schema === undefined ? {} : { schema: [...options.schema] }),
+          ...(options.createSchema === undefined ? {} : { createSchema: options.createSchema }),
           ...(options.migrationsSchema === undefined ? {} : { migrationsSchema: options.migrationsSchema }),
+          ...(options.createMigrationsSchema === undefined
+            ? {}
+            : { createMigrationsSchema: options.createMigrationsSchema }),
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.

@@ -2,6 +2,7 @@
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
 import { withClient } from '../db/sql.js';
+import { bookkeepingTables, migrationPlacement } from '../migrations/placement.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { diffCounts, diffSchemas, isEmptyDiff, type SchemaDiff } from '../schema/diff.js';
 import { snapshotSchema } from '../schema/snapshot.js';
@@ -37,7 +38,7 @@ export async function pairedSchemaDiff(
     );
   }
   // node-pg-migrate's bookkeeping table differs whenever migrations did: not a schema change.
-  const options = { ignoreTables: [config.migrations.table] };
+  const options = { ignoreTables: bookkeepingTables(migrationPlacement(config.migrations)) };
   const [before, after] = await Promise.all([
     withClient(await provider.connectionUri(paired.parent), (db) => snapshotSchema(db, options)),
     withClient(await provider.connectionUri(paired.name), (db) => snapshotSchema(db, options)),

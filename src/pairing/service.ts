@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { runSeed } from '../lanes/check/baseline.js';
+import { migrationPlacement } from '../migrations/placement.js';
 import { applyMigrations, type ApplyResult } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchMode, BranchProvider, BranchRecord } from '../ports/branch-provider.js';
@@ -77,7 +78,7 @@ async function migrate(url: string, request: PairRequest): Promise<ApplyResult |
     dir,
     relativeTo: request.root,
     direction: 'up',
-    migrationsTable: request.config.migrations.table,
+    ...migrationPlacement(request.config.migrations),
   });
 }
 

@@ -7,6 +7,7 @@
 import type { ContextPack } from '../conductor/context-pack.js';
 import type { Role } from '../conductor/roles.js';
 import type { TurnStep } from '../conductor/state.js';
+import type { MigrationPlacement } from './migration-runner.js';
 
 export const AGENT_BACKENDS = ['command', 'claude', 'codex', 'openai'] as const;
 export type AgentBackendName = (typeof AGENT_BACKENDS)[number];
@@ -85,7 +86,7 @@ export interface AgentBackendSettings {
     baseUrl: string;
     model: string;
     apiKey: string;
-    suite: { command: string; env: string; migrations: { dir: string; table: string } };
+    suite: { command: string; env: string; migrations: { dir: string; placement: MigrationPlacement } };
   };
   claude: { model?: string; apiKey?: string; urlVars: readonly string[]; env: NodeJS.ProcessEnv };
   codex: { model?: string; apiKey?: string; urlVars: readonly string[]; env: NodeJS.ProcessEnv };

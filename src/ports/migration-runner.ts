@@ -9,14 +9,29 @@
 import type { MigrationEngine, ResolveEngineOptions } from '../migrations/engine.js';
 import type { MigrationFile } from '../migrations/files.js';
 
-export interface ApplyOptions {
+/**
+ * Where node-pg-migrate runs the migrations and records them: its `migrationsTable`, `schema`,
+ * `createSchema`, `migrationsSchema` and `createMigrationsSchema` options, with its meanings (the
+ * project's `migrations.*` configuration, see src/migrations/placement.ts).
+ */
+export interface MigrationPlacement {
+  migrationsTable: string;
+  /** The search_path while migrating (`--schema`); unset: the connection's own (public). */
+  schema?: readonly string[];
+  /** CREATE SCHEMA IF NOT EXISTS each of `schema` first (`--create-schema`). */
+  createSchema?: boolean;
+  /** The schema of `migrationsTable` (`--migrations-schema`); unset: the first of `schema`, else public. */
+  migrationsSchema?: string;
+  /** CREATE SCHEMA IF NOT EXISTS `migrationsSchema` first, when it is set (`--create-migrations-schema`). */
+  createMigrationsSchema?: boolean;
+}
+
+export interface ApplyOptions extends MigrationPlacement {
   databaseUrl: string;
   dir: string;
   direction: 'up' | 'down';
   /** How many to run (node-pg-migrate's default: all pending up, one down). Not with `onlyNames`. */
   count?: number;
-  migrationsTable: string;
-  migrationsSchema?: string;
   /** Run exactly these migrations, one node-pg-migrate run each, in the order given. */
   onlyNames?: readonly string[];
   /**

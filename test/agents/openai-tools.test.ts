@@ -100,7 +100,7 @@ describe('run_suite', () => {
     const suite = {
       command: `psql -Atc "SELECT count(*) FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'phone'" "$DATABASE_URL"`,
       env: 'DATABASE_URL',
-      migrations: { dir: 'migrations', table: 'pgmigrations' },
+      migrations: { dir: 'migrations', placement: { migrationsTable: 'pgmigrations' } },
     };
     const out = await runSuiteTool({ ...ctx, suite });
     expect(out).toBe("migrations applied to this turn's branch: 1730000400000_add_phone\nsuite passed (exit 0)\n1\n");
@@ -117,7 +117,7 @@ describe('run_suite', () => {
     );
     const out = await runSuiteTool({
       ...ctx,
-      suite: { ...ctx.suite!, migrations: { dir: 'migrations', table: 'pgmigrations' } },
+      suite: { ...ctx.suite!, migrations: { dir: 'migrations', placement: { migrationsTable: 'pgmigrations' } } },
     });
     expect(out).toMatch(
       /^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/,

@@ -101,7 +101,38 @@ describe('errors name the file, line, column and key', () => {
     [
       'a table that is not an identifier',
       'migrations:\n  table: public.migrations\n',
-      [`${Y}:2:3 migrations.table: must be a plain SQL identifier (letters, digits, "_"; at most 63)`],
+      [
+        `${Y}:2:3 migrations.table: must be a plain SQL identifier (letters, digits, "_"; at most 63); put the schema in migrations.migrationsSchema instead`,
+      ],
+    ],
+    [
+      'a migrations schema that is not an identifier',
+      'migrations:\n  migrationsSchema: my-meta\n',
+      [`${Y}:2:3 migrations.migrationsSchema: must be a plain SQL identifier (letters, digits, "_"; at most 63)`],
+    ],
+    [
+      'a schema list with a qualified name in it',
+      'migrations:\n  schema: [app, app.things]\n',
+      [
+        `${Y}:2:17 migrations.schema[1]: must be a plain SQL identifier (letters, digits, "_"; at most 63); name one schema, without a table`,
+      ],
+    ],
+    [
+      "a schema of PostgreSQL's own",
+      'migrations:\n  schema: pg_temp\n',
+      [
+        `${Y}:2:3 migrations.schema: "pg_temp" is not a schema a project can use: names starting with "pg_" are PostgreSQL's own`,
+      ],
+    ],
+    [
+      'an empty schema list',
+      'migrations:\n  schema: []\n',
+      [`${Y}:2:3 migrations.schema: list at least one schema, or leave schema out`],
+    ],
+    [
+      'a schema listed twice',
+      'migrations:\n  schema: [app, app]\n',
+      [`${Y}:2:3 migrations.schema: lists "app" more than once`],
     ],
     [
       'a path outside the repository',

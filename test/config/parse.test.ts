@@ -13,6 +13,10 @@ database:
 migrations:
   dir: db/migrations
   table: schema_migrations
+  schema: [app, public]
+  createSchema: true
+  migrationsSchema: meta
+  createMigrationsSchema: true
   checkOrder: false
 suite:
   command: npm run test:integration
@@ -76,7 +80,15 @@ const FULL_CONFIG: ConsortConfig = {
     seed: { kind: 'file', path: 'db/seed.sql' },
     promote: true,
   },
-  migrations: { dir: 'db/migrations', table: 'schema_migrations', checkOrder: false },
+  migrations: {
+    dir: 'db/migrations',
+    table: 'schema_migrations',
+    schema: ['app', 'public'],
+    createSchema: true,
+    migrationsSchema: 'meta',
+    createMigrationsSchema: true,
+    checkOrder: false,
+  },
   suite: {
     command: 'npm run test:integration',
     env: 'TEST_DATABASE_URL',
@@ -120,7 +132,13 @@ const FULL_CONFIG: ConsortConfig = {
 describe('defaults', () => {
   const DEFAULTS: ConsortConfig = {
     database: { provider: 'local', parent: 'main', promote: false },
-    migrations: { dir: 'migrations', table: 'pgmigrations', checkOrder: true },
+    migrations: {
+      dir: 'migrations',
+      table: 'pgmigrations',
+      createSchema: false,
+      createMigrationsSchema: false,
+      checkOrder: true,
+    },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
     lint: { rules: [], failOn: 'error', severity: {} },
     reversibility: { enabled: true, requireDown: false },
@@ -179,6 +197,7 @@ describe('valid files', () => {
 
   it.each([
     ['a single report glob becomes a list', 'suite:\n  reports: junit.xml\n', { suite: { reports: ['junit.xml'] } }],
+    ['a single schema becomes a list', 'migrations:\n  schema: App_1\n', { migrations: { schema: ['App_1'] } }],
     [
       'a seed command',
       'database:\n  seed:\n    command: npm run seed\n',

@@ -63,7 +63,7 @@ async function prove(withReset: boolean, history = HISTORY) {
     proveReversibility({
       url,
       migrations,
-      table: 'pgmigrations',
+      placement: { migrationsTable: 'pgmigrations' },
       headDir: { dir: path.join(history, 'migrations'), relativeTo: history },
       schemas: pgSchemaReader,
       runner: nodePgMigrate,
@@ -154,7 +154,7 @@ describe('a SQL migration without a down', () => {
         proveReversibility({
           url,
           migrations,
-          table: 'pgmigrations',
+          placement: { migrationsTable: 'pgmigrations' },
           headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
           schemas: pgSchemaReader,
           runner: nodePgMigrate,
@@ -199,7 +199,7 @@ describe('the re-apply after the downs', () => {
         return proveReversibility({
           url,
           migrations,
-          table: 'pgmigrations',
+          placement: { migrationsTable: 'pgmigrations' },
           headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
           schemas: pgSchemaReader,
           runner: {
@@ -252,7 +252,7 @@ async function proveOnBranch(history: string, prepare?: (url: string) => Promise
       const result = await proveReversibility({
         url,
         migrations,
-        table: 'pgmigrations',
+        placement: { migrationsTable: 'pgmigrations' },
         headDir,
         schemas: pgSchemaReader,
         applied: stepped.schemas,

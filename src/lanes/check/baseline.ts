@@ -13,6 +13,12 @@ import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
+import {
+  hasSchemaSettings,
+  migrationPlacement,
+  migrationsTableSql,
+  type MigrationPlacement,
+} from '../../migrations/placement.js';
 import { childEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
@@ -185,11 +191,14 @@ export async function baselineName(
 ): Promise<string> {
   const engine =
     input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
+  const placement = migrationPlacement(input.config.migrations);
   const key = createHash('sha256')
     .update(
       JSON.stringify({
         parent: input.config.database.parent,
         table: input.config.migrations.table,
+        // Only when set, so baselines made before these settings existed keep their names.
+        ...(hasSchemaSettings(placement) ? { placement } : {}),
         migrations: input.base.map((m) => [m.name, m.sha256]),
         seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
         rebuild: input.rebuild,
@@ -200,16 +209,13 @@ export async function baselineName(
   return `baseline-${key.slice(0, 12)}`;
 }
 
-/** Names of the migrations node-pg-migrate recorded as run in a database. */
-export async function appliedMigrations(url: string, table: string): Promise<string[]> {
+/** Names of the migrations node-pg-migrate recorded as run in a database (in its table's own schema). */
+export async function appliedMigrations(url: string, placement: MigrationPlacement): Promise<string[]> {
+  const table = migrationsTableSql(placement);
   return withClient(url, async (db) => {
-    const { rows } = await db.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [
-      quoteIdent(table),
-    ]);
+    const { rows } = await db.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [table]);
     if (!rows[0]?.exists) return [];
-    return (await db.query<{ name: string }>(`SELECT name FROM ${quoteIdent(table)} ORDER BY run_on, id`)).rows.map(
-      (r) => r.name,
-    );
+    return (await db.query<{ name: string }>(`SELECT name FROM ${table} ORDER BY run_on, id`)).rows.map((r) => r.name);
   });
 }
 
@@ -232,7 +238,8 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
     return { ok: true, name, reused: true, applied: [], seeded: false };
 
   const parentUrl = await provider.connectionUri(config.database.parent);
-  const parentApplied = await appliedMigrations(parentUrl, config.migrations.table);
+  const placement = migrationPlacement(config.migrations);
+  const parentApplied = await appliedMigrations(parentUrl, placement);
   const baseNames = new Set(input.base.map((m) => m.name));
   const ahead = parentApplied.filter((n) => !baseNames.has(n));
   if (ahead.length > 0 && !input.rebuild) return { ok: false, kind: 'parent-ahead', ahead };
@@ -252,7 +259,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           dir: input.baseDir.dir,
           relativeTo: input.baseDir.relativeTo,
           direction: 'up',
-          migrationsTable: config.migrations.table,
+          ...placement,
           checkOrder: config.migrations.checkOrder,
           ...(input.engine ? { engine: input.engine } : {}),
         });

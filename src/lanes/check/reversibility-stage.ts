@@ -9,6 +9,7 @@
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
+import type { MigrationPlacement } from '../../migrations/placement.js';
 import type { ApplyOptions, ApplyResult, MigrationSession } from '../../ports/migration-runner.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Stages } from '../../report/check-report.js';
@@ -24,7 +25,7 @@ export interface ProofSetting {
   provider: BranchProvider;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
-  table: string;
+  placement: MigrationPlacement;
   checkOrder: boolean;
   engine: MigrationEngine;
   /** check.migrationsRole: admin on the base. */
@@ -42,7 +43,7 @@ const howTheyRun = (s: ProofSetting) => ({
   asAdmin: s.asAdmin,
   migrations: s.migrations,
   headDir: s.headDir,
-  table: s.table,
+  placement: s.placement,
   checkOrder: s.checkOrder,
   engine: s.engine,
   runner: s.runner,

@@ -11,6 +11,7 @@
  */
 import type { MigrationEngine } from '../../migrations/engine.js';
 import type { MigrationFile } from '../../migrations/files.js';
+import { bookkeepingTables, type MigrationPlacement } from '../../migrations/placement.js';
 import type { ReversibilityVerdict } from '../../report/check-report.js';
 import { diffSchemas, isEmptyDiff } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
@@ -33,7 +34,8 @@ export interface ReversibilityInput {
   asAdmin?: boolean;
   migrations: readonly MigrationFile[];
   headDir: { dir: string; relativeTo: string };
-  table: string;
+  /** Where node-pg-migrate runs them and records them (migrations.schema, migrationsSchema, …). */
+  placement: MigrationPlacement;
   checkOrder?: boolean;
   engine?: MigrationEngine;
   /**
@@ -105,7 +107,7 @@ export async function proveReversibility(input: ReversibilityInput): Promise<Rev
 }
 
 async function prove(input: ReversibilityInput): Promise<ReversibilityResult> {
-  const snapshot = () => input.schemas.snapshot(input.url, { ignoreTables: [input.table] });
+  const snapshot = () => input.schemas.snapshot(input.url, { ignoreTables: bookkeepingTables(input.placement) });
   const verdicts: Verdicts = new Map();
   const where = input.applied ? 'the branch' : 'the throwaway branch';
   const as = async (): Promise<{ confined: string; migrate: string }> => {
@@ -257,7 +259,7 @@ function step(
     relativeTo: input.headDir.relativeTo,
     direction,
     count,
-    migrationsTable: input.table,
+    ...input.placement,
     ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
     ...(input.engine === undefined ? {} : { engine: input.engine }),
   });

@@ -15,6 +15,7 @@ import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { describeEngine } from '../../migrations/engine.js';
 import { migrationsPackage } from '../../migrations/project-packages.js';
+import { bookkeepingTables, migrationPlacement } from '../../migrations/placement.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
@@ -298,14 +299,16 @@ export async function runCheck(
       await prSchemas?.release();
       if (prRunAs !== undefined) await runner.release?.(prRunAs);
     };
+    // Where node-pg-migrate runs and records the migrations (migrations.schema, migrationsSchema, …).
+    const placement = migrationPlacement(config.migrations);
     const snapshotOf = (at: string) =>
-      (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: [config.migrations.table] });
+      (prSchemas ?? ports.schemas).snapshot(at, { ignoreTables: bookkeepingTables(placement) });
     // The PR's migrations up, as the PR branch and the suite's branch each get them.
     const headOptions = (databaseUrl: string) => ({
       databaseUrl,
       dir: headFiles.dir,
       relativeTo: headFiles.relativeTo,
-      migrationsTable: config.migrations.table,
+      ...placement,
       checkOrder: config.migrations.checkOrder,
       engine: engineUsed,
     });
@@ -326,7 +329,7 @@ export async function runCheck(
       provider,
       migrations: newMigrations,
       headDir: headFiles,
-      table: config.migrations.table,
+      placement,
       checkOrder: config.migrations.checkOrder,
       engine: engineUsed,
       asAdmin,

@@ -13,6 +13,7 @@ import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
 import { migrationsPackage } from '../../migrations/project-packages.js';
+import { bookkeepingTables, migrationPlacement, type MigrationPlacement } from '../../migrations/placement.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -230,7 +231,7 @@ export function createBranches(kit: BranchKit) {
       databaseUrl: as,
       dir,
       direction: 'up',
-      migrationsTable: kit.config.migrations.table,
+      ...migrationPlacement(kit.config.migrations),
       relativeTo: workspace,
     });
   }
@@ -307,7 +308,7 @@ export function createBranches(kit: BranchKit) {
     const print = await fingerprint(name, url);
     const cached = schemas.get(name);
     if (cached !== undefined && cached.fingerprint === print) return cached.summary;
-    const summary = await schemaSummary(kit.schemas, url, kit.config.migrations.table);
+    const summary = await schemaSummary(kit.schemas, url, migrationPlacement(kit.config.migrations));
     schemas.set(name, { fingerprint: print, summary });
     return summary;
   }
@@ -543,9 +544,9 @@ async function catalogFingerprint(db: pg.Client): Promise<string> {
 export async function schemaSummary(
   schemas: SchemaReader,
   url: string,
-  migrationsTable: string,
+  placement: MigrationPlacement,
 ): Promise<SchemaSummary> {
-  const snap = await schemas.snapshot(url, { ignoreTables: [migrationsTable] });
+  const snap = await schemas.snapshot(url, { ignoreTables: bookkeepingTables(placement) });
   return {
     tables: snap.tables.map((t) => ({
       name: qualifiedName(t.schema, t.name),

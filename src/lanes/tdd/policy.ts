@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConsortConfig } from '../../config/schema.js';
+import { migrationPlacement } from '../../migrations/placement.js';
 import {
   DEFAULT_HARNESS,
   expandGlobs,
@@ -176,7 +177,7 @@ export const backendFactory =
             suite: {
               command: config.suite.command,
               env: config.suite.env,
-              migrations: { dir: config.migrations.dir, table: config.migrations.table },
+              migrations: { dir: config.migrations.dir, placement: migrationPlacement(config.migrations) },
             },
           }),
           ...settings,
