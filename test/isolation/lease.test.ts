@@ -12,6 +12,7 @@ import type { TemplateBranchProvider } from '../../src/branches/template-provide
 import { isLeaseName, leaseBranch, leaseForUrl, releaseBranch, sweepLeases } from '../../src/isolation/lease.js';
 import { Leaser, leaseForFile, parseRunSpec, startTestDatabases } from '../../src/isolation/run.js';
 import { prepareTestTemplate } from '../../src/isolation/template.js';
+import { loadConfig } from '../../src/config/load.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/isolation-project', import.meta.url));
@@ -77,6 +78,34 @@ describe('the test template', () => {
       await p.delete(second.name);
     } finally {
       await rm(path.join(project, 'migrations', '1730000100000_add_tag.sql'));
+    }
+  });
+
+  it("applies the migrations where node-pg-migrate's schema settings say, as a template of its own", async () => {
+    const { config } = await loadConfig(project);
+    // The fixture's seed names `notes` unqualified, for public: left out here.
+    const { seed: _seed, ...database } = config.database;
+    const settings = { schema: ['app'], createSchema: true, migrationsSchema: 'meta', createMigrationsSchema: true };
+    const inApp = { ...config, database, migrations: { ...config.migrations, ...settings } };
+    const plain = { ...config, database };
+    const template = await prepareTestTemplate(p, { root: project, config: inApp, poolSize: 0, env: {} });
+    try {
+      expect(template.reused).toBe(false);
+      const url = await p.connectionUri(template.name);
+      expect(
+        await query(
+          url,
+          `SELECT table_schema || '.' || table_name AS name FROM information_schema.tables
+            WHERE table_schema IN ('app', 'meta', 'public') ORDER BY 1`,
+        ),
+      ).toEqual([{ name: 'app.notes' }, { name: 'meta.pgmigrations' }]);
+      expect(await query(url, 'SELECT name FROM meta.pgmigrations')).toEqual([{ name: '1730000000000_create_notes' }]);
+      // The same migrations in public are another template.
+      const other = await prepareTestTemplate(p, { root: project, config: plain, poolSize: 0, env: {} });
+      expect(other.name).not.toBe(template.name);
+      await p.delete(other.name);
+    } finally {
+      if (await p.get(template.name)) await p.delete(template.name);
     }
   });
 });

@@ -4,11 +4,13 @@
  * migrations create tables with unqualified names in `app` (node-pg-migrate's --schema app
  * --create-schema) and record them in `meta.pgmigrations` (--migrations-schema meta
  * --create-migrations-schema), as a real git repository: base holds the first migration, the pull
- * request adds a SQL one and a JavaScript one (which runs in the migrations' child process).
+ * request adds a SQL one and a JavaScript one (which runs in the migrations' child process). The
+ * check, the App's promotion on merge, and the applied-migrations lookup.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promote } from '../../app/promote.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
 import { localGitRepo } from '../../src/git/repo.js';
@@ -142,6 +144,35 @@ describe('a project that migrates in its own schema and records in another', () 
       ]);
       await t.provider.delete(report.branch!, { recursive: true, terminateConnections: true });
     } finally {
+      await repo.dispose();
+    }
+  });
+
+  it("the App's promotion on merge applies them in app, recorded in meta, after the parent's", async () => {
+    const repo = await repository();
+    const parent = 'schemas-parent';
+    try {
+      await t.provider.create({ name: parent, parent: 'main' });
+      const { config } = await loadConfig(repo.dir);
+      const placement = migrationPlacement(config.migrations);
+      const dir = path.join(repo.dir, 'migrations');
+      const url = await t.provider.connectionUri(parent);
+      // The parent as base's deploy left it: the first migration, recorded in meta.
+      expect((await applyMigrations({ databaseUrl: url, dir, direction: 'up', count: 1, ...placement })).ok).toBe(true);
+      const outcome = await promote({
+        provider: t.provider,
+        parent,
+        placement,
+        dir,
+        relativeTo: repo.dir,
+        pr: 7,
+        mergeSha: 'a'.repeat(40),
+      });
+      expect(outcome).toMatchObject({ kind: 'promoted', applied: ['1700000000001_orders', '1700000000002_invoices'] });
+      expect(await query(url, `SELECT to_regclass('app.invoices') IS NOT NULL AS x`)).toEqual([{ x: true }]);
+      expect(await appliedMigrations(url, placement)).toHaveLength(3);
+    } finally {
+      await t.provider.delete(parent, { recursive: true, terminateConnections: true }).catch(() => undefined);
       await repo.dispose();
     }
   });
