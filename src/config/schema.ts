@@ -201,7 +201,10 @@ export const lintShape = {
   rules: uniqueList(z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }))
     .default([])
     .meta({ description: 'Squawk rules to exclude (turn off).' }),
-  failOn: z.enum(LINT_LEVELS).default('error').meta({ description: 'Lowest finding level that fails the lint stage.' }),
+  failOn: z.enum(LINT_LEVELS).default('error').meta({
+    description:
+      "Lowest finding level that fails the lint stage. Read from the base branch's configuration in a check, never the pull request's.",
+  }),
   severity: z
     .record(
       z.string().regex(/^[a-z][a-z0-9-]*$/, { error: 'must be a rule name such as "ban-drop-column"' }),
@@ -227,7 +230,10 @@ export const reversibilityShape = {
 export const checkShape = {
   blocking: uniqueList(z.enum(CHECK_STAGES))
     .default([...CHECK_STAGES])
-    .meta({ description: 'Stages whose failure fails the merge-gate check; the rest only report.' }),
+    .meta({
+      description:
+        "Stages whose failure fails the merge-gate check; the rest only report. Read from the base branch's configuration in a check, never the pull request's.",
+    }),
   migrationsRole: z.enum(MIGRATION_ROLES).default('branch').meta({
     description:
       "Who applies a pull request's migrations in the check: branch (a role confined to the branch database) or admin (the provider's admin, for migrations that need a superuser). Read only from the base branch's configuration, never the pull request's; the suite and the seed always get the confined role.",

@@ -123,6 +123,12 @@ export const CheckReport = z.object({
       problems: z.array(PlanProblem),
       /** Order conflicts allowed by `migrations.checkOrder: false`, and duplicate prefixes node-pg-migrate orders by name: reported, not failing. */
       warnings: z.array(PlanProblem).optional(),
+      /**
+       * The change's own verdict settings that were not used because they differ from the base's
+       * (`check.blocking`, `lint.*`, `reversibility.*`, `migrations.checkOrder`, `database.parent`):
+       * which, and whose configuration judged the check instead.
+       */
+      ignoredSettings: z.string().optional(),
     }),
     baseline: Stage.extend({
       name: z.string().nullable(),

@@ -179,9 +179,11 @@ function planSection(r: CheckReport, reader: Reader, l: Limits, omitted: string[
   const warnings = (r.stages.plan.warnings ?? []).map(
     (p) => `**${PROBLEM_TITLE[p.kind]} (warning: ${planWarningReason(p)}):** ${phrase(problemPhrase(p, reader))}`,
   );
-  if (problems.length === 0 && warnings.length === 0) return null;
+  const ignored = r.stages.plan.ignoredSettings;
+  if (problems.length === 0 && warnings.length === 0 && ignored === undefined) return null;
   const { shown, more } = capped(problems, l.items, 'plan problem', omitted);
   const lines = [
+    ...(ignored === undefined ? [] : [`**Configuration:** ${mdText(ignored)}.`]),
     ...shown.map((p) => `**${PROBLEM_TITLE[p.kind]}:** ${phrase(problemPhrase(p, reader))}`),
     ...warnings.slice(0, Math.max(l.items, 0)),
   ];

@@ -139,6 +139,9 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
     const hint = r.error.hint === undefined ? [] : wrap(`What to do: ${oneLine(r.error.hint)}`, width, '  ', '    ');
     out.push([p.bold('The check could not run'), ...block(r.error.message, '  ', BLOCK_LINES, 'start', p), ...hint]);
   }
+  const ignored = r.stages.plan.ignoredSettings;
+  if (ignored !== undefined)
+    out.push([p.bold('Configuration'), ...wrap(`! ${oneLine(ignored)}.`, width, '  ', '    ')]);
   const problems = r.stages.plan.problems;
   if (problems.length > 0) {
     const lines = problems.slice(0, LIST_MAX).flatMap((pr) => {

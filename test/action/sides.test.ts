@@ -10,7 +10,10 @@ import path from 'node:path';
 import type { ActionEvent } from '../../src/action/context.js';
 import { actionSides } from '../../src/action/sides.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { ConsortConfig } from '../../src/config/schema.js';
+import { CHECK_STAGES, type ConsortConfig } from '../../src/config/schema.js';
+import type { ActionInputs } from '../../src/action/inputs.js';
+import { baseWithInputs } from '../../src/action/modes/check.js';
+import { verdictSettings } from '../../src/lanes/check/base-settings.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
@@ -74,17 +77,27 @@ describe('actionSides', () => {
     expect(s.head.tree).toEqual({ kind: 'dir', dir: repo.dir });
   });
 
-  it("reads what a PR may not grant itself (check.migrationsRole) from the base's configuration, not the checkout's", async () => {
+  it("reads what a PR may not grant itself (check.migrationsRole, the verdict's settings) from the base's configuration, not the checkout's", async () => {
     const clone = path.join(scratch, 'self-grant');
     await git(scratch, 'clone', '-q', '--branch', 'clean', repo.dir, clone);
     const file = path.join(clone, '.github', 'consort.yml');
-    await writeFile(file, `${await readFile(file, 'utf8')}\ncheck:\n  migrationsRole: admin\n`);
+    await writeFile(file, `${await readFile(file, 'utf8')}\ncheck:\n  migrationsRole: admin\n  blocking: []\n`);
     await git(clone, 'commit', '-qam', 'grant myself the admin');
     const headSha = await git(clone, 'rev-parse', 'HEAD');
     expect((await loadConfig(clone)).config.check.migrationsRole).toBe('admin');
 
     const s = await sides(clone, pr(repo.baseSha, headSha));
-    expect(s.base.settings).toEqual({ migrationsRole: 'branch', source: '.github/consort.yml' });
+    expect(s.base.settings).toEqual({
+      migrationsRole: 'branch',
+      verdict: verdictSettings(config),
+      source: '.github/consort.yml',
+    });
+    expect(s.base.settings?.verdict?.blocking).toEqual([...CHECK_STAGES]);
+    // The workflow's fail-on input outranks the base's lint.failOn (and the change's, which is not read).
+    expect(baseWithInputs(s.base, { failOn: 'warning' } as ActionInputs).settings?.verdict?.lint.failOn).toBe(
+      'warning',
+    );
+    expect(baseWithInputs(s.base, { failOn: undefined } as ActionInputs)).toBe(s.base);
     const named = await actionSides(
       { workspace: clone, event: pr(repo.baseSha, headSha) },
       config,
@@ -92,7 +105,7 @@ describe('actionSides', () => {
       localGitRepo,
       '.github/consort.yml',
     );
-    expect(named.base.settings).toEqual({ migrationsRole: 'branch', source: '.github/consort.yml' });
+    expect(named.base.settings).toMatchObject({ migrationsRole: 'branch', source: '.github/consort.yml' });
   });
 
   it("compares GitHub's merge ref with the commit it merged onto, not a stale base SHA", async () => {

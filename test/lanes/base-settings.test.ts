@@ -7,12 +7,14 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { localGitRepo } from '../../src/git/repo.js';
-import { settingsAtCommit, settingsInDir } from '../../src/lanes/check/base-settings.js';
+import { settingsAtCommit, settingsInDir, verdictSettings } from '../../src/lanes/check/base-settings.js';
 import { commitSide } from '../../src/lanes/check/sides.js';
 import { defaultConfig } from '../../src/config/schema.js';
 import { checkRepo, git } from '../helpers/check-repo.js';
 
 const ADMIN = 'check:\n  migrationsRole: admin\n';
+/** The verdict's settings of a base that sets none of them. */
+const DEFAULTS = verdictSettings(defaultConfig());
 let dir: string;
 const head = async () => (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
 
@@ -26,18 +28,25 @@ it('reads the committed file, not the working tree', async () => {
   await writeFile(path.join(dir, '.github/consort.yml'), ADMIN);
   expect(await settingsAtCommit(localGitRepo, dir, base)).toEqual({
     migrationsRole: 'branch',
+    verdict: DEFAULTS,
     source: '.github/consort.yml',
   });
   expect((await commitSide(localGitRepo, dir, 'main', base, defaultConfig())).settings).toEqual({
     migrationsRole: 'branch',
+    verdict: DEFAULTS,
     source: '.github/consort.yml',
   });
   await git(dir, 'commit', '-qam', 'opt out');
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'admin',
+    verdict: DEFAULTS,
     source: '.github/consort.yml',
   });
-  expect(await settingsInDir(dir)).toEqual({ migrationsRole: 'admin', source: '.github/consort.yml' });
+  expect(await settingsInDir(dir)).toEqual({
+    migrationsRole: 'admin',
+    verdict: DEFAULTS,
+    source: '.github/consort.yml',
+  });
 });
 
 it('reads the file named with --config at the commit', async () => {
@@ -47,13 +56,16 @@ it('reads the file named with --config at the commit', async () => {
   await git(dir, 'commit', '-qm', 'ci config');
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/consort.json')).toEqual({
     migrationsRole: 'admin',
+    verdict: DEFAULTS,
     source: 'ci/consort.json',
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), path.join(dir, 'ci', 'consort.json'))).toMatchObject({
     migrationsRole: 'admin',
+    verdict: DEFAULTS,
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/missing.yml')).toEqual({
     migrationsRole: 'branch',
+    verdict: DEFAULTS,
     source: null,
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), '/etc/consort.yml')).toEqual({
@@ -68,6 +80,7 @@ it('an invalid or doubled base configuration gives the confined role, and says w
   await git(dir, 'commit', '-qam', 'invalid');
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'branch',
+    verdict: DEFAULTS,
     source: '.github/consort.yml',
     problem: expect.stringMatching(
       /^the base's \.github\/consort\.yml is invalid \(.*check\.migrationsRole: expected one of branch\|admin/,
@@ -79,7 +92,28 @@ it('an invalid or doubled base configuration gives the confined role, and says w
   await git(dir, 'commit', '-qm', 'two files');
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'branch',
+    verdict: DEFAULTS,
     source: null,
     problem: 'the base has 2 configuration files (.github/consort.yml, consort.config.json)',
   });
+});
+
+it("reads the verdict's settings from the committed file, never the working tree's", async () => {
+  await writeFile(
+    path.join(dir, '.github/consort.yml'),
+    'check:\n  blocking: [suite]\nlint:\n  failOn: none\nreversibility:\n  enabled: false\ndatabase:\n  parent: staging\n',
+  );
+  expect((await settingsAtCommit(localGitRepo, dir, await head())).verdict).toEqual(DEFAULTS);
+  await git(dir, 'commit', '-qam', 'relax');
+  const relaxed = {
+    ...DEFAULTS,
+    blocking: ['suite'],
+    lint: { ...DEFAULTS.lint, failOn: 'none' },
+    reversibility: { ...DEFAULTS.reversibility, enabled: false },
+    parent: 'staging',
+  };
+  expect((await settingsAtCommit(localGitRepo, dir, await head())).verdict).toEqual(relaxed);
+  expect((await settingsInDir(dir)).verdict).toEqual(relaxed);
+  // A file outside the repository is no pull request's to change: the file as given counts.
+  expect((await settingsAtCommit(localGitRepo, dir, await head(), '/etc/consort.yml')).verdict).toBeUndefined();
 });

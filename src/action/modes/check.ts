@@ -9,7 +9,7 @@ import { loadConfig } from '../../config/load.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
 import { onTermination } from '../../lanes/check/cancel.js';
-import { planCheck } from '../../lanes/check/plan.js';
+import { planCheck, type CheckSide } from '../../lanes/check/plan.js';
 import { runCheck } from '../../lanes/check/run.js';
 import { verdict } from '../../report/content.js';
 import { suiteEnv, type ActionContext } from '../context.js';
@@ -27,6 +27,16 @@ export function applyInputs(config: ConsortConfig, inputs: ActionInputs): Consor
     ...config,
     suite: inputs.suiteCommand !== undefined ? { ...config.suite, command: inputs.suiteCommand } : config.suite,
     lint: inputs.failOn !== undefined ? { ...config.lint, failOn: inputs.failOn } : config.lint,
+  };
+}
+
+/** The `fail-on` input laid over the base's verdict settings too (they, not the change's file, judge the check). */
+export function baseWithInputs(base: CheckSide, inputs: ActionInputs): CheckSide {
+  const verdict = base.settings?.verdict;
+  if (inputs.failOn === undefined || !verdict) return base;
+  return {
+    ...base,
+    settings: { ...base.settings!, verdict: { ...verdict, lint: { ...verdict.lint, failOn: inputs.failOn } } },
   };
 }
 
@@ -52,7 +62,9 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   );
   const ports = checkPorts();
   // The base's own copy of the configuration decides what the PR may not grant itself (check.migrationsRole).
-  const sides = await actionSides(ctx, config, (m) => core.info(m), ports.git, inputs.config);
+  const found = await actionSides(ctx, config, (m) => core.info(m), ports.git, inputs.config);
+  // The workflow's fail-on outranks both configurations; the base's decides the rest of the verdict.
+  const sides = { ...found, base: baseWithInputs(found.base, inputs) };
   core.info(
     `Comparing ${sides.base.ref} (${sides.base.sha?.slice(0, 7) ?? 'nothing'}) with ${sides.head.ref} (${sides.head.sha?.slice(0, 7) ?? 'working tree'})`,
   );

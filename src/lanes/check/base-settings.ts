@@ -1,7 +1,8 @@
 /**
- * Settings a pull request must not be able to grant itself — today `check.migrationsRole`, which
- * lets the PR's migrations run as the admin — are read from the base side's own configuration
- * file (the trusted side: what is already merged), never from the head's. The base is a commit
+ * Settings a pull request must not be able to grant itself — `check.migrationsRole`, which lets
+ * the PR's migrations run as the admin, and the settings that decide the merge gate's verdict
+ * (`VerdictSettings`) — are read from the base side's own configuration file (the trusted side:
+ * what is already merged), never from the head's. The base is a commit
  * (`consort check`, the Action: read with git, without a checkout) or a checked-out tree (the App).
  * A base without a valid file gets the defaults: the confined role.
  */
@@ -11,8 +12,38 @@ import { CONFIG_FILES, checkConfigText, formatProblem } from '../../config/load.
 import { defaultConfig, type ConsortConfig, type MigrationRole } from '../../config/schema.js';
 import type { GitRepo } from '../../ports/git.js';
 
+/**
+ * What decides the check's verdict, apart from the project's own suite: which stages block, the
+ * lint policy, whether reversibility is proven, the migration order rule, and the branch every
+ * check copies (and so whose data the pull request's code reads). A pull request that could set
+ * them could turn its own gate green (`check.blocking: []`), so the base's values count.
+ */
+export interface VerdictSettings {
+  blocking: ConsortConfig['check']['blocking'];
+  lint: ConsortConfig['lint'];
+  reversibility: ConsortConfig['reversibility'];
+  checkOrder: boolean;
+  parent: string;
+}
+
+export function verdictSettings(config: ConsortConfig): VerdictSettings {
+  return {
+    blocking: [...config.check.blocking],
+    lint: { ...config.lint, rules: [...config.lint.rules], severity: { ...config.lint.severity } },
+    reversibility: { ...config.reversibility },
+    checkOrder: config.migrations.checkOrder,
+    parent: config.database.parent,
+  };
+}
+
 export interface SideSettings {
   migrationsRole: MigrationRole;
+  /**
+   * The verdict's settings (the defaults when the side has no valid configuration); absent when
+   * the configuration file lies outside the repository (`--config ../x.yml`), where no pull
+   * request can change it: then the file as given counts.
+   */
+  verdict?: VerdictSettings;
   /** The configuration file they were read from, relative to the repository root; null: none. */
   source: string | null;
   /** Why the file's settings were not used (it is invalid, several files, a path outside the repository). */
@@ -20,7 +51,11 @@ export interface SideSettings {
 }
 
 /** No configuration on the side (an empty base, a side that was not read): the confined role. */
-export const DEFAULT_SIDE_SETTINGS: SideSettings = { migrationsRole: 'branch', source: null };
+export const DEFAULT_SIDE_SETTINGS: SideSettings = {
+  migrationsRole: 'branch',
+  verdict: verdictSettings(defaultConfig()),
+  source: null,
+};
 
 type Reader = (file: string) => Promise<string | null>;
 
@@ -52,6 +87,8 @@ interface BaseConfig {
   config: ConsortConfig | null;
   source: string | null;
   problem?: string;
+  /** The file is outside the repository: the repository has no say in it. */
+  outside?: true;
 }
 
 async function configFrom(root: string, configPath: string | undefined, read: Reader): Promise<BaseConfig> {
@@ -62,6 +99,7 @@ async function configFrom(root: string, configPath: string | undefined, read: Re
         config: null,
         source: null,
         problem: `${configPath} is outside the repository, so the base has no copy of it`,
+        outside: true,
       };
     const file = relative.split(path.sep).join('/');
     const text = await read(file);
@@ -93,9 +131,10 @@ function parse(text: string, file: string): BaseConfig {
 }
 
 async function settingsFrom(root: string, configPath: string | undefined, read: Reader): Promise<SideSettings> {
-  const { config, source, problem } = await configFrom(root, configPath, read);
+  const { config, source, problem, outside } = await configFrom(root, configPath, read);
   return {
     migrationsRole: config?.check.migrationsRole ?? DEFAULT_SIDE_SETTINGS.migrationsRole,
+    ...(outside ? {} : { verdict: verdictSettings(config ?? defaultConfig()) }),
     source,
     ...(problem !== undefined ? { problem } : {}),
   };

@@ -19,6 +19,7 @@ import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-lo
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
 import { baselineName, readSeed } from './baseline.js';
+import { ignoredNote, trustedConfig } from './trusted-config.js';
 
 export interface CheckSide {
   ref: string;
@@ -77,7 +78,13 @@ export interface PlanBlock {
 }
 
 export interface CheckPlan {
+  /** The request, its configuration judged by the base's verdict settings (trusted-config.ts). */
   request: CheckRequest;
+  /**
+   * Why the change's own verdict settings were not used (they differ from the base's), for the
+   * log and the plan stage; null when it set none.
+   */
+  ignoredSettings: string | null;
   /** Base's and head's migration sets, parsed and sorted as node-pg-migrate orders them. */
   sets: { base: MigrationFile[]; head: MigrationFile[] };
   /** The migration plan: what is new, and what in the history would fail. */
@@ -143,7 +150,9 @@ export async function planCheck(
   let baseSeed: PlanReadings['baseSeed'];
   if (request.base.seed !== undefined) baseSeed = request.base.seed;
   else if (seed?.kind === 'file') baseSeed = await readSeed(request.workspace, seed.path).catch((error) => ({ error }));
-  return decidePlan(request, sets, { engine, baseSeed });
+  const plan = await decidePlan(request, sets, { engine, baseSeed });
+  if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
+  return plan;
 }
 
 export function migrationSets(request: Pick<CheckRequest, 'base' | 'head'>): CheckPlan['sets'] {
@@ -154,11 +163,10 @@ export function migrationSets(request: Pick<CheckRequest, 'base' | 'head'>): Che
 }
 
 /** The plan from the request and what was read: no I/O. */
-export async function decidePlan(
-  request: CheckRequest,
-  sets: CheckPlan['sets'],
-  read: PlanReadings,
-): Promise<CheckPlan> {
+export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], read: PlanReadings): Promise<CheckPlan> {
+  // What decides the verdict is the base's (a pull request cannot turn its own gate green).
+  const trusted = trustedConfig(asked.config, asked.base);
+  const request = { ...asked, config: trusted.config };
   const migrations = planMigrations(sets.base, sets.head, { checkOrder: request.config.migrations.checkOrder });
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
@@ -170,6 +178,7 @@ export async function decidePlan(
       : null;
   return {
     request,
+    ignoredSettings: ignoredNote(trusted.ignored, request.base),
     sets,
     migrations,
     ok: migrations.ok,

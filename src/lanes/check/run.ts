@@ -191,6 +191,7 @@ export async function runCheck(
             }
           : { note: '' };
       const { note, ...warnings } = warned;
+      const ignored = plan.ignoredSettings ? { ignoredSettings: plan.ignoredSettings } : {};
       if (!p.ok)
         return {
           status: 'failed',
@@ -198,12 +199,14 @@ export async function runCheck(
           newMigrations,
           problems: [...p.problems],
           ...warnings,
+          ...ignored,
         };
       return {
         status: 'passed',
         summary: `${count(newMigrations.length, 'new migration')}, ${p.unchanged} unchanged${note}`,
         newMigrations,
         ...warnings,
+        ...ignored,
       };
     });
     if (planned.status !== 'passed') {

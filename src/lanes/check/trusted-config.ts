@@ -1,0 +1,57 @@
+/**
+ * The configuration a check judges with: the change's own file for how its code runs (the suite
+ * command, the seed, the migrations directory), the base's for what decides the verdict
+ * (VerdictSettings: blocking stages, lint policy, reversibility, the order rule, the parent
+ * branch). A pull request that writes `check.blocking: []`, `lint.failOn: none` or
+ * `reversibility.enabled: false` into its own file gains nothing until that file is merged, as
+ * with `check.migrationsRole`; what it changed is named, so the reviewer sees why.
+ */
+import type { ConsortConfig } from '../../config/schema.js';
+import { verdictSettings, type VerdictSettings } from './base-settings.js';
+import type { CheckSide } from './plan.js';
+
+export interface TrustedConfig {
+  config: ConsortConfig;
+  /** The change's own settings that were not used (config keys, e.g. `lint.failOn`). */
+  ignored: string[];
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The keys of `head` that differ from `base`, as they are written in the configuration file. */
+function differing(head: VerdictSettings, base: VerdictSettings): string[] {
+  const keys: string[] = [];
+  if (!same([...head.blocking].sort(), [...base.blocking].sort())) keys.push('check.blocking');
+  for (const k of ['rules', 'failOn', 'severity'] as const)
+    if (!same(head.lint[k], base.lint[k])) keys.push(`lint.${k}`);
+  for (const k of ['enabled', 'requireDown'] as const)
+    if (head.reversibility[k] !== base.reversibility[k]) keys.push(`reversibility.${k}`);
+  if (head.checkOrder !== base.checkOrder) keys.push('migrations.checkOrder');
+  if (head.parent !== base.parent) keys.push('database.parent');
+  return keys;
+}
+
+/** `head` with the base side's verdict settings; unchanged when the base carries none (no base, a file outside the repository). */
+export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settings'>): TrustedConfig {
+  const v = base.settings?.verdict;
+  if (!v) return { config: head, ignored: [] };
+  return {
+    config: {
+      ...head,
+      check: { ...head.check, blocking: [...v.blocking] },
+      lint: { ...v.lint, rules: [...v.lint.rules], severity: { ...v.lint.severity } },
+      reversibility: { ...v.reversibility },
+      migrations: { ...head.migrations, checkOrder: v.checkOrder },
+      database: { ...head.database, parent: v.parent },
+    },
+    ignored: differing(verdictSettings(head), v),
+  };
+}
+
+/** The log line and the plan stage's note for settings the change set that were not used. */
+export function ignoredNote(ignored: readonly string[], base: Pick<CheckSide, 'ref' | 'settings'>): string | null {
+  if (ignored.length === 0) return null;
+  const source = base.settings?.source;
+  const where = source ? `${source} on ${base.ref}` : `the defaults (${base.ref} has no Consort configuration)`;
+  return `the change's own ${ignored.join(', ')} ${ignored.length === 1 ? 'is' : 'are'} not used: the merge gate is judged by ${where} until the change is merged`;
+}

@@ -1,0 +1,93 @@
+/**
+ * A pull request that rewrites Consort's configuration to pass its own merge gate: `check.blocking:
+ * []` (every failure reported, none blocking), `lint.failOn: none`, `reversibility.enabled: false`,
+ * `migrations.checkOrder: false`, `database.parent` pointed at another branch. What decides the
+ * verdict is read from the base's committed configuration (src/lanes/check/trusted-config.ts), as
+ * `check.migrationsRole` is: the change's own values are named in the report and not used. Until
+ * 2026-12-04 the check used the pull request's file, and this pull request concluded `success`
+ * with a failing lint, an irreversible migration and a red suite. On the `local` provider
+ * (embedded PostgreSQL 18), through the lane as `consort check --base main` runs it.
+ */
+import { rm } from 'node:fs/promises';
+import { renderCheckMarkdown } from '../../src/report/markdown.js';
+import { checkBranch, checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+
+const BASE = `-- Up Migration
+CREATE TABLE customers (id int PRIMARY KEY, name text);
+-- Down Migration
+DROP TABLE customers;
+`;
+
+/** A lint error (adding-required-field) with no down migration. */
+const HOSTILE = `-- Up Migration
+ALTER TABLE customers ADD COLUMN phone text NOT NULL;
+`;
+
+const config = (extra: string[] = []) =>
+  ['migrations:', '  dir: migrations', 'suite:', '  command: node suite.mjs', ...extra, ''].join('\n');
+
+const SELF_GRANT = [
+  'check:',
+  '  blocking: []',
+  'lint:',
+  '  failOn: none',
+  '  rules: [adding-required-field]',
+  'reversibility:',
+  '  enabled: false',
+].join('\n');
+
+let t: TestProvider;
+let dir: string;
+
+beforeAll(async () => {
+  t = await localTestProvider();
+  dir = await checkRepo('check-config-verdict', {
+    'suite.mjs': 'console.log("1 test failed"); process.exit(1);\n',
+    'migrations/1700000000000_base.sql': BASE,
+    '.github/consort.yml': config(),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await t.cleanup();
+});
+
+it("a pull request that makes its own stages non-blocking, lint silent and reversibility off still fails on the base's settings", async () => {
+  await commitBranch(dir, 'self-pass', {
+    '.github/consort.yml': config(SELF_GRANT.split('\n')),
+    'migrations/1700000000001_phone.sql': HOSTILE,
+  });
+  const log: string[] = [];
+  const report = await checkBranch(dir, 'self-pass', 41, t.provider, (l) => log.push(l));
+
+  expect(report.conclusion).toBe('failure');
+  expect([report.stages.lint.status, report.stages.lint.blocking]).toEqual(['failed', true]);
+  expect(report.stages.lint.findings.map((f) => [f.rule, f.blocking])).toContainEqual(['adding-required-field', true]);
+  expect([report.stages.reversibility.status, report.stages.reversibility.blocking]).toEqual(['failed', true]);
+  expect([report.stages.suite.status, report.stages.suite.blocking]).toEqual(['failed', true]);
+  const note =
+    "the change's own check.blocking, lint.rules, lint.failOn, reversibility.enabled are not used: the merge gate is judged by .github/consort.yml on main until the change is merged";
+  expect(report.stages.plan.ignoredSettings).toBe(note);
+  expect(log).toContain(`Configuration: ${note}.`);
+  expect(renderCheckMarkdown(report)).toContain("**Configuration:** the change's own check.blocking");
+}, 120_000);
+
+it('the same settings count once they are on the base', async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'relax', { '.github/consort.yml': config(SELF_GRANT.split('\n')) });
+  await git(dir, 'checkout', '-q', 'main');
+  await git(dir, 'merge', '-q', '--ff-only', 'relax');
+  await commitBranch(dir, 'judged-by-base', { 'migrations/1700000000001_phone.sql': HOSTILE });
+  const report = await checkBranch(dir, 'judged-by-base', 42, t.provider);
+
+  expect(report.stages.plan.ignoredSettings).toBeUndefined();
+  expect(report.stages.reversibility).toMatchObject({
+    status: 'skipped',
+    summary: 'disabled (reversibility.enabled: false)',
+  });
+  expect(report.stages.lint.findings.map((f) => f.rule)).not.toContain('adding-required-field');
+  expect([report.stages.suite.status, report.stages.suite.blocking]).toEqual(['failed', false]);
+  expect(report.conclusion).toBe('success');
+}, 120_000);
