@@ -111,9 +111,11 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const baseSha = run.pr !== null ? await gh.mergeBase(run, run.baseSha, run.headSha) : run.baseSha;
     // Base's whole tree: its migrations run where their imports resolve, and its seed seeds the baseline.
     baseTree = await checkoutCommit(gh, run, baseSha, workspaceOptions(deps.settings));
-    const base = await treeSide(baseTree.dir, config);
-    // What the PR may not grant itself (check.migrationsRole) comes from the base's own configuration.
+    // What the PR may not grant itself (check.migrationsRole, the verdict's settings, where the
+    // base's migrations are) comes from the base's own configuration.
     const baseSettings = await settingsInDir(baseTree.dir);
+    const baseDir = baseSettings.migrationsDir ?? config.migrations.dir;
+    const base = await treeSide(baseTree.dir, { ...config, migrations: { ...config.migrations, dir: baseDir } });
     const head = await treeSide(workspace.dir, config);
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) return await finish(errorOutcome(chosen.message));

@@ -90,6 +90,7 @@ describe('actionSides', () => {
     expect(s.base.settings).toEqual({
       migrationsRole: 'branch',
       verdict: verdictSettings(config),
+      migrationsDir: config.migrations.dir,
       source: '.github/consort.yml',
     });
     expect(s.base.settings?.verdict?.blocking).toEqual([...CHECK_STAGES]);

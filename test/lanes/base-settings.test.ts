@@ -29,22 +29,26 @@ it('reads the committed file, not the working tree', async () => {
   expect(await settingsAtCommit(localGitRepo, dir, base)).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
   expect((await commitSide(localGitRepo, dir, 'main', base, defaultConfig())).settings).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
   await git(dir, 'commit', '-qam', 'opt out');
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
   expect(await settingsInDir(dir)).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
 });
@@ -57,11 +61,13 @@ it('reads the file named with --config at the commit', async () => {
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/consort.json')).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
     source: 'ci/consort.json',
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), path.join(dir, 'ci', 'consort.json'))).toMatchObject({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsDir: 'migrations',
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/missing.yml')).toEqual({
     migrationsRole: 'branch',

@@ -74,6 +74,39 @@ it("a pull request that makes its own stages non-blocking, lint silent and rever
   expect(renderCheckMarkdown(report)).toContain("**Configuration:** the change's own check.blocking");
 }, 120_000);
 
+it("a pull request that points migrations.dir at an empty folder does not hide its migration: the base's are read where the base keeps them", async () => {
+  await commitBranch(dir, 'dir-swap', {
+    // A folder with no migrations in it.
+    '.github/consort.yml': config().replace('dir: migrations', 'dir: .github'),
+    'migrations/1700000000001_phone.sql': HOSTILE,
+  });
+  const report = await checkBranch(dir, 'dir-swap', 43, t.provider);
+
+  expect(report.conclusion).toBe('failure');
+  expect(report.stages.plan.status).toBe('failed');
+  expect(report.stages.plan.problems).toContainEqual(
+    expect.objectContaining({ kind: 'history-rewritten', name: '1700000000000_base', change: 'deleted' }),
+  );
+}, 120_000);
+
+it('a pull request that moves its migrations to another folder (same names) still passes', async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await git(dir, 'checkout', '-q', '-b', 'dir-move');
+  await git(dir, 'mv', 'migrations', 'db');
+  await commitBranch(
+    dir,
+    'dir-move-config',
+    {
+      '.github/consort.yml': config().replace('dir: migrations', 'dir: db').replace('node suite.mjs', 'node -e 0'),
+    },
+    'dir-move',
+  );
+  const report = await checkBranch(dir, 'dir-move-config', 44, t.provider);
+
+  expect([report.stages.plan.status, report.stages.plan.summary]).toEqual(['passed', '0 new migrations, 1 unchanged']);
+  expect(report.conclusion).toBe('success');
+}, 120_000);
+
 it('the same settings count once they are on the base', async () => {
   await git(dir, 'checkout', '-q', 'main');
   await commitBranch(dir, 'relax', { '.github/consort.yml': config(SELF_GRANT.split('\n')) });

@@ -39,6 +39,12 @@ export function verdictSettings(config: ConsortConfig): VerdictSettings {
 export interface SideSettings {
   migrationsRole: MigrationRole;
   /**
+   * The side's own `migrations.dir` (absent: the side has no valid configuration, or it is a file
+   * outside the repository): where the base's migrations are read, so a change that points the
+   * check at another folder sees the base's migrations as deleted.
+   */
+  migrationsDir?: string;
+  /**
    * The verdict's settings (the defaults when the side has no valid configuration); absent when
    * the configuration file lies outside the repository (`--config ../x.yml`), where no pull
    * request can change it: then the file as given counts.
@@ -134,7 +140,14 @@ async function settingsFrom(root: string, configPath: string | undefined, read: 
   const { config, source, problem, outside } = await configFrom(root, configPath, read);
   return {
     migrationsRole: config?.check.migrationsRole ?? DEFAULT_SIDE_SETTINGS.migrationsRole,
-    ...(outside ? {} : { verdict: verdictSettings(config ?? defaultConfig()) }),
+    ...(outside
+      ? {}
+      : {
+          verdict: verdictSettings(config ?? defaultConfig()),
+          // No valid file: where the base keeps its migrations is not known (a repository adopting
+          // Consort in this change), so the change's folder is read on both sides.
+          ...(config ? { migrationsDir: config.migrations.dir } : {}),
+        }),
     source,
     ...(problem !== undefined ? { problem } : {}),
   };

@@ -691,10 +691,11 @@ async function writeSides(
   git: CheckPorts['git'],
   made: (workdir: Workdir) => void,
 ): Promise<SidesOnDisk> {
-  const migrationsDir = input.config.migrations.dir;
-  const scratch = await createWorkdir(await migrationsPackage(input.workspace, migrationsDir), git);
+  const scratch = await createWorkdir(await migrationsPackage(input.workspace, input.config.migrations.dir), git);
   made(scratch);
   const sideDir = async (name: string, side: CheckSide, files: readonly MigrationFile[]) => {
+    // The base's migrations where the base keeps them (its own migrations.dir), the head's where it does.
+    const migrationsDir = side.settings?.migrationsDir ?? input.config.migrations.dir;
     if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, migrationsDir), relativeTo: side.tree.dir };
     if (side.tree?.kind === 'commit') return scratch.extract(name, migrationsDir, side.tree.repo, side.tree.sha);
     return scratch.write(name, migrationsDir, files);

@@ -26,12 +26,14 @@ export async function commitSide(
   configPath?: string,
 ): Promise<CheckSide> {
   const seed = config.database.seed;
+  const settings = await settingsAtCommit(git, root, sha, configPath);
   const side: CheckSide = {
     ref,
     sha,
-    migrations: await git.filesAt(root, sha, config.migrations.dir),
+    // The side's own folder: a change that points migrations.dir elsewhere does not hide the base's.
+    migrations: await git.filesAt(root, sha, settings.migrationsDir ?? config.migrations.dir),
     tree: { kind: 'commit', repo: root, sha },
-    settings: await settingsAtCommit(git, root, sha, configPath),
+    settings,
   };
   if (seed?.kind !== 'file') return side;
   const file = path.posix.normalize(seed.path.replace(/\\/g, '/'));
