@@ -126,21 +126,32 @@ export async function dropRolesOf(db: Queryable, databases: readonly string[]): 
 }
 
 /**
- * The template's identity and change counters: equal fingerprints mean no change between them. Any
- * write to the template comes from a client session on it (`sessions`, which counts client backends
- * only) and most change rows (tup_*); a reset or a re-created template has another oid. Transaction
- * counts are not used: autovacuum's visits to an unchanged template commit transactions there, which
- * made good copies look stale. Without `track_counts` the counters stand still, so there is no
- * fingerprint and the pool never serves.
+ * The template's identity, change counters and own settings: equal fingerprints mean no change
+ * between them. Any write to the template comes from a client session on it (`sessions`, which
+ * counts client backends only) and most change rows (tup_*); a reset or a re-created template has
+ * another oid. An `ALTER DATABASE … SET` can come from a session on any database, so the settings a
+ * copy would carry (database-settings.ts) are part of it too. Transaction counts are not used:
+ * autovacuum's visits to an unchanged template commit transactions there, which made good copies
+ * look stale. Without `track_counts` the counters stand still, so there is no fingerprint and the
+ * pool never serves. `settingsOf`: take the settings part from this database instead (a copy just
+ * made: what it really got, even if the template's settings changed meanwhile).
  */
-export async function fingerprint(db: Queryable, database: string): Promise<string | undefined> {
+export async function fingerprint(
+  db: Queryable,
+  database: string,
+  settingsOf: string = database,
+): Promise<string | undefined> {
   const { rows } = await db.query<{ f: string | null }>(
     `SELECT CASE WHEN current_setting('track_counts')::boolean
                  THEN concat_ws(':', d.oid, s.sessions, s.tup_inserted, s.tup_updated, s.tup_deleted,
-                                extract(epoch FROM s.stats_reset)) END AS f
+                                extract(epoch FROM s.stats_reset),
+                                (SELECT 's' || md5(string_agg(r.setrole::text || '=' || r.setconfig::text, ','
+                                                              ORDER BY r.setrole))
+                                   FROM pg_db_role_setting r JOIN pg_database rd ON rd.oid = r.setdatabase
+                                  WHERE rd.datname = $2)) END AS f
        FROM pg_database d LEFT JOIN pg_stat_database s ON s.datid = d.oid
       WHERE d.datname = $1`,
-    [database],
+    [database, settingsOf],
   );
   return rows[0]?.f ?? undefined;
 }
@@ -415,7 +426,7 @@ export class Pools {
           [this.namespace, template, database],
         );
         await copyDatabase(db, database, templateDb, template, clone);
-        const after = await fingerprint(db, templateDb);
+        const after = await fingerprint(db, templateDb, database);
         // The copy's confined role is made now, off anyone's time, so a handout needs only a rename
         // and a password; a member whose role could not be made goes (the next refill tries again).
         const role = prepare

@@ -6,6 +6,7 @@
 import { ConsortError } from '../core/errors.js';
 import { pgErrorCode, quoteIdent, type Queryable } from '../db/sql.js';
 import { count } from '../core/plural.js';
+import { copyDatabaseSettings } from './database-settings.js';
 
 export interface Session {
   pid: number;
@@ -105,7 +106,11 @@ export async function copyStrategy(db: Queryable, template: string, clone: boole
   return bytes < WAL_LOG_BELOW_BYTES ? 'wal_log' : 'file_copy';
 }
 
-/** Copy `template` to a new database `target`; returns the strategy that ran. */
+/**
+ * Copy `template` to a new database `target`, with the template's own settings (`ALTER DATABASE …
+ * SET`, which the copy does not carry: database-settings.ts); returns the strategy that ran. Every
+ * database Consort makes from another is made here. A target whose settings cannot be given is dropped.
+ */
 export async function copyDatabase(
   db: Queryable,
   target: string,
@@ -119,7 +124,6 @@ export async function copyDatabase(
     await db.query(
       `CREATE DATABASE ${quoteIdent(target)} TEMPLATE ${quoteIdent(template)} STRATEGY ${strategy === 'wal_log' ? 'WAL_LOG' : 'FILE_COPY'}`,
     );
-    return strategy;
   } catch (e) {
     const code = pgErrorCode(e);
     if (code === '55006') {
@@ -145,6 +149,13 @@ export async function copyDatabase(
     }
     throw e;
   }
+  try {
+    await copyDatabaseSettings(db, template, target);
+  } catch (e) {
+    await dropDatabase(db, target, true).catch(() => undefined);
+    throw e;
+  }
+  return strategy;
 }
 
 export async function dropDatabase(db: Queryable, database: string, force: boolean): Promise<void> {
