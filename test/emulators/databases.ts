@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { copyDatabaseSettings } from '../../src/branches/database-settings.js';
 import { scratchPgUrl, systemPgUrl } from '../setup/system-postgres.js';
 
 /** The system server (kept for importers); the emulators' databases live on scratchPgUrl(). */
@@ -70,6 +71,8 @@ export class PhysicalDatabases {
       try {
         await this.admin(async (c) => {
           await c.query(sql);
+          // A service's branch copies the whole cluster, its databases' own settings (ALTER DATABASE … SET) too.
+          if (template) await copyDatabaseSettings(c, template, name);
           // Every branch is a cluster of its own on the service: a role made on one cannot log in on
           // another. Here they share a server, so a branch's database is closed to PUBLIC instead.
           await c.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quote(name)} FROM PUBLIC`);
