@@ -3,6 +3,7 @@
  * directory's files as they are at a commit (without touching the working tree).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { posix } from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
 import { hostProgram } from '../process/host-programs.js';
@@ -73,7 +74,12 @@ export async function defaultBase(root: string): Promise<{ ref: string; sha: str
   });
 }
 
-/** Every file under `dir` at `commit`, with its content (binary-safe enough for migrations). */
+/**
+ * The files directly in `dir` at `commit` (or the file `dir` names), with their content
+ * (binary-safe enough for migrations). Not its subdirectories' files: node-pg-migrate reads one
+ * directory, and a project may keep files its migrations read in a folder inside it
+ * (`migrations/sql/<name>.up.sql`); listed, they would be migrations of one side only.
+ */
 export async function filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]> {
   const clean = dir.replace(/\/+$/, '');
   const listing = await git(root, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', clean]);
@@ -85,7 +91,7 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
       const [, type, sha] = meta.split(' ') as [string, string, string];
       return { type, sha, path };
     })
-    .filter((e) => e.type === 'blob');
+    .filter((e) => e.type === 'blob' && (e.path === clean || posix.dirname(e.path) === clean));
   if (entries.length === 0) return [];
   // One `cat-file --batch` for all blobs instead of a process per file.
   const out = await gitBytes(root, ['cat-file', '--batch'], entries.map((e) => e.sha).join('\n') + '\n');

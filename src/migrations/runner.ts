@@ -414,6 +414,9 @@ export class KeptClients {
   }
 }
 
+/** node-pg-migrate's own default ignorePattern (its CLI's in 6): names starting with a dot. */
+const IGNORE_DOTFILES = '\\..*';
+
 /** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */
 export async function applyMigrationsHere(
   options: ApplyOptions,
@@ -455,6 +458,9 @@ export async function applyMigrationsHere(
             : { createMigrationsSchema: options.createMigrationsSchema }),
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
+          // node-pg-migrate 6's runner reads every file without one (only its CLI skips dotfiles), so
+          // a `.gitkeep` would be loaded as a migration; 7+ default to this. `readMigrationSet` agrees.
+          ignorePattern: IGNORE_DOTFILES,
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
           checkOrder: options.checkOrder ?? true,
           singleTransaction: options.singleTransaction ?? false,

@@ -17,7 +17,7 @@ export interface GitRepo {
   defaultBase(root: string): Promise<{ ref: string; sha: string }>;
   /** Files under `dir` that git does not track yet, relative to `root`. */
   untrackedFiles(root: string, dir: string): Promise<Set<string>>;
-  /** Every file under `dir` at `commit`, with its content. */
+  /** The files directly in `dir` at `commit` (not its subdirectories': node-pg-migrate reads one directory), with their content. */
   filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]>;
   hasCommit(root: string, sha: string): Promise<boolean>;
   /** The parents a commit names (known even in a shallow clone). */
