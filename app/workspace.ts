@@ -101,7 +101,11 @@ export async function treeSide(
   dir: string,
   config: Pick<ConsortConfig, 'migrations' | 'database'>,
 ): Promise<{ migrations: MigrationEntry[]; seed?: string | null; tree: { kind: 'dir'; dir: string } }> {
-  const files = await readMigrationSet(path.join(dir, config.migrations.dir), { relativeTo: dir, missingOk: true });
+  const files = await readMigrationSet(path.join(dir, config.migrations.dir), {
+    relativeTo: dir,
+    missingOk: true,
+    ignorePattern: config.migrations.ignorePattern,
+  });
   const migrations = files.map((f) => ({ file: f.file, content: f.content }));
   const seed = config.database.seed;
   if (seed?.kind !== 'file') return { migrations, tree: { kind: 'dir', dir } };

@@ -63,7 +63,13 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     try {
       const migrationsDir = config.migrations.dir;
       engine = await resolveEngine(workspace.dir, { migrationsDir, env: deps.settings.suiteEnv });
-      const files = (await readMigrationSet(dir, { relativeTo: workspace.dir, missingOk: true })).map((m) => m.file);
+      const files = (
+        await readMigrationSet(dir, {
+          relativeTo: workspace.dir,
+          missingOk: true,
+          ignorePattern: config.migrations.ignorePattern,
+        })
+      ).map((m) => m.file);
       typescript = await prepareTypeScript(engine, workspace.dir, files, {
         migrationsDir,
         env: deps.settings.suiteEnv,

@@ -63,6 +63,15 @@ const branchName = (description: string, maxLength: number = MAX_BRANCH_NAME) =>
 
 const nonEmpty = () => z.string().min(1, { error: 'must not be empty' });
 
+const isRegExp = (pattern: string): boolean => {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 // Paths are resolved against the repository root (the App reads them through the GitHub API),
 // so absolute paths and `..` would point outside anything Consort can see.
 const repoPath = (description: string) =>
@@ -180,6 +189,16 @@ export const migrationsShape = {
     description:
       'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.',
   }),
+  ignorePattern: nonEmpty()
+    .refine(isRegExp, {
+      error: (iss) =>
+        `${show(iss.input)} is not a valid regular expression (JavaScript syntax, as --ignore-pattern takes)`,
+    })
+    .default('\\..*')
+    .meta({
+      description:
+        "node-pg-migrate's ignorePattern (--ignore-pattern): a regular expression matched against whole file names in migrations.dir; matching files are not migrations. Default: names starting with a dot.",
+    }),
 };
 
 export const suiteShape = {

@@ -58,7 +58,11 @@ export async function prepareTestTemplate(
   const { root } = options;
   const config = options.config ?? (await loadConfig(root)).config;
   const dir = path.join(root, config.migrations.dir);
-  const files = await readMigrationSet(dir, { relativeTo: root, missingOk: true });
+  const files = await readMigrationSet(dir, {
+    relativeTo: root,
+    missingOk: true,
+    ignorePattern: config.migrations.ignorePattern,
+  });
   const placement = migrationPlacement(config.migrations);
   const key = createHash('sha256')
     .update(
@@ -99,6 +103,7 @@ export async function prepareTestTemplate(
           direction: 'up',
           ...placement,
           checkOrder: config.migrations.checkOrder,
+          ignorePattern: config.migrations.ignorePattern,
           engine,
         });
         if (!result.ok) {

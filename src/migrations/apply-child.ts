@@ -66,7 +66,10 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
     }
     const result = await applyMigrationsHere(
       { ...request.options, engine },
-      await sets.read(request.options.dir, { relativeTo: request.options.relativeTo }),
+      await sets.read(request.options.dir, {
+        relativeTo: request.options.relativeTo,
+        ignorePattern: request.options.ignorePattern,
+      }),
       request.keep ? kept : undefined,
     );
     return { ok: true, result };

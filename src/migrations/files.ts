@@ -1,5 +1,5 @@
 /**
- * A migrations directory as node-pg-migrate sees it: every regular file not starting with `.`,
+ * A migrations directory as node-pg-migrate sees it: every regular file its ignorePattern does not match (by default, those not starting with `.`),
  * named by its file name without the extension (what node-pg-migrate records in its table), and
  * ordered exactly as node-pg-migrate 9 orders them. Parsing is pure so the App can build the same
  * set from files it fetched through the GitHub API; only `readMigrationSet` touches the disk.
@@ -179,14 +179,28 @@ export function parseMigration(entry: MigrationEntry): MigrationFile {
   };
 }
 
-/** node-pg-migrate skips files starting with `.` (its default ignorePattern) and loads every other file. */
-function isCandidate(fileName: string): boolean {
-  return !fileName.startsWith('.');
+/** node-pg-migrate's default ignorePattern: names starting with a dot (`.gitkeep`). */
+export const DEFAULT_IGNORE_PATTERN = '\\..*';
+
+/**
+ * The file names node-pg-migrate skips: those `ignorePattern` matches whole (`migrations.ignorePattern`,
+ * its `--ignore-pattern`). node-pg-migrate 6 anchors the pattern as one group, 7+ without one
+ * (`a|b` is `^a|b$` there); Consort groups it, and hands the runner the grouped form (runnerIgnorePattern),
+ * so what it plans and what node-pg-migrate loads are the same files whatever the version.
+ */
+export function ignoredNames(ignorePattern: string = DEFAULT_IGNORE_PATTERN): RegExp {
+  return new RegExp(`^(?:${ignorePattern})$`);
 }
 
-export function migrationSetFromEntries(entries: readonly MigrationEntry[]): MigrationFile[] {
+/** The pattern to pass node-pg-migrate's runner, read the same by 6 (`^(p)$`) and 7+ (`^p$`). */
+export function runnerIgnorePattern(ignorePattern: string = DEFAULT_IGNORE_PATTERN): string {
+  return `(?:${ignorePattern})`;
+}
+
+export function migrationSetFromEntries(entries: readonly MigrationEntry[], ignorePattern?: string): MigrationFile[] {
+  const ignored = ignoredNames(ignorePattern);
   return entries
-    .filter((e) => isCandidate(path.posix.basename(e.file.replace(/\\/g, '/'))))
+    .filter((e) => !ignored.test(path.posix.basename(e.file.replace(/\\/g, '/'))))
     .map(parseMigration)
     .sort((a, b) => compareMigrationFileNames(path.posix.basename(a.file), path.posix.basename(b.file)));
 }
@@ -196,6 +210,8 @@ export interface ReadMigrationSetOptions {
   relativeTo?: string;
   /** Return an empty set instead of failing when the directory does not exist (a base without migrations yet). */
   missingOk?: boolean;
+  /** `migrations.ignorePattern`: names that are not migrations (default: dotfiles). */
+  ignorePattern?: string;
 }
 
 export async function readMigrationSet(dir: string, options: ReadMigrationSetOptions = {}): Promise<MigrationFile[]> {
@@ -232,9 +248,10 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
   // the lint, the apply error or the schema diff would quote this process's environment.
   const boundary = options.relativeTo === undefined ? absolute : relativeTo;
   const entries: MigrationEntry[] = [];
+  const ignored = ignoredNames(options.ignorePattern);
   for (const d of dirents) {
     // Same filter as node-pg-migrate's getMigrationFilePaths: files and symlinks, no directories.
-    if (!(d.isFile() || d.isSymbolicLink()) || !isCandidate(d.name)) continue;
+    if (!(d.isFile() || d.isSymbolicLink()) || ignored.test(d.name)) continue;
     const full = path.join(absolute, d.name);
     const file = path.relative(relativeTo, full).split(path.sep).join('/');
     if (resolvedInside(boundary, full) === null)
@@ -249,7 +266,7 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
       });
     entries.push({ file, content: content.toString('utf8') });
   }
-  return migrationSetFromEntries(entries);
+  return migrationSetFromEntries(entries, options.ignorePattern);
 }
 
 /**
@@ -263,7 +280,12 @@ export class MigrationSetCache {
   private readonly sets = new Map<string, { stamp: string; set: Promise<MigrationFile[]> }>();
 
   async read(dir: string, options: ReadMigrationSetOptions = {}): Promise<MigrationFile[]> {
-    const key = JSON.stringify([path.resolve(dir), options.relativeTo ?? null, options.missingOk ?? false]);
+    const key = JSON.stringify([
+      path.resolve(dir),
+      options.relativeTo ?? null,
+      options.missingOk ?? false,
+      options.ignorePattern ?? null,
+    ]);
     const stamp = await stampOf(dir);
     const known = this.sets.get(key);
     if (known && stamp !== undefined && known.stamp === stamp) return known.set;

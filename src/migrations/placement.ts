@@ -1,7 +1,7 @@
 /**
  * Where a project's migrations run and are recorded: node-pg-migrate's `schema` (the search_path
  * while migrating), `createSchema`, `migrationsSchema` (where the migrations table lives) and
- * `createMigrationsSchema`, taken from the `migrations.*` configuration once, so every place that
+ * `createMigrationsSchema` (and which files are migrations: `ignorePattern`), taken from the `migrations.*` configuration once, so every place that
  * applies migrations passes the same options and every place that reads the table finds it where
  * node-pg-migrate put it. The meanings are node-pg-migrate's own, the same in 6 through 9 (its
  * runner's `getSchemas`/`getMigrationTableSchema`): node-pg-migrate does the creating itself.
@@ -18,6 +18,7 @@ export interface PlacementSettings {
   createSchema?: boolean | undefined;
   migrationsSchema?: string | undefined;
   createMigrationsSchema?: boolean | undefined;
+  ignorePattern?: string | undefined;
 }
 
 /** The runner options for a project's settings: only those set, so the defaults stay node-pg-migrate's. */
@@ -28,6 +29,7 @@ export function migrationPlacement(settings: PlacementSettings): MigrationPlacem
     ...(settings.createSchema ? { createSchema: true } : {}),
     ...(settings.migrationsSchema !== undefined ? { migrationsSchema: settings.migrationsSchema } : {}),
     ...(settings.createMigrationsSchema ? { createMigrationsSchema: true } : {}),
+    ...(settings.ignorePattern !== undefined ? { ignorePattern: settings.ignorePattern } : {}),
   };
 }
 

@@ -55,9 +55,11 @@ function invalidReason(m: MigrationFile): string | undefined {
     return 'its name holds a line break, which node-pg-migrate records verbatim and Consort cannot lint or report reliably; rename it';
   if (base.includes("'"))
     return "its name holds a ', which breaks node-pg-migrate's insert of the name into its migrations table; rename it";
+  // Not meant as a migration at all (a README, a helper): the project's deploy skips it with an ignorePattern.
+  const notOne = ' (if it is not a migration, set migrations.ignorePattern to the --ignore-pattern your deploy passes)';
   if (m.kind === 'other')
-    return 'it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)';
-  if (m.prefix === null) return 'its name does not start with the number node-pg-migrate orders migrations by';
+    return `it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)${notOne}`;
+  if (m.prefix === null) return `its name does not start with the number node-pg-migrate orders migrations by${notOne}`;
   if (m.orderKey === null) return `its 17-digit prefix ${m.prefix} is not a valid UTC timestamp (YYYYMMDDHHmmssSSS)`;
   if (!Number.isSafeInteger(m.orderKey))
     return `its prefix ${m.prefix} is too large for node-pg-migrate to order exactly`;

@@ -18,7 +18,7 @@ import type {
 } from '../ports/migration-runner.js';
 import type { MigrationEngine } from './engine.js';
 import { bundledRunner } from './engine-load.js';
-import { MigrationSetCache, readMigrationSet, type MigrationFile } from './files.js';
+import { MigrationSetCache, readMigrationSet, runnerIgnorePattern, type MigrationFile } from './files.js';
 import { migrationsTableSchema } from './placement.js';
 
 export type {
@@ -303,7 +303,10 @@ export function lineInStack(e: unknown, m: Pick<MigrationFile, 'file' | 'kind'> 
  * WEBHOOK_SECRET and the Action its tokens.
  */
 export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
-  const fileList = await readMigrationSet(options.dir, { relativeTo: options.relativeTo });
+  const fileList = await readMigrationSet(options.dir, {
+    relativeTo: options.relativeTo,
+    ignorePattern: options.ignorePattern,
+  });
   if (needsChild(options.engine, fileList)) {
     const { applyInChild } = await import('./isolated.js');
     return applyInChild(options);
@@ -339,7 +342,7 @@ export function openMigrationRunner(): MigrationSession {
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).
   const sets = new MigrationSetCache();
   const setOf = (options: ApplyOptions): Promise<MigrationFile[]> =>
-    sets.read(options.dir, { relativeTo: options.relativeTo });
+    sets.read(options.dir, { relativeTo: options.relativeTo, ignorePattern: options.ignorePattern });
   // The engine warmed, when it needs the child: what a preload loads the files for.
   let warmed: { engine: MigrationEngine | undefined } | undefined;
   return {
@@ -414,9 +417,6 @@ export class KeptClients {
   }
 }
 
-/** node-pg-migrate's own default ignorePattern (its CLI's in 6): names starting with a dot. */
-const IGNORE_DOTFILES = '\\..*';
-
 /** Apply in this process: for SQL alone, and inside the child process (apply-child.ts). */
 export async function applyMigrationsHere(
   options: ApplyOptions,
@@ -428,7 +428,9 @@ export async function applyMigrationsHere(
   if (options.onlyNames !== undefined && options.count !== undefined) {
     throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
   }
-  const fileList = read ?? (await readMigrationSet(options.dir, { relativeTo: options.relativeTo }));
+  const fileList =
+    read ??
+    (await readMigrationSet(options.dir, { relativeTo: options.relativeTo, ignorePattern: options.ignorePattern }));
   const files = new Map(fileList.map((m) => [m.name, m]));
   // node-pg-migrate silently runs nothing for a name it does not know.
   const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));
@@ -458,9 +460,9 @@ export async function applyMigrationsHere(
             : { createMigrationsSchema: options.createMigrationsSchema }),
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
-          // node-pg-migrate 6's runner reads every file without one (only its CLI skips dotfiles), so
-          // a `.gitkeep` would be loaded as a migration; 7+ default to this. `readMigrationSet` agrees.
-          ignorePattern: IGNORE_DOTFILES,
+          // Always one: node-pg-migrate 6's runner reads every file without one (only its CLI skips
+          // dotfiles), so a `.gitkeep` would be loaded as a migration. The set read above agrees.
+          ignorePattern: runnerIgnorePattern(options.ignorePattern),
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
           checkOrder: options.checkOrder ?? true,
           singleTransaction: options.singleTransaction ?? false,

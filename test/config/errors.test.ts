@@ -34,6 +34,13 @@ describe('errors name the file, line, column and key', () => {
     ],
     ['a misplaced key', 'timeout: 3m\n', [`${Y}:1:1 unknown key "timeout" (did you mean "suite.timeout"?)`]],
     [
+      'an ignore pattern that is no regular expression',
+      "migrations:\n  ignorePattern: '*.md'\n",
+      [
+        `${Y}:2:3 migrations.ignorePattern: "*.md" is not a valid regular expression (JavaScript syntax, as --ignore-pattern takes)`,
+      ],
+    ],
+    [
       'a key in the wrong case',
       'lint:\n  failon: none\n',
       [`${Y}:2:3 unknown key "lint.failon" (did you mean "lint.failOn"?)`],

@@ -88,6 +88,7 @@ const FULL_CONFIG: ConsortConfig = {
     migrationsSchema: 'meta',
     createMigrationsSchema: true,
     checkOrder: false,
+    ignorePattern: '\\..*',
   },
   suite: {
     command: 'npm run test:integration',
@@ -138,6 +139,7 @@ describe('defaults', () => {
       createSchema: false,
       createMigrationsSchema: false,
       checkOrder: true,
+      ignorePattern: '\\..*',
     },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
     lint: { rules: [], failOn: 'error', severity: {} },

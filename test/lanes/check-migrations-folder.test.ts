@@ -63,12 +63,15 @@ exports.default = (options) => seven.default({ ...options, ignorePattern: option
 /** The fixture as a repository: `main` without the newest migration and its SQL, the branch with them. */
 async function league(
   engine: 'node-pg-migrate-6' | 'node-pg-migrate-7',
+  config = '',
+  files: Record<string, string> = {},
 ): Promise<{ dir: string; dispose(): Promise<void> }> {
   const root = await mkdtemp(path.join(tmpdir(), 'consort-league-'));
   await cp(FIXTURE, root, { recursive: true });
   await writeFile(path.join(root, '.gitignore'), 'node_modules/\n');
   await mkdir(path.join(root, '.github'));
-  await writeFile(path.join(root, '.github/consort.yml'), 'suite:\n  command: "true"\n');
+  await writeFile(path.join(root, '.github/consort.yml'), `suite:\n  command: "true"\n${config}`);
+  for (const [file, content] of Object.entries(files)) await writeFile(path.join(root, file), content);
   const modules = path.join(root, 'node_modules');
   await mkdir(modules);
   if (engine === 'node-pg-migrate-6') await nodePgMigrate6(modules);
@@ -138,4 +141,41 @@ describe('league-cjs: SQL kept in a subfolder of the migrations directory, and a
     },
     120_000,
   );
+});
+
+describe('migrations.ignorePattern: a README in the migrations directory, skipped as the deploy skips it', () => {
+  // The project deploys with `node-pg-migrate up --ignore-pattern '\..*|README\.md'`.
+  const README = { 'migrations/README.md': 'One JS file per migration; the SQL it runs is in sql/.\n' };
+
+  it.each(['node-pg-migrate-7', 'node-pg-migrate-6'] as const)(
+    'with %s and the key set, the README is no migration and the check passes',
+    async (engine) => {
+      const h = await league(engine, "migrations:\n  ignorePattern: '\\..*|README\\.md'\n", README);
+      try {
+        const report = await check(h.dir, engine === 'node-pg-migrate-6' ? 333 : 334);
+        expect(report.error).toBeUndefined();
+        expect(report.stages.plan).toMatchObject({ status: 'passed', newMigrations: [NEW], problems: [] });
+        expect(report.stages.plan.summary).toContain('2 unchanged');
+        expect(report.stages.migrations.applied.map((m) => m.name)).toEqual([NEW]);
+        expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([[NEW, 'reversible']]);
+        expect(report.conclusion).toBe('success');
+      } finally {
+        await h.dispose();
+      }
+    },
+    120_000,
+  );
+
+  it('without it, the baseline fails on the README and says which key to set', async () => {
+    const h = await league('node-pg-migrate-7', '', README);
+    try {
+      const report = await check(h.dir, 335);
+      expect(report.conclusion).toBe('failure');
+      expect(report.stages.baseline.status).toBe('failed');
+      expect(report.stages.baseline.summary).toContain('migrations/README.md could not be loaded');
+      expect(report.stages.baseline.summary).toContain('set migrations.ignorePattern');
+    } finally {
+      await h.dispose();
+    }
+  }, 120_000);
 });

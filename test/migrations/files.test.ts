@@ -11,6 +11,7 @@ import {
   orderKeyOf,
   parseMigration,
   readMigrationSet,
+  runnerIgnorePattern,
   sha256Normalized,
   type DownStatus,
 } from '../../src/migrations/files.js';
@@ -144,6 +145,33 @@ describe('sorting agrees with node-pg-migrate', () => {
     const expected = (await getMigrationFilePaths(dir)).map((p) => path.basename(p));
     expect([...names].sort(compareMigrationFileNames)).toEqual(expected);
     expect((await readMigrationSet(dir)).map((m) => path.basename(m.file))).toEqual(expected);
+  });
+});
+
+describe('migrations.ignorePattern: the files Consort plans are the files node-pg-migrate loads', () => {
+  const names = ['.gitkeep', '1_a.js', '2_b.sql', '3_c.js', '4_notes.md'];
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-ignore-'));
+    for (const n of names) await writeFile(path.join(dir, n), '');
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it.each([
+    [undefined, ['1_a.js', '2_b.sql', '3_c.js', '4_notes.md']],
+    ['(?!.*\\.js$).*', ['1_a.js', '3_c.js']],
+    ['\\..*|.*\\.md', ['1_a.js', '2_b.sql', '3_c.js']],
+  ])('%s', async (pattern, expected) => {
+    const ours = (await readMigrationSet(dir, { ignorePattern: pattern })).map((m) => path.basename(m.file));
+    expect(ours).toEqual(expected);
+    const theirs = await getMigrationFilePaths(dir, { ignorePattern: runnerIgnorePattern(pattern) });
+    expect(theirs.map((p) => path.basename(p))).toEqual(ours);
+    // The same from a commit's listing (the App, a base side).
+    const listed = migrationSetFromEntries(
+      names.map((n) => ({ file: `db/${n}`, content: '' })),
+      pattern,
+    ).map((m) => path.basename(m.file));
+    expect(listed).toEqual(ours);
   });
 });
 

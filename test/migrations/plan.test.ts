@@ -248,7 +248,8 @@ describe('planMigrations: problems', () => {
           kind: 'invalid-name',
           file: 'db/migrations/add_users.sql',
           name: 'add_users',
-          reason: 'its name does not start with the number node-pg-migrate orders migrations by',
+          reason:
+            'its name does not start with the number node-pg-migrate orders migrations by (if it is not a migration, set migrations.ignorePattern to the --ignore-pattern your deploy passes)',
         },
       ],
     },

@@ -11,7 +11,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { ConsortError } from '../../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
-import type { MigrationFile } from '../../migrations/files.js';
+import { parseMigration, type MigrationFile } from '../../migrations/files.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import {
   hasSchemaSettings,
@@ -122,12 +122,17 @@ export async function baseFailure(
   };
   if (f.kind === 'load') {
     const missing = /Cannot find (?:module|package) '([^']+)'/.exec(full)?.[1];
+    // A file no migration could be (a README, a helper): the deploy skips it with an ignorePattern.
+    const named = f.file === undefined ? undefined : parseMigration({ file: f.file, content: '' });
+    const unordered = named !== undefined && (named.prefix === null || named.kind === 'other');
     const which = where ? `base's migration ${where}` : "base's migrations";
     return {
       message: `${which} could not be loaded: ${firstLine}`,
       hint: missing
         ? `The migrations import ${missing}, which is not installed: install the project's dependencies before the check (npm ci), so base's and the PR's migrations load as they do when deployed.`
-        : "Install the project's dependencies before the check (npm ci); if they are installed, fix the migration file on base: node-pg-migrate cannot load it.",
+        : unordered
+          ? 'If that file is not a migration, set migrations.ignorePattern in the configuration to the --ignore-pattern your deploy passes node-pg-migrate; if it is one, name it with the number node-pg-migrate orders by.'
+          : "Install the project's dependencies before the check (npm ci); if they are installed, fix the migration file on base: node-pg-migrate cannot load it.",
       detail,
     };
   }
@@ -261,6 +266,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           direction: 'up',
           ...placement,
           checkOrder: config.migrations.checkOrder,
+          ignorePattern: config.migrations.ignorePattern,
           ...(input.engine ? { engine: input.engine } : {}),
         });
         if (!result.ok) {

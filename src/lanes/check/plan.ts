@@ -155,10 +155,11 @@ export async function planCheck(
   return plan;
 }
 
-export function migrationSets(request: Pick<CheckRequest, 'base' | 'head'>): CheckPlan['sets'] {
+export function migrationSets(request: Pick<CheckRequest, 'base' | 'head' | 'config'>): CheckPlan['sets'] {
+  const ignorePattern = request.config.migrations.ignorePattern;
   return {
-    base: migrationSetFromEntries(request.base.migrations),
-    head: migrationSetFromEntries(request.head.migrations),
+    base: migrationSetFromEntries(request.base.migrations, ignorePattern),
+    head: migrationSetFromEntries(request.head.migrations, ignorePattern),
   };
 }
 

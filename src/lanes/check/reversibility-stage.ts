@@ -27,6 +27,7 @@ export interface ProofSetting {
   headDir: { dir: string; relativeTo: string };
   placement: MigrationPlacement;
   checkOrder: boolean;
+  ignorePattern: string;
   engine: MigrationEngine;
   /** check.migrationsRole: admin on the base. */
   asAdmin: boolean;
@@ -45,6 +46,7 @@ const howTheyRun = (s: ProofSetting) => ({
   headDir: s.headDir,
   placement: s.placement,
   checkOrder: s.checkOrder,
+  ignorePattern: s.ignorePattern,
   engine: s.engine,
   runner: s.runner,
 });

@@ -37,6 +37,8 @@ export interface ReversibilityInput {
   /** Where node-pg-migrate runs them and records them (migrations.schema, migrationsSchema, …). */
   placement: MigrationPlacement;
   checkOrder?: boolean;
+  /** `migrations.ignorePattern`. */
+  ignorePattern?: string;
   engine?: MigrationEngine;
   /**
    * Put the throwaway branch back to the baseline. With it, the migrations older than one that
@@ -261,6 +263,7 @@ function step(
     count,
     ...input.placement,
     ...(input.checkOrder === undefined ? {} : { checkOrder: input.checkOrder }),
+    ...(input.ignorePattern === undefined ? {} : { ignorePattern: input.ignorePattern }),
     ...(input.engine === undefined ? {} : { engine: input.engine }),
   });
 }

@@ -313,6 +313,7 @@ export async function runCheck(
       relativeTo: headFiles.relativeTo,
       ...placement,
       checkOrder: config.migrations.checkOrder,
+      ignorePattern: config.migrations.ignorePattern,
       engine: engineUsed,
     });
     const applyHeadUp = (databaseUrl: string) => runner.apply({ ...headOptions(databaseUrl), direction: 'up' });
@@ -334,6 +335,7 @@ export async function runCheck(
       headDir: headFiles,
       placement,
       checkOrder: config.migrations.checkOrder,
+      ignorePattern: config.migrations.ignorePattern,
       engine: engineUsed,
       asAdmin,
       requireDown: config.reversibility.requireDown,

@@ -48,7 +48,10 @@ export async function workingTreeSide(
   sha: string | null,
   config: ConsortConfig,
 ): Promise<CheckSide> {
-  const files = await readMigrationSet(path.join(root, config.migrations.dir), { relativeTo: root });
+  const files = await readMigrationSet(path.join(root, config.migrations.dir), {
+    relativeTo: root,
+    ignorePattern: config.migrations.ignorePattern,
+  });
   return {
     ref,
     sha,

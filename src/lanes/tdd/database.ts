@@ -120,7 +120,10 @@ export function createBranches(kit: BranchKit) {
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
-    const base = migrationSetFromEntries(await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir));
+    const base = migrationSetFromEntries(
+      await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir),
+      config.migrations.ignorePattern,
+    );
     baseShas = shasOf(base);
     const workdir = await createWorkdir(await migrationsPackage(kit.ws.dir, config.migrations.dir), kit.git);
     try {
@@ -245,7 +248,7 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return [];
-    return readMigrationSet(dir, { relativeTo: workspace });
+    return readMigrationSet(dir, { relativeTo: workspace, ignorePattern: kit.config.migrations.ignorePattern });
   }
 
   const migrationShas = async (workspace = kit.ws.dir): Promise<Shas> => shasOf(await migrationFiles(workspace));
