@@ -182,6 +182,9 @@ export function parseMigration(entry: MigrationEntry): MigrationFile {
 /** node-pg-migrate's default ignorePattern: names starting with a dot (`.gitkeep`). */
 export const DEFAULT_IGNORE_PATTERN = '\\..*';
 
+/** An ignorePattern that matches no name: every file, for a caller that filters later. */
+export const EVERY_FILE = '(?!)';
+
 /**
  * The file names node-pg-migrate skips: those `ignorePattern` matches whole (`migrations.ignorePattern`,
  * its `--ignore-pattern`). node-pg-migrate 6 anchors the pattern as one group, 7+ without one

@@ -89,6 +89,24 @@ it("a pull request that points migrations.dir at an empty folder does not hide i
   );
 }, 120_000);
 
+it("a pull request that sets migrations.ignorePattern to skip its own migration does not hide it: the base's pattern says what a migration is", async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'ignore-swap', {
+    // node-pg-migrate's --ignore-pattern, stretched to skip the change's own migration.
+    '.github/consort.yml': config().replace(
+      '  dir: migrations\n',
+      '  dir: migrations\n  ignorePattern: "\\\\..*|.*phone.*"\n',
+    ),
+    'migrations/1700000000001_phone.sql': HOSTILE,
+  });
+  const report = await checkBranch(dir, 'ignore-swap', 44, t.provider);
+
+  expect(report.conclusion).toBe('failure');
+  expect(report.stages.plan.newMigrations).toEqual(['1700000000001_phone']);
+  expect(report.stages.plan.ignoredSettings).toContain('migrations.ignorePattern');
+  expect(report.stages.lint.findings.map((f) => [f.rule, f.blocking])).toContainEqual(['adding-required-field', true]);
+}, 120_000);
+
 it('a pull request that moves its migrations to another folder (same names) still passes', async () => {
   await git(dir, 'checkout', '-q', 'main');
   await git(dir, 'checkout', '-q', '-b', 'dir-move');

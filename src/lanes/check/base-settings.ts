@@ -14,7 +14,8 @@ import type { GitRepo } from '../../ports/git.js';
 
 /**
  * What decides the check's verdict, apart from the project's own suite: which stages block, the
- * lint policy, whether reversibility is proven, the migration order rule, and the branch every
+ * lint policy, whether reversibility is proven, the migration order rule, which files are
+ * migrations (`migrations.ignorePattern`), and the branch every
  * check copies (and so whose data the pull request's code reads). A pull request that could set
  * them could turn its own gate green (`check.blocking: []`), so the base's values count.
  */
@@ -23,6 +24,8 @@ export interface VerdictSettings {
   lint: ConsortConfig['lint'];
   reversibility: ConsortConfig['reversibility'];
   checkOrder: boolean;
+  /** Which files in the migrations directory are migrations: a change could hide its own otherwise. */
+  ignorePattern: string;
   parent: string;
 }
 
@@ -32,6 +35,7 @@ export function verdictSettings(config: ConsortConfig): VerdictSettings {
     lint: { ...config.lint, rules: [...config.lint.rules], severity: { ...config.lint.severity } },
     reversibility: { ...config.reversibility },
     checkOrder: config.migrations.checkOrder,
+    ignorePattern: config.migrations.ignorePattern,
     parent: config.database.parent,
   };
 }

@@ -122,7 +122,8 @@ export async function planCheck(
   ports: { migrations: Pick<MigrationRunner, 'resolveEngine'>; log?: Log },
 ): Promise<CheckPlan> {
   const { log } = ports;
-  const sets = migrationSets(request);
+  // Which files are migrations is the base's to say (migrations.ignorePattern), as in decidePlan.
+  const sets = migrationSets({ ...request, config: trustedConfig(request.config, request.base).config });
   const say = (line: string) => log?.info(line);
   const engine = await (async (): Promise<PlanReadings['engine']> => {
     try {

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
-import { readMigrationSet } from '../../migrations/files.js';
+import { EVERY_FILE, readMigrationSet } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { settingsAtCommit } from './base-settings.js';
 import type { CheckSide } from './plan.js';
@@ -48,9 +48,11 @@ export async function workingTreeSide(
   sha: string | null,
   config: ConsortConfig,
 ): Promise<CheckSide> {
+  // Every file, as filesAt gives a commit's: which of them are migrations is the trusted (base's)
+  // migrations.ignorePattern's to say, in migrationSets, not this side's configuration.
   const files = await readMigrationSet(path.join(root, config.migrations.dir), {
     relativeTo: root,
-    ignorePattern: config.migrations.ignorePattern,
+    ignorePattern: EVERY_FILE,
   });
   return {
     ref,

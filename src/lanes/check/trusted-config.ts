@@ -27,6 +27,7 @@ function differing(head: VerdictSettings, base: VerdictSettings): string[] {
   for (const k of ['enabled', 'requireDown'] as const)
     if (head.reversibility[k] !== base.reversibility[k]) keys.push(`reversibility.${k}`);
   if (head.checkOrder !== base.checkOrder) keys.push('migrations.checkOrder');
+  if (head.ignorePattern !== base.ignorePattern) keys.push('migrations.ignorePattern');
   if (head.parent !== base.parent) keys.push('database.parent');
   return keys;
 }
@@ -41,7 +42,7 @@ export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settin
       check: { ...head.check, blocking: [...v.blocking] },
       lint: { ...v.lint, rules: [...v.lint.rules], severity: { ...v.lint.severity } },
       reversibility: { ...v.reversibility },
-      migrations: { ...head.migrations, checkOrder: v.checkOrder },
+      migrations: { ...head.migrations, checkOrder: v.checkOrder, ignorePattern: v.ignorePattern },
       database: { ...head.database, parent: v.parent },
     },
     ignored: differing(verdictSettings(head), v),
