@@ -160,7 +160,9 @@ it('holds a flood in the child’s pipe, not in the launcher, while this process
 it('fails only the commands it could not start when the launcher runs out of descriptors', async () => {
   expect(await warmLauncher()).toBe(true);
   const pid = launcherPid()!;
-  const long = run('sleep 1; echo long-ok');
+  // Long enough to hold its descriptors through the prlimit and the burst on a loaded box (at load
+  // 15 the prlimit alone took most of a second, the command ended, and every burst command fit).
+  const long = run('sleep 4; echo long-ok');
   await new Promise((r) => setTimeout(r, 200));
   const open = readdirSync(`/proc/${pid}/fd`).length;
   await execFileAsync('prlimit', ['--pid', String(pid), `--nofile=${open + 4}:`]);
