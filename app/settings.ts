@@ -54,7 +54,7 @@ const Env = z.object({
   CONSORT_APP_PROVIDERS: z.string().optional(),
   CONSORT_POSTGRES_URL: z
     .string()
-    .regex(/^postgres(ql)?:\/\//)
+    .regex(/^postgres(ql)?:\/\//, { error: 'CONSORT_POSTGRES_URL must be a postgres:// URL' })
     .optional(),
   CONSORT_POSTGRES_CLONE: flag,
   CONSORT_APP_PROMOTE: flag,
@@ -119,6 +119,9 @@ export interface AppSettings {
   dashboard: DashboardSettings | null;
 }
 
+const NO_PRIVATE_KEY =
+  "PRIVATE_KEY or PRIVATE_KEY_PATH is not set (the App's private key, generated on its settings page)";
+
 function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): string {
   if (env.PRIVATE_KEY) {
     const key = env.PRIVATE_KEY.replace(/\\n/g, '\n');
@@ -131,11 +134,14 @@ function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): s
       throw new ConsortError(
         'config',
         `Cannot read PRIVATE_KEY_PATH ${env.PRIVATE_KEY_PATH}: ${(e as Error).message}`,
-        { cause: e },
+        {
+          cause: e,
+          hint: "Point PRIVATE_KEY_PATH at the .pem file generated on the App's settings page (a relative path is read from the directory the App starts in), or put the key itself in PRIVATE_KEY.",
+        },
       );
     }
   }
-  throw new ConsortError('config', 'Neither PRIVATE_KEY nor PRIVATE_KEY_PATH is set.', {
+  throw new ConsortError('config', `${NO_PRIVATE_KEY}.`, {
     hint: "Download the private key from the App's settings page and point PRIVATE_KEY_PATH at it.",
   });
 }
@@ -145,15 +151,19 @@ export function parseAppSettings(
   read: (file: string) => string = (f) => readFileSync(f, 'utf8'),
 ): AppSettings {
   // '' from an empty `VAR=` line means "not set", as for the Action's inputs.
-  const parsed = Env.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));
+  const given = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== ''));
+  const parsed = Env.safeParse(given);
   if (!parsed.success) {
-    throw new ConsortError(
-      'config',
-      `The App's settings are invalid: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
-      {
-        hint: 'Set them in the environment (or a .env file your process manager loads); docs/app.md lists every variable.',
-      },
-    );
+    // Every problem at once, each naming its variable, the private key among them: an operator
+    // starting the App for the first time fixes them in one go rather than one per start.
+    const problems = parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? '');
+      return name && !i.message.includes(name) ? `${name}: ${i.message}` : i.message;
+    });
+    if (given.PRIVATE_KEY === undefined && given.PRIVATE_KEY_PATH === undefined) problems.push(NO_PRIVATE_KEY);
+    throw new ConsortError('config', `The App's settings are invalid: ${problems.join('; ')}`, {
+      hint: 'Set them in the environment (or a .env file your process manager loads); docs/app.md lists every variable.',
+    });
   }
   const env = parsed.data;
   const offer = parseProviderOffer(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== '')));

@@ -156,10 +156,45 @@ describe('settings', () => {
     ['an empty webhook secret', { WEBHOOK_SECRET: '' }, /WEBHOOK_SECRET is not set/],
     ["Probot's development placeholder", { WEBHOOK_SECRET: 'development' }, /must not be "development"/],
     ['no app id', { APP_ID: undefined }, /APP_ID is not set/],
-    ['no private key', { PRIVATE_KEY: undefined }, /Neither PRIVATE_KEY nor PRIVATE_KEY_PATH/],
+    ['no private key', { PRIVATE_KEY: undefined }, /PRIVATE_KEY or PRIVATE_KEY_PATH is not set/],
     ['postgres without a URL', { CONSORT_PROVIDER: 'postgres' }, /CONSORT_POSTGRES_URL/],
   ])('refuses to start with %s', (_label, over, message) => {
     expect(() => parseAppSettings({ ...base, ...over })).toThrow(message);
+  });
+
+  it('names every missing required setting at once, the private key among them', () => {
+    // The README's first start: nothing set yet. One message, so one round of fixes, not three.
+    expect(() => parseAppSettings({ PATH: '/bin' })).toThrow(
+      /APP_ID is not set.*; WEBHOOK_SECRET is not set.*; PRIVATE_KEY or PRIVATE_KEY_PATH is not set/,
+    );
+  });
+
+  it.each([
+    [
+      'CONSORT_POSTGRES_URL',
+      { CONSORT_POSTGRES_URL: 'localhost:5432' },
+      /CONSORT_POSTGRES_URL must be a postgres:\/\/ URL/,
+    ],
+    ['PORT', { PORT: 'eighty' }, /PORT: /],
+    ['WEBHOOK_PATH', { WEBHOOK_PATH: 'hooks' }, /WEBHOOK_PATH: /],
+    ['CONSORT_APP_SWEEP_CRON', { CONSORT_APP_SWEEP_CRON: '* *' }, /CONSORT_APP_SWEEP_CRON: /],
+  ])('a malformed %s is named in the message', (_name, over, message) => {
+    expect(() => parseAppSettings({ ...base, ...over })).toThrow(message);
+  });
+
+  it('a PRIVATE_KEY_PATH it cannot read says what to set instead', () => {
+    let error: unknown;
+    try {
+      parseAppSettings({ ...base, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: './nope.pem' }, () => {
+        throw new Error("ENOENT: no such file or directory, open './nope.pem'");
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({
+      message: expect.stringContaining('Cannot read PRIVATE_KEY_PATH ./nope.pem'),
+      hint: expect.stringMatching(/\.pem file generated on the App's settings page.*PRIVATE_KEY/),
+    });
   });
 
   it('reads the private key from PRIVATE_KEY_PATH', () => {
