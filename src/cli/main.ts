@@ -43,7 +43,7 @@ export function buildProgram(
     )
     .option(
       '--namespace <name>',
-      'postgres provider: keeps projects sharing one server apart (default: project folder name)',
+      "postgres provider: keeps projects sharing one server apart (default: the configuration's database.namespace, else CONSORT_NAMESPACE, else the project folder name)",
     )
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')

@@ -124,7 +124,10 @@ export const databaseShape = {
     .default('local')
     .meta({ description: 'Where branches live. Credentials come from the environment.' }),
   parent: branchName('The branch every PR and test branch is forked from.').default('main'),
-  namespace: branchName('Prefix for branch names, so repositories can share a server.', MAX_NAMESPACE).optional(),
+  namespace: branchName(
+    'postgres provider: prefix of the branch databases, so repositories can share a server (default: CONSORT_NAMESPACE, else the project folder name).',
+    MAX_NAMESPACE,
+  ).optional(),
   ttl: duration('Branches older than this are removed by gc (default: kept until their PR closes).').optional(),
   seed: seed.optional(),
   promote: z.boolean().default(false).meta({

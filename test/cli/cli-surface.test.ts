@@ -75,6 +75,18 @@ it("check's flags in docs/cli.md are the ones --help shows, and each default the
   }
 });
 
+it('the global --namespace names its defaults in --help as docs/cli.md does, in the same order', async () => {
+  const doc = await readFile(path.join(process.cwd(), 'docs', 'cli.md'), 'utf8');
+  const defaults = ['database.namespace', 'CONSORT_NAMESPACE', 'project folder'];
+  const namespace = buildProgram(io, env).options.find((o) => o.long === '--namespace')!;
+  const documented = doc.slice(doc.indexOf('`--namespace <name>`')).split('`-C, --cwd')[0]!;
+  for (const text of [namespace.description, documented.replace(/\s+/g, ' ')]) {
+    const at = defaults.map((d) => text.indexOf(d));
+    expect({ text, at }).toEqual({ text, at: [...at].sort((a, b) => a - b) });
+    expect(at).not.toContain(-1);
+  }
+});
+
 it('a plan stage with two problems is one failing stage with two problems, in the terminal and the comment', () => {
   const problem = (n: number) => ({
     kind: 'order-conflict' as const,
