@@ -24,6 +24,12 @@ export interface MigrationEngine {
   source: 'project' | 'lockfile' | 'bundled';
   /** The package directory it was loaded from. */
   dir: string;
+  /**
+   * `bundled` only: the project installed node-pg-migrate too, and its copy is this one (npm
+   * put one copy for both at the top of node_modules). It runs as the bundled one; the report
+   * calls it the project's, as that is what the person who installed it asked for.
+   */
+  sharedWithProject?: true;
   /** The project's copy: its entry file (it is imported only where it runs, in a child process). */
   entry?: string;
   /** The project's TypeScript loader, registered where the migrations run (ts-loader.ts). */
@@ -112,7 +118,7 @@ export async function resolveEngine(workspace: string, options: ResolveEngineOpt
   const entry = await installedEntry(owner);
   const dir = entry === undefined ? undefined : await packageRoot(entry);
   if (dir !== undefined) {
-    if (mine.dir !== '' && path.resolve(dir) === path.resolve(mine.dir)) return mine;
+    if (mine.dir !== '' && path.resolve(dir) === path.resolve(mine.dir)) return { ...mine, sharedWithProject: true };
     return (await engineAt(dir, 'project')) ?? mine;
   }
   const locked = await lockedVersion(owner);
@@ -132,5 +138,6 @@ export function describeEngine(e: MigrationEngine): string {
     lockfile: "the version the project's lockfile pins",
     bundled: 'bundled with Consort',
   }[e.source];
-  return `node-pg-migrate ${e.version} (${from})`;
+  const shared = e.sharedWithProject ? "the project's, the same copy Consort uses" : undefined;
+  return `node-pg-migrate ${e.version} (${shared ?? from})`;
 }

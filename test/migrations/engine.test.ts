@@ -5,7 +5,7 @@
  * with its version marked), placed where its dependencies still resolve.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runner as bundledRunner } from 'node-pg-migrate';
@@ -56,6 +56,23 @@ describe('resolveEngine', () => {
       expect(describeEngine(engine)).toBe('node-pg-migrate 9.0.0 (bundled with Consort)');
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it("calls a project's node-pg-migrate that npm hoisted into one copy with Consort's the project's", async () => {
+    // `npm i -D consort-db node-pg-migrate` in a fresh project: one node_modules/node-pg-migrate
+    // serves both. It runs as the bundled one, but the line the user reads names it as theirs.
+    const shared = await mkdtemp(path.join(tmpdir(), 'consort-hoisted-'));
+    try {
+      await mkdir(path.join(shared, '.git'));
+      await mkdir(path.join(shared, 'node_modules'));
+      await symlink(BUNDLED_DIR, path.join(shared, 'node_modules/node-pg-migrate'));
+      const engine = await resolveEngine(shared);
+      expect(engine).toMatchObject({ source: 'bundled', version: '9.0.0', sharedWithProject: true });
+      expect(engine.runner).toBe(bundledRunner);
+      expect(describeEngine(engine)).toBe("node-pg-migrate 9.0.0 (the project's, the same copy Consort uses)");
+    } finally {
+      await rm(shared, { recursive: true, force: true });
     }
   });
 
@@ -354,7 +371,11 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
       path.join(same, 'package-lock.json'),
       JSON.stringify({ packages: { 'node_modules/node-pg-migrate': { version: (await bundledEngine()).version } } }),
     );
-    expect(await resolveEngine(same, { env })).toBe(await bundledEngine());
+    // (Inside this repository its own node_modules is found first: Consort's copy, shared.)
+    const mine = await bundledEngine();
+    const engine = await resolveEngine(same, { env });
+    expect(engine).toMatchObject({ source: 'bundled', version: mine.version, dir: mine.dir });
+    expect(engine.runner).toBe(bundledRunner);
   });
 });
 
