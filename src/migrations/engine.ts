@@ -132,7 +132,7 @@ export async function resolveEngine(workspace: string, options: ResolveEngineOpt
   return cached;
 }
 
-export function describeEngine(e: Pick<MigrationEngine, 'version' | 'source'>): string {
+export function describeEngine(e: Pick<MigrationEngine, 'version' | 'source' | 'sharedWithProject'>): string {
   const from = {
     project: "the project's",
     lockfile: "the version the project's lockfile pins",

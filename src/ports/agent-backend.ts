@@ -8,6 +8,7 @@ import type { ContextPack } from '../conductor/context-pack.js';
 import type { Role } from '../conductor/roles.js';
 import type { TurnStep } from '../conductor/state.js';
 import type { MigrationPlacement } from './migration-runner.js';
+import type { MigrationEngine } from '../migrations/engine.js';
 
 export const AGENT_BACKENDS = ['command', 'claude', 'codex', 'openai'] as const;
 export type AgentBackendName = (typeof AGENT_BACKENDS)[number];
@@ -35,6 +36,11 @@ export interface AgentTurnRequest {
   writes: readonly string[];
   /** The turn's database branch. */
   branchUrl: string;
+  /**
+   * The node-pg-migrate (and TypeScript loader) the run applies the migrations in a directory with,
+   * the project's own as its proofs use: for a backend that applies migrations itself (openai's suite tool).
+   */
+  migrationEngine?: (dir: string) => Promise<MigrationEngine>;
   /**
    * Folders the turn may read but not change (the proofs' pristine dependency copy): a backend that
    * runs the agent as a command binds them read-only where it can (bubblewrap).

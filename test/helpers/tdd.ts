@@ -35,15 +35,15 @@ export async function laneBranches(o: {
   baseCommit: string;
   /** Default: the catalog reader (tddAdapters.schemas). */
   schemas?: SchemaReader;
-  /** Default: node-pg-migrate (tddAdapters.migrations). */
-  migrations?: Pick<MigrationRunner, 'apply'>;
+  /** Default: node-pg-migrate (tddAdapters.migrations); its engine resolution unless given one. */
+  migrations?: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationRunner, 'resolveEngine'>>;
 }): Promise<Branches> {
   return createBranches({
     provider: o.provider,
     config: o.config,
     ws: await workspaceAt(o.dir),
     git: tddAdapters.git,
-    migrations: o.migrations ?? tddAdapters.migrations,
+    migrations: { resolveEngine: tddAdapters.migrations.resolveEngine, ...(o.migrations ?? tddAdapters.migrations) },
     schemas: o.schemas ?? tddAdapters.schemas,
     env: process.env,
     processes: tddAdapters.processes,

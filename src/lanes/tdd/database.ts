@@ -11,9 +11,11 @@ import pg from 'pg';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
+import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
 import { migrationsPackage } from '../../migrations/project-packages.js';
 import { bookkeepingTables, migrationPlacement, type MigrationPlacement } from '../../migrations/placement.js';
+import { describeUsed, runEngine } from '../../migrations/run-engine.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -36,8 +38,15 @@ export interface BranchKit {
   env: NodeJS.ProcessEnv;
   /** Starts the baseline's seed command. */
   processes: ProcessRunner;
-  /** Applies the migrations (the baseline's, and each branch's). */
-  migrations: Pick<MigrationRunner, 'apply'>;
+  /**
+   * Applies the migrations (the baseline's, and each branch's) with the node-pg-migrate the project
+   * deploys with, resolved once for the run (src/migrations/run-engine.ts), as the check lane does.
+   */
+  migrations: Pick<MigrationRunner, 'apply' | 'resolveEngine'>;
+  /** The run's pristine node_modules (clean-tree.ts): the project's engine is loaded from it, out of the agents' reach. */
+  modules?: string;
+  /** Told which node-pg-migrate applies the run's migrations, once resolved. */
+  log?: (line: string) => void;
   /** Reads a branch's schema for the context pack. */
   schemas: SchemaReader;
   /** The commit the feature started from. */
@@ -117,6 +126,13 @@ export function createBranches(kit: BranchKit) {
   const roles = new Map<string, { url: Promise<string | null>; handedOut: boolean }>();
   /** The migrations of a workspace: the main one, or an experiment's worktree. */
   const migrationsIn = (workspace: string) => path.join(workspace, kit.config.migrations.dir);
+  /** One node-pg-migrate for the run's every apply: the project's, as its deploy and the check lane apply with. */
+  const engines = runEngine(kit.migrations, kit.ws.dir, {
+    migrationsDir: kit.config.migrations.dir,
+    env: kit.env,
+    ...(kit.log ? { log: kit.log } : {}),
+    ...(kit.modules ? { pristineModules: kit.modules } : {}),
+  });
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
@@ -138,6 +154,7 @@ export function createBranches(kit: BranchKit) {
         env: kit.env,
         processes: kit.processes,
         migrations: kit.migrations,
+        engine: await engines.forFiles(base.map((m) => m.file)),
       });
       if (outcome.ok) {
         if (poolSize > 0) await time('branch:pool', () => startPool(outcome.name));
@@ -229,13 +246,14 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return NOTHING_TO_APPLY;
-    const as = (await confined(name, false)) ?? url;
+    const [as, engine] = await Promise.all([confined(name, false), engines.forDir(dir)]);
     return kit.migrations.apply({
-      databaseUrl: as,
+      databaseUrl: as ?? url,
       dir,
       direction: 'up',
       ...migrationPlacement(kit.config.migrations),
       relativeTo: workspace,
+      engine,
     });
   }
 
@@ -420,10 +438,12 @@ export function createBranches(kit: BranchKit) {
     async fresh(name: string, workspace = kit.ws.dir): Promise<FreshBranch> {
       const early = await takeWarmWithNote(name);
       const { url, migrations } = await settleMigrations(name, early.shas, workspace);
-      return {
-        url,
-        migrations: early.note === undefined ? migrations : { ...migrations, log: [early.note, ...migrations.log] },
-      };
+      const used = engines.used();
+      const notes = [
+        ...(early.note === undefined ? [] : [early.note]),
+        ...(used ? [`consort: migrations applied with ${describeUsed(used)}`] : []),
+      ];
+      return { url, migrations: notes.length ? { ...migrations, log: [...notes, ...migrations.log] } : migrations };
     },
 
     /** The cycle's sandbox for agents' turns, kept migrated; other (earlier cycles') sandboxes are dropped. */
@@ -484,6 +504,15 @@ export function createBranches(kit: BranchKit) {
 
     /** Delete in the background; `settle()` waits. */
     drop,
+
+    /** The engine (and TypeScript loader) the run applies the migrations in `dir` with: for an agent that applies them itself. */
+    migrationEngine: (dir: string): Promise<MigrationEngine> => engines.forDir(dir),
+
+    /** The node-pg-migrate the run's migrations are applied with, once resolved ("node-pg-migrate 7.9.1 (the project's)"). */
+    engine: (): string | null => {
+      const used = engines.used();
+      return used ? describeUsed(used) : null;
+    },
 
     /** Forks made so far, and how many came ready-made from the baseline's pool. */
     forks: (): { made: number; pooled: number } => ({ ...forks }),

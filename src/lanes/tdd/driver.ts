@@ -283,6 +283,9 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       schemas: input.schemas,
       baseCommit: file.baseCommit,
       time,
+      // Copied before any agent of this run worked: the project's engine loads from there.
+      ...(deps.copied.has('node_modules') ? { modules: deps.links.get('node_modules')! } : {}),
+      ...(input.log ? { log: (line: string) => input.log!(`  ${line}`) } : {}),
     }),
     backends: input.backends ?? backendFactory(input.agents),
     log: input.log ?? (() => undefined),

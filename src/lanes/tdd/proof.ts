@@ -49,6 +49,12 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
     });
 }
 
+/** ` (applied with node-pg-migrate 7.9.1 (the project's))`: which engine a failed migration ran on. */
+function withEngine(branches: Pick<Branches, 'engine'>): string {
+  const engine = branches.engine();
+  return engine === null ? '' : ` (applied with ${engine})`;
+}
+
 export interface ProveInput {
   ws: Workspace;
   /** What is proven: this commit, checked out afresh (src/lanes/tdd/clean-tree.ts), never the agent's work tree. */
@@ -116,7 +122,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         outcome: {
           kind: 'broken',
           reason: 'migrations',
-          message: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}`,
+          message: `${f.file ?? f.name ?? 'a migration'} failed${withEngine(input.branches)}: ${f.error.message}`,
           output: '',
           hashes,
         },

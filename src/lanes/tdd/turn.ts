@@ -215,6 +215,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       workspace: ctx.ws.dir,
       writes: plan.writes,
       branchUrl: url,
+      migrationEngine: (dir: string) => ctx.branches.migrationEngine(dir),
       readOnly: agentReadOnly(ctx.ws, ctx.deps),
       model: agent.model,
       budget: {
