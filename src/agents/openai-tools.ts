@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { childEnv } from '../core/child-env.js';
 import { matchesAny } from '../core/glob.js';
 import { withClient } from '../db/sql.js';
+import type { MigrationEngine } from '../migrations/engine.js';
 import { applyMigrations } from '../migrations/runner.js';
 import type { MigrationPlacement } from '../migrations/placement.js';
 import { localProcessRunner } from '../process/runner.js';
@@ -43,6 +44,8 @@ export interface ToolContext {
   writes: readonly string[];
   branchUrl: string;
   suite?: SuiteSettings;
+  /** The engine the run applies the migrations in a directory with (the project's); default: the bundled one. */
+  migrationEngine?: (dir: string) => Promise<MigrationEngine>;
   signal: AbortSignal;
 }
 
@@ -151,12 +154,19 @@ async function migrateBranch(
     ))
   )
     return { ok: true, line: '' };
+  let engine: MigrationEngine | undefined;
+  try {
+    engine = await ctx.migrationEngine?.(dir);
+  } catch (e) {
+    return { ok: false, line: `no node-pg-migrate to apply them with: ${message(e)}` };
+  }
   const r = await applyMigrations({
     databaseUrl: ctx.branchUrl,
     dir,
     direction: 'up',
     ...m.placement,
     relativeTo: ctx.workspace,
+    ...(engine ? { engine } : {}),
   });
   const applied = r.applied.map((a) => a.name);
   if (!r.ok) {

@@ -120,6 +120,7 @@ export function openaiBackend(options: OpenAIBackendOptions): AgentBackend {
             branchUrl: request.branchUrl,
             signal,
             ...(options.suite ? { suite: options.suite } : {}),
+            ...(request.migrationEngine ? { migrationEngine: request.migrationEngine } : {}),
           }),
           stopWhen: stepCountIs(steps),
           abortSignal: signal,

@@ -13,6 +13,8 @@ import {
   type ToolContext,
   writeFileTool,
 } from '../../src/agents/openai-tools.js';
+import { nodePgMigrate } from '../../src/migrations/runner.js';
+import { fakeProjectEngine } from '../helpers/fake-engine.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 let t: TestProvider;
@@ -123,6 +125,39 @@ describe('run_suite', () => {
       /^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/,
     );
     await query(url, 'DROP TABLE IF EXISTS pgmigrations');
+  });
+
+  it("applies them with the engine the run applies the proofs' migrations with (the project's)", async () => {
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(
+      path.join(dir, 'migrations', '1730000400002_add_note.sql'),
+      '-- Up Migration\nALTER TABLE customers ADD COLUMN note text;\n\n-- Down Migration\nALTER TABLE customers DROP COLUMN note;\n',
+    );
+    const engine = await fakeProjectEngine(dir, '7.9.1-project');
+    const asked: string[] = [];
+    const out = await runSuiteTool({
+      ...ctx,
+      suite: { command: 'true', env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } },
+      migrationEngine: async (at) => {
+        asked.push(at);
+        return nodePgMigrate.resolveEngine(dir);
+      },
+    });
+    expect(out).toBe("migrations applied to this turn's branch: 1730000400002_add_note\nsuite passed (exit 0)\n");
+    expect(asked).toEqual([path.join(dir, 'migrations')]);
+    expect(await engine.uses()).toEqual([`up ${path.join(dir, 'migrations')}`]);
+    await query(url, 'ALTER TABLE customers DROP COLUMN note; DROP TABLE pgmigrations');
+  });
+
+  it('does not run the suite when there is no engine to apply the migrations with, and says why', async () => {
+    await mkdir(path.join(dir, 'migrations'));
+    await writeFile(path.join(dir, 'migrations', '1730000400003_x.ts'), 'export const up = () => undefined;\n');
+    const out = await runSuiteTool({
+      ...ctx,
+      suite: { command: 'true', env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } },
+      migrationEngine: () => Promise.reject(new Error('no TypeScript loader')),
+    });
+    expect(out).toBe('suite not run: no node-pg-migrate to apply them with: no TypeScript loader');
   });
 
   it('says so when no suite is configured', async () => {
