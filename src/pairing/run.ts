@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load.js';
 import type { ConsortConfig } from '../config/schema.js';
 import { openProvider, parseProviderName } from '../branches/factory.js';
 import { redact } from '../core/redact.js';
+import { describeUsed } from '../migrations/run-engine.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { pairingChildEnv } from './child-env.js';
 import { git } from './git.js';
@@ -81,10 +82,13 @@ export async function pairAndPublish(run: PairRun): Promise<{ result: PairResult
 /** One line for the log and `consort hooks status`. */
 export function describePairing({ result, env }: { result: PairResult; env: EnvReport }): string {
   const m = result.migrations;
+  const engine = m.nodePgMigrate ? ` with ${describeUsed(m.nodePgMigrate)}` : '';
   const parts = [
     `${result.gitBranch} → ${result.branch.name} (${result.outcome}${result.outcome === 'created' ? ` from ${result.branch.parent}` : ''}, ${result.durationMs} ms)`,
-    m.applied.length ? `applied ${m.applied.join(', ')}` : '',
-    m.failed ? `migration ${m.failed.name ?? m.failed.file ?? ''} failed: ${m.failed.message}` : '',
+    m.applied.length ? `applied ${m.applied.join(', ')}${engine}` : '',
+    m.failed
+      ? `migration ${m.failed.name ?? m.failed.file ?? ''} failed${m.applied.length ? '' : engine}: ${m.failed.message}`
+      : '',
     result.seeded ? 'seeded' : '',
     env.status === 'written'
       ? `${env.key} written to ${env.file}`

@@ -11,7 +11,8 @@ import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { runSeed } from '../lanes/check/baseline.js';
 import { migrationPlacement } from '../migrations/placement.js';
-import { applyMigrations, type ApplyResult } from '../migrations/runner.js';
+import { nodePgMigrate, type ApplyResult } from '../migrations/runner.js';
+import { runEngine, type RunEngine, type UsedEngine } from '../migrations/run-engine.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchMode, BranchProvider, BranchRecord } from '../ports/branch-provider.js';
 import { pairParent, pairTarget, type PairingRules } from './naming.js';
@@ -26,7 +27,7 @@ export interface PairRequest {
   from?: string;
   /** Apply the working tree's pending migrations (default true). */
   migrate?: boolean;
-  /** The allow-listed environment a seed command runs with. */
+  /** The allow-listed environment a seed command runs with (and an npm install of a lockfile-pinned node-pg-migrate). */
   env: NodeJS.ProcessEnv;
 }
 
@@ -35,6 +36,8 @@ export type PairOutcome = 'created' | 'reused' | 'root';
 export interface MigrationSummary {
   applied: string[];
   failed: { name: string | null; file: string | null; message: string } | null;
+  /** The node-pg-migrate that applied them (the project's, as its deploy): null when none ran. */
+  nodePgMigrate: UsedEngine | null;
 }
 
 export interface PairResult {
@@ -61,24 +64,27 @@ async function migrationsDir(config: ConsortConfig, root: string): Promise<strin
   );
 }
 
-function summarize(result: ApplyResult | undefined): MigrationSummary {
-  if (result === undefined) return { applied: [], failed: null };
+function summarize(result: ApplyResult | undefined, engine: RunEngine): MigrationSummary {
+  const nodePgMigrate = result === undefined ? null : engine.used();
+  if (result === undefined) return { applied: [], failed: null, nodePgMigrate };
   const applied = result.applied.map((m) => m.name);
-  if (result.ok) return { applied, failed: null };
+  if (result.ok) return { applied, failed: null, nodePgMigrate };
   const f = result.failed;
-  return { applied, failed: { name: f.name ?? null, file: f.file ?? null, message: f.error.message } };
+  return { applied, failed: { name: f.name ?? null, file: f.file ?? null, message: f.error.message }, nodePgMigrate };
 }
 
-async function migrate(url: string, request: PairRequest): Promise<ApplyResult | undefined> {
+/** With the project's own node-pg-migrate (and TypeScript loader), as its deploy and `consort check` apply them. */
+async function migrate(url: string, request: PairRequest, engine: RunEngine): Promise<ApplyResult | undefined> {
   if (request.migrate === false) return undefined;
   const dir = await migrationsDir(request.config, request.root);
   if (dir === undefined) return undefined;
-  return applyMigrations({
+  return nodePgMigrate.apply({
     databaseUrl: url,
     dir,
     relativeTo: request.root,
     direction: 'up',
     ...migrationPlacement(request.config.migrations),
+    engine: await engine.forDir(dir),
   });
 }
 
@@ -103,6 +109,8 @@ export async function pair(request: PairRequest): Promise<PairResult> {
   let applied: ApplyResult | undefined;
   let seeded = false;
   let branch: BranchRecord;
+  // Resolved once for the pairing (a lockfile-pinned version is installed into the tools cache once).
+  const engine = runEngine(nodePgMigrate, request.root, { migrationsDir: config.migrations.dir, env: request.env });
 
   if (target.kind === 'new') {
     const parent = pairParent(request.from, branches, rules);
@@ -113,7 +121,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
         gitBranch,
         // Forked and initialised before anyone sees it: a second `pair` racing this one waits, then reuses it.
         prepare: async (url) => {
-          applied = await migrate(url, request);
+          applied = await migrate(url, request, engine);
           // The seed is data for an empty root; a branch forked from a paired branch already has it.
           if (parent === rules.root && (applied === undefined || applied.ok))
             seeded = await runSeed(config, request.root, url, request.env, localProcessRunner);
@@ -123,7 +131,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
       const raced = isConsortError(e, 'branch-exists') ? await provider.get(target.name) : undefined;
       if (raced?.gitBranch !== gitBranch) throw e;
       [branch, outcome] = [raced, 'reused'];
-      applied = await migrate(await provider.connectionUri(branch.name), request);
+      applied = await migrate(await provider.connectionUri(branch.name), request, engine);
     }
   } else {
     const found = branches.find((b) => b.name === target.name);
@@ -133,7 +141,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
       });
     }
     branch = found;
-    applied = await migrate(await provider.connectionUri(branch.name), request);
+    applied = await migrate(await provider.connectionUri(branch.name), request, engine);
   }
   const [url, caps] = await Promise.all([provider.connectionUri(branch.name), provider.capabilities()]);
   return {
@@ -142,7 +150,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
     outcome,
     url,
     mode: caps.mode,
-    migrations: summarize(applied),
+    migrations: summarize(applied, engine),
     seeded,
     durationMs: Math.round(performance.now() - started),
   };

@@ -137,7 +137,11 @@ describe('run_suite', () => {
     const asked: string[] = [];
     const out = await runSuiteTool({
       ...ctx,
-      suite: { command: 'true', env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } },
+      suite: {
+        command: 'true',
+        env: 'DATABASE_URL',
+        migrations: { dir: 'migrations', placement: { migrationsTable: 'pgmigrations' } },
+      },
       migrationEngine: async (at) => {
         asked.push(at);
         return nodePgMigrate.resolveEngine(dir);
@@ -154,7 +158,11 @@ describe('run_suite', () => {
     await writeFile(path.join(dir, 'migrations', '1730000400003_x.ts'), 'export const up = () => undefined;\n');
     const out = await runSuiteTool({
       ...ctx,
-      suite: { command: 'true', env: 'DATABASE_URL', migrations: { dir: 'migrations', table: 'pgmigrations' } },
+      suite: {
+        command: 'true',
+        env: 'DATABASE_URL',
+        migrations: { dir: 'migrations', placement: { migrationsTable: 'pgmigrations' } },
+      },
       migrationEngine: () => Promise.reject(new Error('no TypeScript loader')),
     });
     expect(out).toBe('suite not run: no node-pg-migrate to apply them with: no TypeScript loader');

@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfigText } from '../../src/config/load.js';
 import { readCache } from '../../src/pairing/state.js';
-import { pairAndPublish } from '../../src/pairing/run.js';
+import { describePairing, pairAndPublish } from '../../src/pairing/run.js';
 import { pair } from '../../src/pairing/service.js';
+import { fakeProjectEngine } from '../helpers/fake-engine.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 async function gitRepo(): Promise<string> {
@@ -144,5 +145,40 @@ describe.each([
       envKey: 'APP_DB',
       branches: { 'feature/Login': { name: 'feature-login', url: done.result.url } },
     });
+  });
+});
+
+describe("pairing applies with the project's own node-pg-migrate", () => {
+  let t: TestProvider;
+  let root: string;
+  beforeAll(async () => {
+    [t, root] = await Promise.all([localTestProvider(), gitRepo()]);
+  }, 120_000);
+  afterAll(async () => {
+    await t?.cleanup();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('uses the version the project installed, not the bundled one, and says which', async () => {
+    const engine = await fakeProjectEngine(root, '7.9.1-project');
+    const r = await pair({
+      provider: t.provider,
+      config,
+      root,
+      gitBranch: 'feature/x',
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    expect(await engine.uses()).toEqual([`up ${path.join(root, 'migrations')}`]);
+    expect(r.migrations).toMatchObject({
+      applied: ['001_items'],
+      failed: null,
+      nodePgMigrate: { version: '7.9.1-project', source: 'project' },
+    });
+    expect(
+      describePairing({
+        result: r,
+        env: { status: 'skipped', file: '.env', key: 'DATABASE_URL', ignored: true, warning: null },
+      }),
+    ).toContain("applied 001_items with node-pg-migrate 7.9.1-project (the project's)");
   });
 });
