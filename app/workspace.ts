@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ConsortConfig } from '../src/config/schema.js';
 import { childEnv } from '../src/core/child-env.js';
 import { ConsortError } from '../src/core/errors.js';
-import { readMigrationSet } from '../src/migrations/files.js';
+import { EVERY_FILE, readMigrationSet } from '../src/migrations/files.js';
 import type { MigrationEntry } from '../src/migrations/files.js';
 import type { GitHubPort, RepoRef } from '../src/ports/github.js';
 import { localProcessRunner } from '../src/process/runner.js';
@@ -101,10 +101,12 @@ export async function treeSide(
   dir: string,
   config: Pick<ConsortConfig, 'migrations' | 'database'>,
 ): Promise<{ migrations: MigrationEntry[]; seed?: string | null; tree: { kind: 'dir'; dir: string } }> {
+  // Every file: which of them are migrations is the base's migrations.ignorePattern's to say (the
+  // check's migrationSets), never the pull request's own configuration.
   const files = await readMigrationSet(path.join(dir, config.migrations.dir), {
     relativeTo: dir,
     missingOk: true,
-    ignorePattern: config.migrations.ignorePattern,
+    ignorePattern: EVERY_FILE,
   });
   const migrations = files.map((f) => ({ file: f.file, content: f.content }));
   const seed = config.database.seed;

@@ -1,0 +1,58 @@
+/**
+ * The App reads both sides of a check from checked-out trees (treeSide). Which files are
+ * migrations is the base's `migrations.ignorePattern`'s to say: a pull request that stretches its
+ * own pattern over its new migration must not make it vanish before the plan (a review found the
+ * App dropping it at read time, so lint and reversibility saw no new migration).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { treeSide } from '../../app/workspace.js';
+import { ConsortConfigSchema } from '../../src/config/schema.js';
+import { settingsInDir } from '../../src/lanes/check/base-settings.js';
+import { migrationSets } from '../../src/lanes/check/plan.js';
+import { trustedConfig } from '../../src/lanes/check/trusted-config.js';
+
+let base: string;
+let head: string;
+beforeAll(async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'consort-tree-side-'));
+  base = path.join(root, 'base');
+  head = path.join(root, 'head');
+  for (const dir of [base, head]) {
+    await mkdir(path.join(dir, 'migrations'), { recursive: true });
+    await mkdir(path.join(dir, '.github'));
+    await writeFile(path.join(dir, 'migrations', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+    await writeFile(path.join(dir, 'migrations', '.gitkeep'), '');
+  }
+  await writeFile(path.join(base, '.github', 'consort.yml'), 'migrations:\n  dir: migrations\n');
+  await writeFile(path.join(head, 'migrations', '0002_evil.sql'), '-- Up Migration\nDROP TABLE a;\n');
+  await writeFile(
+    path.join(head, '.github', 'consort.yml'),
+    'migrations:\n  dir: migrations\n  ignorePattern: "\\\\..*|0002.*"\n',
+  );
+});
+afterAll(async () => {
+  await rm(path.dirname(base), { recursive: true, force: true });
+});
+
+it("keeps every file of a side, and the base's pattern decides the migrations", async () => {
+  const config = ConsortConfigSchema.parse({ migrations: { dir: 'migrations', ignorePattern: '\\..*|0002.*' } });
+  const headSide = await treeSide(head, config);
+  expect(headSide.migrations.map((m) => m.file).sort()).toEqual([
+    'migrations/.gitkeep',
+    'migrations/0001_a.sql',
+    'migrations/0002_evil.sql',
+  ]);
+  const baseSide = { ...(await treeSide(base, config)), settings: await settingsInDir(base) };
+  const trusted = trustedConfig(config, baseSide);
+  expect(trusted.ignored).toContain('migrations.ignorePattern');
+  const side = { ref: 'x', sha: null };
+  const sets = migrationSets({
+    base: { ...side, ...baseSide },
+    head: { ...side, ...headSide },
+    config: trusted.config,
+  });
+  expect(sets.head.map((m) => m.name)).toEqual(['0001_a', '0002_evil']);
+  expect(sets.base.map((m) => m.name)).toEqual(['0001_a']);
+});
