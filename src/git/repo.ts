@@ -81,7 +81,8 @@ export async function defaultBase(root: string): Promise<{ ref: string; sha: str
  * (`migrations/sql/<name>.up.sql`); listed, they would be migrations of one side only.
  */
 export async function filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]> {
-  const clean = dir.replace(/\/+$/, '');
+  // As git lists paths: `./migrations/`, `db\\migrations` and `migrations` are one folder.
+  const clean = posix.normalize(dir.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
   const listing = await git(root, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', clean]);
   const entries = listing
     .split('\0')
