@@ -44,7 +44,7 @@ const ON_RELATION: RegExp[] = [
 const ON_COLUMN = new RegExp(String.raw`^COMMENT\s+ON\s+COLUMN\s+${NAME}`, 'i');
 
 /** Relations a statement reaches beyond its own: each is locked too (SHARE ROW EXCLUSIVE for a foreign key). */
-const REACHES = new RegExp(String.raw`\b(?:REFERENCES|PARTITION\s+OF|INHERITS\s*\(|LIKE)\s+${NAME}`, 'gi');
+const REACHES = new RegExp(String.raw`\b(?:(?:REFERENCES|PARTITION\s+OF|LIKE)\s+|INHERITS\s*\(\s*)${NAME}`, 'gi');
 
 function parts(name: string): string[] {
   return name
@@ -67,6 +67,8 @@ function clean(statement: string): string {
 /** The new relation a statement locks, or undefined when it may lock something live (or cannot be read). */
 function onlyNew(statement: string, base: BaseRelations): string | null | undefined {
   const s = clean(statement);
+  // A DO block runs statements Consort does not read here (an ALTER TABLE on a live table, say).
+  if (/^DO\b/i.test(s)) return undefined;
   if (s === '' || !TAKES_LOCKS.test(s)) return null; // squawk asks no timeout for it
   for (const m of s.matchAll(REACHES)) if (live(parts(m[1]!), base)) return undefined;
   if (CREATES_NEW.test(s)) return null;

@@ -46,6 +46,11 @@ describe('timeoutNote', () => {
     ['a live table named with its schema', ['ALTER TABLE billing.ledger ADD COLUMN n int']],
     ['a foreign key to a live table', ['CREATE TABLE refunds (order_id bigint REFERENCES orders (id))']],
     ['a partition of a live table', ['CREATE TABLE orders_2026 PARTITION OF orders FOR VALUES FROM (1) TO (2)']],
+    ['a table inheriting a live one', ['CREATE TABLE child (x int) INHERITS (orders)']],
+    [
+      'a DO block (its statements are not read)',
+      ['CREATE INDEX i ON invoices (x)', 'DO $$ BEGIN ALTER TABLE orders ADD COLUMN y int; END $$'],
+    ],
     ['a replaced function or view', ['CREATE OR REPLACE VIEW v AS SELECT 1']],
     ['a dropped index (its table cannot be told)', ['DROP INDEX orders_idx']],
     ['a drop of several tables', ['DROP TABLE a, orders']],
