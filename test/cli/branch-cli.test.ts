@@ -138,6 +138,9 @@ describe('consort CLI on the local provider', () => {
       ['branch', 'create', 'ok', '--from', 'Main'],
       ['branch', 'lease', 'tmpl_1'],
       ['branch', 'pool', 'Tmpl', '--size', '1'],
+      ['branch', 'delete', 'Feature/X'],
+      ['branch', 'reset', 'Feature/X'],
+      ['branch', 'url', 'Feature/X'],
     ]) {
       const r = await cli(args, own);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });

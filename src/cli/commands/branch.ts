@@ -231,6 +231,7 @@ export function branchCommand(ctx: Ctx): Command {
     .option('--recursive', 'also delete child branches')
     .option('--terminate-connections', 'end sessions connected to the branch instead of failing')
     .action(async (name: string, o: { recursive?: boolean; terminateConnections?: boolean }, cmd: Command) => {
+      asUsage(() => assertBranchName(name));
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const deleted = await p.delete(name, {
@@ -247,6 +248,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description("throw away a branch's changes: it becomes a fresh copy of its parent")
     .option('--terminate-connections', 'end sessions connected to the branch or its parent instead of failing')
     .action(async (name: string, o: { terminateConnections?: boolean }, cmd: Command) => {
+      asUsage(() => assertBranchName(name));
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const b = await p.reset(name, { terminateConnections: o.terminateConnections === true });
@@ -260,6 +262,7 @@ export function branchCommand(ctx: Ctx): Command {
     .description('print the connection URL of a branch (with its password: for DATABASE_URL=$(…))')
     .option('--masked', 'hide the password')
     .action(async (name: string, o: { masked?: boolean }, cmd: Command) => {
+      asUsage(() => assertBranchName(name));
       const c = await ctx(cmd);
       await c.withProvider(async (p) => {
         const url = await p.connectionUri(name);
