@@ -191,6 +191,7 @@ describe('a project that migrates in its own schema and records in another', () 
         createSchema: true,
         migrationsSchema: 'meta',
         createMigrationsSchema: true,
+        ignorePattern: '\\..*',
       });
       const dir = path.join(repo.dir, 'migrations');
       const r = await applyMigrations({ databaseUrl: url, dir, direction: 'up', ...placement });
