@@ -13,7 +13,7 @@ import { localGitRepo } from '../../src/git/repo.js';
 import { check } from '../../src/lanes/check/run.js';
 import { lineLog } from '../../src/runtime/log.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
-import type { CheckReport } from '../../src/report/check-report.js';
+import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from './check-ports.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
@@ -77,4 +77,30 @@ export async function checkBranch(
     toolVersion: 'test',
     env: {},
   });
+}
+
+/**
+ * The lane on the checked-out tree of `dir` against main, as `consort check --base main --pr <pr>
+ * --cleanup` runs it, with this process's environment (for histories whose suite needs PATH and
+ * friends); the report is parsed as the CheckReport schema says.
+ */
+export async function checkAgainstMain(dir: string, pr: number, provider: BranchProvider): Promise<CheckReport> {
+  const { config, source } = await loadConfig(dir);
+  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
+  return CheckReport.parse(
+    await check({
+      ...testPorts,
+      workspace: dir,
+      config,
+      configSource: source,
+      base,
+      head,
+      pr,
+      provider,
+      env: process.env,
+      toolVersion: 'test',
+      cleanup: true,
+      keepBranches: false,
+    }),
+  );
 }

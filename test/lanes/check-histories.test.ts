@@ -13,6 +13,7 @@
  * node_modules (7.9.1 is a devDependency there under the alias node-pg-migrate-7, ts-node one of
  * its own): nothing is downloaded.
  */
+import { checkAgainstMain } from '../helpers/check-repo.js';
 import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { randomBytes } from 'node:crypto';
@@ -106,26 +107,7 @@ async function history(
   return { dir: root, dispose: () => rm(root, { recursive: true, force: true }) };
 }
 
-async function check(dir: string, pr: number) {
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(
-    await checkLane({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr,
-      provider: t.provider,
-      env: process.env,
-      toolVersion: 'test',
-      cleanup: true,
-      keepBranches: false,
-    }),
-  );
-}
+const check = (dir: string, pr: number) => checkAgainstMain(dir, pr, t.provider);
 
 describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with the loader the project deploys with', () => {
   // The lane as every shell runs it: the migrations (the project's code, and tsx's hooks on Node's

@@ -15,12 +15,7 @@
 import { cp, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config/load.js';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { localGitRepo } from '../../src/git/repo.js';
-import { check as checkLane } from '../../src/lanes/check/run.js';
-import { CheckReport } from '../../src/report/check-report.js';
-import { testPorts } from '../helpers/check-ports.js';
+import { checkAgainstMain } from '../helpers/check-repo.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
@@ -96,26 +91,7 @@ async function league(
   return { dir: root, dispose: () => rm(root, { recursive: true, force: true }) };
 }
 
-async function check(dir: string, pr: number) {
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(
-    await checkLane({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr,
-      provider: t.provider,
-      env: process.env,
-      toolVersion: 'test',
-      cleanup: true,
-      keepBranches: false,
-    }),
-  );
-}
+const check = (dir: string, pr: number) => checkAgainstMain(dir, pr, t.provider);
 
 describe('league-cjs: SQL kept in a subfolder of the migrations directory, and a .gitkeep', () => {
   it.each(['node-pg-migrate-7', 'node-pg-migrate-6'] as const)(
