@@ -20,8 +20,9 @@ export interface MigrationsPackage {
   /** The workspace: the repository's root (or a checkout of it). */
   root: string;
   /**
-   * The package that owns the migrations directory: the nearest directory with a package.json from
-   * it upward, never above `root`; `root` itself when there is none (or the directory is outside it).
+   * The package that owns the migrations directory: the nearest directory with a package.json above
+   * it, never above `root`; `root` itself when there is none (or the directory is outside it). A
+   * package.json inside the migrations directory is a marker (`{"type":"commonjs"}`), not its owner.
    */
   dir: string;
 }
@@ -42,7 +43,9 @@ export async function migrationsPackage(root: string, migrationsDir = '.'): Prom
   const start = path.resolve(top, migrationsDir);
   const rel = path.relative(top, start);
   if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return { root: top, dir: top };
-  for (let d = start; d !== top; d = path.dirname(d)) {
+  // From the parent: a marker package.json in the folder itself would make the folder "the package",
+  // and the owner's migrate script, TypeScript loader and tsconfig would be lost.
+  for (let d = path.dirname(start); d !== top; d = path.dirname(d)) {
     if (await exists(path.join(d, 'package.json'))) return { root: top, dir: d };
   }
   return { root: top, dir: top };

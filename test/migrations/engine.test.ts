@@ -458,6 +458,11 @@ describe('migrationsPackage: which package owns migrations.dir', () => {
     await writeFile(path.join(root, 'package.json'), '{}');
     await writeFile(path.join(root, 'packages/db/package.json'), '{}');
     await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+    // A marker package.json in the migrations folder itself (`"type"` for its files) owns nothing.
+    await mkdir(path.join(root, 'marked/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'marked/migrations/package.json'), '{"type":"commonjs"}');
+    await mkdir(path.join(root, 'packages/db/marked'), { recursive: true });
+    await writeFile(path.join(root, 'packages/db/marked/package.json'), '{"type":"commonjs"}');
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
@@ -466,6 +471,8 @@ describe('migrationsPackage: which package owns migrations.dir', () => {
     ['packages/db/migrations', 'packages/db'],
     ['./packages/db/migrations/', 'packages/db'],
     ['db/migrations', '.'],
+    ['marked/migrations', '.'],
+    ['packages/db/marked', 'packages/db'],
     ['migrations', '.'],
     ['.', '.'],
     ['../elsewhere/migrations', '.'],
