@@ -78,9 +78,14 @@ export async function projectRequire(
   at: string | MigrationsPackage,
   name: string,
 ): Promise<NodeJS.Require | undefined> {
+  const d = await installedIn(at, name);
+  return d === undefined ? undefined : createRequire(path.join(d, 'package.json'));
+}
+
+/** The directory whose node_modules holds the project's `name` (projectRequire resolves from it), or undefined. */
+export async function installedIn(at: string | MigrationsPackage, name: string): Promise<string | undefined> {
   for (const d of await projectDirs(asPackage(at))) {
-    if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json')))
-      return createRequire(path.join(d, 'package.json'));
+    if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json'))) return d;
   }
   return undefined;
 }

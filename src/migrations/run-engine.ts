@@ -11,7 +11,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { MigrationRunner } from '../ports/migration-runner.js';
 import { describeEngine, type MigrationEngine } from './engine.js';
-import { migrationsPackage } from './project-packages.js';
+import { ConsortError } from '../core/errors.js';
+import { installedIn } from './project-packages.js';
 import { describeLoader, prepareTypeScript, type TypeScriptLoader } from './ts-loader.js';
 
 const TS_FILE = /\.(?:ts|mts|cts)$/;
@@ -26,8 +27,9 @@ export interface RunEngineOptions {
   /**
    * A copy of the workspace's node_modules no agent can change (the TDD lane's pristine install):
    * the project's engine and loader are loaded from it, not from the work tree's install, which an
-   * agent's turn may patch unseen (node_modules is ignored). Only when the workspace owns the
-   * migrations (a monorepo package's own node_modules has no such copy).
+   * agent's turn may patch unseen (node_modules is ignored), whichever package owns the migrations.
+   * One installed elsewhere in the work tree (a monorepo package's own node_modules, which has no
+   * such copy) is refused (onPristine).
    */
   pristineModules?: string;
 }
@@ -57,17 +59,54 @@ const inside = (dir: string, p: string): string | undefined => {
   return rel === '' || rel.startsWith('..') || path.isAbsolute(rel) ? undefined : rel;
 };
 
-/** The engine with the project's packages loaded from `modules` instead of `workspace/node_modules`, where it holds them. */
-export function onPristine(engine: MigrationEngine, workspace: string, modules: string): MigrationEngine {
+/** A package the run would load from the work tree, where an agent may have changed it unseen. */
+function unprotected(name: string, dir: string, workspace: string, inCopy: boolean): ConsortError {
+  const where = path.relative(workspace, dir) || dir;
+  return inCopy
+    ? new ConsortError(
+        'config',
+        `${name} (${where}) is not in the run's pristine copy of node_modules: it was installed after the run took the copy, and an agent may have put it there.`,
+        { hint: 'Install the dependencies before the run starts (npm ci), then run it again.' },
+      )
+    : new ConsortError(
+        'config',
+        `${name} is installed in ${where}, inside the work tree, where an agent can change it unseen: the TDD lane loads the project's packages only from its pristine copy of the root's node_modules.`,
+        {
+          hint: `Install ${name} at the repository root instead (hoisted: give the package the same version as the root, or remove its own copy, and run npm install there).`,
+        },
+      );
+}
+
+/**
+ * The engine with the project's packages loaded from `modules` (the pristine copy of
+ * `workspace/node_modules`) instead of the work tree, which an agent's turn may patch unseen
+ * (node_modules is ignored). One found anywhere else in the work tree (a monorepo package's own
+ * node_modules, of which there is no copy) or missing from the copy is refused, never loaded.
+ */
+export async function onPristine(
+  engine: MigrationEngine,
+  workspace: string,
+  modules: string,
+): Promise<MigrationEngine> {
   const installed = path.join(workspace, 'node_modules');
   let out = engine;
-  const dir = inside(installed, engine.dir);
-  const entry = engine.entry === undefined ? undefined : inside(installed, engine.entry);
-  if (engine.source === 'project' && dir !== undefined && entry !== undefined && existsSync(path.join(modules, entry)))
+  // Placed already (the loader's pass places the engine again): nothing to move.
+  if (engine.source === 'project' && inside(modules, engine.dir) === undefined) {
+    const dir = inside(installed, engine.dir);
+    const entry = engine.entry === undefined ? undefined : inside(installed, engine.entry);
+    if (dir === undefined || entry === undefined || !existsSync(path.join(modules, entry)))
+      throw unprotected('node-pg-migrate', engine.dir, workspace, dir !== undefined);
     out = { ...out, dir: path.join(modules, dir), entry: path.join(modules, entry) };
+  }
   const loader = engine.tsLoader;
-  if (loader && loader.from === undefined && existsSync(path.join(modules, loader.name, 'package.json')))
-    out = { ...out, tsLoader: { ...loader, from: path.dirname(modules) } };
+  if (loader && loader.from === undefined) {
+    // Where the migration child would resolve it from (projectRequire): the package's own first.
+    const at = await installedIn({ dir: loader.workspace, root: loader.root ?? loader.workspace }, loader.name);
+    const own = at !== undefined && path.resolve(at) === path.resolve(workspace);
+    if (at !== undefined && (!own || !existsSync(path.join(modules, loader.name, 'package.json'))))
+      throw unprotected(loader.name, path.join(at, 'node_modules', loader.name), workspace, own);
+    if (own) out = { ...out, tsLoader: { ...loader, from: path.dirname(modules) } };
+  }
   return out;
 }
 
@@ -78,19 +117,9 @@ export function runEngine(
 ): RunEngine {
   const { migrationsDir, env, log } = options;
   let used: UsedEngine | null = null;
-  let pristine: Promise<string | undefined> | undefined;
-  /** The pristine copy, when the workspace itself owns the migrations. */
-  const modules = () =>
-    (pristine ??=
-      options.pristineModules === undefined
-        ? Promise.resolve(undefined)
-        : migrationsPackage(workspace, migrationsDir).then((p) =>
-            p.dir === path.resolve(workspace) ? options.pristineModules : undefined,
-          ));
-  const place = async (e: MigrationEngine): Promise<MigrationEngine> => {
-    const m = await modules();
-    return m === undefined ? e : onPristine(e, workspace, m);
-  };
+  // Whoever owns the migrations: a monorepo package's engine hoisted to the root is in the copy too.
+  const place = async (e: MigrationEngine): Promise<MigrationEngine> =>
+    options.pristineModules === undefined ? e : onPristine(e, workspace, options.pristineModules);
   const say = (next: UsedEngine): void => {
     used = next;
     log?.(`migrations are applied with ${describeUsed(next)}`);

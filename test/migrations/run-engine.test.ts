@@ -83,3 +83,69 @@ it('refuses TypeScript a 7.x engine cannot load with the fix, asks again next ti
     "node-pg-migrate 7.9.1-project (the project's), TypeScript through the project's tsx 4.19.0",
   );
 });
+
+describe('a monorepo package owning the migrations (packages/db/migrations)', () => {
+  let repo: string;
+  let copy: string;
+  const db = () => path.join(repo, 'packages/db');
+  beforeEach(async () => {
+    repo = await mkdtemp(path.join(os.tmpdir(), 'consort-run-engine-mono-'));
+    await mkdir(path.join(repo, '.git'));
+    await mkdir(path.join(db(), 'migrations'), { recursive: true });
+    await writeFile(path.join(repo, 'package.json'), JSON.stringify({ name: 'mono', workspaces: ['packages/*'] }));
+    await writeFile(path.join(db(), 'package.json'), JSON.stringify({ name: 'db' }));
+    await fakeProjectEngine(repo, '7.9.1-hoisted'); // hoisted to the root
+    copy = path.join(await mkdtemp(path.join(os.tmpdir(), 'consort-pristine-mono-')), 'node_modules');
+    await cp(path.join(repo, 'node_modules'), copy, { recursive: true });
+  });
+  afterEach(async () => {
+    await rm(repo, { recursive: true, force: true });
+    await rm(path.dirname(copy), { recursive: true, force: true });
+  });
+  const run = () =>
+    runEngine(counting().runner, repo, { migrationsDir: 'packages/db/migrations', pristineModules: copy });
+
+  it("loads the root's hoisted engine from the pristine copy, not the work tree", async () => {
+    expect(await run().forFiles(['001_a.sql'])).toMatchObject({
+      source: 'project',
+      version: '7.9.1-hoisted',
+      dir: path.join(copy, 'node-pg-migrate'),
+      entry: path.join(copy, 'node-pg-migrate', 'index.js'),
+    });
+  });
+
+  it("refuses an engine in the package's own node_modules (no pristine copy of it), saying to hoist it", async () => {
+    await fakeProjectEngine(db(), '7.8.0-own');
+    const refused = run().forFiles(['001_a.sql']);
+    await expect(refused).rejects.toThrow(
+      'node-pg-migrate is installed in packages/db/node_modules/node-pg-migrate, inside the work tree, where an agent can change it unseen',
+    );
+    await expect(refused).rejects.toMatchObject({ code: 'config', hint: /at the repository root/ });
+  });
+
+  it('refuses an engine an agent added to the work tree after the copy was taken', async () => {
+    await rm(path.join(copy, 'node-pg-migrate'), { recursive: true });
+    await expect(run().forFiles(['001_a.sql'])).rejects.toThrow(
+      /node-pg-migrate \(node_modules\/node-pg-migrate\) is not in the run's pristine copy of node_modules/,
+    );
+  });
+
+  it("refuses a TypeScript loader in the package's own node_modules; takes the root's from the copy", async () => {
+    const tsx = async (modules: string) => {
+      await mkdir(path.join(modules, 'tsx'), { recursive: true });
+      await writeFile(path.join(modules, 'tsx', 'package.json'), JSON.stringify({ name: 'tsx', version: '4.19.0' }));
+    };
+    await tsx(path.join(db(), 'node_modules'));
+    await expect(run().forFiles(['001_a.ts'])).rejects.toThrow(
+      'tsx is installed in packages/db/node_modules/tsx, inside the work tree',
+    );
+    await rm(path.join(db(), 'node_modules'), { recursive: true });
+    await tsx(path.join(repo, 'node_modules'));
+    await tsx(copy);
+    expect((await run().forFiles(['001_a.ts'])).tsLoader).toMatchObject({
+      name: 'tsx',
+      workspace: db(),
+      from: path.dirname(copy),
+    });
+  });
+});
