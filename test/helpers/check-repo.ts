@@ -22,6 +22,20 @@ const exec = execFileAsync;
 export const git = (cwd: string, ...args: string[]) =>
   exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
 
+/**
+ * git with an environment of its own (an author, a HOME with no user configuration), for tests that
+ * build histories commit by commit.
+ */
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.com',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.com',
+  HOME: os.tmpdir(),
+};
+export const isolatedGit = (cwd: string, ...args: string[]) => exec('git', args, { cwd, env: GIT_ENV });
+
 /** The `pg` module, for JS migrations and suites that run from a temporary directory. */
 export const PG = createRequire(import.meta.url).resolve('pg');
 

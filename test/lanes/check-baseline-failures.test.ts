@@ -17,17 +17,9 @@ import { baseFailure } from '../../src/lanes/check/baseline.js';
 import { check as checkLane } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { execFileAsync } from '../helpers/exec-file.js';
+import { isolatedGit } from '../helpers/check-repo.js';
 
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-  HOME: tmpdir(),
-};
-const git = (cwd: string, ...args: string[]) => execFileAsync('git', args, { cwd, env: GIT_ENV });
+const git = isolatedGit;
 
 let t: TestProvider;
 beforeAll(async () => {

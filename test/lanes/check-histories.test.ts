@@ -13,7 +13,7 @@
  * node_modules (7.9.1 is a devDependency there under the alias node-pg-migrate-7, ts-node one of
  * its own): nothing is downloaded.
  */
-import { checkAgainstMain } from '../helpers/check-repo.js';
+import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 import { testPorts } from '../helpers/check-ports.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { randomBytes } from 'node:crypto';
@@ -25,18 +25,8 @@ import { resolveSides } from '../../src/cli/commands/check.js';
 import { check as checkLane } from '../../src/lanes/check/run.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { execFileAsync } from '../helpers/exec-file.js';
 
-const run = execFileAsync;
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-  HOME: tmpdir(),
-};
-const git = (cwd: string, ...args: string[]) => run('git', args, { cwd, env: GIT_ENV });
+const git = isolatedGit;
 const HISTORIES = path.join(process.cwd(), 'test/fixtures/histories');
 const MODULES = path.join(process.cwd(), 'node_modules');
 const TYPESCRIPT_VERSION = (

@@ -15,19 +15,10 @@
 import { cp, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkAgainstMain } from '../helpers/check-repo.js';
-import { execFileAsync } from '../helpers/exec-file.js';
+import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-  HOME: tmpdir(),
-};
-const git = (cwd: string, ...args: string[]) => execFileAsync('git', args, { cwd, env: GIT_ENV });
+const git = isolatedGit;
 const FIXTURE = path.join(process.cwd(), 'test/fixtures/histories/league-cjs');
 const MODULES = path.join(process.cwd(), 'node_modules');
 const NEW = '1700000000002_standings';

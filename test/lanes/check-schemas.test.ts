@@ -20,18 +20,10 @@ import { migrationPlacement } from '../../src/migrations/placement.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { execFileAsync } from '../helpers/exec-file.js';
+import { isolatedGit } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
-const GIT_ENV = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@example.com',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@example.com',
-  HOME: tmpdir(),
-};
-const git = (cwd: string, ...args: string[]) => execFileAsync('git', args, { cwd, env: GIT_ENV });
+const git = isolatedGit;
 
 const SETTINGS = {
   schema: 'app',
