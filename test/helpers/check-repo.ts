@@ -98,7 +98,7 @@ export async function checkBranch(
  * --cleanup` runs it, with this process's environment (for histories whose suite needs PATH and
  * friends); the report is parsed as the CheckReport schema says.
  */
-export async function checkAgainstMain(dir: string, pr: number, provider: BranchProvider): Promise<CheckReport> {
+export async function checkAgainstMain(dir: string, pr: number | null, provider: BranchProvider): Promise<CheckReport> {
   const { config, source } = await loadConfig(dir);
   const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
   return CheckReport.parse(

@@ -9,15 +9,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { testPorts } from '../helpers/check-ports.js';
-import { localGitRepo } from '../../src/git/repo.js';
-import { loadConfig } from '../../src/config/load.js';
-import { resolveSides } from '../../src/cli/commands/check.js';
 import { baseFailure } from '../../src/lanes/check/baseline.js';
-import { check as checkLane } from '../../src/lanes/check/run.js';
-import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { isolatedGit } from '../helpers/check-repo.js';
+import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 
 const git = isolatedGit;
 
@@ -46,26 +40,7 @@ async function project(baseFiles: Record<string, string>): Promise<{ dir: string
   return { dir, dispose: () => rm(dir, { recursive: true, force: true }) };
 }
 
-async function check(dir: string) {
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(
-    await checkLane({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr: null,
-      provider: t.provider,
-      env: process.env,
-      toolVersion: 'test',
-      cleanup: true,
-      keepBranches: false,
-    }),
-  );
-}
+const check = (dir: string) => checkAgainstMain(dir, null, t.provider);
 
 describe("base's migrations do not apply to the parent", () => {
   it('a base migration importing a package that is not installed: says to install the dependencies, names the package, no stack, no rebuild', async () => {
