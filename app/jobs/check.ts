@@ -6,6 +6,7 @@
  */
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { settingsInDir } from '../../src/lanes/check/base-settings.js';
+import { withLeftBehind } from '../../src/lanes/check/sides.js';
 import {
   cancelledOutcome,
   CHECK_NAME,
@@ -117,6 +118,13 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     const baseDir = baseSettings.migrationsDir ?? config.migrations.dir;
     const base = await treeSide(baseTree.dir, { ...config, migrations: { ...config.migrations, dir: baseDir } });
     const head = await treeSide(workspace.dir, config);
+    // A migration the PR leaves in the base's folder while its configuration reads another.
+    const { leftBehind } = await withLeftBehind(
+      undefined,
+      { settings: baseSettings },
+      { ...head, ref: run.headRef, sha: run.headSha },
+      config.migrations.dir,
+    );
     const chosen = await configuredProvider(deps.providers, run.repositoryId, workspace.dir, source);
     if (!chosen.ok) return await finish(errorOutcome(chosen.message));
     const { provider } = chosen;
@@ -128,7 +136,13 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
         config,
         configSource: source,
         base: { ref: run.baseRef, sha: baseSha, ...base, settings: baseSettings },
-        head: { ref: run.headRef, sha: run.headSha, migrations: head.migrations, tree: head.tree },
+        head: {
+          ref: run.headRef,
+          sha: run.headSha,
+          migrations: head.migrations,
+          tree: head.tree,
+          ...(leftBehind ? { leftBehind } : {}),
+        },
         pr: run.pr,
         provider: cancellable(provider, signal),
         ...deps.lanePorts,

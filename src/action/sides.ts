@@ -14,7 +14,7 @@ import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
 import type { CheckSide } from '../lanes/check/plan.js';
 import type { GitRepo } from '../ports/git.js';
-import { commitSide, EMPTY_SIDE, workingTreeSide } from '../lanes/check/sides.js';
+import { commitSide, EMPTY_SIDE, withLeftBehind, workingTreeSide } from '../lanes/check/sides.js';
 import type { ActionContext } from './context.js';
 
 export interface ActionSides {
@@ -32,6 +32,17 @@ export async function actionSides(
   log: Log,
   git: GitRepo,
   /** The `config` input: the base's copy of this file is where its settings are read. */
+  configPath?: string,
+): Promise<ActionSides> {
+  const sides = await eventSides(ctx, config, log, git, configPath);
+  return { ...sides, head: await withLeftBehind(git, sides.base, sides.head, config.migrations.dir) };
+}
+
+async function eventSides(
+  ctx: Pick<ActionContext, 'workspace' | 'event'>,
+  config: ConsortConfig,
+  log: Log,
+  git: GitRepo,
   configPath?: string,
 ): Promise<ActionSides> {
   const root = ctx.workspace;

@@ -32,7 +32,20 @@ export type Problem =
       suggestedFile: string;
     }
   /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
-  | { kind: 'invalid-name'; file: string; name: string; reason: string };
+  | { kind: 'invalid-name'; file: string; name: string; reason: string }
+  /**
+   * The change points `migrations.dir` at another folder (`dir`) but also adds or edits a migration
+   * in the folder the base applies migrations from (`baseDir`): whatever deploys from that folder
+   * would run it, and the check, reading the change's folder, never does.
+   */
+  | {
+      kind: 'outside-migrations-dir';
+      file: string;
+      name: string;
+      dir: string;
+      baseDir: string;
+      change: 'added' | 'edited';
+    };
 
 /**
  * `warnings`: order conflicts when the project deploys with `--no-check-order` (migrations.checkOrder:
@@ -170,6 +183,25 @@ export function planMigrations(
   return problems.length === 0
     ? { ok: true, newMigrations, unchanged, warnings }
     : { ok: false, problems, newMigrations, warnings };
+}
+
+/**
+ * The migrations a change adds or edits in the base's migrations folder while its own
+ * configuration reads another one (`migrations.dir` moved): `leftBehind` is the change's files in
+ * the base's folder, `base` the base's files there. A real move leaves nothing (or the same files)
+ * behind; a folder of copies beside a new migration in the deployed folder does not.
+ */
+export function outsideMigrationsDir(
+  base: readonly MigrationFile[],
+  leftBehind: readonly MigrationFile[],
+  dirs: { dir: string; baseDir: string },
+): Problem[] {
+  const baseByFile = new Map(base.map((m) => [m.file, m]));
+  return leftBehind.flatMap((m): Problem[] => {
+    const b = baseByFile.get(m.file);
+    if (b !== undefined && b.sha256 === m.sha256) return [];
+    return [{ kind: 'outside-migrations-dir', file: m.file, name: m.name, ...dirs, change: b ? 'edited' : 'added' }];
+  });
 }
 
 /** Why a plan warning is not a problem, for its heading. */

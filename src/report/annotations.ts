@@ -31,6 +31,8 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
       return `Shares its order prefix with ${p.conflictsWith}; node-pg-migrate orders them by the rest of the name${collateNames(p.conflictsWith, p.name) === 0 ? ', which cannot tell them apart' : ''}. Rename it to ${p.suggestedFile}.`;
     case 'invalid-name':
       return `node-pg-migrate cannot load it: ${p.reason}.`;
+    case 'outside-migrations-dir':
+      return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;
   }
 }
 

@@ -48,6 +48,15 @@ const PlanProblem = z.discriminatedUnion('kind', [
   }),
   /** node-pg-migrate cannot load the file (no numeric prefix, not a migration type…). */
   z.object({ kind: z.literal('invalid-name'), file: z.string(), name: z.string(), reason: z.string() }),
+  /** Added or edited in the base's migrations folder while the change's migrations.dir names another. */
+  z.object({
+    kind: z.literal('outside-migrations-dir'),
+    file: z.string(),
+    name: z.string(),
+    dir: z.string(),
+    baseDir: z.string(),
+    change: z.enum(['added', 'edited']),
+  }),
   /** The parent database has migrations applied that base does not know. */
   z.object({ kind: z.literal('parent-ahead'), migrations: z.array(z.string()) }),
 ]);

@@ -102,6 +102,7 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'history-rewritten': 'History rewritten',
   'duplicate-prefix': 'Duplicate prefix',
   'invalid-name': 'Invalid name',
+  'outside-migrations-dir': 'Outside the migrations folder',
   'parent-ahead': 'Parent ahead',
 };
 
@@ -162,6 +163,21 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
       ];
     case 'invalid-name':
       return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];
+    case 'outside-migrations-dir':
+      return [
+        { code: p.file },
+        p.change === 'added' ? ' is new in ' : ' was edited in ',
+        { code: p.baseDir },
+        ', the folder the base branch applies migrations from, but this change points ',
+        { code: 'migrations.dir' },
+        ' at ',
+        { code: p.dir },
+        ', so the check never ran it. Move it into ',
+        { code: p.dir },
+        ', or keep ',
+        { code: 'migrations.dir' },
+        ' as it was.',
+      ];
     case 'parent-ahead':
       return [
         "The parent database has migrations this PR's base does not: ",

@@ -4,7 +4,7 @@
  * groups and pushes. No network: "origin" is a local repository.
  */
 import { localGitRepo } from '../../src/git/repo.js';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ActionEvent } from '../../src/action/context.js';
@@ -72,6 +72,7 @@ describe('actionSides', () => {
     expect(s.head).toMatchObject({ ref: 'clean', sha: repo.headSha });
     expect(names(s.head).filter((f) => !names(s.base).includes(f))).toEqual([NEW]);
     expect(s.log).toEqual([]);
+    expect(s.head.leftBehind).toBeUndefined();
     // Migrations run where their imports resolve: base's whole commit, head's checkout itself.
     expect(s.base.tree).toEqual({ kind: 'commit', repo: repo.dir, sha: repo.baseSha });
     expect(s.head.tree).toEqual({ kind: 'dir', dir: repo.dir });
@@ -107,6 +108,33 @@ describe('actionSides', () => {
       '.github/consort.yml',
     );
     expect(named.base.settings).toMatchObject({ migrationsRole: 'branch', source: '.github/consort.yml' });
+  });
+
+  it("reads the checkout's files in the base's migrations folder when the PR points migrations.dir elsewhere", async () => {
+    const clone = path.join(scratch, 'dir-copies');
+    await git(scratch, 'clone', '-q', '--branch', 'clean', repo.dir, clone);
+    const file = path.join(clone, '.github', 'consort.yml');
+    await writeFile(file, (await readFile(file, 'utf8')).replace(/dir: \S+/, 'dir: db/copies'));
+    await mkdir(path.join(clone, 'db'));
+    await git(clone, 'mv', 'migrations', 'db/copies');
+    await git(clone, 'commit', '-qam', 'move');
+    await mkdir(path.join(clone, 'migrations'));
+    await writeFile(path.join(clone, 'migrations', '1730000900000_hidden.sql'), 'SELECT 1;\n');
+    await git(clone, 'add', '-A');
+    await git(clone, 'commit', '-qm', 'a migration where main deploys from');
+    const headConfig = (await loadConfig(clone)).config;
+    expect(headConfig.migrations.dir).toBe('db/copies');
+
+    const s = await actionSides(
+      { workspace: clone, event: pr(repo.baseSha, await git(clone, 'rev-parse', 'HEAD')) },
+      headConfig,
+      () => undefined,
+      localGitRepo,
+    );
+    expect(s.head.leftBehind).toEqual({
+      baseDir: config.migrations.dir,
+      migrations: [{ file: 'migrations/1730000900000_hidden.sql', content: 'SELECT 1;\n' }],
+    });
   });
 
   it("compares GitHub's merge ref with the commit it merged onto, not a stale base SHA", async () => {

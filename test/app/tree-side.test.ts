@@ -10,7 +10,8 @@ import path from 'node:path';
 import { treeSide } from '../../app/workspace.js';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { settingsInDir } from '../../src/lanes/check/base-settings.js';
-import { migrationSets } from '../../src/lanes/check/plan.js';
+import { decidePlan, migrationSets } from '../../src/lanes/check/plan.js';
+import { withLeftBehind } from '../../src/lanes/check/sides.js';
 import { trustedConfig } from '../../src/lanes/check/trusted-config.js';
 
 let base: string;
@@ -55,4 +56,69 @@ it("keeps every file of a side, and the base's pattern decides the migrations", 
   });
   expect(sets.head.map((m) => m.name)).toEqual(['0001_a', '0002_evil']);
   expect(sets.base.map((m) => m.name)).toEqual(['0001_a']);
+});
+
+it("reads the head's files in the base's folder when the PR's migrations.dir names another, and the plan fails on one added there", async () => {
+  const copies = path.join(path.dirname(base), 'copies-head');
+  await mkdir(path.join(copies, 'db'), { recursive: true });
+  await mkdir(path.join(copies, 'migrations'));
+  await writeFile(path.join(copies, 'db', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+  await writeFile(path.join(copies, 'migrations', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+  await writeFile(path.join(copies, 'migrations', '0002_evil.sql'), '-- Up Migration\nDROP TABLE a;\n');
+  const config = ConsortConfigSchema.parse({ migrations: { dir: 'db' } });
+  const baseSide = {
+    ref: 'main',
+    sha: null,
+    ...(await treeSide(base, { ...config, migrations: { ...config.migrations, dir: 'migrations' } })),
+    settings: await settingsInDir(base),
+  };
+  const headSide = await withLeftBehind(
+    undefined,
+    baseSide,
+    { ref: 'pr', sha: null, ...(await treeSide(copies, config)) },
+    'db',
+  );
+  expect(headSide.leftBehind?.baseDir).toBe('migrations');
+  const request = {
+    workspace: copies,
+    config,
+    configSource: null,
+    base: baseSide,
+    head: headSide,
+    pr: 1,
+    env: {},
+    toolVersion: 'test',
+  };
+  const plan = await decidePlan(request, migrationSets(request), {
+    engine: { error: new Error('not read') },
+    baseSeed: undefined,
+  });
+  expect(plan.ok).toBe(false);
+  expect(plan.migrations.ok ? [] : plan.migrations.problems).toEqual([
+    {
+      kind: 'outside-migrations-dir',
+      file: 'migrations/0002_evil.sql',
+      name: '0002_evil',
+      dir: 'db',
+      baseDir: 'migrations',
+      change: 'added',
+    },
+  ]);
+  // The same tree with the folder left as the base has it: nothing to say.
+  await rm(path.join(copies, 'migrations', '0002_evil.sql'));
+  const clean = await withLeftBehind(
+    undefined,
+    baseSide,
+    { ref: 'pr', sha: null, ...(await treeSide(copies, config)) },
+    'db',
+  );
+  const cleanRequest = { ...request, head: clean };
+  expect(
+    (
+      await decidePlan(cleanRequest, migrationSets(cleanRequest), {
+        engine: { error: new Error('not read') },
+        baseSeed: undefined,
+      })
+    ).ok,
+  ).toBe(true);
 });

@@ -62,7 +62,10 @@ export async function commitBranch(
   from = 'main',
 ): Promise<void> {
   await git(dir, 'checkout', '-q', '-b', name, from);
-  for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text);
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), text);
+  }
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', name);
 }

@@ -1,7 +1,8 @@
 /**
  * A pull request that rewrites Consort's configuration to pass its own merge gate: `check.blocking:
  * []` (every failure reported, none blocking), `lint.failOn: none`, `reversibility.enabled: false`,
- * `migrations.checkOrder: false`, `database.parent` pointed at another branch. What decides the
+ * `migrations.checkOrder: false`, `database.parent` pointed at another branch, `migrations.dir`
+ * pointed away from a migration left in the deployed folder. What decides the
  * verdict is read from the base's committed configuration (src/lanes/check/trusted-config.ts), as
  * `check.migrationsRole` is: the change's own values are named in the report and not used. Until
  * 2026-12-04 the check used the pull request's file, and this pull request concluded `success`
@@ -87,6 +88,46 @@ it("a pull request that points migrations.dir at an empty folder does not hide i
   expect(report.stages.plan.problems).toContainEqual(
     expect.objectContaining({ kind: 'history-rewritten', name: '1700000000000_base', change: 'deleted' }),
   );
+  expect(report.stages.plan.problems).toContainEqual(
+    expect.objectContaining({ kind: 'outside-migrations-dir', file: 'migrations/1700000000001_phone.sql' }),
+  );
+}, 120_000);
+
+it("a pull request that points migrations.dir at a folder of copies, its own migration left in the base's folder, fails the plan", async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'dir-copies', {
+    // The copies read as the base's history, unchanged; the new migration sits where main deploys from.
+    '.github/consort.yml': config().replace('dir: migrations', 'dir: db/copies').replace('node suite.mjs', 'node -e 0'),
+    'db/copies/1700000000000_base.sql': BASE,
+    'migrations/1700000000001_phone.sql': HOSTILE,
+    'migrations/1700000000000_base.sql': BASE.replace('name text', 'name text, secret text'),
+  });
+  const report = await checkBranch(dir, 'dir-copies', 45, t.provider);
+
+  expect(report.conclusion).toBe('failure');
+  expect([report.stages.plan.status, report.stages.plan.blocking]).toEqual(['failed', true]);
+  const left = report.stages.plan.problems.filter((p) => p.kind === 'outside-migrations-dir');
+  expect(left).toEqual([
+    {
+      kind: 'outside-migrations-dir',
+      file: 'migrations/1700000000000_base.sql',
+      name: '1700000000000_base',
+      dir: 'db/copies',
+      baseDir: 'migrations',
+      change: 'edited',
+    },
+    {
+      kind: 'outside-migrations-dir',
+      file: 'migrations/1700000000001_phone.sql',
+      name: '1700000000001_phone',
+      dir: 'db/copies',
+      baseDir: 'migrations',
+      change: 'added',
+    },
+  ]);
+  // Nothing else is wrong with the plan: the copies are the base's history, unchanged.
+  expect(report.stages.plan.problems).toHaveLength(2);
+  expect(renderCheckMarkdown(report)).toContain('the folder the base branch applies migrations from');
 }, 120_000);
 
 it("a pull request that sets migrations.ignorePattern to skip its own migration does not hide it: the base's pattern says what a migration is", async () => {
@@ -120,6 +161,18 @@ it('a pull request that moves its migrations to another folder (same names) stil
     'dir-move',
   );
   const report = await checkBranch(dir, 'dir-move-config', 44, t.provider);
+
+  expect([report.stages.plan.status, report.stages.plan.summary]).toEqual(['passed', '0 new migrations, 1 unchanged']);
+  expect(report.conclusion).toBe('success');
+}, 120_000);
+
+it('a pull request that copies its migrations to a new folder and leaves the old folder as the base has it still passes', async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'dir-copy', {
+    '.github/consort.yml': config().replace('dir: migrations', 'dir: db').replace('node suite.mjs', 'node -e 0'),
+    'db/1700000000000_base.sql': BASE,
+  });
+  const report = await checkBranch(dir, 'dir-copy', 46, t.provider);
 
   expect([report.stages.plan.status, report.stages.plan.summary]).toEqual(['passed', '0 new migrations, 1 unchanged']);
   expect(report.conclusion).toBe('success');

@@ -45,7 +45,7 @@ export async function resolveSides(
   flags: CheckFlags,
   log: (m: string) => void,
 ): Promise<{ base: CheckSide; head: CheckSide }> {
-  const { commitSide, EMPTY_SIDE, workingTreeSide } = await import('../../lanes/check/sides.js');
+  const { commitSide, EMPTY_SIDE, withLeftBehind, workingTreeSide } = await import('../../lanes/check/sides.js');
   const repo = await git.isGitRepo(root);
   let base: CheckSide;
   // The base's committed configuration (the same file) decides what the change may not grant itself.
@@ -61,9 +61,18 @@ export async function resolveSides(
     log('Not a git repository: every migration counts as new.');
     base = EMPTY_SIDE;
   }
-  if (flags.head) return { base, head: await side(git, root, flags.head, config, flags.config) };
+  // A migration the change leaves in the base's folder while its configuration reads another.
+  const dir = config.migrations.dir;
+  if (flags.head)
+    return {
+      base,
+      head: await withLeftBehind(git, base, await side(git, root, flags.head, config, flags.config), dir),
+    };
   const head = await workingTreeSide(root, 'working tree', repo ? await git.headCommit(root) : null, config);
-  return { base, head: { ...head, gitBranch: repo ? await git.currentBranch(root) : null } };
+  return {
+    base,
+    head: await withLeftBehind(git, base, { ...head, gitBranch: repo ? await git.currentBranch(root) : null }, dir),
+  };
 }
 
 export function checkCommand(ctx: Ctx): Command {

@@ -14,7 +14,7 @@ import { prBranchName, runBranches, type RunBranches } from '../../core/names.js
 import { isConsortError } from '../../core/errors.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
-import { planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
+import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
 import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
@@ -40,6 +40,12 @@ export interface CheckSide {
    * (`check.migrationsRole`): only the base's is read. Absent: the defaults (the confined role).
    */
   settings?: SideSettings;
+  /**
+   * The change's side only, when its `migrations.dir` is not the base's: the change's files in the
+   * base's folder (`baseDir`), so a migration added there — where the base deploys from — is not
+   * passed over because the change's configuration reads another folder (sides.ts, leftBehind).
+   */
+  leftBehind?: { baseDir: string; migrations: readonly MigrationEntry[] };
 }
 
 /** What a shell asks the lane to check: data only (the ports a run uses are passed to runCheck). */
@@ -169,7 +175,11 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
   // What decides the verdict is the base's (a pull request cannot turn its own gate green).
   const trusted = trustedConfig(asked.config, asked.base);
   const request = { ...asked, config: trusted.config };
-  const migrations = planMigrations(sets.base, sets.head, { checkOrder: request.config.migrations.checkOrder });
+  const migrations = withLeftBehind(
+    planMigrations(sets.base, sets.head, { checkOrder: request.config.migrations.checkOrder }),
+    request,
+    sets,
+  );
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
   const baseSeed = failed(read.baseSeed) ? undefined : read.baseSeed;
@@ -202,6 +212,31 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
     branches,
     temporaryBranches: [branches.reversibility, branches.suite],
     blocked,
+  };
+}
+
+/** The plan with the change's migrations left in the base's folder (CheckSide.leftBehind) as problems. */
+function withLeftBehind(
+  plan: MigrationPlan,
+  request: Pick<CheckRequest, 'head' | 'config'>,
+  sets: CheckPlan['sets'],
+): MigrationPlan {
+  const left = request.head.leftBehind;
+  if (!left) return plan;
+  const extra = outsideMigrationsDir(
+    sets.base,
+    migrationSetFromEntries(left.migrations, request.config.migrations.ignorePattern),
+    {
+      dir: request.config.migrations.dir,
+      baseDir: left.baseDir,
+    },
+  );
+  if (extra.length === 0) return plan;
+  return {
+    ok: false,
+    problems: [...(plan.ok ? [] : plan.problems), ...extra],
+    newMigrations: plan.newMigrations,
+    warnings: plan.warnings,
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
-import { EVERY_FILE, readMigrationSet } from '../../migrations/files.js';
+import { EVERY_FILE, readMigrationSet, type MigrationEntry } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { settingsAtCommit } from './base-settings.js';
 import type { CheckSide } from './plan.js';
@@ -60,4 +60,34 @@ export async function workingTreeSide(
     migrations: files.map((f) => ({ file: f.file, content: f.content })),
     tree: { kind: 'dir', dir: root },
   };
+}
+
+const folder = (dir: string) => path.posix.normalize(dir.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
+
+/**
+ * The change's side with its files in the base's migrations folder when its own `migrations.dir`
+ * (`dir`) names another (CheckSide.leftBehind); unchanged when the folders are the same or the
+ * base's is not known. The plan turns a migration added or edited there into a problem: moving the
+ * folder in the configuration must not let a migration slip into the deployed one unchecked.
+ */
+export async function withLeftBehind(
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+  base: Pick<CheckSide, 'settings'>,
+  head: CheckSide,
+  dir: string,
+): Promise<CheckSide> {
+  const baseDir = base.settings?.migrationsDir;
+  if (baseDir === undefined || folder(baseDir) === folder(dir) || !head.tree) return head;
+  const tree = head.tree;
+  let migrations: MigrationEntry[];
+  if (tree.kind === 'dir') {
+    const files = await readMigrationSet(path.join(tree.dir, baseDir), {
+      relativeTo: tree.dir,
+      missingOk: true,
+      ignorePattern: EVERY_FILE,
+    });
+    migrations = files.map((f) => ({ file: f.file, content: f.content }));
+  } else if (git) migrations = await git.filesAt(tree.repo, tree.sha, baseDir);
+  else return head;
+  return { ...head, leftBehind: { baseDir: folder(baseDir), migrations } };
 }
