@@ -11,9 +11,15 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+/**
+ * A string constant that reads back as `value` whatever `standard_conforming_strings` is: with a
+ * backslash in it, an escape string (E'…', backslashes doubled), as libpq's PQescapeLiteral does;
+ * a plain '…' would turn `\t` into a tab (or `\'` into a quote) on a server with it off.
+ */
 export function quoteLiteral(value: string): string {
   if (value.includes('\u0000')) throw new Error('literal contains a NUL byte');
-  return `'${value.replace(/'/g, "''")}'`;
+  const body = value.replace(/'/g, "''");
+  return value.includes('\\') ? `E'${body.replace(/\\/g, '\\\\')}'` : `'${body}'`;
 }
 
 export async function withClient<T>(
