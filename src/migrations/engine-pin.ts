@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { childEnv } from '../core/child-env.js';
 import { ConsortError } from '../core/errors.js';
 import { escapeRegExp } from '../core/regexp.js';
+import { NPM_PASS } from '../tools/npm-env.js';
 import { npmInstall, withToolsLock } from '../tools/npm-install.js';
 import { toolsDir } from '../tools/platform-packages.js';
 import { asPackage, type MigrationsPackage } from './project-packages.js';
@@ -136,23 +137,6 @@ export function engineCacheDir(version: string, env: NodeJS.ProcessEnv = process
 export function packageCacheDir(name: string, version: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(toolsDir(env), name, version);
 }
-
-/** Variables npm needs to reach the user's registry or mirror; npm's own config files stay where HOME says. */
-const NPM_PASS = [
-  'NPM_CONFIG_REGISTRY',
-  'npm_config_registry',
-  'NPM_CONFIG_USERCONFIG',
-  'npm_config_userconfig',
-  'NPM_CONFIG_CACHE',
-  'npm_config_cache',
-  'HTTPS_PROXY',
-  'https_proxy',
-  'HTTP_PROXY',
-  'http_proxy',
-  'NO_PROXY',
-  'no_proxy',
-  'NODE_EXTRA_CA_CERTS',
-];
 
 const installedVersion = async (dir: string, name: string): Promise<string | undefined> => {
   const text = await readFile(path.join(dir, 'node_modules', name, 'package.json'), 'utf8').catch(() => undefined);
