@@ -17,7 +17,14 @@ import path from 'node:path';
 import { checkScope } from '../../src/conductor/scope.js';
 import { restoreGit, snapshotGit } from '../../src/git/guard.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { changesSince, commitPaths, workspaceHead, openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
+import {
+  changesSince,
+  commitPaths,
+  workspaceHead,
+  openWorkspace,
+  settleRemovals,
+  type GitWorkspace,
+} from '../../src/git/workspace.js';
 import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { localProcessRunner } from '../../src/process/runner.js';
 import { exists, git, PATCHED_RUNNER, FORGED, proveHead, RUNNER, SUM_TEST, sumRepo } from '../helpers/sum-repo.js';
@@ -211,8 +218,12 @@ export const sum = (a, b) => a + b;
   }
 }, 60_000);
 
-/** What a proof leaves next to the repository: worktree folders and their registrations. */
+/**
+ * What a proof leaves next to the repository: worktree folders and their registrations, once the
+ * folders' removal in the background is done (a run waits for it at its end, Workspace.settle).
+ */
 async function proofLeftovers(): Promise<string[]> {
+  await settleRemovals(ws);
   const folders = (await readdir(path.dirname(dir))).filter((f) =>
     f.startsWith(`${path.basename(dir)}-consort-proof-`),
   );
