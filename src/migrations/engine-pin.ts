@@ -10,7 +10,6 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { childEnv } from '../core/child-env.js';
 import { ConsortError } from '../core/errors.js';
-import { escapeRegExp } from '../core/regexp.js';
 import { NPM_PASS } from '../tools/npm-env.js';
 import { npmInstall, withToolsLock } from '../tools/npm-install.js';
 import { toolsDir } from '../tools/platform-packages.js';
@@ -80,20 +79,70 @@ function fromPnpm(text: string, name: string, pkg: string): string | undefined {
   return pnpmVersion(importer?.dependencies?.[name] ?? importer?.devDependencies?.[name]);
 }
 
-/** Classic (`"node-pg-migrate@^7.9.1":` then `version "7.9.1"`) and Berry (`version: 7.9.1`). */
-function fromYarn(text: string, name: string): string | undefined {
-  return new RegExp(
-    `^"?${escapeRegExp(name)}@[^\\n]*:\\r?\\n(?:[ \\t]+[^\\n]*\\r?\\n)*?[ \\t]+version:? "?([^"\\s]+)"?`,
-    'm',
-  ).exec(text)?.[1];
+/**
+ * Classic (`"node-pg-migrate@^7.9.1", node-pg-migrate@^7.0.0:` then `version "7.9.1"`) and Berry
+ * (`"node-pg-migrate@npm:^7.9.1":` then `version: 7.9.1`). A lockfile of several packages may hold
+ * several entries (one per range the packages ask for): the one whose descriptors name `range`,
+ * what the package that owns the migrations declares, is its copy; without one, the first.
+ */
+function fromYarn(text: string, name: string, range?: string): string | undefined {
+  const entries: { descriptors: string[]; version: string | undefined }[] = [];
+  let current: { descriptors: string[]; version: string | undefined } | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    if (line === '' || line.startsWith('#')) continue;
+    if (!/^[ \t]/.test(line)) {
+      current = line.endsWith(':')
+        ? {
+            descriptors: line
+              .slice(0, -1)
+              .split(',')
+              .map((d) => d.trim().replace(/^"|"$/g, '')),
+            version: undefined,
+          }
+        : undefined;
+      if (current && current.descriptors.some((d) => d.startsWith(`${name}@`))) entries.push(current);
+      continue;
+    }
+    // The entry's own `version`, not a nested key's (its dependencies are indented further).
+    const v = /^[ \t]{1,2}version:? "?([^"\s]+)"?\s*$/.exec(line);
+    if (current && current.version === undefined && v) current.version = v[1];
+  }
+  const wanted =
+    range === undefined
+      ? undefined
+      : entries.find((e) => e.descriptors.some((d) => d === `${name}@${range}` || d === `${name}@npm:${range}`));
+  return (wanted ?? entries[0])?.version;
 }
 
-const LOCKFILES: readonly [string, (text: string, name: string, pkg: string) => string | undefined][] = [
-  ['package-lock.json', fromNpm],
-  ['npm-shrinkwrap.json', fromNpm],
-  ['pnpm-lock.yaml', fromPnpm],
-  ['yarn.lock', fromYarn],
-];
+const LOCKFILES: readonly [string, (text: string, name: string, pkg: string, range?: string) => string | undefined][] =
+  [
+    ['package-lock.json', fromNpm],
+    ['npm-shrinkwrap.json', fromNpm],
+    ['pnpm-lock.yaml', fromPnpm],
+    ['yarn.lock', (text, name, _pkg, range) => fromYarn(text, name, range)],
+  ];
+
+/** The range `dir`'s package.json asks for `name` (any kind of dependency), if it names one. */
+async function declaredRange(dir: string, name: string): Promise<string | undefined> {
+  const text = await readFile(path.join(dir, 'package.json'), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = DeclaredDeps.safeParse(JSON.parse(text));
+    if (!parsed.success) return undefined;
+    const d = parsed.data;
+    return d.dependencies?.[name] ?? d.devDependencies?.[name] ?? d.optionalDependencies?.[name];
+  } catch {
+    return undefined;
+  }
+}
+
+const DeclaredDeps = z
+  .object({
+    dependencies: z.record(z.string(), z.string()).optional(),
+    devDependencies: z.record(z.string(), z.string()).optional(),
+    optionalDependencies: z.record(z.string(), z.string()).optional(),
+  })
+  .loose();
 
 /** The exact node-pg-migrate version the project's lockfile pins, if it has one that does. */
 export async function lockedVersion(at: string | MigrationsPackage): Promise<LockedVersion | undefined> {
@@ -110,6 +159,7 @@ export async function lockedVersionOf(
   name: string,
 ): Promise<LockedVersion | undefined> {
   const { root, dir } = asPackage(at);
+  const range = await declaredRange(dir, name);
   for (let d = path.resolve(dir); ; d = path.dirname(d)) {
     const pkg = path.relative(d, dir).split(path.sep).join('/');
     for (const [lockfile, read] of LOCKFILES) {
@@ -117,7 +167,7 @@ export async function lockedVersionOf(
       if (text === undefined) continue;
       let version: string | undefined;
       try {
-        version = read(text, name, pkg);
+        version = read(text, name, pkg, range);
       } catch {
         version = undefined; // unparsable: as if it pinned nothing
       }

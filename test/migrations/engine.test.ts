@@ -224,6 +224,36 @@ describe('lockedVersion: the exact version a lockfile pins', () => {
       expect(await lockedVersion(db())).toEqual({ version: '7.9.1', lockfile: 'pnpm-lock.yaml' });
       expect(await lockedVersion({ root: dir, dir: path.join(dir, 'packages/web') })).toBeUndefined();
     });
+
+    it.each([
+      [
+        'classic',
+        '# yarn lockfile v1\n\nnode-pg-migrate@^6.2.2:\n  version "6.2.2"\n  dependencies:\n    yargs "~17.3.0"\n\n"node-pg-migrate@^7.0.0", node-pg-migrate@^7.9.0:\n  version "7.9.1"\n',
+      ],
+      [
+        'berry',
+        '__metadata:\n  version: 8\n\n"node-pg-migrate@npm:^6.2.2":\n  version: 6.2.2\n\n"node-pg-migrate@npm:^7.0.0, node-pg-migrate@npm:^7.9.0":\n  version: 7.9.1\n',
+      ],
+    ])("yarn (%s): the entry for the range the package declares, not the lockfile's first", async (_kind, lock) => {
+      await mkdir(path.join(dir, 'packages/db'), { recursive: true });
+      await mkdir(path.join(dir, 'packages/web'), { recursive: true });
+      await writeFile(path.join(dir, 'yarn.lock'), lock);
+      await writeFile(
+        path.join(dir, 'packages/db/package.json'),
+        JSON.stringify({ name: 'db', devDependencies: { 'node-pg-migrate': '^7.0.0' } }),
+      );
+      await writeFile(
+        path.join(dir, 'packages/web/package.json'),
+        JSON.stringify({ name: 'web', dependencies: { 'node-pg-migrate': '^6.2.2' } }),
+      );
+      expect(await lockedVersion(db())).toEqual({ version: '7.9.1', lockfile: 'yarn.lock' });
+      expect(await lockedVersion({ root: dir, dir: path.join(dir, 'packages/web') })).toEqual({
+        version: '6.2.2',
+        lockfile: 'yarn.lock',
+      });
+      // A package that declares none: the first entry, as before.
+      expect(await lockedVersion(dir)).toEqual({ version: '6.2.2', lockfile: 'yarn.lock' });
+    });
   });
 });
 
