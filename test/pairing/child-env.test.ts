@@ -6,29 +6,25 @@
  */
 import { pairingChildEnv } from '../../src/pairing/child-env.js';
 
+/** What a child gets of a developer's shell. */
+const KEPT = {
+  PATH: '/usr/bin',
+  HOME: '/home/dev',
+  HTTPS_PROXY: 'http://proxy.internal:3128',
+  no_proxy: 'localhost',
+  NPM_CONFIG_REGISTRY: 'https://npm.internal/',
+  NODE_EXTRA_CA_CERTS: '/etc/ssl/corp.pem',
+  CONSORT_PROVIDER: 'local',
+  PGHOST: '/run/postgresql',
+};
+
 it("passes npm's registry, proxy and CA variables and the providers', and nothing else", () => {
   const env = pairingChildEnv({
-    PATH: '/usr/bin',
-    HOME: '/home/dev',
-    HTTPS_PROXY: 'http://proxy.internal:3128',
-    no_proxy: 'localhost',
-    NPM_CONFIG_REGISTRY: 'https://npm.internal/',
-    NODE_EXTRA_CA_CERTS: '/etc/ssl/corp.pem',
-    CONSORT_PROVIDER: 'local',
-    PGHOST: '/run/postgresql',
+    ...KEPT,
     GITHUB_TOKEN: 'ghp_x',
     OPENAI_API_KEY: 'sk-x',
     AWS_SECRET_ACCESS_KEY: 'x',
     NODE_OPTIONS: '--require /tmp/evil.js',
   });
-  expect(env).toEqual({
-    PATH: '/usr/bin',
-    HOME: '/home/dev',
-    HTTPS_PROXY: 'http://proxy.internal:3128',
-    no_proxy: 'localhost',
-    NPM_CONFIG_REGISTRY: 'https://npm.internal/',
-    NODE_EXTRA_CA_CERTS: '/etc/ssl/corp.pem',
-    CONSORT_PROVIDER: 'local',
-    PGHOST: '/run/postgresql',
-  });
+  expect(env).toEqual(KEPT);
 });
