@@ -121,7 +121,7 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     // A migration the PR leaves in the base's folder while its configuration reads another.
     const { leftBehind } = await withLeftBehind(
       undefined,
-      { settings: baseSettings },
+      { settings: baseSettings, tree: base.tree },
       { ...head, ref: run.headRef, sha: run.headSha },
       config.migrations.dir,
     );

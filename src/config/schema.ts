@@ -4,6 +4,7 @@
  * (`schema/consort.schema.json`) and the "did you mean" key list are all derived from it.
  * Secrets never live here: connection URLs come from the environment (see CONFIG_ENV_VARS).
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { branchNameProblem, MAX_BRANCH_NAME } from '../core/names.js';
 import { parseDuration } from '../core/duration.js';
@@ -72,6 +73,18 @@ const isRegExp = (pattern: string): boolean => {
   }
 };
 
+/**
+ * One spelling for a path relative to the repository root: `/` separators (a `\` is one too, as
+ * git and Windows read it), no `.` segments, doubled or trailing slashes (`./db\migrations/` is
+ * `db/migrations`; `.` the root itself). Every reader of a configured path — git for a commit, the
+ * file system for a working tree, node-pg-migrate — then reads the same folder: on Linux a `\` is
+ * an ordinary character in a name, and `migrations\` once named a folder of its own to the working
+ * tree while the comparison with the base's `migrations` took it for the same one.
+ */
+export function normalRepoPath(p: string): string {
+  return path.posix.normalize(p.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
+}
+
 // Paths are resolved against the repository root (the App reads them through the GitHub API),
 // so absolute paths and `..` would point outside anything Consort can see.
 const repoPath = (description: string) =>
@@ -79,6 +92,7 @@ const repoPath = (description: string) =>
     .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), {
       error: 'must be a path relative to the repository root, without ".."',
     })
+    .overwrite(normalRepoPath)
     .meta({ description });
 
 const uniqueList = <T extends z.ZodType<string>>(item: T) =>

@@ -122,3 +122,57 @@ it("reads the head's files in the base's folder when the PR's migrations.dir nam
     ).ok,
   ).toBe(true);
 });
+
+it("a base without a configuration: the head's files in migrations/ are compared with the base's own there", async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'consort-tree-side-bare-'));
+  try {
+    const bare = path.join(root, 'base');
+    const pr = path.join(root, 'head');
+    await mkdir(path.join(bare, 'migrations'), { recursive: true });
+    await writeFile(path.join(bare, 'migrations', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+    await mkdir(path.join(pr, 'migrations'), { recursive: true });
+    await mkdir(path.join(pr, 'db'));
+    await writeFile(path.join(pr, 'migrations', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+    await writeFile(path.join(pr, 'migrations', '0002_evil.sql'), '-- Up Migration\nDROP TABLE a;\n');
+    await writeFile(path.join(pr, 'db', '0001_a.sql'), '-- Up Migration\nSELECT 1;\n');
+    const config = ConsortConfigSchema.parse({ migrations: { dir: 'db' } });
+    // As app/jobs/check.ts builds it: no configuration on the base, so its side reads the PR's folder.
+    const settings = await settingsInDir(bare);
+    expect(settings.migrationsDir).toBeUndefined();
+    const baseSide = { ref: 'main', sha: null, ...(await treeSide(bare, config)), settings };
+    const headSide = await withLeftBehind(
+      undefined,
+      baseSide,
+      { ref: 'pr', sha: null, ...(await treeSide(pr, config)) },
+      'db',
+    );
+    expect(headSide.leftBehind?.baseDir).toBe('migrations');
+    expect(headSide.leftBehind?.baseMigrations?.map((m) => m.file)).toEqual(['migrations/0001_a.sql']);
+    const request = {
+      workspace: pr,
+      config,
+      configSource: null,
+      base: baseSide,
+      head: headSide,
+      pr: 1,
+      env: {},
+      toolVersion: 'test',
+    };
+    const plan = await decidePlan(request, migrationSets(request), {
+      engine: { error: new Error('not read') },
+      baseSeed: undefined,
+    });
+    expect(plan.migrations.ok ? [] : plan.migrations.problems).toEqual([
+      {
+        kind: 'outside-migrations-dir',
+        file: 'migrations/0002_evil.sql',
+        name: '0002_evil',
+        dir: 'db',
+        baseDir: 'migrations',
+        change: 'added',
+      },
+    ]);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});

@@ -1,10 +1,11 @@
 /**
  * A pull request that rewrites Consort's configuration to pass its own merge gate: `check.blocking:
  * []` (every failure reported, none blocking), `lint.failOn: none`, `reversibility.enabled: false`,
- * `migrations.checkOrder: false`, `database.parent` pointed at another branch, `migrations.dir`
- * pointed away from a migration left in the deployed folder. What decides the
- * verdict is read from the base's committed configuration (src/lanes/check/trusted-config.ts), as
- * `check.migrationsRole` is: the change's own values are named in the report and not used. Until
+ * `migrations.checkOrder: false`, `database.parent` pointed at another branch, `migrations.schema`
+ * moving the migrations away from the parent's tables, `migrations.dir` pointed away from a
+ * migration left in the deployed folder (also spelled `migrations\`, or on a base with no
+ * configuration file). What decides the verdict is read from the base's committed configuration
+ * (src/lanes/check/trusted-config.ts), as `check.migrationsRole` is: the change's own values are named in the report and not used. Until
  * 2026-12-04 the check used the pull request's file, and this pull request concluded `success`
  * with a failing lint, an irreversible migration and a red suite. On the `local` provider
  * (embedded PostgreSQL 18), through the lane as `consort check --base main` runs it.
@@ -178,6 +179,25 @@ it('a pull request that copies its migrations to a new folder and leaves the old
   expect(report.conclusion).toBe('success');
 }, 120_000);
 
+it("a pull request that spells migrations.dir `migrations\\` reads the base's folder, not a folder of copies by that name", async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'dir-backslash', {
+    // To git and to the folder comparison, `migrations\` is `migrations`; to Linux's file system, a
+    // name of its own. Until 2026-12-04 the working tree's side read this folder of copies, the
+    // left-behind comparison took it for the base's, and the migration in migrations/ went unchecked.
+    '.github/consort.yml': config()
+      .replace('dir: migrations', 'dir: migrations\\')
+      .replace('node suite.mjs', 'node -e 0'),
+    'migrations\\/1700000000000_base.sql': BASE,
+    'migrations/1700000000001_phone.sql': HOSTILE,
+  });
+  const report = await checkBranch(dir, 'dir-backslash', 47, t.provider);
+
+  expect(report.conclusion).toBe('failure');
+  expect(report.stages.plan.newMigrations).toEqual(['1700000000001_phone']);
+  expect(report.stages.lint.findings.map((f) => [f.rule, f.blocking])).toContainEqual(['adding-required-field', true]);
+}, 120_000);
+
 it('the same settings count once they are on the base', async () => {
   await git(dir, 'checkout', '-q', 'main');
   await commitBranch(dir, 'relax', { '.github/consort.yml': config(SELF_GRANT.split('\n')) });
@@ -194,4 +214,84 @@ it('the same settings count once they are on the base', async () => {
   expect(report.stages.lint.findings.map((f) => f.rule)).not.toContain('adding-required-field');
   expect([report.stages.suite.status, report.stages.suite.blocking]).toEqual(['failed', false]);
   expect(report.conclusion).toBe('success');
+}, 120_000);
+
+it('a base without a configuration deploys from migrations/: a pull request that adds one reading another folder fails on a migration it adds there', async () => {
+  const bare = await checkRepo('check-config-verdict-bare', {
+    'suite.mjs': 'process.exit(0);\n',
+    'migrations/1700000000000_base.sql': BASE,
+  });
+  try {
+    await commitBranch(bare, 'adopt-elsewhere', {
+      '.github/consort.yml': config().replace('dir: migrations', 'dir: db/copies'),
+      'db/copies/1700000000000_base.sql': BASE,
+      'migrations/1700000000001_phone.sql': HOSTILE,
+    });
+    const report = await checkBranch(bare, 'adopt-elsewhere', 48, t.provider);
+
+    expect(report.conclusion).toBe('failure');
+    expect(report.stages.plan.problems).toEqual([
+      {
+        kind: 'outside-migrations-dir',
+        file: 'migrations/1700000000001_phone.sql',
+        name: '1700000000001_phone',
+        dir: 'db/copies',
+        baseDir: 'migrations',
+        change: 'added',
+      },
+    ]);
+
+    // Adopting Consort with the folder the project really uses, migrations/ left as it was: passes.
+    await git(bare, 'checkout', '-q', 'main');
+    await commitBranch(bare, 'adopt', {
+      '.github/consort.yml': config().replace('dir: migrations', 'dir: db/copies'),
+      'db/copies/1700000000000_base.sql': BASE,
+    });
+    const adopted = await checkBranch(bare, 'adopt', 49, t.provider);
+    expect([adopted.stages.plan.status, adopted.conclusion]).toEqual(['passed', 'success']);
+  } finally {
+    await rm(bare, { recursive: true, force: true });
+  }
+}, 120_000);
+
+it("a pull request that moves its migrations into a schema of their own (migrations.schema) still runs them on the parent's data", async () => {
+  // A parent with the base's migration applied and a customer in it, on a namespace of its own.
+  const own = await localTestProvider();
+  const repo = await checkRepo('check-config-verdict-schema', {
+    'suite.mjs': 'process.exit(0);\n',
+    'migrations/1700000000000_base.sql': BASE,
+    '.github/consort.yml': config(),
+  });
+  try {
+    const { default: pg } = await import('pg');
+    const parent = new pg.Client({ connectionString: await own.provider.connectionUri('main') });
+    await parent.connect();
+    await parent.query(`CREATE TABLE customers (id int PRIMARY KEY, name text);
+      INSERT INTO customers VALUES (1, 'ann');
+      CREATE TABLE pgmigrations (id serial PRIMARY KEY, name varchar(255) NOT NULL, run_on timestamp NOT NULL);
+      INSERT INTO pgmigrations (name, run_on) VALUES ('1700000000000_base', now());`);
+    await parent.end();
+    // Nothing for the lint to find: it fails only on the parent's rows (customer 1 exists).
+    const duplicate = `-- Up Migration
+INSERT INTO customers (id, name) VALUES (1, 'dup');
+-- Down Migration
+DELETE FROM customers WHERE name = 'dup';
+`;
+    await commitBranch(repo, 'sandboxed', {
+      '.github/consort.yml': config().replace(
+        '  dir: migrations\n',
+        '  dir: migrations\n  schema: sandbox\n  createSchema: true\n',
+      ),
+      'migrations/1700000000001_dup.sql': duplicate,
+    });
+    const report = await checkBranch(repo, 'sandboxed', 50, own.provider);
+
+    // Until 2026-12-04: success, the base's migration rebuilt on empty tables in sandbox.
+    expect(report.conclusion).toBe('failure');
+    expect(report.stages.migrations.failure?.message).toContain('customers_pkey');
+    expect(report.stages.plan.ignoredSettings).toContain('migrations.schema, migrations.createSchema');
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+    await own.cleanup();
+  }
 }, 120_000);

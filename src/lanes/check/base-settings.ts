@@ -15,7 +15,8 @@ import type { GitRepo } from '../../ports/git.js';
 /**
  * What decides the check's verdict, apart from the project's own suite: which stages block, the
  * lint policy, whether reversibility is proven, the migration order rule, which files are
- * migrations (`migrations.ignorePattern`), and the branch every
+ * migrations (`migrations.ignorePattern`), where they run and are recorded (`migrations.table`,
+ * `schema`, `migrationsSchema`…), and the branch every
  * check copies (and so whose data the pull request's code reads). A pull request that could set
  * them could turn its own gate green (`check.blocking: []`), so the base's values count.
  */
@@ -26,7 +27,39 @@ export interface VerdictSettings {
   checkOrder: boolean;
   /** Which files in the migrations directory are migrations: a change could hide its own otherwise. */
   ignorePattern: string;
+  /**
+   * Where the migrations run and are recorded (`migrations.table`, `schema`, `createSchema`,
+   * `migrationsSchema`, `createMigrationsSchema`): they decide which of the parent's applied
+   * migrations the baseline finds, and in whose tables the change's migrations land. A change that
+   * set `schema: sandbox` ran its migrations on fresh empty tables there instead of on the parent's
+   * populated ones, and passed where the deploy would fail.
+   */
+  placement: MigrationPlacementSettings;
   parent: string;
+}
+
+export type MigrationPlacementSettings = Pick<
+  ConsortConfig['migrations'],
+  'table' | 'schema' | 'createSchema' | 'migrationsSchema' | 'createMigrationsSchema'
+>;
+
+/** The placement keys as `migrations.*` spells them, in the order the reference lists them. */
+export const PLACEMENT_KEYS = [
+  'table',
+  'schema',
+  'createSchema',
+  'migrationsSchema',
+  'createMigrationsSchema',
+] as const;
+
+function placementOf(m: ConsortConfig['migrations']): MigrationPlacementSettings {
+  return {
+    table: m.table,
+    ...(m.schema !== undefined ? { schema: [...m.schema] } : {}),
+    createSchema: m.createSchema,
+    ...(m.migrationsSchema !== undefined ? { migrationsSchema: m.migrationsSchema } : {}),
+    createMigrationsSchema: m.createMigrationsSchema,
+  };
 }
 
 export function verdictSettings(config: ConsortConfig): VerdictSettings {
@@ -36,6 +69,7 @@ export function verdictSettings(config: ConsortConfig): VerdictSettings {
     reversibility: { ...config.reversibility },
     checkOrder: config.migrations.checkOrder,
     ignorePattern: config.migrations.ignorePattern,
+    placement: placementOf(config.migrations),
     parent: config.database.parent,
   };
 }

@@ -45,7 +45,16 @@ export interface CheckSide {
    * base's folder (`baseDir`), so a migration added there — where the base deploys from — is not
    * passed over because the change's configuration reads another folder (sides.ts, leftBehind).
    */
-  leftBehind?: { baseDir: string; migrations: readonly MigrationEntry[] };
+  leftBehind?: {
+    baseDir: string;
+    migrations: readonly MigrationEntry[];
+    /**
+     * The base's own files in `baseDir`, when the base side's migrations were read from another
+     * folder (a base without a valid configuration, whose folder is the default); absent: the base
+     * side's migrations are these.
+     */
+    baseMigrations?: readonly MigrationEntry[];
+  };
 }
 
 /** What a shell asks the lane to check: data only (the ports a run uses are passed to runCheck). */
@@ -223,9 +232,10 @@ function withLeftBehind(
 ): MigrationPlan {
   const left = request.head.leftBehind;
   if (!left) return plan;
+  const ignorePattern = request.config.migrations.ignorePattern;
   const extra = outsideMigrationsDir(
-    sets.base,
-    migrationSetFromEntries(left.migrations, request.config.migrations.ignorePattern),
+    left.baseMigrations ? migrationSetFromEntries(left.baseMigrations, ignorePattern) : sets.base,
+    migrationSetFromEntries(left.migrations, ignorePattern),
     {
       dir: request.config.migrations.dir,
       baseDir: left.baseDir,

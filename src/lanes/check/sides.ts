@@ -4,7 +4,7 @@
  * Action, which differ only in how they pick the commits; git is the GitRepo port they pass.
  */
 import path from 'node:path';
-import type { ConsortConfig } from '../../config/schema.js';
+import { defaultConfig, normalRepoPath, type ConsortConfig } from '../../config/schema.js';
 import { EVERY_FILE, readMigrationSet, type MigrationEntry } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { settingsAtCommit } from './base-settings.js';
@@ -62,32 +62,47 @@ export async function workingTreeSide(
   };
 }
 
-const folder = (dir: string) => path.posix.normalize(dir.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
+/** The change's (or the base's) files directly in `dir`, every one: the plan filters them with the base's ignorePattern. */
+async function filesIn(
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+  tree: NonNullable<CheckSide['tree']>,
+  dir: string,
+): Promise<MigrationEntry[] | undefined> {
+  if (tree.kind === 'commit') return git ? git.filesAt(tree.repo, tree.sha, dir) : undefined;
+  const files = await readMigrationSet(path.join(tree.dir, dir), {
+    relativeTo: tree.dir,
+    missingOk: true,
+    ignorePattern: EVERY_FILE,
+  });
+  return files.map((f) => ({ file: f.file, content: f.content }));
+}
 
 /**
  * The change's side with its files in the base's migrations folder when its own `migrations.dir`
- * (`dir`) names another (CheckSide.leftBehind); unchanged when the folders are the same or the
- * base's is not known. The plan turns a migration added or edited there into a problem: moving the
- * folder in the configuration must not let a migration slip into the deployed one unchecked.
+ * (`dir`) names another (CheckSide.leftBehind); unchanged when the folders are the same, or when
+ * there is no base commit or its configuration is a file outside the repository (which the change
+ * cannot edit either). A base without a valid configuration deploys from node-pg-migrate's (and
+ * Consort's) default folder, `migrations`: its side was read from the change's folder (a repository
+ * adopting Consort), so the base's own files in `migrations` are read here too, for the comparison.
+ * The plan turns a migration added or edited there into a problem: moving the folder in the
+ * configuration must not let a migration slip into the deployed one unchecked.
  */
 export async function withLeftBehind(
   git: Pick<GitRepo, 'filesAt'> | undefined,
-  base: Pick<CheckSide, 'settings'>,
+  base: Pick<CheckSide, 'settings' | 'tree'>,
   head: CheckSide,
   dir: string,
 ): Promise<CheckSide> {
-  const baseDir = base.settings?.migrationsDir;
-  if (baseDir === undefined || folder(baseDir) === folder(dir) || !head.tree) return head;
-  const tree = head.tree;
-  let migrations: MigrationEntry[];
-  if (tree.kind === 'dir') {
-    const files = await readMigrationSet(path.join(tree.dir, baseDir), {
-      relativeTo: tree.dir,
-      missingOk: true,
-      ignorePattern: EVERY_FILE,
-    });
-    migrations = files.map((f) => ({ file: f.file, content: f.content }));
-  } else if (git) migrations = await git.filesAt(tree.repo, tree.sha, baseDir);
-  else return head;
-  return { ...head, leftBehind: { baseDir: folder(baseDir), migrations } };
+  const settings = base.settings;
+  if (!settings?.verdict || !head.tree) return head;
+  const known = settings.migrationsDir;
+  const baseDir = normalRepoPath(known ?? defaultConfig().migrations.dir);
+  if (baseDir === normalRepoPath(dir)) return head;
+  const migrations = await filesIn(git, head.tree, baseDir);
+  if (!migrations) return head;
+  if (known !== undefined) return { ...head, leftBehind: { baseDir, migrations } };
+  // The base side holds the change's folder as it is on the base: read the base's own files here.
+  const baseMigrations = base.tree ? await filesIn(git, base.tree, baseDir) : [];
+  if (!baseMigrations) return head;
+  return { ...head, leftBehind: { baseDir, migrations, baseMigrations } };
 }

@@ -1,13 +1,14 @@
 /**
  * The configuration a check judges with: the change's own file for how its code runs (the suite
  * command, the seed, the migrations directory), the base's for what decides the verdict
- * (VerdictSettings: blocking stages, lint policy, reversibility, the order rule, the parent
- * branch). A pull request that writes `check.blocking: []`, `lint.failOn: none` or
- * `reversibility.enabled: false` into its own file gains nothing until that file is merged, as
- * with `check.migrationsRole`; what it changed is named, so the reviewer sees why.
+ * (VerdictSettings: blocking stages, lint policy, reversibility, the order rule, which files are
+ * migrations, where they run and are recorded, the parent branch). A pull request that writes
+ * `check.blocking: []`, `lint.failOn: none`, `reversibility.enabled: false` or `migrations.schema:
+ * sandbox` into its own file gains nothing until that file is merged, as with
+ * `check.migrationsRole`; what it changed is named, so the reviewer sees why.
  */
 import type { ConsortConfig } from '../../config/schema.js';
-import { verdictSettings, type VerdictSettings } from './base-settings.js';
+import { PLACEMENT_KEYS, verdictSettings, type VerdictSettings } from './base-settings.js';
 import type { CheckSide } from './plan.js';
 
 export interface TrustedConfig {
@@ -28,6 +29,7 @@ function differing(head: VerdictSettings, base: VerdictSettings): string[] {
     if (head.reversibility[k] !== base.reversibility[k]) keys.push(`reversibility.${k}`);
   if (head.checkOrder !== base.checkOrder) keys.push('migrations.checkOrder');
   if (head.ignorePattern !== base.ignorePattern) keys.push('migrations.ignorePattern');
+  for (const k of PLACEMENT_KEYS) if (!same(head.placement[k], base.placement[k])) keys.push(`migrations.${k}`);
   if (head.parent !== base.parent) keys.push('database.parent');
   return keys;
 }
@@ -36,13 +38,15 @@ function differing(head: VerdictSettings, base: VerdictSettings): string[] {
 export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settings'>): TrustedConfig {
   const v = base.settings?.verdict;
   if (!v) return { config: head, ignored: [] };
+  // The base's placement whole: a key the base leaves out stays out (node-pg-migrate's default).
+  const { schema: _schema, migrationsSchema: _migrationsSchema, ...own } = head.migrations;
   return {
     config: {
       ...head,
       check: { ...head.check, blocking: [...v.blocking] },
       lint: { ...v.lint, rules: [...v.lint.rules], severity: { ...v.lint.severity } },
       reversibility: { ...v.reversibility },
-      migrations: { ...head.migrations, checkOrder: v.checkOrder, ignorePattern: v.ignorePattern },
+      migrations: { ...own, checkOrder: v.checkOrder, ignorePattern: v.ignorePattern, ...v.placement },
       database: { ...head.database, parent: v.parent },
     },
     ignored: differing(verdictSettings(head), v),
