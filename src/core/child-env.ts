@@ -103,3 +103,27 @@ export function childEnv(
   }
   return env;
 }
+
+/**
+ * Variables that tell a Postgres client which database to reach: libpq's `PG*` and `DATABASE_URL`.
+ * A migration's own code that opened a connection from them would reach the database they name (the
+ * caller's development database, say), not the branch node-pg-migrate is applying it to.
+ */
+const CONNECTION = /^(PG[A-Z]+|DATABASE_URL)$/;
+
+/**
+ * What a repository's migration code sees of its caller's environment besides the basics: the
+ * project's settings its imports read when they load (`env.get('WAREHOUSE_URL')` in a module a
+ * migration imports), as its deploy's `node-pg-migrate up` would have them. Credential-looking names
+ * are left out (childEnv drops them again), and so are the connection variables and `urlVars` (the
+ * suite's `suite.env`): the migrations' child serves several branches, so no single one can be named.
+ */
+export function migrationEnv(env: NodeJS.ProcessEnv, urlVars: readonly string[] = []): Record<string, string> {
+  const drop = new Set(urlVars);
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || isCredentialName(key) || CONNECTION.test(key) || drop.has(key)) continue;
+    out[key] = value;
+  }
+  return out;
+}

@@ -102,6 +102,9 @@ export class MigrationChild {
   /** A request on a database was made: a preload asked after it is dropped. */
   private asked = false;
 
+  /** `env`: variables the migration code sees besides the basics (ApplyOptions' `env`). */
+  constructor(private readonly env: Readonly<Record<string, string>> = {}) {}
+
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
     return this.request({ options: null, engine: childEngine(engine) }, WARM).then(
@@ -127,7 +130,8 @@ export class MigrationChild {
 
   /** `first`: ahead of the requests waiting without it (the check's critical path: reversibility's steps). */
   async apply(options: ApplyOptions, how: { keep?: boolean; first?: boolean } = {}): Promise<ApplyResult> {
-    const { engine, ...rest } = options;
+    // The child was started with its environment: nothing of it travels with a request.
+    const { engine, env: _env, ...rest } = options;
     const result = await this.request(
       {
         options: {
@@ -208,9 +212,11 @@ export class MigrationChild {
   private start(): ChildProcess {
     // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
     // needed in process too); the child is the repository's code either way, so it carries no secret.
+    // The caller's project settings (this.env) go under the isolation's own variables; childEnv still
+    // drops any credential among them.
     // In a PID namespace where one can be made; whatever a migration started ends with the child.
     const sandbox = isolation();
-    const env = childEnv(sandbox.env, { secrets: ['NODE_OPTIONS'] });
+    const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS'] });
     const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
     const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     child.once('exit', () => sandbox.sweep());
@@ -276,7 +282,7 @@ export class MigrationChild {
 
 /** Apply once, in a child of its own. */
 export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> {
-  const child = new MigrationChild();
+  const child = new MigrationChild(options.env);
   try {
     return await child.apply(options);
   } finally {

@@ -298,9 +298,9 @@ export function lineInStack(e: unknown, m: Pick<MigrationFile, 'file' | 'kind'> 
 /**
  * Apply a directory's migrations. SQL files are read, never run as code, so the bundled
  * node-pg-migrate applies them here; a JS/TS migration or the project's own node-pg-migrate is
- * the repository's code, so it runs in a child process with the allow-listed basics only
- * (isolated.ts): never inside Consort's process, where the App keeps PRIVATE_KEY and
- * WEBHOOK_SECRET and the Action its tokens.
+ * the repository's code, so it runs in a child process with the allow-listed basics and the
+ * caller's `env` only (isolated.ts): never inside Consort's process, where the App keeps PRIVATE_KEY
+ * and WEBHOOK_SECRET and the Action its tokens.
  */
 export async function applyMigrations(options: ApplyOptions): Promise<ApplyResult> {
   const fileList = await readMigrationSet(options.dir, {
@@ -332,11 +332,11 @@ export function needsChild(
  * its engine and TypeScript loader loaded once; SQL alone still runs here. Requests made with
  * `keep` leave their connection open for the next one on the same URL (here or in the child).
  */
-export function openMigrationRunner(): MigrationSession {
+export function openMigrationRunner(options: { env?: Readonly<Record<string, string>> } = {}): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
   // One child for every caller, even those asking while the module is still being imported.
   let made: Promise<import('./isolated.js').MigrationChild> | undefined;
-  const theChild = () => (made ??= import('./isolated.js').then((m) => (child = new m.MigrationChild())));
+  const theChild = () => (made ??= import('./isolated.js').then((m) => (child = new m.MigrationChild(options.env))));
   let warming: Promise<unknown> = Promise.resolve();
   const kept = new KeptClients();
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).

@@ -49,6 +49,12 @@ export interface ApplyOptions extends MigrationPlacement {
   checkOrder?: boolean;
   /** Which node-pg-migrate runs (default: the bundled one); see resolveEngine. */
   engine?: MigrationEngine;
+  /**
+   * Variables the migration code sees besides the allow-listed basics (build them with migrationEnv):
+   * what the project's modules read when a migration imports them. Only where the code runs in a
+   * child process, which starts with them.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface MigrationError {
@@ -125,8 +131,11 @@ export interface MigrationRunner {
    * database (cannot connect, lock held elsewhere, connection lost) throws.
    */
   apply(options: ApplyOptions): Promise<ApplyResult>;
-  /** A session for many steps on one engine (the PR lane's head migrations); `close` it. */
-  open(): MigrationSession;
+  /**
+   * A session for many steps on one engine (the PR lane's head migrations); `close` it. `env`: as
+   * ApplyOptions' `env`, for the session's child (an `env` on a session's apply is not used).
+   */
+  open(options?: { env?: Readonly<Record<string, string>> }): MigrationSession;
   /**
    * Which node-pg-migrate the project at `workspace` deploys with (its own, the one its lockfile
    * pins, or the bundled one); in a monorepo, that of the package owning `options.migrationsDir`.

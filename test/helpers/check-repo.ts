@@ -70,13 +70,17 @@ export async function commitBranch(
   await git(dir, 'commit', '-qm', name);
 }
 
-/** The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its lines. */
+/**
+ * The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its
+ * lines; `env`: the environment it is run in (none by default).
+ */
 export async function checkBranch(
   dir: string,
   branch: string,
   pr: number,
   provider: BranchProvider,
   log: (line: string) => void = () => undefined,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<CheckReport> {
   await git(dir, 'checkout', '-q', branch);
   const { config, source } = await loadConfig(dir);
@@ -92,7 +96,7 @@ export async function checkBranch(
     pr,
     provider,
     toolVersion: 'test',
-    env: {},
+    env,
   });
 }
 

@@ -19,7 +19,7 @@ import {
   migrationsTableSql,
   type MigrationPlacement,
 } from '../../migrations/placement.js';
-import { childEnv } from '../../core/child-env.js';
+import { childEnv, migrationEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
 import type { ApplyFailure, MigrationRunner } from '../../ports/migration-runner.js';
@@ -268,6 +268,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           checkOrder: config.migrations.checkOrder,
           ignorePattern: config.migrations.ignorePattern,
           ...(input.engine ? { engine: input.engine } : {}),
+          env: migrationEnv(input.env, [config.suite.env]),
         });
         if (!result.ok) {
           const failure = await baseFailure(result.failed, config.database.parent, input.rebuild, () =>

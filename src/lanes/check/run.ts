@@ -8,6 +8,7 @@
  * `cancelled`), and a run first removes what a killed earlier run left.
  */
 import path from 'node:path';
+import { migrationEnv } from '../../core/child-env.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError, isConsortError } from '../../core/errors.js';
 import { count } from '../../core/plural.js';
@@ -146,7 +147,7 @@ export async function runCheck(
     // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
     // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
     if (plan.engine && !plan.blocked && plan.migrations.ok) {
-      headRunner = ports.migrations.open();
+      headRunner = ports.migrations.open({ env: migrationEnv(input.env, [config.suite.env]) });
       headRunner.warm(plan.engine.engine, plan.sets.head);
     }
     // Nothing in the scratch directory depends on the lock (each run has its own), so the sides are
@@ -237,7 +238,7 @@ export async function runCheck(
       if (!plan.engine) throw plan.blocked!.error;
       // Started now if not at the beginning, so Node, node-pg-migrate and the TypeScript loader load meanwhile.
       if (!headRunner) {
-        headRunner = ports.migrations.open();
+        headRunner = ports.migrations.open({ env: migrationEnv(input.env, [config.suite.env]) });
         headRunner.warm(plan.engine.engine, head);
       }
       const { base: baseDir, head: headSide } = await sidesOnDisk!;
