@@ -73,3 +73,20 @@ test('without the variable, the settings module says what is missing', async () 
   expect(report.stages.migrations).toMatchObject({ status: 'failed' });
   expect(JSON.stringify(report.stages.migrations)).toContain('The APP_REGION is not set.');
 }, 120_000);
+
+test('a base migration whose settings module throws gets a hint that names the environment', async () => {
+  const { baseFailure } = await import('../../src/lanes/check/baseline.js');
+  const failure = await baseFailure(
+    {
+      kind: 'load',
+      name: '1700000000000_orders',
+      file: 'migrations/1700000000000_orders.js',
+      error: { message: "Can't get migration files: Error: The APP_REGION is not set." },
+    },
+    'main',
+    false,
+    async () => false,
+  );
+  expect(failure.message).toContain('The APP_REGION is not set.');
+  expect(failure.hint).toContain('export it where the check runs');
+});

@@ -132,7 +132,7 @@ export async function baseFailure(
         ? `The migrations import ${missing}, which is not installed: install the project's dependencies before the check (npm ci), so base's and the PR's migrations load as they do when deployed.`
         : unordered
           ? 'If that file is not a migration, set migrations.ignorePattern in the configuration to the --ignore-pattern your deploy passes node-pg-migrate; if it is one, name it with the number node-pg-migrate orders by.'
-          : "Install the project's dependencies before the check (npm ci); if they are installed, fix the migration file on base: node-pg-migrate cannot load it.",
+          : "Install the project's dependencies before the check (npm ci). If they are installed, the migration or a module it imports threw while loading: a setting it reads from the environment reaches it when you export it where the check runs (in the Action, the workflow's env:), except credential-looking names, libpq's PG* and DATABASE_URL; else fix the migration file on base.",
       detail,
     };
   }
