@@ -93,6 +93,34 @@ async function parentHasObjects(url: string): Promise<boolean> {
   });
 }
 
+/** Types that come with an extension, by name: a base that uses one the database was given by hand. */
+const EXTENSION_TYPES: Record<string, string> = {
+  geometry: 'postgis',
+  geography: 'postgis',
+  box2d: 'postgis',
+  box3d: 'postgis',
+  raster: 'postgis_raster',
+  vector: 'vector',
+  halfvec: 'vector',
+  sparsevec: 'vector',
+  citext: 'citext',
+  hstore: 'hstore',
+  ltree: 'ltree',
+  lquery: 'ltree',
+  cube: 'cube',
+  earth: 'earthdistance',
+  isbn: 'isn',
+  ean13: 'isn',
+  seg: 'seg',
+};
+
+/** The extension a missing type (`type "public.geometry" does not exist`) belongs to, if a well-known one. */
+export function extensionOfType(message: string): { type: string; name: string } | undefined {
+  const type = /type "(?:[^".]+\.)?([^".]+)" does not exist/.exec(message)?.[1]?.toLowerCase();
+  const name = type === undefined ? undefined : EXTENSION_TYPES[type];
+  return type !== undefined && name !== undefined ? { type, name } : undefined;
+}
+
 const REBUILD =
   "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
 
@@ -138,6 +166,13 @@ export async function baseFailure(
   }
   const which = `base's migration ${where ?? 'a migration'}`;
   const statement = f.kind === 'statement' ? ` in: ${oneLine(f.statement)}` : '';
+  const extension = f.error.code === '42704' ? extensionOfType(firstLine) : undefined;
+  if (extension)
+    return {
+      message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
+      hint: `${extension.type} is a type of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extension.name}, or create it in the parent branch "${parent}" before the check; the server must offer it (the local provider's embedded PostgreSQL has no PostGIS or pgvector: use the postgres provider on a server that has them).`,
+      detail,
+    };
   const message = `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`;
   const fixBase = `fix ${where ?? 'the migration'} on base: the PR cannot be checked on top of a base that does not apply.`;
   if (!rebuilt && (await parentHasContent().catch(() => true)))
