@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { migrationEnv } from '../core/child-env.js';
 import { loadConfig } from '../config/load.js';
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError } from '../core/errors.js';
@@ -105,6 +106,8 @@ export async function prepareTestTemplate(
           checkOrder: config.migrations.checkOrder,
           ignorePattern: config.migrations.ignorePattern,
           engine,
+          // The test runner's own environment: the settings a migration's imports read.
+          env: migrationEnv(process.env, [config.suite.env]),
         });
         if (!result.ok) {
           const f = result.failed;

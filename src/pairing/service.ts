@@ -7,6 +7,7 @@
  */
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import { migrationEnv } from '../core/child-env.js';
 import type { ConsortConfig } from '../config/schema.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { runSeed } from '../lanes/check/baseline.js';
@@ -85,6 +86,7 @@ async function migrate(url: string, request: PairRequest, engine: RunEngine): Pr
     direction: 'up',
     ...migrationPlacement(request.config.migrations),
     engine: await engine.forDir(dir),
+    env: migrationEnv(request.env, [request.config.suite.env]),
   });
 }
 

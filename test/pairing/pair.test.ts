@@ -115,6 +115,41 @@ describe.each([
     }
   });
 
+  it("applies a JS migration with the project's settings from the environment, never a credential or another database's URL", async () => {
+    // A migration whose import reads its settings when it loads, as a project's config module does.
+    await writeFile(
+      path.join(root, 'migrations', '004_region.js'),
+      `const region = process.env.APP_REGION;
+if (!region) throw new Error('APP_REGION is not set');
+exports.up = (pgm) => {
+  pgm.createTable('region_' + region, { id: 'id' });
+  pgm.sql(\`COMMENT ON TABLE region_\${region} IS '\${[process.env.DEPLOY_TOKEN, process.env.DATABASE_URL].join('|')}'\`);
+};
+exports.down = false;
+`,
+    );
+    try {
+      const r = await pair({
+        ...request('feature/region'),
+        env: {
+          PATH: process.env.PATH ?? '',
+          APP_REGION: 'eu',
+          DEPLOY_TOKEN: 'secret',
+          DATABASE_URL: 'postgres://elsewhere/db',
+        },
+      });
+      expect(r.migrations.failed).toBeNull();
+      expect(r.migrations.applied).toContain('004_region');
+      const [row] = await query<{ c: string }>(
+        t.provider.connectionUri ? await t.provider.connectionUri(r.branch.name) : '',
+        "SELECT obj_description('region_eu'::regclass) AS c",
+      );
+      expect(row?.c).toBe('|');
+    } finally {
+      await rm(path.join(root, 'migrations', '004_region.js'));
+    }
+  });
+
   it('publishes the URL to the configured dotenv file and the hook cache', async () => {
     const custom = parseConfigText('pairing:\n  envFile: config/.env.local\n  envKey: APP_DB\n', 'consort.yml');
     await mkdir(path.join(root, 'config'), { recursive: true });

@@ -7,6 +7,7 @@
 import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { migrationEnv } from '../../core/child-env.js';
 import pg from 'pg';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
@@ -254,6 +255,8 @@ export function createBranches(kit: BranchKit) {
       ...migrationPlacement(kit.config.migrations),
       relativeTo: workspace,
       engine,
+      // The project's settings a migration's imports read, as the proofs' suites have them.
+      env: migrationEnv(kit.env, [kit.config.suite.env]),
     });
   }
 
