@@ -1,10 +1,15 @@
 /**
- * Where a project's own scripts keep its migrations: each package.json script (the root's and its
- * workspace packages') that runs node-pg-migrate, with the directory it names (`-m db/migrations`,
- * `--migrations-dir db/migrations`, `--migrations-dir=db/migrations`) or node-pg-migrate's default
- * (`migrations`, in the directory the script runs in). Read only to tell a user whose configured
- * migrations directory does not exist what to set migrations.dir to. The manifests are the
- * repository's, untrusted: each is read only when it is a regular file inside it, and parsed with zod.
+ * Where a project's own node-pg-migrate keeps its migrations: each package.json script (the root's
+ * and its workspace packages') that runs node-pg-migrate, with the directory it names (`-m db/migrations`,
+ * `--migrations-dir db/migrations`, `--migrations-dir=db/migrations`), or that its configuration
+ * names (`migrations-dir` in the script's `--config-file`, or in `config/default.json` read through
+ * the `config` package, section `db` or the script's `--config-value`: node-pg-migrate lets either
+ * override the flag), or node-pg-migrate's default (`migrations`, in the directory the script runs
+ * in); and a package that depends on node-pg-migrate and whose `config/default.json` names one with
+ * no script at all. Read only to tell a user whose configured migrations directory does not exist
+ * what to set migrations.dir to. The files are the repository's, untrusted: each is read only when
+ * it is a regular file inside it, parsed with zod, and never run (a `--config-file` in JavaScript
+ * names nothing here).
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,11 +20,30 @@ import { readRegularFile, resolvedInside } from '../core/read-regular.js';
 export interface ScriptedDir {
   /** The manifest holding the script, relative to the root (`package.json`, `packages/db/package.json`). */
   manifest: string;
-  script: string;
+  /** The script; undefined: no script, the package's configuration names the directory. */
+  script?: string;
   /** How the script names the directory (`-m db/migrations`); undefined: node-pg-migrate's default. */
   flag?: string;
+  /**
+   * The configuration file, relative to the root, and its section (none: the file read whole) that
+   * name the directory; they win over `flag`.
+   */
+  config?: { file: string; section?: string };
   /** The directory, relative to the root, with `/` separators. */
   dir: string;
+}
+
+/** One node-pg-migrate command of a script: where it runs and what it names. */
+interface Command {
+  /** The directory it runs in, relative to the script's package. */
+  cwd: string;
+  flag?: string;
+  /** `-m`'s directory, relative to `cwd`. */
+  dir?: string;
+  /** `--config-file` / `-f`, relative to `cwd`. */
+  configFile?: string;
+  /** `--config-value`: the configuration's section (node-pg-migrate's default: `db`). */
+  section: string;
 }
 
 /** node-pg-migrate's own default for `--migrations-dir`. */
@@ -30,12 +54,18 @@ const MAX_PACKAGES = 500;
 const Manifest = z
   .object({
     scripts: z.record(z.string(), z.string()).optional(),
+    dependencies: z.record(z.string(), z.unknown()).optional(),
+    devDependencies: z.record(z.string(), z.unknown()).optional(),
     workspaces: z
       .union([z.array(z.string()), z.object({ packages: z.array(z.string()).optional() }).loose()])
       .optional(),
   })
   .loose();
 const PnpmWorkspace = z.object({ packages: z.array(z.string()).optional() }).loose();
+/** A node-pg-migrate configuration's section: only the key read here. */
+const Section = z.object({ 'migrations-dir': z.string().min(1).optional() }).loose();
+/** The `config` package's default files node-pg-migrate would read, in the order it merges them (the last wins). */
+const CONFIG_DEFAULTS = ['config/default.json', 'config/default.yaml', 'config/default.yml'];
 
 function readInside(root: string, file: string): string | undefined {
   const real = resolvedInside(root, file);
@@ -95,12 +125,20 @@ async function workspacePackages(root: string, manifest: z.infer<typeof Manifest
 
 const unquote = (s: string): string => s.replace(/^(['"])(.*)\1$/, '$2');
 
-/**
- * The migrations directory each node-pg-migrate command of `script` uses, relative to the
- * directory the script runs in (a `cd dir &&` before it counts).
- */
-export function dirsInScript(script: string): { flag?: string; dir: string }[] {
-  const found: { flag?: string; dir: string }[] = [];
+/** The value of an option spelled `-x v`, `--long v` or `--long=v` after `from`. */
+function option(words: readonly string[], from: number, names: RegExp): { spelled: string; value: string } | undefined {
+  for (let i = from; i < words.length; i++) {
+    const w = words[i]!;
+    const eq = /^(--?[\w-]+)=(.+)$/.exec(w);
+    if (eq && names.test(eq[1]!)) return { spelled: `${eq[1]} ${eq[2]}`, value: eq[2]! };
+    if (names.test(w) && words[i + 1] !== undefined) return { spelled: `${w} ${words[i + 1]}`, value: words[i + 1]! };
+  }
+  return undefined;
+}
+
+/** Each node-pg-migrate command of `script` (a `cd dir &&` before it counts). */
+function commandsInScript(script: string): Command[] {
+  const found: Command[] = [];
   let cwd = '.';
   for (const command of script.split(/&&|\|\||[;|\n]/)) {
     const words = command.trim().split(/\s+/).filter(Boolean).map(unquote);
@@ -110,34 +148,147 @@ export function dirsInScript(script: string): { flag?: string; dir: string }[] {
     }
     const at = words.findIndex((w) => /(?:^|\/)node-pg-migrate$/.test(w));
     if (at < 0) continue;
-    let named: { flag: string; dir: string } | undefined;
-    for (let i = at + 1; i < words.length && !named; i++) {
-      const w = words[i]!;
-      const eq = /^(-m|--migrations-dir|--migrationsDir)=(.+)$/.exec(w);
-      if (eq) named = { flag: `${eq[1]} ${eq[2]}`, dir: eq[2]! };
-      else if (/^(-m|--migrations-dir|--migrationsDir)$/.test(w) && words[i + 1] !== undefined)
-        named = { flag: `${w} ${words[i + 1]}`, dir: words[i + 1]! };
-    }
-    const dir = named?.dir ?? DEFAULT_DIR;
-    if (path.posix.isAbsolute(dir)) continue;
-    found.push({ ...(named ? { flag: named.flag } : {}), dir: path.posix.join(cwd, dir) });
+    const named = option(words, at + 1, /^(-m|--migrations-dir|--migrationsDir)$/);
+    const configFile = option(words, at + 1, /^(-f|--config-file|--configFile)$/)?.value;
+    const section = option(words, at + 1, /^(--config-value|--configValue)$/)?.value ?? 'db';
+    found.push({
+      cwd,
+      ...(named ? { flag: named.spelled, dir: named.value } : {}),
+      ...(configFile ? { configFile } : {}),
+      section,
+    });
   }
   return found;
 }
 
-/** Every migrations directory the root's and its workspace packages' scripts run node-pg-migrate on. */
+/**
+ * The migrations directory each node-pg-migrate command of `script` names with its flags,
+ * relative to the directory the script runs in (a `cd dir &&` before it counts).
+ */
+export function dirsInScript(script: string): { flag?: string; dir: string }[] {
+  return commandsInScript(script).flatMap((c) => {
+    const dir = c.dir ?? DEFAULT_DIR;
+    if (path.posix.isAbsolute(dir)) return [];
+    return [{ ...(c.flag ? { flag: c.flag } : {}), dir: path.posix.join(c.cwd, dir) }];
+  });
+}
+
+/** A repository path (relative to the root) that stays inside it, with `/` separators; undefined otherwise. */
+function insidePath(...parts: string[]): string | undefined {
+  const joined = path.posix.normalize(path.posix.join(...parts.map((p) => p.replace(/\\/g, '/'))));
+  if (path.posix.isAbsolute(joined) || joined === '..' || joined.startsWith('../')) return undefined;
+  return joined;
+}
+
+/**
+ * `migrations-dir` in a configuration file's `section`; a `--config-file` without that section is
+ * read whole (as node-pg-migrate does), the config package's files only by their section.
+ */
+function configuredDir(
+  root: string,
+  file: string,
+  section: string,
+  whole: boolean,
+): { dir: string; section?: string } | undefined {
+  const text = readInside(root, path.join(root, file));
+  if (text === undefined) return undefined;
+  let data: unknown;
+  try {
+    data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof data !== 'object' || data === null) return undefined;
+  const inSection = section in data;
+  if (!inSection && !whole) return undefined;
+  const dir = Section.safeParse(inSection ? (data as Record<string, unknown>)[section] : data).data?.['migrations-dir'];
+  return dir === undefined ? undefined : { dir, ...(inSection ? { section } : {}) };
+}
+
+/** A configuration file (relative to the root) that names a migrations directory, and the section it is in. */
+interface Configured {
+  file: string;
+  section?: string;
+  dir: string;
+}
+
+/**
+ * The `config` package's default file in `dir` (relative to the root) that names a migrations
+ * directory for `section`, when a manifest depends on `config` (node-pg-migrate reads it only then).
+ */
+function packageConfig(
+  root: string,
+  manifests: readonly (z.infer<typeof Manifest> | undefined)[],
+  dir: string,
+  section: string,
+): Configured | undefined {
+  if (!manifests.some((m) => dependsOn(m, 'config'))) return undefined;
+  let found: Configured | undefined;
+  for (const name of CONFIG_DEFAULTS) {
+    const file = insidePath(dir, name);
+    const named = file === undefined ? undefined : configuredDir(root, file, section, false);
+    if (file !== undefined && named !== undefined) found = { file, ...named };
+  }
+  return found;
+}
+
+const dependsOn = (manifest: z.infer<typeof Manifest> | undefined, name: string): boolean =>
+  [manifest?.dependencies, manifest?.devDependencies].some((d) => d !== undefined && name in d);
+
+/** The directory a command uses, relative to the root: its configuration's, else its flag's, else the default. */
+function commandDir(
+  root: string,
+  manifests: readonly (z.infer<typeof Manifest> | undefined)[],
+  cwd: string,
+  c: Command,
+): { dir: string; config?: Configured } | undefined {
+  // node-pg-migrate reads the config package, then --config-file; each one's migrations-dir wins over -m.
+  const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
+  const fromFile = file === undefined ? undefined : configuredDir(root, file, c.section, true);
+  const config =
+    file !== undefined && fromFile !== undefined
+      ? { file, ...fromFile }
+      : packageConfig(root, manifests, cwd, c.section);
+  const named = config?.dir ?? c.dir ?? DEFAULT_DIR;
+  const dir = path.posix.isAbsolute(named) ? undefined : insidePath(cwd, named);
+  return dir === undefined ? undefined : { dir, ...(config ? { config } : {}) };
+}
+
+/** Every migrations directory the root's and its workspace packages' node-pg-migrate uses. */
 export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]> {
   const top = path.resolve(root);
   const rootManifest = manifestAt(top, top);
   const out: ScriptedDir[] = [];
   for (const pkg of ['', ...(await workspacePackages(top, rootManifest))]) {
     const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
+    const manifests = [manifest, rootManifest];
+    const manifestFile = path.posix.join(pkg, 'package.json');
+    const at = pkg || '.';
+    let scripted = false;
     for (const [script, text] of Object.entries(manifest?.scripts ?? {})) {
-      for (const { flag, dir } of dirsInScript(text)) {
-        const joined = path.posix.join(pkg || '.', dir);
-        if (joined === '..' || joined.startsWith('../')) continue;
-        out.push({ manifest: path.posix.join(pkg, 'package.json'), script, ...(flag ? { flag } : {}), dir: joined });
+      for (const c of commandsInScript(text)) {
+        scripted = true;
+        const cwd = insidePath(at, c.cwd);
+        const found = cwd === undefined ? undefined : commandDir(top, manifests, cwd, c);
+        if (found === undefined) continue;
+        const { config } = found;
+        out.push({
+          manifest: manifestFile,
+          script,
+          ...(config
+            ? { config: { file: config.file, ...(config.section ? { section: config.section } : {}) } }
+            : c.flag
+              ? { flag: c.flag }
+              : {}),
+          dir: found.dir,
+        });
       }
+    }
+    // Run by hand or from CI, not by a script: the package's own config/default.json still says where.
+    if (!scripted && manifests.some((m) => dependsOn(m, 'node-pg-migrate'))) {
+      const found = commandDir(top, manifests, at, { cwd: '.', section: 'db' });
+      if (found?.config)
+        out.push({ manifest: manifestFile, config: { file: found.config.file, section: 'db' }, dir: found.dir });
     }
   }
   return out;
@@ -162,14 +313,23 @@ export async function migrationsDirHint(root: string, configured: string): Promi
   const [first] = existing;
   if (!first) return undefined;
   const pkg = path.posix.dirname(first.manifest);
+  const fromConfig = first.config
+    ? `${first.config.file}${first.config.section ? `'s ${first.config.section} section` : ''} sets migrations-dir for node-pg-migrate`
+    : undefined;
   const how = first.flag
     ? `with ${first.flag}`
-    : pkg === '.'
-      ? `with its default -m ${DEFAULT_DIR}`
-      : `in ${pkg} with its default -m ${DEFAULT_DIR}`;
+    : fromConfig !== undefined
+      ? `, and ${fromConfig}`
+      : pkg === '.'
+        ? `with its default -m ${DEFAULT_DIR}`
+        : `in ${pkg} with its default -m ${DEFAULT_DIR}`;
+  const said =
+    first.script === undefined
+      ? fromConfig!
+      : `${first.manifest}'s script "${first.script}" runs node-pg-migrate${how.startsWith(',') ? '' : ' '}${how}`;
   const others = [...new Set(existing.map((s) => s.dir))].filter((d) => d !== first.dir);
   return (
-    `${first.manifest}'s script "${first.script}" runs node-pg-migrate ${how}: set migrations.dir: ${first.dir} in .github/consort.yml` +
+    `${said}: set migrations.dir: ${first.dir} in .github/consort.yml` +
     (others.length ? ` (other scripts name ${others.join(', ')}).` : '.')
   );
 }

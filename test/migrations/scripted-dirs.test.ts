@@ -81,6 +81,69 @@ describe('the missing migrations directory', () => {
     );
   });
 
+  it("names node-pg-migrate's own configuration: the config package's default file, which wins over -m", async () => {
+    await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+    await mkdir(path.join(root, 'config'));
+    await writeFile(
+      path.join(root, 'config/default.json'),
+      JSON.stringify({ db: { url: 'postgres://localhost/app', 'migrations-dir': 'db/migrations' } }),
+    );
+    const manifest = (deps: Record<string, string>, scripts: Record<string, string>) =>
+      writeFile(path.join(root, 'package.json'), JSON.stringify({ scripts, dependencies: deps }));
+    // node-pg-migrate reads config/ only through the config package: without it, the file says nothing.
+    await manifest({ 'node-pg-migrate': '^7' }, { migrate: 'node-pg-migrate -m sql' });
+    expect((await missing()).hint).toBe(
+      'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+    );
+    await manifest({ 'node-pg-migrate': '^7', config: '^3' }, { migrate: 'node-pg-migrate -m sql' });
+    expect((await missing()).hint).toBe(
+      'package.json\'s script "migrate" runs node-pg-migrate, and config/default.json\'s db section sets migrations-dir for node-pg-migrate: set migrations.dir: db/migrations in .github/consort.yml.',
+    );
+    // Its section is the script's --config-value; another section names nothing.
+    await manifest({ config: '^3' }, { migrate: 'node-pg-migrate --config-value migrate up' });
+    expect((await missing()).hint).toBe(
+      'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+    );
+    // YAML too (the config package reads default.json, then default.yaml, default.yml: the last wins).
+    await mkdir(path.join(root, 'db/sql'));
+    await writeFile(path.join(root, 'config/default.yml'), 'db:\n  migrations-dir: db/sql\n');
+    await manifest({ config: '^3' }, { migrate: 'node-pg-migrate up' });
+    expect((await missing()).hint).toBe(
+      'package.json\'s script "migrate" runs node-pg-migrate, and config/default.yml\'s db section sets migrations-dir for node-pg-migrate: set migrations.dir: db/sql in .github/consort.yml.',
+    );
+    await rm(path.join(root, 'config/default.yml'));
+    // No script runs it (CI or a person does): the configuration alone still says where.
+    await manifest({ 'node-pg-migrate': '^7', config: '^3' }, { test: 'jest' });
+    expect((await missing()).hint).toBe(
+      "config/default.json's db section sets migrations-dir for node-pg-migrate: set migrations.dir: db/migrations in .github/consort.yml.",
+    );
+  });
+
+  it("names a script's --config-file (JSON, read whole without the section), never one outside the repository", async () => {
+    await mkdir(path.join(root, 'server/database/migrations'), { recursive: true });
+    await writeFile(
+      path.join(root, 'server/migrate.json'),
+      JSON.stringify({ 'migrations-dir': 'database/migrations' }),
+    );
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({ scripts: { 'db:migrate': 'cd server && node-pg-migrate up -f migrate.json' } }),
+    );
+    expect((await missing()).hint).toBe(
+      'package.json\'s script "db:migrate" runs node-pg-migrate, and server/migrate.json sets migrations-dir for node-pg-migrate: set migrations.dir: server/database/migrations in .github/consort.yml.',
+    );
+    // A JavaScript configuration is never run to find out; a file outside the repository never read.
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({
+        scripts: { a: 'node-pg-migrate up --config-file=migrate.cjs', b: 'node-pg-migrate -f ../x.json' },
+      }),
+    );
+    expect((await missing()).hint).toBe(
+      'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+    );
+  });
+
   it('says what it always said when no script names a folder that exists', async () => {
     const generic = 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.';
     expect((await missing()).hint).toBe(generic);
