@@ -2,13 +2,12 @@
  * The little of git the check lane needs: resolve refs, find a sensible default base, and read a
  * directory's files as they are at a commit (without touching the working tree).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { posix } from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import type { GitRepo } from '../ports/git.js';
-import { hostProgram } from '../process/host-programs.js';
-import { git as exec, gitProgram } from './exec.js';
-import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
+import { linkTargets, listTree, readBlobs, writeCommitTree } from './commit-tree.js';
+import { git as exec } from './exec.js';
+import { isLink, refusal, resolveInTree, type Resolved, type TreeEntry } from './tree-links.js';
 
 async function gitBytes(root: string, args: string[], input?: string): Promise<Buffer> {
   const r = await exec(root, args, input !== undefined ? { input } : {});
@@ -78,35 +77,55 @@ export async function defaultBase(root: string): Promise<{ ref: string; sha: str
  * The files directly in `dir` at `commit` (or the file `dir` names), with their content
  * (binary-safe enough for migrations). Not its subdirectories' files: node-pg-migrate reads one
  * directory, and a project may keep files its migrations read in a folder inside it
- * (`migrations/sql/<name>.up.sql`); listed, they would be migrations of one side only.
+ * (`migrations/sql/<name>.up.sql`); listed, they would be migrations of one side only. A link
+ * (`dir` itself, or a file in it) reads as the file or folder it leads to in the commit, as a
+ * checkout would; one that leads outside, nowhere, loops, or (a file in `dir`) to a folder is a
+ * ConsortError naming the link and its target (src/git/tree-links.ts).
  */
 export async function filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]> {
   // As git lists paths: `./migrations/`, `db\\migrations` and `migrations` are one folder.
   const clean = posix.normalize(dir.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
-  const listing = await git(root, ['ls-tree', '-r', '-z', '--full-tree', commit, '--', clean]);
-  const entries = listing
-    .split('\0')
-    .filter(Boolean)
-    .map((line) => {
-      const [meta, path] = line.split('\t') as [string, string];
-      const [, type, sha] = meta.split(' ') as [string, string, string];
-      return { type, sha, path };
-    })
-    .filter((e) => e.type === 'blob' && (e.path === clean || posix.dirname(e.path) === clean));
-  if (entries.length === 0) return [];
-  // One `cat-file --batch` for all blobs instead of a process per file.
-  const out = await gitBytes(root, ['cat-file', '--batch'], entries.map((e) => e.sha).join('\n') + '\n');
-  const files: { file: string; content: string }[] = [];
-  let offset = 0;
-  for (const entry of entries) {
-    const headerEnd = out.indexOf(0x0a, offset);
-    const size = Number(out.subarray(offset, headerEnd).toString().split(' ')[2]);
-    const start = headerEnd + 1;
-    files.push({ file: entry.path, content: out.subarray(start, start + size).toString('utf8') });
-    offset = start + size + 1;
+  let tree = await listTree(root, commit, clean === '.' ? undefined : clean);
+  const near = (p: string) => p === clean || posix.dirname(p) === clean;
+  // The whole tree only where a link may be on the way: one listed, or a folder of `dir` missing.
+  const ancestors = clean === '.' ? [] : clean.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+  if ([...tree.values()].some((e) => near(e.path) && isLink(e)) || ancestors.some((a) => !tree.has(a)))
+    tree = await listTree(root, commit);
+  const targets = await linkTargets(root, tree.values());
+  const refused = (r: Extract<Resolved, { kind: 'refused' }>): never => {
+    throw new ConsortError('config', `${refusal(r)} (commit ${commit.slice(0, 12)}).`, { hint: LINK_HINT });
+  };
+  const top = clean === '.' ? ({ kind: 'folder', path: '' } as const) : resolveInTree(tree, targets, clean);
+  let found: { file: string; entry: TreeEntry }[];
+  if (top.kind === 'missing') return [];
+  if (top.kind === 'refused') return refused(top);
+  if (top.kind === 'file') found = [{ file: clean, entry: top.entry }];
+  else {
+    found = [];
+    const inside = (p: string) => (top.path === '' ? !p.includes('/') : posix.dirname(p) === top.path);
+    for (const e of tree.values()) {
+      if (e.type !== 'blob' || !inside(e.path)) continue;
+      const file = clean === '.' ? posix.basename(e.path) : `${clean}/${posix.basename(e.path)}`;
+      if (!isLink(e)) {
+        found.push({ file, entry: e });
+        continue;
+      }
+      const r = resolveInTree(tree, targets, e.path);
+      if (r.kind === 'refused') refused(r);
+      if (r.kind !== 'file')
+        refused({ kind: 'refused', link: e.path, target: targets.get(e.path) ?? '', why: 'is a folder, not a file' });
+      else found.push({ file, entry: r.entry });
+    }
   }
-  return files;
+  const blobs = await readBlobs(
+    root,
+    found.map((f) => f.entry.id),
+  );
+  return found.map((f, i) => ({ file: f.file, content: blobs[i]!.toString('utf8') }));
 }
+
+/** What to do about a link filesAt refused. */
+const LINK_HINT = 'Make it a regular file of the repository, or a link to a file inside it (relative to its folder).';
 
 export async function headCommit(root: string): Promise<string | null> {
   return git(root, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).then(
@@ -149,42 +168,11 @@ export async function mergeBase(root: string, a: string, b: string): Promise<str
 }
 
 /**
- * `git archive <sha> | tar -x`, git as src/git/exec.ts starts it (hooks off, allow-listed environment).
- * Not the ProcessRunner: the tree streams from one child into the other instead of through memory.
+ * The tree of `sha` written into `dest` from its objects, byte for byte (src/git/commit-tree.ts:
+ * no `.gitattributes` applies, a link is written only when it leads inside the commit).
  */
-export function extractCommit(repo: string, sha: string, dest: string): Promise<void> {
-  const env = gitEnv();
-  return new Promise((resolve, reject) => {
-    const git = spawn(gitProgram(), [...SAFE_GIT_ARGS, 'archive', '--format=tar', sha], {
-      cwd: repo,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const tar = spawn(hostProgram('tar', env.PATH ?? ''), ['-x', '-f', '-', '-C', dest], {
-      env,
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
-    let err = '';
-    git.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    tar.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    git.stdout.pipe(tar.stdin);
-    // tar may stop reading at the end-of-archive marker, before git's trailing padding: that write
-    // fails (EPIPE) and the rest of git's output is drained, so git is never left blocked on a full pipe.
-    tar.stdin.on('error', () => undefined);
-    tar.once('close', () => git.stdout.resume());
-    const closed = (child: ChildProcess) =>
-      new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
-        child.once('error', fail);
-        child.once('close', (code, signal) => done({ code, signal }));
-      });
-    // Judged once both have ended: either may close first.
-    Promise.all([closed(git), closed(tar)]).then(([g, t]) => {
-      if (g.code === 0 && t.code === 0) return resolve();
-      const how = (r: { code: number | null; signal: string | null }) =>
-        r.signal ? `signal ${r.signal}` : `exit ${r.code}`;
-      reject(new Error(`could not extract ${sha.slice(0, 12)} (git archive ${how(g)}, tar ${how(t)}): ${err.trim()}`));
-    }, reject);
-  });
+export function extractCommit(repo: string, sha: string, dest: string): Promise<{ leftOut: string[] }> {
+  return writeCommitTree(repo, sha, dest);
 }
 
 /** The GitRepo port (src/ports/git.ts) over these functions. */

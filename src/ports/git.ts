@@ -26,6 +26,10 @@ export interface GitRepo {
   fetchCommit(root: string, sha: string, remote?: string): Promise<void>;
   /** The best common ancestor, or null when there is none. */
   mergeBase(root: string, a: string, b: string): Promise<string | null>;
-  /** The whole tree of `commit`, written into the existing folder `dest` (the files only: no .git). */
-  extractCommit(root: string, commit: string, dest: string): Promise<void>;
+  /**
+   * The whole tree of `commit`, written into the existing folder `dest` (the files only: no .git)
+   * byte for byte as its objects hold it; `leftOut`: the links not written (they lead outside the
+   * commit, nowhere, or loop), each with its target and why.
+   */
+  extractCommit(root: string, commit: string, dest: string): Promise<{ leftOut: string[] }>;
 }

@@ -129,7 +129,7 @@ describe('migrations that import project code run where their imports resolve', 
     expect(side.tree).toEqual({ kind: 'commit', repo: root, sha: stdout.trim() });
     const workdir = await createWorkdir(root, localGitRepo);
     try {
-      const extracted = await workdir.extract('base', config.migrations.dir, root, stdout.trim());
+      const extracted = await workdir.extract('base', config.migrations.dir, root, stdout.trim(), side.migrations);
       const { r, labels } = await applyIn(extracted);
       expect(r.ok).toBe(true);
       expect(labels).toEqual(['card', 'invoice']);

@@ -153,7 +153,7 @@ export async function runCheck(
     // Nothing in the scratch directory depends on the lock (each run has its own), so the sides are
     // written or extracted while it is taken: handled where it is awaited (the baseline stage).
     if (plan.migrations.ok) {
-      sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w));
+      sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w), say);
       // The head's migrations are compiled in the child while the branches are made, not in the
       // first migration request on each of them (a TypeScript history: ~0.2 s for 31 files).
       void sidesOnDisk.then(
@@ -693,6 +693,7 @@ async function writeSides(
   input: CheckPlan['request'],
   git: CheckPorts['git'],
   made: (workdir: Workdir) => void,
+  log: (line: string) => void,
 ): Promise<SidesOnDisk> {
   const scratch = await createWorkdir(await migrationsPackage(input.workspace, input.config.migrations.dir), git);
   made(scratch);
@@ -700,7 +701,17 @@ async function writeSides(
     // The base's migrations where the base keeps them (its own migrations.dir), the head's where it does.
     const migrationsDir = side.settings?.migrationsDir ?? input.config.migrations.dir;
     if (side.tree?.kind === 'dir') return { dir: path.join(side.tree.dir, migrationsDir), relativeTo: side.tree.dir };
-    if (side.tree?.kind === 'commit') return scratch.extract(name, migrationsDir, side.tree.repo, side.tree.sha);
+    if (side.tree?.kind === 'commit') {
+      const { leftOut, ...at } = await scratch.extract(
+        name,
+        migrationsDir,
+        side.tree.repo,
+        side.tree.sha,
+        side.migrations,
+      );
+      for (const l of leftOut) log(`Not written for the run (${name}): ${l}.`);
+      return at;
+    }
     return scratch.write(name, migrationsDir, files);
   };
   const [base, head] = await Promise.all([

@@ -9,11 +9,12 @@
 import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { MigrationFile } from '../../migrations/files.js';
+import { ConsortError } from '../../core/errors.js';
+import type { MigrationEntry, MigrationFile } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { asPackage, SCRATCH_IN_MODULES, type MigrationsPackage } from '../../migrations/project-packages.js';
 import { processAlive } from '../../core/process-alive.js';
-import { resolvedInside } from '../../core/read-regular.js';
+import { readRegularFile, resolvedInside } from '../../core/read-regular.js';
 
 export interface Workdir {
   root: string;
@@ -26,8 +27,17 @@ export interface Workdir {
   /**
    * The whole tree of a commit, so migrations that import project code (`require('../src/kinds')`)
    * find it; packages still resolve through the workspace's node_modules above the scratch root.
+   * `planned`: the files of `migrationsDir` the plan read from the commit (filesAt); what was
+   * written there must be exactly those, byte for byte, or nothing runs (sameAsPlanned).
+   * `leftOut`: the commit's links not written (they lead outside it, nowhere, or loop).
    */
-  extract(side: string, migrationsDir: string, repo: string, sha: string): Promise<{ dir: string; relativeTo: string }>;
+  extract(
+    side: string,
+    migrationsDir: string,
+    repo: string,
+    sha: string,
+    planned: readonly MigrationEntry[],
+  ): Promise<{ dir: string; relativeTo: string; leftOut: string[] }>;
   dispose(): Promise<void>;
 }
 
@@ -85,6 +95,36 @@ async function scratchIn(modules: string, root: string): Promise<string | undefi
 }
 
 /**
+ * The files node-pg-migrate will load from `dir` (files and links, as its getMigrationFilePaths
+ * lists them) are the ones the plan read and linted, with the same text: a materialisation that
+ * dropped, added or rewrote one (git archive's `export-ignore` and `export-subst` did) would run
+ * what nobody checked. Throws naming the first file that differs.
+ */
+async function sameAsPlanned(
+  relativeTo: string,
+  dir: string,
+  planned: readonly MigrationEntry[],
+  sha: string,
+): Promise<void> {
+  const differs = (file: string, how: string) =>
+    new ConsortError('internal', `The migration ${file} written for the run ${how} (commit ${sha.slice(0, 12)}).`, {
+      hint: 'Nothing was migrated: the run would not apply what the plan read. This is a Consort bug: report it.',
+    });
+  const want = new Map(planned.map((f) => [path.posix.basename(f.file), f]));
+  const dirents = await readdir(dir, { withFileTypes: true });
+  for (const d of dirents)
+    if ((d.isFile() || d.isSymbolicLink()) && !want.has(d.name))
+      throw differs(path.relative(relativeTo, path.join(dir, d.name)), 'is not in the commit');
+  for (const [name, f] of want) {
+    const full = path.join(dir, name);
+    const real = resolvedInside(relativeTo, full);
+    const bytes = real === null ? null : readRegularFile(real);
+    if (bytes === null) throw differs(f.file, 'is missing');
+    if (bytes.toString('utf8') !== f.content) throw differs(f.file, "differs from the commit's");
+  }
+}
+
+/**
  * `at`: the workspace, or the package of it that owns the migrations (migrationsPackage). `git` is
  * needed only by `extract` (the TDD lane writes the base's migrations it read itself).
  */
@@ -106,14 +146,15 @@ export async function createWorkdir(
       for (const f of files) await writeFile(path.join(dir, path.posix.basename(f.file)), f.content);
       return { dir, relativeTo };
     },
-    async extract(side, migrationsDir, repo, sha) {
+    async extract(side, migrationsDir, repo, sha, planned) {
       const relativeTo = path.join(root, side);
       await mkdir(relativeTo, { recursive: true });
       if (!git) throw new Error('createWorkdir: extract needs a GitRepo');
-      await git.extractCommit(repo, sha, relativeTo);
+      const { leftOut } = await git.extractCommit(repo, sha, relativeTo);
       const dir = path.join(relativeTo, migrationsDir);
       await mkdir(dir, { recursive: true });
-      return { dir, relativeTo };
+      await sameAsPlanned(relativeTo, dir, planned, sha);
+      return { dir, relativeTo, leftOut };
     },
     dispose: () => rm(root, { recursive: true, force: true }),
   };
