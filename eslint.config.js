@@ -4,7 +4,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/fixtures/histories: other projects' migration histories, kept as those projects write them.
+  // test/fixtures/histories: other projects' migration histories, kept as those projects write them;
+  // test/fixtures/locate-corpus: migrations written the way such projects write them.
   {
     ignores: [
       'lib/**',
@@ -13,6 +14,7 @@ export default tseslint.config(
       'coverage/**',
       'examples/**/node_modules/**',
       'test/fixtures/histories/**',
+      'test/fixtures/locate-corpus/**',
       'vscode/dist/**',
       'vscode/node_modules/**',
     ],
