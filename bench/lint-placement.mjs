@@ -36,8 +36,8 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 /** The line in `file` of the innermost frame of the stack that is in it. */
 function callerLine(stack, file) {
   for (const frame of stack.split('\n').slice(1)) {
-    const m = /\(?(?:file:\/\/)?([^()\s]+):(\d+):\d+\)?$/.exec(frame.trim());
-    if (m && path.resolve(m[1]) === file) return Number(m[2]);
+    const m = /(?:\(|at )(?:file:\/\/)?(\/[^()]*?):(\d+):\d+\)?$/.exec(frame.trim());
+    if (m && path.resolve(decodeURIComponent(m[1])) === file) return Number(m[2]);
   }
   return undefined;
 }
@@ -53,7 +53,7 @@ async function run(file, mod, direction) {
     select: async () => [],
   };
   db.select = async (text) => (await db.query(text)).rows;
-  const pgm = new MigrationBuilder(db, undefined, false, silent);
+  const pgm = new MigrationBuilder(db, mod.shorthands, false, silent);
   const lines = [];
   const traced = new Proxy(pgm, {
     get(target, prop) {

@@ -44,6 +44,121 @@ describe('locateStatements', () => {
   });
 });
 
+describe('locateStatements: up and down, ties, templates, kinds', () => {
+  // down before up, and the same kind of call in both.
+  const CJS = `exports.down = (pgm) => {
+  pgm.alterColumn('invoices', 'status', { default: null });
+  pgm.dropConstraint('invoices', 'invoices_total_positive');
+};
+
+exports.up = (pgm) => {
+  pgm.alterColumn('invoices', 'status', { default: null });
+  pgm.alterColumn('invoices', 'status', { type: 'invoice_status', using: 'status::invoice_status' });
+  pgm.alterColumn('invoices', 'status', { default: 'draft' });
+  pgm.addConstraint('invoices', 'invoices_total_positive', { check: 'total >= 0' });
+};
+`;
+
+  it('takes up statements from up and down statements from down, in source order on a tie', () => {
+    expect(
+      locateStatements(CJS, [
+        'ALTER TABLE "invoices"\n  ALTER "status" DROP DEFAULT;',
+        'ALTER TABLE "invoices"\n  ALTER "status" SET DATA TYPE invoice_status USING status::invoice_status;',
+        'ALTER TABLE "invoices"\n  ALTER "status" SET DEFAULT $pga$draft$pga$;',
+        'ALTER TABLE "invoices"\n  ADD CONSTRAINT "invoices_total_positive" CHECK (total >= 0);',
+      ]).map((l) => l.line),
+    ).toEqual([7, 8, 9, 10]);
+    expect(
+      locateStatements(
+        CJS,
+        [
+          'ALTER TABLE "invoices"\n  ALTER "status" DROP DEFAULT;',
+          'ALTER TABLE "invoices" DROP CONSTRAINT "invoices_total_positive";',
+        ],
+        'down',
+      ).map((l) => l.line),
+    ).toEqual([2, 3]);
+  });
+
+  it('matches pgm.sql template literals with their interpolations as unknown parts', () => {
+    const source = `import { MigrationBuilder } from 'node-pg-migrate';
+import { Collection } from '../src/Collection';
+
+export async function up(pgm: MigrationBuilder): Promise<void> {
+  pgm.addColumn(Collection.tableName, { forum_link: { type: 'TEXT' } });
+  pgm.sql(\`UPDATE \${Collection.tableName} SET forum_link = 'https://forum/' || id WHERE is_published\`);
+  pgm.sql('ALTER TABLE ' + Collection.tableName + ' ALTER COLUMN price TYPE NUMERIC(78) USING price::numeric(78)');
+}
+`;
+    expect(
+      locateStatements(source, [
+        'ALTER TABLE "collections"\n  ADD "forum_link" TEXT;',
+        "UPDATE collections SET forum_link = 'https://forum/' || id WHERE is_published;",
+        'ALTER TABLE collections ALTER COLUMN price TYPE NUMERIC(78) USING price::numeric(78);',
+      ]),
+    ).toEqual([
+      { line: 5, exact: true },
+      { line: 6, exact: true },
+      { line: 7, exact: true },
+    ]);
+  });
+
+  it('knows the statements of schemas, sequences, policies, constraints, type values and comments', () => {
+    const source = `exports.up = (pgm) => {
+  pgm.createSchema('tenancy');
+  pgm.createSequence('tenant_seq', { start: 1000 });
+  pgm.createPolicy('projects', 'tenant_isolation', { using: 'true' });
+  pgm.renameConstraint('orders', 'orders_customer_fk', 'orders_customer_id_fkey');
+  pgm.renameTypeValue('order_status', 'paid', 'settled');
+  pgm.alterColumn('orders', 'note', { comment: 'Shown to the courier' });
+  pgm.dropConstraint('orders', 'orders_note_check');
+};
+`;
+    expect(
+      locateStatements(source, [
+        'CREATE SCHEMA "tenancy";',
+        'CREATE SEQUENCE "tenant_seq"\n  START WITH 1000;',
+        'CREATE POLICY "tenant_isolation" ON "projects" FOR ALL TO PUBLIC USING (true);',
+        'ALTER TABLE "orders" RENAME CONSTRAINT "orders_customer_fk" TO "orders_customer_id_fkey";',
+        'ALTER TYPE "order_status" RENAME VALUE $pga$paid$pga$ TO $pga$settled$pga$;',
+        'COMMENT ON COLUMN "orders"."note" IS $pga$Shown to the courier$pga$;',
+        'ALTER TABLE "orders" DROP CONSTRAINT "orders_note_check";',
+      ]).map((l) => l.line),
+    ).toEqual([2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('reads a call to its closing parenthesis, past a pgm.func inside it', () => {
+    const source = `exports.up = (pgm) => {
+  pgm.createTable('users', { id: 'id', email: 'text' });
+  pgm.createTable('sessions', {
+    id: { type: 'uuid', primaryKey: true, default: pgm.func('gen_random_uuid()') },
+    user_id: { type: 'integer', references: 'users' },
+  });
+};
+`;
+    expect(
+      locateStatements(source, [
+        'CREATE TABLE "users" (\n  "id" serial PRIMARY KEY,\n  "email" text\n);',
+        'CREATE TABLE "sessions" (\n  "id" uuid DEFAULT gen_random_uuid() PRIMARY KEY,\n  "user_id" integer REFERENCES "users"\n);',
+      ]).map((l) => l.line),
+    ).toEqual([2, 3]);
+  });
+
+  it('without a down, finds the down node-pg-migrate infers on the up call it reverses', () => {
+    const source = `exports.up = (pgm) => {
+  pgm.createTable('tags', { id: 'id' });
+  pgm.createIndex('product_tags', 'tag_id');
+};
+`;
+    expect(locateStatements(source, ['DROP INDEX "product_tags_tag_id_index";', 'DROP TABLE "tags";'], 'down')).toEqual(
+      [
+        { line: 3, exact: true },
+        { line: 2, exact: true },
+      ],
+    );
+  });
+});
+
 describe('statementTarget and statementAt', () => {
   it.each([
     ['CREATE INDEX CONCURRENTLY "orders_email_idx" ON "orders" ("email");', [null, 'orders']],
