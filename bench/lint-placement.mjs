@@ -5,7 +5,10 @@
  * (a missing down is up in reverse, as node-pg-migrate infers it); the call that sent a step is
  * read from the stack when the builder method ran, which is the truth `locateStatements` guesses.
  *
- *   npm run build --silent && node bench/lint-placement.mjs [--write] [--verbose]
+ *   npm run bench:lint-placement -- [--write] [--verbose] [--dir DIR]
+ *
+ * `--dir DIR` measures the JS/TS migrations of DIR instead (a project's own migrations folder, or a
+ * held-out set the locator was not tuned on).
  *
  * `--write` stores the statements and their calls' lines in the corpus's expected.json, which
  * test/lint/locate-corpus.test.ts checks the locator against.
@@ -16,17 +19,26 @@ import { fileURLToPath } from 'node:url';
 import { createJiti } from 'jiti';
 import { MigrationBuilder } from 'node-pg-migrate/migrationBuilder';
 import { locateStatements } from '../lib/src/lint/locate.js';
+import { benchArgs } from './lib/args.js';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const corpusDir = path.join(root, 'test/fixtures/locate-corpus');
 const histories = path.join(root, 'test/fixtures/histories');
-const dirs = [
-  corpusDir,
-  ...fs
-    .readdirSync(histories)
-    .map((h) => path.join(histories, h, 'migrations'))
-    .filter((d) => fs.existsSync(d)),
-];
+const args = benchArgs(import.meta.url, {
+  write: { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+  dir: { type: 'string' },
+});
+const only = args.dir === undefined ? undefined : path.resolve(args.dir);
+const dirs = only
+  ? [only]
+  : [
+      corpusDir,
+      ...fs
+        .readdirSync(histories)
+        .map((h) => path.join(histories, h, 'migrations'))
+        .filter((d) => fs.existsSync(d)),
+    ];
 process.setSourceMapsEnabled(true);
 const jiti = createJiti(import.meta.url, { sourceMaps: true, moduleCache: false, fsCache: false });
 /** A row whose every column is 0: enough for a migration that reads a count before choosing its steps. */
@@ -101,7 +113,6 @@ export async function corpus() {
   return out;
 }
 
-const args = process.argv.slice(2);
 const migrations = await corpus();
 const tally = { up: [0, 0, 0, 0], down: [0, 0, 0, 0] }; // statements, right line, wrong line, first line
 for (const m of migrations) {
@@ -116,7 +127,7 @@ for (const m of migrations) {
     t[0] += 1;
     const verdict = !p.exact ? 'first line' : p.line === s.line ? 'right' : 'WRONG';
     t[verdict === 'right' ? 1 : verdict === 'WRONG' ? 2 : 3] += 1;
-    if (args.includes('--verbose') && verdict !== 'right')
+    if (args.verbose && verdict !== 'right')
       console.log(
         `${m.file} ${m.direction} ${verdict}: call line ${s.line}, placed ${p.line}: ${s.statement.replace(/\s+/g, ' ').slice(0, 110)}`,
       );
@@ -126,7 +137,7 @@ for (const [direction, [n, right, wrong, first]] of Object.entries(tally))
   console.log(
     `${direction}: ${n} statements in ${migrations.filter((m) => m.direction === direction).length} migrations: ${right} on their call, ${wrong} on another line, ${first} on line 1 (quoted)`,
   );
-if (args.includes('--write')) {
+if (args.write && !only) {
   const expected = migrations.map(({ file, direction, steps }) => ({ file, direction, steps }));
   fs.writeFileSync(path.join(corpusDir, 'expected.json'), `${JSON.stringify(expected, null, 1)}\n`);
 }
