@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { branchNameProblem, MAX_BRANCH_NAME } from '../core/names.js';
 import { parseDuration } from '../core/duration.js';
 import { redact } from '../core/redact.js';
+import { isNeverPassed } from '../core/child-env.js';
 import { DEFAULT_DESIGN, DEFAULT_TEST_GLOBS, DESIGN_ROLES, ROLES } from '../conductor/roles.js';
 import { OPTIONAL_GATES } from '../conductor/state.js';
 import { AGENT_BACKENDS } from '../ports/agent-backend.js';
@@ -231,6 +232,20 @@ export const suiteShape = {
     .default([])
     .meta({ description: 'JUnit XML report glob(s) the suite writes, for per-test results.' }),
   timeout: duration('The suite is stopped after this long.').default('15m'),
+  passEnv: uniqueList(
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name (letters, digits, "_")' })
+      .refine((name) => !isNeverPassed(name), {
+        error: (issue) =>
+          `${String(issue.input)} is a credential of the runner, the GitHub App, Consort or its providers: it never reaches a project's code`,
+      }),
+  )
+    .default([])
+    .meta({
+      description:
+        "Credential-looking variables (JWT_SECRET, STRIPE_TEST_KEY…) of the environment Consort runs in that the suite, the seed and the migrations receive; others (*_SECRET, *_TOKEN, *_API_KEY…) are withheld. In the TDD lane, the only variables besides the basics they receive. In a check, the base branch's list counts.",
+    }),
 };
 
 export const lintShape = {

@@ -66,6 +66,18 @@ export function isCredentialName(key: string): boolean {
   return CREDENTIAL.test(key);
 }
 
+/**
+ * Credentials no project code may be given even when its configuration asks (`suite.passEnv`): the
+ * runner's, the GitHub App's, Consort's own and its providers' (the branch URLs it hands out are
+ * the access a suite gets), and NODE_OPTIONS (code injected into every node child).
+ */
+const NEVER_PASSED =
+  /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_.*|NODE_OPTIONS)$/i;
+
+export function isNeverPassed(key: string): boolean {
+  return NEVER_PASSED.test(key);
+}
+
 export interface ChildEnvOptions {
   /** Where the basics are read from (default: this process's environment). */
   inherit?: NodeJS.ProcessEnv;
@@ -112,18 +124,34 @@ export function childEnv(
 const CONNECTION = /^(PG[A-Z]+|DATABASE_URL)$/;
 
 /**
- * What a repository's migration code sees of its caller's environment besides the basics: the
- * project's settings its imports read when they load (`env.get('WAREHOUSE_URL')` in a module a
- * migration imports), as its deploy's `node-pg-migrate up` would have them. Credential-looking names
- * are left out (childEnv drops them again), and so are the connection variables and `urlVars` (the
- * suite's `suite.env`): the migrations' child serves several branches, so no single one can be named.
+ * What a repository's migration code sees of its caller's environment besides the basics: what the
+ * lane's suite sees of it — the project's settings its imports read when they load
+ * (`env.get('WAREHOUSE_URL')` in a module a migration imports), as its deploy's `node-pg-migrate up`
+ * would have them. `suite.passEnv` (`pass`) names the credential-looking variables the project
+ * gives its own code; other credential-looking names are left out, and so are the connection
+ * variables and `urlVars` (the suite's `suite.env`): the migrations' child serves several
+ * branches, so no single one can be named. `only`: the lane's suite gets the basics and `pass`
+ * alone (the TDD lane's proofs), so its migrations get `pass` alone too.
  */
-export function migrationEnv(env: NodeJS.ProcessEnv, urlVars: readonly string[] = []): Record<string, string> {
+export function migrationEnv(
+  env: NodeJS.ProcessEnv,
+  urlVars: readonly string[] = [],
+  pass: readonly string[] = [],
+  only = false,
+): Record<string, string> {
   const drop = new Set(urlVars);
+  const passed = new Set(pass.filter((k) => !isNeverPassed(k)));
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
-    if (value === undefined || isCredentialName(key) || CONNECTION.test(key) || drop.has(key)) continue;
-    out[key] = value;
+    if (value === undefined || CONNECTION.test(key) || drop.has(key)) continue;
+    if (passed.has(key) || (!only && !isCredentialName(key))) out[key] = value;
   }
   return out;
+}
+
+/** The credential-looking names of the caller's environment a project's code was not given (for a failure's hint). */
+export function withheldNames(env: NodeJS.ProcessEnv, pass: readonly string[]): string[] {
+  return Object.keys(env)
+    .filter((k) => env[k] !== undefined && isCredentialName(k) && !isNeverPassed(k) && !pass.includes(k))
+    .sort();
 }

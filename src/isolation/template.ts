@@ -107,7 +107,7 @@ export async function prepareTestTemplate(
           ignorePattern: config.migrations.ignorePattern,
           engine,
           // The test runner's own environment: the settings a migration's imports read.
-          env: migrationEnv(process.env, [config.suite.env]),
+          env: migrationEnv(process.env, [config.suite.env], config.suite.passEnv),
         });
         if (!result.ok) {
           const f = result.failed;

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childEnv } from '../core/child-env.js';
+import { childEnv, isCredentialName, isNeverPassed } from '../core/child-env.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
 import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
@@ -212,11 +212,13 @@ export class MigrationChild {
   private start(): ChildProcess {
     // NODE_OPTIONS is the operator's (a TypeScript loader such as `--import tsx`, which TS migrations
     // needed in process too); the child is the repository's code either way, so it carries no secret.
-    // The caller's project settings (this.env) go under the isolation's own variables; childEnv still
-    // drops any credential among them.
+    // The caller's project settings (this.env: migrationEnv) go under the isolation's own variables;
+    // the credential-looking ones among them are those the project passes its code (suite.passEnv),
+    // never the runner's or Consort's own.
     // In a PID namespace where one can be made; whatever a migration started ends with the child.
     const sandbox = isolation();
-    const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS'] });
+    const passed = Object.keys(this.env).filter((k) => isCredentialName(k) && !isNeverPassed(k));
+    const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS', ...passed] });
     const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
     const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     child.once('exit', () => sandbox.sweep());

@@ -86,7 +86,7 @@ async function migrate(url: string, request: PairRequest, engine: RunEngine): Pr
     direction: 'up',
     ...migrationPlacement(request.config.migrations),
     engine: await engine.forDir(dir),
-    env: migrationEnv(request.env, [request.config.suite.env]),
+    env: migrationEnv(request.env, [request.config.suite.env], request.config.suite.passEnv),
   });
 }
 

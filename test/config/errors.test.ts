@@ -34,6 +34,14 @@ describe('errors name the file, line, column and key', () => {
     ],
     ['a misplaced key', 'timeout: 3m\n', [`${Y}:1:1 unknown key "timeout" (did you mean "suite.timeout"?)`]],
     [
+      "a runner's credential passed to the suite",
+      'suite:\n  passEnv: [JWT_SECRET, GITHUB_TOKEN, neon_api_key]\n',
+      [
+        `${Y}:2:25 suite.passEnv[1]: GITHUB_TOKEN is a credential of the runner, the GitHub App, Consort or its providers: it never reaches a project's code`,
+        `${Y}:2:39 suite.passEnv[2]: neon_api_key is a credential of the runner, the GitHub App, Consort or its providers: it never reaches a project's code`,
+      ],
+    ],
+    [
       'an ignore pattern that is no regular expression',
       "migrations:\n  ignorePattern: '*.md'\n",
       [

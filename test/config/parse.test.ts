@@ -25,6 +25,7 @@ suite:
     - reports/junit.xml
     - packages/*/junit.xml
   timeout: 1h30m
+  passEnv: [JWT_SECRET, STRIPE_TEST_KEY]
 lint:
   rules: [ban-drop-column, prefer-robust-stmts]
   failOn: warning
@@ -95,6 +96,7 @@ const FULL_CONFIG: ConsortConfig = {
     env: 'TEST_DATABASE_URL',
     reports: ['reports/junit.xml', 'packages/*/junit.xml'],
     timeout: '1h30m',
+    passEnv: ['JWT_SECRET', 'STRIPE_TEST_KEY'],
   },
   lint: {
     rules: ['ban-drop-column', 'prefer-robust-stmts'],
@@ -141,7 +143,7 @@ describe('defaults', () => {
       checkOrder: true,
       ignorePattern: '\\..*',
     },
-    suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m' },
+    suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m', passEnv: [] },
     lint: { rules: [], failOn: 'error', severity: {} },
     reversibility: { enabled: true, requireDown: false },
     check: { blocking: ['migrations', 'lint', 'reversibility', 'suite'], migrationsRole: 'branch' },

@@ -107,7 +107,11 @@ export async function proveHead(
   dir: string,
   ws: GitWorkspace,
   deps: Dependencies,
-  { port = bindWorkspace(ws), tree }: { port?: ReturnType<typeof bindWorkspace>; tree?: string } = {},
+  {
+    port = bindWorkspace(ws),
+    tree,
+    env = process.env,
+  }: { port?: ReturnType<typeof bindWorkspace>; tree?: string; env?: NodeJS.ProcessEnv } = {},
 ): ReturnType<typeof prove> {
   const { config } = await loadConfig(dir);
   return prove({
@@ -119,7 +123,7 @@ export async function proveHead(
     branch: 'p',
     hash: ['test/sum.test.js'],
     ...(tree ? { tree } : {}),
-    env: process.env,
+    env,
     processes: localProcessRunner,
     time: (_l, fn) => fn(),
   });

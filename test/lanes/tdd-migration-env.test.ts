@@ -1,8 +1,9 @@
 /**
- * The TDD lane applies a feature's JS migrations with the project's settings from the run's
- * environment (what the proofs' suites get), as `consort check` and a deploy's `node-pg-migrate up`
- * do: a migration whose import reads `APP_REGION` when it loads ran with the basics only and failed
- * with "APP_REGION is not set". Credentials and connection variables still never reach it.
+ * The TDD lane applies a feature's JS migrations with what its proofs' suites get of the run's
+ * environment — the basics, and the variables the project passes its code (`suite.passEnv`) — so a
+ * migration whose import reads `APP_REGION` when it loads runs where the suite would, and a
+ * variable that is not passed is missing for both alike (the agents wrote this code: the run's
+ * other variables, credentials or not, are not theirs to read). Connection variables never reach it.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -38,7 +39,7 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'migrations', '1700000000000_region.js'), MIGRATION);
   await writeFile(
     path.join(dir, '.github', 'consort.yml'),
-    'migrations:\n  dir: migrations\nsuite:\n  command: node -e 0\n',
+    'migrations:\n  dir: migrations\nsuite:\n  command: node -e 0\n  passEnv: [APP_REGION, DATABASE_URL]\n',
   );
   await git(dir, 'init', '-q', '-b', 'main');
   await git(dir, 'add', '-A');
@@ -51,7 +52,15 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-it("applies a feature's JS migration with the project's settings, without credentials or another database's URL", async () => {
+const RUN_ENV = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  APP_REGION: 'eu',
+  DEPLOY_TOKEN: 'secret',
+  DATABASE_URL: 'postgres://elsewhere/db',
+};
+
+it("applies a feature's JS migration with the variables the project passes, without another database's URL", async () => {
   const { config } = await loadConfig(dir);
   branches = createBranches({
     provider: t.provider,
@@ -60,13 +69,7 @@ it("applies a feature's JS migration with the project's settings, without creden
     git: tddAdapters.git,
     migrations: tddAdapters.migrations,
     schemas: tddAdapters.schemas,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      APP_REGION: 'eu',
-      DEPLOY_TOKEN: 'secret',
-      DATABASE_URL: 'postgres://elsewhere/db',
-    },
+    env: RUN_ENV,
     processes: localProcessRunner,
     baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
   });
@@ -77,4 +80,22 @@ it("applies a feature's JS migration with the project's settings, without creden
     "SELECT obj_description('region_eu'::regclass) AS c",
   );
   expect(row?.c).toBe('|');
+}, 120_000);
+
+it("a variable the project does not pass is missing, as it is for the proofs' suites", async () => {
+  const { config } = await loadConfig(dir);
+  await branches?.settle();
+  branches = createBranches({
+    provider: t.provider,
+    config: { ...config, suite: { ...config.suite, passEnv: [] } },
+    ws: await workspaceAt(dir),
+    git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
+    env: RUN_ENV,
+    processes: localProcessRunner,
+    baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
+  });
+  const fresh = await branches.fresh('env-unpassed', dir);
+  expect(fresh.migrations.ok ? 'applied' : fresh.migrations.failed.error.message).toContain('APP_REGION is not set');
 }, 120_000);

@@ -36,6 +36,12 @@ export interface VerdictSettings {
    */
   placement: MigrationPlacementSettings;
   parent: string;
+  /**
+   * `suite.passEnv`: the credential-looking variables the change's code (suite, seed, migrations)
+   * receives. Not the verdict, but as much the base's to grant: a change that listed its runner's
+   * `AWS_SECRET_ACCESS_KEY` would be given it.
+   */
+  passEnv: string[];
 }
 
 export type MigrationPlacementSettings = Pick<
@@ -71,6 +77,7 @@ export function verdictSettings(config: ConsortConfig): VerdictSettings {
     ignorePattern: config.migrations.ignorePattern,
     placement: placementOf(config.migrations),
     parent: config.database.parent,
+    passEnv: [...config.suite.passEnv],
   };
 }
 

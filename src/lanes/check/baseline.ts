@@ -303,7 +303,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           checkOrder: config.migrations.checkOrder,
           ignorePattern: config.migrations.ignorePattern,
           ...(input.engine ? { engine: input.engine } : {}),
-          env: migrationEnv(input.env, [config.suite.env]),
+          env: migrationEnv(input.env, [config.suite.env], config.suite.passEnv),
         });
         if (!result.ok) {
           const failure = await baseFailure(result.failed, config.database.parent, input.rebuild, () =>
@@ -383,7 +383,11 @@ export async function runSeed(
   const result = await processes.run({
     command: seed.command,
     cwd: workspace,
-    env: childEnv(branchEnv(url, [config.suite.env]), { inherit: env, pass: Object.keys(env) }),
+    env: childEnv(branchEnv(url, [config.suite.env]), {
+      inherit: env,
+      pass: Object.keys(env),
+      secrets: config.suite.passEnv,
+    }),
     // The repository's code, isolated as the suite is (suite-stage.ts).
     isolate: true,
     timeoutMs: 10 * 60_000,

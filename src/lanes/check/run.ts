@@ -147,7 +147,9 @@ export async function runCheck(
     // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
     // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
     if (plan.engine && !plan.blocked && plan.migrations.ok) {
-      headRunner = ports.migrations.open({ env: migrationEnv(input.env, [config.suite.env]) });
+      headRunner = ports.migrations.open({
+        env: migrationEnv(input.env, [config.suite.env], config.suite.passEnv),
+      });
       headRunner.warm(plan.engine.engine, plan.sets.head);
     }
     // Nothing in the scratch directory depends on the lock (each run has its own), so the sides are
@@ -238,7 +240,9 @@ export async function runCheck(
       if (!plan.engine) throw plan.blocked!.error;
       // Started now if not at the beginning, so Node, node-pg-migrate and the TypeScript loader load meanwhile.
       if (!headRunner) {
-        headRunner = ports.migrations.open({ env: migrationEnv(input.env, [config.suite.env]) });
+        headRunner = ports.migrations.open({
+          env: migrationEnv(input.env, [config.suite.env], config.suite.passEnv),
+        });
         headRunner.warm(plan.engine.engine, head);
       }
       const { base: baseDir, head: headSide } = await sidesOnDisk!;

@@ -4,7 +4,7 @@
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { parseDuration } from '../../core/duration.js';
-import { childEnv } from '../../core/child-env.js';
+import { childEnv, withheldNames } from '../../core/child-env.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import type { Clock } from '../../ports/clock.js';
@@ -31,7 +31,8 @@ export async function suiteStage(
     cwd: workspace,
     env: childEnv(
       { ...branchEnv(url, [config.suite.env]), CI: env.CI ?? 'true' },
-      { inherit: env, pass: Object.keys(env) },
+      // The caller's settings; of its credential-looking ones, only those the project passes (suite.passEnv).
+      { inherit: env, pass: Object.keys(env), secrets: config.suite.passEnv },
     ),
     // A pull request's code: in a PID namespace of its own where one can be made, so it cannot read
     // Consort's /proc/<pid>/environ (the App's private key) nor leave a process behind, and under
@@ -86,7 +87,13 @@ export async function suiteStage(
   if (noScript !== null) return { ...base, tests, failures, status: 'failed', summary: noScript };
   const counts = junit ? summarizeSuite(junit) : exit;
   if (result.exitCode !== 0 || failures.length > 0) {
-    return { ...base, tests, failures, status: 'failed', summary: `${counts}${junit ? ` (${exit})` : ''}` };
+    return {
+      ...base,
+      tests,
+      failures,
+      status: 'failed',
+      summary: `${counts}${junit ? ` (${exit})` : ''}${withheldNote(env, config.suite.passEnv)}`,
+    };
   }
   if (junitProblem)
     return {
@@ -103,6 +110,17 @@ export async function suiteStage(
     status: 'passed',
     summary: junit ? counts : 'exit 0 (no JUnit report configured)',
   };
+}
+
+/**
+ * A failed suite's note on the credential-looking variables of the caller's environment it was not
+ * given (`JWT_SECRET`…): a suite that reads one fails for that alone, and the fix is a setting.
+ */
+export function withheldNote(env: NodeJS.ProcessEnv, passEnv: readonly string[]): string {
+  const names = withheldNames(env, passEnv);
+  if (names.length === 0) return '';
+  const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ');
+  return `; it was not given ${shown} (credential-looking: list what it needs in suite.passEnv)`;
 }
 
 /**

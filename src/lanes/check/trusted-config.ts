@@ -31,6 +31,7 @@ function differing(head: VerdictSettings, base: VerdictSettings): string[] {
   if (head.ignorePattern !== base.ignorePattern) keys.push('migrations.ignorePattern');
   for (const k of PLACEMENT_KEYS) if (!same(head.placement[k], base.placement[k])) keys.push(`migrations.${k}`);
   if (head.parent !== base.parent) keys.push('database.parent');
+  if (!same([...head.passEnv].sort(), [...base.passEnv].sort())) keys.push('suite.passEnv');
   return keys;
 }
 
@@ -48,6 +49,7 @@ export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settin
       reversibility: { ...v.reversibility },
       migrations: { ...own, checkOrder: v.checkOrder, ignorePattern: v.ignorePattern, ...v.placement },
       database: { ...head.database, parent: v.parent },
+      suite: { ...head.suite, passEnv: [...v.passEnv] },
     },
     ignored: differing(verdictSettings(head), v),
   };

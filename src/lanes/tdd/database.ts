@@ -255,8 +255,8 @@ export function createBranches(kit: BranchKit) {
       ...migrationPlacement(kit.config.migrations),
       relativeTo: workspace,
       engine,
-      // The project's settings a migration's imports read, as the proofs' suites have them.
-      env: migrationEnv(kit.env, [kit.config.suite.env]),
+      // What the proofs' suites get besides the basics (suite.passEnv), for the settings a migration's imports read.
+      env: migrationEnv(kit.env, [kit.config.suite.env], kit.config.suite.passEnv, true),
     });
   }
 

@@ -142,7 +142,8 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
         env: childEnv(
           { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
-          { inherit: input.env },
+          // The basics, and what the project passes its code (suite.passEnv): agents wrote this code.
+          { inherit: input.env, pass: config.suite.passEnv, secrets: config.suite.passEnv },
         ),
         timeoutMs: parseDuration(config.suite.timeout),
         maxOutputBytes: 2 * 1024 * 1024,
