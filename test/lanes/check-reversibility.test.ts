@@ -323,6 +323,33 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
     }
   });
 
+  it("names a down's DROP … IF EXISTS that dropped nothing (dropIndex given the name as its columns)", async () => {
+    const dir = await migrationsDir();
+    try {
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int, entity text);', 'DROP TABLE a;');
+      // What node-pg-migrate's dropIndex('a', 'a_entity_idx', { ifExists: true }) sends: the name
+      // taken as a column, so the index it drops is one that never existed.
+      await writeSql(
+        dir,
+        '1700000000001_b',
+        'CREATE INDEX a_entity_idx ON a (entity);',
+        'DROP INDEX IF EXISTS "a_a_entity_idx_index";\nDROP TABLE IF EXISTS a;\nCREATE TABLE a (id int, entity text);\nCREATE INDEX a_entity_idx ON a (entity);',
+      );
+      const r = await proveOnBranch(dir);
+      expect(r.migrations.map((m) => m.verdict)).toEqual(['reversible', 'not-restored']);
+      const detail = r.migrations[1]!.detail!;
+      expect(detail).toMatch(/^after down, the schema differs from before up:\n\+ index public\.a_entity_idx/);
+      expect(detail).toContain(
+        `its down's DROP INDEX IF EXISTS "a_a_entity_idx_index" dropped nothing: there was no index of that name`,
+      );
+      expect(detail).toContain('pass { name }');
+      // The table it dropped existed: only the no-op is named.
+      expect(detail).not.toContain('DROP TABLE');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('gives the verdicts a fresh copy gives (a failing down, a declared irreversible one) and puts the branch back', async () => {
     const dir = await migrationsDir();
     try {

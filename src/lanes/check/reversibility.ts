@@ -18,6 +18,7 @@ import { renderSchemaDiffText } from '../../schema/render.js';
 import type { ApplyOptions, ApplyResult, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
+import { noopDrops } from './noop-drops.js';
 
 export interface ReversibilityInput {
   /** The throwaway branch, as the admin: its schema is read with it. */
@@ -331,7 +332,14 @@ async function provePass(
           }
         : {
             verdict: 'not-restored',
-            detail: `after down, the schema differs from before up:\n${own.join('\n').slice(0, DETAIL_LIMIT)}`,
+            // The diff, then why a down that "succeeded" left it: a DROP … IF EXISTS of nothing.
+            detail: [
+              `after down, the schema differs from before up:\n${own.join('\n').slice(0, DETAIL_LIMIT)}`,
+              ...noopDrops(
+                down.applied.flatMap((a) => a.sql),
+                after[i + 1]!,
+              ),
+            ].join('\n'),
           },
     );
     for (const l of own) residue.add(l);
