@@ -43,6 +43,8 @@ export interface TerminalOptions {
 const LIST_MAX = 50;
 const TAIL_LINES = 40;
 const DIFF_LINES = 200;
+/** Lines of a reversibility verdict's detail shown under it (the report keeps them all). */
+const DETAIL_LINES = 20;
 const BLOCK_LINES = 40;
 
 type Paint = (s: string) => string;
@@ -194,16 +196,20 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   }
   const bad = irreversible(r);
   if (bad.length > 0) {
-    const lines = bad
-      .slice(0, LIST_MAX)
-      .flatMap((m) =>
-        wrap(
-          `${p.red('✗')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${m.detail === undefined ? '' : ` — ${oneLine(m.detail)}`}`,
+    const lines = bad.slice(0, LIST_MAX).flatMap((m) => {
+      // The detail's first line follows the verdict; the rest (a schema diff, one object a line) keep their lines.
+      const [first, ...rest] = (m.detail ?? '').split('\n').filter((l) => l.trim() !== '');
+      return [
+        ...wrap(
+          `${p.red('✗')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${first === undefined ? '' : ` — ${oneLine(first)}`}`,
           width,
           '  ',
           '    ',
         ),
-      );
+        ...rest.slice(0, DETAIL_LINES).flatMap((l) => wrap(oneLine(l), width, '      ', '        ')),
+        ...(rest.length > DETAIL_LINES ? [p.dim(`      … ${rest.length - DETAIL_LINES} more lines`)] : []),
+      ];
+    });
     out.push([p.bold('Reversibility'), ...lines, ...more(bad.length, LIST_MAX, '  ', p)]);
   }
   if (showSchemaDiff(r)) {

@@ -100,4 +100,20 @@ describe('renderCheckTerminal', () => {
     const lastOutputLine = hugeReport.stages.suite.outputTail.split('\n').at(-1) ?? '';
     expect(text).toContain(`  │ ${lastOutputLine}\n\n✗ Database checks failed`);
   });
+
+  it("keeps a not-restored verdict's schema diff one object a line", () => {
+    const report = structuredClone(failingReport);
+    const restored = report.stages.reversibility.migrations.find((m) => m.verdict === 'not-restored');
+    restored!.detail = [
+      'after down, the schema differs from before up:',
+      '+ index public.orders_status_idx',
+      '+ column public.orders.status text',
+      'its down\'s DROP INDEX IF EXISTS "orders_orders_status_idx_index" dropped nothing: there was no index of that name',
+    ].join('\n');
+    const text = renderCheckTerminal(report, { width: 200 });
+    expect(text).toContain('down did not restore the schema — after down, the schema differs from before up:');
+    expect(text).toContain(
+      '\n      + index public.orders_status_idx\n      + column public.orders.status text\n      its down',
+    );
+  });
 });
