@@ -23,6 +23,16 @@ type Suite = Stages['suite'];
 type MigrationFailure = NonNullable<Stages['migrations']['failure']>;
 
 export const plural = (n: number, one: string, many = `${one}s`): string => `${count(n)} ${n === 1 ? one : many}`;
+
+/**
+ * The lint section's heading, counted as the lint stage's summary counts: findings, then the
+ * notes (findings that do not apply here) apart, then how many block.
+ */
+export function lintHeading(findings: readonly { blocking: boolean; note?: string }[]): string {
+  const notes = findings.filter((f) => f.note !== undefined).length;
+  const blocking = findings.filter((f) => f.blocking).length;
+  return `Lint: ${plural(findings.length - notes, 'finding')}${notes > 0 ? ` and ${plural(notes, 'note')}` : ''}, ${count(blocking)} blocking`;
+}
 export const count = (n: number): string => n.toLocaleString('en-US');
 
 export const shortSha = (sha: string | null): string | null => (sha === null ? null : sha.slice(0, 7));

@@ -6,6 +6,7 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
+  lintHeading,
   planWarningReason,
   count,
   irreversible,
@@ -207,7 +208,6 @@ function migrationSection(r: CheckReport): string | null {
 function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | null {
   const all = orderedFindings(r);
   if (all.length === 0) return null;
-  const blocking = all.filter((f) => f.blocking).length;
   const { shown, more } = capped(all, l.items, 'lint finding', omitted);
   const rows = shown.map((f) => {
     const advice = f.help === undefined ? f.message : `${f.message} — ${f.help}`;
@@ -218,7 +218,7 @@ function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
     rows.length === 0
       ? []
       : [['| Rule | Location | Message | Blocking |', '| --- | --- | --- | --- |', ...rows].join('\n')];
-  return [`### Lint: ${plural(all.length, 'finding')}, ${count(blocking)} blocking`, ...table, ...more].join('\n\n');
+  return [`### ${lintHeading(all)}`, ...table, ...more].join('\n\n');
 }
 
 function reversibilitySection(r: CheckReport, l: Limits, omitted: string[]): string | null {

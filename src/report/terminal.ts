@@ -7,6 +7,7 @@
 import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
+  lintHeading,
   planWarningReason,
   count,
   irreversible,
@@ -180,7 +181,6 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   }
   const findings = orderedFindings(r);
   if (findings.length > 0) {
-    const blocking = findings.filter((x) => x.blocking).length;
     const lines = findings
       .slice(0, LIST_MAX)
       .flatMap((x) => [
@@ -188,11 +188,7 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
         ...(x.note === undefined ? [] : wrap(oneLine(`Note: ${x.note}.`), width, '      ')),
         ...wrap(oneLine(x.help === undefined ? x.message : `${x.message} — ${x.help}`), width, '      '),
       ]);
-    out.push([
-      p.bold(`Lint: ${plural(findings.length, 'finding')}, ${count(blocking)} blocking`),
-      ...lines,
-      ...more(findings.length, LIST_MAX, '  ', p),
-    ]);
+    out.push([p.bold(lintHeading(findings)), ...lines, ...more(findings.length, LIST_MAX, '  ', p)]);
   }
   const bad = irreversible(r);
   if (bad.length > 0) {

@@ -116,4 +116,13 @@ describe('renderCheckTerminal', () => {
       '\n      + index public.orders_status_idx\n      + column public.orders.status text\n      its down',
     );
   });
+
+  it('counts notes apart from findings in the lint heading, as the lint stage does', () => {
+    const report = structuredClone(failingReport);
+    const [noted] = report.stages.lint.findings;
+    noted!.blocking = false;
+    noted!.note = 'the table is created in this pull request';
+    const blocking = report.stages.lint.findings.filter((f) => f.blocking).length;
+    expect(renderCheckTerminal(report)).toContain(`Lint: 2 findings and 1 note, ${blocking} blocking`);
+  });
 });
