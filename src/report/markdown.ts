@@ -221,13 +221,21 @@ function lintSection(r: CheckReport, l: Limits, omitted: string[]): string | nul
   return [`### ${lintHeading(all)}`, ...table, ...more].join('\n\n');
 }
 
+/** A verdict's detail in one table cell, its lines (a schema diff, one object a line) kept apart with <br>. */
+function detailCell(detail: string): string {
+  const lines = clip(detail, CELL_MAX * 2)
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+  return lines.map((line) => mdText(line)).join('<br>');
+}
+
 function reversibilitySection(r: CheckReport, l: Limits, omitted: string[]): string | null {
   const bad = irreversible(r);
   if (bad.length === 0) return null;
   const { shown, more } = capped(bad, l.items, 'reversibility problem', omitted);
   const rows = shown.map(
     (m) =>
-      `| ${mdCode(clip(m.file, CELL_MAX))} | ${REVERSIBILITY_LABEL[m.verdict]} | ${m.detail === undefined ? '' : mdText(clip(oneLine(m.detail), CELL_MAX * 2))} |`,
+      `| ${mdCode(clip(m.file, CELL_MAX))} | ${REVERSIBILITY_LABEL[m.verdict]} | ${m.detail === undefined ? '' : detailCell(m.detail)} |`,
   );
   const table =
     rows.length === 0 ? [] : [['| Migration | Verdict | Detail |', '| --- | --- | --- |', ...rows].join('\n')];

@@ -72,7 +72,7 @@ describe('a hostile report in markdown', () => {
 
   it("injects no HTML: the only tags outside code blocks are the renderer's own", () => {
     expect(new Set(tagsIn(prose))).toEqual(
-      new Set(['code', '/code', 'details', '/details', 'summary', '/summary', 'sub', '/sub']),
+      new Set(['code', '/code', 'details', '/details', 'summary', '/summary', 'sub', '/sub', 'br']),
     );
     expect(tagsIn(prose).filter((t) => t === 'details')).toHaveLength(2);
     expect(tagsIn(prose).filter((t) => t === '/details')).toHaveLength(2);

@@ -147,4 +147,14 @@ describe('renderCheckMarkdown', () => {
     expect(renderCheckMarkdown(failingReport)).toBe(renderCheckMarkdown(structuredClone(failingReport)));
     expect(renderCheckMarkdown(failingReport)).not.toMatch(/\d{4}-\d{2}-\d{2}/);
   });
+
+  it("keeps a reversibility detail's lines apart in its cell", () => {
+    const report = structuredClone(failingReport);
+    const restored = report.stages.reversibility.migrations.find((m) => m.verdict === 'not-restored');
+    restored!.detail =
+      'after down, the schema differs from before up:\n+ index public.orders_status_idx\n+ column public.orders.status text';
+    expect(renderCheckMarkdown(report)).toContain(
+      '| after down, the schema differs from before up:<br>\\+ index public.orders\\_status\\_idx<br>\\+ column public.orders.status text |',
+    );
+  });
 });
