@@ -5,7 +5,7 @@
  * The hint names the extension and the two ways out, instead of asking to fix a migration that
  * deploys fine where the extension is installed.
  */
-import { baseFailure, extensionOfType } from '../../src/lanes/check/baseline.js';
+import { baseFailure, extensionOfMissing, extensionOfType } from '../../src/lanes/check/baseline.js';
 
 const missingType = (type: string) => ({
   kind: 'statement' as const,
@@ -32,4 +32,40 @@ test('types of other extensions, and types no extension explains', () => {
 test('a type no extension explains keeps the hint to fix the migration', async () => {
   const f = await baseFailure(missingType('order_status'), 'main', false, async () => false);
   expect(f.hint).toMatch(/^Fix migrations\/1632292704041_map-migrations\.ts/);
+});
+
+// decentraland/marketplace-server's favorites history: `default: pgm.func('uuid_generate_v4()')`,
+// uuid-ossp installed on the deploy's database by hand, no migration creating it.
+const missingFunction = {
+  kind: 'statement' as const,
+  name: '1677778846950_lists-and-picks',
+  file: 'src/migrations/1677778846950_lists-and-picks.ts',
+  statement: 'CREATE TABLE "lists" ( "id" uuid DEFAULT uuid_generate_v4() PRIMARY KEY );',
+  error: { message: 'function uuid_generate_v4() does not exist', code: '42883' },
+};
+
+test("a missing extension's function names the extension, quoted as CREATE EXTENSION takes it", async () => {
+  const f = await baseFailure(missingFunction, 'main', false, async () => false);
+  expect(f.message).toContain('function uuid_generate_v4() does not exist');
+  expect(f.hint).toContain('uuid_generate_v4() is a function of the uuid-ossp extension');
+  expect(f.hint).toContain('CREATE EXTENSION IF NOT EXISTS "uuid-ossp"');
+  expect(f.hint).not.toContain('PostGIS');
+});
+
+test('functions, operator classes and foreign-data wrappers of extensions; others are not guessed', () => {
+  expect(extensionOfMissing('42883', 'function public.crypt(text, text) does not exist')).toMatchObject({
+    object: 'crypt()',
+    name: 'pgcrypto',
+  });
+  expect(
+    extensionOfMissing('42704', 'operator class "gin_trgm_ops" does not exist for access method "gin"'),
+  ).toMatchObject({
+    kind: 'operator class',
+    name: 'pg_trgm',
+  });
+  expect(extensionOfMissing('42704', 'foreign-data wrapper "postgres_fdw" does not exist')).toMatchObject({
+    name: 'postgres_fdw',
+  });
+  expect(extensionOfMissing('42883', 'function my_helper(integer) does not exist')).toBeUndefined();
+  expect(extensionOfMissing('42883', 'operator does not exist: uuid = text')).toBeUndefined();
 });

@@ -114,11 +114,83 @@ const EXTENSION_TYPES: Record<string, string> = {
   seg: 'seg',
 };
 
+/** Functions that come with an extension, by name (`uuid_generate_v4()` with uuid-ossp). */
+const EXTENSION_FUNCTIONS: Record<string, string> = {
+  uuid_generate_v1: 'uuid-ossp',
+  uuid_generate_v1mc: 'uuid-ossp',
+  uuid_generate_v3: 'uuid-ossp',
+  uuid_generate_v4: 'uuid-ossp',
+  uuid_generate_v5: 'uuid-ossp',
+  uuid_nil: 'uuid-ossp',
+  crypt: 'pgcrypto',
+  gen_salt: 'pgcrypto',
+  gen_random_bytes: 'pgcrypto',
+  digest: 'pgcrypto',
+  hmac: 'pgcrypto',
+  pgp_sym_encrypt: 'pgcrypto',
+  pgp_sym_decrypt: 'pgcrypto',
+  similarity: 'pg_trgm',
+  word_similarity: 'pg_trgm',
+  show_trgm: 'pg_trgm',
+  unaccent: 'unaccent',
+  levenshtein: 'fuzzystrmatch',
+  soundex: 'fuzzystrmatch',
+  metaphone: 'fuzzystrmatch',
+  dmetaphone: 'fuzzystrmatch',
+  ll_to_earth: 'earthdistance',
+  earth_distance: 'earthdistance',
+  moddatetime: 'moddatetime',
+};
+
+/** Operator classes and foreign-data wrappers that come with an extension. */
+const EXTENSION_OPCLASSES: Record<string, string> = {
+  gin_trgm_ops: 'pg_trgm',
+  gist_trgm_ops: 'pg_trgm',
+  gist_geometry_ops_2d: 'postgis',
+};
+const EXTENSION_FDWS: Record<string, string> = { postgres_fdw: 'postgres_fdw', file_fdw: 'file_fdw' };
+
+export interface MissingExtension {
+  /** What the error says is missing, as the hint names it: `geometry`, `uuid_generate_v4()`. */
+  object: string;
+  kind: 'type' | 'function' | 'operator class' | 'foreign-data wrapper';
+  name: string;
+}
+
 /** The extension a missing type (`type "public.geometry" does not exist`) belongs to, if a well-known one. */
 export function extensionOfType(message: string): { type: string; name: string } | undefined {
   const type = /type "(?:[^".]+\.)?([^".]+)" does not exist/.exec(message)?.[1]?.toLowerCase();
   const name = type === undefined ? undefined : EXTENSION_TYPES[type];
   return type !== undefined && name !== undefined ? { type, name } : undefined;
+}
+
+/**
+ * The well-known extension a missing object belongs to: a type (42704), a function such as
+ * `uuid_generate_v4()` (42883, `function uuid_generate_v4() does not exist`), an operator class
+ * (`gin_trgm_ops`) or a foreign-data wrapper (`postgres_fdw`), all of which a database that was
+ * given the extension by hand has.
+ */
+export function extensionOfMissing(code: string | undefined, message: string): MissingExtension | undefined {
+  if (code === '42883') {
+    const fn = /function (?:"?[^".(\s]+"?\.)?"?([^".(\s]+)"?\(/.exec(message)?.[1]?.toLowerCase();
+    const name = fn === undefined ? undefined : EXTENSION_FUNCTIONS[fn];
+    return fn !== undefined && name !== undefined ? { object: `${fn}()`, kind: 'function', name } : undefined;
+  }
+  if (code !== '42704') return undefined;
+  const type = extensionOfType(message);
+  if (type) return { object: type.type, kind: 'type', name: type.name };
+  const opclass = /operator class "([^"]+)" does not exist/.exec(message)?.[1]?.toLowerCase();
+  if (opclass !== undefined && EXTENSION_OPCLASSES[opclass] !== undefined)
+    return { object: opclass, kind: 'operator class', name: EXTENSION_OPCLASSES[opclass] };
+  const fdw = /foreign-data wrapper "([^"]+)" does not exist/.exec(message)?.[1]?.toLowerCase();
+  if (fdw !== undefined && EXTENSION_FDWS[fdw] !== undefined)
+    return { object: fdw, kind: 'foreign-data wrapper', name: EXTENSION_FDWS[fdw] };
+  return undefined;
+}
+
+/** An extension's name as CREATE EXTENSION takes it: `"uuid-ossp"` needs its quotes. */
+function extensionIdent(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name}"`;
 }
 
 const REBUILD =
@@ -166,13 +238,17 @@ export async function baseFailure(
   }
   const which = `base's migration ${where ?? 'a migration'}`;
   const statement = f.kind === 'statement' ? ` in: ${oneLine(f.statement)}` : '';
-  const extension = f.error.code === '42704' ? extensionOfType(firstLine) : undefined;
-  if (extension)
+  const extension = extensionOfMissing(f.error.code, firstLine);
+  if (extension) {
+    const notEmbedded = ['postgis', 'postgis_raster', 'vector'].includes(extension.name)
+      ? " (the local provider's embedded PostgreSQL has no PostGIS or pgvector: use the postgres provider on a server that has them)"
+      : '';
     return {
       message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
-      hint: `${extension.type} is a type of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extension.name}, or create it in the parent branch "${parent}" before the check; the server must offer it (the local provider's embedded PostgreSQL has no PostGIS or pgvector: use the postgres provider on a server that has them).`,
+      hint: `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)}, or create it in the parent branch "${parent}" before the check; the server must offer it${notEmbedded}.`,
       detail,
     };
+  }
   const message = `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`;
   const fixBase = `fix ${where ?? 'the migration'} on base: the PR cannot be checked on top of a base that does not apply.`;
   if (!rebuilt && (await parentHasContent().catch(() => true)))
