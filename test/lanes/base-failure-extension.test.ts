@@ -5,7 +5,10 @@
  * The hint names the extension and the two ways out, instead of asking to fix a migration that
  * deploys fine where the extension is installed.
  */
+import { rm } from 'node:fs/promises';
 import { baseFailure, extensionOfMissing, extensionOfType } from '../../src/lanes/check/baseline.js';
+import { checkBranch, checkRepo, commitBranch } from '../helpers/check-repo.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const missingType = (type: string) => ({
   kind: 'statement' as const,
@@ -68,4 +71,33 @@ test('functions, operator classes and foreign-data wrappers of extensions; other
   });
   expect(extensionOfMissing('42883', 'function my_helper(integer) does not exist')).toBeUndefined();
   expect(extensionOfMissing('42883', 'operator does not exist: uuid = text')).toBeUndefined();
+});
+
+describe("a pull request's own migration on a missing extension's function", () => {
+  let t: TestProvider;
+  let dir: string;
+  beforeAll(async () => {
+    t = await localTestProvider();
+    dir = await checkRepo('pr-extension', {
+      'migrations/1700000000000_lists.sql':
+        '-- Up Migration\nCREATE TABLE lists (id serial PRIMARY KEY);\n-- Down Migration\nDROP TABLE lists;\n',
+      '.github/consort.yml': 'migrations:\n  dir: migrations\nsuite:\n  command: "true"\n',
+    });
+    await commitBranch(dir, 'feature', {
+      'migrations/1700000000001_picks.sql':
+        '-- Up Migration\nCREATE TABLE picks (id uuid DEFAULT uuid_generate_v4() PRIMARY KEY);\n-- Down Migration\nDROP TABLE picks;\n',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await t.cleanup();
+  });
+
+  it('fails the migrations stage with the extension to create', async () => {
+    const report = await checkBranch(dir, 'feature', 5, t.provider);
+    expect(report.stages.migrations.status).toBe('failed');
+    expect(report.stages.migrations.summary).toContain(
+      'uuid_generate_v4() is a function of the uuid-ossp extension, which no migration before it creates: run CREATE EXTENSION IF NOT EXISTS "uuid-ossp" in a migration before it',
+    );
+  }, 120_000);
 });

@@ -193,6 +193,23 @@ function extensionIdent(name: string): string {
   return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name}"`;
 }
 
+/** Where the local provider cannot help: extensions its embedded PostgreSQL does not ship. */
+function notEmbedded(name: string): string {
+  return ['postgis', 'postgis_raster', 'vector'].includes(name)
+    ? " (the local provider's embedded PostgreSQL has no PostGIS or pgvector: use the postgres provider on a server that has them)"
+    : '';
+}
+
+/**
+ * For a pull request's migration that failed on a missing object of a well-known extension: what
+ * it is and the fix, for the migrations stage's summary; undefined for any other failure.
+ */
+export function missingExtensionNote(code: string | undefined, message: string): string | undefined {
+  const extension = extensionOfMissing(code, message.split('\n')[0] ?? '');
+  if (!extension) return undefined;
+  return `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which no migration before it creates: run CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)} in a migration before it${notEmbedded(extension.name)}`;
+}
+
 const REBUILD =
   "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
 
@@ -240,12 +257,9 @@ export async function baseFailure(
   const statement = f.kind === 'statement' ? ` in: ${oneLine(f.statement)}` : '';
   const extension = extensionOfMissing(f.error.code, firstLine);
   if (extension) {
-    const notEmbedded = ['postgis', 'postgis_raster', 'vector'].includes(extension.name)
-      ? " (the local provider's embedded PostgreSQL has no PostGIS or pgvector: use the postgres provider on a server that has them)"
-      : '';
     return {
       message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
-      hint: `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)}, or create it in the parent branch "${parent}" before the check; the server must offer it${notEmbedded}.`,
+      hint: `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)}, or create it in the parent branch "${parent}" before the check; the server must offer it${notEmbedded(extension.name)}.`,
       detail,
     };
   }

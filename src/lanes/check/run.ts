@@ -31,7 +31,7 @@ import { planWarningsNote } from '../../report/content.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
-import { ensureBaseline, warmBaselinePool } from './baseline.js';
+import { ensureBaseline, missingExtensionNote, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
@@ -481,9 +481,10 @@ export async function runCheck(
         };
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
+      const extension = missingExtensionNote(f.error.code, f.error.message);
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,
         applied: list,
         nodePgMigrate,
         ranAs,
