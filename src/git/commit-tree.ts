@@ -132,8 +132,17 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
   const entries = await listTree(root, sha);
   for (const p of entries.keys())
     if (unsafePath(p)) throw new ConsortError('invalid-input', `The commit ${sha.slice(0, 12)} holds the path "${p}".`);
+  // A file the file system refuses (a name over 255 bytes, a path too deep) stops the run naming it.
+  const writing = <T>(at: string, work: Promise<T>): Promise<T> =>
+    work.catch((e: unknown) => {
+      const why = (e as NodeJS.ErrnoException).code ?? String(e);
+      throw new ConsortError('invalid-input', `Could not write ${at} of the commit ${sha.slice(0, 12)}: ${why}.`, {
+        cause: e,
+      });
+    });
   const all = [...entries.values()];
-  for (const e of all) if (e.type !== 'blob') await mkdir(path.join(dest, e.path), { recursive: true });
+  for (const e of all)
+    if (e.type !== 'blob') await writing(e.path, mkdir(path.join(dest, e.path), { recursive: true }));
   const files = all.filter((e) => e.type === 'blob' && !isLink(e));
   // Small files are written several at a time (one at a time cost half as much again as git
   // archive | tar on a 938-file tree); a large one is streamed to its file, never held whole.
@@ -141,6 +150,7 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
   let parts: Buffer[] | undefined;
   let pending: Promise<void>[] = [];
   const fileOf = (i: number) => ({
+    name: files[i]!.path,
     at: path.join(dest, files[i]!.path),
     mode: files[i]!.mode === '100755' ? 0o755 : 0o644,
   });
@@ -156,16 +166,20 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
           }
           const f = fileOf(i);
           // `wx`: a fresh file, never through a link (dest is a folder of this run's own).
-          handle = await open(f.at, 'wx', f.mode);
+          handle = await writing(f.name, open(f.at, 'wx', f.mode));
         },
-        onChunk: async (_i, bytes) => {
+        onChunk: async (i, bytes) => {
           if (parts) parts.push(Buffer.from(bytes));
-          else await handle!.write(bytes);
+          else await writing(fileOf(i).name, handle!.write(bytes));
         },
         onEnd: async (i) => {
           if (parts) {
             const f = fileOf(i);
-            pending.push(writeFile(f.at, Buffer.concat(parts), { flag: 'wx', mode: f.mode }));
+            const write = writing(f.name, writeFile(f.at, Buffer.concat(parts), { flag: 'wx', mode: f.mode }));
+            // Handled now: a write that fails while later blobs stream in would otherwise be an
+            // unhandled rejection, which ends the whole process (the CLI's, the Action's).
+            write.catch(() => undefined);
+            pending.push(write);
             parts = undefined;
             if (pending.length >= AT_ONCE) await Promise.all(pending.splice(0));
             return;
@@ -187,7 +201,7 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
     const r = resolveInTree(entries, targets, at);
     if (r.kind === 'refused') leftOut.push(refusal(r));
     // The link as committed: it resolves on disk as it did in the tree, to what was written there.
-    else await symlink(target, path.join(dest, at));
+    else await writing(at, symlink(target, path.join(dest, at)));
   }
   return { leftOut };
 }

@@ -1,0 +1,87 @@
+/**
+ * A pull request's commit can hold trees no checkout would produce: `git mktree` and
+ * `git hash-object --literally -t tree` accept duplicate names, a file and a folder of one name,
+ * names holding a `/`, link targets longer than any file system allows. The check reads such a
+ * commit (filesAt) and writes it for the run (extractCommit): each is refused with the path named,
+ * as a ConsortError, before anything is written — never a raw file-system error, never an
+ * unhandled rejection that takes the whole process down (the App runs checks in its own).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileAsync } from '../helpers/exec-file.js';
+
+let scratch: string;
+let repo: string;
+const git = async (...args: string[]) => (await execFileAsync('git', ['-C', repo, ...args])).stdout.trim();
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'consort-tree-objects-'));
+  repo = path.join(scratch, 'repo');
+  await mkdir(repo);
+  await git('init', '-q');
+});
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+let n = 0;
+/** A blob of `text`; its id. */
+async function blob(text: string | Buffer): Promise<string> {
+  const file = path.join(scratch, `blob-${++n}`);
+  await writeFile(file, text);
+  return git('hash-object', '-w', file);
+}
+
+/** A tree object of exactly these entries, in this order (mode, id, name); its id. */
+async function tree(entries: [string, string, string][]): Promise<string> {
+  const bytes = Buffer.concat(
+    entries.map(([mode, id, name]) => Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')])),
+  );
+  const file = path.join(scratch, `tree-${++n}`);
+  await writeFile(file, bytes);
+  return git('hash-object', '-t', 'tree', '--literally', '-w', file);
+}
+
+async function commitOf(root: string): Promise<string> {
+  return git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit-tree', root, '-m', 'crafted');
+}
+
+async function out(): Promise<string> {
+  const dir = path.join(scratch, `out-${++n}`);
+  await mkdir(dir);
+  return dir;
+}
+
+/**
+ * extractCommit of `sha` into `dest` in a plain node process of its own, as the CLI and the App run
+ * it (the built modules: npm test builds lib/ first); what it rejected with, or how the process died.
+ */
+async function extractApart(sha: string, dest: string): Promise<{ name?: string; message: string; died?: boolean }> {
+  const script = `
+    const { extractCommit } = await import(${JSON.stringify(path.resolve('lib/src/git/repo.js'))});
+    const fail = (e) => console.log(JSON.stringify({ name: e.constructor.name, message: e.message }));
+    await extractCommit(${JSON.stringify(repo)}, ${JSON.stringify(sha)}, ${JSON.stringify(dest)}).then(
+      () => console.log(JSON.stringify({ message: 'written' })), fail);
+    // Writes still going: an unhandled rejection would end the process here.
+    await new Promise((resolve) => setTimeout(resolve, 200));`;
+  try {
+    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', script], {
+      timeout: 60_000,
+      env: { PATH: process.env.PATH },
+    });
+    return JSON.parse(stdout.trim()) as { name?: string; message: string };
+  } catch (e) {
+    return { died: true, message: String((e as { stderr?: string }).stderr ?? e) };
+  }
+}
+
+describe('a write that fails', () => {
+  it('rejects extractCommit with the path named, and leaves no rejection unhandled', async () => {
+    // Small files are written several at a time while the next ones stream in; the first cannot
+    // be written (its name is over the file system's 255 bytes).
+    const sql = await blob(`SELECT 1;\n${'-- padding\n'.repeat(10_000)}`);
+    const entries: [string, string, string][] = [['100644', sql, `${'x'.repeat(300)}.sql`]];
+    for (let i = 0; i < 30; i++) entries.push(['100644', sql, `${i}_a.sql`]);
+    const sha = await commitOf(await tree(entries));
+    const r = await extractApart(sha, await out());
+    expect(r).toEqual({ name: 'ConsortError', message: expect.stringMatching(/xxxx\.sql/) as unknown });
+  });
+});
