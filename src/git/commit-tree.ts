@@ -16,14 +16,44 @@ import { git as exec, gitProgram } from './exec.js';
 import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 import { isLink, parseTree, refusal, resolveInTree, type TreeEntry } from './tree-links.js';
 
-/** The whole tree of `sha`, folders included, by path. */
+/**
+ * The whole tree of `sha`, folders included, by path. Refused, naming the path, when it holds what
+ * no checkout writes: a name git refuses (unsafePath), a name twice in one folder (the map would
+ * keep one, the writer would fail on the other), an entry whose folder is not a folder of the tree
+ * (a name holding a `/`, a file or link where its folder should be). `git mktree` and
+ * `hash-object --literally` make all of these; git's fsck, and so a host like GitHub, refuses them.
+ */
 export async function listTree(root: string, sha: string, under?: string): Promise<Map<string, TreeEntry>> {
   const args = ['ls-tree', '-r', '-t', '-z', '--full-tree', sha, ...(under !== undefined ? ['--', under] : [])];
   const r = await exec(root, args);
   if (r.code !== 0)
     throw new ConsortError('invalid-input', `git ls-tree failed: ${r.stderr.trim() || `exit ${r.code}`}`);
-  return new Map(parseTree(r.stdout).map((e) => [e.path, e]));
+  const entries = new Map<string, TreeEntry>();
+  for (const e of parseTree(r.stdout)) {
+    const folder = path.posix.dirname(e.path);
+    const why = unsafePath(e.path)
+      ? 'a name no checkout writes'
+      : entries.has(e.path)
+        ? 'twice'
+        : folder !== '.' && entries.get(folder)?.type !== 'tree'
+          ? `in ${JSON.stringify(folder)}, which is not a folder of the commit`
+          : undefined;
+    if (why !== undefined)
+      throw new ConsortError(
+        'invalid-input',
+        `The commit ${sha.slice(0, 12)} holds ${JSON.stringify(e.path)}: ${why}.`,
+        {
+          hint: 'git would not check this commit out: make it again with git add and git commit.',
+        },
+      );
+    entries.set(e.path, e);
+  }
+  return entries;
 }
+
+/** A path git would not check out: one that could lead out of `dest` or into a `.git`. */
+const unsafePath = (p: string): boolean =>
+  p.split('/').some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git');
 
 /**
  * Each blob of `ids` in order, streamed from one `git cat-file --batch`: `onStart` (given the size)
@@ -120,18 +150,12 @@ export async function linkTargets(root: string, entries: Iterable<TreeEntry>): P
 const SMALL = 1 << 20;
 const AT_ONCE = 32;
 
-/** A path git would not check out: one that could lead out of `dest` or into a `.git`. */
-const unsafePath = (p: string): boolean =>
-  p.split('/').some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git');
-
 /**
  * The tree of `sha` written into the existing, empty folder `dest`. Returns the links left out,
  * each with its target and why (one that leads outside, names nothing, or loops).
  */
 export async function writeCommitTree(root: string, sha: string, dest: string): Promise<{ leftOut: string[] }> {
   const entries = await listTree(root, sha);
-  for (const p of entries.keys())
-    if (unsafePath(p)) throw new ConsortError('invalid-input', `The commit ${sha.slice(0, 12)} holds the path "${p}".`);
   // A file the file system refuses (a name over 255 bytes, a path too deep) stops the run naming it.
   const writing = <T>(at: string, work: Promise<T>): Promise<T> =>
     work.catch((e: unknown) => {

@@ -6,9 +6,10 @@
  * as a ConsortError, before anything is written — never a raw file-system error, never an
  * unhandled rejection that takes the whole process down (the App runs checks in its own).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { extractCommit, filesAt } from '../../src/git/repo.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
 let scratch: string;
@@ -83,5 +84,48 @@ describe('a write that fails', () => {
     const sha = await commitOf(await tree(entries));
     const r = await extractApart(sha, await out());
     expect(r).toEqual({ name: 'ConsortError', message: expect.stringMatching(/xxxx\.sql/) as unknown });
+  });
+});
+
+describe('a tree no checkout would write', () => {
+  // Each root tree holds `migrations` (1_a.sql) beside the oddity; filesAt reads the folder that
+  // holds it (the plan: `migrations`, or the top) and extractCommit writes it all (the run): both
+  // refuse, naming the path, and nothing is written.
+  it.each([
+    ['a name twice in one folder', 'twice-file', 'migrations'],
+    ['a file and a folder of one name', 'file-and-folder', 'migrations'],
+    ['a name holding a "/" whose folder the commit does not hold', 'slash-name', '.'],
+    ['a name holding a "/" under a link', 'under-link', '.'],
+    ['a file inside a submodule', 'in-submodule', '.'],
+  ])('%s', async (_, kind, dir) => {
+    const a = await blob('SELECT 1;\n');
+    const b = await blob('DROP TABLE customers;\n');
+    const m = (extra: [string, string, string][]) => tree([['100644', a, '1_a.sql'], ...extra]);
+    const roots: Record<string, () => Promise<[string, string, string][]>> = {
+      'twice-file': async () => [['40000', await m([['100644', b, '1_a.sql']]), 'migrations']],
+      'file-and-folder': async () => [
+        ['40000', await m([['40000', await tree([['100644', b, 'x']]), '1_a.sql']]), 'migrations'],
+      ],
+      'slash-name': async () => [
+        ['40000', await m([]), 'migrations'],
+        ['100644', b, 'db/2_b.sql'],
+      ],
+      'under-link': async () => [
+        ['120000', await blob('migrations'), 'db'],
+        ['40000', await m([]), 'migrations'],
+        ['120000', await blob('/etc/passwd'), 'db/2_b.sql'],
+      ],
+      'in-submodule': async () => [
+        ['160000', a.replace(/./, 'f'), 'lib'],
+        ['100644', b, 'lib/x.js'],
+        ['40000', await m([]), 'migrations'],
+      ],
+    };
+    const sha = await commitOf(await tree(await roots[kind]!()));
+    const refused = /^The commit [0-9a-f]{12} holds "(migrations\/1_a\.sql|db\/2_b\.sql|lib\/x\.js)": /;
+    await expect(filesAt(repo, sha, dir)).rejects.toThrow(refused);
+    const dest = await out();
+    await expect(extractCommit(repo, sha, dest)).rejects.toThrow(refused);
+    expect(await readdir(dest)).toEqual([]);
   });
 });
