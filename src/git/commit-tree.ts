@@ -14,7 +14,7 @@ import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import { git as exec, gitProgram } from './exec.js';
 import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
-import { isLink, parseTree, refusal, resolveInTree, type TreeEntry } from './tree-links.js';
+import { isLink, MAX_TARGET, parseTree, refusal, resolveInTree, type TreeEntry } from './tree-links.js';
 
 /**
  * The whole tree of `sha`, folders included, by path. Refused, naming the path, when it holds what
@@ -136,14 +136,29 @@ export async function readBlobs(root: string, ids: readonly string[]): Promise<B
   return parts.map((p) => Buffer.concat(p));
 }
 
-/** Each link's target text, by path. */
+/**
+ * Each link's target text, by path: at most MAX_TARGET + 1 bytes of it, so a link blob of any size
+ * (git takes gigabytes) is neither held whole nor mistaken for a target short enough to follow.
+ */
 export async function linkTargets(root: string, entries: Iterable<TreeEntry>): Promise<Map<string, string>> {
   const links = [...entries].filter(isLink);
-  const texts = await readBlobs(
+  const parts: Buffer[][] = links.map(() => []);
+  const kept = links.map(() => 0);
+  await streamBlobs(
     root,
     links.map((l) => l.id),
+    {
+      onStart: () => undefined,
+      onChunk: (i, bytes) => {
+        const take = bytes.subarray(0, MAX_TARGET + 1 - kept[i]!);
+        if (take.length === 0) return;
+        parts[i]!.push(Buffer.from(take));
+        kept[i]! += take.length;
+      },
+      onEnd: () => undefined,
+    },
   );
-  return new Map(links.map((l, i) => [l.path, texts[i]!.toString('utf8')]));
+  return new Map(links.map((l, i) => [l.path, Buffer.concat(parts[i]!).toString('utf8')]));
 }
 
 /** Files up to this size are held whole and written several at a time. */

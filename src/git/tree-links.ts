@@ -18,6 +18,12 @@ export interface TreeEntry {
 /** The kernel's limit on links followed in one path lookup (MAXSYMLINKS). */
 export const MAX_HOPS = 40;
 
+/**
+ * The longest target a link can have on disk (PATH_MAX less its NUL): symlink() refuses a longer
+ * one, so the plan must not read through it either; and a link's blob is read no further.
+ */
+export const MAX_TARGET = 4095;
+
 export type Resolved =
   | { kind: 'file'; path: string; entry: TreeEntry }
   | { kind: 'folder'; path: string }
@@ -69,6 +75,7 @@ export function resolveInTree(
       link ??= { path: here, target };
       if (++hops > MAX_HOPS) return refuse(`loops (more than ${MAX_HOPS} links followed)`);
       if (target === '' || target.includes('\0')) return refuse('names nothing');
+      if (Buffer.byteLength(target) > MAX_TARGET) return refuse(`is longer than a link can be (${MAX_TARGET} bytes)`);
       if (target.startsWith('/')) return refuse('leads outside the repository (an absolute path)');
       pending.unshift(...target.split('/'));
       continue;
@@ -87,9 +94,13 @@ export function resolveInTree(
   return { kind: 'folder', path: at.join('/') };
 }
 
+/** Characters of a target a refusal quotes. */
+const SHOWN = 200;
+
 /** "db/migrations/1_a.sql is a link to "../x", which leads outside the repository." */
 export function refusal(r: Extract<Resolved, { kind: 'refused' }>): string {
-  return `${r.link} is a link to ${JSON.stringify(r.target)}, which ${r.why}`;
+  const target = r.target.length > SHOWN ? `${r.target.slice(0, SHOWN)}…` : r.target;
+  return `${r.link} is a link to ${JSON.stringify(target)}, which ${r.why}`;
 }
 
 /** Parse `git ls-tree -r -t -z --full-tree` output. */

@@ -129,3 +129,34 @@ describe('a tree no checkout would write', () => {
     expect(await readdir(dest)).toEqual([]);
   });
 });
+
+describe('a link longer than a link can be', () => {
+  it('is refused by the plan and left out of the run, its target quoted short', async () => {
+    const a = await blob('SELECT 1;\n');
+    // 2,500 "./" before the file: inside the commit by its path, but no file system can hold it
+    // (symlink() refuses targets over 4,095 bytes), so the plan read what the run could not write.
+    const long = `${'./'.repeat(2500)}1_a.sql`;
+    const migrations = await tree([
+      ['100644', a, '1_a.sql'],
+      ['120000', await blob(long), '2_b.sql'],
+    ]);
+    const sha = await commitOf(await tree([['40000', migrations, 'migrations']]));
+    const why = `migrations/2_b.sql is a link to "${long.slice(0, 200)}…", which is longer than a link can be (4095 bytes)`;
+    await expect(filesAt(repo, sha, 'migrations')).rejects.toThrow(`${why} (commit ${sha.slice(0, 12)}).`);
+    const dest = await out();
+    expect(await extractCommit(repo, sha, dest)).toEqual({ leftOut: [why] });
+    expect(await readdir(path.join(dest, 'migrations'))).toEqual(['1_a.sql']);
+  });
+
+  it('is read no further than that, whatever the size of its blob', async () => {
+    // 64 MiB of "a/": held whole and split, it overflowed the stack ("Maximum call stack size exceeded").
+    const huge = await blob(Buffer.alloc(64 * 1024 * 1024, 'a/'));
+    const sha = await commitOf(await tree([['120000', huge, 'l']]));
+    await expect(filesAt(repo, sha, 'l')).rejects.toThrow(
+      /^l is a link to "(a\/){100}…", which is longer than a link can be/,
+    );
+    expect((await extractCommit(repo, sha, await out())).leftOut).toEqual([
+      expect.stringMatching(/which is longer than a link can be/) as unknown,
+    ]);
+  }, 60_000);
+});
