@@ -51,9 +51,15 @@ export async function listTree(root: string, sha: string, under?: string): Promi
   return entries;
 }
 
-/** A path git would not check out: one that could lead out of `dest` or into a `.git`. */
+/**
+ * A path git would not check out: one that could lead out of `dest` or into a `.git` — as any file
+ * system git guards reads the name (git's is_ntfs_dotgit and is_hfs_dotgit): NTFS drops trailing
+ * dots and spaces and reads `git~1` as `.git`'s short name, HFS+ ignores some code points.
+ */
 const unsafePath = (p: string): boolean =>
-  p.split('/').some((c) => c === '' || c === '.' || c === '..' || c.toLowerCase() === '.git');
+  p.split('/').some((c) => c === '' || c === '.' || c === '..' || DOT_GIT.test(c.replace(HFS_IGNORED, '')));
+const DOT_GIT = /^(\.git|git~1)[. ]*([:\\].*)?$/i;
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /**
  * Each blob of `ids` in order, streamed from one `git cat-file --batch`: `onStart` (given the size)

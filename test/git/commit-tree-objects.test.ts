@@ -160,3 +160,20 @@ describe('a link longer than a link can be', () => {
     ]);
   }, 60_000);
 });
+
+describe('a folder another file system reads as .git', () => {
+  // git refuses to check these out (core.protectNTFS is on everywhere, protectHFS on macOS); written
+  // on a Mac or under Windows they would be a `.git` of the run's folder, whose config runs commands.
+  it.each(['.git.', '.git  ', 'GIT~1', '.git::$INDEX_ALLOCATION', '.g\u200cit', '\ufeff.GIT'])(
+    '%j is refused, and nothing is written',
+    async (name) => {
+      const config = await tree([['100644', await blob('[core]\n\tfsmonitor = touch /tmp/pwned\n'), 'config']]);
+      const sha = await commitOf(await tree([['40000', config, name]]));
+      const dest = await out();
+      await expect(extractCommit(repo, sha, dest)).rejects.toThrow(
+        `holds ${JSON.stringify(name)}: a name no checkout writes.`,
+      );
+      expect(await readdir(dest)).toEqual([]);
+    },
+  );
+});
