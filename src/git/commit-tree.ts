@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, open, symlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
-import { git as exec, gitProgram } from './exec.js';
+import { gitProgram } from './exec.js';
 import { gitEnv, SAFE_GIT_ARGS } from './safe.js';
 import { isLink, MAX_TARGET, parseTree, refusal, resolveInTree, type TreeEntry } from './tree-links.js';
 
@@ -23,13 +23,15 @@ import { isLink, MAX_TARGET, parseTree, refusal, resolveInTree, type TreeEntry }
  * (a name holding a `/`, a file or link where its folder should be). `git mktree` and
  * `hash-object --literally` make all of these; git's fsck, and so a host like GitHub, refuses them.
  */
-export async function listTree(root: string, sha: string, under?: string): Promise<Map<string, TreeEntry>> {
+export async function listTree(
+  root: string,
+  sha: string,
+  under?: string,
+  maxEntries = MAX_ENTRIES,
+): Promise<Map<string, TreeEntry>> {
   const args = ['ls-tree', '-r', '-t', '-z', '--full-tree', sha, ...(under !== undefined ? ['--', under] : [])];
-  const r = await exec(root, args);
-  if (r.code !== 0)
-    throw new ConsortError('invalid-input', `git ls-tree failed: ${r.stderr.trim() || `exit ${r.code}`}`);
   const entries = new Map<string, TreeEntry>();
-  for (const e of parseTree(r.stdout)) {
+  for await (const e of listing(root, args, sha, maxEntries)) {
     const folder = path.posix.dirname(e.path);
     const why = unsafePath(e.path)
       ? 'a name no checkout writes'
@@ -49,6 +51,63 @@ export async function listTree(root: string, sha: string, under?: string): Promi
     entries.set(e.path, e);
   }
   return entries;
+}
+
+/**
+ * The most entries a tree may list. A tree may name one subtree many times: 25 tree objects of two
+ * entries each list 2^25 paths, a push of a few kilobytes that held git's whole listing (gigabytes)
+ * in memory and then wrote every path. A million is far past the repositories Consort serves.
+ */
+export const MAX_ENTRIES = 1_000_000;
+
+/** The most bytes of files the writer writes: one large blob named many times fills the disk. */
+export const MAX_BYTES = 4 * 1024 ** 3;
+
+export interface TreeLimits {
+  entries: number;
+  bytes: number;
+}
+const LIMITS: TreeLimits = { entries: MAX_ENTRIES, bytes: MAX_BYTES };
+
+/** `git ls-tree … -z`, entry by entry as git prints them, refused past `max` entries. */
+async function* listing(root: string, args: readonly string[], sha: string, max: number): AsyncGenerator<TreeEntry> {
+  const child = spawn(gitProgram(), [...SAFE_GIT_ARGS, ...args], {
+    cwd: root,
+    env: gitEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    if (stderr.length < 64 * 1024) stderr += d.toString();
+  });
+  const closed = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  closed.catch(() => undefined); // awaited below, unless the listing is given up first
+  let count = 0;
+  let rest = Buffer.alloc(0);
+  let whole = false;
+  try {
+    for await (const piece of child.stdout as AsyncIterable<Buffer>) {
+      let chunk = rest.length > 0 ? Buffer.concat([rest, piece]) : piece;
+      for (let nul = chunk.indexOf(0); nul >= 0; nul = chunk.indexOf(0)) {
+        if (++count > max)
+          throw new ConsortError('invalid-input', `The commit ${sha.slice(0, 12)} lists more than ${max} paths.`, {
+            hint: 'A tree that names one folder many times over lists more paths than any checkout could write.',
+          });
+        yield* parseTree(chunk.subarray(0, nul).toString('utf8'));
+        chunk = chunk.subarray(nul + 1);
+      }
+      rest = Buffer.from(chunk);
+    }
+    whole = true;
+  } finally {
+    // Given up (too many paths, a refused one, the caller stopped): git has no more to say.
+    if (!whole) child.kill();
+  }
+  const code = await closed;
+  if (code !== 0) throw new ConsortError('invalid-input', `git ls-tree failed: ${stderr.trim() || `exit ${code}`}`);
 }
 
 /**
@@ -175,8 +234,13 @@ const AT_ONCE = 32;
  * The tree of `sha` written into the existing, empty folder `dest`. Returns the links left out,
  * each with its target and why (one that leads outside, names nothing, or loops).
  */
-export async function writeCommitTree(root: string, sha: string, dest: string): Promise<{ leftOut: string[] }> {
-  const entries = await listTree(root, sha);
+export async function writeCommitTree(
+  root: string,
+  sha: string,
+  dest: string,
+  limits: TreeLimits = LIMITS,
+): Promise<{ leftOut: string[] }> {
+  const entries = await listTree(root, sha, undefined, limits.entries);
   // A file the file system refuses (a name over 255 bytes, a path too deep) stops the run naming it.
   const writing = <T>(at: string, work: Promise<T>): Promise<T> =>
     work.catch((e: unknown) => {
@@ -194,6 +258,7 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
   let handle: FileHandle | undefined;
   let parts: Buffer[] | undefined;
   let pending: Promise<void>[] = [];
+  let total = 0;
   const fileOf = (i: number) => ({
     name: files[i]!.path,
     at: path.join(dest, files[i]!.path),
@@ -205,6 +270,12 @@ export async function writeCommitTree(root: string, sha: string, dest: string): 
       files.map((f) => f.id),
       {
         onStart: async (i, size) => {
+          if ((total += size) > limits.bytes)
+            throw new ConsortError(
+              'invalid-input',
+              `The files of the commit ${sha.slice(0, 12)} come to more than ${limits.bytes} bytes (at ${files[i]!.path}).`,
+              { hint: 'A tree that names one large file many times over fills the disk it is written to.' },
+            );
           if (size <= SMALL) {
             parts = [];
             return;

@@ -9,6 +9,7 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { MAX_BYTES, MAX_ENTRIES, writeCommitTree } from '../../src/git/commit-tree.js';
 import { extractCommit, filesAt } from '../../src/git/repo.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
@@ -176,4 +177,47 @@ describe('a folder another file system reads as .git', () => {
       expect(await readdir(dest)).toEqual([]);
     },
   );
+});
+
+describe('a tree that names the same objects many times over', () => {
+  /** `depth` trees of two entries, both the tree below: 2^(depth+1) - 2 paths from depth + 1 objects. */
+  async function bomb(depth: number): Promise<string> {
+    let t = await tree([
+      ['100644', await blob('SELECT 1;\n'), 'a'],
+      ['100644', await blob('SELECT 2;\n'), 'b'],
+    ]);
+    for (let i = 1; i < depth; i++)
+      t = await tree([
+        ['40000', t, 'a'],
+        ['40000', t, 'b'],
+      ]);
+    return commitOf(t);
+  }
+
+  it('is refused at a million paths by the plan and the writer, not listed whole', async () => {
+    // 2^21 paths: git's whole listing was held in memory (1.3 GB here; 2^25 took 6.7 GB), then written.
+    const sha = await bomb(20);
+    const refused = `The commit ${sha.slice(0, 12)} lists more than ${MAX_ENTRIES} paths.`;
+    await expect(filesAt(repo, sha, '.')).rejects.toThrow(refused);
+    const dest = await out();
+    await expect(extractCommit(repo, sha, dest)).rejects.toThrow(refused);
+    expect(await readdir(dest)).toEqual([]);
+  }, 120_000);
+
+  it('is refused past its limit of paths, and of bytes, before more is written', async () => {
+    const paths = await bomb(12); // 8,190 paths
+    await expect(writeCommitTree(repo, paths, await out(), { entries: 1000, bytes: MAX_BYTES })).rejects.toThrow(
+      'lists more than 1000 paths',
+    );
+    // One 1 MiB file named 20 times: 20 MiB written from a 1 MiB blob.
+    const big = await blob(Buffer.alloc(1024 * 1024, 'x'));
+    const sha = await commitOf(
+      await tree(Array.from({ length: 20 }, (_, i) => ['100644', big, `f${i}`] as [string, string, string])),
+    );
+    const dest = await out();
+    await expect(writeCommitTree(repo, sha, dest, { entries: MAX_ENTRIES, bytes: 10 * 1024 * 1024 })).rejects.toThrow(
+      /come to more than 10485760 bytes \(at f10\)/,
+    );
+    expect((await readdir(dest)).length).toBeLessThanOrEqual(10);
+  });
 });
