@@ -28,6 +28,7 @@ import { withRepositoryLock } from '../store/db.js';
 import { forkRunApproval } from '../store/pulls.js';
 import { setCheckRun, type Run, type RunResult } from '../store/runs.js';
 import { checkoutCommit, treeSide, workspaceOptions, type Workspace } from '../workspace.js';
+import { sameAsCommit } from '../tree-check.js';
 import { LeaseLost, runContext, runLog, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
@@ -116,6 +117,9 @@ export async function checkRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
     // base's migrations are) comes from the base's own configuration.
     const baseSettings = await settingsInDir(baseTree.dir);
     const baseDir = baseSettings.migrationsDir ?? config.migrations.dir;
+    // The tarballs' migrations are the commits' own, or nothing is checked (tree-check.ts).
+    await sameAsCommit(gh, run, run.headSha, workspace.dir, config.migrations.dir);
+    await sameAsCommit(gh, run, baseSha, baseTree.dir, baseDir);
     const base = await treeSide(baseTree.dir, { ...config, migrations: { ...config.migrations, dir: baseDir } });
     const head = await treeSide(workspace.dir, config);
     // A migration the PR leaves in the base's folder while its configuration reads another.

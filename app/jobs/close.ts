@@ -18,6 +18,7 @@ import { readMigrationSet } from '../../src/migrations/files.js';
 import { migrationPlacement } from '../../src/migrations/placement.js';
 import { prepareTypeScript, type LoaderHandle } from '../../src/migrations/ts-loader.js';
 import { checkoutCommit, workspaceOptions } from '../workspace.js';
+import { sameAsCommit } from '../tree-check.js';
 import { runContext, type JobDeps } from './deps.js';
 import { count } from '../../src/core/plural.js';
 
@@ -55,6 +56,8 @@ export async function closeRun(deps: JobDeps, run: Run, signal: AbortSignal): Pr
       return { state: 'completed', conclusion: 'failure', summary: `${removed}; not promoted: provider not offered` };
     }
     const { provider } = chosen;
+    // Promoted only as committed: the tarball's migrations are the merge commit's own (tree-check.ts).
+    await sameAsCommit(gh, run, run.headSha, workspace.dir, config.migrations.dir);
     // What the checks applied, the deploy applies: the project's node-pg-migrate (or the one its
     // lockfile pins) with its TypeScript loader, and its order check.
     const dir = path.join(workspace.dir, config.migrations.dir);

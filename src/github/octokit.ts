@@ -25,6 +25,13 @@ export interface OctokitClient {
 const Created = z.object({ id: z.number(), html_url: z.string().optional() });
 const Id = z.object({ id: z.number() });
 const Compare = z.object({ merge_base_commit: z.object({ sha: z.string() }) });
+const GitCommit = z.object({ tree: z.object({ sha: z.string() }) });
+const GitTree = z.object({
+  tree: z.array(
+    z.object({ path: z.string(), mode: z.string(), type: z.enum(['blob', 'tree', 'commit']), sha: z.string() }),
+  ),
+  truncated: z.boolean(),
+});
 const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
 const Comments = z.array(
   z.object({
@@ -223,6 +230,36 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
         if (data instanceof ArrayBuffer) return Buffer.from(data);
         if (Buffer.isBuffer(data)) return data;
         throw new Error(`the tarball of ${repo.owner}/${repo.repo}@${sha} came back as ${typeof data}`);
+      }),
+    folderEntries: (repo, sha, dir) =>
+      call('read the commit tree', async () => {
+        const commit = GitCommit.parse(
+          (
+            await octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', {
+              ...at(repo),
+              commit_sha: sha,
+            })
+          ).data,
+        );
+        const tree = async (treeSha: string) =>
+          GitTree.parse(
+            (
+              await octokit.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', {
+                ...at(repo),
+                tree_sha: treeSha,
+              })
+            ).data,
+          );
+        let at_ = commit.tree.sha;
+        for (const name of dir.split('/').filter(Boolean)) {
+          const next = (await tree(at_)).tree.find((e) => e.path === name && e.type === 'tree');
+          if (!next) return null;
+          at_ = next.sha;
+        }
+        const listed = await tree(at_);
+        // One folder's own entries: far below the API's limit; a truncated answer would hide some.
+        if (listed.truncated) throw new Error(`the tree of ${dir || 'the top'} at ${sha} came back truncated`);
+        return listed.tree.map((e) => ({ name: e.path, mode: e.mode, type: e.type, sha: e.sha }));
       }),
     mergeBase: (repo, base, head) =>
       call('compare', async () => {

@@ -106,7 +106,22 @@ export interface GitHubPort {
   completeCheckRun(repo: RepoRef, id: number, result: CheckResult): Promise<void>;
   /** The repository at a commit, as a gzipped tarball. */
   tarball(repo: RepoRef, sha: string): Promise<Buffer>;
+  /**
+   * The entries of the folder `dir` (repository-relative, `/`-separated; '' for the top) of the
+   * commit `sha`, read from git's objects (the Git Trees API): what the commit holds, which a tarball
+   * (git archive, honouring the commit's own `.gitattributes`) may not. null: no such folder.
+   */
+  folderEntries(repo: RepoRef, sha: string, dir: string): Promise<FolderEntry[] | null>;
   mergeBase(repo: RepoRef, base: string, head: string): Promise<string>;
+}
+
+/** One entry of a folder in git's objects: a file (`blob`, with its mode), a folder (`tree`) or a submodule (`commit`). */
+export interface FolderEntry {
+  name: string;
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  /** The object's id: for a blob, git's hash of its bytes (`blob <size>\0<bytes>`). */
+  sha: string;
 }
 
 /** An HTTP error from the API, with its status, so callers can tell "not allowed" (403) from the rest. */

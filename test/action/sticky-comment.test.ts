@@ -95,6 +95,7 @@ describe('upsertStickyComment', () => {
       createCheckRun: unused,
       completeCheckRun: unused,
       tarball: unused,
+      folderEntries: unused,
       mergeBase: unused,
     };
     return { port, comments, calls };

@@ -6,6 +6,7 @@
  * the merge base of a comparison, and `/meta`.
  */
 import type { ExtraReply, ExtraRequest, FakeGitHub } from '../../helpers/fake-github.js';
+import { gitObject } from './repo.js';
 
 export interface StoredCheckRun {
   id: number;
@@ -135,6 +136,26 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       return archive
         ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } }
         : { status: 404, body: { message: 'Not Found' } };
+    }
+    // The Git Trees API (one folder, not recursive: a recursive listing is the dashboard stand's),
+    // from the repositories the tarballs were made of; a tree_sha may name a commit, as on GitHub.
+    const gitObjectPath = /^\/git\/(commits|trees)\/([0-9a-f]{40})$/.exec(rest);
+    if (gitObjectPath && r.method === 'GET' && !r.query.has('recursive')) {
+      const [, kind, sha] = gitObjectPath;
+      const found = gitObject(sha!);
+      if (kind === 'commits' && found?.kind === 'commit')
+        return { status: 200, body: { sha, tree: { sha: found.tree, url: '' }, message: '' } };
+      const tree = found?.kind === 'commit' ? gitObject(found.tree) : found;
+      if (kind === 'trees' && tree?.kind === 'tree')
+        return {
+          status: 200,
+          body: {
+            sha,
+            url: '',
+            truncated: false,
+            tree: tree.entries.map((e) => ({ path: e.name, mode: e.mode, type: e.type, sha: e.sha, url: '' })),
+          },
+        };
     }
     const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(rest);
     if (compare && r.method === 'GET')

@@ -2,12 +2,14 @@
  * A local stand-in for GitHub (the GitHubPort), for tests about the queue and the store rather
  * than about HTTP: it records every call, serves tarballs it was given and fails on anything else.
  */
+import { folderEntriesOf } from './repo.js';
 import type {
   CheckConclusion,
   CheckOutput,
   CheckResult,
   CommitStatus,
   Created,
+  FolderEntry,
   GitHubPort,
   IssueComment,
   Permission,
@@ -66,6 +68,11 @@ export class FakeGitHub implements GitHubPort {
     const t = this.tarballs.get(sha);
     if (!t) throw new Error(`no tarball for ${sha}`);
     return t;
+  }
+
+  async folderEntries(repo: Repo, sha: string, dir: string): Promise<FolderEntry[] | null> {
+    this.record('folderEntries', repo, sha, dir);
+    return folderEntriesOf(sha, dir);
   }
 
   async mergeBase(repo: Repo, base: string, head: string): Promise<string> {

@@ -8,6 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { Probot, ProbotOctokit } from 'probot';
 import { INSTALLATION } from './payloads.js';
+import { gitObject } from './repo.js';
 
 export const API = 'https://api.github.com';
 export const CODELOAD = 'https://codeload.github.com';
@@ -95,6 +96,27 @@ export function expectToken(scope: nock.Scope = api()): nock.Scope {
 
 /** GET …/tarball/<sha>: GitHub answers 302 to codeload, which serves the archive. */
 export function expectTarball(owner: string, repo: string, sha: string, archive: Buffer): void {
+  // The Git Trees API the App compares each tarball's migrations with (app/tree-check.ts), answered
+  // from the repository the tarball was made of; as often as asked, never required.
+  api()
+    .get(new RegExp(`^/repos/${owner}/${repo}/git/(commits|trees)/[0-9a-f]{40}$`))
+    .optionally()
+    .times(Infinity)
+    .reply((uri) => {
+      const [, kind, id] = /\/git\/(commits|trees)\/([0-9a-f]{40})$/.exec(uri)!;
+      const found = gitObject(id!);
+      if (kind === 'commits' && found?.kind === 'commit') return [200, { sha: id, tree: { sha: found.tree } }];
+      if (kind === 'trees' && found?.kind === 'tree')
+        return [
+          200,
+          {
+            sha: id,
+            truncated: false,
+            tree: found.entries.map((e) => ({ path: e.name, mode: e.mode, type: e.type, sha: e.sha })),
+          },
+        ];
+      return [404, { message: 'Not Found' }];
+    });
   api()
     .get(`/repos/${owner}/${repo}/tarball/${sha}`)
     .reply(302, '', { location: `${CODELOAD}/${owner}/${repo}/legacy.tar.gz/${sha}` });
