@@ -22,6 +22,7 @@ import { checkoutBranch, dropPersistedCredentials, fetchBranch, type GitAuth, pu
 import { applyInputs } from './modes/check.js';
 import { openActionProvider, prepareTools, providerName } from './provider.js';
 import { scrub } from './secrets.js';
+import { commandQuoter, quoteCommands } from './workflow-commands.js';
 
 const configOf = (inputs: ActionInputs, workspace: string) =>
   loadConfig(workspace, inputs.config !== undefined ? { path: inputs.config } : {});
@@ -38,6 +39,8 @@ export async function tddPorts(
   signal: AbortSignal,
 ): Promise<PullRequestPorts> {
   const auth: GitAuth = { token, serverUrl: ctx.serverUrl };
+  // The suites' output is the pull request's code talking: no line of it is a workflow command.
+  const quoteSuite = commandQuoter();
   return {
     github: actionGitHub(token, ctx, inputs.githubWritePacing),
     repo: ctx.repo,
@@ -92,9 +95,9 @@ export async function tddPorts(
       ...(inputs.lane.maxCostUsd !== undefined ? { maxCostUsd: inputs.lane.maxCostUsd } : {}),
     },
     signal,
-    log: { info: (m) => core.info(scrub(m)), warning: (m) => core.warning(scrub(m)) },
+    log: { info: (m) => core.info(quoteCommands(scrub(m))), warning: (m) => core.warning(scrub(m)) },
     scrub,
-    onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)),
+    onSuiteOutput: (chunk) => process.stdout.write(quoteSuite(scrub(chunk))),
     links: {
       repoUrl: `${ctx.serverUrl}/${ctx.repo.owner}/${ctx.repo.repo}`,
       ...(ctx.runUrl ? { runUrl: ctx.runUrl } : {}),
@@ -110,6 +113,6 @@ export async function tddPorts(
 export function checkPorts(): Omit<CheckPorts, 'provider' | 'git'> & { git: GitRepo } {
   return {
     ...localAdapters,
-    log: lineLog((m) => core.info(scrub(m)), { debug: (m) => core.debug(scrub(m)) }),
+    log: lineLog((m) => core.info(quoteCommands(scrub(m))), { debug: (m) => core.debug(scrub(m)) }),
   };
 }
