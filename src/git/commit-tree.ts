@@ -29,7 +29,15 @@ export async function listTree(
   under?: string,
   maxEntries = MAX_ENTRIES,
 ): Promise<Map<string, TreeEntry>> {
-  const args = ['ls-tree', '-r', '-t', '-z', '--full-tree', sha, ...(under !== undefined ? ['--', under] : [])];
+  const args = [
+    'ls-tree',
+    '-r',
+    '-t',
+    '-z',
+    '--full-tree',
+    sha,
+    ...(under !== undefined ? ['--', `:(literal)${under}`] : []),
+  ];
   const entries = new Map<string, TreeEntry>();
   for await (const e of listing(root, args, sha, maxEntries)) {
     const folder = path.posix.dirname(e.path);

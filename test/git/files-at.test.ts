@@ -16,6 +16,11 @@ beforeAll(async () => {
   await writeFile(path.join(repo, 'db', 'migrations', '0001_a.sql'), 'SELECT 1;\n');
   await writeFile(path.join(repo, 'db', 'migrations', 'sql', '0001_a.up.sql'), 'SELECT 2;\n');
   await writeFile(path.join(repo, 'top.sql'), 'SELECT 3;\n');
+  // A folder whose name git's pathspecs would read as a pattern (`[v]` matches `v`).
+  await mkdir(path.join(repo, 'm[v]'));
+  await writeFile(path.join(repo, 'm[v]', '0001_b.sql'), 'SELECT 4;\n');
+  await mkdir(path.join(repo, 'mv'));
+  await writeFile(path.join(repo, 'mv', '0001_c.sql'), 'SELECT 5;\n');
   const git = (...args: string[]) => execFileAsync('git', ['-C', repo, ...args]);
   await git('init', '-q');
   await git('add', '-A');
@@ -35,4 +40,9 @@ it.each(['db/migrations', './db/migrations', 'db/migrations/', './db/./migration
 
 it('reads the root as "." and "./"', async () => {
   for (const dir of ['.', './']) expect((await filesAt(repo, sha, dir)).map((f) => f.file)).toEqual(['top.sql']);
+});
+
+it('reads a folder named like a pattern as that folder alone', async () => {
+  expect(await filesAt(repo, sha, 'm[v]')).toEqual([{ file: 'm[v]/0001_b.sql', content: 'SELECT 4;\n' }]);
+  expect(await filesAt(repo, sha, 'mv')).toEqual([{ file: 'mv/0001_c.sql', content: 'SELECT 5;\n' }]);
 });
