@@ -147,6 +147,21 @@ describe('migrations that import project code run where their imports resolve', 
     }
   });
 
+  it('a migrations.dir through a file of the commit is a configuration error that says so', async () => {
+    const { stdout } = await git(root, 'rev-parse', 'HEAD');
+    const files = (await git(root, 'ls-files')).stdout.split('\n').filter(Boolean);
+    const file = files.find((f) => !f.includes('/'))!;
+    const workdir = await createWorkdir(root, localGitRepo);
+    try {
+      await expect(workdir.extract('base', `${file}/migrations`, root, stdout.trim(), [])).rejects.toMatchObject({
+        code: 'config',
+        message: `migrations.dir ${file}/migrations is not a folder in the commit ${stdout.trim().slice(0, 12)}: a part of it is a file.`,
+      });
+    } finally {
+      await workdir.dispose();
+    }
+  });
+
   it('consort check builds its sides that way: base from its commit, the change from the working tree', async () => {
     const { stdout } = await git(root, 'rev-parse', 'HEAD');
     const { base, head } = await resolveSides(localGitRepo, root, config, { base: 'main' }, () => undefined);

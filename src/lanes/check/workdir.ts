@@ -152,7 +152,15 @@ export async function createWorkdir(
       if (!git) throw new Error('createWorkdir: extract needs a GitRepo');
       const { leftOut } = await git.extractCommit(repo, sha, relativeTo);
       const dir = path.join(relativeTo, migrationsDir);
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+        // A folder of the path is a file of the commit (`migrations.dir: schema.sql/migrations`).
+        if (e.code !== 'ENOTDIR' && e.code !== 'EEXIST') throw e;
+        throw new ConsortError(
+          'config',
+          `migrations.dir ${migrationsDir} is not a folder in the commit ${sha.slice(0, 12)}: a part of it is a file.`,
+          { hint: 'Set migrations.dir in .github/consort.yml to the folder that holds your migrations.', cause: e },
+        );
+      });
       await sameAsPlanned(relativeTo, dir, planned, sha);
       return { dir, relativeTo, leftOut };
     },
