@@ -1,38 +1,36 @@
 /**
  * Text a repository controls — its suite's output, a migration's or a link's name, a statement —
- * printed in the Action's log. The runner reads any line that starts with `::` as a workflow
- * command: a pull request's test could print `::error file=…::` annotations of its own,
- * `::add-mask::` over the log, or `::stop-commands::` to swallow Consort's own commands after it.
- * Such a line is broken with a zero-width space between its two colons; nothing else changes.
+ * printed in the Action's log. The runner (actions/runner: ProcessInvoker, ActionCommand) reads
+ * stdout with .NET's ReadLine, so a line ends at '\n', '\r' or "\r\n"; a line is a workflow command
+ * when, after TrimStart (every Unicode white space: '\v', '\f', U+00A0, U+0085, U+2028, U+3000…),
+ * it starts with `::`, and the older `##[command]` form counts anywhere in a line. A pull request's
+ * test could print `::error file=…::` annotations of its own, `::add-mask::` over the log, or
+ * `::stop-commands::` to swallow Consort's own commands after it.
+ * Such a line is broken with a zero-width space between its two colons (between the `#`s of
+ * `##[`); nothing else changes. The zero-width space is not white space to .NET, and the command
+ * name the runner then reads starts with ':' or '[', which names no command.
  */
 const BREAK = ':\u200b:';
 
-/** `text` with every line that would be a workflow command broken; `atLineStart`: its first line is one. */
-export function quoteCommands(text: string, atLineStart = true): string {
-  const inner = text.replace(/(\n[ \t]*)::/g, `$1${BREAK}`);
-  return atLineStart ? inner.replace(/^([ \t]*)::/, `$1${BREAK}`) : inner;
+/** .NET's white space (char.IsWhiteSpace), which TrimStart removes; JavaScript's \s lacks U+0085. */
+const LEAD = '[\\s\\u0085]*';
+const AT_LINE_START = new RegExp(`(^|[\\r\\n])(${LEAD})::`, 'g');
+
+/** `text` with every line that would be a workflow command broken. */
+export function quoteCommands(text: string): string {
+  return text.replace(/##\[/g, '#\u200b#[').replace(AT_LINE_START, `$1$2${BREAK}`);
 }
 
 /**
- * For output that arrives in chunks (a suite's): a line split across chunks is still seen whole.
- * Returns the quoting function; it remembers whether the text so far ends at the start of a line
- * (or in its leading blanks) and holds back a lone ':' at a chunk's end until it knows what follows.
+ * For output that arrives in chunks (a suite's), between which Consort prints lines of its own:
+ * each chunk is quoted as if it began a line (a `::` that only continues one gets a harmless
+ * zero-width space), and a chunk that ends in ':' or '#' gets one after it, so a command split
+ * across chunks is broken too. Nothing is held back: what the runner sees never depends on what
+ * the quoter remembers.
  */
 export function commandQuoter(): (chunk: string) => string {
-  let lineStart = true;
-  let held = '';
   return (chunk) => {
-    let text = held + chunk;
-    held = '';
-    // A line whose first non-blank is a ':' at the very end: the next chunk may make it '::'.
-    const tail = /(^|\n)[ \t]*:$/.exec(text);
-    if (tail && (tail[1] === '\n' || lineStart)) {
-      held = ':';
-      text = text.slice(0, -1);
-    }
-    const out = quoteCommands(text, lineStart);
-    const last = text.lastIndexOf('\n');
-    lineStart = /^[ \t]*$/.test(last === -1 ? (lineStart ? text : 'x') : text.slice(last + 1));
-    return out;
+    const out = quoteCommands(chunk);
+    return /[:#]$/.test(out) ? `${out}\u200b` : out;
   };
 }

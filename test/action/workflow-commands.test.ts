@@ -14,13 +14,42 @@ test('a line that would be a workflow command is broken; other text is untouched
     `ok\n  :${Z}:add-mask::secret\nnot :: a command\n:${Z}:stop-commands::x`,
   );
   expect(quoteCommands('migrations/1_a.sql applied')).toBe('migrations/1_a.sql applied');
-  // Not at a line's start: a chunk that continues a line.
-  expect(quoteCommands('::x', false)).toBe('::x');
+});
+
+test("the runner's line breaks and white space count: \\r ends a line, TrimStart removes \\v, U+00A0, U+0085, U+2028…", () => {
+  // actions/runner reads stdout with .NET ReadLine ('\n', '\r', "\r\n") and TrimStart()s each line.
+  expect(quoteCommands('progress 10%\r::add-mask::x')).toBe(`progress 10%\r:${Z}:add-mask::x`);
+  for (const lead of ['\v', '\f', '\u00a0', '\u0085', '\u1680', '\u2003', '\u2028', '\u2029', '\u3000', ' \t\v'])
+    expect(quoteCommands(`ok\n${lead}::error::forged`)).toBe(`ok\n${lead}:${Z}:error::forged`);
+});
+
+test('the older ##[command] form, which the runner reads anywhere in a line, is broken too', () => {
+  expect(quoteCommands('PASS ##[error]forged and ##[add-mask]x')).toBe(
+    `PASS #${Z}#[error]forged and #${Z}#[add-mask]x`,
+  );
+  expect(quoteCommands('# a heading [1]')).toBe('# a heading [1]');
 });
 
 test('a command split across chunks is still broken, and the text is otherwise kept whole', () => {
-  const chunks = ['PASS test/a.test.js\n', '  :', ':error::forged\nnext ', '::not a command\n', ':', ':warning::w'];
+  const chunks = [
+    'PASS test/a.test.js\n',
+    '  :',
+    ':error::forged\nnext ',
+    'line\n',
+    ':',
+    ':warning::w\n#',
+    '#[error]x',
+  ];
   const quote = commandQuoter();
-  const out = chunks.map(quote).join('') + quote('');
-  expect(out).toBe(`PASS test/a.test.js\n  :${Z}:error::forged\nnext ::not a command\n:${Z}:warning::w`);
+  expect(chunks.map(quote).join('')).toBe(
+    `PASS test/a.test.js\n  :${Z}:error::forged\nnext line\n:${Z}:warning::w\n#${Z}#[error]x`,
+  );
+});
+
+test("a chunk is quoted as a line's start whatever came before: Consort's own lines end between chunks", () => {
+  // A suite that ends without a newline, a log line of Consort's, then the next run's output:
+  // on stdout that output starts a line, whatever the quoter saw of the suite before.
+  const quote = commandQuoter();
+  const stdout = quote('no newline at the end') + 'Suite ran: 1 failed\n' + quote('::add-mask::x\n');
+  expect(stdout).toBe(`no newline at the endSuite ran: 1 failed\n:${Z}:add-mask::x\n`);
 });

@@ -18,6 +18,7 @@ import { checkPorts } from '../ports.js';
 import { openActionProvider, prepareTools, providerName } from '../provider.js';
 import { publishCheck } from '../publish.js';
 import { scrub } from '../secrets.js';
+import { commandQuoter } from '../workflow-commands.js';
 import { actionSides } from '../sides.js';
 import type { ModeResult } from './index.js';
 
@@ -90,6 +91,7 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
   // A cancelled workflow (`cancel-in-progress`, the Cancel button) sends SIGINT, then SIGTERM:
   // the suite's process group is killed, temporary branches removed, conclusion `cancelled`.
   const controller = new AbortController();
+  const quoteSuite = commandQuoter();
   try {
     const report = await onTermination(
       controller,
@@ -97,7 +99,8 @@ export async function checkMode(inputs: ActionInputs, ctx: ActionContext): Promi
         runCheck(
           plan,
           { ...ports, provider },
-          { onSuiteOutput: (chunk) => process.stdout.write(scrub(chunk)), signal: controller.signal },
+          // The pull request's code talking: no line of it is a workflow command.
+          { onSuiteOutput: (chunk) => process.stdout.write(quoteSuite(scrub(chunk))), signal: controller.signal },
         ),
       (m) => core.info(m),
     );
