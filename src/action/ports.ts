@@ -4,6 +4,7 @@
  * lane's. Modes
  * parse, build ports here, call a lane and report.
  */
+import path from 'node:path';
 import * as core from '@actions/core';
 import { loadConfig } from '../config/load.js';
 import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
@@ -74,9 +75,17 @@ export async function tddPorts(
       push: (ref) => pushBranch(ctx.workspace, ref, auth),
     },
     async configure() {
-      const config = applyInputs((await configOf(inputs, ctx.workspace)).config, inputs);
+      const loaded = await configOf(inputs, ctx.workspace);
+      const config = applyInputs(loaded.config, inputs);
       await prepareTools(providerName(inputs, config), false);
-      return { config, provider: await openActionProvider(inputs, config, ctx) };
+      return {
+        config,
+        provider: await openActionProvider(inputs, config, ctx),
+        // The file read, relative to the workspace: the lane locks it against the agents.
+        ...(loaded.source !== null && !path.isAbsolute(loaded.source) && !loaded.source.startsWith('..')
+          ? { configFile: loaded.source }
+          : {}),
+      };
     },
     environment(config) {
       // Sources the lane reads allow-listed names from, never a child's environment as they are (every

@@ -14,6 +14,8 @@ import type { Role } from '../../src/conductor/roles.js';
 import type { TurnStep } from '../../src/conductor/state.js';
 import { dataReferences, testOwnedChanges } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
+import { runPolicy } from '../../src/lanes/tdd/driver.js';
+import { laneConfigFile } from '../../src/cli/commands/lane.js';
 import { SHOP_DIR } from '../../src/demo/scenarios.js';
 import { workspaceAt } from '../helpers/tdd.js';
 import { execFileAsync } from '../helpers/exec-file.js';
@@ -164,5 +166,29 @@ describe('testOwnedChanges', () => {
     expect(dataReferences("readFileSync(path.join(__dirname, 'golden', 'out.csv'))\nimport x from './x.js'")).toEqual([
       'out.csv',
     ]);
+  });
+});
+
+describe('a configuration file passed by path (--config, the Action’s config input)', () => {
+  it('is locked like .github/consort.yml: the driver may not change its suite command or passEnv', async () => {
+    const { config } = await loadConfig(SHOP_DIR);
+    const change: FileChange[] = [{ path: 'ci/consort.yml', status: 'modified' }];
+    const scope = (policy: ReturnType<typeof runPolicy>) =>
+      checkScope({ policy, role: 'driver', step: 'green', item: 'T1', changes: change, frozen: {}, hashes: {} }).map(
+        (r) => r.path,
+      );
+    // Without it the driver's `**` covers it.
+    expect(scope(runPolicy({ config, feature: '001-phones' }))).toEqual([]);
+    expect(scope(runPolicy({ config, feature: '001-phones', configFile: 'ci/consort.yml' }))).toEqual([
+      'ci/consort.yml',
+    ]);
+  });
+
+  it('the CLI names --config relative to the repository, and only inside it', () => {
+    const c = { root: '/work/repo' } as Parameters<typeof laneConfigFile>[0];
+    expect(laneConfigFile(c, 'ci/consort.yml')).toBe('ci/consort.yml');
+    expect(laneConfigFile(c, '/work/repo/ci/../ci/consort.yml')).toBe('ci/consort.yml');
+    expect(laneConfigFile(c, '../elsewhere.yml')).toBeUndefined();
+    expect(laneConfigFile(c, undefined)).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@
  * What the TDD lane's commands share: the configuration, the provider, and effects in words (the
  * lane's adapters come from the CLI's composition root, ../ports.ts).
  */
+import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { Effect } from '../../conductor/effects.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
@@ -13,6 +14,13 @@ export type { Ctx } from '../context.js';
 export async function laneConfig(c: CliContext, configPath: string | undefined): Promise<ConsortConfig> {
   const { loadConfig } = await import('../../config/load.js');
   return (await loadConfig(c.root, configPath ? { path: configPath } : {})).config;
+}
+
+/** `--config`'s file relative to the repository when it lies inside it (the TDD lane locks it); else undefined. */
+export function laneConfigFile(c: CliContext, configPath: string | undefined): string | undefined {
+  if (configPath === undefined) return undefined;
+  const rel = path.relative(c.root, path.resolve(c.root, configPath)).split(path.sep).join('/');
+  return rel === '' || rel === '..' || rel.startsWith('../') || path.isAbsolute(rel) ? undefined : rel;
 }
 
 /** The provider: --provider / CONSORT_PROVIDER when given, else the configuration's. */

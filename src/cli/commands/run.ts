@@ -6,7 +6,7 @@ import type { Effect } from '../../conductor/effects.js';
 import type { AgentBackends } from '../../ports/agent-backend.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
-import { describeEffect, type Ctx, laneConfig, withLaneProvider } from './lane.js';
+import { describeEffect, type Ctx, laneConfig, laneConfigFile, withLaneProvider } from './lane.js';
 
 interface RunFlags {
   until?: string;
@@ -128,6 +128,9 @@ export function runLaneCommand(ctx: Ctx): Command {
             runBuildLane({
               ...adapters,
               config,
+              ...(laneConfigFile(c, flags.config) !== undefined
+                ? { configFile: laneConfigFile(c, flags.config)! }
+                : {}),
               feature,
               provider,
               env: c.env,

@@ -37,6 +37,12 @@ export interface BuildLaneInput {
   /** The checkout the agents work in (the shell opens it: src/git/local-workspace.ts). */
   workspace: Workspace;
   config: ConsortConfig;
+  /**
+   * The configuration file the run read, relative to the workspace, when it is not one of the
+   * default names (`--config`, the Action's `config` input): no agent changes it, as none changes
+   * `.github/consort.yml` (its suite command, its passEnv).
+   */
+  configFile?: string;
   feature: string;
   provider: BranchProvider;
   /** The suite's environment. */
@@ -114,7 +120,14 @@ export interface BuildRunResult {
   costUsd: number;
 }
 
-type StartInput = Pick<BuildLaneInput, 'config' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
+type StartInput = Pick<BuildLaneInput, 'config' | 'configFile' | 'feature' | 'gateMode' | 'retry' | 'experiments'>;
+
+/** The run's policy from its settings; the configuration file it read is locked like the default ones. */
+export function runPolicy(input: Omit<StartInput, 'retry'>): ReturnType<typeof buildPolicy> {
+  const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
+  if (input.configFile !== undefined && !policy.locked.includes(input.configFile)) policy.locked.push(input.configFile);
+  return policy;
+}
 
 async function startEvent(
   ctx: Pick<LaneContext, 'ws' | 'store' | 'now'>,
@@ -122,7 +135,7 @@ async function startEvent(
   state: ConductorState,
   baseCommit: string,
 ): Promise<StartEvent> {
-  const policy = buildPolicy(input.config, input.feature, input.gateMode, input.experiments);
+  const policy = runPolicy(input);
   // A migration already on the base is history every later database was built from: editing it
   // instead of adding one would never run (the runner skips recorded names). No agent changes one.
   policy.locked.push(...(await ctx.ws.filesUnder(baseCommit, input.config.migrations.dir)));

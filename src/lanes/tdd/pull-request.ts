@@ -132,7 +132,7 @@ export interface PullRequestPorts {
    */
   policy(pull: PullRequest): Promise<TrustedPolicy>;
   /** The lane's configuration (read from the checked-out branch) and a branch provider for it. */
-  configure(): Promise<{ config: ConsortConfig; provider: BranchProvider }>;
+  configure(): Promise<{ config: ConsortConfig; provider: BranchProvider; configFile?: string }>;
   /** The suite's and the agents' settings sources (children are built from allow-lists in src/core/child-env.ts). */
   environment(config: ConsortConfig): { env: NodeJS.ProcessEnv; agentEnv: NodeJS.ProcessEnv };
   budgets: { maxTurns: number; maxCostUsd?: number; timeLimitMs: number };
@@ -384,7 +384,7 @@ async function laneIn(
       return undefined;
     return uncountedApproval(github, repo, pull, policy, gate, approval, await conversation());
   };
-  const { config, provider } = await ports.configure();
+  const { config, provider, configFile } = await ports.configure();
   const { env, agentEnv } = ports.environment(config);
   const store = new FeatureStore(ws.dir, feature);
   const turns: TurnRecord[] = [];
@@ -400,6 +400,8 @@ async function laneIn(
       migrations: ports.migrations,
       schemas: ports.schemas,
       config,
+      // The configuration file the run read: no agent's to change (the default names are locked anyway).
+      ...(configFile !== undefined ? { configFile } : {}),
       // gates.mode from the base branch: the branch's own configuration cannot turn proxy mode on.
       gateMode: policy.gateMode,
       feature,
