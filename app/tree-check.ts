@@ -7,7 +7,7 @@
  * the bytes committed. Anything else stops the check, naming the file.
  */
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../src/core/errors.js';
 import type { GitHubPort, RepoRef } from '../src/ports/github.js';
@@ -58,10 +58,27 @@ export async function sameAsCommit(
   for (const e of committed) {
     const kind = unpacked.get(e.name);
     if (kind === undefined) throw differs(e.name, 'is missing');
-    if (e.mode === '120000') continue;
     const full = path.join(root, dir, e.name);
-    if ((await lstat(full)).isSymbolicLink() || blobId(await readFile(full)) !== e.sha)
-      throw differs(e.name, 'is not the file committed');
+    if (e.mode !== '120000') {
+      if ((await lstat(full)).isSymbolicLink() || blobId(await readFile(full)) !== e.sha)
+        throw differs(e.name, 'is not the file committed');
+      continue;
+    }
+    // A link: the link as committed, then the file it leads to as committed (its folder's tree).
+    const target = kind === 'link' ? await readlink(full) : undefined;
+    if (target === undefined || blobId(Buffer.from(target)) !== e.sha)
+      throw differs(e.name, 'is not the link committed');
+    const to = path.posix.normalize(path.posix.join(dir === '.' ? '' : dir, target));
+    if (path.posix.isAbsolute(to) || to === '..' || to.startsWith('../')) continue; // refused when the migrations are read
+    const folder = path.posix.dirname(to);
+    const entry = ((await gh.folderEntries(repo, sha, folder === '.' ? '' : folder)) ?? []).find(
+      (x) => x.name === path.posix.basename(to),
+    );
+    if (entry === undefined || entry.type !== 'blob') continue; // names nothing, or a folder: refused when read
+    if (entry.mode === '120000') throw differs(e.name, 'leads to another link, which the App does not follow');
+    const bytes = await readFile(path.join(root, to)).catch(() => undefined);
+    if (bytes === undefined || blobId(bytes) !== entry.sha)
+      throw differs(e.name, `leads to ${to}, which is not the file committed`);
   }
   const names = new Set(committed.map((e) => e.name));
   for (const name of unpacked.keys()) if (!names.has(name)) throw differs(name, 'is not in the commit but is');

@@ -4,7 +4,7 @@
  * applies it), `export-subst` changed the text that ran. The App now compares each unpacked
  * migrations folder with the commit's own tree (the Git Trees API) and stops on any difference.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sameAsCommit, blobId } from '../../app/tree-check.js';
@@ -61,6 +61,17 @@ test('export-subst rewriting a migration: the App stops, naming it', async () =>
     '.gitattributes': 'migrations/3_c.sql export-subst\n',
   });
   expect(await appSees(sha)).toMatch(/^migrations\/3_c\.sql is not the file committed in GitHub's tarball/);
+});
+
+test('a migration linked to a file export-subst rewrites: the App stops, naming the link', async () => {
+  await mkdir(path.join(dir, 'shared'), { recursive: true });
+  await writeFile(path.join(dir, 'shared', 'd.sql'), `${UP('d')}-- $Format:%H$\n`);
+  await symlink('../shared/d.sql', path.join(dir, 'migrations', '4_d.sql'));
+  const sha = await commit(dir, { '.gitattributes': 'shared/d.sql export-subst\n' });
+  expect(await appSees(sha)).toMatch(/^migrations\/4_d\.sql leads to shared\/d\.sql, which is not the file committed/);
+  // The same link to a file as committed is the same.
+  const clean = await commit(dir, { '.gitattributes': '' });
+  expect(await appSees(clean)).toBe('same');
 });
 
 test("blobId is git's object id", async () => {
