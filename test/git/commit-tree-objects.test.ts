@@ -194,15 +194,12 @@ describe('a tree that names the same objects many times over', () => {
     return commitOf(t);
   }
 
-  it('is refused at a million paths by the plan and the writer, not listed whole', async () => {
-    // 2^21 paths: git's whole listing was held in memory (1.3 GB here; 2^25 took 6.7 GB), then written.
-    const sha = await bomb(20);
-    const refused = `The commit ${sha.slice(0, 12)} lists more than ${MAX_ENTRIES} paths.`;
-    await expect(filesAt(repo, sha, '.')).rejects.toThrow(refused);
-    const dest = await out();
-    await expect(extractCommit(repo, sha, dest)).rejects.toThrow(refused);
-    expect(await readdir(dest)).toEqual([]);
-  }, 120_000);
+  // The plan (filesAt) and the writer (extractCommit) list through listTree with MAX_ENTRIES (a
+  // million); listing a million paths here took 13 s of the suite (97 s under its load), so the
+  // limit is played with a small cap below, on the same streamed listing.
+  it('caps the listing at a million paths by default', () => {
+    expect(MAX_ENTRIES).toBe(1_000_000);
+  });
 
   it('is refused past its limit of paths, and of bytes, before more is written', async () => {
     const paths = await bomb(12); // 8,190 paths
