@@ -72,7 +72,8 @@ export async function commitBranch(
 
 /**
  * The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its
- * lines; `env`: the environment it is run in (none by default).
+ * lines; `env`: the environment it is run in (none by default). `asCommit`: as `--head <branch>`
+ * from main's checkout, both sides read from commits and written for the run.
  */
 export async function checkBranch(
   dir: string,
@@ -81,10 +82,12 @@ export async function checkBranch(
   provider: BranchProvider,
   log: (line: string) => void = () => undefined,
   env: NodeJS.ProcessEnv = {},
+  { asCommit = false }: { asCommit?: boolean } = {},
 ): Promise<CheckReport> {
-  await git(dir, 'checkout', '-q', branch);
+  await git(dir, 'checkout', '-q', asCommit ? 'main' : branch);
   const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, log);
+  const sides = asCommit ? { base: 'main', head: branch } : { base: 'main' };
+  const { base, head } = await resolveSides(localGitRepo, dir, config, sides, log);
   return check({
     ...testPorts,
     log: lineLog(log),

@@ -60,11 +60,13 @@ const RUN_ENV = {
   DATABASE_URL: 'postgres://elsewhere/db',
 };
 
-it("applies a feature's JS migration with the variables the project passes, without another database's URL", async () => {
+/** The lane's branches for the repository, with its configuration's passEnv (or `passEnv`), in RUN_ENV. */
+async function branchesWith(passEnv?: string[]): Promise<Branches> {
   const { config } = await loadConfig(dir);
+  await branches?.settle();
   branches = createBranches({
     provider: t.provider,
-    config,
+    config: passEnv === undefined ? config : { ...config, suite: { ...config.suite, passEnv } },
     ws: await workspaceAt(dir),
     git: tddAdapters.git,
     migrations: tddAdapters.migrations,
@@ -73,7 +75,11 @@ it("applies a feature's JS migration with the variables the project passes, with
     processes: localProcessRunner,
     baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
   });
-  const fresh = await branches.fresh('env-proof', dir);
+  return branches;
+}
+
+it("applies a feature's JS migration with the variables the project passes, without another database's URL", async () => {
+  const fresh = await (await branchesWith()).fresh('env-proof', dir);
   expect(fresh.migrations.ok ? 'applied' : fresh.migrations.failed.error.message).toBe('applied');
   const [row] = await query<{ c: string }>(
     await t.provider.connectionUri('env-proof'),
@@ -83,19 +89,6 @@ it("applies a feature's JS migration with the variables the project passes, with
 }, 120_000);
 
 it("a variable the project does not pass is missing, as it is for the proofs' suites", async () => {
-  const { config } = await loadConfig(dir);
-  await branches?.settle();
-  branches = createBranches({
-    provider: t.provider,
-    config: { ...config, suite: { ...config.suite, passEnv: [] } },
-    ws: await workspaceAt(dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: RUN_ENV,
-    processes: localProcessRunner,
-    baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
-  });
-  const fresh = await branches.fresh('env-unpassed', dir);
+  const fresh = await (await branchesWith([])).fresh('env-unpassed', dir);
   expect(fresh.migrations.ok ? 'applied' : fresh.migrations.failed.error.message).toContain('APP_REGION is not set');
 }, 120_000);

@@ -8,13 +8,7 @@
  */
 import { rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
-import { check } from '../../src/lanes/check/run.js';
-import { lineLog } from '../../src/runtime/log.js';
 import { checkBranch, checkRepo, git } from '../helpers/check-repo.js';
-import { testPorts } from '../helpers/check-ports.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const migration = (table: string, extra = '') =>
@@ -50,25 +44,8 @@ async function branch(name: string, change: () => Promise<void>): Promise<void> 
 }
 
 /** `consort check --base main --head <name>`: both sides read from commits and written for the run. */
-async function checkCommit(name: string, pr: number, log: string[] = []) {
-  await git(dir, 'checkout', '-q', 'main');
-  const { config, source } = await loadConfig(dir);
-  const say = (l: string) => void log.push(l);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main', head: name }, say);
-  return check({
-    ...testPorts,
-    log: lineLog(say),
-    workspace: dir,
-    config,
-    configSource: source,
-    base,
-    head,
-    pr,
-    provider: t.provider,
-    toolVersion: 'test',
-    env: {},
-  });
-}
+const checkCommit = (name: string, pr: number, log: string[] = []) =>
+  checkBranch(dir, name, pr, t.provider, (l) => void log.push(l), {}, { asCommit: true });
 
 it('a base migration linked to a shared file is unchanged when the change leaves that file alone', async () => {
   await repo(true);
