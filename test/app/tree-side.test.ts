@@ -14,6 +14,17 @@ import { decidePlan, migrationSets } from '../../src/lanes/check/plan.js';
 import { withLeftBehind } from '../../src/lanes/check/sides.js';
 import { trustedConfig } from '../../src/lanes/check/trusted-config.js';
 
+/** The check's plan of a pull request whose sides were read from the App's two trees. */
+function planOf(
+  workspace: string,
+  config: Parameters<typeof decidePlan>[0]['config'],
+  base: Parameters<typeof decidePlan>[0]['base'],
+  head: Parameters<typeof decidePlan>[0]['head'],
+) {
+  const request = { workspace, config, configSource: null, base, head, pr: 1, env: {}, toolVersion: 'test' };
+  return decidePlan(request, migrationSets(request), { engine: { error: new Error('not read') }, baseSeed: undefined });
+}
+
 let base: string;
 let head: string;
 beforeAll(async () => {
@@ -79,20 +90,7 @@ it("reads the head's files in the base's folder when the PR's migrations.dir nam
     'db',
   );
   expect(headSide.leftBehind?.baseDir).toBe('migrations');
-  const request = {
-    workspace: copies,
-    config,
-    configSource: null,
-    base: baseSide,
-    head: headSide,
-    pr: 1,
-    env: {},
-    toolVersion: 'test',
-  };
-  const plan = await decidePlan(request, migrationSets(request), {
-    engine: { error: new Error('not read') },
-    baseSeed: undefined,
-  });
+  const plan = await planOf(copies, config, baseSide, headSide);
   expect(plan.ok).toBe(false);
   expect(plan.migrations.ok ? [] : plan.migrations.problems).toEqual([
     {
@@ -112,15 +110,7 @@ it("reads the head's files in the base's folder when the PR's migrations.dir nam
     { ref: 'pr', sha: null, ...(await treeSide(copies, config)) },
     'db',
   );
-  const cleanRequest = { ...request, head: clean };
-  expect(
-    (
-      await decidePlan(cleanRequest, migrationSets(cleanRequest), {
-        engine: { error: new Error('not read') },
-        baseSeed: undefined,
-      })
-    ).ok,
-  ).toBe(true);
+  expect((await planOf(copies, config, baseSide, clean)).ok).toBe(true);
 });
 
 it("a base without a configuration: the head's files in migrations/ are compared with the base's own there", async () => {
@@ -148,20 +138,7 @@ it("a base without a configuration: the head's files in migrations/ are compared
     );
     expect(headSide.leftBehind?.baseDir).toBe('migrations');
     expect(headSide.leftBehind?.baseMigrations?.map((m) => m.file)).toEqual(['migrations/0001_a.sql']);
-    const request = {
-      workspace: pr,
-      config,
-      configSource: null,
-      base: baseSide,
-      head: headSide,
-      pr: 1,
-      env: {},
-      toolVersion: 'test',
-    };
-    const plan = await decidePlan(request, migrationSets(request), {
-      engine: { error: new Error('not read') },
-      baseSeed: undefined,
-    });
+    const plan = await planOf(pr, config, baseSide, headSide);
     expect(plan.migrations.ok ? [] : plan.migrations.problems).toEqual([
       {
         kind: 'outside-migrations-dir',
