@@ -55,24 +55,25 @@ function isBasic(key: string): boolean {
 }
 
 /**
- * Names no child gets unless its caller lists them in `secrets`: the runner's and the App's
- * credentials, inputs, and anything named like a key, token or secret. Branch passwords travel as
- * PGPASSWORD and inside DATABASE_URL, which the caller sets on purpose.
+ * The runner's, the GitHub App's, Consort's and its providers' credentials (the branch URLs Consort
+ * hands out are the access a child gets), and NODE_OPTIONS (code injected into every node child).
  */
-const CREDENTIAL =
-  /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_POSTGRES_URL|CONSORT_APP_.*|NODE_OPTIONS|.*_API_KEY|.*_TOKEN|.*_SECRET|.*_PRIVATE_KEY)$/i;
+const OWN_CREDENTIALS =
+  'INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_POSTGRES_URL|CONSORT_APP_.*|NODE_OPTIONS';
+
+/**
+ * Names no child gets unless its caller lists them in `secrets`: those above, and anything named
+ * like a key, token or secret. Branch passwords travel as PGPASSWORD and inside DATABASE_URL,
+ * which the caller sets on purpose.
+ */
+const CREDENTIAL = new RegExp(`^(${OWN_CREDENTIALS}|.*_API_KEY|.*_TOKEN|.*_SECRET|.*_PRIVATE_KEY)$`, 'i');
 
 export function isCredentialName(key: string): boolean {
   return CREDENTIAL.test(key);
 }
 
-/**
- * Credentials no project code may be given even when its configuration asks (`suite.passEnv`): the
- * runner's, the GitHub App's, Consort's own and its providers' (the branch URLs it hands out are
- * the access a suite gets), and NODE_OPTIONS (code injected into every node child).
- */
-const NEVER_PASSED =
-  /^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|PRIVATE_KEY.*|WEBHOOK_SECRET|NEON_.*|DATABRICKS_.*|CONSORT_.*|NODE_OPTIONS)$/i;
+/** What no project code is given even when its configuration asks (`suite.passEnv`): Consort's own variables too. */
+const NEVER_PASSED = new RegExp(`^(${OWN_CREDENTIALS}|CONSORT_.*)$`, 'i');
 
 export function isNeverPassed(key: string): boolean {
   return NEVER_PASSED.test(key);
