@@ -6,7 +6,7 @@
  */
 import { escapeRegExp } from '../core/regexp.js';
 import { expressionEnd, closing, scanSource, type Literal, type ScannedSource } from './js-source.js';
-import { migrationBodies, type Span } from './migration-bodies.js';
+import { migrationBodies, type MigrationBodies, type Span } from './migration-bodies.js';
 import { methodsFor } from './pgm-methods.js';
 
 export interface SourceLocation {
@@ -73,9 +73,24 @@ function constantsOf(s: ScannedSource): Map<string, Piece[]> {
   return out;
 }
 
-/** Every `pgm.<method>(…)` and `pgm.db.<method>(…)` call. */
-function callsOf(s: ScannedSource, constants: Map<string, Piece[]>): Call[] {
-  return [...s.mask.matchAll(/\bpgm\s*\.\s*(?:db\s*\.\s*)?(\w+)\s*\(/g)].map((m) => {
+/**
+ * What the migration calls its builder: `pgm` by convention, the first parameter of `up` and
+ * `down` whatever it is named (`exports.up = (db) => …`), and any parameter typed `MigrationBuilder`
+ * (a helper's `function addTimestamps(b: MigrationBuilder, table: string)`).
+ */
+function builderNames(s: ScannedSource, bodies: MigrationBodies): string[] {
+  const typed = [...s.mask.matchAll(/([A-Za-z_$][\w$]*)\s*\??\s*:\s*(?:[\w$]+\s*\.\s*)?MigrationBuilder\b/g)].map(
+    (m) => m[1]!,
+  );
+  const own = [bodies.up?.builder, bodies.down?.builder].filter((n): n is string => n !== undefined);
+  return [...new Set(['pgm', ...own, ...typed])];
+}
+
+/** Every `<builder>.<method>(…)` and `<builder>.db.<method>(…)` call. */
+function callsOf(s: ScannedSource, constants: Map<string, Piece[]>, builders: string[]): Call[] {
+  const names = builders.map(escapeRegExp).join('|');
+  const call = new RegExp(`(?<![\\w$])(?:${names})\\s*\\.\\s*(?:db\\s*\\.\\s*)?(\\w+)\\s*\\(`, 'g');
+  return [...s.mask.matchAll(call)].map((m) => {
     const open = m.index + m[0].length - 1;
     const end = closing(s.mask, open);
     const firstEnd = Math.min(expressionEnd(s.mask, open + 1), end - 1);
@@ -186,10 +201,9 @@ function score(
  */
 function regions(
   calls: Call[],
-  source: ScannedSource,
+  bodies: MigrationBodies,
   direction: 'up' | 'down',
 ): { own: Call[]; elsewhere: Call[]; reversed: boolean } {
-  const bodies = migrationBodies(source);
   if (bodies.up === undefined) return { own: calls, elsewhere: [], reversed: false };
   const within = (span: Span | null | undefined) => (c: Call) =>
     span !== null && span !== undefined && c.start >= span.start && c.end <= span.end;
@@ -235,7 +249,9 @@ export function locateStatements(
 ): SourceLocation[] {
   const scanned = scanSource(source);
   const constants = constantsOf(scanned);
-  const { own, elsewhere, reversed } = regions(callsOf(scanned, constants), scanned, direction);
+  const bodies = migrationBodies(scanned);
+  const calls = callsOf(scanned, constants, builderNames(scanned, bodies));
+  const { own, elsewhere, reversed } = regions(calls, bodies, direction);
   let cursor = 0;
   const pick = (list: Call[], from: number, rank: (c: Call) => number | undefined): number => {
     let best = -1;

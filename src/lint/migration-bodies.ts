@@ -10,6 +10,8 @@ import { closing, expressionEnd, type ScannedSource } from './js-source.js';
 export interface Span {
   start: number;
   end: number;
+  /** The function's first parameter (the builder node-pg-migrate passes: `pgm` by convention), when named. */
+  builder?: string;
 }
 
 export interface MigrationBodies {
@@ -23,8 +25,16 @@ const skipSpace = (mask: string, i: number): number => {
   return i;
 };
 
-/** The end of the function whose definition (after `=`, `:`, or its name) starts at `from`; undefined when it is not one. */
-function functionEnd(mask: string, from: number): number | undefined {
+/** The first parameter's name in the list `(…)` opening at `open`, or a lone parameter (`pgm => …`). */
+function firstParameter(mask: string, open: number, close: number): string | undefined {
+  return /^\s*([A-Za-z_$][\w$]*)/.exec(mask.slice(open + 1, close))?.[1];
+}
+
+/**
+ * The end of the function whose definition (after `=`, `:`, or its name) starts at `from`, with its
+ * first parameter's name; undefined when it is not one.
+ */
+function functionEnd(mask: string, from: number): { end: number; builder?: string } | undefined {
   let i = skipSpace(mask, from);
   const word = (w: string): boolean => new RegExp(`^${w}\\b`).test(mask.slice(i, i + w.length + 1));
   if (word('async')) i = skipSpace(mask, i + 5);
@@ -34,16 +44,23 @@ function functionEnd(mask: string, from: number): number | undefined {
     i = skipSpace(mask, i + (/^[\w$]*/.exec(mask.slice(i))?.[0].length ?? 0));
   }
   if (mask[i] === '<') i = skipSpace(mask, mask.indexOf('>', i) + 1); // type parameters
-  if (mask[i] === '(') i = closing(mask, i);
-  else if (/[\w$]/.test(mask[i] ?? '')) i += /^[\w$]+/.exec(mask.slice(i))![0].length;
-  else return undefined;
+  let builder: string | undefined;
+  if (mask[i] === '(') {
+    const close = closing(mask, i);
+    builder = firstParameter(mask, i, close - 1);
+    i = close;
+  } else if (/[\w$]/.test(mask[i] ?? '')) {
+    builder = /^[\w$]+/.exec(mask.slice(i))![0];
+    i += builder.length;
+  } else return undefined;
   // A return type (`: Promise<void>`) runs to the body.
   const body = /^\s*(?::[^{=]*?)?\s*(=>|\{)/.exec(mask.slice(i));
   if (!body) return undefined;
   i += body[0].length;
-  if (body[1] === '{') return closing(mask, i - 1);
+  const named = builder === undefined ? {} : { builder };
+  if (body[1] === '{') return { end: closing(mask, i - 1), ...named };
   i = skipSpace(mask, i);
-  return mask[i] === '{' ? closing(mask, i) : expressionEnd(mask, i);
+  return { end: mask[i] === '{' ? closing(mask, i) : expressionEnd(mask, i), ...named };
 }
 
 /** The span of the function exported as `name`, null when it is exported as something other than a function. */
@@ -60,8 +77,8 @@ function bodyOf(mask: string, name: 'up' | 'down'): Span | null | undefined {
     for (const m of mask.matchAll(pattern)) {
       const from = m.index + m[0].length;
       const isName = pattern === patterns[2];
-      const end = functionEnd(mask, isName ? m.index : from);
-      if (end !== undefined) return { start: m.index, end };
+      const fn = functionEnd(mask, isName ? m.index : from);
+      if (fn !== undefined) return { start: m.index, ...fn };
       const value = /^\s*([\w$.]+)/.exec(mask.slice(from))?.[1];
       if (value === 'false' || value === 'undefined' || value === 'null') return null;
       // `exports.up = up`: the function defined under that name.
@@ -78,13 +95,13 @@ function bodyOf(mask: string, name: 'up' | 'down'): Span | null | undefined {
 function definedAs(mask: string, name: string): Span | undefined {
   const declared = new RegExp(`\\b(?:async\\s+)?function\\s+${name}\\b`).exec(mask);
   const assigned = new RegExp(`\\b(?:const|let|var)\\s+${name}(?:\\s*:[^=]+)?\\s*=(?!=)`).exec(mask);
-  const end = declared
+  const fn = declared
     ? functionEnd(mask, declared.index)
     : assigned
       ? functionEnd(mask, assigned.index + assigned[0].length)
       : undefined;
   const start = (declared ?? assigned)?.index;
-  return start !== undefined && end !== undefined ? { start, end } : undefined;
+  return start !== undefined && fn !== undefined ? { start, ...fn } : undefined;
 }
 
 export function migrationBodies(scanned: ScannedSource): MigrationBodies {

@@ -159,6 +159,59 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
   });
 });
 
+describe('locateStatements: a builder not named pgm', () => {
+  it("finds the calls on up's and down's own parameter, whatever it is called", () => {
+    const source = `exports.up = async (db) => {
+  db.createTable('payments', { id: 'id', amount: { type: 'numeric', notNull: true } });
+  db.createIndex('payments', 'amount');
+};
+
+exports.down = function (migration) {
+  migration.dropIndex('payments', 'amount');
+  migration.dropTable('payments');
+};
+`;
+    expect(
+      locateStatements(source, [
+        'CREATE TABLE "payments" (\n  "id" serial PRIMARY KEY,\n  "amount" numeric NOT NULL\n);',
+        'CREATE INDEX "payments_amount_index" ON "payments" ("amount");',
+      ]),
+    ).toEqual([
+      { line: 2, exact: true },
+      { line: 3, exact: true },
+    ]);
+    expect(locateStatements(source, ['DROP INDEX "payments_amount_index";', 'DROP TABLE "payments";'], 'down')).toEqual(
+      [
+        { line: 7, exact: true },
+        { line: 8, exact: true },
+      ],
+    );
+  });
+
+  it("finds a helper's calls on a parameter typed MigrationBuilder", () => {
+    const source = `import type { MigrationBuilder } from 'node-pg-migrate';
+
+function timestamps(b: MigrationBuilder, table: string): void {
+  b.addColumns(table, { created_at: { type: 'timestamptz', default: b.func('now()') } });
+}
+
+export async function up(pgm: MigrationBuilder): Promise<void> {
+  pgm.createTable('refunds', { id: 'id' });
+  timestamps(pgm, 'refunds');
+}
+`;
+    expect(
+      locateStatements(source, [
+        'CREATE TABLE "refunds" (\n  "id" serial PRIMARY KEY\n);',
+        'ALTER TABLE "refunds"\n  ADD "created_at" timestamptz DEFAULT now();',
+      ]),
+    ).toEqual([
+      { line: 8, exact: true },
+      { line: 4, exact: true },
+    ]);
+  });
+});
+
 describe('statementTarget and statementAt', () => {
   it.each([
     ['CREATE INDEX CONCURRENTLY "orders_email_idx" ON "orders" ("email");', [null, 'orders']],
