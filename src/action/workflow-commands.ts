@@ -8,7 +8,10 @@
  * `::stop-commands::` to swallow Consort's own commands after it.
  * Such a line is broken with a zero-width space between its two colons (between the `#`s of
  * `##[`); nothing else changes. The zero-width space is not white space to .NET, and the command
- * name the runner then reads starts with ':' or '[', which names no command.
+ * name the runner then reads starts with ':' or '[', which names no command. That holds also where
+ * the runner's culture-sensitive `StartsWith("::")`/`IndexOf("##[")` skip the zero-width space
+ * under ICU: the name is then cut by ordinal position, two (three) characters in, which is the
+ * second ':' (the '['). test/action/workflow-commands.test.ts models the runner's parser both ways.
  */
 const BREAK = ':\u200b:';
 
