@@ -23,16 +23,16 @@ import { promisify } from 'node:util';
 import { EmbeddedServer } from '../lib/src/branches/local/server.js';
 import { scenarioRepo } from '../lib/src/demo/scenarios.js';
 import { cleanup, installSignalHandlers, onCleanup, wasInterrupted } from './lib/cleanup.js';
-import { benchArgs } from './lib/args.js';
+import { benchArgs, envInteger } from './lib/args.js';
 
 benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
 const exec = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const LATENCY_WEBHOOKS = Number(process.env.BENCH_LATENCY_WEBHOOKS ?? 40);
-const BURST_WEBHOOKS = Number(process.env.BENCH_BURST_WEBHOOKS ?? 2000);
-const BURST_CLIENTS = Number(process.env.BENCH_BURST_CLIENTS ?? 32);
-const BURST_MAX_MS = Number(process.env.BENCH_BURST_MAX_MS ?? 20_000);
+const LATENCY_WEBHOOKS = envInteger('BENCH_LATENCY_WEBHOOKS', 40);
+const BURST_WEBHOOKS = envInteger('BENCH_BURST_WEBHOOKS', 2000);
+const BURST_CLIENTS = envInteger('BENCH_BURST_CLIENTS', 32);
+const BURST_MAX_MS = envInteger('BENCH_BURST_MAX_MS', 20_000);
 const SECRET = randomBytes(16).toString('hex');
 
 const pct = (xs, p) => {

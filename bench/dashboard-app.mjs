@@ -18,12 +18,12 @@ import { upsertPull } from '../lib/app/store/pulls.js';
 import { newSession, signSession } from '../lib/src/dashboard/session.js';
 import { bigFeature, checkReport, T0 } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
-import { benchArgs } from './lib/args.js';
+import { benchArgs, envInteger } from './lib/args.js';
 
 benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
-const TURNS = Number(process.env.TURNS ?? 1000);
-const CHECKS = Number(process.env.CHECKS ?? 10000);
+const TURNS = envInteger('TURNS', 1000);
+const CHECKS = envInteger('CHECKS', 10000);
 const REPEAT = 10;
 const ADMIN = process.env.CONSORT_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECRET = randomBytes(24).toString('hex');

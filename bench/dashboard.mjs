@@ -16,12 +16,12 @@ import { localWorkspaces } from '../lib/src/git/local-workspace.js';
 import { startLocalDashboard } from '../lib/src/dashboard/local-server.js';
 import { bigFeature, checkReport } from './lib/big-feature.mjs';
 import { liveLatency } from './lib/live.js';
-import { benchArgs } from './lib/args.js';
+import { benchArgs, envInteger } from './lib/args.js';
 
 benchArgs(import.meta.url); // --help; no options (settings come from the environment, see above)
 
-const TURNS = Number(process.env.TURNS ?? 1000);
-const CHECKS = Number(process.env.CHECKS ?? 10000);
+const TURNS = envInteger('TURNS', 1000);
+const CHECKS = envInteger('CHECKS', 10000);
 const REPEAT = 10;
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'consort-bench-dashboard-'));

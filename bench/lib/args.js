@@ -65,3 +65,15 @@ export function benchArgs(scriptUrl, options = {}, argv = process.argv.slice(2))
   }
   return values;
 }
+
+/**
+ * A count read from the environment (`BENCH_BURST_WEBHOOKS=500`): a whole number of at least
+ * `min`, else a one-line error and exit code 2, as for a bad option (not a run of NaN).
+ */
+export function envInteger(name, fallback, min = 1) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min)
+    usage(`${name} must be a whole number of at least ${min}, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}

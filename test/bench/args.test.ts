@@ -24,6 +24,18 @@ it.each(scripts)('%s reads its command line through bench/lib/args.js (or its ow
   expect(text).not.toMatch(/process\.argv\.indexOf/);
   // Counts are `type: 'integer'` options, checked by benchArgs, not Number()ed unchecked.
   expect(text).not.toMatch(/Number\((values|benchArgs)\b/);
+  // So are counts from the environment (envInteger).
+  expect(text).not.toMatch(/Number\(process\.env\b/);
+});
+
+it('a count from the environment that is not a whole number exits 2 with one line, before anything runs', async () => {
+  const env = { PATH: process.env.PATH ?? '', TURNS: '1e3' };
+  const bad = await execFileAsync(process.execPath, ['bench/dashboard.mjs'], { cwd: root, env }).then(
+    () => null,
+    (e: { code: number; stderr: string }) => e,
+  );
+  expect(bad?.code).toBe(2);
+  expect(bad?.stderr.trim()).toBe('TURNS must be a whole number of at least 1, got "1e3" (try --help)');
 });
 
 it('--help prints the script header and exits 0; an unknown option exits 2 with one line', async () => {
