@@ -14,6 +14,9 @@
  *   but not who edited it, and anyone with write access may edit another person's comment. (The
  *   App, which learns the editor from the webhook, judges an edited command by the editor.)
  *
+ * - The command is the comment as GitHub has it, by the person it names: the workflow's event file
+ *   (GITHUB_EVENT_PATH), which any earlier step of the job can rewrite, only points at it.
+ *
  * Comments are ordered by GitHub's creation time, then by id (GitHub's times are whole seconds).
  */
 import { parseCommand } from '../../github/commands.js';
@@ -66,6 +69,25 @@ function approves(c: IssueComment, gate: string): boolean {
   if (!c.user || c.user.type === 'Bot') return false;
   const command = parseCommand(c.body);
   return command?.kind === 'approve' && command.gate === gate;
+}
+
+/**
+ * Why comment `id` is not `login`'s `/consort approve <gate>` as GitHub has it, or undefined when it
+ * is — or when GitHub no longer has it unedited, which the caller answers (deleted, edited). The
+ * event that names the comment is a file the workflow's job can rewrite: it says where to look.
+ */
+export function notTheirCommand(
+  comments: readonly IssueComment[],
+  id: number,
+  login: string,
+  gate: string,
+): string | undefined {
+  const c = comments.find((x) => x.id === id);
+  if (c === undefined || editedComment(c)) return undefined;
+  if (!c.user || c.user.type === 'Bot' || c.user.login.toLowerCase() !== login.toLowerCase())
+    return `comment ${id} is ${c.user ? `@${c.user.login}'s${c.user.type === 'Bot' ? ' (a bot)' : ''}` : "a deleted account's"}, not @${login}'s, as GitHub has it`;
+  if (!approves(c, gate)) return `comment ${id} by @${c.user.login} is no /consort approve ${gate}, as GitHub has it`;
+  return undefined;
 }
 
 /**

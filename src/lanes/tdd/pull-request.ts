@@ -26,7 +26,7 @@ import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace, Workspaces } from '../../ports/workspace.js';
 import { GATE_MARKER, renderGateComment, renderTurnReview } from '../../report/turn-markdown.js';
 import { approveGate, createFeature, describeStep, matchFeature, openFeatures } from './feature.js';
-import { announcedBefore, approvalComment, editedComment } from './approval-source.js';
+import { announcedBefore, approvalComment, editedComment, notTheirCommand } from './approval-source.js';
 import { reopenedGates } from './gate-check.js';
 import { type BuildRunResult, runBuildLane } from './driver.js';
 import { featureDirOf, FeatureStore, listFeatures, readText } from './store.js';
@@ -209,11 +209,22 @@ export async function runOnPullRequest(ports: PullRequestPorts, request: PullReq
     ports.log.warning(`Nothing was done: ${decision.why}.`);
     return { kind: 'refused', why: decision.why };
   }
+  // The event only points at the comment: the command is the comment as GitHub has it, by the
+  // person the event names (an earlier step of the job can rewrite the event file).
+  let comments: IssueComment[] | undefined;
+  if (request.kind === 'approve') {
+    comments = await github.listComments(repo, pull.number);
+    const forged = notTheirCommand(comments, request.commentId, request.actor.login, request.gate ?? '');
+    if (forged !== undefined) {
+      ports.log.warning(`Nothing was done: the event does not match the comment it names (${forged}).`);
+      return { kind: 'refused', why: forged };
+    }
+  }
   await react(github, command, 'eyes');
   const head = await ports.remote.checkout(pull.head.ref);
   ports.log.info(`On ${pull.head.ref} at ${head.slice(0, 7)} (pull request #${pull.number}).`);
   try {
-    return await lane(ports, request, command, pull, policy);
+    return await lane(ports, request, command, pull, policy, comments);
   } catch (e) {
     // Whatever went wrong, say so on the pull request, where the person who asked is looking.
     const why =
@@ -280,6 +291,7 @@ async function lane(
   command: CommandRequest,
   pull: PullRequest,
   policy: TrustedPolicy,
+  comments: IssueComment[] | undefined,
 ): Promise<PullRequestOutcome> {
   const ws = await ports.workspaces.open(ports.workspace);
   // git's global configuration pinned for the whole lane, not just the run: the run's untrusted
@@ -288,7 +300,7 @@ async function lane(
   // runBuildLane has released its own pin (src/git/pinned-config.ts).
   const unpin = ws.pinGitConfig ? await ws.pinGitConfig() : async () => undefined;
   try {
-    return await laneIn(ports, request, command, pull, policy, ws);
+    return await laneIn(ports, request, command, pull, policy, ws, comments);
   } finally {
     await unpin().catch(() => undefined);
   }
@@ -301,6 +313,7 @@ async function laneIn(
   pull: PullRequest,
   policy: TrustedPolicy,
   ws: Awaited<ReturnType<PullRequestPorts['workspaces']['open']>>,
+  read: IssueComment[] | undefined,
 ): Promise<PullRequestOutcome> {
   const { github, repo, log } = ports;
   const login = request.actor.login;
@@ -310,7 +323,7 @@ async function laneIn(
   let feature: string;
   let retry = false;
   /** The pull request's conversation, read once: what backs an approval (src/lanes/tdd/approval-source.ts). */
-  let comments: IssueComment[] | undefined;
+  let comments = read;
   const conversation = async () => (comments ??= await github.listComments(repo, pull.number));
   /** Approvals this run recorded from the verified command that started it. */
   const recordedHere: { gate: string; hash: string; approver: string }[] = [];
