@@ -5,9 +5,9 @@
  * `approve <gate>`), the App the rest.
  *
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
- * case) outside fenced code blocks, indented code, block quotes and HTML comments — so quoting
- * someone's command, or showing one in a code block, never runs it. Arguments may be quoted
- * (`"…"` or `'…'`). A rejection's reason may continue on the following lines of its paragraph.
+ * case) outside fenced code blocks (a list item's too), indented code, block quotes, HTML comments
+ * and `<pre>` blocks — so quoting someone's command, or showing one in a code block, never runs it.
+ * Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following lines of its paragraph.
  */
 import { z } from 'zod';
 
@@ -42,6 +42,10 @@ export const Command = z.discriminatedUnion('kind', [
 export type Command = z.infer<typeof Command>;
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+/** List markers before a fence (`- ```` , `1. ~~~`, nested): GitHub shows what follows as code in the item. */
+const ITEM_MARKERS = /^(?: {0,3}(?:[-+*]|\d{1,9}[.)])[ \t]{1,4})+/;
+/** An HTML block whose lines GitHub shows as they are (`<pre>`, …), to the line with its closing tag. */
+const RAW_HTML = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
 const COMMAND = /^ {0,3}\/consort(?:[ \t]+(.*))?$/i;
 
 interface Found {
@@ -52,22 +56,40 @@ interface Found {
 
 function findCommandLine(body: string): Found | null {
   const lines = body.replace(/\r\n?/g, '\n').split('\n');
-  let fence: { char: string; length: number } | null = null;
+  /** An open fence; `indent` is its list item's content column (0 outside a list). */
+  let fence: { char: string; length: number; indent: number } | null = null;
   let inComment = false;
+  let rawHtml: string | null = null;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (inComment) {
       if (line.includes('-->')) inComment = false;
       continue;
     }
-    const f = FENCE.exec(line);
-    if (fence) {
-      // A closing fence: the same character, at least as long, nothing after it.
-      if (f && f[1]![0] === fence.char && f[1]!.length >= fence.length && f[2]!.trim() === '') fence = null;
+    if (rawHtml !== null) {
+      if (line.toLowerCase().includes(`</${rawHtml}>`)) rawHtml = null;
       continue;
     }
+    if (fence) {
+      const lead = /^ */.exec(line)![0].length;
+      // A line not indented into the fence's list item ends the item, and the code with it.
+      if (fence.indent > 0 && line.trim() !== '' && lead < fence.indent) fence = null;
+      else {
+        const c = /^(`{3,}|~{3,})[ \t]*$/.exec(line.slice(lead));
+        // A closing fence: the same character, at least as long, nothing after it, indented at most 3 past the item's content.
+        if (c && lead - fence.indent <= 3 && c[1]![0] === fence.char && c[1]!.length >= fence.length) fence = null;
+        continue;
+      }
+    }
+    const markers = ITEM_MARKERS.exec(line)?.[0] ?? '';
+    const f = FENCE.exec(line.slice(markers.length));
     if (f && !(f[1]![0] === '`' && f[2]!.includes('`'))) {
-      fence = { char: f[1]![0]!, length: f[1]!.length };
+      fence = { char: f[1]![0]!, length: f[1]!.length, indent: markers.length };
+      continue;
+    }
+    const raw = RAW_HTML.exec(line);
+    if (raw && !line.toLowerCase().includes(`</${raw[1]!.toLowerCase()}>`)) {
+      rawHtml = raw[1]!.toLowerCase();
       continue;
     }
     const comment = line.indexOf('<!--');

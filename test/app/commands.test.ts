@@ -79,6 +79,12 @@ describe('parseCommand', () => {
     ['in indented code', '    /consort approve'],
     ['in inline code', 'type `/consort approve` to approve'],
     ['in an HTML comment', '<!--\n/consort approve\n-->'],
+    // How-to text an approver writes: GitHub shows these as code, so they approve nothing.
+    ['in a fence inside a list item', 'To approve:\n\n- ```\n  /consort approve spec\n  ```'],
+    ['in a tilde fence inside a numbered item', '1. Comment\n2. ~~~\n   /consort approve spec\n   ~~~'],
+    ['in a fence inside a nested list item', '- a\n  - ```\n    /consort approve spec\n    ```'],
+    ['in an HTML <pre> block', '<pre>\n/consort approve spec\n</pre>'],
+    ['in an HTML <PRE class> block', '<PRE class="x">\n/consort approve spec\n</PRE>'],
     ['mid-sentence', 'please do not /consort approve yet'],
     ['a longer word', '/consortium approve'],
     ['no command at all', 'LGTM'],
@@ -89,6 +95,15 @@ describe('parseCommand', () => {
 
   it('fires after a closed code block', () => {
     expect(parseCommand('```\n/consort gc\n```\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('```\n/consort gc\n   ```\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('```\n    ```\n/consort gc\n```\n/consort status')).toEqual({ kind: 'status' });
+  });
+
+  it('fires after a list item whose fence the next unindented line ends, and after a closed <pre>', () => {
+    // GitHub ends the item (and its code) at the line that is not indented into it.
+    expect(parseCommand('- ```\n  /consort gc\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('- ```\n  /consort gc\n  ```\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('<pre>\n/consort gc\n</pre>\n/consort status')).toEqual({ kind: 'status' });
   });
 });
 
