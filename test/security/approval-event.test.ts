@@ -5,6 +5,8 @@
  * comment: the approval is the comment as GitHub has it, by the person it names, carrying the
  * command. A forged event that names an approver and points at someone else's comment (or at the
  * approver's comment that approves nothing) records no approval, sets no status and runs no lane.
+ * And the gate's announcement binds an approval to artifacts only as the Action posted it: one
+ * edited since (anyone with write access may edit a bot's comment) announces nothing.
  * Played with the Action's real ports (src/action/ports.ts) against the stand-in for GitHub's REST
  * API and a bare repository as `origin`, on a feature waiting at its spec gate.
  */
@@ -16,6 +18,7 @@ import { INPUT, parseInputs } from '../../src/action/inputs.js';
 import { tddPorts } from '../../src/action/ports.js';
 import { readGate } from '../../src/lanes/tdd/gate-check.js';
 import { runOnPullRequest, type PullRequestAsk } from '../../src/lanes/tdd/index.js';
+import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { addGatedFeature } from '../dashboard/fixture.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
@@ -149,6 +152,43 @@ it.each([
   },
   60_000,
 );
+
+it("an announcement edited to other artifacts' hash does not bind mona's approval to them", async () => {
+  // Another pull request of the same branch: the Action announced its gate with artifacts the
+  // branch no longer has; someone with write access (who may edit anyone's comment) changed them
+  // and the announcement's hidden marker to their hash.
+  const PR2 = 8;
+  github.setPull({ ...github.pulls.get(PR)!, number: PR2 });
+  const announced = github.seed({
+    issue: PR2,
+    body: `<!-- consort:gate spec sha256:${'0'.repeat(64)} -->\n### ⏸ Gate \`spec\``,
+    user: bot,
+  });
+  announced.body = announced.body.replace(/sha256:0+/, hash);
+  announced.updated_at = new Date(Date.parse(announced.created_at) + 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const c = github.seed({ issue: PR2, body: '/consort approve spec', user: person('mona') });
+  const before = await phonesOnOrigin();
+  expect(await runOnPullRequest(await ports(), { ...forged(c.id), pr: PR2 })).toEqual({
+    kind: 'answered',
+    answer: expect.stringContaining('the spec gate was not announced on this pull request before your comment'),
+  });
+  expect(await phonesOnOrigin()).toBe(before);
+  expect(github.statuses).toEqual([]);
+  // Nor does it back an approval written into the branch.
+  const p = await ports();
+  const pull = await p.github.pull({ owner: OWNER, repo: REPO }, PR2);
+  expect(
+    await uncountedApproval(
+      p.github,
+      { owner: OWNER, repo: REPO },
+      pull,
+      await p.policy(pull),
+      'spec',
+      { approver: 'mona', proxy: false, hash },
+      await p.github.listComments({ owner: OWNER, repo: REPO }, PR2),
+    ),
+  ).toMatch(/^@mona's \/consort approve spec on #8 was not given on these artifacts/);
+}, 60_000);
 
 it("mona's own /consort approve spec, as GitHub has it, still approves", async () => {
   const c = github.seed({ issue: PR, body: '/consort approve spec', user: person('Mona') });

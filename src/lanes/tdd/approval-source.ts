@@ -10,10 +10,10 @@
  *   when the lane stops at it, `GATE_MARKER(gate, hash)` as its first line, by a bot) last made
  *   before the command must carry the approval's hash. A command written before the artifacts
  *   changed is about other artifacts, and the lane announces the gate again when they change.
- * - An edited comment carries no command: GitHub's REST API gives its edit time (`updated_at`)
- *   but not who edited it, and anyone with write access may edit another person's comment. (The
- *   App, which learns the editor from the webhook, judges an edited command by the editor.)
- *
+ * - An edited comment carries no command, and an edited announcement announces nothing: GitHub's
+ *   REST API gives its edit time (`updated_at`) but not who edited it, and anyone with write access
+ *   may edit another person's comment, a bot's too (the Action never edits its announcements).
+ *   (The App, which learns the editor from the webhook, judges an edited command by the editor.)
  * - The command is the comment as GitHub has it, by the person it names: the workflow's event file
  *   (GITHUB_EVENT_PATH), which any earlier step of the job can rewrite, only points at it.
  *
@@ -43,12 +43,16 @@ export function editedComment(c: IssueComment): boolean {
   return !Number.isFinite(created) || !Number.isFinite(updated) || updated !== created;
 }
 
-/** The gate announcements on the pull request: bots' comments that open with the gate's marker. */
+/**
+ * The gate announcements on the pull request: bots' unedited comments that open with the gate's
+ * marker. The Action never edits one, and anyone with write access may edit a bot's comment: an
+ * edited marker (it is hidden) would bind the next approval to artifacts nobody was shown.
+ */
 export function gateAnnouncements(
   comments: readonly IssueComment[],
 ): { gate: string; hash: string; comment: IssueComment }[] {
   return comments.flatMap((comment) => {
-    if (comment.user?.type !== 'Bot' || !Number.isFinite(time(comment))) return [];
+    if (comment.user?.type !== 'Bot' || editedComment(comment)) return [];
     const m = ANNOUNCEMENT.exec(comment.body);
     return m ? [{ gate: m[1]!, hash: m[2]!, comment }] : [];
   });
