@@ -124,6 +124,18 @@ export async function filesAt(root: string, commit: string, dir: string): Promis
   return found.map((f, i) => ({ file: f.file, content: blobs[i]!.toString('utf8') }));
 }
 
+/**
+ * Whether `dir` is a folder at `commit` (through links inside the commit, as filesAt reads it), a
+ * file, or not there at all: filesAt gives no files for a missing folder and an empty one alike.
+ */
+export async function pathKindAt(root: string, commit: string, dir: string): Promise<'folder' | 'file' | 'missing'> {
+  const clean = posix.normalize(dir.replace(/\\/g, '/')).replace(/\/+$/, '') || '.';
+  if (clean === '.') return 'folder';
+  const tree = await listTree(root, commit);
+  const found = resolveInTree(tree, await linkTargets(root, tree.values()), clean);
+  return found.kind === 'folder' || found.kind === 'file' ? found.kind : 'missing';
+}
+
 /** What to do about a link filesAt refused. */
 const LINK_HINT = 'Make it a regular file of the repository, or a link to a file inside it (relative to its folder).';
 
@@ -184,6 +196,7 @@ export const localGitRepo: GitRepo = {
   defaultBase,
   untrackedFiles,
   filesAt,
+  pathKindAt,
   hasCommit,
   commitParents,
   fetchCommit,

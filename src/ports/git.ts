@@ -19,6 +19,8 @@ export interface GitRepo {
   untrackedFiles(root: string, dir: string): Promise<Set<string>>;
   /** The files directly in `dir` at `commit` (not its subdirectories': node-pg-migrate reads one directory), with their content. */
   filesAt(root: string, commit: string, dir: string): Promise<{ file: string; content: string }[]>;
+  /** Whether `dir` is a folder, a file or nothing at `commit` (filesAt reads a missing folder as empty). */
+  pathKindAt(root: string, commit: string, dir: string): Promise<'folder' | 'file' | 'missing'>;
   hasCommit(root: string, sha: string): Promise<boolean>;
   /** The parents a commit names (known even in a shallow clone). */
   commitParents(root: string, sha: string): Promise<string[]>;

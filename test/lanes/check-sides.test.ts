@@ -76,6 +76,65 @@ describe('commitSide: the seed as base has it', () => {
   });
 });
 
+describe('--head <ref> without the migrations folder', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-headdir-'));
+    await git(root, 'init', '-q', '-b', 'main');
+    // The project keeps its migrations where its script says, not in node-pg-migrate's default folder.
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({ scripts: { 'migrate:up': 'node-pg-migrate up --migrations-dir db/sql' } }),
+    );
+    await mkdir(path.join(root, 'db/sql'), { recursive: true });
+    await writeFile(path.join(root, 'db/sql/001_init.sql'), 'CREATE TABLE posts (id int);\n');
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'base');
+    await git(root, 'checkout', '-qb', 'pr');
+    await writeFile(path.join(root, 'db/sql/002_index.sql'), 'CREATE INDEX posts_id ON posts (id);\n');
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'pr');
+    await git(root, 'checkout', '-q', 'main');
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+  const config = ConsortConfigSchema.parse({});
+
+  it('is the error the working tree gives, naming the folder the script uses, not a change without migrations', async () => {
+    const { stdout } = await git(root, 'rev-parse', 'pr');
+    await expect(
+      resolveSides(localGitRepo, root, config, { base: 'main', head: 'pr' }, () => undefined),
+    ).rejects.toMatchObject({
+      code: 'config',
+      message: `No migrations directory at migrations (migrations.dir) in pr (commit ${stdout.trim().slice(0, 12)}).`,
+      hint: expect.stringContaining('set migrations.dir: db/sql'),
+    });
+    // The working tree, checked out at the same commit, says the same.
+    await git(root, 'checkout', '-q', 'pr');
+    await expect(resolveSides(localGitRepo, root, config, { base: 'main' }, () => undefined)).rejects.toMatchObject({
+      code: 'config',
+      hint: expect.stringContaining('set migrations.dir: db/sql'),
+    });
+  });
+
+  it('a base without the folder is a base before the first migration', async () => {
+    const moved = ConsortConfigSchema.parse({ migrations: { dir: 'db/sql' } });
+    await git(root, 'checkout', '-q', '--orphan', 'empty');
+    await git(root, 'rm', '-rqf', 'db');
+    await git(root, 'commit', '-qm', 'empty', '--allow-empty');
+    const { base, head } = await resolveSides(
+      localGitRepo,
+      root,
+      moved,
+      { base: 'empty', head: 'pr' },
+      () => undefined,
+    );
+    expect(base.migrations).toEqual([]);
+    expect(head.migrations.map((m) => m.file)).toEqual(['db/sql/001_init.sql', 'db/sql/002_index.sql']);
+  });
+});
+
 describe('migrations that import project code run where their imports resolve', () => {
   let root: string;
   let db: string;

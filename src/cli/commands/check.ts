@@ -6,6 +6,7 @@ import type { CheckPlanJson, CheckSide } from '../../lanes/check/plan.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { CheckReport } from '../../report/check-report.js';
 import type { CliContext, Ctx } from '../context.js';
+import { ConsortError } from '../../core/errors.js';
 import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
@@ -31,10 +32,42 @@ async function side(
   ref: string,
   config: ConsortConfig,
   configPath?: string,
+  change = false,
 ): Promise<CheckSide> {
   const { commitSide } = await import('../../lanes/check/sides.js');
-  const s = await commitSide(git, root, ref, await git.resolveCommit(root, ref), config, configPath);
+  const sha = await git.resolveCommit(root, ref);
+  const s = await commitSide(git, root, ref, sha, config, configPath);
+  if (change && s.migrations.length === 0) await requireMigrationsDir(git, root, ref, sha, s, config);
   return ref === 'HEAD' || ref === '@' ? { ...s, gitBranch: await git.currentBranch(root) } : s;
+}
+
+/**
+ * A change (`--head <ref>`) without its migrations folder is the error the working tree gives, not
+ * a change without migrations: a project that keeps them elsewhere (`--migrations-dir db/migrations`
+ * in a script) would pass every check while nothing of it was applied. A base without the folder
+ * is a base before the first migration.
+ */
+async function requireMigrationsDir(
+  git: GitRepo,
+  root: string,
+  ref: string,
+  sha: string,
+  s: CheckSide,
+  config: ConsortConfig,
+): Promise<void> {
+  // The folder commitSide read.
+  const dir = s.settings?.migrationsDir ?? config.migrations.dir;
+  if ((await git.pathKindAt(root, sha, dir)) !== 'missing') return;
+  const { migrationsDirHint } = await import('../../migrations/scripted-dirs.js');
+  throw new ConsortError(
+    'config',
+    `No migrations directory at ${dir} (migrations.dir) in ${ref} (commit ${sha.slice(0, 12)}).`,
+    {
+      hint:
+        (await migrationsDirHint(root, dir).catch(() => undefined)) ??
+        'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+    },
+  );
 }
 
 /** Base and head as the user asked, with sensible defaults: merge-base with the default branch, and the working tree. */
@@ -66,7 +99,7 @@ export async function resolveSides(
   if (flags.head)
     return {
       base,
-      head: await withLeftBehind(git, base, await side(git, root, flags.head, config, flags.config), dir),
+      head: await withLeftBehind(git, base, await side(git, root, flags.head, config, flags.config, true), dir),
     };
   const head = await workingTreeSide(root, 'working tree', repo ? await git.headCommit(root) : null, config);
   return {
