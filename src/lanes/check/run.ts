@@ -33,6 +33,7 @@ import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { ensureBaseline, missingExtensionNote, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
+import { transactionBlockNote } from './transaction-note.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
@@ -481,7 +482,12 @@ export async function runCheck(
         };
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
-      const extension = missingExtensionNote(f.error.code, f.error.message);
+      const extension =
+        missingExtensionNote(f.error.code, f.error.message) ??
+        transactionBlockNote(
+          f.error.code,
+          newMigrations.find((m) => m.name === f.name),
+        );
       return {
         status: 'failed',
         summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,

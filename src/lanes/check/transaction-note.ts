@@ -1,0 +1,30 @@
+/**
+ * What to say when a pull request's migration fails with 25001 (`… cannot run inside a transaction
+ * block`: CREATE INDEX CONCURRENTLY, DROP INDEX CONCURRENTLY, VACUUM, …), for the migrations stage's
+ * summary. node-pg-migrate wraps each migration in a transaction unless `up` calls
+ * `pgm.noTransaction()`: an exported `noTransaction = true`, seen in real histories, is read by no
+ * version of it (6–9), and a `.sql` migration has no way out at all. The fix differs for each.
+ */
+import type { MigrationFile } from '../../migrations/files.js';
+
+export const ACTIVE_SQL_TRANSACTION = '25001';
+
+const CALLS_NO_TRANSACTION = /\.\s*noTransaction\s*\(/;
+const EXPORTS_NO_TRANSACTION =
+  /\bexports\s*\.\s*noTransaction\s*=|\bexport\s+(?:const|let|var)\s+noTransaction\b|\bmodule\s*\.\s*exports\s*=\s*\{[^}]*\bnoTransaction\b/;
+
+/** The note for `migration`'s failure, or undefined when the failure is not 25001 (or the file is unknown). */
+export function transactionBlockNote(
+  code: string | undefined,
+  migration: MigrationFile | undefined,
+): string | undefined {
+  if (code !== ACTIVE_SQL_TRANSACTION || !migration) return undefined;
+  if (migration.kind === 'sql')
+    return 'node-pg-migrate runs a .sql migration inside a transaction and it cannot opt out: write this one as a JavaScript migration whose up (and down) calls pgm.noTransaction()';
+  const content = migration.content;
+  if (CALLS_NO_TRANSACTION.test(content))
+    return 'it calls pgm.noTransaction(), but a pgm.sql() text of several statements runs as one implicit transaction: give the statement a pgm.sql() call of its own';
+  if (EXPORTS_NO_TRANSACTION.test(content))
+    return 'node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead';
+  return 'node-pg-migrate runs each migration inside a transaction: call pgm.noTransaction() in up (and in down) to run it outside one';
+}

@@ -1,0 +1,88 @@
+/**
+ * A pull request's migration that fails with 25001 (CREATE INDEX CONCURRENTLY inside node-pg-migrate's
+ * transaction) says why it ran in one and what to write instead. Real histories declare
+ * `exports.noTransaction = true`, which node-pg-migrate never reads (only `pgm.noTransaction()`
+ * counts), and `.sql` migrations have no way out of the transaction at all: the bare PostgreSQL
+ * error told neither.
+ */
+import { rm } from 'node:fs/promises';
+import { parseMigration } from '../../src/migrations/files.js';
+import { transactionBlockNote } from '../../src/lanes/check/transaction-note.js';
+import { checkBranch, checkRepo, commitBranch } from '../helpers/check-repo.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+
+const migration = (file: string, content: string) => parseMigration({ file, content });
+
+test('each way into the transaction has its own way out; other failures get no note', () => {
+  const sql = migration('migrations/2_i.sql', '-- Up Migration\nCREATE INDEX CONCURRENTLY i ON t (a);\n');
+  expect(transactionBlockNote('25001', sql)).toContain('a .sql migration inside a transaction and it cannot opt out');
+  const exported = migration(
+    'migrations/2_i.js',
+    "exports.noTransaction = true;\nexports.up = (pgm) => { pgm.createIndex('t', 'a', { concurrently: true }); };\n",
+  );
+  expect(transactionBlockNote('25001', exported)).toContain('does not read an exported noTransaction');
+  const esm = migration(
+    'migrations/2_i.ts',
+    "export const noTransaction = true;\nexport function up(pgm) { pgm.createIndex('t', 'a', { concurrently: true }); }\n",
+  );
+  expect(transactionBlockNote('25001', esm)).toContain('does not read an exported noTransaction');
+  const several = migration(
+    'migrations/2_i.js',
+    "exports.up = (db) => { db.noTransaction(); db.sql('CREATE INDEX CONCURRENTLY i ON t (a); ANALYZE t;'); };\n",
+  );
+  expect(transactionBlockNote('25001', several)).toContain('a pgm.sql() call of its own');
+  const plain = migration(
+    'migrations/2_i.js',
+    "exports.up = (pgm) => { pgm.createIndex('t', 'a', { concurrently: true }); };\n",
+  );
+  expect(transactionBlockNote('25001', plain)).toContain('call pgm.noTransaction() in up (and in down)');
+  expect(transactionBlockNote('42P07', plain)).toBeUndefined();
+  expect(transactionBlockNote('25001', undefined)).toBeUndefined();
+});
+
+describe('the migrations stage of a pull request whose concurrent index ran in a transaction', () => {
+  let t: TestProvider;
+  let dir: string;
+  beforeAll(async () => {
+    t = await localTestProvider();
+    dir = await checkRepo('pr-25001', {
+      'migrations/1700000000000_posts.sql':
+        '-- Up Migration\nCREATE TABLE posts (id int, author text);\n-- Down Migration\nDROP TABLE posts;\n',
+      '.github/consort.yml': 'suite:\n  command: "true"\n',
+    });
+    await commitBranch(dir, 'exported', {
+      'migrations/1700000000001_posts-author.js': [
+        'exports.noTransaction = true;',
+        '',
+        "exports.up = (pgm) => { pgm.createIndex('posts', 'author', { concurrently: true }); };",
+        "exports.down = (pgm) => { pgm.dropIndex('posts', 'author', { concurrently: true }); };",
+        '',
+      ].join('\n'),
+    });
+    await commitBranch(dir, 'sql', {
+      'migrations/1700000000001_posts-author.sql':
+        '-- Up Migration\nCREATE INDEX CONCURRENTLY posts_author ON posts (author);\n-- Down Migration\nDROP INDEX CONCURRENTLY posts_author;\n',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await t.cleanup();
+  });
+
+  it('names the exported noTransaction node-pg-migrate does not read', async () => {
+    const report = await checkBranch(dir, 'exported', 7, t.provider);
+    expect(report.stages.migrations.status).toBe('failed');
+    expect(report.stages.migrations.failure?.code).toBe('25001');
+    expect(report.stages.migrations.summary).toContain(
+      'CREATE INDEX CONCURRENTLY cannot run inside a transaction block (node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead)',
+    );
+  }, 120_000);
+
+  it('says a .sql migration cannot leave the transaction', async () => {
+    const report = await checkBranch(dir, 'sql', 8, t.provider);
+    expect(report.stages.migrations.status).toBe('failed');
+    expect(report.stages.migrations.summary).toContain(
+      '(node-pg-migrate runs a .sql migration inside a transaction and it cannot opt out: write this one as a JavaScript migration whose up (and down) calls pgm.noTransaction())',
+    );
+  }, 120_000);
+});
