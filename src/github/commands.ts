@@ -5,9 +5,10 @@
  * `approve <gate>`), the App the rest.
  *
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
- * case) outside fenced code blocks (a list item's too), indented code, block quotes, HTML comments
- * and `<pre>` blocks — so quoting someone's command, or showing one in a code block, never runs it.
- * Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following lines of its paragraph.
+ * case) outside fenced code blocks (a list item's too), indented code, block quotes, HTML comments,
+ * `<pre>` blocks and code spans — so quoting someone's command, or showing one as code, never runs
+ * it. Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following
+ * lines of its paragraph.
  */
 import { z } from 'zod';
 
@@ -54,6 +55,32 @@ interface Found {
   continuation: string[];
 }
 
+/**
+ * Whether line `i` starts inside an inline code span that began on an earlier line of its paragraph
+ * (`` ` `` … `` ` `` may span lines, and GitHub shows what is between as code). A run of backticks
+ * opens a span closed by the next run of the same length; one never closed is just backticks.
+ */
+function inCodeSpan(lines: readonly string[], i: number): boolean {
+  let first = i;
+  while (first > 0 && (lines[first - 1] ?? '').trim() !== '') first--;
+  if (first === i) return false;
+  let last = i;
+  while (last + 1 < lines.length && (lines[last + 1] ?? '').trim() !== '') last++;
+  const text = lines.slice(first, last + 1).join('\n');
+  const at = lines.slice(first, i).join('\n').length + 1;
+  const runs = [...text.matchAll(/`+/g)].map((r) => ({ start: r.index, end: r.index + r[0].length }));
+  for (let k = 0; k < runs.length; k++) {
+    const open = runs[k]!;
+    if (open.start >= at) return false;
+    const length = open.end - open.start;
+    const close = runs.findIndex((r, j) => j > k && r.end - r.start === length);
+    if (close === -1) continue;
+    if (runs[close]!.start >= at) return true;
+    k = close;
+  }
+  return false;
+}
+
 function findCommandLine(body: string): Found | null {
   const lines = body.replace(/\r\n?/g, '\n').split('\n');
   /** An open fence; `indent` is its list item's content column (0 outside a list). */
@@ -98,7 +125,7 @@ function findCommandLine(body: string): Found | null {
       continue;
     }
     const m = COMMAND.exec(line);
-    if (!m) continue;
+    if (!m || inCodeSpan(lines, i)) continue;
     const continuation: string[] = [];
     for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++)
       continuation.push(lines[j]!.trim());

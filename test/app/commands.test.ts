@@ -85,6 +85,8 @@ describe('parseCommand', () => {
     ['in a fence inside a nested list item', '- a\n  - ```\n    /consort approve spec\n    ```'],
     ['in an HTML <pre> block', '<pre>\n/consort approve spec\n</pre>'],
     ['in an HTML <PRE class> block', '<PRE class="x">\n/consort approve spec\n</PRE>'],
+    ['in inline code that spans lines', 'Type `\n/consort approve spec\n` once you have read it'],
+    ['in a double-backtick span that spans lines', 'Type ``a`\n/consort approve spec``'],
     ['mid-sentence', 'please do not /consort approve yet'],
     ['a longer word', '/consortium approve'],
     ['no command at all', 'LGTM'],
@@ -104,6 +106,10 @@ describe('parseCommand', () => {
     expect(parseCommand('- ```\n  /consort gc\n/consort status')).toEqual({ kind: 'status' });
     expect(parseCommand('- ```\n  /consort gc\n  ```\n/consort status')).toEqual({ kind: 'status' });
     expect(parseCommand('<pre>\n/consort gc\n</pre>\n/consort status')).toEqual({ kind: 'status' });
+    // Backticks never closed, closed before the line, or in another paragraph: no span around it.
+    expect(parseCommand('a ` b\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('a `b` c ``d\n/consort status\ne `f`')).toEqual({ kind: 'status' });
+    expect(parseCommand('a `b\n\n/consort status\n\nc`')).toEqual({ kind: 'status' });
   });
 });
 
