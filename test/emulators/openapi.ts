@@ -5,8 +5,13 @@
  * emulator's answers follow the service's own definition (Neon's is shipped in
  * `@neondatabase/api-client`, generated from the same file as its types).
  *
- * It understands the subset of JSON Schema those files use: $ref, allOf, oneOf/anyOf, nullable,
- * enum, type, required, properties, additionalProperties, items and string patterns.
+ * GitHub's is `@octokit/openapi`'s generated/api.github.com.json.
+ *
+ * It understands the subset of JSON Schema those files use: $ref (to schemas, parameters and
+ * responses), allOf, oneOf/anyOf (one match is enough), nullable, enum, type (also as a list),
+ * required, properties, additionalProperties, items, string patterns, lengths and formats
+ * (date-time, date, uri, email), number bounds and item counts; parameters in the path (also those
+ * declared once for every operation of a path) and in the query.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +43,13 @@ export function loadNeonOpenApi(): OpenApiDoc {
   ) as OpenApiDoc;
 }
 
+/** GitHub's REST API (api.github.com), as `@octokit/openapi` ships it (13 MB of JSON). */
+export function loadGitHubOpenApi(): OpenApiDoc {
+  return JSON.parse(
+    readFileSync(join(process.cwd(), 'node_modules/@octokit/openapi/generated/api.github.com.json'), 'utf8'),
+  ) as OpenApiDoc;
+}
+
 export class OpenApiChecker {
   constructor(
     private readonly doc: OpenApiDoc,
@@ -50,9 +62,13 @@ export class OpenApiChecker {
     const where = `${ex.method} ${path}`;
     const found = this.operation(ex.method.toLowerCase(), path);
     if (!found) return [`${where}: no such operation in the description`];
-    const { op, shared } = found;
+    const { op, shared, pathValues } = found;
     const out: string[] = [];
     const params = [...shared, ...(op.parameters ?? [])].map((p) => this.deref<Parameter>(p));
+    for (const [name, value] of Object.entries(pathValues)) {
+      const p = params.find((x) => x.in === 'path' && x.name === name);
+      if (p) out.push(...this.validate(p.schema ?? {}, coerce(p.schema ?? {}, value), `${where} {${name}}`));
+    }
     const query = new URLSearchParams(ex.query);
     for (const [name, value] of query) {
       const p = params.find((x) => x.in === 'query' && x.name === name);
@@ -67,6 +83,8 @@ export class OpenApiChecker {
     if (bodySchema && hasBody) out.push(...this.validate(bodySchema, ex.body, `${where} request`));
     if (!bodySchema && hasBody) out.push(`${where}: sends a body the operation does not take`);
     const status = ex.handledStatus;
+    if (status !== undefined && status >= 300 && status < 400 && !(String(status) in op.responses))
+      out.push(`${where}: answers ${status}, which the operation does not document`);
     if (status !== undefined && status >= 200 && status < 300) {
       const response = this.deref<{ content?: Record<string, { schema?: Schema }> }>(
         (op.responses[String(status)] as Schema | undefined) ?? {},
@@ -79,16 +97,37 @@ export class OpenApiChecker {
     return out;
   }
 
-  private operation(method: string, path: string): { op: Operation; shared: Parameter[] } | undefined {
+  private operation(
+    method: string,
+    path: string,
+  ): { template: string; op: Operation; shared: Parameter[]; pathValues: Record<string, string> } | undefined {
+    // A parameter is one segment, unless it is declared `x-multi-segment` (GitHub's `{ref}`, `{path}`).
     const candidates = Object.entries(this.doc.paths)
-      .filter(
-        ([template, ops]) => method in ops && new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
-      )
-      .sort(([a], [b]) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0)); // literal segments win
+      .filter(([, ops]) => method in ops)
+      .map(([template, ops]) => {
+        const op = ops[method] as Operation;
+        const declared = [...((ops.parameters as Parameter[] | undefined) ?? []), ...(op.parameters ?? [])].map((p) =>
+          this.deref<Parameter & { 'x-multi-segment'?: boolean }>(p),
+        );
+        const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+        const literals = template.split(/\{[^}]+\}/).map((l) => l.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+        const segment = (name: string) =>
+          declared.some((p) => p.in === 'path' && p.name === name && p['x-multi-segment'] === true) ? '.+' : '[^/]+';
+        const pattern = literals.map((l, i) => (i === 0 ? l : `(${segment(names[i - 1]!)})${l}`)).join('');
+        const m = new RegExp(`^${pattern}$`).exec(path);
+        return { template, ops, names, m, literal: template.replace(/\{[^}]+\}/g, '').length };
+      })
+      .filter((c) => c.m !== null)
+      .sort((a, b) => b.literal - a.literal); // the most literal text wins: `/branches/count` over `/branches/{id}`
     const hit = candidates[0];
-    return hit
-      ? { op: hit[1][method] as Operation, shared: (hit[1].parameters as Parameter[] | undefined) ?? [] }
-      : undefined;
+    if (hit)
+      return {
+        template: hit.template,
+        op: hit.ops[method] as Operation,
+        shared: (hit.ops.parameters as Parameter[] | undefined) ?? [],
+        pathValues: Object.fromEntries(hit.names.map((n, i) => [n, decodeURIComponent(hit.m![i + 1]!)])),
+      };
+    return undefined;
   }
 
   private deref<T>(value: unknown): T {
@@ -112,8 +151,18 @@ export class OpenApiChecker {
     }
     if (Array.isArray(schema.enum) && !schema.enum.includes(value))
       out.push(`${at}: ${JSON.stringify(value)} is not one of ${JSON.stringify(schema.enum)}`);
-    const type = schema.type ?? (schema.properties ? 'object' : undefined);
-    if (type === 'object') {
+    const declared = schema.type ?? (schema.properties ? 'object' : undefined);
+    const types = Array.isArray(declared) ? (declared as string[]) : declared === undefined ? [] : [declared as string];
+    if (types.length > 1) {
+      // A list of types (JSON Schema 2020-12, OpenAPI 3.1): one of them must fit.
+      if (!types.some((t) => this.validate({ ...schema, type: t }, value, at).length === 0))
+        out.push(`${at}: ${JSON.stringify(value)} is none of the types ${JSON.stringify(types)}`);
+      return out;
+    }
+    const type = types[0];
+    if (type === 'null') {
+      if (value !== null) out.push(`${at}: expected null, got ${JSON.stringify(value)}`);
+    } else if (type === 'object') {
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         return [...out, `${at}: expected an object, got ${JSON.stringify(value)}`];
       const obj = value as Record<string, unknown>;
@@ -128,15 +177,32 @@ export class OpenApiChecker {
       }
     } else if (type === 'array') {
       if (!Array.isArray(value)) return [...out, `${at}: expected an array`];
+      if (typeof schema.minItems === 'number' && value.length < schema.minItems)
+        out.push(`${at}: ${value.length} items, fewer than ${schema.minItems}`);
+      if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
+        out.push(`${at}: ${value.length} items, more than ${schema.maxItems}`);
       value.forEach((v, i) => out.push(...this.validate((schema.items as Schema | undefined) ?? {}, v, `${at}[${i}]`)));
     } else if (type === 'string') {
       if (typeof value !== 'string') out.push(`${at}: expected a string, got ${JSON.stringify(value)}`);
-      else if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value))
-        out.push(`${at}: "${value}" does not match ${schema.pattern}`);
-    } else if (type === 'integer') {
-      if (!Number.isInteger(value)) out.push(`${at}: expected an integer, got ${JSON.stringify(value)}`);
-    } else if (type === 'number') {
-      if (typeof value !== 'number') out.push(`${at}: expected a number, got ${JSON.stringify(value)}`);
+      else {
+        if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value))
+          out.push(`${at}: "${value}" does not match ${schema.pattern}`);
+        if (typeof schema.minLength === 'number' && [...value].length < schema.minLength)
+          out.push(`${at}: shorter than ${schema.minLength} characters`);
+        if (typeof schema.maxLength === 'number' && [...value].length > schema.maxLength)
+          out.push(`${at}: longer than ${schema.maxLength} characters`);
+        const format = typeof schema.format === 'string' ? FORMATS[schema.format] : undefined;
+        if (format && !format(value)) out.push(`${at}: "${value}" is not a ${String(schema.format)}`);
+      }
+    } else if (type === 'integer' || type === 'number') {
+      if (type === 'integer' ? !Number.isInteger(value) : typeof value !== 'number')
+        out.push(`${at}: expected ${type === 'integer' ? 'an integer' : 'a number'}, got ${JSON.stringify(value)}`);
+      else {
+        if (typeof schema.minimum === 'number' && (value as number) < schema.minimum)
+          out.push(`${at}: ${String(value)} is below ${schema.minimum}`);
+        if (typeof schema.maximum === 'number' && (value as number) > schema.maximum)
+          out.push(`${at}: ${String(value)} is above ${schema.maximum}`);
+      }
     } else if (type === 'boolean') {
       if (typeof value !== 'boolean') out.push(`${at}: expected a boolean, got ${JSON.stringify(value)}`);
     }
@@ -144,7 +210,16 @@ export class OpenApiChecker {
   }
 }
 
-/** A query string value as the type its schema says. */
+/** The string formats checked (others, like int64 or GitHub's repo.nwo, pass). */
+const FORMATS: Record<string, (v: string) => boolean> = {
+  'date-time': (v) =>
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(v) && !Number.isNaN(Date.parse(v)),
+  date: (v) => /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v)),
+  uri: (v) => /^[a-z][a-z0-9+.-]*:/i.test(v) && URL.canParse(v),
+  email: (v) => /^[^@\s]+@[^@\s]+$/.test(v),
+};
+
+/** A path or query string value as the type its schema says. */
 function coerce(schema: Schema, value: string): unknown {
   if (schema.type === 'integer' || schema.type === 'number')
     return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
