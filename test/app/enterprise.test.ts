@@ -192,9 +192,11 @@ it('checks a pull request against GitHub Enterprise Server: token, check run, ta
       `GET /api/v3/repos/${OWNER}/${REPO}/compare/${repo.baseSha}...${repo.headSha}`,
       `PATCH /api/v3/repos/${OWNER}/${REPO}/check-runs/${run!.id}`,
       `POST /api/v3/repos/${OWNER}/${REPO}/issues/2/comments`,
+      // The tarball's redirect, followed to the archive (GHES serves it under /_codeload/).
+      `GET /_codeload/${OWNER}/${REPO}/legacy.tar.gz/${repo.headSha}`,
     ]),
   );
-  expect(paths.every((p) => p.includes(' /api/v3/'))).toBe(true);
+  expect(paths.every((p) => p.includes(' /api/v3/') || p.includes(' /_codeload/'))).toBe(true);
   expect(github.unexpected).toEqual([]);
   expect(github.comments.find((c) => c.issue === 2)?.body.startsWith(STICKY_MARKER)).toBe(true);
   // The repository did not choose a provider: the App's default, its own PostgreSQL server.

@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExtraReply, ExtraRequest, FakeGitHub } from '../helpers/fake-github.js';
+import { githubComparison, githubGitCommit, githubPublicUser, githubRef } from '../helpers/github-shapes.js';
 
 export const CLIENT_ID = 'Iv1.consortdashboard';
 export const CLIENT_SECRET = 'consort-dashboard-client-secret';
@@ -78,14 +79,6 @@ export function installOAuthAndGit(
   };
   const role = (login: string) => fake.permissions.get(login) ?? 'none';
   const canPush = (login: string) => ['admin', 'maintain', 'write'].includes(role(login));
-  const renderUser = (login: string) => ({
-    login,
-    id: 5000 + login.length,
-    node_id: `U_${login}`,
-    type: 'User',
-    site_admin: false,
-    html_url: `https://github.com/${login}`,
-  });
 
   fake.routes.push((r) => {
     if (r.method === 'GET' && r.path === '/login/oauth/authorize') {
@@ -151,7 +144,9 @@ export function installOAuthAndGit(
     }
     if (r.method === 'GET' && r.path === '/user') {
       const w = who(r);
-      return w?.kind === 'user' ? { status: 200, body: renderUser(w.login) } : unauthorized;
+      return w?.kind === 'user'
+        ? { status: 200, body: githubPublicUser({ login: w.login, id: 5000 + w.login.length, type: 'User' }, fake.url) }
+        : unauthorized;
     }
     const compare = /^\/compare\/([0-9a-f]{40})\.\.\.([0-9a-f]{40})$/.exec(r.path.slice(api.length));
     if (r.path.startsWith(`${api}/compare/`) && compare && r.method === 'GET') {
@@ -167,15 +162,33 @@ export function installOAuthAndGit(
         .filter(Boolean)
         .map((e) => {
           const [additions = '0', deletions = '0', filename = ''] = e.replace(/^\n/, '').split('\t');
-          return {
-            filename,
-            additions: Number(additions),
-            deletions: Number(deletions),
-            changes: Number(additions) + Number(deletions),
-            status: 'modified',
-          };
+          let sha: string | null = null;
+          try {
+            sha = git(['rev-parse', `${compare[2]}:${filename}`]);
+          } catch {
+            // removed on the head side: GitHub's sha is null
+          }
+          return { filename, additions: Number(additions), deletions: Number(deletions), sha };
         });
-      return { status: 200, body: { status: 'ahead', merge_base_commit: { sha: compare[1] }, files } };
+      const commitOf = (sha: string) => {
+        const [tree = '', parents = '', ...message] = git(['show', '-s', '--format=%T%n%P%n%B', sha]).split('\n');
+        return { sha, tree, parents: parents.split(' ').filter(Boolean), message: message.join('\n') };
+      };
+      const mergeBase = git(['merge-base', compare[1]!, compare[2]!]);
+      const commits = git(['rev-list', '--reverse', `${compare[1]}..${compare[2]}`])
+        .split('\n')
+        .filter(Boolean)
+        .map(commitOf);
+      return {
+        status: 200,
+        body: githubComparison(`${fake.url}${api}`, `${owner}/${repo}`, {
+          base: commitOf(compare[1]!),
+          mergeBase: commitOf(mergeBase),
+          commits,
+          files,
+          head: compare[2]!,
+        }),
+      };
     }
     if (!r.path.startsWith(`${api}/git/`)) return undefined;
     const w = who(r);
@@ -231,21 +244,18 @@ export function installOAuthAndGit(
       }
       if (r.method === 'GET' && (m = /^\/ref\/heads\/(.+)$/.exec(rest))) {
         const sha = git(['rev-parse', `refs/heads/${m[1]}`]);
-        return { status: 200, body: { ref: `refs/heads/${m[1]}`, object: { sha, type: 'commit' } } };
+        return { status: 200, body: githubRef(`${fake.url}${api}`, `refs/heads/${m[1]}`, sha) };
       }
       if (r.method === 'GET' && (m = /^\/commits\/([0-9a-f]{40})$/.exec(rest))) {
         const [tree = '', parents = ''] = git(['show', '-s', '--format=%T%n%P', m[1]!]).split('\n');
         return {
           status: 200,
-          body: {
-            sha: m[1],
-            tree: { sha: tree },
-            parents: parents
-              .split(' ')
-              .filter(Boolean)
-              .map((sha) => ({ sha })),
+          body: githubGitCommit(`${fake.url}${api}`, `${owner}/${repo}`, {
+            sha: m[1]!,
+            tree,
+            parents: parents.split(' ').filter(Boolean),
             message: git(['show', '-s', '--format=%B', m[1]!]),
-          },
+          }),
         };
       }
       // Writes: only with a person's token and push access (an installation token here only reads).
@@ -285,12 +295,13 @@ export function installOAuthAndGit(
         stand.commits.push({ login, sha, message: String(b.message ?? '') });
         return {
           status: 201,
-          body: {
+          body: githubGitCommit(`${fake.url}${api}`, `${owner}/${repo}`, {
             sha,
-            tree: { sha: String(b.tree) },
-            parents: ((b.parents ?? []) as string[]).map((p) => ({ sha: p })),
-            message: b.message,
-          },
+            tree: String(b.tree),
+            parents: (b.parents ?? []) as string[],
+            message: String(b.message ?? ''),
+            author: login,
+          }),
         };
       }
       if (r.method === 'PATCH' && (m = /^\/refs\/heads\/(.+)$/.exec(rest))) {
@@ -312,7 +323,7 @@ export function installOAuthAndGit(
             },
           };
         git(['update-ref', `refs/heads/${m[1]}`, sha, current]);
-        return { status: 200, body: { ref: `refs/heads/${m[1]}`, object: { sha, type: 'commit' } } };
+        return { status: 200, body: githubRef(`${fake.url}${api}`, `refs/heads/${m[1]}`, sha) };
       }
     } catch {
       return {

@@ -8,9 +8,11 @@
  * prefix, can be unreachable (`down`: connections closed without an answer), and takes more
  * routes from other helpers (`routes`; the App's are in test/app/helpers/app-routes.ts).
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { escapeRegExp } from '../../src/core/regexp.js';
+import { githubRepository, githubUser } from './github-shapes.js';
 
 export interface RecordedRequest {
   method: string;
@@ -20,6 +22,9 @@ export interface RecordedRequest {
   body: unknown;
   /** When the request arrived (Date.now()). */
   at: number;
+  /** The answer's status and JSON body (absent while unanswered, or for a raw body). */
+  status?: number;
+  response?: unknown;
 }
 
 export interface StoredComment {
@@ -90,6 +95,10 @@ export interface FakeGitHub {
   failNext: number;
   /** While true, every connection is closed without an answer (GitHub unreachable); requests are still recorded. */
   down: boolean;
+  /** Teams' members by `org/team_slug` (GET /orgs/{org}/teams/{team_slug}/memberships/{username}: active; after `routes`). */
+  teams: Map<string, string[]>;
+  /** Files by `path@ref` (GET /repos/{owner}/{repo}/contents/{path}?ref=…; after `routes`); any other is 404. */
+  files: Map<string, string>;
   /** More routes (tried before a request counts as unexpected): `path` without GHES's `/api/v3` prefix. */
   routes: ExtraRoute[];
   seed(comment: Omit<StoredComment, 'id' | 'created_at' | 'updated_at'>): StoredComment;
@@ -157,6 +166,8 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     limitNext: null,
     failNext: 0,
     down: false,
+    teams: new Map(),
+    files: new Map(),
     routes: [],
     close: () =>
       new Promise((resolve) => {
@@ -177,17 +188,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   };
   let base = '';
   const api = `/repos/${owner}/${repo}`;
-  const renderUser = (u: { login: string; id: number; type: 'Bot' | 'User' }) => ({
-    login: u.login,
-    id: u.id,
-    node_id: `${u.type === 'Bot' ? 'MDM6Qm90' : 'MDQ6VXNlcj'}${u.id}`,
-    avatar_url: `https://avatars.githubusercontent.com/u/${u.id}?v=4`,
-    gravatar_id: '',
-    url: `https://api.github.com/users/${encodeURIComponent(u.login)}`,
-    html_url: `https://github.com/${u.login}`,
-    type: u.type,
-    site_admin: false,
-  });
+  const renderUser = (u: { login: string; id: number; type: 'Bot' | 'User' }) => githubUser(u, base);
   const reactionCounts = (commentId: number) => {
     const counts: Record<string, number> = Object.fromEntries(REACTIONS.map((r) => [r, 0]));
     let total = 0;
@@ -212,21 +213,8 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     reactions: reactionCounts(c.id),
     performed_via_github_app: null,
   });
-  const renderRepo = (fullName: string) => {
-    const [login = '', name = ''] = fullName.split('/');
-    return {
-      id: 1296269,
-      node_id: 'MDEwOlJlcG9zaXRvcnkxMjk2MjY5',
-      name,
-      full_name: fullName,
-      private: false,
-      owner: renderUser({ login, id: 1, type: 'User' }),
-      html_url: `https://github.com/${fullName}`,
-      fork: fullName !== `${owner}/${repo}`,
-      url: `${base}/repos/${fullName}`,
-      default_branch: 'main',
-    };
-  };
+  const renderRepo = (fullName: string) =>
+    githubRepository(fullName, { api: base, fork: fullName !== `${owner}/${repo}` });
   const renderPull = (p: StoredPull) => ({
     url: `${base}${api}/pulls/${p.number}`,
     id: 1_000_000 + p.number,
@@ -248,6 +236,28 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     merged_at: null,
     merge_commit_sha: null,
     draft: false,
+    commits_url: `${base}${api}/pulls/${p.number}/commits`,
+    review_comments_url: `${base}${api}/pulls/${p.number}/comments`,
+    review_comment_url: `${base}${api}/pulls/comments{/number}`,
+    comments_url: `${base}${api}/issues/${p.number}/comments`,
+    statuses_url: `${base}${api}/statuses/${p.head.sha}`,
+    assignee: null,
+    assignees: [],
+    requested_reviewers: [],
+    requested_teams: [],
+    milestone: null,
+    auto_merge: null,
+    active_lock_reason: null,
+    _links: {
+      self: { href: `${base}${api}/pulls/${p.number}` },
+      html: { href: `https://github.com/${owner}/${repo}/pull/${p.number}` },
+      issue: { href: `${base}${api}/issues/${p.number}` },
+      comments: { href: `${base}${api}/issues/${p.number}/comments` },
+      review_comments: { href: `${base}${api}/pulls/${p.number}/comments` },
+      review_comment: { href: `${base}${api}/pulls/comments{/number}` },
+      commits: { href: `${base}${api}/pulls/${p.number}/commits` },
+      statuses: { href: `${base}${api}/statuses/${p.head.sha}` },
+    },
     head: {
       label: p.head.repo ? `${p.head.repo.split('/')[0]}:${p.head.ref}` : p.head.ref,
       ref: p.head.ref,
@@ -264,7 +274,13 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     },
     author_association: 'CONTRIBUTOR',
     merged: false,
+    merged_by: null,
     mergeable: null,
+    mergeable_state: 'unknown',
+    maintainer_can_modify: false,
+    additions: 1,
+    deletions: 0,
+    changed_files: 1,
     comments: state.comments.filter((c) => c.issue === p.number).length,
     review_comments: 0,
     commits: 1,
@@ -294,18 +310,21 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       const url = new URL(req.url ?? '/', 'http://localhost');
       const body: unknown = text ? JSON.parse(text) : undefined;
       const method = req.method ?? '';
-      state.requests.push({
+      const record: RecordedRequest = {
         method,
         path: url.pathname + url.search,
         authorization: req.headers.authorization,
         userAgent: req.headers['user-agent'],
         body,
         at,
-      });
+      };
+      state.requests.push(record);
       if (state.down) return void req.socket.destroy();
       // GitHub Enterprise Server serves the same REST API under /api/v3.
       const pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+        record.status = status;
+        record.response = payload;
         res.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',
           'x-github-api-version-selected': '2022-11-28',
@@ -483,12 +502,54 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           authorization: req.headers.authorization,
         });
         if (!reply) continue;
+        record.status = reply.status;
+        if (reply.raw === undefined) record.response = reply.body;
         res.writeHead(reply.status, {
           'content-type': 'application/json; charset=utf-8',
           'x-github-api-version-selected': '2022-11-28',
           ...reply.headers,
         });
         return void res.end(reply.raw ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body)));
+      }
+      // Tried after the extra routes, so a test's own answers for these win.
+      const membership = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(pathname);
+      if (membership && method === 'GET') {
+        const [, org = '', team = '', login = ''] = membership.map((x) => decodeURIComponent(x));
+        if (!(state.teams.get(`${org}/${team}`) ?? []).includes(login)) return notFound();
+        return send(200, {
+          url: `${base}/organizations/1/team/${team.length}/memberships/${encodeURIComponent(login)}`,
+          role: 'member',
+          state: 'active',
+        });
+      }
+      const contents = new RegExp(`^${escapeRegExp(api)}/contents/(.+)$`).exec(pathname);
+      if (contents && method === 'GET') {
+        const file = decodeURIComponent(contents[1] ?? '');
+        const ref = url.searchParams.get('ref') ?? 'main';
+        const text = state.files.get(`${file}@${ref}`);
+        if (text === undefined) return notFound();
+        const bytes = Buffer.from(text);
+        const sha = createHash('sha1')
+          .update(Buffer.concat([Buffer.from(`blob ${bytes.length}\0`), bytes]))
+          .digest('hex');
+        const self = `${base}${api}/contents/${file}?ref=${encodeURIComponent(ref)}`;
+        const html = `https://github.com/${owner}/${repo}/blob/${ref}/${file}`;
+        const gitUrl = `${base}${api}/git/blobs/${sha}`;
+        return send(200, {
+          name: file.split('/').pop(),
+          path: file,
+          sha,
+          size: bytes.length,
+          url: self,
+          html_url: html,
+          git_url: gitUrl,
+          download_url: `https://raw.githubusercontent.com/${owner}/${repo}/${ref}/${file}`,
+          type: 'file',
+          // GitHub wraps the base64 at 60 characters.
+          content: bytes.toString('base64').replace(/(.{60})/g, '$1\n'),
+          encoding: 'base64',
+          _links: { self, git: gitUrl, html },
+        });
       }
       state.unexpected.push(`${method} ${url.pathname}${url.search}`);
       return notFound();

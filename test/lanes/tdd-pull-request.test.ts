@@ -219,7 +219,10 @@ describe('runOnPullRequest, before the branch', () => {
       const m = /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/.exec(req.path);
       if (!m || req.method !== 'GET') return undefined;
       return m[1] === 'octo-org' && m[2] === 'reviewers' && m[3] === 'kim'
-        ? { status: 200, body: { state: 'active', role: 'member' } }
+        ? {
+            status: 200,
+            body: { url: `${github.url}/organizations/1/team/2/memberships/kim`, role: 'member', state: 'active' },
+          }
         : { status: 404, body: { message: 'Not Found' } };
     });
   });

@@ -6,7 +6,24 @@
  * the merge base of a comparison, and `/meta`.
  */
 import type { ExtraReply, ExtraRequest, FakeGitHub } from '../../helpers/fake-github.js';
+import { githubComparison, githubGitCommit, githubUser } from '../../helpers/github-shapes.js';
 import { gitObject } from './repo.js';
+
+/** The GitHub App check runs are made by (`integration`). */
+const APP = {
+  id: 4242,
+  slug: 'consort',
+  node_id: 'A_kwHOAAAAAAAAEJI',
+  owner: githubUser({ login: 'consort-dev', id: 77, type: 'Organization' }),
+  name: 'Consort',
+  description: null,
+  external_url: 'https://consort.example',
+  html_url: 'https://github.com/apps/consort',
+  created_at: '2025-01-01T00:00:00Z',
+  updated_at: '2025-01-01T00:00:00Z',
+  permissions: { checks: 'write', contents: 'read', pull_requests: 'write', statuses: 'write' },
+  events: ['pull_request', 'issue_comment', 'check_suite'],
+};
 
 export interface StoredCheckRun {
   id: number;
@@ -18,6 +35,8 @@ export interface StoredCheckRun {
   detailsUrl: string | null;
   output: { title?: string; summary?: string; text?: string; annotations?: { title?: string; message: string }[] };
   updates: number;
+  startedAt: string | null;
+  completedAt: string | null;
 }
 
 export interface AppRoutes {
@@ -67,19 +86,44 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
   };
   const render = (c: StoredCheckRun) => ({
     id: c.id,
+    node_id: `CR_kwDOM_${c.id}`,
     head_sha: c.headSha,
     external_id: c.externalId,
-    name: c.name,
+    url: `${fake.url}${at}/check-runs/${c.id}`,
+    html_url: `https://github.com/${owner}/${repo}/runs/${c.id}`,
+    details_url: c.detailsUrl ?? `https://github.com/${owner}/${repo}/runs/${c.id}`,
     status: c.status,
     conclusion: c.conclusion,
-    details_url: c.detailsUrl,
-    url: `${fake.url}/api/v3${at}/check-runs/${c.id}`,
-    output: { title: c.output.title ?? null, summary: c.output.summary ?? null },
+    started_at: c.startedAt,
+    completed_at: c.completedAt,
+    output: {
+      title: c.output.title ?? null,
+      summary: c.output.summary ?? null,
+      text: c.output.text ?? null,
+      annotations_count: (c.output.annotations ?? []).length,
+      annotations_url: `${fake.url}${at}/check-runs/${c.id}/annotations`,
+    },
+    name: c.name,
+    check_suite: { id: 5_000_000 },
+    app: APP,
+    pull_requests: [],
   });
+  const repoUrl = `${fake.url}${at}`;
+  const commitOf = (sha: string) => {
+    const found = gitObject(sha);
+    return { sha, tree: found?.kind === 'commit' ? found.tree : sha, parents: [], message: '' };
+  };
+  const archives = `/_codeload/${owner}/${repo}/legacy.tar.gz/`;
 
   fake.routes.push((r) => {
     if (r.method === 'GET' && r.path === '/meta')
       return { status: 200, body: { verifiable_password_authentication: false, installed_version: '3.17.0' } };
+    if (r.method === 'GET' && r.path.startsWith(archives)) {
+      const archive = routes.tarballs.get(r.path.slice(archives.length));
+      return archive
+        ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } }
+        : { status: 404, body: { message: 'Not Found' } };
+    }
     const token = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(r.path);
     if (token && r.method === 'POST') {
       if (!r.authorization?.startsWith('bearer ') && !r.authorization?.startsWith('Bearer ')) return unauthorized;
@@ -111,6 +155,8 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
         detailsUrl: null,
         output: (body.output ?? {}) as StoredCheckRun['output'],
         updates: 0,
+        startedAt: typeof body.started_at === 'string' ? body.started_at : null,
+        completedAt: null,
       };
       routes.checkRuns.set(run.id, run);
       return { status: 201, body: render(run) };
@@ -127,16 +173,16 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
         detailsUrl: typeof body.details_url === 'string' ? body.details_url : run.detailsUrl,
         output: body.output ?? run.output,
         updates: run.updates + 1,
+        completedAt: typeof body.completed_at === 'string' ? body.completed_at : run.completedAt,
       });
       return { status: 200, body: render(run) };
     }
+    // GitHub answers a tarball with a redirect to codeload, which serves the archive.
     const tarball = /^\/tarball\/([0-9a-f]{40})$/.exec(rest);
-    if (tarball && r.method === 'GET') {
-      const archive = routes.tarballs.get(tarball[1]!);
-      return archive
-        ? { status: 200, raw: archive, headers: { 'content-type': 'application/x-gzip' } }
+    if (tarball && r.method === 'GET')
+      return routes.tarballs.has(tarball[1]!)
+        ? { status: 302, headers: { location: `${fake.url}${archives}${tarball[1]}` } }
         : { status: 404, body: { message: 'Not Found' } };
-    }
     // The Git Trees API (one folder, not recursive: a recursive listing is the dashboard stand's),
     // from the repositories the tarballs were made of; a tree_sha may name a commit, as on GitHub.
     const gitObjectPath = /^\/git\/(commits|trees)\/([0-9a-f]{40})$/.exec(rest);
@@ -144,16 +190,25 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       const [, kind, sha] = gitObjectPath;
       const found = gitObject(sha!);
       if (kind === 'commits' && found?.kind === 'commit')
-        return { status: 200, body: { sha, tree: { sha: found.tree, url: '' }, message: '' } };
+        return {
+          status: 200,
+          body: githubGitCommit(repoUrl, `${owner}/${repo}`, { ...commitOf(sha!), message: 'change' }),
+        };
       const tree = found?.kind === 'commit' ? gitObject(found.tree) : found;
       if (kind === 'trees' && tree?.kind === 'tree')
         return {
           status: 200,
           body: {
             sha,
-            url: '',
+            url: `${repoUrl}/git/trees/${sha}`,
             truncated: false,
-            tree: tree.entries.map((e) => ({ path: e.name, mode: e.mode, type: e.type, sha: e.sha, url: '' })),
+            tree: tree.entries.map((e) => ({
+              path: e.name,
+              mode: e.mode,
+              type: e.type,
+              sha: e.sha,
+              url: `${repoUrl}/git/${e.type}s/${e.sha}`,
+            })),
           },
         };
     }
@@ -161,7 +216,12 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
     if (compare && r.method === 'GET')
       return {
         status: 200,
-        body: { status: 'ahead', merge_base_commit: { sha: routes.mergeBase(compare[1]!, compare[2]!) } },
+        body: githubComparison(repoUrl, `${owner}/${repo}`, {
+          base: commitOf(compare[1]!),
+          mergeBase: commitOf(routes.mergeBase(compare[1]!, compare[2]!)),
+          commits: [commitOf(compare[2]!)],
+          head: compare[2]!,
+        }),
       };
     return undefined;
   });
