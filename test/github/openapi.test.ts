@@ -160,11 +160,40 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
     await gh.updateComment(R, c.id, 'Consort: passed');
     await gh.react(R, c.id, 'eyes');
     await gh.react(R, c.id, '+1');
+    await gh.react(R, c.id, 'confused');
     // Done: the check run completes, the statuses, a review; an approver's team.
     await gh.completeCheckRun(R, run, {
-      conclusion: 'success',
-      output: { title: 'Passed', summary: 'All green', annotations: [] },
-      detailsUrl: 'https://consort.example/runs/1',
+      conclusion: 'failure',
+      output: {
+        title: 'Failed',
+        summary: 'One migration failed',
+        text: 'details',
+        annotations: [
+          {
+            path: 'migrations/002_orders.sql',
+            start_line: 1,
+            end_line: 1,
+            start_column: 1,
+            end_column: 6,
+            annotation_level: 'failure',
+            title: 'syntax error',
+            message: 'syntax error at or near "tabel"',
+            raw_details: 'ERROR: 42601',
+          },
+          { path: 'migrations/001_init.sql', start_line: 0, end_line: 3, annotation_level: 'warning', message: '' },
+        ],
+      },
+    });
+    const second = await gh.createCheckRun(R, {
+      name: 'consort/gate',
+      headSha,
+      externalId: 'pr-7-gate',
+      output: { title: 'Waiting', summary: '' },
+    });
+    await gh.completeCheckRun(R, second, {
+      conclusion: 'action_required',
+      output: { title: 'Approve the gate', summary: 'A maintainer approves from the dashboard.' },
+      detailsUrl: 'https://consort.example/gates/7',
     });
     await gh.setStatus(R, headSha, {
       context: 'consort/tdd',
@@ -173,6 +202,7 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
       targetUrl: 'https://consort.example/runs/1',
     });
     await gh.setStatus(R, headSha, { context: 'consort/gate', state: 'pending', description: 'waiting' });
+    await gh.setStatus(R, headSha, { context: 'consort/gate', state: 'error', description: 'x'.repeat(300) });
     await gh.review(R, 7, headSha, 'Turn 1: wrote the failing test.');
     expect(await gh.teamMember('octo-org', 'reviewers', 'kim')).toBe(true);
     expect(await gh.teamMember('octo-org', 'reviewers', 'mona')).toBe(false);
