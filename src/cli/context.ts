@@ -15,7 +15,7 @@ export interface CliContext {
   /** --provider or CONSORT_PROVIDER was given (else the configuration's database.provider applies). */
   providerExplicit: boolean;
   json: boolean;
-  /** `check --json <file>`: where to write the report. */
+  /** `check --json <file>`: where to write the report (`check --json` alone: `json`, and stdout). */
   jsonFile: string | undefined;
   root: string;
   namespace: string | undefined;

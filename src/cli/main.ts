@@ -62,7 +62,7 @@ export function buildProgram(
     program.addCommand(sub);
   program.addCommand(dashboardCommand(ctx));
   for (const sub of [pairCommand(ctx), hooksCommand(ctx)]) program.addCommand(sub);
-  // `--json` lives on each command (after its name) because `check --json <file>` takes a value.
+  // `--json` lives on each command (after its name) because `check --json [file]` takes a value.
   const visit = (cmd: Command) => {
     cmd.exitOverride().configureOutput(output).showHelpAfterError('(run with --help for usage)');
     if (cmd.commands.length === 0 && !cmd.options.some((o) => o.long === '--json'))

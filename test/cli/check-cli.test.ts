@@ -75,6 +75,9 @@ it('--dry-run prints the plan and exits by its verdict', () =>
     expect(r.stdout).toContain('rename to migrations/1730000300001_add_product_discontinued_at.sql');
     const plan = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-']);
     const json = JSON.parse(plan.stdout);
+    // `--json` alone is `--json -`, as on every other command.
+    const bare = await cli(['-C', repo.dir, 'check', '--dry-run', '--json', '--base', 'main']);
+    expect(JSON.parse(bare.stdout)).toEqual(json);
     expect(json).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
     // The text names what is compared, as the JSON does.
     expect(r.stdout).toContain(`  base: main (${json.base.sha.slice(0, 12)}) → head: ${json.head.ref}`);

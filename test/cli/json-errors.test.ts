@@ -31,6 +31,7 @@ it.each([
   [['dashboard', '--port', 'abc', '--json'], /--port takes a port number/],
   [['hooks', 'status', '--lines', 'abc', '--json'], /--lines takes a whole number/],
   [['check', '--pr', 'x', '--json', '-'], /--pr must be a positive number/],
+  [['check', '--pr', 'x', '--json'], /--pr must be a positive number/],
   [['--json', 'branch', 'list'], /unknown option '--json'/],
   [['brnch', 'list', '--json'], /unknown command 'brnch'/],
 ])('a usage error with --json is one JSON object on stdout, exit 2: %j', async (args, says) => {

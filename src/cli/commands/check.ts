@@ -120,7 +120,7 @@ export function checkCommand(ctx: Ctx): Command {
       '--config <path>',
       'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
     )
-    .option('--json <file>', 'write the CheckReport JSON to <file> (- for stdout)')
+    .option('--json [file]', 'the CheckReport JSON: on stdout (instead of the report), or written to <file>')
     .option('--markdown <file>', 'write the markdown report (PR comment / job summary) to <file>')
     .option('--dry-run', 'print the plan from the files alone: starts no server, needs no database')
     .option(
@@ -135,6 +135,8 @@ export function checkCommand(ctx: Ctx): Command {
       if (pr !== null && (!Number.isInteger(pr) || pr <= 0))
         throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
       const c = await ctx(cmd);
+      // `--json` alone (or `--json -`): the JSON on stdout, as every command's --json; `--json <file>` writes it there.
+      const jsonFile = c.jsonFile ?? (c.json ? '-' : undefined);
       const { cliPorts } = await import('../ports.js');
       const ports = cliPorts(c);
       const log = (m: string) => ports.log.info(m);
@@ -165,15 +167,14 @@ export function checkCommand(ctx: Ctx): Command {
       } catch (e) {
         // The report promised to scripts: an `error` conclusion, written before the error is shown,
         // whatever stopped the check before it started (the configuration, a git ref, the engine).
-        if (c.jsonFile && !flags.dryRun)
-          await emit(c, c.jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
+        if (jsonFile && !flags.dryRun) await emit(c, jsonFile, JSON.stringify(await errorReport(c, e, pr), null, 2));
         throw e;
       }
       const { config, plan } = prepared;
       if (flags.dryRun) {
         // No provider is opened, so nothing starts and no URL is needed.
         const json = checkPlanJson(plan);
-        if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(json, null, 2));
+        if (jsonFile) await emit(c, jsonFile, JSON.stringify(json, null, 2));
         else c.io.out(renderPlan(json));
         c.setExitCode(json.ok && json.blocked === null ? 0 : 1);
         return;
@@ -215,9 +216,9 @@ export function checkCommand(ctx: Ctx): Command {
       } finally {
         await provider.close();
       }
-      if (c.jsonFile) await emit(c, c.jsonFile, JSON.stringify(report, null, 2));
+      if (jsonFile) await emit(c, jsonFile, JSON.stringify(report, null, 2));
       if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
-      if (c.jsonFile !== '-') {
+      if (jsonFile !== '-') {
         // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
         const untracked = flags.head
           ? new Set<string>()
