@@ -38,6 +38,8 @@ export interface RunEngineOptions {
 export interface UsedEngine {
   version: string;
   source: MigrationEngine['source'];
+  /** `bundled` only: the project's own install is this very copy (engine.ts), so it is named the project's. */
+  sharedWithProject?: true;
   typescript?: TypeScriptLoader;
 }
 
@@ -131,7 +133,7 @@ export function runEngine(
       const e = await place(
         await runner.resolveEngine(workspace, { migrationsDir, ...(env ? { env } : {}), ...(log ? { log } : {}) }),
       );
-      say({ version: e.version, source: e.source });
+      say({ version: e.version, source: e.source, ...(e.sharedWithProject ? { sharedWithProject: true } : {}) });
       return e;
     })().catch((error: unknown) => {
       engine = undefined;
@@ -148,7 +150,12 @@ export function runEngine(
       });
       ts.dispose(); // the loader is registered where the migrations run, never here
       const placed = await place(ts.engine);
-      say({ version: placed.version, source: placed.source, ...(ts.loader ? { typescript: ts.loader } : {}) });
+      say({
+        version: placed.version,
+        source: placed.source,
+        ...(placed.sharedWithProject ? { sharedWithProject: true } : {}),
+        ...(ts.loader ? { typescript: ts.loader } : {}),
+      });
       return placed;
     })().catch((error: unknown) => {
       typed = undefined;

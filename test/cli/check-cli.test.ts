@@ -1,5 +1,6 @@
 /** `consort check` as users and scripts call it: exit codes, --json -, --markdown, --dry-run. */
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
@@ -82,3 +83,29 @@ it('--dry-run prints the plan and exits by its verdict', () =>
     // The text names what is compared, as the JSON does.
     expect(r.stdout).toContain(`  base: main (${json.base.sha.slice(0, 12)}) → head: ${json.head.ref}`);
   }));
+
+it("--dry-run names a node-pg-migrate shared with the project as the run's report does: the project's", async () => {
+  // `npm i -D consort-db node-pg-migrate`: npm keeps one copy for both. The run's report calls it
+  // the project's; the plan said "(bundled)", the same engine under another name.
+  const dir = await mkdtemp(path.join(tmpdir(), 'consort-dry-shared-'));
+  try {
+    await mkdir(path.join(dir, 'migrations'));
+    await mkdir(path.join(dir, 'node_modules'));
+    await symlink(
+      path.join(process.cwd(), 'node_modules/node-pg-migrate'),
+      path.join(dir, 'node_modules/node-pg-migrate'),
+    );
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'app', devDependencies: { 'node-pg-migrate': '9.0.0' } }),
+    );
+    await writeFile(path.join(dir, 'migrations/1700000000001_users.sql'), 'CREATE TABLE users (id int);\n');
+    const r = await cli(['-C', dir, 'check', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("  engine: node-pg-migrate 9.0.0 (the project's, the same copy Consort uses)\n");
+    const json = JSON.parse((await cli(['-C', dir, 'check', '--dry-run', '--json', '-'])).stdout);
+    expect(json.engine).toEqual({ version: '9.0.0', source: 'bundled' }); // the JSON is unchanged
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

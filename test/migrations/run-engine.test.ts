@@ -4,7 +4,7 @@
  * fix when there is none, and asking again next time), and loads the project's packages from a
  * pristine copy of node_modules when the lane has one (out of the agents' reach).
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { nodePgMigrate } from '../../src/migrations/runner.js';
@@ -54,6 +54,26 @@ it("resolves the project's engine once for the run's every apply, and says which
   expect(calls).toHaveLength(1);
   expect(run.used()).toEqual({ version: '7.9.1-project', source: 'project' });
   expect(lines).toEqual(["migrations are applied with node-pg-migrate 7.9.1-project (the project's)"]);
+});
+
+it("names a project's node-pg-migrate that npm hoisted into one copy with Consort's the project's, as the check does", async () => {
+  // `npm i -D consort-db node-pg-migrate`: one node_modules/node-pg-migrate serves both. `consort
+  // check` calls it the project's; `consort pair` (and the hooks' log) said "bundled with Consort".
+  const shared = await mkdtemp(path.join(os.tmpdir(), 'consort-run-engine-hoisted-'));
+  try {
+    await mkdir(path.join(shared, '.git'));
+    await mkdir(path.join(shared, 'node_modules'));
+    await symlink(
+      path.join(process.cwd(), 'node_modules/node-pg-migrate'),
+      path.join(shared, 'node_modules/node-pg-migrate'),
+    );
+    const run = runEngine(nodePgMigrate, shared, { migrationsDir: 'migrations' });
+    await run.forFiles(['001_a.sql']);
+    expect(run.used()).toMatchObject({ source: 'bundled', sharedWithProject: true });
+    expect(describeUsed(run.used()!)).toBe("node-pg-migrate 9.0.0 (the project's, the same copy Consort uses)");
+  } finally {
+    await rm(shared, { recursive: true, force: true });
+  }
 });
 
 it('loads the engine from the pristine copy of node_modules when the lane has one', async () => {

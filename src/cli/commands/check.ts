@@ -175,7 +175,17 @@ export function checkCommand(ctx: Ctx): Command {
         // No provider is opened, so nothing starts and no URL is needed.
         const json = checkPlanJson(plan);
         if (jsonFile) await emit(c, jsonFile, JSON.stringify(json, null, 2));
-        else c.io.out(renderPlan(json));
+        else {
+          // Named as the run's report and `consort pair` name it (a hoisted copy shared with the project is the project's).
+          const { describeUsed } = await import('../../migrations/run-engine.js');
+          const engine = plan.engine
+            ? describeUsed({
+                ...plan.engine.engine,
+                ...(plan.engine.loader ? { typescript: plan.engine.loader } : {}),
+              })
+            : 'none';
+          c.io.out(renderPlan(json, engine));
+        }
         c.setExitCode(json.ok && json.blocked === null ? 0 : 1);
         return;
       }
@@ -273,7 +283,7 @@ async function errorReport(c: CliContext, e: unknown, pr: number | null): Promis
 }
 
 /** The plan as text: the same object --dry-run --json prints. */
-function renderPlan(plan: CheckPlanJson): string {
+function renderPlan(plan: CheckPlanJson, engine: string): string {
   const lines = [`Plan (dry run: from the files alone, no database touched):`];
   const side = (x: { ref: string; sha: string | null }) => `${x.ref}${x.sha ? ` (${x.sha.slice(0, 12)})` : ''}`;
   lines.push(`  base: ${side(plan.base)} → head: ${side(plan.head)}`);
@@ -281,9 +291,6 @@ function renderPlan(plan: CheckPlanJson): string {
   for (const p of plan.problems)
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
   for (const p of plan.warnings) lines.push(`  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`);
-  const engine = plan.engine
-    ? `node-pg-migrate ${plan.engine.version} (${plan.engine.source})${plan.engine.typescript ? `, ${plan.engine.typescript.name} ${plan.engine.typescript.version} (${plan.engine.typescript.source})` : ''}`
-    : 'none';
   lines.push(
     `  engine: ${engine}`,
     `  seed: ${plan.seed}`,
