@@ -46,7 +46,7 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
   const envName = options.env ?? config.suite.env ?? 'DATABASE_URL';
   if (env[envName] && options.respectExisting !== false) {
     options.log?.(
-      `consort-db: ${envName} is already set, so every test file uses that database (set respectExisting: false to lease one per file).`,
+      `consort-db: ${envName} is already set, so every test file uses that database (outside \`consort check\`, set respectExisting: false to lease one per file).`,
     );
     return { spec: undefined, envName, template: undefined, stop: async () => undefined };
   }
@@ -67,6 +67,17 @@ export async function startTestDatabases(options: StartOptions): Promise<Started
     env,
     ...(namespace ? { namespace } : {}),
     ...(options.log ? { log: options.log } : {}),
+  }).catch((error: unknown) => {
+    // respectExisting: false where the variable was set: typically a suite under `consort check`,
+    // which hides the embedded server's data directory from the suite (its superuser password).
+    // jest shows only the message, so what to do goes in it.
+    if (!env[envName]) throw error;
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ConsortError(
+      'config',
+      `consort-db could not open the ${providerName} provider to lease a database per file (${why}). ${envName} is already set: under \`consort check\` the suite cannot reach the server that holds its branches, so leave respectExisting on (the default) to use ${envName} for every file there.`,
+      { cause: error },
+    );
   });
   if (!(provider instanceof TemplateBranchProvider))
     throw new ConsortError('internal', 'The provider cannot lease branches.');

@@ -196,6 +196,21 @@ describe('a test run', () => {
     }
   });
 
+  it('says what to do when respectExisting: false cannot open the server a set variable came from (a suite under consort check)', async () => {
+    // Under `consort check` the suite sees an empty data directory (bubblewrap): jest used to show a
+    // bare `EPERM: operation not permitted, chown '…/pgdata'`. Here the data directory cannot be made.
+    const blocker = path.join(project, 'not-a-dir');
+    await writeFile(blocker, '');
+    const started = startTestDatabases({
+      root: project,
+      respectExisting: false,
+      processEnv: { DATABASE_URL: 'postgresql://elsewhere/db', CONSORT_DATA_DIR: path.join(blocker, 'data') },
+    });
+    await expect(started).rejects.toThrow(
+      /could not open the local provider to lease a database per file \(.+\)\. DATABASE_URL is already set: under `consort check` .* leave respectExisting on/,
+    );
+  });
+
   it('leaves a variable that is already set alone: every file shares that database', async () => {
     const run = await startTestDatabases({ root: project, processEnv: { DATABASE_URL: 'postgresql://elsewhere/db' } });
     expect(run.spec).toBeUndefined();
