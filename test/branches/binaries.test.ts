@@ -5,7 +5,13 @@
 import { access, constants, mkdir, mkdtemp, readlink, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { embeddedPostgresPackage, hydrateSymlinks, postgresBinaries } from '../../src/branches/local/binaries.js';
+import {
+  binariesIn,
+  embeddedPostgresPackage,
+  hydrateSymlinks,
+  postgresBinaries,
+} from '../../src/branches/local/binaries.js';
+import { resolvePlatformPackage } from '../../src/tools/platform-packages.js';
 import { isConsortError } from '../../src/core/errors.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
@@ -26,6 +32,23 @@ describe('postgresBinaries', () => {
       await access(file, constants.X_OK);
     }
     expect((await exec(bins.postgres, ['--version'])).stdout).toMatch(/^postgres \(PostgreSQL\) 18\./);
+  });
+
+  it('restores the shared-library links of an install whose postinstall did not run (pnpm, --ignore-scripts, allowScripts)', async () => {
+    // `npm i -D consort-db` with the platform package's postinstall blocked: initdb stopped at
+    // "libicuuc.so.60: cannot open shared object file", with the advice to remove the data directory.
+    const real = await resolvePlatformPackage(embeddedPostgresPackage());
+    const copy = path.join(scratch, 'no-postinstall');
+    // What `initdb --version` needs (its RUNPATH is $ORIGIN/../lib), not the 5 MB of share/.
+    await mkdir(path.join(copy, 'native'), { recursive: true });
+    for (const part of ['package.json', 'dist', 'native/bin', 'native/lib', 'native/pg-symlinks.json'])
+      await exec('cp', ['-a', path.join(real.dir, part), path.join(copy, part)]);
+    const links = (await exec('find', [copy, '-type', 'l'])).stdout.split('\n').filter(Boolean);
+    expect(links.length).toBeGreaterThan(0);
+    for (const l of links) await rm(l);
+    const bins = await binariesIn({ dir: copy, entry: real.entry });
+    expect(bins.initdb.startsWith(copy)).toBe(true);
+    expect((await exec(bins.initdb, ['--version'])).stdout).toMatch(/PostgreSQL\) 18\./);
   });
 
   it('names the platform package pinned in package.json', async () => {

@@ -49,9 +49,7 @@ async function load(options: ResolveOptions): Promise<Binaries> {
   const spec = embeddedPostgresPackage();
   let bins: Binaries;
   try {
-    const pkg = await resolvePlatformPackage(spec, options);
-    // The package's own entry point says where its binaries are.
-    bins = BinaryPaths.parse(await import(pathToFileURL(path.join(pkg.dir, pkg.entry ?? 'dist/index.js')).href));
+    bins = await binariesIn(await resolvePlatformPackage(spec, options));
   } catch (e) {
     throw new ConsortError(
       'server-unavailable',
@@ -68,6 +66,18 @@ async function load(options: ResolveOptions): Promise<Binaries> {
     if ((s.mode & 0o555) !== 0o555) await chmod(bin, s.mode | 0o555);
   }
   return bins;
+}
+
+/**
+ * The binaries of a resolved platform package (its own entry point says where they are), with its
+ * shared-library links in place: an install whose postinstall did not run (`npm i --ignore-scripts`,
+ * a package manager or npm's allowScripts that blocks dependencies' scripts, as pnpm does by default)
+ * has none, and initdb would stop at `libicuuc.so.60: cannot open shared object file`. Recreating
+ * them is idempotent; a read-only install that lacks them is left for initdb to report.
+ */
+export async function binariesIn(pkg: { dir: string; entry: string | undefined }): Promise<Binaries> {
+  await hydrateSymlinks(pkg.dir).catch(() => undefined);
+  return BinaryPaths.parse(await import(pathToFileURL(path.join(pkg.dir, pkg.entry ?? 'dist/index.js')).href));
 }
 
 const Symlinks = z.array(z.object({ source: z.string(), target: z.string() }));
