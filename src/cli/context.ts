@@ -76,7 +76,7 @@ export async function makeContext(
       namespace: opts.namespace ?? configured?.database.namespace,
     };
   };
-  return {
+  const c: CliContext = {
     io,
     env,
     providerName,
@@ -90,6 +90,9 @@ export async function makeContext(
     providerChoice,
     withProvider: async (fn, options = {}) => {
       const { provider: name, namespace } = await providerChoice(options);
+      // The first command that starts the embedded server says so, with how to stop it (README).
+      const notice = name === 'local' ? await import('./commands/server-notice.js') : undefined;
+      const wasRunning = notice ? await notice.serverRunning(c) : true;
       const provider = await openProvider({
         provider: name,
         projectRoot: root,
@@ -97,11 +100,15 @@ export async function makeContext(
         ...(namespace ? { namespace } : {}),
         log: (m) => io.err(m),
       });
+      let result: Awaited<ReturnType<typeof fn>>;
       try {
-        return await fn(provider);
+        result = await fn(provider);
       } finally {
         await provider.close();
       }
+      if (notice && !wasRunning) await notice.serverNotice(c, false);
+      return result;
     },
   };
+  return c;
 }

@@ -75,3 +75,20 @@ it('a demo that started the server says so once, with `consort db stop` and the 
   expect(JSON.parse(quiet.stdout)).toMatchObject({ ok: true });
   expect(quiet.stderr).not.toMatch(NOTICE);
 });
+
+it('a branch command that started the server says so too (the README: "it says so, with the disk it uses"), once', async () => {
+  // Before, only `check` and `demo` did: a user whose first command was `branch create` got
+  // "Starting embedded PostgreSQL …" and no word that it keeps running, nor how to stop it.
+  expect((await cli('db', 'stop')).stdout).toMatch(/^Stopped/);
+  const first = await cli('branch', 'create', 'feature-y');
+  expect(first.code).toBe(0);
+  expect(first.stderr.match(new RegExp(NOTICE.source, 'g'))).toHaveLength(1);
+  const next = await cli('branch', 'list');
+  expect(next.stderr).not.toMatch(NOTICE);
+  // The tour opens the provider and says it at the end itself: still once.
+  expect((await cli('db', 'stop')).stdout).toMatch(/^Stopped/);
+  const tour = await cli('demo', 'branching');
+  expect(tour.code).toBe(0);
+  expect(tour.stderr.match(new RegExp(NOTICE.source, 'g'))).toHaveLength(1);
+  expect((await cli('branch', 'delete', 'feature-y')).code).toBe(0);
+});

@@ -43,11 +43,15 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 ** 3).toFixed(1)} GB`;
 }
 
-/** Said after the command's own output, on stderr; silent when the server ran before or is gone. */
+/** The outputs (one per command run) told already: a command that opens the provider twice says it once. */
+const told = new WeakSet<object>();
+
+/** Said after the command's own output, on stderr, once; silent when the server ran before or is gone. */
 export async function serverNotice(c: CliContext, wasRunning: boolean): Promise<void> {
-  if (wasRunning || c.json) return;
+  if (wasRunning || c.json || told.has(c.io)) return;
   const s = await (await server(c)).status();
   if (!s.running) return;
+  told.add(c.io);
   c.io.err(
     `\nThe embedded PostgreSQL server keeps running for the next command (pid ${s.pid}, data in ${s.dataDir}, ${formatBytes(await diskUse(s.dataDir))} on disk). Stop it with: consort db stop`,
   );
