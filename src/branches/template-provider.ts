@@ -58,6 +58,7 @@ import {
   type RolePower,
   upsertBranchRole,
 } from './branch-role.js';
+import { count } from '../core/plural.js';
 
 export interface TemplateProviderOptions {
   provider: ProviderName;
@@ -609,7 +610,7 @@ export class TemplateBranchProvider implements BranchProvider {
       if (children.length > 0 && !options.recursive) {
         throw new ConsortError(
           'branch-has-children',
-          `Branch "${name}" has ${children.length} child branch(es): ${children
+          `Branch "${name}" has ${count(children.length, 'child branch', 'child branches')}: ${children
             .map((c) => c.name)
             .sort()
             .join(', ')}.`,

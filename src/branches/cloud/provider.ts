@@ -26,6 +26,7 @@ import { cloudRoleName, confineCloudBranch, retireCloudRole } from './confine.js
 import type { BranchService, RemoteBranch } from './service.js';
 import { Tree, STAGE_PREFIX } from './tree.js';
 import { verifyBranchUrl } from './verify.js';
+import { count } from '../../core/plural.js';
 
 export interface CloudProviderOptions {
   log?: (message: string) => void;
@@ -189,7 +190,7 @@ export class CloudBranchProvider implements BranchProvider {
     if (children.length > 0 && !options.recursive) {
       throw new ConsortError(
         'branch-has-children',
-        `Branch "${name}" has ${children.length} child branch(es): ${children
+        `Branch "${name}" has ${count(children.length, 'child branch', 'child branches')}: ${children
           .map((c) => tree.nameOf(c))
           .sort()
           .join(', ')}.`,
@@ -233,7 +234,7 @@ export class CloudBranchProvider implements BranchProvider {
       const preserveUnderName = hidden.length > 0 ? `${STAGE_PREFIX}${randomBytes(5).toString('hex')}` : undefined;
       if (preserveUnderName)
         this.options.log?.(
-          `${this.name}: "${name}" has ${hidden.length} hidden staging branch(es); keeping its old state as ${preserveUnderName} for them.`,
+          `${this.name}: "${name}" has ${count(hidden.length, 'hidden staging branch', 'hidden staging branches')}; keeping its old state as ${preserveUnderName} for them.`,
         );
       await this.service.restore(target, parent, preserveUnderName ? { preserveUnderName } : {});
       await this.verifyOrDelete(target, name, parent, parentName, false);

@@ -8,6 +8,7 @@ import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Ctx } from '../context.js';
 import { branchJson, formatBytes, printJson, relativeTime, table } from '../output.js';
 import { asUsage } from '../usage.js';
+import { count } from '../../core/plural.js';
 
 async function recordJson(p: BranchProvider, name: string, showSecrets: boolean) {
   const [branch, url, caps] = await Promise.all([p.get(name), p.connectionUri(name), p.capabilities()]);
@@ -283,7 +284,7 @@ export function branchCommand(ctx: Ctx): Command {
         const result = await p.gc();
         if (c.json) return printJson(c.io, result);
         const lines = [
-          `Deleted ${result.deleted.length} expired branch(es)${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`,
+          `Deleted ${count(result.deleted.length, 'expired branch', 'expired branches')}${result.deleted.length ? `: ${result.deleted.join(', ')}` : ''}`,
         ];
         if (result.repaired.length)
           lines.push(
