@@ -81,7 +81,9 @@ it('--dry-run prints the plan and exits by its verdict', () =>
     expect(JSON.parse(bare.stdout)).toEqual(json);
     expect(json).toMatchObject({ ok: false, branch: expect.stringMatching(/^check-/) });
     // The text names what is compared, as the JSON does.
-    expect(r.stdout).toContain(`  base: main (${json.base.sha.slice(0, 12)}) → head: ${json.head.ref}`);
+    expect(r.stdout).toContain(
+      `  head: ${json.head.ref} (${json.head.sha.slice(0, 12)}) → base: main (${json.base.sha.slice(0, 12)})`,
+    );
   }));
 
 it("--dry-run names a node-pg-migrate shared with the project as the run's report does: the project's", async () => {

@@ -286,7 +286,7 @@ async function errorReport(c: CliContext, e: unknown, pr: number | null): Promis
 function renderPlan(plan: CheckPlanJson, engine: string): string {
   const lines = [`Plan (dry run: from the files alone, no database touched):`];
   const side = (x: { ref: string; sha: string | null }) => `${x.ref}${x.sha ? ` (${x.sha.slice(0, 12)})` : ''}`;
-  lines.push(`  base: ${side(plan.base)} → head: ${side(plan.head)}`);
+  lines.push(`  head: ${side(plan.head)} → base: ${side(plan.base)}`); // as the report's header reads: the change, then what it goes into
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
   for (const p of plan.problems)
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
