@@ -20,6 +20,7 @@ import { INPUT, parseInputs } from '../../src/action/inputs.js';
 import { approveMode, buildMode } from '../../src/action/modes/build.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
+import { issueCommentContext } from '../helpers/approve-mode.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
@@ -118,17 +119,14 @@ async function run(mode: 'build' | 'approve', event: ActionContext['event'], mor
     ...more,
   };
   const inputs = parseInputs((name) => given[name] ?? '');
-  const ctx: ActionContext = {
-    eventName: 'issue_comment',
-    event,
+  const ctx = issueCommentContext({
     workspace: repo.dir,
-    repo: { owner: OWNER, repo: REPO },
     runnerTemp: agentDir,
     apiUrl: github.url,
-    serverUrl: 'https://github.com',
-    runUrl: undefined,
-    stepSummary: undefined,
-  };
+    owner: OWNER,
+    repo: REPO,
+    event,
+  });
   return (mode === 'build' ? buildMode : approveMode)(inputs, ctx);
 }
 

@@ -11,11 +11,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ActionContext } from '../../src/action/context.js';
-import { INPUT, parseInputs } from '../../src/action/inputs.js';
-import { tddPorts } from '../../src/action/ports.js';
 import { runOnPullRequest, type PullRequestAsk } from '../../src/lanes/tdd/index.js';
 import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
+import { approveModePorts } from '../helpers/approve-mode.js';
 import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
@@ -81,21 +79,8 @@ beforeEach(() => {
 });
 afterEach(() => expect(github.unexpected).toEqual([]));
 
-async function ports() {
-  const given: Partial<Record<string, string>> = { [INPUT.mode]: 'approve', [INPUT.githubToken]: TOKEN };
-  const inputs = parseInputs((name) => given[name] ?? '');
-  const ctx: ActionContext = {
-    eventName: 'issue_comment',
-    event: { kind: 'other', name: 'issue_comment' },
-    workspace,
-    repo: { owner: OWNER, repo: REPO },
-    runnerTemp: dir,
-    apiUrl: github.url,
-    serverUrl: 'https://github.com',
-    runUrl: undefined,
-    stepSummary: undefined,
-  };
-  return tddPorts(inputs, ctx, TOKEN, new AbortController().signal);
+function ports() {
+  return approveModePorts({ workspace, runnerTemp: dir, apiUrl: github.url, owner: OWNER, repo: REPO }, TOKEN);
 }
 
 const approve = (login: string): PullRequestAsk => {
