@@ -382,14 +382,22 @@ export async function runCheck(
       else await verifyBranchUrl(adminUrl, (await provider.get(names.suite))!.database, names.suite);
       const role = confined(provider, names.suite, adminUrl, unconfined);
       role.catch(() => undefined); // awaited below, on every path
+      // Applied beside the PR branch's migrations (the child runs requests on different databases
+      // side by side): after them, this was the longest wait between the child being ready and the
+      // suite starting. Used only once the PR branch's migrations have applied; where they fail,
+      // this copy's outcome is never read (the stage reports the PR branch's) and the copy goes.
+      const applying = role.then((as) => {
+        cancelPoint();
+        return applyHeadUp(asAdmin ? adminUrl : as);
+      });
+      applying.catch(() => undefined); // awaited below, on every path
       if (!(await prDone)) {
-        await role.catch(() => undefined);
+        await applying.catch(() => undefined);
         return undefined;
       }
       cancelPoint();
       const suiteUrl = await role;
-      cancelPoint();
-      const r = await applyHeadUp(asAdmin ? adminUrl : suiteUrl);
+      const r = await applying;
       return r.ok ? suiteUrl : undefined;
     };
     temporary.push(names.suite);
