@@ -5,6 +5,7 @@
  * set from files it fetched through the GitHub API; only `readMigrationSet` touches the disk.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync, type Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
@@ -219,9 +220,12 @@ export interface ReadMigrationSetOptions {
 
 export async function readMigrationSet(dir: string, options: ReadMigrationSetOptions = {}): Promise<MigrationFile[]> {
   const absolute = path.resolve(dir);
-  let dirents;
+  let dirents: Dirent[];
   try {
-    dirents = await readdir(absolute, { withFileTypes: true });
+    // Listed synchronously as the files are read below: before every turn of the TDD lane, a trip
+    // through libuv's thread pool waited behind the turn's other preparations (5–10 ms where the
+    // listing itself takes ~0.1 ms).
+    dirents = readdirSync(absolute, { withFileTypes: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && options.missingOk === true) return [];

@@ -4,6 +4,7 @@
  * every turn and every proof then gets a fresh fork of it with the workspace's current
  * migrations applied, and the fork is deleted afterwards.
  */
+import { accessSync } from 'node:fs';
 import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -262,13 +263,13 @@ export function createBranches(kit: BranchKit) {
 
   async function migrationFiles(workspace = kit.ws.dir): Promise<MigrationFile[]> {
     const dir = migrationsIn(workspace);
-    if (
-      !(await access(dir).then(
-        () => true,
-        () => false,
-      ))
-    )
+    // Asked synchronously (before every turn: a trip through the thread pool waited behind the
+    // turn's other preparations); a workspace without the folder has no migrations.
+    try {
+      accessSync(dir);
+    } catch {
       return [];
+    }
     return readMigrationSet(dir, { relativeTo: workspace, ignorePattern: kit.config.migrations.ignorePattern });
   }
 
