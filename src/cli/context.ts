@@ -31,7 +31,16 @@ export interface CliContext {
   providerChoice: (options?: { local?: boolean }) => Promise<{ provider: ProviderName; namespace: string | undefined }>;
   /** A command that ran but concluded negatively (a failing check) sets a non-zero exit code. */
   setExitCode: (code: number) => void;
+  /** Says (once, on stderr) that --namespace does nothing for the provider being opened. */
+  noteNamespace: (provider: ProviderName) => void;
 }
+
+/** Where each provider other than postgres keeps one project's branches apart from another's. */
+const KEPT_APART: Record<Exclude<ProviderName, 'postgres'>, string> = {
+  local: "each project's embedded server has a data directory of its own",
+  lakebase: "a project's branches are those of its Lakebase project (CONSORT_LAKEBASE_PROJECT)",
+  neon: "a project's branches are those of its Neon project (NEON_PROJECT_ID)",
+};
 
 export type Ctx = (cmd: Command) => Promise<CliContext>;
 
@@ -76,6 +85,7 @@ export async function makeContext(
       namespace: opts.namespace ?? configured?.database.namespace,
     };
   };
+  let noted = false;
   const c: CliContext = {
     io,
     env,
@@ -88,8 +98,14 @@ export async function makeContext(
     setExitCode,
     config,
     providerChoice,
+    noteNamespace: (provider) => {
+      if (opts.namespace === undefined || provider === 'postgres' || noted) return;
+      noted = true;
+      io.err(`Note: --namespace is for the postgres provider and is ignored here: ${KEPT_APART[provider]}.`);
+    },
     withProvider: async (fn, options = {}) => {
       const { provider: name, namespace } = await providerChoice(options);
+      c.noteNamespace(name);
       // The first command that starts the embedded server says so, with how to stop it (README).
       const notice = name === 'local' ? await import('./commands/server-notice.js') : undefined;
       const wasRunning = notice ? await notice.serverRunning(c) : true;

@@ -196,6 +196,7 @@ export function checkCommand(ctx: Ctx): Command {
       const { renderCheckTerminal } = await import('../../report/terminal.js');
       const providerName = c.providerExplicit ? c.providerName : config.database.provider;
       const namespace = c.namespace ?? config.database.namespace;
+      c.noteNamespace(providerName);
       const wasRunning = providerName === 'local' ? await serverRunning(c) : true;
       const provider = await openProvider({
         provider: providerName,

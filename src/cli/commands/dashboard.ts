@@ -78,14 +78,16 @@ function lazyBranches(c: CliContext): { list: () => Promise<BranchView[]>; close
   return {
     async list() {
       provider ??= Promise.all([import('../../branches/factory.js'), c.providerChoice()]).then(
-        ([{ openProvider }, { provider: name, namespace }]) =>
-          openProvider({
+        ([{ openProvider }, { provider: name, namespace }]) => {
+          c.noteNamespace(name);
+          return openProvider({
             provider: name,
             projectRoot: c.root,
             env: c.env,
             log: (m) => c.io.err(m),
             ...(namespace ? { namespace } : {}),
-          }),
+          });
+        },
       );
       return branchViews(await provider);
     },

@@ -32,6 +32,7 @@ export async function withLaneProvider<T>(
   const { openProvider } = await import('../../branches/factory.js');
   const name = c.providerExplicit ? c.providerName : config.database.provider;
   const namespace = c.namespace ?? config.database.namespace;
+  c.noteNamespace(name);
   const provider = await openProvider({
     provider: name,
     projectRoot: c.root,
