@@ -386,7 +386,11 @@ export async function runCheck(
       // side by side): after them, this was the longest wait between the child being ready and the
       // suite starting. Used only once the PR branch's migrations have applied; where they fail,
       // this copy's outcome is never read (the stage reports the PR branch's) and the copy goes.
-      const applying = role.then((as) => {
+      // Only as the branch's own role, though: as the admin (or where no role could be made) a
+      // migration can change what every database of a server shares — a role made behind an IF NOT
+      // EXISTS — and this copy could win a race the PR branch's then loses; there it waits for them.
+      const applying = role.then(async (as) => {
+        if ((asAdmin || unconfined.has(names.suite)) && !(await prDone)) return undefined;
         cancelPoint();
         return applyHeadUp(asAdmin ? adminUrl : as);
       });
@@ -398,7 +402,7 @@ export async function runCheck(
       cancelPoint();
       const suiteUrl = await role;
       const r = await applying;
-      return r.ok ? suiteUrl : undefined;
+      return r?.ok ? suiteUrl : undefined;
     };
     temporary.push(names.suite);
     const suitePrepared = prepareSuiteBranch();

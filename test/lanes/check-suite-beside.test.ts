@@ -1,0 +1,128 @@
+/**
+ * The suite's branch (`<branch>-suite`) gets the pull request's migrations beside the PR branch
+ * (run.ts, prepareSuiteBranch): its outcome is read only once the PR branch's have applied. What
+ * that must not change: a failing migration (SQL or JavaScript) is reported exactly as on the PR
+ * branch, once, and every temporary branch goes; and where the migrations run as the admin on a
+ * server every branch shares (roles are the server's, not a branch's), the suite's copy of a
+ * migration must not win a race the PR branch's then loses. On the run's shared embedded PostgreSQL 18.
+ */
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { cleanupPull } from '../../src/lanes/check/cleanup.js';
+import { checkBranch, checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+
+const BASE = `-- Up Migration
+CREATE TABLE customers (id int PRIMARY KEY, name text);
+-- Down Migration
+DROP TABLE customers;
+`;
+
+const config = (role?: 'admin') =>
+  [
+    'migrations:',
+    '  dir: migrations',
+    'suite:',
+    '  command: "true"',
+    ...(role ? ['check:', `  migrationsRole: ${role}`] : []),
+    '',
+  ].join('\n');
+
+let t: TestProvider;
+let dir: string;
+beforeAll(async () => {
+  t = await localTestProvider();
+  dir = await checkRepo('check-suite-beside', {
+    'migrations/1700000000000_base.sql': BASE,
+    '.github/consort.yml': config(),
+  });
+}, 60_000);
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await t?.cleanup();
+});
+
+/** The lane's temporary branches still present. */
+const temporary = async () =>
+  (await t.provider.list()).map((b) => b.name).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'));
+
+describe('a failing migration', () => {
+  it.each([
+    [
+      'SQL',
+      'migrations/1700000000001_broken.sql',
+      '-- Up Migration\nCREATE TABLE ok (id bigint);\nCREATE TABEL broken (id bigint);\n-- Down Migration\nDROP TABLE ok;\n',
+      { code: '42601', line: 3, file: 'migrations/1700000000001_broken.sql' },
+    ],
+    [
+      'JavaScript',
+      'migrations/1700000000001_broken.js',
+      `exports.up = (pgm) => { pgm.sql('CREATE TABLE ok (id bigint)'); throw new Error('the migration gave up'); };\nexports.down = (pgm) => { pgm.sql('DROP TABLE ok'); };\n`,
+      { message: expect.stringContaining('the migration gave up'), file: 'migrations/1700000000001_broken.js' },
+    ],
+  ])(
+    '(%s) is reported once, as on the PR branch, and every temporary branch goes',
+    async (kind, file, text, failure) => {
+      const pr = kind === 'SQL' ? 41 : 42;
+      await git(dir, 'checkout', '-q', 'main');
+      await commitBranch(dir, `broken-${pr}`, { [file]: text });
+      const log: string[] = [];
+      const report = await checkBranch(dir, `broken-${pr}`, pr, t.provider, (l) => log.push(l));
+      try {
+        expect(report.conclusion).toBe('failure');
+        expect(report.stages.migrations).toMatchObject({ status: 'failed', applied: [], failure });
+        expect(report.stages.suite).toMatchObject({
+          status: 'skipped',
+          summary: 'not run: the migrations did not apply',
+        });
+        // One failure line, the PR branch's: nothing from the suite's copy of the same migrations.
+        expect(log.filter((l) => l.includes('broken'))).toEqual([
+          expect.stringMatching(new RegExp(`^  ✗ migrations: ${file.replace(/[.]/g, '\\.')} failed: `)),
+        ]);
+        expect(log.filter((l) => l.includes(`pr-${pr}-suite`))).toEqual([]);
+        expect(await temporary()).toEqual([]);
+        // The PR branch holds what applied before the failure: nothing of the broken migration.
+        const url = await t.provider.connectionUri(`pr-${pr}`);
+        expect(await query(url, "SELECT to_regclass('ok') AS ok")).toEqual([{ ok: null }]);
+      } finally {
+        await cleanupPull(t.provider, pr);
+      }
+    },
+    120_000,
+  );
+});
+
+describe('migrations that run as the admin (check.migrationsRole: admin)', () => {
+  const role = `beside_${randomBytes(4).toString('hex')}`;
+  afterAll(() => query(t.adminUrl, `DROP ROLE IF EXISTS ${role}`));
+
+  it("make a server-wide role idempotently: the suite's copy does not make the PR branch's fail", async () => {
+    await git(dir, 'checkout', '-q', 'main');
+    await commitBranch(dir, 'opt-out', { '.github/consort.yml': config('admin') });
+    await git(dir, 'checkout', '-q', 'main');
+    await git(dir, 'merge', '-q', '--ff-only', 'opt-out');
+    // The common guard for a role the schema grants to. Roles are the server's, so on the local and
+    // postgres providers every branch's copy of this migration makes (or finds) the same role.
+    await commitBranch(dir, 'reporting-role', {
+      'migrations/1700000000001_reporting.sql': `-- Up Migration
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${role}') THEN CREATE ROLE ${role} NOLOGIN; END IF;
+END $$;
+SELECT pg_sleep(1);
+CREATE TABLE reports (id int);
+GRANT SELECT ON reports TO ${role};
+-- Down Migration
+DROP TABLE reports;
+`,
+    });
+    const report = await checkBranch(dir, 'reporting-role', 43, t.provider);
+    try {
+      expect(report.stages.migrations).toMatchObject({ status: 'passed', ranAs: 'admin' });
+      expect(report.stages.suite.status).toBe('passed');
+      expect(report.conclusion).toBe('success');
+      expect(await temporary()).toEqual([]);
+    } finally {
+      await cleanupPull(t.provider, 43);
+    }
+  }, 120_000);
+});
