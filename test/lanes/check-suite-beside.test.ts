@@ -125,4 +125,39 @@ DROP TABLE reports;
       await cleanupPull(t.provider, 43);
     }
   }, 120_000);
+
+  it("beside a migration with no down (reversibility on a copy of the baseline): the copy's ups do not make the PR branch's fail", async () => {
+    const other = `${role}_b`;
+    // The second has no `-- Down Migration`: reversibility works on a copy of the baseline, started
+    // beside the migrations, where it applies the first (and takes it down) before the second.
+    await git(dir, 'checkout', '-q', 'main');
+    await commitBranch(dir, 'reporting-role-no-down', {
+      'migrations/1700000000001_reporting.sql': `-- Up Migration
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${other}') THEN CREATE ROLE ${other} NOLOGIN; END IF;
+END $$;
+SELECT pg_sleep(1);
+CREATE TABLE reports (id int);
+GRANT SELECT ON reports TO ${other};
+-- Down Migration
+DROP TABLE reports;
+`,
+      'migrations/1700000000002_audit.sql': '-- Up Migration\nCREATE TABLE audit (id int);\n',
+    });
+    const report = await checkBranch(dir, 'reporting-role-no-down', 44, t.provider);
+    try {
+      expect([report.stages.migrations.status, report.stages.migrations.summary]).toEqual([
+        'passed',
+        expect.stringContaining('2 migrations applied to pr-44 as the admin'),
+      ]);
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1700000000001_reporting', 'reversible'],
+        ['1700000000002_audit', 'missing-down'],
+      ]);
+      expect(await temporary()).toEqual([]);
+    } finally {
+      await cleanupPull(t.provider, 44);
+      await query(t.adminUrl, `DROP ROLE IF EXISTS ${other}`);
+    }
+  }, 120_000);
 });

@@ -350,16 +350,31 @@ export async function runCheck(
       cancelPoint,
       onTerminated: say,
     };
+    // Settled once the PR branch's migrations are done (true: they applied), or when the run stops first.
+    let prApplied: (ok: boolean) => void = () => undefined;
+    const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
+    settlePr = prApplied;
     if (reversibilityRuns && !onBranch) {
       temporary.push(names.reversibility);
-      reversibilityWork = reversibilityStage({
-        ...proofSetting,
-        branch: names.reversibility,
-        baseline: baselineName,
-        ttlMs: TEMP_TTL_MS,
-        annotations,
-        schemas: ports.schemas,
-      });
+      const prove = () =>
+        reversibilityStage({
+          ...proofSetting,
+          branch: names.reversibility,
+          baseline: baselineName,
+          ttlMs: TEMP_TTL_MS,
+          annotations,
+          schemas: ports.schemas,
+        });
+      // As the admin a migration can change what every database of a server shares (a role made
+      // behind an IF NOT EXISTS): the copy's ups, beside the PR branch's, could win a race the PR
+      // branch's then loses. There the copy starts once the PR branch's migrations have applied.
+      reversibilityWork = asAdmin
+        ? prDone.then((ok) => {
+            if (!ok) throw new Error('not run: the migrations did not apply');
+            reversibilityStartedAt = clock.monotonicMs();
+            return prove();
+          })
+        : prove();
       // Handled where it is awaited: the stage, or below when the migrations fail or the run stops.
       reversibilityWork.catch(() => undefined);
     }
@@ -368,12 +383,8 @@ export async function runCheck(
     // the pull request's migrations applied as that role — instead of a copy of the PR branch made
     // once it is migrated (a full copy in copy mode: the longest wait of a warm check). The copy and
     // its role are made now, while the migrations' child starts (the run waits for it there anyway),
-    // not beside reversibility's steps on the PR branch; its migrations wait for the PR branch's to
-    // apply, so they do not run for migrations that fail.
+    // not beside reversibility's steps on the PR branch; its migrations go beside the PR branch's (below).
     // Undefined: it could not be made so (the suite stage then forks the PR branch, as before).
-    let prApplied: (ok: boolean) => void = () => undefined;
-    const prDone = new Promise<boolean>((resolve) => (prApplied = resolve));
-    settlePr = prApplied;
     const prepareSuiteBranch = async (): Promise<string | undefined> => {
       await provider.create({ name: names.suite, parent: baselineName, ttlMs: TEMP_TTL_MS, annotations });
       cancelPoint();
@@ -634,9 +645,9 @@ export async function runCheck(
   } finally {
     unhold?.();
     input.signal?.removeEventListener('abort', forward);
+    settlePr?.(false); // a run that stopped before the migrations concluded (before awaiting what waits for them)
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
-    settlePr?.(false); // a run that stopped before the migrations concluded
     await suiteWork?.catch(() => undefined);
     await afterRead?.catch(() => undefined); // its session on the PR branch is ours, never one to end
     await prReads?.release().catch(() => undefined);
