@@ -4,11 +4,21 @@
  * that must not change: a failing migration (SQL or JavaScript) is reported exactly as on the PR
  * branch, once, and every temporary branch goes; and where the migrations run as the admin on a
  * server every branch shares (roles are the server's, not a branch's), the suite's copy of a
- * migration must not win a race the PR branch's then loses. On the run's shared embedded PostgreSQL 18.
+ * migration must not win a race the PR branch's then loses; a run cancelled while the migrations
+ * apply starts no migration request after the cancel (neither the suite's copy nor reversibility's
+ * steps). On the run's shared embedded PostgreSQL 18.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { resolveSides } from '../../src/cli/commands/check.js';
+import { loadConfig } from '../../src/config/load.js';
+import { localGitRepo } from '../../src/git/repo.js';
+import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
+import { check } from '../../src/lanes/check/run.js';
+import type { MigrationRunner } from '../../src/ports/migration-runner.js';
+import { CheckReport } from '../../src/report/check-report.js';
+import { testPorts } from '../helpers/check-ports.js';
 import { checkBranch, checkRepo, commitBranch, git } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -84,6 +94,77 @@ describe('a failing migration', () => {
         // The PR branch holds what applied before the failure: nothing of the broken migration.
         const url = await t.provider.connectionUri(`pr-${pr}`);
         expect(await query(url, "SELECT to_regclass('ok') AS ok")).toEqual([{ ok: null }]);
+      } finally {
+        await cleanupPull(t.provider, pr);
+      }
+    },
+    120_000,
+  );
+});
+
+// Before the describe that puts check.migrationsRole: admin on main: these run as the branch's role
+// (as the admin, reversibility's copy waits for the PR branch's migrations instead).
+describe('a run cancelled while the migrations apply', () => {
+  /** A migration that takes a while: the cancel lands while the PR branch applies it. */
+  const SLOW =
+    '-- Up Migration\nSELECT pg_sleep(3);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n';
+
+  it.each([
+    ['on the PR branch (every migration has a down)', 45, {}],
+    [
+      'on a copy of the baseline (one has no down)',
+      46,
+      { 'migrations/1700000000002_no_down.sql': '-- Up Migration\nCREATE TABLE no_down (id int);\n' },
+    ],
+  ])(
+    'starts no migration request after the cancel (reversibility %s), concludes cancelled, leaves no temporary branch',
+    async (_where, pr, more: Record<string, string>) => {
+      await git(dir, 'checkout', '-q', 'main');
+      await commitBranch(dir, `slow-${pr}`, { 'migrations/1700000000001_slow.sql': SLOW, ...more });
+      const { config, source } = await loadConfig(dir);
+      const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
+      const controller = new AbortController();
+      // Every migration request of the run's session, and whether the run was cancelled when it was made.
+      const requests: { database: string; afterCancel: boolean }[] = [];
+      const migrations: MigrationRunner = {
+        ...testPorts.migrations,
+        open: (options) => {
+          const session = testPorts.migrations.open(options);
+          return {
+            ...session,
+            apply: (o, how) => {
+              const database = new URL(o.databaseUrl).pathname.slice(1);
+              requests.push({ database, afterCancel: controller.signal.aborted });
+              // The PR branch's own request (not -suite, not -rev): cancelled while it sleeps.
+              if (new RegExp(`pr.${pr}$`).test(database) && o.direction === 'up')
+                setTimeout(() => controller.abort(new CheckCancelled('SIGTERM')), 1000);
+              return session.apply(o, how);
+            },
+          };
+        },
+      };
+      const report = CheckReport.parse(
+        await check({
+          ...testPorts,
+          migrations,
+          workspace: dir,
+          config,
+          configSource: source,
+          base,
+          head,
+          pr,
+          provider: t.provider,
+          toolVersion: 'test',
+          env: {},
+          signal: controller.signal,
+        }),
+      );
+      try {
+        expect(report.conclusion).toBe('cancelled');
+        expect(report.cancelled).toEqual({ reason: 'SIGTERM' });
+        expect(requests.some((r) => new RegExp(`pr.${pr}$`).test(r.database))).toBe(true);
+        expect(requests.filter((r) => r.afterCancel)).toEqual([]);
+        expect(await temporary()).toEqual([]);
       } finally {
         await cleanupPull(t.provider, pr);
       }

@@ -71,6 +71,9 @@ export async function reversibilityStage(input: ReversibilityStageInput): Promis
     runAs: () => confined(provider, branch, url, input.unconfined),
     ...howTheyRun(input),
     schemas: input.schemas,
+    // A throwaway copy: a cancelled run stops before its next step (the PR branch's proof, once
+    // started, runs to its end, so the branch the pull request keeps holds its migrations).
+    cancelPoint: input.cancelPoint,
     reset: async () => {
       input.cancelPoint();
       await provider.reset(branch, { terminateConnections: true, onTerminated: input.onTerminated });

@@ -64,6 +64,11 @@ export interface ReversibilityInput {
    * branch otherwise it puts it back (with `reset`) to every migration applied.
    */
   applied?: readonly SchemaSnapshot[];
+  /**
+   * Throws when the run was cancelled: called before each step, so a cancelled run's proof on a
+   * throwaway copy stops there instead of going on through every down and up.
+   */
+  cancelPoint?: () => void;
 }
 
 export interface ReversibilityResult {
@@ -256,6 +261,7 @@ function step(
   direction: 'up' | 'down',
   count = 1,
 ): Promise<ApplyResult> {
+  input.cancelPoint?.();
   return input.runner.apply({
     databaseUrl: runAs,
     dir: input.headDir.dir,

@@ -528,7 +528,9 @@ export async function runCheck(
       };
     });
 
-    if (firstPass && migrations.status === 'passed') {
+    // Not started by a run cancelled while its migrations applied: the proof takes them down and up
+    // again on the PR branch (as long again as they took), and runs to its end once started.
+    if (firstPass && migrations.status === 'passed' && !signal.aborted) {
       reversibilityStartedAt = clock.monotonicMs();
       reversibilityWork = reversibilityOnBranch({
         ...proofSetting,
