@@ -9,13 +9,15 @@
  * steps). On the run's shared embedded PostgreSQL 18.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
 import { localGitRepo } from '../../src/git/repo.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
 import { check } from '../../src/lanes/check/run.js';
+import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
@@ -100,6 +102,53 @@ describe('a failing migration', () => {
     },
     120_000,
   );
+});
+
+describe('a noTransaction migration (CREATE INDEX CONCURRENTLY)', () => {
+  it("applies on the PR branch and, beside it, on the suite's branch, which the suite is given", async () => {
+    await git(dir, 'checkout', '-q', 'main');
+    await commitBranch(dir, 'concurrently', {
+      'migrations/1700000000001_index.js': `exports.up = (pgm) => {
+  pgm.noTransaction();
+  pgm.sql('CREATE INDEX CONCURRENTLY customers_name_idx ON customers (name)');
+};
+exports.down = (pgm) => {
+  pgm.noTransaction();
+  pgm.sql('DROP INDEX CONCURRENTLY customers_name_idx');
+};
+`,
+      '.github/consort.yml': config().replace(
+        'command: "true"',
+        `command: psql "$DATABASE_URL" -Atc "SELECT current_database() || ' ' || count(*) FROM pg_indexes WHERE indexname = 'customers_name_idx'" > suite-probe.txt`,
+      ),
+    });
+    // The suite's branch is a copy of the baseline with the migration applied there (not the fallback, a fork of pr-47).
+    const parents: Record<string, string | undefined> = {};
+    const tracing: BranchProvider = Object.create(t.provider, {
+      create: {
+        value: async (o: Parameters<BranchProvider['create']>[0]) => {
+          parents[o.name] = o.parent;
+          return t.provider.create(o);
+        },
+      },
+    });
+    const report = await checkBranch(dir, 'concurrently', 47, tracing, () => undefined, { PATH: process.env.PATH! });
+    try {
+      expect(report.stages.migrations).toMatchObject({ status: 'passed' });
+      expect(report.stages.reversibility.migrations).toEqual([
+        expect.objectContaining({ name: '1700000000001_index', verdict: 'reversible' }),
+      ]);
+      expect(report.stages.suite.status).toBe('passed');
+      const [database, indexes] = (await readFile(path.join(dir, 'suite-probe.txt'), 'utf8')).trim().split(' ');
+      expect([database, indexes]).toEqual([expect.stringMatching(/pr.47.suite$/), '1']);
+      expect(parents['pr-47-suite']).toBe(report.stages.baseline.name);
+      expect(report.conclusion).toBe('success');
+      expect(await temporary()).toEqual([]);
+    } finally {
+      await rm(path.join(dir, 'suite-probe.txt'), { force: true });
+      await cleanupPull(t.provider, 47);
+    }
+  }, 120_000);
 });
 
 // Before the describe that puts check.migrationsRole: admin on main: these run as the branch's role
