@@ -2,7 +2,8 @@
  * The suite's branch (`<branch>-suite`) gets the pull request's migrations beside the PR branch
  * (run.ts, prepareSuiteBranch): its outcome is read only once the PR branch's have applied. What
  * that must not change: a failing migration (SQL or JavaScript) is reported exactly as on the PR
- * branch, once, and every temporary branch goes; and where the migrations run as the admin on a
+ * branch, once, and every temporary branch goes; a noTransaction migration (CREATE INDEX
+ * CONCURRENTLY) applies on both; and where the migrations run as the admin on a
  * server every branch shares (roles are the server's, not a branch's), the suite's copy of a
  * migration must not win a race the PR branch's then loses; a run cancelled while the migrations
  * apply starts no migration request after the cancel (neither the suite's copy nor reversibility's
