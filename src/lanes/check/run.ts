@@ -371,7 +371,6 @@ export async function runCheck(
       reversibilityWork = asAdmin
         ? prDone.then((ok) => {
             if (!ok) throw new Error('not run: the migrations did not apply');
-            reversibilityStartedAt = clock.monotonicMs();
             return prove();
           })
         : prove();
@@ -543,6 +542,8 @@ export async function runCheck(
       });
       reversibilityWork.catch(() => undefined); // awaited by its stage, or before the branches go
     }
+    // As the admin, reversibility's copy starts now (it waited for this): its time counts from here.
+    if (asAdmin && reversibilityRuns && !onBranch) reversibilityStartedAt = clock.monotonicMs();
     prApplied(migrations.status === 'passed');
     cancelPoint();
     const lint = runStage(stages, 'lint', staged, () =>
