@@ -6,8 +6,8 @@
  * CONCURRENTLY) applies on both; and where the migrations run as the admin on a
  * server every branch shares (roles are the server's, not a branch's), the suite's copy of a
  * migration must not win a race the PR branch's then loses; a run cancelled while the migrations
- * apply starts no migration request after the cancel (neither the suite's copy nor reversibility's
- * steps). On the run's shared embedded PostgreSQL 18.
+ * apply ends the statement running and starts no migration request after the cancel (neither the
+ * suite's copy nor reversibility's steps). On the run's shared embedded PostgreSQL 18.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
@@ -156,21 +156,29 @@ exports.down = (pgm) => {
 // (as the admin, reversibility's copy waits for the PR branch's migrations instead).
 describe('a run cancelled while the migrations apply', () => {
   /** A migration that takes a while: the cancel lands while the PR branch applies it. */
-  const SLOW =
-    '-- Up Migration\nSELECT pg_sleep(3);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n';
+  const SLOW = {
+    'migrations/1700000000001_slow.sql':
+      '-- Up Migration\nSELECT pg_sleep(5);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
+  };
+  /** The same in JavaScript: applied in the migrations' child process. */
+  const SLOW_JS = {
+    'migrations/1700000000001_slow.js':
+      "exports.up = (pgm) => { pgm.sql('SELECT pg_sleep(5)'); pgm.createTable('slow', { id: 'int' }); };\nexports.down = (pgm) => { pgm.dropTable('slow'); };\n",
+  };
 
   it.each([
-    ['on the PR branch (every migration has a down)', 45, {}],
+    ['SQL, reversibility on the PR branch (every migration has a down)', 45, SLOW],
     [
-      'on a copy of the baseline (one has no down)',
+      'SQL, reversibility on a copy of the baseline (one has no down)',
       46,
-      { 'migrations/1700000000002_no_down.sql': '-- Up Migration\nCREATE TABLE no_down (id int);\n' },
+      { ...SLOW, 'migrations/1700000000002_no_down.sql': '-- Up Migration\nCREATE TABLE no_down (id int);\n' },
     ],
+    ['JavaScript, reversibility on the PR branch', 48, SLOW_JS],
   ])(
-    'starts no migration request after the cancel (reversibility %s), concludes cancelled, leaves no temporary branch',
-    async (_where, pr, more: Record<string, string>) => {
+    '(%s) ends the statement running, starts no migration request after the cancel, concludes cancelled, leaves no temporary branch',
+    async (_where, pr, files: Record<string, string>) => {
       await git(dir, 'checkout', '-q', 'main');
-      await commitBranch(dir, `slow-${pr}`, { 'migrations/1700000000001_slow.sql': SLOW, ...more });
+      await commitBranch(dir, `slow-${pr}`, files);
       const { config, source } = await loadConfig(dir);
       const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
       const controller = new AbortController();
@@ -212,6 +220,10 @@ describe('a run cancelled while the migrations apply', () => {
       try {
         expect(report.conclusion).toBe('cancelled');
         expect(report.cancelled).toEqual({ reason: 'SIGTERM' });
+        // The sleeping statement was ended by the cancel (it did not run on to its end and commit).
+        expect(report.stages.migrations).toMatchObject({ status: 'skipped', summary: 'cancelled' });
+        const url = await t.provider.connectionUri(`pr-${pr}`);
+        expect(await query(url, "SELECT to_regclass('slow') AS slow")).toEqual([{ slow: null }]);
         expect(requests.some((r) => new RegExp(`pr.${pr}$`).test(r.database))).toBe(true);
         expect(requests.filter((r) => r.afterCancel)).toEqual([]);
         expect(await temporary()).toEqual([]);

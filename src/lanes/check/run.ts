@@ -23,7 +23,13 @@ import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { Linter } from '../../ports/linter.js';
 import type { Log } from '../../ports/log.js';
-import type { AppliedMigration, ApplyResult, MigrationRunner, MigrationSession } from '../../ports/migration-runner.js';
+import type {
+  AppliedMigration,
+  ApplyOptions,
+  ApplyResult,
+  MigrationRunner,
+  MigrationSession,
+} from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import { CHECK_REPORT_VERSION, concludeStages, type CheckReport, type Stages } from '../../report/check-report.js';
@@ -144,6 +150,8 @@ export async function runCheck(
   let prReads: { release(): Promise<void> } | undefined;
   // The URL the PR branch's migrations ran with, where its connection is kept for the proof on it.
   let prRunAs: string | undefined;
+  // Ends the statements of the migration requests in flight (set once the run has its runner).
+  let stopMigrations: (() => void) | undefined;
   try {
     // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
     // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
@@ -298,7 +306,27 @@ export async function runCheck(
     const loader = plan.engine!.loader;
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
-    const runner = headRunner!;
+    const proofRunner = headRunner!;
+    // The requests in flight, by the URL each runs with: a cancel ends their statements, as the role
+    // that runs them (a migration that sleeps or waits on a lock held the run, and its run lock, to
+    // its end). Not the proof on the PR branch (proofRunner): once started, it runs to its end.
+    const inFlight = new Map<string, number>();
+    const runner: MigrationSession = Object.assign(Object.create(proofRunner) as MigrationSession, {
+      apply: (options: ApplyOptions, how?: { keep?: boolean; first?: boolean }) => {
+        const url = options.databaseUrl;
+        inFlight.set(url, (inFlight.get(url) ?? 0) + 1);
+        return proofRunner.apply(options, how).finally(() => {
+          const left = inFlight.get(url)! - 1;
+          if (left > 0) inFlight.set(url, left);
+          else inFlight.delete(url);
+        });
+      },
+    });
+    stopMigrations = () => {
+      for (const url of inFlight.keys()) void cancelMigrationStatements(url).catch(() => undefined);
+    };
+    if (signal.aborted) stopMigrations();
+    else signal.addEventListener('abort', stopMigrations, { once: true });
     // The PR branch's catalog reads (before, after) share one kept connection where the reader keeps
     // them; released before anything forks the branch, and at the end.
     const prSchemas = ports.schemas.open?.();
@@ -479,6 +507,7 @@ export async function runCheck(
         r = stepped.result;
         if (r.ok) firstPass = stepped.schemas;
       } else r = await applyHeadUp(runAs);
+      if (!r.ok) cancelPoint(); // a statement the cancel ended is a cancelled run, not a failed migration
       applied = r.applied;
       // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
       const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
@@ -533,6 +562,7 @@ export async function runCheck(
       reversibilityStartedAt = clock.monotonicMs();
       reversibilityWork = reversibilityOnBranch({
         ...proofSetting,
+        runner: proofRunner,
         branch,
         url,
         confinedUrl: prConfined,
@@ -648,6 +678,7 @@ export async function runCheck(
   } finally {
     unhold?.();
     input.signal?.removeEventListener('abort', forward);
+    if (stopMigrations) signal.removeEventListener('abort', stopMigrations);
     settlePr?.(false); // a run that stopped before the migrations concluded (before awaiting what waits for them)
     // Never remove reversibility's branch under it (a stop elsewhere leaves it running to its next cancel point).
     await reversibilityWork?.catch(() => undefined);
@@ -773,4 +804,18 @@ async function verifyBranchUrl(url: string, database: string, branch: string): P
       },
     );
   }
+}
+
+/**
+ * End the statements the run's migration requests are running on the database `url` reaches, as
+ * the role they run as (which may always cancel its own): they fail with 57014 at once.
+ */
+async function cancelMigrationStatements(url: string): Promise<void> {
+  await withClient(url, (db) =>
+    db.query(
+      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'consort-migrate'
+          AND usename = current_user AND state <> 'idle' AND pid <> pg_backend_pid()`,
+    ),
+  );
 }
