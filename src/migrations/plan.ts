@@ -4,7 +4,7 @@
  * that is what node-pg-migrate records in its table; content is compared by normalized hash.
  */
 import path from 'node:path';
-import { collateNames, compareMigrationFileNames, type MigrationFile } from './files.js';
+import { collateNames, compareMigrationFileNames, orderKeyOf, type MigrationFile } from './files.js';
 
 export type Problem =
   /** A new migration sorts before the newest one on base: node-pg-migrate's checkOrder would reject it once base's are applied. */
@@ -58,6 +58,27 @@ export type MigrationPlan =
 export interface PlanOptions {
   /** node-pg-migrate's checkOrder as the project deploys with it (default true). */
   checkOrder?: boolean;
+  /**
+   * The node-pg-migrate that applies the migrations (default: 9's ordering). 6–8 read a file's
+   * order number from the text before its first `_` only (legacyOrderKey).
+   */
+  engineVersion?: string;
+}
+
+/** Whether this node-pg-migrate reads the order number only before the first `_` (6–8; 9 reads the leading digits). */
+export function readsPrefixBeforeUnderscore(engineVersion: string | undefined): boolean {
+  const major = Number(/^(\d+)\./.exec(engineVersion ?? '')?.[1]);
+  return Number.isInteger(major) && major < 9;
+}
+
+/**
+ * node-pg-migrate 6–8's order value for a file name (their `getNumericPrefix`/`getTimestamp`): the
+ * text before the first `_`, read as 9 reads a prefix when it is all digits, else 0 (after logging
+ * "Can't determine timestamp"). `0007-pins.js` is 0 there, ordered before every numbered migration.
+ */
+export function legacyOrderKey(fileName: string): number | null {
+  const before = fileName.split('_')[0] ?? '';
+  return /^\d+$/.test(before) ? orderKeyOf(before).orderKey : 0;
 }
 
 function invalidReason(m: MigrationFile): string | undefined {
@@ -89,11 +110,20 @@ export function formatPrefix(value: number, like: string): string {
   return String(value).padStart(like.length, '0');
 }
 
-/** The file name with its numeric prefix replaced, everything after the prefix kept as written. */
-export function renameWithPrefix(m: MigrationFile, value: number): { suggestedName: string; suggestedFile: string } {
+/**
+ * The file name with its numeric prefix replaced, everything after the prefix kept as written;
+ * `underscore`: with `_` after the number (a `-` or space there replaced), as node-pg-migrate 6–8 need.
+ */
+export function renameWithPrefix(
+  m: MigrationFile,
+  value: number,
+  underscore = false,
+): { suggestedName: string; suggestedFile: string } {
   const base = path.posix.basename(m.file);
   const prefix = m.prefix ?? '';
-  const suggestedName = formatPrefix(value, prefix) + base.slice(prefix.length);
+  let rest = base.slice(prefix.length);
+  if (underscore && !rest.startsWith('_')) rest = `_${rest.replace(/^[- ]/, '')}`;
+  const suggestedName = formatPrefix(value, prefix) + rest;
   const dir = path.posix.dirname(m.file);
   return { suggestedName, suggestedFile: dir === '.' ? suggestedName : `${dir}/${suggestedName}` };
 }
@@ -146,6 +176,11 @@ export function planMigrations(
 
   const keyOwner = new Map<number, MigrationFile>();
   for (const m of orderedBase) if (!keyOwner.has(m.orderKey as number)) keyOwner.set(m.orderKey as number, m);
+  // node-pg-migrate 6–8 order a number not followed by `_` as 0: before every base migration that has one.
+  const legacy = readsPrefixBeforeUnderscore(options.engineVersion);
+  const legacyZero = (m: MigrationFile): boolean =>
+    legacy && m.orderKey !== 0 && legacyOrderKey(path.posix.basename(m.file)) === 0;
+  const baseNumbered = legacy && orderedBase.some((b) => (legacyOrderKey(path.posix.basename(b.file)) ?? 0) > 0);
   for (const { m, key } of valid) {
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);
@@ -161,9 +196,20 @@ export function planMigrations(
         file: m.file,
         name: m.name,
         newestOnBase: newestOnBase.name,
-        ...renameWithPrefix(m, take(floor)),
+        ...renameWithPrefix(m, take(floor), legacy),
       };
       (options.checkOrder === false ? warnings : problems).push(conflict);
+    } else if (newestOnBase !== undefined && baseNumbered && legacyZero(m)) {
+      // After base by its digits, but this node-pg-migrate orders it first: the same number, with `_`.
+      const conflict: Problem = {
+        kind: 'order-conflict',
+        file: m.file,
+        name: m.name,
+        newestOnBase: newestOnBase.name,
+        ...renameWithPrefix(m, sameKey === undefined ? key : take(key), true),
+      };
+      (options.checkOrder === false ? warnings : problems).push(conflict);
+      if (sameKey === undefined) keyOwner.set(key, m);
     } else if (sameKey !== undefined) {
       // Renaming to just after the shared value keeps the file where its author put it relative to the others.
       const duplicate: Problem = {

@@ -520,6 +520,105 @@ describe('catalog-esm-ts: ESM TypeScript on the bundled node-pg-migrate 9', () =
   });
 });
 
+describe('forum-cjs: CommonJS migrations numbered by index, with shorthands from the first one', () => {
+  // The shape of CommonJS histories made by hand rather than by `node-pg-migrate create`: files
+  // numbered 0001, 0002…; `exports.shorthands` (uuid ids and timestamps built with PgLiteral) declared
+  // once in the first migration and used by every later one (node-pg-migrate hands a migration the
+  // shorthands of all before it); `pgm.sql` with template placeholders; a backfill declared
+  // irreversible (`exports.down = false`); a concurrent index under `pgm.noTransaction()`; a table
+  // with no down (node-pg-migrate infers it). Base holds 4; the pull request adds the last 2.
+  it.each([
+    // 9 is Consort's own copy too (one install for both): reported as bundled.
+    ['7.9.1', 'node-pg-migrate-7', 'project'],
+    ['9.0.0', 'node-pg-migrate', 'bundled'],
+  ])('on node-pg-migrate %s: applies, lints and reverses the two new migrations', async (version, pkg, source) => {
+    const h = await history('forum-cjs', 4, { 'node-pg-migrate': pkg });
+    try {
+      const report = await check(h.dir, 313);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.plan).toMatchObject({
+        status: 'passed',
+        newMigrations: ['0005_posts-created-at-index', '0006_reactions'],
+        problems: [],
+      });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '0005_posts-created-at-index' }, { name: '0006_reactions' }],
+        nodePgMigrate: { version, source },
+      });
+      // By hand: the concurrent index reverses with its down; the table has none, and node-pg-migrate
+      // infers its drop (the shorthand `id` from 0001 expands the same way in both directions).
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['0005_posts-created-at-index', 'reversible'],
+        ['0006_reactions', 'reversible'],
+      ]);
+      // 0006's ids are 0001's shorthand: uuid with gen_random_uuid().
+      expect(report.stages.schemaDiff.text).toContain('id uuid NOT NULL DEFAULT gen_random_uuid()');
+      expect(report.stages.lint.findings.filter((f) => f.blocking)).toEqual([]);
+      expect(report.conclusion).toBe('success');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  // A hand-named migration whose number is followed by `-` rather than `_`. node-pg-migrate 6–8 read
+  // the order number from the text before the first `_` (`0007-post-pins.js` has none: 0, after an
+  // error line), so they order it before every migration on base and refuse to run it
+  // ("Not run migration 0007-post-pins is preceding already run migration 0001_…"); 9 reads the
+  // leading digits and runs it last.
+  const PINS =
+    "exports.up = (pgm) => {\n  pgm.addColumn('posts', { pinned: { type: 'boolean', notNull: true, default: false } });\n};\n\nexports.down = (pgm) => {\n  pgm.dropColumn('posts', 'pinned');\n};\n";
+  it('on node-pg-migrate 7.9.1, a number followed by `-` is an order conflict in the plan, with the rename that fixes it', async () => {
+    const h = await history(
+      'forum-cjs',
+      6,
+      { 'node-pg-migrate': 'node-pg-migrate-7' },
+      {
+        'migrations/0007-post-pins.js': PINS,
+      },
+    );
+    try {
+      const report = await check(h.dir, 314);
+      expect(report.stages.plan).toMatchObject({
+        status: 'failed',
+        newMigrations: ['0007-post-pins'],
+        problems: [
+          {
+            kind: 'order-conflict',
+            file: 'migrations/0007-post-pins.js',
+            newestOnBase: '0006_reactions',
+            suggestedName: '0007_post-pins.js',
+            suggestedFile: 'migrations/0007_post-pins.js',
+          },
+        ],
+      });
+      expect(report.stages.migrations.applied).toEqual([]);
+      expect(report.conclusion).toBe('failure');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it('on node-pg-migrate 9, the same file orders by its leading digits and applies', async () => {
+    const h = await history(
+      'forum-cjs',
+      6,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/0007-post-pins.js': PINS,
+      },
+    );
+    try {
+      const report = await check(h.dir, 315);
+      expect(report.stages.plan).toMatchObject({ status: 'passed', problems: [] });
+      expect(report.stages.migrations).toMatchObject({ status: 'passed', applied: [{ name: '0007-post-pins' }] });
+      expect(report.conclusion).toBe('success');
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
 describe('shop-cjs: a project that deploys with --no-check-order', () => {
   // A hotfix branch cut long ago lands now: its migration's timestamp sorts before base's newest
   // (1700000000002), as 36 of 226 do in one of the histories this issue came from. The project

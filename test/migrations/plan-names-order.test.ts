@@ -62,3 +62,67 @@ describe('planMigrations: migrations.checkOrder', () => {
     if (!plan.ok) expect(plan.problems.map((p) => p.kind)).toEqual(['history-rewritten']);
   });
 });
+
+describe('planMigrations: the order node-pg-migrate 6–8 give a number not followed by `_`', () => {
+  // 6–8 read the order number from the text before the first `_` (0 when it is not all digits);
+  // 9 reads the leading digits. The plan orders names as the engine that applies them does.
+  const base = ['0001_users.js', '0002_posts.js'];
+
+  it.each(['7.9.1', '6.2.2', '8.0.4'])(
+    'on %s, `0003-pins.js` after `0002_posts.js` is an order conflict renamed with `_`',
+    (v) => {
+      const plan = planMigrations(set(...base), set(...base, '0003-pins.js'), { engineVersion: v });
+      expect(plan).toMatchObject({
+        ok: false,
+        problems: [
+          {
+            kind: 'order-conflict',
+            file: 'migrations/0003-pins.js',
+            newestOnBase: '0002_posts',
+            suggestedName: '0003_pins.js',
+            suggestedFile: 'migrations/0003_pins.js',
+          },
+        ],
+      });
+    },
+  );
+
+  it('on 9 (and when the engine is not known) the same file is in order', () => {
+    for (const options of [{ engineVersion: '9.0.0' }, {}])
+      expect(planMigrations(set(...base), set(...base, '0003-pins.js'), options)).toMatchObject({
+        ok: true,
+        warnings: [],
+      });
+  });
+
+  it('a 13-digit timestamp with a space or `-` after it, and no number free: the next free one, with `_`', () => {
+    const timestamps = ['1700000000000_orders.sql', '1700000000005_totals.sql'];
+    const plan = planMigrations(
+      set(...timestamps),
+      set(...timestamps, '1700000000005 refunds.sql', '1700000000003-hotfix.sql'),
+      { engineVersion: '7.9.1' },
+    );
+    expect(plan.ok).toBe(false);
+    if (!plan.ok)
+      expect(plan.problems.map((p) => [p.kind, p.file, 'suggestedName' in p ? p.suggestedName : null])).toEqual([
+        ['order-conflict', 'migrations/1700000000003-hotfix.sql', '1700000000006_hotfix.sql'],
+        ['order-conflict', 'migrations/1700000000005 refunds.sql', '1700000000007_refunds.sql'],
+      ]);
+  });
+
+  it('a history numbered with `-` throughout orders by name there: nothing to say', () => {
+    const dashed = ['001-users.js', '002-posts.sql'];
+    expect(planMigrations(set(...dashed), set(...dashed, '003-pins.js'), { engineVersion: '7.9.1' })).toMatchObject({
+      ok: true,
+      warnings: [],
+    });
+  });
+
+  it('with checkOrder false it is a warning', () => {
+    const plan = planMigrations(set(...base), set(...base, '0003-pins.js'), {
+      engineVersion: '7.9.1',
+      checkOrder: false,
+    });
+    expect(plan).toMatchObject({ ok: true, warnings: [{ kind: 'order-conflict', suggestedName: '0003_pins.js' }] });
+  });
+});

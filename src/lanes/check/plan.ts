@@ -184,8 +184,13 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
   // What decides the verdict is the base's (a pull request cannot turn its own gate green).
   const trusted = trustedConfig(asked.config, asked.base);
   const request = { ...asked, config: trusted.config };
+  const engineVersion = failed(read.engine) ? undefined : read.engine.engine.version;
   const migrations = withLeftBehind(
-    planMigrations(sets.base, sets.head, { checkOrder: request.config.migrations.checkOrder }),
+    planMigrations(sets.base, sets.head, {
+      checkOrder: request.config.migrations.checkOrder,
+      // 6–8 order names differently from 9: the plan orders them as the engine that applies them.
+      ...(engineVersion === undefined ? {} : { engineVersion }),
+    }),
     request,
     sets,
   );
