@@ -6,7 +6,13 @@
  * deploys fine where the extension is installed.
  */
 import { rm } from 'node:fs/promises';
-import { baseFailure, extensionOfMissing, extensionOfType } from '../../src/lanes/check/baseline.js';
+import {
+  baseFailure,
+  extensionOfMissing,
+  extensionOfType,
+  missingExtensionNote,
+  unavailableExtension,
+} from '../../src/lanes/check/baseline.js';
 import { checkBranch, checkRepo, commitBranch } from '../helpers/check-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
@@ -100,4 +106,34 @@ describe("a pull request's own migration on a missing extension's function", () 
       'uuid_generate_v4() is a function of the uuid-ossp extension, which no migration before it creates: run CREATE EXTENSION IF NOT EXISTS "uuid-ossp" in a migration before it',
     );
   }, 120_000);
+});
+
+test('CREATE EXTENSION of one the server lacks: the server is named, not the migration, in both wordings', async () => {
+  expect(unavailableExtension('0A000', 'extension "postgis" is not available')).toBe('postgis');
+  // PostgreSQL 14 and older.
+  expect(
+    unavailableExtension(
+      '58P01',
+      'could not open extension control file "/usr/share/postgresql/14/extension/timescaledb.control": No such file or directory',
+    ),
+  ).toBe('timescaledb');
+  expect(unavailableExtension('0A000', 'cannot refresh materialized view "x" concurrently')).toBeUndefined();
+  const f = await baseFailure(
+    {
+      kind: 'statement',
+      name: '1700000000000_extensions',
+      file: 'migrations/1700000000000_extensions.js',
+      statement: 'CREATE EXTENSION IF NOT EXISTS "timescaledb";',
+      error: { message: 'extension "timescaledb" is not available', code: '0A000' },
+    },
+    'main',
+    false,
+    async () => false,
+  );
+  expect(f.hint).toBe(
+    'Not a fault of the migration: the timescaledb extension is not installed on the server the parent branch "main" is on: CREATE EXTENSION needs its files there, which no migration can add. Install it on that server, or run the check on a server that has it.',
+  );
+  expect(missingExtensionNote('0A000', 'extension "vector" is not available')).toContain(
+    "the vector extension is not installed on the server the branches are on: CREATE EXTENSION needs its files there, which no migration can add (the local provider's embedded PostgreSQL has no PostGIS or pgvector",
+  );
 });

@@ -599,6 +599,59 @@ describe('forum-cjs: CommonJS migrations numbered by index, with shorthands from
     }
   });
 
+  // A base whose first migration creates PostGIS, checked where the server has no PostGIS (the local
+  // provider's embedded PostgreSQL has none): base cannot apply there, and it is the server, not the
+  // migration, that needs fixing.
+  it('a base creating an extension the server lacks: the baseline says so, and does not ask to fix the migration', async () => {
+    const h = await history(
+      'forum-cjs',
+      5,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/0000_postgis.js':
+          "exports.up = (pgm) => {\n  pgm.createExtension('postgis', { ifNotExists: true });\n};\n\nexports.down = (pgm) => {\n  pgm.dropExtension('postgis');\n};\n",
+      },
+    );
+    try {
+      const report = await check(h.dir, 316);
+      expect(report.stages.baseline).toMatchObject({
+        status: 'failed',
+        failure: { file: 'migrations/0000_postgis.js', code: '0A000' },
+      });
+      const summary = report.stages.baseline.summary;
+      expect(summary).toContain('extension "postgis" is not available');
+      expect(summary).toContain('the postgis extension is not installed on the server the parent branch "main" is on');
+      expect(summary).toContain("the local provider's embedded PostgreSQL has no PostGIS");
+      expect(summary).not.toContain('Fix migrations/0000_postgis.js');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it('a pull request creating an extension the server lacks: the migrations stage says what is missing where', async () => {
+    const h = await history(
+      'forum-cjs',
+      6,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/0007_post-locations.js':
+          "exports.up = (pgm) => {\n  pgm.createExtension('postgis', { ifNotExists: true });\n  pgm.addColumn('posts', { location: { type: 'geography(Point, 4326)' } });\n};\n\nexports.down = (pgm) => {\n  pgm.dropColumn('posts', 'location');\n  pgm.dropExtension('postgis');\n};\n",
+      },
+    );
+    try {
+      const report = await check(h.dir, 317);
+      expect(report.stages.migrations).toMatchObject({
+        status: 'failed',
+        failure: { file: 'migrations/0007_post-locations.js', code: '0A000' },
+      });
+      expect(report.stages.migrations.summary).toContain(
+        'the postgis extension is not installed on the server the branches are on',
+      );
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('on node-pg-migrate 9, the same file orders by its leading digits and applies', async () => {
     const h = await history(
       'forum-cjs',

@@ -201,10 +201,30 @@ function notEmbedded(name: string): string {
 }
 
 /**
- * For a pull request's migration that failed on a missing object of a well-known extension: what
- * it is and the fix, for the migrations stage's summary; undefined for any other failure.
+ * The extension a CREATE EXTENSION could not find on the server: its files are not installed there
+ * (`extension "postgis" is not available`, 0A000, PostgreSQL 15+; `could not open extension control
+ * file ".../postgis.control"`, 58P01, before). No migration can fix that: the server must have it.
+ */
+export function unavailableExtension(code: string | undefined, message: string): string | undefined {
+  if (code === '0A000') return /^extension "([^"]+)" is not available/.exec(message)?.[1];
+  if (code === '58P01')
+    return /could not open extension control file "(?:[^"]*\/)?([^"/]+)\.control"/.exec(message)?.[1];
+  return undefined;
+}
+
+/** Why a server without the extension's files cannot be helped by a migration, and where the check can run instead. */
+function notInstalled(name: string, where: string): string {
+  return `the ${name} extension is not installed on the server ${where}: CREATE EXTENSION needs its files there, which no migration can add${notEmbedded(name)}`;
+}
+
+/**
+ * For a pull request's migration that failed on a missing object of a well-known extension, or on
+ * an extension the server does not have: what it is and the fix, for the migrations stage's
+ * summary; undefined for any other failure.
  */
 export function missingExtensionNote(code: string | undefined, message: string): string | undefined {
+  const unavailable = unavailableExtension(code, message.split('\n')[0] ?? '');
+  if (unavailable !== undefined) return notInstalled(unavailable, 'the branches are on');
   const extension = extensionOfMissing(code, message.split('\n')[0] ?? '');
   if (!extension) return undefined;
   return `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which no migration before it creates: run CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)} in a migration before it${notEmbedded(extension.name)}`;
@@ -255,6 +275,14 @@ export async function baseFailure(
   }
   const which = `base's migration ${where ?? 'a migration'}`;
   const statement = f.kind === 'statement' ? ` in: ${oneLine(f.statement)}` : '';
+  const unavailable = unavailableExtension(f.error.code, firstLine);
+  if (unavailable !== undefined) {
+    return {
+      message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
+      hint: `Not a fault of the migration: ${notInstalled(unavailable, `the parent branch "${parent}" is on`)}. Install it on that server, or run the check on a server that has it.`,
+      detail,
+    };
+  }
   const extension = extensionOfMissing(f.error.code, firstLine);
   if (extension) {
     return {
