@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { baseFailure } from '../../src/lanes/check/baseline.js';
+import { baseFailure, recordedElsewhereMessage } from '../../src/lanes/check/baseline.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 
@@ -133,5 +133,26 @@ describe('baseFailure', () => {
     expect(f.hint).toContain('npm ci');
     expect(f.hint).not.toContain('rebuild');
     expect(f.detail.message).toContain('wrapSafe');
+  });
+});
+
+describe("a parent that records base's migrations in another table", () => {
+  it('names every setting that differs: the table, the schema, or both', () => {
+    const placement = { migrationsTable: 'pgmigrations' };
+    expect(
+      recordedElsewhereMessage({ schema: 'public', table: 'pgmigrations_auth', count: 3 }, placement, 'main'),
+    ).toBe(
+      'The parent branch "main" records 3 of base\'s migrations in public.pgmigrations_auth, not in public.pgmigrations (migrations.table), so the baseline would apply them again on top of what they made: set migrations.table: pgmigrations_auth in the Consort configuration of the base branch, as your deploy\'s node-pg-migrate has them (its --migrations-table, --migrations-schema).',
+    );
+    expect(
+      recordedElsewhereMessage(
+        { schema: 'admin', table: 'pgmigrations', count: 1 },
+        { ...placement, schema: ['app'] },
+        'main',
+      ),
+    ).toContain('in admin.pgmigrations, not in app.pgmigrations (migrations.migrationsSchema), so');
+    expect(recordedElsewhereMessage({ schema: 'admin', table: 'migrations', count: 1 }, placement, 'main')).toContain(
+      'set migrations.table: migrations and migrations.migrationsSchema: admin in',
+    );
   });
 });

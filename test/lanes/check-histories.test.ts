@@ -23,6 +23,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { check as checkLane } from '../../src/lanes/check/run.js';
+import { applyMigrations } from '../../src/migrations/runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
@@ -668,6 +669,64 @@ describe('forum-cjs: CommonJS migrations numbered by index, with shorthands from
       expect(report.conclusion).toBe('success');
     } finally {
       await h.dispose();
+    }
+  });
+});
+
+describe('forum-cjs deployed with a migrations table of its own', () => {
+  // node-pg-migrate's `--migrations-table` (a script's flag, `migrations-table` in its config file, the
+  // runner's `migrationsTable`): per-service tables such as `pgmigrations_auth` in a database several
+  // services share, or `_pgmigrations` from an `.pgmrc.js`. The parent holds base as that deploy left
+  // it; Consort's configuration still names the default table.
+  it('a parent whose record of base is in another table: the baseline names it and the setting, and applies nothing', async () => {
+    const own = await localTestProvider();
+    const h = await history('forum-cjs', 4, { 'node-pg-migrate': 'node-pg-migrate' });
+    const deployed = await mkdtemp(path.join(tmpdir(), 'consort-forum-deployed-'));
+    try {
+      await git(h.dir, 'worktree', 'add', '-q', path.join(deployed, 'tree'), 'main');
+      await symlink(path.join(h.dir, 'node_modules'), path.join(deployed, 'tree', 'node_modules'), 'dir');
+      const parent = await own.provider.connectionUri('main');
+      const up = await applyMigrations({
+        databaseUrl: parent,
+        dir: path.join(deployed, 'tree', 'migrations'),
+        relativeTo: path.join(deployed, 'tree'),
+        direction: 'up',
+        migrationsTable: '_pgmigrations',
+      });
+      expect(up.ok ? [] : [up.failed]).toEqual([]);
+      const report = await checkAgainstMain(h.dir, 318, own.provider);
+      expect(report.stages.baseline.status).toBe('failed');
+      expect(report.stages.baseline.summary).toContain(
+        'The parent branch "main" records 4 of base\'s migrations in public._pgmigrations, not in public.pgmigrations (migrations.table)',
+      );
+      expect(report.stages.baseline.summary).toContain('set migrations.table: _pgmigrations');
+      expect(report.stages.migrations.applied).toEqual([]);
+
+      // With the deploy's table configured on base, the baseline starts from the parent as deployed:
+      // base's 4 are recorded there already, so none is applied again; the PR's 2 are.
+      const configured = await history(
+        'forum-cjs',
+        4,
+        { 'node-pg-migrate': 'node-pg-migrate' },
+        {
+          '.github/consort.yml': 'suite:\n  command: "true"\nmigrations:\n  table: _pgmigrations\n',
+        },
+      );
+      try {
+        const fixed = await checkAgainstMain(configured.dir, 319, own.provider);
+        expect(fixed.stages.baseline).toMatchObject({ status: 'passed', applied: [] });
+        expect(fixed.stages.migrations).toMatchObject({
+          status: 'passed',
+          applied: [{ name: '0005_posts-created-at-index' }, { name: '0006_reactions' }],
+        });
+        expect(fixed.conclusion).toBe('success');
+      } finally {
+        await configured.dispose();
+      }
+    } finally {
+      await h.dispose();
+      await rm(deployed, { recursive: true, force: true });
+      await own.cleanup();
     }
   });
 });

@@ -16,6 +16,7 @@ import type { MigrationEngine } from '../../migrations/engine.js';
 import {
   hasSchemaSettings,
   migrationPlacement,
+  migrationsTableSchema,
   migrationsTableSql,
   type MigrationPlacement,
 } from '../../migrations/placement.js';
@@ -377,6 +378,63 @@ export async function appliedMigrations(url: string, placement: MigrationPlaceme
   });
 }
 
+/**
+ * Where the parent records base's migrations when not in the configured table: the node-pg-migrate
+ * table (columns id, name, run_on) elsewhere that names the most of them, and how many; undefined
+ * when none does. A deploy with its own `--migrations-table` or `--migrations-schema` leaves its
+ * record there, and without the same settings the baseline would apply base again on top of it.
+ */
+export async function recordedElsewhere(
+  url: string,
+  placement: MigrationPlacement,
+  baseNames: ReadonlySet<string>,
+): Promise<{ schema: string; table: string; count: number } | undefined> {
+  if (baseNames.size === 0) return undefined;
+  return withClient(url, async (db) => {
+    const { rows } = await db.query<{ schema: string; table: string }>(
+      `SELECT n.nspname AS schema, c.relname AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'
+           AND (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND NOT a.attisdropped
+                  AND a.attname IN ('id', 'name', 'run_on')) = 3
+         ORDER BY 1, 2`,
+    );
+    let best: { schema: string; table: string; count: number } | undefined;
+    for (const { schema, table } of rows) {
+      const sql = `${quoteIdent(schema)}.${quoteIdent(table)}`;
+      if (sql === migrationsTableSql(placement)) continue;
+      const names = await db
+        .query<{ name: unknown }>(`SELECT name FROM ${sql}`)
+        .then((r) => r.rows.map((x) => String(x.name)))
+        .catch(() => [] as string[]);
+      const count = names.filter((n) => baseNames.has(n)).length;
+      if (count > 0 && (best === undefined || count > best.count)) best = { schema, table, count };
+    }
+    return best;
+  });
+}
+
+/** What to say when the parent records base elsewhere: the settings that name that table. */
+export function recordedElsewhereMessage(
+  found: { schema: string; table: string; count: number },
+  placement: MigrationPlacement,
+  parent: string,
+): string {
+  const schema = migrationsTableSchema(placement);
+  const settings = [
+    ...(found.table !== placement.migrationsTable ? [`migrations.table: ${found.table}`] : []),
+    ...(found.schema !== schema ? [`migrations.migrationsSchema: ${found.schema}`] : []),
+  ];
+  const keys = [
+    ...(found.table !== placement.migrationsTable ? ['migrations.table'] : []),
+    ...(found.schema !== schema ? ['migrations.migrationsSchema'] : []),
+  ];
+  return (
+    `The parent branch "${parent}" records ${found.count} of base's migrations in ${found.schema}.${found.table}, not in ${schema}.${placement.migrationsTable} (${keys.join(', ')}), ` +
+    `so the baseline would apply them again on top of what they made: set ${settings.join(' and ')} in the Consort configuration of the base branch, ` +
+    `as your deploy's node-pg-migrate has them (its --migrations-table, --migrations-schema).`
+  );
+}
+
 /** Empty a forked database: every user schema dropped, `public` recreated (for --rebuild-baseline). */
 async function emptyDatabase(url: string): Promise<void> {
   await withClient(url, async (db) => {
@@ -401,6 +459,15 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   const baseNames = new Set(input.base.map((m) => m.name));
   const ahead = parentApplied.filter((n) => !baseNames.has(n));
   if (ahead.length > 0 && !input.rebuild) return { ok: false, kind: 'parent-ahead', ahead };
+  if (parentApplied.length === 0 && !input.rebuild) {
+    const elsewhere = await recordedElsewhere(parentUrl, placement, baseNames);
+    if (elsewhere)
+      return {
+        ok: false,
+        kind: 'failed',
+        message: recordedElsewhereMessage(elsewhere, placement, config.database.parent),
+      };
+  }
 
   let applied: string[] = [];
   let seeded = false;
