@@ -653,6 +653,32 @@ describe('forum-cjs: CommonJS migrations numbered by index, with shorthands from
     }
   });
 
+  it("an empty down, as node-pg-migrate's template leaves it: not restored, and said why", async () => {
+    const h = await history(
+      'forum-cjs',
+      6,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/0007_user-bios.js':
+          "exports.shorthands = undefined;\n\nexports.up = (pgm) => {\n  pgm.addColumn('users', { bio: { type: 'text' } });\n};\n\nexports.down = (pgm) => {};\n",
+      },
+    );
+    try {
+      const report = await check(h.dir, 320);
+      expect(report.stages.reversibility).toMatchObject({
+        status: 'failed',
+        migrations: [{ name: '0007_user-bios', verdict: 'not-restored' }],
+      });
+      const detail = report.stages.reversibility.migrations[0]!.detail ?? '';
+      expect(detail).toContain('+ column public.users.bio text');
+      expect(detail).toContain(
+        'its down ran no statement: write what undoes its up, or declare it irreversible (down = false) if nothing can',
+      );
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('on node-pg-migrate 9, the same file orders by its leading digits and applies', async () => {
     const h = await history(
       'forum-cjs',

@@ -345,6 +345,12 @@ async function provePass(
                 down.applied.flatMap((a) => a.sql),
                 after[i + 1]!,
               ),
+              // node-pg-migrate's template for a JavaScript migration leaves `exports.down = (pgm) => {}`.
+              ...(down.applied.every((a) => a.sql.length === 0)
+                ? [
+                    'its down ran no statement: write what undoes its up, or declare it irreversible (down = false) if nothing can',
+                  ]
+                : []),
             ].join('\n'),
           },
     );
