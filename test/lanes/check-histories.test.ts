@@ -679,6 +679,31 @@ describe('forum-cjs: CommonJS migrations numbered by index, with shorthands from
     }
   });
 
+  it('pgm.noTransaction() in up only, a concurrent drop in down: down-failed, and told that down needs its own', async () => {
+    const h = await history(
+      'forum-cjs',
+      6,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/0007_users-handle-index.js':
+          "exports.up = (pgm) => {\n  pgm.noTransaction();\n  pgm.createIndex('users', 'handle', { concurrently: true });\n};\n\nexports.down = (pgm) => {\n  pgm.dropIndex('users', 'handle', { concurrently: true });\n};\n",
+      },
+    );
+    try {
+      const report = await check(h.dir, 321);
+      expect(report.stages.migrations.status).toBe('passed');
+      expect(report.stages.reversibility).toMatchObject({
+        status: 'failed',
+        migrations: [{ name: '0007_users-handle-index', verdict: 'down-failed' }],
+      });
+      expect(report.stages.reversibility.migrations[0]!.detail).toBe(
+        'DROP INDEX CONCURRENTLY cannot run inside a transaction block (node-pg-migrate runs down inside a transaction unless down itself calls pgm.noTransaction(): a call in up does not carry over)',
+      );
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('on node-pg-migrate 9, the same file orders by its leading digits and applies', async () => {
     const h = await history(
       'forum-cjs',

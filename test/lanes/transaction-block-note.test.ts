@@ -7,11 +7,41 @@
  */
 import { rm } from 'node:fs/promises';
 import { parseMigration } from '../../src/migrations/files.js';
-import { transactionBlockNote } from '../../src/lanes/check/transaction-note.js';
+import { downTransactionBlockNote, transactionBlockNote } from '../../src/lanes/check/transaction-note.js';
 import { checkBranch, checkRepo, commitBranch } from '../helpers/check-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const migration = (file: string, content: string) => parseMigration({ file, content });
+
+test("a down that failed in a transaction: up's pgm.noTransaction() does not carry over, wherever down is written", () => {
+  const upOnly = (file: string, content: string) => downTransactionBlockNote('25001', migration(file, content));
+  const CARRY = 'a call in up does not carry over';
+  expect(
+    upOnly(
+      'migrations/2_i.ts',
+      "export async function down(pgm) {\n  pgm.dropIndex('t', 'a', { concurrently: true });\n}\n\nexport async function up(pgm) {\n  pgm.noTransaction();\n  pgm.createIndex('t', 'a', { concurrently: true });\n}\n",
+    ),
+  ).toContain(CARRY);
+  expect(
+    upOnly(
+      'migrations/2_i.js',
+      "module.exports = {\n  up(pgm) { pgm.noTransaction(); pgm.createIndex('t', 'a', { concurrently: true }); },\n  down(pgm) { pgm.dropIndex('t', 'a', { concurrently: true }); },\n};\n",
+    ),
+  ).toContain(CARRY);
+  // Down calls it too: then its pgm.sql() of several statements is the transaction.
+  expect(
+    upOnly(
+      'migrations/2_i.js',
+      "exports.up = (pgm) => { pgm.noTransaction(); pgm.createIndex('t', 'a', { concurrently: true }); };\nexports.down = (pgm) => { pgm.noTransaction(); pgm.sql('DROP INDEX CONCURRENTLY t_a_index; DROP INDEX CONCURRENTLY t_b_index;'); };\n",
+    ),
+  ).toContain('runs as one implicit transaction');
+  // Neither does: the general note; a .sql migration's own; and only for 25001.
+  expect(
+    upOnly('migrations/2_i.js', "exports.down = (pgm) => { pgm.dropIndex('t', 'a', { concurrently: true }); };\n"),
+  ).toContain('call pgm.noTransaction() in up (and in down)');
+  expect(upOnly('migrations/2_i.sql', '-- Down Migration\nDROP INDEX CONCURRENTLY i;\n')).toContain('cannot opt out');
+  expect(downTransactionBlockNote('42P01', migration('migrations/2_i.js', 'exports.down = () => {};'))).toBeUndefined();
+});
 
 test('each way into the transaction has its own way out; other failures get no note', () => {
   const sql = migration('migrations/2_i.sql', '-- Up Migration\nCREATE INDEX CONCURRENTLY i ON t (a);\n');

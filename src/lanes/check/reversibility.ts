@@ -19,6 +19,7 @@ import type { ApplyOptions, ApplyResult, MigrationRunner, MigrationSession } fro
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { noopDrops } from './noop-drops.js';
+import { downTransactionBlockNote } from './transaction-note.js';
 
 export interface ReversibilityInput {
   /** The throwaway branch, as the admin: its schema is read with it. */
@@ -316,7 +317,11 @@ async function provePass(
     };
     const down = await run('down');
     if (!down.ok) {
-      stop(down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed', down.failed.error.message);
+      const note = downTransactionBlockNote(down.failed.error.code, m);
+      stop(
+        down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed',
+        `${down.failed.error.message}${note ? ` (${note})` : ''}`,
+      );
       // A down that ran and failed may have left part of its work (no transaction): no state to build on.
       changed ||= down.failed.kind !== 'down-unavailable';
       break;

@@ -28,3 +28,33 @@ export function transactionBlockNote(
     return 'node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead';
   return 'node-pg-migrate runs each migration inside a transaction: call pgm.noTransaction() in up (and in down) to run it outside one';
 }
+
+/** Where `up` and `down` are defined in a JavaScript/TypeScript migration (-1 when not found). */
+function definedAt(content: string, name: 'up' | 'down'): number {
+  const at = new RegExp(
+    `\\bexports\\s*\\.\\s*${name}\\s*=|\\bexport\\s+(?:const|let|var|(?:async\\s+)?function)\\s+${name}\\b|(?:^|[{,\\s])(?:async\\s+)?${name}\\s*(?::|\\()`,
+    'm',
+  ).exec(content);
+  return at === null ? -1 : at.index;
+}
+
+/**
+ * The note for a down that failed with 25001 while reversibility took it down. node-pg-migrate runs
+ * each direction in a transaction unless that direction's own function calls `pgm.noTransaction()`:
+ * the call in up, which let it build the index concurrently, does not carry over to down.
+ */
+export function downTransactionBlockNote(
+  code: string | undefined,
+  migration: MigrationFile | undefined,
+): string | undefined {
+  if (code !== ACTIVE_SQL_TRANSACTION || !migration || migration.kind === 'sql')
+    return transactionBlockNote(code, migration);
+  const content = migration.content;
+  const down = definedAt(content, 'down');
+  const up = definedAt(content, 'up');
+  if (down === -1) return transactionBlockNote(code, migration);
+  const body = content.slice(down, up > down ? up : undefined);
+  if (!CALLS_NO_TRANSACTION.test(body) && CALLS_NO_TRANSACTION.test(content))
+    return 'node-pg-migrate runs down inside a transaction unless down itself calls pgm.noTransaction(): a call in up does not carry over';
+  return transactionBlockNote(code, migration);
+}
