@@ -12,6 +12,12 @@
  * must load and give the same verdicts. The project's packages are links into Consort's
  * node_modules (7.9.1 is a devDependency there under the alias node-pg-migrate-7, ts-node one of
  * its own): nothing is downloaded.
+ *
+ * forum-cjs has the shape of hand-made CommonJS histories: migrations numbered 0001, 0002…, shorthands
+ * declared once (`exports.shorthands`, PgLiteral) and used by later files, `pgm.sql` placeholders,
+ * `exports.down = false`, `pgm.noTransaction()`, a down left to node-pg-migrate; on 7.9.1 and 9, with
+ * the slips such histories carry (a number followed by `-`, an empty down, noTransaction in up only),
+ * an extension the server lacks, and a deploy with its own migrations table.
  */
 import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 import { testPorts } from '../helpers/check-ports.js';
