@@ -75,9 +75,13 @@ export function readsPrefixBeforeUnderscore(engineVersion: string | undefined): 
  * node-pg-migrate 6–8's order value for a file name (their `getNumericPrefix`/`getTimestamp`): the
  * text before the first `_`, read as 9 reads a prefix when it is all digits, else 0 (after logging
  * "Can't determine timestamp"). `0007-pins.js` is 0 there, ordered before every numbered migration.
+ * 7–8 read the file name, 6 the migration's name (without its extension): `0007.js` is 0 on 7, 7 on 6.
  */
-export function legacyOrderKey(fileName: string): number | null {
-  const before = fileName.split('_')[0] ?? '';
+export function legacyOrderKey(fileName: string, engineVersion?: string): number | null {
+  const read = /^6\./.test(engineVersion ?? '')
+    ? path.posix.basename(fileName, path.posix.extname(fileName))
+    : fileName;
+  const before = read.split('_')[0] ?? '';
   return /^\d+$/.test(before) ? orderKeyOf(before).orderKey : 0;
 }
 
@@ -179,8 +183,9 @@ export function planMigrations(
   // node-pg-migrate 6–8 order a number not followed by `_` as 0: before every base migration that has one.
   const legacy = readsPrefixBeforeUnderscore(options.engineVersion);
   const legacyZero = (m: MigrationFile): boolean =>
-    legacy && m.orderKey !== 0 && legacyOrderKey(path.posix.basename(m.file)) === 0;
-  const baseNumbered = legacy && orderedBase.some((b) => (legacyOrderKey(path.posix.basename(b.file)) ?? 0) > 0);
+    legacy && m.orderKey !== 0 && legacyOrderKey(path.posix.basename(m.file), options.engineVersion) === 0;
+  const baseNumbered =
+    legacy && orderedBase.some((b) => (legacyOrderKey(path.posix.basename(b.file), options.engineVersion) ?? 0) > 0);
   for (const { m, key } of valid) {
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);

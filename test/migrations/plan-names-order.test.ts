@@ -118,6 +118,17 @@ describe('planMigrations: the order node-pg-migrate 6–8 give a number not foll
     });
   });
 
+  it('a name of digits alone: 7–8 read `0003.js` (0), 6 reads `0003` (3)', () => {
+    expect(planMigrations(set(...base), set(...base, '0003.js'), { engineVersion: '7.9.1' })).toMatchObject({
+      ok: false,
+      problems: [{ kind: 'order-conflict', suggestedName: '0003_.js' }],
+    });
+    expect(planMigrations(set(...base), set(...base, '0003.js'), { engineVersion: '6.2.2' })).toMatchObject({
+      ok: true,
+      warnings: [],
+    });
+  });
+
   it('with checkOrder false it is a warning', () => {
     const plan = planMigrations(set(...base), set(...base, '0003-pins.js'), {
       engineVersion: '7.9.1',
