@@ -217,6 +217,9 @@ export const migrationsShape = {
       description:
         "node-pg-migrate's ignorePattern (--ignore-pattern): a regular expression matched against whole file names in migrations.dir; matching files are not migrations. Default: names starting with a dot.",
     }),
+  timeout: duration(
+    "How long the check lets the pull request's migrations run on one branch (the PR branch, the suite's copy, each of reversibility's steps): past it their statements are cancelled, a JavaScript migration's process is ended, and the migrations stage fails naming the migration that was running.",
+  ).default('30m'),
 };
 
 export const suiteShape = {

@@ -19,7 +19,8 @@ import { packageType, registerProjectLoader } from './ts-register.js';
 // and a release of every kept connection only when nothing else runs (MigrationChild).
 process.on('message', (message) => {
   const { id, ...request } = message as ChildMessage;
-  void answer(request).then((reply) => process.send!({ ...reply, id }));
+  const running = (name: string): void => void process.send!({ running: name, id } satisfies ChildReply);
+  void answer(request, running).then((reply) => process.send!({ ...reply, id }));
 });
 process.once('disconnect', () => process.exit(0));
 
@@ -53,7 +54,7 @@ const kept = new KeptClients();
 /** Each directory's migrations, read once for the child's requests (a check's steps on many branches). */
 const sets = new MigrationSetCache();
 
-async function answer(request: ChildRequest): Promise<ChildReply> {
+async function answer(request: ChildRequest, running: (name: string) => void): Promise<ChildReply> {
   try {
     if ('release' in request) {
       await kept.release(request.release ?? undefined);
@@ -71,6 +72,7 @@ async function answer(request: ChildRequest): Promise<ChildReply> {
         ignorePattern: request.options.ignorePattern,
       }),
       request.keep ? kept : undefined,
+      running,
     );
     return { ok: true, result };
   } catch (e) {

@@ -31,7 +31,9 @@ export interface ApplyRequest {
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
 export type ChildRequest = ApplyRequest | { release: string | null };
 
+/** The answer to a request, or (`running`) word of the migration it started: MigrationSession.apply's onRunning. */
 export type ChildReply = { id?: number } & (
+  | { running: string }
   | { ok: true; result: ApplyResult | null }
   | { ok: false; error: { code: ErrorCode | null; message: string; hint?: string } }
 );
@@ -129,7 +131,10 @@ export class MigrationChild {
   }
 
   /** `first`: ahead of the requests waiting without it (the check's critical path: reversibility's steps). */
-  async apply(options: ApplyOptions, how: { keep?: boolean; first?: boolean } = {}): Promise<ApplyResult> {
+  async apply(
+    options: ApplyOptions,
+    how: { keep?: boolean; first?: boolean; onRunning?: (name: string) => void } = {},
+  ): Promise<ApplyResult> {
     // The child was started with its environment: nothing of it travels with a request.
     const { engine, env: _env, ...rest } = options;
     const result = await this.request(
@@ -144,6 +149,7 @@ export class MigrationChild {
       },
       rest.databaseUrl,
       how.first === true,
+      how.onRunning,
     );
     if (result === null) throw new ConsortError('internal', 'The migration process answered without a result.');
     return result;
@@ -154,6 +160,22 @@ export class MigrationChild {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected) return;
     await this.request({ release: databaseUrl ?? null }, databaseUrl ?? EVERY, true).catch(() => undefined);
+  }
+
+  /**
+   * End the process now, whatever runs in it: the requests in flight reject (their callers were
+   * told which migration each had started). Let go of (the child exits at once unless a migration
+   * holds its event loop), then killed a second later. The next request starts a fresh child.
+   */
+  stop(): void {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const kill = setTimeout(() => child.kill('SIGKILL'), 1000);
+    kill.unref();
+    child.once('exit', () => clearTimeout(kill));
+    if (child.connected) child.disconnect();
+    else child.kill('SIGKILL');
   }
 
   /** End the process (it exits even if a migration left a timer or a connection open). */
@@ -170,10 +192,15 @@ export class MigrationChild {
   }
 
   /** `key`: the database the request works on (EVERY: all of them; WARM: none, the child's start). */
-  private request(request: ChildRequest, key: string, first = false): Promise<ApplyResult | null> {
+  private request(
+    request: ChildRequest,
+    key: string,
+    first = false,
+    onRunning?: (name: string) => void,
+  ): Promise<ApplyResult | null> {
     if (key !== WARM && key !== EVERY) this.asked = true;
     return new Promise((resolve, reject) => {
-      const entry = { first, key, go: () => this.send(request).then(resolve, reject) };
+      const entry = { first, key, go: () => this.send(request, onRunning).then(resolve, reject) };
       const at = first ? this.waiting.findIndex((w) => !w.first) : -1;
       if (at >= 0) this.waiting.splice(at, 0, entry);
       else this.waiting.push(entry);
@@ -234,7 +261,7 @@ export class MigrationChild {
     return child;
   }
 
-  private async send(request: ChildRequest): Promise<ApplyResult | null> {
+  private async send(request: ChildRequest, onRunning?: (name: string) => void): Promise<ApplyResult | null> {
     let child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null || !child.connected)
       child = this.child = this.start();
@@ -243,6 +270,7 @@ export class MigrationChild {
     const reply = await new Promise<ChildReply | undefined>((resolve, reject) => {
       const onMessage = (m: unknown): void => {
         if ((m as { id?: unknown } | null)?.id !== id) return;
+        if ('running' in (m as ChildReply)) return void onRunning?.((m as { running: string }).running);
         done();
         resolve(m as ChildReply);
       };
@@ -275,6 +303,7 @@ export class MigrationChild {
         },
       );
     }
+    if ('running' in reply) throw new ConsortError('internal', 'The migration process answered out of turn.');
     if (reply.ok) return reply.result;
     const { code, message, hint } = reply.error;
     if (code === null) throw new Error(message);

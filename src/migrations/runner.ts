@@ -46,7 +46,12 @@ interface Live {
  * node-pg-migrate's own setup (lock, migrations table) and is not recorded. A migration counts as
  * applied once the transaction it ran in commits (at once, if it ran outside one).
  */
-function createCapture(table: string, schema: string, files: Map<string, MigrationFile>) {
+function createCapture(
+  table: string,
+  schema: string,
+  files: Map<string, MigrationFile>,
+  onRunning?: (name: string) => void,
+) {
   const lines: string[] = [];
   const done: AppliedMigration[] = [];
   let uncommitted: AppliedMigration[] = [];
@@ -54,6 +59,12 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
   let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
   let current: Live | undefined;
   let inTransaction = false;
+  // The migration running, as the caller last heard (a time limit names it: MigrationSession.apply's onRunning).
+  let told: string | undefined;
+  const tell = (): void => {
+    const now = current?.name ?? planned[finishedThisRun];
+    if (onRunning && now !== undefined && now !== told) onRunning((told = now));
+  };
   const bookkeeping = new RegExp(`^(INSERT INTO|DELETE FROM) ${escapeRegExp(`"${schema}"."${table}"`)} `);
   const txControl = new Set(['BEGIN', 'COMMIT', 'ROLLBACK', 'BEGIN;', 'COMMIT;']);
 
@@ -69,6 +80,7 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
       transactional: inTransaction,
     });
     [finishedThisRun, current, pendingSince] = [finishedThisRun + 1, undefined, performance.now()];
+    tell();
   };
   const onLog =
     (level: string) =>
@@ -78,10 +90,13 @@ function createCapture(table: string, schema: string, files: Map<string, Migrati
       const listed = /^> - (.+)$/.exec(msg)?.[1];
       if (listed !== undefined) planned.push(listed);
       const started = /^### MIGRATION (.+) \((?:UP|DOWN)\) ###$/.exec(msg)?.[1];
-      if (started === undefined) return;
-      if (current?.marked) finish(); // single-transaction mode: no COMMIT between migrations
-      current = { name: started, sql: pending, startedAt: pendingSince, marked: false };
-      pending = [];
+      if (started !== undefined) {
+        if (current?.marked) finish(); // single-transaction mode: no COMMIT between migrations
+        current = { name: started, sql: pending, startedAt: pendingSince, marked: false };
+        pending = [];
+      }
+      // Once node-pg-migrate listed what it runs: the first listed is running (its up builds the steps).
+      if (migrating && (started !== undefined || listed !== undefined)) tell();
     };
   return {
     logger: { info: onLog('info'), warn: onLog('warn'), error: onLog('error') },
@@ -358,7 +373,10 @@ export function openMigrationRunner(options: { env?: Readonly<Record<string, str
       await warming;
       const fileList = await setOf(options);
       if (needsChild(options.engine, fileList)) return (await theChild()).apply(options, how);
-      return applyMigrationsHere(options, fileList, how.keep ? kept : undefined);
+      return applyMigrationsHere(options, fileList, how.keep ? kept : undefined, how.onRunning);
+    },
+    stop() {
+      child?.stop();
     },
     async release(databaseUrl) {
       await Promise.all([kept.release(databaseUrl), child?.release(databaseUrl)]);
@@ -424,6 +442,8 @@ export async function applyMigrationsHere(
   read?: readonly MigrationFile[],
   /** Take the connection from here and give it back after (a session's `keep`); default: one of its own. */
   kept?: KeptClients,
+  /** Told the name of each migration as it starts (MigrationSession.apply's `onRunning`). */
+  onRunning?: (name: string) => void,
 ): Promise<ApplyResult> {
   if (options.onlyNames !== undefined && options.count !== undefined) {
     throw new ConsortError('invalid-input', 'applyMigrations takes either count or onlyNames, not both.');
@@ -436,7 +456,7 @@ export async function applyMigrationsHere(
   const unknown = (options.onlyNames ?? []).filter((n) => !files.has(n));
   if (unknown.length > 0)
     throw new ConsortError('invalid-input', `No migration named ${unknown.join(', ')} in ${options.dir}.`);
-  const capture = createCapture(options.migrationsTable, migrationsTableSchema(options), files);
+  const capture = createCapture(options.migrationsTable, migrationsTableSchema(options), files, onRunning);
   const client = kept ? await kept.take(options.databaseUrl) : await connect(options.databaseUrl);
   const dbClient = recordingClient(client, capture);
   const runs: (string | undefined)[] = options.onlyNames === undefined ? [undefined] : [...options.onlyNames];

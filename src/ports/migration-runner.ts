@@ -108,9 +108,13 @@ export interface MigrationSession {
    * without ending it: release it first. Requests on different databases run side by side, in the
    * session's child too, where those on one database run one at a time, in the order made. `first`:
    * ahead of the requests waiting without it in the session's child (the check's critical path:
-   * reversibility's steps).
+   * reversibility's steps). `onRunning`: told the name of each migration as it starts (what a time
+   * limit names when it ends the request).
    */
-  apply(options: ApplyOptions, how?: { keep?: boolean; first?: boolean }): Promise<ApplyResult>;
+  apply(
+    options: ApplyOptions,
+    how?: { keep?: boolean; first?: boolean; onRunning?: (name: string) => void },
+  ): Promise<ApplyResult>;
   /** Start the child and load `engine` now, in the background, when these files will need it. */
   warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
   /**
@@ -120,6 +124,12 @@ export interface MigrationSession {
    * Settles when done (never rejects: the apply that loads a broken file reports it).
    */
   preload?(dir: string): Promise<void>;
+  /**
+   * End the session's child process now, with the requests in it (they reject): for a migration
+   * past its time limit that runs no statement to cancel (a promise that never settles, a loop).
+   * The next request starts a fresh child. Nothing for SQL alone, which runs in this process.
+   */
+  stop?(): void;
   /** End the connection kept for `databaseUrl` (every kept one without it); the session stays usable. */
   release?(databaseUrl?: string): Promise<void>;
   close(): Promise<void>;

@@ -18,6 +18,7 @@ migrations:
   migrationsSchema: meta
   createMigrationsSchema: true
   checkOrder: false
+  timeout: 1h
 suite:
   command: npm run test:integration
   env: TEST_DATABASE_URL
@@ -90,6 +91,7 @@ const FULL_CONFIG: ConsortConfig = {
     createMigrationsSchema: true,
     checkOrder: false,
     ignorePattern: '\\..*',
+    timeout: '1h',
   },
   suite: {
     command: 'npm run test:integration',
@@ -142,6 +144,7 @@ describe('defaults', () => {
       createMigrationsSchema: false,
       checkOrder: true,
       ignorePattern: '\\..*',
+      timeout: '30m',
     },
     suite: { command: 'npm test', env: 'DATABASE_URL', reports: [], timeout: '15m', passEnv: [] },
     lint: { rules: [], failOn: 'error', severity: {} },

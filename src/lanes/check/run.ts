@@ -55,6 +55,7 @@ import {
 import { confined, unconfinedNote } from './confined.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
+import { cancelMigrationStatements, timeLimited } from './time-limit.js';
 import { createWorkdir, type Workdir } from './workdir.js';
 
 /** The world a run touches, built once by each shell's composition root. */
@@ -306,7 +307,12 @@ export async function runCheck(
     const loader = plan.engine!.loader;
     const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
     const headFiles = headDir!;
-    const proofRunner = headRunner!;
+    // migrations.timeout on every request of the PR's migrations, the proof on the PR branch's too.
+    const proofRunner = timeLimited(
+      headRunner!,
+      { ms: parseDuration(config.migrations.timeout), text: config.migrations.timeout },
+      head,
+    );
     // The requests in flight, by the URL each runs with: a cancel ends their statements, as the role
     // that runs them (a migration that sleeps or waits on a lock held the run, and its run lock, to
     // its end). Not the proof on the PR branch (proofRunner): once started, it runs to its end.
@@ -804,18 +810,4 @@ async function verifyBranchUrl(url: string, database: string, branch: string): P
       },
     );
   }
-}
-
-/**
- * End the statements the run's migration requests are running on the database `url` reaches, as
- * the role they run as (which may always cancel its own): they fail with 57014 at once.
- */
-async function cancelMigrationStatements(url: string): Promise<void> {
-  await withClient(url, (db) =>
-    db.query(
-      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'consort-migrate'
-          AND usename = current_user AND state <> 'idle' AND pid <> pg_backend_pid()`,
-    ),
-  );
 }

@@ -1,0 +1,115 @@
+/**
+ * migrations.timeout: how long one request of the pull request's migrations may run on a branch
+ * (the PR branch's, the suite's copy's, each of reversibility's steps). Past it the statements
+ * the request runs are cancelled, as the role that runs them; where none was running (a JavaScript
+ * migration waiting on a promise that never settles, or looping) or the cancel did not end the
+ * request, the session's child process is ended. The request then fails naming the migration
+ * that was running, the limit and the key that raises it, so the run reports, removes its
+ * temporary branches and releases its run lock instead of holding them until the CI job is killed.
+ */
+import { withClient } from '../../db/sql.js';
+import type { ApplyFailure, ApplyOptions, MigrationSession } from '../../ports/migration-runner.js';
+
+/** How long a cancelled request may take to come back before the child goes too. */
+const CANCEL_GRACE_MS = 2000;
+/** setTimeout's ceiling (~24.8 days): a longer delay would fire at once. Longer limits are this. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface TimeLimit {
+  ms: number;
+  /** As the configuration writes it (`30m`): what the failure quotes. */
+  text: string;
+}
+
+/**
+ * `session` with `limit` on each request. `files`: a migration's file by name, for a failure the
+ * child could not report (it was ended). A request of this session that the child's end took
+ * with it while its own limit had not passed yet (another branch's request ran past it) fails
+ * the same way: its migrations were running that long too, side by side.
+ */
+export function timeLimited(
+  session: MigrationSession,
+  limit: TimeLimit,
+  files: readonly { name: string; file: string }[],
+): MigrationSession {
+  const fileOf = (name: string) => files.find((f) => f.name === name)?.file ?? name;
+  // Bumped each time the limit ends the child: a request that saw it happen was ended by it.
+  let stops = 0;
+  const apply: MigrationSession['apply'] = async (options, how = {}) => {
+    let running: string | undefined;
+    let expired = false;
+    const stopsBefore = stops;
+    let grace: NodeJS.Timeout | undefined;
+    const onRunning = (name: string): void => {
+      running = name;
+      how.onRunning?.(name);
+    };
+    const stopChild = (): void => {
+      if (!session.stop) return;
+      stops++;
+      session.stop();
+    };
+    const timer = setTimeout(
+      () => {
+        expired = true;
+        void cancelMigrationStatements(options.databaseUrl).then(
+          (cancelled) => (grace = setTimeout(stopChild, cancelled > 0 ? CANCEL_GRACE_MS : 0)),
+          () => stopChild(),
+        );
+      },
+      Math.min(limit.ms, MAX_TIMER_MS),
+    );
+    try {
+      const r = await session.apply(options, { ...how, onRunning });
+      // One that finished as the limit passed stands: only a request the limit ended is reported so.
+      if (r.ok || !expired) return r;
+      return { ...r, failed: timedOut(limit, options, r.failed.name ?? running, fileOf, r.failed) };
+    } catch (e) {
+      if (!expired && stops === stopsBefore) throw e;
+      return { ok: false, applied: [], log: [], failed: timedOut(limit, options, running, fileOf) };
+    } finally {
+      clearTimeout(timer);
+      clearTimeout(grace);
+    }
+  };
+  return Object.assign(Object.create(session) as MigrationSession, { apply });
+}
+
+function timedOut(
+  limit: TimeLimit,
+  options: ApplyOptions,
+  name: string | undefined,
+  fileOf: (name: string) => string,
+  failed?: ApplyFailure,
+): ApplyFailure {
+  const how =
+    failed?.kind === 'statement'
+      ? 'its statement was cancelled'
+      : 'it ran no statement to cancel, so the process running it was ended';
+  const message =
+    `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}. ` +
+    'If it needs longer (a large backfill), raise migrations.timeout in the Consort configuration (e.g. `timeout: 1h` under `migrations:`)';
+  const code = failed && 'error' in failed && failed.error.code ? { code: failed.error.code } : {};
+  if (failed?.kind === 'statement')
+    return { ...failed, ...(name ? { name, file: fileOf(name) } : {}), error: { message, ...code } };
+  return name === undefined
+    ? { kind: 'load', error: { message } }
+    : { kind: 'script', name, file: failed?.file ?? fileOf(name), error: { message } };
+}
+
+/**
+ * End the statements the run's migration requests are running on the database `url` reaches, as
+ * the role they run as (which may always cancel its own): they fail with 57014 at once. Resolves
+ * to how many were running a statement (one idle in a transaction has none to cancel: a JavaScript
+ * migration's own code is what it waits on).
+ */
+export async function cancelMigrationStatements(url: string): Promise<number> {
+  return withClient(url, async (db) => {
+    const { rows } = await db.query<{ cancelled: boolean; active: boolean }>(
+      `SELECT pg_cancel_backend(pid) AS cancelled, state = 'active' AS active FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'consort-migrate'
+          AND usename = current_user AND state <> 'idle' AND pid <> pg_backend_pid()`,
+    );
+    return rows.filter((r) => r.cancelled && r.active).length;
+  });
+}
