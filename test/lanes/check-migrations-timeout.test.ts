@@ -1,7 +1,8 @@
 /**
  * migrations.timeout (src/lanes/check/time-limit.ts): a pull request's migration that never ends —
  * a statement that sleeps, one that waits on a lock another session holds, a JavaScript migration
- * whose promise never settles — fails the migrations stage once the limit passes, naming the
+ * whose promise never settles or that loops (its child's event loop held: the name comes from the
+ * branch's migrations table) — fails the migrations stage once the limit passes, naming the
  * migration, the limit and the key that raises it; the run removes its temporary branches and
  * releases its run lock, so the next check of the same pull request runs at once. A down past the
  * limit fails reversibility the same way. On the run's shared embedded PostgreSQL 18, with a 1 s limit.
@@ -124,6 +125,14 @@ describe('a migration past migrations.timeout', () => {
       63,
       'migrations/1700000000001_hang.js',
       'exports.up = () => new Promise(() => {});\nexports.down = () => {};\n',
+      false,
+      'the process running it was ended',
+    ],
+    [
+      'a JavaScript migration that loops',
+      66,
+      'migrations/1700000000001_loop.js',
+      'exports.up = () => { for (;;); };\nexports.down = () => {};\n',
       false,
       'the process running it was ended',
     ],

@@ -8,6 +8,7 @@
  * temporary branches and releases its run lock instead of holding them until the CI job is killed.
  */
 import { withClient } from '../../db/sql.js';
+import { migrationsTableSql } from '../../migrations/placement.js';
 import type { ApplyFailure, ApplyOptions, MigrationSession } from '../../ports/migration-runner.js';
 
 /** How long a cancelled request may take to come back before the child goes too. */
@@ -66,7 +67,8 @@ export function timeLimited(
       return { ...r, failed: timedOut(limit, options, r.failed.name ?? running, fileOf, r.failed) };
     } catch (e) {
       if (!expired && stops === stopsBefore) throw e;
-      return { ok: false, applied: [], log: [], failed: timedOut(limit, options, running, fileOf) };
+      const name = running ?? (await recordedNext(options, files).catch(() => undefined));
+      return { ok: false, applied: [], log: [], failed: timedOut(limit, options, name, fileOf) };
     } finally {
       clearTimeout(timer);
       clearTimeout(grace);
@@ -95,6 +97,24 @@ function timedOut(
   return name === undefined
     ? { kind: 'load', error: { message } }
     : { kind: 'script', name, file: failed?.file ?? fileOf(name), error: { message } };
+}
+
+/**
+ * Which migration a request the child's end took was at, from what the branch records, when the
+ * child could not say (a migration looping from its start holds the child's event loop, so the
+ * word it sent is never written): up, the first of `files` (in node-pg-migrate's order) or of
+ * `onlyNames` not recorded; down, the last recorded (of `onlyNames`).
+ */
+async function recordedNext(options: ApplyOptions, files: readonly { name: string }[]): Promise<string | undefined> {
+  const recorded = await withClient(options.databaseUrl, async (db) =>
+    (await db.query<{ name: string }>(`SELECT name FROM ${migrationsTableSql(options)} ORDER BY run_on, id`)).rows.map(
+      (r) => r.name,
+    ),
+  );
+  const done = new Set(recorded);
+  const names = options.onlyNames ?? files.map((f) => f.name);
+  if (options.direction === 'up') return names.find((n) => !done.has(n));
+  return options.onlyNames ? options.onlyNames.find((n) => done.has(n)) : recorded[recorded.length - 1];
 }
 
 /**
