@@ -232,8 +232,9 @@ function issueProblems(issue: z.core.$ZodIssue, file: string, locate: Locate): C
         const how = `dotted names are not expanded; nest "${rest.join('.')}" under "${section}"`;
         return { ...base, message: `unknown key "${key}": ${how}` };
       }
-      const suggestion = suggestKey(nested);
-      return { ...base, message: `unknown key "${key}"${suggestion ? ` (did you mean "${suggestion}"?)` : ''}` };
+      const suggestions = suggestKeys(nested).map((k) => `"${k}"`);
+      const suggestion = suggestions.length > 0 ? ` (did you mean ${suggestions.join(' or ')}?)` : '';
+      return { ...base, message: `unknown key "${key}"${suggestion}` };
     });
   }
   const key = dotted(issue.path);
@@ -253,7 +254,7 @@ function dotted(keyPath: readonly PropertyKey[]): string {
 }
 
 /** A sibling with a close spelling, else the same name in another section (a misplaced key). */
-function suggestKey(keyPath: readonly PropertyKey[]): string | undefined {
+function suggestKeys(keyPath: readonly PropertyKey[]): string[] {
   const parent = dotted(keyPath.slice(0, -1));
   const name = String(keyPath.at(-1)).toLowerCase();
   const leaf = (key: string): string => key.slice(key.lastIndexOf('.') + 1).toLowerCase();
@@ -263,7 +264,12 @@ function suggestKey(keyPath: readonly PropertyKey[]): string | undefined {
     .map((key) => ({ key, distance: editDistance(name, leaf(key)) }))
     .filter((c) => c.distance <= limit)
     .sort((a, b) => a.distance - b.distance)[0];
-  return close?.key ?? KNOWN_KEYS.find((key) => leaf(key) === name);
+  if (close) return [close.key];
+  // The same name elsewhere: the shallowest ones (`timeout` is both migrations.timeout and suite.timeout).
+  const same = KNOWN_KEYS.filter((key) => leaf(key) === name);
+  const depth = (key: string): number => key.split('.').length;
+  const least = Math.min(...same.map(depth));
+  return same.filter((key) => depth(key) === least).slice(0, 3);
 }
 
 function editDistance(a: string, b: string): number {

@@ -32,7 +32,11 @@ describe('errors name the file, line, column and key', () => {
       'gates:\n  approvers: [mona, "@octo-org/reviewers"]\n',
       [`${Y}:2:21 gates.approvers[1]: must be a GitHub login or a team as "org/team-slug"`],
     ],
-    ['a misplaced key', 'timeout: 3m\n', [`${Y}:1:1 unknown key "timeout" (did you mean "suite.timeout"?)`]],
+    [
+      'a misplaced key',
+      'timeout: 3m\n',
+      [`${Y}:1:1 unknown key "timeout" (did you mean "migrations.timeout" or "suite.timeout"?)`],
+    ],
     [
       "a runner's credential passed to the suite",
       'suite:\n  passEnv: [JWT_SECRET, GITHUB_TOKEN, neon_api_key]\n',
