@@ -68,7 +68,8 @@ export function timeLimited(
     } catch (e) {
       if (!expired && stops === stopsBefore) throw e;
       const name = running ?? (await recordedNext(options, files).catch(() => undefined));
-      return { ok: false, applied: [], log: [], failed: timedOut(limit, options, name, fileOf) };
+      const failed = timedOut(limit, options, name, fileOf, undefined, !expired);
+      return { ok: false, applied: [], log: [], failed };
     } finally {
       clearTimeout(timer);
       clearTimeout(grace);
@@ -83,14 +84,17 @@ function timedOut(
   name: string | undefined,
   fileOf: (name: string) => string,
   failed?: ApplyFailure,
+  /** Ended with the process another branch's request held past the limit, before its own passed. */
+  alongside = false,
 ): ApplyFailure {
   const how =
     failed?.kind === 'statement'
       ? 'its statement was cancelled'
       : 'it ran no statement to cancel, so the process running it was ended';
-  const message =
-    `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}. ` +
-    'If it needs longer (a large backfill), raise migrations.timeout in the Consort configuration (e.g. `timeout: 1h` under `migrations:`)';
+  const what = alongside
+    ? `stopped with the migrations' process, ended when a request of it on another branch ran past migrations.timeout (${limit.text})`
+    : `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}`;
+  const message = `${what}. If it needs longer (a large backfill), raise migrations.timeout in the Consort configuration (e.g. \`timeout: 1h\` under \`migrations:\`)`;
   const code = failed && 'error' in failed && failed.error.code ? { code: failed.error.code } : {};
   if (failed?.kind === 'statement')
     return { ...failed, ...(name ? { name, file: fileOf(name) } : {}), error: { message, ...code } };
