@@ -1,0 +1,163 @@
+/**
+ * Runner configuration a test runner finds by itself, with no glob in the harness to name it. A
+ * scripted `command` agent's GREEN turn plays each, and the scope check (with what the driver finds
+ * by content, src/lanes/tdd/harness.ts) must refuse it:
+ *
+ * - `"babel"` in package.json: babel-jest (jest's default transform) compiles every test with it,
+ *   so a plugin in `src/` (the driver's to write) can turn each `expect(…)` into a no-op. Played
+ *   with the real jest: the failing test passes, exit 0. package.json's other runner keys were
+ *   test-owned; this one was not. `"jest-junit"` (where the report goes, how tests are named) with it;
+ * - pytest's `pytest.toml`, `.pytest.toml` and `.pytest.ini`, which outrank `pytest.ini` even when
+ *   empty (`addopts = -p src.plugin` loads a plugin that rewrites every outcome);
+ * - coverage gates' own files (`.c8rc.json`, `.nycrc`, `nyc.config.js`), whose `check-coverage`
+ *   decides the suite's exit code as the `c8`/`nyc` keys of package.json, already test-owned, do.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { commandBackend } from '../../src/agents/command.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Role } from '../../src/conductor/roles.js';
+import { checkScope } from '../../src/conductor/scope.js';
+import type { Policy, TurnStep } from '../../src/conductor/state.js';
+import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { buildPolicy } from '../../src/lanes/tdd/policy.js';
+import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
+import { workspaceAt } from '../helpers/tdd.js';
+
+const exec = execFileAsync;
+const git = (cwd: string, ...args: string[]) =>
+  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+const JEST = path.resolve('node_modules/jest/bin/jest.js');
+const FROZEN = 'test/sum.test.js';
+
+/** A babel plugin that turns every `expect(…)` into an object whose every matcher does nothing. */
+const NO_OP_EXPECT = `module.exports = ({ types: t }) => ({ visitor: { CallExpression(p) {
+  if (!t.isIdentifier(p.node.callee, { name: 'expect' })) return;
+  const noop = t.arrowFunctionExpression([], t.arrowFunctionExpression([], t.identifier('undefined')));
+  p.replaceWith(t.newExpression(t.identifier('Proxy'), [t.objectExpression([]), t.objectExpression([t.objectProperty(t.identifier('get'), noop)])]));
+} } });
+`;
+
+let dir: string;
+let ws: GitWorkspace;
+let policy: Policy;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-implicit-config-'));
+  const files: Record<string, string> = {
+    'package.json': `${JSON.stringify({ name: 'app', private: true, scripts: { test: 'jest --ci' } }, null, 2)}\n`,
+    'src/sum.js': 'module.exports = (a, b) => a - b;\n',
+    [FROZEN]: "const sum = require('../src/sum.js');\ntest('adds', () => { expect(sum(1, 2)).toBe(3); });\n",
+    'migrations/.keep': '',
+    '.github/consort.yml': 'suite:\n  command: npm test\n  reports: junit.xml\nmigrations:\n  dir: migrations\n',
+  };
+  for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), content);
+  }
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'base');
+  ws = await openWorkspace(dir);
+  policy = buildPolicy((await loadConfig(dir)).config, '001-sum');
+});
+
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** The real jest on the work tree: how many tests failed, and its exit code. */
+async function jest(): Promise<{ failed: number; code: number }> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CI: 'true' };
+  const args = [JEST, '--ci', '--no-cache', '--json', '--rootDir', dir];
+  const parse = (stdout: string, code: number) => ({
+    failed: (JSON.parse(stdout) as { numFailedTests: number }).numFailedTests,
+    code,
+  });
+  try {
+    return parse((await exec(process.execPath, args, { cwd: dir, env, timeout: 60_000 })).stdout, 0);
+  } catch (e) {
+    const err = e as ExecError;
+    return parse(String(err.stdout), Number(err.code));
+  }
+}
+
+/** A scripted command agent's turn, then the scope check as the conductor runs it (turn.ts). */
+async function turn(role: Role, step: TurnStep, script: string): Promise<string[]> {
+  const base = await workspaceHead(ws);
+  const result = await commandBackend({ command: script }).runTurn({
+    role,
+    step,
+    feature: '001-sum',
+    item: 'T1',
+    instructions: '',
+    workspace: dir,
+    writes: [],
+    contextPack: { pack: {} as never, json: '{}', markdown: `# ${role}: ${step}` },
+    branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
+    model: null,
+    budget: { timeoutMs: 30_000 },
+  });
+  expect(result.exit).toEqual({ kind: 'done' });
+  const changes = await changesSince(ws, base);
+  expect(changes.length).toBeGreaterThan(0);
+  const testOwned = await testOwnedChanges(await workspaceAt(dir), base, changes, [FROZEN]);
+  return checkScope({ policy, role, step, item: 'T1', changes, frozen: {}, hashes: {}, testOwned }).map(
+    (r) => `${r.path}: ${r.why}`,
+  );
+}
+
+const HARNESS = 'the test harness (test-owned: only the navigator changes it, in RED)';
+
+it('the driver cannot compile the tests with its own babel plugin through package.json', async () => {
+  expect(await jest()).toEqual({ failed: 1, code: 1 });
+  const refused = await turn(
+    'driver',
+    'green',
+    `cat > src/no-op-expect.cjs <<'EOF'\n${NO_OP_EXPECT}EOF\n` +
+      `node -e "const f='package.json',p=JSON.parse(require('fs').readFileSync(f));p.babel={plugins:['./src/no-op-expect.cjs']};require('fs').writeFileSync(f,JSON.stringify(p,null,2))"`,
+  );
+  // The cheat is real: the same failing test now passes, and jest exits 0.
+  expect(JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'))).toHaveProperty('babel');
+  expect(await jest()).toEqual({ failed: 0, code: 0 });
+  expect(refused).toEqual([`package.json: ${HARNESS}`]);
+}, 120_000);
+
+it.each([
+  [
+    "jest-junit's report settings in package.json",
+    'package.json',
+    `sed -i 's/"private"/"jest-junit": { "outputName": "other.xml" }, "private"/' package.json`,
+  ],
+  [
+    'pytest.toml (outranks pytest.ini)',
+    'pytest.toml',
+    `printf '[pytest]\\naddopts = ["-p", "src.plugin"]\\n' > pytest.toml`,
+  ],
+  ['.pytest.toml', '.pytest.toml', `printf '[pytest]\\naddopts = ["-p", "src.plugin"]\\n' > .pytest.toml`],
+  ['.pytest.ini', '.pytest.ini', `printf '[pytest]\\naddopts = -p src.plugin\\n' > .pytest.ini`],
+  ["c8's coverage gate", '.c8rc.json', `printf '{ "check-coverage": false }\\n' > .c8rc.json`],
+  ["nyc's coverage gate", '.nycrc', `printf '{ "check-coverage": false }\\n' > .nycrc`],
+  ["nyc's coverage gate as code", 'nyc.config.js', `printf 'module.exports = { lines: 0 };\\n' > nyc.config.js`],
+])(
+  'the driver cannot change %s',
+  async (_what, file, script) => {
+    expect(await turn('driver', 'green', script)).toEqual([`${file}: ${HARNESS}`]);
+  },
+  30_000,
+);
+
+it('the navigator may change them in RED, with its tests', async () => {
+  expect(
+    await turn(
+      'navigator',
+      'red',
+      `printf '[pytest]\\n' > .pytest.ini && printf '{}\\n' > .c8rc.json && echo '// t' >> test/other.test.js`,
+    ),
+  ).toEqual([]);
+}, 30_000);
+
+it("an honest GREEN in src/ is still the driver's", async () => {
+  expect(await turn('driver', 'green', `printf 'module.exports = (a, b) => a + b;\\n' > src/sum.js`)).toEqual([]);
+  expect(await jest()).toEqual({ failed: 0, code: 0 });
+}, 120_000);
