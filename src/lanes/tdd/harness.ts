@@ -4,7 +4,9 @@
  *
  * - `package.json` is the driver's to change (dependencies), but its keys that decide how the
  *   suite runs — `scripts` (`"test": "exit 0"`), the runner's own key (`jest.testPathIgnorePatterns`,
- *   `passWithNoTests`, `moduleNameMapper` to an in-memory double), `imports`, `overrides` — are test-owned;
+ *   `passWithNoTests`, `moduleNameMapper` to an in-memory double), `babel` (babel-jest compiles every
+ *   test with it: a plugin in `src/` could empty each `expect`), `jest-junit`, `imports`, `overrides` —
+ *   are test-owned;
  * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test;
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
  *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked.
@@ -26,6 +28,8 @@ export const PACKAGE_RUNNER_KEYS = [
   'tap',
   'c8',
   'nyc',
+  'babel',
+  'jest-junit',
   'imports',
   'type',
   'overrides',
