@@ -123,6 +123,32 @@ it('the driver cannot compile the tests with its own babel plugin through packag
   expect(refused).toEqual([`package.json: ${HARNESS}`]);
 }, 120_000);
 
+it("the driver cannot remap a colocated test's import with a new package.json next to it", async () => {
+  // The base: a test beside the code, importing it through the root package.json's `imports`.
+  const pkg = { name: 'app', private: true, imports: { '#sum': './src/sum.js' }, scripts: { test: 'jest --ci' } };
+  await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
+  await writeFile(
+    path.join(dir, 'src/sum.test.js'),
+    "const sum = require('#sum');\ntest('adds near', () => { expect(sum(1, 2)).toBe(3); });\n",
+  );
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'colocated test');
+  expect((await jest()).failed).toBe(2);
+  const refused = await turn(
+    'driver',
+    'green',
+    `printf 'module.exports = () => 3;\\n' > src/double.js && printf '{ "imports": { "#sum": "./double.js" } }\\n' > src/package.json`,
+  );
+  // The cheat is real: the nearest package.json decides what `#sum` is for src/sum.test.js.
+  expect((await jest()).failed).toBe(1);
+  expect(refused).toEqual([`src/package.json: ${HARNESS}`]);
+  // A new package.json that changes no runner key (a package's name and dependencies) is the driver's.
+  await rm(path.join(dir, 'src/package.json'));
+  expect(await turn('driver', 'green', `printf '{ "name": "lib", "dependencies": {} }\\n' > src/package.json`)).toEqual(
+    [],
+  );
+}, 120_000);
+
 it.each([
   [
     "jest-junit's report settings in package.json",
