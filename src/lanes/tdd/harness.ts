@@ -78,8 +78,10 @@ export async function testOwnedChanges(
 ): Promise<string[]> {
   const owned = new Set<string>();
   for (const change of changes) {
-    if (path.posix.basename(change.path) !== 'package.json' || change.status === 'added') continue;
-    const before = runnerKeys(await ws.fileAt(base, change.path));
+    if (path.posix.basename(change.path) !== 'package.json') continue;
+    // An added one counts too: the nearest package.json decides what `#imports` (and `type`) mean
+    // for a test beside it. One the base did not have is read as `{}` (no runner key).
+    const before = runnerKeys((await ws.fileAt(base, change.path)) ?? '{}');
     const after = runnerKeys(await readText(path.join(ws.dir, change.path)));
     if (before !== after) owned.add(change.path);
   }
