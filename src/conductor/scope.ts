@@ -9,6 +9,7 @@
  * - the test harness (runner configs, setup files, module doubles, snapshots, fixtures, package.json's
  *   runner keys, data files a frozen test reads) is test-owned: only the navigator changes it, in RED;
  * - Consort's configuration, migrations already on the base and the seed are no agent's to change;
+ * - nor is a `node_modules` (an agent that stops ignoring it would commit the runner the proof runs);
  * - a REVIEW turn writes its review file and nothing else;
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
  *   (`~/.gitconfig`…; src/git/guard.ts reports those).
@@ -32,6 +33,13 @@ export const CONDUCTOR_FILES = [
   'cycles/**',
   'transcripts/**',
 ];
+
+/**
+ * A proof links the pristine install at `node_modules` only where the commit has nothing there
+ * (src/lanes/tdd/clean-tree.ts): one an agent commits (`.gitignore` is the driver's) would be run
+ * instead, a patched runner with it. Neither a folder of that name nor a link.
+ */
+export const DEPENDENCY_PATHS = ['**/node_modules', '**/node_modules/**'];
 
 export interface ScopeInput {
   policy: Policy;
@@ -68,6 +76,8 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (path.startsWith('~/')) return "git's global files in the home folder: put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
+  if (matchesAny(path, DEPENDENCY_PATHS))
+    return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";
   if (matchesAny(path, policy.locked ?? []))
     return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
   if (isHarness(input, path)) {

@@ -64,7 +64,11 @@ it('the driver cannot commit a patched runner by un-ignoring node_modules', asyn
 it('nor a node_modules beside a test in src/', async () => {
   expect(
     await refusedAfter(
-      `printf 'junit.xml\\n' > .gitignore && mkdir -p src/node_modules/assert && printf 'export default {}\\n' > src/node_modules/assert/index.js`,
+      `printf 'junit.xml\\n/node_modules/\\n' > .gitignore && mkdir -p src/node_modules/assert && printf 'export default {}\\n' > src/node_modules/assert/index.js`,
     ),
   ).toEqual(['src/node_modules/assert/index.js']);
+}, 60_000);
+
+it('nor a link named node_modules, which `node_modules/` in .gitignore does not match', async () => {
+  expect(await refusedAfter('mkdir lib && ln -s /tmp lib/node_modules')).toEqual(['lib/node_modules']);
 }, 60_000);
