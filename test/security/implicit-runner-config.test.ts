@@ -9,6 +9,9 @@
  *   test-owned; this one was not. `"jest-junit"` (where the report goes, how tests are named) with it;
  * - pytest's `pytest.toml`, `.pytest.toml` and `.pytest.ini`, which outrank `pytest.ini` even when
  *   empty (`addopts = -p src.plugin` loads a plugin that rewrites every outcome);
+ * - Yarn's committed installs: `.yarn/releases/yarn-*.cjs` (the program `yarnPath` runs for `yarn
+ *   test`), `.yarn/cache/*.zip` and `.pnp.cjs` (what Plug'n'Play loads instead of a `node_modules`,
+ *   which the proof takes from the pristine install);
  * - coverage gates' own files (`.c8rc.json`, `.nycrc`, `nyc.config.js`), whose `check-coverage`
  *   decides the suite's exit code as the `c8`/`nyc` keys of package.json, already test-owned, do.
  */
@@ -162,6 +165,17 @@ it.each([
   ],
   ['.pytest.toml', '.pytest.toml', `printf '[pytest]\\naddopts = ["-p", "src.plugin"]\\n' > .pytest.toml`],
   ['.pytest.ini', '.pytest.ini', `printf '[pytest]\\naddopts = -p src.plugin\\n' > .pytest.ini`],
+  [
+    "yarn's own program, which `yarnPath` in .yarnrc.yml runs for `yarn test`",
+    '.yarn/releases/yarn-4.5.0.cjs',
+    `mkdir -p .yarn/releases && printf 'process.exit(0)\\n' > .yarn/releases/yarn-4.5.0.cjs`,
+  ],
+  [
+    "a package of a zero-install cache, which Plug'n'Play loads in place of node_modules",
+    '.yarn/cache/jest-npm-29.7.0-0123456789-abcdef.zip',
+    `mkdir -p .yarn/cache && printf 'PK' > .yarn/cache/jest-npm-29.7.0-0123456789-abcdef.zip`,
+  ],
+  ["Plug'n'Play's resolution map", '.pnp.cjs', `printf 'module.exports = {};\\n' > .pnp.cjs`],
   ["c8's coverage gate", '.c8rc.json', `printf '{ "check-coverage": false }\\n' > .c8rc.json`],
   ["nyc's coverage gate", '.nycrc', `printf '{ "check-coverage": false }\\n' > .nycrc`],
   ["nyc's coverage gate as code", 'nyc.config.js', `printf 'module.exports = { lines: 0 };\\n' > nyc.config.js`],
