@@ -53,6 +53,9 @@ export const DEFAULT_HARNESS = [
   '**/.npmrc',
   '**/.yarnrc',
   '**/.yarnrc.yml',
+  // Yarn's committed installs: the program `yarnPath` runs, zero-install caches, Plug'n'Play's map.
+  '**/.yarn/**',
+  '**/.pnp.*',
   '**/.pnpmfile.cjs',
   'pnpm-workspace.yaml',
   '.nvmrc',
