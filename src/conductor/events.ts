@@ -60,8 +60,16 @@ export interface TurnOutcome {
   /** Current sha256 (normalized) of each frozen file; null when it no longer exists. */
   hashes: Record<string, string | null>;
   owed: ArtifactCheck[];
-  /** `testOwned`: changed paths whose test-owned content changed (src/lanes/tdd/harness.ts). */
-  facts: { userFacing?: boolean; review?: { verdict: 'approve' | 'changes'; notes: string }; testOwned?: string[] };
+  /**
+   * `testOwned`: changed paths whose test-owned content changed; `links`: changed paths that are
+   * links out of the workspace (both src/lanes/tdd/harness.ts).
+   */
+  facts: {
+    userFacing?: boolean;
+    review?: { verdict: 'approve' | 'changes'; notes: string };
+    testOwned?: string[];
+    links?: string[];
+  };
   branch: string | null;
   context: { bytes: number; sha256: string };
 }

@@ -10,6 +10,7 @@
  *   runner keys, data files a frozen test reads) is test-owned: only the navigator changes it, in RED;
  * - Consort's configuration, migrations already on the base and the seed are no agent's to change;
  * - nor is a `node_modules` (an agent that stops ignoring it would commit the runner the proof runs);
+ * - no agent's link leads out of the workspace or into `.git` (the proof would run what it leads to);
  * - a REVIEW turn writes its review file and nothing else;
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
  *   (`~/.gitconfig`…; src/git/guard.ts reports those).
@@ -53,6 +54,8 @@ export interface ScopeInput {
   hashes: Readonly<Record<string, string | null>>;
   /** Paths whose test-owned content changed, as the driver found (package.json runner keys, data files a frozen test reads). */
   testOwned?: readonly string[];
+  /** Changed paths that are links out of the workspace or into `.git` (src/lanes/tdd/harness.ts linksLeaving). */
+  links?: readonly string[];
 }
 
 const BUILD_STEPS: ReadonlySet<TurnStep> = new Set(['red', 'green', 'refactor', 'review']);
@@ -76,6 +79,8 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (path.startsWith('~/')) return "git's global files in the home folder: put back as they were";
   const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
+  if ((input.links ?? []).includes(path))
+    return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
   if (matchesAny(path, DEPENDENCY_PATHS))
     return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";
   if (matchesAny(path, policy.locked ?? []))

@@ -90,6 +90,7 @@ async function attempt(
           frozen,
           hashes: outcome.hashes,
           testOwned: outcome.facts.testOwned ?? [],
+          links: outcome.facts.links ?? [],
         }).length === 0;
       if (!inScope || plan.experiment === null)
         return { turn: outcome, proof: null, changedLines, suiteMs: 0, agentMs: run.agentMs };

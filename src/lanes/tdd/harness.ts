@@ -13,6 +13,7 @@
  *
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
+import { readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { FileChange } from '../../conductor/events.js';
@@ -161,4 +162,24 @@ export async function commandPaths(
     harness: commandFiles(config.suite.command, packageJson, tracked),
     locked: seed?.kind === 'command' ? commandFiles(seed.command, packageJson, tracked) : [],
   };
+}
+
+/**
+ * Changed paths that are symbolic links leading out of the workspace (an absolute target, `..` past
+ * its top) or into `.git`: a proof's worktree checks them out as links, so the suite would run what
+ * they lead to, which no commit holds (a fix the agent wrote elsewhere; a test's content left free
+ * to change after RED froze its path). Read lexically, as written: a link inside the tree to another
+ * changed link is judged on its own.
+ */
+export async function linksLeaving(dir: string, changes: readonly FileChange[]): Promise<string[]> {
+  const leaving: string[] = [];
+  for (const change of changes) {
+    if (change.status === 'deleted' || change.path.startsWith('../') || change.path.startsWith('~/')) continue;
+    const target = await readlink(path.join(dir, change.path)).catch(() => null);
+    if (target === null) continue;
+    const to = path.posix.normalize(path.posix.join(path.posix.dirname(change.path), target));
+    if (path.posix.isAbsolute(target) || to === '..' || to.startsWith('../') || to === '.git' || to.startsWith('.git/'))
+      leaving.push(change.path);
+  }
+  return leaving.sort();
 }
