@@ -3,7 +3,7 @@
  * and a few rules hold whatever the configuration says, because they are what makes a green
  * result mean something:
  *
- * - the conductor's own records (state, gates, turns, events, cycles) are never an agent's to write;
+ * - the conductor's own records (state, gates, turns, events, cycles), of every feature, are never an agent's to write;
  * - during the build only the navigator's RED turn may change test files, and it may change nothing else;
  * - test files frozen at RED may not change in GREEN, REFACTOR or REVIEW (by path or by content hash);
  * - the test harness (runner configs, setup files, module doubles, snapshots, fixtures, package.json's
@@ -77,7 +77,9 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (path.startsWith('../')) return 'outside the workspace';
   if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
   if (path.startsWith('~/')) return "git's global files in the home folder: put back as they were";
-  const conductorOwned = CONDUCTOR_FILES.map((g) => `${policy.featureDir}/${g}`);
+  // Every feature's records, not only this one's: another feature's gates.json is an approval its run reads.
+  const features = policy.featureDir.replace(/\/[^/]+$/, '');
+  const conductorOwned = CONDUCTOR_FILES.flatMap((g) => [`${policy.featureDir}/${g}`, `${features}/*/${g}`]);
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
   if ((input.links ?? []).includes(path))
     return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
