@@ -96,7 +96,26 @@ export const DEFAULT_HARNESS = [
   '**/testdata/**',
 ];
 
-export const DEFAULT_TEST_GLOBS = ['test/**', 'tests/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*'];
+/**
+ * Where tests live by default: every file a common runner collects without configuration. A file a
+ * runner runs as a test that is not a test path is the driver's to write in GREEN, and a test is
+ * known by its id, not its file (node:test names every test `test::<name>`): a driver's
+ * `src/sum_test.js` could stand in for a frozen test its code kept from running. Jest and vitest
+ * (`*.test.*`, `*.spec.*`, `__tests__/`, `test.js`), node:test (`*-test.*`, `*_test.*`, `test-*`,
+ * any `test/` folder), pytest (`test_*.py`, `*_test.py`), go (`*_test.go`).
+ */
+export const DEFAULT_TEST_GLOBS = [
+  'test/**',
+  'tests/**',
+  '**/__tests__/**',
+  '**/*.test.*',
+  '**/*.spec.*',
+  '**/test/**',
+  '**/tests/**',
+  '**/{test,spec}.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+  '**/*{-,_}test.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py,go}',
+  '**/test{-,_}*.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py}',
+];
 
 const F = '{feature}';
 const DESIGN_READS = [
