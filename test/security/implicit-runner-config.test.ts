@@ -187,6 +187,15 @@ it.each([
   30_000,
 );
 
+it('a package.json saved with a byte order mark (npm reads it) is judged by its keys too', async () => {
+  const pkg = { name: 'app', private: true, scripts: { test: 'jest --ci' } };
+  await writeFile(path.join(dir, 'package.json'), `\uFEFF${JSON.stringify(pkg, null, 2)}\n`);
+  await git(dir, 'commit', '-qam', 'saved on Windows');
+  expect(await turn('driver', 'green', `sed -i 's/"jest --ci"/"exit 0"/' package.json`)).toEqual([
+    `package.json: ${HARNESS}`,
+  ]);
+}, 30_000);
+
 it('the navigator may change them in RED, with its tests', async () => {
   expect(
     await turn(
