@@ -46,10 +46,12 @@ const DATA = /\.(json|jsonl|ndjson|csv|tsv|txt|ya?ml|xml|sql|html?|md|snap|env|g
 function runnerKeys(text: string | null): string | null {
   if (text === null) return null;
   try {
-    const json = JSON.parse(text) as Record<string, unknown>;
+    // npm and node read past a byte order mark; JSON.parse does not.
+    const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>;
     return JSON.stringify(PACKAGE_RUNNER_KEYS.map((k) => [k, json[k] ?? null]));
   } catch {
-    return 'unparseable';
+    // What this cannot read, some tool may: any change to it is a change.
+    return `unparseable:${text}`;
   }
 }
 
