@@ -12,6 +12,8 @@
  * - Yarn's committed installs: `.yarn/releases/yarn-*.cjs` (the program `yarnPath` runs for `yarn
  *   test`), `.yarn/cache/*.zip` and `.pnp.cjs` (what Plug'n'Play loads instead of a `node_modules`,
  *   which the proof takes from the pristine install);
+ * - the expected values of an older test (one from before the feature, which must keep passing), kept
+ *   in a data file it names: only the frozen tests' data files were test-owned;
  * - coverage gates' own files (`.c8rc.json`, `.nycrc`, `nyc.config.js`), whose `check-coverage`
  *   decides the suite's exit code as the `c8`/`nyc` keys of package.json, already test-owned, do.
  */
@@ -104,7 +106,8 @@ async function turn(role: Role, step: TurnStep, script: string): Promise<string[
   expect(result.exit).toEqual({ kind: 'done' });
   const changes = await changesSince(ws, base);
   expect(changes.length).toBeGreaterThan(0);
-  const testOwned = await testOwnedChanges(await workspaceAt(dir), base, changes, [FROZEN]);
+  const { config } = await loadConfig(dir);
+  const testOwned = await testOwnedChanges(await workspaceAt(dir), base, changes, [FROZEN], config.build.tests);
   return checkScope({ policy, role, step, item: 'T1', changes, frozen: {}, hashes: {}, testOwned }).map(
     (r) => `${r.path}: ${r.why}`,
   );
@@ -194,6 +197,26 @@ it('a package.json saved with a byte order mark (npm reads it) is judged by its 
   expect(await turn('driver', 'green', `sed -i 's/"jest --ci"/"exit 0"/' package.json`)).toEqual([
     `package.json: ${HARNESS}`,
   ]);
+}, 30_000);
+
+it('the driver cannot rewrite the expected values of an older test it broke', async () => {
+  // A test from before the feature, not frozen by this one's RED: it must keep passing on the code.
+  await mkdir(path.join(dir, 'data'));
+  await writeFile(path.join(dir, 'data/totals.json'), '{ "total": 3 }\n');
+  await writeFile(path.join(dir, 'data/unread.json'), '{}\n');
+  await writeFile(
+    path.join(dir, 'test/total.test.js'),
+    "const sum = require('../src/sum.js');\nconst { total } = require('../data/totals.json');\ntest('total', () => { expect(sum(1, 2)).toBe(total); });\n",
+  );
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'an older test');
+  expect(
+    await turn(
+      'driver',
+      'green',
+      `printf 'module.exports = (a, b) => a * b;\\n' > src/sum.js && printf '{ "total": 2 }\\n' > data/totals.json && printf '{ "x": 1 }\\n' > data/unread.json`,
+    ),
+  ).toEqual([`data/totals.json: ${HARNESS}`]);
 }, 30_000);
 
 it('the navigator may change them in RED, with its tests', async () => {

@@ -7,7 +7,8 @@
  *   `passWithNoTests`, `moduleNameMapper` to an in-memory double), `babel` (babel-jest compiles every
  *   test with it: a plugin in `src/` could empty each `expect`), `jest-junit`, `imports`, `overrides` —
  *   are test-owned;
- * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test;
+ * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test,
+ *   and so is one any older test of the base reads (it must keep passing on the code, not on new data);
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
  *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked.
  *
@@ -16,6 +17,7 @@
 import { readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
+import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readText } from './store.js';
@@ -78,6 +80,8 @@ export async function testOwnedChanges(
   base: string,
   changes: readonly FileChange[],
   frozenTests: readonly string[],
+  /** `build.tests`: the data files every test of the base reads are as test-owned as the frozen tests'. */
+  testGlobs: readonly string[] = [],
 ): Promise<string[]> {
   const owned = new Set<string>();
   for (const change of changes) {
@@ -92,6 +96,24 @@ export async function testOwnedChanges(
   for (const test of frozenTests) refs.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
   for (const change of changes)
     if (!frozenTests.includes(change.path) && referenced(change.path, refs)) owned.add(change.path);
+  // A test from before the feature (not frozen, but it must keep passing) whose expected values the
+  // driver rewrites along with the code passes on a regression. Its test file cannot change outside
+  // RED, so the work tree's copy is the base's wherever the turn is not refused for that anyway.
+  const data = changes.filter(
+    (c) =>
+      DATA.test(c.path) &&
+      path.posix.basename(c.path) !== 'package.json' &&
+      !owned.has(c.path) &&
+      !matchesAny(c.path, testGlobs),
+  );
+  if (data.length > 0 && testGlobs.length > 0) {
+    const tests = (await ws.filesUnder(base, '.')).filter(
+      (f) => !frozenTests.includes(f) && matchesAny(f, testGlobs) && !DATA.test(f),
+    );
+    const older: string[] = [];
+    for (const test of tests) older.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
+    for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
+  }
   return [...owned].sort();
 }
 
