@@ -4,14 +4,14 @@
  * (node's own test runner), a "runner" package in the ignored `node_modules` that writes JUnit, and
  * no database (the proof's branch is a stand-in that is never connected to).
  */
-import { access, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import type { Dependencies } from '../../src/lanes/tdd/clean-tree.js';
+import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import type { Branches } from '../../src/lanes/tdd/database.js';
 import { prove } from '../../src/lanes/tdd/proof.js';
 import { agentReadOnly } from '../../src/lanes/tdd/turn.js';
@@ -97,6 +97,33 @@ export async function sumRepo(prefix: string, options: SumRepoOptions = {}): Pro
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'base');
   return dir;
+}
+
+/** A sum repository opened as the conductor opens its workspace, with the pristine dependencies' snapshot. */
+export interface SumWorkspace {
+  dir: string;
+  ws: GitWorkspace;
+  deps: Dependencies;
+  /** The snapshot, the proofs' leftovers beside the repository (`<dir>-consort-…`), the repository. */
+  dispose(): Promise<void>;
+}
+
+export async function sumWorkspace(prefix: string, options: SumRepoOptions = {}): Promise<SumWorkspace> {
+  const dir = await sumRepo(prefix, options);
+  const ws = await openWorkspace(dir);
+  const deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
+  return {
+    dir,
+    ws,
+    deps,
+    async dispose() {
+      await deps.dispose();
+      for (const name of await readdir(path.dirname(dir)))
+        if (name.startsWith(`${path.basename(dir)}-consort-`))
+          await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /**

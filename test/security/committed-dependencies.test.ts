@@ -8,33 +8,34 @@
  * under the lane's read-only binds; the scope check must refuse it. The same holds for a
  * `node_modules` beside a test (`src/node_modules/…`, resolved first by a test in `src/`).
  */
-import { readdir, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
+import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import type { Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
-import { localProcessRunner } from '../../src/process/runner.js';
-import { driverGreenTurn, git, PATCHED_RUNNER, proveHead, sumRepo, testStates } from '../helpers/sum-repo.js';
+import {
+  driverGreenTurn,
+  git,
+  PATCHED_RUNNER,
+  proveHead,
+  sumWorkspace,
+  type SumWorkspace,
+  testStates,
+} from '../helpers/sum-repo.js';
 
 let dir: string;
 let ws: GitWorkspace;
 let deps: Dependencies;
+let sum: SumWorkspace;
 
 beforeEach(async () => {
-  dir = await sumRepo('consort-committed-deps-');
-  ws = await openWorkspace(dir);
-  deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
+  sum = await sumWorkspace('consort-committed-deps-');
+  ({ dir, ws, deps } = sum);
 });
 
 afterEach(async () => {
-  await deps.dispose();
-  for (const name of await readdir(path.dirname(dir)))
-    if (name.startsWith(`${path.basename(dir)}-consort-`))
-      await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
+  await sum.dispose();
 });
 
 async function refusedAfter(command: string): Promise<string[]> {

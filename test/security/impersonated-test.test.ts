@@ -9,36 +9,29 @@
  * `command` agent on the sum repository with node's own test discovery; every file a runner
  * collects by default is a test path now, so the scope check refuses it.
  */
-import { readdir, rm } from 'node:fs/promises';
-import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { judgeGreen } from '../../src/conductor/proofs.js';
 import { checkScope, isTestPath } from '../../src/conductor/scope.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
+import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import type { Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
-import { localProcessRunner } from '../../src/process/runner.js';
-import { driverGreenTurn, git, proveHead, sumRepo, testStates } from '../helpers/sum-repo.js';
+import { driverGreenTurn, git, proveHead, sumWorkspace, type SumWorkspace, testStates } from '../helpers/sum-repo.js';
 
 let dir: string;
 let ws: GitWorkspace;
 let deps: Dependencies;
+let sum: SumWorkspace;
 
 beforeEach(async () => {
-  dir = await sumRepo('consort-impersonated-', {
+  sum = await sumWorkspace('consort-impersonated-', {
     suiteCommand: 'node --test --test-reporter=junit --test-reporter-destination=junit.xml',
   });
-  ws = await openWorkspace(dir);
-  deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
+  ({ dir, ws, deps } = sum);
 });
 
 afterEach(async () => {
-  await deps.dispose();
-  for (const name of await readdir(path.dirname(dir)))
-    if (name.startsWith(`${path.basename(dir)}-consort-`))
-      await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
+  await sum.dispose();
 });
 
 it('the driver cannot add a test the runner collects to stand in for the frozen one', async () => {

@@ -8,37 +8,32 @@
  * `command` agent on the sum repository (test/helpers/sum-repo.ts); the scope check must refuse
  * every such link, whatever the role, and a link inside the tree stays the driver's.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { snapshotDependencies, type Dependencies } from '../../src/lanes/tdd/clean-tree.js';
+import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import type { Dependencies } from '../../src/lanes/tdd/clean-tree.js';
 import { linksLeaving } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
-import { localProcessRunner } from '../../src/process/runner.js';
-import { driverGreenTurn, git, proveHead, sumRepo, testStates } from '../helpers/sum-repo.js';
+import { driverGreenTurn, git, proveHead, sumWorkspace, type SumWorkspace, testStates } from '../helpers/sum-repo.js';
 
 let dir: string;
 let outside: string;
 let ws: GitWorkspace;
 let deps: Dependencies;
+let sum: SumWorkspace;
 
 beforeEach(async () => {
-  dir = await sumRepo('consort-leaving-links-');
+  sum = await sumWorkspace('consort-leaving-links-');
+  ({ dir, ws, deps } = sum);
   outside = await mkdtemp(path.join(os.tmpdir(), 'consort-outside-'));
-  ws = await openWorkspace(dir);
-  deps = await snapshotDependencies(bindWorkspace(ws), localProcessRunner);
 });
 
 afterEach(async () => {
-  await deps.dispose();
-  for (const name of await readdir(path.dirname(dir)))
-    if (name.startsWith(`${path.basename(dir)}-consort-`))
-      await rm(path.join(path.dirname(dir), name), { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
+  await sum.dispose();
   await rm(outside, { recursive: true, force: true });
 });
 
