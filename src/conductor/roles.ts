@@ -47,7 +47,9 @@ export const OWED: Record<DesignRole, string> = {
  * The test harness: whatever decides how the suite runs or what it expects, wherever a runner
  * looks for it — package-manager and runtime configuration, runner configs, setup and transform
  * configuration, module doubles, snapshots and fixtures. `package.json`'s runner keys and the data
- * files a frozen test reads are judged by content (src/lanes/tdd/harness.ts).
+ * files a frozen test reads are judged by content (src/lanes/tdd/harness.ts). `.env` files too: vite
+ * and vitest load `.env`, `.env.local`, `.env.[mode]` unnamed, jest setups call dotenv, and a value
+ * the tests read there (a flag that skips a check) decides the run.
  */
 export const DEFAULT_HARNESS = [
   '**/.npmrc',
@@ -94,6 +96,8 @@ export const DEFAULT_HARNESS = [
   '**/__fixtures__/**',
   '**/fixtures/**',
   '**/testdata/**',
+  '**/.env',
+  '**/.env.*',
 ];
 
 /**
