@@ -34,6 +34,8 @@ export const HOST_PROGRAMS = [
   'useradd',
   'xdg-open',
   'open',
+  // The TDD lane asks it which Python modules a turn's new top-level module shadows (harness.ts).
+  'python3',
 ] as const;
 
 /** Found paths, by PATH then by name (a name PATH lacked maps to `missing(name)`). */

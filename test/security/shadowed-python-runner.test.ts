@@ -16,7 +16,7 @@ import type { Role } from '../../src/conductor/roles.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
 import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { pythonShadows, testOwnedChanges } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
 import { workspaceAt } from '../helpers/tdd.js';
@@ -157,4 +157,31 @@ it('the navigator may add one in RED', async () => {
   expect(await turn('navigator', 'red', `printf 'x = 1\\n' > json.py && echo '# t' >> tests/test_other.py`)).toEqual(
     [],
   );
+}, 30_000);
+
+it("a top-level module the base already has is the project's own (an editable install finds it too)", async () => {
+  await writeFile(path.join(dir, 'json.py'), 'x = 1\n');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'its own json module');
+  expect(await turn('driver', 'green', `printf 'x = 2\\n' > json.py`)).toEqual([]);
+}, 30_000);
+
+it('without a python3 to ask, every new top-level module is test-owned', async () => {
+  const base = await workspaceHead(ws);
+  await writeFile(path.join(dir, 'consort_app_helpers.py'), 'y = 2\n');
+  await mkdir(path.join(dir, 'shop'));
+  await writeFile(path.join(dir, 'shop/__init__.py'), '');
+  const changes = await changesSince(ws, base);
+  const workspace = await workspaceAt(dir);
+  const empty = await mkdtemp(path.join(os.tmpdir(), 'consort-no-python-'));
+  const saved = process.env.PATH;
+  process.env.PATH = empty;
+  try {
+    expect(await pythonShadows(workspace, base, changes)).toEqual(['consort_app_helpers.py', 'shop/__init__.py']);
+  } finally {
+    process.env.PATH = saved;
+    await rm(empty, { recursive: true, force: true });
+  }
+  // With one, neither is found outside the repository.
+  expect(await pythonShadows(workspace, base, changes)).toEqual([]);
 }, 30_000);

@@ -10,12 +10,22 @@
  * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test,
  *   and so is one any older test of the base reads (it must keep passing on the code, not on new data);
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
- *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked.
+ *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked;
+ * - a top-level Python module or package named like one python finds outside the repository:
+ *   `python -m pytest` (or `-m unittest`) puts the repository's root first on `sys.path`, and pytest's
+ *   rootdir insertion or `pythonpath = src` any folder without an `__init__.py`, so a `pytest.py`,
+ *   `_pytest/`, `pluggy/` or `xml/` there is imported in place of the runner and can forge its JUnit
+ *   report (pythonShadows).
  *
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
-import { readlink } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { access, readlink } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { childEnv } from '../../core/child-env.js';
+import { hostProgram } from '../../process/host-programs.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
@@ -114,7 +124,107 @@ export async function testOwnedChanges(
     for (const test of tests) older.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
     for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
   }
+  for (const shadow of await pythonShadows(ws, base, changes)) owned.add(shadow);
   return [...owned].sort();
+}
+
+/** A file python imports a module from: `name.py`, `name.cpython-311-x86_64-linux-gnu.so`, … */
+const PYTHON_MODULE = /^([A-Za-z_][A-Za-z0-9_]*)(?:\.[^/]*)?\.(?:py|pyc|pyw|so|pyd)$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The top-level name a changed Python file is imported under when its folder is on `sys.path` — the
+ * module itself, or the outermost package (folders with an `__init__.py`) it belongs to — and that
+ * module's or package's path.
+ */
+async function topLevel(dir: string, file: string): Promise<{ name: string; path: string } | null> {
+  const parts = file.split('/');
+  const module = PYTHON_MODULE.exec(parts.at(-1)!)?.[1];
+  if (module === undefined) return null;
+  let top = module === '__init__' ? null : { name: module, path: file };
+  let depth = parts.length - 1;
+  while (depth > 0) {
+    const init = path.join(dir, ...parts.slice(0, depth), '__init__.py');
+    if (
+      !(await access(init).then(
+        () => true,
+        () => false,
+      ))
+    )
+      break;
+    top = { name: parts[depth - 1]!, path: parts.slice(0, depth).join('/') };
+    depth -= 1;
+  }
+  return top !== null && IDENTIFIER.test(top.name) ? top : null;
+}
+
+/**
+ * Test runners' own modules: shadowing ones even where the probe's python lacks them (a user install,
+ * which the probe does not read, or a virtualenv it does not see).
+ */
+const RUNNER_MODULES = ['pytest', '_pytest', 'pluggy', 'py', 'iniconfig', 'unittest', 'nose2', 'xdist', 'hypothesis'];
+
+/** Which names python finds outside `root` (standard library, site-packages, built in). */
+const PROBE = `import importlib.util, json, os, sys
+root = os.path.realpath(sys.argv[1])
+inside = lambda p: not p or os.path.realpath(p) == root or os.path.realpath(p).startswith(root + os.sep)
+sys.path = [p for p in sys.path if not inside(p)]
+def found(n):
+    if n in sys.builtin_module_names or n in getattr(sys, 'stdlib_module_names', ()):
+        return True
+    try:
+        return importlib.util.find_spec(n) is not None
+    except Exception:
+        return True
+print(json.dumps([n for n in sys.argv[2:] if found(n)]))
+`;
+
+/**
+ * Changed paths of a new top-level Python module or package (one the base does not have) that python
+ * finds outside the workspace too. A module or package the base has is the project's own (an
+ * editable install finds it, rightly). Asked of the `python3` on the conductor's PATH as it was
+ * when Consort started (src/process/host-programs.ts), in isolated mode, with the runners' own
+ * module names added; without one every such new module is test-owned, since nothing can say
+ * which are safe.
+ */
+export async function pythonShadows(ws: Workspace, base: string, changes: readonly FileChange[]): Promise<string[]> {
+  const byName = new Map<string, string[]>();
+  const known = new Map<string, boolean>();
+  for (const change of changes) {
+    if (change.status === 'deleted' || change.path.startsWith('../')) continue;
+    const top = await topLevel(ws.dir, change.path);
+    if (top === null) continue;
+    if (!known.has(top.path))
+      known.set(
+        top.path,
+        top.path === change.path
+          ? (await ws.fileAt(base, top.path)) !== null
+          : (await ws.filesUnder(base, top.path)).length > 0,
+      );
+    if (known.get(top.path)) continue;
+    byName.set(top.name, [...(byName.get(top.name) ?? []), change.path]);
+  }
+  if (byName.size === 0) return [];
+  let found: string[];
+  try {
+    // -I: no PYTHON* variables, no user site-packages (the home folder is untrusted code's to write:
+    // a .pth file there would run here, outside any sandbox), no current folder on sys.path.
+    const { stdout } = await promisify(execFile)(
+      hostProgram('python3'),
+      ['-I', '-c', PROBE, ws.dir, ...byName.keys()],
+      {
+        cwd: os.tmpdir(),
+        env: childEnv({}),
+        timeout: 30_000,
+      },
+    );
+    found = JSON.parse(stdout) as string[];
+  } catch {
+    // No python3 to ask (or it failed): refuse them all rather than guess which are safe.
+    found = [...byName.keys()];
+  }
+  for (const name of RUNNER_MODULES) if (byName.has(name) && !found.includes(name)) found.push(name);
+  return found.flatMap((name) => byName.get(name) ?? []);
 }
 
 /** `npm test`, `npm run x`, `yarn x`, `pnpm run x`, `bun run x`: the package.json scripts a command runs. */
