@@ -2,7 +2,8 @@
  * Cancelling a check: the shells abort the signal they pass in (SIGINT/SIGTERM, the App's newer
  * run), the lane aborts its own when a newer run of the pull request claims the run lock. The lane
  * stops at the next stage boundary (the suite's process group is killed at once, the statements
- * its migration requests are running are ended), removes its temporary branches and concludes
+ * its migration requests are running are ended, and the migrations' child too where they do not
+ * come back: time-limit.ts, endRequests), removes its temporary branches and concludes
  * `cancelled` with the reason.
  */
 export class CheckCancelled extends Error {

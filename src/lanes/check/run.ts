@@ -55,7 +55,7 @@ import {
 import { confined, unconfinedNote } from './confined.js';
 import { initialStages, runStage, skip } from './stages.js';
 import { suiteStage } from './suite-stage.js';
-import { cancelMigrationStatements, timeLimited } from './time-limit.js';
+import { endRequests, timeLimited } from './time-limit.js';
 import { createWorkdir, type Workdir } from './workdir.js';
 
 /** The world a run touches, built once by each shell's composition root. */
@@ -151,8 +151,10 @@ export async function runCheck(
   let prReads: { release(): Promise<void> } | undefined;
   // The URL the PR branch's migrations ran with, where its connection is kept for the proof on it.
   let prRunAs: string | undefined;
-  // Ends the statements of the migration requests in flight (set once the run has its runner).
+  // Ends the migration requests in flight (set once the run has its runner).
   let stopMigrations: (() => void) | undefined;
+  // Reversibility's proof on the PR branch, once started: it runs to its end, a cancel or not.
+  let proofOnBranch: Promise<unknown> | undefined;
   try {
     // Node, node-pg-migrate and a TypeScript loader take a while to load in the migrations' child
     // (the longest wait of a warm check on a JS/TS history): started first when the plan will need them.
@@ -315,21 +317,37 @@ export async function runCheck(
     );
     // The requests in flight, by the URL each runs with: a cancel ends their statements, as the role
     // that runs them (a migration that sleeps or waits on a lock held the run, and its run lock, to
-    // its end). Not the proof on the PR branch (proofRunner): once started, it runs to its end.
+    // its end), and ends the migrations' child where they have not come back after that (a
+    // JavaScript migration running no statement: a promise that never settles, a loop), as
+    // migrations.timeout does. No request starts after the cancel, and one the cancel ended is a
+    // cancelled run, not a failed migration. Not the proof on the PR branch (proofRunner): once
+    // started, it runs to its end, so the child is ended only after it.
     const inFlight = new Map<string, number>();
     const runner: MigrationSession = Object.assign(Object.create(proofRunner) as MigrationSession, {
-      apply: (options: ApplyOptions, how?: { keep?: boolean; first?: boolean }) => {
+      apply: async (options: ApplyOptions, how?: { keep?: boolean; first?: boolean }) => {
+        cancelPoint();
         const url = options.databaseUrl;
         inFlight.set(url, (inFlight.get(url) ?? 0) + 1);
-        return proofRunner.apply(options, how).finally(() => {
+        try {
+          return await proofRunner.apply(options, how);
+        } catch (e) {
+          cancelPoint();
+          throw e;
+        } finally {
           const left = inFlight.get(url)! - 1;
           if (left > 0) inFlight.set(url, left);
           else inFlight.delete(url);
-        });
+        }
       },
     });
     stopMigrations = () => {
-      for (const url of inFlight.keys()) void cancelMigrationStatements(url).catch(() => undefined);
+      endRequests([...inFlight.keys()], () => {
+        void (proofOnBranch ?? Promise.resolve())
+          .catch(() => undefined)
+          .then(() => {
+            if (inFlight.size > 0) headRunner!.stop?.();
+          });
+      });
     };
     if (signal.aborted) stopMigrations();
     else signal.addEventListener('abort', stopMigrations, { once: true });
@@ -576,6 +594,7 @@ export async function runCheck(
         schemas: prSchemas ?? ports.schemas,
         releaseReads: releasePrBranch,
       });
+      proofOnBranch = reversibilityWork;
       reversibilityWork.catch(() => undefined); // awaited by its stage, or before the branches go
     }
     // As the admin, reversibility's copy starts now (it waited for this): its time counts from here.

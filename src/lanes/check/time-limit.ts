@@ -6,6 +6,7 @@
  * request, the session's child process is ended. The request then fails naming the migration
  * that was running, the limit and the key that raises it, so the run reports, removes its
  * temporary branches and releases its run lock instead of holding them until the CI job is killed.
+ * A cancelled run ends its requests the same way (endRequests), without waiting for the limit.
  */
 import { withClient } from '../../db/sql.js';
 import { migrationsTableSql } from '../../migrations/placement.js';
@@ -40,7 +41,7 @@ export function timeLimited(
     let running: string | undefined;
     let expired = false;
     const stopsBefore = stops;
-    let grace: NodeJS.Timeout | undefined;
+    let disarm: (() => void) | undefined;
     const onRunning = (name: string): void => {
       running = name;
       how.onRunning?.(name);
@@ -53,10 +54,7 @@ export function timeLimited(
     const timer = setTimeout(
       () => {
         expired = true;
-        void cancelMigrationStatements(options.databaseUrl).then(
-          (cancelled) => (grace = setTimeout(stopChild, cancelled > 0 ? CANCEL_GRACE_MS : 0)),
-          () => stopChild(),
-        );
+        disarm = endRequests([options.databaseUrl], stopChild);
       },
       Math.min(limit.ms, MAX_TIMER_MS),
     );
@@ -72,7 +70,7 @@ export function timeLimited(
       return { ok: false, applied: [], log: [], failed };
     } finally {
       clearTimeout(timer);
-      clearTimeout(grace);
+      disarm?.();
     }
   };
   return Object.assign(Object.create(session) as MigrationSession, { apply });
@@ -119,6 +117,27 @@ async function recordedNext(options: ApplyOptions, files: readonly { name: strin
   const names = options.onlyNames ?? files.map((f) => f.name);
   if (options.direction === 'up') return names.find((n) => !done.has(n));
   return options.onlyNames ? options.onlyNames.find((n) => done.has(n)) : recorded[recorded.length - 1];
+}
+
+/**
+ * End migration requests that must stop now (past migrations.timeout, or the run cancelled): the
+ * statements running on the databases `urls` reach are cancelled, as the role that runs them, and
+ * `stop` (which ends the migrations' child) runs once they had CANCEL_GRACE_MS to come back — at
+ * once where none was running a statement (a JavaScript migration's own code is what holds them:
+ * a promise that never settles, a loop). Returns what calls `stop` off (the requests came back).
+ */
+export function endRequests(urls: readonly string[], stop: () => void): () => void {
+  let off = false;
+  let grace: NodeJS.Timeout | undefined;
+  void Promise.allSettled(urls.map((url) => cancelMigrationStatements(url))).then((settled) => {
+    if (off) return;
+    const cancelled = settled.some((s) => s.status === 'fulfilled' && s.value > 0);
+    grace = setTimeout(stop, cancelled ? CANCEL_GRACE_MS : 0);
+  });
+  return () => {
+    off = true;
+    clearTimeout(grace);
+  };
 }
 
 /**
