@@ -92,6 +92,7 @@ describe('actionSides', () => {
       migrationsRole: 'branch',
       verdict: verdictSettings(config),
       migrationsDir: config.migrations.dir,
+      migrationsTimeout: config.migrations.timeout,
       source: '.github/consort.yml',
     });
     expect(s.base.settings?.verdict?.blocking).toEqual([...CHECK_STAGES]);

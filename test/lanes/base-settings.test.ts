@@ -29,12 +29,14 @@ it('reads the committed file, not the working tree', async () => {
   expect(await settingsAtCommit(localGitRepo, dir, base)).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
   expect((await commitSide(localGitRepo, dir, 'main', base, defaultConfig())).settings).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
@@ -42,12 +44,14 @@ it('reads the committed file, not the working tree', async () => {
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
   expect(await settingsInDir(dir)).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
     source: '.github/consort.yml',
   });
@@ -61,17 +65,20 @@ it('reads the file named with --config at the commit', async () => {
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/consort.json')).toEqual({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
     source: 'ci/consort.json',
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), path.join(dir, 'ci', 'consort.json'))).toMatchObject({
     migrationsRole: 'admin',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     migrationsDir: 'migrations',
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), 'ci/missing.yml')).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     source: null,
   });
   expect(await settingsAtCommit(localGitRepo, dir, await head(), '/etc/consort.yml')).toEqual({
@@ -87,6 +94,7 @@ it('an invalid or doubled base configuration gives the confined role, and says w
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     source: '.github/consort.yml',
     problem: expect.stringMatching(
       /^the base's \.github\/consort\.yml is invalid \(.*check\.migrationsRole: expected one of branch\|admin/,
@@ -99,9 +107,18 @@ it('an invalid or doubled base configuration gives the confined role, and says w
   expect(await settingsAtCommit(localGitRepo, dir, await head())).toEqual({
     migrationsRole: 'branch',
     verdict: DEFAULTS,
+    migrationsTimeout: '30m',
     source: null,
     problem: 'the base has 2 configuration files (.github/consort.yml, consort.config.json)',
   });
+});
+
+it("reads migrations.timeout from the committed file: the limit on base's own migrations", async () => {
+  await writeFile(path.join(dir, '.github/consort.yml'), 'migrations:\n  timeout: 90s\n');
+  await git(dir, 'commit', '-qam', 'a limit');
+  const base = await head();
+  await writeFile(path.join(dir, '.github/consort.yml'), 'migrations:\n  timeout: 5h\n');
+  expect((await settingsAtCommit(localGitRepo, dir, base)).migrationsTimeout).toBe('90s');
 });
 
 it("reads the verdict's settings from the committed file, never the working tree's", async () => {

@@ -90,6 +90,12 @@ export interface SideSettings {
    */
   migrationsDir?: string;
   /**
+   * The side's `migrations.timeout` (the default when it has no valid configuration; absent when
+   * the file lies outside the repository): the limit on the base's own migrations as the baseline
+   * applies them, which a pull request must not be able to lift or tighten.
+   */
+  migrationsTimeout?: string;
+  /**
    * The verdict's settings (the defaults when the side has no valid configuration); absent when
    * the configuration file lies outside the repository (`--config ../x.yml`), where no pull
    * request can change it: then the file as given counts.
@@ -189,6 +195,7 @@ async function settingsFrom(root: string, configPath: string | undefined, read: 
       ? {}
       : {
           verdict: verdictSettings(config ?? defaultConfig()),
+          migrationsTimeout: (config ?? defaultConfig()).migrations.timeout,
           // No valid file: where the base keeps its migrations is not known (a repository adopting
           // Consort in this change), so the change's folder is read on both sides.
           ...(config ? { migrationsDir: config.migrations.dir } : {}),

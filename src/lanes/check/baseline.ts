@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
+import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
@@ -23,9 +24,10 @@ import {
 import { childEnv, migrationEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
-import type { ApplyFailure, MigrationRunner } from '../../ports/migration-runner.js';
+import type { ApplyFailure, ApplyOptions, ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
+import { ranPastLimit, timeLimited } from './time-limit.js';
 
 export const BASELINE_TTL_MS = 7 * 86_400_000;
 
@@ -39,8 +41,14 @@ export interface BaselineInput {
   env: NodeJS.ProcessEnv;
   /** Starts the seed command. */
   processes: ProcessRunner;
-  /** Applies base's migrations. */
-  migrations: Pick<MigrationRunner, 'apply'>;
+  /** Applies base's migrations (in a session of their own under `timeout`, where it can open one). */
+  migrations: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationRunner, 'open'>>;
+  /**
+   * migrations.timeout as the base's own configuration sets it (the check lane): past it a base
+   * migration is ended as a pull request's is (time-limit.ts) and the baseline fails naming it.
+   * Absent: no limit.
+   */
+  timeout?: string;
   /**
    * The seed file as base has it (a PR that adds a table and seeds it must not seed base's
    * schema with it): a string, or null when base has no seed file yet (then nothing is seeded).
@@ -293,6 +301,12 @@ export async function baseFailure(
     };
   }
   const message = `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`;
+  if (ranPastLimit(f))
+    return {
+      message,
+      hint: `The limit is the base branch's own: a pull request cannot change it for base's migrations, which ran on a copy of "${parent}".`,
+      detail,
+    };
   const fixBase = `fix ${where ?? 'the migration'} on base: the PR cannot be checked on top of a base that does not apply.`;
   if (!rebuilt && (await parentHasContent().catch(() => true)))
     return {
@@ -479,7 +493,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
       ttlMs: BASELINE_TTL_MS,
       prepare: async (url, untrusted) => {
         if (input.rebuild) await emptyDatabase(url);
-        const result = await input.migrations.apply({
+        const result = await applyBase(input, {
           databaseUrl: url,
           dir: input.baseDir.dir,
           relativeTo: input.baseDir.relativeTo,
@@ -522,6 +536,19 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
       message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e),
       ...(failure ? { failure } : {}),
     };
+  }
+}
+
+/** Base's migrations up, under the base's migrations.timeout where one is given. */
+async function applyBase(input: BaselineInput, options: ApplyOptions): Promise<ApplyResult> {
+  const { migrations, timeout } = input;
+  if (timeout === undefined || !migrations.open) return migrations.apply(options);
+  const session = migrations.open(options.env ? { env: options.env } : {});
+  try {
+    const limit = { ms: parseDuration(timeout), text: timeout };
+    return await timeLimited(session, limit, input.base, "the base branch's Consort configuration").apply(options);
+  } finally {
+    await session.close().catch(() => undefined);
   }
 }
 

@@ -272,6 +272,8 @@ export async function runCheck(
         migrations: ports.migrations,
         baseSeed: plan.baseSeed,
         engine: plan.engine.engine,
+        // The base's own limit on its migrations (the file as given where it lies outside the repository).
+        timeout: input.base.settings?.migrationsTimeout ?? config.migrations.timeout,
         ...(plan.baseline ? { name: plan.baseline } : {}),
       });
       if (b.ok) {

@@ -33,6 +33,8 @@ export function timeLimited(
   session: MigrationSession,
   limit: TimeLimit,
   files: readonly { name: string; file: string }[],
+  /** Whose configuration sets the limit, as the failure tells where to raise it. */
+  configuration = 'the Consort configuration',
 ): MigrationSession {
   const fileOf = (name: string) => files.find((f) => f.name === name)?.file ?? name;
   // Bumped each time the limit ends the child: a request that saw it happen was ended by it.
@@ -62,11 +64,11 @@ export function timeLimited(
       const r = await session.apply(options, { ...how, onRunning });
       // One that finished as the limit passed stands: only a request the limit ended is reported so.
       if (r.ok || !expired) return r;
-      return { ...r, failed: timedOut(limit, options, r.failed.name ?? running, fileOf, r.failed) };
+      return { ...r, failed: timedOut(limit, options, r.failed.name ?? running, fileOf, configuration, r.failed) };
     } catch (e) {
       if (!expired && stops === stopsBefore) throw e;
       const name = running ?? (await recordedNext(options, files).catch(() => undefined));
-      const failed = timedOut(limit, options, name, fileOf, undefined, !expired);
+      const failed = timedOut(limit, options, name, fileOf, configuration, undefined, !expired);
       return { ok: false, applied: [], log: [], failed };
     } finally {
       clearTimeout(timer);
@@ -76,11 +78,19 @@ export function timeLimited(
   return Object.assign(Object.create(session) as MigrationSession, { apply });
 }
 
+/** `f` is a request migrations.timeout ended (timeLimited's failure). */
+export function ranPastLimit(f: ApplyFailure): boolean {
+  return /^(still running (down )?after|stopped with the migrations' process, ended when) .*migrations\.timeout \(/.test(
+    f.error.message,
+  );
+}
+
 function timedOut(
   limit: TimeLimit,
   options: ApplyOptions,
   name: string | undefined,
   fileOf: (name: string) => string,
+  configuration: string,
   failed?: ApplyFailure,
   /** Ended with the process another branch's request held past the limit, before its own passed. */
   alongside = false,
@@ -92,7 +102,7 @@ function timedOut(
   const what = alongside
     ? `stopped with the migrations' process, ended when a request of it on another branch ran past migrations.timeout (${limit.text})`
     : `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}`;
-  const message = `${what}. If it needs longer (a large backfill), raise migrations.timeout in the Consort configuration (e.g. \`timeout: 1h\` under \`migrations:\`)`;
+  const message = `${what}. If it needs longer (a large backfill), raise migrations.timeout in ${configuration} (e.g. \`timeout: 1h\` under \`migrations:\`)`;
   const code = failed && 'error' in failed && failed.error.code ? { code: failed.error.code } : {};
   if (failed?.kind === 'statement')
     return { ...failed, ...(name ? { name, file: fileOf(name) } : {}), error: { message, ...code } };

@@ -1,0 +1,85 @@
+/**
+ * migrations.timeout on the base's own migrations as the baseline applies them (baseline.ts,
+ * applyBase): a base migration that never ends fails the baseline once the base's limit passes,
+ * naming it, the limit and where to raise it (the base branch's configuration: a pull request that
+ * sets its own limit changes nothing for base's migrations); the run removes what it made and the
+ * next check starts at once. On the run's shared embedded PostgreSQL 18, with a 1 s limit.
+ */
+import { rm } from 'node:fs/promises';
+import { resolveSides } from '../../src/cli/commands/check.js';
+import { loadConfig } from '../../src/config/load.js';
+import { localGitRepo } from '../../src/git/repo.js';
+import { cleanupPull } from '../../src/lanes/check/cleanup.js';
+import { check } from '../../src/lanes/check/run.js';
+import { CheckReport } from '../../src/report/check-report.js';
+import { testPorts } from '../helpers/check-ports.js';
+import { checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+
+const CONFIG = (timeout: string) =>
+  `migrations:\n  dir: migrations\n  timeout: ${timeout}\nsuite:\n  command: "true"\n`;
+
+let t: TestProvider;
+let dir: string;
+beforeAll(async () => {
+  t = await localTestProvider();
+  dir = await checkRepo('check-baseline-timeout', {
+    'migrations/1700000000000_base.sql':
+      '-- Up Migration\nCREATE TABLE customers (id int);\n-- Down Migration\nDROP TABLE customers;\n',
+    'migrations/1700000000001_hang.js': 'exports.up = () => new Promise(() => {});\nexports.down = () => {};\n',
+    '.github/consort.yml': CONFIG('1s'),
+  });
+}, 60_000);
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await t?.cleanup();
+});
+
+async function runCheck(branch: string, pr: number) {
+  await git(dir, 'checkout', '-q', branch);
+  const { config, source } = await loadConfig(dir);
+  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
+  return CheckReport.parse(
+    await check({
+      ...testPorts,
+      workspace: dir,
+      config,
+      configSource: source,
+      base,
+      head,
+      pr,
+      provider: t.provider,
+      toolVersion: 'test',
+      env: {},
+    }),
+  );
+}
+
+describe("a base migration past the base's migrations.timeout", () => {
+  it('fails the baseline naming it and the base branch as where to raise the limit, whatever the PR sets', async () => {
+    await git(dir, 'checkout', '-q', 'main');
+    // The pull request lifts the limit in its own configuration: not for base's migrations.
+    await commitBranch(dir, 'lift', {
+      '.github/consort.yml': CONFIG('1h'),
+      'migrations/1700000000002_new.sql':
+        '-- Up Migration\nCREATE TABLE t (id int);\n-- Down Migration\nDROP TABLE t;\n',
+    });
+    try {
+      const first = await runCheck('lift', 91);
+      expect(first.conclusion).toBe('failure');
+      const stage = first.stages.baseline;
+      expect(stage.status).toBe('failed');
+      expect(stage.summary).toMatch(/^base's migration migrations\/1700000000001_hang\.js failed on the parent branch/);
+      expect(stage.summary).toContain('still running after migrations.timeout (1s)');
+      expect(stage.summary).toContain("raise migrations.timeout in the base branch's Consort configuration");
+      expect(stage.durationMs).toBeLessThan(10_000);
+      expect(first.stages.migrations.status).toBe('skipped');
+      // Nothing held: the next check of the pull request runs (and stops) the same way at once.
+      const second = await runCheck('lift', 91);
+      expect(second.stages.baseline.status).toBe('failed');
+      expect(second.stages.baseline.durationMs).toBeLessThan(10_000);
+    } finally {
+      await cleanupPull(t.provider, 91);
+    }
+  }, 120_000);
+});
