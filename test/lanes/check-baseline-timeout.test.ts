@@ -3,14 +3,17 @@
  * applyBase): a base migration that never ends fails the baseline once the base's limit passes,
  * naming it, the limit and where to raise it (the base branch's configuration: a pull request that
  * sets its own limit changes nothing for base's migrations); the run removes what it made and the
- * next check starts at once. On the run's shared embedded PostgreSQL 18, with a 1 s limit.
+ * next check starts at once. A run cancelled while base's migrations apply ends them the same way
+ * at once and concludes `cancelled`. On the run's shared embedded PostgreSQL 18, with a 1 s limit.
  */
 import { rm } from 'node:fs/promises';
 import { resolveSides } from '../../src/cli/commands/check.js';
 import { loadConfig } from '../../src/config/load.js';
 import { localGitRepo } from '../../src/git/repo.js';
+import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
 import { check } from '../../src/lanes/check/run.js';
+import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
 import { checkRepo, commitBranch, git } from '../helpers/check-repo.js';
@@ -35,7 +38,11 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-async function runCheck(branch: string, pr: number) {
+async function runCheck(
+  branch: string,
+  pr: number,
+  options: { migrations?: MigrationRunner; signal?: AbortSignal } = {},
+) {
   await git(dir, 'checkout', '-q', branch);
   const { config, source } = await loadConfig(dir);
   const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
@@ -51,6 +58,7 @@ async function runCheck(branch: string, pr: number) {
       provider: t.provider,
       toolVersion: 'test',
       env: {},
+      ...options,
     }),
   );
 }
@@ -80,6 +88,52 @@ describe("a base migration past the base's migrations.timeout", () => {
       expect(second.stages.baseline.durationMs).toBeLessThan(10_000);
     } finally {
       await cleanupPull(t.provider, 91);
+    }
+  }, 120_000);
+});
+
+describe("a run cancelled while base's migrations apply", () => {
+  it('ends a base migration that runs no statement at once and concludes cancelled', async () => {
+    await git(dir, 'checkout', '-q', 'main');
+    // No limit of the base's that would end it (the default, 30m): only the cancel does.
+    await commitBranch(dir, 'no-limit', { '.github/consort.yml': CONFIG('30m') });
+    await git(dir, 'checkout', '-q', 'main');
+    await git(dir, 'merge', '-q', '--ff-only', 'no-limit');
+    await commitBranch(dir, 'cancel-base', {
+      'migrations/1700000000003_other.sql':
+        '-- Up Migration\nCREATE TABLE u (id int);\n-- Down Migration\nDROP TABLE u;\n',
+    });
+    const controller = new AbortController();
+    let abortedAt: number | undefined;
+    let cancel: NodeJS.Timeout | undefined;
+    const migrations: MigrationRunner = {
+      ...testPorts.migrations,
+      open: (o) => {
+        const session = testPorts.migrations.open(o);
+        return Object.assign(Object.create(session) as typeof session, {
+          apply: (a: Parameters<typeof session.apply>[0], how?: Parameters<typeof session.apply>[1]) => {
+            cancel ??= setTimeout(() => {
+              abortedAt = performance.now();
+              controller.abort(new CheckCancelled('SIGINT'));
+            }, 1000);
+            return session.apply(a, how);
+          },
+        });
+      },
+    };
+    try {
+      const report = await runCheck('cancel-base', 92, { migrations, signal: controller.signal }).finally(() =>
+        clearTimeout(cancel),
+      );
+      expect(report.conclusion).toBe('cancelled');
+      expect(report.cancelled).toEqual({ reason: 'SIGINT' });
+      expect(report.stages.baseline).toMatchObject({ status: 'skipped', summary: 'cancelled' });
+      expect(abortedAt).toBeDefined();
+      expect(performance.now() - abortedAt!).toBeLessThan(5000);
+      // The half-built baseline was rolled back: no baseline branch is left.
+      expect((await t.provider.list()).map((b) => b.name).filter((n) => n.startsWith('baseline'))).toEqual([]);
+    } finally {
+      await cleanupPull(t.provider, 92);
     }
   }, 120_000);
 });

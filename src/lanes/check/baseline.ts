@@ -27,7 +27,7 @@ import type { Log } from '../../ports/log.js';
 import type { ApplyFailure, ApplyOptions, ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { ranPastLimit, timeLimited } from './time-limit.js';
+import { endRequests, ranPastLimit, timeLimited } from './time-limit.js';
 
 export const BASELINE_TTL_MS = 7 * 86_400_000;
 
@@ -49,6 +49,11 @@ export interface BaselineInput {
    * Absent: no limit.
    */
   timeout?: string;
+  /**
+   * The run's cancel: the base's migrations are ended as a cancelled run ends the PR's (their
+   * statements cancelled, then their child; time-limit.ts, endRequests), in their own session.
+   */
+  signal?: AbortSignal;
   /**
    * The seed file as base has it (a PR that adds a table and seeds it must not seed base's
    * schema with it): a string, or null when base has no seed file yet (then nothing is seeded).
@@ -539,15 +544,29 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
   }
 }
 
-/** Base's migrations up, under the base's migrations.timeout where one is given. */
+/** Base's migrations up, under the base's migrations.timeout where one is given, ended by a cancel. */
 async function applyBase(input: BaselineInput, options: ApplyOptions): Promise<ApplyResult> {
-  const { migrations, timeout } = input;
-  if (timeout === undefined || !migrations.open) return migrations.apply(options);
+  const { migrations, timeout, signal } = input;
+  if ((timeout === undefined && !signal) || !migrations.open) return migrations.apply(options);
   const session = migrations.open(options.env ? { env: options.env } : {});
+  let disarm: (() => void) | undefined;
+  const cancel = () => (disarm = endRequests([options.databaseUrl], () => session.stop?.()));
   try {
-    const limit = { ms: parseDuration(timeout), text: timeout };
-    return await timeLimited(session, limit, input.base, "the base branch's Consort configuration").apply(options);
+    const limited =
+      timeout === undefined
+        ? session
+        : timeLimited(
+            session,
+            { ms: parseDuration(timeout), text: timeout },
+            input.base,
+            "the base branch's Consort configuration",
+          );
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
+    return await limited.apply(options);
   } finally {
+    signal?.removeEventListener('abort', cancel);
+    disarm?.();
     await session.close().catch(() => undefined);
   }
 }

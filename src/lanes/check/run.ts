@@ -275,7 +275,10 @@ export async function runCheck(
         // The base's own limit on its migrations (the file as given where it lies outside the repository).
         timeout: input.base.settings?.migrationsTimeout ?? config.migrations.timeout,
         ...(plan.baseline ? { name: plan.baseline } : {}),
+        signal,
       });
+      // A base migration the cancel ended is a cancelled run, not a base that does not apply.
+      if (!b.ok) cancelPoint();
       if (b.ok) {
         // Ready copies of the baseline, so the PR branch and reversibility's copies are renames.
         await warmBaselinePool(provider, b.name, log);
