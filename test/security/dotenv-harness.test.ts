@@ -7,16 +7,13 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
-import { checkScope } from '../../src/conductor/scope.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
-import { workspaceAt } from '../helpers/tdd.js';
+import { scopedTurn } from '../helpers/scoped-turn.js';
 
 const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
@@ -73,30 +70,8 @@ async function jest(): Promise<{ failed: number; code: number }> {
 }
 
 /** A scripted command agent's turn, then the scope check as the conductor runs it (turn.ts). */
-async function turn(role: Role, step: TurnStep, script: string): Promise<string[]> {
-  const base = await workspaceHead(ws);
-  const result = await commandBackend({ command: script }).runTurn({
-    role,
-    step,
-    feature: '001-sum',
-    item: 'T1',
-    instructions: '',
-    workspace: dir,
-    writes: [],
-    contextPack: { pack: {} as never, json: '{}', markdown: `# ${role}: ${step}` },
-    branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
-    model: null,
-    budget: { timeoutMs: 30_000 },
-  });
-  expect(result.exit).toEqual({ kind: 'done' });
-  const changes = await changesSince(ws, base);
-  expect(changes.length).toBeGreaterThan(0);
-  const { config } = await loadConfig(dir);
-  const testOwned = await testOwnedChanges(await workspaceAt(dir), base, changes, [FROZEN], config.build.tests);
-  return checkScope({ policy, role, step, item: 'T1', changes, frozen: {}, hashes: {}, testOwned }).map(
-    (r) => `${r.path}: ${r.why}`,
-  );
-}
+const turn = (role: Role, step: TurnStep, script: string): Promise<string[]> =>
+  scopedTurn({ dir, ws, policy, feature: '001-sum', role, step, script, frozen: [FROZEN] });
 
 const HARNESS = 'the test harness (test-owned: only the navigator changes it, in RED)';
 

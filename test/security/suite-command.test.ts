@@ -10,16 +10,15 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
-import { checkScope } from '../../src/conductor/scope.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { commandFiles, commandPaths } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { scopedTurn } from '../helpers/scoped-turn.js';
 
 const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
@@ -89,28 +88,8 @@ it('names the files the suite command runs through package.json scripts, and the
 });
 
 /** A scripted command agent's turn, then the scope check as the conductor runs it. */
-async function turn(role: Role, step: TurnStep, script: string): Promise<string[]> {
-  const base = await workspaceHead(ws);
-  const result = await commandBackend({ command: script }).runTurn({
-    role,
-    step,
-    feature: '001-sum',
-    item: 'T1',
-    instructions: '',
-    workspace: dir,
-    writes: [],
-    contextPack: { pack: {} as never, json: '{}', markdown: `# ${role}: ${step}` },
-    branchUrl: 'postgresql://agent:pw@127.0.0.1:1/none',
-    model: null,
-    budget: { timeoutMs: 30_000 },
-  });
-  expect(result.exit).toEqual({ kind: 'done' });
-  const changes = await changesSince(ws, base);
-  expect(changes.length).toBeGreaterThan(0);
-  return checkScope({ policy, role, step, item: 'T1', changes, frozen: {}, hashes: {} }).map(
-    (r) => `${r.path}: ${r.why}`,
-  );
-}
+const turn = (role: Role, step: TurnStep, script: string): Promise<string[]> =>
+  scopedTurn({ dir, ws, policy, feature: '001-sum', role, step, script });
 
 it.each([
   ['a runner script that reports green', 'scripts/run.mjs', `printf 'process.exit(0);\\n' > scripts/run.mjs`],
