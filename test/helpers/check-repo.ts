@@ -70,6 +70,18 @@ export async function commitBranch(
   await git(dir, 'commit', '-qm', name);
 }
 
+/** The base migration of the check lane's cancel, time-limit and side-by-side tests: a customers table. */
+export const CUSTOMERS_BASE = `-- Up Migration
+CREATE TABLE customers (id int PRIMARY KEY, name text);
+-- Down Migration
+DROP TABLE customers;
+`;
+
+/** The check lane's temporary branches (`-suite`, `-rev`) still on the provider. */
+export async function temporaryBranches(provider: BranchProvider): Promise<string[]> {
+  return (await provider.list()).map((b) => b.name).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'));
+}
+
 /**
  * The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its
  * lines; `env`: the environment it is run in (none by default). `asCommit`: as `--head <branch>`

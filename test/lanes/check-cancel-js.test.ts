@@ -18,15 +18,9 @@ import { check } from '../../src/lanes/check/run.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
 import { processesRunning } from '../helpers/processes.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-
-const BASE = `-- Up Migration
-CREATE TABLE customers (id int PRIMARY KEY, name text);
--- Down Migration
-DROP TABLE customers;
-`;
 
 let t: TestProvider;
 let dir: string;
@@ -34,7 +28,7 @@ beforeAll(async () => {
   t = await localTestProvider();
   // No migrations.timeout: the default (30m) is what would end these migrations otherwise.
   dir = await checkRepo('check-cancel-js', {
-    'migrations/1700000000000_base.sql': BASE,
+    'migrations/1700000000000_base.sql': CUSTOMERS_BASE,
     '.github/consort.yml': 'migrations:\n  dir: migrations\nsuite:\n  command: "true"\n',
   });
 }, 60_000);
@@ -44,8 +38,7 @@ afterAll(async () => {
 });
 
 /** The lane's temporary branches still present. */
-const temporary = async () =>
-  (await t.provider.list()).map((b) => b.name).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'));
+const temporary = () => temporaryBranches(t.provider);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

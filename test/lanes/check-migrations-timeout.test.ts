@@ -18,21 +18,15 @@ import type { MigrationRunner, MigrationSession } from '../../src/ports/migratio
 import { CheckReport } from '../../src/report/check-report.js';
 import { lineLog } from '../../src/runtime/log.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-
-const BASE = `-- Up Migration
-CREATE TABLE customers (id int PRIMARY KEY, name text);
--- Down Migration
-DROP TABLE customers;
-`;
 
 let t: TestProvider;
 let dir: string;
 beforeAll(async () => {
   t = await localTestProvider();
   dir = await checkRepo('check-migrations-timeout', {
-    'migrations/1700000000000_base.sql': BASE,
+    'migrations/1700000000000_base.sql': CUSTOMERS_BASE,
     '.github/consort.yml': 'migrations:\n  dir: migrations\n  timeout: 1s\nsuite:\n  command: "true"\n',
   });
 }, 60_000);
@@ -42,8 +36,7 @@ afterAll(async () => {
 });
 
 /** The lane's temporary branches still present. */
-const temporary = async () =>
-  (await t.provider.list()).map((b) => b.name).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'));
+const temporary = () => temporaryBranches(t.provider);
 
 /**
  * The migrations' port, where each database a migration request is about to run on first gets a

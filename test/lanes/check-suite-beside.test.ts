@@ -22,14 +22,8 @@ import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkBranch, checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { checkBranch, checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
-
-const BASE = `-- Up Migration
-CREATE TABLE customers (id int PRIMARY KEY, name text);
--- Down Migration
-DROP TABLE customers;
-`;
 
 const config = (role?: 'admin') =>
   [
@@ -46,7 +40,7 @@ let dir: string;
 beforeAll(async () => {
   t = await localTestProvider();
   dir = await checkRepo('check-suite-beside', {
-    'migrations/1700000000000_base.sql': BASE,
+    'migrations/1700000000000_base.sql': CUSTOMERS_BASE,
     '.github/consort.yml': config(),
   });
 }, 60_000);
@@ -56,8 +50,7 @@ afterAll(async () => {
 });
 
 /** The lane's temporary branches still present. */
-const temporary = async () =>
-  (await t.provider.list()).map((b) => b.name).filter((n) => n.endsWith('-suite') || n.endsWith('-rev'));
+const temporary = () => temporaryBranches(t.provider);
 
 describe('a failing migration', () => {
   it.each([
