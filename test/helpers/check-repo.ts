@@ -13,6 +13,7 @@ import { localGitRepo } from '../../src/git/repo.js';
 import { check } from '../../src/lanes/check/run.js';
 import { lineLog } from '../../src/runtime/log.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
+import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from './check-ports.js';
 import { execFileAsync } from '../helpers/exec-file.js';
@@ -85,7 +86,8 @@ export async function temporaryBranches(provider: BranchProvider): Promise<strin
 /**
  * The lane on `branch` against main, as `consort check --base main --pr <pr>` runs it; `log` gets its
  * lines; `env`: the environment it is run in (none by default). `asCommit`: as `--head <branch>`
- * from main's checkout, both sides read from commits and written for the run.
+ * from main's checkout, both sides read from commits and written for the run. `migrations`,
+ * `signal`: the run's migrations port (default testPorts') and its cancel.
  */
 export async function checkBranch(
   dir: string,
@@ -94,7 +96,11 @@ export async function checkBranch(
   provider: BranchProvider,
   log: (line: string) => void = () => undefined,
   env: NodeJS.ProcessEnv = {},
-  { asCommit = false }: { asCommit?: boolean } = {},
+  {
+    asCommit = false,
+    migrations,
+    signal,
+  }: { asCommit?: boolean; migrations?: MigrationRunner; signal?: AbortSignal } = {},
 ): Promise<CheckReport> {
   await git(dir, 'checkout', '-q', asCommit ? 'main' : branch);
   const { config, source } = await loadConfig(dir);
@@ -112,6 +118,8 @@ export async function checkBranch(
     provider,
     toolVersion: 'test',
     env,
+    ...(migrations ? { migrations } : {}),
+    ...(signal ? { signal } : {}),
   });
 }
 

@@ -7,16 +7,12 @@
  * at once and concludes `cancelled`. On the run's shared embedded PostgreSQL 18, with a 1 s limit.
  */
 import { rm } from 'node:fs/promises';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
-import { check } from '../../src/lanes/check/run.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkRepo, commitBranch, git } from '../helpers/check-repo.js';
+import { checkBranch, checkRepo, commitBranch, git } from '../helpers/check-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 const CONFIG = (timeout: string) =>
@@ -43,24 +39,7 @@ async function runCheck(
   pr: number,
   options: { migrations?: MigrationRunner; signal?: AbortSignal } = {},
 ) {
-  await git(dir, 'checkout', '-q', branch);
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(
-    await check({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr,
-      provider: t.provider,
-      toolVersion: 'test',
-      env: {},
-      ...options,
-    }),
-  );
+  return CheckReport.parse(await checkBranch(dir, branch, pr, t.provider, () => undefined, {}, options));
 }
 
 describe("a base migration past the base's migrations.timeout", () => {

@@ -9,16 +9,11 @@
  */
 import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
-import { check } from '../../src/lanes/check/run.js';
 import type { MigrationRunner, MigrationSession } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
-import { lineLog } from '../../src/runtime/log.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
+import { checkBranch, checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 let t: TestProvider;
@@ -68,26 +63,10 @@ function lockingMigrations(held: pg.Client[]): MigrationRunner {
 }
 
 async function runCheck(branch: string, pr: number, migrations: MigrationRunner = testPorts.migrations) {
-  await git(dir, 'checkout', '-q', branch);
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
   const lines: string[] = [];
   const started = performance.now();
   const report = CheckReport.parse(
-    await check({
-      ...testPorts,
-      migrations,
-      log: lineLog((l) => lines.push(l)),
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr,
-      provider: t.provider,
-      toolVersion: 'test',
-      env: {},
-    }),
+    await checkBranch(dir, branch, pr, t.provider, (l) => lines.push(l), {}, { migrations }),
   );
   return { report, log: lines.join('\n'), ms: performance.now() - started };
 }
