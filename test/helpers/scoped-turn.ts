@@ -3,14 +3,58 @@
  * after a turn (src/lanes/tdd/turn.ts): what it refuses, as `path: why`. For the security tests
  * that play a cheat as an agent would and assert the conductor refuses it.
  */
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { execFileAsync, type ExecError } from './exec-file.js';
 import { workspaceAt } from './tdd.js';
+
+/** What the scope check says of a change to the test harness. */
+export const HARNESS_REFUSAL = 'the test harness (test-owned: only the navigator changes it, in RED)';
+
+/** `files` committed on `main` in a new folder (mkdtemp with `prefix`), opened as the conductor opens its workspace. */
+export async function committedWorkspace(
+  prefix: string,
+  files: Record<string, string>,
+): Promise<{ dir: string; ws: GitWorkspace }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  for (const [file, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), content);
+  }
+  for (const args of [
+    ['init', '-q', '-b', 'main'],
+    ['add', '-A'],
+    ['commit', '-qm', 'base'],
+  ])
+    await execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
+      cwd: dir,
+    });
+  return { dir, ws: await openWorkspace(dir) };
+}
+
+/** Consort's own jest, run on `dir`'s work tree as a suite would: how many tests failed, and its exit code. */
+export async function runJest(dir: string): Promise<{ failed: number; code: number }> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CI: 'true' };
+  const args = [path.resolve('node_modules/jest/bin/jest.js'), '--ci', '--no-cache', '--json', '--rootDir', dir];
+  const parse = (stdout: string, code: number) => ({
+    failed: (JSON.parse(stdout) as { numFailedTests: number }).numFailedTests,
+    code,
+  });
+  try {
+    return parse((await execFileAsync(process.execPath, args, { cwd: dir, env, timeout: 60_000 })).stdout, 0);
+  } catch (e) {
+    const err = e as ExecError;
+    return parse(String(err.stdout), Number(err.code));
+  }
+}
 
 export interface ScopedTurn {
   dir: string;

@@ -4,21 +4,14 @@
  * file name in any test. A value the tests read there (an expected total, a flag that skips a check)
  * was the driver's to change in GREEN. Played with the real jest: the failing test passes, exit 0.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { openWorkspace, type GitWorkspace } from '../../src/git/workspace.js';
+import { type GitWorkspace } from '../../src/git/workspace.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
-import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
-import { scopedTurn } from '../helpers/scoped-turn.js';
+import { committedWorkspace, HARNESS_REFUSAL, runJest, scopedTurn } from '../helpers/scoped-turn.js';
 
-const exec = execFileAsync;
-const git = (cwd: string, ...args: string[]) =>
-  exec('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
-const JEST = path.resolve('node_modules/jest/bin/jest.js');
 const FROZEN = 'test/sum.test.js';
 
 let dir: string;
@@ -26,7 +19,6 @@ let ws: GitWorkspace;
 let policy: Policy;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-dotenv-'));
   const files: Record<string, string> = {
     'package.json': `${JSON.stringify({ name: 'app', private: true, scripts: { test: 'jest --ci' } }, null, 2)}\n`,
     'jest.config.js': "module.exports = { setupFiles: ['./jest.setup.js'] };\n",
@@ -40,40 +32,20 @@ beforeEach(async () => {
     'migrations/.keep': '',
     '.github/consort.yml': 'suite:\n  command: npm test\n  reports: junit.xml\nmigrations:\n  dir: migrations\n',
   };
-  for (const [file, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-    await writeFile(path.join(dir, file), content);
-  }
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
-  ws = await openWorkspace(dir);
+  ({ dir, ws } = await committedWorkspace('consort-dotenv-', files));
   policy = buildPolicy((await loadConfig(dir)).config, '001-sum');
 });
 
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 /** The real jest on the work tree: how many tests failed, and its exit code. */
-async function jest(): Promise<{ failed: number; code: number }> {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CI: 'true' };
-  const args = [JEST, '--ci', '--no-cache', '--json', '--rootDir', dir];
-  const parse = (stdout: string, code: number) => ({
-    failed: (JSON.parse(stdout) as { numFailedTests: number }).numFailedTests,
-    code,
-  });
-  try {
-    return parse((await exec(process.execPath, args, { cwd: dir, env, timeout: 60_000 })).stdout, 0);
-  } catch (e) {
-    const err = e as ExecError;
-    return parse(String(err.stdout), Number(err.code));
-  }
-}
+const jest = () => runJest(dir);
 
 /** A scripted command agent's turn, then the scope check as the conductor runs it (turn.ts). */
 const turn = (role: Role, step: TurnStep, script: string): Promise<string[]> =>
   scopedTurn({ dir, ws, policy, feature: '001-sum', role, step, script, frozen: [FROZEN] });
 
-const HARNESS = 'the test harness (test-owned: only the navigator changes it, in RED)';
+const HARNESS = HARNESS_REFUSAL;
 
 it('the driver cannot change a value the frozen setup loads from .env', async () => {
   expect(await jest()).toEqual({ failed: 1, code: 1 });

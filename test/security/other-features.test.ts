@@ -7,24 +7,18 @@
  * store.ts reads it as written). Played by a scripted `command` agent's GREEN turn; the scope check
  * must refuse any feature's records, and the feature's own artifacts stay writable as configured.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { commandBackend } from '../../src/agents/command.js';
 import { loadConfig } from '../../src/config/load.js';
 import { checkScope } from '../../src/conductor/scope.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
-import { execFileAsync } from '../helpers/exec-file.js';
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+import { committedWorkspace } from '../helpers/scoped-turn.js';
 
 let dir: string;
 let ws: GitWorkspace;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-other-features-'));
   const files: Record<string, string> = {
     'src/sum.js': 'export const sum = (a, b) => a - b;\n',
     'test/sum.test.js': '// the frozen test\n',
@@ -33,14 +27,7 @@ beforeEach(async () => {
     '.github/consort.yml':
       "suite:\n  command: npm test\n  reports: junit.xml\nmigrations:\n  dir: migrations\nroles:\n  driver:\n    writes: ['**', '!{tests}']\n",
   };
-  for (const [file, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-    await writeFile(path.join(dir, file), content);
-  }
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
-  ws = await openWorkspace(dir);
+  ({ dir, ws } = await committedWorkspace('consort-other-features-', files));
 });
 
 afterEach(() => rm(dir, { recursive: true, force: true }));

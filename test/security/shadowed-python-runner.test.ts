@@ -13,12 +13,12 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { changesSince, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { pythonShadows } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
 import { workspaceAt } from '../helpers/tdd.js';
-import { scopedTurn } from '../helpers/scoped-turn.js';
+import { committedWorkspace, HARNESS_REFUSAL, scopedTurn } from '../helpers/scoped-turn.js';
 
 const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
@@ -36,7 +36,6 @@ let ws: GitWorkspace;
 let policy: Policy;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-shadowed-runner-'));
   const files: Record<string, string> = {
     '.gitignore': '__pycache__/\njunit.xml\n',
     'calc.py': 'def add(a, b):\n    return a - b\n',
@@ -45,14 +44,7 @@ beforeEach(async () => {
     '.github/consort.yml':
       'suite:\n  command: python3 -m pytest -q --junitxml=junit.xml\n  reports: junit.xml\nmigrations:\n  dir: migrations\n',
   };
-  for (const [file, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-    await writeFile(path.join(dir, file), content);
-  }
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
-  ws = await openWorkspace(dir);
+  ({ dir, ws } = await committedWorkspace('consort-shadowed-runner-', files));
   policy = buildPolicy((await loadConfig(dir)).config, '001-calc');
 });
 
@@ -77,7 +69,7 @@ async function pythonM(module: string): Promise<number> {
 const turn = (role: Role, step: TurnStep, script: string): Promise<string[]> =>
   scopedTurn({ dir, ws, policy, feature: '001-calc', role, step, script, frozen: [FROZEN] });
 
-const HARNESS = 'the test harness (test-owned: only the navigator changes it, in RED)';
+const HARNESS = HARNESS_REFUSAL;
 
 it('the driver cannot stand in for pytest with a top-level pytest.py', async () => {
   expect(await pythonM('pytest')).toBe(1);

@@ -7,18 +7,16 @@
  * refuses them — the suite's files as the harness (the navigator may change them in RED), the
  * seed's as no agent's, like a seed file — and an honest change in `src/` still passes.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
-import { openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
+import { workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
 import { bindWorkspace } from '../../src/git/local-workspace.js';
 import { commandFiles, commandPaths } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync } from '../helpers/exec-file.js';
-import { scopedTurn } from '../helpers/scoped-turn.js';
+import { committedWorkspace, scopedTurn } from '../helpers/scoped-turn.js';
 
 const exec = execFileAsync;
 const git = (cwd: string, ...args: string[]) =>
@@ -40,7 +38,6 @@ let ws: GitWorkspace;
 let policy: Policy;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'consort-suite-cmd-'));
   const files: Record<string, string> = {
     'package.json': `${JSON.stringify(PACKAGE, null, 2)}\n`,
     'scripts/prepare.sh': 'echo preparing\n',
@@ -55,14 +52,7 @@ beforeEach(async () => {
     '.github/consort.yml':
       'suite:\n  command: npm test\n  reports: junit.xml\nmigrations:\n  dir: migrations\ndatabase:\n  seed:\n    command: node ./db/seed.mjs\n',
   };
-  for (const [file, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
-    await writeFile(path.join(dir, file), content);
-  }
-  await git(dir, 'init', '-q', '-b', 'main');
-  await git(dir, 'add', '-A');
-  await git(dir, 'commit', '-qm', 'base');
-  ws = await openWorkspace(dir);
+  ({ dir, ws } = await committedWorkspace('consort-suite-cmd-', files));
   const { config } = await loadConfig(dir);
   // What the driver adds to a run's policy when it starts (src/lanes/tdd/driver.ts, startEvent).
   policy = buildPolicy(config, '001-sum');
