@@ -9,16 +9,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
-import { check } from '../../src/lanes/check/run.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
 import { testPorts } from '../helpers/check-ports.js';
-import { checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
+import { checkBranch, checkRepo, commitBranch, CUSTOMERS_BASE, git, temporaryBranches } from '../helpers/check-repo.js';
 import { processesRunning } from '../helpers/processes.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -44,9 +40,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `check` of `branch` as pull request `pr`; `cancelAfterMs`: aborted that long after the PR branch's first up. */
 async function runCheck(branch: string, pr: number, cancelAfterMs?: number) {
-  await git(dir, 'checkout', '-q', branch);
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
   const controller = new AbortController();
   let abortedAt: number | undefined;
   let cancel: NodeJS.Timeout | undefined;
@@ -68,20 +61,15 @@ async function runCheck(branch: string, pr: number, cancelAfterMs?: number) {
     },
   };
   const report = CheckReport.parse(
-    await check({
-      ...testPorts,
-      migrations,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
+    await checkBranch(
+      dir,
+      branch,
       pr,
-      provider: t.provider,
-      toolVersion: 'test',
-      env: {},
-      signal: controller.signal,
-    }).finally(() => clearTimeout(cancel)),
+      t.provider,
+      () => undefined,
+      {},
+      { migrations, signal: controller.signal },
+    ).finally(() => clearTimeout(cancel)),
   );
   return { report, afterAbortMs: abortedAt === undefined ? undefined : performance.now() - abortedAt };
 }

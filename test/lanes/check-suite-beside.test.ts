@@ -12,12 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
 import { CheckCancelled } from '../../src/lanes/check/cancel.js';
 import { cleanupPull } from '../../src/lanes/check/cleanup.js';
-import { check } from '../../src/lanes/check/run.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { CheckReport } from '../../src/report/check-report.js';
@@ -172,8 +168,6 @@ describe('a run cancelled while the migrations apply', () => {
     async (_where, pr, files: Record<string, string>) => {
       await git(dir, 'checkout', '-q', 'main');
       await commitBranch(dir, `slow-${pr}`, files);
-      const { config, source } = await loadConfig(dir);
-      const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
       const controller = new AbortController();
       // Every migration request of the run's session, and whether the run was cancelled when it was made.
       const requests: { database: string; afterCancel: boolean }[] = [];
@@ -195,20 +189,18 @@ describe('a run cancelled while the migrations apply', () => {
         },
       };
       const report = CheckReport.parse(
-        await check({
-          ...testPorts,
-          migrations,
-          workspace: dir,
-          config,
-          configSource: source,
-          base,
-          head,
+        await checkBranch(
+          dir,
+          `slow-${pr}`,
           pr,
-          provider: t.provider,
-          toolVersion: 'test',
-          env: {},
-          signal: controller.signal,
-        }),
+          t.provider,
+          () => undefined,
+          {},
+          {
+            migrations,
+            signal: controller.signal,
+          },
+        ),
       );
       try {
         expect(report.conclusion).toBe('cancelled');
