@@ -180,18 +180,21 @@ export function planMigrations(
 
   const keyOwner = new Map<number, MigrationFile>();
   for (const m of orderedBase) if (!keyOwner.has(m.orderKey as number)) keyOwner.set(m.orderKey as number, m);
-  // node-pg-migrate 6–8 order a number not followed by `_` as 0: before every base migration that has one.
+  // node-pg-migrate 6–8 order by the number before the first `_` (0 when there is none), then by
+  // name: a new migration is in order when it sorts after every base migration that way.
   const legacy = readsPrefixBeforeUnderscore(options.engineVersion);
-  const legacyZero = (m: MigrationFile): boolean =>
-    legacy && m.orderKey !== 0 && legacyOrderKey(path.posix.basename(m.file), options.engineVersion) === 0;
-  const baseNumbered =
-    legacy && orderedBase.some((b) => (legacyOrderKey(path.posix.basename(b.file), options.engineVersion) ?? 0) > 0);
+  const legacyKey = (m: MigrationFile): number =>
+    legacyOrderKey(path.posix.basename(m.file), options.engineVersion) ?? 0;
+  const byLegacyOrder = (a: MigrationFile, b: MigrationFile): number =>
+    legacyKey(a) - legacyKey(b) || collateNames(path.posix.basename(a.file), path.posix.basename(b.file));
+  const newestLegacy = legacy ? [...orderedBase].sort(byLegacyOrder).at(-1) : undefined;
   for (const { m, key } of valid) {
     const floor = newestOnBase?.orderKey ?? null;
     const sameKey = keyOwner.get(key);
     // node-pg-migrate's checkOrder compares the whole order (value, then name): sharing the newest
     // base value but sorting before that migration is as out of order as a smaller value.
     const beforeNewest =
+      !legacy &&
       newestOnBase !== undefined &&
       floor !== null &&
       (key < floor || (key === floor && byNodeOrder(m, newestOnBase) < 0));
@@ -204,17 +207,23 @@ export function planMigrations(
         ...renameWithPrefix(m, take(floor), legacy),
       };
       (options.checkOrder === false ? warnings : problems).push(conflict);
-    } else if (newestOnBase !== undefined && baseNumbered && legacyZero(m)) {
-      // After base by its digits, but this node-pg-migrate orders it first: the same number, with `_`.
+    } else if (newestLegacy !== undefined && byLegacyOrder(m, newestLegacy) < 0) {
+      // Where base orders by name alone (no `_` after its numbers), the next number in the same
+      // style; else with `_` after its own number where that already sorts after base, or the
+      // next free one.
+      const legacyFloor = legacyKey(newestLegacy);
+      const byName = legacyFloor === 0 && legacyKey(m) === 0 && floor !== null;
+      const keep = !byName && key > legacyFloor && sameKey === undefined;
+      const value = byName ? take(Math.max(floor, key)) : keep ? key : take(Math.max(key, legacyFloor));
       const conflict: Problem = {
         kind: 'order-conflict',
         file: m.file,
         name: m.name,
-        newestOnBase: newestOnBase.name,
-        ...renameWithPrefix(m, sameKey === undefined ? key : take(key), true),
+        newestOnBase: newestLegacy.name,
+        ...renameWithPrefix(m, value, !byName),
       };
       (options.checkOrder === false ? warnings : problems).push(conflict);
-      if (sameKey === undefined) keyOwner.set(key, m);
+      if (keep) keyOwner.set(key, m);
     } else if (sameKey !== undefined) {
       // Renaming to just after the shared value keeps the file where its author put it relative to the others.
       const duplicate: Problem = {

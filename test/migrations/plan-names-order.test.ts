@@ -129,6 +129,37 @@ describe('planMigrations: the order node-pg-migrate 6–8 give a number not foll
     });
   });
 
+  it('a `_` name after a larger-numbered `-` one on base is in order there (6–8 sort that one as 0)', () => {
+    // 7.9.1 sorts `0009-tags.js` (0) before `0001_users.js` (1): `0008_pins.js` (8) comes last.
+    const mixed = ['0001_users.js', '0009-tags.js'];
+    for (const v of ['6.2.2', '7.9.1', '8.0.4'])
+      expect(planMigrations(set(...mixed), set(...mixed, '0008_pins.js'), { engineVersion: v })).toMatchObject({
+        ok: true,
+        warnings: [],
+      });
+    // On 9 it sorts by the leading digits, so the same file precedes `0009-tags.js`.
+    expect(planMigrations(set(...mixed), set(...mixed, '0008_pins.js'), { engineVersion: '9.0.0' })).toMatchObject({
+      ok: false,
+      problems: [{ kind: 'order-conflict', newestOnBase: '0009-tags' }],
+    });
+  });
+
+  it('a `_` name below the newest `_` number on base is an order conflict named after that one', () => {
+    const mixed = ['0001_users.js', '0005_posts.js', '0009-tags.js'];
+    expect(planMigrations(set(...mixed), set(...mixed, '0003_pins.js'), { engineVersion: '7.9.1' })).toMatchObject({
+      ok: false,
+      problems: [{ kind: 'order-conflict', newestOnBase: '0005_posts', suggestedName: '0006_pins.js' }],
+    });
+  });
+
+  it('in a history numbered with `-`, a name sorting before the newest is renumbered in the same style', () => {
+    const dashed = ['001-users.js', '010-posts.sql'];
+    expect(planMigrations(set(...dashed), set(...dashed, '005-pins.js'), { engineVersion: '7.9.1' })).toMatchObject({
+      ok: false,
+      problems: [{ kind: 'order-conflict', newestOnBase: '010-posts', suggestedName: '011-pins.js' }],
+    });
+  });
+
   it('with checkOrder false it is a warning', () => {
     const plan = planMigrations(set(...base), set(...base, '0003-pins.js'), {
       engineVersion: '7.9.1',
