@@ -22,8 +22,11 @@ export const LIVE_TABLE_RULES: ReadonlySet<string> = new Set([
   'ban-drop-column',
 ]);
 
-/** Relations on the base, as `schema.name` and bare `name` (an unqualified name may be in any schema). */
-export type BaseRelations = ReadonlySet<string>;
+/**
+ * Relations on the base, as `schema.name` and bare `name` (an unqualified name may be in any
+ * schema); `materialized`: the materialized views among them, named the same ways.
+ */
+export type BaseRelations = ReadonlySet<string> & { readonly materialized?: ReadonlySet<string> };
 
 const IDENT = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)`;
 const QUALIFIED = String.raw`(${IDENT}(?:\s*\.\s*${IDENT})?)`;
@@ -70,6 +73,25 @@ export function noteReason(
   return `${shown} does not exist on the base: this PR creates it, so no live table is locked`;
 }
 
+/**
+ * squawk's message for a plain CREATE INDEX speaks of a table's writes. On a materialized view on
+ * the base nothing writes rows: what waits for the index is its REFRESH (either form), while reads
+ * go on. The message, said for what the statement locks; undefined when squawk's stands.
+ */
+export function lockMessage(
+  finding: Pick<LintFinding, 'rule'>,
+  statement: string,
+  base: BaseRelations,
+): string | undefined {
+  if (finding.rule !== 'require-concurrent-index-creation' || !base.materialized) return undefined;
+  const target = statementTarget(statement);
+  if (!target) return undefined;
+  const [schema, name] = target;
+  const shown = schema === null ? name : `${schema}.${name}`;
+  if (!base.materialized.has(shown)) return undefined;
+  return `During normal index creation on materialized view ${shown}, REFRESH MATERIALIZED VIEW (also CONCURRENTLY) waits until the index is built; reads go on.`;
+}
+
 /** The statement around a 0-based line of `sql`: from after the previous `;` to the next one. */
 export function statementAt(sql: string, line: number): string {
   let offset = 0;
@@ -84,12 +106,17 @@ export function statementAt(sql: string, line: number): string {
 }
 
 /** The tables, views and materialized views of a database (the PR branch before its migrations: the base). */
-export async function readRelations(db: Queryable): Promise<Set<string>> {
+export async function readRelations(db: Queryable): Promise<BaseRelations> {
   const { rows } = await db.query<{
     schema: string;
     name: string;
-  }>(`SELECT n.nspname::text AS schema, c.relname::text AS name
+    kind: string;
+  }>(`SELECT n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'`);
-  return new Set(rows.flatMap((r) => [`${r.schema}.${r.name}`, r.name]));
+  const names = (kind?: string) =>
+    new Set(
+      rows.filter((r) => kind === undefined || r.kind === kind).flatMap((r) => [`${r.schema}.${r.name}`, r.name]),
+    );
+  return Object.assign(names(), { materialized: names('m') });
 }

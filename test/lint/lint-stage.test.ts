@@ -178,3 +178,44 @@ describe('timeout advice on a migration that locks only what it creates', () => 
     for (const f of found) expect(f.note).toBeUndefined();
   });
 });
+
+describe('an index on a materialized view of the base', () => {
+  // Nothing writes a materialized view's rows: squawk's "table updates are blocked" would send a
+  // reader looking for writers. What waits for the index is the view's REFRESH.
+  let result: Awaited<ReturnType<typeof lintHistory>>;
+  let dir: string;
+  const INDEX = 'migrations/1700000000001_totals-index.sql';
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-matview-'));
+    await mkdir(path.join(dir, 'migrations'));
+    const files: Record<string, string> = {
+      'migrations/1700000000000_totals.sql': [
+        'CREATE TABLE orders (id bigint PRIMARY KEY, total numeric NOT NULL);',
+        'CREATE MATERIALIZED VIEW order_totals AS SELECT id, total FROM orders;',
+      ].join('\n'),
+      [INDEX]: [
+        'CREATE UNIQUE INDEX order_totals_id ON order_totals (id);',
+        'CREATE INDEX orders_total ON orders (total);',
+      ].join('\n'),
+    };
+    for (const [file, sql] of Object.entries(files))
+      await writeFile(path.join(dir, file), `-- Up Migration\n${sql}\n\n-- Down Migration\nSELECT 1;\n`);
+    result = await lintHistory(dir);
+  }, 120_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('says REFRESH waits, not writes, and still blocks; the table keeps squawk’s words', () => {
+    const found = result.findings.filter((f) => f.file === INDEX && f.rule === 'require-concurrent-index-creation');
+    expect(found).toEqual([
+      expect.objectContaining({
+        line: 2,
+        blocking: true,
+        message: expect.stringMatching(/^During normal index creation on materialized view order_totals, REFRESH/),
+      }),
+      expect.objectContaining({ line: 3, blocking: true, message: expect.stringMatching(/table updates are blocked/) }),
+    ]);
+    expect(found[0]!.note).toBeUndefined();
+  });
+});

@@ -7,7 +7,7 @@
  * what it creates) become non-blocking notes that say why.
  */
 import type { ConsortConfig } from '../../config/schema.js';
-import { noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
+import { lockMessage, noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
 import { locateStatements } from '../../lint/locate.js';
 import { statementsFrom, timeoutNote } from '../../lint/timeouts.js';
 import { count } from '../../core/plural.js';
@@ -132,11 +132,12 @@ export async function lintStage(
       ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
       : undefined;
     const { column: _column, ...rest } = f;
+    const said = (baseRelations && lockMessage(f, p.statement, baseRelations)) ?? f.message;
     const finding: LintFinding = {
       ...rest,
       line: p.line,
       ...(p.column ? { column: p.column } : {}),
-      message: p.quote ? `${f.message} (in \`${p.quote}\`)` : f.message,
+      message: p.quote ? `${said} (in \`${p.quote}\`)` : said,
     };
     return { finding: note ? { ...finding, level: 'warning' as const } : finding, note };
   });

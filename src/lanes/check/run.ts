@@ -22,6 +22,7 @@ import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
 import type { Linter } from '../../ports/linter.js';
+import type { BaseRelations } from '../../lint/context.js';
 import type { Log } from '../../ports/log.js';
 import type {
   AppliedMigration,
@@ -478,7 +479,7 @@ export async function runCheck(
 
     // The PR branch: always a fresh copy of the baseline, verified before anything writes to it.
     let url = '';
-    let baseRelations: Set<string> | undefined;
+    let baseRelations: BaseRelations | undefined;
     // The baseline's schema, read once: on the fresh PR branch (a copy of it) before anything is applied.
     let before: SchemaSnapshot | undefined;
     // Reversibility on the PR branch: the schema before the migrations and after each, the URL they ran with.
