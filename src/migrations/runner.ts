@@ -369,6 +369,11 @@ export function openMigrationRunner(options: { env?: Readonly<Record<string, str
     async preload(dir) {
       if (warmed) await (await theChild()).preload(warmed.engine, dir);
     },
+    ready: () =>
+      warming.then(
+        () => undefined,
+        () => undefined,
+      ),
     async apply(options, how = {}) {
       await warming;
       const fileList = await setOf(options);

@@ -118,6 +118,11 @@ export interface MigrationSession {
   /** Start the child and load `engine` now, in the background, when these files will need it. */
   warm(engine: MigrationEngine | undefined, files: readonly Pick<MigrationFile, 'kind'>[]): void;
   /**
+   * Settles once what `warm` started is loaded (Node, the engine, a TypeScript loader: the session's
+   * own start-up, not the migrations'); at once when nothing was warmed. Never rejects.
+   */
+  ready?(): Promise<void>;
+  /**
    * Load `dir`'s migration files in the session's child now, in the background, as the engine warmed
    * will load them (a CommonJS node-pg-migrate, 6–7: `require`, TypeScript compiled by the project's
    * loader), so the first `apply` on any branch finds them compiled. Nothing for other engines.

@@ -95,7 +95,7 @@ describe('a run cancelled while a JavaScript migration runs no statement', () =>
         // A cancelled run, not a migration that failed.
         expect(first.report.stages.migrations).toMatchObject({ status: 'skipped', summary: 'cancelled' });
         expect(first.afterAbortMs).toBeDefined();
-        expect(first.afterAbortMs!).toBeLessThan(5000);
+        expect(first.afterAbortMs!).toBeLessThan(15_000);
         expect(await temporary()).toEqual([]);
         // The child that ran the migration is gone (it is killed a second after it is let go of).
         let left = await processesRunning(marker);

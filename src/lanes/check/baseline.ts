@@ -271,6 +271,12 @@ export async function baseFailure(
     ...(f.error.code ? { code: f.error.code } : {}),
     ...(f.error.line ? { line: f.error.line } : {}),
   };
+  if (f.kind === 'load' && ranPastLimit(f))
+    return {
+      message: `${where ? `base's migration ${where}` : "base's migrations"}: ${firstLine}`,
+      hint: `The limit is the base branch's own: a pull request cannot change it for base's migrations, which ran on a copy of "${parent}".`,
+      detail,
+    };
   if (f.kind === 'load') {
     const missing = /Cannot find (?:module|package) '([^']+)'/.exec(full)?.[1];
     // A file no migration could be (a README, a helper): the deploy skips it with an ignorePattern.
@@ -549,6 +555,8 @@ async function applyBase(input: BaselineInput, options: ApplyOptions): Promise<A
   const { migrations, timeout, signal } = input;
   if ((timeout === undefined && !signal) || !migrations.open) return migrations.apply(options);
   const session = migrations.open(options.env ? { env: options.env } : {});
+  // Started before the limit counts (timeLimited waits for it): loading Node and the engine is not base's migrations' time.
+  session.warm(options.engine, input.base);
   let disarm: (() => void) | undefined;
   const cancel = () => (disarm = endRequests([options.databaseUrl], () => session.stop?.()));
   try {

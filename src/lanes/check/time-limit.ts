@@ -1,6 +1,8 @@
 /**
  * migrations.timeout: how long one request of the pull request's migrations may run on a branch
- * (the PR branch's, the suite's copy's, each of reversibility's steps). Past it the statements
+ * (the PR branch's, the suite's copy's, each of reversibility's steps), counted from its first
+ * migration's start: the session's own start-up (by the limit, or a minute if longer), and then
+ * loading the migrations and reaching the database (by the limit) are bounded on their own. Past it the statements
  * the request runs are cancelled, as the role that runs them; where none was running (a JavaScript
  * migration waiting on a promise that never settles, or looping) or the cancel did not end the
  * request, the session's child process is ended. The request then fails naming the migration
@@ -14,6 +16,11 @@ import type { ApplyFailure, ApplyOptions, MigrationSession } from '../../ports/m
 
 /** How long a cancelled request may take to come back before the child goes too. */
 const CANCEL_GRACE_MS = 2000;
+/**
+ * The least the session's own start-up (Node, the engine, a TypeScript loader; Consort's, not the
+ * migrations') is given, whatever the limit: on a loaded CI runner it takes seconds.
+ */
+const STARTUP_FLOOR_MS = 60_000;
 /** setTimeout's ceiling (~24.8 days): a longer delay would fire at once. Longer limits are this. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -35,6 +42,8 @@ export function timeLimited(
   files: readonly { name: string; file: string }[],
   /** Whose configuration sets the limit, as the failure tells where to raise it. */
   configuration = 'the Consort configuration',
+  /** The least the session's start-up is given (STARTUP_FLOOR_MS). */
+  startupFloorMs = STARTUP_FLOOR_MS,
 ): MigrationSession {
   const fileOf = (name: string) => files.find((f) => f.name === name)?.file ?? name;
   // Bumped each time the limit ends the child: a request that saw it happen was ended by it.
@@ -45,6 +54,9 @@ export function timeLimited(
     const stopsBefore = stops;
     let disarm: (() => void) | undefined;
     const onRunning = (name: string): void => {
+      // Loading the migrations and reaching the database are not their run either: the limit
+      // starts again with the first migration (bounding what came before it on its own).
+      if (running === undefined && !expired) restart();
       running = name;
       how.onRunning?.(name);
     };
@@ -53,14 +65,34 @@ export function timeLimited(
       stops++;
       session.stop();
     };
-    const timer = setTimeout(
-      () => {
-        expired = true;
-        disarm = endRequests([options.databaseUrl], stopChild);
-      },
-      Math.min(limit.ms, MAX_TIMER_MS),
+    let passed: () => void = () => undefined;
+    const limitPassed = new Promise<void>((resolve) => (passed = resolve));
+    const expire = (): void => {
+      expired = true;
+      passed();
+      disarm = endRequests([options.databaseUrl], stopChild);
+    };
+    const restart = (ms = limit.ms): void => {
+      clearTimeout(timer);
+      timer = setTimeout(expire, Math.min(ms, MAX_TIMER_MS));
+    };
+    // The session's own start-up (Node, the engine, a TypeScript loader: seconds on a loaded CI
+    // runner) is not the migrations' time: bounded on its own (the limit, or a minute if that is
+    // longer), and the limit starts again once it is done.
+    let timer = setTimeout(
+      expire,
+      Math.min(session.ready ? Math.max(limit.ms, startupFloorMs) : limit.ms, MAX_TIMER_MS),
     );
     try {
+      if (session.ready) {
+        await Promise.race([session.ready(), limitPassed]);
+        if (expired) {
+          const within = `${Math.round(Math.max(limit.ms, startupFloorMs) / 1000)} s`;
+          const message = `the migrations' process did not start within ${within} (Node with the engine and its TypeScript loader, before any migration) and was ended. Run the check again; if it keeps happening, the machine is overloaded or an installed package hangs while loading`;
+          return { ok: false, applied: [], log: [], failed: { kind: 'load', error: { message } } };
+        }
+        restart();
+      }
       const r = await session.apply(options, { ...how, onRunning });
       // One that finished as the limit passed stands: only a request the limit ended is reported so.
       if (r.ok || !expired) return r;
@@ -80,7 +112,7 @@ export function timeLimited(
 
 /** `f` is a request migrations.timeout ended (timeLimited's failure). */
 export function ranPastLimit(f: ApplyFailure): boolean {
-  return /^(still running (down )?after|stopped with the migrations' process, ended when) .*migrations\.timeout \(/.test(
+  return /^(still running (down )?after|stopped with the migrations' process, ended when|no migration started within) .*migrations\.timeout \(/.test(
     f.error.message,
   );
 }
@@ -101,7 +133,9 @@ function timedOut(
       : 'it ran no statement to cancel, so the process running it was ended';
   const what = alongside
     ? `stopped with the migrations' process, ended when a request of it on another branch ran past migrations.timeout (${limit.text})`
-    : `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}`;
+    : name === undefined && failed === undefined
+      ? `no migration started within migrations.timeout (${limit.text}): loading them or reaching the database took that long, so the process loading them was ended`
+      : `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}`;
   const message = `${what}. If it needs longer (a large backfill), raise migrations.timeout in ${configuration} (e.g. \`timeout: 1h\` under \`migrations:\`)`;
   const code = failed && 'error' in failed && failed.error.code ? { code: failed.error.code } : {};
   if (failed?.kind === 'statement')
