@@ -135,7 +135,9 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   private async initialise(): Promise<Capabilities> {
-    const admin = await this.admin.connect();
+    const admin = await this.admin.connect().catch((e: unknown) => {
+      throw cannotConnect(this.name, this.options.adminUrl, e);
+    });
     try {
       const version = await serverVersionNum(admin);
       if (version < 150000) {
@@ -1063,4 +1065,40 @@ function notFound(name: string): ConsortError {
   return new ConsortError('branch-not-found', `Branch "${name}" does not exist.`, {
     hint: 'List branches with `consort branch list`.',
   });
+}
+
+/**
+ * The server did not let us in (refused, unknown host, timed out, wrong password, no such role):
+ * say where we tried and what to fix, instead of a bare driver error. The URL's password is not
+ * part of the message; the CLI redacts the whole URL from any text anyway.
+ */
+function cannotConnect(provider: ProviderName, adminUrl: string, e: unknown): ConsortError {
+  const reason = e instanceof Error ? e.message : String(e);
+  const where = serverAddress(adminUrl);
+  const code = pgErrorCode(e);
+  const auth = code === '28P01' || code === '28000';
+  const hint =
+    provider === 'postgres'
+      ? auth
+        ? 'Fix the user or password in CONSORT_POSTGRES_URL (a role that may CREATEDB).'
+        : 'Start the server, or point CONSORT_POSTGRES_URL at one that runs (postgresql://user:****@host:5432/postgres).'
+      : 'See `consort db status`; `consort db stop` and then the same command starts it again.';
+  return new ConsortError(
+    auth ? 'auth' : 'server-unavailable',
+    `Cannot connect to PostgreSQL${where} (${provider} provider): ${reason}.`,
+    {
+      hint,
+      cause: e,
+    },
+  );
+}
+
+/** ` at host:port` of a connection URL, or nothing when the URL names no host (a Unix socket). */
+function serverAddress(url: string): string {
+  try {
+    const { hostname, port } = new URL(url);
+    return hostname ? ` at ${hostname}:${port || '5432'}` : '';
+  } catch {
+    return '';
+  }
 }
