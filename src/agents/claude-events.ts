@@ -204,6 +204,20 @@ function endExit(end: ClaudeStreamEnd, result: SDKResultMessage | undefined, opt
 }
 
 /**
+ * Claude Code without credentials answers "Not logged in · Please run /login", which names a
+ * command of Claude Code, not what to do in Consort: a failed turn whose model call was refused for
+ * authentication also says where the backend's key comes from.
+ */
+export const CLAUDE_SIGN_IN_HINT =
+  'the claude backend could not sign in: export ANTHROPIC_API_KEY (or the variable agent.apiKeyEnv names) before `consort run`';
+
+function withSignInHint(exit: AgentExit, messages: readonly SDKMessage[]): AgentExit {
+  if (exit.kind !== 'failed') return exit;
+  const refused = messages.some((m) => m.type === 'assistant' && m.error === 'authentication_failed');
+  return refused ? { kind: 'failed', message: `${exit.message} (${CLAUDE_SIGN_IN_HINT})` } : exit;
+}
+
+/**
  * Tokens of the whole query from the result's `modelUsage` (every model: subagents, sidechains and
  * auxiliary calls included); the result's `usage` covers the main loop only, so it is the fallback for
  * a result without `modelUsage`. Input tokens include the cache reads and writes, which are billed as input.
@@ -237,7 +251,7 @@ export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMa
   const lines = messages.flatMap(describeClaudeMessage);
   if (options.end.kind === 'error') lines.push(`[error] ${options.end.message}`);
   const mask = (text: string): string => redact(text, options.secrets);
-  const exit = endExit(options.end, result, options);
+  const exit = withSignInHint(endExit(options.end, result, options), messages);
   const said = result?.subtype === 'success' ? result.result : lastAssistantText(messages);
   const summary = oneParagraph(said) || (exit.kind === 'done' ? 'the agent finished without a summary' : exit.message);
   const usage: AgentTurnResult['usage'] = result

@@ -14,6 +14,7 @@ import {
   maxBudget,
   maxTurns,
   noResult,
+  notLoggedIn,
   withSubagent,
 } from '../fixtures/agent-streams/claude.js';
 
@@ -148,6 +149,25 @@ describe('a Claude stream mapped to a turn result', () => {
     expect(mapClaudeTurn([], completed({ end: { kind: 'error', message: 'spawn ENOENT' } })).exit).toEqual({
       kind: 'failed',
       message: 'spawn ENOENT',
+    });
+  });
+
+  it('says where the key comes from when Claude Code is not signed in, not only "run /login"', () => {
+    const result = mapClaudeTurn(
+      notLoggedIn,
+      completed({
+        end: { kind: 'error', message: 'Claude Code returned an error result: Not logged in · Please run /login' },
+      }),
+    );
+    expect(result.exit).toEqual({
+      kind: 'failed',
+      message:
+        'Not logged in · Please run /login (the claude backend could not sign in: export ANTHROPIC_API_KEY (or the variable agent.apiKeyEnv names) before `consort run`)',
+    });
+    // Any other failure is left as it was.
+    expect(mapClaudeTurn(noResult, completed()).exit).toEqual({
+      kind: 'failed',
+      message: 'the agent ended without a result',
     });
   });
 
