@@ -37,7 +37,8 @@ it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on
     expect(dry.code).toBe(0);
     const plan = JSON.parse(dry.stdout) as { baseline: string; branch: string; engine: { source: string } };
     expect(plan).toMatchObject({ branch: 'pr-7', baseline: expect.stringMatching(/^baseline-/), blocked: null });
-    const md = path.join(repo.dir, 'comment.md');
+    // Into a folder that does not exist yet: it is made, not an ENOENT after the whole run.
+    const md = path.join(repo.dir, 'reports', 'pr-7', 'comment.md');
     const r = await cli([
       '-C',
       repo.dir,
@@ -63,10 +64,13 @@ it('passes a clean change: exit 0, JSON on stdout, markdown written, progress on
 
 it('fails a broken change with exit 1 and a readable terminal report', () =>
   inRepo('not-null', async (repo) => {
-    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--cleanup']);
+    // The dashboard's check history (docs/dashboard.md), whose folder a first check makes.
+    const file = path.join(repo.dir, '.consort', 'checks', '1.json');
+    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--cleanup', '--json', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('contains null values');
     expect(r.stdout).toContain('adding-required-field');
+    expect(CheckReport.parse(JSON.parse(await readFile(file, 'utf8'))).conclusion).toBe('failure');
   }));
 
 it('--dry-run prints the plan and exits by its verdict', () =>

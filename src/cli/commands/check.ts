@@ -1,6 +1,7 @@
 /** `consort check`: the PR lane from the command line (the Action's `check` mode runs the same lane). */
 import { Command } from 'commander';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { CheckPlanJson, CheckSide } from '../../lanes/check/plan.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -228,7 +229,7 @@ export function checkCommand(ctx: Ctx): Command {
         await provider.close();
       }
       if (jsonFile) await emit(c, jsonFile, JSON.stringify(report, null, 2));
-      if (flags.markdown) await writeFile(flags.markdown, renderCheckMarkdown(report));
+      if (flags.markdown) await writeReportFile(flags.markdown, renderCheckMarkdown(report));
       if (jsonFile !== '-') {
         // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
         const untracked = flags.head
@@ -251,7 +252,16 @@ function exitCode(report: CheckReport): number {
 
 async function emit(c: CliContext, file: string, text: string): Promise<void> {
   if (file === '-') c.io.out(text);
-  else await writeFile(file, `${text}\n`);
+  else await writeReportFile(file, `${text}\n`);
+}
+
+/**
+ * A report file where it was asked for, its folder made first: `--json .consort/checks/<time>.json`
+ * (the dashboard's history, docs/dashboard.md) on a first check must not lose the finished report.
+ */
+async function writeReportFile(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, text);
 }
 
 /** The report of a check that could not start (e.g. an invalid configuration): every stage not run. */
