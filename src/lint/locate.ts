@@ -1,8 +1,9 @@
 /**
  * Where a statement a JS/TS migration sent comes from in its source. Squawk lints the SQL
  * node-pg-migrate generated, so its line numbers mean nothing in the .js/.ts file; an annotation
- * there must land on the `pgm.*` call that produced the statement, or, when that cannot be told,
- * on the migration's first line with the statement quoted — never on an unrelated line.
+ * there must land on the `pgm.*` call that produced the statement, or on the call that handed the
+ * builder to an imported helper (with the statement quoted), or, when neither can be told, on the
+ * migration's first line with the statement quoted — never on an unrelated line.
  */
 import { escapeRegExp } from '../core/regexp.js';
 import { expressionEnd, closing, scanSource, type Literal, type ScannedSource } from './js-source.js';
@@ -115,6 +116,36 @@ function callsOf(s: ScannedSource, constants: Map<string, Piece[]>, builders: st
       target: target?.split('.').at(-1),
     };
   });
+}
+
+/**
+ * Calls that hand the builder to a function of the project's (`addAudit(pgm, 'projects')`,
+ * `isolateTenants({ pgm, table })`): an imported helper's statements come from there. The
+ * innermost such call, never a function's own definition (`function up(pgm)`, `async (pgm) =>`).
+ */
+function handoffsOf(s: ScannedSource, builders: string[], calls: Call[]): Call[] {
+  const builder = new RegExp(`(?<![\\w$.])(?:${builders.map(escapeRegExp).join('|')})(?![\\w$])(?!\\s*[.(])`);
+  const own = new Set(calls.map((c) => c.start));
+  const found: Call[] = [];
+  for (const m of s.mask.matchAll(/(?<![\w$.])([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*\(/g)) {
+    const name = m[1]!;
+    if (/^(?:if|for|while|switch|catch|function|async|return|await|typeof|new)$/.test(name)) continue;
+    if (own.has(m.index) || /\bfunction\s*\*?\s*$/.test(s.mask.slice(Math.max(0, m.index - 12), m.index))) continue;
+    const open = m.index + m[0].length - 1;
+    const end = closing(s.mask, open);
+    if (/^\s*(?::[^{;=]*)?(?:=>|\{)/.test(s.mask.slice(end))) continue;
+    if (!builder.test(s.mask.slice(open + 1, end - 1))) continue;
+    found.push({
+      line: lineOf(s.source, m.index),
+      method: name,
+      start: m.index,
+      end,
+      literals: s.literals.filter((l) => l.start > open && l.end < end),
+      text: undefined,
+      target: undefined,
+    });
+  }
+  return found.filter((c) => !found.some((d) => d !== c && d.start > c.start && d.end <= c.end));
 }
 
 /** Whether `statement` is the text `parts` makes, whatever its unknown parts hold. */
@@ -252,7 +283,9 @@ export function locateStatements(
   const bodies = migrationBodies(scanned);
   const calls = callsOf(scanned, constants, builderNames(scanned, bodies));
   const { own, elsewhere, reversed } = regions(calls, bodies, direction);
+  const handoffs = regions(handoffsOf(scanned, builderNames(scanned, bodies), calls), bodies, direction).own;
   let cursor = 0;
+  let handedTo = 0;
   const pick = (list: Call[], from: number, rank: (c: Call) => number | undefined): number => {
     let best = -1;
     let bestRank = -Infinity;
@@ -291,6 +324,15 @@ export function locateStatements(
       }
       const j = rank === opaque ? -1 : pick(elsewhere, 0, rank);
       if (j !== -1) return { line: elsewhere[j]!.line, exact: true };
+    }
+    // Sent from a function the migration imports: the call that handed it the builder, naming most
+    // of the statement's objects (the same call on a tie: one helper sends several). Still quoted:
+    // the line shows the helper, not the statement.
+    const words = (c: Call) => new Set(c.literals.flatMap((l) => [l.value, ...l.value.split(/[^\w$]+/)]));
+    const k = pick(handoffs, handedTo, (c) => wanted.filter((n) => words(c).has(n)).length);
+    if (k !== -1) {
+      handedTo = k;
+      return { line: handoffs[k]!.line, exact: false };
     }
     return { line: 1, exact: false };
   });

@@ -210,6 +210,39 @@ export async function up(pgm: MigrationBuilder): Promise<void> {
       { line: 4, exact: true },
     ]);
   });
+
+  it('puts statements an imported helper sent on the call that handed it the builder, quoted', () => {
+    // A project's own module (`lib/audit.js`) adds columns and indexes the same way on every table:
+    // its calls are not in this file, the call that gave it `pgm` is.
+    const source = `import { addAudit } from '../lib/audit.js';
+import { isolateTenants } from '../lib/rls.js';
+
+export const up = (pgm) => {
+  pgm.createTable('tasks', { id: 'id' });
+  isolateTenants(pgm, 'tasks');
+  addAudit(pgm, { schema: 'app', name: 'projects' });
+};
+
+export const down = (pgm) => {
+  pgm.dropTable('tasks');
+};
+`;
+    expect(
+      locateStatements(source, [
+        'CREATE TABLE "tasks" (\n  "id" serial PRIMARY KEY\n);',
+        'ALTER TABLE "tasks" ENABLE ROW LEVEL SECURITY;',
+        'CREATE POLICY "tenant_isolation" ON "tasks" FOR ALL USING (true);',
+        'ALTER TABLE "app"."projects"\n  ADD "updated_at" timestamptz;',
+        'CREATE INDEX "projects_updated_at_index" ON "app"."projects" ("updated_at");',
+      ]),
+    ).toEqual([
+      { line: 5, exact: true },
+      { line: 6, exact: false },
+      { line: 6, exact: false },
+      { line: 7, exact: false },
+      { line: 7, exact: false },
+    ]);
+  });
 });
 
 describe('statementTarget and statementAt', () => {
