@@ -4,7 +4,14 @@
  * that is what node-pg-migrate records in its table; content is compared by normalized hash.
  */
 import path from 'node:path';
-import { collateNames, compareMigrationFileNames, orderKeyOf, type MigrationFile } from './files.js';
+import { escapeRegExp } from '../core/regexp.js';
+import {
+  collateNames,
+  compareMigrationFileNames,
+  DEFAULT_IGNORE_PATTERN,
+  orderKeyOf,
+  type MigrationFile,
+} from './files.js';
 
 export type Problem =
   /** A new migration sorts before the newest one on base: node-pg-migrate's checkOrder would reject it once base's are applied. */
@@ -63,6 +70,8 @@ export interface PlanOptions {
    * order number from the text before its first `_` only (legacyOrderKey).
    */
   engineVersion?: string;
+  /** `migrations.ignorePattern` as configured: a suggested one for files that are not migrations extends it. */
+  ignorePattern?: string;
 }
 
 /** Whether this node-pg-migrate reads the order number only before the first `_` (6–8; 9 reads the leading digits). */
@@ -85,7 +94,19 @@ export function legacyOrderKey(fileName: string, engineVersion?: string): number
   return /^\d+$/.test(before) ? orderKeyOf(before).orderKey : 0;
 }
 
-function invalidReason(m: MigrationFile): string | undefined {
+/** Whether node-pg-migrate would take the file for a migration it cannot load or order: a README, a helper. */
+export const notAMigration = (m: MigrationFile): boolean => m.kind === 'other' || m.prefix === null;
+
+/**
+ * The `migrations.ignorePattern` that keeps skipping what it skips now (by default, names starting
+ * with a dot) and also skips these files, each name matched whole.
+ */
+export function ignorePatternFor(files: readonly string[], current: string = DEFAULT_IGNORE_PATTERN): string {
+  const names = [...new Set(files.map((f) => escapeRegExp(path.posix.basename(f))))];
+  return [current, ...names].join('|');
+}
+
+function invalidReason(m: MigrationFile, ignoreAll: string): string | undefined {
   const base = path.posix.basename(m.file);
   // A line break hides the file from the SQL capture (and so from lint); a quote breaks
   // node-pg-migrate's INSERT of the name into its table after the migration ran.
@@ -94,7 +115,7 @@ function invalidReason(m: MigrationFile): string | undefined {
   if (base.includes("'"))
     return "its name holds a ', which breaks node-pg-migrate's insert of the name into its migrations table; rename it";
   // Not meant as a migration at all (a README, a helper): the project's deploy skips it with an ignorePattern.
-  const notOne = ' (if it is not a migration, set migrations.ignorePattern to the --ignore-pattern your deploy passes)';
+  const notOne = ` (if it is not a migration, set migrations.ignorePattern: '${ignoreAll}' in the Consort configuration, or to the --ignore-pattern your deploy passes)`;
   if (m.kind === 'other')
     return `it is not a migration file node-pg-migrate can load (.sql, .js, .cjs, .mjs, .ts, .cts or .mts)${notOne}`;
   if (m.prefix === null) return `its name does not start with the number node-pg-migrate orders migrations by${notOne}`;
@@ -167,8 +188,13 @@ export function planMigrations(
 
   const newMigrations = head.filter((m) => !baseNames.has(m.name)).sort(byNodeOrder);
   const valid: { m: MigrationFile; key: number }[] = [];
+  // One pattern for all of them, so whichever file's reason the user reads, its value fixes every one.
+  const ignoreAll = ignorePatternFor(
+    newMigrations.filter(notAMigration).map((m) => m.file),
+    options.ignorePattern,
+  );
   for (const m of newMigrations) {
-    const reason = invalidReason(m);
+    const reason = invalidReason(m, ignoreAll);
     if (reason === undefined && m.orderKey !== null) valid.push({ m, key: m.orderKey });
     else problems.push({ kind: 'invalid-name', file: m.file, name: m.name, reason: reason ?? 'it has no order value' });
   }

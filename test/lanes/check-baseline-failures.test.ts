@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { baseFailure, recordedElsewhereMessage } from '../../src/lanes/check/baseline.js';
+import { migrationSetFromEntries } from '../../src/migrations/files.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 
@@ -133,6 +134,24 @@ describe('baseFailure', () => {
     expect(f.hint).toContain('npm ci');
     expect(f.hint).not.toContain('rebuild');
     expect(f.detail.message).toContain('wrapSafe');
+  });
+
+  it("a base file that is no migration (node-pg-migrate stops at the first): the ignorePattern that skips every one of base's", async () => {
+    const base = migrationSetFromEntries(
+      ['1_a.sql', 'README.md', 'helpers.js', '2_b.js'].map((f) => ({ file: `migrations/${f}`, content: f })),
+    );
+    const readme = {
+      kind: 'load' as const,
+      name: 'README',
+      file: 'migrations/README.md',
+      error: { message: 'Error loading migration files: Cannot determine numeric prefix for "README.md"' },
+    };
+    const f = await baseFailure(readme, 'main', false, async () => false, { base });
+    expect(f.hint).toContain(
+      "If that file is not a migration, set migrations.ignorePattern: '\\..*|README\\.md|helpers\\.js' in the Consort configuration of the base branch",
+    );
+    const configured = await baseFailure(readme, 'main', false, async () => false, { base, ignorePattern: '_.*' });
+    expect(configured.hint).toContain("set migrations.ignorePattern: '_.*|README\\.md|helpers\\.js'");
   });
 });
 

@@ -249,7 +249,7 @@ describe('planMigrations: problems', () => {
           file: 'db/migrations/add_users.sql',
           name: 'add_users',
           reason:
-            'its name does not start with the number node-pg-migrate orders migrations by (if it is not a migration, set migrations.ignorePattern to the --ignore-pattern your deploy passes)',
+            "its name does not start with the number node-pg-migrate orders migrations by (if it is not a migration, set migrations.ignorePattern: '\\..*|add_users\\.sql' in the Consort configuration, or to the --ignore-pattern your deploy passes)",
         },
       ],
     },
@@ -323,6 +323,29 @@ describe('planMigrations: problems', () => {
     const order = (p: Problem): number =>
       ['history-rewritten', 'order-conflict', 'duplicate-prefix', 'invalid-name'].indexOf(p.kind);
     expect([...plan.problems].sort((a, b) => order(a) - order(b))).toEqual(problems);
+  });
+
+  it('files that are no migrations (a README, a helper module) get one ignorePattern that skips them all, from the configured one', () => {
+    const head = set('0001_a.sql', 'README.md', 'helpers.js', '0002_b.js');
+    const reasons = (plan: ReturnType<typeof planMigrations>) =>
+      plan.ok ? [] : plan.problems.map((p) => ('reason' in p ? p.reason : ''));
+    expect(reasons(planMigrations(set('0001_a.sql'), head))).toHaveLength(2);
+    for (const reason of reasons(planMigrations(set('0001_a.sql'), head)))
+      expect(reason).toContain(
+        "set migrations.ignorePattern: '\\..*|helpers\\.js|README\\.md' in the Consort configuration",
+      );
+    // A configured pattern (here: only .js and .sql files are migrations, as some deploys pass) is kept.
+    for (const reason of reasons(planMigrations(set('0001_a.sql'), head, { ignorePattern: '.*\\.d\\.ts' })))
+      expect(reason).toContain("set migrations.ignorePattern: '.*\\.d\\.ts|helpers\\.js|README\\.md'");
+    // Applied, it is a valid configuration that skips both, so the plan passes.
+    const ignorePattern = '\\..*|helpers\\.js|README\\.md';
+    const entries = ['0001_a.sql', 'README.md', 'helpers.js', '0002_b.js'].map((f) => ({
+      file: `db/migrations/${f}`,
+      content: `-- Up Migration\nSELECT '${f}';\n`,
+    }));
+    expect(
+      planMigrations(set('0001_a.sql'), migrationSetFromEntries(entries, ignorePattern), { ignorePattern }),
+    ).toMatchObject({ ok: true });
   });
 
   it('still lists the new migrations when the plan fails', () => {

@@ -13,6 +13,7 @@ import { ConsortError } from '../../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import { parseMigration, type MigrationFile } from '../../migrations/files.js';
+import { ignorePatternFor, notAMigration } from '../../migrations/plan.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import {
   hasSchemaSettings,
@@ -258,6 +259,8 @@ export async function baseFailure(
   parent: string,
   rebuilt: boolean,
   parentHasContent: () => Promise<boolean>,
+  /** Base's files and the configured ignorePattern: a hint about a file that is no migration names the pattern that skips them all. */
+  skip?: { base: readonly MigrationFile[]; ignorePattern?: string | undefined },
 ): Promise<{ message: string; hint: string; detail: BaseMigrationFailure }> {
   const full = f.error.message;
   // Node's "Cannot find module" carries its require stack on the lines after: only the first line is shown.
@@ -288,7 +291,10 @@ export async function baseFailure(
       hint: missing
         ? `The migrations import ${missing}, which is not installed: install the project's dependencies before the check (npm ci), so base's and the PR's migrations load as they do when deployed.`
         : unordered
-          ? 'If that file is not a migration, set migrations.ignorePattern in the configuration to the --ignore-pattern your deploy passes node-pg-migrate; if it is one, name it with the number node-pg-migrate orders by.'
+          ? `If that file is not a migration, set migrations.ignorePattern: '${ignorePatternFor(
+              [...new Set([f.file!, ...(skip?.base ?? []).filter(notAMigration).map((m) => m.file)])],
+              skip?.ignorePattern,
+            )}' in the Consort configuration of the base branch (or to the --ignore-pattern your deploy passes node-pg-migrate); if it is one, name it with the number node-pg-migrate orders by.`
           : "Install the project's dependencies before the check (npm ci). If they are installed, the migration or a module it imports threw while loading: a setting it reads from the environment reaches it when you export it where the check runs (in the Action, the workflow's env:), except credential-looking names, libpq's PG* and DATABASE_URL; else fix the migration file on base.",
       detail,
     };
@@ -516,8 +522,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
           env: migrationEnv(input.env, [config.suite.env], config.suite.passEnv),
         });
         if (!result.ok) {
-          const failure = await baseFailure(result.failed, config.database.parent, input.rebuild, () =>
-            parentHasObjects(parentUrl),
+          const failure = await baseFailure(
+            result.failed,
+            config.database.parent,
+            input.rebuild,
+            () => parentHasObjects(parentUrl),
+            { base: input.base, ignorePattern: config.migrations.ignorePattern },
           );
           throw Object.assign(new ConsortError('internal', failure.message, { hint: failure.hint }), {
             baseFailure: failure.detail,

@@ -188,6 +188,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
   const migrations = withLeftBehind(
     planMigrations(sets.base, sets.head, {
       checkOrder: request.config.migrations.checkOrder,
+      ignorePattern: request.config.migrations.ignorePattern,
       // 6–8 order names differently from 9: the plan orders them as the engine that applies them.
       ...(engineVersion === undefined ? {} : { engineVersion }),
     }),
