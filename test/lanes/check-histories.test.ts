@@ -18,6 +18,11 @@
  * `exports.down = false`, `pgm.noTransaction()`, a down left to node-pg-migrate; on 7.9.1 and 9, with
  * the slips such histories carry (a number followed by `-`, an empty down, noTransaction in up only),
  * an extension the server lacks, and a deploy with its own migrations table.
+ *
+ * tenants-esm is an ESM package (`"type": "module"`) of .js migrations (`export async function up`,
+ * `export const up`) in a schema of their own, whose row-level security and audit columns come from
+ * helpers the migrations import from the project's lib/; later .mjs/.cjs files named in UTC format,
+ * and a helper module kept in the migrations folder itself.
  */
 import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 import { testPorts } from '../helpers/check-ports.js';
@@ -884,6 +889,158 @@ describe('shop-cjs: a project that deploys with --no-check-order', () => {
         problems: [expect.objectContaining({ kind: 'order-conflict', file: HOTFIX })],
       });
       expect(report.stages.migrations.applied).toEqual([]);
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+describe('tenants-esm: ESM JavaScript ("type": "module") importing the project\'s own helpers', () => {
+  // The shape of ESM projects' .js migrations: `export async function up(pgm)` and `export const up`,
+  // tables in a schema of their own (`{ schema: 'app', name }`), row-level security applied by a
+  // helper the migrations import from the project (lib/rls.js: alterTable levelSecurity +
+  // createPolicy), a trigger with its plpgsql function, a foreign key added with addConstraint, and
+  // an audit column and index added by another helper (lib/audit.js). node-pg-migrate 7.9.1 loads
+  // them with require() (Node's require of ES modules), 9 with import(). Base holds 2, the PR adds 3.
+  it.each([
+    ['7.9.1', 'node-pg-migrate-7'],
+    ['9.0.0', 'node-pg-migrate'],
+  ])(
+    'on node-pg-migrate %s: applies, lints at the lines that sent each statement, and reverses',
+    async (version, pkg) => {
+      const h = await history('tenants-esm', 2, { 'node-pg-migrate': pkg });
+      try {
+        const report = await check(h.dir, 330);
+        expect(report.error).toBeUndefined();
+        expect(report.stages.migrations).toMatchObject({
+          status: 'passed',
+          applied: [
+            { name: '1712000000002_tasks' },
+            { name: '1712000000003_projects-archived' },
+            { name: '1712000000004_projects-audit', file: 'migrations/1712000000004_projects-audit.js' },
+          ],
+          nodePgMigrate: { version },
+        });
+        // By hand. tasks' foreign key locks projects, live on base (line 13); its RLS (from lib/rls.js)
+        // is on the new table: nothing. The rename and the unique constraint on projects block. The audit
+        // helper's column and index on projects are sent from lib/audit.js: they land on the call that
+        // handed it pgm (line 6, quoted), the index there blocking writes to a live table.
+        expect(
+          report.stages.lint.findings.map((f) => [
+            f.file.replace('migrations/171200000000', ''),
+            f.line,
+            f.rule,
+            f.blocking,
+            f.message.includes(' (in `'),
+          ]),
+        ).toEqual([
+          ['2_tasks.js', 13, 'require-lock-timeout', false, false],
+          ['2_tasks.js', 13, 'require-statement-timeout', false, false],
+          ['3_projects-archived.js', 4, 'require-lock-timeout', false, false],
+          ['3_projects-archived.js', 4, 'require-statement-timeout', false, false],
+          ['3_projects-archived.js', 5, 'renaming-column', true, false],
+          ['3_projects-archived.js', 6, 'constraint-missing-not-valid', false, false],
+          ['3_projects-archived.js', 6, 'disallowed-unique-constraint', true, false],
+          ['4_projects-audit.js', 6, 'require-lock-timeout', false, true],
+          ['4_projects-audit.js', 6, 'require-statement-timeout', false, true],
+          ['4_projects-audit.js', 6, 'require-concurrent-index-creation', true, true],
+        ]);
+        // Each down undoes its up, the policy and trigger included, through the helpers too.
+        expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+          ['1712000000002_tasks', 'reversible'],
+          ['1712000000003_projects-archived', 'reversible'],
+          ['1712000000004_projects-audit', 'reversible'],
+        ]);
+        for (const line of ['+ table app.tasks', 'app.projects.title', 'tenant_isolation', 'tasks_touch_updated_at'])
+          expect(report.stages.schemaDiff.text).toContain(line);
+        expect(report.conclusion).toBe('failure');
+      } finally {
+        await h.dispose();
+      }
+    },
+  );
+
+  it('on 7.9.1, later migrations as .mjs and .cjs (a callback-style up), named in UTC format: ordered, applied, reversed', async () => {
+    // node-pg-migrate's `--migration-filename-format utc` names (17 digits) after base's
+    // millisecond timestamps; .cjs keeps CommonJS in an ESM package; `(pgm, run)` is the old callback API.
+    const h = await history(
+      'tenants-esm',
+      5,
+      { 'node-pg-migrate': 'node-pg-migrate-7' },
+      {
+        'migrations/20240406000000000_tenant-plan.mjs':
+          "export const up = (pgm) => {\n  pgm.addColumn({ schema: 'app', name: 'tenants' }, { plan: { type: 'text', notNull: true, default: 'free' } });\n};\n\nexport const down = false;\n",
+        'migrations/20240407000000000_tenant-note.cjs':
+          "exports.up = (pgm, run) => {\n  pgm.addColumn({ schema: 'app', name: 'tenants' }, { note: { type: 'text' } });\n  run();\n};\n",
+      },
+    );
+    try {
+      const report = await check(h.dir, 333);
+      expect(report.stages.plan).toMatchObject({
+        status: 'passed',
+        newMigrations: ['20240406000000000_tenant-plan', '20240407000000000_tenant-note'],
+      });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [
+          { file: 'migrations/20240406000000000_tenant-plan.mjs' },
+          { file: 'migrations/20240407000000000_tenant-note.cjs' },
+        ],
+      });
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['20240406000000000_tenant-plan', 'irreversible'],
+        ['20240407000000000_tenant-note', 'reversible'],
+      ]);
+      expect(report.stages.lint.findings.map((f) => [f.file.slice(-10), f.line, f.rule])).toEqual([
+        ['t-plan.mjs', 2, 'require-lock-timeout'],
+        ['t-plan.mjs', 2, 'require-statement-timeout'],
+        ['t-note.cjs', 2, 'require-lock-timeout'],
+        ['t-note.cjs', 2, 'require-statement-timeout'],
+      ]);
+      expect(report.conclusion).toBe('success');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it('a helper module kept in the migrations folder: the plan names the ignorePattern to set, and with it the check passes', async () => {
+    const files = {
+      'migrations/columns.js':
+        "export const timestamp = (pgm) => ({ type: 'timestamptz', notNull: true, default: pgm.func('now()') });\n",
+      'migrations/1712000000005_tenants-seen-at.js':
+        "import { timestamp } from './columns.js';\n\nexport const up = (pgm) => {\n  pgm.addColumn({ schema: 'app', name: 'tenants' }, { seen_at: timestamp(pgm) });\n};\n\nexport const down = (pgm) => {\n  pgm.dropColumn({ schema: 'app', name: 'tenants' }, 'seen_at');\n};\n",
+    };
+    const h = await history('tenants-esm', 5, { 'node-pg-migrate': 'node-pg-migrate' }, files);
+    try {
+      const report = await check(h.dir, 334);
+      expect(report.stages.plan).toMatchObject({
+        status: 'failed',
+        problems: [{ kind: 'invalid-name', file: 'migrations/columns.js' }],
+      });
+      const reason = (report.stages.plan.problems[0] as { reason: string }).reason;
+      const value = /set migrations\.ignorePattern: '([^']+)'/.exec(reason)?.[1];
+      expect(value).toBe('\\..*|columns\\.js');
+      // The value, as the reason gives it, in the base's configuration.
+      const fixed = await history(
+        'tenants-esm',
+        5,
+        { 'node-pg-migrate': 'node-pg-migrate' },
+        {
+          ...files,
+          '.github/consort.yml': `suite:\n  command: "true"\nmigrations:\n  ignorePattern: '${value}'\n`,
+        },
+      );
+      try {
+        const ok = await check(fixed.dir, 335);
+        expect(ok.stages.plan).toMatchObject({ status: 'passed', newMigrations: ['1712000000005_tenants-seen-at'] });
+        expect(ok.stages.migrations).toMatchObject({
+          status: 'passed',
+          applied: [{ name: '1712000000005_tenants-seen-at' }],
+        });
+        expect(ok.stages.reversibility.migrations.map((m) => m.verdict)).toEqual(['reversible']);
+      } finally {
+        await fixed.dispose();
+      }
     } finally {
       await h.dispose();
     }
