@@ -1003,6 +1003,41 @@ describe('tenants-esm: ESM JavaScript ("type": "module") importing the project\'
     }
   });
 
+  it('a migration granting to a role named by the environment: unset where the check runs, the failure names the variable; exported, it applies', async () => {
+    const h = await history(
+      'tenants-esm',
+      5,
+      { 'node-pg-migrate': 'node-pg-migrate' },
+      {
+        'migrations/1712000000006_reader-grants.js':
+          'const reader = process.env.APP_READER_ROLE;\n\nexport const up = (pgm) => {\n  pgm.sql(`GRANT USAGE ON SCHEMA app TO ${reader}`);\n  pgm.sql(`GRANT SELECT ON app.projects TO ${reader}`);\n};\n\nexport const down = (pgm) => {\n  pgm.sql(`REVOKE SELECT ON app.projects FROM ${reader}`);\n  pgm.sql(`REVOKE USAGE ON SCHEMA app FROM ${reader}`);\n};\n',
+      },
+    );
+    const saved = process.env.APP_READER_ROLE;
+    try {
+      delete process.env.APP_READER_ROLE;
+      const report = await check(h.dir, 336);
+      expect(report.stages.migrations).toMatchObject({
+        status: 'failed',
+        failure: { statement: 'GRANT USAGE ON SCHEMA app TO undefined;', code: '42704' },
+      });
+      expect(report.stages.migrations.summary).toContain(
+        'role "undefined" does not exist (the statement holds undefined where the migration put a value it did not have: it reads APP_READER_ROLE (not set where the check runs: export it there — in the Action, the workflow step\'s env:))',
+      );
+      process.env.APP_READER_ROLE = 'PUBLIC';
+      const exported = await check(h.dir, 337);
+      expect(exported.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1712000000006_reader-grants' }],
+      });
+      expect(exported.stages.reversibility.migrations.map((m) => m.verdict)).toEqual(['reversible']);
+    } finally {
+      if (saved === undefined) delete process.env.APP_READER_ROLE;
+      else process.env.APP_READER_ROLE = saved;
+      await h.dispose();
+    }
+  });
+
   it('a helper module kept in the migrations folder: the plan names the ignorePattern to set, and with it the check passes', async () => {
     const files = {
       'migrations/columns.js':

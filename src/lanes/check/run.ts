@@ -41,6 +41,7 @@ import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { ensureBaseline, missingExtensionNote, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { transactionBlockNote } from './transaction-note.js';
+import { unsetSettingNote } from './unset-setting-note.js';
 import { abortReason, CheckCancelled, throwIfCancelled } from './cancel.js';
 import { removeLeftovers } from './cleanup.js';
 import { lintStage } from './lint-stage.js';
@@ -568,6 +569,12 @@ export async function runCheck(
         transactionBlockNote(
           f.error.code,
           newMigrations.find((m) => m.name === f.name),
+        ) ??
+        unsetSettingNote(
+          'statement' in f ? f.statement : '',
+          newMigrations.find((m) => m.name === f.name),
+          input.env,
+          config.suite.passEnv,
         );
       return {
         status: 'failed',
