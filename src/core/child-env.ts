@@ -124,6 +124,10 @@ export function childEnv(
  */
 const CONNECTION = /^(PG[A-Z]+|DATABASE_URL)$/;
 
+export function isConnectionVariable(key: string): boolean {
+  return CONNECTION.test(key);
+}
+
 /**
  * What a repository's migration code sees of its caller's environment besides the basics: what the
  * lane's suite sees of it — the project's settings its imports read when they load

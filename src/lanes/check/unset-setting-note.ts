@@ -5,13 +5,12 @@
  * (`process.env.APP_READER_ROLE`) that its deploy has and the check's migrations were not given.
  * Postgres' error alone points at the statement; the fix is where the check runs.
  */
-import { isCredentialName, isNeverPassed } from '../../core/child-env.js';
+import { isConnectionVariable, isCredentialName, isNeverPassed } from '../../core/child-env.js';
 import type { MigrationFile } from '../../migrations/files.js';
 
 /** `undefined` as SQL text or a quoted identifier, not inside a string literal. */
 const UNDEFINED_IN_SQL = /(?:^|[^\w$'])"?undefined"?(?![\w$'])/;
 const ENV_READ = /\bprocess\s*\.\s*env\s*(?:\.\s*([A-Za-z_$][\w$]*)|\[\s*(['"`])([^'"`]+)\2\s*\])/g;
-const CONNECTION = /^(PG[A-Z]+|DATABASE_URL)$/;
 
 /** The environment variables a migration's source reads, in order of first use. */
 export function envReads(content: string): string[] {
@@ -33,7 +32,7 @@ export function unsetSettingNote(
   if (!UNDEFINED_IN_SQL.test(sql)) return undefined;
   const reads = envReads(migration.content);
   const why = (name: string): string | undefined => {
-    if (CONNECTION.test(name))
+    if (isConnectionVariable(name))
       return `${name} (the connection variables never reach the migrations: they serve several branches)`;
     if (env[name] === undefined)
       return `${name} (not set where the check runs: export it there — in the Action, the workflow step's env:)`;
