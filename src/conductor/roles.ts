@@ -49,7 +49,8 @@ export const OWED: Record<DesignRole, string> = {
  * configuration, module doubles, snapshots and fixtures. `package.json`'s runner keys and the data
  * files a frozen test reads are judged by content (src/lanes/tdd/harness.ts). `.env` files too: vite
  * and vitest load `.env`, `.env.local`, `.env.[mode]` unnamed, jest setups call dotenv, and a value
- * the tests read there (a flag that skips a check) decides the run.
+ * the tests read there (a flag that skips a check) decides the run. Python's start-up hooks
+ * (`sitecustomize`, `usercustomize`, `.pth` files) and virtualenvs too: they run in the runner.
  */
 export const DEFAULT_HARNESS = [
   '**/.npmrc',
@@ -98,6 +99,21 @@ export const DEFAULT_HARNESS = [
   '**/testdata/**',
   '**/.env',
   '**/.env.*',
+  // Python's start-up hooks, which run in the runner's process before any test: `site` imports
+  // `sitecustomize` and `usercustomize` (a module or a package) from wherever sys.path finds them,
+  // and runs the `import` lines of every `.pth` file in a site-packages folder. Anywhere in the
+  // repository: which folders the suite's python has on sys.path is its command's and its
+  // configuration's to say. A virtualenv's `pyvenv.cfg` decides which site-packages it uses, and
+  // what is installed there is the runner and what it imports (the rest of a committed virtualenv
+  // is judged by content: harness.ts).
+  '**/sitecustomize.*',
+  '**/sitecustomize/**',
+  '**/usercustomize.*',
+  '**/usercustomize/**',
+  '**/*.pth',
+  '**/pyvenv.cfg',
+  '**/site-packages/**',
+  '**/dist-packages/**',
 ];
 
 /**

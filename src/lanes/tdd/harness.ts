@@ -20,7 +20,7 @@
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
 import { execFile } from 'node:child_process';
-import { access, readlink } from 'node:fs/promises';
+import { access, lstat, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -125,7 +125,48 @@ export async function testOwnedChanges(
     for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
   }
   for (const shadow of await pythonShadows(ws, base, changes)) owned.add(shadow);
+  for (const file of await virtualenvChanges(ws.dir, changes)) owned.add(file);
   return [...owned].sort();
+}
+
+/**
+ * Changed paths inside a virtualenv the repository holds: a folder below the root with a
+ * `pyvenv.cfg` (in the work tree, or one the turn added, changed or removed). Its python, its
+ * scripts and its packages are what a suite command such as `.venv/bin/python -m pytest` runs.
+ * Its `pyvenv.cfg`, `.pth` files and site-packages are harness by path (DEFAULT_HARNESS); this
+ * covers the rest (`bin/activate`, `bin/pytest`, a `lib64` link).
+ */
+export async function virtualenvChanges(dir: string, changes: readonly FileChange[]): Promise<string[]> {
+  const inside = (p: string) => !p.startsWith('../') && !p.startsWith('~/');
+  const roots = new Set(
+    changes
+      .filter((c) => inside(c.path) && path.posix.basename(c.path) === 'pyvenv.cfg')
+      .map((c) => path.posix.dirname(c.path)),
+  );
+  const known = new Map<string, boolean>();
+  const isVirtualenv = async (folder: string): Promise<boolean> => {
+    let is = known.get(folder);
+    if (is === undefined) {
+      is =
+        roots.has(folder) ||
+        (await lstat(path.join(dir, folder, 'pyvenv.cfg')).then(
+          () => true,
+          () => false,
+        ));
+      known.set(folder, is);
+    }
+    return is;
+  };
+  const owned: string[] = [];
+  for (const change of changes) {
+    if (!inside(change.path)) continue;
+    for (let folder = path.posix.dirname(change.path); folder !== '.'; folder = path.posix.dirname(folder))
+      if (await isVirtualenv(folder)) {
+        owned.push(change.path);
+        break;
+      }
+  }
+  return owned;
 }
 
 /** A file python imports a module from: `name.py`, `name.cpython-311-x86_64-linux-gnu.so`, … */
