@@ -34,8 +34,11 @@ export const HOST_PROGRAMS = [
   'useradd',
   'xdg-open',
   'open',
-  // The TDD lane asks it which Python modules a turn's new top-level module shadows (harness.ts).
+  // The TDD lane asks it which Python modules a turn's new top-level module shadows (harness.ts),
+  // or the python a suite command names (`python -m pytest`, `pytest`'s #! line: suite-python.ts).
   'python3',
+  'python',
+  'pytest',
 ] as const;
 
 /** Found paths, by PATH then by name (a name PATH lacked maps to `missing(name)`). */

@@ -87,14 +87,9 @@ export async function scopedTurn(t: ScopedTurn): Promise<string[]> {
   expect(result.exit).toEqual({ kind: 'done' });
   const changes = await changesSince(t.ws, base);
   expect(changes.length).toBeGreaterThan(0);
+  const config = (await loadConfig(t.dir)).config;
   const testOwned = t.frozen
-    ? await testOwnedChanges(
-        await workspaceAt(t.dir),
-        base,
-        changes,
-        [...t.frozen],
-        (await loadConfig(t.dir)).config.build.tests,
-      )
+    ? await testOwnedChanges(await workspaceAt(t.dir), base, changes, [...t.frozen], config.build.tests, config.suite)
     : undefined;
   return checkScope({
     policy: t.policy,

@@ -142,15 +142,19 @@ it('without a python3 to ask, every new top-level module is test-owned', async (
   await writeFile(path.join(dir, 'shop/__init__.py'), '');
   const changes = await changesSince(ws, base);
   const workspace = await workspaceAt(dir);
+  const { suite } = (await loadConfig(dir)).config;
   const empty = await mkdtemp(path.join(os.tmpdir(), 'consort-no-python-'));
   const saved = process.env.PATH;
   process.env.PATH = empty;
   try {
-    expect(await pythonShadows(workspace, base, changes)).toEqual(['consort_app_helpers.py', 'shop/__init__.py']);
+    expect(await pythonShadows(workspace, base, changes, suite)).toEqual([
+      'consort_app_helpers.py',
+      'shop/__init__.py',
+    ]);
   } finally {
     process.env.PATH = saved;
     await rm(empty, { recursive: true, force: true });
   }
   // With one, neither is found outside the repository.
-  expect(await pythonShadows(workspace, base, changes)).toEqual([]);
+  expect(await pythonShadows(workspace, base, changes, suite)).toEqual([]);
 }, 30_000);

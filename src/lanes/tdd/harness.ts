@@ -15,7 +15,9 @@
  *   `python -m pytest` (or `-m unittest`) puts the repository's root first on `sys.path`, and pytest's
  *   rootdir insertion or `pythonpath = src` any folder without an `__init__.py`, so a `pytest.py`,
  *   `_pytest/`, `pluggy/` or `xml/` there is imported in place of the runner and can forge its JUnit
- *   report (pythonShadows).
+ *   report (pythonShadows, asked of the python the suite command runs: suite-python.ts);
+ * - any file in a virtualenv the repository holds (a folder with a `pyvenv.cfg`), whose python,
+ *   scripts and packages a suite such as `.venv/bin/python -m pytest` runs (virtualenvChanges).
  *
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
@@ -25,12 +27,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv } from '../../core/child-env.js';
-import { hostProgram } from '../../process/host-programs.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readText } from './store.js';
+import { suitePython } from './suite-python.js';
 
 export const PACKAGE_RUNNER_KEYS = [
   'scripts',
@@ -92,6 +94,8 @@ export async function testOwnedChanges(
   frozenTests: readonly string[],
   /** `build.tests`: the data files every test of the base reads are as test-owned as the frozen tests'. */
   testGlobs: readonly string[] = [],
+  /** The suite's command, whose python pythonShadows asks; without, every new top-level Python module is test-owned. */
+  suite: Pick<ConsortConfig['suite'], 'command' | 'passEnv'> | null = null,
 ): Promise<string[]> {
   const owned = new Set<string>();
   for (const change of changes) {
@@ -124,7 +128,7 @@ export async function testOwnedChanges(
     for (const test of tests) older.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
     for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
   }
-  for (const shadow of await pythonShadows(ws, base, changes)) owned.add(shadow);
+  for (const shadow of await pythonShadows(ws, base, changes, suite)) owned.add(shadow);
   for (const file of await virtualenvChanges(ws.dir, changes)) owned.add(file);
   return [...owned].sort();
 }
@@ -205,11 +209,32 @@ async function topLevel(dir: string, file: string): Promise<{ name: string; path
  */
 const RUNNER_MODULES = ['pytest', '_pytest', 'pluggy', 'py', 'iniconfig', 'unittest', 'nose2', 'xdist', 'hypothesis'];
 
-/** Which names python finds outside `root` (standard library, site-packages, built in). */
+/**
+ * Which names python finds outside `root` (standard library, site-packages, built in). `argv[2]`:
+ * a virtualenv in `root` whose site-packages count (the suite's python is its), with the folders
+ * its `.pth` files list (their `import` lines are never run); `argv[3:]`: the names.
+ */
 const PROBE = `import importlib.util, json, os, sys
 root = os.path.realpath(sys.argv[1])
+venv = sys.argv[2]
 inside = lambda p: not p or os.path.realpath(p) == root or os.path.realpath(p).startswith(root + os.sep)
 sys.path = [p for p in sys.path if not inside(p)]
+if venv:
+    for site in (os.path.join(venv, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages'), os.path.join(venv, 'Lib', 'site-packages')):
+        if not os.path.isdir(site):
+            continue
+        sys.path.append(site)
+        for pth in sorted(n for n in os.listdir(site) if n.endswith('.pth')):
+            try:
+                lines = open(os.path.join(site, pth), encoding='utf-8', errors='replace').read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if not line.strip() or line.startswith('#') or line.startswith(('import ', 'import\\t')):
+                    continue
+                p = os.path.join(site, line.rstrip())
+                if os.path.exists(p) and not inside(p):
+                    sys.path.append(p)
 def found(n):
     if n in sys.builtin_module_names or n in getattr(sys, 'stdlib_module_names', ()):
         return True
@@ -217,18 +242,25 @@ def found(n):
         return importlib.util.find_spec(n) is not None
     except Exception:
         return True
-print(json.dumps([n for n in sys.argv[2:] if found(n)]))
+print(json.dumps([n for n in sys.argv[3:] if found(n)]))
 `;
 
 /**
  * Changed paths of a new top-level Python module or package (one the base does not have) that python
  * finds outside the workspace too. A module or package the base has is the project's own (an
- * editable install finds it, rightly). Asked of the `python3` on the conductor's PATH as it was
- * when Consort started (src/process/host-programs.ts), in isolated mode, with the runners' own
- * module names added; without one every such new module is test-owned, since nothing can say
- * which are safe.
+ * editable install finds it, rightly). Asked of the python `suite.command` runs (suite-python.ts:
+ * `python3 -m pytest` the `python3` on the conductor's PATH as it was when Consort started,
+ * `.venv/bin/python -m pytest` the interpreter that virtualenv links to, with its site-packages),
+ * in isolated mode, with the runners' own module names added. When the command does not say which
+ * python it runs (`uv run pytest`, `poetry run pytest`, `npm test`), or that python cannot be
+ * asked, every such new module is test-owned, since nothing can say which are safe.
  */
-export async function pythonShadows(ws: Workspace, base: string, changes: readonly FileChange[]): Promise<string[]> {
+export async function pythonShadows(
+  ws: Workspace,
+  base: string,
+  changes: readonly FileChange[],
+  suite: Pick<ConsortConfig['suite'], 'command' | 'passEnv'> | null,
+): Promise<string[]> {
   const byName = new Map<string, string[]>();
   const known = new Map<string, boolean>();
   for (const change of changes) {
@@ -246,23 +278,25 @@ export async function pythonShadows(ws: Workspace, base: string, changes: readon
     byName.set(top.name, [...(byName.get(top.name) ?? []), change.path]);
   }
   if (byName.size === 0) return [];
-  let found: string[];
-  try {
-    // -I: no PYTHON* variables, no user site-packages (the home folder is untrusted code's to write:
-    // a .pth file there would run here, outside any sandbox), no current folder on sys.path.
-    const { stdout } = await promisify(execFile)(
-      hostProgram('python3'),
-      ['-I', '-c', PROBE, ws.dir, ...byName.keys()],
-      {
-        cwd: os.tmpdir(),
-        env: childEnv({}),
-        timeout: 30_000,
-      },
-    );
-    found = JSON.parse(stdout) as string[];
-  } catch {
-    // No python3 to ask (or it failed): refuse them all rather than guess which are safe.
-    found = [...byName.keys()];
+  let found: string[] = [...byName.keys()];
+  const python = suite === null ? null : await suitePython(suite, ws.dir);
+  if (python !== null) {
+    try {
+      // -I: no PYTHON* variables, no user site-packages (the home folder is untrusted code's to write:
+      // a .pth file there would run here, outside any sandbox), no current folder on sys.path.
+      const { stdout } = await promisify(execFile)(
+        python.program,
+        [...python.flags, '-c', PROBE, ws.dir, python.venv ?? '', ...byName.keys()],
+        {
+          cwd: os.tmpdir(),
+          env: childEnv({}),
+          timeout: 30_000,
+        },
+      );
+      found = JSON.parse(stdout) as string[];
+    } catch {
+      // No such python to ask (or it failed): refuse them all rather than guess which are safe.
+    }
   }
   for (const name of RUNNER_MODULES) if (byName.has(name) && !found.includes(name)) found.push(name);
   return found.flatMap((name) => byName.get(name) ?? []);

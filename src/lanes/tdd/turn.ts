@@ -247,7 +247,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     Promise.all([
       owedChecks(ctx, plan),
       ctx.ws.hashFiles(plan.frozen),
-      testOwnedChanges(ctx.ws, base, changes, plan.frozen, config.build.tests),
+      testOwnedChanges(ctx.ws, base, changes, plan.frozen, config.build.tests, config.suite),
       linksLeaving(ctx.ws.dir, changes),
     ]),
   );
