@@ -8,7 +8,7 @@
  * command does not say which one that is (`uv run`, `poetry run`, a `cd` first…) every new top-level
  * module is test-owned.
  */
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
@@ -159,5 +159,9 @@ it('a python that is a file of the workspace is never started by the conductor',
   await git(dir, 'add', '-A');
   await git(dir, 'commit', '-qm', 'a python of its own');
   expect(await shadows('env/bin/python -m pytest', ['consort_app_helpers.py'])).toEqual(['consort_app_helpers.py']);
-  await expect(readdir(path.dirname(marker))).resolves.toEqual([]);
+  // Nor through a link outside the workspace that leads to it.
+  const link = path.join(path.dirname(marker), 'python3');
+  await symlink(path.join(dir, 'env/bin/python'), link);
+  expect(await shadows(`${link} -m pytest`, [])).toEqual(['consort_app_helpers.py']);
+  await expect(readdir(path.dirname(marker))).resolves.toEqual(['python3']);
 }, 30_000);

@@ -131,12 +131,14 @@ export async function suitePython(
   let start = await named(word, dir);
   if (start === null) return null;
   if (!path.isAbsolute(start)) start = path.join(dir, start);
-  const folder = await realpath(path.dirname(start)).catch(() => null);
-  if (!inside(dir, path.resolve(start)) && (folder === null || !inside(dir, folder)))
-    return { program: start, flags: ['-I'], venv: null };
-  // In the workspace: never started there; the interpreter it links to, outside, is.
+  // Never a file of the workspace, by whatever path (a link outside that leads into it included).
   const target = await realpath(start).catch(() => null);
   if (target === null || inside(dir, target)) return null;
+  const folder = await realpath(path.dirname(start)).catch(() => null);
+  // Outside the workspace: started as the suite starts it (python reads its own pyvenv.cfg).
+  if (!inside(dir, path.resolve(start)) && (folder === null || !inside(dir, folder)))
+    return { program: start, flags: ['-I'], venv: null };
+  // Reached through the workspace: the interpreter it links to, outside, is started instead.
   // A virtualenv: python reads the pyvenv.cfg beside its program or one folder up.
   let venv: string | null = null;
   for (const up of [path.dirname(start), path.dirname(path.dirname(start))])
