@@ -6,7 +6,8 @@
  *   suite runs — `scripts` (`"test": "exit 0"`), the runner's own key (`jest.testPathIgnorePatterns`,
  *   `passWithNoTests`, `moduleNameMapper` to an in-memory double), `babel` (babel-jest compiles every
  *   test with it: a plugin in `src/` could empty each `expect`), `jest-junit`, `imports`, `overrides` —
- *   are test-owned;
+ *   are test-owned; so are the runner sections of `pyproject.toml`, `setup.cfg`, `Cargo.toml`,
+ *   `go.mod` and `deno.json` (src/lanes/tdd/manifest-sections.ts);
  * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test,
  *   and so is one any older test of the base reads (it must keep passing on the code, not on new data);
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
@@ -31,43 +32,12 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
 import type { Workspace } from '../../ports/workspace.js';
+import { manifestKind, manifestsChanged } from './manifest-sections.js';
 import { readText } from './store.js';
 import { suitePython } from './suite-python.js';
 
-export const PACKAGE_RUNNER_KEYS = [
-  'scripts',
-  'jest',
-  'mocha',
-  'ava',
-  'vitest',
-  'tap',
-  'c8',
-  'nyc',
-  'babel',
-  'jest-junit',
-  'imports',
-  'type',
-  'overrides',
-  'resolutions',
-  'pnpm',
-  'workspaces',
-  'packageManager',
-] as const;
-
 /** Extensions of files a test reads as data (code it imports is production code, judged by the proof). */
 const DATA = /\.(json|jsonl|ndjson|csv|tsv|txt|ya?ml|xml|sql|html?|md|snap|env|golden|bin)$/i;
-
-function runnerKeys(text: string | null): string | null {
-  if (text === null) return null;
-  try {
-    // npm and node read past a byte order mark; JSON.parse does not.
-    const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>;
-    return JSON.stringify(PACKAGE_RUNNER_KEYS.map((k) => [k, json[k] ?? null]));
-  } catch {
-    // What this cannot read, some tool may: any change to it is a change.
-    return `unparseable:${text}`;
-  }
-}
 
 /** String literals in a test that name a data file, normalized (`./`, `../` dropped). */
 export function dataReferences(source: string): string[] {
@@ -97,15 +67,7 @@ export async function testOwnedChanges(
   /** The suite's command, whose python pythonShadows asks; without, every new top-level Python module is test-owned. */
   suite: Pick<ConsortConfig['suite'], 'command' | 'passEnv'> | null = null,
 ): Promise<string[]> {
-  const owned = new Set<string>();
-  for (const change of changes) {
-    if (path.posix.basename(change.path) !== 'package.json') continue;
-    // An added one counts too: the nearest package.json decides what `#imports` (and `type`) mean
-    // for a test beside it. One the base did not have is read as `{}` (no runner key).
-    const before = runnerKeys((await ws.fileAt(base, change.path)) ?? '{}');
-    const after = runnerKeys(await readText(path.join(ws.dir, change.path)));
-    if (before !== after) owned.add(change.path);
-  }
+  const owned = new Set<string>(await manifestsChanged(ws, base, changes));
   const refs: string[] = [];
   for (const test of frozenTests) refs.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
   for (const change of changes)
@@ -115,10 +77,7 @@ export async function testOwnedChanges(
   // RED, so the work tree's copy is the base's wherever the turn is not refused for that anyway.
   const data = changes.filter(
     (c) =>
-      DATA.test(c.path) &&
-      path.posix.basename(c.path) !== 'package.json' &&
-      !owned.has(c.path) &&
-      !matchesAny(c.path, testGlobs),
+      DATA.test(c.path) && manifestKind(c.path) === undefined && !owned.has(c.path) && !matchesAny(c.path, testGlobs),
   );
   if (data.length > 0 && testGlobs.length > 0) {
     const tests = (await ws.filesUnder(base, '.')).filter(
