@@ -114,6 +114,16 @@ export const DEFAULT_HARNESS = [
   '**/pyvenv.cfg',
   '**/site-packages/**',
   '**/dist-packages/**',
+  // Read without a name by cargo (a target `runner` that runs every test binary, `[env]`, rustflags),
+  // cargo-nextest (its JUnit path, filters, retries), rustup, go (a `go.work` module stands in for
+  // one a test imports), rspec (`--require`).
+  '**/.cargo/config',
+  '**/.cargo/config.toml',
+  '**/.config/nextest.toml',
+  '**/rust-toolchain',
+  '**/rust-toolchain.toml',
+  '**/go.work',
+  '**/.rspec',
 ];
 
 /**

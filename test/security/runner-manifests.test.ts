@@ -191,3 +191,23 @@ it("go.mod's replacements, in a block or on one line, comments aside", () => {
     JSON.parse(goModReplaces('module m\nreplace (\n  a => ./b // why\n)\nreplace c v1 => d v2\nrequire e v1\n')),
   ).toEqual(['replace a => ./b', 'replace c v1 => d v2']);
 });
+
+it.each([
+  [
+    '.cargo/config.toml',
+    `mkdir -p .cargo && printf '[target.x86_64-unknown-linux-gnu]\\nrunner = "true"\\n' > .cargo/config.toml`,
+  ],
+  [
+    '.config/nextest.toml',
+    `mkdir -p .config && printf '[profile.default]\\ndefault-filter = "none()"\\n' > .config/nextest.toml`,
+  ],
+  ['rust-toolchain.toml', `printf '[toolchain]\\nchannel = "nightly"\\n' > rust-toolchain.toml`],
+  ['go.work', `printf 'go 1.22\\n\\nuse (\\n\\t.\\n\\t./src/testify\\n)\\n' > go.work`],
+  ['.rspec', `printf -- '--require ./src/cheat.rb\\n' > .rspec`],
+])(
+  '%s, which its runner reads unnamed, is test-owned',
+  async (file, script) => {
+    expect(await driver(script)).toEqual([`${file}: ${HARNESS}`]);
+  },
+  30_000,
+);

@@ -7,7 +7,8 @@
  * refuses them — the suite's files as the harness (the navigator may change them in RED), the
  * seed's as no agent's, like a seed file — and an honest change in `src/` still passes.
  */
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
@@ -127,3 +128,47 @@ it("an honest GREEN (the fix in src/), and a build script the suite does not run
     await turn('driver', 'green', `sed -i 's/a - b/a + b/' src/sum.js && echo '// faster' >> scripts/build.mjs`),
   ).toEqual([]);
 }, 30_000);
+
+describe('a program that reads its file unnamed (`make test` and its Makefile)', () => {
+  it('names the files make, just, task, nox, rake and invoke read, present or added later', () => {
+    const tracked = new Set(['Makefile', 'src/sum.js']);
+    expect(commandFiles('make test', null, tracked)).toEqual([
+      '**/*.mk',
+      '**/GNUmakefile',
+      '**/Makefile',
+      '**/makefile',
+    ]);
+    // Through a package.json script, by path, as a module of python.
+    expect(
+      commandFiles('npm test', JSON.stringify({ scripts: { test: '/usr/bin/make -C web ci' } }), tracked),
+    ).toContain('**/Makefile');
+    expect(commandFiles('python3 -m nox -s tests', null, tracked)).toEqual(['**/noxfile.py']);
+    expect(commandFiles('just test', null, tracked)).toContain('**/[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]');
+    expect(commandFiles('node run.mjs', null, tracked)).toEqual([]);
+  });
+
+  it.each([
+    ['the Makefile it runs', `printf 'test:\\n\\techo ok\\n' > Makefile`, 'Makefile'],
+    // GNU make reads GNUmakefile, then makefile, before Makefile.
+    ['a GNUmakefile that make prefers', `printf 'test:\\n\\techo ok\\n' > GNUmakefile`, 'GNUmakefile'],
+    ['a file the Makefile includes', `printf 'X = 1\\n' > tests.mk`, 'tests.mk'],
+  ])(
+    'the driver cannot change %s when suite.command is make test',
+    async (_what, script, file) => {
+      await writeFile(
+        path.join(dir, '.github', 'consort.yml'),
+        'suite:\n  command: make test\n  reports: junit.xml\nmigrations:\n  dir: migrations\n',
+      );
+      await writeFile(path.join(dir, 'Makefile'), 'test:\n\tnode scripts/run.mjs\n');
+      await git(dir, 'add', '-A');
+      await git(dir, 'commit', '-qm', 'make');
+      const { config } = await loadConfig(dir);
+      const makePolicy = buildPolicy(config, '001-sum');
+      makePolicy.harness.push(...(await commandPaths(bindWorkspace(ws), await workspaceHead(ws), config)).harness);
+      expect(
+        await scopedTurn({ dir, ws, policy: makePolicy, feature: '001-sum', role: 'driver', step: 'green', script }),
+      ).toEqual([`${file}: the test harness (test-owned: only the navigator changes it, in RED)`]);
+    },
+    30_000,
+  );
+});

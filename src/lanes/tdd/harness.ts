@@ -286,8 +286,37 @@ function words(command: string): string[] {
 }
 
 /**
+ * Programs that read files of the repository without being told their names: `make test` runs the
+ * Makefile's `test` target (and what it includes; GNU make prefers a `GNUmakefile` or `makefile`
+ * the driver adds beside it), `just`, `task`, `nox`, `rake` and `invoke` their own files. Keyed by
+ * the program's name (a word of the command, or the module of `python -m nox`); the globs hold
+ * every file of those names in any folder (`make -C web`), present or added later.
+ */
+const MAKEFILES = ['**/GNUmakefile', '**/makefile', '**/Makefile', '**/*.mk'];
+const TASKFILES = ['**/[Tt]askfile.yml', '**/[Tt]askfile.yaml', '**/[Tt]askfile.dist.yml', '**/[Tt]askfile.dist.yaml'];
+const IMPLICIT_FILES: Record<string, readonly string[]> = {
+  make: MAKEFILES,
+  gmake: MAKEFILES,
+  just: ['**/[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]', '**/.[Jj][Uu][Ss][Tt][Ff][Ii][Ll][Ee]'],
+  task: TASKFILES,
+  'go-task': TASKFILES,
+  nox: ['**/noxfile.py'],
+  rake: ['**/[Rr]akefile', '**/[Rr]akefile.rb', '**/rakelib/**'],
+  invoke: ['**/tasks.py', '**/invoke.{yaml,yml,json,py}'],
+};
+
+/** The programs of IMPLICIT_FILES a command names (as a word, or by a path ending in the name). */
+function implicitPrograms(command: string): string[] {
+  return command
+    .split(/[\s;&|()<>]+/)
+    .map((w) => path.posix.basename(w.replace(/^['"]|['"]$/g, '')))
+    .filter((w) => Object.hasOwn(IMPLICIT_FILES, w));
+}
+
+/**
  * Committed files a command runs or reads, by name: its own words, and those of the package.json
- * scripts it runs (and the scripts those run). `suite.command: sh scripts/test.sh` makes
+ * scripts it runs (and the scripts those run), and globs of the files a program it runs reads
+ * unnamed (IMPLICIT_FILES: the Makefiles of `make test`). `suite.command: sh scripts/test.sh` makes
  * `scripts/test.sh` part of the harness (a driver's `exit 0` there would prove anything);
  * `seed.command: node db/seed.js` makes `db/seed.js` as locked as a seed file. `tracked` is the
  * base commit's file list, relative to the workspace; `packageJson` its package.json.
@@ -307,6 +336,7 @@ export function commandFiles(command: string, packageJson: string | null, tracke
   while (queue.length > 0) {
     const text = queue.shift()!;
     for (const w of words(text)) if (tracked.has(w)) files.add(w);
+    for (const program of implicitPrograms(text)) for (const glob of IMPLICIT_FILES[program]!) files.add(glob);
     for (const name of scriptsRun(text)) {
       const script = scripts[name];
       if (typeof script !== 'string' || seen.has(name)) continue;
