@@ -76,7 +76,8 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   const { policy, role, step } = input;
   if (path.startsWith('../')) return 'outside the workspace';
   if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
-  if (path.startsWith('~/')) return "git's global files in the home folder: put back as they were";
+  if (path.startsWith('~/'))
+    return "git's or a test runner's global files in the home folder (~/.gitconfig, ~/.npmrc): put back as they were";
   // Every feature's records, not only this one's: another feature's gates.json is an approval its run reads.
   const features = policy.featureDir.replace(/\/[^/]+$/, '');
   const conductorOwned = CONDUCTOR_FILES.flatMap((g) => [`${policy.featureDir}/${g}`, `${features}/*/${g}`]);

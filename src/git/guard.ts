@@ -5,7 +5,9 @@
  * that hides a file from the scope check, a `refs/replace/` ref, an `objects/info/alternates`
  * entry, a `shallow` list, or an object file rewritten so that a known hash reads as other
  * content — and, as the same user, git's global files in the home folder (`~/.gitconfig`,
- * `~/.config/git/attributes`: a smudge filter rewrites a file as the proof's tree is checked out).
+ * `~/.config/git/attributes`: a smudge filter rewrites a file as the proof's tree is checked out),
+ * and the test runners' own ones there (`~/.npmrc`: `node-options` preloads a module into every
+ * proof's suite).
  *
  * Under bubblewrap the agent's turn sees the repository's git directory read-only
  * (src/lanes/tdd/turn.ts), so none of this can happen there. Everywhere, the conductor reads these
@@ -50,6 +52,29 @@ const OWN_GUARDED = ['commondir', 'config.worktree'];
 
 /** git's global files, relative to the home folder every child gets (HOME; no XDG_CONFIG_HOME reaches one). */
 const HOME_FILES = ['.gitconfig', '.config/git/config', '.config/git/attributes', '.config/git/ignore'];
+
+/**
+ * The test runners' and package managers' own global files in that home folder, which every proof's
+ * suite reads as it starts, whatever the commit holds: npm's `~/.npmrc` (`node-options=--require
+ * ~/x.cjs` preloads a module into every node process `npm test` starts, the test runner's workers
+ * included), Yarn's, Bun's, Go's `go env -w` file (`GOFLAGS=-overlay=…` swaps source files at
+ * build), Cargo's (a target `runner` runs every test binary), pip's and uv's. Compared like git's.
+ */
+const RUNNER_HOME_FILES = [
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.bunfig.toml',
+  '.config/go/env',
+  '.cargo/config',
+  '.cargo/config.toml',
+  '.config/pip/pip.conf',
+  '.pip/pip.conf',
+  '.config/uv/uv.toml',
+];
+
+/** npm's global configuration, `<prefix>/etc/npmrc`, where the prefix is the folder above the node binary's (a Node installed under the home folder makes it writable). */
+const npmGlobalConfig = (): string => path.join(path.dirname(path.dirname(process.execPath)), 'etc', 'npmrc');
 
 const LOOSE_DIR = /^[0-9a-f]{2}$/;
 const LOOSE_NAME = /^([0-9a-f]{38}|[0-9a-f]{62})$/;
@@ -299,7 +324,8 @@ async function packIsSound(ws: GitWorkspace, rel: string): Promise<boolean> {
  * excludes and attributes files it names (absolute paths).
  */
 async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]> {
-  const files = new Set(HOME_FILES.map((rel) => path.join(homeDir, rel)));
+  const files = new Set([...HOME_FILES, ...RUNNER_HOME_FILES].map((rel) => path.join(homeDir, rel)));
+  files.add(npmGlobalConfig());
   // One git for every included file (an empty one lists no key of its own, relative to the file
   // that includes it) and the two files named by a key (the last setting wins, as for --get).
   const listed = await git(

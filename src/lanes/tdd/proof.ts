@@ -167,7 +167,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     if (changedGit.length > 0)
       return broken(
         'git-files',
-        `the suite changed git's own files (${changedGit.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git or git's global files: give tests that configure git a HOME and repository of their own.`,
+        `the suite changed git's own files (${changedGit.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git, git's global files or a test runner's in the home folder (~/.npmrc, ~/.cargo/config.toml…): give tests that configure git or a package manager a HOME and repository of their own.`,
       );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
