@@ -7,7 +7,7 @@
  * content — and, as the same user, git's global files in the home folder (`~/.gitconfig`,
  * `~/.config/git/attributes`: a smudge filter rewrites a file as the proof's tree is checked out),
  * and the test runners' own ones there (`~/.npmrc`: `node-options` preloads a module into every
- * proof's suite).
+ * proof's suite), and the runner configuration found by walking up from a proof's worktree.
  *
  * Under bubblewrap the agent's turn sees the repository's git directory read-only
  * (src/lanes/tdd/turn.ts), so none of this can happen there. Everywhere, the conductor reads these
@@ -72,6 +72,58 @@ const RUNNER_HOME_FILES = [
   '.pip/pip.conf',
   '.config/uv/uv.toml',
 ];
+
+/**
+ * Files runners find by walking up from where they run, in every folder above the repository: a
+ * proof's worktree lies next to the repository (src/lanes/tdd/clean-tree.ts), so those folders are
+ * above it too, and an agent's turn can write them. pytest, when the commit holds no ini file of its
+ * own, takes the first folder upward that has one (`pytest.ini`, even an empty one) as its rootdir
+ * and loads its `conftest.py` (a hook there turns every test into a pass); cargo merges every
+ * ancestor's `.cargo/config.toml`; jest, mocha, nyc, c8, tsc, deno and go look upward for theirs.
+ */
+const WALKED_UP = [
+  'pytest.ini',
+  '.pytest.ini',
+  'pytest.toml',
+  '.pytest.toml',
+  'pyproject.toml',
+  'tox.ini',
+  'setup.cfg',
+  'conftest.py',
+  '.cargo/config',
+  '.cargo/config.toml',
+  'package.json',
+  'jest.config.js',
+  'jest.config.cjs',
+  'jest.config.mjs',
+  'jest.config.ts',
+  'jest.config.json',
+  '.mocharc.js',
+  '.mocharc.cjs',
+  '.mocharc.json',
+  '.mocharc.jsonc',
+  '.mocharc.yaml',
+  '.mocharc.yml',
+  '.nycrc',
+  '.nycrc.json',
+  '.nycrc.yaml',
+  '.nycrc.yml',
+  '.c8rc',
+  '.c8rc.json',
+  'tsconfig.json',
+  'deno.json',
+  'deno.jsonc',
+  'go.work',
+];
+
+/** WALKED_UP in the folder that holds the repository and every folder above it. */
+function aboveRepository(top: string): string[] {
+  const files: string[] = [];
+  for (let dir = path.dirname(path.resolve(top)); ; dir = path.dirname(dir)) {
+    for (const name of WALKED_UP) files.push(path.join(dir, name));
+    if (path.dirname(dir) === dir) return files;
+  }
+}
 
 /** npm's global configuration, `<prefix>/etc/npmrc`, where the prefix is the folder above the node binary's (a Node installed under the home folder makes it writable). */
 const npmGlobalConfig = (): string => path.join(path.dirname(path.dirname(process.execPath)), 'etc', 'npmrc');
@@ -326,6 +378,7 @@ async function packIsSound(ws: GitWorkspace, rel: string): Promise<boolean> {
 async function globalFiles(ws: GitWorkspace, homeDir: string): Promise<string[]> {
   const files = new Set([...HOME_FILES, ...RUNNER_HOME_FILES].map((rel) => path.join(homeDir, rel)));
   files.add(npmGlobalConfig());
+  for (const file of aboveRepository(ws.top)) files.add(file);
   // One git for every included file (an empty one lists no key of its own, relative to the file
   // that includes it) and the two files named by a key (the last setting wins, as for --get).
   const listed = await git(
