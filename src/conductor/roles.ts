@@ -124,6 +124,9 @@ export const DEFAULT_HARNESS = [
   '**/rust-toolchain.toml',
   '**/go.work',
   '**/.rspec',
+  // How a proof's fresh checkout writes the tests and their data: `eol`, `working-tree-encoding` and
+  // `ident` need no configuration (a frozen test's expected text checked out with the bug's line ends).
+  '**/.gitattributes',
 ];
 
 /**
