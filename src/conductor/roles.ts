@@ -124,6 +124,8 @@ export const DEFAULT_HARNESS = [
   '**/rust-toolchain.toml',
   '**/go.work',
   '**/.rspec',
+  // Which interpreter pyenv's `python3` shim runs (like `.nvmrc`, `.tool-versions`).
+  '**/.python-version',
   // How a proof's fresh checkout writes the tests and their data: `eol`, `working-tree-encoding` and
   // `ident` need no configuration (a frozen test's expected text checked out with the bug's line ends).
   '**/.gitattributes',

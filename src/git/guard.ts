@@ -79,7 +79,8 @@ const RUNNER_HOME_FILES = [
  * above it too, and an agent's turn can write them. pytest, when the commit holds no ini file of its
  * own, takes the first folder upward that has one (`pytest.ini`, even an empty one) as its rootdir
  * and loads its `conftest.py` (a hook there turns every test into a pass); cargo merges every
- * ancestor's `.cargo/config.toml`; jest, mocha, nyc, c8, tsc, deno and go look upward for theirs.
+ * ancestor's `.cargo/config.toml`; jest, mocha, nyc, c8, tsc, deno and go look upward for theirs,
+ * and pyenv's and asdf's shims for the version of python they run.
  */
 const WALKED_UP = [
   'pytest.ini',
@@ -114,6 +115,9 @@ const WALKED_UP = [
   'deno.json',
   'deno.jsonc',
   'go.work',
+  // Which interpreter pyenv's and asdf's shims run.
+  '.python-version',
+  '.tool-versions',
 ];
 
 /** WALKED_UP in the folder that holds the repository and every folder above it. */

@@ -204,6 +204,7 @@ it.each([
   ['rust-toolchain.toml', `printf '[toolchain]\\nchannel = "nightly"\\n' > rust-toolchain.toml`],
   ['go.work', `printf 'go 1.22\\n\\nuse (\\n\\t.\\n\\t./src/testify\\n)\\n' > go.work`],
   ['.rspec', `printf -- '--require ./src/cheat.rb\\n' > .rspec`],
+  ['.python-version', `printf 'cheat\\n' > .python-version`],
 ])(
   '%s, which its runner reads unnamed, is test-owned',
   async (file, script) => {

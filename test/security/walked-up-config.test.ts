@@ -68,7 +68,7 @@ it("a driver's turn that writes them is refused, they are removed, and the proof
     dir,
     port,
     deps,
-    `printf '[pytest]\\n' > ../pytest.ini && cat > ../conftest.py <<'EOF'\n${CONFTEST}EOF\nmkdir -p ../.cargo && printf '[target.x86_64-unknown-linux-gnu]\\nrunner = "true"\\n' > ../.cargo/config.toml`,
+    `printf '[pytest]\\n' > ../pytest.ini && cat > ../conftest.py <<'EOF'\n${CONFTEST}EOF\nmkdir -p ../.cargo && printf '[target.x86_64-unknown-linux-gnu]\\nrunner = "true"\\n' > ../.cargo/config.toml && printf 'cheat\\n' > ../.python-version`,
   );
   expect(result.exit).toEqual({ kind: 'done' });
   const changes = [...(await guard.restore()), ...(await changesSince(ws, base))];
@@ -81,7 +81,7 @@ it("a driver's turn that writes them is refused, they are removed, and the proof
     frozen: {},
     hashes: {},
   }).map((r) => path.basename(r.path));
-  expect(refused.sort()).toEqual(['config.toml', 'conftest.py', 'pytest.ini']);
+  expect(refused.sort()).toEqual(['.python-version', 'config.toml', 'conftest.py', 'pytest.ini']);
   await restore(ws, base, []);
   expect(await exists(path.join(parent, 'pytest.ini'))).toBe(false);
   expect(await exists(path.join(parent, 'conftest.py'))).toBe(false);
