@@ -120,6 +120,15 @@ it.each([
   30_000,
 );
 
+it('a manifest made a link to a file the driver writes is test-owned (pytest follows it)', async () => {
+  expect(await pytest()).toBe(1);
+  const refused = await driver(
+    `${writeCheat}mkdir -p docs && { cat pyproject.toml; printf '[tool.pytest.ini_options]\\naddopts = "-p cheat"\\npythonpath = ["src"]\\n'; } > docs/settings.toml && ln -sf docs/settings.toml pyproject.toml && mkdir -p web && ln -s ../docs/pkg.json web/package.json`,
+  );
+  expect(await pytest()).toBe(0);
+  expect(refused).toEqual([`pyproject.toml: ${HARNESS}`, `web/package.json: ${HARNESS}`]);
+}, 120_000);
+
 it('an unreadable pyproject.toml counts as changed (pytest would stop; another reader may not)', async () => {
   expect(await driver(`printf '\\n[tool.pytest.ini_options\\n' >> pyproject.toml`)).toEqual([
     `pyproject.toml: ${HARNESS}`,

@@ -23,6 +23,7 @@
  *   module mapped to a double), `compilerOptions`, `patch`/`links`, `workspace`, `vendor`.
  */
 import { execFile } from 'node:child_process';
+import { lstat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -238,9 +239,17 @@ export async function manifestsChanged(
   changes: readonly FileChange[],
 ): Promise<string[]> {
   const pairs: { path: string; kind: Kind; before: string; after: string }[] = [];
+  const owned: string[] = [];
   for (const change of changes) {
     const kind = manifestKind(change.path);
     if (kind === undefined || change.path.startsWith('../') || change.path.startsWith('~/')) continue;
+    // A link (or anything but a file) is not read here, but every runner follows it to a file the
+    // driver writes (`pyproject.toml` → `docs/settings.toml` with a `[tool.pytest.ini_options]`).
+    const info = await lstat(path.join(ws.dir, change.path)).catch(() => null);
+    if (info !== null && !info.isFile()) {
+      owned.push(change.path);
+      continue;
+    }
     // An added one counts too (the nearest package.json decides what `#imports` mean for a test
     // beside it; pytest takes the first pyproject.toml up from its arguments with a pytest table).
     const before =
@@ -256,7 +265,6 @@ export async function manifestsChanged(
   );
   const read = await tomlTables(toml);
   let next = 0;
-  const owned: string[] = [];
   for (const p of pairs) {
     let before: string;
     let after: string;
