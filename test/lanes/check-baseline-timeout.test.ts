@@ -58,6 +58,7 @@ describe("a base migration past the base's migrations.timeout", () => {
       expect(stage.status).toBe('failed');
       expect(stage.summary).toMatch(/^base's migration migrations\/1700000000001_hang\.js failed on the parent branch/);
       expect(stage.summary).toContain('still running after migrations.timeout (2s)');
+      expect(stage.summary).not.toContain('npm ci');
       expect(stage.summary).toContain("raise migrations.timeout in the base branch's Consort configuration");
       expect(stage.durationMs).toBeLessThan(20_000);
       expect(first.stages.migrations.status).toBe('skipped');

@@ -28,7 +28,7 @@ import type { Log } from '../../ports/log.js';
 import type { ApplyFailure, ApplyOptions, ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { endRequests, ranPastLimit, timeLimited } from './time-limit.js';
+import { cancelSession, endRequests, MAX_TIMER_MS, raiseLimit, ranPastLimit, timeLimited } from './time-limit.js';
 
 export const BASELINE_TTL_MS = 7 * 86_400_000;
 
@@ -45,14 +45,18 @@ export interface BaselineInput {
   /** Applies base's migrations (in a session of their own under `timeout`, where it can open one). */
   migrations: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationRunner, 'open'>>;
   /**
-   * migrations.timeout as the base's own configuration sets it (the check lane): past it a base
-   * migration is ended as a pull request's is (time-limit.ts) and the baseline fails naming it.
-   * Absent: no limit.
+   * migrations.timeout from configuration nothing under test controls (the check lane: the base's
+   * own; the TDD lane: the run's, or the pull request's base branch's): past it a base migration is
+   * ended as a pull request's is (time-limit.ts) and the baseline fails naming it. The seed gets
+   * the same limit, counted on its own. Absent: no limit on the migrations, 10 minutes on a seed command.
    */
   timeout?: string;
+  /** Where `timeout` is set, as a failure says where to raise it and why it is that one (default: the check lane's, the base branch's). */
+  timeoutSource?: LimitSource;
   /**
    * The run's cancel: the base's migrations are ended as a cancelled run ends the PR's (their
-   * statements cancelled, then their child; time-limit.ts, endRequests), in their own session.
+   * statements cancelled, then their child; time-limit.ts, endRequests), in their own session; a
+   * seed command's process group is killed, a seed file's statement cancelled.
    */
   signal?: AbortSignal;
   /**
@@ -66,6 +70,16 @@ export interface BaselineInput {
   /** The baseline's name when the caller has it (the check lane's plan); else computed from the rest. */
   name?: string;
 }
+
+/** The configuration a baseline's limit is read from: named where a failure says where to raise it. */
+export interface LimitSource {
+  /** `the base branch's Consort configuration` */
+  configuration: string;
+  /** Why that one, for the failure's hint (default: the check lane's: a pull request cannot change it). */
+  why?: string;
+}
+
+const BASE_LIMIT: LimitSource = { configuration: "the base branch's Consort configuration" };
 
 export type BaselineOutcome =
   | {
@@ -85,6 +99,8 @@ export type BaselineOutcome =
       message: string;
       /** When one of base's migrations failed: the whole error (its stack included), for JSON and debug output. */
       failure?: BaseMigrationFailure;
+      /** A base migration or the seed ran past migrations.timeout (the message says where to raise it). */
+      pastLimit?: true;
     };
 
 /** One of base's migrations failing on the parent, as the migrations stage reports a PR's (report's `failure`). */
@@ -261,6 +277,8 @@ export async function baseFailure(
   parentHasContent: () => Promise<boolean>,
   /** Base's files and the configured ignorePattern: a hint about a file that is no migration names the pattern that skips them all. */
   skip?: { base: readonly MigrationFile[]; ignorePattern?: string | undefined },
+  /** Why migrations.timeout is read where it is (LimitSource.why): the hint of a migration it ended. */
+  limitWhy?: string,
 ): Promise<{ message: string; hint: string; detail: BaseMigrationFailure }> {
   const full = f.error.message;
   // Node's "Cannot find module" carries its require stack on the lines after: only the first line is shown.
@@ -274,10 +292,15 @@ export async function baseFailure(
     ...(f.error.code ? { code: f.error.code } : {}),
     ...(f.error.line ? { line: f.error.line } : {}),
   };
+  const limitHint =
+    limitWhy ??
+    `The limit is the base branch's own: a pull request cannot change it for base's migrations, which ran on a copy of "${parent}".`;
+  // Ended by the limit before the child said which migration ran (it was still starting, or loading
+  // them): not a migration that could not be loaded.
   if (f.kind === 'load' && ranPastLimit(f))
     return {
-      message: `${where ? `base's migration ${where}` : "base's migrations"}: ${firstLine}`,
-      hint: `The limit is the base branch's own: a pull request cannot change it for base's migrations, which ran on a copy of "${parent}".`,
+      message: `${where ? `base's migration ${where}` : "base's migrations"} failed on the parent branch "${parent}": ${firstLine}`,
+      hint: limitHint,
       detail,
     };
   if (f.kind === 'load') {
@@ -321,7 +344,7 @@ export async function baseFailure(
   if (ranPastLimit(f))
     return {
       message,
-      hint: `The limit is the base branch's own: a pull request cannot change it for base's migrations, which ran on a copy of "${parent}".`,
+      hint: limitHint,
       detail,
     };
   const fixBase = `fix ${where ?? 'the migration'} on base: the PR cannot be checked on top of a base that does not apply.`;
@@ -528,15 +551,21 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
             input.rebuild,
             () => parentHasObjects(parentUrl),
             { base: input.base, ignorePattern: config.migrations.ignorePattern },
+            input.timeoutSource?.why,
           );
           throw Object.assign(new ConsortError('internal', failure.message, { hint: failure.hint }), {
             baseFailure: failure.detail,
+            ...(ranPastLimit(result.failed) ? { pastLimit: true } : {}),
           });
         }
         applied = result.applied.map((m) => m.name);
         // The seed is the project's code: a role confined to the baseline where the provider makes one.
         const seedUrl = config.database.seed && untrusted ? await untrusted() : url;
-        seeded = await runSeed(config, input.workspace, seedUrl, input.env, input.processes, input.baseSeed);
+        seeded = await runSeed(config, input.workspace, seedUrl, input.env, input.processes, input.baseSeed, {
+          ...(input.timeout !== undefined ? { timeout: input.timeout } : {}),
+          ...(input.timeoutSource ? { source: input.timeoutSource } : {}),
+          ...(input.signal ? { signal: input.signal } : {}),
+        });
         seededUnconfined = seeded && seedUrl === url;
       },
     });
@@ -550,12 +579,13 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
     };
   } catch (e) {
     if (e instanceof ConsortError && e.code !== 'internal' && e.code !== 'config') throw e;
-    const failure = (e as { baseFailure?: BaseMigrationFailure }).baseFailure;
+    const { baseFailure: failure, pastLimit } = e as { baseFailure?: BaseMigrationFailure; pastLimit?: true };
     return {
       ok: false,
       kind: 'failed',
       message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e),
       ...(failure ? { failure } : {}),
+      ...(pastLimit ? { pastLimit } : {}),
     };
   }
 }
@@ -577,7 +607,7 @@ async function applyBase(input: BaselineInput, options: ApplyOptions): Promise<A
             session,
             { ms: parseDuration(timeout), text: timeout },
             input.base,
-            "the base branch's Consort configuration",
+            (input.timeoutSource ?? BASE_LIMIT).configuration,
           );
     if (signal?.aborted) cancel();
     else signal?.addEventListener('abort', cancel, { once: true });
@@ -609,6 +639,16 @@ export async function warmBaselinePool(provider: BranchProvider, name: string, l
   }
 }
 
+/** What bounds a seed: the baseline's limit (migrations.timeout, where it is set) and the run's cancel. */
+export interface SeedLimits {
+  timeout?: string;
+  source?: LimitSource;
+  signal?: AbortSignal;
+}
+
+/** A seed command without a limit of the run's: stopped after this long (`consort db`'s templates, pairing). */
+const SEED_COMMAND_DEFAULT_MS = 10 * 60_000;
+
 export async function runSeed(
   config: ConsortConfig,
   workspace: string,
@@ -616,17 +656,26 @@ export async function runSeed(
   env: NodeJS.ProcessEnv,
   processes: ProcessRunner,
   baseSeed?: string | null,
+  limits: SeedLimits = {},
 ): Promise<boolean> {
   const seed = config.database.seed;
   if (!seed) return false;
+  const { timeout, signal } = limits;
+  const configuration = (limits.source ?? BASE_LIMIT).configuration;
+  // The seed gets the limit its baseline's migrations get, counted on its own.
+  const pastLimit = `was still running after migrations.timeout (${timeout}), the limit on building the baseline (its migrations, then its seed), so it was ended. If it needs longer, ${raiseLimit(configuration)}.`;
   if (seed.kind === 'file') {
     const sql = baseSeed === undefined ? await readSeed(workspace, seed.path) : baseSeed;
     if (sql === null) return false;
-    await withClient(url, (db) => db.query(sql)).catch((e: Error) => {
+    const ended = await seedFile(url, sql, timeout, signal).catch((e: Error) => {
       throw new ConsortError('config', `The seed file ${seed.path} failed: ${e.message}`, {
         hint: 'Fix the seed SQL so it runs on the base schema.',
       });
     });
+    if (ended === 'limit')
+      throw Object.assign(new ConsortError('config', `The seed file ${seed.path} ${pastLimit}`), { pastLimit: true });
+    if (ended === 'cancel')
+      throw new ConsortError('config', `The seed file ${seed.path} was stopped: the run was cancelled.`);
     return true;
   }
   const result = await processes.run({
@@ -637,11 +686,20 @@ export async function runSeed(
       pass: Object.keys(env),
       secrets: config.suite.passEnv,
     }),
-    // The repository's code, isolated as the suite is (suite-stage.ts).
+    // The repository's code, isolated as the suite is (suite-stage.ts); a cancel or the limit
+    // kills its whole process group (src/process/runner.ts).
     isolate: true,
-    timeoutMs: 10 * 60_000,
+    timeoutMs: timeout === undefined ? SEED_COMMAND_DEFAULT_MS : Math.min(parseDuration(timeout), MAX_TIMER_MS),
     maxOutputBytes: 64 * 1024,
+    ...(signal ? { signal } : {}),
   });
+  if (result.aborted)
+    throw new ConsortError('config', `The seed command \`${seed.command}\` was stopped: the run was cancelled.`);
+  if (result.timedOut && timeout !== undefined)
+    throw Object.assign(
+      new ConsortError('config', `The seed command \`${seed.command}\` ${pastLimit}${tail(result.output)}`),
+      { pastLimit: true },
+    );
   if (result.exitCode !== 0) {
     throw new ConsortError(
       'config',
@@ -652,4 +710,48 @@ export async function runSeed(
     );
   }
   return true;
+}
+
+/** The end of a seed command's output, for a failure that did not come from it. */
+const tail = (output: string): string => (output.trim() ? ` Its output ended: ${output.slice(-500)}` : '');
+
+/**
+ * A seed file's SQL on `url`, its statement cancelled past `timeout` or on `signal` (as the role
+ * that runs it: time-limit.ts). Resolves to what ended it, if either did.
+ */
+async function seedFile(
+  url: string,
+  sql: string,
+  timeout: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<'limit' | 'cancel' | undefined> {
+  return withClient(
+    url,
+    async (db) => {
+      const pid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      let ended: 'limit' | 'cancel' | undefined;
+      const end = (why: 'limit' | 'cancel') => {
+        ended ??= why;
+        void cancelSession(url, pid).catch(() => undefined);
+      };
+      const timer =
+        timeout === undefined
+          ? undefined
+          : setTimeout(() => end('limit'), Math.min(parseDuration(timeout), MAX_TIMER_MS));
+      const cancel = () => end('cancel');
+      if (signal?.aborted) return 'cancel';
+      signal?.addEventListener('abort', cancel, { once: true });
+      try {
+        await db.query(sql);
+        return ended;
+      } catch (e) {
+        if (ended !== undefined) return ended;
+        throw e;
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', cancel);
+      }
+    },
+    { applicationName: 'consort-seed' },
+  );
 }

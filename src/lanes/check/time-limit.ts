@@ -22,7 +22,7 @@ const CANCEL_GRACE_MS = 2000;
  */
 const STARTUP_FLOOR_MS = 60_000;
 /** setTimeout's ceiling (~24.8 days): a longer delay would fire at once. Longer limits are this. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface TimeLimit {
   ms: number;
@@ -136,13 +136,18 @@ function timedOut(
     : name === undefined && failed === undefined
       ? `no migration started within migrations.timeout (${limit.text}): loading them or reaching the database took that long, so the process loading them was ended`
       : `still running ${options.direction === 'down' ? 'down ' : ''}after migrations.timeout (${limit.text}); ${how}`;
-  const message = `${what}. If it needs longer (a large backfill), raise migrations.timeout in ${configuration} (e.g. \`timeout: 1h\` under \`migrations:\`)`;
+  const message = `${what}. If it needs longer (a large backfill), ${raiseLimit(configuration)}`;
   const code = failed && 'error' in failed && failed.error.code ? { code: failed.error.code } : {};
   if (failed?.kind === 'statement')
     return { ...failed, ...(name ? { name, file: fileOf(name) } : {}), error: { message, ...code } };
   return name === undefined
     ? { kind: 'load', error: { message } }
     : { kind: 'script', name, file: failed?.file ?? fileOf(name), error: { message } };
+}
+
+/** How to raise migrations.timeout where `configuration` sets it: the end of every failure the limit causes. */
+export function raiseLimit(configuration: string): string {
+  return `raise migrations.timeout in ${configuration} (e.g. \`timeout: 1h\` under \`migrations:\`)`;
 }
 
 /**
@@ -198,5 +203,19 @@ export async function cancelMigrationStatements(url: string): Promise<number> {
           AND usename = current_user AND state <> 'idle' AND pid <> pg_backend_pid()`,
     );
     return rows.filter((r) => r.cancelled && r.active).length;
+  });
+}
+
+/**
+ * End the statement the session `pid` is running on the database `url` reaches (the baseline's
+ * seed file), as the role that runs it: it fails with 57014 at once. False: it was running none.
+ */
+export async function cancelSession(url: string, pid: number): Promise<boolean> {
+  return withClient(url, async (db) => {
+    const { rows } = await db.query<{ cancelled: boolean }>(
+      `SELECT pg_cancel_backend(pid) AS cancelled FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`,
+      [pid],
+    );
+    return rows[0]?.cancelled === true;
   });
 }
