@@ -11,7 +11,7 @@ import { agentKeyEnvNames, type PullRequestPorts } from '../lanes/tdd/index.js';
 import { childEnv } from '../core/child-env.js';
 import { localAgentBackends } from '../agents/backends.js';
 import { localWorkspaces } from '../git/local-workspace.js';
-import { gatesAtCommit } from '../lanes/check/base-settings.js';
+import { gatesAtCommit, settingsAtCommit } from '../lanes/check/base-settings.js';
 import type { CheckPorts } from '../lanes/check/run.js';
 import type { GitRepo } from '../ports/git.js';
 import { localAdapters } from '../runtime/local-adapters.js';
@@ -57,11 +57,23 @@ export async function tddPorts(
       // run checks out the merge commit, which carries the pull request's configuration).
       await fetchBranch(ctx.workspace, pull.base.ref, auth, "the pull request's base branch");
       const gates = await gatesAtCommit(localAdapters.git, ctx.workspace, pull.base.sha, inputs.config);
+      // The limit on building the baseline, from the same commit (absent: a --config outside the repository).
+      const { migrationsTimeout } = await settingsAtCommit(
+        localAdapters.git,
+        ctx.workspace,
+        pull.base.sha,
+        inputs.config,
+      );
       if (gates.problem) core.warning(`Gates settings: the defaults, because ${gates.problem}.`);
       core.info(
         `Gates settings from ${gates.source ?? 'no configuration file'} on ${pull.base.ref} (${pull.base.sha.slice(0, 7)}): mode ${gates.mode}, approvers ${gates.approvers.join(', ') || 'anyone with write access'}, self-approval ${gates.selfApproval ? 'on' : 'off'}.`,
       );
-      return { approvers: gates.approvers, selfApproval: gates.selfApproval, gateMode: gates.mode };
+      return {
+        approvers: gates.approvers,
+        selfApproval: gates.selfApproval,
+        gateMode: gates.mode,
+        ...(migrationsTimeout !== undefined ? { migrationsTimeout } : {}),
+      };
     },
     remote: {
       async checkout(ref) {

@@ -38,7 +38,10 @@ beforeAll(async () => {
   const author = path.join(dir, 'author');
   await exec('git', ['init', '-q', '-b', 'main', author]);
   // The base: only mona approves, a person always (the defaults for the rest).
-  await writeFile(path.join(author, 'consort.config.json'), JSON.stringify({ gates: { approvers: ['mona'] } }));
+  await writeFile(
+    path.join(author, 'consort.config.json'),
+    JSON.stringify({ gates: { approvers: ['mona'] }, migrations: { timeout: '20m' } }),
+  );
   await git(author, 'add', '-A');
   await git(author, 'commit', '-qm', 'base');
   baseSha = await git(author, 'rev-parse', 'HEAD');
@@ -46,7 +49,11 @@ beforeAll(async () => {
   await git(author, 'checkout', '-qb', 'phones');
   await writeFile(
     path.join(author, 'consort.config.json'),
-    JSON.stringify({ gates: { approvers: ['octocat'], selfApproval: true, mode: 'proxy' } }),
+    JSON.stringify({
+      gates: { approvers: ['octocat'], selfApproval: true, mode: 'proxy' },
+      // Nor lift the limit on building the lane's baseline.
+      migrations: { timeout: '24h' },
+    }),
   );
   await git(author, 'commit', '-qam', 'let me approve my own gates');
   headSha = await git(author, 'rev-parse', 'HEAD');
@@ -90,10 +97,15 @@ const approve = (login: string): PullRequestAsk => {
 const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
 const head = () => git(workspace, 'rev-parse', 'HEAD');
 
-it("reads who may approve, and the gate mode, from the base branch's commit, not the branch the runner checked out", async () => {
+it("reads who may approve, the gate mode and the baseline's limit from the base branch's commit, not the branch the runner checked out", async () => {
   const p = await ports();
   const pull = await p.github.pull({ owner: OWNER, repo: REPO }, 7);
-  expect(await p.policy(pull)).toEqual({ approvers: ['mona'], selfApproval: false, gateMode: 'human' });
+  expect(await p.policy(pull)).toEqual({
+    approvers: ['mona'],
+    selfApproval: false,
+    gateMode: 'human',
+    migrationsTimeout: '20m',
+  });
 });
 
 it('refuses the author approving their own gates, though the pull request says gates.selfApproval: true', async () => {

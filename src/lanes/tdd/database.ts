@@ -25,7 +25,7 @@ import type { ApplyResult, MigrationRunner } from '../../ports/migration-runner.
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { qualifiedName } from '../../schema/snapshot.js';
-import { ensureBaseline } from '../check/baseline.js';
+import { ensureBaseline, type LimitSource } from '../check/baseline.js';
 import { createWorkdir } from '../check/workdir.js';
 
 const BRANCH_TTL_MS = 3_600_000;
@@ -44,7 +44,16 @@ export interface BranchKit {
    * Applies the migrations (the baseline's, and each branch's) with the node-pg-migrate the project
    * deploys with, resolved once for the run (src/migrations/run-engine.ts), as the check lane does.
    */
-  migrations: Pick<MigrationRunner, 'apply' | 'resolveEngine'>;
+  migrations: Pick<MigrationRunner, 'apply' | 'resolveEngine'> & Partial<Pick<MigrationRunner, 'open'>>;
+  /**
+   * migrations.timeout on building the baseline (base's migrations, then the seed, each under it),
+   * from configuration no agent controls: the run's (its file is locked), or on a pull request the
+   * base branch's. Past it the baseline is rolled back and the run fails naming the migration, the
+   * limit and the key. Default: the run's configuration.
+   */
+  baselineLimit?: { timeout: string } & LimitSource;
+  /** The run's cancel: it ends the baseline's build (its migrations' requests and child, the seed's process group), rolled back. */
+  signal?: AbortSignal;
   /** The run's pristine node_modules (clean-tree.ts): the project's engine is loaded from it, out of the agents' reach. */
   modules?: string;
   /** Told which node-pg-migrate applies the run's migrations, once resolved. */
@@ -138,6 +147,11 @@ export function createBranches(kit: BranchKit) {
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
+    const limit = kit.baselineLimit ?? {
+      timeout: config.migrations.timeout,
+      configuration: 'the Consort configuration',
+      why: "The limit is the run's configuration's, read before any agent worked (no agent may change its file).",
+    };
     const base = migrationSetFromEntries(
       await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir),
       config.migrations.ignorePattern,
@@ -157,18 +171,33 @@ export function createBranches(kit: BranchKit) {
         processes: kit.processes,
         migrations: kit.migrations,
         engine: await engines.forFiles(base.map((m) => m.file)),
+        timeout: limit.timeout,
+        timeoutSource: limit,
+        ...(kit.signal ? { signal: kit.signal } : {}),
       });
       if (outcome.ok) {
         if (poolSize > 0) await time('branch:pool', () => startPool(outcome.name));
         return outcome.name;
       }
+      if (kit.signal?.aborted)
+        throw new ConsortError(
+          'invalid-input',
+          "The TDD lane's baseline database was not built: the run was cancelled.",
+        );
       const why =
         outcome.kind === 'parent-ahead'
           ? `the parent branch "${config.database.parent}" has migrations the feature's base commit does not know (${outcome.ahead.slice(0, 3).join(', ')})`
-          : outcome.message;
-      throw new ConsortError('invalid-input', `Cannot build the TDD lane's baseline database: ${why}.`, {
-        hint: "Bring the parent branch and the feature's base commit into line (consort branch reset, or start the feature from a newer commit).",
-      });
+          : outcome.message.replace(/\.$/, '');
+      throw new ConsortError(
+        'invalid-input',
+        `Cannot build the TDD lane's baseline database: ${why}.`,
+        outcome.kind === 'failed' && outcome.pastLimit
+          ? // The message says where to raise the limit; the half-built baseline was rolled back.
+            {}
+          : {
+              hint: "Bring the parent branch and the feature's base commit into line (consort branch reset, or start the feature from a newer commit).",
+            },
+      );
     } finally {
       await workdir.dispose();
     }

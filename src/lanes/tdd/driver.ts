@@ -25,7 +25,7 @@ import type { Workspace } from '../../ports/workspace.js';
 import { type LaneContext, secretValues, timer } from './context.js';
 import { proofTrees, removeStaleTrees, snapshotDependencies } from './clean-tree.js';
 import { commandPaths } from './harness.js';
-import { createBranches } from './database.js';
+import { type BranchKit, createBranches } from './database.js';
 import { performAction, performRecord } from './execute.js';
 import { reopenedGates } from './gate-check.js';
 import { type BackendFactory, backendFactory, buildPolicy } from './policy.js';
@@ -86,6 +86,12 @@ export interface BuildLaneInput {
   retry?: boolean;
   /** Overrides build.experiments (the CLI's --experiments). */
   experiments?: number;
+  /**
+   * migrations.timeout on building the baseline, where it comes from other configuration than
+   * `config` (a pull request's base branch: src/lanes/tdd/pull-request.ts). Default: `config`'s.
+   */
+  baselineLimit?: BranchKit['baselineLimit'];
+  /** Ends the run (`interrupted`): the turn or suite under way, and a baseline being built (rolled back). */
   signal?: AbortSignal;
   log?: (line: string) => void;
   onSuiteOutput?: (chunk: string) => void;
@@ -296,6 +302,8 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       schemas: input.schemas,
       baseCommit: file.baseCommit,
       time,
+      ...(input.baselineLimit ? { baselineLimit: input.baselineLimit } : {}),
+      ...(input.signal ? { signal: input.signal } : {}),
       // Copied before any agent of this run worked: the project's engine loads from there.
       ...(deps.copied.has('node_modules') ? { modules: deps.links.get('node_modules')! } : {}),
       ...(input.log ? { log: (line: string) => input.log!(`  ${line}`) } : {}),

@@ -148,6 +148,12 @@ export interface PullRequestPorts {
 /** The base branch's gates settings: who may approve, and the gate mode every run of the lane uses. */
 export interface TrustedPolicy extends ApprovalPolicy {
   gateMode: 'human' | 'proxy';
+  /**
+   * The base branch's migrations.timeout: the limit on building the lane's baseline, which the
+   * branch under review cannot lift. Absent (the configuration file lies outside the repository,
+   * so no branch has a say in it): the run's configuration's.
+   */
+  migrationsTimeout?: string;
 }
 
 export type PullRequestOutcome =
@@ -417,6 +423,16 @@ async function laneIn(
       ...(configFile !== undefined ? { configFile } : {}),
       // gates.mode from the base branch: the branch's own configuration cannot turn proxy mode on.
       gateMode: policy.gateMode,
+      // Nor lift the limit on building the baseline.
+      ...(policy.migrationsTimeout !== undefined
+        ? {
+            baselineLimit: {
+              timeout: policy.migrationsTimeout,
+              configuration: `the Consort configuration of the pull request's base branch (${pull.base.ref})`,
+              why: "The limit is read from the pull request's base branch: the branch under review cannot change it.",
+            },
+          }
+        : {}),
       feature,
       provider,
       retry,

@@ -1,0 +1,186 @@
+/**
+ * The TDD lane's baseline (database.ts, buildBaseline) is built under migrations.timeout and the
+ * run's cancel, as the check lane's is (baseline.ts): a base migration past the limit fails the
+ * build naming it, the limit and the key; one the cancel ends stops at once; a seed command the
+ * cancel ends is killed with its process group. Each leaves no baseline behind, so the next run
+ * builds it afresh. The limit is the run's configuration's unless the lane is given another (a pull
+ * request's base branch's: pull-request.ts). On the run's shared embedded PostgreSQL 18, with a 1 s limit.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import { createBranches, type BranchKit, type Branches } from '../../src/lanes/tdd/database.js';
+import { execFileAsync } from '../helpers/exec-file.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
+
+const BASE = '-- Up Migration\nCREATE TABLE customers (id int);\n-- Down Migration\nDROP TABLE customers;\n';
+const CONFIG = (timeout: string, seed = '') =>
+  `migrations:\n  dir: migrations\n  timeout: ${timeout}\n${seed ? `database:\n  seed:\n    command: ${seed}\n` : ''}suite:\n  command: node -e 0\n  reports: [junit.xml]\n`;
+
+let t: TestProvider;
+const dirs: string[] = [];
+const made: Branches[] = [];
+
+beforeAll(async () => {
+  t = await localTestProvider();
+}, 60_000);
+afterAll(async () => {
+  for (const b of made) await b.settle().catch(() => undefined);
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+  await t?.cleanup();
+});
+
+/** A repository whose base commit holds `files`. */
+async function repo(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tdd-limit-'));
+  dirs.push(dir);
+  for (const [file, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await writeFile(path.join(dir, file), text);
+  }
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'base');
+  return dir;
+}
+
+/** The lane's branches for the repository at `dir`, as the driver makes them for a run. */
+async function branchesOf(dir: string, more: Partial<BranchKit> = {}): Promise<Branches> {
+  const { config } = await loadConfig(dir);
+  const branches = createBranches({
+    provider: t.provider,
+    config,
+    ws: await workspaceAt(dir),
+    git: tddAdapters.git,
+    migrations: tddAdapters.migrations,
+    schemas: tddAdapters.schemas,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+    processes: tddAdapters.processes,
+    baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
+    ...more,
+  });
+  made.push(branches);
+  return branches;
+}
+
+const baselines = async () => (await t.provider.list()).map((b) => b.name).filter((n) => n.startsWith('baseline'));
+
+/** Processes of this machine whose command line ends with `command` (a seed the test started). */
+async function running(command: string): Promise<string[]> {
+  const { stdout } = await execFileAsync('ps', ['-eo', 'pid=,args=']);
+  return stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.endsWith(` ${command}`));
+}
+
+/** How the baseline's build ended: its error's message, and how long it took. */
+async function build(branches: Branches): Promise<{ message: string; ms: number }> {
+  const started = performance.now();
+  const message = await branches.baseline().then(
+    (name) => `built ${name}`,
+    (e: Error) => e.message,
+  );
+  return { message, ms: performance.now() - started };
+}
+
+describe('a base migration past migrations.timeout', () => {
+  it('fails the build naming the migration, the limit and the key, and leaves no baseline', async () => {
+    const dir = await repo({
+      'migrations/1700000000000_base.sql': BASE,
+      'migrations/1700000000001_hang.js': 'exports.up = () => new Promise(() => {});\nexports.down = () => {};\n',
+      '.github/consort.yml': CONFIG('1s'),
+    });
+    // Twice: nothing of the first build is left to hold the second.
+    for (let run = 0; run < 2; run++) {
+      const { message, ms } = await build(await branchesOf(dir));
+      // Named as the migrations' child reported it; a child still starting when the limit passed
+      // (a loaded machine takes over 1 s) has not said, and the failure is the migrations'.
+      expect(message).toMatch(
+        /^Cannot build the TDD lane's baseline database: base's (migration migrations\/1700000000001_hang\.js|migrations) failed on the parent branch "main": still running after migrations\.timeout \(1s\)/,
+      );
+      expect(message).not.toContain('npm ci');
+      expect(message).toContain('raise migrations.timeout in the Consort configuration');
+      expect(ms).toBeLessThan(10_000);
+      expect(await baselines()).toEqual([]);
+    }
+  }, 120_000);
+
+  it("takes the limit the lane is given (a pull request's base branch's) over the run's configuration", async () => {
+    const dir = await repo({
+      'migrations/1700000000000_base.sql': BASE,
+      'migrations/1700000000001_hang.js':
+        'exports.up = () => new Promise(() => {});\nexports.down = () => {};\n// given\n',
+      '.github/consort.yml': CONFIG('1h'),
+    });
+    const { message, ms } = await build(
+      await branchesOf(dir, {
+        baselineLimit: {
+          timeout: '1s',
+          configuration: "the Consort configuration of the pull request's base branch (main)",
+          why: "The limit is read from the pull request's base branch.",
+        },
+      }),
+    );
+    expect(message).toContain('still running after migrations.timeout (1s)');
+    expect(message).toContain(
+      "raise migrations.timeout in the Consort configuration of the pull request's base branch (main)",
+    );
+    expect(message).toContain("The limit is read from the pull request's base branch.");
+    expect(ms).toBeLessThan(10_000);
+    expect(await baselines()).toEqual([]);
+  }, 120_000);
+});
+
+describe("a run cancelled while its baseline's build runs", () => {
+  it('ends a base migration at once, and the next run builds the baseline afresh', async () => {
+    const dir = await repo({
+      'migrations/1700000000000_base.sql': BASE,
+      'migrations/1700000000001_slow.sql':
+        '-- Up Migration\nSELECT pg_sleep(4);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
+      '.github/consort.yml': CONFIG('30m'),
+    });
+    const controller = new AbortController();
+    const cancel = setTimeout(() => controller.abort(new Error('SIGINT')), 1000);
+    const { message, ms } = await build(await branchesOf(dir, { signal: controller.signal })).finally(() =>
+      clearTimeout(cancel),
+    );
+    expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
+    expect(ms).toBeLessThan(3000);
+    expect(await baselines()).toEqual([]);
+    // Nothing half-built holds the next run: it builds the baseline through to the end.
+    const next = await build(await branchesOf(dir));
+    expect(next.message).toMatch(/^built baseline-/);
+    expect(await baselines()).toHaveLength(1);
+  }, 120_000);
+
+  it("kills the seed command's process group at once and leaves no baseline", async () => {
+    const dir = await repo({
+      'migrations/1700000000000_base.sql': BASE,
+      '.github/consort.yml': CONFIG('30m', 'sleep 989'),
+    });
+    const before = await baselines();
+    const controller = new AbortController();
+    let abortedAt: number | undefined;
+    const watch = setInterval(() => {
+      void running('sleep 989').then((found) => {
+        if (found.length === 0 || controller.signal.aborted) return;
+        abortedAt = performance.now();
+        controller.abort(new Error('SIGINT'));
+      });
+    }, 200);
+    const { message } = await build(await branchesOf(dir, { signal: controller.signal })).finally(() =>
+      clearInterval(watch),
+    );
+    expect(abortedAt).toBeDefined();
+    expect(performance.now() - abortedAt!).toBeLessThan(5000);
+    expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
+    expect(await running('sleep 989')).toEqual([]);
+    expect(await baselines()).toEqual(before);
+  }, 120_000);
+});
