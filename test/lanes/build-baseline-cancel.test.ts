@@ -1,0 +1,71 @@
+/**
+ * A TDD run cancelled while its baseline is built (`consort run`'s Ctrl-C, the Action's runner
+ * signal: BuildLaneInput.signal) stops as `interrupted` at once: the base migration that holds the
+ * build has its statement cancelled, and the half-built baseline is rolled back. On the example
+ * shop with a base migration that sleeps ten minutes, on the run's shared embedded PostgreSQL 18.
+ */
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.js';
+import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { runBuildLane } from '../../src/lanes/tdd/index.js';
+import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { shopConfigWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+
+const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
+const SLEEP = 'SELECT pg_sleep(600)';
+
+let t: TestProvider;
+let repo: ScenarioRepo;
+beforeAll(async () => {
+  t = await localTestProvider();
+  repo = await scenarioRepo(null, {
+    baseFiles: [
+      { file: '.github/consort.yml', content: await shopConfigWithAgent(AGENT) },
+      {
+        file: 'migrations/1730000400000_slow.sql',
+        content: `-- Up Migration\n${SLEEP};\n-- Down Migration\nSELECT 1;\n`,
+      },
+    ],
+  });
+}, 120_000);
+afterAll(async () => {
+  await repo?.dispose();
+  await t?.cleanup();
+});
+
+it('stops as interrupted at once, with no baseline left', async () => {
+  const { config } = await loadConfig(repo.dir);
+  const ws = await workspaceAt(repo.dir);
+  const { feature } = await createFeature(ws, 'phones', 'Phone numbers.');
+  const controller = new AbortController();
+  let abortedAt: number | undefined;
+  // Aborted once the base migration is seen sleeping (the first turn's sandbox builds the baseline).
+  const watch = setInterval(() => {
+    void query<{ n: number }>(
+      t.adminUrl,
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${SLEEP}%' AND state = 'active' AND pid <> pg_backend_pid()`,
+    ).then(
+      ([row]) => {
+        if (!row?.n || controller.signal.aborted) return;
+        abortedAt = performance.now();
+        controller.abort(new Error('SIGINT'));
+      },
+      () => undefined,
+    );
+  }, 200);
+  const result = await runBuildLane({
+    workspace: ws,
+    ...tddAdapters,
+    config,
+    feature,
+    provider: t.provider,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+    signal: controller.signal,
+  }).finally(() => clearInterval(watch));
+  expect(abortedAt).toBeDefined();
+  expect(performance.now() - abortedAt!).toBeLessThan(10_000);
+  expect(result.stop).toBe('interrupted');
+  expect((await t.provider.list()).map((b) => b.name).filter((n) => n.startsWith('baseline'))).toEqual([]);
+}, 180_000);
