@@ -728,6 +728,7 @@ async function seedFile(
   return withClient(
     url,
     async (db) => {
+      if (signal?.aborted) return 'cancel';
       const pid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       let ended: 'limit' | 'cancel' | undefined;
       const end = (why: 'limit' | 'cancel') => {
@@ -739,11 +740,10 @@ async function seedFile(
           ? undefined
           : setTimeout(() => end('limit'), Math.min(parseDuration(timeout), MAX_TIMER_MS));
       const cancel = () => end('cancel');
-      if (signal?.aborted) return 'cancel';
       signal?.addEventListener('abort', cancel, { once: true });
       try {
         await db.query(sql);
-        return ended;
+        return undefined; // one that finished as the limit passed stands
       } catch (e) {
         if (ended !== undefined) return ended;
         throw e;
