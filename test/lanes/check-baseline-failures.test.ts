@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { baseFailure, recordedElsewhereMessage } from '../../src/lanes/check/baseline.js';
+import { baseFailure, recordedElsewhereMessage, withHint } from '../../src/lanes/check/baseline.js';
 import { migrationSetFromEntries } from '../../src/migrations/files.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
@@ -93,6 +93,16 @@ describe("base's migrations do not apply to the parent", () => {
 });
 
 describe('baseFailure', () => {
+  it("closes node-pg-migrate's message with a full stop before the hint (the stage's summary)", () => {
+    expect(withHint('Can\'t determine timestamp for "README.md"', 'If that file is not a migration, …')).toBe(
+      'Can\'t determine timestamp for "README.md". If that file is not a migration, …',
+    );
+    expect(withHint('still running after migrations.timeout (1s).', 'Raise it.')).toBe(
+      'still running after migrations.timeout (1s). Raise it.',
+    );
+    expect(withHint(' no hint ', undefined)).toBe('no hint');
+  });
+
   const statement = {
     kind: 'statement' as const,
     name: '1_a',

@@ -357,6 +357,13 @@ export async function baseFailure(
   return { message, hint: `${fixBase[0]!.toUpperCase()}${fixBase.slice(1)}`, detail };
 }
 
+/** A failure and its hint as one summary: the message closed with a full stop where it has none. */
+export function withHint(message: string, hint: string | undefined): string {
+  if (!hint) return message.trim();
+  const said = message.trim();
+  return `${/[.!?]$/.test(said) ? said : `${said}.`} ${hint}`;
+}
+
 /** A statement on one line, cut to a length a summary can carry. */
 function oneLine(statement: string): string {
   const flat = statement.replace(/\s+/g, ' ').trim();
@@ -583,7 +590,7 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
     return {
       ok: false,
       kind: 'failed',
-      message: e instanceof ConsortError ? `${e.message} ${e.hint ?? ''}`.trim() : String(e),
+      message: e instanceof ConsortError ? withHint(e.message, e.hint) : String(e),
       ...(failure ? { failure } : {}),
       ...(pastLimit ? { pastLimit } : {}),
     };
