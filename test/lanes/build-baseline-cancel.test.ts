@@ -4,6 +4,7 @@
  * build has its statement cancelled, and the half-built baseline is rolled back. On the example
  * shop with a base migration that sleeps ten minutes, on the run's shared embedded PostgreSQL 18.
  */
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
@@ -14,7 +15,9 @@ import { shopConfigWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
-const SLEEP = 'SELECT pg_sleep(600)';
+// Marked as this file's: other files sleep on the run's shared server too (check-baseline-seed's
+// seed is a pg_sleep(600)), and a watch that saw theirs would cancel this run before its own.
+const SLEEP = `SELECT pg_sleep(600) /* build-baseline-cancel ${randomBytes(6).toString('hex')} */`;
 
 let t: TestProvider;
 let repo: ScenarioRepo;
