@@ -58,6 +58,19 @@ async function lintHistory(history = HISTORY) {
   }
 }
 
+/** SQL migrations (up sections; the first one is the base) in a folder of their own, linted as lintHistory does. */
+async function lintSql(files: Record<string, string>) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-sql-'));
+  try {
+    await mkdir(path.join(dir, 'migrations'));
+    for (const [file, sql] of Object.entries(files))
+      await writeFile(path.join(dir, file), `-- Up Migration\n${sql}\n\n-- Down Migration\nSELECT 1;\n`);
+    return await lintHistory(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 describe('lint stage on objects the PR creates', () => {
   let result: Awaited<ReturnType<typeof lintHistory>>;
   beforeAll(async () => {
@@ -132,13 +145,10 @@ describe('timeout advice on a migration that locks only what it creates', () => 
   // takes a lock. Building a new table locks nothing anyone uses yet; a later statement on a live
   // table (or a foreign key to one, which locks it) keeps the advice.
   let result: Awaited<ReturnType<typeof lintHistory>>;
-  let dir: string;
   const NEW = 'migrations/1700000000001_invoices.sql';
   const FK = 'migrations/1700000000002_refunds.sql';
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-timeouts-'));
-    await mkdir(path.join(dir, 'migrations'));
-    const files: Record<string, string> = {
+    result = await lintSql({
       'migrations/1700000000000_orders.sql': 'CREATE TABLE orders (id bigint PRIMARY KEY);\n',
       [NEW]: [
         'CREATE TABLE invoices (id bigint NOT NULL, total numeric NOT NULL);',
@@ -151,14 +161,8 @@ describe('timeout advice on a migration that locks only what it creates', () => 
         'CREATE TABLE refunds (id bigint PRIMARY KEY, order_id bigint NOT NULL);',
         'ALTER TABLE refunds ADD CONSTRAINT refunds_order FOREIGN KEY (order_id) REFERENCES orders (id);',
       ].join('\n'),
-    };
-    for (const [file, sql] of Object.entries(files))
-      await writeFile(path.join(dir, file), `-- Up Migration\n${sql}\n\n-- Down Migration\nSELECT 1;\n`);
-    result = await lintHistory(dir);
+    });
   }, 120_000);
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
 
   const timeouts = (file: string) => result.findings.filter((f) => f.file === file && /timeout/.test(f.rule));
 
@@ -183,12 +187,9 @@ describe('an index on a materialized view of the base', () => {
   // Nothing writes a materialized view's rows: squawk's "table updates are blocked" would send a
   // reader looking for writers. What waits for the index is the view's REFRESH.
   let result: Awaited<ReturnType<typeof lintHistory>>;
-  let dir: string;
   const INDEX = 'migrations/1700000000001_totals-index.sql';
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-matview-'));
-    await mkdir(path.join(dir, 'migrations'));
-    const files: Record<string, string> = {
+    result = await lintSql({
       'migrations/1700000000000_totals.sql': [
         'CREATE TABLE orders (id bigint PRIMARY KEY, total numeric NOT NULL);',
         'CREATE MATERIALIZED VIEW order_totals AS SELECT id, total FROM orders;',
@@ -197,14 +198,8 @@ describe('an index on a materialized view of the base', () => {
         'CREATE UNIQUE INDEX order_totals_id ON order_totals (id);',
         'CREATE INDEX orders_total ON orders (total);',
       ].join('\n'),
-    };
-    for (const [file, sql] of Object.entries(files))
-      await writeFile(path.join(dir, file), `-- Up Migration\n${sql}\n\n-- Down Migration\nSELECT 1;\n`);
-    result = await lintHistory(dir);
+    });
   }, 120_000);
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('says REFRESH waits, not writes, and still blocks; the table keeps squawk’s words', () => {
     const found = result.findings.filter((f) => f.file === INDEX && f.rule === 'require-concurrent-index-creation');
