@@ -120,7 +120,7 @@ describe('a run cancelled while the seed command runs', () => {
     try {
       const report = await runCheck('seed-cancel', 83, controller.signal).finally(() => clearInterval(watch));
       expect(abortedAt).toBeDefined();
-      expect(performance.now() - abortedAt!).toBeLessThan(5000);
+      expect(performance.now() - abortedAt!).toBeLessThan(15_000);
       expect(report.conclusion).toBe('cancelled');
       expect(report.stages.baseline).toMatchObject({ status: 'skipped', summary: 'cancelled' });
       expect(await running('sleep 988')).toEqual([]);
