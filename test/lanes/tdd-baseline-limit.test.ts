@@ -138,6 +138,29 @@ describe('a base migration past migrations.timeout', () => {
 });
 
 describe("a run cancelled while its baseline's build runs", () => {
+  it('starts no base migration once cancelled (a cancel before they reached the migrations process)', async () => {
+    const dir = await repo({
+      'migrations/1700000000000_base.sql': BASE,
+      'migrations/1700000000001_slow.sql':
+        '-- Up Migration\nSELECT pg_sleep(10);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
+      '.github/consort.yml': CONFIG('30m'),
+    });
+    // Cancelled as the base's migrations get their session, before any request reached its process.
+    const controller = new AbortController();
+    const migrations: BranchKit['migrations'] = {
+      ...tddAdapters.migrations,
+      open: (o) => {
+        const session = tddAdapters.migrations.open!(o);
+        controller.abort(new Error('SIGINT'));
+        return session;
+      },
+    };
+    const { message, ms } = await build(await branchesOf(dir, { signal: controller.signal, migrations }));
+    expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
+    expect(ms).toBeLessThan(8000);
+    expect(await baselines()).toEqual([]);
+  }, 120_000);
+
   it('ends a base migration at once, and the next run builds the baseline afresh', async () => {
     const dir = await repo({
       'migrations/1700000000000_base.sql': BASE,
