@@ -43,8 +43,12 @@ afterAll(async () => {
   await repo?.dispose();
   await t?.cleanup();
 });
-beforeEach(() => {
+const leftovers = async () =>
+  (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'));
+beforeEach(async () => {
   created.length = 0;
+  // A test that failed half-way left its branches: they must not fail the next one's leftovers check.
+  for (const name of await leftovers()) await t.provider.delete(name).catch(() => undefined);
 });
 
 /** Pool copies on the server, whatever the catalog says. */
@@ -56,9 +60,6 @@ async function poolDatabases(): Promise<string[]> {
   );
   return rows.map((r) => r.datname);
 }
-
-const leftovers = async () =>
-  (await t.provider.list()).map((b) => b.name).filter((n) => n !== 'main' && !n.startsWith('baseline-'));
 
 it('hands its forks out of a pool of the baseline, and drops the pool at the end of the run', async () => {
   const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config: config, baseCommit });
