@@ -41,6 +41,20 @@ export type Problem =
   /** node-pg-migrate cannot load this file at all: no numeric prefix, an invalid 17-digit timestamp, or not a migration type. */
   | { kind: 'invalid-name'; file: string; name: string; reason: string }
   /**
+   * The project's scripts run node-pg-migrate on migrations.dir with a setting the check does not
+   * apply with (deploy-settings.ts): a warning only, naming the key to set.
+   */
+  | {
+      kind: 'deploy-setting';
+      file: string;
+      manifest: string;
+      script: string;
+      setting: string;
+      deploy: string;
+      configured: string | null;
+      how: string;
+    }
+  /**
    * The change points `migrations.dir` at another folder (`dir`) but also adds or edits a migration
    * in the folder the base applies migrations from (`baseDir`): whatever deploys from that folder
    * would run it, and the check, reading the change's folder, never does.
@@ -292,5 +306,6 @@ export function outsideMigrationsDir(
 
 /** Why a plan warning is not a problem, for its heading. */
 export function planWarningReason(p: { kind: string }): string {
+  if (p.kind === 'deploy-setting') return 'the check did not apply with it';
   return p.kind === 'order-conflict' ? 'migrations.checkOrder is false' : 'node-pg-migrate orders them by name';
 }

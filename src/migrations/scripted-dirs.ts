@@ -44,6 +44,8 @@ interface Command {
   configFile?: string;
   /** `--config-value`: the configuration's section (node-pg-migrate's default: `db`). */
   section: string;
+  /** The words after `node-pg-migrate`, unquoted. */
+  args: string[];
 }
 
 /** node-pg-migrate's own default for `--migrations-dir`. */
@@ -156,6 +158,7 @@ function commandsInScript(script: string): Command[] {
       ...(named ? { flag: named.spelled, dir: named.value } : {}),
       ...(configFile ? { configFile } : {}),
       section,
+      args: words.slice(at + 1),
     });
   }
   return found;
@@ -181,15 +184,16 @@ function insidePath(...parts: string[]): string | undefined {
 }
 
 /**
- * `migrations-dir` in a configuration file's `section`; a `--config-file` without that section is
- * read whole (as node-pg-migrate does), the config package's files only by their section.
+ * A configuration file's `section` as node-pg-migrate reads it: a `--config-file` without that
+ * section is read whole, the config package's files only by their section. Undefined when the file
+ * cannot be read or parsed, or holds no such section.
  */
-function configuredDir(
+export function configSection(
   root: string,
   file: string,
   section: string,
   whole: boolean,
-): { dir: string; section?: string } | undefined {
+): { data: Record<string, unknown>; section?: string } | undefined {
   const text = readInside(root, path.join(root, file));
   if (text === undefined) return undefined;
   let data: unknown;
@@ -201,8 +205,21 @@ function configuredDir(
   if (typeof data !== 'object' || data === null) return undefined;
   const inSection = section in data;
   if (!inSection && !whole) return undefined;
-  const dir = Section.safeParse(inSection ? (data as Record<string, unknown>)[section] : data).data?.['migrations-dir'];
-  return dir === undefined ? undefined : { dir, ...(inSection ? { section } : {}) };
+  const picked: unknown = inSection ? (data as Record<string, unknown>)[section] : data;
+  if (typeof picked !== 'object' || picked === null || Array.isArray(picked)) return undefined;
+  return { data: picked as Record<string, unknown>, ...(inSection ? { section } : {}) };
+}
+
+/** `migrations-dir` in a configuration file's `section` (see configSection). */
+function configuredDir(
+  root: string,
+  file: string,
+  section: string,
+  whole: boolean,
+): { dir: string; section?: string } | undefined {
+  const found = configSection(root, file, section, whole);
+  const dir = found && Section.safeParse(found.data).data?.['migrations-dir'];
+  return found && dir !== undefined ? { dir, ...(found.section ? { section: found.section } : {}) } : undefined;
 }
 
 /** A configuration file (relative to the root) that names a migrations directory, and the section it is in. */
@@ -286,9 +303,67 @@ export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]
     }
     // Run by hand or from CI, not by a script: the package's own config/default.json still says where.
     if (!scripted && manifests.some((m) => dependsOn(m, 'node-pg-migrate'))) {
-      const found = commandDir(top, manifests, at, { cwd: '.', section: 'db' });
+      const found = commandDir(top, manifests, at, { cwd: '.', section: 'db', args: [] });
       if (found?.config)
         out.push({ manifest: manifestFile, config: { file: found.config.file, section: 'db' }, dir: found.dir });
+    }
+  }
+  return out;
+}
+
+/** A configuration node-pg-migrate reads for a command: a file relative to the root, its section, what it holds. */
+export interface ConfigSource {
+  file: string;
+  section?: string;
+  data: Record<string, unknown>;
+}
+
+/** One node-pg-migrate command of a package.json script, as node-pg-migrate would read its settings. */
+export interface ScriptedCommand {
+  manifest: string;
+  script: string;
+  /** The migrations directory it uses, relative to the root; undefined: outside the repository. */
+  dir: string | undefined;
+  /** Its words after `node-pg-migrate`. */
+  args: readonly string[];
+  /** The configurations it reads, in node-pg-migrate's order (a later one wins, and each wins over the flags). */
+  sources: ConfigSource[];
+}
+
+/**
+ * Every node-pg-migrate command of the root's and its workspace packages' scripts, with the
+ * configuration files it reads: the `config` package's default files (when a manifest depends on
+ * it), then its `--config-file`. Read as data only: nothing is run.
+ */
+export async function scriptedCommands(root: string): Promise<ScriptedCommand[]> {
+  const top = path.resolve(root);
+  const rootManifest = manifestAt(top, top);
+  const out: ScriptedCommand[] = [];
+  for (const pkg of ['', ...(await workspacePackages(top, rootManifest))]) {
+    const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
+    const manifests = [manifest, rootManifest];
+    for (const [script, text] of Object.entries(manifest?.scripts ?? {})) {
+      for (const c of commandsInScript(text)) {
+        const cwd = insidePath(pkg || '.', c.cwd);
+        if (cwd === undefined) continue;
+        const sources: ConfigSource[] = [];
+        if (manifests.some((m) => dependsOn(m, 'config')))
+          for (const name of CONFIG_DEFAULTS) {
+            const file = insidePath(cwd, name);
+            const found = file === undefined ? undefined : configSection(top, file, c.section, false);
+            if (file !== undefined && found !== undefined) sources.push({ file, ...found });
+          }
+        const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
+        const found = file === undefined ? undefined : configSection(top, file, c.section, true);
+        if (file !== undefined && found !== undefined) sources.push({ file, ...found });
+        out.push({
+          manifest: path.posix.join(pkg, 'package.json'),
+          script,
+          dir: commandDir(top, manifests, cwd, c)?.dir,
+          args: c.args,
+          sources,
+        });
+      }
     }
   }
   return out;

@@ -31,6 +31,10 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
       return `Shares its order prefix with ${p.conflictsWith}; node-pg-migrate orders them by the rest of the name${collateNames(p.conflictsWith, p.name) === 0 ? ', which cannot tell them apart' : ''}. Rename it to ${p.suggestedFile}.`;
     case 'invalid-name':
       return `node-pg-migrate cannot load it: ${p.reason}.`;
+    case 'deploy-setting':
+      return p.configured === null
+        ? `The script "${p.script}" runs node-pg-migrate with ${p.how}, which the check has no setting for: it applies the migrations without it.`
+        : `The script "${p.script}" runs node-pg-migrate with ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in .github/consort.yml so the check applies them as the deploy does.`;
     case 'outside-migrations-dir':
       return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;
   }

@@ -48,6 +48,17 @@ const PlanProblem = z.discriminatedUnion('kind', [
   }),
   /** node-pg-migrate cannot load the file (no numeric prefix, not a migration type…). */
   z.object({ kind: z.literal('invalid-name'), file: z.string(), name: z.string(), reason: z.string() }),
+  /** A warning: the project's scripts run node-pg-migrate on migrations.dir with a setting the check did not apply with. */
+  z.object({
+    kind: z.literal('deploy-setting'),
+    file: z.string(),
+    manifest: z.string(),
+    script: z.string(),
+    setting: z.string(),
+    deploy: z.string(),
+    configured: z.string().nullable(),
+    how: z.string(),
+  }),
   /** Added or edited in the base's migrations folder while the change's migrations.dir names another. */
   z.object({
     kind: z.literal('outside-migrations-dir'),

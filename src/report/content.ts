@@ -93,18 +93,27 @@ function duplicateOrdered(p: Extract<PlanProblem, { kind: 'duplicate-prefix' }>)
   return collateNames(p.conflictsWith, p.name) !== 0;
 }
 
-export { planWarningReason } from '../migrations/plan.js';
+import { planWarningReason } from '../migrations/plan.js';
+export { planWarningReason };
 
 /** The plan stage's summary tail for its warnings: `; 1 out of order (allowed: …); 2 duplicate prefixes (…)`. */
 export function planWarningsNote(warnings: readonly PlanProblem[]): string {
   const outOfOrder = warnings.filter((w) => w.kind === 'order-conflict').length;
   const duplicates = warnings.filter((w) => w.kind === 'duplicate-prefix').length;
+  const deploy = warnings.filter((w) => w.kind === 'deploy-setting').length;
   return [
     outOfOrder > 0 ? `; ${outOfOrder} out of order (allowed: migrations.checkOrder is false)` : '',
     duplicates > 0
       ? `; ${plural(duplicates, 'duplicate prefix', 'duplicate prefixes')} (node-pg-migrate orders them by name)`
       : '',
+    deploy > 0 ? `; ${plural(deploy, 'deploy setting')} the check did not apply with` : '',
   ].join('');
+}
+
+/** A plan warning's heading: what it is, and why it does not fail the plan. */
+export function planWarningLabel(p: PlanProblem, allowed: 'allowed' | 'warning'): string {
+  if (p.kind === 'deploy-setting') return PROBLEM_TITLE[p.kind];
+  return `${PROBLEM_TITLE[p.kind]} (${allowed}: ${planWarningReason(p)})`;
 }
 
 export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
@@ -112,6 +121,7 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'history-rewritten': 'History rewritten',
   'duplicate-prefix': 'Duplicate prefix',
   'invalid-name': 'Invalid name',
+  'deploy-setting': 'Deploy setting differs',
   'outside-migrations-dir': 'Outside the migrations folder',
   'parent-ahead': 'Parent ahead',
 };
@@ -187,6 +197,23 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         ', or keep ',
         { code: 'migrations.dir' },
         ' as it was.',
+      ];
+    case 'deploy-setting':
+      return [
+        { code: p.manifest },
+        "'s script ",
+        { code: p.script },
+        ' runs node-pg-migrate with ',
+        p.how.startsWith('-') ? { code: p.how } : p.how,
+        ...(p.configured === null
+          ? [', which the check has no setting for: it applies the migrations without it.']
+          : [
+              ', but the check applies the migrations with ',
+              { code: `${p.setting}: ${p.configured}` },
+              '. Set ',
+              { code: `${p.setting}: ${p.deploy}` },
+              ' in .github/consort.yml so the check applies them as the deploy does.',
+            ]),
       ];
     case 'parent-ahead':
       return [

@@ -7,7 +7,7 @@ import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
   lintHeading,
-  planWarningReason,
+  planWarningLabel,
   count,
   irreversible,
   migrationFailurePhrase,
@@ -178,7 +178,7 @@ function capped<T>(
 function planSection(r: CheckReport, reader: Reader, l: Limits, omitted: string[]): string | null {
   const problems = r.stages.plan.problems;
   const warnings = (r.stages.plan.warnings ?? []).map(
-    (p) => `**${PROBLEM_TITLE[p.kind]} (warning: ${planWarningReason(p)}):** ${phrase(problemPhrase(p, reader))}`,
+    (p) => `**${planWarningLabel(p, 'warning')}:** ${phrase(problemPhrase(p, reader))}`,
   );
   const ignored = r.stages.plan.ignoredSettings;
   if (problems.length === 0 && warnings.length === 0 && ignored === undefined) return null;

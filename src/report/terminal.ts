@@ -8,7 +8,7 @@ import { formatDuration } from '../core/duration.js';
 import { STAGE_ORDER, STAGE_TITLES, type CheckReport } from './check-report.js';
 import {
   lintHeading,
-  planWarningReason,
+  planWarningLabel,
   count,
   irreversible,
   migrationFailurePhrase,
@@ -73,7 +73,8 @@ function tint(p: Palette, o: StageOutcome): Paint {
   return o === 'skipped' ? p.dim : p.red;
 }
 
-const phrase = (ph: Phrase): string =>
+/** A phrase as plain text on one line (the dry run's plan prints them too). */
+export const phrase = (ph: Phrase): string =>
   ph.map((x) => (typeof x === 'string' ? x : oneLine('code' in x ? x.code : x.text))).join('');
 
 // Our own color codes take no columns; the text they wrap was stripped of foreign ones already.
@@ -160,14 +161,7 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
   if (warnings.length > 0) {
     const lines = warnings
       .slice(0, LIST_MAX)
-      .flatMap((pr) =>
-        wrap(
-          `! ${PROBLEM_TITLE[pr.kind]} (allowed: ${planWarningReason(pr)}): ${phrase(problemPhrase(pr))}`,
-          width,
-          '  ',
-          '    ',
-        ),
-      );
+      .flatMap((pr) => wrap(`! ${planWarningLabel(pr, 'allowed')}: ${phrase(problemPhrase(pr))}`, width, '  ', '    '));
     out.push([p.bold('Migration plan warnings'), ...lines, ...more(warnings.length, LIST_MAX, '  ', p)]);
   }
   const f = r.stages.migrations.failure;

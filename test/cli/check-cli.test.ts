@@ -90,6 +90,25 @@ it('--dry-run prints the plan and exits by its verdict', () =>
     );
   }));
 
+it("--dry-run warns of the deploy's node-pg-migrate settings the check does not apply with, and passes", () =>
+  inRepo('clean', async (repo) => {
+    const file = path.join(repo.dir, 'package.json');
+    const manifest = JSON.parse(await readFile(file, 'utf8'));
+    manifest.scripts = { ...manifest.scripts, migrate: 'node-pg-migrate up -t schema_versions' };
+    await writeFile(file, JSON.stringify(manifest, null, 2));
+    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      "  ! deploy-setting: package.json's script migrate runs node-pg-migrate with -t schema_versions, but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: schema_versions in .github/consort.yml",
+    );
+    const json = JSON.parse(
+      (await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-'])).stdout,
+    );
+    expect(json.warnings).toEqual([
+      expect.objectContaining({ kind: 'deploy-setting', setting: 'migrations.table', deploy: 'schema_versions' }),
+    ]);
+  }));
+
 it("--dry-run names a node-pg-migrate shared with the project as the run's report does: the project's", async () => {
   // `npm i -D consort-db node-pg-migrate`: npm keeps one copy for both. The run's report calls it
   // the project's; the plan said "(bundled)", the same engine under another name.

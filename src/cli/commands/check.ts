@@ -185,7 +185,9 @@ export function checkCommand(ctx: Ctx): Command {
                 ...(plan.engine.loader ? { typescript: plan.engine.loader } : {}),
               })
             : 'none';
-          c.io.out(renderPlan(json, engine));
+          const { problemPhrase } = await import('../../report/content.js');
+          const { phrase } = await import('../../report/terminal.js');
+          c.io.out(renderPlan(json, engine, (p) => phrase(problemPhrase(p))));
         }
         c.setExitCode(json.ok && json.blocked === null ? 0 : 1);
         return;
@@ -294,14 +296,23 @@ async function errorReport(c: CliContext, e: unknown, pr: number | null): Promis
 }
 
 /** The plan as text: the same object --dry-run --json prints. */
-function renderPlan(plan: CheckPlanJson, engine: string): string {
+function renderPlan(
+  plan: CheckPlanJson,
+  engine: string,
+  say: (p: CheckPlanJson['warnings'][number]) => string,
+): string {
   const lines = [`Plan (dry run: from the files alone, no database touched):`];
   const side = (x: { ref: string; sha: string | null }) => `${x.ref}${x.sha ? ` (${x.sha.slice(0, 12)})` : ''}`;
   lines.push(`  head: ${side(plan.head)} → base: ${side(plan.base)}`); // as the report's header reads: the change, then what it goes into
   lines.push(`  new migrations: ${plan.newMigrations.length ? plan.newMigrations.join(', ') : 'none'}`);
   for (const p of plan.problems)
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
-  for (const p of plan.warnings) lines.push(`  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`);
+  for (const p of plan.warnings)
+    lines.push(
+      p.kind === 'deploy-setting'
+        ? `  ! ${p.kind}: ${say(p)}`
+        : `  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`,
+    );
   lines.push(
     `  engine: ${engine}`,
     `  seed: ${plan.seed}`,

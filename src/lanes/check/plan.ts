@@ -12,6 +12,7 @@ import type { SideSettings } from './base-settings.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
 import { isConsortError } from '../../core/errors.js';
+import { deploySettings, type DeploySetting } from '../../migrations/deploy-settings.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
@@ -127,6 +128,8 @@ export interface PlanReadings {
   engine: PlannedEngine | { error: unknown };
   /** undefined: the configuration seeds with no file. */
   baseSeed: string | null | undefined | { error: unknown };
+  /** The settings the project's scripts run node-pg-migrate with that the check does not (deploy-settings.ts). */
+  deploy?: readonly DeploySetting[];
 }
 
 const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' && x !== null && 'error' in x;
@@ -166,7 +169,12 @@ export async function planCheck(
   let baseSeed: PlanReadings['baseSeed'];
   if (request.base.seed !== undefined) baseSeed = request.base.seed;
   else if (seed?.kind === 'file') baseSeed = await readSeed(request.workspace, seed.path).catch((error) => ({ error }));
-  const plan = await decidePlan(request, sets, { engine, baseSeed });
+  // Advice only: scripts that cannot be read say nothing.
+  const deploy = await deploySettings(
+    request.workspace,
+    trustedConfig(request.config, request.base).config.migrations,
+  ).catch(() => []);
+  const plan = await decidePlan(request, sets, { engine, baseSeed, deploy });
   if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
   return plan;
 }
@@ -185,15 +193,18 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
   const trusted = trustedConfig(asked.config, asked.base);
   const request = { ...asked, config: trusted.config };
   const engineVersion = failed(read.engine) ? undefined : read.engine.engine.version;
-  const migrations = withLeftBehind(
-    planMigrations(sets.base, sets.head, {
-      checkOrder: request.config.migrations.checkOrder,
-      ignorePattern: request.config.migrations.ignorePattern,
-      // 6–8 order names differently from 9: the plan orders them as the engine that applies them.
-      ...(engineVersion === undefined ? {} : { engineVersion }),
-    }),
-    request,
-    sets,
+  const migrations = withDeploySettings(
+    withLeftBehind(
+      planMigrations(sets.base, sets.head, {
+        checkOrder: request.config.migrations.checkOrder,
+        ignorePattern: request.config.migrations.ignorePattern,
+        // 6–8 order names differently from 9: the plan orders them as the engine that applies them.
+        ...(engineVersion === undefined ? {} : { engineVersion }),
+      }),
+      request,
+      sets,
+    ),
+    read.deploy ?? [],
   );
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
@@ -253,6 +264,15 @@ function withLeftBehind(
     problems: [...(plan.ok ? [] : plan.problems), ...extra],
     newMigrations: plan.newMigrations,
     warnings: plan.warnings,
+  };
+}
+
+/** The plan with the deploy's settings the check does not apply with as warnings. */
+function withDeploySettings(plan: MigrationPlan, deploy: readonly DeploySetting[]): MigrationPlan {
+  if (deploy.length === 0) return plan;
+  return {
+    ...plan,
+    warnings: [...plan.warnings, ...deploy.map((d): Problem => ({ kind: 'deploy-setting', ...d }))],
   };
 }
 

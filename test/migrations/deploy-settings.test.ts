@@ -1,0 +1,136 @@
+/**
+ * The settings a project's own scripts run node-pg-migrate with on the check's migrations folder
+ * (flags, a --config-file, the config package's default file), next to the check's configuration:
+ * each one the check does not apply with is a plan warning naming the key to set.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ConsortConfigSchema } from '../../src/config/schema.js';
+import { deploySettings } from '../../src/migrations/deploy-settings.js';
+import { problemPhrase } from '../../src/report/content.js';
+import { phrase } from '../../src/report/terminal.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'consort-deploy-settings-'));
+});
+afterEach(() => rm(root, { recursive: true, force: true }));
+
+const manifest = (m: object) => writeFile(path.join(root, 'package.json'), JSON.stringify(m));
+const migrations = (yaml: object = {}) => ConsortConfigSchema.parse({ migrations: yaml }).migrations;
+/** setting → the deploy's value, as the warnings say them. */
+const found = async (config: object = {}) =>
+  Object.fromEntries((await deploySettings(root, migrations(config))).map((d) => [d.setting, d.deploy]));
+
+it("names each setting of the deploy's script the check does not apply with, and the key to set", async () => {
+  await manifest({
+    scripts: {
+      migrate: 'node-pg-migrate -m migrations -t schema_versions --no-check-order --decamelize up',
+      // Makes files: its flags are not how migrations are applied.
+      'migrate:create': 'node-pg-migrate create -j sql -t other',
+    },
+  });
+  const warnings = await deploySettings(root, migrations());
+  expect(warnings).toEqual([
+    expect.objectContaining({
+      file: 'package.json',
+      script: 'migrate',
+      setting: 'migrations.table',
+      deploy: 'schema_versions',
+      configured: 'pgmigrations',
+      how: '-t schema_versions',
+    }),
+    expect.objectContaining({ setting: 'migrations.checkOrder', deploy: 'false', how: '--no-check-order' }),
+    expect.objectContaining({ setting: '--decamelize', deploy: 'true', configured: null }),
+  ]);
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]! }))).toBe(
+    "package.json's script migrate runs node-pg-migrate with -t schema_versions, but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: schema_versions in .github/consort.yml so the check applies them as the deploy does.",
+  );
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[2]! }))).toBe(
+    "package.json's script migrate runs node-pg-migrate with --decamelize, which the check has no setting for: it applies the migrations without it.",
+  );
+  // Set as the deploy has them: nothing to say (the flag the check has no key for stays).
+  expect(await found({ table: 'schema_versions', checkOrder: false })).toEqual({ '--decamelize': 'true' });
+});
+
+it.each([
+  [
+    '--migrations-table=versions --check-order=false',
+    { 'migrations.table': 'versions', 'migrations.checkOrder': 'false' },
+  ],
+  [
+    '--migrationsTable versions --check-order false up',
+    { 'migrations.table': 'versions', 'migrations.checkOrder': 'false' },
+  ],
+  ['--check-order up', {}],
+  [
+    "-s app -s public --create-schema --ignore-pattern '.*\\.map'",
+    {
+      'migrations.schema': '[app, public]',
+      'migrations.createSchema': 'true',
+      'migrations.ignorePattern': "'.*\\.map'",
+    },
+  ],
+  ['--schema app --migrations-schema meta', { 'migrations.schema': 'app', 'migrations.migrationsSchema': 'meta' }],
+])('node-pg-migrate up %s', async (flags, expected) => {
+  await manifest({ scripts: { migrate: `node-pg-migrate up ${flags}` } });
+  expect(await found()).toEqual(expected);
+});
+
+it('a migrations schema that follows the schema is said once, with the schema', async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up --schema app' } });
+  expect(await found()).toEqual({ 'migrations.schema': 'app' });
+  // The check's own migrations schema, set apart from the deploy's default (the first schema).
+  expect(await found({ schema: 'app', migrationsSchema: 'meta' })).toEqual({ 'migrations.migrationsSchema': 'app' });
+});
+
+it("reads the deploy's configuration files as node-pg-migrate does: the config package's, then --config-file, each over the flags", async () => {
+  await manifest({
+    scripts: { migrate: 'node-pg-migrate up -t from_flag --config-file db/migrate.json --config-value pg' },
+    dependencies: { config: '^3.3.0' },
+  });
+  await mkdir(path.join(root, 'config'));
+  await mkdir(path.join(root, 'db'));
+  await writeFile(
+    path.join(root, 'config', 'default.json'),
+    JSON.stringify({ pg: { 'migrations-table': 'from_config', schema: 'app' } }),
+  );
+  await writeFile(path.join(root, 'db', 'migrate.json'), JSON.stringify({ pg: { 'migrations-table': 'from_file' } }));
+  const warnings = await deploySettings(root, migrations());
+  expect(warnings.map((w) => [w.setting, w.deploy, w.file, w.how])).toEqual([
+    [
+      'migrations.table',
+      'from_file',
+      'db/migrate.json',
+      'migrations-table: from_file from db/migrate.json (section pg)',
+    ],
+    ['migrations.schema', 'app', 'config/default.json', 'schema: app from config/default.json (section pg)'],
+  ]);
+});
+
+it('says nothing when the scripts disagree, or run node-pg-migrate on another folder', async () => {
+  await manifest({
+    scripts: {
+      migrate: 'node-pg-migrate up -t versions',
+      'migrate:test': 'node-pg-migrate up -t test_versions --no-check-order',
+      'migrate:legacy': 'node-pg-migrate up -m legacy -t old_versions --decamelize',
+    },
+  });
+  // The table: two values, neither known to be the deploy's; check order: one script only sets it.
+  expect(await found()).toEqual({});
+  expect(await found({ dir: 'legacy' })).toEqual({ 'migrations.table': 'old_versions', '--decamelize': 'true' });
+});
+
+it('a workspace package that runs node-pg-migrate on the folder', async () => {
+  await manifest({ workspaces: ['packages/*'] });
+  await mkdir(path.join(root, 'packages', 'db'), { recursive: true });
+  await writeFile(
+    path.join(root, 'packages', 'db', 'package.json'),
+    JSON.stringify({ scripts: { 'db:migrate': 'node-pg-migrate up -t versions' } }),
+  );
+  expect(await deploySettings(root, migrations({ dir: 'packages/db/migrations' }))).toEqual([
+    expect.objectContaining({ manifest: 'packages/db/package.json', script: 'db:migrate', deploy: 'versions' }),
+  ]);
+  expect(await found()).toEqual({});
+});
