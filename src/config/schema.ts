@@ -203,6 +203,10 @@ export const migrationsShape = {
     description:
       "node-pg-migrate's --create-migrations-schema: create migrationsSchema if it does not exist (only when migrationsSchema is set, as in node-pg-migrate).",
   }),
+  decamelize: z.boolean().default(false).meta({
+    description:
+      "node-pg-migrate's --decamelize: the names a migration gives node-pg-migrate's builder (pgm.createTable('userAccounts', { firstName: … })) are turned into snake_case (user_accounts.first_name), as the project deploys with it.",
+  }),
   checkOrder: z.boolean().default(true).meta({
     description:
       'false for projects that deploy with --no-check-order: a new migration ordered before an applied one is a warning, not a plan failure.',

@@ -33,7 +33,7 @@ const SPECS: readonly Spec[] = [
   { arg: 'create-migrations-schema', type: 'boolean', key: 'createMigrationsSchema', fallback: false },
   { arg: 'check-order', type: 'boolean', key: 'checkOrder', fallback: true },
   { arg: 'ignore-pattern', type: 'string', key: 'ignorePattern', fallback: '\\..*' },
-  { arg: 'decamelize', type: 'boolean', key: null, fallback: false },
+  { arg: 'decamelize', type: 'boolean', key: 'decamelize', fallback: false },
   { arg: 'use-glob', type: 'boolean', key: null, fallback: false },
 ];
 

@@ -18,6 +18,7 @@ export interface PlacementSettings {
   createSchema?: boolean | undefined;
   migrationsSchema?: string | undefined;
   createMigrationsSchema?: boolean | undefined;
+  decamelize?: boolean | undefined;
   ignorePattern?: string | undefined;
 }
 
@@ -29,17 +30,23 @@ export function migrationPlacement(settings: PlacementSettings): MigrationPlacem
     ...(settings.createSchema ? { createSchema: true } : {}),
     ...(settings.migrationsSchema !== undefined ? { migrationsSchema: settings.migrationsSchema } : {}),
     ...(settings.createMigrationsSchema ? { createMigrationsSchema: true } : {}),
+    ...(settings.decamelize ? { decamelize: true } : {}),
     ...(settings.ignorePattern !== undefined ? { ignorePattern: settings.ignorePattern } : {}),
   };
 }
 
-/** Whether any schema setting differs from node-pg-migrate's defaults (public for both). */
+/**
+ * Whether any setting that changes what the migrations make differs from node-pg-migrate's
+ * defaults (public for both schemas, names as written): a baseline or template built with them is
+ * another one.
+ */
 export function hasSchemaSettings(p: MigrationPlacement): boolean {
   return (
     p.schema !== undefined ||
     p.createSchema === true ||
     p.migrationsSchema !== undefined ||
-    p.createMigrationsSchema === true
+    p.createMigrationsSchema === true ||
+    p.decamelize === true
   );
 }
 

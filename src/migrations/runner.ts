@@ -483,6 +483,7 @@ export async function applyMigrationsHere(
           ...(options.createMigrationsSchema === undefined
             ? {}
             : { createMigrationsSchema: options.createMigrationsSchema }),
+          ...(options.decamelize ? { decamelize: true } : {}),
           ...(options.count === undefined ? {} : { count: options.count }),
           ...(only === undefined ? {} : { file: only }),
           // Always one: node-pg-migrate 6's runner reads every file without one (only its CLI skips

@@ -24,6 +24,8 @@ export interface MigrationPlacement {
   migrationsSchema?: string;
   /** CREATE SCHEMA IF NOT EXISTS `migrationsSchema` first, when it is set (`--create-migrations-schema`). */
   createMigrationsSchema?: boolean;
+  /** Builder names turned into snake_case (`--decamelize`), as the project deploys (`migrations.decamelize`). */
+  decamelize?: boolean;
   /** node-pg-migrate's ignorePattern, as the project deploys (`migrations.ignorePattern`; default: dotfiles). */
   ignorePattern?: string;
 }

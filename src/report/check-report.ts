@@ -145,7 +145,7 @@ export const CheckReport = z.object({
       warnings: z.array(PlanProblem).optional(),
       /**
        * The change's own verdict settings that were not used because they differ from the base's
-       * (`check.blocking`, `lint.*`, `reversibility.*`, `migrations.checkOrder`, `migrations.ignorePattern`, `migrations.table`/`schema`/`createSchema`/`migrationsSchema`/`createMigrationsSchema`, `database.parent`, `suite.passEnv`):
+       * (`check.blocking`, `lint.*`, `reversibility.*`, `migrations.checkOrder`, `migrations.ignorePattern`, `migrations.table`/`schema`/`createSchema`/`migrationsSchema`/`createMigrationsSchema`/`decamelize`, `database.parent`, `suite.passEnv`):
        * which, and whose configuration judged the check instead.
        */
       ignoredSettings: z.string().optional(),

@@ -17,6 +17,7 @@ migrations:
   createSchema: true
   migrationsSchema: meta
   createMigrationsSchema: true
+  decamelize: true
   checkOrder: false
   timeout: 1h
 suite:
@@ -89,6 +90,7 @@ const FULL_CONFIG: ConsortConfig = {
     createSchema: true,
     migrationsSchema: 'meta',
     createMigrationsSchema: true,
+    decamelize: true,
     checkOrder: false,
     ignorePattern: '\\..*',
     timeout: '1h',
@@ -142,6 +144,7 @@ describe('defaults', () => {
       table: 'pgmigrations',
       createSchema: false,
       createMigrationsSchema: false,
+      decamelize: false,
       checkOrder: true,
       ignorePattern: '\\..*',
       timeout: '30m',

@@ -26,7 +26,7 @@ const found = async (config: object = {}) =>
 it("names each setting of the deploy's script the check does not apply with, and the key to set", async () => {
   await manifest({
     scripts: {
-      migrate: 'node-pg-migrate -m migrations -t schema_versions --no-check-order --decamelize up',
+      migrate: 'node-pg-migrate -m migrations -t schema_versions --no-check-order --use-glob up',
       // Makes files: its flags are not how migrations are applied.
       'migrate:create': 'node-pg-migrate create -j sql -t other',
     },
@@ -42,16 +42,16 @@ it("names each setting of the deploy's script the check does not apply with, and
       how: '-t schema_versions',
     }),
     expect.objectContaining({ setting: 'migrations.checkOrder', deploy: 'false', how: '--no-check-order' }),
-    expect.objectContaining({ setting: '--decamelize', deploy: 'true', configured: null }),
+    expect.objectContaining({ setting: '--use-glob', deploy: 'true', configured: null }),
   ]);
   expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]! }))).toBe(
     "package.json's script migrate runs node-pg-migrate with -t schema_versions, but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: schema_versions in .github/consort.yml so the check applies them as the deploy does.",
   );
   expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[2]! }))).toBe(
-    "package.json's script migrate runs node-pg-migrate with --decamelize, which the check has no setting for: it applies the migrations without it.",
+    "package.json's script migrate runs node-pg-migrate with --use-glob, which the check has no setting for: it applies the migrations without it.",
   );
   // Set as the deploy has them: nothing to say (the flag the check has no key for stays).
-  expect(await found({ table: 'schema_versions', checkOrder: false })).toEqual({ '--decamelize': 'true' });
+  expect(await found({ table: 'schema_versions', checkOrder: false })).toEqual({ '--use-glob': 'true' });
 });
 
 it.each([
@@ -119,7 +119,7 @@ it('says nothing when the scripts disagree, or run node-pg-migrate on another fo
   });
   // The table: two values, neither known to be the deploy's; check order: one script only sets it.
   expect(await found()).toEqual({});
-  expect(await found({ dir: 'legacy' })).toEqual({ 'migrations.table': 'old_versions', '--decamelize': 'true' });
+  expect(await found({ dir: 'legacy' })).toEqual({ 'migrations.table': 'old_versions', 'migrations.decamelize': 'true' });
 });
 
 it('a workspace package that runs node-pg-migrate on the folder', async () => {

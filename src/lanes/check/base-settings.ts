@@ -29,7 +29,7 @@ export interface VerdictSettings {
   ignorePattern: string;
   /**
    * Where the migrations run and are recorded (`migrations.table`, `schema`, `createSchema`,
-   * `migrationsSchema`, `createMigrationsSchema`): they decide which of the parent's applied
+   * `migrationsSchema`, `createMigrationsSchema`), and what names they make (`decamelize`): they decide which of the parent's applied
    * migrations the baseline finds, and in whose tables the change's migrations land. A change that
    * set `schema: sandbox` ran its migrations on fresh empty tables there instead of on the parent's
    * populated ones, and passed where the deploy would fail.
@@ -46,7 +46,7 @@ export interface VerdictSettings {
 
 export type MigrationPlacementSettings = Pick<
   ConsortConfig['migrations'],
-  'table' | 'schema' | 'createSchema' | 'migrationsSchema' | 'createMigrationsSchema'
+  'table' | 'schema' | 'createSchema' | 'migrationsSchema' | 'createMigrationsSchema' | 'decamelize'
 >;
 
 /** The placement keys as `migrations.*` spells them, in the order the reference lists them. */
@@ -56,6 +56,7 @@ export const PLACEMENT_KEYS = [
   'createSchema',
   'migrationsSchema',
   'createMigrationsSchema',
+  'decamelize',
 ] as const;
 
 function placementOf(m: ConsortConfig['migrations']): MigrationPlacementSettings {
@@ -65,6 +66,7 @@ function placementOf(m: ConsortConfig['migrations']): MigrationPlacementSettings
     createSchema: m.createSchema,
     ...(m.migrationsSchema !== undefined ? { migrationsSchema: m.migrationsSchema } : {}),
     createMigrationsSchema: m.createMigrationsSchema,
+    decamelize: m.decamelize,
   };
 }
 
