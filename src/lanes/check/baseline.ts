@@ -25,16 +25,10 @@ import {
 import { childEnv, migrationEnv } from '../../core/child-env.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Log } from '../../ports/log.js';
-import type {
-  ApplyFailure,
-  ApplyOptions,
-  ApplyResult,
-  MigrationRunner,
-  MigrationSession,
-} from '../../ports/migration-runner.js';
+import type { ApplyFailure, ApplyOptions, ApplyResult, MigrationRunner } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import { branchEnv } from '../../suite/pg-env.js';
-import { cancelSession, endRequests, MAX_TIMER_MS, raiseLimit, ranPastLimit, timeLimited } from './time-limit.js';
+import { applyBounded, cancelSession, MAX_TIMER_MS, raiseLimit, ranPastLimit } from './time-limit.js';
 
 export const BASELINE_TTL_MS = 7 * 86_400_000;
 
@@ -604,45 +598,13 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
 }
 
 /** Base's migrations up, under the base's migrations.timeout where one is given, ended by a cancel. */
-async function applyBase(input: BaselineInput, options: ApplyOptions): Promise<ApplyResult> {
-  const { migrations, timeout, signal } = input;
-  if ((timeout === undefined && !signal) || !migrations.open) return migrations.apply(options);
-  const cancelled = (): ApplyResult => ({
-    ok: false,
-    applied: [],
-    log: [],
-    failed: { kind: 'load', error: { message: "the run was cancelled before base's migrations started" } },
+function applyBase(input: BaselineInput, options: ApplyOptions): Promise<ApplyResult> {
+  return applyBounded(input.migrations, options, input.base, {
+    ...(input.timeout !== undefined ? { timeout: input.timeout } : {}),
+    configuration: (input.timeoutSource ?? BASE_LIMIT).configuration,
+    ...(input.signal ? { signal: input.signal } : {}),
+    cancelled: "the run was cancelled before base's migrations started",
   });
-  if (signal?.aborted) return cancelled();
-  const opened = migrations.open(options.env ? { env: options.env } : {});
-  // A cancel that came before the request reached the migrations' process found nothing to end: no
-  // request starts after it (the stopped child would otherwise be started afresh for it).
-  const session = Object.assign(Object.create(opened) as MigrationSession, {
-    apply: (o: ApplyOptions, how?: Parameters<MigrationSession['apply']>[1]) =>
-      signal?.aborted ? Promise.resolve(cancelled()) : opened.apply(o, how),
-  });
-  // Started before the limit counts (timeLimited waits for it): loading Node and the engine is not base's migrations' time.
-  session.warm(options.engine, input.base);
-  let disarm: (() => void) | undefined;
-  const cancel = () => (disarm = endRequests([options.databaseUrl], () => session.stop?.()));
-  try {
-    const limited =
-      timeout === undefined
-        ? session
-        : timeLimited(
-            session,
-            { ms: parseDuration(timeout), text: timeout },
-            input.base,
-            (input.timeoutSource ?? BASE_LIMIT).configuration,
-          );
-    if (signal?.aborted) cancel();
-    else signal?.addEventListener('abort', cancel, { once: true });
-    return await limited.apply(options);
-  } finally {
-    signal?.removeEventListener('abort', cancel);
-    disarm?.();
-    await session.close().catch(() => undefined);
-  }
 }
 
 /** Ready copies kept of a baseline: the PR branch's, reversibility's and the suite's. */

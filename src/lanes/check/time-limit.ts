@@ -10,9 +10,17 @@
  * temporary branches and releases its run lock instead of holding them until the CI job is killed.
  * A cancelled run ends its requests the same way (endRequests), without waiting for the limit.
  */
+import { parseDuration } from '../../core/duration.js';
 import { withClient } from '../../db/sql.js';
+import type { MigrationFile } from '../../migrations/files.js';
 import { migrationsTableSql } from '../../migrations/placement.js';
-import type { ApplyFailure, ApplyOptions, MigrationSession } from '../../ports/migration-runner.js';
+import type {
+  ApplyFailure,
+  ApplyOptions,
+  ApplyResult,
+  MigrationRunner,
+  MigrationSession,
+} from '../../ports/migration-runner.js';
 
 /** How long a cancelled request may take to come back before the child goes too. */
 const CANCEL_GRACE_MS = 2000;
@@ -108,6 +116,64 @@ export function timeLimited(
     }
   };
   return Object.assign(Object.create(session) as MigrationSession, { apply });
+}
+
+/** What bounds one request applied with applyBounded. */
+export interface Bounds {
+  /** migrations.timeout as configured (`30m`), from configuration nothing under test controls; absent: no limit. */
+  timeout?: string;
+  /** Whose configuration sets it, as a failure tells where to raise it (timeLimited's `configuration`). */
+  configuration?: string;
+  /** The run's cancel: it ends the request at once (endRequests), and none starts after it. */
+  signal?: AbortSignal;
+  /** The failure's message when the run was cancelled before the migrations started. */
+  cancelled: string;
+}
+
+/**
+ * One request of migrations (`files`: the directory's, in the engine's order) under `bounds`, in a
+ * session of its own (where the runner can open one; else unbounded, as before sessions existed):
+ * the check lane's baseline, the TDD lane's baseline, sandboxes and proofs' branches all apply so.
+ */
+export async function applyBounded(
+  migrations: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationRunner, 'open'>>,
+  options: ApplyOptions,
+  files: readonly Pick<MigrationFile, 'name' | 'file' | 'kind'>[],
+  bounds: Bounds,
+): Promise<ApplyResult> {
+  const { timeout, signal } = bounds;
+  if ((timeout === undefined && !signal) || !migrations.open) return migrations.apply(options);
+  const cancelled = (): ApplyResult => ({
+    ok: false,
+    applied: [],
+    log: [],
+    failed: { kind: 'load', error: { message: bounds.cancelled } },
+  });
+  if (signal?.aborted) return cancelled();
+  const opened = migrations.open(options.env ? { env: options.env } : {});
+  // A cancel that came before the request reached the migrations' process found nothing to end: no
+  // request starts after it (the stopped child would otherwise be started afresh for it).
+  const session = Object.assign(Object.create(opened) as MigrationSession, {
+    apply: (o: ApplyOptions, how?: Parameters<MigrationSession['apply']>[1]) =>
+      signal?.aborted ? Promise.resolve(cancelled()) : opened.apply(o, how),
+  });
+  // Started before the limit counts (timeLimited waits for it): loading Node and the engine is not the migrations' time.
+  session.warm(options.engine, files);
+  let disarm: (() => void) | undefined;
+  const cancel = () => (disarm = endRequests([options.databaseUrl], () => session.stop?.()));
+  try {
+    const limited =
+      timeout === undefined
+        ? session
+        : timeLimited(session, { ms: parseDuration(timeout), text: timeout }, files, bounds.configuration);
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
+    return await limited.apply(options);
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+    disarm?.();
+    await session.close().catch(() => undefined);
+  }
 }
 
 /** `f` is a request migrations.timeout ended (timeLimited's failure). */
