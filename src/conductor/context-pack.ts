@@ -37,6 +37,8 @@ export interface ContextInput {
   /** Acceptance criteria from the spec, when it is valid. */
   acceptanceCriteria: readonly { id: string; given: string; when: string; then: string; layer: string }[];
   schema: SchemaSummary | null;
+  /** What the agent must know of its database branch: its migrations did not all apply (why). */
+  database?: string;
   layout: { tests: readonly string[]; migrations: string; suite: string };
 }
 
@@ -54,6 +56,7 @@ export interface ContextPack {
   failure: TurnPlan['failure'];
   artifacts: { path: string; content: string }[];
   schema: SchemaSummary | null;
+  database?: string;
   layout: { tests: string[]; migrations: string; suite: string; files: string[]; filesOmitted: number };
   writes: string[];
 }
@@ -95,6 +98,7 @@ export function buildContextPack(input: ContextInput): BuiltPack {
     failure: plan.failure,
     artifacts,
     schema: input.schema,
+    ...(input.database === undefined ? {} : { database: input.database }),
     layout: {
       tests: [...input.layout.tests],
       migrations: input.layout.migrations,
@@ -147,6 +151,7 @@ export function renderContextMarkdown(p: ContextPack): string {
     `- the suite: \`${p.layout.suite}\` (DATABASE_URL is this turn's database branch)`,
     '',
   );
+  if (p.database) out.push('## Your database branch', '', p.database, '');
   if (p.schema) {
     out.push('## Database schema of your branch', '');
     for (const t of p.schema.tables) {

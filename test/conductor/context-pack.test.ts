@@ -89,4 +89,15 @@ describe('context packs', () => {
       expect(markdown).toContain(text);
     }
   });
+
+  it("tells the agent when its branch's migrations did not all apply (past migrations.timeout), and says nothing otherwise", () => {
+    const note =
+      'The migrations did not all apply to this branch: migrations/1_slow.sql failed: still running after migrations.timeout (2s); its statement was cancelled.';
+    const { pack, markdown } = buildContextPack({ ...INPUT, schema: null, database: note });
+    expect(pack.database).toBe(note);
+    expect(markdown).toContain(`## Your database branch\n\n${note}\n`);
+    const plain = buildContextPack(INPUT);
+    expect('database' in plain.pack).toBe(false);
+    expect(plain.markdown).not.toContain('## Your database branch');
+  });
 });
