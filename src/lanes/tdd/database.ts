@@ -26,6 +26,7 @@ import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { qualifiedName } from '../../schema/snapshot.js';
 import { ensureBaseline, type LimitSource } from '../check/baseline.js';
+import { applyBounded } from '../check/time-limit.js';
 import { createWorkdir } from '../check/workdir.js';
 
 const BRANCH_TTL_MS = 3_600_000;
@@ -46,13 +47,19 @@ export interface BranchKit {
    */
   migrations: Pick<MigrationRunner, 'apply' | 'resolveEngine'> & Partial<Pick<MigrationRunner, 'open'>>;
   /**
-   * migrations.timeout on building the baseline (base's migrations, then the seed, each under it),
-   * from configuration no agent controls: the run's (its file is locked), or on a pull request the
-   * base branch's. Past it the baseline is rolled back and the run fails naming the migration, the
-   * limit and the key. Default: the run's configuration.
+   * migrations.timeout on building the baseline (base's migrations, then the seed, each under it)
+   * and on every request of migrations applied to a sandbox or a proof's branch, from configuration
+   * no agent controls: the run's (its file is locked), or on a pull request the base branch's. Past
+   * it the baseline is rolled back and the run fails naming the migration, the limit and the key; a
+   * branch's request fails so (time-limit.ts), and the branch is forked afresh before it is used again.
+   * Default: the run's configuration.
    */
   baselineLimit?: { timeout: string } & LimitSource;
-  /** The run's cancel: it ends the baseline's build (its migrations' requests and child, the seed's process group), rolled back. */
+  /**
+   * The run's cancel: it ends the baseline's build (its migrations' requests and child, the seed's
+   * process group), rolled back, and a branch's migrations (the branch is forked afresh before it
+   * is used again); the call that waited for them throws.
+   */
   signal?: AbortSignal;
   /** The run's pristine node_modules (clean-tree.ts): the project's engine is loaded from it, out of the agents' reach. */
   modules?: string;
@@ -145,13 +152,15 @@ export function createBranches(kit: BranchKit) {
     ...(kit.modules ? { pristineModules: kit.modules } : {}),
   });
 
+  /** migrations.timeout for the baseline and every branch: read once, before any agent worked. */
+  const limit = kit.baselineLimit ?? {
+    timeout: kit.config.migrations.timeout,
+    configuration: 'the Consort configuration',
+    why: "The limit is the run's configuration's, read before any agent worked (no agent may change its file).",
+  };
+
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
-    const limit = kit.baselineLimit ?? {
-      timeout: config.migrations.timeout,
-      configuration: 'the Consort configuration',
-      why: "The limit is the run's configuration's, read before any agent worked (no agent may change its file).",
-    };
     const base = migrationSetFromEntries(
       await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir),
       config.migrations.ignorePattern,
@@ -277,17 +286,37 @@ export function createBranches(kit: BranchKit) {
       ))
     )
       return NOTHING_TO_APPLY;
-    const [as, engine] = await Promise.all([confined(name, false), engines.forDir(dir)]);
-    return kit.migrations.apply({
-      databaseUrl: as ?? url,
-      dir,
-      direction: 'up',
-      ...migrationPlacement(kit.config.migrations),
-      relativeTo: workspace,
-      engine,
-      // What the proofs' suites get besides the basics (suite.passEnv), for the settings a migration's imports read.
-      env: migrationEnv(kit.env, [kit.config.suite.env], kit.config.suite.passEnv, true),
-    });
+    const [as, engine, files] = await Promise.all([
+      confined(name, false),
+      engines.forDir(dir),
+      migrationFiles(workspace),
+    ]);
+    const result = await applyBounded(
+      kit.migrations,
+      {
+        databaseUrl: as ?? url,
+        dir,
+        direction: 'up',
+        ...migrationPlacement(kit.config.migrations),
+        relativeTo: workspace,
+        engine,
+        // What the proofs' suites get besides the basics (suite.passEnv), for the settings a migration's imports read.
+        env: migrationEnv(kit.env, [kit.config.suite.env], kit.config.suite.passEnv, true),
+      },
+      files,
+      {
+        timeout: limit.timeout,
+        configuration: limit.configuration,
+        ...(kit.signal ? { signal: kit.signal } : {}),
+        cancelled: 'the run was cancelled before the migrations started',
+      },
+    );
+    // Whatever the cancel left of the request, the branch holding it is forked afresh before any use.
+    if (kit.signal?.aborted && !result.ok)
+      throw new ConsortError('internal', `The run was cancelled while the migrations ran on the branch ${name}.`, {
+        hint: 'Run `consort run` again to resume.',
+      });
+    return result;
   }
 
   async function migrationFiles(workspace = kit.ws.dir): Promise<MigrationFile[]> {
@@ -489,7 +518,12 @@ export function createBranches(kit: BranchKit) {
         const fresh = await time('branch:wait-for-early-fork', () => refresh);
         held = fresh.ok ? fresh.shas : null;
       }
+      // Unknown until settled (a request cut short by a cancel leaves what it applied), and held:
+      // settle() drops it whatever happens here.
+      sandboxes.set(name, null);
       const { url, migrations, shas } = await settleMigrations(name, held);
+      // A failed request (past migrations.timeout among them) leaves the branch for this turn only,
+      // as its records say (each migration commits on its own); the next turn forks it afresh.
       sandboxes.set(name, migrations.ok ? shas : null);
       return { url, migrations };
     },

@@ -12,6 +12,7 @@ import { childEnv } from '../../core/child-env.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
+import type { ApplyFailure } from '../../ports/migration-runner.js';
 import type { ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
@@ -49,10 +50,13 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
     });
 }
 
-/** ` (applied with node-pg-migrate 7.9.1 (the project's))`: which engine a failed migration ran on. */
-function withEngine(branches: Pick<Branches, 'engine'>): string {
+/**
+ * `migrations/…_x.sql failed (applied with node-pg-migrate 7.9.1 (the project's)): …`: which
+ * migration failed, on which engine, and why (past migrations.timeout: the limit and the key).
+ */
+export function migrationFailed(branches: Pick<Branches, 'engine'>, f: ApplyFailure): string {
   const engine = branches.engine();
-  return engine === null ? '' : ` (applied with ${engine})`;
+  return `${f.file ?? f.name ?? 'a migration'} failed${engine === null ? '' : ` (applied with ${engine})`}: ${f.error.message}`;
 }
 
 export interface ProveInput {
@@ -116,13 +120,12 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
     if (!fresh.migrations.ok) {
-      const f = fresh.migrations.failed;
       return {
         suiteMs: 0,
         outcome: {
           kind: 'broken',
           reason: 'migrations',
-          message: `${f.file ?? f.name ?? 'a migration'} failed${withEngine(input.branches)}: ${f.error.message}`,
+          message: migrationFailed(input.branches, fresh.migrations.failed),
           output: '',
           hashes,
         },

@@ -21,6 +21,7 @@ import type { LaneContext } from './context.js';
 import { linksLeaving, testOwnedChanges } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
+import { migrationFailed } from './proof.js';
 import { featureDirOf, type FeatureStore, readText } from './store.js';
 
 const ARTIFACTS = [
@@ -175,9 +176,14 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       sandbox.migrations.ok ? time('turn:schema', () => ctx.branches.schema(plan.branch, sandbox.url)) : null,
       time('turn:branch', () => ctx.branches.untrusted(plan.branch, sandbox.url)),
     ]);
-    return { schema: schema as SchemaSummary | null, url };
+    // A request that failed (past migrations.timeout among them) is the agent's to know of, and the run's log.
+    const failed = sandbox.migrations.ok
+      ? undefined
+      : `The migrations did not all apply to this branch: ${migrationFailed(ctx.branches, sandbox.migrations.failed)}. DATABASE_URL holds the migrations before that one; the next turn gets the branch forked afresh.`;
+    if (failed) ctx.log(`  ${plan.id}: ${failed}`);
+    return { schema: schema as SchemaSummary | null, url, failed };
   });
-  const [gitGuard, { schema, url }, files, contents, instructions] = await Promise.all([
+  const [gitGuard, { schema, url, failed }, files, contents, instructions] = await Promise.all([
     time('turn:guard', () => ctx.ws.guardGit()),
     database,
     time('turn:git', () => ctx.ws.listFiles()),
@@ -196,6 +202,7 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
       contents,
       acceptanceCriteria: spec?.stories.flatMap((s) => s.acceptanceCriteria) ?? [],
       schema,
+      ...(failed === undefined ? {} : { database: failed }),
       layout: { tests: config.build.tests, migrations: config.migrations.dir, suite: config.suite.command },
     }),
   );
