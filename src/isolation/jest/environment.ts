@@ -11,6 +11,7 @@ import { ConsortError } from '../../core/errors.js';
 import { parseRunSpec, RUN_SPEC_ENV } from '../spec.js';
 import { leaseForFile } from '../worker.js';
 import { jestOptions } from './options.js';
+import { hintingErrors } from '../runner-error.js';
 
 /** jest's own node environment: the project's copy first (the one its jest runs with), else ours. */
 function nodeEnvironment(): typeof TestEnvironment {
@@ -44,6 +45,10 @@ export default class ConsortDbEnvironment extends NodeEnvironment {
 
   override async setup(): Promise<void> {
     await super.setup();
+    await hintingErrors(() => this.lease());
+  }
+
+  private async lease(): Promise<void> {
     const text = process.env[RUN_SPEC_ENV];
     const env = this.global.process.env;
     delete env[RUN_SPEC_ENV]; // the admin settings stay with the environment, not the test's code

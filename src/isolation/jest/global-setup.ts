@@ -5,6 +5,7 @@
  */
 import { RUN_SPEC_ENV, startTestDatabases, type StartedRun } from '../run.js';
 import { jestOptions, RUN_HANDLE } from './options.js';
+import { hintingErrors } from '../runner-error.js';
 
 interface JestConfigs {
   globalConfig: { maxWorkers?: number; rootDir?: string };
@@ -15,12 +16,14 @@ export default async function globalSetup(
   globalConfig: JestConfigs['globalConfig'],
   projectConfig: JestConfigs['projectConfig'],
 ): Promise<void> {
-  const options = jestOptions(projectConfig?.testEnvironmentOptions);
-  const started = await startTestDatabases({
-    ...options,
-    ...(options.root === undefined && projectConfig?.rootDir ? { root: projectConfig.rootDir } : {}),
-    ...(typeof globalConfig?.maxWorkers === 'number' ? { workers: globalConfig.maxWorkers } : {}),
-    log: (m) => process.stderr.write(`${m}\n`),
+  const started = await hintingErrors(async () => {
+    const options = jestOptions(projectConfig?.testEnvironmentOptions);
+    return startTestDatabases({
+      ...options,
+      ...(options.root === undefined && projectConfig?.rootDir ? { root: projectConfig.rootDir } : {}),
+      ...(typeof globalConfig?.maxWorkers === 'number' ? { workers: globalConfig.maxWorkers } : {}),
+      log: (m) => process.stderr.write(`${m}\n`),
+    });
   });
   (globalThis as Record<symbol, StartedRun | undefined>)[RUN_HANDLE] = started;
   if (started.spec) process.env[RUN_SPEC_ENV] = JSON.stringify(started.spec);

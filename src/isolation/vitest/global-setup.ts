@@ -7,6 +7,7 @@ import { ConsortError } from '../../core/errors.js';
 import { startTestDatabases } from '../run.js';
 import { SPEC_KEY, TestDatabasesOptions, type RunSpec } from '../spec.js';
 import { docsUrl } from '../../core/docs-url.js';
+import { hintingErrors, withHintInMessage } from '../runner-error.js';
 
 export { SPEC_KEY };
 
@@ -20,17 +21,21 @@ export function consortDbSetup(options: TestDatabasesOptions = {}): (project: Pr
   const parsed = TestDatabasesOptions.safeParse(options);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConsortError('config', `Invalid consortDbSetup options: ${problems}.`, {
-      hint: `It takes root, config, env, poolSize, ttl and respectExisting (see ${docsUrl('isolation.md')}).`,
-    });
+    throw withHintInMessage(
+      new ConsortError('config', `Invalid consortDbSetup options: ${problems}.`, {
+        hint: `It takes root, config, env, poolSize, ttl and respectExisting (see ${docsUrl('isolation.md')}).`,
+      }),
+    );
   }
   return async (project) => {
-    const started = await startTestDatabases({
-      ...parsed.data,
-      ...(parsed.data.root === undefined ? { root: project.config.root } : {}),
-      ...(typeof project.config.maxWorkers === 'number' ? { workers: project.config.maxWorkers } : {}),
-      log: (m) => process.stderr.write(`${m}\n`),
-    });
+    const started = await hintingErrors(() =>
+      startTestDatabases({
+        ...parsed.data,
+        ...(parsed.data.root === undefined ? { root: project.config.root } : {}),
+        ...(typeof project.config.maxWorkers === 'number' ? { workers: project.config.maxWorkers } : {}),
+        log: (m) => process.stderr.write(`${m}\n`),
+      }),
+    );
     project.provide(SPEC_KEY, started.spec ?? null);
     return started.stop;
   };

@@ -8,6 +8,7 @@ import { inject, test as base } from 'vitest';
 import { ConsortError } from '../../core/errors.js';
 import { RunSpec, SPEC_KEY } from '../spec.js';
 import { leaseForFile } from '../worker.js';
+import { hintingErrors } from '../runner-error.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -25,7 +26,11 @@ export interface TestDatabase {
 }
 
 /** A lease for this file, with `process.env[envName]` pointing at it until `done`. */
-export async function leaseTestDatabase(): Promise<{ database: TestDatabase; done: () => Promise<void> }> {
+export function leaseTestDatabase(): Promise<{ database: TestDatabase; done: () => Promise<void> }> {
+  return hintingErrors(lease);
+}
+
+async function lease(): Promise<{ database: TestDatabase; done: () => Promise<void> }> {
   const provided = inject(SPEC_KEY) as unknown;
   if (provided === null) {
     // The global setup found the variable set and left it alone: every file shares that database.
