@@ -73,6 +73,21 @@ it('fails a broken change with exit 1 and a readable terminal report', () =>
     expect(CheckReport.parse(JSON.parse(await readFile(file, 'utf8'))).conclusion).toBe('failure');
   }));
 
+it('--markdown - prints the markdown on stdout, as --json - prints the JSON, and leaves no file named "-"', () =>
+  inRepo('not-null', async (repo) => {
+    const stray = path.join(process.cwd(), '-');
+    await rm(stray, { force: true });
+    const both = await cli(['-C', repo.dir, 'check', '--base', 'main', '--json', '-', '--markdown', '-']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--json and --markdown cannot both print on stdout');
+    const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--cleanup', '--markdown', '-']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^## ❌ Consort: database checks failed/);
+    expect(r.stdout).not.toContain('✗ Database checks failed'); // the terminal report's last line
+    await expect(readFile(stray, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(readFile(path.join(repo.dir, '-'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  }));
+
 it('--dry-run prints the plan and exits by its verdict', () =>
   inRepo('out-of-order', async (repo) => {
     const r = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run']);

@@ -122,7 +122,10 @@ export function checkCommand(ctx: Ctx): Command {
       'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
     )
     .option('--json [file]', 'the CheckReport JSON: on stdout (instead of the report), or written to <file>')
-    .option('--markdown <file>', 'write the markdown report (PR comment / job summary) to <file>')
+    .option(
+      '--markdown <file>',
+      'the markdown report (PR comment / job summary): written to <file>, or on stdout (instead of the report) with -',
+    )
     .option('--dry-run', 'print the plan from the files alone: starts no server, needs no database')
     .option(
       '--keep-branches',
@@ -138,6 +141,8 @@ export function checkCommand(ctx: Ctx): Command {
       const c = await ctx(cmd);
       // `--json` alone (or `--json -`): the JSON on stdout, as every command's --json; `--json <file>` writes it there.
       const jsonFile = c.jsonFile ?? (c.json ? '-' : undefined);
+      if (jsonFile === '-' && flags.markdown === '-' && !flags.dryRun)
+        throw usageError('--json and --markdown cannot both print on stdout: give one of them a file.');
       const { cliPorts } = await import('../ports.js');
       const ports = cliPorts(c);
       const log = (m: string) => ports.log.info(m);
@@ -231,8 +236,8 @@ export function checkCommand(ctx: Ctx): Command {
         await provider.close();
       }
       if (jsonFile) await emit(c, jsonFile, JSON.stringify(report, null, 2));
-      if (flags.markdown) await writeReportFile(flags.markdown, renderCheckMarkdown(report));
-      if (jsonFile !== '-') {
+      if (flags.markdown) await emit(c, flags.markdown, renderCheckMarkdown(report));
+      if (jsonFile !== '-' && flags.markdown !== '-') {
         // A local file not yet added to git is renamed with mv: `git mv` refuses untracked files.
         const untracked = flags.head
           ? new Set<string>()
