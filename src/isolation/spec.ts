@@ -20,6 +20,14 @@ export const SPEC_KEY = 'consortDb';
 /** The environment variable that carries a run's spec to jest's workers (it holds the admin URL). */
 export const RUN_SPEC_ENV = 'CONSORT_TEST_DATABASES_SECRET';
 
+/**
+ * The variable the global setup found already set and left alone, so every file shares its database
+ * (respectExisting): the configuration's `suite.env`, which the files cannot read themselves. jest's
+ * workers find it in this variable, vitest's files under this key (`inject(SHARED_KEY)`).
+ */
+export const SHARED_ENV = 'CONSORT_TEST_DATABASES_SHARED';
+export const SHARED_KEY = 'consortDbShared';
+
 /** What the user may set (jest: testEnvironmentOptions.consortDb; vitest: the global setup's options). */
 export const TestDatabasesOptions = z.strictObject({
   /** The project root (default: the git top level of the working directory). */

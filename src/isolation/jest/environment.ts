@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import type { TestEnvironment } from 'jest-environment-node';
 import { ConsortError } from '../../core/errors.js';
-import { parseRunSpec, RUN_SPEC_ENV } from '../spec.js';
+import { parseRunSpec, RUN_SPEC_ENV, SHARED_ENV } from '../spec.js';
 import { leaseForFile } from '../worker.js';
 import { jestOptions } from './options.js';
 import { hintingErrors } from '../runner-error.js';
@@ -50,11 +50,13 @@ export default class ConsortDbEnvironment extends NodeEnvironment {
 
   private async lease(): Promise<void> {
     const text = process.env[RUN_SPEC_ENV];
+    const shared = process.env[SHARED_ENV];
     const env = this.global.process.env;
     delete env[RUN_SPEC_ENV]; // the admin settings stay with the environment, not the test's code
+    delete env[SHARED_ENV];
     if (text === undefined) {
-      if (this.envName && env[this.envName]) return; // the global setup left the variable as it was
-      if (!this.envName && env.DATABASE_URL) return;
+      // The global setup left the variable as it was (its name may come from the configuration's suite.env).
+      if (env[shared ?? this.envName ?? 'DATABASE_URL']) return;
       throw new ConsortError('config', 'consort-db/jest has no test run to lease a database from.', {
         hint: "Add globalSetup: 'consort-db/jest/global-setup' and globalTeardown: 'consort-db/jest/global-teardown' to the jest config.",
       });

@@ -4,6 +4,7 @@
  * variable: workers start after the global setup and inherit it).
  */
 import { RUN_SPEC_ENV, startTestDatabases, type StartedRun } from '../run.js';
+import { SHARED_ENV } from '../spec.js';
 import { jestOptions, RUN_HANDLE } from './options.js';
 import { hintingErrors } from '../runner-error.js';
 
@@ -27,4 +28,5 @@ export default async function globalSetup(
   });
   (globalThis as Record<symbol, StartedRun | undefined>)[RUN_HANDLE] = started;
   if (started.spec) process.env[RUN_SPEC_ENV] = JSON.stringify(started.spec);
+  else process.env[SHARED_ENV] = started.envName;
 }

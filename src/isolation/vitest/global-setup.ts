@@ -5,7 +5,7 @@
  */
 import { ConsortError } from '../../core/errors.js';
 import { startTestDatabases } from '../run.js';
-import { SPEC_KEY, TestDatabasesOptions, type RunSpec } from '../spec.js';
+import { SHARED_KEY, SPEC_KEY, TestDatabasesOptions, type RunSpec } from '../spec.js';
 import { docsUrl } from '../../core/docs-url.js';
 import { hintingErrors, withHintInMessage } from '../runner-error.js';
 
@@ -13,7 +13,8 @@ export { SPEC_KEY };
 
 /** The part of vitest's TestProject the setup uses. */
 interface Project {
-  provide: (key: typeof SPEC_KEY, value: RunSpec | null) => void;
+  provide: ((key: typeof SPEC_KEY, value: RunSpec | null) => void) &
+    ((key: typeof SHARED_KEY, value: string | null) => void);
   config: { root: string; maxWorkers?: number };
 }
 
@@ -37,6 +38,7 @@ export function consortDbSetup(options: TestDatabasesOptions = {}): (project: Pr
       }),
     );
     project.provide(SPEC_KEY, started.spec ?? null);
+    project.provide(SHARED_KEY, started.spec ? null : started.envName);
     return started.stop;
   };
 }

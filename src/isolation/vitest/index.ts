@@ -6,13 +6,14 @@
  */
 import { inject, test as base } from 'vitest';
 import { ConsortError } from '../../core/errors.js';
-import { RunSpec, SPEC_KEY } from '../spec.js';
+import { RunSpec, SHARED_KEY, SPEC_KEY } from '../spec.js';
 import { leaseForFile } from '../worker.js';
 import { hintingErrors } from '../runner-error.js';
 
 declare module 'vitest' {
   interface ProvidedContext {
     consortDb: RunSpec | null;
+    consortDbShared: string | null;
   }
 }
 
@@ -34,7 +35,7 @@ async function lease(): Promise<{ database: TestDatabase; done: () => Promise<vo
   const provided = inject(SPEC_KEY) as unknown;
   if (provided === null) {
     // The global setup found the variable set and left it alone: every file shares that database.
-    const url = process.env.DATABASE_URL ?? '';
+    const url = process.env[inject(SHARED_KEY) ?? 'DATABASE_URL'] ?? '';
     return { database: { name: '', url, pooled: false }, done: async () => undefined };
   }
   if (provided === undefined) {
