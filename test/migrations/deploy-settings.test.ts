@@ -119,7 +119,10 @@ it('says nothing when the scripts disagree, or run node-pg-migrate on another fo
   });
   // The table: two values, neither known to be the deploy's; check order: one script only sets it.
   expect(await found()).toEqual({});
-  expect(await found({ dir: 'legacy' })).toEqual({ 'migrations.table': 'old_versions', 'migrations.decamelize': 'true' });
+  expect(await found({ dir: 'legacy' })).toEqual({
+    'migrations.table': 'old_versions',
+    'migrations.decamelize': 'true',
+  });
 });
 
 it('a workspace package that runs node-pg-migrate on the folder', async () => {
