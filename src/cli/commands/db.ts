@@ -59,7 +59,7 @@ export function dbCommand(ctx: Ctx): Command {
       else {
         const dropped = [
           drained ? `${drained} warm-pool cop${drained === 1 ? 'y' : 'ies'}` : '',
-          leases ? `${leases} expired lease(s)` : '',
+          leases ? `${leases} expired lease${leases === 1 ? '' : 's'}` : '',
         ].filter(Boolean);
         c.io.out(
           `${stopped ? 'Stopped' : 'Not running'}${dropped.length ? ` (dropped ${dropped.join(' and ')})` : ''}`,
