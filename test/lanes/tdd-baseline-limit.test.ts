@@ -119,7 +119,7 @@ describe('a base migration past migrations.timeout', () => {
     });
     const { message, ms } = await build(
       await branchesOf(dir, {
-        baselineLimit: {
+        migrationsLimit: {
           timeout: '1s',
           configuration: "the Consort configuration of the pull request's base branch (main)",
           why: "The limit is read from the pull request's base branch.",

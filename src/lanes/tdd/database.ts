@@ -54,7 +54,7 @@ export interface BranchKit {
    * branch's request fails so (time-limit.ts), and the branch is forked afresh before it is used again.
    * Default: the run's configuration.
    */
-  baselineLimit?: { timeout: string } & LimitSource;
+  migrationsLimit?: { timeout: string } & LimitSource;
   /**
    * The run's cancel: it ends the baseline's build (its migrations' requests and child, the seed's
    * process group), rolled back, and a branch's migrations (the branch is forked afresh before it
@@ -153,7 +153,7 @@ export function createBranches(kit: BranchKit) {
   });
 
   /** migrations.timeout for the baseline and every branch: read once, before any agent worked. */
-  const limit = kit.baselineLimit ?? {
+  const limit = kit.migrationsLimit ?? {
     timeout: kit.config.migrations.timeout,
     configuration: 'the Consort configuration',
     why: "The limit is the run's configuration's, read before any agent worked (no agent may change its file).",

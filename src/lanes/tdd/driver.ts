@@ -87,10 +87,11 @@ export interface BuildLaneInput {
   /** Overrides build.experiments (the CLI's --experiments). */
   experiments?: number;
   /**
-   * migrations.timeout on building the baseline, where it comes from other configuration than
-   * `config` (a pull request's base branch: src/lanes/tdd/pull-request.ts). Default: `config`'s.
+   * migrations.timeout on building the baseline and on every branch's migrations, where it comes
+   * from other configuration than `config` (a pull request's base branch:
+   * src/lanes/tdd/pull-request.ts). Default: `config`'s.
    */
-  baselineLimit?: BranchKit['baselineLimit'];
+  migrationsLimit?: BranchKit['migrationsLimit'];
   /** Ends the run (`interrupted`): the turn or suite under way, and a baseline being built (rolled back). */
   signal?: AbortSignal;
   log?: (line: string) => void;
@@ -302,7 +303,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       schemas: input.schemas,
       baseCommit: file.baseCommit,
       time,
-      ...(input.baselineLimit ? { baselineLimit: input.baselineLimit } : {}),
+      ...(input.migrationsLimit ? { migrationsLimit: input.migrationsLimit } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
       // Copied before any agent of this run worked: the project's engine loads from there.
       ...(deps.copied.has('node_modules') ? { modules: deps.links.get('node_modules')! } : {}),

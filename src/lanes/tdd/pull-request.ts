@@ -426,7 +426,7 @@ async function laneIn(
       // Nor lift the limit on building the baseline.
       ...(policy.migrationsTimeout !== undefined
         ? {
-            baselineLimit: {
+            migrationsLimit: {
               timeout: policy.migrationsTimeout,
               configuration: `the Consort configuration of the pull request's base branch (${pull.base.ref})`,
               why: "The limit is read from the pull request's base branch: the branch under review cannot change it.",
