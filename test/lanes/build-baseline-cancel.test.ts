@@ -10,7 +10,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
-import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { cancelWhenRunning } from '../helpers/cancel.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopConfigWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
@@ -42,22 +43,8 @@ it('stops as interrupted at once, with no baseline left', async () => {
   const { config } = await loadConfig(repo.dir);
   const ws = await workspaceAt(repo.dir);
   const { feature } = await createFeature(ws, 'phones', 'Phone numbers.');
-  const controller = new AbortController();
-  let abortedAt: number | undefined;
   // Aborted once the base migration is seen sleeping (the first turn's sandbox builds the baseline).
-  const watch = setInterval(() => {
-    void query<{ n: number }>(
-      t.adminUrl,
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${SLEEP}%' AND state = 'active' AND pid <> pg_backend_pid()`,
-    ).then(
-      ([row]) => {
-        if (!row?.n || controller.signal.aborted) return;
-        abortedAt = performance.now();
-        controller.abort(new Error('SIGINT'));
-      },
-      () => undefined,
-    );
-  }, 200);
+  const cancel = cancelWhenRunning(t.adminUrl, SLEEP);
   const result = await runBuildLane({
     workspace: ws,
     ...tddAdapters,
@@ -65,10 +52,10 @@ it('stops as interrupted at once, with no baseline left', async () => {
     feature,
     provider: t.provider,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    signal: controller.signal,
-  }).finally(() => clearInterval(watch));
-  expect(abortedAt).toBeDefined();
-  expect(performance.now() - abortedAt!).toBeLessThan(10_000);
+    signal: cancel.signal,
+  }).finally(() => cancel.stop());
+  expect(cancel.abortedAt()).toBeDefined();
+  expect(performance.now() - cancel.abortedAt()!).toBeLessThan(10_000);
   expect(result.stop).toBe('interrupted');
   expect((await t.provider.list()).map((b) => b.name).filter((n) => n.startsWith('baseline'))).toEqual([]);
 }, 180_000);

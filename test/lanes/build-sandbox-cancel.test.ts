@@ -13,8 +13,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
+import { cancelWhenRunning, runningStatements } from '../helpers/cancel.js';
 import { execFileAsync } from '../helpers/exec-file.js';
-import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopConfigWithAgent } from '../helpers/shop-agent.js';
 import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
@@ -51,21 +52,7 @@ it("stops as interrupted at once when cancelled during a sandbox's migrations, l
     { cwd: repo.dir },
   );
   const before = await t.provider.list();
-  const controller = new AbortController();
-  let abortedAt: number | undefined;
-  const watch = setInterval(() => {
-    void query<{ n: number }>(
-      t.adminUrl,
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${SLEEP}%' AND state = 'active' AND pid <> pg_backend_pid()`,
-    ).then(
-      ([row]) => {
-        if (!row?.n || controller.signal.aborted) return;
-        abortedAt = performance.now();
-        controller.abort(new Error('SIGINT'));
-      },
-      () => undefined,
-    );
-  }, 200);
+  const cancel = cancelWhenRunning(t.adminUrl, SLEEP);
   const result = await runBuildLane({
     workspace: ws,
     ...tddAdapters,
@@ -73,17 +60,13 @@ it("stops as interrupted at once when cancelled during a sandbox's migrations, l
     feature,
     provider: t.provider,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    signal: controller.signal,
-  }).finally(() => clearInterval(watch));
-  expect(abortedAt).toBeDefined();
-  expect(performance.now() - abortedAt!).toBeLessThan(15_000);
+    signal: cancel.signal,
+  }).finally(() => cancel.stop());
+  expect(cancel.abortedAt()).toBeDefined();
+  expect(performance.now() - cancel.abortedAt()!).toBeLessThan(15_000);
   expect(result.stop).toBe('interrupted');
   // Nothing sleeps on: the statement was cancelled, not left to the server.
-  const [left] = await query<{ n: number }>(
-    t.adminUrl,
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%${SLEEP}%' AND state = 'active' AND pid <> pg_backend_pid()`,
-  );
-  expect(left!.n).toBe(0);
+  expect(await runningStatements(t.adminUrl, SLEEP)).toBe(0);
   // The run's end dropped its sandbox: only the baseline it built is new.
   const made = (await t.provider.list()).filter((b) => !before.some((o) => o.name === b.name)).map((b) => b.name);
   expect(made.filter((n) => !n.startsWith('baseline'))).toEqual([]);
