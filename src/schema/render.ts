@@ -87,7 +87,19 @@ const RENDER: { [K in ObjectKind]: KindRenderer<SchemaObjects[K]> } = {
         t.partitionBound === null ? '' : ` PARTITION OF ${parents} ${t.partitionBound}`,
         t.partitionBound === null && parents !== '' ? ` INHERITS (${parents})` : '',
       ].join('');
-      return { headline, detail: t.columns.map((c) => `    ${qualifiedName(c.name)} ${columnText(c)}`) };
+      // What a reviewer cannot see in the columns: without these, a table added with row level
+      // security reads as one its policies do not yet guard (or the other way round).
+      const traits = [
+        t.unlogged ? 'UNLOGGED' : '',
+        t.options.length > 0 ? `WITH (${t.options.join(', ')})` : '',
+        t.rowSecurity ? `ROW LEVEL SECURITY${t.forceRowSecurity ? ' (forced)' : ''}` : '',
+        !t.rowSecurity && t.forceRowSecurity ? 'FORCE ROW LEVEL SECURITY (not enabled)' : '',
+        t.replicaIdentity === 'default' ? '' : `REPLICA IDENTITY ${t.replicaIdentity.toUpperCase()}`,
+      ].filter((x) => x !== '');
+      return {
+        headline: `${headline}${traits.length > 0 ? `: ${traits.join(', ')}` : ''}`,
+        detail: t.columns.map((c) => `    ${qualifiedName(c.name)} ${columnText(c)}`),
+      };
     },
   },
   columns: { name: (k) => `column ${k}`, added: (c) => plain(` ${columnText(c)}`) },

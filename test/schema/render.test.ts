@@ -147,6 +147,32 @@ describe('renderSchemaDiffText', () => {
   });
 });
 
+describe('an added table', () => {
+  it('says what its columns do not show: row level security, unlogged, storage options, replica identity', () => {
+    const d = diffSchemas(
+      snap(),
+      snap({
+        tables: [
+          table('orders', [col('id')], { rowSecurity: true }),
+          table('sessions', [col('id')], { unlogged: true, options: ['fillfactor=70'] }),
+          table('tenants', [col('id')], { rowSecurity: true, forceRowSecurity: true, replicaIdentity: 'full' }),
+          table('plain', [col('id')]),
+        ],
+      }),
+    );
+    expect(
+      renderSchemaDiffText(d)
+        .split('\n')
+        .filter((l) => l.startsWith('+')),
+    ).toEqual([
+      '+ table public.orders: ROW LEVEL SECURITY',
+      '+ table public.plain',
+      '+ table public.sessions: UNLOGGED, WITH (fillfactor=70)',
+      '+ table public.tenants: ROW LEVEL SECURITY (forced), REPLICA IDENTITY FULL',
+    ]);
+  });
+});
+
 describe('renderSchemaDiffMarkdown', () => {
   const many = diffSchemas(
     snap(),
