@@ -179,6 +179,49 @@ describe('a SQL migration without a down', () => {
   });
 });
 
+describe('a JavaScript down that throws', () => {
+  it('is a failed down that says where it threw and the declaration node-pg-migrate has for an irreversible one', async () => {
+    const dir = await migrationsDir();
+    try {
+      await writeSql(dir, '1700000000000_a', "CREATE TYPE mood AS ENUM ('ok');", 'DROP TYPE mood;');
+      await writeFile(
+        path.join(dir, 'migrations', '1700000000001_mood-meh.js'),
+        [
+          'exports.up = (pgm) => {',
+          "  pgm.addTypeValue('mood', 'meh');",
+          '};',
+          'exports.down = () => {',
+          "  throw new Error('Postgres cannot remove a value from an enum');",
+          '};',
+          '',
+        ].join('\n'),
+      );
+      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
+      const result = await withScratchDatabase((url, reset) =>
+        proveReversibility({
+          url,
+          migrations,
+          placement: { migrationsTable: 'pgmigrations' },
+          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
+          schemas: pgSchemaReader,
+          runner: nodePgMigrate,
+          reset,
+        }),
+      );
+      expect(result.migrations.map((m) => [m.name, m.verdict, m.detail])).toEqual([
+        ['1700000000000_a', 'reversible', undefined],
+        [
+          '1700000000001_mood-meh',
+          'down-failed',
+          'its down threw at migrations/1700000000001_mood-meh.js:5: Postgres cannot remove a value from an enum. If the migration is meant to be irreversible, declare it so (`exports.down = false`) instead of throwing: the check then reports it as declared irreversible, and node-pg-migrate refuses to roll back past it',
+        ],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the re-apply after the downs', () => {
   it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
     const dir = await migrationsDir();
