@@ -242,6 +242,17 @@ export function irreversible(report: CheckReport): Stages['reversibility']['migr
   );
 }
 
+/**
+ * Whether a listed verdict fails the stage. A migration declared irreversible is reported, not
+ * failed, unless the base's configuration requires downs, which the stage's summary then says
+ * (reversibilityOutcome writes `(reversibility.requireDown: true)` only then).
+ */
+export function failsReversibility(report: CheckReport, m: Stages['reversibility']['migrations'][number]): boolean {
+  if (m.verdict !== 'irreversible') return true;
+  const stage = report.stages.reversibility;
+  return stage.status === 'failed' && stage.summary.includes('reversibility.requireDown: true');
+}
+
 /** Blocking findings first, so a capped list still shows what blocks the merge. */
 export function orderedFindings(report: CheckReport): Stages['lint']['findings'] {
   const f = report.stages.lint.findings;

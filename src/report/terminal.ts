@@ -11,6 +11,7 @@ import {
   planWarningLabel,
   count,
   irreversible,
+  failsReversibility,
   migrationFailurePhrase,
   orderedFindings,
   outcome,
@@ -191,7 +192,7 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
       const [first, ...rest] = (m.detail ?? '').split('\n').filter((l) => l.trim() !== '');
       return [
         ...wrap(
-          `${p.red('✗')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${first === undefined ? '' : ` — ${oneLine(first)}`}`,
+          `${failsReversibility(r, m) ? p.red('✗') : p.yellow('·')} ${oneLine(m.file)}: ${REVERSIBILITY_LABEL[m.verdict]}${first === undefined ? '' : ` — ${oneLine(first)}`}`,
           width,
           '  ',
           '    ',

@@ -117,6 +117,28 @@ describe('renderCheckTerminal', () => {
     );
   });
 
+  it('marks a declared-irreversible migration ✗ only when it fails the stage (reversibility.requireDown)', () => {
+    const report = structuredClone(failingReport);
+    const stage = report.stages.reversibility;
+    stage.migrations.push({
+      name: '20250503000000000_backfill',
+      file: 'migrations/20250503000000000_backfill.js',
+      verdict: 'irreversible',
+      detail: 'declared irreversible (down = false)',
+    });
+    const line = (text: string) => text.split('\n').find((l) => l.includes('20250503000000000_backfill.js'));
+    stage.summary = '2 migrations do not reverse: …; 1 declared irreversible: 20250503000000000_backfill';
+    expect(line(renderCheckTerminal(report, { width: 200 }))).toBe(
+      '  · migrations/20250503000000000_backfill.js: irreversible (marked so) — declared irreversible (down = false)',
+    );
+    expect(renderCheckTerminal(report, { width: 200 })).toContain('  ✗ migrations/20250502090000000_add_index.sql');
+    stage.summary =
+      '3 migrations do not reverse: …; 1 declared irreversible (reversibility.requireDown: true): 20250503000000000_backfill';
+    expect(line(renderCheckTerminal(report, { width: 200 }))).toMatch(
+      /^ {2}✗ migrations\/20250503000000000_backfill\.js/,
+    );
+  });
+
   it('counts notes apart from findings in the lint heading, as the lint stage does', () => {
     const report = structuredClone(failingReport);
     const [noted] = report.stages.lint.findings;
