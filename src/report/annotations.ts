@@ -6,7 +6,7 @@
  */
 import type { CheckReport, PlanProblem } from './check-report.js';
 import { collateNames } from '../migrations/files.js';
-import { planWarningReason } from './content.js';
+import { planWarningReason, postgresError } from './content.js';
 
 export interface Annotation {
   level: 'error' | 'warning';
@@ -68,7 +68,7 @@ export function checkAnnotations(report: CheckReport, max: number = MAX_ANNOTATI
       file: failure.file,
       ...(failure.line ? { line: failure.line } : {}),
       title: 'Consort: migration failed',
-      message: `ERROR${failure.code ? ` ${failure.code}` : ''}: ${failure.message}`,
+      message: postgresError(failure),
     });
   }
   for (const f of lint.findings) {

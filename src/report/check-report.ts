@@ -112,6 +112,9 @@ const MigrationFailure = z.object({
   statement: z.string(),
   message: z.string(),
   code: z.string().optional(),
+  /** Postgres' DETAIL and HINT for the failing statement (the duplicated key, "New enum values must be committed…"). */
+  detail: z.string().optional(),
+  hint: z.string().optional(),
   line: z.number().int().optional(),
 });
 

@@ -280,8 +280,13 @@ export function confinedRolePhrase(m: Stages['migrations']): Phrase | null {
   ];
 }
 
+/** As psql shows it: the error, then Postgres' DETAIL and HINT on lines of their own. */
 export const postgresError = (f: MigrationFailure): string =>
-  `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`;
+  [
+    `ERROR${f.code === undefined ? '' : ` ${f.code}`}: ${f.message}`,
+    ...(f.detail === undefined ? [] : [`DETAIL: ${f.detail}`]),
+    ...(f.hint === undefined ? [] : [`HINT: ${f.hint}`]),
+  ].join('\n');
 
 /** How the suite's command ended, with its counts: `timed out.`, `exited with code 1: 2 failed, … of 120 tests.` */
 export function suiteEnding(suite: Suite): string {

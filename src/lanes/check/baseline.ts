@@ -110,6 +110,9 @@ export interface BaseMigrationFailure {
   statement: string;
   message: string;
   code?: string;
+  /** Postgres' DETAIL and HINT, as the migrations stage's failure has them. */
+  detail?: string;
+  hint?: string;
   line?: number;
 }
 
@@ -290,6 +293,8 @@ export async function baseFailure(
     statement: f.kind === 'statement' ? f.statement : '',
     message: full,
     ...(f.error.code ? { code: f.error.code } : {}),
+    ...(f.error.detail ? { detail: f.error.detail } : {}),
+    ...(f.error.hint ? { hint: f.error.hint } : {}),
     ...(f.error.line ? { line: f.error.line } : {}),
   };
   const limitHint =

@@ -588,6 +588,8 @@ export async function runCheck(
           statement: 'statement' in f ? f.statement : '',
           message: f.error.message,
           ...(f.error.code ? { code: f.error.code } : {}),
+          ...(f.error.detail ? { detail: f.error.detail } : {}),
+          ...(f.error.hint ? { hint: f.error.hint } : {}),
           ...(f.error.line ? { line: f.error.line } : {}),
         },
       };
