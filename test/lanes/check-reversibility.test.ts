@@ -222,6 +222,47 @@ describe('a JavaScript down that throws', () => {
   });
 });
 
+describe('a JavaScript down node-pg-migrate cannot infer', () => {
+  it("names the file's call, not node-pg-migrate's internal name for it, and what to write", async () => {
+    const dir = await migrationsDir();
+    try {
+      await writeSql(dir, '1700000000000_a', 'CREATE TABLE orders (id int, owner text);', 'DROP TABLE orders;');
+      await writeFile(
+        path.join(dir, 'migrations', '1700000000001_orders-rls.js'),
+        [
+          'exports.up = (pgm) => {',
+          "  pgm.alterTable('orders', { levelSecurity: 'ENABLE' });",
+          "  pgm.createPolicy('orders', 'orders_owner', { using: 'owner = current_user' });",
+          '};',
+          '',
+        ].join('\n'),
+      );
+      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
+      const result = await withScratchDatabase((url, reset) =>
+        proveReversibility({
+          url,
+          migrations,
+          placement: { migrationsTable: 'pgmigrations' },
+          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
+          schemas: pgSchemaReader,
+          runner: nodePgMigrate,
+          reset,
+        }),
+      );
+      expect(result.migrations.map((m) => [m.name, m.verdict, m.detail])).toEqual([
+        ['1700000000000_a', 'reversible', undefined],
+        [
+          '1700000000001_orders-rls',
+          'missing-down',
+          'node-pg-migrate cannot infer the down of pgm.alterTable() (node-pg-migrate calls it "pgm._alter()"): write a down that undoes the up, or if it cannot be undone declare it irreversible (`exports.down = false`)',
+        ],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the re-apply after the downs', () => {
   it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
     const dir = await migrationsDir();

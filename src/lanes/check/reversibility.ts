@@ -19,7 +19,7 @@ import type { ApplyOptions, ApplyResult, MigrationRunner, MigrationSession } fro
 import type { SchemaReader } from '../../ports/schema-reader.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
 import { noopDrops } from './noop-drops.js';
-import { thrownDownDetail } from './thrown-down.js';
+import { thrownDownDetail, uninferableDownDetail } from './down-detail.js';
 import { downTransactionBlockNote } from './transaction-note.js';
 
 export interface ReversibilityInput {
@@ -323,7 +323,9 @@ async function provePass(
         down.failed.kind === 'down-unavailable' ? 'missing-down' : 'down-failed',
         down.failed.kind === 'script'
           ? thrownDownDetail(m, down.failed.error)
-          : `${down.failed.error.message}${note ? ` (${note})` : ''}`,
+          : ((down.failed.kind === 'down-unavailable'
+              ? uninferableDownDetail(m, down.failed.error.message)
+              : undefined) ?? `${down.failed.error.message}${note ? ` (${note})` : ''}`),
       );
       // A down that ran and failed may have left part of its work (no transaction): no state to build on.
       changed ||= down.failed.kind !== 'down-unavailable';
