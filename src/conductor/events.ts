@@ -62,13 +62,15 @@ export interface TurnOutcome {
   owed: ArtifactCheck[];
   /**
    * `testOwned`: changed paths whose test-owned content changed; `links`: changed paths that are
-   * links out of the workspace (both src/lanes/tdd/harness.ts).
+   * links out of the workspace; `shadows`: changed modules beside another of the same name (all
+   * src/lanes/tdd/harness.ts).
    */
   facts: {
     userFacing?: boolean;
     review?: { verdict: 'approve' | 'changes'; notes: string };
     testOwned?: string[];
     links?: string[];
+    shadows?: string[];
   };
   branch: string | null;
   context: { bytes: number; sha256: string };

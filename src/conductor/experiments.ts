@@ -88,6 +88,9 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
     changes,
     frozen: s.frozen,
     hashes: turn.hashes,
+    testOwned: turn.facts.testOwned ?? [],
+    links: turn.facts.links ?? [],
+    shadows: turn.facts.shadows ?? [],
   });
   if (refused.length > 0)
     return {

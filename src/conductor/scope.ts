@@ -9,7 +9,10 @@
  * - the test harness (runner configs, setup files, module doubles, snapshots, fixtures, package.json's
  *   runner keys, data files a frozen test reads) is test-owned: only the navigator changes it, in RED;
  * - Consort's configuration, migrations already on the base and the seed are no agent's to change;
- * - nor is a `node_modules` (an agent that stops ignoring it would commit the runner the proof runs);
+ * - nor is a `node_modules` (an agent that stops ignoring it would commit the runner the proof runs),
+ *   nor compiled Python (`__pycache__/`, `*.pyc`: an unchecked-hash `.pyc` is imported in place of its source);
+ * - no agent's module stands beside another of the same name (`src/sum.js` beside `src/sum.ts`: the
+ *   runner loads one, the build the other);
  * - no agent's link leads out of the workspace or into `.git` (the proof would run what it leads to);
  * - a REVIEW turn writes its review file and nothing else;
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
@@ -42,6 +45,14 @@ export const CONDUCTOR_FILES = [
  */
 export const DEPENDENCY_PATHS = ['**/node_modules', '**/node_modules/**'];
 
+/**
+ * Compiled Python. A `.pyc` in `__pycache__` written with unchecked-hash invalidation (PEP 552,
+ * `py_compile … invalidation_mode=UNCHECKED_HASH`) is imported in place of its `.py` whatever the
+ * source says, and a sourceless `x.pyc` is imported where no `x.py` is: a driver that stops ignoring
+ * `__pycache__` commits a stub nobody reads in the diff, and the proof runs it.
+ */
+export const COMPILED_PATHS = ['**/__pycache__', '**/__pycache__/**', '**/*.pyc', '**/*.pyo'];
+
 export interface ScopeInput {
   policy: Policy;
   role: Role;
@@ -56,6 +67,8 @@ export interface ScopeInput {
   testOwned?: readonly string[];
   /** Changed paths that are links out of the workspace or into `.git` (src/lanes/tdd/harness.ts linksLeaving). */
   links?: readonly string[];
+  /** Changed modules that stand beside another of the same name (src/lanes/tdd/harness.ts modulesShadowing). */
+  shadows?: readonly string[];
 }
 
 const BUILD_STEPS: ReadonlySet<TurnStep> = new Set(['red', 'green', 'refactor', 'review']);
@@ -86,6 +99,10 @@ function refusal(input: ScopeInput, path: string): string | undefined {
     return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
   if (matchesAny(path, DEPENDENCY_PATHS))
     return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";
+  if (matchesAny(path, COMPILED_PATHS))
+    return "compiled Python, never an agent's to commit (python can import a .pyc in place of its source)";
+  if ((input.shadows ?? []).includes(path))
+    return 'a module beside another of the same name (the test runner can load one and the build the other)';
   if (matchesAny(path, policy.locked ?? []))
     return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
   if (isHarness(input, path)) {

@@ -87,6 +87,7 @@ function settle(d: Draft<TurnStepState>, turn: TurnOutcome, retry: Position): Se
     hashes: turn.hashes,
     testOwned: turn.facts.testOwned ?? [],
     links: turn.facts.links ?? [],
+    shadows: turn.facts.shadows ?? [],
   });
   if (refused.length > 0) {
     const allowed = `${(policy.writes[turn.role] ?? []).join(', ')}${turn.step === 'red' ? ' (tests only)' : turn.step === 'review' ? ' (the review file only)' : turn.role === 'driver' ? ' (never a test)' : ''}`;

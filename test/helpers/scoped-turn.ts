@@ -12,7 +12,7 @@ import type { Role } from '../../src/conductor/roles.js';
 import { checkScope } from '../../src/conductor/scope.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
 import { changesSince, openWorkspace, workspaceHead, type GitWorkspace } from '../../src/git/workspace.js';
-import { testOwnedChanges } from '../../src/lanes/tdd/harness.js';
+import { modulesShadowing, testOwnedChanges } from '../../src/lanes/tdd/harness.js';
 import { execFileAsync, type ExecError } from './exec-file.js';
 import { workspaceAt } from './tdd.js';
 
@@ -88,6 +88,7 @@ export async function scopedTurn(t: ScopedTurn): Promise<string[]> {
   const changes = await changesSince(t.ws, base);
   expect(changes.length).toBeGreaterThan(0);
   const config = (await loadConfig(t.dir)).config;
+  const shadows = await modulesShadowing(await workspaceAt(t.dir), base, changes);
   const testOwned = t.frozen
     ? await testOwnedChanges(await workspaceAt(t.dir), base, changes, [...t.frozen], config.build.tests, config.suite)
     : undefined;
@@ -99,6 +100,7 @@ export async function scopedTurn(t: ScopedTurn): Promise<string[]> {
     changes,
     frozen: {},
     hashes: {},
+    shadows,
     ...(testOwned ? { testOwned } : {}),
   }).map((r) => `${r.path}: ${r.why}`);
 }

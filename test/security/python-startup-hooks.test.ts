@@ -87,7 +87,6 @@ describe('sitecustomize and usercustomize', () => {
     'usercustomize.py',
     'src/usercustomize.py',
     'src/sitecustomize/__init__.py',
-    'lib/sitecustomize.pyc',
     'src/hooks.pth',
     'lib/python3.11/site-packages/forge.py',
     'vendor/dist-packages/_pytest/main.py',
@@ -101,6 +100,12 @@ describe('sitecustomize and usercustomize', () => {
     },
     30_000,
   );
+
+  it("nor lib/sitecustomize.pyc, compiled Python being no agent's at all (test/security/shadowed-modules.test.ts)", async () => {
+    expect(await turn('driver', 'green', `mkdir -p lib && printf 'x = 1\\n' > lib/sitecustomize.pyc`)).toEqual([
+      "lib/sitecustomize.pyc: compiled Python, never an agent's to commit (python can import a .pyc in place of its source)",
+    ]);
+  }, 30_000);
 
   it('the navigator may, in RED', async () => {
     expect(

@@ -23,7 +23,7 @@
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
 import { execFile } from 'node:child_process';
-import { access, lstat, readlink } from 'node:fs/promises';
+import { access, lstat, readdir, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -380,4 +380,62 @@ export async function linksLeaving(dir: string, changes: readonly FileChange[]):
       leaving.push(change.path);
   }
   return leaving.sort();
+}
+
+/** JavaScript and TypeScript modules (not declarations): what `import '../src/sum'` may resolve to. */
+const MODULE = /^(.+)\.(?:[cm]?[jt]s|[jt]sx)$/;
+const DECLARATION = /\.d\.[cm]?ts$/;
+
+function moduleStem(name: string): string | undefined {
+  return DECLARATION.test(name) ? undefined : MODULE.exec(name)?.[1];
+}
+
+/** Modules in the work tree an extensionless import of `file` could resolve to instead: `x.ts` for `x.js`, `x/index.ts`. */
+async function namesakes(dir: string, file: string): Promise<string[]> {
+  const folder = path.posix.dirname(file);
+  const stem = moduleStem(path.posix.basename(file));
+  if (stem === undefined) return [];
+  const list = (rel: string) => readdir(path.join(dir, rel)).catch(() => [] as string[]);
+  const under = (rel: string, name: string) => (rel === '.' ? name : `${rel}/${name}`);
+  const found: string[] = [];
+  for (const name of await list(folder))
+    if (name !== path.posix.basename(file) && moduleStem(name) === stem) found.push(under(folder, name));
+  for (const name of await list(under(folder, stem)))
+    if (moduleStem(name) === 'index') found.push(under(folder, `${stem}/${name}`));
+  if (stem === 'index' && folder !== '.') {
+    const parent = path.posix.dirname(folder);
+    for (const name of await list(parent))
+      if (moduleStem(name) === path.posix.basename(folder)) found.push(under(parent, name));
+  }
+  return found;
+}
+
+/**
+ * Changed JavaScript or TypeScript modules that stand beside another one an extensionless import
+ * resolves by the same name, where the base did not already hold both: `src/sum.js` added beside
+ * `src/sum.ts`. Runners and builds resolve such a name differently — jest tries `.js` before `.ts`
+ * (and so does a `moduleNameMapper` that strips `.js`, as ESM TypeScript projects use), while `tsc`
+ * compiles `sum.ts` and ignores `sum.js` — so the proof would run a stub the build never ships,
+ * with the bug still in `sum.ts`. A pair the base already had is the project's own, and an ignored
+ * file (a build's output beside its source) is in no commit.
+ */
+export async function modulesShadowing(
+  ws: Pick<Workspace, 'dir' | 'fileAt'>,
+  base: string,
+  changes: readonly FileChange[],
+): Promise<string[]> {
+  const shadowing: string[] = [];
+  const kept = new Set(changes.filter((c) => c.status !== 'deleted').map((c) => c.path));
+  const had = async (p: string) => (await ws.fileAt(base, p)) !== null;
+  for (const change of changes) {
+    if (change.status === 'deleted' || change.path.startsWith('../') || change.path.startsWith('~/')) continue;
+    // Only committed namesakes count (the base's, or this turn's): an ignored build output beside its
+    // source is in no proof's checkout.
+    for (const other of await namesakes(ws.dir, change.path))
+      if ((kept.has(other) || (await had(other))) && !((await had(change.path)) && (await had(other)))) {
+        shadowing.push(change.path);
+        break;
+      }
+  }
+  return shadowing.sort();
 }
