@@ -1,7 +1,9 @@
 /**
  * Code that behaves differently under test is the cheapest way to a green proof that means
  * nothing (`if (process.env.JEST_WORKER_ID) return expected`); code that loads the test framework
- * can rewire what the tests assert (`expect.extend({ toBe: ok })`). The merge gate flags every line
+ * can rewire what the tests assert (`expect.extend({ toBe: ok })`); a migration that branches on the
+ * database or role it runs on can make the schema the tests expect on a proof's branch only
+ * (`IF current_user LIKE '%\_role'`). The merge gate flags every line
  * the feature added to production code (not tests, not Consort's records) that looks for a test
  * environment or reaches into a test framework, so the person approving sees it; proxy mode does
  * not pass a flagged gate.
@@ -17,6 +19,10 @@ const RUNNER_GLOBALS =
 const GLOBAL_OBJECT = '(?:globalThis|global|window)';
 /** Runner names as they appear in a command line or a loaded module's path. */
 const RUNNER_NAMES = '(?<![\\w-])(?:jest|vitest|mocha|jasmine|ava|tap|pytest|unittest|--test)(?![\\w-])';
+
+/** What names the database, role or server a statement runs on (SQL, or a column of that name). */
+const WHERE_IT_RUNS =
+  '(?:current_database|current_catalog|current_user|session_user|current_role|inet_server_port|inet_server_addr)';
 
 const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
   // Variables a runner sets for the code it runs.
@@ -41,6 +47,19 @@ const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
     `\\b(?:process\\.(?:argv|execArgv|title)|require\\.main|module\\.parent|sys\\.(?:argv|modules))\\b.*${RUNNER_NAMES}`,
   ),
   new RegExp(`['"]${RUNNER_NAMES}['"]\\s+in\\s+sys\\.modules\\b`),
+  // Where it runs: a migration (or code) that branches on the database, role or server it runs on
+  // can tell a proof's branch (its role's name ends in `_role`, its database is Consort's) from a
+  // deploy, and make the schema the tests expect only there (`IF current_user LIKE '%\_role'`).
+  new RegExp(
+    `\\b${WHERE_IT_RUNS}\\b(?:\\s*\\(\\s*\\))?\\s*(?:=|<>|!=|!?~|\\b(?:NOT|I?LIKE|SIMILAR|IS)\\b|\\bIN\\s*\\(|\\??\\.\\s*(?:startsWith|endsWith|includes|match|indexOf|search|test)\\b)`,
+    'i',
+  ),
+  new RegExp(`(?:=|<>|!=|\\bI?LIKE\\b)\\s*${WHERE_IT_RUNS}\\b`, 'i'),
+  /\bcurrent_setting\s*\(\s*'(?:application_name|cluster_name|port|data_directory|listen_addresses|config_file|hba_file)'/i,
+  /\bpg_(?:database|stat_activity)\b/i,
+  /\b(?:DATABASE_URL|PG(?:DATABASE|USER|HOST|PORT|APPNAME))\b.*\b(?:includes|startsWith|endsWith|match|test|indexOf|search)\b/,
+  // Consort's own names (`'consort%'`, `consort_pool_`): only Consort's branches carry them.
+  /['"`%][^'"`\n]*consort[^'"`\n]*['"`%]/i,
 ];
 
 /** Test frameworks and their assertion libraries, as module names only a test would load. */
