@@ -32,7 +32,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
 import type { Workspace } from '../../ports/workspace.js';
-import { manifestKind, manifestsChanged } from './manifest-sections.js';
+import { manifestKind, manifestsChanged, PACKAGE_RUNNER_KEYS } from './manifest-sections.js';
 import { readText } from './store.js';
 import { suitePython } from './suite-python.js';
 
@@ -87,9 +87,82 @@ export async function testOwnedChanges(
     for (const test of tests) older.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
     for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
   }
+  for (const named of await namedByHarness(ws, base, changes)) owned.add(named);
   for (const shadow of await pythonShadows(ws, base, changes, suite)) owned.add(shadow);
   for (const file of await virtualenvChanges(ws.dir, changes)) owned.add(file);
   return [...owned].sort();
+}
+
+/** JavaScript runners' configuration files, whose file names (setup files, reporters, environments…) the runner loads. */
+const RUNNER_CONFIGS = [
+  '**/jest.config.*',
+  '**/vitest.config.*',
+  '**/vitest.workspace.*',
+  '**/.mocharc*',
+  '**/karma.conf.*',
+  '**/ava.config.*',
+  '**/playwright.config.*',
+  '**/cypress.config.*',
+  '**/babel.config.*',
+  '**/.babelrc*',
+];
+/** `vite.config.*` also names the app's own entry points: only its test files count (`setupFiles: './src/setupTests.ts'`). */
+const VITE_CONFIG = '**/vite.config.*';
+const TEST_SUPPORT =
+  /setup|teardown|reporter|environment|serializer|resolver|sequencer|transform|mock|matchers|global/i;
+/** package.json's runner keys that name files the runner loads (not `scripts`: commandFiles; not `imports`, which names the code). */
+const PACKAGE_NAMING_KEYS = PACKAGE_RUNNER_KEYS.filter((k) =>
+  ['jest', 'mocha', 'ava', 'vitest', 'tap', 'c8', 'nyc', 'babel', 'jest-junit'].includes(k),
+);
+const CODE_EXTENSIONS = ['.js', '.cjs', '.mjs', '.ts', '.cts', '.mts', '.jsx', '.tsx', '.json'];
+
+/**
+ * Changed files the base's runner configuration names: a jest config's `setupFilesAfterEnv:
+ * ['<rootDir>/src/setupTests.js']`, a reporter, a test environment, a babel plugin in `src/`. The
+ * runner loads them into every test, so what they say decides the run as much as the config
+ * itself (a `jest.mock('./sum', () => …)` there is a double for the code under test). Read as string
+ * literals of the config (`<rootDir>/`, `./` dropped; relative to the config's folder, then to the
+ * root; with or without a code extension), one level deep: what such a file imports is not followed.
+ */
+export async function namedByHarness(
+  ws: Pick<Workspace, 'filesUnder' | 'fileAt'>,
+  base: string,
+  changes: readonly FileChange[],
+): Promise<string[]> {
+  const changed = changes.filter((c) => !c.path.startsWith('../') && !c.path.startsWith('~/')).map((c) => c.path);
+  if (changed.length === 0) return [];
+  const tracked = await ws.filesUnder(base, '.');
+  const configs = tracked.filter(
+    (f) => matchesAny(f, RUNNER_CONFIGS) || matchesAny(f, [VITE_CONFIG]) || path.posix.basename(f) === 'package.json',
+  );
+  const named = new Set<string>();
+  for (const config of configs) {
+    let text = (await ws.fileAt(base, config)) ?? '';
+    if (path.posix.basename(config) === 'package.json') {
+      try {
+        const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>;
+        text = JSON.stringify(PACKAGE_NAMING_KEYS.map((k) => (Object.hasOwn(json, k) ? json[k] : null)));
+      } catch {
+        continue;
+      }
+    }
+    const vite = matchesAny(config, [VITE_CONFIG]);
+    const folder = path.posix.dirname(config);
+    // Quoted strings, and file names a YAML config (`.mocharc.yml`: `require: test/setup.js`) leaves bare.
+    const literals = [
+      ...[...text.matchAll(/(['"`])([^'"`\n$*]{1,200})\1/g)].map((m) => m[2]!),
+      ...[...text.matchAll(/[\w./@<>-]{1,200}\.(?:[cm]?[jt]s|[jt]sx|json)\b/g)].map((m) => m[0]),
+    ];
+    for (const raw of literals) {
+      const literal = raw.trim().replace(/^<rootDir>\//, '');
+      if (literal === '' || literal.startsWith('/')) continue;
+      if (vite && !TEST_SUPPORT.test(path.posix.basename(literal))) continue;
+      for (const from of [folder, '.'])
+        for (const ext of ['', ...CODE_EXTENSIONS])
+          named.add(path.posix.normalize(path.posix.join(from, literal + ext)));
+    }
+  }
+  return changed.filter((c) => named.has(c));
 }
 
 /**
