@@ -105,7 +105,8 @@ export const DEFAULT_HARNESS = [
   // repository: which folders the suite's python has on sys.path is its command's and its
   // configuration's to say. A virtualenv's `pyvenv.cfg` decides which site-packages it uses, and
   // what is installed there is the runner and what it imports (the rest of a committed virtualenv
-  // is judged by content: harness.ts).
+  // is judged by content: harness.ts). Installed packages' metadata (`*.dist-info`, `*.egg-info`)
+  // names the plugins pytest loads.
   '**/sitecustomize.*',
   '**/sitecustomize/**',
   '**/usercustomize.*',
@@ -114,6 +115,11 @@ export const DEFAULT_HARNESS = [
   '**/pyvenv.cfg',
   '**/site-packages/**',
   '**/dist-packages/**',
+  // Installed packages' metadata, which importlib.metadata finds in any folder on sys.path (the root,
+  // under `python -m pytest`): an `entry_points.txt` with a `[pytest11]` section makes pytest load a
+  // plugin module at start-up, one that can turn every test into a pass.
+  '**/*.dist-info/**',
+  '**/*.egg-info/**',
   // Read without a name by cargo (a target `runner` that runs every test binary, `[env]`, rustflags),
   // cargo-nextest (its JUnit path, filters, retries), rustup, go (a `go.work` module stands in for
   // one a test imports), rspec (`--require`).
