@@ -102,7 +102,7 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (matchesAny(path, COMPILED_PATHS))
     return "compiled Python, never an agent's to commit (python can import a .pyc in place of its source)";
   if ((input.shadows ?? []).includes(path))
-    return 'a module beside another of the same name (the test runner can load one and the build the other)';
+    return 'a module beside another of the same name (a runner can load one where the diff shows the other)';
   if (matchesAny(path, policy.locked ?? []))
     return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
   if (isHarness(input, path)) {

@@ -7,7 +7,9 @@
  *   failing test pass (played with the real jest and ts-jest), the bug still in `src/sum.ts`;
  * - compiled Python. A `.pyc` written with unchecked-hash invalidation (PEP 552) is imported in place
  *   of its source whatever the source says: a driver that stopped ignoring `__pycache__` and
- *   committed one made the failing test pass (played with the real pytest), `src/calc.py` unchanged.
+ *   committed one made the failing test pass (played with the real pytest), `src/calc.py` unchanged;
+ *   so did a package `src/calc/__init__.py` beside it, and an extension module `src/calc.*.so`
+ *   (a binary nobody reads in the diff) is imported before the source too.
  *
  * Until 2026-12-04 both were the driver's to write in GREEN. Each is refused in every step now.
  */
@@ -21,7 +23,7 @@ import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { execFileAsync, type ExecError } from '../helpers/exec-file.js';
 import { committedWorkspace, runJest, scopedTurn } from '../helpers/scoped-turn.js';
 
-const SHADOW = 'a module beside another of the same name (the test runner can load one and the build the other)';
+const SHADOW = 'a module beside another of the same name (a runner can load one where the diff shows the other)';
 const COMPILED = "compiled Python, never an agent's to commit (python can import a .pyc in place of its source)";
 
 let dir: string;
@@ -146,6 +148,42 @@ describe('compiled Python', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatch(/^src\/__pycache__\/calc\.[\w-]+\.pyc: /);
     expect(refused[0]).toContain(COMPILED);
+  }, 120_000);
+
+  it('nor a package src/calc/ beside src/calc.py, which python imports first', async () => {
+    expect(await pytest()).toBe(1);
+    const refused = await turn(
+      'driver',
+      'green',
+      "mkdir -p src/calc && printf 'def add(a, b):\\n    return 3\\n' > src/calc/__init__.py",
+      [FROZEN],
+    );
+    // The cheat is real: src/calc.py still subtracts, and the failing test passes.
+    expect(await pytest()).toBe(0);
+    expect(refused).toEqual([`src/calc/__init__.py: ${SHADOW}`]);
+  }, 120_000);
+
+  it('nor an extension module beside src/calc.py (imported before the source)', async () => {
+    expect(
+      await turn(
+        'driver',
+        'green',
+        "printf 'ELF' > src/calc.cpython-311-x86_64-linux-gnu.so && printf 'x' > src/calc.abi3.so",
+        [FROZEN],
+      ),
+    ).toEqual([`src/calc.abi3.so: ${SHADOW}`, `src/calc.cpython-311-x86_64-linux-gnu.so: ${SHADOW}`]);
+  }, 30_000);
+
+  it("an honest GREEN is the driver's: src/calc.py fixed, a new module beside it", async () => {
+    expect(
+      await turn(
+        'driver',
+        'green',
+        "printf 'def add(a, b):\\n    return a + b\\n' > src/calc.py && printf 'X = 1\\n' > src/calcs.py",
+        [FROZEN],
+      ),
+    ).toEqual([]);
+    expect(await pytest()).toBe(0);
   }, 120_000);
 
   it('nor a sourceless .pyc, in any step', async () => {

@@ -455,42 +455,60 @@ export async function linksLeaving(dir: string, changes: readonly FileChange[]):
   return leaving.sort();
 }
 
-/** JavaScript and TypeScript modules (not declarations): what `import '../src/sum'` may resolve to. */
-const MODULE = /^(.+)\.(?:[cm]?[jt]s|[jt]sx)$/;
-const DECLARATION = /\.d\.[cm]?ts$/;
+/**
+ * Module files by family, with the name an import finds them by and their folder module's file:
+ * JavaScript and TypeScript (not declarations), what `import '../src/sum'` may resolve to, and
+ * Python, where an extension module (`calc.cpython-311-x86_64-linux-gnu.so`, `calc.abi3.so`) is
+ * imported before `calc.py`, and a package `calc/__init__.py` before both.
+ */
+const FAMILIES = [
+  { module: /^(.+)\.(?:[cm]?[jt]s|[jt]sx)$/, not: /\.d\.[cm]?ts$/, index: 'index' },
+  { module: /^([A-Za-z_][A-Za-z0-9_]*)(?:\.[^/]*)?\.(?:py|pyw|so|pyd)$/, not: /^$/, index: '__init__' },
+];
 
-function moduleStem(name: string): string | undefined {
-  return DECLARATION.test(name) ? undefined : MODULE.exec(name)?.[1];
+function moduleStem(name: string): { family: number; stem: string } | undefined {
+  for (const [family, f] of FAMILIES.entries()) {
+    if (f.not.test(name)) continue;
+    const stem = f.module.exec(name)?.[1];
+    if (stem !== undefined) return { family, stem };
+  }
+  return undefined;
 }
 
-/** Modules in the work tree an extensionless import of `file` could resolve to instead: `x.ts` for `x.js`, `x/index.ts`. */
+/** Modules in the work tree an import of `file`'s name could resolve to instead: `x.ts` for `x.js`, `x/index.ts`, `x.so` for `x.py`. */
 async function namesakes(dir: string, file: string): Promise<string[]> {
   const folder = path.posix.dirname(file);
-  const stem = moduleStem(path.posix.basename(file));
-  if (stem === undefined) return [];
+  const own = moduleStem(path.posix.basename(file));
+  if (own === undefined) return [];
+  const { family, stem } = own;
+  const same = (name: string, wanted: string) => {
+    const m = moduleStem(name);
+    return m !== undefined && m.family === family && m.stem === wanted;
+  };
   const list = (rel: string) => readdir(path.join(dir, rel)).catch(() => [] as string[]);
   const under = (rel: string, name: string) => (rel === '.' ? name : `${rel}/${name}`);
+  const index = FAMILIES[family]!.index;
   const found: string[] = [];
   for (const name of await list(folder))
-    if (name !== path.posix.basename(file) && moduleStem(name) === stem) found.push(under(folder, name));
+    if (name !== path.posix.basename(file) && same(name, stem)) found.push(under(folder, name));
   for (const name of await list(under(folder, stem)))
-    if (moduleStem(name) === 'index') found.push(under(folder, `${stem}/${name}`));
-  if (stem === 'index' && folder !== '.') {
+    if (same(name, index)) found.push(under(folder, `${stem}/${name}`));
+  if (stem === index && folder !== '.') {
     const parent = path.posix.dirname(folder);
-    for (const name of await list(parent))
-      if (moduleStem(name) === path.posix.basename(folder)) found.push(under(parent, name));
+    for (const name of await list(parent)) if (same(name, path.posix.basename(folder))) found.push(under(parent, name));
   }
   return found;
 }
 
 /**
- * Changed JavaScript or TypeScript modules that stand beside another one an extensionless import
- * resolves by the same name, where the base did not already hold both: `src/sum.js` added beside
- * `src/sum.ts`. Runners and builds resolve such a name differently — jest tries `.js` before `.ts`
- * (and so does a `moduleNameMapper` that strips `.js`, as ESM TypeScript projects use), while `tsc`
- * compiles `sum.ts` and ignores `sum.js` — so the proof would run a stub the build never ships,
- * with the bug still in `sum.ts`. A pair the base already had is the project's own, and an ignored
- * file (a build's output beside its source) is in no commit.
+ * Changed modules that stand beside another one an import resolves by the same name, where the
+ * base did not already hold both: `src/sum.js` added beside `src/sum.ts`, `src/calc.abi3.so` or
+ * `src/calc/__init__.py` beside `src/calc.py`. Runners and builds resolve such a name differently —
+ * jest tries `.js` before `.ts` (and so does a `moduleNameMapper` that strips `.js`, as ESM
+ * TypeScript projects use), while `tsc` compiles `sum.ts` and ignores `sum.js` — so the proof would
+ * run a stub the build never ships, with the bug still in `sum.ts`; python imports an extension
+ * module (a binary nobody reads in the diff) before the source beside it. A pair the base already
+ * had is the project's own, and an ignored file (a build's output beside its source) is in no commit.
  */
 export async function modulesShadowing(
   ws: Pick<Workspace, 'dir' | 'fileAt'>,
