@@ -61,10 +61,12 @@ export const DEFAULT_HARNESS = [
   '**/.pnp.*',
   '**/.pnpmfile.cjs',
   'pnpm-workspace.yaml',
-  '.nvmrc',
-  '.node-version',
-  '.tool-versions',
-  'bunfig.toml',
+  // Which runtime a version manager's shim runs (nvm, fnm, volta, asdf look upward from where the
+  // command runs: `cd web && npm test`), and bun's own configuration (`[test] preload`), in any folder.
+  '**/.nvmrc',
+  '**/.node-version',
+  '**/.tool-versions',
+  '**/bunfig.toml',
   '**/jest.config.*',
   '**/jest.setup.*',
   '**/jest-setup.*',
