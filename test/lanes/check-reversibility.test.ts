@@ -196,18 +196,7 @@ describe('a JavaScript down that throws', () => {
           '',
         ].join('\n'),
       );
-      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
-      const result = await withScratchDatabase((url, reset) =>
-        proveReversibility({
-          url,
-          migrations,
-          placement: { migrationsTable: 'pgmigrations' },
-          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
-          schemas: pgSchemaReader,
-          runner: nodePgMigrate,
-          reset,
-        }),
-      );
+      const result = await prove(true, dir);
       expect(result.migrations.map((m) => [m.name, m.verdict, m.detail])).toEqual([
         ['1700000000000_a', 'reversible', undefined],
         [
@@ -237,18 +226,7 @@ describe('a JavaScript down node-pg-migrate cannot infer', () => {
           '',
         ].join('\n'),
       );
-      const migrations = await readMigrationSet(path.join(dir, 'migrations'), { relativeTo: dir });
-      const result = await withScratchDatabase((url, reset) =>
-        proveReversibility({
-          url,
-          migrations,
-          placement: { migrationsTable: 'pgmigrations' },
-          headDir: { dir: path.join(dir, 'migrations'), relativeTo: dir },
-          schemas: pgSchemaReader,
-          runner: nodePgMigrate,
-          reset,
-        }),
-      );
+      const result = await prove(true, dir);
       expect(result.migrations.map((m) => [m.name, m.verdict, m.detail])).toEqual([
         ['1700000000000_a', 'reversible', undefined],
         [
