@@ -4,7 +4,7 @@
  */
 import { localAgentBackends } from '../../src/agents/backends.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
-import { createBranches, type Branches } from '../../src/lanes/tdd/database.js';
+import { createBranches, type BranchKit, type Branches } from '../../src/lanes/tdd/database.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
 import type { MigrationRunner } from '../../src/ports/migration-runner.js';
 import { localWorkspaces } from '../../src/git/local-workspace.js';
@@ -37,6 +37,8 @@ export async function laneBranches(o: {
   schemas?: SchemaReader;
   /** Default: node-pg-migrate (tddAdapters.migrations); its engine resolution unless given one. */
   migrations?: Pick<MigrationRunner, 'apply'> & Partial<Pick<MigrationRunner, 'resolveEngine'>>;
+  /** The rest of the kit, over these defaults (env: the test's own). */
+  kit?: Partial<BranchKit>;
 }): Promise<Branches> {
   return createBranches({
     provider: o.provider,
@@ -48,5 +50,6 @@ export async function laneBranches(o: {
     env: process.env,
     processes: tddAdapters.processes,
     baseCommit: o.baseCommit,
+    ...o.kit,
   });
 }

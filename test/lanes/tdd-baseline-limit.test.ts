@@ -10,10 +10,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { createBranches, type BranchKit, type Branches } from '../../src/lanes/tdd/database.js';
+import type { BranchKit, Branches } from '../../src/lanes/tdd/database.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { laneBranches, tddAdapters } from '../helpers/tdd.js';
 
 const git = (cwd: string, ...args: string[]) =>
   execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
@@ -52,17 +52,12 @@ async function repo(files: Record<string, string>): Promise<string> {
 /** The lane's branches for the repository at `dir`, as the driver makes them for a run. */
 async function branchesOf(dir: string, more: Partial<BranchKit> = {}): Promise<Branches> {
   const { config } = await loadConfig(dir);
-  const branches = createBranches({
+  const branches = await laneBranches({
     provider: t.provider,
+    dir,
     config,
-    ws: await workspaceAt(dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    processes: tddAdapters.processes,
     baseCommit: (await git(dir, 'rev-parse', 'HEAD')).stdout.trim(),
-    ...more,
+    kit: { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' }, ...more },
   });
   made.push(branches);
   return branches;

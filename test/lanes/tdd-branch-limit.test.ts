@@ -13,11 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { judgeGreen, judgeRed } from '../../src/conductor/proofs.js';
-import { createBranches, type BranchKit, type Branches } from '../../src/lanes/tdd/database.js';
+import type { BranchKit, Branches } from '../../src/lanes/tdd/database.js';
 import { migrationFailed, prove } from '../../src/lanes/tdd/proof.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { laneBranches, tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const git = (cwd: string, ...args: string[]) =>
   execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], { cwd });
@@ -84,17 +84,12 @@ async function makeRepo(timeout: string): Promise<string> {
 /** The lane's branches for the repository at `dir`, as the driver makes them for a run, its baseline built. */
 async function branchesOf(dir: string, more: Partial<BranchKit> = {}): Promise<Branches> {
   const { config } = await loadConfig(dir);
-  const branches = createBranches({
+  const branches = await laneBranches({
     provider: t.provider,
+    dir,
     config,
-    ws: await workspaceAt(dir),
-    git: tddAdapters.git,
-    migrations: tddAdapters.migrations,
-    schemas: tddAdapters.schemas,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    processes: tddAdapters.processes,
     baseCommit: (await git(dir, 'rev-list', '--max-parents=0', 'HEAD')).stdout.trim(),
-    ...more,
+    kit: { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' }, ...more },
   });
   made.push(branches);
   await branches.baseline();
