@@ -2,10 +2,11 @@
  * Migration lint adapter: runs the Squawk binary shipped by the `squawk-cli` npm package over the
  * SQL each migration produced and maps its JSON report to findings located in the original files.
  *
- * Observed contract of squawk 2.66 `--reporter json` (verified by the tests in test/lint):
+ * Observed contract of squawk 2.61 `--reporter json` (verified by the tests in test/lint):
  * a single JSON array of `{ file, line, column, line_end, column_end, level, message, help, rule_name }`
  * where `line` is 0-based (CR, LF and CRLF all end a line), `column` is a 0-based UTF-8 byte offset
- * within that line, `level` is `"Warning"` for rule violations and `"Error"` only for parse errors
+ * within that line, `line_end`/`column_end` end the span the finding is about (a column's type, a
+ * clause of an ALTER TABLE, the whole statement) the same way, `level` is `"Warning"` for rule violations and `"Error"` only for parse errors
  * (`rule_name: "syntax-error"`). Exit 0 = clean, 1 = findings, 2 = rejected arguments.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,6 +35,8 @@ const squawkReport = z.array(
     message: z.string(),
     help: z.string().nullable(),
     rule_name: z.string(),
+    line_end: z.number().int().nonnegative().optional(),
+    column_end: z.number().int().nonnegative().optional(),
   }),
 );
 type SquawkViolation = z.infer<typeof squawkReport>[number];
@@ -132,13 +135,33 @@ function tempName(file: string, index: number): string {
   return `${String(index).padStart(4, '0')}-${safe}${safe.endsWith('.sql') ? '' : '.sql'}`;
 }
 
-/** Converts squawk's byte offset to a 1-based string column, splitting lines exactly as squawk does. */
-function columnOf(sql: string, line: number, byteColumn: number): number {
+/** Converts squawk's byte offset to a 0-based string column, splitting lines exactly as squawk does. */
+function charColumn(sql: string, line: number, byteColumn: number): number {
   const text = sql.split(/\r\n|\r|\n/)[line] ?? '';
-  return Buffer.from(text, 'utf8').subarray(0, byteColumn).toString('utf8').length + 1;
+  return Buffer.from(text, 'utf8').subarray(0, byteColumn).toString('utf8').length;
+}
+
+/** The string offset in `sql` of squawk's (line, byte column). */
+function offsetOf(sql: string, line: number, byteColumn: number): number {
+  const breaks = /\r\n|\r|\n/g;
+  let start = 0;
+  for (let n = 0; n < line; n += 1) {
+    const m = breaks.exec(sql);
+    if (m === null) return sql.length;
+    start = m.index + m[0].length;
+  }
+  return start + charColumn(sql, line, byteColumn);
+}
+
+function spanOf(v: SquawkViolation, sql: string): LintFinding['sqlSpan'] {
+  if (v.line_end === undefined || v.column_end === undefined) return undefined;
+  const start = offsetOf(sql, v.line, v.column);
+  const end = offsetOf(sql, v.line_end, v.column_end);
+  return end > start ? { start, end } : undefined;
 }
 
 function toFinding(v: SquawkViolation, input: LintInput): LintFinding {
+  const sqlSpan = spanOf(v, input.sql);
   return {
     rule: v.rule_name,
     level: v.level === 'Error' ? 'error' : 'warning',
@@ -146,7 +169,8 @@ function toFinding(v: SquawkViolation, input: LintInput): LintFinding {
     ...(v.help === null ? {} : { help: v.help }),
     file: input.file,
     line: v.line + 1 + (input.lineOffset ?? 0),
-    column: columnOf(input.sql, v.line, v.column),
+    column: charColumn(input.sql, v.line, v.column) + 1,
+    ...(sqlSpan ? { sqlSpan } : {}),
   };
 }
 

@@ -16,6 +16,12 @@ export interface LintFinding {
   line: number;
   /** 1-based column, counted in JavaScript string units (UTF-16), as editors and GitHub do. */
   column?: number;
+  /**
+   * What squawk's span covers in the linted SQL (`LintInput.sql`), as 0-based string offsets
+   * `[start, end)`: a column's type, a clause of an ALTER TABLE, or the whole statement. It tells
+   * apart findings of one rule on one statement (one per column). Never reported.
+   */
+  sqlSpan?: { start: number; end: number };
 }
 
 export interface LintResult {

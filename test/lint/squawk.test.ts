@@ -50,7 +50,17 @@ describe('lintMigrations (real squawk binary)', () => {
       file: 'migrations/002_c.sql',
       line: 3,
       column: 15,
+      sqlSpan: { start: sql.indexOf('ADD COLUMN'), end: sql.indexOf(';\n', sql.indexOf('ADD COLUMN')) },
     });
+  });
+
+  it('gives the span squawk reports as offsets into the SQL, across CRLF and multi-byte text', async () => {
+    const sql = `${TIMEOUTS.replace(/\n/g, '\r\n')}CREATE TABLE "é" ("ü" int,\r\n  b\tsmallint);\r\n`;
+    const { findings } = await lintMigrations([{ file: 'migrations/003_d.sql', sql }], {});
+    const spanned = (rule: string) =>
+      findings.filter((f) => f.rule === rule).map((f) => sql.slice(f.sqlSpan!.start, f.sqlSpan!.end));
+    expect(spanned('prefer-bigint-over-int')).toEqual(['int']);
+    expect(spanned('prefer-bigint-over-smallint')).toEqual(['smallint']);
   });
 
   it('flags CREATE INDEX without CONCURRENTLY and accepts it with CONCURRENTLY', async () => {
