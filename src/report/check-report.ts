@@ -82,6 +82,12 @@ const LintFinding = z.object({
   line: z.number().int(),
   column: z.number().int().optional(),
   blocking: z.boolean(),
+  /**
+   * What the finding is about, read from squawk's span: the columns or constraints of one statement
+   * that one rule was reported for (merged into this one finding), and, when several statements on one
+   * line draw the same rule, the table or index that tells them apart. Also named at the end of `message`.
+   */
+  objects: z.array(z.object({ kind: z.enum(['column', 'constraint', 'index', 'table']), name: z.string() })).optional(),
   /** Why this finding does not apply here (a table this PR creates, advice Postgres cannot follow): never blocking. */
   note: z.string().optional(),
 });

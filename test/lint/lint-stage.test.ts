@@ -214,3 +214,108 @@ describe('an index on a materialized view of the base', () => {
     expect(found[0]!.note).toBeUndefined();
   });
 });
+
+/** Migrations (the first one is the base) in a history of their own, linted as lintHistory does. */
+async function lintFiles(files: Record<string, string>) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-lint-files-'));
+  try {
+    await mkdir(path.join(dir, 'migrations'));
+    for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), text);
+    return await lintHistory(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('one rule reported several times on one line', () => {
+  const BASE = 'migrations/1700000000000_base.sql';
+  const JS_T = 'migrations/1700000000001_tables.js';
+  const SQL_T = 'migrations/1700000000002_more.sql';
+  let result: Awaited<ReturnType<typeof lintHistory>>;
+  beforeAll(async () => {
+    result = await lintFiles({
+      [BASE]: '-- Up Migration\nCREATE TABLE base_t (id bigint PRIMARY KEY);\n-- Down Migration\nDROP TABLE base_t;\n',
+      [JS_T]: [
+        'exports.up = (pgm) => {',
+        "  pgm.createTable('t', { a: 'integer', b: 'integer', c: 'text' });",
+        "  for (const name of ['u1', 'u2']) pgm.createTable(name, { id: 'integer' });",
+        "  pgm.addColumns('base_t', { x: 'integer', y: 'integer' });",
+        '};',
+        '',
+      ].join('\n'),
+      [SQL_T]: [
+        '-- Up Migration',
+        'CREATE TABLE s (a int, "B ""q""" int, c bigint);',
+        'ALTER TABLE base_t ADD COLUMN m int NOT NULL, ADD COLUMN n int NOT NULL;',
+        '-- Down Migration',
+        'SELECT 1;',
+        '',
+      ].join('\n'),
+    });
+  }, 120_000);
+
+  const at = (file: string, line: number, rule: string) =>
+    result.findings.filter((f) => f.file === file && f.line === line && f.rule === rule);
+
+  it('merges one statement’s repeats into one finding naming each column (JS)', () => {
+    expect(at(JS_T, 2, 'prefer-bigint-over-int')).toEqual([
+      expect.objectContaining({
+        objects: [
+          { kind: 'column', name: 'a' },
+          { kind: 'column', name: 'b' },
+        ],
+        message: expect.stringMatching(/limit\. \(columns `a`, `b`\)$/),
+      }),
+    ]);
+    expect(at(JS_T, 4, 'prefer-bigint-over-int')).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/\(columns `x`, `y`\)$/) }),
+    ]);
+  });
+
+  it('keeps apart the same advice about different statements from one line, naming each table', () => {
+    const looped = at(JS_T, 3, 'prefer-bigint-over-int');
+    expect(looped.map((f) => f.objects)).toEqual([
+      [
+        { kind: 'table', name: 'u1' },
+        { kind: 'column', name: 'id' },
+      ],
+      [
+        { kind: 'table', name: 'u2' },
+        { kind: 'column', name: 'id' },
+      ],
+    ]);
+    expect(looped[0]!.message).toMatch(/\(table `u1`, column `id`\)$/);
+  });
+
+  it('merges and names columns on one SQL line, quoted names unquoted, at the first one’s column', () => {
+    expect(at(SQL_T, 2, 'prefer-bigint-over-int')).toEqual([
+      expect.objectContaining({
+        column: 19,
+        objects: [
+          { kind: 'column', name: 'a' },
+          { kind: 'column', name: 'B "q"' },
+        ],
+        message: expect.stringMatching(/\(columns `a`, `B "q"`\)$/),
+      }),
+    ]);
+    const required = at(SQL_T, 3, 'adding-required-field');
+    expect(required).toEqual([
+      expect.objectContaining({
+        blocking: true,
+        objects: [
+          { kind: 'column', name: 'm' },
+          { kind: 'column', name: 'n' },
+        ],
+      }),
+    ]);
+  });
+
+  it('leaves a statement-wide finding alone: no objects, squawk’s message', () => {
+    const timeout = at(SQL_T, 3, 'require-lock-timeout');
+    expect(timeout).toHaveLength(1);
+    expect(timeout[0]!.objects).toBeUndefined();
+    expect(timeout[0]!.message).toBe(
+      'Missing `set lock_timeout` before potentially slow ACCESS EXCLUSIVE lock operations',
+    );
+  });
+});

@@ -4,11 +4,13 @@
  * finding is moved to the `pgm.*` call that sent the statement (or the file's first line, with
  * the statement quoted). Findings that cannot apply (a live-table rule on a table this PR creates,
  * NOT VALID advice for a UNIQUE or PRIMARY KEY, timeout advice for a migration that locks only
- * what it creates) become non-blocking notes that say why.
+ * what it creates) become non-blocking notes that say why. A rule squawk reports once per column or
+ * constraint of one statement becomes one finding naming them (see mergeRepeats).
  */
 import type { ConsortConfig } from '../../config/schema.js';
 import { lockMessage, noteReason, statementAt, type BaseRelations } from '../../lint/context.js';
 import { locateStatements } from '../../lint/locate.js';
+import { describeObjects, spanObject, statementObject, type LintObject } from '../../lint/objects.js';
 import { statementsFrom, timeoutNote } from '../../lint/timeouts.js';
 import { count } from '../../core/plural.js';
 import { applySeverity, lintVerdict } from '../../lint/policy.js';
@@ -75,6 +77,62 @@ function place(
   };
 }
 
+/** The column or constraint squawk's span names, read from the statement's text before and in the span. */
+function objectOf(sql: string, span: { start: number; end: number }): LintObject | undefined {
+  const before = sql.slice(0, span.start);
+  return spanObject(sql.slice(span.start, span.end), before.slice(before.lastIndexOf(';') + 1));
+}
+
+interface Placed {
+  finding: LintFinding;
+  note?: string | undefined;
+  /** The message before the objects and the quote are added. */
+  said: string;
+  statement: string;
+  objects: LintObject[];
+  quote?: string;
+}
+
+/**
+ * Squawk reports a rule once per column or constraint, and a JS/TS statement's findings all land on
+ * the call that sent it: one rule's findings on one statement at one line become one finding that
+ * names every object (`columns \`a\`, \`b\``), so a PR comment says the advice once, with what to change.
+ * Findings of one rule on one line that are about different statements (a loop of `pgm.createTable`,
+ * two statements on a SQL line) stay apart, each naming its table or index when nothing else tells
+ * them apart. The message ends with the objects, then the quoted statement when it was not located.
+ */
+function mergeRepeats(all: readonly Placed[]): Omit<Placed, 'said' | 'statement' | 'quote'>[] {
+  const groups = new Map<string, Placed>();
+  for (const p of all) {
+    const f = p.finding;
+    const key = JSON.stringify([f.file, f.line, f.rule, f.level, p.said, f.help, p.note, p.statement, p.quote]);
+    const seen = groups.get(key);
+    if (seen)
+      seen.objects.push(...p.objects.filter((o) => !seen.objects.some((s) => s.kind === o.kind && s.name === o.name)));
+    else groups.set(key, { ...p, objects: [...p.objects] });
+  }
+  const merged = [...groups.values()];
+  const label = (p: Placed) =>
+    JSON.stringify([p.finding.file, p.finding.line, p.finding.rule, describeObjects(p.objects)]);
+  const labels = merged.map(label);
+  return merged.map((p, i) => {
+    let objects = p.objects;
+    if (labels.indexOf(labels[i]!) !== labels.lastIndexOf(labels[i]!)) {
+      const subject = statementObject(p.statement);
+      if (subject && !objects.some((o) => o.kind === subject.kind && o.name === subject.name))
+        objects = [subject, ...objects];
+    }
+    const what = objects.length > 0 ? describeObjects(objects) : undefined;
+    const where = p.quote ? `in \`${p.quote}\`` : undefined;
+    const tail = what && where ? `${what} ${where}` : (what ?? where);
+    return {
+      finding: { ...p.finding, message: tail ? `${p.said} (${tail})` : p.said },
+      note: p.note,
+      objects,
+    };
+  });
+}
+
 /**
  * One typo makes the parser report a syntax error at every statement after it; the first one in
  * each file is the one to fix, the rest are echoes of it.
@@ -124,23 +182,33 @@ export async function lintStage(
     squawkVersion: runs.find((r) => r !== undefined)?.squawkVersion ?? null,
   };
   const byFile = new Map(linted.map((l) => [l.input.file, l]));
-  const placed = applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
-    const l = byFile.get(f.file);
-    if (!l) return { finding: f };
-    const p = place(f, l);
-    const note = baseRelations
-      ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
-      : undefined;
-    const { column: _column, ...rest } = f;
-    const said = (baseRelations && lockMessage(f, p.statement, baseRelations)) ?? f.message;
-    const finding: LintFinding = {
-      ...rest,
-      line: p.line,
-      ...(p.column ? { column: p.column } : {}),
-      message: p.quote ? `${said} (in \`${p.quote}\`)` : said,
-    };
-    return { finding: note ? { ...finding, level: 'warning' as const } : finding, note };
-  });
+  const placed = mergeRepeats(
+    applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
+      const { column: _column, sqlSpan, ...rest } = f;
+      const l = byFile.get(f.file);
+      if (!l) return { finding: rest, said: f.message, statement: '', objects: [] };
+      const p = place(f, l);
+      const note = baseRelations
+        ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
+        : undefined;
+      const said = (baseRelations && lockMessage(f, p.statement, baseRelations)) ?? f.message;
+      const object = sqlSpan ? objectOf(l.input.sql, sqlSpan) : undefined;
+      const finding: LintFinding = {
+        ...rest,
+        ...(note ? { level: 'warning' as const } : {}),
+        line: p.line,
+        ...(p.column ? { column: p.column } : {}),
+      };
+      return {
+        finding,
+        note,
+        said,
+        statement: p.statement,
+        objects: object ? [object] : [],
+        ...(p.quote ? { quote: p.quote } : {}),
+      };
+    }),
+  );
   // Notes are reported, never counted against failOn.
   const verdict = lintVerdict(
     placed.filter((p) => !p.note).map((p) => p.finding),
@@ -150,6 +218,7 @@ export async function lintStage(
   const findings: Finding[] = placed.map((p) => ({
     ...p.finding,
     blocking: blocking.has(p.finding),
+    ...(p.objects.length > 0 ? { objects: p.objects } : {}),
     ...(p.note ? { note: p.note } : {}),
   }));
   const notes = findings.filter((f) => f.note !== undefined).length;
