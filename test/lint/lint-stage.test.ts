@@ -247,6 +247,7 @@ describe('one rule reported several times on one line', () => {
         '-- Up Migration',
         'CREATE TABLE s (a int, "B ""q""" int, c bigint);',
         'ALTER TABLE base_t ADD COLUMN m int NOT NULL, ADD COLUMN n int NOT NULL;',
+        'CREATE TABLE p1 (x int); CREATE TABLE p2 (x int);',
         '-- Down Migration',
         'SELECT 1;',
         '',
@@ -308,6 +309,15 @@ describe('one rule reported several times on one line', () => {
         ],
       }),
     ]);
+  });
+
+  it('keeps apart two statements on one SQL line, naming each table', () => {
+    expect(at(SQL_T, 4, 'prefer-bigint-over-int').map((f) => [f.column, f.message.replace(/^.*limit\. /, '')])).toEqual(
+      [
+        [20, '(table `p1`, column `x`)'],
+        [45, '(table `p2`, column `x`)'],
+      ],
+    );
   });
 
   it('leaves a statement-wide finding alone: no objects, squawk’s message', () => {

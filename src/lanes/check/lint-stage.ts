@@ -77,10 +77,18 @@ function place(
   };
 }
 
-/** The column or constraint squawk's span names, read from the statement's text before and in the span. */
-function objectOf(sql: string, span: { start: number; end: number }): LintObject | undefined {
-  const before = sql.slice(0, span.start);
-  return spanObject(sql.slice(span.start, span.end), before.slice(before.lastIndexOf(';') + 1));
+/**
+ * The statement squawk's span is in (from after the previous `;`), and the column or constraint the
+ * span names, read from the statement's text before and in it. The span, not the line, tells apart
+ * two statements on one SQL line.
+ */
+function spanned(sql: string, span: { start: number; end: number }): { statement: string; object?: LintObject } {
+  const start = sql.lastIndexOf(';', span.start - 1) + 1;
+  const end = sql.indexOf(';', span.start);
+  const statement = sql.slice(start, end === -1 ? undefined : end + 1).trim();
+  // The name is just before the span: a bounded tail keeps the patterns cheap on a long statement.
+  const object = spanObject(sql.slice(span.start, span.end), sql.slice(Math.max(start, span.start - 500), span.start));
+  return { statement, ...(object ? { object } : {}) };
 }
 
 interface Placed {
@@ -88,6 +96,7 @@ interface Placed {
   note?: string | undefined;
   /** The message before the objects and the quote are added. */
   said: string;
+  /** The statement the finding is about, as squawk's span tells it. */
   statement: string;
   objects: LintObject[];
   quote?: string;
@@ -192,7 +201,7 @@ export async function lintStage(
         ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
         : undefined;
       const said = (baseRelations && lockMessage(f, p.statement, baseRelations)) ?? f.message;
-      const object = sqlSpan ? objectOf(l.input.sql, sqlSpan) : undefined;
+      const within = sqlSpan ? spanned(l.input.sql, sqlSpan) : undefined;
       const finding: LintFinding = {
         ...rest,
         ...(note ? { level: 'warning' as const } : {}),
@@ -203,8 +212,8 @@ export async function lintStage(
         finding,
         note,
         said,
-        statement: p.statement,
-        objects: object ? [object] : [],
+        statement: within?.statement ?? p.statement,
+        objects: within?.object ? [within.object] : [],
         ...(p.quote ? { quote: p.quote } : {}),
       };
     }),
