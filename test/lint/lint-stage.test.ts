@@ -240,6 +240,7 @@ describe('one rule reported several times on one line', () => {
         "  pgm.createTable('t', { a: 'integer', b: 'integer', c: 'text' });",
         "  for (const name of ['u1', 'u2']) pgm.createTable(name, { id: 'integer' });",
         "  pgm.addColumns('base_t', { x: 'integer', y: 'integer' });",
+        "  pgm.createTable('q', { a: 'integer', s: { type: 'text', default: 'x;y' }, b: 'integer' });",
         '};',
         '',
       ].join('\n'),
@@ -270,6 +271,10 @@ describe('one rule reported several times on one line', () => {
     ]);
     expect(at(JS_T, 4, 'prefer-bigint-over-int')).toEqual([
       expect.objectContaining({ message: expect.stringMatching(/\(columns `x`, `y`\)$/) }),
+    ]);
+    // A `;` in the statement's text (a default) does not split it.
+    expect(at(JS_T, 5, 'prefer-bigint-over-int')).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/\(columns `a`, `b`\)$/) }),
     ]);
   });
 

@@ -212,7 +212,8 @@ export async function lintStage(
         finding,
         note,
         said,
-        statement: within?.statement ?? p.statement,
+        // A JS/TS statement is known whole (a `;` in its text does not cut it); a SQL one by its span.
+        statement: l.sent ? p.statement : (within?.statement ?? p.statement),
         objects: within?.object ? [within.object] : [],
         ...(p.quote ? { quote: p.quote } : {}),
       };
