@@ -195,7 +195,14 @@ export async function lintStage(
     applySeverity(firstSyntaxErrors(result.findings), config.lint.severity).map((f) => {
       const { column: _column, sqlSpan, ...rest } = f;
       const l = byFile.get(f.file);
-      if (!l) return { finding: rest, said: f.message, statement: '', objects: [] };
+      if (!l) {
+        return {
+          finding: { ...rest, ...(f.column ? { column: f.column } : {}) },
+          said: f.message,
+          statement: '',
+          objects: [],
+        };
+      }
       const p = place(f, l);
       const note = baseRelations
         ? (noteReason(f, p.statement, baseRelations) ?? timeoutNote(f.rule, p.rest, baseRelations))
