@@ -73,13 +73,21 @@ function fromFlags(args: readonly string[], spec: Spec): { value: Value; how: st
     const name = eq ? eq[1]! : word;
     if (!names.has(name)) continue;
     let given = eq ? eq[2] : undefined;
-    if (given === undefined && (spec.type !== 'boolean' || isBoolWord(args[i + 1]))) given = args[++i];
+    const next = args[i + 1];
+    if (
+      given === undefined &&
+      (spec.type === 'boolean' ? isBoolWord(next) : next !== undefined && !next.startsWith('-'))
+    )
+      given = args[++i];
     if (spec.type === 'boolean') {
       value = given === undefined ? true : given !== 'false';
       spelled.push(eq || given === undefined ? word : `${word} ${given}`);
     } else if (given !== undefined) {
-      value = spec.type === 'list' ? [...(Array.isArray(value) ? value : []), given] : given;
-      spelled.push(eq ? word : `${name} ${given}`);
+      // yargs's arrays are greedy: `-s app public` is both, up to the next flag.
+      const more: string[] = [];
+      if (spec.type === 'list') while (i + 1 < args.length && !args[i + 1]!.startsWith('-')) more.push(args[++i]!);
+      value = spec.type === 'list' ? [...(Array.isArray(value) ? value : []), given, ...more] : given;
+      spelled.push([eq ? word : `${name} ${given}`, ...more].join(' '));
     }
   }
   return value === undefined ? undefined : { value, how: spelled.join(' ') };
@@ -165,8 +173,11 @@ export async function deploySettings(root: string, migrations: Migrations): Prom
   );
   if (commands.length === 0) return [];
   const settings = commands.map((c) => ({ c, set: commandSettings(c) }));
+  // A configuration that cannot be read here may set the key: the deploy's value is unknown.
+  const unknown = (arg: string): boolean => commands.some((c) => c.unknown === 'all' || c.unknown.includes(arg));
   const out: DeploySetting[] = [];
   for (const spec of SPECS) {
+    if (unknown(spec.arg) || (spec.arg === 'migrations-schema' && unknown('schema'))) continue;
     const values = settings.map(({ set }) => deployValue(set, spec));
     if (!values.every((v) => same(v, values[0]!))) continue;
     const deploy = values[0]!;

@@ -125,7 +125,52 @@ async function workspacePackages(root: string, manifest: z.infer<typeof Manifest
   return [...found].filter((d) => d !== '').slice(0, MAX_PACKAGES);
 }
 
-const unquote = (s: string): string => s.replace(/^(['"])(.*)\1$/, '$2');
+/**
+ * A script's commands, each as its words, the way `sh` reads them: split on `&&`, `||`, `;`, `|`,
+ * `&` and newlines, and each into words on blanks, except inside quotes (`--ignore-pattern
+ * '\\..*|README\\.md'` is one word, with its `|`); quotes removed, a backslash outside single quotes
+ * keeping the next character.
+ */
+export function shellCommands(script: string): string[][] {
+  const commands: string[][] = [];
+  let words: string[] = [];
+  let word: string | undefined;
+  let quote: "'" | '"' | undefined;
+  const endWord = () => {
+    if (word !== undefined) words.push(word);
+    word = undefined;
+  };
+  const endCommand = () => {
+    endWord();
+    if (words.length > 0) commands.push(words);
+    words = [];
+  };
+  for (let i = 0; i < script.length; i++) {
+    const ch = script[i]!;
+    if (quote === "'") {
+      if (ch === "'") quote = undefined;
+      else word = (word ?? '') + ch;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (ch === '\\' && i + 1 < script.length && '"\\$`'.includes(script[i + 1]!))
+        word = (word ?? '') + script[++i];
+      else word = (word ?? '') + ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      word ??= '';
+    } else if (ch === '\\' && i + 1 < script.length) {
+      word = (word ?? '') + script[++i];
+    } else if (/\s/.test(ch) && ch !== '\n') {
+      endWord();
+    } else if (ch === '\n' || ch === ';' || ch === '|' || ch === '&') {
+      endCommand();
+    } else {
+      word = (word ?? '') + ch;
+    }
+  }
+  endCommand();
+  return commands;
+}
 
 /** The value of an option spelled `-x v`, `--long v` or `--long=v` after `from`. */
 function option(words: readonly string[], from: number, names: RegExp): { spelled: string; value: string } | undefined {
@@ -142,8 +187,7 @@ function option(words: readonly string[], from: number, names: RegExp): { spelle
 function commandsInScript(script: string): Command[] {
   const found: Command[] = [];
   let cwd = '.';
-  for (const command of script.split(/&&|\|\||[;|\n]/)) {
-    const words = command.trim().split(/\s+/).filter(Boolean).map(unquote);
+  for (const words of shellCommands(script)) {
     if (words[0] === 'cd' && words[1] !== undefined) {
       cwd = path.posix.join(cwd, words[1]);
       continue;
@@ -328,6 +372,48 @@ export interface ScriptedCommand {
   args: readonly string[];
   /** The configurations it reads, in node-pg-migrate's order (a later one wins, and each wins over the flags). */
   sources: ConfigSource[];
+  /**
+   * The keys (node-pg-migrate's long flags) a configuration it may read could set but that cannot be
+   * read here; 'all': any of them (a `--config-file` in JavaScript, a `config/default.ts`, a file
+   * linked out of the repository). The config package's other files (`config/production.json`,
+   * `custom-environment-variables.json`, …) are read by the deploy's environment, unknown here: the
+   * keys they set count as unknown too.
+   */
+  unknown: 'all' | string[];
+}
+
+/** The files the config package loads, by extension; only JSON and YAML are read here (as data). */
+const CONFIG_EXTENSIONS =
+  /\.(js|cjs|mjs|ts|cts|mts|json|json5|jsonc|hjson|toml|coffee|iced|ya?ml|cson|properties|xml)$/;
+const DATA_FILE = /\.(json|ya?ml)$/;
+
+/** Whether `file` (relative to the root) is a JSON or YAML file inside the repository that parses. */
+function readableData(root: string, file: string): boolean {
+  if (!DATA_FILE.test(file)) return false;
+  const text = readInside(root, path.join(root, file));
+  if (text === undefined) return false;
+  try {
+    return (file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** What the config package's files in `cwd/config` other than its default JSON and YAML may set for `section`. */
+async function otherConfigKeys(root: string, cwd: string, section: string): Promise<'all' | string[]> {
+  const dir = insidePath(cwd, 'config');
+  if (dir === undefined) return [];
+  const entries = await readdir(path.join(root, dir), { withFileTypes: true }).catch(() => []);
+  if (entries.length > 0 && resolvedInside(root, path.join(root, dir)) === null) return 'all';
+  const keys: string[] = [];
+  for (const e of entries) {
+    const file = path.posix.join(dir, e.name);
+    if (e.isDirectory() || !CONFIG_EXTENSIONS.test(e.name)) continue;
+    if (CONFIG_DEFAULTS.includes(`config/${e.name}`) && readableData(root, file)) continue;
+    if (!readableData(root, file)) return 'all';
+    keys.push(...Object.keys(configSection(root, file, section, false)?.data ?? {}));
+  }
+  return keys;
 }
 
 /**
@@ -347,13 +433,18 @@ export async function scriptedCommands(root: string): Promise<ScriptedCommand[]>
         const cwd = insidePath(pkg || '.', c.cwd);
         if (cwd === undefined) continue;
         const sources: ConfigSource[] = [];
-        if (manifests.some((m) => dependsOn(m, 'config')))
+        let unknown: 'all' | string[] = [];
+        if (manifests.some((m) => dependsOn(m, 'config'))) {
           for (const name of CONFIG_DEFAULTS) {
             const file = insidePath(cwd, name);
             const found = file === undefined ? undefined : configSection(top, file, c.section, false);
             if (file !== undefined && found !== undefined) sources.push({ file, ...found });
           }
+          unknown = await otherConfigKeys(top, cwd, c.section);
+        }
         const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
+        // node-pg-migrate runs a --config-file it cannot parse as data (JavaScript, TypeScript): what it sets is unknown.
+        if (c.configFile !== undefined && (file === undefined || !readableData(top, file))) unknown = 'all';
         const found = file === undefined ? undefined : configSection(top, file, c.section, true);
         if (file !== undefined && found !== undefined) sources.push({ file, ...found });
         out.push({
@@ -362,6 +453,7 @@ export async function scriptedCommands(root: string): Promise<ScriptedCommand[]>
           dir: commandDir(top, manifests, cwd, c)?.dir,
           args: c.args,
           sources,
+          unknown,
         });
       }
     }

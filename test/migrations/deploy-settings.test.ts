@@ -3,7 +3,7 @@
  * (flags, a --config-file, the config package's default file), next to the check's configuration:
  * each one the check does not apply with is a plan warning naming the key to set.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
@@ -136,4 +136,53 @@ it('a workspace package that runs node-pg-migrate on the folder', async () => {
     expect.objectContaining({ manifest: 'packages/db/package.json', script: 'db:migrate', deploy: 'versions' }),
   ]);
   expect(await found()).toEqual({});
+});
+
+it('reads a script as sh does: a quoted pattern is one word, its | and blanks included', async () => {
+  await manifest({
+    scripts: {
+      migrate: `node-pg-migrate up --ignore-pattern '\\..*|README\\.md' && node-pg-migrate up --ignore-pattern "a b;c"`,
+    },
+  });
+  // The two commands disagree: nothing to say, and no half pattern ('\..*) taken for the deploy's.
+  expect(await found({ ignorePattern: '\\..*|README\\.md' })).toEqual({});
+  await manifest({ scripts: { migrate: `dotenv -e .env -- node-pg-migrate up --ignore-pattern '\\..*|README\\.md'` } });
+  expect(await found({ ignorePattern: '\\..*|README\\.md' })).toEqual({});
+  expect(await found()).toEqual({ 'migrations.ignorePattern': "'\\..*|README\\.md'" });
+});
+
+it("takes a list as node-pg-migrate's yargs does: -s app public is both schemas, up to the next flag", async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up -s app public -t versions' } });
+  expect(await found({ schema: ['app', 'public'] })).toEqual({ 'migrations.table': 'versions' });
+  expect(await found()).toEqual({ 'migrations.schema': '[app, public]', 'migrations.table': 'versions' });
+});
+
+it.each([
+  ['a --config-file in JavaScript', 'node-pg-migrate up -f db/config.js', 'db/config.js'],
+  ['a --config-file in TypeScript', 'node-pg-migrate up --config-file db/config.ts', 'db/config.ts'],
+  ['a --config-file linked out of the repository', 'node-pg-migrate up -f db/config.json', 'db/config.json'],
+])('says nothing of what %s may set (it is never run)', async (_, script, file) => {
+  await manifest({ scripts: { migrate: script } });
+  await mkdir(path.join(root, 'db'));
+  if (file.endsWith('.json')) {
+    await writeFile(`${root}-outside.json`, JSON.stringify({ 'migrations-table': 'versions' }));
+    await symlink(`${root}-outside.json`, path.join(root, file));
+  } else await writeFile(path.join(root, file), "module.exports = { 'migrations-table': 'versions' };\n");
+  try {
+    expect(await found({ table: 'versions' })).toEqual({});
+  } finally {
+    await rm(`${root}-outside.json`, { force: true });
+  }
+});
+
+it("says nothing of a key the config package's other files may set for the deploy's environment", async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up' }, dependencies: { config: '^3.3.0' } });
+  await mkdir(path.join(root, 'config'));
+  await writeFile(path.join(root, 'config', 'default.json'), JSON.stringify({ db: { 'check-order': false } }));
+  await writeFile(path.join(root, 'config', 'production.json'), JSON.stringify({ db: { 'migrations-table': 'v' } }));
+  // The table is production's (with NODE_ENV=production) or the default: unknown. The default file's key still counts.
+  expect(await found({ table: 'v' })).toEqual({ 'migrations.checkOrder': 'false' });
+  // A configuration in code: any key.
+  await writeFile(path.join(root, 'config', 'local.js'), 'module.exports = {};\n');
+  expect(await found({ table: 'v' })).toEqual({});
 });

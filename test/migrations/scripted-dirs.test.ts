@@ -23,6 +23,10 @@ describe('dirsInScript: the folder each node-pg-migrate command of a script uses
     ['cd server && node-pg-migrate up -m migrations', [{ flag: '-m migrations', dir: 'server/migrations' }]],
     ['dotenv -- node-pg-migrate --tsx up -m db/m; echo done', [{ flag: '-m db/m', dir: 'db/m' }]],
     ['jest --runInBand', []],
+    [
+      `node-pg-migrate up -m 'db/my migrations' --ignore-pattern '\\..*|x' && echo "a;b" | cat`,
+      [{ flag: '-m db/my migrations', dir: 'db/my migrations' }],
+    ],
     ['node-pg-migrate up -m /etc', []],
   ])('%s', (script, dirs) => {
     expect(dirsInScript(script)).toEqual(dirs);
