@@ -204,7 +204,8 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         "'s script ",
         { code: p.script },
         ' runs node-pg-migrate with ',
-        p.how.startsWith('-') ? { code: p.how } : p.how,
+        // The repository's words (a configuration file's value and name): text, escaped where it is shown.
+        p.how.startsWith('-') ? { code: p.how } : { text: p.how },
         ...(p.configured === null
           ? [', which the check has no setting for: it applies the migrations without it.']
           : [

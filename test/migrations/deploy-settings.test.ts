@@ -9,7 +9,10 @@ import path from 'node:path';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { deploySettings } from '../../src/migrations/deploy-settings.js';
 import { problemPhrase } from '../../src/report/content.js';
-import { phrase } from '../../src/report/terminal.js';
+import { renderCheckMarkdown } from '../../src/report/markdown.js';
+import { phrase, renderCheckTerminal } from '../../src/report/terminal.js';
+import { makeReport } from '../fixtures/reports/build.js';
+import { passingReport } from '../fixtures/reports/passing.js';
 
 let root: string;
 beforeEach(async () => {
@@ -185,4 +188,23 @@ it("says nothing of a key the config package's other files may set for the deplo
   // A configuration in code: any key.
   await writeFile(path.join(root, 'config', 'local.js'), 'module.exports = {};\n');
   expect(await found({ table: 'v' })).toEqual({});
+});
+
+it("shows a value the repository's configuration holds as text in the report, never as markdown or terminal codes", async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up' }, dependencies: { config: '^3.3.0' } });
+  await mkdir(path.join(root, 'config'));
+  const hostile = '<img src=x onerror=alert(1)> [x](https://evil.example) @octocat \u001b]0;pwned\u0007';
+  await writeFile(path.join(root, 'config', 'default.json'), JSON.stringify({ db: { 'migrations-table': hostile } }));
+  const [warning] = await deploySettings(root, migrations());
+  expect(warning).toEqual(expect.objectContaining({ setting: 'migrations.table', file: 'config/default.json' }));
+  const report = makeReport({
+    stages: {
+      ...passingReport.stages,
+      plan: { ...passingReport.stages.plan, warnings: [{ kind: 'deploy-setting', ...warning! }] },
+    },
+  });
+  const markdown = renderCheckMarkdown(report);
+  expect(markdown).toContain('Deploy setting differs');
+  expect(markdown).not.toMatch(/<img|[^\\]\]\(https|@octocat/); // escaped: &lt;img, \](, @\u2060octocat
+  expect(renderCheckTerminal(report)).not.toContain('\u001b]0;');
 });
