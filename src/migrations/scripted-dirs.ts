@@ -416,6 +416,53 @@ async function otherConfigKeys(root: string, cwd: string, section: string): Prom
   return keys;
 }
 
+/** A word as sh reads it back, after a blank. */
+const shellWord = (w: string): string => ` '${w.replace(/'/g, "'\\''")}'`;
+
+/** How deep a chain of scripts running scripts is followed (`db:prod` → `migrate:up` → `migrate`). */
+const MAX_CALLS = 4;
+
+/** The script another command of `words` runs, and the words it passes on (`npm run migrate -- up -t v`). */
+function scriptCall(words: readonly string[]): { name: string; extra: string[] } | undefined {
+  const tool = path.posix.basename(words[0] ?? '');
+  let i = 1;
+  if (tool === 'npm' || tool === 'bun') {
+    while (words[i]?.startsWith('-')) i++;
+    if (!['run', 'run-script', 'rum', 'urn'].includes(words[i] ?? '')) return undefined;
+    i++;
+  } else if (tool === 'yarn' || tool === 'pnpm') {
+    while (words[i]?.startsWith('-')) i++;
+    if (words[i] === 'run') i++;
+  } else return undefined;
+  while (words[i]?.startsWith('-')) i++;
+  const name = words[i];
+  if (name === undefined) return undefined;
+  const extra = words.slice(i + 1);
+  const dashes = extra.indexOf('--');
+  if (dashes >= 0) extra.splice(dashes, 1);
+  return { name, extra };
+}
+
+/**
+ * How a package's scripts run `name`: itself, and through each script that runs it with more
+ * words (`"migrate:prod": "npm run migrate -- up -t versions"`), which npm, yarn and pnpm add to its
+ * end; the variant is said as that script's.
+ */
+function calledWith(scripts: Record<string, string>, name: string, depth = 0): { script: string; extra: string[] }[] {
+  const out = [{ script: name, extra: [] as string[] }];
+  if (depth >= MAX_CALLS) return out;
+  for (const [caller, text] of Object.entries(scripts)) {
+    if (caller === name) continue;
+    for (const words of shellCommands(text)) {
+      const call = scriptCall(words);
+      if (call?.name !== name) continue;
+      for (const v of calledWith(scripts, caller, depth + 1))
+        if (call.extra.length + v.extra.length > 0) out.push({ script: v.script, extra: [...call.extra, ...v.extra] });
+    }
+  }
+  return out;
+}
+
 /**
  * Every node-pg-migrate command of the root's and its workspace packages' scripts, with the
  * configuration files it reads: the `config` package's default files (when a manifest depends on
@@ -428,7 +475,10 @@ export async function scriptedCommands(root: string): Promise<ScriptedCommand[]>
   for (const pkg of ['', ...(await workspacePackages(top, rootManifest))]) {
     const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
     const manifests = [manifest, rootManifest];
-    for (const [script, text] of Object.entries(manifest?.scripts ?? {})) {
+    const scripts = manifest?.scripts ?? {};
+    for (const [script, text] of Object.entries(scripts).flatMap(([name, text]) =>
+      calledWith(scripts, name).map((v): [string, string] => [v.script, `${text}${v.extra.map(shellWord).join('')}`]),
+    )) {
       for (const c of commandsInScript(text)) {
         const cwd = insidePath(pkg || '.', c.cwd);
         if (cwd === undefined) continue;

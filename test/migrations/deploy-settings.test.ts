@@ -208,3 +208,19 @@ it("shows a value the repository's configuration holds as text in the report, ne
   expect(markdown).not.toMatch(/<img|[^\\]\]\(https|@octocat/); // escaped: &lt;img, \](, @\u2060octocat
   expect(renderCheckTerminal(report)).not.toContain('\u001b]0;');
 });
+
+it('follows a script that runs the node-pg-migrate script with more words (npm run migrate -- up -t versions)', async () => {
+  await manifest({
+    scripts: {
+      migrate: 'node-pg-migrate -m migrations --decamelize',
+      'migrate:prod': "npm run migrate -- up --migrations-table versions --ignore-pattern '\\..*|README\\.md'",
+      release: 'yarn migrate:prod --no-check-order',
+      'db:schema': 'pnpm run migrate --schema app public',
+    },
+  });
+  // The script alone (run by hand, with its default table) and as the others run it disagree: nothing said
+  // of the table, the pattern, the order check or the schema; all of them decamelize.
+  expect(await found({ table: 'versions', ignorePattern: '\\..*|README\\.md', schema: ['app', 'public'] })).toEqual({
+    'migrations.decamelize': 'true',
+  });
+});
