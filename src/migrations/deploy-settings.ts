@@ -8,7 +8,7 @@
  * never run.
  */
 import path from 'node:path';
-import type { ConsortConfig } from '../config/schema.js';
+import { ConsortConfigSchema, type ConsortConfig } from '../config/schema.js';
 import { scriptedCommands, type ScriptedCommand } from './scripted-dirs.js';
 
 type Migrations = ConsortConfig['migrations'];
@@ -184,6 +184,9 @@ export async function deploySettings(root: string, migrations: Migrations): Prom
     const configured = checkValue(migrations, spec);
     if (same(deploy, configured) && spec.key !== null) continue;
     if (spec.key === null && same(deploy, spec.fallback)) continue;
+    // A value the configuration cannot hold (a table named `meta.versions`, which node-pg-migrate
+    // keeps in the schema as one name): no key to advise setting.
+    if (spec.key !== null && !ConsortConfigSchema.safeParse({ migrations: { [spec.key]: deploy } }).success) continue;
     if (spec.key === 'migrationsSchema' && migrations.migrationsSchema === undefined) {
       const explicit = settings.some(({ set }) => set.has(spec.arg));
       if (!explicit) continue; // follows the schema, said there

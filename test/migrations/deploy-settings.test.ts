@@ -194,9 +194,11 @@ it("shows a value the repository's configuration holds as text in the report, ne
   await manifest({ scripts: { migrate: 'node-pg-migrate up' }, dependencies: { config: '^3.3.0' } });
   await mkdir(path.join(root, 'config'));
   const hostile = '<img src=x onerror=alert(1)> [x](https://evil.example) @octocat \u001b]0;pwned\u0007';
-  await writeFile(path.join(root, 'config', 'default.json'), JSON.stringify({ db: { 'migrations-table': hostile } }));
+  await writeFile(path.join(root, 'config', 'default.json'), JSON.stringify({ db: { 'ignore-pattern': hostile } }));
   const [warning] = await deploySettings(root, migrations());
-  expect(warning).toEqual(expect.objectContaining({ setting: 'migrations.table', file: 'config/default.json' }));
+  expect(warning).toEqual(
+    expect.objectContaining({ setting: 'migrations.ignorePattern', file: 'config/default.json' }),
+  );
   const report = makeReport({
     stages: {
       ...passingReport.stages,
@@ -223,4 +225,9 @@ it('follows a script that runs the node-pg-migrate script with more words (npm r
   expect(await found({ table: 'versions', ignorePattern: '\\..*|README\\.md', schema: ['app', 'public'] })).toEqual({
     'migrations.decamelize': 'true',
   });
+});
+
+it('never advises a value the configuration refuses (node-pg-migrate keeps -t meta.versions as one name, in public)', async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up --migrations-table=meta.versions --no-check-order' } });
+  expect(await found()).toEqual({ 'migrations.checkOrder': 'false' });
 });
