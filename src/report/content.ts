@@ -203,9 +203,13 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         { code: p.manifest },
         "'s script ",
         { code: p.script },
-        ' runs node-pg-migrate with ',
         // The repository's words (a configuration file's value and name): text, escaped where it is shown.
-        p.how.startsWith('-') ? { code: p.how } : { text: p.how },
+        ...(p.how.startsWith('-')
+          ? [' runs node-pg-migrate with ', { code: p.how }]
+          : [
+              p.file === p.manifest ? ' runs node-pg-migrate with ' : ' runs node-pg-migrate reading ',
+              { text: p.how },
+            ]),
         ...(p.configured === null
           ? [', which the check has no setting for: it applies the migrations without it.']
           : [

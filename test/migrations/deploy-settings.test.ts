@@ -110,6 +110,9 @@ it("reads the deploy's configuration files as node-pg-migrate does: the config p
     ],
     ['migrations.schema', 'app', 'config/default.json', 'schema: app from config/default.json (section pg)'],
   ]);
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]! }))).toBe(
+    "package.json's script migrate runs node-pg-migrate reading migrations-table: from_file from db/migrate.json (section pg), but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: from_file in .github/consort.yml so the check applies them as the deploy does.",
+  );
 });
 
 it('says nothing when the scripts disagree, or run node-pg-migrate on another folder', async () => {
