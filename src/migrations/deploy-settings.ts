@@ -184,6 +184,9 @@ export async function deploySettings(root: string, migrations: Migrations): Prom
     const configured = checkValue(migrations, spec);
     if (same(deploy, configured) && spec.key !== null) continue;
     if (spec.key === null && same(deploy, spec.fallback)) continue;
+    // The check creating a schema the deploy does not (CREATE SCHEMA IF NOT EXISTS) changes nothing where
+    // the schema exists, and lets a baseline built from nothing run: not a setting to take back.
+    if ((spec.key === 'createSchema' || spec.key === 'createMigrationsSchema') && deploy === false) continue;
     // A value the configuration cannot hold (a table named `meta.versions`, which node-pg-migrate
     // keeps in the schema as one name): no key to advise setting.
     if (spec.key !== null && !ConsortConfigSchema.safeParse({ migrations: { [spec.key]: deploy } }).success) continue;

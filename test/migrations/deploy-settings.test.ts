@@ -234,3 +234,10 @@ it('never advises a value the configuration refuses (node-pg-migrate keeps -t me
   await manifest({ scripts: { migrate: 'node-pg-migrate up --migrations-table=meta.versions --no-check-order' } });
   expect(await found()).toEqual({ 'migrations.checkOrder': 'false' });
 });
+
+it('does not advise taking back a schema the check creates and the deploy does not (a no-op where it exists)', async () => {
+  await manifest({ scripts: { migrate: 'node-pg-migrate up -s app' } });
+  expect(await found({ schema: ['app'], createSchema: true, createMigrationsSchema: true })).toEqual({});
+  await manifest({ scripts: { migrate: 'node-pg-migrate up -s app --create-schema' } });
+  expect(await found({ schema: ['app'] })).toEqual({ 'migrations.createSchema': 'true' });
+});
