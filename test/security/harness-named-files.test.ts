@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Role } from '../../src/conductor/roles.js';
 import type { Policy, TurnStep } from '../../src/conductor/state.js';
 import { type GitWorkspace } from '../../src/git/workspace.js';
+import { withoutCodeSettings } from '../../src/lanes/tdd/harness.js';
 import { buildPolicy } from '../../src/lanes/tdd/policy.js';
 import { committedWorkspace, HARNESS_REFUSAL, runJest, scopedTurn } from '../helpers/scoped-turn.js';
 
@@ -24,10 +25,11 @@ beforeEach(async () => {
   ({ dir, ws } = await committedWorkspace('consort-harness-named-', {
     'package.json': `${JSON.stringify({ name: 'app', private: true, scripts: { test: 'jest --ci' }, mocha: { require: 'test-support/mocha-hooks.cjs' } }, null, 2)}\n`,
     'jest.config.js':
-      "module.exports = { setupFilesAfterEnv: ['<rootDir>/src/setupTests.js'], reporters: ['default', './tools/report.js'] };\n",
+      // Coverage settings name the code under test: it stays the driver's.
+      "module.exports = { setupFilesAfterEnv: ['<rootDir>/src/setupTests.js'], reporters: ['default', './tools/report.js'], collectCoverageFrom: ['src/sum.js', 'src/main.ts'], coverageThreshold: { './src/sum.js': { lines: 90 } } };\n",
     'vite.config.ts':
       "export default { build: { lib: { entry: 'src/main.ts' } }, test: { setupFiles: ['./src/vitest-setup.ts'] } };\n",
-    '.mocharc.yml': 'spec: spec/\nfile: tools/mocha-setup.js\n',
+    '.mocharc.yml': 'spec: spec/\nfile: tools/mocha-setup.js\nignore:\n  - src/sum.js\n',
     'src/setupTests.js': '// shared test setup\n',
     'src/vitest-setup.ts': '// vitest setup\n',
     'src/main.ts': 'export {};\n',
@@ -67,7 +69,7 @@ it.each(['tools/report.js', 'src/vitest-setup.ts', 'test-support/mocha-hooks.cjs
   30_000,
 );
 
-it("the app's own entry a vite.config names, and the code under test, stay the driver's", async () => {
+it("the app's own entry a vite.config names, and the code under test (named by coverage and ignore settings), stay the driver's", async () => {
   expect(
     await turn(
       'driver',
@@ -77,3 +79,17 @@ it("the app's own entry a vite.config names, and the code under test, stay the d
   ).toEqual([]);
   expect(await runJest(dir)).toEqual({ failed: 0, code: 0 });
 }, 120_000);
+
+it('what runner settings that name the code (coverage, where tests are looked for) say is not read as files the runner loads', () => {
+  expect(
+    withoutCodeSettings(
+      "export default { test: { include: ['src/**/*.test.ts'], setupFiles: './src/setup.ts', coverage: { exclude: ['src/main.ts'] } } }",
+    ),
+  ).toBe("export default { test: { include: , setupFiles: './src/setup.ts', coverage:  } }");
+  expect(withoutCodeSettings('spec: spec/\nignore:\n  - src/a.js\n  - src/b.js\nrequire: test/setup.js\n')).toBe(
+    'spec: \nignore:\n  \nrequire: test/setup.js\n',
+  );
+  expect(withoutCodeSettings('{"jest":{"testMatch":["src/a.test.js"],"setupFiles":["src/setup.js"]}}')).toBe(
+    '{"jest":{"testMatch":,"setupFiles":["src/setup.js"]}}',
+  );
+});

@@ -115,6 +115,82 @@ const PACKAGE_NAMING_KEYS = PACKAGE_RUNNER_KEYS.filter((k) =>
   ['jest', 'mocha', 'ava', 'vitest', 'tap', 'c8', 'nyc', 'babel', 'jest-junit'].includes(k),
 );
 const CODE_EXTENSIONS = ['.js', '.cjs', '.mjs', '.ts', '.cts', '.mts', '.jsx', '.tsx', '.json'];
+/**
+ * Runner settings that name the code under test or the tests, not files the runner loads into them:
+ * coverage's files and thresholds (`coverageThreshold: { './src/sum.js': … }`), where modules and
+ * tests are looked for. What they name stays the driver's (or the tests') to change.
+ */
+const NAMES_THE_CODE = [
+  'collectCoverageFrom',
+  'coverageThreshold',
+  'coveragePathIgnorePatterns',
+  'forceCoverageMatch',
+  'coverage',
+  'include',
+  'exclude',
+  'all',
+  'roots',
+  'modulePaths',
+  'moduleDirectories',
+  'modulePathIgnorePatterns',
+  'testMatch',
+  'testRegex',
+  'testPathIgnorePatterns',
+  'transformIgnorePatterns',
+  'watchPathIgnorePatterns',
+  'spec',
+  'ignore',
+  'extension',
+  'files',
+  'sources',
+];
+const CODE_KEY = new RegExp(`(?:^|[\\s,{])(['"]?)(?:${NAMES_THE_CODE.join('|')})\\1\\s*:\\s*`, 'g');
+
+/**
+ * `text` without the values of NAMES_THE_CODE's keys: a bracketed value (`[…]`, `{…}`) to its
+ * matching bracket, else a quoted string, else the rest of the line (a YAML value, or YAML's list
+ * items under the key).
+ */
+export function withoutCodeSettings(text: string): string {
+  let out = '';
+  let from = 0;
+  CODE_KEY.lastIndex = 0;
+  for (let m = CODE_KEY.exec(text); m !== null; m = CODE_KEY.exec(text)) {
+    const start = m.index + m[0].length;
+    if (start < from) continue;
+    out += text.slice(from, start);
+    const open = text[start];
+    let end: number;
+    if (open === '[' || open === '{') {
+      let depth = 0;
+      let quote: string | null = null;
+      for (end = start; end < text.length; end++) {
+        const c = text[end]!;
+        if (quote) {
+          if (c === '\\') end++;
+          else if (c === quote) quote = null;
+        } else if (c === '"' || c === "'" || c === '`') quote = c;
+        else if (c === '[' || c === '{') depth++;
+        else if ((c === ']' || c === '}') && --depth === 0) {
+          end++;
+          break;
+        }
+      }
+    } else if (open === '"' || open === "'" || open === '`') {
+      const close = text.indexOf(open, start + 1);
+      end = close < 0 ? text.length : close + 1;
+    } else {
+      // YAML: the rest of the line, and the `- item` lines under it.
+      const line = text.indexOf('\n', start);
+      end = line < 0 ? text.length : line;
+      const items = /^(?:\n[ \t]*-[^\n]*)*/.exec(text.slice(end));
+      end += items ? items[0].length : 0;
+    }
+    from = end;
+    CODE_KEY.lastIndex = end;
+  }
+  return out + text.slice(from);
+}
 
 /**
  * Changed files the base's runner configuration names: a jest config's `setupFilesAfterEnv:
@@ -146,6 +222,7 @@ export async function namedByHarness(
         continue;
       }
     }
+    text = withoutCodeSettings(text);
     const vite = matchesAny(config, [VITE_CONFIG]);
     const folder = path.posix.dirname(config);
     // Quoted strings, and file names a YAML config (`.mocharc.yml`: `require: test/setup.js`) leaves bare.
