@@ -28,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { childEnv } from '../../core/child-env.js';
+import { readRegularFile } from '../../core/read-regular.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
@@ -80,7 +81,7 @@ export async function testOwnedChanges(
       DATA.test(c.path) && manifestKind(c.path) === undefined && !owned.has(c.path) && !matchesAny(c.path, testGlobs),
   );
   if (data.length > 0 && testGlobs.length > 0) {
-    const tests = (await ws.filesUnder(base, '.')).filter(
+    const tests = [...(await trackedAt(ws, base))].filter(
       (f) => !frozenTests.includes(f) && matchesAny(f, testGlobs) && !DATA.test(f),
     );
     const older: string[] = [];
@@ -91,6 +92,45 @@ export async function testOwnedChanges(
   for (const shadow of await pythonShadows(ws, base, changes, suite)) owned.add(shadow);
   for (const file of await virtualenvChanges(ws.dir, changes)) owned.add(file);
   return [...owned].sort();
+}
+
+/** The last few commits' tracked files (a commit is immutable: its sha names its whole tree), by workspace. */
+const trackedMemo = new Map<string, Promise<Set<string>>>();
+const TRACKED_MEMO_MAX = 8;
+
+/**
+ * The files tracked at `base` (relative to the workspace), read once per commit: a turn's judge
+ * asks for them from several checks (runner configs, module namesakes, older tests' data), each a
+ * git process otherwise. Only a commit's sha is remembered; anything else is read afresh.
+ */
+export function trackedAt(ws: Pick<Workspace, 'dir' | 'filesUnder'>, base: string): Promise<Set<string>> {
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base)) return ws.filesUnder(base, '.').then((f) => new Set(f));
+  const key = `${ws.dir}\0${base}`;
+  let known = trackedMemo.get(key);
+  if (known === undefined) {
+    known = ws.filesUnder(base, '.').then((f) => new Set(f));
+    known.catch(() => trackedMemo.delete(key));
+    trackedMemo.set(key, known);
+    if (trackedMemo.size > TRACKED_MEMO_MAX) trackedMemo.delete(trackedMemo.keys().next().value!);
+  }
+  return known;
+}
+
+/**
+ * A file's text at `base`: from the work tree when the turn did not change it and it is a regular
+ * file there (the same bytes, without a git process), else from the commit.
+ */
+async function textAtBase(
+  ws: Pick<Workspace, 'dir' | 'fileAt'>,
+  base: string,
+  file: string,
+  changed: ReadonlySet<string>,
+): Promise<string | null> {
+  if (!changed.has(file)) {
+    const here = readRegularFile(path.join(ws.dir, file), { follow: false });
+    if (here !== null) return here.toString('utf8');
+  }
+  return ws.fileAt(base, file);
 }
 
 /** JavaScript runners' configuration files, whose file names (setup files, reporters, environments…) the runner loads. */
@@ -201,19 +241,20 @@ export function withoutCodeSettings(text: string): string {
  * root; with or without a code extension), one level deep: what such a file imports is not followed.
  */
 export async function namedByHarness(
-  ws: Pick<Workspace, 'filesUnder' | 'fileAt'>,
+  ws: Pick<Workspace, 'dir' | 'filesUnder' | 'fileAt'>,
   base: string,
   changes: readonly FileChange[],
 ): Promise<string[]> {
   const changed = changes.filter((c) => !c.path.startsWith('../') && !c.path.startsWith('~/')).map((c) => c.path);
   if (changed.length === 0) return [];
-  const tracked = await ws.filesUnder(base, '.');
+  const touched = new Set(changes.map((c) => c.path));
+  const tracked = [...(await trackedAt(ws, base))];
   const configs = tracked.filter(
     (f) => matchesAny(f, RUNNER_CONFIGS) || matchesAny(f, [VITE_CONFIG]) || path.posix.basename(f) === 'package.json',
   );
   const named = new Set<string>();
   for (const config of configs) {
-    let text = (await ws.fileAt(base, config)) ?? '';
+    let text = (await textAtBase(ws, base, config, touched)) ?? '';
     if (path.posix.basename(config) === 'package.json') {
       try {
         const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>;
@@ -380,8 +421,8 @@ export async function pythonShadows(
       known.set(
         top.path,
         top.path === change.path
-          ? (await ws.fileAt(base, top.path)) !== null
-          : (await ws.filesUnder(base, top.path)).length > 0,
+          ? (await trackedAt(ws, base)).has(top.path)
+          : [...(await trackedAt(ws, base))].some((f) => f.startsWith(`${top.path}/`)),
       );
     if (known.get(top.path)) continue;
     byName.set(top.name, [...(byName.get(top.name) ?? []), change.path]);
@@ -588,13 +629,14 @@ async function namesakes(dir: string, file: string): Promise<string[]> {
  * had is the project's own, and an ignored file (a build's output beside its source) is in no commit.
  */
 export async function modulesShadowing(
-  ws: Pick<Workspace, 'dir' | 'fileAt'>,
+  ws: Pick<Workspace, 'dir' | 'filesUnder'>,
   base: string,
   changes: readonly FileChange[],
 ): Promise<string[]> {
   const shadowing: string[] = [];
   const kept = new Set(changes.filter((c) => c.status !== 'deleted').map((c) => c.path));
-  const had = async (p: string) => (await ws.fileAt(base, p)) !== null;
+  let tracked: Set<string> | undefined;
+  const had = async (p: string) => (tracked ??= await trackedAt(ws, base)).has(p);
   for (const change of changes) {
     if (change.status === 'deleted' || change.path.startsWith('../') || change.path.startsWith('~/')) continue;
     // Only committed namesakes count (the base's, or this turn's): an ignored build output beside its

@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Workspace } from '../../ports/workspace.js';
 import type { Dependencies } from './clean-tree.js';
 import type { LaneContext } from './context.js';
-import { linksLeaving, modulesShadowing, testOwnedChanges } from './harness.js';
+import { linksLeaving, modulesShadowing, testOwnedChanges, trackedAt } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
 import { migrationFailed } from './proof.js';
@@ -183,6 +183,9 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
     if (failed) ctx.log(`  ${plan.id}: ${failed}`);
     return { schema: schema as SchemaSummary | null, url, failed };
   });
+  // The base's tracked files, which the judge after the turn reads (trackedAt keeps them by commit):
+  // listed now, beside the agent, rather than on the turn's critical path.
+  void trackedAt(ctx.ws, base).catch(() => undefined);
   const [gitGuard, { schema, url, failed }, files, contents, instructions] = await Promise.all([
     time('turn:guard', () => ctx.ws.guardGit()),
     database,
