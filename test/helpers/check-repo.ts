@@ -128,7 +128,13 @@ export async function checkBranch(
  * --cleanup` runs it, with this process's environment (for histories whose suite needs PATH and
  * friends); the report is parsed as the CheckReport schema says.
  */
-export async function checkAgainstMain(dir: string, pr: number | null, provider: BranchProvider): Promise<CheckReport> {
+export async function checkAgainstMain(
+  dir: string,
+  pr: number | null,
+  provider: BranchProvider,
+  /** false: the PR branch is kept, to be looked at (the caller deletes it). */
+  cleanup = true,
+): Promise<CheckReport> {
   const { config, source } = await loadConfig(dir);
   const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
   return CheckReport.parse(
@@ -143,7 +149,7 @@ export async function checkAgainstMain(dir: string, pr: number | null, provider:
       provider,
       env: process.env,
       toolVersion: 'test',
-      cleanup: true,
+      cleanup,
       keepBranches: false,
     }),
   );

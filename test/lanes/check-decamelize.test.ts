@@ -7,13 +7,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { resolveSides } from '../../src/cli/commands/check.js';
-import { loadConfig } from '../../src/config/load.js';
-import { localGitRepo } from '../../src/git/repo.js';
-import { check as checkLane } from '../../src/lanes/check/run.js';
-import { CheckReport } from '../../src/report/check-report.js';
-import { testPorts } from '../helpers/check-ports.js';
-import { isolatedGit } from '../helpers/check-repo.js';
+import type { CheckReport } from '../../src/report/check-report.js';
+import { checkAgainstMain, isolatedGit } from '../helpers/check-repo.js';
 import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
 const git = isolatedGit;
@@ -61,25 +56,9 @@ async function repository(decamelize: boolean): Promise<string> {
   return dir;
 }
 
-async function check(decamelize: boolean): Promise<CheckReport> {
-  const dir = await repository(decamelize);
-  const { config, source } = await loadConfig(dir);
-  const { base, head } = await resolveSides(localGitRepo, dir, config, { base: 'main' }, () => undefined);
-  return CheckReport.parse(
-    await checkLane({
-      ...testPorts,
-      workspace: dir,
-      config,
-      configSource: source,
-      base,
-      head,
-      pr: decamelize ? 1 : 2,
-      provider: t.provider,
-      env: process.env,
-      toolVersion: 'test',
-    }),
-  );
-}
+/** The PR branch is kept, to read its columns. */
+const check = async (decamelize: boolean): Promise<CheckReport> =>
+  checkAgainstMain(await repository(decamelize), decamelize ? 1 : 2, t.provider, false);
 
 const columns = async (branch: string) =>
   (
