@@ -493,7 +493,23 @@ export const ConsortConfigSchema = z
   .strictObject({
     $schema: z.string().optional().meta({ description: 'JSON Schema reference for editors; ignored by Consort.' }),
     database: z.strictObject(databaseShape).prefault({}),
-    migrations: z.strictObject(migrationsShape).prefault({}),
+    migrations: z
+      .strictObject(migrationsShape)
+      // node-pg-migrate's --decamelize turns the migrations table's names into snake_case where it
+      // creates and reads the table, not where it looks it up and records a run: any other name fails there.
+      .superRefine((m, ctx) => {
+        if (!m.decamelize) return;
+        for (const key of ['table', 'migrationsSchema'] as const) {
+          const name = m[key];
+          if (name !== undefined && /[A-Z]/.test(name))
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `with decamelize, node-pg-migrate needs it in snake_case (${JSON.stringify(name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase())}): it decamelizes the name in some of its statements and not in others`,
+            });
+        }
+      })
+      .prefault({}),
     suite: z.strictObject(suiteShape).prefault({}),
     lint: z.strictObject(lintShape).prefault({}),
     reversibility: z.strictObject(reversibilityShape).prefault({}),

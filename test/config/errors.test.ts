@@ -33,6 +33,13 @@ describe('errors name the file, line, column and key', () => {
       [`${Y}:2:21 gates.approvers[1]: must be a GitHub login or a team as "org/team-slug"`],
     ],
     [
+      "a migrations table node-pg-migrate's decamelize would break",
+      'migrations:\n  decamelize: true\n  table: schemaVersions\n',
+      [
+        `${Y}:3:3 migrations.table: with decamelize, node-pg-migrate needs it in snake_case ("schema_versions"): it decamelizes the name in some of its statements and not in others`,
+      ],
+    ],
+    [
       'a misplaced key',
       'timeout: 3m\n',
       [`${Y}:1:1 unknown key "timeout" (did you mean "migrations.timeout" or "suite.timeout"?)`],
