@@ -28,6 +28,7 @@ interface Spec {
 const SPECS: readonly Spec[] = [
   { arg: 'migrations-table', alias: 't', type: 'string', key: 'table', fallback: 'pgmigrations' },
   { arg: 'schema', alias: 's', type: 'list', key: 'schema', fallback: ['public'] },
+  // Its default follows the schema (deployValue, checkValue): this fallback is never compared.
   { arg: 'migrations-schema', type: 'string', key: 'migrationsSchema', fallback: '' },
   { arg: 'create-schema', type: 'boolean', key: 'createSchema', fallback: false },
   { arg: 'create-migrations-schema', type: 'boolean', key: 'createMigrationsSchema', fallback: false },
@@ -43,7 +44,7 @@ export interface DeploySetting {
   /** The manifest and script that run node-pg-migrate. */
   manifest: string;
   script: string;
-  /** The configuration key (`migrations.table`), or node-pg-migrate's flag when the check has none (`--decamelize`). */
+  /** The configuration key (`migrations.table`), or node-pg-migrate's flag when the check has none (`--use-glob`). */
   setting: string;
   /** The deploy's value, as YAML would write it. */
   deploy: string;

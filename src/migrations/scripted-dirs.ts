@@ -409,8 +409,8 @@ async function otherConfigKeys(root: string, cwd: string, section: string): Prom
   for (const e of entries) {
     const file = path.posix.join(dir, e.name);
     if (e.isDirectory() || !CONFIG_EXTENSIONS.test(e.name)) continue;
-    if (CONFIG_DEFAULTS.includes(`config/${e.name}`) && readableData(root, file)) continue;
     if (!readableData(root, file)) return 'all';
+    if (CONFIG_DEFAULTS.includes(`config/${e.name}`)) continue; // read as a source already
     keys.push(...Object.keys(configSection(root, file, section, false)?.data ?? {}));
   }
   return keys;
