@@ -4,7 +4,7 @@
  * the key that caused it; JSON files are re-read as YAML, a superset, only to get those positions.
  */
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -12,9 +12,9 @@ import { ConsortError } from '../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../core/read-regular.js';
 import { CONFIG_ENV_VARS, ConsortConfigSchema, type ConsortConfig, defaultConfig, KNOWN_KEYS, show } from './schema.js';
 import { docsUrl } from '../core/docs-url.js';
+import { CONFIG_FILES, configFilesIn } from './files.js';
 
-/** Looked for in this order; more than one present is an error, since they would not be merged. */
-export const CONFIG_FILES = ['.github/consort.yml', '.github/consort.yaml', 'consort.config.json'] as const;
+export { CONFIG_FILES } from './files.js';
 
 export interface ConfigProblem {
   file: string;
@@ -107,11 +107,7 @@ export async function loadConfig(
 }
 
 async function discover(projectRoot: string): Promise<string | null> {
-  const found: string[] = [];
-  for (const candidate of CONFIG_FILES) {
-    const info = await stat(path.join(projectRoot, candidate)).catch(() => undefined);
-    if (info?.isFile()) found.push(candidate);
-  }
+  const found = await configFilesIn(projectRoot);
   if (found.length > 1) {
     const message = `Found ${found.length} config files: ${found.join(', ')}. Consort reads exactly one.`;
     throw new ConsortError('config', message, { hint: 'Keep one of them and delete the others; they are not merged.' });

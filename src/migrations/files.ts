@@ -10,6 +10,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../core/errors.js';
 import { readRegularFile, INSIDE_HINT, resolvedInside } from '../core/read-regular.js';
+import { configFileToEdit } from '../config/files.js';
 
 export type MigrationKind = 'sql' | 'js' | 'cjs' | 'mjs' | 'ts' | 'cts' | 'mts' | 'other';
 
@@ -239,7 +240,7 @@ export async function readMigrationSet(dir: string, options: ReadMigrationSetOpt
       throw new ConsortError('config', `No migrations directory at ${configured} (migrations.dir).`, {
         hint:
           scripted ??
-          'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+          `Create it, or set migrations.dir in ${await configFileToEdit(root)} to the folder that holds your migrations.`,
         cause: e,
       });
     }

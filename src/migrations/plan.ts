@@ -53,6 +53,8 @@ export type Problem =
       deploy: string;
       configured: string | null;
       how: string;
+      /** The configuration file to set it in: the one the check read, else `.github/consort.yml`. */
+      configFile: string;
     }
   /**
    * The change points `migrations.dir` at another folder (`dir`) but also adds or edits a migration

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { readRegularFile, resolvedInside } from '../core/read-regular.js';
+import { configFileToEdit } from '../config/files.js';
 
 export interface ScriptedDir {
   /** The manifest holding the script, relative to the root (`package.json`, `packages/db/package.json`). */
@@ -546,7 +547,7 @@ export async function migrationsDirHint(root: string, configured: string): Promi
       : `${first.manifest}'s script "${first.script}" runs node-pg-migrate${how.startsWith(',') ? '' : ' '}${how}`;
   const others = [...new Set(existing.map((s) => s.dir))].filter((d) => d !== first.dir);
   return (
-    `${said}: set migrations.dir: ${first.dir} in .github/consort.yml` +
+    `${said}: set migrations.dir: ${first.dir} in ${await configFileToEdit(root)}` +
     (others.length ? ` (other scripts name ${others.join(', ')}).` : '.')
   );
 }

@@ -34,7 +34,7 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
     case 'deploy-setting':
       return p.configured === null
         ? `The script "${p.script}" runs node-pg-migrate with ${p.how}, which the check has no setting for: it applies the migrations without it.`
-        : `The script "${p.script}" runs node-pg-migrate ${p.file === p.manifest ? 'with' : 'reading'} ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in .github/consort.yml so the check applies them as the deploy does.`;
+        : `The script "${p.script}" runs node-pg-migrate ${p.file === p.manifest ? 'with' : 'reading'} ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in ${p.configFile} so the check applies them as the deploy does.`;
     case 'outside-migrations-dir':
       return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;
   }

@@ -58,6 +58,7 @@ const PlanProblem = z.discriminatedUnion('kind', [
     deploy: z.string(),
     configured: z.string().nullable(),
     how: z.string(),
+    configFile: z.string(),
   }),
   /** Added or edited in the base's migrations folder while the change's migrations.dir names another. */
   z.object({

@@ -217,7 +217,9 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
               { code: `${p.setting}: ${p.configured}` },
               '. Set ',
               { code: `${p.setting}: ${p.deploy}` },
-              ' in .github/consort.yml so the check applies them as the deploy does.',
+              ' in ',
+              { code: p.configFile },
+              ' so the check applies them as the deploy does.',
             ]),
       ];
     case 'parent-ahead':

@@ -120,8 +120,21 @@ it("--dry-run warns of the deploy's node-pg-migrate settings the check does not 
       (await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run', '--json', '-'])).stdout,
     );
     expect(json.warnings).toEqual([
-      expect.objectContaining({ kind: 'deploy-setting', setting: 'migrations.table', deploy: 'schema_versions' }),
+      expect.objectContaining({
+        kind: 'deploy-setting',
+        setting: 'migrations.table',
+        deploy: 'schema_versions',
+        configFile: '.github/consort.yml',
+      }),
     ]);
+    // A project configured in consort.config.json is told to set it there.
+    await rm(path.join(repo.dir, '.github', 'consort.yml'));
+    await writeFile(
+      path.join(repo.dir, 'consort.config.json'),
+      JSON.stringify({ database: { seed: { file: 'seed.sql' } }, migrations: { dir: 'migrations' } }),
+    );
+    const named = await cli(['-C', repo.dir, 'check', '--base', 'main', '--dry-run']);
+    expect(named.stdout).toContain('Set migrations.table: schema_versions in consort.config.json so');
   }));
 
 it("--dry-run names a node-pg-migrate shared with the project as the run's report does: the project's", async () => {

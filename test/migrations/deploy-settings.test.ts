@@ -47,10 +47,11 @@ it("names each setting of the deploy's script the check does not apply with, and
     expect.objectContaining({ setting: 'migrations.checkOrder', deploy: 'false', how: '--no-check-order' }),
     expect.objectContaining({ setting: '--use-glob', deploy: 'true', configured: null }),
   ]);
-  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]! }))).toBe(
-    "package.json's script migrate runs node-pg-migrate with -t schema_versions, but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: schema_versions in .github/consort.yml so the check applies them as the deploy does.",
+  // The advice names the configuration file the project has.
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]!, configFile: 'consort.config.json' }))).toBe(
+    "package.json's script migrate runs node-pg-migrate with -t schema_versions, but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: schema_versions in consort.config.json so the check applies them as the deploy does.",
   );
-  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[2]! }))).toBe(
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[2]!, configFile: '.github/consort.yml' }))).toBe(
     "package.json's script migrate runs node-pg-migrate with --use-glob, which the check has no setting for: it applies the migrations without it.",
   );
   // Set as the deploy has them: nothing to say (the flag the check has no key for stays).
@@ -110,7 +111,7 @@ it("reads the deploy's configuration files as node-pg-migrate does: the config p
     ],
     ['migrations.schema', 'app', 'config/default.json', 'schema: app from config/default.json (section pg)'],
   ]);
-  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]! }))).toBe(
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]!, configFile: '.github/consort.yml' }))).toBe(
     "package.json's script migrate runs node-pg-migrate reading migrations-table: from_file from db/migrate.json (section pg), but the check applies the migrations with migrations.table: pgmigrations. Set migrations.table: from_file in .github/consort.yml so the check applies them as the deploy does.",
   );
 });
@@ -205,7 +206,10 @@ it("shows a value the repository's configuration holds as text in the report, ne
   const report = makeReport({
     stages: {
       ...passingReport.stages,
-      plan: { ...passingReport.stages.plan, warnings: [{ kind: 'deploy-setting', ...warning! }] },
+      plan: {
+        ...passingReport.stages.plan,
+        warnings: [{ kind: 'deploy-setting', ...warning!, configFile: '.github/consort.yml' }],
+      },
     },
   });
   const markdown = renderCheckMarkdown(report);

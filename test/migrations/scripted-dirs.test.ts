@@ -60,6 +60,15 @@ describe('the missing migrations directory', () => {
     expect(e.hint).toBe(
       'package.json\'s script "migrate" runs node-pg-migrate with -m db/migrations: set migrations.dir: db/migrations in .github/consort.yml.',
     );
+    // A project configured in consort.config.json is told to set it there.
+    await writeFile(path.join(root, 'consort.config.json'), '{}');
+    expect((await missing()).hint).toBe(
+      'package.json\'s script "migrate" runs node-pg-migrate with -m db/migrations: set migrations.dir: db/migrations in consort.config.json.',
+    );
+    await rm(path.join(root, 'db'), { recursive: true });
+    expect((await missing()).hint).toBe(
+      'Create it, or set migrations.dir in consort.config.json to the folder that holds your migrations.',
+    );
   });
 
   it("names a workspace package's script, its folder relative to the root", async () => {

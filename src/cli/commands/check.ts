@@ -12,6 +12,7 @@ import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
 import { planWarningReason } from '../../migrations/plan.js';
+import { configFileToEdit } from '../../config/files.js';
 
 interface CheckFlags {
   base?: string;
@@ -66,7 +67,7 @@ async function requireMigrationsDir(
     {
       hint:
         (await migrationsDirHint(root, dir).catch(() => undefined)) ??
-        'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.',
+        `Create it, or set migrations.dir in ${await configFileToEdit(root)} to the folder that holds your migrations.`,
     },
   );
 }

@@ -8,6 +8,7 @@
  * then decides purely (decidePlan). What it cannot read is not a throw: it blocks the run, which
  * fails its baseline stage with the same error a run reading it there would report.
  */
+import { DEFAULT_CONFIG_FILE } from '../../config/files.js';
 import type { SideSettings } from './base-settings.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
@@ -205,6 +206,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
       sets,
     ),
     read.deploy ?? [],
+    request.configSource ?? DEFAULT_CONFIG_FILE,
   );
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
@@ -268,11 +270,11 @@ function withLeftBehind(
 }
 
 /** The plan with the deploy's settings the check does not apply with as warnings. */
-function withDeploySettings(plan: MigrationPlan, deploy: readonly DeploySetting[]): MigrationPlan {
+function withDeploySettings(plan: MigrationPlan, deploy: readonly DeploySetting[], configFile: string): MigrationPlan {
   if (deploy.length === 0) return plan;
   return {
     ...plan,
-    warnings: [...plan.warnings, ...deploy.map((d): Problem => ({ kind: 'deploy-setting', ...d }))],
+    warnings: [...plan.warnings, ...deploy.map((d): Problem => ({ kind: 'deploy-setting', ...d, configFile }))],
   };
 }
 

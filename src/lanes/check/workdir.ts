@@ -15,6 +15,7 @@ import type { GitRepo } from '../../ports/git.js';
 import { asPackage, SCRATCH_IN_MODULES, type MigrationsPackage } from '../../migrations/project-packages.js';
 import { processAlive } from '../../core/process-alive.js';
 import { readRegularFile, resolvedInside } from '../../core/read-regular.js';
+import { configFileToEdit } from '../../config/files.js';
 
 export interface Workdir {
   root: string;
@@ -152,13 +153,16 @@ export async function createWorkdir(
       if (!git) throw new Error('createWorkdir: extract needs a GitRepo');
       const { leftOut } = await git.extractCommit(repo, sha, relativeTo);
       const dir = path.join(relativeTo, migrationsDir);
-      await mkdir(dir, { recursive: true }).catch((e: NodeJS.ErrnoException) => {
+      await mkdir(dir, { recursive: true }).catch(async (e: NodeJS.ErrnoException) => {
         // A folder of the path is a file of the commit (`migrations.dir: schema.sql/migrations`).
         if (e.code !== 'ENOTDIR' && e.code !== 'EEXIST') throw e;
         throw new ConsortError(
           'config',
           `migrations.dir ${migrationsDir} is not a folder in the commit ${sha.slice(0, 12)}: a part of it is a file.`,
-          { hint: 'Set migrations.dir in .github/consort.yml to the folder that holds your migrations.', cause: e },
+          {
+            hint: `Set migrations.dir in ${await configFileToEdit(repo)} to the folder that holds your migrations.`,
+            cause: e,
+          },
         );
       });
       await sameAsPlanned(relativeTo, dir, planned, sha);

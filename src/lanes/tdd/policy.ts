@@ -145,7 +145,7 @@ export const backendFactory =
     const agent = config.roles[role]?.agent ?? config.agents.default;
     if (agent === undefined) {
       throw new ConsortError('config', `No agent backend for the ${role} role.`, {
-        hint: 'Set agents.default (or roles.<role>.agent) in .github/consort.yml, e.g. agents: { default: { backend: command, command: "node agents/run.mjs" } }.',
+        hint: 'Set agents.default (or roles.<role>.agent) in the Consort configuration (.github/consort.yml or consort.config.json), e.g. agents: { default: { backend: command, command: "node agents/run.mjs" } }.',
       });
     }
     const timeoutMs = parseDuration(agent.timeout ?? config.build.turnTimeout);
