@@ -133,12 +133,17 @@ export class Catalog {
     ]);
   }
 
-  async markReady(db: Queryable, name: string, expiresAt: Date | null | undefined): Promise<void> {
+  /**
+   * The branch is ready, made now. `ttlMs`: it expires that long after now, the time it is said to
+   * be made (null: never; undefined: as it was), so `expiresAt − createdAt` is the TTL asked for.
+   */
+  async markReady(db: Queryable, name: string, ttlMs: number | null | undefined): Promise<void> {
     await db.query(
       `UPDATE consort.branches SET state = 'ready', pending_database = NULL, created_at = now(),
-         expires_at = CASE WHEN $3::boolean THEN $4::timestamptz ELSE expires_at END
+         expires_at = CASE WHEN $3::boolean THEN now() + make_interval(secs => $4::double precision / 1000)
+                      ELSE expires_at END
        WHERE namespace = $1 AND name = $2`,
-      [this.namespace, name, expiresAt !== undefined, expiresAt ?? null],
+      [this.namespace, name, ttlMs !== undefined, ttlMs ?? null],
     );
   }
 

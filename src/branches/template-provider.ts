@@ -267,7 +267,7 @@ export class TemplateBranchProvider implements BranchProvider {
         // Branch databases are not PUBLIC: only the admin and the branch's own role connect.
         await confineDatabase(cat, database);
         if (options.prepare) await this.runPrepare(cat, database, options.prepare);
-        await this.catalog.markReady(cat, name, expiresAt);
+        await this.catalog.markReady(cat, name, options.ttlMs ?? null);
       } catch (e) {
         // Leave neither a database nor a catalog row behind.
         if (copied) await dropDatabase(cat, database, true).catch(() => undefined);

@@ -78,7 +78,9 @@ describe.each([
 
   it('resets a branch to its parent current state', async () => {
     await query(await url('main'), 'CREATE TABLE items (id int)');
-    await t.provider.create({ name: 'resettable', ttlMs: 3_600_000 });
+    const made = await t.provider.create({ name: 'resettable', ttlMs: 3_600_000 });
+    // It expires the TTL after the time it says it was made (not after the request started).
+    expect(made.expiresAt!.getTime() - made.createdAt.getTime()).toBe(3_600_000);
     const before = await t.provider.get('resettable');
     await query(await url('resettable'), 'INSERT INTO items VALUES (1), (2)');
     await query(await url('main'), 'INSERT INTO items VALUES (42)');
