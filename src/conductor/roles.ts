@@ -52,6 +52,27 @@ export const OWED: Record<DesignRole, string> = {
  * the tests read there (a flag that skips a check) decides the run. Python's start-up hooks
  * (`sitecustomize`, `usercustomize`, `.pth` files) and virtualenvs too: they run in the runner.
  */
+/**
+ * JavaScript test runners' configuration files, which name files the runner loads into the tests
+ * (setup files, reporters, transforms): harness by default, and what they name is harness too
+ * (src/lanes/tdd/harness.ts follows them).
+ */
+export const RUNNER_CONFIGS = [
+  '**/jest.config.*',
+  '**/vitest.config.*',
+  '**/vitest.workspace.*',
+  '**/.mocharc*',
+  '**/karma.conf.*',
+  '**/ava.config.*',
+  '**/playwright.config.*',
+  '**/cypress.config.*',
+  '**/babel.config.*',
+  '**/.babelrc*',
+] as const;
+
+/** `vite.config.*` also names the app's own entry points: harness.ts follows only its test files. */
+export const VITE_CONFIG = '**/vite.config.*';
+
 export const DEFAULT_HARNESS = [
   '**/.npmrc',
   '**/.yarnrc',
@@ -67,20 +88,11 @@ export const DEFAULT_HARNESS = [
   '**/.node-version',
   '**/.tool-versions',
   '**/bunfig.toml',
-  '**/jest.config.*',
+  ...RUNNER_CONFIGS,
+  VITE_CONFIG,
   '**/jest.setup.*',
   '**/jest-setup.*',
-  '**/vitest.config.*',
-  '**/vitest.workspace.*',
   '**/vitest.setup.*',
-  '**/vite.config.*',
-  '**/.mocharc*',
-  '**/karma.conf.*',
-  '**/ava.config.*',
-  '**/playwright.config.*',
-  '**/cypress.config.*',
-  '**/babel.config.*',
-  '**/.babelrc*',
   '**/tsconfig*.json',
   '**/.swcrc',
   '**/pytest.ini',

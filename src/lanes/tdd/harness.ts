@@ -32,6 +32,7 @@ import { readRegularFile } from '../../core/read-regular.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
+import { RUNNER_CONFIGS, VITE_CONFIG } from '../../conductor/roles.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { manifestKind, manifestsChanged, PACKAGE_RUNNER_KEYS } from './manifest-sections.js';
 import { readText } from './store.js';
@@ -133,21 +134,7 @@ async function textAtBase(
   return ws.fileAt(base, file);
 }
 
-/** JavaScript runners' configuration files, whose file names (setup files, reporters, environments…) the runner loads. */
-const RUNNER_CONFIGS = [
-  '**/jest.config.*',
-  '**/vitest.config.*',
-  '**/vitest.workspace.*',
-  '**/.mocharc*',
-  '**/karma.conf.*',
-  '**/ava.config.*',
-  '**/playwright.config.*',
-  '**/cypress.config.*',
-  '**/babel.config.*',
-  '**/.babelrc*',
-];
-/** `vite.config.*` also names the app's own entry points: only its test files count (`setupFiles: './src/setupTests.ts'`). */
-const VITE_CONFIG = '**/vite.config.*';
+/** A file name a vite config names that is test support (`setupFiles: './src/setupTests.ts'`), not the app's. */
 const TEST_SUPPORT =
   /setup|teardown|reporter|environment|serializer|resolver|sequencer|transform|mock|matchers|global/i;
 /** package.json's runner keys that name files the runner loads (not `scripts`: commandFiles; not `imports`, which names the code). */
