@@ -18,7 +18,14 @@ import pg from 'pg';
 import { quoteIdent, type Queryable } from '../db/sql.js';
 import type { PoolStatus } from '../ports/branch-provider.js';
 import { branchRoleName } from './branch-role.js';
-import { copyDatabase, databaseExists, dropDatabase, renameDatabase, sessionsOn } from './server-ops.js';
+import {
+  copyDatabase,
+  databaseExists,
+  dropDatabase,
+  renameDatabase,
+  sessionsOn,
+  sessionsStaying,
+} from './server-ops.js';
 
 /** At most this many ready copies per template (each is a whole database on a copy-mode server). */
 export const MAX_POOL_SIZE = 64;
@@ -320,7 +327,7 @@ export class Pools {
   ): Promise<Handout> {
     const pool = await this.status(db, template);
     if (pool.length === 0) return { kind: 'miss', reason: 'no-pool' };
-    if ((await sessionsOn(db, templateDb)).length > 0) return { kind: 'miss', reason: 'busy' };
+    if ((await sessionsStaying(db, templateDb)).length > 0) return { kind: 'miss', reason: 'busy' };
     const current = await fingerprint(db, templateDb);
     await db.query('BEGIN');
     try {

@@ -44,6 +44,30 @@ function describe(sessions: Session[]): string {
 }
 
 /** Refuse (or, when asked, terminate) sessions on a database we are about to copy or drop. */
+/**
+ * How long sessions seen on a database get to go before they count as connected. A client that has
+ * just disconnected is listed until its backend has exited, and many do not wait for that (psql
+ * exits as soon as it has said goodbye; a killed process's sockets close after it): a script that
+ * runs `psql "$(consort branch url main)" -c …` and then forks `main` would find it busy. PostgreSQL's
+ * own CREATE and DROP DATABASE wait up to 5 s for such sessions before refusing.
+ */
+export const SESSION_GRACE_MS = 1000;
+
+/** The sessions on `database` still there after up to `graceMs` (none, as soon as they are gone). */
+export async function sessionsStaying(
+  db: Queryable,
+  database: string,
+  graceMs: number = SESSION_GRACE_MS,
+): Promise<Session[]> {
+  const deadline = performance.now() + graceMs;
+  let sessions = await sessionsOn(db, database);
+  while (sessions.length > 0 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    sessions = await sessionsOn(db, database);
+  }
+  return sessions;
+}
+
 export async function clearSessions(
   db: Queryable,
   database: string,
@@ -52,7 +76,8 @@ export async function clearSessions(
   terminate: boolean,
   onTerminated?: (line: string) => void,
 ): Promise<void> {
-  const sessions = await sessionsOn(db, database);
+  // Sessions on their way out are waited for (briefly) before they are refused; ending them is asked anyway.
+  const sessions = terminate ? await sessionsOn(db, database) : await sessionsStaying(db, database);
   if (sessions.length === 0) return;
   if (terminate) {
     await db.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [sessions.map((s) => s.pid)]);

@@ -46,7 +46,7 @@ import {
   dropDatabase,
   renameDatabase,
   serverVersionNum,
-  sessionsOn,
+  sessionsStaying,
 } from './server-ops.js';
 import {
   branchRoleName,
@@ -250,12 +250,14 @@ export class TemplateBranchProvider implements BranchProvider {
       });
       let copied = false;
       let pooled = false;
+      let poolMiss: BranchRecord['poolMiss'];
       let strategy: CopyStrategy | undefined;
       let refill = false;
       try {
         // A warm pool of the parent hands out a ready copy (a rename); otherwise copy now.
         const handout = await this.pools.take(cat, parent.name, parent.database, database);
         pooled = handout.kind === 'member';
+        if (handout.kind === 'miss' && handout.reason !== 'no-pool') poolMiss = handout.reason;
         this.keyOnly.delete(database);
         if (handout.kind === 'member' && handout.role === branchRoleName(database)) this.keyOnly.add(database);
         refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
@@ -278,6 +280,7 @@ export class TemplateBranchProvider implements BranchProvider {
       return {
         ...toRecord((await this.catalog.get(cat, name))!),
         pooled,
+        ...(poolMiss ? { poolMiss } : {}),
         ...(strategy ? { copyStrategy: strategy } : {}),
       };
     });
@@ -507,7 +510,7 @@ export class TemplateBranchProvider implements BranchProvider {
       await this.withLocked(template, async (cat) => {
         const row = await this.catalog.get(cat, template);
         if (row?.state !== 'ready') return;
-        if ((await sessionsOn(cat, row.database)).length > 0) return; // busy: the next handout copies instead
+        if ((await sessionsStaying(cat, row.database)).length > 0) return; // busy: the next handout copies instead
         await this.pools.fill(cat, template, row.database, caps.mode === 'clone', undefined, this.prepareMember);
       });
     })()

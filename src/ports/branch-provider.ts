@@ -20,6 +20,13 @@ export interface BranchRecord {
   /** Set by `create`: the branch came ready-made from a warm pool of its parent (a rename, no copy). */
   pooled?: boolean;
   /**
+   * Set by `create` when the parent has a warm pool but the branch was copied instead: `empty` (no
+   * ready copy: the pool is refilling, or a refill was skipped while someone was connected to the
+   * parent), `stale` (its copies are of an older state of the parent; they are being replaced), or
+   * `busy` (someone is connected to the parent).
+   */
+  poolMiss?: 'empty' | 'stale' | 'busy';
+  /**
    * Set by `create` when it copied the parent on a template-based provider (`local`, `postgres`): the
    * `CREATE DATABASE` strategy that ran — `wal_log` for small parents, `file_copy` for large ones and clones.
    */

@@ -118,17 +118,18 @@ describe.each([
     await p.pool('tmpl', 2);
     await query(await url('tmpl'), 'INSERT INTO items VALUES (3)');
     const b = await p.create({ name: 'b', parent: 'tmpl' });
-    expect(b.pooled).toBe(false);
+    expect(b).toMatchObject({ pooled: false, poolMiss: 'stale' });
     expect(await query(await url('b'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     await p.settled();
     const c = await p.create({ name: 'c', parent: 'tmpl' });
     expect(c.pooled).toBe(true);
+    expect(c.poolMiss).toBeUndefined();
     expect(await query(await url('c'), 'SELECT id FROM items ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     // A schema change counts as a change too.
     await p.settled();
     await query(await url('tmpl'), 'ALTER TABLE items ADD COLUMN label text');
     const d = await p.create({ name: 'd', parent: 'tmpl' });
-    expect(d.pooled).toBe(false);
+    expect(d).toMatchObject({ pooled: false, poolMiss: 'stale' });
     expect(
       await query(
         await url('d'),

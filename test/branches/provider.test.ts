@@ -161,6 +161,21 @@ describe.each([
     }
   });
 
+  it('waits for a session on its way out (a psql that just ran its command) before calling the parent busy', async () => {
+    await t.provider.create({ name: 'leaving' });
+    const holder = new pg.Client({ connectionString: await url('leaving'), application_name: 'one-last-query' });
+    holder.on('error', () => undefined);
+    await holder.connect();
+    // Gone within the grace: its last statement ends 300 ms from now, and it disconnects.
+    const gone = holder.query('SELECT pg_sleep(0.3)').then(() => holder.end());
+    try {
+      const made = await t.provider.create({ name: 'after-leaving', parent: 'leaving' });
+      expect(made.parent).toBe('leaving');
+    } finally {
+      await gone.catch(() => undefined);
+    }
+  });
+
   it('ensure reuses a branch from the same parent and recreates it from another', async () => {
     await t.provider.create({ name: 'base-a' });
     await t.provider.create({ name: 'base-b' });

@@ -4,7 +4,7 @@ import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { assertBranchName } from '../../core/names.js';
 import { maskUrl } from '../../core/redact.js';
-import type { BranchProvider } from '../../ports/branch-provider.js';
+import type { BranchProvider, BranchRecord } from '../../ports/branch-provider.js';
 import type { Ctx } from '../context.js';
 import { branchJson, formatBytes, printJson, relativeTime, table } from '../output.js';
 import { asUsage } from '../usage.js';
@@ -25,6 +25,13 @@ async function isEmptyDatabase(url: string): Promise<boolean> {
     return (r.rows[0] as { n: number }).n === 0;
   }).catch(() => false);
 }
+
+/** Why a create from a pooled parent copied it (BranchRecord.poolMiss), as the terminal says it. */
+const POOL_MISS: Record<NonNullable<BranchRecord['poolMiss']>, string> = {
+  empty: 'its warm pool had no ready copy (it refills in the background)',
+  stale: "its warm pool's copies were of an older state of it (they are being replaced)",
+  busy: 'someone was connected to it, so its warm pool could not hand out a copy',
+};
 
 export function branchCommand(ctx: Ctx): Command {
   const branch = new Command('branch').description('create, list, reset and delete database branches');
@@ -75,12 +82,13 @@ export function branchCommand(ctx: Ctx): Command {
             printJson(c.io, {
               ...record,
               pooled,
+              ...(created.poolMiss ? { poolMiss: created.poolMiss } : {}),
               ...(created.copyStrategy ? { copyStrategy: created.copyStrategy } : {}),
               durationMs: Math.round(ms),
             });
           else
             c.io.out(
-              `Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`,
+              `Created branch ${name} from ${o.from} in ${Math.round(ms)} ms (${pooled ? 'from its warm pool' : record.mode}${created.poolMiss ? `: ${POOL_MISS[created.poolMiss]}` : ''})${record.expiresAt ? `, expires ${record.expiresAt}` : ''}\n${record.url}`,
             );
         });
       },
