@@ -226,7 +226,7 @@ describe('consort CLI on the local provider', () => {
     const tmplUrl = (await cli(['branch', 'url', 'tmpl'], env)).stdout.trim();
     await query(tmplUrl, 'CREATE TABLE changed (id int)');
     const copied = await cli(['branch', 'create', 'not-pooled', '--from', 'tmpl'], env);
-    expect(copied.stdout).toContain("(copy: its warm pool's copies were of an older state of it");
+    expect(copied.stdout).toMatch(/\((copy|clone): its warm pool's copies were of an older state of it/);
     expect((await cli(['branch', 'delete', 'not-pooled'], env)).code).toBe(0);
     expect(await cli(['branch', 'pool', 'tmpl', '--size', 'lots'], env)).toMatchObject({ code: 2 });
     expect(await cli(['branch', 'pool', '--size', '1'], env)).toMatchObject({ code: 2 });
