@@ -10,8 +10,14 @@
  * It understands the subset of JSON Schema those files use: $ref (to schemas, parameters and
  * responses), allOf, oneOf/anyOf (one match is enough), nullable, enum, type (also as a list),
  * required, properties, additionalProperties, items, string patterns, lengths and formats
- * (date-time, date, uri, email), number bounds and item counts; parameters in the path (also those
- * declared once for every operation of a path) and in the query.
+ * (date-time, date, uri, email), number bounds, item and property counts; parameters in the path
+ * (also those declared once for every operation of a path) and in the query.
+ *
+ * A request body is held to the fields the description names, at every depth, even where the
+ * schema leaves `additionalProperties` open (Neon's and GitHub's mostly do): a misspelt optional
+ * field (`parent_timestmp`) is otherwise valid JSON that the service silently ignores, and a
+ * stand-in that reads only the fields it knows hides it just as well. Answers stay open: services
+ * add fields.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,7 +86,7 @@ export class OpenApiChecker {
         out.push(`${where}: missing required query parameter "${p.name}"`);
     const bodySchema = op.requestBody?.content?.['application/json']?.schema;
     const hasBody = ex.body !== '' && ex.body !== undefined;
-    if (bodySchema && hasBody) out.push(...this.validate(bodySchema, ex.body, `${where} request`));
+    if (bodySchema && hasBody) out.push(...this.validate(bodySchema, ex.body, `${where} request`, 'strict'));
     if (!bodySchema && hasBody) out.push(`${where}: sends a body the operation does not take`);
     const status = ex.handledStatus;
     if (status !== undefined && status >= 300 && status < 400 && !(String(status) in op.responses))
@@ -139,14 +145,53 @@ export class OpenApiChecker {
     return v as T;
   }
 
-  validate(schemaIn: Schema, value: unknown, at: string): string[] {
+  /**
+   * The property names an object may carry under `schema` (its own, its allOf parts', its
+   * oneOf/anyOf options'), or undefined when it takes any: it declares `additionalProperties`
+   * (other than false), or names no properties at all (a free-form object such as `{ type: object }`).
+   * A part's `additionalProperties: true` only lets the composing schema's properties through
+   * (GitHub's check-run update: `anyOf: [{ properties: { status }, additionalProperties: true }]`).
+   */
+  private declared(schemaIn: Schema, depth = 0): Set<string> | undefined {
+    const schema = this.deref<Schema>(schemaIn);
+    if (depth > 20) return undefined;
+    const extra = schema.additionalProperties;
+    if (extra !== undefined && extra !== false && !(depth > 0 && extra === true)) return undefined;
+    const names = new Set(Object.keys((schema.properties as Record<string, Schema> | undefined) ?? {}));
+    let composed = false;
+    for (const key of ['allOf', 'oneOf', 'anyOf'] as const)
+      for (const part of (schema[key] as Schema[] | undefined) ?? []) {
+        composed = true;
+        const more = this.declared(part, depth + 1);
+        if (!more) return undefined;
+        for (const n of more) names.add(n);
+      }
+    if (names.size === 0 && !composed && extra !== false && depth === 0) return undefined;
+    return names;
+  }
+
+  /**
+   * Problems of `value` against a schema. `strict` (request bodies): an object may hold only the
+   * properties its schema names — together with those of its allOf parts and oneOf/anyOf options —
+   * unless the schema declares `additionalProperties`. (`nested` is that check already done for
+   * this object, by the schema that composes the one at hand.)
+   */
+  validate(schemaIn: Schema, value: unknown, at: string, mode: 'open' | 'strict' | 'nested' = 'open'): string[] {
     const schema = this.deref<Schema>(schemaIn);
     if (value === null && schema.nullable === true) return [];
     const out: string[] = [];
-    if (Array.isArray(schema.allOf)) for (const s of schema.allOf as Schema[]) out.push(...this.validate(s, value, at));
+    if (mode === 'strict' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const known = this.declared(schema);
+      if (known)
+        for (const k of Object.keys(value))
+          if (!known.has(k)) out.push(`${at}: property "${k}" is not in the description`);
+    }
+    const inner = mode === 'open' ? 'open' : 'nested';
+    if (Array.isArray(schema.allOf))
+      for (const s of schema.allOf as Schema[]) out.push(...this.validate(s, value, at, inner));
     for (const key of ['oneOf', 'anyOf'] as const) {
       const options = schema[key] as Schema[] | undefined;
-      if (options && !options.some((s) => this.validate(s, value, at).length === 0))
+      if (options && !options.some((s) => this.validate(s, value, at, inner).length === 0))
         out.push(`${at}: matches none of ${key}`);
     }
     if (Array.isArray(schema.enum) && !schema.enum.includes(value))
@@ -155,7 +200,7 @@ export class OpenApiChecker {
     const types = Array.isArray(declared) ? (declared as string[]) : declared === undefined ? [] : [declared as string];
     if (types.length > 1) {
       // A list of types (JSON Schema 2020-12, OpenAPI 3.1): one of them must fit.
-      if (!types.some((t) => this.validate({ ...schema, type: t }, value, at).length === 0))
+      if (!types.some((t) => this.validate({ ...schema, type: t }, value, at, mode).length === 0))
         out.push(`${at}: ${JSON.stringify(value)} is none of the types ${JSON.stringify(types)}`);
       return out;
     }
@@ -168,12 +213,18 @@ export class OpenApiChecker {
       const obj = value as Record<string, unknown>;
       for (const r of (schema.required as string[] | undefined) ?? [])
         if (!(r in obj)) out.push(`${at}: missing required "${r}"`);
+      const count = Object.keys(obj).length;
+      if (typeof schema.minProperties === 'number' && count < schema.minProperties)
+        out.push(`${at}: ${count} properties, fewer than ${schema.minProperties}`);
+      if (typeof schema.maxProperties === 'number' && count > schema.maxProperties)
+        out.push(`${at}: ${count} properties, more than ${schema.maxProperties}`);
       const props = (schema.properties as Record<string, Schema> | undefined) ?? {};
+      const deeper = mode === 'open' ? 'open' : 'strict';
       for (const [k, v] of Object.entries(obj)) {
-        if (props[k]) out.push(...this.validate(props[k], v, `${at}.${k}`));
+        if (props[k]) out.push(...this.validate(props[k], v, `${at}.${k}`, deeper));
         else if (schema.additionalProperties === false) out.push(`${at}: unknown property "${k}"`);
         else if (typeof schema.additionalProperties === 'object')
-          out.push(...this.validate(schema.additionalProperties as Schema, v, `${at}.${k}`));
+          out.push(...this.validate(schema.additionalProperties as Schema, v, `${at}.${k}`, deeper));
       }
     } else if (type === 'array') {
       if (!Array.isArray(value)) return [...out, `${at}: expected an array`];
@@ -181,7 +232,16 @@ export class OpenApiChecker {
         out.push(`${at}: ${value.length} items, fewer than ${schema.minItems}`);
       if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
         out.push(`${at}: ${value.length} items, more than ${schema.maxItems}`);
-      value.forEach((v, i) => out.push(...this.validate((schema.items as Schema | undefined) ?? {}, v, `${at}[${i}]`)));
+      value.forEach((v, i) =>
+        out.push(
+          ...this.validate(
+            (schema.items as Schema | undefined) ?? {},
+            v,
+            `${at}[${i}]`,
+            mode === 'open' ? 'open' : 'strict',
+          ),
+        ),
+      );
     } else if (type === 'string') {
       if (typeof value !== 'string') out.push(`${at}: expected a string, got ${JSON.stringify(value)}`);
       else {

@@ -265,7 +265,7 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
     expect(called.filter((route) => !all.some((e) => isCallOf(route, e)))).toEqual([]);
   });
 
-  it('the checker catches what it is for: an unknown route, a bad enum, a missing field, a null where none is allowed', () => {
+  it('the checker catches what it is for: an unknown route, a bad enum, a missing field, a null where none is allowed, a misspelt body field', () => {
     const at = `/repos/${OWNER}/${REPO}`;
     expect(
       checker.check({ method: 'GET', path: `${at}/check-runs`, query: '', status: 404, body: '', response: {} }),
@@ -308,6 +308,25 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
     ).toEqual([
       `GET ${at}/issues/7/comments ?page: expected an integer, got "first"`,
       `GET ${at}/issues/7/comments: undocumented query parameter "color"`,
+    ]);
+    // Octokit's parameters take any extra key (RequestParameters), and GitHub ignores an unknown one.
+    expect(
+      checker.check({
+        method: 'PATCH',
+        path: `${at}/check-runs/12`,
+        query: '',
+        status: 200,
+        body: {
+          status: 'completed',
+          conclusion: 'success',
+          detail_url: 'https://x',
+          output: { title: 't', summary: 's', annotation: [] },
+        },
+        response: undefined,
+      }),
+    ).toEqual([
+      `PATCH ${at}/check-runs/12 request: property "detail_url" is not in the description`,
+      `PATCH ${at}/check-runs/12 request.output: property "annotation" is not in the description`,
     ]);
   });
 });

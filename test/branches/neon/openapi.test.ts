@@ -44,7 +44,7 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
     expect(checker.validate({ $ref: '#/components/schemas/BranchRestoreRequest' }, restore, 'restore')).toEqual([]);
   });
 
-  it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter', () => {
+  it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter or body field, too many annotations', () => {
     expect(
       checker.validate(
         { $ref: '#/components/schemas/BranchRestoreRequest' },
@@ -91,6 +91,24 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
         response: undefined,
       }),
     ).toEqual([expect.stringContaining('no such operation')]);
+    // A misspelt optional field is valid JSON that Neon (and the stand-in) would silently ignore.
+    expect(
+      checker.check({
+        method: 'POST',
+        path: '/api/v2/projects/p-1/branches',
+        query: '',
+        status: 201,
+        body: {
+          branch: { name: 'pr-1', parent_id: 'br-main-1', parent_timestmp: '2025-05-04T10:00:00Z' },
+          endpoints: [{ type: 'read_write' }],
+          annotation_value: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`consort-k${i}`, 'v'])),
+        },
+        response: undefined,
+      }),
+    ).toEqual([
+      'POST /projects/p-1/branches request.branch: property "parent_timestmp" is not in the description',
+      'POST /projects/p-1/branches request.annotation_value: 51 properties, more than 50',
+    ]);
   });
 
   it('every exchange of a full provider run follows the description', async () => {
