@@ -6,8 +6,11 @@
  * get_branch, list_branches, create_endpoint, list_endpoints, generate_database_credential,
  * get_operation, get_project, and the dataclasses Branch, BranchSpec, BranchStatus, Endpoint,
  * EndpointSpec, EndpointStatus, EndpointHosts, Operation, Project, ProjectStatus, DatabaseCredential).
- * No Databricks SDK with this service is published on npm, so the field lists live here; every
- * object is closed (`additionalProperties: false`), so a misspelt or invented field is an error.
+ * No Databricks SDK with this service is published on npm (`@databricks/sdk-experimental` 0.17 has
+ * no `postgres` service; `@databricks/lakebase` 0.6 types only the credential call, as here), so
+ * the field lists live here; every object is closed (`additionalProperties: false`), so a misspelt
+ * or invented field is an error. An error answer is `{ error_code, message, details? }`, the shape
+ * `@databricks/sdk-experimental`'s apierr.js requires before it reads a body as an API error.
  */
 import type { OpenApiDoc } from './openapi.js';
 
@@ -29,15 +32,18 @@ const branchState = { type: 'string', enum: ['ARCHIVED', 'DELETED', 'IMPORTING',
 const endpointType = { type: 'string', enum: ['ENDPOINT_TYPE_READ_ONLY', 'ENDPOINT_TYPE_READ_WRITE'] };
 const endpointState = { type: 'string', enum: ['ACTIVE', 'DEGRADED', 'IDLE', 'INIT'] };
 const op = json(ref('Operation'));
+const failed = json(ref('Error'));
 
 export const LAKEBASE_API: OpenApiDoc = {
   paths: {
-    '/projects/{project}': { get: { operationId: 'GetProject', responses: { 200: json(ref('Project')) } } },
+    '/projects/{project}': {
+      get: { operationId: 'GetProject', responses: { 200: json(ref('Project')), default: failed } },
+    },
     '/projects/{project}/branches': {
       get: {
         operationId: 'ListBranches',
         parameters: [q('page_size', int), q('page_token', str), q('show_deleted', bool)],
-        responses: { 200: json(ref('ListBranchesResponse')) },
+        responses: { 200: json(ref('ListBranchesResponse')), default: failed },
       },
       post: {
         operationId: 'CreateBranch',
@@ -46,35 +52,35 @@ export const LAKEBASE_API: OpenApiDoc = {
           q('replace_existing', bool),
         ],
         requestBody: json(ref('Branch')),
-        responses: { 200: op },
+        responses: { 200: op, default: failed },
       },
     },
     '/projects/{project}/branches/{branch}': {
-      get: { operationId: 'GetBranch', responses: { 200: json(ref('Branch')) } },
+      get: { operationId: 'GetBranch', responses: { 200: json(ref('Branch')), default: failed } },
       delete: {
         operationId: 'DeleteBranch',
         parameters: [q('allow_missing', bool), q('purge', bool)],
-        responses: { 200: op },
+        responses: { 200: op, default: failed },
       },
     },
     '/projects/{project}/branches/{branch}/endpoints': {
       get: {
         operationId: 'ListEndpoints',
         parameters: [q('page_size', int), q('page_token', str)],
-        responses: { 200: json(ref('ListEndpointsResponse')) },
+        responses: { 200: json(ref('ListEndpointsResponse')), default: failed },
       },
       post: {
         operationId: 'CreateEndpoint',
         parameters: [q('endpoint_id', str, true), q('replace_existing', bool)],
         requestBody: json(ref('Endpoint')),
-        responses: { 200: op },
+        responses: { 200: op, default: failed },
       },
     },
     '/projects/{project}/branches/{branch}/operations/{operation}': {
-      get: { operationId: 'GetOperation', responses: { 200: op } },
+      get: { operationId: 'GetOperation', responses: { 200: op, default: failed } },
     },
     '/projects/{project}/branches/{branch}/endpoints/{endpoint}/operations/{operation}': {
-      get: { operationId: 'GetOperation', responses: { 200: op } },
+      get: { operationId: 'GetOperation', responses: { 200: op, default: failed } },
     },
     '/credentials': {
       post: {
@@ -84,7 +90,7 @@ export const LAKEBASE_API: OpenApiDoc = {
             'endpoint',
           ]),
         ),
-        responses: { 200: json(closed({ token: str, expire_time: str })) },
+        responses: { 200: json(closed({ token: str, expire_time: str })), default: failed },
       },
     },
   },
@@ -172,6 +178,8 @@ export const LAKEBASE_API: OpenApiDoc = {
         read_write_pooled_host: str,
       }),
       ListEndpointsResponse: closed({ endpoints: { type: 'array', items: ref('Endpoint') }, next_page_token: str }),
+      // An HTTP error's body: the SDKs read it as an API error only when it has both (apierr's parseErrorFromResponse).
+      Error: closed({ error_code: str, message: str, details: { type: 'array' } }, ['error_code', 'message']),
       Operation: closed({
         done: bool,
         error: closed({ details: { type: 'array' }, error_code: str, message: str, stack_trace: str }),

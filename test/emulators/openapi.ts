@@ -100,6 +100,15 @@ export class OpenApiChecker {
       const schema = response.content?.['application/json']?.schema;
       if (schema && ex.response !== undefined) out.push(...this.validate(schema, ex.response, `${where} ${status}`));
     }
+    if (status !== undefined && status >= 400 && ex.response !== undefined) {
+      // An error answer follows the error schema the operation gives for its status, its class (4XX) or `default`.
+      const documented = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => k in op.responses);
+      const response = this.deref<{ content?: Record<string, { schema?: Schema }> }>(
+        documented ? op.responses[documented] : {},
+      );
+      const schema = response.content?.['application/json']?.schema;
+      if (schema) out.push(...this.validate(schema, ex.response, `${where} ${status}`));
+    }
     return out;
   }
 

@@ -15,7 +15,7 @@ import { OpenApiChecker } from '../../emulators/openapi.js';
 const checker = new OpenApiChecker(LAKEBASE_API, '/api/2.0/postgres');
 
 describe('the Databricks Postgres API, as the SDKs define it', () => {
-  it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter', () => {
+  it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter, an error body of another shape', () => {
     expect(
       checker.validate(
         { $ref: '#/components/schemas/Branch' },
@@ -51,6 +51,20 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
         response: { name: 'projects/p/branches/b', status: { state: 'READY' } },
       }),
     ).toEqual([expect.stringContaining('unknown property "state"')]);
+    expect(
+      checker.check({
+        method: 'GET',
+        path: '/api/2.0/postgres/projects/p/branches/b',
+        query: '',
+        status: 404,
+        handledStatus: 404,
+        body: '',
+        response: { errorCode: 'NOT_FOUND', message: 'no branch b' },
+      }),
+    ).toEqual([
+      expect.stringContaining('missing required "error_code"'),
+      expect.stringContaining('unknown property "errorCode"'),
+    ]);
   });
 
   it('every exchange of a provider session follows the definition', async () => {
@@ -72,6 +86,19 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       await p.reset('pr-51');
       await p.delete('pr-50', { recursive: true });
       await p.gc(new Date(Date.now() + 86_400_000));
+      // The stand-in's refusals, which Consort's error mapping reads (`error_code`, `message`).
+      const token = await bearer(emu.server.url);
+      const refused = async (method: string, path: string, body?: unknown) =>
+        (
+          await fetch(`${emu.server.url}/api/2.0/postgres/projects/consort-emu${path}`, {
+            method,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          })
+        ).status;
+      expect(await refused('GET', '/branches/missing-1')).toBe(404);
+      expect(await refused('POST', '/branches?branch_id=pr-51', { spec: { no_expiry: true } })).toBe(409);
+      expect(await refused('DELETE', '/branches/production?purge=true')).toBe(400);
       const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
       expect(postgres.flatMap((ex) => checker.check(ex))).toEqual([]);
       const calls = new Set(
@@ -98,3 +125,16 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
     }
   });
 });
+
+/** An OAuth access token from the stand-in, as Consort's M2M login gets one. */
+async function bearer(url: string): Promise<string> {
+  const res = await fetch(`${url}/oidc/v1/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from('sp-shapes:shapes-secret-1').toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials&scope=all-apis',
+  });
+  return ((await res.json()) as { access_token: string }).access_token;
+}

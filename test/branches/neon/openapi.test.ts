@@ -44,7 +44,7 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
     expect(checker.validate({ $ref: '#/components/schemas/BranchRestoreRequest' }, restore, 'restore')).toEqual([]);
   });
 
-  it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter or body field, too many annotations', () => {
+  it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter or body field, too many annotations, an error body of another shape', () => {
     expect(
       checker.validate(
         { $ref: '#/components/schemas/BranchRestoreRequest' },
@@ -109,6 +109,21 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
       'POST /projects/p-1/branches request.branch: property "parent_timestmp" is not in the description',
       'POST /projects/p-1/branches request.annotation_value: 51 properties, more than 50',
     ]);
+    // An error answer is Neon's GeneralError: `code` and `message` (the adapter reads the message).
+    expect(
+      checker.check({
+        method: 'GET',
+        path: '/api/v2/projects/p-1/branches/br-1',
+        query: '',
+        status: 404,
+        handledStatus: 404,
+        body: '',
+        response: { error: 'not found' },
+      }),
+    ).toEqual([
+      'GET /projects/p-1/branches/br-1 404: missing required "message"',
+      'GET /projects/p-1/branches/br-1 404: missing required "code"',
+    ]);
   });
 
   it('every exchange of a full provider run follows the description', async () => {
@@ -139,6 +154,21 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
       await p.delete('pr-40', { recursive: true });
       await p.delete('pr-41');
       await p.gc(new Date(Date.now() + 86_400_000));
+      // The stand-in's refusals, which Consort's error mapping reads: each must be Neon's GeneralError.
+      const main = emu.byName('main')!.id;
+      const refused = async (method: string, path: string, body?: unknown, key = emu.o.apiKey) =>
+        (
+          await fetch(`${emu.server.url}/api/v2/projects/${emu.o.projectId}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          })
+        ).status;
+      expect(await refused('GET', '/branches/br-missing-1')).toBe(404);
+      expect(await refused('GET', '/branches', undefined, 'napi_wrong')).toBe(401);
+      expect(await refused('POST', '/branches', { branch: { name: 'main', parent_id: main } })).toBe(409);
+      expect(await refused('POST', '/branches', { branch: { name: 'x-1', parent_id: 'br-missing-1' } })).toBe(404);
+      expect(await refused('DELETE', `/branches/${main}`)).toBe(400);
       const problems = emu.server.exchanges.flatMap((ex) => checker.check(ex));
       expect(problems).toEqual([]);
       const operations = new Set(
