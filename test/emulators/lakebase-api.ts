@@ -82,6 +82,44 @@ export const LAKEBASE_API: OpenApiDoc = {
     '/projects/{project}/branches/{branch}/endpoints/{endpoint}/operations/{operation}': {
       get: { operationId: 'GetOperation', responses: { 200: op, default: failed } },
     },
+    // Workspace calls outside the Postgres API, as @databricks/sdk-experimental makes them: who the
+    // token belongs to (iam CurrentUser.me, `User.userName`, the Postgres role of a PAT's owner) and
+    // the OAuth M2M token (config/oauth/Client.exchangeToken: a form with grant_type=client_credentials
+    // and scope=all-apis, the client's id and secret in a Basic header; the answer needs
+    // access_token and expires_in).
+    '/api/2.0/preview/scim/v2/Me': {
+      get: {
+        operationId: 'CurrentUserMe',
+        responses: {
+          200: json({
+            type: 'object',
+            properties: { userName: str, id: str, displayName: str, active: bool, schemas: { type: 'array' } },
+          }),
+          default: failed,
+        },
+      },
+    },
+    '/oidc/v1/token': {
+      post: {
+        operationId: 'ExchangeToken',
+        requestBody: {
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: closed({ grant_type: { type: 'string', enum: ['client_credentials'] }, scope: str }, [
+                'grant_type',
+              ]),
+            },
+          },
+        },
+        responses: {
+          200: json({
+            type: 'object',
+            required: ['access_token', 'expires_in'],
+            properties: { access_token: str, token_type: str, expires_in: int, scope: str },
+          }),
+        },
+      },
+    },
     '/credentials': {
       post: {
         operationId: 'GenerateDatabaseCredential',

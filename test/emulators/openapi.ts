@@ -11,7 +11,7 @@
  * responses), allOf, oneOf/anyOf (one match is enough), nullable, enum, type (also as a list),
  * required, properties, additionalProperties, items, string patterns, lengths and formats
  * (date-time, date, uri, email), number bounds, item and property counts; parameters in the path
- * (also those declared once for every operation of a path) and in the query.
+ * (also those declared once for every operation of a path) and in the query; JSON and form bodies.
  *
  * A request body is held to the fields the description names, at every depth, even where the
  * schema leaves `additionalProperties` open (Neon's and GitHub's mostly do): a misspelt optional
@@ -84,9 +84,13 @@ export class OpenApiChecker {
     for (const p of params)
       if (p.in === 'query' && p.required && !query.has(p.name))
         out.push(`${where}: missing required query parameter "${p.name}"`);
-    const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+    const content = op.requestBody?.content;
+    const form = content?.['application/x-www-form-urlencoded']?.schema;
+    const bodySchema = content?.['application/json']?.schema ?? form;
     const hasBody = ex.body !== '' && ex.body !== undefined;
-    if (bodySchema && hasBody) out.push(...this.validate(bodySchema, ex.body, `${where} request`, 'strict'));
+    // A form body (an OAuth token request) is checked as the object of its fields.
+    const body = form && typeof ex.body === 'string' ? Object.fromEntries(new URLSearchParams(ex.body)) : ex.body;
+    if (bodySchema && hasBody) out.push(...this.validate(bodySchema, body, `${where} request`, 'strict'));
     if (!bodySchema && hasBody) out.push(`${where}: sends a body the operation does not take`);
     const status = ex.handledStatus;
     if (status !== undefined && status >= 300 && status < 400 && !(String(status) in op.responses))

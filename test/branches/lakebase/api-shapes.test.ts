@@ -15,7 +15,7 @@ import { OpenApiChecker } from '../../emulators/openapi.js';
 const checker = new OpenApiChecker(LAKEBASE_API, '/api/2.0/postgres');
 
 describe('the Databricks Postgres API, as the SDKs define it', () => {
-  it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter, an error body of another shape', () => {
+  it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter, an error body of another shape, a bad OAuth form', () => {
     expect(
       checker.validate(
         { $ref: '#/components/schemas/Branch' },
@@ -51,6 +51,17 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
         response: { name: 'projects/p/branches/b', status: { state: 'READY' } },
       }),
     ).toEqual([expect.stringContaining('unknown property "state"')]);
+    // The OAuth form, checked field by field like a JSON body.
+    expect(
+      checker.check({
+        method: 'POST',
+        path: '/oidc/v1/token',
+        query: '',
+        status: 200,
+        body: 'grant_type=client_credential&scope=all-apis',
+        response: undefined,
+      }),
+    ).toEqual([expect.stringContaining('"client_credential" is not one of')]);
     expect(
       checker.check({
         method: 'GET',
@@ -71,6 +82,7 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
     const emu = await new LakebaseEmulator({
       clientId: 'sp-shapes',
       clientSecret: 'shapes-secret-1',
+      token: 'dapi-shapes-1',
       opPolls: 2,
       pageSize: 2,
     }).start();
@@ -80,6 +92,13 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       await p.create({ name: 'pr-50', ttlMs: 3_600_000, at: new Date(Date.now() - 1000) });
       await p.create({ name: 'pr-50-suite', parent: 'pr-50', prepare: async () => undefined });
       await p.connectionUri('pr-50');
+      // With a personal access token the Postgres role is the token's owner, asked of the workspace.
+      const pat = createLakebaseProvider(parseLakebaseSettings(emu.env('token')), {
+        clock: fastClock(),
+        sslMode: 'disable',
+      });
+      expect(await pat.connectionUri('pr-50')).toContain(encodeURIComponent('ci@example.com'));
+      await pat.close();
       await p.list();
       emu.server.fail({ method: 'POST', path: /\/branches$/, status: 504, afterHandling: true });
       await p.create({ name: 'pr-51' });
@@ -100,7 +119,10 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       expect(await refused('POST', '/branches?branch_id=pr-51', { spec: { no_expiry: true } })).toBe(409);
       expect(await refused('DELETE', '/branches/production?purge=true')).toBe(400);
       const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
-      expect(postgres.flatMap((ex) => checker.check(ex))).toEqual([]);
+      expect(emu.server.exchanges.flatMap((ex) => checker.check(ex))).toEqual([]);
+      expect(emu.server.exchanges.map((ex) => `${ex.method} ${ex.path}`)).toEqual(
+        expect.arrayContaining(['GET /api/2.0/preview/scim/v2/Me', 'POST /oidc/v1/token']),
+      );
       const calls = new Set(
         postgres.map(
           (ex) =>
