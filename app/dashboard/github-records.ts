@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { collaboratorPermission } from '../../src/github/permissions.js';
 import type { Permission, RepoRef as Repo } from '../../src/ports/github.js';
 import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
+import type { Endpoints } from '@octokit/types';
 
 export interface TreeEntry {
   path: string;
@@ -65,6 +66,18 @@ const Sha = z.object({ sha: z.string() });
 const CommentId = z.object({ id: z.number() });
 const Ref = z.object({ object: z.object({ sha: z.string() }) });
 const Commit = z.object({ sha: z.string(), tree: z.object({ sha: z.string() }) });
+
+/** The parser of each route's answer, for test/github/openapi.test.ts to hold their fields to GitHub's description. */
+export const ANSWER_PARSERS = {
+  'GET /repos/{owner}/{repo}/git/trees/{tree_sha}': Tree,
+  'GET /repos/{owner}/{repo}/git/blobs/{file_sha}': Blob,
+  'GET /repos/{owner}/{repo}/compare/{basehead}': Compare,
+  'GET /repos/{owner}/{repo}/git/ref/{ref}': Ref,
+  'GET /repos/{owner}/{repo}/git/commits/{commit_sha}': Commit,
+  'POST /repos/{owner}/{repo}/git/trees': Sha,
+  'POST /repos/{owner}/{repo}/git/commits': Sha,
+  'POST /repos/{owner}/{repo}/issues/{issue_number}/comments': CommentId,
+} satisfies Partial<Record<keyof Endpoints, z.ZodType>>;
 
 const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
 

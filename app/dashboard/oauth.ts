@@ -73,3 +73,6 @@ export async function currentUser(
   const { data } = await restClient(c.apiUrl, token, c.fetch).request('GET /user', {});
   return User.parse(data);
 }
+
+/** `GET /user`'s answer, down to the fields read (for test/github/openapi.test.ts). */
+export { User as UserReply };

@@ -272,3 +272,6 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
       }),
   };
 }
+
+/** The answers' parsers, down to the fields read (test/github/openapi.test.ts holds them to GitHub's description). */
+export const answerParsers = { Comments, Created, Membership, Pull, Id, GitCommit, GitTree, Compare };

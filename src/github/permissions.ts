@@ -22,3 +22,6 @@ export async function collaboratorPermission(get: () => Promise<{ data: unknown 
   const role = PERMISSIONS.includes(reply.role_name ?? '') ? reply.role_name! : reply.permission;
   return (PERMISSIONS.includes(role) ? role : 'none') as Permission;
 }
+
+/** The endpoint's answer, down to the fields read (for test/github/openapi.test.ts). */
+export { Reply as PermissionReply };

@@ -22,6 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import type { z } from 'zod';
 import type { Exchange } from './json-server.js';
 
 type Schema = Record<string, unknown>;
@@ -147,6 +148,64 @@ export class OpenApiChecker {
         pathValues: Object.fromEntries(hit.names.map((n, i) => [n, decodeURIComponent(hit.m![i + 1]!)])),
       };
     return undefined;
+  }
+
+  /** The JSON schema of an operation's answer (`GET /projects/{project_id}`; the first 2xx unless `status` is given). */
+  responseSchema(route: string, status?: number): Schema {
+    const [method = '', template = ''] = route.split(' ');
+    const op = (this.doc.paths[template] as Record<string, Operation> | undefined)?.[method.toLowerCase()];
+    if (!op) throw new Error(`${route}: no such operation in the description`);
+    const key = status !== undefined ? String(status) : Object.keys(op.responses).find((k) => /^2\d\d$/.test(k));
+    const response = this.deref<{ content?: Record<string, { schema?: Schema }> }>(op.responses[key ?? ''] ?? {});
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) throw new Error(`${route}: no JSON answer for ${key ?? '2xx'}`);
+    return schema;
+  }
+
+  /**
+   * Fields a zod parser of Consort's reads that the description's schema does not have: a misspelt
+   * optional field parses as absent from every real answer, silently. Objects are walked with
+   * their allOf parts and oneOf/anyOf options together; optional, nullable and defaulted fields,
+   * arrays, records and unions are followed; a free-form object (no properties named) takes any.
+   */
+  unknownReads(parser: z.ZodType, schemaIn: Schema, at = '(answer)'): string[] {
+    let def = (parser as unknown as { _zod: { def: ZodDef } })._zod.def;
+    while (def.innerType && ['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch'].includes(def.type))
+      def = (def.innerType as unknown as { _zod: { def: ZodDef } })._zod.def;
+    const schema = this.deref<Schema>(schemaIn);
+    const out: string[] = [];
+    if (def.type === 'object' && def.shape) {
+      const known = this.properties(schema);
+      if (!known) return out;
+      for (const [k, v] of Object.entries(def.shape))
+        if (!(k in known)) out.push(`${at}.${k}: not in the description`);
+        else out.push(...this.unknownReads(v, known[k]!, `${at}.${k}`));
+    } else if (def.type === 'array' && def.element) {
+      out.push(...this.unknownReads(def.element, (schema.items as Schema | undefined) ?? {}, `${at}[]`));
+    } else if (def.type === 'record' && def.valueType) {
+      const extra = schema.additionalProperties;
+      if (typeof extra === 'object' && extra !== null)
+        out.push(...this.unknownReads(def.valueType, extra as Schema, `${at}{}`));
+    } else if (def.type === 'union' && def.options) {
+      for (const option of def.options) out.push(...this.unknownReads(option, schema, at));
+    }
+    return out;
+  }
+
+  /** An object schema's properties with those of its allOf parts and oneOf/anyOf options; undefined when it names none. */
+  private properties(schemaIn: Schema, depth = 0): Record<string, Schema> | undefined {
+    const schema = this.deref<Schema>(schemaIn);
+    let found = schema.properties !== undefined;
+    const all: Record<string, Schema> = { ...((schema.properties as Record<string, Schema> | undefined) ?? {}) };
+    for (const key of ['allOf', 'oneOf', 'anyOf'] as const)
+      for (const part of (schema[key] as Schema[] | undefined) ?? []) {
+        const more = depth < 20 ? this.properties(part, depth + 1) : undefined;
+        if (more) {
+          found = true;
+          Object.assign(all, more);
+        }
+      }
+    return found ? all : undefined;
   }
 
   private deref<T>(value: unknown): T {
@@ -281,6 +340,16 @@ export class OpenApiChecker {
     }
     return out;
   }
+}
+
+/** The part of a zod 4 schema's definition `unknownReads` walks. */
+interface ZodDef {
+  type: string;
+  innerType?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  valueType?: z.ZodType;
+  options?: z.ZodType[];
 }
 
 /** The string formats checked (others, like int64 or GitHub's repo.nwo, pass). */

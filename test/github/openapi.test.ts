@@ -13,12 +13,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
 import { approvalPolicyAt } from '../../app/dashboard/approval-policy.js';
-import { githubCommits, githubRecords } from '../../app/dashboard/github-records.js';
-import { currentUser } from '../../app/dashboard/oauth.js';
+import {
+  ANSWER_PARSERS as DASHBOARD_PARSERS,
+  githubCommits,
+  githubRecords,
+} from '../../app/dashboard/github-records.js';
+import { currentUser, UserReply } from '../../app/dashboard/oauth.js';
 import { restClient } from '../../app/dashboard/rest-client.js';
 import { createOctokitClient } from '../../src/github/client.js';
-import { octokitGitHub } from '../../src/github/octokit.js';
+import { answerParsers as A, octokitGitHub } from '../../src/github/octokit.js';
+import { PermissionReply } from '../../src/github/permissions.js';
 import { installAppRoutes, TOKEN, type AppRoutes } from '../app/helpers/app-routes.js';
 import { commit, tarballOf } from '../app/helpers/repo.js';
 import {
@@ -256,6 +262,34 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
 
     expect(dash.unexpected).toEqual([]);
     expect(exchanges(dash).flatMap((e) => checker.check(e))).toEqual([]);
+  });
+
+  it("every field Consort's parsers read from an answer is one the description has", () => {
+    const parsers: [string, Parameters<OpenApiChecker['unknownReads']>[0]][] = [
+      ['GET /repos/{owner}/{repo}/issues/{issue_number}/comments', A.Comments],
+      ['POST /repos/{owner}/{repo}/issues/{issue_number}/comments', A.Created],
+      ['GET /orgs/{org}/teams/{team_slug}/memberships/{username}', A.Membership],
+      ['GET /repos/{owner}/{repo}/pulls/{pull_number}', A.Pull],
+      ['POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', A.Created],
+      ['POST /repos/{owner}/{repo}/check-runs', A.Id],
+      ['GET /repos/{owner}/{repo}/git/commits/{commit_sha}', A.GitCommit],
+      ['GET /repos/{owner}/{repo}/git/trees/{tree_sha}', A.GitTree],
+      ['GET /repos/{owner}/{repo}/compare/{basehead}', A.Compare],
+      ['GET /repos/{owner}/{repo}/collaborators/{username}/permission', PermissionReply],
+      ...Object.entries(DASHBOARD_PARSERS),
+      ['GET /user', UserReply],
+    ];
+    expect(parsers.length).toBeGreaterThanOrEqual(18);
+    expect(
+      parsers.flatMap(([route, parser]) => checker.unknownReads(parser, checker.responseSchema(route), route)),
+    ).toEqual([]);
+    // What it is for: a misspelt field reads as absent from every real answer (`merge_base_commit`).
+    expect(
+      checker.unknownReads(
+        z.object({ merge_base: z.object({ sha: z.string() }).optional() }),
+        checker.responseSchema('GET /repos/{owner}/{repo}/compare/{basehead}'),
+      ),
+    ).toEqual(['(answer).merge_base: not in the description']);
   });
 
   it('every route the sources call was exercised above', () => {

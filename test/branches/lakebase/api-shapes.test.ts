@@ -5,6 +5,17 @@
  * TTL and point in time, endpoint, credentials, paged listing, a prepared branch, an ambiguous create
  * adopted, reset, purging deletes, gc — must be a documented call with documented fields.
  */
+import { z } from 'zod';
+import {
+  Branch,
+  Credential,
+  Endpoint,
+  ListBranches,
+  ListEndpoints,
+  Me,
+  Operation,
+  Project,
+} from '../../../src/branches/lakebase/api.js';
 import { createLakebaseProvider } from '../../../src/branches/lakebase/provider.js';
 import { parseLakebaseSettings } from '../../../src/branches/lakebase/settings.js';
 import { fastClock } from '../../emulators/clock.js';
@@ -15,6 +26,31 @@ import { OpenApiChecker } from '../../emulators/openapi.js';
 const checker = new OpenApiChecker(LAKEBASE_API, '/api/2.0/postgres');
 
 describe('the Databricks Postgres API, as the SDKs define it', () => {
+  it("every field Consort's parsers read from an answer is one the definition has", () => {
+    const b = '/projects/{project}/branches/{branch}';
+    const read: [string, Parameters<OpenApiChecker['unknownReads']>[0]][] = [
+      ['GET /projects/{project}', Project],
+      ['GET /projects/{project}/branches', ListBranches],
+      [`GET ${b}`, Branch],
+      [`GET ${b}/endpoints`, ListEndpoints],
+      [`GET ${b}/operations/{operation}`, Operation],
+      ['POST /credentials', Credential],
+      ['GET /api/2.0/preview/scim/v2/Me', Me],
+    ];
+    expect(
+      read.flatMap(([route, parser]) => checker.unknownReads(parser, checker.responseSchema(route), route)),
+    ).toEqual([]);
+    // An operation's result is the resource it made: a Branch, an Endpoint.
+    expect(checker.unknownReads(Branch, { $ref: '#/components/schemas/Branch' })).toEqual([]);
+    expect(checker.unknownReads(Endpoint, { $ref: '#/components/schemas/Endpoint' })).toEqual([]);
+    expect(
+      checker.unknownReads(
+        Branch.extend({ status: z.object({ deleted: z.boolean().optional() }).optional() }),
+        checker.responseSchema(`GET ${b}`),
+      ),
+    ).toEqual(['(answer).status.deleted: not in the description']);
+  });
+
   it('the checker catches what it is for: a misspelt field, a wrong enum, an undocumented parameter, an error body of another shape, a bad OAuth form', () => {
     expect(
       checker.validate(

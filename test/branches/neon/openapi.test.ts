@@ -13,9 +13,21 @@ import type {
   BranchRestoreRequest,
   EndpointType,
 } from '@neondatabase/api-client';
+import { z } from 'zod';
 import { createNeonProvider } from '../../../src/branches/neon/provider.js';
 import { parseNeonSettings } from '../../../src/branches/neon/settings.js';
-import { createBody, type BranchRestoreBody } from '../../../src/branches/neon/api.js';
+import {
+  BranchOperations,
+  BranchResponse,
+  ConnectionUri,
+  createBody,
+  CreatedBranch,
+  Endpoints,
+  ListBranches,
+  OperationResponse,
+  ProjectResponse,
+  type BranchRestoreBody,
+} from '../../../src/branches/neon/api.js';
 import { fastClock } from '../../emulators/clock.js';
 import { NeonEmulator } from '../../emulators/neon.js';
 import { loadNeonOpenApi, OpenApiChecker } from '../../emulators/openapi.js';
@@ -42,6 +54,31 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
     } satisfies BranchRestoreBody;
     expect(checker.validate({ $ref: '#/components/schemas/BranchCreateRequest' }, create, 'create')).toEqual([]);
     expect(checker.validate({ $ref: '#/components/schemas/BranchRestoreRequest' }, restore, 'restore')).toEqual([]);
+  });
+
+  it("every field Consort's parsers read from an answer is one the description has", () => {
+    const p = '/projects/{project_id}';
+    const read: [string, Parameters<OpenApiChecker['unknownReads']>[0]][] = [
+      [`GET ${p}`, ProjectResponse],
+      [`GET ${p}/branches`, ListBranches],
+      [`POST ${p}/branches`, CreatedBranch],
+      [`GET ${p}/branches/{branch_id}`, BranchResponse],
+      [`DELETE ${p}/branches/{branch_id}`, BranchOperations],
+      [`POST ${p}/branches/{branch_id}/restore`, BranchOperations],
+      [`GET ${p}/branches/{branch_id}/endpoints`, Endpoints],
+      [`GET ${p}/connection_uri`, ConnectionUri],
+      [`GET ${p}/operations/{operation_id}`, OperationResponse],
+    ];
+    expect(
+      read.flatMap(([route, parser]) => checker.unknownReads(parser, checker.responseSchema(route), route)),
+    ).toEqual([]);
+    // What it is for: a misspelt field Consort would read as absent from every real answer.
+    expect(
+      checker.unknownReads(
+        BranchResponse.extend({ branch: BranchResponse.shape.branch.extend({ expire_at: z.string().optional() }) }),
+        checker.responseSchema(`GET ${p}/branches/{branch_id}`),
+      ),
+    ).toEqual(['(answer).branch.expire_at: not in the description']);
   });
 
   it('the checker catches what it is for: a bad id, a missing required field, an unknown parameter or body field, too many annotations, an error body of another shape', () => {
