@@ -124,9 +124,16 @@ export const LAKEBASE_API: OpenApiDoc = {
       post: {
         operationId: 'GenerateDatabaseCredential',
         requestBody: json(
-          closed({ endpoint: str, claims: { type: 'array' }, expire_time: str, group_name: str, ttl: str }, [
-            'endpoint',
-          ]),
+          closed(
+            {
+              endpoint: { type: 'string', pattern: '^projects/[^/]+/branches/[^/]+/endpoints/[^/]+$' },
+              claims: { type: 'array' },
+              expire_time: str,
+              group_name: str,
+              ttl: str,
+            },
+            ['endpoint'],
+          ),
         ),
         responses: { 200: json(closed({ token: str, expire_time: str })), default: failed },
       },
@@ -148,7 +155,7 @@ export const LAKEBASE_API: OpenApiDoc = {
         expire_time: str,
         is_protected: bool,
         no_expiry: bool,
-        source_branch: str,
+        source_branch: { type: 'string', pattern: '^projects/[^/]+/branches/[^/]+$' }, // a resource name
         source_branch_lsn: str,
         source_branch_time: str,
         source_snapshot: str,

@@ -342,7 +342,15 @@ export class LakebaseEmulator {
         'RESOURCE_LIMIT_EXCEEDED',
         `Project has reached the maximum number of branches (${this.o.maxBranches})`,
       );
-    const source = this.branches.get((spec.source_branch ?? '').split('/').pop() ?? '');
+    // A resource name, `projects/{project_id}/branches/{branch_id}`, as BranchSpec.source_branch is defined.
+    const sourceId = /^projects\/([^/]+)\/branches\/([^/]+)$/.exec(spec.source_branch ?? '');
+    if (!sourceId)
+      throw err(
+        400,
+        'INVALID_PARAMETER_VALUE',
+        `source_branch "${spec.source_branch}" is not of the form projects/{project_id}/branches/{branch_id}`,
+      );
+    const source = sourceId[1] === this.o.project ? this.branches.get(sourceId[2]!) : undefined;
     if (!source) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Source branch ${spec.source_branch} does not exist`);
     const ttl = spec.ttl ? Number(/^(\d+)s$/.exec(spec.ttl)?.[1]) : undefined;
     if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400))

@@ -189,6 +189,9 @@ export class NeonEmulator {
     if (!body.endpoints?.some((e) => e.type === 'read_write'))
       throw err(400, 'this emulator expects a read_write endpoint');
     const expires = body.branch?.expires_at ?? null;
+    // RFC 3339 "with precision up to seconds", as BranchCreateRequest.expires_at is defined.
+    if (expires && !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/.test(expires))
+      throw err(400, `expires_at "${expires}" must be RFC 3339 with precision up to seconds`);
     if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000)
       throw err(400, 'expires_at must be at most 30 days in the future');
     const branch = await this.addBranch(

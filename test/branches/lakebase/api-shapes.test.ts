@@ -87,6 +87,16 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
         response: { name: 'projects/p/branches/b', status: { state: 'READY' } },
       }),
     ).toEqual([expect.stringContaining('unknown property "state"')]);
+    expect(
+      checker.check({
+        method: 'POST',
+        path: '/api/2.0/postgres/projects/p/branches',
+        query: '?branch_id=pr-1',
+        status: 200,
+        body: { spec: { source_branch: 'production', no_expiry: true } },
+        response: undefined,
+      }),
+    ).toEqual([expect.stringContaining('"production" does not match')]);
     // The OAuth form, checked field by field like a JSON body.
     expect(
       checker.check({
@@ -156,6 +166,12 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       expect(await refused('DELETE', '/branches/production?purge=true')).toBe(400);
       const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
       expect(emu.server.exchanges.flatMap((ex) => checker.check(ex))).toEqual([]);
+      // A request the definition does not allow is refused, not served: source_branch is a resource
+      // name (projects/{project_id}/branches/{branch_id}), so a bare id would hide a bug of Consort's.
+      expect(
+        await refused('POST', '/branches?branch_id=pr-52', { spec: { source_branch: 'production', no_expiry: true } }),
+      ).toBe(400);
+      expect(emu.branches.has('pr-52')).toBe(false);
       expect(emu.server.exchanges.map((ex) => `${ex.method} ${ex.path}`)).toEqual(
         expect.arrayContaining(['GET /api/2.0/preview/scim/v2/Me', 'POST /oidc/v1/token']),
       );

@@ -206,6 +206,13 @@ describe('Neon API v2, as its OpenAPI file defines it', () => {
       expect(await refused('POST', '/branches', { branch: { name: 'main', parent_id: main } })).toBe(409);
       expect(await refused('POST', '/branches', { branch: { name: 'x-1', parent_id: 'br-missing-1' } })).toBe(404);
       expect(await refused('DELETE', `/branches/${main}`)).toBe(400);
+      // expires_at is RFC 3339 "with precision up to seconds": milliseconds are refused, not rounded.
+      const soon = new Date(Date.now() + 3_600_000).toISOString();
+      const tooPrecise = {
+        branch: { name: 'x-2', parent_id: main, expires_at: soon },
+        endpoints: [{ type: 'read_write' }],
+      };
+      expect(await refused('POST', '/branches', tooPrecise)).toBe(400);
       const problems = emu.server.exchanges.flatMap((ex) => checker.check(ex));
       expect(problems).toEqual([]);
       const operations = new Set(
