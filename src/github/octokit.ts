@@ -126,6 +126,13 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
           body,
         });
       }),
+    deleteComment: (repo, commentId) =>
+      call('delete issue comment', async () => {
+        await octokit.request('DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+          ...at(repo),
+          comment_id: commentId,
+        });
+      }),
     react: (repo, commentId, content) =>
       call('create reaction', async () => {
         await octokit.request('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', {

@@ -8,10 +8,14 @@ import type { GitHubPort, IssueComment, RepoRef } from '../ports/github.js';
 
 export const CHECK_COMMENT_MARKER = '<!-- consort:check -->';
 
-export type StickyPlan =
+export type StickyPlan = (
   | { action: 'create'; body: string }
   | { action: 'update'; commentId: number; body: string }
-  | { action: 'unchanged'; commentId: number };
+  | { action: 'unchanged'; commentId: number }
+) & {
+  /** Later comments of ours (two runs that both found none and both created one): deleted. */
+  duplicates: number[];
+};
 
 export interface StickyOptions {
   marker: string;
@@ -33,14 +37,19 @@ export function isOurs(comment: IssueComment, options: StickyOptions): boolean {
   return options.selfLogin !== undefined ? comment.user.login === options.selfLogin : comment.user.type === 'Bot';
 }
 
-/** The oldest comment of ours is the sticky one (a later duplicate, from a race, is left alone). */
+/**
+ * The oldest comment of ours is the sticky one. Later ones (two runs of a pull request that both
+ * found none and both posted, or a create GitHub answered with an error after making it, which the
+ * client retried) would go on showing an old report under the current one: they are deleted.
+ */
 export function planSticky(comments: readonly IssueComment[], markdown: string, options: StickyOptions): StickyPlan {
   const body = withMarker(options.marker, markdown);
-  const ours = comments.find((c) => isOurs(c, options));
-  if (!ours) return { action: 'create', body };
+  const [ours, ...later] = comments.filter((c) => isOurs(c, options));
+  const duplicates = later.map((c) => c.id);
+  if (!ours) return { action: 'create', body, duplicates };
   return ours.body === body
-    ? { action: 'unchanged', commentId: ours.id }
-    : { action: 'update', commentId: ours.id, body };
+    ? { action: 'unchanged', commentId: ours.id, duplicates }
+    : { action: 'update', commentId: ours.id, body, duplicates };
 }
 
 export interface StickyResult {
@@ -58,6 +67,8 @@ export async function upsertStickyComment(
 ): Promise<StickyResult> {
   const comments = await github.listComments(repo, issue);
   const plan = planSticky(comments, markdown, options);
+  // Best effort: a duplicate left now (already gone, a token that may not delete) goes on a later run.
+  await Promise.all(plan.duplicates.map((id) => github.deleteComment(repo, id).catch(() => undefined)));
   switch (plan.action) {
     case 'create': {
       const c = await github.createComment(repo, issue, plan.body);

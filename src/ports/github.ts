@@ -91,6 +91,8 @@ export interface GitHubPort {
   listComments(repo: RepoRef, issue: number): Promise<IssueComment[]>;
   createComment(repo: RepoRef, issue: number, body: string): Promise<Created>;
   updateComment(repo: RepoRef, commentId: number, body: string): Promise<void>;
+  /** Delete a comment (one of the token's own: a duplicate sticky comment). */
+  deleteComment(repo: RepoRef, commentId: number): Promise<void>;
   react(repo: RepoRef, commentId: number, content: Reaction): Promise<void>;
   permission(repo: RepoRef, user: string): Promise<Permission>;
   /** Whether `user` is an active member of the team `org/teamSlug` (needs a token that may read the organization's teams). */

@@ -47,19 +47,25 @@ describe('planSticky', () => {
     expect(planSticky([comment(1, `${M}\nx`, HUMAN), comment(2, 'hi')], 'report', { marker: M })).toEqual({
       action: 'create',
       body: `${M}\nreport`,
+      duplicates: [],
     });
   });
 
-  it('updates the oldest comment of ours, leaving a later duplicate alone', () => {
+  it('updates the oldest comment of ours and deletes later duplicates of ours (not a person quoting the marker)', () => {
     expect(
-      planSticky([comment(7, 'hi'), comment(8, `${M}\nold`), comment(9, `${M}\nolder race`)], 'new', { marker: M }),
-    ).toEqual({ action: 'update', commentId: 8, body: `${M}\nnew` });
+      planSticky(
+        [comment(7, 'hi'), comment(8, `${M}\nold`), comment(9, `${M}\nquoted`, HUMAN), comment(10, `${M}\nrace`)],
+        'new',
+        { marker: M },
+      ),
+    ).toEqual({ action: 'update', commentId: 8, body: `${M}\nnew`, duplicates: [10] });
   });
 
   it('does nothing when the text is the same', () => {
     expect(planSticky([comment(8, `${M}\nsame`)], 'same', { marker: M })).toEqual({
       action: 'unchanged',
       commentId: 8,
+      duplicates: [],
     });
   });
 });
@@ -85,6 +91,13 @@ describe('upsertStickyComment', () => {
       updateComment: async (_r: RepoRef, id: number, body: string) => {
         calls.push(`update ${id}`);
         comments.find((x) => x.id === id)!.body = body;
+      },
+      deleteComment: async (_r: RepoRef, id: number) => {
+        calls.push(`delete ${id}`);
+        comments.splice(
+          comments.findIndex((x) => x.id === id),
+          1,
+        );
       },
       react: unused,
       permission: unused,
@@ -121,5 +134,15 @@ describe('upsertStickyComment', () => {
     });
     expect(f.calls).toEqual(['list 5', 'create 5', 'list 5', 'update 101', 'list 5']);
     expect(f.comments.map((c) => c.body)).toEqual([`${M}\nhuman`, `${M}\ntwo`]);
+  });
+
+  it('leaves one comment of ours when two runs both posted one: the later is deleted, the older updated', async () => {
+    const f = fakePort([comment(3, `${M}\nrun A`), comment(4, `${M}\nrun B`)]);
+    expect(await upsertStickyComment(f.port, repo, 5, 'three', { marker: M })).toMatchObject({
+      action: 'update',
+      commentId: 3,
+    });
+    expect(f.calls).toEqual(['list 5', 'delete 4', 'update 3']);
+    expect(f.comments.map((c) => c.body)).toEqual([`${M}\nthree`]);
   });
 });

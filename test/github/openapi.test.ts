@@ -167,6 +167,10 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
     await gh.react(R, c.id, 'eyes');
     await gh.react(R, c.id, '+1');
     await gh.react(R, c.id, 'confused');
+    // A duplicate of the sticky comment (two runs that both posted one) is deleted.
+    const duplicate = await gh.createComment(R, 7, 'Consort: passed');
+    await gh.deleteComment(R, duplicate.id);
+    expect((await gh.listComments(R, 7)).map((x) => x.id)).toEqual([c.id]);
     // Done: the check run completes, the statuses, a review; an approver's team.
     await gh.completeCheckRun(R, run, {
       conclusion: 'failure',

@@ -381,6 +381,13 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
         return send(201, render(state.seed({ issue: Number(list[1]), body: text_, user })));
       }
       const existing = one && state.comments.find((c) => c.id === Number(one[1]));
+      if (existing && method === 'DELETE') {
+        state.comments.splice(state.comments.indexOf(existing), 1);
+        record.status = 204;
+        res.writeHead(204, { 'x-github-api-version-selected': '2022-11-28' });
+        res.end();
+        return;
+      }
       if (existing && method === 'PATCH' && typeof text_ === 'string') {
         existing.body = text_;
         existing.updated_at = now();

@@ -99,6 +99,12 @@ export class FakeGitHub implements GitHubPort {
     if (c) c.body = body;
   }
 
+  async deleteComment(repo: Repo, commentId: number): Promise<void> {
+    this.record('deleteComment', repo, commentId);
+    const at = this.comments.findIndex((x) => x.id === commentId);
+    if (at >= 0) this.comments.splice(at, 1);
+  }
+
   async react(repo: Repo, commentId: number, content: '+1' | 'eyes' | 'confused'): Promise<void> {
     this.record('react', repo, commentId, content);
   }
