@@ -211,10 +211,12 @@ function endExit(end: ClaudeStreamEnd, result: SDKResultMessage | undefined, opt
 export const CLAUDE_SIGN_IN_HINT =
   'the claude backend could not sign in: export ANTHROPIC_API_KEY (or the variable agent.apiKeyEnv names) before `consort run`';
 
+const signInFailed = (messages: readonly SDKMessage[]): boolean =>
+  messages.some((m) => m.type === 'assistant' && m.error === 'authentication_failed');
+
 function withSignInHint(exit: AgentExit, messages: readonly SDKMessage[]): AgentExit {
   if (exit.kind !== 'failed') return exit;
-  const refused = messages.some((m) => m.type === 'assistant' && m.error === 'authentication_failed');
-  return refused ? { kind: 'failed', message: `${exit.message} (${CLAUDE_SIGN_IN_HINT})` } : exit;
+  return signInFailed(messages) ? { kind: 'failed', message: `${exit.message} (${CLAUDE_SIGN_IN_HINT})` } : exit;
 }
 
 /**
@@ -252,6 +254,7 @@ export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMa
   if (options.end.kind === 'error') lines.push(`[error] ${options.end.message}`);
   const mask = (text: string): string => redact(text, options.secrets);
   const exit = withSignInHint(endExit(options.end, result, options), messages);
+  const signInRefused = exit.kind === 'failed' && signInFailed(messages);
   const said = result?.subtype === 'success' ? result.result : lastAssistantText(messages);
   const summary = oneParagraph(said) || (exit.kind === 'done' ? 'the agent finished without a summary' : exit.message);
   const usage: AgentTurnResult['usage'] = result
@@ -264,5 +267,6 @@ export function mapClaudeTurn(messages: readonly SDKMessage[], options: ClaudeMa
     usage,
     durationMs: options.durationMs,
     exit: maskedExit,
+    ...(signInRefused ? { signInRefused: CLAUDE_SIGN_IN_HINT } : {}),
   };
 }

@@ -83,6 +83,10 @@ function firstParagraph(text: string): string {
   return clip(paragraph.replace(/\s+/g, ' '), MAX_SUMMARY);
 }
 
+/** What a turn whose endpoint answered 401 says (AgentTurnResult.signInRefused). */
+export const OPENAI_SIGN_IN_HINT =
+  "the openai backend's endpoint refused its key (HTTP 401): export OPENAI_API_KEY (or the variable agent.apiKeyEnv names) before `consort run`";
+
 export function openaiBackend(options: OpenAIBackendOptions): AgentBackend {
   const provider = createOpenAICompatible({
     name: 'openai',
@@ -149,10 +153,15 @@ export function openaiBackend(options: OpenAIBackendOptions): AgentBackend {
             message: `no result within ${Math.round(request.budget.timeoutMs / 1000)}s`,
           });
         }
-        return finish(`the model call failed: ${clip(why, 300)}`, {
+        const failed = finish(`the model call failed: ${clip(why, 300)}`, {
           kind: 'failed',
           message: redact(clip(why, 300), secrets),
         });
+        // The endpoint refused the key (the AI SDK's APICallError, or the last one its retry kept).
+        const status =
+          (e as { statusCode?: unknown }).statusCode ??
+          (e as { lastError?: { statusCode?: unknown } }).lastError?.statusCode;
+        return status === 401 ? { ...failed, signInRefused: OPENAI_SIGN_IN_HINT } : failed;
       }
     },
   };

@@ -67,6 +67,12 @@ export interface AgentTurnResult {
   usage: { inputTokens: number; outputTokens: number; costUsd?: number };
   durationMs: number;
   exit: AgentExit;
+  /**
+   * The model service refused the backend's credentials (none set, a wrong or expired key): no turn
+   * of any role can run until they are fixed, so the run stops with this (what to set) instead of
+   * retrying the turn and escalating. The turn is rolled back; `consort run` resumes with it.
+   */
+  signInRefused?: string;
 }
 
 export interface AgentBackend {

@@ -1,5 +1,6 @@
 /** The `claude` backend's pure mapping: write-scope decisions and recorded SDK streams to turn results. */
 import {
+  CLAUDE_SIGN_IN_HINT,
   boundTranscript,
   editToolDecision,
   mapClaudeTurn,
@@ -164,11 +165,14 @@ describe('a Claude stream mapped to a turn result', () => {
       message:
         'Not logged in · Please run /login (the claude backend could not sign in: export ANTHROPIC_API_KEY (or the variable agent.apiKeyEnv names) before `consort run`)',
     });
+    // No turn can run without credentials: the lane stops the run with this (turn.ts) rather than retrying.
+    expect(result.signInRefused).toBe(CLAUDE_SIGN_IN_HINT);
     // Any other failure is left as it was.
     expect(mapClaudeTurn(noResult, completed()).exit).toEqual({
       kind: 'failed',
       message: 'the agent ended without a result',
     });
+    expect(mapClaudeTurn(noResult, completed()).signInRefused).toBeUndefined();
   });
 
   it('bounds the transcript, keeping its end', () => {

@@ -25,6 +25,8 @@ export interface Reply {
   calls?: { name: string; args: Record<string, unknown> }[];
   /** Held back this long before answering (for timeouts and aborts). */
   delayMs?: number;
+  /** Answer with this error status and OpenAI's error body instead (401: a refused key). */
+  status?: number;
 }
 
 export interface ScriptedServer {
@@ -61,6 +63,19 @@ export async function scriptedServer(script: (body: ChatRequest, n: number) => R
         res
           .writeHead(500, { 'content-type': 'application/json' })
           .end(JSON.stringify({ error: { message: String(e) } }));
+        return;
+      }
+      if (reply.status !== undefined) {
+        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: {
+              message: 'Incorrect API key provided.',
+              type: 'invalid_request_error',
+              param: null,
+              code: reply.status === 401 ? 'invalid_api_key' : null,
+            },
+          }),
+        );
         return;
       }
       const toolCalls = (reply.calls ?? []).map((c) => ({

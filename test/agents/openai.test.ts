@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { openaiBackend } from '../../src/agents/openai.js';
+import { OPENAI_SIGN_IN_HINT, openaiBackend } from '../../src/agents/openai.js';
 import type { ContextPack } from '../../src/conductor/context-pack.js';
 import type { AgentTurnRequest } from '../../src/ports/agent-backend.js';
 import { type Reply, scriptedServer, type ScriptedServer, toolResults } from './openai-server.js';
@@ -209,5 +209,14 @@ describe('the openai backend', () => {
     const failed = await broken.runTurn(request());
     expect(failed.exit.kind).toBe('failed');
     expect(JSON.stringify(failed)).not.toContain(API_KEY);
+    // A failing endpoint is the turn's failure; only a refused key stops the run.
+    expect(failed.signInRefused).toBeUndefined();
+    await server!.close();
+
+    server = await scriptedServer(() => ({ status: 401 }));
+    const refused = await openaiBackend({ baseUrl: server.baseUrl, apiKey: API_KEY, model: 'm' }).runTurn(request());
+    expect(refused.exit.kind).toBe('failed');
+    expect(refused.signInRefused).toBe(OPENAI_SIGN_IN_HINT);
+    expect(server.requests).toHaveLength(1); // not retried
   }, 30_000);
 });

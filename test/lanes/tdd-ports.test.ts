@@ -191,6 +191,65 @@ it('runs a turn with a scripted agent from AgentBackends, judging the changes th
   expect(transcript).not.toContain('agent-pw');
 });
 
+it("stops the run when the model service refuses the backend's key, after putting .git back", async () => {
+  const refused: AgentBackend = {
+    name: 'claude',
+    runTurn: async () => ({
+      summary: 'Not logged in · Please run /login',
+      transcript: '',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      durationMs: 3,
+      exit: { kind: 'failed', message: 'Not logged in · Please run /login' },
+      signInRefused: 'the claude backend could not sign in: export ANTHROPIC_API_KEY',
+    }),
+  };
+  const agents: AgentBackends = {
+    command: () => refused,
+    openai: () => refused,
+    claude: () => refused,
+    codex: () => refused,
+  };
+  const { ws, calls } = memoryWorkspace(dir, { planted: [{ path: '.git/hooks/pre-commit', status: 'added' }] });
+  const store = new FeatureStore(dir, FEATURE);
+  const ctx = {
+    ws,
+    config,
+    feature: FEATURE,
+    store,
+    branches,
+    backends: backendFactory(agents),
+    env: {},
+    agentEnv: {},
+    secrets: [],
+    log: () => undefined,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+    time: (_label: string, fn: () => Promise<unknown>) => fn(),
+  } as unknown as LaneContext;
+  const plan: TurnPlan = {
+    id: 't1',
+    role: 'driver',
+    step: 'green',
+    item: null,
+    attempt: 0,
+    note: null,
+    failure: null,
+    branch: 'f001-c1',
+    forkAhead: null,
+    experiment: null,
+    frozen: [],
+    writes: ['src/**'],
+  };
+  await expect(
+    turnAt(ctx, plan, BASE, { branch: () => branches.sandbox('f001-c1'), transcripts: store }),
+  ).rejects.toMatchObject({
+    code: 'config',
+    message: 't1 could not start: the claude backend could not sign in: export ANTHROPIC_API_KEY.',
+    hint: expect.stringContaining('consort run'),
+  });
+  // Not judged as the agent's turn, and git's own files were put back first.
+  expect(calls).toEqual(['guardGit', 'restoreGit']);
+});
+
 it("proves a commit in the Workspace's fresh worktree, with the suite started by the ProcessRunner", async () => {
   const { ws, calls, worktrees } = memoryWorkspace(dir);
   const started: ProcessRequest[] = [];

@@ -6,6 +6,7 @@
  * not committed before the turn (they join the turn's own commit): what the store wrote and finds
  * unchanged is the conductor's, any other change to them the agent's.
  */
+import { ConsortError } from '../../core/errors.js';
 import type { ArtifactCheck, TurnOutcome } from '../../conductor/events.js';
 import { buildContextPack, type SchemaSummary } from '../../conductor/context-pack.js';
 import { crossCheck, parseArtifact, type FeatureSpec, type Review, type TestList } from '../../conductor/artifacts.js';
@@ -241,6 +242,12 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   // never seen, is the agent's (and refused).
   // First git's own control files: anything the agent planted there is put back before git runs again.
   const gitChanges = await time('turn:guard', () => gitGuard.restore());
+  // No turn of any role can run without credentials: the run stops (the turn is rolled back on
+  // resume) rather than trying the turn again and escalating to a person.
+  if (result.signInRefused !== undefined)
+    throw new ConsortError('config', `${plan.id} could not start: ${result.signInRefused}.`, {
+      hint: 'Set the key, then run `consort run` again: it resumes with this turn, from where it started.',
+    });
   const [diff, records] = await Promise.all([time('turn:git', () => ctx.ws.changesSince(base)), ctx.store.audit()]);
   const seen = new Set(diff.map((c) => c.path));
   const changes = [
