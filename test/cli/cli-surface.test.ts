@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram, COMMAND_NAMES, runCli, suggestionsFor } from '../../src/cli/main.js';
+import { CONFIG_FILES } from '../../src/config/load.js';
 import { renderCheckMarkdown } from '../../src/report/markdown.js';
 import { renderCheckTerminal } from '../../src/report/terminal.js';
 import { makeReport, passingStages } from '../fixtures/reports/build.js';
@@ -73,6 +74,20 @@ it("check's flags in docs/cli.md are the ones --help shows, and each default the
       saysDefault: true,
     });
   }
+});
+
+it('every --config option that names its default names every file loadConfig reads, .github/consort.yaml too', () => {
+  const every = (cmd: Command, prefix: string[] = []): [string[], Command][] =>
+    cmd.commands.flatMap((c) => [
+      [[...prefix, c.name()], c] as [string[], Command],
+      ...every(c, [...prefix, c.name()]),
+    ]);
+  const configs = every(buildProgram(io, env)).flatMap(([name, c]) =>
+    c.options.filter((o) => o.long === '--config').map((o) => ({ command: name.join(' '), says: o.description })),
+  );
+  expect(configs.map((c) => c.command)).toEqual(expect.arrayContaining(['check', 'run', 'pair']));
+  for (const { command, says } of configs.filter((c) => /default/.test(c.says)))
+    expect({ command, missing: CONFIG_FILES.filter((f) => !says.includes(f)) }).toEqual({ command, missing: [] });
 });
 
 it('the global --namespace names its defaults in --help as docs/cli.md does, in the same order', async () => {

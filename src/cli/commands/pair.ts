@@ -94,7 +94,10 @@ export function pairCommand(ctx: Ctx): Command {
     .option('--no-env', 'do not write the dotenv file (pairing.envFile)')
     .option('--export', 'print `export KEY=URL` for eval "$(consort pair --export)" (the URL includes its password)')
     .option('--show-secrets', 'print the URL with its password (--json and text output)')
-    .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
+    .option(
+      '--config <path>',
+      'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
+    )
     .option('--json', 'machine-readable output on stdout')
     .action(async (o: PairFlags, cmd: Command) => {
       const c = await ctx(cmd);

@@ -87,7 +87,10 @@ export function runLaneCommand(ctx: Ctx): Command {
       '--experiments <n>',
       'N competing GREEN attempts per item (worktrees); the green one with the fewest changed lines wins',
     )
-    .option('--config <path>', 'configuration file (default: .github/consort.yml or consort.config.json)')
+    .option(
+      '--config <path>',
+      'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
+    )
     .option('--verbose', "stream the suite's output to stderr")
     .action(async (ref: string | undefined, flags: RunFlags, cmd: Command) => {
       const options = parseRunFlags(flags);
