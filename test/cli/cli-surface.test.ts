@@ -4,7 +4,8 @@
  * shows, with the defaults the docs name; and a stage with two problems is counted as one
  * failing stage with two problems, never as "1 blocking problem".
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram, COMMAND_NAMES, runCli, suggestionsFor } from '../../src/cli/main.js';
@@ -50,6 +51,19 @@ it.each([
   expect(r.code).toBe(2);
   expect(r.stderr).toMatch(says);
   expect(r.stderr).not.toMatch(/Initialising|Starting embedded/);
+});
+
+it('pair --export with --json is a usage error with a JSON error object, not an export line on stdout', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'consort-pair-export-'));
+  try {
+    const r = await cli(['-C', dir, 'pair', '--export', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toMatch(/^export /m);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'invalid-input', exitCode: 2 } });
+    expect(r.stderr).toMatch(/--export and --json/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 it("check's flags in docs/cli.md are the ones --help shows, and each default the docs name shows in --help", async () => {

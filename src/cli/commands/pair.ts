@@ -5,6 +5,7 @@ import { ConsortError } from '../../core/errors.js';
 import { maskUrl } from '../../core/redact.js';
 import type { CliContext, Ctx } from '../context.js';
 import { printJson } from '../output.js';
+import { usageError } from '../usage.js';
 
 /**
  * What the commands use beyond commander, loaded when one of them runs so that CLI start-up stays
@@ -101,6 +102,11 @@ export function pairCommand(ctx: Ctx): Command {
     .option('--json', 'machine-readable output on stdout')
     .action(async (o: PairFlags, cmd: Command) => {
       const c = await ctx(cmd);
+      if (o.export && (c.json || o.json))
+        throw usageError(
+          '--export and --json both print on stdout: use one of them.',
+          'For the URL as JSON: `consort pair --json --show-secrets` (its "url").',
+        );
       L ??= await loadLib();
       const { config } = await L.loadConfig(c.root, o.config ? { path: o.config } : {});
       const gitBranch = await gitBranchOf(c, o.gitBranch);
