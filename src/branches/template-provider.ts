@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import pg from 'pg';
 import { assertBranchName, ROOT_BRANCH } from '../core/names.js';
+import { branchExists, rootHasNoParent } from './errors.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
 import { pgErrorCode, quoteIdent, withDatabase, withTransaction } from '../db/sql.js';
 import type {
@@ -232,11 +233,7 @@ export class TemplateBranchProvider implements BranchProvider {
       if (existing && existing.state !== 'ready') await this.repairLocked(cat, existing);
       // A row whose database is gone is not a branch: forget it and make the branch anew.
       else if (existing && !existing.present) await this.repairDrift(cat, existing);
-      else if (existing) {
-        throw new ConsortError('branch-exists', `Branch "${name}" already exists (from "${existing.parent}").`, {
-          hint: `Use it as is, reset it with \`consort branch reset ${name}\`, or delete it first.`,
-        });
-      }
+      else if (existing) throw branchExists(name, existing.parent);
       const parent = await this.requireReady(cat, parentName);
       const database = databaseName(this.options.databasePrefix, name);
       const expiresAt = options.ttlMs === undefined ? null : new Date(Date.now() + options.ttlMs);
@@ -693,9 +690,10 @@ export class TemplateBranchProvider implements BranchProvider {
 
   async reset(name: string, options: ResetBranchOptions = {}): Promise<BranchRecord> {
     const caps = await this.capabilities();
-    if (name === ROOT_BRANCH) {
-      throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
-    }
+    if (name === ROOT_BRANCH)
+      throw rootHasNoParent(
+        `To start it afresh, \`consort branch delete ${ROOT_BRANCH} --recursive\` removes every branch, and the next command makes ${ROOT_BRANCH} anew.`,
+      );
     let refill: string | undefined;
     let old: string | undefined;
     const record = await this.withLocked(name, async (cat) => {

@@ -63,6 +63,22 @@ describe('consort CLI on the local provider', () => {
     expect(rec.url).toContain(':****@');
   });
 
+  it('branch create main and branch reset main name the root and a next step that works', async () => {
+    const exists = await cli(['branch', 'create', 'main', '--json'], env);
+    expect(exists.code).toBe(1);
+    const e = JSON.parse(exists.stdout).error;
+    expect(e.code).toBe('branch-exists');
+    expect(e.message).not.toContain('null');
+    expect(e.message).toMatch(/root/);
+    expect(e.hint).not.toMatch(/branch reset main/); // main has no parent: that reset fails
+    const dup = JSON.parse((await cli(['branch', 'create', 'pr-7', '--json'], env)).stdout).error;
+    expect(dup.message).toBe('Branch "pr-7" already exists (from "main").');
+    expect(dup.hint).toMatch(/consort branch reset pr-7/);
+    const reset = await cli(['branch', 'reset', 'main'], env);
+    expect(reset.code).toBe(1);
+    expect(reset.stderr).toMatch(/has no parent to reset to\.\n.*consort branch delete main --recursive/);
+  });
+
   it('branch url prints a working URL; list --json masks it unless asked', async () => {
     const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
     expect(await query(url, 'SELECT current_database() AS db')).toEqual([{ db: 'pr-7' }]);

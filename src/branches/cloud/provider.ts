@@ -26,6 +26,7 @@ import { cloudRoleName, confineCloudBranch, retireCloudRole } from './confine.js
 import type { BranchService, RemoteBranch } from './service.js';
 import { Tree, STAGE_PREFIX } from './tree.js';
 import { verifyBranchUrl } from './verify.js';
+import { branchExists, rootHasNoParent } from '../errors.js';
 import { count } from '../../core/plural.js';
 
 export interface CloudProviderOptions {
@@ -78,11 +79,8 @@ export class CloudBranchProvider implements BranchProvider {
         `Names starting with "${STAGE_PREFIX}" are reserved for Consort's staging branches.`,
       );
     const tree = await this.tree();
-    if (tree.find(name)) {
-      throw new ConsortError('branch-exists', `Branch "${name}" already exists.`, {
-        hint: `Use it as is, reset it with \`consort branch reset ${name}\`, or delete it first.`,
-      });
-    }
+    const found = tree.find(name);
+    if (found) throw branchExists(name, tree.parentName(found));
     const parent = this.required(tree, options.parent ?? ROOT_BRANCH);
     const ttlMs = this.clampTtl(name, options.ttlMs);
     const annotations = { 'created-by': 'consort', ...options.annotations };
@@ -211,7 +209,7 @@ export class CloudBranchProvider implements BranchProvider {
 
   async reset(name: string): Promise<BranchRecord> {
     if (name === ROOT_BRANCH)
-      throw new ConsortError('protected-branch', 'The root branch "main" has no parent to reset to.');
+      throw rootHasNoParent("It is the project's default branch: restore or reset it in the service's console.");
     const tree = await this.tree();
     const target = this.required(tree, name);
     const children = tree.subtree(target).filter((b) => b !== target);
