@@ -5,7 +5,8 @@
  * that loads nothing a command does not use.
  */
 import { localGitRepo } from '../../src/git/repo.js';
-import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { chmod, mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -140,6 +141,40 @@ it('consort run without an agent backend refuses before it commits or writes any
   expect((await exec('git', ['log', '--oneline'], { cwd: repo, env: GIT_ENV })).stdout).toBe(before);
   expect((await exec('git', ['status', '--porcelain'], { cwd: repo, env: GIT_ENV })).stdout).toBe(status);
 });
+
+it('a run that escalates says how to resume it (--retry), also when run again without it', async () => {
+  const repo = path.join(tmp, 'escalates');
+  await mkdir(repo, { recursive: true });
+  await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: GIT_ENV });
+  // An agent that does nothing: the spec-author's turn is incomplete, and with no retries the run escalates.
+  await writeFile(
+    path.join(repo, 'consort.config.json'),
+    JSON.stringify({
+      agents: { default: { backend: 'command', command: 'true' } },
+      suite: { command: 'true', reports: 'junit.xml' },
+      build: { retries: 0 },
+    }),
+  );
+  await exec('git', ['add', '-A'], { cwd: repo, env: GIT_ENV });
+  await exec('git', ['commit', '-qm', 'init'], { cwd: repo, env: GIT_ENV });
+  expect((await cli(['-C', repo, 'feature', 'new', 'phones', '--request', 'Phones.'], env)).code).toBe(0);
+  await exec('git', ['add', '-A'], { cwd: repo, env: GIT_ENV });
+  await exec('git', ['commit', '-qm', 'feature'], { cwd: repo, env: GIT_ENV });
+  // A data directory the postgres OS user can reach when the tests run as root (as in branch-cli.test.ts).
+  const data = await mkdtemp(path.join(os.tmpdir(), 'consort-escalates-'));
+  await chmod(data, 0o755);
+  try {
+    for (const attempt of ['first', 'again']) {
+      const r = await cli(['-C', repo, 'run', 'phones'], { ...env, CONSORT_DATA_DIR: data });
+      expect({ attempt, code: r.code }).toEqual({ attempt, code: 1 });
+      expect(r.stdout).toContain('001-phones: escalated');
+      expect(r.stdout.trim().split('\n').at(-1)).toMatch(/then resume with `consort run 001-phones --retry`\.$/);
+    }
+  } finally {
+    await new EmbeddedServer(data).stop();
+    await rm(data, { recursive: true, force: true });
+  }
+}, 120_000);
 
 it('check records the git branch checked out, not "HEAD" or "working tree"', async () => {
   const repo = await scenarioRepo('clean');

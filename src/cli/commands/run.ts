@@ -22,6 +22,18 @@ interface RunFlags {
 /** Normal pauses exit 0; a run that needs a human for anything but a gate exits 1. */
 const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
 
+/**
+ * What to do after a run that stopped short: an escalated or stalled feature stays stopped until
+ * `--retry` (a plain `consort run` only repeats the stop), an interrupted one resumes by itself.
+ */
+const NEXT_STEP: Partial<Record<string, (feature: string) => string>> = {
+  escalated: (f) =>
+    `Needs a human: fix what it names (the agent, its setup, or the artifact by hand), then resume with \`consort run ${f} --retry\`.`,
+  stalled: (f) =>
+    `Resume with \`consort run ${f} --retry\` (a stall is a conductor bug: \`consort log ${f}\` shows where it happened).`,
+  interrupted: (f) => `Resume with \`consort run ${f}\`.`,
+};
+
 /** Kept here (not imported from the conductor) so a wrong flag is refused before anything loads. */
 export const GATE_NAMES = ['plan', 'test_list', 'spec', 'merge', 'deploy'] as const;
 
@@ -163,7 +175,11 @@ export function runLaneCommand(ctx: Ctx): Command {
           turns: result.turns,
           effects: result.effects,
         });
-      else c.io.out(`${feature}: ${result.stop} — ${result.message}`);
+      else {
+        c.io.out(`${feature}: ${result.stop} — ${result.message}`);
+        const next = NEXT_STEP[result.stop]?.(feature);
+        if (next) c.io.out(next);
+      }
       c.setExitCode(FAILED_STOPS.has(result.stop) ? 1 : 0);
     });
 }
