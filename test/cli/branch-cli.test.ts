@@ -79,6 +79,15 @@ describe('consort CLI on the local provider', () => {
     expect(reset.stderr).toMatch(/has no parent to reset to\.\n.*consort branch delete main --recursive/);
   });
 
+  it('a reserved branch name is a usage error (exit 2) like any other invalid name', async () => {
+    for (const name of ['postgres', 'template1']) {
+      const r = await cli(['branch', 'create', name, '--json'], env);
+      expect({ name, code: r.code }).toEqual({ name, code: 2 });
+      expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'invalid-input', exitCode: 2 });
+      expect(r.stderr).toMatch(/is reserved by PostgreSQL/);
+    }
+  });
+
   it('branch url prints a working URL; list --json masks it unless asked', async () => {
     const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
     expect(await query(url, 'SELECT current_database() AS db')).toEqual([{ db: 'pr-7' }]);

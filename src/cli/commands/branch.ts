@@ -55,6 +55,8 @@ export function branchCommand(ctx: Ctx): Command {
       ) => {
         // Checked before the provider starts (the local one starts a server).
         asUsage(() => assertBranchName(name));
+        const { assertNotReserved } = await import('../../branches/database-name.js');
+        asUsage(() => assertNotReserved(name));
         asUsage(() => assertBranchName(o.from));
         const given = o.ttl === undefined ? undefined : asUsage(() => parseDuration(o.ttl!));
         const c = await ctx(cmd);
