@@ -13,7 +13,10 @@ export function parseDuration(text: string): number {
   }
   let total = 0;
   for (const [, value, unit] of trimmed.matchAll(PART)) total += Number(value) * UNITS[unit as string]!;
-  if (total <= 0) throw new ConsortError('invalid-input', `Duration "${text}" must be positive.`);
+  if (total <= 0)
+    throw new ConsortError('invalid-input', `Duration "${text}" must be positive.`, {
+      hint: 'Write a length of time above zero: 90s, 30m, 1h, 7d or 1h30m.',
+    });
   return Math.round(total);
 }
 

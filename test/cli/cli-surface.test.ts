@@ -41,6 +41,7 @@ it.each([
   [['hooks', 'status', '--lines', 'abc'], /--lines takes a whole number/],
   [['branch', 'pool', 'main', '--size', '1000'], /--size takes a whole number from 0 to 64/],
   [['branch', 'pool', 'main', '--size', '-1'], /--size takes a whole number/],
+  [['branch', 'create', 'x', '--ttl', '0s'], /must be positive\.\nWrite a length of time above zero/],
   [['-C', '/nonexistent-consort-dir', 'branch', 'list'], /no such directory/],
   [
     ['feature', 'new', 'x', '--from', '/nonexistent-consort-request.md'],
