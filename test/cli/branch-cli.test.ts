@@ -88,6 +88,16 @@ describe('consort CLI on the local provider', () => {
     }
   });
 
+  it('branch release of a name that is no lease is a usage error (exit 2) whose hint leads to the lease', async () => {
+    const r = await cli(['branch', 'release', 'pr-7', '--json'], env);
+    expect(r.code).toBe(2);
+    const e = JSON.parse(r.stdout).error;
+    expect(e).toMatchObject({ code: 'invalid-input', exitCode: 2 });
+    expect(e.hint).toMatch(/consort branch lease/);
+    // pr-7 is untouched.
+    expect((await cli(['branch', 'url', 'pr-7'], env)).code).toBe(0);
+  });
+
   it('branch url prints a working URL; list --json masks it unless asked', async () => {
     const url = (await cli(['branch', 'url', 'pr-7'], env)).stdout.trim();
     expect(await query(url, 'SELECT current_database() AS db')).toEqual([{ db: 'pr-7' }]);

@@ -7,7 +7,7 @@ import { maskUrl } from '../../core/redact.js';
 import type { BranchProvider, BranchRecord } from '../../ports/branch-provider.js';
 import type { Ctx } from '../context.js';
 import { branchJson, formatBytes, printJson, relativeTime, table } from '../output.js';
-import { asUsage } from '../usage.js';
+import { asUsage, usageError } from '../usage.js';
 import { count } from '../../core/plural.js';
 
 async function recordJson(p: BranchProvider, name: string, showSecrets: boolean) {
@@ -182,10 +182,17 @@ export function branchCommand(ctx: Ctx): Command {
     .command('release <lease>')
     .description('return a leased branch (its name, or its connection URL): its database is dropped')
     .action(async (ref: string, _o: unknown, cmd: Command) => {
+      const { isLeaseName, leaseForUrl, releaseBranch } = await import('../../isolation/lease.js');
+      const byUrl = /^postgres(ql)?:\/\//.test(ref);
+      // A name that cannot be a lease is refused from the name alone, before the provider starts.
+      if (!byUrl && !isLeaseName(ref))
+        throw usageError(
+          `"${ref}" is not a lease (lease names look like lease-1a2b3c4d-5e6f7a8b).`,
+          'Pass the name or URL `consort branch lease` printed (leases are listed by `consort branch list`); delete an ordinary branch with `consort branch delete`.',
+        );
       const c = await ctx(cmd);
-      const { leaseForUrl, releaseBranch } = await import('../../isolation/lease.js');
       await c.withProvider(async (p) => {
-        const name = /^postgres(ql)?:\/\//.test(ref) ? await leaseForUrl(p, ref) : ref;
+        const name = byUrl ? await leaseForUrl(p, ref) : ref;
         if (name === undefined)
           throw new ConsortError('branch-not-found', 'No lease has a database at that URL.', {
             hint: 'List branches with `consort branch list`.',
