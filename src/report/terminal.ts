@@ -127,6 +127,11 @@ function header(r: CheckReport): string {
     .join(' · ');
 }
 
+/** A stage line's lead (`  ✗ Test suite        19s  `): its symbol, title and time. */
+const LEAD_WIDTH = 2 + 1 + 1 + 16 + 1 + 6 + 2;
+/** Room for a stage's summary on its line; a longer one is clipped there. */
+const summaryRoom = (width: number): number => Math.max(10, width - LEAD_WIDTH);
+
 function stageLines(r: CheckReport, width: number, p: Palette): string[] {
   return STAGE_ORDER.map((name) => {
     const s = r.stages[name];
@@ -134,7 +139,7 @@ function stageLines(r: CheckReport, width: number, p: Palette): string[] {
     const time = s.status === 'skipped' ? '–' : formatDuration(s.durationMs);
     const summary = o === 'warned' ? `${oneLine(s.summary)} (non-blocking)` : oneLine(s.summary);
     const lead = `  ${SYMBOL[o]} ${STAGE_TITLES[name].padEnd(16)} ${time.padStart(6)}  `;
-    return `${tint(p, o)(lead.slice(0, 4))}${lead.slice(4)}${clip(summary, Math.max(10, width - lead.length))}`;
+    return `${tint(p, o)(lead.slice(0, 4))}${lead.slice(4)}${clip(summary, summaryRoom(width))}`;
   });
 }
 
@@ -232,7 +237,15 @@ function suiteLines(r: CheckReport, width: number, p: Palette): string[] {
     p.bold('Test suite'),
     // The command on a line of its own, whole (wrapping it would break it where a shell splits words).
     `  $ ${oneLine(s.command)}`,
-    ...wrap(sentence(suiteEnding(s)), width, '  ', '    '),
+    // A summary the stage line had to clip is given whole in place of the bare ending: it may end
+    // with the fix (a missing test script, the credential-looking variables suite.passEnv did not
+    // pass, an unusable JUnit report), which the clipped line cut off.
+    ...wrap(
+      oneLine(s.summary).length > summaryRoom(width) ? `${sentence(oneLine(s.summary))}.` : sentence(suiteEnding(s)),
+      width,
+      '  ',
+      '    ',
+    ),
     ...failures,
     ...more(s.failures.length, LIST_MAX, '  ', p),
     ...tail,

@@ -80,9 +80,27 @@ describe('renderCheckTerminal', () => {
       outputTail: '',
       summary: 'timed out after 5m; the whole process group was killed',
     };
-    const text = renderCheckTerminal(report, { width: 80 });
-    const section = text.slice(text.indexOf('\nTest suite\n') + 1).split('\n\n')[0];
-    expect(section).toBe(`Test suite\n  $ ${command}\n  Timed out.`);
+    const section = (width: number) => {
+      const text = renderCheckTerminal(report, { width });
+      return text.slice(text.indexOf('\nTest suite\n') + 1).split('\n\n')[0];
+    };
+    expect(section(100)).toBe(`Test suite\n  $ ${command}\n  Timed out.`);
+    // Where the stage line clips the summary, the section gives it whole.
+    expect(section(80)).toBe(`Test suite\n  $ ${command}\n  Timed out after 5m; the whole process group was killed.`);
+  });
+
+  it('gives a suite summary the stage line clipped whole, so its fix is not cut off', () => {
+    const summary =
+      'package.json has no `test` script, so `npm test` ran no tests: add the script, or set suite.command in the Consort configuration to the command that runs your tests';
+    const report = structuredClone(failingReport);
+    report.stages.suite = { ...report.stages.suite, exitCode: 1, tests: null, failures: [], outputTail: '', summary };
+    const text = renderCheckTerminal(report);
+    expect(text).toMatch(/ Test suite .*…\n/);
+    const section = text.slice(text.indexOf('\nTest suite\n') + 1).split('\n\n')[0]!;
+    expect(section.replace(/\n {4}/g, ' ')).toContain(
+      'or set suite.command in the Consort configuration to the command that runs your tests.',
+    );
+    for (const line of section.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
   });
 
   it("gives the suite's counts on the line after its command", () => {
