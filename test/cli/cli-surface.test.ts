@@ -156,6 +156,15 @@ it('a plan stage with two problems is one failing stage with two problems, in th
   }
 });
 
+it("consort --help's line for branch names every branch subcommand", () => {
+  const branch = buildProgram(io, env).commands.find((c) => c.name() === 'branch')!;
+  const said = branch.description();
+  const missing = branch.commands
+    .map((c) => c.name())
+    .filter((n) => n !== 'help' && !new RegExp(`\\b${n}\\b`).test(said));
+  expect(missing).toEqual([]);
+});
+
 it('COMMAND_NAMES lists exactly the top-level commands', () => {
   expect([...COMMAND_NAMES].sort()).toEqual(
     buildProgram(io, env)

@@ -34,7 +34,9 @@ const POOL_MISS: Record<NonNullable<BranchRecord['poolMiss']>, string> = {
 };
 
 export function branchCommand(ctx: Ctx): Command {
-  const branch = new Command('branch').description('create, list, reset and delete database branches');
+  const branch = new Command('branch').description(
+    'database branches: create, list, url, reset, delete, gc, and warm pools and leases (pool, lease, release)',
+  );
 
   branch
     .command('create <name>')
