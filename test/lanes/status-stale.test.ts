@@ -39,3 +39,22 @@ it('an approved gate whose artifacts changed since shows as stale', async () => 
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+it('an escalated feature counts its attempts once: in the reason, not again on the first line', () => {
+  const escalated = {
+    feature: '001-phones',
+    phase: 'escalated',
+    where: 'escalated at green T1',
+    attempt: 1,
+    repair: 0,
+    gates: {},
+    items: [],
+    cycles: [],
+    turns: { count: 2, byVerdict: {}, inputTokens: 0, outputTokens: 0, costUsd: 0, agentMs: 0 },
+    escalation: { reason: 'the suite did not pass (after 2 attempts)', step: 'green', at: '2026-12-04T10:00:00Z' },
+  } as unknown as Parameters<typeof renderStatus>[0];
+  const text = renderStatus(escalated);
+  expect(text).not.toContain('(attempt 2)');
+  expect(text).toContain('needs a human: the suite did not pass (after 2 attempts)');
+  expect(renderStatus({ ...escalated, escalation: null })).toContain('(attempt 2)');
+});

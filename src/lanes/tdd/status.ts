@@ -116,7 +116,8 @@ export async function allStatuses(workspace: string, ws?: Workspace): Promise<Fe
 
 export function renderStatus(s: FeatureStatus): string {
   const lines = [
-    `${s.feature} — ${s.phase}: ${s.where}${s.attempt ? ` (attempt ${s.attempt + 1})` : ''}${s.repair ? ` (repair round ${s.repair})` : ''}`,
+    // An escalation's reason counts the attempts already ("after 2 attempts").
+    `${s.feature} — ${s.phase}: ${s.where}${s.attempt && !s.escalation ? ` (attempt ${s.attempt + 1})` : ''}${s.repair ? ` (repair round ${s.repair})` : ''}`,
   ];
   const gates = Object.entries(s.gates).map(
     ([g, a]) =>
