@@ -142,6 +142,15 @@ it('consort run without an agent backend refuses before it commits or writes any
   expect((await exec('git', ['status', '--porcelain'], { cwd: repo, env: GIT_ENV })).stdout).toBe(status);
 });
 
+it('consort run outside a git repository says to make one before a feature, not only `feature new`', async () => {
+  const folder = path.join(tmp, 'no-repo');
+  await mkdir(folder, { recursive: true });
+  const r = await cli(['-C', folder, 'run'], env);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('There is no feature yet.');
+  expect(r.stderr).toContain('`git init` and commit once, then start a feature with `consort feature new <slug>`');
+});
+
 it('a run that escalates says how to resume it (--retry), also when run again without it', async () => {
   const repo = path.join(tmp, 'escalates');
   await mkdir(repo, { recursive: true });

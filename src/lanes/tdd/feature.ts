@@ -3,6 +3,7 @@
  * feature's status. Approval goes through the same gate check the conductor uses, so only valid
  * artifacts can be approved, and only by a named human.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { decideApproval } from '../../conductor/approval.js';
@@ -83,12 +84,22 @@ export async function openFeatures(workspace: string, all: readonly string[]): P
   return open;
 }
 
+/** Whether `dir` or a folder above it holds a `.git` (a repository's folder, or a worktree's file). */
+function insideGit(dir: string): boolean {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, '.git'))) return true;
+    if (path.dirname(at) === at) return false;
+  }
+}
+
 /** `001-phones`, `001`, `1` or `phones`; with no name, the only feature that is not done. */
 export async function resolveFeature(workspace: string, ref: string | undefined): Promise<string> {
   const all = await listFeatures(workspace);
   if (all.length === 0)
     throw new ConsortError('invalid-input', 'There is no feature yet.', {
-      hint: 'Start one with `consort feature new <slug>`.',
+      hint: insideGit(workspace)
+        ? 'Start one with `consort feature new <slug>`.'
+        : 'The TDD lane keeps its state in git, and this folder is in no repository: `git init` and commit once, then start a feature with `consort feature new <slug>`.',
     });
   if (ref === undefined) {
     const open = await openFeatures(workspace, all);
