@@ -62,7 +62,11 @@ it('check --dry-run plans from the files alone: no server started, no URL needed
 it('usage errors exit 2 and say what was wrong', async () => {
   const cases: [string[], RegExp][] = [
     [['run', '--until', 'nope'], /--until must be a gate/],
-    [['check', '--pr', 'x'], /--pr must be a positive number, got "x"/],
+    [['check', '--pr', 'x'], /--pr must be a positive number, got "x"\.\nPass the pull request's number \(--pr 42\)/],
+    [
+      ['check', '--json', '-', '--markdown', '-'],
+      /both print on stdout: give one of them a file\.\nFor example: --json - --markdown report\.md/,
+    ],
     [['--provider', 'bogus', 'branch', 'list'], /Unknown provider "bogus"/],
     [['branch', 'create', 'x', '--ttl', 'soon'], /soon/],
     [['demo', 'nope'], /Unknown demo "nope"/],

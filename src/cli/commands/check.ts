@@ -122,7 +122,10 @@ export function checkCommand(ctx: Ctx): Command {
       '--config <path>',
       'configuration file (default: .github/consort.yml, .github/consort.yaml or consort.config.json)',
     )
-    .option('--json [file]', 'the CheckReport JSON: on stdout (instead of the report), or written to <file>')
+    .option(
+      '--json [file]',
+      'the CheckReport JSON: on stdout (instead of the report; also with -), or written to <file>',
+    )
     .option(
       '--markdown <file>',
       'the markdown report (PR comment / job summary): written to <file>, or on stdout (instead of the report) with -',
@@ -138,12 +141,18 @@ export function checkCommand(ctx: Ctx): Command {
     .action(async (flags: CheckFlags, cmd: Command) => {
       const pr = flags.pr === undefined ? null : Number(flags.pr);
       if (pr !== null && (!Number.isInteger(pr) || pr <= 0))
-        throw usageError(`--pr must be a positive number, got "${flags.pr}".`);
+        throw usageError(
+          `--pr must be a positive number, got "${flags.pr}".`,
+          "Pass the pull request's number (--pr 42), or leave it out to check the working tree's branch.",
+        );
       const c = await ctx(cmd);
       // `--json` alone (or `--json -`): the JSON on stdout, as every command's --json; `--json <file>` writes it there.
       const jsonFile = c.jsonFile ?? (c.json ? '-' : undefined);
       if (jsonFile === '-' && flags.markdown === '-' && !flags.dryRun)
-        throw usageError('--json and --markdown cannot both print on stdout: give one of them a file.');
+        throw usageError(
+          '--json and --markdown cannot both print on stdout: give one of them a file.',
+          'For example: --json - --markdown report.md',
+        );
       const { cliPorts } = await import('../ports.js');
       const ports = cliPorts(c);
       const log = (m: string) => ports.log.info(m);
