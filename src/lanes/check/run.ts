@@ -86,6 +86,8 @@ export interface CheckRunOptions {
 export type CheckInput = CheckRequest & CheckPorts & CheckRunOptions;
 
 const TEMP_TTL_MS = 3_600_000;
+/** A PR branch that takes longer than this to make is said to be in the making, and its time named. */
+export const SLOW_FORK_MS = 1_500;
 
 /** Plan, then run that plan: what the CLI (without --dry-run), the Action and the App do. */
 export async function check(input: CheckInput): Promise<CheckReport> {
@@ -487,7 +489,8 @@ export async function runCheck(
     let firstPass: SchemaSnapshot[] | undefined;
     let prConfined = '';
     let applied: AppliedMigration[] = [];
-    const migrations = await runStage(stages, 'migrations', staged, async () => {
+    /** The PR branch, reset to the baseline or made anew. */
+    const makePrBranch = async (): Promise<void> => {
       const existing = await provider.get(branch);
       // With database.ttl the branch is made afresh, so its expiry counts from this check (a reset
       // keeps the old one: a branch past it would be reset, then removed by the next gc).
@@ -510,6 +513,25 @@ export async function runCheck(
         });
       }
       branchCreated = true;
+    };
+    const migrations = await runStage(stages, 'migrations', staged, async () => {
+      // A fork that takes a while (a full copy of a large baseline whose pool had no copy ready) says
+      // so as it starts, and in the stage's summary: it is the branch's time, not the migrations'.
+      const forkStarted = performance.now();
+      const slowFork = setTimeout(
+        () => say(`  making the PR branch ${branch} from ${baselineName}${mode ? ` (${mode} mode)` : ''}…`),
+        SLOW_FORK_MS,
+      );
+      try {
+        await makePrBranch();
+      } finally {
+        clearTimeout(slowFork);
+      }
+      const forkMs = performance.now() - forkStarted;
+      const forkNote =
+        forkMs >= SLOW_FORK_MS
+          ? `; making ${branch} from the baseline took ${(forkMs / 1000).toFixed(1)} s${mode ? ` (${mode} mode)` : ''}`
+          : '';
       url = await provider.connectionUri(branch);
       if (provider.verifyUrl) await provider.verifyUrl(branch, url);
       else await verifyBranchUrl(url, (await provider.get(branch))!.database, branch);
@@ -557,7 +579,7 @@ export async function runCheck(
         return {
           status: 'passed',
           // "as the admin" early: the PR comment's table shortens long summaries from the end.
-          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}${elevated ? '' : note(branch)}`,
+          summary: `${count(list.length, 'migration')} applied to ${branch}${elevated ? ` as the admin (${elevated})` : ''} with ${ranWith}${elevated ? '' : note(branch)}${forkNote}`,
           applied: list,
           nodePgMigrate,
           ranAs,
