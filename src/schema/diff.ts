@@ -227,6 +227,45 @@ function columnOrderChange(before: TableInfo, after: TableInfo): FieldChange | u
   return sameValue(b, a) ? undefined : { field: 'columnOrder', before: b, after: a };
 }
 
+/**
+ * A partition's columns are its parent's: a column added to, dropped from or altered on a
+ * partitioned table is added, dropped or altered on every partition alike. Such an entry of a
+ * partition is left to its parent's (one line, not one per partition); a partition's own
+ * difference (a default or NOT NULL set on it alone) stays. Each partition is compared with its
+ * immediate parent before anything is folded, so partitions of partitions fold too.
+ */
+function foldPartitionColumns(
+  columns: KindDiff<ColumnEntry>,
+  before: SchemaSnapshot,
+  after: SchemaSnapshot,
+): KindDiff<ColumnEntry> {
+  const parentOf = new Map<string, string>();
+  for (const t of [...before.tables, ...after.tables])
+    if (t.partitionBound !== null && t.inherits[0] !== undefined) parentOf.set(named(t), t.inherits[0]);
+  const spec = KIND_SPECS.columns;
+  const sameFields = (x: ColumnEntry, y: ColumnEntry) => fieldChanges(spec.fields, x, y).length === 0;
+  /** The key of the same column on the entry's parent table, when the entry's table is a partition. */
+  const onParent = (c: ColumnEntry): string | undefined => {
+    const parent = parentOf.get(qualifiedName(c.schema, c.table));
+    return parent === undefined ? undefined : `${parent}.${qualifiedName(c.name)}`;
+  };
+  const fold = (entries: ObjectEntry<ColumnEntry>[]): ObjectEntry<ColumnEntry>[] => {
+    const byKey = new Map(entries.map((e) => [e.key, e.object]));
+    return entries.filter((e) => {
+      const key = onParent(e.object);
+      const parent = key === undefined ? undefined : byKey.get(key);
+      return !(parent && sameFields(parent, e.object));
+    });
+  };
+  const changedByKey = new Map(columns.changed.map((c) => [c.key, c]));
+  const changed = columns.changed.filter((c) => {
+    const key = onParent(c.after);
+    const parent = key === undefined ? undefined : changedByKey.get(key);
+    return !(parent && sameFields(parent.before, c.before) && sameFields(parent.after, c.after));
+  });
+  return { added: fold(columns.added), removed: fold(columns.removed), changed };
+}
+
 export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): SchemaDiff {
   const tables = diffKind(KIND_SPECS.tables, before.tables, after.tables);
   const afterTables = new Map(after.tables.map((t) => [named(t), t]));
@@ -249,7 +288,11 @@ export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): Sche
     types: diffKind(KIND_SPECS.types, before.types, after.types),
     sequences: diffKind(KIND_SPECS.sequences, before.sequences, after.sequences),
     tables,
-    columns: diffKind(KIND_SPECS.columns, columnsOf(before.tables, common), columnsOf(after.tables, common)),
+    columns: foldPartitionColumns(
+      diffKind(KIND_SPECS.columns, columnsOf(before.tables, common), columnsOf(after.tables, common)),
+      before,
+      after,
+    ),
     indexes: diffKind(KIND_SPECS.indexes, before.indexes, after.indexes),
     constraints: diffKind(KIND_SPECS.constraints, before.constraints, after.constraints),
     views: diffKind(KIND_SPECS.views, before.views, after.views),

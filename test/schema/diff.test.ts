@@ -325,6 +325,59 @@ describe('diffSchemas', () => {
     expect(backward).toEqual({ enums: { removed: ['public.e'] }, columns: { added: ['public.users.email'] } });
   });
 
+  it("folds a partition's column change into its parent's, and keeps what differs on the partition alone", () => {
+    const parent = (cols: ColumnInfo[]) =>
+      table('entries', cols, { kind: 'partitioned table', partitionKey: 'RANGE (booked_on)' });
+    const part = (name: string, cols: ColumnInfo[], inherits = 'public.entries') =>
+      table(name, cols, { partitionBound: "FOR VALUES FROM ('2024-01-01') TO ('2024-02-01')", inherits: [inherits] });
+    const base = [col('booked_on', { type: 'date' }), col('amount', { type: 'amount_minor' })];
+    const now = [col('booked_on', { type: 'date' }), col('amount', { type: 'amount_cents' }), col('reference')];
+    const before = snap({
+      tables: [
+        parent(base),
+        part('entries_a', base),
+        part('entries_b', base),
+        part('entries_b_1', base, 'public.entries_b'),
+      ],
+    });
+    const after = snap({
+      tables: [
+        parent(now),
+        part('entries_a', now),
+        // its own default: not its parent's change
+        part('entries_b', [now[0]!, now[1]!, col('reference', { default: "'b'::text" })]),
+        part('entries_b_1', [now[0]!, now[1]!, col('reference', { default: "'b'::text" })], 'public.entries_b'),
+      ],
+    });
+    expect(summarize(diffSchemas(before, after))).toEqual({
+      columns: {
+        added: ['public.entries.reference', 'public.entries_b.reference'],
+        changed: [
+          {
+            key: 'public.entries.amount',
+            changes: [{ field: 'type', before: 'amount_minor', after: 'amount_cents' }],
+          },
+        ],
+      },
+    });
+    // and the other way round: dropped from the parent, dropped from every partition
+    expect(
+      summarize(
+        diffSchemas(
+          snap({ tables: [parent(now), part('entries_a', now)] }),
+          snap({ tables: [parent(base), part('entries_a', base)] }),
+        ),
+      ),
+    ).toEqual({
+      columns: {
+        removed: ['public.entries.reference'],
+        changed: [
+          { key: 'public.entries.amount', changes: [{ field: 'type', before: 'amount_cents', after: 'amount_minor' }] },
+        ],
+      },
+    });
+  });
+
   it('does not mutate its inputs', () => {
     const before = snap({ tables: [table('t', [col('a'), col('b')])] });
     const after = snap({ tables: [table('t', [col('b'), col('a')])] });
