@@ -152,7 +152,9 @@ const tolerant = (sql: string) => `DO $g$ BEGIN ${sql}; EXCEPTION WHEN insuffici
  * and routines, so a suite, an agent or a pull request's migrations can migrate and test its own
  * branch (ALTER TABLE, ALTER TYPE … ADD VALUE, CREATE OR REPLACE FUNCTION need the owner) — and
  * nothing outside it. Sequences owned by a column and a table's row type follow their table; an
- * extension's members stay the extension's. A SECURITY DEFINER routine handed over runs as the
+ * extension's members stay the extension's. A partitioned table and each of its partitions are
+ * handed over one by one: its partition key is an internal dependency on itself, and each
+ * partition's on its parent is automatic, yet neither follows the other's owner. A SECURITY DEFINER routine handed over runs as the
  * role from then on: no more power than the caller's. Only objects whose owner's privileges the
  * admin has are handed over (all of them for a superuser); the grants come first, while the admin
  * still owns what it hands over.
@@ -219,7 +221,8 @@ async function handOver(db: Queryable, role: string): Promise<void> {
     FOR x IN SELECT c.relkind, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
         AND ${mine('c.relowner')}
-        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e')) LOOP
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i', 'e')
+          AND NOT (d.refclassid = 'pg_class'::regclass AND (d.refobjid = c.oid OR (c.relispartition AND d.deptype = 'a')))) LOOP
       EXECUTE format('ALTER %s %I.%I OWNER TO %I', CASE x.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, x.nspname, x.relname, ${quoteLiteral(role)});
     END LOOP;
     FOR x IN SELECT t.oid::regtype AS sig, t.typtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
