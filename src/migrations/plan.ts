@@ -57,6 +57,12 @@ export type Problem =
       configFile: string;
     }
   /**
+   * A warning: a file of the project base's migrations import (`importedBy`, directly or through
+   * other files) is edited or deleted by the change, so base's migrations run from scratch at the
+   * change would not do what they did where base is deployed (imported-code.ts).
+   */
+  | { kind: 'imported-code-changed'; file: string; change: 'edited' | 'deleted'; importedBy: string[] }
+  /**
    * The change points `migrations.dir` at another folder (`dir`) but also adds or edits a migration
    * in the folder the base applies migrations from (`baseDir`): whatever deploys from that folder
    * would run it, and the check, reading the change's folder, never does.
@@ -309,5 +315,6 @@ export function outsideMigrationsDir(
 /** Why a plan warning is not a problem, for its heading. */
 export function planWarningReason(p: { kind: string }): string {
   if (p.kind === 'deploy-setting') return 'the check did not apply with it';
+  if (p.kind === 'imported-code-changed') return 'the check applies base as base deployed it';
   return p.kind === 'order-conflict' ? 'migrations.checkOrder is false' : 'node-pg-migrate orders them by name';
 }

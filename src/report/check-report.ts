@@ -60,6 +60,13 @@ const PlanProblem = z.discriminatedUnion('kind', [
     how: z.string(),
     configFile: z.string(),
   }),
+  /** A warning: a file of the project that base's migrations import was edited or deleted by the change. */
+  z.object({
+    kind: z.literal('imported-code-changed'),
+    file: z.string(),
+    change: z.enum(['edited', 'deleted']),
+    importedBy: z.array(z.string()),
+  }),
   /** Added or edited in the base's migrations folder while the change's migrations.dir names another. */
   z.object({
     kind: z.literal('outside-migrations-dir'),

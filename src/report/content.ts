@@ -101,19 +101,27 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
   const outOfOrder = warnings.filter((w) => w.kind === 'order-conflict').length;
   const duplicates = warnings.filter((w) => w.kind === 'duplicate-prefix').length;
   const deploy = warnings.filter((w) => w.kind === 'deploy-setting').length;
+  const imported = warnings.filter((w) => w.kind === 'imported-code-changed').length;
   return [
     outOfOrder > 0 ? `; ${outOfOrder} out of order (allowed: migrations.checkOrder is false)` : '',
     duplicates > 0
       ? `; ${plural(duplicates, 'duplicate prefix', 'duplicate prefixes')} (node-pg-migrate orders them by name)`
       : '',
     deploy > 0 ? `; ${plural(deploy, 'deploy setting')} the check did not apply with` : '',
+    imported > 0 ? `; ${plural(imported, 'file')} base's migrations import changed` : '',
   ].join('');
 }
 
 /** A plan warning's heading: what it is, and why it does not fail the plan. */
 export function planWarningLabel(p: PlanProblem, allowed: 'allowed' | 'warning'): string {
-  if (p.kind === 'deploy-setting') return PROBLEM_TITLE[p.kind];
+  if (p.kind === 'deploy-setting' || p.kind === 'imported-code-changed') return PROBLEM_TITLE[p.kind];
   return `${PROBLEM_TITLE[p.kind]} (${allowed}: ${planWarningReason(p)})`;
+}
+
+/** The migrations importing a file, for a sentence: `a.ts`, `a.ts and b.ts`, `a.ts, b.ts and 3 more`. */
+export function importedByWords(files: readonly string[]): string {
+  if (files.length <= 2) return files.join(' and ');
+  return `${files.slice(0, 2).join(', ')} and ${files.length - 2} more`;
 }
 
 export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
@@ -123,6 +131,7 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'invalid-name': 'Invalid name',
   'deploy-setting': 'Deploy setting differs',
   'outside-migrations-dir': 'Outside the migrations folder',
+  'imported-code-changed': 'Imported code changed',
   'parent-ahead': 'Parent ahead',
 };
 
@@ -183,6 +192,17 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
       ];
     case 'invalid-name':
       return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];
+    case 'imported-code-changed': {
+      const one = p.importedBy.length === 1;
+      return [
+        ...p.importedBy.slice(0, 2).flatMap((f, i): Phrase => [i > 0 ? ' and ' : '', { code: f }]),
+        p.importedBy.length > 2 ? ` and ${p.importedBy.length - 2} more` : '',
+        one ? ', a migration of the base branch, imports ' : ', migrations of the base branch, import ',
+        { code: p.file },
+        p.change === 'edited' ? ', which this PR edits' : ', which this PR deletes',
+        `: a database migrated from scratch with this PR runs ${one ? 'it' : 'them'} with the new code, while databases that already ran ${one ? 'it' : 'them'} keep what the old code made (the check built its baseline from the base branch's code). Check ${one ? 'it still makes' : 'they still make'} the same schema, or write the values ${one ? 'it needs' : 'they need'} into the migration${one ? '' : 's'} themselves.`,
+      ];
+    }
     case 'outside-migrations-dir':
       return [
         { code: p.file },

@@ -27,6 +27,15 @@ export async function history(
   links: Record<string, string>,
   files: Record<string, string> = {},
   monorepo?: { under: string; rootLinks: Record<string, string> },
+  {
+    migrationsDir = 'migrations',
+    prFiles = {},
+  }: {
+    /** The fixture's migrations folder, relative to its package. */
+    migrationsDir?: string;
+    /** Files of the package the pull request changes besides its migrations (path → text). */
+    prFiles?: Record<string, string>;
+  } = {},
 ): Promise<History> {
   const root = await mkdtemp(path.join(tmpdir(), `consort-history-${name}-`));
   // In a monorepo the fixture is one package of it (`links` its own node_modules), the root's node_modules hoisted.
@@ -45,7 +54,7 @@ export async function history(
     for (const [as, pkg] of Object.entries(monorepo.rootLinks))
       await symlink(path.join(MODULES, pkg), path.join(root, 'node_modules', as), 'dir');
   }
-  const migrations = path.join(pkgDir, 'migrations');
+  const migrations = path.join(pkgDir, migrationsDir);
   const all = (await readdir(migrations)).sort();
   const later = all.slice(baseCount);
   const aside = path.join(root, '.later');
@@ -57,6 +66,7 @@ export async function history(
   await git(root, 'checkout', '-qb', 'feature');
   for (const f of later) await rename(path.join(aside, f), path.join(migrations, f));
   await rm(aside, { recursive: true });
+  for (const [file, content] of Object.entries(prFiles)) await writeFile(path.join(pkgDir, file), content);
   await git(root, 'add', '-A');
   await git(root, 'commit', '-qm', 'the pull request', '--allow-empty');
   return { dir: root, dispose: () => rm(root, { recursive: true, force: true }) };

@@ -324,7 +324,7 @@ function renderPlan(
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
   for (const p of plan.warnings)
     lines.push(
-      p.kind === 'deploy-setting'
+      p.kind === 'deploy-setting' || p.kind === 'imported-code-changed'
         ? `  ! ${p.kind}: ${say(p)}`
         : `  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`,
     );

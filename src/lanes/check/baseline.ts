@@ -412,7 +412,10 @@ export async function readSeed(workspace: string, file: string): Promise<string>
  * dry run's plan, which resolves none) keep their names.
  */
 export async function baselineName(
-  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'>,
+  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'> & {
+    /** The project's files base's migrations import (imported-code.ts): their content decides the schema too. */
+    imports?: readonly { file: string; sha256: string }[];
+  },
 ): Promise<string> {
   const engine =
     input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
@@ -428,6 +431,8 @@ export async function baselineName(
         seed: await seedIdentity(input.config, input.workspace, input.baseSeed),
         rebuild: input.rebuild,
         engine,
+        // Only when there are any, so baselines of histories that import nothing keep their names.
+        ...(input.imports && input.imports.length > 0 ? { imports: input.imports.map((f) => [f.file, f.sha256]) } : {}),
       }),
     )
     .digest('hex');

@@ -20,6 +20,11 @@ import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem 
 import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
+import { importedFiles, type ImportedFile } from '../../migrations/imported-code.js';
+import { sha256Normalized } from '../../migrations/files.js';
+import { readRegularFile, resolvedInside } from '../../core/read-regular.js';
+import type { GitRepo } from '../../ports/git.js';
+import path from 'node:path';
 import { baselineName, readSeed } from './baseline.js';
 import { ignoredNote, trustedConfig } from './trusted-config.js';
 
@@ -131,6 +136,52 @@ export interface PlanReadings {
   baseSeed: string | null | undefined | { error: unknown };
   /** The settings the project's scripts run node-pg-migrate with that the check does not (deploy-settings.ts). */
   deploy?: readonly DeploySetting[];
+  /** The project's files base's migrations import (imported-code.ts); absent when base's tree cannot be read. */
+  imports?: ImportsReading;
+}
+
+/** Base's imported files, and each one's sha256 on the change's side (null: gone; absent: not read). */
+export interface ImportsReading {
+  base: ImportedFile[];
+  head?: Record<string, string | null>;
+}
+
+/** A reader of a side's files, relative to its tree's root; undefined when the side has no tree to read. */
+function treeReader(
+  tree: CheckSide['tree'],
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+): ((file: string) => Promise<string | undefined>) | undefined {
+  if (!tree) return undefined;
+  if (tree.kind === 'dir')
+    return async (file) => {
+      const real = resolvedInside(tree.dir, path.join(tree.dir, file));
+      return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
+    };
+  if (!git) return undefined;
+  return async (file) => {
+    // filesAt lists a folder's files when given one: only the file itself answers.
+    const found = await git.filesAt(tree.repo, tree.sha, file);
+    return found.length === 1 && found[0]!.file === file ? found[0]!.content : undefined;
+  };
+}
+
+/** What base's migrations import, read from base's tree, and the same files on the change's side. */
+async function readImports(
+  request: Pick<CheckRequest, 'base' | 'head'>,
+  sets: CheckPlan['sets'],
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+): Promise<ImportsReading | undefined> {
+  const readBase = treeReader(request.base.tree, git);
+  if (!readBase) return undefined;
+  const base = await importedFiles(sets.base, readBase, new Set([...sets.base, ...sets.head].map((m) => m.file)));
+  const readHead = treeReader(request.head.tree, git);
+  if (!readHead || base.length === 0) return { base };
+  const head: Record<string, string | null> = {};
+  for (const f of base) {
+    const content = await readHead(f.file).catch(() => undefined);
+    head[f.file] = content === undefined ? null : sha256Normalized(content);
+  }
+  return { base, head };
 }
 
 const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' && x !== null && 'error' in x;
@@ -138,7 +189,7 @@ const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' &&
 /** Read what the plan depends on, then decide it. Reads no database and starts no server. */
 export async function planCheck(
   request: CheckRequest,
-  ports: { migrations: Pick<MigrationRunner, 'resolveEngine'>; log?: Log },
+  ports: { migrations: Pick<MigrationRunner, 'resolveEngine'>; log?: Log; git?: Pick<GitRepo, 'filesAt'> },
 ): Promise<CheckPlan> {
   const { log } = ports;
   // Which files are migrations is the base's to say (migrations.ignorePattern), as in decidePlan.
@@ -175,7 +226,9 @@ export async function planCheck(
     request.workspace,
     trustedConfig(request.config, request.base).config.migrations,
   ).catch(() => []);
-  const plan = await decidePlan(request, sets, { engine, baseSeed, deploy });
+  // Advice and the baseline's name: a tree that cannot be read names the baseline by its migrations alone.
+  const imports = await readImports(request, sets, ports.git).catch(() => undefined);
+  const plan = await decidePlan(request, sets, { engine, baseSeed, deploy, ...(imports ? { imports } : {}) });
   if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
   return plan;
 }
@@ -208,6 +261,8 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
     read.deploy ?? [],
     request.configSource ?? DEFAULT_CONFIG_FILE,
   );
+  const changedImports = importedCodeChanged(read.imports);
+  if (changedImports.length > 0) migrations.warnings = [...migrations.warnings, ...changedImports];
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
   const baseSeed = failed(read.baseSeed) ? undefined : read.baseSeed;
@@ -236,6 +291,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
             rebuild: request.rebuildBaseline === true,
             baseSeed: baseSeed ?? null,
             engine: engine.engine,
+            imports: read.imports?.base ?? [],
           }),
     branches,
     temporaryBranches: [branches.reversibility, branches.suite],
@@ -267,6 +323,24 @@ function withLeftBehind(
     newMigrations: plan.newMigrations,
     warnings: plan.warnings,
   };
+}
+
+/** Files base's migrations import that the change edits or deletes, as warnings. */
+function importedCodeChanged(imports: ImportsReading | undefined): Problem[] {
+  const head = imports?.head;
+  if (!head) return [];
+  return imports.base.flatMap((f): Problem[] => {
+    const now = head[f.file];
+    if (now === undefined || now === f.sha256) return [];
+    return [
+      {
+        kind: 'imported-code-changed',
+        file: f.file,
+        change: now === null ? 'deleted' : 'edited',
+        importedBy: f.importedBy,
+      },
+    ];
+  });
 }
 
 /** The plan with the deploy's settings the check does not apply with as warnings. */

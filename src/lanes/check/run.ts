@@ -66,7 +66,7 @@ export interface CheckPorts {
   /** Starts the suite and the seed command. */
   processes: ProcessRunner;
   /** Extracts the commits a side names (`tree: { kind: 'commit' }`). */
-  git: Pick<GitRepo, 'extractCommit'>;
+  git: Pick<GitRepo, 'extractCommit' | 'filesAt'>;
   clock: Clock;
   log: Log;
   /** Lints the new migrations (the lint stage). */
@@ -93,7 +93,7 @@ export const SLOW_FORK_MS = 1_500;
 export async function check(input: CheckInput): Promise<CheckReport> {
   const { provider, processes, git, clock, log, linter, schemas, migrations, onSuiteOutput, signal, ...request } =
     input;
-  const plan = await planCheck(request, { migrations, log });
+  const plan = await planCheck(request, { migrations, log, git });
   return runCheck(
     plan,
     { provider, processes, git, clock, log, linter, schemas, migrations },

@@ -1,0 +1,115 @@
+/**
+ * The project's own files JavaScript and TypeScript migrations import: `import … from '../models/event'`,
+ * `require('./lib/audit')`, `import('../src/kinds.js')`, and what those import in turn. A migration
+ * that builds an enum from the app's `Object.values(EventKind)` or names a table by a model's
+ * `tableName` gives another schema once that file changes, though the migration itself did not.
+ * Read statically (relative specifiers only: packages are the lockfile's), from a side's tree, and
+ * never run. The check uses it twice: base's imported files name the baseline with its migrations
+ * (a baseline built before such a file changed is not reused after), and a change that edits one
+ * is told that a database migrated from scratch would no longer be what base's migrations made.
+ */
+import { posix } from 'node:path';
+import { sha256Normalized } from './files.js';
+
+/** Relative module specifiers in a source text, in order of appearance, each once. */
+export function relativeSpecifiers(source: string): string[] {
+  const found = new Set<string>();
+  const patterns = [
+    // import x from '…', import { a } from '…', export * from '…', import type … from '…'
+    /\bfrom\s*(['"])(\.{1,2}\/[^'"\n]*)\1/g,
+    // import '…' (for its effects)
+    /\bimport\s*(['"])(\.{1,2}\/[^'"\n]*)\1/g,
+    // require('…'), import('…')
+    /\b(?:require|import)\s*\(\s*(['"`])(\.{1,2}\/[^'"`\n$]*)\1\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of source.matchAll(re)) found.add(m[2]!);
+  return [...found];
+}
+
+const CODE = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
+/** What a TypeScript ESM import names by its compiled extension (`./kinds.js` is `./kinds.ts`). */
+const COMPILED: Record<string, string[]> = {
+  '.js': ['.ts', '.tsx'],
+  '.jsx': ['.tsx'],
+  '.mjs': ['.mts'],
+  '.cjs': ['.cts'],
+};
+
+/** The files a specifier may be, most likely first, relative to the tree's root; none outside it. */
+function candidates(from: string, specifier: string): string[] {
+  const target = posix.normalize(posix.join(posix.dirname(from), specifier));
+  if (target === '..' || target.startsWith('../') || posix.isAbsolute(target)) return [];
+  const ext = posix.extname(target);
+  const stem = target.slice(0, target.length - ext.length);
+  return [
+    target,
+    ...(COMPILED[ext] ?? []).map((e) => stem + e),
+    ...[...CODE, '.json'].map((e) => target + e),
+    ...CODE.map((e) => `${target}/index${e}`),
+  ];
+}
+
+export interface ImportedFile {
+  /** Relative to the tree's root, with `/` separators. */
+  file: string;
+  /** As MigrationFile's: CRLF normalized. */
+  sha256: string;
+  /** The migrations that import it, directly or through other files. */
+  importedBy: string[];
+}
+
+/** Enough for any real history; a tree importing more is read no further. */
+const MAX_FILES = 500;
+
+/**
+ * The files `migrations` import, transitively, read with `read` (undefined: no such file). The
+ * migrations themselves (`skip`, every migration file of the side) are not listed: they are
+ * compared as migrations.
+ */
+export async function importedFiles(
+  migrations: readonly { file: string; content: string }[],
+  read: (file: string) => Promise<string | undefined>,
+  skip: ReadonlySet<string> = new Set(migrations.map((m) => m.file)),
+): Promise<ImportedFile[]> {
+  const files = new Map<string, { sha256: string; content: string; importedBy: Set<string> }>();
+  const cache = new Map<string, Promise<string | undefined>>();
+  const readOnce = (file: string) => {
+    let r = cache.get(file);
+    if (!r) cache.set(file, (r = read(file).catch(() => undefined)));
+    return r;
+  };
+  const resolve = async (from: string, specifier: string): Promise<{ file: string; content: string } | undefined> => {
+    for (const file of candidates(from, specifier)) {
+      const content = await readOnce(file);
+      if (content !== undefined) return { file, content };
+    }
+    return undefined;
+  };
+  for (const m of migrations) {
+    if (!CODE.includes(posix.extname(m.file))) continue;
+    const seen = new Set<string>([m.file]);
+    const queue: { file: string; content: string }[] = [m];
+    while (queue.length > 0 && files.size < MAX_FILES) {
+      const at = queue.shift()!;
+      for (const specifier of relativeSpecifiers(at.content)) {
+        const found = await resolve(at.file, specifier);
+        if (!found || seen.has(found.file)) continue;
+        seen.add(found.file);
+        // Another migration imported for a constant or a helper: compared as a migration, but what it imports counts.
+        if (!skip.has(found.file)) {
+          const entry = files.get(found.file) ?? {
+            sha256: sha256Normalized(found.content),
+            content: found.content,
+            importedBy: new Set<string>(),
+          };
+          entry.importedBy.add(m.file);
+          files.set(found.file, entry);
+        }
+        if (CODE.includes(posix.extname(found.file))) queue.push(found);
+      }
+    }
+  }
+  return [...files.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([file, e]) => ({ file, sha256: e.sha256, importedBy: [...e.importedBy].sort() }));
+}

@@ -1,0 +1,83 @@
+/**
+ * The project's files migrations import, read statically (imported-code.ts): what names the
+ * baseline with base's migrations and what a change editing them is told about.
+ */
+import { importedFiles, relativeSpecifiers } from '../../src/migrations/imported-code.js';
+import { sha256Normalized } from '../../src/migrations/files.js';
+
+describe('relativeSpecifiers', () => {
+  it('finds every form of a relative import, each once, and no package', () => {
+    const source = `import { ColumnDefinitions, MigrationBuilder } from 'node-pg-migrate';
+import TicketModel from '../models/Ticket';
+import type { Kind } from "../shared/kinds.js";
+export * from './shared';
+import './side-effect';
+const { readSql } = require('./sql/read');
+const later = await import('../lib/later.mjs');
+const again = require('../models/Ticket');
+const dynamic = require(\`./\${name}\`);
+`;
+    expect(relativeSpecifiers(source)).toEqual([
+      '../models/Ticket',
+      '../shared/kinds.js',
+      './shared',
+      './side-effect',
+      './sql/read',
+      '../lib/later.mjs',
+    ]);
+  });
+});
+
+describe('importedFiles', () => {
+  const tree: Record<string, string> = {
+    'src/migrations/1_a.ts': "import Ticket from '../models/Ticket';\nimport { K } from './0_consts';",
+    'src/migrations/0_consts.ts': "import { kinds } from '../shared/kinds.js';\nexport const K = kinds;",
+    'src/migrations/2_b.js': "const x = require('../../lib');\nconst y = require('../../../outside');",
+    'src/models/Ticket.ts': "import { Model } from './base';\nexport default class T extends Model {}",
+    'src/models/base.ts': "import { Ticket } from './Ticket';\nexport class Model {}",
+    'src/shared/kinds.ts': 'export const kinds = [1];',
+    'lib/index.js': "module.exports = require('./data.json');",
+    'lib/data.json': '{"a": 1}',
+    'src/migrations/3_c.sql': "-- from '../models/Ticket'",
+  };
+  const read = (file: string) => Promise.resolve(tree[file]);
+  const migrations = [
+    'src/migrations/0_consts.ts',
+    'src/migrations/1_a.ts',
+    'src/migrations/2_b.js',
+    'src/migrations/3_c.sql',
+  ].map((file) => ({ file, content: tree[file]! }));
+
+  it('follows imports through other files and other migrations, resolving as Node and TypeScript do', async () => {
+    const found = await importedFiles(migrations, read);
+    expect(found).toEqual([
+      {
+        file: 'lib/data.json',
+        sha256: sha256Normalized(tree['lib/data.json']!),
+        importedBy: ['src/migrations/2_b.js'],
+      },
+      { file: 'lib/index.js', sha256: sha256Normalized(tree['lib/index.js']!), importedBy: ['src/migrations/2_b.js'] },
+      // through the migration 1_a imports: 0_consts is compared as a migration, what it imports counts
+      {
+        file: 'src/models/Ticket.ts',
+        sha256: sha256Normalized(tree['src/models/Ticket.ts']!),
+        importedBy: ['src/migrations/1_a.ts'],
+      },
+      {
+        file: 'src/models/base.ts',
+        sha256: sha256Normalized(tree['src/models/base.ts']!),
+        importedBy: ['src/migrations/1_a.ts'],
+      },
+      {
+        file: 'src/shared/kinds.ts',
+        sha256: sha256Normalized(tree['src/shared/kinds.ts']!),
+        importedBy: ['src/migrations/0_consts.ts', 'src/migrations/1_a.ts'],
+      },
+    ]);
+  });
+
+  it('nothing for migrations that import nothing of the project, and a reader that fails reads nothing', async () => {
+    expect(await importedFiles([{ file: 'migrations/1_x.js', content: "require('pg')" }], read)).toEqual([]);
+    expect(await importedFiles(migrations, () => Promise.reject(new Error('gone')))).toEqual([]);
+  });
+});
