@@ -70,6 +70,28 @@ test('each way into the transaction has its own way out; other failures get no n
   expect(transactionBlockNote('25001', undefined)).toBeUndefined();
 });
 
+test("an enum value used in the migration that adds it: node-pg-migrate's transaction holds it, and how to get out", () => {
+  const js = migration(
+    'migrations/2_archived.js',
+    "exports.up = (pgm) => {\n  pgm.addTypeValue('status', 'archived');\n  pgm.sql(\"UPDATE t SET status = 'archived'\");\n};\n",
+  );
+  expect(transactionBlockNote('55P04', js)).toBe(
+    'node-pg-migrate runs each migration inside one transaction, and the value it adds is not committed until that ends: add the value in a migration of its own, before the one that uses it (node-pg-migrate commits each migration before the next), or call pgm.noTransaction() in up',
+  );
+  const sql = migration(
+    'migrations/2_archived.sql',
+    "-- Up Migration\nALTER TYPE status ADD VALUE 'archived';\nUPDATE t SET status = 'archived';\n",
+  );
+  expect(transactionBlockNote('55P04', sql)).toContain('runs a .sql migration inside one transaction');
+  const several = migration(
+    'migrations/2_archived.js',
+    "exports.up = (pgm) => { pgm.noTransaction(); pgm.sql(\"ALTER TYPE status ADD VALUE 'archived'; UPDATE t SET status = 'archived';\"); };\n",
+  );
+  expect(transactionBlockNote('55P04', several)).toContain(
+    'give the ALTER TYPE … ADD VALUE a pgm.sql() call of its own',
+  );
+});
+
 describe('the migrations stage of a pull request whose concurrent index ran in a transaction', () => {
   let t: TestProvider;
   let dir: string;

@@ -4,10 +4,14 @@
  * summary. node-pg-migrate wraps each migration in a transaction unless `up` calls
  * `pgm.noTransaction()`: an exported `noTransaction = true`, seen in real histories, is read by no
  * version of it (6–9), and a `.sql` migration has no way out at all. The fix differs for each.
+ * The same transaction is why an enum value a migration adds (`pgm.addTypeValue`, `ALTER TYPE … ADD
+ * VALUE`) cannot be used further down it (55P04, `unsafe use of new value`): PostgreSQL's hint says
+ * the value must be committed, not that node-pg-migrate's transaction is what holds it.
  */
 import type { MigrationFile } from '../../migrations/files.js';
 
 export const ACTIVE_SQL_TRANSACTION = '25001';
+export const UNSAFE_NEW_ENUM_VALUE_USAGE = '55P04';
 
 const CALLS_NO_TRANSACTION = /\.\s*noTransaction\s*\(/;
 const EXPORTS_NO_TRANSACTION =
@@ -18,6 +22,7 @@ export function transactionBlockNote(
   code: string | undefined,
   migration: MigrationFile | undefined,
 ): string | undefined {
+  if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration) return newEnumValueNote(migration);
   if (code !== ACTIVE_SQL_TRANSACTION || !migration) return undefined;
   if (migration.kind === 'sql')
     return 'node-pg-migrate runs a .sql migration inside a transaction and it cannot opt out: write this one as a JavaScript migration whose up (and down) calls pgm.noTransaction()';
@@ -27,6 +32,16 @@ export function transactionBlockNote(
   if (EXPORTS_NO_TRANSACTION.test(content))
     return 'node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead';
   return 'node-pg-migrate runs each migration inside a transaction: call pgm.noTransaction() in up (and in down) to run it outside one';
+}
+
+/** Why a value the migration added to an enum is not committed yet where it uses it, and what to write. */
+function newEnumValueNote(migration: MigrationFile): string {
+  const ownMigration = 'add the value in a migration of its own, before the one that uses it';
+  if (migration.kind === 'sql')
+    return `node-pg-migrate runs a .sql migration inside one transaction, and the value it adds is not committed until that ends: ${ownMigration}`;
+  if (CALLS_NO_TRANSACTION.test(migration.content))
+    return `it calls pgm.noTransaction(), but a pgm.sql() text of several statements runs as one implicit transaction: give the ALTER TYPE … ADD VALUE a pgm.sql() call of its own, or ${ownMigration}`;
+  return `node-pg-migrate runs each migration inside one transaction, and the value it adds is not committed until that ends: ${ownMigration} (node-pg-migrate commits each migration before the next), or call pgm.noTransaction() in up`;
 }
 
 /** Where `up` and `down` are defined in a JavaScript/TypeScript migration (-1 when not found). */
