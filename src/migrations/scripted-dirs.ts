@@ -518,6 +518,34 @@ const isDirectory = (root: string, dir: string): Promise<boolean> =>
     () => false,
   );
 
+/** How a script names its folder, for a hint: `package.json's script "migrate" runs node-pg-migrate with -m dist/migrations`. */
+function scriptWords(s: ScriptedDir): string | undefined {
+  if (s.script === undefined || s.flag === undefined) return undefined;
+  return `${s.manifest}'s script "${s.script}" runs node-pg-migrate with ${s.flag}`;
+}
+
+/**
+ * A script that runs node-pg-migrate on a build's output (`-m dist/migrations` after `tsc`) names a
+ * folder the repository does not hold, so it is no answer itself: its TypeScript sources are, where
+ * the same path under `src/` holds some (`src/migrations`). Undefined when none does.
+ */
+async function builtDirHint(root: string, named: readonly ScriptedDir[]): Promise<string | undefined> {
+  for (const s of named) {
+    const said = scriptWords(s);
+    const parts = s.dir.split('/');
+    if (said === undefined || parts.length < 2 || parts[0] === 'src') continue;
+    const source = ['src', ...parts.slice(1)].join('/');
+    if (!(await isDirectory(path.resolve(root), source))) continue;
+    const names = await readdir(path.join(root, source)).catch(() => [] as string[]);
+    if (!names.some((n) => /\.[cm]?ts$/.test(n) && !n.endsWith('.d.ts'))) continue;
+    return (
+      `${said}, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: ` +
+      `set migrations.dir: ${source} in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.`
+    );
+  }
+  return undefined;
+}
+
 /**
  * What to set migrations.dir to when `configured` (relative to `root`) does not exist: the first
  * existing directory a script runs node-pg-migrate on, said with the script that names it;
@@ -529,7 +557,7 @@ export async function migrationsDirHint(root: string, configured: string): Promi
   const existing: ScriptedDir[] = [];
   for (const s of named) if (await isDirectory(path.resolve(root), s.dir)) existing.push(s);
   const [first] = existing;
-  if (!first) return undefined;
+  if (!first) return builtDirHint(root, named);
   const pkg = path.posix.dirname(first.manifest);
   const fromConfig = first.config
     ? `${first.config.file}${first.config.section ? `'s ${first.config.section} section` : ''} sets migrations-dir for node-pg-migrate`

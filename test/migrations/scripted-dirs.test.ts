@@ -157,6 +157,23 @@ describe('the missing migrations directory', () => {
     );
   });
 
+  it("names the TypeScript sources of a build's output a script migrates (-m dist/migrations after tsc)", async () => {
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({ scripts: { build: 'tsc', migrate: 'node-pg-migrate -m dist/migrations -j js' } }),
+    );
+    // No sources under src/ yet: nothing to name.
+    const generic = 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.';
+    expect((await missing()).hint).toBe(generic);
+    await mkdir(path.join(root, 'src/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'src/migrations/types.d.ts'), 'export {};\n');
+    expect((await missing()).hint).toBe(generic);
+    await writeFile(path.join(root, 'src/migrations/1700000000000_a.ts'), 'export async function up() {}\n');
+    expect((await missing()).hint).toBe(
+      "package.json's script \"migrate\" runs node-pg-migrate with -m dist/migrations, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: set migrations.dir: src/migrations in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.",
+    );
+  });
+
   it('says what it always said when no script names a folder that exists', async () => {
     const generic = 'Create it, or set migrations.dir in .github/consort.yml to the folder that holds your migrations.';
     expect((await missing()).hint).toBe(generic);
