@@ -158,10 +158,20 @@ function treeReader(
       return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
     };
   if (!git) return undefined;
+  // One listing per folder (a file's candidates share it): the files directly in it, by path.
+  const folders = new Map<string, Promise<Map<string, string>>>();
   return async (file) => {
-    // filesAt lists a folder's files when given one: only the file itself answers.
-    const found = await git.filesAt(tree.repo, tree.sha, file);
-    return found.length === 1 && found[0]!.file === file ? found[0]!.content : undefined;
+    const folder = path.posix.dirname(file);
+    let files = folders.get(folder);
+    if (!files)
+      folders.set(
+        folder,
+        (files = git.filesAt(tree.repo, tree.sha, folder).then(
+          (found) => new Map(found.map((f) => [f.file, f.content])),
+          () => new Map<string, string>(),
+        )),
+      );
+    return (await files).get(file);
   };
 }
 
