@@ -63,6 +63,23 @@ it('reaches its own branch, with what a suite needs there', async () => {
   });
 });
 
+it('owns a partitioned table and its partitions, so it can migrate them', async () => {
+  await provider.create({ name: 'parts' });
+  try {
+    await asUser(await provider.connectionUri('parts'), async (c) => {
+      await c.query('CREATE TABLE events (id bigint, at date NOT NULL) PARTITION BY RANGE (at)');
+      await c.query("CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')");
+    });
+    await asUser(await confined('parts'), async (c) => {
+      await c.query('ALTER TABLE events ADD COLUMN kind text');
+      await c.query("CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')");
+      await c.query("ALTER TABLE events_2024 ALTER COLUMN kind SET DEFAULT 'old'");
+    });
+  } finally {
+    await provider.delete('parts', { terminateConnections: true });
+  }
+});
+
 it('cannot reach a sibling branch or the catalog', async () => {
   const url = await confined('a');
   const b = (await provider.get('b'))!.database;
