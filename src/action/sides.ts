@@ -77,14 +77,14 @@ async function eventSides(
       }
       return {
         base: await at(ev.base.ref, base),
-        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config),
+        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config, git),
         pr: ev.number,
       };
     }
     case 'merge_group':
       return {
         base: await at(ev.base.ref, ev.base.sha),
-        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config),
+        head: await workingTreeSide(root, ev.head.ref, ev.head.sha, config, git),
         pr: null,
       };
     case 'push': {
@@ -92,7 +92,7 @@ async function eventSides(
       const base = before ?? (await git.commitParents(root, head))[0] ?? null;
       return {
         base: await at(before ? 'before push' : 'HEAD^', base),
-        head: await workingTreeSide(root, ev.ref, head, config),
+        head: await workingTreeSide(root, ev.ref, head, config, git),
         pr: null,
       };
     }
@@ -101,7 +101,11 @@ async function eventSides(
     case 'issue_comment': {
       const d = await git.defaultBase(root).catch(() => undefined);
       const base = d && d.sha !== head ? d : { ref: 'HEAD^', sha: (await git.commitParents(root, head))[0] ?? null };
-      return { base: await at(base.ref, base.sha), head: await workingTreeSide(root, 'HEAD', head, config), pr: null };
+      return {
+        base: await at(base.ref, base.sha),
+        head: await workingTreeSide(root, 'HEAD', head, config, git),
+        pr: null,
+      };
     }
   }
 }

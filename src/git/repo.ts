@@ -37,6 +37,12 @@ export async function resolveCommit(root: string, ref: string): Promise<string> 
   }
 }
 
+/** Whether git ignores `dir` (a build's output named in .gitignore): its files are in no commit. */
+export async function isIgnored(root: string, dir: string): Promise<boolean> {
+  const r = await exec(root, ['check-ignore', '-q', '--', dir]);
+  return r.code === 0;
+}
+
 /** Files under `dir` that git does not track yet (new and not added), relative to `root`. */
 export async function untrackedFiles(root: string, dir: string): Promise<Set<string>> {
   const out = await git(root, ['ls-files', '--others', '--exclude-standard', '--full-name', '--', dir]).catch(() => '');
@@ -190,6 +196,7 @@ export function extractCommit(repo: string, sha: string, dest: string): Promise<
 /** The GitRepo port (src/ports/git.ts) over these functions. */
 export const localGitRepo: GitRepo = {
   isGitRepo,
+  isIgnored,
   resolveCommit,
   headCommit,
   currentBranch,

@@ -525,6 +525,19 @@ function scriptWords(s: ScriptedDir): string | undefined {
 }
 
 /**
+ * The TypeScript a build's output folder (`dist/migrations`) is likely made from: the same path
+ * under `src/` (`src/migrations`), when that folder holds a TypeScript file; undefined otherwise.
+ */
+export async function builtFrom(root: string, dir: string): Promise<string | undefined> {
+  const parts = path.posix.normalize(dir.replace(/\\/g, '/')).split('/');
+  if (parts.length < 2 || parts[0] === 'src' || parts[0] === '..') return undefined;
+  const source = ['src', ...parts.slice(1)].join('/');
+  if (!(await isDirectory(path.resolve(root), source))) return undefined;
+  const names = await readdir(path.join(root, source)).catch(() => [] as string[]);
+  return names.some((n) => /\.[cm]?ts$/.test(n) && !n.endsWith('.d.ts')) ? source : undefined;
+}
+
+/**
  * A script that runs node-pg-migrate on a build's output (`-m dist/migrations` after `tsc`) names a
  * folder the repository does not hold, so it is no answer itself: its TypeScript sources are, where
  * the same path under `src/` holds some (`src/migrations`). Undefined when none does.
@@ -532,12 +545,8 @@ function scriptWords(s: ScriptedDir): string | undefined {
 async function builtDirHint(root: string, named: readonly ScriptedDir[]): Promise<string | undefined> {
   for (const s of named) {
     const said = scriptWords(s);
-    const parts = s.dir.split('/');
-    if (said === undefined || parts.length < 2 || parts[0] === 'src') continue;
-    const source = ['src', ...parts.slice(1)].join('/');
-    if (!(await isDirectory(path.resolve(root), source))) continue;
-    const names = await readdir(path.join(root, source)).catch(() => [] as string[]);
-    if (!names.some((n) => /\.[cm]?ts$/.test(n) && !n.endsWith('.d.ts'))) continue;
+    const source = said === undefined ? undefined : await builtFrom(root, s.dir);
+    if (said === undefined || source === undefined) continue;
     return (
       `${said}, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: ` +
       `set migrations.dir: ${source} in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.`

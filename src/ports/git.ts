@@ -15,6 +15,8 @@ export interface GitRepo {
   currentBranch(root: string): Promise<string | null>;
   /** The merge-base of HEAD with the default branch: what a PR would be compared against. */
   defaultBase(root: string): Promise<{ ref: string; sha: string }>;
+  /** Whether git ignores `dir` (.gitignore and the like): what is in it is in no commit. */
+  isIgnored(root: string, dir: string): Promise<boolean>;
   /** Files under `dir` that git does not track yet, relative to `root`. */
   untrackedFiles(root: string, dir: string): Promise<Set<string>>;
   /** The files directly in `dir` at `commit` (not its subdirectories': node-pg-migrate reads one directory), with their content. */

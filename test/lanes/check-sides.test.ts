@@ -135,6 +135,39 @@ describe('--head <ref> without the migrations folder', () => {
   });
 });
 
+describe('a migrations folder git ignores (a build writes it)', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'consort-built-'));
+    await git(root, 'init', '-q', '-b', 'main');
+    await writeFile(path.join(root, '.gitignore'), 'dist/\n');
+    await mkdir(path.join(root, 'src/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'src/migrations/1700000000000_a.ts'), 'export async function up() {}\n');
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'base');
+    // What `tsc` left in the working tree.
+    await mkdir(path.join(root, 'dist/migrations'), { recursive: true });
+    await writeFile(path.join(root, 'dist/migrations/1700000000000_a.js'), 'exports.up = async () => {};\n');
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('is refused, naming the sources it is built from, rather than every migration counting as new', async () => {
+    const built = ConsortConfigSchema.parse({ migrations: { dir: 'dist/migrations' } });
+    await expect(resolveSides(localGitRepo, root, built, { base: 'main' }, () => undefined)).rejects.toMatchObject({
+      code: 'config',
+      message:
+        'The migrations directory dist/migrations (migrations.dir) is ignored by git: a build writes it, so no commit holds it and the check would count every migration in it as new.',
+      hint: expect.stringContaining('Set migrations.dir: src/migrations in .github/consort.yml'),
+    });
+    // The sources themselves are read as they are.
+    const sources = ConsortConfigSchema.parse({ migrations: { dir: 'src/migrations' } });
+    const { head } = await resolveSides(localGitRepo, root, sources, { base: 'main' }, () => undefined);
+    expect(head.migrations.map((m) => m.file)).toEqual(['src/migrations/1700000000000_a.ts']);
+  });
+});
+
 describe('migrations that import project code run where their imports resolve', () => {
   let root: string;
   let db: string;

@@ -103,7 +103,13 @@ export async function resolveSides(
       base,
       head: await withLeftBehind(git, base, await side(git, root, flags.head, config, flags.config, true), dir),
     };
-  const head = await workingTreeSide(root, 'working tree', repo ? await git.headCommit(root) : null, config);
+  const head = await workingTreeSide(
+    root,
+    'working tree',
+    repo ? await git.headCommit(root) : null,
+    config,
+    repo ? git : undefined,
+  );
   return {
     base,
     head: await withLeftBehind(git, base, { ...head, gitBranch: repo ? await git.currentBranch(root) : null }, dir),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { defaultConfig, normalRepoPath, type ConsortConfig } from '../../config/schema.js';
 import { EVERY_FILE, readMigrationSet, type MigrationEntry } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
+import { ConsortError } from '../../core/errors.js';
 import { settingsAtCommit } from './base-settings.js';
 import type { CheckSide } from './plan.js';
 
@@ -41,13 +42,40 @@ export async function commitSide(
   return { ...side, seed: found?.content ?? null };
 }
 
-/** The migrations directory as it is on disk (what CI checked out, or uncommitted local work). */
+/**
+ * The migrations directory as it is on disk (what CI checked out, or uncommitted local work).
+ * `git`: where the working tree is a repository's, a folder git ignores that the checked-out commit
+ * does not hold (a build's output, such as `dist/migrations`) is refused — no commit holds it, so
+ * every migration in it would count as new.
+ */
 export async function workingTreeSide(
   root: string,
   ref: string,
   sha: string | null,
   config: ConsortConfig,
+  git?: Pick<GitRepo, 'isIgnored' | 'pathKindAt'>,
 ): Promise<CheckSide> {
+  // Ignored, and not in the checked-out commit either (files force-added to an ignored folder are tracked).
+  if (
+    git &&
+    sha !== null &&
+    (await git.isIgnored(root, config.migrations.dir)) &&
+    (await git.pathKindAt(root, sha, config.migrations.dir)) === 'missing'
+  ) {
+    const dir = config.migrations.dir;
+    const { builtFrom } = await import('../../migrations/scripted-dirs.js');
+    const source = await builtFrom(root, dir).catch(() => undefined);
+    throw new ConsortError(
+      'config',
+      `The migrations directory ${dir} (migrations.dir) is ignored by git: a build writes it, so no commit holds it and the check would count every migration in it as new.`,
+      {
+        hint:
+          source === undefined
+            ? 'Set migrations.dir in .github/consort.yml to the folder git keeps the migrations in.'
+            : `Set migrations.dir: ${source} in .github/consort.yml, the TypeScript it is built from (loaded through the project's TypeScript loader, tsx or ts-node, or node-pg-migrate 9's own).`,
+      },
+    );
+  }
   // Every file, as filesAt gives a commit's: which of them are migrations is the trusted (base's)
   // migrations.ignorePattern's to say, in migrationSets, not this side's configuration.
   const files = await readMigrationSet(path.join(root, config.migrations.dir), {
