@@ -264,6 +264,31 @@ export function missingExtensionNote(code: string | undefined, message: string):
   return `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which no migration before it creates: run CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)} in a migration before it${notEmbedded(extension.name)}`;
 }
 
+/**
+ * The role a statement named that the server lacks (`role "authenticated" does not exist`, 42704):
+ * roles are the server's, not a database's, and the server a project deploys to often has some no
+ * migration makes (a platform's — Supabase's anon, authenticated, service_role — or a DBA's). Not
+ * `undefined`: that is a setting the migration did not get (unset-setting-note.ts).
+ */
+export function missingRole(code: string | undefined, message: string): string | undefined {
+  if (code !== '42704') return undefined;
+  const role = /^role "([^"]+)" does not exist/.exec(message)?.[1];
+  return role === undefined || role === 'undefined' ? undefined : role;
+}
+
+/** How to make `role` where the check runs and nowhere it already is: a statement for a base migration. */
+function createRoleIfMissing(role: string): string {
+  const ident = `"${role.replace(/"/g, '""')}"`;
+  return `DO $$ BEGIN CREATE ROLE ${ident} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`;
+}
+
+/** For a pull request's migration that failed on a role the server lacks: why, and the fix. */
+export function missingRoleNote(code: string | undefined, message: string): string | undefined {
+  const role = missingRole(code, message.split('\n')[0] ?? '');
+  if (role === undefined) return undefined;
+  return `a role belongs to the server, not to a database, and no migration before this one creates "${role}": the server you deploy to presumably has it from elsewhere (a platform such as Supabase, or by hand), the one the branches are on does not. Create it where it is missing in a migration on the base branch before this one (${createRoleIfMissing(role)}), which the baseline applies as the admin; a pull request's own migration may create roles only with check.migrationsRole: admin on the base branch`;
+}
+
 const REBUILD =
   "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
 
@@ -342,6 +367,14 @@ export async function baseFailure(
     return {
       message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
       hint: `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)}, or create it in the parent branch "${parent}" before the check; the server must offer it${notEmbedded(extension.name)}.`,
+      detail,
+    };
+  }
+  const role = missingRole(f.error.code, firstLine);
+  if (role !== undefined) {
+    return {
+      message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
+      hint: `A role belongs to the server, not to a database, and none of base's migrations before it creates "${role}" (the server you deploy to presumably has it from elsewhere: a platform such as Supabase, or by hand). Add a migration before this one that creates it where it is missing (${createRoleIfMissing(role)}), or create it on the server the parent branch "${parent}" is on before the check.`,
       detail,
     };
   }

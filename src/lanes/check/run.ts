@@ -38,7 +38,7 @@ import { planWarningsNote } from '../../report/content.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
-import { ensureBaseline, missingExtensionNote, warmBaselinePool } from './baseline.js';
+import { ensureBaseline, missingExtensionNote, missingRoleNote, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { transactionBlockNote } from './transaction-note.js';
 import { unsetSettingNote } from './unset-setting-note.js';
@@ -597,7 +597,8 @@ export async function runCheck(
           newMigrations.find((m) => m.name === f.name),
           input.env,
           config.suite.passEnv,
-        );
+        ) ??
+        missingRoleNote(f.error.code, f.error.message);
       return {
         status: 'failed',
         summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,
