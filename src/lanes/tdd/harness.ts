@@ -9,7 +9,9 @@
  *   are test-owned; so are the runner sections of `pyproject.toml`, `setup.cfg`, `Cargo.toml`,
  *   `go.mod` and `deno.json` (src/lanes/tdd/manifest-sections.ts);
  * - a data file a frozen test reads (its expected values in `expected.json`) is as frozen as the test,
- *   and so is one any older test of the base reads (it must keep passing on the code, not on new data);
+ *   and so is one any older test of the base reads (it must keep passing on the code, not on new data)
+ *   or a harness file reads (a setup file's `config/test.json`), however the name is spelled
+ *   (dataReferences: template literals, f-strings, `require('../data/expected')`);
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
  *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked;
  * - a top-level Python module or package named like one python finds outside the repository:
@@ -32,25 +34,62 @@ import { readRegularFile } from '../../core/read-regular.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { matchesAny } from '../../core/glob.js';
 import type { FileChange } from '../../conductor/events.js';
-import { RUNNER_CONFIGS, VITE_CONFIG } from '../../conductor/roles.js';
+import { DEFAULT_HARNESS, RUNNER_CONFIGS, VITE_CONFIG } from '../../conductor/roles.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { manifestKind, manifestsChanged, PACKAGE_RUNNER_KEYS } from './manifest-sections.js';
 import { readText } from './store.js';
 import { suitePython } from './suite-python.js';
 
-/** Extensions of files a test reads as data (code it imports is production code, judged by the proof). */
-const DATA = /\.(json|jsonl|ndjson|csv|tsv|txt|ya?ml|xml|sql|html?|md|snap|env|golden|bin)$/i;
+/**
+ * Extensions of files a test reads as data (code it imports is production code, judged by the
+ * proof): text and structured data, configuration formats (`.toml`, `.ini`, `.cfg`, `.properties`),
+ * expected outputs, images and archives a test compares against.
+ */
+const DATA =
+  /\.(json|jsonc|json5|jsonl|ndjson|csv|tsv|txt|ya?ml|toml|ini|cfg|conf|properties|xml|sql|html?|md|snap|env|golden|expected|out|dat|bin|diff|patch|pem|crt|svg|png|jpe?g|gif|pdf|gz|zip|tar)$/i;
 
-/** String literals in a test that name a data file, normalized (`./`, `../` dropped). */
-export function dataReferences(source: string): string[] {
+/** Where a string splits into pieces that may each name a file: `${…}`, `{…}` (f-strings, `format`), `%s`, blanks. */
+const INTERPOLATION = /\$\{[^}]*\}|\{[^}]*\}|%[sdr]|\s+/;
+
+/** A relative module specifier without an extension (`require('../data/expected')`), which resolves to a `.json` too. */
+const BARE_RELATIVE = /^\.{1,2}\/(?:[^/]+\/)*[^./][^./]*$/;
+
+/**
+ * String literals in a test (or in a harness file) that name a data file, normalized (`./`, `../`
+ * dropped): quoted strings, and the pieces of a template literal or an f-string between its
+ * interpolations (`${__dirname}/../data/expected.json` names `data/expected.json`). With `from`,
+ * the file's own path, a relative module specifier without an extension is read as node and jest
+ * resolve it: `require('../data/expected')` loads `data/expected.json` when there is no `.js`.
+ */
+export function dataReferences(source: string, from?: string): string[] {
   const refs = new Set<string>();
-  for (const m of source.matchAll(/(['"`])([^'"`\n$]{1,200})\1/g)) {
-    const literal = m[2]!.trim();
-    if (!DATA.test(literal)) continue;
-    refs.add(literal.replace(/^(\.{1,2}\/)+/, ''));
+  const add = (literal: string) => {
+    const name = literal.trim().replace(/^\/+/, '');
+    // A bare extension (the `.json` of `${name}.json`) names no file.
+    if (!DATA.test(name) || path.posix.basename(name).replace(DATA, '') === '') return;
+    refs.add(name.replace(/^(\.{1,2}\/)+/, ''));
+  };
+  for (const m of source.matchAll(/(['"])([^'"`\n]{1,300})\1|`([^`]{1,2000})`/g)) {
+    const literal = m[2] ?? m[3]!;
+    if (m[2] !== undefined && !/[${}]/.test(literal)) add(literal);
+    for (const piece of literal.split(INTERPOLATION)) if (piece) add(piece);
+    if (from !== undefined && m[2] !== undefined && BARE_RELATIVE.test(literal)) {
+      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(from), literal));
+      if (resolved !== '..' && !resolved.startsWith('../')) refs.add(`${resolved}.json`);
+    }
   }
   return [...refs];
 }
+
+/** Harness paths that hold installed programs rather than the tests' own code: not read for the data they name. */
+const INSTALLS = [
+  '**/.yarn/**',
+  '**/.pnp.*',
+  '**/site-packages/**',
+  '**/dist-packages/**',
+  '**/*.dist-info/**',
+  '**/*.egg-info/**',
+];
 
 function referenced(changed: string, refs: readonly string[]): boolean {
   return refs.some(
@@ -71,22 +110,35 @@ export async function testOwnedChanges(
 ): Promise<string[]> {
   const owned = new Set<string>(await manifestsChanged(ws, base, changes));
   const refs: string[] = [];
-  for (const test of frozenTests) refs.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
+  for (const test of frozenTests) refs.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? '', test));
   for (const change of changes)
     if (!frozenTests.includes(change.path) && referenced(change.path, refs)) owned.add(change.path);
   // A test from before the feature (not frozen, but it must keep passing) whose expected values the
   // driver rewrites along with the code passes on a regression. Its test file cannot change outside
   // RED, so the work tree's copy is the base's wherever the turn is not refused for that anyway.
+  // The same holds for the harness itself: a setup file, a runner config or a script `suite.command`
+  // runs that reads `config/test.json` (a flag that makes every assertion lenient) decides the run
+  // through that file as much as through its own text, which the driver cannot change.
   const data = changes.filter(
     (c) =>
       DATA.test(c.path) && manifestKind(c.path) === undefined && !owned.has(c.path) && !matchesAny(c.path, testGlobs),
   );
-  if (data.length > 0 && testGlobs.length > 0) {
-    const tests = [...(await trackedAt(ws, base))].filter(
-      (f) => !frozenTests.includes(f) && matchesAny(f, testGlobs) && !DATA.test(f),
+  if (data.length > 0) {
+    const tracked = await trackedAt(ws, base);
+    const touched = new Set(changes.map((c) => c.path));
+    const run =
+      suite === null ? [] : commandFiles(suite.command, await textAtBase(ws, base, 'package.json', touched), tracked);
+    const named = await harnessNamed(ws, base, touched);
+    const sources = [...tracked].filter(
+      (f) =>
+        !frozenTests.includes(f) &&
+        !DATA.test(f) &&
+        !matchesAny(f, INSTALLS) &&
+        (matchesAny(f, testGlobs) || matchesAny(f, DEFAULT_HARNESS) || matchesAny(f, run) || named.has(f)),
     );
     const older: string[] = [];
-    for (const test of tests) older.push(...dataReferences((await readText(path.join(ws.dir, test))) ?? ''));
+    for (const source of sources)
+      older.push(...dataReferences((await textAtBase(ws, base, source, touched)) ?? '', source));
     for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
   }
   for (const named of await namedByHarness(ws, base, changes)) owned.add(named);
@@ -234,7 +286,19 @@ export async function namedByHarness(
 ): Promise<string[]> {
   const changed = changes.filter((c) => !c.path.startsWith('../') && !c.path.startsWith('~/')).map((c) => c.path);
   if (changed.length === 0) return [];
-  const touched = new Set(changes.map((c) => c.path));
+  const named = await harnessNamed(ws, base, new Set(changes.map((c) => c.path)));
+  return changed.filter((c) => named.has(c));
+}
+
+/**
+ * Every path the base's runner configuration names (namedByHarness), with and without a code
+ * extension, relative to the config's folder and to the root: candidates, not all of them files.
+ */
+async function harnessNamed(
+  ws: Pick<Workspace, 'dir' | 'filesUnder' | 'fileAt'>,
+  base: string,
+  touched: ReadonlySet<string>,
+): Promise<Set<string>> {
   const tracked = [...(await trackedAt(ws, base))];
   const configs = tracked.filter(
     (f) => matchesAny(f, RUNNER_CONFIGS) || matchesAny(f, [VITE_CONFIG]) || path.posix.basename(f) === 'package.json',
@@ -267,7 +331,7 @@ export async function namedByHarness(
           named.add(path.posix.normalize(path.posix.join(from, literal + ext)));
     }
   }
-  return changed.filter((c) => named.has(c));
+  return named;
 }
 
 /**
