@@ -70,6 +70,8 @@ export interface TurnOutcome {
     review?: { verdict: 'approve' | 'changes'; notes: string };
     testOwned?: string[];
     links?: string[];
+    /** Where each changed link inside the workspace leads. */
+    linkTargets?: Record<string, string>;
     shadows?: string[];
   };
   branch: string | null;

@@ -90,6 +90,7 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
     hashes: turn.hashes,
     testOwned: turn.facts.testOwned ?? [],
     links: turn.facts.links ?? [],
+    linkTargets: turn.facts.linkTargets ?? {},
     shadows: turn.facts.shadows ?? [],
   });
   if (refused.length > 0)

@@ -13,7 +13,8 @@
  *   nor compiled Python (`__pycache__/`, `*.pyc`: an unchecked-hash `.pyc` is imported in place of its source);
  * - no agent's module stands beside another of the same name (`src/sum.js` beside `src/sum.ts`: the
  *   runner loads one, the build the other);
- * - no agent's link leads out of the workspace or into `.git` (the proof would run what it leads to);
+ * - no agent's link leads out of the workspace or into `.git` (the proof would run what it leads to),
+ *   nor from a test-owned path to one that is not (the driver could change what the test reads);
  * - a REVIEW turn writes its review file and nothing else;
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
  *   (`~/.gitconfig`…; src/git/guard.ts reports those).
@@ -67,6 +68,8 @@ export interface ScopeInput {
   testOwned?: readonly string[];
   /** Changed paths that are links out of the workspace or into `.git` (src/lanes/tdd/harness.ts linksLeaving). */
   links?: readonly string[];
+  /** Where each changed link inside the workspace leads (a folder with a trailing `/`; src/lanes/tdd/harness.ts linkTargets). */
+  linkTargets?: Readonly<Record<string, string>>;
   /** Changed modules that stand beside another of the same name (src/lanes/tdd/harness.ts modulesShadowing). */
   shadows?: readonly string[];
 }
@@ -85,6 +88,11 @@ export function isTestPath(policy: Policy, path: string): boolean {
   return matchesAny(path, policy.tests);
 }
 
+/** A test, the harness or a frozen file: what only the navigator changes, in RED. */
+function testOwned(input: ScopeInput, path: string): boolean {
+  return isTestPath(input.policy, path) || isHarness(input, path) || path in input.frozen;
+}
+
 function refusal(input: ScopeInput, path: string): string | undefined {
   const { policy, role, step } = input;
   if (path.startsWith('../')) return 'outside the workspace';
@@ -97,6 +105,9 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (matchesAny(path, conductorOwned)) return "the conductor's own record";
   if ((input.links ?? []).includes(path))
     return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
+  const target = input.linkTargets?.[path];
+  if (target !== undefined && testOwned(input, path) && !testOwned(input, target.endsWith('/') ? `${target}x` : target))
+    return `a test-owned link leading to ${target}, which is not (the driver could change what the test reads through it)`;
   if (matchesAny(path, DEPENDENCY_PATHS))
     return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";
   if (matchesAny(path, COMPILED_PATHS))

@@ -87,6 +87,7 @@ function settle(d: Draft<TurnStepState>, turn: TurnOutcome, retry: Position): Se
     hashes: turn.hashes,
     testOwned: turn.facts.testOwned ?? [],
     links: turn.facts.links ?? [],
+    linkTargets: turn.facts.linkTargets ?? {},
     shadows: turn.facts.shadows ?? [],
   });
   if (refused.length > 0) {

@@ -91,6 +91,7 @@ async function attempt(
           hashes: outcome.hashes,
           testOwned: outcome.facts.testOwned ?? [],
           links: outcome.facts.links ?? [],
+          linkTargets: outcome.facts.linkTargets ?? {},
           shadows: outcome.facts.shadows ?? [],
         }).length === 0;
       if (!inScope || plan.experiment === null)

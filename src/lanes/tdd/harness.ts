@@ -25,7 +25,7 @@
  * The driver reports such paths as `facts.testOwned`; the scope check refuses them outside RED.
  */
 import { execFile } from 'node:child_process';
-import { access, lstat, readdir, readlink } from 'node:fs/promises';
+import { access, lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -622,6 +622,34 @@ export async function linksLeaving(dir: string, changes: readonly FileChange[]):
       leaving.push(change.path);
   }
   return leaving.sort();
+}
+
+/**
+ * Where each changed link inside the workspace leads, relative to the workspace: followed as the
+ * kernel follows it (through links in its folders and chains of links; a dangling one as written),
+ * a folder's path with a trailing `/`. A link at a test-owned path that leads to a file the driver
+ * writes (`test/fixtures/expected.json` → `data/values.json`) would leave the test's expected
+ * values free to change after RED froze its path (src/conductor/scope.ts). Links leading out of
+ * the workspace are linksLeaving's.
+ */
+export async function linkTargets(dir: string, changes: readonly FileChange[]): Promise<Record<string, string>> {
+  const targets: Record<string, string> = {};
+  const top = await realpath(dir).catch(() => path.resolve(dir));
+  for (const change of changes) {
+    if (change.status === 'deleted' || change.path.startsWith('../') || change.path.startsWith('~/')) continue;
+    const full = path.join(dir, change.path);
+    const target = await readlink(full).catch(() => null);
+    if (target === null) continue;
+    const real = await realpath(full).catch(() => path.resolve(path.dirname(full), target));
+    const rel = path.relative(top, real).split(path.sep).join('/');
+    if (rel === '' || rel === '..' || rel.startsWith('../') || path.isAbsolute(rel)) continue;
+    const folder = await stat(real).then(
+      (st) => st.isDirectory(),
+      () => false,
+    );
+    targets[change.path] = folder ? `${rel}/` : rel;
+  }
+  return targets;
 }
 
 /**

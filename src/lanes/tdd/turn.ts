@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { Workspace } from '../../ports/workspace.js';
 import type { Dependencies } from './clean-tree.js';
 import type { LaneContext } from './context.js';
-import { linksLeaving, modulesShadowing, testOwnedChanges, trackedAt } from './harness.js';
+import { linksLeaving, linkTargets, modulesShadowing, testOwnedChanges, trackedAt } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
 import { migrationFailed } from './proof.js';
@@ -260,17 +260,19 @@ export async function turnAt(ctx: LaneContext, plan: TurnPlan, base: string, pla
   const migrationsDir = `${config.migrations.dir.replace(/\/+$/, '')}/`;
   if (changes.some((c) => c.path.startsWith(migrationsDir))) ctx.branches.invalidate(plan.branch);
   else ctx.branches.rekeyAhead(plan.branch);
-  const [{ owed, facts }, hashes, testOwned, links, shadows] = await time('turn:judge', () =>
+  const [{ owed, facts }, hashes, testOwned, links, targets, shadows] = await time('turn:judge', () =>
     Promise.all([
       owedChecks(ctx, plan),
       ctx.ws.hashFiles(plan.frozen),
       testOwnedChanges(ctx.ws, base, changes, plan.frozen, config.build.tests, config.suite),
       linksLeaving(ctx.ws.dir, changes),
+      linkTargets(ctx.ws.dir, changes),
       modulesShadowing(ctx.ws, base, changes),
     ]),
   );
   if (testOwned.length > 0) facts.testOwned = testOwned;
   if (links.length > 0) facts.links = links;
+  if (Object.keys(targets).length > 0) facts.linkTargets = targets;
   if (shadows.length > 0) facts.shadows = shadows;
   // After the diff, so the transcript is the conductor's record, not part of the agent's change.
   // Whatever the backend did, no credential of the agent's environment is written anywhere.
