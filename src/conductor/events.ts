@@ -104,7 +104,7 @@ export type ProofOutcome =
    */
   | {
       kind: 'broken';
-      reason: 'migrations' | 'no-report' | 'timeout' | 'not-found' | 'git-files';
+      reason: 'migrations' | 'no-report' | 'timeout' | 'not-found' | 'git-files' | 'tree-changed';
       message: string;
       output: string;
       hashes: Record<string, string | null>;

@@ -4,11 +4,13 @@
  * hashes of the frozen test files — then the branch is deleted. The judging is the conductor's
  * (src/conductor/proofs.ts); this only gathers the facts.
  */
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { FileChange, ProofOutcome, ProofTest } from '../../conductor/events.js';
 import { failureException } from '../../conductor/failure-kind.js';
 import { childEnv } from '../../core/child-env.js';
+import { matchesAny } from '../../core/glob.js';
 import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
@@ -57,6 +59,29 @@ function testsOf(workspace: string, result: SuiteResult): ProofTest[] {
 export function migrationFailed(branches: Pick<Branches, 'engine'>, f: ApplyFailure): string {
   const engine = branches.engine();
   return `${f.file ?? f.name ?? 'a migration'} failed${engine === null ? '' : ` (applied with ${engine})`}: ${f.error.message}`;
+}
+
+/**
+ * Each committed file of the proof's tree as it stands: its inode, change time, size and mode. A
+ * write, a rename over it or a chmod changes the change time, which no process can set back — so a
+ * file the suite rewrote and put back before it ended still reads as changed.
+ */
+async function stamps(dir: string, files: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (let i = 0; i < files.length; i += 256)
+    await Promise.all(
+      files.slice(i, i + 256).map(async (file) => {
+        const st = await lstat(path.join(dir, file), { bigint: true }).catch(() => null);
+        out.set(file, st === null ? 'gone' : `${st.ino}:${st.ctimeNs}:${st.size}:${st.mode}`);
+      }),
+    );
+  return out;
+}
+
+/** The committed files whose stamp changed. */
+async function restamped(dir: string, before: ReadonlyMap<string, string>): Promise<string[]> {
+  const after = await stamps(dir, [...before.keys()]);
+  return [...before].filter(([file, stamp]) => after.get(file) !== stamp).map(([file]) => file);
 }
 
 export interface ProveInput {
@@ -117,6 +142,14 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   const putBack = () => (planted ??= guard ? time('prove:guard', () => guard.restore()) : Promise.resolve([]));
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
+    // The committed files, stamped before the suite: the suite runs code agents wrote, and one that
+    // rewrites a test (or the code) in this tree while it runs — a module a first test imports that
+    // edits a later test file before the runner loads it, then puts it back — proves what no commit
+    // holds. Report paths are the suite's to write.
+    const committed = (await time('prove:hash', () => input.ws.filesUnder(input.commit, '.'))).filter(
+      (f) => !matchesAny(f, config.suite.reports),
+    );
+    const before = await time('prove:hash', () => stamps(ws.dir, committed));
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
     if (!fresh.migrations.ok) {
@@ -163,7 +196,10 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       throw new ConsortError('internal', 'The run was cancelled during a suite run.', {
         hint: 'Run `consort run` again to resume.',
       });
-    const broken = (reason: 'no-report' | 'timeout' | 'not-found' | 'git-files', message: string): ProofRun => ({
+    const broken = (
+      reason: 'no-report' | 'timeout' | 'not-found' | 'git-files' | 'tree-changed',
+      message: string,
+    ): ProofRun => ({
       suiteMs: result.durationMs,
       outcome: { kind: 'broken', reason, message, output, hashes },
     });
@@ -171,6 +207,12 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       return broken(
         'git-files',
         `the suite changed git's own files (${changedGit.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git, git's global files or a test runner's in the home folder (~/.npmrc, ~/.cargo/config.toml…): give tests that configure git or a package manager a HOME and repository of their own.`,
+      );
+    const rewritten = await time('prove:hash', () => restamped(ws.dir, before));
+    if (rewritten.length > 0)
+      return broken(
+        'tree-changed',
+        `the suite wrote committed files of the tree it proves (${rewritten.slice(0, 10).join(', ')}${rewritten.length > 10 ? `, and ${rewritten.length - 10} more` : ''}), so what ran is not what the commit holds. A suite may write its reports, caches and files it creates, never a committed file, not even to put it back.`,
       );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
