@@ -77,6 +77,12 @@ export interface ProcessRunner {
    * Absent where nothing can be bound; the lane's `.git` guard still compares them.
    */
   protect?(paths: readonly string[]): () => void;
+  /**
+   * Cover `dir` with an empty folder for every command this process isolates from now on, except
+   * one given it (in `writable`), until the returned release: a proof's own temporary folder.
+   * Absent where nothing can be hidden.
+   */
+  hide?(dir: string): () => void;
   /** Whether isolated commands can be given `binds` (bubblewrap); absent: they cannot. */
   canBind?(): boolean;
 }

@@ -11,7 +11,7 @@ import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
 import { hostProgram } from './host-programs.js';
 import { startChild } from './launcher.js';
-import { isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
+import { hideFromIsolated, isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
 import { docsUrl } from '../core/docs-url.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -105,6 +105,7 @@ export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): P
       const releases = paths.map((p) => protectFromIsolated(p));
       return () => releases.forEach((release) => release());
     },
+    hide: (dir) => hideFromIsolated(dir),
     canBind: () => (runnerOptions.isolation ?? isolationKind()) === 'bwrap',
   };
 }

@@ -4,7 +4,8 @@
  * hashes of the frozen test files — then the branch is deleted. The judging is the conductor's
  * (src/conductor/proofs.ts); this only gathers the facts.
  */
-import { lstat } from 'node:fs/promises';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { FileChange, ProofOutcome, ProofTest } from '../../conductor/events.js';
@@ -139,6 +140,8 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   const ws = tree.ws;
   /** What the suite changed of git's files, put back before the conductor's next git call (the worktree's removal among them). */
   let planted: Promise<FileChange[]> | undefined;
+  let temp: string | undefined;
+  let unhide: (() => void) | undefined;
   const putBack = () => (planted ??= guard ? time('prove:guard', () => guard.restore()) : Promise.resolve([]));
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
@@ -167,6 +170,13 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // Every report path was emptied in the fresh tree: whatever is there now, this run's suite wrote.
     // The suite gets the branch's own role: it reaches this branch only (src/branches/branch-role.ts).
     const suiteUrl = await input.branches.untrusted(input.branch, fresh.url);
+    // A temporary folder of this proof's own, empty, as TMPDIR: runners keep caches there (jest's
+    // transforms and haste map, under os.tmpdir()), keyed by what they read — the proof's own path
+    // among it, which a worktree begun ahead shows by name — so one an agent (or an earlier proof's
+    // suite) filled could hand this suite a test transformed from other source than the commit's.
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-proof-tmp-'));
+    temp = tmp;
+    unhide = input.processes.hide?.(tmp);
     const result = await time('prove:suite', () =>
       input.processes.run({
         command: config.suite.command,
@@ -174,10 +184,10 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         isolate: true,
         // Its dependency copy cannot be changed by the suite (bound read-only under bubblewrap).
         readOnly: tree.readOnly,
-        writable: tree.writable,
+        writable: [...tree.writable, tmp],
         ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
         env: childEnv(
-          { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true' },
+          { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true', TMPDIR: tmp },
           // The basics, and what the project passes its code (suite.passEnv): agents wrote this code.
           { inherit: input.env, pass: config.suite.passEnv, secrets: config.suite.passEnv },
         ),
@@ -236,6 +246,8 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   } finally {
     input.branches.drop(input.branch);
     await putBack();
+    unhide?.();
+    if (temp !== undefined) await rm(temp, { recursive: true, force: true }).catch(() => undefined);
     await time('prove:tree', () => tree.dispose());
   }
 }
