@@ -187,7 +187,15 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         writable: [...tree.writable, tmp],
         ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
         env: childEnv(
-          { ...branchEnv(suiteUrl, [config.suite.env]), CI: input.env.CI ?? 'true', TMPDIR: tmp },
+          {
+            ...branchEnv(suiteUrl, [config.suite.env]),
+            CI: input.env.CI ?? 'true',
+            TMPDIR: tmp,
+            // Python's user site-packages lies in the home folder the agents write: its `.pth` files
+            // and `usercustomize` run in every python the suite starts. Kept when the project passes
+            // PYTHONNOUSERSITE itself (its runner installed with `pip install --user`).
+            ...(config.suite.passEnv.includes('PYTHONNOUSERSITE') ? {} : { PYTHONNOUSERSITE: '1' }),
+          },
           // The basics, and what the project passes its code (suite.passEnv): agents wrote this code.
           { inherit: input.env, pass: config.suite.passEnv, secrets: config.suite.passEnv },
         ),
