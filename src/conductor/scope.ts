@@ -106,7 +106,9 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if ((input.links ?? []).includes(path))
     return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
   const target = input.linkTargets?.[path];
-  if (target !== undefined && testOwned(input, path) && !testOwned(input, target.endsWith('/') ? `${target}x` : target))
+  const lead = target?.endsWith('/') ? `${target}x` : target;
+  // A link to what no agent changes (Consort's configuration, a migration on the base, the seed) is harmless.
+  if (lead !== undefined && testOwned(input, path) && !testOwned(input, lead) && !matchesAny(lead, policy.locked ?? []))
     return `a test-owned link leading to ${target}, which is not (the driver could change what the test reads through it)`;
   if (matchesAny(path, DEPENDENCY_PATHS))
     return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";

@@ -101,10 +101,10 @@ it('so is a folder of fixtures made a link to a folder of the code, and a harnes
   ]);
 }, 60_000);
 
-it("a link among test-owned files is the navigator's, and one among the code's the driver's", async () => {
+it("a link among test-owned files (or to a locked one) is the navigator's, and one among the code's the driver's", async () => {
   expect(
     await refusedAfter(
-      `mkdir -p test/fixtures && printf '{ "sum": 3 }\\n' > test/expected.json && ln -s ../expected.json test/fixtures/expected.json`,
+      `mkdir -p test/fixtures && printf '{ "sum": 3 }\\n' > test/expected.json && ln -s ../expected.json test/fixtures/expected.json && ln -s ../../.github/consort.yml test/fixtures/consort.yml`,
       'navigator',
     ),
   ).toEqual([]);
