@@ -64,6 +64,9 @@ export function buildPolicy(
     locked: [
       ...CONFIG_FILES,
       '.consort/roles/**',
+      // A role's prompt the configuration names elsewhere (`docs/roles/navigator.md`): read afresh by
+      // every turn of that role, so the driver's `**` would let it write the next navigator's instructions.
+      ...ROLES.flatMap((r) => config.roles[r]?.instructions ?? []),
       ...(config.database.seed?.kind === 'file' ? [config.database.seed.path] : []),
     ],
   };
