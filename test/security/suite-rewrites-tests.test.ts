@@ -6,7 +6,9 @@
  * proof of the committed bug was green (played with the real pytest, which imports test modules one
  * after another). Every committed file of the tree is now stamped before the suite (inode, change
  * time, size, mode — a change time cannot be set back) and compared after it: a suite that wrote one
- * makes its proof `broken` (`tree-changed`), its reports and the files it makes are its own.
+ * makes its proof `broken` (`tree-changed`), its reports and the files it makes are its own — except
+ * a harness file (a `conftest.py` made before pytest collects its folder and removed at exit), which
+ * the folders of the tests are watched for while the suite runs.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -77,4 +79,32 @@ it('a suite that rewrites a committed test while it runs, and puts it back, prov
   const { outcome } = await proveHead(dir, ws, deps);
   expect(outcome).toMatchObject({ kind: 'broken', reason: 'tree-changed' });
   expect(outcome.kind === 'broken' && outcome.message).toContain('(tests/test_calc.py)');
+}, 120_000);
+
+it('nor does one that makes a conftest.py before pytest collects its folder, and removes it', async () => {
+  // The frozen test two folders down, collected after an older test whose import runs the driver's code.
+  await mkdir(path.join(dir, 'tests', 'b', 'c'), { recursive: true });
+  await git(dir, 'mv', 'tests/test_calc.py', 'tests/b/c/test_calc.py');
+  await writeFile(
+    path.join(dir, 'tests', 'b', 'c', 'test_calc.py'),
+    `import os, sys\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))))\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n`,
+  );
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'the frozen test deeper down');
+  expect(testStates(await proveHead(dir, ws, deps))).toContain('tests.b.c.test_calc::test_add failed');
+  await writeFile(
+    path.join(dir, 'calc.py'),
+    `import atexit, os
+_c = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests', 'b', 'c', 'conftest.py')
+open(_c, 'w').write('def pytest_pyfunc_call(pyfuncitem):\\n    return True\\n')
+atexit.register(lambda: os.remove(_c))
+
+def add(a, b):
+    return a - b
+`,
+  );
+  await git(dir, 'commit', '-qam', 'GREEN as committed: the bug, and a module that makes a conftest.py');
+  const { outcome } = await proveHead(dir, ws, deps);
+  expect(outcome).toMatchObject({ kind: 'broken', reason: 'tree-changed' });
+  expect(outcome.kind === 'broken' && outcome.message).toContain('(tests/b/c/conftest.py)');
 }, 120_000);

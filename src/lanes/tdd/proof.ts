@@ -22,6 +22,7 @@ import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/
 import { branchEnv } from '../../suite/pg-env.js';
 import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
+import { type MadeFiles, watchMadeFiles } from './made-files.js';
 
 const OUTPUT_TAIL = 4000;
 
@@ -142,6 +143,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   let planted: Promise<FileChange[]> | undefined;
   let temp: string | undefined;
   let unhide: (() => void) | undefined;
+  let watched: MadeFiles | undefined;
   const putBack = () => (planted ??= guard ? time('prove:guard', () => guard.restore()) : Promise.resolve([]));
   try {
     const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
@@ -177,6 +179,9 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-proof-tmp-'));
     temp = tmp;
     unhide = input.processes.hide?.(tmp);
+    // Harness files the suite makes while it runs (a conftest.py written before pytest collects its
+    // folder, removed at exit), watched from now until it ends.
+    watched = watchMadeFiles(ws.dir, committed, config.build.tests);
     const result = await time('prove:suite', () =>
       input.processes.run({
         command: config.suite.command,
@@ -209,6 +214,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       result.output.slice(-OUTPUT_TAIL),
       [new URL(fresh.url).password, new URL(suiteUrl).password].filter(Boolean),
     );
+    const made = await watched.stop();
     const changedGit = await putBack();
     if (result.aborted)
       throw new ConsortError('internal', 'The run was cancelled during a suite run.', {
@@ -232,6 +238,16 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         'tree-changed',
         `the suite wrote committed files of the tree it proves (${rewritten.slice(0, 10).join(', ')}${rewritten.length > 10 ? `, and ${rewritten.length - 10} more` : ''}), so what ran is not what the commit holds. A suite may write its reports, caches and files it creates, never a committed file, not even to put it back.`,
       );
+    if (made === null)
+      return broken(
+        'tree-changed',
+        'the suite made or removed too many files next to the tests to tell whether it made a harness file (or the folders could not be watched: raise fs.inotify.max_user_watches).',
+      );
+    if (made.length > 0)
+      return broken(
+        'tree-changed',
+        `the suite made harness files in the tree it proves (${made.slice(0, 10).join(', ')}), which a runner loads without being told (a conftest.py, an .env): what ran is not what the commit holds.`,
+      );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
     let junit: SuiteResult;
@@ -252,6 +268,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       },
     };
   } finally {
+    void watched?.stop(); // closed already, unless the suite's run threw
     input.branches.drop(input.branch);
     await putBack();
     unhide?.();

@@ -1,0 +1,62 @@
+/**
+ * Harness files a proof's suite makes in the tree it proves, even ones it removes again before it
+ * ends. The code under test runs in the runner's process: a module an early test imports can write
+ * `tests/b/c/conftest.py` before pytest collects `tests/b/c/` (the hook there passes every test
+ * below it) and delete it at exit, leaving nothing to compare afterwards. Each folder that holds a
+ * committed test or harness file, and every folder above one, is watched (inotify) while the suite
+ * runs; a name made there that the harness globs match and the commit does not hold is reported.
+ * Past MAX_EVENTS events (a flood that could overflow the kernel's queue and hide one) the answer is
+ * `null`: nothing can be said.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_HARNESS } from '../../conductor/roles.js';
+import { matchesAny } from '../../core/glob.js';
+
+const MAX_EVENTS = 10_000;
+
+export interface MadeFiles {
+  /** After the suite: the harness files it made (sorted), or null when too much happened to tell. */
+  stop(): Promise<string[] | null>;
+}
+
+export function watchMadeFiles(dir: string, committed: readonly string[], tests: readonly string[]): MadeFiles {
+  const held = new Set(committed);
+  const folders = new Set<string>(['.']);
+  for (const file of committed) {
+    if (!matchesAny(file, tests) && !matchesAny(file, DEFAULT_HARNESS)) continue;
+    for (let folder = path.posix.dirname(file); folder !== '.'; folder = path.posix.dirname(folder))
+      folders.add(folder);
+  }
+  const made = new Set<string>();
+  let events = 0;
+  let failed = false;
+  const watchers: FSWatcher[] = [];
+  for (const folder of folders) {
+    try {
+      const watcher = watch(path.join(dir, folder), { persistent: false }, (_type, name) => {
+        events++;
+        if (name === null) return;
+        const rel = folder === '.' ? String(name) : `${folder}/${String(name)}`;
+        if (!held.has(rel) && matchesAny(rel, DEFAULT_HARNESS)) made.add(rel);
+      });
+      watcher.on('error', () => {
+        failed = true;
+      });
+      watchers.push(watcher);
+    } catch {
+      // A folder the commit holds only through a link, or no watch left (fs.inotify.max_user_watches).
+      failed = true;
+    }
+  }
+  return {
+    async stop() {
+      // The kernel queued what the suite did; let the loop read it before the watches close.
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const watcher of watchers) watcher.close();
+      if (failed || events > MAX_EVENTS) return null;
+      return [...made].sort();
+    },
+  };
+}
