@@ -8,7 +8,9 @@
  * Past MAX_EVENTS events (a flood that could overflow the kernel's queue and hide one) the answer is
  * `null`: nothing can be said.
  */
+import { randomBytes } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_HARNESS } from '../../conductor/roles.js';
 import { matchesAny } from '../../core/glob.js';
@@ -32,9 +34,16 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
   let events = 0;
   let failed = false;
   const watchers: FSWatcher[] = [];
+  /** A file stop() makes in the tree's top folder once the suite is over, and the wait for its event. */
+  const marker = `.consort-watched-${randomBytes(6).toString('hex')}`;
+  let markerSeen: (() => void) | undefined;
   for (const folder of folders) {
     try {
       const watcher = watch(path.join(dir, folder), { persistent: false }, (_type, name) => {
+        if (folder === '.' && name === marker) {
+          markerSeen?.();
+          return;
+        }
         events++;
         if (name === null) return;
         const rel = folder === '.' ? String(name) : `${folder}/${String(name)}`;
@@ -49,14 +58,31 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
       failed = true;
     }
   }
+  let stopped: Promise<string[] | null> | undefined;
   return {
-    async stop() {
-      // The kernel queued what the suite did; let the loop read it before the watches close.
-      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      for (const watcher of watchers) watcher.close();
-      if (failed || events > MAX_EVENTS) return null;
-      return [...made].sort();
-    },
+    // Once: the proof stops it after the suite, and again (to no effect) when it ends.
+    stop: () => (stopped ??= stop()),
   };
+
+  async function stop(): Promise<string[] | null> {
+    // The kernel queued what the suite did before it ended, and every watch of this process reads
+    // one queue in order (libuv keeps one inotify descriptor per loop): once the event of a file
+    // made now in the top folder arrives, everything before it has been read. Elsewhere (another
+    // platform's watches) a short wait stands in for it.
+    const seen = new Promise<void>((resolve) => {
+      markerSeen = resolve;
+    });
+    const file = path.join(dir, marker);
+    const wrote = await writeFile(file, '').then(
+      () => true,
+      () => false,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([seen, new Promise((resolve) => (timer = setTimeout(resolve, wrote ? 500 : 20)))]);
+    clearTimeout(timer);
+    await rm(file, { force: true }).catch(() => undefined);
+    for (const watcher of watchers) watcher.close();
+    if (failed || events > MAX_EVENTS) return null;
+    return [...made].sort();
+  }
 }

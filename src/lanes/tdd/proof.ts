@@ -22,6 +22,7 @@ import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/
 import { branchEnv } from '../../suite/pg-env.js';
 import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
+import { trackedAt } from './harness.js';
 import { type MadeFiles, watchMadeFiles } from './made-files.js';
 
 const OUTPUT_TAIL = 4000;
@@ -125,6 +126,10 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     );
   }
   const { time } = input;
+  // The commit's files, listed beside the tree's making (and kept by commit: the next turn's judge
+  // reads this commit's list as its base's).
+  const listed = trackedAt(input.ws, input.commit);
+  listed.catch(() => undefined); // awaited below, once the tree is made
   const [made, guarded] = await Promise.allSettled([
     time('prove:tree', () =>
       cleanTree(input.ws, input.commit, input.deps, config.suite.reports, input.processes, input.tree),
@@ -141,20 +146,27 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   const ws = tree.ws;
   /** What the suite changed of git's files, put back before the conductor's next git call (the worktree's removal among them). */
   let planted: Promise<FileChange[]> | undefined;
-  let temp: string | undefined;
+  let tempMade: Promise<string> | undefined;
   let unhide: (() => void) | undefined;
   let watched: MadeFiles | undefined;
   const putBack = () => (planted ??= guard ? time('prove:guard', () => guard.restore()) : Promise.resolve([]));
   try {
-    const hashes = await time('prove:hash', () => ws.hashFiles(input.hash));
-    // The committed files, stamped before the suite: the suite runs code agents wrote, and one that
-    // rewrites a test (or the code) in this tree while it runs — a module a first test imports that
-    // edits a later test file before the runner loads it, then puts it back — proves what no commit
-    // holds. Report paths are the suite's to write.
-    const committed = (await time('prove:hash', () => input.ws.filesUnder(input.commit, '.'))).filter(
-      (f) => !matchesAny(f, config.suite.reports),
-    );
-    const before = await time('prove:hash', () => stamps(ws.dir, committed));
+    // The committed files, stamped before the suite (and before the migrations, which run code
+    // agents wrote too): the suite runs code agents wrote, and one that rewrites a test (or the code)
+    // in this tree while it runs — a module a first test imports that edits a later test file before
+    // the runner loads it, then puts it back — proves what no commit holds. Report paths are the
+    // suite's to write.
+    let committed: string[] = [];
+    const [hashes, before] = await Promise.all([
+      time('prove:hash', () => ws.hashFiles(input.hash)),
+      time('prove:hash', async () => {
+        committed = [...(await listed)].filter((f) => !matchesAny(f, config.suite.reports));
+        return stamps(ws.dir, committed);
+      }),
+    ]);
+    // The suite's own TMPDIR (below), made while the branch is.
+    tempMade = mkdtemp(path.join(os.tmpdir(), 'consort-proof-tmp-'));
+    tempMade.catch(() => undefined); // awaited before the suite
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
     if (!fresh.migrations.ok) {
@@ -176,8 +188,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // transforms and haste map, under os.tmpdir()), keyed by what they read — the proof's own path
     // among it, which a worktree begun ahead shows by name — so one an agent (or an earlier proof's
     // suite) filled could hand this suite a test transformed from other source than the commit's.
-    const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-proof-tmp-'));
-    temp = tmp;
+    const tmp = await tempMade;
     unhide = input.processes.hide?.(tmp);
     // Harness files the suite makes while it runs (a conftest.py written before pytest collects its
     // folder, removed at exit), watched from now until it ends.
@@ -268,10 +279,11 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       },
     };
   } finally {
-    void watched?.stop(); // closed already, unless the suite's run threw
+    await watched?.stop(); // closed already, unless the suite's run threw: before the tree goes
     input.branches.drop(input.branch);
     await putBack();
     unhide?.();
+    const temp = await tempMade?.catch(() => undefined);
     if (temp !== undefined) await rm(temp, { recursive: true, force: true }).catch(() => undefined);
     await time('prove:tree', () => tree.dispose());
   }
