@@ -105,6 +105,39 @@ const branches = {
   drop: () => undefined,
 } as unknown as Branches;
 
+/** The lane's context for a turn, with the fake ports above. */
+const laneContext = (ws: Workspace, store: FeatureStore, agents: AgentBackends): LaneContext =>
+  ({
+    ws,
+    config,
+    feature: FEATURE,
+    store,
+    branches,
+    backends: backendFactory(agents),
+    env: {},
+    agentEnv: {},
+    secrets: [],
+    log: () => undefined,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+    time: (_label: string, fn: () => Promise<unknown>) => fn(),
+  }) as unknown as LaneContext;
+
+/** The driver's GREEN turn t1 on the cycle's sandbox, `frozen` the tests it may not change. */
+const greenTurn = (frozen: string[]): TurnPlan => ({
+  id: 't1',
+  role: 'driver',
+  step: 'green',
+  item: null,
+  attempt: 0,
+  note: null,
+  failure: null,
+  branch: 'f001-c1',
+  forkAhead: null,
+  experiment: null,
+  frozen,
+  writes: ['src/**'],
+});
+
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'consort-tdd-ports-'));
@@ -139,34 +172,8 @@ it('runs a turn with a scripted agent from AgentBackends, judging the changes th
     planted: [{ path: '.git/hooks/pre-commit', status: 'added' }],
   });
   const store = new FeatureStore(dir, FEATURE);
-  const ctx = {
-    ws,
-    config,
-    feature: FEATURE,
-    store,
-    branches,
-    backends: backendFactory(agents),
-    env: {},
-    agentEnv: {},
-    secrets: [],
-    log: () => undefined,
-    now: () => new Date('2026-01-01T00:00:00Z'),
-    time: (_label: string, fn: () => Promise<unknown>) => fn(),
-  } as unknown as LaneContext;
-  const plan: TurnPlan = {
-    id: 't1',
-    role: 'driver',
-    step: 'green',
-    item: null,
-    attempt: 0,
-    note: null,
-    failure: null,
-    branch: 'f001-c1',
-    forkAhead: null,
-    experiment: null,
-    frozen: ['test/phone.test.js'],
-    writes: ['src/**'],
-  };
+  const ctx = laneContext(ws, store, agents);
+  const plan = greenTurn(['test/phone.test.js']);
 
   const { outcome } = await turnAt(ctx, plan, BASE, { branch: () => branches.sandbox('f001-c1'), transcripts: store });
 
@@ -211,34 +218,8 @@ it("stops the run when the model service refuses the backend's key, after puttin
   };
   const { ws, calls } = memoryWorkspace(dir, { planted: [{ path: '.git/hooks/pre-commit', status: 'added' }] });
   const store = new FeatureStore(dir, FEATURE);
-  const ctx = {
-    ws,
-    config,
-    feature: FEATURE,
-    store,
-    branches,
-    backends: backendFactory(agents),
-    env: {},
-    agentEnv: {},
-    secrets: [],
-    log: () => undefined,
-    now: () => new Date('2026-01-01T00:00:00Z'),
-    time: (_label: string, fn: () => Promise<unknown>) => fn(),
-  } as unknown as LaneContext;
-  const plan: TurnPlan = {
-    id: 't1',
-    role: 'driver',
-    step: 'green',
-    item: null,
-    attempt: 0,
-    note: null,
-    failure: null,
-    branch: 'f001-c1',
-    forkAhead: null,
-    experiment: null,
-    frozen: [],
-    writes: ['src/**'],
-  };
+  const ctx = laneContext(ws, store, agents);
+  const plan = greenTurn([]);
   await expect(
     turnAt(ctx, plan, BASE, { branch: () => branches.sandbox('f001-c1'), transcripts: store }),
   ).rejects.toMatchObject({
