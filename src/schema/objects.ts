@@ -136,25 +136,28 @@ export const EXTRA_SQL = {
   // grants the admin reading (a CREATEROLE admin that is no superuser, on PostgreSQL 16+: so that it
   // keeps reading the branch it handed over, src/branches/branch-role.ts) is Consort's, not the
   // project's: left out. Each branch keeps only the schemas read before it unpacks an ACL: the
-  // system catalogs' own ACLs (~200 relations) were most of the query's time.
+  // system catalogs' own ACLs (~200 relations) were most of the query's time. The owner's own
+  // entries read `(owner)` (no role's name reads so unquoted): on a branch the owner is the
+  // branch's role (pr-6_role), whose name says nothing of the project and differs between branches.
   privileges: `, acls AS (
       SELECT 'pg_catalog.pg_class'::regclass AS classid, c.oid AS objid, 0 AS objsubid, ${ownAcl('c.relacl', 'c.relowner')} AS acl,
         pg_catalog.acldefault(CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner) AS dflt,
-        c.relnamespace AS nsp, c.relname::text AS rel
+        c.relnamespace AS nsp, c.relname::text AS rel, c.relowner AS owner
       FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND c.relacl IS NOT NULL AND c.relnamespace IN (SELECT oid FROM nsp)
-      UNION ALL SELECT 'pg_catalog.pg_class'::regclass, a.attrelid, a.attnum, a.attacl, '{}', c.relnamespace, c.relname::text
+      UNION ALL SELECT 'pg_catalog.pg_class'::regclass, a.attrelid, a.attnum, a.attacl, '{}', c.relnamespace, c.relname::text, c.relowner
       FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
       WHERE a.attacl IS NOT NULL AND a.attnum > 0 AND NOT a.attisdropped AND c.relnamespace IN (SELECT oid FROM nsp)
-      UNION ALL SELECT 'pg_catalog.pg_proc'::regclass, p.oid, 0, ${ownAcl('p.proacl', 'p.proowner')}, pg_catalog.acldefault('f', p.proowner), p.pronamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_proc'::regclass, p.oid, 0, ${ownAcl('p.proacl', 'p.proowner')}, pg_catalog.acldefault('f', p.proowner), p.pronamespace, NULL, p.proowner
       FROM pg_catalog.pg_proc p WHERE p.proacl IS NOT NULL AND p.pronamespace IN (SELECT oid FROM nsp)
-      UNION ALL SELECT 'pg_catalog.pg_type'::regclass, t.oid, 0, ${ownAcl('t.typacl', 't.typowner')}, pg_catalog.acldefault('T', t.typowner), t.typnamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_type'::regclass, t.oid, 0, ${ownAcl('t.typacl', 't.typowner')}, pg_catalog.acldefault('T', t.typowner), t.typnamespace, NULL, t.typowner
       FROM pg_catalog.pg_type t WHERE t.typacl IS NOT NULL AND t.typnamespace IN (SELECT oid FROM nsp)
-      UNION ALL SELECT 'pg_catalog.pg_namespace'::regclass, s.oid, 0, ${ownAcl('s.nspacl', 's.nspowner')}, pg_catalog.acldefault('n', s.nspowner), s.oid, NULL
+      UNION ALL SELECT 'pg_catalog.pg_namespace'::regclass, s.oid, 0, ${ownAcl('s.nspacl', 's.nspowner')}, pg_catalog.acldefault('n', s.nspowner), s.oid, NULL, s.nspowner
       FROM pg_catalog.pg_namespace s WHERE s.nspacl IS NOT NULL AND s.oid IN (SELECT oid FROM nsp)
-      UNION ALL SELECT 'pg_catalog.pg_default_acl'::regclass, d.oid, 0, ${ownAcl('d.defaclacl', 'd.defaclrole')}, '{}', d.defaclnamespace, NULL
+      UNION ALL SELECT 'pg_catalog.pg_default_acl'::regclass, d.oid, 0, ${ownAcl('d.defaclacl', 'd.defaclrole')}, '{}', d.defaclnamespace, NULL, d.defaclrole
       FROM pg_catalog.pg_default_acl d)
     SELECT o.type, o.identity, x.rel,
-      ARRAY(SELECT CASE WHEN e.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(e.grantee)) END
+      ARRAY(SELECT CASE WHEN e.grantee = 0 THEN 'PUBLIC' WHEN e.grantee = x.owner THEN '(owner)'
+          ELSE quote_ident(pg_catalog.pg_get_userbyid(e.grantee)) END
           || ': ' || e.privilege_type || CASE WHEN e.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
         FROM pg_catalog.aclexplode(x.acl) e) AS grants
     FROM acls x CROSS JOIN LATERAL pg_catalog.pg_identify_object(x.classid, x.objid, x.objsubid) o

@@ -285,6 +285,22 @@ describe('snapshotSchema against PostgreSQL', () => {
     });
   });
 
+  it("names the owner's own grants (owner), not its role: a branch's role differs from branch to branch", async () => {
+    const reader = `consort_reader_${randomBytes(4).toString('hex')}`;
+    await withClient(SYSTEM_PG_URL, (c) => c.query(`CREATE ROLE ${reader} NOLOGIN`));
+    try {
+      const s = await snapshotAfter(`CREATE TABLE ledger (id int); GRANT SELECT ON ledger TO ${reader}`);
+      const grants = s.privileges.find((p) => p.identity === 'public.ledger')?.grants ?? [];
+      expect(grants).toContain(`${reader}: SELECT`);
+      expect(grants).toContain('(owner): SELECT');
+      expect(grants.filter((g) => !g.startsWith('(owner): ') && !g.startsWith(`${reader}: `))).toEqual([]);
+    } finally {
+      await withClient(SYSTEM_PG_URL, (c) => c.query(`DROP OWNED BY ${reader}; DROP ROLE ${reader}`)).catch(
+        () => undefined,
+      );
+    }
+  });
+
   it('limits the snapshot to the schemas asked for', async () => {
     const s = await snapshotAfter('CREATE SCHEMA app; CREATE TABLE app.a (x int); CREATE TABLE b (y int)', {
       schemas: ['app'],
