@@ -37,6 +37,8 @@ export interface BaselineInput {
   config: ConsortConfig;
   workspace: string;
   base: readonly MigrationFile[];
+  /** The project's files base's migrations import (imported-code.ts): part of the baseline's name. */
+  imports?: readonly { file: string; sha256: string }[];
   baseDir: { dir: string; relativeTo: string };
   rebuild: boolean;
   env: NodeJS.ProcessEnv;
@@ -445,10 +447,7 @@ export async function readSeed(workspace: string, file: string): Promise<string>
  * dry run's plan, which resolves none) keep their names.
  */
 export async function baselineName(
-  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine'> & {
-    /** The project's files base's migrations import (imported-code.ts): their content decides the schema too. */
-    imports?: readonly { file: string; sha256: string }[];
-  },
+  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine' | 'imports'>,
 ): Promise<string> {
   const engine =
     input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;

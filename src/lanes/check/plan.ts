@@ -147,7 +147,7 @@ export interface ImportsReading {
 }
 
 /** A reader of a side's files, relative to its tree's root; undefined when the side has no tree to read. */
-function treeReader(
+export function treeReader(
   tree: CheckSide['tree'],
   git: Pick<GitRepo, 'filesAt'> | undefined,
 ): ((file: string) => Promise<string | undefined>) | undefined {

@@ -28,6 +28,8 @@ import { qualifiedName } from '../../schema/snapshot.js';
 import { ensureBaseline, type LimitSource } from '../check/baseline.js';
 import { applyBounded } from '../check/time-limit.js';
 import { createWorkdir } from '../check/workdir.js';
+import { treeReader } from '../check/plan.js';
+import { importedFiles } from '../../migrations/imported-code.js';
 
 const BRANCH_TTL_MS = 3_600_000;
 
@@ -161,19 +163,34 @@ export function createBranches(kit: BranchKit) {
 
   async function buildBaseline(): Promise<string> {
     const { config } = kit;
-    const base = migrationSetFromEntries(
-      await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir),
-      config.migrations.ignorePattern,
-    );
+    const entries = await kit.git.filesAt(kit.ws.dir, kit.baseCommit, config.migrations.dir);
+    const base = migrationSetFromEntries(entries, config.migrations.ignorePattern);
     baseShas = shasOf(base);
+    // What base's JS/TS migrations import from the project decides the baseline too (as in the check).
+    const readBase = treeReader({ kind: 'commit', repo: kit.ws.dir, sha: kit.baseCommit }, kit.git);
+    const imports = readBase ? await importedFiles(base, readBase).catch(() => []) : [];
     const workdir = await createWorkdir(await migrationsPackage(kit.ws.dir, config.migrations.dir), kit.git);
     try {
-      const baseDir = await workdir.write('base', config.migrations.dir, base);
+      // JS/TS migrations may import the project's own files (`require('../src/kinds')`): they run in
+      // the base commit's whole tree, as the check's do; SQL ones need only themselves.
+      let baseDir: { dir: string; relativeTo: string };
+      if (base.some((m) => m.kind !== 'sql')) {
+        const { leftOut, ...at } = await workdir.extract(
+          'base',
+          config.migrations.dir,
+          kit.ws.dir,
+          kit.baseCommit,
+          entries,
+        );
+        for (const l of leftOut) kit.log?.(`Not written for the baseline: ${l}.`);
+        baseDir = at;
+      } else baseDir = await workdir.write('base', config.migrations.dir, base);
       const outcome = await ensureBaseline({
         provider: kit.provider,
         config,
         workspace: kit.ws.dir,
         base,
+        imports,
         baseDir,
         rebuild: false,
         env: kit.env,
