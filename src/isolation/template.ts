@@ -19,6 +19,8 @@ import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
 import { count } from '../core/plural.js';
+import { readRegularFile, resolvedInside } from '../core/read-regular.js';
+import { importedFiles } from '../migrations/imported-code.js';
 
 const TEMPLATE = /^tests-[0-9a-f]{12}$/;
 
@@ -65,6 +67,11 @@ export async function prepareTestTemplate(
     ignorePattern: config.migrations.ignorePattern,
   });
   const placement = migrationPlacement(config.migrations);
+  // The project files JS/TS migrations import decide the schema too (an enum built from the app's list).
+  const imports = await importedFiles(files, async (file) => {
+    const real = resolvedInside(root, path.join(root, file));
+    return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
+  }).catch(() => []);
   const key = createHash('sha256')
     .update(
       JSON.stringify({
@@ -74,6 +81,8 @@ export async function prepareTestTemplate(
         ...(hasSchemaSettings(placement) ? { placement } : {}),
         migrations: files.map((m) => [m.name, m.sha256]),
         seed: await seedIdentity(config, root),
+        // Only when there are any, so templates of histories that import nothing keep their names.
+        ...(imports.length > 0 ? { imports: imports.map((f) => [f.file, f.sha256]) } : {}),
       }),
     )
     .digest('hex');

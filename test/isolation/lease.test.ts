@@ -3,7 +3,7 @@
  * name or URL; a run's teardown returns its own, expiry returns a crashed holder's; the run's setup
  * builds the template once per migration state and keeps its pool filled while workers take from it.
  */
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +78,33 @@ describe('the test template', () => {
       await p.delete(second.name);
     } finally {
       await rm(path.join(project, 'migrations', '1730000100000_add_tag.sql'));
+    }
+  });
+
+  it('is another template when only a file a migration imports changed (an enum built from the app)', async () => {
+    const migration = path.join(project, 'migrations', '1730000200000_kinds.js');
+    const kinds = path.join(project, 'src', 'kinds.js');
+    await mkdir(path.dirname(kinds), { recursive: true });
+    await writeFile(kinds, "module.exports = ['draft', 'final'];\n");
+    await writeFile(
+      migration,
+      "const kinds = require('../src/kinds.js');\nexports.up = (pgm) => pgm.createType('note_kind', kinds);\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
+    );
+    const labels = async (name: string) =>
+      (
+        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
+      ).map((r) => r.l);
+    try {
+      const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      await writeFile(kinds, "module.exports = ['draft', 'final', 'archived'];\n");
+      const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(second.name).not.toBe(first.name);
+      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      await p.delete(second.name);
+    } finally {
+      await rm(migration);
+      await rm(path.join(project, 'src'), { recursive: true, force: true });
     }
   });
 
