@@ -130,6 +130,8 @@ const MigrationFailure = z.object({
   detail: z.string().optional(),
   hint: z.string().optional(),
   line: z.number().int().optional(),
+  /** Consort's own note on what the error means here and what to write (the summary's parenthesis, whole). */
+  note: z.string().optional(),
 });
 
 export const CheckReport = z.object({

@@ -201,6 +201,8 @@ function migrationSection(r: CheckReport): string | null {
     phrase(migrationFailurePhrase(f)),
     fenced(clip(f.statement, STATEMENT_MAX), 'sql'),
     fenced(clip(postgresError(f), MESSAGE_MAX), 'text'),
+    // The stage table clips its summary, which ends with this note.
+    ...(f.note === undefined ? [] : [mdText(clip(`Note: ${f.note}`, MESSAGE_MAX))]),
     ...[confinedRolePhrase(r.stages.migrations)].flatMap((p) => (p ? [phrase(p)] : [])),
   ].join('\n\n');
 }

@@ -177,6 +177,8 @@ function sections(r: CheckReport, width: number, p: Palette, untracked?: Readonl
       ...wrap(phrase(migrationFailurePhrase(f)), width, '  ', '    '),
       ...block(f.statement, '    ', BLOCK_LINES, 'start', p),
       ...block(postgresError(f), '  ', BLOCK_LINES, 'start', p).map(p.red),
+      // The stage's line clips its summary, which ends with this note.
+      ...(f.note === undefined ? [] : wrap(oneLine(`Note: ${f.note}`), width, '  ', '    ')),
     ]);
   }
   const findings = orderedFindings(r);

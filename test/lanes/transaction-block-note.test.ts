@@ -10,6 +10,9 @@ import { parseMigration } from '../../src/migrations/files.js';
 import { downTransactionBlockNote, transactionBlockNote } from '../../src/lanes/check/transaction-note.js';
 import { checkBranch, checkRepo, commitBranch } from '../helpers/check-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { CheckReport } from '../../src/report/check-report.js';
+import { renderCheckMarkdown } from '../../src/report/markdown.js';
+import { renderCheckTerminal } from '../../src/report/terminal.js';
 
 const migration = (file: string, content: string) => parseMigration({ file, content });
 
@@ -128,6 +131,14 @@ describe('the migrations stage of a pull request whose concurrent index ran in a
     expect(report.stages.migrations.summary).toContain(
       'CREATE INDEX CONCURRENTLY cannot run inside a transaction block (node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead)',
     );
+    // The stage's line clips the summary: the note is the failure's too, shown whole under it.
+    const note =
+      'node-pg-migrate does not read an exported noTransaction: call pgm.noTransaction() in up (and in down) instead';
+    expect(report.stages.migrations.failure?.note).toBe(note);
+    expect(renderCheckTerminal(CheckReport.parse(report), { width: 60 }).replace(/\n\s+/g, ' ')).toContain(
+      `Note: ${note}`,
+    );
+    expect(renderCheckMarkdown(CheckReport.parse(report))).toContain('Note: node-pg-migrate does not read an exported');
   }, 120_000);
 
   it('says a .sql migration cannot leave the transaction', async () => {

@@ -614,6 +614,7 @@ export async function runCheck(
           ...(f.error.detail ? { detail: f.error.detail } : {}),
           ...(f.error.hint ? { hint: f.error.hint } : {}),
           ...(f.error.line ? { line: f.error.line } : {}),
+          ...(extension ? { note: extension } : {}),
         },
       };
     });
