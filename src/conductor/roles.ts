@@ -169,6 +169,8 @@ export const DEFAULT_TEST_GLOBS = [
   '**/tests/**',
   '**/{test,spec}.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
   '**/*{-,_}test.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py,go}',
+  // bun test collects `*_spec.*` too.
+  '**/*_spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
   '**/test{-,_}*.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py}',
 ];
 

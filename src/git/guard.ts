@@ -57,13 +57,15 @@ const HOME_FILES = ['.gitconfig', '.config/git/config', '.config/git/attributes'
  * The test runners' and package managers' own global files in that home folder, which every proof's
  * suite reads as it starts, whatever the commit holds: npm's `~/.npmrc` (`node-options=--require
  * ~/x.cjs` preloads a module into every node process `npm test` starts, the test runner's workers
- * included), Yarn's, Bun's, Go's `go env -w` file (`GOFLAGS=-overlay=…` swaps source files at
+ * included), Yarn's, pnpm's, Bun's, Go's `go env -w` file (`GOFLAGS=-overlay=…` swaps source files at
  * build), Cargo's (a target `runner` runs every test binary), pip's and uv's. Compared like git's.
  */
 const RUNNER_HOME_FILES = [
   '.npmrc',
   '.yarnrc',
   '.yarnrc.yml',
+  // pnpm's global configuration (`pnpm config set --global`), read besides ~/.npmrc.
+  '.config/pnpm/rc',
   '.bunfig.toml',
   '.config/go/env',
   '.cargo/config',

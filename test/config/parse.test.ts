@@ -167,6 +167,7 @@ describe('defaults', () => {
         '**/tests/**',
         '**/{test,spec}.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
         '**/*{-,_}test.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py,go}',
+        '**/*_spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
         '**/test{-,_}*.{js,cjs,mjs,jsx,ts,cts,mts,tsx,py}',
       ],
       design: ['spec-author', 'architect-reviewer', 'dba', 'test-strategist'],

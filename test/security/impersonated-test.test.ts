@@ -65,15 +65,20 @@ it.each([
   'app/test_orders.py',
   'app/orders_test.py',
   'pkg/orders_test.go',
+  'src/sum_spec.ts', // bun test
 ])('%s is a test path by default', async (file) => {
   const policy = buildPolicy((await loadConfig(dir)).config, '001-sum');
   expect(isTestPath(policy, file)).toBe(true);
 });
 
-it.each(['src/testing.js', 'src/contest.js', 'src/latest.js', 'src/test-data.json', 'src/attest_x.py'])(
-  '%s is not',
-  async (file) => {
-    const policy = buildPolicy((await loadConfig(dir)).config, '001-sum');
-    expect(isTestPath(policy, file)).toBe(false);
-  },
-);
+it.each([
+  'src/testing.js',
+  'src/contest.js',
+  'src/latest.js',
+  'src/test-data.json',
+  'src/attest_x.py',
+  'src/spec_data.ts',
+])('%s is not', async (file) => {
+  const policy = buildPolicy((await loadConfig(dir)).config, '001-sum');
+  expect(isTestPath(policy, file)).toBe(false);
+});

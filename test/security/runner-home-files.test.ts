@@ -71,11 +71,15 @@ it("a driver's turn that writes ~/.npmrc is refused, the file put back, and the 
     dir,
     port,
     deps,
-    `cat > ~/cheat.cjs <<'EOF'\n${CHEAT}EOF\nprintf 'node-options=--require %s/cheat.cjs\\n' "$HOME" >> ~/.npmrc\nmkdir -p ~/.config/go && printf 'GOFLAGS=-overlay=/tmp/o.json\\n' > ~/.config/go/env`,
+    `cat > ~/cheat.cjs <<'EOF'\n${CHEAT}EOF\nprintf 'node-options=--require %s/cheat.cjs\\n' "$HOME" >> ~/.npmrc\nmkdir -p ~/.config/go && printf 'GOFLAGS=-overlay=/tmp/o.json\\n' > ~/.config/go/env\nmkdir -p ~/.config/pnpm && printf 'node-options=--require %s/cheat.cjs\\n' "$HOME" > ~/.config/pnpm/rc`,
   );
   expect(result.exit).toEqual({ kind: 'done' });
   const changes = [...(await guard.restore()), ...(await changesSince(ws, base))];
-  expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual(['added ~/.config/go/env', 'modified ~/.npmrc']);
+  expect(changes.map((c) => `${c.status} ${c.path}`)).toEqual([
+    'added ~/.config/go/env',
+    'added ~/.config/pnpm/rc',
+    'modified ~/.npmrc',
+  ]);
   const refused = checkScope({
     policy: policy(),
     role: 'driver',
@@ -85,7 +89,7 @@ it("a driver's turn that writes ~/.npmrc is refused, the file put back, and the 
     frozen: {},
     hashes: {},
   }).map((r) => r.path);
-  expect(refused).toEqual(['~/.config/go/env', '~/.npmrc']);
+  expect(refused).toEqual(['~/.config/go/env', '~/.config/pnpm/rc', '~/.npmrc']);
   await restore(ws, base, []);
   expect(await readFile(path.join(home, '.npmrc'), 'utf8')).toBe(USER_NPMRC);
   expect(await proveAtHead()).toEqual(['test::adds failed']);
