@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { readRegularFile, resolvedInside } from '../core/read-regular.js';
 import { configFileToEdit } from '../config/files.js';
+import { isIgnored } from '../git/repo.js';
 
 export interface ScriptedDir {
   /** The manifest holding the script, relative to the root (`package.json`, `packages/db/package.json`). */
@@ -549,7 +550,7 @@ async function builtDirHint(root: string, named: readonly ScriptedDir[]): Promis
     if (said === undefined || source === undefined) continue;
     return (
       `${said}, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: ` +
-      `set migrations.dir: ${source} in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.`
+      `set migrations.dir: ${source} in ${await configFileToEdit(root)}, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.`
     );
   }
   return undefined;
@@ -564,7 +565,11 @@ export async function migrationsDirHint(root: string, configured: string): Promi
   const want = path.posix.normalize(configured.replace(/\\/g, '/')).replace(/\/$/, '');
   const named = (await scriptedMigrationDirs(root)).filter((s) => s.dir !== want);
   const existing: ScriptedDir[] = [];
-  for (const s of named) if (await isDirectory(path.resolve(root), s.dir)) existing.push(s);
+  // A folder git ignores (a build's output a local build left, `dist/migrations`) is in no commit:
+  // the check would refuse it, so it is no answer either.
+  for (const s of named)
+    if ((await isDirectory(path.resolve(root), s.dir)) && !(await isIgnored(root, s.dir).catch(() => false)))
+      existing.push(s);
   const [first] = existing;
   if (!first) return builtDirHint(root, named);
   const pkg = path.posix.dirname(first.manifest);

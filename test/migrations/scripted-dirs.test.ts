@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isConsortError } from '../../src/core/errors.js';
+import { execFileAsync } from '../helpers/exec-file.js';
 import { readMigrationSet } from '../../src/migrations/files.js';
 import { dirsInScript, migrationsDirHint } from '../../src/migrations/scripted-dirs.js';
 
@@ -169,9 +170,14 @@ describe('the missing migrations directory', () => {
     await writeFile(path.join(root, 'src/migrations/types.d.ts'), 'export {};\n');
     expect((await missing()).hint).toBe(generic);
     await writeFile(path.join(root, 'src/migrations/1700000000000_a.ts'), 'export async function up() {}\n');
-    expect((await missing()).hint).toBe(
-      "package.json's script \"migrate\" runs node-pg-migrate with -m dist/migrations, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: set migrations.dir: src/migrations in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.",
-    );
+    const fromSources =
+      "package.json's script \"migrate\" runs node-pg-migrate with -m dist/migrations, a folder the repository does not hold (a build writes it), and the check reads migrations from the repository: set migrations.dir: src/migrations in .github/consort.yml, the TypeScript they are built from, which the check loads through the project's TypeScript loader (tsx or ts-node) or node-pg-migrate 9's own.";
+    expect((await missing()).hint).toBe(fromSources);
+    // A local build's output (git ignores it) is no answer either, though it exists here.
+    await execFileAsync('git', ['init', '-q'], { cwd: root });
+    await writeFile(path.join(root, '.gitignore'), 'dist/\n');
+    await mkdir(path.join(root, 'dist/migrations'), { recursive: true });
+    expect((await missing()).hint).toBe(fromSources);
   });
 
   it('says what it always said when no script names a folder that exists', async () => {
