@@ -15,11 +15,26 @@ import path from 'node:path';
 import { DEFAULT_HARNESS } from '../../conductor/roles.js';
 import { matchesAny } from '../../core/glob.js';
 
-const MAX_EVENTS = 10_000;
+/**
+ * The loop reads the queue as the suite fills it (the conductor waits, idle, meanwhile), so only a
+ * burst far past what honest suites make beside their tests (a compile in place writes thousands)
+ * could overflow it.
+ */
+const MAX_EVENTS = 100_000;
 
 export interface MadeFiles {
   /** After the suite: the harness files it made (sorted), or null when too much happened to tell. */
   stop(): Promise<string[] | null>;
+}
+
+/**
+ * What runners write beside the files they load as a matter of course, not files a runner loads
+ * unbidden: Python's bytecode caches (`__pycache__/`, `.pyc`: a fixtures package imported writes
+ * one) and the config Vite bundles next to `vitest.config.ts` and removes again
+ * (`vitest.config.ts.timestamp-1700000000000-9f2c1a.mjs`).
+ */
+function isRunnerCache(rel: string): boolean {
+  return rel.split('/').includes('__pycache__') || rel.endsWith('.pyc') || /\.timestamp-\d+-[0-9a-f]+\.mjs$/.test(rel);
 }
 
 export function watchMadeFiles(dir: string, committed: readonly string[], tests: readonly string[]): MadeFiles {
@@ -31,6 +46,7 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
       folders.add(folder);
   }
   const made = new Set<string>();
+  const moved = new Set<string>();
   let events = 0;
   let failed = false;
   const watchers: FSWatcher[] = [];
@@ -39,7 +55,7 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
   let markerSeen: (() => void) | undefined;
   for (const folder of folders) {
     try {
-      const watcher = watch(path.join(dir, folder), { persistent: false }, (_type, name) => {
+      const watcher = watch(path.join(dir, folder), { persistent: false }, (type, name) => {
         if (folder === '.' && name === marker) {
           markerSeen?.();
           return;
@@ -47,7 +63,12 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
         events++;
         if (name === null) return;
         const rel = folder === '.' ? String(name) : `${folder}/${String(name)}`;
-        if (!held.has(rel) && matchesAny(rel, DEFAULT_HARNESS)) made.add(rel);
+        // A watched folder made, removed or renamed (swapped for a copy holding a conftest.py or an
+        // edited test, its files untouched, then swapped back): the watch follows the old folder,
+        // so what the runner read there was never seen.
+        if (folders.has(rel)) {
+          if (type === 'rename') moved.add(`${rel}/`);
+        } else if (!held.has(rel) && !isRunnerCache(rel) && matchesAny(rel, DEFAULT_HARNESS)) made.add(rel);
       });
       watcher.on('error', () => {
         failed = true;
@@ -83,6 +104,6 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
     await rm(file, { force: true }).catch(() => undefined);
     for (const watcher of watchers) watcher.close();
     if (failed || events > MAX_EVENTS) return null;
-    return [...made].sort();
+    return [...made, ...moved].sort();
   }
 }

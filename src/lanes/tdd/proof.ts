@@ -257,7 +257,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     if (made.length > 0)
       return broken(
         'tree-changed',
-        `the suite made harness files in the tree it proves (${made.slice(0, 10).join(', ')}), which a runner loads without being told (a conftest.py, an .env): what ran is not what the commit holds.`,
+        `the suite made harness files, which a runner loads without being told (a conftest.py, an .env), or moved a folder of tests, in the tree it proves (${made.slice(0, 10).join(', ')}): what ran is not what the commit holds.`,
       );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
