@@ -31,6 +31,7 @@ it("is quiet about runners' own caches, and names a harness file made and remove
   await mkdir(path.join(dir, 'tests', 'fixtures', '__pycache__'));
   await writeFile(path.join(dir, 'tests', 'fixtures', '__pycache__', '__init__.cpython-311.pyc'), '');
   await writeFile(path.join(dir, 'tests', 'b', 'c', 'out.tmp'), 'x'); // a file of the suite's own
+  await writeFile(path.join(dir, 'tests', 'fixtures', 'written.json'), '{}'); // output in a data folder
   expect(await watched.stop()).toEqual([]);
 
   const again = watchMadeFiles(dir, COMMITTED, TESTS);
@@ -39,7 +40,8 @@ it("is quiet about runners' own caches, and names a harness file made and remove
     'def pytest_pyfunc_call(pyfuncitem):\n    return True\n',
   );
   await rm(path.join(dir, 'tests', 'b', 'c', 'conftest.py'));
-  expect(await again.stop()).toEqual(['tests/b/c/conftest.py']);
+  await writeFile(path.join(dir, 'tests', 'fixtures', 'conftest.py'), '\n'); // in a data folder too
+  expect(await again.stop()).toEqual(['tests/b/c/conftest.py', 'tests/fixtures/conftest.py']);
 });
 
 it('names a watched folder swapped for a copy and back', async () => {

@@ -33,6 +33,14 @@ export interface MadeFiles {
  * one) and the config Vite bundles next to `vitest.config.ts` and removes again
  * (`vitest.config.ts.timestamp-1700000000000-9f2c1a.mjs`).
  */
+/**
+ * The harness a runner loads without being told: everything DEFAULT_HARNESS names but the data
+ * folders, where a test reads only the files it names (committed ones, which the stamps cover) and
+ * a suite may write output of its own. A `conftest.py` made in one is still caught by its own glob.
+ */
+const DATA_FOLDERS = new Set(['**/__fixtures__/**', '**/fixtures/**', '**/testdata/**']);
+const LOADED_UNBIDDEN = DEFAULT_HARNESS.filter((g) => !DATA_FOLDERS.has(g));
+
 function isRunnerCache(rel: string): boolean {
   return rel.split('/').includes('__pycache__') || rel.endsWith('.pyc') || /\.timestamp-\d+-[0-9a-f]+\.mjs$/.test(rel);
 }
@@ -68,7 +76,7 @@ export function watchMadeFiles(dir: string, committed: readonly string[], tests:
         // so what the runner read there was never seen.
         if (folders.has(rel)) {
           if (type === 'rename') moved.add(`${rel}/`);
-        } else if (!held.has(rel) && !isRunnerCache(rel) && matchesAny(rel, DEFAULT_HARNESS)) made.add(rel);
+        } else if (!held.has(rel) && !isRunnerCache(rel) && matchesAny(rel, LOADED_UNBIDDEN)) made.add(rel);
       });
       watcher.on('error', () => {
         failed = true;
