@@ -66,4 +66,16 @@ it("names a slow PR branch's time in the migrations stage, and only a slow one's
   expect(slow.stages.migrations.summary).toMatch(
     /; making pr-31 from the baseline took \d+\.\d s \((copy|clone) mode\)$/,
   );
-}, 60_000);
+
+  // A migration that fails after a slow fork is not blamed for the fork's time either.
+  await git(dir, 'checkout', '-qb', 'broken', 'main');
+  await writeFile(
+    path.join(dir, 'migrations', '1700000000002_broken.sql'),
+    '-- Up Migration\nALTER TABLE no_such_table ADD COLUMN x int;\n-- Down Migration\nSELECT 1;\n',
+  );
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-qm', 'a migration that fails');
+  const failed = await checkAgainstMain(dir, 32, slowFor(t.provider, 'pr-32', SLOW_FORK_MS + 200));
+  expect(failed.stages.migrations.status).toBe('failed');
+  expect(failed.stages.migrations.summary).toMatch(/; making pr-32 from the baseline took \d+\.\d s/);
+}, 90_000);

@@ -601,7 +601,7 @@ export async function runCheck(
         missingRoleNote(f.error.code, f.error.message);
       return {
         status: 'failed',
-        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}`,
+        summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}${forkNote}`,
         applied: list,
         nodePgMigrate,
         ranAs,
