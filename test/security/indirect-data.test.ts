@@ -121,6 +121,23 @@ it("data nothing test-owned names stays the driver's, and so does an honest GREE
   expect(await runJest(dir)).toEqual({ failed: 0, code: 0 });
 }, 120_000);
 
+it("what an older test's text mentions, or the app's vite config names, stays the driver's", async () => {
+  await setup({
+    [FROZEN]: "const sum = require('../src/sum.js');\ntest('adds', () => { expect(sum(1, 2)).toBe(3); });\n",
+    'test/readme.test.js': "test('says where to look', () => { expect('see README.md').toContain('README'); });\n",
+    'vite.config.js': "export default { build: { rollupOptions: { input: 'index.html' } } };\n",
+    'index.html': '<!doctype html>\n',
+    'README.md': '# app\n',
+  });
+  expect(
+    await turn(
+      'driver',
+      'green',
+      `printf 'module.exports = (a, b) => a + b;\\n' > src/sum.js && printf '<!doctype html><title>app</title>\\n' > index.html && printf '# app, summing\\n' > README.md`,
+    ),
+  ).toEqual([]);
+}, 120_000);
+
 it('reads the pieces of interpolated strings and resolves bare relative specifiers', () => {
   expect(
     dataReferences(

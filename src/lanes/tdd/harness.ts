@@ -48,8 +48,8 @@ import { suitePython } from './suite-python.js';
 const DATA =
   /\.(json|jsonc|json5|jsonl|ndjson|csv|tsv|txt|ya?ml|toml|ini|cfg|conf|properties|xml|sql|html?|md|snap|env|golden|expected|out|dat|bin|diff|patch|pem|crt|svg|png|jpe?g|gif|pdf|gz|zip|tar)$/i;
 
-/** Where a string splits into pieces that may each name a file: `${…}`, `{…}` (f-strings, `format`), `%s`, blanks. */
-const INTERPOLATION = /\$\{[^}]*\}|\{[^}]*\}|%[sdr]|\s+/;
+/** Where a string splits into pieces that may each name a file: `${…}`, `{…}` (f-strings, `format`), `%s` (not blanks: `'see README.md'` names no file). */
+const INTERPOLATION = /\$\{[^}]*\}|\{[^}]*\}|%[sdr]/;
 
 /** A relative module specifier without an extension (`require('../data/expected')`), which resolves to a `.json` too. */
 const BARE_RELATIVE = /^\.{1,2}\/(?:[^/]+\/)*[^./][^./]*$/;
@@ -134,12 +134,25 @@ export async function testOwnedChanges(
         !frozenTests.includes(f) &&
         !DATA.test(f) &&
         !matchesAny(f, INSTALLS) &&
+        // The app's own build config names the app's files (`rollupOptions.input: 'index.html'`).
+        !matchesAny(f, [VITE_CONFIG]) &&
         (matchesAny(f, testGlobs) || matchesAny(f, DEFAULT_HARNESS) || matchesAny(f, run) || named.has(f)),
     );
+    // What a test names counts wherever a file of that name lies (tests read fixtures by a path built
+    // at run time); what the harness names, only at the path it gives, from the root or its own
+    // folder: a setup file's `config/test.json`, not every `index.html` or `README.md` in the tree.
     const older: string[] = [];
-    for (const source of sources)
-      older.push(...dataReferences((await textAtBase(ws, base, source, touched)) ?? '', source));
-    for (const change of data) if (referenced(change.path, older)) owned.add(change.path);
+    const atPaths = new Set<string>();
+    for (const source of sources) {
+      const found = dataReferences((await textAtBase(ws, base, source, touched)) ?? '', source);
+      if (matchesAny(source, testGlobs)) older.push(...found);
+      else
+        for (const ref of found) {
+          atPaths.add(ref);
+          atPaths.add(path.posix.normalize(path.posix.join(path.posix.dirname(source), ref)));
+        }
+    }
+    for (const change of data) if (referenced(change.path, older) || atPaths.has(change.path)) owned.add(change.path);
   }
   for (const named of await namedByHarness(ws, base, changes)) owned.add(named);
   for (const shadow of await pythonShadows(ws, base, changes, suite)) owned.add(shadow);
