@@ -45,7 +45,8 @@ export function isOurs(comment: IssueComment, options: StickyOptions): boolean {
 export function planSticky(comments: readonly IssueComment[], markdown: string, options: StickyOptions): StickyPlan {
   const body = withMarker(options.marker, markdown);
   const [ours, ...later] = comments.filter((c) => isOurs(c, options));
-  const duplicates = later.map((c) => c.id);
+  // Only those posted by the same account as the sticky one (without selfLogin, any bot counts as ours).
+  const duplicates = later.filter((c) => c.user?.login === ours?.user?.login).map((c) => c.id);
   if (!ours) return { action: 'create', body, duplicates };
   return ours.body === body
     ? { action: 'unchanged', commentId: ours.id, duplicates }

@@ -59,6 +59,11 @@ describe('planSticky', () => {
         { marker: M },
       ),
     ).toEqual({ action: 'update', commentId: 8, body: `${M}\nnew`, duplicates: [10] });
+    // Another bot's comment with the marker (another app posting as itself) is left alone.
+    const otherBot = { login: 'other-app[bot]', type: 'Bot' as const };
+    expect(
+      planSticky([comment(8, `${M}\nold`), comment(11, `${M}\ntheirs`, otherBot)], 'new', { marker: M }).duplicates,
+    ).toEqual([]);
   });
 
   it('does nothing when the text is the same', () => {
