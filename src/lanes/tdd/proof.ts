@@ -4,7 +4,8 @@
  * hashes of the frozen test files — then the branch is deleted. The judging is the conductor's
  * (src/conductor/proofs.ts); this only gathers the facts.
  */
-import { lstat, mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { processAlive } from '../../core/process-alive.js';
 import os from 'node:os';
 import path from 'node:path';
 import type { ConsortConfig } from '../../config/schema.js';
@@ -87,6 +88,25 @@ async function restamped(dir: string, before: ReadonlyMap<string, string>): Prom
   return [...before].filter(([file, stamp]) => after.get(file) !== stamp).map(([file]) => file);
 }
 
+/** A proof's own TMPDIR: `consort-proof-tmp-<pid>-…`, so one a killed run left can be told by its process. */
+const TEMP_PREFIX = 'consort-proof-tmp-';
+let sweptTemps: Promise<void> | undefined;
+
+/**
+ * Remove the proof TMPDIRs in `parent` whose process is gone (a run killed before its proof's
+ * `finally`): once per process, beside its first proof.
+ */
+export async function sweepDeadProofTemps(parent: string): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = Number(new RegExp(`^${TEMP_PREFIX}(\\d+)-`).exec(name)?.[1]);
+      if (Number.isInteger(pid) && pid > 0 && !processAlive(pid))
+        await rm(path.join(parent, name), { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
+}
+
 export interface ProveInput {
   ws: Workspace;
   /** What is proven: this commit, checked out afresh (src/lanes/tdd/clean-tree.ts), never the agent's work tree. */
@@ -165,7 +185,8 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       }),
     ]);
     // The suite's own TMPDIR (below), made while the branch is.
-    tempMade = mkdtemp(path.join(os.tmpdir(), 'consort-proof-tmp-'));
+    sweptTemps ??= sweepDeadProofTemps(os.tmpdir());
+    tempMade = mkdtemp(path.join(os.tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
     tempMade.catch(() => undefined); // awaited before the suite
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
