@@ -75,9 +75,11 @@ export async function clearSessions(
   purpose: 'fork' | 'drop' | 'reset',
   terminate: boolean,
   onTerminated?: (line: string) => void,
+  /** How long sessions on their way out get (0: the caller waited for them already). */
+  graceMs: number = SESSION_GRACE_MS,
 ): Promise<void> {
   // Sessions on their way out are waited for (briefly) before they are refused; ending them is asked anyway.
-  const sessions = terminate ? await sessionsOn(db, database) : await sessionsStaying(db, database);
+  const sessions = terminate ? await sessionsOn(db, database) : await sessionsStaying(db, database, graceMs);
   if (sessions.length === 0) return;
   if (terminate) {
     await db.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [sessions.map((s) => s.pid)]);

@@ -259,7 +259,16 @@ export class TemplateBranchProvider implements BranchProvider {
         if (handout.kind === 'member' && handout.role === branchRoleName(database)) this.keyOnly.add(database);
         refill = handout.kind === 'member' || handout.reason === 'empty' || handout.reason === 'stale';
         if (!pooled) {
-          await clearSessions(cat, parent.database, parent.name, 'fork', options.terminateConnections === true);
+          // A handout refused as busy has given the sessions their grace already: not a second one.
+          await clearSessions(
+            cat,
+            parent.database,
+            parent.name,
+            'fork',
+            options.terminateConnections === true,
+            undefined,
+            handout.kind === 'miss' && handout.reason === 'busy' ? 0 : undefined,
+          );
           strategy = await copyDatabase(cat, database, parent.database, parent.name, caps.mode === 'clone');
         }
         copied = true;
