@@ -27,6 +27,15 @@ async function migrationsDir(): Promise<string> {
   await mkdir(path.join(dir, 'migrations'));
   return dir;
 }
+/** `fn` in a fresh folder holding an empty migrations/, removed afterwards. */
+async function inMigrationsDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await migrationsDir();
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 /** migrations/<name>.sql in `dir`. */
 const writeSql = (dir: string, name: string, up: string, down: string) =>
   writeFile(path.join(dir, 'migrations', `${name}.sql`), sql(up, down));
@@ -112,8 +121,7 @@ describe('reversibility verdicts on a CommonJS history', () => {
   }, 180_000);
 
   it('without a way to reset, reports the migrations a failing down kept from being checked as not checked, not as failures', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_create-notes', 'CREATE TABLE notes (id int);', 'DROP TABLE notes;');
       await writeSql(
         dir,
@@ -133,16 +141,13 @@ describe('reversibility verdicts on a CommonJS history', () => {
       const reset = await prove(true, dir);
       expect(reset.resets).toBe(1);
       expect(reset.migrations.map((m) => m.verdict)).toEqual(['reversible', 'down-failed']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('a SQL migration without a down', () => {
   it('says which: no `-- Down Migration` section (node-pg-migrate refuses the rollback), or one with no statement', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
       await writeFile(
         path.join(dir, 'migrations', '1700000000001_b.sql'),
@@ -173,16 +178,13 @@ describe('a SQL migration without a down', () => {
           'its `-- Down Migration` section holds no statement; write the down, or if the migration cannot go down declare it irreversible (`-- consort: irreversible`)',
         ],
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('a JavaScript down that throws', () => {
   it('is a failed down that says where it threw and the declaration node-pg-migrate has for an irreversible one', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', "CREATE TYPE mood AS ENUM ('ok');", 'DROP TYPE mood;');
       await writeFile(
         path.join(dir, 'migrations', '1700000000001_mood-meh.js'),
@@ -205,16 +207,13 @@ describe('a JavaScript down that throws', () => {
           'its down threw at migrations/1700000000001_mood-meh.js:5: Postgres cannot remove a value from an enum. If the migration is meant to be irreversible, declare it so (`exports.down = false`) instead of throwing: the check then reports it as declared irreversible, and node-pg-migrate refuses to roll back past it',
         ],
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('a JavaScript down node-pg-migrate cannot infer', () => {
   it("names the file's call, not node-pg-migrate's internal name for it, and what to write", async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE orders (id int, owner text);', 'DROP TABLE orders;');
       await writeFile(
         path.join(dir, 'migrations', '1700000000001_orders-rls.js'),
@@ -235,16 +234,13 @@ describe('a JavaScript down node-pg-migrate cannot infer', () => {
           'node-pg-migrate cannot infer the down of pgm.alterTable() (node-pg-migrate calls it "pgm._alter()"): write a down that undoes the up, or if it cannot be undone declare it irreversible (`exports.down = false`)',
         ],
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('the re-apply after the downs', () => {
   it('is one request, and names the migration whose re-apply failed (data its down left behind)', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
       // Its down restores the schema but not the row its up wrote into a table from before the PR.
       await writeSql(
@@ -284,9 +280,7 @@ describe('the re-apply after the downs', () => {
         'down1',
         'up3',
       ]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -349,8 +343,7 @@ async function proveOnBranch(history: string, prepare?: (url: string) => Promise
 
 describe('on a branch that holds the migrations already (the PR branch)', () => {
   it('goes down from there and up again, with no first ups of its own, and leaves them applied', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
       await writeSql(dir, '1700000000001_b', 'ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;');
       // Its down forgets the sequence: the schema after it differs from before its up.
@@ -365,14 +358,11 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
       expect(r.resets).toBe(1);
       expect(r.ran).toEqual(['1700000000000_a', '1700000000001_b', '1700000000002_c']);
       expect(r.restored).toBe(true);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('needs nothing more when they reverse: a down each and one up', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int);', 'DROP TABLE a;');
       await writeSql(dir, '1700000000001_b', 'ALTER TABLE a ADD COLUMN b text;', 'ALTER TABLE a DROP COLUMN b;');
       const r = await proveOnBranch(dir);
@@ -380,14 +370,11 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
       expect(r.requests).toEqual(['down1', 'down1', 'up2']);
       expect([r.resets, r.restored]).toEqual([0, true]);
       expect(r.ran).toEqual(['1700000000000_a', '1700000000001_b']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("names a down's DROP … IF EXISTS that dropped nothing (dropIndex given the name as its columns)", async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_a', 'CREATE TABLE a (id int, entity text);', 'DROP TABLE a;');
       // What node-pg-migrate's dropIndex('a', 'a_entity_idx', { ifExists: true }) sends: the name
       // taken as a column, so the index it drops is one that never existed.
@@ -407,14 +394,11 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
       expect(detail).toContain('pass { name }');
       // The table it dropped existed: only the no-op is named.
       expect(detail).not.toContain('DROP TABLE');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('gives the verdicts a fresh copy gives (a failing down, a declared irreversible one) and puts the branch back', async () => {
-    const dir = await migrationsDir();
-    try {
+    await inMigrationsDir(async (dir) => {
       await writeSql(dir, '1700000000000_create-notes', 'CREATE TABLE notes (id int);', 'DROP TABLE notes;');
       await writeSql(
         dir,
@@ -426,9 +410,7 @@ describe('on a branch that holds the migrations already (the PR branch)', () => 
       expect(failing.migrations.map((m) => m.verdict)).toEqual(['reversible', 'down-failed']);
       expect([failing.resets, failing.restored]).toEqual([1, true]);
       expect(failing.ran).toEqual(['1700000000000_create-notes', '1700000000001_add-body']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
     // shop-cjs: a not-restored JS migration whose re-apply fails, under a newest one declared irreversible.
     const shop = await proveOnBranch(HISTORY);
     const fresh = await prove(true);
