@@ -3,7 +3,11 @@
  * "a cancel ends it at once" abort exactly while the slow part (a migration's `pg_sleep`) is under
  * way, not before it started or after it ended.
  */
-import { query } from './servers.js';
+import type { ConsortConfig } from '../../src/config/schema.js';
+import { runBuildLane } from '../../src/lanes/tdd/index.js';
+import type { Workspace } from '../../src/ports/workspace.js';
+import { query, type TestProvider } from './servers.js';
+import { tddAdapters } from './tdd.js';
 
 /** How many backends other than ours are running a statement holding `marker`. */
 export async function runningStatements(adminUrl: string, marker: string): Promise<number> {
@@ -39,4 +43,25 @@ export function cancelWhenRunning(adminUrl: string, marker: string): CancelWhenR
     );
   }, 200);
   return { signal: controller.signal, abortedAt: () => abortedAt, stop: () => clearInterval(watch) };
+}
+
+/**
+ * The TDD lane on `t`'s provider, cancelled once a statement holding `marker` runs: its result, and
+ * how long ago (ms) the cancel fired when it returned.
+ */
+export async function laneCancelledWhileRunning(
+  t: Pick<TestProvider, 'provider' | 'adminUrl'>,
+  lane: { workspace: Workspace; config: ConsortConfig; feature: string },
+  marker: string,
+): Promise<{ result: Awaited<ReturnType<typeof runBuildLane>>; sinceCancel: number | undefined }> {
+  const cancel = cancelWhenRunning(t.adminUrl, marker);
+  const result = await runBuildLane({
+    ...lane,
+    ...tddAdapters,
+    provider: t.provider,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+    signal: cancel.signal,
+  }).finally(() => cancel.stop());
+  const at = cancel.abortedAt();
+  return { result, sinceCancel: at === undefined ? undefined : performance.now() - at };
 }

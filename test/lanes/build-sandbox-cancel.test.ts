@@ -12,12 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { createFeature } from '../../src/lanes/tdd/feature.js';
-import { runBuildLane } from '../../src/lanes/tdd/index.js';
-import { cancelWhenRunning, runningStatements } from '../helpers/cancel.js';
+import { laneCancelledWhileRunning, runningStatements } from '../helpers/cancel.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopConfigWithAgent } from '../helpers/shop-agent.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { workspaceAt } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/pr-agent.mjs', import.meta.url));
 // Marked as this file's: other files sleep on the run's shared server too.
@@ -52,18 +51,9 @@ it("stops as interrupted at once when cancelled during a sandbox's migrations, l
     { cwd: repo.dir },
   );
   const before = await t.provider.list();
-  const cancel = cancelWhenRunning(t.adminUrl, SLEEP);
-  const result = await runBuildLane({
-    workspace: ws,
-    ...tddAdapters,
-    config,
-    feature,
-    provider: t.provider,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-    signal: cancel.signal,
-  }).finally(() => cancel.stop());
-  expect(cancel.abortedAt()).toBeDefined();
-  expect(performance.now() - cancel.abortedAt()!).toBeLessThan(15_000);
+  const { result, sinceCancel } = await laneCancelledWhileRunning(t, { workspace: ws, config, feature }, SLEEP);
+  expect(sinceCancel).toBeDefined();
+  expect(sinceCancel!).toBeLessThan(15_000);
   expect(result.stop).toBe('interrupted');
   // Nothing sleeps on: the statement was cancelled, not left to the server.
   expect(await runningStatements(t.adminUrl, SLEEP)).toBe(0);
