@@ -19,8 +19,7 @@ import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
 import { count } from '../core/plural.js';
-import { readRegularFile, resolvedInside } from '../core/read-regular.js';
-import { importedFiles } from '../migrations/imported-code.js';
+import { importedFiles, treeReader } from '../migrations/imported-code.js';
 
 const TEMPLATE = /^tests-[0-9a-f]{12}$/;
 
@@ -68,10 +67,7 @@ export async function prepareTestTemplate(
   });
   const placement = migrationPlacement(config.migrations);
   // The project files JS/TS migrations import decide the schema too (an enum built from the app's list).
-  const imports = await importedFiles(files, async (file) => {
-    const real = resolvedInside(root, path.join(root, file));
-    return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
-  }).catch(() => []);
+  const imports = await importedFiles(files, treeReader({ kind: 'dir', dir: root }, undefined)!).catch(() => []);
   const key = createHash('sha256')
     .update(
       JSON.stringify({

@@ -4,12 +4,47 @@
  * that builds an enum from the app's `Object.values(EventKind)` or names a table by a model's
  * `tableName` gives another schema once that file changes, though the migration itself did not.
  * Read statically (relative specifiers only: packages are the lockfile's), from a side's tree, and
- * never run. The check uses it twice: base's imported files name the baseline with its migrations
- * (a baseline built before such a file changed is not reused after), and a change that edits one
- * is told that a database migrated from scratch would no longer be what base's migrations made.
+ * never run. Imported files name what was built with the migrations (the check's and the TDD lane's
+ * baselines, the isolation's test template: one built before such a file changed is not reused
+ * after), and a change that edits one is told that a database migrated from scratch would no longer
+ * be what base's migrations made.
  */
-import { posix } from 'node:path';
+import path, { posix } from 'node:path';
+import { readRegularFile, resolvedInside } from '../core/read-regular.js';
+import type { GitRepo } from '../ports/git.js';
 import { sha256Normalized } from './files.js';
+
+/** Where a side's files are: a folder (the working tree) or a commit of a repository. */
+export type SourceTree = { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+
+/** A reader of a tree's files, relative to its root; undefined when there is no tree to read. */
+export function treeReader(
+  tree: SourceTree | undefined,
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+): ((file: string) => Promise<string | undefined>) | undefined {
+  if (!tree) return undefined;
+  if (tree.kind === 'dir')
+    return async (file) => {
+      const real = resolvedInside(tree.dir, path.join(tree.dir, file));
+      return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
+    };
+  if (!git) return undefined;
+  // One listing per folder (a file's candidates share it): the files directly in it, by path.
+  const folders = new Map<string, Promise<Map<string, string>>>();
+  return async (file) => {
+    const folder = path.posix.dirname(file);
+    let files = folders.get(folder);
+    if (!files)
+      folders.set(
+        folder,
+        (files = git.filesAt(tree.repo, tree.sha, folder).then(
+          (found) => new Map(found.map((f) => [f.file, f.content])),
+          () => new Map<string, string>(),
+        )),
+      );
+    return (await files).get(file);
+  };
+}
 
 /** Relative module specifiers in a source text, in order of appearance, each once. */
 export function relativeSpecifiers(source: string): string[] {

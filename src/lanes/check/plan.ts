@@ -20,11 +20,9 @@ import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem 
 import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
-import { importedFiles, type ImportedFile } from '../../migrations/imported-code.js';
+import { importedFiles, treeReader, type ImportedFile, type SourceTree } from '../../migrations/imported-code.js';
 import { sha256Normalized } from '../../migrations/files.js';
-import { readRegularFile, resolvedInside } from '../../core/read-regular.js';
 import type { GitRepo } from '../../ports/git.js';
-import path from 'node:path';
 import { baselineName, readSeed } from './baseline.js';
 import { ignoredNote, trustedConfig } from './trusted-config.js';
 
@@ -41,7 +39,7 @@ export interface CheckSide {
    * resolve: a directory (the working tree) or a commit of a repository (extracted for the run).
    * Without it only the migration files are written to a scratch directory.
    */
-  tree?: { kind: 'dir'; dir: string } | { kind: 'commit'; repo: string; sha: string };
+  tree?: SourceTree;
   /**
    * The side's own committed configuration, for what a pull request must not grant itself
    * (`check.migrationsRole`): only the base's is read. Absent: the defaults (the confined role).
@@ -144,35 +142,6 @@ export interface PlanReadings {
 export interface ImportsReading {
   base: ImportedFile[];
   head?: Record<string, string | null>;
-}
-
-/** A reader of a side's files, relative to its tree's root; undefined when the side has no tree to read. */
-export function treeReader(
-  tree: CheckSide['tree'],
-  git: Pick<GitRepo, 'filesAt'> | undefined,
-): ((file: string) => Promise<string | undefined>) | undefined {
-  if (!tree) return undefined;
-  if (tree.kind === 'dir')
-    return async (file) => {
-      const real = resolvedInside(tree.dir, path.join(tree.dir, file));
-      return real === null ? undefined : (readRegularFile(real)?.toString('utf8') ?? undefined);
-    };
-  if (!git) return undefined;
-  // One listing per folder (a file's candidates share it): the files directly in it, by path.
-  const folders = new Map<string, Promise<Map<string, string>>>();
-  return async (file) => {
-    const folder = path.posix.dirname(file);
-    let files = folders.get(folder);
-    if (!files)
-      folders.set(
-        folder,
-        (files = git.filesAt(tree.repo, tree.sha, folder).then(
-          (found) => new Map(found.map((f) => [f.file, f.content])),
-          () => new Map<string, string>(),
-        )),
-      );
-    return (await files).get(file);
-  };
 }
 
 /** What base's migrations import, read from base's tree, and the same files on the change's side. */

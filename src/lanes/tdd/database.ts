@@ -28,8 +28,7 @@ import { qualifiedName } from '../../schema/snapshot.js';
 import { ensureBaseline, type LimitSource } from '../check/baseline.js';
 import { applyBounded } from '../check/time-limit.js';
 import { createWorkdir } from '../check/workdir.js';
-import { treeReader } from '../check/plan.js';
-import { importedFiles } from '../../migrations/imported-code.js';
+import { importedFiles, treeReader } from '../../migrations/imported-code.js';
 
 const BRANCH_TTL_MS = 3_600_000;
 
