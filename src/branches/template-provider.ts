@@ -35,6 +35,7 @@ import {
   asidePattern,
   assertNotReserved,
   databaseName,
+  sanitizeNamespace,
   scratchDatabaseName,
 } from './database-name.js';
 import { dropRolesOf, ensurePoolSchema, listenForHandouts, MAX_POOL_SIZE, Pools } from './pool.js';
@@ -477,6 +478,21 @@ export class TemplateBranchProvider implements BranchProvider {
   async settled(): Promise<void> {
     while (this.refills.size > 0 || this.asideDrops.size > 0)
       await Promise.all([...this.refills.values(), ...this.asideDrops]);
+  }
+
+  /**
+   * Another namespace on the same server (its own empty main, branches, pools and roles), for work
+   * that must not meet the project's branches: `consort demo` in a project whose main holds its own
+   * migrations. `delete('main', { recursive: true })` removes it whole.
+   */
+  inNamespace(namespace: string): TemplateBranchProvider {
+    const ns = sanitizeNamespace(namespace);
+    const { mainDatabase: _main, known: _known, ...rest } = this.options;
+    return new TemplateBranchProvider({
+      ...rest,
+      namespace: ns,
+      databasePrefix: `${this.options.databasePrefix}${ns}_`,
+    });
   }
 
   /** The settings another process needs to open this provider again (see `known`). */

@@ -1,11 +1,13 @@
 /**
- * `consort demo` run inside a user's project: it leaves their branch list as it was (its
- * baselines go with it), and a command that started the embedded server says so once — with
- * the command that stops it and the disk the data directory uses — and `consort db stop` stops it.
+ * `consort demo` run inside a user's project: it works beside their branches, in a namespace of its
+ * own, and leaves their branch list as it was; a command that started the embedded server says so
+ * once — with the command that stops it and the disk the data directory uses — and `consort db
+ * stop` stops it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import { diskUse } from '../../src/cli/commands/server-notice.js';
 import { ownDataDir } from '../helpers/servers.js';
@@ -40,6 +42,18 @@ it("leaves the user's branch list as it was, and says nothing about a server it 
   expect((await cli('branch', 'create', 'feature-x')).code).toBe(0);
   const before = await branchNames();
   expect(before).toEqual(['feature-x', 'main']);
+  // The project's own migrations are on its main: the example's base knows none of them. Before,
+  // the demo forked that main and failed every scenario with "Parent ahead".
+  const mainUrl = (await cli('branch', 'url', 'main')).stdout.trim();
+  const db = new pg.Client({ connectionString: mainUrl });
+  await db.connect();
+  try {
+    await db.query(
+      "CREATE TABLE pgmigrations (id serial PRIMARY KEY, name varchar(255) NOT NULL, run_on timestamp NOT NULL DEFAULT now()); INSERT INTO pgmigrations (name) VALUES ('1700000000000_users-own')",
+    );
+  } finally {
+    await db.end();
+  }
   const demo = await cli('demo', '--scenario', 'not-null');
   expect(demo.code).toBe(0);
   expect(demo.stdout).toMatch(/not-null\s+failure \(migrations\)\s+failure \(migrations\)/);

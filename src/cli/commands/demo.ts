@@ -9,12 +9,16 @@ import { Command } from 'commander';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { ConsortError } from '../../core/errors.js';
+import { ROOT_BRANCH } from '../../core/names.js';
 import { PACKAGE_ROOT, SCENARIOS, SHOP_DIR } from '../../demo/scenarios.js';
 import type { Ctx } from '../context.js';
 import { printJson, table } from '../output.js';
 import { usageError } from '../usage.js';
 import { VERSION } from '../version.js';
 import { serverNotice, serverRunning } from './server-notice.js';
+
+/** The namespace the demo's branches live in, beside the project's (see the check demo below). */
+const DEMO_NAMESPACE = 'consort_demo';
 
 interface Row {
   scenario: string;
@@ -90,6 +94,7 @@ export function demoCommand(ctx: Ctx): Command {
         return serverNotice(c, wasRunning);
       }
       const { openProvider } = await import('../../branches/factory.js');
+      const { TemplateBranchProvider } = await import('../../branches/template-provider.js');
       const { loadConfig } = await import('../../config/load.js');
       const { scenarioRepo } = await import('../../demo/scenarios.js');
       const { planCheck } = await import('../../lanes/check/plan.js');
@@ -98,12 +103,20 @@ export function demoCommand(ctx: Ctx): Command {
       const ports = cliPorts(c);
       const { renderCheckTerminal } = await import('../../report/terminal.js');
       const { resolveSides } = await import('./check.js');
-      const provider = await openProvider({
+      const opened = await openProvider({
         provider: c.providerName,
         projectRoot: c.root,
         env: c.env,
         log: (m) => c.io.err(m),
       });
+      // On a server Consort branches by database (local, postgres), the demo works in a namespace of
+      // its own: the project's main may hold the project's own migrations, which the example's base
+      // does not know ("Parent ahead"), and the project's branch list stays as it was.
+      const aside = opened instanceof TemplateBranchProvider ? opened.inNamespace(DEMO_NAMESPACE) : undefined;
+      const provider = aside ?? opened;
+      const removeAside = () =>
+        aside?.delete(ROOT_BRANCH, { recursive: true, terminateConnections: true }).catch(() => undefined);
+      await removeAside(); // what a demo stopped half-way left
       const rows: Row[] = [];
       const before = new Set((await provider.list()).map((b) => b.name));
       const baselines = new Set<string>();
@@ -153,11 +166,14 @@ export function demoCommand(ctx: Ctx): Command {
         }
       } finally {
         // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
-        for (const name of baselines) {
-          if (!before.has(name))
-            await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
-        }
-        await provider.close();
+        if (aside) await removeAside();
+        else
+          for (const name of baselines) {
+            if (!before.has(name))
+              await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
+          }
+        await aside?.close();
+        await opened.close();
       }
       const allOk = rows.every((r) => r.ok);
       if (c.json) printJson(c.io, { ok: allOk, scenarios: rows });
