@@ -35,7 +35,7 @@ export interface LakebaseEmulatorOptions {
   /** Per-identity token bucket: beyond it requests get 429 RESOURCE_EXHAUSTED, as Databricks rate-limits each user. */
   rateLimit?: { burst: number; perSecond: number };
   /** Inject the bugs verification must catch. */
-  bug?: 'parent-host' | 'parent-database';
+  bug?: 'parent-host' | 'parent-database' | 'repeat-page-token';
   /** False: only Databricks identities' tokens log in, not native Postgres roles' passwords (default true). */
   nativeLogin?: boolean;
   /**
@@ -319,7 +319,13 @@ export class LakebaseEmulator {
     const offset = Number(req.query.get('page_token') ?? 0);
     const size = Math.min(Number(req.query.get('page_size') ?? 100), this.o.pageSize);
     const page = all.slice(offset, offset + size);
-    const next = offset + size < all.length ? String(offset + size) : undefined;
+    // The 'repeat-page-token' bug: the last page points back at the one before it, for ever.
+    const next =
+      offset + size < all.length
+        ? String(offset + size)
+        : this.o.bug === 'repeat-page-token' && offset > 0
+          ? String(Math.max(0, offset - size))
+          : undefined;
     return {
       status: 200,
       body: { branches: page.map((b) => this.branchJson(b)), ...(next ? { next_page_token: next } : {}) },

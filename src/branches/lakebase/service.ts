@@ -97,15 +97,13 @@ export class LakebaseService implements BranchService {
 
   async list(): Promise<RemoteBranch[]> {
     const out: RemoteBranch[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.request('GET', `${this.projectPath}/branches`, {
+    for await (const page of pages((token) =>
+      this.client.request('GET', `${this.projectPath}/branches`, {
         query: { page_size: 100, page_token: token },
         schema: ListBranches,
-      });
+      }),
+    ))
       out.push(...(page.branches ?? []).filter((b) => !isDeleted(b)).map((b) => this.remote(b)));
-      token = page.next_page_token || undefined;
-    } while (token);
     return out;
   }
 
@@ -244,15 +242,13 @@ export class LakebaseService implements BranchService {
 
   private async endpoints(branchId: string): Promise<Endpoint[]> {
     const out: Endpoint[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.client.request('GET', `${this.projectPath}/branches/${branchId}/endpoints`, {
+    for await (const page of pages((token) =>
+      this.client.request('GET', `${this.projectPath}/branches/${branchId}/endpoints`, {
         query: { page_token: token },
         schema: ListEndpoints,
-      });
+      }),
+    ))
       out.push(...(page.endpoints ?? []));
-      token = page.next_page_token || undefined;
-    } while (token);
     return out;
   }
 
@@ -351,4 +347,22 @@ function type(e: Endpoint): string | undefined {
 
 function pick(o: LakebaseServiceOptions): { retry?: Partial<RetryPolicy>; log?: (line: string) => void } {
   return { ...(o.retry ? { retry: o.retry } : {}), ...(o.log ? { log: o.log } : {}) };
+}
+
+/**
+ * Every page of a listing, following `next_page_token` until there is none, or until the service
+ * hands out a token it has handed out before (a listing that would never end, as Neon's is guarded).
+ */
+async function* pages<T extends { next_page_token?: string | undefined }>(
+  get: (token: string | undefined) => Promise<T>,
+): AsyncGenerator<T> {
+  const seen = new Set<string>();
+  let token: string | undefined;
+  do {
+    const page = await get(token);
+    yield page;
+    token = page.next_page_token || undefined;
+    if (token !== undefined && seen.has(token)) return;
+    if (token !== undefined) seen.add(token);
+  } while (token);
 }

@@ -222,6 +222,18 @@ describe('lakebase: authentication and tokens', () => {
       expect(emu.expiredTokenHits).toBe(0); // refreshed before, never rejected
     }));
 
+  it('a listing whose last page points back at an earlier one ends (it used to page for ever)', () =>
+    withLakebase({ pageSize: 2, bug: 'repeat-page-token' }, async (p, emu) => {
+      await p.create({ name: 'feat-a' });
+      await p.create({ name: 'feat-b' });
+      const listing = p.list();
+      const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('still paging')), 5000).unref());
+      expect(((await Promise.race([listing, timeout])) as { name: string }[]).map((b) => b.name)).toEqual(
+        expect.arrayContaining(['main', 'feat-a', 'feat-b']),
+      );
+      expect(emu.server.count('GET', /\/branches$/)).toBeLessThan(10);
+    }));
+
   it('fetches a new token once when the workspace rejects the current one', () =>
     withLakebase({}, async (p, emu) => {
       await p.capabilities();
