@@ -17,6 +17,7 @@ export const INPUT = {
   databaseUrl: 'database-url',
   suiteCommand: 'suite-command',
   comment: 'comment',
+  commentKey: 'comment-key',
   failOn: 'fail-on',
   rebuildBaseline: 'rebuild-baseline',
   databricksHost: 'databricks-host',
@@ -101,6 +102,8 @@ export interface ActionInputs {
   /** Replaces the config's suite.command. */
   suiteCommand: string | undefined;
   comment: (typeof COMMENT_MODES)[number];
+  /** Names this job's sticky comment apart from other jobs' on the same pull request (src/action/comment-key.ts). */
+  commentKey: string | undefined;
   /** Replaces the config's lint.failOn: `warning` makes lint warnings fail the check too. */
   failOn: (typeof FAIL_ON)[number] | undefined;
   /** check: build the baseline from base alone when the parent has migrations base does not know (`--rebuild-baseline`). */
@@ -158,6 +161,12 @@ const Schema = z.object({
     .optional(),
   [INPUT.suiteCommand]: z.string().optional(),
   [INPUT.comment]: oneOf(COMMENT_MODES).default('sticky'),
+  [INPUT.commentKey]: z
+    .string()
+    .regex(/^[A-Za-z0-9._/@:+=-]{1,100}$/, {
+      error: 'must be 1 to 100 letters, digits and . _ / @ : + = - (e.g. services/api or pg-17)',
+    })
+    .optional(),
   [INPUT.failOn]: oneOf(FAIL_ON).optional(),
   [INPUT.rebuildBaseline]: booleanInput('false'),
   [INPUT.reflink]: oneOf(REFLINK).default('false'),
@@ -240,6 +249,7 @@ export function parseInputs(read: (name: InputName) => string): ActionInputs {
     databaseUrl: v[INPUT.databaseUrl],
     suiteCommand: v[INPUT.suiteCommand],
     comment: v[INPUT.comment],
+    commentKey: v[INPUT.commentKey],
     failOn: v[INPUT.failOn],
     rebuildBaseline: v[INPUT.rebuildBaseline],
     cloudEnv: envFrom(CLOUD_INPUT_ENV, v),

@@ -7,11 +7,12 @@
 import * as core from '@actions/core';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CHECK_COMMENT_MARKER, upsertStickyComment } from '../github/sticky-comment.js';
+import { checkCommentMarker, upsertStickyComment } from '../github/sticky-comment.js';
 import { isGitHubApiError } from '../ports/github.js';
 import { checkAnnotations } from '../report/annotations.js';
 import type { CheckReport } from '../report/check-report.js';
 import { renderCheckMarkdown } from '../report/markdown.js';
+import { commentKey } from './comment-key.js';
 import type { ActionContext } from './context.js';
 import type { ActionInputs } from './inputs.js';
 import { setOutputs } from './outputs.js';
@@ -32,8 +33,14 @@ export async function publishCheck({ report, inputs, ctx, databaseUrl }: Publish
   await writeFile(reportFile, `${scrub(JSON.stringify(report, null, 2))}\n`);
   core.info(`Report: ${reportFile}`);
 
+  // With several check jobs on one pull request, each comment's heading names its job's key.
+  const key = commentKey(inputs);
   const markdown = scrub(
-    renderCheckMarkdown(report, { reader: 'action', ...(ctx.runUrl ? { links: { run: ctx.runUrl } } : {}) }),
+    renderCheckMarkdown(report, {
+      reader: 'action',
+      ...(key !== undefined ? { title: `Consort · ${key}` } : {}),
+      ...(ctx.runUrl ? { links: { run: ctx.runUrl } } : {}),
+    }),
   );
   if (ctx.stepSummary) await core.summary.addRaw(markdown).write();
 
@@ -48,10 +55,15 @@ export async function publishCheck({ report, inputs, ctx, databaseUrl }: Publish
   }
 
   setOutputs({ branch: report.branch, databaseUrl, report: reportFile, conclusion: report.conclusion });
-  await comment(markdown, inputs, ctx);
+  await comment(markdown, inputs, ctx, key);
 }
 
-async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContext): Promise<void> {
+async function comment(
+  markdown: string,
+  inputs: ActionInputs,
+  ctx: ActionContext,
+  key: string | undefined,
+): Promise<void> {
   const ev = ctx.event;
   if (inputs.comment === 'off') return;
   if (ev.kind !== 'pull_request') {
@@ -75,7 +87,7 @@ async function comment(markdown: string, inputs: ActionInputs, ctx: ActionContex
       ev.number,
       markdown,
       {
-        marker: CHECK_COMMENT_MARKER,
+        marker: checkCommentMarker(key),
       },
     );
     core.info(

@@ -8,6 +8,18 @@ import type { GitHubPort, IssueComment, RepoRef } from '../ports/github.js';
 
 export const CHECK_COMMENT_MARKER = '<!-- consort:check -->';
 
+/**
+ * The check comment's marker for one of several jobs that check the same pull request (a
+ * monorepo's projects, a matrix): `<!-- consort:check <key> -->`, which the plain marker is no
+ * prefix of, so each job finds and keeps its own comment. The key holds no `-` pair or `>`, which
+ * could end the HTML comment.
+ */
+export function checkCommentMarker(key?: string): string {
+  if (key === undefined) return CHECK_COMMENT_MARKER;
+  const safe = key.replace(/-{2,}/g, '-').replace(/[^A-Za-z0-9._/@:+=-]/g, '_');
+  return `<!-- consort:check ${safe} -->`;
+}
+
 export type StickyPlan = (
   | { action: 'create'; body: string }
   | { action: 'update'; commentId: number; body: string }

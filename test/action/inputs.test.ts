@@ -28,6 +28,7 @@ describe('parseInputs', () => {
       databaseUrl: undefined,
       suiteCommand: undefined,
       comment: 'sticky',
+      commentKey: undefined,
       failOn: undefined,
       rebuildBaseline: false,
       cloudEnv: {},
@@ -163,6 +164,10 @@ describe('parseInputs', () => {
     ],
     [{ provider: 'mysql' }, 'Invalid input "provider" must be one of local, postgres, lakebase, neon (got "mysql").'],
     [{ comment: 'yes' }, 'Invalid input "comment" must be one of sticky, off (got "yes").'],
+    [
+      { 'comment-key': 'api -->' },
+      'Invalid input "comment-key" must be 1 to 100 letters, digits and . _ / @ : + = - (e.g. services/api or pg-17).',
+    ],
     [{ 'fail-on': 'none' }, 'Invalid input "fail-on" must be one of error, warning (got "none").'],
     [{ reflink: 'yes' }, 'Invalid input "reflink" must be one of false, auto, true (got "yes").'],
     [{ 'rebuild-baseline': 'yes' }, 'Invalid input "rebuild-baseline" must be true or false (got "yes").'],

@@ -1,6 +1,8 @@
 /** The sticky PR comment: which comment is ours (marker + bot author), and create vs update. */
+import { commentKey } from '../../src/action/comment-key.js';
 import {
   CHECK_COMMENT_MARKER,
+  checkCommentMarker,
   isOurs,
   planSticky,
   upsertStickyComment,
@@ -149,5 +151,39 @@ describe('upsertStickyComment', () => {
     });
     expect(f.calls).toEqual(['list 5', 'delete 4', 'update 3']);
     expect(f.comments.map((c) => c.body)).toEqual([`${M}\nthree`]);
+  });
+});
+
+describe('several check jobs on one pull request (comment-key)', () => {
+  it('keys the comment by the config input when it is not a default file, else by nothing', () => {
+    expect(commentKey({ commentKey: undefined, config: undefined })).toBeUndefined();
+    expect(commentKey({ commentKey: undefined, config: '.github/consort.yml' })).toBeUndefined();
+    expect(commentKey({ commentKey: undefined, config: './consort.config.json' })).toBeUndefined();
+    expect(commentKey({ commentKey: undefined, config: './services/api/consort.yml' })).toBe(
+      'services/api/consort.yml',
+    );
+    expect(commentKey({ commentKey: 'pg-17', config: 'services/api/consort.yml' })).toBe('pg-17');
+  });
+
+  it("gives each key a marker the others' are no prefix of, that cannot end the HTML comment", () => {
+    const api = checkCommentMarker('services/api/consort.yml');
+    expect(api).toBe('<!-- consort:check services/api/consort.yml -->');
+    expect(checkCommentMarker()).toBe(M);
+    expect(api.startsWith(M)).toBe(false);
+    expect(checkCommentMarker('a--b>c')).toBe('<!-- consort:check a-b_c -->');
+  });
+
+  it("each job updates its own comment and never another job's (they used to overwrite one comment in turn)", () => {
+    const api = checkCommentMarker('services/api/consort.yml');
+    const web = checkCommentMarker('services/web/consort.yml');
+    const comments = [comment(1, `${api}\napi report`), comment(2, `${web}\nweb report`), comment(3, `${M}\nroot`)];
+    expect(planSticky(comments, 'new web report', { marker: web })).toEqual({
+      action: 'update',
+      commentId: 2,
+      body: `${web}\nnew web report`,
+      duplicates: [],
+    });
+    expect(planSticky(comments, 'root again', { marker: M })).toMatchObject({ action: 'update', commentId: 3 });
+    expect(planSticky(comments.slice(1), 'api', { marker: api })).toMatchObject({ action: 'create', duplicates: [] });
   });
 });
