@@ -153,16 +153,28 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       return once(event, p.action, ref.repositoryId, async (tx) => {
         const closing = p.action === 'closed';
         const state = closing ? (pr.merged ? 'merged' : 'closed') : 'open';
-        const { pull } = await upsertPull(tx, {
-          ...ref,
-          number: pr.number,
-          headSha: pr.head.sha,
-          headRef: pr.head.ref,
-          baseSha: pr.base.sha,
-          baseRef: pr.base.ref,
-          fork: isFork(pr),
-          state,
-        });
+        const { pull, stale } = await upsertPull(
+          tx,
+          {
+            ...ref,
+            number: pr.number,
+            headSha: pr.head.sha,
+            headRef: pr.head.ref,
+            baseSha: pr.base.sha,
+            baseRef: pr.base.ref,
+            fork: isFork(pr),
+            state,
+          },
+          { at: pr.updated_at, reopens: p.action === 'reopened' || p.action === 'opened' },
+        );
+        if (!pull)
+          return {
+            kind: 'ignored',
+            reason:
+              stale === 'closed'
+                ? 'the pull request is closed (only reopening it checks it again)'
+                : 'an older event of the pull request than the one recorded (delivered out of order)',
+          };
         if (!closing) {
           const run = await recordPullCheck(tx, queue, pull, event.id);
           if (options.indexRecords)

@@ -23,6 +23,8 @@ export const PullRequestPayload = z.object({
     number: z.number().int().positive(),
     merged: z.boolean().nullish(),
     merge_commit_sha: Sha.nullish(),
+    /** When the pull request last changed: GitHub delivers out of order, and this says which event is newer. */
+    updated_at: z.iso.datetime({ offset: true }),
     head: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }).nullable() }),
     base: z.object({ sha: Sha, ref: z.string(), repo: z.object({ full_name: z.string() }) }),
   }),

@@ -52,22 +52,49 @@ function toPull(r: Record<string, unknown>): PullRecord {
   };
 }
 
-/** Insert or update a pull request; returns the head SHA recorded before (null when new). */
+/**
+ * Where a webhook stands in the pull request's history: its `pull_request.updated_at`, and whether
+ * it reopens the pull request. GitHub does not promise to deliver webhooks in order, so an event
+ * older than the one recorded changes nothing, and only `reopened` (or a later `opened`) makes a
+ * closed pull request open again — a push's event of the same second as the close arriving after it
+ * must not.
+ */
+export interface PullEventOrder {
+  at: string;
+  reopens: boolean;
+}
+
+/**
+ * Insert or update a pull request; returns the head SHA recorded before (null when new). With
+ * `order`, an event older than the recorded one, or one that would open a closed pull request
+ * without reopening it, changes nothing: `pull` is null and `stale` says why.
+ */
 export async function upsertPull(
   db: Db,
   p: Omit<PullRecord, 'headRecordedAt'>,
-): Promise<{ previousHead: string | null; pull: PullRecord }> {
+  order?: PullEventOrder,
+): Promise<{ previousHead: string | null; pull: PullRecord | null; stale?: 'older' | 'closed' }> {
   const before = await db.query(
-    'SELECT head_sha FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2 FOR UPDATE',
-    [p.repositoryId, p.number],
+    'SELECT head_sha, state, event_at, $3::timestamptz < event_at AS older FROM consort_app.pull_requests WHERE repository_id = $1 AND number = $2 FOR UPDATE',
+    [p.repositoryId, p.number, order?.at ?? null],
   );
+  const known = before.rows[0] as { head_sha: unknown; state: unknown; older: unknown } | undefined;
+  const previousHead = known ? String(known.head_sha) : null;
+  if (known && order) {
+    if (known.older === true) return { previousHead, pull: null, stale: 'older' };
+    if (known.state !== 'open' && p.state === 'open' && !order.reopens)
+      return { previousHead, pull: null, stale: 'closed' };
+  }
   const { rows } = await db.query(
-    `INSERT INTO consort_app.pull_requests (repository_id, number, installation_id, owner, repo, head_sha, head_ref, base_sha, base_ref, fork, state)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    `INSERT INTO consort_app.pull_requests (repository_id, number, installation_id, owner, repo, head_sha, head_ref, base_sha, base_ref, fork, state, event_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
      ON CONFLICT (repository_id, number) DO UPDATE SET installation_id = EXCLUDED.installation_id, owner = EXCLUDED.owner, repo = EXCLUDED.repo,
        head_recorded_at = CASE WHEN consort_app.pull_requests.head_sha = EXCLUDED.head_sha THEN consort_app.pull_requests.head_recorded_at ELSE now() END,
        head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, base_sha = EXCLUDED.base_sha, base_ref = EXCLUDED.base_ref,
-       fork = EXCLUDED.fork, state = EXCLUDED.state, updated_at = now()
+       fork = EXCLUDED.fork, state = EXCLUDED.state, updated_at = now(),
+       event_at = GREATEST(consort_app.pull_requests.event_at, EXCLUDED.event_at)
+     -- Two first events of a pull request inserting side by side: the older one does not overwrite.
+     WHERE EXCLUDED.event_at IS NULL OR consort_app.pull_requests.event_at IS NULL OR EXCLUDED.event_at >= consort_app.pull_requests.event_at
      RETURNING *`,
     [
       p.repositoryId,
@@ -81,9 +108,10 @@ export async function upsertPull(
       p.baseRef,
       p.fork,
       p.state,
+      order?.at ?? null,
     ],
   );
-  return { previousHead: before.rows[0] ? String(before.rows[0].head_sha) : null, pull: toPull(rows[0]) };
+  return rows[0] ? { previousHead, pull: toPull(rows[0]) } : { previousHead, pull: null, stale: 'older' };
 }
 
 export async function getPull(db: Db, repositoryId: number, number: number): Promise<PullRecord | undefined> {

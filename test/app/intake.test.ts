@@ -9,7 +9,7 @@ import { handleCommand } from '../../app/jobs/command.js';
 import type { AppRuntime } from '../../app/runtime.js';
 import { REJECT_ANSWER } from '../../app/jobs/fork-run.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
-import { recordDelivery } from '../../app/store/pulls.js';
+import { getPull, recordDelivery } from '../../app/store/pulls.js';
 import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../app/store/runs.js';
 import type { CommandJob } from '../../app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
@@ -47,12 +47,12 @@ const jobs = async (queue: string): Promise<unknown[]> =>
     )
   ).rows.map((r) => r.data);
 const pr = (
-  action: 'opened' | 'synchronize' | 'closed',
+  action: 'opened' | 'synchronize' | 'reopened' | 'closed',
   number: number,
   head: string,
-  extra: { merged?: boolean } = {},
+  extra: { merged?: boolean; updatedAt?: string } = {},
 ) => ({
-  id: `${action}-${number}-${head.slice(0, 4)}`,
+  id: `${action}-${number}-${head.slice(0, 4)}${extra.updatedAt ? `-${extra.updatedAt}` : ''}`,
   name: 'pull_request',
   payload: pullRequestPayload({ action, number, head, base: sha('b'), repositoryId: REPO, ...extra }),
 });
@@ -102,6 +102,37 @@ describe('webhooks', () => {
     expect(runs.at(-1)).toMatchObject({ kind: 'close', merged: true, headSha: sha('2') });
     expect(runs.at(-2)!.cancelReason).toBe('the pull request was closed');
     expect(await jobs('consort-run')).toContainEqual({ runId: runs.at(-1)!.id });
+  });
+
+  it('an event older than the one recorded (GitHub does not deliver in order) changes nothing: no stale head, no reopening', async () => {
+    const at = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, '0')}Z`;
+    expect(await app.intake.pullRequest(pr('opened', 60, sha('1'), { updatedAt: at(10) }))).toMatchObject({
+      kind: 'enqueued',
+    });
+    // The second push's event arrives before the first's: the first no longer says what the head is.
+    await app.intake.pullRequest(pr('synchronize', 60, sha('3'), { updatedAt: at(30) }));
+    expect(await app.intake.pullRequest(pr('synchronize', 60, sha('2'), { updatedAt: at(20) }))).toEqual({
+      kind: 'ignored',
+      reason: 'an older event of the pull request than the one recorded (delivered out of order)',
+    });
+    expect((await getPull(app.store.pool, REPO, 60))!.headSha).toBe(sha('3'));
+    expect((await runsOf(app.store.pool, prSubject(REPO, 60))).map((r) => [r.headSha, r.cancelReason])).toEqual([
+      [sha('1'), 'superseded by a newer run at 3333333'],
+      [sha('3'), null],
+    ]);
+    // Closed, then a push's event of the same second arrives late: the pull request stays closed, nothing is checked.
+    await app.intake.pullRequest(pr('closed', 60, sha('3'), { updatedAt: at(40) }));
+    expect(await app.intake.pullRequest(pr('synchronize', 60, sha('4'), { updatedAt: at(40) }))).toEqual({
+      kind: 'ignored',
+      reason: 'the pull request is closed (only reopening it checks it again)',
+    });
+    expect(await getPull(app.store.pool, REPO, 60)).toMatchObject({ state: 'closed', headSha: sha('3') });
+    expect((await runsOf(app.store.pool, prSubject(REPO, 60))).map((r) => r.kind)).toEqual(['check', 'check', 'close']);
+    // Reopened: checked again.
+    expect(await app.intake.pullRequest(pr('reopened', 60, sha('3'), { updatedAt: at(50) }))).toMatchObject({
+      kind: 'enqueued',
+    });
+    expect(await getPull(app.store.pool, REPO, 60)).toMatchObject({ state: 'open' });
   });
 
   it('check_run.rerequested: runs the check again for the head; ignores check runs it does not know', async () => {

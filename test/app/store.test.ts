@@ -61,6 +61,7 @@ describe('migrations', () => {
       '1764460800000_consort_app_store',
       '1764547200000_drop_app_gates',
       '1764633600000_consort_app_dashboard',
+      '1764720000000_consort_app_pull_event_time',
     ]);
     expect(await migrateStore(db.url)).toEqual([]);
     const tables = await query<{ table_name: string }>(
@@ -107,6 +108,7 @@ describe('migrations', () => {
           '1764460800000_consort_app_store.sql',
           '1764547200000_drop_app_gates.sql',
           '1764633600000_consort_app_dashboard.sql',
+          '1764720000000_consort_app_pull_event_time.sql',
         ].map((f) => expect.objectContaining({ file: path.posix.join('migrations', f), verdict: 'reversible' })),
       );
     } finally {

@@ -46,6 +46,7 @@ export interface PullJson extends Common {
     base: { sha: string };
     merged?: boolean | null;
     merge_commit_sha?: string | null;
+    updated_at: string;
   };
 }
 export interface CommentJson extends Common {
@@ -76,6 +77,8 @@ export interface PullOptions {
   /** edited: the base branch it had before (GitHub sends `changes.base` only when the base changed). */
   baseFrom?: string;
   baseRef?: string;
+  /** The pull request's `updated_at` (default: now, to the second, as GitHub writes it). */
+  updatedAt?: string;
 }
 
 export function pullRequestPayload(o: PullOptions): PullJson {
@@ -96,6 +99,9 @@ export function pullRequestPayload(o: PullOptions): PullJson {
   p.pull_request.number = o.number;
   p.pull_request.head.sha = o.head;
   p.pull_request.base.sha = o.base;
+  // GitHub stamps every event with the pull request's time of change; the recorded examples' times
+  // are not in the order a test sends them (the recorded reopened is older than the recorded closed).
+  p.pull_request.updated_at = o.updatedAt ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   if (o.fork) p.pull_request.head.repo = { full_name: 'forker/Hello-World' };
   if (o.action === 'closed') {
     p.pull_request.merged = o.merged === true;
