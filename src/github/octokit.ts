@@ -7,6 +7,7 @@
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
+import { boundBody } from './body-limit.js';
 import { boundOutput } from './check-limits.js';
 import { collaboratorPermission } from './permissions.js';
 import { GitHubApiError, type GitHubPort, type IssueComment, type RepoRef } from '../ports/github.js';
@@ -112,7 +113,7 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
             await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
               ...at(repo),
               issue_number: issue,
-              body,
+              body: boundBody(body),
             })
           ).data,
         );
@@ -123,7 +124,7 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
         await octokit.request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
           ...at(repo),
           comment_id: commentId,
-          body,
+          body: boundBody(body),
         });
       }),
     deleteComment: (repo, commentId) =>
@@ -188,7 +189,7 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
               ...at(repo),
               pull_number: pull,
               commit_id: commitId,
-              body,
+              body: boundBody(body),
               event: 'COMMENT',
             })
           ).data,

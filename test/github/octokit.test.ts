@@ -194,6 +194,26 @@ describe('pull request calls', () => {
     ]);
   });
 
+  it("bodies past GitHub's 65,536 characters are cut to fit, saying so, instead of refused (comments, edits, reviews)", async () => {
+    const unpaced = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, writePacing: 'none' }));
+    // A command's reply that quotes a comment at GitHub's own limit, emoji past it (two UTF-16 units each).
+    const long = `<!-- marker -->\n> /consort reject ${'x'.repeat(65_536)}`;
+    const c = await unpaced.createComment(R, 7, long);
+    await unpaced.updateComment(R, c.id, '😀'.repeat(70_000));
+    await unpaced.review(R, 7, HEAD_SHA, `Turn.\n\n${'y'.repeat(80_000)}`);
+    const stored = fake.comments.find((x) => x.id === c.id)!.body;
+    const review = fake.reviews.at(-1)!.body;
+    for (const body of [stored, review]) {
+      expect(body.length).toBeLessThanOrEqual(65_536);
+      expect(body).toMatch(/cut to fit GitHub's limit/);
+    }
+    expect(review.startsWith('Turn.')).toBe(true);
+    expect(stored.startsWith('😀')).toBe(true);
+    expect(fake.requests.map((r) => r.status)).toEqual([201, 200, 200]);
+    const short = await unpaced.createComment(R, 7, 'Short.');
+    expect(fake.comments.find((x) => x.id === short.id)!.body).toBe('Short.');
+  });
+
   it('a 502 on a read is retried and the call succeeds', async () => {
     // A fresh client: the retry plugin keeps its retry count on the client's shared request
     // defaults, so after any earlier failed request (the 404s above) its first backoff is 4 s, not 1 s.

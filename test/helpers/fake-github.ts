@@ -131,6 +131,8 @@ const SECONDARY_RATE_LIMIT_DOCS =
   'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits';
 const REACTIONS = ['+1', '-1', 'laugh', 'confused', 'heart', 'hooray', 'rocket', 'eyes'] as const;
 const STATUS_STATES = ['error', 'failure', 'pending', 'success'];
+/** GitHub's longest comment or review body, in characters. */
+const COMMENT_BODY_MAX = 65_536;
 const REVIEW_STATES: Record<string, string> = {
   APPROVE: 'APPROVED',
   REQUEST_CHANGES: 'CHANGES_REQUESTED',
@@ -304,9 +306,11 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
 
   const server = http.createServer((req, res) => {
     const at = Date.now();
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d.toString()));
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
+      // Decoded whole: a character's UTF-8 bytes may be split between two chunks.
+      const text = Buffer.concat(chunks).toString('utf8');
       const url = new URL(req.url ?? '/', 'http://localhost');
       const body: unknown = text ? JSON.parse(text) : undefined;
       const method = req.method ?? '';
@@ -365,6 +369,23 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       const reactions = route('/issues/comments/(\\d+)/reactions');
       const fields = (body ?? {}) as Record<string, unknown>;
       const text_ = fields.body;
+      // GitHub counts a comment's or review's body in characters (code points) and refuses more than 65,536.
+      if ((list ?? one ?? reviews) && (method === 'POST' || method === 'PATCH') && typeof text_ === 'string') {
+        if ([...text_].length > COMMENT_BODY_MAX)
+          return send(422, {
+            message: 'Validation Failed',
+            errors: [
+              {
+                resource: reviews ? 'PullRequestReview' : 'IssueComment',
+                code: 'unprocessable',
+                field: 'data',
+                message: `Body is too long (maximum is ${COMMENT_BODY_MAX} characters)`,
+              },
+            ],
+            documentation_url: 'https://docs.github.com/rest/issues/comments#create-an-issue-comment',
+            status: '422',
+          });
+      }
       if (list && method === 'GET') {
         return send(200, state.comments.filter((c) => c.issue === Number(list[1])).map(render));
       }
