@@ -20,7 +20,8 @@ async function currentPull(deps: JobDeps, job: CommandJob): Promise<PullCheck> {
   if (!pull)
     return { ok: false, answer: 'I have not seen a push to this pull request yet, so there is nothing to act on.' };
   if (pull.state !== 'open') return { ok: false, answer: 'this pull request is closed, so nothing was done.' };
-  if (pull.headRecordedAt.getTime() > Date.parse(job.writtenAt)) {
+  // GitHub dates to the second: a push in the same second as the comment may have come after it.
+  if (pull.headRecordedAt.getTime() >= Date.parse(job.writtenAt)) {
     return {
       ok: false,
       answer: `new commits were pushed (now at ${sha7(pull.headSha)}) after your comment, so nothing was approved: look at them and comment again.`,

@@ -15,7 +15,11 @@ export interface PullRecord extends RepoRef {
   baseRef: string;
   fork: boolean;
   state: PullState;
-  /** When the App learned of headSha. */
+  /**
+   * When headSha became the head: the later of the App's clock when it learned of it and GitHub's
+   * time of the event (pull_request.updated_at), so an App clock behind GitHub's cannot date a push
+   * before a comment GitHub dated earlier.
+   */
   headRecordedAt: Date;
 }
 
@@ -86,10 +90,10 @@ export async function upsertPull(
       return { previousHead, pull: null, stale: 'closed' };
   }
   const { rows } = await db.query(
-    `INSERT INTO consort_app.pull_requests (repository_id, number, installation_id, owner, repo, head_sha, head_ref, base_sha, base_ref, fork, state, event_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+    `INSERT INTO consort_app.pull_requests (repository_id, number, installation_id, owner, repo, head_sha, head_ref, base_sha, base_ref, fork, state, event_at, head_recorded_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, GREATEST(now(), $12))
      ON CONFLICT (repository_id, number) DO UPDATE SET installation_id = EXCLUDED.installation_id, owner = EXCLUDED.owner, repo = EXCLUDED.repo,
-       head_recorded_at = CASE WHEN consort_app.pull_requests.head_sha = EXCLUDED.head_sha THEN consort_app.pull_requests.head_recorded_at ELSE now() END,
+       head_recorded_at = CASE WHEN consort_app.pull_requests.head_sha = EXCLUDED.head_sha THEN consort_app.pull_requests.head_recorded_at ELSE EXCLUDED.head_recorded_at END,
        head_sha = EXCLUDED.head_sha, head_ref = EXCLUDED.head_ref, base_sha = EXCLUDED.base_sha, base_ref = EXCLUDED.base_ref,
        fork = EXCLUDED.fork, state = EXCLUDED.state, updated_at = now(),
        event_at = GREATEST(consort_app.pull_requests.event_at, EXCLUDED.event_at)

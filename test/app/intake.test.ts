@@ -9,7 +9,7 @@ import { handleCommand } from '../../app/jobs/command.js';
 import type { AppRuntime } from '../../app/runtime.js';
 import { REJECT_ANSWER } from '../../app/jobs/fork-run.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
-import { getPull, recordDelivery } from '../../app/store/pulls.js';
+import { forkRunApproval, getPull, recordDelivery } from '../../app/store/pulls.js';
 import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../app/store/runs.js';
 import type { CommandJob } from '../../app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
@@ -444,6 +444,32 @@ describe('commands without branches', () => {
     expect(lastReply()).toContain(REJECT_ANSWER);
     await handleCommand(app.deps, job({ kind: 'approve', gate: 'spec' }));
     expect(lastReply()).toContain('`/consort approve spec` is answered by the Consort Action');
+  });
+
+  it("a push after the approval on GitHub's clock is not approved, even when the App's clock is behind GitHub's", async () => {
+    const github = (s: number) =>
+      new Date(Math.floor(Date.now() / 1000) * 1000 + s * 1000).toISOString().replace('.000', '');
+    const fork = (action: 'opened' | 'synchronize', head: string, updatedAt: string) => ({
+      id: `fork-clock-${action}`,
+      name: 'pull_request',
+      payload: pullRequestPayload({
+        action,
+        number: 71,
+        head,
+        base: sha('b'),
+        repositoryId: REPO,
+        fork: true,
+        updatedAt,
+      }),
+    });
+    await app.intake.pullRequest(fork('opened', sha('a'), github(0)));
+    // GitHub's clock runs 10 s ahead of the App's: the comment at +5 s, then a push at +10 s, which the App records at its own "now".
+    await app.intake.pullRequest(fork('synchronize', sha('c'), github(10)));
+    await handleCommand(app.deps, { ...job({ kind: 'allow-run' }), pr: 71, writtenAt: github(5) });
+    expect(lastReply()).toContain(
+      'new commits were pushed (now at `ccccccc`) after your comment, so nothing was approved',
+    );
+    expect(await forkRunApproval(app.store.pool, REPO, 71, sha('c'))).toBeUndefined();
   });
 
   it('an approval written before the latest push is refused: the author must look again', async () => {
