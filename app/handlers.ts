@@ -6,7 +6,14 @@
 import type { Context } from 'probot';
 import type { Intake, IntakeOutcome, WebhookEvent } from './intake.js';
 
-type Named = 'pull_request' | 'merge_group' | 'check_run' | 'check_suite' | 'issue_comment';
+type Named =
+  | 'pull_request'
+  | 'merge_group'
+  | 'check_run'
+  | 'check_suite'
+  | 'issue_comment'
+  | 'installation'
+  | 'installation_repositories';
 
 const event = (context: Context<Named>): WebhookEvent => ({
   id: context.id,
@@ -65,4 +72,11 @@ export const onComment =
     if (!context.payload.issue.pull_request) return; // commands live on pull requests only
     if (!/\/consort/i.test(context.payload.comment.body ?? '')) return; // most comments: not even a candidate
     logged(context, await intake.comment(event(context)));
+  };
+
+/** The App uninstalled, or repositories taken from it (GitHub sends these to every App unasked). */
+export const onInstallationRemoved =
+  (intake: Intake) =>
+  async (context: Context<'installation' | 'installation_repositories'>): Promise<void> => {
+    logged(context, await intake.installationRemoved(event(context)));
   };

@@ -1,7 +1,14 @@
 /** The Consort GitHub App: which webhook goes to which handler. Nothing else lives here. */
 import type { ApplicationFunction } from 'probot';
 import type { Intake } from './intake.js';
-import { onCheckRunRerequested, onCheckSuiteRerequested, onComment, onMergeGroup, onPullRequest } from './handlers.js';
+import {
+  onCheckRunRerequested,
+  onCheckSuiteRerequested,
+  onComment,
+  onInstallationRemoved,
+  onMergeGroup,
+  onPullRequest,
+} from './handlers.js';
 
 export function consortApp(intake: Intake): ApplicationFunction {
   return (app) => {
@@ -20,5 +27,7 @@ export function consortApp(intake: Intake): ApplicationFunction {
     app.on('check_run.rerequested', onCheckRunRerequested(intake));
     app.on('check_suite.rerequested', onCheckSuiteRerequested(intake));
     app.on(['issue_comment.created', 'issue_comment.edited'], onComment(intake));
+    // Sent to every App without a subscription: nothing reaches these repositories' pull requests again.
+    app.on(['installation.deleted', 'installation_repositories.removed'], onInstallationRemoved(intake));
   };
 }

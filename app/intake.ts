@@ -11,13 +11,15 @@ import { ConsortError } from '../src/core/errors.js';
 import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../src/github/commands.js';
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
-import { getPull, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
+import { getPull, openPulls, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
 import {
   cancelSubject,
   findRunByCheckRun,
   getRun,
   insertRun,
   latestRunAt,
+  cancelRepositories,
+  repositoriesOf,
   mergeGroupSubject,
   prSubject,
   type NewRun,
@@ -26,6 +28,7 @@ import {
 import {
   CheckRunPayload,
   CheckSuitePayload,
+  InstallationPayload,
   IssueCommentPayload,
   isFork,
   MergeGroupPayload,
@@ -43,6 +46,8 @@ export interface WebhookEvent {
 export type IntakeOutcome =
   | { kind: 'enqueued'; job: 'announce' | 'run' | 'command'; runId?: number }
   | { kind: 'cancelled'; runs: number[] }
+  /** The App lost repositories: their live checks cancelled, their open pull requests' branches to delete. */
+  | { kind: 'uninstalled'; repositories: number[]; cancelled: number[]; closing: number[] }
   | { kind: 'duplicate' }
   | { kind: 'ignored'; reason: string };
 
@@ -52,6 +57,7 @@ export interface Intake {
   checkRunRerequested(event: WebhookEvent): Promise<IntakeOutcome>;
   checkSuiteRerequested(event: WebhookEvent): Promise<IntakeOutcome>;
   comment(event: WebhookEvent): Promise<IntakeOutcome>;
+  installationRemoved(event: WebhookEvent): Promise<IntakeOutcome>;
 }
 
 const sha7 = (sha: string): string => sha.slice(0, 7);
@@ -121,7 +127,7 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
   async function once(
     event: WebhookEvent,
     action: string,
-    repositoryId: number,
+    repositoryId: number | null,
     fn: (tx: pg.PoolClient) => Promise<IntakeOutcome>,
   ): Promise<IntakeOutcome> {
     const outcome = await store.tx(async (tx) => {
@@ -129,7 +135,7 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
         return { kind: 'duplicate' } as const;
       return fn(tx);
     });
-    if (outcome.kind === 'enqueued') queue.wake();
+    if (outcome.kind === 'enqueued' || (outcome.kind === 'uninstalled' && outcome.closing.length > 0)) queue.wake();
     return outcome;
   }
   const parse = <T>(schema: z.ZodType<T>, event: WebhookEvent): T => {
@@ -295,6 +301,47 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
           tx,
         );
         return { kind: 'enqueued', job: 'command' };
+      });
+    },
+
+    async installationRemoved(event) {
+      const p = parse(InstallationPayload, event);
+      return once(event, p.action, null, async (tx) => {
+        // Nothing will reach these repositories' pull requests again (no push, no close, no token):
+        // their checks stop, and the open ones' branches go now, as a close would remove them.
+        const repositories =
+          p.action === 'deleted'
+            ? await repositoriesOf(tx, p.installation.id)
+            : (p.repositories_removed ?? []).map((r) => r.id);
+        if (repositories.length === 0) return { kind: 'ignored', reason: 'no repository the App has worked on' };
+        const reason = 'the App was uninstalled from the repository';
+        const cancelled = await cancelRepositories(tx, repositories, reason);
+        const closing: number[] = [];
+        for (const pull of await openPulls(tx, repositories)) {
+          const run = await insertRun(
+            tx,
+            {
+              kind: 'close',
+              subject: prSubject(pull.repositoryId, pull.number),
+              repositoryId: pull.repositoryId,
+              installationId: pull.installationId,
+              owner: pull.owner,
+              repo: pull.repo,
+              pr: pull.number,
+              headSha: pull.headSha,
+              headRef: pull.headRef,
+              baseSha: pull.baseSha,
+              baseRef: pull.baseRef,
+              fork: pull.fork,
+              merged: false,
+              deliveryId: event.id,
+            },
+            reason,
+          );
+          await queue.sendRun({ runId: run.id }, tx);
+          closing.push(run.id);
+        }
+        return { kind: 'uninstalled', repositories, cancelled, closing };
       });
     },
   };

@@ -76,6 +76,17 @@ export const IssueCommentPayload = z.object({
 });
 export type IssueCommentPayload = z.infer<typeof IssueCommentPayload>;
 
+/**
+ * The App uninstalled (`installation.deleted`) or some repositories taken from it
+ * (`installation_repositories.removed`): GitHub sends both to every App, subscribed or not.
+ */
+export const InstallationPayload = z.object({
+  action: z.string(),
+  installation: Installation,
+  repositories_removed: z.array(z.object({ id: z.number().int().positive() })).optional(),
+});
+export type InstallationPayload = z.infer<typeof InstallationPayload>;
+
 /** A fork's pull request: its head lives in another repository (or one since deleted). */
 export function isFork(pr: PullRequestPayload['pull_request']): boolean {
   return pr.head.repo === null || pr.head.repo.full_name !== pr.base.repo.full_name;

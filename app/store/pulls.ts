@@ -126,6 +126,15 @@ export async function getPull(db: Db, repositoryId: number, number: number): Pro
   return rows[0] ? toPull(rows[0]) : undefined;
 }
 
+/** The repositories' pull requests the App knows are open. */
+export async function openPulls(db: Db, repositoryIds: readonly number[]): Promise<PullRecord[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM consort_app.pull_requests WHERE repository_id = ANY($1::bigint[]) AND state = 'open' ORDER BY repository_id, number",
+    [repositoryIds],
+  );
+  return rows.map(toPull);
+}
+
 /** Numbers of the repository's pull requests the App knows are closed or merged. */
 export async function closedPulls(db: Db, repositoryId: number): Promise<Set<number>> {
   const { rows } = await db.query(

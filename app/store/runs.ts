@@ -131,6 +131,28 @@ export async function cancelSubject(
   return rows.map((r) => num(r.id));
 }
 
+/** Cancel every live check run of the repositories (pull requests' and merge groups'). */
+export async function cancelRepositories(db: Db, repositoryIds: readonly number[], reason: string): Promise<number[]> {
+  const { rows } = await db.query(
+    `UPDATE consort_app.runs SET cancel_reason = COALESCE(cancel_reason, $2),
+       state = CASE WHEN state = 'blocked' THEN 'cancelled' ELSE state END,
+       finished_at = CASE WHEN state = 'blocked' THEN now() ELSE finished_at END
+     WHERE repository_id = ANY($1::bigint[]) AND kind = 'check' AND state IN ('queued', 'running', 'blocked') RETURNING id`,
+    [repositoryIds, reason],
+  );
+  return rows.map((r) => num(r.id)).sort((a, b) => a - b);
+}
+
+/** The repositories the App has recorded work for under an installation. */
+export async function repositoriesOf(db: Db, installationId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    `SELECT repository_id FROM consort_app.pull_requests WHERE installation_id = $1
+     UNION SELECT repository_id FROM consort_app.runs WHERE installation_id = $1 ORDER BY 1`,
+    [installationId],
+  );
+  return rows.map((r) => num(r.repository_id));
+}
+
 export async function getRun(db: Db, id: number): Promise<Run | undefined> {
   const { rows } = await db.query(`SELECT ${COLUMNS} FROM consort_app.runs WHERE id = $1`, [id]);
   return rows[0] ? toRun(rows[0]) : undefined;

@@ -17,7 +17,7 @@ import { isolationKind } from '../../src/process/isolate.js';
 import { query } from '../helpers/servers.js';
 import { api, expectTarball, expectToken } from './helpers/github.js';
 import { PATH, setupFlow, SUITE, type Body } from './helpers/flow.js';
-import { delivery, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
+import { delivery, installationPayload, mergeGroupPayload, pullRequestPayload } from './helpers/payloads.js';
 import { appConfig, commit } from './helpers/repo.js';
 import { eventually } from './helpers/wait.js';
 import { processesRunning, uniqueSleep } from '../helpers/processes.js';
@@ -420,6 +420,31 @@ describe('pull requests', () => {
       'the close run',
     );
     expect((await flow.branches()).filter((b) => b === 'pr-2' || b.startsWith('pr-2-'))).toEqual([]);
+  });
+});
+
+describe('uninstalled', () => {
+  it("installation_repositories.removed: an open pull request's branches are deleted (no GitHub call: the App has no token there any more)", async () => {
+    await openPull(20, { 'notes/uninstall.txt': 'soon uninstalled' }, 'uninstall');
+    expect(await flow.branches()).toContain('pr-20');
+    const repositoryId = pullRequestPayload({
+      action: 'opened',
+      number: 20,
+      head: 'a'.repeat(40),
+      base: 'b'.repeat(40),
+    }).repository.id;
+    await flow.probot.receive(
+      delivery(
+        'installation_repositories',
+        'removed-1',
+        installationPayload({ action: 'removed', repositoryIds: [repositoryId] }),
+      ),
+    );
+    await eventually(
+      async () => (await flow.runs(20)).some((r) => r.kind === 'close' && r.state === 'completed'),
+      'the close run',
+    );
+    expect((await flow.branches()).filter((b) => b === 'pr-20' || b.startsWith('pr-20-'))).toEqual([]);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   commentPayload,
   delivery,
   example,
+  installationPayload,
   mergeGroupPayload,
   pullRequestPayload,
   type PullJson,
@@ -39,6 +40,7 @@ function stubIntake(): { intake: Intake; calls: Call[] } {
       checkRunRerequested: record('checkRunRerequested'),
       checkSuiteRerequested: record('checkSuiteRerequested'),
       comment: record('comment'),
+      installationRemoved: record('installationRemoved'),
     },
     calls,
   };
@@ -110,6 +112,23 @@ describe('handlers hand off to the intake, after their guard clauses', () => {
     const { probot, calls } = await appWith();
     await probot.receive(delivery('issue_comment', 'd-comment', commentPayload(options)));
     expect(calls).toHaveLength(expected);
+  });
+  it('installation.deleted and installation_repositories.removed (GitHub sends them unasked); not created or suspend', async () => {
+    const { probot, calls } = await appWith();
+    await probot.receive(delivery('installation', 'd-created', installationPayload({ action: 'created' })));
+    await probot.receive(delivery('installation', 'd-suspend', installationPayload({ action: 'suspend' })));
+    await probot.receive(delivery('installation', 'd-deleted', installationPayload({ action: 'deleted' })));
+    await probot.receive(
+      delivery(
+        'installation_repositories',
+        'd-removed',
+        installationPayload({ action: 'removed', repositoryIds: [7] }),
+      ),
+    );
+    expect(calls.map((c) => [c.method, c.event.id, c.event.name])).toEqual([
+      ['installationRemoved', 'd-deleted', 'installation'],
+      ['installationRemoved', 'd-removed', 'installation_repositories'],
+    ]);
   });
 });
 

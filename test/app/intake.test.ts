@@ -19,6 +19,7 @@ import {
   checkSuitePayload,
   commentPayload,
   INSTALLATION,
+  installationPayload,
   mergeGroupPayload,
   pullRequestPayload,
 } from './helpers/payloads.js';
@@ -355,6 +356,61 @@ describe('webhooks', () => {
       ['queued', false],
     ]);
     expect(await jobs('consort-run')).toContainEqual({ runId: newer!.id });
+  });
+
+  it("uninstalled: the repositories' live checks are cancelled and their open pull requests' branches go (a close run each); once per delivery", async () => {
+    const OTHER = 778;
+    const at = (n: number, repositoryId: number, head: string, action: 'opened' | 'closed' = 'opened') => ({
+      id: `uninstall-${action}-${repositoryId}-${n}`,
+      name: 'pull_request',
+      payload: pullRequestPayload({ action, number: n, head, base: sha('b'), repositoryId }),
+    });
+    await app.intake.pullRequest(at(90, REPO, sha('1')));
+    await app.intake.pullRequest(at(91, REPO, sha('2')));
+    await app.intake.pullRequest(at(91, REPO, sha('2'), 'closed'));
+    await app.intake.pullRequest(at(92, OTHER, sha('3')));
+    const group = mergeGroupPayload({ head: sha('4'), base: sha('b'), repositoryId: OTHER });
+    await app.intake.mergeGroup({ id: 'uninstall-mg', name: 'merge_group', payload: group });
+    const removed = {
+      id: 'uninstall-removed',
+      name: 'installation_repositories',
+      payload: installationPayload({ action: 'removed', repositoryIds: [REPO] }),
+    };
+    const outcome = await app.intake.installationRemoved(removed);
+    const pr90 = await runsOf(app.store.pool, prSubject(REPO, 90));
+    expect(outcome).toEqual({
+      kind: 'uninstalled',
+      repositories: [REPO],
+      cancelled: expect.arrayContaining([pr90[0]!.id]),
+      closing: expect.arrayContaining([pr90.at(-1)!.id]),
+    });
+    expect(pr90.map((r) => [r.kind, r.cancelReason, r.merged])).toEqual([
+      ['check', 'the App was uninstalled from the repository', false],
+      ['close', null, false],
+    ]);
+    expect(await jobs('consort-run')).toContainEqual({ runId: pr90.at(-1)!.id });
+    // Closed before: its branches went then; nothing more to do for it.
+    expect((await runsOf(app.store.pool, prSubject(REPO, 91))).map((r) => r.kind)).toEqual(['check', 'close']);
+    // Another repository of the installation keeps its check until the App leaves it too.
+    expect((await runsOf(app.store.pool, prSubject(OTHER, 92)))[0]!.cancelReason).toBeNull();
+    expect(await app.intake.installationRemoved(removed)).toEqual({ kind: 'duplicate' });
+
+    const deleted = {
+      id: 'uninstall-deleted',
+      name: 'installation',
+      payload: installationPayload({ action: 'deleted' }),
+    };
+    expect(await app.intake.installationRemoved(deleted)).toMatchObject({
+      kind: 'uninstalled',
+      repositories: expect.arrayContaining([REPO, OTHER]),
+    });
+    expect((await runsOf(app.store.pool, prSubject(OTHER, 92))).map((r) => [r.kind, r.cancelReason])).toEqual([
+      ['check', 'the App was uninstalled from the repository'],
+      ['close', null],
+    ]);
+    expect((await runsOf(app.store.pool, mergeGroupSubject(OTHER, group.merge_group.head_ref)))[0]!.cancelReason).toBe(
+      'the App was uninstalled from the repository',
+    );
   });
 
   it('refuses a payload without the fields it needs, recording nothing', async () => {

@@ -178,13 +178,42 @@ export function checkSuitePayload(o: { head: string; repositoryId?: number }): C
   return p;
 }
 
+export interface InstallationJson {
+  action: string;
+  installation: { id: number };
+  repositories_removed?: { id: number }[];
+}
+
+/** `installation.<action>` (all the installation's repositories) or `installation_repositories.removed` (those given). */
+export function installationPayload(
+  o: { action: 'deleted' | 'created' | 'suspend' } | { action: 'removed'; repositoryIds: number[] },
+): InstallationJson {
+  if (o.action !== 'removed') {
+    const p = example<InstallationJson>('installation', o.action);
+    p.installation.id = INSTALLATION;
+    return p;
+  }
+  const p = example<InstallationJson>('installation_repositories', 'removed');
+  p.installation.id = INSTALLATION;
+  const [recorded] = p.repositories_removed ?? [];
+  p.repositories_removed = o.repositoryIds.map((id) => ({ ...recorded, id }));
+  return p;
+}
+
 export type ReceivedEvent = Parameters<Probot['receive']>[0];
 
 /** Hand a recorded payload to Probot as GitHub would deliver it (`id` is the delivery id). */
 export function delivery(
-  name: 'pull_request' | 'issue_comment' | 'merge_group' | 'check_run' | 'check_suite',
+  name:
+    | 'pull_request'
+    | 'issue_comment'
+    | 'merge_group'
+    | 'check_run'
+    | 'check_suite'
+    | 'installation'
+    | 'installation_repositories',
   id: string,
-  payload: Common,
+  payload: Common | InstallationJson,
 ): ReceivedEvent {
   return { id, name, payload } as ReceivedEvent;
 }
