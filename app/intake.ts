@@ -191,6 +191,9 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
           return { kind: 'enqueued', job: 'announce', runId: run.id };
         }
         const merged = pr.merged === true && typeof pr.merge_commit_sha === 'string';
+        // The parent branch holds the default branch's database: a merge into another branch (a
+        // stacked pull request's base, a release branch) has not reached it, and promotes nothing.
+        const promotes = merged && pr.base.ref === p.repository.default_branch;
         const close: NewRun = {
           kind: 'close',
           subject: prSubject(ref.repositoryId, pr.number),
@@ -201,7 +204,7 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
           baseSha: pr.base.sha,
           baseRef: pr.base.ref,
           fork: pull.fork,
-          merged,
+          merged: promotes,
           deliveryId: event.id,
         };
         const run = await insertRun(tx, close, 'the pull request was closed');

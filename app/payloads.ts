@@ -18,7 +18,8 @@ const User = z.object({ login: z.string(), type: z.string() });
 export const PullRequestPayload = z.object({
   action: z.string(),
   installation: Installation,
-  repository: Repository,
+  /** The default branch: the one whose database the parent branch is, and the only one a merge promotes to it. */
+  repository: Repository.extend({ default_branch: z.string() }),
   pull_request: z.object({
     number: z.number().int().positive(),
     merged: z.boolean().nullish(),

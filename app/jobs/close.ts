@@ -1,5 +1,5 @@
 /**
- * A pull request closed: its database branches are deleted. When it was merged and promotion is
+ * A pull request closed: its database branches are deleted. When it was merged into the repository's default branch and promotion is
  * on (`database.promote` in the repository's configuration at the merge commit, or
  * CONSORT_APP_PROMOTE=1 for every repository), the merged migrations are promoted to the parent branch (see promote.ts) and the outcome is
  * posted on the pull request. Promotion holds the repository lock alone, so no check forks the

@@ -27,6 +27,7 @@ export interface NewRun extends RepoRef {
   baseSha: string;
   baseRef: string;
   fork: boolean;
+  /** A close run: merged into the repository's default branch, so its migrations are promoted (when promotion is on). */
   merged: boolean;
   deliveryId: string | null;
 }

@@ -147,7 +147,7 @@ export const databaseShape = {
   seed: seed.optional(),
   promote: z.boolean().default(false).meta({
     description:
-      'GitHub App: when a PR is merged, apply its migrations to the parent branch, keeping a pre-merge snapshot branch if that fails.',
+      "GitHub App: when a PR is merged into the repository's default branch, apply its migrations to the parent branch, keeping a pre-merge snapshot branch if that fails.",
   }),
 };
 

@@ -136,6 +136,31 @@ describe('webhooks', () => {
     expect(await getPull(app.store.pool, REPO, 60)).toMatchObject({ state: 'open' });
   });
 
+  it("merged into another branch than the default (a stacked pull request's base, a release branch): its branches go, nothing is promoted", async () => {
+    const closed = (number: number, baseRef: string) => ({
+      id: `merged-into-${baseRef}`,
+      name: 'pull_request',
+      payload: pullRequestPayload({
+        action: 'closed',
+        number,
+        head: sha('6'),
+        base: sha('b'),
+        baseRef,
+        repositoryId: REPO,
+        merged: true,
+        mergeSha: sha('7'),
+      }),
+    });
+    expect(closed(62, 'x').payload.repository).toMatchObject({ default_branch: 'master' });
+    await app.intake.pullRequest(closed(62, 'feature/orders'));
+    await app.intake.pullRequest(closed(63, 'master'));
+    const [stacked] = await runsOf(app.store.pool, prSubject(REPO, 62));
+    const [onDefault] = await runsOf(app.store.pool, prSubject(REPO, 63));
+    expect(stacked).toMatchObject({ kind: 'close', baseRef: 'feature/orders', merged: false });
+    expect(onDefault).toMatchObject({ kind: 'close', baseRef: 'master', merged: true, headSha: sha('7') });
+    expect(await getPull(app.store.pool, REPO, 62)).toMatchObject({ state: 'merged' });
+  });
+
   it('check_run.rerequested: runs the check again for the head; ignores check runs it does not know', async () => {
     await app.intake.pullRequest(pr('opened', 2, sha('3')));
     const [first] = await runsOf(app.store.pool, prSubject(REPO, 2));
