@@ -16,6 +16,7 @@
 import PgBoss from 'pg-boss';
 import { z } from 'zod';
 import { Command } from '../src/github/commands.js';
+import { rateLimitWait } from '../src/github/rate-limit.js';
 
 export const QUEUES = { quick: 'consort-quick', run: 'consort-run', sweep: 'consort-sweep' } as const;
 
@@ -83,7 +84,25 @@ export interface QueueSettings {
   onError?: (error: Error) => void;
   /** A job threw: the queue retries it until `final` (then it stays failed). Told before the queue records it. */
   onJobFailed?: (failure: JobFailure, error: unknown) => void;
+  onJobDeferred?: (deferral: JobDeferral, error: unknown) => void;
 }
+
+/** A job that hit a GitHub rate limit, sent again to start once GitHub's wait has passed. */
+export interface JobDeferral {
+  queue: string;
+  jobId: string;
+  data: unknown;
+  seconds: number;
+}
+
+/** How often one job is put off for a rate limit before the queue's own retries take over. */
+const MAX_RATE_LIMIT_DEFERRALS = 5;
+/** Kept in the job's data (the jobs' parsers drop it). */
+const DEFERRALS = 'rateLimitDeferrals';
+const deferralsOf = (data: unknown): number => {
+  const n = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[DEFERRALS] : undefined;
+  return typeof n === 'number' ? n : 0;
+};
 
 export interface JobFailure {
   queue: string;
@@ -157,6 +176,15 @@ export async function startQueue(settings: QueueSettings): Promise<QueueRuntime>
           try {
             await handle(parse(job.data));
           } catch (e) {
+            // GitHub said how long to leave it alone: the job comes back after that, not after the
+            // queue's few seconds (requests made while limited can get the App banned).
+            const wait = rateLimitWait(e);
+            const deferrals = deferralsOf(job.data);
+            if (wait !== null && deferrals < MAX_RATE_LIMIT_DEFERRALS) {
+              await boss.send(queue, { ...(job.data as object), [DEFERRALS]: deferrals + 1 }, { startAfter: wait });
+              settings.onJobDeferred?.({ queue, jobId: job.id, data: job.data, seconds: wait }, e);
+              return;
+            }
             const attempt = job.retryCount + 1;
             settings.onJobFailed?.(
               {

@@ -21,7 +21,7 @@ import { migrateStore, openStore, type Store } from './store/db.js';
 
 export interface RuntimeOptions {
   storeUrl: string;
-  queue: Omit<QueueSettings, 'url' | 'onError' | 'onJobFailed'>;
+  queue: Omit<QueueSettings, 'url' | 'onError' | 'onJobFailed' | 'onJobDeferred'>;
   providers: RepoProviders;
   /** GitHub as an installation, for the delivery and run in `context` (named in every log line about the calls). */
   github(installationId: number, context?: CallContext): Promise<GitHubPort>;
@@ -93,6 +93,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<AppRuntime>
       url: options.storeUrl,
       onError: (e) => options.log.error('queue error', { error: e.message }),
       onJobFailed: (f, e) => logJobFailure(options.log, f, e),
+      onJobDeferred: (d, e) =>
+        options.log.warn(`GitHub rate limit: the job starts again in ${d.seconds} s, as GitHub asked`, {
+          queue: d.queue,
+          job: d.jobId,
+          error: e instanceof Error ? e.message : String(e),
+        }),
     });
   } catch (e) {
     await store.close();
