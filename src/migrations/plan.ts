@@ -74,6 +74,21 @@ export type Problem =
       dir: string;
       baseDir: string;
       change: 'added' | 'edited';
+    }
+  /**
+   * A warning: the change adds or edits a migration in another folder the project's scripts run
+   * node-pg-migrate on (`dir`, by `script` of `manifest`); the check applies `migrationsDir` alone
+   * and never ran it (lanes/check/other-dirs.ts).
+   */
+  | {
+      kind: 'unchecked-migrations-dir';
+      file: string;
+      name: string;
+      dir: string;
+      migrationsDir: string;
+      manifest: string;
+      script: string;
+      change: 'added' | 'edited';
     };
 
 /**
@@ -316,5 +331,6 @@ export function outsideMigrationsDir(
 export function planWarningReason(p: { kind: string }): string {
   if (p.kind === 'deploy-setting') return 'the check did not apply with it';
   if (p.kind === 'imported-code-changed') return 'the check applies base as base deployed it';
+  if (p.kind === 'unchecked-migrations-dir') return 'the check applies migrations.dir alone';
   return p.kind === 'order-conflict' ? 'migrations.checkOrder is false' : 'node-pg-migrate orders them by name';
 }

@@ -39,6 +39,8 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
       return `${importedByWords(p.importedBy)} import this file, which this change ${p.change === 'edited' ? 'edits' : 'deletes'}: a database migrated from scratch with this change runs ${p.importedBy.length === 1 ? 'it' : 'them'} with the new code, while databases that already ran ${p.importedBy.length === 1 ? 'it' : 'them'} keep what the old code made. Check ${p.importedBy.length === 1 ? 'it still makes' : 'they still make'} the same schema, or write the values ${p.importedBy.length === 1 ? 'it needs' : 'they need'} into the migration${p.importedBy.length === 1 ? '' : 's'} themselves.`;
     case 'outside-migrations-dir':
       return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;
+    case 'unchecked-migrations-dir':
+      return `The script "${p.script}" of ${p.manifest} runs node-pg-migrate on ${p.dir}, where this change ${p.change} this migration; the check applies ${p.migrationsDir} (migrations.dir) alone and never ran it. Review it by hand, or check that folder in a second run (consort check --config with migrations.dir: ${p.dir}).`;
   }
 }
 

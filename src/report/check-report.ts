@@ -76,6 +76,17 @@ const PlanProblem = z.discriminatedUnion('kind', [
     baseDir: z.string(),
     change: z.enum(['added', 'edited']),
   }),
+  /** A warning: added or edited in another folder the project's scripts run node-pg-migrate on, which the check does not apply. */
+  z.object({
+    kind: z.literal('unchecked-migrations-dir'),
+    file: z.string(),
+    name: z.string(),
+    dir: z.string(),
+    migrationsDir: z.string(),
+    manifest: z.string(),
+    script: z.string(),
+    change: z.enum(['added', 'edited']),
+  }),
   /** The parent database has migrations applied that base does not know. */
   z.object({ kind: z.literal('parent-ahead'), migrations: z.array(z.string()) }),
 ]);

@@ -102,6 +102,7 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
   const duplicates = warnings.filter((w) => w.kind === 'duplicate-prefix').length;
   const deploy = warnings.filter((w) => w.kind === 'deploy-setting').length;
   const imported = warnings.filter((w) => w.kind === 'imported-code-changed').length;
+  const unchecked = warnings.filter((w) => w.kind === 'unchecked-migrations-dir').length;
   return [
     outOfOrder > 0 ? `; ${outOfOrder} out of order (allowed: migrations.checkOrder is false)` : '',
     duplicates > 0
@@ -109,12 +110,14 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
       : '',
     deploy > 0 ? `; ${plural(deploy, 'deploy setting')} the check did not apply with` : '',
     imported > 0 ? `; ${plural(imported, 'file')} base's migrations import changed` : '',
+    unchecked > 0 ? `; ${plural(unchecked, 'migration')} in another folder not checked` : '',
   ].join('');
 }
 
 /** A plan warning's heading: what it is, and why it does not fail the plan. */
 export function planWarningLabel(p: PlanProblem, allowed: 'allowed' | 'warning'): string {
-  if (p.kind === 'deploy-setting' || p.kind === 'imported-code-changed') return PROBLEM_TITLE[p.kind];
+  if (p.kind === 'deploy-setting' || p.kind === 'imported-code-changed' || p.kind === 'unchecked-migrations-dir')
+    return PROBLEM_TITLE[p.kind];
   return `${PROBLEM_TITLE[p.kind]} (${allowed}: ${planWarningReason(p)})`;
 }
 
@@ -131,6 +134,7 @@ export const PROBLEM_TITLE: Record<PlanProblem['kind'], string> = {
   'invalid-name': 'Invalid name',
   'deploy-setting': 'Deploy setting differs',
   'outside-migrations-dir': 'Outside the migrations folder',
+  'unchecked-migrations-dir': 'Not checked: another migrations folder',
   'imported-code-changed': 'Imported code changed',
   'parent-ahead': 'Parent ahead',
 };
@@ -217,6 +221,27 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         ', or keep ',
         { code: 'migrations.dir' },
         ' as it was.',
+      ];
+    case 'unchecked-migrations-dir':
+      return [
+        { code: p.file },
+        p.change === 'added' ? ' is new in ' : ' was edited in ',
+        { code: p.dir },
+        ', which ',
+        { code: p.manifest },
+        "'s script ",
+        { code: p.script },
+        ' runs node-pg-migrate on, but the check applies ',
+        { code: p.migrationsDir },
+        ' (',
+        { code: 'migrations.dir' },
+        ') alone and never ran it. Review it by hand, or check that folder too with a second configuration whose ',
+        { code: 'migrations.dir' },
+        ' is ',
+        { code: p.dir },
+        ' (',
+        { code: 'consort check --config' },
+        ').',
       ];
     case 'deploy-setting':
       return [

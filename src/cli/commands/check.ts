@@ -330,7 +330,7 @@ function renderPlan(
     lines.push(`  ✗ ${p.kind}: ${p.file}${'suggestedFile' in p ? ` → rename to ${p.suggestedFile}` : ''}`);
   for (const p of plan.warnings)
     lines.push(
-      p.kind === 'deploy-setting' || p.kind === 'imported-code-changed'
+      p.kind === 'deploy-setting' || p.kind === 'imported-code-changed' || p.kind === 'unchecked-migrations-dir'
         ? `  ! ${p.kind}: ${say(p)}`
         : `  ! ${p.kind} (allowed: ${planWarningReason(p)}): ${p.file}`,
     );

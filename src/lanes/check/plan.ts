@@ -25,6 +25,7 @@ import { sha256Normalized } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { baselineName, readSeed } from './baseline.js';
 import { ignoredNote, trustedConfig } from './trusted-config.js';
+import { uncheckedMigrationDirs } from './other-dirs.js';
 
 export interface CheckSide {
   ref: string;
@@ -136,6 +137,8 @@ export interface PlanReadings {
   deploy?: readonly DeploySetting[];
   /** The project's files base's migrations import (imported-code.ts); absent when base's tree cannot be read. */
   imports?: ImportsReading;
+  /** Migrations the change adds or edits in other folders its scripts run node-pg-migrate on (other-dirs.ts). */
+  unchecked?: readonly Problem[];
 }
 
 /** Base's imported files, and each one's sha256 on the change's side (null: gone; absent: not read). */
@@ -205,9 +208,21 @@ export async function planCheck(
     request.workspace,
     trustedConfig(request.config, request.base).config.migrations,
   ).catch(() => []);
+  // Advice too: migrations the change adds in another folder its scripts run node-pg-migrate on.
+  const unchecked = await uncheckedMigrationDirs(
+    request,
+    trustedConfig(request.config, request.base).config.migrations,
+    ports.git,
+  ).catch(() => []);
   // Advice and the baseline's name: a tree that cannot be read names the baseline by its migrations alone.
   const imports = await readImports(request, sets, ports.git).catch(() => undefined);
-  const plan = await decidePlan(request, sets, { engine, baseSeed, deploy, ...(imports ? { imports } : {}) });
+  const plan = await decidePlan(request, sets, {
+    engine,
+    baseSeed,
+    deploy,
+    unchecked,
+    ...(imports ? { imports } : {}),
+  });
   if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
   return plan;
 }
@@ -242,6 +257,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
   );
   const changedImports = importedCodeChanged(read.imports);
   if (changedImports.length > 0) migrations.warnings = [...migrations.warnings, ...changedImports];
+  if (read.unchecked?.length) migrations.warnings = [...migrations.warnings, ...read.unchecked];
   const branches = runBranches(prBranchName(request.pr, request.head.sha));
   const engine = failed(read.engine) ? null : read.engine;
   const baseSeed = failed(read.baseSeed) ? undefined : read.baseSeed;

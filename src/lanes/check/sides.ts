@@ -91,7 +91,7 @@ export async function workingTreeSide(
 }
 
 /** The change's (or the base's) files directly in `dir`, every one: the plan filters them with the base's ignorePattern. */
-async function filesIn(
+export async function filesIn(
   git: Pick<GitRepo, 'filesAt'> | undefined,
   tree: NonNullable<CheckSide['tree']>,
   dir: string,

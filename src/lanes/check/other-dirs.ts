@@ -1,0 +1,67 @@
+/**
+ * Migrations a change adds or edits in another folder the project's own scripts run node-pg-migrate
+ * on (a `migrate:data` script with `-m data-migrations` beside `migrate`, a second package of a
+ * monorepo): the check applies `migrations.dir` alone, so a broken one there passed with nothing
+ * said. Warnings, not problems: such a folder is the project's to deploy, and a change may rightly
+ * add to it; the warning names the folder, the script and what the check did read.
+ */
+import { normalRepoPath } from '../../config/schema.js';
+import { migrationSetFromEntries } from '../../migrations/files.js';
+import type { Problem } from '../../migrations/plan.js';
+import { scriptedCommands } from '../../migrations/scripted-dirs.js';
+import { isIgnored } from '../../git/repo.js';
+import type { GitRepo } from '../../ports/git.js';
+import type { CheckRequest } from './plan.js';
+import { filesIn } from './sides.js';
+
+/** The folders, other than migrations.dir, that the project's scripts run node-pg-migrate on, with the first script naming each. */
+async function otherFolders(
+  workspace: string,
+  migrationsDir: string,
+): Promise<{ dir: string; manifest: string; script: string }[]> {
+  const checked = normalRepoPath(migrationsDir);
+  const out = new Map<string, { dir: string; manifest: string; script: string }>();
+  for (const c of await scriptedCommands(workspace)) {
+    if (c.dir === undefined || c.args.includes('create')) continue; // `create` makes files, applies none
+    const dir = normalRepoPath(c.dir);
+    if (dir === checked || out.has(dir)) continue;
+    // A folder git ignores is a build's output (dist/migrations, made from migrations.dir): no change adds to it.
+    if (await isIgnored(workspace, dir).catch(() => false)) continue;
+    out.set(dir, { dir, manifest: c.manifest, script: c.script });
+  }
+  return [...out.values()];
+}
+
+/** The change's new and edited migrations in those folders, as plan warnings (`unchecked-migrations-dir`). */
+export async function uncheckedMigrationDirs(
+  request: Pick<CheckRequest, 'workspace' | 'base' | 'head'>,
+  config: { dir: string; ignorePattern: string },
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+): Promise<Problem[]> {
+  const { base, head } = request;
+  if (!head.tree) return [];
+  const out: Problem[] = [];
+  for (const other of await otherFolders(request.workspace, config.dir)) {
+    // The base's folder a change moved migrations.dir away from is a problem already (outside-migrations-dir).
+    if (head.leftBehind && normalRepoPath(head.leftBehind.baseDir) === other.dir) continue;
+    const headFiles = await filesIn(git, head.tree, other.dir);
+    if (!headFiles || headFiles.length === 0) continue;
+    const baseFiles = base.tree ? ((await filesIn(git, base.tree, other.dir)) ?? []) : [];
+    const before = new Map(migrationSetFromEntries(baseFiles, config.ignorePattern).map((m) => [m.file, m.sha256]));
+    for (const m of migrationSetFromEntries(headFiles, config.ignorePattern)) {
+      const was = before.get(m.file);
+      if (was === m.sha256) continue;
+      out.push({
+        kind: 'unchecked-migrations-dir',
+        file: m.file,
+        name: m.name,
+        dir: other.dir,
+        migrationsDir: normalRepoPath(config.dir),
+        manifest: other.manifest,
+        script: other.script,
+        change: was === undefined ? 'added' : 'edited',
+      });
+    }
+  }
+  return out;
+}
