@@ -27,21 +27,25 @@ const UNINFERABLE = 'Impossible to automatically infer down migration';
 /**
  * node-pg-migrate's "Impossible to automatically infer down migration for "pgm._alter()"": 7.x to 9
  * name the operation by the function inside node-pg-migrate (`_alter` for alterTable, alterView,
- * alterPolicy…; `_drop`, `_add`, `_refresh`), and an up that reads the database (`pgm.db`) gets the
+ * alterPolicy…; `_drop`, `_add`, `_refresh`), raw SQL by no name (`pgm.sql` is the one operation
+ * made from an anonymous function: "pgm.()"), and an up that reads the database (`pgm.db`) gets the
  * message with no name at all. Said with this file's calls where they can be found, and what to
  * write. Undefined for any other message.
  */
 export function uninferableDownDetail(m: Pick<MigrationFile, 'content'>, message: string): string | undefined {
   if (!message.startsWith(UNINFERABLE)) return undefined;
   const fix = `write a down that undoes the up, or if it cannot be undone declare it irreversible (\`${declarationIn(m)}\`)`;
-  const op = /for "pgm\.(\w+)\(\)"/.exec(message)?.[1];
+  const op = /for "pgm\.(\w*)\(\)"/.exec(message)?.[1];
   if (op === undefined)
     return message.trim() === UNINFERABLE
       ? `node-pg-migrate cannot infer the down of an up that reads the database (pgm.db): ${fix}`
       : `${message}: ${fix}`;
-  const calls = op.startsWith('_')
-    ? [...m.content.matchAll(new RegExp(`\\.(${op.slice(1)}[A-Z]\\w*)\\s*\\(`, 'g'))].map((c) => `pgm.${c[1]}()`)
-    : [];
+  const calls =
+    op === ''
+      ? ['pgm.sql()']
+      : op.startsWith('_')
+        ? [...m.content.matchAll(new RegExp(`\\.(${op.slice(1)}[A-Z]\\w*)\\s*\\(`, 'g'))].map((c) => `pgm.${c[1]}()`)
+        : [];
   const named = [...new Set(calls)];
   const which =
     named.length === 0
