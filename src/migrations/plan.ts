@@ -88,7 +88,7 @@ export type Problem =
       migrationsDir: string;
       manifest: string;
       script: string;
-      change: 'added' | 'edited';
+      change: 'added' | 'edited' | 'deleted';
     };
 
 /**

@@ -40,7 +40,9 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
     case 'outside-migrations-dir':
       return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;
     case 'unchecked-migrations-dir':
-      return `The script "${p.script}" of ${p.manifest} runs node-pg-migrate on ${p.dir}, where this change ${p.change} this migration; the check applies ${p.migrationsDir} (migrations.dir) alone and never ran it. Review it by hand, or check that folder in a second run (consort check --config with migrations.dir: ${p.dir}).`;
+      return p.change === 'deleted'
+        ? `The script "${p.script}" of ${p.manifest} runs node-pg-migrate on ${p.dir}, from which this change deleted this migration; databases that ran it keep what it made, and the check applies ${p.migrationsDir} (migrations.dir) alone. Restore it, and undo its effect in a new migration if needed.`
+        : `The script "${p.script}" of ${p.manifest} runs node-pg-migrate on ${p.dir}, where this change ${p.change} this migration; the check applies ${p.migrationsDir} (migrations.dir) alone and never ran it. Review it by hand, or check that folder in a second run (consort check --config with migrations.dir: ${p.dir}).`;
   }
 }
 

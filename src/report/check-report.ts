@@ -85,7 +85,7 @@ const PlanProblem = z.discriminatedUnion('kind', [
     migrationsDir: z.string(),
     manifest: z.string(),
     script: z.string(),
-    change: z.enum(['added', 'edited']),
+    change: z.enum(['added', 'edited', 'deleted']),
   }),
   /** The parent database has migrations applied that base does not know. */
   z.object({ kind: z.literal('parent-ahead'), migrations: z.array(z.string()) }),

@@ -225,7 +225,7 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
     case 'unchecked-migrations-dir':
       return [
         { code: p.file },
-        p.change === 'added' ? ' is new in ' : ' was edited in ',
+        p.change === 'added' ? ' is new in ' : p.change === 'edited' ? ' was edited in ' : ' was deleted from ',
         { code: p.dir },
         ', which ',
         { code: p.manifest },
@@ -235,7 +235,9 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         { code: p.migrationsDir },
         ' (',
         { code: 'migrations.dir' },
-        ') alone and never ran it. Review it by hand, or check that folder too with a second configuration whose ',
+        p.change === 'deleted'
+          ? ') alone: databases that ran it keep what it made. Restore it, and undo its effect in a new migration if needed; check that folder too with a second configuration whose '
+          : ') alone and never ran it. Review it by hand, or check that folder too with a second configuration whose ',
         { code: 'migrations.dir' },
         ' is ',
         { code: p.dir },

@@ -1,7 +1,8 @@
 /**
- * uncheckedMigrationDirs (src/lanes/check/other-dirs.ts): the migrations a change adds or edits in
- * the other folders a project's scripts run node-pg-migrate on, from a base commit to the working
- * tree; not the checked folder, not a folder git ignores (a build's output), not what is unchanged.
+ * uncheckedMigrationDirs (src/lanes/check/other-dirs.ts): the migrations a change adds, edits or
+ * deletes in the other folders a project's scripts run node-pg-migrate on, from a base commit to the
+ * working tree; not the checked folder, not a folder git ignores (a build's output), not what is
+ * unchanged.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,13 +24,14 @@ beforeAll(async () => {
     'package.json': JSON.stringify({ name: 'p', private: true, scripts: SCRIPTS }),
     '.gitignore': 'dist/\n',
     'migrations/1700000000000_a.js': MIGRATION,
+    'data-migrations/1700000000099_gone.js': MIGRATION,
     'data-migrations/1700000000100_kept.js': MIGRATION,
     'data-migrations/1700000000101_edited.js': MIGRATION,
   });
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-it('names what the change adds or edits in another scripted folder, and nothing else', async () => {
+it('names what the change adds, edits or deletes in another scripted folder, and nothing else', async () => {
   const base = (await git(dir, 'rev-parse', 'HEAD')).stdout.trim();
   const files: Record<string, string> = {
     'migrations/1700000000001_b.js': MIGRATION, // the checked folder: the check applies it
@@ -38,6 +40,7 @@ it('names what the change adds or edits in another scripted folder, and nothing 
     'dist/migrations/1700000000000_a.js': MIGRATION, // ignored by git: a build made it
     'seeds/1700000000200_seed.js': MIGRATION, // only `create` names it
   };
+  await rm(path.join(dir, 'data-migrations/1700000000099_gone.js'));
   for (const [file, text] of Object.entries(files)) {
     await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
     await writeFile(path.join(dir, file), text);
@@ -71,6 +74,13 @@ it('names what the change adds or edits in another scripted folder, and nothing 
       name: '1700000000102_new',
       ...common,
       change: 'added',
+    },
+    {
+      kind: 'unchecked-migrations-dir',
+      file: 'data-migrations/1700000000099_gone.js',
+      name: '1700000000099_gone',
+      ...common,
+      change: 'deleted',
     },
   ]);
 });

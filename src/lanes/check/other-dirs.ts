@@ -1,5 +1,5 @@
 /**
- * Migrations a change adds or edits in another folder the project's own scripts run node-pg-migrate
+ * Migrations a change adds, edits or deletes in another folder the project's own scripts run node-pg-migrate
  * on (a `migrate:data` script with `-m data-migrations` beside `migrate`, a second package of a
  * monorepo): the check applies `migrations.dir` alone, so a broken one there passed with nothing
  * said. Warnings, not problems: such a folder is the project's to deploy, and a change may rightly
@@ -44,24 +44,28 @@ export async function uncheckedMigrationDirs(
   for (const other of await otherFolders(request.workspace, config.dir)) {
     // The base's folder a change moved migrations.dir away from is a problem already (outside-migrations-dir).
     if (head.leftBehind && normalRepoPath(head.leftBehind.baseDir) === other.dir) continue;
-    const headFiles = await filesIn(git, head.tree, other.dir);
-    if (!headFiles || headFiles.length === 0) continue;
+    const headFiles = (await filesIn(git, head.tree, other.dir)) ?? [];
     const baseFiles = base.tree ? ((await filesIn(git, base.tree, other.dir)) ?? []) : [];
-    const before = new Map(migrationSetFromEntries(baseFiles, config.ignorePattern).map((m) => [m.file, m.sha256]));
-    for (const m of migrationSetFromEntries(headFiles, config.ignorePattern)) {
+    if (headFiles.length + baseFiles.length === 0) continue;
+    const before = new Map(migrationSetFromEntries(baseFiles, config.ignorePattern).map((m) => [m.file, m]));
+    const now = migrationSetFromEntries(headFiles, config.ignorePattern);
+    const warn = (m: { file: string; name: string }, change: 'added' | 'edited' | 'deleted'): Problem => ({
+      kind: 'unchecked-migrations-dir',
+      file: m.file,
+      name: m.name,
+      dir: other.dir,
+      migrationsDir: normalRepoPath(config.dir),
+      manifest: other.manifest,
+      script: other.script,
+      change,
+    });
+    for (const m of now) {
       const was = before.get(m.file);
-      if (was === m.sha256) continue;
-      out.push({
-        kind: 'unchecked-migrations-dir',
-        file: m.file,
-        name: m.name,
-        dir: other.dir,
-        migrationsDir: normalRepoPath(config.dir),
-        manifest: other.manifest,
-        script: other.script,
-        change: was === undefined ? 'added' : 'edited',
-      });
+      if (was?.sha256 !== m.sha256) out.push(warn(m, was === undefined ? 'added' : 'edited'));
     }
+    // One that ran where base is deployed and is gone: that folder's history is rewritten.
+    const kept = new Set(now.map((m) => m.file));
+    for (const m of before.values()) if (!kept.has(m.file)) out.push(warn(m, 'deleted'));
   }
   return out;
 }
