@@ -80,7 +80,15 @@ export const Effect = z.discriminatedUnion('type', [
   z.object({ type: z.literal('record-approval'), gate: z.enum(GATES), approval: Approval }),
   z.object({ type: z.literal('log'), event: LogEvent }),
   /** Ask a human: the CLI prints it, the App and Action post it on the pull request. */
-  z.object({ type: z.literal('surface-gate'), gate: z.enum(GATES), hash: z.string(), problems: z.array(z.string()) }),
+  z.object({
+    type: z.literal('surface-gate'),
+    gate: z.enum(GATES),
+    hash: z.string(),
+    /** Why the artifacts cannot be approved yet. */
+    problems: z.array(z.string()),
+    /** Not problems: lines the person approving reads first (proxy mode does not pass them). */
+    flags: z.array(z.string()).optional(),
+  }),
   z.object({
     type: z.literal('stop'),
     reason: z.enum(['awaiting-approval', 'escalated', 'stalled', 'done']),

@@ -184,7 +184,14 @@ export const LogEvent = z.discriminatedUnion('type', [
     file: z.string(),
     role: z.union([role, z.literal('conductor')]),
   }),
-  z.object({ ...base, type: z.literal('gate.surfaced'), gate, hash: z.string(), problems: z.array(z.string()) }),
+  z.object({
+    ...base,
+    type: z.literal('gate.surfaced'),
+    gate,
+    hash: z.string(),
+    problems: z.array(z.string()),
+    flags: z.array(z.string()).optional(),
+  }),
   z.object({
     ...base,
     type: z.literal('gate.approved'),

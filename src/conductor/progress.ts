@@ -114,15 +114,15 @@ export function atGate(d: Draft, gate: GateName, check: GateCheck, items: readon
     return;
   }
   place(d, at.gate(gate, s.phase === 'merge' ? 'merge' : 'design', 'awaiting-approval'));
-  const problems = [
-    ...(itemsOk ? check.problems : [...check.problems, 'the test list has no items']),
-    ...(check.flags ?? []).map((f) => `flag: ${f}`),
-  ];
+  const problems = itemsOk ? check.problems : [...check.problems, 'the test list has no items'];
+  // Flags do not stop a person approving (only proxy mode): they are told apart from problems.
+  const flags = check.flags ?? [];
+  const flagged = flags.length ? { flags } : {};
   if (s.surfaced[gate] !== check.hash) {
     s.surfaced[gate] = check.hash;
-    log(d, { type: 'gate.surfaced', gate, hash: check.hash, problems });
+    log(d, { type: 'gate.surfaced', gate, hash: check.hash, problems, ...flagged });
   }
-  d.effects.push({ type: 'surface-gate', gate, hash: check.hash, problems });
+  d.effects.push({ type: 'surface-gate', gate, hash: check.hash, problems, ...flagged });
 }
 
 /** Gates the feature has already passed, in order. */

@@ -144,10 +144,24 @@ export interface GateView {
   feature: string;
   hash: string;
   problems: readonly string[];
+  /** Lines the feature added that the person approving reads first; they do not stop an approval. */
+  flags?: readonly string[];
   /** Files a reviewer should read before approving (relative to the repository). */
   artifacts: readonly string[];
   repoUrl?: string;
   head: string;
+}
+
+/** Flagged lines: no problem of the artifacts, so the gate can still be approved, by a person who read them. */
+function flaggedLines(flags: readonly string[]): string[] {
+  if (flags.length === 0) return [];
+  return [
+    `**Read first:** ${flags.length === 1 ? 'a line' : `${flags.length} lines`} the feature added ${flags.length === 1 ? 'looks' : 'look'} like code that behaves differently under test or reaches into the test framework (proxy mode does not pass a flagged gate; a person may, having read ${flags.length === 1 ? 'it' : 'them'}):`,
+    '',
+    ...flags.slice(0, 10).map((f) => `- ${mdText(f)}`),
+    ...(flags.length > 10 ? [`- … and ${flags.length - 10} more`] : []),
+    '',
+  ];
 }
 
 export function renderGateComment(g: GateView): string {
@@ -165,6 +179,7 @@ export function renderGateComment(g: GateView): string {
       '',
       ...g.artifacts.map((f) => `- ${pathLink(f, g.repoUrl, g.head)}`),
       '',
+      ...flaggedLines(g.flags ?? []),
       'To approve, comment (people with write access only):',
       '',
       '```',

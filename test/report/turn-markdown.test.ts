@@ -134,6 +134,22 @@ describe('renderGateComment and renderRunSummary', () => {
     expect(bad).not.toContain('/consort approve');
   });
 
+  it('lists flagged lines to read first on a gate that can still be approved', () => {
+    const flagged = renderGateComment({
+      gate: 'merge',
+      feature: '001-phones',
+      hash: `sha256:${'c'.repeat(64)}`,
+      problems: [],
+      flags: ['src/phones.js:3 looks for a test environment: if (process.env.JEST_WORKER_ID) return true;'],
+      artifacts: ['.consort/features/001-phones/cycles/cycle-001.json'],
+      head: 'h'.repeat(40),
+    });
+    expect(flagged).not.toContain('cannot be approved');
+    expect(flagged).toContain('**Read first:** a line the feature added looks like code that behaves differently');
+    expect(flagged).toContain('- src/phones.js:3 looks for a test environment');
+    expect(flagged).toContain('```\n/consort approve merge\n```');
+  });
+
   it("totals the run's turns", () => {
     const md = renderRunSummary({
       feature: '001-phones',

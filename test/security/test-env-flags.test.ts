@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { transition } from '../../src/conductor/transition.js';
 import { testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
+import { flaggedLines, gateNotice } from '../../src/cli/commands/run.js';
 import { action, gateChecked, playUntil, policy } from '../conductor/fixtures.js';
 import { workspaceAt } from '../helpers/tdd.js';
 import { execFileAsync } from '../helpers/exec-file.js';
@@ -109,13 +110,33 @@ it('proxy mode passes the merge gate only when nothing is flagged', () => {
     }),
   );
   expect(flagged.state.step).toBe('awaiting-approval');
+  // A flag is no problem of the artifacts: a person may approve the gate, having read the line, so
+  // it is surfaced apart from the problems (which would say the gate cannot be approved).
   expect(flagged.effects).toContainEqual(
     expect.objectContaining({
       type: 'surface-gate',
       gate: 'merge',
-      problems: [expect.stringMatching(/^flag: src\/total\.js:2 looks for a test environment/)],
+      problems: [],
+      flags: [expect.stringMatching(/^src\/total\.js:2 looks for a test environment/)],
     }),
   );
+});
+
+it('the run and consort approve show flagged lines as something to read, with the approve command', () => {
+  const flag = 'src/total.js:2 looks for a test environment: if (process.env.JEST_WORKER_ID) return 42;';
+  const notice = gateNotice('001-total', 'merge', [], [flag]);
+  expect(notice).not.toMatch(/cannot be approved/);
+  expect(notice).toContain(`  ${flag}`);
+  expect(notice).toMatch(/Then: consort approve 001-total merge --as <name>$/);
+  // Invalid artifacts are what keeps a gate from being approved: no approve command then.
+  const invalid = gateNotice('001-total', 'spec', ['feature-spec.json is missing'], []);
+  expect(invalid).toMatch(/^Gate spec cannot be approved yet: feature-spec\.json is missing\./);
+  expect(invalid).not.toContain('consort approve');
+  expect(gateNotice('001-total', 'spec', [], [])).toBe(
+    'Gate spec needs approval: consort approve 001-total spec --as <name>',
+  );
+  expect(flaggedLines([])).toEqual([]);
+  expect(flaggedLines(Array.from({ length: 12 }, (_, i) => `src/a.js:${i + 1} x`)).at(-1)).toBe('  … and 2 more');
 });
 
 /** Production lines that load a test framework or rewire its matchers: each must be flagged. */

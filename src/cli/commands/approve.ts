@@ -3,7 +3,7 @@ import { Command, Option } from 'commander';
 import { terminalConfirm } from '../confirm.js';
 import { printJson } from '../output.js';
 import { usageError } from '../usage.js';
-import { GATE_NAMES } from './run.js';
+import { flaggedLines, GATE_NAMES } from './run.js';
 import type { Ctx } from './lane.js';
 
 const CALL = 'consort approve <feature> <gate> --as <name>';
@@ -60,9 +60,9 @@ export function approveCommand(ctx: Ctx): Command {
         feature,
         gate,
         approver: as,
-        confirm: ({ hash }) =>
+        confirm: ({ hash, flags }) =>
           (c.io.confirm ?? terminalConfirm)(
-            `Approve the ${gate} gate of ${feature} as ${as.trim()}?\nIts artifacts hash to ${hash}.\nType the first 8 characters of the hash (${hash.replace(/^sha256:/, '').slice(0, 8)}…) to approve: `,
+            `${[...flaggedLines(flags), ''].join('\n').trimStart()}Approve the ${gate} gate of ${feature} as ${as.trim()}?\nIts artifacts hash to ${hash}.\nType the first 8 characters of the hash (${hash.replace(/^sha256:/, '').slice(0, 8)}…) to approve: `,
             hash.replace(/^sha256:/, '').slice(0, 8),
           ),
       });

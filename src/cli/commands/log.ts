@@ -15,7 +15,7 @@ function detail(e: LogEvent): string {
     case 'artifact.written':
       return `${e.file} by ${e.role}`;
     case 'gate.surfaced':
-      return `${e.gate}${e.problems.length ? `: ${e.problems.slice(0, 2).join('; ')}` : ''}`;
+      return `${e.gate}${e.problems.length ? `: ${e.problems.slice(0, 2).join('; ')}` : ''}${e.flags?.length ? ` (flagged: ${e.flags.slice(0, 2).join('; ')})` : ''}`;
     case 'gate.approved':
       return `${e.gate} by ${e.approver}${e.proxy ? ' (proxy)' : ''}`;
     case 'gate.reopened':

@@ -19,6 +19,38 @@ interface RunFlags {
   experiments?: string;
 }
 
+/**
+ * The line a run prints when it stops at a gate: what keeps it from being approved (invalid
+ * artifacts), or what the person approving must read first (flagged lines, which only proxy mode
+ * does not pass), and the command that approves it.
+ */
+export function gateNotice(
+  feature: string,
+  gate: string,
+  problems: readonly string[],
+  flags: readonly string[],
+): string {
+  const approve = `consort approve ${feature} ${gate} --as <name>`;
+  if (problems.length)
+    return `Gate ${gate} cannot be approved yet: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}. Fix the artifacts, then \`consort run ${feature}\` checks the gate again.`;
+  if (flags.length) return [`Gate ${gate} needs approval.`, ...flaggedLines(flags), `Then: ${approve}`].join('\n');
+  return `Gate ${gate} needs approval: ${approve}`;
+}
+
+/**
+ * The merge gate's flags as the terminal shows them (the run's stop and `consort approve`'s
+ * prompt): not problems — a person may approve — but what that person reads first.
+ */
+export function flaggedLines(flags: readonly string[]): string[] {
+  if (flags.length === 0) return [];
+  const one = flags.length === 1;
+  return [
+    `Read first: ${one ? 'a line' : `${flags.length} lines`} the feature added ${one ? 'looks' : 'look'} like code that behaves differently under test or reaches into the test framework (--gates proxy does not pass a flagged gate; a person may):`,
+    ...flags.slice(0, 10).map((f) => `  ${f}`),
+    ...(flags.length > 10 ? [`  … and ${flags.length - 10} more`] : []),
+  ];
+}
+
 /** Normal pauses exit 0; a run that needs a human for anything but a gate exits 1. */
 const FAILED_STOPS = new Set(['escalated', 'stalled', 'interrupted']);
 
@@ -152,10 +184,7 @@ export function runLaneCommand(ctx: Ctx): Command {
               retry: flags.retry === true,
               ...options,
               log: (line) => c.io.err(line),
-              onGate: (gate, _hash, problems) =>
-                c.io.err(
-                  `Gate ${gate} needs approval${problems.length ? ` (cannot be approved yet: ${problems.slice(0, 3).join('; ')})` : ''}: consort approve ${feature} ${gate} --as <name>`,
-                ),
+              onGate: (gate, _hash, problems, flags) => c.io.err(gateNotice(feature, gate, problems, flags)),
               ...(flags.verbose ? { onSuiteOutput: (s: string) => process.stderr.write(s) } : {}),
               signal: controller.signal,
             }),

@@ -43,8 +43,11 @@ export interface LaneContext {
    * gates.json is anyone's who can push, so the shell checks the approval's source.
    */
   approvalCounts?: ApprovalCounts;
-  /** Called for `surface-gate`: the CLI prints it; the App and Action will post it. */
-  onGate?: (gate: string, hash: string, problems: readonly string[]) => void;
+  /**
+   * Called for `surface-gate`: the CLI prints it; the App and Action post it. `problems` keep the
+   * gate from being approved; `flags` do not, they are what the person approving reads first.
+   */
+  onGate?: (gate: string, hash: string, problems: readonly string[], flags: readonly string[]) => void;
   now: () => Date;
   /** Where the driver's own time goes (for `npm run bench:conductor`). */
   time: <T>(label: string, fn: () => Promise<T>) => Promise<T>;

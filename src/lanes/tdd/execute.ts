@@ -57,7 +57,7 @@ export async function performRecord(ctx: LaneContext, effect: Effect): Promise<s
       await ctx.store.recordApproval(effect.gate, effect.approval);
       return null;
     case 'surface-gate':
-      ctx.onGate?.(effect.gate, effect.hash, effect.problems);
+      ctx.onGate?.(effect.gate, effect.hash, effect.problems, effect.flags ?? []);
       return null;
     case 'adopt-experiment': {
       const sha = await adoptExperiment(ctx, effect.turn, effect.message);

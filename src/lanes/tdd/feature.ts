@@ -125,8 +125,17 @@ export interface ApproveInput {
   headSha?: string;
   /** Refuse unless the artifacts still hash to this (what the person was shown when the gate opened). */
   expectedHash?: string;
-  /** A person confirms what is approved (the CLI asks on the terminal); false refuses. */
-  confirm?: (what: { feature: string; gate: GateName; hash: string; approver: string }) => Promise<boolean>;
+  /**
+   * A person confirms what is approved (the CLI asks on the terminal, showing the flagged lines the
+   * feature added, which proxy mode does not pass); false refuses.
+   */
+  confirm?: (what: {
+    feature: string;
+    gate: GateName;
+    hash: string;
+    approver: string;
+    flags: readonly string[];
+  }) => Promise<boolean>;
 }
 
 export async function approveGate(
@@ -164,7 +173,13 @@ export async function approveGate(
   const { approval } = decision;
   if (
     input.confirm &&
-    !(await input.confirm({ feature: input.feature, gate, hash: approval.hash, approver: approval.approver }))
+    !(await input.confirm({
+      feature: input.feature,
+      gate,
+      hash: approval.hash,
+      approver: approval.approver,
+      flags: 'flags' in check ? (check.flags ?? []) : [],
+    }))
   ) {
     throw new ConsortError(
       'invalid-input',

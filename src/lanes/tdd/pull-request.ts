@@ -444,7 +444,7 @@ async function laneIn(
       ...(ports.signal ? { signal: ports.signal } : {}),
       log: (m) => log.info(ports.scrub(m)),
       ...(ports.onSuiteOutput ? { onSuiteOutput: ports.onSuiteOutput } : {}),
-      onGate: (gate, hash, problems) => surfaced.push({ gate, hash, problems }),
+      onGate: (gate, hash, problems, flags) => surfaced.push({ gate, hash, problems, flags }),
       // The lane goes past a gate only on an approval the pull request's conversation backs.
       approvalCounts: (gate, approval) => (approval.proxy ? Promise.resolve(PROXY_FROM_BRANCH) : judge(gate, approval)),
       onTurn: async (turn, { commit, head }) => {
@@ -547,6 +547,7 @@ interface Surfaced {
   gate: string;
   hash: string;
   problems: readonly string[];
+  flags: readonly string[];
 }
 
 /**
@@ -621,6 +622,7 @@ async function announceGates(
       feature,
       hash: g.hash,
       problems: g.problems,
+      flags: g.flags,
       artifacts,
       repoUrl: ports.links.repoUrl,
       head,
