@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
+import { resolveCli } from './cli-path';
 
 const BASICS = [
   'PATH',
@@ -44,17 +45,18 @@ export class CliError extends Error {
   }
 }
 
-/** How to start the CLI: the program, and the arguments before the command's own. */
-export function cliCommand(): { file: string; prefix: string[] } {
+/**
+ * How to start the CLI in `cwd`: the program, and the arguments before the command's own (the
+ * project's own install when `consort.cli` keeps its default: cli-path.ts).
+ */
+export function cliCommand(cwd: string | undefined): { file: string; prefix: string[] } {
   const config = vscode.workspace.getConfiguration('consort');
-  const cli = config.get<string>('cli') || 'consort';
-  if (/\.(m?js)$/.test(cli)) return { file: config.get<string>('node') || 'node', prefix: [cli] };
-  return { file: cli, prefix: [] };
+  return resolveCli({ cli: config.get<string>('cli'), node: config.get<string>('node') }, cwd);
 }
 
 /** Run `consort <args>` in `cwd`; resolves to stdout. A non-zero exit rejects with stderr's message (stdout kept). */
 export function runCli(cwd: string, args: string[], output?: vscode.OutputChannel): Promise<string> {
-  const { file, prefix } = cliCommand();
+  const { file, prefix } = cliCommand(cwd);
   output?.appendLine(`$ consort ${args.join(' ')}`);
   return new Promise((resolve, reject) => {
     execFile(

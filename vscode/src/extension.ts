@@ -193,10 +193,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // `consort approve` asks the person at its terminal to confirm by typing the start of the
     // artifacts' hash, and reads the answer from that terminal only. The extension host has none,
     // and must not answer for the person: the approval runs in an editor terminal, where they do.
-    const { file, prefix } = cliCommand();
+    const root = needRoot();
+    const { file, prefix } = cliCommand(root);
     const terminal = vscode.window.createTerminal({
       name: `consort approve ${item.gate}`,
-      cwd: needRoot(),
+      cwd: root,
       shellPath: file,
       shellArgs: [...prefix, 'approve', item.feature.feature, item.gate, '--as', name],
       env: childEnv(),
