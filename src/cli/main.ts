@@ -90,15 +90,53 @@ export const COMMAND_NAMES = [
 ] as const;
 
 /**
+ * Options that pick where branches live: a suggested command needs them too. (`-C` is left out:
+ * a suggestion is usually run from the folder the command was, and its path is relative to it.)
+ */
+const GLOBAL_OPTIONS = new Set(['--provider', '--namespace']);
+
+/**
+ * The provider options on the command line (`--provider postgres --namespace shop`; commander
+ * reads them before or after the command), shell-quoted, as they go before a command; '' when none
+ * was given (or only help was asked for).
+ */
+export function globalOptionsOf(argv: readonly string[]): string {
+  if (argv.includes('--help') || argv.includes('-h')) return '';
+  const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const given: string[] = [];
+  for (let i = 0; i < argv.length && argv[i] !== '--'; i++) {
+    const arg = argv[i]!;
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    if (!GLOBAL_OPTIONS.has(name!)) continue;
+    const value = inline ?? argv[++i];
+    if (value !== undefined) given.push(name!, quote(value));
+  }
+  return given.join(' ');
+}
+
+/**
  * Run by npm (`npx consort …`, or an npm script such as `npm run demo`: npm sets npm_command), the
  * commands Consort suggests ("Stop it with: consort db stop") are shown as `npx consort …`: a
  * project's own install puts no `consort` on the user's PATH, and npx finds a global one too.
- * Machine-readable output (JSON on stdout) is left as it is.
+ * Given with `--provider` or `--namespace` (`consort --provider postgres check`), they carry them,
+ * so a suggestion pasted as it reads acts on the same branches (`branch url pr-7` would otherwise
+ * look for pr-7 on the embedded server, starting it first). Machine-readable output (JSON on stdout) is left
+ * as it is.
  */
-export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv): Io {
-  if (!env.npm_command) return io;
-  const command = new RegExp(`(^|[\\s\`'"(=])(?<!npx )consort (?=(?:${COMMAND_NAMES.join('|')})\\b)`, 'gm');
-  const npx = (text: string) => text.replace(command, '$1npx consort ');
+export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv, argv: readonly string[] = []): Io {
+  const globals = globalOptionsOf(argv);
+  if (!env.npm_command && !globals) return io;
+  const command = new RegExp(`(^|[\\s\`'"(=])(npx )?consort (?=(?:${COMMAND_NAMES.join('|')})\\b)`, 'gm');
+  const runner = env.npm_command ? 'npx ' : '';
+  const npx = (text: string) =>
+    text.replace(
+      command,
+      (_m, before: string, npxGiven?: string) =>
+        `${before}${npxGiven ?? runner}consort ${globals ? `${globals} ` : ''}`,
+    );
   return {
     ...io,
     out: (text) => io.out(/^\s*[[{]/.test(text) ? text : npx(text)),
@@ -116,7 +154,7 @@ export async function runCli(
   given: Io = processIo,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const suggesting = suggestionsFor(given, env);
+  const suggesting = suggestionsFor(given, env, argv);
   let wroteOut = false;
   const io: Io = {
     ...suggesting,

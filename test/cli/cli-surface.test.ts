@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildProgram, COMMAND_NAMES, runCli, suggestionsFor } from '../../src/cli/main.js';
+import { buildProgram, COMMAND_NAMES, globalOptionsOf, runCli, suggestionsFor } from '../../src/cli/main.js';
 import { CONFIG_FILES } from '../../src/config/load.js';
 import { renderCheckMarkdown } from '../../src/report/markdown.js';
 import { renderCheckTerminal } from '../../src/report/terminal.js';
@@ -203,4 +203,40 @@ it('run through npx, suggested commands read `npx consort …`; JSON, paths and 
     { ...env, npm_command: 'exec' },
   );
   expect(help).toContain('Usage: npx consort branch');
+});
+
+it('suggested commands carry the provider options the command was given, so they act on the same branches', () => {
+  const said: string[] = [];
+  const io = { out: (s: string) => said.push(s), err: (s: string) => said.push(s) };
+  suggestionsFor(io, { npm_command: 'exec' }, [
+    '--provider',
+    'postgres',
+    '--namespace',
+    'shop',
+    'check',
+    '--pr',
+    '7',
+  ]).out('✗ Database checks failed · database branch pr-7 · consort branch url pr-7');
+  // Installed globally and run directly; options after the command (commander reads them there
+  // too), `--opt=value`, a value that needs quoting; nothing after `--`; -C stays where it was.
+  suggestionsFor(io, {}, [
+    '-C',
+    'app',
+    'branch',
+    'url',
+    'x',
+    '--namespace',
+    "bob's",
+    '--provider=neon',
+    '--',
+    '--namespace',
+    'n',
+  ]).err('List branches with `consort branch list`; npx consort db stop');
+  suggestionsFor(io, {}, ['--provider', 'postgres', 'branch', '--help']).out('Usage: consort branch [options]');
+  expect(said).toEqual([
+    '✗ Database checks failed · database branch pr-7 · npx consort --provider postgres --namespace shop branch url pr-7',
+    "List branches with `consort --namespace 'bob'\\''s' --provider neon branch list`; npx consort --namespace 'bob'\\''s' --provider neon db stop",
+    'Usage: consort branch [options]',
+  ]);
+  expect(globalOptionsOf(['-C', 'app', 'check', '--json', 'r.json'])).toBe('');
 });
