@@ -74,6 +74,19 @@ it('pair --json: the pairing, migrations and the .env write, with a warning when
   );
 });
 
+it("pair --git-branch of a git branch that is not checked out leaves .env with the checked-out branch's URL", async () => {
+  const before = await readFile(path.join(root, '.env'), 'utf8');
+  const r = await cli('pair', '--git-branch', 'other/work', '--json');
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({
+    gitBranch: 'other/work',
+    branch: 'other-work',
+    env: { status: 'skipped' },
+  });
+  expect(r.stderr).toMatch(/note: \.env not written: other\/work is not the checked-out git branch/);
+  expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(before);
+});
+
 it('pair --export prints a shell line with the URL and keeps the summary on stderr', async () => {
   await writeFile(path.join(root, '.gitignore'), '.env\n');
   const r = await cli('pair', '--export', '--no-env');

@@ -117,12 +117,19 @@ export function pairCommand(ctx: Ctx): Command {
         gitBranch,
         migrate: o.migrate,
         writeEnv: o.env,
+        // .env is the checked-out branch's: pairing another git branch (--git-branch) leaves it
+        // alone, or the app in this working tree would use that branch's database.
+        onlyIfHead: true,
         choice: providerChoice(c, cmd),
         ...(o.from ? { from: o.from } : {}),
       });
       const { result, env } = done;
       if (result.migrations.failed) c.setExitCode(1);
       if (env.warning) c.io.err(`warning: ${env.warning}`);
+      if (env.status === 'skipped' && o.env !== false && config.pairing.writeEnv)
+        c.io.err(
+          `note: ${env.file} not written: ${gitBranch} is not the checked-out git branch (${env.file} keeps the checked-out branch's URL; --export or --json --show-secrets give this one).`,
+        );
       const url = o.showSecrets || o.export ? result.url : maskUrl(result.url);
       if (o.export) {
         c.io.err(L.describePairing(done));
