@@ -17,7 +17,10 @@
  *   nor from a test-owned path to one that is not (the driver could change what the test reads);
  * - a REVIEW turn writes its review file and nothing else;
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
- *   (`~/.gitconfig`…; src/git/guard.ts reports those).
+ *   (`~/.gitconfig`…; src/git/guard.ts reports those);
+ * - what no role may write is judged in either case (`JEST.CONFIG.JS`, `Node_Modules/`, `.GitHub/Consort.yml`,
+ *   `test/Sum.test.js` beside a frozen `test/sum.test.js`): a case-insensitive file system (macOS, Windows)
+ *   opens such a name as the harness file, the dependency or the configuration, or checks it out over the test.
  */
 import { matchesAny } from '../core/glob.js';
 import type { FileChange } from './events.js';
@@ -80,8 +83,22 @@ export function reviewFile(policy: Policy, item: string): string {
   return `${policy.featureDir}/reviews/${item}.json`;
 }
 
+/** Matched in either case: see the header. */
+const ANY_CASE = { nocase: true } as const;
+
 function isHarness(input: ScopeInput, path: string): boolean {
   return matchesAny(path, input.policy.harness ?? []) || (input.testOwned ?? []).includes(path);
+}
+
+/** A harness path only in another case (`Jest.Config.js`): what a case-insensitive file system opens as one. */
+function isHarnessInAnotherCase(input: ScopeInput, path: string): boolean {
+  return !isHarness(input, path) && matchesAny(path, input.policy.harness ?? [], ANY_CASE);
+}
+
+/** A frozen test's path in another case: checked out over it on a case-insensitive file system. */
+function frozenInAnotherCase(input: ScopeInput, path: string): string | undefined {
+  const lower = path.toLowerCase();
+  return Object.keys(input.frozen).find((f) => f !== path && f.toLowerCase() === lower);
 }
 
 export function isTestPath(policy: Policy, path: string): boolean {
@@ -102,7 +119,7 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   // Every feature's records, not only this one's: another feature's gates.json is an approval its run reads.
   const features = policy.featureDir.replace(/\/[^/]+$/, '');
   const conductorOwned = CONDUCTOR_FILES.flatMap((g) => [`${policy.featureDir}/${g}`, `${features}/*/${g}`]);
-  if (matchesAny(path, conductorOwned)) return "the conductor's own record";
+  if (matchesAny(path, conductorOwned, ANY_CASE)) return "the conductor's own record";
   if ((input.links ?? []).includes(path))
     return 'a link out of the workspace (the proof would run what it leads to, which no commit holds)';
   const target = input.linkTargets?.[path];
@@ -110,14 +127,19 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   // A link to what no agent changes (Consort's configuration, a migration on the base, the seed) is harmless.
   if (lead !== undefined && testOwned(input, path) && !testOwned(input, lead) && !matchesAny(lead, policy.locked ?? []))
     return `a test-owned link leading to ${target}, which is not (the driver could change what the test reads through it)`;
-  if (matchesAny(path, DEPENDENCY_PATHS))
+  if (matchesAny(path, DEPENDENCY_PATHS, ANY_CASE))
     return "installed dependencies, never an agent's to commit (a proof runs the pristine install, unless the commit has its own)";
-  if (matchesAny(path, COMPILED_PATHS))
+  if (matchesAny(path, COMPILED_PATHS, ANY_CASE))
     return "compiled Python, never an agent's to commit (python can import a .pyc in place of its source)";
   if ((input.shadows ?? []).includes(path))
     return 'a module beside another of the same name (a runner can load one where the diff shows the other)';
-  if (matchesAny(path, policy.locked ?? []))
+  if (matchesAny(path, policy.locked ?? [], ANY_CASE))
     return "no agent's to change (Consort's configuration, a migration already on the base, the seed)";
+  if (isHarnessInAnotherCase(input, path))
+    return 'named like the test harness in another case (a case-insensitive file system opens it as the harness file): no agent writes it';
+  const twin = frozenInAnotherCase(input, path);
+  if (twin !== undefined)
+    return `the frozen test ${twin} in another case (a case-insensitive file system checks one out over the other)`;
   if (isHarness(input, path)) {
     if (role === 'navigator' && step === 'red') return undefined;
     return 'the test harness (test-owned: only the navigator changes it, in RED)';

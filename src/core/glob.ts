@@ -12,7 +12,15 @@
  *
  * Paths are relative, with `/` separators. Unlike picomatch's default, `*` and `**` also match
  * names starting with a dot, so `**` really means "everything" and exclusions are explicit.
+ *
+ * `{ nocase: true }` matches letters in either case, as a case-insensitive file system (macOS's
+ * APFS, Windows' NTFS) opens them: there `JEST.CONFIG.JS` is what jest opens as `jest.config.js`,
+ * and `Node_Modules/` what node searches as `node_modules/`. What a role may not write is judged so.
  */
+export interface GlobOptions {
+  nocase?: boolean;
+}
+
 const cache = new Map<string, RegExp>();
 
 function escape(ch: string): string {
@@ -60,25 +68,26 @@ function translate(glob: string): string {
   return out;
 }
 
-export function globToRegExp(glob: string): RegExp {
-  let re = cache.get(glob);
+export function globToRegExp(glob: string, options: GlobOptions = {}): RegExp {
+  const key = options.nocase ? `i:${glob}` : glob;
+  let re = cache.get(key);
   if (re === undefined) {
-    re = new RegExp(`^${translate(glob.replace(/^\.\//, ''))}$`);
-    cache.set(glob, re);
+    re = new RegExp(`^${translate(glob.replace(/^\.\//, ''))}$`, options.nocase ? 'i' : '');
+    cache.set(key, re);
   }
   return re;
 }
 
-export function matchesGlob(path: string, glob: string): boolean {
-  return globToRegExp(glob).test(path.replace(/^\.\//, ''));
+export function matchesGlob(path: string, glob: string, options: GlobOptions = {}): boolean {
+  return globToRegExp(glob, options).test(path.replace(/^\.\//, ''));
 }
 
 /** In a list: the last pattern that matches decides; `!pattern` deselects. Nothing matching: not selected. */
-export function matchesAny(path: string, patterns: readonly string[]): boolean {
+export function matchesAny(path: string, patterns: readonly string[], options: GlobOptions = {}): boolean {
   for (let i = patterns.length - 1; i >= 0; i--) {
     const p = patterns[i]!;
     const negated = p.startsWith('!');
-    if (matchesGlob(path, negated ? p.slice(1) : p)) return !negated;
+    if (matchesGlob(path, negated ? p.slice(1) : p, options)) return !negated;
   }
   return false;
 }

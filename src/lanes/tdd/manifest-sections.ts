@@ -101,19 +101,21 @@ const SETUP_CFG_RUNNER = /pytest|coverage|tox|testenv/i;
 
 type Kind = 'package.json' | 'deno.json' | 'pyproject.toml' | 'setup.cfg' | 'Cargo.toml' | 'go.mod';
 
+/** By lower-case name: on a case-insensitive file system `src/Package.json` is the `package.json` node reads. */
 const KINDS: Record<string, Kind> = {
   'package.json': 'package.json',
   'deno.json': 'deno.json',
   'deno.jsonc': 'deno.json',
   'pyproject.toml': 'pyproject.toml',
   'setup.cfg': 'setup.cfg',
-  'Cargo.toml': 'Cargo.toml',
+  'cargo.toml': 'Cargo.toml',
   'go.mod': 'go.mod',
 };
 
-/** Whether `file` is a manifest judged here. */
+/** Whether `file` is a manifest judged here (its name in any case). */
 export function manifestKind(file: string): Kind | undefined {
-  return Object.hasOwn(KINDS, path.posix.basename(file)) ? KINDS[path.posix.basename(file)] : undefined;
+  const name = path.posix.basename(file).toLowerCase();
+  return Object.hasOwn(KINDS, name) ? KINDS[name] : undefined;
 }
 
 const unreadable = (text: string): string => `unparseable:${text}`;
