@@ -121,6 +121,10 @@ export function prove(purpose: ProofPurpose) {
         branch,
         hash,
         forkAhead: sandbox ? { branch: sandboxOf(s, sandbox), use: 'sandbox' } : null,
+        // The GREEN turn started from RED's code (a rejected attempt before it was reverted).
+        ...(purpose === 'green' && s.pendingTurn?.base
+          ? { recheck: { commit: s.pendingTurn.base, branch: `${branch}-r` } }
+          : {}),
       },
     ];
   };

@@ -58,6 +58,12 @@ export const Effect = z.discriminatedUnion('type', [
     hash: z.array(z.string()),
     /** As for turns: a branch to fork while the suite runs (the first cycle's sandbox during the baseline). */
     forkAhead: z.object({ branch: z.string(), use: z.enum(['proof', 'sandbox']) }).nullable(),
+    /**
+     * GREEN only: RED's tree (the GREEN turn's base), proven again beside it on a branch of its own,
+     * so a test that passes by the clock, the environment or what an earlier run left is told from
+     * one the implementation made pass (src/conductor/proofs.ts judgeRecheck).
+     */
+    recheck: z.object({ commit: z.string(), branch: z.string() }).nullable().optional(),
   }),
   z.object({ type: z.literal('check-gate'), gate: z.enum(GATES) }),
   /** N GREEN turns side by side, each in its own git worktree and database branches, each proven. */

@@ -147,6 +147,8 @@ export type ConductorEvent =
       item: string | null;
       branch: string;
       outcome: ProofOutcome;
+      /** RED's tree proven again beside GREEN (the effect's `recheck`). */
+      recheck?: ProofOutcome;
       timing: EffectTiming;
     }
   | {

@@ -19,11 +19,17 @@ import {
   setStep,
 } from './moves.js';
 import { nextItem, writeCycle } from './progress.js';
-import { boundedOutput, judgeBaseline, judgeGreen, judgeRed } from './proofs.js';
+import { boundedOutput, judgeBaseline, judgeGreen, judgeRecheck, judgeRed } from './proofs.js';
 import type { Failure, ProofPurpose, StateAt } from './state.js';
 import { count } from '../core/plural.js';
 
-type ProofEvent = { purpose: ProofPurpose; item: string | null; branch: string; outcome: ProofOutcome };
+type ProofEvent = {
+  purpose: ProofPurpose;
+  item: string | null;
+  branch: string;
+  outcome: ProofOutcome;
+  recheck?: ProofOutcome;
+};
 
 export function failureOf(
   purpose: ProofPurpose,
@@ -102,6 +108,7 @@ export function onRedProof(d: Draft<StateAt<'prove-red'>>, event: ProofEvent): b
   if (v.verdict === 'red') {
     flushTurn(d, outcome, 'accepted');
     cycle.tests = v.tests;
+    cycle.redFailing = v.failing.map((t) => t.id);
     cycle.red = stamp('red');
     for (const file of cycle.testFiles) {
       const hash = outcome.hashes[file];
@@ -160,6 +167,19 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
     testFiles: cycle.testFiles,
   });
   const turnStep = purpose === 'green' ? 'green' : 'refactor';
+  // GREEN on its own says the tests pass now; RED's tree proven again beside it says the code is why.
+  const unheld =
+    v.verdict === 'green' && event.recheck && cycle.redFailing ? judgeRecheck(cycle.redFailing, event.recheck) : null;
+  if (unheld !== null) {
+    // Not proven, so gone like any rejected turn; a human looks at the navigator's test.
+    revertPending(d);
+    flushTurn(d, outcome, 'rejected', unheld);
+    cycle.rejections.push({ step: turnStep, verdict: 'red-not-held', reason: unheld, at: d.at });
+    log(d, { type: 'cycle.rejected', item: cycle.item, step: turnStep, verdict: 'red-not-held', reason: unheld });
+    writeCycle(d);
+    escalate(d, unheld);
+    return true;
+  }
   if (v.verdict === 'green') {
     flushTurn(d, outcome, 'accepted');
     s.passing = v.passing;

@@ -207,6 +207,32 @@ export function judgeGreen(input: GreenInput): GreenVerdict {
   return { verdict: 'green', passing: outcome.tests.filter((t) => t.state === 'passed').map((t) => t.id) };
 }
 
+/**
+ * RED's tree, proven again beside GREEN: every test that failed at RED must fail again there. One
+ * that passes (or is skipped, or did not run) without the implementation was not made to pass by
+ * it — a test that reads the clock (`Date.now() > T`), the environment, or a counter an earlier run
+ * left in the home folder or `/tmp` fails at RED and passes at GREEN whatever the driver wrote.
+ * Run at the same moment as GREEN, on a fresh branch, a time bomb set for after RED has gone off
+ * for both. Null when RED holds.
+ */
+export function judgeRecheck(redFailing: readonly string[], outcome: ProofOutcome): string | null {
+  const what =
+    'so RED does not hold: a test must fail on what it asserts about the code, not on the time, the environment or what an earlier run left behind';
+  if (outcome.kind === 'broken')
+    return `RED's tree, proven again beside GREEN, could not be judged (${outcome.reason}): ${outcome.message.slice(0, 300)}; ${what}`;
+  const ran = new Map(outcome.tests.map((t) => [t.id, t.state]));
+  const held = redFailing.filter((id) => {
+    const state = ran.get(id);
+    return state !== 'failed' && state !== 'errored';
+  });
+  if (held.length === 0) return null;
+  const shown = held
+    .slice(0, 5)
+    .map((id) => `${id} (${ran.get(id) ?? 'did not run'})`)
+    .join(', ');
+  return `the item's tests no longer fail without the implementation: on RED's tree, proven again beside GREEN, ${shown}${held.length > 5 ? ` and ${held.length - 5} more` : ''}, ${what}`;
+}
+
 /** Before the first cycle the suite must be green, or no RED could be told from a broken suite. */
 export function judgeBaseline(outcome: ProofOutcome): GreenVerdict {
   return judgeGreen({ outcome, itemTests: [], frozen: {} });

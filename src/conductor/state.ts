@@ -129,6 +129,8 @@ export const Cycle = z.object({
   testFiles: z.array(z.string()),
   /** Ids of the item's tests, as the RED proof found them. */
   tests: z.array(z.string()),
+  /** Those that failed at RED: they must fail again when RED's tree is proven beside GREEN. */
+  redFailing: z.array(z.string()).optional(),
   red: Stamp.nullable(),
   green: Stamp.nullable(),
   refactor: Stamp.nullable(),

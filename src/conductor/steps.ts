@@ -129,7 +129,11 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     accepts: ['proof.finished'],
     on: (d, e) => onGreenProof(d, e),
     act: prove('green'),
-    next: { refactor: 'green', green: 'red: a repair round', escalated: 'tampered or broken · out of repair rounds' },
+    next: {
+      refactor: 'green',
+      green: 'red: a repair round',
+      escalated: "tampered or broken · RED's tree green too · out of repair rounds",
+    },
   }),
   refactor: step<'refactor', 'turn.finished'>({
     says: "the driver's REFACTOR turn",

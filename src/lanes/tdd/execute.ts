@@ -9,7 +9,7 @@ import type { ConductorState } from '../../conductor/state.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
-import { prove } from './proof.js';
+import { gitFilesChanged, prove, type ProofRun, type ProveInput } from './proof.js';
 import { featureDirOf } from './store.js';
 import { runTurn } from './turn.js';
 import { count } from '../../core/plural.js';
@@ -105,6 +105,38 @@ function describe(ctx: LaneContext, event: Extract<Effect, { type: 'log' }>['eve
   }
 }
 
+/**
+ * GREEN and RED's tree proven side by side, at the same moment, each on a fresh tree and branch of
+ * its own: what the clock or an earlier run decides is the same for both. Their suites run code
+ * agents wrote at once, so git's own files are guarded around the pair (as for experiments).
+ */
+async function proveBeside(
+  ctx: LaneContext,
+  main: ProveInput,
+  red: ProveInput,
+): Promise<{ run: ProofRun; recheck: ProofRun }> {
+  ctx.log(`  and RED's tree ${red.commit.slice(0, 7)} again beside it, on ${red.branch} …`);
+  const guard = await ctx.ws.guardGit('suite');
+  const settled = await Promise.allSettled([prove({ ...main, guard: false }), prove({ ...red, guard: false })]);
+  const planted = await guard.restore();
+  const [run, recheck] = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  }) as [ProofRun, ProofRun];
+  if (planted.length === 0) return { run, recheck };
+  const broken: ProofRun = {
+    suiteMs: run.suiteMs,
+    outcome: {
+      kind: 'broken',
+      reason: 'git-files',
+      message: gitFilesChanged(planted),
+      output: run.outcome.output,
+      hashes: run.outcome.hashes,
+    },
+  };
+  return { run: broken, recheck };
+}
+
 export async function performAction(
   ctx: LaneContext,
   state: ConductorState,
@@ -130,22 +162,28 @@ export async function performAction(
   }
   if (effect.type === 'prove') {
     ctx.log(`  proving ${effect.purpose}${effect.item ? ` for ${effect.item}` : ''} on ${effect.branch} …`);
-    const run = await prove({
+    const proof = {
       ws: ctx.ws,
-      commit: await ctx.ws.head(),
       ...(ctx.deps ? { deps: ctx.deps } : {}),
       config: ctx.config,
       branches: ctx.branches,
-      branch: effect.branch,
-      forkAhead: effect.forkAhead,
       hash: effect.hash,
-      ...(ctx.trees ? { tree: ctx.trees.take() } : {}),
       env: ctx.env,
       processes: ctx.processes,
       time: ctx.time,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+    };
+    const main = {
+      ...proof,
+      commit: await ctx.ws.head(),
+      branch: effect.branch,
+      forkAhead: effect.forkAhead,
+      ...(ctx.trees ? { tree: ctx.trees.take() } : {}),
       ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
-    });
+    };
+    const { run, recheck } = effect.recheck
+      ? await proveBeside(ctx, main, { ...proof, ...effect.recheck })
+      : { run: await prove(main), recheck: undefined };
     const finished = at();
     return {
       event: (timing) => ({
@@ -155,6 +193,7 @@ export async function performAction(
         item: effect.item,
         branch: effect.branch,
         outcome: run.outcome,
+        ...(recheck ? { recheck: recheck.outcome } : {}),
         timing,
       }),
       spent: { agentMs: 0, suiteMs: run.suiteMs },

@@ -107,6 +107,11 @@ export async function sweepDeadProofTemps(parent: string): Promise<void> {
   );
 }
 
+/** Why a proof whose suite wrote git's own files (put back by the guard) cannot be judged. */
+export function gitFilesChanged(changes: readonly FileChange[]): string {
+  return `the suite changed git's own files (${changes.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git, git's global files or a test runner's in the home folder (~/.npmrc, ~/.cargo/config.toml…): give tests that configure git or a package manager a HOME and repository of their own.`;
+}
+
 export interface ProveInput {
   ws: Workspace;
   /** What is proven: this commit, checked out afresh (src/lanes/tdd/clean-tree.ts), never the agent's work tree. */
@@ -259,11 +264,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
       suiteMs: result.durationMs,
       outcome: { kind: 'broken', reason, message, output, hashes },
     });
-    if (changedGit.length > 0)
-      return broken(
-        'git-files',
-        `the suite changed git's own files (${changedGit.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git, git's global files or a test runner's in the home folder (~/.npmrc, ~/.cargo/config.toml…): give tests that configure git or a package manager a HOME and repository of their own.`,
-      );
+    if (changedGit.length > 0) return broken('git-files', gitFilesChanged(changedGit));
     const rewritten = await time('prove:hash', () => restamped(ws.dir, before));
     if (rewritten.length > 0)
       return broken(

@@ -1,0 +1,63 @@
+/**
+ * A test whose verdict the implementation does not decide: the navigator's RED test fails on its
+ * first run and passes on every later one (a marker it leaves where the next proof's suite finds
+ * it; a `Date.now() > T` set for after RED works alike), and the driver's GREEN writes nothing the
+ * test checks. Until 2026-12-05 GREEN was proven by GREEN's suite alone: green, with no
+ * implementation. RED's tree is now proven again beside GREEN, at the same moment, and its
+ * failing tests must fail there too: here the lane stops for a human instead, the turn reverted.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.js';
+import { runBuildLane } from '../../src/lanes/tdd/index.js';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { FeatureStore } from '../../src/lanes/tdd/store.js';
+import type { ScenarioRepo } from '../../src/demo/scenarios.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+
+const AGENT = fileURLToPath(new URL('../fixtures/agents/time-bomb-agent.mjs', import.meta.url));
+
+let t: TestProvider;
+let repo: ScenarioRepo;
+let markers: string;
+beforeAll(async () => {
+  t = await localTestProvider();
+  markers = await mkdtemp(path.join(os.tmpdir(), 'consort-time-bomb-'));
+  repo = await shopRepoWithAgent(`${AGENT} ${path.join(markers, 'armed')}`, '', 'quick');
+}, 120_000);
+afterAll(async () => {
+  await repo?.dispose();
+  await rm(markers, { recursive: true, force: true });
+  await t?.cleanup();
+});
+
+it('a RED test that passes on a later run, whatever the code, does not prove GREEN', async () => {
+  const { config } = await loadConfig(repo.dir);
+  const { feature } = await createFeature(await workspaceAt(repo.dir), 'phones', 'Phone numbers.');
+  const lines: string[] = [];
+  const r = await runBuildLane({
+    workspace: await workspaceAt(repo.dir),
+    ...tddAdapters,
+    config,
+    feature,
+    provider: t.provider,
+    env: process.env,
+    gateMode: 'proxy',
+    log: (l) => lines.push(l),
+  });
+  if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
+  expect(r.stop).toBe('escalated');
+  expect(r.message).toMatch(
+    /the item's tests no longer fail without the implementation: on RED's tree, proven again beside GREEN, .*T1 stores a trimmed phone number \(passed\)/,
+  );
+  const store = new FeatureStore(repo.dir, feature);
+  const turns = await store.turns();
+  expect(turns.filter((x) => x.step === 'green').map((x) => x.verdict)).toEqual(['rejected']);
+  const events = await store.events();
+  expect(events.find((e) => e.type === 'cycle.rejected')).toMatchObject({ step: 'green', verdict: 'red-not-held' });
+  expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
+}, 180_000);
