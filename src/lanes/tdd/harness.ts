@@ -12,6 +12,8 @@
  *   and so is one any older test of the base reads (it must keep passing on the code, not on new data)
  *   or a harness file reads (a setup file's `config/test.json`), however the name is spelled
  *   (dataReferences: template literals, f-strings, `require('../data/expected')`);
+ * - a module a test imports from a test folder (`test/helpers.js`, `test/expected.js`) when a narrower
+ *   `build.tests` leaves it out (src/lanes/tdd/test-support.ts);
  * - a committed file `suite.command` (or a package.json script it runs) names — `scripts/test.sh`,
  *   a config passed as `--config=…` — is harness, and one a `seed.command` names is locked;
  * - a top-level Python module or package named like one python finds outside the repository:
@@ -39,6 +41,7 @@ import type { Workspace } from '../../ports/workspace.js';
 import { manifestKind, manifestsChanged, PACKAGE_RUNNER_KEYS } from './manifest-sections.js';
 import { readText } from './store.js';
 import { suitePython } from './suite-python.js';
+import { importedByTests, supportCandidates } from './test-support.js';
 
 /**
  * Extensions of files a test reads as data (code it imports is production code, judged by the
@@ -154,10 +157,30 @@ export async function testOwnedChanges(
     }
     for (const change of data) if (referenced(change.path, older) || atPaths.has(change.path)) owned.add(change.path);
   }
+  for (const support of await testSupport(ws, base, changes, frozenTests, testGlobs)) owned.add(support);
   for (const named of await namedByHarness(ws, base, changes)) owned.add(named);
   for (const shadow of await pythonShadows(ws, base, changes, suite)) owned.add(shadow);
   for (const file of await virtualenvChanges(ws.dir, changes)) owned.add(file);
   return [...owned].sort();
+}
+
+/** Changed test support modules (test-support.ts) that a frozen test, or any test of the base, imports. */
+async function testSupport(
+  ws: Pick<Workspace, 'dir' | 'filesUnder' | 'fileAt'>,
+  base: string,
+  changes: readonly FileChange[],
+  frozenTests: readonly string[],
+  testGlobs: readonly string[],
+): Promise<string[]> {
+  const candidates = supportCandidates(changes, testGlobs);
+  if (candidates.length === 0) return [];
+  const touched = new Set(changes.map((c) => c.path));
+  const older = [...(await trackedAt(ws, base))].filter((f) => matchesAny(f, testGlobs) && !frozenTests.includes(f));
+  const tests = await Promise.all([
+    ...frozenTests.map(async (f) => ({ path: f, text: (await readText(path.join(ws.dir, f))) ?? '' })),
+    ...older.map(async (f) => ({ path: f, text: (await textAtBase(ws, base, f, touched)) ?? '' })),
+  ]);
+  return importedByTests(candidates, tests);
 }
 
 /** The last few commits' tracked files (a commit is immutable: its sha names its whole tree), by workspace. */
