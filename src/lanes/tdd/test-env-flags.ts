@@ -3,7 +3,9 @@
  * nothing (`if (process.env.JEST_WORKER_ID) return expected`); code that loads the test framework
  * can rewire what the tests assert (`expect.extend({ toBe: ok })`); a migration that branches on the
  * database or role it runs on can make the schema the tests expect on a proof's branch only
- * (`IF current_user LIKE '%\_role'`). The merge gate flags every line
+ * (`IF current_user LIKE '%\_role'`); a migration that changes rows rewrites, on a proof's branch, the
+ * seed's rows the tests read (`UPDATE customers SET total = 42 WHERE id = 1` makes a frozen test on
+ * the seeded customer pass with no code at all), which a deploy's data never had. The merge gate flags every line
  * the feature added to production code (not tests, not Consort's records) that looks for a test
  * environment or reaches into a test framework, so the person approving sees it; proxy mode does
  * not pass a flagged gate.
@@ -62,6 +64,15 @@ const LOOKS_FOR_TEST_ENV: readonly RegExp[] = [
   /['"`%][^'"`\n]*consort[^'"`\n]*['"`%]/i,
 ];
 
+/**
+ * A statement that changes rows, in a migration (SQL, or SQL a JS migration passes as a string):
+ * not `ON UPDATE CASCADE`, a trigger's `BEFORE UPDATE ON`, `FOR UPDATE` or `GRANT UPDATE ON`.
+ */
+const CHANGES_ROWS =
+  /(?<!\bON\s+)\b(?:UPDATE\s+(?:ONLY\s+)?[\w."]+\s*(?:$|SET\b|AS\b|[\w"]+\s+SET\b)|INSERT\s+INTO\b|DELETE\s+FROM\b|TRUNCATE\b|MERGE\s+INTO\b|COPY\s+[\w."]+[^;]*\bFROM\b)/i;
+/** Where migrations are: SQL files, and anything in a `migrations` folder (node-pg-migrate's JS and TS ones). */
+const MIGRATION_FILES = ['**/*.sql', '**/migrations/**'];
+
 /** Test frameworks and their assertion libraries, as module names only a test would load. */
 const FRAMEWORK_MODULES = '(?:@jest/[\\w.-]+|@vitest/[\\w.-]+|node:test|bun:test)';
 /** Names that are test frameworks when imported or required (a bare 'mocha' string is not). */
@@ -92,6 +103,15 @@ function reachesTestFramework(file: string, text: string): boolean {
   return SOURCE.test(file) && !matchesAny(file, DEFAULT_HARNESS) && REACHES_TEST_FRAMEWORK.some((re) => re.test(text));
 }
 
+/** Why an added line of production code or a migration is flagged, or null. */
+export function lineFlag(file: string, text: string): string | null {
+  if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text))) return 'looks for a test environment';
+  if (reachesTestFramework(file, text)) return 'reaches into a test framework';
+  if (matchesAny(file, MIGRATION_FILES) && CHANGES_ROWS.test(text))
+    return "changes rows in a migration (on a proof's branch, the seed's rows the tests read; check it is the deploy's data change, not the tests' expected values)";
+  return null;
+}
+
 export async function testEnvironmentFlags(
   ws: Workspace,
   base: string,
@@ -100,10 +120,8 @@ export async function testEnvironmentFlags(
   const flags: string[] = [];
   for (const { file, line, text } of await ws.diffAdded(base)) {
     if (file.startsWith('.consort/') || matchesAny(file, tests)) continue;
-    if (LOOKS_FOR_TEST_ENV.some((re) => re.test(text)))
-      flags.push(`${file}:${line} looks for a test environment: ${text.trim().slice(0, 160)}`);
-    else if (reachesTestFramework(file, text))
-      flags.push(`${file}:${line} reaches into a test framework: ${text.trim().slice(0, 160)}`);
+    const why = lineFlag(file, text);
+    if (why !== null) flags.push(`${file}:${line} ${why}: ${text.trim().slice(0, 160)}`);
   }
   return flags;
 }
