@@ -11,6 +11,7 @@ import { collaboratorPermission } from '../../src/github/permissions.js';
 import type { Permission, RepoRef as Repo } from '../../src/ports/github.js';
 import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
 import type { Endpoints } from '@octokit/types';
+import type { Counts } from '../../src/dashboard/diff-stat.js';
 
 export interface TreeEntry {
   path: string;
@@ -26,8 +27,11 @@ export interface RecordsApi {
   tree(repo: Repo, commitSha: string): Promise<{ entries: TreeEntry[]; truncated: boolean }>;
   blob(repo: Repo, sha: string): Promise<string>;
   permission(repo: Repo, user: string): Promise<Permission>;
-  /** Lines added/removed per file from `base` to `head` (GitHub lists at most 300 files). */
-  compare(repo: Repo, base: string, head: string): Promise<Map<string, { added: number; removed: number }>>;
+  /**
+   * Lines added/removed per file from `base` to `head`. GitHub lists at most 300 files: past that,
+   * each of `paths` it left out has unknown (null) counts rather than none.
+   */
+  compare(repo: Repo, base: string, head: string, paths?: readonly string[]): Promise<Counts>;
 }
 
 export interface CommitApi {
@@ -81,6 +85,9 @@ export const ANSWER_PARSERS = {
 
 const at = (repo: Repo): Repo => ({ owner: repo.owner, repo: repo.repo });
 
+/** The most files GitHub's compare lists ("up to 300 changed files for the entire comparison"). */
+export const COMPARE_FILES_MAX = 300;
+
 export function githubRecords(octokit: OctokitLike): RecordsApi {
   return {
     async tree(repo, commitSha) {
@@ -100,15 +107,17 @@ export function githubRecords(octokit: OctokitLike): RecordsApi {
       const blob = Blob.parse(data);
       return blob.encoding === 'base64' ? Buffer.from(blob.content, 'base64').toString('utf8') : blob.content;
     },
-    async compare(repo, base, head) {
+    async compare(repo, base, head, paths = []) {
       const { data } = await octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
         ...at(repo),
         basehead: `${base}...${head}`,
         per_page: 100,
       });
-      return new Map(
-        (Compare.parse(data).files ?? []).map((f) => [f.filename, { added: f.additions, removed: f.deletions }]),
-      );
+      const files = Compare.parse(data).files ?? [];
+      const counts: Counts = new Map(files.map((f) => [f.filename, { added: f.additions, removed: f.deletions }]));
+      if (files.length >= COMPARE_FILES_MAX)
+        for (const p of paths) if (!counts.has(p)) counts.set(p, { added: null, removed: null });
+      return counts;
     },
     permission: (repo, user) =>
       collaboratorPermission(() =>

@@ -246,7 +246,7 @@ export class AppSource implements DashboardSource {
         counts = await (
           await this.o.records()
         )
-          .compare({ owner: f.owner, repo: f.repo }, span.from, span.to)
+          .compare({ owner: f.owner, repo: f.repo }, span.from, span.to, record.filesChanged)
           .catch(() => null);
         if (counts) this.o.cache.parsed(key, () => counts);
       }
