@@ -11,7 +11,7 @@ import { ConsortError } from '../src/core/errors.js';
 import { COMMAND_OWNER, commandOnEdit, describeCommand, parseCommand } from '../src/github/commands.js';
 import type { JobQueue } from './queue.js';
 import { type Store } from './store/db.js';
-import { getPull, openPulls, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
+import { baseChanged, getPull, openPulls, recordDelivery, upsertPull, type PullRecord } from './store/pulls.js';
 import {
   cancelSubject,
   findRunByCheckRun,
@@ -182,6 +182,7 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
                 : 'an older event of the pull request than the one recorded (delivered out of order)',
           };
         if (!closing) {
+          if (p.action === 'edited') await baseChanged(tx, ref.repositoryId, pr.number, pr.updated_at);
           const run = await recordPullCheck(tx, queue, pull, event.id);
           if (options.indexRecords)
             await queue.sendQuick(

@@ -157,6 +157,19 @@ export async function knownRepositories(db: Db): Promise<RepoRef[]> {
   }));
 }
 
+/**
+ * The pull request's base changed: what its check runs against is new, so a fork's approvals end
+ * (the base's configuration decides what the fork's code may have: its role, the environment passed
+ * to its suite) and an approval written before now (on either clock) counts for nothing.
+ */
+export async function baseChanged(db: Db, repositoryId: number, pr: number, at: string): Promise<void> {
+  await db.query(
+    'UPDATE consort_app.pull_requests SET head_recorded_at = GREATEST(now(), $3::timestamptz) WHERE repository_id = $1 AND number = $2',
+    [repositoryId, pr, at],
+  );
+  await db.query('DELETE FROM consort_app.fork_approvals WHERE repository_id = $1 AND pr = $2', [repositoryId, pr]);
+}
+
 export async function approveForkRun(
   db: Db,
   repositoryId: number,

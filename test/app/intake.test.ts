@@ -10,7 +10,7 @@ import type { AppRuntime } from '../../app/runtime.js';
 import { REJECT_ANSWER } from '../../app/jobs/fork-run.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
 import { forkRunApproval, getPull, recordDelivery } from '../../app/store/pulls.js';
-import { mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../app/store/runs.js';
+import { getRun, mergeGroupSubject, prSubject, runsOf, setCheckRun } from '../../app/store/runs.js';
 import type { CommandJob } from '../../app/queue.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
@@ -525,6 +525,32 @@ describe('commands without branches', () => {
     expect(lastReply()).toContain(REJECT_ANSWER);
     await handleCommand(app.deps, job({ kind: 'approve', gate: 'spec' }));
     expect(lastReply()).toContain('`/consort approve spec` is answered by the Consort Action');
+  });
+
+  it("a fork's new base needs a new approval: the base's configuration decides what the fork's code may have", async () => {
+    const fork = (id: string, o: { action: 'opened' | 'edited'; baseRef?: string; baseFrom?: string }) => ({
+      id,
+      name: 'pull_request',
+      payload: pullRequestPayload({ number: 72, head: sha('d'), base: sha('b'), repositoryId: REPO, fork: true, ...o }),
+    });
+    await app.intake.pullRequest(fork('fork-base-opened', { action: 'opened' }));
+    await handleCommand(app.deps, { ...job({ kind: 'allow-run' }), pr: 72 });
+    expect(lastReply()).toContain("approved running the fork's code at `ddddddd`");
+    expect(await forkRunApproval(app.store.pool, REPO, 72, sha('d'))).toBeDefined();
+    // Its author points it at another branch (one whose configuration passes more to a suite, say).
+    await app.intake.pullRequest(fork('fork-base-edited', { action: 'edited', baseRef: 'legacy', baseFrom: 'master' }));
+    expect(await forkRunApproval(app.store.pool, REPO, 72, sha('d'))).toBeUndefined();
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 72));
+    expect(runs.at(-1)).toMatchObject({ baseRef: 'legacy', fork: true, state: 'queued' });
+    await handleAnnounce(app.deps, { kind: 'announce', runId: runs.at(-1)!.id });
+    expect((await getRun(app.store.pool, runs.at(-1)!.id))!.state).toBe('blocked');
+    // An approval written before the new base was learned of does not count for it.
+    await handleCommand(app.deps, {
+      ...job({ kind: 'allow-run' }),
+      pr: 72,
+      writtenAt: new Date(Date.now() - 2000).toISOString(),
+    });
+    expect(await forkRunApproval(app.store.pool, REPO, 72, sha('d'))).toBeUndefined();
   });
 
   it("a push after the approval on GitHub's clock is not approved, even when the App's clock is behind GitHub's", async () => {
