@@ -8,7 +8,8 @@ import { admitCommand, reply, type CommandRequest } from '../../src/github/comma
 import { describeCommand, HELP_TEXT } from '../../src/github/commands.js';
 import { gateStatusContext } from '../../src/conductor/gates.js';
 import { recordPullCheck } from '../intake.js';
-import { forkRunApproval, getPull } from '../store/pulls.js';
+import { forkRunApproval, getPull, upsertPull, type PullRecord } from '../store/pulls.js';
+import { isGitHubApiError, type GitHubPort } from '../../src/ports/github.js';
 import { latestRun, prSubject } from '../store/runs.js';
 import type { JobDeps } from './deps.js';
 import { allowForkRun, REJECT_ANSWER } from './fork-run.js';
@@ -25,7 +26,47 @@ export async function handleCommand(deps: JobDeps, job: CommandJob): Promise<voi
     asked: describeCommand(job.command),
   };
   if (!(await admitCommand(gh, request)).admitted) return;
+  const learned = await learnPull(deps, gh, job);
+  if (learned && job.command.kind === 'allow-run') {
+    // What the approver saw cannot be told from what GitHub says now: they look again, and the App knows the head from here on.
+    await reply(
+      gh,
+      request,
+      `I had not seen this pull request before (it is older than my installation); it is at \`${learned.headSha.slice(0, 7)}\`: look at that commit and comment again.`,
+    );
+    return;
+  }
   await reply(gh, request, await execute(deps, job));
+}
+
+/**
+ * A pull request opened before the App was installed sent it no webhook: for the commands that act
+ * on it (`retry`, `allow-run`), it is read from GitHub and recorded. The pull request just recorded,
+ * or null when the App knew it already (or GitHub does not).
+ */
+async function learnPull(deps: JobDeps, gh: GitHubPort, job: CommandJob): Promise<PullRecord | null> {
+  if (job.command.kind !== 'retry' && job.command.kind !== 'allow-run') return null;
+  if (await getPull(deps.store.pool, job.repositoryId, job.pr)) return null;
+  const p = await gh.pull(job, job.pr).catch((e: unknown) => {
+    if (isGitHubApiError(e, 404)) return null;
+    throw e;
+  });
+  if (p === null || p.state !== 'open') return null;
+  const { pull } = await upsertPull(deps.store.pool, {
+    repositoryId: job.repositoryId,
+    installationId: job.installationId,
+    owner: job.owner,
+    repo: job.repo,
+    number: job.pr,
+    headSha: p.head.sha,
+    headRef: p.head.ref,
+    baseSha: p.base.sha,
+    baseRef: p.base.ref,
+    // A deleted fork has no head repository: still a fork.
+    fork: p.head.repo !== p.base.repo,
+    state: 'open',
+  });
+  return pull;
 }
 
 async function execute(deps: JobDeps, job: CommandJob): Promise<string> {

@@ -505,6 +505,39 @@ describe('commands without branches', () => {
     expect(await runsOf(app.store.pool, prSubject(REPO, 2))).toHaveLength(before + 1);
   });
 
+  it('a pull request opened before the App was installed: retry reads it from GitHub and checks it; allow-run asks to look again', async () => {
+    const pull = (number: number, fork: boolean) => ({
+      number,
+      state: 'open',
+      title: 'Older than the App',
+      body: '',
+      author: 'mona',
+      head: { ref: 'feature', sha: sha('e'), repo: fork ? 'mona/r' : 'o/r' },
+      base: { ref: 'master', sha: sha('b'), repo: 'o/r' },
+    });
+    gh.pulls.set(80, pull(80, false));
+    await handleCommand(app.deps, { ...job({ kind: 'retry' }), pr: 80 });
+    expect(lastReply()).toContain('re-running the database check at `eeeeeee`');
+    expect(await getPull(app.store.pool, REPO, 80)).toMatchObject({ state: 'open', headSha: sha('e'), fork: false });
+    expect((await runsOf(app.store.pool, prSubject(REPO, 80))).map((r) => [r.kind, r.headSha])).toEqual([
+      ['check', sha('e')],
+    ]);
+
+    gh.pulls.set(81, pull(81, true));
+    await handleCommand(app.deps, { ...job({ kind: 'allow-run' }), pr: 81 });
+    expect(lastReply()).toContain(
+      'I had not seen this pull request before (it is older than my installation); it is at `eeeeeee`: look at that commit and comment again',
+    );
+    expect(await getPull(app.store.pool, REPO, 81)).toMatchObject({ fork: true });
+    await handleCommand(app.deps, { ...job({ kind: 'allow-run' }), pr: 81 });
+    expect(lastReply()).toContain("approved running the fork's code at `eeeeeee`");
+
+    // One GitHub does not know either: the answer says so, nothing is recorded.
+    await handleCommand(app.deps, { ...job({ kind: 'retry' }), pr: 82 });
+    expect(lastReply()).toContain('I have not seen a push to this pull request yet');
+    expect(await getPull(app.store.pool, REPO, 82)).toBeUndefined();
+  });
+
   it('gc, help, unknown and invalid commands', async () => {
     await handleCommand(app.deps, job({ kind: 'gc' }));
     expect(lastReply()).toContain('nothing to clean up');

@@ -16,6 +16,7 @@ import type {
   PullRequest,
   RepoRef as Repo,
 } from '../../../src/ports/github.js';
+import { GitHubApiError } from '../../../src/ports/github.js';
 
 export interface FakeCall {
   method: keyof GitHubPort;
@@ -34,6 +35,8 @@ export class FakeGitHub implements GitHubPort {
   readonly tarballs = new Map<string, Buffer>();
   readonly permissions = new Map<string, Permission>();
   readonly comments: IssueComment[] = [];
+  /** Pull requests GitHub would answer for (`pull`); any other number is not found. */
+  readonly pulls = new Map<number, PullRequest>();
 
   private record(method: keyof GitHubPort, ...args: unknown[]): void {
     this.calls.push({ method, args });
@@ -125,7 +128,9 @@ export class FakeGitHub implements GitHubPort {
 
   async pull(repo: Repo, number: number): Promise<PullRequest> {
     this.record('pull', repo, number);
-    throw new Error(`no pull request ${number} on this stand-in`);
+    const found = this.pulls.get(number);
+    if (!found) throw new GitHubApiError(404, `GitHub API get pull request failed (HTTP 404): Not Found`);
+    return found;
   }
 
   async review(repo: Repo, pull: number, commitId: string, body: string): Promise<Created> {
