@@ -47,7 +47,8 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 const ITEM_MARKERS = /^(?: {0,3}(?:[-+*]|\d{1,9}[.)])[ \t]{1,4})+/;
 /** An HTML block whose lines GitHub shows as they are (`<pre>`, …), to the line with its closing tag. */
 const RAW_HTML = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
-const COMMAND = /^ {0,3}\/consort(?:[ \t]+(.*))?$/i;
+/** Any blank but a line break after `/consort`: a no-break space (Option-space, pasted text) shows as a space too. */
+const COMMAND = /^ {0,3}\/consort(?:[^\S\r\n]+(.*))?$/i;
 
 interface Found {
   args: string;

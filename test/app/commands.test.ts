@@ -18,6 +18,9 @@ describe('parseCommand', () => {
     ['any case for the keyword and the verb', '/Consort APPROVE spec', { kind: 'approve', gate: 'spec' }],
     ['CRLF line endings', 'thanks!\r\n/consort retry\r\n', { kind: 'retry' }],
     ['leading spaces (up to three)', '   /consort status', { kind: 'status' }],
+    // Option-space on a Mac keyboard, or text pasted from a rendered page: GitHub shows it as a space.
+    ['no-break spaces between the words', '/consort\u00a0approve\u00a0spec', { kind: 'approve', gate: 'spec' }],
+    ['a tab after /consort', '/consort\tretry', { kind: 'retry' }],
     [
       'a command after prose',
       'Looks good to me.\n\n/consort approve test-list',
