@@ -18,6 +18,7 @@ import {
   getRun,
   insertRun,
   latestRunAt,
+  cancelQueuedCloses,
   cancelRepositories,
   repositoriesOf,
   mergeGroupSubject,
@@ -183,6 +184,8 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
           };
         if (!closing) {
           if (p.action === 'edited') await baseChanged(tx, ref.repositoryId, pr.number, pr.updated_at);
+          if (p.action === 'reopened')
+            await cancelQueuedCloses(tx, prSubject(ref.repositoryId, pr.number), 'the pull request was reopened');
           const run = await recordPullCheck(tx, queue, pull, event.id);
           if (options.indexRecords)
             await queue.sendQuick(

@@ -154,6 +154,19 @@ export async function repositoriesOf(db: Db, installationId: number): Promise<nu
   return rows.map((r) => num(r.repository_id));
 }
 
+/**
+ * Cancel the subject's close runs that have not started: a pull request reopened meanwhile needs
+ * its branches (the check of its reopening makes them), so deleting them would undo that check.
+ */
+export async function cancelQueuedCloses(db: Db, subject: string, reason: string): Promise<number[]> {
+  const { rows } = await db.query(
+    `UPDATE consort_app.runs SET cancel_reason = COALESCE(cancel_reason, $2)
+     WHERE subject = $1 AND kind = 'close' AND state = 'queued' RETURNING id`,
+    [subject, reason],
+  );
+  return rows.map((r) => num(r.id));
+}
+
 export async function getRun(db: Db, id: number): Promise<Run | undefined> {
   const { rows } = await db.query(`SELECT ${COLUMNS} FROM consort_app.runs WHERE id = $1`, [id]);
   return rows[0] ? toRun(rows[0]) : undefined;

@@ -161,6 +161,19 @@ describe('webhooks', () => {
     expect(await getPull(app.store.pool, REPO, 62)).toMatchObject({ state: 'merged' });
   });
 
+  it('reopened before its close run started: the close run is cancelled, so it cannot delete the branch the new check makes', async () => {
+    const at = (s: number) => `2026-01-02T00:00:${String(s).padStart(2, '0')}Z`;
+    await app.intake.pullRequest(pr('opened', 64, sha('1'), { updatedAt: at(1) }));
+    await app.intake.pullRequest(pr('closed', 64, sha('1'), { updatedAt: at(2) }));
+    await app.intake.pullRequest(pr('reopened', 64, sha('1'), { updatedAt: at(3) }));
+    const runs = await runsOf(app.store.pool, prSubject(REPO, 64));
+    expect(runs.map((r) => [r.kind, r.cancelReason])).toEqual([
+      ['check', 'the pull request was closed'],
+      ['close', 'the pull request was reopened'],
+      ['check', null],
+    ]);
+  });
+
   it('check_run.rerequested: runs the check again for the head; ignores check runs it does not know', async () => {
     await app.intake.pullRequest(pr('opened', 2, sha('3')));
     const [first] = await runsOf(app.store.pool, prSubject(REPO, 2));
