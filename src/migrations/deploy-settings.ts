@@ -107,9 +107,12 @@ function fromFile(data: Record<string, unknown>, spec: Spec): Value | undefined 
 }
 
 /** What one command sets, explicitly, by flag or configuration file (node-pg-migrate's precedence). */
-function commandSettings(c: ScriptedCommand): Map<string, { value: Value; file: string; how: string }> {
+function commandSettings(
+  c: ScriptedCommand,
+  specs: readonly Spec[] = SPECS,
+): Map<string, { value: Value; file: string; how: string }> {
   const out = new Map<string, { value: Value; file: string; how: string }>();
-  for (const spec of SPECS) {
+  for (const spec of specs) {
     const flag = fromFlags(c.args, spec);
     if (flag) out.set(spec.arg, { value: flag.value, file: c.manifest, how: flag.how });
     for (const source of c.sources) {
@@ -208,4 +211,35 @@ export async function deploySettings(root: string, migrations: Migrations): Prom
     });
   }
   return out;
+}
+
+/** node-pg-migrate's CLI runs every pending migration in one transaction unless told `--no-single-transaction`. */
+const SINGLE_TRANSACTION: Spec = { arg: 'single-transaction', type: 'boolean', key: null, fallback: true };
+
+/** How the project's scripts apply `migrations.dir`: in one transaction, and the script that says so. */
+export interface DeployTransaction {
+  single: boolean;
+  manifest: string;
+  script: string;
+}
+
+/**
+ * Whether the project's scripts apply `migrations.dir` in one transaction, as node-pg-migrate's CLI
+ * does by default (`--single-transaction`; a configuration file's `single-transaction`): then a
+ * migration that uses what an earlier one of the same deploy made uncommitted (an enum value added
+ * by `ALTER TYPE … ADD VALUE`, which PostgreSQL refuses to use before it commits) fails the deploy,
+ * and the check must apply them that way too. Undefined when no script runs node-pg-migrate on the
+ * folder (a deploy calling its runner(), whose default is a transaction per migration), when the
+ * scripts disagree, or when a configuration that cannot be read may set it.
+ */
+export async function deployTransaction(root: string, migrations: Migrations): Promise<DeployTransaction | undefined> {
+  const want = normal(migrations.dir);
+  const commands = (await scriptedCommands(root)).filter(
+    (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
+  );
+  if (commands.length === 0) return undefined;
+  if (commands.some((c) => c.unknown === 'all' || c.unknown.includes(SINGLE_TRANSACTION.arg))) return undefined;
+  const values = commands.map((c) => deployValue(commandSettings(c, [SINGLE_TRANSACTION]), SINGLE_TRANSACTION));
+  if (!values.every((v) => v === values[0])) return undefined;
+  return { single: values[0] === true, manifest: commands[0]!.manifest, script: commands[0]!.script };
 }

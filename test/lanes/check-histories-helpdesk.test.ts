@@ -10,7 +10,9 @@
  * forced row-level security. A second folder, packages/db/data-migrations, holds data migrations
  * that their own script (`migrate:data`) runs. Verdicts worked out by hand from the migrations.
  */
-import { checkAgainstMain } from '../helpers/check-repo.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { checkAgainstMain, isolatedGit as git } from '../helpers/check-repo.js';
 import { history } from '../helpers/history-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
@@ -26,6 +28,22 @@ const DATA_MIGRATION = `exports.up = (pgm) => {
 
 exports.down = false;
 `;
+
+const ESCALATION = {
+  'packages/db/migrations/1702000000006_ticket-escalated.js': `exports.up = (pgm) => {
+  pgm.addTypeValue('ticket_status', 'escalated', { ifNotExists: true, after: 'pending' });
+};
+
+// PostgreSQL cannot drop an enum value: escalated stays.
+exports.down = () => {};
+`,
+  'packages/db/migrations/1702000000007_escalate-stale.sql': `-- Up Migration
+UPDATE tickets SET status = 'escalated' WHERE status = 'pending' AND created_at < now() - interval '7 days';
+
+-- Down Migration
+UPDATE tickets SET status = 'pending' WHERE status = 'escalated';
+`,
+};
 
 describe('helpdesk-monorepo: migrations in packages/db, with a schema and a migrations table of their own', () => {
   it("applies the package's history, judges each new migration, and names the data migration it did not check", async () => {
@@ -101,6 +119,49 @@ describe('helpdesk-monorepo: migrations in packages/db, with a schema and a migr
       ])
         expect(diff).toContain(line);
       expect(diff).not.toContain('schema_migrations');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  // node-pg-migrate's CLI applies every pending migration in one transaction unless told
+  // --no-single-transaction: an enum value one migration of the deploy adds cannot be used by the
+  // next (PostgreSQL: unsafe use of new value) — the deploy fails where a transaction each passes.
+  it('a new enum value used by the next migration fails as the deploy, in one transaction, fails; with --no-single-transaction it applies', async () => {
+    const h = await history('helpdesk-monorepo', 6, { 'node-pg-migrate': 'node-pg-migrate-7' }, {}, undefined, {
+      migrationsDir: 'packages/db/migrations',
+      prFiles: ESCALATION,
+    });
+    try {
+      const report = await checkAgainstMain(h.dir, 502, t.provider);
+      expect(report.stages.migrations.status).toBe('failed');
+      expect(report.stages.migrations.failure).toMatchObject({
+        name: '1702000000007_escalate-stale',
+        code: '55P04',
+        message: 'unsafe use of new value "escalated" of enum type ticket_status',
+      });
+      expect(report.stages.migrations.failure!.note).toBe(
+        'packages/db/package.json\'s script "migrate" runs node-pg-migrate\'s CLI, which applies every pending migration in one transaction (--single-transaction, its default), so a value added to an enum is not committed until the whole deploy is: add it in a migration of its own whose up calls pgm.noTransaction() (node-pg-migrate commits before and after such a migration), or deploy with --no-single-transaction',
+      );
+
+      // The same pull request where the deploy commits each migration: both apply.
+      const manifest = path.join(h.dir, 'packages/db/package.json');
+      const scripts = (await readFile(manifest, 'utf8')).replace(
+        '--create-schema"',
+        '--create-schema --no-single-transaction"',
+      );
+      await writeFile(manifest, scripts);
+      await git(h.dir, 'commit', '-qam', 'a transaction each');
+      const each = await checkAgainstMain(h.dir, 502, t.provider);
+      expect(each.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1702000000006_ticket-escalated' }, { name: '1702000000007_escalate-stale' }],
+      });
+      // By hand: the label stays after down (PostgreSQL cannot drop it), the backfill reverses.
+      expect(each.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1702000000006_ticket-escalated', 'not-restored'],
+        ['1702000000007_escalate-stale', 'reversible'],
+      ]);
     } finally {
       await h.dispose();
     }

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
-import { deploySettings } from '../../src/migrations/deploy-settings.js';
+import { deploySettings, deployTransaction } from '../../src/migrations/deploy-settings.js';
 import { problemPhrase } from '../../src/report/content.js';
 import { renderCheckMarkdown } from '../../src/report/markdown.js';
 import { phrase, renderCheckTerminal } from '../../src/report/terminal.js';
@@ -244,4 +244,29 @@ it('does not advise taking back a schema the check creates and the deploy does n
   expect(await found({ schema: ['app'], createSchema: true, createMigrationsSchema: true })).toEqual({});
   await manifest({ scripts: { migrate: 'node-pg-migrate up -s app --create-schema' } });
   expect(await found({ schema: ['app'] })).toEqual({ 'migrations.createSchema': 'true' });
+});
+
+it("tells whether the deploy applies the migrations in one transaction, node-pg-migrate's CLI default", async () => {
+  const single = async (scripts?: Record<string, string>) => {
+    await manifest(scripts ? { scripts } : {});
+    return (await deployTransaction(root, migrations()))?.single;
+  };
+  expect(await single({ migrate: 'node-pg-migrate up', 'migrate:new': 'node-pg-migrate create -j sql' })).toBe(true);
+  expect(await single({ migrate: 'node-pg-migrate up --no-single-transaction' })).toBe(false);
+  expect(await single({ migrate: 'node-pg-migrate up --single-transaction false' })).toBe(false);
+  // A deploy through runner() has no script: a transaction each, its default.
+  expect(await single()).toBeUndefined();
+  // Scripts that disagree say nothing of the deploy.
+  expect(
+    await single({ migrate: 'node-pg-migrate up', 'migrate:ci': 'node-pg-migrate up --no-single-transaction' }),
+  ).toBeUndefined();
+  // The config package's default file wins over the flags, as in node-pg-migrate.
+  await manifest({ dependencies: { config: '3' }, scripts: { migrate: 'node-pg-migrate up' } });
+  await mkdir(path.join(root, 'config'));
+  await writeFile(path.join(root, 'config/default.json'), JSON.stringify({ db: { 'single-transaction': false } }));
+  expect(await deployTransaction(root, migrations())).toEqual({
+    single: false,
+    manifest: 'package.json',
+    script: 'migrate',
+  });
 });

@@ -13,7 +13,12 @@ import type { SideSettings } from './base-settings.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import { prBranchName, runBranches, type RunBranches } from '../../core/names.js';
 import { isConsortError } from '../../core/errors.js';
-import { deploySettings, type DeploySetting } from '../../migrations/deploy-settings.js';
+import {
+  deploySettings,
+  deployTransaction,
+  type DeploySetting,
+  type DeployTransaction,
+} from '../../migrations/deploy-settings.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
@@ -126,6 +131,12 @@ export interface CheckPlan {
   branches: RunBranches;
   temporaryBranches: string[];
   blocked: PlanBlock | null;
+  /**
+   * How the project's scripts apply the migrations (deploy-settings.ts): in one transaction, as
+   * node-pg-migrate's CLI does by default, the pull request's new migrations are applied so too;
+   * undefined (no such script: a deploy calling runner()), a transaction each.
+   */
+  transaction?: DeployTransaction;
 }
 
 /** What planCheck reads before deciding. */
@@ -139,6 +150,8 @@ export interface PlanReadings {
   imports?: ImportsReading;
   /** Migrations the change adds or edits in other folders its scripts run node-pg-migrate on (other-dirs.ts). */
   unchecked?: readonly Problem[];
+  /** Whether the project's scripts apply migrations.dir in one transaction (deploy-settings.ts). */
+  transaction?: DeployTransaction;
 }
 
 /** Base's imported files, and each one's sha256 on the change's side (null: gone; absent: not read). */
@@ -208,6 +221,10 @@ export async function planCheck(
     request.workspace,
     trustedConfig(request.config, request.base).config.migrations,
   ).catch(() => []);
+  const transaction = await deployTransaction(
+    request.workspace,
+    trustedConfig(request.config, request.base).config.migrations,
+  ).catch(() => undefined);
   // Advice too: migrations the change adds in another folder its scripts run node-pg-migrate on.
   const unchecked = await uncheckedMigrationDirs(
     request,
@@ -221,6 +238,7 @@ export async function planCheck(
     baseSeed,
     deploy,
     unchecked,
+    ...(transaction ? { transaction } : {}),
     ...(imports ? { imports } : {}),
   });
   if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
@@ -291,6 +309,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
     branches,
     temporaryBranches: [branches.reversibility, branches.suite],
     blocked,
+    ...(read.transaction ? { transaction: read.transaction } : {}),
   };
 }
 

@@ -241,7 +241,10 @@ export async function runCheck(
     const reversibilityRuns = config.reversibility.enabled && newMigrations.length > 0;
     // Proven on the PR branch once its migrations applied (no copy, role or first pass of its own:
     // half the work on a two-core box) where every new migration has a down; else on a copy.
-    const onBranch = reversibilityRuns && provableOnBranch(newMigrations);
+    // Not where the deploy applies them in one transaction (node-pg-migrate's CLI): the PR branch
+    // applies them so too (applyHeadUp), which one at a time with a read after each cannot.
+    const oneTransaction = plan.transaction?.single === true && newMigrations.length > 1;
+    const onBranch = reversibilityRuns && !oneTransaction && provableOnBranch(newMigrations);
     let serverVersion = '';
     let headDir: { dir: string; relativeTo: string } | undefined;
     // Branches where the pull request's code ran with the provider's own credentials (no confined role).
@@ -383,7 +386,14 @@ export async function runCheck(
       ignorePattern: config.migrations.ignorePattern,
       engine: engineUsed,
     });
-    const applyHeadUp = (databaseUrl: string) => runner.apply({ ...headOptions(databaseUrl), direction: 'up' });
+    // Up in one transaction where the project's scripts deploy so (node-pg-migrate's CLI default): a
+    // migration using what an earlier one made uncommitted fails here as in the deploy.
+    const applyHeadUp = (databaseUrl: string) =>
+      runner.apply({
+        ...headOptions(databaseUrl),
+        direction: 'up',
+        ...(plan.transaction?.single ? { singleTransaction: true } : {}),
+      });
     // Who applies the PR's migrations: the branch's role, or the admin where the base opts out.
     const migrationsRole = migrationsRunAs(input.base, config);
     migrationsRole.log.forEach((line) => log.info(line));
@@ -591,6 +601,7 @@ export async function runCheck(
         transactionBlockNote(
           f.error.code,
           newMigrations.find((m) => m.name === f.name),
+          plan.transaction,
         ) ??
         unsetSettingNote(
           'statement' in f ? f.statement : '',

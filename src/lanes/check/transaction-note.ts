@@ -6,9 +6,13 @@
  * version of it (6–9), and a `.sql` migration has no way out at all. The fix differs for each.
  * The same transaction is why an enum value a migration adds (`pgm.addTypeValue`, `ALTER TYPE … ADD
  * VALUE`) cannot be used further down it (55P04, `unsafe use of new value`): PostgreSQL's hint says
- * the value must be committed, not that node-pg-migrate's transaction is what holds it.
+ * the value must be committed, not that node-pg-migrate's transaction is what holds it. Where the
+ * project deploys with node-pg-migrate's CLI, whose default is one transaction for every pending
+ * migration, a value added by an earlier migration of the same deploy is not committed either, and
+ * a migration of its own does not help: only one that calls `pgm.noTransaction()`.
  */
 import type { MigrationFile } from '../../migrations/files.js';
+import type { DeployTransaction } from '../../migrations/deploy-settings.js';
 
 export const ACTIVE_SQL_TRANSACTION = '25001';
 export const UNSAFE_NEW_ENUM_VALUE_USAGE = '55P04';
@@ -21,7 +25,12 @@ const EXPORTS_NO_TRANSACTION =
 export function transactionBlockNote(
   code: string | undefined,
   migration: MigrationFile | undefined,
+  /** How the project's scripts apply the migrations: one transaction for all is node-pg-migrate's CLI default. */
+  deploy?: DeployTransaction,
 ): string | undefined {
+  // A migration of its own, the advice below, is not enough there: it commits with all the others.
+  if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration && deploy?.single)
+    return `${deploy.manifest}'s script "${deploy.script}" runs node-pg-migrate's CLI, which applies every pending migration in one transaction (--single-transaction, its default), so a value added to an enum is not committed until the whole deploy is: add it in a migration of its own whose up calls pgm.noTransaction() (node-pg-migrate commits before and after such a migration), or deploy with --no-single-transaction`;
   if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration) return newEnumValueNote(migration);
   if (code !== ACTIVE_SQL_TRANSACTION || !migration) return undefined;
   if (migration.kind === 'sql')
