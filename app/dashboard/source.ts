@@ -176,8 +176,12 @@ export class AppSource implements DashboardSource {
           }),
         )
       : [];
-    const gates = await gateViews(state, gatesFile, cycleFiles, (gate, files, approval) =>
-      this.reading(f, gate, files, byPath, approval),
+    const gates = await gateViews(
+      state,
+      gatesFile,
+      cycleFiles,
+      (gate, files, approval) => this.reading(f, gate, files, byPath, approval),
+      events,
     );
     return { summary: { ...(f.summary as FeatureSummary), pr: f.pr }, cycles, gates, events };
   }

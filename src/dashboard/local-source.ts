@@ -213,8 +213,12 @@ export class LocalSource implements DashboardSource {
     ]);
     const cycleFiles = cycles.map((c) => `cycles/cycle-${String(c.cycle).padStart(3, '0')}.json`);
     // Reading a gate hashes its artifacts (and, for merge/deploy, the code tree): only for gates a person can act on or was shown.
-    const gates = await gateViews(state, gatesFile, cycleFiles, (gate, files) =>
-      this.readGateCached(feature, gate, state.userFacing, files),
+    const gates = await gateViews(
+      state,
+      gatesFile,
+      cycleFiles,
+      (gate, files) => this.readGateCached(feature, gate, state.userFacing, files),
+      events,
     );
     return { summary: this.summary(state, turns, events, gatesFile), cycles, gates, events };
   }

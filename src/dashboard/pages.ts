@@ -155,7 +155,8 @@ ${detail.gates.map(
 ${g.approval ? html`<dt>approved</dt><dd>by ${g.approval.approver}${g.approval.proxy ? ' (proxy)' : ''} at ${time(g.approval.at)} for <code>${g.approval.hash}</code>${g.approval.headSha ? html` on ${g.approval.headSha.slice(0, 12)}` : ''}</dd>` : ''}
 ${g.history.length > 1 ? html`<dt>earlier</dt><dd><ul>${g.history.slice(0, -1).map((h) => html`<li>${h.approver} at ${time(h.at)} for <code>${h.hash.slice(0, 19)}…</code></li>`)}</ul></dd>` : ''}
 <dt>read before approving</dt><dd><ul>${g.files.map((file) => html`<li>${fileLink(file)}</li>`)}</ul></dd>
-${g.problems.length ? html`<dt>cannot be approved</dt><dd><ul>${g.problems.map((p) => html`<li>${p}</li>`)}</ul></dd>` : ''}</dl>
+${g.problems.length ? html`<dt>cannot be approved</dt><dd><ul>${g.problems.map((p) => html`<li>${p}</li>`)}</ul></dd>` : ''}
+${g.flags.length ? html`<dt>read first: flagged lines the feature added (code that behaves differently under test, or reaches into the test framework)</dt><dd><ul class="flags">${g.flags.map((f) => html`<li><code>${f}</code></li>`)}</ul></dd>` : ''}</dl>
 ${
   g.status === 'pending' && g.valid && options.canApprove
     ? html`<form class="approve" method="post" action="${href(base, 'features', f, 'gates', g.gate, 'approve')}"

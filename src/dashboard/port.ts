@@ -44,6 +44,12 @@ export interface GateView {
   /** Every gated artifact present and schema-valid. */
   valid: boolean;
   problems: string[];
+  /**
+   * Lines the feature added that look for a test environment or reach into a test framework, as
+   * the run surfaced them for these artifacts (the merge gate): no problem, a person may approve,
+   * having read them; proxy mode does not.
+   */
+  flags: string[];
   /** The files a person reads before approving (inside the feature folder; `git:tree` is the code). */
   files: string[];
   approval: { approver: string; at: string; hash: string; proxy: boolean; headSha?: string } | null;

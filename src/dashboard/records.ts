@@ -74,6 +74,15 @@ export function gateStatus(input: {
   return waiting ? 'pending' : 'not-reached';
 }
 
+/**
+ * The flags the run surfaced the gate with, for these artifacts: the last `gate.surfaced` of the
+ * gate with this hash (reading the flags again would need the feature's diff; the run has it).
+ */
+function surfacedFlags(events: readonly LogEvent[], gate: GateName, hash: string): string[] {
+  const e = events.findLast((x) => x.type === 'gate.surfaced' && x.gate === gate && x.hash === hash);
+  return e?.type === 'gate.surfaced' ? [...(e.flags ?? [])] : [];
+}
+
 /** The gates a feature has: the enabled ones, plus any with a recorded approval. */
 export function gatesOf(state: ConductorState, gates: GatesFile): GateName[] {
   const optional = state.policy?.optionalGates ?? [];
@@ -101,6 +110,7 @@ export async function gateViews(
     files: readonly string[],
     approval: GateView['approval'],
   ) => Promise<GateReading | null> | GateReading | null,
+  events: readonly LogEvent[] = [],
 ): Promise<GateView[]> {
   const views: GateView[] = [];
   for (const gate of gatesOf(state, gatesFile)) {
@@ -115,6 +125,7 @@ export async function gateViews(
       hash: reading?.hash ?? '',
       valid: reading?.valid ?? false,
       problems: reading ? [...reading.problems] : [],
+      flags: reading ? surfacedFlags(events, gate, reading.hash) : [],
       files,
       approval,
       history: entry?.history ?? [],

@@ -2,10 +2,13 @@
 import { ConductorState, initialState, type TurnRecord } from '../../src/conductor/state.js';
 import { escapeHtml, href, html } from '../../src/dashboard/html.js';
 import type { FeatureSummary } from '../../src/dashboard/port.js';
+import type { LogEvent } from '../../src/conductor/events.js';
+import { gatesPage } from '../../src/dashboard/pages.js';
 import {
   checkRunOf,
   filterFeatures,
   gateStatus,
+  gateViews,
   paginate,
   summarize,
   transcriptExcerpt,
@@ -203,5 +206,43 @@ describe('html', () => {
   });
   it('encodes path segments so an id cannot become a scheme or climb out', () => {
     expect(href('/d', 'features', 'javascript:alert(1)', '../x')).toBe('/d/features/javascript%3Aalert(1)/..%2Fx');
+  });
+});
+
+describe('a flagged merge gate', () => {
+  it('shows the lines the run flagged for these artifacts, and still offers the approval', async () => {
+    const flag = 'src/total.js:2 looks for a test environment: if (process.env.JEST_WORKER_ID) return 42;';
+    const at = (n: number) => new Date(T0 + n).toISOString();
+    const surfaced = (id: string, hash: string, flags?: string[]): LogEvent => ({
+      id,
+      at: at(Number(id.slice(-1))),
+      feature: '001-x',
+      type: 'gate.surfaced',
+      gate: 'merge',
+      hash,
+      problems: [],
+      ...(flags ? { flags } : {}),
+    });
+    const views = await gateViews(
+      state({ phase: 'merge', step: 'awaiting-approval', gate: 'merge' }),
+      { version: 1, feature: '001-x', gates: {} },
+      [],
+      () => ({ hash: 'sha256:now', valid: true, problems: [] }),
+      // An older surfacing of other artifacts does not count: the flags are those of what is approved.
+      [surfaced('log-1', 'sha256:before', ['src/old.js:1 gone']), surfaced('log-2', 'sha256:now', [flag])],
+    );
+    const merge = views.find((v) => v.gate === 'merge')!;
+    expect(merge).toMatchObject({ status: 'pending', valid: true, problems: [], flags: [flag] });
+    const page = String(
+      gatesPage(
+        '/',
+        { summary: { feature: '001-x' } as FeatureSummary, cycles: [], gates: [merge], events: [] },
+        { csrf: 'c', approver: 'Ada', canApprove: true, editableApprover: false },
+      ),
+    );
+    expect(page).toContain('read first: flagged lines the feature added');
+    expect(page).toContain(escapeHtml(flag));
+    expect(page).not.toContain('cannot be approved');
+    expect(page).toContain('Approve the merge gate');
   });
 });
