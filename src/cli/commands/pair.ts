@@ -86,7 +86,10 @@ export function pairCommand(ctx: Ctx): Command {
     .description(
       'pair the git branch with a database branch: create it on first use (from the branch it was created from, or main), apply pending migrations, write the URL to .env',
     )
-    .option('--git-branch <name>', 'the git branch to pair (default: the checked-out branch)')
+    .option(
+      '--git-branch <name>',
+      'the git branch to pair (default: the checked-out branch; .env is written only for the checked-out one)',
+    )
     .option(
       '--from <git-branch>',
       'on first use, fork from the database branch paired with this git branch (default: database.parent)',
