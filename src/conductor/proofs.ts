@@ -41,6 +41,18 @@ export function boundedOutput(output: string): string {
   return output.length <= MAX_OUTPUT ? output : output.slice(-MAX_OUTPUT);
 }
 
+/**
+ * Tests the report names alike (`test::works` in two files: node --test's JUnit reporter on Node 20
+ * names no file) are told apart by their order only (`test::works#2`), so a new test of the same
+ * name in a file listed earlier takes the id of one that passed: say so, or the navigator is told
+ * it broke a test it never touched.
+ */
+function sharedIdNote(regressions: readonly ProofTest[], tests: readonly ProofTest[]): string {
+  const shared = regressions.filter((r) => tests.some((t) => t.id === `${r.id}#2`)).map((r) => r.id);
+  if (shared.length === 0) return '';
+  return `${shared.slice(0, 5).join(', ')} ${shared.length === 1 ? 'is the name of more than one test' : 'are names of more than one test'} in the JUnit report, told apart only by their order, so a new test named alike can take the id of one that passed: give the new test a name no other test has`;
+}
+
 export interface RedInput {
   outcome: ProofOutcome;
   /** Ids that passed at the last green proof (or the baseline). */
@@ -92,6 +104,7 @@ export function judgeRed(input: RedInput): RedVerdict {
     const what = [
       regressions.length ? `${describe(regressions)} passed before and fail now` : '',
       missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : '',
+      sharedIdNote(regressions, outcome.tests),
     ]
       .filter(Boolean)
       .join('; ');

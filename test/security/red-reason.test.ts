@@ -117,6 +117,32 @@ describe('judgeRed, per test', () => {
     expect(v.verdict === 'born-green' && v.reason).toContain('p::T1b');
   });
 
+  it('says so when a new test named like a passing one takes its id (a report without files)', () => {
+    // node --test's JUnit reporter on Node 20 names no file: a new test named like one that passed,
+    // in a file listed before it, is reported first, so the old one becomes `test::works#2`.
+    const v = judgeRed({
+      outcome: run([
+        { id: 'test::works', state: 'failed', message: 'expected 1' },
+        { id: 'test::works#2', state: 'passed' },
+      ]),
+      passing: ['test::works'],
+      testFiles: ['test/a-new.test.js'],
+      rejectBornGreen: true,
+    });
+    expect(v.verdict).toBe('regression');
+    expect(v.verdict === 'regression' && v.reason).toContain(
+      'test::works is the name of more than one test in the JUnit report, told apart only by their order',
+    );
+    // A plain regression says nothing of the kind.
+    const plain = judgeRed(
+      input([
+        { ...old, state: 'failed' },
+        { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' },
+      ]),
+    );
+    expect(plain.verdict === 'regression' && plain.reason).not.toContain('more than one test');
+  });
+
   it('keeps an old test in the changed file that still passes out of it', () => {
     const kept: ProofTest = { id: 'p::kept', state: 'passed', file: 'test/phones.test.js' };
     const v = judgeRed({
