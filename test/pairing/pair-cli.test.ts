@@ -85,6 +85,13 @@ it("pair --git-branch of a git branch that is not checked out leaves .env with t
   });
   expect(r.stderr).toMatch(/note: \.env not written: other\/work is not the checked-out git branch/);
   expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(before);
+  // --from a git branch with no database branch of its own forks from the root, and says so.
+  const from = await cli('pair', '--git-branch', 'other/two', '--from', 'no/such-branch');
+  expect(from.code).toBe(0);
+  expect(from.stderr).toContain(
+    'note: git branch no/such-branch (--from) has no paired database branch, so other-two was forked from main',
+  );
+  expect((await cli('pair', '--git-branch', 'other/three', '--from', 'feature/cli')).stderr).not.toContain('(--from)');
 });
 
 it('pair --export prints a shell line with the URL and keeps the summary on stderr', async () => {

@@ -129,6 +129,16 @@ export function pairCommand(ctx: Ctx): Command {
       const { result, env } = done;
       if (result.migrations.failed) c.setExitCode(1);
       if (env.warning) c.io.err(`warning: ${env.warning}`);
+      // --from names a git branch; one with no database branch of its own is no parent: the root is.
+      if (
+        o.from &&
+        result.outcome === 'created' &&
+        result.branch.parent === config.database.parent &&
+        !config.pairing.rootGitBranches.includes(o.from)
+      )
+        c.io.err(
+          `note: git branch ${o.from} (--from) has no paired database branch, so ${result.branch.name} was forked from ${config.database.parent}; pair ${o.from} first (\`consort pair --git-branch ${o.from}\`) to fork from its data.`,
+        );
       if (env.status === 'skipped' && o.env !== false && config.pairing.writeEnv)
         c.io.err(
           `note: ${env.file} not written: ${gitBranch} is not the checked-out git branch (${env.file} keeps the checked-out branch's URL; --export or --json --show-secrets give this one).`,
