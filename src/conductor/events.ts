@@ -161,7 +161,14 @@ export type ConductorEvent =
       items?: Item[];
       timing: EffectTiming;
     }
-  | { type: 'experiments.finished'; at: string; results: ExperimentResult[]; timing: EffectTiming };
+  | {
+      type: 'experiments.finished';
+      at: string;
+      results: ExperimentResult[];
+      /** RED's tree (the attempts' base) proven again after the attempts (as GREEN's `recheck`). */
+      recheck?: ProofOutcome;
+      timing: EffectTiming;
+    };
 
 // ---- the log vocabulary (events.jsonl) ----
 

@@ -6,7 +6,7 @@
  * failed GREEN like any other (a repair round with the failure in context, then a human).
  */
 import { matchesAny } from '../core/glob.js';
-import type { ExperimentResult, ProofTest } from './events.js';
+import type { ExperimentResult, ProofOutcome, ProofTest } from './events.js';
 import { turnId } from './actions.js';
 import {
   at,
@@ -25,7 +25,7 @@ import {
 } from './moves.js';
 import { failureOf } from './proof-steps.js';
 import { writeCycle } from './progress.js';
-import { judgeGreen } from './proofs.js';
+import { judgeGreen, judgeRecheck } from './proofs.js';
 import { checkScope, describeRefusals } from './scope.js';
 import type { StateAt } from './state.js';
 
@@ -112,7 +112,11 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
   return { ...base, verdict: 'rejected', reason: v.reason, failing: v.verdict === 'failing' ? v.failing : [] };
 }
 
-export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly ExperimentResult[]): boolean {
+export function onExperiments(
+  d: Draft<StateAt<'green'>>,
+  results: readonly ExperimentResult[],
+  recheck?: ProofOutcome,
+): boolean {
   const s = d.state;
   const policy = policyOf(d);
   const cycle = s.cycle;
@@ -128,7 +132,10 @@ export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly Expe
     return false;
 
   const judged = results.map((r, i) => judge(d, r, i + 1));
-  const green = judged.filter((j): j is Extract<Judged, { verdict: 'green' }> => j.verdict === 'green');
+  const proven = judged.filter((j): j is Extract<Judged, { verdict: 'green' }> => j.verdict === 'green');
+  // As for a single GREEN: RED's failing tests must still fail on RED's tree, proven after the attempts.
+  const unheld = proven.length > 0 && recheck && cycle.redFailing ? judgeRecheck(cycle.redFailing, recheck) : null;
+  const green = unheld === null ? proven : [];
   const picked = pickExperiment(
     green.map((g) => ({ index: g.index, changedLines: g.result.changedLines, suiteMs: g.result.suiteMs })),
   );
@@ -142,7 +149,8 @@ export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly Expe
     const reason = won
       ? undefined
       : j.verdict === 'green'
-        ? `not picked (${PICK_RULE}): ${j.result.changedLines} changed lines vs ${winner?.result.changedLines}`
+        ? (unheld ??
+          `not picked (${PICK_RULE}): ${j.result.changedLines} changed lines vs ${winner?.result.changedLines}`)
         : j.reason;
     recordTurn(
       d,
@@ -188,6 +196,13 @@ export function onExperiments(d: Draft<StateAt<'green'>>, results: readonly Expe
     return true;
   }
 
+  if (unheld !== null) {
+    cycle.rejections.push({ step: 'green', verdict: 'red-not-held', reason: unheld, at: d.at });
+    log(d, { type: 'cycle.rejected', item: item.id, step: 'green', verdict: 'red-not-held', reason: unheld });
+    writeCycle(d);
+    escalate(d, unheld);
+    return true;
+  }
   // No experiment is green: a failed GREEN, repaired one turn at a time.
   const reasons = judged.map((j) => `experiment ${j.index}: ${j.verdict === 'green' ? 'green' : j.reason}`).join('; ');
   cycle.rejections.push({ step: 'green', verdict: 'no-green-experiment', reason: reasons, at: d.at });

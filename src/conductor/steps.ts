@@ -115,7 +115,9 @@ export const STEP_TABLE: { readonly [S in Step]: StepSpec<S> } = {
     accepts: ['turn.finished', 'experiments.finished'],
     // Competing attempts come back together; a single turn then does not fit, and vice versa.
     on: (d, e) =>
-      e.type === 'turn.finished' ? !experimentsDue(d.state) && onDriverTurn(d, e.turn) : onExperiments(d, e.results),
+      e.type === 'turn.finished'
+        ? !experimentsDue(d.state) && onDriverTurn(d, e.turn)
+        : onExperiments(d, e.results, e.recheck),
     act: greenTurns,
     next: {
       'prove-green': 'code changed: committed',

@@ -35,9 +35,9 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-it('a RED test that passes on a later run, whatever the code, does not prove GREEN', async () => {
+async function build(slug: string, experiments?: number) {
   const { config } = await loadConfig(repo.dir);
-  const { feature } = await createFeature(await workspaceAt(repo.dir), 'phones', 'Phone numbers.');
+  const { feature } = await createFeature(await workspaceAt(repo.dir), slug, 'Phone numbers.');
   const lines: string[] = [];
   const r = await runBuildLane({
     workspace: await workspaceAt(repo.dir),
@@ -47,17 +47,33 @@ it('a RED test that passes on a later run, whatever the code, does not prove GRE
     provider: t.provider,
     env: process.env,
     gateMode: 'proxy',
+    ...(experiments ? { experiments } : {}),
     log: (l) => lines.push(l),
   });
   if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
+  return { r, store: new FeatureStore(repo.dir, feature) };
+}
+
+const UNHELD =
+  /the item's tests no longer fail without the implementation: on RED's tree, proven again beside GREEN, .*T1 stores a trimmed phone number .*\(passed\)/;
+
+it('a RED test that passes on a later run, whatever the code, does not prove GREEN', async () => {
+  const { r, store } = await build('phones');
   expect(r.stop).toBe('escalated');
-  expect(r.message).toMatch(
-    /the item's tests no longer fail without the implementation: on RED's tree, proven again beside GREEN, .*T1 stores a trimmed phone number \(passed\)/,
-  );
-  const store = new FeatureStore(repo.dir, feature);
+  expect(r.message).toMatch(UNHELD);
   const turns = await store.turns();
   expect(turns.filter((x) => x.step === 'green').map((x) => x.verdict)).toEqual(['rejected']);
   const events = await store.events();
   expect(events.find((e) => e.type === 'cycle.rejected')).toMatchObject({ step: 'green', verdict: 'red-not-held' });
   expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
+}, 180_000);
+
+it('nor does it prove competing GREEN attempts (--experiments)', async () => {
+  const { r, store } = await build('mobiles', 2);
+  expect(r.stop).toBe('escalated');
+  expect(r.message).toMatch(UNHELD);
+  const green = (await store.turns()).filter((x) => x.step === 'green');
+  expect(green.map((x) => x.verdict)).toEqual(['rejected', 'rejected']);
+  expect(green[0]!.reason).toMatch(UNHELD);
+  expect((await store.events()).some((e) => e.type === 'cycle.green')).toBe(false);
 }, 180_000);

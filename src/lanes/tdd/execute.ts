@@ -156,7 +156,13 @@ export async function performAction(
     const run = await runExperiments(ctx, effect.turns, state.frozen, onBase);
     const finished = at();
     return {
-      event: (timing) => ({ type: 'experiments.finished', at: finished, results: run.results, timing }),
+      event: (timing) => ({
+        type: 'experiments.finished',
+        at: finished,
+        results: run.results,
+        ...(run.recheck ? { recheck: run.recheck } : {}),
+        timing,
+      }),
       spent: { agentMs: run.agentMs, suiteMs: run.suiteMs },
     };
   }

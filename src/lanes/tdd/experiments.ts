@@ -9,13 +9,13 @@ import { createHash } from 'node:crypto';
 import { lstat, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TurnPlan } from '../../conductor/effects.js';
-import type { ExperimentResult } from '../../conductor/events.js';
+import type { ExperimentResult, ProofOutcome } from '../../conductor/events.js';
 import { checkScope } from '../../conductor/scope.js';
 import { ConsortError } from '../../core/errors.js';
 import { matchesAny } from '../../core/glob.js';
 import type { LaneContext } from './context.js';
 import { buildPolicy } from './policy.js';
-import { prove } from './proof.js';
+import { prove, type ProofRun } from './proof.js';
 import { FeatureStore } from './store.js';
 import { commitRecords, turnAt } from './turn.js';
 
@@ -127,6 +127,8 @@ async function attempt(
 
 export interface ExperimentsRun {
   results: ExperimentResult[];
+  /** RED's tree proven again after the attempts (none when no attempt was proven). */
+  recheck?: ProofOutcome;
   /** The attempts run side by side: the longest agent turn and the longest suite are what the wall clock waited for. */
   agentMs: number;
   suiteMs: number;
@@ -148,6 +150,31 @@ export async function runExperiments(
   // failure would restore (and end the run: the pinned git configuration and the protected git
   // directory released) while the others' suites still run and their git calls are still to come.
   const settled = await Promise.allSettled(plans.map((plan) => attempt(ctx, plan, base, frozen)));
+  // RED's tree (the attempts' base: RED's code) proven again once the attempts are, while the
+  // guard still stands: a test that passes on a later run whatever the code (the clock, a marker
+  // an earlier run left) passes here too (src/conductor/proofs.ts judgeRecheck).
+  const proven = settled.some((r) => r.status === 'fulfilled' && r.value.proof !== null);
+  let recheck: ProofRun | undefined;
+  let recheckFailed: { error: unknown } | undefined;
+  try {
+    if (proven)
+      recheck = await prove({
+        ws: ctx.ws,
+        commit: base,
+        ...(ctx.deps ? { deps: ctx.deps } : {}),
+        config: ctx.config,
+        branches: ctx.branches,
+        branch: `${plans[0]?.experiment?.proofBranch ?? `${plans[0]?.branch ?? 'x'}-green`}-r`,
+        hash: [],
+        env: ctx.env,
+        processes: ctx.processes,
+        time: ctx.time,
+        guard: false,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+  } catch (error) {
+    recheckFailed = { error }; // thrown once the guard has put git's files back
+  }
   const planted = await guard.restore();
   if (planted.length > 0)
     throw new ConsortError(
@@ -161,8 +188,10 @@ export async function runExperiments(
     if (r.status === 'rejected') throw r.reason;
     return r.value;
   });
+  if (recheckFailed) throw recheckFailed.error;
   return {
     results: runs.map(({ agentMs: _agentMs, ...result }) => result),
+    ...(recheck ? { recheck: recheck.outcome } : {}),
     agentMs: Math.max(0, ...runs.map((r) => r.agentMs)),
     suiteMs: Math.max(0, ...runs.map((r) => r.suiteMs)),
   };
