@@ -84,12 +84,17 @@ it.each([
   ['a Cyrillic ѕ in the gate', '/consort approve ѕpec'],
   ['a zero-width space in the gate', '/consort approve sp\u200bec'],
   ['a zero-width space before it', '\u200b/consort approve spec'],
-  ['a no-break space after /consort', '/consort\u00a0approve spec'],
   ['the gate in capitals', '/consort approve SPEC'],
   ['no gate', '/consort approve'],
 ])('does not count %s', async (_what, body) => {
   const comments = [announce('spec'), said('mona', body)];
   expect(await judge(comments, 'mona')).toBe('@mona left no /consort approve spec on #7');
+});
+
+it('counts a no-break space after /consort as the space it shows (Option-space, pasted text)', async () => {
+  // It reads as the command, and is one (src/github/commands.ts): the approver is who decides, not the byte.
+  const comments = [announce('spec'), said('mona', '/consort\u00a0approve spec')];
+  expect(await judge(comments, 'mona')).toBeUndefined();
 });
 
 it('counts the command in any case, with whitespace around it', async () => {
