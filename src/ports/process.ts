@@ -31,6 +31,14 @@ export interface ProcessRequest {
    * folders above. Only where `ProcessRunner.canBind()` says so: elsewhere the request is refused.
    */
   binds?: readonly Bind[];
+  /**
+   * With `isolate`: paths shown empty, after everything above — a folder as an empty one, a file as
+   * an empty file (a proof's suite sees no git history and no Consort records). Only where
+   * `ProcessRunner.canBind()` says so: elsewhere the request is refused.
+   */
+  masks?: readonly string[];
+  /** With `masks`: paths inside them shown again, read-only (what the command needs from a masked folder). */
+  reshown?: readonly string[];
   /** Stopped (the whole process group) after this long; default: no time limit. */
   timeoutMs?: number;
   /** Bound on `output`; the head and the tail are kept because errors show up in both. */

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { childEnv } from '../core/child-env.js';
 import { hostProgram } from './host-programs.js';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -186,11 +186,15 @@ export interface IsolationOptions {
   writable?: readonly string[];
   /** `source` shown at `target` (read-only unless `writable`), after the above: bubblewrap only, refused elsewhere. */
   binds?: readonly { source: string; target: string; writable?: boolean }[];
+  /** Shown empty, after the above (a folder as an empty tmpfs, a file as /dev/null): bubblewrap only, refused elsewhere. */
+  masks?: readonly string[];
+  /** Paths inside `masks` shown again, read-only, after them (a dependency install kept in the git directory). */
+  reshown?: readonly string[];
 }
 
 export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
   const marker = randomUUID();
-  if (kind !== 'bwrap' && (options.binds?.length ?? 0) > 0)
+  if (kind !== 'bwrap' && ((options.binds?.length ?? 0) > 0 || (options.masks?.length ?? 0) > 0))
     throw new Error(`binds need bubblewrap, and isolation here is ${kind}`);
   // Hidden from this command on, so from every command that could be running when it is used.
   if (kind === 'bwrap') isolatedPrivateDir();
@@ -223,6 +227,12 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
           ...(options.readOnly ?? []).flatMap((p) => ['--ro-bind', p, p]),
           ...(options.writable ?? []).flatMap((p) => ['--bind', p, p]),
           ...(options.binds ?? []).flatMap((b) => [b.writable ? '--bind' : '--ro-bind', b.source, b.target]),
+          ...(options.masks ?? [])
+            .filter((p) => existsSync(p))
+            .flatMap((p) => (lstatSync(p).isDirectory() ? ['--tmpfs', p] : ['--ro-bind', '/dev/null', p])),
+          ...(options.reshown ?? [])
+            .filter((p) => existsSync(p) && (options.masks ?? []).some((m) => inside(p, m)))
+            .flatMap((p) => ['--ro-bind', p, p]),
         ]
       : [];
   // bwrap's own options end with `--`: the binds go before it.

@@ -142,6 +142,8 @@ async function runProcess(options: ProcessRequest, runnerOptions: ProcessRunnerO
             ...(options.readOnly ? { readOnly: options.readOnly } : {}),
             ...(options.writable ? { writable: options.writable } : {}),
             ...(options.binds ? { binds: options.binds } : {}),
+            ...(options.masks ? { masks: options.masks } : {}),
+            ...(options.reshown ? { reshown: options.reshown } : {}),
           })
         : undefined;
     const argv = options.command as readonly string[];

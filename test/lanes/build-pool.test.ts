@@ -80,8 +80,8 @@ it('hands its forks out of a pool of the baseline, and drops the pool at the end
     // poolMiss says why a fork was copied instead (undefined when it came from the pool).
     expect(created.filter((b) => b.parent === baseline).map((b) => [b.name, b.pooled, b.poolMiss])).toEqual([
       ['f001-sbx', true, undefined],
-      ['f001-p1', true, undefined],
-      ['f001-p2', true, undefined],
+      [branches.providerName('f001-p1'), true, undefined],
+      [branches.providerName('f001-p2'), true, undefined],
     ]);
     expect(branches.forks()).toEqual({ made: 3, pooled: 3 });
     // A handout is the baseline as seeded, with the workspace's migrations applied.

@@ -79,10 +79,11 @@ async function branchesWith(passEnv?: string[]): Promise<Branches> {
 }
 
 it("applies a feature's JS migration with the variables the project passes, without another database's URL", async () => {
-  const fresh = await (await branchesWith()).fresh('env-proof', dir);
+  const branches = await branchesWith();
+  const fresh = await branches.fresh('env-proof', dir);
   expect(fresh.migrations.ok ? 'applied' : fresh.migrations.failed.error.message).toBe('applied');
   const [row] = await query<{ c: string }>(
-    await t.provider.connectionUri('env-proof'),
+    await t.provider.connectionUri(branches.providerName('env-proof')),
     "SELECT obj_description('region_eu'::regclass) AS c",
   );
   expect(row?.c).toBe('|');

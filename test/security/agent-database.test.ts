@@ -90,7 +90,7 @@ it('a command agent cannot put a schema change into the baseline or the proof br
   const baseline = await dbOf(await branches.baseline());
   await writeFile(
     path.join(dir, 'targets.json'),
-    JSON.stringify({ own: null, baseline, proof: await dbOf('f001-proof') }),
+    JSON.stringify({ own: null, baseline, proof: await dbOf(branches.providerName('f001-proof')) }),
   );
 
   const agentUrl = await branches.untrusted('f001-sandbox', sandbox.url);

@@ -176,10 +176,13 @@ it("a planted hook never runs in the conductor's git calls, and .git is put back
   await rm(ran, { force: true });
 }, 60_000);
 
-it("a suite that writes git's own files (a clean filter in .git/config, ~/.gitconfig, an index flag) is judged broken, and they are put back before the conductor's next git call", async () => {
+it("a suite that writes git's own files (a clean filter in .git/config, ~/.gitconfig, an index flag) is judged broken, and they are put back before the conductor's next git call (where nothing hides .git)", async () => {
   const home = await mkdtemp(path.join(os.tmpdir(), 'consort-suite-home-'));
   const pinned = process.env.HOME;
   process.env.HOME = home;
+  // Under bubblewrap the suite sees no .git at all (suite-git-race.test.ts): the guard is what stands elsewhere.
+  const isolation = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = 'sweep';
   try {
     await repo();
     const config = path.join(ws.gitDir, 'config');
@@ -213,6 +216,8 @@ export const sum = (a, b) => a + b;
     expect(await commitPaths(ws, ['src/sum.js'], 'consort(driver): refactor')).toMatch(/^[0-9a-f]{40}$/);
     expect(await exists(ran)).toBe(false);
   } finally {
+    if (isolation === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = isolation;
     process.env.HOME = pinned;
     await rm(home, { recursive: true, force: true });
   }

@@ -134,7 +134,32 @@ export const sum = (a, b) => a + b;
   60_000,
 );
 
-it("a suite that points the workspace's HEAD at another branch of the same commit is seen", async () => {
+/** Run `fn` with isolated commands under `kind` (the guard is what stands where nothing can be hidden: `sweep`). */
+async function under<T>(kind: 'sweep' | 'bwrap', fn: () => Promise<T>): Promise<T> {
+  const pinned = process.env.CONSORT_ISOLATION;
+  process.env.CONSORT_ISOLATION = kind;
+  try {
+    return await fn();
+  } finally {
+    if (pinned === undefined) delete process.env.CONSORT_ISOLATION;
+    else process.env.CONSORT_ISOLATION = pinned;
+  }
+}
+
+it("under bubblewrap a suite cannot reach the repository's git directory at all: its git finds no repository", async () => {
+  const tamper = `import { execFileSync } from 'node:child_process';
+execFileSync('git', ['-C', ${JSON.stringify(dir)}, 'branch', 'evil']);
+export const sum = (a, b) => a + b;
+`;
+  await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
+  await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
+  const { outcome } = await under('bwrap', () => proveHead(dir, ws, deps));
+  // Its git failed (no repository where it looked), and so did the suite: nothing reached .git.
+  expect(outcome).toMatchObject({ kind: 'ran', exitCode: 1, summary: '0 passed, 1 failed, 0 errored, 0 skipped' });
+  expect(await git(dir, 'branch', '--list', 'evil')).toBe('');
+}, 60_000);
+
+it("a suite that points the workspace's HEAD at another branch of the same commit is seen (where nothing hides .git)", async () => {
   const head = await workspaceHead(ws);
   // GREEN code that makes a branch at HEAD and moves the main worktree's HEAD onto it.
   const tamper = `import { execFileSync } from 'node:child_process';
@@ -144,7 +169,7 @@ export const sum = (a, b) => a + b;
 `;
   await writeFile(path.join(dir, 'src', 'sum.js'), tamper);
   await commitPaths(ws, ['src/sum.js'], 'consort(driver): green');
-  const result = await proveHead(dir, ws, deps).then(
+  const result = await under('sweep', () => proveHead(dir, ws, deps)).then(
     (r) => r.outcome,
     (e: Error) => e.message,
   );

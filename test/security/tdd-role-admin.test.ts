@@ -74,7 +74,7 @@ it('builds, forks and migrates as the branch roles, hands out confined URLs, and
       await expect(c.query('CREATE DATABASE stolen')).rejects.toThrow(/permission denied/);
     });
     // Not the proof's branch, nor the baseline every fork starts from.
-    const proofDb = (await t.provider.get('f001-proof'))!.database;
+    const proofDb = (await t.provider.get(branches.providerName('f001-proof')))!.database;
     const other = new URL(agentUrl);
     other.pathname = `/${proofDb}`;
     await expect(asUser(other.toString(), (c) => c.query('SELECT 1'))).rejects.toThrow(

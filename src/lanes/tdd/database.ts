@@ -9,6 +9,7 @@ import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { migrationEnv } from '../../core/child-env.js';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
@@ -133,6 +134,23 @@ export function createBranches(kit: BranchKit) {
   /** Invalidated sandboxes being forked afresh in the background (the next turn takes the fork). */
   const refreshing = new Map<string, Promise<Prepared>>();
   const drops: Promise<void>[] = [];
+  /**
+   * Proof branches live under names that say nothing (`f001-<10 hex>`), drawn when first used: a
+   * suite reads its database's name (DATABASE_URL, current_database()), and one that said `green`,
+   * or which of GREEN's proof and RED's tree proven beside it a run is, would let a test pass at
+   * GREEN whatever the code. The lane's records and logs keep the lane's own names.
+   */
+  const proofNames = new Set<string>();
+  const aliases = new Map<string, string>();
+  const real = (name: string): string => {
+    if (!proofNames.has(name)) return name;
+    let alias = aliases.get(name);
+    if (alias === undefined) {
+      alias = `${name.split('-')[0]}-${randomBytes(5).toString('hex')}`;
+      aliases.set(name, alias);
+    }
+    return alias;
+  };
   const schemas = new Map<string, { fingerprint: string; summary: SchemaSummary }>();
   /** One idle connection per sandbox for the schema fingerprint (a connection costs more than the query). */
   const clients = new Map<string, Promise<pg.Client>>();
@@ -255,7 +273,7 @@ export function createBranches(kit: BranchKit) {
       // it; the admin only reads there): a new key is all it needs.
       const rekey = role !== undefined;
       const made = {
-        url: time('branch:role', () => kit.provider.confinedUri!(name, rekey ? { rekey } : undefined)),
+        url: time('branch:role', () => kit.provider.confinedUri!(real(name), rekey ? { rekey } : undefined)),
         handedOut: false,
       };
       made.url.catch(() => {
@@ -273,20 +291,20 @@ export function createBranches(kit: BranchKit) {
     roles.delete(name);
     await making; // the old branch's role, if being made, before that branch goes
     const parent = await getBaseline();
-    const existing = await kit.provider.get(name);
+    const existing = await kit.provider.get(real(name));
     // A fork of the baseline made before (a sandbox forked again, a proof's branch that cannot be
     // used): where the provider keeps pools, a reset swaps in a ready copy and drops the old
     // database in the background, where a delete would wait for DROP DATABASE first.
     if (existing?.parent === parent && kit.provider.pool) {
-      await kit.provider.reset(name, { terminateConnections: true });
+      await kit.provider.reset(real(name), { terminateConnections: true });
       forks.made += 1;
-      return kit.provider.connectionUri(name);
+      return kit.provider.connectionUri(real(name));
     }
-    if (existing) await kit.provider.delete(name, { recursive: true, terminateConnections: true });
-    const made = await kit.provider.create({ name, parent, ttlMs: BRANCH_TTL_MS });
+    if (existing) await kit.provider.delete(real(name), { recursive: true, terminateConnections: true });
+    const made = await kit.provider.create({ name: real(name), parent, ttlMs: BRANCH_TTL_MS });
     forks.made += 1;
     if (made.pooled) forks.pooled += 1;
-    return kit.provider.connectionUri(name);
+    return kit.provider.connectionUri(real(name));
   }
 
   /**
@@ -425,7 +443,7 @@ export function createBranches(kit: BranchKit) {
     const lacking = names.findIndex((m) => !shas?.has(m));
     const inOrder = lacking < 0 || names.slice(lacking).every((m) => !shas?.has(m));
     if (shas !== null && holds(shas, current) && inOrder) {
-      const url = await kit.provider.connectionUri(name);
+      const url = await kit.provider.connectionUri(real(name));
       const migrations =
         lacking >= 0 ? await time('branch:migrate', () => migrate(name, url, workspace)) : NOTHING_TO_APPLY;
       return { url, migrations, shas: current };
@@ -468,10 +486,13 @@ export function createBranches(kit: BranchKit) {
     sandboxes.delete(name);
     roles.delete(name);
     schemas.delete(name);
+    const branch = real(name);
+    proofNames.delete(name);
+    aliases.delete(name);
     drops.push(
       disconnect(name)
         .then(() => making)
-        .then(() => kit.provider.delete(name, { recursive: true, terminateConnections: true }))
+        .then(() => kit.provider.delete(branch, { recursive: true, terminateConnections: true }))
         .then(
           () => undefined,
           () => undefined,
@@ -500,9 +521,13 @@ export function createBranches(kit: BranchKit) {
   return {
     baseline: getBaseline,
 
+    /** The provider's name of a lane branch (a proof's says nothing of its purpose: see `real`). */
+    providerName: real,
+
     /** Start forking (and migrating) a branch for later use: the proof after the running turn, the next sandbox. */
     prefork(name: string, use: 'proof' | 'sandbox'): void {
       if (warm.has(name) || sandboxes.has(name)) return;
+      if (use === 'proof') proofNames.add(name);
       warm.set(
         name,
         prepare(name, use).catch((): Prepared => ({ ok: false, shas: null })),
@@ -514,6 +539,7 @@ export function createBranches(kit: BranchKit) {
      * or an experiment worktree's); a leftover of the same name is replaced.
      */
     async fresh(name: string, workspace = kit.ws.dir): Promise<FreshBranch> {
+      proofNames.add(name);
       const early = await takeWarmWithNote(name);
       const { url, migrations } = await settleMigrations(name, early.shas, workspace);
       const used = engines.used();

@@ -17,7 +17,7 @@ import { parseDuration } from '../../core/duration.js';
 import { ConsortError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import type { ApplyFailure } from '../../ports/migration-runner.js';
-import type { ProcessRunner } from '../../ports/process.js';
+import type { ProcessRequest, ProcessRunner } from '../../ports/process.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { readJUnitReports, summarizeSuite, type SuiteResult } from '../../suite/junit.js';
 import { branchEnv } from '../../suite/pg-env.js';
@@ -25,6 +25,7 @@ import { cleanTree, type Dependencies } from './clean-tree.js';
 import type { Branches } from './database.js';
 import { trackedAt } from './harness.js';
 import { type MadeFiles, watchMadeFiles } from './made-files.js';
+import { gitDirsOf } from './git-dirs.js';
 
 const OUTPUT_TAIL = 4000;
 
@@ -110,6 +111,24 @@ export async function sweepDeadProofTemps(parent: string): Promise<void> {
 /** Why a proof whose suite wrote git's own files (put back by the guard) cannot be judged. */
 export function gitFilesChanged(changes: readonly FileChange[]): string {
   return `the suite changed git's own files (${changes.map((c) => `${c.status} ${c.path}`).join(', ')}); they were put back. A suite may not write the repository's .git, git's global files or a test runner's in the home folder (~/.npmrc, ~/.cargo/config.toml…): give tests that configure git or a package manager a HOME and repository of their own.`;
+}
+
+/**
+ * What the suite must not read where bubblewrap can hide it: the repository's history (its git
+ * directory, and the proof tree's `.git` file that leads there) and Consort's records in the tree
+ * (`.consort/`). A RED proof, GREEN's, and RED's tree proven again beside GREEN differ there — a
+ * commit's message, the step a feature's state names — so a test that read them could pass at
+ * GREEN, and fail at RED and beside it, whatever the code. The dependency install kept in the git
+ * directory is shown again, read-only. Without bubblewrap nothing is hidden (docs/security.md).
+ */
+export function historyVeil(
+  input: Pick<ProveInput, 'ws' | 'deps' | 'processes'>,
+  tree: string,
+): Pick<ProcessRequest, 'masks' | 'reshown'> {
+  if (input.processes.canBind?.() !== true) return {};
+  const masks = [...gitDirsOf(input.ws), path.join(tree, '.git'), path.join(tree, '.consort')];
+  const reshown = input.deps ? [input.deps.root, ...input.deps.links.values()] : [];
+  return { masks: masks.map((p) => path.resolve(p)), reshown: reshown.map((p) => path.resolve(p)) };
 }
 
 export interface ProveInput {
@@ -228,6 +247,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         readOnly: tree.readOnly,
         writable: [...tree.writable, tmp],
         ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
+        ...historyVeil(input, ws.dir),
         env: childEnv(
           {
             ...branchEnv(suiteUrl, [config.suite.env]),

@@ -14,14 +14,13 @@ import type { TurnPlan } from '../../conductor/effects.js';
 import { isDesignRole } from '../../conductor/moves.js';
 import { OWED } from '../../conductor/roles.js';
 import { redact } from '../../core/redact.js';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Workspace } from '../../ports/workspace.js';
 import type { Dependencies } from './clean-tree.js';
 import type { LaneContext } from './context.js';
 import { linksLeaving, linkTargets, modulesShadowing, testOwnedChanges, trackedAt } from './harness.js';
 import { roleInstructions, roleReads } from './policy.js';
 import type { FreshBranch } from './database.js';
+import { gitDirsOf } from './git-dirs.js';
 import { migrationFailed } from './proof.js';
 import { featureDirOf, type FeatureStore, readText } from './store.js';
 
@@ -152,9 +151,7 @@ export async function runTurn(
  * every turn where nothing can be bound). An agent's own `git add` or `git commit` fails there.
  */
 export function agentReadOnly(ws: Pick<Workspace, 'gitDir' | 'top'>, deps?: Dependencies): string[] {
-  const dotGit = path.join(ws.top, '.git');
-  const git = path.resolve(dotGit) === path.resolve(ws.gitDir) ? [ws.gitDir] : [ws.gitDir, dotGit];
-  return [...(deps?.copied.size ? [deps.root] : []), ...git.filter((p) => existsSync(p))];
+  return [...(deps?.copied.size ? [deps.root] : []), ...gitDirsOf(ws)];
 }
 
 export interface TurnPlace {
