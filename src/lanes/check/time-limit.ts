@@ -168,7 +168,18 @@ export async function applyBounded(
         : timeLimited(session, { ms: parseDuration(timeout), text: timeout }, files, bounds.configuration);
     if (signal?.aborted) cancel();
     else signal?.addEventListener('abort', cancel, { once: true });
-    return await limited.apply(options);
+    const result = await limited.apply(options);
+    // A cancel that came while the request was on its way to the migrations' process (its child
+    // warming up) ended that child, and the request started a fresh one and ran whole: the run was
+    // cancelled all the same, so the caller rolls back what it applied, as after any cancel.
+    if (signal?.aborted && result.ok)
+      return {
+        ok: false,
+        applied: result.applied,
+        log: result.log,
+        failed: { kind: 'load', error: { message: 'the run was cancelled while the migrations were applied' } },
+      };
+    return result;
   } finally {
     signal?.removeEventListener('abort', cancel);
     disarm?.();
