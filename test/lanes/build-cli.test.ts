@@ -151,8 +151,15 @@ describe('consort feature / run / status / approve / log', () => {
         },
       }),
     );
+    // A temporary folder of this test's own: the run's other workers make turn folders in theirs.
+    const pinnedTmp = process.env.TMPDIR;
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-ctrl-c-'));
+    process.env.TMPDIR = tmp;
     const tmpBefore = new Set((await readdir(os.tmpdir())).filter((f) => f.startsWith('consort-turn-')));
-    const running = cli(['-C', repo, 'run', 'phones', '--config', slow], env);
+    const running = cli(['-C', repo, 'run', 'phones', '--config', slow], env).finally(() => {
+      if (pinnedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = pinnedTmp;
+    });
     const deadline = Date.now() + 60_000;
     while (!existsSync(started) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(started)).toBe(true);
@@ -162,8 +169,9 @@ describe('consort feature / run / status / approve / log', () => {
     expect(r.stderr).toContain('SIGINT: stopping 001-phones');
     expect(r.stdout).toContain('001-phones: interrupted');
     expect((await exec('git', ['worktree', 'list'], { cwd: repo })).stdout.trim().split('\n')).toHaveLength(1);
-    const tmpAfter = (await readdir(os.tmpdir())).filter((f) => f.startsWith('consort-turn-') && !tmpBefore.has(f));
+    const tmpAfter = (await readdir(tmp)).filter((f) => f.startsWith('consort-turn-') && !tmpBefore.has(f));
     expect(tmpAfter).toEqual([]);
+    await rm(tmp, { recursive: true, force: true });
     await rm(slow);
   }, 120_000);
 });
