@@ -63,6 +63,26 @@ export interface Intake {
 
 const sha7 = (sha: string): string => sha.slice(0, 7);
 
+/** A run of a recorded pull request's head (a close that merges nothing). */
+function runOfPull(kind: 'check' | 'close', pull: PullRecord, deliveryId: string | null): NewRun {
+  return {
+    kind,
+    subject: prSubject(pull.repositoryId, pull.number),
+    repositoryId: pull.repositoryId,
+    installationId: pull.installationId,
+    owner: pull.owner,
+    repo: pull.repo,
+    pr: pull.number,
+    headSha: pull.headSha,
+    headRef: pull.headRef,
+    baseSha: pull.baseSha,
+    baseRef: pull.baseRef,
+    fork: pull.fork,
+    merged: false,
+    deliveryId,
+  };
+}
+
 /** Record a check of a pull request's head and enqueue its announcement; older live checks are cancelled. */
 export async function recordPullCheck(
   tx: pg.PoolClient,
@@ -72,22 +92,7 @@ export async function recordPullCheck(
 ): Promise<Run> {
   const run = await insertRun(
     tx,
-    {
-      kind: 'check',
-      subject: prSubject(pull.repositoryId, pull.number),
-      repositoryId: pull.repositoryId,
-      installationId: pull.installationId,
-      owner: pull.owner,
-      repo: pull.repo,
-      pr: pull.number,
-      headSha: pull.headSha,
-      headRef: pull.headRef,
-      baseSha: pull.baseSha,
-      baseRef: pull.baseRef,
-      fork: pull.fork,
-      merged: false,
-      deliveryId,
-    },
+    runOfPull('check', pull, deliveryId),
     `superseded by a newer run at ${sha7(pull.headSha)}`,
   );
   await queue.sendQuick({ kind: 'announce', runId: run.id }, tx);
@@ -325,26 +330,7 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
         const cancelled = await cancelRepositories(tx, repositories, reason);
         const closing: number[] = [];
         for (const pull of await openPulls(tx, repositories)) {
-          const run = await insertRun(
-            tx,
-            {
-              kind: 'close',
-              subject: prSubject(pull.repositoryId, pull.number),
-              repositoryId: pull.repositoryId,
-              installationId: pull.installationId,
-              owner: pull.owner,
-              repo: pull.repo,
-              pr: pull.number,
-              headSha: pull.headSha,
-              headRef: pull.headRef,
-              baseSha: pull.baseSha,
-              baseRef: pull.baseRef,
-              fork: pull.fork,
-              merged: false,
-              deliveryId: event.id,
-            },
-            reason,
-          );
+          const run = await insertRun(tx, runOfPull('close', pull, event.id), reason);
           await queue.sendRun({ runId: run.id }, tx);
           closing.push(run.id);
         }
