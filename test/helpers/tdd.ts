@@ -3,6 +3,9 @@
  * this machine, the local process runner, every shipped agent backend), built once.
  */
 import { localAgentBackends } from '../../src/agents/backends.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createFeature } from '../../src/lanes/tdd/feature.js';
+import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import type { ConsortConfig } from '../../src/config/schema.js';
 import { createBranches, type BranchKit, type Branches } from '../../src/lanes/tdd/database.js';
 import type { BranchProvider } from '../../src/ports/branch-provider.js';
@@ -52,4 +55,32 @@ export async function laneBranches(o: {
     baseCommit: o.baseCommit,
     ...o.kit,
   });
+}
+
+/**
+ * A new feature `slug` in the checkout at `dir`, run by the lane with headless (proxy) gates on
+ * `provider`: what the scripted cheating agents' tests drive. Returns the run's end, its log lines
+ * and the feature's name.
+ */
+export async function runNewFeature(
+  dir: string,
+  provider: BranchProvider,
+  slug: string,
+  options: { experiments?: number } = {},
+): Promise<{ r: Awaited<ReturnType<typeof runBuildLane>>; lines: string[]; feature: string }> {
+  const { config } = await loadConfig(dir);
+  const { feature } = await createFeature(await workspaceAt(dir), slug, 'Phone numbers.');
+  const lines: string[] = [];
+  const r = await runBuildLane({
+    workspace: await workspaceAt(dir),
+    ...tddAdapters,
+    config,
+    feature,
+    provider,
+    env: process.env,
+    gateMode: 'proxy',
+    ...(options.experiments ? { experiments: options.experiments } : {}),
+    log: (l) => lines.push(l),
+  });
+  return { r, lines, feature };
 }

@@ -8,32 +8,16 @@
  * Until 2026-12-05 the lane ran to `done` in proxy mode.
  */
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config/load.js';
-import { runBuildLane } from '../../src/lanes/tdd/index.js';
-import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { lineFlag, testEnvironmentFlags } from '../../src/lanes/tdd/test-env-flags.js';
 import { useShopWithAgent } from '../helpers/shop-agent.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { runNewFeature, workspaceAt } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/seeded-rows-agent.mjs', import.meta.url));
 const shop = useShopWithAgent(AGENT, 'quick');
 
 it('a migration that UPDATEs the seeded rows a frozen test reads is flagged; proxy mode stops at the merge gate', async () => {
-  const { config } = await loadConfig(shop.repo.dir);
-  const ws = await workspaceAt(shop.repo.dir);
-  const base = await ws.head();
-  const { feature } = await createFeature(ws, 'phones', 'Phone numbers.');
-  const lines: string[] = [];
-  const r = await runBuildLane({
-    workspace: await workspaceAt(shop.repo.dir),
-    ...tddAdapters,
-    config,
-    feature,
-    provider: shop.t.provider,
-    env: process.env,
-    gateMode: 'proxy',
-    log: (l) => lines.push(l),
-  });
+  const base = await (await workspaceAt(shop.repo.dir)).head();
+  const { r, lines } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
   if (r.stop !== 'awaiting-approval') console.log(lines.join('\n'));
   expect(r).toMatchObject({ stop: 'awaiting-approval', message: 'waiting for a human to approve the merge gate' });
   expect(lines.join('\n')).toContain('GREEN proven for T1');

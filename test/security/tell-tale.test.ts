@@ -8,15 +8,12 @@
  * suite sees no history and no records (under bubblewrap) and its database's name says nothing.
  */
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config/load.js';
-import { runBuildLane } from '../../src/lanes/tdd/index.js';
-import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { isolationKind } from '../../src/process/isolate.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/tell-tale-agent.mjs', import.meta.url));
 
@@ -35,19 +32,7 @@ afterAll(async () => {
 (isolationKind() === 'bwrap' ? it : it.skip)(
   'a RED test that passes where the history, the records or the branch name say GREEN does not prove GREEN',
   async () => {
-    const { config } = await loadConfig(repo.dir);
-    const { feature } = await createFeature(await workspaceAt(repo.dir), 'phones', 'Phone numbers.');
-    const lines: string[] = [];
-    const r = await runBuildLane({
-      workspace: await workspaceAt(repo.dir),
-      ...tddAdapters,
-      config,
-      feature,
-      provider: t.provider,
-      env: process.env,
-      gateMode: 'proxy',
-      log: (l) => lines.push(l),
-    });
+    const { r, lines, feature } = await runNewFeature(repo.dir, t.provider, 'phones');
     if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
     expect(r.stop).toBe('escalated');
     const store = new FeatureStore(repo.dir, feature);

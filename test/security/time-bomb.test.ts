@@ -10,14 +10,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config/load.js';
-import { runBuildLane } from '../../src/lanes/tdd/index.js';
-import { createFeature } from '../../src/lanes/tdd/feature.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
-import { tddAdapters, workspaceAt } from '../helpers/tdd.js';
+import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/time-bomb-agent.mjs', import.meta.url));
 
@@ -36,20 +33,7 @@ afterAll(async () => {
 });
 
 async function build(slug: string, experiments?: number) {
-  const { config } = await loadConfig(repo.dir);
-  const { feature } = await createFeature(await workspaceAt(repo.dir), slug, 'Phone numbers.');
-  const lines: string[] = [];
-  const r = await runBuildLane({
-    workspace: await workspaceAt(repo.dir),
-    ...tddAdapters,
-    config,
-    feature,
-    provider: t.provider,
-    env: process.env,
-    gateMode: 'proxy',
-    ...(experiments ? { experiments } : {}),
-    log: (l) => lines.push(l),
-  });
+  const { r, lines, feature } = await runNewFeature(repo.dir, t.provider, slug, experiments ? { experiments } : {});
   if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
   return { r, store: new FeatureStore(repo.dir, feature) };
 }
