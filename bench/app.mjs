@@ -182,9 +182,16 @@ async function main() {
       number,
       installation: { id: 7 },
       sender: { login: 'bench', type: 'User' },
-      repository: { id: 424242, name: 'shop', full_name: 'bench/shop', owner: { login: 'bench' } },
+      repository: {
+        id: 424242,
+        name: 'shop',
+        full_name: 'bench/shop',
+        owner: { login: 'bench' },
+        default_branch: 'main',
+      },
       pull_request: {
         number,
+        updated_at: new Date().toISOString(),
         merged: false,
         merge_commit_sha: null,
         head: { sha: head, ref: `feature-${number}`, repo: { full_name: 'bench/shop' } },
@@ -233,6 +240,7 @@ async function main() {
     const at = await createdAt;
     latency.push(at - t0);
     acks.push(ack);
+    if (i === 0) log(`first webhook: check run created after ${ms(at - t0)} ms`);
     waiters.delete(head);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -30,9 +30,12 @@ it('SIGTERM mid-run: the App, its embedded server and every file the bench made 
   await new Promise<void>((resolve, reject) => {
     bench.stderr.on('data', (d: Buffer) => {
       err += d.toString();
-      if (err.includes('App ready at')) resolve();
+      // The App took a webhook and acted on it: the bench is mid-run, past its setup.
+      if (err.includes('first webhook: check run created')) resolve();
     });
-    bench.once('exit', (code) => reject(new Error(`the bench exited (${code}) before the App was ready:\n${err}`)));
+    bench.once('exit', (code) =>
+      reject(new Error(`the bench exited (${code}) before its first webhook was acted on:\n${err}`)),
+    );
   });
   const [dataDir] = (await readdir(tmp)).filter((d) => d.startsWith('consort-bench-app-'));
   expect(dataDir).toBeDefined();
