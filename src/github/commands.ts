@@ -5,7 +5,8 @@
  * `approve <gate>`), the App the rest.
  *
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
- * case) outside fenced code blocks (a list item's too), indented code, block quotes, HTML comments,
+ * case) outside fenced code blocks (a list item's too), indented code, block quotes (with the lines
+ * GitHub shows inside them: `> text` then `/consort …` on the next line is one quoted paragraph), HTML comments,
  * `<pre>` blocks and code spans — so quoting someone's command, or showing one as code, never runs
  * it. Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following
  * lines of its paragraph.
@@ -49,6 +50,8 @@ const ITEM_MARKERS = /^(?: {0,3}(?:[-+*]|\d{1,9}[.)])[ \t]{1,4})+/;
 const RAW_HTML = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
 /** Any blank but a line break after `/consort`: a no-break space (Option-space, pasted text) shows as a space too. */
 const COMMAND = /^ {0,3}\/consort(?:[^\S\r\n]+(.*))?$/i;
+/** A block quote's line (`> …`, nested or not). */
+const QUOTE = /^ {0,3}>/;
 
 interface Found {
   args: string;
@@ -88,8 +91,15 @@ function findCommandLine(body: string): Found | null {
   let fence: { char: string; length: number; indent: number } | null = null;
   let inComment = false;
   let rawHtml: string | null = null;
+  /** The line before is a block quote's, or a line GitHub shows inside one (lazy continuation). */
+  let quoted = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
+    // `> text` then `/consort approve` on the next line: GitHub shows both lines inside the quote
+    // (a paragraph's lazy continuation), so quoting a reply that ends in a command runs nothing.
+    const inQuote: boolean = QUOTE.test(line) || (quoted && line.trim() !== '');
+    const continuesQuote = quoted;
+    quoted = inQuote && fence === null && !inComment && rawHtml === null;
     if (inComment) {
       if (line.includes('-->')) inComment = false;
       continue;
@@ -126,7 +136,7 @@ function findCommandLine(body: string): Found | null {
       continue;
     }
     const m = COMMAND.exec(line);
-    if (!m || inCodeSpan(lines, i)) continue;
+    if (!m || continuesQuote || inCodeSpan(lines, i)) continue;
     const continuation: string[] = [];
     for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++)
       continuation.push(lines[j]!.trim());

@@ -79,6 +79,10 @@ describe('parseCommand', () => {
     ['in a fence that is still open at the end', '```sh\n/consort retry'],
     ['after a fence opened by four backticks and "closed" by three', '````\n```\n/consort approve\n````x'],
     ['in a block quote', '> /consort approve\n\nquoting the bot'],
+    // GitHub shows the unquoted line inside the quote (a paragraph's lazy continuation).
+    ['on the line after a quoted line', '> Reviewer wrote:\n/consort approve spec'],
+    ['two lines after a quoted line', '> Reviewer wrote:\nand then\n/consort approve spec'],
+    ['after a nested quote', '>> an older reply\n/consort approve'],
     ['in indented code', '    /consort approve'],
     ['in inline code', 'type `/consort approve` to approve'],
     ['in an HTML comment', '<!--\n/consort approve\n-->'],
@@ -96,6 +100,13 @@ describe('parseCommand', () => {
     ['empty', ''],
   ])('does not fire %s', (_label, body) => {
     expect(parseCommand(body)).toBeNull();
+  });
+
+  it('fires after a block quote that a blank line ends', () => {
+    expect(parseCommand('> Reviewer wrote: looks right\n\n/consort approve spec')).toEqual({
+      kind: 'approve',
+      gate: 'spec',
+    });
   });
 
   it('fires after a closed code block', () => {
