@@ -3,7 +3,9 @@
  * request leaves Consort (REST "Create a check run" / "Update a check run"):
  *
  * - `output.summary` and `output.text`: at most 65,535 characters;
- * - `output.annotations`: at most 50 per request;
+ * - `output.annotations`: at most 50 per request; more go in further "Update a check run" requests,
+ *   which GitHub appends to the run's annotations (`annotationBatches`). Consort sends at most
+ *   `annotationsPerRun` (ten requests) and says in the summary how many there were;
  * - an annotation's `title`: at most 255 characters; `message` and `raw_details`: at most 64 KB;
  *   `start_column`/`end_column` only when the annotation starts and ends on the same line.
  *
@@ -17,14 +19,16 @@ export const CHECK_LIMITS = {
   summaryChars: 65_535,
   textChars: 65_535,
   annotationsPerRequest: 50,
+  /** Consort's own cap: ten requests at most, however many findings a history has. */
+  annotationsPerRun: 500,
   annotationTitleChars: 255,
   annotationMessageBytes: 64 * 1024,
   annotationRawDetailsBytes: 64 * 1024,
   titleChars: 255,
 } as const;
 
-/** GitHub limits one check-run request to 50 annotations. */
-export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRequest;
+/** The annotations one check run carries at most (in requests of 50, GitHub's limit per request). */
+export const MAX_ANNOTATIONS = CHECK_LIMITS.annotationsPerRun;
 
 const MARK = '…';
 const NOTE = "\n\n_… cut to fit GitHub's limit._";
@@ -74,10 +78,13 @@ export function boundAnnotation(a: Annotation): Annotation {
   return out;
 }
 
-/** The output as GitHub accepts it in one request; what was dropped is said in the summary. */
+/**
+ * The output within GitHub's limits, with at most `annotationsPerRun` annotations (what was dropped
+ * is said in the summary). More than 50 do not fit one request: send it with `annotationBatches`.
+ */
 export function boundOutput(o: CheckOutput): CheckOutput {
   const all = o.annotations ?? [];
-  const kept = all.slice(0, CHECK_LIMITS.annotationsPerRequest).map(boundAnnotation);
+  const kept = all.slice(0, CHECK_LIMITS.annotationsPerRun).map(boundAnnotation);
   const dropped = all.length - kept.length;
   const note = dropped > 0 ? `\n\n_Showing ${kept.length} of ${all.length} annotations._` : '';
   return {
@@ -86,4 +93,18 @@ export function boundOutput(o: CheckOutput): CheckOutput {
     ...(o.text === undefined ? {} : { text: clipChars(o.text, CHECK_LIMITS.textChars, NOTE) }),
     ...(o.annotations === undefined ? {} : { annotations: kept }),
   };
+}
+
+/**
+ * A bounded output as the requests that carry it: each with the title, summary and text, and at
+ * most 50 of the annotations, in order (GitHub appends each request's annotations to the run's).
+ * Always at least one request.
+ */
+export function annotationBatches(o: CheckOutput): CheckOutput[] {
+  const all = o.annotations;
+  if (all === undefined || all.length <= CHECK_LIMITS.annotationsPerRequest) return [o];
+  const batches: CheckOutput[] = [];
+  for (let i = 0; i < all.length; i += CHECK_LIMITS.annotationsPerRequest)
+    batches.push({ ...o, annotations: all.slice(i, i + CHECK_LIMITS.annotationsPerRequest) });
+  return batches;
 }

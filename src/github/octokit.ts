@@ -8,9 +8,9 @@
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
 import { boundBody } from './body-limit.js';
-import { boundOutput } from './check-limits.js';
+import { annotationBatches, boundOutput } from './check-limits.js';
 import { collaboratorPermission } from './permissions.js';
-import { GitHubApiError, type GitHubPort, type IssueComment, type RepoRef } from '../ports/github.js';
+import { GitHubApiError, type CheckOutput, type GitHubPort, type IssueComment, type RepoRef } from '../ports/github.js';
 
 export type Route = keyof Endpoints;
 
@@ -80,6 +80,14 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 const at = (repo: RepoRef): RepoRef => ({ owner: repo.owner, repo: repo.repo });
 
 export function octokitGitHub(octokit: OctokitClient): GitHubPort {
+  /** Add a batch of annotations to a run (GitHub appends them), its status left as it is. */
+  const updateCheckRun = async (repo: RepoRef, id: number, output: CheckOutput): Promise<void> => {
+    await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+      ...at(repo),
+      check_run_id: id,
+      output,
+    });
+  };
   return {
     listComments: (repo, issue) =>
       call('list issue comments', async () => {
@@ -209,6 +217,7 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
       }),
     createCheckRun: (repo, run) =>
       call('create check run', async () => {
+        const [first, ...more] = annotationBatches(boundOutput(run.output));
         const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
           ...at(repo),
           name: run.name,
@@ -216,19 +225,24 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
           external_id: run.externalId,
           status: 'in_progress',
           started_at: new Date().toISOString(),
-          output: boundOutput(run.output),
+          output: first!,
         });
-        return Id.parse(data).id;
+        const id = Id.parse(data).id;
+        for (const output of more) await updateCheckRun(repo, id, output);
+        return id;
       }),
     completeCheckRun: (repo, id, result) =>
       call('complete check run', async () => {
+        // More than 50 annotations: the run is updated with all but the last 50 first, then completed.
+        const batches = annotationBatches(boundOutput(result.output));
+        for (const output of batches.slice(0, -1)) await updateCheckRun(repo, id, output);
         await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
           ...at(repo),
           check_run_id: id,
           status: 'completed',
           conclusion: result.conclusion,
           completed_at: new Date().toISOString(),
-          output: boundOutput(result.output),
+          output: batches.at(-1)!,
           ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
         });
       }),

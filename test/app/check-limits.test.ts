@@ -1,5 +1,12 @@
 /** GitHub's documented check-run limits, applied by one pure function before every request. */
-import { boundAnnotation, boundOutput, CHECK_LIMITS, clipBytes, clipChars } from '../../src/github/check-limits.js';
+import {
+  annotationBatches,
+  boundAnnotation,
+  boundOutput,
+  CHECK_LIMITS,
+  clipBytes,
+  clipChars,
+} from '../../src/github/check-limits.js';
 import type { Annotation } from '../../src/ports/github.js';
 
 const note = (i: number): Annotation => ({
@@ -24,15 +31,26 @@ describe('check-run output limits', () => {
     expect(out.summary.endsWith("cut to fit GitHub's limit._")).toBe(true);
   });
 
-  it('at most 50 annotations per request, and the summary says how many there were', () => {
+  it('at most 500 annotations per run, and the summary says how many there were', () => {
     const out = boundOutput({
       title: 't',
       summary: 'Summary',
-      annotations: Array.from({ length: 73 }, (_, i) => note(i)),
+      annotations: Array.from({ length: 523 }, (_, i) => note(i)),
     });
-    expect(out.annotations).toHaveLength(50);
-    expect(out.annotations![49]!.path).toBe('migrations/49.sql');
-    expect(out.summary).toBe('Summary\n\n_Showing 50 of 73 annotations._');
+    expect(out.annotations).toHaveLength(500);
+    expect(out.annotations![499]!.path).toBe('migrations/499.sql');
+    expect(out.summary).toBe('Summary\n\n_Showing 500 of 523 annotations._');
+  });
+
+  it('more than 50 annotations go in requests of at most 50, in order, each with the title and summary', () => {
+    const out = boundOutput({ title: 't', summary: 'S', annotations: Array.from({ length: 123 }, (_, i) => note(i)) });
+    const batches = annotationBatches(out);
+    expect(batches.map((b) => b.annotations!.length)).toEqual([50, 50, 23]);
+    expect(batches.flatMap((b) => b.annotations!.map((a) => a.message))).toEqual(
+      out.annotations!.map((a) => a.message),
+    );
+    expect(batches.every((b) => b.title === 't' && b.summary === 'S')).toBe(true);
+    expect(annotationBatches({ title: 't', summary: 'S' })).toEqual([{ title: 't', summary: 'S' }]);
   });
 
   it('annotation title: at most 255 characters; message and raw_details: at most 64 KB of UTF-8', () => {

@@ -59,9 +59,9 @@ describe('check run output', () => {
     expect(reportOutcome(errorReport).conclusion).toBe('failure');
   });
 
-  it('caps annotations at 50 and says how many there were', () => {
+  it('caps annotations at 500 (ten requests) and says how many there were', () => {
     const stages = passingStages();
-    const findings = Array.from({ length: 70 }, (_, i) => ({
+    const findings = Array.from({ length: 520 }, (_, i) => ({
       rule: 'prefer-robust-stmts',
       level: 'warning' as const,
       message: `finding ${i}`,
@@ -71,7 +71,8 @@ describe('check run output', () => {
     }));
     const o = reportOutcome(makeReport({ stages: { ...stages, lint: { ...stages.lint, findings } } }));
     expect(o.output.annotations).toHaveLength(MAX_ANNOTATIONS);
-    expect(o.output.summary).toContain(`Showing ${MAX_ANNOTATIONS} of 70 annotations`);
+    expect(MAX_ANNOTATIONS).toBe(500);
+    expect(o.output.summary).toContain(`Showing ${MAX_ANNOTATIONS} of 520 annotations`);
   });
 
   it('never annotates a path outside the repository', () => {

@@ -194,6 +194,32 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
         ],
       },
     });
+    // A history with many findings: 120 annotations go in three requests of at most 50, all kept.
+    const many = await gh.createCheckRun(R, {
+      name: 'consort/many',
+      headSha,
+      externalId: 'pr-7-many',
+      output: { title: 'Running', summary: 'Running' },
+    });
+    await gh.completeCheckRun(R, many, {
+      conclusion: 'neutral',
+      output: {
+        title: '120 warnings',
+        summary: 'Lint findings',
+        annotations: Array.from({ length: 120 }, (_, i) => ({
+          path: 'migrations/002_orders.sql',
+          start_line: i + 1,
+          end_line: i + 1,
+          annotation_level: 'warning' as const,
+          message: `finding ${i}`,
+        })),
+      },
+    });
+    const stored = routes.checkRuns.get(many)!;
+    expect(stored.status).toBe('completed');
+    expect(stored.output.annotations?.map((a) => a.message)).toEqual(
+      Array.from({ length: 120 }, (_, i) => `finding ${i}`),
+    );
     const second = await gh.createCheckRun(R, {
       name: 'consort/gate',
       headSha,

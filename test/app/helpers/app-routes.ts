@@ -171,7 +171,16 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
         status: typeof body.status === 'string' ? body.status : run.status,
         conclusion: typeof body.conclusion === 'string' ? body.conclusion : run.conclusion,
         detailsUrl: typeof body.details_url === 'string' ? body.details_url : run.detailsUrl,
-        output: body.output ?? run.output,
+        // GitHub appends an update's annotations to the run's (at most 50 per request).
+        output: body.output
+          ? {
+              ...(body.output as StoredCheckRun['output']),
+              annotations: [
+                ...(run.output.annotations ?? []),
+                ...((body.output as StoredCheckRun['output']).annotations ?? []),
+              ],
+            }
+          : run.output,
         updates: run.updates + 1,
         completedAt: typeof body.completed_at === 'string' ? body.completed_at : run.completedAt,
       });
