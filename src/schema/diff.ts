@@ -1,6 +1,15 @@
 /**
  * A pure, name-based diff of two schema snapshots. Objects are matched by key (qualified name; for
  * functions, name and identity arguments), so an empty diff means the schemas are the same.
+ *
+ * Renames (`{ renames: true }`, for an `after` that descends from `before`: a snapshot of a branch,
+ * then of a fork of it made after the snapshot): when both snapshots say which catalog object each
+ * table and column is (`ids`: the same OID and attribute number on a branch and its fork), a table or
+ * column that is gone under one name and new under another is one object renamed. Sibling branches
+ * of separate servers (Neon's, Lakebase's) hand out the same OIDs after they part, so without that
+ * descent an OID says nothing and the option is left off. It is a change with a `name` field (old key → new
+ * key), not a removal and an addition, and a renamed table's columns, constraints, indexes,
+ * triggers and policies are compared under its new name.
  */
 import type {
   CollationInfo,
@@ -218,13 +227,21 @@ function columnsOf(tables: TableInfo[], keep: Set<string>): ColumnEntry[] {
     .flatMap((t) => t.columns.map((c) => ({ schema: t.schema, table: t.name, ...c })));
 }
 
-/** Only the relative order of columns present on both sides counts: dropping one is not a reorder. */
-function columnOrderChange(before: TableInfo, after: TableInfo): FieldChange | undefined {
+/**
+ * Only the relative order of columns present on both sides counts: dropping one is not a reorder.
+ * `renamed` maps a column's old name to its new one, so a renamed column keeps its place.
+ */
+function columnOrderChange(
+  before: TableInfo,
+  after: TableInfo,
+  renamed: ReadonlyMap<string, string> = new Map(),
+): FieldChange | undefined {
+  const nameNow = (n: string): string => renamed.get(n) ?? n;
   const inAfter = new Set(after.columns.map((c) => c.name));
-  const inBefore = new Set(before.columns.map((c) => c.name));
-  const b = before.columns.map((c) => c.name).filter((n) => inAfter.has(n));
+  const inBefore = new Set(before.columns.map((c) => nameNow(c.name)));
+  const b = before.columns.map((c) => c.name).filter((n) => inAfter.has(nameNow(n)));
   const a = after.columns.map((c) => c.name).filter((n) => inBefore.has(n));
-  return sameValue(b, a) ? undefined : { field: 'columnOrder', before: b, after: a };
+  return sameValue(b.map(nameNow), a) ? undefined : { field: 'columnOrder', before: b, after: a };
 }
 
 /**
@@ -266,13 +283,144 @@ function foldPartitionColumns(
   return { added: fold(columns.added), removed: fold(columns.removed), changed };
 }
 
-export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): SchemaDiff {
+/**
+ * Entries removed under one key and added under another that are the same object (the same id on
+ * both sides): each becomes a change whose first field is `name`, and leaves the added and removed.
+ */
+function pairRenames<T extends object>(
+  diff: KindDiff<T>,
+  fields: object,
+  idBefore: (key: string) => string | undefined,
+  idAfter: (key: string) => string | undefined,
+  /** How the `name` change reads: a table's qualified name, a column's own. */
+  label: (e: ObjectEntry<T>) => string = (e) => e.key,
+): [string, string][] {
+  const added = new Map<string, ObjectEntry<T>>();
+  for (const e of diff.added) {
+    const id = idAfter(e.key);
+    if (id !== undefined) added.set(id, e);
+  }
+  const pairs: [string, string][] = [];
+  for (const gone of diff.removed) {
+    const id = idBefore(gone.key);
+    const now = id === undefined ? undefined : added.get(id);
+    if (now === undefined) continue;
+    added.delete(id!);
+    pairs.push([gone.key, now.key]);
+    diff.changed.push({
+      key: now.key,
+      before: gone.object,
+      after: now.object,
+      changes: [
+        { field: 'name', before: label(gone), after: label(now) },
+        ...fieldChanges(fields, gone.object, now.object),
+      ],
+    });
+  }
+  const olds = new Set(pairs.map(([old]) => old));
+  const news = new Set(pairs.map(([, now]) => now));
+  diff.removed = diff.removed.filter((e) => !olds.has(e.key));
+  diff.added = diff.added.filter((e) => !news.has(e.key));
+  diff.changed.sort((x, y) => compareKeys(x.key, y.key));
+  return pairs;
+}
+
+/** Objects on a renamed table, as they would read under the table's new name. */
+function onRenamedTable<T extends { schema: string; table: string }>(
+  renamed: ReadonlyMap<string, TableInfo>,
+  items: T[],
+): T[] {
+  if (renamed.size === 0) return items;
+  return items.map((o) => {
+    const now = renamed.get(qualifiedName(o.schema, o.table));
+    return now === undefined ? o : { ...o, schema: now.schema, table: now.name };
+  });
+}
+
+/**
+ * Definitions name tables (an index's or trigger's `ON public.orders …`, a foreign key's
+ * `REFERENCES public.orders(id)`): as the `before` side's read under the renamed tables' new names,
+ * so only what else changed shows. PostgreSQL quotes a name that is a keyword, Consort's keys do
+ * not: both spellings are tried.
+ */
+function renameInDefinition(definition: string, renamed: ReadonlyMap<string, TableInfo>): string {
+  const quoted = (...parts: string[]) => parts.map((p) => `"${p.replace(/"/g, '""')}"`).join('.');
+  let out = definition;
+  for (const [old, now] of renamed) {
+    const was = [old, quoted(...splitKey(old))];
+    const name = qualifiedName(now.schema, now.name);
+    for (const w of was)
+      out = out.replaceAll(` ON ${w} `, ` ON ${name} `).replaceAll(`REFERENCES ${w}(`, `REFERENCES ${name}(`);
+  }
+  return out;
+}
+
+/** `schema.name` (either part maybe quoted) → its two names. */
+function splitKey(key: string): [string, string] {
+  const parts = [...key.matchAll(/"((?:[^"]|"")*)"|([^.]+)/g)].map((m) => (m[1] ?? m[2])!.replace(/""/g, '"'));
+  return [parts[0] ?? '', parts[1] ?? ''];
+}
+
+function withDefinitionRenamed<T extends { definition: string }>(
+  renamed: ReadonlyMap<string, TableInfo>,
+  items: T[],
+): T[] {
+  return renamed.size === 0
+    ? items
+    : items.map((o) => ({ ...o, definition: renameInDefinition(o.definition, renamed) }));
+}
+
+export function diffSchemas(
+  before: SchemaSnapshot,
+  after: SchemaSnapshot,
+  options: { renames?: boolean } = {},
+): SchemaDiff {
+  const ids =
+    options.renames === true && before.ids !== undefined && after.ids !== undefined
+      ? { before: before.ids, after: after.ids }
+      : null;
   const tables = diffKind(KIND_SPECS.tables, before.tables, after.tables);
   const afterTables = new Map(after.tables.map((t) => [named(t), t]));
-  const common = new Set(before.tables.map(named).filter((k) => afterTables.has(k)));
-  for (const t of before.tables.filter((x) => common.has(named(x)))) {
+  /** Old key → the table under its new name. */
+  const renamed = new Map<string, TableInfo>();
+  if (ids)
+    for (const [old, now] of pairRenames(
+      tables,
+      KIND_SPECS.tables.fields,
+      (k) => ids.before.tables[k],
+      (k) => ids.after.tables[k],
+    ))
+      renamed.set(old, afterTables.get(now)!);
+  /** Column ids by the key each column of `before` is compared under (its table's new name when renamed). */
+  const beforeColumnIds = new Map<string, string>();
+  const beforeTables = before.tables.map((t) => {
+    const now = renamed.get(named(t));
+    const moved = now === undefined ? t : { ...t, schema: now.schema, name: now.name };
+    for (const c of t.columns) {
+      const id = ids?.before.columns[qualifiedName(t.schema, t.name, c.name)];
+      if (id !== undefined) beforeColumnIds.set(qualifiedName(moved.schema, moved.name, c.name), id);
+    }
+    return moved;
+  });
+  const common = new Set(beforeTables.map(named).filter((k) => afterTables.has(k)));
+  const columns = diffKind(KIND_SPECS.columns, columnsOf(beforeTables, common), columnsOf(after.tables, common));
+  /** Per table (its key now), a renamed column's old name → its new name. */
+  const renamedColumns = new Map<string, Map<string, string>>();
+  if (ids)
+    for (const [, now] of pairRenames(
+      columns,
+      KIND_SPECS.columns.fields,
+      (k) => beforeColumnIds.get(k),
+      (k) => ids.after.columns[k],
+      (e) => e.object.name,
+    )) {
+      const column = columns.changed.find((c) => c.key === now)!;
+      const table = qualifiedName(column.after.schema, column.after.table);
+      renamedColumns.set(table, (renamedColumns.get(table) ?? new Map()).set(column.before.name, column.after.name));
+    }
+  for (const t of beforeTables.filter((x) => common.has(named(x)))) {
     const now = afterTables.get(named(t)) as TableInfo;
-    const order = columnOrderChange(t, now);
+    const order = columnOrderChange(t, now, renamedColumns.get(named(t)));
     if (order === undefined) continue;
     const existing = tables.changed.find((c) => c.key === named(t));
     if (existing) existing.changes.push(order);
@@ -288,17 +436,25 @@ export function diffSchemas(before: SchemaSnapshot, after: SchemaSnapshot): Sche
     types: diffKind(KIND_SPECS.types, before.types, after.types),
     sequences: diffKind(KIND_SPECS.sequences, before.sequences, after.sequences),
     tables,
-    columns: foldPartitionColumns(
-      diffKind(KIND_SPECS.columns, columnsOf(before.tables, common), columnsOf(after.tables, common)),
-      before,
-      after,
+    columns: foldPartitionColumns(columns, before, after),
+    indexes: diffKind(
+      KIND_SPECS.indexes,
+      withDefinitionRenamed(renamed, onRenamedTable(renamed, before.indexes)),
+      after.indexes,
     ),
-    indexes: diffKind(KIND_SPECS.indexes, before.indexes, after.indexes),
-    constraints: diffKind(KIND_SPECS.constraints, before.constraints, after.constraints),
+    constraints: diffKind(
+      KIND_SPECS.constraints,
+      withDefinitionRenamed(renamed, onRenamedTable(renamed, before.constraints)),
+      after.constraints,
+    ),
     views: diffKind(KIND_SPECS.views, before.views, after.views),
     functions: diffKind(KIND_SPECS.functions, before.functions, after.functions),
-    triggers: diffKind(KIND_SPECS.triggers, before.triggers, after.triggers),
-    policies: diffKind(KIND_SPECS.policies, before.policies, after.policies),
+    triggers: diffKind(
+      KIND_SPECS.triggers,
+      withDefinitionRenamed(renamed, onRenamedTable(renamed, before.triggers)),
+      after.triggers,
+    ),
+    policies: diffKind(KIND_SPECS.policies, onRenamedTable(renamed, before.policies), after.policies),
     privileges: diffKind(KIND_SPECS.privileges, before.privileges, after.privileges),
     comments: diffKind(KIND_SPECS.comments, before.comments, after.comments),
   };

@@ -136,6 +136,7 @@ const RENDER: { [K in ObjectKind]: KindRenderer<SchemaObjects[K]> } = {
 
 function changeText(kind: ObjectKind, c: FieldChange): Item {
   const { before: b, after: a } = c;
+  if (c.field === 'name') return { headline: `renamed from ${show(b)}`, detail: [] };
   if (kind === 'columns' && c.field === 'type') return { headline: `${show(b)} → ${show(a)}`, detail: [] };
   if (c.field === 'notNull') return { headline: a === true ? 'set NOT NULL' : 'drop NOT NULL', detail: [] };
   if (c.field === 'bodyHash') return { headline: 'body changed', detail: [] };

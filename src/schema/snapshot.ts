@@ -114,7 +114,20 @@ export interface TriggerInfo {
   enabled: string;
 }
 
+/**
+ * Which catalog object each table and column is, by qualified name: a table's OID, a column's
+ * table OID and attribute number. Renaming keeps them, dropping and adding does not, so a diff of
+ * two databases that share their history (a branch and its fork) tells a rename from a drop and an
+ * add. Never compared: two databases with the same schema differ here.
+ */
+export interface SnapshotIds {
+  tables: Record<string, string>;
+  columns: Record<string, string>;
+}
+
 export interface SchemaSnapshot extends ExtraObjects {
+  /** Absent from snapshots made before it existed, or rebuilt from their parts: no renames are told then. */
+  ids?: SnapshotIds;
   schemas: SchemaInfo[];
   tables: TableInfo[];
   indexes: IndexInfo[];
@@ -165,7 +178,7 @@ const ON = `n.nspname AS schema, c.relname::text AS table`;
 
 const SQL = {
   schemas: `${NSP} SELECT nspname AS name FROM nsp`,
-  tables: `${NSP} SELECT n.nspname AS schema, c.relname::text AS name,
+  tables: `${NSP} SELECT n.nspname AS schema, c.relname::text AS name, c.oid::text AS id,
       CASE c.relkind WHEN 'p' THEN 'partitioned table' ELSE 'table' END AS kind,
       c.relpersistence = 'u' AS unlogged, c.relrowsecurity AS "rowSecurity",
       c.relforcerowsecurity AS "forceRowSecurity",
@@ -177,7 +190,8 @@ const SQL = {
         JOIN pg_catalog.pg_class p ON p.oid = i.inhparent JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
         WHERE i.inhrelid = c.oid ORDER BY i.inhseqno) AS inherits
     FROM (SELECT oid AS rel FROM pg_catalog.pg_class WHERE relkind IN ('r', 'p')) x ${REL}`,
-  columns: `${NSP} SELECT ${ON}, a.attname::text AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
+  columns: `${NSP} SELECT ${ON}, a.attname::text AS name, a.attrelid::text || ':' || a.attnum AS id,
+      pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
       a.attnotnull AS "notNull", CASE WHEN a.attgenerated = '' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END AS default,
       CASE a.attidentity WHEN 'a' THEN 'always' WHEN 'd' THEN 'by default' END AS identity,
       CASE WHEN a.attgenerated <> '' THEN 'GENERATED ALWAYS AS (' || pg_catalog.pg_get_expr(d.adbin, d.adrelid) || ') '
@@ -242,8 +256,8 @@ const SQL = {
     FROM (SELECT tgrelid AS rel, * FROM pg_catalog.pg_trigger WHERE NOT tgisinternal AND tgparentid = 0) x ${REL}`,
 };
 
-type TableRow = Omit<TableInfo, 'columns' | 'inherits'> & { inherits: [string, string][] };
-type ColumnRow = ColumnInfo & { schema: string; table: string };
+type TableRow = Omit<TableInfo, 'columns' | 'inherits'> & { id: string; inherits: [string, string][] };
+type ColumnRow = ColumnInfo & { schema: string; table: string; id: string };
 type SequenceRow = Omit<SequenceInfo, 'ownedBy'> & { table: string | null; column: string | null };
 
 function sortBy<T>(items: T[], key: (item: T) => string): T[] {
@@ -375,19 +389,24 @@ export async function snapshotSchema(
   const query = async <T extends object>(sql: string): Promise<T[]> =>
     (fetched.get(sql) as T[] | undefined) ?? (await client.query<T>(sql, params)).rows;
   try {
+    const ids: SnapshotIds = { tables: {}, columns: {} };
     const columns = new Map<string, ColumnInfo[]>();
-    for (const { schema, table, ...column } of await query<ColumnRow>(SQL.columns)) {
+    for (const { schema, table, id, ...column } of await query<ColumnRow>(SQL.columns)) {
       const key = qualifiedName(schema, table);
       columns.set(key, [...(columns.get(key) ?? []), column]);
+      ids.columns[qualifiedName(schema, table, column.name)] = id;
     }
     const tables = (await query<TableRow>(SQL.tables))
       .filter((t) => kept(t.schema, t.name))
-      .map((t): TableInfo => ({
-        ...t,
-        options: [...t.options].sort(compareKeys),
-        inherits: t.inherits.map(([schema, name]) => qualifiedName(schema, name)),
-        columns: columns.get(byName(t)) ?? [],
-      }));
+      .map(({ id, ...t }): TableInfo => {
+        ids.tables[byName(t)] = id;
+        return {
+          ...t,
+          options: [...t.options].sort(compareKeys),
+          inherits: t.inherits.map(([schema, name]) => qualifiedName(schema, name)),
+          columns: columns.get(byName(t)) ?? [],
+        };
+      });
     const sequences = (await query<SequenceRow>(SQL.sequences))
       .filter((s) => kept(s.schema, s.table))
       .map(({ table, column, ...s }): SequenceInfo => ({
@@ -398,6 +417,7 @@ export async function snapshotSchema(
     const extra = await snapshotExtras(query, kept);
     const functions = await query<FunctionInfo>(SQL.functions);
     return {
+      ids,
       schemas: sortBy(await query<SchemaInfo>(SQL.schemas), (s) => qualifiedName(s.name)),
       tables: sortBy(tables, byName),
       indexes: sortBy(keep(await query<IndexInfo>(SQL.indexes)), byName),

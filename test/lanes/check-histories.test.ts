@@ -123,6 +123,9 @@ describe('billing-ts-7x: TypeScript on node-pg-migrate 7.9.1 with the loader the
       const diff = report.stages.schemaDiff.text;
       for (const line of ['invoices.total_cents', 'invoices.currency', 'invoices_account_status_idx', 'enterprise'])
         expect(diff).toContain(line);
+      // pgm.renameColumn: one renamed column, not a drop and an add.
+      expect(diff).toContain('~ column public.invoices.total_cents: renamed from amount_cents');
+      expect(diff).not.toContain('- column public.invoices.amount_cents');
       expect(report.branch).toBeNull();
     } finally {
       await h.dispose();

@@ -41,12 +41,12 @@ const BASE = `
 `;
 
 /** The base schema, then `change`: what the diff between the two says. */
-async function diffAfter(change: string): Promise<SchemaDiff> {
+async function diffAfter(change: string, options?: { renames?: boolean }): Promise<SchemaDiff> {
   return withTestDatabase(async (c) => {
     await c.query(BASE);
     const before = await snapshotSchema(c);
     await c.query(change);
-    return diffSchemas(before, await snapshotSchema(c));
+    return diffSchemas(before, await snapshotSchema(c), options);
   });
 }
 
@@ -121,9 +121,12 @@ describe('snapshotSchema against PostgreSQL', () => {
       p.index,
       p.fk,
     ];
-    const a = await snapshotAfter(forward.join('\n'));
-    const b = await snapshotAfter(backward.join('\n'));
+    const { ids: idsA, ...a } = await snapshotAfter(forward.join('\n'));
+    const { ids: idsB, ...b } = await snapshotAfter(backward.join('\n'));
     expect(b).toEqual(a);
+    // Only which catalog object each is differs (`ids`: OIDs), and nothing compares it.
+    expect(Object.keys(idsB!.tables).sort()).toEqual(Object.keys(idsA!.tables).sort());
+    expect(idsB!.tables['public.users']).not.toBe(idsA!.tables['public.users']);
     expect(isEmptyDiff(diffSchemas(a, b))).toBe(true);
     expect(a.indexes.map((i) => i.name)).toEqual(['orders_user_idx', 'events_at_idx']);
     expect(a.triggers.map((t) => t.name)).toEqual(['orders_touch', 'events_touch']);
@@ -215,6 +218,62 @@ describe('snapshotSchema against PostgreSQL', () => {
     ],
   ])('reports %s', async (_name, change, lines) => {
     expect(renderSchemaDiffText(await diffAfter(change)).split('\n')).toEqual(lines);
+  });
+
+  it.each<[string, string, string[]]>([
+    [
+      'a renamed column',
+      'ALTER TABLE users RENAME COLUMN bio TO about',
+      ['~ column public.users.about: renamed from bio'],
+    ],
+    [
+      'a renamed column whose type changed too, in its place among the others',
+      'ALTER TABLE users RENAME COLUMN bio TO about; ALTER TABLE users ALTER COLUMN about TYPE varchar(200)',
+      ['~ column public.users.about: renamed from bio', '~ column public.users.about: text → character varying(200)'],
+    ],
+    [
+      'a renamed table, with its columns, key, trigger and index under the new name',
+      'CREATE INDEX users_email_idx ON users (email); ALTER TABLE users RENAME TO accounts',
+      // The view and the index were made on `users` and follow it: their text names the new table.
+      [
+        '~ table public.accounts: renamed from public.users',
+        '+ index public.users_email_idx: CREATE INDEX users_email_idx ON public.accounts USING btree (email)',
+        '~ view public.active_users: definition changed',
+        expect.stringContaining('before:'),
+        expect.stringContaining('after:'),
+      ],
+    ],
+    [
+      'a table renamed and moved to another schema, and one of its columns renamed',
+      'CREATE SCHEMA app; ALTER TABLE users SET SCHEMA app; ALTER TABLE app.users RENAME COLUMN email TO mail',
+      [
+        '+ schema app',
+        '~ table app.users: renamed from public.users',
+        '~ column app.users.mail: renamed from email',
+        '~ view public.active_users: definition changed',
+        expect.stringContaining('before:'),
+        expect.stringContaining('after:'),
+      ],
+    ],
+    [
+      'a dropped column added again under another name (not a rename: a new column)',
+      'ALTER TABLE users DROP COLUMN bio; ALTER TABLE users ADD COLUMN about text',
+      ['+ column public.users.about text', '- column public.users.bio'],
+    ],
+    [
+      'a dropped column re-added at the end (the same name: a reorder, as without renames)',
+      'ALTER TABLE users DROP COLUMN bio; ALTER TABLE users ADD COLUMN bio text',
+      ['~ table public.users: column order (id, email, bio, feeling) → (id, email, feeling, bio)'],
+    ],
+  ])('with renames told: reports %s', async (_name, change, lines) => {
+    expect(renderSchemaDiffText(await diffAfter(change, { renames: true })).split('\n')).toEqual(lines);
+  });
+
+  it('without renames told (branches that are not one the fork of the other), a rename is a drop and an add', async () => {
+    expect(renderSchemaDiffText(await diffAfter('ALTER TABLE users RENAME COLUMN bio TO about')).split('\n')).toEqual([
+      '+ column public.users.about text',
+      '- column public.users.bio',
+    ]);
   });
 
   it('reports a view whose definition changed', async () => {

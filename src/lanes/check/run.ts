@@ -717,7 +717,8 @@ export async function runCheck(
 
     await runStage(stages, 'schemaDiff', staged, async () => {
       const after = firstPass ? firstPass[firstPass.length - 1]! : await (afterRead ?? snapshotOf(url));
-      const diff = diffSchemas(before!, after);
+      // `after` is the head branch, a fork of the base `before` was read on: its OIDs tell renames.
+      const diff = diffSchemas(before!, after, { renames: true });
       const counts = diffCounts(diff).filter((c) => c.added + c.removed + c.changed > 0);
       const total = counts.reduce((n, c) => n + c.added + c.removed + c.changed, 0);
       return {
