@@ -9,7 +9,7 @@ import { redact } from '../core/redact.js';
 import { describeUsed } from '../migrations/run-engine.js';
 import type { BranchProvider } from '../ports/branch-provider.js';
 import { pairingChildEnv } from './child-env.js';
-import { git } from './git.js';
+import { currentGitBranch, git } from './git.js';
 import { publishPairing, type EnvReport } from './publish.js';
 import { pair, type PairResult } from './service.js';
 
@@ -55,16 +55,29 @@ export interface PairRun {
 }
 
 export async function pairAndPublish(run: PairRun): Promise<{ result: PairResult; env: EnvReport }> {
+  // The working tree's migrations are the checked-out branch's: another git branch's database
+  // (--git-branch, or a hook job whose checkout has moved on since) must not get them.
+  const head = run.migrate === false ? undefined : await currentGitBranch(run.root).catch(() => undefined);
+  const elsewhere = head !== undefined && head !== run.gitBranch;
   return withPairingProvider(run.root, run.env, run.config, run.choice ?? {}, async (provider) => {
-    const result = await pair({
+    const paired = await pair({
       provider,
       config: run.config,
       root: run.root,
       gitBranch: run.gitBranch,
       env: pairingChildEnv(run.env),
       ...(run.from ? { from: run.from } : {}),
-      ...(run.migrate === false ? { migrate: false } : {}),
+      ...(run.migrate === false || elsewhere ? { migrate: false } : {}),
     });
+    const result: PairResult = elsewhere
+      ? {
+          ...paired,
+          migrations: {
+            ...paired.migrations,
+            skipped: `${run.gitBranch} is not the checked-out git branch: the working tree holds ${head}'s migrations`,
+          },
+        }
+      : paired;
     const config =
       run.writeEnv === false ? { ...run.config, pairing: { ...run.config.pairing, writeEnv: false } } : run.config;
     const env = await publishPairing({
@@ -86,6 +99,7 @@ export function describePairing({ result, env }: { result: PairResult; env: EnvR
   const parts = [
     `${result.gitBranch} → ${result.branch.name} (${result.outcome}${result.outcome === 'created' ? ` from ${result.branch.parent}` : ''}, ${result.durationMs} ms)`,
     m.applied.length ? `applied ${m.applied.join(', ')}${engine}` : '',
+    m.skipped ? `migrations not applied (${m.skipped})` : '',
     m.failed
       ? `migration ${m.failed.name ?? m.failed.file ?? ''} failed${m.applied.length ? '' : engine}: ${m.failed.message}`
       : '',

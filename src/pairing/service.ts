@@ -39,6 +39,8 @@ export interface MigrationSummary {
   failed: { name: string | null; file: string | null; message: string } | null;
   /** The node-pg-migrate that applied them (the project's, as its deploy): null when none ran. */
   nodePgMigrate: UsedEngine | null;
+  /** Why the working tree's migrations were not applied (another git branch is checked out); null when they were looked at. */
+  skipped: string | null;
 }
 
 export interface PairResult {
@@ -67,11 +69,16 @@ async function migrationsDir(config: ConsortConfig, root: string): Promise<strin
 
 function summarize(result: ApplyResult | undefined, engine: RunEngine): MigrationSummary {
   const nodePgMigrate = result === undefined ? null : engine.used();
-  if (result === undefined) return { applied: [], failed: null, nodePgMigrate };
+  if (result === undefined) return { applied: [], failed: null, nodePgMigrate, skipped: null };
   const applied = result.applied.map((m) => m.name);
-  if (result.ok) return { applied, failed: null, nodePgMigrate };
+  if (result.ok) return { applied, failed: null, nodePgMigrate, skipped: null };
   const f = result.failed;
-  return { applied, failed: { name: f.name ?? null, file: f.file ?? null, message: f.error.message }, nodePgMigrate };
+  return {
+    applied,
+    failed: { name: f.name ?? null, file: f.file ?? null, message: f.error.message },
+    nodePgMigrate,
+    skipped: null,
+  };
 }
 
 /** With the project's own node-pg-migrate (and TypeScript loader), as its deploy and `consort check` apply them. */

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { postgresTestProvider, type TestProvider } from '../helpers/servers.js';
 import { captureCli } from '../helpers/cli.js';
+import { withClient } from '../../src/db/sql.js';
 
 let t: TestProvider;
 let root: string;
@@ -82,8 +83,22 @@ it("pair --git-branch of a git branch that is not checked out leaves .env with t
     gitBranch: 'other/work',
     branch: 'other-work',
     env: { status: 'skipped' },
+    // The working tree's migrations are feature/cli's: other/work's database does not get them.
+    migrations: {
+      applied: [],
+      skipped: "other/work is not the checked-out git branch: the working tree holds feature/cli's migrations",
+    },
   });
+  expect(
+    await withClient(
+      await t.provider.connectionUri('other-work'),
+      async (db) => (await db.query<{ t: string | null }>(`SELECT to_regclass('public.items')::text AS t`)).rows[0]!.t,
+    ),
+  ).toBeNull();
   expect(r.stderr).toMatch(/note: \.env not written: other\/work is not the checked-out git branch/);
+  expect((await cli('pair', '--git-branch', 'other/work')).stdout).toContain(
+    "migrations not applied (other/work is not the checked-out git branch: the working tree holds feature/cli's migrations)",
+  );
   expect(await readFile(path.join(root, '.env'), 'utf8')).toBe(before);
   // --from a git branch with no database branch of its own forks from the root, and says so.
   const from = await cli('pair', '--git-branch', 'other/two', '--from', 'no/such-branch');
