@@ -39,11 +39,16 @@ export async function pairedSchemaDiff(
   }
   // node-pg-migrate's bookkeeping table differs whenever migrations did: not a schema change.
   const options = { ignoreTables: bookkeepingTables(migrationPlacement(config.migrations)) };
-  const [before, after] = await Promise.all([
+  const [before, after, caps] = await Promise.all([
     withClient(await provider.connectionUri(paired.parent), (db) => snapshotSchema(db, options)),
     withClient(await provider.connectionUri(paired.name), (db) => snapshotSchema(db, options)),
+    provider.capabilities(),
   ]);
-  const diff = diffSchemas(before, after);
+  // The parent may have moved on since the fork. On one server (local, postgres: a branch is a
+  // database) an OID is never handed out twice, so it still tells a rename; separate servers
+  // (Neon's, Lakebase's branches) hand the same OIDs to parent and child after they part.
+  const oneServer = caps.provider === 'local' || caps.provider === 'postgres';
+  const diff = diffSchemas(before, after, { renames: oneServer });
   return {
     gitBranch,
     branch: paired.name,

@@ -11,6 +11,8 @@ import { parseConfigText } from '../../src/config/load.js';
 import { readCache } from '../../src/pairing/state.js';
 import { describePairing, pairAndPublish } from '../../src/pairing/run.js';
 import { pair } from '../../src/pairing/service.js';
+import { pairedSchemaDiff } from '../../src/pairing/diff.js';
+import { renderSchemaDiffText } from '../../src/schema/render.js';
 import { fakeProjectEngine } from '../helpers/fake-engine.js';
 import { localTestProvider, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 
@@ -98,6 +100,14 @@ describe.each([
     } finally {
       await rm(path.join(root, 'migrations', '002_tags.sql'));
     }
+  });
+
+  it('pair diff tells a renamed column from a drop and an add (one server: its OIDs are unique)', async () => {
+    const r = await pair(request('feature/rename'));
+    expect(r.branch.parent).toBe('main');
+    await query(r.url, 'ALTER TABLE items RENAME COLUMN label TO title');
+    const d = await pairedSchemaDiff(t.provider, config, 'feature/rename');
+    expect(renderSchemaDiffText(d.diff)).toBe('~ column public.items.title: renamed from label');
   });
 
   it('reports a failing migration instead of throwing, and keeps the pairing', async () => {
