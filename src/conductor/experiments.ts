@@ -106,7 +106,6 @@ function judge(d: Draft, result: ExperimentResult, index: number): Judged {
     itemTests: s.cycle?.tests ?? [],
     frozen: s.frozen,
     passing: s.passing ?? [],
-    testFiles: s.cycle?.testFiles ?? [],
   });
   if (v.verdict === 'green') return { ...base, verdict: 'green', passing: v.passing };
   return { ...base, verdict: 'rejected', reason: v.reason, failing: v.verdict === 'failing' ? v.failing : [] };

@@ -164,7 +164,6 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
     itemTests: cycle.tests,
     frozen: s.frozen,
     passing: s.passing ?? [],
-    testFiles: cycle.testFiles,
   });
   const turnStep = purpose === 'green' ? 'green' : 'refactor';
   // GREEN on its own says the tests pass now; RED's tree proven again beside it says the code is why.

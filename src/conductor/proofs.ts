@@ -100,10 +100,16 @@ export function judgeRed(input: RedInput): RedVerdict {
   // A test that passed before and fails now, outside the files the navigator changed, is a regression.
   const regressions = outcome.tests.filter((t) => before.has(t.id) && !inChangedFile(t) && t.state === 'failed');
   const missing = [...before].filter((id) => !outcome.tests.some((t) => t.id === id));
-  if (regressions.length > 0 || missing.length > 0) {
+  // One skipped now is one no longer held, in the navigator's files too: an old test whose behaviour
+  // the item changes is changed in the open (and fails here), never skipped for GREEN to get past.
+  const skipped = outcome.tests.filter((t) => before.has(t.id) && t.state === 'skipped');
+  if (regressions.length > 0 || missing.length > 0 || skipped.length > 0) {
     const what = [
       regressions.length ? `${describe(regressions)} passed before and fail now` : '',
       missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : '',
+      skipped.length
+        ? `${describe(skipped)} passed before and ${skipped.length === 1 ? 'is' : 'are'} skipped now (change a test whose behaviour the item changes; do not skip it)`
+        : '',
       sharedIdNote(regressions, outcome.tests),
     ]
       .filter(Boolean)
@@ -157,8 +163,6 @@ export interface GreenInput {
   frozen: Readonly<Record<string, string>>;
   /** Ids that passed at the last green proof (or the baseline): they must still run, and not be skipped. */
   passing?: readonly string[];
-  /** Test files the cycle's RED turn added or changed: a test there the navigator skipped may stay skipped. */
-  testFiles?: readonly string[];
 }
 
 export function frozenChanges(
@@ -188,13 +192,11 @@ export function judgeGreen(input: GreenInput): GreenVerdict {
       reason: `${count(failing.length, 'test')} ${failing.length === 1 ? 'fails' : 'fail'}: ${describe(failing)}`,
       failing,
     };
-  // As at RED: a test that passed before must still run, and only the navigator's own change may skip it.
+  // As at RED: a test that passed before must still run, and not be skipped, wherever it is (a
+  // skip in the navigator's file may be one that only the implementation sets off).
   const ran = new Map(outcome.tests.map((t) => [t.id, t]));
   const missing = (input.passing ?? []).filter((id) => !ran.has(id));
-  const skipped = (input.passing ?? []).filter((id) => {
-    const t = ran.get(id);
-    return t?.state === 'skipped' && !(input.testFiles ?? []).some((f) => sameFile(t.file, f));
-  });
+  const skipped = (input.passing ?? []).filter((id) => ran.get(id)?.state === 'skipped');
   if (missing.length > 0 || skipped.length > 0) {
     const what = [
       missing.length ? `${missing.slice(0, 5).join(', ')} no longer ran` : '',

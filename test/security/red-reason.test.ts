@@ -143,6 +143,23 @@ describe('judgeRed, per test', () => {
     expect(plain.verdict === 'regression' && plain.reason).not.toContain('more than one test');
   });
 
+  it('refuses an old test the navigator skipped, in a file it changed as much as elsewhere', () => {
+    const inItsFile: ProofTest = { id: 'p::old', state: 'skipped', file: 'test/phones.test.js' };
+    const v = judgeRed({
+      ...input([old, inItsFile, { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' }]),
+      passing: ['old::a', 'p::old'],
+    });
+    expect(v.verdict).toBe('regression');
+    expect(v.verdict === 'regression' && v.reason).toContain('p::old passed before and is skipped now');
+    const elsewhere = judgeRed(
+      input([
+        { ...old, state: 'skipped' },
+        { id: 'p::T1', state: 'failed', file: 'test/phones.test.js' },
+      ]),
+    );
+    expect(elsewhere.verdict).toBe('regression');
+  });
+
   it('keeps an old test in the changed file that still passes out of it', () => {
     const kept: ProofTest = { id: 'p::kept', state: 'passed', file: 'test/phones.test.js' };
     const v = judgeRed({
