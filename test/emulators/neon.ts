@@ -3,7 +3,8 @@
  * Consort relies on: branches created with a read-write endpoint (`branch: { parent_id,
  * parent_timestamp?, name, expires_at? }`, `endpoints`, `annotation_value`) answering `branch`,
  * `endpoints`, `operations` and `connection_uris`; cursor-paginated listing with annotations;
- * delete (204 when already gone); restore from another branch (refused for a branch with children
+ * delete (soft unless `hard_delete=true`: a soft-deleted branch is listed only with
+ * `include_deleted=true` and still counts as its parent's child; 204 when already gone); restore from another branch (refused for a branch with children
  * unless `preserve_under_name` keeps the old state, which then takes the children); operations
  * polled until `finished` (slow ones: `opPolls`, `opDelayMs`; a branch is `init` until its create
  * operations finish); `423 Locked` while another operation runs; the connection URI per database
@@ -63,6 +64,12 @@ export class NeonEmulator {
   readonly server = new JsonServer((req) => this.route(req));
   readonly dbs = new PhysicalDatabases();
   readonly branches = new Map<string, EmuBranch>();
+  /**
+   * Branches deleted without `hard_delete=true`: Neon keeps them recoverable for 7 days (listed with
+   * `include_deleted=true`, gone from every other answer). The stand-in keeps them until it stops;
+   * such a branch still counts as its parent's child (its parent must stay for it to be recovered).
+   */
+  readonly softDeleted = new Map<string, EmuBranch>();
   private readonly ops = new Map<string, EmuOp>();
   readonly password = randomBytes(12).toString('hex');
   readonly o: Required<Omit<NeonEmulatorOptions, 'bug' | 'owner'>> & NeonEmulatorOptions;
@@ -107,7 +114,7 @@ export class NeonEmulator {
 
   async stop(): Promise<void> {
     try {
-      for (const b of this.branches.values()) await b.endpoint.proxy.close();
+      for (const b of [...this.branches.values(), ...this.softDeleted.values()]) await b.endpoint.proxy.close();
     } finally {
       await this.server.close();
     }
@@ -131,7 +138,7 @@ export class NeonEmulator {
     if (rest.length === 1 && req.method === 'GET') return this.list(req);
     if (rest.length === 1 && req.method === 'POST') return this.create(req);
     const branch = this.branches.get(rest[1]!);
-    if (rest.length === 2 && req.method === 'DELETE') return this.remove(branch);
+    if (rest.length === 2 && req.method === 'DELETE') return this.remove(branch ?? rest[1]!, req);
     if (!branch) throw err(404, 'branch not found');
     if (rest.length === 2 && req.method === 'GET') {
       for (const id of branch.ops) this.advance(id); // operations go on whether or not their caller still polls them
@@ -155,7 +162,20 @@ export class NeonEmulator {
 
   private list(req: Req): Res {
     const search = req.query.get('search');
-    const all = [...this.branches.values()]
+    const limit = req.query.get('limit');
+    if (limit !== null && !(/^\d+$/.test(limit) && Number(limit) >= 1 && Number(limit) <= 10_000))
+      throw err(400, `limit must be an integer from 1 to 10000, not "${limit}"`);
+    for (const [name, allowed] of [
+      ['sort_by', ['name', 'created_at', 'updated_at']],
+      ['sort_order', ['asc', 'desc']],
+      ['include_deleted', ['true', 'false']],
+    ] as const) {
+      const v = req.query.get(name);
+      if (v !== null && !(allowed as readonly string[]).includes(v))
+        throw err(400, `${name} must be one of ${allowed.join(', ')}, not "${v}"`);
+    }
+    const deleted = req.query.get('include_deleted') === 'true' ? [...this.softDeleted.values()] : [];
+    const all = [...this.branches.values(), ...deleted]
       .filter((b) => !search || b.name.includes(search) || b.id.includes(search))
       .sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('cursor') ?? 0);
@@ -220,15 +240,28 @@ export class NeonEmulator {
     };
   }
 
-  private async remove(branch: EmuBranch | undefined): Promise<Res> {
-    if (!branch) return { status: 204 };
+  /** Soft by default, as Neon deletes: `hard_delete=true` removes the branch for good (also one already soft-deleted). */
+  private async remove(found: EmuBranch | string, req: Req): Promise<Res> {
+    const hard = req.query.get('hard_delete');
+    if (hard !== null && hard !== 'true' && hard !== 'false')
+      throw err(400, `hard_delete must be true or false, not "${hard}"`);
+    const gone = typeof found === 'string' ? this.softDeleted.get(found) : undefined;
+    if (gone && hard === 'true') {
+      this.softDeleted.delete(gone.id);
+      await gone.endpoint.proxy.close();
+      await this.dbs.drop(gone.database);
+    }
+    if (typeof found === 'string') return { status: 204 };
+    const branch = found;
     this.guard();
     if (branch.isDefault) throw err(400, 'cannot delete the default branch');
-    if ([...this.branches.values()].some((b) => b.parentId === branch.id))
+    if ([...this.branches.values(), ...this.softDeleted.values()].some((b) => b.parentId === branch.id))
       throw err(400, 'cannot delete a branch that has children');
     this.branches.delete(branch.id);
-    await branch.endpoint.proxy.close();
-    await this.dbs.drop(branch.database);
+    if (hard === 'true') {
+      await branch.endpoint.proxy.close();
+      await this.dbs.drop(branch.database);
+    } else this.softDeleted.set(branch.id, branch);
     return {
       status: 200,
       body: {
@@ -245,7 +278,7 @@ export class NeonEmulator {
     const body = req.body as { source_branch_id?: string; preserve_under_name?: string };
     const source = this.branches.get(body.source_branch_id ?? '');
     if (!source) throw err(404, 'source branch not found');
-    const children = [...this.branches.values()].filter((b) => b.parentId === branch.id);
+    const children = [...this.branches.values(), ...this.softDeleted.values()].filter((b) => b.parentId === branch.id);
     if (children.length > 0 && !body.preserve_under_name)
       throw err(400, 'preserve_under_name is required when the branch has children');
     const operations = [this.operation(branch.id, 'create_timeline'), this.operation(branch.id, 'start_compute')];

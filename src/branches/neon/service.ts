@@ -145,9 +145,15 @@ export class NeonService implements BranchService {
     });
   }
 
+  /**
+   * Delete for good (`hard_delete=true`): Neon otherwise soft-deletes, keeping the branch
+   * recoverable for 7 days, and a soft-deleted child is still a child — its parent could then not
+   * be deleted or restored without `preserve_under_name`. Consort's branches are throwaway copies.
+   */
   async delete(branch: RemoteBranch): Promise<void> {
     try {
       const res = await this.client.request('DELETE', `${this.base}/branches/${branch.id}`, {
+        query: { hard_delete: true },
         schema: BranchOperations.nullable(),
       });
       if (res) await this.waitFor(res.operations, `deleting branch ${branch.name}`);

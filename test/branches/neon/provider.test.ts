@@ -107,6 +107,36 @@ describe('neon: the BranchProvider contract', () => {
       expect(emu.branches.size).toBe(3);
       await p.delete('baseline-x');
       expect(emu.branches.size).toBe(1);
+      // Gone for good: Neon's DELETE soft-deletes (recoverable for 7 days) unless hard_delete=true.
+      expect(emu.softDeleted.size).toBe(0);
+      expect(emu.server.sent('DELETE', /\/branches\/br-/).map((e) => e.query)).toEqual([
+        '?hard_delete=true',
+        '?hard_delete=true',
+      ]);
+    }));
+
+  it('stand-in: a DELETE without hard_delete only soft-deletes, as Neon does', () =>
+    withNeon({}, async (p, emu) => {
+      await p.create({ name: 'pr-70' });
+      const id = emu.byName('pr-70')!.id;
+      const call = (method: string, path: string) =>
+        fetch(`${emu.server.url}/api/v2/projects/${emu.o.projectId}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${emu.o.apiKey}` },
+        });
+      expect((await call('DELETE', `/branches/${id}`)).status).toBe(200);
+      const names = async (q: string) =>
+        ((await (await call('GET', `/branches${q}`)).json()) as { branches: { name: string }[] }).branches.map(
+          (b) => b.name,
+        );
+      expect(await names('?limit=100')).toEqual(['main']);
+      expect(await names('?limit=100&include_deleted=true')).toEqual(['main', 'pr-70']);
+      expect((await call('GET', `/branches/${id}`)).status).toBe(404);
+      expect((await call('DELETE', `/branches/${id}`)).status).toBe(204);
+      expect((await call('DELETE', `/branches/${id}?hard_delete=true`)).status).toBe(204);
+      expect(await names('?include_deleted=true')).toEqual(['main']);
+      expect((await call('GET', '/branches?limit=0')).status).toBe(400);
+      expect((await call('GET', '/branches?sort_order=up')).status).toBe(400);
     }));
 });
 
