@@ -255,12 +255,17 @@ export class LakebaseEmulator {
       };
     }
     if (rest.length === 3 && rest[2] === 'endpoints' && req.method === 'POST') {
-      const spec = (req.body as { spec?: { endpoint_type?: string } }).spec;
+      const spec = (req.body as { spec?: EndpointSpecBody }).spec;
       if (spec?.endpoint_type !== 'ENDPOINT_TYPE_READ_WRITE')
         throw err(400, 'INVALID_PARAMETER_VALUE', 'endpoint_type is required');
+      const endpointId = req.query.get('endpoint_id') ?? '';
+      if (!/^[a-z][a-z0-9-]{0,62}$/.test(endpointId))
+        throw err(400, 'INVALID_PARAMETER_VALUE', `Invalid endpoint_id "${endpointId}"`);
+      const refusal = endpointSpecRefusal(spec);
+      if (refusal) throw err(400, 'INVALID_PARAMETER_VALUE', refusal);
       if ([...this.endpoints.values()].some((e) => e.branch === branch.id))
         throw err(409, 'ALREADY_EXISTS', 'A branch can only have one READ_WRITE endpoint');
-      const endpoint = await this.addEndpoint(branch.id, req.query.get('endpoint_id') ?? 'primary');
+      const endpoint = await this.addEndpoint(branch.id, endpointId);
       return this.operation(`projects/${this.o.project}/branches/${branch.id}/endpoints/${endpoint.id}`, () =>
         this.endpointJson(endpoint),
       );
@@ -317,7 +322,11 @@ export class LakebaseEmulator {
       .filter((b) => !b.deleted || req.query.get('show_deleted') === 'true')
       .sort((a, b) => a.created.getTime() - b.created.getTime());
     const offset = Number(req.query.get('page_token') ?? 0);
-    const size = Math.min(Number(req.query.get('page_size') ?? 100), this.o.pageSize);
+    const asked = req.query.get('page_size');
+    // ListBranchesRequest.page_size: "Upper bound for items returned. Cannot be negative."
+    if (asked !== null && !/^\d+$/.test(asked))
+      throw err(400, 'INVALID_PARAMETER_VALUE', `page_size must be a non-negative integer, not "${asked}"`);
+    const size = Math.min(Number(asked ?? 100) || 100, this.o.pageSize);
     const page = all.slice(offset, offset + size);
     // The 'repeat-page-token' bug: the last page points back at the one before it, for ever.
     const next =
@@ -341,6 +350,9 @@ export class LakebaseEmulator {
     if ([spec.ttl, spec.expire_time, spec.no_expiry].filter((v) => v !== undefined).length !== 1) {
       throw err(400, 'INVALID_PARAMETER_VALUE', 'Exactly one of ttl, expire_time or no_expiry must be set');
     }
+    // BranchSpec.no_expiry: "If set to false, the request is invalid; provide either ttl or expire_time instead."
+    if (spec.no_expiry === false)
+      throw err(400, 'INVALID_PARAMETER_VALUE', 'no_expiry must be true when set; give ttl or expire_time instead');
     if (this.branches.has(id)) throw err(409, 'ALREADY_EXISTS', `Branch ${id} already exists`);
     if (this.branches.size >= this.o.maxBranches)
       throw err(
@@ -483,4 +495,32 @@ export class LakebaseEmulator {
       },
     };
   }
+}
+
+interface EndpointSpecBody {
+  endpoint_type?: string;
+  autoscaling_limit_min_cu?: number;
+  autoscaling_limit_max_cu?: number;
+  no_suspension?: boolean;
+  suspend_timeout_duration?: string;
+}
+
+/** EndpointSpec's documented bounds (the SDKs' postgres.EndpointSpec), or undefined when it keeps them. */
+function endpointSpecRefusal(spec: EndpointSpecBody): string | undefined {
+  const min = spec.autoscaling_limit_min_cu;
+  const max = spec.autoscaling_limit_max_cu;
+  if (min !== undefined && min < 0.5) return `autoscaling_limit_min_cu ${min} is below 0.5`;
+  if (max !== undefined && max > 64) return `autoscaling_limit_max_cu ${max} is above 64`;
+  if (min !== undefined && max !== undefined && min > max)
+    return 'autoscaling_limit_min_cu is above autoscaling_limit_max_cu';
+  if (min !== undefined && max !== undefined && max - min > 16)
+    return 'autoscaling_limit_max_cu - autoscaling_limit_min_cu must not exceed 16';
+  if (spec.no_suspension === false) return 'no_suspension must be true when set';
+  if (spec.no_suspension !== undefined && spec.suspend_timeout_duration !== undefined)
+    return 'no_suspension and suspend_timeout_duration are mutually exclusive';
+  if (spec.suspend_timeout_duration !== undefined) {
+    const seconds = Number(/^(\d+(?:\.\d+)?)s$/.exec(spec.suspend_timeout_duration)?.[1]);
+    if (!(seconds >= 60 && seconds <= 604_800)) return 'suspend_timeout_duration must be between 60s and 604800s';
+  }
+  return undefined;
 }

@@ -164,6 +164,7 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
       expect(await refused('GET', '/branches/missing-1')).toBe(404);
       expect(await refused('POST', '/branches?branch_id=pr-51', { spec: { no_expiry: true } })).toBe(409);
       expect(await refused('DELETE', '/branches/production?purge=true')).toBe(400);
+      const src = 'projects/consort-emu/branches/production';
       const postgres = emu.server.exchanges.filter((ex) => ex.path.startsWith('/api/2.0/postgres/'));
       expect(emu.server.exchanges.flatMap((ex) => checker.check(ex))).toEqual([]);
       // A request the definition does not allow is refused, not served: source_branch is a resource
@@ -172,6 +173,22 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
         await refused('POST', '/branches?branch_id=pr-52', { spec: { source_branch: 'production', no_expiry: true } }),
       ).toBe(400);
       expect(emu.branches.has('pr-52')).toBe(false);
+      // And what the SDKs' docs rule out beyond the types: no_expiry false ("the request is invalid"),
+      // a negative page_size, an endpoint outside EndpointSpec's bounds or with a bad endpoint_id.
+      expect(
+        await refused('POST', '/branches?branch_id=pr-53', { spec: { source_branch: src, no_expiry: false } }),
+      ).toBe(400);
+      expect(await refused('GET', '/branches?page_size=-1')).toBe(400);
+      const endpoint = (spec: Record<string, unknown>, id = 'primary') =>
+        refused('POST', `/branches/pr-51/endpoints?endpoint_id=${id}`, {
+          spec: { endpoint_type: 'ENDPOINT_TYPE_READ_WRITE', ...spec },
+        });
+      expect(await endpoint({ autoscaling_limit_min_cu: 0.25 })).toBe(400);
+      expect(await endpoint({ autoscaling_limit_max_cu: 128 })).toBe(400);
+      expect(await endpoint({ autoscaling_limit_min_cu: 0.5, autoscaling_limit_max_cu: 32 })).toBe(400);
+      expect(await endpoint({ no_suspension: false })).toBe(400);
+      expect(await endpoint({ suspend_timeout_duration: '30s' })).toBe(400);
+      expect(await endpoint({}, 'Primary_1')).toBe(400);
       expect(emu.server.exchanges.map((ex) => `${ex.method} ${ex.path}`)).toEqual(
         expect.arrayContaining(['GET /api/2.0/preview/scim/v2/Me', 'POST /oidc/v1/token']),
       );
