@@ -8,7 +8,8 @@
  * unless `preserve_under_name` keeps the old state, which then takes the children); operations
  * polled until `finished` (slow ones: `opPolls`, `opDelayMs`; a branch is `init` until its create
  * operations finish); `423 Locked` while another operation runs; the connection URI per database
- * and role; `search` by name. Every body it answers follows the schemas of Neon's OpenAPI file
+ * and role; `search` by name. It refuses what Neon refuses: a `limit` outside 1..10000, an unknown
+ * sort, a `parent_timestamp` ahead of now or before the history retention, an `expires_at` past. Every body it answers follows the schemas of Neon's OpenAPI file
  * (test/branches/neon/openapi.test.ts checks each exchange against it).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -56,6 +57,9 @@ interface EmuOp {
   polls: number;
   started: number;
 }
+
+/** The project's history retention (Neon's default on paid plans is a day). */
+const HISTORY_RETENTION_SECONDS = 86_400;
 
 const err = (status: number, message: string, code = '') =>
   new HttpReply(status, { code, message, request_id: randomUUID() });
@@ -199,7 +203,6 @@ export class NeonEmulator {
       endpoints?: { type: string }[];
       annotation_value?: Record<string, string>;
     };
-    this.guard();
     const name = body.branch?.name ?? `br-${randomBytes(3).toString('hex')}`;
     if (this.byName(name)) throw err(409, `branch with name "${name}" already exists`, 'BRANCH_ALREADY_EXISTS');
     if (this.branches.size >= this.o.maxBranches)
@@ -214,6 +217,18 @@ export class NeonEmulator {
       throw err(400, `expires_at "${expires}" must be RFC 3339 with precision up to seconds`);
     if (expires && Date.parse(expires) > Date.now() + 30 * 86_400_000 + 60_000)
       throw err(400, 'expires_at must be at most 30 days in the future');
+    if (expires && Date.parse(expires) <= Date.now()) throw err(400, 'expires_at must be in the future');
+    // A point in time on the parent: a date-time within the project's history retention, not ahead of now.
+    const at = body.branch?.parent_timestamp;
+    if (at !== undefined) {
+      const t = Date.parse(at);
+      if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(at) || Number.isNaN(t))
+        throw err(400, `parent_timestamp "${at}" is not an ISO 8601 date-time`);
+      if (t > Date.now() + 1000) throw err(400, 'parent_timestamp is in the future');
+      if (t < Date.now() - HISTORY_RETENTION_SECONDS * 1000)
+        throw err(400, "parent_timestamp is before the project's history retention window");
+    }
+    this.guard(); // a request Neon refuses is refused before it waits for the project's lock
     const branch = await this.addBranch(
       name,
       parent.id,
@@ -375,7 +390,7 @@ export class NeonEmulator {
       created_at: at,
       updated_at: at,
       owner_id: 'emulated-owner',
-      history_retention_seconds: 86400,
+      history_retention_seconds: HISTORY_RETENTION_SECONDS,
       consumption_period_start: at,
       consumption_period_end: at,
       settings: {},

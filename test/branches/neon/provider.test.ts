@@ -115,7 +115,7 @@ describe('neon: the BranchProvider contract', () => {
       ]);
     }));
 
-  it('stand-in: a DELETE without hard_delete only soft-deletes, as Neon does', () =>
+  it('stand-in: a DELETE without hard_delete only soft-deletes; listings and creates Neon refuses are refused', () =>
     withNeon({}, async (p, emu) => {
       await p.create({ name: 'pr-70' });
       const id = emu.byName('pr-70')!.id;
@@ -136,6 +136,21 @@ describe('neon: the BranchProvider contract', () => {
       expect((await call('DELETE', `/branches/${id}?hard_delete=true`)).status).toBe(204);
       expect(await names('?include_deleted=true')).toEqual(['main']);
       expect((await call('GET', '/branches?limit=0')).status).toBe(400);
+      // A create Neon refuses: parent_timestamp outside the history retention or ahead of now, expires_at past.
+      const create = (branch: Record<string, string>) =>
+        fetch(`${emu.server.url}/api/v2/projects/${emu.o.projectId}/branches`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${emu.o.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            branch: { name: 'pr-71', parent_id: emu.byName('main')!.id, ...branch },
+            endpoints: [{ type: 'read_write' }],
+          }),
+        }).then((r) => r.status);
+      const iso = (ms: number) => new Date(Date.now() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      expect(await create({ parent_timestamp: iso(-2 * 86_400_000) })).toBe(400);
+      expect(await create({ parent_timestamp: iso(3_600_000) })).toBe(400);
+      expect(await create({ expires_at: iso(-60_000) })).toBe(400);
+      expect(emu.byName('pr-71')).toBeUndefined();
       expect((await call('GET', '/branches?sort_order=up')).status).toBe(400);
     }));
 });
