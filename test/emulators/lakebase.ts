@@ -4,7 +4,9 @@
  * that expire), SCIM /Me, the Postgres API's projects, branches (paginated, `spec.source_branch`,
  * exactly one of ttl/expire_time/no_expiry), endpoints, long-running operations polled until
  * `done`, and /credentials (short-lived login tokens). Each branch is a real database; each
- * endpoint a proxy that checks the login token and reaches that database.
+ * endpoint a proxy that checks the login token and reaches that database. It refuses what the
+ * SDKs' docs rule out: `no_expiry: false`, a `source_branch_time` ahead of now or before the history
+ * retention, a past `expire_time`, a negative `page_size`, an EndpointSpec outside its bounds.
  *
  * Like the service (and the SDKs' `DeleteBranchRequest`): DeleteBranch soft-deletes unless
  * `purge=true` — the branch leaves the default listing (`show_deleted=true` shows it) but its id
@@ -68,6 +70,9 @@ interface EmuOp {
   started: number;
   result: () => unknown;
 }
+
+/** The project's history retention (ProjectStatus.history_retention_duration). */
+const HISTORY_RETENTION_SECONDS = 86_400;
 
 const err = (status: number, error_code: string, message: string) => new HttpReply(status, { error_code, message });
 
@@ -228,6 +233,7 @@ export class LakebaseEmulator {
           name: `projects/${this.o.project}`,
           status: {
             pg_version: 15,
+            history_retention_duration: `${HISTORY_RETENTION_SECONDS}s`,
             display_name: 'Emulated',
             default_branch: `projects/${this.o.project}/branches/production`,
           },
@@ -344,8 +350,17 @@ export class LakebaseEmulator {
   private async createBranch(req: Req): Promise<Res> {
     const id = req.query.get('branch_id') ?? '';
     const spec =
-      (req.body as { spec?: { source_branch?: string; ttl?: string; expire_time?: string; no_expiry?: boolean } })
-        .spec ?? {};
+      (
+        req.body as {
+          spec?: {
+            source_branch?: string;
+            source_branch_time?: string;
+            ttl?: string;
+            expire_time?: string;
+            no_expiry?: boolean;
+          };
+        }
+      ).spec ?? {};
     if (!/^[a-z][a-z0-9-]{0,62}$/.test(id)) throw err(400, 'INVALID_PARAMETER_VALUE', `Invalid branch_id "${id}"`);
     if ([spec.ttl, spec.expire_time, spec.no_expiry].filter((v) => v !== undefined).length !== 1) {
       throw err(400, 'INVALID_PARAMETER_VALUE', 'Exactly one of ttl, expire_time or no_expiry must be set');
@@ -370,6 +385,17 @@ export class LakebaseEmulator {
       );
     const source = sourceId[1] === this.o.project ? this.branches.get(sourceId[2]!) : undefined;
     if (!source) throw err(404, 'RESOURCE_DOES_NOT_EXIST', `Source branch ${spec.source_branch} does not exist`);
+    // A point in time on the source: a timestamp within the project's history retention, not ahead of now.
+    if (spec.source_branch_time !== undefined) {
+      const t = Date.parse(spec.source_branch_time);
+      if (Number.isNaN(t))
+        throw err(400, 'INVALID_PARAMETER_VALUE', `source_branch_time "${spec.source_branch_time}" is not a timestamp`);
+      if (t > this.now() + 1000) throw err(400, 'INVALID_PARAMETER_VALUE', 'source_branch_time is in the future');
+      if (t < this.now() - HISTORY_RETENTION_SECONDS * 1000)
+        throw err(400, 'INVALID_PARAMETER_VALUE', "source_branch_time is before the project's history retention");
+    }
+    if (spec.expire_time !== undefined && !(Date.parse(spec.expire_time) > this.now()))
+      throw err(400, 'INVALID_PARAMETER_VALUE', 'expire_time must be in the future');
     const ttl = spec.ttl ? Number(/^(\d+)s$/.exec(spec.ttl)?.[1]) : undefined;
     if (ttl !== undefined && !(ttl > 0 && ttl <= 30 * 86_400))
       throw err(400, 'INVALID_PARAMETER_VALUE', 'ttl must be between 1s and 30 days');

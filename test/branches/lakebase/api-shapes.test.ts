@@ -179,6 +179,15 @@ describe('the Databricks Postgres API, as the SDKs define it', () => {
         await refused('POST', '/branches?branch_id=pr-53', { spec: { source_branch: src, no_expiry: false } }),
       ).toBe(400);
       expect(await refused('GET', '/branches?page_size=-1')).toBe(400);
+      // A point in time outside the project's history retention, or ahead of now; an expiry already past.
+      const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+      for (const spec of [
+        { source_branch_time: at(-2 * 86_400_000), no_expiry: true },
+        { source_branch_time: at(3_600_000), no_expiry: true },
+        { expire_time: at(-60_000) },
+      ])
+        expect(await refused('POST', '/branches?branch_id=pr-54', { spec: { source_branch: src, ...spec } })).toBe(400);
+      expect(emu.branches.has('pr-54')).toBe(false);
       const endpoint = (spec: Record<string, unknown>, id = 'primary') =>
         refused('POST', `/branches/pr-51/endpoints?endpoint_id=${id}`, {
           spec: { endpoint_type: 'ENDPOINT_TYPE_READ_WRITE', ...spec },
