@@ -393,4 +393,65 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
       `PATCH ${at}/check-runs/12 request.output: property "annotation" is not in the description`,
     ]);
   });
+  it("the check-run stand-in refuses what GitHub's description refuses, so a careless request fails here too", async () => {
+    const send = async (method: string, path: string, body: unknown) =>
+      (
+        await fetch(`${app.url}/repos/${OWNER}/${REPO}${path}`, {
+          method,
+          headers: { authorization: `token ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).status;
+    const output = { title: 'T', summary: 'S' };
+    const created = await fetch(`${app.url}/repos/${OWNER}/${REPO}/check-runs`, {
+      method: 'POST',
+      headers: { authorization: `token ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'consort', head_sha: headSha, status: 'in_progress', output }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { id: number }).id;
+    const annotation = { path: 'a.sql', start_line: 1, end_line: 2, annotation_level: 'failure', message: 'm' };
+    const refused: [string, string, unknown][] = [
+      ['POST', '/check-runs', { head_sha: headSha }], // name is required
+      ['POST', '/check-runs', { name: 'consort' }], // head_sha is required
+      ['POST', '/check-runs', { name: 'consort', head_sha: headSha, status: 'running' }],
+      ['PATCH', `/check-runs/${id}`, { status: 'completed' }], // completed needs a conclusion
+      ['PATCH', `/check-runs/${id}`, { conclusion: 'passed' }],
+      ['PATCH', `/check-runs/${id}`, { conclusion: 'success', output: { title: 'T' } }], // summary is required
+      ['PATCH', `/check-runs/${id}`, { conclusion: 'failure', output: { ...output, annotations: [{ path: 'a' }] } }],
+      [
+        'PATCH',
+        `/check-runs/${id}`,
+        { conclusion: 'failure', output: { ...output, annotations: [{ ...annotation, annotation_level: 'error' }] } },
+      ],
+      [
+        'PATCH',
+        `/check-runs/${id}`,
+        { conclusion: 'failure', output: { ...output, annotations: [{ ...annotation, start_column: 1 }] } },
+      ],
+    ];
+    const statuses = [];
+    for (const [method, path, body] of refused) statuses.push(await send(method, path, body));
+    expect(statuses).toEqual(refused.map(() => 422));
+    // Each of them breaks the description too: the stand-in refuses no request GitHub would take.
+    const descriptionProblems = refused.map(([method, path, body]) =>
+      checker.check({
+        method,
+        path: `/repos/${OWNER}/${REPO}${path}`,
+        query: '',
+        status: 0,
+        body,
+        response: undefined,
+      }),
+    );
+    // All but the last: columns across lines are refused by GitHub's prose ("only when start_line and
+    // end_line are the same"), not its schema.
+    expect(descriptionProblems.map((p) => p.length > 0)).toEqual(refused.map((_, i) => i < refused.length - 1));
+    expect(
+      await send('PATCH', `/check-runs/${id}`, {
+        conclusion: 'success',
+        output: { ...output, annotations: [annotation] },
+      }),
+    ).toBe(200);
+  });
 });

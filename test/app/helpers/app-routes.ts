@@ -2,7 +2,8 @@
  * What the App needs of GitHub beyond comments, statuses and permissions, added to the local
  * GitHub stand-in (test/helpers/fake-github.ts) with the shapes GitHub documents: the
  * installation token exchange (App JWT → `ghs_` token), check runs (create, update; the
- * documented limits enforced with a 422 like GitHub's), the repository tarball at a commit,
+ * documented limits, required fields, status/conclusion/annotation-level lists and the
+ * completed-needs-a-conclusion rule enforced with a 422 like GitHub's), the repository tarball at a commit,
  * the merge base of a comparison, and `/meta`.
  */
 import type { ExtraReply, ExtraRequest, FakeGitHub } from '../../helpers/fake-github.js';
@@ -60,6 +61,47 @@ function invalid(message: string): ExtraReply {
       status: '422',
     },
   };
+}
+
+const CHECK_STATUSES = ['queued', 'in_progress', 'completed'];
+const CHECK_CONCLUSIONS = [
+  'action_required',
+  'cancelled',
+  'failure',
+  'neutral',
+  'success',
+  'skipped',
+  'stale',
+  'timed_out',
+];
+const ANNOTATION_LEVELS = ['notice', 'warning', 'failure'];
+
+/**
+ * What GitHub's "Create a check run" / "Update a check run" refuse beyond the output's limits: a
+ * create without `name` or `head_sha`, a status or conclusion outside their lists, `completed`
+ * (or `completed_at`) without a conclusion, an output without `title` or `summary`, an annotation
+ * without its required fields or with columns across lines.
+ */
+function checkRunProblem(body: Record<string, unknown>, creating: boolean): string | null {
+  if (creating && (typeof body.name !== 'string' || body.name === '')) return 'name is missing';
+  if (creating && typeof body.head_sha !== 'string') return 'head_sha is missing';
+  if (body.status !== undefined && !CHECK_STATUSES.includes(String(body.status)))
+    return 'status is not included in the list';
+  if (body.conclusion !== undefined && !CHECK_CONCLUSIONS.includes(String(body.conclusion)))
+    return 'conclusion is not included in the list';
+  if ((body.status === 'completed' || body.completed_at !== undefined) && body.conclusion === undefined)
+    return 'conclusion is required when status is completed or completed_at is given';
+  const o = body.output as Record<string, unknown> | undefined;
+  if (o !== undefined && (typeof o.title !== 'string' || typeof o.summary !== 'string'))
+    return 'output needs a title and a summary';
+  for (const a of (o?.annotations ?? []) as Record<string, unknown>[]) {
+    for (const field of ['path', 'start_line', 'end_line', 'annotation_level', 'message'])
+      if (a[field] === undefined) return `annotation ${field} is missing`;
+    if (!ANNOTATION_LEVELS.includes(String(a.annotation_level))) return 'annotation_level is not included in the list';
+    if ((a.start_column !== undefined || a.end_column !== undefined) && a.start_line !== a.end_line)
+      return 'start_column and end_column are only allowed when start_line equals end_line';
+  }
+  return null;
 }
 
 /** GitHub refuses output beyond its documented limits; so does the stand-in. */
@@ -143,7 +185,7 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
     const rest = r.path.slice(at.length);
     const body = (r.body ?? {}) as Record<string, unknown>;
     if (rest === '/check-runs' && r.method === 'POST') {
-      const problem = checkOutput(body.output as StoredCheckRun['output']);
+      const problem = checkRunProblem(body, true) ?? checkOutput(body.output as StoredCheckRun['output']);
       if (problem) return invalid(problem);
       const run: StoredCheckRun = {
         id: nextId++,
@@ -165,7 +207,7 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
     if (one && r.method === 'PATCH') {
       const run = routes.checkRuns.get(Number(one[1]));
       if (!run) return { status: 404, body: { message: 'Not Found' } };
-      const problem = checkOutput(body.output as StoredCheckRun['output']);
+      const problem = checkRunProblem(body, false) ?? checkOutput(body.output as StoredCheckRun['output']);
       if (problem) return invalid(problem);
       Object.assign(run, {
         status: typeof body.status === 'string' ? body.status : run.status,
