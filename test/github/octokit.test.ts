@@ -75,6 +75,9 @@ describe('pull request calls', () => {
         body: { commit_id: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
       }),
     ]);
+    // GitHub: `body` is "required when using REQUEST_CHANGES or COMMENT"; the stand-in refuses it too.
+    await expect(api.review(R, 7, HEAD_SHA, '')).rejects.toMatchObject({ status: 422 });
+    expect(fake.reviews).toHaveLength(1);
   });
 
   it('pull() maps the fields, a deleted fork to a null head repo, and an unknown number to a 404 error', async () => {

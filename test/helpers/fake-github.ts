@@ -451,6 +451,15 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
             'https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request',
           );
         }
+        // "Required when using REQUEST_CHANGES or COMMENT for the event parameter."
+        if ((event === 'COMMENT' || event === 'REQUEST_CHANGES') && !(typeof text_ === 'string' && text_ !== '')) {
+          return invalid(
+            'PullRequestReview',
+            'body',
+            `body is required when event is ${event}`,
+            'https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request',
+          );
+        }
         const stored: StoredReview = {
           id: nextId++,
           pr: p.number,
