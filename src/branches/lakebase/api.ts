@@ -146,7 +146,7 @@ export function lakebaseError(
   }
   if (status === 400 || code === 'INVALID_PARAMETER_VALUE' || code === 'BAD_REQUEST') {
     return new ConsortError('invalid-input', `Lakebase refused the request while ${what}${detail}.`, {
-      hint: 'Check the branch name, parent and TTL.',
+      hint: "Check the branch name, parent and TTL, and that a point in time (--at) is within the project's history retention and not in the future.",
     });
   }
   if (status === 429 || code === 'RESOURCE_EXHAUSTED') {

@@ -154,7 +154,7 @@ export function describeFailure(projectId: string): (f: HttpFailure) => Error {
       });
     if (f.status === 400 || f.status === 422)
       return new ConsortError('invalid-input', `Neon refused the request (${what})${detail}.`, {
-        hint: 'Check the branch name, parent and TTL.',
+        hint: "Check the branch name, parent and TTL, and that a point in time (--at) is within the project's history retention and not in the future.",
       });
     return new ConsortError('service-error', `Neon failed (HTTP ${f.status} on ${what})${detail}.`, {
       hint: 'Retry; if it persists, check https://neonstatus.com.',

@@ -293,6 +293,15 @@ describe('lakebase: authentication and tokens', () => {
 });
 
 describe('lakebase: service failures', () => {
+  it('a point in time outside the history retention is refused with a hint that names --at', () =>
+    withLakebase({}, async (p, _emu, _logs, clock) => {
+      await expect(p.create({ name: 'pr-at', at: new Date(clock.now() - 2 * 86_400_000) })).rejects.toMatchObject({
+        code: 'invalid-input',
+        hint: expect.stringContaining('--at'),
+      });
+      expect(await p.get('pr-at')).toBeUndefined();
+    }));
+
   it('retries 429 and 503 honouring Retry-After, on calls and on operation polls', () =>
     withLakebase({}, async (p, emu, _logs, clock) => {
       emu.server.fail({

@@ -156,6 +156,15 @@ describe('neon: the BranchProvider contract', () => {
 });
 
 describe('neon: service failures', () => {
+  it('a point in time outside the history retention is refused with a hint that names --at', () =>
+    withNeon({}, async (p) => {
+      await expect(p.create({ name: 'pr-at', at: new Date(Date.now() - 2 * 86_400_000) })).rejects.toMatchObject({
+        code: 'invalid-input',
+        hint: expect.stringContaining('--at'),
+      });
+      expect(await p.get('pr-at')).toBeUndefined();
+    }));
+
   it('retries 423 Locked and 429 honouring Retry-After', () =>
     withNeon({}, async (p, emu, clock) => {
       await p.capabilities();
