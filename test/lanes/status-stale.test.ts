@@ -58,3 +58,36 @@ it('an escalated feature counts its attempts once: in the reason, not again on t
   expect(text).toContain('needs a human: the suite did not pass (after 2 attempts)');
   expect(renderStatus({ ...escalated, escalation: null })).toContain('(attempt 2)');
 });
+
+it('at the spec gate, status lists the test list items and the gate waiting for approval (it showed neither)', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-status-'));
+  try {
+    const git = (...args: string[]) =>
+      execFileAsync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    await git('init', '-q');
+    await git('commit', '-q', '--allow-empty', '-m', 'init');
+    const ws = await workspaceAt(dir);
+    const { feature } = await createFeature(ws, 'phones', 'Customers want phone numbers.');
+    const store = new FeatureStore(dir, feature);
+    const file = await store.load();
+    await store.save({
+      ...file,
+      state: { ...file.state, phase: 'design', step: 'awaiting-approval', gate: 'spec' } as typeof file.state,
+    });
+    const item = { id: 'T1', ac: 'AC1', kind: 'behavior', title: 'stores a phone', status: 'pending' } as const;
+    await writeFile(store.file('test-list.json'), JSON.stringify({ version: 1, items: [item] }));
+
+    const waiting = await featureStatus(dir, feature, ws);
+    expect(waiting.items).toEqual([item]);
+    expect(waiting.gates).toEqual({ spec: null });
+    const text = renderStatus(waiting);
+    expect(text).toContain('gates:  spec not approved');
+    expect(text).toContain('items:  T1 pending');
+
+    // A test list that does not parse yet shows no items, rather than failing the command.
+    await writeFile(store.file('test-list.json'), '{ "version": 1, "items": [');
+    expect((await featureStatus(dir, feature, ws)).items).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

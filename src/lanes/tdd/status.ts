@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { GateName, Item, Phase, Step } from '../../conductor/state.js';
 import { CycleRecord } from '../../conductor/effects.js';
+import { TestList } from '../../conductor/artifacts.js';
 import { describeStep } from './feature.js';
 import { FeatureStore, listFeatures } from './store.js';
 import { count } from '../../core/plural.js';
@@ -72,6 +73,12 @@ export async function featureStatus(workspace: string, feature: string, ws?: Wor
       overheadMs: c.timing.overheadMs,
     });
   }
+  // Before the build starts (the spec gate, or a test_list gate), the items are the test list's,
+  // not yet the state's: shown from test-list.json while it is valid, as the gate will take them.
+  const items = state.items.length > 0 ? state.items : await testListItems(store);
+  // The gate the feature waits at is listed even before anyone approved it ("spec not approved").
+  const waitingAt =
+    state.gate !== null && (state.step === 'awaiting-approval' || state.step === 'gate') ? state.gate : null;
   const byVerdict: Record<string, number> = {};
   for (const t of turns) byVerdict[t.verdict] = (byVerdict[t.verdict] ?? 0) + 1;
   return {
@@ -84,9 +91,10 @@ export async function featureStatus(workspace: string, feature: string, ws?: Wor
     attempt: state.attempt,
     repair: state.repair,
     escalation: state.escalation,
-    items: state.items,
-    gates: Object.fromEntries(
-      Object.entries(gates.gates).map(([g, e]) => [
+    items,
+    gates: Object.fromEntries([
+      ...(waitingAt !== null && gates.gates[waitingAt] === undefined ? [[waitingAt, null] as const] : []),
+      ...Object.entries(gates.gates).map(([g, e]) => [
         g,
         e.approval
           ? {
@@ -97,7 +105,7 @@ export async function featureStatus(workspace: string, feature: string, ws?: Wor
             }
           : null,
       ]),
-    ),
+    ]),
     cycles,
     turns: {
       count: turns.length,
@@ -108,6 +116,16 @@ export async function featureStatus(workspace: string, feature: string, ws?: Wor
       agentMs: turns.reduce((n, t) => n + t.durationMs, 0),
     },
   };
+}
+
+/** test-list.json's items, or none while it is missing or invalid. */
+async function testListItems(store: FeatureStore): Promise<Item[]> {
+  try {
+    const parsed = TestList.safeParse(JSON.parse(await readFile(store.file('test-list.json'), 'utf8')));
+    return parsed.success ? parsed.data.items : [];
+  } catch {
+    return [];
+  }
 }
 
 export async function allStatuses(workspace: string, ws?: Workspace): Promise<FeatureStatus[]> {
