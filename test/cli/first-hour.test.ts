@@ -146,6 +146,28 @@ it('consort run without an agent backend refuses before it commits or writes any
   expect((await exec('git', ['status', '--porcelain'], { cwd: repo, env: GIT_ENV })).stdout).toBe(status);
 });
 
+it('feature new names the commit the feature starts from, and asks to edit the request only when none was given', async () => {
+  // Set up after `feature new` (a scripted agent, the configuration) and those files were the
+  // feature's change: their lines flagged at the merge gate, with nothing said when it was made.
+  const repo = path.join(tmp, 'base');
+  await mkdir(repo, { recursive: true });
+  await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: GIT_ENV });
+  await exec('git', ['commit', '-q', '--allow-empty', '-m', 'init'], { cwd: repo, env: GIT_ENV });
+  const head = (await exec('git', ['rev-parse', 'HEAD'], { cwd: repo, env: GIT_ENV })).stdout.trim();
+  const given = await cli(['-C', repo, 'feature', 'new', 'phones', '--request', 'Phones.'], env);
+  expect(given.code).toBe(0);
+  expect(given.stdout).toContain(`It starts from ${head.slice(0, 7)} (HEAD)`);
+  expect(given.stdout).toContain('commit your Consort setup first');
+  expect(given.stdout).not.toContain('Edit feature-request.md');
+  expect(given.stdout.trim().split('\n').at(-1)).toBe(`Next: consort -C ${repo} run 001-phones`);
+  const template = await cli(['-C', repo, 'feature', 'new', 'tags'], env);
+  expect(template.stdout.trim().split('\n').at(-1)).toBe(
+    `Edit feature-request.md, then: consort -C ${repo} run 002-tags`,
+  );
+  const json = await cli(['-C', repo, 'feature', 'new', 'notes', '--json'], env);
+  expect(JSON.parse(json.stdout)).toMatchObject({ feature: '003-notes', baseCommit: head });
+});
+
 it('consort run outside a git repository says to make one before a feature, not only `feature new`', async () => {
   const folder = path.join(tmp, 'no-repo');
   await mkdir(folder, { recursive: true });

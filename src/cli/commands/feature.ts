@@ -31,7 +31,13 @@ export function featureCommand(ctx: Ctx): Command {
       if (c.json) printJson(c.io, created);
       else
         c.io.out(
-          `Created ${created.feature} in ${created.dir}\nEdit feature-request.md, then: consort run ${created.feature}`,
+          [
+            `Created ${created.feature} in ${created.dir}`,
+            // The base is fixed now: a setup committed after it (the configuration, an agent script)
+            // would be the feature's change, its lines flagged at the merge gate, its migrations not the baseline's.
+            `It starts from ${created.baseCommit.slice(0, 7)} (HEAD): its migrations make the baseline database, and what is committed after it is the feature's change (the merge gate shows it), so commit your Consort setup first.`,
+            `${request === undefined ? 'Edit feature-request.md, then' : 'Next'}: consort run ${created.feature}`,
+          ].join('\n'),
         );
     });
   return feature;

@@ -39,7 +39,7 @@ export async function createFeature(
   ws: Workspace,
   slug: string,
   request?: string,
-): Promise<{ feature: string; dir: string }> {
+): Promise<{ feature: string; dir: string; baseCommit: string }> {
   if (!isFeatureSlug(slug)) {
     throw new ConsortError('invalid-input', `"${slug}" is not a feature slug.`, {
       hint: 'Use lowercase letters, digits and "-", starting with a letter, at most 40 characters (e.g. customer-phones).',
@@ -57,15 +57,16 @@ export async function createFeature(
   await mkdir(store.dir, { recursive: true });
   await writeFile(store.file('feature-request.md'), requestTemplate(slug, request));
   await writeFile(store.file('gates.json'), `${JSON.stringify({ version: 1, feature, gates: {} }, null, 2)}\n`);
+  const baseCommit = await ws.head();
   await store.save({
     version: STATE_VERSION,
     state: initialState(feature),
-    baseCommit: await ws.head(),
+    baseCommit,
     pending: [],
     done: 0,
     inFlight: null,
   });
-  return { feature, dir: path.join(ws.dir, featureDirOf(feature)) };
+  return { feature, dir: path.join(ws.dir, featureDirOf(feature)), baseCommit };
 }
 
 /** The feature `ref` names among `all`: `001-phones`, `001`, `1` or `phones`; undefined when none (or several) match. */
