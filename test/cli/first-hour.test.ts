@@ -6,7 +6,7 @@
  */
 import { localGitRepo } from '../../src/git/repo.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
-import { chmod, mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,34 @@ it('feature new names the commit the feature starts from, and asks to edit the r
   );
   const json = await cli(['-C', repo, 'feature', 'new', 'notes', '--json'], env);
   expect(JSON.parse(json.stdout)).toMatchObject({ feature: '003-notes', baseCommit: head });
+});
+
+it('consort run with every feature done says to start a new one, and with several open names one to run', async () => {
+  // It said "Name the feature: consort run <feature>" for both: for a done feature that only says done again.
+  const repo = path.join(tmp, 'all-done');
+  await mkdir(repo, { recursive: true });
+  await exec('git', ['init', '-q', '-b', 'main'], { cwd: repo, env: GIT_ENV });
+  await exec('git', ['commit', '-q', '--allow-empty', '-m', 'init'], { cwd: repo, env: GIT_ENV });
+  for (const slug of ['phones', 'tags'])
+    expect((await cli(['-C', repo, 'feature', 'new', slug, '--request', 'x'], env)).code).toBe(0);
+  const several = await cli(['-C', repo, 'run', '--dry-run'], env);
+  expect(several.code).toBe(1);
+  expect(several.stderr).toContain('Several features are open: 001-phones, 002-tags.');
+  expect(several.stderr).toContain(`Name the one to run: consort -C ${repo} run 001-phones.`);
+  for (const feature of ['001-phones', '002-tags']) {
+    const file = path.join(repo, '.consort/features', feature, 'state.json');
+    const state = JSON.parse(await readFile(file, 'utf8')) as { state: Record<string, unknown> };
+    state.state = { ...state.state, phase: 'done', step: 'done' };
+    await writeFile(file, JSON.stringify(state));
+  }
+  const done = await cli(['-C', repo, 'run', '--dry-run', '--json'], env);
+  expect(done.code).toBe(1);
+  expect(JSON.parse(done.stdout)).toMatchObject({
+    error: {
+      message: 'Every feature is done.',
+      hint: 'Start the next one with `consort feature new <slug>` (`consort status` lists them all).',
+    },
+  });
 });
 
 it('consort run outside a git repository says to make one before a feature, not only `feature new`', async () => {

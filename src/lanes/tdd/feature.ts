@@ -105,10 +105,16 @@ export async function resolveFeature(workspace: string, ref: string | undefined)
   if (ref === undefined) {
     const open = await openFeatures(workspace, all);
     if (open.length === 1) return open[0]!;
+    // Every feature done: naming one only says it is done again, so the next step is a new feature.
     throw new ConsortError(
       'invalid-input',
       open.length === 0 ? 'Every feature is done.' : `Several features are open: ${open.join(', ')}.`,
-      { hint: 'Name the feature: consort run <feature>.' },
+      {
+        hint:
+          open.length === 0
+            ? 'Start the next one with `consort feature new <slug>` (`consort status` lists them all).'
+            : `Name the one to run: consort run ${open[0]}.`,
+      },
     );
   }
   const match = matchFeature(all, ref);
