@@ -51,6 +51,7 @@ describe('consort feature / run / status / approve / log', () => {
     expect(JSON.parse(r.stdout)).toEqual({
       feature: '001-phones',
       dir: expect.stringMatching(/\.consort\/features\/001-phones$/),
+      baseCommit: expect.stringMatching(/^[0-9a-f]{40}$/),
     });
     expect(await readFile(path.join(repo, '.consort/features/001-phones/feature-request.md'), 'utf8')).toBe(
       'Customers want phone numbers.\n',
