@@ -240,3 +240,16 @@ it('suggested commands carry the provider options the command was given, so they
   ]);
   expect(globalOptionsOf(['-C', 'app', 'check', '--json', 'r.json'])).toBe('');
 });
+
+it('the reference rows of dashboard, run and approve list every option their --help shows', async () => {
+  // docs/cli.md's dashboard row left out --as and --no-branches; docs/tdd-lane.md's run and approve rows --json.
+  const docs = (await readFile('docs/cli.md', 'utf8')) + (await readFile('docs/tdd-lane.md', 'utf8'));
+  const program = buildProgram(io, env);
+  for (const name of ['dashboard', 'run', 'approve']) {
+    const row = docs.split('\n').find((l) => l.startsWith(`| \`consort ${name} `));
+    expect(row).toBeDefined();
+    const cmd = program.commands.find((c) => c.name() === name)!;
+    const missing = cmd.options.map((o) => o.long!).filter((flag) => !row!.includes(flag));
+    expect({ name, missing }).toEqual({ name, missing: [] });
+  }
+});
