@@ -192,6 +192,17 @@ it('consort run with every feature done says to start a new one, and with severa
       hint: 'Start the next one with `consort feature new <slug>` (`consort status` lists them all).',
     },
   });
+  // A done feature run by name says it is done, whatever the working tree holds (it refused over
+  // an uncommitted file, as if a turn were about to run).
+  await writeFile(path.join(repo, 'scratch.txt'), 'notes\n');
+  const named = await cli(['-C', repo, 'run', '001-phones'], env);
+  expect(named.stderr).toBe('');
+  expect(named.stdout).toContain('001-phones: done — nothing left to run');
+  expect(named.code).toBe(0);
+  expect(JSON.parse((await cli(['-C', repo, 'run', '001-phones', '--json'], env)).stdout)).toMatchObject({
+    feature: '001-phones',
+    stop: 'done',
+  });
 });
 
 it('consort run outside a git repository says to make one before a feature, not only `feature new`', async () => {

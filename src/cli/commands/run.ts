@@ -163,6 +163,25 @@ export function runLaneCommand(ctx: Ctx): Command {
           );
         return;
       }
+      // A done feature has nothing left to run: no server, agent or clean tree is needed to say so.
+      const { FeatureStore } = await import('../../lanes/tdd/store.js');
+      const { state } = await new FeatureStore(c.root, feature).load();
+      if (state.step === 'done') {
+        const message = 'nothing left to run (start the next feature with `consort feature new <slug>`)';
+        if (c.json)
+          printJson(c.io, {
+            feature,
+            stop: 'done',
+            message,
+            phase: state.phase,
+            step: state.step,
+            gate: state.gate,
+            turns: 0,
+            effects: 0,
+          });
+        else c.io.out(`${feature}: done — ${message}`);
+        return;
+      }
       await validateAgents(config, effects, c.env, adapters.agents);
       // Ctrl-C (or SIGTERM) stops the turn or suite under way and ends the run as `interrupted`,
       // with its records saved and its branches and worktrees removed; `consort run` resumes it.
