@@ -6,7 +6,7 @@
  * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
  * or users), named with its process id, so a run removes what killed runs left.
  */
-import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortError } from '../../core/errors.js';
@@ -126,6 +126,54 @@ async function sameAsPlanned(
 }
 
 /**
+ * The workspace's own packages as its install links them (`node_modules/@acme/shared` →
+ * `packages/shared`: npm, yarn and pnpm workspaces), by name, each with its folder relative to the
+ * repository: read from the node_modules of the package that owns the migrations and of each
+ * folder above it up to the root, the nearest first. Only links that lead into the repository and
+ * not into a node_modules folder (an installed package, not one of the workspace's).
+ */
+async function workspacePackages(owner: MigrationsPackage): Promise<Map<string, string>> {
+  const root = path.resolve(owner.root);
+  const found = new Map<string, string>();
+  const linksIn = async (modules: string, scope = '') => {
+    const entries = await readdir(path.join(modules, scope), { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const name = scope === '' ? e.name : `${scope}/${e.name}`;
+      if (scope === '' && e.name.startsWith('@') && e.isDirectory()) await linksIn(modules, e.name);
+      if (!e.isSymbolicLink() || found.has(name)) continue;
+      const real = resolvedInside(root, path.join(modules, name));
+      if (real === null) continue;
+      const rel = path.relative(await realpath(root), real);
+      if (rel.split(path.sep).includes('node_modules')) continue;
+      found.set(name, rel.split(path.sep).join('/'));
+    }
+  };
+  for (let d = path.resolve(owner.dir); ; d = path.dirname(d)) {
+    if (await isRealDir(path.join(d, 'node_modules'))) await linksIn(path.join(d, 'node_modules'));
+    if (d === root || d === path.dirname(d)) break;
+  }
+  return found;
+}
+
+/**
+ * In a commit's extracted tree, its own workspace packages where a migration's `import … from
+ * '@acme/shared'` finds them first: `<tree>/node_modules/@acme/shared` → `<tree>/packages/shared`.
+ * Without them the import resolves through the working tree's install, to the working tree's
+ * packages/shared, and base's migrations would run with the change's code. A package the commit
+ * does not hold, or a name its tree already has in its own node_modules, is left as it is.
+ */
+async function linkWorkspacePackages(tree: string, packages: Map<string, string>): Promise<void> {
+  for (const [name, rel] of packages) {
+    const target = path.join(tree, rel);
+    if (readRegularFile(path.join(target, 'package.json')) === null) continue;
+    const link = path.join(tree, 'node_modules', name);
+    if ((await lstat(link).catch(() => undefined)) !== undefined) continue;
+    await mkdir(path.dirname(link), { recursive: true });
+    await symlink(path.relative(path.dirname(link), target), link, 'dir');
+  }
+}
+
+/**
  * `at`: the workspace, or the package of it that owns the migrations (migrationsPackage). `git` is
  * needed only by `extract` (the TDD lane writes the base's migrations it read itself).
  */
@@ -152,6 +200,7 @@ export async function createWorkdir(
       await mkdir(relativeTo, { recursive: true });
       if (!git) throw new Error('createWorkdir: extract needs a GitRepo');
       const { leftOut } = await git.extractCommit(repo, sha, relativeTo);
+      await linkWorkspacePackages(relativeTo, await workspacePackages(owner));
       const dir = path.join(relativeTo, migrationsDir);
       await mkdir(dir, { recursive: true }).catch(async (e: NodeJS.ErrnoException) => {
         // A folder of the path is a file of the commit (`migrations.dir: schema.sql/migrations`).
