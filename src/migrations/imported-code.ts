@@ -3,8 +3,8 @@
  * `require('./lib/audit')`, `import('../src/kinds.js')`, and what those import in turn. A migration
  * that builds an enum from the app's `Object.values(EventKind)` or names a table by a model's
  * `tableName` gives another schema once that file changes, though the migration itself did not.
- * Read statically (relative specifiers only: packages are the lockfile's), from a side's tree, and
- * never run. Imported files name what was built with the migrations (the check's and the TDD lane's
+ * Read statically (relative specifiers, and the workspace's own packages where its install links
+ * them into the repository: other packages are the lockfile's), from a side's tree, and never run. Imported files name what was built with the migrations (the check's and the TDD lane's
  * baselines, the isolation's test template: one built before such a file changed is not reused
  * after), and a change that edits one is told that a database migrated from scratch would no longer
  * be what base's migrations made.
@@ -61,6 +61,47 @@ export function relativeSpecifiers(source: string): string[] {
   return [...found];
 }
 
+/** Bare module specifiers (`@acme/shared`, `@acme/shared/kinds`, `lodash`) in a source text, each once. */
+function packageSpecifiers(source: string): string[] {
+  const found = new Set<string>();
+  const patterns = [
+    /\bfrom\s*(['"])([^.'"\n/][^'"\n]*)\1/g,
+    /\bimport\s*(['"])([^.'"\n/][^'"\n]*)\1/g,
+    /\b(?:require|import)\s*\(\s*(['"`])([^.'"`\n$/][^'"`\n$]*)\1\s*\)/g,
+  ];
+  for (const re of patterns) for (const m of source.matchAll(re)) found.add(m[2]!);
+  return [...found];
+}
+
+/** The files a package.json names as its entry, most likely first (`exports`, `module`, `main`, then `index`). */
+function packageEntries(manifest: string | undefined): string[] {
+  let pkg: unknown;
+  try {
+    pkg = manifest === undefined ? undefined : JSON.parse(manifest);
+  } catch {
+    pkg = undefined;
+  }
+  const entries: string[] = [];
+  const add = (v: unknown): void => {
+    if (typeof v === 'string') entries.push(v);
+    else if (Array.isArray(v)) v.forEach(add);
+    else if (typeof v === 'object' && v !== null) {
+      const o = v as Record<string, unknown>;
+      // A subpath map's root, or a condition map: the conditions node-pg-migrate's loaders take.
+      if ('.' in o) add(o['.']);
+      else for (const c of ['import', 'require', 'node', 'default', 'types']) add(o[c]);
+    }
+  };
+  if (typeof pkg === 'object' && pkg !== null) {
+    const p = pkg as Record<string, unknown>;
+    add(p.exports);
+    add(p.module);
+    add(p.main);
+  }
+  entries.push('index');
+  return entries.map((e) => (e.startsWith('./') ? e : `./${e}`));
+}
+
 const CODE = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 /** What a TypeScript ESM import names by its compiled extension (`./kinds.js` is `./kinds.ts`). */
 const COMPILED: Record<string, string[]> = {
@@ -105,6 +146,7 @@ export async function importedFiles(
   migrations: readonly { file: string; content: string }[],
   read: (file: string) => Promise<string | undefined>,
   skip: ReadonlySet<string> = new Set(migrations.map((m) => m.file)),
+  workspace: ReadonlyMap<string, string> = new Map(),
 ): Promise<ImportedFile[]> {
   const files = new Map<string, { sha256: string; content: string; importedBy: Set<string> }>();
   const cache = new Map<string, Promise<string | undefined>>();
@@ -120,14 +162,31 @@ export async function importedFiles(
     }
     return undefined;
   };
+  // `@acme/shared` or `@acme/shared/kinds`, for a package of the workspace: its files in the tree.
+  const resolvePackage = async (specifier: string): Promise<{ file: string; content: string } | undefined> => {
+    const named = /^((?:@[^/]+\/)?[^/]+)(?:\/(.+))?$/.exec(specifier);
+    const dir = named ? workspace.get(named[1]!) : undefined;
+    if (!named || dir === undefined) return undefined;
+    const manifest = `${dir}/package.json`;
+    const entries = named[2] !== undefined ? [`./${named[2]}`] : packageEntries(await readOnce(manifest));
+    for (const entry of entries) {
+      const found = await resolve(manifest, entry);
+      if (found) return found;
+    }
+    return undefined;
+  };
   for (const m of migrations) {
     if (!CODE.includes(posix.extname(m.file))) continue;
     const seen = new Set<string>([m.file]);
     const queue: { file: string; content: string }[] = [m];
     while (queue.length > 0 && files.size < MAX_FILES) {
       const at = queue.shift()!;
-      for (const specifier of relativeSpecifiers(at.content)) {
-        const found = await resolve(at.file, specifier);
+      const specifiers = [
+        ...relativeSpecifiers(at.content).map((sp) => () => resolve(at.file, sp)),
+        ...(workspace.size === 0 ? [] : packageSpecifiers(at.content).map((sp) => () => resolvePackage(sp))),
+      ];
+      for (const resolveSpecifier of specifiers) {
+        const found = await resolveSpecifier();
         if (!found || seen.has(found.file)) continue;
         seen.add(found.file);
         // Another migration imported for a constant or a helper: compared as a migration, but what it imports counts.

@@ -4,9 +4,10 @@
  * never above that. A node_modules elsewhere on the machine (a stray /tmp/node_modules above the
  * App's checkout) is not the project's, though Node's own resolution would walk up into it.
  */
-import { access } from 'node:fs/promises';
+import { access, lstat, readdir, realpath } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { resolvedInside } from '../core/read-regular.js';
 
 /**
  * Where a check writes the migrations it runs when the project has a node_modules: under it, so
@@ -88,4 +89,36 @@ export async function installedIn(at: string | MigrationsPackage, name: string):
     if (await exists(path.join(d, 'node_modules', ...name.split('/'), 'package.json'))) return d;
   }
   return undefined;
+}
+
+/**
+ * The workspace's own packages as its install links them (`node_modules/@acme/shared` →
+ * `packages/shared`: npm, yarn and pnpm workspaces), by name, each with its folder relative to the
+ * repository: read from the node_modules of the package that owns the migrations and of each
+ * folder above it up to the root, the nearest first. Only links that lead into the repository and
+ * not into a node_modules folder (an installed package, not one of the workspace's).
+ */
+export async function workspacePackages(owner: MigrationsPackage): Promise<Map<string, string>> {
+  const root = path.resolve(owner.root);
+  const found = new Map<string, string>();
+  const linksIn = async (modules: string, scope = '') => {
+    const entries = await readdir(path.join(modules, scope), { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const name = scope === '' ? e.name : `${scope}/${e.name}`;
+      if (scope === '' && e.name.startsWith('@') && e.isDirectory()) await linksIn(modules, e.name);
+      if (!e.isSymbolicLink() || found.has(name)) continue;
+      const real = resolvedInside(root, path.join(modules, name));
+      if (real === null) continue;
+      const rel = path.relative(await realpath(root), real);
+      if (rel.split(path.sep).includes('node_modules')) continue;
+      found.set(name, rel.split(path.sep).join('/'));
+    }
+  };
+  for (let d = path.resolve(owner.dir); ; d = path.dirname(d)) {
+    const modules = path.join(d, 'node_modules');
+    const st = await lstat(modules).catch(() => undefined);
+    if (st?.isDirectory() && !st.isSymbolicLink()) await linksIn(modules);
+    if (d === root || d === path.dirname(d)) break;
+  }
+  return found;
 }

@@ -12,7 +12,7 @@ import { commitSide } from '../../src/lanes/check/sides.js';
 import { createWorkdir } from '../../src/lanes/check/workdir.js';
 import { ConsortConfigSchema } from '../../src/config/schema.js';
 import { localGitRepo } from '../../src/git/repo.js';
-import { migrationsPackage } from '../../src/migrations/project-packages.js';
+import { migrationsPackage, workspacePackages } from '../../src/migrations/project-packages.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
@@ -86,5 +86,14 @@ describe('a workspace package a migration imports, on a commit side', () => {
       await workdir.dispose();
       await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
     }
+  });
+
+  it('the packages are read from the install: links into the repository, not installed packages', async () => {
+    await mkdir(path.join(root, 'node_modules/pg'), { recursive: true });
+    await symlink(tmpdir(), path.join(root, 'node_modules/outside'), 'dir');
+    await mkdir(path.join(root, 'node_modules/.pnpm/zod@3/node_modules/zod'), { recursive: true });
+    await symlink('.pnpm/zod@3/node_modules/zod', path.join(root, 'node_modules/zod'), 'dir');
+    const found = await workspacePackages(await migrationsPackage(root, 'packages/db/migrations'));
+    expect(Object.fromEntries(found)).toEqual({ '@acme/db': 'packages/db', '@acme/shared': 'packages/shared' });
   });
 });

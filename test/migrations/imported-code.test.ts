@@ -81,3 +81,40 @@ describe('importedFiles', () => {
     expect(await importedFiles(migrations, () => Promise.reject(new Error('gone')))).toEqual([]);
   });
 });
+
+describe("importedFiles: the workspace's own packages", () => {
+  const tree: Record<string, string> = {
+    'packages/db/migrations/1_roles.ts':
+      "import { ROLES } from '@acme/shared';\nimport { KINDS } from '@acme/shared/kinds';\nimport { z } from 'zod';",
+    'packages/shared/package.json': '{ "name": "@acme/shared", "exports": { ".": { "import": "./src/index.ts" } } }',
+    'packages/shared/src/index.ts': "export { ROLES } from './roles.js';",
+    'packages/shared/src/roles.ts': "export const ROLES = ['owner', 'member'];",
+    'packages/shared/kinds.ts': "export const KINDS = ['a'];",
+    'packages/other/package.json': '{ "name": "@acme/other", "main": "lib/main.js" }',
+    'packages/db/migrations/2_other.js': "const o = require('@acme/other');",
+    'packages/other/lib/main.js': 'module.exports = 1;',
+  };
+  const read = (file: string) => Promise.resolve(tree[file]);
+  const migrations = ['packages/db/migrations/1_roles.ts', 'packages/db/migrations/2_other.js'].map((file) => ({
+    file,
+    content: tree[file]!,
+  }));
+  const workspace = new Map([
+    ['@acme/shared', 'packages/shared'],
+    ['@acme/other', 'packages/other'],
+  ]);
+
+  it('follows a package the install links into the repository: its entry, a subpath, and what they import', async () => {
+    const found = await importedFiles(migrations, read, undefined, workspace);
+    expect(found.map((f) => [f.file, f.importedBy])).toEqual([
+      ['packages/other/lib/main.js', ['packages/db/migrations/2_other.js']],
+      ['packages/shared/kinds.ts', ['packages/db/migrations/1_roles.ts']],
+      ['packages/shared/src/index.ts', ['packages/db/migrations/1_roles.ts']],
+      ['packages/shared/src/roles.ts', ['packages/db/migrations/1_roles.ts']],
+    ]);
+  });
+
+  it('and no package that is not one of the workspace', async () => {
+    expect(await importedFiles(migrations, read)).toEqual([]);
+  });
+});

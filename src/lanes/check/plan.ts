@@ -26,6 +26,7 @@ import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-lo
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
 import { importedFiles, treeReader, type ImportedFile, type SourceTree } from '../../migrations/imported-code.js';
+import { migrationsPackage, workspacePackages } from '../../migrations/project-packages.js';
 import { sha256Normalized } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { baselineName, readSeed } from './baseline.js';
@@ -162,13 +163,22 @@ export interface ImportsReading {
 
 /** What base's migrations import, read from base's tree, and the same files on the change's side. */
 async function readImports(
-  request: Pick<CheckRequest, 'base' | 'head'>,
+  request: Pick<CheckRequest, 'base' | 'head' | 'workspace' | 'config'>,
   sets: CheckPlan['sets'],
   git: Pick<GitRepo, 'filesAt'> | undefined,
 ): Promise<ImportsReading | undefined> {
   const readBase = treeReader(request.base.tree, git);
   if (!readBase) return undefined;
-  const base = await importedFiles(sets.base, readBase, new Set([...sets.base, ...sets.head].map((m) => m.file)));
+  // The workspace's own packages (`@acme/shared`), where its install links them: followed as files of the tree.
+  const workspace = await workspacePackages(
+    await migrationsPackage(request.workspace, request.config.migrations.dir),
+  ).catch(() => new Map<string, string>());
+  const base = await importedFiles(
+    sets.base,
+    readBase,
+    new Set([...sets.base, ...sets.head].map((m) => m.file)),
+    workspace,
+  );
   const readHead = treeReader(request.head.tree, git);
   if (!readHead || base.length === 0) return { base };
   const head: Record<string, string | null> = {};

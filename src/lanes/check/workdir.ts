@@ -6,13 +6,18 @@
  * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
  * or users), named with its process id, so a run removes what killed runs left.
  */
-import { lstat, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConsortError } from '../../core/errors.js';
 import type { MigrationEntry, MigrationFile } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
-import { asPackage, SCRATCH_IN_MODULES, type MigrationsPackage } from '../../migrations/project-packages.js';
+import {
+  asPackage,
+  SCRATCH_IN_MODULES,
+  workspacePackages,
+  type MigrationsPackage,
+} from '../../migrations/project-packages.js';
 import { processAlive } from '../../core/process-alive.js';
 import { readRegularFile, resolvedInside } from '../../core/read-regular.js';
 import { configFileToEdit } from '../../config/files.js';
@@ -123,36 +128,6 @@ async function sameAsPlanned(
     if (bytes === null) throw differs(f.file, 'is missing');
     if (bytes.toString('utf8') !== f.content) throw differs(f.file, "differs from the commit's");
   }
-}
-
-/**
- * The workspace's own packages as its install links them (`node_modules/@acme/shared` →
- * `packages/shared`: npm, yarn and pnpm workspaces), by name, each with its folder relative to the
- * repository: read from the node_modules of the package that owns the migrations and of each
- * folder above it up to the root, the nearest first. Only links that lead into the repository and
- * not into a node_modules folder (an installed package, not one of the workspace's).
- */
-async function workspacePackages(owner: MigrationsPackage): Promise<Map<string, string>> {
-  const root = path.resolve(owner.root);
-  const found = new Map<string, string>();
-  const linksIn = async (modules: string, scope = '') => {
-    const entries = await readdir(path.join(modules, scope), { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      const name = scope === '' ? e.name : `${scope}/${e.name}`;
-      if (scope === '' && e.name.startsWith('@') && e.isDirectory()) await linksIn(modules, e.name);
-      if (!e.isSymbolicLink() || found.has(name)) continue;
-      const real = resolvedInside(root, path.join(modules, name));
-      if (real === null) continue;
-      const rel = path.relative(await realpath(root), real);
-      if (rel.split(path.sep).includes('node_modules')) continue;
-      found.set(name, rel.split(path.sep).join('/'));
-    }
-  };
-  for (let d = path.resolve(owner.dir); ; d = path.dirname(d)) {
-    if (await isRealDir(path.join(d, 'node_modules'))) await linksIn(path.join(d, 'node_modules'));
-    if (d === root || d === path.dirname(d)) break;
-  }
-  return found;
 }
 
 /**
