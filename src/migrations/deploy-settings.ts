@@ -170,9 +170,20 @@ const normal = (dir: string): string => path.posix.normalize(dir.replace(/\\/g, 
  * next to `migrate` says nothing about the deploy); `create` commands make files and are left out.
  * A migrations schema that differs only because the schema does is said once, with the schema.
  */
-export async function deploySettings(root: string, migrations: Migrations): Promise<DeploySetting[]> {
+/**
+ * Whether the node-pg-migrate that applies (its version; unknown: the newest) reads a `--config-file`'s
+ * `--config-value` section: 8 and 9 do, 6 and 7 read the file's top-level keys whatever it holds.
+ */
+const readsSections = (engineVersion: string | undefined): boolean =>
+  engineVersion === undefined || !(Number(engineVersion.split('.')[0]) < 8);
+
+export async function deploySettings(
+  root: string,
+  migrations: Migrations,
+  engineVersion?: string,
+): Promise<DeploySetting[]> {
   const want = normal(migrations.dir);
-  const commands = (await scriptedCommands(root)).filter(
+  const commands = (await scriptedCommands(root, { sections: readsSections(engineVersion) })).filter(
     (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
   );
   if (commands.length === 0) return [];
@@ -232,9 +243,13 @@ export interface DeployTransaction {
  * folder (a deploy calling its runner(), whose default is a transaction per migration), when the
  * scripts disagree, or when a configuration that cannot be read may set it.
  */
-export async function deployTransaction(root: string, migrations: Migrations): Promise<DeployTransaction | undefined> {
+export async function deployTransaction(
+  root: string,
+  migrations: Migrations,
+  engineVersion?: string,
+): Promise<DeployTransaction | undefined> {
   const want = normal(migrations.dir);
-  const commands = (await scriptedCommands(root)).filter(
+  const commands = (await scriptedCommands(root, { sections: readsSections(engineVersion) })).filter(
     (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
   );
   if (commands.length === 0) return undefined;

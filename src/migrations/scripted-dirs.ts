@@ -232,13 +232,16 @@ function insidePath(...parts: string[]): string | undefined {
 /**
  * A configuration file's `section` as node-pg-migrate reads it: a `--config-file` without that
  * section is read whole, the config package's files only by their section. Undefined when the file
- * cannot be read or parsed, or holds no such section.
+ * cannot be read or parsed, or holds no such section. `sections: false` is node-pg-migrate 6 and 7
+ * reading a `--config-file`: always whole, its top-level keys, whatever section it holds (8 and 9
+ * read the section when there is one).
  */
 export function configSection(
   root: string,
   file: string,
   section: string,
   whole: boolean,
+  sections = true,
 ): { data: Record<string, unknown>; section?: string } | undefined {
   const text = readInside(root, path.join(root, file));
   if (text === undefined) return undefined;
@@ -249,7 +252,7 @@ export function configSection(
     return undefined;
   }
   if (typeof data !== 'object' || data === null) return undefined;
-  const inSection = section in data;
+  const inSection = sections && section in data;
   if (!inSection && !whole) return undefined;
   const picked: unknown = inSection ? (data as Record<string, unknown>)[section] : data;
   if (typeof picked !== 'object' || picked === null || Array.isArray(picked)) return undefined;
@@ -262,8 +265,9 @@ function configuredDir(
   file: string,
   section: string,
   whole: boolean,
+  sections = true,
 ): { dir: string; section?: string } | undefined {
-  const found = configSection(root, file, section, whole);
+  const found = configSection(root, file, section, whole, sections);
   const dir = found && Section.safeParse(found.data).data?.['migrations-dir'];
   return found && dir !== undefined ? { dir, ...(found.section ? { section: found.section } : {}) } : undefined;
 }
@@ -304,10 +308,11 @@ function commandDir(
   manifests: readonly (z.infer<typeof Manifest> | undefined)[],
   cwd: string,
   c: Command,
+  sections = true,
 ): { dir: string; config?: Configured } | undefined {
   // node-pg-migrate reads the config package, then --config-file; each one's migrations-dir wins over -m.
   const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
-  const fromFile = file === undefined ? undefined : configuredDir(root, file, c.section, true);
+  const fromFile = file === undefined ? undefined : configuredDir(root, file, c.section, true, sections);
   const config =
     file !== undefined && fromFile !== undefined
       ? { file, ...fromFile }
@@ -470,7 +475,13 @@ function calledWith(scripts: Record<string, string>, name: string, depth = 0): {
  * configuration files it reads: the `config` package's default files (when a manifest depends on
  * it), then its `--config-file`. Read as data only: nothing is run.
  */
-export async function scriptedCommands(root: string): Promise<ScriptedCommand[]> {
+export async function scriptedCommands(
+  root: string,
+  {
+    /** How the node-pg-migrate that applies reads a `--config-file` (configSection): false for 6 and 7. */
+    sections = true,
+  }: { sections?: boolean } = {},
+): Promise<ScriptedCommand[]> {
   const top = path.resolve(root);
   const rootManifest = manifestAt(top, top);
   const out: ScriptedCommand[] = [];
@@ -497,12 +508,12 @@ export async function scriptedCommands(root: string): Promise<ScriptedCommand[]>
         const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
         // node-pg-migrate runs a --config-file it cannot parse as data (JavaScript, TypeScript): what it sets is unknown.
         if (c.configFile !== undefined && (file === undefined || !readableData(top, file))) unknown = 'all';
-        const found = file === undefined ? undefined : configSection(top, file, c.section, true);
+        const found = file === undefined ? undefined : configSection(top, file, c.section, true, sections);
         if (file !== undefined && found !== undefined) sources.push({ file, ...found });
         out.push({
           manifest: path.posix.join(pkg, 'package.json'),
           script,
-          dir: commandDir(top, manifests, cwd, c)?.dir,
+          dir: commandDir(top, manifests, cwd, c, sections)?.dir,
           args: c.args,
           sources,
           unknown,

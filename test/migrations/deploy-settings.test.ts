@@ -116,6 +116,29 @@ it("reads the deploy's configuration files as node-pg-migrate does: the config p
   );
 });
 
+it('reads a --config-file as the node-pg-migrate that applies does: 6 and 7 its top-level keys, 8 and 9 its section', async () => {
+  // The shape of a config/migrate.json that keeps the app's connection under db and the migration
+  // settings beside it: node-pg-migrate 7 applies the top-level keys (its db is no setting to it).
+  await manifest({ scripts: { migrate: 'node-pg-migrate up --config-file config/migrate.json' } });
+  await mkdir(path.join(root, 'config'));
+  await writeFile(
+    path.join(root, 'config', 'migrate.json'),
+    JSON.stringify({ db: { url: 'postgres://bank@localhost/bank', schema: 'ledger' }, 'migrations-table': 'versions' }),
+  );
+  const as = async (version: string | undefined, config: object = {}) =>
+    Object.fromEntries(
+      (await deploySettings(root, migrations(config), version)).map((d) => [d.setting, [d.deploy, d.how]]),
+    );
+  expect(await as('7.9.1')).toEqual({
+    'migrations.table': ['versions', 'migrations-table: versions from config/migrate.json'],
+  });
+  expect(await as('6.2.2', { table: 'versions' })).toEqual({});
+  expect(await as('8.0.4')).toEqual({
+    'migrations.schema': ['ledger', 'schema: ledger from config/migrate.json (section db)'],
+  });
+  expect(await as('9.0.0', { schema: 'ledger' })).toEqual({});
+});
+
 it('says nothing when the scripts disagree, or run node-pg-migrate on another folder', async () => {
   await manifest({
     scripts: {

@@ -227,13 +227,17 @@ export async function planCheck(
   if (request.base.seed !== undefined) baseSeed = request.base.seed;
   else if (seed?.kind === 'file') baseSeed = await readSeed(request.workspace, seed.path).catch((error) => ({ error }));
   // Advice only: scripts that cannot be read say nothing.
+  // As the node-pg-migrate that applies reads the scripts' --config-file (6 and 7: its top-level keys).
+  const engineVersion = failed(engine) ? undefined : engine.engine.version;
   const deploy = await deploySettings(
     request.workspace,
     trustedConfig(request.config, request.base).config.migrations,
+    engineVersion,
   ).catch(() => []);
   const transaction = await deployTransaction(
     request.workspace,
     trustedConfig(request.config, request.base).config.migrations,
+    engineVersion,
   ).catch(() => undefined);
   // Advice too: migrations the change adds in another folder its scripts run node-pg-migrate on.
   const unchecked = await uncheckedMigrationDirs(
