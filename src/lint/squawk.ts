@@ -160,13 +160,26 @@ function spanOf(v: SquawkViolation, sql: string): LintFinding['sqlSpan'] {
   return end > start ? { start, end } : undefined;
 }
 
+/**
+ * Squawk's help where it says something else than its fix: prefer-robust-stmts on a `CREATE INDEX`
+ * that has a name but no `IF NOT EXISTS` (every index node-pg-migrate's createIndex makes) says to
+ * name the index, while its fix, and the message, add `IF NOT EXISTS`.
+ */
+const HELP_FIXES: Record<string, Record<string, string>> = {
+  'prefer-robust-stmts': {
+    'Use an explicit name for a concurrently created index':
+      "Add `IF NOT EXISTS` to the `CREATE INDEX` (node-pg-migrate's createIndex: `ifNotExists: true`).",
+  },
+};
+
 function toFinding(v: SquawkViolation, input: LintInput): LintFinding {
   const sqlSpan = spanOf(v, input.sql);
+  const help = v.help === null ? null : (HELP_FIXES[v.rule_name]?.[v.help] ?? v.help);
   return {
     rule: v.rule_name,
     level: v.level === 'Error' ? 'error' : 'warning',
     message: v.message,
-    ...(v.help === null ? {} : { help: v.help }),
+    ...(help === null ? {} : { help }),
     file: input.file,
     line: v.line + 1 + (input.lineOffset ?? 0),
     column: charColumn(input.sql, v.line, v.column) + 1,

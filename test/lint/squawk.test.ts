@@ -163,6 +163,14 @@ describe('lintMigrations (real squawk binary)', () => {
     ]);
   });
 
+  it("says what prefer-robust-stmts' fix does on a named index, where squawk's help says to name it", async () => {
+    const sql = `${TIMEOUTS}CREATE INDEX CONCURRENTLY "members_email_idx" ON "members" ("email");\n`;
+    const { findings } = await lintMigrations([{ file: 'i.sql', sql }], {});
+    expect(findings.filter((f) => f.rule === 'prefer-robust-stmts').map((f) => f.help)).toEqual([
+      "Add `IF NOT EXISTS` to the `CREATE INDEX` (node-pg-migrate's createIndex: `ifNotExists: true`).",
+    ]);
+  });
+
   it('passes the Postgres version and transaction assumption through', async () => {
     const sql = `${TIMEOUTS}ALTER TABLE t ADD COLUMN c bigint DEFAULT 1;\n`;
     const pg10 = await lintMigrations([{ file: 'd.sql', sql }], { pgVersion: '10' });
