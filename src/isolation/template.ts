@@ -20,6 +20,7 @@ import { localProcessRunner } from '../process/runner.js';
 import type { BranchProvider, PoolStatus } from '../ports/branch-provider.js';
 import { count } from '../core/plural.js';
 import { importedFiles, treeReader } from '../migrations/imported-code.js';
+import { migrationsPackage, workspacePackages } from '../migrations/project-packages.js';
 
 const TEMPLATE = /^tests-[0-9a-f]{12}$/;
 
@@ -67,7 +68,15 @@ export async function prepareTestTemplate(
   });
   const placement = migrationPlacement(config.migrations);
   // The project files JS/TS migrations import decide the schema too (an enum built from the app's list).
-  const imports = await importedFiles(files, treeReader({ kind: 'dir', dir: root }, undefined)!).catch(() => []);
+  const workspace = await workspacePackages(await migrationsPackage(root, config.migrations.dir)).catch(
+    () => new Map<string, string>(),
+  );
+  const imports = await importedFiles(
+    files,
+    treeReader({ kind: 'dir', dir: root }, undefined)!,
+    undefined,
+    workspace,
+  ).catch(() => []);
   const key = createHash('sha256')
     .update(
       JSON.stringify({

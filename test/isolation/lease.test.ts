@@ -3,7 +3,7 @@
  * name or URL; a run's teardown returns its own, expiry returns a crashed holder's; the run's setup
  * builds the template once per migration state and keeps its pool filled while workers take from it.
  */
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +105,38 @@ describe('the test template', () => {
     } finally {
       await rm(migration);
       await rm(path.join(project, 'src'), { recursive: true, force: true });
+    }
+  });
+
+  it('is another template when only a workspace package a migration imports changed (@notes/kinds)', async () => {
+    const migration = path.join(project, 'migrations', '1730000200000_kinds.js');
+    const pkg = path.join(project, 'packages', 'kinds');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(path.join(pkg, 'package.json'), '{ "name": "@notes/kinds", "main": "index.js" }\n');
+    await writeFile(path.join(pkg, 'index.js'), "module.exports = ['draft', 'final'];\n");
+    // What npm workspaces install: a link into the repository.
+    await mkdir(path.join(project, 'node_modules', '@notes'), { recursive: true });
+    await symlink('../../packages/kinds', path.join(project, 'node_modules', '@notes', 'kinds'), 'dir');
+    await writeFile(
+      migration,
+      "const kinds = require('@notes/kinds');\nexports.up = (pgm) => pgm.createType('note_kind', kinds);\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
+    );
+    const labels = async (name: string) =>
+      (
+        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
+      ).map((r) => r.l);
+    try {
+      const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      await writeFile(path.join(pkg, 'index.js'), "module.exports = ['draft', 'final', 'archived'];\n");
+      const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(second.name).not.toBe(first.name);
+      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      await p.delete(second.name);
+    } finally {
+      await rm(migration);
+      await rm(path.join(project, 'packages'), { recursive: true, force: true });
+      await rm(path.join(project, 'node_modules', '@notes'), { recursive: true, force: true });
     }
   });
 
