@@ -39,7 +39,18 @@ export interface MadeFiles {
  * a suite may write output of its own. A `conftest.py` made in one is still caught by its own glob.
  */
 const DATA_FOLDERS = new Set(['**/__fixtures__/**', '**/fixtures/**', '**/testdata/**']);
-const LOADED_UNBIDDEN = DEFAULT_HARNESS.filter((g) => !DATA_FOLDERS.has(g));
+/**
+ * Plus a `node_modules` folder (or link) made in a watched folder: node and every JS runner resolve
+ * a test's bare import (`import pg from 'pg'`) in `test/node_modules` before the pristine install
+ * above it, so one made beside the tests — by a migration's code before the suite, or by the code
+ * under test before a later test file loads — is a package no install holds. The proof's own
+ * `node_modules` is in place before the watch starts.
+ */
+const LOADED_UNBIDDEN = [
+  ...DEFAULT_HARNESS.filter((g) => !DATA_FOLDERS.has(g)),
+  '**/node_modules',
+  '**/node_modules/**',
+];
 
 function isRunnerCache(rel: string): boolean {
   return rel.split('/').includes('__pycache__') || rel.endsWith('.pyc') || /\.timestamp-\d+-[0-9a-f]+\.mjs$/.test(rel);

@@ -208,6 +208,12 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         return stamps(ws.dir, committed);
       }),
     ]);
+    // Harness files made in the tree from now until the suite ends: by the suite (a conftest.py
+    // written before pytest collects its folder, removed at exit) and, before it, by the
+    // migrations, whose JS/TS code agents wrote and which run in a process of their own after the
+    // tree was checked clean (a `test/node_modules/pg` of its own, which node resolves the tests'
+    // `pg` to before the install's).
+    watched = watchMadeFiles(ws.dir, committed, config.build.tests);
     // The suite's own TMPDIR (below), made while the branch is.
     sweptTemps ??= sweepDeadProofTemps(os.tmpdir());
     tempMade = mkdtemp(path.join(os.tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
@@ -235,9 +241,6 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // suite) filled could hand this suite a test transformed from other source than the commit's.
     const tmp = await tempMade;
     unhide = input.processes.hide?.(tmp);
-    // Harness files the suite makes while it runs (a conftest.py written before pytest collects its
-    // folder, removed at exit), watched from now until it ends.
-    watched = watchMadeFiles(ws.dir, committed, config.build.tests);
     const result = await time('prove:suite', () =>
       input.processes.run({
         command: config.suite.command,
@@ -299,7 +302,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     if (made.length > 0)
       return broken(
         'tree-changed',
-        `the suite made harness files, which a runner loads without being told (a conftest.py, an .env), or moved a folder of tests, in the tree it proves (${made.slice(0, 10).join(', ')}): what ran is not what the commit holds.`,
+        `the suite (or a migration's code, before it) made harness files, which a runner loads without being told (a conftest.py, an .env, a node_modules beside the tests), or moved a folder of tests, in the tree it proves (${made.slice(0, 10).join(', ')}): what ran is not what the commit holds.`,
       );
     if (result.notFound) return broken('not-found', `the suite command was not found: ${config.suite.command}`);
     if (result.timedOut) return broken('timeout', `the suite timed out after ${config.suite.timeout}`);
