@@ -16,6 +16,7 @@
  * - no agent's link leads out of the workspace or into `.git` (the proof would run what it leads to),
  *   nor from a test-owned path to one that is not (the driver could change what the test reads);
  * - a REVIEW turn writes its review file and nothing else;
+ * - no git repository of an agent's own inside the workspace (a gitlink's config runs in the conductor's git);
  * - nothing outside the workspace, nothing under `.git/` and none of git's global files in the home folder
  *   (`~/.gitconfig`…; src/git/guard.ts reports those);
  * - what no role may write is judged in either case (`JEST.CONFIG.JS`, `Node_Modules/`, `.GitHub/Consort.yml`,
@@ -116,6 +117,12 @@ function refusal(input: ScopeInput, path: string): string | undefined {
   if (path === '.git' || path.startsWith('.git/')) return "git's own files (hooks, config): put back as they were";
   if (path.startsWith('~/'))
     return "git's or a test runner's global files in the home folder (~/.gitconfig, ~/.npmrc): put back as they were";
+  // `git status` lists a folder holding a `.git` of its own as `dir/`, never its files: staged, it
+  // would be a gitlink, and every later `git status`, `git diff` or `git add -A` of the conductor
+  // would run `git status` inside it — with the config the agent wrote there (a clean filter is a
+  // command), outside the turn's sandbox.
+  if (path.endsWith('/'))
+    return "a git repository of its own (staged, it is a gitlink whose own config the conductor's git would run)";
   // Every feature's records, not only this one's: another feature's gates.json is an approval its run reads.
   const features = policy.featureDir.replace(/\/[^/]+$/, '');
   const conductorOwned = CONDUCTOR_FILES.flatMap((g) => [`${policy.featureDir}/${g}`, `${features}/*/${g}`]);

@@ -167,7 +167,18 @@ function toTop(ws: GitWorkspace, p: string): string {
  */
 async function status(ws: GitWorkspace): Promise<{ head: string; changes: FileChange[]; gone: string[] }> {
   const out = (
-    await run(ws.top, ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--no-renames'])
+    await run(ws.top, [
+      'status',
+      '--porcelain=v2',
+      '--branch',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      // A gitlink's "is it dirty?" is a `git status` run inside it, with its own config (a clean
+      // filter is a command): never asked. A repository an agent made shows as `? dir/` all the
+      // same, and the scope check refuses it (src/conductor/scope.ts).
+      '--ignore-submodules=all',
+    ])
   ).split('\0');
   let head = '';
   const changes: FileChange[] = [];
@@ -393,7 +404,9 @@ export async function amendPaths(ws: GitWorkspace, paths: readonly string[]): Pr
 /** Dirty paths (relative to the workspace) outside the given folders. */
 export async function dirtyOutside(ws: GitWorkspace, allowed: readonly string[]): Promise<string[]> {
   await clearIndexFlags(ws);
-  const out = (await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all']))
+  const out = (
+    await run(ws.top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all'])
+  )
     .split('\0')
     .filter(Boolean);
   const paths: string[] = [];
