@@ -279,6 +279,11 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
   if (stale.length > 0) input.log?.(`removed what a killed run left next to the repository: ${stale.join(', ')}`);
   // Before any agent of this run works: what proofs install from (src/lanes/tdd/clean-tree.ts).
   const deps = await time('deps', () => snapshotDependencies(ws, input.processes));
+  // A copy beside the repository (no npm lockfile) is read-only to every isolated command of the
+  // run, not only to turns and suites: the migration child runs agents' JS migrations when a proof
+  // applies them, and its owner could make the copy writable again (`chmod`) and patch what every
+  // later proof runs. (A kept install lies in the git directory, protected above.)
+  const unprotectDeps = deps.copied.size > 0 ? (input.processes.protect?.([deps.root]) ?? null) : null;
   const { processes } = input;
   const ctx: LaneContext = {
     ws,
@@ -493,6 +498,7 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       .catch((e: unknown) => ctx.log(`could not remove every branch: ${String(e)}`));
     await ctx.trees?.dispose().catch((e: unknown) => ctx.log(`could not remove a proof's worktree: ${String(e)}`));
     await ws.settle?.().catch((e: unknown) => ctx.log(`could not remove a proof's worktree: ${String(e)}`));
+    unprotectDeps?.();
     await deps.dispose().catch((e: unknown) => ctx.log(`could not remove ${deps.root}: ${String(e)}`));
   }
 }
