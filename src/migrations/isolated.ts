@@ -243,7 +243,9 @@ export class MigrationChild {
     // the credential-looking ones among them are those the project passes its code (suite.passEnv),
     // never the runner's or Consort's own.
     // In a PID namespace where one can be made; whatever a migration started ends with the child.
-    const sandbox = isolation();
+    // It applies each proof's migrations from that proof's tree, which every other isolated command
+    // finds covered while it is proven (src/process/isolate.ts).
+    const sandbox = isolation(undefined, { seesProofTrees: true });
     const passed = Object.keys(this.env).filter((k) => isCredentialName(k) && !isNeverPassed(k));
     const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS', ...passed] });
     const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);

@@ -91,6 +91,11 @@ export interface ProcessRunner {
    * Absent where nothing can be hidden.
    */
   hide?(dir: string): () => void;
+  /**
+   * Cover a proof's tree for every command this process isolates from now on but its own suite (given
+   * it in `writable`) and the migration child, until the returned release. Absent where nothing can be hidden.
+   */
+  hideProofTree?(dir: string): () => void;
   /** Whether isolated commands can be given `binds` (bubblewrap); absent: they cannot. */
   canBind?(): boolean;
 }

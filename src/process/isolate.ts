@@ -109,6 +109,24 @@ export function hideFromIsolated(dir: string): () => void {
 }
 
 /**
+ * Proofs' worktrees while they are proven: covered, like `hiddenDirs`, for every isolated command
+ * but one given the folder (its own suite, in `writable`) and the migration child
+ * (`seesProofTrees`), which applies each proof's migrations from its tree. Two proofs run side by
+ * side (GREEN's, and RED's tree proven again beside it): the code one suite runs must not reach the
+ * other's tree — its JUnit report, which decides that proof, is the suite's to write.
+ */
+const proofTreeDirs = new Set<string>();
+
+/** Hide a proof's tree (absolute) from every other isolated command until the returned release. */
+export function hideProofTreeFromIsolated(dir: string): () => void {
+  const key = path.resolve(dir);
+  proofTreeDirs.add(key);
+  return () => {
+    proofTreeDirs.delete(key);
+  };
+}
+
+/**
  * Paths every isolated command sees read-only while they are protected (held): the TDD lane's
  * repository git directory during a run. Untrusted code runs there (agents' turns, the suites of
  * proofs, the migration child applying agents' migrations), and what it could plant in `.git` — a
@@ -190,6 +208,8 @@ export interface IsolationOptions {
   masks?: readonly string[];
   /** Paths inside `masks` shown again, read-only, after them (a dependency install kept in the git directory). */
   reshown?: readonly string[];
+  /** Sees the proofs' trees being proven (the migration child, which applies their migrations). */
+  seesProofTrees?: boolean;
 }
 
 export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
@@ -217,7 +237,9 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
     os.tmpdir(),
     os.homedir(),
   ].map((p) => path.resolve(p));
-  const hidden = [...hiddenDirs].filter((d) => existsSync(d) && !shown.some((p) => inside(p, d)));
+  const hidden = [...hiddenDirs, ...(options.seesProofTrees ? [] : proofTreeDirs)].filter(
+    (d) => existsSync(d) && !shown.some((p) => inside(p, d)),
+  );
   const guarded = [...protectedPaths.keys()].filter((p) => existsSync(p));
   const binds =
     kind === 'bwrap'

@@ -11,7 +11,14 @@ import { ConsortError } from '../core/errors.js';
 import type { ProcessRequest, ProcessResult, ProcessRunner } from '../ports/process.js';
 import { hostProgram } from './host-programs.js';
 import { startChild } from './launcher.js';
-import { hideFromIsolated, isolation, isolationKind, type IsolationKind, protectFromIsolated } from './isolate.js';
+import {
+  hideFromIsolated,
+  hideProofTreeFromIsolated,
+  isolation,
+  isolationKind,
+  type IsolationKind,
+  protectFromIsolated,
+} from './isolate.js';
 import { docsUrl } from '../core/docs-url.js';
 
 const DEFAULT_GRACE_MS = 2000;
@@ -106,6 +113,7 @@ export function createProcessRunner(runnerOptions: ProcessRunnerOptions = {}): P
       return () => releases.forEach((release) => release());
     },
     hide: (dir) => hideFromIsolated(dir),
+    hideProofTree: (dir) => hideProofTreeFromIsolated(dir),
     canBind: () => (runnerOptions.isolation ?? isolationKind()) === 'bwrap',
   };
 }

@@ -117,7 +117,33 @@ async function proveBeside(
 ): Promise<{ run: ProofRun; recheck: ProofRun }> {
   ctx.log(`  and RED's tree ${red.commit.slice(0, 7)} again beside it, on ${red.branch} …`);
   const guard = await ctx.ws.guardGit('suite');
-  const settled = await Promise.allSettled([prove({ ...main, guard: false }), prove({ ...red, guard: false })]);
+  // Neither suite starts before both trees are made and covered (src/process/isolate.ts): a suite
+  // started earlier would see the other's tree, and the code GREEN's runs could rewrite the report
+  // of RED's tree once its suite ended — a failing one where a time bomb passed. A proof that ends
+  // before its suite (its migrations failed) lets the other go.
+  let waiting = 2;
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  const arrival = () => {
+    let arrived = false;
+    return () => {
+      if (arrived) return;
+      arrived = true;
+      if (--waiting === 0) open();
+    };
+  };
+  const beside = (input: ProveInput) => {
+    const arrive = arrival();
+    return prove({
+      ...input,
+      guard: false,
+      beforeSuite: async () => {
+        arrive();
+        await opened;
+      },
+    }).finally(arrive);
+  };
+  const settled = await Promise.allSettled([beside(main), beside(red)]);
   const planted = await guard.restore();
   const [run, recheck] = settled.map((r) => {
     if (r.status === 'rejected') throw r.reason;

@@ -156,6 +156,12 @@ export interface ProveInput {
    * next git call. Experiments, whose proofs run side by side, guard their whole batch instead.
    */
   guard?: boolean;
+  /**
+   * Awaited just before the suite starts: proofs run side by side start their suites only once
+   * every one of them has made (and covered) its tree, since a command sees only what was hidden
+   * when it started.
+   */
+  beforeSuite?: () => Promise<void>;
 }
 
 export async function prove(input: ProveInput): Promise<ProofRun> {
@@ -172,6 +178,11 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
   const { time } = input;
   // The commit's files, listed beside the tree's making (and kept by commit: the next turn's judge
   // reads this commit's list as its base's).
+  // The tree is covered for every other isolated command while it is proven — a worktree begun
+  // ahead from now, before it is taken and shown; a fresh one once it is made — so code another
+  // proof's suite runs beside this one (GREEN's, beside RED's tree proven again) cannot rewrite this
+  // suite's report after it ends. Its own suite is given it (writable, below).
+  let unhideTree = input.tree !== undefined ? input.processes.hideProofTree?.(input.tree) : undefined;
   const listed = trackedAt(input.ws, input.commit);
   listed.catch(() => undefined); // awaited below, once the tree is made
   const [made, guarded] = await Promise.allSettled([
@@ -180,9 +191,17 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     ),
     input.guard === false ? null : time('prove:guard', () => input.ws.guardGit('suite')),
   ]);
-  if (made.status === 'rejected') throw made.reason;
+  if (made.status === 'rejected') {
+    unhideTree?.();
+    throw made.reason;
+  }
   const tree = made.value;
+  if (input.tree === undefined || path.resolve(input.tree) !== path.resolve(tree.ws.dir)) {
+    unhideTree?.();
+    unhideTree = input.processes.hideProofTree?.(tree.ws.dir);
+  }
   if (guarded.status === 'rejected') {
+    unhideTree?.();
     await tree.dispose(); // no worktree is left behind by a guard that could not read git's files
     throw guarded.reason;
   }
@@ -241,6 +260,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // suite) filled could hand this suite a test transformed from other source than the commit's.
     const tmp = await tempMade;
     unhide = input.processes.hide?.(tmp);
+    await input.beforeSuite?.();
     const result = await time('prove:suite', () =>
       input.processes.run({
         command: config.suite.command,
@@ -248,7 +268,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
         isolate: true,
         // Its dependency copy cannot be changed by the suite (bound read-only under bubblewrap).
         readOnly: tree.readOnly,
-        writable: [...tree.writable, tmp],
+        writable: [...tree.writable, tmp, ...(unhideTree ? [ws.dir] : [])],
         ...(tree.binds.length > 0 ? { binds: tree.binds } : {}),
         ...historyVeil(input, ws.dir),
         env: childEnv(
@@ -328,6 +348,7 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     input.branches.drop(input.branch);
     await putBack();
     unhide?.();
+    unhideTree?.();
     const temp = await tempMade?.catch(() => undefined);
     if (temp !== undefined) await rm(temp, { recursive: true, force: true }).catch(() => undefined);
     await time('prove:tree', () => tree.dispose());
