@@ -16,7 +16,7 @@ import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
-import { migrationsPackage } from '../../migrations/project-packages.js';
+import { migrationsPackage, workspacePackages } from '../../migrations/project-packages.js';
 import { bookkeepingTables, migrationPlacement, type MigrationPlacement } from '../../migrations/placement.js';
 import { describeUsed, runEngine } from '../../migrations/run-engine.js';
 import type { ProcessRunner } from '../../ports/process.js';
@@ -185,8 +185,11 @@ export function createBranches(kit: BranchKit) {
     baseShas = shasOf(base);
     // What base's JS/TS migrations import from the project decides the baseline too (as in the check).
     const readBase = treeReader({ kind: 'commit', repo: kit.ws.dir, sha: kit.baseCommit }, kit.git);
-    const imports = readBase ? await importedFiles(base, readBase).catch(() => []) : [];
-    const workdir = await createWorkdir(await migrationsPackage(kit.ws.dir, config.migrations.dir), kit.git);
+    const owner = await migrationsPackage(kit.ws.dir, config.migrations.dir);
+    // The workspace's own packages (`@acme/shared`) too, as the check and the test template follow them.
+    const workspace = await workspacePackages(owner).catch(() => new Map<string, string>());
+    const imports = readBase ? await importedFiles(base, readBase, undefined, workspace).catch(() => []) : [];
+    const workdir = await createWorkdir(owner, kit.git);
     try {
       // JS/TS migrations may import the project's own files (`require('../src/kinds')`): they run in
       // the base commit's whole tree, as the check's do; SQL ones need only themselves.
