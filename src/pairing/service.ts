@@ -152,14 +152,22 @@ export async function pair(request: PairRequest): Promise<PairResult> {
     branch = found;
     applied = await migrate(await provider.connectionUri(branch.name), request, engine);
   }
-  const [url, caps] = await Promise.all([provider.connectionUri(branch.name), provider.capabilities()]);
+  const [url, caps, dir] = await Promise.all([
+    provider.connectionUri(branch.name),
+    provider.capabilities(),
+    request.migrate === false ? null : migrationsDir(config, request.root),
+  ]);
+  const migrations = summarize(applied, engine);
+  // No folder is nothing to apply, and most likely migrations.dir naming the wrong one: said, not silent.
+  if (dir === undefined)
+    migrations.skipped = `there is no migrations folder ${config.migrations.dir} (migrations.dir in the Consort configuration)`;
   return {
     gitBranch,
     branch,
     outcome,
     url,
     mode: caps.mode,
-    migrations: summarize(applied, engine),
+    migrations,
     seeded,
     durationMs: Math.round(performance.now() - started),
   };

@@ -110,6 +110,23 @@ describe.each([
     expect(renderSchemaDiffText(d.diff)).toBe('~ column public.items.title: renamed from label');
   });
 
+  it('says so when migrations.dir names no folder, rather than pairing in silence', async () => {
+    const elsewhere = parseConfigText('migrations:\n  dir: db/migrations\n', 'consort.yml');
+    const r = await pair({ ...request('feature/no-folder'), config: elsewhere });
+    expect(r.migrations).toMatchObject({
+      applied: [],
+      failed: null,
+      skipped: 'there is no migrations folder db/migrations (migrations.dir in the Consort configuration)',
+    });
+    expect(
+      describePairing({
+        result: r,
+        env: { file: '.env', key: 'DATABASE_URL', status: 'skipped', ignored: true, warning: null },
+      }),
+    ).toContain('migrations not applied (there is no migrations folder db/migrations');
+    expect((await pair(request('feature/no-folder'))).migrations.skipped).toBeNull();
+  });
+
   it('reports a failing migration instead of throwing, and keeps the pairing', async () => {
     await writeFile(
       path.join(root, 'migrations', '003_bad.sql'),
