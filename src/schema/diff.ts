@@ -284,6 +284,36 @@ function foldPartitionColumns(
 }
 
 /**
+ * A name on both sides held by two objects, the old one renamed away (its id is an added entry's):
+ * `ALTER TABLE users RENAME TO users_old; CREATE TABLE users (…)`. The old one leaves as removed
+ * (for pairRenames to pair with its new name), the new one comes in as added; compared by name,
+ * the new table would read as the old one changed.
+ */
+function splitReplaced<T extends object>(
+  diff: KindDiff<T>,
+  before: ReadonlyMap<string, T>,
+  after: ReadonlyMap<string, T>,
+  idBefore: (key: string) => string | undefined,
+  idAfter: (key: string) => string | undefined,
+): void {
+  const addedIds = new Set(diff.added.map((e) => idAfter(e.key)).filter((id) => id !== undefined));
+  const replaced = [...before.keys()].filter((key) => {
+    const was = idBefore(key);
+    const now = idAfter(key);
+    return after.has(key) && was !== undefined && now !== undefined && was !== now && addedIds.has(was);
+  });
+  if (replaced.length === 0) return;
+  const gone = new Set(replaced);
+  diff.changed = diff.changed.filter((c) => !gone.has(c.key));
+  for (const key of replaced) {
+    diff.removed.push({ key, object: before.get(key)! });
+    diff.added.push({ key, object: after.get(key)! });
+  }
+  diff.removed.sort((x, y) => compareKeys(x.key, y.key));
+  diff.added.sort((x, y) => compareKeys(x.key, y.key));
+}
+
+/**
  * Entries removed under one key and added under another that are the same object (the same id on
  * both sides): each becomes a change whose first field is `name`, and leaves the added and removed.
  */
@@ -383,14 +413,13 @@ export function diffSchemas(
   const afterTables = new Map(after.tables.map((t) => [named(t), t]));
   /** Old key → the table under its new name. */
   const renamed = new Map<string, TableInfo>();
-  if (ids)
-    for (const [old, now] of pairRenames(
-      tables,
-      KIND_SPECS.tables.fields,
-      (k) => ids.before.tables[k],
-      (k) => ids.after.tables[k],
-    ))
+  if (ids) {
+    const idBefore = (k: string) => ids.before.tables[k];
+    const idAfter = (k: string) => ids.after.tables[k];
+    splitReplaced(tables, new Map(before.tables.map((t) => [named(t), t])), afterTables, idBefore, idAfter);
+    for (const [old, now] of pairRenames(tables, KIND_SPECS.tables.fields, idBefore, idAfter))
       renamed.set(old, afterTables.get(now)!);
+  }
   /** Column ids by the key each column of `before` is compared under (its table's new name when renamed). */
   const beforeColumnIds = new Map<string, string>();
   const beforeTables = before.tables.map((t) => {
@@ -403,9 +432,21 @@ export function diffSchemas(
     return moved;
   });
   const common = new Set(beforeTables.map(named).filter((k) => afterTables.has(k)));
-  const columns = diffKind(KIND_SPECS.columns, columnsOf(beforeTables, common), columnsOf(after.tables, common));
+  const beforeColumns = columnsOf(beforeTables, common);
+  const afterColumns = columnsOf(after.tables, common);
+  const columns = diffKind(KIND_SPECS.columns, beforeColumns, afterColumns);
   /** Per table (its key now), a renamed column's old name → its new name. */
   const renamedColumns = new Map<string, Map<string, string>>();
+  if (ids) {
+    const byKey = (cs: ColumnEntry[]) => new Map(cs.map((c) => [KIND_SPECS.columns.key(c), c]));
+    splitReplaced(
+      columns,
+      byKey(beforeColumns),
+      byKey(afterColumns),
+      (k) => beforeColumnIds.get(k),
+      (k) => ids.after.columns[k],
+    );
+  }
   if (ids)
     for (const [, now] of pairRenames(
       columns,

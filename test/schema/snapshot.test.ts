@@ -265,6 +265,23 @@ describe('snapshotSchema against PostgreSQL', () => {
       'ALTER TABLE users DROP COLUMN bio; ALTER TABLE users ADD COLUMN bio text',
       ['~ table public.users: column order (id, email, bio, feeling) → (id, email, feeling, bio)'],
     ],
+    [
+      'a table renamed away and a new one made under its old name',
+      'ALTER TABLE users RENAME TO users_old; CREATE TABLE users (id int)',
+      [
+        '+ table public.users',
+        '    id integer',
+        '~ table public.users_old: renamed from public.users',
+        '~ view public.active_users: definition changed',
+        expect.stringContaining('before:'),
+        expect.stringContaining('after:'),
+      ],
+    ],
+    [
+      'a column renamed away and a new one added under its old name',
+      'ALTER TABLE users RENAME COLUMN bio TO about; ALTER TABLE users ADD COLUMN bio integer',
+      ['+ column public.users.bio integer', '~ column public.users.about: renamed from bio'],
+    ],
   ])('with renames told: reports %s', async (_name, change, lines) => {
     expect(renderSchemaDiffText(await diffAfter(change, { renames: true })).split('\n')).toEqual(lines);
   });
