@@ -2,14 +2,13 @@
  * A pure, name-based diff of two schema snapshots. Objects are matched by key (qualified name; for
  * functions, name and identity arguments), so an empty diff means the schemas are the same.
  *
- * Renames (`{ renames: true }`, for an `after` that descends from `before`: a snapshot of a branch,
- * then of a fork of it made after the snapshot): when both snapshots say which catalog object each
- * table and column is (`ids`: the same OID and attribute number on a branch and its fork), a table or
- * column that is gone under one name and new under another is one object renamed. Sibling branches
- * of separate servers (Neon's, Lakebase's) hand out the same OIDs after they part, so without that
- * descent an OID says nothing and the option is left off. It is a change with a `name` field (old key → new
- * key), not a removal and an addition, and a renamed table's columns, constraints, indexes,
- * triggers and policies are compared under its new name.
+ * Renames (`{ renames: true }`): when both snapshots say which catalog object each table and column
+ * is (`ids`: the same OID and attribute number on a branch and its fork), a table or column gone
+ * under one name and new under another is one object renamed: a change with a `name` field, not a
+ * removal and an addition. A renamed table's columns, constraints, indexes, triggers and policies
+ * are compared under its new name. Only for an `after` that descends from `before` (a snapshot of a
+ * branch, then of a fork made after it): sibling branches of separate servers (Neon's, Lakebase's)
+ * hand out the same OIDs after they part.
  */
 import type {
   CollationInfo,
@@ -316,6 +315,7 @@ function splitReplaced<T extends object>(
 /**
  * Entries removed under one key and added under another that are the same object (the same id on
  * both sides): each becomes a change whose first field is `name`, and leaves the added and removed.
+ * Returns those changes.
  */
 function pairRenames<T extends object>(
   diff: KindDiff<T>,
@@ -324,20 +324,21 @@ function pairRenames<T extends object>(
   idAfter: (key: string) => string | undefined,
   /** How the `name` change reads: a table's qualified name, a column's own. */
   label: (e: ObjectEntry<T>) => string = (e) => e.key,
-): [string, string][] {
+): ObjectChange<T>[] {
   const added = new Map<string, ObjectEntry<T>>();
   for (const e of diff.added) {
     const id = idAfter(e.key);
     if (id !== undefined) added.set(id, e);
   }
-  const pairs: [string, string][] = [];
+  const renames: ObjectChange<T>[] = [];
+  const olds = new Set<string>();
   for (const gone of diff.removed) {
     const id = idBefore(gone.key);
     const now = id === undefined ? undefined : added.get(id);
     if (now === undefined) continue;
     added.delete(id!);
-    pairs.push([gone.key, now.key]);
-    diff.changed.push({
+    olds.add(gone.key);
+    renames.push({
       key: now.key,
       before: gone.object,
       after: now.object,
@@ -347,57 +348,55 @@ function pairRenames<T extends object>(
       ],
     });
   }
-  const olds = new Set(pairs.map(([old]) => old));
-  const news = new Set(pairs.map(([, now]) => now));
+  const news = new Set(renames.map((r) => r.key));
   diff.removed = diff.removed.filter((e) => !olds.has(e.key));
   diff.added = diff.added.filter((e) => !news.has(e.key));
-  diff.changed.sort((x, y) => compareKeys(x.key, y.key));
-  return pairs;
+  diff.changed = [...diff.changed, ...renames].sort((x, y) => compareKeys(x.key, y.key));
+  return renames;
 }
 
-/** Objects on a renamed table, as they would read under the table's new name. */
+/** A renamed table: as it was on `before`, and as it is now. */
+interface TableRename {
+  was: TableInfo;
+  now: TableInfo;
+}
+
+/** Objects on a renamed table (by its old key), as they would read under the table's new name. */
 function onRenamedTable<T extends { schema: string; table: string }>(
-  renamed: ReadonlyMap<string, TableInfo>,
+  renamed: ReadonlyMap<string, TableRename>,
   items: T[],
 ): T[] {
   if (renamed.size === 0) return items;
   return items.map((o) => {
-    const now = renamed.get(qualifiedName(o.schema, o.table));
-    return now === undefined ? o : { ...o, schema: now.schema, table: now.name };
+    const r = renamed.get(qualifiedName(o.schema, o.table));
+    return r === undefined ? o : { ...o, schema: r.now.schema, table: r.now.name };
   });
 }
 
 /**
  * Definitions name tables (an index's or trigger's `ON public.orders …`, a foreign key's
- * `REFERENCES public.orders(id)`): as the `before` side's read under the renamed tables' new names,
+ * `REFERENCES public.orders(id)`): the `before` side's read under the renamed tables' new names,
  * so only what else changed shows. PostgreSQL quotes a name that is a keyword, Consort's keys do
  * not: both spellings are tried.
  */
-function renameInDefinition(definition: string, renamed: ReadonlyMap<string, TableInfo>): string {
-  const quoted = (...parts: string[]) => parts.map((p) => `"${p.replace(/"/g, '""')}"`).join('.');
-  let out = definition;
-  for (const [old, now] of renamed) {
-    const was = [old, quoted(...splitKey(old))];
-    const name = qualifiedName(now.schema, now.name);
-    for (const w of was)
-      out = out.replaceAll(` ON ${w} `, ` ON ${name} `).replaceAll(`REFERENCES ${w}(`, `REFERENCES ${name}(`);
-  }
-  return out;
-}
-
-/** `schema.name` (either part maybe quoted) → its two names. */
-function splitKey(key: string): [string, string] {
-  const parts = [...key.matchAll(/"((?:[^"]|"")*)"|([^.]+)/g)].map((m) => (m[1] ?? m[2])!.replace(/""/g, '"'));
-  return [parts[0] ?? '', parts[1] ?? ''];
-}
-
 function withDefinitionRenamed<T extends { definition: string }>(
-  renamed: ReadonlyMap<string, TableInfo>,
+  renamed: ReadonlyMap<string, TableRename>,
   items: T[],
 ): T[] {
-  return renamed.size === 0
-    ? items
-    : items.map((o) => ({ ...o, definition: renameInDefinition(o.definition, renamed) }));
+  if (renamed.size === 0) return items;
+  const quoted = (...parts: string[]) => parts.map((p) => `"${p.replace(/"/g, '""')}"`).join('.');
+  const spellings = [...renamed.values()].map(({ was, now }) => ({
+    was: [qualifiedName(was.schema, was.name), quoted(was.schema, was.name)],
+    now: qualifiedName(now.schema, now.name),
+  }));
+  const rewrite = (definition: string): string => {
+    let out = definition;
+    for (const { was, now } of spellings)
+      for (const w of was)
+        out = out.replaceAll(` ON ${w} `, ` ON ${now} `).replaceAll(`REFERENCES ${w}(`, `REFERENCES ${now}(`);
+    return out;
+  };
+  return items.map((o) => ({ ...o, definition: rewrite(o.definition) }));
 }
 
 export function diffSchemas(
@@ -411,19 +410,19 @@ export function diffSchemas(
       : null;
   const tables = diffKind(KIND_SPECS.tables, before.tables, after.tables);
   const afterTables = new Map(after.tables.map((t) => [named(t), t]));
-  /** Old key → the table under its new name. */
-  const renamed = new Map<string, TableInfo>();
+  /** Old key → the renamed table. */
+  const renamed = new Map<string, TableRename>();
   if (ids) {
     const idBefore = (k: string) => ids.before.tables[k];
     const idAfter = (k: string) => ids.after.tables[k];
     splitReplaced(tables, new Map(before.tables.map((t) => [named(t), t])), afterTables, idBefore, idAfter);
-    for (const [old, now] of pairRenames(tables, KIND_SPECS.tables.fields, idBefore, idAfter))
-      renamed.set(old, afterTables.get(now)!);
+    for (const r of pairRenames(tables, KIND_SPECS.tables.fields, idBefore, idAfter))
+      renamed.set(named(r.before), { was: r.before, now: r.after });
   }
   /** Column ids by the key each column of `before` is compared under (its table's new name when renamed). */
   const beforeColumnIds = new Map<string, string>();
   const beforeTables = before.tables.map((t) => {
-    const now = renamed.get(named(t));
+    const now = renamed.get(named(t))?.now;
     const moved = now === undefined ? t : { ...t, schema: now.schema, name: now.name };
     for (const c of t.columns) {
       const id = ids?.before.columns[qualifiedName(t.schema, t.name, c.name)];
@@ -438,27 +437,21 @@ export function diffSchemas(
   /** Per table (its key now), a renamed column's old name → its new name. */
   const renamedColumns = new Map<string, Map<string, string>>();
   if (ids) {
+    const idBefore = (k: string) => beforeColumnIds.get(k);
+    const idAfter = (k: string) => ids.after.columns[k];
     const byKey = (cs: ColumnEntry[]) => new Map(cs.map((c) => [KIND_SPECS.columns.key(c), c]));
-    splitReplaced(
-      columns,
-      byKey(beforeColumns),
-      byKey(afterColumns),
-      (k) => beforeColumnIds.get(k),
-      (k) => ids.after.columns[k],
-    );
-  }
-  if (ids)
-    for (const [, now] of pairRenames(
+    splitReplaced(columns, byKey(beforeColumns), byKey(afterColumns), idBefore, idAfter);
+    for (const { before: was, after: now } of pairRenames(
       columns,
       KIND_SPECS.columns.fields,
-      (k) => beforeColumnIds.get(k),
-      (k) => ids.after.columns[k],
+      idBefore,
+      idAfter,
       (e) => e.object.name,
     )) {
-      const column = columns.changed.find((c) => c.key === now)!;
-      const table = qualifiedName(column.after.schema, column.after.table);
-      renamedColumns.set(table, (renamedColumns.get(table) ?? new Map()).set(column.before.name, column.after.name));
+      const table = qualifiedName(now.schema, now.table);
+      renamedColumns.set(table, (renamedColumns.get(table) ?? new Map()).set(was.name, now.name));
     }
+  }
   for (const t of beforeTables.filter((x) => common.has(named(x)))) {
     const now = afterTables.get(named(t)) as TableInfo;
     const order = columnOrderChange(t, now, renamedColumns.get(named(t)));
