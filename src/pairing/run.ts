@@ -60,24 +60,20 @@ export async function pairAndPublish(run: PairRun): Promise<{ result: PairResult
   const head = run.migrate === false ? undefined : await currentGitBranch(run.root).catch(() => undefined);
   const elsewhere = head !== undefined && head !== run.gitBranch;
   return withPairingProvider(run.root, run.env, run.config, run.choice ?? {}, async (provider) => {
-    const paired = await pair({
+    const result = await pair({
       provider,
       config: run.config,
       root: run.root,
       gitBranch: run.gitBranch,
       env: pairingChildEnv(run.env),
       ...(run.from ? { from: run.from } : {}),
-      ...(run.migrate === false || elsewhere ? { migrate: false } : {}),
+      ...(run.migrate === false ? { migrate: false } : {}),
+      ...(elsewhere
+        ? {
+            notThisBranch: `${run.gitBranch} is not the checked-out git branch: the working tree holds ${head}'s migrations`,
+          }
+        : {}),
     });
-    const result: PairResult = elsewhere
-      ? {
-          ...paired,
-          migrations: {
-            ...paired.migrations,
-            skipped: `${run.gitBranch} is not the checked-out git branch: the working tree holds ${head}'s migrations`,
-          },
-        }
-      : paired;
     const config =
       run.writeEnv === false ? { ...run.config, pairing: { ...run.config.pairing, writeEnv: false } } : run.config;
     const env = await publishPairing({

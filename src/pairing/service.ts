@@ -28,6 +28,8 @@ export interface PairRequest {
   from?: string;
   /** Apply the working tree's pending migrations (default true). */
   migrate?: boolean;
+  /** Why the working tree's migrations are not `gitBranch`'s (another branch is checked out): none are applied, and this is said. */
+  notThisBranch?: string;
   /** The allow-listed environment a seed command runs with (and an npm install of a lockfile-pinned node-pg-migrate). */
   env: NodeJS.ProcessEnv;
 }
@@ -39,7 +41,7 @@ export interface MigrationSummary {
   failed: { name: string | null; file: string | null; message: string } | null;
   /** The node-pg-migrate that applied them (the project's, as its deploy): null when none ran. */
   nodePgMigrate: UsedEngine | null;
-  /** Why the working tree's migrations were not applied (another git branch is checked out); null when they were looked at. */
+  /** Why the working tree's migrations were not applied (another git branch is checked out, no folder); null when they were looked at or --no-migrate. */
   skipped: string | null;
 }
 
@@ -67,9 +69,22 @@ async function migrationsDir(config: ConsortConfig, root: string): Promise<strin
   );
 }
 
-function summarize(result: ApplyResult | undefined, engine: RunEngine): MigrationSummary {
+/** The working tree's migrations folder to apply, or why there is none (null: `--no-migrate`, nothing to say). */
+async function migrationsToApply(request: PairRequest): Promise<{ dir: string } | { skipped: string | null }> {
+  if (request.migrate === false) return { skipped: null };
+  if (request.notThisBranch !== undefined) return { skipped: request.notThisBranch };
+  const dir = await migrationsDir(request.config, request.root);
+  // No folder is nothing to apply, and most likely migrations.dir naming the wrong one: said, not silent.
+  return dir !== undefined
+    ? { dir }
+    : {
+        skipped: `there is no migrations folder ${request.config.migrations.dir} (migrations.dir in the Consort configuration)`,
+      };
+}
+
+function summarize(result: ApplyResult | undefined, engine: RunEngine, skipped: string | null): MigrationSummary {
   const nodePgMigrate = result === undefined ? null : engine.used();
-  if (result === undefined) return { applied: [], failed: null, nodePgMigrate, skipped: null };
+  if (result === undefined) return { applied: [], failed: null, nodePgMigrate, skipped };
   const applied = result.applied.map((m) => m.name);
   if (result.ok) return { applied, failed: null, nodePgMigrate, skipped: null };
   const f = result.failed;
@@ -82,17 +97,20 @@ function summarize(result: ApplyResult | undefined, engine: RunEngine): Migratio
 }
 
 /** With the project's own node-pg-migrate (and TypeScript loader), as its deploy and `consort check` apply them. */
-async function migrate(url: string, request: PairRequest, engine: RunEngine): Promise<ApplyResult | undefined> {
-  if (request.migrate === false) return undefined;
-  const dir = await migrationsDir(request.config, request.root);
-  if (dir === undefined) return undefined;
+async function migrate(
+  url: string,
+  request: PairRequest,
+  engine: RunEngine,
+  todo: { dir: string } | { skipped: string | null },
+): Promise<ApplyResult | undefined> {
+  if (!('dir' in todo)) return undefined;
   return nodePgMigrate.apply({
     databaseUrl: url,
-    dir,
+    dir: todo.dir,
     relativeTo: request.root,
     direction: 'up',
     ...migrationPlacement(request.config.migrations),
-    engine: await engine.forDir(dir),
+    engine: await engine.forDir(todo.dir),
     env: migrationEnv(request.env, [request.config.suite.env], request.config.suite.passEnv),
   });
 }
@@ -120,6 +138,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
   let branch: BranchRecord;
   // Resolved once for the pairing (a lockfile-pinned version is installed into the tools cache once).
   const engine = runEngine(nodePgMigrate, request.root, { migrationsDir: config.migrations.dir, env: request.env });
+  const todo = await migrationsToApply(request);
 
   if (target.kind === 'new') {
     const parent = pairParent(request.from, branches, rules);
@@ -130,7 +149,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
         gitBranch,
         // Forked and initialised before anyone sees it: a second `pair` racing this one waits, then reuses it.
         prepare: async (url) => {
-          applied = await migrate(url, request, engine);
+          applied = await migrate(url, request, engine, todo);
           // The seed is data for an empty root; a branch forked from a paired branch already has it.
           if (parent === rules.root && (applied === undefined || applied.ok))
             seeded = await runSeed(config, request.root, url, request.env, localProcessRunner);
@@ -140,7 +159,7 @@ export async function pair(request: PairRequest): Promise<PairResult> {
       const raced = isConsortError(e, 'branch-exists') ? await provider.get(target.name) : undefined;
       if (raced?.gitBranch !== gitBranch) throw e;
       [branch, outcome] = [raced, 'reused'];
-      applied = await migrate(await provider.connectionUri(branch.name), request, engine);
+      applied = await migrate(await provider.connectionUri(branch.name), request, engine, todo);
     }
   } else {
     const found = branches.find((b) => b.name === target.name);
@@ -150,24 +169,16 @@ export async function pair(request: PairRequest): Promise<PairResult> {
       });
     }
     branch = found;
-    applied = await migrate(await provider.connectionUri(branch.name), request, engine);
+    applied = await migrate(await provider.connectionUri(branch.name), request, engine, todo);
   }
-  const [url, caps, dir] = await Promise.all([
-    provider.connectionUri(branch.name),
-    provider.capabilities(),
-    request.migrate === false ? null : migrationsDir(config, request.root),
-  ]);
-  const migrations = summarize(applied, engine);
-  // No folder is nothing to apply, and most likely migrations.dir naming the wrong one: said, not silent.
-  if (dir === undefined)
-    migrations.skipped = `there is no migrations folder ${config.migrations.dir} (migrations.dir in the Consort configuration)`;
+  const [url, caps] = await Promise.all([provider.connectionUri(branch.name), provider.capabilities()]);
   return {
     gitBranch,
     branch,
     outcome,
     url,
     mode: caps.mode,
-    migrations,
+    migrations: summarize(applied, engine, 'skipped' in todo ? todo.skipped : null),
     seeded,
     durationMs: Math.round(performance.now() - started),
   };
