@@ -143,6 +143,32 @@ export function runLaneCommand(ctx: Ctx): Command {
       const { planBuildRun, runBuildLane } = await import('../../lanes/tdd/index.js');
       const { resolveFeature } = await import('../../lanes/tdd/feature.js');
       const feature = await resolveFeature(c.root, ref);
+      /** A run's end (or a done feature's), as JSON or a line and what to do next. */
+      const report = (r: {
+        feature: string;
+        stop: string;
+        message: string;
+        state: { phase: string; step: string; gate: string | null };
+        turns: number;
+        effects: number;
+      }): void => {
+        if (c.json)
+          printJson(c.io, {
+            feature: r.feature,
+            stop: r.stop,
+            message: r.message,
+            phase: r.state.phase,
+            step: r.state.step,
+            gate: r.state.gate,
+            turns: r.turns,
+            effects: r.effects,
+          });
+        else {
+          c.io.out(`${r.feature}: ${r.stop} — ${r.message}`);
+          const next = NEXT_STEP[r.stop]?.(r.feature);
+          if (next) c.io.out(next);
+        }
+      };
       const adapters = await (await import('../ports.js')).tddAdapters(c);
       const { effects, settings } = await planBuildRun({
         workspace: adapters.workspace,
@@ -167,19 +193,14 @@ export function runLaneCommand(ctx: Ctx): Command {
       const { FeatureStore } = await import('../../lanes/tdd/store.js');
       const { state } = await new FeatureStore(c.root, feature).load();
       if (state.step === 'done') {
-        const message = 'nothing left to run (start the next feature with `consort feature new <slug>`)';
-        if (c.json)
-          printJson(c.io, {
-            feature,
-            stop: 'done',
-            message,
-            phase: state.phase,
-            step: state.step,
-            gate: state.gate,
-            turns: 0,
-            effects: 0,
-          });
-        else c.io.out(`${feature}: done — ${message}`);
+        report({
+          feature,
+          stop: 'done',
+          message: 'nothing left to run (start the next feature with `consort feature new <slug>`)',
+          state,
+          turns: 0,
+          effects: 0,
+        });
         return;
       }
       await validateAgents(config, effects, c.env, adapters.agents);
@@ -212,22 +233,7 @@ export function runLaneCommand(ctx: Ctx): Command {
             `${sig}: stopping ${feature} (the turn under way is thrown away; \`consort run\` resumes; ${sig} again to exit at once)`,
         ),
       );
-      if (c.json)
-        printJson(c.io, {
-          feature,
-          stop: result.stop,
-          message: result.message,
-          phase: result.state.phase,
-          step: result.state.step,
-          gate: result.state.gate,
-          turns: result.turns,
-          effects: result.effects,
-        });
-      else {
-        c.io.out(`${feature}: ${result.stop} — ${result.message}`);
-        const next = NEXT_STEP[result.stop]?.(feature);
-        if (next) c.io.out(next);
-      }
+      report(result);
       c.setExitCode(FAILED_STOPS.has(result.stop) ? 1 : 0);
     });
 }
