@@ -21,6 +21,32 @@ export default tseslint.config(
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  // Every pg client and pool comes from src/db/sql.ts (newClient / newPool): one made here without
+  // an 'error' listener ends the process when its server goes away (test/db/lost-connections.test.ts).
+  {
+    files: ['src/**/*.ts', 'app/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.object.name='pg'][callee.property.name=/^(Client|Pool)$/]",
+          message: 'Make pg clients and pools with newClient / newPool from src/db/sql.ts.',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'pg',
+              importNames: ['Client', 'Pool'],
+              message: 'Make pg clients and pools with newClient / newPool from src/db/sql.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     languageOptions: {
       globals: {

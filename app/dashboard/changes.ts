@@ -5,6 +5,7 @@
  * streams. The connection is opened with the first subscriber and closed with the last.
  */
 import pg from 'pg';
+import { newClient } from '../../src/db/sql.js';
 import { CHANGE_CHANNEL, ChangeNote } from './index-store.js';
 
 type Listener = (change: { feature: string | null }) => void;
@@ -41,7 +42,7 @@ export class ChangeHub {
 
   private connect(): Promise<void> {
     if (this.client !== null || this.connecting !== null) return this.connecting ?? Promise.resolve();
-    const client = new pg.Client({ connectionString: this.url, application_name: 'consort-app-dashboard' });
+    const client = newClient({ connectionString: this.url, application_name: 'consort-app-dashboard' });
     client.on('notification', (msg) => this.note(msg.payload));
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { ConsortError } from '../../src/core/errors.js';
 import { confineDatabase } from '../../src/branches/server-ops.js';
 import {
+  newPool,
   quoteIdent,
   withAdvisoryLock,
   withClient,
@@ -90,13 +91,12 @@ export async function migrateStore(url: string, dir: string = STORE_MIGRATIONS_D
 }
 
 export function openStore(url: string, options: { max?: number } = {}): Store {
-  const pool = new pg.Pool({
+  const pool = newPool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: 'consort-app',
     connectionTimeoutMillis: 10_000,
   });
-  pool.on('error', () => undefined); // an idle client dying with the server must not crash the App
   return {
     pool,
     async tx(fn) {

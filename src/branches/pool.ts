@@ -14,8 +14,7 @@
  * left (rows whose lock is free, and pool databases with no row at all).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { quoteIdent, type Queryable } from '../db/sql.js';
+import { newClient, quoteIdent, type Queryable } from '../db/sql.js';
 import type { PoolStatus } from '../ports/branch-provider.js';
 import { branchRoleName } from './branch-role.js';
 import {
@@ -56,8 +55,7 @@ export async function listenFor(
   namespace: string,
   on: (name: string) => void,
 ): Promise<() => Promise<void>> {
-  const client = new pg.Client({ connectionString: url, application_name: 'consort-listen' });
-  client.on('error', () => undefined); // the server going away ends the watch, not the process
+  const client = newClient({ connectionString: url, application_name: 'consort-listen' });
   client.on('notification', (n) => {
     if (n.channel !== channel) return;
     try {

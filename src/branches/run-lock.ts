@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import { newClient } from '../db/sql.js';
 import type { RunLockOptions, RunLockResult } from '../ports/branch-provider.js';
 
 const POLL_MS = 250;
@@ -29,8 +29,7 @@ export async function acquireRunLock(
 ): Promise<RunLockResult> {
   const me = randomUUID();
   const lockKey = `consort:run:${namespace}:${key}`;
-  const client = new pg.Client({ connectionString: catalogUrl, application_name: 'consort run lock' });
-  client.on('error', () => undefined); // the server going away ends the lock; the run notices elsewhere
+  const client = newClient({ connectionString: catalogUrl, application_name: 'consort run lock' });
   await client.connect();
   const ours = async (): Promise<boolean> => {
     const { rows } = await client.query<{ run_id: string }>(

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { assertBranchName, ROOT_BRANCH } from '../core/names.js';
 import { branchExists, rootHasNoParent } from './errors.js';
 import { ConsortError, isConsortError } from '../core/errors.js';
-import { pgErrorCode, quoteIdent, withDatabase, withTransaction } from '../db/sql.js';
+import { newClient, newPool, pgErrorCode, quoteIdent, withDatabase, withTransaction } from '../db/sql.js';
 import type {
   BranchDrift,
   BranchProvider,
@@ -118,11 +118,8 @@ export class TemplateBranchProvider implements BranchProvider {
       const failed = dropped.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
     });
-    const pool = (connectionString: string) => {
-      const p = new pg.Pool({ connectionString, max: 4, application_name: 'consort', connectionTimeoutMillis: 10_000 });
-      p.on('error', () => undefined); // idle clients dying with the server must not crash the process
-      return p;
-    };
+    const pool = (connectionString: string) =>
+      newPool({ connectionString, max: 4, application_name: 'consort', connectionTimeoutMillis: 10_000 });
     this.admin = pool(options.adminUrl);
     this.catalogPool = pool(withDatabase(options.adminUrl, options.catalogDatabase));
   }
@@ -386,11 +383,10 @@ export class TemplateBranchProvider implements BranchProvider {
   private ownerSession(): Promise<{ id: string; client: pg.Client }> {
     const session = (this.owner ??= (async () => {
       await this.capabilities();
-      const client = new pg.Client({
+      const client = newClient({
         connectionString: withDatabase(this.options.adminUrl, this.options.catalogDatabase),
         application_name: 'consort pool owner',
       });
-      client.on('error', () => undefined); // a lost session frees the lock: the pools go with the next sweep
       // The next pool this process sets up gets a live owner again (not a lock nobody holds).
       client.on('end', () => {
         if (this.owner === session) this.owner = undefined;
@@ -462,7 +458,7 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /** VACUUM (ANALYZE) a pool's template, on a connection closed before the copies start. */
   private async vacuumTemplate(database: string): Promise<void> {
-    const client = new pg.Client({
+    const client = newClient({
       connectionString: withDatabase(this.options.adminUrl, database),
       application_name: 'consort',
     });
@@ -943,7 +939,7 @@ export class TemplateBranchProvider implements BranchProvider {
   }
 
   private async inside<T>(database: string, fn: (db: pg.Client) => Promise<T>): Promise<T> {
-    const db = new pg.Client({ connectionString: withDatabase(this.options.adminUrl, database) });
+    const db = newClient({ connectionString: withDatabase(this.options.adminUrl, database) });
     await db.connect();
     try {
       return await fn(db);

@@ -6,6 +6,34 @@ import pg from 'pg';
 
 export type Queryable = Pick<pg.ClientBase, 'query'>;
 
+/** Swallows a connection's 'error' event: what it reports, the next query on the client rejects with. */
+const lost = (): undefined => undefined;
+
+/**
+ * A client whose lost connection (a server stopped or restarted, `pg_terminate_backend`, a network
+ * cut) surfaces as a rejected query, not as an 'error' event nobody listens to, which ends the
+ * process. Every client Consort makes comes from here or from `newPool` (lint holds it to that).
+ */
+export function newClient(config: pg.ClientConfig): pg.Client {
+  // eslint-disable-next-line no-restricted-syntax -- the one place a client is made
+  const client = new pg.Client(config);
+  client.on('error', lost);
+  return client;
+}
+
+/**
+ * A pool whose clients, idle or checked out, never raise an unhandled 'error': pg-pool listens only
+ * while a client is idle, so one checked out between two queries (a transaction, a lock held while
+ * files are written) when the server goes away would otherwise take the process with it.
+ */
+export function newPool(config: pg.PoolConfig): pg.Pool {
+  // eslint-disable-next-line no-restricted-syntax -- the one place a pool is made
+  const pool = new pg.Pool(config);
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
+  return pool;
+}
+
 export function quoteIdent(name: string): string {
   if (name.includes('\u0000')) throw new Error('identifier contains a NUL byte');
   return `"${name.replace(/"/g, '""')}"`;
@@ -27,13 +55,11 @@ export async function withClient<T>(
   fn: (client: pg.Client) => Promise<T>,
   options: { applicationName?: string } = {},
 ): Promise<T> {
-  const client = new pg.Client({
+  const client = newClient({
     connectionString,
     application_name: options.applicationName ?? 'consort',
     connectionTimeoutMillis: 10_000,
   });
-  // A server shutting down under us must surface as a rejected query, not an unhandled 'error'.
-  client.on('error', () => undefined);
   await client.connect();
   try {
     return await fn(client);

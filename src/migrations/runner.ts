@@ -5,6 +5,7 @@
  * an unusable database (cannot connect, lock held elsewhere, connection lost) throws.
  */
 import pg from 'pg';
+import { newClient } from '../db/sql.js';
 import { ConsortError } from '../core/errors.js';
 import { escapeRegExp } from '../core/regexp.js';
 import type {
@@ -131,12 +132,11 @@ function createCapture(
 type Capture = ReturnType<typeof createCapture>;
 
 async function connect(databaseUrl: string): Promise<pg.Client> {
-  const client = new pg.Client({
+  const client = newClient({
     connectionString: databaseUrl,
     application_name: 'consort-migrate',
     connectionTimeoutMillis: 10_000,
   });
-  client.on('error', () => undefined); // a dropped connection surfaces as a rejected query
   try {
     await client.connect();
   } catch (e) {

@@ -6,7 +6,7 @@
  * catalog queries are prepared on it once (half again: 32 → 15 ms on a 31-migration schema).
  */
 import pg from 'pg';
-import { withClient } from '../db/sql.js';
+import { newClient, withClient } from '../db/sql.js';
 import { readRelations } from '../lint/context.js';
 import type { SchemaReader, SchemaSession } from '../ports/schema-reader.js';
 import { snapshotSchema } from './snapshot.js';
@@ -27,7 +27,7 @@ interface Kept {
 export function openSchemaSession(): SchemaSession {
   const kept = new Map<string, Kept>();
   const connect = async (url: string): Promise<pg.Client> => {
-    const client = new pg.Client({
+    const client = newClient({
       connectionString: url,
       application_name: 'consort',
       connectionTimeoutMillis: 10_000,

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { pgErrorCode, quoteIdent } from '../../db/sql.js';
+import { newClient, pgErrorCode, quoteIdent } from '../../db/sql.js';
 import { grantBranchSchema, retireBranchRole, rolePower, upsertBranchRole, whyNoPower } from '../branch-role.js';
 
 export type Confined = { url: string } | { url: null; reason: string };
@@ -23,7 +23,7 @@ export function cloudRoleName(branchId: string): string {
 
 /** Make (or re-key) `role` on the branch `adminUrl` reaches, hand it the database's objects, and give its URL. */
 export async function confineCloudBranch(adminUrl: string, role: string): Promise<Confined> {
-  const db = new pg.Client({ connectionString: adminUrl, application_name: 'consort' });
+  const db = newClient({ connectionString: adminUrl, application_name: 'consort' });
   await db.connect();
   let made = false;
   try {
@@ -63,7 +63,7 @@ export async function confineCloudBranch(adminUrl: string, role: string): Promis
  * made goes to the admin (SECURITY DEFINER routines become INVOKER), so no fork inherits the role.
  */
 export async function retireCloudRole(adminUrl: string, role: string): Promise<void> {
-  const db = new pg.Client({ connectionString: adminUrl, application_name: 'consort' });
+  const db = newClient({ connectionString: adminUrl, application_name: 'consort' });
   await db.connect();
   try {
     const power = await rolePower(db);
@@ -95,7 +95,7 @@ async function revokeOtherDatabases(db: pg.Client, database: string): Promise<vo
 
 /** Why the role cannot log in with its password (a service that allows only its own tokens), or null. */
 async function loginRefused(url: string): Promise<string | null> {
-  const c = new pg.Client({ connectionString: url, application_name: 'consort', connectionTimeoutMillis: 10_000 });
+  const c = newClient({ connectionString: url, application_name: 'consort', connectionTimeoutMillis: 10_000 });
   try {
     await c.connect();
     await c.query('SELECT 1');

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { migrationEnv } from '../../core/child-env.js';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { newClient } from '../../db/sql.js';
 import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
@@ -507,8 +508,7 @@ export function createBranches(kit: BranchKit) {
     for (let attempt = 0; ; attempt++) {
       let client = clients.get(name);
       if (client === undefined) {
-        const c = new pg.Client({ connectionString: url, application_name: 'consort-conductor' });
-        c.on('error', () => undefined);
+        const c = newClient({ connectionString: url, application_name: 'consort-conductor' });
         client = c.connect().then(() => c);
         clients.set(name, client);
       }
