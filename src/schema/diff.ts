@@ -283,10 +283,12 @@ function foldPartitionColumns(
 }
 
 /**
- * A name on both sides held by two objects, the old one renamed away (its id is an added entry's):
- * `ALTER TABLE users RENAME TO users_old; CREATE TABLE users (…)`. The old one leaves as removed
- * (for pairRenames to pair with its new name), the new one comes in as added; compared by name,
- * the new table would read as the old one changed.
+ * A name on both sides held by two different objects (their ids differ): the old one dropped and
+ * a new one made under its name (`DROP TABLE users; CREATE TABLE users (…)`, a column dropped and
+ * added again: its data is gone), renamed away with a new one made under its old name (`ALTER TABLE
+ * users RENAME TO users_old; CREATE TABLE users (…)`), or two that swapped names. Compared by name
+ * each would read as one object changed. The old one leaves as removed and the new one comes in as
+ * added, so pairRenames pairs any of them that only moved to another name.
  */
 function splitReplaced<T extends object>(
   diff: KindDiff<T>,
@@ -295,11 +297,10 @@ function splitReplaced<T extends object>(
   idBefore: (key: string) => string | undefined,
   idAfter: (key: string) => string | undefined,
 ): void {
-  const addedIds = new Set(diff.added.map((e) => idAfter(e.key)).filter((id) => id !== undefined));
   const replaced = [...before.keys()].filter((key) => {
     const was = idBefore(key);
     const now = idAfter(key);
-    return after.has(key) && was !== undefined && now !== undefined && was !== now && addedIds.has(was);
+    return after.has(key) && was !== undefined && now !== undefined && was !== now;
   });
   if (replaced.length === 0) return;
   const gone = new Set(replaced);
@@ -419,19 +420,29 @@ export function diffSchemas(
     for (const r of pairRenames(tables, KIND_SPECS.tables.fields, idBefore, idAfter))
       renamed.set(named(r.before), { was: r.before, now: r.after });
   }
+  // Tables on both sides, `before`'s under their new names when renamed: with ids, only the same
+  // table (one dropped and made again under its name is a removed and an added table, its columns
+  // with it).
+  const commonBefore: TableInfo[] = [];
   /** Column ids by the key each column of `before` is compared under (its table's new name when renamed). */
   const beforeColumnIds = new Map<string, string>();
-  const beforeTables = before.tables.map((t) => {
+  for (const t of before.tables) {
     const now = renamed.get(named(t))?.now;
     const moved = now === undefined ? t : { ...t, schema: now.schema, name: now.name };
+    if (!afterTables.has(named(moved))) continue;
+    if (ids) {
+      const was = ids.before.tables[named(t)];
+      const is = ids.after.tables[named(moved)];
+      if (was !== undefined && is !== undefined && was !== is) continue;
+    }
+    commonBefore.push(moved);
     for (const c of t.columns) {
       const id = ids?.before.columns[qualifiedName(t.schema, t.name, c.name)];
       if (id !== undefined) beforeColumnIds.set(qualifiedName(moved.schema, moved.name, c.name), id);
     }
-    return moved;
-  });
-  const common = new Set(beforeTables.map(named).filter((k) => afterTables.has(k)));
-  const beforeColumns = columnsOf(beforeTables, common);
+  }
+  const common = new Set(commonBefore.map(named));
+  const beforeColumns = columnsOf(commonBefore, common);
   const afterColumns = columnsOf(after.tables, common);
   const columns = diffKind(KIND_SPECS.columns, beforeColumns, afterColumns);
   /** Per table (its key now), a renamed column's old name → its new name. */
@@ -452,9 +463,17 @@ export function diffSchemas(
       renamedColumns.set(table, (renamedColumns.get(table) ?? new Map()).set(was.name, now.name));
     }
   }
-  for (const t of beforeTables.filter((x) => common.has(named(x)))) {
+  // A column dropped and added again under its name (with ids: removed and added under one key) is
+  // a new column at the end, not a reorder.
+  const addedColumns = new Set(columns.added.map((e) => e.key));
+  const replacedColumns = new Set(columns.removed.filter((e) => addedColumns.has(e.key)).map((e) => e.key));
+  for (const t of commonBefore) {
     const now = afterTables.get(named(t)) as TableInfo;
-    const order = columnOrderChange(t, now, renamedColumns.get(named(t)));
+    const same = (table: TableInfo): TableInfo => ({
+      ...table,
+      columns: table.columns.filter((c) => !replacedColumns.has(qualifiedName(now.schema, now.name, c.name))),
+    });
+    const order = columnOrderChange(same(t), same(now), renamedColumns.get(named(t)));
     if (order === undefined) continue;
     const existing = tables.changed.find((c) => c.key === named(t));
     if (existing) existing.changes.push(order);

@@ -261,9 +261,10 @@ describe('snapshotSchema against PostgreSQL', () => {
       ['+ column public.users.about text', '- column public.users.bio'],
     ],
     [
-      'a dropped column re-added at the end (the same name: a reorder, as without renames)',
+      // Without renames told it reads as a reorder (above): the same name, compared by name.
+      'a column dropped and added again under its name (its data gone: a removed and an added column, not a reorder)',
       'ALTER TABLE users DROP COLUMN bio; ALTER TABLE users ADD COLUMN bio text',
-      ['~ table public.users: column order (id, email, bio, feeling) → (id, email, feeling, bio)'],
+      ['+ column public.users.bio text', '- column public.users.bio'],
     ],
     [
       'a table renamed away and a new one made under its old name',
@@ -281,6 +282,30 @@ describe('snapshotSchema against PostgreSQL', () => {
       'a column renamed away and a new one added under its old name',
       'ALTER TABLE users RENAME COLUMN bio TO about; ALTER TABLE users ADD COLUMN bio integer',
       ['+ column public.users.bio integer', '~ column public.users.about: renamed from bio'],
+    ],
+    [
+      'two columns that swap names (each renamed, not both changed; the order is the same columns)',
+      'ALTER TABLE users RENAME COLUMN bio TO tmp; ALTER TABLE users RENAME COLUMN email TO bio; ALTER TABLE users RENAME COLUMN tmp TO email',
+      [
+        '~ column public.users.bio: renamed from email',
+        '~ column public.users.email: renamed from bio',
+        '~ view public.active_users: definition changed',
+        expect.stringContaining('before:'),
+        expect.stringContaining('after:'),
+      ],
+    ],
+    [
+      // Compared by name it read as `users` altered: columns dropped, `id` bigint → integer.
+      'a table dropped and made again under its name (a removed and an added table, its columns with it)',
+      'DROP VIEW active_users; DROP TABLE users; CREATE TABLE users (id int)',
+      [
+        '+ table public.users',
+        '    id integer',
+        '- table public.users',
+        '- constraint users_pkey on public.users',
+        '- view public.active_users',
+        '- trigger users_touch on public.users',
+      ],
     ],
   ])('with renames told: reports %s', async (_name, change, lines) => {
     expect(renderSchemaDiffText(await diffAfter(change, { renames: true })).split('\n')).toEqual(lines);
