@@ -57,6 +57,7 @@ function createCapture(
   const done: AppliedMigration[] = [];
   let uncommitted: AppliedMigration[] = [];
   const failures = new Map<unknown, string>();
+  const sentUntil = new Map<unknown, { sql: string[]; transactional: boolean }>();
   let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
   let current: Live | undefined;
   let inTransaction = false;
@@ -121,8 +122,13 @@ function createCapture(
     },
     queryFailed(text: string, e: unknown): void {
       failures.set(e, text);
+      // Taken now: node-pg-migrate's ROLLBACK and unlock follow.
+      const sent = current !== undefined && !current.marked ? current.sql : pending;
+      sentUntil.set(e, { sql: [...sent], transactional: inTransaction });
     },
     failedQuery: (e: unknown): string | undefined => failures.get(e),
+    /** What the running migration had sent when `e` failed (that statement last), and whether in a transaction. */
+    sentUntil: (e: unknown): { sql: string[]; transactional: boolean } | undefined => sentUntil.get(e),
     /** The migration that was running when node-pg-migrate stopped. */
     inProgress: (): string | undefined => current?.name ?? planned[finishedThisRun],
     applied: (): AppliedMigration[] => [...done],
@@ -260,6 +266,7 @@ function classify(
     const fields = pgFields(e);
     const line = lineInFile(files.get(current), failed, fields.position, direction);
     const shown = shownStatement(failed);
+    const sent = capture.sentUntil(e);
     const position = fields.position === undefined ? undefined : Math.max(1, fields.position - shown.cut);
     return {
       kind: 'statement',
@@ -272,6 +279,7 @@ function classify(
         ...(position === undefined ? {} : { position }),
         ...(line === undefined ? {} : { line }),
       },
+      ...(sent ? { sent } : {}),
     };
   }
   const order = /^Not run migration (.+) is preceding already run migration (.+)$/.exec(message);

@@ -72,8 +72,19 @@ export interface MigrationError {
 }
 
 export type ApplyFailure =
-  /** Postgres rejected a statement the migration sent. */
-  | { kind: 'statement'; name: string; file: string; statement: string; error: MigrationError }
+  /**
+   * Postgres rejected a statement the migration sent. `sent`: what the migration sent until then,
+   * the failing statement last, and whether inside a transaction (lint reads a JS/TS migration's
+   * SQL from it, as from an applied one's).
+   */
+  | {
+      kind: 'statement';
+      name: string;
+      file: string;
+      statement: string;
+      error: MigrationError;
+      sent?: { sql: string[]; transactional: boolean };
+    }
   /**
    * `script`: the migration's own code threw before sending SQL. `down-unavailable`: down is
    * `false` (or a SQL file has no Down section) or node-pg-migrate cannot infer it. `order`:

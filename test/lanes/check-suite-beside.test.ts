@@ -78,10 +78,15 @@ describe('a failing migration', () => {
           summary: 'not run: the migrations did not apply',
         });
         // One failure line, the PR branch's: nothing from the suite's copy of the same migrations.
-        expect(log.filter((l) => l.includes('broken'))).toEqual([
+        expect(log.filter((l) => l.includes('broken') && !l.includes(' lint: '))).toEqual([
           expect.stringMatching(new RegExp(`^  ✗ migrations: ${file.replace(/[.]/g, '\\.')} failed: `)),
         ]);
         expect(log.filter((l) => l.includes(`pr-${pr}-suite`))).toEqual([]);
+        // A JS migration whose own code threw sent no SQL to lint: the summary says so (not "nothing to lint").
+        if (kind === 'JavaScript')
+          expect(report.stages.lint.summary).toBe(
+            `not linted: ${file} (it sent no SQL: JS/TS migrations are linted on the SQL they send as they apply)`,
+          );
         expect(await temporary()).toEqual([]);
         // The PR branch holds what applied before the failure: nothing of the broken migration.
         const url = await t.provider.connectionUri(`pr-${pr}`);
@@ -93,6 +98,33 @@ describe('a failing migration', () => {
     120_000,
   );
 });
+
+it('a JS migration that fails at its second statement is linted on what it sent, and one after it is named as not linted', async () => {
+  await git(dir, 'checkout', '-q', 'main');
+  await commitBranch(dir, 'half-sent', {
+    'migrations/1700000000001_age.js': `exports.up = (pgm) => {
+  pgm.addColumn('customers', { age: { type: 'integer', notNull: true } });
+  pgm.sql('ALTER TABLE no_such_table ADD COLUMN x bigint');
+};
+exports.down = (pgm) => { pgm.dropColumn('customers', 'age'); };
+`,
+    'migrations/1700000000002_later.js': `exports.up = (pgm) => { pgm.createTable('later', { id: 'id' }); };\n`,
+  });
+  const report = await checkBranch(dir, 'half-sent', 48, t.provider, () => undefined);
+  try {
+    expect(report.stages.migrations).toMatchObject({
+      status: 'failed',
+      failure: { file: 'migrations/1700000000001_age.js', code: '42P01' },
+    });
+    // Before, the failing migration's SQL was never linted and the stage said "nothing to lint".
+    expect(report.stages.lint.findings).toContainEqual(
+      expect.objectContaining({ rule: 'adding-required-field', file: 'migrations/1700000000001_age.js', line: 2 }),
+    );
+    expect(report.stages.lint.summary).toMatch(/; not linted: migrations\/1700000000002_later\.js \(it sent no SQL/);
+  } finally {
+    await cleanupPull(t.provider, 48);
+  }
+}, 120_000);
 
 describe('a noTransaction migration (CREATE INDEX CONCURRENTLY)', () => {
   it("applies on the PR branch and, beside it, on the suite's branch, which the suite is given", async () => {

@@ -212,6 +212,26 @@ describe('applyMigrations up', () => {
     });
   });
 
+  it('keeps what a failing JS migration sent, up to the statement that failed (lint reads it)', async () => {
+    await writeFile(
+      path.join(dir, '1700000004000_half.js'),
+      "exports.up = (pgm) => {\n  pgm.addColumn('users', { age: { type: 'integer' } });\n  pgm.sql('ALTER TABLE no_such_table ADD COLUMN x int');\n  pgm.sql('SELECT 1');\n};\n",
+    );
+    const result = await apply('up');
+    expectFailed(result);
+    expect(result.failed).toMatchObject({
+      kind: 'statement',
+      name: '1700000004000_half',
+      sent: {
+        sql: [
+          expect.stringMatching(/^ALTER TABLE "users"\s+ADD "age" integer;?$/),
+          'ALTER TABLE no_such_table ADD COLUMN x int;',
+        ],
+        transactional: true,
+      },
+    });
+  });
+
   it('attributes a failing query a JS migration runs itself to that migration', async () => {
     await writeFile(
       path.join(dir, '1700000004000_probe.js'),

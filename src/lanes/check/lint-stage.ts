@@ -165,6 +165,9 @@ export async function lintStage(
   baseRelations?: BaseRelations,
 ): Promise<Pick<Stages['lint'], 'status' | 'summary' | 'findings' | 'squawkVersion'>> {
   const linted: Linted[] = [];
+  // JS/TS migrations that sent nothing to read: they never ran (an earlier one failed), or their
+  // own code threw first.
+  const unread: string[] = [];
   for (const m of migrations) {
     if (m.kind === 'sql') {
       linted.push({
@@ -174,9 +177,20 @@ export async function lintStage(
     } else {
       const ran = applied.find((a) => a.name === m.name);
       if (ran && ran.sql.length > 0) linted.push(jsInput(m, ran.sql, ran.transactional));
+      else if (!ran) unread.push(m.file);
     }
   }
-  if (linted.length === 0) return { status: 'passed', summary: 'nothing to lint', findings: [], squawkVersion: null };
+  const notRead =
+    unread.length === 0
+      ? ''
+      : `; not linted: ${unread.join(', ')} (${unread.length === 1 ? 'it sent' : 'they sent'} no SQL: JS/TS migrations are linted on the SQL they send as they apply)`;
+  if (linted.length === 0)
+    return {
+      status: unread.length > 0 ? 'skipped' : 'passed',
+      summary: unread.length > 0 ? notRead.slice(2) : 'nothing to lint',
+      findings: [],
+      squawkVersion: null,
+    };
   // node-pg-migrate wraps each migration in a transaction unless it opted out: lint each as it ran.
   const runs = await Promise.all(
     [true, false].map((inTx) => {
@@ -246,9 +260,10 @@ export async function lintStage(
     findings.length === 0
       ? `${count(linted.length, 'migration')} clean`
       : `${count(counted.length, 'finding')}: ${count(errors, 'error')}, ${count(counted.length - errors, 'warning')}${noteText}${verdict.passed ? '' : `; ${verdict.blocking.length} blocking`}`;
+  const told = `${summary}${notRead}`;
   return {
     status: verdict.passed ? 'passed' : 'failed',
-    summary,
+    summary: told,
     findings,
     squawkVersion: result.squawkVersion,
   };

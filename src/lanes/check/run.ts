@@ -572,6 +572,18 @@ export async function runCheck(
       } else r = await applyHeadUp(runAs);
       if (!r.ok) cancelPoint(); // a statement the cancel ended is a cancelled run, not a failed migration
       applied = r.applied;
+      // A JS/TS migration is linted on the SQL it sent: the failing one's too, up to the statement that failed.
+      if (!r.ok && r.failed.kind === 'statement' && r.failed.sent && r.failed.sent.sql.length > 0)
+        applied = [
+          ...applied,
+          {
+            name: r.failed.name,
+            file: r.failed.file,
+            sql: r.failed.sent.sql,
+            durationMs: 0,
+            transactional: r.failed.sent.transactional,
+          },
+        ];
       // 'admin': the provider's own URL (the opt-out, or a provider that makes no branch roles).
       const ranAs = runAs === url ? ('admin' as const) : ('branch' as const);
       const list = r.applied.map((m) => ({
