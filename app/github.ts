@@ -3,7 +3,7 @@
  * every call watched (github-watch.ts) and the call that finally fails logged.
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
-import { octokitGitHub, type OctokitClient, type Route } from '../src/github/octokit.js';
+import { octokitGitHub, type AdapterOptions, type OctokitClient, type Route } from '../src/github/octokit.js';
 import type { GitHubPort } from '../src/ports/github.js';
 import { callFields, withCall, type CallContext } from './github-watch.js';
 import type { AppLog } from './jobs/deps.js';
@@ -37,7 +37,10 @@ export function observed(octokit: OctokitClient, observe: Observe): OctokitClien
   };
 }
 
-/** The GitHubPort of one installation: `client` is Probot's (`probot.auth(installationId)`). */
-export function appGitHub(client: OctokitClient, observe?: Observe): GitHubPort {
-  return octokitGitHub(observe ? observed(client, observe) : client);
+/**
+ * The GitHubPort of one installation: `client` is Probot's (`probot.auth(installationId)`); `options`
+ * bound the attempts of a create (the App passes its Octokit policy's retries and backoff).
+ */
+export function appGitHub(client: OctokitClient, observe?: Observe, options: AdapterOptions = {}): GitHubPort {
+  return octokitGitHub(observe ? observed(client, observe) : client, options);
 }

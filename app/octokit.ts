@@ -4,7 +4,9 @@
  *
  * - plugin-retry retries a call that got no answer or a 5xx (not 400/401/403/404/410/422/451)
  *   `retries` times, waiting retryCount² × `retryAfterBaseMs` (1 s, 4 s, 9 s by default): about
- *   14 s at most before the call fails, and the job that made it is retried by the queue.
+ *   14 s at most before the call fails, and the job that made it is retried by the queue. Creates
+ *   (comments, reviews, check runs) opt out per request: GitHub may have made them before its 5xx,
+ *   and the adapter looks for them before posting again (src/github/create-once.ts).
  * - plugin-throttling handles rate limits. Probot's handlers wait and retry forever; these retry
  *   at most `rateLimitRetries` times and only when GitHub's wait is at most `maxRateLimitWaitSeconds`,
  *   so a rate-limited job fails (and is logged, and retried later by the queue) instead of hanging.

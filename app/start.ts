@@ -102,17 +102,17 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
   };
   const providers = appProviders(providerSettings);
 
+  const policy = { ...DEFAULT_OCTOKIT_POLICY, ...options.octokitPolicy };
+  // A create (comment, review, check run) is never repeated by the retry plugin: the adapter looks
+  // for what a failed attempt made before posting again, with the same bounds (src/github/create-once.ts).
+  const createRetry = { retries: policy.retries, retryAfterBaseMs: policy.retryAfterBaseMs };
   const probot = new Probot({
     appId: settings.appId,
     privateKey: settings.privateKey,
     secret: settings.webhookSecret,
     logLevel: settings.logLevel,
     ...(settings.githubApiUrl ? { baseUrl: settings.githubApiUrl } : {}),
-    Octokit: consortOctokit(
-      log,
-      { ...DEFAULT_OCTOKIT_POLICY, ...options.octokitPolicy },
-      options.Octokit ?? ProbotOctokit,
-    ),
+    Octokit: consortOctokit(log, policy, options.Octokit ?? ProbotOctokit),
     request: {
       fetch: (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => fetcher(input, init),
     },
@@ -141,7 +141,7 @@ export async function startApp(settings: AppSettings, options: StartOptions = {}
     log,
     ...(settings.dashboard ? { records } : {}),
     github: async (installationId, context) =>
-      appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }),
+      appGitHub(await probot.auth(installationId), { log, ...(context ? { context } : {}) }, createRetry),
     queue: {
       quickConcurrency: settings.quickConcurrency,
       runConcurrency: settings.runConcurrency,

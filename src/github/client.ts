@@ -3,7 +3,9 @@
  * getOctokit (its proxy support and user agent) with the official throttling and retry plugins.
  * Those follow GitHub's documented rules: writes are made one at a time at least a second apart, a
  * 403/429 "secondary rate limit" is retried after its `retry-after` (or a minute), a primary limit
- * after `x-ratelimit-reset`, and 5xx answers are retried with backoff. The API base URL is passed
+ * after `x-ratelimit-reset`, and 5xx answers are retried with backoff — except the POSTs that create a
+ * comment, a review or a check run, which the adapter sends with the retry off and repeats only after
+ * looking for what GitHub may have made (create-once.ts). The API base URL is passed
  * explicitly — GITHUB_API_URL on GitHub Enterprise Server, or a test's local server — rather than
  * trusting a default computed when the module was loaded.
  *

@@ -3,14 +3,17 @@
  * the throttling and retry plugins) or Probot's (the App). Routes are checked against
  * `@octokit/types`' Endpoints, so a misspelt route or a missing parameter is a type error;
  * responses are parsed with zod down to the fields used. Every failure becomes a GitHubApiError
- * carrying the HTTP status (the message never includes the token).
+ * carrying the HTTP status (the message never includes the token). A comment, a review or a check
+ * run is created once (create-once.ts): after a 5xx or no answer, what GitHub may have made is
+ * looked for before posting again.
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
 import { boundBody } from './body-limit.js';
 import { annotationBatches, boundOutput } from './check-limits.js';
+import { createOnce, NO_RETRY } from './create-once.js';
 import { collaboratorPermission } from './permissions.js';
-import { GitHubApiError, type CheckOutput, type GitHubPort, type IssueComment, type RepoRef } from '../ports/github.js';
+import { GitHubApiError, type CheckOutput, type GitHubPort, type RepoRef } from '../ports/github.js';
 
 export type Route = keyof Endpoints;
 
@@ -44,6 +47,18 @@ const Comments = z.array(
     updated_at: z.string().optional(),
   }),
 );
+const Reviews = z.array(
+  z.object({
+    id: z.number(),
+    body: z.string(),
+    commit_id: z.string().nullable(),
+    html_url: z.string(),
+    submitted_at: z.string().optional(),
+  }),
+);
+const CheckRuns = z.object({
+  check_runs: z.array(z.object({ id: z.number(), head_sha: z.string(), external_id: z.string().nullable() })),
+});
 const Membership = z.object({ state: z.string() });
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
 const Pull = z.object({
@@ -58,6 +73,22 @@ const Pull = z.object({
 
 /** One page of comments is 100; past 50 pages (5,000 comments) the rest are not read. */
 const MAX_COMMENT_PAGES = 50;
+/** Pages of reviews (100 each) read when looking for one a failed create made. */
+const MAX_REVIEW_PAGES = 30;
+/** Pages of a commit's check runs of one name (100 each) read when looking for one a failed create made. */
+const MAX_CHECK_RUN_PAGES = 10;
+/**
+ * How long before a failed create's answer (GitHub's `date`, else this machine's clock) what it
+ * made may be dated: the request's own time (GitHub gives up on a request after 10 s) and clocks
+ * that disagree. A comment or review with the same body that is older was an earlier one.
+ */
+const CREATED_WITHIN_MS = 120_000;
+
+/** Bodies as GitHub keeps them: its line ends may be CRLF, trailing blanks dropped. */
+const sameBody = (stored: string | null | undefined, sent: string): boolean =>
+  (stored ?? '').replace(/\r\n/g, '\n').trimEnd() === sent.replace(/\r\n/g, '\n').trimEnd();
+const notBefore = (time: string | undefined, since: Date): boolean =>
+  time !== undefined && Date.parse(time) >= since.getTime() - CREATED_WITHIN_MS;
 
 const statusOf = (e: unknown): number =>
   typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0;
@@ -79,7 +110,41 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 /** Only owner and repo go into a request: callers may pass a richer record. */
 const at = (repo: RepoRef): RepoRef => ({ owner: repo.owner, repo: repo.repo });
 
-export function octokitGitHub(octokit: OctokitClient): GitHubPort {
+export interface AdapterOptions {
+  /**
+   * The backoff's unit between the attempts of a create that failed with a 5xx or no answer: retry
+   * n waits n² × this before looking for what the failed attempt made (create-once.ts). Default 1 s.
+   */
+  retryAfterBaseMs?: number;
+  /** Posts of such a create after the first (default 3). */
+  retries?: number;
+}
+
+export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = {}): GitHubPort {
+  const once = <T>(post: () => Promise<T>, find: (since: Date) => Promise<T | null>) =>
+    createOnce({
+      post,
+      find,
+      ...(options.retryAfterBaseMs !== undefined ? { retryAfterBaseMs: options.retryAfterBaseMs } : {}),
+      ...(options.retries !== undefined ? { retries: options.retries } : {}),
+    });
+  /** The issue's comments, oldest first, all pages (or those updated since `since`). */
+  const comments = async (repo: RepoRef, issue: number, since?: Date) => {
+    const all: z.infer<typeof Comments> = [];
+    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+        ...at(repo),
+        issue_number: issue,
+        per_page: 100,
+        page,
+        ...(since ? { since: since.toISOString() } : {}),
+      });
+      const batch = Comments.parse(data);
+      all.push(...batch);
+      if (batch.length < 100) break;
+    }
+    return all;
+  };
   /** Add a batch of annotations to a run (GitHub appends them), its status left as it is. */
   const updateCheckRun = async (repo: RepoRef, id: number, output: CheckOutput): Promise<void> => {
     await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
@@ -90,42 +155,41 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
   };
   return {
     listComments: (repo, issue) =>
-      call('list issue comments', async () => {
-        const all: IssueComment[] = [];
-        for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
-          const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-            ...at(repo),
-            issue_number: issue,
-            per_page: 100,
-            page,
-          });
-          const batch = Comments.parse(data);
-          all.push(
-            ...batch.map((c) => ({
-              id: c.id,
-              body: c.body ?? '',
-              user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null,
-              htmlUrl: c.html_url ?? '',
-              ...(c.created_at ? { createdAt: c.created_at } : {}),
-              ...(c.updated_at ? { updatedAt: c.updated_at } : {}),
-            })),
-          );
-          if (batch.length < 100) break;
-        }
-        return all;
-      }),
+      call('list issue comments', async () =>
+        (await comments(repo, issue)).map((c) => ({
+          id: c.id,
+          body: c.body ?? '',
+          user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null,
+          htmlUrl: c.html_url ?? '',
+          ...(c.created_at ? { createdAt: c.created_at } : {}),
+          ...(c.updated_at ? { updatedAt: c.updated_at } : {}),
+        })),
+      ),
     createComment: (repo, issue, body) =>
-      call('create issue comment', async () => {
-        const r = Created.parse(
-          (
-            await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-              ...at(repo),
-              issue_number: issue,
-              body: boundBody(body),
-            })
-          ).data,
+      call('create issue comment', () => {
+        const text = boundBody(body);
+        return once(
+          async () => {
+            const r = Created.parse(
+              (
+                await octokit.request('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+                  ...at(repo),
+                  issue_number: issue,
+                  body: text,
+                  ...NO_RETRY,
+                })
+              ).data,
+            );
+            return { id: r.id, url: r.html_url ?? '' };
+          },
+          async (since) => {
+            const from = new Date(since.getTime() - CREATED_WITHIN_MS);
+            const made = (await comments(repo, issue, from))
+              .filter((c) => sameBody(c.body, text) && notBefore(c.created_at, since))
+              .at(-1);
+            return made ? { id: made.id, url: made.html_url ?? '' } : null;
+          },
         );
-        return { id: r.id, url: r.html_url ?? '' };
       }),
     updateComment: (repo, commentId, body) =>
       call('update issue comment', async () => {
@@ -190,19 +254,44 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
         };
       }),
     review: (repo, pull, commitId, body) =>
-      call('create review', async () => {
-        const r = Created.parse(
-          (
-            await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-              ...at(repo),
-              pull_number: pull,
-              commit_id: commitId,
-              body: boundBody(body),
-              event: 'COMMENT',
-            })
-          ).data,
+      call('create review', () => {
+        const text = boundBody(body);
+        return once(
+          async () => {
+            const r = Created.parse(
+              (
+                await octokit.request('POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+                  ...at(repo),
+                  pull_number: pull,
+                  commit_id: commitId,
+                  body: text,
+                  event: 'COMMENT',
+                  ...NO_RETRY,
+                })
+              ).data,
+            );
+            return { id: r.id, url: r.html_url ?? '' };
+          },
+          async (since) => {
+            // Oldest first ("in chronological order"): the last match is the newest.
+            let made: z.infer<typeof Reviews>[number] | undefined;
+            for (let page = 1; page <= MAX_REVIEW_PAGES; page++) {
+              const { data } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
+                ...at(repo),
+                pull_number: pull,
+                per_page: 100,
+                page,
+              });
+              const batch = Reviews.parse(data);
+              made =
+                batch
+                  .filter((r) => r.commit_id === commitId && sameBody(r.body, text) && notBefore(r.submitted_at, since))
+                  .at(-1) ?? made;
+              if (batch.length < 100) break;
+            }
+            return made ? { id: made.id, url: made.html_url } : null;
+          },
         );
-        return { id: r.id, url: r.html_url ?? '' };
       }),
     setStatus: (repo, sha, s) =>
       call('create status', async () => {
@@ -218,16 +307,39 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
     createCheckRun: (repo, run) =>
       call('create check run', async () => {
         const [first, ...more] = annotationBatches(boundOutput(run.output));
-        const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
-          ...at(repo),
-          name: run.name,
-          head_sha: run.headSha,
-          external_id: run.externalId,
-          status: 'in_progress',
-          started_at: new Date().toISOString(),
-          output: first!,
-        });
-        const id = Id.parse(data).id;
+        const id = await once(
+          async () => {
+            const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
+              ...at(repo),
+              name: run.name,
+              head_sha: run.headSha,
+              external_id: run.externalId,
+              status: 'in_progress',
+              started_at: new Date().toISOString(),
+              output: first!,
+              ...NO_RETRY,
+            });
+            return Id.parse(data).id;
+          },
+          // The run is known by its commit, name and external_id (the caller's id for this run).
+          async () => {
+            for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
+              const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+                ...at(repo),
+                ref: run.headSha,
+                check_name: run.name,
+                filter: 'all',
+                per_page: 100,
+                page,
+              });
+              const batch = CheckRuns.parse(data).check_runs;
+              const made = batch.find((c) => c.external_id === run.externalId && c.head_sha === run.headSha);
+              if (made) return made.id;
+              if (batch.length < 100) break;
+            }
+            return null;
+          },
+        );
         for (const output of more) await updateCheckRun(repo, id, output);
         return id;
       }),
@@ -296,4 +408,15 @@ export function octokitGitHub(octokit: OctokitClient): GitHubPort {
 }
 
 /** The answers' parsers, down to the fields read (test/github/openapi.test.ts holds them to GitHub's description). */
-export const answerParsers = { Comments, Created, Membership, Pull, Id, GitCommit, GitTree, Compare };
+export const answerParsers = {
+  Comments,
+  Created,
+  Membership,
+  Pull,
+  Id,
+  GitCommit,
+  GitTree,
+  Compare,
+  Reviews,
+  CheckRuns,
+};

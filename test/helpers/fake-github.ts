@@ -2,7 +2,11 @@
  * GitHub's REST API, played by a local HTTP server, with the response bodies GitHub documents:
  * issue comments (list one page, create, update), a pull request, a collaborator's permission,
  * pull request reviews, commit statuses and comment reactions. It can also answer like GitHub
- * under load: a secondary rate limit on writes (`limitNext`) or a 502 (`failNext`). It records
+ * under load: a secondary rate limit on writes (`limitNext`), a 502 (`failNext`), or a 502 for a
+ * write it carried out (`failAfterNext`: GitHub's frontend timing out on a request the API finished).
+ * Lists are paged as GitHub pages them (`per_page`, default 30 and at most 100, `page`; comments
+ * also `since`), and every answer has a `date` header on the stand-in's own clock, the clock of
+ * the `created_at` it gives. It records
  * every request; any other route is answered 404 and recorded as unexpected, so a test can
  * assert nothing else was called. It also answers under GitHub Enterprise Server's `/api/v3`
  * prefix, can be unreachable (`down`: connections closed without an answer), and takes more
@@ -93,6 +97,8 @@ export interface FakeGitHub {
   limitNext: { status: 403 | 429; retryAfter: number; count: number } | null;
   /** While > 0, the next request (any) is answered 502, and it goes down. */
   failNext: number;
+  /** While > 0, the next write (POST/PATCH/PUT/DELETE) that succeeds is carried out but answered 502, and it goes down. */
+  failAfterNext: number;
   /** While true, every connection is closed without an answer (GitHub unreachable); requests are still recorded. */
   down: boolean;
   /** Teams' members by `org/team_slug` (GET /orgs/{org}/teams/{team_slug}/memberships/{username}: active; after `routes`). */
@@ -153,6 +159,8 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   let clock = Date.parse('2025-05-04T10:00:00Z');
   const now = () => new Date((clock += 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const reactionIds = new WeakMap<StoredReaction, { id: number; created_at: string }>();
+  /** When each review the stand-in made was submitted (a test's own reviews get the time they are shown). */
+  const reviewTimes = new WeakMap<StoredReview, string>();
   const state: FakeGitHub = {
     url: '',
     requests: [],
@@ -167,6 +175,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     reactions: [],
     limitNext: null,
     failNext: 0,
+    failAfterNext: 0,
     down: false,
     teams: new Map(),
     files: new Map(),
@@ -299,7 +308,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       html: { href: `https://github.com/${owner}/${repo}/pull/${r.pr}#pullrequestreview-${r.id}` },
       pull_request: { href: `${base}${api}/pulls/${r.pr}` },
     },
-    submitted_at: now(),
+    submitted_at: reviewTimes.get(r) ?? now(),
     commit_id: r.commitId,
     author_association: 'NONE',
   });
@@ -326,15 +335,30 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       if (state.down) return void req.socket.destroy();
       // GitHub Enterprise Server serves the same REST API under /api/v3.
       const pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
+      /** A write GitHub carried out, answered 502 all the same (`failAfterNext`). */
+      const failedAfter = (status: number): boolean => {
+        if (state.failAfterNext <= 0 || method === 'GET' || status < 200 || status >= 300) return false;
+        state.failAfterNext--;
+        return true;
+      };
+      const headersOf = (headers: Record<string, string> = {}) => ({
+        'content-type': 'application/json; charset=utf-8',
+        'x-github-api-version-selected': '2022-11-28',
+        date: new Date(clock).toUTCString(),
+        ...headers,
+      });
       const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+        if (failedAfter(status)) return send(502, { message: 'Server Error' });
         record.status = status;
         record.response = payload;
-        res.writeHead(status, {
-          'content-type': 'application/json; charset=utf-8',
-          'x-github-api-version-selected': '2022-11-28',
-          ...headers,
-        });
+        res.writeHead(status, headersOf(headers));
         res.end(JSON.stringify(payload));
+      };
+      /** One page of a list, as GitHub pages it: `per_page` (default 30, at most 100) and `page` (from 1). */
+      const paged = <T>(items: readonly T[]): T[] => {
+        const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get('per_page') ?? 30) || 30));
+        const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+        return items.slice((page - 1) * perPage, page * perPage);
       };
       const notFound = () =>
         send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' });
@@ -387,7 +411,19 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           });
       }
       if (list && method === 'GET') {
-        return send(200, state.comments.filter((c) => c.issue === Number(list[1])).map(render));
+        // `since`: "only show results that were last updated after the given time" (ISO 8601).
+        const since = url.searchParams.get('since');
+        if (since !== null && !Number.isFinite(Date.parse(since)))
+          return invalid(
+            'IssueComment',
+            'since',
+            'since is not a timestamp',
+            'https://docs.github.com/rest/issues/comments',
+          );
+        const shown = state.comments.filter(
+          (c) => c.issue === Number(list[1]) && (since === null || Date.parse(c.updated_at) >= Date.parse(since)),
+        );
+        return send(200, paged(shown).map(render));
       }
       if (list && method === 'POST' && typeof text_ === 'string') {
         if (state.forbidCreate) {
@@ -439,6 +475,11 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           },
         });
       }
+      if (reviews && method === 'GET') {
+        const p = state.pulls.get(Number(reviews[1]));
+        if (!p) return notFound();
+        return send(200, paged(state.reviews.filter((r) => r.pr === p.number)).map(renderReview));
+      }
       if (reviews && method === 'POST') {
         const p = state.pulls.get(Number(reviews[1]));
         if (!p) return notFound();
@@ -467,6 +508,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           body: typeof text_ === 'string' ? text_ : '',
           event,
         };
+        reviewTimes.set(stored, now());
         state.reviews.push(stored);
         return send(200, renderReview(stored));
       }
@@ -539,13 +581,10 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           authorization: req.headers.authorization,
         });
         if (!reply) continue;
+        if (failedAfter(reply.status)) return send(502, { message: 'Server Error' });
         record.status = reply.status;
         if (reply.raw === undefined) record.response = reply.body;
-        res.writeHead(reply.status, {
-          'content-type': 'application/json; charset=utf-8',
-          'x-github-api-version-selected': '2022-11-28',
-          ...reply.headers,
-        });
+        res.writeHead(reply.status, headersOf(reply.headers));
         return void res.end(reply.raw ?? (reply.body === undefined ? undefined : JSON.stringify(reply.body)));
       }
       // Tried after the extra routes, so a test's own answers for these win.

@@ -1,7 +1,8 @@
 /**
  * What the App needs of GitHub beyond comments, statuses and permissions, added to the local
  * GitHub stand-in (test/helpers/fake-github.ts) with the shapes GitHub documents: the
- * installation token exchange (App JWT → `ghs_` token), check runs (create, update; the
+ * installation token exchange (App JWT → `ghs_` token), check runs (create, update, list a
+ * commit's; the
  * documented limits, required fields, status/conclusion/annotation-level lists and the
  * completed-needs-a-conclusion rule enforced with a 422 like GitHub's), the repository tarball at a commit,
  * the merge base of a comparison, and `/meta`.
@@ -202,6 +203,28 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       };
       routes.checkRuns.set(run.id, run);
       return { status: 201, body: render(run) };
+    }
+    // "List check runs for a Git reference" (a commit's SHA here): `check_name`, `status`, `filter`
+    // (latest: the newest run of each name; all), paged by `per_page` (default 30, at most 100) and `page`.
+    const forRef = /^\/commits\/([0-9a-f]{40})\/check-runs$/.exec(rest);
+    if (forRef && r.method === 'GET') {
+      const filter = r.query.get('filter') ?? 'latest';
+      const status = r.query.get('status');
+      if (!['latest', 'all'].includes(filter) || (status !== null && !CHECK_STATUSES.includes(status)))
+        return invalid('filter or status is not included in the list');
+      const name = r.query.get('check_name');
+      const matching = [...routes.checkRuns.values()]
+        .filter((c) => c.headSha === forRef[1] && (name === null || c.name === name))
+        .filter((c) => status === null || c.status === status)
+        .sort((x, y) => y.id - x.id);
+      const shown =
+        filter === 'all' ? matching : matching.filter((c, i) => matching.findIndex((d) => d.name === c.name) === i);
+      const perPage = Math.min(100, Math.max(1, Number(r.query.get('per_page') ?? 30) || 30));
+      const page = Math.max(1, Number(r.query.get('page') ?? 1) || 1);
+      return {
+        status: 200,
+        body: { total_count: shown.length, check_runs: shown.slice((page - 1) * perPage, page * perPage).map(render) },
+      };
     }
     const one = /^\/check-runs\/(\d+)$/.exec(rest);
     if (one && r.method === 'PATCH') {
