@@ -284,7 +284,8 @@ export function createIntake(store: Store, queue: JobQueue, options: IntakeOptio
       if (!p.issue.pull_request) return { kind: 'ignored', reason: 'not a pull request' };
       // An edit is the editor's command, not the author's: someone with write access may edit anyone's comment.
       const actor = p.sender;
-      if (p.comment.user.type === 'Bot' || actor.type === 'Bot') return { kind: 'ignored', reason: 'written by a bot' };
+      if (p.comment.user?.type === 'Bot' || actor.type === 'Bot')
+        return { kind: 'ignored', reason: 'written by a bot' };
       const body = p.comment.body ?? '';
       const command =
         p.action === 'edited'

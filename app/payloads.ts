@@ -67,7 +67,8 @@ export const IssueCommentPayload = z.object({
   comment: z.object({
     id: z.number().int().positive(),
     body: z.string().nullable(),
-    user: User,
+    /** GitHub's description: `User | null` (a deleted account), its `type` optional. */
+    user: z.object({ login: z.string(), type: z.string().optional() }).nullable(),
     created_at: z.string(),
     updated_at: z.string(),
   }),

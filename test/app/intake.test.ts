@@ -352,6 +352,41 @@ describe('webhooks', () => {
     });
   });
 
+  it('a comment whose author GitHub sends as null (a deleted account) or without a type is still read: its editor’s command runs', async () => {
+    // GitHub's webhook description: issue_comment's comment.user is "User | null", and its type optional.
+    const ghost = commentPayload({
+      body: '/consort retry',
+      from: 'old words',
+      action: 'edited',
+      number: 2,
+      editor: 'mona',
+      repositoryId: REPO,
+      at: '2030-01-03T00:00:00Z',
+      commentId: 57,
+    }) as unknown as { comment: { user: unknown } };
+    ghost.comment.user = null;
+    expect(await app.intake.comment({ id: 'c-ghost', name: 'issue_comment', payload: ghost })).toEqual({
+      kind: 'enqueued',
+      job: 'command',
+    });
+    expect((await jobs('consort-quick')).at(-1)).toEqual({
+      kind: 'command',
+      command: expect.objectContaining({ author: 'mona', commentId: 57, command: { kind: 'retry' } }),
+    });
+    const untyped = commentPayload({
+      body: '/consort status',
+      number: 2,
+      user: 'kim',
+      repositoryId: REPO,
+      commentId: 58,
+    });
+    delete (untyped.comment.user as { type?: string }).type;
+    expect(await app.intake.comment({ id: 'c-untyped', name: 'issue_comment', payload: untyped })).toEqual({
+      kind: 'enqueued',
+      job: 'command',
+    });
+  });
+
   it("each command has one answerer: the TDD lane's go to the Action; `approve run` is `allow-run`, the App's", async () => {
     for (const [id, body] of [
       ['c-5', '/consort approve spec'],
