@@ -59,6 +59,11 @@ const Reviews = z.array(
 const CheckRuns = z.object({
   check_runs: z.array(z.object({ id: z.number(), head_sha: z.string(), external_id: z.string().nullable() })),
 });
+const CheckRun = z.object({
+  status: z.string(),
+  conclusion: z.string().nullable(),
+  output: z.object({ title: z.string().nullable() }),
+});
 const Membership = z.object({ state: z.string() });
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
 const Pull = z.object({
@@ -348,15 +353,35 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
         // More than 50 annotations: the run is updated with all but the last 50 first, then completed.
         const batches = annotationBatches(boundOutput(result.output));
         for (const output of batches.slice(0, -1)) await updateCheckRun(repo, id, output);
-        await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-          ...at(repo),
-          check_run_id: id,
-          status: 'completed',
-          conclusion: result.conclusion,
-          completed_at: new Date().toISOString(),
-          output: batches.at(-1)!,
-          ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
-        });
+        const last = batches.at(-1)!;
+        const complete = () =>
+          octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+            ...at(repo),
+            check_run_id: id,
+            status: 'completed',
+            conclusion: result.conclusion,
+            completed_at: new Date().toISOString(),
+            output: last,
+            ...(result.detailsUrl ? { details_url: result.detailsUrl } : {}),
+            ...(last.annotations?.length ? NO_RETRY : {}),
+          });
+        if (!last.annotations?.length) return void (await complete());
+        // GitHub appends an update's annotations to the run's: a completion it made before answering
+        // 5xx, sent again, would show each of them twice. It is sent again only if the run is not
+        // completed as asked.
+        await once(
+          async () => (await complete(), true),
+          async () => {
+            const { data } = await octokit.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+              ...at(repo),
+              check_run_id: id,
+            });
+            const run = CheckRun.parse(data);
+            return run.status === 'completed' && run.conclusion === result.conclusion && run.output.title === last.title
+              ? true
+              : null;
+          },
+        );
       }),
     tarball: (repo, sha) =>
       call('download tarball', async () => {
@@ -419,4 +444,5 @@ export const answerParsers = {
   Compare,
   Reviews,
   CheckRuns,
+  CheckRun,
 };

@@ -111,6 +111,49 @@ describe('a create GitHub made before answering 502 is not made twice (the Actio
     });
   });
 
+  it('a completion with annotations GitHub made before answering 502 is not sent again (GitHub appends annotations)', async () => {
+    const id = await action.createCheckRun(R, {
+      name: 'Consort',
+      headSha: HEAD,
+      externalId: '44',
+      output: { title: 'Checking', summary: 'Checking' },
+    });
+    const annotation = {
+      path: 'migrations/002_orders.sql',
+      start_line: 1,
+      end_line: 1,
+      annotation_level: 'failure' as const,
+      message: 'adding a NOT NULL column',
+    };
+    const result = {
+      conclusion: 'failure' as const,
+      output: { title: 'Failed', summary: 'One', annotations: [annotation] },
+    };
+    fake.requests.length = 0;
+    fake.failAfterNext = 1;
+    await action.completeCheckRun(R, id, result);
+    expect(routes.checkRuns.get(id)).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(routes.checkRuns.get(id)!.output.annotations).toHaveLength(1);
+    expect(calls()).toEqual([`PATCH ${at}/check-runs/${id} 502`, `GET ${at}/check-runs/${id} 200`]);
+
+    // A 502 before GitHub acted: the run is not completed, so the completion is sent again — once.
+    const other = await action.createCheckRun(R, {
+      name: 'Consort',
+      headSha: HEAD,
+      externalId: '45',
+      output: { title: 'Checking', summary: 'Checking' },
+    });
+    fake.requests.length = 0;
+    fake.failNext = 1;
+    await action.completeCheckRun(R, other, result);
+    expect(routes.checkRuns.get(other)!.output.annotations).toHaveLength(1);
+    expect(calls()).toEqual([
+      `PATCH ${at}/check-runs/${other} 502`,
+      `GET ${at}/check-runs/${other} 200`,
+      `PATCH ${at}/check-runs/${other} 200`,
+    ]);
+  });
+
   it('a 502 before anything was made: looked for, not found, posted again — one comment', async () => {
     fake.failNext = 1;
     const c = await action.createComment(R, 7, 'Consort: passed');

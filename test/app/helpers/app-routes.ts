@@ -1,7 +1,7 @@
 /**
  * What the App needs of GitHub beyond comments, statuses and permissions, added to the local
  * GitHub stand-in (test/helpers/fake-github.ts) with the shapes GitHub documents: the
- * installation token exchange (App JWT → `ghs_` token), check runs (create, update, list a
+ * installation token exchange (App JWT → `ghs_` token), check runs (create, update, get one, list a
  * commit's; the
  * documented limits, required fields, status/conclusion/annotation-level lists and the
  * completed-needs-a-conclusion rule enforced with a 422 like GitHub's), the repository tarball at a commit,
@@ -227,6 +227,10 @@ export function installAppRoutes(fake: FakeGitHub, owner: string, repo: string):
       };
     }
     const one = /^\/check-runs\/(\d+)$/.exec(rest);
+    if (one && r.method === 'GET') {
+      const run = routes.checkRuns.get(Number(one[1]));
+      return run ? { status: 200, body: render(run) } : { status: 404, body: { message: 'Not Found' } };
+    }
     if (one && r.method === 'PATCH') {
       const run = routes.checkRuns.get(Number(one[1]));
       if (!run) return { status: 404, body: { message: 'Not Found' } };
