@@ -9,6 +9,7 @@ import type { ConductorState } from '../../conductor/state.js';
 import type { LaneContext } from './context.js';
 import { adoptExperiment, runExperiments } from './experiments.js';
 import { readGate, reopenedGates } from './gate-check.js';
+import { meeting } from './meeting.js';
 import { gitFilesChanged, prove, type ProofRun, type ProveInput } from './proof.js';
 import { featureDirOf } from './store.js';
 import { runTurn } from './turn.js';
@@ -121,25 +122,15 @@ async function proveBeside(
   // started earlier would see the other's tree, and the code GREEN's runs could rewrite the report
   // of RED's tree once its suite ended — a failing one where a time bomb passed. A proof that ends
   // before its suite (its migrations failed) lets the other go.
-  let waiting = 2;
-  let open: () => void = () => undefined;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const arrival = () => {
-    let arrived = false;
-    return () => {
-      if (arrived) return;
-      arrived = true;
-      if (--waiting === 0) open();
-    };
-  };
+  const trees = meeting(2);
   const beside = (input: ProveInput) => {
-    const arrive = arrival();
+    const arrive = trees.arrival();
     return prove({
       ...input,
       guard: false,
       beforeSuite: async () => {
         arrive();
-        await opened;
+        await trees.all;
       },
     }).finally(arrive);
   };

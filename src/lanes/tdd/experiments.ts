@@ -14,6 +14,7 @@ import { checkScope } from '../../conductor/scope.js';
 import { ConsortError } from '../../core/errors.js';
 import { matchesAny } from '../../core/glob.js';
 import type { LaneContext } from './context.js';
+import { meeting, type Meeting } from './meeting.js';
 import { buildPolicy } from './policy.js';
 import { prove, type ProofRun } from './proof.js';
 import { FeatureStore } from './store.js';
@@ -50,13 +51,29 @@ async function linkDependencies(from: string, to: string): Promise<void> {
   if ((await exists(source)) && !(await exists(target))) await symlink(source, target, 'dir');
 }
 
+/**
+ * Where the attempts wait for one another. An attempt's agent runs as the same user as every
+ * other's, and a tree (a worktree, a proof's tree) is covered only for isolated commands started
+ * after it was made (src/process/isolate.ts): an agent still at work, or a suite already running,
+ * can write in a tree made since. So no attempt reads its worktree for its patch, commits or is
+ * proven before every attempt's turn has ended (`turns`), and no attempt's suite starts before
+ * every attempt's proof tree is made and covered (`trees`), as GREEN and RED's tree beside it do.
+ */
+interface Meetings {
+  turns: Meeting;
+  trees: Meeting;
+}
+
 async function attempt(
   ctx: LaneContext,
   plan: TurnPlan,
   base: string,
   frozen: Readonly<Record<string, string>>,
+  meet: Meetings,
 ): Promise<ExperimentResult & { agentMs: number }> {
   const dir = `${ctx.ws.top}-consort-${plan.id}`;
+  const turnEnded = meet.turns.arrival();
+  const treeMade = meet.trees.arrival();
   try {
     const ws = await ctx.ws.addWorktree(dir, base);
     await linkDependencies(ctx.ws.dir, ws.dir);
@@ -70,6 +87,8 @@ async function attempt(
         },
         transcripts: ctx.store,
       });
+      turnEnded();
+      await meet.turns.all;
       const { outcome } = run;
       const policy = buildPolicy(ctx.config, ctx.feature);
       const relevant = outcome.changes.filter((c) => !matchesAny(c.path, policy.ignore));
@@ -114,6 +133,10 @@ async function attempt(
         processes: ctx.processes,
         time: ctx.time,
         guard: false, // the batch is guarded whole (runExperiments): the attempts run side by side
+        beforeSuite: async () => {
+          treeMade();
+          await meet.trees.all;
+        },
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       return { turn: outcome, proof: proof.outcome, changedLines, suiteMs: proof.suiteMs, agentMs: run.agentMs };
@@ -121,6 +144,9 @@ async function attempt(
       if (branchUsed) ctx.branches.drop(plan.branch);
     }
   } finally {
+    // An attempt that ends early (refused, failed, its proof stopped before its suite) lets the others go.
+    turnEnded();
+    treeMade();
     await ctx.ws.removeWorktree(dir);
   }
 }
@@ -149,7 +175,8 @@ export async function runExperiments(
   // Every attempt settled before the guard looks or the run goes on: with Promise.all one attempt's
   // failure would restore (and end the run: the pinned git configuration and the protected git
   // directory released) while the others' suites still run and their git calls are still to come.
-  const settled = await Promise.allSettled(plans.map((plan) => attempt(ctx, plan, base, frozen)));
+  const meet: Meetings = { turns: meeting(plans.length), trees: meeting(plans.length) };
+  const settled = await Promise.allSettled(plans.map((plan) => attempt(ctx, plan, base, frozen, meet)));
   // RED's tree (the attempts' base: RED's code) proven again once the attempts are, while the
   // guard still stands: a test that passes on a later run whatever the code (the clock, a marker
   // an earlier run left) passes here too (src/conductor/proofs.ts judgeRecheck).
