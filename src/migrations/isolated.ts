@@ -104,8 +104,15 @@ export class MigrationChild {
   /** A request on a database was made: a preload asked after it is dropped. */
   private asked = false;
 
-  /** `env`: variables the migration code sees besides the basics (ApplyOptions' `env`). */
-  constructor(private readonly env: Readonly<Record<string, string>> = {}) {}
+  /**
+   * `env`: variables the migration code sees besides the basics (ApplyOptions' `env`). `tree`: the
+   * folder whose migrations it applies (a proof's tree, a sandbox's workspace); no other proof's
+   * tree is in its sight (src/process/isolate.ts).
+   */
+  constructor(
+    private readonly env: Readonly<Record<string, string>> = {},
+    private readonly tree?: string,
+  ) {}
 
   /** Start the process now and load `engine` in it, so the first `apply` does not wait for either. */
   warm(engine?: MigrationEngine): Promise<void> {
@@ -243,9 +250,10 @@ export class MigrationChild {
     // the credential-looking ones among them are those the project passes its code (suite.passEnv),
     // never the runner's or Consort's own.
     // In a PID namespace where one can be made; whatever a migration started ends with the child.
-    // It applies each proof's migrations from that proof's tree, which every other isolated command
-    // finds covered while it is proven (src/process/isolate.ts).
-    const sandbox = isolation(undefined, { seesProofTrees: true });
+    // It applies one proof's migrations from that proof's tree, and sees no other proof's: GREEN's
+    // JS migration could otherwise leave a file in RED's tree proven beside it, or in another
+    // attempt's (src/process/isolate.ts).
+    const sandbox = isolation(undefined, this.tree === undefined ? {} : { seesProofTree: this.tree });
     const passed = Object.keys(this.env).filter((k) => isCredentialName(k) && !isNeverPassed(k));
     const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS', ...passed] });
     const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
@@ -315,7 +323,7 @@ export class MigrationChild {
 
 /** Apply once, in a child of its own. */
 export async function applyInChild(options: ApplyOptions): Promise<ApplyResult> {
-  const child = new MigrationChild(options.env);
+  const child = new MigrationChild(options.env, options.relativeTo ?? options.dir);
   try {
     return await child.apply(options);
   } finally {

@@ -355,11 +355,14 @@ export function needsChild(
  * its engine and TypeScript loader loaded once; SQL alone still runs here. Requests made with
  * `keep` leave their connection open for the next one on the same URL (here or in the child).
  */
-export function openMigrationRunner(options: { env?: Readonly<Record<string, string>> } = {}): MigrationSession {
+export function openMigrationRunner(
+  options: { env?: Readonly<Record<string, string>>; tree?: string } = {},
+): MigrationSession {
   let child: import('./isolated.js').MigrationChild | undefined;
   // One child for every caller, even those asking while the module is still being imported.
   let made: Promise<import('./isolated.js').MigrationChild> | undefined;
-  const theChild = () => (made ??= import('./isolated.js').then((m) => (child = new m.MigrationChild(options.env))));
+  const theChild = () =>
+    (made ??= import('./isolated.js').then((m) => (child = new m.MigrationChild(options.env, options.tree))));
   let warming: Promise<unknown> = Promise.resolve();
   const kept = new KeptClients();
   // A directory's migrations, read once for the session's many requests on it (reversibility's steps).

@@ -162,8 +162,10 @@ export interface MigrationRunner {
   /**
    * A session for many steps on one engine (the PR lane's head migrations); `close` it. `env`: as
    * ApplyOptions' `env`, for the session's child (an `env` on a session's apply is not used).
+   * `tree`: the folder the session applies migrations from when it is a proof's tree (the TDD
+   * lane's): the child sees no other proof's tree.
    */
-  open(options?: { env?: Readonly<Record<string, string>> }): MigrationSession;
+  open(options?: { env?: Readonly<Record<string, string>>; tree?: string }): MigrationSession;
   /**
    * Which node-pg-migrate the project at `workspace` deploys with (its own, the one its lockfile
    * pins, or the bundled one); in a monorepo, that of the package owning `options.migrationsDir`.

@@ -110,10 +110,11 @@ export function hideFromIsolated(dir: string): () => void {
 
 /**
  * Proofs' worktrees while they are proven: covered, like `hiddenDirs`, for every isolated command
- * but one given the folder (its own suite, in `writable`) and the migration child
- * (`seesProofTrees`), which applies each proof's migrations from its tree. Two proofs run side by
- * side (GREEN's, and RED's tree proven again beside it): the code one suite runs must not reach the
- * other's tree — its JUnit report, which decides that proof, is the suite's to write.
+ * but one given the folder (its own suite, in `writable`; the migration child that applies its
+ * migrations from it, in `seesProofTree`). Two proofs run side by side (GREEN's, and RED's tree
+ * proven again beside it; competing attempts): the code one proof runs — its suite, or a JS
+ * migration of its own — must not reach the other's tree: its JUnit report, which decides that
+ * proof, is the suite's to write, and a file left there can decide how its tests run.
  */
 const proofTreeDirs = new Set<string>();
 
@@ -208,8 +209,12 @@ export interface IsolationOptions {
   masks?: readonly string[];
   /** Paths inside `masks` shown again, read-only, after them (a dependency install kept in the git directory). */
   reshown?: readonly string[];
-  /** Sees the proofs' trees being proven (the migration child, which applies their migrations). */
-  seesProofTrees?: boolean;
+  /**
+   * The one folder of those being proven this command may see (the migration child applying that
+   * proof's migrations from its tree): every other proof's tree stays covered. A folder that is no
+   * proof's tree (a sandbox's workspace, the check lane's scratch folder) changes nothing.
+   */
+  seesProofTree?: string;
 }
 
 export function isolation(kind: IsolationKind = isolationKind(), options: IsolationOptions = {}): Isolation {
@@ -233,13 +238,12 @@ export function isolation(kind: IsolationKind = isolationKind(), options: Isolat
     ...(options.readOnly ?? []),
     ...(options.writable ?? []),
     ...(options.binds ?? []).flatMap((b) => [b.source, b.target]),
+    ...(options.seesProofTree === undefined ? [] : [options.seesProofTree]),
     process.cwd(),
     os.tmpdir(),
     os.homedir(),
   ].map((p) => path.resolve(p));
-  const hidden = [...hiddenDirs, ...(options.seesProofTrees ? [] : proofTreeDirs)].filter(
-    (d) => existsSync(d) && !shown.some((p) => inside(p, d)),
-  );
+  const hidden = [...hiddenDirs, ...proofTreeDirs].filter((d) => existsSync(d) && !shown.some((p) => inside(p, d)));
   const guarded = [...protectedPaths.keys()].filter((p) => existsSync(p));
   const binds =
     kind === 'bwrap'

@@ -150,7 +150,11 @@ export async function applyBounded(
     failed: { kind: 'load', error: { message: bounds.cancelled } },
   });
   if (signal?.aborted) return cancelled();
-  const opened = migrations.open(options.env ? { env: options.env } : {});
+  // The child sees the folder it applies from, and no proof's tree but that one (a TDD proof's).
+  const opened = migrations.open({
+    ...(options.env ? { env: options.env } : {}),
+    tree: options.relativeTo ?? options.dir,
+  });
   // A cancel that came before the request reached the migrations' process found nothing to end: no
   // request starts after it (the stopped child would otherwise be started afresh for it).
   const session = Object.assign(Object.create(opened) as MigrationSession, {

@@ -118,17 +118,18 @@ async function proveBeside(
 ): Promise<{ run: ProofRun; recheck: ProofRun }> {
   ctx.log(`  and RED's tree ${red.commit.slice(0, 7)} again beside it, on ${red.branch} …`);
   const guard = await ctx.ws.guardGit('suite');
-  // Neither suite starts before both trees are made and covered (src/process/isolate.ts): a suite
-  // started earlier would see the other's tree, and the code GREEN's runs could rewrite the report
-  // of RED's tree once its suite ended — a failing one where a time bomb passed. A proof that ends
-  // before its suite (its migrations failed) lets the other go.
+  // Neither proof runs code agents wrote (its migrations, then its suite) before both trees are made
+  // and covered (src/process/isolate.ts): a command started earlier would see the other's tree, and
+  // the code GREEN's runs could rewrite the report of RED's tree once its suite ended, or leave a
+  // file there its test fails on — a failing one where a time bomb passed. A proof that ends before
+  // (its tree could not be made) lets the other go.
   const trees = meeting(2);
   const beside = (input: ProveInput) => {
     const arrive = trees.arrival();
     return prove({
       ...input,
       guard: false,
-      beforeSuite: async () => {
+      beforeCode: async () => {
         arrive();
         await trees.all;
       },

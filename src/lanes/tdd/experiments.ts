@@ -56,8 +56,9 @@ async function linkDependencies(from: string, to: string): Promise<void> {
  * other's, and a tree (a worktree, a proof's tree) is covered only for isolated commands started
  * after it was made (src/process/isolate.ts): an agent still at work, or a suite already running,
  * can write in a tree made since. So no attempt reads its worktree for its patch, commits or is
- * proven before every attempt's turn has ended (`turns`), and no attempt's suite starts before
- * every attempt's proof tree is made and covered (`trees`), as GREEN and RED's tree beside it do.
+ * proven before every attempt's turn has ended (`turns`), and no attempt's migrations or suite
+ * run before every attempt's proof tree is made and covered (`trees`), as GREEN and RED's tree
+ * beside it do.
  */
 interface Meetings {
   turns: Meeting;
@@ -133,7 +134,7 @@ async function attempt(
         processes: ctx.processes,
         time: ctx.time,
         guard: false, // the batch is guarded whole (runExperiments): the attempts run side by side
-        beforeSuite: async () => {
+        beforeCode: async () => {
           treeMade();
           await meet.trees.all;
         },
@@ -144,7 +145,7 @@ async function attempt(
       if (branchUsed) ctx.branches.drop(plan.branch);
     }
   } finally {
-    // An attempt that ends early (refused, failed, its proof stopped before its suite) lets the others go.
+    // An attempt that ends early (refused, failed, its proof stopped before its migrations) lets the others go.
     turnEnded();
     treeMade();
     await ctx.ws.removeWorktree(dir);

@@ -157,11 +157,11 @@ export interface ProveInput {
    */
   guard?: boolean;
   /**
-   * Awaited just before the suite starts: proofs run side by side start their suites only once
-   * every one of them has made (and covered) its tree, since a command sees only what was hidden
-   * when it started.
+   * Awaited before the first code agents wrote runs in this proof (its migrations, then its suite):
+   * proofs run side by side run any only once every one of them has made (and covered) its tree,
+   * since a command sees only what was hidden when it started.
    */
-  beforeSuite?: () => Promise<void>;
+  beforeCode?: () => Promise<void>;
 }
 
 export async function prove(input: ProveInput): Promise<ProofRun> {
@@ -233,10 +233,14 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // tree was checked clean (a `test/node_modules/pg` of its own, which node resolves the tests'
     // `pg` to before the install's).
     watched = watchMadeFiles(ws.dir, committed, config.build.tests);
-    // The suite's own TMPDIR (below), made while the branch is.
+    // The suite's own TMPDIR (below), made and covered before any code agents wrote runs here: a
+    // proof beside this one runs its code once both have met (beforeCode), and sees only what was
+    // covered by then.
     sweptTemps ??= sweepDeadProofTemps(os.tmpdir());
     tempMade = mkdtemp(path.join(os.tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
-    tempMade.catch(() => undefined); // awaited before the suite
+    const tmp = await tempMade;
+    unhide = input.processes.hide?.(tmp);
+    await input.beforeCode?.();
     const fresh = await time('prove:branch', () => input.branches.fresh(input.branch, ws.dir));
     if (input.forkAhead) input.branches.prefork(input.forkAhead.branch, input.forkAhead.use);
     if (!fresh.migrations.ok) {
@@ -258,9 +262,6 @@ export async function prove(input: ProveInput): Promise<ProofRun> {
     // transforms and haste map, under os.tmpdir()), keyed by what they read — the proof's own path
     // among it, which a worktree begun ahead shows by name — so one an agent (or an earlier proof's
     // suite) filled could hand this suite a test transformed from other source than the commit's.
-    const tmp = await tempMade;
-    unhide = input.processes.hide?.(tmp);
-    await input.beforeSuite?.();
     const result = await time('prove:suite', () =>
       input.processes.run({
         command: config.suite.command,
