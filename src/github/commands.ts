@@ -7,8 +7,8 @@
  * A command is the first line that starts with `/consort` (up to three spaces of indentation, any
  * case) outside fenced code blocks (a list item's too), indented code, block quotes (with the lines
  * GitHub shows inside them: `> text` then `/consort …` on the next line is one quoted paragraph), HTML comments,
- * `<pre>` blocks and code spans — so quoting someone's command, or showing one as code, never runs
- * it. Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following
+ * `<pre>` blocks, HTML code elements (`<code>`, `<kbd>`, `<samp>`, `<tt>` left open on an earlier
+ * line) and code spans — so quoting someone's command, or showing one as code, never runs it. Arguments may be quoted (`"…"` or `'…'`). A rejection's reason may continue on the following
  * lines of its paragraph.
  */
 import { z } from 'zod';
@@ -52,6 +52,11 @@ const RAW_HTML = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
 const COMMAND = /^ {0,3}\/consort(?:[^\S\r\n]+(.*))?$/i;
 /** A block quote's line (`> …`, nested or not). */
 const QUOTE = /^ {0,3}>/;
+/**
+ * HTML elements GitHub shows as code, opened or closed anywhere in a line: `<code>` on a line of its
+ * own (an HTML block) or inside a paragraph keeps what follows as code until `</code>`.
+ */
+const HTML_CODE = /<(\/?)(code|kbd|samp|tt|pre)(?=[\s>/])[^>]*>/gi;
 
 interface Found {
   args: string;
@@ -93,6 +98,8 @@ function findCommandLine(body: string): Found | null {
   let rawHtml: string | null = null;
   /** The line before is a block quote's, or a line GitHub shows inside one (lazy continuation). */
   let quoted = false;
+  /** How many `<code>`-like elements (HTML_CODE) earlier lines left open. */
+  let htmlCode = 0;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     // `> text` then `/consort approve` on the next line: GitHub shows both lines inside the quote
@@ -136,7 +143,9 @@ function findCommandLine(body: string): Found | null {
       continue;
     }
     const m = COMMAND.exec(line);
-    if (!m || continuesQuote || inCodeSpan(lines, i)) continue;
+    const insideHtmlCode = htmlCode > 0;
+    for (const tag of line.matchAll(HTML_CODE)) htmlCode = Math.max(0, htmlCode + (tag[1] === '/' ? -1 : 1));
+    if (!m || continuesQuote || insideHtmlCode || inCodeSpan(lines, i)) continue;
     const continuation: string[] = [];
     for (let j = i + 1; j < lines.length && (lines[j] ?? '').trim() !== '' && !FENCE.test(lines[j] ?? ''); j++)
       continuation.push(lines[j]!.trim());

@@ -92,6 +92,11 @@ describe('parseCommand', () => {
     ['in a fence inside a nested list item', '- a\n  - ```\n    /consort approve spec\n    ```'],
     ['in an HTML <pre> block', '<pre>\n/consort approve spec\n</pre>'],
     ['in an HTML <PRE class> block', '<PRE class="x">\n/consort approve spec\n</PRE>'],
+    // GitHub shows these as code too (an HTML block, or inline HTML in a paragraph), until the closing tag.
+    ['in an HTML <code> block', '<code>\n/consort approve spec\n</code>'],
+    ['in an HTML <code> element opened mid-sentence', 'Type <code>\n/consort approve spec\n</code> to approve'],
+    ['in a <kbd> element across a blank line', '<kbd>\n\n/consort approve spec\n</kbd>'],
+    ['in a <samp class> element', '<samp class="x">\n/consort approve spec</samp>'],
     ['in inline code that spans lines', 'Type `\n/consort approve spec\n` once you have read it'],
     ['in a double-backtick span that spans lines', 'Type ``a`\n/consort approve spec``'],
     ['mid-sentence', 'please do not /consort approve yet'],
@@ -120,6 +125,9 @@ describe('parseCommand', () => {
     expect(parseCommand('- ```\n  /consort gc\n/consort status')).toEqual({ kind: 'status' });
     expect(parseCommand('- ```\n  /consort gc\n  ```\n/consort status')).toEqual({ kind: 'status' });
     expect(parseCommand('<pre>\n/consort gc\n</pre>\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('Run <code>x</code> first\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('<code>\n/consort gc\n</code>\n/consort status')).toEqual({ kind: 'status' });
+    expect(parseCommand('<codex>\n/consort status')).toEqual({ kind: 'status' });
     // Backticks never closed, closed before the line, or in another paragraph: no span around it.
     expect(parseCommand('a ` b\n/consort status')).toEqual({ kind: 'status' });
     expect(parseCommand('a `b` c ``d\n/consort status\ne `f`')).toEqual({ kind: 'status' });

@@ -78,6 +78,7 @@ it.each([
   ['a code block', '```\n/consort approve spec\n```'],
   ['a list item’s code block', 'To approve:\n\n- ```\n  /consort approve spec\n  ```'],
   ['a <pre> block', '<pre>\n/consort approve spec\n</pre>'],
+  ['a <code> element (GitHub shows it as code)', 'To approve, comment <code>\n/consort approve spec\n</code>'],
   ['indented code', '    /consort approve spec'],
   ['an HTML comment', '<!-- /consort approve spec -->'],
   ['a fullwidth slash', '／consort approve spec'],
