@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { ConsortConfigSchema, type ConsortConfig } from '../config/schema.js';
-import { scriptedCommands, type ScriptedCommand } from './scripted-dirs.js';
+import { readsSections, scriptedCommands, type ScriptedCommand } from './scripted-dirs.js';
 
 type Migrations = ConsortConfig['migrations'];
 type Value = string | boolean | string[];
@@ -170,12 +170,6 @@ const normal = (dir: string): string => path.posix.normalize(dir.replace(/\\/g, 
  * next to `migrate` says nothing about the deploy); `create` commands make files and are left out.
  * A migrations schema that differs only because the schema does is said once, with the schema.
  */
-/**
- * Whether the node-pg-migrate that applies (its version; unknown: the newest) reads a `--config-file`'s
- * `--config-value` section: 8 and 9 do, 6 and 7 read the file's top-level keys whatever it holds.
- */
-const readsSections = (engineVersion: string | undefined): boolean =>
-  engineVersion === undefined || !(Number(engineVersion.split('.')[0]) < 8);
 
 export async function deploySettings(
   root: string,

@@ -11,13 +11,15 @@
  * it is a regular file inside it, parsed with zod, and never run (a `--config-file` in JavaScript
  * names nothing here).
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { readRegularFile, resolvedInside } from '../core/read-regular.js';
 import { configFileToEdit } from '../config/files.js';
 import { isIgnored } from '../git/repo.js';
+import { lockedVersion } from './engine-pin.js';
+import { installedIn } from './project-packages.js';
 
 export interface ScriptedDir {
   /** The manifest holding the script, relative to the root (`package.json`, `packages/db/package.json`). */
@@ -70,6 +72,64 @@ const PnpmWorkspace = z.object({ packages: z.array(z.string()).optional() }).loo
 const Section = z.object({ 'migrations-dir': z.string().min(1).optional() }).loose();
 /** The `config` package's default files node-pg-migrate would read, in the order it merges them (the last wins). */
 const CONFIG_DEFAULTS = ['config/default.json', 'config/default.yaml', 'config/default.yml'];
+
+/**
+ * Whether a node-pg-migrate version (unknown: the newest) reads a `--config-file`'s `--config-value`
+ * section: 8 and 9 do, 6 and 7 read the file's top-level keys whatever it holds.
+ */
+export const readsSections = (engineVersion: string | undefined): boolean =>
+  engineVersion === undefined || !(Number(engineVersion.split('.')[0]) < 8);
+
+const InstalledManifest = z.object({ version: z.string() }).loose();
+const DeclaredManifest = z
+  .object({
+    dependencies: z.record(z.string(), z.unknown()).optional(),
+    devDependencies: z.record(z.string(), z.unknown()).optional(),
+  })
+  .loose();
+
+/**
+ * The node-pg-migrate version a package's scripts run (`pkg` relative to the root): its installed
+ * copy's (the package's node_modules or one above it), else the exact one its lockfile pins, else the
+ * major its package.json asks for (`^7.9.1`: 7); undefined when none says.
+ */
+async function packageEngineVersion(root: string, pkg: string): Promise<string | undefined> {
+  const at = { root, dir: path.join(root, pkg) };
+  const installed = await installedIn(at, 'node-pg-migrate').catch(() => undefined);
+  if (installed !== undefined) {
+    const text = await readFile(path.join(installed, 'node_modules', 'node-pg-migrate', 'package.json'), 'utf8').catch(
+      () => undefined,
+    );
+    try {
+      const version = text === undefined ? undefined : InstalledManifest.safeParse(JSON.parse(text)).data?.version;
+      if (version !== undefined) return version;
+    } catch {
+      // unreadable: as if not installed
+    }
+  }
+  const locked = await lockedVersion(at).catch(() => undefined);
+  if (locked !== undefined) return locked.version;
+  const text = readInside(root, path.join(root, pkg, 'package.json'));
+  try {
+    const m = text === undefined ? undefined : DeclaredManifest.safeParse(JSON.parse(text)).data;
+    const range = m?.dependencies?.['node-pg-migrate'] ?? m?.devDependencies?.['node-pg-migrate'];
+    return typeof range === 'string' ? /^\s*[~^=v]*\s*(\d+)(?:\.[\dx*]+)*\s*$/.exec(range)?.[1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How a package's node-pg-migrate reads a command's `--config-file` (configSection's `sections`),
+ * looked up once per package and only for a command that names one.
+ */
+function packageSections(root: string, pkg: string): (c: Command) => Promise<boolean> {
+  let known: Promise<boolean> | undefined;
+  return (c) =>
+    c.configFile === undefined
+      ? Promise.resolve(true)
+      : (known ??= packageEngineVersion(root, pkg).then(readsSections));
+}
 
 function readInside(root: string, file: string): string | undefined {
   const real = resolvedInside(root, file);
@@ -332,12 +392,13 @@ export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]
     const manifests = [manifest, rootManifest];
     const manifestFile = path.posix.join(pkg, 'package.json');
     const at = pkg || '.';
+    const sections = packageSections(top, pkg);
     let scripted = false;
     for (const [script, text] of Object.entries(manifest?.scripts ?? {})) {
       for (const c of commandsInScript(text)) {
         scripted = true;
         const cwd = insidePath(at, c.cwd);
-        const found = cwd === undefined ? undefined : commandDir(top, manifests, cwd, c);
+        const found = cwd === undefined ? undefined : commandDir(top, manifests, cwd, c, await sections(c));
         if (found === undefined) continue;
         const { config } = found;
         out.push({
@@ -478,8 +539,11 @@ function calledWith(scripts: Record<string, string>, name: string, depth = 0): {
 export async function scriptedCommands(
   root: string,
   {
-    /** How the node-pg-migrate that applies reads a `--config-file` (configSection): false for 6 and 7. */
-    sections = true,
+    /**
+     * How the node-pg-migrate that applies reads a `--config-file` (configSection): false for 6 and 7;
+     * undefined: as each package's own node-pg-migrate does (packageEngineVersion).
+     */
+    sections: applying,
   }: { sections?: boolean } = {},
 ): Promise<ScriptedCommand[]> {
   const top = path.resolve(root);
@@ -489,6 +553,7 @@ export async function scriptedCommands(
     const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
     const manifests = [manifest, rootManifest];
     const scripts = manifest?.scripts ?? {};
+    const sectionsOf = packageSections(top, pkg);
     for (const [script, text] of Object.entries(scripts).flatMap(([name, text]) =>
       calledWith(scripts, name).map((v): [string, string] => [v.script, `${text}${v.extra.map(shellWord).join('')}`]),
     )) {
@@ -505,6 +570,7 @@ export async function scriptedCommands(
           }
           unknown = await otherConfigKeys(top, cwd, c.section);
         }
+        const sections = applying ?? (await sectionsOf(c));
         const file = c.configFile === undefined ? undefined : insidePath(cwd, c.configFile);
         // node-pg-migrate runs a --config-file it cannot parse as data (JavaScript, TypeScript): what it sets is unknown.
         if (c.configFile !== undefined && (file === undefined || !readableData(top, file))) unknown = 'all';

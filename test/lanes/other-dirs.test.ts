@@ -84,3 +84,50 @@ it('names what the change adds, edits or deletes in another scripted folder, and
     },
   ]);
 });
+
+it("reads a script's --config-file as that package's node-pg-migrate does (6 and 7: its top-level keys)", async () => {
+  // A node-pg-migrate 7 project whose data script names its folder in a --config-file beside a db
+  // section: 7 applies the top-level migrations-dir (8 and 9 would read the section and use -m).
+  const repo = await checkRepo('other-dirs-7', {
+    'package.json': JSON.stringify({
+      name: 'p',
+      private: true,
+      devDependencies: { 'node-pg-migrate': '7.9.1' },
+      scripts: { migrate: 'node-pg-migrate up', 'migrate:data': 'node-pg-migrate up -f data.json -m migrations' },
+    }),
+    'data.json': JSON.stringify({
+      db: { url: 'postgres://app@localhost/app' },
+      'migrations-dir': 'data-migrations',
+      'migrations-table': 'data_migrations',
+    }),
+    'migrations/1700000000000_a.js': MIGRATION,
+  });
+  try {
+    const base = (await git(repo, 'rev-parse', 'HEAD')).stdout.trim();
+    await mkdir(path.join(repo, 'data-migrations'));
+    await writeFile(path.join(repo, 'data-migrations/1700000000100_backfill.js'), MIGRATION);
+    const found = await uncheckedMigrationDirs(
+      {
+        workspace: repo,
+        base: { ref: 'main', sha: base, migrations: [], tree: { kind: 'commit', repo, sha: base } },
+        head: { ref: 'HEAD', sha: null, migrations: [], tree: { kind: 'dir', dir: repo } },
+      },
+      { dir: 'migrations', ignorePattern: '\\..*' },
+      localGitRepo,
+    );
+    expect(found).toEqual([
+      {
+        kind: 'unchecked-migrations-dir',
+        file: 'data-migrations/1700000000100_backfill.js',
+        name: '1700000000100_backfill',
+        dir: 'data-migrations',
+        migrationsDir: 'migrations',
+        manifest: 'package.json',
+        script: 'migrate:data',
+        change: 'added',
+      },
+    ]);
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+  }
+});

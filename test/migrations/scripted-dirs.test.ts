@@ -158,6 +158,43 @@ describe('the missing migrations directory', () => {
     );
   });
 
+  it("reads a script's --config-file as the project's node-pg-migrate does: 6 and 7 its top-level keys, 8 and 9 its section", async () => {
+    // A migrate.json that keeps the app's connection under db and the migration settings beside it.
+    await mkdir(path.join(root, 'database/migrations'), { recursive: true });
+    await mkdir(path.join(root, 'db'), { recursive: true });
+    await writeFile(
+      path.join(root, 'migrate.json'),
+      JSON.stringify({ db: { url: 'postgres://app@localhost/app' }, 'migrations-dir': 'database/migrations' }),
+    );
+    const project = async (deps: Record<string, string>, installed?: string) => {
+      await writeFile(
+        path.join(root, 'package.json'),
+        JSON.stringify({ devDependencies: deps, scripts: { migrate: 'node-pg-migrate up -f migrate.json -m db' } }),
+      );
+      await rm(path.join(root, 'node_modules'), { recursive: true, force: true });
+      if (installed === undefined) return;
+      await mkdir(path.join(root, 'node_modules/node-pg-migrate'), { recursive: true });
+      await writeFile(
+        path.join(root, 'node_modules/node-pg-migrate/package.json'),
+        JSON.stringify({ name: 'node-pg-migrate', version: installed }),
+      );
+    };
+    const topLevel =
+      'package.json\'s script "migrate" runs node-pg-migrate, and migrate.json sets migrations-dir for node-pg-migrate: set migrations.dir: database/migrations in .github/consort.yml.';
+    const section =
+      'package.json\'s script "migrate" runs node-pg-migrate with -m db: set migrations.dir: db in .github/consort.yml.';
+    // 7 (as package.json asks, and as installed) applies the file's top-level migrations-dir.
+    await project({ 'node-pg-migrate': '^7.9.1' });
+    expect((await missing()).hint).toBe(topLevel);
+    await project({ 'node-pg-migrate': '*' }, '6.2.2');
+    expect((await missing()).hint).toBe(topLevel);
+    // 8 and 9 read its db section, which names no folder: -m does.
+    await project({ 'node-pg-migrate': '^7.9.1' }, '8.0.4');
+    expect((await missing()).hint).toBe(section);
+    await project({ 'node-pg-migrate': '^9.0.0' });
+    expect((await missing()).hint).toBe(section);
+  });
+
   it("names the TypeScript sources of a build's output a script migrates (-m dist/migrations after tsc)", async () => {
     await writeFile(
       path.join(root, 'package.json'),
