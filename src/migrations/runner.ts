@@ -8,6 +8,7 @@ import pg from 'pg';
 import { newClient } from '../db/sql.js';
 import { ConsortError } from '../core/errors.js';
 import { escapeRegExp } from '../core/regexp.js';
+import { quoteIdent } from '../db/sql.js';
 import type {
   AppliedMigration,
   ApplyFailure,
@@ -56,6 +57,8 @@ function createCapture(
   const lines: string[] = [];
   const done: AppliedMigration[] = [];
   let uncommitted: AppliedMigration[] = [];
+  // Every migration that got as far as its bookkeeping this run, committed or not (committedAfterFailure).
+  const finished: AppliedMigration[] = [];
   const failures = new Map<unknown, string>();
   const sentUntil = new Map<unknown, { sql: string[]; transactional: boolean }>();
   let [migrating, pending, pendingSince, planned, finishedThisRun] = [false, [] as string[], 0, [] as string[], 0];
@@ -74,13 +77,15 @@ function createCapture(
     if (current === undefined) return;
     const { name, sql, startedAt } = current;
     const file = files.get(name)?.file ?? name;
-    (inTransaction ? uncommitted : done).push({
+    const migration = {
       name,
       file,
       sql,
       durationMs: Math.round(performance.now() - startedAt),
       transactional: inTransaction,
-    });
+    };
+    (inTransaction ? uncommitted : done).push(migration);
+    finished.push(migration);
     [finishedThisRun, current, pendingSince] = [finishedThisRun + 1, undefined, performance.now()];
     tell();
   };
@@ -132,6 +137,18 @@ function createCapture(
     /** The migration that was running when node-pg-migrate stopped. */
     inProgress: (): string | undefined => current?.name ?? planned[finishedThisRun],
     applied: (): AppliedMigration[] => [...done],
+    /**
+     * After a failure, what the migrations table says was committed, where node-pg-migrate's own
+     * BEGIN/COMMIT do not: a migration whose text holds a `COMMIT` of its own (a `.sql` written as a
+     * psql script, `COMMIT; BEGIN;` to use an enum value it adds) ends node-pg-migrate's transaction
+     * early, so it, and every migration before it in a single transaction, stays applied when a later
+     * one fails. `recorded`: the table's names after the rollback.
+     */
+    committedAfterFailure(recorded: ReadonlySet<string>, direction: 'up' | 'down'): AppliedMigration[] {
+      const kept = new Set(done.map((m) => m.name));
+      const stayed = finished.filter((m) => !kept.has(m.name) && recorded.has(m.name) === (direction === 'up'));
+      return [...done, ...stayed];
+    },
     log: (): string[] => [...lines],
   };
 }
@@ -529,7 +546,10 @@ export async function applyMigrationsHere(
             cause: e,
           });
         await releaseAfterFailure(client);
-        return { ok: false, failed, applied: capture.applied(), log: capture.log() };
+        const recorded = await recordedNames(client, options);
+        const applied =
+          recorded === undefined ? capture.applied() : capture.committedAfterFailure(recorded, options.direction);
+        return { ok: false, failed, applied, log: capture.log() };
       }
     }
     clean = true;
@@ -548,6 +568,15 @@ export async function applyMigrationsHere(
 async function releaseAfterFailure(client: pg.Client): Promise<void> {
   await client.query('ROLLBACK').catch(() => undefined);
   await client.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+}
+
+/** The names in the migrations table (undefined when it cannot be read: none made yet, or no right to it). */
+async function recordedNames(client: pg.Client, options: ApplyOptions): Promise<Set<string> | undefined> {
+  const table = `${quoteIdent(migrationsTableSchema(options))}.${quoteIdent(options.migrationsTable)}`;
+  return client.query<{ name: string }>(`SELECT name FROM ${table}`).then(
+    (r) => new Set(r.rows.map((row) => row.name)),
+    () => undefined,
+  );
 }
 
 /** The MigrationRunner port's adapter: node-pg-migrate, in a child process for the repository's own code. */

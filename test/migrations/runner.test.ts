@@ -260,6 +260,26 @@ describe('applyMigrations up', () => {
     expect(await advisoryLocks()).toBe(0);
   });
 
+  it("says what a migration's own COMMIT left applied when a later one fails", async () => {
+    // A .sql migration written as a psql script (`COMMIT; BEGIN;` to use the enum value it adds)
+    // ends node-pg-migrate's one transaction: the migrations before it are committed, and so is its
+    // own first half (unrecorded), and they stay when the next fails. The report says what the
+    // migrations table does.
+    await rm(path.join(dir, '1700000003000_index_orders_concurrently.js'));
+    await writeFile(
+      path.join(dir, '1700000003500_order-state.sql'),
+      "-- Up Migration\nCREATE TYPE order_state AS ENUM ('new');\nALTER TYPE order_state ADD VALUE 'paid';\nCOMMIT;\nBEGIN;\nSELECT 'paid'::order_state;\n",
+    );
+    await writeFile(path.join(dir, '1700000004000_broken.sql'), 'SELECT 1/0;');
+    const result = await apply('up', { singleTransaction: true });
+    expectFailed(result);
+    expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_broken', error: { code: '22012' } });
+    expect(await recorded()).toEqual(NAMES.slice(0, 3));
+    expect(result.applied.map((m) => m.name)).toEqual(NAMES.slice(0, 3));
+    expect(await query(url, "SELECT 1 FROM pg_type WHERE typname = 'order_state'")).toHaveLength(1);
+    expect(await advisoryLocks()).toBe(0);
+  });
+
   it('reports a migration whose own code throws', async () => {
     // The line where it threw, from the error's stack (the copy node-pg-migrate loaded is elsewhere).
     await writeFile(
