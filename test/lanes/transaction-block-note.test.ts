@@ -49,6 +49,20 @@ test("a down that failed in a transaction: up's pgm.noTransaction() does not car
 test('each way into the transaction has its own way out; other failures get no note', () => {
   const sql = migration('migrations/2_i.sql', '-- Up Migration\nCREATE INDEX CONCURRENTLY i ON t (a);\n');
   expect(transactionBlockNote('25001', sql)).toContain('a .sql migration inside a transaction and it cannot opt out');
+  // A COMMIT of its own (a psql script's way out) ends node-pg-migrate's transaction, but what follows
+  // in the same text is PostgreSQL's implicit one; a PL/pgSQL body's END is no such statement.
+  const committed = migration(
+    'migrations/2_i.sql',
+    '-- Up Migration\nCOMMIT;\nCREATE INDEX CONCURRENTLY i ON t (a);\n\n-- Down Migration\nDROP INDEX i;\n',
+  );
+  expect(transactionBlockNote('25001', committed)).toContain(
+    'PostgreSQL runs the statements after that COMMIT as one implicit transaction',
+  );
+  const functionBody = migration(
+    'migrations/2_i.sql',
+    '-- Up Migration\nCREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $fn$\nBEGIN\n  RETURN 1;\nEND;\n$fn$;\n-- COMMIT;\nCREATE INDEX CONCURRENTLY i ON t (a);\n',
+  );
+  expect(transactionBlockNote('25001', functionBody)).toContain('it cannot opt out');
   const exported = migration(
     'migrations/2_i.js',
     "exports.noTransaction = true;\nexports.up = (pgm) => { pgm.createIndex('t', 'a', { concurrently: true }); };\n",

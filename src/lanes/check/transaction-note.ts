@@ -17,6 +17,11 @@ import type { DeployTransaction } from '../../migrations/deploy-settings.js';
 export const ACTIVE_SQL_TRANSACTION = '25001';
 export const UNSAFE_NEW_ENUM_VALUE_USAGE = '55P04';
 
+/** A statement of its own that ends a transaction (`COMMIT;`, `END;`, `COMMIT WORK;`), at a line's start. */
+const OWN_COMMIT = /^[ \t]*(?:COMMIT|END)(?:[ \t]+(?:WORK|TRANSACTION))?[ \t]*;/im;
+/** Whether SQL ends a transaction itself; a function's body (`$$ … END; $$`) and comments are not read. */
+const endsTransaction = (sql: string): boolean =>
+  OWN_COMMIT.test(sql.replace(/\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g, '').replace(/--[^\n]*/g, ''));
 const CALLS_NO_TRANSACTION = /\.\s*noTransaction\s*\(/;
 const EXPORTS_NO_TRANSACTION =
   /\bexports\s*\.\s*noTransaction\s*=|\bexport\s+(?:const|let|var)\s+noTransaction\b|\bmodule\s*\.\s*exports\s*=\s*\{[^}]*\bnoTransaction\b/;
@@ -33,6 +38,8 @@ export function transactionBlockNote(
     return `${deploy.manifest}'s script "${deploy.script}" runs node-pg-migrate's CLI, which applies every pending migration in one transaction (--single-transaction, its default), so a value added to an enum is not committed until the whole deploy is: add it in a migration of its own whose up calls pgm.noTransaction() (node-pg-migrate commits before and after such a migration), or deploy with --no-single-transaction`;
   if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration) return newEnumValueNote(migration);
   if (code !== ACTIVE_SQL_TRANSACTION || !migration) return undefined;
+  if (migration.kind === 'sql' && endsTransaction(migration.content))
+    return "its own COMMIT ends node-pg-migrate's transaction, but node-pg-migrate sends a .sql migration as one query, and PostgreSQL runs the statements after that COMMIT as one implicit transaction: a .sql migration cannot run this outside a transaction, so write this one as a JavaScript migration whose up (and down) calls pgm.noTransaction() and gives the statement a pgm.sql() call of its own";
   if (migration.kind === 'sql')
     return 'node-pg-migrate runs a .sql migration inside a transaction and it cannot opt out: write this one as a JavaScript migration whose up (and down) calls pgm.noTransaction()';
   const content = migration.content;
