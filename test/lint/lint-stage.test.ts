@@ -334,3 +334,22 @@ describe('one rule reported several times on one line', () => {
     );
   });
 });
+
+describe("a .sql migration's own transaction statements, which node-pg-migrate's transaction surrounds", () => {
+  it("does not call the BEGIN after a psql script's COMMIT uncommitted: node-pg-migrate's COMMIT ends it", async () => {
+    // `COMMIT; BEGIN;` to use the enum value the file adds: the COMMIT does end node-pg-migrate's
+    // transaction early (squawk's transaction-nesting says so), but the BEGIN's transaction is the
+    // one node-pg-migrate commits with the migration's record.
+    const SQL_E = 'migrations/1700000000001_status-blocked.sql';
+    const result = await lintSql({
+      'migrations/1700000000000_cards.sql':
+        "CREATE TYPE card_status AS ENUM ('todo', 'done');\nCREATE TABLE cards (id bigint PRIMARY KEY, status card_status NOT NULL);",
+      [SQL_E]:
+        "ALTER TYPE card_status ADD VALUE 'blocked';\nCOMMIT;\nBEGIN;\nUPDATE cards SET status = 'blocked' WHERE id < 0;",
+    });
+    const rules = result.findings.filter((f) => f.file === SQL_E).map((f) => [f.line, f.rule]);
+    expect(rules).toContainEqual([3, 'transaction-nesting']);
+    expect(rules).not.toContainEqual([4, 'ban-uncommitted-transaction']);
+    expect(result.findings.map((f) => f.rule)).not.toContain('ban-uncommitted-transaction');
+  });
+});
