@@ -60,6 +60,8 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
       await kept.release(request.release ?? undefined);
       return { ok: true, result: null };
     }
+    // As node-pg-migrate's CLI loads the project's .env (dotenv): what the environment lacks, before a migration loads.
+    for (const [key, value] of Object.entries(request.dotenv ?? {})) process.env[key] ??= value;
     const engine = await load(request.engine);
     if (request.options === null) {
       if (request.preload !== undefined) await preload(engine, request.preload);

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, isCredentialName, isNeverPassed } from '../core/child-env.js';
+import { projectDotenv } from './dotenv.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
 import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
@@ -26,6 +27,8 @@ export interface ApplyRequest {
   keep?: boolean;
   /** With `options: null`: also load this directory's migrations as the engine will (apply-child.ts). */
   preload?: string;
+  /** The project's `.env` variables (migrations/dotenv.ts): set where the child's environment lacks them. */
+  dotenv?: Record<string, string>;
 }
 
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
@@ -126,15 +129,35 @@ export class MigrationChild {
    * Load `dir`'s migrations in the child as `engine` will (MigrationSession.preload), before the
    * first request that needs them: a warm-up, so every request on a database waits for it.
    */
-  preload(engine: MigrationEngine | undefined, dir: string): Promise<void> {
+  async preload(engine: MigrationEngine | undefined, dir: string, relativeTo?: string): Promise<void> {
     // Late: the run ended before its files were on disk (no child is started again for it), or a
     // request that loads them came first (a warm-up waits for every running request and holds back
     // those behind it: a long migration on one branch would stall the others' steps).
-    if (this.closing || this.asked) return Promise.resolve();
-    return this.request({ options: null, engine: childEngine(engine), preload: path.resolve(dir) }, WARM).then(
-      () => undefined,
-      () => undefined, // the apply that follows reports what is wrong
-    );
+    if (this.closing || this.asked) return;
+    // The files' top-level code runs now: it sees the .env the apply will.
+    const dotenv = relativeTo === undefined ? {} : await this.dotenvOf(relativeTo, dir);
+    if (this.closing || this.asked) return;
+    await this.request(
+      {
+        options: null,
+        engine: childEngine(engine),
+        preload: path.resolve(dir),
+        ...(Object.keys(dotenv).length > 0 ? { dotenv } : {}),
+      },
+      WARM,
+    ).catch(() => undefined); // the apply that follows reports what is wrong
+  }
+
+  /** The `.env` variables of the tree at `root` for `dir`'s migrations, read once per tree and folder. */
+  private readonly dotenvs = new Map<string, Promise<Record<string, string>>>();
+  private dotenvOf(root: string, dir: string): Promise<Record<string, string>> {
+    const key = `${path.resolve(root)}\0${path.resolve(dir)}`;
+    let found = this.dotenvs.get(key);
+    if (!found) {
+      found = projectDotenv(root, dir).catch(() => ({}));
+      this.dotenvs.set(key, found);
+    }
+    return found;
   }
 
   /** `first`: ahead of the requests waiting without it (the check's critical path: reversibility's steps). */
@@ -142,8 +165,10 @@ export class MigrationChild {
     options: ApplyOptions,
     how: { keep?: boolean; first?: boolean; onRunning?: (name: string) => void } = {},
   ): Promise<ApplyResult> {
-    // The child was started with its environment: nothing of it travels with a request.
+    // The child was started with its environment: nothing of it travels with a request but the
+    // project's .env, which node-pg-migrate's CLI loads into the running process too.
     const { engine, env: _env, ...rest } = options;
+    const dotenv = rest.relativeTo === undefined ? {} : await this.dotenvOf(rest.relativeTo, rest.dir);
     const result = await this.request(
       {
         options: {
@@ -153,6 +178,7 @@ export class MigrationChild {
         },
         engine: childEngine(engine),
         ...(how.keep ? { keep: true } : {}),
+        ...(Object.keys(dotenv).length > 0 ? { dotenv } : {}),
       },
       rest.databaseUrl,
       how.first === true,

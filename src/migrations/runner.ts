@@ -394,8 +394,8 @@ export function openMigrationRunner(
       warmed = { engine };
       warming = theChild().then((c) => c.warm(engine));
     },
-    async preload(dir) {
-      if (warmed) await (await theChild()).preload(warmed.engine, dir);
+    async preload(dir, relativeTo) {
+      if (warmed) await (await theChild()).preload(warmed.engine, dir, relativeTo);
     },
     ready: () =>
       warming.then(

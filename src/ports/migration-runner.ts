@@ -139,9 +139,10 @@ export interface MigrationSession {
    * Load `dir`'s migration files in the session's child now, in the background, as the engine warmed
    * will load them (a CommonJS node-pg-migrate, 6–7: `require`, TypeScript compiled by the project's
    * loader), so the first `apply` on any branch finds them compiled. Nothing for other engines.
-   * Settles when done (never rejects: the apply that loads a broken file reports it).
+   * Settles when done (never rejects: the apply that loads a broken file reports it). `relativeTo`:
+   * the tree `dir` is in, whose `.env` the files see as the apply will (migrations/dotenv.ts).
    */
-  preload?(dir: string): Promise<void>;
+  preload?(dir: string, relativeTo?: string): Promise<void>;
   /**
    * End the session's child process now, with the requests in it (they reject): for a migration
    * past its time limit that runs no statement to cancel (a promise that never settles, a loop).

@@ -1,0 +1,107 @@
+/**
+ * The project's `.env`, as node-pg-migrate's CLI gives it to migrations: where `dotenv` is
+ * installed, its `bin` loads the `.env` of the directory it runs in into `process.env` before
+ * loading a migration, without overriding a variable already set. A migration (or a module it
+ * imports) that reads `process.env.APP_ROLE` set there works under the project's own CLI, so it
+ * must under the check too. Read from the tree being applied (base's for the baseline, the pull
+ * request's for its branch), never from another one, as data only (nothing of the repository runs
+ * here), and never a connection variable (`DATABASE_URL`, `PG*`: a `.env` names the developer's
+ * database, and migrations run on a branch) nor one of Consort's own: the migrations' child fills
+ * in only what its environment lacks, so the allow-listed environment and the branch's URL stay.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { isConnectionVariable, isNeverPassed } from '../core/child-env.js';
+import { readRegularFile, resolvedInside } from '../core/read-regular.js';
+import { installedIn, migrationsPackage } from './project-packages.js';
+
+/** More than any real `.env`; a larger file is not read. */
+const MAX_BYTES = 256 * 1024;
+const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+const Manifest = z
+  .object({
+    dependencies: z.record(z.string(), z.unknown()).optional(),
+    devDependencies: z.record(z.string(), z.unknown()).optional(),
+  })
+  .loose();
+
+function readInside(root: string, file: string): string | undefined {
+  const real = resolvedInside(root, file);
+  const bytes = real === null ? null : readRegularFile(real);
+  return bytes === null || bytes.length > MAX_BYTES ? undefined : bytes.toString('utf8');
+}
+
+/** Where `close` (a quote) ends the value starting after `from`; a backslash escapes it in double quotes. */
+function closingQuote(text: string, from: number, close: string): number {
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === '\\' && close === '"') i++;
+    else if (text[i] === close) return i;
+  }
+  return -1;
+}
+
+/**
+ * A `.env` file's variables as dotenv reads them: `KEY=value` (or `KEY: value`), an optional
+ * `export `, `#` comments, values in single, double or back quotes (double quotes may span lines and
+ * turn `\n` into a line break), unquoted values trimmed and cut at `#`; a later line wins.
+ */
+export function parseDotenv(text: string): Map<string, string> {
+  const src = text.replace(/\r\n?/g, '\n');
+  const out = new Map<string, string>();
+  let at = 0;
+  while (at < src.length) {
+    const eol = src.indexOf('\n', at) === -1 ? src.length : src.indexOf('\n', at);
+    const line = src.slice(at, eol);
+    const head = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(?:=|:\s)[ \t]*/.exec(line);
+    if (head === null) {
+      at = eol + 1;
+      continue;
+    }
+    const start = at + head[0].length;
+    const quote = src[start];
+    const close = quote === '"' || quote === "'" || quote === '`' ? closingQuote(src, start + 1, quote) : -1;
+    if (close !== -1) {
+      let value = src.slice(start + 1, close);
+      if (quote === '"') value = value.replace(/\\n/g, '\n').replace(/\\r/g, '\r');
+      out.set(head[1]!, value);
+      const next = src.indexOf('\n', close);
+      at = next === -1 ? src.length : next + 1;
+      continue;
+    }
+    out.set(head[1]!, (line.slice(head[0].length).split('#')[0] ?? '').trim());
+    at = eol + 1;
+  }
+  return out;
+}
+
+/** Whether the package (or the repository's root) has dotenv: declared in its package.json, or installed. */
+async function hasDotenv(root: string, pkg: string): Promise<boolean> {
+  for (const dir of new Set([pkg, root])) {
+    const text = readInside(root, path.join(dir, 'package.json'));
+    try {
+      const m = text === undefined ? undefined : Manifest.safeParse(JSON.parse(text)).data;
+      if (m && [m.dependencies, m.devDependencies].some((d) => d !== undefined && 'dotenv' in d)) return true;
+    } catch {
+      // not JSON: declares nothing
+    }
+  }
+  return (await installedIn({ root, dir: pkg }, 'dotenv').catch(() => undefined)) !== undefined;
+}
+
+/**
+ * The variables the `.env` of the package that owns `dir` (the migrations folder in the tree at
+ * `root`) gives its migrations under node-pg-migrate's CLI: none when the project has no dotenv or
+ * no such file; never a connection variable nor one of Consort's own.
+ */
+export async function projectDotenv(root: string, dir: string): Promise<Record<string, string>> {
+  const top = path.resolve(root);
+  const owner = await migrationsPackage(top, path.relative(top, path.resolve(top, dir)));
+  if (!(await hasDotenv(top, owner.dir))) return {};
+  const text = readInside(top, path.join(owner.dir, '.env'));
+  if (text === undefined) return {};
+  const out: Record<string, string> = {};
+  for (const [key, value] of parseDotenv(text))
+    if (KEY.test(key) && !isConnectionVariable(key) && !isNeverPassed(key)) out[key] = value;
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The PR lane on kanban-sql (test/fixtures/histories): .sql migrations written as psql scripts on
+ * the bundled node-pg-migrate 9, and a CommonJS one that reads its settings from the project's
+ * `.env`. Base holds the boards (a body between BEGIN; and COMMIT;) and a status enum; the pull
+ * request adds a label to the enum and uses it in the same file (`COMMIT; BEGIN;` between), and
+ * lanes whose defaults come from `KANBAN_DEFAULT_LANE` and `KANBAN_WIP_LIMIT`, set in `.env`, which
+ * node-pg-migrate's CLI loads through dotenv (the project depends on it). Verdicts by hand.
+ */
+import { checkAgainstMain } from '../helpers/check-repo.js';
+import { history } from '../helpers/history-repo.js';
+import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+
+let t: TestProvider;
+beforeAll(async () => {
+  t = await localTestProvider();
+});
+afterAll(async () => t?.cleanup());
+
+/** The project's .env, committed (Consort's own .gitignore keeps a fixture's .env out of this repository). */
+const DOTENV = [
+  "# Local development settings (node-pg-migrate's CLI loads this file through dotenv)",
+  'DATABASE_URL=postgres://kanban:kanban@127.0.0.1:1/kanban_dev',
+  'export KANBAN_DEFAULT_LANE="Inbox" # the lane new boards start with',
+  'KANBAN_WIP_LIMIT=5',
+  '',
+].join('\n');
+
+describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-pg-migrate 9', () => {
+  it("applies the pull request's migrations with the .env node-pg-migrate's CLI would load, and the branch's URL", async () => {
+    const h = await history('kanban-sql', 2, {}, { '.env': DOTENV });
+    try {
+      const report = await checkAgainstMain(h.dir, 601, t.provider);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.baseline).toMatchObject({
+        status: 'passed',
+        applied: ['1706000000000_boards', '1706000000001_card-status'],
+      });
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1706000000002_card-blocked' }, { name: '1706000000003_board-lanes' }],
+      });
+      // The lanes' defaults are the .env's.
+      const diff = report.stages.schemaDiff.text;
+      expect(diff).toContain("    name text NOT NULL DEFAULT 'Inbox'::text\n    wip_limit integer NOT NULL DEFAULT 5");
+      // By hand: the enum label stays after down (PostgreSQL cannot drop one), the lanes reverse.
+      expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+        ['1706000000002_card-blocked', 'not-restored'],
+        ['1706000000003_board-lanes', 'reversible'],
+      ]);
+      // Lint: the COMMIT that ends node-pg-migrate's transaction early is said; the BEGIN after it,
+      // which node-pg-migrate's own COMMIT ends, is not called uncommitted.
+      const rules = report.stages.lint.findings.map((f) => [
+        f.file.replace('migrations/170600000000', ''),
+        f.line,
+        f.rule,
+      ]);
+      expect(rules).toContainEqual(['2_card-blocked.sql', 4, 'transaction-nesting']);
+      expect(rules.map((r) => r[2])).not.toContain('ban-uncommitted-transaction');
+    } finally {
+      await h.dispose();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * projectDotenv (src/migrations/dotenv.ts): the `.env` node-pg-migrate's CLI loads for a project
+ * that has dotenv, read as data from the tree being applied, without connection variables or
+ * Consort's own; parseDotenv reads the file as dotenv does.
+ */
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseDotenv, projectDotenv } from '../../src/migrations/dotenv.js';
+
+it('reads a .env as dotenv does: export, quotes, comments, a value over several lines, the last one wins', () => {
+  const text = [
+    '# a comment',
+    'PLAIN=one two  # said after',
+    'export EXPORTED=yes',
+    "SINGLE='a # kept'",
+    'DOUBLE="line\\nbreak"',
+    'MULTI="first',
+    'second"',
+    'COLON: value',
+    'EMPTY=',
+    'not a line',
+    'PLAIN=again',
+    '',
+  ].join('\r\n');
+  expect(Object.fromEntries(parseDotenv(text))).toEqual({
+    PLAIN: 'again',
+    EXPORTED: 'yes',
+    SINGLE: 'a # kept',
+    DOUBLE: 'line\nbreak',
+    MULTI: 'first\nsecond',
+    COLON: 'value',
+    EMPTY: '',
+  });
+});
+
+describe('the .env of the package that owns the migrations', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'consort-dotenv-'));
+    await mkdir(path.join(root, 'packages/db/migrations'), { recursive: true });
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const manifest = (dir: string, deps: Record<string, string>) =>
+    writeFile(path.join(root, dir, 'package.json'), JSON.stringify({ name: 'p', devDependencies: deps }));
+  const ENV = 'APP_ROLE=reader\nDATABASE_URL=postgres://dev@localhost/dev\nPGHOST=db\nCONSORT_TOKEN=x\nAPI_TOKEN=t\n';
+
+  it('gives what it sets but connection variables and Consort’s own, only where the project has dotenv', async () => {
+    await manifest('packages/db', { 'node-pg-migrate': '^9' });
+    await writeFile(path.join(root, 'packages/db/.env'), ENV);
+    // No dotenv: node-pg-migrate's CLI loads no .env.
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    await manifest('packages/db', { 'node-pg-migrate': '^9', dotenv: '^16' });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'reader', API_TOKEN: 't' });
+    // The root's dotenv counts too (a monorepo's hoisted install); the root's .env does not (the CLI runs in the package).
+    await manifest('packages/db', { 'node-pg-migrate': '^9' });
+    await manifest('.', { dotenv: '^16' });
+    expect(await projectDotenv(root, path.join(root, 'packages/db/migrations'))).toEqual({
+      APP_ROLE: 'reader',
+      API_TOKEN: 't',
+    });
+  });
+
+  it('reads no .env that is a link out of the tree, or that is missing', async () => {
+    await manifest('packages/db', { dotenv: '^16' });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'consort-dotenv-out-'));
+    try {
+      await writeFile(path.join(outside, 'secrets'), 'APP_ROLE=leaked\n');
+      await symlink(path.join(outside, 'secrets'), path.join(root, 'packages/db/.env'));
+      expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+});
