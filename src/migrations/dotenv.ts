@@ -1,7 +1,7 @@
 /**
  * The project's `.env`, as node-pg-migrate's CLI gives it to migrations: where `dotenv` is
  * installed, its `bin` loads the `.env` of the directory it runs in into `process.env` before
- * loading a migration, without overriding a variable already set. A migration (or a module it
+ * loading a migration (or the file `--envPath` names), without overriding a variable already set. A migration (or a module it
  * imports) that reads `process.env.APP_ROLE` set there works under the project's own CLI, so it
  * must under the check too. Read from the tree being applied (base's for the baseline, the pull
  * request's for its branch), never from another one, as data only (nothing of the repository runs
@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { isConnectionVariable, isNeverPassed } from '../core/child-env.js';
 import { readRegularFile, resolvedInside } from '../core/read-regular.js';
 import { installedIn, migrationsPackage } from './project-packages.js';
+import { scriptedCommands } from './scripted-dirs.js';
 
 /** More than any real `.env`; a larger file is not read. */
 const MAX_BYTES = 256 * 1024;
@@ -89,16 +90,48 @@ async function hasDotenv(root: string, pkg: string): Promise<boolean> {
   return (await installedIn({ root, dir: pkg }, 'dotenv').catch(() => undefined)) !== undefined;
 }
 
+/** `--envPath <file>` (yargs takes `--env-path` and `--envPath=<file>` too) in a command's words. */
+function envPathIn(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const eq = /^--(?:envPath|env-path)=(.*)$/.exec(args[i]!);
+    if (eq) return eq[1];
+    if (args[i] === '--envPath' || args[i] === '--env-path') return args[i + 1];
+  }
+  return undefined;
+}
+
+/**
+ * The file the project's scripts that apply `dir` (relative to the root) load: `.env` in the
+ * package that owns it, or the `--envPath` every such script names (relative to its package);
+ * undefined when they name different ones.
+ */
+async function envFile(root: string, dir: string, owner: string): Promise<string | undefined> {
+  const want = path.posix.normalize(dir.split(path.sep).join('/'));
+  const commands = (await scriptedCommands(root).catch(() => [])).filter(
+    (c) => c.dir !== undefined && path.posix.normalize(c.dir) === want && !c.args.includes('create'),
+  );
+  const files = new Set(
+    commands.map((c) => {
+      const named = envPathIn(c.args);
+      return named === undefined ? undefined : path.resolve(root, path.posix.dirname(c.manifest), named);
+    }),
+  );
+  if (files.size > 1) return undefined;
+  return [...files][0] ?? path.join(owner, '.env');
+}
+
 /**
  * The variables the `.env` of the package that owns `dir` (the migrations folder in the tree at
- * `root`) gives its migrations under node-pg-migrate's CLI: none when the project has no dotenv or
- * no such file; never a connection variable nor one of Consort's own.
+ * `root`), or the file its scripts name with `--envPath`, gives its migrations under
+ * node-pg-migrate's CLI: none when the project has no dotenv or no such file, or its scripts name
+ * different ones; never a connection variable nor one of Consort's own.
  */
 export async function projectDotenv(root: string, dir: string): Promise<Record<string, string>> {
   const top = path.resolve(root);
   const owner = await migrationsPackage(top, path.relative(top, path.resolve(top, dir)));
   if (!(await hasDotenv(top, owner.dir))) return {};
-  const text = readInside(top, path.join(owner.dir, '.env'));
+  const file = await envFile(top, path.relative(top, path.resolve(top, dir)), owner.dir);
+  const text = file === undefined ? undefined : readInside(top, file);
   if (text === undefined) return {};
   const out: Record<string, string> = {};
   for (const [key, value] of parseDotenv(text))

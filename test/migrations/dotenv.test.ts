@@ -62,6 +62,32 @@ describe('the .env of the package that owns the migrations', () => {
     });
   });
 
+  it('reads the file the scripts that apply the folder name with --envPath, unless they name different ones', async () => {
+    const scripts = (s: Record<string, string>) =>
+      writeFile(
+        path.join(root, 'packages/db/package.json'),
+        JSON.stringify({ name: 'db', devDependencies: { dotenv: '^16' }, scripts: s }),
+      );
+    await writeFile(path.join(root, 'package.json'), JSON.stringify({ private: true, workspaces: ['packages/*'] }));
+    await writeFile(path.join(root, 'packages/db/.env'), 'APP_ROLE=default\n');
+    await mkdir(path.join(root, 'packages/db/config'));
+    await writeFile(path.join(root, 'packages/db/config/migrate.env'), 'APP_ROLE=named\n');
+    await scripts({
+      migrate: 'node-pg-migrate up --envPath config/migrate.env',
+      'migrate:new': 'node-pg-migrate create',
+    });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'named' });
+    await scripts({ migrate: 'node-pg-migrate up --env-path=config/migrate.env' });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'named' });
+    await scripts({
+      migrate: 'node-pg-migrate up --envPath config/migrate.env',
+      'migrate:local': 'node-pg-migrate up',
+    });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    await scripts({ migrate: 'node-pg-migrate up' });
+    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'default' });
+  });
+
   it('reads no .env that is a link out of the tree, or that is missing', async () => {
     await manifest('packages/db', { dotenv: '^16' });
     expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
