@@ -60,4 +60,31 @@ describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-
       await h.dispose();
     }
   });
+
+  it('a COMMIT before a concurrent index: fails as the deploy would, says why, and lists what that COMMIT kept', async () => {
+    // The psql way out of a transaction does not work under node-pg-migrate: the file is one query,
+    // and PostgreSQL runs what follows its COMMIT as one implicit transaction. The deploy applies
+    // the pull request's migrations in one transaction (node-pg-migrate's CLI default), so that
+    // COMMIT also committed the two before it, recorded: they stay on the branch.
+    const h = await history('kanban-sql', 2, {}, { '.env': DOTENV }, undefined, {
+      prFiles: {
+        'migrations/1706000000004_cards-board-index.sql':
+          '-- Up Migration\nCOMMIT;\nCREATE INDEX CONCURRENTLY IF NOT EXISTS cards_board_id_idx ON cards (board_id);\n\n-- Down Migration\nDROP INDEX IF EXISTS cards_board_id_idx;\n',
+      },
+    });
+    try {
+      const report = await checkAgainstMain(h.dir, 602, t.provider);
+      expect(report.stages.migrations).toMatchObject({
+        status: 'failed',
+        applied: [{ name: '1706000000002_card-blocked' }, { name: '1706000000003_board-lanes' }],
+        failure: { name: '1706000000004_cards-board-index', code: '25001' },
+      });
+      expect(report.stages.migrations.failure?.note).toContain(
+        'PostgreSQL runs the statements after that COMMIT as one implicit transaction',
+      );
+      expect(report.conclusion).toBe('failure');
+    } finally {
+      await h.dispose();
+    }
+  });
 });
