@@ -34,6 +34,27 @@ it('a project without a test script: the default `npm test` fails, saying what t
   });
 });
 
+it('a project with no package.json at all (another language, left on the default): says to set suite.command', async () => {
+  // npm's own words were all the user got ("exit 254", "Could not read package.json").
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'consort-suite-'));
+  try {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir };
+    const stage = await suiteStage(config, dir, URL_, env, testPorts.processes, testPorts.clock, undefined);
+    expect(stage).toMatchObject({
+      status: 'failed',
+      summary:
+        'there is no package.json, so `npm test` ran no tests: set suite.command in the Consort configuration to the command that runs your tests',
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  // npm 6's wording too.
+  expect(
+    missingTestScript('npm test', "npm ERR! enoent ENOENT: no such file or directory, open '/p/package.json'\n"),
+  ).toMatch(/^there is no package\.json/);
+  expect(missingTestScript('make test', 'npm error enoent Could not read package.json\n')).toBeNull();
+});
+
 it("npm init's placeholder test script is named as such", async () => {
   const stage = await runIn({ name: 'p', scripts: { test: 'echo "Error: no test specified" && exit 1' } });
   expect(stage.status).toBe('failed');

@@ -124,12 +124,15 @@ export function withheldNote(env: NodeJS.ProcessEnv, passEnv: readonly string[])
 }
 
 /**
- * The default `npm test` in a project without a `test` script (npm's "Missing script", or the
- * placeholder `npm init` writes): said plainly, as the suite's failure. Still a failure, never a
- * skip: a pull request that removes its project's test script must not pass the merge gate.
+ * The default `npm test` in a project without a `test` script (npm's "Missing script", the
+ * placeholder `npm init` writes, or no package.json at all: a project in another language left on
+ * the default): said plainly, as the suite's failure. Still a failure, never a skip: a pull
+ * request that removes its project's test script must not pass the merge gate.
  */
 export function missingTestScript(command: string, output: string): string | null {
   if (!/^\s*npm\s+(?:run\s+)?test\s*$/.test(command)) return null;
+  if (/^npm (?:error|ERR!) enoent .*package\.json/m.test(output))
+    return `there is no package.json, so \`${command.trim()}\` ran no tests: set suite.command in the Consort configuration to the command that runs your tests`;
   const what = /^npm (?:error|ERR!) Missing script: "test"/m.test(output)
     ? 'package.json has no `test` script'
     : /Error: no test specified/.test(output)
