@@ -14,7 +14,7 @@ export const terminalConfirm: Confirm = async (prompt, expected) => {
   const tty = await open('/dev/tty', 'r+').catch((e: unknown) => {
     throw new ConsortError(
       'invalid-input',
-      'consort approve needs a person at an interactive terminal to confirm the approval.',
+      'Approving a gate needs a person at an interactive terminal to confirm the approval.',
       {
         hint: 'Run it yourself in a terminal. On a pull request, approve with a `/consort approve` comment instead.',
         cause: e,

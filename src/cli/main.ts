@@ -90,13 +90,15 @@ export const COMMAND_NAMES = [
 ] as const;
 
 /**
- * Options that pick where branches live: a suggested command needs them too. (`-C` is left out:
- * a suggestion is usually run from the folder the command was, and its path is relative to it.)
+ * Options that pick where branches live, and the folder the command ran as if started in (`-C`):
+ * a suggested command needs them too. The suggestion is pasted in the shell the command was typed
+ * in, so `-C`'s path, relative to that folder, goes along as given; without it the suggestion
+ * would act on the project of the folder the user is in (another embedded server, or none).
  */
-const GLOBAL_OPTIONS = new Set(['--provider', '--namespace']);
+const GLOBAL_OPTIONS = new Set(['--provider', '--namespace', '-C', '--cwd']);
 
 /**
- * The provider options on the command line (`--provider postgres --namespace shop`; commander
+ * The global options on the command line (`-C app --provider postgres --namespace shop`; commander
  * reads them before or after the command), shell-quoted, as they go before a command; '' when none
  * was given (or only help was asked for).
  */
@@ -109,10 +111,12 @@ export function globalOptionsOf(argv: readonly string[]): string {
     const [name, inline] =
       arg.startsWith('--') && arg.includes('=')
         ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-        : [arg, undefined];
+        : /^-C./.test(arg)
+          ? ['-C', arg.slice(2)]
+          : [arg, undefined];
     if (!GLOBAL_OPTIONS.has(name!)) continue;
     const value = inline ?? argv[++i];
-    if (value !== undefined) given.push(name!, quote(value));
+    if (value !== undefined) given.push(name === '--cwd' ? '-C' : name!, quote(value));
   }
   return given.join(' ');
 }
@@ -121,8 +125,8 @@ export function globalOptionsOf(argv: readonly string[]): string {
  * Run by npm (`npx consort …`, or an npm script such as `npm run demo`: npm sets npm_command), the
  * commands Consort suggests ("Stop it with: consort db stop") are shown as `npx consort …`: a
  * project's own install puts no `consort` on the user's PATH, and npx finds a global one too.
- * Given with `--provider` or `--namespace` (`consort --provider postgres check`), they carry them,
- * so a suggestion pasted as it reads acts on the same branches (`branch url pr-7` would otherwise
+ * Given with `-C`, `--provider` or `--namespace` (`consort -C app --provider postgres check`), they
+ * carry them, so a suggestion pasted as it reads acts on the same project and branches (`branch url pr-7` would otherwise
  * look for pr-7 on the embedded server, starting it first). Machine-readable output (JSON on stdout) is left
  * as it is.
  */

@@ -218,7 +218,7 @@ it('suggested commands carry the provider options the command was given, so they
     '7',
   ]).out('✗ Database checks failed · database branch pr-7 · consort branch url pr-7');
   // Installed globally and run directly; options after the command (commander reads them there
-  // too), `--opt=value`, a value that needs quoting; nothing after `--`; -C stays where it was.
+  // too), `--opt=value`, a value that needs quoting; nothing after `--`; -C goes along.
   suggestionsFor(io, {}, [
     '-C',
     'app',
@@ -235,10 +235,23 @@ it('suggested commands carry the provider options the command was given, so they
   suggestionsFor(io, {}, ['--provider', 'postgres', 'branch', '--help']).out('Usage: consort branch [options]');
   expect(said).toEqual([
     '✗ Database checks failed · database branch pr-7 · npx consort --provider postgres --namespace shop branch url pr-7',
-    "List branches with `consort --namespace 'bob'\\''s' --provider neon branch list`; npx consort --namespace 'bob'\\''s' --provider neon db stop",
+    "List branches with `consort -C app --namespace 'bob'\\''s' --provider neon branch list`; npx consort -C app --namespace 'bob'\\''s' --provider neon db stop",
     'Usage: consort branch [options]',
   ]);
-  expect(globalOptionsOf(['-C', 'app', 'check', '--json', 'r.json'])).toBe('');
+});
+
+it('suggested commands carry the -C <dir> the command was given: pasted in the same shell, they act on the same project', async () => {
+  // They dropped it: `consort -C ../shop check` suggested `consort branch url check-…`, which in
+  // the folder the user stayed in looks at another project's server (or starts one).
+  expect(globalOptionsOf(['-C', 'app', 'check', '--json', 'r.json'])).toBe('-C app');
+  expect(globalOptionsOf(['--cwd', '../my shop', 'branch', 'list'])).toBe("-C '../my shop'");
+  expect(globalOptionsOf(['--cwd=app', 'branch', 'list'])).toBe('-C app');
+  expect(globalOptionsOf(['-Capp', 'branch', 'list'])).toBe('-C app');
+  // Through runCli: a real suggestion (approve's usage hint, printed before anything is read).
+  let said = '';
+  const code = await runCli(['-C', 'my shop', 'approve'], { out: (s) => (said += s), err: (s) => (said += s) }, env);
+  expect(code).toBe(2);
+  expect(said).toContain("consort -C 'my shop' approve <feature> <gate> --as <name>");
 });
 
 it('the reference rows of dashboard, run and approve list every option their --help shows', async () => {

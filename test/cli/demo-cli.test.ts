@@ -36,7 +36,7 @@ const branchNames = async (): Promise<string[]> =>
   (JSON.parse((await cli('branch', 'list', '--json')).stdout) as { name: string }[]).map((b) => b.name).sort();
 
 const NOTICE =
-  /The embedded PostgreSQL server keeps running for the next command \(pid (\d+), data in (.+), (\d+) (KB|MB|GB) on disk\)\. Stop it with: consort db stop/;
+  /The embedded PostgreSQL server keeps running for the next command \(pid (\d+), data in (.+), (\d+) (KB|MB|GB) on disk\)\. Stop it with: consort -C \S+ db stop/;
 
 it("leaves the user's branch list as it was, and says nothing about a server it did not start", async () => {
   expect((await cli('branch', 'create', 'feature-x')).code).toBe(0);
@@ -58,7 +58,7 @@ it("leaves the user's branch list as it was, and says nothing about a server it 
   expect(demo.code).toBe(0);
   expect(demo.stdout).toMatch(/not-null\s+failure \(migrations\)\s+failure \(migrations\)/);
   // It ends with what to do next, in the user's own project.
-  expect(demo.stdout.trimEnd()).toMatch(/npm i -D consort-db\n\s+npx consort check[^\n]*\n[\s\S]*README[^\n]*$/);
+  expect(demo.stdout.trimEnd()).toMatch(/npm i -D consort-db\n\s+npx consort -C \S+ check[^\n]*\n[\s\S]*README[^\n]*$/);
   expect(await branchNames()).toEqual(before);
   expect(demo.stderr).not.toMatch(NOTICE);
   // Removing the check's own temporary branches is routine: not a line a new user has to read.

@@ -159,9 +159,11 @@ it('feature new names the commit the feature starts from, and asks to edit the r
   expect(given.stdout).toContain(`It starts from ${head.slice(0, 7)} (HEAD)`);
   expect(given.stdout).toContain('commit your Consort setup first');
   expect(given.stdout).not.toContain('Edit feature-request.md');
-  expect(given.stdout.trim().split('\n').at(-1)).toBe('Next: consort run 001-phones');
+  expect(given.stdout.trim().split('\n').at(-1)).toBe(`Next: consort -C ${repo} run 001-phones`);
   const template = await cli(['-C', repo, 'feature', 'new', 'tags'], env);
-  expect(template.stdout.trim().split('\n').at(-1)).toBe('Edit feature-request.md, then: consort run 002-tags');
+  expect(template.stdout.trim().split('\n').at(-1)).toBe(
+    `Edit feature-request.md, then: consort -C ${repo} run 002-tags`,
+  );
   const json = await cli(['-C', repo, 'feature', 'new', 'notes', '--json'], env);
   expect(JSON.parse(json.stdout)).toMatchObject({ feature: '003-notes', baseCommit: head });
 });
@@ -177,7 +179,7 @@ it('consort run with every feature done says to start a new one, and with severa
   const several = await cli(['-C', repo, 'run', '--dry-run'], env);
   expect(several.code).toBe(1);
   expect(several.stderr).toContain('Several features are open: 001-phones, 002-tags.');
-  expect(several.stderr).toContain('Name the one to run: consort run 001-phones.');
+  expect(several.stderr).toContain(`Name the one to run: consort -C ${repo} run 001-phones.`);
   for (const feature of ['001-phones', '002-tags']) {
     const file = path.join(repo, '.consort/features', feature, 'state.json');
     const state = JSON.parse(await readFile(file, 'utf8')) as { state: Record<string, unknown> };
@@ -211,7 +213,9 @@ it('consort run outside a git repository says to make one before a feature, not 
   const r = await cli(['-C', folder, 'run'], env);
   expect(r.code).toBe(1);
   expect(r.stderr).toContain('There is no feature yet.');
-  expect(r.stderr).toContain('`git init` and commit once, then start a feature with `consort feature new <slug>`');
+  expect(r.stderr).toContain(
+    `\`git init\` and commit once, then start a feature with \`consort -C ${folder} feature new <slug>\``,
+  );
 });
 
 it('a run that escalates says how to resume it (--retry), also when run again without it', async () => {
@@ -240,7 +244,7 @@ it('a run that escalates says how to resume it (--retry), also when run again wi
       const r = await cli(['-C', repo, 'run', 'phones'], { ...env, CONSORT_DATA_DIR: data });
       expect({ attempt, code: r.code }).toEqual({ attempt, code: 1 });
       expect(r.stdout).toContain('001-phones: escalated');
-      expect(r.stdout.trim().split('\n').at(-1)).toMatch(/then resume with `consort run 001-phones --retry`\.$/);
+      expect(r.stdout.trim().split('\n').at(-1)).toMatch(/then resume with `consort -C \S+ run 001-phones --retry`\.$/);
     }
   } finally {
     await new EmbeddedServer(data).stop();

@@ -100,8 +100,7 @@ describe('consort feature / run / status / approve / log', () => {
     expect(early).toMatchObject({ code: 1, stderr: expect.stringContaining('is not at the spec gate') });
     expect(await cli(['-C', repo, 'approve', 'phones', 'spec'], env)).toMatchObject({
       code: 2,
-      stderr:
-        'consort: Missing who approves (--as <name>).\nApprove as the person you are: consort approve phones spec --as "<your name>".\n',
+      stderr: `consort: Missing who approves (--as <name>).\nApprove as the person you are: consort -C ${repo} approve phones spec --as "<your name>".\n`,
     });
     // The feature left out is what is missing, not --as, and a lone gate is not taken for the feature.
     for (const args of [
@@ -110,13 +109,12 @@ describe('consort feature / run / status / approve / log', () => {
     ])
       expect(await cli(['-C', repo, ...args], env)).toMatchObject({
         code: 2,
-        stderr:
-          'consort: Missing the feature whose spec gate to approve.\nName the feature first, then the gate: consort approve <feature> spec --as <name> (the feature as NNN-slug, NNN or slug; `consort status` lists them).\n',
+        stderr: `consort: Missing the feature whose spec gate to approve.\nName the feature first, then the gate: consort -C ${repo} approve <feature> spec --as <name> (the feature as NNN-slug, NNN or slug; \`consort -C ${repo} status\` lists them).\n`,
       });
     expect(await cli(['-C', repo, 'approve', '--as', 'Ada'], env)).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(
-        /^consort: Missing the feature and the gate to approve\.\n.*consort approve <feature> <gate> --as <name>/,
+        /^consort: Missing the feature and the gate to approve\.\n.*consort -C \S+ approve <feature> <gate> --as <name>/,
       ),
     });
     expect(await cli(['-C', repo, 'approve', 'phones', '--as', 'Ada'], env)).toMatchObject({

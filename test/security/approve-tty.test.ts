@@ -21,7 +21,7 @@ import { workspaceAt } from '../helpers/tdd.js';
 
 const CONFIRM = fileURLToPath(new URL('../../lib/src/cli/confirm.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../bin/consort.js', import.meta.url));
-const REFUSED = 'consort approve needs a person at an interactive terminal to confirm the approval.';
+const REFUSED = 'Approving a gate needs a person at an interactive terminal to confirm the approval.';
 const BASICS = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir(), LANG: 'C.UTF-8' };
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
