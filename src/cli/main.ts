@@ -7,7 +7,7 @@
  * imports are awaited one by one, not with Promise.all: jest's ESM linker (the tests run the CLI
  * in-process) fails on concurrent imports that share a module ("… is not in cache").
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { isConsortError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { branchCommand } from './commands/branch.js';
@@ -48,7 +48,17 @@ export function buildProgram(
     .option('-C, --cwd <dir>', 'run as if started in <dir>')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .configureHelp({
+      // approve checks its arguments itself (approveArguments: clearer messages than commander's),
+      // so commander holds them as optional; the list shows them as required, as its usage does.
+      // (Not its whole usage: a term that long leaves the descriptions too narrow to wrap at 80.)
+      subcommandTerm(this: Help, cmd: Command) {
+        return cmd.name() === 'approve'
+          ? 'approve [options] <feature> <gate>'
+          : Help.prototype.subcommandTerm.call(this, cmd);
+      },
+    });
   const ctx = (cmd: Command) => makeContext(cmd, io, env, setExitCode);
   const output = { writeOut: (s: string) => io.out(s.trimEnd()), writeErr: (s: string) => io.err(s.trimEnd()) };
   for (const sub of [dbCommand(ctx), branchCommand(ctx), checkCommand(ctx), demoCommand(ctx)]) program.addCommand(sub);

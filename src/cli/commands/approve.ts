@@ -7,6 +7,8 @@ import { flaggedLines, GATE_NAMES } from './run.js';
 import type { Ctx } from './lane.js';
 
 const CALL = 'consort approve <feature> <gate> --as <name>';
+/** Its usage line: the arguments are required, though commander holds them as optional (`consort --help` lists them so too: main.ts). */
+const APPROVE_USAGE = '[options] <feature> <gate> --as <name>';
 const isGate = (s: string | undefined) => s !== undefined && (GATE_NAMES as readonly string[]).includes(s);
 
 /**
@@ -45,7 +47,7 @@ export function approveCommand(ctx: Ctx): Command {
     .description(
       "approve a gate at an interactive terminal (you type the first 8 characters of its artifacts' sha256, so no agent or script can): binds your name to that hash; any later change reopens it",
     )
-    .usage('[options] <feature> <gate> --as <name>')
+    .usage(APPROVE_USAGE)
     .argument('[feature]', 'NNN-slug, NNN or slug')
     .argument('[gate]', 'plan, test_list, spec, merge or deploy')
     .addOption(new Option('--as <name>', 'who approves (a person; "proxy" is reserved); required'))
