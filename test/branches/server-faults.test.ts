@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { EmbeddedServer, unwritableHint } from '../../src/branches/local/server.js';
 import { isConsortError } from '../../src/core/errors.js';
 import { ownDataDir, query } from '../helpers/servers.js';
 
@@ -56,6 +56,30 @@ it('a data directory that cannot be created fails the same way', async () => {
   } finally {
     await writable(parent);
   }
+});
+
+it('a data directory under a file, or on a read-only disk, gets a fix that fits, not `chown`', async () => {
+  // It said "Make it writable (e.g. `chown -R root …`)" whatever the cause: chown fixes neither.
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'consort-file-'));
+  try {
+    await writeFile(path.join(parent, 'file'), '');
+    const dir = path.join(parent, 'file', 'data');
+    const error = await new EmbeddedServer(dir).start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isConsortError(error, 'data-dir')).toBe(true);
+    expect((error as Error).message).toContain(`data directory ${dir} is not writable`);
+    const hint = (error as { hint?: string }).hint;
+    expect(hint).toContain('A part of that path is a file, not a folder');
+    expect(hint).not.toContain('chown');
+  } finally {
+    await rm(parent, { recursive: true, force: true });
+  }
+  expect(unwritableHint('EROFS', 'root', '/d')).toBe(
+    'It is on a read-only file system: set CONSORT_DATA_DIR to a directory you can write to, on a writable one.',
+  );
+  expect(unwritableHint('EACCES', 'ada', '/d')).toContain('`chown -R ada /d`');
 });
 
 describe('a stale postmaster.pid naming another live process', () => {

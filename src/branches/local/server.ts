@@ -53,6 +53,27 @@ export interface ServerStatus {
 
 type Log = (message: string) => void;
 
+/**
+ * What to do about a data directory that cannot be made or written, by the error's code: `chown`
+ * fixes only a permission, not a read-only disk or a file where a folder should be.
+ */
+export function unwritableHint(code: string, who: string, dataDir: string): string {
+  const elsewhere = 'set CONSORT_DATA_DIR to a directory you can write to';
+  switch (code) {
+    case 'EROFS':
+      return `It is on a read-only file system: ${elsewhere}, on a writable one.`;
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return `A part of that path is a file, not a folder: move the file away, or ${elsewhere}.`;
+    case 'ENOSPC':
+      return `The disk is full: free some space, or ${elsewhere} on another disk.`;
+    case 'EACCES':
+      return `Make it writable (e.g. \`chown -R ${who} ${dataDir}\`), or ${elsewhere}.`;
+    default:
+      return `Make it writable (e.g. \`chown -R ${who} ${dataDir}\`; for root, \`lsattr -d\` shows an immutable flag), or ${elsewhere}.`;
+  }
+}
+
 export class EmbeddedServer {
   readonly pgdata: string;
   private readonly stateFile: string;
@@ -231,10 +252,7 @@ export class EmbeddedServer {
       throw new ConsortError(
         'data-dir',
         `The embedded PostgreSQL's data directory ${this.dataDir} is not writable by ${who} (${code}).`,
-        {
-          hint: `Make it writable (e.g. \`chown -R ${who} ${this.dataDir}\`), or set CONSORT_DATA_DIR to a directory you can write to.`,
-          cause: e,
-        },
+        { hint: unwritableHint(code, who, this.dataDir), cause: e },
       );
     }
   }
