@@ -3,6 +3,7 @@
  * is mandatory: without it (or with Probot's placeholder "development") the App refuses to start,
  * so signature verification cannot be switched off by forgetting a variable.
  */
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -144,6 +145,25 @@ function privateKey(env: z.infer<typeof Env>, read: (file: string) => string): s
   throw new ConsortError('config', `${NO_PRIVATE_KEY}.`, {
     hint: "Download the private key from the App's settings page and point PRIVATE_KEY_PATH at it.",
   });
+}
+
+/**
+ * The App's private key must be one: a wrong file (the public key, a saved web page, a truncated
+ * copy) let the App start and listen, and then fail every webhook when it signs its first token.
+ */
+export function assertPrivateKey(key: string): void {
+  try {
+    createPrivateKey(key);
+  } catch (e) {
+    throw new ConsortError(
+      'config',
+      `The App's private key (PRIVATE_KEY or PRIVATE_KEY_PATH) is not a PEM private key: ${(e as Error).message}`,
+      {
+        cause: e,
+        hint: "Use the .pem file GitHub makes on the App's settings page (Private keys → Generate a private key): it begins with -----BEGIN RSA PRIVATE KEY-----.",
+      },
+    );
+  }
 }
 
 export function parseAppSettings(

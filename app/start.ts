@@ -21,7 +21,7 @@ import { appProviders, repoProviders, type AppProviderSettings } from './provide
 import { startRuntime, type AppRuntime } from './runtime.js';
 import { localAdapters } from '../src/runtime/local-adapters.js';
 import { ensureStoreDatabase } from './store/db.js';
-import { parseAppSettings, suiteEnvironment, type AppSettings } from './settings.js';
+import { assertPrivateKey, parseAppSettings, suiteEnvironment, type AppSettings } from './settings.js';
 import { consortApp } from './index.js';
 import { closeServer, createAppServer, listen } from './http.js';
 
@@ -58,6 +58,7 @@ const toAppLog = (log: Logger): AppLog => ({
 });
 
 export async function startApp(settings: AppSettings, options: StartOptions = {}): Promise<StartedApp> {
+  assertPrivateKey(settings.privateKey); // before anything starts
   const { offer } = settings;
   const embeddedDir = path.join(settings.dataDir, 'postgres');
   const needsEmbedded = settings.databaseUrl === null || offer.offered.includes('local');
