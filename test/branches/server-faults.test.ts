@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer, unwritableHint } from '../../src/branches/local/server.js';
@@ -115,6 +116,31 @@ describe('a stale postmaster.pid naming another live process', () => {
     expect(other.exitCode).toBeNull();
   });
 });
+
+it('a server whose kept port another program took starts on another and says that saved URLs are stale', async () => {
+  // It moved to a new port silently: the URL in .env (written by pairing) failed with ECONNREFUSED.
+  const dataDir = await ownDataDir();
+  const said: string[] = [];
+  const server = new EmbeddedServer(dataDir, (line) => said.push(line));
+  let squatter: net.Server | undefined;
+  try {
+    const first = await server.start();
+    expect(await server.stop()).toBe(true);
+    squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter!.listen(first.port, '127.0.0.1', resolve));
+    said.length = 0;
+    const again = await server.start();
+    expect(again.port).not.toBe(first.port);
+    expect(await query(again.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    expect(said).toContainEqual(
+      `Port ${first.port}, where it ran before, is taken by another program, so it listens on ${again.port} now. URLs saved before name the old port: \`consort pair\` rewrites .env, \`consort branch url <name>\` prints a branch's new one.`,
+    );
+  } finally {
+    await new Promise((resolve) => (squatter ? squatter.close(resolve) : resolve(undefined)));
+    await server.stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 120_000);
 
 /**
  * Replace a file the way a reader never sees half of it (PostgreSQL rewrites postmaster.pid in

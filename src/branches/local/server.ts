@@ -125,9 +125,15 @@ export class EmbeddedServer {
       const ids = await this.osUser(true);
       let state = await this.readState();
       if (!state || !(await exists(path.join(this.pgdata, 'PG_VERSION')))) state = await this.initialise(ids);
-      const port = (await portIsFree(state.port)) ? state.port : await freePort();
-      if (port !== state.port) await this.writeState((state = { ...state, port }));
+      const kept = state.port;
+      const port = (await portIsFree(kept)) ? kept : await freePort();
+      if (port !== kept) await this.writeState((state = { ...state, port }));
       this.log(`Starting embedded PostgreSQL on 127.0.0.1:${port} (data: ${this.pgdata})`);
+      // Every URL handed out before names the kept port: .env, an exported DATABASE_URL, a shell's.
+      if (port !== kept)
+        this.log(
+          `Port ${kept}, where it ran before, is taken by another program, so it listens on ${port} now. URLs saved before name the old port: \`consort pair\` rewrites .env, \`consort branch url <name>\` prints a branch's new one.`,
+        );
       const { pg_ctl } = await postgresBinaries({ log: this.log });
       const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200`;
       await this.asPostgres(
