@@ -77,6 +77,21 @@ it('a data directory under a file, or on a read-only disk, gets a fix that fits,
   } finally {
     await rm(parent, { recursive: true, force: true });
   }
+  // The data directory itself a file, and one under /proc: Node's recursive mkdir spun there forever.
+  for (const dir of [path.join(os.tmpdir(), `consort-file-${process.pid}`), `/proc/consort-data-${process.pid}`]) {
+    if (!dir.startsWith('/proc')) await writeFile(dir, '');
+    try {
+      const error = await new EmbeddedServer(dir).start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect({ dir, dataDirError: isConsortError(error, 'data-dir') }).toEqual({ dir, dataDirError: true });
+      if (!dir.startsWith('/proc'))
+        expect((error as { hint?: string }).hint).toContain('A part of that path is a file');
+    } finally {
+      if (!dir.startsWith('/proc')) await rm(dir, { force: true });
+    }
+  }
   expect(unwritableHint('EROFS', 'root', '/d')).toBe(
     'It is on a read-only file system: set CONSORT_DATA_DIR to a directory you can write to, on a writable one.',
   );

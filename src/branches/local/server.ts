@@ -250,7 +250,7 @@ export class EmbeddedServer {
   /** Fail at once, with the fix, when the data directory cannot be written (not after a minute of lock retries). */
   private async assertWritable(): Promise<void> {
     try {
-      await mkdir(this.dataDir, { recursive: true, mode: 0o755 });
+      await makeDirs(this.dataDir);
       await access(this.dataDir, constants.W_OK);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? 'error';
@@ -382,6 +382,24 @@ async function isPostmasterOf(pid: number, pgdata: string): Promise<boolean> {
   });
   const command = ps.exitCode === 0 ? ps.stdout!.toString('utf8').trim() : '';
   return /(^|\/)postgres(\s|$)/.test(command) && (command.includes(dir) || command.includes(pgdata));
+}
+
+/**
+ * `mkdir -p`, one level at a time. Node's recursive mkdir never returns under /proc (it spins,
+ * a CPU at 100%), and on a read-only mount it reports ENOENT where one level's mkdir says EROFS,
+ * the code unwritableHint needs.
+ */
+async function makeDirs(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = dir; !(await exists(at)); at = path.dirname(at)) {
+    missing.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const level of missing)
+    await mkdir(level, { mode: 0o755 }).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e; // made by a concurrent start meanwhile
+    });
+  if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
 }
 
 async function exists(file: string): Promise<boolean> {
