@@ -100,7 +100,9 @@ describe('a base migration past migrations.timeout', () => {
       );
       expect(message).not.toContain('npm ci');
       expect(message).toContain('raise migrations.timeout in the Consort configuration');
-      expect(ms).toBeLessThan(10_000);
+      // Stopped by the 1 s limit, not left to hang (the migration never settles): well under the
+      // test's own timeout, with room for a loaded box (13.7 s at load 12 with the child's start).
+      expect(ms).toBeLessThan(40_000);
       expect(await baselines()).toEqual([]);
     }
   }, 120_000);

@@ -634,7 +634,10 @@ export function createBranches(kit: BranchKit) {
       for (const name of [...sandboxes.keys()]) drop(name);
       for (const [name, early] of [...warm]) {
         warm.delete(name);
-        if ((await early).ok) drop(name);
+        // Dropped however it ended: a fork whose migrations failed or were cut short (a cancelled
+        // run) is still a branch, and under a proof's alias no later run would know it as ours.
+        await early;
+        drop(name);
       }
       await baseline?.catch(() => undefined); // a pool set up meanwhile is dropped too
       const template = pooled;
