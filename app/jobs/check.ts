@@ -33,10 +33,16 @@ import { LeaseLost, runContext, runLog, type JobDeps } from './deps.js';
 
 export async function ensureCheckRun(deps: JobDeps, gh: GitHubPort, run: Run): Promise<number> {
   if (run.checkRunId !== null) return run.checkRunId;
+  const known = { name: CHECK_NAME, headSha: run.headSha, externalId: String(run.id) };
+  // An earlier attempt (the queue's retry, the sweep) may have made it and failed before its id was
+  // saved: the look, the create's own retries or setCheckRun failed. A second would stay in progress.
+  const made = await gh.findCheckRun(run, known);
+  if (made !== null) {
+    await setCheckRun(deps.store.pool, run.id, made);
+    return made;
+  }
   const id = await gh.createCheckRun(run, {
-    name: CHECK_NAME,
-    headSha: run.headSha,
-    externalId: String(run.id),
+    ...known,
     output: {
       title: 'Checking the database changes',
       summary: `Consort is checking the migrations at \`${run.headSha.slice(0, 7)}\` on a fresh database branch.`,

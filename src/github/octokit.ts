@@ -150,6 +150,24 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
     }
     return all;
   };
+  /** A check run on `headSha` with this name and external_id (the first GitHub lists), or null. */
+  const findCheckRun = async (repo: RepoRef, run: { name: string; headSha: string; externalId: string }) => {
+    for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
+      const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
+        ...at(repo),
+        ref: run.headSha,
+        check_name: run.name,
+        filter: 'all',
+        per_page: 100,
+        page,
+      });
+      const batch = CheckRuns.parse(data).check_runs;
+      const made = batch.find((c) => c.external_id === run.externalId && c.head_sha === run.headSha);
+      if (made) return made.id;
+      if (batch.length < 100) break;
+    }
+    return null;
+  };
   /** Add a batch of annotations to a run (GitHub appends them), its status left as it is. */
   const updateCheckRun = async (repo: RepoRef, id: number, output: CheckOutput): Promise<void> => {
     await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
@@ -327,27 +345,12 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             return Id.parse(data).id;
           },
           // The run is known by its commit, name and external_id (the caller's id for this run).
-          async () => {
-            for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
-              const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
-                ...at(repo),
-                ref: run.headSha,
-                check_name: run.name,
-                filter: 'all',
-                per_page: 100,
-                page,
-              });
-              const batch = CheckRuns.parse(data).check_runs;
-              const made = batch.find((c) => c.external_id === run.externalId && c.head_sha === run.headSha);
-              if (made) return made.id;
-              if (batch.length < 100) break;
-            }
-            return null;
-          },
+          () => findCheckRun(repo, run),
         );
         for (const output of more) await updateCheckRun(repo, id, output);
         return id;
       }),
+    findCheckRun: (repo, run) => call('list check runs', () => findCheckRun(repo, run)),
     completeCheckRun: (repo, id, result) =>
       call('complete check run', async () => {
         // More than 50 annotations: the run is updated with all but the last 50 first, then completed.

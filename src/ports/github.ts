@@ -105,6 +105,12 @@ export interface GitHubPort {
     repo: RepoRef,
     run: { name: string; headSha: string; externalId: string; output: CheckOutput },
   ): Promise<number>;
+  /**
+   * The id of a check run on `headSha` with this name and external_id, or null: one that an earlier
+   * attempt made before it failed (a create GitHub carried out, an id not saved), found before a
+   * second is made.
+   */
+  findCheckRun(repo: RepoRef, run: { name: string; headSha: string; externalId: string }): Promise<number | null>;
   completeCheckRun(repo: RepoRef, id: number, result: CheckResult): Promise<void>;
   /** The repository at a commit, as a gzipped tarball. */
   tarball(repo: RepoRef, sha: string): Promise<Buffer>;

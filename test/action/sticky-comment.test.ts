@@ -113,6 +113,7 @@ describe('upsertStickyComment', () => {
       review: unused,
       setStatus: unused,
       createCheckRun: unused,
+      findCheckRun: unused,
       completeCheckRun: unused,
       tarball: unused,
       folderEntries: unused,

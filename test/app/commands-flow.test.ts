@@ -9,8 +9,8 @@ import { approvalCommentBody } from '../../app/dashboard/approve.js';
 import { CHECK_NAME, STICKY_MARKER } from '../../app/check-output.js';
 import { REFUSAL } from '../../src/github/command-reply.js';
 import { forkRunApproval } from '../../app/store/pulls.js';
-import { api, expectToken } from './helpers/github.js';
-import { PATH, REPO_ID, setupFlow, type Body } from './helpers/flow.js';
+import { api, expectNoCheckRunYet, expectToken } from './helpers/github.js';
+import { OWNER, PATH, REPO, REPO_ID, setupFlow, type Body } from './helpers/flow.js';
 import { commentPayload, delivery, pullRequestPayload } from './helpers/payloads.js';
 import { eventually } from './helpers/wait.js';
 
@@ -42,6 +42,7 @@ function expectForkBlocked(
   bodies: Record<string, Body>,
   existingSticky: boolean,
 ): void {
+  expectNoCheckRunYet(OWNER, REPO, head);
   api()
     .post(`${PATH}/check-runs`, (b: Body) => b.head_sha === head)
     .reply(201, { id: checkRunId });

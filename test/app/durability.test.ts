@@ -10,6 +10,7 @@ import { handleRunJob } from '../../app/jobs/run-job.js';
 import { recoverRuns } from '../../app/jobs/sweep.js';
 import type { AppRuntime } from '../../app/runtime.js';
 import { getRun, prSubject, runsOf } from '../../app/store/runs.js';
+import { GitHubApiError } from '../../src/ports/github.js';
 import { freshDatabase, type TestDatabase } from './helpers/database.js';
 import { FakeGitHub } from './helpers/fake-github.js';
 import { recordingLane } from './helpers/lanes.js';
@@ -226,4 +227,34 @@ it('the sweep announces a check whose announcement was lost', async () => {
     [run!.id],
   );
   expect(queued.rows.map((r) => r.data)).toEqual([{ kind: 'announce', runId: run!.id }]);
+});
+
+it('an announcement retried after GitHub made the check run (its id never saved) takes that run, not a second', async () => {
+  const {
+    gh,
+    heads: [head],
+  } = await setup();
+  const p = await startTestRuntime({
+    storeUrl: db.url,
+    github: async () => gh,
+    providers: noBranches(),
+    workers: false,
+  });
+  runtimes.push(p);
+  await p.intake.pullRequest(opened('made-1', 6, head!));
+  const [run] = await runsOf(p.store.pool, prSubject(REPO_ID, 6));
+  // GitHub makes the run, then answers 502 (and the adapter's look for it failed too): the job fails.
+  const create = gh.createCheckRun.bind(gh);
+  gh.createCheckRun = async (...args) => {
+    await create(...args);
+    throw new GitHubApiError(502, 'GitHub API create check run failed (HTTP 502): Bad Gateway');
+  };
+  await expect(handleAnnounce(p.deps, { kind: 'announce', runId: run!.id })).rejects.toThrow('HTTP 502');
+  expect(await getRun(p.store.pool, run!.id)).toMatchObject({ checkRunId: null });
+  gh.createCheckRun = create;
+  // The queue's retry (or the sweep) announces it again.
+  await handleAnnounce(p.deps, { kind: 'announce', runId: run!.id });
+  const made = [...gh.checkRuns.entries()].filter(([, c]) => c.headSha === head);
+  expect(made).toHaveLength(1);
+  expect(await getRun(p.store.pool, run!.id)).toMatchObject({ checkRunId: made[0]![0] });
 });

@@ -30,7 +30,14 @@ export class FakeGitHub implements GitHubPort {
   readonly calls: FakeCall[] = [];
   readonly checkRuns = new Map<
     number,
-    { headSha: string; conclusion?: CheckConclusion; output: CheckOutput; detailsUrl?: string }
+    {
+      name?: string;
+      headSha: string;
+      externalId?: string;
+      conclusion?: CheckConclusion;
+      output: CheckOutput;
+      detailsUrl?: string;
+    }
   >();
   readonly tarballs = new Map<string, Buffer>();
   readonly permissions = new Map<string, Permission>();
@@ -48,8 +55,16 @@ export class FakeGitHub implements GitHubPort {
   ): Promise<number> {
     this.record('createCheckRun', repo, run);
     const id = ++lastId;
-    this.checkRuns.set(id, { headSha: run.headSha, output: run.output });
+    this.checkRuns.set(id, { name: run.name, headSha: run.headSha, externalId: run.externalId, output: run.output });
     return id;
+  }
+
+  async findCheckRun(repo: Repo, run: { name: string; headSha: string; externalId: string }): Promise<number | null> {
+    this.record('findCheckRun', repo, run);
+    const found = [...this.checkRuns.entries()].find(
+      ([, c]) => c.name === run.name && c.headSha === run.headSha && c.externalId === run.externalId,
+    );
+    return found ? found[0] : null;
   }
 
   async completeCheckRun(repo: Repo, id: number, result: CheckResult): Promise<void> {

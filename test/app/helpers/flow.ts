@@ -13,7 +13,15 @@ import { consortApp } from '../../../app/index.js';
 import { scenarioRepo, type ScenarioRepo } from '../../../src/demo/scenarios.js';
 import { ownLocalTestProvider, type TestProvider } from '../../helpers/servers.js';
 import { freshDatabase, type TestDatabase } from './database.js';
-import { api, expectTarball, forbidNetwork, githubLeftovers, restoreNetwork, testProbot } from './github.js';
+import {
+  api,
+  expectNoCheckRunYet,
+  expectTarball,
+  forbidNetwork,
+  githubLeftovers,
+  restoreNetwork,
+  testProbot,
+} from './github.js';
 import { appConfig, tarballOf } from './repo.js';
 import { startTestRuntime } from './runtime.js';
 import { eventually } from './wait.js';
@@ -172,6 +180,7 @@ export function setupFlow(): Flow {
     expectCheck(o) {
       const [owner, name, base] = [o.owner ?? OWNER, o.repo ?? REPO, o.base ?? repo.baseSha];
       const at = `/repos/${owner}/${name}`;
+      expectNoCheckRunYet(owner, name, o.head);
       api()
         .post(`${at}/check-runs`, (b: Body) => (b.head_sha === o.head ? ((o.bodies.created = b), true) : false))
         .reply(201, { id: o.checkRunId });

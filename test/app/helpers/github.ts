@@ -7,6 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { Probot, ProbotOctokit } from 'probot';
+import { CHECK_NAME } from '../../../app/check-output.js';
 import { INSTALLATION } from './payloads.js';
 import { gitObject } from './repo.js';
 
@@ -95,6 +96,17 @@ export function expectToken(scope: nock.Scope = api()): nock.Scope {
 }
 
 /** GET …/tarball/<sha>: GitHub answers 302 to codeload, which serves the archive. */
+/**
+ * The look for a check run an earlier attempt made (app/jobs/check.ts `ensureCheckRun`), answered
+ * with none: the commit's check runs of Consort's name.
+ */
+export function expectNoCheckRunYet(owner: string, repo: string, sha: string): void {
+  api()
+    .get(`/repos/${owner}/${repo}/commits/${sha}/check-runs`)
+    .query({ check_name: CHECK_NAME, filter: 'all', per_page: 100, page: 1 })
+    .reply(200, { total_count: 0, check_runs: [] });
+}
+
 export function expectTarball(owner: string, repo: string, sha: string, archive: Buffer): void {
   // The Git Trees API the App compares each tarball's migrations with (app/tree-check.ts), answered
   // from the repository the tarball was made of; as often as asked, never required.
