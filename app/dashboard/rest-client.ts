@@ -2,7 +2,8 @@
  * A small REST client for GitHub with a person's OAuth token (the dashboard acts as the signed-in
  * user when it writes an approval), shaped like Octokit's `request(route, params)` so the same
  * adapters serve an installation's Probot client and a user's. Route parameters fill `{name}`
- * placeholders (percent-encoded); the rest go in the query (GET) or the JSON body.
+ * placeholders (percent-encoded); the rest go in the query (GET) or the JSON body, but for Octokit's
+ * own options (`request`, `headers`, `mediaType`…), which are not sent.
  */
 import type { OctokitClient as OctokitLike } from '../../src/github/octokit.js';
 
@@ -16,11 +17,17 @@ export class GitHubRequestError extends Error {
   }
 }
 
+/** Options Octokit's `request` reads for itself rather than sending (@octokit/endpoint's `parse`). */
+const OCTOKIT_OPTIONS = ['request', 'headers', 'mediaType', 'baseUrl', 'method', 'url'] as const;
+
 export function restClient(apiUrl: string, token: string, fetcher: typeof fetch = globalThis.fetch): OctokitLike {
   return {
     async request(route, parameters = {}) {
       const [method = 'GET', template = ''] = route.split(' ');
       const rest: Record<string, unknown> = { ...parameters };
+      // Octokit's own options, never sent as parameters (Octokit drops them from query and body too):
+      // the adapter's creates pass `request: { retries: 0 }` for the retry plugin, which this client lacks.
+      for (const option of OCTOKIT_OPTIONS) delete rest[option];
       const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
         const value = rest[name];
         delete rest[name];
