@@ -5,13 +5,14 @@
  * responses are parsed with zod down to the fields used. Every failure becomes a GitHubApiError
  * carrying the HTTP status (the message never includes the token). A comment, a review or a check
  * run is created once (create-once.ts): after a 5xx or no answer, what GitHub may have made is
- * looked for before posting again.
+ * looked for (look-ups.ts) before posting again.
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
 import { boundBody } from './body-limit.js';
 import { annotationBatches, boundOutput } from './check-limits.js';
 import { createOnce, NO_RETRY } from './create-once.js';
+import { CheckRun, CheckRuns, Comments, lookUps, Reviews } from './look-ups.js';
 import { collaboratorPermission } from './permissions.js';
 import { GitHubApiError, type CheckOutput, type GitHubPort, type RepoRef } from '../ports/github.js';
 
@@ -37,33 +38,6 @@ const GitTree = z.object({
   truncated: z.boolean(),
 });
 const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
-const Comments = z.array(
-  z.object({
-    id: z.number(),
-    body: z.string().nullish(),
-    user: User,
-    html_url: z.string().optional(),
-    created_at: z.string().optional(),
-    updated_at: z.string().optional(),
-  }),
-);
-const Reviews = z.array(
-  z.object({
-    id: z.number(),
-    body: z.string(),
-    commit_id: z.string().nullable(),
-    html_url: z.string(),
-    submitted_at: z.string().optional(),
-  }),
-);
-const CheckRuns = z.object({
-  check_runs: z.array(z.object({ id: z.number(), head_sha: z.string(), external_id: z.string().nullable() })),
-});
-const CheckRun = z.object({
-  status: z.string(),
-  conclusion: z.string().nullable(),
-  output: z.object({ title: z.string().nullable() }),
-});
 const Membership = z.object({ state: z.string() });
 const Side = z.object({ ref: z.string(), sha: z.string(), repo: z.object({ full_name: z.string() }).nullable() });
 const Pull = z.object({
@@ -75,25 +49,6 @@ const Pull = z.object({
   head: Side,
   base: Side,
 });
-
-/** One page of comments is 100; past 50 pages (5,000 comments) the rest are not read. */
-const MAX_COMMENT_PAGES = 50;
-/** Pages of reviews (100 each) read when looking for one a failed create made. */
-const MAX_REVIEW_PAGES = 30;
-/** Pages of a commit's check runs of one name (100 each) read when looking for one a failed create made. */
-const MAX_CHECK_RUN_PAGES = 10;
-/**
- * How long before a failed create's answer (GitHub's `date`, else this machine's clock) what it
- * made may be dated: the request's own time (GitHub gives up on a request after 10 s) and clocks
- * that disagree. A comment or review with the same body that is older was an earlier one.
- */
-const CREATED_WITHIN_MS = 120_000;
-
-/** Bodies as GitHub keeps them: its line ends may be CRLF, trailing blanks dropped. */
-const sameBody = (stored: string | null | undefined, sent: string): boolean =>
-  (stored ?? '').replace(/\r\n/g, '\n').trimEnd() === sent.replace(/\r\n/g, '\n').trimEnd();
-const notBefore = (time: string | undefined, since: Date): boolean =>
-  time !== undefined && Date.parse(time) >= since.getTime() - CREATED_WITHIN_MS;
 
 const statusOf = (e: unknown): number =>
   typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : 0;
@@ -126,6 +81,7 @@ export interface AdapterOptions {
 }
 
 export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = {}): GitHubPort {
+  const look = lookUps(octokit);
   const once = <T>(post: () => Promise<T>, find: (since: Date) => Promise<T | null>) =>
     createOnce({
       post,
@@ -133,41 +89,6 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
       ...(options.retryAfterBaseMs !== undefined ? { retryAfterBaseMs: options.retryAfterBaseMs } : {}),
       ...(options.retries !== undefined ? { retries: options.retries } : {}),
     });
-  /** The issue's comments, oldest first, all pages (or those updated since `since`). */
-  const comments = async (repo: RepoRef, issue: number, since?: Date) => {
-    const all: z.infer<typeof Comments> = [];
-    for (let page = 1; page <= MAX_COMMENT_PAGES; page++) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-        ...at(repo),
-        issue_number: issue,
-        per_page: 100,
-        page,
-        ...(since ? { since: since.toISOString() } : {}),
-      });
-      const batch = Comments.parse(data);
-      all.push(...batch);
-      if (batch.length < 100) break;
-    }
-    return all;
-  };
-  /** A check run on `headSha` with this name and external_id (the first GitHub lists), or null. */
-  const findCheckRun = async (repo: RepoRef, run: { name: string; headSha: string; externalId: string }) => {
-    for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}/check-runs', {
-        ...at(repo),
-        ref: run.headSha,
-        check_name: run.name,
-        filter: 'all',
-        per_page: 100,
-        page,
-      });
-      const batch = CheckRuns.parse(data).check_runs;
-      const made = batch.find((c) => c.external_id === run.externalId && c.head_sha === run.headSha);
-      if (made) return made.id;
-      if (batch.length < 100) break;
-    }
-    return null;
-  };
   /** Add a batch of annotations to a run (GitHub appends them), its status left as it is. */
   const updateCheckRun = async (repo: RepoRef, id: number, output: CheckOutput): Promise<void> => {
     await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
@@ -179,7 +100,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
   return {
     listComments: (repo, issue) =>
       call('list issue comments', async () =>
-        (await comments(repo, issue)).map((c) => ({
+        (await look.comments(repo, issue)).map((c) => ({
           id: c.id,
           body: c.body ?? '',
           user: c.user ? { login: c.user.login, type: c.user.type ?? 'User' } : null,
@@ -205,13 +126,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             );
             return { id: r.id, url: r.html_url ?? '' };
           },
-          async (since) => {
-            const from = new Date(since.getTime() - CREATED_WITHIN_MS);
-            const made = (await comments(repo, issue, from))
-              .filter((c) => sameBody(c.body, text) && notBefore(c.created_at, since))
-              .at(-1);
-            return made ? { id: made.id, url: made.html_url ?? '' } : null;
-          },
+          (since) => look.comment(repo, issue, text, since),
         );
       }),
     updateComment: (repo, commentId, body) =>
@@ -295,25 +210,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             );
             return { id: r.id, url: r.html_url ?? '' };
           },
-          async (since) => {
-            // Oldest first ("in chronological order"): the last match is the newest.
-            let made: z.infer<typeof Reviews>[number] | undefined;
-            for (let page = 1; page <= MAX_REVIEW_PAGES; page++) {
-              const { data } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
-                ...at(repo),
-                pull_number: pull,
-                per_page: 100,
-                page,
-              });
-              const batch = Reviews.parse(data);
-              made =
-                batch
-                  .filter((r) => r.commit_id === commitId && sameBody(r.body, text) && notBefore(r.submitted_at, since))
-                  .at(-1) ?? made;
-              if (batch.length < 100) break;
-            }
-            return made ? { id: made.id, url: made.html_url } : null;
-          },
+          (since) => look.review(repo, pull, commitId, text, since),
         );
       }),
     setStatus: (repo, sha, s) =>
@@ -345,12 +242,12 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             return Id.parse(data).id;
           },
           // The run is known by its commit, name and external_id (the caller's id for this run).
-          () => findCheckRun(repo, run),
+          () => look.checkRun(repo, run),
         );
         for (const output of more) await updateCheckRun(repo, id, output);
         return id;
       }),
-    findCheckRun: (repo, run) => call('list check runs', () => findCheckRun(repo, run)),
+    findCheckRun: (repo, run) => call('list check runs', () => look.checkRun(repo, run)),
     completeCheckRun: (repo, id, result) =>
       call('complete check run', async () => {
         // More than 50 annotations: the run is updated with all but the last 50 first, then completed.
@@ -374,16 +271,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
         // completed as asked.
         await once(
           async () => (await complete(), true),
-          async () => {
-            const { data } = await octokit.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-              ...at(repo),
-              check_run_id: id,
-            });
-            const run = CheckRun.parse(data);
-            return run.status === 'completed' && run.conclusion === result.conclusion && run.output.title === last.title
-              ? true
-              : null;
-          },
+          async () => ((await look.completedAs(repo, id, result.conclusion, last.title)) ? true : null),
         );
       }),
     tarball: (repo, sha) =>
