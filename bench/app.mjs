@@ -93,6 +93,7 @@ async function main() {
   const created = new Map(); // head sha -> time the POST arrived
   const waiters = new Map();
   let nextId = 1;
+  const runs = []; // check runs made, for the App's look before it creates one
   const counts = { checkRunsCreated: 0, checkRunsCompleted: 0, comments: 0, tarballs: 0 };
   const github = http.createServer((req, res) => {
     const chunks = [];
@@ -105,11 +106,20 @@ async function main() {
         return json(201, { token: 'ghs_bench', expires_at: new Date(Date.now() + 3_600_000).toISOString() });
       if (req.method === 'POST' && url.pathname.endsWith('/check-runs')) {
         const at = performance.now();
-        const sha = JSON.parse(Buffer.concat(chunks).toString()).head_sha;
+        const body = JSON.parse(Buffer.concat(chunks).toString());
+        const sha = body.head_sha;
         counts.checkRunsCreated++;
         if (!created.has(sha)) created.set(sha, at);
         waiters.get(sha)?.(at);
-        return json(201, { id: nextId++ });
+        const run = { id: nextId++, name: body.name, head_sha: sha, external_id: body.external_id ?? null };
+        runs.push({ ...run, status: body.status ?? 'queued', conclusion: null });
+        return json(201, run);
+      }
+      // The App looks for a check run an earlier attempt made before it creates one.
+      const listed = /\/commits\/([^/]+)\/check-runs$/.exec(url.pathname);
+      if (req.method === 'GET' && listed) {
+        const mine = runs.filter((r) => r.head_sha === listed[1]);
+        return json(200, { total_count: mine.length, check_runs: mine });
       }
       if (req.method === 'PATCH' && /\/check-runs\/\d+$/.test(url.pathname))
         return (counts.checkRunsCompleted++, json(200, {}));

@@ -129,7 +129,8 @@ it('pair status and pair diff describe the pairing', async () => {
   expect(d).toMatchObject({ branch: 'feature-cli', parent: 'main', empty: false });
   expect((await cli('pair', 'diff')).stdout).toMatch(/\+ table public\.items/);
   const other = await cli('pair', 'status', '--git-branch', 'never/paired');
-  expect(other.stdout).toMatch(/not paired yet \(run consort pair\)/);
+  // The suggestion carries the -C the command was given.
+  expect(other.stdout).toMatch(/not paired yet \(run consort -C \S+ pair\)/);
 });
 
 it('a detached HEAD is an error that says what to do', async () => {
