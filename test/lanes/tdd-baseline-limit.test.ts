@@ -128,17 +128,21 @@ describe('a base migration past migrations.timeout', () => {
       "raise migrations.timeout in the Consort configuration of the pull request's base branch (main)",
     );
     expect(message).toContain("The limit is read from the pull request's base branch.");
-    expect(ms).toBeLessThan(10_000);
+    expect(ms).toBeLessThan(40_000); // the 1 s limit, not the hang (as above)
     expect(await baselines()).toEqual([]);
   }, 120_000);
 });
 
 describe("a run cancelled while its baseline's build runs", () => {
-  /** A base whose second migration sleeps 10 s, and no limit of its own that would end it (30m). */
+  /**
+   * A base whose second migration sleeps 30 s, and no limit of its own that would end it (30m): long
+   * enough that "ended at once" (under 20 s, a loaded box's child start included) cannot be the sleep's
+   * own end (a 10 s sleep against 8 s failed at load 8, the cancel working: 11.2 s).
+   */
   const slowBase = () => ({
     'migrations/1700000000000_base.sql': BASE,
     'migrations/1700000000001_slow.sql':
-      '-- Up Migration\nSELECT pg_sleep(10);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
+      '-- Up Migration\nSELECT pg_sleep(30);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
     '.github/consort.yml': CONFIG('30m'),
   });
 
@@ -156,7 +160,7 @@ describe("a run cancelled while its baseline's build runs", () => {
     };
     const { message, ms } = await build(await branchesOf(dir, { signal: controller.signal, migrations }));
     expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
-    expect(ms).toBeLessThan(8000);
+    expect(ms).toBeLessThan(20_000);
     expect(await baselines()).toEqual([]);
   }, 120_000);
 
@@ -168,8 +172,8 @@ describe("a run cancelled while its baseline's build runs", () => {
       clearTimeout(cancel),
     );
     expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
-    // Well before the 10 s sleep's end, with room for a loaded CI runner's start-up.
-    expect(ms).toBeLessThan(8000);
+    // Well before the 30 s sleep's end, with room for a loaded CI runner's start-up.
+    expect(ms).toBeLessThan(20_000);
     expect(await baselines()).toEqual([]);
     // Nothing half-built holds the next run: it builds the baseline through to the end.
     const next = await build(await branchesOf(dir));
