@@ -35,6 +35,11 @@ function proofBranch(s: ConductorState, purpose: ProofPurpose, n: number): strin
   return `${branchPrefix(s.feature)}-${s.cycle?.item.toLowerCase() ?? 'x'}-${purpose}-${n}`;
 }
 
+/** The branch RED's tree is proven again on, beside GREEN's proof on `branch`. */
+function recheckBranch(branch: string): string {
+  return `${branch}-r`;
+}
+
 function sandboxOf(s: ConductorState, item: string | null): string {
   return `${branchPrefix(s.feature)}-${item?.toLowerCase() ?? 'design'}`;
 }
@@ -60,7 +65,12 @@ function turnPlan(s: ConductorState, id: number, role: Role, step: TurnStep): Tu
     // The proof after this turn gets the next number (handed out when the turn is accepted).
     forkAhead:
       proof && s.cycle
-        ? { branch: proofBranch(s, proof, s.cycle.proofs + 1), use: 'proof' as const }
+        ? {
+            branch: proofBranch(s, proof, s.cycle.proofs + 1),
+            use: 'proof' as const,
+            // GREEN's proof proves RED's tree (this turn's base) again beside it: `prove` names its branch so.
+            ...(step === 'green' ? { recheck: recheckBranch(proofBranch(s, proof, s.cycle.proofs + 1)) } : {}),
+          }
         : next
           ? { branch: sandboxOf(s, next), use: 'sandbox' as const }
           : null,
@@ -123,7 +133,7 @@ export function prove(purpose: ProofPurpose) {
         forkAhead: sandbox ? { branch: sandboxOf(s, sandbox), use: 'sandbox' } : null,
         // The GREEN turn started from RED's code (a rejected attempt before it was reverted).
         ...(purpose === 'green' && s.pendingTurn?.base
-          ? { recheck: { commit: s.pendingTurn.base, branch: `${branch}-r` } }
+          ? { recheck: { commit: s.pendingTurn.base, branch: recheckBranch(branch) } }
           : {}),
       },
     ];

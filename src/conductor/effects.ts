@@ -26,7 +26,14 @@ export const TurnPlan = z.object({
    * A branch the driver may fork from the baseline while this turn runs: the proof's after a
    * RED/GREEN/REFACTOR turn, the next cycle's sandbox during a REVIEW. A hint; names stay the conductor's.
    */
-  forkAhead: z.object({ branch: z.string(), use: z.enum(['proof', 'sandbox']) }).nullable(),
+  forkAhead: z
+    .object({
+      branch: z.string(),
+      use: z.enum(['proof', 'sandbox']),
+      /** GREEN only: the branch RED's tree is proven again on beside the proof (the prove effect's `recheck`). */
+      recheck: z.string().optional(),
+    })
+    .nullable(),
   /** One of N competing GREEN attempts, with the branch its proof runs on. */
   experiment: z
     .object({ index: z.number().int().min(1), of: z.number().int().min(2), proofBranch: z.string() })

@@ -693,6 +693,28 @@ describe('transition routing goldens', () => {
   });
 });
 
+describe('branches forked ahead of their proofs', () => {
+  it("a GREEN turn names both branches its proof runs on: its own and RED's tree's beside it", () => {
+    const green = playUntil(atTurn('driver', 'green'));
+    const plan = turnOf(green);
+    const proof = proofOf(transition(green.state, finished(turnFor(plan))));
+    expect(proof).toMatchObject({ purpose: 'green', recheck: { branch: 'f001-t1-green-2-r' } });
+    expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof', recheck: proof.recheck!.branch });
+  });
+
+  it.each([
+    ['navigator', 'red'],
+    ['driver', 'refactor'],
+  ])('a %s %s turn forks its proof ahead, with nothing beside it', (role, step) => {
+    const t = playUntil(atTurn(role, step));
+    const plan = turnOf(t);
+    const changes = step === 'refactor' ? [{ path: 'src/phones.js', status: 'modified' as const }] : undefined;
+    const proof = proofOf(transition(t.state, finished(turnFor(plan, changes ? { changes } : {}))));
+    expect(proof.recheck ?? null).toBeNull();
+    expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof' });
+  });
+});
+
 describe('experiments: competing GREEN attempts', () => {
   const p = policy({ experiments: 3 });
   const atExperiments = (t: Transition) => action(t)?.type === 'run-experiments';

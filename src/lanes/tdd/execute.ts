@@ -220,7 +220,8 @@ export async function performAction(
         ...(recheck ? { recheck: recheck.outcome } : {}),
         timing,
       }),
-      spent: { agentMs: 0, suiteMs: run.suiteMs },
+      // Side by side, the suites' time is the longer one's: the conductor's share is what waits beyond it.
+      spent: { agentMs: 0, suiteMs: Math.max(run.suiteMs, recheck?.suiteMs ?? 0) },
     };
   }
   const reading = await ctx.time('gate', () =>

@@ -138,6 +138,8 @@ export async function runTurn(
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
+  // GREEN's proof re-proves RED's tree (this turn's base, the working tree now) beside it: its branch too.
+  if (plan.forkAhead?.recheck) ctx.branches.prefork(plan.forkAhead.recheck, 'proof');
   // So is the proof's worktree, at the base: the proof moves it to the turn's commit.
   if (plan.forkAhead?.use === 'proof') ctx.trees?.prepare(base);
   return turnAt(ctx, plan, base, { branch: () => sandbox, transcripts: ctx.store });
