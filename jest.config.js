@@ -22,6 +22,9 @@ export default {
   // initdb'd template), and the system server or its stand-in: see test/setup/clusters.ts.
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
+  // Slowest files first, by jest's own timings or, on a machine without them (CI's fresh checkout),
+  // by the committed test/setup/durations.json (scripts/test-durations.mjs regenerates it).
+  testSequencer: '<rootDir>/test/setup/sequencer.mjs',
   // Four workers on the 2-core machines this runs on (jest's default there is one): most of a
   // file's time is spent waiting on PostgreSQL, git and child suites, which other files fill. The
   // whole suite on the idle 2-core box, 2026-12-01: 305.8 s with two workers, 264.9 s with three;
