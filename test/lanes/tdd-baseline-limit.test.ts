@@ -12,7 +12,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { BranchKit, Branches } from '../../src/lanes/tdd/database.js';
 import { execFileAsync } from '../helpers/exec-file.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { laneBranches, tddAdapters } from '../helpers/tdd.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -135,16 +135,19 @@ describe('a base migration past migrations.timeout', () => {
 
 describe("a run cancelled while its baseline's build runs", () => {
   /**
-   * A base whose second migration sleeps 30 s, and no limit of its own that would end it (30m): long
-   * enough that "ended at once" (under 20 s, a loaded box's child start included) cannot be the sleep's
-   * own end (a 10 s sleep against 8 s failed at load 8, the cancel working: 11.2 s).
+   * A base whose second migration sleeps 10 minutes while the database `hang` names exists on the
+   * server (made here, dropped before a run that should build through), and no limit of its own
+   * that would end it (30m): "ended at once" (under 60 s, a loaded box's child start included)
+   * cannot be the sleep's own end, and the next run does not wait for it.
    */
+  const hang = () => `${t.namespace}_tdd_limit_hang`;
   const slowBase = () => ({
     'migrations/1700000000000_base.sql': BASE,
-    'migrations/1700000000001_slow.sql':
-      '-- Up Migration\nSELECT pg_sleep(30);\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n',
+    'migrations/1700000000001_slow.sql': `-- Up Migration\nSELECT pg_sleep(600) FROM pg_database WHERE datname = '${hang()}';\nCREATE TABLE slow (id int);\n-- Down Migration\nDROP TABLE slow;\n`,
     '.github/consort.yml': CONFIG('30m'),
   });
+  beforeEach(() => query(t.adminUrl, `CREATE DATABASE "${hang()}"`));
+  afterEach(() => query(t.adminUrl, `DROP DATABASE IF EXISTS "${hang()}"`));
 
   it('starts no base migration once cancelled (a cancel before they reached the migrations process)', async () => {
     const dir = await repo(slowBase());
@@ -160,7 +163,7 @@ describe("a run cancelled while its baseline's build runs", () => {
     };
     const { message, ms } = await build(await branchesOf(dir, { signal: controller.signal, migrations }));
     expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
-    expect(ms).toBeLessThan(20_000);
+    expect(ms).toBeLessThan(60_000);
     expect(await baselines()).toEqual([]);
   }, 120_000);
 
@@ -172,10 +175,11 @@ describe("a run cancelled while its baseline's build runs", () => {
       clearTimeout(cancel),
     );
     expect(message).toBe("The TDD lane's baseline database was not built: the run was cancelled.");
-    // Well before the 30 s sleep's end, with room for a loaded CI runner's start-up.
-    expect(ms).toBeLessThan(20_000);
+    // Long before the 10-minute sleep's end, with room for a loaded CI runner's start-up.
+    expect(ms).toBeLessThan(60_000);
     expect(await baselines()).toEqual([]);
-    // Nothing half-built holds the next run: it builds the baseline through to the end.
+    // Nothing half-built holds the next run: it builds the baseline through to the end (no sleep now).
+    await query(t.adminUrl, `DROP DATABASE "${hang()}"`);
     const next = await build(await branchesOf(dir));
     expect(next.message).toMatch(/^built baseline-/);
     expect(await baselines()).toHaveLength(1);
