@@ -227,17 +227,24 @@ export async function checkPage(
   offset: number,
   limit: number,
 ): Promise<{ rows: CheckRow[]; total: number }> {
-  const [{ rows }, { rows: count }] = await Promise.all([
-    db.query(
-      `SELECT run_id, pr, head_sha, conclusion, started_at, duration_ms, report -> 'stages' AS stages_only FROM consort_app.check_history
-       WHERE repository_id = $1 ORDER BY run_id DESC OFFSET $2 LIMIT $3`,
-      [repositoryId, offset, limit],
-    ),
-    db.query('SELECT count(*) AS n FROM consort_app.check_history WHERE repository_id = $1', [repositoryId]),
-  ]);
+  // One statement, so the page and the count are read from one snapshot: two queries side by side
+  // (each on a pool connection of its own) could count a check recorded between them that the page
+  // had not seen (total 1, no row). A page past the end is the count's row alone.
+  const { rows } = await db.query(
+    `SELECT t.total, p.run_id, p.pr, p.head_sha, p.conclusion, p.started_at, p.duration_ms, p.stages_only
+     FROM (SELECT count(*) AS total FROM consort_app.check_history WHERE repository_id = $1) t
+     LEFT JOIN LATERAL (
+       SELECT run_id, pr, head_sha, conclusion, started_at, duration_ms, report -> 'stages' AS stages_only
+       FROM consort_app.check_history WHERE repository_id = $1 ORDER BY run_id DESC OFFSET $2 LIMIT $3
+     ) p ON true
+     ORDER BY p.run_id DESC`,
+    [repositoryId, offset, limit],
+  );
   return {
-    rows: rows.map((r) => toCheck({ ...r, report: r.stages_only === null ? null : { stages: r.stages_only } })),
-    total: num(count[0]?.n ?? 0),
+    rows: rows
+      .filter((r) => r.run_id !== null)
+      .map((r) => toCheck({ ...r, report: r.stages_only === null ? null : { stages: r.stages_only } })),
+    total: num(rows[0]?.total ?? 0),
   };
 }
 
