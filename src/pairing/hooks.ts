@@ -6,7 +6,11 @@
  *    renames it back, so it returns byte for byte with its mode.
  *  - `append` (husky, whose `.husky/_/*` are regenerated and find the user hook by `$0`): a marked
  *    block is appended to the user hook `.husky/<hook>`; the original bytes are kept under
- *    `.git/consort/hooks/` and restored on uninstall when the file was not edited since.
+ *    `.git/consort/hooks/` and restored on uninstall when the file was not edited since. The
+ *    `.husky/` files are usually tracked, so the block names nothing of this machine: it runs
+ *    `.git/consort/hooks/<hook>` (this clone's, untracked) when that is there, and that script
+ *    holds this machine's Node and Consort. A committed block does nothing on a clone that did not
+ *    install the hooks.
  * The hook itself only starts `hook-main.js`, which returns within milliseconds.
  */
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -98,8 +102,22 @@ function chainScript(runner: HookRunner, hook: PairingHook): string {
   ].join('\n');
 }
 
-function appendBlock(runner: HookRunner, hook: PairingHook): string {
-  return `${BEGIN}\n${runLine(runner, hook)}\n${END}\n`;
+/** The block appended to a husky hook: the same on every machine (see the top of this file). */
+function appendBlock(hook: PairingHook): string {
+  const run = `(consort_hook="$(git rev-parse --git-common-dir 2>/dev/null)/consort/hooks/${hook}" && [ -x "$consort_hook" ] && exec "$consort_hook" "$@") || true`;
+  return `${BEGIN}\n${run}\n${END}\n`;
+}
+
+/** This clone's script the husky block runs: `.git/consort/hooks/<hook>`. */
+const cloneRunner = (gitDir: string, hook: PairingHook): string => path.join(stateDir(gitDir), 'hooks', hook);
+
+function cloneRunnerScript(runner: HookRunner, hook: PairingHook): string {
+  return [
+    '#!/bin/sh',
+    `# ${MARKER}: run by the consort block in the husky hook ${hook} of this clone (consort hooks install).`,
+    runLine(runner, hook),
+    '',
+  ].join('\n');
 }
 
 async function readMaybe(file: string): Promise<string | undefined> {
@@ -165,8 +183,18 @@ export async function installHooks(
         await writeFile(file, script);
       }
     } else {
-      const block = appendBlock(runner, hook);
-      if (current?.includes(block)) outcome = 'unchanged';
+      const block = appendBlock(hook);
+      const script = cloneRunnerScript(runner, hook);
+      const own = cloneRunner(gitDir, hook);
+      const ownCurrent = await readMaybe(own);
+      if (ownCurrent !== script) {
+        await mkdir(path.dirname(own), { recursive: true });
+        await writeFile(own, script, { mode: 0o755 });
+        await chmod(own, 0o755);
+      }
+      // A block already there (committed by a teammate) with no script of this clone's yet: installed here now.
+      if (current?.includes(block))
+        outcome = ownCurrent === script ? 'unchanged' : ownCurrent === undefined ? 'installed' : 'updated';
       else if (current?.includes(BEGIN)) {
         outcome = 'updated';
         await writeFile(
@@ -212,6 +240,7 @@ export async function uninstallHooks(
       outcome = await removeBlock(file, current, await readMaybe(originalCopy(gitDir, hook)));
       await rm(originalCopy(gitDir, hook), { force: true });
     }
+    if (place.mode === 'append') await rm(cloneRunner(gitDir, hook), { force: true });
     hooks.push({ hook, file, outcome });
   }
   return { place, hooks };
@@ -251,7 +280,9 @@ export async function hooksStatus(root: string, logLines = 20): Promise<HookStat
     const file = path.join(place.dir, hook);
     const content = (await readMaybe(file)) ?? '';
     const installed = place.mode === 'chain' ? content.includes(MARKER) : content.includes(BEGIN);
-    const entry = /\[ -f '([^']+)' \]/.exec(content)?.[1];
+    // husky's block runs this clone's script, which names the runner (a block from before names it itself).
+    const own = place.mode === 'append' ? ((await readMaybe(cloneRunner(gitDir, hook))) ?? '') : '';
+    const entry = /\[ -f '([^']+)' \]/.exec(`${own}\n${content}`)?.[1];
     hooks.push({
       hook,
       file,

@@ -200,6 +200,13 @@ describe('hook managers', () => {
     const installed = await installHooks(root, runner);
     expect(installed.place).toMatchObject({ manager: 'husky', mode: 'append', dir: path.join(root, '.husky') });
     expect((await installHooks(root, runner)).hooks.map((h) => h.outcome)).toEqual(['unchanged', 'unchanged']);
+    // The .husky/ files are tracked: what is appended names nothing of this machine (its Node, this
+    // Consort, this clone); that is in the clone's own .git/consort/hooks/<hook>.
+    for (const hook of ['post-checkout', 'post-merge']) {
+      const tracked = await readFile(path.join(root, '.husky', hook), 'utf8');
+      for (const local of [runner.node, runner.entry, root]) expect(tracked).not.toContain(local);
+      expect(await readFile(path.join(root, '.git', 'consort', 'hooks', hook), 'utf8')).toContain(runner.entry);
+    }
     const since = new Date().toISOString();
     await git(root, 'checkout', '-q', '-b', 'husky-branch');
     expect((await lastRun(root, 'husky-branch', since)).ok).toBe(true);
@@ -209,6 +216,34 @@ describe('hook managers', () => {
     expect((await uninstallHooks(root)).hooks.map((h) => h.outcome)).toEqual(['restored', 'removed']);
     expect(await readFile(path.join(root, '.husky', 'post-checkout'), 'utf8')).toBe(userHook);
     await expect(access(path.join(root, '.husky', 'post-merge'))).rejects.toThrow();
+    await expect(access(path.join(root, '.git', 'consort', 'hooks', 'post-checkout'))).rejects.toThrow();
+  });
+
+  it('husky: a block committed by a teammate does nothing on a clone without the hooks, and pairs once installed there', async () => {
+    const root = await repo();
+    await mkdir(path.join(root, '.husky', '_'), { recursive: true });
+    await writeFile(
+      path.join(root, '.husky', '_', 'h'),
+      '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n',
+      { mode: 0o755 },
+    );
+    for (const hook of ['post-checkout', 'post-merge'])
+      await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', {
+        mode: 0o755,
+      });
+    await git(root, 'config', 'core.hooksPath', '.husky/_');
+    await installHooks(root, runner);
+    await git(root, 'add', '.husky/post-checkout', '.husky/post-merge');
+    await git(root, 'commit', '-qm', 'the pairing block, committed');
+    // The teammate's clone: the block is there, this clone's script is not (no install yet).
+    await rm(path.join(root, '.git', 'consort', 'hooks'), { recursive: true, force: true });
+    await git(root, 'checkout', '-q', '-b', 'before-install'); // under husky's `sh -e`: the block must not fail it
+    expect(await git(root, 'branch', '--show-current')).toBe('before-install');
+    expect((await installHooks(root, runner)).hooks.map((h) => h.outcome)).toEqual(['installed', 'installed']);
+    expect(await git(root, 'status', '--porcelain', '--untracked-files=no', '.husky')).toBe(''); // nothing tracked changed
+    const since = new Date().toISOString();
+    await git(root, 'checkout', '-q', '-b', 'after-install');
+    expect((await lastRun(root, 'after-install', since)).ok).toBe(true);
   });
 
   it('core.hooksPath directory: chains there; a failing pairing never fails the checkout and is logged', async () => {
