@@ -4,13 +4,14 @@
  * turn-markdown.ts), but a body that quotes what people or agents wrote — a command's reply quoting
  * a comment that is itself at the limit, an error message, a list of branches — can still pass it,
  * and a refused reply is no answer at all (its job is retried and refused again). So every body is
- * bounded once, where it leaves for GitHub, and a cut body says that it was cut.
+ * bounded once, where it leaves for GitHub, and a cut body says that it was cut. A body that is
+ * created (not edited) also carries its post marker, outside what is bounded (post-marker.ts).
  */
 import { clipChars } from './check-limits.js';
 
 /** In UTF-16 units, which are never fewer than the characters GitHub counts. */
 export const COMMENT_BODY_CHARS = 65_536;
 
-const NOTE = "\n\n_… cut to fit GitHub's limit._";
+export const CUT_NOTE = "\n\n_… cut to fit GitHub's limit._";
 
-export const boundBody = (body: string): string => clipChars(body, COMMENT_BODY_CHARS, NOTE);
+export const boundBody = (body: string): string => clipChars(body, COMMENT_BODY_CHARS, CUT_NOTE);

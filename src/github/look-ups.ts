@@ -1,12 +1,15 @@
 /**
  * The look-ups of create-once.ts for the adapter (octokit.ts): after a create that failed with a
- * 5xx or no answer, what that attempt may have made — a comment by its body among the issue's
- * latest, a review by its commit and body, a check run by its commit, name and external_id, a
- * check run's completion by its status, conclusion and title. Also the issue's comments, all pages.
+ * 5xx or no answer, what that attempt may have made — a comment by its post marker among the
+ * issue's latest, a review by its commit and post marker (post-marker.ts: never by the body, which
+ * someone else's post or a second post of ours may share), a check run by its commit, name and
+ * external_id, a check run's completion by its status, conclusion and title. Also the issue's
+ * comments, all pages.
  */
 import { z } from 'zod';
 import type { Created, RepoRef } from '../ports/github.js';
 import type { OctokitClient } from './octokit.js';
+import { hasPostMarker } from './post-marker.js';
 
 const User = z.object({ login: z.string(), type: z.string().optional() }).nullable();
 export const Comments = z.array(
@@ -46,15 +49,9 @@ const MAX_CHECK_RUN_PAGES = 10;
 /**
  * How long before a failed create's answer (GitHub's `date`, else this machine's clock) what it
  * made may be dated: the request's own time (GitHub gives up on a request after 10 s) and clocks
- * that disagree. A comment or review with the same body that is older was an earlier one.
+ * that disagree. Only the issue's comments updated since then are read.
  */
 const CREATED_WITHIN_MS = 120_000;
-
-/** Bodies as GitHub keeps them: its line ends may be CRLF, trailing blanks dropped. */
-const sameBody = (stored: string | null | undefined, sent: string): boolean =>
-  (stored ?? '').replace(/\r\n/g, '\n').trimEnd() === sent.replace(/\r\n/g, '\n').trimEnd();
-const notBefore = (time: string | undefined, since: Date): boolean =>
-  time !== undefined && Date.parse(time) >= since.getTime() - CREATED_WITHIN_MS;
 
 /** Only owner and repo go into a request: callers may pass a richer record. */
 const at = (repo: RepoRef): RepoRef => ({ owner: repo.owner, repo: repo.repo });
@@ -78,22 +75,28 @@ export function lookUps(octokit: OctokitClient) {
     return all;
   };
 
+  const checkRun = async (repo: RepoRef, id: number) =>
+    CheckRun.parse(
+      (
+        await octokit.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+          ...at(repo),
+          check_run_id: id,
+        })
+      ).data,
+    );
+
   return {
     comments,
 
-    /** The newest comment with this body written since shortly before `since`, or null. */
-    async comment(repo: RepoRef, issue: number, text: string, since: Date): Promise<Created | null> {
+    /** The comment carrying `marker` (post-marker.ts) written since shortly before `since`, or null. */
+    async comment(repo: RepoRef, issue: number, marker: string, since: Date): Promise<Created | null> {
       const from = new Date(since.getTime() - CREATED_WITHIN_MS);
-      const made = (await comments(repo, issue, from))
-        .filter((c) => sameBody(c.body, text) && notBefore(c.created_at, since))
-        .at(-1);
+      const made = (await comments(repo, issue, from)).find((c) => hasPostMarker(c.body, marker));
       return made ? { id: made.id, url: made.html_url ?? '' } : null;
     },
 
-    /** The newest review on `commitId` with this body submitted since shortly before `since`, or null. */
-    async review(repo: RepoRef, pull: number, commitId: string, text: string, since: Date): Promise<Created | null> {
-      // Oldest first ("in chronological order"): the last match is the newest.
-      let made: z.infer<typeof Reviews>[number] | undefined;
+    /** The review on `commitId` carrying `marker` (post-marker.ts), or null. */
+    async review(repo: RepoRef, pull: number, commitId: string, marker: string): Promise<Created | null> {
       for (let page = 1; page <= MAX_REVIEW_PAGES; page++) {
         const { data } = await octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews', {
           ...at(repo),
@@ -102,13 +105,11 @@ export function lookUps(octokit: OctokitClient) {
           page,
         });
         const batch = Reviews.parse(data);
-        made =
-          batch
-            .filter((r) => r.commit_id === commitId && sameBody(r.body, text) && notBefore(r.submitted_at, since))
-            .at(-1) ?? made;
+        const made = batch.find((r) => r.commit_id === commitId && hasPostMarker(r.body, marker));
+        if (made) return { id: made.id, url: made.html_url };
         if (batch.length < 100) break;
       }
-      return made ? { id: made.id, url: made.html_url } : null;
+      return null;
     },
 
     /** A check run on `headSha` with this name and external_id (the first GitHub lists), or null. */
@@ -132,11 +133,7 @@ export function lookUps(octokit: OctokitClient) {
 
     /** Whether the check run `id` is completed with this conclusion and output title. */
     async completedAs(repo: RepoRef, id: number, conclusion: string, title: string): Promise<boolean> {
-      const { data } = await octokit.request('GET /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-        ...at(repo),
-        check_run_id: id,
-      });
-      const run = CheckRun.parse(data);
+      const run = await checkRun(repo, id);
       return run.status === 'completed' && run.conclusion === conclusion && run.output.title === title;
     },
   };

@@ -5,7 +5,8 @@
  * responses are parsed with zod down to the fields used. Every failure becomes a GitHubApiError
  * carrying the HTTP status (the message never includes the token). A comment, a review or a check
  * run is created once (create-once.ts): after a 5xx or no answer, what GitHub may have made is
- * looked for (look-ups.ts) before posting again.
+ * looked for (look-ups.ts) before posting again — a comment or review by the post marker it carries
+ * (post-marker.ts).
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
@@ -14,6 +15,7 @@ import { annotationBatches, boundOutput } from './check-limits.js';
 import { createOnce, NO_RETRY } from './create-once.js';
 import { CheckRun, CheckRuns, Comments, lookUps, Reviews } from './look-ups.js';
 import { collaboratorPermission } from './permissions.js';
+import { markedBody } from './post-marker.js';
 import { GitHubApiError, type CheckOutput, type GitHubPort, type RepoRef } from '../ports/github.js';
 
 export type Route = keyof Endpoints;
@@ -111,7 +113,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
       ),
     createComment: (repo, issue, body) =>
       call('create issue comment', () => {
-        const text = boundBody(body);
+        const { body: text, marker } = markedBody(body);
         return once(
           async () => {
             const r = Created.parse(
@@ -126,7 +128,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             );
             return { id: r.id, url: r.html_url ?? '' };
           },
-          (since) => look.comment(repo, issue, text, since),
+          async (since) => (marker === null ? null : look.comment(repo, issue, marker, since)),
         );
       }),
     updateComment: (repo, commentId, body) =>
@@ -193,7 +195,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
       }),
     review: (repo, pull, commitId, body) =>
       call('create review', () => {
-        const text = boundBody(body);
+        const { body: text, marker } = markedBody(body);
         return once(
           async () => {
             const r = Created.parse(
@@ -210,7 +212,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
             );
             return { id: r.id, url: r.html_url ?? '' };
           },
-          (since) => look.review(repo, pull, commitId, text, since),
+          async () => (marker === null ? null : look.review(repo, pull, commitId, marker)),
         );
       }),
     setStatus: (repo, sha, s) =>

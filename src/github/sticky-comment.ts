@@ -5,6 +5,7 @@
  * own marker, so on a repository that runs both the two comments never overwrite each other.
  */
 import type { GitHubPort, IssueComment, RepoRef } from '../ports/github.js';
+import { withoutPostMarker } from './post-marker.js';
 
 export const CHECK_COMMENT_MARKER = '<!-- consort:check -->';
 
@@ -60,7 +61,8 @@ export function planSticky(comments: readonly IssueComment[], markdown: string, 
   // Only those posted by the same account as the sticky one (without selfLogin, any bot counts as ours).
   const duplicates = later.filter((c) => c.user?.login === ours?.user?.login).map((c) => c.id);
   if (!ours) return { action: 'create', body, duplicates };
-  return ours.body === body
+  // The comment as created ends with its post marker (post-marker.ts), which an edit drops.
+  return withoutPostMarker(ours.body) === body
     ? { action: 'unchanged', commentId: ours.id, duplicates }
     : { action: 'update', commentId: ours.id, body, duplicates };
 }

@@ -8,7 +8,10 @@ import {
   upsertStickyComment,
   withMarker,
 } from '../../src/github/sticky-comment.js';
+import { createOctokitClient } from '../../src/github/client.js';
+import { octokitGitHub } from '../../src/github/octokit.js';
 import type { GitHubPort, IssueComment, RepoRef } from '../../src/ports/github.js';
+import { startFakeGitHub, postedText } from '../helpers/fake-github.js';
 
 const M = CHECK_COMMENT_MARKER;
 const BOT = { login: 'github-actions[bot]', type: 'Bot' };
@@ -152,6 +155,49 @@ describe('upsertStickyComment', () => {
     });
     expect(f.calls).toEqual(['list 5', 'delete 4', 'update 3']);
     expect(f.comments.map((c) => c.body)).toEqual([`${M}\nthree`]);
+  });
+});
+
+describe('the sticky comment and the post marker every created comment ends with (src/github/post-marker.ts)', () => {
+  const POST = '<!-- consort:post 1b4e28ba-2fa1-11d2-883f-0016d3cca427 -->';
+
+  it('a comment as created (its text, then its post marker) with the same text is unchanged', () => {
+    expect(planSticky([comment(1, `${M}\nreport\n\n${POST}`)], 'report', { marker: M })).toEqual({
+      action: 'unchanged',
+      commentId: 1,
+      duplicates: [],
+    });
+    expect(planSticky([comment(1, `${M}\nreport\n\n${POST}`)], 'other', { marker: M })).toMatchObject({
+      action: 'update',
+      body: `${M}\nother`,
+    });
+  });
+
+  it('through the adapter on the GitHub stand-in: created with its marker first, found again, left unchanged', async () => {
+    const fake = await startFakeGitHub('o', 'r');
+    try {
+      const gh = octokitGitHub(createOctokitClient({ token: 'ghs_test', apiUrl: fake.url, writePacing: 'none' }));
+      const repo = { owner: 'o', repo: 'r' };
+      expect(await upsertStickyComment(gh, repo, 5, '## Consort: passed', { marker: M })).toMatchObject({
+        action: 'create',
+      });
+      const [made] = fake.comments;
+      expect(postedText(made!.body)).toBe(`${M}\n## Consort: passed`);
+      expect(await upsertStickyComment(gh, repo, 5, '## Consort: passed', { marker: M })).toEqual({
+        action: 'unchanged',
+        commentId: made!.id,
+        url: null,
+      });
+      expect(await upsertStickyComment(gh, repo, 5, '## Consort: failed', { marker: M })).toMatchObject({
+        action: 'update',
+        commentId: made!.id,
+      });
+      expect(fake.comments.map((c) => c.body)).toEqual([`${M}\n## Consort: failed`]);
+      expect(fake.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET', 'GET', 'PATCH']);
+      expect(fake.unexpected).toEqual([]);
+    } finally {
+      await fake.close();
+    }
   });
 });
 

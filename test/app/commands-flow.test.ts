@@ -13,6 +13,7 @@ import { api, expectNoCheckRunYet, expectToken } from './helpers/github.js';
 import { OWNER, PATH, REPO, REPO_ID, setupFlow, type Body } from './helpers/flow.js';
 import { commentPayload, delivery, pullRequestPayload } from './helpers/payloads.js';
 import { eventually } from './helpers/wait.js';
+import { postedText } from '../helpers/fake-github.js';
 
 const flow = setupFlow();
 const PR = 7;
@@ -26,7 +27,7 @@ function expectPermission(user: string, reply: { status: number; permission?: st
 
 function expectReply(into: { body?: string }, id: number): void {
   api()
-    .post(`${PATH}/issues/${PR}/comments`, (b: { body: string }) => ((into.body = b.body), true))
+    .post(`${PATH}/issues/${PR}/comments`, (b: { body: string }) => ((into.body = postedText(b.body)), true))
     .reply(201, { id });
 }
 

@@ -5,14 +5,15 @@
  * object, not a second from a retry — on the Action's client (src/github/client.ts) and on the App's
  * (Probot's Octokit with app/octokit.ts' policy), whose retry plugins repeat any 5xx by default.
  */
+import type { Endpoints, RequestParameters } from '@octokit/types';
 import { ProbotOctokit } from 'probot';
 import { consortOctokit, DEFAULT_OCTOKIT_POLICY } from '../../app/octokit.js';
 import { appGitHub } from '../../app/github.js';
 import { createOctokitClient } from '../../src/github/client.js';
-import { octokitGitHub } from '../../src/github/octokit.js';
+import { octokitGitHub, type Route } from '../../src/github/octokit.js';
 import type { GitHubPort } from '../../src/ports/github.js';
 import { installAppRoutes, TOKEN, type AppRoutes } from '../app/helpers/app-routes.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { startFakeGitHub, postedText, type FakeGitHub } from '../helpers/fake-github.js';
 
 const OWNER = 'octo-org';
 const REPO = 'octo-repo';
@@ -56,24 +57,38 @@ afterEach(() => {
   expect(fake.unexpected).toEqual([]);
 });
 
+/** The Action's adapter, with `before` run before each of its reads (what GitHub got meanwhile). */
+function lookingAfter(before: () => void): GitHubPort {
+  const client = createOctokitClient({ token: TOKEN, apiUrl: fake.url, writePacing: 'none' });
+  return octokitGitHub(
+    {
+      request: <R extends Route>(route: R, parameters: Endpoints[R]['parameters'] & RequestParameters) => {
+        if (route.startsWith('GET ')) before();
+        return client.request(route, parameters);
+      },
+    },
+    { retryAfterBaseMs: 1 },
+  );
+}
+
 const calls = () => fake.requests.map((r) => `${r.method} ${r.path.replace(/\?.*/, '')} ${r.status ?? '-'}`);
 const at = `/repos/${OWNER}/${REPO}`;
 
 describe('a create GitHub made before answering 502 is not made twice (the Action’s client)', () => {
-  it('an issue comment: looked for among the comments since the failure, found, not posted again', async () => {
+  it('an issue comment: looked for among the comments since the failure by its post marker, found, not posted again', async () => {
     fake.failAfterNext = 1;
     const c = await action.createComment(R, 7, '@mona, checking `6dcb09b`.');
-    expect(fake.comments.map((x) => [x.id, x.body])).toEqual([[c.id, '@mona, checking `6dcb09b`.']]);
+    expect(fake.comments.map((x) => [x.id, postedText(x.body)])).toEqual([[c.id, '@mona, checking `6dcb09b`.']]);
     expect(c.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#issuecomment-${c.id}`);
     expect(calls()).toEqual([`POST ${at}/issues/7/comments 502`, `GET ${at}/issues/7/comments 200`]);
     // Only the comments of the last minutes are asked for.
     expect(new URL(fake.requests[1]!.path, fake.url).searchParams.get('since')).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
-  it('a review: found among the pull request’s reviews by its commit and body', async () => {
+  it('a review: found among the pull request’s reviews by its commit and post marker', async () => {
     fake.failAfterNext = 1;
     const r = await action.review(R, 7, HEAD, 'Turn 3: made it pass.');
-    expect(fake.reviews).toEqual([
+    expect(fake.reviews.map((x) => ({ ...x, body: postedText(x.body) }))).toEqual([
       { id: r.id, pr: 7, commitId: HEAD, body: 'Turn 3: made it pass.', event: 'COMMENT' },
     ]);
     expect(calls()).toEqual([`POST ${at}/pulls/7/reviews 502`, `GET ${at}/pulls/7/reviews 200`]);
@@ -177,6 +192,56 @@ describe('a create GitHub made before answering 502 is not made twice (the Actio
     const c = await action.createComment(R, 7, '@mona, retrying.');
     expect(c.id).not.toBe(old.id);
     expect(fake.comments.map((x) => x.id)).toEqual([old.id, c.id]);
+  });
+
+  it('a comment with the same text by someone else since shortly before is not taken for ours: ours is posted', async () => {
+    fake.seed({ issue: 7, body: 'Consort: passed', user: { login: 'mona', id: 2, type: 'User' } });
+    fake.seed({ issue: 7, body: 'Consort: passed', user: { login: 'other-bot[bot]', id: 3, type: 'Bot' } });
+    fake.failNext = 1;
+    const c = await action.createComment(R, 7, 'Consort: passed');
+    expect(fake.comments.map((x) => x.user.login)).toEqual(['mona', 'other-bot[bot]', 'github-actions[bot]']);
+    expect(fake.comments.at(-1)!.id).toBe(c.id);
+    expect(postedText(fake.comments.at(-1)!.body)).toBe('Consort: passed');
+    expect(calls()).toEqual([
+      `POST ${at}/issues/7/comments 502`,
+      `GET ${at}/issues/7/comments 200`,
+      `POST ${at}/issues/7/comments 201`,
+    ]);
+  });
+
+  it('two posts of ours with the same text are two comments, even when the second fails before GitHub acts', async () => {
+    const first = await action.createComment(R, 7, '@mona, checking `6dcb09b`.');
+    fake.requests.length = 0;
+    fake.failNext = 1;
+    const second = await action.createComment(R, 7, '@mona, checking `6dcb09b`.');
+    expect(second.id).not.toBe(first.id);
+    expect(fake.comments.map((x) => [x.id, postedText(x.body)])).toEqual([
+      [first.id, '@mona, checking `6dcb09b`.'],
+      [second.id, '@mona, checking `6dcb09b`.'],
+    ]);
+    // Each post has a marker of its own.
+    expect(fake.comments[0]!.body).not.toBe(fake.comments[1]!.body);
+  });
+
+  it('ours, made before a 502, is found by its marker though the same text was posted since by someone else', async () => {
+    // Between the failed POST and the look-up, a person posts the same words (then another account reviews so).
+    let meanwhile = () =>
+      void fake.seed({ issue: 7, body: 'Consort: passed', user: { login: 'mona', id: 2, type: 'User' } });
+    const gh = lookingAfter(() => meanwhile());
+    fake.failAfterNext = 1;
+    const c = await gh.createComment(R, 7, 'Consort: passed');
+    expect(fake.comments.map((x) => x.user.login)).toEqual(['github-actions[bot]', 'mona']);
+    expect(postedText(fake.comments[0]!.body)).toBe('Consort: passed');
+    expect(c.id).toBe(fake.comments[0]!.id);
+    expect(calls()).toEqual([`POST ${at}/issues/7/comments 502`, `GET ${at}/issues/7/comments 200`]);
+
+    fake.requests.length = 0;
+    meanwhile = () =>
+      void fake.reviews.push({ id: 43, pr: 7, commitId: HEAD, body: 'Turn 4: refactored.', event: 'COMMENT' });
+    fake.failAfterNext = 1;
+    const r = await gh.review(R, 7, HEAD, 'Turn 4: refactored.');
+    expect(fake.reviews.map((x) => x.id)).toEqual([r.id, 43]);
+    expect(calls()).toEqual([`POST ${at}/pulls/7/reviews 502`, `GET ${at}/pulls/7/reviews 200`]);
   });
 
   it('a refusal (4xx) is not looked into or repeated', async () => {

@@ -10,7 +10,7 @@
 import { createOctokitClient } from '../../src/github/client.js';
 import { octokitGitHub } from '../../src/github/octokit.js';
 import { GitHubApiError, type GitHubPort } from '../../src/ports/github.js';
-import { startFakeGitHub, type FakeGitHub, type RecordedRequest } from '../helpers/fake-github.js';
+import { startFakeGitHub, postedText, type FakeGitHub, type RecordedRequest } from '../helpers/fake-github.js';
 
 const OWNER = 'octo-org';
 const REPO = 'octo-repo';
@@ -63,19 +63,20 @@ const PACED_MS = 600;
 describe('pull request calls', () => {
   it('review() creates a COMMENT review on the given commit', async () => {
     const r = await api.review(R, 7, HEAD_SHA, 'Turn 1: wrote the failing test.');
-    expect(fake.reviews).toEqual([
-      { id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
-    ]);
+    const body = fake.reviews[0]!.body;
+    expect(fake.reviews).toEqual([{ id: r.id, pr: 7, commitId: HEAD_SHA, body, event: 'COMMENT' }]);
+    expect(postedText(body)).toBe('Turn 1: wrote the failing test.');
     expect(r.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#pullrequestreview-${r.id}`);
     expect(fake.requests).toEqual([
       expect.objectContaining({
         method: 'POST',
         path: `/repos/${OWNER}/${REPO}/pulls/7/reviews`,
         authorization: 'token ghs_test',
-        body: { commit_id: HEAD_SHA, body: 'Turn 1: wrote the failing test.', event: 'COMMENT' },
+        body: { commit_id: HEAD_SHA, body, event: 'COMMENT' },
       }),
     ]);
     // GitHub: `body` is "required when using REQUEST_CHANGES or COMMENT"; the stand-in refuses it too.
+    // A blank body gets no post marker, which would make it a review that shows nothing.
     await expect(api.review(R, 7, HEAD_SHA, '')).rejects.toMatchObject({ status: 422 });
     expect(fake.reviews).toHaveLength(1);
   });
@@ -183,7 +184,9 @@ describe('pull request calls', () => {
   it('comment() creates an issue comment and react() reacts to it', async () => {
     const c = await api.createComment(R, 7, 'On it.');
     expect(c.url).toBe(`https://github.com/${OWNER}/${REPO}/pull/7#issuecomment-${c.id}`);
-    expect(fake.comments).toEqual([expect.objectContaining({ id: c.id, issue: 7, body: 'On it.' })]);
+    expect(fake.comments).toEqual([expect.objectContaining({ id: c.id, issue: 7 })]);
+    const body = fake.comments[0]!.body;
+    expect(postedText(body)).toBe('On it.');
     await api.react(R, c.id, 'eyes');
     await api.react(R, c.id, '+1');
     expect(fake.reactions).toEqual([
@@ -191,7 +194,7 @@ describe('pull request calls', () => {
       { commentId: c.id, content: '+1' },
     ]);
     expect(fake.requests.map((r) => `${r.method} ${r.path} ${JSON.stringify(r.body)}`)).toEqual([
-      `POST /repos/${OWNER}/${REPO}/issues/7/comments {"body":"On it."}`,
+      `POST /repos/${OWNER}/${REPO}/issues/7/comments ${JSON.stringify({ body })}`,
       `POST /repos/${OWNER}/${REPO}/issues/comments/${c.id}/reactions {"content":"eyes"}`,
       `POST /repos/${OWNER}/${REPO}/issues/comments/${c.id}/reactions {"content":"+1"}`,
     ]);
@@ -206,15 +209,16 @@ describe('pull request calls', () => {
     await unpaced.review(R, 7, HEAD_SHA, `Turn.\n\n${'y'.repeat(80_000)}`);
     const stored = fake.comments.find((x) => x.id === c.id)!.body;
     const review = fake.reviews.at(-1)!.body;
-    for (const body of [stored, review]) {
-      expect(body.length).toBeLessThanOrEqual(65_536);
-      expect(body).toMatch(/cut to fit GitHub's limit/);
-    }
+    for (const body of [stored, review]) expect(body.length).toBeLessThanOrEqual(65_536);
+    // An edit keeps no post marker; a created review's is kept whole after the cut text.
+    expect(stored).toMatch(/cut to fit GitHub's limit\._$/);
+    expect(postedText(review)).toMatch(/cut to fit GitHub's limit\._$/);
+    expect(review.length).toBe(65_536);
     expect(review.startsWith('Turn.')).toBe(true);
     expect(stored.startsWith('😀')).toBe(true);
     expect(fake.requests.map((r) => r.status)).toEqual([201, 200, 200]);
     const short = await unpaced.createComment(R, 7, 'Short.');
-    expect(fake.comments.find((x) => x.id === short.id)!.body).toBe('Short.');
+    expect(postedText(fake.comments.find((x) => x.id === short.id)!.body)).toBe('Short.');
   });
 
   it('a 502 on a read is retried and the call succeeds', async () => {
@@ -238,7 +242,7 @@ describe('pull request calls', () => {
     fake.limitNext = { status: 403, retryAfter: 1, count: 1 };
     const r = await api.review(R, 7, HEAD_SHA, 'Turn 2: made it pass.');
     expect(fake.limitNext).toEqual({ status: 403, retryAfter: 1, count: 0 });
-    expect(fake.reviews).toEqual([
+    expect(fake.reviews.map((v) => ({ ...v, body: postedText(v.body) }))).toEqual([
       { id: r.id, pr: 7, commitId: HEAD_SHA, body: 'Turn 2: made it pass.', event: 'COMMENT' },
     ]);
     expect(fake.requests.map((q) => `${q.method} ${q.path}`)).toEqual(
@@ -271,7 +275,7 @@ describe('pull request calls', () => {
     const started = Date.now();
     await Promise.all([1, 2, 3].map((n) => unpaced.review(R, 7, HEAD_SHA, `Turn ${n}.`)));
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(fake.reviews.map((v) => v.body)).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
+    expect(fake.reviews.map((v) => postedText(v.body))).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
 
     fake.requests.length = 0;
     fake.limitNext = { status: 429, retryAfter: 1, count: 1 };

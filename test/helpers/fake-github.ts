@@ -636,3 +636,13 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
   state.url = base;
   return state;
 }
+
+/**
+ * A comment or review body Consort created, as people see it: the text before the post marker it
+ * must end with (src/github/post-marker.ts, `\n\n<!-- consort:post <uuid> -->`).
+ */
+export function postedText(body: string): string {
+  const m = /\n\n<!-- consort:post [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12} -->$/.exec(body);
+  if (!m) throw new Error(`no post marker at the end of …${JSON.stringify(body.slice(-80))}`);
+  return body.slice(0, m.index);
+}

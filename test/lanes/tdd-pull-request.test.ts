@@ -17,7 +17,7 @@ import {
   runOnPullRequest,
 } from '../../src/lanes/tdd/index.js';
 import type { PullRequest } from '../../src/ports/github.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { startFakeGitHub, postedText, type FakeGitHub } from '../helpers/fake-github.js';
 
 const OWNER = 'octo-org';
 const REPO = 'shop';
@@ -242,7 +242,7 @@ describe('runOnPullRequest, before the branch', () => {
   /** The command's comment (reactions need it, as on GitHub). */
   const asked = (login: string) =>
     approve(login, github.seed({ issue: 7, body: '/consort approve spec', user: { login, id: 5, type: 'User' } }).id);
-  const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
+  const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => postedText(c.body));
   const reacted = () => github.reactions.map((r) => r.content);
 
   const noAgent = (): never => {

@@ -21,7 +21,7 @@ import { approveMode, buildMode } from '../../src/action/modes/build.js';
 import { EmbeddedServer } from '../../src/branches/local/server.js';
 import type { ScenarioRepo } from '../../src/demo/scenarios.js';
 import { issueCommentContext } from '../helpers/approve-mode.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { startFakeGitHub, postedText, type FakeGitHub } from '../helpers/fake-github.js';
 import { ownDataDir } from '../helpers/servers.js';
 import { shopRepoWithAgent } from '../helpers/shop-agent.js';
 import { execFileAsync } from '../helpers/exec-file.js';
@@ -207,7 +207,7 @@ describe('an approval written into the branch (the Action from source)', () => {
         comment: { id: early.id, body: early.body, user: { login: 'Codertocat', type: 'User' } },
       });
       expect(answered).toEqual({ conclusion: 'success' });
-      expect(github.comments.at(-1)!.body).toBe(
+      expect(postedText(github.comments.at(-1)!.body)).toBe(
         '@Codertocat, the spec gate was not announced on this pull request before your comment, so nothing was approved: approve it after its announcement.',
       );
       expect(await originHead()).toBe(before);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { runOnPullRequest, type PullRequestAsk } from '../../src/lanes/tdd/index.js';
 import { uncountedApproval } from '../../src/lanes/tdd/pull-request.js';
 import { approveModePorts } from '../helpers/approve-mode.js';
-import { startFakeGitHub, type FakeGitHub } from '../helpers/fake-github.js';
+import { startFakeGitHub, postedText, type FakeGitHub } from '../helpers/fake-github.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
 const exec = execFileAsync;
@@ -94,7 +94,7 @@ const approve = (login: string): PullRequestAsk => {
   const comment = github.seed({ issue: 7, body: '/consort approve spec', user: { login, id: 5, type: 'User' } });
   return { kind: 'approve', pr: 7, gate: 'spec', actor: { login, type: 'User' }, commentId: comment.id };
 };
-const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => c.body);
+const replies = () => github.comments.filter((c) => c.user.type === 'Bot').map((c) => postedText(c.body));
 const head = () => git(workspace, 'rev-parse', 'HEAD');
 
 it("reads who may approve, the gate mode and the baseline's limit from the base branch's commit, not the branch the runner checked out", async () => {
