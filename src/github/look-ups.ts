@@ -3,8 +3,8 @@
  * 5xx or no answer, what that attempt may have made — a comment by its post marker among the
  * issue's latest, a review by its commit and post marker (post-marker.ts: never by the body, which
  * someone else's post or a second post of ours may share), a check run by its commit, name and
- * external_id, a check run's completion by its status, conclusion and title. Also the issue's
- * comments, all pages.
+ * external_id, a check run's completion by its status, conclusion and title, a batch of annotations
+ * by the run's count of them. Also the issue's comments, all pages.
  */
 import { z } from 'zod';
 import type { Created, RepoRef } from '../ports/github.js';
@@ -37,7 +37,8 @@ export const CheckRuns = z.object({
 export const CheckRun = z.object({
   status: z.string(),
   conclusion: z.string().nullable(),
-  output: z.object({ title: z.string().nullable() }),
+  // annotations_count: GitHub always sends it; a stand-in that does not is asked for completion only.
+  output: z.object({ title: z.string().nullable(), annotations_count: z.number().optional() }),
 });
 
 /** One page of comments is 100; past 50 pages (5,000 comments) the rest are not read. */
@@ -135,6 +136,13 @@ export function lookUps(octokit: OctokitClient) {
     async completedAs(repo: RepoRef, id: number, conclusion: string, title: string): Promise<boolean> {
       const run = await checkRun(repo, id);
       return run.status === 'completed' && run.conclusion === conclusion && run.output.title === title;
+    },
+
+    /** How many annotations the check run `id` has (GitHub appends each update's). */
+    async annotationsCount(repo: RepoRef, id: number): Promise<number> {
+      const count = (await checkRun(repo, id)).output.annotations_count;
+      if (count === undefined) throw new Error(`check run ${id} came back without output.annotations_count`);
+      return count;
     },
   };
 }

@@ -6,7 +6,7 @@
  * carrying the HTTP status (the message never includes the token). A comment, a review or a check
  * run is created once (create-once.ts): after a 5xx or no answer, what GitHub may have made is
  * looked for (look-ups.ts) before posting again — a comment or review by the post marker it carries
- * (post-marker.ts).
+ * (post-marker.ts). So is a batch of a check run's annotations, which GitHub appends: by the run's count.
  */
 import type { Endpoints, RequestParameters } from '@octokit/types';
 import { z } from 'zod';
@@ -91,13 +91,30 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
       ...(options.retryAfterBaseMs !== undefined ? { retryAfterBaseMs: options.retryAfterBaseMs } : {}),
       ...(options.retries !== undefined ? { retries: options.retries } : {}),
     });
-  /** Add a batch of annotations to a run (GitHub appends them), its status left as it is. */
-  const updateCheckRun = async (repo: RepoRef, id: number, output: CheckOutput): Promise<void> => {
-    await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
-      ...at(repo),
-      check_run_id: id,
-      output,
-    });
+  /**
+   * Add batches of annotations to run `id`, which has `count` of them now (read when not given),
+   * its status left as it is. GitHub appends each batch to the run's annotations: one it applied
+   * before answering 5xx, sent again, would show each of them twice. So a batch is sent with the
+   * retry off and, after a 5xx or no answer, again only if the run's count says it was not applied.
+   */
+  const addAnnotations = async (repo: RepoRef, id: number, batches: CheckOutput[], count?: number) => {
+    if (batches.length === 0) return;
+    let has = count ?? (await look.annotationsCount(repo, id));
+    for (const output of batches) {
+      const after = has + (output.annotations?.length ?? 0);
+      has = await once(
+        async () => {
+          await octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {
+            ...at(repo),
+            check_run_id: id,
+            output,
+            ...NO_RETRY,
+          });
+          return after;
+        },
+        async () => ((await look.annotationsCount(repo, id)) >= after ? after : null),
+      );
+    }
   };
   return {
     listComments: (repo, issue) =>
@@ -229,6 +246,8 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
     createCheckRun: (repo, run) =>
       call('create check run', async () => {
         const [first, ...more] = annotationBatches(boundOutput(run.output));
+        // What the run holds when this create made it; unknown when a look-up found it.
+        let count: number | undefined;
         const id = await once(
           async () => {
             const { data } = await octokit.request('POST /repos/{owner}/{repo}/check-runs', {
@@ -241,12 +260,13 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
               output: first!,
               ...NO_RETRY,
             });
+            count = first!.annotations?.length ?? 0;
             return Id.parse(data).id;
           },
           // The run is known by its commit, name and external_id (the caller's id for this run).
           () => look.checkRun(repo, run),
         );
-        for (const output of more) await updateCheckRun(repo, id, output);
+        await addAnnotations(repo, id, more, count);
         return id;
       }),
     findCheckRun: (repo, run) => call('list check runs', () => look.checkRun(repo, run)),
@@ -254,7 +274,7 @@ export function octokitGitHub(octokit: OctokitClient, options: AdapterOptions = 
       call('complete check run', async () => {
         // More than 50 annotations: the run is updated with all but the last 50 first, then completed.
         const batches = annotationBatches(boundOutput(result.output));
-        for (const output of batches.slice(0, -1)) await updateCheckRun(repo, id, output);
+        await addAnnotations(repo, id, batches.slice(0, -1));
         const last = batches.at(-1)!;
         const complete = () =>
           octokit.request('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', {

@@ -51,6 +51,7 @@ beforeEach(() => {
   routes.checkRuns.clear();
   fake.failNext = 0;
   fake.failAfterNext = 0;
+  fake.failOn = null;
 });
 
 afterEach(() => {
@@ -116,6 +117,8 @@ describe('a create GitHub made before answering 502 is not made twice (the Actio
     expect(calls()).toEqual([
       `POST ${at}/check-runs 502`,
       `GET ${at}/commits/${HEAD}/check-runs 200`,
+      // The run found may hold more than the first batch: its count is read before the rest is added.
+      `GET ${at}/check-runs/${id} 200`,
       `PATCH ${at}/check-runs/${id} 200`,
     ]);
     expect(Object.fromEntries(new URL(fake.requests[1]!.path, fake.url).searchParams)).toEqual({
@@ -252,6 +255,82 @@ describe('a create GitHub made before answering 502 is not made twice (the Actio
       fake.forbidCreate = false;
     }
     expect(calls()).toEqual([`POST ${at}/issues/7/comments 403`]);
+  });
+});
+
+describe('annotations past the first 50, which GitHub appends: a batch it applied before answering 502 is not sent again', () => {
+  const findings = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      path: 'migrations/002_orders.sql',
+      start_line: i + 1,
+      end_line: i + 1,
+      annotation_level: 'warning' as const,
+      message: `finding ${i}`,
+    }));
+  const PATCH = /^PATCH \/repos\/[^/]+\/[^/]+\/check-runs\/\d+$/;
+  const messages = (id: number) => routes.checkRuns.get(id)!.output.annotations?.map((a) => a.message);
+
+  it('a create’s second batch, applied and answered 502: the run’s count shows it, the third follows', async () => {
+    fake.failOn = { request: PATCH, acted: true };
+    const annotations = findings(120);
+    const id = await action.createCheckRun(R, {
+      name: 'Consort',
+      headSha: HEAD,
+      externalId: '50',
+      output: { title: 'Checking', summary: 'Checking', annotations },
+    });
+    expect(messages(id)).toEqual(annotations.map((a) => a.message));
+    expect(calls()).toEqual([
+      `POST ${at}/check-runs 201`,
+      `PATCH ${at}/check-runs/${id} 502`,
+      `GET ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 200`,
+    ]);
+  });
+
+  it('a create’s second batch answered 502 before GitHub acted: the count shows it missing, it is sent again once', async () => {
+    fake.failOn = { request: PATCH, acted: false };
+    const annotations = findings(120);
+    const id = await action.createCheckRun(R, {
+      name: 'Consort',
+      headSha: HEAD,
+      externalId: '51',
+      output: { title: 'Checking', summary: 'Checking', annotations },
+    });
+    expect(messages(id)).toEqual(annotations.map((a) => a.message));
+    expect(calls()).toEqual([
+      `POST ${at}/check-runs 201`,
+      `PATCH ${at}/check-runs/${id} 502`,
+      `GET ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 200`,
+    ]);
+  });
+
+  it('a completion’s first batch, applied and answered 502, on a run that had annotations already', async () => {
+    const before = findings(3);
+    const id = await action.createCheckRun(R, {
+      name: 'Consort',
+      headSha: HEAD,
+      externalId: '52',
+      output: { title: 'Checking', summary: 'Checking', annotations: before },
+    });
+    fake.requests.length = 0;
+    fake.failOn = { request: PATCH, acted: true };
+    const annotations = findings(120);
+    await action.completeCheckRun(R, id, {
+      conclusion: 'failure',
+      output: { title: 'Failed', summary: '120 findings', annotations },
+    });
+    expect(routes.checkRuns.get(id)).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(messages(id)).toEqual([...before, ...annotations].map((a) => a.message));
+    expect(calls()).toEqual([
+      `GET ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 502`,
+      `GET ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 200`,
+      `PATCH ${at}/check-runs/${id} 200`,
+    ]);
   });
 });
 

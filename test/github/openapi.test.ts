@@ -266,6 +266,26 @@ describe("Consort's GitHub calls, as GitHub's OpenAPI description defines them",
         ],
       },
     });
+    // Annotations past the first 50 (GitHub appends each batch): a batch applied before a 502 is
+    // known by the run's count (GET the check run, output.annotations_count), not sent again.
+    app.failOn = { request: /^PATCH .*\/check-runs\/\d+$/, acted: true };
+    await retrying.createCheckRun(R, {
+      name: 'consort',
+      headSha,
+      externalId: 'pr-7-many',
+      output: {
+        title: 'Findings',
+        summary: '60 findings',
+        annotations: Array.from({ length: 60 }, (_, i) => ({
+          path: 'migrations/002_orders.sql',
+          start_line: i + 1,
+          end_line: i + 1,
+          annotation_level: 'warning' as const,
+          message: `finding ${i}`,
+        })),
+      },
+    });
+    expect(app.failOn).toBeNull();
     expect(app.failAfterNext).toBe(0);
     expect(await gh.teamMember('octo-org', 'reviewers', 'kim')).toBe(true);
     expect(await gh.teamMember('octo-org', 'reviewers', 'mona')).toBe(false);

@@ -3,7 +3,8 @@
  * issue comments (list one page, create, update), a pull request, a collaborator's permission,
  * pull request reviews, commit statuses and comment reactions. It can also answer like GitHub
  * under load: a secondary rate limit on writes (`limitNext`), a 502 (`failNext`), or a 502 for a
- * write it carried out (`failAfterNext`: GitHub's frontend timing out on a request the API finished).
+ * write it carried out (`failAfterNext`: GitHub's frontend timing out on a request the API finished),
+ * either also for the next request of one route only (`failOn`).
  * Lists are paged as GitHub pages them (`per_page`, default 30 and at most 100, `page`; comments
  * also `since`), and every answer has a `date` header on the stand-in's own clock, the clock of
  * the `created_at` it gives. It records
@@ -99,6 +100,11 @@ export interface FakeGitHub {
   failNext: number;
   /** While > 0, the next write (POST/PATCH/PUT/DELETE) that succeeds is carried out but answered 502, and it goes down. */
   failAfterNext: number;
+  /**
+   * The next request whose `METHOD path` (path without the query) matches `request` is answered
+   * 502: before anything is done, or (`acted`) after a write that succeeded was carried out. Once.
+   */
+  failOn: { request: RegExp; acted: boolean } | null;
   /** While true, every connection is closed without an answer (GitHub unreachable); requests are still recorded. */
   down: boolean;
   /** Teams' members by `org/team_slug` (GET /orgs/{org}/teams/{team_slug}/memberships/{username}: active; after `routes`). */
@@ -176,6 +182,7 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
     limitNext: null,
     failNext: 0,
     failAfterNext: 0,
+    failOn: null,
     down: false,
     teams: new Map(),
     files: new Map(),
@@ -335,9 +342,16 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
       if (state.down) return void req.socket.destroy();
       // GitHub Enterprise Server serves the same REST API under /api/v3.
       const pathname = url.pathname.replace(/^\/api\/v3(?=\/)/, '');
-      /** A write GitHub carried out, answered 502 all the same (`failAfterNext`). */
+      const failOn = (acted: boolean): boolean => {
+        if (state.failOn?.acted !== acted || !state.failOn.request.test(`${method} ${url.pathname}`)) return false;
+        state.failOn = null;
+        return true;
+      };
+      /** A write GitHub carried out, answered 502 all the same (`failAfterNext`, `failOn`). */
       const failedAfter = (status: number): boolean => {
-        if (state.failAfterNext <= 0 || method === 'GET' || status < 200 || status >= 300) return false;
+        if (method === 'GET' || status < 200 || status >= 300) return false;
+        if (failOn(true)) return true;
+        if (state.failAfterNext <= 0) return false;
         state.failAfterNext--;
         return true;
       };
@@ -370,8 +384,8 @@ export async function startFakeGitHub(owner: string, repo: string): Promise<Fake
           status: '422',
         });
 
-      if (state.failNext > 0) {
-        state.failNext--;
+      if (state.failNext > 0 || failOn(false)) {
+        state.failNext = Math.max(0, state.failNext - 1);
         return send(502, { message: 'Server Error' });
       }
       if (state.limitNext && state.limitNext.count > 0 && (method === 'POST' || method === 'PATCH')) {
