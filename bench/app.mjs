@@ -123,6 +123,12 @@ async function main() {
       }
       if (req.method === 'PATCH' && /\/check-runs\/\d+$/.test(url.pathname))
         return (counts.checkRunsCompleted++, json(200, {}));
+      // Read before more than 50 annotations are added (they append): its annotation count.
+      const one = /\/check-runs\/(\d+)$/.exec(url.pathname);
+      if (req.method === 'GET' && one) {
+        const run = runs.find((r) => r.id === Number(one[1]));
+        if (run) return json(200, { ...run, output: { title: null, summary: null, text: null, annotations_count: 0 } });
+      }
       if (req.method === 'GET' && /\/tarball\//.test(url.pathname)) {
         counts.tarballs++;
         const sha = url.pathname.split('/').pop();
