@@ -9,7 +9,7 @@ import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { migrationEnv } from '../../core/child-env.js';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { newClient } from '../../db/sql.js';
 import type { ConsortConfig } from '../../config/schema.js';
@@ -97,7 +97,15 @@ function holds(branch: Shas, current: Shas): boolean {
   return [...branch].every(([name, sha]) => current.get(name) === sha);
 }
 
-const shasOf = (files: readonly MigrationFile[]): Shas => new Map(files.map((m) => [m.name, m.sha256]));
+/**
+ * Each migration's hash of its exact text: a branch is kept only where every migration it holds is
+ * byte for byte the file the proof's tree has. Not `sha256` (CRLF folded to LF, the check's rule for a
+ * checkout's line ends): node-pg-migrate sends a SQL migration's text as it is, and a line break in a
+ * string literal or a function's body is part of the value, so a migration read ahead with LF ends
+ * and committed with CRLF ones would have kept a branch the committed file does not make.
+ */
+const shasOf = (files: readonly MigrationFile[]): Shas =>
+  new Map(files.map((m) => [m.name, createHash('sha256').update(m.content).digest('hex')]));
 
 function same(a: Shas, b: Shas): boolean {
   return a.size === b.size && holds(a, b);
