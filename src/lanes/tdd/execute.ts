@@ -12,7 +12,7 @@ import { readGate, reopenedGates } from './gate-check.js';
 import { meeting } from './meeting.js';
 import { gitFilesChanged, prove, type ProofRun, type ProveInput } from './proof.js';
 import { featureDirOf } from './store.js';
-import { runTurn } from './turn.js';
+import { PREPARED_TREE_STEPS, runTurn } from './turn.js';
 import { count } from '../../core/plural.js';
 import { redTests } from '../../conductor/red-tests.js';
 
@@ -197,12 +197,17 @@ export async function performAction(
       time: ctx.time,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     };
+    // A worktree begun ahead is taken by RED's proof only (turn.ts PREPARED_TREE_STEPS); one begun
+    // for any other (a run resumed from an older plan) is removed, and the proof's tree made fresh.
+    const ahead = ctx.trees?.take();
+    const tree = ahead !== undefined && PREPARED_TREE_STEPS.has(effect.purpose) ? ahead : undefined;
+    if (ahead !== undefined && tree === undefined) await ctx.ws.removeWorktree(ahead);
     const main = {
       ...proof,
       commit: await ctx.ws.head(),
       branch: effect.branch,
       forkAhead: effect.forkAhead,
-      ...(ctx.trees ? { tree: ctx.trees.take() } : {}),
+      ...(tree ? { tree } : {}),
       ...(ctx.onSuiteOutput ? { onOutput: ctx.onSuiteOutput } : {}),
     };
     const { run, recheck } = effect.recheck

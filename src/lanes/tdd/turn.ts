@@ -117,6 +117,19 @@ export interface TurnRun {
   agentMs: number;
 }
 
+/**
+ * The steps whose proof takes a worktree begun ahead (clean-tree.ts proofTrees). A tree begun at the
+ * turn's base and moved to its commit is not a fresh checkout: the base's files keep the times (birth
+ * time included, which nothing can set) of the turn's start, and only the turn's changes are written
+ * at the proof, so a test can tell it apart by file times alone — "pass where src/ is younger than
+ * me" passed in GREEN's prepared tree with nothing implemented, and failed in RED's fresh tree beside
+ * it, so RED "held" (test/security/prepared-tree-age.test.ts). A proof that must pass (GREEN,
+ * REFACTOR) runs in a fresh tree, as RED's tree proven beside GREEN does; RED's proof, which must
+ * fail, may take one: a test that fails only in a prepared tree passes in both fresh trees of the
+ * GREEN pair, and RED does not hold.
+ */
+export const PREPARED_TREE_STEPS: ReadonlySet<string> = new Set(['red']);
+
 /** `onBase` lets the driver journal the base commit before the agent touches anything. */
 export async function runTurn(
   ctx: LaneContext,
@@ -140,8 +153,9 @@ export async function runTurn(
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
   // GREEN's proof re-proves RED's tree (this turn's base, the working tree now) beside it: its branch too.
   if (plan.forkAhead?.recheck) ctx.branches.prefork(plan.forkAhead.recheck, 'proof');
-  // So is the proof's worktree, at the base: the proof moves it to the turn's commit.
-  if (plan.forkAhead?.use === 'proof') ctx.trees?.prepare(base);
+  // So is RED's proof's worktree, at the base: the proof moves it to the turn's commit. Only RED's
+  // (see PREPARED_TREE_STEPS).
+  if (plan.forkAhead?.use === 'proof' && PREPARED_TREE_STEPS.has(plan.step)) ctx.trees?.prepare(base);
   return turnAt(ctx, plan, base, { branch: () => sandbox, transcripts: ctx.store });
 }
 
