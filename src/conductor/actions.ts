@@ -131,9 +131,10 @@ export function prove(purpose: ProofPurpose) {
         branch,
         hash,
         forkAhead: sandbox ? { branch: sandboxOf(s, sandbox), use: 'sandbox' } : null,
-        // The GREEN turn started from RED's code (a rejected attempt before it was reverted).
-        ...(purpose === 'green' && s.pendingTurn?.base
-          ? { recheck: { commit: s.pendingTurn.base, branch: recheckBranch(branch) } }
+        // The GREEN turn started from RED's code (a rejected attempt before it was reverted); a
+        // retried proof, with no turn pending, proves the cycle's RED tree beside it all the same.
+        ...(purpose === 'green' && (s.pendingTurn?.base ?? s.cycle?.redTree)
+          ? { recheck: { commit: (s.pendingTurn?.base ?? s.cycle?.redTree)!, branch: recheckBranch(branch) } }
           : {}),
       },
     ];

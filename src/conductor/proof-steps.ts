@@ -170,12 +170,14 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
   const unheld =
     v.verdict === 'green' && event.recheck && cycle.redFailing ? judgeRecheck(cycle.redFailing, event.recheck) : null;
   if (unheld !== null) {
-    // Not proven, so gone like any rejected turn; a human looks at the navigator's test.
+    // Not proven, so gone like any rejected turn; a human looks at the navigator's test. A retry
+    // runs the turn again: proving again would prove the reverted tree, RED's own, as GREEN.
     revertPending(d);
     flushTurn(d, outcome, 'rejected', unheld);
     cycle.rejections.push({ step: turnStep, verdict: 'red-not-held', reason: unheld, at: d.at });
     log(d, { type: 'cycle.rejected', item: cycle.item, step: turnStep, verdict: 'red-not-held', reason: unheld });
     writeCycle(d);
+    place(d, at.turn(turnStep, s.current, cycle));
     escalate(d, unheld);
     return true;
   }
@@ -207,6 +209,9 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
   log(d, { type: 'cycle.rejected', item: cycle.item, step: turnStep, verdict: v.verdict, reason: v.reason });
   writeCycle(d);
   if (v.verdict !== 'failing') {
+    // A reverted turn is run again on a retry (a proof of the tree it was reverted to proves nothing
+    // of it); a proof that could not be judged is proven again, its turn still committed.
+    if (v.verdict !== 'broken') place(d, at.turn(turnStep, s.current, cycle));
     escalate(d, v.reason);
     return true;
   }

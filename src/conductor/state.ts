@@ -131,6 +131,11 @@ export const Cycle = z.object({
   tests: z.array(z.string()),
   /** Those that failed at RED: they must fail again when RED's tree is proven beside GREEN. */
   redFailing: z.array(z.string()).optional(),
+  /**
+   * RED's commit (the GREEN turn's base), proven again beside every GREEN proof of the cycle — a
+   * retried one too, when no turn is pending any more (a proof that could not be judged).
+   */
+  redTree: z.string().optional(),
   red: Stamp.nullable(),
   green: Stamp.nullable(),
   refactor: Stamp.nullable(),

@@ -168,6 +168,8 @@ export function onDriverTurn(d: Draft<StateAt<'green' | 'refactor'>>, turn: Turn
     return true;
   }
   settled.commit();
+  // RED's code, which every GREEN proof of the cycle proves again beside it (a retried one too).
+  if (step === 'green') cycle.redTree = turn.base;
   enter(
     d,
     at.proof(
