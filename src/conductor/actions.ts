@@ -115,6 +115,17 @@ export function prove(purpose: ProofPurpose) {
         ? proofBranch(s, purpose, s.cycle.proofs)
         : `${branchPrefix(s.feature)}-baseline-${s.turns}`;
     const hash = [...new Set([...Object.keys(s.frozen), ...(s.cycle?.testFiles ?? [])])].sort();
+    // RED's code, proven again beside GREEN's proof and REFACTOR's: the item's tests must still fail
+    // there, or they pass whatever the code (the clock, a marker or run count an earlier run left),
+    // and a REFACTOR could take the implementation out again. GREEN's turn started from it (a
+    // rejected attempt before it was reverted); a retried proof, with no turn pending, and REFACTOR's
+    // take the cycle's record of it.
+    const redTree =
+      purpose === 'green'
+        ? (s.pendingTurn?.base ?? s.cycle?.redTree)
+        : purpose === 'refactor'
+          ? s.cycle?.redTree
+          : undefined;
     // The sandbox of the cycle after this proof: the first one's during the baseline proof; the next
     // one's during REFACTOR's, the cycle's last suite run (the REVIEW turn between is often too short to hide a fork).
     const sandbox =
@@ -131,11 +142,7 @@ export function prove(purpose: ProofPurpose) {
         branch,
         hash,
         forkAhead: sandbox ? { branch: sandboxOf(s, sandbox), use: 'sandbox' } : null,
-        // The GREEN turn started from RED's code (a rejected attempt before it was reverted); a
-        // retried proof, with no turn pending, proves the cycle's RED tree beside it all the same.
-        ...(purpose === 'green' && (s.pendingTurn?.base ?? s.cycle?.redTree)
-          ? { recheck: { commit: (s.pendingTurn?.base ?? s.cycle?.redTree)!, branch: recheckBranch(branch) } }
-          : {}),
+        ...(redTree ? { recheck: { commit: redTree, branch: recheckBranch(branch) } } : {}),
       },
     ];
   };

@@ -66,7 +66,7 @@ export const Effect = z.discriminatedUnion('type', [
     /** As for turns: a branch to fork while the suite runs (the first cycle's sandbox during the baseline). */
     forkAhead: z.object({ branch: z.string(), use: z.enum(['proof', 'sandbox']) }).nullable(),
     /**
-     * GREEN only: RED's tree (the GREEN turn's base), proven again beside it on a branch of its own,
+     * GREEN and REFACTOR: RED's tree (the GREEN turn's base), proven again beside it on a branch of its own,
      * so a test that passes by the clock, the environment or what an earlier run left is told from
      * one the implementation made pass (src/conductor/proofs.ts judgeRecheck).
      */

@@ -180,6 +180,8 @@ export function onExperiments(
     });
     s.passing = winner.passing;
     s.failure = null;
+    // RED's code (the attempts' base): REFACTOR's proof proves it again beside it.
+    cycle.redTree = t.base;
     cycle.green = {
       at: d.at,
       verdict: 'green',

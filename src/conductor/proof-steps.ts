@@ -168,7 +168,9 @@ export function onGreenProof(d: Draft<StateAt<'prove-green' | 'prove-refactor'>>
   const turnStep = purpose === 'green' ? 'green' : 'refactor';
   // GREEN on its own says the tests pass now; RED's tree proven again beside it says the code is why.
   const unheld =
-    v.verdict === 'green' && event.recheck && cycle.redFailing ? judgeRecheck(cycle.redFailing, event.recheck) : null;
+    v.verdict === 'green' && event.recheck && cycle.redFailing
+      ? judgeRecheck(cycle.redFailing, event.recheck, purpose === 'green' ? 'GREEN' : 'REFACTOR')
+      : null;
   if (unheld !== null) {
     // Not proven, so gone like any rejected turn; a human looks at the navigator's test. A retry
     // runs the turn again: proving again would prove the reverted tree, RED's own, as GREEN.

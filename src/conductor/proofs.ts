@@ -230,11 +230,15 @@ export function judgeGreen(input: GreenInput): GreenVerdict {
  * Run at the same moment as GREEN, on a fresh branch, a time bomb set for after RED has gone off
  * for both. Null when RED holds.
  */
-export function judgeRecheck(redFailing: readonly string[], outcome: ProofOutcome): string | null {
+export function judgeRecheck(
+  redFailing: readonly string[],
+  outcome: ProofOutcome,
+  beside: 'GREEN' | 'REFACTOR' = 'GREEN',
+): string | null {
   const what =
     'so RED does not hold: a test must fail on what it asserts about the code, not on the time, the environment or what an earlier run left behind';
   if (outcome.kind === 'broken')
-    return `RED's tree, proven again beside GREEN, could not be judged (${outcome.reason}): ${outcome.message.slice(0, 300)}; ${what}`;
+    return `RED's tree, proven again beside ${beside}, could not be judged (${outcome.reason}): ${outcome.message.slice(0, 300)}; ${what}`;
   const ran = new Map(outcome.tests.map((t) => [t.id, t.state]));
   const held = redFailing.filter((id) => {
     const state = ran.get(id);
@@ -245,7 +249,7 @@ export function judgeRecheck(redFailing: readonly string[], outcome: ProofOutcom
     .slice(0, 5)
     .map((id) => `${id} (${ran.get(id) ?? 'did not run'})`)
     .join(', ');
-  return `the item's tests no longer fail without the implementation: on RED's tree, proven again beside GREEN, ${shown}${held.length > 5 ? ` and ${held.length - 5} more` : ''}, ${what}`;
+  return `the item's tests no longer fail without the implementation: on RED's tree, proven again beside ${beside}, ${shown}${held.length > 5 ? ` and ${held.length - 5} more` : ''}, ${what}`;
 }
 
 /** Before the first cycle the suite must be green, or no RED could be told from a broken suite. */

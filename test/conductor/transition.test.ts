@@ -10,6 +10,7 @@ import { stallGuard, transition, type Transition } from '../../src/conductor/tra
 import { pickExperiment } from '../../src/conductor/experiments.js';
 import {
   action,
+  BASE,
   experimented,
   FDIR,
   FEATURE,
@@ -702,15 +703,21 @@ describe('branches forked ahead of their proofs', () => {
     expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof', recheck: proof.recheck!.branch });
   });
 
-  it.each([
-    ['navigator', 'red'],
-    ['driver', 'refactor'],
-  ])('a %s %s turn forks its proof ahead, with nothing beside it', (role, step) => {
-    const t = playUntil(atTurn(role, step));
+  it('a navigator red turn forks its proof ahead, with nothing beside it', () => {
+    const t = playUntil(atTurn('navigator', 'red'));
     const plan = turnOf(t);
-    const changes = step === 'refactor' ? [{ path: 'src/phones.js', status: 'modified' as const }] : undefined;
-    const proof = proofOf(transition(t.state, finished(turnFor(plan, changes ? { changes } : {}))));
+    const proof = proofOf(transition(t.state, finished(turnFor(plan))));
     expect(proof.recheck ?? null).toBeNull();
+    expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof' });
+  });
+
+  it("a driver refactor turn forks its proof ahead; RED's tree beside it is forked at the proof", () => {
+    // The REFACTOR turn starts from GREEN's tree, not RED's: nothing of RED's is forked ahead.
+    const t = playUntil(atTurn('driver', 'refactor'));
+    const plan = turnOf(t);
+    const changes = [{ path: 'src/phones.js', status: 'modified' as const }];
+    const proof = proofOf(transition(t.state, finished(turnFor(plan, { changes }))));
+    expect(proof.recheck).toEqual({ commit: BASE, branch: `${proof.branch}-r` });
     expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof' });
   });
 });
