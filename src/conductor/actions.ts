@@ -68,8 +68,12 @@ function turnPlan(s: ConductorState, id: number, role: Role, step: TurnStep): Tu
         ? {
             branch: proofBranch(s, proof, s.cycle.proofs + 1),
             use: 'proof' as const,
-            // GREEN's proof proves RED's tree (this turn's base) again beside it: `prove` names its branch so.
-            ...(step === 'green' ? { recheck: recheckBranch(proofBranch(s, proof, s.cycle.proofs + 1)) } : {}),
+            // GREEN's proof proves RED's tree (this turn's base) again beside it, and so does REFACTOR's
+            // (RED's tree kept by the cycle): `prove` names that branch so. Forked from the working tree
+            // now, it is kept at the proof only if it holds RED's tree's migrations (settleMigrations).
+            ...(step === 'green' || (step === 'refactor' && s.cycle.redTree)
+              ? { recheck: recheckBranch(proofBranch(s, proof, s.cycle.proofs + 1)) }
+              : {}),
           }
         : next
           ? { branch: sandboxOf(s, next), use: 'sandbox' as const }

@@ -711,14 +711,15 @@ describe('branches forked ahead of their proofs', () => {
     expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof' });
   });
 
-  it("a driver refactor turn forks its proof ahead; RED's tree beside it is forked at the proof", () => {
-    // The REFACTOR turn starts from GREEN's tree, not RED's: nothing of RED's is forked ahead.
+  it("a driver refactor turn forks both its proof's branch and RED's tree's ahead", () => {
+    // The REFACTOR turn starts from GREEN's tree, not RED's: the branch forked ahead for RED's tree is
+    // kept at the proof only where it holds RED's tree's migrations (the lane's settleMigrations).
     const t = playUntil(atTurn('driver', 'refactor'));
     const plan = turnOf(t);
     const changes = [{ path: 'src/phones.js', status: 'modified' as const }];
     const proof = proofOf(transition(t.state, finished(turnFor(plan, { changes }))));
     expect(proof.recheck).toEqual({ commit: BASE, branch: `${proof.branch}-r` });
-    expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof' });
+    expect(plan.forkAhead).toEqual({ branch: proof.branch, use: 'proof', recheck: proof.recheck!.branch });
   });
 });
 

@@ -151,7 +151,8 @@ export async function runTurn(
   await onBase(base);
   // The next branch needed (the proof after this turn, or the next cycle's sandbox) is forked while the agent works.
   if (plan.forkAhead) ctx.branches.prefork(plan.forkAhead.branch, plan.forkAhead.use);
-  // GREEN's proof re-proves RED's tree (this turn's base, the working tree now) beside it: its branch too.
+  // GREEN's and REFACTOR's proofs prove RED's tree again beside them: that branch is forked ahead too
+  // (kept at the proof only if it holds RED's tree's migrations: settleMigrations).
   if (plan.forkAhead?.recheck) ctx.branches.prefork(plan.forkAhead.recheck, 'proof');
   // So is RED's proof's worktree, at the base: the proof moves it to the turn's commit. Only RED's
   // (see PREPARED_TREE_STEPS).
