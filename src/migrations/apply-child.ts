@@ -10,6 +10,7 @@ import path from 'node:path';
 import { isConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { compareMigrationFileNames, MigrationSetCache } from './files.js';
+import { expandDotenv } from './dotenv-expand.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
@@ -60,8 +61,10 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
       await kept.release(request.release ?? undefined);
       return { ok: true, result: null };
     }
-    // As node-pg-migrate's CLI loads the project's .env (dotenv): what the environment lacks, before a migration loads.
+    // As node-pg-migrate's CLI loads the project's .env (dotenv): what the environment lacks, before a
+    // migration loads; then dotenv-expand's pass over the file's keys, against this environment.
     for (const [key, value] of Object.entries(request.dotenv ?? {})) process.env[key] ??= value;
+    if (request.expandDotenv && request.dotenv) Object.assign(process.env, expandDotenv(request.dotenv, process.env));
     const engine = await load(request.engine);
     if (request.options === null) {
       if (request.preload !== undefined) await preload(engine, request.preload);

@@ -1,13 +1,17 @@
 /**
  * The project's `.env`, as node-pg-migrate's CLI gives it to migrations: where `dotenv` is
  * installed, its `bin` loads the `.env` of the directory it runs in into `process.env` before
- * loading a migration (or the file `--envPath` names), without overriding a variable already set. A migration (or a module it
- * imports) that reads `process.env.APP_ROLE` set there works under the project's own CLI, so it
- * must under the check too. Read from the tree being applied (base's for the baseline, the pull
- * request's for its branch), never from another one, as data only (nothing of the repository runs
- * here), and never a connection variable (`DATABASE_URL`, `PG*`: a `.env` names the developer's
- * database, and migrations run on a branch) nor one of Consort's own: the migrations' child fills
- * in only what its environment lacks, so the allow-listed environment and the branch's URL stay.
+ * loading a migration (or the file `--envPath` names), without overriding a variable already set,
+ * then expands its `${VAR}` references where `dotenv-expand` (6 or later) is installed too
+ * (dotenv-expand.ts; the migration child does it, against its own environment). A migration (or
+ * a module it imports) that reads `process.env.APP_ROLE` set there works under the project's own
+ * CLI, so it must under the check too. Read from the tree being applied (base's for the baseline,
+ * the pull request's for its branch), never from another one, as data only (nothing of the
+ * repository runs here), and never a connection variable (`DATABASE_URL`, `PG*`: a `.env` names
+ * the developer's database, and migrations run on a branch) nor one of Consort's own: the
+ * migrations' child fills in only what its environment lacks, so the allow-listed environment and
+ * the branch's URL stay. Its values are the project's secrets: they go to that child alone, never
+ * into a log, a report or an error.
  */
 import path from 'node:path';
 import { z } from 'zod';
@@ -19,6 +23,8 @@ import { scriptedCommands } from './scripted-dirs.js';
 /** More than any real `.env`; a larger file is not read. */
 const MAX_BYTES = 256 * 1024;
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+const Installed = z.object({ version: z.string() }).loose();
 
 const Manifest = z
   .object({
@@ -78,16 +84,48 @@ export function parseDotenv(text: string): Map<string, string> {
 
 /** Whether the package (or the repository's root) has dotenv: declared in its package.json, or installed. */
 async function hasDotenv(root: string, pkg: string): Promise<boolean> {
+  return (await dotenvPackage(root, pkg, 'dotenv')) !== undefined;
+}
+
+/**
+ * The version of `name` the package (or the repository's root) has: its installed copy's, else
+ * the range its package.json or the root's declares; undefined when it has none. `''`: one whose
+ * version cannot be read.
+ */
+async function dotenvPackage(root: string, pkg: string, name: string): Promise<string | undefined> {
+  const installed = await installedIn({ root, dir: pkg }, name).catch(() => undefined);
+  if (installed !== undefined) {
+    // The install (linked packages included) may lie outside the tree read: only its version is read.
+    const bytes = readRegularFile(path.join(installed, 'node_modules', name, 'package.json'));
+    try {
+      return bytes === null ? '' : (Installed.safeParse(JSON.parse(bytes.toString('utf8'))).data?.version ?? '');
+    } catch {
+      return '';
+    }
+  }
   for (const dir of new Set([pkg, root])) {
     const text = readInside(root, path.join(dir, 'package.json'));
     try {
       const m = text === undefined ? undefined : Manifest.safeParse(JSON.parse(text)).data;
-      if (m && [m.dependencies, m.devDependencies].some((d) => d !== undefined && 'dotenv' in d)) return true;
+      const range = m?.dependencies?.[name] ?? m?.devDependencies?.[name];
+      if (range !== undefined) return typeof range === 'string' ? range : '';
     } catch {
       // not JSON: declares nothing
     }
   }
-  return (await installedIn({ root, dir: pkg }, 'dotenv').catch(() => undefined)) !== undefined;
+  return undefined;
+}
+
+/**
+ * Whether node-pg-migrate's CLI expands the package's `.env`: `dotenv-expand` installed (or
+ * declared), in a version that exports `expand` (6 and later; `^5.1.0` exported a function the CLI
+ * does not call). A version or range that names no major (`latest`, `*`) is taken as the newest.
+ */
+async function hasDotenvExpand(root: string, pkg: string): Promise<boolean> {
+  const version = await dotenvPackage(root, pkg, 'dotenv-expand');
+  if (version === undefined) return false;
+  const major = /^\s*[~^=v]*\s*(\d+)(?:[.\sxX*-]|$)/.exec(version)?.[1];
+  return major === undefined || Number(major) >= 6;
 }
 
 /** `--envPath <file>` (yargs takes `--env-path` and `--envPath=<file>` too) in a command's words. */
@@ -120,21 +158,54 @@ async function envFile(root: string, dir: string, owner: string): Promise<string
   return [...files][0] ?? path.join(owner, '.env');
 }
 
+/** The file node-pg-migrate's CLI loads for a folder's migrations, and whether it expands it. */
+export interface DotenvSource {
+  /** Relative to the root, with `/` separators. */
+  file: string;
+  /** `dotenv-expand` (6 or later) is the project's: `${VAR}` references are expanded (dotenv-expand.ts). */
+  expand: boolean;
+}
+
+/**
+ * The file node-pg-migrate's CLI would load for `dir`'s migrations (the folder in the tree at
+ * `root`): the `.env` of the package that owns it, or the file its scripts name with `--envPath`;
+ * undefined when the project has no dotenv, or its scripts name different files. The file may not
+ * exist.
+ */
+export async function dotenvSource(root: string, dir: string): Promise<DotenvSource | undefined> {
+  const top = path.resolve(root);
+  const rel = path.relative(top, path.resolve(top, dir));
+  const owner = await migrationsPackage(top, rel);
+  if (!(await hasDotenv(top, owner.dir))) return undefined;
+  const file = await envFile(top, rel, owner.dir);
+  if (file === undefined) return undefined;
+  return {
+    file: path.relative(top, file).split(path.sep).join('/'),
+    expand: await hasDotenvExpand(top, owner.dir),
+  };
+}
+
+/** What a project's `.env` gives its migrations (projectDotenv). */
+export interface ProjectDotenv {
+  /** The file's variables in its order, but connection variables and Consort's own. */
+  vars: Record<string, string>;
+  /** Expand their `${VAR}` references where the migrations run (dotenv-expand.ts), as the project's CLI does. */
+  expand: boolean;
+}
+
 /**
  * The variables the `.env` of the package that owns `dir` (the migrations folder in the tree at
  * `root`), or the file its scripts name with `--envPath`, gives its migrations under
  * node-pg-migrate's CLI: none when the project has no dotenv or no such file, or its scripts name
  * different ones; never a connection variable nor one of Consort's own.
  */
-export async function projectDotenv(root: string, dir: string): Promise<Record<string, string>> {
+export async function projectDotenv(root: string, dir: string): Promise<ProjectDotenv> {
   const top = path.resolve(root);
-  const owner = await migrationsPackage(top, path.relative(top, path.resolve(top, dir)));
-  if (!(await hasDotenv(top, owner.dir))) return {};
-  const file = await envFile(top, path.relative(top, path.resolve(top, dir)), owner.dir);
-  const text = file === undefined ? undefined : readInside(top, file);
-  if (text === undefined) return {};
-  const out: Record<string, string> = {};
+  const source = await dotenvSource(top, dir);
+  const text = source === undefined ? undefined : readInside(top, path.join(top, source.file));
+  if (source === undefined || text === undefined) return { vars: {}, expand: false };
+  const vars: Record<string, string> = {};
   for (const [key, value] of parseDotenv(text))
-    if (KEY.test(key) && !isConnectionVariable(key) && !isNeverPassed(key)) out[key] = value;
-  return out;
+    if (KEY.test(key) && !isConnectionVariable(key) && !isNeverPassed(key)) vars[key] = value;
+  return { vars, expand: source.expand };
 }

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, isCredentialName, isNeverPassed } from '../core/child-env.js';
-import { projectDotenv } from './dotenv.js';
+import { projectDotenv, type ProjectDotenv } from './dotenv.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
 import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
@@ -29,6 +29,8 @@ export interface ApplyRequest {
   preload?: string;
   /** The project's `.env` variables (migrations/dotenv.ts): set where the child's environment lacks them. */
   dotenv?: Record<string, string>;
+  /** Then expand their `${VAR}` references as the project's dotenv-expand would (migrations/dotenv-expand.ts). */
+  expandDotenv?: true;
 }
 
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
@@ -135,26 +137,26 @@ export class MigrationChild {
     // those behind it: a long migration on one branch would stall the others' steps).
     if (this.closing || this.asked) return;
     // The files' top-level code runs now: it sees the .env the apply will.
-    const dotenv = relativeTo === undefined ? {} : await this.dotenvOf(relativeTo, dir);
+    const dotenv = relativeTo === undefined ? undefined : await this.dotenvOf(relativeTo, dir);
     if (this.closing || this.asked) return;
     await this.request(
       {
         options: null,
         engine: childEngine(engine),
         preload: path.resolve(dir),
-        ...(Object.keys(dotenv).length > 0 ? { dotenv } : {}),
+        ...dotenvRequest(dotenv),
       },
       WARM,
     ).catch(() => undefined); // the apply that follows reports what is wrong
   }
 
   /** The `.env` variables of the tree at `root` for `dir`'s migrations, read once per tree and folder. */
-  private readonly dotenvs = new Map<string, Promise<Record<string, string>>>();
-  private dotenvOf(root: string, dir: string): Promise<Record<string, string>> {
+  private readonly dotenvs = new Map<string, Promise<ProjectDotenv>>();
+  private dotenvOf(root: string, dir: string): Promise<ProjectDotenv> {
     const key = `${path.resolve(root)}\0${path.resolve(dir)}`;
     let found = this.dotenvs.get(key);
     if (!found) {
-      found = projectDotenv(root, dir).catch(() => ({}));
+      found = projectDotenv(root, dir).catch(() => ({ vars: {}, expand: false }));
       this.dotenvs.set(key, found);
     }
     return found;
@@ -168,7 +170,7 @@ export class MigrationChild {
     // The child was started with its environment: nothing of it travels with a request but the
     // project's .env, which node-pg-migrate's CLI loads into the running process too.
     const { engine, env: _env, ...rest } = options;
-    const dotenv = rest.relativeTo === undefined ? {} : await this.dotenvOf(rest.relativeTo, rest.dir);
+    const dotenv = rest.relativeTo === undefined ? undefined : await this.dotenvOf(rest.relativeTo, rest.dir);
     const result = await this.request(
       {
         options: {
@@ -178,7 +180,7 @@ export class MigrationChild {
         },
         engine: childEngine(engine),
         ...(how.keep ? { keep: true } : {}),
-        ...(Object.keys(dotenv).length > 0 ? { dotenv } : {}),
+        ...dotenvRequest(dotenv),
       },
       rest.databaseUrl,
       how.first === true,
@@ -345,6 +347,12 @@ export class MigrationChild {
     if (code === null) throw new Error(message);
     throw new ConsortError(code, message, hint === undefined ? {} : { hint });
   }
+}
+
+/** A request's `.env` part: nothing when the file gives nothing. */
+function dotenvRequest(dotenv: ProjectDotenv | undefined): Pick<ApplyRequest, 'dotenv' | 'expandDotenv'> {
+  if (dotenv === undefined || Object.keys(dotenv.vars).length === 0) return {};
+  return { dotenv: dotenv.vars, ...(dotenv.expand ? { expandDotenv: true as const } : {}) };
 }
 
 /** Apply once, in a child of its own. */

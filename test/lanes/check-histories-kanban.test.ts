@@ -6,8 +6,10 @@
  * lanes whose defaults come from `KANBAN_DEFAULT_LANE` and `KANBAN_WIP_LIMIT`, set in `.env`, which
  * node-pg-migrate's CLI loads through dotenv (the project depends on it). Verdicts by hand.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { checkAgainstMain } from '../helpers/check-repo.js';
-import { history } from '../helpers/history-repo.js';
+import { HISTORIES, history } from '../helpers/history-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
 let t: TestProvider;
@@ -56,6 +58,33 @@ describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-
       ]);
       expect(rules).toContainEqual(['2_card-blocked.sql', 4, 'transaction-nesting']);
       expect(rules.map((r) => r[2])).not.toContain('ban-uncommitted-transaction');
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it("expands the .env's ${VAR} references where the project has dotenv-expand, and reports none of its values", async () => {
+    // node-pg-migrate's CLI (7.x through 9.x) runs dotenv-expand's expand() after dotenv where it resolves.
+    const manifest = JSON.parse(await readFile(path.join(HISTORIES, 'kanban-sql/package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
+    manifest.devDependencies['dotenv-expand'] = '^12.0.1';
+    const env = [
+      'KANBAN_TEAM=Ops',
+      'KANBAN_DEFAULT_LANE="${KANBAN_TEAM} inbox"',
+      'KANBAN_WIP_LIMIT=${KANBAN_WIP:-7}',
+      'KANBAN_API_TOKEN=tok-a1b2c3-never-reported',
+      '',
+    ].join('\n');
+    const h = await history('kanban-sql', 2, {}, { '.env': env, 'package.json': JSON.stringify(manifest) });
+    try {
+      const report = await checkAgainstMain(h.dir, 603, t.provider);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.migrations.status).toBe('passed');
+      expect(report.stages.schemaDiff.text).toContain(
+        "    name text NOT NULL DEFAULT 'Ops inbox'::text\n    wip_limit integer NOT NULL DEFAULT 7",
+      );
+      expect(JSON.stringify(report)).not.toContain('tok-a1b2c3');
     } finally {
       await h.dispose();
     }

@@ -50,13 +50,13 @@ describe('the .env of the package that owns the migrations', () => {
     await manifest('packages/db', { 'node-pg-migrate': '^9' });
     await writeFile(path.join(root, 'packages/db/.env'), ENV);
     // No dotenv: node-pg-migrate's CLI loads no .env.
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({});
     await manifest('packages/db', { 'node-pg-migrate': '^9', dotenv: '^16' });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'reader', API_TOKEN: 't' });
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'reader', API_TOKEN: 't' });
     // The root's dotenv counts too (a monorepo's hoisted install); the root's .env does not (the CLI runs in the package).
     await manifest('packages/db', { 'node-pg-migrate': '^9' });
     await manifest('.', { dotenv: '^16' });
-    expect(await projectDotenv(root, path.join(root, 'packages/db/migrations'))).toEqual({
+    expect((await projectDotenv(root, path.join(root, 'packages/db/migrations'))).vars).toEqual({
       APP_ROLE: 'reader',
       API_TOKEN: 't',
     });
@@ -76,26 +76,49 @@ describe('the .env of the package that owns the migrations', () => {
       migrate: 'node-pg-migrate up --envPath config/migrate.env',
       'migrate:new': 'node-pg-migrate create',
     });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'named' });
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'named' });
     await scripts({ migrate: 'node-pg-migrate up --env-path=config/migrate.env' });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'named' });
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'named' });
     await scripts({
       migrate: 'node-pg-migrate up --envPath config/migrate.env',
       'migrate:local': 'node-pg-migrate up',
     });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({});
     await scripts({ migrate: 'node-pg-migrate up' });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({ APP_ROLE: 'default' });
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'default' });
+  });
+
+  it('expands where dotenv-expand 6 or later is installed or declared, as the CLI calls its expand()', async () => {
+    await writeFile(path.join(root, 'packages/db/.env'), 'APP_ROLE=${ROLE:-reader}\n');
+    const expandsWith = async (deps: Record<string, string>) => {
+      await manifest('packages/db', { dotenv: '^16', ...deps });
+      return (await projectDotenv(root, 'packages/db/migrations')).expand;
+    };
+    expect(await expandsWith({})).toBe(false);
+    // 5 exported a bare function: the CLI finds no `expand` and expands nothing.
+    expect(await expandsWith({ 'dotenv-expand': '^5.1.0' })).toBe(false);
+    expect(await expandsWith({ 'dotenv-expand': '^6.0.0' })).toBe(true);
+    expect(await expandsWith({ 'dotenv-expand': '12.0.3' })).toBe(true);
+    expect(await expandsWith({ 'dotenv-expand': 'latest' })).toBe(true);
+    // The installed copy's version wins over the range declared.
+    const installed = path.join(root, 'node_modules/dotenv-expand');
+    await mkdir(installed, { recursive: true });
+    await writeFile(path.join(installed, 'package.json'), JSON.stringify({ name: 'dotenv-expand', version: '5.1.0' }));
+    expect(await expandsWith({ 'dotenv-expand': '^12' })).toBe(false);
+    await writeFile(path.join(installed, 'package.json'), JSON.stringify({ name: 'dotenv-expand', version: '11.0.7' }));
+    expect(await expandsWith({})).toBe(true);
+    // The values stay as written: the migrations' child expands them against its own environment.
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: '${ROLE:-reader}' });
   });
 
   it('reads no .env that is a link out of the tree, or that is missing', async () => {
     await manifest('packages/db', { dotenv: '^16' });
-    expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({});
     const outside = await mkdtemp(path.join(os.tmpdir(), 'consort-dotenv-out-'));
     try {
       await writeFile(path.join(outside, 'secrets'), 'APP_ROLE=leaked\n');
       await symlink(path.join(outside, 'secrets'), path.join(root, 'packages/db/.env'));
-      expect(await projectDotenv(root, 'packages/db/migrations')).toEqual({});
+      expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({});
     } finally {
       await rm(outside, { recursive: true, force: true });
     }
