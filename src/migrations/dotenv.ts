@@ -145,7 +145,7 @@ function envPathIn(args: readonly string[]): string | undefined {
  */
 async function envFile(root: string, dir: string, owner: string): Promise<string | undefined> {
   const want = path.posix.normalize(dir.split(path.sep).join('/'));
-  const commands = (await scriptedCommands(root).catch(() => [])).filter(
+  const commands = (await scriptedCommands(root, { owner }).catch(() => [])).filter(
     (c) => c.dir !== undefined && path.posix.normalize(c.dir) === want && !c.args.includes('create'),
   );
   const files = new Set(

@@ -532,7 +532,7 @@ function calledWith(scripts: Record<string, string>, name: string, depth = 0): {
 }
 
 /**
- * Every node-pg-migrate command of the root's and its workspace packages' scripts, with the
+ * Every node-pg-migrate command of the root's and its workspace packages' scripts (and `owner`'s), with the
  * configuration files it reads: the `config` package's default files (when a manifest depends on
  * it), then its `--config-file`. Read as data only: nothing is run.
  */
@@ -544,12 +544,21 @@ export async function scriptedCommands(
      * undefined: as each package's own node-pg-migrate does (packageEngineVersion).
      */
     sections: applying,
-  }: { sections?: boolean } = {},
+    /**
+     * The package that owns the migrations (relative to the root, or absolute inside it), read too
+     * when it is neither the root nor a workspace: a folder with a package.json of its own whose
+     * scripts apply them from there (`cd db && npm run migrate`).
+     */
+    owner,
+  }: { sections?: boolean; owner?: string } = {},
 ): Promise<ScriptedCommand[]> {
   const top = path.resolve(root);
   const rootManifest = manifestAt(top, top);
   const out: ScriptedCommand[] = [];
-  for (const pkg of ['', ...(await workspacePackages(top, rootManifest))]) {
+  const packages = ['', ...(await workspacePackages(top, rootManifest))];
+  const own = owner === undefined ? undefined : insidePath(path.relative(top, path.resolve(top, owner)));
+  if (own !== undefined && own !== '.' && !packages.includes(own)) packages.push(own);
+  for (const pkg of packages) {
     const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
     const manifests = [manifest, rootManifest];
     const scripts = manifest?.scripts ?? {};

@@ -90,6 +90,41 @@ describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-
     }
   });
 
+  it('loads the file --envPath names in the migrate script of a nested package that is not a workspace', async () => {
+    // The repository's root has a package.json of its own and no workspaces; db/ runs its migrations.
+    const h = await history(
+      'kanban-sql',
+      2,
+      {},
+      {
+        'package.json': JSON.stringify({ name: 'kanban-app', private: true }),
+        '.github/consort.yml': 'migrations:\n  dir: db/migrations\nsuite:\n  command: "true"\n',
+        'db/package.json': JSON.stringify({
+          name: 'kanban-db',
+          private: true,
+          scripts: { migrate: 'node-pg-migrate up --envPath config/migrate.env' },
+          devDependencies: { dotenv: '^16.4.5', 'node-pg-migrate': '^9.0.0' },
+        }),
+        'db/.env': 'KANBAN_DEFAULT_LANE=Unused\nKANBAN_WIP_LIMIT=1\n',
+        'db/config/migrate.env': 'KANBAN_DEFAULT_LANE=Backlog\nKANBAN_WIP_LIMIT=3\n',
+      },
+      { under: 'db', rootLinks: {} },
+    );
+    try {
+      const report = await checkAgainstMain(h.dir, 604, t.provider);
+      expect(report.error).toBeUndefined();
+      expect(report.stages.migrations).toMatchObject({
+        status: 'passed',
+        applied: [{ name: '1706000000002_card-blocked' }, { name: '1706000000003_board-lanes' }],
+      });
+      expect(report.stages.schemaDiff.text).toContain(
+        "    name text NOT NULL DEFAULT 'Backlog'::text\n    wip_limit integer NOT NULL DEFAULT 3",
+      );
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('a COMMIT before a concurrent index: fails as the deploy would, says why, and lists what that COMMIT kept', async () => {
     // The psql way out of a transaction does not work under node-pg-migrate: the file is one query,
     // and PostgreSQL runs what follows its COMMIT as one implicit transaction. The deploy applies

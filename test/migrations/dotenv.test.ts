@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseDotenv, projectDotenv } from '../../src/migrations/dotenv.js';
+import { dotenvSource, parseDotenv, projectDotenv } from '../../src/migrations/dotenv.js';
 
 it('reads a .env as dotenv does: export, quotes, comments, a value over several lines, the last one wins', () => {
   const text = [
@@ -109,6 +109,27 @@ describe('the .env of the package that owns the migrations', () => {
     expect(await expandsWith({})).toBe(true);
     // The values stay as written: the migrations' child expands them against its own environment.
     expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: '${ROLE:-reader}' });
+  });
+
+  it('reads the --envPath of a nested package that is not a workspace, relative to that package', async () => {
+    // The root declares no workspaces: packages/db is a folder with a package.json of its own.
+    await writeFile(path.join(root, 'package.json'), JSON.stringify({ private: true }));
+    await writeFile(
+      path.join(root, 'packages/db/package.json'),
+      JSON.stringify({
+        name: 'db',
+        devDependencies: { dotenv: '^16' },
+        scripts: { migrate: 'node-pg-migrate up --envPath config/migrate.env' },
+      }),
+    );
+    await writeFile(path.join(root, 'packages/db/.env'), 'APP_ROLE=default\n');
+    await mkdir(path.join(root, 'packages/db/config'));
+    await writeFile(path.join(root, 'packages/db/config/migrate.env'), 'APP_ROLE=named\n');
+    expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'named' });
+    expect(await dotenvSource(root, 'packages/db/migrations')).toEqual({
+      file: 'packages/db/config/migrate.env',
+      expand: false,
+    });
   });
 
   it('reads no .env that is a link out of the tree, or that is missing', async () => {
