@@ -14,6 +14,7 @@ import { readSeed, runSeed } from '../lanes/check/baseline.js';
 import { resolveEngine } from '../migrations/engine.js';
 import { prepareTypeScript } from '../migrations/ts-loader.js';
 import { readMigrationSet } from '../migrations/files.js';
+import { dotenvHash } from '../migrations/dotenv.js';
 import { hasSchemaSettings, migrationPlacement } from '../migrations/placement.js';
 import { applyMigrations } from '../migrations/runner.js';
 import { localProcessRunner } from '../process/runner.js';
@@ -77,6 +78,8 @@ export async function prepareTestTemplate(
     undefined,
     workspace,
   ).catch(() => []);
+  // And what the .env the migrations load gives them (migrations/dotenv.ts): only a hash of it.
+  const dotenv = await dotenvHash(root, config.migrations.dir).catch(() => undefined);
   const key = createHash('sha256')
     .update(
       JSON.stringify({
@@ -88,6 +91,7 @@ export async function prepareTestTemplate(
         seed: await seedIdentity(config, root),
         // Only when there are any, so templates of histories that import nothing keep their names.
         ...(imports.length > 0 ? { imports: imports.map((f) => [f.file, f.sha256]) } : {}),
+        ...(dotenv ? { dotenv } : {}),
       }),
     )
     .digest('hex');

@@ -13,6 +13,7 @@
  * the branch's URL stay. Its values are the project's secrets: they go to that child alone, never
  * into a log, a report or an error.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { isConnectionVariable, isNeverPassed } from '../core/child-env.js';
@@ -204,8 +205,36 @@ export async function projectDotenv(root: string, dir: string): Promise<ProjectD
   const source = await dotenvSource(top, dir);
   const text = source === undefined ? undefined : readInside(top, path.join(top, source.file));
   if (source === undefined || text === undefined) return { vars: {}, expand: false };
+  return { vars: loaded(text), expand: source.expand };
+}
+
+/** What a `.env`'s text gives migrations: its variables but connection variables and Consort's own. */
+function loaded(text: string): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const [key, value] of parseDotenv(text))
     if (KEY.test(key) && !isConnectionVariable(key) && !isNeverPassed(key)) vars[key] = value;
-  return { vars, expand: source.expand };
+  return vars;
+}
+
+/**
+ * A sha256 of what `dir`'s `.env` gives its migrations (projectDotenv) in a tree, for a name that
+ * must change when it does (a baseline's): the file is located by the packages at `root` and read
+ * with `read` (a path relative to the root; default: from `root`). Undefined when it gives nothing,
+ * so names of projects without one stay. Only the hash leaves here: the values are secrets.
+ */
+export async function dotenvHash(
+  root: string,
+  dir: string,
+  read?: (file: string) => Promise<string | undefined>,
+): Promise<string | undefined> {
+  const top = path.resolve(root);
+  const source = await dotenvSource(top, dir);
+  if (source === undefined) return undefined;
+  const text = read ? await read(source.file) : readInside(top, path.join(top, source.file));
+  if (text === undefined || Buffer.byteLength(text) > MAX_BYTES) return undefined;
+  const vars = Object.entries(loaded(text));
+  if (vars.length === 0) return undefined;
+  return createHash('sha256')
+    .update(JSON.stringify({ vars, expand: source.expand }))
+    .digest('hex');
 }

@@ -3,7 +3,7 @@
  * name or URL; a run's teardown returns its own, expiry returns a crashed holder's; the run's setup
  * builds the template once per migration state and keeps its pool filled while workers take from it.
  */
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,6 +137,36 @@ describe('the test template', () => {
       await rm(migration);
       await rm(path.join(project, 'packages'), { recursive: true, force: true });
       await rm(path.join(project, 'node_modules', '@notes'), { recursive: true, force: true });
+    }
+  });
+
+  it('is another template when only the .env a migration reads its settings from changed', async () => {
+    const migration = path.join(project, 'migrations', '1730000200000_kinds.js');
+    const manifest = path.join(project, 'package.json');
+    const before = await readFile(manifest, 'utf8');
+    // node-pg-migrate's CLI loads .env where the project has dotenv.
+    await writeFile(manifest, JSON.stringify({ ...JSON.parse(before), devDependencies: { dotenv: '^16.4.5' } }));
+    await writeFile(path.join(project, '.env'), 'NOTE_KINDS=draft,final\n');
+    await writeFile(
+      migration,
+      "exports.up = (pgm) => pgm.createType('note_kind', process.env.NOTE_KINDS.split(','));\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
+    );
+    const labels = async (name: string) =>
+      (
+        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
+      ).map((r) => r.l);
+    try {
+      const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      await writeFile(path.join(project, '.env'), 'NOTE_KINDS=draft,final,archived\n');
+      const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
+      expect(second.name).not.toBe(first.name);
+      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      await p.delete(second.name);
+    } finally {
+      await rm(migration);
+      await rm(path.join(project, '.env'));
+      await writeFile(manifest, before);
     }
   });
 

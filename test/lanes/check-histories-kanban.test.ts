@@ -6,9 +6,10 @@
  * lanes whose defaults come from `KANBAN_DEFAULT_LANE` and `KANBAN_WIP_LIMIT`, set in `.env`, which
  * node-pg-migrate's CLI loads through dotenv (the project depends on it). Verdicts by hand.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkAgainstMain } from '../helpers/check-repo.js';
+import { withClient } from '../../src/db/sql.js';
+import { checkAgainstMain, isolatedGit as git } from '../helpers/check-repo.js';
 import { HISTORIES, history } from '../helpers/history-repo.js';
 import { localTestProvider, type TestProvider } from '../helpers/servers.js';
 
@@ -120,6 +121,48 @@ describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-
       expect(report.stages.schemaDiff.text).toContain(
         "    name text NOT NULL DEFAULT 'Backlog'::text\n    wip_limit integer NOT NULL DEFAULT 3",
       );
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it("builds a new baseline when base's .env changes, never naming a value of it", async () => {
+    // Base applies the lanes migration, which reads its defaults from .env: a baseline built with
+    // the old .env would fork the pull request's branch from a schema the new one does not give.
+    const h = await history('kanban-sql', 4, {}, { '.env': DOTENV }, undefined, {
+      prFiles: {
+        'migrations/1706000000004_notes.sql':
+          '-- Up Migration\nCREATE TABLE notes (id serial PRIMARY KEY);\n\n-- Down Migration\nDROP TABLE notes;\n',
+      },
+    });
+    const wipDefault = async (baseline: string) =>
+      withClient(await t.provider.connectionUri(baseline), async (db) => {
+        const { rows } = await db.query<{ d: string }>(
+          "SELECT column_default AS d FROM information_schema.columns WHERE table_name = 'lanes' AND column_name = 'wip_limit'",
+        );
+        return rows[0]?.d;
+      });
+    try {
+      const first = await checkAgainstMain(h.dir, 605, t.provider);
+      expect(first.stages.baseline).toMatchObject({ status: 'passed', reused: false });
+      const built = first.stages.baseline.name!;
+      expect(await wipDefault(built)).toBe('5');
+      // Nothing changed: the same baseline.
+      const again = await checkAgainstMain(h.dir, 605, t.provider);
+      expect(again.stages.baseline).toMatchObject({ status: 'passed', reused: true, name: built });
+
+      await git(h.dir, 'checkout', '-q', 'main');
+      await writeFile(path.join(h.dir, '.env'), DOTENV.replace('KANBAN_WIP_LIMIT=5', 'KANBAN_WIP_LIMIT=9'));
+      await git(h.dir, 'commit', '-qam', 'a higher limit');
+      await git(h.dir, 'checkout', '-q', 'feature');
+
+      const after = await checkAgainstMain(h.dir, 605, t.provider);
+      expect(after.error).toBeUndefined();
+      expect(after.stages.baseline).toMatchObject({ status: 'passed', reused: false });
+      expect(after.stages.baseline.name).not.toBe(built);
+      expect(await wipDefault(after.stages.baseline.name!)).toBe('9');
+      expect(after.stages.migrations).toMatchObject({ status: 'passed', applied: [{ name: '1706000000004_notes' }] });
+      for (const report of [first, again, after]) expect(JSON.stringify(report)).not.toContain('Inbox');
     } finally {
       await h.dispose();
     }

@@ -106,3 +106,44 @@ it("names the baseline by the workspace packages base's migrations import (`@acm
   expect(second.name).not.toBe(first.name);
   expect(second.labels).toEqual(['note', 'call', 'email']);
 }, 90_000);
+
+it("names the baseline by what base's .env gives its migrations, as the check does", async () => {
+  const repo = path.join(dir, 'with-dotenv');
+  await mkdir(path.join(repo, 'migrations'), { recursive: true });
+  // node-pg-migrate's CLI loads .env where the project has dotenv.
+  await writeFile(
+    path.join(repo, 'package.json'),
+    JSON.stringify({ private: true, devDependencies: { dotenv: '^16' } }),
+  );
+  await writeFile(path.join(repo, '.env'), 'ACTIVITY_KINDS=note,call\n');
+  await writeFile(
+    path.join(repo, 'migrations', '1700000000000_activity-kinds.js'),
+    "exports.up = (pgm) => pgm.createType('activity_kind', process.env.ACTIVITY_KINDS.split(','));\nexports.down = (pgm) => pgm.dropType('activity_kind');\n",
+  );
+  await git(repo, 'init', '-q', '-b', 'main');
+  await git(repo, 'add', '-A');
+  await git(repo, 'commit', '-qm', 'two kinds');
+  const config = { ...defaultConfig(), suite: { ...defaultConfig().suite, command: 'true' } };
+  const baselineAt = async (baseCommit: string) => {
+    const branches = await laneBranches({ provider: t.provider, dir: repo, config, baseCommit });
+    try {
+      const name = await branches.baseline();
+      const rows = await query<{ label: string }>(
+        await t.provider.connectionUri(name),
+        'SELECT unnest(enum_range(NULL::activity_kind))::text AS label',
+      );
+      return { name, labels: rows.map((r) => r.label) };
+    } finally {
+      await branches.settle();
+    }
+  };
+  const first = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  expect(first.labels).toEqual(['note', 'call']);
+
+  // Only .env changes: the migration's own bytes are the same.
+  await writeFile(path.join(repo, '.env'), 'ACTIVITY_KINDS=note,call,email\n');
+  await git(repo, 'commit', '-qam', 'a third kind');
+  const second = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  expect(second.name).not.toBe(first.name);
+  expect(second.labels).toEqual(['note', 'call', 'email']);
+}, 90_000);

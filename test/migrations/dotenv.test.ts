@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { dotenvSource, parseDotenv, projectDotenv } from '../../src/migrations/dotenv.js';
+import { dotenvHash, dotenvSource, parseDotenv, projectDotenv } from '../../src/migrations/dotenv.js';
 
 it('reads a .env as dotenv does: export, quotes, comments, a value over several lines, the last one wins', () => {
   const text = [
@@ -130,6 +130,25 @@ describe('the .env of the package that owns the migrations', () => {
       file: 'packages/db/config/migrate.env',
       expand: false,
     });
+  });
+
+  it('hashes what the file gives the migrations for a name, and nothing of a connection variable', async () => {
+    await manifest('packages/db', { 'node-pg-migrate': '^9' });
+    await writeFile(path.join(root, 'packages/db/.env'), ENV);
+    // No dotenv: nothing is loaded, nothing to name.
+    expect(await dotenvHash(root, 'packages/db/migrations')).toBeUndefined();
+    await manifest('packages/db', { 'node-pg-migrate': '^9', dotenv: '^16' });
+    const first = await dotenvHash(root, 'packages/db/migrations');
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    // The developer's database changed: the migrations are given the same.
+    await writeFile(path.join(root, 'packages/db/.env'), ENV.replace('dev@localhost/dev', 'me@localhost/mine'));
+    expect(await dotenvHash(root, 'packages/db/migrations')).toBe(first);
+    await writeFile(path.join(root, 'packages/db/.env'), ENV.replace('APP_ROLE=reader', 'APP_ROLE=writer'));
+    expect(await dotenvHash(root, 'packages/db/migrations')).not.toBe(first);
+    // Read from another tree (base's commit) through `read`, located by the packages at the root.
+    const read = async (file: string) => (file === 'packages/db/.env' ? ENV : undefined);
+    expect(await dotenvHash(root, 'packages/db/migrations', read)).toBe(first);
+    expect(await dotenvHash(root, 'packages/db/migrations', async () => undefined)).toBeUndefined();
   });
 
   it('reads no .env that is a link out of the tree, or that is missing', async () => {

@@ -39,6 +39,11 @@ export interface BaselineInput {
   base: readonly MigrationFile[];
   /** The project's files base's migrations import (imported-code.ts): part of the baseline's name. */
   imports?: readonly { file: string; sha256: string }[];
+  /**
+   * A hash of what base's `.env` gives its migrations (migrations/dotenv.ts' dotenvHash): part of
+   * the baseline's name, so a changed `.env` on base builds a new one. Never its values.
+   */
+  dotenv?: string;
   baseDir: { dir: string; relativeTo: string };
   rebuild: boolean;
   env: NodeJS.ProcessEnv;
@@ -447,7 +452,10 @@ export async function readSeed(workspace: string, file: string): Promise<string>
  * dry run's plan, which resolves none) keep their names.
  */
 export async function baselineName(
-  input: Pick<BaselineInput, 'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine' | 'imports'>,
+  input: Pick<
+    BaselineInput,
+    'config' | 'workspace' | 'base' | 'rebuild' | 'baseSeed' | 'engine' | 'imports' | 'dotenv'
+  >,
 ): Promise<string> {
   const engine =
     input.engine && input.engine.source !== 'bundled' ? `${input.engine.source}:${input.engine.version}` : undefined;
@@ -465,6 +473,8 @@ export async function baselineName(
         engine,
         // Only when there are any, so baselines of histories that import nothing keep their names.
         ...(input.imports && input.imports.length > 0 ? { imports: input.imports.map((f) => [f.file, f.sha256]) } : {}),
+        // What the .env the migrations load gives them (settings a JS migration reads): only when it gives any.
+        ...(input.dotenv ? { dotenv: input.dotenv } : {}),
       }),
     )
     .digest('hex');

@@ -27,6 +27,7 @@ import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
 import { importedFiles, treeReader, type ImportedFile, type SourceTree } from '../../migrations/imported-code.js';
 import { migrationsPackage, workspacePackages } from '../../migrations/project-packages.js';
+import { dotenvHash } from '../../migrations/dotenv.js';
 import { sha256Normalized } from '../../migrations/files.js';
 import type { GitRepo } from '../../ports/git.js';
 import { baselineName, readSeed } from './baseline.js';
@@ -153,6 +154,8 @@ export interface PlanReadings {
   unchecked?: readonly Problem[];
   /** Whether the project's scripts apply migrations.dir in one transaction (deploy-settings.ts). */
   transaction?: DeployTransaction;
+  /** A hash of what base's `.env` gives its migrations (dotenvHash); absent when it gives nothing. */
+  dotenv?: string;
 }
 
 /** Base's imported files, and each one's sha256 on the change's side (null: gone; absent: not read). */
@@ -187,6 +190,22 @@ async function readImports(
     head[f.file] = content === undefined ? null : sha256Normalized(content);
   }
   return { base, head };
+}
+
+/**
+ * A hash of what base's `.env` gives its migrations, read from base's tree as the baseline's apply
+ * loads it (migrations/dotenv.ts): the file the packages name, found in base's own tree where it is
+ * a folder, else in the workspace.
+ */
+async function readBaseDotenv(
+  request: Pick<CheckRequest, 'base' | 'workspace' | 'config'>,
+  git: Pick<GitRepo, 'filesAt'> | undefined,
+): Promise<string | undefined> {
+  const read = treeReader(request.base.tree, git);
+  if (!read) return undefined;
+  const dir = request.base.settings?.migrationsDir ?? trustedConfig(request.config, request.base).config.migrations.dir;
+  const root = request.base.tree?.kind === 'dir' ? request.base.tree.dir : request.workspace;
+  return dotenvHash(root, dir, read);
 }
 
 const failed = (x: unknown): x is { error: unknown } => typeof x === 'object' && x !== null && 'error' in x;
@@ -247,6 +266,8 @@ export async function planCheck(
   ).catch(() => []);
   // Advice and the baseline's name: a tree that cannot be read names the baseline by its migrations alone.
   const imports = await readImports(request, sets, ports.git).catch(() => undefined);
+  // The baseline's name too: a .env changed on base builds a new one.
+  const dotenv = await readBaseDotenv(request, ports.git).catch(() => undefined);
   const plan = await decidePlan(request, sets, {
     engine,
     baseSeed,
@@ -254,6 +275,7 @@ export async function planCheck(
     unchecked,
     ...(transaction ? { transaction } : {}),
     ...(imports ? { imports } : {}),
+    ...(dotenv ? { dotenv } : {}),
   });
   if (plan.ignoredSettings) say(`Configuration: ${plan.ignoredSettings}.`);
   return plan;
@@ -319,6 +341,7 @@ export async function decidePlan(asked: CheckRequest, sets: CheckPlan['sets'], r
             baseSeed: baseSeed ?? null,
             engine: engine.engine,
             imports: read.imports?.base ?? [],
+            ...(read.dotenv ? { dotenv: read.dotenv } : {}),
           }),
     branches,
     temporaryBranches: [branches.reversibility, branches.suite],

@@ -16,6 +16,7 @@ import type { ConsortConfig } from '../../config/schema.js';
 import type { SchemaSummary } from '../../conductor/context-pack.js';
 import { ConsortError } from '../../core/errors.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
+import { dotenvHash } from '../../migrations/dotenv.js';
 import { migrationSetFromEntries, readMigrationSet, type MigrationFile } from '../../migrations/files.js';
 import { migrationsPackage, workspacePackages } from '../../migrations/project-packages.js';
 import { bookkeepingTables, migrationPlacement, type MigrationPlacement } from '../../migrations/placement.js';
@@ -198,6 +199,11 @@ export function createBranches(kit: BranchKit) {
     // The workspace's own packages (`@acme/shared`) too, as the check and the test template follow them.
     const workspace = await workspacePackages(owner).catch(() => new Map<string, string>());
     const imports = readBase ? await importedFiles(base, readBase, undefined, workspace).catch(() => []) : [];
+    // And what base's .env gives them, where they run in base's whole tree (SQL ones read no environment).
+    const dotenv =
+      readBase && base.some((m) => m.kind !== 'sql')
+        ? await dotenvHash(kit.ws.dir, config.migrations.dir, readBase).catch(() => undefined)
+        : undefined;
     const workdir = await createWorkdir(owner, kit.git);
     try {
       // JS/TS migrations may import the project's own files (`require('../src/kinds')`): they run in
@@ -220,6 +226,7 @@ export function createBranches(kit: BranchKit) {
         workspace: kit.ws.dir,
         base,
         imports,
+        ...(dotenv ? { dotenv } : {}),
         baseDir,
         rebuild: false,
         env: kit.env,
