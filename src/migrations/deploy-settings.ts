@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { ConsortConfigSchema, type ConsortConfig } from '../config/schema.js';
 import { readsSections, scriptedCommands, type ScriptedCommand } from './scripted-dirs.js';
+import { migrationsPackage } from './project-packages.js';
 
 type Migrations = ConsortConfig['migrations'];
 type Value = string | boolean | string[];
@@ -162,6 +163,15 @@ function deployValue(set: Map<string, { value: Value }>, spec: Spec): Value {
   return set.get(spec.arg)?.value ?? spec.fallback;
 }
 
+/**
+ * The project's node-pg-migrate commands, its scripts read as the node-pg-migrate that applies
+ * reads a --config-file, with those of the package that owns `dir` even when it is no workspace.
+ */
+async function ownCommands(root: string, dir: string, engineVersion: string | undefined): Promise<ScriptedCommand[]> {
+  const owner = await migrationsPackage(root, dir);
+  return scriptedCommands(root, { sections: readsSections(engineVersion), owner: owner.dir });
+}
+
 const normal = (dir: string): string => path.posix.normalize(dir.replace(/\\/g, '/')).replace(/\/$/, '');
 
 /**
@@ -177,7 +187,7 @@ export async function deploySettings(
   engineVersion?: string,
 ): Promise<DeploySetting[]> {
   const want = normal(migrations.dir);
-  const commands = (await scriptedCommands(root, { sections: readsSections(engineVersion) })).filter(
+  const commands = (await ownCommands(root, migrations.dir, engineVersion)).filter(
     (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
   );
   if (commands.length === 0) return [];
@@ -243,7 +253,7 @@ export async function deployTransaction(
   engineVersion?: string,
 ): Promise<DeployTransaction | undefined> {
   const want = normal(migrations.dir);
-  const commands = (await scriptedCommands(root, { sections: readsSections(engineVersion) })).filter(
+  const commands = (await ownCommands(root, migrations.dir, engineVersion)).filter(
     (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
   );
   if (commands.length === 0) return undefined;

@@ -168,6 +168,25 @@ it('a workspace package that runs node-pg-migrate on the folder', async () => {
   expect(await found()).toEqual({});
 });
 
+it('a nested package that is no workspace, whose own script runs node-pg-migrate on the folder', async () => {
+  await manifest({ private: true });
+  await mkdir(path.join(root, 'db'), { recursive: true });
+  await writeFile(
+    path.join(root, 'db', 'package.json'),
+    JSON.stringify({ scripts: { migrate: 'node-pg-migrate up -t versions --no-single-transaction' } }),
+  );
+  expect(await deploySettings(root, migrations({ dir: 'db/migrations' }))).toEqual([
+    expect.objectContaining({ manifest: 'db/package.json', script: 'migrate', deploy: 'versions' }),
+  ]);
+  expect(await deployTransaction(root, migrations({ dir: 'db/migrations' }))).toEqual({
+    single: false,
+    manifest: 'db/package.json',
+    script: 'migrate',
+  });
+  // Another folder's package is not read for it.
+  expect(await found()).toEqual({});
+});
+
 it('reads a script as sh does: a quoted pattern is one word, its | and blanks included', async () => {
   await manifest({
     scripts: {
