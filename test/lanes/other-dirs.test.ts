@@ -131,3 +131,43 @@ it("reads a script's --config-file as that package's node-pg-migrate does (6 and
     await rm(repo, { recursive: true, force: true });
   }
 });
+
+it('reads the scripts of the package that owns migrations.dir when it is a nested folder, no workspace', async () => {
+  const repo = await checkRepo('other-dirs-nested', {
+    'package.json': JSON.stringify({ name: 'app', private: true }),
+    'db/package.json': JSON.stringify({
+      name: 'db',
+      private: true,
+      scripts: { migrate: 'node-pg-migrate up', 'migrate:data': 'node-pg-migrate up -m data-migrations' },
+    }),
+    'db/migrations/1700000000000_a.js': MIGRATION,
+  });
+  try {
+    const base = (await git(repo, 'rev-parse', 'HEAD')).stdout.trim();
+    await mkdir(path.join(repo, 'db/data-migrations'));
+    await writeFile(path.join(repo, 'db/data-migrations/1700000000100_backfill.js'), MIGRATION);
+    const found = await uncheckedMigrationDirs(
+      {
+        workspace: repo,
+        base: { ref: 'main', sha: base, migrations: [], tree: { kind: 'commit', repo, sha: base } },
+        head: { ref: 'HEAD', sha: null, migrations: [], tree: { kind: 'dir', dir: repo } },
+      },
+      { dir: 'db/migrations', ignorePattern: '\\..*' },
+      localGitRepo,
+    );
+    expect(found).toEqual([
+      {
+        kind: 'unchecked-migrations-dir',
+        file: 'db/data-migrations/1700000000100_backfill.js',
+        name: '1700000000100_backfill',
+        dir: 'db/data-migrations',
+        migrationsDir: 'db/migrations',
+        manifest: 'db/package.json',
+        script: 'migrate:data',
+        change: 'added',
+      },
+    ]);
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+  }
+});

@@ -8,6 +8,7 @@
 import { normalRepoPath } from '../../config/schema.js';
 import { migrationSetFromEntries } from '../../migrations/files.js';
 import type { Problem } from '../../migrations/plan.js';
+import { migrationsPackage } from '../../migrations/project-packages.js';
 import { scriptedCommands } from '../../migrations/scripted-dirs.js';
 import { isIgnored } from '../../git/repo.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -21,7 +22,9 @@ async function otherFolders(
 ): Promise<{ dir: string; manifest: string; script: string }[]> {
   const checked = normalRepoPath(migrationsDir);
   const out = new Map<string, { dir: string; manifest: string; script: string }>();
-  for (const c of await scriptedCommands(workspace)) {
+  // The package that owns migrations.dir is read too when it is no workspace (a nested db/ of its own).
+  const owner = await migrationsPackage(workspace, migrationsDir);
+  for (const c of await scriptedCommands(workspace, { owner: owner.dir })) {
     if (c.dir === undefined || c.args.includes('create')) continue; // `create` makes files, applies none
     const dir = normalRepoPath(c.dir);
     if (dir === checked || out.has(dir)) continue;
