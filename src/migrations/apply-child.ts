@@ -64,7 +64,8 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
     // As node-pg-migrate's CLI loads the project's .env (dotenv): what the environment lacks, before a
     // migration loads; then dotenv-expand's pass over the file's keys, against this environment.
     for (const [key, value] of Object.entries(request.dotenv ?? {})) process.env[key] ??= value;
-    if (request.expandDotenv && request.dotenv) Object.assign(process.env, expandDotenv(request.dotenv, process.env));
+    if (request.expandDotenv && request.dotenv)
+      Object.assign(process.env, expandDotenv(request.dotenv, process.env, request.expandDotenv));
     const engine = await load(request.engine);
     if (request.options === null) {
       if (request.preload !== undefined) await preload(engine, request.preload);

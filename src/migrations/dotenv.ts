@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { isConnectionVariable, isNeverPassed } from '../core/child-env.js';
+import type { ExpandRules } from './dotenv-expand.js';
 import { readRegularFile, resolvedInside } from '../core/read-regular.js';
 import { installedIn, migrationsPackage } from './project-packages.js';
 import { scriptedCommands } from './scripted-dirs.js';
@@ -118,15 +119,17 @@ async function dotenvPackage(root: string, pkg: string, name: string): Promise<s
 }
 
 /**
- * Whether node-pg-migrate's CLI expands the package's `.env`: `dotenv-expand` installed (or
- * declared), in a version that exports `expand` (6 and later; `^5.1.0` exported a function the CLI
- * does not call). A version or range that names no major (`latest`, `*`) is taken as the newest.
+ * Whether node-pg-migrate's CLI expands the package's `.env`, and by which dotenv-expand's rules:
+ * `dotenv-expand` installed (or declared), in a version that exports `expand` (6 and later;
+ * `^5.1.0` exported a function the CLI does not call). A version or range that names no major
+ * (`latest`, `*`) is taken as the newest.
  */
-async function hasDotenvExpand(root: string, pkg: string): Promise<boolean> {
+async function dotenvExpandRules(root: string, pkg: string): Promise<ExpandRules | undefined> {
   const version = await dotenvPackage(root, pkg, 'dotenv-expand');
-  if (version === undefined) return false;
+  if (version === undefined) return undefined;
   const major = /^\s*[~^=v]*\s*(\d+)(?:[.\sxX*-]|$)/.exec(version)?.[1];
-  return major === undefined || Number(major) >= 6;
+  if (major === undefined || Number(major) >= 1000) return '1000';
+  return Number(major) >= 6 ? '12' : undefined;
 }
 
 /** `--envPath <file>` (yargs takes `--env-path` and `--envPath=<file>` too) in a command's words. */
@@ -163,8 +166,8 @@ async function envFile(root: string, dir: string, owner: string): Promise<string
 export interface DotenvSource {
   /** Relative to the root, with `/` separators. */
   file: string;
-  /** `dotenv-expand` (6 or later) is the project's: `${VAR}` references are expanded (dotenv-expand.ts). */
-  expand: boolean;
+  /** `dotenv-expand` (6 or later) is the project's: `${VAR}` references are expanded by its rules (dotenv-expand.ts). */
+  expand?: ExpandRules;
 }
 
 /**
@@ -180,18 +183,16 @@ export async function dotenvSource(root: string, dir: string): Promise<DotenvSou
   if (!(await hasDotenv(top, owner.dir))) return undefined;
   const file = await envFile(top, rel, owner.dir);
   if (file === undefined) return undefined;
-  return {
-    file: path.relative(top, file).split(path.sep).join('/'),
-    expand: await hasDotenvExpand(top, owner.dir),
-  };
+  const expand = await dotenvExpandRules(top, owner.dir);
+  return { file: path.relative(top, file).split(path.sep).join('/'), ...(expand ? { expand } : {}) };
 }
 
 /** What a project's `.env` gives its migrations (projectDotenv). */
 export interface ProjectDotenv {
   /** The file's variables in its order, but connection variables and Consort's own. */
   vars: Record<string, string>;
-  /** Expand their `${VAR}` references where the migrations run (dotenv-expand.ts), as the project's CLI does. */
-  expand: boolean;
+  /** Expand their `${VAR}` references where the migrations run by these rules (dotenv-expand.ts), as the project's CLI does. */
+  expand?: ExpandRules;
 }
 
 /**
@@ -204,8 +205,8 @@ export async function projectDotenv(root: string, dir: string): Promise<ProjectD
   const top = path.resolve(root);
   const source = await dotenvSource(top, dir);
   const text = source === undefined ? undefined : readInside(top, path.join(top, source.file));
-  if (source === undefined || text === undefined) return { vars: {}, expand: false };
-  return { vars: loaded(text), expand: source.expand };
+  if (source === undefined || text === undefined) return { vars: {} };
+  return { vars: loaded(text), ...(source.expand ? { expand: source.expand } : {}) };
 }
 
 /** What a `.env`'s text gives migrations: its variables but connection variables and Consort's own. */
@@ -235,6 +236,6 @@ export async function dotenvHash(
   const vars = Object.entries(loaded(text));
   if (vars.length === 0) return undefined;
   return createHash('sha256')
-    .update(JSON.stringify({ vars, expand: source.expand }))
+    .update(JSON.stringify({ vars, expand: source.expand ?? false }))
     .digest('hex');
 }

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnv, isCredentialName, isNeverPassed } from '../core/child-env.js';
 import { projectDotenv, type ProjectDotenv } from './dotenv.js';
+import type { ExpandRules } from './dotenv-expand.js';
 import { ConsortError, type ErrorCode } from '../core/errors.js';
 import { isolation } from '../process/isolate.js';
 import type { MigrationEngine } from './engine.js';
@@ -29,8 +30,8 @@ export interface ApplyRequest {
   preload?: string;
   /** The project's `.env` variables (migrations/dotenv.ts): set where the child's environment lacks them. */
   dotenv?: Record<string, string>;
-  /** Then expand their `${VAR}` references as the project's dotenv-expand would (migrations/dotenv-expand.ts). */
-  expandDotenv?: true;
+  /** Then expand their `${VAR}` references by the project's dotenv-expand's rules (migrations/dotenv-expand.ts). */
+  expandDotenv?: ExpandRules;
 }
 
 /** An apply, or: end the connection kept for this URL (null: every kept one). */
@@ -156,7 +157,7 @@ export class MigrationChild {
     const key = `${path.resolve(root)}\0${path.resolve(dir)}`;
     let found = this.dotenvs.get(key);
     if (!found) {
-      found = projectDotenv(root, dir).catch(() => ({ vars: {}, expand: false }));
+      found = projectDotenv(root, dir).catch(() => ({ vars: {} }));
       this.dotenvs.set(key, found);
     }
     return found;
@@ -352,7 +353,7 @@ export class MigrationChild {
 /** A request's `.env` part: nothing when the file gives nothing. */
 function dotenvRequest(dotenv: ProjectDotenv | undefined): Pick<ApplyRequest, 'dotenv' | 'expandDotenv'> {
   if (dotenv === undefined || Object.keys(dotenv.vars).length === 0) return {};
-  return { dotenv: dotenv.vars, ...(dotenv.expand ? { expandDotenv: true as const } : {}) };
+  return { dotenv: dotenv.vars, ...(dotenv.expand ? { expandDotenv: dotenv.expand } : {}) };
 }
 
 /** Apply once, in a child of its own. */

@@ -1,7 +1,8 @@
 /**
- * expandDotenv (src/migrations/dotenv-expand.ts): dotenv-expand 12's expand() as node-pg-migrate's
+ * expandDotenv (src/migrations/dotenv-expand.ts): dotenv-expand's expand() as node-pg-migrate's
  * CLI calls it, after dotenv.config() put each variable the environment lacked into it unexpanded.
- * The expected values are what dotenv-expand 12.0.3 itself gives for the same file and environment.
+ * The expected values are what dotenv-expand 12.0.3 and 1000.0.0 themselves give for the same
+ * file and environment.
  */
 import { expandDotenv } from '../../src/migrations/dotenv-expand.js';
 
@@ -36,6 +37,32 @@ it.each([
   ['two references to each other', { X: '${Y}', Y: '${X}' }, {}, { X: '', Y: '' }],
 ] as const)('expands %s', (_what, parsed, env, want) => {
   expect(expandDotenv(parsed, afterConfig(parsed, env))).toMatchObject(want);
+});
+
+it.each([
+  [
+    'unset and empty apart for - and +',
+    { VAR: '', U: '${VAR-d}', W: '${NOPE-d}', S: '${VAR+alt}', T: '${NOPE+alt}' },
+    {},
+    { U: '', W: 'd', S: 'alt', T: '' },
+  ],
+  ['empty as unset for :- and :+', { A: '${EMPTY:-d}', B: '${EMPTY:+alt}' }, { EMPTY: '' }, { A: 'd', B: '' }],
+  ['an earlier line expanded', { C: 'c', B: 'x$C', A: '${B}' }, {}, { A: 'xc', B: 'xc' }],
+  ['a later line as written, not followed', { A: '${B}', B: 'x$C', C: 'c' }, {}, { A: 'x$C', B: 'xc' }],
+  [
+    'the environment over the file',
+    { MACHINE: 'file', M: '$MACHINE' },
+    { MACHINE: 'env' },
+    { MACHINE: 'env', M: 'env' },
+  ],
+  ['a command substitution left as written', { A: '$(printf run)' }, {}, { A: '$(printf run)' }],
+] as const)("expands by 1000's rules: %s", (_what, parsed, env, want) => {
+  expect(expandDotenv(parsed, afterConfig(parsed, env), '1000')).toMatchObject(want);
+});
+
+it("12's rules take an empty variable as unset for - and + too", () => {
+  const parsed = { VAR: '', U: '${VAR-d}', S: '${VAR+alt}' };
+  expect(expandDotenv(parsed, afterConfig(parsed, {}), '12')).toMatchObject({ U: 'd', S: '' });
 });
 
 it('leaves a variable the environment held before with another value as it was', () => {

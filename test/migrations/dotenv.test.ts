@@ -88,25 +88,26 @@ describe('the .env of the package that owns the migrations', () => {
     expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'default' });
   });
 
-  it('expands where dotenv-expand 6 or later is installed or declared, as the CLI calls its expand()', async () => {
+  it("expands where dotenv-expand 6 or later is installed or declared, by its version's rules", async () => {
     await writeFile(path.join(root, 'packages/db/.env'), 'APP_ROLE=${ROLE:-reader}\n');
     const expandsWith = async (deps: Record<string, string>) => {
       await manifest('packages/db', { dotenv: '^16', ...deps });
       return (await projectDotenv(root, 'packages/db/migrations')).expand;
     };
-    expect(await expandsWith({})).toBe(false);
+    expect(await expandsWith({})).toBeUndefined();
     // 5 exported a bare function: the CLI finds no `expand` and expands nothing.
-    expect(await expandsWith({ 'dotenv-expand': '^5.1.0' })).toBe(false);
-    expect(await expandsWith({ 'dotenv-expand': '^6.0.0' })).toBe(true);
-    expect(await expandsWith({ 'dotenv-expand': '12.0.3' })).toBe(true);
-    expect(await expandsWith({ 'dotenv-expand': 'latest' })).toBe(true);
+    expect(await expandsWith({ 'dotenv-expand': '^5.1.0' })).toBeUndefined();
+    expect(await expandsWith({ 'dotenv-expand': '^6.0.0' })).toBe('12');
+    expect(await expandsWith({ 'dotenv-expand': '12.0.3' })).toBe('12');
+    expect(await expandsWith({ 'dotenv-expand': '^1000.0.0' })).toBe('1000');
+    expect(await expandsWith({ 'dotenv-expand': 'latest' })).toBe('1000');
     // The installed copy's version wins over the range declared.
     const installed = path.join(root, 'node_modules/dotenv-expand');
     await mkdir(installed, { recursive: true });
     await writeFile(path.join(installed, 'package.json'), JSON.stringify({ name: 'dotenv-expand', version: '5.1.0' }));
-    expect(await expandsWith({ 'dotenv-expand': '^12' })).toBe(false);
+    expect(await expandsWith({ 'dotenv-expand': '^12' })).toBeUndefined();
     await writeFile(path.join(installed, 'package.json'), JSON.stringify({ name: 'dotenv-expand', version: '11.0.7' }));
-    expect(await expandsWith({})).toBe(true);
+    expect(await expandsWith({})).toBe('12');
     // The values stay as written: the migrations' child expands them against its own environment.
     expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: '${ROLE:-reader}' });
   });
@@ -126,10 +127,7 @@ describe('the .env of the package that owns the migrations', () => {
     await mkdir(path.join(root, 'packages/db/config'));
     await writeFile(path.join(root, 'packages/db/config/migrate.env'), 'APP_ROLE=named\n');
     expect((await projectDotenv(root, 'packages/db/migrations')).vars).toEqual({ APP_ROLE: 'named' });
-    expect(await dotenvSource(root, 'packages/db/migrations')).toEqual({
-      file: 'packages/db/config/migrate.env',
-      expand: false,
-    });
+    expect(await dotenvSource(root, 'packages/db/migrations')).toEqual({ file: 'packages/db/config/migrate.env' });
   });
 
   it('hashes what the file gives the migrations for a name, and nothing of a connection variable', async () => {
