@@ -64,32 +64,39 @@ describe('kanban-sql: psql-style .sql migrations and a .env on the bundled node-
     }
   });
 
-  it("expands the .env's ${VAR} references where the project has dotenv-expand, and reports none of its values", async () => {
-    // node-pg-migrate's CLI (7.x through 9.x) runs dotenv-expand's expand() after dotenv where it resolves.
-    const manifest = JSON.parse(await readFile(path.join(HISTORIES, 'kanban-sql/package.json'), 'utf8')) as {
-      devDependencies: Record<string, string>;
-    };
-    manifest.devDependencies['dotenv-expand'] = '^12.0.1';
-    const env = [
-      'KANBAN_TEAM=Ops',
-      'KANBAN_DEFAULT_LANE="${KANBAN_TEAM} inbox"',
-      'KANBAN_WIP_LIMIT=${KANBAN_WIP:-7}',
-      'KANBAN_API_TOKEN=tok-a1b2c3-never-reported',
-      '',
-    ].join('\n');
-    const h = await history('kanban-sql', 2, {}, { '.env': env, 'package.json': JSON.stringify(manifest) });
-    try {
-      const report = await checkAgainstMain(h.dir, 603, t.provider);
-      expect(report.error).toBeUndefined();
-      expect(report.stages.migrations.status).toBe('passed');
-      expect(report.stages.schemaDiff.text).toContain(
-        "    name text NOT NULL DEFAULT 'Ops inbox'::text\n    wip_limit integer NOT NULL DEFAULT 7",
-      );
-      expect(JSON.stringify(report)).not.toContain('tok-a1b2c3');
-    } finally {
-      await h.dispose();
-    }
-  });
+  it.each([
+    ['the bundled 9.0.0', {}, '^9.0.0', '9.0.0'],
+    ["the project's 7.9.1", { 'node-pg-migrate': 'node-pg-migrate-7' }, '7.9.1', '7.9.1'],
+  ])(
+    "expands the .env's ${VAR} references where the project has dotenv-expand, on %s, and reports none of its values",
+    async (_on, links, range, version) => {
+      // node-pg-migrate's CLI (7.9.1's tryRequire, 9's tryImport) runs dotenv-expand's expand() after dotenv where it resolves.
+      const manifest = JSON.parse(await readFile(path.join(HISTORIES, 'kanban-sql/package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      };
+      manifest.devDependencies['dotenv-expand'] = '^12.0.1';
+      manifest.devDependencies['node-pg-migrate'] = range;
+      const env = [
+        'KANBAN_TEAM=Ops',
+        'KANBAN_DEFAULT_LANE="${KANBAN_TEAM} inbox"',
+        'KANBAN_WIP_LIMIT=${KANBAN_WIP:-7}',
+        'KANBAN_API_TOKEN=tok-a1b2c3-never-reported',
+        '',
+      ].join('\n');
+      const h = await history('kanban-sql', 2, links, { '.env': env, 'package.json': JSON.stringify(manifest) });
+      try {
+        const report = await checkAgainstMain(h.dir, 603, t.provider);
+        expect(report.error).toBeUndefined();
+        expect(report.stages.migrations).toMatchObject({ status: 'passed', nodePgMigrate: { version } });
+        expect(report.stages.schemaDiff.text).toContain(
+          "    name text NOT NULL DEFAULT 'Ops inbox'::text\n    wip_limit integer NOT NULL DEFAULT 7",
+        );
+        expect(JSON.stringify(report)).not.toContain('tok-a1b2c3');
+      } finally {
+        await h.dispose();
+      }
+    },
+  );
 
   it('loads the file --envPath names in the migrate script of a nested package that is not a workspace', async () => {
     // The repository's root has a package.json of its own and no workspaces; db/ runs its migrations.
