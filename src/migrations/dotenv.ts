@@ -143,21 +143,17 @@ function envPathIn(args: readonly string[]): string | undefined {
 }
 
 /**
- * The file the project's scripts that apply `dir` (relative to the root) load: `.env` in the
- * package that owns it, or the `--envPath` every such script names (relative to its package);
- * undefined when they name different ones.
+ * The file the project's scripts that apply `dir` (relative to the root) load, as dotenv resolves
+ * it from the directory each runs in (its package's, or the one a `cd dir &&` before it enters):
+ * the `--envPath` it names, else `.env` there; the `.env` of the package that owns `dir` when no
+ * script applies it; undefined when they load different ones.
  */
 async function envFile(root: string, dir: string, owner: string): Promise<string | undefined> {
   const want = path.posix.normalize(dir.split(path.sep).join('/'));
   const commands = (await scriptedCommands(root, { owner }).catch(() => [])).filter(
     (c) => c.dir !== undefined && path.posix.normalize(c.dir) === want && !c.args.includes('create'),
   );
-  const files = new Set(
-    commands.map((c) => {
-      const named = envPathIn(c.args);
-      return named === undefined ? undefined : path.resolve(root, path.posix.dirname(c.manifest), named);
-    }),
-  );
+  const files = new Set(commands.map((c) => path.resolve(root, c.cwd, envPathIn(c.args) ?? '.env')));
   if (files.size > 1) return undefined;
   return [...files][0] ?? path.join(owner, '.env');
 }

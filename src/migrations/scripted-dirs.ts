@@ -434,6 +434,8 @@ export interface ConfigSource {
 export interface ScriptedCommand {
   manifest: string;
   script: string;
+  /** The directory it runs in (its package's, after a `cd dir &&`), relative to the root, with `/` separators. */
+  cwd: string;
   /** The migrations directory it uses, relative to the root; undefined: outside the repository. */
   dir: string | undefined;
   /** Its words after `node-pg-migrate`. */
@@ -588,6 +590,7 @@ export async function scriptedCommands(
         out.push({
           manifest: path.posix.join(pkg, 'package.json'),
           script,
+          cwd,
           dir: commandDir(top, manifests, cwd, c, sections)?.dir,
           args: c.args,
           sources,

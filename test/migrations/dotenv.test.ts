@@ -130,6 +130,31 @@ describe('the .env of the package that owns the migrations', () => {
     expect(await dotenvSource(root, 'packages/db/migrations')).toEqual({ file: 'packages/db/config/migrate.env' });
   });
 
+  it('resolves the file from the directory the script runs in, as dotenv does: a cd before node-pg-migrate', async () => {
+    // The root's script enters the folder: dotenv reads .env (or --envPath) from there, not from the root.
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({
+        private: true,
+        devDependencies: { dotenv: '^16' },
+        scripts: { migrate: 'cd db && node-pg-migrate up' },
+      }),
+    );
+    await mkdir(path.join(root, 'db/migrations'), { recursive: true });
+    await writeFile(path.join(root, '.env'), 'APP_ROLE=root\n');
+    await writeFile(path.join(root, 'db/.env'), 'APP_ROLE=db\n');
+    expect((await projectDotenv(root, 'db/migrations')).vars).toEqual({ APP_ROLE: 'db' });
+    await writeFile(
+      path.join(root, 'package.json'),
+      JSON.stringify({
+        private: true,
+        devDependencies: { dotenv: '^16' },
+        scripts: { migrate: 'cd db && node-pg-migrate up --envPath ../.env' },
+      }),
+    );
+    expect((await projectDotenv(root, 'db/migrations')).vars).toEqual({ APP_ROLE: 'root' });
+  });
+
   it('hashes what the file gives the migrations for a name, and nothing of a connection variable', async () => {
     await manifest('packages/db', { 'node-pg-migrate': '^9' });
     await writeFile(path.join(root, 'packages/db/.env'), ENV);
