@@ -73,6 +73,65 @@ it('runs a JS migration in a child process that sees neither PRIVATE_KEY nor WEB
   expect(seen.keys).toContain('PATH');
 });
 
+it("expands a .env's references in the child, against its own environment: never to Consort's secrets", async () => {
+  // A project with dotenv and dotenv-expand: node-pg-migrate's CLI loads .env and expands it.
+  const tree = path.join(dir, 'expanding');
+  const migrations = path.join(tree, 'migrations');
+  await mkdir(migrations, { recursive: true });
+  await writeFile(
+    path.join(tree, 'package.json'),
+    JSON.stringify({ private: true, devDependencies: { dotenv: '^16', 'dotenv-expand': '^12' } }),
+  );
+  await writeFile(
+    path.join(tree, '.env'),
+    [
+      'APP_HOME=${HOME}/app',
+      'APP_NAME=notes',
+      'APP_SCHEMA=${APP_NAME}_v2',
+      'LEAK_TOKEN=${GITHUB_TOKEN}',
+      'LEAK_KEY=${PRIVATE_KEY:-none}',
+      'LEAK_DB=${DATABASE_URL:-no-db}',
+      'DATABASE_URL=postgres://dev@localhost/dev',
+      '',
+    ].join('\n'),
+  );
+  const names = ['APP_HOME', 'APP_SCHEMA', 'LEAK_TOKEN', 'LEAK_KEY', 'LEAK_DB', 'DATABASE_URL'];
+  await writeFile(
+    path.join(migrations, '1700000000002_dotenv.js'),
+    `exports.up = (pgm) => {
+  const seen = JSON.stringify(Object.fromEntries(${JSON.stringify(names)}.map((k) => [k, process.env[k] ?? null])));
+  pgm.sql("CREATE TABLE dotenv_seen (what text)");
+  pgm.sql(\`INSERT INTO dotenv_seen VALUES ('\${seen.replace(/'/g, "''")}')\`);
+};
+`,
+  );
+  const token = process.env.GITHUB_TOKEN;
+  process.env.GITHUB_TOKEN = 'ghs_consort-own-token';
+  try {
+    const r = await applyMigrations({
+      databaseUrl: url,
+      dir: migrations,
+      relativeTo: tree,
+      direction: 'up',
+      migrationsTable: 'pgmigrations_dotenv',
+    });
+    expect(r.ok).toBe(true);
+  } finally {
+    if (token === undefined) delete process.env.GITHUB_TOKEN;
+    else process.env.GITHUB_TOKEN = token;
+  }
+  const [row] = await query<{ what: string }>(url, 'SELECT what FROM dotenv_seen');
+  const seen = JSON.parse(row!.what) as Record<string, string | null>;
+  expect(seen).toMatchObject({
+    APP_SCHEMA: 'notes_v2',
+    LEAK_TOKEN: '',
+    LEAK_KEY: 'none',
+    LEAK_DB: 'no-db',
+    DATABASE_URL: null,
+  });
+  expect(seen.APP_HOME).toMatch(/^\/.+\/app$/);
+});
+
 it('reports a JS migration that throws as the same script failure, from the child', async () => {
   const migrations = path.join(dir, 'broken');
   await mkdir(migrations);
