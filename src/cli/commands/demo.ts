@@ -120,60 +120,91 @@ export function demoCommand(ctx: Ctx): Command {
       const rows: Row[] = [];
       const before = new Set((await provider.list()).map((b) => b.name));
       const baselines = new Set<string>();
-      try {
-        for (const scenario of SCENARIOS.filter((s) => wanted.includes(s.name))) {
-          c.io.err(`\n━━ scenario ${scenario.name}: ${scenario.about}`);
-          const repo = await scenarioRepo(scenario.name);
+      // Ctrl-C (or SIGTERM) stops the scenario's check as `consort check` stops (its suite killed, its
+      // temporary branches and scratch folders removed), then the demo removes its own branches and the
+      // scenario's repository. Without it Node's default exit left both behind, and said nothing.
+      const { onTermination, abortReason: abortReasonOf } = await import('../../lanes/check/cancel.js');
+      const controller = new AbortController();
+      let cancelled: string | undefined;
+      const stopping = (sig: NodeJS.Signals) =>
+        `${sig}: stopping the demo (its branches and temporary files are removed first; ${sig} again to exit at once)`;
+      await onTermination(
+        controller,
+        async () => {
           try {
-            const { config, source } = await loadConfig(repo.dir);
-            const { base, head } = await resolveSides(ports.git, repo.dir, config, { base: 'main' }, (m) =>
-              c.io.err(m),
-            );
-            const plan = await planCheck(
-              {
-                workspace: repo.dir,
-                config,
-                configSource: source,
-                base,
-                head,
-                pr: null,
-                env: c.env,
-                toolVersion: VERSION,
-                cleanup: true,
-              },
-              ports,
-            );
-            if (plan.baseline) baselines.add(plan.baseline);
-            const report = await runCheck(plan, { ...ports, provider });
-            const failed =
-              (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][]).find(
-                ([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'),
-              )?.[0] ?? '-';
-            const ok = report.conclusion === scenario.expect && (scenario.failingStage ?? '-') === failed;
-            rows.push({
-              scenario: scenario.name,
-              expected: `${scenario.expect}${scenario.failingStage ? ` (${scenario.failingStage})` : ''}`,
-              got: `${report.conclusion}${failed !== '-' ? ` (${failed})` : ''}`,
-              failedStage: failed,
-              ok,
-              seconds: Math.round(report.durationMs / 100) / 10,
-            });
-            if (!c.json)
-              c.io.out(`\n${renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR })}`);
+            for (const scenario of SCENARIOS.filter((s) => wanted.includes(s.name))) {
+              if (controller.signal.aborted) break;
+              c.io.err(`\n━━ scenario ${scenario.name}: ${scenario.about}`);
+              const repo = await scenarioRepo(scenario.name);
+              try {
+                const { config, source } = await loadConfig(repo.dir);
+                const { base, head } = await resolveSides(ports.git, repo.dir, config, { base: 'main' }, (m) =>
+                  c.io.err(m),
+                );
+                const plan = await planCheck(
+                  {
+                    workspace: repo.dir,
+                    config,
+                    configSource: source,
+                    base,
+                    head,
+                    pr: null,
+                    env: c.env,
+                    toolVersion: VERSION,
+                    cleanup: true,
+                  },
+                  ports,
+                );
+                if (plan.baseline) baselines.add(plan.baseline);
+                if (controller.signal.aborted) break;
+                const report = await runCheck(plan, { ...ports, provider }, { signal: controller.signal });
+                if (report.conclusion === 'cancelled') {
+                  cancelled = report.cancelled?.reason ?? 'cancelled';
+                  break;
+                }
+                const failed =
+                  (Object.entries(report.stages) as [string, { status: string; blocking: boolean }][]).find(
+                    ([, s]) => s.blocking && (s.status === 'failed' || s.status === 'error'),
+                  )?.[0] ?? '-';
+                const ok = report.conclusion === scenario.expect && (scenario.failingStage ?? '-') === failed;
+                rows.push({
+                  scenario: scenario.name,
+                  expected: `${scenario.expect}${scenario.failingStage ? ` (${scenario.failingStage})` : ''}`,
+                  got: `${report.conclusion}${failed !== '-' ? ` (${failed})` : ''}`,
+                  failedStage: failed,
+                  ok,
+                  seconds: Math.round(report.durationMs / 100) / 10,
+                });
+                if (!c.json)
+                  c.io.out(
+                    `\n${renderCheckTerminal(report, { color: process.stdout.isTTY === true && !c.env.NO_COLOR })}`,
+                  );
+              } finally {
+                await repo.dispose();
+              }
+            }
           } finally {
-            await repo.dispose();
+            // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
+            if (aside) await removeAside();
+            else
+              for (const name of baselines) {
+                if (!before.has(name))
+                  await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
+              }
+            await aside?.close();
+            await opened.close();
           }
-        }
-      } finally {
-        // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
-        if (aside) await removeAside();
-        else
-          for (const name of baselines) {
-            if (!before.has(name))
-              await provider.delete(name, { recursive: true, terminateConnections: true }).catch(() => undefined);
-          }
-        await aside?.close();
-        await opened.close();
+        },
+        (m) => c.io.err(m),
+        stopping,
+      );
+      if (cancelled === undefined && controller.signal.aborted) cancelled = abortReasonOf(controller.signal);
+      if (cancelled !== undefined) {
+        if (c.json) printJson(c.io, { ok: false, cancelled, scenarios: rows });
+        else c.io.err(`Demo cancelled (${cancelled}): its branches and temporary files were removed.`);
+        await serverNotice(c, wasRunning);
+        c.setExitCode(cancelled === 'SIGINT' ? 130 : cancelled === 'SIGTERM' ? 143 : 1);
+        return;
       }
       const allOk = rows.every((r) => r.ok);
       if (c.json) printJson(c.io, { ok: allOk, scenarios: rows });
