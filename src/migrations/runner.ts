@@ -149,6 +149,11 @@ function createCapture(
       const stayed = finished.filter((m) => !kept.has(m.name) && recorded.has(m.name) === (direction === 'up'));
       return [...done, ...stayed];
     },
+    /** Migrations that got as far as their bookkeeping this run and are not in `kept` (rolled back with a failure). */
+    rolledBack(kept: readonly AppliedMigration[]): AppliedMigration[] {
+      const stayed = new Set(kept.map((m) => m.name));
+      return finished.filter((m) => !stayed.has(m.name));
+    },
     log: (): string[] => [...lines],
   };
 }
@@ -549,7 +554,8 @@ export async function applyMigrationsHere(
         const recorded = await recordedNames(client, options);
         const applied =
           recorded === undefined ? capture.applied() : capture.committedAfterFailure(recorded, options.direction);
-        return { ok: false, failed, applied, log: capture.log() };
+        const rolledBack = capture.rolledBack(applied);
+        return { ok: false, failed, applied, log: capture.log(), ...(rolledBack.length > 0 ? { rolledBack } : {}) };
       }
     }
     clean = true;

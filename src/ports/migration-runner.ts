@@ -96,7 +96,18 @@ export type ApplyFailure =
 
 export type ApplyResult =
   | { ok: true; applied: AppliedMigration[]; log: string[] }
-  | { ok: false; failed: ApplyFailure; applied: AppliedMigration[]; log: string[] };
+  | {
+      ok: false;
+      failed: ApplyFailure;
+      applied: AppliedMigration[];
+      log: string[];
+      /**
+       * Migrations that ran to their end this run but were rolled back with the failure (one
+       * transaction for the lot, as node-pg-migrate's CLI runs by default): not applied, yet they
+       * sent their SQL, which lint reads.
+       */
+      rolledBack?: AppliedMigration[];
+    };
 
 export interface AppliedMigration {
   name: string;

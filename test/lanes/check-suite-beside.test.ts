@@ -126,6 +126,44 @@ exports.down = (pgm) => { pgm.dropColumn('customers', 'age'); };
   }
 }, 120_000);
 
+it('migrations a failure rolled back with it (one transaction, as the deploy script runs them) are linted on what they sent', async () => {
+  // node-pg-migrate's CLI, which the project's script runs, applies the lot in one transaction: the
+  // JS migration ran, then the typo after it failed and took it back. Before, lint said the JS one
+  // "sent no SQL" and skipped it, so its ban-drop-column went unreported until the typo was fixed.
+  const single = await checkRepo('check-single-tx', {
+    'migrations/1700000000000_base.sql': CUSTOMERS_BASE,
+    '.github/consort.yml': config(),
+    'package.json': JSON.stringify({
+      name: 'single-tx',
+      private: true,
+      scripts: { migrate: 'node-pg-migrate -m migrations' },
+    }),
+  });
+  try {
+    await commitBranch(single, 'rolled-back', {
+      'migrations/1700000000001_drop_name.js':
+        "exports.up = (pgm) => {\n  pgm.dropColumn('customers', 'name');\n};\nexports.down = false;\n",
+      'migrations/1700000000002_typo.sql': '-- Up Migration\nALTR TABLE customers ADD COLUMN nick text;\n',
+    });
+    const report = await checkBranch(single, 'rolled-back', 49, t.provider);
+    try {
+      expect(report.stages.migrations).toMatchObject({
+        status: 'failed',
+        applied: [],
+        failure: { file: 'migrations/1700000000002_typo.sql', code: '42601' },
+      });
+      expect(report.stages.lint.findings).toContainEqual(
+        expect.objectContaining({ rule: 'ban-drop-column', file: 'migrations/1700000000001_drop_name.js', line: 2 }),
+      );
+      expect(report.stages.lint.summary).not.toContain('not linted');
+    } finally {
+      await cleanupPull(t.provider, 49);
+    }
+  } finally {
+    await rm(single, { recursive: true, force: true });
+  }
+});
+
 describe('a noTransaction migration (CREATE INDEX CONCURRENTLY)', () => {
   it("applies on the PR branch and, beside it, on the suite's branch, which the suite is given", async () => {
     await git(dir, 'checkout', '-q', 'main');

@@ -255,6 +255,9 @@ describe('applyMigrations up', () => {
     expectFailed(result);
     expect(result.failed).toMatchObject({ kind: 'statement', name: '1700000004000_broken', error: { code: '22012' } });
     expect(result.applied).toEqual([]);
+    // What ran before the failure and was rolled back with it, with the SQL it sent (lint reads it).
+    expect(result.rolledBack?.map((m) => m.name)).toEqual(NAMES.slice(0, 3));
+    expect(result.rolledBack?.every((m) => m.sql.length > 0)).toBe(true);
     expect(await tables()).toEqual(['pgmigrations']); // node-pg-migrate creates its table before the transaction
     expect(await recorded()).toEqual([]);
     expect(await advisoryLocks()).toBe(0);

@@ -572,7 +572,10 @@ export async function runCheck(
       } else r = await applyHeadUp(runAs);
       if (!r.ok) cancelPoint(); // a statement the cancel ended is a cancelled run, not a failed migration
       applied = r.applied;
-      // A JS/TS migration is linted on the SQL it sent: the failing one's too, up to the statement that failed.
+      // A JS/TS migration is linted on the SQL it sent: those a failure rolled back (one transaction for
+      // the lot) too; before, lint named them "not linted (it sent no SQL)" though they had run.
+      if (!r.ok && r.rolledBack) applied = [...applied, ...r.rolledBack];
+      // The failing one's too, up to the statement that failed.
       if (!r.ok && r.failed.kind === 'statement' && r.failed.sent && r.failed.sent.sql.length > 0)
         applied = [
           ...applied,
