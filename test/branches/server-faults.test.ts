@@ -4,12 +4,13 @@
  * whose pid now belongs to another process is neither "already running" nor signalled by stop.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chown, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { EmbeddedServer, unwritableHint } from '../../src/branches/local/server.js';
 import { isConsortError } from '../../src/core/errors.js';
+import { processesRunning } from '../helpers/processes.js';
 import { ownDataDir, query } from '../helpers/servers.js';
 
 /** A directory nobody can write, root included (the tests run as root in CI containers). */
@@ -207,4 +208,40 @@ describe('a server another process is still starting', () => {
     expect(info.startedNow).toBe(false);
     expect(await query(info.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
   });
+});
+
+it("Ctrl-C during a first start's initdb leaves no password file in the temporary directory; the next start removes its own", async () => {
+  // Before, the file initdb reads the password from was made in TMPDIR and removed in a `finally`
+  // that Node's default SIGINT exit never runs: every interrupted first command left one there.
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-initdb-int-'));
+  const dataDir = path.join(tmp, 'data');
+  const tmpdir = path.join(tmp, 'tmp');
+  await mkdir(tmpdir);
+  // As root, initdb runs as the postgres OS user, which must reach the data directory.
+  await Promise.all([chmod(tmp, 0o755), chmod(tmpdir, 0o777)]);
+  try {
+    const child = spawn(process.execPath, [path.resolve('bin/consort.js'), 'db', 'start'], {
+      env: { PATH: process.env.PATH, HOME: tmp, TMPDIR: tmpdir, CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    let ended = false;
+    const closed = new Promise((resolve) => child.on('close', resolve)).then(() => (ended = true));
+    // initdb is running, the password file made before it: interrupt now.
+    const initdb = `--pgdata=${path.join(dataDir, 'pgdata')}`;
+    while (!ended && (await processesRunning(initdb)) === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(ended).toBe(false);
+    child.kill('SIGINT'); // as `timeout -s INT` sends it: to Consort alone (initdb runs on to its end)
+    await closed;
+    while ((await processesRunning(initdb)) > 0) await new Promise((r) => setTimeout(r, 50));
+    expect((await readdir(tmpdir)).filter((f) => f.startsWith('consort-initdb-'))).toEqual([]);
+    // initdb finished on its own, but server.json (the password) was never written: the next start
+    // says to remove pgdata, which holds no branches yet. Then it starts, and removes the file left.
+    await rm(path.join(dataDir, 'pgdata'), { recursive: true, force: true });
+    const server = new EmbeddedServer(dataDir);
+    await server.start();
+    await server.stop();
+    expect((await readdir(dataDir)).filter((f) => f.startsWith('.initdb-'))).toEqual([]);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
 });

@@ -13,6 +13,7 @@ import {
   chown,
   mkdir,
   mkdtemp,
+  readdir,
   readFile,
   readlink,
   realpath,
@@ -276,8 +277,13 @@ export class EmbeddedServer {
       await mkdir(this.pgdata, { recursive: true });
       await chown(this.pgdata, ids.uid, ids.gid);
     }
-    // The password reaches initdb through a file only its user can read, removed right after.
-    const pwDir = await mkdtemp(path.join(os.tmpdir(), 'consort-initdb-'));
+    // The password reaches initdb through a file only its user can read, removed right after. It is
+    // made in the data directory, beside server.json (which keeps the same password): Ctrl-C on a
+    // first command lands here (initdb takes seconds) and Node's default exit runs no `finally`, so
+    // one in the system's temporary directory stayed there for good; here the next start removes it.
+    for (const name of await readdir(this.dataDir).catch(() => [] as string[]))
+      if (name.startsWith('.initdb-')) await rm(path.join(this.dataDir, name), { recursive: true, force: true });
+    const pwDir = await mkdtemp(path.join(this.dataDir, '.initdb-'));
     const pwFile = path.join(pwDir, 'pw');
     try {
       await writeFile(pwFile, `${state.password}\n`, { mode: 0o600 });
