@@ -97,6 +97,12 @@ async function background(hook: string, gitBranch: string, from: string): Promis
     await rename(`${file}.${process.pid}.tmp`, file);
   };
   let release: (() => Promise<void>) | undefined;
+  // What opening the provider said: a background job that initialised or started the embedded
+  // server (a shell without the project's CONSORT_DATA_DIR, say) says so in the log, as a command does.
+  const said: string[] = [];
+  const flush = async () => {
+    for (const line of said.splice(0)) await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${line}`);
+  };
   try {
     // One background job at a time per repository (quick switches would otherwise race on the same
     // branch's migration lock); a job whose git branch is no longer checked out when its turn comes
@@ -118,12 +124,15 @@ async function background(hook: string, gitBranch: string, from: string): Promis
       ...(from ? { from } : {}),
       hook,
       env: process.env,
+      log: (m) => said.push(m),
     });
+    await flush();
     await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${message}`);
     await record(true, message);
   } catch (e) {
     const err = e as Error & { hint?: string };
     const message = `${err.message}${err.hint ? ` ${err.hint}` : ''}`;
+    await flush().catch(() => undefined);
     await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: error: ${message}`);
     await record(false, message);
     process.exitCode = 1;

@@ -117,6 +117,8 @@ export async function runPairing(input: {
   from?: string;
   hook: string;
   env: NodeJS.ProcessEnv;
+  /** What opening the provider says (the embedded server initialised or started): for the hooks' log. */
+  log?: (m: string) => void;
 }): Promise<string> {
   const { config } = await loadConfig(input.root);
   if (input.hook === 'post-merge') {
@@ -130,6 +132,7 @@ export async function runPairing(input: {
     gitBranch: input.gitBranch,
     onlyIfHead: true,
     ...(input.from ? { from: input.from } : {}),
+    ...(input.log ? { choice: { log: input.log } } : {}),
   });
   return describePairing(done);
 }

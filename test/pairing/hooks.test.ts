@@ -12,7 +12,8 @@ import { runCli } from '../../src/cli/main.js';
 import { setEnvLine } from '../../src/pairing/env-file.js';
 import { hooksStatus, installHooks, uninstallHooks, type HookRunner } from '../../src/pairing/hooks.js';
 import { recordPairing } from '../../src/pairing/state.js';
-import { postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
+import { EmbeddedServer } from '../../src/branches/local/server.js';
+import { ownDataDir, postgresTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { execFileAsync } from '../helpers/exec-file.js';
 
 const exec = execFileAsync;
@@ -353,4 +354,27 @@ describe("the hook's sh fast path with a configured file", () => {
     expect(await readFile(path.join(root, 'config', 'real.env'), 'utf8')).toBe(`KEEP=1\nAPP_DB=${url}\n`);
     expect((await lstat(path.join(root, 'config', '.env.local'))).isSymbolicLink()).toBe(true);
   });
+});
+
+it('a background job that starts the embedded server says so in the log and in `hooks status`', async () => {
+  // Before, a checkout in a shell without the project's CONSORT_DATA_DIR (or CONSORT_PROVIDER) had
+  // the job initialise or start an embedded server, and point .env at it, without a word anywhere.
+  const dataDir = await ownDataDir(); // initialised, stopped
+  const { CONSORT_POSTGRES_URL: _url, CONSORT_NAMESPACE: _namespace, ...rest } = hookEnv;
+  const env: NodeJS.ProcessEnv = { ...rest, CONSORT_PROVIDER: 'local', CONSORT_DATA_DIR: dataDir };
+  const root = await repo();
+  try {
+    await installHooks(root, runner);
+    const since = new Date().toISOString();
+    await exec('git', ['checkout', '-q', '-b', 'feature/local'], { cwd: root, env });
+    expect(await lastRun(root, 'feature/local', since)).toMatchObject({ ok: true });
+    const log = await readFile(path.join(root, '.git', 'consort', 'hooks.log'), 'utf8');
+    expect(log).toMatch(
+      new RegExp(`post-checkout: Starting embedded PostgreSQL on 127\\.0\\.0\\.1:\\d+ \\(data: ${dataDir}/pgdata\\)`),
+    );
+    expect((await hooksStatus(root)).log.join('\n')).toContain('Starting embedded PostgreSQL');
+  } finally {
+    await new EmbeddedServer(dataDir).stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
