@@ -210,7 +210,7 @@ describe('a server another process is still starting', () => {
   });
 });
 
-it("Ctrl-C during a first start's initdb leaves no password file in the temporary directory; the next start removes its own", async () => {
+it("Ctrl-C during a first start's initdb leaves no password file in the temporary directory and no half-made pgdata; the next start just starts", async () => {
   // Before, the file initdb reads the password from was made in TMPDIR and removed in a `finally`
   // that Node's default SIGINT exit never runs: every interrupted first command left one there.
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-initdb-int-'));
@@ -226,21 +226,23 @@ it("Ctrl-C during a first start's initdb leaves no password file in the temporar
     });
     let ended = false;
     const closed = new Promise((resolve) => child.on('close', resolve)).then(() => (ended = true));
-    // initdb is running, the password file made before it: interrupt now.
-    const initdb = `--pgdata=${path.join(dataDir, 'pgdata')}`;
-    while (!ended && (await processesRunning(initdb)) === 0) await new Promise((r) => setTimeout(r, 20));
+    // initdb is running (in a folder of its own beside pgdata), the password file made before it: interrupt now.
+    const initdb = `--pgdata=${path.join(dataDir, '.pgdata-')}`;
+    const initdbs = () => processesRunning((arg) => arg.startsWith(initdb));
+    while (!ended && (await initdbs()) === 0) await new Promise((r) => setTimeout(r, 20));
     expect(ended).toBe(false);
     child.kill('SIGINT'); // as `timeout -s INT` sends it: to Consort alone (initdb runs on to its end)
     await closed;
-    while ((await processesRunning(initdb)) > 0) await new Promise((r) => setTimeout(r, 50));
+    while ((await initdbs()) > 0) await new Promise((r) => setTimeout(r, 50));
     expect((await readdir(tmpdir)).filter((f) => f.startsWith('consort-initdb-'))).toEqual([]);
-    // initdb finished on its own, but server.json (the password) was never written: the next start
-    // says to remove pgdata, which holds no branches yet. Then it starts, and removes the file left.
-    await rm(path.join(dataDir, 'pgdata'), { recursive: true, force: true });
+    // initdb finished on its own, but server.json (the password) was never written, and pgdata was
+    // never made: the next start initialises afresh (it once said to remove pgdata by hand) and
+    // removes what the interrupted one left.
+    expect((await readdir(dataDir)).filter((f) => f === 'pgdata')).toEqual([]);
     const server = new EmbeddedServer(dataDir);
     await server.start();
     await server.stop();
-    expect((await readdir(dataDir)).filter((f) => f.startsWith('.initdb-'))).toEqual([]);
+    expect((await readdir(dataDir)).filter((f) => f.startsWith('.initdb-') || f.startsWith('.pgdata-'))).toEqual([]);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }

@@ -6,12 +6,13 @@
 import { randomInt } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 
-/** Live processes on the machine whose command line holds `arg` (zombies have none). */
-export async function processesRunning(arg: string): Promise<number> {
+/** Live processes on the machine whose command line holds `arg`, or an argument it accepts (zombies have none). */
+export async function processesRunning(arg: string | ((arg: string) => boolean)): Promise<number> {
+  const matches = typeof arg === 'string' ? (a: string) => a === arg : arg;
   let n = 0;
   for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.split('\0').includes(arg)) n++;
+    if (cmdline.split('\0').some(matches)) n++;
   }
   return n;
 }

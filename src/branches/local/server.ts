@@ -17,7 +17,9 @@ import {
   readFile,
   readlink,
   realpath,
+  rename,
   rm,
+  rmdir,
   stat,
   writeFile,
 } from 'node:fs/promises';
@@ -273,10 +275,14 @@ export class EmbeddedServer {
       password: randomBytes(18).toString('base64url'),
       createdAt: new Date().toISOString(),
     };
-    if (ids) {
-      await mkdir(this.pgdata, { recursive: true });
-      await chown(this.pgdata, ids.uid, ids.gid);
-    }
+    // initdb works in a folder of its own beside pgdata, renamed into place once it has finished and
+    // server.json holds the password: an interrupted first start (Ctrl-C, a CI cancel; initdb runs on
+    // to its end without us) leaves no half-made pgdata the next start would refuse, only a folder of
+    // this kind, which the next start (holding the start lock) removes.
+    for (const name of await readdir(this.dataDir).catch(() => [] as string[]))
+      if (name.startsWith('.pgdata-')) await rm(path.join(this.dataDir, name), { recursive: true, force: true });
+    const staging = await mkdtemp(path.join(this.dataDir, '.pgdata-'));
+    if (ids) await chown(staging, ids.uid, ids.gid);
     // The password reaches initdb through a file only its user can read, removed right after. It is
     // made in the data directory, beside server.json (which keeps the same password): Ctrl-C on a
     // first command lands here (initdb takes seconds) and Node's default exit runs no `finally`, so
@@ -292,7 +298,7 @@ export class EmbeddedServer {
       await this.asPostgres(
         initdb,
         [
-          `--pgdata=${this.pgdata}`,
+          `--pgdata=${staging}`,
           '--auth=scram-sha-256',
           '--username=postgres',
           `--pwfile=${pwFile}`,
@@ -302,18 +308,33 @@ export class EmbeddedServer {
         ids,
       );
     } catch (e) {
+      await rm(staging, { recursive: true, force: true });
       throw new ConsortError(
         'server-unavailable',
-        `initdb failed in ${this.pgdata}: ${(e as Error).message.slice(-800)}`,
+        `initdb failed in ${this.dataDir}: ${(e as Error).message.slice(-800)}`,
         {
-          hint: 'Remove that directory (it holds no branches yet) or set CONSORT_DATA_DIR to another place, then retry.',
+          hint: 'Check that the folder is on a local disk with free space, or set CONSORT_DATA_DIR to another place, then retry.',
           cause: e,
         },
       );
     } finally {
       await rm(pwDir, { recursive: true, force: true });
     }
+    // An empty pgdata (made by an older Consort for its owner) gives way; one with files in it is a
+    // cluster server.json does not describe, left as it is.
+    await rmdir(this.pgdata).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return;
+      throw new ConsortError(
+        'server-unavailable',
+        `${this.pgdata} holds files, but no server of Consort's (no server.json, or no PG_VERSION there).`,
+        {
+          hint: `Remove ${this.pgdata} (it holds no branches Consort knows of) or set CONSORT_DATA_DIR to another place, then retry.`,
+          cause: e,
+        },
+      );
+    });
     await this.writeState(state);
+    await rename(staging, this.pgdata);
     return state;
   }
 
