@@ -20,13 +20,20 @@ export interface Failure {
 /** A thrown error as the CLI reports it; secrets (the postgres URL's password) never leave it. */
 export function describeFailure(e: unknown, secrets: string[]): Failure {
   const clean = (text: string) => redact(text, secrets);
-  if (e instanceof CommanderError)
+  if (e instanceof CommanderError) {
+    // Commander appends its suggestion to the message ("unknown command 'brnch'\n(Did you mean
+    // branch?)"): the message says what was wrong, the hint what to run.
+    const text = clean(e.message.replace(/^error: /, ''));
+    const suggested = /\n\(Did you mean ([^)]+)\?\)\s*$/.exec(text);
     return {
       code: 'invalid-input',
-      message: clean(e.message.replace(/^error: /, '')),
-      hint: 'Run the command with --help for usage.',
+      message: suggested ? text.slice(0, suggested.index) : text,
+      hint: suggested
+        ? `Did you mean ${suggested[1]}? Run the command with --help for usage.`
+        : 'Run the command with --help for usage.',
       exitCode: 2,
     };
+  }
   if (isConsortError(e))
     return {
       code: e.code,

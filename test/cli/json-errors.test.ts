@@ -49,6 +49,15 @@ it.each([
   expect(r.stderr).toMatch(says);
 });
 
+it.each([
+  [['brnch', 'list', '--json'], "unknown command 'brnch'", 'Did you mean branch?'],
+  [['branch', 'list', '--jsn', '--json'], "unknown option '--jsn'", 'Did you mean --json?'],
+])("a misspelling's suggestion is the JSON hint, not part of the message: %j", async (args, message, hint) => {
+  const { error } = JSON.parse((await cli(args)).stdout) as { error: { message: string; hint: string } };
+  expect(error.message).toBe(message);
+  expect(error.hint).toBe(`${hint} Run the command with --help for usage.`);
+});
+
 it('a command that cannot do its work prints the error object with its code and hint, exit 1', async () => {
   const r = await cli(['-C', broken, 'branch', 'list', '--json']);
   expect(r.code).toBe(1);
