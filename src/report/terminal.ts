@@ -115,6 +115,9 @@ function more(total: number, shown: number, indent: string, p: Palette): string[
 function header(r: CheckReport): string {
   const ref = (side: CheckReport['base']): string => {
     const sha = shortSha(side.sha);
+    // The working tree is not a commit: its sha is the commit it was checked out from (often the
+    // base's own, on main with changes not committed), said so rather than as "@ sha" on both sides.
+    if (side.ref === 'working tree' && sha !== null) return `working tree (changes on ${oneLine(sha)})`;
     return `${oneLine(side.ref)}${sha === null ? '' : ` @ ${oneLine(sha)}`}`;
   };
   return [

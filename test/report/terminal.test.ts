@@ -48,6 +48,15 @@ describe('renderCheckTerminal', () => {
     expect(last(renderCheckTerminal(errorReport))).toBe('! Database checks could not run');
   });
 
+  it('names the working tree as changes on its commit, not as a commit of the same sha as the base', () => {
+    const sha = passingReport.base.sha!;
+    const report = { ...passingReport, head: { ...passingReport.head, ref: 'working tree', sha } };
+    const first = renderCheckTerminal(report).split('\n')[0]!;
+    expect(first).toContain(
+      `working tree (changes on ${sha.slice(0, 7)}) → ${passingReport.base.ref} @ ${sha.slice(0, 7)}`,
+    );
+  });
+
   it('uses ANSI colors only when asked, with the same text', () => {
     const colored = renderCheckTerminal(failingReport, { color: true });
     expect(renderCheckTerminal(failingReport)).not.toContain('\u001b[');
