@@ -1,5 +1,7 @@
 /** The example shop as a throwaway git repository whose agents are a scripted `command` backend. */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scenarioRepo, type ScenarioRepo } from '../../src/demo/scenarios.js';
 import { localTestProvider, type TestProvider } from './servers.js';
@@ -43,15 +45,28 @@ export async function shopRepoWithAgent(agent: string, extra = '', suite: ShopSu
   });
 }
 
-/** Registers beforeAll/afterAll for a suite on the shop with this agent and a local provider; read the fields in tests. */
-export function useShopWithAgent(agent: string, suite: ShopSuite = 'full'): { t: TestProvider; repo: ScenarioRepo } {
-  const ctx = {} as { t: TestProvider; repo: ScenarioRepo };
+/**
+ * Registers beforeAll/afterAll for a suite on the shop with this agent and a local provider; read the
+ * fields in tests. With `markers` (a name for the folder), the agent is started with
+ * `<that folder>/armed` as its argument: a folder of its own for what it leaves between runs (a
+ * time bomb's marker), removed with the rest.
+ */
+export function useShopWithAgent(
+  agent: string,
+  suite: ShopSuite = 'full',
+  options: { markers?: string } = {},
+): { t: TestProvider; repo: ScenarioRepo; markers: string } {
+  const ctx = {} as { t: TestProvider; repo: ScenarioRepo; markers: string };
   beforeAll(async () => {
     ctx.t = await localTestProvider();
-    ctx.repo = await shopRepoWithAgent(agent, '', suite);
+    if (options.markers !== undefined)
+      ctx.markers = await mkdtemp(path.join(os.tmpdir(), `consort-${options.markers}-`));
+    const command = options.markers === undefined ? agent : `${agent} ${path.join(ctx.markers, 'armed')}`;
+    ctx.repo = await shopRepoWithAgent(command, '', suite);
   }, 120_000);
   afterAll(async () => {
     await ctx.repo?.dispose();
+    if (ctx.markers) await rm(ctx.markers, { recursive: true, force: true });
     await ctx.t?.cleanup();
   });
   return ctx;

@@ -8,33 +8,16 @@
  * only, and neither proof of the pair runs any of the agents' code (its migrations, then its suite)
  * before both trees are made and covered (src/lanes/tdd/proof.ts `beforeCode`). Under bubblewrap.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/beside-migration-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-let markers: string;
-beforeAll(async () => {
-  t = await localTestProvider();
-  markers = await mkdtemp(path.join(os.tmpdir(), 'consort-beside-migration-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${path.join(markers, 'armed')}`, '', 'quick');
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await rm(markers, { recursive: true, force: true });
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT, 'quick', { markers: 'beside-migration' });
 
 it("GREEN's migrations cannot write in RED's tree proven beside it", async () => {
-  const { r, lines } = await runNewFeature(repo.dir, t.provider, 'phones');
+  const { r, lines } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
   const log = lines.join('\n');
   if (log.includes('GREEN proven for T1')) console.log(log);
   // Until 2026-12-05 the lane ran to `done`: GREEN proven with no implementation.

@@ -8,33 +8,16 @@
  * proven (src/process/isolate.ts), and neither suite of the pair starts before both trees are made
  * and covered (src/lanes/tdd/execute.ts, proveBeside). Under bubblewrap.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/report-forger-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-let markers: string;
-beforeAll(async () => {
-  t = await localTestProvider();
-  markers = await mkdtemp(path.join(os.tmpdir(), 'consort-forged-report-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${path.join(markers, 'armed')}`, '', 'quick');
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await rm(markers, { recursive: true, force: true });
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT, 'quick', { markers: 'forged-report' });
 
 it("GREEN's suite cannot rewrite the report of RED's tree proven beside it", async () => {
-  const { r, lines } = await runNewFeature(repo.dir, t.provider, 'phones');
+  const { r, lines } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
   const log = lines.join('\n');
   if (r.stop === 'done') console.log(log);
   expect(r.stop).not.toBe('done');

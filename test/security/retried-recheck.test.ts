@@ -8,16 +8,11 @@
  * nothing implemented. A GREEN proof is now always followed by RED's tree beside it, and a retry after
  * a reverted turn runs the turn again.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
 import { runBuildLane } from '../../src/lanes/tdd/index.js';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
-import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { runNewFeature, tddAdapters, workspaceAt } from '../helpers/tdd.js';
 import type { Effect } from '../../src/conductor/effects.js';
 import { transition, type Transition } from '../../src/conductor/transition.js';
@@ -37,32 +32,20 @@ import {
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/time-bomb-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-let markers: string;
-beforeAll(async () => {
-  t = await localTestProvider();
-  markers = await mkdtemp(path.join(os.tmpdir(), 'consort-retried-recheck-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${path.join(markers, 'armed')}`, '', 'quick');
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await rm(markers, { recursive: true, force: true });
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT, 'quick', { markers: 'retried-recheck' });
 
 it('a retry after RED did not hold beside GREEN does not prove GREEN without RED beside it', async () => {
-  const { r, lines, feature } = await runNewFeature(repo.dir, t.provider, 'phones');
+  const { r, lines, feature } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
   if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
   expect(r.stop).toBe('escalated');
-  const { config } = await loadConfig(repo.dir);
+  const { config } = await loadConfig(shop.repo.dir);
   const again: string[] = [];
   const retried = await runBuildLane({
-    workspace: await workspaceAt(repo.dir),
+    workspace: await workspaceAt(shop.repo.dir),
     ...tddAdapters,
     config,
     feature,
-    provider: t.provider,
+    provider: shop.t.provider,
     env: process.env,
     gateMode: 'proxy',
     retry: true,
@@ -70,7 +53,7 @@ it('a retry after RED did not hold beside GREEN does not prove GREEN without RED
   });
   if (retried.stop !== 'escalated') console.log(again.join('\n'), retried.message);
   expect(retried.stop).toBe('escalated');
-  const events = await new FeatureStore(repo.dir, feature).events();
+  const events = await new FeatureStore(shop.repo.dir, feature).events();
   expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
 }, 240_000);
 

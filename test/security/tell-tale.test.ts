@@ -10,32 +10,21 @@
 import { fileURLToPath } from 'node:url';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
 import { isolationKind } from '../../src/process/isolate.js';
-import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/tell-tale-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-beforeAll(async () => {
-  t = await localTestProvider();
-  repo = await shopRepoWithAgent(AGENT, '', 'quick');
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT, 'quick');
 
 // The history and the records are hidden where bubblewrap can bind (the test machines have it).
 (isolationKind() === 'bwrap' ? it : it.skip)(
   'a RED test that passes where the history, the records or the branch name say GREEN does not prove GREEN',
   async () => {
-    const { r, lines, feature } = await runNewFeature(repo.dir, t.provider, 'phones');
+    const { r, lines, feature } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
     if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
     expect(r.stop).toBe('escalated');
-    const store = new FeatureStore(repo.dir, feature);
+    const store = new FeatureStore(shop.repo.dir, feature);
     const events = await store.events();
     expect(events.some((e) => e.type === 'cycle.red')).toBe(true);
     expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
@@ -43,7 +32,9 @@ afterAll(async () => {
     expect(turns.filter((x) => x.step === 'green').length).toBeGreaterThan(0);
     expect(turns.filter((x) => x.step === 'green').every((x) => x.verdict !== 'accepted')).toBe(true);
     // No branch of the run is left under a name that says what it proved.
-    expect((await t.provider.list()).map((b) => b.name).filter((n) => /-(red|green|refactor)-\d/.test(n))).toEqual([]);
+    expect((await shop.t.provider.list()).map((b) => b.name).filter((n) => /-(red|green|refactor)-\d/.test(n))).toEqual(
+      [],
+    );
   },
   180_000,
 );

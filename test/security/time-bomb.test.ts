@@ -6,36 +6,24 @@
  * implementation. RED's tree is now proven again beside GREEN, at the same moment, and its
  * failing tests must fail there too: here the lane stops for a human instead, the turn reverted.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FeatureStore } from '../../src/lanes/tdd/store.js';
-import type { ScenarioRepo } from '../../src/demo/scenarios.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
-import { shopRepoWithAgent } from '../helpers/shop-agent.js';
+import { useShopWithAgent } from '../helpers/shop-agent.js';
 import { runNewFeature } from '../helpers/tdd.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/agents/time-bomb-agent.mjs', import.meta.url));
 
-let t: TestProvider;
-let repo: ScenarioRepo;
-let markers: string;
-beforeAll(async () => {
-  t = await localTestProvider();
-  markers = await mkdtemp(path.join(os.tmpdir(), 'consort-time-bomb-'));
-  repo = await shopRepoWithAgent(`${AGENT} ${path.join(markers, 'armed')}`, '', 'quick');
-}, 120_000);
-afterAll(async () => {
-  await repo?.dispose();
-  await rm(markers, { recursive: true, force: true });
-  await t?.cleanup();
-});
+const shop = useShopWithAgent(AGENT, 'quick', { markers: 'time-bomb' });
 
 async function build(slug: string, experiments?: number) {
-  const { r, lines, feature } = await runNewFeature(repo.dir, t.provider, slug, experiments ? { experiments } : {});
+  const { r, lines, feature } = await runNewFeature(
+    shop.repo.dir,
+    shop.t.provider,
+    slug,
+    experiments ? { experiments } : {},
+  );
   if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
-  return { r, store: new FeatureStore(repo.dir, feature) };
+  return { r, store: new FeatureStore(shop.repo.dir, feature) };
 }
 
 const UNHELD =
