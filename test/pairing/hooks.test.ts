@@ -180,21 +180,26 @@ describe('plain .git/hooks with an existing post-checkout hook', () => {
   });
 });
 
+/** A repository set up as `husky` (v9) does: core.hooksPath=.husky/_, whose scripts run .husky/<hook> through `h`. */
+async function huskyRepo(): Promise<string> {
+  const root = await repo();
+  await mkdir(path.join(root, '.husky', '_'), { recursive: true });
+  await writeFile(
+    path.join(root, '.husky', '_', 'h'),
+    '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n',
+    { mode: 0o755 },
+  );
+  for (const hook of ['post-checkout', 'post-merge'])
+    await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', {
+      mode: 0o755,
+    });
+  await git(root, 'config', 'core.hooksPath', '.husky/_');
+  return root;
+}
+
 describe('hook managers', () => {
   it('husky: appends to .husky/<hook>, pairs through husky, and restores the user hook byte for byte', async () => {
-    const root = await repo();
-    // What `husky` (v9) sets up: core.hooksPath=.husky/_ whose scripts run .husky/<hook> through `h`.
-    await mkdir(path.join(root, '.husky', '_'), { recursive: true });
-    await writeFile(
-      path.join(root, '.husky', '_', 'h'),
-      '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n',
-      { mode: 0o755 },
-    );
-    for (const hook of ['post-checkout', 'post-merge'])
-      await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', {
-        mode: 0o755,
-      });
-    await git(root, 'config', 'core.hooksPath', '.husky/_');
+    const root = await huskyRepo();
     const userHook = 'echo husky-user-hook >> .git/husky-ran'; // no final newline, as editors sometimes leave it
     await writeFile(path.join(root, '.husky', 'post-checkout'), userHook);
 
@@ -221,18 +226,7 @@ describe('hook managers', () => {
   });
 
   it('husky: a block committed by a teammate does nothing on a clone without the hooks, and pairs once installed there', async () => {
-    const root = await repo();
-    await mkdir(path.join(root, '.husky', '_'), { recursive: true });
-    await writeFile(
-      path.join(root, '.husky', '_', 'h'),
-      '#!/usr/bin/env sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n',
-      { mode: 0o755 },
-    );
-    for (const hook of ['post-checkout', 'post-merge'])
-      await writeFile(path.join(root, '.husky', '_', hook), '#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n', {
-        mode: 0o755,
-      });
-    await git(root, 'config', 'core.hooksPath', '.husky/_');
+    const root = await huskyRepo();
     await installHooks(root, runner);
     await git(root, 'add', '.husky/post-checkout', '.husky/post-merge');
     await git(root, 'commit', '-qm', 'the pairing block, committed');
