@@ -61,6 +61,23 @@ it("names the baseline by the project files base's migrations import, not only b
   expect(second.labels).toEqual(['note', 'call', 'email']);
 }, 90_000);
 
+/** The TDD lane's baseline of `repo` at its HEAD: its name and the labels of its `activity_kind` enum. */
+async function kindsBaseline(repo: string): Promise<{ name: string; labels: string[] }> {
+  const config = { ...defaultConfig(), suite: { ...defaultConfig().suite, command: 'true' } };
+  const baseCommit = (await git(repo, 'rev-parse', 'HEAD')).stdout.trim();
+  const branches = await laneBranches({ provider: t.provider, dir: repo, config, baseCommit });
+  try {
+    const name = await branches.baseline();
+    const rows = await query<{ label: string }>(
+      await t.provider.connectionUri(name),
+      'SELECT unnest(enum_range(NULL::activity_kind))::text AS label',
+    );
+    return { name, labels: rows.map((r) => r.label) };
+  } finally {
+    await branches.settle();
+  }
+}
+
 it("names the baseline by the workspace packages base's migrations import (`@acme/kinds`), as the check does", async () => {
   const repo = path.join(dir, 'monorepo');
   await mkdir(path.join(repo, 'migrations'), { recursive: true });
@@ -82,27 +99,13 @@ it("names the baseline by the workspace packages base's migrations import (`@acm
   await git(repo, 'init', '-q', '-b', 'main');
   await git(repo, 'add', '-A');
   await git(repo, 'commit', '-qm', 'two kinds');
-  const config = { ...defaultConfig(), suite: { ...defaultConfig().suite, command: 'true' } };
-  const baselineAt = async (baseCommit: string) => {
-    const branches = await laneBranches({ provider: t.provider, dir: repo, config, baseCommit });
-    try {
-      const name = await branches.baseline();
-      const rows = await query<{ label: string }>(
-        await t.provider.connectionUri(name),
-        'SELECT unnest(enum_range(NULL::activity_kind))::text AS label',
-      );
-      return { name, labels: rows.map((r) => r.label) };
-    } finally {
-      await branches.settle();
-    }
-  };
-  const first = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  const first = await kindsBaseline(repo);
   expect(first.labels).toEqual(['note', 'call']);
 
   // Only the package changes: the migration's own bytes are the same.
   await writeFile(path.join(repo, 'packages', 'kinds', 'index.js'), "module.exports = ['note', 'call', 'email'];\n");
   await git(repo, 'commit', '-qam', 'a third kind');
-  const second = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  const second = await kindsBaseline(repo);
   expect(second.name).not.toBe(first.name);
   expect(second.labels).toEqual(['note', 'call', 'email']);
 }, 90_000);
@@ -123,27 +126,13 @@ it("names the baseline by what base's .env gives its migrations, as the check do
   await git(repo, 'init', '-q', '-b', 'main');
   await git(repo, 'add', '-A');
   await git(repo, 'commit', '-qm', 'two kinds');
-  const config = { ...defaultConfig(), suite: { ...defaultConfig().suite, command: 'true' } };
-  const baselineAt = async (baseCommit: string) => {
-    const branches = await laneBranches({ provider: t.provider, dir: repo, config, baseCommit });
-    try {
-      const name = await branches.baseline();
-      const rows = await query<{ label: string }>(
-        await t.provider.connectionUri(name),
-        'SELECT unnest(enum_range(NULL::activity_kind))::text AS label',
-      );
-      return { name, labels: rows.map((r) => r.label) };
-    } finally {
-      await branches.settle();
-    }
-  };
-  const first = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  const first = await kindsBaseline(repo);
   expect(first.labels).toEqual(['note', 'call']);
 
   // Only .env changes: the migration's own bytes are the same.
   await writeFile(path.join(repo, '.env'), 'ACTIVITY_KINDS=note,call,email\n');
   await git(repo, 'commit', '-qam', 'a third kind');
-  const second = await baselineAt((await git(repo, 'rev-parse', 'HEAD')).stdout.trim());
+  const second = await kindsBaseline(repo);
   expect(second.name).not.toBe(first.name);
   expect(second.labels).toEqual(['note', 'call', 'email']);
 }, 90_000);
