@@ -81,6 +81,12 @@ describe('the test template', () => {
     }
   });
 
+  /** The labels of the `note_kind` enum on the branch `name`. */
+  const noteKinds = async (name: string) =>
+    (
+      await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
+    ).map((r) => r.l);
+
   it('is another template when only a file a migration imports changed (an enum built from the app)', async () => {
     const migration = path.join(project, 'migrations', '1730000200000_kinds.js');
     const kinds = path.join(project, 'src', 'kinds.js');
@@ -90,17 +96,13 @@ describe('the test template', () => {
       migration,
       "const kinds = require('../src/kinds.js');\nexports.up = (pgm) => pgm.createType('note_kind', kinds);\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
     );
-    const labels = async (name: string) =>
-      (
-        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
-      ).map((r) => r.l);
     try {
       const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
-      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      expect(await noteKinds(first.name)).toEqual(['draft', 'final']);
       await writeFile(kinds, "module.exports = ['draft', 'final', 'archived'];\n");
       const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
       expect(second.name).not.toBe(first.name);
-      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      expect(await noteKinds(second.name)).toEqual(['draft', 'final', 'archived']);
       await p.delete(second.name);
     } finally {
       await rm(migration);
@@ -121,17 +123,13 @@ describe('the test template', () => {
       migration,
       "const kinds = require('@notes/kinds');\nexports.up = (pgm) => pgm.createType('note_kind', kinds);\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
     );
-    const labels = async (name: string) =>
-      (
-        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
-      ).map((r) => r.l);
     try {
       const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
-      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      expect(await noteKinds(first.name)).toEqual(['draft', 'final']);
       await writeFile(path.join(pkg, 'index.js'), "module.exports = ['draft', 'final', 'archived'];\n");
       const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
       expect(second.name).not.toBe(first.name);
-      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      expect(await noteKinds(second.name)).toEqual(['draft', 'final', 'archived']);
       await p.delete(second.name);
     } finally {
       await rm(migration);
@@ -151,17 +149,13 @@ describe('the test template', () => {
       migration,
       "exports.up = (pgm) => pgm.createType('note_kind', process.env.NOTE_KINDS.split(','));\nexports.down = (pgm) => pgm.dropType('note_kind');\n",
     );
-    const labels = async (name: string) =>
-      (
-        await query<{ l: string }>(await p.connectionUri(name), 'SELECT unnest(enum_range(NULL::note_kind))::text AS l')
-      ).map((r) => r.l);
     try {
       const first = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
-      expect(await labels(first.name)).toEqual(['draft', 'final']);
+      expect(await noteKinds(first.name)).toEqual(['draft', 'final']);
       await writeFile(path.join(project, '.env'), 'NOTE_KINDS=draft,final,archived\n');
       const second = await prepareTestTemplate(p, { root: project, poolSize: 0, env: {} });
       expect(second.name).not.toBe(first.name);
-      expect(await labels(second.name)).toEqual(['draft', 'final', 'archived']);
+      expect(await noteKinds(second.name)).toEqual(['draft', 'final', 'archived']);
       await p.delete(second.name);
     } finally {
       await rm(migration);
