@@ -275,20 +275,32 @@ export class EmbeddedServer {
       password: randomBytes(18).toString('base64url'),
       createdAt: new Date().toISOString(),
     };
+    // An empty pgdata (made by an older Consort for its owner) gives way; one with files in it is a
+    // cluster server.json does not describe, left as it is.
+    await rmdir(this.pgdata).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return;
+      throw new ConsortError(
+        'server-unavailable',
+        `${this.pgdata} holds files, but no server of Consort's (no server.json, or no PG_VERSION there).`,
+        {
+          hint: `Remove ${this.pgdata} (it holds no branches Consort knows of) or set CONSORT_DATA_DIR to another place, then retry.`,
+          cause: e,
+        },
+      );
+    });
     // initdb works in a folder of its own beside pgdata, renamed into place once it has finished and
     // server.json holds the password: an interrupted first start (Ctrl-C, a CI cancel; initdb runs on
     // to its end without us) leaves no half-made pgdata the next start would refuse, only a folder of
-    // this kind, which the next start (holding the start lock) removes.
+    // this kind, which the next start (holding the start lock) removes, with a password folder (below).
     for (const name of await readdir(this.dataDir).catch(() => [] as string[]))
-      if (name.startsWith('.pgdata-')) await rm(path.join(this.dataDir, name), { recursive: true, force: true });
+      if (name.startsWith('.pgdata-') || name.startsWith('.initdb-'))
+        await rm(path.join(this.dataDir, name), { recursive: true, force: true });
     const staging = await mkdtemp(path.join(this.dataDir, '.pgdata-'));
     if (ids) await chown(staging, ids.uid, ids.gid);
     // The password reaches initdb through a file only its user can read, removed right after. It is
     // made in the data directory, beside server.json (which keeps the same password): Ctrl-C on a
     // first command lands here (initdb takes seconds) and Node's default exit runs no `finally`, so
     // one in the system's temporary directory stayed there for good; here the next start removes it.
-    for (const name of await readdir(this.dataDir).catch(() => [] as string[]))
-      if (name.startsWith('.initdb-')) await rm(path.join(this.dataDir, name), { recursive: true, force: true });
     const pwDir = await mkdtemp(path.join(this.dataDir, '.initdb-'));
     const pwFile = path.join(pwDir, 'pw');
     try {
@@ -320,19 +332,6 @@ export class EmbeddedServer {
     } finally {
       await rm(pwDir, { recursive: true, force: true });
     }
-    // An empty pgdata (made by an older Consort for its owner) gives way; one with files in it is a
-    // cluster server.json does not describe, left as it is.
-    await rmdir(this.pgdata).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return;
-      throw new ConsortError(
-        'server-unavailable',
-        `${this.pgdata} holds files, but no server of Consort's (no server.json, or no PG_VERSION there).`,
-        {
-          hint: `Remove ${this.pgdata} (it holds no branches Consort knows of) or set CONSORT_DATA_DIR to another place, then retry.`,
-          cause: e,
-        },
-      );
-    });
     await this.writeState(state);
     await rename(staging, this.pgdata);
     return state;
