@@ -451,25 +451,59 @@ export async function codeTreeHash(ws: GitWorkspace): Promise<string> {
 const repositoryKey = (ws: GitWorkspace): string => path.resolve(ws.gitDir);
 
 /**
- * Worktree changes of one repository, one at a time: a `worktree prune` or `remove` that empties
- * `.git/worktrees` deletes the folder while a concurrent `worktree add` (a proof next to an
- * experiment's attempt) is creating its entry in it, and the add fails. Keyed by the repository
- * (until 2026-12-03 by the top, which let an attempt's proof and the workspace's run side by side).
+ * Worktree changes of one repository: a `worktree prune` or `remove` that empties `.git/worktrees`
+ * deletes the folder while a concurrent `worktree add` (a proof next to an experiment's attempt) is
+ * creating its entry in it, and the add fails. So a removal (or a clean-up) runs alone; adds run
+ * side by side with each other (git picks a free entry name under `.git/worktrees` itself, and each
+ * checks out into its own folder and index): the two fresh trees of a proof and RED's tree beside
+ * it are made at once. Keyed by the repository (until 2026-12-03 by the top, which let an attempt's
+ * proof and the workspace's run side by side).
  */
-const worktreeQueues = new Map<string, Promise<unknown>>();
+interface WorktreeQueue {
+  /** Settles when everything queued so far has. */
+  tail: Promise<void>;
+  /** The adds queued since the last removal: they start together, once what came before them ends. */
+  adds?: { after: Promise<void>; running: Promise<void>[] };
+}
+const worktreeQueues = new Map<string, WorktreeQueue>();
 
-function serially<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
-  const key = repositoryKey(ws);
-  const previous = worktreeQueues.get(key) ?? Promise.resolve();
-  const next = previous.then(fn, fn);
-  const settled = next.then(
+const settledOf = (p: Promise<unknown>): Promise<void> =>
+  p.then(
     () => undefined,
     () => undefined,
   );
-  worktreeQueues.set(key, settled);
-  void settled.then(() => {
-    if (worktreeQueues.get(key) === settled) worktreeQueues.delete(key);
+
+function queueOf(ws: GitWorkspace): { key: string; queue: WorktreeQueue } {
+  const key = repositoryKey(ws);
+  let queue = worktreeQueues.get(key);
+  if (queue === undefined) worktreeQueues.set(key, (queue = { tail: Promise.resolve() }));
+  return { key, queue };
+}
+
+function forget(key: string, queue: WorktreeQueue, tail: Promise<void>): void {
+  void tail.then(() => {
+    if (queue.tail === tail && worktreeQueues.get(key) === queue) worktreeQueues.delete(key);
   });
+}
+
+/** A removal or clean-up of worktrees: after everything queued before it, and before anything after. */
+function alone<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
+  const { key, queue } = queueOf(ws);
+  const next = queue.tail.then(fn, fn);
+  queue.adds = undefined;
+  queue.tail = settledOf(next);
+  forget(key, queue, queue.tail);
+  return next;
+}
+
+/** A `worktree add`: beside the other adds queued since the last removal. */
+function besideAdds<T>(ws: GitWorkspace, fn: () => Promise<T>): Promise<T> {
+  const { key, queue } = queueOf(ws);
+  queue.adds ??= { after: queue.tail, running: [] };
+  const next = queue.adds.after.then(fn, fn);
+  queue.adds.running.push(settledOf(next));
+  queue.tail = Promise.all(queue.adds.running).then(() => undefined);
+  forget(key, queue, queue.tail);
   return next;
 }
 
@@ -505,13 +539,17 @@ export async function settleRemovals(ws: GitWorkspace): Promise<void> {
 
 /** A detached worktree of `base` at `dir` (one left over by a crashed run is replaced). */
 export async function addWorktree(ws: GitWorkspace, dir: string, base: string): Promise<void> {
-  await serially(ws, async () => {
-    // A fresh name (every proof's) needs one git: the clean-up below only for a leftover, or a
-    // registration whose folder is gone (add refuses a path registered as a missing worktree).
-    if ((await lstat(dir).catch(() => undefined)) === undefined) {
-      if ((await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0) return;
-      await rm(dir, { recursive: true, force: true });
-    }
+  // A fresh name (every proof's) needs one git, beside other adds: the clean-up below, alone, only
+  // for a leftover, or a registration whose folder is gone (add refuses a path registered as a
+  // missing worktree).
+  const added = await besideAdds(ws, async () => {
+    if ((await lstat(dir).catch(() => undefined)) !== undefined) return false;
+    if ((await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0) return true;
+    await rm(dir, { recursive: true, force: true });
+    return false;
+  });
+  if (added) return;
+  await alone(ws, async () => {
     await exec(ws.top, ['worktree', 'remove', '--force', dir]);
     await rm(dir, { recursive: true, force: true });
     await run(ws.top, ['worktree', 'prune']);
@@ -521,7 +559,7 @@ export async function addWorktree(ws: GitWorkspace, dir: string, base: string): 
 
 /** A detached worktree of `base` in the empty folder `dir` (made ahead, see prepared-worktree.ts); whether git made it. */
 export async function addWorktreeInto(ws: GitWorkspace, dir: string, base: string): Promise<boolean> {
-  return serially(ws, async () => (await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0);
+  return besideAdds(ws, async () => (await exec(ws.top, ['worktree', 'add', '--detach', '-q', dir, base])).code === 0);
 }
 
 /**
@@ -546,7 +584,7 @@ export async function removeWorktree(
   dir: string,
   options: { folderLater?: boolean } = {},
 ): Promise<void> {
-  await serially(ws, async () => {
+  await alone(ws, async () => {
     // What `worktree remove --force` and `prune` do, without starting git: the folder, then its registration.
     const admin = await worktreeAdminDir(ws, dir);
     if (admin !== null && options.folderLater) {
