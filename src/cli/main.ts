@@ -143,7 +143,8 @@ export function globalOptionsOf(argv: readonly string[]): string {
 export function suggestionsFor(io: Io, env: NodeJS.ProcessEnv, argv: readonly string[] = []): Io {
   const globals = globalOptionsOf(argv);
   if (!env.npm_command && !globals) return io;
-  const command = new RegExp(`(^|[\\s\`'"(=])(npx )?consort (?=(?:${COMMAND_NAMES.join('|')})\\b)`, 'gm');
+  // A command (`consort db stop`), or the top-level help's own `Usage: consort [options] [command]`.
+  const command = new RegExp(`(^|[\\s\`'"(=])(npx )?consort (?=(?:${COMMAND_NAMES.join('|')})\\b|\\[options\\])`, 'gm');
   const runner = env.npm_command ? 'npx ' : '';
   const npx = (text: string) =>
     text.replace(

@@ -224,6 +224,10 @@ it('run through npx, suggested commands read `npx consort …`; JSON, paths and 
     { ...env, npm_command: 'exec' },
   );
   expect(help).toContain('Usage: npx consort branch');
+  // The top-level help too, as its commands' do.
+  let top = '';
+  await runCli(['--help'], { out: (s) => (top += s), err: (s) => (top += s) }, { ...env, npm_command: 'exec' });
+  expect(top).toMatch(/^Usage: npx consort \[options\] \[command\]$/m);
 });
 
 it('suggested commands carry the provider options the command was given, so they act on the same branches', () => {
