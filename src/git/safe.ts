@@ -7,6 +7,11 @@
  * no automatic gc or maintenance rewrites the object store behind a guarded turn, and the process
  * gets only the allow-listed environment. `.git/config` itself is compared before and after every
  * turn (src/git/guard.ts), so includes, filters and aliases an agent adds there never reach these calls.
+ * Nor do git's system files: neither `/etc/gitconfig` (GIT_CONFIG_NOSYSTEM) nor `/etc/gitattributes`
+ * (GIT_ATTR_NOSYSTEM), which no guard compares and an agent run as root writes under bubblewrap too
+ * (`/` is shared, and dropping every capability does not stop a file's owner): a rule there
+ * (`ident`, `eol`, `working-tree-encoding` need no configuration) made a proof's checkout of the
+ * driver's file differ from its blob (test/security/system-attributes.test.ts).
  */
 import { childEnv } from '../core/child-env.js';
 
@@ -67,6 +72,7 @@ export function gitEnv(
       LC_ALL: 'C',
       GIT_TERMINAL_PROMPT: '0',
       GIT_CONFIG_NOSYSTEM: '1',
+      GIT_ATTR_NOSYSTEM: '1',
       GIT_NO_REPLACE_OBJECTS: '1',
       GIT_GRAFT_FILE: '/dev/null',
       ...extra,
