@@ -10,7 +10,9 @@
  * trimmed the phone number and GREEN was proven. RED's tree beside it has no such file, so RED
  * "held". The conductor's git now reads no system attributes (`GIT_ATTR_NOSYSTEM`, src/git/safe.ts).
  *
- * Played only as root (the file is root's; the test's agent appends one rule and the test removes it).
+ * The attack needs root (the file is root's; the test's agent appends one rule and the test removes
+ * it): as another user the agent cannot write the rule, and the same run checks only that GREEN
+ * with nothing implemented is refused.
  */
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -44,21 +46,17 @@ it("every git call of the conductor's reads neither system file", () => {
   expect(gitEnv()).toMatchObject({ GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1' });
 });
 
-(asRoot ? it : it.skip)(
-  "a rule in git's system attributes file does not make the proof's tree differ from the commit",
-  async () => {
-    const { r, lines, feature } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
-    if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
-    // The agent did write the rule: what stops it is the conductor's git not reading it.
-    expect(readFileSync(SYSTEM_ATTRIBUTES, 'utf8').split('\n')).toContain(RULE);
-    expect(r.stop).toBe('escalated');
-    const store = new FeatureStore(shop.repo.dir, feature);
-    const events = await store.events();
-    expect(events.some((e) => e.type === 'cycle.red')).toBe(true);
-    expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
-    const green = (await store.turns()).filter((x) => x.step === 'green');
-    expect(green.length).toBeGreaterThan(0);
-    expect(green.every((x) => x.verdict !== 'accepted')).toBe(true);
-  },
-  180_000,
-);
+it("a rule in git's system attributes file does not make the proof's tree differ from the commit", async () => {
+  const { r, lines, feature } = await runNewFeature(shop.repo.dir, shop.t.provider, 'phones');
+  if (r.stop !== 'escalated') console.log(lines.join('\n'), r.message);
+  // As root the agent did write the rule: what stops it is the conductor's git not reading it.
+  if (asRoot) expect(readFileSync(SYSTEM_ATTRIBUTES, 'utf8').split('\n')).toContain(RULE);
+  expect(r.stop).toBe('escalated');
+  const store = new FeatureStore(shop.repo.dir, feature);
+  const events = await store.events();
+  expect(events.some((e) => e.type === 'cycle.red')).toBe(true);
+  expect(events.some((e) => e.type === 'cycle.green')).toBe(false);
+  const green = (await store.turns()).filter((x) => x.step === 'green');
+  expect(green.length).toBeGreaterThan(0);
+  expect(green.every((x) => x.verdict !== 'accepted')).toBe(true);
+}, 180_000);
