@@ -515,3 +515,76 @@ describe('migrationsPackage: which package owns migrations.dir', () => {
     expect(await migrationsPackage(inner, 'migrations')).toEqual({ root: inner, dir: inner });
   });
 });
+
+describe("a project's node-pg-migrate 3 or 4", () => {
+  // Stands in for the real 3.x/4.x (not downloaded): like them, it uses `dbClient` only when it is
+  // an instance of the Client of its own copy of pg (anything else is a configuration, and a client
+  // of its own takes over the given one's socket), and logs through `log` alone, as 3 does. Past
+  // that it runs node-pg-migrate 7. Both happen on the real 3.18.1 and 4.8.0 with Node 22.
+  let project: string;
+  beforeAll(async () => {
+    project = path.join(process.cwd(), 'node_modules/.cache', `consort-engine-old-${randomBytes(4).toString('hex')}`);
+    const pkgDir = path.join(project, 'node_modules/node-pg-migrate');
+    await mkdir(pkgDir, { recursive: true });
+    // A pg of the project's own: another module, another Client class than Consort's.
+    await cp(path.join(process.cwd(), 'node_modules/pg'), path.join(project, 'node_modules/pg'), { recursive: true });
+    await writeFile(
+      path.join(pkgDir, 'package.json'),
+      JSON.stringify({ name: 'node-pg-migrate', version: '4.8.0', main: 'index.js' }),
+    );
+    await writeFile(
+      path.join(pkgDir, 'index.js'),
+      `const pg = require('pg');
+const later = require('node-pg-migrate-7');
+exports.default = async (options) => {
+  const external = options.dbClient instanceof pg.Client;
+  const client = external ? options.dbClient : new pg.Client(options.dbClient);
+  if (!external) await client.connect();
+  const log = typeof options.log === 'function' ? options.log : () => undefined;
+  return later.default({ ...options, dbClient: client, logger: { debug: log, info: log, warn: log, error: log } });
+};
+`,
+    );
+    await writeFile(
+      path.join(project, 'package.json'),
+      JSON.stringify({ name: 'shop', private: true, dependencies: { 'node-pg-migrate': '4.8.0' } }),
+    );
+    await mkdir(path.join(project, 'migrations'));
+    await writeFile(
+      path.join(project, 'migrations/1600000000000_orders.js'),
+      "exports.up = (pgm) => { pgm.createTable('orders', { id: 'id', email: { type: 'text', notNull: true } }); pgm.createIndex('orders', 'email'); };\n",
+    );
+  });
+  afterAll(async () => {
+    await rm(project, { recursive: true, force: true });
+  });
+
+  it('applies with it on the connection Consort gives it, and the capture sees its statements', async () => {
+    const engine = await resolveEngine(project);
+    expect(engine).toMatchObject({ source: 'project', version: '4.8.0' });
+    const db = `engine_${randomBytes(6).toString('hex')}`;
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+    try {
+      const url = withDatabase(SYSTEM_PG_URL, db);
+      const r = await applyMigrations({
+        databaseUrl: url,
+        dir: path.join(project, 'migrations'),
+        relativeTo: project,
+        direction: 'up',
+        migrationsTable: 'pgmigrations',
+        engine,
+      });
+      // Before: "Lost the database connection while applying migrations: invalid frontend message type 0".
+      expect(r.ok).toBe(true);
+      // And with 3's `log`: the statements are the migration's, for lint and the report.
+      expect(r.applied).toEqual([
+        expect.objectContaining({
+          name: '1600000000000_orders',
+          sql: expect.arrayContaining([expect.stringMatching(/^CREATE INDEX/)]) as unknown,
+        }),
+      ]);
+    } finally {
+      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+    }
+  });
+});
