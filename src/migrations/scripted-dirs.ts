@@ -1,6 +1,7 @@
 /**
- * Where a project's own node-pg-migrate keeps its migrations: each package.json script (the root's
- * and its workspace packages') that runs node-pg-migrate, with the directory it names (`-m db/migrations`,
+ * Where a project's own node-pg-migrate keeps its migrations: each package.json script (the root's,
+ * its workspace packages', and for the missing folder's hint those of packages below the root that
+ * are no workspace) that runs node-pg-migrate, with the directory it names (`-m db/migrations`,
  * `--migrations-dir db/migrations`, `--migrations-dir=db/migrations`), or that its configuration
  * names (`migrations-dir` in the script's `--config-file`, or in `config/default.json` read through
  * the `config` package, section `db` or the script's `--config-value`: node-pg-migrate lets either
@@ -185,6 +186,39 @@ async function workspacePackages(root: string, manifest: z.infer<typeof Manifest
   const found = new Set<string>();
   for (const p of patterns.filter((x) => !x.startsWith('!'))) for (const d of await expand(root, p)) found.add(d);
   return [...found].filter((d) => d !== '').slice(0, MAX_PACKAGES);
+}
+
+/** How deep below the root a package that is no workspace is looked for (`src/server/package.json` is 2). */
+const NESTED_DEPTH = 3;
+/** Folders read looking for them: a repository's source folders, not its every file. */
+const NESTED_FOLDERS = 2000;
+
+/**
+ * The folders with a package.json of their own below the root that no workspace pattern names, the
+ * shallowest first, each level by name: a repository holding its server and its app side by side
+ * (`server/`, `src/server/`) without workspaces keeps its migrate script in the server's own
+ * package.json. Real folders only (no links), never node_modules nor a dot-folder; at most
+ * NESTED_DEPTH levels down and NESTED_FOLDERS folders read.
+ */
+async function nestedPackages(root: string, known: ReadonlySet<string>): Promise<string[]> {
+  const found: string[] = [];
+  let level = [''];
+  let read = 0;
+  for (let depth = 1; depth <= NESTED_DEPTH && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const d of level) {
+      if (read++ >= NESTED_FOLDERS) return found;
+      const entries = await readdir(path.join(root, d), { withFileTypes: true }).catch(() => []);
+      for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        if (!e.isDirectory() || e.name === 'node_modules' || e.name.startsWith('.')) continue;
+        const dir = path.posix.join(d, e.name);
+        next.push(dir);
+        if (!known.has(dir) && manifestAt(root, path.join(root, dir)) !== undefined) found.push(dir);
+      }
+    }
+    level = next;
+  }
+  return found.slice(0, MAX_PACKAGES);
 }
 
 /**
@@ -382,12 +416,16 @@ function commandDir(
   return dir === undefined ? undefined : { dir, ...(config ? { config } : {}) };
 }
 
-/** Every migrations directory the root's and its workspace packages' node-pg-migrate uses. */
+/**
+ * Every migrations directory the root's and its workspace packages' node-pg-migrate uses, then
+ * those of the packages below the root that are no workspace (nestedPackages).
+ */
 export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]> {
   const top = path.resolve(root);
   const rootManifest = manifestAt(top, top);
   const out: ScriptedDir[] = [];
-  for (const pkg of ['', ...(await workspacePackages(top, rootManifest))]) {
+  const workspaces = await workspacePackages(top, rootManifest);
+  for (const pkg of ['', ...workspaces, ...(await nestedPackages(top, new Set(workspaces)))]) {
     const manifest = pkg === '' ? rootManifest : manifestAt(top, path.join(top, pkg));
     const manifests = [manifest, rootManifest];
     const manifestFile = path.posix.join(pkg, 'package.json');

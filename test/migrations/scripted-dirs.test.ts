@@ -95,6 +95,28 @@ describe('the missing migrations directory', () => {
     );
   });
 
+  it('names the script of a package below the root that is no workspace (server/ beside app/)', async () => {
+    // As a repository keeps its server and its mobile app side by side with no workspaces: the
+    // root's package.json runs nothing, the server's own runs node-pg-migrate from its folder.
+    await mkdir(path.join(root, 'src/server/db/migrations'), { recursive: true });
+    await mkdir(path.join(root, 'src/mobile'), { recursive: true });
+    await writeFile(path.join(root, 'package.json'), JSON.stringify({ scripts: { flow: 'flow' } }));
+    await writeFile(path.join(root, 'src/mobile/package.json'), JSON.stringify({ scripts: { start: 'expo start' } }));
+    await writeFile(
+      path.join(root, 'src/server/package.json'),
+      JSON.stringify({ scripts: { migrate: 'node-pg-migrate -m ./db/migrations' } }),
+    );
+    // Installed packages and dot-folders are not the repository's packages.
+    await mkdir(path.join(root, 'node_modules/dep/migrations'), { recursive: true });
+    await writeFile(
+      path.join(root, 'node_modules/dep/package.json'),
+      JSON.stringify({ scripts: { m: 'node-pg-migrate' } }),
+    );
+    expect((await missing()).hint).toBe(
+      'src/server/package.json\'s script "migrate" runs node-pg-migrate with -m ./db/migrations: set migrations.dir: src/server/db/migrations in .github/consort.yml.',
+    );
+  });
+
   it("names node-pg-migrate's own configuration: the config package's default file, which wins over -m", async () => {
     await mkdir(path.join(root, 'db/migrations'), { recursive: true });
     await mkdir(path.join(root, 'config'));
