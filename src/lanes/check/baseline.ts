@@ -13,6 +13,7 @@ import { ConsortError } from '../../core/errors.js';
 import { INSIDE_HINT, resolvedInside } from '../../core/read-regular.js';
 import { quoteIdent, withClient } from '../../db/sql.js';
 import { parseMigration, type MigrationFile } from '../../migrations/files.js';
+import { pathAlias, type PathAlias } from '../../migrations/path-alias.js';
 import { ignorePatternFor, notAMigration } from '../../migrations/plan.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
 import {
@@ -300,6 +301,33 @@ const REBUILD =
   "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
 
 /**
+ * A module the migrations import by a TypeScript path alias: installing nothing finds it. Node's
+ * resolution, which node-pg-migrate loads them with, never reads `paths` (a deploy that registers
+ * tsconfig-paths does; the check does not), so the import that loads everywhere is a relative one.
+ */
+function aliasHint(specifier: string, alias: PathAlias, message: string, file: string | undefined): string {
+  // The file that imports it: the first of Node's require stack (a module the migration imports,
+  // itself importing by alias), when it is the project's; else the migration.
+  const stacked = /\nRequire stack:\n- ([^\n]+)/.exec(message)?.[1];
+  const importer =
+    stacked !== undefined && !path.isAbsolute(stacked) && !stacked.split('/').includes('node_modules') ? stacked : file;
+  let relative: string | undefined;
+  if (alias.target !== undefined && importer !== undefined) {
+    const r = path.posix.relative(path.posix.dirname(importer), alias.target);
+    relative = r.startsWith('.') ? r : `./${r}`;
+  }
+  const where =
+    importer === undefined || importer === file
+      ? 'in the migrations'
+      : `in ${importer} (and wherever else the migrations' imports use one)`;
+  return (
+    `${specifier} is a TypeScript path alias ("${alias.pattern}" in the compilerOptions.paths of ${alias.tsconfig}), not a package: ` +
+    `node-pg-migrate loads migrations with Node's module resolution, which does not read tsconfig paths (a deploy that registers tsconfig-paths resolves them; the check does not). ` +
+    `Import it by a relative path ${where}${relative === undefined ? '' : ` ('${relative}')`}, so they load wherever node-pg-migrate runs them.`
+  );
+}
+
+/**
  * What to say when base's migrations do not apply to the parent: a migration that cannot load is
  * a missing install (or a broken file), not a broken parent; a statement is named as the
  * migrations stage names a PR's; rebuilding the baseline is offered only when the parent holds
@@ -314,6 +342,8 @@ export async function baseFailure(
   skip?: { base: readonly MigrationFile[]; ignorePattern?: string | undefined },
   /** Why migrations.timeout is read where it is (LimitSource.why): the hint of a migration it ended. */
   limitWhy?: string,
+  /** The TypeScript path alias a module the migrations could not find is, if it is one (pathAlias). */
+  aliasOf?: (specifier: string) => Promise<PathAlias | undefined>,
 ): Promise<{ message: string; hint: string; detail: BaseMigrationFailure }> {
   const full = f.error.message;
   // Node's "Cannot find module" carries its require stack on the lines after: only the first line is shown.
@@ -346,6 +376,13 @@ export async function baseFailure(
     const named = f.file === undefined ? undefined : parseMigration({ file: f.file, content: '' });
     const unordered = named !== undefined && (named.prefix === null || named.kind === 'other');
     const which = where ? `base's migration ${where}` : "base's migrations";
+    const alias = missing === undefined ? undefined : await aliasOf?.(missing).catch(() => undefined);
+    if (missing !== undefined && alias !== undefined)
+      return {
+        message: `${which} could not be loaded: ${firstLine}`,
+        hint: aliasHint(missing, alias, full, f.file),
+        detail,
+      };
     return {
       message: `${which} could not be loaded: ${firstLine}`,
       hint: missing
@@ -611,6 +648,12 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
             () => parentHasObjects(parentUrl),
             { base: input.base, ignorePattern: config.migrations.ignorePattern },
             input.timeoutSource?.why,
+            (specifier) =>
+              pathAlias(
+                input.baseDir.relativeTo,
+                path.relative(input.baseDir.relativeTo, input.baseDir.dir),
+                specifier,
+              ),
           );
           throw Object.assign(new ConsortError('internal', failure.message, { hint: failure.hint }), {
             baseFailure: failure.detail,
