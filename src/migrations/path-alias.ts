@@ -3,8 +3,8 @@
  * of the tsconfig.json of the package that owns the migrations: `"api/*": ["src/api/*"]`) rather
  * than a package. Node's resolution, which node-pg-migrate loads migrations with, never reads
  * `paths`: a project whose deploy registers `tsconfig-paths` (`ts-node -r tsconfig-paths/register
- * node_modules/.bin/node-pg-migrate`) loads them there and nowhere else, and "install the
- * dependencies" is no answer. The files are the repository's: read only when regular and inside it,
+ * node_modules/.bin/node-pg-migrate`, or node-pg-migrate 9's `--tsconfig-paths`) loads them there
+ * and nowhere else, and "install the dependencies" is no answer. The files are the repository's: read only when regular and inside it,
  * as data, with comments and trailing commas allowed as tsc allows them.
  */
 import path from 'node:path';

@@ -303,7 +303,8 @@ const REBUILD =
 /**
  * A module the migrations import by a TypeScript path alias: installing nothing finds it. Node's
  * resolution, which node-pg-migrate loads them with, never reads `paths` (a deploy that registers
- * tsconfig-paths does; the check does not), so the import that loads everywhere is a relative one.
+ * tsconfig-paths, or passes node-pg-migrate 9 `--tsconfig-paths`, does; the check does neither), so
+ * the import that loads everywhere is a relative one.
  */
 function aliasHint(specifier: string, alias: PathAlias, message: string, file: string | undefined): string {
   // The file that imports it: the first of Node's require stack (a module the migration imports,
@@ -322,7 +323,7 @@ function aliasHint(specifier: string, alias: PathAlias, message: string, file: s
       : `in ${importer} (and wherever else the migrations' imports use one)`;
   return (
     `${specifier} is a TypeScript path alias ("${alias.pattern}" in the compilerOptions.paths of ${alias.tsconfig}), not a package: ` +
-    `node-pg-migrate loads migrations with Node's module resolution, which does not read tsconfig paths (a deploy that registers tsconfig-paths resolves them; the check does not). ` +
+    `node-pg-migrate loads migrations with Node's module resolution, which does not read tsconfig paths (a deploy that registers tsconfig-paths, or runs node-pg-migrate 9 with --tsconfig-paths, resolves them; the check does neither). ` +
     `Import it by a relative path ${where}${relative === undefined ? '' : ` ('${relative}')`}, so they load wherever node-pg-migrate runs them.`
   );
 }
