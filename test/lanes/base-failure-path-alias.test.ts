@@ -99,3 +99,40 @@ describe('base migrations that import by a tsconfig path alias', () => {
     expect(await pathAlias(dir, 'src/api/migrations', './x')).toBeUndefined();
   });
 });
+
+describe("a pull request's migration that imports by a tsconfig path alias", () => {
+  let t: TestProvider;
+  let dir: string;
+  beforeAll(async () => {
+    t = await localTestProvider();
+    dir = await checkRepo('path-alias-pr', {
+      'package.json': JSON.stringify({ name: 'chores', private: true }),
+      'tsconfig.json': TSCONFIG,
+      'tsconfig.base.json': TSCONFIG_BASE,
+      'src/shared/names.ts': "export const NOTES = 'notes';\n",
+      'src/api/migrations/1627412448307_users.ts':
+        "export const up = (pgm: any) => { pgm.createTable('users', { id: 'id' }); };\n",
+      '.github/consort.yml': 'migrations:\n  dir: src/api/migrations\nsuite:\n  command: "true"\n',
+    });
+    await commitBranch(dir, 'feature', {
+      'src/api/migrations/1627417143293_notes.ts':
+        "import { NOTES } from 'shared/names';\nexport const up = (pgm: any) => { pgm.createTable(NOTES, { id: 'id' }); };\n",
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await t.cleanup();
+  });
+
+  it('fails the migrations stage with the note on the alias', async () => {
+    const report = await checkBranch(dir, 'feature', 8, t.provider);
+    expect(report.stages.migrations.status).toBe('failed');
+    expect(report.stages.migrations.summary).toContain("Cannot find module 'shared/names'");
+    expect(report.stages.migrations.failure?.note).toContain(
+      'shared/names is a TypeScript path alias ("shared/*" in the compilerOptions.paths of tsconfig.base.json), not a package',
+    );
+    expect(report.stages.migrations.failure?.note).toContain(
+      "Import it by a relative path in the migrations ('../../shared/names')",
+    );
+  }, 120_000);
+});

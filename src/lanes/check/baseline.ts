@@ -329,6 +329,21 @@ function aliasHint(specifier: string, alias: PathAlias, message: string, file: s
 }
 
 /**
+ * What to say of a migration that could not be loaded (`message`, Node's error with its require
+ * stack; `file`, the migration) because it, or a module it imports, imports by a TypeScript path
+ * alias; undefined when the module it could not find is no alias (`aliasOf`: pathAlias on its tree).
+ */
+export async function pathAliasNote(
+  message: string,
+  file: string | undefined,
+  aliasOf: (specifier: string) => Promise<PathAlias | undefined>,
+): Promise<string | undefined> {
+  const missing = /Cannot find (?:module|package) '([^']+)'/.exec(message)?.[1];
+  const alias = missing === undefined ? undefined : await aliasOf(missing).catch(() => undefined);
+  return missing === undefined || alias === undefined ? undefined : aliasHint(missing, alias, message, file);
+}
+
+/**
  * What to say when base's migrations do not apply to the parent: a migration that cannot load is
  * a missing install (or a broken file), not a broken parent; a statement is named as the
  * migrations stage names a PR's; rebuilding the baseline is offered only when the parent holds
@@ -377,13 +392,8 @@ export async function baseFailure(
     const named = f.file === undefined ? undefined : parseMigration({ file: f.file, content: '' });
     const unordered = named !== undefined && (named.prefix === null || named.kind === 'other');
     const which = where ? `base's migration ${where}` : "base's migrations";
-    const alias = missing === undefined ? undefined : await aliasOf?.(missing).catch(() => undefined);
-    if (missing !== undefined && alias !== undefined)
-      return {
-        message: `${which} could not be loaded: ${firstLine}`,
-        hint: aliasHint(missing, alias, full, f.file),
-        detail,
-      };
+    const alias = aliasOf === undefined ? undefined : await pathAliasNote(full, f.file, aliasOf);
+    if (alias !== undefined) return { message: `${which} could not be loaded: ${firstLine}`, hint: alias, detail };
     return {
       message: `${which} could not be loaded: ${firstLine}`,
       hint: missing

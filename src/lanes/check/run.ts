@@ -15,6 +15,7 @@ import { count } from '../../core/plural.js';
 import { withClient } from '../../db/sql.js';
 import type { MigrationFile } from '../../migrations/files.js';
 import { describeEngine } from '../../migrations/engine.js';
+import { pathAlias } from '../../migrations/path-alias.js';
 import { migrationsPackage } from '../../migrations/project-packages.js';
 import { bookkeepingTables, migrationPlacement } from '../../migrations/placement.js';
 import { describeLoader } from '../../migrations/ts-loader.js';
@@ -38,7 +39,7 @@ import { planWarningsNote } from '../../report/content.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
-import { ensureBaseline, missingExtensionNote, missingRoleNote, warmBaselinePool } from './baseline.js';
+import { ensureBaseline, missingExtensionNote, missingRoleNote, pathAliasNote, warmBaselinePool } from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { transactionBlockNote } from './transaction-note.js';
 import { unsetSettingNote } from './unset-setting-note.js';
@@ -611,7 +612,14 @@ export async function runCheck(
         };
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
+      const alias =
+        f.kind === 'load'
+          ? await pathAliasNote(f.error.message, f.file, (specifier) =>
+              pathAlias(headFiles.relativeTo, path.relative(headFiles.relativeTo, headFiles.dir), specifier),
+            )
+          : undefined;
       const extension =
+        alias ??
         missingExtensionNote(f.error.code, f.error.message) ??
         transactionBlockNote(
           f.error.code,
