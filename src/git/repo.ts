@@ -210,3 +210,23 @@ export const localGitRepo: GitRepo = {
   mergeBase,
   extractCommit,
 };
+
+/**
+ * The paths `pathspecs` match whose content differs between two commits (added, removed or
+ * changed), as git compares their trees: names only, no diff driver or text conversion runs.
+ */
+export async function changedBetween(root: string, from: string, to: string, pathspecs: string[]): Promise<string[]> {
+  const out = await git(root, [
+    'diff',
+    '--name-only',
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    '--no-textconv',
+    from,
+    to,
+    '--',
+    ...pathspecs,
+  ]);
+  return out.split('\0').filter(Boolean);
+}

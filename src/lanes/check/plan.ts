@@ -20,6 +20,7 @@ import {
   type DeployTransaction,
 } from '../../migrations/deploy-settings.js';
 import type { MigrationEngine } from '../../migrations/engine.js';
+import { refuseChangedModules } from './changed-modules.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
 import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
@@ -236,6 +237,8 @@ export async function planCheck(
         { migrationsDir, env: request.env, log: say },
       );
       ts.dispose(); // the loader is registered where the migrations run, never here
+      // The baseline's child runs as the admin: none of the packages the change commits.
+      await refuseChangedModules(request, ts.engine, sets.base);
       return { engine: ts.engine, loader: ts.loader };
     } catch (error) {
       return { error };
