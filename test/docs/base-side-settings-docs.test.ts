@@ -39,6 +39,7 @@ migrations:
   decamelize: true
 database:
   parent: staging
+  seed: { command: node seed.mjs }
 suite:
   passEnv: [JWT_SECRET]
 `;
@@ -64,7 +65,9 @@ function names(text: string, key: string): boolean {
 
 it('finds every base-side key, the ones added last among them', () => {
   const keys = baseSideKeys();
-  expect(keys).toEqual(expect.arrayContaining(['migrations.decamelize', 'suite.passEnv', 'database.parent']));
+  expect(keys).toEqual(
+    expect.arrayContaining(['migrations.decamelize', 'suite.passEnv', 'database.parent', 'database.seed']),
+  );
   expect(keys.length).toBeGreaterThanOrEqual(15);
 });
 

@@ -16,8 +16,8 @@ import type { GitRepo } from '../../ports/git.js';
  * What decides the check's verdict, apart from the project's own suite: which stages block, the
  * lint policy, whether reversibility is proven, the migration order rule, which files are
  * migrations (`migrations.ignorePattern`), where they run and are recorded (`migrations.table`,
- * `schema`, `migrationsSchema`…), and the branch every
- * check copies (and so whose data the pull request's code reads). A pull request that could set
+ * `schema`, `migrationsSchema`…), the branch every
+ * check copies (and so whose data the pull request's code reads) and the seed that fills its copy. A pull request that could set
  * them could turn its own gate green (`check.blocking: []`), so the base's values count.
  */
 export interface VerdictSettings {
@@ -36,6 +36,12 @@ export interface VerdictSettings {
    */
   placement: MigrationPlacementSettings;
   parent: string;
+  /**
+   * `database.seed`: it runs on the baseline before the PR branch is copied from it, as a role that
+   * owns its tables, so it can rewrite the parent's rows the change's migrations must apply on. A
+   * change whose seed "fixed" the null its `SET NOT NULL` fails on passed where the deploy fails.
+   */
+  seed: ConsortConfig['database']['seed'];
   /**
    * `suite.passEnv`: the credential-looking variables the change's code (suite, seed, migrations)
    * receives. Not the verdict, but as much the base's to grant: a change that listed its runner's
@@ -79,6 +85,7 @@ export function verdictSettings(config: ConsortConfig): VerdictSettings {
     ignorePattern: config.migrations.ignorePattern,
     placement: placementOf(config.migrations),
     parent: config.database.parent,
+    seed: config.database.seed === undefined ? undefined : { ...config.database.seed },
     passEnv: [...config.suite.passEnv],
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The configuration a check judges with: the change's own file for how its code runs (the suite
- * command, the seed, the migrations directory), the base's for what decides the verdict
- * (VerdictSettings: blocking stages, lint policy, reversibility, the order rule, which files are
- * migrations, where they run and are recorded, the parent branch). A pull request that writes
+ * command, the migrations directory), the base's for what decides the verdict (VerdictSettings:
+ * blocking stages, lint policy, reversibility, the order rule, which files are migrations, where
+ * they run and are recorded, the parent branch and the seed that fills its copy). A pull request that writes
  * `check.blocking: []`, `lint.failOn: none`, `reversibility.enabled: false` or `migrations.schema:
  * sandbox` into its own file gains nothing until that file is merged, as with
  * `check.migrationsRole`; what it changed is named, so the reviewer sees why.
@@ -31,9 +31,12 @@ function differing(head: VerdictSettings, base: VerdictSettings): string[] {
   if (head.ignorePattern !== base.ignorePattern) keys.push('migrations.ignorePattern');
   for (const k of PLACEMENT_KEYS) if (!same(head.placement[k], base.placement[k])) keys.push(`migrations.${k}`);
   if (head.parent !== base.parent) keys.push('database.parent');
+  if (!same(head.seed, base.seed)) keys.push('database.seed');
   if (!same([...head.passEnv].sort(), [...base.passEnv].sort())) keys.push('suite.passEnv');
   return keys;
 }
+
+const seedless = ({ seed: _seed, ...rest }: ConsortConfig['database']): Omit<ConsortConfig['database'], 'seed'> => rest;
 
 /** `head` with the base side's verdict settings; unchanged when the base carries none (no base, a file outside the repository). */
 export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settings'>): TrustedConfig {
@@ -48,7 +51,7 @@ export function trustedConfig(head: ConsortConfig, base: Pick<CheckSide, 'settin
       lint: { ...v.lint, rules: [...v.lint.rules], severity: { ...v.lint.severity } },
       reversibility: { ...v.reversibility },
       migrations: { ...own, checkOrder: v.checkOrder, ignorePattern: v.ignorePattern, ...v.placement },
-      database: { ...head.database, parent: v.parent },
+      database: { ...seedless(head.database), parent: v.parent, ...(v.seed ? { seed: { ...v.seed } } : {}) },
       suite: { ...head.suite, passEnv: [...v.passEnv] },
     },
     ignored: differing(verdictSettings(head), v),
