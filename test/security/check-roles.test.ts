@@ -69,7 +69,8 @@ for (const db of process.env.PROBE_TARGETS.split(',')) {
     try { return (await o.query('SELECT current_database() AS d')).rows[0].d; } finally { await o.end(); }
   });
 }
-writeFileSync(process.argv[2], JSON.stringify(result));
+// Beside the checkout: the seed runs from the base's tree, extracted for the run.
+writeFileSync(process.env.PROBE_OUT + '/' + process.argv[2], JSON.stringify(result));
 `;
 
 interface Probe {
@@ -168,6 +169,7 @@ describe.each(cases)('a hostile suite and seed on the %s provider', (_name, open
         env: {
           PROBE_TARGETS: [databases.pr, databases.baseline, main, catalog, store, 'postgres'].join(','),
           PROBE_ADMIN: new URL(t.adminUrl).username || 'postgres',
+          PROBE_OUT: dir,
         },
       },
       testPorts,

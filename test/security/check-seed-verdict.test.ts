@@ -4,7 +4,11 @@
  * that owns the baseline's tables — so a seed can rewrite the parent's rows. Until 2026-12-05 the
  * pull request's own `database.seed` was used: one that set a seed command "fixing" the rows its
  * migration fails on (`SET NOT NULL` over a null the base's data holds) passed its own gate, a
- * migration that fails on deploy. The seed is now the base's, like `database.parent`.
+ * migration that fails on deploy. The seed is now the base's, like `database.parent`. So is the
+ * code a seed command runs: the base's `node seed.mjs` ran from the pull request's checkout, and the
+ * baseline it seeded — named by the base's migrations and seed setting, not by the script — is the
+ * one every later check on that base forks; a change that edited the script, checked first after a
+ * base migration landed, seeded it (the same null filled in).
  */
 import { rm } from 'node:fs/promises';
 import { checkBranch, checkRepo, commitBranch, PG } from '../helpers/check-repo.js';
@@ -63,5 +67,36 @@ describe("a pull request's own seed", () => {
     expect(report.stages.migrations.summary).toMatch(/contains null values/);
     expect(report.conclusion).toBe('failure');
     expect(report.stages.plan.ignoredSettings).toMatch(/database\.seed/);
+  }, 120_000);
+
+  it("runs the base's seed command from the base's tree, not the change's edit of its script", async () => {
+    const repo = await checkRepo('check-seed-script', {
+      'migrations/1700000000000_base.sql': BASE,
+      'seed.mjs': '// nothing to seed yet\n',
+      '.github/consort.yml': [
+        'migrations:',
+        '  dir: migrations',
+        'database:',
+        '  seed:',
+        '    command: node seed.mjs',
+        'suite:',
+        '  command: node -e 0',
+        '',
+      ].join('\n'),
+    });
+    try {
+      await commitBranch(repo, 'script', {
+        'seed.mjs': FIX,
+        'migrations/1700000000001_email_required.sql':
+          '-- Up Migration\nALTER TABLE customers ALTER COLUMN email SET NOT NULL;\n-- Down Migration\nALTER TABLE customers ALTER COLUMN email DROP NOT NULL;\n',
+      });
+      const report = await checkBranch(repo, 'script', 42, t.provider);
+      expect(report.stages.baseline.summary).toMatch(/seeded/);
+      expect(report.stages.migrations.status).toBe('failed');
+      expect(report.stages.migrations.summary).toMatch(/contains null values/);
+      expect(report.conclusion).toBe('failure');
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   }, 120_000);
 });

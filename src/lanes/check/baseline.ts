@@ -73,6 +73,12 @@ export interface BaselineInput {
    * Undefined: read it from the workspace.
    */
   baseSeed?: string | null;
+  /**
+   * Where a seed command runs: the base's whole tree where the caller has it (the check lane), so
+   * the baseline every later check forks is seeded by the base's code, never by the files of the
+   * change that happened to build it. Default: `workspace`.
+   */
+  seedDir?: string;
   /** The node-pg-migrate to apply base's migrations with (default: the bundled one). */
   engine?: MigrationEngine;
   /** The baseline's name when the caller has it (the check lane's plan); else computed from the rest. */
@@ -674,11 +680,19 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
         applied = result.applied.map((m) => m.name);
         // The seed is the project's code: a role confined to the baseline where the provider makes one.
         const seedUrl = config.database.seed && untrusted ? await untrusted() : url;
-        seeded = await runSeed(config, input.workspace, seedUrl, input.env, input.processes, input.baseSeed, {
-          ...(input.timeout !== undefined ? { timeout: input.timeout } : {}),
-          ...(input.timeoutSource ? { source: input.timeoutSource } : {}),
-          ...(input.signal ? { signal: input.signal } : {}),
-        });
+        seeded = await runSeed(
+          config,
+          input.seedDir ?? input.workspace,
+          seedUrl,
+          input.env,
+          input.processes,
+          input.baseSeed,
+          {
+            ...(input.timeout !== undefined ? { timeout: input.timeout } : {}),
+            ...(input.timeoutSource ? { source: input.timeoutSource } : {}),
+            ...(input.signal ? { signal: input.signal } : {}),
+          },
+        );
         seededUnconfined = seeded && seedUrl === url;
       },
     });

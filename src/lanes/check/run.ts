@@ -279,6 +279,8 @@ export async function runCheck(
         processes,
         migrations: ports.migrations,
         baseSeed: plan.baseSeed,
+        // The base's seed command runs the base's code (its tree, extracted for the run or the App's checkout).
+        ...(input.base.tree ? { seedDir: baseDir.relativeTo } : {}),
         engine: plan.engine.engine,
         // The base's own limit on its migrations (the file as given where it lies outside the repository).
         timeout: input.base.settings?.migrationsTimeout ?? config.migrations.timeout,
