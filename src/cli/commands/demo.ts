@@ -184,6 +184,9 @@ export function demoCommand(ctx: Ctx): Command {
               }
             }
           } finally {
+            // A pool refill a cancelled check left running (a copy of its baseline being made) is
+            // waited for first: the namespace's removal beside it left that copy, or main, behind.
+            if (provider instanceof TemplateBranchProvider) await provider.settled().catch(() => undefined);
             // The example's baselines are the demo's, not the project's: gone with it (kept if they were there before).
             if (aside) await removeAside();
             else
