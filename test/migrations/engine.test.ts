@@ -10,14 +10,38 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runner as bundledRunner } from 'node-pg-migrate';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
-import { bundledEngine, describeEngine, resolveEngine } from '../../src/migrations/engine.js';
+import { bundledEngine, describeEngine, resolveEngine, type MigrationEngine } from '../../src/migrations/engine.js';
 import { engineCacheDir, lockedVersion } from '../../src/migrations/engine-pin.js';
 import { migrationsPackage } from '../../src/migrations/project-packages.js';
 import { NPM_INSTALL_FLAGS } from '../../src/tools/npm-install.js';
-import { applyMigrations } from '../../src/migrations/runner.js';
+import { applyMigrations, type ApplyResult } from '../../src/migrations/runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const BUNDLED_DIR = path.join(process.cwd(), 'node_modules/node-pg-migrate');
+
+/** `project`'s migrations up with `engine` on a database of their own (dropped afterwards), then `check`. */
+async function upInFreshDatabase(
+  project: string,
+  engine: MigrationEngine,
+  check: (r: ApplyResult, url: string) => Promise<void>,
+): Promise<void> {
+  const db = `engine_${randomBytes(6).toString('hex')}`;
+  await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+  try {
+    const url = withDatabase(SYSTEM_PG_URL, db);
+    const r = await applyMigrations({
+      databaseUrl: url,
+      dir: path.join(project, 'migrations'),
+      relativeTo: project,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+      engine,
+    });
+    await check(r, url);
+  } finally {
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+  }
+}
 
 describe('resolveEngine', () => {
   let project: string;
@@ -86,18 +110,7 @@ describe('resolveEngine', () => {
     expect(engine.runner).not.toBe((await bundledEngine()).runner);
     expect(describeEngine(engine)).toBe("node-pg-migrate 9.0.0-project.1 (the project's)");
 
-    const db = `engine_${randomBytes(6).toString('hex')}`;
-    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
-    try {
-      const url = withDatabase(SYSTEM_PG_URL, db);
-      const r = await applyMigrations({
-        databaseUrl: url,
-        dir: path.join(project, 'migrations'),
-        relativeTo: project,
-        direction: 'up',
-        migrationsTable: 'pgmigrations',
-        engine,
-      });
+    await upInFreshDatabase(project, engine, async (r, url) => {
       expect(r.ok).toBe(true);
       // The capture works through the project's runner too: lint and the report see the SQL it sent.
       expect(r.applied.map((m) => m.sql.some((s) => /CREATE INDEX/.test(s)))).toEqual([true]);
@@ -106,9 +119,7 @@ describe('resolveEngine', () => {
         async (c) => (await c.query<{ name: string }>('SELECT name FROM pgmigrations')).rows,
       );
       expect(rows).toEqual([{ name: '1700000000000_orders' }]);
-    } finally {
-      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
-    }
+    });
   });
 });
 
@@ -348,21 +359,9 @@ fs.writeFileSync(path.join(dest, 'package.json'), JSON.stringify({ ...pkg, versi
     const again = await resolveEngine(project, { env });
     expect(again).toMatchObject({ source: 'lockfile', dir });
     expect((await readFile(npmLog, 'utf8')).trim().split('\n')).toHaveLength(1);
-    const db = `engine_${randomBytes(6).toString('hex')}`;
-    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
-    try {
-      const r = await applyMigrations({
-        databaseUrl: withDatabase(SYSTEM_PG_URL, db),
-        dir: path.join(project, 'migrations'),
-        relativeTo: project,
-        direction: 'up',
-        migrationsTable: 'pgmigrations',
-        engine: again,
-      });
+    await upInFreshDatabase(project, again, async (r) => {
       expect(r).toMatchObject({ ok: true, applied: [{ name: '1700000000000_orders' }] });
-    } finally {
-      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
-    }
+    });
   });
 
   it("in a monorepo, installs the version the root's workspaces lockfile pins for the package owning migrations.dir", async () => {
@@ -562,18 +561,7 @@ exports.default = async (options) => {
   it('applies with it on the connection Consort gives it, and the capture sees its statements', async () => {
     const engine = await resolveEngine(project);
     expect(engine).toMatchObject({ source: 'project', version: '4.8.0' });
-    const db = `engine_${randomBytes(6).toString('hex')}`;
-    await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
-    try {
-      const url = withDatabase(SYSTEM_PG_URL, db);
-      const r = await applyMigrations({
-        databaseUrl: url,
-        dir: path.join(project, 'migrations'),
-        relativeTo: project,
-        direction: 'up',
-        migrationsTable: 'pgmigrations',
-        engine,
-      });
+    await upInFreshDatabase(project, engine, async (r) => {
       // Before: "Lost the database connection while applying migrations: invalid frontend message type 0".
       expect(r.ok).toBe(true);
       // And with 3's `log`: the statements are the migration's, for lint and the report.
@@ -583,8 +571,6 @@ exports.default = async (options) => {
           sql: expect.arrayContaining([expect.stringMatching(/^CREATE INDEX/)]) as unknown,
         }),
       ]);
-    } finally {
-      await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
-    }
+    });
   });
 });
