@@ -126,17 +126,20 @@ describe('in two unpacked trees (the App: every file of the head is committed)',
       await mkdir(path.join(root, side, 'packages', 'db', 'migrations'), { recursive: true });
       await writeFile(path.join(root, side, 'packages', 'db', 'package.json'), '{"name":"db"}');
     }
-    await mkdir(path.join(root, 'head', 'packages', 'db', 'node_modules', 'node-pg-migrate'), { recursive: true });
-    await writeFile(
-      path.join(root, 'head', 'packages', 'db', 'node_modules', 'node-pg-migrate', 'package.json'),
-      JSON.stringify({ name: 'node-pg-migrate', version: '9.0.0-pr', main: 'index.js' }),
-    );
-    await writeFile(
-      path.join(root, 'head', 'packages', 'db', 'node_modules', 'node-pg-migrate', 'index.js'),
-      'exports.runner = () => 0;\n',
-    );
+    await vendoredEngine('head', 0);
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
+
+  /** A node-pg-migrate committed in `side`'s package, its runner returning `answer` (its bytes differ by it). */
+  async function vendoredEngine(side: 'base' | 'head', answer: number): Promise<void> {
+    const dir = path.join(root, side, 'packages', 'db', 'node_modules', 'node-pg-migrate');
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'node-pg-migrate', version: '9.0.0-pr', main: 'index.js' }),
+    );
+    await writeFile(path.join(dir, 'index.js'), `exports.runner = () => ${answer};\n`);
+  }
 
   const sides = () => ({
     workspace: path.join(root, 'head'),
@@ -149,21 +152,10 @@ describe('in two unpacked trees (the App: every file of the head is committed)',
     expect(engine.source).toBe('project');
     await expect(refuseChangedModules(sides(), engine, [])).rejects.toThrow(/packages\/db\/node_modules/);
     // The base has it too, but not the same bytes.
-    await mkdir(path.join(root, 'base', 'packages', 'db', 'node_modules', 'node-pg-migrate'), { recursive: true });
-    await writeFile(
-      path.join(root, 'base', 'packages', 'db', 'node_modules', 'node-pg-migrate', 'package.json'),
-      JSON.stringify({ name: 'node-pg-migrate', version: '9.0.0-pr', main: 'index.js' }),
-    );
-    await writeFile(
-      path.join(root, 'base', 'packages', 'db', 'node_modules', 'node-pg-migrate', 'index.js'),
-      'exports.runner = () => 1;\n',
-    );
+    await vendoredEngine('base', 1);
     await expect(refuseChangedModules(sides(), engine, [])).rejects.toThrow(/the admin/);
     // The same bytes on both sides: the base's own.
-    await writeFile(
-      path.join(root, 'base', 'packages', 'db', 'node_modules', 'node-pg-migrate', 'index.js'),
-      'exports.runner = () => 0;\n',
-    );
+    await vendoredEngine('base', 0);
     await expect(refuseChangedModules(sides(), engine, [])).resolves.toBeUndefined();
   });
 });
