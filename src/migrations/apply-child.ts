@@ -14,7 +14,8 @@ import { expandDotenv } from './dotenv-expand.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
-import { packageType, registerProjectLoader } from './ts-register.js';
+import { packageType, prepareProjectLoader } from './ts-register.js';
+import { treeSettings, type TreeSettings } from './tree-settings.js';
 
 // Requests run side by side as they come: the parent sends one database's requests one at a time,
 // and a release of every kept connection only when nothing else runs (MigrationChild).
@@ -25,28 +26,81 @@ process.on('message', (message) => {
 });
 process.once('disconnect', () => process.exit(0));
 
-/** Engines loaded (and TypeScript loaders registered) so far, by what the request named. */
-const engines = new Map<string, Promise<MigrationEngine>>();
+interface Loaded {
+  engine: MigrationEngine;
+  /** Registers the project's TypeScript loader for a tree (returning its undo); undefined: none to register. */
+  register?: (at: TreeSettings) => Promise<() => void>;
+}
+
+/** Engines loaded (and TypeScript loaders prepared) so far, by what the request named. */
+const engines = new Map<string, Promise<Loaded>>();
 
 /**
- * The runner the request names, with the project's TypeScript loader registered for it. Nothing
- * else is loaded: no manifest or lockfile is read here (the parent resolved the engine).
+ * The runner the request names, with the project's TypeScript loader loaded for it (registered
+ * once the tree is known: enter). Nothing else is loaded: no manifest or lockfile is read here
+ * (the parent resolved the engine).
  */
-function load(wanted: ApplyRequest['engine']): Promise<MigrationEngine> {
+function load(wanted: ApplyRequest['engine']): Promise<Loaded> {
   const key = JSON.stringify(wanted);
-  let engine = engines.get(key);
-  if (!engine) {
-    engine = (async () => {
+  let loaded = engines.get(key);
+  if (!loaded) {
+    loaded = (async () => {
       const named = wanted ?? { version: '', source: 'bundled' as const, dir: '' };
       const runner =
         named.source !== 'bundled' && named.entry ? await loadProjectRunner(named.entry) : await bundledRunner();
-      await registerProjectLoader(named);
-      return { ...named, runner };
+      const register = await prepareProjectLoader(named);
+      return { engine: { ...named, runner }, ...(register ? { register } : {}) };
     })();
-    engines.set(key, engine);
-    engine.catch(() => engines.delete(key)); // a failed load is retried (and reported) by the next request
+    engines.set(key, loaded);
+    loaded.catch(() => engines.delete(key)); // a failed load is retried (and reported) by the next request
   }
-  return engine;
+  return loaded;
+}
+
+/**
+ * The tree this process applies migrations from: it works in its migrations' package there and
+ * the loaders read its tsconfig (tree-settings.ts), as a deploy from a checkout of that tree does.
+ * Another tree's request (a session kept across trees) waits until none of this one's runs, then
+ * moves the process there: the loaders registered for this tree are undone and registered anew.
+ */
+interface Entered {
+  tree: string;
+  at: Promise<TreeSettings>;
+  /** Loaders registered for it, by engine (each registration's undo). */
+  registered: Map<Loaded, Promise<() => void>>;
+  /** Its requests still running. */
+  running: number;
+}
+let entered: Entered | undefined;
+const moved: (() => void)[] = [];
+
+/** Run `work` for a request from `tree` (the migrations in `dir`), with the process there. */
+async function inTree<T>(loaded: Loaded, tree: string, dir: string, work: () => Promise<T>): Promise<T> {
+  const top = path.resolve(tree);
+  while (entered !== undefined && entered.tree !== top && entered.running > 0)
+    await new Promise<void>((resolve) => moved.push(resolve));
+  if (entered === undefined || entered.tree !== top) {
+    for (const undo of entered?.registered.values() ?? []) (await undo.catch(() => () => undefined))();
+    const at = treeSettings(top, dir).then((s) => {
+      process.chdir(s.cwd);
+      return s;
+    });
+    entered = { tree: top, at, registered: new Map(), running: 0 };
+  }
+  const here = entered;
+  here.running++;
+  try {
+    const at = await here.at;
+    if (loaded.register) {
+      let done = here.registered.get(loaded);
+      if (!done) here.registered.set(loaded, (done = loaded.register(at)));
+      await done;
+    }
+    return await work();
+  } finally {
+    here.running--;
+    if (here.running === 0) for (const resolve of moved.splice(0)) resolve();
+  }
 }
 
 /** Connections requests asked to keep, by URL, until released (or the child exits). */
@@ -66,19 +120,21 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
     for (const [key, value] of Object.entries(request.dotenv ?? {})) process.env[key] ??= value;
     if (request.expandDotenv && request.dotenv)
       Object.assign(process.env, expandDotenv(request.dotenv, process.env, request.expandDotenv));
-    const engine = await load(request.engine);
+    const loaded = await load(request.engine);
+    const { engine } = loaded;
     if (request.options === null) {
-      if (request.preload !== undefined) await preload(engine, request.preload);
+      const dir = request.preload;
+      if (dir !== undefined) await inTree(loaded, request.tree ?? dir, dir, () => preload(engine, dir));
       return { ok: true, result: null };
     }
-    const result = await applyMigrationsHere(
-      { ...request.options, engine },
-      await sets.read(request.options.dir, {
-        relativeTo: request.options.relativeTo,
-        ignorePattern: request.options.ignorePattern,
-      }),
-      request.keep ? kept : undefined,
-      running,
+    const options = request.options;
+    const result = await inTree(loaded, options.relativeTo ?? options.dir, options.dir, async () =>
+      applyMigrationsHere(
+        { ...options, engine },
+        await sets.read(options.dir, { relativeTo: options.relativeTo, ignorePattern: options.ignorePattern }),
+        request.keep ? kept : undefined,
+        running,
+      ),
     );
     return { ok: true, result };
   } catch (e) {

@@ -28,6 +28,8 @@ export interface ApplyRequest {
   keep?: boolean;
   /** With `options: null`: also load this directory's migrations as the engine will (apply-child.ts). */
   preload?: string;
+  /** With `preload`: the tree that directory is in (its root; default: the directory itself). */
+  tree?: string;
   /** The project's `.env` variables (migrations/dotenv.ts): set where the child's environment lacks them. */
   dotenv?: Record<string, string>;
   /** Then expand their `${VAR}` references by the project's dotenv-expand's rules (migrations/dotenv-expand.ts). */
@@ -145,6 +147,7 @@ export class MigrationChild {
         options: null,
         engine: childEngine(engine),
         preload: path.resolve(dir),
+        ...(relativeTo === undefined ? {} : { tree: path.resolve(relativeTo) }),
         ...dotenvRequest(dotenv),
       },
       WARM,

@@ -1,59 +1,87 @@
 /**
  * In the migrations' own process (apply-child.ts): register the project's TypeScript loader, as
- * ts-loader.ts chose it, for the engine's files. Apart from ts-loader.ts (which reads manifests with
+ * ts-loader.ts chose it, for the engine's files, with the tsconfig of the tree they come from. Apart from ts-loader.ts (which reads manifests with
  * zod and lockfiles through engine-pin.ts) so the child loads nothing of that before its first request.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire, register as registerHooks } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { projectRequire, SCRATCH_IN_MODULES } from './project-packages.js';
+import type { TreeSettings } from './tree-settings.js';
 
 /** ts-node's default (`(?:^|/)node_modules/`), but not the check's scratch copies of the migrations. */
 const TS_NODE_IGNORE = `(?:^|/)node_modules/(?!${SCRATCH_IN_MODULES.map((p) => p.replace(/[.]/g, '\\.')).join('/')}/)`;
 
-type Registrar = (require: NodeJS.Require, workspace: string, esmEngine: boolean) => Promise<() => void>;
+/**
+ * A loader whose modules are loaded, registered once the tree its migrations come from is known;
+ * the registration returns its undo (for a process that goes on to another tree's migrations).
+ */
+type Prepared = (at: TreeSettings) => Promise<() => void>;
 
-const REGISTRARS: Record<'tsx' | 'ts-node', Registrar> = {
-  // The CommonJS hook for a `require()`ing runner (7.x), the ESM one for an `import()`ing one (8.x); both undo.
-  async tsx(req, _workspace, esmEngine) {
-    if (!esmEngine) return (req('tsx/cjs/api') as { register: () => () => void }).register();
-    const esm = (await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as {
-      register: () => () => Promise<void> | void;
-    };
-    const undo = esm.register();
-    return () => {
-      void undo();
+type Preparer = (require: NodeJS.Require, esmEngine: boolean) => Promise<Prepared>;
+
+/** Where tsx reads no tsconfig at all (a tree without one): an empty one, written once, beside nothing of the project's. */
+let emptyTsconfig: string | undefined;
+function noTsconfig(): string {
+  if (emptyTsconfig === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'consort-tsconfig-'));
+    emptyTsconfig = path.join(dir, 'tsconfig.json');
+    writeFileSync(emptyTsconfig, '{}\n');
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return emptyTsconfig;
+}
+
+const PREPARERS: Record<'tsx' | 'ts-node', Preparer> = {
+  // The CommonJS hook for a `require()`ing runner (7.x), the ESM one for an `import()`ing one (8.x).
+  // tsx reads its tsconfig (compiler options, `paths`) when it registers: the tree's, named
+  // (TSX_TSCONFIG_PATH), not the one it would find from this process's working directory.
+  async tsx(req, esmEngine) {
+    const api = esmEngine
+      ? ((await import(pathToFileURL(req.resolve('tsx/esm/api')).href)) as {
+          register: () => () => Promise<void> | void;
+        })
+      : (req('tsx/cjs/api') as { register: () => () => void });
+    if (!esmEngine) startTsxCompiler(req);
+    return async (at) => {
+      process.env.TSX_TSCONFIG_PATH = at.tsconfig ?? noTsconfig();
+      const undo = api.register();
+      return () => void undo();
     };
   },
-  // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the project's tsconfig.
+  // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the tree's tsconfig.
   // ts-node skips every file under a node_modules, and the check's copies of the migrations live in
   // one (SCRATCH_IN_MODULES): its default, except for those.
-  async 'ts-node'(req, workspace, esmEngine) {
+  async 'ts-node'(req, esmEngine) {
     const tsNode = req('ts-node') as { register: (o: object) => { enabled: (on: boolean) => boolean } };
-    const tsconfig = path.join(workspace, 'tsconfig.json');
-    const service = tsNode.register({
-      transpileOnly: true,
-      ignore: [TS_NODE_IGNORE],
-      ...(await readFile(tsconfig).then(
-        () => ({ project: tsconfig }),
-        () => ({}),
-      )),
-    });
-    // An import()ing runner needs ts-node's ESM hooks, which Node cannot remove again.
-    if (esmEngine) registerHooks('ts-node/esm', pathToFileURL(path.join(workspace, '/')));
-    return () => {
-      service.enabled(false);
+    return async (at) => {
+      const service = tsNode.register({
+        transpileOnly: true,
+        ignore: [TS_NODE_IGNORE],
+        ...(at.tsconfig === undefined ? { skipProject: true } : { project: at.tsconfig }),
+      });
+      // An import()ing runner needs ts-node's ESM hooks, which Node cannot remove again.
+      if (esmEngine) registerHooks('ts-node/esm', pathToFileURL(path.join(at.cwd, '/')));
+      return () => void service.enabled(false);
     };
   },
 };
 
-/** In the migrations' own process (apply-child.ts): register the project's loader for the engine's files. */
-export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>): Promise<void> {
+/**
+ * In the migrations' own process (apply-child.ts): load the project's loader for the engine's
+ * files, as ts-loader.ts chose it. Registered by the function returned, once the tree the
+ * migrations come from is known (tree-settings.ts); undefined: no loader to register.
+ */
+export async function prepareProjectLoader(
+  engine: Pick<MigrationEngine, 'dir' | 'tsLoader'>,
+): Promise<Prepared | undefined> {
   const wanted = engine.tsLoader;
-  if (!wanted) return;
+  if (!wanted) return undefined;
   const req =
     wanted.from !== undefined
       ? createRequire(path.join(wanted.from, 'package.json'))
@@ -62,9 +90,7 @@ export async function registerProjectLoader(engine: Pick<MigrationEngine, 'dir' 
     throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, {
       hint: `Install it (npm i -D ${wanted.name}).`,
     });
-  const esmEngine = (await packageType(engine.dir)) === 'module';
-  await REGISTRARS[wanted.name](req, wanted.workspace, esmEngine);
-  if (wanted.name === 'tsx' && !esmEngine) startTsxCompiler(req);
+  return PREPARERS[wanted.name](req, (await packageType(engine.dir)) === 'module');
 }
 
 /** The `type` of the package at `dir` (its package.json's), or undefined when it has none or cannot be read. */

@@ -1,0 +1,168 @@
+/**
+ * A tree's TypeScript migrations load as a deploy from a checkout of that tree loads them: tsx reads
+ * the tree's tsconfig.json (its `paths` aliases), and the migrations run in their package's folder
+ * there — whatever folder Consort itself was started in. Until 2026-12-05 the migration process
+ * worked in Consort's folder (in the PR lane the pull request's checkout, in the TDD lane the work
+ * tree), so tsx read the tsconfig found from there: a base migration's alias loaded the pull
+ * request's module into the baseline, run as the admin (here: the decoy folder's).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
+import type { MigrationEngine } from '../../src/migrations/engine.js';
+import { applyMigrations, openMigrationRunner, type ApplyResult } from '../../src/migrations/runner.js';
+import { treeSettings } from '../../src/migrations/tree-settings.js';
+import { SYSTEM_PG_URL } from '../helpers/servers.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const requireHere = createRequire(import.meta.url);
+/** node-pg-migrate 7.9.1 (CommonJS) with tsx, as `node-pg-migrate --tsx` deploys TypeScript migrations. */
+const engine7: MigrationEngine = {
+  runner: (() => Promise.reject(new Error('loaded in the child'))) as unknown as MigrationEngine['runner'],
+  version: '7.9.1',
+  source: 'project',
+  dir: path.dirname(requireHere.resolve('node-pg-migrate-7/package.json')),
+  entry: requireHere.resolve('node-pg-migrate-7'),
+  tsLoader: { name: 'tsx', workspace: repo },
+};
+
+const ALIASES = JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { 'lib/*': ['src/*'] } } });
+/** A migration creating the table its aliased module names. */
+const NAMED =
+  "import { NAME } from 'lib/names';\nexport const up = (pgm: any) => { pgm.createTable(NAME, { id: 'id' }); };\nexport const down = false;\n";
+
+async function files(root: string, entries: Record<string, string>): Promise<string> {
+  for (const [file, text] of Object.entries(entries)) {
+    await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+    await writeFile(path.join(root, file), text);
+  }
+  return root;
+}
+
+let work: string;
+let decoy: string;
+let started: string;
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'consort-tree-'));
+  // Where Consort was started: a checkout whose tsconfig maps the same alias to a module of its own.
+  decoy = await files(path.join(work, 'started-here'), {
+    'tsconfig.json': ALIASES,
+    'src/names.ts': "export const NAME = 'from_where_consort_started';\n",
+    'names.txt': 'from_where_consort_started',
+  });
+  started = process.cwd();
+  process.chdir(decoy);
+});
+afterAll(async () => {
+  process.chdir(started);
+  await rm(work, { recursive: true, force: true });
+});
+
+async function tablesAfter(
+  apply: (url: string) => Promise<ApplyResult>,
+): Promise<{ r: ApplyResult; tables: string[] }> {
+  const db = `tree_${randomBytes(6).toString('hex')}`;
+  await withClient(SYSTEM_PG_URL, (a) => a.query(`CREATE DATABASE ${quoteIdent(db)} TEMPLATE template0`));
+  try {
+    const url = withDatabase(SYSTEM_PG_URL, db);
+    const r = await apply(url);
+    const tables = await withClient(url, async (c) =>
+      (
+        await c.query<{ t: string }>(
+          "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'pgmigrations' ORDER BY 1",
+        )
+      ).rows.map((x) => x.t),
+    );
+    return { r, tables };
+  } finally {
+    await withClient(SYSTEM_PG_URL, (a) => a.query(`DROP DATABASE IF EXISTS ${quoteIdent(db)} WITH (FORCE)`));
+  }
+}
+
+const up = (tree: string, dir: string) => (url: string) =>
+  applyMigrations({
+    databaseUrl: url,
+    dir: path.join(tree, dir),
+    relativeTo: tree,
+    direction: 'up',
+    migrationsTable: 'pgmigrations',
+    engine: engine7,
+  });
+
+describe('TypeScript migrations load as in a checkout of their tree', () => {
+  it("resolve a tsconfig alias with the tree's tsconfig, not the one where Consort was started", async () => {
+    const tree = await files(path.join(work, 'tree'), {
+      'tsconfig.json': ALIASES,
+      'src/names.ts': "export const NAME = 'from_the_tree';\n",
+      'migrations/1700000000000_named.ts': NAMED,
+    });
+    const { r, tables } = await tablesAfter(up(tree, 'migrations'));
+    expect(r.ok).toBe(true);
+    expect(tables).toEqual(['from_the_tree']);
+  }, 60_000);
+
+  it("run in their package's folder of the tree, with the tsconfig above it in the tree (a monorepo)", async () => {
+    const tree = await files(path.join(work, 'mono'), {
+      'tsconfig.json': ALIASES.replace('src/*', 'packages/db/src/*'),
+      'package.json': JSON.stringify({ private: true, workspaces: ['packages/*'] }),
+      'packages/db/package.json': JSON.stringify({ name: 'db', private: true }),
+      'packages/db/src/names.ts': "export const NAME = 'from_the_package';\n",
+      'packages/db/names.txt': 'read_in_the_package',
+      'packages/db/migrations/1700000000000_named.ts': NAMED,
+      // A migration reading a file by a relative path, as its deploy (`cd packages/db && npm run migrate`) finds it.
+      'packages/db/migrations/1700000000001_read.ts':
+        "import { readFileSync } from 'node:fs';\nexport const up = (pgm: any) => { pgm.createTable(readFileSync('names.txt', 'utf8').trim(), { id: 'id' }); };\nexport const down = false;\n",
+    });
+    expect(await treeSettings(tree, path.join(tree, 'packages/db/migrations'))).toEqual({
+      tree,
+      cwd: path.join(tree, 'packages/db'),
+      tsconfig: path.join(tree, 'tsconfig.json'),
+    });
+    const { r, tables } = await tablesAfter(up(tree, 'packages/db/migrations'));
+    expect(r.ok).toBe(true);
+    expect(tables).toEqual(['from_the_package', 'read_in_the_package']);
+  }, 60_000);
+
+  it('a tree without a tsconfig has no alias, as its deploy has none: the import fails, nothing else is loaded', async () => {
+    const tree = await files(path.join(work, 'bare'), {
+      'src/names.ts': "export const NAME = 'from_the_bare_tree';\n",
+      'migrations/1700000000000_named.ts': NAMED,
+    });
+    expect((await treeSettings(tree, path.join(tree, 'migrations'))).tsconfig).toBeUndefined();
+    const { r, tables } = await tablesAfter(up(tree, 'migrations'));
+    expect(r.ok).toBe(false);
+    expect(JSON.stringify(r.ok ? null : r.failed)).toContain("Cannot find module 'lib/names'");
+    expect(tables).toEqual([]);
+  }, 60_000);
+
+  it("one process moving from one tree to another reads each tree's tsconfig", async () => {
+    const tree = (name: string, target: string) =>
+      files(path.join(work, name), {
+        'tsconfig.json': ALIASES.replace('src/*', `${target}/*`),
+        [`${target}/names.ts`]: `export const NAME = '${name}_${target}';\n`,
+        'migrations/1700000000000_named.ts': NAMED,
+      });
+    const first = await tree('first', 'src');
+    const second = await tree('second', 'lib');
+    const session = openMigrationRunner();
+    try {
+      const inSession = (t: string) => (url: string) =>
+        session.apply({
+          databaseUrl: url,
+          dir: path.join(t, 'migrations'),
+          relativeTo: t,
+          direction: 'up',
+          migrationsTable: 'pgmigrations',
+          engine: engine7,
+        });
+      expect((await tablesAfter(inSession(first))).tables).toEqual(['first_src']);
+      expect((await tablesAfter(inSession(second))).tables).toEqual(['second_lib']);
+    } finally {
+      await session.close();
+    }
+  }, 60_000);
+});
