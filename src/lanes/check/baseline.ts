@@ -303,6 +303,33 @@ export function missingRoleNote(code: string | undefined, message: string): stri
   return `a role belongs to the server, not to a database, and no migration before this one creates "${role}": the server you deploy to presumably has it from elsewhere (a platform such as Supabase, or by hand), the one the branches are on does not. Create it where it is missing in a migration on the base branch before this one (${createRoleIfMissing(role)}), which the baseline applies as the admin; a pull request's own migration may create roles only with check.migrationsRole: admin on the base branch`;
 }
 
+/**
+ * The schema a statement named that the database lacks (`schema "data" does not exist`, 3F000): the
+ * database a project deploys to often has one no migration makes (created by hand, by a DBA, or by
+ * the deploy's own `--create-schema`), so a history that never creates it fails on a fresh parent.
+ */
+export function missingSchema(code: string | undefined, message: string): string | undefined {
+  if (code !== '3F000') return undefined;
+  return /^schema "([^"]+)" does not exist/.exec(message)?.[1];
+}
+
+/** A schema's name as CREATE SCHEMA takes it: quoted unless it is a plain lower-case name. */
+function schemaIdent(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+/** How a deploy that makes the schema itself says so, and the keys that make the check do the same. */
+function createSchemaSetting(schema: string): string {
+  return `if your deploy runs node-pg-migrate with --schema ${schema} --create-schema, set migrations.schema: ${schema} and migrations.createSchema: true in the Consort configuration of the base branch`;
+}
+
+/** For a pull request's migration that failed on a schema the branch lacks: why, and the fixes. */
+export function missingSchemaNote(code: string | undefined, message: string): string | undefined {
+  const schema = missingSchema(code, message.split('\n')[0] ?? '');
+  if (schema === undefined) return undefined;
+  return `no migration before this one creates schema "${schema}", and the parent branch has none: the database you deploy to presumably has it from elsewhere (made by hand). Create it in a migration before this one (CREATE SCHEMA IF NOT EXISTS ${schemaIdent(schema)}) or in the parent branch; ${createSchemaSetting(schema)}`;
+}
+
 const REBUILD =
   "build the baseline from base alone (`consort check --rebuild-baseline`, the Action's `rebuild-baseline: true`; the App has no such setting)";
 
@@ -428,6 +455,14 @@ export async function baseFailure(
     return {
       message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
       hint: `${extension.object} is a ${extension.kind} of the ${extension.name} extension, which none of base's migrations before it creates (the database you deploy to presumably has it installed). Add a migration before this one that runs CREATE EXTENSION IF NOT EXISTS ${extensionIdent(extension.name)}, or create it in the parent branch "${parent}" before the check; the server must offer it${notEmbedded(extension.name)}.`,
+      detail,
+    };
+  }
+  const schema = missingSchema(f.error.code, firstLine);
+  if (schema !== undefined) {
+    return {
+      message: `${which} failed on the parent branch "${parent}": ${firstLine}${statement}`,
+      hint: `None of base's migrations before it creates schema "${schema}" (the database you deploy to presumably has it from elsewhere: made by hand, or by a DBA). Add a migration before this one that runs CREATE SCHEMA IF NOT EXISTS ${schemaIdent(schema)}, or create it in the parent branch "${parent}" before the check; ${createSchemaSetting(schema)}.`,
       detail,
     };
   }

@@ -39,7 +39,14 @@ import { planWarningsNote } from '../../report/content.js';
 import { diffCounts, diffSchemas } from '../../schema/diff.js';
 import { renderSchemaDiffText } from '../../schema/render.js';
 import type { SchemaSnapshot } from '../../schema/snapshot.js';
-import { ensureBaseline, missingExtensionNote, missingRoleNote, pathAliasNote, warmBaselinePool } from './baseline.js';
+import {
+  ensureBaseline,
+  missingExtensionNote,
+  missingRoleNote,
+  missingSchemaNote,
+  pathAliasNote,
+  warmBaselinePool,
+} from './baseline.js';
 import { CONFINED_NOTE, INSUFFICIENT_PRIVILEGE, migrationsRunAs } from './migrations-role.js';
 import { transactionBlockNote } from './transaction-note.js';
 import { unsetSettingNote } from './unset-setting-note.js';
@@ -634,7 +641,8 @@ export async function runCheck(
           input.env,
           config.suite.passEnv,
         ) ??
-        missingRoleNote(f.error.code, f.error.message);
+        missingRoleNote(f.error.code, f.error.message) ??
+        missingSchemaNote(f.error.code, f.error.message);
       return {
         status: 'failed',
         summary: `${f.file ?? f.name ?? 'a migration'} failed: ${f.error.message}${extension ? ` (${extension})` : ''}${denied ? CONFINED_NOTE : elevated ? ` (ran as the admin: ${elevated})` : note(branch)}${forkNote}`,
