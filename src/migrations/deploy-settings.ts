@@ -45,6 +45,8 @@ export interface DeploySetting {
   /** The manifest and script that run node-pg-migrate. */
   manifest: string;
   script: string;
+  /** The shell script file the script runs node-pg-migrate in (`utils/migrate.sh`); none: the script itself. */
+  via?: string;
   /** The configuration key (`migrations.table`), or node-pg-migrate's flag when the check has none (`--use-glob`). */
   setting: string;
   /** The deploy's value, as YAML would write it. */
@@ -115,7 +117,7 @@ function commandSettings(
   const out = new Map<string, { value: Value; file: string; how: string }>();
   for (const spec of specs) {
     const flag = fromFlags(c.args, spec);
-    if (flag) out.set(spec.arg, { value: flag.value, file: c.manifest, how: flag.how });
+    if (flag) out.set(spec.arg, { value: flag.value, file: c.via ?? c.manifest, how: flag.how });
     for (const source of c.sources) {
       const value = fromFile(source.data, spec);
       if (value !== undefined)
@@ -219,6 +221,7 @@ export async function deploySettings(
       file: origin?.file ?? first.c.manifest,
       manifest: first.c.manifest,
       script: first.c.script,
+      ...(first.c.via === undefined ? {} : { via: first.c.via }),
       setting: spec.key === null ? `--${spec.arg}` : `migrations.${spec.key}`,
       deploy: yaml(deploy),
       configured: spec.key === null ? null : yaml(configured),
@@ -236,6 +239,8 @@ export interface DeployTransaction {
   single: boolean;
   manifest: string;
   script: string;
+  /** The shell script file the script runs node-pg-migrate in; none: the script itself. */
+  via?: string;
 }
 
 /**
@@ -260,5 +265,11 @@ export async function deployTransaction(
   if (commands.some((c) => c.unknown === 'all' || c.unknown.includes(SINGLE_TRANSACTION.arg))) return undefined;
   const values = commands.map((c) => deployValue(commandSettings(c, [SINGLE_TRANSACTION]), SINGLE_TRANSACTION));
   if (!values.every((v) => v === values[0])) return undefined;
-  return { single: values[0] === true, manifest: commands[0]!.manifest, script: commands[0]!.script };
+  const [first] = commands;
+  return {
+    single: values[0] === true,
+    manifest: first!.manifest,
+    script: first!.script,
+    ...(first!.via === undefined ? {} : { via: first!.via }),
+  };
 }

@@ -51,6 +51,8 @@ interface Command {
   section: string;
   /** The words after `node-pg-migrate`, unquoted. */
   args: string[];
+  /** The shell script file it is written in (`utils/migrate.sh`), relative to the script's package; none: the script itself. */
+  via?: string;
 }
 
 /** node-pg-migrate's own default for `--migrations-dir`. */
@@ -254,6 +256,11 @@ export function shellCommands(script: string): string[][] {
     } else if (ch === "'" || ch === '"') {
       quote = ch;
       word ??= '';
+    } else if (ch === '#' && word === undefined) {
+      // A comment, to the end of the line.
+      while (i + 1 < script.length && script[i + 1] !== '\n') i++;
+    } else if (ch === '\\' && script[i + 1] === '\n') {
+      i++; // a line continuation
     } else if (ch === '\\' && i + 1 < script.length) {
       word = (word ?? '') + script[++i];
     } else if (/\s/.test(ch) && ch !== '\n') {
@@ -279,8 +286,67 @@ function option(words: readonly string[], from: number, names: RegExp): { spelle
   return undefined;
 }
 
-/** Each node-pg-migrate command of `script` (a `cd dir &&` before it counts). */
-function commandsInScript(script: string): Command[] {
+/** A word as sh reads it back, after a blank. */
+const shellWord = (w: string): string => ` '${w.replace(/'/g, "'\\''")}'`;
+
+/** Shells that run a script file named after them (`sh scripts/migrate.sh up`), and sh's `.`/`source`. */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', '.', 'source']);
+/** How deep a chain of script files running script files is followed. */
+const MAX_FILES = 3;
+/** A shell script file larger than this is not read. */
+const MAX_FILE_BYTES = 256 * 1024;
+
+/**
+ * The shell script file a command runs and the words it passes it: `sh scripts/migrate.sh up`,
+ * `bash -e ./migrate.sh`, `. ./utils/migrateDb.sh up`, `./scripts/migrate.sh` (after any `VAR=value`
+ * assignments); undefined for anything else, and for a file named by a variable (`source $ENV_FILE`)
+ * or a command string (`bash -c '…'`).
+ */
+function shellFileCall(words: readonly string[]): { file: string; args: string[] } | undefined {
+  let i = 0;
+  while (/^[A-Za-z_]\w*=/.test(words[i] ?? '')) i++;
+  const first = words[i];
+  if (first === undefined) return undefined;
+  let file: string | undefined;
+  if (SHELLS.has(path.posix.basename(first))) {
+    i++;
+    while (words[i]?.startsWith('-')) if (words[i++] === '-c') return undefined;
+    file = words[i];
+  } else if (/\.(?:ba)?sh$/.test(first) && first.includes('/')) file = first;
+  if (file === undefined || file.includes('$') || path.posix.isAbsolute(file)) return undefined;
+  return { file, args: words.slice(i + 1) };
+}
+
+/** A script file's text with the words it was run with for its positional parameters (`$1`, `"$@"`); those not given are empty. */
+function withArgs(text: string, args: readonly string[]): string {
+  const all = args.map(shellWord).join('').trimStart();
+  return text.replace(/"\$[@*]"|"\$\{?([1-9])\}?"|\$[@*]|\$\{?([1-9])\}?/g, (_, quoted?: string, bare?: string) => {
+    const n = quoted ?? bare;
+    if (n === undefined) return all;
+    const arg = args[Number(n) - 1];
+    return arg === undefined ? '' : shellWord(arg).trimStart();
+  });
+}
+
+/** Reads a script file a command runs, by its path relative to the script's package; undefined when it cannot be read. */
+type ReadScript = (file: string) => string | undefined;
+
+/** The script files of the package `pkg` (relative to the root): regular files inside the repository, read as text. */
+function scriptReader(root: string, pkg: string): ReadScript {
+  return (file) => {
+    const inside = insidePath(pkg || '.', file);
+    const real = inside === undefined ? null : resolvedInside(root, path.join(root, inside));
+    const bytes = real === null ? null : readRegularFile(real);
+    return bytes === null || bytes.length > MAX_FILE_BYTES ? undefined : bytes.toString('utf8');
+  };
+}
+
+/**
+ * Each node-pg-migrate command of `script` (a `cd dir &&` before it counts), and those of the shell
+ * script files it runs (`sh scripts/migrate.sh up`: read with `read`, never run, their `$1` the words
+ * passed; each command then says which file it is in).
+ */
+function commandsInScript(script: string, read?: ReadScript, depth = 0): Command[] {
   const found: Command[] = [];
   let cwd = '.';
   for (const words of shellCommands(script)) {
@@ -288,8 +354,16 @@ function commandsInScript(script: string): Command[] {
       cwd = path.posix.join(cwd, words[1]);
       continue;
     }
-    const at = words.findIndex((w) => /(?:^|\/)node-pg-migrate$/.test(w));
-    if (at < 0) continue;
+    const at = words.findIndex((w) => /(?:^|\/)node-pg-migrate(?:\.[cm]?js)?$/.test(w));
+    if (at < 0) {
+      const call = read === undefined || depth >= MAX_FILES ? undefined : shellFileCall(words);
+      const file = call === undefined ? undefined : path.posix.join(cwd, call.file);
+      const text = file === undefined ? undefined : read!(file);
+      if (call === undefined || file === undefined || text === undefined) continue;
+      for (const c of commandsInScript(withArgs(text, call.args), read, depth + 1))
+        found.push({ ...c, cwd: path.posix.join(cwd, c.cwd), via: file });
+      continue;
+    }
     const named = option(words, at + 1, /^(-m|--migrations-dir|--migrationsDir)$/);
     const configFile = option(words, at + 1, /^(-f|--config-file|--configFile)$/)?.value;
     const section = option(words, at + 1, /^(--config-value|--configValue)$/)?.value ?? 'db';
@@ -433,7 +507,7 @@ export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]
     const sections = packageSections(top, pkg);
     let scripted = false;
     for (const [script, text] of Object.entries(manifest?.scripts ?? {})) {
-      for (const c of commandsInScript(text)) {
+      for (const c of commandsInScript(text, scriptReader(top, pkg))) {
         scripted = true;
         const cwd = insidePath(at, c.cwd);
         const found = cwd === undefined ? undefined : commandDir(top, manifests, cwd, c, await sections(c));
@@ -478,6 +552,8 @@ export interface ScriptedCommand {
   dir: string | undefined;
   /** Its words after `node-pg-migrate`. */
   args: readonly string[];
+  /** The shell script file the script runs it in (`utils/migrate.sh`, relative to the root); none: the script itself. */
+  via?: string;
   /** The configurations it reads, in node-pg-migrate's order (a later one wins, and each wins over the flags). */
   sources: ConfigSource[];
   /**
@@ -523,9 +599,6 @@ async function otherConfigKeys(root: string, cwd: string, section: string): Prom
   }
   return keys;
 }
-
-/** A word as sh reads it back, after a blank. */
-const shellWord = (w: string): string => ` '${w.replace(/'/g, "'\\''")}'`;
 
 /** How deep a chain of scripts running scripts is followed (`db:prod` → `migrate:up` → `migrate`). */
 const MAX_CALLS = 4;
@@ -606,7 +679,7 @@ export async function scriptedCommands(
     for (const [script, text] of Object.entries(scripts).flatMap(([name, text]) =>
       calledWith(scripts, name).map((v): [string, string] => [v.script, `${text}${v.extra.map(shellWord).join('')}`]),
     )) {
-      for (const c of commandsInScript(text)) {
+      for (const c of commandsInScript(text, scriptReader(top, pkg))) {
         const cwd = insidePath(pkg || '.', c.cwd);
         if (cwd === undefined) continue;
         const sources: ConfigSource[] = [];
@@ -631,6 +704,7 @@ export async function scriptedCommands(
           cwd,
           dir: commandDir(top, manifests, cwd, c, sections)?.dir,
           args: c.args,
+          ...(c.via === undefined ? {} : { via: insidePath(pkg || '.', c.via) ?? c.via }),
           sources,
           unknown,
         });

@@ -33,8 +33,8 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
       return `node-pg-migrate cannot load it: ${p.reason}.`;
     case 'deploy-setting':
       return p.configured === null
-        ? `The script "${p.script}" runs node-pg-migrate with ${p.how}, which the check has no setting for: it applies the migrations without it.`
-        : `The script "${p.script}" runs node-pg-migrate ${p.file === p.manifest ? 'with' : 'reading'} ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in ${p.configFile} so the check applies them as the deploy does.`;
+        ? `The script "${p.script}"${p.via === undefined ? '' : ` (through ${p.via})`} runs node-pg-migrate with ${p.how}, which the check has no setting for: it applies the migrations without it.`
+        : `The script "${p.script}"${p.via === undefined ? '' : ` (through ${p.via})`} runs node-pg-migrate ${p.file === p.manifest || p.file === p.via ? 'with' : 'reading'} ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in ${p.configFile} so the check applies them as the deploy does.`;
     case 'imported-code-changed':
       return `${importedByWords(p.importedBy)} import this file, which this change ${p.change === 'edited' ? 'edits' : 'deletes'}: a database migrated from scratch with this change runs ${p.importedBy.length === 1 ? 'it' : 'them'} with the new code, while databases that already ran ${p.importedBy.length === 1 ? 'it' : 'them'} keep what the old code made. Check ${p.importedBy.length === 1 ? 'it still makes' : 'they still make'} the same schema, or write the values ${p.importedBy.length === 1 ? 'it needs' : 'they need'} into the migration${p.importedBy.length === 1 ? '' : 's'} themselves.`;
     case 'outside-migrations-dir':

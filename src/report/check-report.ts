@@ -54,6 +54,8 @@ const PlanProblem = z.discriminatedUnion('kind', [
     file: z.string(),
     manifest: z.string(),
     script: z.string(),
+    /** The shell script file the script runs node-pg-migrate in (`utils/migrate.sh`); absent: the script itself. */
+    via: z.string().optional(),
     setting: z.string(),
     deploy: z.string(),
     configured: z.string().nullable(),

@@ -250,6 +250,7 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
         { code: p.manifest },
         "'s script ",
         { code: p.script },
+        ...(p.via === undefined ? [] : [' (through ', { code: p.via }, ')']),
         // The repository's words (a configuration file's value and name): text, escaped where it is shown.
         ...(p.how.startsWith('-')
           ? [' runs node-pg-migrate with ', { code: p.how }]

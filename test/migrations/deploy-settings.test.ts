@@ -312,3 +312,63 @@ it("tells whether the deploy applies the migrations in one transaction, node-pg-
     script: 'migrate',
   });
 });
+
+it('reads a shell script file the script runs (sh, bash, `.`, ./x.sh) as that file runs node-pg-migrate', async () => {
+  await mkdir(path.join(root, 'scripts'));
+  // A script sourced from package.json: a comment naming flags, an assignment continued onto the
+  // command's line, the script's own words for $1.
+  await writeFile(
+    path.join(root, 'scripts', 'migrate.sh'),
+    [
+      '#!/bin/sh',
+      '# usage: migrate.sh up|down (never node-pg-migrate -t ignored_in_comments)',
+      'ENV_FILE=.env && test -f $ENV_FILE && . $ENV_FILE',
+      'DATABASE_URL="postgres://$DB_USER@$DB_HOST/$DB_NAME" \\',
+      '  yarn node-pg-migrate "$1" --migrations-schema meta --create-migrations-schema',
+      '',
+    ].join('\n'),
+  );
+  await manifest({ scripts: { 'db:up': '. ./scripts/migrate.sh up', 'db:down': 'sh scripts/migrate.sh down' } });
+  const warnings = await deploySettings(root, migrations());
+  expect(warnings).toEqual([
+    expect.objectContaining({
+      file: 'scripts/migrate.sh',
+      manifest: 'package.json',
+      script: 'db:up',
+      via: 'scripts/migrate.sh',
+      setting: 'migrations.migrationsSchema',
+      deploy: 'meta',
+      how: '--migrations-schema meta',
+    }),
+    expect.objectContaining({ setting: 'migrations.createMigrationsSchema', deploy: 'true' }),
+  ]);
+  expect(phrase(problemPhrase({ kind: 'deploy-setting', ...warnings[0]!, configFile: '.github/consort.yml' }))).toBe(
+    "package.json's script db:up (through scripts/migrate.sh) runs node-pg-migrate with --migrations-schema meta, but the check applies the migrations with migrations.migrationsSchema: public. Set migrations.migrationsSchema: meta in .github/consort.yml so the check applies them as the deploy does.",
+  );
+  // node-pg-migrate's CLI there: one transaction, as the deploy applies them.
+  expect(await deployTransaction(root, migrations())).toEqual({
+    single: true,
+    manifest: 'package.json',
+    script: 'db:up',
+    via: 'scripts/migrate.sh',
+  });
+  // An executable script run by its path, and node-pg-migrate's bin run by node (7+ name it .js).
+  await writeFile(
+    path.join(root, 'scripts', 'deploy.sh'),
+    'set -e\nnode node_modules/node-pg-migrate/bin/node-pg-migrate.js up -t versions\n',
+  );
+  await manifest({ scripts: { deploy: './scripts/deploy.sh' } });
+  expect(await found()).toEqual({ 'migrations.table': 'versions' });
+  // A command string, a file linked out of the repository, a file named by a variable: not read.
+  const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'consort-deploy-settings-outside-'));
+  try {
+    await writeFile(path.join(elsewhere, 'migrate.sh'), 'node-pg-migrate up -t elsewhere\n');
+    await symlink(path.join(elsewhere, 'migrate.sh'), path.join(root, 'scripts', 'linked.sh'));
+    for (const script of ["bash -c 'scripts/deploy.sh'", 'sh scripts/linked.sh', 'sh $MIGRATE_SCRIPT']) {
+      await manifest({ scripts: { migrate: script } });
+      expect(await found()).toEqual({});
+    }
+  } finally {
+    await rm(elsewhere, { recursive: true, force: true });
+  }
+});

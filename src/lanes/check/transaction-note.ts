@@ -35,7 +35,7 @@ export function transactionBlockNote(
 ): string | undefined {
   // A migration of its own, the advice below, is not enough there: it commits with all the others.
   if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration && deploy?.single)
-    return `${deploy.manifest}'s script "${deploy.script}" runs node-pg-migrate's CLI, which applies every pending migration in one transaction (--single-transaction, its default), so a value added to an enum is not committed until the whole deploy is: add it in a migration of its own whose up calls pgm.noTransaction() (node-pg-migrate commits before and after such a migration), or deploy with --no-single-transaction`;
+    return `${deploy.manifest}'s script "${deploy.script}"${deploy.via === undefined ? '' : ` (through ${deploy.via})`} runs node-pg-migrate's CLI, which applies every pending migration in one transaction (--single-transaction, its default), so a value added to an enum is not committed until the whole deploy is: add it in a migration of its own whose up calls pgm.noTransaction() (node-pg-migrate commits before and after such a migration), or deploy with --no-single-transaction`;
   if (code === UNSAFE_NEW_ENUM_VALUE_USAGE && migration) return newEnumValueNote(migration);
   if (code !== ACTIVE_SQL_TRANSACTION || !migration) return undefined;
   if (migration.kind === 'sql' && endsTransaction(migration.content))
