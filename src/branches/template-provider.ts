@@ -275,8 +275,9 @@ export class TemplateBranchProvider implements BranchProvider {
         if (options.prepare) await this.runPrepare(cat, database, options.prepare);
         await this.catalog.markReady(cat, name, options.ttlMs ?? null);
       } catch (e) {
-        // Leave neither a database nor a catalog row behind.
+        // Leave neither a database, its role (a pool copy's, renamed to the branch's) nor a catalog row behind.
         if (copied) await dropDatabase(cat, database, true).catch(() => undefined);
+        if (copied) await dropBranchRole(cat, database).catch(() => undefined);
         await this.catalog.remove(cat, name).catch(() => undefined);
         throw e;
       }
@@ -1045,6 +1046,10 @@ export class TemplateBranchProvider implements BranchProvider {
   private async repairLocked(cat: Client, row: CatalogRow): Promise<void> {
     if (row.state === 'creating' || row.state === 'deleting') {
       await dropDatabase(cat, row.database, true);
+      // The branch may have had its role already: a seed's login role (runPrepare), a pool copy's
+      // renamed to the branch's, or one a delete had not dropped yet. It is server-wide: it outlives
+      // the database unless dropped here.
+      await dropBranchRole(cat, row.database).catch(() => undefined);
       await this.catalog.remove(cat, row.name);
     } else if (row.state === 'resetting') {
       const pending = row.pendingDatabase;

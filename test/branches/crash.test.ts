@@ -187,6 +187,34 @@ describe.each([
     ).toEqual([]);
   });
 
+  it('a create or delete killed while the branch had its role: gc drops the role with the database', async () => {
+    // Where a kill leaves them: a seed running as the branch's own login role (runPrepare), or a
+    // pool handout whose copy's role was renamed to the branch's, before the row was marked ready;
+    // a delete killed between dropping the database and dropping the role.
+    const roleOf = (db: string) => `${db.slice(0, 55)}_role`;
+    for (const [name, state, withDatabase] of [
+      ['killed-seed', 'creating', true],
+      ['killed-drop', 'deleting', false],
+    ] as const) {
+      const db = `${dbPrefix}${name}`;
+      if (withDatabase) await query(t.adminUrl, `CREATE DATABASE "${db}"`);
+      await query(t.adminUrl, `CREATE ROLE "${roleOf(db)}" LOGIN PASSWORD 'a-seed-key-0123456789'`);
+      if (withDatabase) await query(t.adminUrl, `GRANT CONNECT ON DATABASE "${db}" TO "${roleOf(db)}"`);
+      await query(
+        catalogUrl(),
+        "INSERT INTO consort.branches (namespace, name, parent, database, state) VALUES ($1, $2, 'main', $3, $4)",
+        [namespace, name, db, state],
+      );
+    }
+    expect((await t.provider.gc()).repaired.sort()).toEqual(['killed-drop', 'killed-seed']);
+    expect(await databaseExists(t, `${dbPrefix}killed-seed`)).toBe(false);
+    expect(
+      await query(t.adminUrl, 'SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [
+        [roleOf(`${dbPrefix}killed-seed`), roleOf(`${dbPrefix}killed-drop`)],
+      ]),
+    ).toEqual([]);
+  });
+
   it('an interrupted delete is finished by gc', async () => {
     await t.provider.create({ name: 'half-deleted' });
     const db = (await t.provider.get('half-deleted'))!.database;
