@@ -497,15 +497,18 @@ export class Pools {
     return rows.length;
   }
 
-  /** Drop every member of every pool in this namespace (`db stop`: copies are a cache, not data). */
-  async drainAll(db: Queryable): Promise<number> {
+  /**
+   * The templates that have a pool or members (`db stop` drains each under its template's lock, so
+   * a fill under way in another process finishes first and its copies go too).
+   */
+  async templates(db: Queryable): Promise<string[]> {
     const { rows } = await db.query<{ template: string }>(
-      'SELECT DISTINCT template FROM consort.pool_members WHERE namespace = $1',
+      `SELECT template FROM consort.pools WHERE namespace = $1
+        UNION SELECT template FROM consort.pool_members WHERE namespace = $1
+        ORDER BY 1`,
       [this.namespace],
     );
-    let dropped = 0;
-    for (const r of rows) dropped += await this.drain(db, r.template);
-    return dropped;
+    return rows.map((r) => r.template);
   }
 
   /**

@@ -444,17 +444,23 @@ export class TemplateBranchProvider implements BranchProvider {
 
   /**
    * Drop every pooled copy (the pools stay configured and refill on the next `pool` or handout),
-   * and forget the pools of runs that died.
+   * and forget the pools of runs that died. Each pool is drained under its template's lock: a
+   * fill another process has under way (`branch pool`, a run's refill) ends first, and what it
+   * made goes too, instead of copies made after the drain staying on disk while the server is off.
    */
   async drainPools(): Promise<number> {
     await this.capabilities();
-    const reaped = (await this.reapPools()).length;
+    let dropped = (await this.reapPools()).length;
     const cat = await this.catalogPool.connect();
+    let templates: string[];
     try {
-      return reaped + (await this.pools.drainAll(cat));
+      templates = await this.pools.templates(cat);
     } finally {
       cat.release();
     }
+    for (const template of templates)
+      dropped += await this.withLocked(template, (locked) => this.pools.drain(locked, template));
+    return dropped;
   }
 
   /** VACUUM (ANALYZE) a pool's template, on a connection closed before the copies start. */

@@ -203,6 +203,30 @@ describe.each([
     });
   }
 
+  it('draining (db stop) while another process fills the pool leaves no copy behind', async () => {
+    await template();
+    const filler = await anotherProcess();
+    const catalog = t.adminUrl.replace(/\/[^/]*$/, '/consort_catalog');
+    try {
+      const filling = filler.pool('tmpl', 6);
+      // Drain once the filler has its first copy under way.
+      for (let i = 0; i < 400; i++) {
+        const rows = await query(catalog, 'SELECT 1 FROM consort.pool_members WHERE namespace = $1', [t.namespace]);
+        if (rows.length > 0) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await p.drainPools();
+      await filling;
+      expect(await p.poolStatus('tmpl')).toEqual([{ template: 'tmpl', size: 6, ready: 0 }]);
+      expect(await poolDatabases()).toEqual([]);
+      expect(
+        await query(catalog, 'SELECT database FROM consort.pool_members WHERE namespace = $1', [t.namespace]),
+      ).toEqual([]);
+    } finally {
+      await filler.close();
+    }
+  });
+
   it('a run pool (owned) lives while an owner does: shared, dropped by the last release or once every owner is gone', async () => {
     await template();
     await p.create({ name: 'tmpl2' });
