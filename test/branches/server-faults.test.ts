@@ -247,3 +247,42 @@ it("Ctrl-C during a first start's initdb leaves no password file in the temporar
     await rm(tmp, { recursive: true, force: true });
   }
 });
+
+it('a start killed outright while it holds the start lock does not hold up the next start for a minute', async () => {
+  const dataDir = await ownDataDir();
+  const lock = path.join(dataDir, 'start.lock');
+  const present = (file: string) =>
+    stat(file).then(
+      () => true,
+      () => false,
+    );
+  try {
+    const child = spawn(process.execPath, [path.resolve('bin/consort.js'), 'db', 'start'], {
+      env: { PATH: process.env.PATH, HOME: os.tmpdir(), CONSORT_DATA_DIR: dataDir, NO_COLOR: '1' },
+      stdio: 'ignore',
+    });
+    const closed = new Promise((resolve) => child.on('close', resolve));
+    let ended = false;
+    void closed.then(() => (ended = true));
+    // Killed while the server it started comes up: it holds the lock then.
+    while (!ended && !(await present(path.join(dataDir, 'pgdata', 'postmaster.pid'))))
+      await new Promise((r) => setTimeout(r, 5));
+    expect(ended).toBe(false);
+    child.kill('SIGKILL');
+    await closed;
+    expect(await present(lock)).toBe(true);
+    // The server it started comes up on its own; stopped, the next start needs the lock.
+    const server = new EmbeddedServer(dataDir);
+    while (!(await server.status()).running) await new Promise((r) => setTimeout(r, 20));
+    await server.stop();
+    const started = Date.now();
+    const info = await server.start();
+    expect(Date.now() - started).toBeLessThan(10_000); // it waited a minute for the dead start's lock
+    expect(await query(info.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    await server.stop();
+    expect(await present(lock)).toBe(false);
+  } finally {
+    await new EmbeddedServer(dataDir).stop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 20_000);

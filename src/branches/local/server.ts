@@ -21,6 +21,7 @@ import {
   rm,
   rmdir,
   stat,
+  utimes,
   writeFile,
 } from 'node:fs/promises';
 import net from 'node:net';
@@ -116,12 +117,15 @@ export class EmbeddedServer {
     if (fast && (await this.postmasterStatus()) === 'ready') return fast;
     await this.assertWritable();
     // The lock lives inside the data directory: its parent need not be writable.
+    const lockPath = path.join(this.dataDir, 'start.lock');
+    await this.giveUpDeadStartLock(lockPath);
     const release = await lockfile.lock(this.dataDir, {
-      lockfilePath: path.join(this.dataDir, 'start.lock'),
+      lockfilePath: lockPath,
       retries: { retries: 120, minTimeout: 250, maxTimeout: 500 },
       stale: 60_000,
     });
     try {
+      await writeFile(this.startLockOwner, JSON.stringify({ pid: process.pid, host: os.hostname() }));
       const again = await this.runningInfo(false);
       if (again) return await this.untilReady(again);
       await this.removeStalePid();
@@ -164,8 +168,30 @@ export class EmbeddedServer {
         });
       return info;
     } finally {
+      await rm(this.startLockOwner, { force: true });
       await release();
     }
+  }
+
+  /** Who holds the start lock: `{ pid, host }`, written beside it once it is taken. */
+  private get startLockOwner(): string {
+    return path.join(this.dataDir, 'start.lock.owner');
+  }
+
+  /**
+   * A start killed outright (`kill -9`, the OOM killer) leaves its lock, which proper-lockfile only
+   * takes for stale once it has not been touched for a minute: every command in that minute waited
+   * for it. When the holder it names is a process of this machine that no longer exists, the lock
+   * is dated back, so the lock call below takes it over at once, as it takes over any stale lock.
+   */
+  private async giveUpDeadStartLock(lockPath: string): Promise<void> {
+    const owner = await readFile(this.startLockOwner, 'utf8')
+      .then((text) => JSON.parse(text) as { pid?: unknown; host?: unknown })
+      .catch(() => undefined);
+    if (typeof owner?.pid !== 'number' || owner.host !== os.hostname() || processAlive(owner.pid)) return;
+    if (!(await exists(lockPath))) return;
+    await rm(this.startLockOwner, { force: true });
+    await utimes(lockPath, 0, 0).catch(() => undefined); // taken and released meanwhile: nothing to do
   }
 
   async stop(): Promise<boolean> {
@@ -426,6 +452,16 @@ async function makeDirs(dir: string): Promise<void> {
       if (e.code !== 'EEXIST') throw e; // made by a concurrent start meanwhile
     });
   if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
+}
+
+/** Whether a process with this pid exists (EPERM: it does, as another user's). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function exists(file: string): Promise<boolean> {
