@@ -118,7 +118,7 @@ async function background(hook: string, gitBranch: string, from: string): Promis
       return;
     }
     const { runPairing } = await import('./run.js');
-    const message = await runPairing({
+    const { ok, message } = await runPairing({
       root: where.root,
       gitBranch,
       ...(from ? { from } : {}),
@@ -127,8 +127,9 @@ async function background(hook: string, gitBranch: string, from: string): Promis
       log: (m) => said.push(m),
     });
     await flush();
-    await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${message}`);
-    await record(true, message);
+    await appendLog(where.gitDir, `${new Date().toISOString()} ${hook}: ${ok ? '' : 'error: '}${message}`);
+    await record(ok, message);
+    if (!ok) process.exitCode = 1;
   } catch (e) {
     const err = e as Error & { hint?: string };
     const message = `${err.message}${err.hint ? ` ${err.hint}` : ''}`;

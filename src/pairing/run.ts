@@ -110,7 +110,11 @@ export function describePairing({ result, env }: { result: PairResult; env: EnvR
   return redact(parts.filter(Boolean).join('; '), [result.url]);
 }
 
-/** The hook's background job: after a pull (post-merge), only when it changed the migrations. */
+/**
+ * The hook's background job: after a pull (post-merge), only when it changed the migrations.
+ * `ok` is false when a migration failed: the pairing stands, as `consort pair`'s does, but the run
+ * failed as that command does (exit 1), so `hooks status` and `pair status` say FAILED.
+ */
 export async function runPairing(input: {
   root: string;
   gitBranch: string;
@@ -119,11 +123,11 @@ export async function runPairing(input: {
   env: NodeJS.ProcessEnv;
   /** What opening the provider says (the embedded server initialised or started): for the hooks' log. */
   log?: (m: string) => void;
-}): Promise<string> {
+}): Promise<{ ok: boolean; message: string }> {
   const { config } = await loadConfig(input.root);
   if (input.hook === 'post-merge') {
     const changed = await git(input.root, ['diff', '--quiet', 'ORIG_HEAD', 'HEAD', '--', config.migrations.dir]);
-    if (changed.code === 0) return `${input.gitBranch}: the merge brought no migrations`;
+    if (changed.code === 0) return { ok: true, message: `${input.gitBranch}: the merge brought no migrations` };
   }
   const done = await pairAndPublish({
     root: input.root,
@@ -134,5 +138,5 @@ export async function runPairing(input: {
     ...(input.from ? { from: input.from } : {}),
     ...(input.log ? { choice: { log: input.log } } : {}),
   });
-  return describePairing(done);
+  return { ok: done.result.migrations.failed === null, message: describePairing(done) };
 }

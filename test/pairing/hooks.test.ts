@@ -178,6 +178,48 @@ describe('plain .git/hooks with an existing post-checkout hook', () => {
     const url = await t.provider.connectionUri('feature-pull');
     expect(await query(url, "SELECT to_regclass('tags') IS NOT NULL AS migrated")).toEqual([{ migrated: true }]);
   });
+
+  it('a migration that fails in the background job is a failed run, in hooks status and pair status', async () => {
+    // Before, the job recorded `ok: true` with "migration … failed" in its message, so `hooks
+    // status` read "ok: … failed" and `pair status` said nothing of it at all.
+    const root = await repo();
+    await git(root, 'checkout', '-q', '-b', 'broken');
+    await writeFile(
+      path.join(root, 'migrations', '002_broken.sql'),
+      '-- Up Migration\nALTER TABLE nowhere ADD COLUMN x int;\n-- Down Migration\nSELECT 1;\n',
+    );
+    await git(root, 'add', '.');
+    await git(root, 'commit', '-qm', 'broken');
+    await git(root, 'checkout', '-q', 'main');
+    await installHooks(root, runner);
+    const since = new Date().toISOString();
+    await git(root, 'checkout', '-q', 'broken');
+    const run = await lastRun(root, 'broken', since);
+    expect(run).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^broken → broken \(created from main[^]*migration 002_broken failed/),
+    });
+    // The pairing stands, with the migration that applied, as `consort pair`'s does.
+    expect(await envValue(root)).toBe(await t.provider.connectionUri('broken'));
+    const cli = async (...args: string[]) => {
+      let out = '';
+      const code = await runCli(
+        ['-C', root, ...args],
+        {
+          out: (s) => {
+            out += s;
+          },
+          err: () => undefined,
+        },
+        hookEnv,
+      );
+      return { code, out };
+    };
+    expect((await cli('hooks', 'status')).out).toMatch(/last run: \S+ FAILED: broken → broken/);
+    const status = await cli('pair', 'status');
+    expect(status.code).toBe(0);
+    expect(status.out).toMatch(/\nlast hook run: +\S+ FAILED: broken → broken [^\n]*002_broken failed/);
+  });
 });
 
 /** A repository set up as `husky` (v9) does: core.hooksPath=.husky/_, whose scripts run .husky/<hook> through `h`. */

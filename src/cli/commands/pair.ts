@@ -211,12 +211,16 @@ export function pairCommand(ctx: Ctx): Command {
           : null,
       };
       if (c.json) return printJson(c.io, status);
+      const lastRun = status.hooks?.lastRun as { ok?: boolean; message?: string; at?: string } | null | undefined;
       c.io.out(
         [
           `git branch:      ${gitBranch}`,
           `database branch: ${status.paired ? `${status.paired.branch} (from ${status.paired.parent ?? '-'})` : 'not paired yet (run consort pair)'}`,
           `${status.env.key} in ${status.env.file}: ${status.env.value === null ? 'not set' : status.env.upToDate ? 'up to date' : `stale (${status.env.value})`}`,
           `hooks:           ${status.hooks ? (status.hooks.installed ? `installed (${status.hooks.manager})` : 'not installed (consort hooks install)') : '-'}`,
+          // The background job's outcome, as `hooks status` says it: a failed one (a migration that did
+          // not apply) is otherwise invisible here, the pairing itself standing.
+          ...(lastRun ? [`last hook run:   ${lastRun.at} ${lastRun.ok ? 'ok' : 'FAILED'}: ${lastRun.message}`] : []),
           ...(status.env.warning ? [`warning: ${status.env.warning}`] : []),
         ].join('\n'),
       );
