@@ -131,6 +131,10 @@ it('pair status and pair diff describe the pairing', async () => {
   const other = await cli('pair', 'status', '--git-branch', 'never/paired');
   // The suggestion carries the -C the command was given.
   expect(other.stdout).toMatch(/not paired yet \(run consort -C \S+ pair\)/);
+  // A root git branch is paired with the root itself, which has no parent ("main (from -)" before).
+  expect((await cli('pair', 'status', '--git-branch', 'main')).stdout).toMatch(
+    /^database branch: main \(the root branch\)$/m,
+  );
 });
 
 it('a detached HEAD is an error that says what to do', async () => {

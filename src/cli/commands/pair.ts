@@ -215,7 +215,7 @@ export function pairCommand(ctx: Ctx): Command {
       c.io.out(
         [
           `git branch:      ${gitBranch}`,
-          `database branch: ${status.paired ? `${status.paired.branch} (from ${status.paired.parent ?? '-'})` : 'not paired yet (run consort pair)'}`,
+          `database branch: ${status.paired ? `${status.paired.branch} (${status.paired.parent === null ? 'the root branch' : `from ${status.paired.parent}`})` : 'not paired yet (run consort pair)'}`,
           `${status.env.key} in ${status.env.file}: ${status.env.value === null ? 'not set' : status.env.upToDate ? 'up to date' : `stale (${status.env.value})`}`,
           `hooks:           ${status.hooks ? (status.hooks.installed ? `installed (${status.hooks.manager})` : 'not installed (consort hooks install)') : '-'}`,
           // The background job's outcome, as `hooks status` says it: a failed one (a migration that did
