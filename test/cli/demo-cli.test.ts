@@ -58,7 +58,9 @@ it("leaves the user's branch list as it was, and says nothing about a server it 
   expect(demo.code).toBe(0);
   expect(demo.stdout).toMatch(/not-null\s+failure \(migrations\)\s+failure \(migrations\)/);
   // It ends with what to do next, in the user's own project.
-  expect(demo.stdout.trimEnd()).toMatch(/npm i -D consort-db\n\s+npx consort -C \S+ check[^\n]*\n[\s\S]*README[^\n]*$/);
+  expect(demo.stdout.trimEnd()).toMatch(
+    /npm i -D consort-db\n[^\n]*npm pack` in [^\n]*consort-db-[\d.]+\.tgz\)\n\s+npx consort -C \S+ check[^\n]*\n[\s\S]*README[^\n]*$/,
+  );
   expect(await branchNames()).toEqual(before);
   expect(demo.stderr).not.toMatch(NOTICE);
   // Removing the check's own temporary branches is routine: not a line a new user has to read.

@@ -63,3 +63,16 @@ it('README and docs name the Action and the repository as package.json does, wit
   }
   expect(uses).toBeGreaterThanOrEqual(4); // README, docs/action.md (2), docs/tdd-lane.md (2)
 });
+
+it("README's install from a clone names the tarball npm pack writes and the repository package.json gives", async () => {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+    repository: { url: string };
+  };
+  const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+  const tarballs = [...readme.matchAll(/consort-db-[\w.-]+?\.tgz/g)].map((m) => m[0]);
+  expect(tarballs.length).toBeGreaterThanOrEqual(2);
+  for (const t of tarballs) expect(t).toBe(`${pkg.name}-${pkg.version}.tgz`);
+  expect(readme).toContain(`git clone ${pkg.repository.url.replace(/^git\+/, '')}`);
+});

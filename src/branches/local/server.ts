@@ -32,6 +32,7 @@ import { z } from 'zod';
 import { ConsortError } from '../../core/errors.js';
 import { createPostgresOsUser, postgresBinaries, postgresOsUser, type OsUser } from './binaries.js';
 import { childEnv } from '../../core/child-env.js';
+import { processAlive } from '../../core/process-alive.js';
 import { localProcessRunner } from '../../process/runner.js';
 
 const StateFile = z.object({ port: z.number().int(), password: z.string().min(16), createdAt: z.string() });
@@ -452,16 +453,6 @@ async function makeDirs(dir: string): Promise<void> {
       if (e.code !== 'EEXIST') throw e; // made by a concurrent start meanwhile
     });
   if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
-}
-
-/** Whether a process with this pid exists (EPERM: it does, as another user's). */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function exists(file: string): Promise<boolean> {

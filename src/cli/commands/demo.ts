@@ -30,10 +30,14 @@ interface Row {
 }
 
 /** The closing line says only what the scenarios that ran showed. */
-/** Where a person goes after the demo: the same check on their own project. */
+/**
+ * Where a person goes after the demo: the same check on their own project. The demo runs from a
+ * clone, and until the package is on the npm registry the install is this clone's tarball.
+ */
 export const DEMO_NEXT = [
   'Next, in your own node-pg-migrate project:',
   '  npm i -D consort-db',
+  `    (not on the npm registry yet? run \`npm pack\` in ${PACKAGE_ROOT.replace(/\/$/, '')}, then npm i -D ${path.join(PACKAGE_ROOT, `consort-db-${VERSION}.tgz`)})`,
   '  npx consort check            # your branch against main, on a fresh database branch',
   '  npx consort demo branching   # a one-minute tour of database branches',
   'The four scenarios are in examples/shop/scenarios/; the README shows the GitHub Action and App.',
