@@ -5,7 +5,7 @@
  * migrations applied, and the fork is deleted afterwards.
  */
 import { accessSync } from 'node:fs';
-import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { migrationEnv } from '../../core/child-env.js';
@@ -110,6 +110,50 @@ const shasOf = (files: readonly MigrationFile[]): Shas =>
 
 function same(a: Shas, b: Shas): boolean {
   return a.size === b.size && holds(a, b);
+}
+
+/** A stamp of a path that is gone, or is not the real folder or file written there. */
+const UNFIT = 'unfit';
+
+/**
+ * Each folder from `copy` down to `dir` and each file written there: inode and change time (and a
+ * file's size). Adding, removing or renaming an entry changes its folder's change time, writing a
+ * file (or putting its bytes back) its own, and no process can set a change time back.
+ */
+async function copyStamps(copy: string, dir: string, files: readonly MigrationFile[]): Promise<string[]> {
+  const folders = [copy];
+  for (const part of path.relative(copy, dir).split(path.sep).filter(Boolean))
+    folders.push(path.join(folders.at(-1)!, part));
+  const entries = [
+    ...folders.map((p) => ({ p, folder: true })),
+    ...files.map((f) => ({ p: path.join(dir, path.posix.basename(f.file)), folder: false })),
+  ];
+  return Promise.all(
+    entries.map(async ({ p, folder }) => {
+      const st = await lstat(p, { bigint: true }).catch(() => null);
+      // A link in place of a folder or file would stamp the link, not what the runner reads through it.
+      if (st === null || (folder ? !st.isDirectory() : !st.isFile())) return `${p} ${UNFIT}`;
+      return `${p} ${st.ino}:${st.ctimeNs}:${st.size}:${st.mode}`;
+    }),
+  );
+}
+
+/** The copy holds exactly `files`, byte for byte, and nothing in it changed since `written` was taken. */
+async function copyIntact(
+  copy: string,
+  dir: string,
+  files: readonly MigrationFile[],
+  written: readonly string[],
+): Promise<boolean> {
+  const names = new Set(files.map((f) => path.posix.basename(f.file)));
+  const listed = await readdir(dir).catch(() => null);
+  if (listed === null || listed.length !== names.size || listed.some((n) => !names.has(n))) return false;
+  for (const f of files) {
+    const text = await readFile(path.join(dir, path.posix.basename(f.file)), 'utf8').catch(() => null);
+    if (text !== f.content) return false;
+  }
+  const now = await copyStamps(copy, dir, files);
+  return now.length === written.length && now.every((s, i) => s === written[i] && !s.endsWith(UNFIT));
 }
 
 /**
@@ -433,8 +477,21 @@ export function createBranches(kit: BranchKit) {
       const dir = migrationsIn(copy);
       await mkdir(dir, { recursive: true });
       for (const f of files) await writeFile(path.join(dir, path.posix.basename(f.file)), f.content);
+      const written = await copyStamps(copy, dir, files);
       const result = await migrate(name, url, copy);
-      return { ok: true, shas: result.ok ? shasOf(files) : null };
+      if (!result.ok) return { ok: true, shas: null };
+      // The copy lies in the shared temporary directory, which the agent at work can write (the same
+      // user, and `/tmp` is shared under bubblewrap too): a file it added or rewrote there before the
+      // runner read it ran on the branch. Kept only where the copy is still, untouched, the files hashed.
+      const shas = shasOf(files);
+      const kept = result.applied.every((m) => shas.has(m.name)) && (await copyIntact(copy, dir, files, written));
+      return kept
+        ? { ok: true, shas }
+        : {
+            ok: true,
+            shas: null,
+            note: "consort: the copy of the migrations the proof's branch was migrated ahead from was changed while they were applied, so the committed tree's migrations are applied to a fresh fork here.",
+          };
     } finally {
       await rm(copy, { recursive: true, force: true });
     }
