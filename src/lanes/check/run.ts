@@ -178,15 +178,7 @@ export async function runCheck(
     }
     // Nothing in the scratch directory depends on the lock (each run has its own), so the sides are
     // written or extracted while it is taken: handled where it is awaited (the baseline stage).
-    if (plan.migrations.ok) {
-      sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w), say);
-      // The head's migrations are compiled in the child while the branches are made, not in the
-      // first migration request on each of them (a TypeScript history: ~0.2 s for 31 files).
-      void sidesOnDisk.then(
-        (s) => headRunner?.preload?.(s.head.dir, s.head.relativeTo),
-        () => undefined,
-      );
-    }
+    if (plan.migrations.ok) sidesOnDisk = writeSides(plan, input, ports.git, (w) => (workdir = w), say);
     // One run per PR branch at a time: the newest run of a pull request wins; runs of one commit take turns.
     if (provider.lockRun) {
       const lock = await provider.lockRun(branch, {
@@ -297,6 +289,13 @@ export async function runCheck(
       // A base migration the cancel ended is a cancelled run, not a base that does not apply.
       if (!b.ok) cancelPoint();
       if (b.ok) {
+        // The head's migrations are compiled in the child while the branches are made, not in the
+        // first migration request on each of them (a TypeScript history: ~0.2 s for 31 files). Only
+        // now: loading them runs the pull request's code, as the same system user, and while the
+        // admin still applied the base's tree written beside the head's, that code rewrote a module
+        // a base migration imports (test/security/check-head-preload.test.ts). Nothing of the pull
+        // request runs before the baseline is built and seeded.
+        void headRunner.preload?.(headSide.dir, headSide.relativeTo);
         // Ready copies of the baseline, so the PR branch and reversibility's copies are renames.
         await warmBaselinePool(provider, b.name, log);
         const how = b.reused
