@@ -287,7 +287,16 @@ export class MigrationChild {
     // attempt's (src/process/isolate.ts).
     const sandbox = isolation(undefined, this.tree === undefined ? {} : { seesProofTree: this.tree });
     const passed = Object.keys(this.env).filter((k) => isCredentialName(k) && !isNeverPassed(k));
-    const env = childEnv({ ...this.env, ...sandbox.env }, { secrets: ['NODE_OPTIONS', ...passed] });
+    // The TypeScript loaders compile in memory only. Their disk caches are every process's of the
+    // user — tsx's `<tmp>/tsx-<uid>` (a week), jiti's (node-pg-migrate 9) the `node_modules/.cache/jiti`
+    // of the folder this child starts in (the pull request's checkout, the TDD work tree), else
+    // `<tmp>/jiti` — keyed by a migration's path (and text), and read back with the code unchecked: a TDD
+    // agent that knows the path of RED's proof tree could put code of its own under its migrations'
+    // keys, and the proof would apply that instead of the commit's (test/security/compile-cache.test.ts).
+    const env = childEnv(
+      { ...this.env, ...sandbox.env, TSX_DISABLE_CACHE: '1', JITI_FS_CACHE: 'false' },
+      { secrets: ['NODE_OPTIONS', ...passed] },
+    );
     const [program, args] = sandbox.argv(`exec ${shellQuote(process.execPath)} ${shellQuote(childScript())}`);
     const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     child.once('exit', () => sandbox.sweep());
