@@ -79,12 +79,16 @@ async function inTree<T>(loaded: Loaded, tree: string, dir: string, work: () => 
   const top = path.resolve(tree);
   while (entered !== undefined && entered.tree !== top && entered.running > 0)
     await new Promise<void>((resolve) => moved.push(resolve));
+  // Entered at once (no await between the check above and `running++` below): a request for a
+  // third tree that woke with this one waits for it, rather than moving the process under it.
   if (entered === undefined || entered.tree !== top) {
-    for (const undo of entered?.registered.values() ?? []) (await undo.catch(() => () => undefined))();
-    const at = treeSettings(top, dir).then((s) => {
+    const left = entered;
+    const at = (async () => {
+      for (const undo of left?.registered.values() ?? []) (await undo.catch(() => () => undefined))();
+      const s = await treeSettings(top, dir);
       process.chdir(s.cwd);
       return s;
-    });
+    })();
     entered = { tree: top, at, registered: new Map(), running: 0 };
   }
   const here = entered;

@@ -165,4 +165,33 @@ describe('TypeScript migrations load as in a checkout of their tree', () => {
       await session.close();
     }
   }, 60_000);
+
+  it('requests from three trees at once each run in their own tree, one tree at a time', async () => {
+    const trees = await Promise.all(
+      ['one', 'two', 'three'].map((name, i) =>
+        files(path.join(work, `side-${name}`), {
+          'tsconfig.json': ALIASES.replace('src/*', `dir${i}/*`),
+          [`dir${i}/names.ts`]: `export const NAME = '${name}_dir${i}';\n`,
+          'migrations/1700000000000_named.ts': NAMED,
+        }),
+      ),
+    );
+    const session = openMigrationRunner();
+    try {
+      const inSession = (t: string) => (url: string) =>
+        session.apply({
+          databaseUrl: url,
+          dir: path.join(t, 'migrations'),
+          relativeTo: t,
+          direction: 'up',
+          migrationsTable: 'pgmigrations',
+          engine: engine7,
+        });
+      // Each on a database of its own, so the session sends them side by side.
+      const got = await Promise.all(trees.map((t) => tablesAfter(inSession(t))));
+      expect(got.map((g) => g.tables)).toEqual([['one_dir0'], ['two_dir1'], ['three_dir2']]);
+    } finally {
+      await session.close();
+    }
+  }, 60_000);
 });
