@@ -14,7 +14,7 @@ import { expandDotenv } from './dotenv-expand.js';
 import { bundledRunner, loadProjectRunner } from './engine-load.js';
 import type { ApplyRequest, ChildMessage, ChildReply, ChildRequest } from './isolated.js';
 import { applyMigrationsHere, KeptClients } from './runner.js';
-import { packageType, prepareProjectLoader } from './ts-register.js';
+import { packageType, prepareProjectLoader, prepareProjectPaths, treeTsconfig } from './ts-register.js';
 import { treeSettings, type TreeSettings } from './tree-settings.js';
 
 // Requests run side by side as they come: the parent sends one database's requests one at a time,
@@ -48,7 +48,18 @@ function load(wanted: ApplyRequest['engine']): Promise<Loaded> {
       const named = wanted ?? { version: '', source: 'bundled' as const, dir: '' };
       const runner =
         named.source !== 'bundled' && named.entry ? await loadProjectRunner(named.entry) : await bundledRunner();
-      const register = await prepareProjectLoader(named);
+      // The loader first, tsconfig-paths over it (`ts-node -r tsconfig-paths/register`); undone the other way round.
+      const prepared = [await prepareProjectLoader(named), await prepareProjectPaths(named)].filter(
+        (p) => p !== undefined,
+      );
+      const register =
+        prepared.length === 0
+          ? undefined
+          : async (at: TreeSettings) => {
+              const undos: (() => void)[] = [];
+              for (const p of prepared) undos.unshift(await p(at));
+              return () => undos.forEach((undo) => undo());
+            };
       return { engine: { ...named, runner }, ...(register ? { register } : {}) };
     })();
     engines.set(key, loaded);
@@ -75,7 +86,12 @@ let entered: Entered | undefined;
 const moved: (() => void)[] = [];
 
 /** Run `work` for a request from `tree` (the migrations in `dir`), with the process there. */
-async function inTree<T>(loaded: Loaded, tree: string, dir: string, work: () => Promise<T>): Promise<T> {
+async function inTree<T>(
+  loaded: Loaded,
+  tree: string,
+  dir: string,
+  work: (at: TreeSettings) => Promise<T>,
+): Promise<T> {
   const top = path.resolve(tree);
   while (entered !== undefined && entered.tree !== top && entered.running > 0)
     await new Promise<void>((resolve) => moved.push(resolve));
@@ -100,7 +116,7 @@ async function inTree<T>(loaded: Loaded, tree: string, dir: string, work: () => 
       if (!done) here.registered.set(loaded, (done = loaded.register(at)));
       await done;
     }
-    return await work();
+    return await work(at);
   } finally {
     here.running--;
     if (here.running === 0) for (const resolve of moved.splice(0)) resolve();
@@ -132,9 +148,9 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
       return { ok: true, result: null };
     }
     const options = request.options;
-    const result = await inTree(loaded, options.relativeTo ?? options.dir, options.dir, async () =>
+    const result = await inTree(loaded, options.relativeTo ?? options.dir, options.dir, async (at) =>
       applyMigrationsHere(
-        { ...options, engine },
+        { ...options, engine: inTreeEngine(engine, at) },
         await sets.read(options.dir, { relativeTo: options.relativeTo, ignorePattern: options.ignorePattern }),
         request.keep ? kept : undefined,
         running,
@@ -147,6 +163,19 @@ async function answer(request: ChildRequest, running: (name: string) => void): P
       ? { ok: false, error: { code: e.code, message, ...(e.hint ? { hint: e.hint } : {}) } }
       : { ok: false, error: { code: null, message } };
   }
+}
+
+/**
+ * The engine for tree `at`: node-pg-migrate 9's `tsconfigPaths` option (engine.tsconfigPaths,
+ * `runner`) as the tree's tsconfig file (runner.ts passes it), never left to jiti's search from the
+ * working directory, which goes on above the tree; none without one.
+ */
+function inTreeEngine(engine: MigrationEngine, at: TreeSettings): MigrationEngine {
+  const wanted = engine.tsconfigPaths;
+  if (wanted?.via !== 'runner') return engine;
+  const file = treeTsconfig(at, wanted.tsconfig);
+  const { tsconfigPaths: _drop, ...rest } = engine;
+  return file === undefined ? rest : { ...rest, tsconfigPaths: { via: 'runner', tsconfig: file } };
 }
 
 /**

@@ -177,6 +177,21 @@ async function ownCommands(root: string, dir: string, engineVersion: string | un
 const normal = (dir: string): string => path.posix.normalize(dir.replace(/\\/g, '/')).replace(/\/$/, '');
 
 /**
+ * The commands of the project's scripts that apply `dir` (relative to the root): those that run
+ * node-pg-migrate on that folder, `create` commands left out (they make files).
+ */
+export async function folderCommands(
+  root: string,
+  dir: string,
+  engineVersion: string | undefined,
+): Promise<ScriptedCommand[]> {
+  const want = normal(dir);
+  return (await ownCommands(root, dir, engineVersion)).filter(
+    (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
+  );
+}
+
+/**
  * The settings the project's scripts run node-pg-migrate with on `migrations.dir` that the check
  * does not apply with. Only where every such command agrees (a `migrate:test` with its own table
  * next to `migrate` says nothing about the deploy); `create` commands make files and are left out.
@@ -188,10 +203,7 @@ export async function deploySettings(
   migrations: Migrations,
   engineVersion?: string,
 ): Promise<DeploySetting[]> {
-  const want = normal(migrations.dir);
-  const commands = (await ownCommands(root, migrations.dir, engineVersion)).filter(
-    (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
-  );
+  const commands = await folderCommands(root, migrations.dir, engineVersion);
   if (commands.length === 0) return [];
   const settings = commands.map((c) => ({ c, set: commandSettings(c) }));
   // A configuration that cannot be read here may set the key: the deploy's value is unknown.
@@ -257,10 +269,7 @@ export async function deployTransaction(
   migrations: Migrations,
   engineVersion?: string,
 ): Promise<DeployTransaction | undefined> {
-  const want = normal(migrations.dir);
-  const commands = (await ownCommands(root, migrations.dir, engineVersion)).filter(
-    (c) => c.dir !== undefined && normal(c.dir) === want && !c.args.includes('create'),
-  );
+  const commands = await folderCommands(root, migrations.dir, engineVersion);
   if (commands.length === 0) return undefined;
   if (commands.some((c) => c.unknown === 'all' || c.unknown.includes(SINGLE_TRANSACTION.arg))) return undefined;
   const values = commands.map((c) => deployValue(commandSettings(c, [SINGLE_TRANSACTION]), SINGLE_TRANSACTION));

@@ -42,6 +42,24 @@ export interface MigrationEngine {
     /** The repository's root, when `workspace` is a package inside it (its hoisted loader counts too). */
     root?: string;
   };
+  /**
+   * How the project's deploy resolves TypeScript path aliases in the migrations, when its scripts do
+   * (deploy-paths.ts): `register`, its `tsconfig-paths` package, registered where the migrations run
+   * as the TypeScript loader is (ts-register.ts), resolved like `tsLoader`; `runner`, node-pg-migrate
+   * 9's `tsconfigPaths` option (runner.ts).
+   */
+  tsconfigPaths?: {
+    via: 'register' | 'runner';
+    /**
+     * The tsconfig they read, relative to the tree's root; undefined: the tree's (TreeSettings.tsconfig).
+     * In the migration child, once the tree is known, `runner`'s is that file's absolute path (apply-child.ts).
+     */
+    tsconfig?: string;
+    /** `register`: the package that owns the migrations, where the child resolves tsconfig-paths from (as `tsLoader`). */
+    workspace?: string;
+    from?: string;
+    root?: string;
+  };
 }
 
 const PackageJson = z.object({ name: z.string(), version: z.string() });

@@ -85,6 +85,7 @@ function childEngine(engine: MigrationEngine | undefined): ApplyRequest['engine'
         dir: engine.dir,
         ...(engine.entry ? { entry: engine.entry } : {}),
         ...(engine.tsLoader ? { tsLoader: engine.tsLoader } : {}),
+        ...(engine.tsconfigPaths ? { tsconfigPaths: engine.tsconfigPaths } : {}),
       }
     : null;
 }

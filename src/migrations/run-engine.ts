@@ -13,7 +13,13 @@ import type { MigrationRunner } from '../ports/migration-runner.js';
 import { describeEngine, type MigrationEngine } from './engine.js';
 import { ConsortError } from '../core/errors.js';
 import { installedIn } from './project-packages.js';
-import { describeLoader, prepareTypeScript, type TypeScriptLoader } from './ts-loader.js';
+import {
+  describeLoader,
+  describePathAliases,
+  prepareTypeScript,
+  type PathAliasLoader,
+  type TypeScriptLoader,
+} from './ts-loader.js';
 
 const TS_FILE = /\.(?:ts|mts|cts)$/;
 
@@ -41,6 +47,7 @@ export interface UsedEngine {
   /** `bundled` only: the project's own install is this very copy (engine.ts), so it is named the project's. */
   sharedWithProject?: true;
   typescript?: TypeScriptLoader;
+  pathAliases?: PathAliasLoader;
 }
 
 export interface RunEngine {
@@ -53,7 +60,7 @@ export interface RunEngine {
 }
 
 export function describeUsed(used: UsedEngine): string {
-  return `${describeEngine(used)}${used.typescript ? `, ${describeLoader(used.typescript)}` : ''}`;
+  return `${describeEngine(used)}${used.typescript ? `, ${describeLoader(used.typescript)}` : ''}${used.pathAliases ? `, ${describePathAliases(used.pathAliases)}` : ''}`;
 }
 
 const inside = (dir: string, p: string): string | undefined => {
@@ -100,15 +107,25 @@ export async function onPristine(
       throw unprotected('node-pg-migrate', engine.dir, workspace, dir !== undefined);
     out = { ...out, dir: path.join(modules, dir), entry: path.join(modules, entry) };
   }
-  const loader = engine.tsLoader;
-  if (loader && loader.from === undefined) {
-    // Where the migration child would resolve it from (projectRequire): the package's own first.
-    const at = await installedIn({ dir: loader.workspace, root: loader.root ?? loader.workspace }, loader.name);
+  // Where the migration child would resolve each from (projectRequire): the package's own first.
+  const fromCopy = async (name: string, loader: { workspace: string; root?: string }): Promise<boolean> => {
+    const at = await installedIn({ dir: loader.workspace, root: loader.root ?? loader.workspace }, name);
     const own = at !== undefined && path.resolve(at) === path.resolve(workspace);
-    if (at !== undefined && (!own || !existsSync(path.join(modules, loader.name, 'package.json'))))
-      throw unprotected(loader.name, path.join(at, 'node_modules', loader.name), workspace, own);
-    if (own) out = { ...out, tsLoader: { ...loader, from: path.dirname(modules) } };
-  }
+    if (at !== undefined && (!own || !existsSync(path.join(modules, name, 'package.json'))))
+      throw unprotected(name, path.join(at, 'node_modules', name), workspace, own);
+    return own;
+  };
+  const loader = engine.tsLoader;
+  if (loader && loader.from === undefined && (await fromCopy(loader.name, loader)))
+    out = { ...out, tsLoader: { ...loader, from: path.dirname(modules) } };
+  const paths = engine.tsconfigPaths;
+  if (
+    paths?.via === 'register' &&
+    paths.workspace !== undefined &&
+    paths.from === undefined &&
+    (await fromCopy('tsconfig-paths', { ...paths, workspace: paths.workspace }))
+  )
+    out = { ...out, tsconfigPaths: { ...paths, from: path.dirname(modules) } };
   return out;
 }
 
@@ -155,6 +172,7 @@ export function runEngine(
         source: placed.source,
         ...(placed.sharedWithProject ? { sharedWithProject: true } : {}),
         ...(ts.loader ? { typescript: ts.loader } : {}),
+        ...(ts.paths ? { pathAliases: ts.paths } : {}),
       });
       return placed;
     })().catch((error: unknown) => {

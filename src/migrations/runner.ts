@@ -525,6 +525,10 @@ export async function applyMigrationsHere(
           // The same guard a deploy runs with: an out-of-order migration becomes an `order` failure here.
           checkOrder: options.checkOrder ?? true,
           singleTransaction: options.singleTransaction ?? false,
+          // node-pg-migrate 9's --tsconfig-paths, as the deploy runs it: the tree's file (apply-child.ts).
+          ...(options.engine?.tsconfigPaths?.via === 'runner' && options.engine.tsconfigPaths.tsconfig !== undefined
+            ? { tsconfigPaths: options.engine.tsconfigPaths.tsconfig }
+            : {}),
           logger: capture.logger,
         });
       } catch (e) {

@@ -51,6 +51,8 @@ interface Command {
   section: string;
   /** The words after `node-pg-migrate`, unquoted. */
   args: string[];
+  /** The words before it (`NODE_OPTIONS=…`, `ts-node -r tsconfig-paths/register`), unquoted. */
+  before: string[];
   /** The shell script file it is written in (`utils/migrate.sh`), relative to the script's package; none: the script itself. */
   via?: string;
 }
@@ -373,6 +375,7 @@ function commandsInScript(script: string, read?: ReadScript, depth = 0): Command
       ...(configFile ? { configFile } : {}),
       section,
       args: words.slice(at + 1),
+      before: words.slice(0, at),
     });
   }
   return found;
@@ -527,7 +530,7 @@ export async function scriptedMigrationDirs(root: string): Promise<ScriptedDir[]
     }
     // Run by hand or from CI, not by a script: the package's own config/default.json still says where.
     if (!scripted && manifests.some((m) => dependsOn(m, 'node-pg-migrate'))) {
-      const found = commandDir(top, manifests, at, { cwd: '.', section: 'db', args: [] });
+      const found = commandDir(top, manifests, at, { cwd: '.', section: 'db', args: [], before: [] });
       if (found?.config)
         out.push({ manifest: manifestFile, config: { file: found.config.file, section: 'db' }, dir: found.dir });
     }
@@ -552,6 +555,8 @@ export interface ScriptedCommand {
   dir: string | undefined;
   /** Its words after `node-pg-migrate`. */
   args: readonly string[];
+  /** Its words before `node-pg-migrate`: what runs it and how (`ts-node -r tsconfig-paths/register`, `NODE_OPTIONS=…`). */
+  before: readonly string[];
   /** The shell script file the script runs it in (`utils/migrate.sh`, relative to the root); none: the script itself. */
   via?: string;
   /** The configurations it reads, in node-pg-migrate's order (a later one wins, and each wins over the flags). */
@@ -704,6 +709,7 @@ export async function scriptedCommands(
           cwd,
           dir: commandDir(top, manifests, cwd, c, sections)?.dir,
           args: c.args,
+          before: c.before,
           ...(c.via === undefined ? {} : { via: insidePath(pkg || '.', c.via) ?? c.via }),
           sources,
           unknown,

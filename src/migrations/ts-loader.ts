@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { ConsortError } from '../core/errors.js';
 import type { MigrationEngine } from './engine.js';
 import { cachedPackage, lockedVersionOf } from './engine-pin.js';
+import { deployPathAliases } from './deploy-paths.js';
 import { migrationsPackage, projectRequire, type MigrationsPackage } from './project-packages.js';
 
 export interface TypeScriptLoader {
@@ -26,14 +27,32 @@ export interface TypeScriptLoader {
   source: 'engine' | 'project' | 'lockfile';
 }
 
+/** What resolves the migrations' TypeScript path aliases, as the project's deploy resolves them (deploy-paths.ts). */
+export interface PathAliasLoader {
+  /** `tsconfig-paths`: the project's, registered as its scripts register it; `jiti`: node-pg-migrate 9's own (`--tsconfig-paths`). */
+  name: 'tsconfig-paths' | 'jiti';
+  version: string;
+  /** As TypeScriptLoader's. */
+  source: 'engine' | 'project' | 'lockfile';
+  /** How the project's scripts ask for it: `-r tsconfig-paths/register in package.json's script "migrate"`. */
+  how: string;
+}
+
 export interface LoaderHandle {
   loader: TypeScriptLoader | undefined;
-  /** The engine to apply with: the project's loader, when one is needed, named on it (`tsLoader`). */
+  /** Undefined: the deploy resolves no path alias (or none of the migrations is code). */
+  paths?: PathAliasLoader;
+  /**
+   * The engine to apply with: the project's loader, when one is needed, named on it (`tsLoader`),
+   * and how path aliases resolve, when the deploy resolves them (`tsconfigPaths`).
+   */
   engine: MigrationEngine;
   dispose(): void;
 }
 
 const TS_FILE = /\.(?:ts|mts|cts)$/;
+const CODE_FILE = /\.(?:[cm]?[jt]s)$/;
+const TSCONFIG_PATHS = 'tsconfig-paths';
 const Manifest = z
   .object({
     name: z.string().optional(),
@@ -129,19 +148,28 @@ export async function prepareTypeScript(
   } = {},
 ): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
-  const none: LoaderHandle = { loader: undefined, engine, dispose: () => undefined };
-  if (ts.length === 0) return none;
-  const own = await engineLoader(engine);
-  if (own) return { ...none, loader: own };
   const owner = await migrationsPackage(workspace, options.migrationsDir);
   // Where the child resolves the loader from: the package, and the root above it when they differ.
   const at = { workspace: owner.dir, ...(owner.dir === owner.root ? {} : { root: owner.root }) };
+  const paths = files.some((f) => CODE_FILE.test(f))
+    ? await pathAliases(engine, workspace, owner, at, options)
+    : undefined;
+  if (paths) engine = paths.engine;
+  const none: LoaderHandle = {
+    loader: undefined,
+    ...(paths ? { paths: paths.loader } : {}),
+    engine,
+    dispose: () => undefined,
+  };
+  if (ts.length === 0) return none;
+  const own = await engineLoader(engine);
+  if (own) return { ...none, loader: own };
   const found = await projectLoader(owner);
   if (found) {
     return {
+      ...none,
       loader: { name: found.name, version: found.version, source: 'project' },
       engine: { ...engine, tsLoader: { name: found.name, ...at } },
-      dispose: () => undefined,
     };
   }
   // Not installed (the App's checkout, an Action step before npm ci): the version its lockfile pins.
@@ -153,9 +181,9 @@ export async function prepareTypeScript(
       ...(name === 'ts-node' ? { peers: { typescript: await tsNodeTypeScript(owner) } } : {}),
     });
     return {
+      ...none,
       loader: { name, version: locked.version, source: 'lockfile' },
       engine: { ...engine, tsLoader: { name, ...at, from: path.dirname(path.dirname(dir)) } },
-      dispose: () => undefined,
     };
   }
   throw new ConsortError(
@@ -165,6 +193,69 @@ export async function prepareTypeScript(
       hint: 'Install the loader your deploy runs node-pg-migrate with (npm i -D tsx, or ts-node), or upgrade node-pg-migrate to 9, which loads TypeScript itself.',
     },
   );
+}
+
+/**
+ * How the migrations' path aliases resolve, as the project's scripts resolve them (deploy-paths.ts):
+ * node-pg-migrate 9's option, or the project's tsconfig-paths — its install, else the version its
+ * lockfile pins, from the cache, as for the loader. Undefined: the deploy resolves none.
+ */
+async function pathAliases(
+  engine: MigrationEngine,
+  workspace: string,
+  owner: MigrationsPackage,
+  at: { workspace: string; root?: string },
+  options: { migrationsDir?: string; env?: NodeJS.ProcessEnv; log?: (line: string) => void },
+): Promise<{ loader: PathAliasLoader; engine: MigrationEngine } | undefined> {
+  const deploy = await deployPathAliases(workspace, options.migrationsDir ?? 'migrations', engine.version);
+  if (!deploy) return undefined;
+  const tsconfig = deploy.tsconfig === undefined ? {} : { tsconfig: deploy.tsconfig };
+  if (deploy.via === 'runner') {
+    const jiti = await engineLoader(engine);
+    return {
+      loader: { name: 'jiti', version: jiti?.version ?? 'unknown', source: 'engine', how: deploy.how },
+      engine: { ...engine, tsconfigPaths: { via: 'runner', ...tsconfig } },
+    };
+  }
+  const req = await projectRequire(owner, TSCONFIG_PATHS);
+  if (req) {
+    let version = 'unknown';
+    try {
+      version = (await manifest(req.resolve(`${TSCONFIG_PATHS}/package.json`)))?.version ?? version;
+    } catch {
+      // its manifest is not exported: the registration still loads it
+    }
+    return {
+      loader: { name: TSCONFIG_PATHS, version, source: 'project', how: deploy.how },
+      engine: { ...engine, tsconfigPaths: { via: 'register', ...tsconfig, ...at } },
+    };
+  }
+  const locked = await lockedVersionOf(owner, TSCONFIG_PATHS);
+  if (locked) {
+    const dir = await cachedPackage(TSCONFIG_PATHS, locked.version, options);
+    return {
+      loader: { name: TSCONFIG_PATHS, version: locked.version, source: 'lockfile', how: deploy.how },
+      engine: {
+        ...engine,
+        tsconfigPaths: { via: 'register', ...tsconfig, ...at, from: path.dirname(path.dirname(dir)) },
+      },
+    };
+  }
+  throw new ConsortError(
+    'config',
+    `The project's deploy registers tsconfig-paths before node-pg-migrate (${deploy.how}), so its migrations may import by TypeScript path alias, but the project neither has tsconfig-paths installed nor pins it in its lockfile.`,
+    { hint: 'Install it as the deploy has it (npm i -D tsconfig-paths), then run the check again.' },
+  );
+}
+
+export function describePathAliases(p: PathAliasLoader): string {
+  const which =
+    p.source === 'engine'
+      ? `its own ${p.name} ${p.version}`
+      : p.source === 'lockfile'
+        ? `${p.name} ${p.version} (the version the project's lockfile pins)`
+        : `the project's ${p.name} ${p.version}`;
+  return `path aliases through ${which} (${p.how})`;
 }
 
 export function describeLoader(l: TypeScriptLoader): string {

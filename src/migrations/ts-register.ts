@@ -3,13 +3,14 @@
  * ts-loader.ts chose it, for the engine's files, with the tsconfig of the tree they come from. Apart from ts-loader.ts (which reads manifests with
  * zod and lockfiles through engine-pin.ts) so the child loads nothing of that before its first request.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire, register as registerHooks } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConsortError } from '../core/errors.js';
+import { resolvedInside } from '../core/read-regular.js';
 import type { MigrationEngine } from './engine.js';
 import { projectRequire, SCRATCH_IN_MODULES } from './project-packages.js';
 import type { TreeSettings } from './tree-settings.js';
@@ -91,6 +92,55 @@ export async function prepareProjectLoader(
       hint: `Install it (npm i -D ${wanted.name}).`,
     });
   return PREPARERS[wanted.name](req, (await packageType(engine.dir)) === 'module');
+}
+
+/**
+ * In the migrations' own process: load the project's tsconfig-paths, when its deploy registers it
+ * (engine.tsconfigPaths, `register`: ts-loader.ts resolved it like the loader). Registered by the
+ * function returned, once the tree is known, with that tree's tsconfig (`register({ cwd: file })`
+ * reads that file and those it extends), after the TypeScript loader, as `ts-node -r
+ * tsconfig-paths/register` registers it; its undo restores Node's resolution for another tree.
+ */
+export async function prepareProjectPaths(
+  engine: Pick<MigrationEngine, 'tsconfigPaths'>,
+): Promise<Prepared | undefined> {
+  const wanted = engine.tsconfigPaths;
+  if (wanted?.via !== 'register' || wanted.workspace === undefined) return undefined;
+  const name = 'tsconfig-paths';
+  const req =
+    wanted.from !== undefined
+      ? createRequire(path.join(wanted.from, 'package.json'))
+      : await projectRequire({ dir: wanted.workspace, root: wanted.root ?? wanted.workspace }, name);
+  if (!req)
+    throw new ConsortError('config', `The project's ${name} cannot be loaded from ${wanted.workspace}.`, {
+      hint: `Install it (npm i -D ${name}).`,
+    });
+  const api = req(name) as { register: (options: { cwd: string }) => () => void };
+  return async (at) => {
+    const file = treeTsconfig(at, wanted.tsconfig);
+    if (file === undefined) return () => undefined; // as tsconfig-paths skips itself without one
+    // It reads TS_NODE_PROJECT over the file it is given: the tree's file is the one to read.
+    const project = process.env.TS_NODE_PROJECT;
+    delete process.env.TS_NODE_PROJECT;
+    try {
+      return api.register({ cwd: file });
+    } finally {
+      if (project !== undefined) process.env.TS_NODE_PROJECT = project;
+    }
+  };
+}
+
+/**
+ * The tsconfig path aliases are read from in tree `at`: the one the scripts name (relative to the
+ * tree's root; a folder: its tsconfig.json), when it leads to a file inside the tree; else the
+ * tree's own (tree-settings.ts). Never one outside the tree.
+ */
+export function treeTsconfig(at: TreeSettings, named: string | undefined): string | undefined {
+  if (named === undefined) return at.tsconfig;
+  const real = resolvedInside(at.tree, path.join(at.tree, named));
+  if (real === null) return undefined;
+  const isDir = statSync(real, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return isDir ? (resolvedInside(at.tree, path.join(real, 'tsconfig.json')) ?? undefined) : real;
 }
 
 /** The `type` of the package at `dir` (its package.json's), or undefined when it has none or cannot be read. */

@@ -203,6 +203,15 @@ export const CheckReport = z.object({
           typescript: z
             .object({ name: z.string(), version: z.string(), source: z.enum(['engine', 'project', 'lockfile']) })
             .optional(),
+          /** What resolved TypeScript path aliases, as the project's deploy does (its scripts register tsconfig-paths, or run node-pg-migrate 9 with --tsconfig-paths). */
+          pathAliases: z
+            .object({
+              name: z.enum(['tsconfig-paths', 'jiti']),
+              version: z.string(),
+              source: z.enum(['engine', 'project', 'lockfile']),
+              how: z.string(),
+            })
+            .optional(),
         })
         .optional(),
       /**

@@ -204,6 +204,7 @@ export function checkCommand(ctx: Ctx): Command {
             ? describeUsed({
                 ...plan.engine.engine,
                 ...(plan.engine.loader ? { typescript: plan.engine.loader } : {}),
+                ...(plan.engine.paths ? { pathAliases: plan.engine.paths } : {}),
               })
             : 'none';
           const { problemPhrase } = await import('../../report/content.js');

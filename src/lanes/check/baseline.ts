@@ -356,7 +356,7 @@ function aliasHint(specifier: string, alias: PathAlias, message: string, file: s
       : `in ${importer} (and wherever else the migrations' imports use one)`;
   return (
     `${specifier} is a TypeScript path alias ("${alias.pattern}" in the compilerOptions.paths of ${alias.tsconfig}), not a package: ` +
-    `node-pg-migrate loads migrations with Node's module resolution, which does not read tsconfig paths (a deploy that registers tsconfig-paths, or runs node-pg-migrate 9 with --tsconfig-paths, resolves them; the check does neither). ` +
+    `node-pg-migrate loads migrations with Node's module resolution, which does not read tsconfig paths (a deploy that registers tsconfig-paths, or runs node-pg-migrate 9 with --tsconfig-paths, resolves them; the check does so only when every script that runs node-pg-migrate on migrations.dir does, and here none does or they disagree). ` +
     `Import it by a relative path ${where}${relative === undefined ? '' : ` ('${relative}')`}, so they load wherever node-pg-migrate runs them.`
   );
 }
@@ -700,12 +700,15 @@ export async function ensureBaseline(input: BaselineInput): Promise<BaselineOutc
             () => parentHasObjects(parentUrl),
             { base: input.base, ignorePattern: config.migrations.ignorePattern },
             input.timeoutSource?.why,
-            (specifier) =>
-              pathAlias(
-                input.baseDir.relativeTo,
-                path.relative(input.baseDir.relativeTo, input.baseDir.dir),
-                specifier,
-              ),
+            // Resolved as the deploy resolves them: a module still not found is no alias to explain.
+            input.engine?.tsconfigPaths
+              ? undefined
+              : (specifier) =>
+                  pathAlias(
+                    input.baseDir.relativeTo,
+                    path.relative(input.baseDir.relativeTo, input.baseDir.dir),
+                    specifier,
+                  ),
           );
           throw Object.assign(new ConsortError('internal', failure.message, { hint: failure.hint }), {
             baseFailure: failure.detail,

@@ -24,8 +24,16 @@ const MODULES = 'node_modules';
 async function loadedFolders(workspace: string, engine: MigrationEngine): Promise<string[]> {
   const folders: string[] = [];
   if (engine.source === 'project') folders.push(engine.dir);
-  const loader = engine.tsLoader;
-  if (loader && loader.from === undefined) {
+  // The TypeScript loader and tsconfig-paths, when loaded from the workspace rather than the cache.
+  const paths = engine.tsconfigPaths;
+  const loaders = [
+    ...(engine.tsLoader ? [engine.tsLoader] : []),
+    ...(paths?.via === 'register' && paths.workspace !== undefined
+      ? [{ ...paths, workspace: paths.workspace, name: 'tsconfig-paths' }]
+      : []),
+  ];
+  for (const loader of loaders) {
+    if (loader.from !== undefined) continue;
     const at = await installedIn({ root: loader.root ?? loader.workspace, dir: loader.workspace }, loader.name);
     if (at !== undefined)
       folders.push(

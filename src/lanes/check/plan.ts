@@ -23,7 +23,7 @@ import type { MigrationEngine } from '../../migrations/engine.js';
 import { refuseChangedModules } from './changed-modules.js';
 import { migrationSetFromEntries, type MigrationEntry, type MigrationFile } from '../../migrations/files.js';
 import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem } from '../../migrations/plan.js';
-import { prepareTypeScript, type TypeScriptLoader } from '../../migrations/ts-loader.js';
+import { prepareTypeScript, type PathAliasLoader, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
 import { importedFiles, treeReader, type ImportedFile, type SourceTree } from '../../migrations/imported-code.js';
@@ -96,6 +96,8 @@ export interface PlannedEngine {
   /** With the project's TypeScript loader named on it (`tsLoader`) when the migrations need one. */
   engine: MigrationEngine;
   loader: TypeScriptLoader | undefined;
+  /** What resolves path aliases, when the project's deploy resolves them (`tsconfigPaths` on the engine). */
+  paths?: PathAliasLoader;
 }
 
 /** What stops the run in its baseline stage, with the error that stage reports. */
@@ -239,7 +241,7 @@ export async function planCheck(
       ts.dispose(); // the loader is registered where the migrations run, never here
       // The baseline's child runs as the admin: none of the packages the change commits.
       await refuseChangedModules(request, ts.engine, sets.base);
-      return { engine: ts.engine, loader: ts.loader };
+      return { engine: ts.engine, loader: ts.loader, ...(ts.paths ? { paths: ts.paths } : {}) };
     } catch (error) {
       return { error };
     }
@@ -419,6 +421,7 @@ export interface CheckPlanJson {
     version: string;
     source: MigrationEngine['source'];
     typescript?: TypeScriptLoader;
+    pathAliases?: PathAliasLoader;
   } | null;
   seed: 'none' | 'command' | 'file' | 'file absent on base';
   baseline: string | null;
@@ -445,6 +448,7 @@ export function checkPlanJson(plan: CheckPlan): CheckPlanJson {
           version: plan.engine.engine.version,
           source: plan.engine.engine.source,
           ...(plan.engine.loader ? { typescript: plan.engine.loader } : {}),
+          ...(plan.engine.paths ? { pathAliases: plan.engine.paths } : {}),
         }
       : null,
     seed: !seed

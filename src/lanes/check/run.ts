@@ -18,7 +18,7 @@ import { describeEngine } from '../../migrations/engine.js';
 import { pathAlias } from '../../migrations/path-alias.js';
 import { migrationsPackage } from '../../migrations/project-packages.js';
 import { bookkeepingTables, migrationPlacement } from '../../migrations/placement.js';
-import { describeLoader } from '../../migrations/ts-loader.js';
+import { describeLoader, describePathAliases } from '../../migrations/ts-loader.js';
 import type { BranchProvider } from '../../ports/branch-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitRepo } from '../../ports/git.js';
@@ -328,7 +328,8 @@ export async function runCheck(
     const baselineName = baseline.name;
     const engineUsed = plan.engine!.engine;
     const loader = plan.engine!.loader;
-    const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}`;
+    const aliases = plan.engine!.paths;
+    const ranWith = `${describeEngine(engineUsed)}${loader ? `, ${describeLoader(loader)}` : ''}${aliases ? `, ${describePathAliases(aliases)}` : ''}`;
     const headFiles = headDir!;
     // migrations.timeout on every request of the PR's migrations, the proof on the PR branch's too.
     const proofRunner = timeLimited(
@@ -608,6 +609,7 @@ export async function runCheck(
         version: engineUsed.version,
         source: engineUsed.source,
         ...(loader ? { typescript: loader } : {}),
+        ...(aliases ? { pathAliases: aliases } : {}),
       };
       if (r.ok)
         return {
@@ -621,7 +623,7 @@ export async function runCheck(
       const f = r.failed;
       const denied = runAs !== url && f.error.code === INSUFFICIENT_PRIVILEGE;
       const alias =
-        f.kind === 'load'
+        f.kind === 'load' && !engineUsed.tsconfigPaths
           ? await pathAliasNote(f.error.message, f.file, (specifier) =>
               pathAlias(headFiles.relativeTo, path.relative(headFiles.relativeTo, headFiles.dir), specifier),
             )
