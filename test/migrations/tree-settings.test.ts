@@ -4,7 +4,9 @@
  * there — whatever folder Consort itself was started in. Until 2026-12-05 the migration process
  * worked in Consort's folder (in the PR lane the pull request's checkout, in the TDD lane the work
  * tree), so tsx read the tsconfig found from there: a base migration's alias loaded the pull
- * request's module into the baseline, run as the admin (here: the decoy folder's).
+ * request's module into the baseline, run as the admin (here: the decoy folder's). The project's
+ * tsconfig-paths, registered where its deploy script registers it, reads the tree's tsconfig the
+ * same way, and is undone before a session moves to another tree.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
-import type { MigrationEngine } from '../../src/migrations/engine.js';
+import { bundledEngine, type MigrationEngine } from '../../src/migrations/engine.js';
 import { applyMigrations, openMigrationRunner, type ApplyResult } from '../../src/migrations/runner.js';
 import { treeSettings } from '../../src/migrations/tree-settings.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
@@ -190,6 +192,45 @@ describe('TypeScript migrations load as in a checkout of their tree', () => {
       // Each on a database of its own, so the session sends them side by side.
       const got = await Promise.all(trees.map((t) => tablesAfter(inSession(t))));
       expect(got.map((g) => g.tables)).toEqual([['one_dir0'], ['two_dir1'], ['three_dir2']]);
+    } finally {
+      await session.close();
+    }
+  }, 60_000);
+});
+
+describe("the project's tsconfig-paths, registered as its deploy script registers it", () => {
+  it("reads each tree's tsconfig (and what it extends), and is undone before another tree's migrations", async () => {
+    // node-pg-migrate 9 (jiti) with `-r tsconfig-paths/register`, Consort's own tsconfig-paths as the project's.
+    const engine: MigrationEngine = { ...(await bundledEngine()), tsconfigPaths: { via: 'register', workspace: repo } };
+    const legacy =
+      "import { NAME } from 'old/names';\nexport const up = (pgm: any) => { pgm.createTable(NAME, { id: 'id' }); };\n";
+    const first = await files(path.join(work, 'paths-first'), {
+      'tsconfig.json': JSON.stringify({ extends: './tsconfig.base.json' }),
+      'tsconfig.base.json': JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { 'old/*': ['src/*'] } } }),
+      'src/names.ts': "export const NAME = 'first_src';\n",
+      'migrations/1700000000000_named.ts': legacy,
+    });
+    // The same import, in a tree whose tsconfig has no such alias: its deploy cannot load it either.
+    const second = await files(path.join(work, 'paths-second'), {
+      'tsconfig.json': ALIASES,
+      'src/names.ts': "export const NAME = 'second_src';\n",
+      'migrations/1700000000000_named.ts': legacy,
+    });
+    const session = openMigrationRunner();
+    try {
+      const inSession = (t: string) => (url: string) =>
+        session.apply({
+          databaseUrl: url,
+          dir: path.join(t, 'migrations'),
+          relativeTo: t,
+          direction: 'up',
+          migrationsTable: 'pgmigrations',
+          engine,
+        });
+      expect((await tablesAfter(inSession(first))).tables).toEqual(['first_src']);
+      const { r, tables } = await tablesAfter(inSession(second));
+      expect(tables).toEqual([]);
+      expect(r.ok ? '' : r.failed.error.message).toContain("Cannot find module 'old/names'");
     } finally {
       await session.close();
     }
