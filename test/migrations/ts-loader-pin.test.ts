@@ -5,7 +5,7 @@
  * peer to the latest TypeScript: 7 has no compiler API for ts-node, and every migration then
  * fails with "Cannot read properties of undefined (reading 'fileExists')"). npm is a stand-in
  * first on PATH that records its arguments and writes each asked-for package's manifest: nothing
- * is downloaded.
+ * is downloaded. A tsconfig-paths the deploy script registers is installed the same way.
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -103,4 +103,30 @@ it('installs tsx alone: it brings its own compiler', async () => {
   const handle = await prepareTypeScript(engine7(), dir, ['migrations/1_a.ts'], { env });
   expect(handle.loader).toEqual({ name: 'tsx', version: '4.19.0', source: 'lockfile' });
   expect((await npmCalls()).map((c) => c.at(-1))).toEqual(['tsx@4.19.0']);
+});
+
+it('installs the tsconfig-paths the lockfile pins when the deploy script registers it and it is not installed', async () => {
+  const dir = await project({ tsx: '4.19.0', 'tsconfig-paths': '4.2.0' });
+  await writeFile(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'p',
+      private: true,
+      scripts: { migrate: 'node -r tsconfig-paths/register node_modules/.bin/node-pg-migrate up --tsx' },
+    }),
+  );
+  const handle = await prepareTypeScript(engine7(), dir, ['migrations/1_a.ts'], { migrationsDir: 'migrations', env });
+  expect(handle.paths).toEqual({
+    name: 'tsconfig-paths',
+    version: '4.2.0',
+    source: 'lockfile',
+    how: `-r tsconfig-paths/register in package.json's script "migrate"`,
+  });
+  expect(handle.engine.tsconfigPaths).toEqual({
+    via: 'register',
+    workspace: dir,
+    from: packageCacheDir('tsconfig-paths', '4.2.0', env),
+  });
+  expect(handle.engine.tsLoader).toMatchObject({ name: 'tsx' });
+  expect((await npmCalls()).map((c) => c.at(-1)).sort()).toEqual(['tsconfig-paths@4.2.0', 'tsx@4.19.0']);
 });
