@@ -11,7 +11,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,9 +24,9 @@ import {
   type ApplyOptions,
   type ApplyResult,
 } from '../../src/migrations/runner.js';
-import type { MigrationEngine } from '../../src/migrations/engine.js';
 import type { MigrationSession } from '../../src/ports/migration-runner.js';
 import { parseMigration } from '../../src/migrations/files.js';
+import { tsxEngine7 } from '../helpers/engines.js';
 import { query, SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -607,17 +606,8 @@ describe("a session's child runs requests on different databases side by side", 
 });
 
 describe("a session's preload", () => {
-  const repo = path.resolve(here, '../..');
-  const requireHere = createRequire(import.meta.url);
   /** node-pg-migrate 7.9.1 (CommonJS) with the repository's tsx, as a project deploying TS migrations has them. */
-  const engine7: MigrationEngine = {
-    runner: (() => Promise.reject(new Error('loaded in the child'))) as unknown as MigrationEngine['runner'],
-    version: '7.9.1',
-    source: 'project',
-    dir: path.dirname(requireHere.resolve('node-pg-migrate-7/package.json')),
-    entry: requireHere.resolve('node-pg-migrate-7'),
-    tsLoader: { name: 'tsx', workspace: repo },
-  };
+  const engine7 = tsxEngine7;
   /** TypeScript migrations that count, per process, how often a migration file was loaded, and when. */
   async function counted(): Promise<string> {
     const d = path.join(work, 'counted');

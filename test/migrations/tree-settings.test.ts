@@ -10,27 +10,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import { bundledEngine, type MigrationEngine } from '../../src/migrations/engine.js';
 import { applyMigrations, openMigrationRunner, type ApplyResult } from '../../src/migrations/runner.js';
 import { treeSettings } from '../../src/migrations/tree-settings.js';
+import { REPO_ROOT, tsxEngine7 } from '../helpers/engines.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const requireHere = createRequire(import.meta.url);
-/** node-pg-migrate 7.9.1 (CommonJS) with tsx, as `node-pg-migrate --tsx` deploys TypeScript migrations. */
-const engine7: MigrationEngine = {
-  runner: (() => Promise.reject(new Error('loaded in the child'))) as unknown as MigrationEngine['runner'],
-  version: '7.9.1',
-  source: 'project',
-  dir: path.dirname(requireHere.resolve('node-pg-migrate-7/package.json')),
-  entry: requireHere.resolve('node-pg-migrate-7'),
-  tsLoader: { name: 'tsx', workspace: repo },
-};
+const repo = REPO_ROOT;
+const engine7 = tsxEngine7;
 
 const ALIASES = JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { 'lib/*': ['src/*'] } } });
 /** A migration creating the table its aliased module names. */

@@ -18,24 +18,15 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { quoteIdent, withClient, withDatabase } from '../../src/db/sql.js';
 import type { MigrationEngine } from '../../src/migrations/engine.js';
 import { applyMigrations } from '../../src/migrations/runner.js';
 import { execFileAsync } from '../helpers/exec-file.js';
+import { tsxEngine7 } from '../helpers/engines.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const requireHere = createRequire(import.meta.url);
-/** node-pg-migrate 7.9.1 (CommonJS) with tsx, as `node-pg-migrate --tsx` deploys TypeScript migrations. */
-const engine7: MigrationEngine = {
-  runner: (() => Promise.reject(new Error('loaded in the child'))) as unknown as MigrationEngine['runner'],
-  version: '7.9.1',
-  source: 'project',
-  dir: path.dirname(requireHere.resolve('node-pg-migrate-7/package.json')),
-  entry: requireHere.resolve('node-pg-migrate-7'),
-  tsLoader: { name: 'tsx', workspace: repo },
-};
+const engine7 = tsxEngine7;
 
 const uid = process.geteuid?.() ?? os.userInfo().username;
 
