@@ -148,12 +148,12 @@ export async function prepareTypeScript(
   } = {},
 ): Promise<LoaderHandle> {
   const ts = files.filter((f) => TS_FILE.test(f));
+  // SQL alone: nothing to load, and no alias to resolve.
+  if (!files.some((f) => CODE_FILE.test(f))) return { loader: undefined, engine, dispose: () => undefined };
   const owner = await migrationsPackage(workspace, options.migrationsDir);
   // Where the child resolves the loader from: the package, and the root above it when they differ.
   const at = { workspace: owner.dir, ...(owner.dir === owner.root ? {} : { root: owner.root }) };
-  const paths = files.some((f) => CODE_FILE.test(f))
-    ? await pathAliases(engine, workspace, owner, at, options)
-    : undefined;
+  const paths = await pathAliases(engine, workspace, owner, at, options);
   if (paths) engine = paths.engine;
   const none: LoaderHandle = {
     loader: undefined,

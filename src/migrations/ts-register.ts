@@ -83,15 +83,27 @@ export async function prepareProjectLoader(
 ): Promise<Prepared | undefined> {
   const wanted = engine.tsLoader;
   if (!wanted) return undefined;
-  const req =
-    wanted.from !== undefined
-      ? createRequire(path.join(wanted.from, 'package.json'))
-      : await projectRequire({ dir: wanted.workspace, root: wanted.root ?? wanted.workspace }, wanted.name);
-  if (!req)
-    throw new ConsortError('config', `The project's ${wanted.name} cannot be loaded from ${wanted.workspace}.`, {
-      hint: `Install it (npm i -D ${wanted.name}).`,
-    });
+  const req = await packageRequire(wanted.name, wanted);
   return PREPARERS[wanted.name](req, (await packageType(engine.dir)) === 'module');
+}
+
+/**
+ * A require that loads the project's package `name` where the parent found it: the cache of a
+ * lockfile-pinned version (`from`), else the package that owns the migrations and the root above it.
+ */
+async function packageRequire(
+  name: string,
+  at: { workspace: string; root?: string; from?: string },
+): Promise<NodeJS.Require> {
+  const req =
+    at.from !== undefined
+      ? createRequire(path.join(at.from, 'package.json'))
+      : await projectRequire({ dir: at.workspace, root: at.root ?? at.workspace }, name);
+  if (!req)
+    throw new ConsortError('config', `The project's ${name} cannot be loaded from ${at.workspace}.`, {
+      hint: `Install it (npm i -D ${name}).`,
+    });
+  return req;
 }
 
 /**
@@ -107,14 +119,7 @@ export async function prepareProjectPaths(
   const wanted = engine.tsconfigPaths;
   if (wanted?.via !== 'register' || wanted.workspace === undefined) return undefined;
   const name = 'tsconfig-paths';
-  const req =
-    wanted.from !== undefined
-      ? createRequire(path.join(wanted.from, 'package.json'))
-      : await projectRequire({ dir: wanted.workspace, root: wanted.root ?? wanted.workspace }, name);
-  if (!req)
-    throw new ConsortError('config', `The project's ${name} cannot be loaded from ${wanted.workspace}.`, {
-      hint: `Install it (npm i -D ${name}).`,
-    });
+  const req = await packageRequire(name, { ...wanted, workspace: wanted.workspace });
   const api = req(name) as { register: (options: { cwd: string }) => () => void };
   return async (at) => {
     const file = treeTsconfig(at, wanted.tsconfig);
