@@ -17,6 +17,7 @@ import { bundledEngine, type MigrationEngine } from '../../src/migrations/engine
 import { applyMigrations, openMigrationRunner, type ApplyResult } from '../../src/migrations/runner.js';
 import { treeSettings } from '../../src/migrations/tree-settings.js';
 import { REPO_ROOT, tsxEngine7 } from '../helpers/engines.js';
+import type { MigrationSession } from '../../src/ports/migration-runner.js';
 import { SYSTEM_PG_URL } from '../helpers/servers.js';
 
 const repo = REPO_ROOT;
@@ -85,6 +86,17 @@ const up = (tree: string, dir: string) => (url: string) =>
     engine: engine7,
   });
 
+/** Up, on the database a test gives, through a kept session: the tree's migrations folder. */
+const inSessionOf = (session: MigrationSession, tree: string, engine: MigrationEngine) => (url: string) =>
+  session.apply({
+    databaseUrl: url,
+    dir: path.join(tree, 'migrations'),
+    relativeTo: tree,
+    direction: 'up',
+    migrationsTable: 'pgmigrations',
+    engine,
+  });
+
 describe('TypeScript migrations load as in a checkout of their tree', () => {
   it("resolve a tsconfig alias with the tree's tsconfig, not the one where Consort was started", async () => {
     const tree = await files(path.join(work, 'tree'), {
@@ -142,15 +154,7 @@ describe('TypeScript migrations load as in a checkout of their tree', () => {
     const second = await tree('second', 'lib');
     const session = openMigrationRunner();
     try {
-      const inSession = (t: string) => (url: string) =>
-        session.apply({
-          databaseUrl: url,
-          dir: path.join(t, 'migrations'),
-          relativeTo: t,
-          direction: 'up',
-          migrationsTable: 'pgmigrations',
-          engine: engine7,
-        });
+      const inSession = (t: string) => inSessionOf(session, t, engine7);
       expect((await tablesAfter(inSession(first))).tables).toEqual(['first_src']);
       expect((await tablesAfter(inSession(second))).tables).toEqual(['second_lib']);
     } finally {
@@ -170,15 +174,7 @@ describe('TypeScript migrations load as in a checkout of their tree', () => {
     );
     const session = openMigrationRunner();
     try {
-      const inSession = (t: string) => (url: string) =>
-        session.apply({
-          databaseUrl: url,
-          dir: path.join(t, 'migrations'),
-          relativeTo: t,
-          direction: 'up',
-          migrationsTable: 'pgmigrations',
-          engine: engine7,
-        });
+      const inSession = (t: string) => inSessionOf(session, t, engine7);
       // Each on a database of its own, so the session sends them side by side.
       const got = await Promise.all(trees.map((t) => tablesAfter(inSession(t))));
       expect(got.map((g) => g.tables)).toEqual([['one_dir0'], ['two_dir1'], ['three_dir2']]);
@@ -208,15 +204,7 @@ describe("the project's tsconfig-paths, registered as its deploy script register
     });
     const session = openMigrationRunner();
     try {
-      const inSession = (t: string) => (url: string) =>
-        session.apply({
-          databaseUrl: url,
-          dir: path.join(t, 'migrations'),
-          relativeTo: t,
-          direction: 'up',
-          migrationsTable: 'pgmigrations',
-          engine,
-        });
+      const inSession = (t: string) => inSessionOf(session, t, engine);
       expect((await tablesAfter(inSession(first))).tables).toEqual(['first_src']);
       const { r, tables } = await tablesAfter(inSession(second));
       expect(tables).toEqual([]);
