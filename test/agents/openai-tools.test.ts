@@ -87,6 +87,15 @@ describe('query_sql', () => {
 });
 
 describe('run_suite', () => {
+  // What a case's migrations made goes with it, passed or failed: the next case starts from the
+  // branch as beforeAll made it.
+  afterEach(async () => {
+    await query(
+      url,
+      'DROP TABLE IF EXISTS pgmigrations; ALTER TABLE customers DROP COLUMN IF EXISTS phone, DROP COLUMN IF EXISTS note',
+    );
+  });
+
   it('runs the suite in the workspace with the branch in the suite variable and reports the exit', async () => {
     const out = await runSuiteTool(ctx);
     expect(out).toMatch(/^suite failed \(exit 3\)\nsame /);
@@ -108,7 +117,6 @@ describe('run_suite', () => {
     expect(out).toBe("migrations applied to this turn's branch: 1730000400000_add_phone\nsuite passed (exit 0)\n1\n");
     // Already applied: nothing to say the second time.
     expect(await runSuiteTool({ ...ctx, suite })).toBe('suite passed (exit 0)\n1\n');
-    await query(url, 'ALTER TABLE customers DROP COLUMN phone; DROP TABLE pgmigrations');
   });
 
   it('does not run the suite when a migration fails, and says where', async () => {
@@ -124,7 +132,6 @@ describe('run_suite', () => {
     expect(out).toMatch(
       /^suite not run: migrations failed at 1730000400001_bad \(migrations\/1730000400001_bad\.sql(:\d+)?\): relation "customerz" does not exist/,
     );
-    await query(url, 'DROP TABLE IF EXISTS pgmigrations');
   });
 
   it("applies them with the engine the run applies the proofs' migrations with (the project's)", async () => {
@@ -150,7 +157,6 @@ describe('run_suite', () => {
     expect(out).toBe("migrations applied to this turn's branch: 1730000400002_add_note\nsuite passed (exit 0)\n");
     expect(asked).toEqual([path.join(dir, 'migrations')]);
     expect(await engine.uses()).toEqual([`up ${path.join(dir, 'migrations')}`]);
-    await query(url, 'ALTER TABLE customers DROP COLUMN note; DROP TABLE pgmigrations');
   });
 
   it('does not run the suite when there is no engine to apply the migrations with, and says why', async () => {

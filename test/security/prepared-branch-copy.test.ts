@@ -12,6 +12,7 @@
  * The agent is played here by a watcher in this process, as its turn's process would poll the
  * temporary directory for the copy while the conductor forks ahead.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -39,8 +40,13 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-/** An earlier cycle's migration, in the turn's base and in its commit alike. */
-const EARLIER = '1730000400000_add_phone.sql';
+/**
+ * An earlier cycle's migration, in the turn's base and in its commit alike. Named for this run: the
+ * temporary directory is shared by every test file running beside this one, and the watcher must
+ * plant only in this file's copies (it once planted in another file's workspace that held a
+ * migration of the same name, whose tests then saw a migration they never wrote).
+ */
+const EARLIER = `1730000400000_add_phone_${randomBytes(4).toString('hex')}.sql`;
 const PHONE =
   '-- Up Migration\nALTER TABLE customers ADD COLUMN phone text;\n-- Down Migration\nALTER TABLE customers DROP COLUMN phone;\n';
 /** What the agent slips into every migrations folder it finds under the temporary directory. */
@@ -48,8 +54,11 @@ const PLANTED = '1730000500000_add_nickname.sql';
 const NICKNAME =
   '-- Up Migration\nALTER TABLE customers ADD COLUMN nickname text;\n-- Down Migration\nALTER TABLE customers DROP COLUMN nickname;\n';
 
-/** The agent's watcher: every folder `<tmp>/*\/migrations` that holds the earlier migration gets the planted one. */
-function plantInTemporaryCopies(except: string): { stop: () => number } {
+/**
+ * The agent's watcher: every folder `<tmp>/consort-ahead-*\/migrations` (where the conductor copies
+ * them, in Consort's source) that holds the earlier migration gets the planted one.
+ */
+function plantInTemporaryCopies(): { stop: () => number } {
   const tmp = os.tmpdir();
   const done = new Set<string>();
   const timer = setInterval(() => {
@@ -61,7 +70,7 @@ function plantInTemporaryCopies(except: string): { stop: () => number } {
     }
     for (const name of names) {
       const dir = path.join(tmp, name, 'migrations');
-      if (path.join(tmp, name) === except || done.has(dir) || !existsSync(path.join(dir, EARLIER))) continue;
+      if (!name.startsWith('consort-ahead-') || done.has(dir) || !existsSync(path.join(dir, EARLIER))) continue;
       try {
         writeFileSync(path.join(dir, PLANTED), NICKNAME);
         done.add(dir);
@@ -85,8 +94,7 @@ it("a migration the agent adds to the copy a proof's branch is migrated ahead fr
   await writeFile(path.join(repo.dir, 'migrations', EARLIER), PHONE);
   await writeFile(path.join(committed, 'migrations', EARLIER), PHONE);
   const branches = await laneBranches({ provider: t.provider, dir: repo.dir, config, baseCommit });
-  // The committed tree's own folder is no copy: the watcher leaves it alone.
-  const watcher = plantInTemporaryCopies(committed);
+  const watcher = plantInTemporaryCopies();
   try {
     await branches.baseline();
     branches.prefork('f007-p1', 'proof');
