@@ -74,6 +74,55 @@ function capture(pattern: string, specifier: string): string | undefined {
     : undefined;
 }
 
+/** A tsconfig's `paths` as they apply: the file declaring them and the folder their targets are relative to. */
+interface CompiledPaths {
+  declaring: string;
+  paths: Record<string, unknown>;
+  /** The nearest `baseUrl` (relative to its file), else the folder of the file declaring `paths` (TypeScript 4.1+). */
+  from: string;
+  /** Whether a `baseUrl` is set: then a bare specifier no pattern matches is looked up under it too. */
+  baseUrl: boolean;
+}
+
+/** `file`'s `paths` and `baseUrl`, with those it extends (relative ones; inside `root`); undefined when it sets neither. */
+function compiledPaths(root: string, file: string): CompiledPaths | undefined {
+  const chain = layers(root, file);
+  // The nearest `paths` wins whole, as in tsc; its targets are relative to the nearest baseUrl (or to that file).
+  const declaring = chain.find((l) => l.paths !== undefined);
+  const base = chain.find((l) => l.baseUrl !== undefined);
+  if (!declaring?.paths && !base) return undefined;
+  const from = base ? path.resolve(path.dirname(base.file), base.baseUrl!) : path.dirname(declaring!.file);
+  return { declaring: declaring?.file ?? base!.file, paths: declaring?.paths ?? {}, from, baseUrl: base !== undefined };
+}
+
+/**
+ * Where a bare `specifier` may be, by the tsconfig at `file` (absolute, inside `root`), in the order
+ * tsx tries them (get-tsconfig's paths matcher, as TypeScript resolves): an exact key's targets,
+ * else the targets of the matching pattern with the longest prefix, else — with a `baseUrl` — the
+ * specifier under it. Absolute paths without an extension; none for a relative or absolute
+ * specifier, or a tsconfig without `paths` or `baseUrl`.
+ */
+export function pathCandidates(root: string, file: string): ((specifier: string) => string[]) | undefined {
+  const compiled = compiledPaths(path.resolve(root), file);
+  if (compiled === undefined) return undefined;
+  const targets = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((t): t is string => typeof t === 'string') : [];
+  return (specifier) => {
+    if (specifier.startsWith('.') || path.isAbsolute(specifier)) return [];
+    const exact = compiled.paths[specifier];
+    if (exact !== undefined && !specifier.includes('*'))
+      return targets(exact).map((t) => path.resolve(compiled.from, t));
+    let best: { prefix: number; star: string; to: string[] } | undefined;
+    for (const [pattern, to] of Object.entries(compiled.paths)) {
+      const star = pattern.includes('*') ? capture(pattern, specifier) : undefined;
+      const prefix = pattern.indexOf('*');
+      if (star !== undefined && (best === undefined || prefix > best.prefix)) best = { prefix, star, to: targets(to) };
+    }
+    if (best === undefined) return compiled.baseUrl ? [path.join(compiled.from, specifier)] : [];
+    return best.to.map((t) => path.resolve(compiled.from, t.replace('*', best.star)));
+  };
+}
+
 /**
  * The path alias `specifier` is, in the tsconfig.json of the package that owns `migrationsDir`
  * (relative to `root`) or one it extends; undefined when it is none (a package, or no tsconfig).
@@ -86,20 +135,17 @@ export async function pathAlias(
   if (specifier.startsWith('.') || path.isAbsolute(specifier)) return undefined;
   const top = path.resolve(root);
   const owner = await migrationsPackage(top, migrationsDir);
-  const chain = layers(top, path.join(owner.dir, 'tsconfig.json'));
-  // The nearest `paths` wins whole, as in tsc; its targets are relative to the nearest baseUrl (or to that file).
-  const declaring = chain.find((l) => l.paths !== undefined);
-  if (!declaring?.paths) return undefined;
-  const base = chain.find((l) => l.baseUrl !== undefined);
-  const from = base ? path.resolve(path.dirname(base.file), base.baseUrl!) : path.dirname(declaring.file);
+  const compiled = compiledPaths(top, path.join(owner.dir, 'tsconfig.json'));
+  if (compiled === undefined || Object.keys(compiled.paths).length === 0) return undefined;
+  const { declaring, from } = compiled;
   const rel = (p: string) => path.relative(top, p).split(path.sep).join('/');
-  for (const [pattern, targets] of Object.entries(declaring.paths)) {
+  for (const [pattern, targets] of Object.entries(compiled.paths)) {
     const star = capture(pattern, specifier);
     if (star === undefined) continue;
     const first = Array.isArray(targets) && typeof targets[0] === 'string' ? targets[0] : undefined;
     const target = first === undefined ? undefined : rel(path.resolve(from, first.replace('*', star)));
     return {
-      tsconfig: rel(declaring.file),
+      tsconfig: rel(declaring),
       pattern,
       ...(target !== undefined && !target.startsWith('..') ? { target: target.replace(/\.[cm]?[jt]sx?$/, '') } : {}),
     };

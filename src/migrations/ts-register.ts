@@ -3,15 +3,16 @@
  * ts-loader.ts chose it, for the engine's files, with the tsconfig of the tree they come from. Apart from ts-loader.ts (which reads manifests with
  * zod and lockfiles through engine-pin.ts) so the child loads nothing of that before its first request.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createRequire, register as registerHooks } from 'node:module';
+import Module, { createRequire, isBuiltin, register as registerHooks } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConsortError } from '../core/errors.js';
 import { resolvedInside } from '../core/read-regular.js';
 import type { MigrationEngine } from './engine.js';
+import { pathCandidates } from './path-alias.js';
 import { projectRequire, SCRATCH_IN_MODULES } from './project-packages.js';
 import type { TreeSettings } from './tree-settings.js';
 
@@ -52,7 +53,11 @@ const PREPARERS: Record<'tsx' | 'ts-node', Preparer> = {
     return async (at) => {
       process.env.TSX_TSCONFIG_PATH = at.tsconfig ?? noTsconfig();
       const undo = api.register();
-      return () => void undo();
+      const undoAliases = esmEngine ? () => undefined : aliasesUnderModules(at);
+      return () => {
+        undoAliases();
+        void undo();
+      };
     };
   },
   // As node-pg-migrate 7's `--tsconfig` does: ts-node's CommonJS hook with the tree's tsconfig.
@@ -72,6 +77,45 @@ const PREPARERS: Record<'tsx' | 'ts-node', Preparer> = {
     };
   },
 };
+
+/**
+ * tsx resolves `paths` aliases only for a file outside every node_modules (a dependency's imports
+ * are its own business), and the check applies a commit's tree from a copy in the project's
+ * `node_modules/.cache/consort` (SCRATCH_IN_MODULES, so its packages resolve as in the project): in
+ * that copy the aliases a deploy from a checkout resolves would not. For such a tree, its files
+ * outside the tree's own node_modules get them as tsx gives them to a checkout: the tree's
+ * tsconfig's candidates (pathCandidates), each handed on to tsx's resolution (which finds `.ts` for
+ * them), then the specifier itself. CommonJS engines (7.x, which `require()` their migrations) only.
+ * Returns the undo.
+ */
+function aliasesUnderModules(at: TreeSettings): () => void {
+  // As Node names the files it loads: by their real path.
+  const tree = realpathSync(path.resolve(at.tree));
+  if (at.tsconfig === undefined || !tree.split(path.sep).includes('node_modules')) return () => undefined;
+  const candidates = pathCandidates(tree, at.tsconfig);
+  if (candidates === undefined) return () => undefined;
+  type Resolve = (request: string, parent: { filename?: string | null } | undefined, ...rest: unknown[]) => string;
+  const loader = Module as unknown as { _resolveFilename: Resolve };
+  const next = loader._resolveFilename;
+  const ours: Resolve = function (this: unknown, request, parent, ...rest) {
+    const from = parent?.filename;
+    const rel = typeof from === 'string' ? path.relative(tree, from) : '..';
+    const inTree = rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+    if (inTree && !rel.split(path.sep).includes('node_modules') && !isBuiltin(request))
+      for (const candidate of candidates(request)) {
+        try {
+          return next.call(this, candidate, parent, ...rest);
+        } catch {
+          // the next candidate, then the specifier as it is
+        }
+      }
+    return next.call(this, request, parent, ...rest);
+  };
+  loader._resolveFilename = ours;
+  return () => {
+    if (loader._resolveFilename === ours) loader._resolveFilename = next;
+  };
+}
 
 /**
  * In the migrations' own process (apply-child.ts): load the project's loader for the engine's

@@ -130,3 +130,21 @@ it("gives node-pg-migrate 9 the tree's tsconfig when the deploy runs it with --t
   );
   expect(report.stages.migrations.summary).toContain('path aliases through its own jiti');
 }, 180_000);
+
+it('resolves them with tsx (node-pg-migrate 7 --tsx), base included, whose tree the check copies into node_modules/.cache', async () => {
+  const dir = await project('alias-tsx', { migrate: 'node-pg-migrate up --tsx -m src/api/migrations' }, false);
+  dirs.push(dir);
+  await mkdir(path.join(dir, 'node_modules'));
+  await symlink(path.join(MODULES, 'node-pg-migrate-7'), path.join(dir, 'node_modules/node-pg-migrate'), 'dir');
+  await symlink(path.join(MODULES, 'tsx'), path.join(dir, 'node_modules/tsx'), 'dir');
+  const report = await checkBranch(dir, 'feature', 14, t.provider);
+  expect(report.stages.baseline.status).toBe('passed');
+  expect(report.stages.migrations.status).toBe('passed');
+  expect(report.stages.migrations.applied.map((m) => m.name)).toEqual(['1627417143293_notes']);
+  expect(report.stages.migrations.nodePgMigrate).toMatchObject({
+    version: '7.9.1',
+    source: 'project',
+    typescript: { name: 'tsx', source: 'project' },
+  });
+  expect(JSON.stringify(report.stages.schemaDiff)).toContain('notes');
+}, 180_000);

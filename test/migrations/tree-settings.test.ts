@@ -131,6 +131,31 @@ describe('TypeScript migrations load as in a checkout of their tree', () => {
     expect(tables).toEqual(['from_the_package', 'read_in_the_package']);
   }, 60_000);
 
+  it('a tree the check copied into node_modules/.cache resolves its aliases as a checkout does (tsx skips node_modules); its own dependencies do not', async () => {
+    // tsx resolves `paths` only for files outside every node_modules; the check's copy of a commit's
+    // tree lives in the project's node_modules/.cache/consort (workdir.ts).
+    const tree = await files(path.join(work, 'project', 'node_modules', '.cache', 'consort', 'check-1', 'base'), {
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { baseUrl: '.', paths: { 'lib/*': ['missing/*', 'src/*'], 'lib/deep/*': ['deep/*'] } },
+      }),
+      'src/names.ts': "export const NAME = 'from_the_copy';\n",
+      'deep/names.ts': "export const NAME = 'longest_prefix';\n",
+      'migrations/1700000000000_named.ts': NAMED,
+      'migrations/1700000000001_deep.ts': NAMED.replace("'lib/names'", "'lib/deep/names'"),
+    });
+    const { r, tables } = await tablesAfter(up(tree, 'migrations'));
+    expect(r.ok).toBe(true);
+    expect(tables).toEqual(['from_the_copy', 'longest_prefix']);
+    // A dependency in the tree's own node_modules importing by the alias is not given it, as tsx does not.
+    await files(tree, {
+      'node_modules/dep/index.js': "module.exports = require('lib/names');\n",
+      'migrations/1700000000002_dep.ts':
+        "import { NAME } from 'dep';\nexport const up = (pgm: any) => { pgm.createTable(NAME + '_dep', { id: 'id' }); };\nexport const down = false;\n",
+    });
+    const dep = await tablesAfter(up(tree, 'migrations'));
+    expect(JSON.stringify(dep.r.ok ? null : dep.r.failed)).toContain("Cannot find module 'lib/names'");
+  }, 60_000);
+
   it('a tree without a tsconfig has no alias, as its deploy has none: the import fails, nothing else is loaded', async () => {
     const tree = await files(path.join(work, 'bare'), {
       'src/names.ts': "export const NAME = 'from_the_bare_tree';\n",
