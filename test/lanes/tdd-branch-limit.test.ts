@@ -16,7 +16,7 @@ import { judgeGreen, judgeRed } from '../../src/conductor/proofs.js';
 import type { BranchKit, Branches } from '../../src/lanes/tdd/database.js';
 import { migrationFailed, prove } from '../../src/lanes/tdd/proof.js';
 import { execFileAsync } from '../helpers/exec-file.js';
-import { localTestProvider, type TestProvider } from '../helpers/servers.js';
+import { localTestProvider, query, type TestProvider } from '../helpers/servers.js';
 import { laneBranches, tddAdapters, workspaceAt } from '../helpers/tdd.js';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -109,6 +109,26 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value?: T; error?: stri
   }
 }
 
+/**
+ * Cancel the run once the slow migration's statement is running on one of this file's branches:
+ * a fixed delay on a loaded machine could cancel the fork before it, which says so differently.
+ */
+function cancelWhenSleeping(controller: AbortController): { stop: () => void } {
+  let stopped = false;
+  void (async () => {
+    while (!stopped && !controller.signal.aborted) {
+      const running = await query(
+        t.adminUrl,
+        "SELECT 1 FROM pg_stat_activity WHERE datname LIKE $1 AND query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()",
+        [`${t.namespace}\\_%`],
+      ).catch(() => []);
+      if (running.length > 0 && !stopped) controller.abort(new Error('SIGINT'));
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return { stop: () => void (stopped = true) };
+}
+
 async function proofOf(dir: string, branches: Branches, branch: string, signal?: AbortSignal) {
   const { config } = await loadConfig(dir);
   return prove({
@@ -153,9 +173,9 @@ describe("a proof's branch", () => {
     const dir = await repo('30m');
     const controller = new AbortController();
     const branches = await branchesOf(dir, { signal: controller.signal });
-    const timer = setTimeout(() => controller.abort(new Error('SIGINT')), 1000);
-    const { error, ms } = await timed(() => proofOf(dir, branches, 'proof-cancel', controller.signal)).finally(() =>
-      clearTimeout(timer),
+    const canceller = cancelWhenSleeping(controller);
+    const { error, ms } = await timed(() => proofOf(dir, branches, 'proof-cancel', controller.signal)).finally(
+      canceller.stop,
     );
     expect(error).toMatch(/cancelled/);
     expect(ms).toBeLessThan(DID_NOT_HANG_MS);
@@ -187,8 +207,8 @@ describe("a turn's sandbox", () => {
     const dir = await repo('30m');
     const controller = new AbortController();
     const branches = await branchesOf(dir, { signal: controller.signal });
-    const timer = setTimeout(() => controller.abort(new Error('SIGINT')), 1000);
-    const { error, ms } = await timed(() => branches.sandbox('sandbox-cancel')).finally(() => clearTimeout(timer));
+    const canceller = cancelWhenSleeping(controller);
+    const { error, ms } = await timed(() => branches.sandbox('sandbox-cancel')).finally(canceller.stop);
     expect(error).toMatch(/^The run was cancelled while the migrations ran on the branch sandbox-cancel/);
     expect(ms).toBeLessThan(DID_NOT_HANG_MS);
     // Held, so the run's end drops it.
