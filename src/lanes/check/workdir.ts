@@ -2,7 +2,8 @@
  * Migration sets written to a scratch directory for node-pg-migrate, which loads files from disk.
  * Inside the project's node_modules/.cache/consort when there is one, so JS migrations that
  * import packages resolve them exactly as in the project (a real directory inside the repository,
- * never a link a pull request committed); the system temp directory otherwise.
+ * never a link a pull request committed); the system temp directory otherwise, and always for the
+ * TDD lane's baseline (OutsideWorkTree), whose packages come from the run's pristine install.
  * Every run has a directory of its own (mkdtemp, mode 0700: never a directory shared between runs
  * or users), named with its process id, so a run removes what killed runs left.
  */
@@ -149,18 +150,33 @@ async function linkWorkspacePackages(tree: string, packages: Map<string, string>
 }
 
 /**
+ * Where the TDD lane's baseline resolves packages: `modules`, the run's pristine install
+ * (clean-tree.ts), or none (no install was copied). The work tree's `node_modules` is an agent's to
+ * rewrite unseen (it is ignored, and a baseline's name does not cover it), and the baseline's
+ * migrations run as the admin.
+ */
+export interface OutsideWorkTree {
+  modules: string | undefined;
+}
+
+/**
  * `at`: the workspace, or the package of it that owns the migrations (migrationsPackage). `git` is
  * needed only by `extract` (the TDD lane writes the base's migrations it read itself).
+ * `outside`: never in the workspace's node_modules, whose packages (and its `.cache` above the
+ * scratch folder) Node would search first; in the system temp directory, with a `node_modules` that
+ * leads to `outside.modules` where there is one, so packages resolve from that install alone.
  */
 export async function createWorkdir(
   at: string | MigrationsPackage,
   git?: Pick<GitRepo, 'extractCommit'>,
+  outside?: OutsideWorkTree,
 ): Promise<Workdir> {
   const owner = asPackage(at);
-  const modules = await nearestModules(owner);
+  const modules = outside ? undefined : await nearestModules(owner);
   const parent = (modules === undefined ? undefined : await scratchIn(modules, owner.root)) ?? os.tmpdir();
   await sweepDead(parent);
   const root = await mkdtemp(path.join(parent, `${PREFIX}${process.pid}-`));
+  if (outside?.modules !== undefined) await symlink(outside.modules, path.join(root, 'node_modules'), 'dir');
   return {
     root,
     async write(side, migrationsDir, files) {

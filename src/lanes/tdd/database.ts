@@ -248,7 +248,10 @@ export function createBranches(kit: BranchKit) {
       readBase && base.some((m) => m.kind !== 'sql')
         ? await dotenvHash(kit.ws.dir, config.migrations.dir, readBase).catch(() => undefined)
         : undefined;
-    const workdir = await createWorkdir(owner, kit.git);
+    // Run as the admin, and kept under a name that hashes no installed package: their imports
+    // resolve from the run's pristine install only, never the work tree's node_modules (or its
+    // `.cache`, above the check's scratch folder), which an earlier run's agent may have rewritten.
+    const workdir = await createWorkdir(owner, kit.git, { modules: kit.modules });
     try {
       // JS/TS migrations may import the project's own files (`require('../src/kinds')`): they run in
       // the base commit's whole tree, as the check's do; SQL ones need only themselves.
