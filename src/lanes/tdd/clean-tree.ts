@@ -22,6 +22,7 @@ import {
   readdir,
   readFile,
   readlink,
+  realpath,
   rename,
   rm,
   stat,
@@ -283,8 +284,9 @@ async function keepInstall(run: Tool, ws: Workspace, installed: Installed): Prom
  * write there), made once per lockfile and runtime and reused by every later run: a package an
  * agent changed in the workspace's (ignored) `node_modules` during an earlier run never reaches it.
  * Without one it is a copy of the workspace's install, taken at the run's start. A dependency folder
- * that is itself a symlink (to an install outside the repository) is linked as it is: it was never
- * the agent's to write, and copying it would copy the world.
+ * that is itself a symlink to an install outside the repository is linked, where it leads at the
+ * run's start (the link is the work tree's): that install was never the agent's to write, and
+ * copying it would copy the world.
  */
 export async function snapshotDependencies(ws: Workspace, processes: ProcessRunner): Promise<Dependencies> {
   const run = tool(processes);
@@ -309,12 +311,22 @@ export async function snapshotDependencies(ws: Workspace, processes: ProcessRunn
   }
   const root = `${ws.top}-consort-deps-${process.pid}-${randomBytes(4).toString('hex')}`;
   for (const rel of DEPENDENCY_DIRS) {
-    const from = path.join(ws.dir, rel);
-    const at = await lstat(from).catch(() => undefined);
+    let from = path.join(ws.dir, rel);
+    let at = await lstat(from).catch(() => undefined);
     if (at === undefined) continue;
     if (at.isSymbolicLink()) {
-      links.set(rel, from);
-      continue;
+      // Where it leads now, before any turn: the link is the work tree's, and a turn can point it
+      // elsewhere (a proof's `node_modules` that led through it would follow). One that leads into
+      // the repository leads to what agents write: copied, as a folder there is.
+      const real = await realpath(from).catch(() => undefined);
+      if (real === undefined) continue;
+      const within = path.relative(await realpath(ws.top), real);
+      if (within.startsWith('..') || path.isAbsolute(within)) {
+        links.set(rel, real);
+        continue;
+      }
+      from = real;
+      at = await lstat(from);
     }
     if (!at.isDirectory()) continue;
     const target = path.join(root, rel);

@@ -310,8 +310,9 @@ async function drive(input: BuildLaneInput, ws: Workspace, store: FeatureStore):
       time,
       ...(input.migrationsLimit ? { migrationsLimit: input.migrationsLimit } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
-      // Copied before any agent of this run worked: the project's engine loads from there.
-      ...(deps.copied.has('node_modules') ? { modules: deps.links.get('node_modules')! } : {}),
+      // Copied before any agent of this run worked (or the install outside the repository a linked
+      // `node_modules` led to then): the project's engine loads from there, never through the work tree.
+      ...(deps.links.has('node_modules') ? { modules: deps.links.get('node_modules')! } : {}),
       ...(input.log ? { log: (line: string) => input.log!(`  ${line}`) } : {}),
     }),
     backends: input.backends ?? backendFactory(input.agents),
