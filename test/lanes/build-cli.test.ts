@@ -1,6 +1,6 @@
 /** The TDD lane from the command line: feature new, run (dry and for real), status, approve, log; exit codes. */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -145,20 +145,13 @@ describe('consort feature / run / status / approve / log', () => {
         agents: {
           default: {
             backend: 'command',
-            command: `node -e "require('fs').writeFileSync('slow-started', ''); setTimeout(() => {}, 60000)"`,
+            // It writes where its turn folder is (its context file's folder): the one to be gone after.
+            command: `node -e "require('fs').writeFileSync('slow-started', process.env.CONSORT_CONTEXT); setTimeout(() => {}, 60000)"`,
           },
         },
       }),
     );
-    // A temporary folder of this test's own: the run's other workers make turn folders in theirs.
-    const pinnedTmp = process.env.TMPDIR;
-    const tmp = await mkdtemp(path.join(os.tmpdir(), 'consort-ctrl-c-'));
-    process.env.TMPDIR = tmp;
-    const tmpBefore = new Set((await readdir(os.tmpdir())).filter((f) => f.startsWith('consort-turn-')));
-    const running = cli(['-C', repo, 'run', 'phones', '--config', slow], env).finally(() => {
-      if (pinnedTmp === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = pinnedTmp;
-    });
+    const running = cli(['-C', repo, 'run', 'phones', '--config', slow], env);
     const deadline = Date.now() + 60_000;
     while (!existsSync(started) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(started)).toBe(true);
@@ -168,9 +161,13 @@ describe('consort feature / run / status / approve / log', () => {
     expect(r.stderr).toContain('SIGINT: stopping 001-phones');
     expect(r.stdout).toContain('001-phones: interrupted');
     expect((await exec('git', ['worktree', 'list'], { cwd: repo })).stdout.trim().split('\n')).toHaveLength(1);
-    const tmpAfter = (await readdir(tmp)).filter((f) => f.startsWith('consort-turn-') && !tmpBefore.has(f));
-    expect(tmpAfter).toEqual([]);
-    await rm(tmp, { recursive: true, force: true });
+    // This turn's own folder, by the path its agent was given: the temporary directory is shared by
+    // every file running beside this one, whose turns make folders of the same prefix there (and
+    // setting TMPDIR in a test file does not move os.tmpdir(): jest gives the file a copy of the
+    // environment, so a folder of the test's own saw nothing).
+    const turnDir = path.dirname(await readFile(started, 'utf8'));
+    expect(path.basename(turnDir)).toMatch(/^consort-turn-/);
+    expect(existsSync(turnDir)).toBe(false);
     await rm(slow);
   }, 120_000);
 });
