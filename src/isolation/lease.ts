@@ -29,6 +29,8 @@ export interface Lease {
   url: string;
   /** The branch came ready-made from the template's warm pool. */
   pooled: boolean;
+  /** Why a template with a pool did not hand one out (BranchRecord's): none ready, none of its current state, or sessions on it. */
+  poolMiss?: 'empty' | 'stale' | 'busy';
   durationMs: number;
   expiresAt: Date | null;
 }
@@ -56,6 +58,7 @@ export async function leaseBranch(provider: BranchProvider, options: LeaseOption
     template: options.template,
     url,
     pooled: branch.pooled === true,
+    ...(branch.poolMiss ? { poolMiss: branch.poolMiss } : {}),
     durationMs: Math.round(performance.now() - started),
     expiresAt: branch.expiresAt,
   };

@@ -220,6 +220,16 @@ describe('leases', () => {
     expect(await leaseForUrl(p, a.url)).toBeUndefined();
   });
 
+  it("says why a lease was copied when the template's pool could not hand one out", async () => {
+    // The template changes after its copies were made: they are of an older state of it.
+    await query(await p.connectionUri(template), "INSERT INTO notes (body) VALUES ('later')");
+    const lease = await leaseBranch(p, { template, run: 'r2' });
+    expect(lease).toMatchObject({ pooled: false, poolMiss: 'stale' });
+    expect(await query(lease.url, 'SELECT count(*)::int AS n FROM notes')).toEqual([{ n: 3 }]);
+    await releaseBranch(p, lease.name);
+    await query(await p.connectionUri(template), "DELETE FROM notes WHERE body = 'later'");
+  });
+
   it('refuses to release a branch that is not a lease', async () => {
     await expect(releaseBranch(p, template)).rejects.toMatchObject({ code: 'invalid-input' });
     expect(await p.get(template)).toBeDefined();
@@ -257,8 +267,20 @@ describe('a test run', () => {
 
       // Two files lease at once (the pool's two copies), one more copies; the run refills behind them.
       const files = await Promise.all([leaseForFile(spec), leaseForFile(spec), leaseForFile(spec)]);
-      expect(files.filter((f) => f.lease.pooled).length).toBeGreaterThanOrEqual(2); // a refill in time may serve the third
+      // (Each lease's way, so a failure says why a copy was made: the pool's miss reason.)
+      const ways = files.map((f) => (f.lease.pooled ? 'pooled' : `copied (${f.lease.poolMiss ?? 'no pool'})`));
       expect(new Set(files.map((f) => f.lease.url)).size).toBe(3);
+      if (ways.filter((w) => w === 'pooled').length < 2) {
+        // Copies are judged by the template's statistics counters, and on the run's busy shared server
+        // something may move them between the fill and the handouts (autovacuum analysing the
+        // template's catalogs, a late statistics flush): the copies are stale, replaced, then handed out.
+        expect(ways.filter((w) => w !== 'pooled')).toEqual(ways.filter((w) => w === 'copied (stale)'));
+        await poolReady(spec.template, 2);
+        const again = await leaseForFile(spec);
+        expect(again.lease.pooled).toBe(true);
+        await again.done();
+      }
+      // Otherwise at least two pooled (a refill in time may serve the third).
       await poolReady(spec.template, 2);
 
       // A file gives its lease back at once; the run drops it in the background.

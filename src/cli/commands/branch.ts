@@ -174,7 +174,7 @@ export function branchCommand(ctx: Ctx): Command {
         const lease = await leaseBranch(p, { template, ttlMs });
         if (c.json) return printJson(c.io, { ...lease, expiresAt: lease.expiresAt?.toISOString() ?? null });
         c.io.err(
-          `Leased ${lease.name} from ${template} in ${lease.durationMs} ms (${lease.pooled ? 'from its warm pool' : 'copied'}); return it with \`consort branch release ${lease.name}\``,
+          `Leased ${lease.name} from ${template} in ${lease.durationMs} ms (${lease.pooled ? 'from its warm pool' : `copied${lease.poolMiss ? `: ${POOL_MISS[lease.poolMiss]}` : ''}`}); return it with \`consort branch release ${lease.name}\``,
         );
         c.io.out(lease.url);
       });
