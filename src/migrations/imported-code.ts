@@ -2,7 +2,9 @@
  * The project's own files JavaScript and TypeScript migrations import: `import … from '../models/event'`,
  * `require('./lib/audit')`, `import('../src/kinds.js')`, and what those import in turn. A migration
  * that builds an enum from the app's `Object.values(EventKind)` or names a table by a model's
- * `tableName` gives another schema once that file changes, though the migration itself did not.
+ * `tableName` gives another schema once that file changes, though the migration itself did not; so
+ * does one that runs SQL it reads from a file by a path from its own folder
+ * (`pgm.sql(fs.readFileSync(path.join(__dirname, 'sql', '1_users.up.sql'), 'utf8'))`), listed too.
  * Read statically (relative specifiers, and the workspace's own packages where its install links
  * them into the repository: other packages are the lockfile's), from a side's tree, and never run. Imported files name what was built with the migrations (the check's and the TDD lane's
  * baselines, the isolation's test template: one built before such a file changed is not reused
@@ -58,6 +60,80 @@ export function relativeSpecifiers(source: string): string[] {
     /\b(?:require|import)\s*\(\s*(['"`])(\.{1,2}\/[^'"`\n$]*)\1\s*\)/g,
   ];
   for (const re of patterns) for (const m of source.matchAll(re)) found.add(m[2]!);
+  return [...found];
+}
+
+/** A string literal: '…', "…" or `…` without interpolation; group 2 is its text. */
+const LITERAL = String.raw`(['"\x60])((?:(?!\1)[^\\\n$]|\$(?!\{))*)\1`;
+const DIRNAME = String.raw`(?:__dirname|import\.meta\.dirname)`;
+
+/** The texts of `list` when it is string literals alone, separated by `separator` (`,`, `+`); else undefined. */
+function literalList(list: string, separator: string): string[] | undefined {
+  const parts: string[] = [];
+  let rest = list.trim();
+  const one = new RegExp(String.raw`^${LITERAL}\s*`);
+  for (;;) {
+    const m = one.exec(rest);
+    if (!m) return undefined;
+    parts.push(m[2]!);
+    rest = rest.slice(m[0].length);
+    if (rest === '') return parts;
+    if (!rest.startsWith(separator)) return undefined;
+    rest = rest.slice(separator.length).trimStart();
+  }
+}
+
+/**
+ * Files a source text reads by a path built from its own folder and literals alone, as a migration
+ * that keeps its SQL beside it does: `fs.readFileSync(path.join(__dirname, 'sql', '1_users.up.sql'))`,
+ * `path.resolve(__dirname, '../schema.sql')`, `__dirname + '/sql/up.sql'`, `` `${__dirname}/sql/up.sql` ``,
+ * `new URL('./sql/up.sql', import.meta.url)`. Each relative to the file's folder (`./sql/up.sql`),
+ * in order of appearance, each once. A path with any other part (a variable, `__filename`) is not
+ * read: what it names is not known without running the code.
+ */
+export function readSpecifiers(source: string): string[] {
+  const found = new Set<string>();
+  const add = (parts: string[] | undefined): void => {
+    if (!parts || parts.length === 0) return;
+    const joined = posix.join(...parts.map((p) => p.replace(/^\/+/, '')));
+    if (joined === '.' || joined === '..' || joined.endsWith('/')) return;
+    found.add(joined.startsWith('../') ? joined : `./${joined}`);
+  };
+  // path.join(__dirname, 'sql', 'x.sql'), join(…), path.resolve(…) (where an absolute part leaves the folder)
+  for (const m of source.matchAll(new RegExp(String.raw`\b(join|resolve)\s*\(\s*${DIRNAME}\s*,([^()]*)\)`, 'g'))) {
+    const parts = literalList(m[2]!.replace(/,\s*$/, ''), ',');
+    if (m[1] === 'resolve' && parts?.some((p) => p.startsWith('/'))) continue;
+    add(parts);
+  }
+  // __dirname + '/sql/up.sql' (+ '…'), up to the end of the expression
+  for (const m of source.matchAll(new RegExp(String.raw`${DIRNAME}\s*\+([^;,()\n]*)`, 'g'))) {
+    const parts = literalList(m[1]!, '+');
+    if (parts) add([parts.join('')]);
+  }
+  // `${__dirname}/sql/up.sql`
+  for (const m of source.matchAll(
+    new RegExp(String.raw`\x60\$\{\s*${DIRNAME}\s*\}((?:[^\x60\\$]|\$(?!\{))*)\x60`, 'g'),
+  ))
+    add([m[1]!]);
+  // new URL('./sql/up.sql', import.meta.url)
+  for (const m of source.matchAll(
+    new RegExp(String.raw`\bnew\s+URL\s*\(\s*${LITERAL}\s*,\s*import\.meta\.url\s*\)`, 'g'),
+  ))
+    if (/^\.{1,2}\//.test(m[2]!)) add([m[2]!]);
+  return [...found];
+}
+
+/**
+ * The names of SQL files a source text spells out whole (`readSql('1_users.up.sql')`,
+ * `'./sql/1_users.up.sql'`), each once, in order: read by whatever it hands them to, from the source's
+ * folder or from that of a module it imports (a helper that reads `path.join(__dirname, name)`).
+ */
+export function sqlFileNames(source: string): string[] {
+  const found = new Set<string>();
+  for (const m of source.matchAll(new RegExp(LITERAL, 'g'))) {
+    const text = m[2]!;
+    if (/\.sql$/i.test(text) && !/^[/\\]|\s/.test(text) && posix.basename(text) !== '.sql') found.add(text);
+  }
   return [...found];
 }
 
@@ -132,6 +208,11 @@ export interface ImportedFile {
   sha256: string;
   /** The migrations that import it, directly or through other files. */
   importedBy: string[];
+  /**
+   * true: they only read it (`fs.readFileSync(path.join(__dirname, 'sql', '1_users.up.sql'))`, SQL a
+   * migration runs as its own), never import it.
+   */
+  read?: true;
 }
 
 /** Enough for any real history; a tree importing more is read no further. */
@@ -148,7 +229,7 @@ export async function importedFiles(
   skip: ReadonlySet<string> = new Set(migrations.map((m) => m.file)),
   workspace: ReadonlyMap<string, string> = new Map(),
 ): Promise<ImportedFile[]> {
-  const files = new Map<string, { sha256: string; content: string; importedBy: Set<string> }>();
+  const files = new Map<string, { sha256: string; content: string; importedBy: Set<string>; imported: boolean }>();
   const cache = new Map<string, Promise<string | undefined>>();
   const readOnce = (file: string) => {
     let r = cache.get(file);
@@ -161,6 +242,16 @@ export async function importedFiles(
       if (content !== undefined) return { file, content };
     }
     return undefined;
+  };
+  // A file read by a path from the reader's folder: that file alone, no extension added, none outside the tree.
+  const resolveRead = async (
+    from: string,
+    specifier: string,
+  ): Promise<{ file: string; content: string } | undefined> => {
+    const file = posix.normalize(posix.join(posix.dirname(from), specifier));
+    if (file === '..' || file.startsWith('../') || posix.isAbsolute(file)) return undefined;
+    const content = await readOnce(file);
+    return content === undefined ? undefined : { file, content };
   };
   // `@acme/shared` or `@acme/shared/kinds`, for a package of the workspace: its files in the tree.
   const resolvePackage = async (specifier: string): Promise<{ file: string; content: string } | undefined> => {
@@ -181,13 +272,11 @@ export async function importedFiles(
     const queue: { file: string; content: string }[] = [m];
     while (queue.length > 0 && files.size < MAX_FILES) {
       const at = queue.shift()!;
-      const specifiers = [
-        ...relativeSpecifiers(at.content).map((sp) => () => resolve(at.file, sp)),
-        ...(workspace.size === 0 ? [] : packageSpecifiers(at.content).map((sp) => () => resolvePackage(sp))),
-      ];
-      for (const resolveSpecifier of specifiers) {
-        const found = await resolveSpecifier();
-        if (!found || seen.has(found.file)) continue;
+      const take = (found: { file: string; content: string } | undefined, onlyRead: boolean): void => {
+        if (!found) return;
+        const known = files.get(found.file);
+        if (known && !onlyRead) known.imported = true;
+        if (seen.has(found.file)) return;
         seen.add(found.file);
         // Another migration imported for a constant or a helper: compared as a migration, but what it imports counts.
         if (!skip.has(found.file)) {
@@ -195,15 +284,42 @@ export async function importedFiles(
             sha256: sha256Normalized(found.content),
             content: found.content,
             importedBy: new Set<string>(),
+            imported: !onlyRead,
           };
           entry.importedBy.add(m.file);
           files.set(found.file, entry);
         }
-        if (CODE.includes(posix.extname(found.file))) queue.push(found);
+        // A file read is text to the reader (SQL, most often): nothing it names is loaded.
+        if (!onlyRead && CODE.includes(posix.extname(found.file))) queue.push(found);
+      };
+      // The folders of what it imports: where a helper it hands a file's name reads from (`readSql('1_users.up.sql')`).
+      const folders = new Set([posix.dirname(at.file)]);
+      const imports = [
+        ...relativeSpecifiers(at.content).map((sp) => () => resolve(at.file, sp)),
+        ...(workspace.size === 0 ? [] : packageSpecifiers(at.content).map((sp) => () => resolvePackage(sp))),
+      ];
+      for (const find of imports) {
+        const found = await find();
+        if (found) folders.add(posix.dirname(found.file));
+        take(found, false);
       }
+      for (const sp of readSpecifiers(at.content)) take(await resolveRead(at.file, sp), true);
+      for (const name of sqlFileNames(at.content))
+        for (const folder of folders) {
+          const found = await resolveRead(`${folder}/.`, name);
+          if (found) {
+            take(found, true);
+            break;
+          }
+        }
     }
   }
   return [...files.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([file, e]) => ({ file, sha256: e.sha256, importedBy: [...e.importedBy].sort() }));
+    .map(([file, e]) => ({
+      file,
+      sha256: e.sha256,
+      importedBy: [...e.importedBy].sort(),
+      ...(e.imported ? {} : { read: true as const }),
+    }));
 }

@@ -61,7 +61,14 @@ export type Problem =
    * other files) is edited or deleted by the change, so base's migrations run from scratch at the
    * change would not do what they did where base is deployed (imported-code.ts).
    */
-  | { kind: 'imported-code-changed'; file: string; change: 'edited' | 'deleted'; importedBy: string[] }
+  | {
+      kind: 'imported-code-changed';
+      file: string;
+      change: 'edited' | 'deleted';
+      importedBy: string[];
+      /** true: they read the file (its SQL) by a path from their folder, and import it nowhere. */
+      read?: true;
+    }
   /**
    * The change points `migrations.dir` at another folder (`dir`) but also adds or edits a migration
    * in the folder the base applies migrations from (`baseDir`): whatever deploys from that folder

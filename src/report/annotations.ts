@@ -36,6 +36,10 @@ function planMessage(p: Exclude<PlanProblem, { kind: 'parent-ahead' }>): string 
         ? `The script "${p.script}"${p.via === undefined ? '' : ` (through ${p.via})`} runs node-pg-migrate with ${p.how}, which the check has no setting for: it applies the migrations without it.`
         : `The script "${p.script}"${p.via === undefined ? '' : ` (through ${p.via})`} runs node-pg-migrate ${p.file === p.manifest || p.file === p.via ? 'with' : 'reading'} ${p.how}, but the check applies the migrations with ${p.setting}: ${p.configured}. Set ${p.setting}: ${p.deploy} in ${p.configFile} so the check applies them as the deploy does.`;
     case 'imported-code-changed':
+      if (p.read)
+        return p.change === 'edited'
+          ? `${importedByWords(p.importedBy)} read this file, which this change edits: databases that already ran ${p.importedBy.length === 1 ? 'it' : 'them'} will not get the change, while a database migrated from scratch will. Restore the file and put the change in a new migration.`
+          : `${importedByWords(p.importedBy)} read this file, which this change deletes: a database migrated from scratch cannot run ${p.importedBy.length === 1 ? 'it' : 'them'}. Restore the file, and undo its effect in a new migration if needed.`;
       return `${importedByWords(p.importedBy)} import this file, which this change ${p.change === 'edited' ? 'edits' : 'deletes'}: a database migrated from scratch with this change runs ${p.importedBy.length === 1 ? 'it' : 'them'} with the new code, while databases that already ran ${p.importedBy.length === 1 ? 'it' : 'them'} keep what the old code made. Check ${p.importedBy.length === 1 ? 'it still makes' : 'they still make'} the same schema, or write the values ${p.importedBy.length === 1 ? 'it needs' : 'they need'} into the migration${p.importedBy.length === 1 ? '' : 's'} themselves.`;
     case 'outside-migrations-dir':
       return `This change points migrations.dir at ${p.dir} but ${p.change} this migration in ${p.baseDir}, the folder the base branch applies migrations from; the check reads ${p.dir} and never ran it. Move it into ${p.dir}, or keep migrations.dir as it was.`;

@@ -68,6 +68,8 @@ const PlanProblem = z.discriminatedUnion('kind', [
     file: z.string(),
     change: z.enum(['edited', 'deleted']),
     importedBy: z.array(z.string()),
+    /** The migrations read it (SQL they run, by a path from their folder) and import it nowhere. */
+    read: z.literal(true).optional(),
   }),
   /** Added or edited in the base's migrations folder while the change's migrations.dir names another. */
   z.object({

@@ -101,7 +101,13 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
   const outOfOrder = warnings.filter((w) => w.kind === 'order-conflict').length;
   const duplicates = warnings.filter((w) => w.kind === 'duplicate-prefix').length;
   const deploy = warnings.filter((w) => w.kind === 'deploy-setting').length;
-  const imported = warnings.filter((w) => w.kind === 'imported-code-changed').length;
+  const importedOrRead = warnings.filter((w) => w.kind === 'imported-code-changed');
+  const imported = importedOrRead.length;
+  const verb = importedOrRead.every((w) => w.read)
+    ? 'read'
+    : importedOrRead.some((w) => w.read)
+      ? 'import or read'
+      : 'import';
   const unchecked = warnings.filter((w) => w.kind === 'unchecked-migrations-dir').length;
   return [
     outOfOrder > 0 ? `; ${outOfOrder} out of order (allowed: migrations.checkOrder is false)` : '',
@@ -109,7 +115,7 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
       ? `; ${plural(duplicates, 'duplicate prefix', 'duplicate prefixes')} (node-pg-migrate orders them by name)`
       : '',
     deploy > 0 ? `; ${plural(deploy, 'deploy setting')} the check did not apply with` : '',
-    imported > 0 ? `; ${plural(imported, 'file')} base's migrations import changed` : '',
+    imported > 0 ? `; ${plural(imported, 'file')} base's migrations ${verb} changed` : '',
     unchecked > 0 ? `; ${plural(unchecked, 'migration')} in another folder not checked` : '',
   ].join('');
 }
@@ -117,7 +123,7 @@ export function planWarningsNote(warnings: readonly PlanProblem[]): string {
 /** A plan warning's heading: what it is, and why it does not fail the plan. */
 export function planWarningLabel(p: PlanProblem, allowed: 'allowed' | 'warning'): string {
   if (p.kind === 'deploy-setting' || p.kind === 'imported-code-changed' || p.kind === 'unchecked-migrations-dir')
-    return PROBLEM_TITLE[p.kind];
+    return p.kind === 'imported-code-changed' && p.read ? 'Read file changed' : PROBLEM_TITLE[p.kind];
   return `${PROBLEM_TITLE[p.kind]} (${allowed}: ${planWarningReason(p)})`;
 }
 
@@ -198,6 +204,16 @@ export function problemPhrase(p: PlanProblem, reader: Reader = 'cli'): Phrase {
       return ['node-pg-migrate cannot load ', { code: p.file }, ': ', { text: p.reason }, '.'];
     case 'imported-code-changed': {
       const one = p.importedBy.length === 1;
+      if (p.read)
+        return [
+          ...p.importedBy.slice(0, 2).flatMap((f, i): Phrase => [i > 0 ? ' and ' : '', { code: f }]),
+          p.importedBy.length > 2 ? ` and ${p.importedBy.length - 2} more` : '',
+          one ? ', a migration of the base branch, reads ' : ', migrations of the base branch, read ',
+          { code: p.file },
+          p.change === 'edited'
+            ? `, which this PR edits: databases that already ran ${one ? 'it' : 'them'} will not get the change, while a database migrated from scratch with this PR will (the check built its baseline from the base branch's file). Restore the file and put the change in a new migration.`
+            : `, which this PR deletes: a database migrated from scratch with this PR cannot run ${one ? 'it' : 'them'}. Restore the file, and undo its effect in a new migration if needed.`,
+        ];
       return [
         ...p.importedBy.slice(0, 2).flatMap((f, i): Phrase => [i > 0 ? ' and ' : '', { code: f }]),
         p.importedBy.length > 2 ? ` and ${p.importedBy.length - 2} more` : '',

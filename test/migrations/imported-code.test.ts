@@ -2,7 +2,7 @@
  * The project's files migrations import, read statically (imported-code.ts): what names the
  * baseline with base's migrations and what a change editing them is told about.
  */
-import { importedFiles, relativeSpecifiers } from '../../src/migrations/imported-code.js';
+import { importedFiles, readSpecifiers, relativeSpecifiers, sqlFileNames } from '../../src/migrations/imported-code.js';
 import { sha256Normalized } from '../../src/migrations/files.js';
 
 describe('relativeSpecifiers', () => {
@@ -116,5 +116,97 @@ describe("importedFiles: the workspace's own packages", () => {
 
   it('and no package that is not one of the workspace', async () => {
     expect(await importedFiles(migrations, read)).toEqual([]);
+  });
+});
+
+describe('readSpecifiers', () => {
+  it('finds the files a source reads by a path from its own folder and literals alone, and nothing else', () => {
+    const source = `const fs = require('fs');
+const upPath = path.join(__dirname, './sql/1_users.up.sql');
+fs.readFileSync(path.join(__dirname, 'sql', "1_users.down.sql"), 'utf8');
+const schema = fs.readFileSync(path.resolve(__dirname, '../init_db.sql'), 'utf8');
+path.resolve(__dirname, '/etc/hosts');
+read(__dirname + '/sql/up.sql');
+read(__dirname + '/sql/' + name);
+const t = \`\${__dirname}/sql/t.sql\`;
+const u = \`\${__dirname}/sql/\${n}.sql\`;
+readFile(new URL('./sql/esm.sql', import.meta.url));
+join(import.meta.dirname, '../../sql/shared.sql');
+join(__dirname, f);
+join(join(resolve(__dirname), 'sql'), basename(__filename, extname(__filename)));
+path.join(__dirname, 'sql',
+  'multi.sql',
+);
+`;
+    expect(readSpecifiers(source)).toEqual([
+      './sql/1_users.up.sql',
+      './sql/1_users.down.sql',
+      '../init_db.sql',
+      '../../sql/shared.sql',
+      './sql/multi.sql',
+      './sql/up.sql',
+      './sql/t.sql',
+      './sql/esm.sql',
+    ]);
+  });
+});
+
+describe('importedFiles: files the migrations read', () => {
+  const tree: Record<string, string> = {
+    'db/migrations/1_users.js':
+      "const fs = require('fs');\nexports.up = (pgm) => pgm.sql(fs.readFileSync(path.join(__dirname, 'sql', '1_users.up.sql'), 'utf8'));\nconst schema = fs.readFileSync(path.join(__dirname, '../schema.sql'), 'utf8');\nconst gone = fs.readFileSync(path.join(__dirname, 'sql', 'missing.sql'), 'utf8');\nconst outside = fs.readFileSync(path.join(__dirname, '../../../etc.sql'), 'utf8');",
+    'db/migrations/2_seed.js':
+      "const data = require('../data.js');\nconst text = fs.readFileSync(path.join(__dirname, '../data.js'), 'utf8');\nconst helper = path.join(__dirname, '../helper.js');",
+    'db/migrations/sql/1_users.up.sql': 'CREATE TABLE users (id int);',
+    // league-style: a helper beside the SQL reads the name it is handed, path.join(__dirname, name)
+    'db/migrations/3_teams.js':
+      "const { readSql } = require('./sql/read');\nexports.up = (pgm) => pgm.sql(readSql('3_teams.up.sql'));\nexports.down = (pgm) => pgm.sql(readSql(\"3_teams.down.sql\"));\nconst nowhere = 'none.sql';",
+    'db/migrations/sql/read.js': "exports.readSql = (name) => readFileSync(path.join(__dirname, name), 'utf8');",
+    'db/migrations/sql/3_teams.up.sql': 'CREATE TABLE teams (id int);',
+    'db/migrations/sql/3_teams.down.sql': 'DROP TABLE teams;',
+    'db/schema.sql': 'CREATE TABLE schema_only (id int);',
+    'db/data.js': 'module.exports = [1];',
+    'db/helper.js': "require('./never-followed');",
+    'db/never-followed.js': '',
+  };
+  const read = (file: string) => Promise.resolve(tree[file]);
+  const migrations = ['db/migrations/1_users.js', 'db/migrations/2_seed.js', 'db/migrations/3_teams.js'].map(
+    (file) => ({
+      file,
+      content: tree[file]!,
+    }),
+  );
+
+  it('lists each file read as read (also one named to a helper that reads it), one also imported as imported, and never follows what a read file names', async () => {
+    const found = await importedFiles(migrations, read);
+    const entry = (file: string, by: string, extra: { read?: true } = {}) => ({
+      file,
+      sha256: sha256Normalized(tree[file]!),
+      importedBy: [by],
+      ...extra,
+    });
+    expect(found).toEqual([
+      entry('db/data.js', 'db/migrations/2_seed.js'),
+      entry('db/helper.js', 'db/migrations/2_seed.js', { read: true }),
+      entry('db/migrations/sql/1_users.up.sql', 'db/migrations/1_users.js', { read: true }),
+      entry('db/migrations/sql/3_teams.down.sql', 'db/migrations/3_teams.js', { read: true }),
+      entry('db/migrations/sql/3_teams.up.sql', 'db/migrations/3_teams.js', { read: true }),
+      entry('db/migrations/sql/read.js', 'db/migrations/3_teams.js'),
+      entry('db/schema.sql', 'db/migrations/1_users.js', { read: true }),
+    ]);
+  });
+});
+
+describe('sqlFileNames', () => {
+  it('finds the SQL file names a source spells out whole, each once', () => {
+    const source = `pgm.sql(readSql('1_users.up.sql'));
+pgm.sql(readSql("1_users.up.sql"));
+const p = './sql/2_x.down.sql';
+const dynamic = \`\${name}.sql\`;
+const words = 'run this.sql';
+const abs = '/etc/x.sql';
+const ext = '.sql';
+`;
+    expect(sqlFileNames(source)).toEqual(['1_users.up.sql', './sql/2_x.down.sql']);
   });
 });

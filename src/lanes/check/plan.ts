@@ -394,6 +394,7 @@ function importedCodeChanged(imports: ImportsReading | undefined): Problem[] {
         file: f.file,
         change: now === null ? 'deleted' : 'edited',
         importedBy: f.importedBy,
+        ...(f.read ? { read: true as const } : {}),
       },
     ];
   });
