@@ -137,6 +137,31 @@ export function sqlFileNames(source: string): string[] {
   return [...found];
 }
 
+/**
+ * Files a source text reads by a path made from its own file's name, as a migration template that
+ * keeps each migration's SQL under its name does: `join(__dirname, 'sql', basename(__filename,
+ * extname(__filename)))` and then `` `${basePath}.up.sql` ``, or `__filename + '.sql'`. Only when the
+ * text names its own file (`__filename`, `import.meta.url`, `import.meta.filename`): each SQL suffix
+ * it spells (`'.up.sql'`, `'-down.sql'`, `'.sql'`) after its name with and without its extension, in
+ * its folder and in each folder a plain literal of it names (`'sql'`), relative to that folder.
+ */
+export function ownNameReads(source: string, file: string): string[] {
+  if (!/\b__filename\b|\bimport\.meta\.(?:url|filename)\b/.test(source)) return [];
+  const literals = [...source.matchAll(new RegExp(LITERAL, 'g'))].map((m) => m[2]!);
+  // `'.up.sql'`, and a template's tail after its last interpolation: `${basePath}.up.sql`
+  const tails = [...source.matchAll(/\}([^\x60$\\\n]*)\x60/g)].map((m) => m[1]!);
+  const suffixes = [...new Set([...literals, ...tails].filter((l) => /^[._-](?:[\w.-]*\.)?sql$/i.test(l)))];
+  if (suffixes.length === 0) return [];
+  const folders = ['.', ...new Set(literals.filter((l) => /^[A-Za-z0-9_-]+$/.test(l)))];
+  const base = posix.basename(file);
+  const stems = [...new Set([base.slice(0, base.length - posix.extname(base).length), base])];
+  return folders.flatMap((folder) =>
+    stems.flatMap((stem) =>
+      suffixes.map((suffix) => (folder === '.' ? `./${stem}${suffix}` : `./${folder}/${stem}${suffix}`)),
+    ),
+  );
+}
+
 /** Bare module specifiers (`@acme/shared`, `@acme/shared/kinds`, `lodash`) in a source text, each once. */
 function packageSpecifiers(source: string): string[] {
   const found = new Set<string>();
@@ -303,7 +328,8 @@ export async function importedFiles(
         if (found) folders.add(posix.dirname(found.file));
         take(found, false);
       }
-      for (const sp of readSpecifiers(at.content)) take(await resolveRead(at.file, sp), true);
+      for (const sp of [...readSpecifiers(at.content), ...ownNameReads(at.content, at.file)])
+        take(await resolveRead(at.file, sp), true);
       for (const name of sqlFileNames(at.content))
         for (const folder of folders) {
           const found = await resolveRead(`${folder}/.`, name);

@@ -153,4 +153,43 @@ exports.down = (pgm) => pgm.sql(readSql('${name}.down.sql'));
       },
     ]);
   }, 120_000);
+
+  it("also by a path made from the migration's own file name (a TypeScript template's, on node-pg-migrate 9)", async () => {
+    const ownName = `import { readFileSync } from 'fs';
+import type { MigrationBuilder } from 'node-pg-migrate';
+import { basename, extname, join } from 'path';
+
+const sqlPath = join(__dirname, 'sql', basename(__filename, extname(__filename)));
+
+export const up = (pgm: MigrationBuilder) => pgm.sql(readFileSync(\`\${sqlPath}.up.sql\`, 'utf8'));
+export const down = (pgm: MigrationBuilder) => pgm.sql(readFileSync(\`\${sqlPath}.down.sql\`, 'utf8'));
+`;
+    const dir = await checkRepo('read-sql-own-name', {
+      '.github/consort.yml': 'suite:\n  command: "true"\n',
+      [`migrations/${USERS}.ts`]: ownName,
+      [`migrations/sql/${USERS}.up.sql`]: 'CREATE TABLE users (id int PRIMARY KEY);\n',
+      [`migrations/sql/${USERS}.down.sql`]: 'DROP TABLE users;\n',
+    });
+    dirs.push(dir);
+    await commitBranch(dir, 'users-and-teams', {
+      [`migrations/sql/${USERS}.up.sql`]: 'CREATE TABLE users (id int PRIMARY KEY, team text);\n',
+      'migrations/1700000000001_teams.ts': ownName,
+      'migrations/sql/1700000000001_teams.up.sql': 'CREATE TABLE teams (id int PRIMARY KEY);\n',
+      'migrations/sql/1700000000001_teams.down.sql': 'DROP TABLE teams;\n',
+    });
+    const report = await check(dir, 'users-and-teams', 805);
+    expect(report.stages.plan.warnings).toEqual([
+      {
+        kind: 'imported-code-changed',
+        file: `migrations/sql/${USERS}.up.sql`,
+        change: 'edited',
+        importedBy: [`migrations/${USERS}.ts`],
+        read: true,
+      },
+    ]);
+    expect(report.stages.migrations).toMatchObject({ status: 'passed', applied: [{ name: '1700000000001_teams' }] });
+    expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
+      ['1700000000001_teams', 'reversible'],
+    ]);
+  }, 120_000);
 });

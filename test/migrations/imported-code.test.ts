@@ -2,7 +2,13 @@
  * The project's files migrations import, read statically (imported-code.ts): what names the
  * baseline with base's migrations and what a change editing them is told about.
  */
-import { importedFiles, readSpecifiers, relativeSpecifiers, sqlFileNames } from '../../src/migrations/imported-code.js';
+import {
+  importedFiles,
+  ownNameReads,
+  readSpecifiers,
+  relativeSpecifiers,
+  sqlFileNames,
+} from '../../src/migrations/imported-code.js';
 import { sha256Normalized } from '../../src/migrations/files.js';
 
 describe('relativeSpecifiers', () => {
@@ -208,5 +214,23 @@ const abs = '/etc/x.sql';
 const ext = '.sql';
 `;
     expect(sqlFileNames(source)).toEqual(['1_users.up.sql', './sql/2_x.down.sql']);
+  });
+});
+
+describe('ownNameReads', () => {
+  it("names the SQL files a path made from the file's own name may be, only where the text names its own file", () => {
+    const template = `const sqlPath = join(__dirname, 'sql', basename(__filename, extname(__filename)));
+export const up = (pgm) => pgm.sql(readFileSync(\`\${sqlPath}.up.sql\`));`;
+    expect(ownNameReads(template, 'migrations/1_users.ts')).toEqual([
+      './1_users.up.sql',
+      './1_users.ts.up.sql',
+      './sql/1_users.up.sql',
+      './sql/1_users.ts.up.sql',
+    ]);
+    expect(ownNameReads("fs.readFileSync(__filename + '.sql')", 'migrations/1_x.js')).toEqual([
+      './1_x.sql',
+      './1_x.js.sql',
+    ]);
+    expect(ownNameReads("pgm.sql(readSql('.up.sql'))", 'migrations/1_x.js')).toEqual([]);
   });
 });
