@@ -162,6 +162,16 @@ export function ownNameReads(source: string, file: string): string[] {
   );
 }
 
+/**
+ * Whether a file read is a migration's down SQL by its name (`1_users.down.sql`, `…-down.sql`,
+ * `sql/down.sql`): read when the migration is rolled back, by every database alike, so an edit
+ * changes no database that ran the migration's up.
+ */
+export function isDownSql(file: string): boolean {
+  const base = posix.basename(file);
+  return /\.sql$/i.test(base) && /(?:^|[._-])down$/i.test(base.slice(0, -4));
+}
+
 /** Bare module specifiers (`@acme/shared`, `@acme/shared/kinds`, `lodash`) in a source text, each once. */
 function packageSpecifiers(source: string): string[] {
   const found = new Set<string>();

@@ -139,9 +139,17 @@ exports.down = (pgm) => pgm.sql(readSql('${name}.down.sql'));
       [`migrations/sql/${USERS}.down.sql`]: 'DROP TABLE users;\n',
     });
     dirs.push(dir);
-    await commitBranch(dir, 'users-name', {
-      [`migrations/sql/${USERS}.up.sql`]: 'CREATE TABLE users (id int PRIMARY KEY, name text);\n',
+    // A down's SQL runs at a rollback, as the file is then: its edit is no warning.
+    await commitBranch(dir, 'users-down', {
+      [`migrations/sql/${USERS}.down.sql`]: 'DROP TABLE IF EXISTS users;\n',
     });
+    expect((await check(dir, 'users-down', 806)).stages.plan.warnings ?? []).toEqual([]);
+    await commitBranch(
+      dir,
+      'users-name',
+      { [`migrations/sql/${USERS}.up.sql`]: 'CREATE TABLE users (id int PRIMARY KEY, name text);\n' },
+      'main',
+    );
     const report = await check(dir, 'users-name', 804);
     expect(report.stages.plan.warnings).toEqual([
       {

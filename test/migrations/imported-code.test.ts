@@ -4,6 +4,7 @@
  */
 import {
   importedFiles,
+  isDownSql,
   ownNameReads,
   readSpecifiers,
   relativeSpecifiers,
@@ -232,5 +233,22 @@ export const up = (pgm) => pgm.sql(readFileSync(\`\${sqlPath}.up.sql\`));`;
       './1_x.js.sql',
     ]);
     expect(ownNameReads("pgm.sql(readSql('.up.sql'))", 'migrations/1_x.js')).toEqual([]);
+  });
+});
+
+describe('isDownSql', () => {
+  it("tells a down's SQL by its name", () => {
+    expect(['sql/1_users.down.sql', 'sqls/2-bm-tables-down.sql', 'x/down.sql', '3_x_down.SQL'].map(isDownSql)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(['sql/1_users.up.sql', 'sql/1_breakdown.sql', 'sql/1_down.js', 'schema.sql'].map(isDownSql)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

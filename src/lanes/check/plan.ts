@@ -26,7 +26,13 @@ import { outsideMigrationsDir, planMigrations, type MigrationPlan, type Problem 
 import { prepareTypeScript, type PathAliasLoader, type TypeScriptLoader } from '../../migrations/ts-loader.js';
 import type { Log } from '../../ports/log.js';
 import type { MigrationRunner } from '../../ports/migration-runner.js';
-import { importedFiles, treeReader, type ImportedFile, type SourceTree } from '../../migrations/imported-code.js';
+import {
+  importedFiles,
+  isDownSql,
+  treeReader,
+  type ImportedFile,
+  type SourceTree,
+} from '../../migrations/imported-code.js';
 import { migrationsPackage, workspacePackages } from '../../migrations/project-packages.js';
 import { dotenvHash } from '../../migrations/dotenv.js';
 import { sha256Normalized } from '../../migrations/files.js';
@@ -388,6 +394,8 @@ function importedCodeChanged(imports: ImportsReading | undefined): Problem[] {
   return imports.base.flatMap((f): Problem[] => {
     const now = head[f.file];
     if (now === undefined || now === f.sha256) return [];
+    // A down's SQL is read at a rollback, with the file as it is then: its edit leaves no database behind.
+    if (f.read && now !== null && isDownSql(f.file)) return [];
     return [
       {
         kind: 'imported-code-changed',
