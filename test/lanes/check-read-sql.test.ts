@@ -37,6 +37,15 @@ exports.down = (pgm) => {
 
 const USERS = '1700000000000_users';
 
+/** The plan's warning for an edit of the users migration's up SQL, which the migration (`.js` or `.ts`) reads. */
+const usersSqlEdited = (ext: 'js' | 'ts') => ({
+  kind: 'imported-code-changed',
+  file: `migrations/sql/${USERS}.up.sql`,
+  change: 'edited',
+  importedBy: [`migrations/${USERS}.${ext}`],
+  read: true,
+});
+
 async function repository(): Promise<string> {
   const dir = await checkRepo('read-sql', {
     '.github/consort.yml': 'suite:\n  command: "true"\n',
@@ -62,15 +71,7 @@ describe('migrations that run SQL read from files beside them', () => {
       'migrations/sql/1700000000001_posts.down.sql': 'DROP TABLE posts;\n',
     });
     const report = await check(dir, 'edit-users-sql', 801);
-    expect(report.stages.plan.warnings).toEqual([
-      {
-        kind: 'imported-code-changed',
-        file: `migrations/sql/${USERS}.up.sql`,
-        change: 'edited',
-        importedBy: [`migrations/${USERS}.js`],
-        read: true,
-      },
-    ]);
+    expect(report.stages.plan.warnings).toEqual([usersSqlEdited('js')]);
     const md = (text: string) => text.replace(/_/g, '\\_');
     expect(renderCheckMarkdown(report)).toContain(
       `**Read file changed:** <code>${md(`migrations/${USERS}.js`)}</code>, a migration of the base branch, reads <code>${md(`migrations/sql/${USERS}.up.sql`)}</code>, which this PR edits: databases that already ran it will not get the change`,
@@ -151,15 +152,7 @@ exports.down = (pgm) => pgm.sql(readSql('${name}.down.sql'));
       'main',
     );
     const report = await check(dir, 'users-name', 804);
-    expect(report.stages.plan.warnings).toEqual([
-      {
-        kind: 'imported-code-changed',
-        file: `migrations/sql/${USERS}.up.sql`,
-        change: 'edited',
-        importedBy: [`migrations/${USERS}.js`],
-        read: true,
-      },
-    ]);
+    expect(report.stages.plan.warnings).toEqual([usersSqlEdited('js')]);
   }, 120_000);
 
   it("also by a path made from the migration's own file name (a TypeScript template's, on node-pg-migrate 9)", async () => {
@@ -186,15 +179,7 @@ export const down = (pgm: MigrationBuilder) => pgm.sql(readFileSync(\`\${sqlPath
       'migrations/sql/1700000000001_teams.down.sql': 'DROP TABLE teams;\n',
     });
     const report = await check(dir, 'users-and-teams', 805);
-    expect(report.stages.plan.warnings).toEqual([
-      {
-        kind: 'imported-code-changed',
-        file: `migrations/sql/${USERS}.up.sql`,
-        change: 'edited',
-        importedBy: [`migrations/${USERS}.ts`],
-        read: true,
-      },
-    ]);
+    expect(report.stages.plan.warnings).toEqual([usersSqlEdited('ts')]);
     expect(report.stages.migrations).toMatchObject({ status: 'passed', applied: [{ name: '1700000000001_teams' }] });
     expect(report.stages.reversibility.migrations.map((m) => [m.name, m.verdict])).toEqual([
       ['1700000000001_teams', 'reversible'],
