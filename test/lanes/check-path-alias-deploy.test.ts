@@ -26,8 +26,15 @@ const TSCONFIG_BASE = `{
 `;
 const CONFIG = 'migrations:\n  dir: src/api/migrations\nsuite:\n  command: "true"\n';
 
-/** The Household-Chores shape, with `scripts` as its package.json's; `tsconfig-paths` linked into its node_modules when `linked`. */
-async function project(prefix: string, scripts: Record<string, string>, linked: boolean): Promise<string> {
+/**
+ * The Household-Chores shape, with `scripts` as its package.json's; `installed` linked into its
+ * node_modules (the name it is installed as → Consort's package standing in for it).
+ */
+async function project(
+  prefix: string,
+  scripts: Record<string, string>,
+  installed: Record<string, string> = {},
+): Promise<string> {
   const dir = await checkRepo(prefix, {
     'package.json': JSON.stringify({ name: 'chores', private: true, scripts }),
     '.gitignore': 'node_modules/\n',
@@ -47,10 +54,9 @@ async function project(prefix: string, scripts: Record<string, string>, linked: 
     'src/api/migrations/1627417143293_notes.ts':
       "import { NOTES } from 'shared/names';\nexport const up = (pgm: any) => { pgm.createTable(NOTES, { id: 'id' }); };\n",
   });
-  if (linked) {
-    await mkdir(path.join(dir, 'node_modules'));
-    await symlink(path.join(MODULES, 'tsconfig-paths'), path.join(dir, 'node_modules/tsconfig-paths'), 'dir');
-  }
+  if (Object.keys(installed).length > 0) await mkdir(path.join(dir, 'node_modules'));
+  for (const [as, pkg] of Object.entries(installed))
+    await symlink(path.join(MODULES, pkg), path.join(dir, 'node_modules', as), 'dir');
   return dir;
 }
 
@@ -68,7 +74,7 @@ it("registers the project's tsconfig-paths as its deploy script does, and not wh
   const dir = await project(
     'alias-register',
     { migrate: 'node -r tsconfig-paths/register node_modules/.bin/node-pg-migrate up -m src/api/migrations' },
-    true,
+    { 'tsconfig-paths': 'tsconfig-paths' },
   );
   dirs.push(dir);
   const report = await checkBranch(dir, 'feature', 11, t.provider);
@@ -116,11 +122,9 @@ it("registers the project's tsconfig-paths as its deploy script does, and not wh
 }, 180_000);
 
 it("gives node-pg-migrate 9 the tree's tsconfig when the deploy runs it with --tsconfig-paths", async () => {
-  const dir = await project(
-    'alias-runner',
-    { migrate: 'node-pg-migrate up -m src/api/migrations --tsconfig-paths true' },
-    false,
-  );
+  const dir = await project('alias-runner', {
+    migrate: 'node-pg-migrate up -m src/api/migrations --tsconfig-paths true',
+  });
   dirs.push(dir);
   const report = await checkBranch(dir, 'feature', 13, t.provider);
   expect(report.stages.baseline.status).toBe('passed');
@@ -132,11 +136,12 @@ it("gives node-pg-migrate 9 the tree's tsconfig when the deploy runs it with --t
 }, 180_000);
 
 it('resolves them with tsx (node-pg-migrate 7 --tsx), base included, whose tree the check copies into node_modules/.cache', async () => {
-  const dir = await project('alias-tsx', { migrate: 'node-pg-migrate up --tsx -m src/api/migrations' }, false);
+  const dir = await project(
+    'alias-tsx',
+    { migrate: 'node-pg-migrate up --tsx -m src/api/migrations' },
+    { 'node-pg-migrate': 'node-pg-migrate-7', tsx: 'tsx' },
+  );
   dirs.push(dir);
-  await mkdir(path.join(dir, 'node_modules'));
-  await symlink(path.join(MODULES, 'node-pg-migrate-7'), path.join(dir, 'node_modules/node-pg-migrate'), 'dir');
-  await symlink(path.join(MODULES, 'tsx'), path.join(dir, 'node_modules/tsx'), 'dir');
   const report = await checkBranch(dir, 'feature', 14, t.provider);
   expect(report.stages.baseline.status).toBe('passed');
   expect(report.stages.migrations.status).toBe('passed');
